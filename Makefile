@@ -1,0 +1,106 @@
+# box — top-level, non-recursive Makefile.
+#
+# Every directory contributes a module.mk that adds its objects, programs and
+# tests to the variables below; nothing recurses. Outputs go to $(BUILD)
+# (build/, or build/san for SAN=...). Programs land in $(BUILD)/bin so that
+# boxctl and boxd find their helpers next to their own executable.
+#
+#   make deps      install the Debian packages the build and tests need (root)
+#   make / all     build everything
+#   make check     build, then run every test; ends with "N passed, N failed"
+#   make demo      run the demo box
+#   make bench     run the benchmarks (ratios against peers)
+#   make fuzz      build libFuzzer targets with clang (FUZZ=1) and run them briefly
+#   make install   install under $(DESTDIR)$(PREFIX)
+#   make format    clang-format the tree
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+include config.mk
+
+BIN := $(BUILD)/bin
+
+# Internal static libraries, named here so any module may link them whatever
+# the include order.
+LIBCOMMON    := $(BUILD)/common/libboxcommon.a
+LIBPROTO     := $(BUILD)/proto/libboxproto.a
+LIBBOXPOLICY := $(BUILD)/libboxpolicy/libboxpolicy.a
+
+# Filled in by module.mk files.
+PROGRAMS        :=
+LIBEXEC_PROGRAMS :=
+CHECK_PROGRAMS  :=
+CHECK_SCRIPTS   :=
+BENCH_SCRIPTS   :=
+ALL_OBJS        :=
+PROTO_FILES     :=
+
+# Compile and link recipes shared by every module.
+define compile_c
+	@mkdir -p $(@D)
+	$(CC) $(BOX_CPPFLAGS) $(MODULE_CPPFLAGS) $(BOX_CFLAGS) $(MODULE_CFLAGS) -c $< -o $@
+endef
+define link_program
+	@mkdir -p $(@D)
+	$(CC) $(BOX_CFLAGS) $(BOX_LDFLAGS) -o $@ $(filter %.o %.a,$^) $(MODULE_LDLIBS)
+endef
+define archive
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+endef
+
+# proto first: its generated headers are order-only prerequisites of every object.
+include proto/module.mk
+include common/module.mk
+include $(sort $(filter-out proto/module.mk common/module.mk,$(wildcard */module.mk) $(wildcard test/*/module.mk) $(wildcard bench/module.mk)))
+
+$(BUILD)/%.o: %.c | $(PROTO_GEN_H)
+	$(compile_c)
+
+all: $(PROGRAMS) $(LIBEXEC_PROGRAMS)
+
+# check and demo install what they need first, then build in parallel.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+check:
+	@scripts/deps.sh
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(CHECK_PROGRAMS)
+	@$(MAKE) --no-print-directory check-run
+
+check-run:
+	@BOX_BUILD=$(BUILD) BOX_BIN=$(BIN) SAN=$(SAN) test/run-tests.sh $(CHECK_PROGRAMS) $(CHECK_SCRIPTS)
+
+bench: all
+	@set -e; for b in $(BENCH_SCRIPTS); do BOX_BUILD=$(BUILD) BOX_BIN=$(BIN) $$b; done
+
+demo:
+	@scripts/deps.sh
+	@$(MAKE) --no-print-directory -j$(JOBS) all
+	@BOX_BIN=$(BIN) examples/demo.sh
+
+deps:
+	@scripts/deps.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)
+	install -m 0755 $(BIN)/boxctl $(DESTDIR)$(BINDIR)/boxctl
+	$(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),install -m 0755 $(p) $(DESTDIR)$(SBINDIR)/$(notdir $(p));)
+	$(foreach p,$(LIBEXEC_PROGRAMS),install -m 0755 $(p) $(DESTDIR)$(LIBEXECDIR)/$(notdir $(p));)
+	@# Never setuid: the trampoline gets its rights from boxd, not from its mode.
+	@! find $(DESTDIR)$(BINDIR)/boxctl $(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),$(DESTDIR)$(SBINDIR)/$(notdir $(p))) \
+		$(foreach p,$(LIBEXEC_PROGRAMS),$(DESTDIR)$(LIBEXECDIR)/$(notdir $(p))) -perm /6000 | grep .
+
+clean:
+	rm -rf build
+
+format:
+	clang-format -i $(shell git ls-files '*.c' '*.h')
+
+help:
+	@sed -n '2,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+
+.PHONY: all check check-run bench demo deps install clean format help fuzz
+
+-include $(ALL_OBJS:.o=.d)

@@ -1,0 +1,59 @@
+/*
+ * boxctl.c — the client: dispatches `boxctl COMMAND ...` to its handler.
+ *
+ * boxctl runs as the calling user and reads that user's files (box.ini, the
+ * policy) with the user's rights. It trusts nothing it reads; boxd re-checks
+ * everything boxctl sends.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "log.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+};
+
+static int cmd_version(int argc, char **argv);
+
+static const struct command commands[] = {
+	{ "check", cmd_check, "check [-c box.ini]" },
+	{ "policy", cmd_policy, "policy check|eval [--home DIR] ... POLICY" },
+	{ "version", cmd_version, "version" },
+};
+
+static int
+cmd_version(int argc, char **argv)
+{
+	printf("boxctl %s\n", BOX_VERSION);
+	return BOXCTL_EXIT_OK;
+}
+
+static int
+usage(FILE *f)
+{
+	fprintf(f, "usage:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  boxctl %s\n", commands[i].usage);
+	return BOXCTL_EXIT_USAGE;
+}
+
+int
+main(int argc, char **argv)
+{
+	log_init("boxctl", 0);
+	if (argc < 2)
+		return usage(stderr);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		(void)usage(stdout);
+		return BOXCTL_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "boxctl: error: unknown command '%s'\n", argv[1]);
+	return usage(stderr);
+}

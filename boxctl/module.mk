@@ -1,0 +1,12 @@
+# boxctl/ — the client binary. Links common/, proto/ and libboxpolicy (offline
+# policy tools), nothing privileged.
+BOXCTL_SRCS := $(wildcard boxctl/*.c)
+BOXCTL_OBJS := $(BOXCTL_SRCS:%.c=$(BUILD)/%.o)
+ALL_OBJS    += $(BOXCTL_OBJS)
+PROGRAMS    += $(BIN)/boxctl
+
+$(BOXCTL_OBJS): private MODULE_CPPFLAGS := $(call pkg_cflags,inih jansson libprotobuf-c)
+
+$(BIN)/boxctl: $(BOXCTL_OBJS) $(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BIN)/boxctl: private MODULE_LDLIBS := $(call pkg_libs,inih jansson libprotobuf-c)

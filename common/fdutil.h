@@ -1,0 +1,35 @@
+/*
+ * fdutil.h — file descriptor helpers: CLOEXEC from birth, fixed-number layout.
+ *
+ * Every fd box opens is O_CLOEXEC / SOCK_CLOEXEC; these helpers exist for the
+ * few places that must move an fd to a fixed number for exec or close all the
+ * others. Negative errno on failure.
+ * Trusts: the caller owns the fds it names.
+ */
+#ifndef BOX_FDUTIL_H
+#define BOX_FDUTIL_H
+
+#include <stdbool.h>
+
+/* Set or clear FD_CLOEXEC. */
+int fd_set_cloexec(int fd, bool on);
+int fd_set_nonblock(int fd, bool on);
+/* Duplicate at >= minfd with CLOEXEC set. Returns the new fd. */
+int fd_dup_cloexec(int fd, int minfd);
+/* Close every fd >= lowfd except those listed (sorted or not). */
+int fd_close_all_except(int lowfd, const int *keep, unsigned n_keep);
+/*
+ * Arrange fds for exec: fds[i] ends up at number target[i] without CLOEXEC,
+ * for i < n, even if sources and targets overlap. All other fds are left
+ * alone (callers then close the rest with fd_close_all_except).
+ */
+int fd_move_to(const int *fds, const int *targets, unsigned n);
+/* Is fd open? */
+bool fd_is_open(int fd);
+/* Read/write the whole buffer, retrying on EINTR and short counts. */
+int fd_read_full(int fd, void *buf, unsigned long len);
+int fd_write_full(int fd, const void *buf, unsigned long len);
+/* Read a whole file up to max bytes (NUL-terminated). -EFBIG if larger. */
+int fd_read_file(int dirfd, const char *path, unsigned long max, char **ret, unsigned long *ret_len);
+
+#endif

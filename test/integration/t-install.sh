@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# t-install.sh — `make install` into a DESTDIR: every program lands where the
+# install variables say, with mode 0755, and nothing is setuid or setgid
+# (box-trampoline in particular is never installed setuid).
+. test/lib.sh
+set -u
+
+dest=$(mktemp -d /tmp/box-install-XXXXXX)
+trap 'rm -rf "$dest"' EXIT
+
+if make -s --no-print-directory BUILD="$BOX_BUILD" SAN="${SAN:-}" install \
+	DESTDIR="$dest" PREFIX=/usr LIBEXECDIR=/usr/libexec/box >"$dest.log" 2>&1; then
+	ok "make install DESTDIR succeeds"
+else
+	not_ok "make install DESTDIR succeeds"
+	sed 's/^/#   /' "$dest.log"
+fi
+rm -f "$dest.log"
+
+check "boxctl installed in BINDIR" test -x "$dest/usr/bin/boxctl"
+mode=$(stat -c %a "$dest/usr/bin/boxctl" 2>/dev/null)
+check "boxctl mode is 755 (got $mode)" test "$mode" = 755
+
+for f in "$BOX_BIN"/*; do
+	n=$(basename "$f")
+	[ "$n" = boxctl ] && continue
+	case "$n" in
+	box-trampoline | box-policyd | box-gateway | box-mcpd | box-shell) where=usr/libexec/box ;;
+	*) where=usr/sbin ;;
+	esac
+	check "$n installed under /$where" test -x "$dest/$where/$n"
+done
+
+suid=$(find "$dest" -type f \( -perm -4000 -o -perm -2000 \) | wc -l)
+check "no installed file is setuid or setgid ($suid found)" test "$suid" -eq 0
+if [ -e "$dest/usr/libexec/box/box-trampoline" ]; then
+	tmode=$(stat -c %a "$dest/usr/libexec/box/box-trampoline")
+	check "box-trampoline mode is 755, never setuid (got $tmode)" test "$tmode" = 755
+fi
+world=$(find "$dest" -type f -perm -0002 | wc -l)
+check "no installed file is world-writable" test "$world" -eq 0
+tap_done

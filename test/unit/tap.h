@@ -1,0 +1,78 @@
+/*
+ * tap.h — the unit-test harness: TAP-like lines that test/run-tests.sh counts.
+ *
+ * A test file defines functions `static void test_x(void)` and lists them in
+ * main() with RUN(test_x). Each CHECK prints nothing when it holds and one
+ * diagnostic line when it fails; each RUN prints "ok - name" or "not ok - name".
+ * tap_done() prints the per-file summary and returns the exit status.
+ * Trusts: nothing; it is test code.
+ */
+#ifndef BOX_TAP_H
+#define BOX_TAP_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static int tap_failed_checks;
+static int tap_passed, tap_failed, tap_skipped;
+static const char *tap_skip_reason;
+
+#define CHECK(cond)                                                                       \
+	do {                                                                              \
+		if (!(cond)) {                                                            \
+			printf("#   %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			tap_failed_checks++;                                              \
+		}                                                                         \
+	} while (0)
+
+#define CHECK_INT(a, b)                                                                   \
+	do {                                                                              \
+		long long tap_a_ = (long long)(a), tap_b_ = (long long)(b);               \
+		if (tap_a_ != tap_b_) {                                                   \
+			printf("#   %s:%d: %s == %lld, expected %s == %lld\n", __FILE__,      \
+			       __LINE__, #a, tap_a_, #b, tap_b_);                         \
+			tap_failed_checks++;                                              \
+		}                                                                         \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                                   \
+	do {                                                                              \
+		const char *tap_a_ = (a), *tap_b_ = (b);                                  \
+		if (!tap_a_ || !tap_b_ || strcmp(tap_a_, tap_b_) != 0) {                  \
+			printf("#   %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__,       \
+			       __LINE__, #a, tap_a_ ? tap_a_ : "(null)",                  \
+			       tap_b_ ? tap_b_ : "(null)");                               \
+			tap_failed_checks++;                                              \
+		}                                                                         \
+	} while (0)
+
+/* Mark the running test as skipped: only for a host capability that is absent. */
+#define SKIP(reason) (tap_skip_reason = (reason))
+
+#define RUN(fn)                                                                           \
+	do {                                                                              \
+		int tap_before_ = tap_failed_checks;                                      \
+		tap_skip_reason = NULL;                                                   \
+		fn();                                                                     \
+		if (tap_failed_checks != tap_before_) {                                   \
+			printf("not ok - %s\n", #fn);                                     \
+			tap_failed++;                                                     \
+		} else if (tap_skip_reason) {                                             \
+			printf("ok - %s # skip %s\n", #fn, tap_skip_reason);              \
+			tap_skipped++;                                                    \
+		} else {                                                                  \
+			printf("ok - %s\n", #fn);                                         \
+			tap_passed++;                                                     \
+		}                                                                         \
+		fflush(stdout);                                                           \
+	} while (0)
+
+static inline int
+tap_done(void)
+{
+	printf("# %d passed, %d failed, %d skipped\n", tap_passed, tap_failed, tap_skipped);
+	return tap_failed ? 1 : 0;
+}
+
+#endif

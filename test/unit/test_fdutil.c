@@ -1,0 +1,88 @@
+/*
+ * test_fdutil.c — fd helpers: CLOEXEC, fixed-number moves, close-all, file reads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fdutil.h"
+#include "tap.h"
+
+static void
+test_cloexec(void)
+{
+	int p[2];
+	CHECK_INT(pipe2(p, O_CLOEXEC), 0);
+	CHECK_INT(fd_set_cloexec(p[0], false), 0);
+	CHECK_INT(fcntl(p[0], F_GETFD) & FD_CLOEXEC, 0);
+	CHECK_INT(fd_set_cloexec(p[0], true), 0);
+	CHECK(fcntl(p[0], F_GETFD) & FD_CLOEXEC);
+	int d = fd_dup_cloexec(p[1], 50);
+	CHECK(d >= 50);
+	CHECK(fcntl(d, F_GETFD) & FD_CLOEXEC);
+	close(d);
+	close(p[0]);
+	close(p[1]);
+	CHECK_INT(fd_set_cloexec(p[0], true), -EBADF);
+}
+
+static void
+test_move_and_close(void)
+{
+	/* Swap two pipes' ends into 3 and 4 (overlapping sources and targets). */
+	int a[2], b[2];
+	CHECK_INT(pipe2(a, O_CLOEXEC), 0);
+	CHECK_INT(pipe2(b, O_CLOEXEC), 0);
+	int src[2] = { b[1], a[1] }, dst[2] = { 60, 61 };
+	CHECK_INT(fd_move_to(src, dst, 2), 0);
+	CHECK_INT(fcntl(60, F_GETFD) & FD_CLOEXEC, 0);
+	CHECK_INT(write(60, "b", 1), 1);
+	CHECK_INT(write(61, "a", 1), 1);
+	char c = 0;
+	CHECK_INT(read(b[0], &c, 1), 1);
+	CHECK_INT(c, 'b');
+	CHECK_INT(read(a[0], &c, 1), 1);
+	CHECK_INT(c, 'a');
+
+	int keep[2] = { 61, a[0] };
+	CHECK_INT(fd_close_all_except(a[0], keep, 2), 0);
+	CHECK(fd_is_open(a[0]));
+	CHECK(fd_is_open(61));
+	CHECK(!fd_is_open(60));
+	CHECK(!fd_is_open(b[0]) || b[0] < a[0]);
+	close(61);
+	close(a[0]);
+}
+
+static void
+test_read_file(void)
+{
+	char tmpl[] = "/tmp/box-test-fdutil-XXXXXX";
+	int fd = mkostemp(tmpl, O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_INT(fd_write_full(fd, "hello world", 11), 0);
+	close(fd);
+	char *s = NULL;
+	unsigned long n = 0;
+	CHECK_INT(fd_read_file(AT_FDCWD, tmpl, 100, &s, &n), 0);
+	CHECK_INT(n, 11);
+	CHECK_STR(s, "hello world");
+	free(s);
+	s = NULL;
+	CHECK_INT(fd_read_file(AT_FDCWD, tmpl, 10, &s, &n), -EFBIG);
+	CHECK(s == NULL);
+	CHECK_INT(fd_read_file(AT_FDCWD, "/tmp", 10, &s, &n), -EISDIR);
+	unlink(tmpl);
+}
+
+int
+main(void)
+{
+	RUN(test_cloexec);
+	RUN(test_move_and_close);
+	RUN(test_read_file);
+	return tap_done();
+}

@@ -1,0 +1,123 @@
+/*
+ * test_parse.c — the checked parsers of common/parse.c.
+ */
+#include <errno.h>
+
+#include "parse.h"
+#include "tap.h"
+
+static void
+test_u64(void)
+{
+	uint64_t v = 7;
+	CHECK_INT(parse_u64("0", 10, &v), 0);
+	CHECK_INT(v, 0);
+	CHECK_INT(parse_u64("18446744073709551615", UINT64_MAX, &v), 0);
+	CHECK(v == UINT64_MAX);
+	v = 7;
+	CHECK_INT(parse_u64("18446744073709551616", UINT64_MAX, &v), -ERANGE);
+	CHECK_INT(parse_u64("11", 10, &v), -ERANGE);
+	CHECK_INT(parse_u64("", 10, &v), -EINVAL);
+	CHECK_INT(parse_u64(" 1", 10, &v), -EINVAL);
+	CHECK_INT(parse_u64("1 ", 10, &v), -EINVAL);
+	CHECK_INT(parse_u64("+1", 10, &v), -EINVAL);
+	CHECK_INT(parse_u64("-1", 10, &v), -EINVAL);
+	CHECK_INT(parse_u64("0x10", 100, &v), -EINVAL);
+	CHECK_INT(v, 7); /* output untouched on failure */
+}
+
+static void
+test_i64(void)
+{
+	int64_t v;
+	CHECK_INT(parse_i64("-9223372036854775808", &v), 0);
+	CHECK(v == INT64_MIN);
+	CHECK_INT(parse_i64("9223372036854775807", &v), 0);
+	CHECK(v == INT64_MAX);
+	CHECK_INT(parse_i64("9223372036854775808", &v), -ERANGE);
+	CHECK_INT(parse_i64("-9223372036854775809", &v), -ERANGE);
+	CHECK_INT(parse_i64("-", &v), -EINVAL);
+	CHECK_INT(parse_i64("--1", &v), -EINVAL);
+}
+
+static void
+test_bool(void)
+{
+	bool b = false;
+	CHECK_INT(parse_bool("true", &b), 0);
+	CHECK(b);
+	CHECK_INT(parse_bool("false", &b), 0);
+	CHECK(!b);
+	CHECK_INT(parse_bool("yes", &b), -EINVAL);
+	CHECK_INT(parse_bool("True", &b), -EINVAL);
+	CHECK_INT(parse_bool("1", &b), -EINVAL);
+}
+
+static void
+test_duration(void)
+{
+	uint64_t ms;
+	CHECK_INT(parse_duration_ms("10s", &ms), 0);
+	CHECK_INT(ms, 10000);
+	CHECK_INT(parse_duration_ms("250ms", &ms), 0);
+	CHECK_INT(ms, 250);
+	CHECK_INT(parse_duration_ms("5m", &ms), 0);
+	CHECK_INT(ms, 300000);
+	CHECK_INT(parse_duration_ms("2h", &ms), 0);
+	CHECK_INT(ms, 7200000);
+	CHECK_INT(parse_duration_ms("10", &ms), -EINVAL); /* unit required */
+	CHECK_INT(parse_duration_ms("10 s", &ms), -EINVAL);
+	CHECK_INT(parse_duration_ms("1.5s", &ms), -EINVAL);
+	CHECK_INT(parse_duration_ms("10d", &ms), -EINVAL);
+	CHECK_INT(parse_duration_ms("s", &ms), -EINVAL);
+	CHECK_INT(parse_duration_ms("18446744073709551615h", &ms), -ERANGE);
+	char buf[32];
+	format_duration_ms(1500, buf);
+	CHECK_STR(buf, "1500ms");
+}
+
+static void
+test_size(void)
+{
+	uint64_t b;
+	CHECK_INT(parse_size("4M", &b), 0);
+	CHECK_INT(b, 4 << 20);
+	CHECK_INT(parse_size("1K", &b), 0);
+	CHECK_INT(b, 1024);
+	CHECK_INT(parse_size("3G", &b), 0);
+	CHECK(b == 3ULL << 30);
+	CHECK_INT(parse_size("12345", &b), 0);
+	CHECK_INT(b, 12345);
+	CHECK_INT(parse_size("4m", &b), -EINVAL);
+	CHECK_INT(parse_size("4MB", &b), -EINVAL);
+	CHECK_INT(parse_size("4T", &b), -EINVAL);
+	CHECK_INT(parse_size("17179869184G", &b), -ERANGE);
+}
+
+static void
+test_port_count(void)
+{
+	uint16_t p;
+	uint64_t c;
+	CHECK_INT(parse_port("1", &p), 0);
+	CHECK_INT(p, 1);
+	CHECK_INT(parse_port("65535", &p), 0);
+	CHECK_INT(p, 65535);
+	CHECK_INT(parse_port("0", &p), -ERANGE);
+	CHECK_INT(parse_port("65536", &p), -ERANGE);
+	CHECK_INT(parse_count("1", 100, &c), 0);
+	CHECK_INT(parse_count("0", 100, &c), -ERANGE);
+	CHECK_INT(parse_count("101", 100, &c), -ERANGE);
+}
+
+int
+main(void)
+{
+	RUN(test_u64);
+	RUN(test_i64);
+	RUN(test_bool);
+	RUN(test_duration);
+	RUN(test_size);
+	RUN(test_port_count);
+	return tap_done();
+}

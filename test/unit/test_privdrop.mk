@@ -1,0 +1,1 @@
+UNIT_LIBS_privdrop := $(call pkg_libs,libcap)
