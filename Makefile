@@ -44,7 +44,8 @@ define compile_c
 endef
 define link_program
 	@mkdir -p $(@D)
-	$(CC) $(BOX_CFLAGS) $(BOX_LDFLAGS) -o $@ $(filter %.o %.a,$^) $(MODULE_LDLIBS)
+	$(CC) $(BOX_CFLAGS) $(BOX_LDFLAGS) -o $@ $(filter %.o,$^) \
+		-Wl,--start-group $(filter %.a,$^) -Wl,--end-group $(MODULE_LDLIBS)
 endef
 define archive
 	@mkdir -p $(@D)
@@ -92,6 +93,12 @@ install: all
 	@! find $(DESTDIR)$(BINDIR)/boxctl $(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),$(DESTDIR)$(SBINDIR)/$(notdir $(p))) \
 		$(foreach p,$(LIBEXEC_PROGRAMS),$(DESTDIR)$(LIBEXECDIR)/$(notdir $(p))) -perm /6000 | grep .
 
+# The programs `install` places, one per line as DIR/NAME (for t-install.sh).
+print-install-list:
+	@echo bin/boxctl
+	@$(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),echo sbin/$(notdir $(p));)
+	@$(foreach p,$(LIBEXEC_PROGRAMS),echo libexec/box/$(notdir $(p));)
+
 clean:
 	rm -rf build
 
@@ -101,6 +108,6 @@ format:
 help:
 	@sed -n '2,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 
-.PHONY: all check check-run bench demo deps install clean format help fuzz
+.PHONY: print-install-list all check check-run bench demo deps install clean format help fuzz
 
 -include $(ALL_OBJS:.o=.d)

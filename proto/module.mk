@@ -18,3 +18,6 @@ $(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
 
 $(LIBPROTO): $(PROTO_OBJS)
 	$(archive)
+
+# Generated sources are not intermediates: keep them between runs.
+.SECONDARY: $(PROTO_GEN_C) $(PROTO_GEN_H)

@@ -17,19 +17,14 @@ else
 fi
 rm -f "$dest.log"
 
-check "boxctl installed in BINDIR" test -x "$dest/usr/bin/boxctl"
-mode=$(stat -c %a "$dest/usr/bin/boxctl" 2>/dev/null)
-check "boxctl mode is 755 (got $mode)" test "$mode" = 755
-
-for f in "$BOX_BIN"/*; do
-	n=$(basename "$f")
-	[ "$n" = boxctl ] && continue
-	case "$n" in
-	box-trampoline | box-policyd | box-gateway | box-mcpd | box-shell) where=usr/libexec/box ;;
-	*) where=usr/sbin ;;
-	esac
-	check "$n installed under /$where" test -x "$dest/$where/$n"
+list=$(make -s --no-print-directory BUILD="$BOX_BUILD" SAN="${SAN:-}" print-install-list)
+for entry in $list; do
+	check "$(basename "$entry") installed as /usr/$entry" test -x "$dest/usr/$entry"
+	m=$(stat -c %a "$dest/usr/$entry" 2>/dev/null)
+	check "$(basename "$entry") mode is 755 (got $m)" test "$m" = 755
 done
+extra=$(find "$dest" -type f | sed "s|^$dest/usr/||" | grep -vxF -f <(echo "$list") | wc -l)
+check "install places nothing beyond the program list ($extra extra)" test "$extra" -eq 0
 
 suid=$(find "$dest" -type f \( -perm -4000 -o -perm -2000 \) | wc -l)
 check "no installed file is setuid or setgid ($suid found)" test "$suid" -eq 0

@@ -1,0 +1,184 @@
+/*
+ * ipc.h — box IPC: protobuf-c messages over SOCK_SEQPACKET (DESIGN.md §4).
+ *
+ * One packet is one packed box.Envelope (proto/envelope.proto) of at most
+ * BOX_IPC_MAX bytes; messages larger than one packet travel as fragments and
+ * are reassembled up to a per-type cap. File descriptors travel by
+ * SCM_RIGHTS only on the types the table in ipc.c declares, and only on the
+ * last packet of a message. Every received message goes through
+ * box_ipc_decode(): capped allocator, protobuf_c_message_check(), no unknown
+ * fields and only declared enum values at any depth, then the per-message
+ * validator of proto/validate.c.
+ *
+ * Errors are negative errno. On a channel, every error except -EAGAIN and
+ * -EINTR is final: the caller closes the channel (internal peers: fatal;
+ * external clients: disconnect). The codes say why:
+ *   -EMSGSIZE   over a size cap (packet, message, reassembly, decode memory)
+ *   -EBADMSG    malformed: truncated, unknown field, bad enum, unexpected fd,
+ *               unknown type, fragment out of order, …
+ *   -EPERM      a type this channel does not accept (box_ipc_chan_allow)
+ *   -EPROTONOSUPPORT  another protocol version
+ *   -ENOBUFS    too many open fragment streams, or over the channel budget
+ *   -EINVAL/-ERANGE/-E2BIG  the message validator refused a field
+ *   -ECONNRESET the peer closed (between messages)
+ *   -EPROTO     the peer closed in the middle of a fragmented message
+ * Library code: never logs.
+ * Trusts: nothing that arrives on a socket.
+ */
+#ifndef BOX_IPC_H
+#define BOX_IPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "envelope.pb-c.h"
+
+#define BOX_IPC_MAX 65536u     /* bytes in one packet, envelope included */
+#define BOX_IPC_VERSION 1u
+#define BOX_IPC_MAX_FDS 8u     /* fds one message may carry, whatever its type */
+#define BOX_IPC_MAX_STREAMS 4u /* fragmented messages open at once per channel */
+/* Sum of the declared lengths of open fragment streams on one channel. */
+#define BOX_IPC_REASM_BUDGET (96u << 20)
+/* Room left for the envelope around a payload or fragment data. */
+#define BOX_IPC_ENVELOPE_ROOM 128u
+#define BOX_IPC_PAYLOAD_MAX (BOX_IPC_MAX - BOX_IPC_ENVELOPE_ROOM)
+/* box_ipc_send() waits at most this long for a full socket buffer to drain. */
+#define BOX_IPC_SEND_TIMEOUT_MS 10000
+
+/* What the receiver allows for one message type (the table in ipc.c). */
+struct box_ipc_type {
+	uint32_t type;                          /* Box__MsgType */
+	const char *name;                       /* "RunRequest" */
+	const ProtobufCMessageDescriptor *desc;
+	uint32_t max_size;  /* largest packed message in one packet (<= BOX_IPC_PAYLOAD_MAX) */
+	uint32_t max_fds;   /* 0: an fd on this type is a protocol error */
+	uint64_t reasm_cap; /* 0: never fragmented; else the largest reassembled message */
+};
+
+/* The entry for `type`, or NULL for a type this build does not know. */
+const struct box_ipc_type *box_ipc_type_lookup(uint32_t type);
+/* "RunRequest", or "?" for an unknown type. Never NULL. */
+const char *box_ipc_type_name(uint32_t type);
+
+/*
+ * One received message. `msg` is owned (free with box_ipc_msg_done); the
+ * fds are owned too: take the ones you keep with TAKE_FD(m.fds[i]) and
+ * box_ipc_msg_done() closes the rest.
+ */
+struct box_ipc_msg {
+	uint32_t type;
+	uint64_t request_id;
+	ProtobufCMessage *msg;
+	int fds[BOX_IPC_MAX_FDS];
+	unsigned n_fds;
+};
+
+#define BOX_IPC_MSG_INIT \
+	{ .msg = NULL, .n_fds = 0 }
+
+/* Free the message and close every fd not taken (set to -1). Reusable after. */
+void box_ipc_msg_done(struct box_ipc_msg *m);
+
+/*
+ * Decode and validate `len` bytes as the message of `type`: the size cap is
+ * checked before anything is allocated, the unpack allocator is capped, the
+ * tree is checked (required fields, no unknown field, declared enum values,
+ * at any depth) and validated (proto/validate.h). On success *ret owns the
+ * tree (box_msg_free). *ret is untouched on failure.
+ */
+int box_ipc_decode(uint32_t type, const uint8_t *buf, size_t len, ProtobufCMessage **ret);
+
+/* Free a tree from box_ipc_decode. NULL-tolerant. */
+void box_msg_free(ProtobufCMessage *m);
+static inline void
+box_msg_freep(ProtobufCMessage **m)
+{
+	box_msg_free(*m);
+	*m = NULL;
+}
+
+/*
+ * Send `msg` as message `type` with `request_id`, and `n_fds` descriptors
+ * (borrowed: still the caller's after the call) on its last packet. The
+ * message is fragmented when it does not fit one packet and its type allows
+ * it. Checks the same caps as the receiver (-EMSGSIZE, -EBADMSG for fds on a
+ * type that carries none, -EINVAL for a msg of the wrong descriptor).
+ * Blocks (poll) while the socket buffer is full, at most
+ * BOX_IPC_SEND_TIMEOUT_MS per packet (-ETIMEDOUT). -EPIPE: peer gone.
+ */
+int box_ipc_send(int fd, uint32_t type, uint64_t request_id, const ProtobufCMessage *msg,
+		 const int *fds, unsigned n_fds);
+
+/*
+ * Pack `msg` into the packets box_ipc_send() would send, calling `emit`
+ * for each in order (fds only on the last). Stops at emit's first negative
+ * return and returns it. Used by box_ipc_send and the libevent glue's queue.
+ */
+typedef int (*box_ipc_emit_fn)(void *userdata, const uint8_t *pkt, size_t len, const int *fds,
+			       unsigned n_fds);
+int box_ipc_pack(uint32_t type, uint64_t request_id, const ProtobufCMessage *msg,
+		 const int *fds, unsigned n_fds, box_ipc_emit_fn emit, void *userdata);
+
+/*
+ * Send one packed envelope (from box_ipc_pack) with its fds. Waits up to
+ * timeout_ms for room in the socket buffer (0: return -EAGAIN at once).
+ */
+int box_ipc_send_packet(int fd, const uint8_t *pkt, size_t len, const int *fds, unsigned n_fds,
+			int timeout_ms);
+
+/*
+ * A receiving channel: the reassembly state of one socket. The channel
+ * borrows `fd` (the caller closes it after box_ipc_chan_free).
+ */
+struct box_ipc_chan;
+
+struct box_ipc_chan *box_ipc_chan_new(int fd);
+/* Frees the reassembly buffers. NULL-tolerant; returns NULL. */
+struct box_ipc_chan *box_ipc_chan_free(struct box_ipc_chan *c);
+static inline void
+box_ipc_chan_freep(struct box_ipc_chan **c)
+{
+	*c = box_ipc_chan_free(*c);
+}
+int box_ipc_chan_fd(const struct box_ipc_chan *c);
+/*
+ * Accept only these types on this channel (copied); anything else is
+ * -EPERM before it is decoded. Without a call every known type is accepted.
+ */
+int box_ipc_chan_allow(struct box_ipc_chan *c, const uint32_t *types, unsigned n);
+/* Number of fragment streams begun and not finished. */
+unsigned box_ipc_chan_open_streams(const struct box_ipc_chan *c);
+
+/*
+ * Process one packet that has already been read (the core of
+ * box_ipc_recv, and the fuzz entry point). Takes ownership of the `n_fds`
+ * descriptors in `fds` whatever the outcome (they end in *ret or closed).
+ * Returns 1 with *ret filled when a message is complete, 0 when a fragment
+ * was stored, negative errno on a protocol error.
+ */
+int box_ipc_chan_feed(struct box_ipc_chan *c, const uint8_t *pkt, size_t len, int *fds,
+		      unsigned n_fds, struct box_ipc_msg *ret);
+
+/*
+ * Read one packet (recvmsg, MSG_CMSG_CLOEXEC, MSG_DONTWAIT) and feed it.
+ * Returns 1 (message in *ret), 0 (fragment stored: call again), -EAGAIN
+ * (nothing to read), -ECONNRESET/-EPROTO (peer closed), or an error above.
+ */
+int box_ipc_recv(struct box_ipc_chan *c, struct box_ipc_msg *ret);
+/*
+ * Blocking receive for synchronous peers (boxctl, trampoline): waits up to
+ * timeout_ms (-1: forever) for a whole message. -ETIMEDOUT when it expires.
+ */
+int box_ipc_recv_wait(struct box_ipc_chan *c, struct box_ipc_msg *ret, int timeout_ms);
+
+/* socketpair(AF_UNIX, SOCK_SEQPACKET|SOCK_CLOEXEC[|SOCK_NONBLOCK]). */
+int box_ipc_socketpair(int sv[2], bool nonblock);
+/* The peer's pid, uid and gid (SO_PEERCRED). */
+int box_ipc_peercred(int fd, struct ucred *ret);
+
+#endif

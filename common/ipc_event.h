@@ -1,0 +1,76 @@
+/*
+ * ipc_event.h — box IPC on a libevent loop, for the daemons (DESIGN.md §4).
+ *
+ * One persistent EV_READ event per SOCK_SEQPACKET socket reads packets with
+ * box_ipc_recv() (never a bufferevent: it would lose packet boundaries and
+ * cannot carry fds) and calls `on_msg` for every complete, validated
+ * message. Replies go out through a bounded per-socket queue flushed on
+ * EV_WRITE, so a peer that stops reading cannot block the daemon: when the
+ * queue is over BOX_IPC_EVENT_QUEUE_MAX, box_ipc_event_send() fails with
+ * -ENOBUFS and the caller drops the peer.
+ *
+ * `on_close` is called once, with the reason, when the channel ends: the
+ * peer closed (-ECONNRESET, or -EPROTO mid-stream), a protocol error (any
+ * other negative errno from ipc.h), or a write failure. The events are
+ * already removed; the callback decides (fatal for internal peers,
+ * box_ipc_event_free for external clients). It is safe to call
+ * box_ipc_event_free from inside either callback.
+ * Library code: never logs.
+ * Trusts: nothing from the peer.
+ */
+#ifndef BOX_IPC_EVENT_H
+#define BOX_IPC_EVENT_H
+
+#include <event2/event.h>
+
+#include "ipc.h"
+
+/* Bytes of packets waiting to be written on one socket. */
+#define BOX_IPC_EVENT_QUEUE_MAX (32u << 20)
+/* Messages handled per read wakeup before yielding to other events. */
+#define BOX_IPC_EVENT_BURST 32
+
+struct box_ipc_event;
+
+/*
+ * A complete message. The callback may keep the tree (set m->msg = NULL
+ * after taking it) and fds (TAKE_FD(m->fds[i])); the rest is freed and
+ * closed after it returns.
+ */
+typedef void (*box_ipc_msg_fn)(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata);
+/* The channel ended; `error` is negative errno (see above). */
+typedef void (*box_ipc_close_fn)(struct box_ipc_event *e, int error, void *userdata);
+
+/*
+ * Watch `fd` (a SOCK_SEQPACKET socket; made non-blocking here). Takes
+ * ownership of fd: box_ipc_event_free closes it. NULL with errno on failure
+ * (fd is then still the caller's).
+ */
+struct box_ipc_event *box_ipc_event_new(struct event_base *base, int fd, box_ipc_msg_fn on_msg,
+					box_ipc_close_fn on_close, void *userdata);
+/* Stop, drop the queue, close the fd. NULL-tolerant; returns NULL. */
+struct box_ipc_event *box_ipc_event_free(struct box_ipc_event *e);
+static inline void
+box_ipc_event_freep(struct box_ipc_event **e)
+{
+	*e = box_ipc_event_free(*e);
+}
+
+/* The receive channel, e.g. for box_ipc_chan_allow(). */
+struct box_ipc_chan *box_ipc_event_chan(struct box_ipc_event *e);
+int box_ipc_event_fd(const struct box_ipc_event *e);
+/* The peer's credentials (SO_PEERCRED). */
+int box_ipc_event_peercred(const struct box_ipc_event *e, struct ucred *ret);
+
+/*
+ * Queue a message (fragmented if needed) and start writing. The fds are
+ * duplicated (CLOEXEC) and stay the caller's. Returns 0 when queued,
+ * -ENOBUFS when the queue is full, -EPIPE after the channel ended, or a
+ * packing error from box_ipc_pack (-EMSGSIZE, -EBADMSG, -EINVAL…).
+ */
+int box_ipc_event_send(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
+		       const ProtobufCMessage *msg, const int *fds, unsigned n_fds);
+/* Bytes waiting in the write queue. */
+size_t box_ipc_event_queued(const struct box_ipc_event *e);
+
+#endif

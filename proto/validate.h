@@ -1,0 +1,80 @@
+/*
+ * validate.h — one hand-written validator per IPC message of proto/boxd.proto.
+ *
+ * box_ipc_decode() (common/ipc.h) has already checked required fields,
+ * unknown fields and that every enum holds a declared value; these check
+ * meaning: ranges, string lengths and charsets, absolute clean paths,
+ * counts, and combinations (a query_param placement needs a param…).
+ * They check shape only — boxd still re-checks paths with the caller's
+ * rights. Returns 0, or -EINVAL (bad value), -ERANGE (number out of range),
+ * -E2BIG (too many entries or too long). Pure; no logging.
+ * Trusts: nothing; the message came from a peer.
+ */
+#ifndef BOX_VALIDATE_H
+#define BOX_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "boxd.pb-c.h"
+
+/* Limits shared by boxctl (which refuses earlier, with a line) and boxd. */
+#define BOX_NAME_MAX 32            /* box, tool, egress, mcp names */
+#define BOX_ID_LEN 12              /* lowercase hex */
+#define BOX_STR_MAX 4096           /* a generic string field */
+#define BOX_ARGV_MAX 1024          /* words of one command */
+#define BOX_ARGV_BYTES_MAX (128u << 10)
+#define BOX_ENV_MAX 1024           /* variables of one env section */
+#define BOX_ENV_VALUE_MAX (32u << 10)
+#define BOX_FS_LIST_MAX 1024       /* entries of one filesystem list */
+#define BOX_SECTIONS_MAX 256       /* tools, egress, mcp each */
+#define BOX_DESTINATIONS_MAX 256
+#define BOX_SPEC_FILES_MAX 16
+#define BOX_SECRET_MAX (64u << 10)
+#define BOX_POLICY_TEXT_MAX (4u << 20)
+#define BOX_PEM_MAX (1u << 20)     /* upstream_ca, hosts_file contents */
+#define BOX_MCP_FRAME_MAX (64ull << 20)
+#define BOX_LINE_MAX 100000000u    /* a 1-based source line */
+#define BOX_LIST_REPLY_MAX 4096    /* problems, disclosure lines, ps entries */
+
+/* Validate any message this library knows; -EINVAL for an unknown descriptor. */
+int box_validate_msg(const ProtobufCMessage *m);
+/*
+ * Does a message of this kind agree with the number of fds that came with
+ * it (RunRequest: n_stdio_fds; LogReply: has_current + has_previous;
+ * other types: 0)? -EBADMSG when not.
+ */
+int box_validate_fd_count(const ProtobufCMessage *m, unsigned n_fds);
+
+/* Pieces, exported for boxctl/boxd and tests. */
+bool box_valid_name(const char *s);        /* 1-32 of [A-Za-z0-9_-] */
+bool box_valid_box_id(const char *s);      /* 12 lowercase hex digits */
+bool box_valid_env_name(const char *s);    /* [A-Za-z_][A-Za-z0-9_]*, <= 255 */
+bool box_valid_path(const char *s);        /* clean absolute, no glob, < 4096 */
+
+int box_validate_box_spec(const Box__BoxSpec *m);
+int box_validate_run_request(const Box__RunRequest *m);
+int box_validate_run_reply(const Box__RunReply *m);
+int box_validate_run_exit(const Box__RunExit *m);
+int box_validate_run_control(const Box__RunControl *m);
+int box_validate_ps_request(const Box__PsRequest *m);
+int box_validate_ps_reply(const Box__PsReply *m);
+int box_validate_stop_request(const Box__StopRequest *m);
+int box_validate_stop_reply(const Box__StopReply *m);
+int box_validate_log_request(const Box__LogRequest *m);
+int box_validate_log_reply(const Box__LogReply *m);
+int box_validate_check_request(const Box__CheckRequest *m);
+int box_validate_check_reply(const Box__CheckReply *m);
+int box_validate_error_reply(const Box__ErrorReply *m);
+
+/*
+ * Wipe every secret_value in a spec in place (explicit_bzero) and mark it
+ * absent, for a spec about to be printed or packed for anyone but the
+ * gateway. The buffers stay allocated and are freed with the tree. boxd
+ * copies the values it hands to the gateway before calling this.
+ */
+void box_spec_redact(Box__BoxSpec *m);
+
+#endif

@@ -1,0 +1,3 @@
+# test_ipc — common/ipc.c + proto/validate.c (the default libboxproto + libboxcommon link).
+UNIT_DEPS_ipc :=
+UNIT_LIBS_ipc :=
