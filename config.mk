@@ -56,6 +56,11 @@ OPTFLAGS := -O2 -g -D_FORTIFY_SOURCE=3
 SAN_LDFLAGS :=
 endif
 
+# libFuzzer builds instrument every object for coverage.
+ifeq ($(FUZZ),1)
+OPTFLAGS += -fsanitize=fuzzer-no-link
+endif
+
 BOX_CFLAGS   := -std=gnu11 $(OPTFLAGS) $(WARNINGS) $(HARDENING_CFLAGS) -pipe
 BOX_CPPFLAGS := -D_GNU_SOURCE -I. -Icommon -I$(BUILD)/proto -Ilibboxpolicy/include \
 	-DBOX_LIBEXECDIR='"$(LIBEXECDIR)"' -DBOX_VERSION='"$(BOX_VERSION)"' -MMD -MP

@@ -22,6 +22,9 @@ static int cmd_version(int argc, char **argv);
 static const struct command commands[] = {
 	{ "check", cmd_check, "check [-c box.ini]" },
 	{ "policy", cmd_policy, "policy check|eval [--home DIR] ... POLICY" },
+	{ "run", cmd_run, "run [-c box.ini] [-q] [--detach] [-- ARGS...]" },
+	{ "ps", cmd_ps, "ps" },
+	{ "stop", cmd_stop, "stop NAME|ID" },
 	{ "version", cmd_version, "version" },
 };
 

@@ -13,5 +13,8 @@ enum {
 
 int cmd_check(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
 
 #endif

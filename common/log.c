@@ -59,7 +59,7 @@ log_get_max_level(void)
 	return log_max_level;
 }
 
-static void
+static void __attribute__((format(printf, 4, 0)))
 log_emit(enum log_level level, int err, const char *func, const char *fmt, va_list ap)
 {
 	char msg[2048];

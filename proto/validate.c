@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "path.h"
+#include "policy_validate.h"
 #include "validate.h"
 
 #define TRY(expr)                     \
@@ -800,7 +801,8 @@ box_validate_msg(const ProtobufCMessage *m)
 	for (size_t i = 0; i < sizeof(validators) / sizeof(validators[0]); i++)
 		if (validators[i].desc == m->descriptor)
 			return validators[i].fn(m);
-	return -EINVAL;
+	/* box-policyd's messages (proto/policy.proto); -EINVAL for any other. */
+	return box_validate_policy_msg(m);
 }
 
 int

@@ -8,13 +8,20 @@
 # "N passed, N failed[, N skipped]" and the exit status is 1 on any failure.
 set -u
 
+# Tests may change directory: hand them absolute paths.
+build_prefix=${BOX_BUILD:-build}
+mkdir -p "$build_prefix"
+BOX_BUILD=$(cd "$build_prefix" && pwd)
+BOX_BIN=$(cd "${BOX_BIN:-$build_prefix/bin}" 2>/dev/null && pwd || echo "$BOX_BUILD/bin")
+export BOX_BUILD BOX_BIN
+
 passed=0 failed=0 skipped=0
 failures=()
-log_dir="${BOX_BUILD:-build}/test-logs"
+log_dir="$BOX_BUILD/test-logs"
 mkdir -p "$log_dir"
 
 for t in "$@"; do
-	name=${t#"${BOX_BUILD:-build}/"}
+	name=${t#"$build_prefix/"}
 	log="$log_dir/$(echo "$name" | tr '/' '_').log"
 	start=$(date +%s.%N)
 	"$t" >"$log" 2>&1

@@ -1,0 +1,359 @@
+/*
+ * policyd_bench.c — box-policyd over its socket (issue 5 item 6):
+ *   1. Decide round trips/s, p50, p99 with 1 and 4 concurrent peers, no
+ *      temporal rule (nothing written), beside a bare SOCK_SEQPACKET echo
+ *      round trip as the peer to compare with (ratio);
+ *   2. the temporal write budget with history_sync = off, always, batch over
+ *      10,000 decisions (batch pipelined: its replies wait for the 10 ms fsync);
+ *   3. the write budget over 1,000,000 events 1 ms apart in engine time
+ *      (BOX_TEST_CLOCK), printing policyd's RSS along the way: it must stay flat.
+ * Usage: policyd_bench [quick]   (quick: 10x fewer iterations, for smoke tests)
+ * Exit status 1 when a run fails or RSS grows by more than 50% after warm-up.
+ * Trusts: nothing; it is benchmark code.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *policy_plain =
+	"permit (principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], "
+	"resource);\n"
+	"forbid (principal, action == Box::Action::\"fs:read\", resource)\n"
+	"when { context.input.path like \"~/secret*\" };\n";
+
+static const char *policy_budget =
+	"permit (principal, action == Box::Action::\"fs:write\", resource);\n"
+	"@id(\"write_budget\")\n"
+	"forbid (principal, action == Box::Action::\"fs:write\", resource)\n"
+	"when temporal {\n"
+	"    exists (total: Long). (\n"
+	"        (count for (t: Timepoint). where (\n"
+	"            formerly within 60s (\n"
+	"                Box::Action::\"fs:write\"::response{ input.path: _, input.operation: "
+	"Box::FsWriteOperation::\"write_content\" } && tp(t)\n"
+	"            )\n"
+	"        )) == total\n"
+	"        && total >= 100000\n"
+	"    )\n"
+	"};\n";
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int
+cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct stats {
+	double per_sec, p50_us, p99_us;
+};
+
+static void
+summarize(int64_t *lat, size_t n, int64_t elapsed, struct stats *st)
+{
+	qsort(lat, n, sizeof(*lat), cmp64);
+	st->per_sec = (double)n * 1e9 / (double)elapsed;
+	st->p50_us = (double)lat[n / 2] / 1000.0;
+	st->p99_us = (double)lat[(n * 99) / 100] / 1000.0;
+}
+
+/* ---- the peer to compare with: a bare seqpacket echo ----------------------------- */
+
+static void *
+echo_thread(void *arg)
+{
+	int fd = *(int *)arg;
+	char buf[512];
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0)
+			return NULL;
+		if (send(fd, buf, (size_t)n, MSG_NOSIGNAL) < 0)
+			return NULL;
+	}
+}
+
+static int
+bench_echo(size_t n, struct stats *st)
+{
+	int sv[2];
+	pthread_t th;
+	char msg[96] = "fs:read ~/p/a.txt read_content", buf[512];
+	int64_t *lat = calloc(n, sizeof(*lat));
+
+	if (!lat || box_ipc_socketpair(sv, false) < 0)
+		return -1;
+	pthread_create(&th, NULL, echo_thread, &sv[1]);
+	int64_t t0 = now_ns();
+	for (size_t i = 0; i < n; i++) {
+		int64_t a = now_ns();
+		if (send(sv[0], msg, sizeof(msg), 0) < 0 || recv(sv[0], buf, sizeof(buf), 0) <= 0)
+			return -1;
+		lat[i] = now_ns() - a;
+	}
+	summarize(lat, n, now_ns() - t0, st);
+	close(sv[0]);
+	pthread_join(th, NULL);
+	close(sv[1]);
+	free(lat);
+	return 0;
+}
+
+/* ---- Decide round trips ------------------------------------------------------------ */
+
+struct worker {
+	struct pd *pd;
+	int peer;
+	size_t n;
+	int64_t *lat;
+	int err;
+	const Box__DecideRequest *req;
+};
+
+static void *
+worker_run(void *arg)
+{
+	struct worker *w = arg;
+	for (size_t i = 0; i < w->n; i++) {
+		Box__DecideReply *rep = NULL;
+		uint64_t id, got;
+		int64_t a = now_ns();
+		int r = pd_send_decide(w->pd, w->peer, w->req, &id);
+		if (r == 0)
+			r = pd_wait_reply(w->pd, w->peer, &rep, &got, 30000);
+		if (r < 0 || got != id) {
+			w->err = r < 0 ? r : -EBADMSG;
+			return NULL;
+		}
+		w->lat[i] = now_ns() - a;
+		box_msg_free(&rep->base);
+	}
+	return NULL;
+}
+
+static int
+round_trips(struct pd *pd, int peers, size_t n_each, const Box__DecideRequest *req,
+	    struct stats *st)
+{
+	struct worker w[PD_N];
+	pthread_t th[PD_N];
+	int64_t *lat = calloc(n_each * (size_t)peers, sizeof(*lat));
+	static const int order[PD_N] = { PD_SHELL, PD_GATEWAY, PD_MCPD, PD_BOXD };
+
+	if (!lat)
+		return -ENOMEM;
+	int64_t t0 = now_ns();
+	for (int i = 0; i < peers; i++) {
+		w[i] = (struct worker){ pd, order[i], n_each, lat + n_each * (size_t)i, 0, req };
+		pthread_create(&th[i], NULL, worker_run, &w[i]);
+	}
+	int err = 0;
+	for (int i = 0; i < peers; i++) {
+		pthread_join(th[i], NULL);
+		if (w[i].err)
+			err = w[i].err;
+	}
+	if (err == 0)
+		summarize(lat, n_each * (size_t)peers, now_ns() - t0, st);
+	free(lat);
+	return err;
+}
+
+/* Pipelined: keep WINDOW decisions in flight (batch mode amortizes its fsync). */
+static int
+pipelined(struct pd *pd, size_t n, size_t window, const Box__DecideRequest *req,
+	  struct stats *st)
+{
+	int64_t *sent = calloc(n, sizeof(*sent)), *lat = calloc(n, sizeof(*lat));
+	size_t s = 0, d = 0;
+
+	if (!sent || !lat)
+		return -ENOMEM;
+	int64_t t0 = now_ns();
+	while (d < n) {
+		while (s < n && s - d < window) {
+			sent[s] = now_ns();
+			if (pd_send_decide(pd, PD_SHELL, req, NULL) < 0)
+				return -EIO;
+			s++;
+		}
+		Box__DecideReply *rep = NULL;
+		if (pd_wait_reply(pd, PD_SHELL, &rep, NULL, 30000) < 0)
+			return -EIO;
+		box_msg_free(&rep->base);
+		lat[d] = now_ns() - sent[d];
+		d++;
+	}
+	summarize(lat, n, now_ns() - t0, st);
+	free(sent);
+	free(lat);
+	return 0;
+}
+
+static long
+rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static Box__DecideRequest *
+make_req(const char *action, const char *input)
+{
+	Box__DecideRequest *r = calloc(1, sizeof(*r));
+	box__decide_request__init(r);
+	r->action = strdup(action);
+	if (pd_fields_from_json(input, &r->input, &r->n_input) < 0)
+		abort();
+	return r;
+}
+
+static int
+start(struct pd *pd, const char *dir, const char *policy, const char *sync, const char *clock)
+{
+	struct pd_opts o = { .binary = pd_binary(), .state_dir = dir, .policy = policy,
+			     .history_sync = sync, .test_clock = clock };
+	Box__PolicyReady *ready = NULL;
+	int r = pd_start(&o, pd, &ready);
+	if (r < 0 || !ready || !ready->ok) {
+		fprintf(stderr, "policyd_bench: box-policyd did not start: %s\n",
+			ready && ready->message ? ready->message : strerror(-r));
+		return -1;
+	}
+	box_msg_free(&ready->base);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+	size_t n_rt = quick ? 2000 : 20000, n_hist = quick ? 1000 : 10000;
+	size_t n_events = quick ? 100000 : 1000000;
+	struct stats st, echo;
+	struct pd pd;
+	int fail = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	Box__DecideRequest *read_req =
+		make_req("fs:read", "{\"path\":\"~/p/a.txt\",\"operation\":\"read_content\"}");
+	Box__DecideRequest *write_req =
+		make_req("fs:write", "{\"path\":\"~/p/a.txt\",\"operation\":\"write_content\"}");
+
+	if (bench_echo(n_rt, &echo) < 0)
+		return 1;
+	printf("policyd: bare seqpacket echo (the floor): %.0f round trips/s, p50 %.1f us, "
+	       "p99 %.1f us\n",
+	       echo.per_sec, echo.p50_us, echo.p99_us);
+
+	/* 1. Non-temporal decisions, 1 and 4 peers. */
+	char *dir = pd_tmpdir("policyd-bench");
+	if (!dir || start(&pd, dir, policy_plain, "off", NULL) < 0)
+		return 1;
+	for (int peers = 1; peers <= 4; peers += 3) {
+		if (round_trips(&pd, peers, n_rt / (size_t)peers, read_req, &st) < 0) {
+			fail = 1;
+			break;
+		}
+		printf("policyd: Decide, %d peer%s, no history: %.0f round trips/s, p50 %.1f us, "
+		       "p99 %.1f us (p50 %.1fx the bare echo)%s\n",
+		       peers, peers > 1 ? "s" : "", st.per_sec, st.p50_us, st.p99_us,
+		       st.p50_us / echo.p50_us,
+		       peers == 1 && st.p50_us > 20.0 ? "  [over the 20 us target]" : "");
+	}
+	pd_stop(&pd);
+	pd_rmtree(dir);
+	free(dir);
+
+	/* 2. The temporal budget with each history_sync over n_hist decisions. */
+	static const char *modes[] = { "off", "always", "batch" };
+	for (size_t m = 0; m < 3 && !fail; m++) {
+		dir = pd_tmpdir("policyd-bench");
+		if (!dir || start(&pd, dir, policy_budget, modes[m], NULL) < 0) {
+			fail = 1;
+			break;
+		}
+		int r = m == 2 ? pipelined(&pd, n_hist, 64, write_req, &st)
+			       : round_trips(&pd, 1, n_hist, write_req, &st);
+		if (r < 0)
+			fail = 1;
+		else
+			printf("policyd: Decide, temporal, history_sync=%s%s: %.0f decisions/s, "
+			       "p50 %.1f us, p99 %.1f us\n",
+			       modes[m], m == 2 ? " (64 in flight)" : "", st.per_sec, st.p50_us,
+			       st.p99_us);
+		pd_stop(&pd);
+		pd_rmtree(dir);
+		free(dir);
+	}
+
+	/* 3. A million events 1 ms apart in engine time: RSS must stay flat. */
+	if (!fail) {
+		dir = pd_tmpdir("policyd-bench");
+		if (!dir || start(&pd, dir, policy_budget, "off", "1700000000000000000,1000000") < 0)
+			return 1;
+		long first = -1, peak = 0;
+		int64_t t0 = now_ns();
+		const char *done = "{\"record\":\"response\",\"action\":\"fs:write\",\"input\":{"
+				   "\"path\":\"~/p/a.txt\",\"operation\":\"write_content\"},"
+				   "\"output\":{\"result\":\"completed\"}}";
+		for (size_t ev = 0; ev < n_events; ev += 2) {
+			Box__DecideReply *rep = NULL;
+			if (pd_send_decide(&pd, PD_SHELL, write_req, NULL) < 0 ||
+			    pd_wait_reply(&pd, PD_SHELL, &rep, NULL, 30000) < 0 ||
+			    pd_send_line(&pd, PD_SHELL, done, NULL) < 0) {
+				fail = 1;
+				break;
+			}
+			box_msg_free(&rep->base);
+			if ((ev + 2) % (n_events / 10) == 0) {
+				long kb = rss_kb(pd.pid);
+				if (ev + 2 == (n_events / 10) * 2)
+					first = kb; /* after the 60 s window has filled */
+				if (kb > peak)
+					peak = kb;
+				printf("policyd: %zu events (%.0f s of engine time): RSS %ld kB\n",
+				       ev + 2, (double)(ev + 2) / 1000.0, kb);
+			}
+		}
+		double secs = (double)(now_ns() - t0) / 1e9;
+		printf("policyd: %zu events in %.1f s (%.0f events/s); RSS after warm-up %ld kB, "
+		       "peak %ld kB: %s\n",
+		       n_events, secs, (double)n_events / secs, first, peak,
+		       first > 0 && peak <= first * 3 / 2 ? "flat" : "GROWING");
+		if (first <= 0 || peak > first * 3 / 2)
+			fail = 1;
+		pd_stop(&pd);
+		pd_rmtree(dir);
+		free(dir);
+	}
+	box__decide_request__free_unpacked(read_req, NULL);
+	box__decide_request__free_unpacked(write_req, NULL);
+	return fail;
+}

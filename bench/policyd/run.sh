@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# run.sh — `make bench` entry for box-policyd: Decide round trips (1 and 4
+# peers) against a bare seqpacket echo, history_sync off/always/batch over
+# 10,000 decisions, and RSS across a million temporal events 1 ms apart.
+# BENCH_QUICK=1 runs a tenth of it.
+set -eu
+BOX_BUILD=${BOX_BUILD:-build}
+BOX_BIN=${BOX_BIN:-$BOX_BUILD/bin}
+export BOX_BIN
+exec "$BOX_BUILD/bench/policyd/policyd_bench" ${BENCH_QUICK:+quick}

@@ -1,0 +1,3 @@
+# bench/spawn/ — sandbox spawn cost against bwrap (bench/spawn/spawn.sh).
+BENCH_SCRIPTS += bench/spawn/spawn.sh
+bench: $(BIN)/box-sandbox-run $(BIN)/box-trampoline

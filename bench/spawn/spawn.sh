@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# spawn.sh — spawn cost: box-trampoline building a minimal agent sandbox and
+# running /bin/true (through box-sandbox-run, which does boxd's part: runtime
+# dir, plan, fd 3/4) against bwrap with an equivalent view (tmpfs root, the
+# system runtime and /etc files read-only, new /proc and /dev, tmpfs /tmp,
+# all namespaces), measured alternately in the same run; prints the medians
+# and their ratio (target: within 3x bwrap). When `boxctl run` exists, the
+# full embedded `boxctl run -- /bin/true` is timed beside it.
+# Trusts: nothing; it is a benchmark.
+set -eu
+BOX_BIN=${BOX_BIN:-build/bin}
+N=${SPAWN_RUNS:-40}
+run=$BOX_BIN/box-sandbox-run
+if ! command -v bwrap >/dev/null; then
+	echo "spawn: bwrap is not installed (apt-get install bubblewrap); skipped"
+	exit 0
+fi
+ws=$(mktemp -d /tmp/box-bench.XXXXXX)
+trap 'rm -rf "$ws"' EXIT
+
+bw=(bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL
+	--tmpfs / --ro-bind /usr /usr)
+for l in bin lib lib64 sbin; do
+	if [ -L /$l ]; then bw+=(--symlink "$(readlink /$l)" /$l); elif [ -d /$l ]; then bw+=(--ro-bind /$l /$l); fi
+done
+for f in ld.so.cache ld.so.conf ld.so.conf.d nsswitch.conf hosts host.conf gai.conf services \
+	protocols localtime ssl ca-certificates alternatives mime.types passwd group; do
+	[ -e /etc/$f ] && bw+=(--ro-bind /etc/$f /etc/$f)
+done
+bw+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs /var/tmp --tmpfs /dev/shm
+	--dir "$ws" --chdir "$ws" --remount-ro / -- /bin/true)
+box=("$run" --workspace "$ws" -- /bin/true)
+
+"${box[@]}" || { echo "spawn: the box does not start"; exit 1; }
+"${bw[@]}" || { echo "spawn: bwrap does not start"; exit 1; }
+
+/usr/bin/python3 - "$N" "$BOX_BIN" "$ws" <<'PY' "${box[@]}" --- "${bw[@]}"
+import os, statistics, subprocess, sys, time
+n = int(sys.argv[1]); bin_dir = sys.argv[2]; ws = sys.argv[3]
+rest = sys.argv[4:]
+i = rest.index("---")
+box, bw = rest[:i], rest[i + 1:]
+cmds = {"box-trampoline": box, "bwrap": bw}
+boxctl = os.path.join(bin_dir, "boxctl")
+ini = os.path.join(ws, "box.ini")
+if os.access(boxctl, os.X_OK) and subprocess.run([boxctl, "run", "--help"],
+        capture_output=True).returncode == 0:
+    with open(ini, "w") as f:
+        f.write("[box]\nname = bench\nrequire = userns mountns netns landlock seccomp\n"
+                "[agent]\ncommand = /bin/true\nworkspace = %s\n" % ws)
+    cmds["boxctl run (embedded)"] = [boxctl, "-c", ini, "run"]
+times = {k: [] for k in cmds}
+for _ in range(n):
+    for k, c in cmds.items():
+        t = time.perf_counter()
+        r = subprocess.run(c, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        times[k].append(time.perf_counter() - t)
+        if r.returncode != 0:
+            print("spawn: %s exited %d" % (k, r.returncode)); sys.exit(1)
+med = {k: statistics.median(v) * 1000 for k, v in times.items()}
+for k, v in med.items():
+    print("spawn: %-24s median %7.2f ms over %d runs" % (k, v, n))
+ratio = med["box-trampoline"] / med["bwrap"]
+print("spawn: box-trampoline / bwrap = %.2fx (target <= 3x)%s" %
+      (ratio, "" if ratio <= 3 else "  ** over target **"))
+PY

@@ -1,0 +1,39 @@
+/*
+ * declog.h — one line of STATE/decisions.jsonl per decision (spec/CLI.md
+ * "Decision log"), written with a single write() on the O_APPEND fd boxd
+ * passes, so concurrent readers (boxctl log -f) never see half a line.
+ * Trusts: its inputs were validated (UTF-8, caps) by the IPC layer.
+ */
+#ifndef BOX_POLICYD_DECLOG_H
+#define BOX_POLICYD_DECLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.pb-c.h"
+
+struct declog_entry {
+	int64_t time_ns;
+	const char *box, *id;
+	const char *action, *resource;
+	bool permit;
+	const char *cause; /* permitted forbidden no_match error */
+	const char *const *rules;
+	size_t n_rules;
+	const char *message;
+	const char *source; /* box-shell box-gateway box-mcpd supervisor */
+	Box__PolicyField *const *input;
+	size_t n_input;
+};
+
+/* Before the seccomp filter: jansson seeds its hash function from /dev/urandom once. */
+void declog_init(void);
+/* "2026-11-30T02:39:44.123Z" (RFC 3339 UTC, milliseconds) into buf (>= 32 bytes). */
+void declog_time(int64_t time_ns, char *buf, size_t len);
+/* The JSON line with its "\n" (malloc'd). NULL on failure (errno set). */
+char *declog_format(const struct declog_entry *e, size_t *ret_len);
+/* Format and write one line to FD. Negative errno on failure. */
+int declog_write(int fd, const struct declog_entry *e);
+
+#endif

@@ -1,0 +1,983 @@
+/*
+ * engine.c — policy + temporal monitor + durable history (engine.h).
+ *
+ * History records (history.c frames them):
+ *   EPOCH  a HistoryEpoch: the canonical hashes of the temporal rules live
+ *          from here on. Written once per start, before any event.
+ *   EVENT  a HistoryEvent: one request/response/error event with its time.
+ * On start every event is replayed into the rules whose hash was live when
+ * it was appended and stayed live in every later run (the effective set of
+ * its epoch = its hashes ∩ every later epoch's), so an unchanged rule keeps
+ * its state and a new, edited or removed-then-restored rule starts empty.
+ *
+ * The file is kept small: events older than the longest horizon of any rule
+ * (an upper bound: the sum of every `within` window in the rule's temporal
+ * text) are dropped by rewriting the file as [governing epoch, kept tail].
+ * Trusts: messages were validated (proto/policy_validate.c); the history is
+ * re-validated record by record and a bad one refuses the start.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <boxpolicy.h>
+#ifdef HAVE_BP_MONITOR
+#include <boxpolicy_temporal.h>
+#endif
+
+#include "cleanup.h"
+#include "engine.h"
+#include "history.h"
+#include "policy_validate.h"
+
+#define REC_EPOCH 1
+#define REC_EVENT 2
+#define CKPT_EVERY 256 /* events between two compaction checkpoints */
+#define COMPACT_MIN_BYTES (1u << 20)
+#define HORIZON_FALLBACK_NS (7LL * 86400 * 1000000000LL)
+
+struct epoch {
+	uint64_t offset;
+	uint8_t *raw; /* packed HistoryEpoch, as written */
+	size_t raw_len;
+	uint64_t *hashes;
+	size_t n;
+	uint64_t *eff; /* effective set (see above) */
+	size_t n_eff;
+};
+
+struct ckpt {
+	int64_t time;
+	uint64_t offset;
+};
+
+struct engine {
+	struct bp_policy *policy;
+	struct bp_schema *schema;
+	struct bp_request *req;
+	struct bp_decision *dec;
+#ifdef HAVE_BP_MONITOR
+	struct bp_monitor *mon;
+	struct bp_event *ev;
+#endif
+	struct history *hist;
+	bool temporal;
+	enum engine_sync sync;
+	uint64_t *hashes; /* current temporal rules' hashes */
+	size_t n_hashes;
+	int64_t horizon_ns;
+	int64_t last_time;
+
+	struct epoch *epochs;
+	size_t n_epochs;
+	size_t cur_epoch; /* recovery: the epoch the next event belongs to (+1; 0 none) */
+	struct ckpt *ckpts;
+	size_t n_ckpts, cap_ckpts;
+	uint64_t events_since_ckpt;
+	uint64_t compacted_size;
+
+	uint8_t *pack; /* scratch for packing records */
+	size_t pack_cap;
+
+	const char **rules;
+	size_t cap_rules;
+	char msg[BP_MAX_MESSAGE + 64];
+	char *resource;
+
+	struct engine_stats st;
+};
+
+/* ---- values: proto -> libboxpolicy --------------------------------------- */
+
+static struct bp_value *
+to_value(struct bp_request *r, const Box__PolicyValue *v)
+{
+	switch (v->kind_case) {
+	case BOX__POLICY_VALUE__KIND_STR: return bp_value_string(r, v->str, strlen(v->str));
+	case BOX__POLICY_VALUE__KIND_INTEGER: return bp_value_long(r, v->integer);
+	case BOX__POLICY_VALUE__KIND_BOOLEAN: return bp_value_bool(r, v->boolean);
+	case BOX__POLICY_VALUE__KIND_SET: {
+		struct bp_value *s = bp_value_set(r);
+		for (size_t i = 0; s && i < v->set->n_elems; i++) {
+			struct bp_value *e = to_value(r, v->set->elems[i]);
+			if (!e || bp_value_set_add(r, s, e) < 0)
+				return NULL;
+		}
+		return s;
+	}
+	case BOX__POLICY_VALUE__KIND_RECORD: {
+		struct bp_value *rec = bp_value_record(r);
+		for (size_t i = 0; rec && i < v->record->n_fields; i++) {
+			const Box__PolicyField *f = v->record->fields[i];
+			struct bp_value *e = to_value(r, f->value);
+			if (!e || bp_value_record_put(r, rec, f->name, e) < 0)
+				return NULL;
+		}
+		return rec;
+	}
+	case BOX__POLICY_VALUE__KIND__NOT_SET:
+	default: return NULL;
+	}
+}
+
+/*
+ * Fill R. A field the schema refuses leaves its reason in
+ * bp_request_problem(), which makes the decision a deny with cause error;
+ * only -ENOMEM is returned.
+ */
+static int
+fill_request(struct bp_request *r, const char *action, Box__PolicyField *const *f, size_t n)
+{
+	int k = bp_request_set_action(r, action);
+	if (k == -ENOMEM)
+		return k;
+	for (size_t i = 0; i < n; i++) {
+		const Box__PolicyValue *v = f[i]->value;
+		switch (v->kind_case) {
+		case BOX__POLICY_VALUE__KIND_STR:
+			k = bp_request_set_string(r, f[i]->name, v->str, strlen(v->str));
+			break;
+		case BOX__POLICY_VALUE__KIND_INTEGER:
+			k = bp_request_set_long(r, f[i]->name, v->integer);
+			break;
+		case BOX__POLICY_VALUE__KIND_BOOLEAN:
+			k = bp_request_set_bool(r, f[i]->name, v->boolean);
+			break;
+		case BOX__POLICY_VALUE__KIND_SET:
+		case BOX__POLICY_VALUE__KIND_RECORD: {
+			struct bp_value *bv = to_value(r, v);
+			k = bv ? bp_request_set_value(r, f[i]->name, bv) : -ENOMEM;
+			break;
+		}
+		case BOX__POLICY_VALUE__KIND__NOT_SET:
+		default: k = -EINVAL; break;
+		}
+		if (k == -ENOMEM)
+			return k;
+	}
+	return 0;
+}
+
+/* ---- resource label (POLICY.md §5), unescaped, for the decision log ------ */
+
+static const Box__PolicyValue *
+field(Box__PolicyField *const *f, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(f[i]->name, name) == 0)
+			return f[i]->value;
+	return NULL;
+}
+
+static void
+cat_str(FILE *fp, Box__PolicyField *const *f, size_t n, const char *name)
+{
+	const Box__PolicyValue *v = field(f, n, name);
+	if (v && v->kind_case == BOX__POLICY_VALUE__KIND_STR)
+		fputs(v->str, fp);
+}
+
+char *
+engine_resource_label(const char *action, Box__PolicyField *const *f, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	const char *sep = strstr(action, "::Action::\"");
+
+	if (!fp)
+		return NULL;
+	if (sep) {
+		size_t tl = strlen(sep + 11);
+		fprintf(fp, "%.*s/%.*s", (int)(sep - action), action, (int)(tl ? tl - 1 : 0), sep + 11);
+	} else if (strncmp(action, "fs:", 3) == 0) {
+		cat_str(fp, f, n, "path");
+	} else if (strcmp(action, "net:connect") == 0 || strcmp(action, "http:request") == 0) {
+		cat_str(fp, f, n, "host");
+		const Box__PolicyValue *p = field(f, n, "port");
+		if (p && p->kind_case == BOX__POLICY_VALUE__KIND_INTEGER)
+			fprintf(fp, ":%lld", (long long)p->integer);
+		if (action[0] == 'h')
+			cat_str(fp, f, n, "path");
+	} else if (strcmp(action, "shell:exec") == 0) {
+		cat_str(fp, f, n, "program");
+	} else if (strcmp(action, "shell:spawn") == 0) {
+		cat_str(fp, f, n, "program_path");
+	} else if (strcmp(action, "mcp:call") == 0) {
+		cat_str(fp, f, n, "server");
+		fputc('/', fp);
+		static const char *alts[] = { "tool", "prompt", "uri", "method" };
+		for (size_t i = 0; i < ELEMENTSOF(alts); i++) {
+			const Box__PolicyValue *v = field(f, n, alts[i]);
+			if (v && v->kind_case == BOX__POLICY_VALUE__KIND_STR) {
+				fputs(v->str, fp);
+				break;
+			}
+		}
+	}
+	if (fclose(fp) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int
+engine_error_message(const char *message, char *buf, size_t len)
+{
+	static const char on[] = " on '";
+	static const char tail[] = " because the request could not be evaluated.";
+	const char *p = strstr(message, on);
+	size_t res_len = 0;
+
+	/*
+	 * The escaped resource of MESSAGE runs from " on '" to the first quote
+	 * not escaped (preceded by an even number of backslashes).
+	 */
+	if (p && (strncmp(message, "policy permitted this operation on '", 36) == 0 ||
+		  strncmp(message, "policy denied this operation on '", 33) == 0)) {
+		const char *s = p + strlen(on), *q = s;
+		for (; *q; q++) {
+			if (*q == '\\' && q[1]) {
+				q++;
+				continue;
+			}
+			if (*q == '\'')
+				break;
+		}
+		if (*q == '\'')
+			res_len = (size_t)(q - s);
+		else
+			p = NULL;
+	} else {
+		p = NULL;
+	}
+	int n = p ? snprintf(buf, len, "policy denied this operation on '%.*s'%s", (int)res_len,
+			     p + strlen(on), tail)
+		  : snprintf(buf, len, "policy denied this operation%s", tail);
+	return n < 0 || (size_t)n >= len ? -ENOBUFS : 0;
+}
+
+/* ---- packing records ----------------------------------------------------- */
+
+static int
+pack_msg(struct engine *e, const ProtobufCMessage *m, size_t *ret_len)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	if (n + 1 > HISTORY_RECORD_MAX)
+		return -E2BIG;
+	if (n > e->pack_cap) {
+		size_t cap = n < 4096 ? 4096 : n * 2;
+		uint8_t *p = realloc(e->pack, cap);
+		if (!p)
+			return -ENOMEM;
+		e->pack = p;
+		e->pack_cap = cap;
+	}
+	*ret_len = protobuf_c_message_pack(m, e->pack);
+	return 0;
+}
+
+static int
+add_ckpt(struct engine *e, int64_t time, uint64_t offset)
+{
+	if (e->events_since_ckpt++ % CKPT_EVERY != 0)
+		return 0;
+	if (e->n_ckpts == e->cap_ckpts) {
+		size_t cap = e->cap_ckpts ? e->cap_ckpts * 2 : 64;
+		struct ckpt *c = realloc(e->ckpts, cap * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		e->ckpts = c;
+		e->cap_ckpts = cap;
+	}
+	e->ckpts[e->n_ckpts++] = (struct ckpt){ time, offset };
+	return 0;
+}
+
+static int
+write_event(struct engine *e, Box__EventKind kind, int64_t t, const char *action,
+	    Box__PolicyField **in, size_t n_in, Box__PolicyField **out, size_t n_out)
+{
+	Box__HistoryEvent ev = BOX__HISTORY_EVENT__INIT;
+	uint64_t off;
+	size_t len;
+
+	ev.time_ns = (uint64_t)t;
+	ev.kind = kind;
+	ev.action = (char *)action;
+	ev.input = in;
+	ev.n_input = n_in;
+	ev.output = out;
+	ev.n_output = n_out;
+	int r = pack_msg(e, &ev.base, &len);
+	if (r < 0)
+		return r;
+	r = history_append(e->hist, REC_EVENT, e->pack, len, &off);
+	if (r < 0)
+		return r;
+	return add_ckpt(e, t, off);
+}
+
+/* ---- epochs and recovery -------------------------------------------------- */
+
+static void
+epochs_free(struct engine *e)
+{
+	for (size_t i = 0; i < e->n_epochs; i++) {
+		free(e->epochs[i].raw);
+		free(e->epochs[i].hashes);
+		free(e->epochs[i].eff);
+	}
+	free(e->epochs);
+	e->epochs = NULL;
+	e->n_epochs = 0;
+}
+
+static int
+epoch_add(struct engine *e, const uint8_t *data, size_t len, uint64_t offset)
+{
+	Box__HistoryEpoch *m = box__history_epoch__unpack(NULL, len, data);
+	int r = -EBADMSG;
+
+	if (!m)
+		return -EBADMSG;
+	if (m->base.n_unknown_fields != 0 || box_validate_history_epoch(m) < 0)
+		goto out;
+	struct epoch *v = realloc(e->epochs, (e->n_epochs + 1) * sizeof(*v));
+	if (!v) {
+		r = -ENOMEM;
+		goto out;
+	}
+	e->epochs = v;
+	struct epoch *ep = &e->epochs[e->n_epochs];
+	*ep = (struct epoch){ .offset = offset };
+	ep->raw = malloc(len ? len : 1);
+	ep->hashes = calloc(m->n_rule_hashes ? m->n_rule_hashes : 1, sizeof(uint64_t));
+	ep->eff = calloc(m->n_rule_hashes ? m->n_rule_hashes : 1, sizeof(uint64_t));
+	if (!ep->raw || !ep->hashes || !ep->eff) {
+		free(ep->raw);
+		free(ep->hashes);
+		free(ep->eff);
+		r = -ENOMEM;
+		goto out;
+	}
+	memcpy(ep->raw, data, len);
+	ep->raw_len = len;
+	for (size_t i = 0; i < m->n_rule_hashes; i++) {
+		uint64_t h = 0;
+		if (m->rule_hashes[i].len != 8)
+			goto bad;
+		for (int k = 0; k < 8; k++)
+			h |= (uint64_t)m->rule_hashes[i].data[k] << (8 * k);
+		ep->hashes[i] = h;
+	}
+	ep->n = m->n_rule_hashes;
+	e->n_epochs++;
+	r = 0;
+	goto out;
+bad:
+	free(ep->raw);
+	free(ep->hashes);
+	free(ep->eff);
+	r = -EBADMSG;
+out:
+	box__history_epoch__free_unpacked(m, NULL);
+	return r;
+}
+
+static bool
+has_hash(const uint64_t *v, size_t n, uint64_t h)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == h)
+			return true;
+	return false;
+}
+
+/* eff(k) = hashes(k) ∩ eff(k+1); the last epoch's eff is its hashes. */
+static void
+epochs_effective(struct engine *e)
+{
+	for (size_t k = e->n_epochs; k-- > 0;) {
+		struct epoch *ep = &e->epochs[k];
+		ep->n_eff = 0;
+		for (size_t i = 0; i < ep->n; i++)
+			if (k + 1 == e->n_epochs ||
+			    has_hash(e->epochs[k + 1].eff, e->epochs[k + 1].n_eff, ep->hashes[i]))
+				ep->eff[ep->n_eff++] = ep->hashes[i];
+	}
+}
+
+/* Pass 1: epochs only (events are checked in pass 2). */
+static int
+pass_epochs(uint8_t type, const uint8_t *data, size_t len, uint64_t offset, void *userdata)
+{
+	struct engine *e = userdata;
+	if (type == REC_EPOCH)
+		return epoch_add(e, data, len, offset);
+	if (type == REC_EVENT) {
+		if (e->n_epochs == 0)
+			return -EBADMSG; /* an event before any epoch */
+		return 0;
+	}
+	return -EBADMSG;
+}
+
+#ifdef HAVE_BP_MONITOR
+static int
+replay_event(struct engine *e, const uint8_t *data, size_t len, uint64_t offset)
+{
+	Box__HistoryEvent *m = box__history_event__unpack(NULL, len, data);
+	int r = -EBADMSG;
+
+	if (!m)
+		return -EBADMSG;
+	if (m->base.n_unknown_fields != 0 || box_validate_history_event(m) < 0 ||
+	    m->time_ns > INT64_MAX)
+		goto out;
+	const struct epoch *ep = &e->epochs[e->cur_epoch - 1];
+	bp_event_reset(e->ev);
+	bp_event_set_kind(e->ev, (enum bp_event_kind)m->kind);
+	bp_event_set_time(e->ev, (int64_t)m->time_ns);
+	r = fill_request(bp_event_request(e->ev), m->action, m->input, m->n_input);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < m->n_output; i++) {
+		const Box__PolicyValue *v = m->output[i]->value;
+		if (v->kind_case == BOX__POLICY_VALUE__KIND_INTEGER)
+			r = bp_event_set_output_long(e->ev, m->output[i]->name, v->integer);
+		else if (v->kind_case == BOX__POLICY_VALUE__KIND_STR)
+			r = bp_event_set_output_string(e->ev, m->output[i]->name, v->str,
+						       strlen(v->str));
+		else
+			r = -EINVAL;
+		if (r == -ENOMEM)
+			goto out;
+	}
+	r = 0;
+	if (bp_event_problem(e->ev)) {
+		/* The schema changed since (an MCP server left the config): no rule can see it. */
+		e->st.skipped_events++;
+		goto out;
+	}
+	int64_t t;
+	r = bp_monitor_observe_for_rules(e->mon, e->ev, ep->eff, ep->n_eff, &t);
+	if (r < 0)
+		goto out;
+	e->st.history_events++;
+	r = add_ckpt(e, t, offset);
+out:
+	box__history_event__free_unpacked(m, NULL);
+	return r;
+}
+#endif
+
+/* Pass 2: replay every event into the rules of its epoch's effective set. */
+static int
+pass_replay(uint8_t type, const uint8_t *data, size_t len, uint64_t offset, void *userdata)
+{
+	struct engine *e = userdata;
+	if (type == REC_EPOCH) {
+		e->cur_epoch++;
+		return 0;
+	}
+#ifdef HAVE_BP_MONITOR
+	return replay_event(e, data, len, offset);
+#else
+	return -ENOTSUP;
+#endif
+}
+
+/* Upper bound of how far back rule I can look: the sum of its `within` windows. */
+static int64_t
+rule_horizon(const struct bp_policy *p, size_t i)
+{
+	int64_t total = 0;
+	size_t nt = bp_policy_temporal_count(p, i);
+	for (size_t t = 0; t < nt; t++) {
+		const char *text;
+		size_t len;
+		if (bp_policy_temporal_source(p, i, t, &text, &len, NULL, NULL) < 0)
+			return HORIZON_FALLBACK_NS;
+		for (size_t k = 0; k + 6 < len; k++) {
+			if (memcmp(text + k, "within", 6) != 0)
+				continue;
+			size_t j = k + 6;
+			while (j < len && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' ||
+					   text[j] == '\r'))
+				j++;
+			int64_t n = 0;
+			size_t d0 = j;
+			while (j < len && text[j] >= '0' && text[j] <= '9' && n < 100000000)
+				n = n * 10 + (text[j++] - '0');
+			if (j == d0 || j >= len)
+				return HORIZON_FALLBACK_NS;
+			int64_t unit;
+			switch (text[j]) {
+			case 's': unit = 1; break;
+			case 'm': unit = 60; break;
+			case 'h': unit = 3600; break;
+			case 'd': unit = 86400; break;
+			default: return HORIZON_FALLBACK_NS;
+			}
+			if (n * unit > 86400)
+				n = 86400, unit = 1; /* windows are capped at 24h */
+			total += n * unit * 1000000000LL;
+		}
+	}
+	return total + 1000000000LL; /* and a second of slack */
+}
+
+static int
+write_epoch(struct engine *e, int64_t now)
+{
+	Box__HistoryEpoch m = BOX__HISTORY_EPOCH__INIT;
+	_cleanup_free_ ProtobufCBinaryData *hs = calloc(e->n_hashes ? e->n_hashes : 1, sizeof(*hs));
+	_cleanup_free_ uint8_t *bytes = calloc(e->n_hashes ? e->n_hashes : 1, 8);
+	size_t len;
+	uint64_t off;
+
+	if (!hs || !bytes)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->n_hashes; i++) {
+		for (int k = 0; k < 8; k++)
+			bytes[i * 8 + (size_t)k] = (uint8_t)(e->hashes[i] >> (8 * k));
+		hs[i].data = bytes + i * 8;
+		hs[i].len = 8;
+	}
+	m.time_ns = (uint64_t)now;
+	m.rule_hashes = hs;
+	m.n_rule_hashes = e->n_hashes;
+	int r = pack_msg(e, &m.base, &len);
+	if (r < 0)
+		return r;
+	r = history_append(e->hist, REC_EPOCH, e->pack, len, &off);
+	if (r < 0)
+		return r;
+	r = epoch_add(e, e->pack, len, off);
+	if (r < 0)
+		return r;
+	epochs_effective(e);
+	return history_sync(e->hist);
+}
+
+static void
+say(char *why, size_t why_len, const char *what, const char *detail)
+{
+	if (why && why_len)
+		(void)snprintf(why, why_len, "%s%s%s", what, detail ? ": " : "",
+			       detail ? detail : "");
+}
+
+static int
+load_policy(struct engine *e, const struct engine_opts *o, char *why, size_t why_len)
+{
+	struct bp_load_options lo = { .home = o->home };
+	struct bp_diags *diags = NULL;
+	int r = bp_schema_new(&e->schema);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < o->n_mcp_namespaces; i++) {
+		r = bp_schema_add_pending(e->schema, o->mcp_namespaces[i]);
+		if (r < 0) {
+			say(why, why_len, "cannot declare MCP namespace", o->mcp_namespaces[i]);
+			return r;
+		}
+	}
+	lo.schema = e->schema;
+	r = bp_policy_load(o->text ? o->text : "", o->text ? o->len : 0, &lo, &e->policy, &diags);
+	if (r < 0) {
+		char line[512] = "";
+		for (size_t i = 0; diags && i < bp_diags_count(diags); i++) {
+			enum bp_severity sev;
+			unsigned ln, col;
+			const char *msg = bp_diag_message(diags, i, &sev, &ln, &col);
+			if (sev == BP_ERROR) {
+				(void)snprintf(line, sizeof(line), "line %u:%u: %s", ln, col, msg);
+				break;
+			}
+		}
+		bp_diags_free(diags);
+		say(why, why_len, "the policy does not load", line[0] ? line : NULL);
+		return r;
+	}
+	bp_diags_free(diags);
+	e->st.rules = bp_policy_rule_count(e->policy);
+	for (size_t i = 0; i < e->st.rules; i++)
+		if (bp_policy_temporal_count(e->policy, i) > 0)
+			e->st.temporal_rules++;
+	e->temporal = e->st.temporal_rules > 0;
+	r = bp_request_new(e->policy, &e->req);
+	if (r < 0)
+		return r;
+	return bp_decision_new(&e->dec);
+}
+
+int
+engine_new(const struct engine_opts *o, struct engine **ret, char *why, size_t why_len)
+{
+	struct engine *e = calloc(1, sizeof(*e));
+	char hwhy[256] = "";
+	int r;
+
+	if (!e)
+		return -ENOMEM;
+	e->last_time = INT64_MIN;
+	r = load_policy(e, o, why, why_len);
+	if (r < 0)
+		goto fail;
+	e->sync = o->sync >= 0 ? (enum engine_sync)o->sync
+		  : e->temporal ? ENGINE_SYNC_ALWAYS
+				: ENGINE_SYNC_OFF;
+	e->st.temporal = e->temporal;
+	e->st.sync = e->sync;
+	if (!e->temporal) {
+		/* Nothing is written, nothing is read: the history stays as it is. */
+		*ret = e;
+		return 0;
+	}
+#ifndef HAVE_BP_MONITOR
+	say(why, why_len, "the policy has temporal rules, and this build has no temporal monitor",
+	    NULL);
+	r = -ENOTSUP;
+	goto fail;
+#else
+	{
+		struct bp_diags *diags = NULL;
+		r = bp_monitor_new(e->policy, &e->mon, &diags);
+		bp_diags_free(diags);
+		if (r < 0) {
+			say(why, why_len, "the temporal rules do not load", NULL);
+			goto fail;
+		}
+		r = bp_event_new(e->policy, &e->ev);
+		if (r < 0)
+			goto fail;
+	}
+	e->hashes = calloc(e->st.rules ? e->st.rules : 1, sizeof(uint64_t));
+	if (!e->hashes) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < e->st.rules; i++) {
+		if (bp_policy_temporal_count(e->policy, i) == 0)
+			continue;
+		uint64_t h = bp_policy_rule_hash(e->policy, i);
+		if (!has_hash(e->hashes, e->n_hashes, h))
+			e->hashes[e->n_hashes++] = h;
+		int64_t hz = rule_horizon(e->policy, i);
+		if (hz > e->horizon_ns)
+			e->horizon_ns = hz;
+	}
+	/* Pass 1 recovers the file (drops a torn tail, refuses corruption) and reads epochs. */
+	r = history_open(o->dirfd, HISTORY_FILE, pass_epochs, e, &e->hist, hwhy, sizeof(hwhy));
+	if (r < 0) {
+		say(why, why_len, "the history 'policy/" HISTORY_FILE "' cannot be used", hwhy);
+		goto fail;
+	}
+	e->st.dropped_bytes = history_dropped_bytes(e->hist);
+	epochs_effective(e);
+	if (e->n_epochs > 0) {
+		const struct epoch *last = &e->epochs[e->n_epochs - 1];
+		for (size_t i = 0; i < e->n_hashes; i++)
+			if (has_hash(last->eff, last->n_eff, e->hashes[i]))
+				e->st.rules_kept++;
+	}
+	/* Pass 2: replay. */
+	{
+		struct history *h2 = NULL;
+		e->cur_epoch = 0;
+		r = history_open(o->dirfd, HISTORY_FILE, pass_replay, e, &h2, hwhy, sizeof(hwhy));
+		history_free(h2);
+		if (r < 0) {
+			say(why, why_len, "the history 'policy/" HISTORY_FILE "' cannot be replayed",
+			    hwhy);
+			goto fail;
+		}
+	}
+	e->last_time = bp_monitor_last_time(e->mon);
+	r = write_epoch(e, o->now_ns);
+	if (r < 0) {
+		say(why, why_len, "cannot write the history", strerror(-r));
+		goto fail;
+	}
+	e->compacted_size = history_size(e->hist);
+	(void)engine_maybe_compact(e, o->now_ns, false);
+	*ret = e;
+	return 0;
+#endif
+fail:
+	engine_free(e);
+	return r;
+}
+
+struct engine *
+engine_free(struct engine *e)
+{
+	if (!e)
+		return NULL;
+#ifdef HAVE_BP_MONITOR
+	bp_event_free(e->ev);
+	bp_monitor_free(e->mon);
+#endif
+	bp_decision_free(e->dec);
+	bp_request_free(e->req);
+	bp_policy_free(e->policy);
+	bp_schema_free(e->schema);
+	history_free(e->hist);
+	epochs_free(e);
+	free(e->hashes);
+	free(e->ckpts);
+	free(e->pack);
+	free(e->rules);
+	free(e->resource);
+	free(e);
+	return NULL;
+}
+
+void
+engine_stats(const struct engine *e, struct engine_stats *ret)
+{
+	*ret = e->st;
+}
+
+/* ---- deciding ------------------------------------------------------------- */
+
+static int64_t
+stamp(struct engine *e, int64_t now)
+{
+#ifdef HAVE_BP_MONITOR
+	if (e->mon)
+		return bp_monitor_stamp(e->mon, now);
+#endif
+	return e->last_time != INT64_MIN && now <= e->last_time ? e->last_time + 1 : now;
+}
+
+static int
+set_result(struct engine *e, struct engine_result *res, bool error_deny)
+{
+	size_t n = error_deny ? 0 : bp_decision_rule_count(e->dec);
+	if (n > e->cap_rules) {
+		const char **v = realloc(e->rules, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		e->rules = v;
+		e->cap_rules = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		e->rules[i] = bp_decision_rule_name(e->dec, i);
+	res->rules = e->rules;
+	res->n_rules = n;
+	if (error_deny) {
+		if (engine_error_message(bp_decision_message(e->dec), e->msg, sizeof(e->msg)) < 0)
+			(void)snprintf(e->msg, sizeof(e->msg), "%s",
+				       "policy denied this operation because the request could "
+				       "not be evaluated.");
+		res->permit = false;
+		res->cause = BOX__DECISION_CAUSE__CAUSE_ERROR;
+		res->message = e->msg;
+		return 0;
+	}
+	res->permit = bp_decision_verdict(e->dec) == BP_PERMIT;
+	switch (bp_decision_cause(e->dec)) {
+	case BP_CAUSE_PERMITTED: res->cause = BOX__DECISION_CAUSE__CAUSE_PERMITTED; break;
+	case BP_CAUSE_FORBIDDEN: res->cause = BOX__DECISION_CAUSE__CAUSE_FORBIDDEN; break;
+	case BP_CAUSE_NO_MATCH: res->cause = BOX__DECISION_CAUSE__CAUSE_NO_MATCH; break;
+	case BP_CAUSE_ERROR:
+	default: res->cause = BOX__DECISION_CAUSE__CAUSE_ERROR; break;
+	}
+	/* Never a permit with another cause. */
+	if (res->permit && res->cause != BOX__DECISION_CAUSE__CAUSE_PERMITTED)
+		res->permit = false;
+	res->message = bp_decision_message(e->dec);
+	return 0;
+}
+
+int
+engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
+	      struct engine_result *res)
+{
+	int r;
+
+	*res = (struct engine_result){ 0 };
+	free(e->resource);
+	e->resource = engine_resource_label(m->action, m->input, m->n_input);
+	if (!e->resource)
+		return -ENOMEM;
+	res->resource = e->resource;
+	bp_request_reset(e->req);
+	r = fill_request(e->req, m->action, m->input, m->n_input);
+	if (r < 0)
+		return r;
+	int64_t t = stamp(e, now_ns);
+	res->time_ns = t;
+	if (!e->temporal) {
+		e->last_time = t;
+		r = bp_decide(e->policy, e->req, NULL, e->dec);
+		if (r < 0)
+			return r;
+		return set_result(e, res, false);
+	}
+#ifdef HAVE_BP_MONITOR
+	bool fits = bp_request_problem(e->req) == NULL;
+	bool failed = false;
+	if (fits) {
+		/* Observe: the request event is on disk (or queued for the batch) first. */
+		r = history_failed(e->hist) ? -EIO
+					    : write_event(e, BOX__EVENT_KIND__EVENT_REQUEST, t,
+							  m->action, m->input, m->n_input, NULL, 0);
+		if (r == 0 && e->sync == ENGINE_SYNC_ALWAYS)
+			r = history_sync(e->hist);
+		if (r < 0) {
+			if (r == -ENOMEM || r == -E2BIG)
+				history_poison(e->hist); /* the file and the monitor must agree */
+			failed = true;
+		}
+	}
+	if (failed) {
+		/* Decide without observing, only to get the resource's spelling. */
+		r = bp_decide(e->policy, e->req, NULL, e->dec);
+		if (r < 0)
+			return r;
+		return set_result(e, res, true);
+	}
+	r = bp_monitor_decide(e->mon, e->req, t, e->dec, NULL);
+	if (r < 0 && r != -EINVAL) {
+		/* The monitor could not append (memory): it denied with cause error. */
+		history_poison(e->hist);
+	}
+	e->last_time = bp_monitor_last_time(e->mon);
+	r = set_result(e, res, false);
+	res->wait_sync = fits && e->sync == ENGINE_SYNC_BATCH;
+	return r;
+#else
+	return -ENOTSUP;
+#endif
+}
+
+int
+engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns)
+{
+	if (!e->temporal)
+		return 0; /* nothing is written, and no rule looks back */
+#ifdef HAVE_BP_MONITOR
+	int r;
+	int64_t t = stamp(e, now_ns);
+	bp_event_reset(e->ev);
+	bp_event_set_kind(e->ev, (enum bp_event_kind)m->kind);
+	bp_event_set_time(e->ev, t);
+	r = fill_request(bp_event_request(e->ev), m->action, m->input, m->n_input);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < m->n_output; i++) {
+		const Box__PolicyValue *v = m->output[i]->value;
+		if (v->kind_case == BOX__POLICY_VALUE__KIND_INTEGER)
+			r = bp_event_set_output_long(e->ev, m->output[i]->name, v->integer);
+		else if (v->kind_case == BOX__POLICY_VALUE__KIND_STR)
+			r = bp_event_set_output_string(e->ev, m->output[i]->name, v->str,
+						       strlen(v->str));
+		else
+			r = -EINVAL;
+		if (r == -ENOMEM)
+			return r;
+	}
+	if (bp_event_problem(e->ev))
+		return -EINVAL;
+	if (history_failed(e->hist))
+		return -EIO;
+	r = write_event(e, m->kind, t, m->action, m->input, m->n_input, m->output, m->n_output);
+	if (r < 0) {
+		history_poison(e->hist);
+		return r;
+	}
+	r = bp_monitor_observe(e->mon, e->ev, NULL);
+	if (r < 0) {
+		history_poison(e->hist);
+		return r;
+	}
+	e->last_time = bp_monitor_last_time(e->mon);
+	return 0;
+#else
+	return -ENOTSUP;
+#endif
+}
+
+bool
+engine_needs_sync(const struct engine *e)
+{
+	return e->hist && e->sync != ENGINE_SYNC_OFF && history_dirty(e->hist);
+}
+
+int
+engine_sync(struct engine *e)
+{
+	if (!e->hist)
+		return 0;
+	return history_sync(e->hist);
+}
+
+void
+engine_poison_history(struct engine *e)
+{
+	if (e->hist)
+		history_poison(e->hist);
+}
+
+int
+engine_maybe_compact(struct engine *e, int64_t now_ns, bool force)
+{
+	if (!e->hist || history_failed(e->hist) || e->n_ckpts == 0 || e->n_epochs == 0)
+		return 0;
+	uint64_t size = history_size(e->hist);
+	if (!force && (size < COMPACT_MIN_BYTES || size < 2 * e->compacted_size))
+		return 0;
+	/*
+	 * Keep from the last checkpoint at or before the first event inside the
+	 * horizon (so nothing inside it is lost); drop everything before.
+	 */
+	int64_t cutoff = now_ns - e->horizon_ns;
+	size_t k = 0;
+	for (size_t i = 0; i < e->n_ckpts && e->ckpts[i].time < cutoff; i++)
+		k = i;
+	if (k == 0) {
+		e->compacted_size = size;
+		return 0;
+	}
+	uint64_t keep_from = e->ckpts[k].offset;
+	/* The epoch that governs keep_from opens the new file. */
+	size_t g = 0;
+	for (size_t i = 0; i < e->n_epochs; i++)
+		if (e->epochs[i].offset < keep_from)
+			g = i;
+	struct history_rec head = { REC_EPOCH, e->epochs[g].raw, e->epochs[g].raw_len };
+	int r = history_compact(e->hist, &head, 1, keep_from);
+	if (r < 0)
+		return r;
+	/*
+	 * New offsets: the file header, then epoch g, then the old bytes from
+	 * keep_from. The file header has a fixed size, so take it from the
+	 * history itself: new size - (old size - keep_from) - epoch frame.
+	 */
+	uint64_t epoch_frame = HISTORY_FRAME_HEADER + 1 + e->epochs[g].raw_len;
+	uint64_t base = history_size(e->hist) - (size - keep_from);
+	uint64_t epoch_off = base - epoch_frame;
+	for (size_t i = 0; i < g; i++) {
+		free(e->epochs[i].raw);
+		free(e->epochs[i].hashes);
+		free(e->epochs[i].eff);
+	}
+	memmove(e->epochs, e->epochs + g, (e->n_epochs - g) * sizeof(*e->epochs));
+	e->n_epochs -= g;
+	e->epochs[0].offset = epoch_off;
+	for (size_t i = 1; i < e->n_epochs; i++)
+		e->epochs[i].offset = e->epochs[i].offset - keep_from + base;
+	memmove(e->ckpts, e->ckpts + k, (e->n_ckpts - k) * sizeof(*e->ckpts));
+	e->n_ckpts -= k;
+	for (size_t i = 0; i < e->n_ckpts; i++)
+		e->ckpts[i].offset = e->ckpts[i].offset - keep_from + base;
+	e->compacted_size = history_size(e->hist);
+	return 1;
+}

@@ -1,0 +1,89 @@
+/*
+ * engine.h — box-policyd's deciding core: the loaded policy, the temporal
+ * monitor and the durable history, tied together (POLICY.md §1, §4).
+ *
+ * Observe, then decide: a Decide appends the request event to the history
+ * (when the policy has a temporal rule) before it is evaluated, and a
+ * history that cannot be written makes the decision a deny. Records append
+ * outcome events. With no temporal rule nothing is written at all.
+ * The engine never reads a clock: callers pass the time (ns since the epoch).
+ * Trusts: requests were validated by proto/policy_validate.c; the history
+ * file is re-checked record by record.
+ */
+#ifndef BOX_POLICYD_ENGINE_H
+#define BOX_POLICYD_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.pb-c.h"
+
+enum engine_sync {
+	ENGINE_SYNC_OFF = 0,
+	ENGINE_SYNC_ALWAYS,
+	ENGINE_SYNC_BATCH,
+};
+
+struct engine_opts {
+	const char *text; /* NULL: no policy, every decision denies */
+	size_t len;
+	const char *home;
+	char *const *mcp_namespaces;
+	size_t n_mcp_namespaces;
+	int sync; /* -1: default (always when temporal), else enum engine_sync */
+	int dirfd; /* STATE/policy/ (borrowed) */
+	int64_t now_ns;
+};
+
+/* What Decide answers (owned by the engine until the next decide). */
+struct engine_result {
+	bool permit;
+	int cause;          /* Box__DecisionCause */
+	const char **rules; /* n_rules names */
+	size_t n_rules;
+	const char *message;
+	const char *resource; /* the unescaped resource label, for the decision log */
+	int64_t time_ns;      /* the event's time */
+	bool wait_sync;       /* batch mode: the reply waits for engine_sync() */
+};
+
+struct engine_stats {
+	size_t rules, temporal_rules, rules_kept;
+	uint64_t history_events, skipped_events;
+	uint64_t dropped_bytes;
+	bool temporal;
+	enum engine_sync sync;
+};
+
+struct engine;
+
+/*
+ * Load the policy, and with temporal rules recover the history and replay it
+ * into the rules it belongs to. On a refusal (policy does not load, history
+ * corrupt or unreadable) returns negative errno with `why` filled in.
+ */
+int engine_new(const struct engine_opts *o, struct engine **ret, char *why, size_t why_len);
+struct engine *engine_free(struct engine *e);
+void engine_stats(const struct engine *e, struct engine_stats *ret);
+
+/* Decide M at NOW_NS into RES (valid until the next call). */
+int engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
+		  struct engine_result *res);
+/* Append an outcome event. -EINVAL when it does not fit the schema (dropped). */
+int engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns);
+/* Records or batched decisions wait for a sync. */
+bool engine_needs_sync(const struct engine *e);
+/* fsync the history now; negative errno when it failed (it is then poisoned). */
+int engine_sync(struct engine *e);
+/* Rewrite the history without events older than every rule's horizon, if it is worth it. */
+int engine_maybe_compact(struct engine *e, int64_t now_ns, bool force);
+/* Tests: make every later history write fail. */
+void engine_poison_history(struct engine *e);
+
+/* The message of a deny with cause error, from a decision's MESSAGE (same resource). */
+int engine_error_message(const char *message, char *buf, size_t len);
+/* Resource label of POLICY.md §5 for a decision log (malloc'd). */
+char *engine_resource_label(const char *action, Box__PolicyField *const *f, size_t n);
+
+#endif

@@ -1,0 +1,638 @@
+/*
+ * main.c — box-policyd: the per-box policy daemon (DESIGN.md §2, §4).
+ *
+ *   box-policyd [-u UID] [-g GID]
+ *
+ * Started by boxd with fork+exec: fd 3 = boxd, 4 = gateway, 5 = mcpd,
+ * 6 = shell (SOCK_SEQPACKET socketpair ends; 4-6 may be closed), nothing
+ * else open. In order: privilege drop to UID:GID (default: the ids it runs
+ * as) → PolicyInit from boxd (policy text, owner's home, box name/id,
+ * history_sync, the STATE/policy/ dir fd and the decisions.jsonl fd) →
+ * seccomp allow-list → load the policy and recover the history → PolicyReady
+ * (or a refusal with the reason, then exit 1) → event loop.
+ *
+ * Decide: the request event is appended to the history (temporal policies
+ * only) and, per [box] history_sync, fsynced before it is evaluated and
+ * answered; batch mode holds replies until the next fsync (at most every
+ * 10 ms). A decision whose history write failed is a deny. Every decision
+ * is one line of decisions.jsonl. Record: an outcome event, no reply.
+ * boxd closing its channel ends policyd (exit 0); a protocol error from any
+ * peer is fatal (exit 1): they are internal peers.
+ *
+ * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
+ * wall clock by one that starts at START_NS and advances STEP_NS (default
+ * 1 ms) at every event; it is read from policyd's own environment, which
+ * boxd never fills from a user.
+ * Trusts: nothing from its peers; boxd for the fds and ids it gives.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "cleanup.h"
+#include "declog.h"
+#include "engine.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "ipc_event.h"
+#include "log.h"
+#include "parse.h"
+#include "policy.pb-c.h"
+#include "policyd.h"
+#include "privdrop.h"
+
+struct peer {
+	const char *name;   /* for messages */
+	const char *source; /* for the decision log */
+	int fd;
+	struct box_ipc_event *ev;
+};
+
+/* A decision waiting for the batch fsync. */
+struct pending {
+	struct peer *peer;
+	uint64_t request_id;
+	Box__DecideRequest *req; /* owned */
+	bool permit;
+	int cause;
+	char **rules;
+	size_t n_rules;
+	char *message;
+	char *resource;
+	int64_t time_ns;
+};
+
+static struct {
+	struct event_base *base;
+	struct engine *engine;
+	struct peer peers[POLICYD_N_PEERS];
+	int decisions_fd;
+	char box_name[64];
+	char box_id[16];
+	struct event *batch_timer;
+	bool batch_armed;
+	int64_t last_sync_mono;
+	struct pending *pending;
+	size_t n_pending, cap_pending;
+	bool test_clock;
+	int64_t clock_next, clock_step;
+	unsigned log_failures;
+	int exit_code;
+} S = {
+	.peers = {
+		{ "boxd", "supervisor", POLICYD_FD_BOXD, NULL },
+		{ "gateway", "box-gateway", POLICYD_FD_GATEWAY, NULL },
+		{ "mcpd", "box-mcpd", POLICYD_FD_MCPD, NULL },
+		{ "shell", "box-shell", POLICYD_FD_SHELL, NULL },
+	},
+	.decisions_fd = -1,
+};
+
+static const char *const cause_names[] = { "permitted", "forbidden", "no_match", "error" };
+
+/* ---- clocks ---------------------------------------------------------------- */
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The engine's clock: wall time in ns, or the test clock. */
+static int64_t
+engine_now(void)
+{
+	if (S.test_clock) {
+		int64_t t = S.clock_next;
+		S.clock_next += S.clock_step;
+		return t;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void
+test_clock_init(void)
+{
+	const char *v = getenv("BOX_TEST_CLOCK");
+	char *end;
+
+	if (!v || !*v)
+		return;
+	errno = 0;
+	long long start = strtoll(v, &end, 10);
+	long long step = 1000000;
+	if (errno == 0 && *end == ',') {
+		step = strtoll(end + 1, &end, 10);
+	}
+	if (errno != 0 || *end != '\0' || start < 0 || step < 0)
+		fatalx("BOX_TEST_CLOCK: expected START_NS[,STEP_NS], got '%s'", v);
+	S.test_clock = true;
+	S.clock_next = start;
+	S.clock_step = step;
+	log_warn("using the test clock (BOX_TEST_CLOCK=%s)", v);
+}
+
+/* ---- replies and the decision log ---------------------------------------- */
+
+static void drop_peer(struct peer *p, int error);
+
+static void
+log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cause,
+	     const char *const *rules, size_t n_rules, const char *message, const char *resource,
+	     int64_t time_ns)
+{
+	struct declog_entry e = {
+		.time_ns = time_ns,
+		.box = S.box_name,
+		.id = S.box_id,
+		.action = req->action,
+		.resource = resource,
+		.permit = permit,
+		.cause = cause_names[cause],
+		.rules = rules,
+		.n_rules = n_rules,
+		.message = message,
+		.source = p->source,
+		.input = req->input,
+		.n_input = req->n_input,
+	};
+	if (S.decisions_fd < 0)
+		return;
+	int r = declog_write(S.decisions_fd, &e);
+	/* The log is diagnostic: a failure is reported, never a change of verdict. */
+	if (r < 0 && S.log_failures++ % 1000 == 0)
+		log_warn_errno(r, "Cannot write decisions.jsonl (%u failures)", S.log_failures);
+}
+
+static void
+send_reply(struct peer *p, uint64_t request_id, bool permit, int cause, const char *const *rules,
+	   size_t n_rules, const char *message)
+{
+	Box__DecideReply rep = BOX__DECIDE_REPLY__INIT;
+
+	if (!p->ev)
+		return; /* the peer went away while its decision waited */
+	rep.verdict = permit ? BOX__DECISION_VERDICT__VERDICT_PERMIT
+			     : BOX__DECISION_VERDICT__VERDICT_DENY;
+	rep.cause = (Box__DecisionCause)cause;
+	rep.rules = (char **)rules;
+	rep.n_rules = n_rules;
+	rep.message = (char *)message;
+	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_DECIDE_REPLY, request_id, &rep.base,
+				   NULL, 0);
+	if (r < 0) {
+		log_err_errno(r, "Cannot answer %s", p->name);
+		drop_peer(p, r);
+	}
+}
+
+static void
+pending_clear(struct pending *q)
+{
+	box_msg_free(&q->req->base);
+	for (size_t i = 0; i < q->n_rules; i++)
+		free(q->rules[i]);
+	free(q->rules);
+	free(q->message);
+	free(q->resource);
+	*q = (struct pending){ 0 };
+}
+
+/* Answer every waiting decision; FAILED: the fsync failed, so each becomes a deny. */
+static void
+pending_flush(bool failed)
+{
+	char msg[BOX_IPC_MAX];
+
+	for (size_t i = 0; i < S.n_pending; i++) {
+		struct pending *q = &S.pending[i];
+		if (failed) {
+			if (engine_error_message(q->message, msg, sizeof(msg)) < 0)
+				(void)snprintf(msg, sizeof(msg), "%s",
+					       "policy denied this operation because the request "
+					       "could not be evaluated.");
+			send_reply(q->peer, q->request_id, false, BOX__DECISION_CAUSE__CAUSE_ERROR,
+				   NULL, 0, msg);
+			log_decision(q->peer, q->req, false, BOX__DECISION_CAUSE__CAUSE_ERROR, NULL,
+				     0, msg, q->resource, q->time_ns);
+		} else {
+			send_reply(q->peer, q->request_id, q->permit, q->cause,
+				   (const char *const *)q->rules, q->n_rules, q->message);
+			log_decision(q->peer, q->req, q->permit, q->cause,
+				     (const char *const *)q->rules, q->n_rules, q->message,
+				     q->resource, q->time_ns);
+		}
+		pending_clear(q);
+	}
+	S.n_pending = 0;
+}
+
+static void
+do_sync(void)
+{
+	int r = engine_sync(S.engine);
+	S.last_sync_mono = mono_ns();
+	if (r < 0)
+		log_err_errno(r, "Cannot sync the history; every decision is denied from now on");
+	pending_flush(r < 0);
+}
+
+static void
+on_batch_timer(evutil_socket_t fd, short what, void *userdata)
+{
+	S.batch_armed = false;
+	do_sync();
+}
+
+static void
+arm_batch(void)
+{
+	if (S.batch_armed)
+		return;
+	int64_t due = S.last_sync_mono + POLICYD_BATCH_MS * 1000000LL - mono_ns();
+	if (due < 0)
+		due = 0;
+	struct timeval tv = { .tv_sec = (time_t)(due / 1000000000LL),
+			      .tv_usec = (suseconds_t)((due % 1000000000LL) / 1000) };
+	if (evtimer_add(S.batch_timer, &tv) < 0)
+		fatalx("Cannot arm the batch timer");
+	S.batch_armed = true;
+}
+
+static int
+pending_push(struct peer *p, uint64_t request_id, Box__DecideRequest *req,
+	     const struct engine_result *res)
+{
+	if (S.n_pending == S.cap_pending) {
+		size_t cap = S.cap_pending ? S.cap_pending * 2 : 16;
+		struct pending *v = realloc(S.pending, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		S.pending = v;
+		S.cap_pending = cap;
+	}
+	struct pending *q = &S.pending[S.n_pending];
+	*q = (struct pending){ .peer = p, .request_id = request_id, .req = req,
+			       .permit = res->permit, .cause = res->cause,
+			       .time_ns = res->time_ns };
+	q->rules = calloc(res->n_rules ? res->n_rules : 1, sizeof(char *));
+	q->message = strdup(res->message);
+	q->resource = strdup(res->resource);
+	bool ok = q->rules && q->message && q->resource;
+	for (size_t i = 0; ok && i < res->n_rules; i++) {
+		q->rules[i] = strdup(res->rules[i]);
+		ok = q->rules[i] != NULL;
+		q->n_rules = i + 1;
+	}
+	if (!ok) {
+		q->req = NULL;
+		for (size_t i = 0; i < q->n_rules; i++)
+			free(q->rules[i]);
+		free(q->rules);
+		free(q->message);
+		free(q->resource);
+		return -ENOMEM;
+	}
+	S.n_pending++;
+	return 0;
+}
+
+/* ---- handlers -------------------------------------------------------------- */
+
+static void
+handle_decide(struct peer *p, struct box_ipc_msg *m)
+{
+	Box__DecideRequest *req = (Box__DecideRequest *)m->msg;
+	struct engine_result res;
+	int64_t now = engine_now();
+
+	int r = engine_decide(S.engine, req, now, &res);
+	if (r < 0)
+		fatal(r, "Cannot decide");
+	if (res.wait_sync) {
+		/* Batch: answer after the next fsync, at most every 10 ms. */
+		r = pending_push(p, m->request_id, req, &res);
+		if (r < 0)
+			fatal(r, "Cannot queue a decision");
+		m->msg = NULL; /* the queue owns it */
+		if (mono_ns() - S.last_sync_mono >= POLICYD_BATCH_MS * 1000000LL) {
+			if (S.batch_armed) {
+				evtimer_del(S.batch_timer);
+				S.batch_armed = false;
+			}
+			do_sync();
+		} else {
+			arm_batch();
+		}
+	} else {
+		send_reply(p, m->request_id, res.permit, res.cause, res.rules, res.n_rules,
+			   res.message);
+		log_decision(p, req, res.permit, res.cause, res.rules, res.n_rules, res.message,
+			     res.resource, res.time_ns);
+	}
+	(void)engine_maybe_compact(S.engine, now, false);
+}
+
+static void
+handle_record(struct peer *p, struct box_ipc_msg *m)
+{
+	const Box__RecordRequest *rec = (const Box__RecordRequest *)m->msg;
+	int64_t now = engine_now();
+
+	int r = engine_record(S.engine, rec, now);
+	if (r == -EINVAL)
+		log_warn("%s recorded an outcome of '%s' that does not fit the schema; dropped",
+			 p->name, rec->action);
+	else if (r == -ENOMEM)
+		fatal(r, "Cannot record");
+	else if (r < 0)
+		log_err_errno(r, "Cannot write the history; every decision is denied from now on");
+	if (engine_needs_sync(S.engine))
+		arm_batch();
+	(void)engine_maybe_compact(S.engine, now, false);
+}
+
+static void
+handle_log_fd(struct box_ipc_msg *m)
+{
+	int fd = m->n_fds == 1 ? m->fds[0] : -1;
+	int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+
+	if (fl < 0 || !(fl & O_APPEND) || (fl & O_ACCMODE) == O_RDONLY)
+		fatalx("boxd sent a decisions.jsonl fd that is not open for appending");
+	safe_close(S.decisions_fd);
+	S.decisions_fd = TAKE_FD(m->fds[0]);
+}
+
+static void
+on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	struct peer *p = userdata;
+
+	switch (m->type) {
+	case BOX__MSG_TYPE__MSG_DECIDE_REQUEST: handle_decide(p, m); break;
+	case BOX__MSG_TYPE__MSG_RECORD_REQUEST: handle_record(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:
+		if (p != &S.peers[0])
+			fatalx("%s sent PolicyLogFd", p->name);
+		handle_log_fd(m);
+		break;
+	default:
+		/* box_ipc_chan_allow already refused every other type. */
+		fatalx("%s sent an unexpected %s", p->name, box_ipc_type_name(m->type));
+	}
+}
+
+static void
+drop_peer(struct peer *p, int error)
+{
+	p->ev = box_ipc_event_free(p->ev);
+	if (p == &S.peers[0]) {
+		/* boxd went away: the box is over. */
+		event_base_loopexit(S.base, NULL);
+		return;
+	}
+	(void)error;
+}
+
+static void
+on_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	struct peer *p = userdata;
+
+	if (error != -ECONNRESET) {
+		/* Internal peers that send garbage are fatal (fail closed). */
+		log_err_errno(error, "Protocol error from %s", p->name);
+		S.exit_code = 1;
+		p->ev = box_ipc_event_free(p->ev);
+		event_base_loopexit(S.base, NULL);
+		return;
+	}
+	if (p == &S.peers[0])
+		log_info("boxd closed its channel; exiting");
+	else
+		log_info("%s closed its channel", p->name);
+	drop_peer(p, error);
+}
+
+/* ---- start-up --------------------------------------------------------------- */
+
+static bool
+is_seqpacket(int fd)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET;
+}
+
+static void
+send_ready(int fd, uint64_t request_id, bool ok, const char *message,
+	   const struct engine_stats *st)
+{
+	Box__PolicyReady rep = BOX__POLICY_READY__INIT;
+
+	rep.ok = ok;
+	rep.message = (char *)message;
+	if (st) {
+		rep.rules = (uint32_t)st->rules;
+		rep.temporal_rules = (uint32_t)st->temporal_rules;
+		rep.history_events = st->history_events;
+		rep.rules_kept = (uint32_t)st->rules_kept;
+	}
+	int r = box_ipc_send(fd, BOX__MSG_TYPE__MSG_POLICY_READY, request_id, &rep.base, NULL, 0);
+	if (r < 0)
+		log_err_errno(r, "Cannot send PolicyReady");
+}
+
+/* Sanitize a refusal for PolicyReady.message: printable, non-empty. */
+static void
+printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: box-policyd [-u UID] [-g GID]  (started by boxd, fds 3-6)\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct privdrop pd = { .uid = getuid(), .gid = getgid() };
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	char why[1024] = "";
+	int opt, r;
+
+	log_init("box-policyd", 1);
+	while ((opt = getopt(argc, argv, "u:g:")) >= 0) {
+		uint64_t v;
+		switch (opt) {
+		case 'u':
+			if (parse_u64(optarg, (uid_t)-2, &v) < 0)
+				usage();
+			pd.uid = (uid_t)v;
+			break;
+		case 'g':
+			if (parse_u64(optarg, (gid_t)-2, &v) < 0)
+				usage();
+			pd.gid = (gid_t)v;
+			break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (!is_seqpacket(POLICYD_FD_BOXD))
+		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-policyd is started by boxd)",
+		       POLICYD_FD_BOXD);
+	for (int i = 1; i < POLICYD_N_PEERS; i++) {
+		int fd = S.peers[i].fd;
+		if (!fd_is_open(fd))
+			S.peers[i].fd = -1;
+		else if (!is_seqpacket(fd))
+			fatalx("fd %d (%s) is not a SOCK_SEQPACKET socket", fd, S.peers[i].name);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit makes a history write fail (and the decision deny), not kill us. */
+	signal(SIGXFSZ, SIG_IGN);
+	test_clock_init();
+
+	r = privdrop_apply(&pd);
+	if (r < 0)
+		fatal(r, "Cannot drop privileges to %u:%u", (unsigned)pd.uid, (unsigned)pd.gid);
+
+	/* PolicyInit: the first and only message before the loop. */
+	chan = box_ipc_chan_new(POLICYD_FD_BOXD);
+	if (!chan)
+		fatal(-ENOMEM, "Cannot allocate the boxd channel");
+	uint32_t init_type = BOX__MSG_TYPE__MSG_POLICY_INIT;
+	if (box_ipc_chan_allow(chan, &init_type, 1) < 0)
+		fatalx("Cannot set up the boxd channel");
+	r = box_ipc_recv_wait(chan, &m, POLICYD_INIT_TIMEOUT_MS);
+	if (r == -ECONNRESET)
+		return 0; /* boxd gave up before we started */
+	if (r < 0)
+		fatal(r, "No valid PolicyInit from boxd");
+	Box__PolicyInit *init = (Box__PolicyInit *)m.msg;
+	if (m.n_fds != 2)
+		fatalx("PolicyInit carries %u fds, expected 2", m.n_fds);
+	struct stat st;
+	if (fstat(m.fds[0], &st) < 0 || !S_ISDIR(st.st_mode))
+		fatalx("PolicyInit: the first fd is not the STATE/policy/ directory");
+	int fl = fcntl(m.fds[1], F_GETFL);
+	if (fl < 0 || !(fl & O_APPEND) || (fl & O_ACCMODE) == O_RDONLY)
+		fatalx("PolicyInit: the second fd is not decisions.jsonl open for appending");
+	int dirfd = TAKE_FD(m.fds[0]);
+	S.decisions_fd = TAKE_FD(m.fds[1]);
+	(void)snprintf(S.box_name, sizeof(S.box_name), "%s", init->box_name);
+	(void)snprintf(S.box_id, sizeof(S.box_id), "%s", init->box_id);
+
+	/* From here on nothing but the allow-list; the history is read under it. */
+	S.base = event_base_new();
+	if (!S.base)
+		fatalx("Cannot create the event loop");
+	declog_init();
+	tzset(); /* the log's timestamps read /etc/localtime once, now */
+	r = policyd_seccomp(dirfd);
+	if (r < 0)
+		fatal(r, "Cannot install the seccomp filter");
+
+	int sync = -1;
+	if (init->has_history_sync) {
+		switch (init->history_sync) {
+		case BOX__HISTORY_SYNC__HISTORY_SYNC_ALWAYS: sync = ENGINE_SYNC_ALWAYS; break;
+		case BOX__HISTORY_SYNC__HISTORY_SYNC_BATCH: sync = ENGINE_SYNC_BATCH; break;
+		case BOX__HISTORY_SYNC__HISTORY_SYNC_OFF: sync = ENGINE_SYNC_OFF; break;
+		case _BOX__HISTORY_SYNC_IS_INT_SIZE:
+		default: sync = -1; break;
+		}
+	}
+	struct engine_opts eo = {
+		.text = init->has_policy_text ? (const char *)init->policy_text.data : NULL,
+		.len = init->has_policy_text ? init->policy_text.len : 0,
+		.home = init->home,
+		.mcp_namespaces = init->mcp_namespaces,
+		.n_mcp_namespaces = init->n_mcp_namespaces,
+		.sync = sync,
+		.dirfd = dirfd,
+		.now_ns = engine_now(),
+	};
+	r = engine_new(&eo, &S.engine, why, sizeof(why));
+	if (r < 0) {
+		if (!why[0])
+			(void)snprintf(why, sizeof(why), "%s", strerror(-r));
+		printable(why);
+		log_err("Refusing to start box '%s': %s", S.box_name, why);
+		send_ready(POLICYD_FD_BOXD, m.request_id, false, why, NULL);
+		return 1;
+	}
+	struct engine_stats es;
+	engine_stats(S.engine, &es);
+	if (es.dropped_bytes)
+		log_warn("The history ended in a torn record (%llu bytes, a crash mid-append); "
+			 "dropped it",
+			 (unsigned long long)es.dropped_bytes);
+	if (es.skipped_events)
+		log_warn("%llu history events no longer fit the schema; skipped",
+			 (unsigned long long)es.skipped_events);
+	log_info("box '%s' (%s): %zu rules, %zu temporal, %llu history events, %zu rules kept",
+		 S.box_name, S.box_id, es.rules, es.temporal_rules,
+		 (unsigned long long)es.history_events, es.rules_kept);
+	send_ready(POLICYD_FD_BOXD, m.request_id, true, NULL, &es);
+	box_ipc_msg_done(&m);
+	chan = box_ipc_chan_free(chan);
+
+	S.batch_timer = evtimer_new(S.base, on_batch_timer, NULL);
+	if (!S.batch_timer)
+		fatalx("Cannot create the batch timer");
+	S.last_sync_mono = mono_ns();
+	for (int i = 0; i < POLICYD_N_PEERS; i++) {
+		struct peer *p = &S.peers[i];
+		uint32_t allow[3] = { BOX__MSG_TYPE__MSG_DECIDE_REQUEST,
+				      BOX__MSG_TYPE__MSG_RECORD_REQUEST,
+				      BOX__MSG_TYPE__MSG_POLICY_LOG_FD };
+		if (p->fd < 0)
+			continue;
+		p->ev = box_ipc_event_new(S.base, p->fd, on_msg, on_close, p);
+		if (!p->ev)
+			fatal(-errno, "Cannot watch the %s channel", p->name);
+		if (box_ipc_chan_allow(box_ipc_event_chan(p->ev), allow, i == 0 ? 3 : 2) < 0)
+			fatalx("Cannot set up the %s channel", p->name);
+	}
+	if (event_base_dispatch(S.base) < 0)
+		fatalx("The event loop failed");
+
+	/* Leaving: whatever waits for the batch fsync gets it (or a deny). */
+	if (S.n_pending)
+		do_sync();
+	else if (engine_needs_sync(S.engine))
+		(void)engine_sync(S.engine);
+	for (int i = 0; i < POLICYD_N_PEERS; i++)
+		S.peers[i].ev = box_ipc_event_free(S.peers[i].ev);
+	event_free(S.batch_timer);
+	engine_free(S.engine);
+	free(S.pending);
+	safe_close(S.decisions_fd);
+	safe_close(dirfd);
+	event_base_free(S.base);
+	return S.exit_code;
+}

@@ -1,0 +1,27 @@
+/*
+ * policyd.h — box-policyd's fixed fd layout and its own internal API.
+ *
+ * boxd starts box-policyd with fork+exec, one SOCK_SEQPACKET socketpair end
+ * per peer at these fd numbers (everything else closed), and sends
+ * PolicyInit on the boxd channel first (proto/policy.proto). Fds 4-6 may be
+ * absent (closed) when the box has no such peer.
+ * Trusts: the fds boxd arranged; nothing that arrives on them.
+ */
+#ifndef BOX_POLICYD_H
+#define BOX_POLICYD_H
+
+#define POLICYD_FD_BOXD 3
+#define POLICYD_FD_GATEWAY 4
+#define POLICYD_FD_MCPD 5
+#define POLICYD_FD_SHELL 6
+#define POLICYD_N_PEERS 4
+
+/* Batch mode: at most one fsync every this many ms; decisions wait for it. */
+#define POLICYD_BATCH_MS 10
+/* How long boxd has to send PolicyInit. */
+#define POLICYD_INIT_TIMEOUT_MS 30000
+
+/* Install the allow-list (seccomp.c); file calls only under DIRFD. */
+int policyd_seccomp(int dirfd);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * seccomp.c — box-policyd's own allow-list, installed after the privilege
+ * drop and before it reads the history or any peer message.
+ *
+ * policyd only moves packets, does arithmetic and appends to two files it
+ * was given. Files: openat, renameat(2) and unlinkat are allowed only
+ * relative to the STATE/policy/ directory fd (never AT_FDCWD, so no
+ * absolute or cwd-relative path works); no socket, connect, exec, ptrace,
+ * mount or namespace call. Everything else kills the process.
+ * The sanitizer runtimes need more (they read /proc/self/maps, install
+ * signal handlers, spawn nothing): those calls are added only in sanitizer
+ * builds.
+ * Trusts: the directory fd number it is given.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+
+#include <seccomp.h>
+
+#include "policyd.h"
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define POLICYD_ASAN 1
+#else
+#define POLICYD_ASAN 0
+#endif
+
+static const int allowed[] = {
+	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(readv),
+	SCMP_SYS(pread64), SCMP_SYS(pwrite64), SCMP_SYS(lseek),
+	SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
+	SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
+	SCMP_SYS(epoll_ctl), SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat),
+	SCMP_SYS(statx), SCMP_SYS(fcntl), SCMP_SYS(ftruncate), SCMP_SYS(fsync),
+	SCMP_SYS(fdatasync), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap),
+	SCMP_SYS(brk), SCMP_SYS(madvise), SCMP_SYS(mprotect), SCMP_SYS(clock_gettime),
+	SCMP_SYS(gettimeofday), SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(exit),
+	SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask),
+	SCMP_SYS(futex), SCMP_SYS(getrandom), SCMP_SYS(restart_syscall),
+	SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep), SCMP_SYS(getsockopt),
+};
+
+#if POLICYD_ASAN
+static const int allowed_asan[] = {
+	SCMP_SYS(openat), SCMP_SYS(open), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
+	SCMP_SYS(sigaltstack), SCMP_SYS(rt_sigaction), SCMP_SYS(prctl),
+	SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity), SCMP_SYS(getdents64),
+	SCMP_SYS(tgkill), SCMP_SYS(kill), SCMP_SYS(getppid), SCMP_SYS(pipe2),
+	SCMP_SYS(wait4), SCMP_SYS(clone), SCMP_SYS(execve), SCMP_SYS(dup2), SCMP_SYS(dup3),
+	SCMP_SYS(getrlimit), SCMP_SYS(prlimit64), SCMP_SYS(setrlimit), SCMP_SYS(uname),
+	SCMP_SYS(ioctl), SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(stat),
+	SCMP_SYS(lstat), SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(personality),
+};
+#endif
+
+int
+policyd_seccomp(int dirfd)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int r = 0;
+
+	if (!ctx)
+		return -ENOMEM;
+	for (size_t i = 0; r == 0 && i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+#if POLICYD_ASAN
+	for (size_t i = 0; r == 0 && i < sizeof(allowed_asan) / sizeof(allowed_asan[0]); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed_asan[i], 0);
+#else
+	/* The history and its compaction: only under the state directory fd. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)dirfd));
+#endif
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unlinkat), 1,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)dirfd));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat), 2,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)dirfd),
+				     SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)dirfd));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat2), 2,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)dirfd),
+				     SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)dirfd));
+	if (r == 0)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,162 @@
+/*
+ * landlock.c — step 5: Landlock on the finished view (SANDBOX.md §5).
+ *
+ * Handled: every filesystem right of the running ABI (capped at 7); ABI >= 6
+ * also scopes abstract unix sockets and signals to the sandbox. No network
+ * rules: the box has its own network namespace. Rights per path are the
+ * table of SANDBOX.md §5; `deny` entries get none (their masks do the work).
+ * Paths are opened in the view after pivot_root, without following
+ * symlinks; a path the view lacks (an optional runtime file) is skipped.
+ * Trusts: the validated plan and the view mount.c built.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "compat/landlock.h"
+#include "path.h"
+#include "trampoline.h"
+
+#define R_READ (BOX_LL_FS_READ_FILE | BOX_LL_FS_READ_DIR)
+#define R_FILE_ONLY                                                                       \
+	(BOX_LL_FS_EXECUTE | BOX_LL_FS_WRITE_FILE | BOX_LL_FS_READ_FILE | BOX_LL_FS_TRUNCATE | \
+	 BOX_LL_FS_IOCTL_DEV)
+#define R_WRITE_SET                                                                        \
+	(BOX_LL_FS_READ_FILE | BOX_LL_FS_READ_DIR | BOX_LL_FS_WRITE_FILE | BOX_LL_FS_TRUNCATE | \
+	 BOX_LL_FS_REMOVE_FILE | BOX_LL_FS_REMOVE_DIR | BOX_LL_FS_MAKE_REG |                   \
+	 BOX_LL_FS_MAKE_DIR | BOX_LL_FS_MAKE_SYM | BOX_LL_FS_MAKE_FIFO | BOX_LL_FS_MAKE_SOCK | \
+	 BOX_LL_FS_REFER)
+
+struct ll {
+	struct tramp *t;
+	int fd;
+	uint64_t handled;
+};
+
+/*
+ * Add one rule. `must_exist`: a path the plan named (a grant) must be there;
+ * runtime extras the host may lack are skipped.
+ */
+static void
+rule(struct ll *ll, const char *path, uint64_t rights, bool must_exist)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		if (!must_exist && (errno == ENOENT || errno == ELOOP))
+			return;
+		tramp_fail(ll->t, STEP_LANDLOCK, errno, "%s", path);
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		tramp_fail(ll->t, STEP_LANDLOCK, errno, "%s", path);
+	if (S_ISLNK(st.st_mode))
+		return; /* a copied symlink: its target has its own rule */
+	if (!S_ISDIR(st.st_mode))
+		rights &= R_FILE_ONLY;
+	rights &= ll->handled;
+	if (!rights)
+		return;
+	struct box_landlock_path_beneath_attr pb = {.allowed_access = rights, .parent_fd = fd};
+	if (box_landlock_add_rule(ll->fd, BOX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+		tramp_fail(ll->t, STEP_LANDLOCK, errno, "rule for %s", path);
+}
+
+void
+landlock_apply(struct tramp *t)
+{
+	const Box__Plan *p = t->plan;
+	const Box__RuntimeDirs *rt = p->runtime;
+	bool tool = p->kind == BOX__SANDBOX_KIND__SANDBOX_TOOL;
+	uint64_t x = tool ? BOX_LL_FS_EXECUTE : 0;
+
+	if (t->landlock_abi == 0)
+		return; /* not required (layers_probe refused otherwise); boxd disclosed it */
+
+	struct box_landlock_ruleset_attr attr = {
+		.handled_access_fs = box_landlock_fs_rights(t->landlock_abi),
+		.scoped = box_landlock_scopes(t->landlock_abi),
+	};
+	int fd = box_landlock_create_ruleset(&attr, box_landlock_attr_size(t->landlock_abi), 0);
+	if (fd < 0)
+		tramp_fail(t, STEP_LANDLOCK, errno, "landlock_create_ruleset (ABI %d)",
+			   t->landlock_abi);
+	struct ll ll = {.t = t, .fd = fd, .handled = attr.handled_access_fs};
+
+	rule(&ll, "/", BOX_LL_FS_READ_DIR, true);
+	static const char *const sys[] = {"/usr", "/lib", "/lib64", "/bin", "/sbin"};
+	for (size_t i = 0; i < ELEMENTSOF(sys); i++)
+		rule(&ll, sys[i], R_READ | BOX_LL_FS_EXECUTE, false);
+	static const char *const etc[] = {
+		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
+		"/etc/hosts",	    "/etc/host.conf",  "/etc/gai.conf",	    "/etc/services",
+		"/etc/protocols",   "/etc/localtime",  "/etc/ssl",	    "/etc/ca-certificates",
+		"/etc/alternatives", "/etc/mime.types", "/etc/passwd",	    "/etc/group",
+	};
+	for (size_t i = 0; i < ELEMENTSOF(etc); i++)
+		rule(&ll, etc[i], R_READ, false);
+
+	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+					   "/dev/urandom"};
+	for (size_t i = 0; i < ELEMENTSOF(devs); i++)
+		rule(&ll, devs[i], BOX_LL_FS_READ_FILE | BOX_LL_FS_WRITE_FILE, true);
+	const uint64_t tty = BOX_LL_FS_READ_FILE | BOX_LL_FS_WRITE_FILE | BOX_LL_FS_IOCTL_DEV;
+	rule(&ll, "/dev/tty", tty, true);
+	rule(&ll, "/dev/pts", tty, true);
+
+	const uint64_t scratch = R_WRITE_SET | x;
+	rule(&ll, "/tmp", scratch, true);
+	rule(&ll, "/var/tmp", scratch, true);
+	rule(&ll, "/dev/shm", scratch, true);
+	bool home_granted = false;
+	for (size_t i = 0; i < p->n_view; i++)
+		if (p->view[i]->kind != BOX__VIEW_KIND__VIEW_DENY &&
+		    path_is_under(p->owner->home, p->view[i]->path))
+			home_granted = true;
+	if (!home_granted && (rt->home || tool) && strcmp(p->owner->home, "/") != 0)
+		rule(&ll, p->owner->home, scratch, true);
+
+	if (rt->run_box_bin)
+		rule(&ll, "/run/box/bin", BOX_LL_FS_READ_FILE | BOX_LL_FS_EXECUTE, true);
+	if (rt->ca_pem)
+		rule(&ll, "/run/box/ca.pem", BOX_LL_FS_READ_FILE, true);
+	rule(&ll, "/proc", R_READ, true);
+
+	for (size_t i = 0; i < p->n_view; i++) {
+		const Box__ViewEntry *e = p->view[i];
+		uint64_t r;
+		switch (e->kind) {
+		case BOX__VIEW_KIND__VIEW_READ:
+			r = R_READ | x;
+			break;
+		case BOX__VIEW_KIND__VIEW_READ_FILE:
+			r = BOX_LL_FS_READ_FILE | x;
+			break;
+		case BOX__VIEW_KIND__VIEW_WRITE:
+			r = R_WRITE_SET | x;
+			break;
+		case BOX__VIEW_KIND__VIEW_WRITE_FILE:
+			r = BOX_LL_FS_READ_FILE | BOX_LL_FS_WRITE_FILE | BOX_LL_FS_TRUNCATE | x;
+			break;
+		case BOX__VIEW_KIND__VIEW_EXEC:
+			r = BOX_LL_FS_EXECUTE | R_READ; /* READ_DIR is dropped for a file */
+			break;
+		case BOX__VIEW_KIND__VIEW_DENY:
+			continue; /* Landlock can only add rights; the mask denies */
+		case BOX__VIEW_KIND__VIEW_INVALID:
+		case _BOX__VIEW_KIND_IS_INT_SIZE:
+		default:
+			tramp_fail(t, STEP_LANDLOCK, EINVAL, "%s: bad kind", e->path);
+		}
+		rule(&ll, e->path, r, true);
+	}
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		tramp_fail(t, STEP_LANDLOCK, errno, "PR_SET_NO_NEW_PRIVS");
+	if (box_landlock_restrict_self(fd, 0) < 0)
+		tramp_fail(t, STEP_LANDLOCK, errno, "landlock_restrict_self");
+	close(fd);
+}

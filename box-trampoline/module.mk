@@ -1,0 +1,12 @@
+# box-trampoline/ — builds every sandbox from boxd's plan (spec/SANDBOX.md).
+# Links only common/, proto/ (+ libprotobuf-c), libseccomp and libcap.
+TRAMPOLINE_SRCS := $(wildcard box-trampoline/*.c)
+TRAMPOLINE_OBJS := $(TRAMPOLINE_SRCS:%.c=$(BUILD)/%.o)
+ALL_OBJS        += $(TRAMPOLINE_OBJS)
+LIBEXEC_PROGRAMS += $(BIN)/box-trampoline
+
+$(TRAMPOLINE_OBJS): private MODULE_CPPFLAGS := -Iproto $(call pkg_cflags,libprotobuf-c libseccomp libcap)
+
+$(BIN)/box-trampoline: $(TRAMPOLINE_OBJS) $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BIN)/box-trampoline: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c libseccomp libcap)

@@ -1,0 +1,243 @@
+/*
+ * pid1.c — step 2: PID 1 of the box's PID namespace, and the outer
+ * trampoline that waits for it.
+ *
+ * The outer trampoline drops every capability, sets no_new_privs and
+ * non-dumpable, closes fd 3/4, forwards SIGINT/SIGTERM/SIGHUP to PID 1 and
+ * exits with PID 1's status. PID 1 reaps every zombie, forwards those
+ * signals to the workload, exits with the workload's status (128+N for
+ * signal N) — and when PID 1 exits the kernel kills everything left in the
+ * namespace. PR_SET_PDEATHSIG(SIGKILL) is set after the last credential
+ * change, followed by a parent check; PID 1 also watches a pipe from the
+ * outer trampoline (EOF: it died).
+ * Trusts: the validated plan.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "privdrop.h"
+#include "trampoline.h"
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+
+static int
+exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void
+noop_handler(int sig)
+{
+	(void)sig;
+}
+
+/* Block the forwarded signals and SIGCHLD; return a signalfd for them. */
+static int
+signals_take(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	sigaddset(&set, SIGCHLD);
+	/*
+	 * A real handler, so that the init of a PID namespace is not immune to
+	 * them (signals with SIG_DFL are dropped for it); they stay blocked
+	 * and are read from the signalfd.
+	 */
+	struct sigaction sa = {.sa_handler = noop_handler};
+	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
+		return -errno;
+	int fd = signalfd(-1, &set, SFD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void
+signals_restore(const sigset_t *old)
+{
+	struct sigaction sa = {.sa_handler = SIG_DFL};
+	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* The outer trampoline: wait for PID 1, forward signals, exit with its status. */
+static noreturn void
+outer_wait(struct tramp *t, pid_t pid1, int sfd)
+{
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t n = read(sfd, &si, sizeof(si));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(si)) {
+			kill(pid1, SIGKILL);
+			_exit(1);
+		}
+		if (si.ssi_signo == SIGCHLD) {
+			int status;
+			pid_t r = waitpid(pid1, &status, WNOHANG);
+			if (r == pid1)
+				_exit(exit_code(status));
+			continue;
+		}
+		kill(pid1, (int)si.ssi_signo);
+	}
+	(void)t;
+}
+
+void
+pid1_parent_check(struct tramp *t, const char *step)
+{
+	struct pollfd pfd = {.fd = t->parent_pipe, .events = POLLIN};
+	int r = poll(&pfd, 1, 0);
+	if (r != 0)
+		tramp_fail(t, step, 0, "the outer trampoline went away");
+}
+
+void
+pid1_fork(struct tramp *t)
+{
+	int pp[2];
+	sigset_t old;
+
+	if (pipe2(pp, O_CLOEXEC) < 0)
+		tramp_fail(t, STEP_PID1, errno, "pipe");
+	/* Signals are taken before the fork so none is lost in between. */
+	int sfd = signals_take(&old);
+	if (sfd < 0)
+		tramp_fail(t, STEP_PID1, -sfd, "signalfd");
+	pid_t pid = fork();
+	if (pid < 0)
+		tramp_fail(t, STEP_PID1, errno, "fork");
+	if (pid == 0) {
+		close(pp[1]);
+		close(sfd);
+		signals_restore(&old);
+		t->parent_pipe = pp[0];
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+			tramp_fail(t, STEP_PID1, errno, "PR_SET_PDEATHSIG");
+		pid1_parent_check(t, STEP_PID1);
+		if (getpid() != 1)
+			tramp_fail(t, STEP_PID1, 0, "not PID 1 of the new PID namespace");
+		return;
+	}
+
+	/* Outer trampoline. */
+	close(pp[0]);
+	int r = caps_drop_all();
+	if (r < 0) {
+		kill(pid, SIGKILL);
+		tramp_fail(t, STEP_PID1, -r, "outer trampoline: dropping capabilities");
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		kill(pid, SIGKILL);
+		tramp_fail(t, STEP_PID1, errno, "outer trampoline: no_new_privs");
+	}
+	close(TRAMP_STATUS_FD);
+	t->status_fd = -1;
+	/* pp[1] stays open (CLOEXEC): its EOF tells PID 1 we are gone. */
+	outer_wait(t, pid, sfd);
+}
+
+noreturn void
+pid1_run(struct tramp *t, char **envp)
+{
+	const Box__Plan *p = t->plan;
+	sigset_t old;
+
+	/* protobuf-c arrays are counted, execve wants NULL-terminated. */
+	char **argv = calloc(p->n_argv + 1, sizeof(char *));
+	if (!argv)
+		tramp_fail(t, STEP_PID1, ENOMEM, "out of memory");
+	memcpy(argv, p->argv, p->n_argv * sizeof(char *));
+
+	int sfd = signals_take(&old);
+	if (sfd < 0)
+		tramp_fail(t, STEP_PID1, -sfd, "signalfd");
+	pid1_parent_check(t, STEP_PID1);
+	pid_t w = fork();
+	if (w < 0)
+		tramp_fail(t, STEP_PID1, errno, "fork the workload");
+	if (w == 0) {
+		close(sfd);
+		close(t->parent_pipe);
+		signals_restore(&old);
+		if (t->pty_slave >= 0) {
+			int r = terminal_attach(t->pty_slave);
+			if (r < 0)
+				tramp_fail(t, STEP_TERMINAL, -r, "controlling terminal");
+		} else if (setsid() < 0) {
+			tramp_fail(t, STEP_TERMINAL, errno, "setsid");
+		}
+		/* Parent death: SIGKILL; and PID 1 must still be our parent. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+			tramp_fail(t, STEP_PID1, errno, "PR_SET_PDEATHSIG");
+		if (getppid() != 1)
+			tramp_fail(t, STEP_PID1, 0, "PID 1 went away");
+		if (t->seccomp_ok) {
+			char why[256];
+			int r = seccomp_install(why, sizeof(why));
+			if (r < 0)
+				tramp_fail(t, STEP_SECCOMP, -r, "%s", why);
+		}
+		execve(argv[0], argv, envp);
+		int e = errno;
+		tramp_fail(t, STEP_EXEC, e, "%s", p->argv[0]);
+	}
+
+	/* PID 1: fd 4 is the workload's now (until its exec). */
+	close(t->status_fd);
+	t->status_fd = -1;
+	if (t->pty_slave >= 0)
+		t->pty_slave = safe_close(t->pty_slave);
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{.fd = sfd, .events = POLLIN},
+			{.fd = t->parent_pipe, .events = POLLIN},
+		};
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (pfd[1].revents)
+			_exit(128 + SIGKILL); /* the outer trampoline died: the box dies */
+		if (!pfd[0].revents)
+			continue;
+		struct signalfd_siginfo si;
+		ssize_t n = read(sfd, &si, sizeof(si));
+		if (n != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			kill(w, (int)si.ssi_signo);
+			continue;
+		}
+		for (;;) {
+			int status;
+			pid_t r = waitpid(-1, &status, WNOHANG);
+			if (r <= 0)
+				break;
+			if (r == w)
+				_exit(exit_code(status)); /* everything else dies with us */
+		}
+	}
+}

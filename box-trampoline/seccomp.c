@@ -1,0 +1,214 @@
+/*
+ * seccomp.c — step 11: the workload's seccomp filters, installed last,
+ * just before execve (SANDBOX.md §11).
+ *
+ * libseccomp, default allow, foreign architectures killed. libseccomp 2.5.4
+ * refuses allow rules in a default-allow filter and two comparisons on one
+ * argument, so the socket allow-list is one EPERM rule per disallowed family
+ * (and family >= AF_MAX), and the personality allow-list is a small
+ * hand-written BPF filter stacked after the libseccomp one. Every test on an
+ * integer argument compares the low 32 bits (SCMP_CMP_MASKED_EQ with mask
+ * 0xffffffff, or a mask within the low word), so high bits cannot slip past.
+ * Syscalls libseccomp 2.5.4 cannot name come from common/compat/syscalls.h.
+ * Trusts: nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/netlink.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "compat/syscalls.h"
+#include "trampoline.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+
+#define LOW32 0xffffffffULL
+
+static void
+ctx_releasep(scmp_filter_ctx *c)
+{
+	if (*c)
+		seccomp_release(*c);
+}
+
+#define ADD(ctx, action, nr, ...)                                                          \
+	do {                                                                               \
+		int r_ = seccomp_rule_add((ctx), (action), (nr), __VA_ARGS__);             \
+		if (r_ < 0) {                                                              \
+			snprintf(why, why_len, "rule for syscall %d", (int)(nr));          \
+			return r_;                                                         \
+		}                                                                          \
+	} while (0)
+
+static const int denied_syscalls[] = {
+	SCMP_SYS(mount),
+	SCMP_SYS(umount2),
+	SCMP_SYS(pivot_root),
+	BOX_NR_fsopen,
+	BOX_NR_fsconfig,
+	BOX_NR_fsmount,
+	BOX_NR_fspick,
+	BOX_NR_move_mount,
+	BOX_NR_open_tree,
+	BOX_NR_open_tree_attr,
+	BOX_NR_mount_setattr,
+	SCMP_SYS(setns),
+	SCMP_SYS(ptrace),
+	SCMP_SYS(process_vm_readv),
+	SCMP_SYS(process_vm_writev),
+	SCMP_SYS(keyctl),
+	SCMP_SYS(add_key),
+	SCMP_SYS(request_key),
+	SCMP_SYS(bpf),
+	SCMP_SYS(perf_event_open),
+	SCMP_SYS(userfaultfd),
+	BOX_NR_io_uring_setup,
+	BOX_NR_io_uring_enter,
+	BOX_NR_io_uring_register,
+	SCMP_SYS(init_module),
+	SCMP_SYS(finit_module),
+	SCMP_SYS(delete_module),
+	SCMP_SYS(kexec_load),
+	SCMP_SYS(kexec_file_load),
+	SCMP_SYS(open_by_handle_at),
+	SCMP_SYS(name_to_handle_at),
+	BOX_NR_pidfd_getfd,
+	SCMP_SYS(acct),
+	SCMP_SYS(swapon),
+	SCMP_SYS(swapoff),
+	SCMP_SYS(reboot),
+	SCMP_SYS(syslog),
+	SCMP_SYS(settimeofday),
+	SCMP_SYS(clock_settime),
+	SCMP_SYS(clock_adjtime),
+	SCMP_SYS(adjtimex),
+};
+
+static const unsigned long ns_flags[] = {
+	CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
+	CLONE_NEWNET,
+};
+
+static int
+build_main(scmp_filter_ctx ctx, char *why, size_t why_len)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	int r;
+
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (r < 0) {
+		snprintf(why, why_len, "SCMP_FLTATR_ACT_BADARCH");
+		return r;
+	}
+
+	for (size_t i = 0; i < ELEMENTSOF(denied_syscalls); i++)
+		ADD(ctx, eperm, denied_syscalls[i], 0);
+
+	/* clone3's flags are in memory seccomp cannot read: ENOSYS, glibc falls back. */
+	ADD(ctx, SCMP_ACT_ERRNO(ENOSYS), BOX_NR_clone3, 0);
+	for (size_t i = 0; i < ELEMENTSOF(ns_flags); i++) {
+		ADD(ctx, eperm, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+		ADD(ctx, eperm, SCMP_SYS(unshare), 1,
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+	}
+	ADD(ctx, eperm, SCMP_SYS(unshare), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWTIME, CLONE_NEWTIME));
+
+	ADD(ctx, eperm, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, TIOCSTI));
+	ADD(ctx, eperm, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, TIOCLINUX));
+
+	/* socket: AF_UNIX, AF_INET/AF_INET6 without SOCK_RAW, AF_NETLINK route only. */
+	for (int fam = 0; fam < AF_MAX; fam++) {
+		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6 || fam == AF_NETLINK)
+			continue;
+		ADD(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, fam));
+	}
+	ADD(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, AF_MAX));
+	ADD(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_INET),
+	    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
+	ADD(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_INET6),
+	    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
+	for (int proto = 1; proto < 32; proto++)
+		ADD(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_NETLINK),
+		    SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32, proto));
+	ADD(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_NETLINK),
+	    SCMP_A2(SCMP_CMP_GE, 32));
+
+	/* fexecve of a memfd. */
+	ADD(ctx, eperm, SCMP_SYS(execveat), 1,
+	    SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
+	/* No seccomp user notifier inside the box. */
+	ADD(ctx, eperm, SCMP_SYS(seccomp), 1,
+	    SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+		    SECCOMP_FILTER_FLAG_NEW_LISTENER));
+	return 0;
+}
+
+/*
+ * personality(2): allowed for 0, PER_LINUX|0x8 (UNAME26), ADDR_NO_RANDOMIZE
+ * (0x20000), both, and 0xffffffff (query); else EPERM. Compares the low 32
+ * bits of args[0] (little-endian: offset 16).
+ */
+static int
+load_personality_filter(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 9),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20000, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20008, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = (unsigned short)ELEMENTSOF(f), .filter = f};
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return -errno;
+	return 0;
+}
+
+int
+seccomp_install(char *why, size_t why_len)
+{
+	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		snprintf(why, why_len, "seccomp_init");
+		return -ENOMEM;
+	}
+	int r = build_main(ctx, why, why_len);
+	if (r < 0)
+		return r;
+	r = seccomp_load(ctx);
+	if (r < 0) {
+		snprintf(why, why_len, "loading the filter");
+		return r;
+	}
+	r = load_personality_filter();
+	if (r < 0) {
+		snprintf(why, why_len, "loading the personality filter");
+		return r;
+	}
+	return 0;
+}

@@ -1,0 +1,175 @@
+/*
+ * trampoline.c — box-trampoline: builds one sandbox from the plan boxd
+ * sends on fd 3, reporting on fd 4 (spec/SANDBOX.md). Straight-line, in the
+ * order of SANDBOX.md; each step lives in its own file and either succeeds
+ * or reports `sandbox setup failed at <step>: <reason>` and exits 1.
+ *
+ *   plan            fd 3: one packet, capped, no fds, decoded and validated
+ *   layers          Landlock / seccomp present when required
+ *   credentials     cgroups joined, owner ids, unshare, own id maps
+ *   pid 1           fork; the outer trampoline only waits and forwards
+ *   network         lo up, gateway listener sent on fd 4
+ *   mount view      tmpfs root, binds, /dev, /proc, pivot_root
+ *   landlock        rights per path
+ *   limits          rlimits
+ *   capabilities    none left, no_new_privs
+ *   environment     exactly the composed environment
+ *   file descriptors only 0, 1, 2 (+ fd 4 and the parent pipe, CLOEXEC)
+ *   terminal        pty master sent on fd 4
+ *   seccomp, exec   in the workload, then EOF on fd 4
+ *
+ * Trusts: nothing from its caller but fd 3's plan, and that only after
+ * box_plan_validate(). It is not setuid: it runs with its caller's ids
+ * (root in service mode, switching to the owner; the owner in embedded mode).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fdutil.h"
+#include "plan_validate.h"
+#include "trampoline.h"
+
+static bool
+is_seqpacket(int fd)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET;
+}
+
+/* One packet from fd 3: the packed plan. No fds may come with it. */
+static Box__Plan *
+plan_receive(struct tramp *t)
+{
+	_cleanup_free_ uint8_t *buf = malloc(BOX_PLAN_BYTES_MAX + 1);
+	if (!buf)
+		tramp_fail(t, STEP_PLAN, ENOMEM, "out of memory");
+	union {
+		char c[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = buf, .iov_len = BOX_PLAN_BYTES_MAX + 1};
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c, .msg_controllen = sizeof(u.c),
+	};
+	ssize_t n;
+	do
+		n = recvmsg(TRAMP_PLAN_FD, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		tramp_fail(t, STEP_PLAN, errno, "reading the plan on fd 3");
+	bool had_fds = false;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0; i < nfd; i++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				close(fd);
+			}
+			had_fds = true;
+		}
+	}
+	if (had_fds || (mh.msg_flags & MSG_CTRUNC))
+		tramp_fail(t, STEP_PLAN, 0, "the plan came with file descriptors");
+	if ((mh.msg_flags & MSG_TRUNC) || (size_t)n > BOX_PLAN_BYTES_MAX)
+		tramp_fail(t, STEP_PLAN, 0, "the plan is larger than %u bytes", BOX_PLAN_BYTES_MAX);
+	if (n == 0)
+		tramp_fail(t, STEP_PLAN, 0, "no plan on fd 3");
+
+	Box__Plan *p = NULL;
+	char why[256];
+	int r = box_plan_decode(buf, (size_t)n, &p, why, sizeof(why));
+	if (r < 0)
+		tramp_fail(t, STEP_PLAN, 0, "%s", why);
+	return p;
+}
+
+/* Step 8: exactly the composed environment. */
+static char **
+environment_build(struct tramp *t)
+{
+	const Box__Plan *p = t->plan;
+	char **envp = calloc(p->n_env + 1, sizeof(char *));
+	if (!envp)
+		tramp_fail(t, STEP_ENV, ENOMEM, "out of memory");
+	for (size_t i = 0; i < p->n_env; i++)
+		envp[i] = p->env[i];
+	return envp;
+}
+
+/* Step 9: only 0, 1, 2 for the workload; fd 4 and the parent pipe stay (CLOEXEC). */
+static void
+fds_close(struct tramp *t)
+{
+	int keep[2] = {t->status_fd, t->parent_pipe};
+	int r = fd_close_all_except(3, keep, 2);
+	if (r < 0)
+		tramp_fail(t, STEP_FDS, -r, "closing inherited file descriptors");
+	for (int fd = 0; fd < 3; fd++)
+		if (!fd_is_open(fd))
+			tramp_fail(t, STEP_FDS, EBADF, "fd %d is not open", fd);
+	for (int i = 0; i < 2; i++)
+		if (keep[i] >= 0 && fd_set_cloexec(keep[i], true) < 0)
+			tramp_fail(t, STEP_FDS, errno, "FD_CLOEXEC");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct tramp t = {.status_fd = -1, .parent_pipe = -1, .pty_slave = -1};
+
+	(void)argv;
+	t.boxd_pid = getppid();
+	if (!is_seqpacket(TRAMP_STATUS_FD)) {
+		dprintf(2, "box-trampoline: fd 4 is not a SOCK_SEQPACKET socket; "
+			   "this program is started by boxd\n");
+		return 1;
+	}
+	t.status_fd = TRAMP_STATUS_FD;
+	if (fd_set_cloexec(TRAMP_STATUS_FD, true) < 0)
+		tramp_fail(&t, STEP_PLAN, errno, "FD_CLOEXEC on fd 4");
+	if (argc > 1)
+		tramp_fail(&t, STEP_PLAN, 0, "box-trampoline takes no arguments");
+	if (!is_seqpacket(TRAMP_PLAN_FD))
+		tramp_fail(&t, STEP_PLAN, 0, "fd 3 is not a SOCK_SEQPACKET socket");
+	if (fd_set_cloexec(TRAMP_PLAN_FD, true) < 0)
+		tramp_fail(&t, STEP_PLAN, errno, "FD_CLOEXEC on fd 3");
+
+	t.plan = plan_receive(&t);
+	close(TRAMP_PLAN_FD);
+
+	layers_probe(&t);
+	t.owner_is_root = t.plan->owner->uid == 0;
+
+	/* 1. credentials: cgroups with boxd's rights, then the owner, then namespaces. */
+	cgroups_join(&t);
+	credentials_switch(&t);
+	namespaces_enter(&t);
+	/* After the last credential change (it clears the death signal — measured). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		tramp_fail(&t, STEP_CREDENTIALS, errno, "PR_SET_PDEATHSIG");
+	if (getppid() != t.boxd_pid)
+		tramp_fail(&t, STEP_CREDENTIALS, 0, "boxd went away");
+
+	/* 2. pid 1: only PID 1 returns. */
+	pid1_fork(&t);
+
+	network_setup(&t);	 /* 3 */
+	mount_view_build(&t);	 /* 4 */
+	landlock_apply(&t);	 /* 5 */
+	limits_apply(&t);	 /* 6 */
+	capabilities_drop(&t, true); /* 7 */
+	char **envp = environment_build(&t); /* 8 */
+	fds_close(&t);		 /* 9 */
+	terminal_setup(&t);	 /* 10 */
+	pid1_run(&t, envp);	 /* 11: seccomp and exec in the workload */
+}

@@ -1,0 +1,89 @@
+/*
+ * trampoline.h — box-trampoline's internal interface: one file per concern
+ * (credentials and namespaces, id maps, PID 1, network, mount view, Landlock,
+ * limits, capabilities, pty, seccomp), driven in order by trampoline.c.
+ *
+ * Every step either succeeds or calls tramp_fail(), which reports
+ * `sandbox setup failed at <step>: <reason>` on fd 4 and exits 1. Nothing is
+ * skipped in silence.
+ * Trusts: the plan, after box_plan_validate(); nothing from the environment
+ * except BOX_TEST_* (which can only make a layer look absent).
+ */
+#ifndef BOX_TRAMPOLINE_H
+#define BOX_TRAMPOLINE_H
+
+#include <stdbool.h>
+#include <stdnoreturn.h>
+#include <sys/types.h>
+
+#include "plan.pb-c.h"
+
+#define TRAMP_PLAN_FD 3
+#define TRAMP_STATUS_FD 4
+
+/* Step names (SANDBOX.md: the bold words, lowercased). */
+#define STEP_PLAN "plan"
+#define STEP_CREDENTIALS "credentials"
+#define STEP_PID1 "pid 1"
+#define STEP_NETWORK "network"
+#define STEP_MOUNT "mount view"
+#define STEP_LANDLOCK "landlock"
+#define STEP_LIMITS "limits"
+#define STEP_CAPS "capabilities"
+#define STEP_ENV "environment"
+#define STEP_FDS "file descriptors"
+#define STEP_TERMINAL "terminal"
+#define STEP_SECCOMP "seccomp"
+#define STEP_EXEC "exec"
+
+struct tramp {
+	const Box__Plan *plan;
+	int status_fd;	   /* fd 4 until closed, else -1 */
+	pid_t boxd_pid;	   /* getppid() at start */
+	int landlock_abi;  /* 0: absent (or made to look absent) */
+	bool seccomp_ok;   /* the kernel offers seccomp filters */
+	bool absent_cgroup_v1;
+	int parent_pipe;   /* PID 1: read end, EOF when the outer trampoline dies */
+	int pty_slave;	   /* PID 1: the workload's terminal, or -1 */
+	bool owner_is_root;
+};
+
+/* Report a setup failure on fd 4 (stderr if fd 4 is gone) and _exit(1). */
+noreturn void tramp_fail(struct tramp *t, const char *step, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Send one status message (with an optional fd) on fd 4. Negative errno. */
+int status_send_fd(int sock, const void *msg, size_t len, int fd);
+
+/* ns.c: layer probes, cgroup join, credential switch, unshare, id maps. */
+void layers_probe(struct tramp *t);
+void cgroups_join(struct tramp *t);
+void credentials_switch(struct tramp *t);
+void namespaces_enter(struct tramp *t);
+/* idmap.c: write this process's own uid_map, setgroups and gid_map. */
+int idmap_write_self(uid_t uid, gid_t gid);
+
+/* pid1.c: fork PID 1; the caller returns only in PID 1. */
+void pid1_fork(struct tramp *t);
+/* pid1.c: PID 1 checks the outer trampoline is still there. */
+void pid1_parent_check(struct tramp *t, const char *step);
+/* pid1.c: fork the workload, close fd 4, reap and forward signals; never returns. */
+noreturn void pid1_run(struct tramp *t, char **envp);
+
+/* net.c */
+void network_setup(struct tramp *t);
+/* mount.c */
+void mount_view_build(struct tramp *t);
+/* landlock.c */
+void landlock_apply(struct tramp *t);
+/* rlimit.c */
+void limits_apply(struct tramp *t);
+/* caps.c */
+void capabilities_drop(struct tramp *t, bool pid1);
+/* pty.c */
+void terminal_setup(struct tramp *t);
+/* Workload side: make the slave the controlling terminal and fds 0-2. */
+int terminal_attach(int slave);
+/* seccomp.c: install the filters in the calling (workload) process. */
+int seccomp_install(char *why, size_t why_len);
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * check.c — `boxctl check [-c box.ini]`: load the config, print it normalized.
+ *
+ * Exit 0 and the normalized config on stdout when box.ini loads; every
+ * refusal on stderr, one line each, and exit 2 when it does not (CLI.md).
+ * Runs as the caller and reads only what the caller can read.
+ * Trusts: nothing in box.ini; the caller's environment for PATH, XDG_* and
+ * env:// secrets (a secret is read to check it is set, never printed).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "commands.h"
+#include "boxpolicy.h"
+#include "boxpolicy_temporal.h"
+#include "config.h"
+
+DEFINE_FREEP(struct bp_schema, bp_schema_free)
+
+/* Does a service boxd answer on $BOX_SOCKET (else /run/box/boxd.sock)? */
+static bool
+service_answers(void)
+{
+	const char *path = getenv("BOX_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	if (!path || !*path)
+		path = "/run/box/boxd.sock";
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	strcpy(sa.sun_path, path);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+}
+
+/* Print every diagnostic of SEVERITY in the CLI.md policy format. */
+static void
+print_policy_diags(const char *file, const struct bp_diags *d, enum bp_severity want)
+{
+	for (size_t i = 0; d && i < bp_diags_count(d); i++) {
+		enum bp_severity sev;
+		unsigned line, col;
+		const char *msg = bp_diag_message(d, i, &sev, &line, &col);
+		if (sev != want)
+			continue;
+		fprintf(stderr, "boxctl: %s:%u:%u: %s: %s\n", file, line, col,
+			sev == BP_ERROR ? "error" : "warning", msg);
+	}
+}
+
+/*
+ * The policy step of `check`, run before the config is printed: load the
+ * policy text boxctl read as the caller (cfg->box.policy) with the owner's
+ * home and every declared MCP server's namespace marked pending (its tool
+ * schema arrives at run time), and resolve history_sync AUTO from it
+ * (always with a temporal rule, else off). No policy: 0 rules, every
+ * decided action is denied. Errors are printed and refuse (exit 2);
+ * warnings are returned in *ret_diags for printing after the config.
+ */
+static int
+check_policy(struct box_config *cfg, long *n_rules, struct bp_diags **ret_diags)
+{
+	_cleanup_(bp_schema_freep) struct bp_schema *schema = NULL;
+	struct bp_policy *policy = NULL;
+	struct bp_diags *diags = NULL;
+	bool temporal = false;
+	int r;
+
+	*ret_diags = NULL;
+	if (!cfg->box.policy.path) {
+		*n_rules = 0;
+	} else {
+		r = bp_schema_new(&schema);
+		for (size_t i = 0; r >= 0 && i < cfg->n_mcp; i++)
+			r = bp_schema_add_pending(schema, cfg->mcp[i].ns);
+		if (r < 0) {
+			fprintf(stderr, "boxctl: error: %s: %s\n", cfg->box.policy.path,
+				strerror(-r));
+			return BOXCTL_EXIT_FAILURE;
+		}
+		struct bp_load_options opts = {
+			.home = cfg->agent.user.home,
+			.schema = schema,
+		};
+		r = bp_policy_load(cfg->box.policy.data, cfg->box.policy.len, &opts, &policy,
+				   &diags);
+		if (r == -EINVAL) {
+			print_policy_diags(cfg->box.policy.path, diags, BP_ERROR);
+			bp_diags_free(diags);
+			bp_policy_free(policy);
+			return BOXCTL_EXIT_USAGE;
+		}
+		if (r < 0) {
+			fprintf(stderr, "boxctl: error: %s: %s\n", cfg->box.policy.path,
+				strerror(-r));
+			bp_diags_free(diags);
+			bp_policy_free(policy);
+			return BOXCTL_EXIT_FAILURE;
+		}
+		*n_rules = (long)bp_policy_rule_count(policy);
+		temporal = bp_policy_has_temporal(policy);
+		bp_policy_free(policy);
+		*ret_diags = diags;
+	}
+	if (cfg->box.history_sync.value == BOX_HISTORY_SYNC_AUTO)
+		cfg->box.history_sync.value =
+			temporal ? BOX_HISTORY_SYNC_ALWAYS : BOX_HISTORY_SYNC_OFF;
+	return BOXCTL_EXIT_OK;
+}
+
+static int
+usage(void)
+{
+	fprintf(stderr, "usage: boxctl check [-c box.ini]\n");
+	return BOXCTL_EXIT_USAGE;
+}
+
+int
+cmd_check(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = "box.ini";
+	struct box_config_options opts = { 0 };
+	struct box_config_errors errs = { 0 };
+	struct box_config *cfg = NULL;
+	long rules = -1;
+	struct bp_diags *warnings = NULL;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+c:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'h':
+			printf("usage: boxctl check [-c box.ini]\n");
+			return BOXCTL_EXIT_OK;
+		default:
+			return usage();
+		}
+	}
+	if (optind != argc)
+		return usage();
+
+	opts.service = service_answers();
+	int r = box_config_load(path, &opts, &cfg, &errs);
+	if (r == -EINVAL) {
+		box_config_errors_print(stderr, &errs);
+		box_config_errors_clear(&errs);
+		return BOXCTL_EXIT_USAGE;
+	}
+	if (r < 0) {
+		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(-r));
+		return BOXCTL_EXIT_FAILURE;
+	}
+	r = check_policy(cfg, &rules, &warnings);
+	if (r == BOXCTL_EXIT_OK) {
+		if (box_config_print(stdout, cfg) < 0)
+			r = BOXCTL_EXIT_FAILURE;
+		else
+			printf("; policy: %ld rule%s\n", rules, rules == 1 ? "" : "s");
+		(void)fflush(stdout);
+		print_policy_diags(cfg->box.policy.path, warnings, BP_WARNING);
+	}
+	bp_diags_free(warnings);
+	box_config_free(cfg);
+	if (fflush(stdout) != 0 && r == BOXCTL_EXIT_OK)
+		r = BOXCTL_EXIT_FAILURE;
+	return r;
+}

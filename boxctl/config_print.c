@@ -1,0 +1,306 @@
+/*
+ * config_print.c — the normalized box.ini that `boxctl check` prints (CLI.md).
+ *
+ * Canonical INI: sections in a fixed order ([box], [agent], [agent.env],
+ * [agent.filesystem], tools, egress, mcp, [gateway]; families sorted by
+ * name), every key with its effective value (defaults included, a key
+ * whose default is "none" left out), one list entry per line, ~ expanded,
+ * sizes in bytes, durations in ms, `command` re-quoted only where a word
+ * needs it, secrets by reference only. The output is itself a valid box.ini
+ * that loads to the same configuration. Implicit exec grants (the command
+ * file and its #! chain) are shown as comments.
+ * Trusts: the struct (built by config.c).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmdline.h"
+#include "config.h"
+#include "log.h"
+#include "parse.h"
+
+#define WRAP_COLUMN 150
+
+struct out {
+	FILE *f;
+	bool section_open;
+	const char *pending; /* header printed before the first key */
+	char header[128];
+};
+
+/* The next section: FAMILY, or FAMILY.NAME followed by SUB (".env", ...). */
+static void
+begin(struct out *o, const char *family, const char *name, const char *sub)
+{
+	snprintf(o->header, sizeof(o->header), "%s%s%s%s", family, name ? "." : "",
+		 name ? name : "", sub ? sub : "");
+	o->pending = o->header;
+}
+
+/* Print the pending header once, before the section's first key. */
+static void
+head(struct out *o)
+{
+	if (!o->pending)
+		return;
+	if (o->section_open)
+		fputc('\n', o->f);
+	fprintf(o->f, "[%s]\n", o->pending);
+	o->pending = NULL;
+	o->section_open = true;
+}
+
+static void
+kv(struct out *o, const char *key, const char *value)
+{
+	head(o);
+	fprintf(o->f, "%s = %s\n", key, value);
+}
+
+static void
+kv_u64(struct out *o, const char *key, const struct box_u64 *v, bool always)
+{
+	char buf[32];
+	if (!v->set && !always)
+		return;
+	snprintf(buf, sizeof(buf), "%" PRIu64, v->value);
+	kv(o, key, buf);
+}
+
+static void
+kv_ms(struct out *o, const char *key, const struct box_u64 *v, bool always)
+{
+	char buf[32];
+	if (!v->set && !always)
+		return;
+	format_duration_ms(v->value, buf);
+	kv(o, key, buf);
+}
+
+static void
+kv_bool(struct out *o, const char *key, bool v)
+{
+	kv(o, key, v ? "true" : "false");
+}
+
+/* A word at the start of a continuation line must not read as a key, header or comment. */
+static bool
+risky_at_line_start(const char *w)
+{
+	if (*w == '[' || *w == '#' || *w == ';')
+		return true;
+	if (!(isalpha((unsigned char)*w) || *w == '_'))
+		return false;
+	return strchr(w, '=') != NULL;
+}
+
+static void
+print_command(struct out *o, const struct box_command *cmd)
+{
+	size_t col;
+	head(o);
+	fputs("command =", o->f);
+	col = strlen("command =");
+	for (size_t i = 0; i < cmd->argc; i++) {
+		char *w = cmdline_quote(cmd->argv[i]);
+		if (!w)
+			fatalx("out of memory");
+		bool wrap = i > 0 && col + 1 + strlen(w) > WRAP_COLUMN;
+		if (wrap) {
+			fputs("\n ", o->f);
+			col = 1;
+			if (risky_at_line_start(cmd->argv[i]) && w[0] != '"') {
+				fprintf(o->f, " \"%s\"", w);
+				col += strlen(w) + 3;
+				free(w);
+				continue;
+			}
+		}
+		fprintf(o->f, " %s", w);
+		col += 1 + strlen(w);
+		free(w);
+	}
+	fputc('\n', o->f);
+	if (cmd->program)
+		fprintf(o->f, "; exec (implicit): %s\n", cmd->program);
+	for (size_t i = 0; i < cmd->n_interpreters; i++)
+		fprintf(o->f, "; exec (implicit, #!): %s\n", cmd->interpreters[i]);
+}
+
+static const char *const fs_keys[BOX_FS_KIND_COUNT] = { "read", "write", "read_file",
+							"write_file", "exec", "deny" };
+
+static void
+print_env(struct out *o, const struct box_env *env)
+{
+	for (size_t i = 0; i < env->n; i++)
+		kv(o, env->v[i].name, env->v[i].value);
+}
+
+static void
+print_fs(struct out *o, const struct box_filesystem *fs)
+{
+	for (int k = 0; k < BOX_FS_KIND_COUNT; k++)
+		for (size_t i = 0; i < fs->lists[k].n; i++)
+			kv(o, fs_keys[k], fs->lists[k].v[i].path);
+}
+
+static void
+print_quoted_value(struct out *o, const char *key, const char *v)
+{
+	head(o);
+	fprintf(o->f, "%s = \"%s\"\n", key, v);
+}
+
+static void
+print_dest(struct out *o, const char *key, const struct box_destination *d)
+{
+	head(o);
+	fprintf(o->f, "%s = %s%s:%u%s\n", key, d->wildcard ? "*." : "", d->host, (unsigned)d->port,
+		d->path_prefix ? d->path_prefix : "");
+}
+
+static void
+print_placement(struct out *o, int placement, const struct box_str *header,
+		const struct box_str *prefix)
+{
+	static const char *const names[] = { "header", "basic_auth", "query_param" };
+	kv(o, "placement", names[placement]);
+	if (placement == BOX_PLACEMENT_HEADER) {
+		if (header->value)
+			kv(o, "header", header->value);
+		if (prefix->value)
+			print_quoted_value(o, "prefix", prefix->value);
+	}
+}
+
+int
+box_config_print(FILE *f, const struct box_config *cfg)
+{
+	static const char *const layers[] = { "userns", "mountns", "netns", "landlock", "seccomp" };
+	static const char *const hs[] = { "auto", "always", "batch", "off" };
+	struct out o = { .f = f };
+	char buf[128];
+
+	/* [box] */
+	begin(&o, "box", NULL, NULL);
+	if (cfg->box.name.value)
+		kv(&o, "name", cfg->box.name.value);
+	if (cfg->box.policy.path)
+		kv(&o, "policy", cfg->box.policy.path);
+	if (cfg->box.state_dir.value)
+		kv(&o, "state_dir", cfg->box.state_dir.value);
+	buf[0] = '\0';
+	for (int i = 0; i < 5; i++)
+		if (cfg->box.require.value & (1U << i)) {
+			if (buf[0])
+				strcat(buf, " ");
+			strcat(buf, layers[i]);
+		}
+	kv(&o, "require", buf);
+	kv_ms(&o, "timeout", &cfg->box.timeout_ms, false);
+	if (cfg->box.history_sync.value != BOX_HISTORY_SYNC_AUTO)
+		kv(&o, "history_sync", hs[cfg->box.history_sync.value]);
+	kv_ms(&o, "command_timeout", &cfg->box.command_timeout_ms, false);
+
+	/* [agent] */
+	const struct box_agent *a = &cfg->agent;
+	begin(&o, "agent", NULL, NULL);
+	if (a->proc.command.argc)
+		print_command(&o, &a->proc.command);
+	if (a->proc.workspace.value)
+		kv(&o, "workspace", a->proc.workspace.value);
+	if (a->user.name)
+		kv(&o, "user", a->user.name);
+	kv_u64(&o, "memory_max", &a->memory_max, false);
+	kv_u64(&o, "pids_max", &a->pids_max, false);
+	kv_u64(&o, "nofile", &a->proc.nofile, false);
+	kv_u64(&o, "nproc", &a->proc.nproc, false);
+	begin(&o, "agent.env", NULL, NULL);
+	print_env(&o, &a->proc.env);
+	begin(&o, "agent.filesystem", NULL, NULL);
+	print_fs(&o, &a->proc.fs);
+
+	for (size_t i = 0; i < cfg->n_tools; i++) {
+		const struct box_tool *t = &cfg->tools[i];
+		begin(&o, "tool", t->name, NULL);
+		if (t->proc.command.argc)
+			print_command(&o, &t->proc.command);
+		if (t->proc.workspace.value)
+			kv(&o, "workspace", t->proc.workspace.value);
+		kv_u64(&o, "nofile", &t->proc.nofile, false);
+		kv_u64(&o, "nproc", &t->proc.nproc, false);
+		kv(&o, "supervise", t->supervise.value == BOX_SUPERVISE_FS ? "fs" : "none");
+		begin(&o, "tool", t->name, ".env");
+		print_env(&o, &t->proc.env);
+		begin(&o, "tool", t->name, ".filesystem");
+		print_fs(&o, &t->proc.fs);
+		begin(&o, "tool", t->name, ".network");
+		kv_bool(&o, "contain_egress", t->proc.contain_egress.value);
+	}
+
+	for (size_t i = 0; i < cfg->n_egress; i++) {
+		const struct box_egress *e = &cfg->egress[i];
+		static const char *const inject[] = { "placeholder", "always" };
+		begin(&o, "egress", e->name, NULL);
+		for (size_t j = 0; j < e->n_dest; j++)
+			print_dest(&o, "destinations", &e->dest[j]);
+		if (e->secret.ref)
+			kv(&o, "secret", e->secret.ref);
+		if (e->variable.value)
+			kv(&o, "variable", e->variable.value);
+		print_placement(&o, e->placement.value, &e->header, &e->prefix);
+		if (e->param.value)
+			kv(&o, "param", e->param.value);
+		kv(&o, "inject", inject[e->inject.value]);
+		if (e->placeholder_prefix.value)
+			kv(&o, "placeholder_prefix", e->placeholder_prefix.value);
+	}
+
+	for (size_t i = 0; i < cfg->n_mcp; i++) {
+		const struct box_mcp *m = &cfg->mcp[i];
+		bool stdio = m->type.value == BOX_MCP_STDIO;
+		begin(&o, "mcp", m->name, NULL);
+		kv(&o, "type", stdio ? "stdio" : "http");
+		if (stdio && m->proc.command.argc)
+			print_command(&o, &m->proc.command);
+		if (stdio && m->alias.value)
+			kv(&o, "alias", m->alias.value);
+		kv_bool(&o, "allow_tool_changes", m->allow_tool_changes.value);
+		kv_u64(&o, "max_frame", &m->max_frame, true);
+		if (!stdio) {
+			if (m->url.value)
+				kv(&o, "url", m->url.value);
+			if (m->secret.ref) {
+				kv(&o, "secret", m->secret.ref);
+				print_placement(&o, m->placement.value, &m->header, &m->prefix);
+			}
+			continue;
+		}
+		begin(&o, "mcp", m->name, ".env");
+		print_env(&o, &m->proc.env);
+		begin(&o, "mcp", m->name, ".filesystem");
+		print_fs(&o, &m->proc.fs);
+		begin(&o, "mcp", m->name, ".network");
+		kv_bool(&o, "contain_egress", m->proc.contain_egress.value);
+	}
+
+	const struct box_gateway *g = &cfg->gateway;
+	begin(&o, "gateway", NULL, NULL);
+	kv_u64(&o, "port", &g->port, true);
+	kv_ms(&o, "connect_timeout", &g->connect_timeout_ms, true);
+	kv_ms(&o, "idle_timeout", &g->idle_timeout_ms, true);
+	kv_u64(&o, "max_connections", &g->max_connections, true);
+	kv_u64(&o, "max_request_body", &g->max_request_body, true);
+	if (g->upstream_ca.path)
+		kv(&o, "upstream_ca", g->upstream_ca.path);
+	if (g->resolver.value)
+		kv(&o, "resolver", g->resolver.value);
+	if (g->hosts_file.path)
+		kv(&o, "hosts_file", g->hosts_file.path);
+	kv_bool(&o, "allow_host_loopback", g->allow_host_loopback.value);
+	return ferror(f) ? -EIO : 0;
+}

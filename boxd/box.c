@@ -1,0 +1,808 @@
+/*
+ * box.c — one box's life: starting → running → stopping → gone.
+ *
+ *   RunRequest   owner resolved (the caller, or [agent] user for root),
+ *                state dir chosen, every path re-checked as the owner
+ *                (recheck.c: refusals are REPLY_REFUSED, exit 2), run lock
+ *                taken (a second run: REPLY_BUSY), runtime dir and masks
+ *                made, limits set up, plan built, disclosure written to the
+ *                caller's stderr (or returned, for --detach), trampoline
+ *                spawned                                         → starting
+ *   fd 4 EOF     the agent exec'd: RunReply OK                   → running
+ *   fd 4 error   "sandbox setup failed at STEP: REASON": RunReply FAILED
+ *   stop/timeout SIGTERM to the trampoline (forwarded to PID 1 and the
+ *                agent), SIGKILL after 2 s                       → stopping
+ *   client gone  (not detached) SIGKILL: PID 1 dies, the kernel kills the
+ *                whole PID namespace — nothing outlives the box
+ *   reaped       RunExit (status, 128+N, timed_out); runtime dir, cgroups
+ *                and lock released                               → gone
+ * Trusts: the RunRequest only after box_ipc_decode() validated it; status
+ * messages from the trampoline only after box_status_decode(); every path
+ * only through the owner's recheck child.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "log.h"
+#include "path.h"
+#include "plan_validate.h"
+#include "validate.h"
+
+uint64_t
+box_uptime_s(const struct box *b)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > b->started.tv_sec ? (uint64_t)(now.tv_sec - b->started.tv_sec) : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* replies                                                             */
+
+static void
+reply_run(struct box *b, Box__ReplyStatus status, const char *error, char **disclosure,
+	  size_t n_disclosure)
+{
+	Box__RunReply r = BOX__RUN_REPLY__INIT;
+	r.status = status;
+	if (b->id[0]) {
+		r.box_id = b->id;
+	}
+	if (status == BOX__REPLY_STATUS__REPLY_OK) {
+		r.has_pid = 1;
+		r.pid = b->pid;
+		r.state_dir = b->rc.state_dir;
+	}
+	r.problems = b->rc.problems;
+	r.n_problems = b->rc.n_problems;
+	r.disclosure = disclosure;
+	r.n_disclosure = n_disclosure;
+	r.error = (char *)error;
+	if (b->client)
+		(void)boxd_client_send(b->client, BOX__MSG_TYPE__MSG_RUN_REPLY, b->request_id,
+				       &r.base);
+}
+
+/* A refusal before anything was created: reply, and the box is gone. */
+static void
+box_fail_early(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void
+box_fail_early(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
+{
+	char msg[1024] = "";
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		for (char *c = msg; *c; c++)
+			if ((unsigned char)*c < 0x20)
+				*c = '?';
+	}
+	reply_run(b, status, fmt ? msg : NULL, NULL, 0);
+	b->state = BOX_GONE;
+	struct boxd *d = b->d;
+	if (b->client)
+		b->client->box = NULL;
+	box_free(b);
+	boxd_box_gone(d, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* owner and state dir                                                 */
+
+static int
+owner_resolve(struct box *b, const struct passwd *pw)
+{
+	struct box_owner_id *o = &b->owner;
+	o->uid = pw->pw_uid;
+	o->gid = pw->pw_gid;
+	o->name = strdup(pw->pw_name);
+	o->home = strdup(pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/");
+	o->shell = strdup(pw->pw_shell && pw->pw_shell[0] == '/' ? pw->pw_shell : "/bin/sh");
+	if (!o->name || !o->home || !o->shell)
+		return -ENOMEM;
+	/* A home that is not a clean absolute path cannot be placed in the view. */
+	if (!path_is_clean_absolute(o->home)) {
+		free(o->home);
+		o->home = strdup("/");
+		if (!o->home)
+			return -ENOMEM;
+	}
+	int n = BOXD_GROUPS_MAX;
+	gid_t groups[BOXD_GROUPS_MAX];
+	if (getgrouplist(o->name, o->gid, groups, &n) < 0)
+		n = 0;
+	if (geteuid() != 0) {
+		/* An unprivileged boxd cannot change groups: the trampoline keeps ours. */
+		n = getgroups(BOXD_GROUPS_MAX, groups);
+		if (n < 0)
+			n = 0;
+	}
+	for (int i = 0; i < n; i++)
+		o->groups[o->n_groups++] = groups[i];
+	return 0;
+}
+
+static int
+mkdir_owned_at(int dfd, const char *name, mode_t mode, uid_t uid, gid_t gid, bool chown_it)
+{
+	if (mkdirat(dfd, name, mode) < 0 && errno != EEXIST)
+		return -errno;
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (chown_it && st.st_uid != uid && fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The state dir of this run; for the service default, /var/lib/box/UID is made here. */
+static int
+state_dir_choose(struct box *b, char **ret)
+{
+	const Box__CfgBox *box = b->spec->box;
+	if (box->state_dir)
+		return (*ret = strdup(box->state_dir->path)) ? 0 : -ENOMEM;
+	if (!b->d->embedded) {
+		int r;
+		_cleanup_close_ int lib = open("/var/lib", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (lib < 0)
+			return -errno;
+		if ((r = mkdir_owned_at(lib, "box", 0755, 0, 0, false)) < 0)
+			return r;
+		_cleanup_close_ int bx = openat(lib, "box", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (bx < 0)
+			return -errno;
+		char uid[16];
+		snprintf(uid, sizeof(uid), "%u", (unsigned)b->owner.uid);
+		if ((r = mkdir_owned_at(bx, uid, 0700, b->owner.uid, b->owner.gid, true)) < 0)
+			return r;
+		return asprintf(ret, "/var/lib/box/%s/%s", uid, b->name) < 0 ? -ENOMEM : 0;
+	}
+	const char *xdg = getenv("XDG_STATE_HOME");
+	if (xdg && path_is_clean_absolute(xdg) && b->owner.uid == b->caller_uid)
+		return asprintf(ret, "%s/box/%s", xdg, b->name) < 0 ? -ENOMEM : 0;
+	if (strcmp(b->owner.home, "/") == 0)
+		return asprintf(ret, "/.local/state/box/%s", b->name) < 0 ? -ENOMEM : 0;
+	return asprintf(ret, "%s/.local/state/box/%s", b->owner.home, b->name) < 0 ? -ENOMEM : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the end of a box                                                    */
+
+static void
+box_teardown(struct box *b)
+{
+	if (b->relay) {
+		relay_flush(b->relay);
+		relay_free(b->relay);
+		b->relay = NULL;
+	}
+	b->pty_master = safe_close(b->pty_master);
+	if (b->status_ev) {
+		event_free(b->status_ev);
+		b->status_ev = NULL;
+	}
+	b->status_fd = safe_close(b->status_fd);
+	cgroup_cleanup(b);
+	runtime_dir_remove(b->d, b);
+	runtime_unlock(b);
+	if (b->timeout_ev)
+		event_del(b->timeout_ev);
+	if (b->kill_ev)
+		event_del(b->kill_ev);
+}
+
+void
+box_free(struct box *b)
+{
+	if (!b)
+		return;
+	struct boxd *d = b->d;
+	for (struct box **pp = &d->boxes; *pp; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			d->n_boxes--;
+			break;
+		}
+	if (b->client && b->client->box == b)
+		b->client->box = NULL;
+	if (b->relay)
+		relay_free(b->relay);
+	if (b->status_ev)
+		event_free(b->status_ev);
+	if (b->timeout_ev)
+		event_free(b->timeout_ev);
+	if (b->kill_ev)
+		event_free(b->kill_ev);
+	safe_close(b->status_fd);
+	safe_close(b->pty_master);
+	safe_close(b->tty_in);
+	safe_close(b->tty_out);
+	safe_close(b->err_fd);
+	for (size_t i = 0; i < b->n_disclosure; i++)
+		free(b->disclosure[i]);
+	free(b->disclosure);
+	for (int i = 0; i < 3; i++)
+		safe_close(b->stdio[i]);
+	recheck_result_clear(&b->rc);
+	for (size_t i = 0; i < b->n_cgroups; i++)
+		free(b->cgroups[i]);
+	if (b->sock_path) {
+		(void)unlink(b->sock_path);
+		free(b->sock_path);
+	}
+	free(b->runtime_dir);
+	free(b->setup_error);
+	free(b->name);
+	free(b->owner.name);
+	free(b->owner.home);
+	free(b->owner.shell);
+	box_msg_free(b->req_msg);
+	free(b);
+}
+
+/* Read whatever the trampoline still has on fd 4. Returns true at EOF. */
+static bool status_drain(struct box *b);
+
+bool
+box_reaped(struct box *b, pid_t pid, int status)
+{
+	if (pid != b->pid || b->reaped)
+		return false;
+	b->reaped = true;
+	b->wait_status = status;
+	if (b->state == BOX_STARTING)
+		(void)status_drain(b);
+
+	struct boxd *d = b->d;
+	if (b->state == BOX_STARTING || b->setup_error) {
+		char msg[1200];
+		if (b->setup_error)
+			snprintf(msg, sizeof(msg), "%s", b->setup_error);
+		else if (WIFSIGNALED(status))
+			snprintf(msg, sizeof(msg), "box-trampoline was killed by signal %d before the agent started",
+				 WTERMSIG(status));
+		else
+			snprintf(msg, sizeof(msg), "box-trampoline exited with status %d before the agent started",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		box_teardown(b);
+		reply_run(b, BOX__REPLY_STATUS__REPLY_FAILED, msg, NULL, 0);
+	} else {
+		box_teardown(b);
+		Box__RunExit x = BOX__RUN_EXIT__INIT;
+		x.box_id = b->id;
+		if (WIFEXITED(status)) {
+			x.has_exit_status = 1;
+			x.exit_status = WEXITSTATUS(status);
+		} else if (WIFSIGNALED(status)) {
+			x.has_signal = 1;
+			x.signal = WTERMSIG(status);
+		}
+		x.has_timed_out = 1;
+		x.timed_out = b->timed_out;
+		if (b->client)
+			(void)boxd_client_send(b->client, BOX__MSG_TYPE__MSG_RUN_EXIT, b->request_id,
+					       &x.base);
+		log_info("box %s (%s) ended: %s %d%s", b->name, b->id,
+			 WIFEXITED(status) ? "status" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+			 b->timed_out ? " (timed out)" : "");
+	}
+	b->state = BOX_GONE;
+	box_free(b);
+	boxd_box_gone(d, NULL);
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* signals                                                             */
+
+static void
+on_kill_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+	box_kill(b);
+}
+
+void
+box_kill(struct box *b)
+{
+	if (b->reaped || b->pid <= 0)
+		return;
+	b->state = BOX_STOPPING;
+	/* The outer trampoline dies; PID 1 sees its pipe close and takes the namespace down. */
+	kill(b->pid, SIGKILL);
+}
+
+void
+box_stop(struct box *b)
+{
+	if (b->reaped || b->pid <= 0 || b->state == BOX_STOPPING)
+		return;
+	b->state = BOX_STOPPING;
+	kill(b->pid, SIGTERM);
+	if (!b->kill_ev)
+		b->kill_ev = evtimer_new(b->d->base, on_kill_timer, b);
+	struct timeval tv = { BOXD_KILL_GRACE_MS / 1000, (BOXD_KILL_GRACE_MS % 1000) * 1000 };
+	if (b->kill_ev)
+		evtimer_add(b->kill_ev, &tv);
+	else
+		box_kill(b);
+}
+
+static void
+on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+	log_notice("box %s (%s) timed out", b->name, b->id);
+	b->timed_out = true;
+	box_stop(b);
+}
+
+void
+box_control(struct box *b, const Box__RunControl *m)
+{
+	if (m->has_signal && !b->reaped && b->pid > 0 &&
+	    (m->signal == SIGINT || m->signal == SIGTERM || m->signal == SIGHUP))
+		kill(b->pid, m->signal); /* the outer trampoline forwards it to PID 1 */
+	if (m->has_rows && m->has_cols && b->pty_master >= 0) {
+		struct winsize ws = { .ws_row = (unsigned short)m->rows,
+				      .ws_col = (unsigned short)m->cols };
+		(void)ioctl(b->pty_master, TIOCSWINSZ, &ws);
+	}
+}
+
+void
+box_client_gone(struct box *b)
+{
+	b->client = NULL;
+	if (!b->detach && !b->reaped) {
+		log_info("box %s (%s): client gone, killing the box", b->name, b->id);
+		box_kill(b);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* fd 4                                                                */
+
+static void
+box_started(struct box *b)
+{
+	b->state = BOX_RUNNING;
+	log_info("box %s (%s) running, trampoline pid %d", b->name, b->id, (int)b->pid);
+	if (b->detach) {
+		reply_run(b, BOX__REPLY_STATUS__REPLY_OK, NULL, b->disclosure, b->n_disclosure);
+		/*
+		 * The client goes away now; the box keeps running. An embedded
+		 * boxd stops writing to the caller's stderr (a pipe there would
+		 * keep the caller's reader waiting): its own messages go to
+		 * agent.log from now on.
+		 */
+		if (b->d->embedded && b->rc.log_fd >= 0)
+			(void)dup2(b->rc.log_fd, STDERR_FILENO);
+		if (b->client)
+			b->client->box = NULL;
+		b->client = NULL;
+	} else {
+		reply_run(b, BOX__REPLY_STATUS__REPLY_OK, NULL, NULL, 0);
+	}
+}
+
+static void
+status_message(struct box *b, const uint8_t *buf, size_t len, int fd)
+{
+	Box__TrampolineStatus *s = NULL;
+	char why[256];
+	if (box_status_decode(buf, len, &s, why, sizeof(why)) < 0) {
+		safe_close(fd);
+		if (!b->setup_error && asprintf(&b->setup_error, "box-trampoline sent a bad status message: %s", why) < 0)
+			b->setup_error = NULL;
+		box_kill(b);
+		return;
+	}
+	switch (s->msg_case) {
+	case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
+		/* No gateway yet: the listener is closed (CLI.md: no proxy variables either). */
+		safe_close(fd);
+		break;
+	case BOX__TRAMPOLINE_STATUS__MSG_PTY:
+		if (fd < 0 || b->pty_master >= 0 || !b->tty) {
+			safe_close(fd);
+			break;
+		}
+		b->pty_master = fd;
+		if (b->req->has_rows && b->req->has_cols) {
+			struct winsize ws = { .ws_row = (unsigned short)b->req->rows,
+					      .ws_col = (unsigned short)b->req->cols };
+			(void)ioctl(fd, TIOCSWINSZ, &ws);
+		}
+		b->relay = relay_new(b->d->base, fd, b->tty_in, b->tty_out);
+		if (b->relay)
+			b->tty_in = b->tty_out = -1;
+		else
+			log_warn("box %s: cannot relay the terminal", b->id);
+		break;
+	case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
+		safe_close(fd);
+		if (!b->setup_error) {
+			if (strcmp(s->error->step, "exec") == 0) {
+				if (asprintf(&b->setup_error, "cannot execute the agent: %s",
+					     s->error->reason) < 0)
+					b->setup_error = NULL;
+				b->exec_failed = true;
+			} else if (asprintf(&b->setup_error, "sandbox setup failed at %s: %s",
+					    s->error->step, s->error->reason) < 0)
+				b->setup_error = NULL;
+		}
+		break;
+	case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
+	default:
+		safe_close(fd);
+		break;
+	}
+	box__trampoline_status__free_unpacked(s, NULL);
+}
+
+/* One packet from fd 4: 1 message, 0 EOF, -EAGAIN nothing now, other <0 error. */
+static int
+status_read_one(struct box *b)
+{
+	_cleanup_free_ uint8_t *buf = malloc(BOX_PLAN_BYTES_MAX + 1);
+	union {
+		char c[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr a;
+	} u;
+	if (!buf)
+		return -ENOMEM;
+	struct iovec iov = { .iov_base = buf, .iov_len = BOX_PLAN_BYTES_MAX + 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c,
+			     .msg_controllen = sizeof(u.c) };
+	ssize_t n = recvmsg(b->status_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? -EAGAIN : -errno;
+	int fd = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int x;
+			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fd < 0)
+				fd = x;
+			else
+				close(x); /* one fd per message at most */
+		}
+	}
+	if (n == 0) {
+		safe_close(fd);
+		return 0;
+	}
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n > BOX_PLAN_BYTES_MAX) {
+		safe_close(fd);
+		return -EMSGSIZE;
+	}
+	status_message(b, buf, (size_t)n, fd);
+	return 1;
+}
+
+static void
+status_eof(struct box *b)
+{
+	if (b->status_ev) {
+		event_free(b->status_ev);
+		b->status_ev = NULL;
+	}
+	b->status_fd = safe_close(b->status_fd);
+	if (!b->setup_error && b->state == BOX_STARTING)
+		box_started(b);
+}
+
+static bool
+status_drain(struct box *b)
+{
+	for (int i = 0; i < 64 && b->status_fd >= 0; i++) {
+		int r = status_read_one(b);
+		if (r == 0 || (r < 0 && r != -EAGAIN)) {
+			status_eof(b);
+			return true;
+		}
+		if (r == -EAGAIN)
+			return false;
+	}
+	return false;
+}
+
+static void
+on_status(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+	int r = status_read_one(b);
+	if (r == 0)
+		status_eof(b);
+	else if (r < 0 && r != -EAGAIN) {
+		if (!b->setup_error && asprintf(&b->setup_error, "reading box-trampoline's status: %s", strerror(-r)) < 0)
+			b->setup_error = NULL;
+		status_eof(b);
+		box_kill(b);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* start                                                               */
+
+/* Write the disclosure to the caller's stderr (before the agent starts). */
+static void
+disclose_to(int fd, char **lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char buf[4200];
+		int len = snprintf(buf, sizeof(buf), "box: %s\n", lines[i]);
+		if (len <= 0)
+			continue;
+		if ((size_t)len >= sizeof(buf))
+			len = sizeof(buf) - 1, buf[len - 1] = '\n';
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		if (poll(&p, 1, 1000) <= 0 || write(fd, buf, (size_t)len) < 0)
+			return;
+	}
+}
+
+static int
+open_null(int flags)
+{
+	return open("/dev/null", flags | O_CLOEXEC | O_NOCTTY);
+}
+
+/* Reopen a terminal fd (own file description, so O_NONBLOCK stays ours). */
+static int
+reopen_tty(int fd, int flags)
+{
+	char p[64];
+	if (!isatty(fd))
+		return -1;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return open(p, flags | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+}
+
+void
+box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, int *fds,
+	unsigned n_fds)
+{
+	const Box__BoxSpec *s = req->spec;
+	struct box *b = calloc(1, sizeof(*b));
+	int r;
+
+	if (!b) {
+		box_msg_free(&req->base);
+		for (unsigned i = 0; i < n_fds; i++)
+			safe_close(fds[i]);
+		return;
+	}
+	b->d = d;
+	b->req_msg = &req->base;
+	b->req = req;
+	b->spec = req->spec;
+	b->extra_args = req->extra_args;
+	b->n_extra_args = req->n_extra_args;
+	b->status_fd = b->pty_master = b->tty_in = b->tty_out = b->err_fd = -1;
+	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
+	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
+	b->request_id = rid;
+	b->client = c;
+	b->caller_uid = c->cred.uid;
+	b->detach = req->detach;
+	b->quiet = req->quiet;
+	b->tty = req->tty && n_fds == 3;
+	for (unsigned i = 0; i < n_fds && i < 3; i++)
+		b->stdio[i] = fds[i];
+	b->name = strdup(s->box->name->value);
+	b->next = d->boxes;
+	d->boxes = b;
+	d->n_boxes++;
+	c->box = b;
+	clock_gettime(CLOCK_MONOTONIC, &b->started);
+	if (!b->name)
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "out of memory");
+	if (d->n_boxes > BOXD_BOXES_MAX)
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "too many boxes");
+
+	/* The owner: the caller, or [agent] user (root only). */
+	struct passwd *pw;
+	if (s->agent->user) {
+		pw = getpwnam(s->agent->user->value);
+		if (!pw) {
+			b->rc.problems = calloc(1, sizeof(*b->rc.problems));
+			if (b->rc.problems &&
+			    (b->rc.problems[0] = problem_new(s->agent->user->line, "agent", "user",
+							     "no such user: %s",
+							     s->agent->user->value)))
+				b->rc.n_problems = 1;
+			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
+		}
+		if (pw->pw_uid != c->cred.uid && c->cred.uid != 0) {
+			b->rc.problems = calloc(1, sizeof(*b->rc.problems));
+			if (b->rc.problems &&
+			    (b->rc.problems[0] = problem_new(s->agent->user->line, "agent", "user",
+							     "only root may name another user")))
+				b->rc.n_problems = 1;
+			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
+		}
+		if (!d->root && pw->pw_uid != geteuid())
+			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
+					      "an unprivileged boxd cannot run a box as %s",
+					      pw->pw_name);
+	} else {
+		pw = getpwuid(c->cred.uid);
+		if (!pw)
+			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
+					      "uid %u has no passwd entry", (unsigned)c->cred.uid);
+	}
+	if (owner_resolve(b, pw) < 0)
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "out of memory");
+	if (!d->root && b->owner.gid != getegid())
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				      "an unprivileged boxd runs boxes with its own group only");
+	if ((r = runtime_new_id(b->id)) < 0)
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "getrandom: %s",
+				      strerror(-r));
+
+	/* Every path, as the owner. */
+	_cleanup_free_ char *state_dir = NULL;
+	if ((r = state_dir_choose(b, &state_dir)) < 0)
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				      "cannot prepare the state dir: %s", strerror(-r));
+	r = recheck_run(d, b, state_dir, b->detach, &b->rc);
+	if (r < 0)
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				      "cannot re-check the request as %s: %s", b->owner.name,
+				      strerror(-r));
+	if (b->rc.n_problems)
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
+
+	/* The run lock. */
+	char running[BOXD_ID_LEN + 1];
+	r = runtime_lock(b, running);
+	if (r == -EBUSY) {
+		b->id[0] = '\0';
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_BUSY,
+				      "box %s is already running (id %s)", b->name, running);
+	}
+	if (r < 0)
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "run lock: %s",
+				      strerror(-r));
+
+	/* stdio: the caller's, or /dev/null + agent.log (detach); at a terminal, the pty. */
+	if (b->detach) {
+		b->stdio[0] = open_null(O_RDONLY);
+		b->stdio[1] = fd_dup_cloexec(b->rc.log_fd, 3);
+		b->stdio[2] = fd_dup_cloexec(b->rc.log_fd, 3);
+	} else if (b->tty) {
+		b->tty_in = reopen_tty(b->stdio[0], O_RDONLY);
+		b->tty_out = reopen_tty(b->stdio[1], O_WRONLY);
+		/* No fd of the caller's terminal enters the sandbox. */
+		safe_close(b->stdio[0]);
+		safe_close(b->stdio[1]);
+		b->stdio[0] = open_null(O_RDONLY);
+		b->stdio[1] = open_null(O_WRONLY);
+		int err = b->stdio[2];
+		b->stdio[2] = open_null(O_WRONLY);
+		b->err_fd = err;
+	} else if (n_fds != 3) {
+		b->stdio[0] = open_null(O_RDONLY);
+		b->stdio[1] = open_null(O_WRONLY);
+		b->stdio[2] = open_null(O_WRONLY);
+	}
+	for (int i = 0; i < 3; i++)
+		if (b->stdio[i] < 0)
+			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
+					      "cannot set up the agent's stdio");
+
+	if ((r = runtime_dir_create(d, b)) < 0) {
+		runtime_dir_remove(d, b);
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				      "cannot create the runtime dir: %s", strerror(-r));
+	}
+	if (d->embedded) {
+		_cleanup_free_ char *sock = path_join(b->runtime_dir, "boxd.sock");
+		if (sock && boxd_listen_embedded(d, sock) == 0)
+			b->sock_path = TAKE_PTR(sock);
+	}
+
+	const Box__CfgAgent *a = s->agent;
+	const char *why = NULL;
+	r = cgroup_setup(d, b, a->pids_max != NULL, a->pids_max ? a->pids_max->value : 0,
+			 a->memory_max != NULL, a->memory_max ? a->memory_max->value : 0, &why);
+	if (r < 0) {
+		const Box__CfgU64 *v = r == -EOPNOTSUPP && a->memory_max && strncmp(why, "memory", 6) == 0 ?
+					       a->memory_max :
+					       a->pids_max;
+		if (r == -EOPNOTSUPP && v) {
+			b->rc.problems = calloc(1, sizeof(*b->rc.problems));
+			if (b->rc.problems &&
+			    (b->rc.problems[0] = problem_new(v->line, "agent",
+							     v == a->memory_max ? "memory_max" :
+										  "pids_max",
+							     "%s", why)))
+				b->rc.n_problems = 1;
+		}
+		cgroup_cleanup(b);
+		runtime_dir_remove(d, b);
+		runtime_unlock(b);
+		return box_fail_early(b, r == -EOPNOTSUPP ? BOX__REPLY_STATUS__REPLY_REFUSED :
+							    BOX__REPLY_STATUS__REPLY_FAILED,
+				      r == -EOPNOTSUPP ? NULL : "%s: %s", why, strerror(-r));
+	}
+
+	Box__Plan *plan = NULL;
+	char *err = NULL;
+	r = plan_build(d, b, &plan, &err);
+	if (r < 0) {
+		cgroup_cleanup(b);
+		runtime_dir_remove(d, b);
+		runtime_unlock(b);
+		if (r == -EINVAL && b->rc.n_problems) {
+			free(err);
+			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
+		}
+		box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s", err ? err : "plan");
+		free(err);
+		return;
+	}
+
+	/* The disclosure, before the agent starts. */
+	if (plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
+		disclose_to(b->err_fd >= 0 ? b->err_fd : b->stdio[2], b->disclosure,
+			    b->n_disclosure);
+	b->err_fd = safe_close(b->err_fd);
+
+	r = spawn_trampoline(d, b, plan, &b->pid, &b->status_fd);
+	plan_free(plan);
+	for (int i = 0; i < 3; i++)
+		b->stdio[i] = safe_close(b->stdio[i]);
+	if (r < 0) {
+		cgroup_cleanup(b);
+		runtime_dir_remove(d, b);
+		runtime_unlock(b);
+		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				      "cannot start box-trampoline: %s", strerror(-r));
+	}
+	b->state = BOX_STARTING;
+	(void)fd_set_nonblock(b->status_fd, true);
+	b->status_ev = event_new(d->base, b->status_fd, EV_READ | EV_PERSIST, on_status, b);
+	if (!b->status_ev || event_add(b->status_ev, NULL) < 0) {
+		box_kill(b);
+		return;
+	}
+	if (s->box->timeout_ms) {
+		uint64_t ms = s->box->timeout_ms->value;
+		struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
+		b->timeout_ev = evtimer_new(d->base, on_timeout, b);
+		if (b->timeout_ev)
+			evtimer_add(b->timeout_ev, &tv);
+	}
+	log_info("box %s (%s) starting for %s, trampoline pid %d", b->name, b->id, b->owner.name,
+		 (int)b->pid);
+}

@@ -1,0 +1,245 @@
+/*
+ * boxd.h — boxd's internal interface, one file per concern:
+ *
+ *   boxd.c     main: service mode (--listen PATH or a socket-activated fd) and
+ *              embedded mode (--embedded, client channel on fd 3); clients,
+ *              SO_PEERCRED, dispatch of RunRequest / RunControl / Ps / Stop
+ *   box.c      one box's life: starting → running → stopping → gone
+ *   recheck.c  every path of a request re-checked as the box owner, in a
+ *              forked child with the owner's uid/gid/groups
+ *   runtime.c  BASE/ID runtime dir, mask objects, state dir lock
+ *   plan.c     BoxSpec → Plan (view, environment, limits) and the disclosure
+ *   spawn.c    fork+exec of box-trampoline with fds 0-4 in place
+ *   cgroup.c   pids_max / memory_max (SANDBOX.md §6)
+ *   relay.c    the pty master ↔ the caller's terminal
+ *
+ * Trusts: the root part handles only messages that box_ipc_decode() has
+ * decoded and validated (proto/validate.c) and, from the owner's recheck
+ * child, a validated CheckReply; every path a user names is opened by a
+ * process running as that user, never by root.
+ */
+#ifndef BOXD_BOXD_H
+#define BOXD_BOXD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "boxd.pb-c.h"
+#include "ipc_event.h"
+#include "plan.pb-c.h"
+
+#define BOXD_ID_LEN 12
+#define BOXD_KILL_GRACE_MS 2000       /* SIGTERM → SIGKILL (stop, timeout) */
+#define BOXD_RECHECK_TIMEOUT_MS 20000 /* the owner's recheck child */
+#define BOXD_CLIENTS_MAX 256
+#define BOXD_BOXES_MAX 1024
+#define BOXD_GROUPS_MAX 256
+
+struct box;
+struct client;
+
+struct boxd {
+	struct event_base *base;
+	bool embedded;
+	bool root;              /* euid 0 */
+	char *self_dir;         /* directory of /proc/self/exe */
+	char *runtime_base;     /* BASE (CLI.md) */
+	char *service_path;     /* --listen PATH (unlinked at exit), or NULL */
+	int listen_fd;
+	struct event *listen_ev;
+	struct event *sig_ev[4];
+	struct box *boxes;      /* list */
+	unsigned n_boxes;
+	struct client *clients; /* list */
+	unsigned n_clients;
+	bool quitting;
+};
+
+struct client {
+	struct boxd *d;
+	struct client *next;
+	struct box_ipc_event *ipc;
+	struct ucred cred;
+	struct box *box;        /* the box this client runs (attached) */
+	bool embedded_channel;  /* fd 3 of an embedded boxd */
+};
+
+enum box_state {
+	BOX_STARTING,
+	BOX_RUNNING,
+	BOX_STOPPING,
+	BOX_GONE,
+};
+
+struct box_owner_id {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[BOXD_GROUPS_MAX];
+	size_t n_groups;
+	char *name;
+	char *home;
+	char *shell;
+};
+
+/* What the owner's recheck child found (recheck.c). */
+struct recheck_result {
+	char *argv0;              /* the agent's program as resolved (not canonical) */
+	char *program;            /* canonical */
+	char **interpreters;      /* canonical #! chain, outermost first */
+	size_t n_interpreters;
+	char **deny_dirs;         /* deny entries (and masked files) that are directories */
+	size_t n_deny_dirs;
+	char *workspace;          /* the agent's cwd */
+	char *state_dir;
+	int state_dirfd;          /* O_DIRECTORY, opened as the owner */
+	int lock_fd;              /* STATE/lock, opened as the owner */
+	int log_fd;               /* STATE/agent.log (detach), or -1 */
+	Box__Problem **problems;  /* refusals (owned) */
+	size_t n_problems;
+};
+
+struct box {
+	struct boxd *d;
+	struct box *next;
+	char id[BOXD_ID_LEN + 1];
+	char *name;
+	enum box_state state;
+	uid_t caller_uid;
+	struct box_owner_id owner;
+	pid_t pid;                /* the outer trampoline */
+	struct timespec started;  /* CLOCK_MONOTONIC */
+	bool detach, quiet, tty;
+	uint64_t request_id;      /* of the RunRequest, echoed in replies */
+	struct client *client;    /* attached client, or NULL */
+
+	ProtobufCMessage *req_msg; /* the validated RunRequest (owned) */
+	Box__RunRequest *req;
+	Box__BoxSpec *spec;       /* req->spec */
+	char **extra_args;
+	size_t n_extra_args;
+	struct recheck_result rc;
+
+	char *runtime_dir;        /* BASE/ID */
+	int stdio[3];             /* the caller's stdio (or /dev/null, agent.log) */
+	int status_fd;            /* fd 4's other end */
+	struct event *status_ev;
+	char *setup_error;        /* "sandbox setup failed at STEP: REASON" */
+	bool exec_failed;
+
+	char *cgroups[2];
+	size_t n_cgroups;
+	bool nproc_fallback;      /* pids_max enforced by RLIMIT_NPROC */
+
+	struct relay *relay;      /* pty relay, or NULL */
+	int pty_master;
+	int tty_in, tty_out;      /* the caller's terminal, re-opened, until the relay takes them */
+	int err_fd;               /* the caller's stderr at a terminal (for the disclosure) */
+	char **disclosure;        /* start-up disclosure lines */
+	size_t n_disclosure;
+
+	struct event *timeout_ev; /* [box] timeout */
+	struct event *kill_ev;    /* SIGKILL after the grace period */
+	bool timed_out;
+	bool reaped;
+	int wait_status;
+
+	char *sock_path;          /* embedded: BASE/ID/boxd.sock */
+};
+
+/* ---- boxd.c ---- */
+void boxd_client_close(struct client *c);
+/* Send a message to the client attached to a box (no-op without one). */
+int boxd_client_send(struct client *c, uint32_t type, uint64_t rid, const ProtobufCMessage *m);
+/* A box ended and its client was told: an embedded boxd exits. */
+void boxd_box_gone(struct boxd *d, struct box *b);
+/* Listen on an embedded box's BASE/ID/boxd.sock (ps, stop). */
+int boxd_listen_embedded(struct boxd *d, const char *path);
+
+/* ---- box.c ---- */
+/* Handle a RunRequest: takes the message and fds (stdio) on success or failure. */
+void box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, int *fds,
+	     unsigned n_fds);
+void box_control(struct box *b, const Box__RunControl *m);
+/* SIGTERM the agent, SIGKILL after the grace period (stop, timeout). */
+void box_stop(struct box *b);
+/* SIGKILL everything now (client gone). */
+void box_kill(struct box *b);
+/* A child exited (SIGCHLD). Returns true when it was this box's trampoline. */
+bool box_reaped(struct box *b, pid_t pid, int status);
+/* The attached client went away. */
+void box_client_gone(struct box *b);
+void box_free(struct box *b);
+uint64_t box_uptime_s(const struct box *b);
+
+/* ---- recheck.c ---- */
+/*
+ * Fork a child as the owner that re-checks every path of the spec, creates
+ * the state dir and opens its lock (and agent.log when `detach`). Returns 0
+ * with *res filled (problems may be non-empty), or negative errno when the
+ * check could not run at all.
+ */
+int recheck_run(const struct boxd *d, const struct box *b, const char *state_dir, bool detach,
+		struct recheck_result *res);
+void recheck_result_clear(struct recheck_result *res);
+/* A refusal naming box.ini, LINE, [SECTION] KEY. */
+Box__Problem *problem_new(uint32_t line, const char *section, const char *key, const char *fmt,
+			  ...) __attribute__((format(printf, 4, 5)));
+void problem_free(Box__Problem *p);
+
+/* ---- runtime.c ---- */
+/* The runtime base for this boxd (verified or created 0700, owner and mode checked). */
+int runtime_base_prepare(bool service, char **ret);
+/* Create BASE/ID with tmp, var_tmp, dev_shm, home, masks (owned by the owner). */
+int runtime_dir_create(const struct boxd *d, struct box *b);
+/* Create one mask object for `path` (a dir when is_dir); returns its path. */
+int runtime_mask_create(const struct boxd *d, struct box *b, unsigned idx, bool is_dir,
+			char **ret);
+/* Remove BASE/ID and everything in it (the owner's files as the owner). */
+void runtime_dir_remove(const struct boxd *d, struct box *b);
+/* Take the run lock; -EBUSY with *running_id (13 bytes) when held. */
+int runtime_lock(struct box *b, char running_id[BOXD_ID_LEN + 1]);
+void runtime_unlock(struct box *b);
+/* 12 lowercase hex digits from getrandom. */
+int runtime_new_id(char id[BOXD_ID_LEN + 1]);
+
+/* ---- plan.c ---- */
+/*
+ * Build the agent's plan. On a refusal returns -EINVAL with problems added
+ * to b->rc; other negative errno: the box cannot start (*err set).
+ */
+int plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err);
+void plan_free(Box__Plan *p);
+/* The start-up disclosure lines (no "box: " prefix). */
+int plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *n);
+bool plan_env_reserved(const char *name);
+
+/* ---- spawn.c ---- */
+/* Find box-trampoline: next to boxd, else BOX_LIBEXECDIR. */
+int spawn_find_trampoline(const struct boxd *d, char **ret);
+/* fork+exec the trampoline; sends the plan; returns the status socket. */
+int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pid,
+		     int *status_fd);
+
+/* ---- cgroup.c ---- */
+/*
+ * Set up pids_max / memory_max for the box: cgroup dirs into b->cgroups,
+ * or the RLIMIT_NPROC fallback (b->nproc_fallback). -EOPNOTSUPP with *why
+ * when this host offers no mechanism.
+ */
+int cgroup_setup(struct boxd *d, struct box *b, bool has_pids, uint64_t pids_max,
+		 bool has_mem, uint64_t memory_max, const char **why);
+/* Kill what is left in the box's cgroups and remove them. */
+void cgroup_cleanup(struct box *b);
+
+/* ---- relay.c ---- */
+struct relay;
+struct relay *relay_new(struct event_base *base, int master, int in_fd, int out_fd);
+void relay_free(struct relay *r);
+/* Has the relay drained everything the master sent (after the box ended)? */
+void relay_flush(struct relay *r);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * cgroup.c — box-wide pids_max and memory_max (SANDBOX.md §6).
+ *
+ * In order: the cgroup v2 controller when the unified tree offers it (root
+ * boxd: MOUNT/box/ID with the controller enabled down the path); else the
+ * v1 hierarchy when boxd is root (mounting a v1 pids hierarchy at
+ * /sys/fs/cgroup/pids when none is mounted and /sys/fs/cgroup is a
+ * writable tmpfs); else, for pids_max only and an owner that is not root,
+ * RLIMIT_NPROC inside the box's user namespace; else the box is refused.
+ * The trampoline joins the directories made here before it changes
+ * credentials and checks that each limit reads back.
+ * Trusts: /proc/self/mountinfo and the cgroup file systems (kernel data).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "log.h"
+#include "path.h"
+
+struct cg_mounts {
+	char v1_pids[256], v1_memory[256], v2[256];
+	bool v2_pids, v2_memory;
+};
+
+static bool
+opt_has(const char *opts, const char *word)
+{
+	size_t wl = strlen(word);
+	for (const char *p = opts; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t l = end ? (size_t)(end - p) : strlen(p);
+		if (l == wl && strncmp(p, word, wl) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+static int
+write_file_at(const char *dir, const char *name, const char *text)
+{
+	_cleanup_free_ char *p = path_join(dir, name);
+	if (!p)
+		return -ENOMEM;
+	int fd = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, text, strlen(text));
+	int e = errno;
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -(n < 0 ? e : EIO);
+}
+
+static void
+controllers_v2(struct cg_mounts *m)
+{
+	char buf[512] = { 0 };
+	_cleanup_free_ char *p = path_join(m->v2, "cgroup.controllers");
+	int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	for (char *save = NULL, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+		if (strcmp(w, "pids") == 0)
+			m->v2_pids = true;
+		if (strcmp(w, "memory") == 0)
+			m->v2_memory = true;
+	}
+}
+
+static int
+mounts_probe(struct cg_mounts *m)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+
+	memset(m, 0, sizeof(*m));
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent maj:min root mountpoint opts [optional...] - fstype source superopts */
+		char *fields[6] = { 0 };
+		char *save = NULL, *w = strtok_r(line, " \n", &save);
+		for (int i = 0; w && i < 5; i++, w = strtok_r(NULL, " \n", &save))
+			fields[i] = w;
+		while (w && strcmp(w, "-") != 0)
+			w = strtok_r(NULL, " \n", &save);
+		char *fstype = w ? strtok_r(NULL, " \n", &save) : NULL;
+		char *source = fstype ? strtok_r(NULL, " \n", &save) : NULL;
+		char *super = source ? strtok_r(NULL, " \n", &save) : NULL;
+		const char *mp = fields[4];
+		if (!fstype || !mp || !path_is_under(mp, "/sys/fs/cgroup") || strchr(mp, '\\'))
+			continue;
+		if (strcmp(fstype, "cgroup2") == 0 && !m->v2[0])
+			snprintf(m->v2, sizeof(m->v2), "%s", mp);
+		else if (strcmp(fstype, "cgroup") == 0 && super) {
+			if (opt_has(super, "pids") && !m->v1_pids[0])
+				snprintf(m->v1_pids, sizeof(m->v1_pids), "%s", mp);
+			if (opt_has(super, "memory") && !m->v1_memory[0])
+				snprintf(m->v1_memory, sizeof(m->v1_memory), "%s", mp);
+		}
+	}
+	if (m->v2[0])
+		controllers_v2(m);
+	return 0;
+}
+
+/* No v1 pids hierarchy anywhere: mount one next to the others (root only). */
+static int
+mount_v1_pids(struct cg_mounts *m)
+{
+	const char *mp = "/sys/fs/cgroup/pids";
+	if (mkdir(mp, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (mount("cgroup", mp, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC, "pids") < 0)
+		return -errno;
+	snprintf(m->v1_pids, sizeof(m->v1_pids), "%s", mp);
+	log_notice("mounted a cgroup v1 pids hierarchy at %s", mp);
+	return 0;
+}
+
+/* MOUNT/box/ID, with `file` = value. */
+static int
+make_group(struct box *b, const char *mount_point, bool v2, const char *file, uint64_t value,
+	   const char *file2, uint64_t value2)
+{
+	_cleanup_free_ char *parent = path_join(mount_point, "box");
+	_cleanup_free_ char *dir = parent ? path_join(parent, b->id) : NULL;
+	char v[32];
+	int r;
+
+	if (!dir)
+		return -ENOMEM;
+	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+		return log_err_errno(errno, "%s", parent);
+	if (v2) {
+		/* Enable the controllers for box/ and box/ID. */
+		(void)write_file_at(mount_point, "cgroup.subtree_control",
+				    file2 ? "+pids +memory" : strncmp(file, "pids", 4) == 0 ? "+pids" :
+											  "+memory");
+		(void)write_file_at(parent, "cgroup.subtree_control",
+				    file2 ? "+pids +memory" : strncmp(file, "pids", 4) == 0 ? "+pids" :
+											  "+memory");
+	}
+	if (mkdir(dir, 0755) < 0)
+		return log_err_errno(errno, "%s", dir);
+	b->cgroups[b->n_cgroups++] = TAKE_PTR(dir);
+	const char *d = b->cgroups[b->n_cgroups - 1];
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)value);
+	r = write_file_at(d, file, v);
+	if (r < 0)
+		return log_err_errno(r, "%s/%s", d, file);
+	if (file2) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)value2);
+		r = write_file_at(d, file2, v);
+		if (r < 0)
+			return log_err_errno(r, "%s/%s", d, file2);
+	}
+	return 0;
+}
+
+int
+cgroup_setup(struct boxd *d, struct box *b, bool has_pids, uint64_t pids_max, bool has_mem,
+	     uint64_t memory_max, const char **why)
+{
+	struct cg_mounts m;
+	int r;
+
+	if (!has_pids && !has_mem)
+		return 0;
+	r = mounts_probe(&m);
+	if (r < 0) {
+		*why = "cannot read /proc/self/mountinfo";
+		return r;
+	}
+	/* cgroup v2 (root boxd: it may create and delegate below the mount). */
+	bool v2_ok = d->root && m.v2[0] && (!has_pids || m.v2_pids) && (!has_mem || m.v2_memory);
+	if (v2_ok)
+		return make_group(b, m.v2, true, has_pids ? "pids.max" : "memory.max",
+				  has_pids ? pids_max : memory_max,
+				  has_pids && has_mem ? "memory.max" : NULL, memory_max);
+	if (d->root) {
+		if (has_pids && !m.v1_pids[0])
+			(void)mount_v1_pids(&m);
+		if (has_pids && m.v1_pids[0]) {
+			r = make_group(b, m.v1_pids, false, "pids.max", pids_max, NULL, 0);
+			if (r < 0) {
+				*why = "cannot create the box's pids cgroup";
+				return r;
+			}
+			has_pids = false;
+		}
+		if (has_mem && m.v1_memory[0]) {
+			r = make_group(b, m.v1_memory, false, "memory.limit_in_bytes", memory_max,
+				       NULL, 0);
+			if (r < 0) {
+				*why = "cannot create the box's memory cgroup";
+				return r;
+			}
+			has_mem = false;
+		}
+	}
+	if (has_mem) {
+		*why = "memory_max: this host offers no mechanism for it (no cgroup v2 memory controller, and the v1 hierarchy needs a root boxd)";
+		return -EOPNOTSUPP;
+	}
+	if (has_pids) {
+		if (b->owner.uid == 0) {
+			*why = "pids_max: no cgroup pids controller this boxd can use, and RLIMIT_NPROC does not bind root";
+			return -EOPNOTSUPP;
+		}
+		b->nproc_fallback = true;
+	}
+	return 0;
+}
+
+static void
+kill_members(const char *dir)
+{
+	_cleanup_free_ char *p = path_join(dir, "cgroup.procs");
+	_cleanup_fclose_ FILE *f = p ? fopen(p, "re") : NULL;
+	long pid;
+
+	if (!f)
+		return;
+	while (fscanf(f, "%ld", &pid) == 1)
+		if (pid > 1)
+			kill((pid_t)pid, SIGKILL);
+}
+
+void
+cgroup_cleanup(struct box *b)
+{
+	for (size_t i = 0; i < b->n_cgroups; i++) {
+		const char *dir = b->cgroups[i];
+		for (int tries = 0; tries < 200; tries++) {
+			if (rmdir(dir) == 0 || errno == ENOENT)
+				break;
+			if (errno != EBUSY) {
+				log_warn_errno(errno, "cannot remove %s", dir);
+				break;
+			}
+			kill_members(dir);
+			struct timespec ts = { 0, 5 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+		free(b->cgroups[i]);
+		b->cgroups[i] = NULL;
+	}
+	b->n_cgroups = 0;
+}

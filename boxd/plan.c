@@ -1,0 +1,720 @@
+/*
+ * plan.c — a validated BoxSpec (+ the owner's recheck) → the agent's Plan
+ * (proto/plan.proto), and the start-up disclosure (CLI.md).
+ *
+ * View: the [agent.filesystem] lists as they are; each deny entry, box.ini
+ * and the policy file (when a grant reaches them) covered by a mode-0000
+ * mask made in the runtime dir; an implicit exec entry for the resolved
+ * program and each #! interpreter. Environment (CONFIG.md [agent.env], CLI.md
+ * "The agent's view"): the section's variables, HOME (the owner's passwd
+ * home) and PATH defaults, TERM LANG TZ from the caller, USER, PWD,
+ * BOX_NAME, BOX_ID — and no proxy, CA or /run/box variables while no gateway,
+ * MCP server or shell alias exists ("a box that has no gateway or MCP server
+ * yet gets no variables pointing at them"). Limits per SANDBOX.md §6.
+ * Trusts: the spec after box_ipc_decode() validated it; the recheck result
+ * (paths the owner could reach). Re-checks what is cheap to re-check here:
+ * reserved variable names, grants reaching the state or runtime dir.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "log.h"
+#include "path.h"
+#include "plan_validate.h"
+
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+static const char *const reserved_names[] = {
+	"HTTP_PROXY",	  "HTTPS_PROXY",	"http_proxy",	   "https_proxy",
+	"NO_PROXY",	  "no_proxy",		"ALL_PROXY",	   "all_proxy",
+	"SSL_CERT_FILE",  "SSL_CERT_DIR",	"REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+	"NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "GIT_SSL_CAINFO",  "NODE_USE_ENV_PROXY",
+	"PWD",		  "USER",		"NODE_OPTIONS",	   "BASH_ENV",
+	"ENV",		  "PERL5LIB",		"PERL5OPT",	   "RUBYOPT",
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",	"GCONV_PATH",	   "LOCPATH",
+};
+
+bool
+plan_env_reserved(const char *name)
+{
+	for (size_t i = 0; i < ELEMENTSOF(reserved_names); i++)
+		if (strcmp(name, reserved_names[i]) == 0)
+			return true;
+	return strncmp(name, "LD_", 3) == 0 || strncmp(name, "PYTHON", 6) == 0 ||
+	       strncmp(name, "BOX_", 4) == 0;
+}
+
+/* A variable an [egress] binding names is reserved too. */
+static bool
+egress_variable(const Box__BoxSpec *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_egress; i++) {
+		const Box__CfgEgress *e = s->egress[i];
+		if (e->variable && strcmp(e->variable->value, name) == 0)
+			return true;
+		if (!e->variable && strncmp(e->secret->ref, "env://", 6) == 0 &&
+		    strcmp(e->secret->ref + 6, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* small builders (everything malloc'd: box__plan__free_unpacked frees) */
+
+struct strv {
+	char **v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void
+strv_add(struct strv *s, char *str)
+{
+	if (!str) {
+		s->oom = true;
+		return;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		char **nv = realloc(s->v, cap * sizeof(char *));
+		if (!nv) {
+			free(str);
+			s->oom = true;
+			return;
+		}
+		s->v = nv;
+		s->cap = cap;
+	}
+	s->v[s->n++] = str;
+}
+
+static char *
+fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *
+fmt(const char *f, ...)
+{
+	char *s;
+	va_list ap;
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+struct viewv {
+	Box__ViewEntry **v;
+	size_t n, cap;
+};
+
+static int
+view_add(struct viewv *w, const char *path, Box__ViewKind kind, char *mask)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 16;
+		Box__ViewEntry **nv = realloc(w->v, cap * sizeof(*nv));
+		if (!nv) {
+			free(mask);
+			return -ENOMEM;
+		}
+		w->v = nv;
+		w->cap = cap;
+	}
+	Box__ViewEntry *e = calloc(1, sizeof(*e));
+	if (!e) {
+		free(mask);
+		return -ENOMEM;
+	}
+	box__view_entry__init(e);
+	e->path = strdup(path);
+	e->kind = kind;
+	e->mask = mask;
+	w->v[w->n++] = e;
+	return e->path ? 0 : -ENOMEM;
+}
+
+static bool
+is_deny_dir(const struct box *b, const char *path)
+{
+	for (size_t i = 0; i < b->rc.n_deny_dirs; i++)
+		if (strcmp(b->rc.deny_dirs[i], path) == 0)
+			return true;
+	return false;
+}
+
+/* Is `p` inside a grant (not a deny) of the agent? */
+static bool
+granted(const Box__CfgFilesystem *fs, const char *p)
+{
+	if (!fs)
+		return false;
+	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file, fs->exec };
+	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file, fs->n_exec };
+	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+		for (size_t i = 0; i < ns[l]; i++)
+			if (path_is_under(p, lists[l][i]->path))
+				return true;
+	return false;
+}
+
+static bool
+denied(const Box__CfgFilesystem *fs, const char *p)
+{
+	for (size_t i = 0; fs && i < fs->n_deny; i++)
+		if (strcmp(fs->deny[i]->path, p) == 0)
+			return true;
+	return false;
+}
+
+static bool
+exec_covers(const Box__CfgFilesystem *fs, const char *p)
+{
+	for (size_t i = 0; fs && i < fs->n_exec; i++)
+		if (path_is_under(p, fs->exec[i]->path))
+			return true;
+	return false;
+}
+
+/* Does a grant contain the owner's home (then it is not box-managed)? */
+static bool
+home_granted(const Box__CfgFilesystem *fs, const char *home)
+{
+	if (!fs)
+		return false;
+	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file, fs->exec };
+	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file, fs->n_exec };
+	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+		for (size_t i = 0; i < ns[l]; i++)
+			if (path_is_under(home, lists[l][i]->path))
+				return true;
+	return false;
+}
+
+static bool
+home_manageable(const char *home)
+{
+	return strcmp(home, "/") != 0 && !path_is_under(home, "/tmp") &&
+	       !path_is_under(home, "/var/tmp") && !path_is_under("/tmp", home) &&
+	       !path_is_under(home, "/proc") && !path_is_under(home, "/dev") &&
+	       !path_is_under(home, "/run/box");
+}
+
+static void
+add_problem(struct box *b, Box__Problem *p)
+{
+	if (!p)
+		return;
+	Box__Problem **nv = realloc(b->rc.problems, (b->rc.n_problems + 1) * sizeof(*nv));
+	if (!nv) {
+		problem_free(p);
+		return;
+	}
+	b->rc.problems = nv;
+	nv[b->rc.n_problems++] = p;
+}
+
+/* Cheap re-checks of the request that need no file system access. */
+static void
+plan_recheck(struct box *b)
+{
+	const Box__BoxSpec *s = b->spec;
+	const Box__CfgFilesystem *fs = s->agent->filesystem;
+	const char *state = b->rc.state_dir;
+	const char *rt = b->runtime_dir;
+
+	if (s->agent->env)
+		for (size_t i = 0; i < s->agent->env->n_vars; i++) {
+			const Box__CfgEnvVar *v = s->agent->env->vars[i];
+			if (plan_env_reserved(v->name) || egress_variable(s, v->name))
+				add_problem(b, problem_new(v->line, "agent.env", v->name,
+							   "%s is reserved: box sets it", v->name));
+		}
+	if (!fs)
+		return;
+	struct {
+		Box__CfgPath **v;
+		size_t n;
+		const char *key;
+	} lists[] = {
+		{ fs->read, fs->n_read, "read" },
+		{ fs->write, fs->n_write, "write" },
+		{ fs->read_file, fs->n_read_file, "read_file" },
+		{ fs->write_file, fs->n_write_file, "write_file" },
+		{ fs->exec, fs->n_exec, "exec" },
+		{ fs->deny, fs->n_deny, "deny" },
+	};
+	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+		for (size_t i = 0; i < lists[l].n; i++) {
+			const Box__CfgPath *e = lists[l].v[i];
+			if (strcmp(e->path, "/") == 0 ||
+			    (state && (path_is_under(e->path, state) || path_is_under(state, e->path))))
+				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
+							   "%s reaches the state dir %s", e->path,
+							   state));
+			else if (rt && (path_is_under(e->path, rt) || path_is_under(rt, e->path)))
+				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
+							   "%s reaches the box runtime dir %s",
+							   e->path, rt));
+			else if (path_is_under(e->path, "/proc") || path_is_under(e->path, "/dev") ||
+				 path_is_under(e->path, "/run/box"))
+				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
+							   "%s is built by the sandbox itself",
+							   e->path));
+		}
+}
+
+static bool
+requires(const Box__CfgBox *box, Box__Layer layer)
+{
+	if (box->n_require == 0)
+		return true; /* the default: every layer */
+	for (size_t i = 0; i < box->n_require; i++)
+		if (box->require[i] == layer)
+			return true;
+	return false;
+}
+
+static int
+build_env(struct box *b, const char *workspace, struct strv *env)
+{
+	const Box__BoxSpec *s = b->spec;
+	const Box__CfgEnv *e = s->agent->env;
+	bool have_home = false, have_path = false, have[3] = { false, false, false };
+	static const char *const inherited[] = { "TERM", "LANG", "TZ" };
+
+	for (size_t i = 0; e && i < e->n_vars; i++) {
+		const char *n = e->vars[i]->name;
+		have_home |= strcmp(n, "HOME") == 0;
+		have_path |= strcmp(n, "PATH") == 0;
+		for (size_t k = 0; k < 3; k++)
+			have[k] |= strcmp(n, inherited[k]) == 0;
+		strv_add(env, fmt("%s=%s", n, e->vars[i]->value));
+	}
+	if (!have_home)
+		strv_add(env, fmt("HOME=%s", b->owner.home));
+	if (!have_path)
+		strv_add(env, fmt("PATH=%s", DEFAULT_PATH));
+	for (size_t i = 0; i < s->caller->n_inherit; i++) {
+		const Box__CfgEnvVar *v = s->caller->inherit[i];
+		for (size_t k = 0; k < 3; k++)
+			if (strcmp(v->name, inherited[k]) == 0 && !have[k])
+				strv_add(env, fmt("%s=%s", v->name, v->value));
+	}
+	strv_add(env, fmt("USER=%s", b->owner.name));
+	strv_add(env, fmt("PWD=%s", workspace));
+	strv_add(env, fmt("BOX_NAME=%s", b->name));
+	strv_add(env, fmt("BOX_ID=%s", b->id));
+	return env->oom ? -ENOMEM : 0;
+}
+
+void
+plan_free(Box__Plan *p)
+{
+	if (p)
+		box__plan__free_unpacked(p, NULL);
+}
+
+int
+plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
+{
+	const Box__BoxSpec *s = b->spec;
+	const Box__CfgFilesystem *fs = s->agent->filesystem;
+	struct viewv view = { 0 };
+	struct strv argv = { 0 }, env = { 0 };
+	unsigned n_masks = 0;
+	int r;
+
+	*err = NULL;
+	plan_recheck(b);
+	if (b->rc.n_problems)
+		return -EINVAL;
+
+	Box__Plan *p = calloc(1, sizeof(*p));
+	Box__Owner *o = calloc(1, sizeof(*o));
+	Box__RuntimeDirs *rt = calloc(1, sizeof(*rt));
+	if (!p || !o || !rt) {
+		free(p);
+		free(o);
+		free(rt);
+		return -ENOMEM;
+	}
+	box__plan__init(p);
+	box__owner__init(o);
+	box__runtime_dirs__init(rt);
+	p->owner = o;
+	p->runtime = rt;
+	p->kind = BOX__SANDBOX_KIND__SANDBOX_AGENT;
+	p->contain_egress = true;
+
+	o->uid = b->owner.uid;
+	o->gid = b->owner.gid;
+	o->groups = calloc(b->owner.n_groups ? b->owner.n_groups : 1, sizeof(uint32_t));
+	if (!o->groups)
+		goto oom;
+	for (size_t i = 0; i < b->owner.n_groups; i++)
+		o->groups[o->n_groups++] = b->owner.groups[i];
+	o->name = strdup(b->owner.name);
+	o->home = strdup(b->owner.home);
+	o->shell = strdup(b->owner.shell && b->owner.shell[0] == '/' ? b->owner.shell : "/bin/sh");
+	if (!o->name || !o->home || !o->shell)
+		goto oom;
+
+	/* The view: grants as listed. */
+	if (fs) {
+		struct {
+			Box__CfgPath **v;
+			size_t n;
+			Box__ViewKind kind;
+		} lists[] = {
+			{ fs->read, fs->n_read, BOX__VIEW_KIND__VIEW_READ },
+			{ fs->write, fs->n_write, BOX__VIEW_KIND__VIEW_WRITE },
+			{ fs->read_file, fs->n_read_file, BOX__VIEW_KIND__VIEW_READ_FILE },
+			{ fs->write_file, fs->n_write_file, BOX__VIEW_KIND__VIEW_WRITE_FILE },
+			{ fs->exec, fs->n_exec, BOX__VIEW_KIND__VIEW_EXEC },
+		};
+		for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+			for (size_t i = 0; i < lists[l].n; i++) {
+				const char *path = lists[l].v[i]->path;
+				/* The same path in read and write is a read-write grant. */
+				if (lists[l].kind == BOX__VIEW_KIND__VIEW_READ) {
+					bool rw = false;
+					for (size_t k = 0; k < fs->n_write; k++)
+						rw |= strcmp(fs->write[k]->path, path) == 0;
+					if (rw)
+						continue;
+				}
+				if (view_add(&view, path, lists[l].kind, NULL) < 0)
+					goto oom;
+			}
+		for (size_t i = 0; i < fs->n_deny; i++) {
+			char *mask = NULL;
+			r = runtime_mask_create(d, b, n_masks++, is_deny_dir(b, fs->deny[i]->path),
+						&mask);
+			if (r < 0)
+				goto fail;
+			if (view_add(&view, fs->deny[i]->path, BOX__VIEW_KIND__VIEW_DENY, mask) < 0)
+				goto oom;
+		}
+	}
+	/* box.ini and the policy file: masked as if listed in deny, when a grant reaches them. */
+	for (size_t i = 0; i < s->n_files && i < 2; i++) {
+		const char *f = s->files[i];
+		if (!granted(fs, f) || denied(fs, f))
+			continue;
+		char *mask = NULL;
+		r = runtime_mask_create(d, b, n_masks++, false, &mask);
+		if (r < 0)
+			goto fail;
+		if (view_add(&view, f, BOX__VIEW_KIND__VIEW_DENY, mask) < 0)
+			goto oom;
+	}
+	/* Implicit exec entries: the program and each #! interpreter. */
+	{
+		const char *impl[1 + 8];
+		size_t ni = 0;
+		impl[ni++] = b->rc.program;
+		for (size_t i = 0; i < b->rc.n_interpreters && ni < ELEMENTSOF(impl); i++)
+			impl[ni++] = b->rc.interpreters[i];
+		for (size_t i = 0; i < ni; i++) {
+			bool dup = exec_covers(fs, impl[i]);
+			for (size_t k = 0; k < i; k++)
+				dup |= strcmp(impl[k], impl[i]) == 0;
+			if (!dup && view_add(&view, impl[i], BOX__VIEW_KIND__VIEW_EXEC, NULL) < 0)
+				goto oom;
+		}
+	}
+	p->view = view.v;
+	p->n_view = view.n;
+	view.v = NULL;
+
+	/* Runtime dirs. */
+	rt->dir = strdup(b->runtime_dir);
+	rt->tmp = path_join(b->runtime_dir, "tmp");
+	rt->var_tmp = path_join(b->runtime_dir, "var_tmp");
+	rt->dev_shm = path_join(b->runtime_dir, "dev_shm");
+	if (!rt->dir || !rt->tmp || !rt->var_tmp || !rt->dev_shm)
+		goto oom;
+	if (!home_granted(fs, b->owner.home) && home_manageable(b->owner.home)) {
+		rt->home = path_join(b->runtime_dir, "home");
+		if (!rt->home)
+			goto oom;
+	}
+
+	p->workspace = strdup(b->rc.workspace);
+	if (!p->workspace)
+		goto oom;
+
+	strv_add(&argv, strdup(b->rc.argv0));
+	for (size_t i = 1; i < s->agent->command->n_argv; i++)
+		strv_add(&argv, strdup(s->agent->command->argv[i]));
+	for (size_t i = 0; i < b->n_extra_args; i++)
+		strv_add(&argv, strdup(b->extra_args[i]));
+	if (argv.oom)
+		goto oom;
+	p->argv = argv.v;
+	p->n_argv = argv.n;
+	argv.v = NULL;
+
+	if (build_env(b, p->workspace, &env) < 0)
+		goto oom;
+	p->env = env.v;
+	p->n_env = env.n;
+	env.v = NULL;
+
+	/* Limits. */
+	const Box__CfgAgent *a = s->agent;
+	if (a->nofile || a->nproc || a->pids_max || a->memory_max) {
+		Box__Limits *l = calloc(1, sizeof(*l));
+		if (!l)
+			goto oom;
+		box__limits__init(l);
+		p->limits = l;
+		if (a->nofile) {
+			l->has_nofile = 1;
+			l->nofile = a->nofile->value < 16 ? 16 : a->nofile->value;
+		}
+		if (a->nproc) {
+			l->has_nproc = 1;
+			l->nproc = a->nproc->value;
+		}
+		if (a->pids_max) {
+			l->has_pids_max = 1;
+			l->pids_max = a->pids_max->value;
+			if (b->nproc_fallback && (!l->has_nproc || l->nproc > l->pids_max)) {
+				l->has_nproc = 1;
+				l->nproc = l->pids_max;
+			}
+		}
+		if (a->memory_max) {
+			l->has_memory_max = 1;
+			l->memory_max = a->memory_max->value;
+		}
+		l->cgroups = calloc(b->n_cgroups ? b->n_cgroups : 1, sizeof(char *));
+		if (!l->cgroups)
+			goto oom;
+		for (size_t i = 0; i < b->n_cgroups; i++)
+			if (!(l->cgroups[l->n_cgroups++] = strdup(b->cgroups[i])))
+				goto oom;
+	}
+	p->require_landlock = requires(s->box, BOX__LAYER__LAYER_LANDLOCK);
+	p->require_seccomp = requires(s->box, BOX__LAYER__LAYER_SECCOMP);
+	p->has_pty = 1;
+	p->pty = b->tty;
+
+	char why[256];
+	r = box_plan_validate(p, why, sizeof(why));
+	if (r < 0) {
+		*err = fmt("the sandbox plan is invalid: %s", why);
+		goto fail;
+	}
+	*ret = p;
+	return 0;
+oom:
+	r = -ENOMEM;
+fail:
+	for (size_t i = 0; i < view.n; i++)
+		box__view_entry__free_unpacked(view.v[i], NULL);
+	free(view.v);
+	for (size_t i = 0; i < argv.n; i++)
+		free(argv.v[i]);
+	free(argv.v);
+	for (size_t i = 0; i < env.n; i++)
+		free(env.v[i]);
+	free(env.v);
+	plan_free(p);
+	if (!*err)
+		*err = fmt("cannot build the sandbox plan: %s", strerror(-r));
+	return r < 0 ? r : -EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* disclosure                                                          */
+
+static const char *
+view_kind_name(Box__ViewKind k)
+{
+	switch (k) {
+	case BOX__VIEW_KIND__VIEW_READ:
+		return "read";
+	case BOX__VIEW_KIND__VIEW_WRITE:
+		return "write";
+	case BOX__VIEW_KIND__VIEW_READ_FILE:
+		return "read_file";
+	case BOX__VIEW_KIND__VIEW_WRITE_FILE:
+		return "write_file";
+	case BOX__VIEW_KIND__VIEW_EXEC:
+		return "exec";
+	case BOX__VIEW_KIND__VIEW_DENY:
+		return "deny";
+	case BOX__VIEW_KIND__VIEW_INVALID:
+	case _BOX__VIEW_KIND_IS_INT_SIZE:
+	default:
+		return "?";
+	}
+}
+
+static const char *const credential_stores[] = { ".ssh",    ".aws",  ".gnupg",	      ".netrc",
+						 ".docker", ".kube", ".config/gcloud" };
+
+static bool
+is_credential_store(const struct box *b, const char *path)
+{
+	for (size_t i = 0; i < ELEMENTSOF(credential_stores); i++) {
+		_cleanup_free_ char *p = path_join(b->owner.home, credential_stores[i]);
+		if (p && strcmp(p, path) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* argv joined with spaces, words with blanks quoted. */
+static char *
+join_argv(char **v, size_t n)
+{
+	size_t len = 1;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(v[i]) + 3;
+	char *s = malloc(len);
+	if (!s)
+		return NULL;
+	char *q = s;
+	for (size_t i = 0; i < n; i++) {
+		bool quote = v[i][0] == '\0' || strpbrk(v[i], " \t\"'") != NULL;
+		q += sprintf(q, "%s%s%s%s", i ? " " : "", quote ? "'" : "", v[i], quote ? "'" : "");
+	}
+	return s;
+}
+
+int
+plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *n)
+{
+	const Box__BoxSpec *s = b->spec;
+	struct strv out = { 0 };
+	bool q = b->quiet;
+	_cleanup_free_ char *cmd = NULL;
+
+	if (!q)
+		strv_add(&out, fmt("box %s, id %s, owner %s", b->name, b->id, b->owner.name));
+	if (!p->require_landlock)
+		strv_add(&out, fmt("warning: [box] require leaves out landlock: no Landlock layer "
+				   "is enforced when this kernel lacks it"));
+	if (!p->require_seccomp)
+		strv_add(&out, fmt("warning: [box] require leaves out seccomp: no seccomp filter "
+				   "is enforced when this kernel lacks it"));
+	for (size_t i = 0; i < p->n_view; i++)
+		if (p->view[i]->kind != BOX__VIEW_KIND__VIEW_DENY &&
+		    is_credential_store(b, p->view[i]->path))
+			strv_add(&out, fmt("warning: credential store granted: %s (%s)",
+					   p->view[i]->path, view_kind_name(p->view[i]->kind)));
+	for (size_t i = 0; i < s->n_tools; i++)
+		if (s->tools[i]->network && s->tools[i]->network->contain_egress &&
+		    !s->tools[i]->network->contain_egress->value)
+			strv_add(&out, fmt("warning: tool %s shares the host network "
+					   "(contain_egress = false)",
+					   s->tools[i]->name));
+	if (b->owner.uid != 0)
+		strv_add(&out, fmt("warning: vm.memfd_noexec cannot be set for a box not owned by "
+				   "root: memfds stay executable (hygiene only, not the boundary)"));
+	if (b->nproc_fallback)
+		strv_add(&out, fmt("warning: pids_max is enforced with RLIMIT_NPROC, which counts "
+				   "every process of %s on this host",
+				   b->owner.name));
+	if (q)
+		goto done;
+
+	cmd = join_argv(p->argv, p->n_argv);
+	strv_add(&out, fmt("agent: %s", cmd ? cmd : "?"));
+	for (size_t i = 0; i < p->n_view; i++) {
+		const Box__ViewEntry *e = p->view[i];
+		const char *note = "";
+		if (e->kind == BOX__VIEW_KIND__VIEW_EXEC && e->path && b->rc.program &&
+		    strcmp(e->path, b->rc.program) == 0)
+			note = "  (implicit: the agent's program)";
+		else if (e->kind == BOX__VIEW_KIND__VIEW_EXEC) {
+			for (size_t k = 0; k < b->rc.n_interpreters; k++)
+				if (strcmp(e->path, b->rc.interpreters[k]) == 0)
+					note = "  (implicit: #! interpreter)";
+		} else if (e->kind == BOX__VIEW_KIND__VIEW_DENY) {
+			if (s->n_files > 0 && strcmp(e->path, s->files[0]) == 0)
+				note = "  (box.ini: masked)";
+			else if (s->n_files > 1 && strcmp(e->path, s->files[1]) == 0)
+				note = "  (policy file: masked)";
+			else
+				note = "  (masked)";
+		}
+		strv_add(&out, fmt("  %-11s %s%s", view_kind_name(e->kind), e->path, note));
+	}
+	strv_add(&out, fmt("  %-11s %s", "workspace", p->workspace));
+	for (size_t i = 0; i < s->n_tools; i++) {
+		const Box__CfgTool *t = s->tools[i];
+		_cleanup_free_ char *tc = join_argv(t->command->argv, t->command->n_argv);
+		strv_add(&out, fmt("tool %s: %s", t->name, tc ? tc : "?"));
+		const Box__CfgFilesystem *tf = t->filesystem;
+		struct {
+			Box__CfgPath **v;
+			size_t n;
+			const char *k;
+		} tl[] = {
+			{ tf ? tf->read : NULL, tf ? tf->n_read : 0, "read" },
+			{ tf ? tf->write : NULL, tf ? tf->n_write : 0, "write" },
+			{ tf ? tf->read_file : NULL, tf ? tf->n_read_file : 0, "read_file" },
+			{ tf ? tf->write_file : NULL, tf ? tf->n_write_file : 0, "write_file" },
+			{ tf ? tf->deny : NULL, tf ? tf->n_deny : 0, "deny" },
+		};
+		for (size_t l = 0; l < ELEMENTSOF(tl); l++)
+			for (size_t k = 0; k < tl[l].n; k++)
+				strv_add(&out, fmt("  %-11s %s", tl[l].k, tl[l].v[k]->path));
+	}
+	strv_add(&out, fmt("box adds:"));
+	strv_add(&out, fmt("  %-11s /usr /lib /lib64 /bin /sbin (read-only, exec)", "system"));
+	strv_add(&out, fmt("  %-11s /etc: ld.so.*, nsswitch.conf, hosts, ssl, ca-certificates, "
+			   "localtime, ...; generated passwd and group",
+			   "system"));
+	strv_add(&out, fmt("  %-11s /tmp /var/tmp /dev/shm -> %s/{tmp,var_tmp,dev_shm} "
+			   "(read-write, noexec)",
+			   "write", b->runtime_dir));
+	if (p->runtime->home)
+		strv_add(&out, fmt("  %-11s %s -> %s (ungranted HOME: empty, removed at exit)",
+				   "write", b->owner.home, p->runtime->home));
+	strv_add(&out, fmt("  %-11s /proc (this box's processes; /proc/sys read-only), /dev "
+			   "(null zero full random urandom tty, pts, shm)",
+			   "private"));
+	strv_add(&out, fmt("  %-11s none (no gateway yet: no route out, loopback only)",
+			   "network"));
+	if (p->limits) {
+		const Box__Limits *l = p->limits;
+		char buf[256] = "";
+		size_t o = 0;
+		if (l->has_pids_max)
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, " pids_max=%llu (%s)",
+					      (unsigned long long)l->pids_max,
+					      b->nproc_fallback ? "RLIMIT_NPROC" : "cgroup");
+		if (l->has_memory_max && o < sizeof(buf))
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, " memory_max=%llu",
+					      (unsigned long long)l->memory_max);
+		if (l->has_nofile && o < sizeof(buf))
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, " nofile=%llu",
+					      (unsigned long long)l->nofile);
+		if (l->has_nproc && !b->nproc_fallback && o < sizeof(buf))
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, " nproc=%llu",
+					      (unsigned long long)l->nproc);
+		strv_add(&out, fmt("  %-11s%s", "limits", buf));
+	}
+	strv_add(&out, fmt("  %-11s %s", "state", b->rc.state_dir));
+done:
+	if (out.oom) {
+		for (size_t i = 0; i < out.n; i++)
+			free(out.v[i]);
+		free(out.v);
+		return -ENOMEM;
+	}
+	*lines = out.v;
+	*n = out.n;
+	return 0;
+}

@@ -1,0 +1,242 @@
+/*
+ * runtime.c — the runtime base and a box's runtime dir BASE/ID (CLI.md,
+ * SANDBOX.md §4), its mask objects, and the state dir's run lock.
+ *
+ * BASE is $XDG_RUNTIME_DIR/box, else /run/box for root, else /tmp/box-UID;
+ * it must be a directory owned by boxd's euid that nobody else can write
+ * (else an error). BASE/ID is created root-owned (or owner-owned in an
+ * unprivileged boxd), filled with *at() calls relative to its fd, and only
+ * then handed to the owner: tmp, var_tmp, dev_shm and home are the owner's
+ * (0700), masks/ and its mode-0000 objects stay boxd's. Removal walks the
+ * tree by fds with O_NOFOLLOW (a symlink the agent planted is unlinked, never
+ * followed).
+ * Trusts: nothing in BASE/ID (the owner can write there); the lock file is
+ * opened by the owner's recheck child and read here with a 12-byte cap.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "log.h"
+#include "path.h"
+
+static const char *const managed[] = { "tmp", "var_tmp", "dev_shm", "home" };
+
+int
+runtime_new_id(char id[BOXD_ID_LEN + 1])
+{
+	uint8_t raw[BOXD_ID_LEN / 2];
+	static const char hex[] = "0123456789abcdef";
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -errno;
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		id[2 * i] = hex[raw[i] >> 4];
+		id[2 * i + 1] = hex[raw[i] & 15];
+	}
+	id[BOXD_ID_LEN] = '\0';
+	return 0;
+}
+
+/* Create `path` (mode) if missing, then verify: a directory, ours, not writable by others. */
+static int
+base_verify(const char *path, mode_t mode, mode_t forbidden)
+{
+	struct stat st;
+
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return log_err_errno(errno, "cannot create the runtime base %s", path);
+	if (lstat(path, &st) < 0)
+		return log_err_errno(errno, "%s", path);
+	if (!S_ISDIR(st.st_mode))
+		return log_err_errno(ENOTDIR, "the runtime base %s is not a directory", path);
+	if (st.st_uid != geteuid())
+		return log_err_errno(EPERM, "the runtime base %s is owned by uid %u, not %u", path,
+				     (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & forbidden)
+		return log_err_errno(EPERM, "the runtime base %s has mode %04o (must not be %s)",
+				     path, (unsigned)(st.st_mode & 07777),
+				     forbidden == 022 ? "group- or world-writable" :
+							"accessible to others");
+	return 0;
+}
+
+int
+runtime_base_prepare(bool service, char **ret)
+{
+	_cleanup_free_ char *p = NULL;
+	const char *x = service ? NULL : getenv("XDG_RUNTIME_DIR");
+	bool run_box = false;
+
+	if (x && path_is_clean_absolute(x) && strlen(x) < 200)
+		p = path_join(x, "box");
+	else if (service || geteuid() == 0) {
+		p = strdup("/run/box");
+		run_box = true;
+	} else if (asprintf(&p, "/tmp/box-%u", (unsigned)geteuid()) < 0)
+		p = NULL;
+	if (!p)
+		return -ENOMEM;
+	/* /run/box also holds the service socket: 0755 (packaging/tmpfiles.d). */
+	int r = base_verify(p, run_box ? 0755 : 0700, run_box ? 022 : 077);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+int
+runtime_dir_create(const struct boxd *d, struct box *b)
+{
+	_cleanup_close_ int base = open(d->runtime_base, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+							 O_CLOEXEC);
+	_cleanup_close_ int dir = -1;
+	bool chown_owner = d->root && b->owner.uid != 0;
+
+	if (base < 0)
+		return log_err_errno(errno, "%s", d->runtime_base);
+	if (mkdirat(base, b->id, 0700) < 0)
+		return log_err_errno(errno, "%s/%s", d->runtime_base, b->id);
+	if (asprintf(&b->runtime_dir, "%s/%s", d->runtime_base, b->id) < 0) {
+		b->runtime_dir = NULL;
+		return -ENOMEM;
+	}
+	dir = openat(base, b->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return log_err_errno(errno, "%s", b->runtime_dir);
+	for (size_t i = 0; i < ELEMENTSOF(managed); i++) {
+		if (mkdirat(dir, managed[i], 0700) < 0)
+			return log_err_errno(errno, "%s/%s", b->runtime_dir, managed[i]);
+		if (chown_owner &&
+		    fchownat(dir, managed[i], b->owner.uid, b->owner.gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return log_err_errno(errno, "%s/%s", b->runtime_dir, managed[i]);
+	}
+	if (mkdirat(dir, "masks", 0711) < 0 || fchmodat(dir, "masks", 0711, 0) < 0)
+		return log_err_errno(errno, "%s/masks", b->runtime_dir);
+	/* Last: the owner gets the directory once everything in it is in place. */
+	if (chown_owner && fchown(dir, b->owner.uid, b->owner.gid) < 0)
+		return log_err_errno(errno, "%s", b->runtime_dir);
+	return 0;
+}
+
+int
+runtime_mask_create(const struct boxd *d, struct box *b, unsigned idx, bool is_dir, char **ret)
+{
+	char name[32];
+	_cleanup_free_ char *masks = path_join(b->runtime_dir, "masks");
+	_cleanup_close_ int mfd = -1;
+
+	if (!masks)
+		return -ENOMEM;
+	mfd = open(masks, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (mfd < 0)
+		return log_err_errno(errno, "%s", masks);
+	snprintf(name, sizeof(name), "m%u", idx);
+	if (is_dir) {
+		if (mkdirat(mfd, name, 0) < 0)
+			return log_err_errno(errno, "mask %s/%s", masks, name);
+	} else {
+		int fd = openat(mfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0)
+			return log_err_errno(errno, "mask %s/%s", masks, name);
+		int r = fchmod(fd, 0);
+		close(fd);
+		if (r < 0)
+			return log_err_errno(errno, "mask %s/%s", masks, name);
+	}
+	(void)d;
+	*ret = path_join(masks, name);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* Remove everything inside the directory `dfd` (consumed), never following a link. */
+static void
+rm_contents(int dfd, unsigned depth)
+{
+	DIR *dir = fdopendir(dfd);
+	struct dirent *de;
+
+	if (!dir) {
+		close(dfd);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(dir), de->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR && errno != EPERM)
+			continue;
+		if (depth < 256) {
+			/* Masks and agent-made dirs may be mode 0000: make them ours to descend. */
+			if (fchmodat(dirfd(dir), de->d_name, 0700, 0) < 0) {
+				/* not ours to change: try to descend anyway */
+			}
+			int sub = openat(dirfd(dir), de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				rm_contents(sub, depth + 1);
+		}
+		(void)unlinkat(dirfd(dir), de->d_name, AT_REMOVEDIR);
+	}
+	closedir(dir);
+}
+
+void
+runtime_dir_remove(const struct boxd *d, struct box *b)
+{
+	if (!b->runtime_dir)
+		return;
+	_cleanup_close_ int base = open(d->runtime_base, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+							 O_CLOEXEC);
+	if (base < 0)
+		return;
+	int dir = openat(base, b->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	rm_contents(dir, 0);
+	if (unlinkat(base, b->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		log_warn_errno(errno, "cannot remove %s", b->runtime_dir);
+}
+
+int
+runtime_lock(struct box *b, char running_id[BOXD_ID_LEN + 1])
+{
+	int fd = b->rc.lock_fd;
+
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		char buf[BOXD_ID_LEN + 1] = { 0 };
+		ssize_t n = pread(fd, buf, BOXD_ID_LEN, 0);
+		bool hex = n == BOXD_ID_LEN;
+		for (ssize_t i = 0; hex && i < n; i++)
+			hex = (buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f');
+		snprintf(running_id, BOXD_ID_LEN + 1, "%s", hex ? buf : "unknown");
+		return -EBUSY;
+	}
+	char line[BOXD_ID_LEN + 2];
+	snprintf(line, sizeof(line), "%s\n", b->id);
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, line, BOXD_ID_LEN + 1, 0) != BOXD_ID_LEN + 1)
+		log_warn_errno(errno, "cannot record the box id in the lock file");
+	return 0;
+}
+
+void
+runtime_unlock(struct box *b)
+{
+	if (b->rc.lock_fd < 0)
+		return;
+	if (ftruncate(b->rc.lock_fd, 0) < 0)
+		log_debug_errno(errno, "truncating the lock file");
+	b->rc.lock_fd = safe_close(b->rc.lock_fd);
+}

@@ -1,0 +1,136 @@
+/*
+ * spawn.c — fork+exec box-trampoline with its fds at fixed numbers
+ * (SANDBOX.md): 0-2 the caller's stdio (or /dev/null and agent.log), 3 the
+ * plan socket, 4 the status socket, everything else closed, an empty
+ * environment (only BOX_TEST_ABSENT / BOX_TEST_LANDLOCK_ABI from boxd's own
+ * environment, which can only make a layer look absent). The trampoline is
+ * found next to boxd's own executable, else in BOX_LIBEXECDIR — never
+ * through an environment variable.
+ * Trusts: its own executable's directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "log.h"
+#include "path.h"
+#include "plan_validate.h"
+
+int
+spawn_find_trampoline(const struct boxd *d, char **ret)
+{
+	_cleanup_free_ char *p = d->self_dir ? path_join(d->self_dir, "box-trampoline") : NULL;
+
+	if (p && access(p, X_OK) == 0) {
+		*ret = TAKE_PTR(p);
+		return 0;
+	}
+	free(p);
+	p = path_join(BOX_LIBEXECDIR, "box-trampoline");
+	if (!p)
+		return -ENOMEM;
+	if (access(p, X_OK) < 0)
+		return -errno;
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+int
+spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pidp,
+		 int *status_fd)
+{
+	_cleanup_free_ char *tramp = NULL;
+	_cleanup_free_ uint8_t *buf = NULL;
+	int psock[2] = { -1, -1 }, ssock[2] = { -1, -1 };
+	int r;
+
+	r = spawn_find_trampoline(d, &tramp);
+	if (r < 0)
+		return log_err_errno(r, "cannot find box-trampoline");
+	size_t len = box__plan__get_packed_size(plan);
+	if (len > BOX_PLAN_BYTES_MAX)
+		return log_err_errno(E2BIG, "the plan is %zu bytes (at most %u)", len,
+				     BOX_PLAN_BYTES_MAX);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	box__plan__pack(plan, buf);
+
+	static char env_absent[300], env_abi[64];
+	char *envp[3];
+	size_t ne = 0;
+	const char *v = getenv("BOX_TEST_ABSENT");
+	if (v && strlen(v) < 256) {
+		snprintf(env_absent, sizeof(env_absent), "BOX_TEST_ABSENT=%s", v);
+		envp[ne++] = env_absent;
+	}
+	v = getenv("BOX_TEST_LANDLOCK_ABI");
+	if (v && strlen(v) < 16) {
+		snprintf(env_abi, sizeof(env_abi), "BOX_TEST_LANDLOCK_ABI=%s", v);
+		envp[ne++] = env_abi;
+	}
+	envp[ne] = NULL;
+
+	if ((r = box_ipc_socketpair(psock, false)) < 0 ||
+	    (r = box_ipc_socketpair(ssock, false)) < 0) {
+		safe_close(psock[0]);
+		safe_close(psock[1]);
+		return r;
+	}
+	int sndbuf = BOX_PLAN_BYTES_MAX * 4;
+	(void)setsockopt(psock[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, SIG_DFL);
+		int from[5] = { b->stdio[0], b->stdio[1], b->stdio[2], psock[1], ssock[1] };
+		int to[5] = { 0, 1, 2, 3, 4 };
+		if (fd_move_to(from, to, 5) < 0 || fd_close_all_except(5, NULL, 0) < 0)
+			_exit(127);
+		char *argv[] = { (char *)"box-trampoline", NULL };
+		execve(tramp, argv, envp);
+		dprintf(2, "boxd: cannot execute %s: %s\n", tramp, strerror(errno));
+		_exit(127);
+	}
+	close(psock[1]);
+	close(ssock[1]);
+	psock[1] = ssock[1] = -1;
+
+	ssize_t n;
+	do
+		n = send(psock[0], buf, len, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	/* A failed send shows up as the trampoline's "no plan" error on fd 4. */
+	if (n != (ssize_t)len)
+		log_warn_errno(errno, "sending the plan");
+	close(psock[0]);
+	*pidp = pid;
+	*status_fd = ssock[0];
+	return 0;
+fail:
+	safe_close(psock[0]);
+	safe_close(psock[1]);
+	safe_close(ssock[0]);
+	safe_close(ssock[1]);
+	return r;
+}

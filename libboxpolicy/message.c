@@ -1,0 +1,348 @@
+/*
+ * message.c — the decision message of POLICY.md §5, byte-exact: resource
+ * label per action, escaping of the resource (Rust char::escape_debug) and of
+ * rule ids and descriptions, forbids sorted by rule id, 1024-byte resource
+ * and 4096-byte message caps.
+ *
+ * Trusts: nothing about the strings (request values may hold any bytes,
+ * including invalid UTF-8, which is shown as U+FFFD).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct out {
+	char *p;
+	size_t len, cap; /* cap excludes the NUL */
+	bool full;
+};
+
+static void
+put(struct out *o, const char *s, size_t n)
+{
+	if (o->len + n > o->cap) {
+		o->full = true;
+		n = o->cap - o->len;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+	o->p[o->len] = 0;
+}
+
+static void
+puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+/* Decode one UTF-8 scalar; invalid sequences yield U+FFFD and consume one byte. */
+static size_t
+utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t v;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	} else if ((c & 0xE0) == 0xC0) {
+		len = 2;
+		v = c & 0x1F;
+	} else if ((c & 0xF0) == 0xE0) {
+		len = 3;
+		v = c & 0x0F;
+	} else if ((c & 0xF8) == 0xF0) {
+		len = 4;
+		v = c & 0x07;
+	} else {
+		*cp = 0xFFFD;
+		return 1;
+	}
+	if (len > n) {
+		*cp = 0xFFFD;
+		return 1;
+	}
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80) {
+			*cp = 0xFFFD;
+			return 1;
+		}
+		v = (v << 6) | (s[i] & 0x3F);
+	}
+	if ((len == 2 && v < 0x80) || (len == 3 && v < 0x800) || (len == 4 && v < 0x10000) ||
+	    v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
+		*cp = 0xFFFD;
+		return 1;
+	}
+	*cp = v;
+	return len;
+}
+
+static size_t
+utf8_put(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xC0 | (cp >> 6));
+		o[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xE0 | (cp >> 12));
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		o[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	o[0] = (char)(0xF0 | (cp >> 18));
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	o[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* Rust's char::is_printable false, or a grapheme extender (approximated). */
+static bool
+needs_unicode_escape(uint32_t cp)
+{
+	if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0xAD)
+		return true;
+	if (cp >= 0x300 && cp <= 0x36F) /* combining diacritical marks */
+		return true;
+	if (cp == 0x61C || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+	    (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB) ||
+	    cp == 0xFFFE || cp == 0xFFFF)
+		return true;
+	if ((cp >= 0xE000 && cp <= 0xF8FF) || cp >= 0xF0000 || (cp >= 0xE0000 && cp <= 0xE0FFF))
+		return true;
+	return false;
+}
+
+/* One character's escape_debug (debug=true) or escape_default text into buf. */
+static size_t
+escape_char(uint32_t cp, bool debug, char *buf)
+{
+	switch (cp) {
+	case '\t': memcpy(buf, "\\t", 2); return 2;
+	case '\r': memcpy(buf, "\\r", 2); return 2;
+	case '\n': memcpy(buf, "\\n", 2); return 2;
+	case '\\': memcpy(buf, "\\\\", 2); return 2;
+	case '\'': memcpy(buf, "\\'", 2); return 2;
+	case '"': memcpy(buf, "\\\"", 2); return 2;
+	case 0:
+		if (debug) {
+			memcpy(buf, "\\0", 2);
+			return 2;
+		}
+		break;
+	default:
+		break;
+	}
+	return (size_t)snprintf(buf, 16, "\\u{%x}", cp);
+}
+
+/* ESC_Q of the resource into o, at most 1024 bytes of escaped text, then "...". */
+static void
+put_resource(struct out *o, const char *s, size_t n)
+{
+	size_t used = 0;
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t len = utf8_next((const unsigned char *)s + i, n - i, &cp);
+		char buf[16];
+		size_t bl;
+		if (cp == '\t' || cp == '\r' || cp == '\n' || cp == '\\' || cp == '\'' || cp == '"' ||
+		    needs_unicode_escape(cp))
+			bl = escape_char(cp, true, buf);
+		else
+			bl = utf8_put(buf, cp);
+		if (used + bl > 1024) {
+			puts_(o, "...");
+			return;
+		}
+		put(o, buf, bl);
+		used += bl;
+		i += len;
+	}
+}
+
+/* ESC_A: escape only control characters, `\` and the bidi/format characters. */
+static void
+put_annotation(struct out *o, const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t len = utf8_next((const unsigned char *)s + i, n - i, &cp);
+		char buf[16];
+		size_t bl;
+		if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == '\\' || cp == 0x61C ||
+		    cp == 0x200E || cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E) ||
+		    (cp >= 0x2066 && cp <= 0x2069))
+			bl = escape_char(cp, false, buf);
+		else
+			bl = utf8_put(buf, cp);
+		put(o, buf, bl);
+		i += len;
+	}
+}
+
+static const struct val *
+field(const struct bp_request *r, const char *name)
+{
+	uint32_t atom = atom_find(&r->p->atoms, name, strlen(name));
+	if (atom == UINT32_MAX)
+		return NULL;
+	const struct val *v = request_field(r, atom);
+	return v;
+}
+
+static void
+put_str_field(struct buf *b, const struct bp_request *r, const char *name)
+{
+	const struct val *v = field(r, name);
+	if (v && v->t == V_STR)
+		buf_put(b, v->u.s, v->len);
+}
+
+static void
+put_port(struct buf *b, const struct bp_request *r)
+{
+	const struct val *v = field(r, "port");
+	if (v && v->t == V_LONG)
+		buf_printf(b, ":%lld", (long long)v->u.l);
+}
+
+static void
+resource_label(const struct bp_request *req, struct buf *b)
+{
+	if (req->resource_set) {
+		buf_put(b, req->resource, req->resource_len);
+		return;
+	}
+	if (req->action_pending && req->pending_name) {
+		buf_puts(b, req->pending_name);
+		return;
+	}
+	if (req->action == SIZE_MAX)
+		return;
+	const struct s_action *a = &req->p->schema.actions[req->action];
+	switch (a->label) {
+	case LABEL_PATH: put_str_field(b, req, "path"); break;
+	case LABEL_HOSTPORT:
+		put_str_field(b, req, "host");
+		put_port(b, req);
+		break;
+	case LABEL_HTTP:
+		put_str_field(b, req, "host");
+		put_port(b, req);
+		put_str_field(b, req, "path");
+		break;
+	case LABEL_PROGRAM: put_str_field(b, req, "program"); break;
+	case LABEL_PROGRAM_PATH: put_str_field(b, req, "program_path"); break;
+	case LABEL_MCP: {
+		put_str_field(b, req, "server");
+		buf_putc(b, '/');
+		const char *alts[] = { "tool", "prompt", "uri", "method" };
+		for (size_t i = 0; i < 4; i++) {
+			const struct val *v = field(req, alts[i]);
+			if (v && v->t == V_STR) {
+				buf_put(b, v->u.s, v->len);
+				break;
+			}
+		}
+		break;
+	}
+	case LABEL_TOOL:
+		buf_puts(b, a->ns);
+		buf_putc(b, '/');
+		buf_puts(b, a->id);
+		break;
+	default: break;
+	}
+}
+
+static int
+cmp_rule_name(const void *a, const void *b, void *arg)
+{
+	const struct bp_policy *p = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(p->rules[x].name, p->rules[y].name);
+	if (c)
+		return c;
+	return x < y ? -1 : x > y;
+}
+
+int
+format_message(const struct bp_policy *p, const struct bp_request *req, struct bp_decision *d)
+{
+	char big[BP_MAX_MESSAGE * 2 + 64];
+	struct out o = { .p = big, .cap = sizeof(big) - 1 };
+	big[0] = 0;
+	struct buf label = { 0 };
+	resource_label(req, &label);
+	puts_(&o, d->verdict == BP_PERMIT ? "policy permitted this operation"
+					  : "policy denied this operation");
+	if (label.len > 0) {
+		puts_(&o, " on '");
+		put_resource(&o, label.p, label.len);
+		puts_(&o, "'");
+	}
+	buf_free(&label);
+	switch (d->cause) {
+	case BP_CAUSE_PERMITTED: puts_(&o, "."); break;
+	case BP_CAUSE_NO_MATCH:
+		puts_(&o, " [default-deny]: No permit policy matched this request.");
+		break;
+	case BP_CAUSE_ERROR:
+		if (req->action_pending) {
+			puts_(&o, " [policy-pending]: The tool schema of this MCP server is not "
+				  "installed yet.");
+		} else {
+			puts_(&o, " because the request could not be evaluated.");
+		}
+		break;
+	case BP_CAUSE_FORBIDDEN:
+	default: {
+		size_t n = d->n_rules;
+		size_t stack[64];
+		size_t *order = n <= 64 ? stack : malloc(n * sizeof(*order));
+		if (!order)
+			return -ENOMEM;
+		memcpy(order, d->rules, n * sizeof(*order));
+		qsort_r(order, n, sizeof(*order), cmp_rule_name, (void *)p);
+		for (size_t i = 0; i < n && !o.full; i++) {
+			const struct rule *r = &p->rules[order[i]];
+			puts_(&o, i == 0 ? " [policy: " : "; [policy: ");
+			put_annotation(&o, r->name);
+			puts_(&o, "]");
+			if (r->desc) {
+				puts_(&o, ": ");
+				put_annotation(&o, r->desc);
+			}
+		}
+		if (order != stack)
+			free(order);
+		char last = o.len ? o.p[o.len - 1] : 0;
+		if (last != '.' && last != '!' && last != '?')
+			puts_(&o, ".");
+		break;
+	}
+	}
+	/* whole message: at most 4096 bytes (4093 + "...") on a character boundary */
+	if (o.len > BP_MAX_MESSAGE || o.full) {
+		size_t cut = BP_MAX_MESSAGE - 3;
+		while (cut > 0 && ((unsigned char)o.p[cut] & 0xC0) == 0x80)
+			cut--;
+		memcpy(d->msg, o.p, cut);
+		memcpy(d->msg + cut, "...", 4);
+	} else {
+		memcpy(d->msg, o.p, o.len + 1);
+	}
+	return 0;
+}

@@ -1,0 +1,326 @@
+/*
+ * policy_validate.c — validators for box-policyd's messages (policy_validate.h).
+ *
+ * Shape only: the policy engine still refuses an action or a field that its
+ * schema does not know (the decision is then a deny with cause `error`).
+ * Every string is UTF-8 without control characters where a human reads it
+ * (names, actions, messages); values may hold any UTF-8 (a command line may
+ * contain a newline). Recursion over values is bounded by
+ * BOX_POLICY_DEPTH_MAX.
+ * Trusts: nothing. Pure; never logs.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "policy_validate.h"
+#include "validate.h"
+
+#define REQUIRE(cond, err)              \
+	do {                            \
+		if (!(cond))            \
+			return (err);   \
+	} while (0)
+#define TRY(expr)                       \
+	do {                            \
+		int try_r_ = (expr);    \
+		if (try_r_ < 0)         \
+			return try_r_;  \
+	} while (0)
+
+bool
+box_valid_utf8(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	if (!s)
+		return false;
+	while (i < len) {
+		unsigned c = p[i];
+		unsigned need;
+		uint32_t cp;
+
+		if (c == 0)
+			return false;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			need = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			need = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			need = 3;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (len - i <= need)
+			return false;
+		for (unsigned k = 1; k <= need; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[i + k] & 0x3f);
+		}
+		/* Overlong forms, surrogates, beyond U+10FFFF. */
+		if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += need + 1;
+	}
+	return true;
+}
+
+/* UTF-8, min..max bytes, no ASCII control character. */
+static bool
+text_ok(const char *s, size_t min, size_t max)
+{
+	if (!s)
+		return false;
+	size_t n = strnlen(s, max + 1);
+	if (n < min || n > max || !box_valid_utf8(s, n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/* A value string: UTF-8, at most BOX_POLICY_STR_MAX bytes, control characters allowed. */
+static bool
+value_str_ok(const char *s)
+{
+	if (!s)
+		return false;
+	size_t n = strnlen(s, BOX_POLICY_STR_MAX + 1);
+	return n <= BOX_POLICY_STR_MAX && box_valid_utf8(s, n);
+}
+
+static bool
+is_word(const char *s, size_t n, bool lower_only)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || c == '_' ||
+			  (!lower_only && ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')));
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+bool
+box_valid_action(const char *s)
+{
+	if (!text_ok(s, 3, BOX_POLICY_ACTION_MAX))
+		return false;
+	const char *colon = strchr(s, ':');
+	if (!colon)
+		return false;
+	/* fs:read, net:connect, mcp:call, shell:exec, ... */
+	if (colon[1] != ':')
+		return is_word(s, (size_t)(colon - s), true) &&
+		       is_word(colon + 1, strlen(colon + 1), true);
+	/* NS::Action::"tool": NS of [A-Za-z0-9_], the tool any text without '"' or '\'. */
+	static const char mid[] = "::Action::\"";
+	if (!is_word(s, (size_t)(colon - s), false) || strncmp(colon, mid, sizeof(mid) - 1) != 0)
+		return false;
+	const char *tool = colon + sizeof(mid) - 1;
+	size_t tl = strlen(tool);
+	if (tl < 2 || tool[tl - 1] != '"')
+		return false;
+	for (size_t i = 0; i + 1 < tl; i++)
+		if (tool[i] == '"' || tool[i] == '\\')
+			return false;
+	return true;
+}
+
+static int v_value(const Box__PolicyValue *v, unsigned depth);
+
+static int
+v_set(const Box__PolicyValueSet *s, unsigned depth)
+{
+	REQUIRE(s, -EINVAL);
+	REQUIRE(s->n_elems <= BOX_POLICY_SET_MAX, -E2BIG);
+	for (size_t i = 0; i < s->n_elems; i++)
+		TRY(v_value(s->elems[i], depth + 1));
+	return 0;
+}
+
+static int
+v_value(const Box__PolicyValue *v, unsigned depth)
+{
+	REQUIRE(v, -EINVAL);
+	REQUIRE(depth <= BOX_POLICY_DEPTH_MAX, -E2BIG);
+	switch (v->kind_case) {
+	case BOX__POLICY_VALUE__KIND_STR:
+		REQUIRE(value_str_ok(v->str), -EINVAL);
+		return 0;
+	case BOX__POLICY_VALUE__KIND_INTEGER:
+	case BOX__POLICY_VALUE__KIND_BOOLEAN:
+		return 0;
+	case BOX__POLICY_VALUE__KIND_SET:
+		return v_set(v->set, depth);
+	case BOX__POLICY_VALUE__KIND_RECORD:
+		REQUIRE(v->record, -EINVAL);
+		return box_validate_policy_fields(v->record->fields, v->record->n_fields,
+						  depth + 1);
+	case BOX__POLICY_VALUE__KIND__NOT_SET:
+	default:
+		return -EINVAL;
+	}
+}
+
+int
+box_validate_policy_fields(Box__PolicyField *const *f, size_t n, unsigned depth)
+{
+	REQUIRE(n <= BOX_POLICY_FIELDS_MAX, -E2BIG);
+	REQUIRE(depth <= BOX_POLICY_DEPTH_MAX, -E2BIG);
+	for (size_t i = 0; i < n; i++) {
+		REQUIRE(f[i] && text_ok(f[i]->name, 1, BOX_POLICY_FIELD_NAME_MAX), -EINVAL);
+		for (size_t j = 0; j < i; j++)
+			REQUIRE(strcmp(f[i]->name, f[j]->name) != 0, -EINVAL);
+		TRY(v_value(f[i]->value, depth));
+	}
+	return 0;
+}
+
+int
+box_validate_policy_init(const Box__PolicyInit *m)
+{
+	REQUIRE(box_valid_name(m->box_name), -EINVAL);
+	REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+	REQUIRE(box_valid_path(m->home), -EINVAL);
+	if (m->has_policy_text)
+		REQUIRE(m->policy_text.len <= BOX_POLICY_TEXT_MAX, -E2BIG);
+	if (m->policy_file)
+		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
+	if (m->has_history_sync)
+		REQUIRE(m->history_sync >= BOX__HISTORY_SYNC__HISTORY_SYNC_ALWAYS &&
+				m->history_sync <= BOX__HISTORY_SYNC__HISTORY_SYNC_OFF,
+			-EINVAL);
+	REQUIRE(m->n_mcp_namespaces <= BOX_POLICY_NAMESPACES_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_mcp_namespaces; i++) {
+		const char *ns = m->mcp_namespaces[i];
+		REQUIRE(ns && is_word(ns, strnlen(ns, BOX_NAME_MAX + 1), false) &&
+				strlen(ns) <= BOX_NAME_MAX && strcmp(ns, "Box") != 0,
+			-EINVAL);
+	}
+	return 0;
+}
+
+int
+box_validate_policy_ready(const Box__PolicyReady *m)
+{
+	if (m->message)
+		REQUIRE(text_ok(m->message, 1, BOX_STR_MAX), -EINVAL);
+	/* A refusal says why. */
+	if (!m->ok)
+		REQUIRE(m->message != NULL, -EINVAL);
+	REQUIRE(m->temporal_rules <= m->rules && m->rules_kept <= m->temporal_rules, -ERANGE);
+	return 0;
+}
+
+int
+box_validate_decide_request(const Box__DecideRequest *m)
+{
+	REQUIRE(box_valid_action(m->action), -EINVAL);
+	return box_validate_policy_fields(m->input, m->n_input, 0);
+}
+
+int
+box_validate_decide_reply(const Box__DecideReply *m)
+{
+	REQUIRE(m->n_rules <= BOX_POLICY_RULES_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_rules; i++)
+		REQUIRE(m->rules[i] && value_str_ok(m->rules[i]) &&
+				strlen(m->rules[i]) <= BOX_POLICY_RULE_NAME_MAX &&
+				m->rules[i][0] != '\0',
+			-EINVAL);
+	REQUIRE(value_str_ok(m->message) && strlen(m->message) <= BOX_POLICY_MESSAGE_MAX,
+		-EINVAL);
+	REQUIRE((m->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) ==
+			(m->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED),
+		-EINVAL);
+	return 0;
+}
+
+static int
+v_outcome(Box__EventKind kind, const char *action, Box__PolicyField *const *in, size_t n_in,
+	  Box__PolicyField *const *out, size_t n_out)
+{
+	REQUIRE(box_valid_action(action), -EINVAL);
+	TRY(box_validate_policy_fields(in, n_in, 0));
+	TRY(box_validate_policy_fields(out, n_out, 0));
+	/* An error event has inputs only (reference §2.3). */
+	if (kind == BOX__EVENT_KIND__EVENT_ERROR || kind == BOX__EVENT_KIND__EVENT_REQUEST)
+		REQUIRE(n_out == 0, -EINVAL);
+	return 0;
+}
+
+int
+box_validate_record_request(const Box__RecordRequest *m)
+{
+	REQUIRE(m->kind == BOX__EVENT_KIND__EVENT_RESPONSE ||
+			m->kind == BOX__EVENT_KIND__EVENT_ERROR,
+		-EINVAL);
+	return v_outcome(m->kind, m->action, m->input, m->n_input, m->output, m->n_output);
+}
+
+int
+box_validate_policy_log_fd(const Box__PolicyLogFd *m)
+{
+	REQUIRE(m->generation > 0, -ERANGE);
+	return 0;
+}
+
+int
+box_validate_history_epoch(const Box__HistoryEpoch *m)
+{
+	REQUIRE(m->n_rule_hashes <= BOX_POLICY_HASHES_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_rule_hashes; i++)
+		REQUIRE(m->rule_hashes[i].len >= 1 &&
+				m->rule_hashes[i].len <= BOX_POLICY_HASH_MAX,
+			-EINVAL);
+	return 0;
+}
+
+int
+box_validate_history_event(const Box__HistoryEvent *m)
+{
+	REQUIRE(m->kind == BOX__EVENT_KIND__EVENT_REQUEST ||
+			m->kind == BOX__EVENT_KIND__EVENT_RESPONSE ||
+			m->kind == BOX__EVENT_KIND__EVENT_ERROR,
+		-EINVAL);
+	return v_outcome(m->kind, m->action, m->input, m->n_input, m->output, m->n_output);
+}
+
+int
+box_validate_policy_msg(const ProtobufCMessage *m)
+{
+	if (!m)
+		return -EINVAL;
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	if (d == &box__policy_init__descriptor)
+		return box_validate_policy_init((const Box__PolicyInit *)m);
+	if (d == &box__policy_ready__descriptor)
+		return box_validate_policy_ready((const Box__PolicyReady *)m);
+	if (d == &box__decide_request__descriptor)
+		return box_validate_decide_request((const Box__DecideRequest *)m);
+	if (d == &box__decide_reply__descriptor)
+		return box_validate_decide_reply((const Box__DecideReply *)m);
+	if (d == &box__record_request__descriptor)
+		return box_validate_record_request((const Box__RecordRequest *)m);
+	if (d == &box__policy_log_fd__descriptor)
+		return box_validate_policy_log_fd((const Box__PolicyLogFd *)m);
+	if (d == &box__history_epoch__descriptor)
+		return box_validate_history_epoch((const Box__HistoryEpoch *)m);
+	if (d == &box__history_event__descriptor)
+		return box_validate_history_event((const Box__HistoryEvent *)m);
+	return -EINVAL;
+}

@@ -1,0 +1,60 @@
+/*
+ * policy_validate.h — validators for box-policyd's messages (proto/policy.proto).
+ *
+ * box_ipc_decode() has already checked required fields, unknown fields and
+ * enum values; these check meaning: field names and their uniqueness, value
+ * nesting and counts, UTF-8 strings without NUL, action spellings, box names
+ * and ids, message lengths, and the combinations (an error event carries no
+ * output). The history file's records (HistoryEpoch, HistoryEvent) use the
+ * same checks when policyd recovers them. Returns 0, or -EINVAL (bad value),
+ * -ERANGE (number out of range), -E2BIG (too many entries or too long).
+ * Pure; no logging.
+ * Trusts: nothing; the message came from a peer (or from a file on disk).
+ */
+#ifndef BOX_POLICY_VALIDATE_H
+#define BOX_POLICY_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "policy.pb-c.h"
+
+#define BOX_POLICY_FIELDS_MAX 256        /* fields of one input/output/record */
+#define BOX_POLICY_SET_MAX 4096          /* elements of one set */
+#define BOX_POLICY_DEPTH_MAX 8           /* nesting of sets and records */
+#define BOX_POLICY_FIELD_NAME_MAX 128
+#define BOX_POLICY_STR_MAX (256u << 10)  /* one string value */
+#define BOX_POLICY_ACTION_MAX 512        /* "fs:read", NS::Action::"tool" */
+#define BOX_POLICY_RULES_MAX 65536       /* rule names in a reply */
+#define BOX_POLICY_RULE_NAME_MAX 4096
+#define BOX_POLICY_MESSAGE_MAX 4096      /* decision message (POLICY.md §5) */
+#define BOX_POLICY_HASHES_MAX 65536      /* rule hashes of one history epoch */
+#define BOX_POLICY_HASH_MAX 64           /* bytes of one rule hash */
+#define BOX_POLICY_NAMESPACES_MAX 256
+
+/* Valid UTF-8 of exactly len bytes, no NUL, no overlong form or surrogate. */
+bool box_valid_utf8(const char *s, size_t len);
+/* "fs:read"-style (lowercase word ':' lowercase word) or NS::Action::"TOOL". */
+bool box_valid_action(const char *s);
+/* A field list: names valid and unique, values within the caps. */
+int box_validate_policy_fields(Box__PolicyField *const *f, size_t n, unsigned depth);
+
+int box_validate_policy_init(const Box__PolicyInit *m);
+int box_validate_policy_ready(const Box__PolicyReady *m);
+int box_validate_decide_request(const Box__DecideRequest *m);
+int box_validate_decide_reply(const Box__DecideReply *m);
+int box_validate_record_request(const Box__RecordRequest *m);
+int box_validate_policy_log_fd(const Box__PolicyLogFd *m);
+int box_validate_history_epoch(const Box__HistoryEpoch *m);
+int box_validate_history_event(const Box__HistoryEvent *m);
+
+/*
+ * Dispatch on the descriptor for the messages above; -EINVAL for a
+ * descriptor that is not one of them. box_validate_msg() (validate.c) calls
+ * it for these types.
+ */
+int box_validate_policy_msg(const ProtobufCMessage *m);
+
+#endif

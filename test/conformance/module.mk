@@ -1,0 +1,2 @@
+# test/conformance/ — policy conformance cases driven through `boxctl policy`.
+CHECK_SCRIPTS += test/conformance/run.sh

@@ -1,0 +1,2 @@
+FUZZ_DEPS_policy := $(LIBBOXPOLICY)
+FUZZ_LIBS_policy :=

@@ -1,0 +1,61 @@
+# lib-run.sh — shared setup for the t-run*.sh tests: real boxes started with
+# `boxctl run`. Source after test/lib.sh.
+#
+# Copies boxctl, boxd and box-trampoline into a 0755 directory an ordinary
+# user can reach ($RB), makes a 0755 work dir ($W), points BOX_SOCKET at a
+# socket nobody listens on (so `run` starts an embedded boxd), and creates
+# the ordinary user `boxtest` (with a home) when it is missing and we are
+# root. Everything made here is removed by run_cleanup (an EXIT trap).
+# Trusts: nothing; test code.
+
+W=$(mktemp -d /tmp/box-t-run.XXXXXX)
+chmod 755 "$W"
+RB="$W/bin"
+mkdir -p "$RB"
+for p in boxctl boxd box-trampoline; do
+	cp "$BOX_BIN/$p" "$RB/$p" || { echo "not ok - $p is built"; exit 1; }
+done
+chmod 755 "$RB" "$RB"/*
+export BOX_SOCKET="$W/no-service.sock"
+export XDG_STATE_HOME="$W/state" # embedded boxes keep their state in the work dir
+unset BOX_TEST_ABSENT BOX_TEST_LANDLOCK_ABI
+_run_pids=()
+
+run_cleanup() {
+	for p in "${_run_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$W"
+}
+trap run_cleanup EXIT
+
+# have_boxtest: create the ordinary user when missing (root only).
+have_boxtest() {
+	if ! id boxtest >/dev/null 2>&1; then
+		[ "$(id -u)" -eq 0 ] || return 1
+		useradd -m -s /bin/sh boxtest >/dev/null 2>&1 || return 1
+	fi
+	[ -d "$(getent passwd boxtest | cut -d: -f6)" ] || return 1
+	return 0
+}
+
+# as_boxtest CMD: run a shell command line as boxtest in $W (no XDG dirs).
+as_boxtest() {
+	su -s /bin/sh boxtest -c "cd '$W' && env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME BOX_SOCKET='$BOX_SOCKET' $*"
+}
+
+# wait_for FILE PATTERN: up to 10 s for PATTERN to show up in FILE.
+wait_for() {
+	for _ in $(seq 100); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# no_process PATTERN: nothing matching PATTERN runs (after a short grace).
+no_process() {
+	for _ in $(seq 20); do
+		pgrep -f "$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# t-run-service.sh — the service boxd (`boxd --listen PATH`): boxctl run
+# through $BOX_SOCKET (no embedded boxd), SO_PEERCRED: an ordinary user sees
+# and stops only its own boxes, root all; stop tears a box down. The test
+# installs a private service socket under its work dir, points BOX_SOCKET at
+# it, and removes both at the end.
+. test/lib.sh
+. test/integration/lib-run.sh
+set -u
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip "service boxd" "needs root"
+	tap_done
+	exit 0
+fi
+cd "$W"
+export BOX_SOCKET="$W/boxd.sock"
+"$RB/boxd" --listen "$BOX_SOCKET" 2>boxd.log &
+sp=$!
+_run_pids+=("$sp")
+for _ in $(seq 50); do [ -S "$BOX_SOCKET" ] && break; sleep 0.1; done
+check "service: boxd listens on its socket" test -S "$BOX_SOCKET"
+chmod 666 "$BOX_SOCKET" # the test's stand-in for group box-clients
+
+cat >a.ini <<EOF
+[box]
+name = svc-a
+
+[agent]
+command = /bin/sleep 60
+workspace = $W
+EOF
+chmod 644 a.ini
+out=$("$RB/boxctl" run -c a.ini --detach 2>err)
+check "service: run --detach through the socket" grep -qxE "[0-9a-f]{12}" <<<"$out"
+check "service: no embedded boxd was started" test "$(grep -c embedded err)" = 0
+rid=$out
+
+cat >echo.ini <<EOF
+[box]
+name = svc-echo
+
+[agent]
+command = /usr/bin/python3 -c "import sys; sys.exit(5)"
+workspace = $W
+EOF
+chmod 644 echo.ini
+"$RB/boxctl" run -q -c echo.ini 2>/dev/null
+check "service: the agent's status comes back (5)" test $? = 5
+
+if have_boxtest; then
+	uout=$(as_boxtest "'$RB/boxctl' run -q -c a.ini --detach" 2>uerr)
+	# same name, other owner: its own state dir, so no lock conflict
+	check "service: boxtest runs its own box" grep -qxE "[0-9a-f]{12}" <<<"$uout"
+	as_boxtest "'$RB/boxctl' ps" >ups
+	check "ps as boxtest: its own box" grep -qP "^svc-a\t$uout\trunning\t" ups
+	check "ps as boxtest: not root's box" test "$(grep -c "$rid" ups)" = 0
+	as_boxtest "'$RB/boxctl' stop $rid" 2>uerr
+	check "stop as boxtest: root's box is not found (exit 1)" test $? = 1
+	"$RB/boxctl" ps >rps
+	check "ps as root: every box" test "$(grep -c '^svc-a' rps)" = 2
+	as_boxtest "'$RB/boxctl' stop $uout"
+	check "stop as boxtest: its own box (exit 0)" test $? = 0
+else
+	skip "service: boxes of an ordinary user" "no boxtest user"
+fi
+"$RB/boxctl" stop "$rid"
+check "stop as root: exit 0" test $? = 0
+"$RB/boxctl" ps >rps
+check "ps: nothing left" test "$(wc -l <rps)" = 1
+kill -TERM "$sp"
+wait "$sp"
+check "service: boxd exits on SIGTERM" test $? = 0
+check "service: the socket is removed" test ! -e "$BOX_SOCKET"
+# the service keeps state in /var/lib/box/UID/NAME: remove this test's boxes'
+for u in 0 "$(id -u boxtest 2>/dev/null)"; do
+	[ -n "$u" ] && rm -rf "/var/lib/box/$u/svc-a" "/var/lib/box/$u/svc-echo"
+done
+
+# socket activation (packaging/systemd/boxd.socket): the listener arrives as fd 3
+act="$W/act.sock"
+python3 - "$RB/boxd" "$act" <<'PY' 2>act.log &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[2]); s.listen(8)
+os.chmod(sys.argv[2], 0o666)
+pid = os.fork()
+if pid == 0:
+    os.dup2(s.fileno(), 3)
+    os.environ["LISTEN_PID"] = str(os.getpid())
+    os.environ["LISTEN_FDS"] = "1"
+    os.execv(sys.argv[1], ["boxd", "--listen", "/nonexistent/unused.sock"])
+s.close()
+with open(sys.argv[2] + ".pid", "w") as f:
+    f.write(str(pid))
+os.waitpid(pid, 0)
+PY
+ap=$!
+_run_pids+=("$ap")
+for _ in $(seq 50); do BOX_SOCKET="$act" "$RB/boxctl" ps >/dev/null 2>&1 && break; sleep 0.1; done
+BOX_SOCKET="$act" "$RB/boxctl" run -q -c echo.ini 2>act.err
+check "socket activation: boxd serves the fd it was given (status 5)" test $? = 5
+check "socket activation: no embedded boxd" test "$(grep -c embedded act.err)" = 0
+[ -s "$act.pid" ] && kill -TERM "$(cat "$act.pid")"
+wait "$ap"
+tap_done

@@ -1,0 +1,437 @@
+/*
+ * harness.c — plays boxd for box-policyd (harness.h).
+ * Trusts: nothing; it is test code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cleanup.h"
+#include "fdutil.h"
+#include "harness.h"
+
+const char *
+pd_binary(void)
+{
+	static char path[PATH_MAX];
+	const char *bin = getenv("BOX_BIN");
+
+	if (bin && *bin) {
+		(void)snprintf(path, sizeof(path), "%s/box-policyd", bin);
+		return path;
+	}
+	char self[PATH_MAX - 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return "box-policyd";
+	self[n] = 0;
+	/* BUILD/test/policyd/x or BUILD/bench/policyd/x -> BUILD/bin/box-policyd */
+	char *s = strrchr(self, '/');
+	for (int i = 0; s && i < 2; i++) {
+		*s = 0;
+		s = strrchr(self, '/');
+	}
+	if (s)
+		*s = 0;
+	(void)snprintf(path, sizeof(path), "%s/bin/box-policyd", self);
+	return path;
+}
+
+char *
+pd_tmpdir(const char *tag)
+{
+	const char *t = getenv("TMPDIR");
+	char *p = NULL;
+	if (asprintf(&p, "%s/box-%s-XXXXXX", t && *t ? t : "/tmp", tag) < 0)
+		return NULL;
+	if (!mkdtemp(p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void
+pd_rmtree(const char *path)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		(void)waitpid(pid, NULL, 0);
+}
+
+/* ---- JSON -> fields --------------------------------------------------------- */
+
+static Box__PolicyValue *value_from_json(json_t *j);
+static int fields_from(json_t *o, Box__PolicyField ***ret, size_t *n);
+
+static Box__PolicyField *
+field_new(const char *name, json_t *j)
+{
+	Box__PolicyField *f = malloc(sizeof(*f));
+	if (!f)
+		return NULL;
+	box__policy_field__init(f);
+	f->name = strdup(name);
+	f->value = value_from_json(j);
+	if (!f->name || !f->value) {
+		box__policy_field__free_unpacked(f, NULL);
+		return NULL;
+	}
+	return f;
+}
+
+static Box__PolicyValue *
+value_from_json(json_t *j)
+{
+	Box__PolicyValue *v = malloc(sizeof(*v));
+	if (!v)
+		return NULL;
+	box__policy_value__init(v);
+	switch (json_typeof(j)) {
+	case JSON_STRING:
+		v->kind_case = BOX__POLICY_VALUE__KIND_STR;
+		v->str = strdup(json_string_value(j));
+		if (!v->str)
+			goto fail;
+		break;
+	case JSON_INTEGER:
+		v->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+		v->integer = json_integer_value(j);
+		break;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		v->kind_case = BOX__POLICY_VALUE__KIND_BOOLEAN;
+		v->boolean = json_is_true(j);
+		break;
+	case JSON_ARRAY: {
+		Box__PolicyValueSet *s = malloc(sizeof(*s));
+		if (!s)
+			goto fail;
+		box__policy_value_set__init(s);
+		v->kind_case = BOX__POLICY_VALUE__KIND_SET;
+		v->set = s;
+		size_t n = json_array_size(j);
+		s->elems = calloc(n ? n : 1, sizeof(*s->elems));
+		if (!s->elems)
+			goto fail;
+		for (size_t i = 0; i < n; i++) {
+			s->elems[i] = value_from_json(json_array_get(j, i));
+			if (!s->elems[i])
+				goto fail;
+			s->n_elems = i + 1;
+		}
+		break;
+	}
+	case JSON_OBJECT: {
+		Box__PolicyValueRecord *r = malloc(sizeof(*r));
+		if (!r)
+			goto fail;
+		box__policy_value_record__init(r);
+		v->kind_case = BOX__POLICY_VALUE__KIND_RECORD;
+		v->record = r;
+		if (fields_from(j, &r->fields, &r->n_fields) < 0)
+			goto fail;
+		break;
+	}
+	case JSON_REAL:
+	case JSON_NULL:
+	default: goto fail;
+	}
+	return v;
+fail:
+	box__policy_value__free_unpacked(v, NULL);
+	return NULL;
+}
+
+static int
+fields_from(json_t *o, Box__PolicyField ***ret, size_t *n)
+{
+	const char *k;
+	json_t *v;
+	size_t i = 0;
+
+	*ret = NULL;
+	*n = 0;
+	if (!o)
+		return 0;
+	if (!json_is_object(o))
+		return -EINVAL;
+	Box__PolicyField **f = calloc(json_object_size(o) + 1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	json_object_foreach(o, k, v)
+	{
+		f[i] = field_new(k, v);
+		if (!f[i]) {
+			pd_fields_free(f, i);
+			return -EINVAL;
+		}
+		i++;
+	}
+	*ret = f;
+	*n = i;
+	return 0;
+}
+
+int
+pd_fields_from_json(const char *json_obj, Box__PolicyField ***ret, size_t *n)
+{
+	json_t *o = json_loads(json_obj, 0, NULL);
+	if (!o)
+		return -EINVAL;
+	int r = fields_from(o, ret, n);
+	json_decref(o);
+	return r;
+}
+
+void
+pd_fields_free(Box__PolicyField **f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		box__policy_field__free_unpacked(f[i], NULL);
+	free(f);
+}
+
+/* ---- process ---------------------------------------------------------------- */
+
+int
+pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
+{
+	int theirs[PD_N];
+	char path[PATH_MAX];
+	int r;
+
+	memset(pd, 0, sizeof(*pd));
+	pd->pid = -1;
+	pd->next_id = 1;
+	for (int i = 0; i < PD_N; i++) {
+		int sv[2];
+		pd->fd[i] = theirs[i] = -1;
+		if (i > 0 && o->no_peers)
+			continue;
+		if (box_ipc_socketpair(sv, false) < 0)
+			return -errno;
+		pd->fd[i] = sv[0];
+		theirs[i] = sv[1];
+	}
+	(void)snprintf(path, sizeof(path), "%s/policy", o->state_dir);
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	_cleanup_close_ int dirfd = open(path, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	(void)snprintf(path, sizeof(path), "%s/decisions.jsonl", o->state_dir);
+	_cleanup_close_ int logfd =
+		open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (dirfd < 0 || logfd < 0)
+		return -errno;
+
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int src[PD_N], dst[PD_N];
+		unsigned n = 0;
+		for (int i = 0; i < PD_N; i++) {
+			if (theirs[i] < 0)
+				continue;
+			src[n] = theirs[i];
+			dst[n] = 3 + i;
+			n++;
+		}
+		if (o->stderr_path) {
+			int e = open(o->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+			if (e >= 0)
+				dup2(e, 2);
+		}
+		if (fd_move_to(src, dst, n) < 0)
+			_exit(126);
+		int keep[PD_N];
+		for (unsigned i = 0; i < n; i++)
+			keep[i] = dst[i];
+		(void)fd_close_all_except(3, keep, n);
+		if (o->test_clock)
+			setenv("BOX_TEST_CLOCK", o->test_clock, 1);
+		else
+			unsetenv("BOX_TEST_CLOCK");
+		execl(o->binary, "box-policyd", (char *)NULL);
+		_exit(127);
+	}
+	pd->pid = pid;
+	for (int i = 0; i < PD_N; i++)
+		safe_close(theirs[i]);
+	for (int i = 0; i < PD_N; i++)
+		if (pd->fd[i] >= 0 && !(pd->chan[i] = box_ipc_chan_new(pd->fd[i])))
+			return -ENOMEM;
+
+	Box__PolicyInit init = BOX__POLICY_INIT__INIT;
+	init.box_name = (char *)(o->box_name ? o->box_name : "demo");
+	init.box_id = (char *)(o->box_id ? o->box_id : "0123456789ab");
+	init.home = (char *)(o->home ? o->home : "/home/user");
+	if (o->policy) {
+		init.has_policy_text = true;
+		init.policy_text.data = (uint8_t *)o->policy;
+		init.policy_text.len = strlen(o->policy);
+	}
+	if (o->history_sync) {
+		init.has_history_sync = true;
+		init.history_sync = strcmp(o->history_sync, "always") == 0
+					    ? BOX__HISTORY_SYNC__HISTORY_SYNC_ALWAYS
+				    : strcmp(o->history_sync, "batch") == 0
+					    ? BOX__HISTORY_SYNC__HISTORY_SYNC_BATCH
+					    : BOX__HISTORY_SYNC__HISTORY_SYNC_OFF;
+	}
+	int fds[2] = { dirfd, logfd };
+	r = box_ipc_send(pd->fd[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_INIT, pd->next_id++,
+			 &init.base, fds, 2);
+	if (r < 0)
+		return r;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	r = box_ipc_recv_wait(pd->chan[PD_BOXD], &m, 20000);
+	if (r < 0)
+		return r;
+	if (m.type != BOX__MSG_TYPE__MSG_POLICY_READY) {
+		box_ipc_msg_done(&m);
+		return -EBADMSG;
+	}
+	if (ready) {
+		*ready = (Box__PolicyReady *)m.msg;
+		m.msg = NULL;
+	}
+	box_ipc_msg_done(&m);
+	return 0;
+}
+
+static void
+close_all(struct pd *pd)
+{
+	for (int i = 0; i < PD_N; i++) {
+		box_ipc_chan_freep(&pd->chan[i]);
+		pd->fd[i] = safe_close(pd->fd[i]);
+	}
+}
+
+int
+pd_stop(struct pd *pd)
+{
+	int status;
+	close_all(pd);
+	if (pd->pid <= 0)
+		return -1;
+	if (waitpid(pd->pid, &status, 0) < 0)
+		return -1;
+	pd->pid = -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void
+pd_kill(struct pd *pd)
+{
+	if (pd->pid > 0) {
+		kill(pd->pid, SIGKILL);
+		(void)waitpid(pd->pid, NULL, 0);
+		pd->pid = -1;
+	}
+	close_all(pd);
+}
+
+/* ---- messages ----------------------------------------------------------------- */
+
+int
+pd_send_decide(struct pd *pd, int peer, const Box__DecideRequest *req, uint64_t *ret_id)
+{
+	uint64_t id = pd->next_id++;
+	int r = box_ipc_send(pd->fd[peer], BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id, &req->base,
+			     NULL, 0);
+	if (r == 0 && ret_id)
+		*ret_id = id;
+	return r;
+}
+
+int
+pd_wait_reply(struct pd *pd, int peer, Box__DecideReply **reply, uint64_t *ret_id,
+	      int timeout_ms)
+{
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int r = box_ipc_recv_wait(pd->chan[peer], &m, timeout_ms);
+	if (r < 0)
+		return r;
+	if (m.type != BOX__MSG_TYPE__MSG_DECIDE_REPLY) {
+		box_ipc_msg_done(&m);
+		return -EBADMSG;
+	}
+	if (ret_id)
+		*ret_id = m.request_id;
+	if (reply) {
+		*reply = (Box__DecideReply *)m.msg;
+		m.msg = NULL;
+	}
+	box_ipc_msg_done(&m);
+	return 0;
+}
+
+int
+pd_send_line(struct pd *pd, int peer, const char *line, Box__DecideReply **reply)
+{
+	json_error_t err;
+	json_t *j = json_loads(line, 0, &err);
+	int r;
+
+	if (!j || !json_is_object(j) || !json_is_string(json_object_get(j, "action"))) {
+		json_decref(j);
+		return -EINVAL;
+	}
+	const char *action = json_string_value(json_object_get(j, "action"));
+	json_t *rec = json_object_get(j, "record");
+	if (rec) {
+		Box__RecordRequest m = BOX__RECORD_REQUEST__INIT;
+		m.kind = strcmp(json_string_value(rec) ?: "", "error") == 0
+				 ? BOX__EVENT_KIND__EVENT_ERROR
+				 : BOX__EVENT_KIND__EVENT_RESPONSE;
+		m.action = (char *)action;
+		r = fields_from(json_object_get(j, "input"), &m.input, &m.n_input);
+		if (r == 0)
+			r = fields_from(json_object_get(j, "output"), &m.output, &m.n_output);
+		if (r == 0)
+			r = box_ipc_send(pd->fd[peer], BOX__MSG_TYPE__MSG_RECORD_REQUEST,
+					 pd->next_id++, &m.base, NULL, 0);
+		pd_fields_free(m.input, m.n_input);
+		pd_fields_free(m.output, m.n_output);
+		json_decref(j);
+		return r;
+	}
+	Box__DecideRequest m = BOX__DECIDE_REQUEST__INIT;
+	uint64_t id = 0, got = 0;
+	m.action = (char *)action;
+	r = fields_from(json_object_get(j, "input"), &m.input, &m.n_input);
+	if (r == 0)
+		r = pd_send_decide(pd, peer, &m, &id);
+	pd_fields_free(m.input, m.n_input);
+	json_decref(j);
+	if (r < 0)
+		return r;
+	Box__DecideReply *rep = NULL;
+	r = pd_wait_reply(pd, peer, &rep, &got, 20000);
+	if (r < 0)
+		return r;
+	if (got != id) {
+		box_msg_free(&rep->base);
+		return -EBADMSG;
+	}
+	if (reply)
+		*reply = rep;
+	else
+		box_msg_free(&rep->base);
+	return 0;
+}

@@ -1,0 +1,74 @@
+/*
+ * harness.h — plays boxd for box-policyd: makes the socketpairs, starts the
+ * daemon at fixed fds, sends PolicyInit with the state fds, and talks
+ * Decide/Record over the peers' channels. Requests are written as the JSON
+ * lines of `boxctl policy eval` (POLICY.md §6) and converted to
+ * DecideRequest / RecordRequest.
+ * Used by test/policyd/test_policyd.c and bench/policyd/policyd_bench.c.
+ * Trusts: nothing; it is test code.
+ */
+#ifndef BOX_TEST_POLICYD_HARNESS_H
+#define BOX_TEST_POLICYD_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ipc.h"
+#include "policy.pb-c.h"
+
+enum { PD_BOXD = 0, PD_GATEWAY = 1, PD_MCPD = 2, PD_SHELL = 3, PD_N = 4 };
+
+struct pd {
+	pid_t pid;
+	int fd[PD_N];
+	struct box_ipc_chan *chan[PD_N];
+	uint64_t next_id;
+};
+
+struct pd_opts {
+	const char *binary;       /* box-policyd */
+	const char *state_dir;    /* holds policy/ and decisions.jsonl (created) */
+	const char *policy;       /* text; NULL: no policy */
+	const char *history_sync; /* NULL, "always", "batch", "off" */
+	const char *test_clock;   /* BOX_TEST_CLOCK, or NULL */
+	const char *stderr_path;  /* policyd's stderr goes here (NULL: inherited) */
+	bool no_peers;            /* only the boxd channel */
+	const char *box_name, *box_id, *home;
+};
+
+/* Where box-policyd is: $BOX_BIN/box-policyd, else next to this program's ../../bin. */
+const char *pd_binary(void);
+
+/*
+ * Start policyd and send PolicyInit; *ready (may be NULL) receives the
+ * PolicyReady (free with box_msg_free). Returns 0, or negative errno when it
+ * could not be started or did not answer.
+ */
+int pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready);
+/* Close the boxd channel (and the others) and wait: the exit status (0..255, 128+sig). */
+int pd_stop(struct pd *pd);
+/* Kill it (SIGKILL) and reap. */
+void pd_kill(struct pd *pd);
+
+/* Convert a JSON object {"a":1,...} into a field list (free with pd_fields_free). */
+int pd_fields_from_json(const char *json_obj, Box__PolicyField ***ret, size_t *n);
+void pd_fields_free(Box__PolicyField **f, size_t n);
+
+/*
+ * Send one eval-format JSON line as PEER: a request line
+ * {"action":…,"input":{…}} is a DecideRequest and *reply (may be NULL)
+ * gets the DecideReply; a {"record":"response"|"error",…} line is a
+ * RecordRequest (no reply). Negative errno on failure.
+ */
+int pd_send_line(struct pd *pd, int peer, const char *line, Box__DecideReply **reply);
+/* Send a DecideRequest without waiting (bench); then pd_wait_reply. */
+int pd_send_decide(struct pd *pd, int peer, const Box__DecideRequest *req, uint64_t *ret_id);
+int pd_wait_reply(struct pd *pd, int peer, Box__DecideReply **reply, uint64_t *ret_id,
+		  int timeout_ms);
+
+/* A temporary directory (mkdtemp under $TMPDIR or /tmp); rm -rf with pd_rmtree. */
+char *pd_tmpdir(const char *tag);
+void pd_rmtree(const char *path);
+
+#endif

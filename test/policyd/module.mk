@@ -1,0 +1,19 @@
+# test/policyd/ — box-policyd end to end: harness.c plays boxd (socketpairs at
+# fds 3-6, PolicyInit with the state fds) and test_policyd.c runs the cases.
+# The benchmark (bench/policyd/) shares the harness.
+POLICYD_TEST_OBJS := $(BUILD)/test/policyd/harness.o $(BUILD)/test/policyd/test_policyd.o
+ALL_OBJS          += $(POLICYD_TEST_OBJS)
+
+$(POLICYD_TEST_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd \
+	$(call pkg_cflags,libprotobuf-c jansson)
+
+$(BUILD)/test/policyd/test_policyd: $(POLICYD_TEST_OBJS) $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BUILD)/test/policyd/test_policyd: private MODULE_LDLIBS := $(LIBPROTO) $(LIBCOMMON) \
+	$(call pkg_libs,libprotobuf-c jansson)
+
+CHECK_PROGRAMS += $(BUILD)/test/policyd/test_policyd
+
+# bench/*/module.mk is not included by the top-level Makefile (only
+# bench/module.mk): pull the policyd benchmark in from here, once.
+include bench/policyd/module.mk

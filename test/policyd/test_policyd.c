@@ -1,0 +1,707 @@
+/*
+ * test_policyd.c — box-policyd end to end, started the way boxd starts it
+ * (harness.c): Decide/Record round trips on every peer channel, the exact
+ * decisions.jsonl lines, log rotation, refusals, peer close and protocol
+ * errors; with temporal rules: history survives restarts, unchanged rules
+ * keep their state and edited ones start empty, a torn last record (the
+ * file cut at every byte of it) is dropped, a corrupt middle refuses the
+ * start with a message, and a history that cannot be written denies.
+ * Trusts: nothing; it is test code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "harness.h"
+#include "tap.h"
+
+static const char *bin;
+
+#define PERMIT_ALL_FS                                                                      \
+	"@id(\"fs_ok\")\n"                                                                  \
+	"permit (principal, action in [Box::Action::\"fs:write\", Box::Action::\"fs:read\", " \
+	"Box::Action::\"fs:delete\"], resource);\n"
+
+static const char *basic_policy =
+	PERMIT_ALL_FS
+	"@id(\"no_secrets\")\n@description(\"Secrets stay unread.\")\n"
+	"forbid (principal, action == Box::Action::\"fs:read\", resource)\n"
+	"when { context.input.path like \"~/secret*\" };\n"
+	"permit (principal, action == Box::Action::\"shell:exec\", resource)\n"
+	"when { context.input.program == \"echo\" };\n";
+
+#define BUDGET(ID, ACTION, EXTRA, N)                                                        \
+	"@id(\"" ID "\")\n" EXTRA                                                           \
+	"forbid (principal, action == Box::Action::\"" ACTION "\", resource)\n"             \
+	"when temporal {\n"                                                                 \
+	"    exists (total: Long). (\n"                                                     \
+	"        (count for (t: Timepoint). where (\n"                                      \
+	"            formerly within 60s (\n"                                               \
+	"                Box::Action::\"" ACTION "\"::response{ input.path: _ } && tp(t)\n" \
+	"            )\n"                                                                   \
+	"        )) == total\n"                                                             \
+	"        && total >= " N "\n"                                                       \
+	"    )\n"                                                                           \
+	"};\n"
+
+static const char *budget_v1 = PERMIT_ALL_FS BUDGET("write_budget", "fs:write", "", "6")
+	BUDGET("delete_budget", "fs:delete", "", "6");
+/* write_budget: only its description changed; delete_budget: edited. */
+static const char *budget_v2 = PERMIT_ALL_FS
+	BUDGET("write_budget", "fs:write", "@description(\"Budget reached.\")\n", "6")
+	"// a comment does not count\n"
+	BUDGET("delete_budget", "fs:delete", "", "7");
+
+#define W(path) "{\"action\":\"fs:write\",\"input\":{\"path\":\"" path "\",\"operation\":\"write_content\"}}"
+#define W_DONE(path)                                                                    \
+	"{\"record\":\"response\",\"action\":\"fs:write\",\"input\":{\"path\":\"" path     \
+	"\",\"operation\":\"write_content\"},\"output\":{\"result\":\"completed\"}}"
+#define D(path) "{\"action\":\"fs:delete\",\"input\":{\"path\":\"" path "\",\"operation\":\"remove_file\"}}"
+#define D_DONE(path)                                                                    \
+	"{\"record\":\"response\",\"action\":\"fs:delete\",\"input\":{\"path\":\"" path    \
+	"\",\"operation\":\"remove_file\"},\"output\":{\"result\":\"completed\"}}"
+
+static char *state;
+static bool have_monitor = true;
+
+static void
+fresh_state(void)
+{
+	if (state) {
+		pd_rmtree(state);
+		free(state);
+	}
+	state = pd_tmpdir("policyd-test");
+}
+
+static struct pd_opts
+opts(const char *policy, const char *clock)
+{
+	static char errpath[4096];
+	(void)snprintf(errpath, sizeof(errpath), "%s/stderr", state);
+	return (struct pd_opts){ .binary = bin, .state_dir = state, .policy = policy,
+				 .test_clock = clock, .stderr_path = errpath };
+}
+
+static char *
+slurp(const char *rel)
+{
+	char path[4096];
+	char *buf = NULL;
+	size_t len = 0;
+	(void)snprintf(path, sizeof(path), "%s/%s", state, rel);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return strdup("");
+	FILE *m = open_memstream(&buf, &len);
+	int c;
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(f);
+	fclose(m);
+	return buf;
+}
+
+/* Decide LINE as PEER; check the verdict ("permit"/"deny") and the cause. */
+static bool
+decide(struct pd *pd, int peer, const char *line, bool permit, int cause)
+{
+	Box__DecideReply *rep = NULL;
+	int r = pd_send_line(pd, peer, line, &rep);
+	if (r < 0) {
+		printf("#   send %s: %s\n", line, strerror(-r));
+		return false;
+	}
+	bool ok = (rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) == permit &&
+		  (int)rep->cause == cause;
+	if (!ok)
+		printf("#   %s -> verdict %d cause %d: %s\n", line, rep->verdict, rep->cause,
+		       rep->message);
+	box_msg_free(&rep->base);
+	return ok;
+}
+
+static void
+record(struct pd *pd, int peer, const char *line)
+{
+	CHECK_INT(pd_send_line(pd, peer, line, NULL), 0);
+}
+
+/* ---- non-temporal --------------------------------------------------------------- */
+
+static void
+test_round_trip(void)
+{
+	struct pd pd;
+	Box__PolicyReady *ready = NULL;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (!ready)
+		return;
+	CHECK(ready->ok);
+	CHECK_INT(ready->rules, 3);
+	CHECK_INT(ready->temporal_rules, 0);
+	box_msg_free(&ready->base);
+
+	Box__DecideReply *rep = NULL;
+	CHECK_INT(pd_send_line(&pd, PD_SHELL,
+			       "{\"action\":\"fs:read\",\"input\":{\"path\":\"~/secret.txt\","
+			       "\"operation\":\"read_content\"}}",
+			       &rep),
+		  0);
+	if (rep) {
+		CHECK_INT(rep->verdict, BOX__DECISION_VERDICT__VERDICT_DENY);
+		CHECK_INT(rep->cause, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN);
+		CHECK_INT(rep->n_rules, 1);
+		if (rep->n_rules == 1)
+			CHECK_STR(rep->rules[0], "no_secrets");
+		CHECK_STR(rep->message, "policy denied this operation on '~/secret.txt' "
+					"[policy: no_secrets]: Secrets stay unread.");
+		box_msg_free(&rep->base);
+	}
+	CHECK(decide(&pd, PD_SHELL,
+		     "{\"action\":\"fs:read\",\"input\":{\"path\":\"~/p/a.txt\",\"operation\":"
+		     "\"read_content\"}}",
+		     true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	/* Every peer channel answers. */
+	CHECK(decide(&pd, PD_GATEWAY,
+		     "{\"action\":\"net:connect\",\"input\":{\"host\":\"example.com\",\"port\":443}}",
+		     false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH));
+	CHECK(decide(&pd, PD_MCPD,
+		     "{\"action\":\"mcp:call\",\"input\":{\"server\":\"gh\",\"method\":\"tools/call\","
+		     "\"tool\":\"x\"}}",
+		     false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH));
+	CHECK(decide(&pd, PD_BOXD,
+		     "{\"action\":\"shell:exec\",\"input\":{\"command\":\"echo hi\",\"program\":\"echo\","
+		     "\"arg1\":\"hi\",\"arg_count\":1,\"cwd\":\"~\"}}",
+		     true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	/* A request that does not fit the schema: deny, cause error. */
+	CHECK(decide(&pd, PD_SHELL, "{\"action\":\"fs:read\",\"input\":{\"path\":\"~/x\"}}", false,
+		     BOX__DECISION_CAUSE__CAUSE_ERROR));
+	CHECK(decide(&pd, PD_SHELL, "{\"action\":\"fs:bogus\",\"input\":{}}", false,
+		     BOX__DECISION_CAUSE__CAUSE_ERROR));
+	/* Records are accepted (and ignored: no temporal rule). */
+	record(&pd, PD_SHELL, W_DONE("~/p/a"));
+	CHECK(decide(&pd, PD_SHELL, W("~/p/a"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop(&pd), 0);
+	/* With no temporal rule nothing is written to the history. */
+	char path[4096];
+	(void)snprintf(path, sizeof(path), "%s/policy/history", state);
+	CHECK(access(path, F_OK) < 0);
+}
+
+static void
+test_pipelined(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = "fs:read";
+	CHECK_INT(pd_fields_from_json("{\"path\":\"~/a\",\"operation\":\"read_content\"}",
+				      &req.input, &req.n_input),
+		  0);
+	uint64_t ids[50];
+	for (int i = 0; i < 50; i++)
+		CHECK_INT(pd_send_decide(&pd, PD_SHELL, &req, &ids[i]), 0);
+	for (int i = 0; i < 50; i++) {
+		Box__DecideReply *rep = NULL;
+		uint64_t id = 0;
+		CHECK_INT(pd_wait_reply(&pd, PD_SHELL, &rep, &id, 10000), 0);
+		CHECK_INT(id, ids[i]);
+		if (rep)
+			box_msg_free(&rep->base);
+	}
+	pd_fields_free(req.input, req.n_input);
+	CHECK_INT(pd_stop(&pd), 0);
+}
+
+static void
+test_decision_log_exact(void)
+{
+	struct pd pd;
+	fresh_state();
+	/* 2023-11-14T22:13:20.123456789Z, then +1.5 s per event. */
+	struct pd_opts o = opts(basic_policy, "1700000000123456789,1500000000");
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK(decide(&pd, PD_SHELL,
+		     "{\"action\":\"fs:read\",\"input\":{\"path\":\"~/secret.txt\",\"operation\":"
+		     "\"read_content\"}}",
+		     false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN));
+	CHECK(decide(&pd, PD_GATEWAY,
+		     "{\"action\":\"http:request\",\"input\":{\"host\":\"api.example.com\",\"port\":443,"
+		     "\"method\":\"GET\",\"path\":\"/v1/x\",\"body_bytes\":0,\"intercepted\":true}}",
+		     false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH));
+	CHECK(decide(&pd, PD_BOXD,
+		     "{\"action\":\"shell:exec\",\"input\":{\"command\":\"echo \\\"a'b\\\"\","
+		     "\"program\":\"echo\",\"arg1\":\"a'b\",\"arg_count\":1,\"cwd\":\"~/p\"}}",
+		     true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop(&pd), 0);
+	_cleanup_free_ char *log = slurp("decisions.jsonl");
+	const char *want =
+		"{\"time\":\"2023-11-14T22:13:21.623Z\",\"box\":\"demo\",\"id\":\"0123456789ab\","
+		"\"action\":\"fs:read\",\"resource\":\"~/secret.txt\",\"verdict\":\"deny\","
+		"\"cause\":\"forbidden\",\"rules\":[\"no_secrets\"],\"message\":\"policy denied this "
+		"operation on '~/secret.txt' [policy: no_secrets]: Secrets stay unread.\","
+		"\"source\":\"box-shell\",\"input\":{\"path\":\"~/secret.txt\",\"operation\":"
+		"\"read_content\"}}\n"
+		"{\"time\":\"2023-11-14T22:13:23.123Z\",\"box\":\"demo\",\"id\":\"0123456789ab\","
+		"\"action\":\"http:request\",\"resource\":\"api.example.com:443/v1/x\","
+		"\"verdict\":\"deny\",\"cause\":\"no_match\",\"rules\":[],\"message\":\"policy denied "
+		"this operation on 'api.example.com:443/v1/x' [default-deny]: No permit policy "
+		"matched this request.\",\"source\":\"box-gateway\",\"input\":{\"host\":"
+		"\"api.example.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/v1/x\","
+		"\"body_bytes\":0,\"intercepted\":true}}\n"
+		"{\"time\":\"2023-11-14T22:13:24.623Z\",\"box\":\"demo\",\"id\":\"0123456789ab\","
+		"\"action\":\"shell:exec\",\"resource\":\"echo\",\"verdict\":\"permit\","
+		"\"cause\":\"permitted\",\"rules\":[\"policy_2\"],\"message\":\"policy permitted "
+		"this operation on 'echo'.\",\"source\":\"supervisor\",\"input\":{\"command\":"
+		"\"echo \\\"a'b\\\"\",\"program\":\"echo\",\"arg1\":\"a'b\",\"arg_count\":1,"
+		"\"cwd\":\"~/p\"}}\n";
+	CHECK_STR(log, want);
+}
+
+static void
+test_log_rotation(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK(decide(&pd, PD_SHELL, W("~/one"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	/* boxd renames the file to .1 and passes a new one. */
+	char a[4096], b[4096];
+	(void)snprintf(a, sizeof(a), "%s/decisions.jsonl", state);
+	(void)snprintf(b, sizeof(b), "%s/decisions.jsonl.1", state);
+	CHECK_INT(rename(a, b), 0);
+	int fd = open(a, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	Box__PolicyLogFd m = BOX__POLICY_LOG_FD__INIT;
+	m.generation = 1;
+	CHECK_INT(box_ipc_send(pd.fd[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_LOG_FD, 99, &m.base, &fd, 1),
+		  0);
+	close(fd);
+	CHECK(decide(&pd, PD_SHELL, W("~/two"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop(&pd), 0);
+	_cleanup_free_ char *cur = slurp("decisions.jsonl");
+	_cleanup_free_ char *old = slurp("decisions.jsonl.1");
+	CHECK(strstr(old, "\"~/one\"") && !strstr(old, "\"~/two\""));
+	CHECK(strstr(cur, "\"~/two\"") && !strstr(cur, "\"~/one\""));
+}
+
+static void
+test_no_policy(void)
+{
+	struct pd pd;
+	Box__PolicyReady *ready = NULL;
+	fresh_state();
+	struct pd_opts o = opts(NULL, NULL);
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (ready) {
+		CHECK(ready->ok);
+		CHECK_INT(ready->rules, 0);
+		box_msg_free(&ready->base);
+	}
+	CHECK(decide(&pd, PD_SHELL, W("~/a"), false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH));
+	CHECK_INT(pd_stop(&pd), 0);
+}
+
+static void
+test_bad_policy_refuses(void)
+{
+	struct pd pd;
+	Box__PolicyReady *ready = NULL;
+	fresh_state();
+	struct pd_opts o = opts("permit (principal, action == Box::Action::\"fs:nope\", resource);",
+				NULL);
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (ready) {
+		CHECK(!ready->ok);
+		CHECK(ready->message && strstr(ready->message, "does not load"));
+		box_msg_free(&ready->base);
+	}
+	CHECK_INT(pd_stop(&pd), 1);
+}
+
+static void
+test_peer_close(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	/* The shell going away does not end policyd... */
+	box_ipc_chan_freep(&pd.chan[PD_SHELL]);
+	pd.fd[PD_SHELL] = safe_close(pd.fd[PD_SHELL]);
+	CHECK(decide(&pd, PD_GATEWAY, W("~/a"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	/* ...boxd going away does (exit 0), with the other peers still open. */
+	box_ipc_chan_freep(&pd.chan[PD_BOXD]);
+	pd.fd[PD_BOXD] = safe_close(pd.fd[PD_BOXD]);
+	int status = 0;
+	CHECK_INT(waitpid(pd.pid, &status, 0), pd.pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	pd.pid = -1;
+	pd_stop(&pd);
+}
+
+static void
+test_protocol_error_is_fatal(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK_INT(write(pd.fd[PD_SHELL], "garbage", 7), 7);
+	int status = 0;
+	CHECK_INT(waitpid(pd.pid, &status, 0), pd.pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	pd.pid = -1;
+	/* A type the shell may not send (PolicyLogFd) is fatal too. */
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	Box__PolicyLogFd m = BOX__POLICY_LOG_FD__INIT;
+	m.generation = 1;
+	int fd = open("/dev/null", O_WRONLY | O_APPEND | O_CLOEXEC);
+	CHECK_INT(box_ipc_send(pd.fd[PD_SHELL], BOX__MSG_TYPE__MSG_POLICY_LOG_FD, 5, &m.base, &fd, 1),
+		  0);
+	close(fd);
+	CHECK_INT(waitpid(pd.pid, &status, 0), pd.pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	pd.pid = -1;
+	pd_stop(&pd);
+}
+
+/* ---- temporal ---------------------------------------------------------------------- */
+
+static bool
+need_monitor(void)
+{
+	if (!have_monitor)
+		SKIP("box-policyd was built without the temporal monitor");
+	return have_monitor;
+}
+
+/* Six writes and six deletes with their responses, 1 s apart from T0. */
+static void
+spend_budgets(struct pd *pd)
+{
+	for (int i = 0; i < 6; i++) {
+		CHECK(decide(pd, PD_SHELL, W("~/p/f"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+		record(pd, PD_SHELL, W_DONE("~/p/f"));
+		CHECK(decide(pd, PD_SHELL, D("~/p/g"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+		record(pd, PD_SHELL, D_DONE("~/p/g"));
+	}
+	CHECK(decide(pd, PD_SHELL, W("~/p/f"), false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN));
+	CHECK(decide(pd, PD_SHELL, D("~/p/g"), false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN));
+}
+
+#define T0 "1700000000000000000"
+#define T0_PLUS_30S "1700000030000000000"
+#define T0_PLUS_40S "1700000040000000000"
+#define T0_PLUS_120S "1700000120000000000"
+
+static void
+test_history_survives_restart(void)
+{
+	struct pd pd;
+	Box__PolicyReady *ready = NULL;
+	fresh_state();
+	struct pd_opts o = opts(budget_v1, T0 ",1000000000");
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (ready && !ready->ok && ready->message && strstr(ready->message, "temporal monitor"))
+		have_monitor = false;
+	if (ready)
+		box_msg_free(&ready->base);
+	if (!need_monitor()) {
+		pd_stop(&pd);
+		return;
+	}
+	spend_budgets(&pd);
+	CHECK_INT(pd_stop(&pd), 0);
+
+	/* 30 s later, same policy: both budgets still spent. */
+	o = opts(budget_v1, T0_PLUS_30S ",1000000000");
+	ready = NULL;
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (ready) {
+		CHECK(ready->ok);
+		CHECK_INT(ready->temporal_rules, 2);
+		CHECK_INT(ready->rules_kept, 2);
+		CHECK_INT(ready->history_events, 26);
+		box_msg_free(&ready->base);
+	}
+	CHECK(decide(&pd, PD_SHELL, W("~/p/f"), false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN));
+	CHECK(decide(&pd, PD_SHELL, D("~/p/g"), false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN));
+	CHECK_INT(pd_stop(&pd), 0);
+
+	/* Two minutes later the window has passed. */
+	o = opts(budget_v1, T0_PLUS_120S ",1000000000");
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK(decide(&pd, PD_SHELL, W("~/p/f"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop(&pd), 0);
+}
+
+static void
+test_restart_keeps_unchanged_resets_edited(void)
+{
+	struct pd pd;
+	Box__PolicyReady *ready = NULL;
+	if (!need_monitor())
+		return;
+	fresh_state();
+	struct pd_opts o = opts(budget_v1, T0 ",1000000000");
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	spend_budgets(&pd);
+	CHECK_INT(pd_stop(&pd), 0);
+
+	/* v2: write_budget only gained a description (kept); delete_budget was edited (reset). */
+	o = opts(budget_v2, T0_PLUS_30S ",1000000000");
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (ready) {
+		CHECK(ready->ok);
+		CHECK_INT(ready->rules_kept, 1);
+		box_msg_free(&ready->base);
+	}
+	Box__DecideReply *rep = NULL;
+	CHECK_INT(pd_send_line(&pd, PD_SHELL, W("~/p/f"), &rep), 0);
+	if (rep) {
+		CHECK_INT(rep->cause, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN);
+		CHECK_STR(rep->message, "policy denied this operation on '~/p/f' "
+					"[policy: write_budget]: Budget reached.");
+		box_msg_free(&rep->base);
+	}
+	CHECK(decide(&pd, PD_SHELL, D("~/p/g"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop(&pd), 0);
+
+	/* Back to v1: delete_budget was not live in the last run, so it starts empty again. */
+	o = opts(budget_v1, T0_PLUS_40S ",1000000000");
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (ready) {
+		CHECK_INT(ready->rules_kept, 1);
+		box_msg_free(&ready->base);
+	}
+	CHECK(decide(&pd, PD_SHELL, W("~/p/f"), false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN));
+	CHECK(decide(&pd, PD_SHELL, D("~/p/g"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop(&pd), 0);
+}
+
+static int
+copy_file(const char *from, const char *to, off_t len)
+{
+	char cmd[16384];
+	(void)snprintf(cmd, sizeof(cmd), "cp -f '%s' '%s' && truncate -s %lld '%s'", from, to,
+		       (long long)len, to);
+	return system(cmd);
+}
+
+static void
+test_torn_last_record(void)
+{
+	struct pd pd;
+	if (!need_monitor())
+		return;
+	fresh_state();
+	char hist[4096], saved[4096];
+	(void)snprintf(hist, sizeof(hist), "%s/policy/history", state);
+	(void)snprintf(saved, sizeof(saved), "%s/history.saved", state);
+
+	/* Five writes with responses; remember the size before the last response. */
+	struct pd_opts o = opts(budget_v1, T0 ",1000000000");
+	o.history_sync = "always";
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	struct stat st;
+	off_t before = 0;
+	for (int i = 0; i < 5; i++) {
+		CHECK(decide(&pd, PD_SHELL, W("~/p/f"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+		if (i == 4) {
+			CHECK_INT(stat(hist, &st), 0);
+			before = st.st_size;
+		}
+		record(&pd, PD_SHELL, W_DONE("~/p/f"));
+	}
+	CHECK_INT(pd_stop(&pd), 0);
+	CHECK_INT(stat(hist, &st), 0);
+	off_t full = st.st_size;
+	CHECK(before > 0 && full > before);
+	CHECK_INT(copy_file(hist, saved, full), 0);
+
+	/*
+	 * Cut the file at every byte of the last record (the fifth response):
+	 * it is dropped, the start succeeds with 4 responses, so a sixth write
+	 * plus response is still allowed once and then the budget is spent.
+	 */
+	unsigned bad = 0;
+	for (off_t cut = before; cut < full; cut++) {
+		Box__PolicyReady *ready = NULL;
+		CHECK_INT(copy_file(saved, hist, cut), 0);
+		o = opts(budget_v1, T0_PLUS_30S ",1000000000");
+		if (pd_start(&o, &pd, &ready) < 0 || !ready || !ready->ok ||
+		    ready->history_events != 9 + (cut == full ? 1 : 0)) {
+			printf("#   cut at %lld: %s\n", (long long)cut,
+			       ready && ready->message ? ready->message : "no ready");
+			bad++;
+		}
+		if (ready)
+			box_msg_free(&ready->base);
+		bool ok = decide(&pd, PD_SHELL, W("~/p/f"), true,
+				 BOX__DECISION_CAUSE__CAUSE_PERMITTED);
+		record(&pd, PD_SHELL, W_DONE("~/p/f"));
+		ok = ok && decide(&pd, PD_SHELL, W("~/p/f"), true,
+				  BOX__DECISION_CAUSE__CAUSE_PERMITTED);
+		record(&pd, PD_SHELL, W_DONE("~/p/f"));
+		ok = ok && decide(&pd, PD_SHELL, W("~/p/f"), false,
+				  BOX__DECISION_CAUSE__CAUSE_FORBIDDEN);
+		if (!ok) {
+			printf("#   cut at %lld: wrong decisions after recovery\n", (long long)cut);
+			bad++;
+		}
+		if (pd_stop(&pd) != 0)
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+}
+
+static void
+test_corrupt_middle_refuses(void)
+{
+	struct pd pd;
+	Box__PolicyReady *ready = NULL;
+	if (!need_monitor())
+		return;
+	fresh_state();
+	char hist[4096];
+	(void)snprintf(hist, sizeof(hist), "%s/policy/history", state);
+	struct pd_opts o = opts(budget_v1, T0 ",1000000000");
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	spend_budgets(&pd);
+	CHECK_INT(pd_stop(&pd), 0);
+	struct stat st;
+	CHECK_INT(stat(hist, &st), 0);
+	/* Flip one byte in the middle. */
+	int fd = open(hist, O_RDWR | O_CLOEXEC);
+	unsigned char b = 0;
+	CHECK_INT(pread(fd, &b, 1, st.st_size / 2), 1);
+	b ^= 0x5a;
+	CHECK_INT(pwrite(fd, &b, 1, st.st_size / 2), 1);
+	close(fd);
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (ready) {
+		CHECK(!ready->ok);
+		CHECK(ready->message && strstr(ready->message, "history") &&
+		      strstr(ready->message, "at byte"));
+		box_msg_free(&ready->base);
+	}
+	CHECK_INT(pd_stop(&pd), 1);
+	/* The file is left as it was for the operator. */
+	struct stat st2;
+	CHECK_INT(stat(hist, &st2), 0);
+	CHECK_INT(st2.st_size, st.st_size);
+	_cleanup_free_ char *err = slurp("stderr");
+	CHECK(strstr(err, "Refusing to start") != NULL);
+}
+
+static void
+test_unwritable_history_denies(void)
+{
+	struct pd pd;
+	if (!need_monitor())
+		return;
+	fresh_state();
+	char hist[4096];
+	(void)snprintf(hist, sizeof(hist), "%s/policy/history", state);
+	struct pd_opts o = opts(budget_v1, T0 ",1000000000");
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK(decide(&pd, PD_SHELL, W("~/p/f"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	/* From now on no file of policyd's may grow: the next history append fails. */
+	struct stat st;
+	CHECK_INT(stat(hist, &st), 0);
+	struct rlimit rl = { (rlim_t)st.st_size, (rlim_t)st.st_size };
+	CHECK_INT(prlimit(pd.pid, RLIMIT_FSIZE, &rl, NULL), 0);
+	Box__DecideReply *rep = NULL;
+	CHECK_INT(pd_send_line(&pd, PD_SHELL, W("~/p/f"), &rep), 0);
+	if (rep) {
+		CHECK_INT(rep->verdict, BOX__DECISION_VERDICT__VERDICT_DENY);
+		CHECK_INT(rep->cause, BOX__DECISION_CAUSE__CAUSE_ERROR);
+		CHECK_STR(rep->message, "policy denied this operation on '~/p/f' because the "
+					"request could not be evaluated.");
+		box_msg_free(&rep->base);
+	}
+	/* And it stays that way, even when the limit is lifted. */
+	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+	(void)prlimit(pd.pid, RLIMIT_FSIZE, &rl, NULL);
+	CHECK(decide(&pd, PD_SHELL, W("~/p/f"), false, BOX__DECISION_CAUSE__CAUSE_ERROR));
+	CHECK_INT(pd_stop(&pd), 0);
+	/* The file holds only whole records: the next start reads it. */
+	Box__PolicyReady *ready = NULL;
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (ready) {
+		CHECK(ready->ok);
+		CHECK_INT(ready->history_events, 1);
+		box_msg_free(&ready->base);
+	}
+	CHECK_INT(pd_stop(&pd), 0);
+}
+
+static void
+test_sync_modes(void)
+{
+	static const char *modes[] = { "always", "batch", "off" };
+	if (!need_monitor())
+		return;
+	for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+		struct pd pd;
+		Box__PolicyReady *ready = NULL;
+		fresh_state();
+		struct pd_opts o = opts(budget_v1, T0 ",1000000000");
+		o.history_sync = modes[m];
+		CHECK_INT(pd_start(&o, &pd, NULL), 0);
+		spend_budgets(&pd);
+		CHECK_INT(pd_stop(&pd), 0);
+		o = opts(budget_v1, T0_PLUS_30S ",1000000000");
+		o.history_sync = modes[m];
+		CHECK_INT(pd_start(&o, &pd, &ready), 0);
+		if (ready) {
+			CHECK_INT(ready->history_events, 26);
+			box_msg_free(&ready->base);
+		}
+		CHECK(decide(&pd, PD_SHELL, W("~/p/f"), false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN));
+		CHECK_INT(pd_stop(&pd), 0);
+	}
+}
+
+int
+main(void)
+{
+	bin = pd_binary();
+	if (access(bin, X_OK) < 0) {
+		printf("not ok - box-policyd not found at %s\n", bin);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	RUN(test_round_trip);
+	RUN(test_pipelined);
+	RUN(test_decision_log_exact);
+	RUN(test_log_rotation);
+	RUN(test_no_policy);
+	RUN(test_bad_policy_refuses);
+	RUN(test_peer_close);
+	RUN(test_protocol_error_is_fatal);
+	RUN(test_history_survives_restart);
+	RUN(test_restart_keeps_unchanged_resets_edited);
+	RUN(test_torn_last_record);
+	RUN(test_corrupt_middle_refuses);
+	RUN(test_unwritable_history_denies);
+	RUN(test_sync_modes);
+	if (state) {
+		pd_rmtree(state);
+		free(state);
+	}
+	return tap_done();
+}

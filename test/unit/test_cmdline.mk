@@ -1,0 +1,2 @@
+# test_cmdline: boxctl's command-line splitting and quoting.
+UNIT_DEPS_cmdline := $(BUILD)/boxctl/cmdline.o

@@ -1,0 +1,2 @@
+UNIT_DEPS_policy := $(LIBBOXPOLICY)
+UNIT_LIBS_policy := -lpthread

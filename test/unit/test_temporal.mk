@@ -1,0 +1,3 @@
+# test_temporal — the incremental temporal monitor (libboxpolicy).
+UNIT_DEPS_temporal := $(LIBBOXPOLICY)
+UNIT_LIBS_temporal :=
