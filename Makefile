@@ -28,10 +28,11 @@ LIBCOMMON    := $(BUILD)/common/libboxcommon.a
 LIBPROTO     := $(BUILD)/proto/libboxproto.a
 LIBBOXPOLICY := $(BUILD)/libboxpolicy/libboxpolicy.a
 
-# Filled in by module.mk files.
+# Filled in by module.mk files. CHECK_DEPS: helpers the test scripts need built.
 PROGRAMS        :=
 LIBEXEC_PROGRAMS :=
 CHECK_PROGRAMS  :=
+CHECK_DEPS      :=
 CHECK_SCRIPTS   :=
 BENCH_SCRIPTS   :=
 ALL_OBJS        :=
@@ -67,7 +68,7 @@ all: $(PROGRAMS) $(LIBEXEC_PROGRAMS)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check:
 	@scripts/deps.sh
-	@$(MAKE) --no-print-directory -j$(JOBS) all $(CHECK_PROGRAMS)
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(CHECK_PROGRAMS) $(CHECK_DEPS)
 	@$(MAKE) --no-print-directory check-run
 
 check-run:

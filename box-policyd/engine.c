@@ -835,6 +835,7 @@ engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 			if (r == -ENOMEM || r == -E2BIG)
 				history_poison(e->hist); /* the file and the monitor must agree */
 			failed = true;
+			res->history_error = r;
 		}
 	}
 	if (failed) {

@@ -46,6 +46,7 @@ struct engine_result {
 	const char *resource; /* the unescaped resource label, for the decision log */
 	int64_t time_ns;      /* the event's time */
 	bool wait_sync;       /* batch mode: the reply waits for engine_sync() */
+	int history_error;    /* < 0: the history could not be written (a deny) */
 };
 
 struct engine_stats {

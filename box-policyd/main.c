@@ -86,6 +86,10 @@ static struct {
 	bool test_clock;
 	int64_t clock_next, clock_step;
 	unsigned log_failures;
+	char *logbuf; /* decision lines waiting for one write at the end of the loop pass */
+	size_t log_len, log_cap;
+	struct event *log_flush;
+	bool log_flush_armed;
 	int exit_code;
 } S = {
 	.peers = {
@@ -149,6 +153,36 @@ test_clock_init(void)
 
 static void drop_peer(struct peer *p, int error);
 
+/* Write the buffered decision lines with one write (whole lines only). */
+static void
+log_flush(void)
+{
+	size_t off = 0;
+
+	while (off < S.log_len && S.decisions_fd >= 0) {
+		ssize_t n = write(S.decisions_fd, S.logbuf + off, S.log_len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* The log is diagnostic: a failure is reported, never a change of verdict. */
+			if (S.log_failures++ % 1000 == 0)
+				log_warn_errno(n < 0 ? -errno : -EIO,
+					       "Cannot write decisions.jsonl (%u failures)",
+					       S.log_failures);
+			break;
+		}
+		off += (size_t)n;
+	}
+	S.log_len = 0;
+}
+
+static void
+on_log_flush(evutil_socket_t fd, short what, void *userdata)
+{
+	S.log_flush_armed = false;
+	log_flush();
+}
+
 static void
 log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cause,
 	     const char *const *rules, size_t n_rules, const char *message, const char *resource,
@@ -169,12 +203,37 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 		.input = req->input,
 		.n_input = req->n_input,
 	};
+	size_t len;
+
 	if (S.decisions_fd < 0)
 		return;
-	int r = declog_write(S.decisions_fd, &e);
-	/* The log is diagnostic: a failure is reported, never a change of verdict. */
-	if (r < 0 && S.log_failures++ % 1000 == 0)
-		log_warn_errno(r, "Cannot write decisions.jsonl (%u failures)", S.log_failures);
+	_cleanup_free_ char *line = declog_format(&e, &len);
+	if (!line) {
+		if (S.log_failures++ % 1000 == 0)
+			log_warn_errno(-errno, "Cannot format a decision line");
+		return;
+	}
+	if (S.log_len + len > S.log_cap) {
+		size_t cap = S.log_cap ? S.log_cap : 65536;
+		while (cap < S.log_len + len)
+			cap *= 2;
+		char *b = realloc(S.logbuf, cap);
+		if (!b) {
+			log_flush();
+			return;
+		}
+		S.logbuf = b;
+		S.log_cap = cap;
+	}
+	memcpy(S.logbuf + S.log_len, line, len);
+	S.log_len += len;
+	/* The reply is out already; the line follows once this loop pass is done. */
+	if (S.log_len >= (256u << 10))
+		log_flush();
+	else if (!S.log_flush_armed && S.log_flush) {
+		event_active(S.log_flush, EV_TIMEOUT, 0);
+		S.log_flush_armed = true;
+	}
 }
 
 static void
@@ -322,6 +381,13 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 	int r = engine_decide(S.engine, req, now, &res);
 	if (r < 0)
 		fatal(r, "Cannot decide");
+	/* Said once: from the first failure on, every decision is a deny. */
+	static bool said;
+	if (res.history_error < 0 && !said) {
+		said = true;
+		log_err_errno(res.history_error,
+			      "Cannot write the history; every decision is denied from now on");
+	}
 	if (res.wait_sync) {
 		/* Batch: answer after the next fsync, at most every 10 ms. */
 		r = pending_push(p, m->request_id, req, &res);
@@ -358,7 +424,7 @@ handle_record(struct peer *p, struct box_ipc_msg *m)
 			 p->name, rec->action);
 	else if (r == -ENOMEM)
 		fatal(r, "Cannot record");
-	else if (r < 0)
+	else if (r < 0 && r != -EIO)
 		log_err_errno(r, "Cannot write the history; every decision is denied from now on");
 	if (engine_needs_sync(S.engine))
 		arm_batch();
@@ -373,6 +439,7 @@ handle_log_fd(struct box_ipc_msg *m)
 
 	if (fl < 0 || !(fl & O_APPEND) || (fl & O_ACCMODE) == O_RDONLY)
 		fatalx("boxd sent a decisions.jsonl fd that is not open for appending");
+	log_flush();
 	safe_close(S.decisions_fd);
 	S.decisions_fd = TAKE_FD(m->fds[0]);
 }
@@ -602,8 +669,9 @@ main(int argc, char **argv)
 	chan = box_ipc_chan_free(chan);
 
 	S.batch_timer = evtimer_new(S.base, on_batch_timer, NULL);
-	if (!S.batch_timer)
-		fatalx("Cannot create the batch timer");
+	S.log_flush = evtimer_new(S.base, on_log_flush, NULL);
+	if (!S.batch_timer || !S.log_flush)
+		fatalx("Cannot create the timers");
 	S.last_sync_mono = mono_ns();
 	for (int i = 0; i < POLICYD_N_PEERS; i++) {
 		struct peer *p = &S.peers[i];
@@ -626,9 +694,12 @@ main(int argc, char **argv)
 		do_sync();
 	else if (engine_needs_sync(S.engine))
 		(void)engine_sync(S.engine);
+	log_flush();
 	for (int i = 0; i < POLICYD_N_PEERS; i++)
 		S.peers[i].ev = box_ipc_event_free(S.peers[i].ev);
 	event_free(S.batch_timer);
+	event_free(S.log_flush);
+	free(S.logbuf);
 	engine_free(S.engine);
 	free(S.pending);
 	safe_close(S.decisions_fd);

@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "run", cmd_run, "run [-c box.ini] [-q] [--detach] [-- ARGS...]" },
 	{ "ps", cmd_ps, "ps" },
 	{ "stop", cmd_stop, "stop NAME|ID" },
+	{ "log", cmd_log, "log NAME|ID [-f] [--json]" },
 	{ "version", cmd_version, "version" },
 };
 

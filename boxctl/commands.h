@@ -16,5 +16,6 @@ int cmd_policy(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_log(int argc, char **argv);
 
 #endif

@@ -14,7 +14,7 @@
 #include "path.h"
 #include "plan_validate.h"
 
-static int
+static int __attribute__((format(printf, 4, 5)))
 fail(char *why, size_t why_len, int err, const char *fmt, ...)
 {
 	if (why && why_len) {

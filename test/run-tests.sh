@@ -6,6 +6,7 @@
 # failure counts as one failure, and so does one that reports nothing at all:
 # a test that asserts nothing is a broken test. The last line is the summary
 # "N passed, N failed[, N skipped]" and the exit status is 1 on any failure.
+# Each test gets BOX_TEST_TIMEOUT seconds (default 900).
 set -u
 
 # Tests may change directory: hand them absolute paths.
@@ -24,8 +25,10 @@ for t in "$@"; do
 	name=${t#"$build_prefix/"}
 	log="$log_dir/$(echo "$name" | tr '/' '_').log"
 	start=$(date +%s.%N)
-	"$t" >"$log" 2>&1
+	# A hung test fails on its own instead of hanging the run.
+	timeout -k 10 "${BOX_TEST_TIMEOUT:-900}" "$t" >"$log" 2>&1
 	rc=$?
+	[ "$rc" -eq 124 ] && echo "not ok - $name timed out after ${BOX_TEST_TIMEOUT:-900}s" >>"$log"
 	end=$(date +%s.%N)
 	p=$(grep -cE '^ok( [0-9]+)?( -|$)' "$log" | head -1)
 	s=$(grep -cE '^ok( [0-9]+)?( - .*)?# *(skip|SKIP)' "$log" | head -1)

@@ -23,5 +23,5 @@ $(BIN)/box-escape-probe: test/escape/probe.c
 		$(ESCAPE_STATIC) -o $@ $<
 
 # Build them with `make check`; the scripts find them in $(BIN).
-check: $(BIN)/box-sandbox-run $(BIN)/box-escape-probe $(BIN)/box-trampoline
+CHECK_DEPS += $(BIN)/box-sandbox-run $(BIN)/box-escape-probe $(BIN)/box-trampoline
 CHECK_SCRIPTS += test/escape/escape.sh test/escape/layers.sh

@@ -289,7 +289,8 @@ test_log_rotation(void)
 	CHECK_INT(box_ipc_send(pd.fd[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_LOG_FD, 99, &m.base, &fd, 1),
 		  0);
 	close(fd);
-	CHECK(decide(&pd, PD_SHELL, W("~/two"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	/* On boxd's channel, so policyd has taken the new fd before it decides. */
+	CHECK(decide(&pd, PD_BOXD, W("~/two"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
 	CHECK_INT(pd_stop(&pd), 0);
 	_cleanup_free_ char *cur = slurp("decisions.jsonl");
 	_cleanup_free_ char *old = slurp("decisions.jsonl.1");
@@ -364,6 +365,7 @@ test_protocol_error_is_fatal(void)
 	CHECK_INT(waitpid(pd.pid, &status, 0), pd.pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 	pd.pid = -1;
+	pd_stop(&pd);
 	/* A type the shell may not send (PolicyLogFd) is fatal too. */
 	CHECK_INT(pd_start(&o, &pd, NULL), 0);
 	Box__PolicyLogFd m = BOX__POLICY_LOG_FD__INIT;
@@ -649,6 +651,60 @@ test_unwritable_history_denies(void)
 	CHECK_INT(pd_stop(&pd), 0);
 }
 
+/*
+ * Long enough for the history to be compacted while running (> 1 MiB):
+ * 8000 writes with responses 10 ms apart (160 s); the file keeps only what
+ * the 60 s window can still see, and the state after a restart is intact.
+ */
+static void
+test_compaction(void)
+{
+	struct pd pd;
+	Box__PolicyReady *ready = NULL;
+	if (!need_monitor())
+		return;
+	fresh_state();
+	char hist[4096];
+	(void)snprintf(hist, sizeof(hist), "%s/policy/history", state);
+	struct pd_opts o = opts(budget_v1, T0 ",10000000");
+	o.history_sync = "off";
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	unsigned bad = 0;
+	for (int i = 0; i < 8000; i++) {
+		Box__DecideReply *rep = NULL;
+		if (pd_send_line(&pd, PD_SHELL, W("~/p/f"), &rep) < 0)
+			bad++;
+		else
+			box_msg_free(&rep->base);
+		if (pd_send_line(&pd, PD_SHELL, W_DONE("~/p/f"), NULL) < 0)
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+	CHECK_INT(pd_stop(&pd), 0);
+	struct stat st;
+	CHECK_INT(stat(hist, &st), 0);
+	/* Uncompacted it would be 16000 events of ~93 bytes (1.5 MB). */
+	printf("#   history after 16000 events: %lld bytes\n", (long long)st.st_size);
+	CHECK(st.st_size < (1300 << 10));
+	/* 30 s after the last event: the window still holds hundreds of responses. */
+	o = opts(budget_v1, "1700000190000000000,1000000");
+	CHECK_INT(pd_start(&o, &pd, &ready), 0);
+	if (ready) {
+		CHECK(ready->ok);
+		CHECK_INT(ready->rules_kept, 2);
+		printf("#   recovered %llu events\n", (unsigned long long)ready->history_events);
+		CHECK(ready->history_events > 6000 && ready->history_events < 16000);
+		box_msg_free(&ready->base);
+	}
+	CHECK(decide(&pd, PD_SHELL, W("~/p/f"), false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN));
+	CHECK_INT(pd_stop(&pd), 0);
+	/* Long after: nothing left in the window. */
+	o = opts(budget_v1, "1700000400000000000,1000000");
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK(decide(&pd, PD_SHELL, W("~/p/f"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop(&pd), 0);
+}
+
 static void
 test_sync_modes(void)
 {
@@ -699,6 +755,7 @@ main(void)
 	RUN(test_corrupt_middle_refuses);
 	RUN(test_unwritable_history_denies);
 	RUN(test_sync_modes);
+	RUN(test_compaction);
 	if (state) {
 		pd_rmtree(state);
 		free(state);

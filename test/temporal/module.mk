@@ -10,5 +10,5 @@ $(BUILD)/test/temporal/box-temporal-trace: $(TEMPORAL_TRACE_OBJS) $(LIBBOXPOLICY
 	$(link_program)
 $(BUILD)/test/temporal/box-temporal-trace: private MODULE_LDLIBS := $(call pkg_libs,jansson) -lm
 
-check: $(BUILD)/test/temporal/box-temporal-trace
+CHECK_DEPS += $(BUILD)/test/temporal/box-temporal-trace
 CHECK_SCRIPTS += test/temporal/run.sh

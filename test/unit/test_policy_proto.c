@@ -1,0 +1,243 @@
+/*
+ * test_policy_proto.c — proto/policy.proto through box_ipc_decode (the one
+ * decode-and-validate wrapper) and proto/policy_validate.c: round trips of
+ * every box-policyd message, and each refusal of the validators.
+ * Trusts: nothing; it is test code.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "ipc.h"
+#include "proto/policy_validate.h"
+#include "tap.h"
+
+/* Every test allocation, freed at the end (the sanitizer build checks leaks). */
+static void *allocs[256];
+static size_t n_allocs;
+
+static void *
+zalloc(size_t n)
+{
+	void *p = calloc(1, n);
+	if (!p || n_allocs == ELEMENTSOF(allocs))
+		abort();
+	allocs[n_allocs++] = p;
+	return p;
+}
+
+/* Pack M and run it through box_ipc_decode as TYPE; returns its result. */
+static int
+decode(uint32_t type, const ProtobufCMessage *m)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(n + 1);
+	ProtobufCMessage *out = NULL;
+	protobuf_c_message_pack(m, buf);
+	int r = box_ipc_decode(type, buf, n, &out);
+	box_msg_free(out);
+	free(buf);
+	return r;
+}
+
+static Box__PolicyValue *
+vstr(const char *s)
+{
+	Box__PolicyValue *v = zalloc(sizeof(*v));
+	box__policy_value__init(v);
+	v->kind_case = BOX__POLICY_VALUE__KIND_STR;
+	v->str = (char *)s;
+	return v;
+}
+
+static Box__PolicyField *
+fld(const char *name, Box__PolicyValue *v)
+{
+	Box__PolicyField *f = zalloc(sizeof(*f));
+	box__policy_field__init(f);
+	f->name = (char *)name;
+	f->value = v;
+	return f;
+}
+
+static void
+test_decide_request(void)
+{
+	Box__DecideRequest m = BOX__DECIDE_REQUEST__INIT;
+	Box__PolicyField *in[3];
+	in[0] = fld("path", vstr("~/a"));
+	in[1] = fld("operation", vstr("read_content"));
+	m.action = "fs:read";
+	m.input = in;
+	m.n_input = 2;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), 0);
+	m.action = "gh_mcp::Action::\"create issue\"";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), 0);
+	static const char *bad_actions[] = { "fs", "FS:read", "fs:read:x", "a::Action::\"t",
+					     "a::Action::\"t\"x\"", "::Action::\"t\"", "fs:\x01" };
+	for (size_t i = 0; i < ELEMENTSOF(bad_actions); i++) {
+		m.action = (char *)bad_actions[i];
+		CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), -EINVAL);
+	}
+	m.action = "fs:read";
+	/* Duplicate field names. */
+	in[2] = fld("path", vstr("~/b"));
+	m.n_input = 3;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), -EINVAL);
+	/* Invalid UTF-8 in a value; an empty name. */
+	in[2] = fld("x", vstr("\xc3\x28"));
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), -EINVAL);
+	in[2] = fld("", vstr("y"));
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), -EINVAL);
+	/* A value with no kind. */
+	Box__PolicyValue none = BOX__POLICY_VALUE__INIT;
+	in[2] = fld("x", &none);
+	CHECK(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base) < 0);
+	/* Nesting deeper than the cap. */
+	Box__PolicyValue *v = vstr("leaf");
+	for (int d = 0; d < BOX_POLICY_DEPTH_MAX + 2; d++) {
+		Box__PolicyValue *s = zalloc(sizeof(*s));
+		Box__PolicyValueSet *set = zalloc(sizeof(*set));
+		box__policy_value__init(s);
+		box__policy_value_set__init(set);
+		set->elems = zalloc(sizeof(*set->elems));
+		set->elems[0] = v;
+		set->n_elems = 1;
+		s->kind_case = BOX__POLICY_VALUE__KIND_SET;
+		s->set = set;
+		v = s;
+	}
+	in[2] = fld("deep", v);
+	/* The IPC layer's own depth cap may refuse it first; the validator does too. */
+	CHECK(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base) < 0);
+	CHECK_INT(box_validate_policy_msg(&m.base), -E2BIG);
+	/* The UTF-8 checker itself. */
+	CHECK(box_valid_utf8("h\xc3\xa9llo \xe2\x80\xae \xf0\x9f\x98\x80", 15));
+	CHECK(!box_valid_utf8("\xc0\xaf", 2));         /* overlong */
+	CHECK(!box_valid_utf8("\xed\xa0\x80", 3));     /* surrogate */
+	CHECK(!box_valid_utf8("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
+	CHECK(!box_valid_utf8("\xe2\x80", 2));         /* cut short */
+}
+
+static void
+test_decide_reply(void)
+{
+	Box__DecideReply m = BOX__DECIDE_REPLY__INIT;
+	char *rules[] = { "no_rm" };
+	m.verdict = BOX__DECISION_VERDICT__VERDICT_DENY;
+	m.cause = BOX__DECISION_CAUSE__CAUSE_FORBIDDEN;
+	m.rules = rules;
+	m.n_rules = 1;
+	m.message = "policy denied this operation on 'rm' [policy: no_rm].";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), 0);
+	/* A permit is only ever cause permitted, and the other way round. */
+	m.verdict = BOX__DECISION_VERDICT__VERDICT_PERMIT;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), -EINVAL);
+	m.cause = BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), 0);
+	m.verdict = BOX__DECISION_VERDICT__VERDICT_DENY;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), -EINVAL);
+	m.cause = BOX__DECISION_CAUSE__CAUSE_ERROR;
+	rules[0] = "";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), -EINVAL);
+}
+
+static void
+test_record(void)
+{
+	Box__RecordRequest m = BOX__RECORD_REQUEST__INIT;
+	Box__PolicyField *in[1] = { fld("path", vstr("~/a")) };
+	Box__PolicyField *out[1] = { fld("result", vstr("completed")) };
+	m.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
+	m.action = "fs:write";
+	m.input = in;
+	m.n_input = 1;
+	m.output = out;
+	m.n_output = 1;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_REQUEST, &m.base), 0);
+	m.kind = BOX__EVENT_KIND__EVENT_ERROR; /* an error event has no output */
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_REQUEST, &m.base), -EINVAL);
+	m.n_output = 0;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_REQUEST, &m.base), 0);
+	m.kind = BOX__EVENT_KIND__EVENT_REQUEST; /* peers send DecideRequest for those */
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_REQUEST, &m.base), -EINVAL);
+}
+
+static void
+test_init_ready_logfd(void)
+{
+	Box__PolicyInit m = BOX__POLICY_INIT__INIT;
+	char *ns[] = { "gh_mcp" };
+	m.box_name = "demo";
+	m.box_id = "0123456789ab";
+	m.home = "/home/me";
+	m.has_policy_text = 1;
+	m.policy_text.data = (uint8_t *)"permit (principal, action, resource);";
+	m.policy_text.len = strlen((char *)m.policy_text.data);
+	m.mcp_namespaces = ns;
+	m.n_mcp_namespaces = 1;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_INIT, &m.base), 0);
+	m.box_id = "0123456789AB";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_INIT, &m.base), -EINVAL);
+	m.box_id = "0123456789ab";
+	m.home = "relative/home";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_INIT, &m.base), -EINVAL);
+	m.home = "/home/me";
+	ns[0] = "Box";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_INIT, &m.base), -EINVAL);
+	ns[0] = "a-b";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_INIT, &m.base), -EINVAL);
+
+	Box__PolicyReady r = BOX__POLICY_READY__INIT;
+	r.ok = 1;
+	r.rules = 3;
+	r.temporal_rules = 1;
+	r.rules_kept = 1;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_READY, &r.base), 0);
+	r.ok = 0; /* a refusal says why */
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_READY, &r.base), -EINVAL);
+	r.message = "the history 'policy/history' cannot be used: bad frame checksum at byte 40";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_READY, &r.base), 0);
+	r.rules_kept = 2;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_READY, &r.base), -ERANGE);
+
+	Box__PolicyLogFd l = BOX__POLICY_LOG_FD__INIT;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_LOG_FD, &l.base), -ERANGE);
+	l.generation = 1;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_LOG_FD, &l.base), 0);
+}
+
+static void
+test_history_records(void)
+{
+	Box__HistoryEpoch e = BOX__HISTORY_EPOCH__INIT;
+	ProtobufCBinaryData h[2] = { { 8, (uint8_t *)"12345678" }, { 0, NULL } };
+	e.rule_hashes = h;
+	e.n_rule_hashes = 1;
+	CHECK_INT(box_validate_policy_msg(&e.base), 0);
+	e.n_rule_hashes = 2;
+	CHECK_INT(box_validate_policy_msg(&e.base), -EINVAL);
+	Box__HistoryEvent ev = BOX__HISTORY_EVENT__INIT;
+	ev.kind = BOX__EVENT_KIND__EVENT_REQUEST;
+	ev.action = "fs:read";
+	CHECK_INT(box_validate_policy_msg(&ev.base), 0);
+	ev.action = "nope";
+	CHECK_INT(box_validate_policy_msg(&ev.base), -EINVAL);
+	/* Not one of ours. */
+	Box__PolicyValue v = BOX__POLICY_VALUE__INIT;
+	CHECK_INT(box_validate_policy_msg(&v.base), -EINVAL);
+}
+
+int
+main(void)
+{
+	RUN(test_decide_request);
+	RUN(test_decide_reply);
+	RUN(test_record);
+	RUN(test_init_ready_logfd);
+	RUN(test_history_records);
+	for (size_t i = 0; i < n_allocs; i++)
+		free(allocs[i]);
+	return tap_done();
+}
