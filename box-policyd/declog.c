@@ -1,12 +1,18 @@
 /*
- * declog.c — decisions.jsonl lines (declog.h), built with jansson.
+ * declog.c — decisions.jsonl lines (declog.h).
  *
  * Key order is the one of spec/CLI.md: time box id action resource verdict
  * cause rules message source input. `input` holds the action's input fields
  * as plain JSON (strings, integers, booleans, arrays for sets, objects for
  * records), in the order the peer sent them.
+ * The line is written straight into one buffer (this runs on every
+ * decision): byte for byte what jansson's json_dumps(JSON_COMPACT |
+ * JSON_PRESERVE_ORDER) makes of the same object — the same escapes
+ * (\" \\ \b \f \n \r \t, \u00XX in upper case for the other control
+ * characters, everything else raw), a repeated field name keeps its first
+ * place and its last value — and test/unit/test_declog.c holds it to that.
  * Trusts: strings are valid UTF-8 (proto/policy_validate.c checked them);
- * a string jansson still refuses makes the line fail, never a partial line.
+ * a string that is not still makes the line fail, never a partial line.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,7 +22,9 @@
 
 #include <jansson.h>
 
+#include "cleanup.h"
 #include "declog.h"
+#include "policy_validate.h"
 
 void
 declog_init(void)
@@ -39,107 +47,269 @@ declog_time(int64_t time_ns, char *buf, size_t len)
 		(void)snprintf(buf, len, "1970-01-01T00:00:00.000Z");
 		return;
 	}
-	(void)snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-		       tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)ms);
+	int year = tm.tm_year + 1900;
+	if (year < 0 || year > 9999 || len < 25) {
+		(void)snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year,
+			       tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)ms);
+		return;
+	}
+	/* The same text without printf: this runs on every decision. */
+	const int parts[] = { year / 100, year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+			      tm.tm_min, tm.tm_sec };
+	static const char seps[] = "\0-" "-T::";
+	char *o = buf;
+	for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
+		if (i > 1)
+			*o++ = seps[i - 1];
+		*o++ = (char)('0' + parts[i] / 10);
+		*o++ = (char)('0' + parts[i] % 10);
+	}
+	*o++ = '.';
+	*o++ = (char)('0' + ms / 100);
+	*o++ = (char)('0' + ms / 10 % 10);
+	*o++ = (char)('0' + ms % 10);
+	*o++ = 'Z';
+	*o = '\0';
 }
 
-static json_t *fields_json(Box__PolicyField *const *f, size_t n);
+/* The line being built; `bad` once anything failed (memory, invalid UTF-8). */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool bad, oom;
+};
 
-static json_t *
-value_json(const Box__PolicyValue *v)
+static bool
+sb_room(struct sbuf *b, size_t n)
 {
+	if (b->bad)
+		return false;
+	if (n <= b->cap - b->len)
+		return true;
+	size_t cap = b->cap ? b->cap : 512;
+	while (n > cap - b->len) {
+		if (cap > SIZE_MAX / 2) {
+			b->bad = b->oom = true;
+			return false;
+		}
+		cap *= 2;
+	}
+	char *t = realloc(b->s, cap);
+	if (!t) {
+		b->bad = b->oom = true;
+		return false;
+	}
+	b->s = t;
+	b->cap = cap;
+	return true;
+}
+
+static void
+sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	if (sb_room(b, n)) {
+		memcpy(b->s + b->len, s, n);
+		b->len += n;
+	}
+}
+
+#define SB_LIT(b, lit) sb_put((b), (lit), sizeof(lit) - 1)
+
+/* A JSON string, escaped as jansson does it; NULL is "". */
+static void
+sb_str(struct sbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = s ? strlen(s) : 0;
+
+	if (n > 0 && !box_valid_utf8(s, n)) {
+		b->bad = true;
+		return;
+	}
+	/* Worst case: every byte becomes \u00XX. */
+	if (n > (SIZE_MAX - 2) / 6) {
+		b->bad = b->oom = true;
+		return;
+	}
+	if (!sb_room(b, 6 * n + 2))
+		return;
+	char *o = b->s + b->len;
+	*o++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			*o++ = (char)c;
+			continue;
+		}
+		*o++ = '\\';
+		switch (c) {
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\b': *o++ = 'b'; break;
+		case '\f': *o++ = 'f'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		default:
+			*o++ = 'u';
+			*o++ = '0';
+			*o++ = '0';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+			break;
+		}
+	}
+	*o++ = '"';
+	b->len = (size_t)(o - b->s);
+}
+
+static void sb_fields(struct sbuf *b, Box__PolicyField *const *f, size_t n);
+
+static void
+sb_value(struct sbuf *b, const Box__PolicyValue *v)
+{
+	char num[32];
+	int k;
+
+	if (!v) {
+		b->bad = true;
+		return;
+	}
 	switch (v->kind_case) {
-	case BOX__POLICY_VALUE__KIND_STR: return json_stringn(v->str, strlen(v->str));
-	case BOX__POLICY_VALUE__KIND_INTEGER: return json_integer(v->integer);
-	case BOX__POLICY_VALUE__KIND_BOOLEAN: return json_boolean(v->boolean);
-	case BOX__POLICY_VALUE__KIND_SET: {
-		json_t *a = json_array();
-		for (size_t i = 0; a && i < v->set->n_elems; i++) {
-			json_t *x = value_json(v->set->elems[i]);
-			if (!x || json_array_append_new(a, x) < 0) {
-				json_decref(a);
-				return NULL;
-			}
+	case BOX__POLICY_VALUE__KIND_STR:
+		if (!v->str)
+			b->bad = true;
+		else
+			sb_str(b, v->str);
+		break;
+	case BOX__POLICY_VALUE__KIND_INTEGER:
+		k = snprintf(num, sizeof(num), "%lld", (long long)v->integer);
+		sb_put(b, num, k > 0 ? (size_t)k : 0);
+		break;
+	case BOX__POLICY_VALUE__KIND_BOOLEAN:
+		if (v->boolean)
+			SB_LIT(b, "true");
+		else
+			SB_LIT(b, "false");
+		break;
+	case BOX__POLICY_VALUE__KIND_SET:
+		if (!v->set) {
+			b->bad = true;
+			break;
 		}
-		return a;
-	}
+		SB_LIT(b, "[");
+		for (size_t i = 0; i < v->set->n_elems && !b->bad; i++) {
+			if (i > 0)
+				SB_LIT(b, ",");
+			sb_value(b, v->set->elems[i]);
+		}
+		SB_LIT(b, "]");
+		break;
 	case BOX__POLICY_VALUE__KIND_RECORD:
-		return fields_json(v->record->fields, v->record->n_fields);
+		if (!v->record)
+			b->bad = true;
+		else
+			sb_fields(b, v->record->fields, v->record->n_fields);
+		break;
 	case BOX__POLICY_VALUE__KIND__NOT_SET:
-	default: return NULL;
+	default: b->bad = true; break;
 	}
 }
 
-static json_t *
-fields_json(Box__PolicyField *const *f, size_t n)
+/*
+ * An object in the peer's order. A name given twice keeps the place of its
+ * first occurrence and the value of its last (jansson's set-in-place); every
+ * value must still be well-formed.
+ */
+static void
+sb_fields(struct sbuf *b, Box__PolicyField *const *f, size_t n)
 {
-	json_t *o = json_object();
-	for (size_t i = 0; o && i < n; i++) {
-		json_t *x = value_json(f[i]->value);
-		if (!x || json_object_set_new(o, f[i]->name, x) < 0) {
-			json_decref(o);
-			return NULL;
+	bool first = true;
+
+	SB_LIT(b, "{");
+	for (size_t i = 0; i < n && !b->bad; i++) {
+		if (!f[i] || !f[i]->name) {
+			b->bad = true;
+			break;
 		}
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(f[j]->name, f[i]->name) == 0;
+		if (seen) {
+			/* Emitted already; it must still be a value jansson would take. */
+			struct sbuf scratch = { 0 };
+			sb_value(&scratch, f[i]->value);
+			free(scratch.s);
+			b->bad = b->bad || scratch.bad;
+			b->oom = b->oom || scratch.oom;
+			continue;
+		}
+		size_t last = i;
+		for (size_t j = i + 1; j < n; j++)
+			if (f[j] && f[j]->name && strcmp(f[j]->name, f[i]->name) == 0)
+				last = j;
+		if (last != i) {
+			/* The first value is replaced, but it had to be well-formed. */
+			struct sbuf scratch = { 0 };
+			sb_value(&scratch, f[i]->value);
+			free(scratch.s);
+			b->bad = b->bad || scratch.bad;
+			b->oom = b->oom || scratch.oom;
+		}
+		if (!first)
+			SB_LIT(b, ",");
+		first = false;
+		sb_str(b, f[i]->name);
+		SB_LIT(b, ":");
+		sb_value(b, f[last]->value);
 	}
-	return o;
-}
-
-static int
-put(json_t *o, const char *k, json_t *v)
-{
-	return v ? json_object_set_new(o, k, v) : -1;
-}
-
-static json_t *
-str(const char *s)
-{
-	return json_stringn(s ? s : "", s ? strlen(s) : 0);
+	SB_LIT(b, "}");
 }
 
 char *
 declog_format(const struct declog_entry *e, size_t *ret_len)
 {
+	struct sbuf b = { 0 };
 	char t[40];
-	json_t *o = json_object(), *rules = json_array();
-	char *line = NULL;
-	int bad = !o || !rules;
 
 	declog_time(e->time_ns, t, sizeof(t));
-	for (size_t i = 0; !bad && i < e->n_rules; i++)
-		bad = json_array_append_new(rules, str(e->rules[i])) < 0;
-	if (!bad)
-		bad = put(o, "time", json_string(t)) < 0 || put(o, "box", str(e->box)) < 0 ||
-		      put(o, "id", str(e->id)) < 0 || put(o, "action", str(e->action)) < 0 ||
-		      put(o, "resource", str(e->resource)) < 0 ||
-		      put(o, "verdict", json_string(e->permit ? "permit" : "deny")) < 0 ||
-		      put(o, "cause", str(e->cause)) < 0;
-	if (!bad) {
-		bad = json_object_set_new(o, "rules", rules) < 0;
-		rules = NULL;
+	SB_LIT(&b, "{\"time\":");
+	sb_str(&b, t);
+	SB_LIT(&b, ",\"box\":");
+	sb_str(&b, e->box);
+	SB_LIT(&b, ",\"id\":");
+	sb_str(&b, e->id);
+	SB_LIT(&b, ",\"action\":");
+	sb_str(&b, e->action);
+	SB_LIT(&b, ",\"resource\":");
+	sb_str(&b, e->resource);
+	if (e->permit)
+		SB_LIT(&b, ",\"verdict\":\"permit\",\"cause\":");
+	else
+		SB_LIT(&b, ",\"verdict\":\"deny\",\"cause\":");
+	sb_str(&b, e->cause);
+	SB_LIT(&b, ",\"rules\":[");
+	for (size_t i = 0; i < e->n_rules; i++) {
+		if (i > 0)
+			SB_LIT(&b, ",");
+		sb_str(&b, e->rules[i]);
 	}
-	if (!bad)
-		bad = put(o, "message", str(e->message)) < 0 ||
-		      put(o, "source", str(e->source)) < 0 ||
-		      put(o, "input", fields_json(e->input, e->n_input)) < 0;
-	if (!bad)
-		line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(rules);
-	json_decref(o);
-	if (!line) {
-		errno = EINVAL;
+	SB_LIT(&b, "],\"message\":");
+	sb_str(&b, e->message);
+	SB_LIT(&b, ",\"source\":");
+	sb_str(&b, e->source);
+	SB_LIT(&b, ",\"input\":");
+	sb_fields(&b, e->input, e->n_input);
+	SB_LIT(&b, "}\n");
+	if (sb_room(&b, 1))
+		b.s[b.len] = '\0';
+	if (b.bad) {
+		free(b.s);
+		errno = b.oom ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	size_t n = strlen(line);
-	char *out = realloc(line, n + 2);
-	if (!out) {
-		free(line);
-		errno = ENOMEM;
-		return NULL;
-	}
-	out[n] = '\n';
-	out[n + 1] = '\0';
-	*ret_len = n + 1;
-	return out;
+	*ret_len = b.len;
+	return b.s;
 }
 
 int

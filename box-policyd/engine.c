@@ -17,6 +17,7 @@
  * re-validated record by record and a bad one refuses the start.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,57 +171,94 @@ field(Box__PolicyField *const *f, size_t n, const char *name)
 	return NULL;
 }
 
+/* A growing string for the label (no stdio stream: this runs on every decision). */
+struct lbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
 static void
-cat_str(FILE *fp, Box__PolicyField *const *f, size_t n, const char *name)
+lb_put(struct lbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (n + 1 > b->cap - b->len) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (n + 1 > cap - b->len) {
+			if (cap > SIZE_MAX / 2) {
+				b->oom = true;
+				return;
+			}
+			cap *= 2;
+		}
+		char *t = realloc(b->s, cap);
+		if (!t) {
+			b->oom = true;
+			return;
+		}
+		b->s = t;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void
+cat_str(struct lbuf *b, Box__PolicyField *const *f, size_t n, const char *name)
 {
 	const Box__PolicyValue *v = field(f, n, name);
 	if (v && v->kind_case == BOX__POLICY_VALUE__KIND_STR)
-		fputs(v->str, fp);
+		lb_put(b, v->str, strlen(v->str));
 }
 
 char *
 engine_resource_label(const char *action, Box__PolicyField *const *f, size_t n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
+	struct lbuf b = { 0 };
 	const char *sep = strstr(action, "::Action::\"");
 
-	if (!fp)
-		return NULL;
+	lb_put(&b, "", 0);
 	if (sep) {
 		size_t tl = strlen(sep + 11);
-		fprintf(fp, "%.*s/%.*s", (int)(sep - action), action, (int)(tl ? tl - 1 : 0), sep + 11);
+		lb_put(&b, action, (size_t)(sep - action));
+		lb_put(&b, "/", 1);
+		lb_put(&b, sep + 11, tl ? tl - 1 : 0);
 	} else if (strncmp(action, "fs:", 3) == 0) {
-		cat_str(fp, f, n, "path");
+		cat_str(&b, f, n, "path");
 	} else if (strcmp(action, "net:connect") == 0 || strcmp(action, "http:request") == 0) {
-		cat_str(fp, f, n, "host");
+		cat_str(&b, f, n, "host");
 		const Box__PolicyValue *p = field(f, n, "port");
-		if (p && p->kind_case == BOX__POLICY_VALUE__KIND_INTEGER)
-			fprintf(fp, ":%lld", (long long)p->integer);
+		if (p && p->kind_case == BOX__POLICY_VALUE__KIND_INTEGER) {
+			char num[32];
+			int k = snprintf(num, sizeof(num), ":%lld", (long long)p->integer);
+			lb_put(&b, num, k > 0 ? (size_t)k : 0);
+		}
 		if (action[0] == 'h')
-			cat_str(fp, f, n, "path");
+			cat_str(&b, f, n, "path");
 	} else if (strcmp(action, "shell:exec") == 0) {
-		cat_str(fp, f, n, "program");
+		cat_str(&b, f, n, "program");
 	} else if (strcmp(action, "shell:spawn") == 0) {
-		cat_str(fp, f, n, "program_path");
+		cat_str(&b, f, n, "program_path");
 	} else if (strcmp(action, "mcp:call") == 0) {
-		cat_str(fp, f, n, "server");
-		fputc('/', fp);
+		cat_str(&b, f, n, "server");
+		lb_put(&b, "/", 1);
 		static const char *alts[] = { "tool", "prompt", "uri", "method" };
 		for (size_t i = 0; i < ELEMENTSOF(alts); i++) {
 			const Box__PolicyValue *v = field(f, n, alts[i]);
 			if (v && v->kind_case == BOX__POLICY_VALUE__KIND_STR) {
-				fputs(v->str, fp);
+				lb_put(&b, v->str, strlen(v->str));
 				break;
 			}
 		}
 	}
-	if (fclose(fp) != 0) {
-		free(buf);
+	if (b.oom) {
+		free(b.s);
+		errno = ENOMEM;
 		return NULL;
 	}
-	return buf;
+	return b.s;
 }
 
 int

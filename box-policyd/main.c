@@ -1,7 +1,7 @@
 /*
  * main.c — box-policyd: the per-box policy daemon (DESIGN.md §2, §4).
  *
- *   box-policyd [-u UID] [-g GID]
+ *   box-policyd [-u UID] [-g GID] [-q]
  *
  * Started by boxd with fork+exec: fd 3 = boxd, 4 = gateway, 5 = mcpd,
  * 6 = shell (SOCK_SEQPACKET socketpair ends; 4-6 may be closed), nothing
@@ -536,7 +536,7 @@ printable(char *s)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: box-policyd [-u UID] [-g GID]  (started by boxd, fds 3-6)\n");
+	fprintf(stderr, "usage: box-policyd [-u UID] [-g GID] [-q]  (started by boxd, fds 3-6)\n");
 	exit(2);
 }
 
@@ -550,7 +550,7 @@ main(int argc, char **argv)
 	int opt, r;
 
 	log_init("box-policyd", 1);
-	while ((opt = getopt(argc, argv, "u:g:")) >= 0) {
+	while ((opt = getopt(argc, argv, "u:g:q")) >= 0) {
 		uint64_t v;
 		switch (opt) {
 		case 'u':
@@ -562,6 +562,10 @@ main(int argc, char **argv)
 			if (parse_u64(optarg, (gid_t)-2, &v) < 0)
 				usage();
 			pd.gid = (gid_t)v;
+			break;
+		case 'q':
+			/* Embedded boxes: the user's terminal gets warnings only. */
+			log_set_max_level(LOG_LEVEL_WARNING);
 			break;
 		default: usage();
 		}

@@ -2,6 +2,9 @@
  * policy_cmd.c — `boxctl policy check` and `boxctl policy eval` (POLICY.md
  * §6): validate a policy file, or decide JSON-line requests offline.
  *
+ * Temporal policies (§4) are decided observe-then-decide through a monitor;
+ * `--history F` replays F into it first (see cmd_policy_eval).
+ *
  * Runs as the calling user on the user's own files. Trusts nothing it reads:
  * the policy goes through libboxpolicy's loader, every input line is parsed
  * and checked (a malformed line gets an error line, evaluation goes on), and
@@ -10,16 +13,16 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
-#include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "boxpolicy.h"
+#include "boxpolicy_temporal.h"
 #include "commands.h"
+#include "policy_history.h"
 
 #define POLICY_FILE_MAX BP_MAX_POLICY_BYTES
 #define LINE_MAX_BYTES (1u << 20)
@@ -27,11 +30,11 @@
 struct eval_state {
 	struct bp_policy *policy;
 	struct bp_schema *schema;
-	struct bp_request *req;
+	struct bp_monitor *mon;
+	struct ph_state ph; /* the clock and the line parser, bound to mon */
 	struct bp_decision *dec;
 	const char *home;
-	double last_at;
-	bool have_at;
+	unsigned history_errors;
 };
 
 static int
@@ -253,94 +256,10 @@ usage:
 	return BOXCTL_EXIT_USAGE;
 }
 
-/* RFC 3339 → seconds since the epoch; false when malformed. */
-static bool
-parse_rfc3339(const char *s, double *ret)
-{
-	struct tm tm = { 0 };
-	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!p)
-		p = strptime(s, "%Y-%m-%dt%H:%M:%S", &tm);
-	if (!p)
-		return false;
-	double frac = 0;
-	if (*p == '.') {
-		char *end;
-		frac = strtod(p, &end);
-		if (end == p + 1)
-			return false;
-		p = end;
-	}
-	long off = 0;
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int hh, mm;
-		if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2 || strlen(p) != 6)
-			return false;
-		off = (hh * 3600L + mm * 60L) * (*p == '+' ? 1 : -1);
-		p += 6;
-	} else {
-		return false;
-	}
-	if (*p)
-		return false;
-	time_t t = timegm(&tm);
-	*ret = (double)t - (double)off + frac;
-	return true;
-}
-
-static struct bp_value *
-json_to_value(struct bp_request *req, json_t *v, int depth, const char **err)
-{
-	if (depth > 32) {
-		*err = "value nested too deeply";
-		return NULL;
-	}
-	switch (json_typeof(v)) {
-	case JSON_STRING:
-		return bp_value_string(req, json_string_value(v), json_string_length(v));
-	case JSON_INTEGER:
-		return bp_value_long(req, (int64_t)json_integer_value(v));
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return bp_value_bool(req, json_is_true(v));
-	case JSON_ARRAY: {
-		struct bp_value *set = bp_value_set(req);
-		size_t i;
-		json_t *it;
-		json_array_foreach(v, i, it) {
-			struct bp_value *e = json_to_value(req, it, depth + 1, err);
-			if (!e || bp_value_set_add(req, set, e) < 0)
-				return NULL;
-		}
-		return set;
-	}
-	case JSON_OBJECT: {
-		struct bp_value *rec = bp_value_record(req);
-		const char *k;
-		json_t *it;
-		json_object_foreach(v, k, it) {
-			struct bp_value *e = json_to_value(req, it, depth + 1, err);
-			if (!e || bp_value_record_put(req, rec, k, e) < 0)
-				return NULL;
-		}
-		return rec;
-	}
-	case JSON_REAL:
-		*err = "numbers must be integers";
-		return NULL;
-	case JSON_NULL:
-	default:
-		*err = "null is not a value";
-		return NULL;
-	}
-}
-
 static void
 print_error_line(unsigned lineno, const char *msg)
 {
-	char buf[600];
+	char buf[700];
 	snprintf(buf, sizeof(buf), "line %u: %s", lineno, msg);
 	json_t *o = json_pack("{s:s}", "error", buf);
 	char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
@@ -350,136 +269,17 @@ print_error_line(unsigned lineno, const char *msg)
 	json_decref(o);
 }
 
-/* Handle one input line; OUTPUT false for --history replay. */
 static void
-eval_line(struct eval_state *st, char *line, unsigned lineno, bool output)
+print_decision(unsigned lineno, const struct bp_decision *dec)
 {
-	char msg[512];
-	json_error_t je;
-	json_t *obj = json_loads(line, JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(obj)) {
-		snprintf(msg, sizeof(msg), "%s", obj ? "not a JSON object" : je.text);
-		if (output)
-			print_error_line(lineno, msg);
-		json_decref(obj);
-		return;
-	}
-	const char *err = NULL;
-	if (json_object_get(obj, "schema")) {
-		if (add_schema_json(st->schema, obj, &err) == 0) {
-			struct bp_policy *np = NULL;
-			struct bp_diags *d = NULL;
-			int r = bp_policy_reload(st->policy, st->schema, &np, &d);
-			if (r == 0) {
-				bp_request_free(st->req);
-				st->req = NULL;
-				bp_policy_free(st->policy);
-				st->policy = np;
-				if (bp_request_new(np, &st->req) < 0)
-					err = "out of memory";
-			} else {
-				const char *m = bp_diag_message(d, 0, NULL, NULL, NULL);
-				snprintf(msg, sizeof(msg), "the schema does not fit the policy: %s",
-					 m ? m : strerror(-r));
-				err = msg;
-			}
-			bp_diags_free(d);
-		}
-		if (err && output)
-			print_error_line(lineno, err);
-		json_decref(obj);
-		return;
-	}
-	json_t *at = json_object_get(obj, "at");
-	if (at) {
-		double t;
-		if (json_is_integer(at))
-			t = (double)json_integer_value(at);
-		else if (json_is_real(at))
-			t = json_real_value(at);
-		else if (!json_is_string(at) || !parse_rfc3339(json_string_value(at), &t))
-			t = NAN;
-		if (isnan(t) || !isfinite(t)) {
-			err = "\"at\" must be seconds since the epoch or an RFC 3339 time";
-		} else if (st->have_at && t < st->last_at) {
-			err = "\"at\" goes backwards";
-		} else {
-			st->last_at = t;
-			st->have_at = true;
-		}
-	}
-	json_t *action = json_object_get(obj, "action");
-	json_t *input = json_object_get(obj, "input");
-	json_t *record = json_object_get(obj, "record");
-	if (!err && !json_is_string(action))
-		err = "\"action\" must be a string";
-	if (!err && input && !json_is_object(input))
-		err = "\"input\" must be an object";
-	if (!err && record) {
-		/* an outcome line: checked, recorded by the temporal engine (issue 5) */
-		const char *k = json_string_value(record);
-		if (!k || (strcmp(k, "response") != 0 && strcmp(k, "error") != 0))
-			err = "\"record\" must be \"response\" or \"error\"";
-		json_decref(obj);
-		if (err && output)
-			print_error_line(lineno, err);
-		return;
-	}
-	struct bp_request *req = st->req;
-	bp_request_reset(req);
-	if (!err && bp_request_set_action(req, json_string_value(action)) < 0)
-		err = bp_request_problem(req);
-	if (!err && input) {
-		const char *k;
-		json_t *v;
-		json_object_foreach(input, k, v) {
-			const char *verr = NULL;
-			int r;
-			if (json_is_string(v))
-				r = bp_request_set_string(req, k, json_string_value(v),
-							  json_string_length(v));
-			else if (json_is_integer(v))
-				r = bp_request_set_long(req, k, (int64_t)json_integer_value(v));
-			else if (json_is_boolean(v))
-				r = bp_request_set_bool(req, k, json_is_true(v));
-			else {
-				struct bp_value *bv = json_to_value(req, v, 0, &verr);
-				r = bv ? bp_request_set_value(req, k, bv) : -EINVAL;
-			}
-			if (r < 0) {
-				if (verr) {
-					snprintf(msg, sizeof(msg), "field \"%.100s\": %s", k, verr);
-					err = msg;
-				} else {
-					err = bp_request_problem(req);
-				}
-				break;
-			}
-		}
-	}
-	if (!err)
-		err = bp_request_problem(req);
-	if (err) {
-		if (output)
-			print_error_line(lineno, err);
-		json_decref(obj);
-		return;
-	}
-	json_decref(obj);
-	if (bp_decide(st->policy, req, NULL, st->dec) < 0) {
-		if (output)
-			print_error_line(lineno, "out of memory");
-		return;
-	}
-	if (!output)
-		return;
 	json_t *rules = json_array();
-	for (size_t i = 0; i < bp_decision_rule_count(st->dec); i++)
-		json_array_append_new(rules, json_string(bp_decision_rule_name(st->dec, i)));
-	json_t *out = json_pack("{s:s,s:s,s:o,s:s}", "verdict",
-				bp_verdict_str(bp_decision_verdict(st->dec)), "cause",
-				bp_cause_str(bp_decision_cause(st->dec)), "rules", rules, "message",
-				bp_decision_message(st->dec));
+	for (size_t i = 0; rules && i < bp_decision_rule_count(dec); i++)
+		json_array_append_new(rules, json_string(bp_decision_rule_name(dec, i)));
+	json_t *out = rules ? json_pack("{s:s,s:s,s:o,s:s}", "verdict",
+					bp_verdict_str(bp_decision_verdict(dec)), "cause",
+					bp_cause_str(bp_decision_cause(dec)), "rules", rules,
+					"message", bp_decision_message(dec))
+			    : NULL;
 	char *s = out ? json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (s)
 		printf("%s\n", s);
@@ -489,13 +289,101 @@ eval_line(struct eval_state *st, char *line, unsigned lineno, bool output)
 	json_decref(out);
 }
 
+/*
+ * A schema line: add it to the schema, re-validate the policy against it and
+ * move the monitor's state to the new policy (rules are unchanged, so they
+ * keep their events). The clock carries over. NULL, or why not (in MSG).
+ */
+static const char *
+eval_schema_line(struct eval_state *st, const char *line, char *msg, size_t msg_len)
+{
+	json_error_t je;
+	const char *err = NULL;
+	json_t *obj = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_object(obj) || add_schema_json(st->schema, obj, &err) < 0) {
+		json_decref(obj);
+		return err ? err : "not a JSON object";
+	}
+	json_decref(obj);
+
+	struct bp_policy *np = NULL;
+	struct bp_diags *d = NULL;
+	int r = bp_policy_reload(st->policy, st->schema, &np, &d);
+	if (r < 0) {
+		const char *m = bp_diag_message(d, 0, NULL, NULL, NULL);
+		snprintf(msg, msg_len, "the schema does not fit the policy: %s",
+			 m ? m : strerror(-r));
+		bp_diags_free(d);
+		return msg;
+	}
+	bp_diags_free(d);
+	struct bp_monitor *nm = NULL;
+	r = bp_monitor_migrate(st->mon, np, &nm, NULL); /* frees the old monitor on success */
+	if (r < 0) {
+		bp_policy_free(np);
+		snprintf(msg, msg_len, "cannot move the history to the new schema: %s",
+			 strerror(-r));
+		return msg;
+	}
+	int64_t last_ns = st->ph.last_ns;
+	bool have_last = st->ph.have_last;
+	ph_done(&st->ph); /* its request is bound to the old policy */
+	st->mon = nm;
+	bp_policy_free(st->policy);
+	st->policy = np;
+	r = ph_init(&st->ph, nm);
+	st->ph.last_ns = last_ns;
+	st->ph.have_last = have_last;
+	if (r < 0)
+		return "out of memory";
+	return NULL;
+}
+
+/*
+ * One line of PATH. OUTPUT (the input): a request line prints its decision,
+ * a malformed line an error line. Not OUTPUT (--history): nothing is
+ * printed; a malformed line is reported on stderr as "boxctl: PATH:N: …"
+ * and counted in st->history_errors.
+ */
+static void
+eval_line(struct eval_state *st, const char *path, const char *line, unsigned lineno,
+	  bool output)
+{
+	char msg[600];
+	const char *err = NULL;
+
+	int r = st->ph.req ? ph_line(&st->ph, line, output ? st->dec : NULL, msg, sizeof(msg))
+			   : -ENOMEM;
+	if (r == 1) {
+		print_decision(lineno, st->dec);
+		return;
+	}
+	if (r == 0)
+		return;
+	if (r == -ENOTSUP)
+		err = eval_schema_line(st, line, msg, sizeof(msg));
+	else if (r == -ENOMEM || !st->ph.req)
+		err = "out of memory";
+	else
+		err = msg;
+	if (!err)
+		return;
+	if (output) {
+		print_error_line(lineno, err);
+	} else {
+		fprintf(stderr, "boxctl: %s:%u: %s\n", path, lineno, err);
+		st->history_errors++;
+	}
+}
+
 static int
 eval_stream(struct eval_state *st, const char *path, bool output)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
 	if (!f) {
-		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(errno));
-		return -errno;
+		int r = -errno;
+		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(-r));
+		return r;
 	}
 	char *line = NULL;
 	size_t cap = 0;
@@ -505,27 +393,48 @@ eval_stream(struct eval_state *st, const char *path, bool output)
 		lineno++;
 		if (n > 0 && line[n - 1] == '\n')
 			line[--n] = 0;
-		if ((size_t)n > LINE_MAX_BYTES) {
-			if (output)
-				print_error_line(lineno, "line too long");
+		const char *err = NULL;
+		if ((size_t)n > LINE_MAX_BYTES)
+			err = "line too long";
+		else if (strspn(line, " \t\r") == (size_t)n)
 			continue;
+		else if (strlen(line) != (size_t)n)
+			err = "NUL byte in line";
+		if (!err)
+			eval_line(st, path, line, lineno, output);
+		else if (output)
+			print_error_line(lineno, err);
+		else {
+			fprintf(stderr, "boxctl: %s:%u: %s\n", path, lineno, err);
+			st->history_errors++;
 		}
-		if (strspn(line, " \t\r") == (size_t)n)
-			continue;
-		if (strlen(line) != (size_t)n) {
-			if (output)
-				print_error_line(lineno, "NUL byte in line");
-			continue;
-		}
-		eval_line(st, line, lineno, output);
-		fflush(stdout);
+		if (output)
+			fflush(stdout);
 	}
+	int r = ferror(f) ? -EIO : 0;
 	free(line);
 	if (f != stdin)
 		fclose(f);
-	return 0;
+	if (r < 0)
+		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(-r));
+	return r;
 }
 
+/*
+ * Every policy is decided through a temporal monitor (bp_monitor_decide:
+ * observe the request as an event at its `at`, then decide), so temporal
+ * and plain policies share one path and decide exactly as box-policyd does;
+ * a policy without temporal terms retains no events. `at` is parsed to the
+ * nanosecond (policy_history.c) and must not go backwards across the history
+ * and the input.
+ *
+ * --history F: F's lines (the input format, schema lines included) are
+ * replayed before the input, printing nothing. A line of F that is refused
+ * is a load refusal, like a policy error: every such line is reported on
+ * stderr as "boxctl: F:N: MESSAGE", no input is read and the exit status is
+ * 2 (decisions after a silently partial history would be misleading).
+ * An F that cannot be read exits 1, as an unreadable input does.
+ */
 static int
 cmd_policy_eval(int argc, char **argv)
 {
@@ -548,6 +457,10 @@ cmd_policy_eval(int argc, char **argv)
 		goto usage;
 	if (!input)
 		input = "-";
+	if (history && strcmp(history, "-") == 0 && strcmp(input, "-") == 0) {
+		fprintf(stderr, "boxctl: error: --history and the input cannot both be stdin\n");
+		return BOXCTL_EXIT_USAGE;
+	}
 	if (!home)
 		home = default_home();
 
@@ -567,24 +480,37 @@ cmd_policy_eval(int argc, char **argv)
 	};
 	struct bp_diags *d = NULL;
 	r = bp_policy_load(text, len, &o, &st.policy, &d);
+	if (r == 0) {
+		/* the temporal acceptance rules, reported like any load error */
+		r = bp_monitor_new(st.policy, &st.mon, &d);
+	}
 	print_diags(file, d);
 	bp_diags_free(d);
 	if (r == -EINVAL) {
 		rc = BOXCTL_EXIT_USAGE;
 		goto out;
 	}
-	if (r < 0 || bp_request_new(st.policy, &st.req) < 0) {
-		fprintf(stderr, "boxctl: error: %s: %s\n", file, strerror(r < 0 ? -r : ENOMEM));
+	if (r < 0 || (r = ph_init(&st.ph, st.mon)) < 0) {
+		fprintf(stderr, "boxctl: error: %s: %s\n", file, strerror(-r));
 		goto out;
 	}
-	if (history && eval_stream(&st, history, false) < 0)
-		goto out;
+	if (history) {
+		if (eval_stream(&st, history, false) < 0)
+			goto out;
+		if (st.history_errors) {
+			fprintf(stderr, "boxctl: error: %s: %u line%s refused; nothing decided\n",
+				history, st.history_errors, st.history_errors == 1 ? "" : "s");
+			rc = BOXCTL_EXIT_USAGE;
+			goto out;
+		}
+	}
 	if (eval_stream(&st, input, true) < 0)
 		goto out;
 	rc = BOXCTL_EXIT_OK;
 out:
 	free(text);
-	bp_request_free(st.req);
+	ph_done(&st.ph);
+	bp_monitor_free(st.mon);
 	bp_policy_free(st.policy);
 	bp_decision_free(st.dec);
 	bp_schema_free(st.schema);

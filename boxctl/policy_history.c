@@ -18,7 +18,7 @@
 #include "policy_history.h"
 
 #define PH_LINE_MAX (1u << 20)
-#define PH_DEPTH_MAX 8
+#define PH_DEPTH_MAX 32
 
 DEFINE_FREEP(struct bp_decision, bp_decision_free)
 
@@ -245,7 +245,7 @@ static struct bp_value *
 to_value(struct bp_request *r, json_t *v, int depth, const char **err)
 {
 	if (depth > PH_DEPTH_MAX) {
-		*err = "nested too deeply";
+		*err = "value nested too deeply";
 		return NULL;
 	}
 	switch (json_typeof(v)) {
@@ -276,9 +276,11 @@ to_value(struct bp_request *r, json_t *v, int depth, const char **err)
 		return rec;
 	}
 	case JSON_REAL:
+		*err = "numbers must be integers";
+		return NULL;
 	case JSON_NULL:
 	default:
-		*err = "values are strings, integers, booleans, arrays or objects";
+		*err = "null is not a value";
 		return NULL;
 	}
 }

@@ -64,7 +64,9 @@ int ph_line(struct ph_state *st, const char *line, struct bp_decision *decide, c
  * Replay every line of PATH ("-" for stdin) without output; a malformed
  * line is reported on stderr as "boxctl: PATH:LINE: …" and skipped.
  * Returns the number of lines replayed, or negative errno when PATH
- * cannot be read.
+ * cannot be read. (`boxctl policy eval` replays --history through its own
+ * loop over ph_line so that schema lines in the history work and a refused
+ * line stops the run; this is the simple form for tests and tools.)
  */
 long ph_replay_file(struct ph_state *st, const char *path);
 

@@ -6,7 +6,8 @@
  *                (recheck.c: refusals are REPLY_REFUSED, exit 2), run lock
  *                taken (a second run: REPLY_BUSY), runtime dir and masks
  *                made, limits set up, plan built, disclosure written to the
- *                caller's stderr (or returned, for --detach), trampoline
+ *                caller's stderr (or returned, for --detach), box-policyd
+ *                started and ready (policyd.c), trampoline
  *                spawned                                         → starting
  *   fd 4 EOF     the agent exec'd: RunReply OK                   → running
  *   fd 4 error   "sandbox setup failed at STEP: REASON": RunReply FAILED
@@ -14,8 +15,11 @@
  *                agent), SIGKILL after 2 s                       → stopping
  *   client gone  (not detached) SIGKILL: PID 1 dies, the kernel kills the
  *                whole PID namespace — nothing outlives the box
+ *   policyd gone SIGKILL (fail closed); RunExit carries the error, boxctl
+ *                exits 1
  *   reaped       RunExit (status, 128+N, timed_out); runtime dir, cgroups
- *                and lock released                               → gone
+ *                box-policyd's channel closed and policyd reaped, and lock
+ *                released                                        → gone
  * Trusts: the RunRequest only after box_ipc_decode() validated it; status
  * messages from the trampoline only after box_status_decode(); every path
  * only through the owner's recheck child.
@@ -205,6 +209,7 @@ box_teardown(struct box *b)
 		b->status_ev = NULL;
 	}
 	b->status_fd = safe_close(b->status_fd);
+	policyd_stop(b);
 	cgroup_cleanup(b);
 	runtime_dir_remove(b->d, b);
 	runtime_unlock(b);
@@ -228,6 +233,8 @@ box_free(struct box *b)
 		}
 	if (b->client && b->client->box == b)
 		b->client->box = NULL;
+	policyd_stop(b);
+	free(b->policyd_error);
 	if (b->relay)
 		relay_free(b->relay);
 	if (b->status_ev)
@@ -269,6 +276,8 @@ static bool status_drain(struct box *b);
 bool
 box_reaped(struct box *b, pid_t pid, int status)
 {
+	if (policyd_reaped(b, pid, status))
+		return true;
 	if (pid != b->pid || b->reaped)
 		return false;
 	b->reaped = true;
@@ -293,7 +302,10 @@ box_reaped(struct box *b, pid_t pid, int status)
 		box_teardown(b);
 		Box__RunExit x = BOX__RUN_EXIT__INIT;
 		x.box_id = b->id;
-		if (WIFEXITED(status)) {
+		if (b->policyd_lost) {
+			/* Stopped for want of a policy: an error, not the agent's status. */
+			x.error = b->policyd_error;
+		} else if (WIFEXITED(status)) {
 			x.has_exit_status = 1;
 			x.exit_status = WEXITSTATUS(status);
 		} else if (WIFSIGNALED(status)) {
@@ -608,8 +620,10 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->extra_args = req->extra_args;
 	b->n_extra_args = req->n_extra_args;
 	b->status_fd = b->pty_master = b->tty_in = b->tty_out = b->err_fd = -1;
+	b->policyd_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
+	b->rc.policy_dirfd = b->rc.decisions_fd = -1;
 	b->request_id = rid;
 	b->client = c;
 	b->caller_uid = c->cred.uid;
@@ -756,10 +770,24 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 				      r == -EOPNOTSUPP ? NULL : "%s: %s", why, strerror(-r));
 	}
 
-	Box__Plan *plan = NULL;
+	/* The policy daemon, before anything of the agent runs: no policy, no box. */
 	char *err = NULL;
+	r = policyd_start(d, b, &err);
+	if (r < 0) {
+		policyd_stop(b);
+		cgroup_cleanup(b);
+		runtime_dir_remove(d, b);
+		runtime_unlock(b);
+		box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+			       err ? err : "cannot start box-policyd");
+		free(err);
+		return;
+	}
+
+	Box__Plan *plan = NULL;
 	r = plan_build(d, b, &plan, &err);
 	if (r < 0) {
+		policyd_stop(b);
 		cgroup_cleanup(b);
 		runtime_dir_remove(d, b);
 		runtime_unlock(b);
@@ -783,6 +811,7 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	for (int i = 0; i < 3; i++)
 		b->stdio[i] = safe_close(b->stdio[i]);
 	if (r < 0) {
+		policyd_stop(b);
 		cgroup_cleanup(b);
 		runtime_dir_remove(d, b);
 		runtime_unlock(b);

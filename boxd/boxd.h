@@ -10,6 +10,8 @@
  *   runtime.c  BASE/ID runtime dir, mask objects, state dir lock
  *   plan.c     BoxSpec → Plan (view, environment, limits) and the disclosure
  *   spawn.c    fork+exec of box-trampoline with fds 0-4 in place
+ *   policyd.c  box-policyd: start (PolicyInit/PolicyReady), watch, rotate
+ *              decisions.jsonl, stop
  *   cgroup.c   pids_max / memory_max (SANDBOX.md §6)
  *   relay.c    the pty master ↔ the caller's terminal
  *
@@ -38,6 +40,9 @@
 #define BOXD_CLIENTS_MAX 256
 #define BOXD_BOXES_MAX 1024
 #define BOXD_GROUPS_MAX 256
+#define BOXD_POLICYD_READY_TIMEOUT_MS 20000 /* PolicyInit → PolicyReady */
+#define BOXD_POLICYD_EXIT_WAIT_MS 3000      /* fd 3 closed → policyd gone */
+#define BOXD_DECISIONS_ROTATE_BYTES (64ull << 20)
 
 struct box;
 struct client;
@@ -98,6 +103,8 @@ struct recheck_result {
 	int state_dirfd;          /* O_DIRECTORY, opened as the owner */
 	int lock_fd;              /* STATE/lock, opened as the owner */
 	int log_fd;               /* STATE/agent.log (detach), or -1 */
+	int policy_dirfd;         /* STATE/policy/ (O_PATH), created 0700 as the owner */
+	int decisions_fd;         /* STATE/decisions.jsonl (O_APPEND), opened as the owner */
 	Box__Problem **problems;  /* refusals (owned) */
 	size_t n_problems;
 };
@@ -148,6 +155,15 @@ struct box {
 	int wait_status;
 
 	char *sock_path;          /* embedded: BASE/ID/boxd.sock */
+
+	pid_t policyd_pid;        /* box-policyd, or 0 */
+	int policyd_fd;           /* fd 3's other end until policyd_ev owns it */
+	struct box_ipc_event *policyd_ev;
+	struct event *rotate_ev;  /* decisions.jsonl size check, every second */
+	uint32_t decisions_generation;
+	bool policyd_closing;     /* we closed its channel: its exit is expected */
+	bool policyd_lost;        /* it went away while the box ran */
+	char *policyd_error;      /* why the box was stopped, for RunExit */
 };
 
 /* ---- boxd.c ---- */
@@ -223,6 +239,18 @@ int spawn_find_trampoline(const struct boxd *d, char **ret);
 /* fork+exec the trampoline; sends the plan; returns the status socket. */
 int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pid,
 		     int *status_fd);
+
+/* ---- policyd.c ---- */
+/*
+ * Start box-policyd for a box (the run lock held, b->rc's policy fds open)
+ * and wait for PolicyReady. <0 with *err (policyd's refusal, or why it could
+ * not start); the caller then calls policyd_stop.
+ */
+int policyd_start(struct boxd *d, struct box *b, char **err);
+/* Close its channel (it exits) and reap it; idempotent. */
+void policyd_stop(struct box *b);
+/* A child exited: true when it was this box's policyd (stops the box if unexpected). */
+bool policyd_reaped(struct box *b, pid_t pid, int status);
 
 /* ---- cgroup.c ---- */
 /*

@@ -7,7 +7,9 @@
  * child checks each grant (exists, not a symlink, canonical, reachable with
  * the access its list needs), the workspace, the agent's program and its #!
  * chain, creates the state dir (0700, so it is the owner's), and opens the
- * run lock and — for --detach — agent.log. It answers with one CheckReply
+ * run lock, STATE/policy/ (created 0700; an O_PATH fd, as a later run finds
+ * it owned by box-policyd's uid), STATE/decisions.jsonl (O_APPEND) and —
+ * for --detach — agent.log. It answers with one CheckReply
  * (problems = refusals naming box.ini:LINE [SECTION] KEY; disclosure = typed
  * records "KIND PATH") and then, in a second packet, the opened fds.
  * An unreachable grant is a load refusal (REPLY_REFUSED, exit 2), not a
@@ -43,6 +45,7 @@
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define SHEBANG_DEPTH_MAX 4
 #define RECHECK_RECORDS_MAX 64
+#define RECHECK_FDS_MAX 5
 
 /* ------------------------------------------------------------------ */
 /* problems                                                            */
@@ -109,11 +112,13 @@ recheck_result_clear(struct recheck_result *res)
 	res->state_dirfd = safe_close(res->state_dirfd);
 	res->lock_fd = safe_close(res->lock_fd);
 	res->log_fd = safe_close(res->log_fd);
+	res->policy_dirfd = safe_close(res->policy_dirfd);
+	res->decisions_fd = safe_close(res->decisions_fd);
 	for (size_t i = 0; i < res->n_problems; i++)
 		problem_free(res->problems[i]);
 	free(res->problems);
 	memset(res, 0, sizeof(*res));
-	res->state_dirfd = res->lock_fd = res->log_fd = -1;
+	res->state_dirfd = res->lock_fd = res->log_fd = res->policy_dirfd = res->decisions_fd = -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -438,7 +443,8 @@ child_main(int sock, const struct box *b, const char *state_dir, bool detach)
 {
 	const Box__BoxSpec *s = b->spec;
 	struct child c = { .owner = b->owner.name };
-	int fds[3] = { -1, -1, -1 };
+	/* state dir, lock, policy/, decisions.jsonl, agent.log (detach) */
+	int fds[RECHECK_FDS_MAX] = { -1, -1, -1, -1, -1 };
 	unsigned n_fds = 0;
 
 	/* The owner's rights, nothing more. */
@@ -496,16 +502,38 @@ child_main(int sock, const struct box *b, const char *state_dir, bool detach)
 			if (fds[1] < 0)
 				child_problem(&c, sline, "box", "state_dir", "%s/lock: %s", state_dir,
 					      strerror(errno));
+			/*
+			 * policy/ belongs to box-policyd's uid after its first run, so
+			 * the owner may not read it: O_PATH, and boxd takes it from there.
+			 */
+			if (mkdirat(fds[0], "policy", 0700) < 0 && errno != EEXIST)
+				child_problem(&c, sline, "box", "state_dir",
+					      "cannot create %s/policy: %s", state_dir,
+					      strerror(errno));
+			else if ((fds[2] = openat(fds[0], "policy",
+						  O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				child_problem(&c, sline, "box", "state_dir", "%s/policy: %s",
+					      state_dir, strerror(errno));
+			fds[3] = openat(fds[0], "decisions.jsonl",
+					O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+						O_NOCTTY | O_NONBLOCK,
+					0600);
+			if (fds[3] < 0)
+				child_problem(&c, sline, "box", "state_dir",
+					      "%s/decisions.jsonl: %s", state_dir, strerror(errno));
 			if (detach) {
-				fds[2] = openat(fds[0], "agent.log",
+				fds[4] = openat(fds[0], "agent.log",
 						O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
 							O_NONBLOCK,
 						0600);
-				if (fds[2] < 0)
+				if (fds[4] < 0)
 					child_problem(&c, sline, "box", "state_dir",
 						      "%s/agent.log: %s", state_dir, strerror(errno));
 			}
-			n_fds = fds[1] < 0 || (detach && fds[2] < 0) ? 0 : detach ? 3 : 2;
+			n_fds = detach ? 5 : 4;
+			for (unsigned i = 0; i < n_fds; i++)
+				if (fds[i] < 0)
+					n_fds = 0;
 		}
 	}
 
@@ -521,7 +549,7 @@ child_main(int sock, const struct box *b, const char *state_dir, bool detach)
 	char one = n_fds ? 'F' : '-';
 	struct iovec iov = { .iov_base = &one, .iov_len = 1 };
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * 3)];
+		char buf[CMSG_SPACE(sizeof(int) * RECHECK_FDS_MAX)];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -581,7 +609,7 @@ take_record(struct recheck_result *res, const char *rec)
 	return -EBADMSG;
 }
 
-/* Receive the fd packet: 'F' with 2 or 3 fds, or '-' with none. */
+/* Receive the fd packet: 'F' with 4 or 5 fds, or '-' with none. */
 static int
 recv_fds(int sock, int *fds, unsigned want, int timeout_ms)
 {
@@ -591,7 +619,7 @@ recv_fds(int sock, int *fds, unsigned want, int timeout_ms)
 	char one = 0;
 	struct iovec iov = { .iov_base = &one, .iov_len = 1 };
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		char buf[CMSG_SPACE(sizeof(int) * (RECHECK_FDS_MAX + 1))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
@@ -679,8 +707,8 @@ recheck_run(const struct boxd *d, const struct box *b, const char *state_dir, bo
 			res->problems[res->n_problems++] = q;
 		}
 	}
-	int fds[3] = { -1, -1, -1 };
-	unsigned want = detach ? 3 : 2;
+	int fds[RECHECK_FDS_MAX] = { -1, -1, -1, -1, -1 };
+	unsigned want = detach ? 5 : 4;
 	r = recv_fds(sock, fds, want, BOXD_RECHECK_TIMEOUT_MS);
 	if (r < 0)
 		goto out;
@@ -691,7 +719,9 @@ recheck_run(const struct boxd *d, const struct box *b, const char *state_dir, bo
 	if (r > 0) {
 		res->state_dirfd = fds[0];
 		res->lock_fd = fds[1];
-		res->log_fd = fds[2];
+		res->policy_dirfd = fds[2];
+		res->decisions_fd = fds[3];
+		res->log_fd = fds[4];
 	}
 	res->state_dir = strdup(state_dir);
 	if (!res->state_dir)

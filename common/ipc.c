@@ -272,14 +272,27 @@ box_ipc_msg_done(struct box_ipc_msg *m)
 
 static uint64_t ipc_next_stream_id;
 
-/* Pack one envelope into pkt (BOX_IPC_MAX bytes) and hand it to emit. */
+/* Small messages are packed on the stack: no allocation on the hot path. */
+#define IPC_PACK_STACK 2048u
+
+/*
+ * Pack one envelope into pkt (`room` bytes), or into a heap buffer when it
+ * does not fit, and hand it to emit.
+ */
 static int
-emit_envelope(const Box__Envelope *env, uint8_t *pkt, const int *fds, unsigned n_fds,
-	      box_ipc_emit_fn emit, void *userdata)
+emit_envelope(const Box__Envelope *env, uint8_t *pkt, size_t room, const int *fds,
+	      unsigned n_fds, box_ipc_emit_fn emit, void *userdata)
 {
 	size_t n = protobuf_c_message_get_packed_size(&env->base);
 	if (n > BOX_IPC_MAX || n == 0)
 		return -EMSGSIZE;
+	_cleanup_free_ uint8_t *heap = NULL;
+	if (n > room) {
+		heap = malloc(n);
+		if (!heap)
+			return -ENOMEM;
+		pkt = heap;
+	}
 	if (protobuf_c_message_pack(&env->base, pkt) != n)
 		return -EIO;
 	return emit(userdata, pkt, n, fds, n_fds);
@@ -311,10 +324,14 @@ box_ipc_pack(uint32_t type, uint64_t request_id, const ProtobufCMessage *msg, co
 	if (!single && (t->reasm_cap == 0 || len > t->reasm_cap))
 		return -EMSGSIZE;
 
-	_cleanup_free_ uint8_t *body = malloc(len ? len : 1);
-	_cleanup_free_ uint8_t *pkt = malloc(BOX_IPC_MAX);
-	if (!body || !pkt)
-		return -ENOMEM;
+	uint8_t body_stack[IPC_PACK_STACK], pkt_stack[IPC_PACK_STACK];
+	_cleanup_free_ uint8_t *body_heap = NULL;
+	uint8_t *body = body_stack;
+	if (len > sizeof(body_stack)) {
+		body = body_heap = malloc(len);
+		if (!body)
+			return -ENOMEM;
+	}
 	if (protobuf_c_message_pack(msg, body) != len)
 		return -EIO;
 
@@ -328,9 +345,13 @@ box_ipc_pack(uint32_t type, uint64_t request_id, const ProtobufCMessage *msg, co
 		env.body_case = BOX__ENVELOPE__BODY_PAYLOAD;
 		env.payload.data = body;
 		env.payload.len = len;
-		return emit_envelope(&env, pkt, fds, n_fds, emit, userdata);
+		return emit_envelope(&env, pkt_stack, sizeof(pkt_stack), fds, n_fds, emit,
+				     userdata);
 	}
 
+	_cleanup_free_ uint8_t *pkt = malloc(BOX_IPC_MAX);
+	if (!pkt)
+		return -ENOMEM;
 	Box__Fragment frag;
 	box__fragment__init(&frag);
 	frag.stream_id = __atomic_add_fetch(&ipc_next_stream_id, 1, __ATOMIC_RELAXED);
@@ -343,8 +364,8 @@ box_ipc_pack(uint32_t type, uint64_t request_id, const ProtobufCMessage *msg, co
 		frag.total_len = frag.seq == 0 ? len : 0;
 		frag.data.data = body + off;
 		frag.data.len = chunk;
-		r = emit_envelope(&env, pkt, frag.last ? fds : NULL, frag.last ? n_fds : 0, emit,
-				  userdata);
+		r = emit_envelope(&env, pkt, BOX_IPC_MAX, frag.last ? fds : NULL,
+				  frag.last ? n_fds : 0, emit, userdata);
 		if (r < 0)
 			return r;
 		off += chunk;
@@ -435,6 +456,7 @@ struct box_ipc_chan {
 	uint32_t *allowed;
 	unsigned n_allowed;
 	bool restricted;
+	bool waits; /* the last box_ipc_recv_wait found nothing at first: poll first */
 };
 
 struct box_ipc_chan *
@@ -749,15 +771,25 @@ int
 box_ipc_recv_wait(struct box_ipc_chan *c, struct box_ipc_msg *ret, int timeout_ms)
 {
 	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	/*
+	 * A peer that had to wait for its last message (a reply) most likely
+	 * waits again: poll before the first recvmsg rather than after one
+	 * that only says EAGAIN.
+	 */
+	bool try_recv = !c->waits || timeout_ms == 0;
 
 	for (;;) {
-		int r = box_ipc_recv(c, ret);
-		if (r == 1)
-			return 1;
-		if (r == 0 || r == -EINTR)
-			continue;
-		if (r != -EAGAIN)
-			return r;
+		if (try_recv) {
+			int r = box_ipc_recv(c, ret);
+			if (r == 1)
+				return 1;
+			if (r == 0 || r == -EINTR)
+				continue;
+			if (r != -EAGAIN)
+				return r;
+			c->waits = true;
+		}
+		try_recv = true;
 
 		int wait = -1;
 		if (deadline >= 0) {

@@ -146,7 +146,13 @@ on_read(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	e->busy++;
-	for (unsigned n = 0; n < BOX_IPC_EVENT_BURST && !e->dead && !e->closed;) {
+	/*
+	 * One message per wakeup: the event is level-triggered, so the loop
+	 * comes back at once while packets wait, and a request/reply peer
+	 * costs no recvmsg that only says EAGAIN. Fragments of one message
+	 * are read in a row, at most BOX_IPC_EVENT_BURST packets per wakeup.
+	 */
+	for (unsigned n = 0; n < BOX_IPC_EVENT_BURST && !e->dead && !e->closed; n++) {
 		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 		int r = box_ipc_recv(e->chan, &m);
 		if (r == -EAGAIN)
@@ -157,9 +163,9 @@ on_read(evutil_socket_t fd, short what, void *arg)
 			channel_end(e, r);
 			break;
 		}
-		n++;
 		e->on_msg(e, &m, e->userdata);
 		box_ipc_msg_done(&m);
+		break;
 	}
 	if (--e->busy == 0 && e->dead)
 		destroy(e);
@@ -222,21 +228,29 @@ box_ipc_event_queued(const struct box_ipc_event *e)
 	return e->queued;
 }
 
-/* Packets of one message, collected before they join the queue. */
+/*
+ * Packets of one message, collected before they join the queue. The first
+ * packet of a small message stays in `first` (no allocation): a one-packet
+ * message to an idle socket is sent from there directly.
+ */
 struct pending {
 	struct ipc_packet *head, **tail;
 	size_t bytes, room;
+	unsigned n;
+	size_t first_len;
+	unsigned first_n_fds;
+	const int *first_fds; /* the caller's, borrowed */
+	uint8_t first[2048];
 };
 
-static int
-collect(void *userdata, const uint8_t *pkt, size_t len, const int *fds, unsigned n_fds)
+static struct ipc_packet *
+packet_new(const uint8_t *pkt, size_t len, const int *fds, unsigned n_fds, int *err)
 {
-	struct pending *pd = userdata;
-	if (len > pd->room - pd->bytes)
-		return -ENOBUFS;
 	struct ipc_packet *p = malloc(sizeof(*p) + len);
-	if (!p)
-		return -ENOMEM;
+	if (!p) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	p->next = NULL;
 	p->len = len;
 	p->n_fds = 0;
@@ -244,16 +258,77 @@ collect(void *userdata, const uint8_t *pkt, size_t len, const int *fds, unsigned
 	for (unsigned i = 0; i < n_fds; i++) {
 		int d = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
 		if (d < 0) {
-			int err = -errno;
+			*err = -errno;
 			packet_free(p);
-			return err;
+			return NULL;
 		}
 		p->fds[p->n_fds++] = d;
 	}
+	return p;
+}
+
+static void
+pending_append(struct pending *pd, struct ipc_packet *p)
+{
 	*pd->tail = p;
 	pd->tail = &p->next;
+}
+
+/* Move the packet kept in pd->first to the list. */
+static int
+first_to_heap(struct pending *pd)
+{
+	int err = 0;
+	struct ipc_packet *p =
+		packet_new(pd->first, pd->first_len, pd->first_fds, pd->first_n_fds, &err);
+	if (!p)
+		return err;
+	/* The first packet goes before any other. */
+	p->next = pd->head;
+	if (!pd->head)
+		pd->tail = &p->next;
+	pd->head = p;
+	pd->first_len = 0;
+	return 0;
+}
+
+static int
+collect(void *userdata, const uint8_t *pkt, size_t len, const int *fds, unsigned n_fds)
+{
+	struct pending *pd = userdata;
+	int err = 0;
+
+	if (len > pd->room - pd->bytes)
+		return -ENOBUFS;
+	if (pd->n == 0 && len <= sizeof(pd->first)) {
+		memcpy(pd->first, pkt, len);
+		pd->first_len = len;
+		pd->first_fds = fds;
+		pd->first_n_fds = n_fds;
+	} else {
+		if (pd->first_len > 0) {
+			err = first_to_heap(pd);
+			if (err < 0)
+				return err;
+		}
+		struct ipc_packet *p = packet_new(pkt, len, fds, n_fds, &err);
+		if (!p)
+			return err;
+		pending_append(pd, p);
+	}
+	pd->n++;
 	pd->bytes += len;
 	return 0;
+}
+
+static void
+pending_drop(struct pending *pd)
+{
+	while (pd->head) {
+		struct ipc_packet *p = pd->head;
+		pd->head = p->next;
+		packet_free(p);
+	}
 }
 
 int
@@ -269,12 +344,24 @@ box_ipc_event_send(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
 	struct pending pd = { .tail = &pd.head, .room = BOX_IPC_EVENT_QUEUE_MAX - e->queued };
 	int r = box_ipc_pack(type, request_id, msg, fds, n_fds, collect, &pd);
 	if (r < 0) {
-		while (pd.head) {
-			struct ipc_packet *p = pd.head;
-			pd.head = p->next;
-			packet_free(p);
-		}
+		pending_drop(&pd);
 		return r;
+	}
+	if (pd.first_len > 0) {
+		/* One small packet: straight out when nothing waits before it. */
+		if (!e->head) {
+			r = box_ipc_send_packet(e->fd, pd.first, pd.first_len, pd.first_fds,
+						pd.first_n_fds, 0);
+			if (r == 0)
+				return 0;
+			if (r != -EAGAIN)
+				return r == -EPIPE || r == -ECONNRESET ? -EPIPE : r;
+		}
+		r = first_to_heap(&pd);
+		if (r < 0) {
+			pending_drop(&pd);
+			return r;
+		}
 	}
 	*e->tail = pd.head;
 	if (pd.head)

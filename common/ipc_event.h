@@ -27,7 +27,11 @@
 
 /* Bytes of packets waiting to be written on one socket. */
 #define BOX_IPC_EVENT_QUEUE_MAX (32u << 20)
-/* Messages handled per read wakeup before yielding to other events. */
+/*
+ * Packets read per wakeup: one whole message, or at most this many
+ * fragments of one, before yielding to other events (the read event is
+ * level-triggered: it fires again while packets wait).
+ */
 #define BOX_IPC_EVENT_BURST 32
 
 struct box_ipc_event;

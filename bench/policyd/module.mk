@@ -1,8 +1,5 @@
 # bench/policyd/ — box-policyd Decide round trips and the temporal history
-# (issue 5 item 6). Included once, from test/policyd/module.mk (the top-level
-# Makefile includes only bench/module.mk) or by a bench/*/module.mk wildcard.
-ifndef BENCH_POLICYD_MK
-BENCH_POLICYD_MK := 1
+# (issue 5 item 6); it shares test/policyd/harness.c with the tests.
 
 POLICYD_BENCH_OBJS := $(BUILD)/bench/policyd/policyd_bench.o
 ALL_OBJS           += $(POLICYD_BENCH_OBJS)
@@ -17,4 +14,3 @@ $(BUILD)/bench/policyd/policyd_bench: private MODULE_LDLIBS := $(LIBPROTO) $(LIB
 
 bench: $(BUILD)/bench/policyd/policyd_bench
 BENCH_SCRIPTS += bench/policyd/run.sh
-endif

@@ -14,7 +14,4 @@ $(BUILD)/test/policyd/test_policyd: private MODULE_LDLIBS := $(LIBPROTO) $(LIBCO
 
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_policyd
 
-# bench/*/module.mk is not included by the top-level Makefile (only
-# bench/module.mk): pull the policyd benchmark in from here, once.
-include bench/policyd/module.mk
 CHECK_SCRIPTS += test/policyd/log.sh

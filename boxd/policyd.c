@@ -1,0 +1,522 @@
+/*
+ * policyd.c — boxd's side of box-policyd, the per-box policy daemon
+ * (DESIGN.md §2, §4; box-policyd/README.md).
+ *
+ * For every box, before its trampoline: fork+exec box-policyd (found next
+ * to boxd's own executable, else in BOX_LIBEXECDIR, never through the
+ * environment) with fd 3 = our end of a SOCK_SEQPACKET socketpair, 4-6
+ * closed (no gateway, mcpd or shell yet), stdin and stdout /dev/null,
+ * stderr boxd's (agent.log for a detached embedded box), and an
+ * environment of nothing but BOX_TEST_CLOCK when boxd's own has it. Its
+ * ids: an embedded boxd's own; a service boxd's daemon user (box-daemon,
+ * else nobody). Then PolicyInit with the STATE/policy/ dir fd and the
+ * decisions.jsonl fd that the owner's recheck child opened, and a wait for
+ * PolicyReady: a refusal (a corrupt history…) refuses the box with
+ * policyd's message. While the box runs, policyd going away stops the box
+ * (fail closed: no policy, no box). A one-second timer rotates
+ * decisions.jsonl at 64 MiB. When the box ends, closing fd 3 ends policyd
+ * and boxd reaps it.
+ * Trusts: nothing policyd sends beyond box_ipc_decode()'s validation; the
+ * fds from the owner's recheck child only after fstat checks here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "log.h"
+#include "path.h"
+#include "policy.pb-c.h"
+#include "policy_validate.h"
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define BOXD_ASAN 1
+#else
+#define BOXD_ASAN 0
+#endif
+
+#define POLICYD_FD 3
+#define DECISIONS_FILE "decisions.jsonl"
+#define DECISIONS_OLD "decisions.jsonl.1"
+
+/* *err = the message (left NULL when out of memory: the caller has a fallback). */
+static void
+seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+seterr(char **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*err)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+}
+
+static int
+find_policyd(const struct boxd *d, char **ret)
+{
+	_cleanup_free_ char *p = d->self_dir ? path_join(d->self_dir, "box-policyd") : NULL;
+
+	if (p && access(p, X_OK) == 0) {
+		*ret = TAKE_PTR(p);
+		return 0;
+	}
+	free(p);
+	p = path_join(BOX_LIBEXECDIR, "box-policyd");
+	if (!p)
+		return -ENOMEM;
+	if (access(p, X_OK) < 0)
+		return -errno;
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+/* The ids policyd runs as: ours (embedded), else the daemon user. */
+static int
+policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid)
+{
+	if (d->embedded || !d->root) {
+		*uid = geteuid();
+		*gid = getegid();
+		return 0;
+	}
+	const struct passwd *pw = getpwnam("box-daemon");
+	if (!pw)
+		pw = getpwnam("nobody");
+	if (!pw || pw->pw_uid == 0)
+		return -ESRCH;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+/*
+ * Make the STATE/policy/ fd the owner's recheck child opened (O_PATH, the
+ * owner may not be able to read a dir that policyd's uid owns) into the
+ * directory fd policyd gets: owned by policyd's uid, 0700.
+ *
+ * Why root may fchown it: the child opened "policy" with openat() relative
+ * to the state dir fd and O_NOFOLLOW, so the fd is a directory entry of the
+ * owner's own state dir (never a symlink's target), and it is an fd, so no
+ * rename or symlink swap after the open can redirect the fchown. We only
+ * take it over when it is the owner's (created by the child, 0700 by its
+ * umask) or already policyd's uid (an earlier run): a directory of anyone
+ * else (say root's, renamed into the state dir by the owner) is refused,
+ * so the owner cannot make us hand a foreign directory to the daemon user.
+ * The reopen goes through "." of that fd: no name the owner controls.
+ */
+static int
+policy_dir_prepare(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
+{
+	struct stat st;
+	int pfd = b->rc.policy_dirfd;
+
+	if (fstat(pfd, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		seterr(err, "%s/policy is not a directory", b->rc.state_dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != b->owner.uid && st.st_uid != uid) {
+		seterr(err, "%s/policy is owned by uid %u, neither the box owner nor box-policyd",
+			       b->rc.state_dir, (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (st.st_uid != uid || st.st_gid != gid) {
+		if (fchownat(pfd, "", uid, gid, AT_EMPTY_PATH) < 0) {
+			int r = -errno;
+			seterr(err, "cannot give %s/policy to box-policyd (uid %u): %s",
+				       b->rc.state_dir, (unsigned)uid, strerror(-r));
+			return r;
+		}
+	}
+	int fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int r = -errno;
+		seterr(err, "cannot open %s/policy: %s", b->rc.state_dir, strerror(-r));
+		return r;
+	}
+	if (fchmod(fd, 0700) < 0) {
+		int r = -errno;
+		close(fd);
+		seterr(err, "cannot chmod %s/policy: %s", b->rc.state_dir, strerror(-r));
+		return r;
+	}
+	*ret = fd;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* while the box runs                                                  */
+
+/* policyd went away while the box runs: no policy, no box. */
+static void
+policyd_lost(struct box *b, const char *why)
+{
+	if (b->policyd_closing || b->policyd_lost)
+		return;
+	b->policyd_lost = true;
+	log_err("box %s (%s): box-policyd %s; stopping the box", b->name, b->id, why);
+	if (!b->policyd_error &&
+	    asprintf(&b->policyd_error, "box-policyd %s: the box was stopped (no policy, no box)",
+		     why) < 0)
+		b->policyd_error = NULL;
+	if (b->state == BOX_STARTING && !b->setup_error && b->policyd_error)
+		b->setup_error = strdup(b->policyd_error);
+	box_kill(b);
+}
+
+static void
+on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	/* DecideReply for supervised programs comes later; nothing to do yet. */
+	(void)e;
+	(void)m;
+	(void)userdata;
+}
+
+static void
+on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	struct box *b = userdata;
+	char why[160];
+
+	b->policyd_ev = box_ipc_event_free(b->policyd_ev);
+	if (error == -ECONNRESET)
+		snprintf(why, sizeof(why), "exited");
+	else
+		snprintf(why, sizeof(why), "sent garbage (%s)", strerror(-error));
+	policyd_lost(b, why);
+}
+
+/* Rename decisions.jsonl to .1, make a new one, hand it to policyd. */
+static int
+decisions_rotate(struct box *b)
+{
+	int dfd = b->rc.state_dirfd;
+
+	/*
+	 * As root this works in the owner's directory by *at() names only:
+	 * renameat moves directory entries (a symlink planted there is moved,
+	 * never followed), and O_CREAT|O_EXCL|O_NOFOLLOW makes a new file or
+	 * fails — no existing file, link or symlink is ever opened. The new
+	 * file then goes to the owner with fchown on its fd.
+	 */
+	if (renameat(dfd, DECISIONS_FILE, dfd, DECISIONS_OLD) < 0 && errno != ENOENT)
+		return -errno;
+	int fd = openat(dfd, DECISIONS_FILE,
+			O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+			0600);
+	if (fd < 0)
+		return -errno;
+	if (b->d->root && fchown(fd, b->owner.uid, b->owner.gid) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	Box__PolicyLogFd m = BOX__POLICY_LOG_FD__INIT;
+	m.generation = ++b->decisions_generation;
+	int r = box_ipc_event_send(b->policyd_ev, BOX__MSG_TYPE__MSG_POLICY_LOG_FD, 0, &m.base, &fd,
+				   1);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	safe_close(b->rc.decisions_fd);
+	b->rc.decisions_fd = fd;
+	return 0;
+}
+
+static void
+on_rotate_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+	struct stat st;
+
+	if (!b->policyd_ev || b->rc.decisions_fd < 0 || fstat(b->rc.decisions_fd, &st) < 0)
+		return;
+	if ((uint64_t)st.st_size < BOXD_DECISIONS_ROTATE_BYTES)
+		return;
+	int r = decisions_rotate(b);
+	if (r < 0)
+		log_warn_errno(r, "box %s (%s): cannot rotate %s/%s", b->name, b->id,
+			       b->rc.state_dir, DECISIONS_FILE);
+	else
+		log_info("box %s (%s): rotated %s", b->name, b->id, DECISIONS_FILE);
+}
+
+/* ------------------------------------------------------------------ */
+/* start                                                               */
+
+static int
+send_init(struct box *b, int dirfd, char **err)
+{
+	const Box__BoxSpec *s = b->spec;
+	Box__PolicyInit in = BOX__POLICY_INIT__INIT;
+	char *ns[BOX_POLICY_NAMESPACES_MAX];
+	size_t n_ns = 0;
+	int r;
+
+	in.box_name = b->name;
+	in.box_id = b->id;
+	in.home = b->owner.home;
+	if (s->has_policy_text) {
+		in.has_policy_text = 1;
+		in.policy_text = s->policy_text;
+	}
+	if (s->box->policy)
+		in.policy_file = s->box->policy->path;
+	/* No key: policyd resolves it (always with a temporal rule, else nothing is written). */
+	if (s->box->has_history_sync) {
+		in.has_history_sync = 1;
+		in.history_sync = s->box->history_sync;
+	}
+	/* [mcp.NAME] → namespace NAME with every other character than [A-Za-z0-9_] as '_'. */
+	for (size_t i = 0; i < s->n_mcp && n_ns < BOX_POLICY_NAMESPACES_MAX; i++) {
+		char *v = strdup(s->mcp[i]->name);
+		if (!v) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (char *p = v; *p; p++)
+			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			      (*p >= '0' && *p <= '9') || *p == '_'))
+				*p = '_';
+		ns[n_ns++] = v;
+	}
+	in.mcp_namespaces = ns;
+	in.n_mcp_namespaces = n_ns;
+	int fds[2] = { dirfd, b->rc.decisions_fd };
+	r = box_ipc_send(b->policyd_fd, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds, 2);
+	if (r < 0)
+		seterr(err, "cannot send PolicyInit to box-policyd: %s", strerror(-r));
+out:
+	for (size_t i = 0; i < n_ns; i++)
+		free(ns[i]);
+	return r;
+}
+
+/* Wait for PolicyReady. 0: ok; <0 with *err (policyd's reason when it refused). */
+static int
+wait_ready(struct box *b, char **err)
+{
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = box_ipc_chan_new(b->policyd_fd);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	uint32_t type = BOX__MSG_TYPE__MSG_POLICY_READY;
+	int r;
+
+	if (!chan || box_ipc_chan_allow(chan, &type, 1) < 0)
+		return -ENOMEM;
+	r = box_ipc_recv_wait(chan, &m, BOXD_POLICYD_READY_TIMEOUT_MS);
+	if (r == -ETIMEDOUT) {
+		seterr(err, "box-policyd did not get ready within %d s",
+			       BOXD_POLICYD_READY_TIMEOUT_MS / 1000);
+		return r;
+	}
+	if (r == -ECONNRESET || r == -EPROTO) {
+		seterr(err, "box-policyd exited before it was ready (see its messages above)");
+		return r;
+	}
+	if (r < 0) {
+		seterr(err, "box-policyd sent garbage instead of PolicyReady: %s",
+			       strerror(-r));
+		return r;
+	}
+	const Box__PolicyReady *rep = (const Box__PolicyReady *)m.msg;
+	if (!rep->ok) {
+		seterr(err, "%s",
+			       rep->message && *rep->message ? rep->message :
+							       "box-policyd refused to start");
+		r = -EPERM;
+	} else {
+		log_info("box %s (%s): box-policyd pid %d ready: %u rules, %u temporal, %llu "
+			 "history events",
+			 b->name, b->id, (int)b->policyd_pid, rep->rules, rep->temporal_rules,
+			 (unsigned long long)rep->history_events);
+		r = 0;
+	}
+	box_ipc_msg_done(&m);
+	return r;
+}
+
+int
+policyd_start(struct boxd *d, struct box *b, char **err)
+{
+	_cleanup_free_ char *exe = NULL;
+	_cleanup_close_ int dirfd = -1, nullfd = -1;
+	uid_t uid;
+	gid_t gid;
+	int sv[2] = { -1, -1 };
+	int r;
+
+	*err = NULL;
+	r = find_policyd(d, &exe);
+	if (r < 0) {
+		seterr(err, "cannot find box-policyd: %s", strerror(-r));
+		return r;
+	}
+	r = policyd_ids(d, &uid, &gid);
+	if (r < 0) {
+		seterr(err, "no user to run box-policyd as (box-daemon or nobody)");
+		return r;
+	}
+	if (b->rc.policy_dirfd < 0 || b->rc.decisions_fd < 0) {
+		seterr(err, "the state dir's policy/ and %s are not open", DECISIONS_FILE);
+		return -EBADF;
+	}
+	r = policy_dir_prepare(b, uid, gid, &dirfd, err);
+	if (r < 0) {
+		if (!*err)
+			seterr(err, "cannot prepare %s/policy: %s", b->rc.state_dir,
+				       strerror(-r));
+		return r;
+	}
+	nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (nullfd < 0)
+		return -errno;
+	/* A detached embedded box's boxd writes to agent.log; so does its policyd. */
+	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
+		    fd_is_open(STDERR_FILENO)			  ? STDERR_FILENO :
+									    nullfd;
+
+	/* Its environment: nothing of a user's; the test clock only if boxd was given one. */
+	static char env_clock[96];
+	char *envp[3];
+	size_t ne = 0;
+	const char *v = getenv("BOX_TEST_CLOCK");
+	if (v && strlen(v) < 64) {
+		snprintf(env_clock, sizeof(env_clock), "BOX_TEST_CLOCK=%s", v);
+		envp[ne++] = env_clock;
+	}
+#if BOXD_ASAN
+	/* LeakSanitizer cannot stop the world under policyd's seccomp filter. */
+	envp[ne++] = (char *)"ASAN_OPTIONS=detect_leaks=0";
+#endif
+	envp[ne] = NULL;
+	char uid_s[16], gid_s[16];
+	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)uid);
+	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)gid);
+	/* An embedded box logs to the user's terminal: warnings only, unless debugging. */
+	bool quiet = d->embedded && !getenv("BOXD_DEBUG");
+	char *argv[] = { (char *)"box-policyd", (char *)"-u", uid_s, (char *)"-g", gid_s,
+			 quiet ? (char *)"-q" : NULL, NULL };
+
+	r = box_ipc_socketpair(sv, false);
+	if (r < 0)
+		return r;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, SIG_DFL);
+		int from[4] = { nullfd, nullfd, errfd, sv[1] };
+		int to[4] = { 0, 1, 2, POLICYD_FD };
+		if (fd_move_to(from, to, 4) < 0 || fd_close_all_except(POLICYD_FD + 1, NULL, 0) < 0)
+			_exit(127);
+		execve(exe, argv, envp);
+		dprintf(2, "boxd: cannot execute %s: %s\n", exe, strerror(errno));
+		_exit(127);
+	}
+	close(sv[1]);
+	b->policyd_pid = pid;
+	b->policyd_fd = sv[0];
+
+	r = send_init(b, dirfd, err);
+	if (r >= 0)
+		r = wait_ready(b, err);
+	if (r < 0)
+		return r;
+	b->policyd_ev = box_ipc_event_new(d->base, b->policyd_fd, on_policyd_msg, on_policyd_close,
+					  b);
+	if (!b->policyd_ev) {
+		seterr(err, "cannot watch box-policyd's channel");
+		return -ENOMEM;
+	}
+	b->policyd_fd = -1; /* the event owns it */
+	uint32_t allow = BOX__MSG_TYPE__MSG_DECIDE_REPLY;
+	(void)box_ipc_chan_allow(box_ipc_event_chan(b->policyd_ev), &allow, 1);
+	b->rotate_ev = event_new(d->base, -1, EV_PERSIST, on_rotate_timer, b);
+	struct timeval tv = { 1, 0 };
+	if (!b->rotate_ev || event_add(b->rotate_ev, &tv) < 0) {
+		seterr(err, "cannot arm the %s rotation timer", DECISIONS_FILE);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+bool
+policyd_reaped(struct box *b, pid_t pid, int status)
+{
+	if (b->policyd_pid <= 0 || pid != b->policyd_pid)
+		return false;
+	b->policyd_pid = 0;
+	if (!b->policyd_closing && !b->reaped) {
+		char why[96];
+		if (WIFSIGNALED(status))
+			snprintf(why, sizeof(why), "was killed by signal %d", WTERMSIG(status));
+		else
+			snprintf(why, sizeof(why), "exited with status %d",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		policyd_lost(b, why);
+	}
+	return true;
+}
+
+void
+policyd_stop(struct box *b)
+{
+	b->policyd_closing = true;
+	if (b->rotate_ev) {
+		event_free(b->rotate_ev);
+		b->rotate_ev = NULL;
+	}
+	/* Closing fd 3 ends policyd (it syncs the history first). */
+	b->policyd_ev = box_ipc_event_free(b->policyd_ev);
+	b->policyd_fd = safe_close(b->policyd_fd);
+	if (b->policyd_pid <= 0)
+		return;
+	pid_t pid = b->policyd_pid;
+	b->policyd_pid = 0;
+	for (int i = 0; i < BOXD_POLICYD_EXIT_WAIT_MS / 10; i++) {
+		int st;
+		pid_t p = waitpid(pid, &st, WNOHANG);
+		if (p == pid || (p < 0 && errno != EINTR))
+			return;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	log_warn("box %s (%s): box-policyd (pid %d) did not exit; killing it", b->name, b->id,
+		 (int)pid);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}

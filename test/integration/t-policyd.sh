@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# t-policyd.sh — boxd starts box-policyd for every box (DESIGN.md §2, §4):
+# a child of boxd with the expected uid (boxd's own embedded; the daemon
+# user, box-daemon else nobody, in service mode), STATE/policy/ 0700 owned
+# by that uid, decisions.jsonl made; a temporal policy starts (its history
+# appears under policy/); a corrupt history refuses the next run (exit 1,
+# policyd's message); policyd SIGKILLed while the agent runs stops the box
+# (exit 1, an error); no policyd outlives its box; decisions.jsonl rotates
+# at 64 MiB.
+. test/lib.sh
+. test/integration/lib-run.sh
+set -u
+
+cd "$W"
+mkdir proj
+chmod 755 proj
+
+# policyd_pids: the box-policyd processes of this test's binaries.
+policyd_pids() {
+	local p
+	for p in $(pgrep -x box-policyd); do
+		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-policyd" ] && echo "$p"
+	done
+}
+# wait_policyd: up to 10 s for one to show up; prints its pid.
+wait_policyd() {
+	local p
+	for _ in $(seq 100); do
+		p=$(policyd_pids | head -1)
+		[ -n "$p" ] && { echo "$p"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+no_policyd() {
+	for _ in $(seq 50); do
+		[ -z "$(policyd_pids)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+parent_is_boxd() { [ "$(readlink "/proc/$(ps -o ppid= -p "$1" | tr -d ' ')/exe")" = "$RB/boxd" ]; }
+uid_of() { ps -o uid= -p "$1" | tr -d ' '; }
+
+# mkini NAME COMMAND [POLICYFILE]
+mkini() {
+	{
+		printf '[box]\nname = %s\n' "$1"
+		[ -n "${3:-}" ] && printf 'policy = %s\n' "$3"
+		printf '\n[agent]\ncommand = %s\nworkspace = %s/proj\n' "$2" "$W"
+	} >"$1.ini"
+	chmod 644 "$1.ini"
+}
+
+echo 'permit (principal, action, resource);' >plain.cedar
+cat >temporal.cedar <<'EOF'
+@id("fs_ok")
+permit (principal, action in [Box::Action::"fs:write", Box::Action::"fs:read"], resource);
+@id("write_budget")
+forbid (principal, action == Box::Action::"fs:write", resource)
+when temporal {
+    exists (total: Long). (
+        (count for (t: Timepoint). where (
+            formerly within 60s (
+                Box::Action::"fs:write"::response{ input.path: _ } && tp(t)
+            )
+        )) == total
+        && total >= 6
+    )
+};
+EOF
+chmod 644 plain.cedar temporal.cedar
+
+# --- a running box (embedded, as root) ---------------------------------------
+mkini pa "/bin/sleep 60" plain.cedar
+id=$("$RB/boxctl" run -q -c pa.ini --detach 2>err)
+check "detach: the box starts" grep -qxE "[0-9a-f]{12}" <<<"$id"
+pd=$(wait_policyd)
+check "a box-policyd runs for the box" test -n "$pd"
+if [ -n "$pd" ]; then
+	check "box-policyd's parent is boxd" parent_is_boxd "$pd"
+	check "box-policyd runs as boxd's uid (embedded: $(id -u))" test "$(uid_of "$pd")" = "$(id -u)"
+	check "box-policyd's stdin and stdout are /dev/null" \
+		test "$(readlink "/proc/$pd/fd/0")$(readlink "/proc/$pd/fd/1")" = /dev/null/dev/null
+	check "box-policyd's stderr: agent.log (a detached embedded box)" \
+		test "$(readlink "/proc/$pd/fd/2")" = "$W/state/box/pa/agent.log"
+	# fd 3 is boxd's channel; no other socket of boxd's (clients, other boxes) leaks in
+	check "box-policyd holds one socket: fd 3" \
+		test "$(for f in /proc/$pd/fd/*; do readlink "$f"; done | grep -c '^socket:')" = 1 -a \
+		"$(readlink "/proc/$pd/fd/3" | cut -c1-7)" = socket:
+	check "box-policyd's environment holds nothing of ours" \
+		test "$(tr '\0' '\n' <"/proc/$pd/environ" | grep -cvE '^(ASAN_OPTIONS|BOX_TEST_CLOCK)=')" = 0
+fi
+S="$W/state/box/pa"
+check "STATE/policy/ is a directory, mode 700" test "$(stat -c %F:%a "$S/policy")" = "directory:700"
+check "STATE/policy/ is owned by policyd's uid" test "$(stat -c %u "$S/policy")" = "$(id -u)"
+check "STATE/decisions.jsonl exists" test -f "$S/decisions.jsonl"
+# rotation at 64 MiB: a sparse 64 MiB file stands in for a full log
+truncate -s 64M "$S/decisions.jsonl"
+for _ in $(seq 50); do [ -e "$S/decisions.jsonl.1" ] && break; sleep 0.1; done
+check "rotation: decisions.jsonl.1 is the 64 MiB file" test "$(stat -c %s "$S/decisions.jsonl.1" 2>/dev/null)" = 67108864
+check "rotation: a new, empty decisions.jsonl, the owner's, 600" \
+	test "$(stat -c %s:%u:%a "$S/decisions.jsonl")" = "0:$(id -u):600"
+# policyd_fds_to FILE: how many of policyd's fds are FILE
+policyd_fds_to() { for f in /proc/"${pd:-1}"/fd/*; do readlink "$f"; done 2>/dev/null | grep -cx "$1"; }
+for _ in $(seq 30); do [ "$(policyd_fds_to "$S/decisions.jsonl.1")" = 0 ] && break; sleep 0.1; done
+check "rotation: policyd writes the new file, not the old one" \
+	test "$(policyd_fds_to "$S/decisions.jsonl")" = 1 -a "$(policyd_fds_to "$S/decisions.jsonl.1")" = 0
+check "rotation: policyd runs on" kill -0 "${pd:-1}"
+"$RB/boxctl" stop "$id" >/dev/null 2>&1
+check "stop: no box-policyd remains" no_policyd
+
+# --- a temporal policy ----------------------------------------------------------
+mkini tp "/bin/true" temporal.cedar
+"$RB/boxctl" run -q -c tp.ini >/dev/null 2>err
+rc=$?
+if grep -q "temporal monitor" err; then
+	skip "temporal policy: the box starts" "box-policyd has no temporal monitor"
+else
+	check "temporal policy: the box starts and exits 0" test "$rc" = 0
+	check "temporal policy: the history is in STATE/policy/" test -f "$W/state/box/tp/policy/history"
+	check "after the box: no box-policyd remains" no_policyd
+	# a corrupt history refuses the next start with policyd's message
+	printf 'this is not a box history file, it is garbage\n%.0s' 1 2 3 4 5 6 7 8 \
+		>"$W/state/box/tp/policy/history"
+	"$RB/boxctl" run -q -c tp.ini >/dev/null 2>err
+	rc=$?
+	check "corrupt history: exit 1" test "$rc" = 1
+	check "corrupt history: boxctl: error: <policyd's message>" \
+		grep -q "^boxctl: error: .*history 'policy/history' cannot be used" err
+	check "corrupt history: no box-policyd remains" no_policyd
+fi
+
+# --- policyd dies while the agent runs: fail closed --------------------------------
+mkini pk "/bin/sleep 30" plain.cedar
+"$RB/boxctl" run -q -c pk.ini >/dev/null 2>kerr &
+bp=$!
+_run_pids+=("$bp")
+pd=$(wait_policyd)
+check "kill: policyd runs" test -n "$pd"
+[ -n "$pd" ] && kill -KILL "$pd"
+for _ in $(seq 100); do kill -0 "$bp" 2>/dev/null || break; sleep 0.1; done
+check "kill: the box stops within 10 s" bash -c "! kill -0 $bp 2>/dev/null"
+wait "$bp"
+rc=$?
+check "kill: boxctl exits 1" test "$rc" = 1
+check "kill: boxctl: error: box-policyd …" grep -q "^boxctl: error: box-policyd .*stopped" kerr
+check "kill: the agent is gone" no_process "/bin/sleep 30"
+check "kill: no box-policyd remains" no_policyd
+
+# --- an ordinary user's embedded box ---------------------------------------------------
+if have_boxtest; then
+	bt_uid=$(id -u boxtest)
+	out=$(as_boxtest "'$RB/boxctl' run -q -c pa.ini --detach" 2>uerr)
+	check "boxtest: the box starts" grep -qxE "[0-9a-f]{12}" <<<"$out"
+	pd=$(wait_policyd)
+	check "boxtest: box-policyd runs as boxtest" test -n "$pd" -a "$(uid_of "${pd:-1}")" = "$bt_uid"
+	bh=$(getent passwd boxtest | cut -d: -f6)
+	check "boxtest: STATE/policy/ is boxtest's, 700" \
+		test "$(stat -c %u:%a "$bh/.local/state/box/pa/policy")" = "$bt_uid:700"
+	as_boxtest "'$RB/boxctl' stop '$out'" >/dev/null 2>&1
+	check "boxtest: no box-policyd remains" no_policyd
+	rm -rf "$bh/.local/state/box/pa"
+else
+	skip "boxtest: embedded box" "no boxtest user"
+fi
+
+# --- service mode (root): policyd runs as the daemon user ------------------------------
+if [ "$(id -u)" -ne 0 ]; then
+	skip "service: policyd as the daemon user" "needs root"
+	tap_done
+	exit $?
+fi
+if id box-daemon >/dev/null 2>&1; then du=box-daemon; else du=nobody; fi
+duid=$(id -u "$du")
+export BOX_SOCKET="$W/boxd.sock"
+"$RB/boxd" --listen "$BOX_SOCKET" 2>boxd.log &
+sp=$!
+_run_pids+=("$sp")
+for _ in $(seq 50); do [ -S "$BOX_SOCKET" ] && break; sleep 0.1; done
+mkini svc-pd "/bin/sleep 60" plain.cedar
+rm -rf /var/lib/box/0/svc-pd
+for round in 1 2; do
+	sid=$("$RB/boxctl" run -q -c svc-pd.ini --detach 2>serr)
+	check "service (run $round): the box starts" grep -qxE "[0-9a-f]{12}" <<<"$sid"
+	pd=$(wait_policyd)
+	check "service (run $round): box-policyd runs as $du ($duid)" \
+		test -n "$pd" -a "$(uid_of "${pd:-1}")" = "$duid"
+	[ -n "$pd" ] && check "service (run $round): its parent is the service boxd" \
+		test "$(ps -o ppid= -p "$pd" | tr -d ' ')" = "$sp"
+	check "service (run $round): STATE/policy/ is $du's, 700" \
+		test "$(stat -c %u:%a /var/lib/box/0/svc-pd/policy)" = "$duid:700"
+	check "service (run $round): decisions.jsonl is the owner's" \
+		test "$(stat -c %u /var/lib/box/0/svc-pd/decisions.jsonl)" = 0
+	"$RB/boxctl" stop "$sid" >/dev/null 2>&1
+	check "service (run $round): no box-policyd remains after stop" no_policyd
+done
+kill -TERM "$sp"
+wait "$sp"
+rm -rf /var/lib/box/0/svc-pd
+tap_done
