@@ -10,7 +10,7 @@
  * JSON_PRESERVE_ORDER) makes of the same object — the same escapes
  * (\" \\ \b \f \n \r \t, \u00XX in upper case for the other control
  * characters, everything else raw), a repeated field name keeps its first
- * place and its last value — and test/unit/test_declog.c holds it to that.
+ * place and its last value (test/policyd/test_policyd.c compares whole lines).
  * Trusts: strings are valid UTF-8 (proto/policy_validate.c checked them);
  * a string that is not still makes the line fail, never a partial line.
  */

@@ -1,0 +1,232 @@
+/*
+ * test_declog.c — box-policyd's decision-line writer against jansson.
+ *
+ * declog.c writes decisions.jsonl lines by hand (it is on the Decide path);
+ * the contract is jansson's compact, order-preserving output. For many random
+ * entries (strings with quotes, backslashes, control characters, DEL,
+ * multi-byte UTF-8; nested sets and records; long and negative integers) the
+ * line must parse with jansson, re-dump to the very same bytes, and carry the
+ * entry's values. A string that is not valid UTF-8 must fail the whole line.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "box-policyd/declog.h"
+#include "tap.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t
+rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+/* A random valid UTF-8 string (caller frees). */
+static char *
+rnd_string(void)
+{
+	static const char *pieces[] = {
+		"a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\r", "\b", "\f", "\x01", "\x1f",
+		"\x7f", "é", "€", "😀", "\u202e", "~/p", "'", "rm -rf /", "%s", "{", "]",
+	};
+	size_t n = rnd(12);
+	char *s = calloc(1, n * 16 + 1);
+	for (size_t i = 0; s && i < n; i++)
+		strcat(s, pieces[rnd(sizeof(pieces) / sizeof(pieces[0]))]);
+	return s;
+}
+
+static void free_value(Box__PolicyValue *v);
+
+static Box__PolicyValue *
+rnd_value(int depth)
+{
+	Box__PolicyValue *v = calloc(1, sizeof(*v));
+	box__policy_value__init(v);
+	switch (depth > 2 ? rnd(3) : rnd(5)) {
+	case 0:
+		v->kind_case = BOX__POLICY_VALUE__KIND_STR;
+		v->str = rnd_string();
+		break;
+	case 1:
+		v->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+		v->integer = rnd(2) ? (int64_t)rnd(1000) - 500 : (rnd(2) ? INT64_MAX : INT64_MIN);
+		break;
+	case 2:
+		v->kind_case = BOX__POLICY_VALUE__KIND_BOOLEAN;
+		v->boolean = rnd(2);
+		break;
+	case 3: {
+		v->kind_case = BOX__POLICY_VALUE__KIND_SET;
+		Box__PolicyValueSet *set = calloc(1, sizeof(*set));
+		box__policy_value_set__init(set);
+		set->n_elems = rnd(4);
+		set->elems = calloc(set->n_elems + 1, sizeof(*set->elems));
+		for (size_t i = 0; i < set->n_elems; i++)
+			set->elems[i] = rnd_value(depth + 1);
+		v->set = set;
+		break;
+	}
+	default: {
+		v->kind_case = BOX__POLICY_VALUE__KIND_RECORD;
+		Box__PolicyValueRecord *rec = calloc(1, sizeof(*rec));
+		box__policy_value_record__init(rec);
+		rec->n_fields = rnd(4);
+		rec->fields = calloc(rec->n_fields + 1, sizeof(*rec->fields));
+		for (size_t i = 0; i < rec->n_fields; i++) {
+			Box__PolicyField *f = calloc(1, sizeof(*f));
+			box__policy_field__init(f);
+			f->name = calloc(1, 32);
+			snprintf(f->name, 32, "f%zu", i); /* unique within the record */
+			f->value = rnd_value(depth + 1);
+			rec->fields[i] = f;
+		}
+		v->record = rec;
+		break;
+	}
+	}
+	return v;
+}
+
+static void
+free_value(Box__PolicyValue *v)
+{
+	if (!v)
+		return;
+	if (v->kind_case == BOX__POLICY_VALUE__KIND_STR)
+		free(v->str);
+	if (v->kind_case == BOX__POLICY_VALUE__KIND_SET) {
+		for (size_t i = 0; i < v->set->n_elems; i++)
+			free_value(v->set->elems[i]);
+		free(v->set->elems);
+		free(v->set);
+	}
+	if (v->kind_case == BOX__POLICY_VALUE__KIND_RECORD) {
+		for (size_t i = 0; i < v->record->n_fields; i++) {
+			free(v->record->fields[i]->name);
+			free_value(v->record->fields[i]->value);
+			free(v->record->fields[i]);
+		}
+		free(v->record->fields);
+		free(v->record);
+	}
+	free(v);
+}
+
+static void
+test_matches_jansson(void)
+{
+	declog_init();
+	for (int iter = 0; iter < 2000; iter++) {
+		char *strs[6];
+		for (int i = 0; i < 6; i++)
+			strs[i] = rnd_string();
+		const char *rules[3] = { strs[3], "policy_0", "no_rm_rf" };
+		size_t n_input = rnd(5);
+		Box__PolicyField **input = calloc(n_input + 1, sizeof(*input));
+		for (size_t i = 0; i < n_input; i++) {
+			input[i] = calloc(1, sizeof(**input));
+			box__policy_field__init(input[i]);
+			input[i]->name = calloc(1, 32);
+			snprintf(input[i]->name, 32, "%s%zu", rnd(2) ? "path" : "arg", i);
+			input[i]->value = rnd_value(0);
+		}
+		struct declog_entry e = {
+			.time_ns = (int64_t)rnd(2000000000) * 1000000000LL + rnd(1000000000),
+			.box = "demo",
+			.id = "0123456789ab",
+			.action = strs[0],
+			.resource = strs[1],
+			.permit = rnd(2),
+			.cause = rnd(2) ? "permitted" : "no_match",
+			.rules = rules,
+			.n_rules = rnd(4),
+			.message = strs[2],
+			.source = "box-shell",
+			.input = input,
+			.n_input = n_input,
+		};
+		size_t len = 0;
+		char *line = declog_format(&e, &len);
+		CHECK(line != NULL);
+		if (!line)
+			break;
+		CHECK(len > 0 && line[len - 1] == '\n');
+		json_error_t err;
+		json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
+		CHECK(o != NULL);
+		if (o) {
+			char *again = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+			CHECK(again && strlen(again) == len - 1 && memcmp(again, line, len - 1) == 0);
+			if (again && (strlen(again) != len - 1 || memcmp(again, line, len - 1)))
+				printf("#   declog: %.*s#   jansson: %s\n", (int)len, line, again);
+			CHECK_STR(json_string_value(json_object_get(o, "action")), e.action);
+			CHECK_STR(json_string_value(json_object_get(o, "resource")), e.resource);
+			CHECK_STR(json_string_value(json_object_get(o, "message")), e.message);
+			CHECK_STR(json_string_value(json_object_get(o, "verdict")),
+				  e.permit ? "permit" : "deny");
+			CHECK_INT(json_array_size(json_object_get(o, "rules")), e.n_rules);
+			CHECK_INT(json_object_size(json_object_get(o, "input")), n_input);
+			free(again);
+			json_decref(o);
+		}
+		free(line);
+		for (size_t i = 0; i < n_input; i++) {
+			free(input[i]->name);
+			free_value(input[i]->value);
+			free(input[i]);
+		}
+		free(input);
+		for (int i = 0; i < 6; i++)
+			free(strs[i]);
+		if (tap_failed_checks)
+			break;
+	}
+}
+
+static void
+test_invalid_utf8_refused(void)
+{
+	const char *rules[1] = { "r" };
+	struct declog_entry e = {
+		.time_ns = 1,
+		.box = "demo",
+		.id = "0123456789ab",
+		.action = "fs:read",
+		.resource = "bad \xff\xfe byte",
+		.cause = "no_match",
+		.rules = rules,
+		.message = "m",
+		.source = "box-shell",
+	};
+	size_t len;
+	char *line = declog_format(&e, &len);
+	CHECK(line == NULL);
+	free(line);
+}
+
+static void
+test_time(void)
+{
+	char buf[32];
+	declog_time(1764469184123456789LL, buf, sizeof(buf));
+	CHECK_STR(buf, "2025-11-30T02:19:44.123Z");
+	declog_time(0, buf, sizeof(buf));
+	CHECK_STR(buf, "1970-01-01T00:00:00.000Z");
+}
+
+int
+main(void)
+{
+	RUN(test_matches_jansson);
+	RUN(test_invalid_utf8_refused);
+	RUN(test_time);
+	return tap_done();
+}
