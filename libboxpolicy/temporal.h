@@ -152,4 +152,15 @@ void tprog_print(const struct tprog *t, struct buf *b);
 size_t tval_size(const struct val *v);
 void tval_copy(struct val *dst, const struct val *src, char **mem);
 
+/*
+ * Monitor internals for tests and benchmarks (temporal_monitor.c): turn the
+ * incremental aggregates off (every aggregate is then computed by scanning its
+ * window); the evaluation work done so far (steps of the evaluator, rows fed,
+ * contributions expired), a timing-independent cost measure; the value of the
+ * last aggregate a decision computed (false when none was).
+ */
+void tmon_set_incremental(struct bp_monitor *m, bool on);
+uint64_t tmon_work(const struct bp_monitor *m);
+bool tmon_last_agg(const struct bp_monitor *m, int64_t *v);
+
 #endif

@@ -16,7 +16,11 @@
  * retained records in its closed window, `previous` looks at the immediately
  * preceding event, `since` checks its left side at every later event;
  * variables bind left to right (continuation passing, no materialized
- * relations); aggregates deduplicate the projected rows. Work per decision is
+ * relations); aggregates deduplicate the projected rows. An aggregate of
+ * the common shape `count|sum … for (…). where formerly within W (X)`, X
+ * looking at one event only, is instead kept incrementally (struct iagg:
+ * distinct rows with multiplicities, expired in FIFO order), so a decision
+ * with a full window is O(1), not a scan of it. Work per decision is
  * capped (TM_MAX_STEPS) and so is scratch memory; exceeding either makes the
  * rule error, which denies.
  *
@@ -341,6 +345,46 @@ bp_event_kind_parse(const char *s, enum bp_event_kind *ret)
 
 /* ---- the monitor ---- */
 
+/*
+ * Incremental aggregates. `count`/`sum … for (vars). where formerly within W
+ * (X)` where X only looks at the event it is evaluated at (predicates, tp,
+ * comparisons, !, &&, exists; no context, no nested temporal operator or
+ * aggregate) yields, at every event, rows that never change. Each such
+ * aggregate keeps the multiset of rows of the rule's retained events within W
+ * (a hash of distinct rows with their multiplicity, and a FIFO of the
+ * contributions so expiry decrements them): a decision at the last event then
+ * costs O(1) plus the rows of the current event when the rule does not retain
+ * it, instead of a scan of the window. Anything else, or a state that could
+ * not be kept (ENOMEM), falls back to the scan.
+ */
+struct akey {
+	struct akey *next;
+	uint64_t hash;
+	size_t refs;
+	size_t bytes;
+	struct val row[]; /* width values, deep copies */
+};
+
+struct acontrib {
+	int64_t ts;
+	struct akey *key;
+};
+
+struct iagg {
+	const struct tagg *a;
+	const struct tnode *x; /* the formerly's operand */
+	int64_t window;
+	uint64_t outer; /* variables X reads besides the `for` ones: must be unbound */
+	int sum_col;    /* -1: count */
+	bool broken;
+	struct akey **buckets; /* nb: a power of two, or 0 */
+	size_t nb, n_keys;
+	__int128 sum;
+	struct acontrib *q; /* FIFO, oldest first */
+	size_t qcap, qhead, qn;
+	size_t bytes;
+};
+
 struct rstate {
 	uint64_t hash;
 	size_t n_terms;
@@ -351,7 +395,11 @@ struct rstate {
 	/* ring of retained events, oldest first */
 	struct tevent **ring;
 	size_t cap, head, n;
+	size_t n_aggs;
+	struct iagg *aggs;
 };
+
+struct ectx;
 
 struct bp_monitor {
 	const struct bp_policy *p;
@@ -365,7 +413,18 @@ struct bp_monitor {
 	uint64_t epoch;
 	size_t bytes;
 	struct arena scratch;
+	struct ectx *dx, *fx; /* evaluation contexts: decisions, single events */
+	bool no_incremental;  /* tmon_set_incremental(m, false): always scan */
+	uint64_t work;        /* evaluation steps and expiries, for tests */
+	int64_t last_agg;     /* the value of the last aggregate computed */
+	bool has_last_agg;
 };
+
+static int aggs_setup(struct bp_monitor *m, struct rstate *rs);
+static void aggs_free(struct bp_monitor *m, struct rstate *rs);
+static void aggs_prune(struct bp_monitor *m, struct rstate *rs, int64_t now);
+static void aggs_feed(struct bp_monitor *m, struct rstate *rs, const struct tevent *e);
+static int ectx_setup(struct bp_monitor *m);
 
 static void
 ev_unref(struct bp_monitor *m, struct tevent *e)
@@ -473,10 +532,18 @@ bp_monitor_new(const struct bp_policy *p, struct bp_monitor **ret, struct bp_dia
 			rs->needs_all |= t->needs_all;
 			mark_relevant(rs, t->root);
 		}
+		if (ret_err == 0 && aggs_setup(m, rs) < 0) {
+			bp_monitor_free(m);
+			return -ENOMEM;
+		}
 	}
 	if (ret_err < 0) {
 		bp_monitor_free(m);
 		return ret_err;
+	}
+	if (ectx_setup(m) < 0) {
+		bp_monitor_free(m);
+		return -ENOMEM;
 	}
 	m->bytes = sizeof(*m) + m->n_rules * sizeof(*m->rules) + m->ar.total;
 	*ret = m;
@@ -493,8 +560,11 @@ bp_monitor_free(struct bp_monitor *m)
 		for (size_t k = 0; k < rs->n; k++)
 			ev_unref(m, rs->ring[(rs->head + k) % rs->cap]);
 		free(rs->ring);
+		aggs_free(m, rs);
 	}
 	ev_unref(m, m->last);
+	free(m->dx);
+	free(m->fx);
 	free(m->rules);
 	arena_free(&m->ar);
 	arena_free(&m->scratch);
@@ -657,6 +727,7 @@ append(struct bp_monitor *m, struct tevent *e, int64_t ts, const uint64_t *hashe
 		if (!rs->n_terms)
 			continue;
 		prune(m, rs, ts);
+		aggs_prune(m, rs, ts);
 		if (filter && !hash_in(rs->hash, hashes, nh))
 			continue;
 		bool want = rs->needs_all ||
@@ -665,6 +736,8 @@ append(struct bp_monitor *m, struct tevent *e, int64_t ts, const uint64_t *hashe
 			int r = ring_push(m, rs, e);
 			if (r < 0 && ret == 0)
 				ret = r;
+			if (r == 0)
+				aggs_feed(m, rs, e);
 		}
 	}
 	ev_unref(m, m->last);
@@ -710,7 +783,6 @@ bp_monitor_observe_for_rules(struct bp_monitor *m, const struct bp_event *e,
 
 /* ---- evaluation ---- */
 
-struct ectx;
 struct kont {
 	int (*fn)(struct ectx *x, const struct kont *k);
 	const struct kont *next;
@@ -723,6 +795,7 @@ struct kont {
 struct ectx {
 	struct bp_monitor *m;
 	const struct rstate *rs;
+	struct rstate *wrs; /* the same, writable: its incremental aggregates */
 	const struct tprog *t;
 	const struct bp_request *req;
 	struct val env[TP_MAX_VARS];
@@ -1140,9 +1213,29 @@ k_collect(struct ectx *x, const struct kont *k)
 	return 0;
 }
 
+static int inc_value(struct ectx *x, const struct tagg *a, size_t pos, struct val *out);
+
+static void
+set_long(struct ectx *x, struct val *out, bool sum, size_t n, __int128 total)
+{
+	memset(out, 0, sizeof(*out));
+	out->t = V_LONG;
+	if (!sum)
+		out->u.l = (int64_t)n;
+	else
+		out->u.l = total > INT64_MAX ? INT64_MAX
+			   : total < INT64_MIN ? INT64_MIN
+					       : (int64_t)total;
+	x->m->last_agg = out->u.l;
+	x->m->has_last_agg = true;
+}
+
 static int
 agg_value(struct ectx *x, const struct tagg *a, size_t pos, struct val *out)
 {
+	int ri = inc_value(x, a, pos, out);
+	if (ri <= 0)
+		return ri; /* answered incrementally, or an error */
 	struct rowset s = { .width = a->n_for, .vars = a->for_vars, .sum_col = -1 };
 	if (a->sum)
 		for (size_t i = 0; i < a->n_for; i++)
@@ -1160,13 +1253,434 @@ agg_value(struct ectx *x, const struct tagg *a, size_t pos, struct val *out)
 		x->env[a->for_vars[i]] = saved[i];
 	if (r < 0)
 		return r;
-	memset(out, 0, sizeof(*out));
-	out->t = V_LONG;
-	if (!a->sum)
-		out->u.l = (int64_t)s.n;
-	else
-		out->u.l = s.sum > INT64_MAX ? INT64_MAX : s.sum < INT64_MIN ? INT64_MIN : (int64_t)s.sum;
+	set_long(x, out, a->sum, s.n, s.sum);
 	return 0;
+}
+
+/* ---- incremental aggregates (struct iagg above) ---- */
+
+/* Can X be evaluated at one event alone? Collect the variables it reads. */
+static bool
+term_local(const struct tterm *t, uint64_t *vars)
+{
+	switch (t->kind) {
+	case TT_LIT:
+	case TT_WILD:
+	case TT_PRINCIPAL:
+	case TT_RESOURCE: return true;
+	case TT_VAR:
+		if (t->var >= 0 && t->var < TP_MAX_VARS)
+			*vars |= 1ULL << t->var;
+		return true;
+	case TT_SET:
+		for (size_t i = 0; i < t->n; i++)
+			if (!term_local(t->items[i], vars))
+				return false;
+		return true;
+	default: return false; /* context (the request), nested aggregates */
+	}
+}
+
+static bool
+node_local(const struct tnode *n, uint64_t *vars)
+{
+	switch (n->kind) {
+	case TN_AND:
+		for (size_t i = 0; i < n->n; i++)
+			if (!node_local(n->items[i], vars))
+				return false;
+		return n->n > 0;
+	case TN_EXISTS:
+	case TN_TP:
+		if (n->var >= 0 && n->var < TP_MAX_VARS)
+			*vars |= 1ULL << n->var;
+		return n->kind == TN_TP || node_local(n->a, vars);
+	case TN_NOT: return node_local(n->a, vars);
+	case TN_PRED:
+		for (size_t i = 0; i < n->n_args; i++)
+			if (!term_local(n->args[i].t, vars))
+				return false;
+		return true;
+	case TN_CMP: return term_local(n->l, vars) && term_local(n->r, vars);
+	default: return false; /* formerly, previous, since: other events */
+	}
+}
+
+static size_t
+count_aggs(const struct tnode *n, struct iagg *out, size_t k);
+
+static size_t
+count_aggs_term(const struct tterm *t, struct iagg *out, size_t k)
+{
+	if (t->kind == TT_SET)
+		for (size_t i = 0; i < t->n; i++)
+			k = count_aggs_term(t->items[i], out, k);
+	if (t->kind != TT_AGG)
+		return k;
+	const struct tagg *a = t->agg;
+	const struct tnode *b = a->body;
+	uint64_t vars = 0;
+	if (b->kind == TN_FORMERLY && node_local(b->a, &vars)) {
+		if (out) {
+			struct iagg *ia = &out[k];
+			memset(ia, 0, sizeof(*ia));
+			ia->a = a;
+			ia->x = b->a;
+			ia->window = b->window;
+			ia->sum_col = -1;
+			for (size_t i = 0; i < a->n_for; i++) {
+				if (a->for_vars[i] >= 0 && a->for_vars[i] < TP_MAX_VARS)
+					vars &= ~(1ULL << a->for_vars[i]);
+				if (a->sum && a->for_vars[i] == a->sum_var)
+					ia->sum_col = (int)i;
+			}
+			ia->outer = vars;
+		}
+		k++;
+	}
+	return count_aggs(b, out, k);
+}
+
+static size_t
+count_aggs(const struct tnode *n, struct iagg *out, size_t k)
+{
+	switch (n->kind) {
+	case TN_AND:
+		for (size_t i = 0; i < n->n; i++)
+			k = count_aggs(n->items[i], out, k);
+		return k;
+	case TN_NOT:
+	case TN_FORMERLY:
+	case TN_PREVIOUS:
+	case TN_EXISTS: return count_aggs(n->a, out, k);
+	case TN_SINCE: return count_aggs(n->b, out, count_aggs(n->a, out, k));
+	case TN_CMP: return count_aggs_term(n->r, out, count_aggs_term(n->l, out, k));
+	default: return k;
+	}
+}
+
+static int
+aggs_setup(struct bp_monitor *m, struct rstate *rs)
+{
+	size_t n = 0;
+	for (size_t t = 0; t < rs->n_terms; t++)
+		n = count_aggs(rs->terms[t].root, NULL, n);
+	if (!n)
+		return 0;
+	rs->aggs = arena_alloc(&m->ar, n * sizeof(*rs->aggs));
+	if (!rs->aggs)
+		return -ENOMEM;
+	rs->n_aggs = 0;
+	for (size_t t = 0; t < rs->n_terms; t++)
+		rs->n_aggs = count_aggs(rs->terms[t].root, rs->aggs, rs->n_aggs);
+	return 0;
+}
+
+static void
+iagg_clear(struct bp_monitor *m, struct iagg *ia)
+{
+	for (size_t b = 0; b < ia->nb; b++)
+		for (struct akey *k = ia->buckets[b], *next; k; k = next) {
+			next = k->next;
+			free(k);
+		}
+	free(ia->buckets);
+	free(ia->q);
+	m->bytes -= ia->bytes;
+	ia->bytes = 0;
+	ia->buckets = NULL;
+	ia->q = NULL;
+	ia->nb = ia->n_keys = ia->qcap = ia->qhead = ia->qn = 0;
+	ia->sum = 0;
+}
+
+static void
+aggs_free(struct bp_monitor *m, struct rstate *rs)
+{
+	for (size_t i = 0; i < rs->n_aggs; i++)
+		iagg_clear(m, &rs->aggs[i]);
+}
+
+static void
+iagg_break(struct bp_monitor *m, struct iagg *ia)
+{
+	iagg_clear(m, ia);
+	ia->broken = true;
+}
+
+static int
+iagg_rehash(struct bp_monitor *m, struct iagg *ia, size_t nb)
+{
+	struct akey **b = calloc(nb, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < ia->nb; i++)
+		for (struct akey *k = ia->buckets[i], *next; k; k = next) {
+			next = k->next;
+			k->next = b[k->hash & (nb - 1)];
+			b[k->hash & (nb - 1)] = k;
+		}
+	free(ia->buckets);
+	m->bytes += nb * sizeof(*b);
+	m->bytes -= ia->nb * sizeof(*b);
+	ia->bytes += nb * sizeof(*b);
+	ia->bytes -= ia->nb * sizeof(*b);
+	ia->buckets = b;
+	ia->nb = nb;
+	return 0;
+}
+
+static uint64_t
+row_hash(const struct val *env, const int *vars, size_t width)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	for (size_t i = 0; i < width; i++)
+		h = mix(h ^ val_hash(&env[vars[i]])) + i;
+	return h;
+}
+
+static struct akey *
+iagg_find(const struct iagg *ia, const struct val *env, uint64_t h)
+{
+	if (!ia->nb)
+		return NULL;
+	for (struct akey *k = ia->buckets[h & (ia->nb - 1)]; k; k = k->next) {
+		if (k->hash != h)
+			continue;
+		bool same = true;
+		for (size_t i = 0; i < ia->a->n_for && same; i++)
+			same = val_eq(&k->row[i], &env[ia->a->for_vars[i]]);
+		if (same)
+			return k;
+	}
+	return NULL;
+}
+
+static void
+row_add(struct iagg *ia, const struct akey *k, int sign)
+{
+	if (ia->sum_col >= 0 && k->row[ia->sum_col].t == V_LONG)
+		ia->sum += sign * (__int128)k->row[ia->sum_col].u.l;
+}
+
+/* the continuation of X at a fed event: count the row in */
+static int
+k_feed(struct ectx *x, const struct kont *k)
+{
+	struct iagg *ia = k->data;
+	const struct tevent *e = x->extra;
+	size_t w = ia->a->n_for;
+	for (size_t i = 0; i < w; i++)
+		if (x->env[ia->a->for_vars[i]].t == V_NONE)
+			return 0; /* the load check makes this unreachable */
+	uint64_t h = row_hash(x->env, ia->a->for_vars, w);
+	struct akey *key = iagg_find(ia, x->env, h);
+	if (!key) {
+		size_t size = sizeof(*key) + align8((w ? w : 1) * sizeof(struct val));
+		for (size_t i = 0; i < w; i++)
+			size += tval_size(&x->env[ia->a->for_vars[i]]);
+		if (ia->n_keys + 1 > ia->nb) {
+			if (iagg_rehash(x->m, ia, ia->nb ? ia->nb * 2 : 64) < 0)
+				return -ENOMEM;
+		}
+		key = malloc(size);
+		if (!key)
+			return -ENOMEM;
+		memset(key, 0, sizeof(*key));
+		char *mem = (char *)key + sizeof(*key) + align8((w ? w : 1) * sizeof(struct val));
+		for (size_t i = 0; i < w; i++)
+			tval_copy(&key->row[i], &x->env[ia->a->for_vars[i]], &mem);
+		key->hash = h;
+		key->bytes = size;
+		key->next = ia->buckets[h & (ia->nb - 1)];
+		ia->buckets[h & (ia->nb - 1)] = key;
+		ia->n_keys++;
+		ia->bytes += size;
+		x->m->bytes += size;
+		row_add(ia, key, 1);
+	}
+	if (ia->qn == ia->qcap) {
+		if (ia->qn >= 4u * BP_MONITOR_MAX_EVENTS)
+			return -E2BIG;
+		size_t cap = ia->qcap ? ia->qcap * 2 : 64;
+		struct acontrib *nq = malloc(cap * sizeof(*nq));
+		if (!nq)
+			return -ENOMEM;
+		for (size_t i = 0; i < ia->qn; i++)
+			nq[i] = ia->q[(ia->qhead + i) % ia->qcap];
+		free(ia->q);
+		x->m->bytes += (cap - ia->qcap) * sizeof(*nq);
+		ia->bytes += (cap - ia->qcap) * sizeof(*nq);
+		ia->q = nq;
+		ia->qcap = cap;
+		ia->qhead = 0;
+	}
+	key->refs++;
+	ia->q[(ia->qhead + ia->qn) % ia->qcap] = (struct acontrib){ .ts = e->ts, .key = key };
+	ia->qn++;
+	return 0; /* on: every row of the event counts */
+}
+
+static void
+key_drop(struct bp_monitor *m, struct iagg *ia, struct akey *key)
+{
+	if (--key->refs)
+		return;
+	struct akey **pp = &ia->buckets[key->hash & (ia->nb - 1)];
+	while (*pp != key)
+		pp = &(*pp)->next;
+	*pp = key->next;
+	row_add(ia, key, -1);
+	ia->n_keys--;
+	ia->bytes -= key->bytes;
+	m->bytes -= key->bytes;
+	free(key);
+}
+
+static void
+iagg_prune(struct bp_monitor *m, struct iagg *ia, int64_t now)
+{
+	while (ia->qn && age(now, ia->q[ia->qhead].ts) > ia->window) {
+		key_drop(m, ia, ia->q[ia->qhead].key);
+		ia->qhead = (ia->qhead + 1) % ia->qcap;
+		ia->qn--;
+		m->work++;
+	}
+	/* give memory back after a burst */
+	if (ia->qcap > 64 && ia->qn < ia->qcap / 8) {
+		size_t cap = ia->qcap / 2;
+		struct acontrib *nq = malloc(cap * sizeof(*nq));
+		if (nq) {
+			for (size_t i = 0; i < ia->qn; i++)
+				nq[i] = ia->q[(ia->qhead + i) % ia->qcap];
+			free(ia->q);
+			m->bytes -= (ia->qcap - cap) * sizeof(*nq);
+			ia->bytes -= (ia->qcap - cap) * sizeof(*nq);
+			ia->q = nq;
+			ia->qcap = cap;
+			ia->qhead = 0;
+		}
+	}
+	if (ia->nb > 64 && ia->n_keys < ia->nb / 8)
+		(void)iagg_rehash(m, ia, ia->nb / 2); /* on ENOMEM keep the larger table */
+}
+
+static void
+aggs_prune(struct bp_monitor *m, struct rstate *rs, int64_t now)
+{
+	for (size_t i = 0; i < rs->n_aggs; i++)
+		if (!rs->aggs[i].broken)
+			iagg_prune(m, &rs->aggs[i], now);
+}
+
+/* evaluation context FX positioned at event E alone */
+static void
+single_view(struct bp_monitor *m, struct ectx *fx, const struct rstate *rs, const struct tevent *e)
+{
+	memset(fx->env, 0, sizeof(fx->env));
+	fx->m = m;
+	fx->rs = rs;
+	fx->wrs = NULL;
+	fx->t = NULL;
+	fx->req = NULL;
+	fx->n_log = 0;
+	fx->extra = e;
+	fx->n_view = 1;
+	fx->steps = 0;
+	fx->depth = 0;
+}
+
+static void
+aggs_feed(struct bp_monitor *m, struct rstate *rs, const struct tevent *e)
+{
+	struct ectx *fx = m->fx;
+	for (size_t i = 0; i < rs->n_aggs; i++) {
+		struct iagg *ia = &rs->aggs[i];
+		if (ia->broken)
+			continue;
+		single_view(m, fx, rs, e);
+		struct kont k = { .fn = k_feed, .data = ia };
+		int r = eval(fx, ia->x, 0, &k);
+		m->work += fx->steps;
+		if (r < 0)
+			iagg_break(m, ia);
+	}
+}
+
+/*
+ * The aggregate A at POS from its incremental state: 0 (answered), 1 (not
+ * covered: scan), or a negative errno.
+ */
+static int
+inc_value(struct ectx *x, const struct tagg *a, size_t pos, struct val *out)
+{
+	if (x->m->no_incremental || !x->wrs || pos + 1 != x->n_view)
+		return 1;
+	struct iagg *ia = NULL;
+	for (size_t i = 0; i < x->wrs->n_aggs && !ia; i++)
+		if (x->wrs->aggs[i].a == a)
+			ia = &x->wrs->aggs[i];
+	if (!ia || ia->broken)
+		return 1;
+	for (int v = 0; v < TP_MAX_VARS; v++)
+		if ((ia->outer >> v & 1) && x->env[v].t != V_NONE)
+			return 1; /* X depends on a binding made outside the aggregate */
+	iagg_prune(x->m, ia, view_at(x, pos)->ts);
+	size_t n = ia->n_keys;
+	__int128 sum = ia->sum;
+	if (x->extra) {
+		/* the current event, when the rule does not retain it: its new rows */
+		struct ectx *fx = x->m->fx;
+		single_view(x->m, fx, x->rs, x->extra);
+		struct rowset s = { .width = a->n_for, .vars = a->for_vars, .sum_col = -1 };
+		struct kont k = { .fn = k_collect, .data = &s };
+		int r = eval(fx, ia->x, 0, &k);
+		x->m->work += fx->steps;
+		if (r < 0)
+			return r;
+		for (size_t j = 0; j < s.cap; j++) {
+			if (!s.slots[j])
+				continue;
+			struct val env[TP_MAX_VARS];
+			for (size_t i = 0; i < a->n_for; i++)
+				env[a->for_vars[i]] = s.slots[j][i];
+			if (iagg_find(ia, env, s.hashes[j]))
+				continue;
+			n++;
+			if (ia->sum_col >= 0 && s.slots[j][ia->sum_col].t == V_LONG)
+				sum += s.slots[j][ia->sum_col].u.l;
+		}
+	}
+	x->m->work++;
+	set_long(x, out, a->sum, n, sum);
+	return 0;
+}
+
+static int
+ectx_setup(struct bp_monitor *m)
+{
+	m->dx = calloc(1, sizeof(*m->dx));
+	m->fx = calloc(1, sizeof(*m->fx));
+	return m->dx && m->fx ? 0 : -ENOMEM;
+}
+
+void
+tmon_set_incremental(struct bp_monitor *m, bool on)
+{
+	m->no_incremental = !on;
+}
+
+uint64_t
+tmon_work(const struct bp_monitor *m)
+{
+	return m->work;
+}
+
+bool
+tmon_last_agg(const struct bp_monitor *m, int64_t *v)
+{
+	*v = m->last_agg;
+	return m->has_last_agg;
 }
 
 /* ---- the hook ---- */
@@ -1180,21 +1694,23 @@ hook_eval(void *ctx, const struct bp_policy *p, size_t rule, size_t term,
 		return -EINVAL;
 	if (!m->last)
 		return -ENODATA; /* nothing observed: the caller skipped observe */
-	const struct rstate *rs = &m->rules[rule];
-	struct ectx *x = calloc(1, sizeof(*x));
-	if (!x)
-		return -ENOMEM;
+	struct rstate *rs = &m->rules[rule];
+	struct ectx *x = m->dx; /* reused: no allocation per decision */
+	memset(x->env, 0, sizeof(x->env));
 	x->m = m;
 	x->rs = rs;
+	x->wrs = rs;
 	x->t = &rs->terms[term];
 	x->req = req;
 	x->n_log = rs->n;
 	x->extra = rs->n && ring_at(rs, rs->n - 1) == m->last ? NULL : m->last;
 	x->n_view = x->n_log + (x->extra ? 1 : 0);
+	x->steps = 0;
+	x->depth = 0;
 	arena_reset(&m->scratch);
 	static const struct kont top = { .fn = k_stop };
 	int r = eval(x, x->t->root, x->n_view - 1, &top);
-	free(x);
+	m->work += x->steps;
 	arena_reset(&m->scratch);
 	if (r < 0)
 		return r;
@@ -1291,6 +1807,11 @@ bp_monitor_migrate(struct bp_monitor *old, const struct bp_policy *np, struct bp
 			nr->n = orule->n;
 			orule->ring = NULL;
 			orule->cap = orule->n = orule->head = 0;
+			/* rebuild the incremental aggregates from the retained events */
+			for (size_t k = 0; k < nr->n; k++)
+				aggs_feed(m, nr, ring_at(nr, k));
+			if (old->has_last)
+				aggs_prune(m, nr, old->last_ts);
 			break;
 		}
 	}
@@ -1306,10 +1827,14 @@ bp_monitor_migrate(struct bp_monitor *old, const struct bp_policy *np, struct bp
 	m->last_ts = old->last_ts;
 	m->seq = old->seq;
 	m->epoch = epoch;
+	m->work += old->work;
 	/* bytes: recount what moved (events are shared, count each once) */
 	m->bytes = sizeof(*m) + m->n_rules * sizeof(*m->rules) + m->ar.total;
-	for (size_t i = 0; i < m->n_rules; i++)
+	for (size_t i = 0; i < m->n_rules; i++) {
 		m->bytes += m->rules[i].cap * sizeof(struct tevent *);
+		for (size_t k = 0; k < m->rules[i].n_aggs; k++)
+			m->bytes += m->rules[i].aggs[k].bytes;
+	}
 	for (size_t i = 0; i < m->n_rules; i++)
 		for (size_t k = 0; k < m->rules[i].n; k++) {
 			struct tevent *e = ring_at(&m->rules[i], k);
