@@ -235,7 +235,7 @@ bool plan_env_reserved(const char *name);
 
 /* ---- spawn.c ---- */
 /* Find box-trampoline: next to boxd, else BOX_LIBEXECDIR. */
-int spawn_find_trampoline(const struct boxd *d, char **ret);
+int spawn_find_helper(const struct boxd *d, const char *name, char **ret);
 /* fork+exec the trampoline; sends the plan; returns the status socket. */
 int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pid,
 		     int *status_fd);

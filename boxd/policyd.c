@@ -71,25 +71,6 @@ seterr(char **err, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int
-find_policyd(const struct boxd *d, char **ret)
-{
-	_cleanup_free_ char *p = d->self_dir ? path_join(d->self_dir, "box-policyd") : NULL;
-
-	if (p && access(p, X_OK) == 0) {
-		*ret = TAKE_PTR(p);
-		return 0;
-	}
-	free(p);
-	p = path_join(BOX_LIBEXECDIR, "box-policyd");
-	if (!p)
-		return -ENOMEM;
-	if (access(p, X_OK) < 0)
-		return -errno;
-	*ret = TAKE_PTR(p);
-	return 0;
-}
-
 /* The ids policyd runs as: ours (embedded), else the daemon user. */
 static int
 policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid)
@@ -369,7 +350,7 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	int r;
 
 	*err = NULL;
-	r = find_policyd(d, &exe);
+	r = spawn_find_helper(d, "box-policyd", &exe);
 	if (r < 0) {
 		seterr(err, "cannot find box-policyd: %s", strerror(-r));
 		return r;

@@ -26,17 +26,22 @@
 #include "path.h"
 #include "plan_validate.h"
 
+/*
+ * A helper program NAME: beside boxd's own executable, else in LIBEXECDIR.
+ * Never through the environment: a service boxd must not run what a client
+ * names.
+ */
 int
-spawn_find_trampoline(const struct boxd *d, char **ret)
+spawn_find_helper(const struct boxd *d, const char *name, char **ret)
 {
-	_cleanup_free_ char *p = d->self_dir ? path_join(d->self_dir, "box-trampoline") : NULL;
+	_cleanup_free_ char *p = d->self_dir ? path_join(d->self_dir, name) : NULL;
 
 	if (p && access(p, X_OK) == 0) {
 		*ret = TAKE_PTR(p);
 		return 0;
 	}
 	free(p);
-	p = path_join(BOX_LIBEXECDIR, "box-trampoline");
+	p = path_join(BOX_LIBEXECDIR, name);
 	if (!p)
 		return -ENOMEM;
 	if (access(p, X_OK) < 0)
@@ -54,7 +59,7 @@ spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pi
 	int psock[2] = { -1, -1 }, ssock[2] = { -1, -1 };
 	int r;
 
-	r = spawn_find_trampoline(d, &tramp);
+	r = spawn_find_helper(d, "box-trampoline", &tramp);
 	if (r < 0)
 		return log_err_errno(r, "cannot find box-trampoline");
 	size_t len = box__plan__get_packed_size(plan);
