@@ -4,7 +4,7 @@
 # -q, a deny mask, a sandbox setup failure (exit 1), the run lock, --detach
 # with agent.log, ps and stop, boxctl SIGKILLed (nothing survives, not even
 # a double-forked setsid daemon), [box] timeout (124), pids_max contained,
-# SIGINT forwarded, a pty at a terminal, and the runtime dir removed.
+# memory_max contained, SIGINT forwarded, a pty at a terminal, and the runtime dir removed.
 . test/lib.sh
 . test/integration/lib-run.sh
 set -u
@@ -163,6 +163,24 @@ mkini pids "/usr/bin/python3 forkbomb.py" "agent:pids_max = 20"
 out=$("$RB/boxctl" run -q -c pids.ini 2>err)
 n=$(sed -n 's/^forks \([0-9]*\) errno 11$/\1/p' <<<"$out")
 check "pids_max: fork fails with EAGAIN past the limit ($out)" test -n "$n" && test "$n" -lt 20
+
+# memory_max (root: the cgroup v1 memory controller on this host): a box
+# that allocates past the limit is killed, a box that stays under it is not.
+cat >proj/mem.py <<'EOF'
+import sys
+blocks = []
+for i in range(int(sys.argv[1])):
+    blocks.append(bytearray(8 << 20))  # touched: bytearray zero-fills
+print("allocated", len(blocks) * 8, "MiB")
+EOF
+mkini mem "/usr/bin/python3 mem.py" "agent:memory_max = 64M"
+out=$("$RB/boxctl" run -q -c mem.ini -- 4 2>err)
+rc=$?
+check "memory_max: 32 MiB under a 64M limit runs (exit $rc, $out)" test "$rc" = 0
+out=$("$RB/boxctl" run -q -c mem.ini -- 32 2>err)
+rc=$?
+check "memory_max: 256 MiB past a 64M limit is stopped (exit $rc)" test "$rc" = 137 -o "$rc" = 1
+check "memory_max: never reached 256 MiB ($out)" test "$out" != "allocated 256 MiB"
 
 # SIGINT given to boxctl reaches the agent
 cat >proj/sig.py <<'EOF'
