@@ -509,4 +509,7 @@ int format_message(const struct bp_policy *p, const struct bp_request *req,
 		   struct bp_decision *d);
 const struct val *request_field(const struct bp_request *r, uint32_t atom);
 
+/* UTF-8 encoding of one code point into O (4 bytes of room); returns its length. */
+size_t bp_utf8_put(char *o, uint32_t cp);
+
 #endif

@@ -285,30 +285,6 @@ hexval(char c)
 	return -1;
 }
 
-static size_t
-put_utf8(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xC0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xE0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		o[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	o[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
 
 /*
  * Decode a T_STRING token. In a pattern (out_len != NULL and err about
@@ -365,7 +341,7 @@ unescape_string(const struct token *t, struct arena *ar, char **out, size_t *out
 				return false;
 			}
 			/* \u{HEX} never needs more room than its own spelling */
-			k += put_utf8(o + k, cp);
+			k += bp_utf8_put(o + k, cp);
 			i = j;
 			break;
 		}

@@ -81,30 +81,6 @@ utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
-static size_t
-utf8_put(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xC0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xE0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		o[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	o[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
 
 /* Rust's char::is_printable false, or a grapheme extender (approximated). */
 static bool
@@ -160,7 +136,7 @@ put_resource(struct out *o, const char *s, size_t n)
 		    needs_unicode_escape(cp))
 			bl = escape_char(cp, true, buf);
 		else
-			bl = utf8_put(buf, cp);
+			bl = bp_utf8_put(buf, cp);
 		if (used + bl > 1024) {
 			puts_(o, "...");
 			return;
@@ -186,7 +162,7 @@ put_annotation(struct out *o, const char *s)
 		    (cp >= 0x2066 && cp <= 0x2069))
 			bl = escape_char(cp, false, buf);
 		else
-			bl = utf8_put(buf, cp);
+			bl = bp_utf8_put(buf, cp);
 		put(o, buf, bl);
 		i += len;
 	}
