@@ -464,6 +464,37 @@ pass_epochs(uint8_t type, const uint8_t *data, size_t len, uint64_t offset, void
 }
 
 #ifdef HAVE_BP_MONITOR
+/*
+ * Load e->ev with one outcome or request event (a Record now, or a history
+ * record on replay). Only -ENOMEM and a bad request fail here; an output
+ * field of the wrong shape is left to bp_event_problem(), which callers check.
+ */
+static int
+fill_event(struct engine *e, enum bp_event_kind kind, int64_t time_ns, const char *action,
+	   Box__PolicyField *const *input, size_t n_input, Box__PolicyField *const *output,
+	   size_t n_output)
+{
+	bp_event_reset(e->ev);
+	bp_event_set_kind(e->ev, kind);
+	bp_event_set_time(e->ev, time_ns);
+	int r = fill_request(bp_event_request(e->ev), action, input, n_input);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n_output; i++) {
+		const Box__PolicyValue *v = output[i]->value;
+		if (v->kind_case == BOX__POLICY_VALUE__KIND_INTEGER)
+			r = bp_event_set_output_long(e->ev, output[i]->name, v->integer);
+		else if (v->kind_case == BOX__POLICY_VALUE__KIND_STR)
+			r = bp_event_set_output_string(e->ev, output[i]->name, v->str,
+						       strlen(v->str));
+		else
+			r = -EINVAL;
+		if (r == -ENOMEM)
+			return r;
+	}
+	return 0;
+}
+
 static int
 replay_event(struct engine *e, const uint8_t *data, size_t len, uint64_t offset)
 {
@@ -476,24 +507,10 @@ replay_event(struct engine *e, const uint8_t *data, size_t len, uint64_t offset)
 	    m->time_ns > INT64_MAX)
 		goto out;
 	const struct epoch *ep = &e->epochs[e->cur_epoch - 1];
-	bp_event_reset(e->ev);
-	bp_event_set_kind(e->ev, (enum bp_event_kind)m->kind);
-	bp_event_set_time(e->ev, (int64_t)m->time_ns);
-	r = fill_request(bp_event_request(e->ev), m->action, m->input, m->n_input);
+	r = fill_event(e, (enum bp_event_kind)m->kind, (int64_t)m->time_ns, m->action, m->input,
+		       m->n_input, m->output, m->n_output);
 	if (r < 0)
 		goto out;
-	for (size_t i = 0; i < m->n_output; i++) {
-		const Box__PolicyValue *v = m->output[i]->value;
-		if (v->kind_case == BOX__POLICY_VALUE__KIND_INTEGER)
-			r = bp_event_set_output_long(e->ev, m->output[i]->name, v->integer);
-		else if (v->kind_case == BOX__POLICY_VALUE__KIND_STR)
-			r = bp_event_set_output_string(e->ev, m->output[i]->name, v->str,
-						       strlen(v->str));
-		else
-			r = -EINVAL;
-		if (r == -ENOMEM)
-			goto out;
-	}
 	r = 0;
 	if (bp_event_problem(e->ev)) {
 		/* The schema changed since (an MCP server left the config): no rule can see it. */
@@ -905,24 +922,10 @@ engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns)
 #ifdef HAVE_BP_MONITOR
 	int r;
 	int64_t t = stamp(e, now_ns);
-	bp_event_reset(e->ev);
-	bp_event_set_kind(e->ev, (enum bp_event_kind)m->kind);
-	bp_event_set_time(e->ev, t);
-	r = fill_request(bp_event_request(e->ev), m->action, m->input, m->n_input);
+	r = fill_event(e, (enum bp_event_kind)m->kind, t, m->action, m->input, m->n_input,
+		       m->output, m->n_output);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < m->n_output; i++) {
-		const Box__PolicyValue *v = m->output[i]->value;
-		if (v->kind_case == BOX__POLICY_VALUE__KIND_INTEGER)
-			r = bp_event_set_output_long(e->ev, m->output[i]->name, v->integer);
-		else if (v->kind_case == BOX__POLICY_VALUE__KIND_STR)
-			r = bp_event_set_output_string(e->ev, m->output[i]->name, v->str,
-						       strlen(v->str));
-		else
-			r = -EINVAL;
-		if (r == -ENOMEM)
-			return r;
-	}
 	if (bp_event_problem(e->ev))
 		return -EINVAL;
 	if (history_failed(e->hist))
