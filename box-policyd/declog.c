@@ -115,6 +115,30 @@ sb_put(struct sbuf *b, const char *s, size_t n)
 
 #define SB_LIT(b, lit) sb_put((b), (lit), sizeof(lit) - 1)
 
+/* Bytes JSON needs escaped: control characters, '"' and '\\'. */
+static inline bool
+needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\';
+}
+
+/*
+ * Whether any of the 8 bytes at P needs an escape: a byte below 0x20, '"' or
+ * '\\' (the has-less-than and has-zero-byte word tricks, exact as tests).
+ */
+static inline bool
+word_needs_escape(const char *p)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t w;
+	memcpy(&w, p, 8);
+	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+	uint64_t below_space = (w - ones * 0x20) & ~w;
+	uint64_t is_quote = (quote - ones) & ~quote;
+	uint64_t is_bslash = (bslash - ones) & ~bslash;
+	return ((below_space | is_quote | is_bslash) & highs) != 0;
+}
+
 /* A JSON string, escaped as jansson does it; NULL is "". */
 static void
 sb_str(struct sbuf *b, const char *s)
@@ -135,12 +159,19 @@ sb_str(struct sbuf *b, const char *s)
 		return;
 	char *o = b->s + b->len;
 	*o++ = '"';
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\') {
-			*o++ = (char)c;
-			continue;
-		}
+	for (size_t i = 0; i < n;) {
+		/* Copy the run that needs no escape in one go (most strings are one run). */
+		size_t run = i;
+		while (n - run >= 8 && !word_needs_escape(s + run))
+			run += 8;
+		while (run < n && !needs_escape((unsigned char)s[run]))
+			run++;
+		memcpy(o, s + i, run - i);
+		o += run - i;
+		if (run == n)
+			break;
+		unsigned char c = (unsigned char)s[run];
+		i = run + 1;
 		*o++ = '\\';
 		switch (c) {
 		case '"': *o++ = '"'; break;

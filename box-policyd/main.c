@@ -90,6 +90,7 @@ static struct {
 	size_t log_len, log_cap;
 	struct event *log_flush;
 	bool log_flush_armed;
+	struct event *stop_signals[2];
 	int exit_code;
 } S = {
 	.peers = {
@@ -176,6 +177,18 @@ log_flush(void)
 	S.log_len = 0;
 }
 
+/*
+ * SIGTERM/SIGINT (systemd stops boxd.service's whole cgroup at once): leave
+ * the loop the way a closed boxd channel does, so the batch fsync and the
+ * buffered decision lines are written before exiting.
+ */
+static void
+on_stop_signal(evutil_socket_t sig, short what, void *userdata)
+{
+	log_info("Signal %d: exiting", (int)sig);
+	event_base_loopexit(S.base, NULL);
+}
+
 static void
 on_log_flush(evutil_socket_t fd, short what, void *userdata)
 {
@@ -231,8 +244,11 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 	if (S.log_len >= (256u << 10))
 		log_flush();
 	else if (!S.log_flush_armed && S.log_flush) {
-		event_active(S.log_flush, EV_TIMEOUT, 0);
-		S.log_flush_armed = true;
+		struct timeval tv = { 0, POLICYD_LOG_FLUSH_MS * 1000 };
+		if (evtimer_add(S.log_flush, &tv) < 0)
+			log_flush();
+		else
+			S.log_flush_armed = true;
 	}
 }
 
@@ -623,6 +639,13 @@ main(int argc, char **argv)
 		fatalx("Cannot create the event loop");
 	declog_init();
 	tzset(); /* the log's timestamps read /etc/localtime once, now */
+	/* Before the filter: adding a signal event calls rt_sigaction. */
+	static const int stop_sigs[2] = { SIGTERM, SIGINT };
+	for (int i = 0; i < 2; i++) {
+		S.stop_signals[i] = evsignal_new(S.base, stop_sigs[i], on_stop_signal, NULL);
+		if (!S.stop_signals[i] || evsignal_add(S.stop_signals[i], NULL) < 0)
+			fatalx("Cannot watch signal %d", stop_sigs[i]);
+	}
 	r = policyd_seccomp(dirfd);
 	if (r < 0)
 		fatal(r, "Cannot install the seccomp filter");
@@ -703,6 +726,8 @@ main(int argc, char **argv)
 		S.peers[i].ev = box_ipc_event_free(S.peers[i].ev);
 	event_free(S.batch_timer);
 	event_free(S.log_flush);
+	for (int i = 0; i < 2; i++)
+		event_free(S.stop_signals[i]);
 	free(S.logbuf);
 	engine_free(S.engine);
 	free(S.pending);

@@ -18,6 +18,7 @@
 
 /* Batch mode: at most one fsync every this many ms; decisions wait for it. */
 #define POLICYD_BATCH_MS 10
+#define POLICYD_LOG_FLUSH_MS 10
 /* How long boxd has to send PolicyInit. */
 #define POLICYD_INIT_TIMEOUT_MS 30000
 

@@ -42,12 +42,14 @@ static const int allowed[] = {
 	SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask),
 	SCMP_SYS(futex), SCMP_SYS(getrandom), SCMP_SYS(restart_syscall),
 	SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep), SCMP_SYS(getsockopt),
+	/* libevent puts SIGTERM/SIGINT's old handlers back when the loop ends. */
+	SCMP_SYS(rt_sigaction),
 };
 
 #if POLICYD_ASAN
 static const int allowed_asan[] = {
 	SCMP_SYS(openat), SCMP_SYS(open), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
-	SCMP_SYS(sigaltstack), SCMP_SYS(rt_sigaction), SCMP_SYS(prctl),
+	SCMP_SYS(sigaltstack), SCMP_SYS(prctl),
 	SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity), SCMP_SYS(getdents64),
 	SCMP_SYS(tgkill), SCMP_SYS(kill), SCMP_SYS(getppid), SCMP_SYS(pipe2),
 	SCMP_SYS(wait4), SCMP_SYS(clone), SCMP_SYS(execve), SCMP_SYS(dup2), SCMP_SYS(dup3),

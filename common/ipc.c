@@ -16,6 +16,7 @@
  * Trusts: nothing from the peer. Never logs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -457,6 +458,12 @@ struct box_ipc_chan {
 	unsigned n_allowed;
 	bool restricted;
 	bool waits; /* the last box_ipc_recv_wait found nothing at first: poll first */
+	/*
+	 * Blocking receive (box_ipc_recv_wait on a blocking fd): one recvmsg
+	 * bounded by SO_RCVTIMEO instead of poll + recvmsg. -1: not known yet.
+	 */
+	int blocking;
+	int rcvtimeo_ms; /* what SO_RCVTIMEO is set to; -1: never set */
 };
 
 struct box_ipc_chan *
@@ -471,6 +478,8 @@ box_ipc_chan_new(int fd)
 		return NULL;
 	}
 	c->fd = fd;
+	c->blocking = -1;
+	c->rcvtimeo_ms = -1;
 	return c;
 }
 
@@ -697,8 +706,9 @@ out:
 	return r;
 }
 
-int
-box_ipc_recv(struct box_ipc_chan *c, struct box_ipc_msg *ret)
+/* One recvmsg with FLAGS (MSG_DONTWAIT or not), then the feed. */
+static int
+recv_packet(struct box_ipc_chan *c, struct box_ipc_msg *ret, int flags)
 {
 	struct iovec iov = { .iov_base = c->pkt, .iov_len = BOX_IPC_MAX + 1 };
 	union {
@@ -715,7 +725,7 @@ box_ipc_recv(struct box_ipc_chan *c, struct box_ipc_msg *ret)
 	unsigned n_fds = 0;
 	bool bad_cmsg = false;
 
-	ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | flags);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return -EAGAIN;
@@ -759,6 +769,12 @@ box_ipc_recv(struct box_ipc_chan *c, struct box_ipc_msg *ret)
 	return box_ipc_chan_feed(c, c->pkt, (size_t)n, fds, n_fds, ret);
 }
 
+int
+box_ipc_recv(struct box_ipc_chan *c, struct box_ipc_msg *ret)
+{
+	return recv_packet(c, ret, MSG_DONTWAIT);
+}
+
 static int64_t
 now_ms(void)
 {
@@ -767,9 +783,66 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Make the next blocking recvmsg give up after MS (0: never). The value is
+ * cached: a synchronous peer asks with the same timeout every time, so the
+ * setsockopt is paid once, not per message.
+ */
+static int
+set_rcvtimeo(struct box_ipc_chan *c, int ms)
+{
+	if (c->rcvtimeo_ms == ms)
+		return 0;
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	c->rcvtimeo_ms = ms;
+	return 0;
+}
+
+/*
+ * A blocking fd: recvmsg itself waits, bounded by SO_RCVTIMEO, so a reply
+ * costs one system call. The timeout is re-armed with what is left whenever a
+ * fragment or a signal cut the wait short.
+ */
+static int
+recv_wait_blocking(struct box_ipc_chan *c, struct box_ipc_msg *ret, int timeout_ms)
+{
+	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	int wait = timeout_ms < 0 ? 0 : timeout_ms;
+
+	for (;;) {
+		if (wait == 0 && deadline >= 0)
+			return -ETIMEDOUT;
+		int r = set_rcvtimeo(c, wait);
+		if (r < 0)
+			return r;
+		r = recv_packet(c, ret, 0);
+		if (r == 1 || (r < 0 && r != -EAGAIN && r != -EINTR))
+			return r;
+		if (deadline >= 0) {
+			int64_t left = deadline - now_ms();
+			if (left <= 0)
+				return -ETIMEDOUT;
+			/* A fragment or a signal: wait no longer than the caller said. */
+			if (left < wait)
+				wait = (int)left;
+		}
+	}
+}
+
 int
 box_ipc_recv_wait(struct box_ipc_chan *c, struct box_ipc_msg *ret, int timeout_ms)
 {
+	if (c->blocking < 0) {
+		int fl = fcntl(c->fd, F_GETFL);
+		if (fl < 0)
+			return -errno;
+		c->blocking = !(fl & O_NONBLOCK);
+	}
+	if (c->blocking && timeout_ms != 0 && timeout_ms <= INT32_MAX / 2)
+		return recv_wait_blocking(c, ret, timeout_ms);
+
 	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
 	/*
 	 * A peer that had to wait for its last message (a reply) most likely

@@ -173,6 +173,8 @@ int box_ipc_recv(struct box_ipc_chan *c, struct box_ipc_msg *ret);
 /*
  * Blocking receive for synchronous peers (boxctl, trampoline): waits up to
  * timeout_ms (-1: forever) for a whole message. -ETIMEDOUT when it expires.
+ * On a blocking fd the wait is recvmsg itself under SO_RCVTIMEO (the channel
+ * owns that option from then on); on an O_NONBLOCK fd it polls.
  */
 int box_ipc_recv_wait(struct box_ipc_chan *c, struct box_ipc_msg *ret, int timeout_ms);
 

@@ -270,6 +270,50 @@ test_decision_log_exact(void)
 	CHECK_STR(log, want);
 }
 
+/*
+ * The reply goes out first and the line follows within POLICYD_LOG_FLUSH_MS
+ * (one write for every line of that interval): `boxctl log -f` sees it while
+ * box-policyd still runs, not only when it exits.
+ */
+static void
+test_decision_log_live(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK(decide(&pd, PD_SHELL, W("~/live"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	bool seen = false;
+	for (int i = 0; i < 200 && !seen; i++) {
+		_cleanup_free_ char *log = slurp("decisions.jsonl");
+		seen = strstr(log, "\"~/live\"") != NULL;
+		if (!seen)
+			(void)usleep(10000);
+	}
+	CHECK(seen);
+	CHECK_INT(pd_stop(&pd), 0);
+}
+
+/* systemd stops the whole cgroup with SIGTERM: the buffered lines are written first. */
+static void
+test_sigterm_flushes(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK(decide(&pd, PD_SHELL, W("~/last"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	int status = 0;
+	CHECK_INT(kill(pd.pid, SIGTERM), 0);
+	CHECK_INT(waitpid(pd.pid, &status, 0), pd.pid);
+	pd.pid = -1;
+	/* A clean exit, not SIGSYS from the allow-list on the way out. */
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	_cleanup_free_ char *log = slurp("decisions.jsonl");
+	CHECK(strstr(log, "\"~/last\"") != NULL);
+	pd_kill(&pd);
+}
+
 static void
 test_log_rotation(void)
 {
@@ -744,6 +788,8 @@ main(void)
 	RUN(test_round_trip);
 	RUN(test_pipelined);
 	RUN(test_decision_log_exact);
+	RUN(test_decision_log_live);
+	RUN(test_sigterm_flushes);
 	RUN(test_log_rotation);
 	RUN(test_no_policy);
 	RUN(test_bad_policy_refuses);

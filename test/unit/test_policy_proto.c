@@ -118,6 +118,27 @@ test_decide_request(void)
 	CHECK(!box_valid_utf8("\xed\xa0\x80", 3));     /* surrogate */
 	CHECK(!box_valid_utf8("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
 	CHECK(!box_valid_utf8("\xe2\x80", 2));         /* cut short */
+	/*
+	 * The word-at-a-time ASCII path: a NUL, a stray continuation byte or a
+	 * cut sequence at every offset of a 24-byte string, and valid text
+	 * around each.
+	 */
+	for (size_t at = 0; at < 24; at++) {
+		char buf[32];
+		memset(buf, 'a', sizeof(buf));
+		CHECK(box_valid_utf8(buf, 24));
+		buf[at] = '\0';
+		CHECK(!box_valid_utf8(buf, 24));
+		buf[at] = (char)0x80;
+		CHECK(!box_valid_utf8(buf, 24));
+		buf[at] = (char)0xe2;
+		CHECK_INT(box_valid_utf8(buf, 24), false);
+		if (at + 2 < 24) {
+			buf[at + 1] = (char)0x80;
+			buf[at + 2] = (char)0xae; /* U+202E, three bytes */
+			CHECK(box_valid_utf8(buf, 24));
+		}
+	}
 }
 
 static void
