@@ -23,6 +23,7 @@
 #include "envelope.pb-c.h"
 #include "ipc.h"
 #include "ipc_event.h"
+#include "policy.pb-c.h"
 #include "proto/validate.h"
 #include "tap.h"
 
@@ -961,6 +962,163 @@ test_bad_enums_and_types(void)
 	free(pkt);
 	CHECK_STR(box_ipc_type_name(BOX__MSG_TYPE__MSG_RUN_REQUEST), "RunRequest");
 	CHECK_STR(box_ipc_type_name(1000), "?");
+}
+
+/* ---- the single-packet envelope fast paths ----------------------------- */
+
+struct captured {
+	uint8_t buf[4096];
+	size_t len;
+	unsigned packets;
+};
+
+static int
+capture(void *userdata, const uint8_t *pkt, size_t len, const int *fds, unsigned n_fds)
+{
+	struct captured *c = userdata;
+	if (len > sizeof(c->buf))
+		return -EMSGSIZE;
+	memcpy(c->buf, pkt, len);
+	c->len = len;
+	c->packets++;
+	return 0;
+}
+
+/*
+ * The same envelope with its fields in another order (payload first): valid
+ * protobuf, but not what box_ipc_pack writes, so it takes protobuf-c's path.
+ */
+static uint8_t *
+env_reordered(uint32_t version, uint32_t type, uint64_t rid, const uint8_t *p, size_t plen,
+	      size_t *len)
+{
+	size_t n;
+	_cleanup_free_ uint8_t *canon = env_payload(version, type, rid, p, plen, &n);
+	/* The canonical packet ends with the payload field: tag, length, bytes. */
+	size_t lenlen = 1;
+	for (size_t v = plen; v >= 0x80; v >>= 7)
+		lenlen++;
+	size_t tail = 1 + lenlen + plen, head = n - tail;
+	uint8_t *o = malloc(n);
+	memcpy(o, canon + head, tail);
+	memcpy(o + tail, canon, head);
+	*len = n;
+	return o;
+}
+
+/* Feed PKT and the reordered twin of the same envelope; both must end alike. */
+static void
+check_twins(uint32_t version, uint32_t type, uint64_t rid, const ProtobufCMessage *m,
+	    const uint32_t *allow, unsigned n_allow, int want)
+{
+	size_t plen, n1, n2;
+	_cleanup_free_ uint8_t *p = pack(m, &plen);
+	_cleanup_free_ uint8_t *canon = env_payload(version, type, rid, p, plen, &n1);
+	_cleanup_free_ uint8_t *twin = env_reordered(version, type, rid, p, plen, &n2);
+	struct box_ipc_msg a = BOX_IPC_MSG_INIT, b = BOX_IPC_MSG_INIT;
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *ca = box_ipc_chan_new(-1);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *cb = box_ipc_chan_new(-1);
+	if (n_allow) {
+		CHECK_INT(box_ipc_chan_allow(ca, allow, n_allow), 0);
+		CHECK_INT(box_ipc_chan_allow(cb, allow, n_allow), 0);
+	}
+	int ra = box_ipc_chan_feed(ca, canon, n1, NULL, 0, &a);
+	int rb = box_ipc_chan_feed(cb, twin, n2, NULL, 0, &b);
+	CHECK_INT(ra, want);
+	CHECK_INT(rb, want);
+	if (ra == 1 && rb == 1) {
+		CHECK_INT(a.type, b.type);
+		CHECK(a.request_id == rid && b.request_id == rid);
+		CHECK(same_packed(a.msg, m) && same_packed(b.msg, m));
+	}
+	box_ipc_msg_done(&a);
+	box_ipc_msg_done(&b);
+}
+
+static void
+test_envelope_fast_paths(void)
+{
+	Box__StopRequest st;
+	box__stop_request__init(&st);
+	st.box = "demo";
+	static const uint64_t rids[] = { 0, 1, 127, 128, 16383, 16384, 1ULL << 32, UINT64_MAX };
+
+	/* box_ipc_pack writes byte for byte what protobuf-c makes of the envelope. */
+	for (size_t i = 0; i < ELEMENTSOF(rids); i++) {
+		struct captured c = { .len = 0 };
+		CHECK_INT(box_ipc_pack(BOX__MSG_TYPE__MSG_STOP_REQUEST, rids[i], &st.base, NULL, 0,
+				       capture, &c),
+			  0);
+		size_t n;
+		_cleanup_free_ uint8_t *want =
+			env_msg(BOX__MSG_TYPE__MSG_STOP_REQUEST, rids[i], &st.base, &n);
+		CHECK(c.packets == 1 && c.len == n && memcmp(c.buf, want, n) == 0);
+	}
+	/* A payload whose length takes a two-byte varint, and an empty payload. */
+	char path[200];
+	memset(path, 'p', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	Box__PolicyValue val = BOX__POLICY_VALUE__INIT;
+	val.kind_case = BOX__POLICY_VALUE__KIND_STR;
+	val.str = path;
+	Box__PolicyField fld = BOX__POLICY_FIELD__INIT;
+	fld.name = "path";
+	fld.value = &val;
+	Box__PolicyField *flds[] = { &fld };
+	Box__DecideRequest dr = BOX__DECIDE_REQUEST__INIT;
+	dr.action = "fs:read";
+	dr.input = flds;
+	dr.n_input = 1;
+	struct captured big = { .len = 0 };
+	CHECK_INT(box_ipc_pack(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, 7, &dr.base, NULL, 0, capture,
+			       &big),
+		  0);
+	size_t nbig;
+	_cleanup_free_ uint8_t *wbig = env_msg(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, 7, &dr.base, &nbig);
+	CHECK(big.len == nbig && nbig > 200 && memcmp(big.buf, wbig, nbig) == 0);
+	check_twins(BOX_IPC_VERSION, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, 7, &dr.base, NULL, 0, 1);
+	Box__PsRequest ps;
+	box__ps_request__init(&ps);
+	struct captured empty = { .len = 0 };
+	CHECK_INT(box_ipc_pack(BOX__MSG_TYPE__MSG_PS_REQUEST, 9, &ps.base, NULL, 0, capture, &empty),
+		  0);
+	size_t nempty;
+	_cleanup_free_ uint8_t *wempty = env_msg(BOX__MSG_TYPE__MSG_PS_REQUEST, 9, &ps.base, &nempty);
+	CHECK(empty.len == nempty && memcmp(empty.buf, wempty, nempty) == 0);
+
+	/* Read in place or through protobuf-c, every envelope ends the same way. */
+	st.box = "demo";
+	uint32_t only_ps[] = { BOX__MSG_TYPE__MSG_PS_REQUEST };
+	for (size_t i = 0; i < ELEMENTSOF(rids); i++)
+		check_twins(BOX_IPC_VERSION, BOX__MSG_TYPE__MSG_STOP_REQUEST, rids[i], &st.base,
+			    NULL, 0, 1);
+	check_twins(BOX_IPC_VERSION, BOX__MSG_TYPE__MSG_PS_REQUEST, 3, &ps.base, NULL, 0, 1);
+	check_twins(2, BOX__MSG_TYPE__MSG_STOP_REQUEST, 1, &st.base, NULL, 0, -EPROTONOSUPPORT);
+	check_twins(BOX_IPC_VERSION, 1000, 1, &st.base, NULL, 0, -EBADMSG);
+	check_twins(BOX_IPC_VERSION, BOX__MSG_TYPE__MSG_INVALID, 1, &st.base, NULL, 0, -EBADMSG);
+	check_twins(BOX_IPC_VERSION, BOX__MSG_TYPE__MSG_STOP_REQUEST, 1, &st.base, only_ps, 1,
+		    -EPERM);
+	/* A PsRequest sent as a StopRequest lacks the required field either way. */
+	check_twins(BOX_IPC_VERSION, BOX__MSG_TYPE__MSG_STOP_REQUEST, 1, &ps.base, NULL, 0,
+		    -EBADMSG);
+
+	/* A varint padded to two bytes (0x81 0x00 for 1) is valid protobuf: slow path, same. */
+	size_t n;
+	_cleanup_free_ uint8_t *canon = env_msg(BOX__MSG_TYPE__MSG_STOP_REQUEST, 5, &st.base, &n);
+	_cleanup_free_ uint8_t *padded = malloc(n + 1);
+	padded[0] = canon[0];
+	padded[1] = 0x81;
+	padded[2] = 0x00;
+	memcpy(padded + 3, canon + 2, n - 2);
+	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
+	CHECK_INT(feed1(padded, n + 1, &got), 1);
+	CHECK(got.request_id == 5 && got.type == BOX__MSG_TYPE__MSG_STOP_REQUEST);
+	box_ipc_msg_done(&got);
+	/* A payload length that runs past the packet, or stops short of it. */
+	canon[n - (1 + strlen("demo")) - 1 - 1] += 1; /* the outer length of the payload */
+	CHECK(feed1(canon, n, &got) < 0);
+	canon[n - (1 + strlen("demo")) - 1 - 1] -= 2;
+	CHECK(feed1(canon, n, &got) < 0);
 }
 
 static void
@@ -1911,6 +2069,7 @@ main(void)
 	RUN(test_decode_memory_cap);
 	RUN(test_spec_validators);
 	RUN(test_reply_validators);
+	RUN(test_envelope_fast_paths);
 	RUN(test_redact);
 	RUN(test_event_fragmented_exchange);
 	RUN(test_event_garbage_and_free_in_callback);
