@@ -1,19 +1,26 @@
 /*
  * log.c — `boxctl log NAME|ID [-f] [--json]`: a box's decisions (CLI.md).
  *
- * Reads STATE_DIR/decisions.jsonl.1 then STATE_DIR/decisions.jsonl directly,
- * as the calling user, so it works after the box has ended. STATE_DIR is
- * $XDG_STATE_HOME/box/NAME (else ~/.local/state/box/NAME) for embedded
- * boxes and /var/lib/box/UID/NAME for the service; when both exist, the one
- * written last. An ID (12 lowercase hex digits) names one run: the state
- * dirs of this user are searched for it and only that run's lines are shown.
+ * A running box first: the boxd that runs it (the service at $BOX_SOCKET,
+ * else /run/box/boxd.sock, then this user's embedded boxds) answers a
+ * LogRequest with decisions.jsonl and decisions.jsonl.1 opened read-only, so
+ * a box with its own [box] state_dir is found by name. A box that no boxd
+ * runs (it has ended) is read from its files directly, as the calling user:
+ * STATE_DIR/decisions.jsonl.1 then STATE_DIR/decisions.jsonl, STATE_DIR
+ * being $XDG_STATE_HOME/box/NAME (else ~/.local/state/box/NAME) for
+ * embedded boxes and /var/lib/box/UID/NAME for the service; when both
+ * exist, the one written last. An ID (12 lowercase hex digits) names one
+ * run: only that run's lines are shown (for an ended box, the state dirs of
+ * this user are searched for it).
  *
  * Lines: TIME VERDICT ACTION RESOURCE RULE, TIME as written by policyd
  * (RFC 3339 UTC with milliseconds), RULE the first determining rule and
  * `+N` when N more determined it (`-` for none). --json prints the raw
  * lines. -f follows the file across boxd's rotation (rename to .1, new
- * file) until interrupted.
- * Trusts: nothing in the file — it holds agent-chosen strings: control
+ * file) until interrupted; for a running box it asks boxd again every second
+ * and moves to the new file once the old one is read to its end.
+ * Trusts: boxd's reply only after box_ipc_decode() validated it, and its fds
+ * only as regular files. Nothing in the file — it holds agent-chosen strings: control
  * characters and bidi overrides are escaped before they reach a terminal,
  * and lines that are not decisions are skipped with a warning.
  */
@@ -34,11 +41,13 @@
 #include <jansson.h>
 
 #include "cleanup.h"
+#include "client.h"
 #include "commands.h"
 #include "proto/validate.h"
 
 #define LOG_LINE_MAX (1u << 20) /* a longer "line" is not a decision */
 #define FOLLOW_POLL_MS 200
+#define FOLLOW_ASK_EVERY 5 /* polls between two LogRequests while following a running box */
 
 struct logview {
 	bool json;
@@ -253,6 +262,158 @@ follow(struct logview *v, const char *path)
 	return 0;
 }
 
+/* ---- a running box: its boxd hands the files over -------------------------------- */
+
+struct boxd_log {
+	int current, previous; /* read-only fds, -1 when absent */
+	char id[BOX_ID_LEN + 1];
+};
+
+static void
+boxd_log_clear(struct boxd_log *l)
+{
+	l->current = safe_close(l->current);
+	l->previous = safe_close(l->previous);
+}
+
+/*
+ * Ask the boxd at PATH for BOX's logs. 1: it runs the box (*ret filled);
+ * 0: it does not (or there is no boxd there, or it is too old to serve
+ * LogRequest); negative: it refused, with *err.
+ */
+static int
+log_from_boxd(const char *path, const char *box, struct boxd_log *ret, char **err)
+{
+	_cleanup_close_ int fd = client_connect(path);
+	if (fd < 0)
+		return 0;
+	Box__LogRequest req = BOX__LOG_REQUEST__INIT;
+	req.box = (char *)box;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	char *ignored = NULL;
+	int r = client_call(fd, BOX__MSG_TYPE__MSG_LOG_REQUEST, &req.base,
+			    BOX__MSG_TYPE__MSG_LOG_REPLY, &m, &ignored, 5000);
+	free(ignored);
+	if (r < 0)
+		return 0;
+	const Box__LogReply *rep = (const Box__LogReply *)m.msg;
+	if (rep->status == BOX__REPLY_STATUS__REPLY_NOT_FOUND) {
+		box_ipc_msg_done(&m);
+		return 0;
+	}
+	if (rep->status != BOX__REPLY_STATUS__REPLY_OK) {
+		*err = strdup(rep->error ? rep->error : "boxd refused to show it");
+		box_ipc_msg_done(&m);
+		return -EPERM;
+	}
+	*ret = (struct boxd_log){ .current = -1, .previous = -1 };
+	(void)snprintf(ret->id, sizeof(ret->id), "%s", rep->box_id);
+	if (rep->has_current)
+		ret->current = TAKE_FD(m.fds[0]);
+	if (rep->has_previous)
+		ret->previous = TAKE_FD(m.fds[1]);
+	box_ipc_msg_done(&m);
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+		int f = i ? ret->previous : ret->current;
+		if (f >= 0 && (fstat(f, &st) < 0 || !S_ISREG(st.st_mode))) {
+			boxd_log_clear(ret);
+			*err = strdup("boxd passed something that is not a log file");
+			return -EPROTO;
+		}
+	}
+	return 1;
+}
+
+/* The service first, then this user's embedded boxds; *from: which one answered. */
+static int
+find_running(const char *box, struct boxd_log *ret, char **from, char **err)
+{
+	int r = log_from_boxd(client_service_path(), box, ret, err);
+	if (r != 0) {
+		*from = r > 0 ? strdup(client_service_path()) : NULL;
+		return r;
+	}
+	char **socks = NULL;
+	if (client_embedded_sockets(&socks) < 0)
+		return 0;
+	for (size_t i = 0; socks[i]; i++) {
+		if (r == 0) {
+			r = log_from_boxd(socks[i], box, ret, err);
+			if (r > 0)
+				*from = TAKE_PTR(socks[i]);
+		}
+		free(socks[i]);
+	}
+	free(socks);
+	return r;
+}
+
+static bool
+same_file(int a, int b)
+{
+	struct stat sa, sb;
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * Follow a running box's log through the fd its boxd gave: read as it grows;
+ * every FOLLOW_ASK_EVERY polls ask that boxd again (by ID), and when the
+ * current file is another one (rotated), finish the old one and go on with
+ * the new. Once the box has ended the last file is still followed.
+ */
+static int
+follow_fd(struct logview *v, const char *sock, struct boxd_log *l)
+{
+	_cleanup_free_ char *pend = NULL;
+	size_t pend_len = 0;
+	int r;
+
+	signal(SIGINT, on_sigint);
+	signal(SIGTERM, on_sigint);
+	for (unsigned polls = 0; !stop_follow; polls++) {
+		if (l->current >= 0 && (r = drain(v, l->current, &pend, &pend_len)) < 0)
+			return r;
+		struct timespec ts = { 0, FOLLOW_POLL_MS * 1000000L };
+		(void)nanosleep(&ts, NULL);
+		struct stat now;
+		if (l->current >= 0 && fstat(l->current, &now) == 0 &&
+		    now.st_size < lseek(l->current, 0, SEEK_CUR)) {
+			(void)lseek(l->current, 0, SEEK_SET); /* truncated */
+			pend_len = 0;
+		}
+		if (polls % FOLLOW_ASK_EVERY != FOLLOW_ASK_EVERY - 1)
+			continue;
+		struct boxd_log fresh;
+		char *err = NULL;
+		if (log_from_boxd(sock, l->id, &fresh, &err) <= 0) {
+			free(err);
+			continue;
+		}
+		if (fresh.current >= 0 && (l->current < 0 || !same_file(fresh.current, l->current))) {
+			if (l->current >= 0)
+				(void)drain(v, l->current, &pend, &pend_len);
+			pend_len = 0;
+			safe_close(l->current);
+			l->current = TAKE_FD(fresh.current);
+		}
+		boxd_log_clear(&fresh);
+	}
+	return 0;
+}
+
+static int
+show_fd(struct logview *v, int fd)
+{
+	_cleanup_free_ char *pend = NULL;
+	size_t pend_len = 0;
+	int r = drain(v, fd, &pend, &pend_len);
+	if (r == 0 && pend_len)
+		show_line(v, pend, pend_len); /* a last line without newline */
+	return r;
+}
+
 /* ---- finding the state dir ------------------------------------------------------ */
 
 /* ROOT/box-ish directory name, or NULL (allocated). */
@@ -406,6 +567,34 @@ cmd_log(int argc, char **argv)
 		fprintf(stderr, "boxctl: error: '%s' is neither a box name nor a box id\n", what);
 		return BOXCTL_EXIT_USAGE;
 	}
+	/* A running box: its boxd opens the files (wherever its state dir is). */
+	struct boxd_log running = { .current = -1, .previous = -1 };
+	_cleanup_free_ char *from = NULL;
+	char *err = NULL;
+	int found = find_running(what, &running, &from, &err);
+	if (found < 0) {
+		fprintf(stderr, "boxctl: error: log %s: %s\n", what, err ? err : strerror(-found));
+		free(err);
+		return BOXCTL_EXIT_FAILURE;
+	}
+	if (found > 0) {
+		/* Asked by ID: that run's lines only (as for an ended box). */
+		if (strcmp(running.id, what) == 0)
+			v.id = running.id;
+		int r = running.previous >= 0 ? show_fd(&v, running.previous) : 0;
+		if (r == 0 && follow_mode)
+			r = follow_fd(&v, from, &running);
+		else if (r == 0 && running.current >= 0)
+			r = show_fd(&v, running.current);
+		fflush(stdout);
+		boxd_log_clear(&running);
+		if (r < 0) {
+			fprintf(stderr, "boxctl: error: log %s: %s\n", what, strerror(-r));
+			return BOXCTL_EXIT_FAILURE;
+		}
+		return BOXCTL_EXIT_OK;
+	}
+
 	/* A name first (a name may look like an id); else an id of one run. */
 	_cleanup_free_ char *dir = box_valid_name(what) ? find_state_dir(what, NULL) : NULL;
 	if (!dir && box_valid_box_id(what)) {

@@ -8,7 +8,7 @@
  *                        to $NOTIFY_SOCKET when it is set
  *   boxd --embedded      one box for the boxctl that started it: the client
  *                        channel is fd 3; also listens on BASE/ID/boxd.sock
- *                        (ps, stop); exits when the box has ended
+ *                        (ps, stop, log); exits when the box has ended
  *
  * Every client is identified by SO_PEERCRED: a user sees and controls only
  * its own boxes (owner or caller), root all of them. Messages are decoded
@@ -201,6 +201,89 @@ handle_stop(struct boxd *d, struct client *c, uint64_t rid, const Box__StopReque
 	(void)boxd_client_send(c, BOX__MSG_TYPE__MSG_STOP_REPLY, rid, &rep.base);
 }
 
+/*
+ * One of the running box's decision logs, read-only, through the state dir
+ * fd boxd holds for the run (opened as the owner at start) — so a box with
+ * its own [box] state_dir is found by name while it runs. The file is kept
+ * only when it is a regular file owned by the box's owner: a name swapped
+ * for a symlink (O_NOFOLLOW), a FIFO (O_NONBLOCK, then S_ISREG) or a hard
+ * link to someone else's file is refused. The caller sees the box (owner,
+ * the user who started it, or root), so this is what the owner could read.
+ * Returns 1 with *ret, 0 when the file does not exist, negative errno.
+ */
+static int
+open_decision_log(const struct box *b, const char *name, int *ret)
+{
+	if (b->rc.state_dirfd < 0)
+		return 0;
+	int fd = openat(b->rc.state_dirfd, name,
+			O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != b->owner.uid) {
+		close(fd);
+		return -EPERM;
+	}
+	*ret = fd;
+	return 1;
+}
+
+static void
+handle_log(struct boxd *d, struct client *c, uint64_t rid, const Box__LogRequest *m)
+{
+	Box__LogReply rep = BOX__LOG_REPLY__INIT;
+	bool ambiguous;
+	struct box *b = find_box(d, c, m->box, &ambiguous);
+	char msg[160];
+	int fds[2] = { -1, -1 };
+	unsigned n_fds = 0;
+
+	if (!b) {
+		rep.status = BOX__REPLY_STATUS__REPLY_NOT_FOUND;
+		snprintf(msg, sizeof(msg), "no box named %.64s", m->box);
+		rep.error = msg;
+	} else if (ambiguous) {
+		rep.status = BOX__REPLY_STATUS__REPLY_FAILED;
+		snprintf(msg, sizeof(msg), "more than one box is named %.64s: give its ID", m->box);
+		rep.error = msg;
+	} else {
+		int r = open_decision_log(b, "decisions.jsonl", &fds[0]);
+		if (r > 0)
+			r = open_decision_log(b, "decisions.jsonl.1", &fds[1]);
+		if (r < 0) {
+			safe_close(fds[0]);
+			fds[0] = -1;
+			rep.status = BOX__REPLY_STATUS__REPLY_FAILED;
+			snprintf(msg, sizeof(msg), "cannot open the decision log of %.64s: %s",
+				 b->name, strerror(-r));
+			rep.error = msg;
+			log_warn("box %s (%s): %s", b->name, b->id, msg);
+		} else {
+			rep.status = BOX__REPLY_STATUS__REPLY_OK;
+			rep.box_id = b->id;
+			rep.name = b->name;
+			/* proto2 optionals: each value has its presence flag (has_has_… for has_…). */
+			rep.has_running = true;
+			rep.running = b->state == BOX_RUNNING;
+			rep.has_has_current = rep.has_has_previous = true;
+			rep.has_current = fds[0] >= 0;
+			rep.has_previous = fds[0] >= 0 && fds[1] >= 0;
+			n_fds = rep.has_current + rep.has_previous;
+			if (!rep.has_previous)
+				fds[1] = safe_close(fds[1]);
+		}
+	}
+	if (c->ipc) {
+		int r = box_ipc_event_send(c->ipc, BOX__MSG_TYPE__MSG_LOG_REPLY, rid, &rep.base, fds,
+					   n_fds);
+		if (r < 0)
+			log_warn_errno(r, "sending LogReply to pid %d", (int)c->cred.pid);
+	}
+	for (unsigned i = 0; i < 2; i++)
+		safe_close(fds[i]);
+}
+
 static void
 on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
@@ -239,6 +322,9 @@ on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 		return;
 	case BOX__MSG_TYPE__MSG_STOP_REQUEST:
 		handle_stop(d, c, m->request_id, (const Box__StopRequest *)m->msg);
+		return;
+	case BOX__MSG_TYPE__MSG_LOG_REQUEST:
+		handle_log(d, c, m->request_id, (const Box__LogRequest *)m->msg);
 		return;
 	default:
 		error_reply(c, m->request_id, ENOSYS, "boxd does not serve this request yet");

@@ -6,7 +6,8 @@
 # appears under policy/); a corrupt history refuses the next run (exit 1,
 # policyd's message); policyd SIGKILLed while the agent runs stops the box
 # (exit 1, an error); no policyd outlives its box; decisions.jsonl rotates
-# at 64 MiB.
+# at 64 MiB; `boxctl log` of a running box gets its log from boxd (a custom
+# state_dir, -f, a symlink refused).
 . test/lib.sh
 . test/integration/lib-run.sh
 set -u
@@ -109,6 +110,47 @@ check "rotation: policyd writes the new file, not the old one" \
 check "rotation: policyd runs on" kill -0 "${pd:-1}"
 "$RB/boxctl" stop "$id" >/dev/null 2>&1
 check "stop: no box-policyd remains" no_policyd
+
+# --- boxctl log asks the boxd that runs the box: a custom state_dir is found by name --
+mkdir -m 700 "$W/custom"
+{
+	printf '[box]\nname = lg\npolicy = plain.cedar\nstate_dir = %s/custom/lg\n' "$W"
+	printf '\n[agent]\ncommand = /bin/sleep 60\nworkspace = %s/proj\n' "$W"
+} >lg.ini
+lid=$("$RB/boxctl" run -q -c lg.ini --detach 2>lerr)
+check "log: the box with a custom state_dir starts" grep -qxE "[0-9a-f]{12}" <<<"$lid"
+LS="$W/custom/lg"
+for _ in $(seq 50); do [ -f "$LS/decisions.jsonl" ] && break; sleep 0.1; done
+line() { # line SECOND RESOURCE
+	printf '{"time":"2026-01-02T03:04:%s.000Z","box":"lg","id":"%s","action":"fs:read","resource":"%s","verdict":"permit","cause":"permitted","rules":["r"],"message":"m","source":"box-shell","input":{}}\n' "$1" "$lid" "$2"
+}
+line 05 "~/one" >>"$LS/decisions.jsonl"
+out=$("$RB/boxctl" log lg 2>&1)
+check "log NAME of a running box: boxd hands over its custom state dir's log" \
+	test "$out" = "2026-01-02T03:04:05.000Z permit fs:read ~/one r"
+out=$("$RB/boxctl" log "$lid" 2>&1)
+check "log ID of a running box: that run's lines" \
+	test "$out" = "2026-01-02T03:04:05.000Z permit fs:read ~/one r"
+"$RB/boxctl" log -f lg >follow.out 2>&1 &
+fp=$!
+sleep 0.5
+line 06 "~/two" >>"$LS/decisions.jsonl"
+sleep 0.6
+kill -INT "$fp" 2>/dev/null
+wait "$fp"
+check "log -f of a running box: what is there, then what comes" \
+	test "$(cut -d' ' -f4 follow.out | tr '\n' ' ')" = "~/one ~/two "
+# A name swapped for a symlink is not followed by boxd (it may be root).
+mv "$LS/decisions.jsonl" "$LS/saved.jsonl"
+ln -s /etc/shadow "$LS/decisions.jsonl"
+"$RB/boxctl" log lg >/dev/null 2>lerr
+rc=$?
+check "log: a symlinked decisions.jsonl is refused (exit 1)" test "$rc" = 1
+check "log: … with boxd's reason" grep -q "^boxctl: error: log lg: cannot open the decision log" lerr
+rm -f "$LS/decisions.jsonl"
+mv "$LS/saved.jsonl" "$LS/decisions.jsonl"
+"$RB/boxctl" stop "$lid" >/dev/null 2>&1
+check "log: the box stops" no_policyd
 
 # --- a temporal policy ----------------------------------------------------------
 mkini tp "/bin/true" temporal.cedar
