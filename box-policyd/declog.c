@@ -32,16 +32,39 @@ declog_init(void)
 	json_object_seed(0);
 }
 
+/*
+ * The "YYYY-MM-DDTHH:MM:SS" of the last second formatted: decisions come
+ * many to a second, and gmtime_r costs more than the rest of the stamp.
+ * policyd is single-threaded; so is everything else that calls this.
+ */
+static struct {
+	time_t second;
+	bool valid;
+	char text[20];
+} time_cache;
+
 void
 declog_time(int64_t time_ns, char *buf, size_t len)
 {
 	struct tm tm;
 	time_t s = (time_t)(time_ns / 1000000000LL);
-	int64_t ms = (time_ns % 1000000000LL) / 1000000LL;
+	int64_t ns = time_ns % 1000000000LL;
 
-	if (ms < 0) {
-		ms += 1000;
+	if (ns < 0) { /* floor, not toward zero: -1 ns is 23:59:59.999 the day before */
+		ns += 1000000000LL;
 		s--;
+	}
+	int64_t ms = ns / 1000000LL;
+	if (time_cache.valid && time_cache.second == s && len >= 25) {
+		memcpy(buf, time_cache.text, 19);
+		char *o = buf + 19;
+		*o++ = '.';
+		*o++ = (char)('0' + ms / 100);
+		*o++ = (char)('0' + ms / 10 % 10);
+		*o++ = (char)('0' + ms % 10);
+		*o++ = 'Z';
+		*o = '\0';
+		return;
 	}
 	if (!gmtime_r(&s, &tm)) {
 		(void)snprintf(buf, len, "1970-01-01T00:00:00.000Z");
@@ -64,6 +87,9 @@ declog_time(int64_t time_ns, char *buf, size_t len)
 		*o++ = (char)('0' + parts[i] / 10);
 		*o++ = (char)('0' + parts[i] % 10);
 	}
+	memcpy(time_cache.text, buf, 19);
+	time_cache.second = s;
+	time_cache.valid = true;
 	*o++ = '.';
 	*o++ = (char)('0' + ms / 100);
 	*o++ = (char)('0' + ms / 10 % 10);
@@ -80,7 +106,7 @@ struct sbuf {
 };
 
 static bool
-sb_room(struct sbuf *b, size_t n)
+sb_grow(struct sbuf *b, size_t n)
 {
 	if (b->bad)
 		return false;
@@ -104,6 +130,12 @@ sb_room(struct sbuf *b, size_t n)
 	return true;
 }
 
+static inline bool
+sb_room(struct sbuf *b, size_t n)
+{
+	return (!b->bad && n <= b->cap - b->len) || sb_grow(b, n);
+}
+
 static void
 sb_put(struct sbuf *b, const char *s, size_t n)
 {
@@ -124,14 +156,16 @@ needs_escape(unsigned char c)
 
 /*
  * Whether any of the 8 bytes at P needs an escape: a byte below 0x20, '"' or
- * '\\' (the has-less-than and has-zero-byte word tricks, exact as tests).
+ * '\\' (the has-less-than and has-zero-byte word tricks, exact as tests);
+ * the word's high bits go to *HIGH.
  */
 static inline bool
-word_needs_escape(const char *p)
+word_needs_escape(const char *p, uint64_t *high)
 {
 	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
 	uint64_t w;
 	memcpy(&w, p, 8);
+	*high |= w & highs;
 	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
 	uint64_t below_space = (w - ones * 0x20) & ~w;
 	uint64_t is_quote = (quote - ones) & ~quote;
@@ -145,11 +179,8 @@ sb_str(struct sbuf *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = s ? strlen(s) : 0;
+	uint64_t high = 0; /* any byte >= 0x80 seen: then the UTF-8 check */
 
-	if (n > 0 && !box_valid_utf8(s, n)) {
-		b->bad = true;
-		return;
-	}
 	/* Worst case: every byte becomes \u00XX. */
 	if (n > (SIZE_MAX - 2) / 6) {
 		b->bad = b->oom = true;
@@ -162,10 +193,12 @@ sb_str(struct sbuf *b, const char *s)
 	for (size_t i = 0; i < n;) {
 		/* Copy the run that needs no escape in one go (most strings are one run). */
 		size_t run = i;
-		while (n - run >= 8 && !word_needs_escape(s + run))
+		while (n - run >= 8 && !word_needs_escape(s + run, &high))
 			run += 8;
-		while (run < n && !needs_escape((unsigned char)s[run]))
+		while (run < n && !needs_escape((unsigned char)s[run])) {
+			high |= (unsigned char)s[run] & 0x80;
 			run++;
+		}
 		memcpy(o, s + i, run - i);
 		o += run - i;
 		if (run == n)
@@ -191,6 +224,11 @@ sb_str(struct sbuf *b, const char *s)
 		}
 	}
 	*o++ = '"';
+	/* strlen found no NUL, so pure ASCII is valid; anything else is checked whole. */
+	if (high && !box_valid_utf8(s, n)) {
+		b->bad = true;
+		return;
+	}
 	b->len = (size_t)(o - b->s);
 }
 
@@ -297,10 +335,10 @@ sb_fields(struct sbuf *b, Box__PolicyField *const *f, size_t n)
 	SB_LIT(b, "}");
 }
 
-char *
-declog_format(const struct declog_entry *e, size_t *ret_len)
+int
+declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap)
 {
-	struct sbuf b = { 0 };
+	struct sbuf b = { .s = *buf, .len = *len, .cap = *cap };
 	char t[40];
 
 	declog_time(e->time_ns, t, sizeof(t));
@@ -334,13 +372,32 @@ declog_format(const struct declog_entry *e, size_t *ret_len)
 	SB_LIT(&b, "}\n");
 	if (sb_room(&b, 1))
 		b.s[b.len] = '\0';
+	/* The buffer may have moved even when the line failed: hand it back. */
+	*buf = b.s;
+	*cap = b.cap;
 	if (b.bad) {
-		free(b.s);
-		errno = b.oom ? ENOMEM : EINVAL;
+		if (b.s && b.cap > *len)
+			b.s[*len] = '\0'; /* nothing of the failed line stays */
+		return b.oom ? -ENOMEM : -EINVAL;
+	}
+	*len = b.len;
+	return 0;
+}
+
+char *
+declog_format(const struct declog_entry *e, size_t *ret_len)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int r = declog_append(e, &buf, &len, &cap);
+
+	if (r < 0) {
+		free(buf);
+		errno = -r;
 		return NULL;
 	}
-	*ret_len = b.len;
-	return b.s;
+	*ret_len = len;
+	return buf;
 }
 
 int

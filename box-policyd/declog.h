@@ -33,6 +33,12 @@ void declog_init(void);
 void declog_time(int64_t time_ns, char *buf, size_t len);
 /* The JSON line with its "\n" (malloc'd). NULL on failure (errno set). */
 char *declog_format(const struct declog_entry *e, size_t *ret_len);
+/*
+ * Append E's line (NUL-terminated, not counted) to the growing *BUF of *LEN
+ * bytes in *CAP: 0, or -ENOMEM / -EINVAL (a string that is not UTF-8) with
+ * *LEN unchanged — never a partial line. *BUF and *CAP may change either way.
+ */
+int declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap);
 /* Format and write one line to FD. Negative errno on failure. */
 int declog_write(int fd, const struct declog_entry *e);
 

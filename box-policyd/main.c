@@ -216,31 +216,16 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 		.input = req->input,
 		.n_input = req->n_input,
 	};
-	size_t len;
-
 	if (S.decisions_fd < 0)
 		return;
-	_cleanup_free_ char *line = declog_format(&e, &len);
-	if (!line) {
+	/* Straight into the buffer of lines waiting for their write. */
+	int r = declog_append(&e, &S.logbuf, &S.log_len, &S.log_cap);
+	if (r < 0) {
 		if (S.log_failures++ % 1000 == 0)
-			log_warn_errno(-errno, "Cannot format a decision line");
+			log_warn_errno(r, "Cannot format a decision line");
 		return;
 	}
-	if (S.log_len + len > S.log_cap) {
-		size_t cap = S.log_cap ? S.log_cap : 65536;
-		while (cap < S.log_len + len)
-			cap *= 2;
-		char *b = realloc(S.logbuf, cap);
-		if (!b) {
-			log_flush();
-			return;
-		}
-		S.logbuf = b;
-		S.log_cap = cap;
-	}
-	memcpy(S.logbuf + S.log_len, line, len);
-	S.log_len += len;
-	/* The reply is out already; the line follows once this loop pass is done. */
+	/* The reply is out already; the line follows within POLICYD_LOG_FLUSH_MS. */
 	if (S.log_len >= (256u << 10))
 		log_flush();
 	else if (!S.log_flush_armed && S.log_flush) {

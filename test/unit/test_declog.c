@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "box-policyd/declog.h"
+#include "cleanup.h"
 #include "tap.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -212,14 +213,57 @@ test_invalid_utf8_refused(void)
 	free(line);
 }
 
+/* Lines go after what the buffer holds; a failed one leaves no trace. */
+static void
+test_append(void)
+{
+	const char *rules[1] = { "r" };
+	struct declog_entry e = {
+		.time_ns = 1,
+		.box = "demo",
+		.id = "0123456789ab",
+		.action = "fs:read",
+		.resource = "~/p/\xc3\xa9t\xc3\xa9 with a long tail \xe2\x82\xac",
+		.cause = "no_match",
+		.rules = rules,
+		.n_rules = 1,
+		.message = "m",
+		.source = "box-shell",
+	};
+	char *buf = NULL;
+	size_t len = 0, cap = 0, one;
+	_cleanup_free_ char *line = declog_format(&e, &one);
+	CHECK(line != NULL);
+	CHECK_INT(declog_append(&e, &buf, &len, &cap), 0);
+	CHECK_INT(declog_append(&e, &buf, &len, &cap), 0);
+	CHECK(len == 2 * one && memcmp(buf, line, one) == 0 && memcmp(buf + one, line, one) == 0);
+	/* Invalid UTF-8 after 30 valid bytes of ASCII (the word-at-a-time path). */
+	e.resource = "~/0123456789abcdefghij/klmnopq\xc3(";
+	CHECK_INT(declog_append(&e, &buf, &len, &cap), -EINVAL);
+	CHECK(len == 2 * one && buf[len] == '\0');
+	e.resource = "~/p/a.txt";
+	CHECK_INT(declog_append(&e, &buf, &len, &cap), 0);
+	CHECK(len > 2 * one && strstr(buf + 2 * one, "\"~/p/a.txt\"") != NULL);
+	free(buf);
+}
+
 static void
 test_time(void)
 {
 	char buf[32];
 	declog_time(1764469184123456789LL, buf, sizeof(buf));
 	CHECK_STR(buf, "2025-11-30T02:19:44.123Z");
+	/* The same second again (the cached part), then the next one and back. */
+	declog_time(1764469184999000000LL, buf, sizeof(buf));
+	CHECK_STR(buf, "2025-11-30T02:19:44.999Z");
+	declog_time(1764469185000000000LL, buf, sizeof(buf));
+	CHECK_STR(buf, "2025-11-30T02:19:45.000Z");
+	declog_time(1764469184001000000LL, buf, sizeof(buf));
+	CHECK_STR(buf, "2025-11-30T02:19:44.001Z");
 	declog_time(0, buf, sizeof(buf));
 	CHECK_STR(buf, "1970-01-01T00:00:00.000Z");
+	declog_time(-1, buf, sizeof(buf));
+	CHECK_STR(buf, "1969-12-31T23:59:59.999Z");
 }
 
 int
@@ -227,6 +271,7 @@ main(void)
 {
 	RUN(test_matches_jansson);
 	RUN(test_invalid_utf8_refused);
+	RUN(test_append);
 	RUN(test_time);
 	return tap_done();
 }
