@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boxd.pb-c.h"
@@ -1141,6 +1142,49 @@ test_channel_allow_list(void)
 	box_ipc_msg_done(&got);
 }
 
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A blocking fd waits in recvmsg under SO_RCVTIMEO: the timeout, then forever. */
+static void
+test_recv_wait_blocking(void)
+{
+	int sv[2];
+	CHECK_INT(box_ipc_socketpair(sv, false), 0);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1]);
+	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
+	int64_t t0 = mono_ms();
+	CHECK_INT(box_ipc_recv_wait(c, &got, 60), -ETIMEDOUT);
+	int64_t took = mono_ms() - t0;
+	CHECK(took >= 50 && took < 2000);
+	/* Then no timeout at all (-1): a message sent a little later still arrives. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		Box__StopRequest st;
+		box__stop_request__init(&st);
+		st.box = "demo";
+		_exit(box_ipc_send(sv[0], BOX__MSG_TYPE__MSG_STOP_REQUEST, 3, &st.base, NULL, 0) ? 1
+												: 0);
+	}
+	CHECK_INT(box_ipc_recv_wait(c, &got, -1), 1);
+	CHECK_INT(got.request_id, 3);
+	box_ipc_msg_done(&got);
+	int status = -1;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* And the peer's close ends the wait. */
+	close(sv[0]);
+	CHECK_INT(box_ipc_recv_wait(c, &got, 5000), -ECONNRESET);
+	close(sv[1]);
+}
+
 static void
 test_peer_close(void)
 {
@@ -2070,6 +2114,7 @@ main(void)
 	RUN(test_spec_validators);
 	RUN(test_reply_validators);
 	RUN(test_envelope_fast_paths);
+	RUN(test_recv_wait_blocking);
 	RUN(test_redact);
 	RUN(test_event_fragmented_exchange);
 	RUN(test_event_garbage_and_free_in_callback);
