@@ -176,21 +176,37 @@ handle_ps(struct boxd *d, struct client *c, uint64_t rid)
 	free(ptrs);
 }
 
+/*
+ * The one box NAME_OR_ID names for C (find_box), or NULL with the reply's
+ * status and error text in *STATUS and MSG: not found, or a name that more
+ * than one of C's boxes has.
+ */
+static struct box *
+find_one_box(struct boxd *d, struct client *c, const char *name_or_id, Box__ReplyStatus *status,
+	     char msg[static 160])
+{
+	bool ambiguous;
+	struct box *b = find_box(d, c, name_or_id, &ambiguous);
+
+	if (!b) {
+		*status = BOX__REPLY_STATUS__REPLY_NOT_FOUND;
+		snprintf(msg, 160, "no box named %.64s", name_or_id);
+	} else if (ambiguous) {
+		*status = BOX__REPLY_STATUS__REPLY_FAILED;
+		snprintf(msg, 160, "more than one box is named %.64s: give its ID", name_or_id);
+		b = NULL;
+	}
+	return b;
+}
+
 static void
 handle_stop(struct boxd *d, struct client *c, uint64_t rid, const Box__StopRequest *m)
 {
 	Box__StopReply rep = BOX__STOP_REPLY__INIT;
-	bool ambiguous;
-	struct box *b = find_box(d, c, m->box, &ambiguous);
 	char msg[160];
+	struct box *b = find_one_box(d, c, m->box, &rep.status, msg);
 
 	if (!b) {
-		rep.status = BOX__REPLY_STATUS__REPLY_NOT_FOUND;
-		snprintf(msg, sizeof(msg), "no box named %.64s", m->box);
-		rep.error = msg;
-	} else if (ambiguous) {
-		rep.status = BOX__REPLY_STATUS__REPLY_FAILED;
-		snprintf(msg, sizeof(msg), "more than one box is named %.64s: give its ID", m->box);
 		rep.error = msg;
 	} else {
 		rep.status = BOX__REPLY_STATUS__REPLY_OK;
@@ -233,19 +249,12 @@ static void
 handle_log(struct boxd *d, struct client *c, uint64_t rid, const Box__LogRequest *m)
 {
 	Box__LogReply rep = BOX__LOG_REPLY__INIT;
-	bool ambiguous;
-	struct box *b = find_box(d, c, m->box, &ambiguous);
 	char msg[160];
+	struct box *b = find_one_box(d, c, m->box, &rep.status, msg);
 	int fds[2] = { -1, -1 };
 	unsigned n_fds = 0;
 
 	if (!b) {
-		rep.status = BOX__REPLY_STATUS__REPLY_NOT_FOUND;
-		snprintf(msg, sizeof(msg), "no box named %.64s", m->box);
-		rep.error = msg;
-	} else if (ambiguous) {
-		rep.status = BOX__REPLY_STATUS__REPLY_FAILED;
-		snprintf(msg, sizeof(msg), "more than one box is named %.64s: give its ID", m->box);
 		rep.error = msg;
 	} else {
 		int r = open_decision_log(b, "decisions.jsonl", &fds[0]);
