@@ -9,7 +9,9 @@
  * STATE_DIR/decisions.jsonl.1 then STATE_DIR/decisions.jsonl, STATE_DIR
  * being $XDG_STATE_HOME/box/NAME (else ~/.local/state/box/NAME) for
  * embedded boxes and /var/lib/box/UID/NAME for the service; when both
- * exist, the one written last. An ID (12 lowercase hex digits) names one
+ * exist, the one written last; else, for a box with its own [box]
+ * state_dir, ./box.ini when it describes a box of that name (the file `run`
+ * and `check` read without -c). An ID (12 lowercase hex digits) names one
  * run: only that run's lines are shown (for an ended box, the state dirs of
  * this user are searched for it).
  *
@@ -43,6 +45,7 @@
 #include "cleanup.h"
 #include "client.h"
 #include "commands.h"
+#include "config.h"
 #include "proto/validate.h"
 
 #define LOG_LINE_MAX (1u << 20) /* a longer "line" is not a decision */
@@ -533,6 +536,29 @@ find_state_dir(const char *name, const char *id)
 	return best;
 }
 
+/*
+ * An ended box with its own [box] state_dir: ./box.ini, when it describes box
+ * NAME, says where (read offline: syntax and paths only, nothing started).
+ */
+static char *
+state_dir_from_ini(const char *name)
+{
+	struct box_config_options opts = { .offline = true };
+	struct box_config *cfg = NULL;
+	struct box_config_errors errs = { 0 };
+	char *dir = NULL;
+
+	if (access("box.ini", R_OK) != 0)
+		return NULL;
+	int r = box_config_load("box.ini", &opts, &cfg, &errs);
+	box_config_errors_clear(&errs);
+	if (r == 0 && cfg->box.name.value && strcmp(cfg->box.name.value, name) == 0 &&
+	    cfg->box.state_dir.value && log_mtime(cfg->box.state_dir.value) != (time_t)-1)
+		dir = strdup(cfg->box.state_dir.value);
+	box_config_free(cfg);
+	return dir;
+}
+
 static int
 usage(FILE *f)
 {
@@ -597,6 +623,8 @@ cmd_log(int argc, char **argv)
 
 	/* A name first (a name may look like an id); else an id of one run. */
 	_cleanup_free_ char *dir = box_valid_name(what) ? find_state_dir(what, NULL) : NULL;
+	if (!dir && box_valid_name(what))
+		dir = state_dir_from_ini(what);
 	if (!dir && box_valid_box_id(what)) {
 		dir = find_state_dir(NULL, what);
 		v.id = what;

@@ -151,6 +151,15 @@ rm -f "$LS/decisions.jsonl"
 mv "$LS/saved.jsonl" "$LS/decisions.jsonl"
 "$RB/boxctl" stop "$lid" >/dev/null 2>&1
 check "log: the box stops" no_policyd
+# Ended: no boxd knows it; ./box.ini (what run reads without -c) says where its state is.
+"$RB/boxctl" log lg >/dev/null 2>lerr
+rc=$?
+check "log of an ended box with a custom state_dir, no box.ini here: exit 1" test "$rc" = 1
+cp lg.ini box.ini
+out=$("$RB/boxctl" log lg 2>&1)
+check "log of an ended box with a custom state_dir: found through ./box.ini" \
+	test "$(cut -d' ' -f4 <<<"$out" | tr '\n' ' ')" = "~/one ~/two "
+rm -f box.ini
 
 # --- a temporal policy ----------------------------------------------------------
 mkini tp "/bin/true" temporal.cedar
