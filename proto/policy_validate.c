@@ -94,13 +94,18 @@ text_ok(const char *s, size_t min, size_t max)
 {
 	if (!s)
 		return false;
-	size_t n = strnlen(s, max + 1);
-	if (n < min || n > max || !box_valid_utf8(s, n))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+	/* One pass for length and controls; the UTF-8 check only past ASCII. */
+	size_t n = 0;
+	bool high = false;
+	for (; n <= max && s[n]; n++) {
+		unsigned char c = (unsigned char)s[n];
+		if (c < 0x20 || c == 0x7f)
 			return false;
-	return true;
+		high |= c >= 0x80;
+	}
+	if (n < min || n > max)
+		return false;
+	return !high || box_valid_utf8(s, n);
 }
 
 /* A value string: UTF-8, at most BOX_POLICY_STR_MAX bytes, control characters allowed. */

@@ -90,6 +90,22 @@ test_decide_request(void)
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), -EINVAL);
 	in[2] = fld("", vstr("y"));
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), -EINVAL);
+	/* Field names: no control character or DEL, valid UTF-8, at most the cap. */
+	static const char *bad_names[] = { "a\x01", "a\x7f", "na\nme", "\xc3\x28x", "x\xe2\x82" };
+	for (size_t i = 0; i < ELEMENTSOF(bad_names); i++) {
+		in[2] = fld(bad_names[i], vstr("y"));
+		CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), -EINVAL);
+	}
+	in[2] = fld("n\xc3\xa9", vstr("y"));
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), 0);
+	char longname[BOX_POLICY_FIELD_NAME_MAX + 2];
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	in[2] = fld(longname, vstr("y"));
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), -EINVAL);
+	longname[BOX_POLICY_FIELD_NAME_MAX] = '\0';
+	in[2] = fld(longname, vstr("y"));
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &m.base), 0);
 	/* A value with no kind. */
 	Box__PolicyValue none = BOX__POLICY_VALUE__INIT;
 	in[2] = fld("x", &none);
