@@ -29,6 +29,7 @@
 #include "cleanup.h"
 #include "compat/landlock.h"
 #include "fdutil.h"
+#include "parse.h"
 #include "path.h"
 #include "plan_validate.h"
 #include "trampoline.h"
@@ -39,20 +40,6 @@
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
-
-static bool
-list_has(const char *list, const char *word)
-{
-	size_t wl = strlen(word);
-	for (const char *p = list; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t l = end ? (size_t)(end - p) : strlen(p);
-		if (l == wl && strncmp(p, word, wl) == 0)
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
-}
 
 void
 layers_probe(struct tramp *t)
@@ -89,16 +76,16 @@ layers_probe(struct tramp *t)
 		if (n < abi)
 			abi = n; /* only ever lower */
 	}
-	if (list_has(absent, "landlock"))
+	if (list_has_word(absent, "landlock"))
 		abi = 0;
 	t->landlock_abi = (int)abi;
 
 	/* seccomp filters: SECCOMP_GET_ACTION_AVAIL answers only with CONFIG_SECCOMP_FILTER. */
 	uint32_t action = SECCOMP_RET_KILL_PROCESS;
 	t->seccomp_ok = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
-	if (list_has(absent, "seccomp"))
+	if (list_has_word(absent, "seccomp"))
 		t->seccomp_ok = false;
-	t->absent_cgroup_v1 = list_has(absent, "cgroup-v1");
+	t->absent_cgroup_v1 = list_has_word(absent, "cgroup-v1");
 
 	if (t->plan->require_landlock && t->landlock_abi == 0)
 		tramp_fail(t, STEP_LANDLOCK, 0,

@@ -25,26 +25,13 @@
 #include "boxd.h"
 #include "cleanup.h"
 #include "log.h"
+#include "parse.h"
 #include "path.h"
 
 struct cg_mounts {
 	char v1_pids[256], v1_memory[256], v2[256];
 	bool v2_pids, v2_memory;
 };
-
-static bool
-opt_has(const char *opts, const char *word)
-{
-	size_t wl = strlen(word);
-	for (const char *p = opts; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t l = end ? (size_t)(end - p) : strlen(p);
-		if (l == wl && strncmp(p, word, wl) == 0)
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
-}
 
 static int
 write_file_at(const char *dir, const char *name, const char *text)
@@ -107,9 +94,9 @@ mounts_probe(struct cg_mounts *m)
 		if (strcmp(fstype, "cgroup2") == 0 && !m->v2[0])
 			snprintf(m->v2, sizeof(m->v2), "%s", mp);
 		else if (strcmp(fstype, "cgroup") == 0 && super) {
-			if (opt_has(super, "pids") && !m->v1_pids[0])
+			if (list_has_word(super, "pids") && !m->v1_pids[0])
 				snprintf(m->v1_pids, sizeof(m->v1_pids), "%s", mp);
-			if (opt_has(super, "memory") && !m->v1_memory[0])
+			if (list_has_word(super, "memory") && !m->v1_memory[0])
 				snprintf(m->v1_memory, sizeof(m->v1_memory), "%s", mp);
 		}
 	}

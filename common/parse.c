@@ -171,3 +171,17 @@ format_duration_ms(uint64_t ms, char buf[static 32])
 {
 	snprintf(buf, 32, "%llums", (unsigned long long)ms);
 }
+
+bool
+list_has_word(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t l = end ? (size_t)(end - p) : strlen(p);
+		if (l == wl && strncmp(p, word, wl) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}

@@ -27,6 +27,9 @@ int parse_port(const char *s, uint16_t *ret);
 /* A count: integer >= 1 and <= max. */
 int parse_count(const char *s, uint64_t max, uint64_t *ret);
 
+/* Is WORD one of the comma-separated items of LIST ("a,b,c"; NULL: none)? */
+bool list_has_word(const char *list, const char *word);
+
 /* Format helpers for normalized output: "1500ms", "4194304". */
 void format_duration_ms(uint64_t ms, char buf[static 32]);
 

@@ -771,6 +771,25 @@ parse_unary(struct parse_ctx *pc)
 	return parse_member(pc);
 }
 
+/*
+ * One left-associative step: the operator token T was just consumed; parse
+ * its right operand with OPERAND and make the KIND node over LEFT and it.
+ */
+static struct expr *
+binary_node(struct parse_ctx *pc, enum ex_kind kind, const struct token *t, struct expr *left,
+	    struct expr *(*operand)(struct parse_ctx *))
+{
+	struct expr *right = operand(pc);
+	if (!right)
+		return NULL;
+	struct expr *x = new_expr(pc, kind, t);
+	if (!x)
+		return NULL;
+	x->a = left;
+	x->b = right;
+	return x;
+}
+
 static struct expr *
 parse_mult(struct parse_ctx *pc)
 {
@@ -784,15 +803,7 @@ parse_mult(struct parse_ctx *pc)
 		if (t->k != T_STAR)
 			break;
 		next(pc);
-		struct expr *r = parse_unary(pc);
-		if (!r)
-			return NULL;
-		struct expr *m = new_expr(pc, EX_MUL, t);
-		if (!m)
-			return NULL;
-		m->a = e;
-		m->b = r;
-		e = m;
+		e = binary_node(pc, EX_MUL, t, e, parse_unary);
 	}
 	return e;
 }
@@ -806,15 +817,7 @@ parse_add(struct parse_ctx *pc)
 		if (t->k != T_PLUS && t->k != T_MINUS)
 			break;
 		next(pc);
-		struct expr *r = parse_mult(pc);
-		if (!r)
-			return NULL;
-		struct expr *m = new_expr(pc, t->k == T_PLUS ? EX_ADD : EX_SUB, t);
-		if (!m)
-			return NULL;
-		m->a = e;
-		m->b = r;
-		e = m;
+		e = binary_node(pc, t->k == T_PLUS ? EX_ADD : EX_SUB, t, e, parse_mult);
 	}
 	return e;
 }
@@ -1041,15 +1044,7 @@ parse_and(struct parse_ctx *pc)
 	struct expr *e = parse_relation(pc);
 	while (e && peek(pc)->k == T_AND) {
 		const struct token *t = next(pc);
-		struct expr *r = parse_relation(pc);
-		if (!r)
-			return NULL;
-		struct expr *a = new_expr(pc, EX_AND, t);
-		if (!a)
-			return NULL;
-		a->a = e;
-		a->b = r;
-		e = a;
+		e = binary_node(pc, EX_AND, t, e, parse_relation);
 	}
 	return e;
 }
@@ -1060,15 +1055,7 @@ parse_or(struct parse_ctx *pc)
 	struct expr *e = parse_and(pc);
 	while (e && peek(pc)->k == T_OR) {
 		const struct token *t = next(pc);
-		struct expr *r = parse_and(pc);
-		if (!r)
-			return NULL;
-		struct expr *a = new_expr(pc, EX_OR, t);
-		if (!a)
-			return NULL;
-		a->a = e;
-		a->b = r;
-		e = a;
+		e = binary_node(pc, EX_OR, t, e, parse_and);
 	}
 	return e;
 }

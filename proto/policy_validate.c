@@ -14,18 +14,7 @@
 
 #include "policy_validate.h"
 #include "validate.h"
-
-#define REQUIRE(cond, err)              \
-	do {                            \
-		if (!(cond))            \
-			return (err);   \
-	} while (0)
-#define TRY(expr)                       \
-	do {                            \
-		int try_r_ = (expr);    \
-		if (try_r_ < 0)         \
-			return try_r_;  \
-	} while (0)
+#include "validate_macros.h"
 
 bool
 box_valid_utf8(const char *s, size_t len)

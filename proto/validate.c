@@ -18,19 +18,7 @@
 #include "path.h"
 #include "policy_validate.h"
 #include "validate.h"
-
-#define TRY(expr)                     \
-	do {                          \
-		int try_r_ = (expr);  \
-		if (try_r_ < 0)       \
-			return try_r_; \
-	} while (0)
-
-#define REQUIRE(cond, err)            \
-	do {                          \
-		if (!(cond))          \
-			return (err); \
-	} while (0)
+#include "validate_macros.h"
 
 #define DAY_MS (24ull * 3600 * 1000)
 #define YEAR_MS (366ull * DAY_MS)

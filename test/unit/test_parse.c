@@ -110,6 +110,20 @@ test_port_count(void)
 	CHECK_INT(parse_count("101", 100, &c), -ERANGE);
 }
 
+static void
+test_list_has_word(void)
+{
+	CHECK(list_has_word("landlock,seccomp", "seccomp"));
+	CHECK(list_has_word("rw,nosuid,pids", "pids"));
+	CHECK(list_has_word("pids", "pids"));
+	CHECK(!list_has_word("rw,nosuid,pidsx", "pids"));
+	CHECK(!list_has_word("xpids,memory2", "pids"));
+	CHECK(!list_has_word("cgroup-v1", "cgroup"));
+	CHECK(!list_has_word("", "pids"));
+	CHECK(!list_has_word(NULL, "pids"));
+	CHECK(list_has_word("a,,b", "b"));
+}
+
 int
 main(void)
 {
@@ -119,5 +133,6 @@ main(void)
 	RUN(test_duration);
 	RUN(test_size);
 	RUN(test_port_count);
+	RUN(test_list_has_word);
 	return tap_done();
 }
