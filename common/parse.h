@@ -1,5 +1,6 @@
 /*
- * parse.h — checked parsers for numbers, durations, sizes, booleans and ports.
+ * parse.h — checked parsers for numbers, durations, sizes, booleans and ports;
+ * a comma-list lookup.
  *
  * Every parser takes the whole string (no leading or trailing blanks, no sign
  * unless stated), refuses overflow, and writes its output only on success.
