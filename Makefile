@@ -22,6 +22,11 @@ include config.mk
 
 BIN := $(BUILD)/bin
 
+# systemd units `make install` places beside the programs (packaging/).
+PACKAGING_UNITS := packaging/systemd/boxd.service packaging/systemd/boxd.socket
+# The front door and docs/ go to DOCDIR (boxd.service's Documentation= names it).
+INSTALL_DOCS    := README.md $(sort $(wildcard docs/*.md))
+
 # Internal static libraries, named here so any module may link them whatever
 # the include order.
 LIBCOMMON    := $(BUILD)/common/libboxcommon.a
@@ -90,6 +95,12 @@ install: all
 	install -m 0755 $(BIN)/boxctl $(DESTDIR)$(BINDIR)/boxctl
 	$(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),install -m 0755 $(p) $(DESTDIR)$(SBINDIR)/$(notdir $(p));)
 	$(foreach p,$(LIBEXEC_PROGRAMS),install -m 0755 $(p) $(DESTDIR)$(LIBEXECDIR)/$(notdir $(p));)
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
+	install -m 0644 $(PACKAGING_UNITS) $(DESTDIR)$(UNITDIR)/
+	install -m 0644 packaging/sysusers.d/box.conf $(DESTDIR)$(SYSUSERSDIR)/box.conf
+	install -m 0644 packaging/tmpfiles.d/box.conf $(DESTDIR)$(TMPFILESDIR)/box.conf
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
 	@# Never setuid: the trampoline gets its rights from boxd, not from its mode.
 	@! find $(DESTDIR)$(BINDIR)/boxctl $(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),$(DESTDIR)$(SBINDIR)/$(notdir $(p))) \
 		$(foreach p,$(LIBEXEC_PROGRAMS),$(DESTDIR)$(LIBEXECDIR)/$(notdir $(p))) -perm /6000 | grep .
@@ -100,6 +111,13 @@ print-install-list:
 	@$(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),echo sbin/$(notdir $(p));)
 	@$(foreach p,$(LIBEXEC_PROGRAMS),echo libexec/box/$(notdir $(p));)
 
+# The data files `install` places (mode 0644), as absolute paths without DESTDIR.
+print-install-data:
+	@$(foreach u,$(PACKAGING_UNITS),echo $(UNITDIR)/$(notdir $(u));)
+	@echo $(SYSUSERSDIR)/box.conf
+	@echo $(TMPFILESDIR)/box.conf
+	@$(foreach d,$(INSTALL_DOCS),echo $(DOCDIR)/$(notdir $(d));)
+
 clean:
 	rm -rf build
 
@@ -109,6 +127,6 @@ format:
 help:
 	@sed -n '2,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 
-.PHONY: print-install-list all check check-run bench demo deps install clean format help fuzz
+.PHONY: print-install-list print-install-data all check check-run bench demo deps install clean format help fuzz
 
 -include $(ALL_OBJS:.o=.d)

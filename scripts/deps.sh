@@ -3,8 +3,10 @@
 #
 # Idempotent: packages already installed are not touched and apt is not even
 # consulted when everything is present. As an ordinary user it prints the exact
-# command to run as root and fails.
+# command to run as root and fails. Then the service's system users
+# (packaging/sysusers.d/box.conf), which tests and `make demo` rely on.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
 	build-essential pkg-config clang libclang-rt-14-dev clang-format
@@ -25,8 +27,32 @@ for p in "${packages[@]}"; do
 	[ "$status" = "install ok installed" ] || missing+=("$p")
 done
 
+# The service's system users (packaging/sysusers.d/box.conf): box-daemon runs
+# the per-box daemons of a root boxd (without it they run as nobody), and the
+# members of box-clients may use the service socket. systemd-sysusers reads the
+# same file a package installs; useradd/groupadd where it is absent.
+ensure_users() {
+	id box-daemon >/dev/null 2>&1 && getent group box-clients >/dev/null 2>&1 && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: the box-daemon user is missing (service daemons would run as nobody); as root run:" >&2
+		echo "  systemd-sysusers $(pwd)/packaging/sysusers.d/box.conf" >&2
+		return 0
+	fi
+	if command -v systemd-sysusers >/dev/null 2>&1; then
+		systemd-sysusers "$PWD/packaging/sysusers.d/box.conf"
+	else
+		getent group box-clients >/dev/null 2>&1 || groupadd --system box-clients
+		id box-daemon >/dev/null 2>&1 ||
+			useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin \
+				--comment "box per-box daemons" box-daemon
+	fi
+	id box-daemon >/dev/null 2>&1 || { echo "deps: could not create the box-daemon user" >&2; exit 1; }
+	echo "deps: created the box-daemon user and the box-clients group"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "deps: all ${#packages[@]} packages present"
+	ensure_users
 	exit 0
 fi
 
@@ -41,3 +67,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 $cmd
+ensure_users
