@@ -23,9 +23,7 @@
 #include <string.h>
 
 #include <boxpolicy.h>
-#ifdef HAVE_BP_MONITOR
 #include <boxpolicy_temporal.h>
-#endif
 
 #include "cleanup.h"
 #include "engine.h"
@@ -58,10 +56,8 @@ struct engine {
 	struct bp_schema *schema;
 	struct bp_request *req;
 	struct bp_decision *dec;
-#ifdef HAVE_BP_MONITOR
 	struct bp_monitor *mon;
 	struct bp_event *ev;
-#endif
 	struct history *hist;
 	bool temporal;
 	enum engine_sync sync;
@@ -463,7 +459,6 @@ pass_epochs(uint8_t type, const uint8_t *data, size_t len, uint64_t offset, void
 	return -EBADMSG;
 }
 
-#ifdef HAVE_BP_MONITOR
 /*
  * Load e->ev with one outcome or request event (a Record now, or a history
  * record on replay). Only -ENOMEM and a bad request fail here; an output
@@ -527,7 +522,6 @@ out:
 	box__history_event__free_unpacked(m, NULL);
 	return r;
 }
-#endif
 
 /* Pass 2: replay every event into the rules of its epoch's effective set. */
 static int
@@ -538,11 +532,7 @@ pass_replay(uint8_t type, const uint8_t *data, size_t len, uint64_t offset, void
 		e->cur_epoch++;
 		return 0;
 	}
-#ifdef HAVE_BP_MONITOR
 	return replay_event(e, data, len, offset);
-#else
-	return -ENOTSUP;
-#endif
 }
 
 /* Upper bound of how far back rule I can look: the sum of its `within` windows. */
@@ -694,12 +684,6 @@ engine_new(const struct engine_opts *o, struct engine **ret, char *why, size_t w
 		*ret = e;
 		return 0;
 	}
-#ifndef HAVE_BP_MONITOR
-	say(why, why_len, "the policy has temporal rules, and this build has no temporal monitor",
-	    NULL);
-	r = -ENOTSUP;
-	goto fail;
-#else
 	{
 		struct bp_diags *diags = NULL;
 		r = bp_monitor_new(e->policy, &e->mon, &diags);
@@ -763,7 +747,6 @@ engine_new(const struct engine_opts *o, struct engine **ret, char *why, size_t w
 	(void)engine_maybe_compact(e, o->now_ns, false);
 	*ret = e;
 	return 0;
-#endif
 fail:
 	engine_free(e);
 	return r;
@@ -774,10 +757,8 @@ engine_free(struct engine *e)
 {
 	if (!e)
 		return NULL;
-#ifdef HAVE_BP_MONITOR
 	bp_event_free(e->ev);
 	bp_monitor_free(e->mon);
-#endif
 	bp_decision_free(e->dec);
 	bp_request_free(e->req);
 	bp_policy_free(e->policy);
@@ -804,10 +785,8 @@ engine_stats(const struct engine *e, struct engine_stats *ret)
 static int64_t
 stamp(struct engine *e, int64_t now)
 {
-#ifdef HAVE_BP_MONITOR
 	if (e->mon)
 		return bp_monitor_stamp(e->mon, now);
-#endif
 	return e->last_time != INT64_MIN && now <= e->last_time ? e->last_time + 1 : now;
 }
 
@@ -876,7 +855,6 @@ engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 			return r;
 		return set_result(e, res, false);
 	}
-#ifdef HAVE_BP_MONITOR
 	bool fits = bp_request_problem(e->req) == NULL;
 	bool failed = false;
 	if (fits) {
@@ -909,9 +887,6 @@ engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 	r = set_result(e, res, false);
 	res->wait_sync = fits && e->sync == ENGINE_SYNC_BATCH;
 	return r;
-#else
-	return -ENOTSUP;
-#endif
 }
 
 int
@@ -919,7 +894,6 @@ engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns)
 {
 	if (!e->temporal)
 		return 0; /* nothing is written, and no rule looks back */
-#ifdef HAVE_BP_MONITOR
 	int r;
 	int64_t t = stamp(e, now_ns);
 	r = fill_event(e, (enum bp_event_kind)m->kind, t, m->action, m->input, m->n_input,
@@ -942,9 +916,6 @@ engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns)
 	}
 	e->last_time = bp_monitor_last_time(e->mon);
 	return 0;
-#else
-	return -ENOTSUP;
-#endif
 }
 
 bool

@@ -7,11 +7,7 @@ POLICYD_OBJS := $(POLICYD_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS     += $(POLICYD_OBJS)
 LIBEXEC_PROGRAMS += $(BIN)/box-policyd
 
-# The temporal monitor (libboxpolicy/include/boxpolicy_temporal.h) is used
-# once libboxpolicy defines it; until then a temporal policy refuses to start.
-POLICYD_HAVE_MONITOR := $(if $(shell grep -ls '^bp_monitor_new\b' libboxpolicy/*.c),-DHAVE_BP_MONITOR)
-
-$(POLICYD_OBJS): private MODULE_CPPFLAGS := $(POLICYD_HAVE_MONITOR) -Iproto \
+$(POLICYD_OBJS): private MODULE_CPPFLAGS := -Iproto \
 	$(call pkg_cflags,libprotobuf-c libevent jansson libseccomp)
 
 # libboxcommon and libboxproto reference each other: list them twice.

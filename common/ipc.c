@@ -83,8 +83,9 @@ static const struct box_ipc_type ipc_types[] = {
 	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor, 64, 1,
 	  0 },
 	/*
-	 * BOX__MSG_TYPE__MSG_PLAN: add its row when proto/plan.proto lands
-	 * (descriptor, caps) together with its validator in proto/validate.c.
+	 * No row for BOX__MSG_TYPE__MSG_PLAN: the plan travels as one bare
+	 * Plan packet on the trampoline's fd 3 (and status on fd 4), decoded by
+	 * proto/plan_validate.c, never inside an envelope.
 	 */
 };
 

@@ -2,7 +2,7 @@
 # run.sh — policy benchmark: libboxpolicy in-process against cedar-wasm in
 # node, same policies (5 and 500 rules) and the same 1000 requests, in the
 # same run; prints decisions/s, p50/p99 latency and the ratios.
-# Targets (issue 4): >= 1,000,000 decisions/s with 5 rules on one core, and
+# Targets: >= 1,000,000 decisions/s with 5 rules on one core, and
 # >= 50x cedar-wasm. BENCH_SECONDS sets each measurement's length (default 2).
 # Trusts: nothing; it is benchmark code.
 set -eu

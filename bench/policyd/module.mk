@@ -1,5 +1,5 @@
-# bench/policyd/ — box-policyd Decide round trips and the temporal history
-# (issue 5 item 6); it shares test/policyd/harness.c with the tests.
+# bench/policyd/ — box-policyd Decide round trips and the temporal history;
+# it shares test/policyd/harness.c with the tests.
 
 POLICYD_BENCH_OBJS := $(BUILD)/bench/policyd/policyd_bench.o
 ALL_OBJS           += $(POLICYD_BENCH_OBJS)

@@ -1,5 +1,5 @@
 /*
- * policyd_bench.c — box-policyd over its socket (issue 5 item 6):
+ * policyd_bench.c — box-policyd over its socket:
  *   1. Decide round trips/s, p50, p99 with 1 and 4 concurrent peers, no
  *      temporal rule (nothing written), beside a bare SOCK_SEQPACKET echo
  *      between two processes as the peer to compare with (ratio); then 1

@@ -86,7 +86,7 @@ size_t bp_policy_rule_count(const struct bp_policy *p);
 /* The rule's name in decisions: its non-blank @id, else "policy_N". */
 const char *bp_policy_rule_name(const struct bp_policy *p, size_t i);
 bool bp_policy_rule_is_forbid(const struct bp_policy *p, size_t i);
-/* Temporal terms (issue 5): count, and each term's source text between its braces. */
+/* Temporal terms: count, and each term's source text between its braces. */
 size_t bp_policy_temporal_count(const struct bp_policy *p, size_t rule);
 int bp_policy_temporal_source(const struct bp_policy *p, size_t rule, size_t term,
 			      const char **text, size_t *len, unsigned *line, unsigned *col);
@@ -154,7 +154,7 @@ enum bp_cause {
 };
 
 /*
- * The temporal hook (issue 5): evaluates term TERM of rule RULE for this
+ * The temporal hook: evaluates term TERM of rule RULE for this
  * request; returns 0 and sets *ret, or a negative errno (the rule errors).
  * Without a hook every temporal term errors.
  */

@@ -1,4 +1,4 @@
-# test/temporal/ — temporal conformance (issue 5): box-temporal-trace decides
+# test/temporal/ — temporal conformance: box-temporal-trace decides
 # the traces in test/conformance/temporal/ through the incremental monitor and
 # checks the load-time refusals; run.sh compares with the expected files.
 TEMPORAL_TRACE_OBJS := $(BUILD)/test/temporal/trace.o

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh — temporal conformance (issue 5): decides every trace
+# run.sh — temporal conformance: decides every trace
 # test/conformance/temporal/NAME.req under NAME.dw with box-temporal-trace
 # (observe, then decide, through the incremental monitor) and compares each
 # output line with NAME.out (one test per request line); checks every
