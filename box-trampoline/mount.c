@@ -14,6 +14,7 @@
  * Trusts: the validated plan; nothing in the host tree (paths are opened
  * as the owner, without following symlinks).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -545,14 +546,90 @@ build_dev(struct view *vw)
 		tramp_fail(t, STEP_MOUNT, -r, "/dev: read-only");
 }
 
+/*
+ * Masks inside /proc. The kernel's symbol table and build config help an
+ * exploit aim. The fd tables and environment of PID 1 (the trampoline, which
+ * in a root-owned box has the agent's uid: a capless process may list a
+ * same-uid fd directory) are masked under every spelling: /proc/TID/ and
+ * /proc/1/task/TID/ for each of its threads (one, unless a sanitizer runtime
+ * started more); /proc/thread-self is always the caller's own. The agent
+ * cannot remove a mask: it has no CAP_SYS_ADMIN in its user namespace, and
+ * seccomp refuses every mount call.
+ */
+static const char *const proc_masked[] = {
+	"kcore", "keys", "timer_list", "sched_debug", "latency_stats",
+	"acpi",	 "scsi", "asound",     "kallsyms",    "config.gz",
+};
+static const char *const pid1_masked[] = {"fd", "fdinfo", "environ", "map_files"};
+
+/* Cover proc/rel with the empty mode-0000 object of its type; skipped when absent. */
+static void
+mask_proc_path(struct view *vw, int proc, const char *rel)
+{
+	struct tramp *t = vw->t;
+	_cleanup_close_ int fd = openat(proc, rel, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return; /* this kernel lacks it */
+		tramp_fail(t, STEP_MOUNT, errno, "/proc/%s: open", rel);
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		tramp_fail(t, STEP_MOUNT, errno, "/proc/%s: stat", rel);
+	_cleanup_close_ int mask = openat(vw->masks, S_ISDIR(st.st_mode) ? "dir" : "file",
+					  O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (mask < 0)
+		tramp_fail(t, STEP_MOUNT, errno, "mask object");
+	int r = bind_fd(mask, fd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					  MOUNT_ATTR_NOEXEC);
+	if (r < 0)
+		tramp_fail(t, STEP_MOUNT, -r, "/proc/%s: mask", rel);
+}
+
+/* PID 1's own entries, for each of its threads (we are PID 1). */
+static void
+mask_pid1(struct view *vw, int proc)
+{
+	struct tramp *t = vw->t;
+	if (getpid() != 1)
+		tramp_fail(t, STEP_MOUNT, 0, "/proc is built by PID 1 only");
+	int tfd = openat(proc, "1/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (tfd < 0)
+		tramp_fail(t, STEP_MOUNT, errno, "/proc/1/task: open");
+	DIR *d = fdopendir(tfd);
+	if (!d) {
+		int e = errno;
+		close(tfd);
+		tramp_fail(t, STEP_MOUNT, e, "/proc/1/task: open");
+	}
+	struct dirent *de;
+	errno = 0;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long tid = strtoul(de->d_name, &end, 10);
+		if (*end || tid == 0)
+			continue; /* . and .. */
+		for (size_t i = 0; i < ELEMENTSOF(pid1_masked); i++) {
+			char rel[64];
+			snprintf(rel, sizeof(rel), "%lu/%s", tid, pid1_masked[i]);
+			mask_proc_path(vw, proc, rel);
+			snprintf(rel, sizeof(rel), "1/task/%lu/%s", tid, pid1_masked[i]);
+			mask_proc_path(vw, proc, rel);
+		}
+		errno = 0;
+	}
+	int e = errno;
+	closedir(d);
+	if (e)
+		tramp_fail(t, STEP_MOUNT, e, "/proc/1/task: read");
+}
+
 /* /proc: a new instance, read-only binds and masks over the dangerous parts. */
 static void
 build_proc(struct view *vw)
 {
 	struct tramp *t = vw->t;
 	static const char *const ro_paths[] = {"sys", "sysrq-trigger", "bus", "fs", "irq"};
-	static const char *const masked[] = {"kcore",	      "keys",	     "timer_list", "sched_debug",
-					     "latency_stats", "acpi",	     "scsi",	   "asound"};
 	int r;
 
 	_cleanup_close_ int target = make_target(vw, "/proc", true, 0555);
@@ -592,25 +669,9 @@ build_proc(struct view *vw)
 		if (r < 0)
 			tramp_fail(t, STEP_MOUNT, -r, "/proc/%s: read-only bind", ro_paths[i]);
 	}
-	for (size_t i = 0; i < ELEMENTSOF(masked); i++) {
-		_cleanup_close_ int fd = openat(proc, masked[i], O_PATH | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0) {
-			if (errno == ENOENT)
-				continue;
-			tramp_fail(t, STEP_MOUNT, errno, "/proc/%s: open", masked[i]);
-		}
-		struct stat st;
-		if (fstat(fd, &st) < 0)
-			tramp_fail(t, STEP_MOUNT, errno, "/proc/%s: stat", masked[i]);
-		_cleanup_close_ int mask = openat(vw->masks, S_ISDIR(st.st_mode) ? "dir" : "file",
-						  O_PATH | O_CLOEXEC | O_NOFOLLOW);
-		if (mask < 0)
-			tramp_fail(t, STEP_MOUNT, errno, "mask object");
-		r = bind_fd(mask, fd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					      MOUNT_ATTR_NOEXEC);
-		if (r < 0)
-			tramp_fail(t, STEP_MOUNT, -r, "/proc/%s: mask", masked[i]);
-	}
+	for (size_t i = 0; i < ELEMENTSOF(proc_masked); i++)
+		mask_proc_path(vw, proc, proc_masked[i]);
+	mask_pid1(vw, proc);
 }
 
 static void

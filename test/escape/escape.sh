@@ -18,6 +18,16 @@ export BOX_BIN
 
 PY=/usr/bin/python3
 
+# same NAME WANT GOT: ok when a whole program printed exactly WANT; else show what it said.
+same() {
+	if [ "$3" = "$2" ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		printf '%s\n' "$3" | sed 's/^/#   /'
+	fi
+}
+
 # --- one run of the suite as the current user --------------------------------
 suite() {
 	local label=$1 bin=$2
@@ -96,6 +106,20 @@ EOF
 	case_ "mount, unshare, setns, pivot_root, clone3" "${base[@]}" -- "$P" namespaces
 	case_ "io_uring, keyctl, bpf, perf_event_open" "${base[@]}" -- "$P" syscalls
 	case_ "TIOCSTI (high bits too), TIOCLINUX" "${base[@]}" -- "$P" tty
+	case_ "setuid/setgid modes (chmod g+s DIR too): EPERM in the workspace" "${base[@]}" -- \
+		"$P" setid "$T/ws"
+	case_ "setuid/setgid modes: EPERM in /tmp" "${base[@]}" -- "$P" setid /tmp
+	case_ "openat2: ENOSYS" "${base[@]}" -- "$P" openat2 "$T/ws"
+	case_ "TIOCSETD: EPERM (TIOCGETD works)" "${base[@]}" -- "$P" ldisc
+	case_ "memfd_secret: EPERM" "${base[@]}" -- "$P" memfd-secret
+	case_ "UDP-Lite and MPTCP sockets: EPERM (UDP, TCP work)" "${base[@]}" -- "$P" inet-protocols
+	if [ -e /proc/config.gz ]; then
+		case_ "/proc/kallsyms and /proc/config.gz masked" "${base[@]}" -- "$P" proc-kernel config
+	else
+		case_ "/proc/kallsyms masked" "${base[@]}" -- "$P" proc-kernel noconfig
+		skip "$label: /proc/config.gz masked" "this kernel has no /proc/config.gz"
+	fi
+	case_ "/proc/1/{fd,fdinfo,environ,map_files} masked" "${base[@]}" -- "$P" proc-pid1
 	# Some kernels refuse int 0x80 from 64-bit code themselves (SIGSEGV, seen
 	# outside any box); seccomp's KILL_PROCESS (SIGSYS) is then never reached.
 	local i80=sigsys
@@ -166,11 +190,14 @@ EOF
 	cp "$bin/box-escape-probe" "$T/ws/tool-probe"
 	case_ "tool: a program in its write grant runs" --tool --write "$T/ws" \
 		--workspace "$T/ws" -- "$T/ws/tool-probe" true
+	case_ "tool: setuid/setgid modes EPERM too" --tool --write "$T/ws" \
+		--workspace "$T/ws" -- "$T/ws/tool-probe" setid "$T/ws"
+	case_ "tool: PID 1's fds and environ masked too" --tool --write "$T/ws" \
+		--workspace "$T/ws" -- "$T/ws/tool-probe" proc-pid1
 	local out
 	out=$(cd "$T/ws" && timeout 30 "$run" --tool --no-contain-egress --workspace "$T/ws" -- \
 		$PY -c "import socket; socket.create_connection(('127.0.0.1', $port)); print('reached')" 2>&1)
-	check "$label: tool without contain_egress reaches the host loopback" [ "$out" = reached ] ||
-		diag "$out"
+	same "$label: tool without contain_egress reaches the host loopback" reached "$out"
 
 	# Positive controls that are whole programs.
 	out=$(cd "$T/ws" && timeout 60 "$run" "${base[@]}" -- /usr/bin/python3 -c '
@@ -183,8 +210,33 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.send(b"hi")
 assert a.recv(2) == b"hi"
 print("threads", len(res))' 2>&1)
-	check "$label: control: threaded python3 with an in-box server" [ "$out" = "threads 8" ] ||
-		diag "$out"
+	same "$label: control: threaded python3 with an in-box server" "threads 8" "$out"
+	# git and coreutils under the filter: ordinary modes work, setuid/setgid ones are refused.
+	out=$(cd "$T/ws" && timeout 60 "$run" "${base[@]}" --env HOME=/tmp --env PATH=/usr/bin:/bin \
+		-- /usr/bin/python3 -c '
+import os, stat, subprocess as sp
+def run(*a): return sp.run(list(a), capture_output=True, text=True)
+os.makedirs("repo", exist_ok=True); os.chdir("repo")
+for a in (["git", "init", "-q"], ["git", "config", "user.email", "b@x"],
+          ["git", "config", "user.name", "b"]):
+    assert run(*a).returncode == 0, a
+open("run.sh", "w").write("echo hi\n"); os.chmod("run.sh", 0o755)
+assert run("git", "add", "run.sh").returncode == 0
+assert run("git", "commit", "-qm", "one").returncode == 0
+assert run("git", "log", "--oneline").stdout.count("one") == 1
+assert run("cp", "-a", "run.sh", "copy.sh").returncode == 0
+assert os.stat("copy.sh").st_mode & 0o777 == 0o755
+assert run("install", "-m", "0755", "run.sh", "inst.sh").returncode == 0
+assert run("chmod", "u+s", "copy.sh").returncode != 0
+os.mkdir("d")
+r = run("chmod", "g+s", "d")
+assert r.returncode != 0 and "not permitted" in r.stderr, r.stderr
+assert run("install", "-m", "4755", "run.sh", "suid.sh").returncode != 0
+for f in ("copy.sh", "d", "inst.sh"):
+    assert not os.stat(f).st_mode & (stat.S_ISUID | stat.S_ISGID), f
+print("git ok")' 2>&1)
+	same "$label: control: git, cp -a, install under the filter; chmod u+s, g+s refused" \
+		"git ok" "$out"
 	if [ -x /usr/bin/node ]; then
 		out=$(cd "$T/ws" && timeout 60 "$run" "${base[@]}" -- /usr/bin/node -e '
 const net = require("net");
@@ -192,8 +244,7 @@ const s = net.createServer(c => { c.end("pong"); }).listen(0, "127.0.0.1", () =>
   const c = net.connect(s.address().port, "127.0.0.1");
   c.on("data", d => { console.log("node " + d); s.close(); });
 });' 2>&1)
-		check "$label: control: node -e with an in-box server" [ "$out" = "node pong" ] ||
-			diag "$out"
+		same "$label: control: node -e with an in-box server" "node pong" "$out"
 	else
 		skip "$label: control: node -e" "node is not installed"
 	fi

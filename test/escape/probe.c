@@ -51,6 +51,13 @@
 #ifndef RNDGETENTCNT
 #define RNDGETENTCNT _IOR('R', 0x00, int)
 #endif
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+/* Raw x86-64 numbers (the static libc's headers may not name them). */
+#define NR_openat2 437
+#define NR_memfd_secret 447
+#define NR_fchmodat2 452
 
 extern char **environ;
 static const char *case_name = "?";
@@ -258,6 +265,234 @@ status_field(const char *field)
 			v = strtol(line + fl + 1, NULL, 10);
 	fclose(f);
 	return v;
+}
+
+/* The mode of `path` has neither S_ISUID nor S_ISGID (or the path is gone). */
+static bool
+no_id_bits(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) < 0 || !(sb.st_mode & (S_ISUID | S_ISGID));
+}
+
+/*
+ * Every call that sets a mode refuses S_ISUID and S_ISGID with EPERM; the
+ * same call with 0755 works. dir: a writable directory.
+ */
+static void
+setid_case(const char *dir)
+{
+	static const unsigned long bits[] = {04755, 02755, 06755};
+	char f[4096], g[4096];
+	snprintf(f, sizeof(f), "%s/setid-file", dir);
+	snprintf(g, sizeof(g), "%s/setid-new", dir);
+	unlink(f), unlink(g);
+	CONTROL(create_ok(f), "create a file");
+
+	CONTROL(syscall(SYS_chmod, f, 0755) == 0, "chmod 0755");
+	CONTROL(syscall(SYS_fchmodat, AT_FDCWD, f, 0750) == 0, "fchmodat 0750");
+	CONTROL(syscall(NR_fchmodat2, AT_FDCWD, f, 0755, 0) == 0, "fchmodat2 0755");
+	int fd = open(f, O_RDONLY | O_CLOEXEC);
+	CONTROL(fd >= 0 && syscall(SYS_fchmod, fd, 0755) == 0, "fchmod 0755");
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+		unsigned long m = bits[i];
+		char what[64];
+		snprintf(what, sizeof(what), "chmod %04lo", m);
+		EXPECT_ERRNO(syscall(SYS_chmod, f, m), EPERM, what);
+		snprintf(what, sizeof(what), "fchmod %04lo", m);
+		EXPECT_ERRNO(syscall(SYS_fchmod, fd, m), EPERM, what);
+		snprintf(what, sizeof(what), "fchmodat %04lo", m);
+		EXPECT_ERRNO(syscall(SYS_fchmodat, AT_FDCWD, f, m), EPERM, what);
+		snprintf(what, sizeof(what), "fchmodat2 %04lo", m);
+		EXPECT_ERRNO(syscall(NR_fchmodat2, AT_FDCWD, f, m, 0), EPERM, what);
+	}
+	/* The mode is a umode_t: high bits must not carry the setuid bit past. */
+	EXPECT_ERRNO(syscall(SYS_chmod, f, (1UL << 32) | 04755), EPERM, "chmod 04755 with high bits");
+	close(fd);
+	if (!no_id_bits(f))
+		result(1, "%s has a setuid/setgid bit", f);
+
+	/* Creating calls. */
+	fd = (int)syscall(SYS_creat, g, 0755);
+	CONTROL(fd >= 0 && close(fd) == 0 && unlink(g) == 0, "creat 0755");
+	EXPECT_ERRNO(syscall(SYS_creat, g, 04755), EPERM, "creat 04755");
+	EXPECT_ERRNO(syscall(SYS_creat, g, 02755), EPERM, "creat 02755");
+	CONTROL(syscall(SYS_mknod, g, S_IFREG | 0755, 0) == 0 && unlink(g) == 0, "mknod 0755");
+	EXPECT_ERRNO(syscall(SYS_mknod, g, S_IFREG | 04755, 0), EPERM, "mknod 04755");
+	EXPECT_ERRNO(syscall(SYS_mknod, g, S_IFREG | 02755, 0), EPERM, "mknod 02755");
+	CONTROL(syscall(SYS_mknodat, AT_FDCWD, g, S_IFREG | 0755, 0) == 0 && unlink(g) == 0,
+		"mknodat 0755");
+	EXPECT_ERRNO(syscall(SYS_mknodat, AT_FDCWD, g, S_IFREG | 04755, 0), EPERM, "mknodat 04755");
+	EXPECT_ERRNO(syscall(SYS_mknodat, AT_FDCWD, g, S_IFREG | 02755, 0), EPERM, "mknodat 02755");
+	fd = (int)syscall(SYS_open, g, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+	CONTROL(fd >= 0 && close(fd) == 0 && unlink(g) == 0, "open(O_CREAT) 0755");
+	EXPECT_ERRNO(syscall(SYS_open, g, O_WRONLY | O_CREAT | O_CLOEXEC, 04755), EPERM,
+		     "open(O_CREAT) 04755");
+	EXPECT_ERRNO(syscall(SYS_open, g, O_WRONLY | O_CREAT | O_CLOEXEC, 02755), EPERM,
+		     "open(O_CREAT) 02755");
+	fd = (int)syscall(SYS_openat, AT_FDCWD, g, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+	CONTROL(fd >= 0 && close(fd) == 0 && unlink(g) == 0, "openat(O_CREAT) 0755");
+	EXPECT_ERRNO(syscall(SYS_openat, AT_FDCWD, g, O_WRONLY | O_CREAT | O_CLOEXEC, 04755), EPERM,
+		     "openat(O_CREAT) 04755");
+	EXPECT_ERRNO(syscall(SYS_openat, AT_FDCWD, g, O_WRONLY | O_CREAT | O_CLOEXEC, 02755), EPERM,
+		     "openat(O_CREAT) 02755");
+	/* O_TMPFILE creates with a mode too (linkat then names the file). */
+	fd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0755);
+	CONTROL(fd >= 0 && close(fd) == 0, "openat(O_TMPFILE) 0755");
+	EXPECT_ERRNO(syscall(SYS_openat, AT_FDCWD, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 04755),
+		     EPERM, "openat(O_TMPFILE) 04755");
+	EXPECT_ERRNO(syscall(SYS_open, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 02755), EPERM,
+		     "open(O_TMPFILE) 02755");
+	if (!no_id_bits(g))
+		result(1, "%s has a setuid/setgid bit", g);
+
+	/* Without O_CREAT the mode argument is junk and counts for nothing; O_NONBLOCK
+	 * (04000, the value of S_ISUID) in openat's flags is not a mode. */
+	fd = (int)syscall(SYS_open, f, O_RDONLY | O_CLOEXEC, 06755);
+	CONTROL(fd >= 0 && close(fd) == 0, "open without O_CREAT, a junk mode 06755");
+	fd = (int)syscall(SYS_openat, AT_FDCWD, f, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 06755);
+	CONTROL(fd >= 0 && close(fd) == 0, "openat(O_NONBLOCK) without O_CREAT, a junk mode");
+	fd = (int)syscall(SYS_openat, AT_FDCWD, g, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+	CONTROL(fd >= 0 && close(fd) == 0 && unlink(g) == 0, "openat(O_CREAT|O_NONBLOCK) 0644");
+
+	/* chmod g+s on a directory: refused as well. */
+	char d[4096];
+	snprintf(d, sizeof(d), "%s/setid-dir", dir);
+	rmdir(d);
+	CONTROL(mkdir(d, 0755) == 0 && chmod(d, 0750) == 0, "mkdir, chmod 0750 of a directory");
+	EXPECT_ERRNO(syscall(SYS_fchmodat, AT_FDCWD, d, 02755), EPERM, "chmod g+s of a directory");
+	if (!no_id_bits(d))
+		result(1, "%s is setgid", d);
+	rmdir(d), unlink(f);
+
+	result(0, "setuid/setgid modes: EPERM (chmod fchmod fchmodat fchmodat2 creat mknod mknodat "
+		  "open openat, O_TMPFILE, g+s on a directory)");
+}
+
+/* openat2: its mode is in memory the filter cannot read; ENOSYS, callers fall
+ * back to openat. dir: a writable directory. */
+static void
+openat2_case(const char *dir)
+{
+	char g[4096];
+	snprintf(g, sizeof(g), "%s/openat2-new", dir);
+	unlink(g);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, g, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	CONTROL(fd >= 0 && close(fd) == 0 && unlink(g) == 0, "openat(O_CREAT) 0644");
+	struct {
+		uint64_t flags, mode, resolve;
+	} how = {.flags = O_WRONLY | O_CREAT | O_CLOEXEC, .mode = 04755};
+	EXPECT_ERRNO(syscall(NR_openat2, AT_FDCWD, g, &how, sizeof(how)), ENOSYS, "openat2 04755");
+	how.mode = 0644;
+	EXPECT_ERRNO(syscall(NR_openat2, AT_FDCWD, g, &how, sizeof(how)), ENOSYS, "openat2 0644");
+	if (!no_id_bits(g))
+		result(1, "%s has a setuid/setgid bit", g);
+	unlink(g);
+	result(0, "openat2: ENOSYS");
+}
+
+/* TIOCSETD: EPERM (TIOCGETD works). */
+static void
+ldisc_case(void)
+{
+	int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	CONTROL(m >= 0, "open /dev/ptmx");
+	int unlock = 0;
+	CONTROL(ioctl(m, TIOCSPTLCK, &unlock) == 0, "unlockpt");
+	int s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	CONTROL(s >= 0, "open the pty slave");
+	int ldisc = -1;
+	CONTROL(ioctl(s, TIOCGETD, &ldisc) == 0 && ldisc == 0, "TIOCGETD (N_TTY)");
+	int ntty = 0; /* N_TTY: no privilege needed, so only the filter can refuse it */
+	EXPECT_ERRNO(ioctl(s, TIOCSETD, &ntty), EPERM, "TIOCSETD");
+	EXPECT_ERRNO(syscall(SYS_ioctl, s, (1UL << 32) | TIOCSETD, &ntty), EPERM,
+		     "TIOCSETD with high bits");
+	result(0, "TIOCSETD (also with high bits): EPERM; TIOCGETD works");
+}
+
+/* memfd_secret: EPERM (memfd_create works). */
+static void
+memfd_secret_case(void)
+{
+	int mfd = (int)syscall(SYS_memfd_create, "ctl", MFD_CLOEXEC);
+	CONTROL(mfd >= 0 && close(mfd) == 0, "memfd_create");
+	EXPECT_ERRNO(syscall(NR_memfd_secret, 0), EPERM, "memfd_secret");
+	result(0, "memfd_secret: EPERM");
+}
+
+/* UDP-Lite and MPTCP sockets: EPERM (UDP and TCP work), AF_INET and AF_INET6. */
+static void
+inet_protocols_case(void)
+{
+	static const int fams[] = {AF_INET, AF_INET6};
+	for (size_t i = 0; i < 2; i++) {
+		const char *fam = fams[i] == AF_INET ? "AF_INET" : "AF_INET6";
+		char what[64];
+		int u = socket(fams[i], SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+		snprintf(what, sizeof(what), "%s UDP socket", fam);
+		CONTROL(u >= 0 && close(u) == 0, what);
+		int t = socket(fams[i], SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+		snprintf(what, sizeof(what), "%s TCP socket", fam);
+		CONTROL(t >= 0 && close(t) == 0, what);
+		snprintf(what, sizeof(what), "%s IPPROTO_UDPLITE", fam);
+		EXPECT_ERRNO(socket(fams[i], SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDPLITE), EPERM, what);
+		snprintf(what, sizeof(what), "%s IPPROTO_MPTCP", fam);
+		EXPECT_ERRNO(socket(fams[i], SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_MPTCP), EPERM, what);
+		snprintf(what, sizeof(what), "%s IPPROTO_UDPLITE with high bits", fam);
+		EXPECT_ERRNO(syscall(SYS_socket, fams[i], SOCK_DGRAM, (1UL << 32) | IPPROTO_UDPLITE),
+			     EPERM, what);
+	}
+	result(0, "UDP-Lite and MPTCP sockets (AF_INET, AF_INET6): EPERM; UDP and TCP work");
+}
+
+/* opendir must fail with `want`. */
+static void
+expect_opendir_errno(const char *path, int want)
+{
+	errno = 0;
+	DIR *d = opendir(path);
+	if (d)
+		result(1, "opendir %s succeeded", path);
+	if (errno != want)
+		result(1, "opendir %s: %s (expected %s)", path, strerror(errno), strerror(want));
+}
+
+/* /proc/kallsyms and /proc/config.gz (when `config` is "config": the host
+ * kernel has it) are masked: EACCES. */
+static void
+proc_kernel_case(const char *config)
+{
+	CONTROL(read_ok("/proc/version") && read_ok("/proc/self/status"), "read /proc/version");
+	EXPECT_ERRNO(open("/proc/kallsyms", O_RDONLY | O_CLOEXEC), EACCES, "/proc/kallsyms");
+	if (!strcmp(config, "config"))
+		EXPECT_ERRNO(open("/proc/config.gz", O_RDONLY | O_CLOEXEC), EACCES, "/proc/config.gz");
+	result(0, "/proc/kallsyms%s: EACCES", !strcmp(config, "config") ? ", /proc/config.gz" : "");
+}
+
+/* PID 1's fd tables, environment and map_files, under both spellings: EACCES;
+ * our own stay readable. */
+static void
+proc_pid1_case(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	CONTROL(d != NULL && readdir(d) != NULL, "list /proc/self/fd");
+	closedir(d);
+	CONTROL(read_ok("/proc/self/environ"), "read /proc/self/environ");
+	CONTROL(read_ok("/proc/thread-self/environ"), "read /proc/thread-self/environ");
+	CONTROL(read_ok("/proc/1/status"), "read /proc/1/status");
+	expect_opendir_errno("/proc/1/fd", EACCES);
+	expect_opendir_errno("/proc/1/fdinfo", EACCES);
+	expect_opendir_errno("/proc/1/map_files", EACCES);
+	expect_opendir_errno("/proc/1/task/1/fd", EACCES);
+	expect_opendir_errno("/proc/1/task/1/fdinfo", EACCES);
+	EXPECT_ERRNO(open("/proc/1/environ", O_RDONLY | O_CLOEXEC), EACCES, "/proc/1/environ");
+	EXPECT_ERRNO(open("/proc/1/task/1/environ", O_RDONLY | O_CLOEXEC), EACCES,
+		     "/proc/1/task/1/environ");
+	EXPECT_ERRNO(open("/proc/1/fd/0", O_RDONLY | O_CLOEXEC), EACCES, "/proc/1/fd/0");
+	/* The masks stay: no chmod of them (read-only), no unmount (seccomp). */
+	EXPECT_ERRNO(chmod("/proc/1/fd", 0755), EROFS, "chmod of the /proc/1/fd mask");
+	EXPECT_ERRNO(umount2("/proc/1/fd", MNT_DETACH), EPERM, "umount2 of the /proc/1/fd mask");
+	result(0, "/proc/1/{fd,fdinfo,environ,map_files} and task/1: EACCES");
 }
 
 int
@@ -738,6 +973,20 @@ main(int argc, char **argv)
 		if (n > max)
 			result(1, "%d children with pids_max %d", n, max);
 		result(0, "fork past pids_max: EAGAIN after %d children", n);
+	} else if (!strcmp(c, "setid")) { /* a2: a writable directory */
+		setid_case(a2);
+	} else if (!strcmp(c, "openat2")) { /* a2: a writable directory */
+		openat2_case(a2);
+	} else if (!strcmp(c, "ldisc")) {
+		ldisc_case();
+	} else if (!strcmp(c, "memfd-secret")) {
+		memfd_secret_case();
+	} else if (!strcmp(c, "inet-protocols")) {
+		inet_protocols_case();
+	} else if (!strcmp(c, "proc-kernel")) { /* a2: "config" when the host has /proc/config.gz */
+		proc_kernel_case(a2);
+	} else if (!strcmp(c, "proc-pid1")) {
+		proc_pid1_case();
 	} else if (!strcmp(c, "memfd")) { /* a2: self */
 		char *ok[] = {(char *)a2, "true", NULL};
 		int st = run(ok, &e);
