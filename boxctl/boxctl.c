@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{ "stop", cmd_stop, "stop NAME|ID" },
 	{ "log", cmd_log, "log NAME|ID [-f] [--json]" },
 	{ "version", cmd_version, "version" },
+	{ "help", NULL, "help" },
 };
 
 static int
@@ -51,7 +52,8 @@ main(int argc, char **argv)
 	log_init("boxctl", 0);
 	if (argc < 2)
 		return usage(stderr);
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
 		(void)usage(stdout);
 		return BOXCTL_EXIT_OK;
 	}

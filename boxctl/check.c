@@ -4,8 +4,9 @@
  * Exit 0 and the normalized config on stdout when box.ini loads; every
  * refusal on stderr, one line each, and exit 2 when it does not (CLI.md).
  * Runs as the caller and reads only what the caller can read.
- * Trusts: nothing in box.ini; the caller's environment for PATH, XDG_* and
- * env:// secrets (a secret is read to check it is set, never printed).
+ * Trusts: nothing in box.ini; the caller's environment for XDG_* and env://
+ * secrets (a secret is read to check it is set, never printed) — never its
+ * PATH, which resolves nothing a box runs.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -66,7 +67,7 @@ print_policy_diags(const char *file, const struct bp_diags *d, enum bp_severity 
  * decided action is denied. Errors are printed and refuse (exit 2);
  * warnings are returned in *ret_diags for printing after the config.
  */
-static int
+int
 check_policy(struct box_config *cfg, long *n_rules, struct bp_diags **ret_diags)
 {
 	_cleanup_(bp_schema_freep) struct bp_schema *schema = NULL;
@@ -115,6 +116,12 @@ check_policy(struct box_config *cfg, long *n_rules, struct bp_diags **ret_diags)
 		cfg->box.history_sync.value =
 			temporal ? BOX_HISTORY_SYNC_ALWAYS : BOX_HISTORY_SYNC_OFF;
 	return BOXCTL_EXIT_OK;
+}
+
+void
+check_print_policy_warnings(const struct box_config *cfg, const struct bp_diags *warnings)
+{
+	print_policy_diags(cfg->box.policy.path, warnings, BP_WARNING);
 }
 
 static int

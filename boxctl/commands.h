@@ -11,7 +11,17 @@ enum {
 	BOXCTL_EXIT_USAGE = 2,
 };
 
+struct box_config;
+struct bp_diags;
+
 int cmd_check(int argc, char **argv);
+/*
+ * The policy step of `check` (check.c), which `run` runs too before it
+ * contacts boxd: errors printed as `boxctl: FILE:LINE:COL: error: …`;
+ * returns a BOXCTL_EXIT_* code, the warnings in *warnings.
+ */
+int check_policy(struct box_config *cfg, long *n_rules, struct bp_diags **warnings);
+void check_print_policy_warnings(const struct box_config *cfg, const struct bp_diags *warnings);
 int cmd_policy(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_ps(int argc, char **argv);

@@ -173,6 +173,8 @@ struct raw_section {
 	unsigned line;
 	struct raw_key *keys;
 	size_t n;
+	char **long_keys;     /* keys on lines refused as over-long: not also "missing" */
+	size_t n_long_keys;
 };
 
 enum sec_kind {
@@ -226,12 +228,17 @@ struct ctx {
 
 static void err_at(struct ctx *c, unsigned line, const char *section, const char *key,
 		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static bool key_on_long_line(const struct ctx *c, const char *section, const char *key);
 static void
 err_at(struct ctx *c, unsigned line, const char *section, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg;
 
+	/* The line that held the key was refused as over-long: that error says it all. */
+	if (section && key && strncmp(fmt, "required key is missing", 23) == 0 &&
+	    key_on_long_line(c, section, key))
+		return;
 	if (c->errs->n >= MAX_ERRORS) {
 		c->n_suppressed++;
 		return;
@@ -332,6 +339,36 @@ section_find(struct ctx *c, const char *name)
 	return -1;
 }
 
+/* A refused over-long line `key = …` in column 1 of section `section`: remember its key. */
+static void
+note_long_key(struct ctx *c, int section, const char *s, size_t sl)
+{
+	const char *eq = memchr(s, '=', sl);
+	if (section < 0 || !eq || isspace((unsigned char)s[0]))
+		return;
+	size_t kl = (size_t)(eq - s);
+	while (kl && isspace((unsigned char)s[kl - 1]))
+		kl--;
+	if (kl == 0)
+		return;
+	struct raw_section *rs = &c->secs[section];
+	char **k = GROW(rs->long_keys, rs->n_long_keys);
+	*k = xstrndup(s, kl);
+}
+
+static bool
+key_on_long_line(const struct ctx *c, const char *section, const char *key)
+{
+	for (size_t i = 0; i < c->n_secs; i++) {
+		if (strcmp(c->secs[i].name, section) != 0)
+			continue;
+		for (size_t j = 0; j < c->secs[i].n_long_keys; j++)
+			if (strcmp(c->secs[i].long_keys[j], key) == 0)
+				return true;
+	}
+	return false;
+}
+
 static void
 prescan(struct ctx *c, const char *data, size_t len)
 {
@@ -359,6 +396,7 @@ prescan(struct ctx *c, const char *data, size_t len)
 			err_at(c, lineno, NULL, NULL, "line is %zu bytes long; at most %d are accepted",
 			       sl, BOX_CONFIG_LINE_MAX);
 			prev = prev == PREV_KEY ? PREV_ORPHAN : prev;
+			note_long_key(c, section, s, sl);
 			continue;
 		}
 		if (memchr(s, '\0', sl)) {
@@ -1023,9 +1061,12 @@ grant_add(struct ctx *c, struct raw_section *s, enum box_fs_kind kind, struct ra
 	if (!abs)
 		return;
 	if (in_list(system_roots, abs)) {
+		/* Name the directory too when ~ spelled it (`~` is /root for root). */
+		bool tilde = strcmp(v->text, abs) != 0;
 		err_at(c, v->line, s->name, key,
-		       "%s is a system root, refused as a whole; name something inside it instead",
-		       q(c, v->text));
+		       "%s%s%s%s is a system root, refused as a whole; name something inside it "
+		       "instead",
+		       q(c, v->text), tilde ? " (" : "", tilde ? abs : "", tilde ? ")" : "");
 		return;
 	}
 	for (size_t i = 0; c->home && credential_stores[i]; i++) {
@@ -1305,29 +1346,48 @@ process_command(struct ctx *c, struct raw_section *s, struct box_process *p, boo
 		err_at(c, k->line, s->name, "command", "element 0 is empty; name a program");
 		return;
 	}
+	if (strncmp(w0, "~/", 2) == 0) {
+		/* ~/… is the owner's passwd home; the box is sent the absolute path. */
+		if (!c->home) {
+			err_at(c, k->line, s->name, "command",
+			       "%s: the box owner has no home to expand ~ to", q(c, w0));
+			return;
+		}
+		char *abs = NULL;
+		if (path_expand_home(w0, c->home, &abs) < 0)
+			fatalx("out of memory");
+		free(cmd->written0);
+		cmd->written0 = abs;
+		w0 = abs;
+	}
 	if (strchr(w0, '/') && w0[0] != '/') {
 		err_at(c, k->line, s->name, "command",
-		       "%s is a relative path; write an absolute path, or a bare name found on PATH",
+		       "%s is a relative path; write an absolute path, ~/…, or a bare name found on "
+		       "PATH",
 		       q(c, w0));
 		return;
 	}
 	if (c->opts.offline)
 		return;
-	/* The section's own env PATH when it sets one, else the caller's PATH. */
-	const char *path_env = NULL, *which = "the section's env PATH";
+	/*
+	 * The section's own env PATH when it sets one, else the box's default PATH —
+	 * never the caller's (a pyenv or asdf shim there is not what the box runs).
+	 */
+	const char *path_env = DEFAULT_PATH, *which = "the box's default PATH";
 	for (size_t i = 0; i < p->env.n; i++)
-		if (strcmp(p->env.v[i].name, "PATH") == 0 && p->env.v[i].set)
+		if (strcmp(p->env.v[i].name, "PATH") == 0 && p->env.v[i].set) {
 			path_env = p->env.v[i].value;
-	if (!path_env) {
-		path_env = getenv("PATH");
-		which = "the caller's PATH";
-		if (!path_env || !*path_env)
-			path_env = DEFAULT_PATH;
-	}
+			which = "the section's env PATH";
+		}
 	char *resolved;
 	if (w0[0] == '/') {
 		if (!is_exec_file(w0)) {
-			err_at(c, k->line, s->name, "command", "%s is not an executable file", q(c, w0));
+			struct stat st;
+			if (lstat(w0, &st) < 0 && errno == ENOENT)
+				err_at(c, k->line, s->name, "command", "%s does not exist", q(c, w0));
+			else
+				err_at(c, k->line, s->name, "command", "%s is not an executable file",
+				       q(c, w0));
 			return;
 		}
 		resolved = xstrdup(w0);
@@ -2711,6 +2771,9 @@ ctx_free(struct ctx *c)
 			free(s->keys[j].name);
 		}
 		free(s->keys);
+		for (size_t j = 0; j < s->n_long_keys; j++)
+			free(s->long_keys[j]);
+		free(s->long_keys);
 		free(s->name);
 	}
 	free(c->secs);

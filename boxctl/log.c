@@ -56,6 +56,7 @@ struct logview {
 	bool json;
 	const char *id; /* only this run; NULL: all */
 	unsigned bad_lines;
+	unsigned shown;  /* decisions printed: none, and `log` says so */
 };
 
 static volatile sig_atomic_t stop_follow;
@@ -122,6 +123,7 @@ show_line(struct logview *v, const char *line, size_t len)
 	if (v->json) {
 		fwrite(line, 1, len, stdout);
 		fputc('\n', stdout);
+		v->shown++;
 		return;
 	}
 	json_t *o = json_loadb(line, len, 0, &je);
@@ -150,6 +152,7 @@ show_line(struct logview *v, const char *line, size_t len)
 	if (n > 1)
 		printf("+%zu", n - 1);
 	fputc('\n', stdout);
+	v->shown++;
 	json_decref(o);
 }
 
@@ -559,6 +562,27 @@ state_dir_from_ini(const char *name)
 	return dir;
 }
 
+/*
+ * Nothing was printed: say so on stderr (exit 0 — an empty log is no
+ * error), naming the file when it is known, so silence is never ambiguous.
+ */
+static void
+say_no_decisions(const struct logview *v, const char *what, const char *file)
+{
+	struct stat st;
+	const char *state = !file ? NULL : stat(file, &st) < 0 ? "does not exist" :
+					  st.st_size == 0 ? "is empty" : NULL;
+	if (v->shown)
+		return;
+	fprintf(stderr, "boxctl: %s %s has no decisions yet", v->id ? "run" : "box", what);
+	if (file && state)
+		fprintf(stderr, " (%s %s)", file, state);
+	else if (v->bad_lines)
+		fprintf(stderr, " (%u line%s that are not decisions)", v->bad_lines,
+			v->bad_lines == 1 ? "" : "s");
+	fputc('\n', stderr);
+}
+
 static int
 usage(FILE *f)
 {
@@ -618,6 +642,8 @@ cmd_log(int argc, char **argv)
 			fprintf(stderr, "boxctl: error: log %s: %s\n", what, strerror(-r));
 			return BOXCTL_EXIT_FAILURE;
 		}
+		if (!follow_mode)
+			say_no_decisions(&v, what, NULL);
 		return BOXCTL_EXIT_OK;
 	}
 
@@ -647,5 +673,7 @@ cmd_log(int argc, char **argv)
 		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(-r));
 		return BOXCTL_EXIT_FAILURE;
 	}
+	if (!follow_mode)
+		say_no_decisions(&v, what, path);
 	return BOXCTL_EXIT_OK;
 }

@@ -195,11 +195,21 @@ load_schema_file(const char *path, struct bp_schema *s)
 	return r;
 }
 
+static bool
+is_help(const char *a)
+{
+	return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0;
+}
+
 static int
 cmd_policy_check(int argc, char **argv)
 {
 	const char *home = NULL, *schema_file = NULL, *file = NULL;
 	for (int i = 1; i < argc; i++) {
+		if (is_help(argv[i])) {
+			printf("usage: boxctl policy check [--home DIR] [--schema F] POLICY\n");
+			return BOXCTL_EXIT_OK;
+		}
 		if (strcmp(argv[i], "--home") == 0 && i + 1 < argc)
 			home = argv[++i];
 		else if (strcmp(argv[i], "--schema") == 0 && i + 1 < argc)
@@ -440,6 +450,10 @@ cmd_policy_eval(int argc, char **argv)
 {
 	const char *home = NULL, *history = NULL, *file = NULL, *input = NULL;
 	for (int i = 1; i < argc; i++) {
+		if (is_help(argv[i])) {
+			printf("usage: boxctl policy eval [--home DIR] [--history F] POLICY [REQ|-]\n");
+			return BOXCTL_EXIT_OK;
+		}
 		if (strcmp(argv[i], "--home") == 0 && i + 1 < argc)
 			home = argv[++i];
 		else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc)
@@ -527,7 +541,10 @@ cmd_policy(int argc, char **argv)
 		return cmd_policy_check(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "eval") == 0)
 		return cmd_policy_eval(argc - 1, argv + 1);
-	fprintf(stderr, "usage: boxctl policy check [--home DIR] [--schema F] POLICY\n"
-			"       boxctl policy eval [--home DIR] [--history F] POLICY [REQ|-]\n");
-	return BOXCTL_EXIT_USAGE;
+	/* Asked for: the usage on stdout, exit 0; anything else is a usage error. */
+	bool help = argc >= 2 && is_help(argv[1]);
+	fprintf(help ? stdout : stderr,
+		"usage: boxctl policy check [--home DIR] [--schema F] POLICY\n"
+		"       boxctl policy eval [--home DIR] [--history F] POLICY [REQ|-]\n");
+	return help ? BOXCTL_EXIT_OK : BOXCTL_EXIT_USAGE;
 }

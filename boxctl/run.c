@@ -1,12 +1,15 @@
 /*
  * run.c — `boxctl run [-c box.ini] [-q] [--detach] [-- ARGS...]` (CLI.md).
  *
- * Loads box.ini as the caller, sends it as a BoxSpec to the service boxd or
- * to an embedded boxd it starts (saying so in one line on stderr), with its
+ * Loads box.ini and the policy as the caller, exactly as `check` does (a
+ * refusal exits 2 before any boxd is contacted), sends it as a BoxSpec to
+ * the service boxd or to an embedded boxd it starts (saying so in one line
+ * on stderr, and why when the service socket refused the caller), with its
  * stdin, stdout and stderr, and exits with the agent's status (128+N for
  * signal N); 1 with `boxctl: error: …` when the box cannot start (including
  * `sandbox setup failed at <step>: <reason>`), 2 for a load refusal, 124
- * when [box] timeout stopped it. SIGINT, SIGTERM and SIGHUP are forwarded to
+ * when [box] timeout stopped it; an OOM kill in the box's memory cgroup is
+ * named with memory_max (`box: the agent was killed: out of memory …`). SIGINT, SIGTERM and SIGHUP are forwarded to
  * the agent (RunControl); at a terminal the terminal is put in raw mode
  * (boxd relays the box's pty), Ctrl-C arrives as a byte, and window-size
  * changes are forwarded. If boxctl dies, boxd sees the channel close and
@@ -30,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boxpolicy.h"
 #include "cleanup.h"
 #include "client.h"
 #include "commands.h"
@@ -108,6 +112,37 @@ print_problems(const struct box_config *cfg, const Box__BoxSpec *spec, Box__Prob
 			fprintf(stderr, "[%s]: ", x->section);
 		fprintf(stderr, "%s\n", x->message);
 	}
+}
+
+/* memory_max as a person writes it: the largest unit that divides it (100M, not 104857600). */
+static void
+format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "GMK";
+	for (int i = 0; i < 3; i++) {
+		uint64_t u = 1ULL << (10 * (3 - i));
+		if (bytes && bytes % u == 0) {
+			snprintf(buf, len, "%llu%c", (unsigned long long)(bytes / u), units[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)bytes);
+}
+
+/* The box's memory cgroup OOM-killed a process: say so, with the limit it hit. */
+static void
+print_oom(const struct box_config *cfg, const Box__RunExit *x)
+{
+	char lim[32] = "?";
+	if (cfg->agent.memory_max.set)
+		format_size(cfg->agent.memory_max.value, lim, sizeof(lim));
+	/* The box's pid 1 reports a SIGKILLed agent as 128 + 9. */
+	if ((x->has_signal && x->signal == SIGKILL) ||
+	    (x->has_exit_status && x->exit_status == 128 + SIGKILL))
+		fprintf(stderr, "box: the agent was killed: out of memory (memory_max = %s)\n", lim);
+	else
+		fprintf(stderr, "box: a process of the agent was killed: out of memory "
+			"(memory_max = %s)\n", lim);
 }
 
 static int
@@ -234,6 +269,7 @@ cmd_run(int argc, char **argv)
 	/* The service, or an embedded boxd (after the config loaded). */
 	const char *service = client_service_path();
 	r.fd = client_connect(service);
+	int service_err = r.fd < 0 ? -r.fd : 0;
 
 	struct box_config_options opts = { .service = r.fd >= 0 };
 	struct box_config_errors errs = { 0 };
@@ -246,6 +282,16 @@ cmd_run(int argc, char **argv)
 	}
 	if (k < 0) {
 		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(-k));
+		goto out;
+	}
+	/* The policy loads exactly as `boxctl check` loads it, or nothing starts (exit 2). */
+	long n_rules = 0;
+	struct bp_diags *warnings = NULL;
+	k = check_policy(r.cfg, &n_rules, &warnings);
+	check_print_policy_warnings(r.cfg, warnings);
+	bp_diags_free(warnings);
+	if (k != BOXCTL_EXIT_OK) {
+		code = k;
 		goto out;
 	}
 	char cwd[4096];
@@ -262,7 +308,12 @@ cmd_run(int argc, char **argv)
 				service, strerror(-k));
 			goto out;
 		}
-		if (!r.quiet)
+		if (service_err != ENOENT && service_err != ECONNREFUSED)
+			/* A socket that is there but refuses us (EACCES…): say why we do not use it. */
+			fprintf(stderr, "box: cannot use the boxd service at %s: %s; starting an "
+				"embedded boxd for this box\n",
+				service, strerror(service_err));
+		else if (!r.quiet)
 			fprintf(stderr, "box: no boxd service at %s; starting an embedded boxd for this box\n",
 				service);
 	}
@@ -392,6 +443,8 @@ cmd_run(int argc, char **argv)
 		code = 128 + x->signal;
 	else
 		code = BOXCTL_EXIT_FAILURE;
+	if (x->oom_killed)
+		print_oom(r.cfg, x);
 	box_ipc_msg_done(&m);
 out:
 	tty_restore();

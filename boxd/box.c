@@ -299,6 +299,7 @@ box_reaped(struct box *b, pid_t pid, int status)
 		box_teardown(b);
 		reply_run(b, BOX__REPLY_STATUS__REPLY_FAILED, msg, NULL, 0);
 	} else {
+		bool oom = cgroup_oom_killed(b); /* read before teardown removes the cgroup */
 		box_teardown(b);
 		Box__RunExit x = BOX__RUN_EXIT__INIT;
 		x.box_id = b->id;
@@ -314,6 +315,10 @@ box_reaped(struct box *b, pid_t pid, int status)
 		}
 		x.has_timed_out = 1;
 		x.timed_out = b->timed_out;
+		if (oom && (x.has_exit_status || x.has_signal)) {
+			x.has_oom_killed = 1;
+			x.oom_killed = 1;
+		}
 		if (b->client)
 			(void)boxd_client_send(b->client, BOX__MSG_TYPE__MSG_RUN_EXIT, b->request_id,
 					       &x.base);

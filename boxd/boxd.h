@@ -140,6 +140,7 @@ struct box {
 	char *cgroups[2];
 	size_t n_cgroups;
 	bool nproc_fallback;      /* pids_max enforced by RLIMIT_NPROC */
+	uint32_t policy_rules;    /* rules box-policyd loaded (its PolicyReady), for the disclosure */
 
 	struct relay *relay;      /* pty relay, or NULL */
 	int pty_master;
@@ -262,6 +263,8 @@ int cgroup_setup(struct boxd *d, struct box *b, bool has_pids, uint64_t pids_max
 		 bool has_mem, uint64_t memory_max, const char **why);
 /* Kill what is left in the box's cgroups and remove them. */
 void cgroup_cleanup(struct box *b);
+/* Did the box's memory cgroup OOM-kill a process (before cgroup_cleanup)? */
+bool cgroup_oom_killed(const struct box *b);
 
 /* ---- relay.c ---- */
 struct relay;

@@ -249,3 +249,30 @@ cgroup_cleanup(struct box *b)
 	}
 	b->n_cgroups = 0;
 }
+
+/* The "oom_kill N" counter of a memory cgroup file (v2 memory.events, v1 memory.oom_control). */
+static uint64_t
+oom_kill_count(const char *dir, const char *name)
+{
+	_cleanup_free_ char *p = path_join(dir, name);
+	_cleanup_fclose_ FILE *f = p ? fopen(p, "re") : NULL;
+	char key[64];
+	unsigned long long n;
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%63s %llu", key, &n) == 2)
+		if (strcmp(key, "oom_kill") == 0)
+			return n;
+	return 0;
+}
+
+bool
+cgroup_oom_killed(const struct box *b)
+{
+	for (size_t i = 0; i < b->n_cgroups; i++)
+		if (oom_kill_count(b->cgroups[i], "memory.events") > 0 ||
+		    oom_kill_count(b->cgroups[i], "memory.oom_control") > 0)
+			return true;
+	return false;
+}

@@ -573,6 +573,106 @@ is_credential_store(const struct box *b, const char *path)
 	return false;
 }
 
+/*
+ * `policy: FILE (N rules)` — N as box-policyd reported it in PolicyReady —
+ * and which daemons decide today: none of them exists yet, so nothing the
+ * agent does is decided by policy (it is contained by the sandbox alone).
+ */
+static void
+disclose_policy(const struct box *b, struct strv *out)
+{
+	const Box__BoxSpec *s = b->spec;
+	if (s->box->policy)
+		strv_add(out, fmt("policy: %s (%u rule%s)", s->box->policy->path, b->policy_rules,
+				  b->policy_rules == 1 ? "" : "s"));
+	else
+		strv_add(out, fmt("policy: none (every decided action is denied)"));
+	strv_add(out, fmt("decided by policy: nothing yet — no action is decided by policy yet "
+			  "(box-gateway, box-shell and box-mcpd are not built)"));
+}
+
+/*
+ * " (NAME resolved on PATH=…)" when [agent] command names a bare program:
+ * the PATH recheck.c resolved it on (the agent's env PATH, else the
+ * default; never the caller's). NULL for an absolute path.
+ */
+static char *
+disclose_resolution(const Box__CfgAgent *a)
+{
+	const char *w0 = a->command->argv[0], *path = DEFAULT_PATH;
+	if (strchr(w0, '/'))
+		return NULL;
+	if (a->env)
+		for (size_t i = 0; i < a->env->n_vars; i++)
+			if (strcmp(a->env->vars[i]->name, "PATH") == 0)
+				path = a->env->vars[i]->value;
+	return fmt(" (%s resolved on PATH=%s)", w0, path);
+}
+
+/*
+ * "  (read-only, noexec)": the mount flags box-trampoline gives an agent
+ * grant (mount.c collect()): grants are noexec; an exec entry is exec and
+ * keeps the read-only or read-write state of the innermost grant holding it.
+ */
+static void
+mount_flags(const Box__Plan *p, const Box__ViewEntry *e, char *buf, size_t len)
+{
+	bool rw;
+	switch (e->kind) {
+	case BOX__VIEW_KIND__VIEW_READ:
+	case BOX__VIEW_KIND__VIEW_READ_FILE:
+		snprintf(buf, len, "  (read-only, noexec)");
+		return;
+	case BOX__VIEW_KIND__VIEW_WRITE:
+	case BOX__VIEW_KIND__VIEW_WRITE_FILE:
+		snprintf(buf, len, "  (read-write, noexec)");
+		return;
+	case BOX__VIEW_KIND__VIEW_EXEC: {
+		const Box__ViewEntry *best = NULL;
+		for (size_t i = 0; i < p->n_view; i++) {
+			const Box__ViewEntry *g = p->view[i];
+			if (g->kind == BOX__VIEW_KIND__VIEW_EXEC || g->kind == BOX__VIEW_KIND__VIEW_DENY ||
+			    !path_is_under(e->path, g->path))
+				continue;
+			if (!best || strlen(g->path) > strlen(best->path) ||
+			    (strlen(g->path) == strlen(best->path) &&
+			     (g->kind == BOX__VIEW_KIND__VIEW_WRITE ||
+			      g->kind == BOX__VIEW_KIND__VIEW_WRITE_FILE)))
+				best = g;
+		}
+		rw = best && (best->kind == BOX__VIEW_KIND__VIEW_WRITE ||
+			      best->kind == BOX__VIEW_KIND__VIEW_WRITE_FILE);
+		snprintf(buf, len, "  (%s, exec)", rw ? "read-write" : "read-only");
+		return;
+	}
+	case BOX__VIEW_KIND__VIEW_DENY:
+	case BOX__VIEW_KIND__VIEW_INVALID:
+	case _BOX__VIEW_KIND_IS_INT_SIZE:
+	default:
+		buf[0] = '\0';
+		return;
+	}
+}
+
+/*
+ * [tool], [egress] and [mcp] sections: box-shell, box-gateway and box-mcpd,
+ * which would serve them, are not built, so each is shown as inactive —
+ * never with grants or a network as if it worked.
+ */
+static void
+disclose_inactive(const Box__BoxSpec *s, struct strv *out)
+{
+	for (size_t i = 0; i < s->n_tools; i++)
+		strv_add(out, fmt("inactive: [tool.%s] (nothing serves it yet: no box-shell)",
+				  s->tools[i]->name));
+	for (size_t i = 0; i < s->n_egress; i++)
+		strv_add(out, fmt("inactive: [egress.%s] (nothing serves it yet: no box-gateway)",
+				  s->egress[i]->name));
+	for (size_t i = 0; i < s->n_mcp; i++)
+		strv_add(out, fmt("inactive: [mcp.%s] (nothing serves it yet: no box-mcpd)",
+				  s->mcp[i]->name));
+}
+
 /* argv joined with spaces, words with blanks quoted. */
 static char *
 join_argv(char **v, size_t n)
@@ -597,7 +697,7 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 	const Box__BoxSpec *s = b->spec;
 	struct strv out = { 0 };
 	bool q = b->quiet;
-	_cleanup_free_ char *cmd = NULL;
+	_cleanup_free_ char *cmd = NULL, *how = NULL;
 
 	if (!q)
 		strv_add(&out, fmt("box %s, id %s, owner %s", b->name, b->id, b->owner.name));
@@ -615,24 +715,30 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 	for (size_t i = 0; i < s->n_tools; i++)
 		if (s->tools[i]->network && s->tools[i]->network->contain_egress &&
 		    !s->tools[i]->network->contain_egress->value)
-			strv_add(&out, fmt("warning: tool %s shares the host network "
-					   "(contain_egress = false)",
+			strv_add(&out, fmt("warning: tool %s would share the host network "
+					   "(contain_egress = false) once box-shell serves it",
 					   s->tools[i]->name));
 	if (b->owner.uid != 0)
 		strv_add(&out, fmt("warning: vm.memfd_noexec cannot be set for a box not owned by "
 				   "root: memfds stay executable (hygiene only, not the boundary)"));
 	if (b->nproc_fallback)
-		strv_add(&out, fmt("warning: pids_max is enforced with RLIMIT_NPROC, which counts "
-				   "every process of %s on this host",
+		/* Measured: in the box's own user namespace the count is of the box's processes. */
+		strv_add(&out, fmt("warning: pids_max is enforced with RLIMIT_NPROC (no cgroup pids "
+				   "controller for this boxd), set in the box's user namespace: it "
+				   "counts the processes of %s inside the box, not those on the host",
 				   b->owner.name));
 	if (q)
 		goto done;
 
+	disclose_policy(b, &out);
 	cmd = join_argv(p->argv, p->n_argv);
-	strv_add(&out, fmt("agent: %s", cmd ? cmd : "?"));
+	how = disclose_resolution(s->agent);
+	strv_add(&out, fmt("agent: %s%s", cmd ? cmd : "?", how ? how : ""));
 	for (size_t i = 0; i < p->n_view; i++) {
 		const Box__ViewEntry *e = p->view[i];
 		const char *note = "";
+		char flags[40] = "";
+		mount_flags(p, e, flags, sizeof(flags));
 		if (e->kind == BOX__VIEW_KIND__VIEW_EXEC && e->path && b->rc.program &&
 		    strcmp(e->path, b->rc.program) == 0)
 			note = "  (implicit: the agent's program)";
@@ -648,29 +754,10 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 			else
 				note = "  (masked)";
 		}
-		strv_add(&out, fmt("  %-11s %s%s", view_kind_name(e->kind), e->path, note));
+		strv_add(&out, fmt("  %-11s %s%s%s", view_kind_name(e->kind), e->path, flags, note));
 	}
 	strv_add(&out, fmt("  %-11s %s", "workspace", p->workspace));
-	for (size_t i = 0; i < s->n_tools; i++) {
-		const Box__CfgTool *t = s->tools[i];
-		_cleanup_free_ char *tc = join_argv(t->command->argv, t->command->n_argv);
-		strv_add(&out, fmt("tool %s: %s", t->name, tc ? tc : "?"));
-		const Box__CfgFilesystem *tf = t->filesystem;
-		struct {
-			Box__CfgPath **v;
-			size_t n;
-			const char *k;
-		} tl[] = {
-			{ tf ? tf->read : NULL, tf ? tf->n_read : 0, "read" },
-			{ tf ? tf->write : NULL, tf ? tf->n_write : 0, "write" },
-			{ tf ? tf->read_file : NULL, tf ? tf->n_read_file : 0, "read_file" },
-			{ tf ? tf->write_file : NULL, tf ? tf->n_write_file : 0, "write_file" },
-			{ tf ? tf->deny : NULL, tf ? tf->n_deny : 0, "deny" },
-		};
-		for (size_t l = 0; l < ELEMENTSOF(tl); l++)
-			for (size_t k = 0; k < tl[l].n; k++)
-				strv_add(&out, fmt("  %-11s %s", tl[l].k, tl[l].v[k]->path));
-	}
+	disclose_inactive(s, &out);
 	strv_add(&out, fmt("box adds:"));
 	strv_add(&out, fmt("  %-11s /usr /lib /lib64 /bin /sbin (read-only, exec)", "system"));
 	strv_add(&out, fmt("  %-11s /etc: ld.so.*, nsswitch.conf, hosts, ssl, ca-certificates, "

@@ -329,6 +329,7 @@ wait_ready(struct box *b, char **err)
 							       "box-policyd refused to start");
 		r = -EPERM;
 	} else {
+		b->policy_rules = rep->rules;
 		log_info("box %s (%s): box-policyd pid %d ready: %u rules, %u temporal, %llu "
 			 "history events",
 			 b->name, b->id, (int)b->policyd_pid, rep->rules, rep->temporal_rules,

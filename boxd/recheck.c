@@ -341,13 +341,16 @@ check_command(struct child *c, const Box__BoxSpec *s)
 			if (strcmp(s->agent->env->vars[i]->name, "PATH") == 0)
 				path = s->agent->env->vars[i]->value;
 	if (!path)
-		path = s->caller->path && *s->caller->path ? s->caller->path : DEFAULT_PATH;
+		path = DEFAULT_PATH; /* never the caller's PATH (CONFIG.md `command`) */
 
 	if (w0[0] == '/') {
 		if (!is_exec_file(w0)) {
+			struct stat st;
+			bool missing = lstat(w0, &st) < 0 && errno == ENOENT;
 			child_problem(c, cmd->line, "agent", "command",
-				      "%s is not an executable file for the box owner (%s)", w0,
-				      c->owner);
+				      missing ? "%s does not exist for the box owner (%s)" :
+						"%s is not an executable file for the box owner (%s)",
+				      w0, c->owner);
 			return;
 		}
 		argv0 = strdup(w0);

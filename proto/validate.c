@@ -638,6 +638,9 @@ box_validate_run_exit(const Box__RunExit *m)
 		REQUIRE(m->signal >= 1 && m->signal < 65, -ERANGE);
 	REQUIRE(!(m->has_exit_status && m->has_signal), -EINVAL);
 	REQUIRE(m->has_exit_status || m->has_signal || m->error, -EINVAL);
+	/* An OOM kill is reported with how the agent ended, never alone. */
+	REQUIRE(!(m->has_oom_killed && m->oom_killed) || m->has_exit_status || m->has_signal,
+		-EINVAL);
 	TRY(v_opt_text(m->error, BOX_STR_MAX));
 	return 0;
 }

@@ -57,7 +57,8 @@ check "run: USER, BOX_NAME, BOX_ID set; no proxy variable without a gateway" \
 did=$(sed -n 's/^box: box st0, id \([0-9a-f]*\),.*/\1/p' err)
 check "disclosure: says an embedded boxd was started" grep -q "^box: .*embedded boxd" err
 check "disclosure: box name and id" grep -qE "^box: box st0, id [0-9a-f]{12}" err
-check "disclosure: each grant on its own line" grep -qE "^box:   read +$W/proj$" err
+check "disclosure: each grant on its own line, with its mount flags" \
+	grep -qE "^box:   read +$W/proj  \(read-only, noexec\)$" err
 check "disclosure: the deny mask" grep -qE "^box:   deny +$W/proj/secret.txt" err
 check "disclosure: the implicit exec of the program" grep -qE "^box:   exec +/usr/bin/cat .*implicit" err
 check "disclosure: what box adds" grep -q "^box: box adds:" err

@@ -1563,6 +1563,19 @@ test_reply_validators(void)
 	CHECK_INT(box_validate_run_exit(&ex), -EINVAL); /* both */
 	ex.box_id = "0123456789AB";
 	CHECK_INT(box_validate_run_exit(&ex), -EINVAL);
+	/* oom_killed: with how the agent ended, never alone (with only an error). */
+	ex.box_id = "0123456789ab";
+	ex.has_exit_status = 0;
+	ex.has_oom_killed = 1;
+	ex.oom_killed = 1;
+	CHECK_INT(box_validate_run_exit(&ex), 0);
+	ex.has_signal = 0;
+	ex.error = "box-policyd is gone";
+	CHECK_INT(box_validate_run_exit(&ex), -EINVAL);
+	ex.oom_killed = 0;
+	CHECK_INT(box_validate_run_exit(&ex), 0);
+	ex.error = NULL;
+	ex.has_oom_killed = 0;
 
 	Box__RunControl ctl;
 	box__run_control__init(&ctl);
