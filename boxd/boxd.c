@@ -11,11 +11,18 @@
  *                        (ps, stop, log); exits when the box has ended
  *
  * Every client is identified by SO_PEERCRED: a user sees and controls only
- * its own boxes (owner or caller), root all of them. Messages are decoded
- * and validated by box_ipc_decode() before any handler runs; a client that
- * sends garbage is disconnected.
+ * its own boxes (owner or caller), root all of them. A client whose PID
+ * namespace is not boxd's own is refused whatever it asks (one ErrorReply,
+ * then disconnected): every box, tool sandbox and MCP sandbox has a PID
+ * namespace of its own, so such a client is a process inside a sandbox that
+ * reached a boxd socket through a grant (Unix sockets ignore read-only
+ * mounts, and Landlock ABI <= 7 does not cover connect). "Not one of my
+ * boxes" would not be enough: an embedded boxd knows only its own box.
+ * Messages are decoded and validated by box_ipc_decode() before any handler
+ * runs; a client that sends garbage is disconnected.
  * Trusts: its own executable's directory (helpers), the kernel's peer
- * credentials; nothing a client sends before validation.
+ * credentials and peer pidfd (common/peer.c); nothing a client sends before
+ * validation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +45,7 @@
 #include "ipc.h"
 #include "log.h"
 #include "path.h"
+#include "peer.h"
 #include "validate.h"
 
 static struct boxd *the_boxd;
@@ -293,12 +301,21 @@ handle_log(struct boxd *d, struct client *c, uint64_t rid, const Box__LogRequest
 		safe_close(fds[i]);
 }
 
+#define FOREIGN_PEER_MESSAGE \
+	"boxd refuses clients from another PID namespace (a process inside a sandbox cannot drive boxd)"
+
 static void
 on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
 	struct client *c = userdata;
 	struct boxd *d = c->d;
 
+	if (c->foreign) {
+		/* Whatever it asked: one reply saying why, then gone. */
+		error_reply(c, m->request_id, EPERM, FOREIGN_PEER_MESSAGE);
+		boxd_client_close(c);
+		return;
+	}
 	switch (m->type) {
 	case BOX__MSG_TYPE__MSG_RUN_REQUEST: {
 		Box__RunRequest *req = (Box__RunRequest *)m->msg;
@@ -362,6 +379,20 @@ client_add(struct boxd *d, int fd, bool channel)
 		close(fd);
 		free(c);
 		return NULL;
+	}
+	/* Not boxd's PID namespace, or not knowable: refused at its first request. */
+	enum peer_method how = PEER_METHOD_PIDFD;
+	r = peer_pidns_same(fd, d->self_pidns_fd, d->peer_proc_only, &how);
+	if (r <= 0) {
+		c->foreign = true;
+		if (r < 0)
+			log_warn_errno(r, "client pid %d uid %u: cannot tell its PID namespace "
+					  "(%s), refusing it: %m",
+				       (int)c->cred.pid, (unsigned)c->cred.uid,
+				       how == PEER_METHOD_PIDFD ? "SO_PEERPIDFD" : "/proc/PID/ns/pid");
+		else
+			log_warn("refusing client pid %d uid %u: it is in another PID namespace",
+				 (int)c->cred.pid, (unsigned)c->cred.uid);
 	}
 	c->ipc = box_ipc_event_new(d->base, fd, on_client_msg, on_client_close, c);
 	if (!c->ipc) {
@@ -563,7 +594,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct boxd d = { .listen_fd = -1 };
+	struct boxd d = { .listen_fd = -1, .self_pidns_fd = -1 };
 	const char *listen_at = NULL;
 	int ch, r;
 
@@ -594,6 +625,11 @@ main(int argc, char **argv)
 		fatalx("service mode needs root (an ordinary user runs boxes with boxctl run)");
 	signal(SIGPIPE, SIG_IGN);
 	umask(022);
+	d.self_pidns_fd = peer_pidns_open_self();
+	if (d.self_pidns_fd < 0)
+		fatal(d.self_pidns_fd, "cannot open /proc/self/ns/pid (needed to refuse sandboxed clients)");
+	/* A test hook that only makes SO_PEERPIDFD look absent: the fallback still refuses. */
+	d.peer_proc_only = getenv("BOX_TEST_NO_PEERPIDFD") != NULL;
 
 	d.self_dir = self_dir();
 	if (!d.self_dir)
@@ -669,6 +705,7 @@ main(int argc, char **argv)
 		if (d.sig_ev[i])
 			event_free(d.sig_ev[i]);
 	event_base_free(d.base);
+	safe_close(d.self_pidns_fd);
 	free(d.service_path);
 	free(d.runtime_base);
 	free(d.self_dir);

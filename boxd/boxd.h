@@ -62,6 +62,8 @@ struct boxd {
 	struct client *clients; /* list */
 	unsigned n_clients;
 	bool quitting;
+	int self_pidns_fd;      /* /proc/self/ns/pid, for peer_pidns_same() */
+	bool peer_proc_only;    /* BOX_TEST_NO_PEERPIDFD: the /proc fallback only */
 };
 
 struct client {
@@ -71,6 +73,7 @@ struct client {
 	struct ucred cred;
 	struct box *box;        /* the box this client runs (attached) */
 	bool embedded_channel;  /* fd 3 of an embedded boxd */
+	bool foreign;           /* in another PID namespace: refused (boxd.c) */
 };
 
 enum box_state {
