@@ -233,6 +233,10 @@ handle_stop(struct boxd *d, struct client *c, uint64_t rid, const Box__StopReque
  * for a symlink (O_NOFOLLOW), a FIFO (O_NONBLOCK, then S_ISREG) or a hard
  * link to someone else's file is refused. The caller sees the box (owner,
  * the user who started it, or root), so this is what the owner could read.
+ * Race: the owner can swap the name at any time. The name is opened O_PATH
+ * (no open side effect, whatever it is: a FIFO, a device hard-linked onto
+ * the same file system), checked on that fd, and only then opened for
+ * reading through /proc/self/fd — the inode just checked, not the name.
  * Returns 1 with *ret, 0 when the file does not exist, negative errno.
  */
 static int
@@ -240,15 +244,18 @@ open_decision_log(const struct box *b, const char *name, int *ret)
 {
 	if (b->rc.state_dirfd < 0)
 		return 0;
-	int fd = openat(b->rc.state_dirfd, name,
-			O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	_cleanup_close_ int path_fd = openat(b->rc.state_dirfd, name,
+					      O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (path_fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != b->owner.uid) {
-		close(fd);
+	if (fstat(path_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != b->owner.uid)
 		return -EPERM;
-	}
+	char self[32];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+	int fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
 	*ret = fd;
 	return 1;
 }
@@ -385,14 +392,21 @@ client_add(struct boxd *d, int fd, bool channel)
 	r = peer_pidns_same(fd, d->self_pidns_fd, d->peer_proc_only, &how);
 	if (r <= 0) {
 		c->foreign = true;
-		if (r < 0)
-			log_warn_errno(r, "client pid %d uid %u: cannot tell its PID namespace "
-					  "(%s), refusing it: %m",
-				       (int)c->cred.pid, (unsigned)c->cred.uid,
-				       how == PEER_METHOD_PIDFD ? "SO_PEERPIDFD" : "/proc/PID/ns/pid");
-		else
-			log_warn("refusing client pid %d uid %u: it is in another PID namespace",
-				 (int)c->cred.pid, (unsigned)c->cred.uid);
+		/* Each refusal logged once; a sandbox that keeps trying cannot flood the log. */
+		if (++d->n_foreign_refused <= BOXD_FOREIGN_LOG_MAX) {
+			if (r < 0)
+				log_warn_errno(r, "refusing client pid %d uid %u: cannot tell its PID "
+						  "namespace (%s): %m",
+					       (int)c->cred.pid, (unsigned)c->cred.uid,
+					       how == PEER_METHOD_PIDFD ? "SO_PEERPIDFD" :
+									  "/proc/PID/ns/pid");
+			else
+				log_warn("refusing client pid %d uid %u: it is in another PID namespace",
+					 (int)c->cred.pid, (unsigned)c->cred.uid);
+			if (d->n_foreign_refused == BOXD_FOREIGN_LOG_MAX)
+				log_warn("further clients from other PID namespaces are refused "
+					 "without a log line");
+		}
 	}
 	c->ipc = box_ipc_event_new(d->base, fd, on_client_msg, on_client_close, c);
 	if (!c->ipc) {
@@ -444,8 +458,19 @@ listen_add(struct boxd *d, int fd)
 	return 0;
 }
 
+/*
+ * A listening SOCK_SEQPACKET socket at `path`, mode `mode`.
+ * Race: the service socket's directory is the administrator's (--listen,
+ * /run/box: root's), so the stale-socket probe, unlink and chmod there
+ * follow nothing the owner of a box controls. An embedded boxd's
+ * BASE/ID/boxd.sock (`owner_dir`) is in the box owner's directory, and in a
+ * root boxd that runs a box for another user the owner could swap the name
+ * between calls: there only bind() touches the name (it never follows a
+ * symlink and fails on any existing entry), and the umask alone gives the
+ * mode. BASE/ID itself cannot be replaced: BASE is boxd's.
+ */
 static int
-listen_path(const char *path, mode_t mode)
+listen_path(const char *path, mode_t mode, bool owner_dir)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -455,7 +480,7 @@ listen_path(const char *path, mode_t mode)
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+	if (!owner_dir && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
 		/* A stale socket: remove it unless something answers there. */
 		int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 		bool alive = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
@@ -469,7 +494,7 @@ listen_path(const char *path, mode_t mode)
 	mode_t old = umask(0777 & ~mode);
 	int r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (r < 0 || chmod(path, mode) < 0 || listen(fd, 64) < 0) {
+	if (r < 0 || (!owner_dir && chmod(path, mode) < 0) || listen(fd, 64) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
@@ -480,7 +505,7 @@ listen_path(const char *path, mode_t mode)
 int
 boxd_listen_embedded(struct boxd *d, const char *path)
 {
-	int fd = listen_path(path, 0600);
+	int fd = listen_path(path, 0600, true);
 	if (fd < 0)
 		return log_warn_errno(fd, "cannot listen on %s", path);
 	int r = listen_add(d, fd);
@@ -667,7 +692,7 @@ main(int argc, char **argv)
 	} else {
 		int fd = socket_activated();
 		if (fd < 0) {
-			fd = listen_path(listen_at, 0660);
+			fd = listen_path(listen_at, 0660, false);
 			if (fd < 0)
 				fatal(fd, "cannot listen on %s", listen_at);
 			d.service_path = strdup(listen_at);
