@@ -6,6 +6,7 @@
  * Trusts: replies only after box_ipc_decode() validated them.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,11 @@ ps_one(const char *path, char ***seen, size_t *n_seen)
 	_cleanup_free_ char *err = NULL;
 	int r = client_call(fd, BOX__MSG_TYPE__MSG_PS_REQUEST, &req.base,
 			    BOX__MSG_TYPE__MSG_PS_REPLY, &m, &err, 5000);
+	if (r == -EREMOTEIO) {
+		/* A boxd answered with a refusal (say, of a client inside a sandbox): say so. */
+		fprintf(stderr, "boxctl: error: boxd at %s: %s\n", path, err ? err : "refused");
+		return r;
+	}
 	if (r < 0)
 		return r;
 	const Box__PsReply *rep = (const Box__PsReply *)m.msg;
@@ -71,21 +77,23 @@ cmd_ps(int argc, char **argv)
 {
 	char **seen = NULL, **socks = NULL;
 	size_t n_seen = 0;
+	bool refused = false;
 
 	if (argc > 1) {
 		fprintf(stderr, "usage: boxctl ps\n");
 		return BOXCTL_EXIT_USAGE;
 	}
 	printf("NAME\tID\tSTATE\tPID\tUPTIME\n");
-	(void)ps_one(client_service_path(), &seen, &n_seen);
+	/* A boxd that is not there is no error; one that refuses us is. */
+	refused |= ps_one(client_service_path(), &seen, &n_seen) == -EREMOTEIO;
 	if (client_embedded_sockets(&socks) == 0)
 		for (size_t i = 0; socks[i]; i++) {
-			(void)ps_one(socks[i], &seen, &n_seen);
+			refused |= ps_one(socks[i], &seen, &n_seen) == -EREMOTEIO;
 			free(socks[i]);
 		}
 	free(socks);
 	for (size_t i = 0; i < n_seen; i++)
 		free(seen[i]);
 	free(seen);
-	return fflush(stdout) == 0 ? BOXCTL_EXIT_OK : BOXCTL_EXIT_FAILURE;
+	return fflush(stdout) == 0 && !refused ? BOXCTL_EXIT_OK : BOXCTL_EXIT_FAILURE;
 }

@@ -146,22 +146,38 @@ owner_resolve(struct box *b, const struct passwd *pw)
 	return 0;
 }
 
+/*
+ * dfd/name: a directory (created `mode` when missing), handed to uid:gid when
+ * `chown_it`, else required to be ours and not writable by group or others.
+ * Race: dfd is a root-owned directory nobody else can write (/var/lib, or
+ * /var/lib/box after this check), so the entry cannot be swapped; it is
+ * still looked at and changed only through an O_PATH|O_NOFOLLOW fd.
+ */
 static int
 mkdir_owned_at(int dfd, const char *name, mode_t mode, uid_t uid, gid_t gid, bool chown_it)
 {
 	if (mkdirat(dfd, name, mode) < 0 && errno != EEXIST)
 		return -errno;
+	_cleanup_close_ int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	if (chown_it && st.st_uid != uid && fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+	if (!chown_it)
+		return st.st_uid == geteuid() && !(st.st_mode & 022) ? 0 : -EPERM;
+	if (st.st_uid != uid && fchownat(fd, "", uid, gid, AT_EMPTY_PATH) < 0)
 		return -errno;
 	return 0;
 }
 
-/* The state dir of this run; for the service default, /var/lib/box/UID is made here. */
+/*
+ * The state dir of this run; for the service default, /var/lib/box/UID is
+ * made here (root's /var/lib/box, 0755, must not be writable by others;
+ * UID is the owner's). Everything below that — NAME, its lock, policy/,
+ * decisions.jsonl, agent.log — is created and opened by the owner's recheck
+ * child, and boxd works on those fds only (policyd.c, runtime.c).
+ */
 static int
 state_dir_choose(struct box *b, char **ret)
 {

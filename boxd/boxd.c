@@ -11,11 +11,18 @@
  *                        (ps, stop, log); exits when the box has ended
  *
  * Every client is identified by SO_PEERCRED: a user sees and controls only
- * its own boxes (owner or caller), root all of them. Messages are decoded
- * and validated by box_ipc_decode() before any handler runs; a client that
- * sends garbage is disconnected.
+ * its own boxes (owner or caller), root all of them. A client whose PID
+ * namespace is not boxd's own is refused whatever it asks (one ErrorReply,
+ * then disconnected): every box, tool sandbox and MCP sandbox has a PID
+ * namespace of its own, so such a client is a process inside a sandbox that
+ * reached a boxd socket through a grant (Unix sockets ignore read-only
+ * mounts, and Landlock ABI <= 7 does not cover connect). "Not one of my
+ * boxes" would not be enough: an embedded boxd knows only its own box.
+ * Messages are decoded and validated by box_ipc_decode() before any handler
+ * runs; a client that sends garbage is disconnected.
  * Trusts: its own executable's directory (helpers), the kernel's peer
- * credentials; nothing a client sends before validation.
+ * credentials and peer pidfd (common/peer.c); nothing a client sends before
+ * validation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +45,7 @@
 #include "ipc.h"
 #include "log.h"
 #include "path.h"
+#include "peer.h"
 #include "validate.h"
 
 static struct boxd *the_boxd;
@@ -225,6 +233,10 @@ handle_stop(struct boxd *d, struct client *c, uint64_t rid, const Box__StopReque
  * for a symlink (O_NOFOLLOW), a FIFO (O_NONBLOCK, then S_ISREG) or a hard
  * link to someone else's file is refused. The caller sees the box (owner,
  * the user who started it, or root), so this is what the owner could read.
+ * Race: the owner can swap the name at any time. The name is opened O_PATH
+ * (no open side effect, whatever it is: a FIFO, a device hard-linked onto
+ * the same file system), checked on that fd, and only then opened for
+ * reading through /proc/self/fd — the inode just checked, not the name.
  * Returns 1 with *ret, 0 when the file does not exist, negative errno.
  */
 static int
@@ -232,15 +244,18 @@ open_decision_log(const struct box *b, const char *name, int *ret)
 {
 	if (b->rc.state_dirfd < 0)
 		return 0;
-	int fd = openat(b->rc.state_dirfd, name,
-			O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	_cleanup_close_ int path_fd = openat(b->rc.state_dirfd, name,
+					      O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (path_fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != b->owner.uid) {
-		close(fd);
+	if (fstat(path_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != b->owner.uid)
 		return -EPERM;
-	}
+	char self[32];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+	int fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
 	*ret = fd;
 	return 1;
 }
@@ -293,12 +308,21 @@ handle_log(struct boxd *d, struct client *c, uint64_t rid, const Box__LogRequest
 		safe_close(fds[i]);
 }
 
+#define FOREIGN_PEER_MESSAGE \
+	"boxd refuses clients from another PID namespace (a process inside a sandbox cannot drive boxd)"
+
 static void
 on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
 	struct client *c = userdata;
 	struct boxd *d = c->d;
 
+	if (c->foreign) {
+		/* Whatever it asked: one reply saying why, then gone. */
+		error_reply(c, m->request_id, EPERM, FOREIGN_PEER_MESSAGE);
+		boxd_client_close(c);
+		return;
+	}
 	switch (m->type) {
 	case BOX__MSG_TYPE__MSG_RUN_REQUEST: {
 		Box__RunRequest *req = (Box__RunRequest *)m->msg;
@@ -363,6 +387,27 @@ client_add(struct boxd *d, int fd, bool channel)
 		free(c);
 		return NULL;
 	}
+	/* Not boxd's PID namespace, or not knowable: refused at its first request. */
+	enum peer_method how = PEER_METHOD_PIDFD;
+	r = peer_pidns_same(fd, d->self_pidns_fd, d->peer_proc_only, &how);
+	if (r <= 0) {
+		c->foreign = true;
+		/* Each refusal logged once; a sandbox that keeps trying cannot flood the log. */
+		if (++d->n_foreign_refused <= BOXD_FOREIGN_LOG_MAX) {
+			if (r < 0)
+				log_warn_errno(r, "refusing client pid %d uid %u: cannot tell its PID "
+						  "namespace (%s): %m",
+					       (int)c->cred.pid, (unsigned)c->cred.uid,
+					       how == PEER_METHOD_PIDFD ? "SO_PEERPIDFD" :
+									  "/proc/PID/ns/pid");
+			else
+				log_warn("refusing client pid %d uid %u: it is in another PID namespace",
+					 (int)c->cred.pid, (unsigned)c->cred.uid);
+			if (d->n_foreign_refused == BOXD_FOREIGN_LOG_MAX)
+				log_warn("further clients from other PID namespaces are refused "
+					 "without a log line");
+		}
+	}
 	c->ipc = box_ipc_event_new(d->base, fd, on_client_msg, on_client_close, c);
 	if (!c->ipc) {
 		close(fd);
@@ -413,8 +458,19 @@ listen_add(struct boxd *d, int fd)
 	return 0;
 }
 
+/*
+ * A listening SOCK_SEQPACKET socket at `path`, mode `mode`.
+ * Race: the service socket's directory is the administrator's (--listen,
+ * /run/box: root's), so the stale-socket probe, unlink and chmod there
+ * follow nothing the owner of a box controls. An embedded boxd's
+ * BASE/ID/boxd.sock (`owner_dir`) is in the box owner's directory, and in a
+ * root boxd that runs a box for another user the owner could swap the name
+ * between calls: there only bind() touches the name (it never follows a
+ * symlink and fails on any existing entry), and the umask alone gives the
+ * mode. BASE/ID itself cannot be replaced: BASE is boxd's.
+ */
 static int
-listen_path(const char *path, mode_t mode)
+listen_path(const char *path, mode_t mode, bool owner_dir)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -424,7 +480,7 @@ listen_path(const char *path, mode_t mode)
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+	if (!owner_dir && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
 		/* A stale socket: remove it unless something answers there. */
 		int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 		bool alive = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
@@ -438,7 +494,7 @@ listen_path(const char *path, mode_t mode)
 	mode_t old = umask(0777 & ~mode);
 	int r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (r < 0 || chmod(path, mode) < 0 || listen(fd, 64) < 0) {
+	if (r < 0 || (!owner_dir && chmod(path, mode) < 0) || listen(fd, 64) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
@@ -449,7 +505,7 @@ listen_path(const char *path, mode_t mode)
 int
 boxd_listen_embedded(struct boxd *d, const char *path)
 {
-	int fd = listen_path(path, 0600);
+	int fd = listen_path(path, 0600, true);
 	if (fd < 0)
 		return log_warn_errno(fd, "cannot listen on %s", path);
 	int r = listen_add(d, fd);
@@ -563,7 +619,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct boxd d = { .listen_fd = -1 };
+	struct boxd d = { .listen_fd = -1, .self_pidns_fd = -1 };
 	const char *listen_at = NULL;
 	int ch, r;
 
@@ -594,6 +650,11 @@ main(int argc, char **argv)
 		fatalx("service mode needs root (an ordinary user runs boxes with boxctl run)");
 	signal(SIGPIPE, SIG_IGN);
 	umask(022);
+	d.self_pidns_fd = peer_pidns_open_self();
+	if (d.self_pidns_fd < 0)
+		fatal(d.self_pidns_fd, "cannot open /proc/self/ns/pid (needed to refuse sandboxed clients)");
+	/* A test hook that only makes SO_PEERPIDFD look absent: the fallback still refuses. */
+	d.peer_proc_only = getenv("BOX_TEST_NO_PEERPIDFD") != NULL;
 
 	d.self_dir = self_dir();
 	if (!d.self_dir)
@@ -631,7 +692,7 @@ main(int argc, char **argv)
 	} else {
 		int fd = socket_activated();
 		if (fd < 0) {
-			fd = listen_path(listen_at, 0660);
+			fd = listen_path(listen_at, 0660, false);
 			if (fd < 0)
 				fatal(fd, "cannot listen on %s", listen_at);
 			d.service_path = strdup(listen_at);
@@ -669,6 +730,7 @@ main(int argc, char **argv)
 		if (d.sig_ev[i])
 			event_free(d.sig_ev[i]);
 	event_base_free(d.base);
+	safe_close(d.self_pidns_fd);
 	free(d.service_path);
 	free(d.runtime_base);
 	free(d.self_dir);

@@ -38,6 +38,7 @@
 #define BOXD_KILL_GRACE_MS 2000       /* SIGTERM → SIGKILL (stop, timeout) */
 #define BOXD_RECHECK_TIMEOUT_MS 20000 /* the owner's recheck child */
 #define BOXD_CLIENTS_MAX 256
+#define BOXD_FOREIGN_LOG_MAX 32 /* refusals of other PID namespaces logged */
 #define BOXD_BOXES_MAX 1024
 #define BOXD_GROUPS_MAX 256
 #define BOXD_POLICYD_READY_TIMEOUT_MS 20000 /* PolicyInit → PolicyReady */
@@ -62,6 +63,9 @@ struct boxd {
 	struct client *clients; /* list */
 	unsigned n_clients;
 	bool quitting;
+	int self_pidns_fd;      /* /proc/self/ns/pid, for peer_pidns_same() */
+	bool peer_proc_only;    /* BOX_TEST_NO_PEERPIDFD: the /proc fallback only */
+	unsigned n_foreign_refused;
 };
 
 struct client {
@@ -71,6 +75,7 @@ struct client {
 	struct ucred cred;
 	struct box *box;        /* the box this client runs (attached) */
 	bool embedded_channel;  /* fd 3 of an embedded boxd */
+	bool foreign;           /* in another PID namespace: refused (boxd.c) */
 };
 
 enum box_state {

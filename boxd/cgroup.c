@@ -9,6 +9,12 @@
  * RLIMIT_NPROC inside the box's user namespace; else the box is refused.
  * The trampoline joins the directories made here before it changes
  * credentials and checks that each limit reads back.
+ * Race: none by the box owner. boxd never delegates: MOUNT/box and
+ * MOUNT/box/ID are created by boxd (root) and stay root's, 0755, and the
+ * trampoline joins them before it changes credentials. MOUNT/box must be
+ * boxd's and not writable by others (a cgroup tree delegated to some user
+ * is refused, since that user could swap entries under us); files are
+ * opened relative to directory fds with O_NOFOLLOW.
  * Trusts: /proc/self/mountinfo and the cgroup file systems (kernel data).
  */
 #include <errno.h>
@@ -33,13 +39,11 @@ struct cg_mounts {
 	bool v2_pids, v2_memory;
 };
 
+/* Write `text` to dfd/name, which must not be a symlink. */
 static int
-write_file_at(const char *dir, const char *name, const char *text)
+write_file_at(int dfd, const char *name, const char *text)
 {
-	_cleanup_free_ char *p = path_join(dir, name);
-	if (!p)
-		return -ENOMEM;
-	int fd = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(dfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	ssize_t n = write(fd, text, strlen(text));
@@ -105,7 +109,11 @@ mounts_probe(struct cg_mounts *m)
 	return 0;
 }
 
-/* No v1 pids hierarchy anywhere: mount one next to the others (root only). */
+/*
+ * No v1 pids hierarchy anywhere: mount one next to the others (root only).
+ * Race: /sys/fs/cgroup is the kernel's or a root-owned tmpfs; no box owner
+ * can write there.
+ */
 static int
 mount_v1_pids(struct cg_mounts *m)
 {
@@ -119,40 +127,55 @@ mount_v1_pids(struct cg_mounts *m)
 	return 0;
 }
 
-/* MOUNT/box/ID, with `file` = value. */
+/*
+ * MOUNT/box/ID, with `file` = value. Race: see the top; MOUNT/box is checked
+ * (ours, not writable by others) on its fd before anything is made in it.
+ */
 static int
 make_group(struct box *b, const char *mount_point, bool v2, const char *file, uint64_t value,
 	   const char *file2, uint64_t value2)
 {
 	_cleanup_free_ char *parent = path_join(mount_point, "box");
 	_cleanup_free_ char *dir = parent ? path_join(parent, b->id) : NULL;
+	_cleanup_close_ int mfd = -1, pfd = -1, gfd = -1;
+	const char *ctl = file2 ? "+pids +memory" : strncmp(file, "pids", 4) == 0 ? "+pids" :
+										  "+memory";
+	struct stat st;
 	char v[32];
 	int r;
 
 	if (!dir)
 		return -ENOMEM;
-	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+	mfd = open(mount_point, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0)
+		return log_err_errno(errno, "%s", mount_point);
+	if (mkdirat(mfd, "box", 0755) < 0 && errno != EEXIST)
 		return log_err_errno(errno, "%s", parent);
+	pfd = openat(mfd, "box", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, &st) < 0)
+		return log_err_errno(errno, "%s", parent);
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return log_err_errno(EPERM, "%s is owned by uid %u, mode %04o: not boxd's alone",
+				     parent, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 	if (v2) {
 		/* Enable the controllers for box/ and box/ID. */
-		(void)write_file_at(mount_point, "cgroup.subtree_control",
-				    file2 ? "+pids +memory" : strncmp(file, "pids", 4) == 0 ? "+pids" :
-											  "+memory");
-		(void)write_file_at(parent, "cgroup.subtree_control",
-				    file2 ? "+pids +memory" : strncmp(file, "pids", 4) == 0 ? "+pids" :
-											  "+memory");
+		(void)write_file_at(mfd, "cgroup.subtree_control", ctl);
+		(void)write_file_at(pfd, "cgroup.subtree_control", ctl);
 	}
-	if (mkdir(dir, 0755) < 0)
+	if (mkdirat(pfd, b->id, 0755) < 0)
 		return log_err_errno(errno, "%s", dir);
 	b->cgroups[b->n_cgroups++] = TAKE_PTR(dir);
 	const char *d = b->cgroups[b->n_cgroups - 1];
+	gfd = openat(pfd, b->id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (gfd < 0)
+		return log_err_errno(errno, "%s", d);
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)value);
-	r = write_file_at(d, file, v);
+	r = write_file_at(gfd, file, v);
 	if (r < 0)
 		return log_err_errno(r, "%s/%s", d, file);
 	if (file2) {
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)value2);
-		r = write_file_at(d, file2, v);
+		r = write_file_at(gfd, file2, v);
 		if (r < 0)
 			return log_err_errno(r, "%s/%s", d, file2);
 	}
@@ -214,6 +237,7 @@ cgroup_setup(struct boxd *d, struct box *b, bool has_pids, uint64_t pids_max, bo
 	return 0;
 }
 
+/* Race: none; the box's cgroup directories are root's (see the top). */
 static void
 kill_members(const char *dir)
 {

@@ -104,6 +104,11 @@ policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid)
  * else (say root's, renamed into the state dir by the owner) is refused,
  * so the owner cannot make us hand a foreign directory to the daemon user.
  * The reopen goes through "." of that fd: no name the owner controls.
+ * Race: the owner can rename or swap STATE/policy at any time; none of that
+ * reaches this fd. What the owner left inside before its first run (a
+ * symlink, a hard link to a file of its own) stays there: box-policyd opens
+ * every name in it with O_NOFOLLOW and O_EXCL for new files, and a hard link
+ * can only be to a file the owner may write anyway (fs.protected_hardlinks).
  */
 static int
 policy_dir_prepare(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)

@@ -22,10 +22,12 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boxd.h"
 #include "cleanup.h"
+#include "fdutil.h"
 #include "log.h"
 #include "path.h"
 
@@ -94,12 +96,23 @@ runtime_base_prepare(bool service, char **ret)
 	return 0;
 }
 
+/*
+ * BASE/ID and what is in it. Race: none while we fill it. BASE is boxd's
+ * (base_verify: owned by our euid, not writable by others), so nobody else
+ * can create, rename or replace BASE/ID; ID is fresh and random and mkdirat
+ * fails on an existing entry; until the final fchown the directory is ours
+ * (root's in a root boxd), so the owner cannot write in it. Every entry is
+ * still made and changed through an fd opened with O_NOFOLLOW, so the code
+ * stays right if that order ever changes. An unprivileged boxd's BASE/ID is
+ * the owner's from the start (same uid): nothing there is more privileged
+ * than the owner, and nothing here follows a name.
+ */
 int
 runtime_dir_create(const struct boxd *d, struct box *b)
 {
 	_cleanup_close_ int base = open(d->runtime_base, O_PATH | O_DIRECTORY | O_NOFOLLOW |
 							 O_CLOEXEC);
-	_cleanup_close_ int dir = -1;
+	_cleanup_close_ int dir = -1, masks = -1;
 	bool chown_owner = d->root && b->owner.uid != 0;
 
 	if (base < 0)
@@ -116,11 +129,16 @@ runtime_dir_create(const struct boxd *d, struct box *b)
 	for (size_t i = 0; i < ELEMENTSOF(managed); i++) {
 		if (mkdirat(dir, managed[i], 0700) < 0)
 			return log_err_errno(errno, "%s/%s", b->runtime_dir, managed[i]);
-		if (chown_owner &&
-		    fchownat(dir, managed[i], b->owner.uid, b->owner.gid, AT_SYMLINK_NOFOLLOW) < 0)
+		_cleanup_close_ int sub = openat(dir, managed[i],
+						 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 || (chown_owner && fchownat(sub, "", b->owner.uid, b->owner.gid,
+							AT_EMPTY_PATH) < 0))
 			return log_err_errno(errno, "%s/%s", b->runtime_dir, managed[i]);
 	}
-	if (mkdirat(dir, "masks", 0711) < 0 || fchmodat(dir, "masks", 0711, 0) < 0)
+	if (mkdirat(dir, "masks", 0711) < 0)
+		return log_err_errno(errno, "%s/masks", b->runtime_dir);
+	masks = openat(dir, "masks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (masks < 0 || fchmod(masks, 0711) < 0) /* whatever the umask */
 		return log_err_errno(errno, "%s/masks", b->runtime_dir);
 	/* Last: the owner gets the directory once everything in it is in place. */
 	if (chown_owner && fchown(dir, b->owner.uid, b->owner.gid) < 0)
@@ -128,22 +146,44 @@ runtime_dir_create(const struct boxd *d, struct box *b)
 	return 0;
 }
 
+/*
+ * A mask object BASE/ID/masks/mN (mode 0000, boxd's). Race: BASE/ID is the
+ * owner's by now, so the owner can rename masks/ away and put a directory
+ * or symlink of its own there. O_NOFOLLOW refuses a symlink; a directory
+ * that is not boxd's, or not 0711, is refused too (in a root boxd the
+ * owner's replacement is the owner's). The object is created with O_EXCL /
+ * mkdirat (never an existing entry), and its mode set through its own fd.
+ * What the owner can still do, rename the object after we made it, only
+ * swaps one 0000 object for another of its own; the trampoline opens the
+ * source without following links and insists on mode 0000.
+ */
 int
 runtime_mask_create(const struct boxd *d, struct box *b, unsigned idx, bool is_dir, char **ret)
 {
 	char name[32];
 	_cleanup_free_ char *masks = path_join(b->runtime_dir, "masks");
 	_cleanup_close_ int mfd = -1;
+	struct stat st;
 
 	if (!masks)
 		return -ENOMEM;
 	mfd = open(masks, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (mfd < 0)
 		return log_err_errno(errno, "%s", masks);
+	if (fstat(mfd, &st) < 0)
+		return log_err_errno(errno, "%s", masks);
+	if (st.st_uid != geteuid() || (st.st_mode & 07777) != 0711)
+		return log_err_errno(EPERM, "%s was replaced (uid %u, mode %04o): not boxd's",
+				     masks, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 	snprintf(name, sizeof(name), "m%u", idx);
 	if (is_dir) {
 		if (mkdirat(mfd, name, 0) < 0)
 			return log_err_errno(errno, "mask %s/%s", masks, name);
+		_cleanup_close_ int fd = openat(mfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+								   O_CLOEXEC);
+		int r = fd < 0 ? -errno : fd_chmod_opath(fd, 0);
+		if (r < 0)
+			return log_err_errno(r, "mask %s/%s", masks, name);
 	} else {
 		int fd = openat(mfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0)
@@ -158,9 +198,43 @@ runtime_mask_create(const struct boxd *d, struct box *b, unsigned idx, bool is_d
 	return *ret ? 0 : -ENOMEM;
 }
 
-/* Remove everything inside the directory `dfd` (consumed), never following a link. */
+/*
+ * BOX_TEST_TEARDOWN_DELAY_MS (boxd's own environment; capped): sleep this
+ * long after each directory entry the teardown walk found, so that a test's
+ * racing owner can swap it. Only slows teardown down.
+ */
 static void
-rm_contents(int dfd, unsigned depth)
+teardown_test_delay(void)
+{
+	const char *v = getenv("BOX_TEST_TEARDOWN_DELAY_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+	if (ms <= 0)
+		return;
+	if (ms > 5000)
+		ms = 5000;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+	}
+}
+
+/*
+ * Remove everything inside the directory `dfd` (consumed), never following
+ * a link. Race: the owner (or the agent, while it lives; its processes are
+ * gone by now, but any other process of the owner is not) can write in
+ * every directory here and swap any entry at any moment, e.g. a directory
+ * for a symlink with renameat2(RENAME_EXCHANGE) between our unlinkat and the
+ * next step. So a name is only ever given to calls that do not follow it
+ * (unlinkat, and openat with O_NOFOLLOW); an entry is changed only through
+ * an O_PATH|O_NOFOLLOW fd of it, after fstat on that fd says it is a
+ * directory; and the walk descends through that fd ("."), not the name.
+ * A root boxd needs no chmod at all (CAP_DAC_OVERRIDE reads and empties a
+ * mode-0000 directory); an unprivileged one makes a directory of its own
+ * uid (a mask, or one the agent made 0000 or 0500) 0700 through that fd.
+ * Whatever the owner swaps in is at worst left behind or unlinked as an
+ * entry of its own directory: boxd never reads, writes or chmods through it.
+ */
+static void
+rm_contents(int dfd, unsigned depth, bool privileged)
 {
 	DIR *dir = fdopendir(dfd);
 	struct dirent *de;
@@ -170,27 +244,41 @@ rm_contents(int dfd, unsigned depth)
 		return;
 	}
 	while ((de = readdir(dir))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		const char *name = de->d_name;
+		struct stat st;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 			continue;
-		if (unlinkat(dirfd(dir), de->d_name, 0) == 0 || errno == ENOENT)
+		if (unlinkat(dirfd(dir), name, 0) == 0 || errno == ENOENT)
 			continue;
 		if (errno != EISDIR && errno != EPERM)
 			continue;
-		if (depth < 256) {
-			/* Masks and agent-made dirs may be mode 0000: make them ours to descend. */
-			if (fchmodat(dirfd(dir), de->d_name, 0700, 0) < 0) {
-				/* not ours to change: try to descend anyway */
-			}
-			int sub = openat(dirfd(dir), de->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0)
-				rm_contents(sub, depth + 1);
+		teardown_test_delay();
+		_cleanup_close_ int entry = openat(dirfd(dir), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (entry < 0 || fstat(entry, &st) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			/* Swapped since: unlink what is there now (never followed). */
+			(void)unlinkat(dirfd(dir), name, 0);
+			continue;
 		}
-		(void)unlinkat(dirfd(dir), de->d_name, AT_REMOVEDIR);
+		if (depth < 256) {
+			if (!privileged && st.st_uid == geteuid() && (st.st_mode & 0700) != 0700)
+				(void)fd_chmod_opath(entry, 0700);
+			int sub = openat(entry, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (sub >= 0)
+				rm_contents(sub, depth + 1, privileged);
+		}
+		(void)unlinkat(dirfd(dir), name, AT_REMOVEDIR);
 	}
 	closedir(dir);
 }
 
+/*
+ * Race: BASE is boxd's, so BASE/ID is the directory we made (the owner
+ * cannot rename or replace it); everything inside it is the owner's to
+ * change, see rm_contents.
+ */
 void
 runtime_dir_remove(const struct boxd *d, struct box *b)
 {
@@ -203,7 +291,7 @@ runtime_dir_remove(const struct boxd *d, struct box *b)
 	int dir = openat(base, b->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir < 0)
 		return;
-	rm_contents(dir, 0);
+	rm_contents(dir, 0, d->root);
 	if (unlinkat(base, b->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		log_warn_errno(errno, "cannot remove %s", b->runtime_dir);
 }

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "compat/syscalls.h"
 #include "fdutil.h"
 
 int
@@ -237,4 +239,18 @@ fd_read_file(int dirfd, const char *path, unsigned long max, char **ret, unsigne
 	if (ret_len)
 		*ret_len = len;
 	return 0;
+}
+
+int
+fd_chmod_opath(int fd, mode_t mode)
+{
+	/* fchmod(2) on an O_PATH fd fails with EBADF: fchmodat2 takes AT_EMPTY_PATH. */
+	if (syscall(BOX_NR_fchmodat2, fd, "", mode, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	/* Before Linux 6.6: the magic link resolves to this fd's inode, never to a name. */
+	char p[32];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return chmod(p, mode) < 0 ? -errno : 0;
 }

@@ -10,6 +10,7 @@
 #define BOX_FDUTIL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* Set or clear FD_CLOEXEC. */
 int fd_set_cloexec(int fd, bool on);
@@ -29,6 +30,11 @@ bool fd_is_open(int fd);
 /* Read/write the whole buffer, retrying on EINTR and short counts. */
 int fd_read_full(int fd, void *buf, unsigned long len);
 int fd_write_full(int fd, const void *buf, unsigned long len);
+/*
+ * chmod the inode an O_PATH fd (or any fd) refers to, never a name: fchmodat2
+ * with AT_EMPTY_PATH, or /proc/self/fd/N on a kernel without it (< 6.6).
+ */
+int fd_chmod_opath(int fd, mode_t mode);
 /* Read a whole file up to max bytes (NUL-terminated). -EFBIG if larger. */
 int fd_read_file(int dirfd, const char *path, unsigned long max, char **ret, unsigned long *ret_len);
 

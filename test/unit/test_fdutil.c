@@ -2,6 +2,8 @@
  * test_fdutil.c — fd helpers: CLOEXEC, fixed-number moves, close-all, file reads.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,11 +80,53 @@ test_read_file(void)
 	unlink(tmpl);
 }
 
+/* fd_chmod_opath changes the inode of an O_PATH fd, and never what a symlink names. */
+static void
+test_chmod_opath(void)
+{
+	char dir[] = "/tmp/box-test-fdutil.XXXXXX";
+	char d[64], f[64], l[64];
+	struct stat st;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(d, sizeof(d), "%s/d", dir);
+	snprintf(f, sizeof(f), "%s/f", dir);
+	snprintf(l, sizeof(l), "%s/l", dir);
+	CHECK_INT(mkdir(d, 0), 0);
+	int ffd = open(f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(ffd >= 0);
+	close(ffd);
+	CHECK_INT(symlink(f, l), 0);
+
+	int fd = open(d, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_INT(fchmod(fd, 0700), -1); /* what fchmodat2 is for: */
+	CHECK_INT(errno, EBADF);
+	CHECK_INT(fd_chmod_opath(fd, 0700), 0);
+	CHECK_INT(stat(d, &st), 0);
+	CHECK_INT(st.st_mode & 07777, 0700);
+	close(fd);
+
+	/* An O_PATH|O_NOFOLLOW fd of a symlink: the link (no mode to change), never its target. */
+	fd = open(l, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(fd_chmod_opath(fd, 0755) < 0);
+	CHECK_INT(stat(f, &st), 0);
+	CHECK_INT(st.st_mode & 07777, 0600);
+	close(fd);
+
+	unlink(l);
+	unlink(f);
+	rmdir(d);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
 	RUN(test_cloexec);
 	RUN(test_move_and_close);
 	RUN(test_read_file);
+	RUN(test_chmod_opath);
 	return tap_done();
 }
