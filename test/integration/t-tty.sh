@@ -106,6 +106,12 @@ run_checks() {
 		grep -qx "ftruncate=EINVAL" "$L.host-file"
 	check "$L: output written before the ftruncate arrived in the file" grep -qx "line1" "$L.host-file"
 
+	# An O_APPEND stdout (splice refuses it: boxctl copies instead).
+	echo first >"$L.append"
+	"$RB/boxctl" run -q -c tty.ini -- quick >>"$L.append" 2>"$L.err" </dev/null
+	check "$L: stdout opened for append: the output is appended" \
+		test "$(cat "$L.append")" = "$(printf 'first\nquick-ok')"
+
 	# stdin a pipe: the agent reads it to EOF.
 	out=$(head -c 100000 /dev/zero | "$RB/boxctl" run -q -c tty.ini -- stdin 2>"$L.err")
 	check "$L: stdin a pipe: relayed to EOF (100000 bytes)" test "$out" = "stdin-bytes=100000"
@@ -113,6 +119,19 @@ run_checks() {
 	# 20 MB of stdout through the relay, whole.
 	n=$("$RB/boxctl" run -q -c tty.ini -- big 20 2>"$L.err" </dev/null | wc -c)
 	check "$L: 20 MiB of stdout arrive whole ($n bytes)" test "$n" = 20971520
+
+	# Backpressure: a reader that stops stalls the agent; boxctl does not buffer it all.
+	rm -f "$L.fifo"
+	mkfifo "$L.fifo"
+	"$RB/boxctl" run -q -c tty.ini -- big 40 >"$L.fifo" 2>"$L.err" </dev/null &
+	local bp=$!
+	exec 7<"$L.fifo"
+	sleep 2
+	check "$L: a stalled reader stalls the agent (it is still writing)" pgrep -f "probe.py big 40"
+	n=$(wc -c <&7)
+	exec 7<&-
+	wait "$bp"
+	check "$L: then all 40 MiB arrive ($n bytes) and boxctl exits 0" test "$n" = 41943040 -a $? = 0
 
 	# The start-up disclosure still comes first, on stderr.
 	"$RB/boxctl" run -c tty.ini -- quick >"$L.q.out" 2>"$L.q.err" </dev/null
