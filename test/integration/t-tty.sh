@@ -47,6 +47,16 @@ elif mode == "trunc":
 elif mode == "keys":
     print("ready", flush=True)
     print("got=" + sys.stdin.readline().strip(), flush=True)
+elif mode == "size":
+    sz = os.get_terminal_size(1)
+    print("size=%dx%d" % (sz.lines, sz.columns))
+elif mode == "resize":
+    import signal
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGWINCH])  # no race with "ready"
+    print("ready", flush=True)
+    signal.sigwait([signal.SIGWINCH])
+    sz = os.get_terminal_size(1)
+    print("resized=%dx%d" % (sz.lines, sz.columns), flush=True)
 elif mode == "sleep":
     print("ready", flush=True)
     time.sleep(60)
@@ -138,6 +148,15 @@ run_checks() {
 	check "$L: the disclosure is printed (box name and id)" \
 		grep -qE "^box: box at-tty, id [0-9a-f]{12}" "$L.q.err"
 	check "$L: the agent's output after it" grep -qx "quick-ok" "$L.q.out"
+
+	# The window size is the terminal's from the agent's first instruction.
+	"$DRIVE" --winsize 33x101 --out "$L.size.out" -- "$RB/boxctl" run -q -c tty.ini -- size >/dev/null
+	check "$L: the agent's terminal has the caller's size (33x101)" grep -q "size=33x101" "$L.size.out"
+
+	"$DRIVE" --winsize 33x101 --wait ready --resize 40x120 --out "$L.resize.out" -- \
+		"$RB/boxctl" run -q -c tty.ini -- resize >/dev/null
+	check "$L: a window-size change reaches the agent (SIGWINCH, 40x120)" \
+		grep -q "resized=40x120" "$L.resize.out"
 
 	# 2. Keystrokes reach the agent; the terminal's modes are restored.
 	"$DRIVE" --wait ready --type 'typed-at-terminal\r' --out "$L.keys.out" -- \

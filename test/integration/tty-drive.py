@@ -12,11 +12,13 @@
 #     --type TEXT                then type TEXT (\r ends a line)
 #     --hangup                   then close the master (the terminal goes away)
 #     --slave-mode 0600          chmod the slave before starting (root: item 9)
+#     --winsize ROWSxCOLS        the terminal's size before starting
+#     --resize ROWSxCOLS         as the action: resize the terminal, SIGWINCH the command
 #     --out FILE                 what the terminal showed
 #   Prints "rc=N" (or rc=timeout), "modes=same|changed" (the terminal's
 #   termios after vs before), "host_pts=DEV:INO" of the slave.
 # Trusts: nothing; test code.
-import argparse, os, pty, select, subprocess, sys, termios, time
+import argparse, fcntl, os, pty, select, signal, struct, subprocess, sys, termios, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--stdin", default="tty")
@@ -26,12 +28,23 @@ ap.add_argument("--wait")
 ap.add_argument("--type")
 ap.add_argument("--hangup", action="store_true")
 ap.add_argument("--slave-mode")
+ap.add_argument("--winsize")
+ap.add_argument("--resize")
 ap.add_argument("--out")
 ap.add_argument("--timeout", type=float, default=30)
 ap.add_argument("cmd", nargs="+")
 a = ap.parse_args()
 
 master, slave = pty.openpty()
+
+
+def set_size(spec):
+    rows, cols = (int(x) for x in spec.split("x"))
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+if a.winsize:
+    set_size(a.winsize)
 if a.slave_mode:
     os.chmod(os.ttyname(slave), int(a.slave_mode, 8))
 st = os.fstat(slave)
@@ -57,12 +70,15 @@ for fd in set(fds):
         os.close(fd)
 
 shown = b""
-acted = a.wait is None and not (a.type or a.hangup)
+acted = a.wait is None and not (a.type or a.hangup or a.resize)
 deadline = time.time() + a.timeout
 
 
 def act():
     global master
+    if a.resize:
+        set_size(a.resize)
+        os.kill(p.pid, signal.SIGWINCH)  # not its controlling terminal: say it ourselves
     if a.type:
         os.write(master, a.type.encode().decode("unicode_escape").encode())
     if a.hangup:
@@ -70,7 +86,7 @@ def act():
         master = -1
 
 
-if a.wait is None and (a.type or a.hangup):
+if a.wait is None and (a.type or a.hangup or a.resize):
     time.sleep(0.5)
     act()
     acted = True
