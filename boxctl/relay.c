@@ -169,9 +169,7 @@ do_splice(struct stream *s)
 		to_failed(s, EPIPE);
 		return;
 	default:
-		/* Which side failed? A read error of `from` ends it; anything else is `to`'s. */
-		if (s->tty_from && !s->tty_to)
-			s->hangup = true;
+		/* Either side failed (splice streams never touch the terminal): it ends. */
 		to_failed(s, errno);
 		return;
 	}
