@@ -181,7 +181,7 @@ pid1_run(struct tramp *t, char **envp)
 		close(t->parent_pipe);
 		signals_restore(&old);
 		if (t->pty_slave >= 0) {
-			int r = terminal_attach(t->pty_slave);
+			int r = terminal_attach(t->pty_slave, p->pty_fds);
 			if (r < 0)
 				tramp_fail(t, STEP_TERMINAL, -r, "controlling terminal");
 		} else if (setsid() < 0) {

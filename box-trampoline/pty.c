@@ -1,10 +1,13 @@
 /*
  * pty.c — step 10: the box's own terminal.
  *
- * When boxctl runs at a terminal, PID 1 opens /dev/ptmx of the sandbox's
- * own devpts, sends the master to boxd on fd 4 and keeps the slave for the
+ * When any of boxctl's fds 0-2 is a terminal (plan.pty_fds says which),
+ * PID 1 opens /dev/ptmx of the sandbox's own devpts, sets the initial
+ * window size on it, sends the master to boxd on fd 4 (boxd hands it to
+ * boxctl, which relays it to its terminal) and keeps the slave for the
  * workload, which makes it its controlling terminal (setsid + TIOCSCTTY)
- * and its fds 0, 1, 2. No fd of boxctl's terminal ever enters the box.
+ * and those of its fds 0, 1, 2; the others are the pipes boxd passed.
+ * No fd of boxctl's terminal ever enters the box.
  * Trusts: nothing.
  */
 #include <errno.h>
@@ -22,7 +25,8 @@
 void
 terminal_setup(struct tramp *t)
 {
-	if (!t->plan->pty)
+	const Box__Plan *p = t->plan;
+	if (!p->pty_fds)
 		return;
 	_cleanup_close_ int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (master < 0)
@@ -33,6 +37,13 @@ terminal_setup(struct tramp *t)
 	unsigned n = 0;
 	if (ioctl(master, TIOCGPTN, &n) < 0)
 		tramp_fail(t, STEP_TERMINAL, errno, "TIOCGPTN");
+	/* Before the workload can ask: it sees the caller's size from its first instruction. */
+	if (p->has_pty_rows && p->has_pty_cols) {
+		struct winsize ws = {.ws_row = (unsigned short)p->pty_rows,
+				     .ws_col = (unsigned short)p->pty_cols};
+		if (ioctl(master, TIOCSWINSZ, &ws) < 0)
+			tramp_fail(t, STEP_TERMINAL, errno, "TIOCSWINSZ");
+	}
 	int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (slave < 0)
 		tramp_fail(t, STEP_TERMINAL, errno, "opening the pty slave");
@@ -54,14 +65,14 @@ terminal_setup(struct tramp *t)
 }
 
 int
-terminal_attach(int slave)
+terminal_attach(int slave, uint32_t fds)
 {
 	if (setsid() < 0)
 		return -errno;
 	if (ioctl(slave, TIOCSCTTY, 0) < 0)
 		return -errno;
 	for (int fd = 0; fd < 3; fd++)
-		if (dup2(slave, fd) < 0)
+		if ((fds & (1u << fd)) && dup2(slave, fd) < 0)
 			return -errno;
 	if (slave > 2)
 		close(slave);

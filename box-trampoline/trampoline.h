@@ -81,8 +81,8 @@ void limits_apply(struct tramp *t);
 void capabilities_drop(struct tramp *t, bool pid1);
 /* pty.c */
 void terminal_setup(struct tramp *t);
-/* Workload side: make the slave the controlling terminal and fds 0-2. */
-int terminal_attach(int slave);
+/* Workload side: make the slave the controlling terminal and the fds in mask FDS (bits 0-2). */
+int terminal_attach(int slave, uint32_t fds);
 /* seccomp.c: install the filters in the calling (workload) process. */
 int seccomp_install(char *why, size_t why_len);
 

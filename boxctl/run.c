@@ -9,14 +9,25 @@
  * signal N); 1 with `boxctl: error: …` when the box cannot start (including
  * `sandbox setup failed at <step>: <reason>`), 2 for a load refusal, 124
  * when [box] timeout stopped it; an OOM kill in the box's memory cgroup is
- * named with memory_max (`box: the agent was killed: out of memory …`). SIGINT, SIGTERM and SIGHUP are forwarded to
- * the agent (RunControl); at a terminal the terminal is put in raw mode
- * (boxd relays the box's pty), Ctrl-C arrives as a byte, and window-size
- * changes are forwarded. If boxctl dies, boxd sees the channel close and
+ * named with memory_max (`box: the agent was killed: out of memory …`).
+ * SIGINT, SIGTERM and SIGHUP are forwarded to the agent (RunControl). If
+ * boxctl dies, boxd sees the channel close and
  * kills the whole box. --detach prints the box ID once the agent has
  * exec'd and exits 0; the agent's output goes to STATE_DIR/agent.log.
+ *
+ * stdio (SANDBOX.md §10): no fd of boxctl's own enters the box. Each of
+ * fds 0-2 that is a terminal becomes, in the agent, the slave of the box's
+ * own pty; boxd hands boxctl the master with RunReply and boxctl relays it
+ * to the terminal (raw mode on fd 0 when fd 0 is the terminal: Ctrl-C
+ * arrives as a byte; window-size changes set on the master). Each other
+ * fd becomes a pipe that boxctl relays (relay.c): stdin until its EOF (then
+ * the agent sees EOF), stdout and stderr until EOF after RunExit, so no
+ * output is lost. A terminal that goes away without a SIGHUP (read EOF or
+ * EIO, POLLHUP: `tmux kill-session`) is a hang-up: SIGHUP is forwarded and,
+ * if the agent has not ended 2 s later, boxctl leaves; boxd then kills the
+ * box and its name is free again.
  * Trusts: nothing in box.ini (box_config_load checks it); boxd's replies
- * only after box_ipc_decode() validated them.
+ * only after box_ipc_decode() validated them; nothing in the relayed bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +49,11 @@
 #include "client.h"
 #include "commands.h"
 #include "config.h"
+#include "relay.h"
 #include "spec.h"
+
+#define HANGUP_GRACE_MS 2000 /* a hung-up terminal: SIGHUP, then leave (boxd kills the box) */
+#define DRAIN_IDLE_MS 2000   /* after RunExit: a pipe that stays silent this long is given up */
 
 static struct termios saved_tio;
 static bool raw_mode;
@@ -55,15 +70,18 @@ tty_restore(void)
 static void
 tty_raw(void)
 {
+	static bool registered;
 	struct termios t;
 	if (tcgetattr(0, &saved_tio) < 0)
 		return;
 	t = saved_tio;
 	cfmakeraw(&t);
-	if (tcsetattr(0, TCSADRAIN, &t) == 0) {
-		raw_mode = true;
+	if (!registered) {
 		atexit(tty_restore);
+		registered = true;
 	}
+	if (tcsetattr(0, TCSADRAIN, &t) == 0)
+		raw_mode = true;
 }
 
 static int
@@ -146,36 +164,164 @@ print_oom(const struct box_config *cfg, const Box__RunExit *x)
 }
 
 static int
-send_control(int fd, const char *box_id, int sig, bool winsize)
+send_control(int fd, const char *box_id, int sig)
 {
 	Box__RunControl m = BOX__RUN_CONTROL__INIT;
 	m.box_id = (char *)box_id;
-	if (sig) {
-		m.has_signal = 1;
-		m.signal = sig;
-	}
-	struct winsize ws;
-	if (winsize && ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
-		m.has_rows = m.has_cols = 1;
-		m.rows = ws.ws_row;
-		m.cols = ws.ws_col;
-	}
-	if (!m.has_signal && !m.has_rows)
-		return 0;
+	m.signal = sig;
 	return box_ipc_send(fd, BOX__MSG_TYPE__MSG_RUN_CONTROL, 0, &m.base, NULL, 0);
 }
+
+enum { S_STDIN, S_STDOUT, S_STDERR, S_KEYS, S_SCREEN, S_N };
 
 struct run {
 	struct box_config *cfg;
 	Box__BoxSpec *spec;
 	int fd;
 	int sfd;              /* signalfd */
-	bool tty, detach, quiet;
+	bool detach, quiet;
+	unsigned tty_mask;    /* bit N: fd N is a terminal */
+	int ws_fd;            /* the terminal fd the window size is read from, or -1 */
+	int term_fd;          /* where the pty's output goes (a terminal fd), or -1 */
+	int master;           /* the box's pty master (from RunReply), or -1 */
+	int box_end[3];       /* the pipe ends for the box, until sent */
+	struct stream st[S_N];
+	bool relaying;        /* streams started (after RunReply OK) */
+	bool hup_sent;        /* SIGHUP forwarded (signal or hang-up) */
+	bool hung_up;         /* the caller's terminal went away */
+	struct timespec hup_at;
 	char box_id[16];
 	int pending_sig;      /* a signal that came before the box id */
 };
 
-/* Wait for one message from boxd while handling signals. */
+static int64_t
+ms_since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/*
+ * The pipes for each of fds 0-2 that is not a terminal (O_CLOEXEC): the
+ * box's end goes to boxd, boxctl keeps the other and relays it.
+ */
+static int
+stdio_pipes(struct run *r)
+{
+	for (int i = 0; i < 3; i++) {
+		r->box_end[i] = -1;
+		if (r->tty_mask & (1u << i))
+			continue;
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return -errno;
+		int ours = i == 0 ? p[1] : p[0];
+		r->box_end[i] = i == 0 ? p[0] : p[1];
+		/* Our end is ours alone: non-blocking is safe on it (never on fds 0-2). */
+		(void)fcntl(ours, F_SETFL, fcntl(ours, F_GETFL) | O_NONBLOCK);
+		struct stream *s = &r->st[i];
+		if (i == 0) {
+			stream_init(s, "stdin", 0, ours);
+			s->own_to = s->close_to_at_eof = true;
+		} else {
+			stream_init(s, i == 1 ? "stdout" : "stderr", ours, i);
+			s->own_from = true;
+		}
+		s->splice = true;
+	}
+	return 0;
+}
+
+/* Terminal side: the window size onto the master (start, SIGWINCH). */
+static void
+winsize_to_master(struct run *r)
+{
+	struct winsize ws;
+	if (r->master >= 0 && r->ws_fd >= 0 && ioctl(r->ws_fd, TIOCGWINSZ, &ws) == 0 &&
+	    ws.ws_row && ws.ws_col)
+		(void)ioctl(r->master, TIOCSWINSZ, &ws);
+}
+
+/* RunReply OK: start every stream (the pty ones when the master came). */
+static void
+relay_start(struct run *r)
+{
+	r->relaying = true;
+	if (r->master < 0)
+		return;
+	(void)fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
+	struct stream *keys = &r->st[S_KEYS], *screen = &r->st[S_SCREEN];
+	stream_init(keys, "keys", (r->tty_mask & 1) ? 0 : -1, r->master);
+	keys->tty_from = true;
+	stream_init(screen, "screen", r->master, r->term_fd);
+	screen->tty_to = true;
+	if (r->tty_mask & 1)
+		tty_raw();
+	winsize_to_master(r);
+}
+
+/* The caller's terminal went away: a hang-up (forwarded once), then a grace period. */
+static void
+hang_up(struct run *r)
+{
+	if (r->hung_up)
+		return;
+	r->hung_up = true;
+	clock_gettime(CLOCK_MONOTONIC, &r->hup_at);
+	tty_restore();
+	/* Nothing goes to or comes from it any more. */
+	stream_stop(&r->st[S_KEYS]);
+	r->st[S_SCREEN].to = -1;
+	r->term_fd = -1;
+	if (r->box_id[0] && !r->hup_sent) {
+		r->hup_sent = true;
+		(void)send_control(r->fd, r->box_id, SIGHUP);
+	}
+}
+
+/* The relay's pollfds after `base`; returns the count. idx[k] = stream of entry base+k. */
+static unsigned
+relay_poll(struct run *r, struct pollfd *p, int *idx)
+{
+	unsigned n = 0;
+	if (!r->relaying)
+		return 0;
+	for (int i = 0; i < S_N; i++)
+		if (stream_poll(&r->st[i], &p[n])) {
+			idx[n] = i;
+			n++;
+		}
+	/* Watch the terminal for a hang-up even when nothing is to be written to it. */
+	if (r->term_fd >= 0 && !r->hung_up) {
+		p[n] = (struct pollfd){ .fd = r->term_fd, .events = 0 };
+		idx[n] = -1;
+		n++;
+	}
+	return n;
+}
+
+static void
+relay_ready(struct run *r, const struct pollfd *p, const int *idx, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		if (idx[k] < 0) {
+			if (p[k].revents & (POLLHUP | POLLERR | POLLNVAL))
+				hang_up(r);
+			continue;
+		}
+		struct stream *s = &r->st[idx[k]];
+		stream_ready(s, p[k].revents);
+		if (s->hangup)
+			hang_up(r);
+	}
+}
+
+/*
+ * Wait for one message from boxd while handling signals and relaying. -EINTR:
+ * a signal before the box existed; -ETIMEDOUT: the terminal hung up and the
+ * agent did not end within the grace period.
+ */
 static int
 wait_message(struct run *r, struct box_ipc_chan *chan, struct box_ipc_msg *m)
 {
@@ -187,24 +333,35 @@ wait_message(struct run *r, struct box_ipc_chan *chan, struct box_ipc_msg *m)
 			continue;
 		if (k != -EAGAIN)
 			return k;
-		struct pollfd p[2] = { { .fd = r->fd, .events = POLLIN },
-				       { .fd = r->sfd, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
+		struct pollfd p[2 + S_N + 1] = { { .fd = r->fd, .events = POLLIN },
+						 { .fd = r->sfd, .events = POLLIN } };
+		int idx[S_N + 1];
+		unsigned n = relay_poll(r, p + 2, idx);
+		int timeout = -1;
+		if (r->hung_up) {
+			int64_t left = HANGUP_GRACE_MS - ms_since(&r->hup_at);
+			if (left <= 0)
+				return -ETIMEDOUT;
+			timeout = (int)left;
+		}
+		if (poll(p, 2 + n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
+		relay_ready(r, p + 2, idx, n);
 		if (p[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(r->sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
 			int sig = (int)si.ssi_signo;
 			if (sig == SIGWINCH) {
-				if (r->box_id[0] && r->tty)
-					(void)send_control(r->fd, r->box_id, 0, true);
+				winsize_to_master(r);
 			} else if (r->box_id[0]) {
 				/* At a terminal Ctrl-C is a byte; SIGINT from kill is still forwarded. */
-				(void)send_control(r->fd, r->box_id, sig, false);
+				if (sig == SIGHUP)
+					r->hup_sent = true;
+				(void)send_control(r->fd, r->box_id, sig);
 			} else {
 				/* Before the box exists: give up; boxd sees us go and cleans up. */
 				r->pending_sig = sig;
@@ -212,6 +369,62 @@ wait_message(struct run *r, struct box_ipc_chan *chan, struct box_ipc_msg *m)
 			}
 		}
 	}
+}
+
+/*
+ * After RunExit everything in the box is dead: move what the pipes and the
+ * master still hold to their ends, to EOF. stdin is not read any more. A
+ * source that stays silent DRAIN_IDLE_MS (only something outside the box
+ * could still hold a pipe's other end) is given up; a slow reader of ours
+ * is waited for, as `cat` would.
+ */
+static void
+relay_drain(struct run *r)
+{
+	stream_stop(&r->st[S_STDIN]);
+	stream_stop(&r->st[S_KEYS]);
+	if (!r->relaying)
+		return;
+	for (;;) {
+		struct pollfd p[S_N + 1];
+		int idx[S_N + 1];
+		unsigned n = 0;
+		bool reading = false;
+		for (int i = 0; i < S_N; i++)
+			if (stream_poll(&r->st[i], &p[n])) {
+				reading |= !r->st[i].polled_out;
+				idx[n++] = i;
+			}
+		if (n == 0)
+			return;
+		int k = poll(p, n, reading ? DRAIN_IDLE_MS : -1);
+		if (k < 0 && errno != EINTR)
+			return;
+		if (k == 0) {
+			for (unsigned j = 0; j < n; j++)
+				if (!r->st[idx[j]].polled_out)
+					stream_stop(&r->st[idx[j]]);
+			continue;
+		}
+		for (unsigned j = 0; j < n; j++) {
+			stream_ready(&r->st[idx[j]], p[j].revents);
+			if (r->st[idx[j]].hangup && !r->hung_up) {
+				r->hung_up = true;
+				tty_restore();
+				r->st[S_SCREEN].to = -1;
+			}
+		}
+	}
+}
+
+static void
+relay_free(struct run *r)
+{
+	for (int i = 0; i < S_N; i++)
+		stream_stop(&r->st[i]);
+	for (int i = 0; i < 3; i++)
+		r->box_end[i] = safe_close(r->box_end[i]);
+	r->master = safe_close(r->master);
 }
 
 int
@@ -225,7 +438,8 @@ cmd_run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "box.ini";
-	struct run r = { .fd = -1, .sfd = -1 };
+	struct run r = { .fd = -1, .sfd = -1, .ws_fd = -1, .term_fd = -1, .master = -1,
+			 .box_end = { -1, -1, -1 } };
 	int ch, k, code = BOXCTL_EXIT_FAILURE;
 	pid_t embedded_pid = -1;
 	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
@@ -325,37 +539,72 @@ cmd_run(int argc, char **argv)
 	req.has_detach = req.has_quiet = 1;
 	req.detach = r.detach;
 	req.quiet = r.quiet;
-	int stdio[3] = { 0, 1, 2 };
+	for (int i = 0; i < S_N; i++)
+		stream_init(&r.st[i], "", -1, -1);
+	int stdio[3];
+	unsigned n_stdio = 0;
 	if (!r.detach) {
+		for (int i = 0; i < 3; i++)
+			if (isatty(i) == 1)
+				r.tty_mask |= 1u << i;
+		k = stdio_pipes(&r);
+		if (k < 0) {
+			fprintf(stderr, "boxctl: error: pipe: %s\n", strerror(-k));
+			goto out;
+		}
+		for (int i = 0; i < 3; i++)
+			if (r.box_end[i] >= 0)
+				stdio[n_stdio++] = r.box_end[i];
 		req.has_n_stdio_fds = 1;
-		req.n_stdio_fds = 3;
-		r.tty = isatty(0) == 1;
-		req.has_tty = 1;
-		req.tty = r.tty;
+		req.n_stdio_fds = n_stdio;
+		req.has_stdio_tty = 1;
+		req.stdio_tty = r.tty_mask;
+		/* The pty's output: stdout's terminal, else stderr's, else stdin's if writable. */
+		static const int order[3] = { 1, 2, 0 };
+		for (int j = 0; j < 3 && r.term_fd < 0; j++) {
+			int fd = order[j];
+			int fl = fcntl(fd, F_GETFL);
+			if ((r.tty_mask & (1u << fd)) && fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
+				r.term_fd = fd;
+		}
+		for (int i = 0; i < 3 && r.ws_fd < 0; i++)
+			if (r.tty_mask & (1u << i))
+				r.ws_fd = i;
 		struct winsize ws;
-		if (r.tty && ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		if (r.ws_fd >= 0 && ioctl(r.ws_fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
 			req.has_rows = req.has_cols = 1;
 			req.rows = ws.ws_row;
 			req.cols = ws.ws_col;
 		}
 	}
-	k = box_ipc_send(r.fd, BOX__MSG_TYPE__MSG_RUN_REQUEST, 1, &req.base, stdio,
-			 r.detach ? 0 : 3);
+	k = box_ipc_send(r.fd, BOX__MSG_TYPE__MSG_RUN_REQUEST, 1, &req.base, stdio, n_stdio);
+	/* boxd has its own copies now: the box's ends must not stay open here (EOF). */
+	for (int i = 0; i < 3; i++)
+		r.box_end[i] = safe_close(r.box_end[i]);
 	if (k < 0) {
 		fprintf(stderr, "boxctl: error: sending the request to boxd: %s\n", strerror(-k));
 		goto out;
 	}
 
 	chan = box_ipc_chan_new(r.fd);
-	uint32_t allowed[] = { BOX__MSG_TYPE__MSG_RUN_REPLY, BOX__MSG_TYPE__MSG_RUN_EXIT,
-			       BOX__MSG_TYPE__MSG_ERROR_REPLY };
+	uint32_t allowed[] = { BOX__MSG_TYPE__MSG_RUN_STARTING, BOX__MSG_TYPE__MSG_RUN_REPLY,
+			       BOX__MSG_TYPE__MSG_RUN_EXIT, BOX__MSG_TYPE__MSG_ERROR_REPLY };
 	if (!chan || box_ipc_chan_allow(chan, allowed, ELEMENTSOF(allowed)) < 0) {
 		fprintf(stderr, "boxctl: error: out of memory\n");
 		goto out;
 	}
 
-	/* 1. RunReply: started, refused, busy or failed. */
-	k = wait_message(&r, chan, &m);
+	/* 1. RunReply: started, refused, busy or failed (after the disclosure, RunStarting). */
+	for (;;) {
+		k = wait_message(&r, chan, &m);
+		if (k < 0 || m.type != BOX__MSG_TYPE__MSG_RUN_STARTING)
+			break;
+		const Box__RunStarting *st = (const Box__RunStarting *)m.msg;
+		for (size_t i = 0; i < st->n_disclosure; i++)
+			fprintf(stderr, "box: %s\n", st->disclosure[i]);
+		fflush(stderr);
+		box_ipc_msg_done(&m);
+	}
 	if (k < 0) {
 		if (k == -EINTR)
 			code = 128 + r.pending_sig;
@@ -401,6 +650,10 @@ cmd_run(int argc, char **argv)
 		goto out;
 	}
 	snprintf(r.box_id, sizeof(r.box_id), "%s", rep->box_id);
+	if (rep->pty && m.n_fds == 1) {
+		r.master = m.fds[0];
+		m.fds[0] = -1;
+	}
 	if (r.detach) {
 		for (size_t i = 0; i < rep->n_disclosure; i++)
 			fprintf(stderr, "box: %s\n", rep->disclosure[i]);
@@ -411,18 +664,25 @@ cmd_run(int argc, char **argv)
 	}
 	box_ipc_msg_done(&m);
 
-	/* 2. Running: relay signals (and the terminal, through boxd) until RunExit. */
-	if (r.tty) {
-		tty_raw();
-		(void)send_control(r.fd, r.box_id, 0, true);
-	}
+	/* 2. Running: relay stdio, the terminal and signals until RunExit. */
+	relay_start(&r);
 	k = wait_message(&r, chan, &m);
-	tty_restore();
+	if (k == -ETIMEDOUT) {
+		/* Hung up and still running: leaving makes boxd kill the box. */
+		tty_restore();
+		code = 128 + SIGHUP;
+		goto out;
+	}
 	if (k < 0) {
+		tty_restore();
 		fprintf(stderr, "boxctl: error: boxd: %s\n",
 			k == -ECONNRESET ? "the connection closed while the box ran" : strerror(-k));
 		goto out;
 	}
+	/* Everything the agent wrote, before boxctl's own last words. */
+	if (m.type == BOX__MSG_TYPE__MSG_RUN_EXIT)
+		relay_drain(&r);
+	tty_restore();
 	if (m.type != BOX__MSG_TYPE__MSG_RUN_EXIT) {
 		fprintf(stderr, "boxctl: error: boxd sent %s instead of RunExit\n",
 			box_ipc_type_name(m.type));
@@ -448,6 +708,7 @@ cmd_run(int argc, char **argv)
 	box_ipc_msg_done(&m);
 out:
 	tty_restore();
+	relay_free(&r);
 	if (r.fd >= 0)
 		close(r.fd);
 	if (embedded_pid > 0 && !r.detach) {

@@ -5,11 +5,13 @@
  *                state dir chosen, every path re-checked as the owner
  *                (recheck.c: refusals are REPLY_REFUSED, exit 2), run lock
  *                taken (a second run: REPLY_BUSY), runtime dir and masks
- *                made, limits set up, plan built, disclosure written to the
- *                caller's stderr (or returned, for --detach), box-policyd
+ *                made, limits set up, plan built, disclosure sent to boxctl
+ *                (RunStarting; in RunReply for --detach), box-policyd
  *                started and ready (policyd.c), trampoline
  *                spawned                                         → starting
- *   fd 4 EOF     the agent exec'd: RunReply OK                   → running
+ *   fd 4 EOF     the agent exec'd: RunReply OK (with the box's pty
+ *                master when boxctl is at a terminal: boxctl relays it,
+ *                boxd keeps no copy)                             → running
  *   fd 4 error   "sandbox setup failed at STEP: REASON": RunReply FAILED
  *   stop/timeout SIGTERM to the trampoline (forwarded to PID 1 and the
  *                agent), SIGKILL after 2 s                       → stopping
@@ -20,6 +22,11 @@
  *   reaped       RunExit (status, 128+N, timed_out); runtime dir, cgroups
  *                box-policyd's channel closed and policyd reaped, and lock
  *                released                                        → gone
+ * stdio: boxd never holds a fd of the caller's own. It gets, for each of
+ * boxctl's fds 0-2 that is not a terminal, the box-side end of a pipe that
+ * boxctl relays (checked here to be an anonymous pipe open the right way),
+ * and /dev/null stands in for a terminal's fd until the workload puts the
+ * pty slave there (SANDBOX.md §10).
  * Trusts: the RunRequest only after box_ipc_decode() validated it; status
  * messages from the trampoline only after box_status_decode(); every path
  * only through the owner's recheck child.
@@ -27,17 +34,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "boxd.h"
@@ -79,9 +83,19 @@ reply_run(struct box *b, Box__ReplyStatus status, const char *error, char **disc
 	r.disclosure = disclosure;
 	r.n_disclosure = n_disclosure;
 	r.error = (char *)error;
-	if (b->client)
+	if (status == BOX__REPLY_STATUS__REPLY_OK && b->pty_master >= 0)
+		r.has_pty = r.pty = 1;
+	if (b->client && r.pty) {
+		/* The master goes to boxctl, which relays it; boxd keeps no copy. */
+		int k = box_ipc_event_send(b->client->ipc, BOX__MSG_TYPE__MSG_RUN_REPLY,
+					   b->request_id, &r.base, &b->pty_master, 1);
+		if (k < 0)
+			log_warn_errno(k, "box %s: sending RunReply with the pty master", b->id);
+	} else if (b->client) {
 		(void)boxd_client_send(b->client, BOX__MSG_TYPE__MSG_RUN_REPLY, b->request_id,
 				       &r.base);
+	}
+	b->pty_master = safe_close(b->pty_master);
 }
 
 /* A refusal before anything was created: reply, and the box is gone. */
@@ -214,11 +228,6 @@ state_dir_choose(struct box *b, char **ret)
 static void
 box_teardown(struct box *b)
 {
-	if (b->relay) {
-		relay_flush(b->relay);
-		relay_free(b->relay);
-		b->relay = NULL;
-	}
 	b->pty_master = safe_close(b->pty_master);
 	if (b->status_ev) {
 		event_free(b->status_ev);
@@ -251,8 +260,6 @@ box_free(struct box *b)
 		b->client->box = NULL;
 	policyd_stop(b);
 	free(b->policyd_error);
-	if (b->relay)
-		relay_free(b->relay);
 	if (b->status_ev)
 		event_free(b->status_ev);
 	if (b->timeout_ev)
@@ -261,9 +268,6 @@ box_free(struct box *b)
 		event_free(b->kill_ev);
 	safe_close(b->status_fd);
 	safe_close(b->pty_master);
-	safe_close(b->tty_in);
-	safe_close(b->tty_out);
-	safe_close(b->err_fd);
 	for (size_t i = 0; i < b->n_disclosure; i++)
 		free(b->disclosure[i]);
 	free(b->disclosure);
@@ -397,14 +401,9 @@ on_timeout(evutil_socket_t fd, short what, void *arg)
 void
 box_control(struct box *b, const Box__RunControl *m)
 {
-	if (m->has_signal && !b->reaped && b->pid > 0 &&
+	if (!b->reaped && b->pid > 0 &&
 	    (m->signal == SIGINT || m->signal == SIGTERM || m->signal == SIGHUP))
 		kill(b->pid, m->signal); /* the outer trampoline forwards it to PID 1 */
-	if (m->has_rows && m->has_cols && b->pty_master >= 0) {
-		struct winsize ws = { .ws_row = (unsigned short)m->rows,
-				      .ws_col = (unsigned short)m->cols };
-		(void)ioctl(b->pty_master, TIOCSWINSZ, &ws);
-	}
 }
 
 void
@@ -461,21 +460,12 @@ status_message(struct box *b, const uint8_t *buf, size_t len, int fd)
 		safe_close(fd);
 		break;
 	case BOX__TRAMPOLINE_STATUS__MSG_PTY:
-		if (fd < 0 || b->pty_master >= 0 || !b->tty) {
+		/* Held until RunReply OK hands it to boxctl (the trampoline set its size). */
+		if (fd < 0 || b->pty_master >= 0 || !b->stdio_tty) {
 			safe_close(fd);
 			break;
 		}
 		b->pty_master = fd;
-		if (b->req->has_rows && b->req->has_cols) {
-			struct winsize ws = { .ws_row = (unsigned short)b->req->rows,
-					      .ws_col = (unsigned short)b->req->cols };
-			(void)ioctl(fd, TIOCSWINSZ, &ws);
-		}
-		b->relay = relay_new(b->d->base, fd, b->tty_in, b->tty_out);
-		if (b->relay)
-			b->tty_in = b->tty_out = -1;
-		else
-			log_warn("box %s: cannot relay the terminal", b->id);
 		break;
 	case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
 		safe_close(fd);
@@ -586,38 +576,46 @@ on_status(evutil_socket_t fd, short what, void *arg)
 /* ------------------------------------------------------------------ */
 /* start                                                               */
 
-/* Write the disclosure to the caller's stderr (before the agent starts). */
-static void
-disclose_to(int fd, char **lines, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char buf[4200];
-		int len = snprintf(buf, sizeof(buf), "box: %s\n", lines[i]);
-		if (len <= 0)
-			continue;
-		if ((size_t)len >= sizeof(buf))
-			len = sizeof(buf) - 1, buf[len - 1] = '\n';
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		if (poll(&p, 1, 1000) <= 0 || write(fd, buf, (size_t)len) < 0)
-			return;
-	}
-}
-
 static int
 open_null(int flags)
 {
 	return open("/dev/null", flags | O_CLOEXEC | O_NOCTTY);
 }
 
-/* Reopen a terminal fd (own file description, so O_NONBLOCK stays ours). */
-static int
-reopen_tty(int fd, int flags)
+/*
+ * Is FD the box-side end of an anonymous pipe (same pipefs as one we make),
+ * open read-only for stdin and write-only for stdout/stderr? boxctl sends
+ * nothing else: a file, a socket or a terminal of the caller's must not
+ * reach the agent (SANDBOX.md §10).
+ */
+static bool
+stdio_is_pipe_end(int fd, int n)
 {
-	char p[64];
-	if (!isatty(fd))
-		return -1;
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	return open(p, flags | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st, ours;
+	int p[2];
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return false;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return false;
+	int k = fstat(p[0], &ours);
+	close(p[0]);
+	close(p[1]);
+	if (k < 0 || st.st_dev != ours.st_dev)
+		return false; /* a named FIFO of the host's filesystem */
+	int fl = fcntl(fd, F_GETFL);
+	return fl >= 0 && (fl & O_ACCMODE) == (n == 0 ? O_RDONLY : O_WRONLY);
+}
+
+/* The disclosure goes to boxctl before the trampoline starts (boxctl prints it). */
+static void
+disclose_to_client(struct box *b)
+{
+	Box__RunStarting m = BOX__RUN_STARTING__INIT;
+	m.disclosure = b->disclosure;
+	m.n_disclosure = b->n_disclosure;
+	if (b->client)
+		(void)boxd_client_send(b->client, BOX__MSG_TYPE__MSG_RUN_STARTING, b->request_id,
+				       &m.base);
 }
 
 void
@@ -640,7 +638,7 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->spec = req->spec;
 	b->extra_args = req->extra_args;
 	b->n_extra_args = req->n_extra_args;
-	b->status_fd = b->pty_master = b->tty_in = b->tty_out = b->err_fd = -1;
+	b->status_fd = b->pty_master = -1;
 	b->policyd_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
@@ -650,9 +648,11 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->caller_uid = c->cred.uid;
 	b->detach = req->detach;
 	b->quiet = req->quiet;
-	b->tty = req->tty && n_fds == 3;
-	for (unsigned i = 0; i < n_fds && i < 3; i++)
-		b->stdio[i] = fds[i];
+	b->stdio_tty = req->stdio_tty;
+	/* The pipe ends, in fd order, skipping the fds that are terminals (validated counts). */
+	for (unsigned i = 0, k = 0; i < 3; i++)
+		if (!(b->stdio_tty & (1u << i)) && k < n_fds)
+			b->stdio[i] = fds[k++];
 	b->name = strdup(s->box->name->value);
 	b->next = d->boxes;
 	d->boxes = b;
@@ -729,26 +729,23 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "run lock: %s",
 				      strerror(-r));
 
-	/* stdio: the caller's, or /dev/null + agent.log (detach); at a terminal, the pty. */
+	/*
+	 * stdio: boxctl's pipes, or /dev/null + agent.log (detach). A terminal's
+	 * fd (and every fd when none came) is /dev/null here; the workload puts
+	 * the box's pty slave on the terminal's fds.
+	 */
 	if (b->detach) {
 		b->stdio[0] = open_null(O_RDONLY);
 		b->stdio[1] = fd_dup_cloexec(b->rc.log_fd, 3);
 		b->stdio[2] = fd_dup_cloexec(b->rc.log_fd, 3);
-	} else if (b->tty) {
-		b->tty_in = reopen_tty(b->stdio[0], O_RDONLY);
-		b->tty_out = reopen_tty(b->stdio[1], O_WRONLY);
-		/* No fd of the caller's terminal enters the sandbox. */
-		safe_close(b->stdio[0]);
-		safe_close(b->stdio[1]);
-		b->stdio[0] = open_null(O_RDONLY);
-		b->stdio[1] = open_null(O_WRONLY);
-		int err = b->stdio[2];
-		b->stdio[2] = open_null(O_WRONLY);
-		b->err_fd = err;
-	} else if (n_fds != 3) {
-		b->stdio[0] = open_null(O_RDONLY);
-		b->stdio[1] = open_null(O_WRONLY);
-		b->stdio[2] = open_null(O_WRONLY);
+	} else {
+		for (int i = 0; i < 3; i++) {
+			if (b->stdio[i] >= 0 && !stdio_is_pipe_end(b->stdio[i], i))
+				return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
+						      "boxctl sent fd %d that is not a pipe", i);
+			if (b->stdio[i] < 0)
+				b->stdio[i] = open_null(i == 0 ? O_RDONLY : O_WRONLY);
+		}
 	}
 	for (int i = 0; i < 3; i++)
 		if (b->stdio[i] < 0)
@@ -823,9 +820,7 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 
 	/* The disclosure, before the agent starts. */
 	if (plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
-		disclose_to(b->err_fd >= 0 ? b->err_fd : b->stdio[2], b->disclosure,
-			    b->n_disclosure);
-	b->err_fd = safe_close(b->err_fd);
+		disclose_to_client(b);
 
 	r = spawn_trampoline(d, b, plan, &b->pid, &b->status_fd);
 	plan_free(plan);

@@ -13,7 +13,6 @@
  *   policyd.c  box-policyd: start (PolicyInit/PolicyReady), watch, rotate
  *              decisions.jsonl, stop
  *   cgroup.c   pids_max / memory_max (SANDBOX.md §6)
- *   relay.c    the pty master ↔ the caller's terminal
  *
  * Trusts: the root part handles only messages that box_ipc_decode() has
  * decoded and validated (proto/validate.c) and, from the owner's recheck
@@ -124,7 +123,8 @@ struct box {
 	struct box_owner_id owner;
 	pid_t pid;                /* the outer trampoline */
 	struct timespec started;  /* CLOCK_MONOTONIC */
-	bool detach, quiet, tty;
+	bool detach, quiet;
+	uint32_t stdio_tty;       /* RunRequest.stdio_tty: the caller's fds that are terminals */
 	uint64_t request_id;      /* of the RunRequest, echoed in replies */
 	struct client *client;    /* attached client, or NULL */
 
@@ -136,7 +136,7 @@ struct box {
 	struct recheck_result rc;
 
 	char *runtime_dir;        /* BASE/ID */
-	int stdio[3];             /* the caller's stdio (or /dev/null, agent.log) */
+	int stdio[3];             /* boxctl's pipe ends (or /dev/null, agent.log) */
 	int status_fd;            /* fd 4's other end */
 	struct event *status_ev;
 	char *setup_error;        /* "sandbox setup failed at STEP: REASON" */
@@ -147,10 +147,7 @@ struct box {
 	bool nproc_fallback;      /* pids_max enforced by RLIMIT_NPROC */
 	uint32_t policy_rules;    /* rules box-policyd loaded (its PolicyReady), for the disclosure */
 
-	struct relay *relay;      /* pty relay, or NULL */
-	int pty_master;
-	int tty_in, tty_out;      /* the caller's terminal, re-opened, until the relay takes them */
-	int err_fd;               /* the caller's stderr at a terminal (for the disclosure) */
+	int pty_master;           /* from fd 4 until RunReply OK hands it to boxctl */
 	char **disclosure;        /* start-up disclosure lines */
 	size_t n_disclosure;
 
@@ -270,12 +267,5 @@ int cgroup_setup(struct boxd *d, struct box *b, bool has_pids, uint64_t pids_max
 void cgroup_cleanup(struct box *b);
 /* Did the box's memory cgroup OOM-kill a process (before cgroup_cleanup)? */
 bool cgroup_oom_killed(const struct box *b);
-
-/* ---- relay.c ---- */
-struct relay;
-struct relay *relay_new(struct event_base *base, int master, int in_fd, int out_fd);
-void relay_free(struct relay *r);
-/* Has the relay drained everything the master sent (after the box ended)? */
-void relay_flush(struct relay *r);
 
 #endif

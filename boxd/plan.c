@@ -504,8 +504,16 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	}
 	p->require_landlock = requires(s->box, BOX__LAYER__LAYER_LANDLOCK);
 	p->require_seccomp = requires(s->box, BOX__LAYER__LAYER_SECCOMP);
-	p->has_pty = 1;
-	p->pty = b->tty;
+	if (b->stdio_tty) {
+		/* The fds that are the caller's terminal get the box's pty slave. */
+		p->has_pty_fds = 1;
+		p->pty_fds = b->stdio_tty;
+		if (b->req->has_rows && b->req->has_cols) {
+			p->has_pty_rows = p->has_pty_cols = 1;
+			p->pty_rows = b->req->rows;
+			p->pty_cols = b->req->cols;
+		}
+	}
 
 	char why[256];
 	r = box_plan_validate(p, why, sizeof(why));

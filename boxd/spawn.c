@@ -1,6 +1,7 @@
 /*
  * spawn.c — fork+exec box-trampoline with its fds at fixed numbers
- * (SANDBOX.md): 0-2 the caller's stdio (or /dev/null and agent.log), 3 the
+ * (SANDBOX.md): 0-2 the pipe ends boxctl relays (/dev/null for a terminal's
+ * fd: the workload puts the box's pty slave there; agent.log for --detach), 3 the
  * plan socket, 4 the status socket, everything else closed, an empty
  * environment (only BOX_TEST_ABSENT / BOX_TEST_LANDLOCK_ABI from boxd's own
  * environment, which can only make a layer look absent). The trampoline is

@@ -49,6 +49,8 @@ static const struct box_ipc_type ipc_types[] = {
 	{ BOX__MSG_TYPE__MSG_RUN_REQUEST, "RunRequest", &box__run_request__descriptor,
 	  BOX_IPC_PAYLOAD_MAX, 3, 8u << 20 },
 	{ BOX__MSG_TYPE__MSG_RUN_REPLY, "RunReply", &box__run_reply__descriptor,
+	  BOX_IPC_PAYLOAD_MAX, 1, 16u << 20 },
+	{ BOX__MSG_TYPE__MSG_RUN_STARTING, "RunStarting", &box__run_starting__descriptor,
 	  BOX_IPC_PAYLOAD_MAX, 0, 16u << 20 },
 	{ BOX__MSG_TYPE__MSG_RUN_EXIT, "RunExit", &box__run_exit__descriptor, 8192, 0, 0 },
 	{ BOX__MSG_TYPE__MSG_RUN_CONTROL, "RunControl", &box__run_control__descriptor, 256, 0,

@@ -317,6 +317,15 @@ box_plan_validate(const Box__Plan *p, char *why, size_t why_len)
 		return fail(why, why_len, -EINVAL, "gateway_port without contain_egress");
 	if (p->hostname && !is_hostname(p->hostname))
 		return fail(why, why_len, -EINVAL, "hostname: bad characters or length");
+	if (p->pty_fds > 7)
+		return fail(why, why_len, -EINVAL, "pty_fds: only fds 0-2 may get the pty");
+	if (p->has_pty_rows != p->has_pty_cols)
+		return fail(why, why_len, -EINVAL, "pty_rows and pty_cols go together");
+	if (p->has_pty_rows && !p->pty_fds)
+		return fail(why, why_len, -EINVAL, "pty_rows without a pty");
+	if (p->has_pty_rows &&
+	    (p->pty_rows < 1 || p->pty_rows > 65535 || p->pty_cols < 1 || p->pty_cols > 65535))
+		return fail(why, why_len, -ERANGE, "pty_rows/pty_cols out of range");
 
 	r = check_runtime(p, why, why_len);
 	if (r < 0)

@@ -601,11 +601,16 @@ box_validate_run_request(const Box__RunRequest *m)
 		total += strnlen(m->extra_args[i], BOX_ARGV_BYTES_MAX + 1) + 1;
 		REQUIRE(total <= BOX_ARGV_BYTES_MAX, -E2BIG);
 	}
-	/* stdin, stdout, stderr: all three or none. */
-	REQUIRE(m->n_stdio_fds == 0 || m->n_stdio_fds == 3, -EINVAL);
-	REQUIRE(!(m->tty && m->n_stdio_fds == 0), -EINVAL);
-	REQUIRE(!(m->detach && m->n_stdio_fds != 0), -EINVAL);
+	/*
+	 * stdin, stdout, stderr: each is a pipe end (an fd) or a pty slave (a
+	 * bit of stdio_tty), or none of them travels (all /dev/null, --detach).
+	 */
+	REQUIRE(m->stdio_tty <= 7, -EINVAL);
+	unsigned ttys = (m->stdio_tty & 1) + ((m->stdio_tty >> 1) & 1) + ((m->stdio_tty >> 2) & 1);
+	REQUIRE((m->n_stdio_fds == 0 && ttys == 0) || m->n_stdio_fds + ttys == 3, -EINVAL);
+	REQUIRE(!(m->detach && (m->n_stdio_fds != 0 || ttys != 0)), -EINVAL);
 	TRY(v_winsize(m->has_rows, m->rows, m->has_cols, m->cols));
+	REQUIRE(!(m->has_rows && ttys == 0), -EINVAL);
 	return 0;
 }
 
@@ -625,7 +630,14 @@ box_validate_run_reply(const Box__RunReply *m)
 	TRY(v_opt_text(m->error, BOX_STR_MAX));
 	if (m->state_dir)
 		REQUIRE(box_valid_path(m->state_dir), -EINVAL);
+	REQUIRE(!(m->pty && m->status != BOX__REPLY_STATUS__REPLY_OK), -EINVAL);
 	return 0;
+}
+
+int
+box_validate_run_starting(const Box__RunStarting *m)
+{
+	return v_lines(m->disclosure, m->n_disclosure);
 }
 
 int
@@ -649,12 +661,9 @@ int
 box_validate_run_control(const Box__RunControl *m)
 {
 	REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
-	if (m->has_signal)
-		REQUIRE(m->signal == SIGINT || m->signal == SIGTERM || m->signal == SIGHUP ||
-				m->signal == SIGQUIT,
-			-EINVAL);
-	TRY(v_winsize(m->has_rows, m->rows, m->has_cols, m->cols));
-	REQUIRE(m->has_signal || m->has_rows, -EINVAL);
+	REQUIRE(m->signal == SIGINT || m->signal == SIGTERM || m->signal == SIGHUP ||
+			m->signal == SIGQUIT,
+		-EINVAL);
 	return 0;
 }
 
@@ -753,6 +762,7 @@ VALIDATOR(box_validate_run_request, Box__RunRequest, box__run_request__descripto
 VALIDATOR(box_validate_run_reply, Box__RunReply, box__run_reply__descriptor)
 VALIDATOR(box_validate_run_exit, Box__RunExit, box__run_exit__descriptor)
 VALIDATOR(box_validate_run_control, Box__RunControl, box__run_control__descriptor)
+VALIDATOR(box_validate_run_starting, Box__RunStarting, box__run_starting__descriptor)
 VALIDATOR(box_validate_ps_request, Box__PsRequest, box__ps_request__descriptor)
 VALIDATOR(box_validate_ps_reply, Box__PsReply, box__ps_reply__descriptor)
 VALIDATOR(box_validate_stop_request, Box__StopRequest, box__stop_request__descriptor)
@@ -772,6 +782,7 @@ static const struct {
 	{ &box__run_reply__descriptor, box_validate_run_reply_any },
 	{ &box__run_exit__descriptor, box_validate_run_exit_any },
 	{ &box__run_control__descriptor, box_validate_run_control_any },
+	{ &box__run_starting__descriptor, box_validate_run_starting_any },
 	{ &box__ps_request__descriptor, box_validate_ps_request_any },
 	{ &box__ps_reply__descriptor, box_validate_ps_reply_any },
 	{ &box__stop_request__descriptor, box_validate_stop_request_any },
@@ -803,6 +814,8 @@ box_validate_fd_count(const ProtobufCMessage *m, unsigned n_fds)
 
 	if (m->descriptor == &box__run_request__descriptor)
 		want = ((const Box__RunRequest *)m)->n_stdio_fds;
+	else if (m->descriptor == &box__run_reply__descriptor)
+		want = ((const Box__RunReply *)m)->pty ? 1 : 0;
 	else if (m->descriptor == &box__log_reply__descriptor)
 		want = (unsigned)((const Box__LogReply *)m)->has_current +
 		       (unsigned)((const Box__LogReply *)m)->has_previous;

@@ -59,6 +59,7 @@ int box_validate_run_request(const Box__RunRequest *m);
 int box_validate_run_reply(const Box__RunReply *m);
 int box_validate_run_exit(const Box__RunExit *m);
 int box_validate_run_control(const Box__RunControl *m);
+int box_validate_run_starting(const Box__RunStarting *m);
 int box_validate_ps_request(const Box__PsRequest *m);
 int box_validate_ps_reply(const Box__PsReply *m);
 int box_validate_stop_request(const Box__StopRequest *m);

@@ -529,8 +529,8 @@ main(int argc, char **argv)
 		plan.limits = &lim;
 	plan.require_landlock = !o.no_ll;
 	plan.require_seccomp = !o.no_sc;
-	plan.has_pty = o.pty;
-	plan.pty = o.pty;
+	plan.has_pty_fds = o.pty;
+	plan.pty_fds = o.pty ? 7 : 0; /* fds 0-2 all get the slave */
 
 	uint8_t *buf;
 	size_t len;

@@ -522,14 +522,45 @@ test_roundtrip_spec_requests(void)
 	static char *extra[] = { "--model", "x" };
 	run.extra_args = extra;
 	run.n_extra_args = 2;
-	run.tty = 1;
 	run.n_stdio_fds = 3;
 	run.has_n_stdio_fds = 1;
+	CHECK_INT(box_validate_run_request(&run), 0);
+	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REQUEST, &run.base, fds, 3);
+	/* stdin a terminal (the pty slave), stdout and stderr pipes: two fds. */
+	run.has_stdio_tty = 1;
+	run.stdio_tty = 1;
+	run.n_stdio_fds = 2;
 	run.has_rows = run.has_cols = 1;
 	run.rows = 50;
 	run.cols = 200;
 	CHECK_INT(box_validate_run_request(&run), 0);
-	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REQUEST, &run.base, fds, 3);
+	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REQUEST, &run.base, fds + 1, 2);
+	/* All three terminals: no fd at all. */
+	run.stdio_tty = 7;
+	run.n_stdio_fds = 0;
+	CHECK_INT(box_validate_run_request(&run), 0);
+	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REQUEST, &run.base, NULL, 0);
+	run.has_stdio_tty = run.stdio_tty = 0;
+	run.has_rows = run.has_cols = 0;
+	run.n_stdio_fds = 3;
+
+	/* RunReply OK with the pty master (one fd); the disclosure before the spawn. */
+	Box__RunReply ptyrep;
+	box__run_reply__init(&ptyrep);
+	ptyrep.status = BOX__REPLY_STATUS__REPLY_OK;
+	ptyrep.box_id = "0123456789ab";
+	ptyrep.has_pid = 1;
+	ptyrep.pid = 7;
+	ptyrep.has_pty = ptyrep.pty = 1;
+	CHECK_INT(box_validate_run_reply(&ptyrep), 0);
+	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REPLY, &ptyrep.base, fds, 1);
+	Box__RunStarting starting;
+	box__run_starting__init(&starting);
+	static char *lines[] = { "box a, id 0123456789ab", "  read        /x" };
+	starting.disclosure = lines;
+	starting.n_disclosure = 2;
+	CHECK_INT(box_validate_run_starting(&starting), 0);
+	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_STARTING, &starting.base, NULL, 0);
 
 	Box__CheckRequest chk;
 	box__check_request__init(&chk);
@@ -577,7 +608,6 @@ test_roundtrip_replies(void)
 	Box__RunControl ctl;
 	box__run_control__init(&ctl);
 	ctl.box_id = "0123456789ab";
-	ctl.has_signal = 1;
 	ctl.signal = SIGINT;
 	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_CONTROL, &ctl.base, NULL, 0);
 
@@ -1580,15 +1610,9 @@ test_reply_validators(void)
 	Box__RunControl ctl;
 	box__run_control__init(&ctl);
 	ctl.box_id = "0123456789ab";
-	ctl.has_signal = 1;
 	ctl.signal = SIGKILL;
 	CHECK_INT(box_validate_run_control(&ctl), -EINVAL);
-	ctl.has_signal = 0;
-	ctl.has_rows = 1;
-	ctl.rows = 20;
-	CHECK_INT(box_validate_run_control(&ctl), -EINVAL); /* rows without cols */
-	ctl.has_cols = 1;
-	ctl.cols = 80;
+	ctl.signal = SIGHUP;
 	CHECK_INT(box_validate_run_control(&ctl), 0);
 
 	Box__RunRequest run;
@@ -1598,8 +1622,26 @@ test_reply_validators(void)
 	run.n_stdio_fds = 2;
 	CHECK_INT(box_validate_run_request(&run), -EINVAL);
 	run.n_stdio_fds = 3;
+	run.has_stdio_tty = 1;
+	run.stdio_tty = 1; /* a terminal and three fds: one too many */
+	CHECK_INT(box_validate_run_request(&run), -EINVAL);
+	run.stdio_tty = 8; /* only fds 0-2 */
+	run.n_stdio_fds = 0;
+	CHECK_INT(box_validate_run_request(&run), -EINVAL);
+	run.stdio_tty = 0;
+	run.has_rows = run.has_cols = 1; /* a window size without a terminal */
+	run.rows = 24;
+	run.cols = 80;
+	run.n_stdio_fds = 3;
+	CHECK_INT(box_validate_run_request(&run), -EINVAL);
+	run.has_rows = run.has_cols = 0;
 	run.has_detach = run.detach = 1;
 	CHECK_INT(box_validate_run_request(&run), -EINVAL);
+	run.n_stdio_fds = 0;
+	run.stdio_tty = 2; /* --detach never gets a terminal */
+	CHECK_INT(box_validate_run_request(&run), -EINVAL);
+	run.stdio_tty = 0;
+	run.n_stdio_fds = 3;
 
 	Box__RunReply rr;
 	box__run_reply__init(&rr);
@@ -1610,6 +1652,27 @@ test_reply_validators(void)
 	rr.disclosure = bad_lines;
 	rr.n_disclosure = 1;
 	CHECK_INT(box_validate_run_reply(&rr), -EINVAL);
+	rr.n_disclosure = 0;
+	rr.has_pty = rr.pty = 1; /* a pty master only on a started box */
+	CHECK_INT(box_validate_run_reply(&rr), -EINVAL);
+	rr.status = BOX__REPLY_STATUS__REPLY_OK;
+	rr.box_id = "0123456789ab";
+	rr.has_pid = 1;
+	rr.pid = 5;
+	CHECK_INT(box_validate_run_reply(&rr), 0);
+	CHECK_INT(box_validate_fd_count(&rr.base, 1), 0);
+	CHECK_INT(box_validate_fd_count(&rr.base, 0), -EBADMSG); /* pty says one fd */
+	rr.pty = 0;
+	CHECK_INT(box_validate_fd_count(&rr.base, 1), -EBADMSG);
+	rr.has_pty = 0;
+	rr.box_id = NULL;
+	rr.has_pid = 0;
+	rr.status = BOX__REPLY_STATUS__REPLY_REFUSED;
+	Box__RunStarting rs;
+	box__run_starting__init(&rs);
+	rs.disclosure = bad_lines; /* one line each, no escape sequence */
+	rs.n_disclosure = 1;
+	CHECK_INT(box_validate_run_starting(&rs), -EINVAL);
 
 	Box__LogReply lr;
 	box__log_reply__init(&lr);
@@ -1948,10 +2011,15 @@ write_corpus(const char *dir)
 	Box__RunControl ctl;
 	box__run_control__init(&ctl);
 	ctl.box_id = "0123456789ab";
-	ctl.has_rows = ctl.has_cols = 1;
-	ctl.rows = 40;
-	ctl.cols = 120;
+	ctl.signal = SIGHUP;
 	seed_msg(dir, "ok-run-control", BOX__MSG_TYPE__MSG_RUN_CONTROL, &ctl.base);
+
+	Box__RunStarting rs;
+	box__run_starting__init(&rs);
+	static char *lines[] = { "box a, id 0123456789ab" };
+	rs.disclosure = lines;
+	rs.n_disclosure = 1;
+	seed_msg(dir, "ok-run-starting", BOX__MSG_TYPE__MSG_RUN_STARTING, &rs.base);
 
 	Box__PsRequest ps;
 	box__ps_request__init(&ps);

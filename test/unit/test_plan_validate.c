@@ -181,6 +181,26 @@ test_ranges(void)
 	CHECK_INT(validate(&f), -EINVAL);
 	cg[0] = "/sys/fs/cgroup/pids/box/abc";
 	CHECK_INT(validate(&f), 0);
+
+	/* The pty: fds 0-2 only, a window size only with it and only in range. */
+	fixture_init(&f);
+	f.plan.has_pty_fds = 1;
+	f.plan.pty_fds = 2;
+	CHECK_INT(validate(&f), 0);
+	f.plan.pty_fds = 8;
+	CHECK_INT(validate(&f), -EINVAL);
+	f.plan.pty_fds = 7;
+	f.plan.has_pty_rows = 1;
+	f.plan.pty_rows = 24;
+	CHECK_INT(validate(&f), -EINVAL); /* rows without cols */
+	f.plan.has_pty_cols = 1;
+	f.plan.pty_cols = 80;
+	CHECK_INT(validate(&f), 0);
+	f.plan.pty_cols = 70000;
+	CHECK_INT(validate(&f), -ERANGE);
+	f.plan.pty_cols = 80;
+	f.plan.pty_fds = 0;
+	CHECK_INT(validate(&f), -EINVAL); /* a window size without a pty */
 }
 
 static void

@@ -1,0 +1,204 @@
+/*
+ * relay.c — boxctl's byte relay (SANDBOX.md §10): its stdin → the agent's
+ * stdin pipe, the agent's stdout/stderr pipes → its fds 1/2, and at a
+ * terminal the terminal ↔ the box's pty master.
+ *
+ * One stream per direction, driven by run.c's poll loop. A stream waits on
+ * one side at a time — `from` readable when it holds nothing, `to` writable
+ * when it holds bytes — so a slow reader stalls its writer (the agent
+ * blocks on a full pipe) and memory never grows: at most RELAY_BUF bytes
+ * per stream. Where one side is a pipe, splice(2) moves the bytes without
+ * copying them through boxctl (SPLICE_F_NONBLOCK keeps the pipe side from
+ * blocking); EINVAL (a terminal, an O_APPEND file, /dev/null) falls back to
+ * read/write for that stream.
+ * boxctl never sets O_NONBLOCK on its own fds 0-2: their file descriptions
+ * are shared with the shell and with siblings (a make job's output pipe),
+ * which would then see EAGAIN. It polls before each read or write instead,
+ * and writes a terminal in chunks no larger than what POLLOUT promises room
+ * for, so a write does not block for long.
+ * Trusts: nothing in the bytes; they are copied, never interpreted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "relay.h"
+
+#define SPLICE_CHUNK (1u << 20) /* one splice call; the pipe's size caps it anyway */
+#define TTY_CHUNK 256u          /* WAKEUP_CHARS: a terminal that says POLLOUT takes this */
+
+void
+stream_init(struct stream *s, const char *name, int from, int to)
+{
+	*s = (struct stream){ .name = name, .from = from, .to = to };
+	if (from < 0)
+		s->done = true;
+}
+
+static void
+stream_close(struct stream *s)
+{
+	if (s->own_from)
+		s->from = safe_close(s->from);
+	if (s->own_to)
+		s->to = safe_close(s->to);
+	s->own_from = s->own_to = false;
+	free(s->buf);
+	s->buf = NULL;
+	s->len = s->off = 0;
+	s->done = true;
+}
+
+void
+stream_stop(struct stream *s)
+{
+	stream_close(s);
+}
+
+bool
+stream_finished(const struct stream *s)
+{
+	return s->done;
+}
+
+/* `from` ended: what is buffered still goes out; then `to` is closed when it should be. */
+static void
+from_eof(struct stream *s)
+{
+	if (s->own_from)
+		s->from = safe_close(s->from);
+	s->own_from = false;
+	s->from = -1;
+	if (s->len == s->off)
+		stream_close(s);
+}
+
+/* `to` failed (EPIPE, EIO): drop the rest; closing our pipe end tells the agent (EPIPE). */
+static void
+to_failed(struct stream *s, int err)
+{
+	if (s->tty_to && (err == EIO || err == 0))
+		s->hangup = true;
+	stream_close(s);
+}
+
+unsigned
+stream_poll(struct stream *s, struct pollfd *p)
+{
+	if (s->done)
+		return 0;
+	bool out = s->from < 0 || (s->splice ? s->wait_out : s->len > s->off);
+	s->polled_out = out;
+	if (out && s->to < 0) {
+		/* Nobody to write to (a terminal with no writable fd): drop it. */
+		s->len = s->off = 0;
+		out = s->polled_out = false;
+	}
+	*p = (struct pollfd){ .fd = out ? s->to : s->from, .events = out ? POLLOUT : POLLIN };
+	return 1;
+}
+
+static void
+do_read(struct stream *s)
+{
+	if (!s->buf && !(s->buf = malloc(RELAY_BUF))) {
+		stream_close(s);
+		return;
+	}
+	ssize_t n = read(s->from, s->buf, RELAY_BUF);
+	if (n > 0) {
+		s->len = (size_t)n;
+		s->off = 0;
+		if (s->to < 0)
+			s->len = 0; /* nowhere to go */
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	/* 0 or an error. At the terminal (raw mode: no ^D), both mean it hung up. */
+	if (s->tty_from)
+		s->hangup = true;
+	from_eof(s);
+}
+
+static void
+do_write(struct stream *s)
+{
+	size_t want = s->len - s->off;
+	if (s->tty_to && want > TTY_CHUNK)
+		want = TTY_CHUNK;
+	ssize_t n = write(s->to, s->buf + s->off, want);
+	if (n > 0) {
+		s->off += (size_t)n;
+		if (s->off == s->len) {
+			s->len = s->off = 0;
+			if (s->from < 0)
+				stream_close(s);
+		}
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	to_failed(s, n < 0 ? errno : 0);
+}
+
+static void
+do_splice(struct stream *s)
+{
+	ssize_t n = splice(s->from, NULL, s->to, NULL, SPLICE_CHUNK,
+			   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+	if (n > 0)
+		return;
+	if (n == 0) {
+		from_eof(s);
+		return;
+	}
+	switch (errno) {
+	case EINTR:
+		return;
+	case EAGAIN:
+		s->wait_out = true; /* `from` said it was ready: `to` is full */
+		return;
+	case EINVAL:
+		s->splice = false; /* this pair cannot splice: copy */
+		do_read(s);
+		return;
+	case EPIPE:
+		to_failed(s, EPIPE);
+		return;
+	default:
+		/* Either side failed (splice streams never touch the terminal): it ends. */
+		to_failed(s, errno);
+		return;
+	}
+}
+
+void
+stream_ready(struct stream *s, short revents)
+{
+	if (s->done || !revents)
+		return;
+	if (s->polled_out) {
+		if ((revents & (POLLERR | POLLHUP)) && !(revents & POLLOUT)) {
+			to_failed(s, revents & POLLERR ? EIO : 0);
+			return;
+		}
+		if (s->splice) {
+			s->wait_out = false; /* room again: wait for `from` */
+			return;
+		}
+		do_write(s);
+		return;
+	}
+	if (s->tty_from && (revents & (POLLERR | POLLHUP | POLLNVAL)) && !(revents & POLLIN)) {
+		s->hangup = true;
+		from_eof(s);
+		return;
+	}
+	if (s->splice)
+		do_splice(s);
+	else
+		do_read(s);
+}

@@ -1,0 +1,40 @@
+/*
+ * relay.h — boxctl's byte relay between its own fds and the box's pipes and
+ * pty master (SANDBOX.md §10). See relay.c.
+ */
+#ifndef BOXCTL_RELAY_H
+#define BOXCTL_RELAY_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RELAY_BUF (64u << 10) /* per buffered stream: the whole of boxctl's memory for it */
+
+/* One direction: bytes from `from` to `to`, until EOF of `from`. */
+struct stream {
+	const char *name;
+	int from, to;
+	bool own_from, own_to; /* boxctl's pipe ends / the master: closed when done */
+	bool close_to_at_eof;  /* the stdin pipe: the agent sees EOF */
+	bool splice;           /* try splice(2) (one side is a pipe); off after EINVAL */
+	bool wait_out;         /* splice found `to` full: wait for POLLOUT */
+	bool tty_from, tty_to; /* the caller's terminal: its trouble is a hang-up */
+	bool done;             /* nothing more moves (EOF, or a side failed) */
+	bool hangup;           /* the caller's terminal went away (read 0/EIO, write EIO, HUP) */
+	char *buf;             /* buffered mode: RELAY_BUF bytes, allocated on first use */
+	size_t len, off;
+	bool polled_out;       /* the last stream_poll asked for `to` (POLLOUT) */
+};
+
+void stream_init(struct stream *s, const char *name, int from, int to);
+/* The pollfd entries this stream needs now (0, 1); `p` has room for one. */
+unsigned stream_poll(struct stream *s, struct pollfd *p);
+/* Act on the revents of the entry stream_poll gave (idle: revents 0 is fine). */
+void stream_ready(struct stream *s, short revents);
+/* Stop now: close what the stream owns, drop what it holds. */
+void stream_stop(struct stream *s);
+/* Nothing buffered and `from` at EOF: finish (close `to` when it should). */
+bool stream_finished(const struct stream *s);
+
+#endif
