@@ -181,6 +181,18 @@ exec_covers(const Box__CfgFilesystem *fs, const char *p)
 	return false;
 }
 
+/* Is `p` strictly inside one of the CONFIG.md masks plan_build makes (rc.masks, re-checked)? */
+static bool
+under_auto_mask(const struct box *b, const char *p)
+{
+	const Box__CfgFilesystem *fs = b->spec->agent->filesystem;
+	for (size_t i = 0; i < b->rc.n_masks; i++)
+		if (strcmp(p, b->rc.masks[i]) != 0 && path_is_under(p, b->rc.masks[i]) &&
+		    own_paths_maskable(fs, b->rc.masks[i]))
+			return true;
+	return false;
+}
+
 /* Does a grant contain the owner's home (then it is not box-managed)? */
 static bool
 home_granted(const Box__CfgFilesystem *fs, const char *home)
@@ -219,6 +231,45 @@ add_problem(struct box *b, Box__Problem *p)
 	nv[b->rc.n_problems++] = p;
 }
 
+/*
+ * CONFIG.md: a grant inside one of box's own directories, or containing the
+ * place of a socket that drives boxd or the user's session, is refused.
+ */
+static bool
+own_paths_refuse(struct box *b, const struct own_paths *own, const Box__CfgPath *e,
+		 const char *key)
+{
+	for (size_t i = 0; i < own->n_own; i++)
+		if (path_is_under(e->path, own->own[i].path)) {
+			add_problem(b, problem_new(e->line, "agent.filesystem", key,
+						   "%s %s %s %s; a box's state and runtime dirs are never granted (inside a broader grant they are masked)",
+						   e->path,
+						   strcmp(e->path, own->own[i].path) == 0 ? "is" :
+											"lies inside",
+						   own->own[i].what, own->own[i].path));
+			return true;
+		}
+	for (size_t i = 0; i < own->n_stores; i++)
+		if (strcmp(e->path, own->stores[i].path) != 0 &&
+		    path_is_under(e->path, own->stores[i].path)) {
+			add_problem(b, problem_new(e->line, "agent.filesystem", key,
+						   "%s lies inside the credential store %s, which may be granted only by naming it exactly",
+						   e->path, own->stores[i].path));
+			return true;
+		}
+	for (size_t i = 0; i < own->n_sockets; i++)
+		if (path_is_under(own->sockets[i].path, e->path)) {
+			add_problem(b, problem_new(e->line, "agent.filesystem", key,
+						   "%s %s %s (%s): the box could connect to its sockets and act outside its sandbox; name something beside it",
+						   e->path,
+						   strcmp(e->path, own->sockets[i].path) == 0 ? "is" :
+												"contains",
+						   own->sockets[i].path, own->sockets[i].what));
+			return true;
+		}
+	return false;
+}
+
 /* Cheap re-checks of the request that need no file system access. */
 static void
 plan_recheck(struct box *b)
@@ -249,24 +300,30 @@ plan_recheck(struct box *b)
 		{ fs->exec, fs->n_exec, "exec" },
 		{ fs->deny, fs->n_deny, "deny" },
 	};
+	struct own_paths own;
+	if (own_paths_build(b, state, &own) < 0) {
+		add_problem(b, problem_new(0, NULL, NULL, "out of memory"));
+		return;
+	}
 	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
 		for (size_t i = 0; i < lists[l].n; i++) {
 			const Box__CfgPath *e = lists[l].v[i];
-			if (strcmp(e->path, "/") == 0 ||
-			    (state && (path_is_under(e->path, state) || path_is_under(state, e->path))))
+			if (strcmp(e->path, "/") == 0)
 				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
-							   "%s reaches the state dir %s", e->path,
-							   state));
-			else if (rt && (path_is_under(e->path, rt) || path_is_under(rt, e->path)))
+							   "/ is refused as a whole"));
+			else if (rt && path_is_under(e->path, rt))
 				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
 							   "%s reaches the box runtime dir %s",
 							   e->path, rt));
+			else if (lists[l].v != fs->deny && own_paths_refuse(b, &own, e, lists[l].key))
+				;
 			else if (path_is_under(e->path, "/proc") || path_is_under(e->path, "/dev") ||
 				 path_is_under(e->path, "/run/box"))
 				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
 							   "%s is built by the sandbox itself",
 							   e->path));
 		}
+	own_paths_clear(&own);
 }
 
 static bool
@@ -392,8 +449,30 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 				if (view_add(&view, path, lists[l].kind, NULL) < 0)
 					goto oom;
 			}
+		/*
+		 * CONFIG.md: credential stores and box's own directories strictly inside
+		 * a grant, as the owner's recheck found them (a symlink there: its target).
+		 * Re-checked here: only a path inside a grant, outside every deny, is masked.
+		 */
+		for (size_t i = 0; i < b->rc.n_masks; i++) {
+			const char *m = b->rc.masks[i];
+			bool dup = false;
+			for (size_t k = 0; k < view.n; k++)
+				dup |= view.v[k]->kind == BOX__VIEW_KIND__VIEW_DENY &&
+				       strcmp(view.v[k]->path, m) == 0;
+			if (dup || !own_paths_maskable(fs, m))
+				continue;
+			char *mask = NULL;
+			r = runtime_mask_create(d, b, n_masks++, b->rc.mask_is_dir[i], &mask);
+			if (r < 0)
+				goto fail;
+			if (view_add(&view, m, BOX__VIEW_KIND__VIEW_DENY, mask) < 0)
+				goto oom;
+		}
 		for (size_t i = 0; i < fs->n_deny; i++) {
 			char *mask = NULL;
+			if (under_auto_mask(b, fs->deny[i]->path))
+				continue; /* inside a mask already: its mount point would not exist */
 			r = runtime_mask_create(d, b, n_masks++, is_deny_dir(b, fs->deny[i]->path),
 						&mask);
 			if (r < 0)
@@ -405,7 +484,7 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	/* box.ini and the policy file: masked as if listed in deny, when a grant reaches them. */
 	for (size_t i = 0; i < s->n_files && i < 2; i++) {
 		const char *f = s->files[i];
-		if (!granted(fs, f) || denied(fs, f))
+		if (!granted(fs, f) || denied(fs, f) || under_auto_mask(b, f))
 			continue;
 		char *mask = NULL;
 		r = runtime_mask_create(d, b, n_masks++, false, &mask);
@@ -573,6 +652,56 @@ is_credential_store(const struct box *b, const char *path)
 	return false;
 }
 
+/* ---- disclosure of CONFIG.md masks and of the socket scan (issue 9 items 4-6) ---- */
+
+/* Why box masked `path` (one of rc.masks), or NULL: not one of those masks. */
+static const char *
+auto_mask_reason(const struct box *b, const char *path)
+{
+	bool found = false;
+	for (size_t i = 0; i < b->rc.n_masks; i++)
+		found |= strcmp(b->rc.masks[i], path) == 0;
+	if (!found)
+		return NULL;
+	if (is_credential_store(b, path))
+		return "credential store";
+	if (b->rc.state_dir && strcmp(path, b->rc.state_dir) == 0)
+		return "this box's state dir";
+	if (strcmp(path, b->d->runtime_base) == 0)
+		return "the box runtime base";
+	if (path_is_under(path, b->owner.home))
+		return strstr(path, "/.local/state/box") ? "box's state dirs" :
+							   "target of a masked symlink";
+	return strcmp(path, "/var/lib/box") == 0 ? "box's state dirs" : "box's own directory";
+}
+
+/* Warnings (quiet too): reachable sockets, a cut scan. Then, unless quiet, the masks. */
+static void
+disclose_masks_and_sockets(const struct box *b, const Box__Plan *p, struct strv *out, bool quiet)
+{
+	size_t total = b->rc.sockets_total > b->rc.n_sockets ? b->rc.sockets_total :
+							       b->rc.n_sockets;
+	for (size_t i = 0; i < b->rc.n_sockets; i++)
+		strv_add(out, fmt("warning: reachable unix socket in a grant: %s", b->rc.sockets[i]));
+	if (total > b->rc.n_sockets)
+		strv_add(out, fmt("warning: and %zu more reachable unix sockets in the grants",
+				  total - b->rc.n_sockets));
+	if (b->rc.scan_cut)
+		strv_add(out, fmt("warning: the socket scan stopped after %s: sockets beyond it "
+				  "were not checked (boxd refuses clients from inside a sandbox "
+				  "either way)",
+				  strcmp(b->rc.scan_cut, "time") == 0 ? "2 s" : "100000 entries"));
+	if (quiet)
+		return;
+	for (size_t i = 0; i < p->n_view; i++) {
+		const char *why = p->view[i]->kind == BOX__VIEW_KIND__VIEW_DENY ?
+					  auto_mask_reason(b, p->view[i]->path) :
+					  NULL;
+		if (why)
+			strv_add(out, fmt("masked (%s): %s", why, p->view[i]->path));
+	}
+}
+
 /* argv joined with spaces, words with blanks quoted. */
 static char *
 join_argv(char **v, size_t n)
@@ -625,6 +754,7 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 		strv_add(&out, fmt("warning: pids_max is enforced with RLIMIT_NPROC, which counts "
 				   "every process of %s on this host",
 				   b->owner.name));
+	disclose_masks_and_sockets(b, p, &out, q);
 	if (q)
 		goto done;
 
@@ -633,6 +763,7 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 	for (size_t i = 0; i < p->n_view; i++) {
 		const Box__ViewEntry *e = p->view[i];
 		const char *note = "";
+		char nb[96];
 		if (e->kind == BOX__VIEW_KIND__VIEW_EXEC && e->path && b->rc.program &&
 		    strcmp(e->path, b->rc.program) == 0)
 			note = "  (implicit: the agent's program)";
@@ -645,6 +776,10 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				note = "  (box.ini: masked)";
 			else if (s->n_files > 1 && strcmp(e->path, s->files[1]) == 0)
 				note = "  (policy file: masked)";
+			else if (auto_mask_reason(b, e->path)) {
+				snprintf(nb, sizeof(nb), "  (masked: %s)", auto_mask_reason(b, e->path));
+				note = nb;
+			}
 			else
 				note = "  (masked)";
 		}
