@@ -228,7 +228,7 @@ struct ctx {
 	struct own_path {
 		const char *path;
 		const char *what;
-	} own[6], sockets[5];
+	} own[6], sockets[6];
 	size_t n_own, n_sockets;
 };
 
@@ -1037,9 +1037,11 @@ own_add(struct own_path *v, size_t *n, size_t cap, char *path, const char *what)
  * state dir (the owner's state base, /var/lib/box), the runtime base, this
  * box's state_dir — may not be granted or lie under a grant (inside one they
  * are masked, boxd/plan.c); and no grant may contain a socket that drives
- * boxd or the user's session: the service socket, /run/box, /run/user/UID
- * and $XDG_RUNTIME_DIR (which is /run/user/UID where a session manager set
- * it; box's runtime base then lies in it and so is refused, not masked).
+ * boxd or the user's session: the service socket, /run/box, /run/user/UID,
+ * $XDG_RUNTIME_DIR (which is /run/user/UID where a session manager set it)
+ * and the runtime base itself, which holds every embedded boxd's socket
+ * (BASE/ID/boxd.sock; so `read = /tmp` is refused where BASE is /tmp/box-UID,
+ * not masked: the plan validator refuses any view entry reaching it too).
  */
 static void
 own_paths_init(struct ctx *c)
@@ -1076,6 +1078,9 @@ own_paths_init(struct ctx *c)
 	if (self && xdg_run && xdg_run[0] == '/')
 		own_add(c->sockets, &c->n_sockets, ELEMENTSOF(c->sockets), xstrdup(xdg_run),
 			"the user's runtime dir: session bus, ssh-agent, systemd");
+	if (cfg->runtime_base)
+		own_add(c->sockets, &c->n_sockets, ELEMENTSOF(c->sockets),
+			xstrdup(cfg->runtime_base), "the box runtime base: embedded boxd sockets");
 	for (size_t i = 0; i < c->n_own; i++)
 		keep(c, (char *)c->own[i].path);
 	for (size_t i = 0; i < c->n_sockets; i++)

@@ -247,7 +247,7 @@ struct own_path {
 	const char *what;
 };
 struct own_paths {
-	struct own_path own[6], sockets[6], stores[8];
+	struct own_path own[6], sockets[8], stores[8];
 	size_t n_own, n_sockets, n_stores;
 };
 int own_paths_build(const struct box *b, const char *state_dir, struct own_paths *o);

@@ -4,8 +4,8 @@
  * default state base ~/.local/state/box and $XDG_STATE_HOME/box of an
  * embedded boxd, /var/lib/box, the runtime base), the places of sockets that
  * drive boxd or the user's session (the service socket, /run/box,
- * /run/user/UID, an embedded boxd's $XDG_RUNTIME_DIR) and the credential
- * stores of the owner's home.
+ * /run/user/UID, an embedded boxd's $XDG_RUNTIME_DIR, the runtime base where
+ * embedded boxds listen) and the credential stores of the owner's home.
  *
  * A grant inside an own directory, or containing a socket's place, is refused
  * (plan_recheck); an own directory or a credential store strictly inside a
@@ -81,6 +81,9 @@ own_paths_build(const struct box *b, const char *state_dir, struct own_paths *o)
 	     "the user's runtime dir: session bus, ssh-agent, systemd");
 	if (xdg_run && xdg_run[0] == '/' && b->owner.uid == getuid())
 		SOCK(strdup(xdg_run), "the user's runtime dir: session bus, ssh-agent, systemd");
+	/* Every embedded boxd listens in BASE/ID: a grant around BASE is refused, not masked. */
+	if (d->runtime_base)
+		SOCK(strdup(d->runtime_base), "the box runtime base: embedded boxd sockets");
 #undef OWN
 #undef SOCK
 	for (size_t i = 0; home && home[0] == '/' && i < ELEMENTSOF(credential_stores); i++)

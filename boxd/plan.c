@@ -511,6 +511,7 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	p->view = view.v;
 	p->n_view = view.n;
 	view.v = NULL;
+	view.n = 0; /* the plan owns them now (plan_free on failure) */
 
 	/* Runtime dirs. */
 	rt->dir = strdup(b->runtime_dir);
@@ -539,12 +540,14 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	p->argv = argv.v;
 	p->n_argv = argv.n;
 	argv.v = NULL;
+	argv.n = 0;
 
 	if (build_env(b, p->workspace, &env) < 0)
 		goto oom;
 	p->env = env.v;
 	p->n_env = env.n;
 	env.v = NULL;
+	env.n = 0;
 
 	/* Limits. */
 	const Box__CfgAgent *a = s->agent;

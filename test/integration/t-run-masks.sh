@@ -4,7 +4,8 @@
 # ~/.netrc) and box's state dirs (~/.local/state/box) are masked (EACCES) and
 # disclosed; a Unix socket inside a grant is disclosed as reachable; a hard
 # link of boxd's socket inside a grant is refused; a deny of a hard-linked
-# file is refused by boxd's recheck too. As root (the box owned by boxtest
+# file is refused; a grant around the runtime base (read = /tmp) is refused; boxd
+# refuses a grant holding its service socket by itself. As root (the box owned by boxtest
 # through [agent] user) and as boxtest itself. Boxes are named E-*.
 # Trusts: nothing; test code. Files it adds to boxtest's home are removed.
 . test/lib.sh
@@ -180,6 +181,29 @@ rc=$?
 check "a deny of a file with 2 links is refused at load (exit 2)" test "$rc" = 2
 check "the refusal names deny.ini:10, the file and the count" \
 	grep -q "^boxctl: $W/deny.ini:10: \[agent.filesystem\] deny: \"$W/d/f\" has 2 hard links" "$W/err"
+[ "$rc" = 2 ] || sed 's/^/#   /' "$W/err"
+
+# A grant around the runtime base (/tmp/box-UID for boxtest without XDG_RUNTIME_DIR) is refused:
+# every embedded boxd listens in BASE/ID.
+cat >"$W/tmp.ini" <<EOF
+[box]
+name = E-tmp
+
+[agent]
+command = /usr/bin/true
+workspace = $W
+
+[agent.filesystem]
+read = /tmp
+EOF
+chmod 644 "$W/tmp.ini"
+buid=$(id -u boxtest)
+su -s /bin/sh boxtest -c "cd '$W' && env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME \
+	BOX_SOCKET=/var/tmp/E-no-service.sock '$RB/boxctl' run -c '$W/tmp.ini'" >/dev/null 2>"$W/err"
+rc=$?
+check "user: read = /tmp around the runtime base is refused (exit 2)" test "$rc" = 2
+check "user: the refusal names tmp.ini:9 and /tmp/box-$buid" \
+	grep -q "^boxctl: $W/tmp.ini:9: \[agent.filesystem\] read: \"/tmp\" contains /tmp/box-$buid (the box runtime base" "$W/err"
 [ "$rc" = 2 ] || sed 's/^/#   /' "$W/err"
 
 # boxd re-checks what boxctl checked: a service boxd reached through a symlink, so boxctl's
