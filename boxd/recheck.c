@@ -13,7 +13,13 @@
  * (problems = refusals naming box.ini:LINE [SECTION] KEY; disclosure = typed
  * records "KIND PATH") and then, in a second packet, the opened fds.
  * An unreachable grant is a load refusal (REPLY_REFUSED, exit 2), not a
- * setup failure.
+ * setup failure. CONFIG.md's checks that need the file system are made here
+ * too: which credential stores and box's own directories exist inside a grant
+ * (records "maskdir|maskfile PATH"; plan_build masks them), a deny of a file
+ * with another name (st_nlink > 1, walked under a denied directory), and a
+ * scan of the grants for Unix sockets ("socket PATH", at most
+ * RECHECK_SOCKETS_SHOWN, "sockets /TOTAL" beyond) refusing another name of
+ * boxd's socket; both walks share one bound (BOX_WALK_*, "scancut /WHY").
  * Trusts: the parent trusts the child's reply only after box_ipc_decode()
  * validated it, and re-validates every record path; the child runs with
  * the owner's rights only, so whatever it reports it could reach itself.
@@ -32,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boxd.h"
@@ -150,6 +157,7 @@ struct child {
 	size_t n_masks;
 	const Box__CfgPath *walking;   /* the grant or deny entry being walked */
 	const char *walking_key;
+	unsigned scan_delay_ms;        /* BOX_TEST_SCAN_DELAY_MS: slows the socket scan (tests) */
 	size_t sockets_total;
 	Box__Problem *problems[BOX_LIST_REPLY_MAX];
 	size_t n_problems;
@@ -531,6 +539,11 @@ static int
 socket_visit(void *user, const char *path, const struct stat *st)
 {
 	struct child *c = user;
+	if (c->scan_delay_ms) {
+		struct timespec ts = { .tv_sec = c->scan_delay_ms / 1000,
+				       .tv_nsec = (long)(c->scan_delay_ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
 	if (!S_ISSOCK(st->st_mode))
 		return 0;
 	/*
@@ -639,6 +652,10 @@ child_main(int sock, const struct box *b, const char *state_dir, bool detach)
 	box_walk_budget_init(&c.walk, BOX_WALK_ENTRIES_MAX, BOX_WALK_TIME_MS);
 	c.fs = s->agent->filesystem;
 	child_boxd_sockets(&c, b);
+	/* A test hook that only slows a step (HACKING.md): the scan's time bound is then reached. */
+	const char *delay = getenv("BOX_TEST_SCAN_DELAY_MS");
+	if (delay && *delay >= '1' && *delay <= '9' && strlen(delay) <= 3)
+		c.scan_delay_ms = (unsigned)atoi(delay);
 
 	/* The owner's rights, nothing more. */
 	if (geteuid() == 0) {
