@@ -159,6 +159,7 @@ struct child {
 	const char *walking_key;
 	unsigned scan_delay_ms;        /* BOX_TEST_SCAN_DELAY_MS: slows the socket scan (tests) */
 	size_t sockets_total;
+	size_t sockets_named;          /* "socket" records sent, at most RECHECK_SOCKETS_SHOWN */
 	Box__Problem *problems[BOX_LIST_REPLY_MAX];
 	size_t n_problems;
 	char *records[RECHECK_RECORDS_MAX + 2 * BOX_FS_LIST_MAX];
@@ -497,8 +498,12 @@ child_mask(struct child *c, const char *path)
 	for (size_t i = 0; i < c->n_masks; i++)
 		if (path_is_under(path, c->masks[i]))
 			return;
-	if (c->n_masks >= ELEMENTSOF(c->masks))
+	if (c->n_masks >= ELEMENTSOF(c->masks) || !box_valid_path(path)) {
+		/* Not masked would mean readable: refuse the start instead. */
+		child_problem(c, 0, "agent.filesystem", NULL,
+			      "%s lies in a grant and must be masked, but box cannot mask it", path);
 		return;
+	}
 	if (!(c->masks[c->n_masks] = strdup(path)))
 		_exit(3);
 	c->n_masks++;
@@ -561,8 +566,12 @@ socket_visit(void *user, const char *path, const struct stat *st)
 				      path, c->boxd_sockets[i].path);
 			return 0;
 		}
-	if (c->sockets_total++ < RECHECK_SOCKETS_SHOWN)
+	/* A name the reply cannot carry (control or glob characters) is counted, not named. */
+	c->sockets_total++;
+	if (c->sockets_named < RECHECK_SOCKETS_SHOWN && box_valid_path(path)) {
 		child_record(c, "socket", path);
+		c->sockets_named++;
+	}
 	return 0;
 }
 
@@ -608,7 +617,7 @@ child_scan(struct child *c)
 			    -ENOMEM)
 				_exit(3);
 		}
-	if (c->sockets_total > RECHECK_SOCKETS_SHOWN) {
+	if (c->sockets_total > c->sockets_named) {
 		snprintf(buf, sizeof(buf), "/%zu", c->sockets_total);
 		child_record(c, "sockets", buf);
 	}
@@ -850,11 +859,11 @@ take_record(struct recheck_result *res, const char *rec)
 			       add_string(&res->sockets, &res->n_sockets, p) :
 			       -EBADMSG;
 	if (IS("sockets")) {
-		/* "/N": the total when more than the shown were found */
+		/* "/N": the total, when more were found than named */
 		char *end;
 		errno = 0;
 		unsigned long long t = strtoull(p + 1, &end, 10);
-		if (errno || *end || end == p + 1 || t <= RECHECK_SOCKETS_SHOWN || t > SIZE_MAX)
+		if (errno || *end || end == p + 1 || t == 0 || t > SIZE_MAX)
 			return -EBADMSG;
 		res->sockets_total = (size_t)t;
 		return 0;
