@@ -38,6 +38,7 @@
 #define BOXD_KILL_GRACE_MS 2000       /* SIGTERM → SIGKILL (stop, timeout) */
 #define BOXD_RECHECK_TIMEOUT_MS 20000 /* the owner's recheck child */
 #define RECHECK_SOCKETS_SHOWN 20      /* reachable sockets named in the disclosure */
+#define RECHECK_MASKS_MAX 32          /* CONFIG.md masks inside grants (stores, own dirs) */
 #define BOXD_CLIENTS_MAX 256
 #define BOXD_BOXES_MAX 1024
 #define BOXD_GROUPS_MAX 256
@@ -102,6 +103,7 @@ struct recheck_result {
 	/* CONFIG.md masks inside broader grants (credential stores, box's own dirs), as found */
 	char **masks;
 	bool *mask_is_dir;
+	char **mask_via;          /* NULL, or the path behind a symlink each mask is for */
 	size_t n_masks;
 	/* the socket scan of the grants: up to RECHECK_SOCKETS_SHOWN paths, the total, a cut */
 	char **sockets;

@@ -659,23 +659,24 @@ is_credential_store(const struct box *b, const char *path)
 
 /* Why box masked `path` (one of rc.masks), or NULL: not one of those masks. */
 static const char *
-auto_mask_reason(const struct box *b, const char *path)
+auto_mask_reason(const struct box *b, const char *path, const char **via)
 {
-	bool found = false;
-	for (size_t i = 0; i < b->rc.n_masks; i++)
-		found |= strcmp(b->rc.masks[i], path) == 0;
-	if (!found)
+	const char *name = NULL;
+	for (size_t i = 0; i < b->rc.n_masks && !name; i++)
+		if (strcmp(b->rc.masks[i], path) == 0) {
+			name = b->rc.mask_via[i] ? b->rc.mask_via[i] : path;
+			if (via)
+				*via = b->rc.mask_via[i];
+		}
+	if (!name)
 		return NULL;
-	if (is_credential_store(b, path))
+	if (is_credential_store(b, name))
 		return "credential store";
-	if (b->rc.state_dir && strcmp(path, b->rc.state_dir) == 0)
+	if (b->rc.state_dir && strcmp(name, b->rc.state_dir) == 0)
 		return "this box's state dir";
-	if (strcmp(path, b->d->runtime_base) == 0)
+	if (strcmp(name, b->d->runtime_base) == 0)
 		return "the box runtime base";
-	if (path_is_under(path, b->owner.home))
-		return strstr(path, "/.local/state/box") ? "box's state dirs" :
-							   "target of a masked symlink";
-	return strcmp(path, "/var/lib/box") == 0 ? "box's state dirs" : "box's own directory";
+	return "box's state dirs";
 }
 
 /* Warnings (quiet too): reachable sockets, a cut scan. Then, unless quiet, the masks. */
@@ -697,10 +698,14 @@ disclose_masks_and_sockets(const struct box *b, const Box__Plan *p, struct strv 
 	if (quiet)
 		return;
 	for (size_t i = 0; i < p->n_view; i++) {
+		const char *via = NULL;
 		const char *why = p->view[i]->kind == BOX__VIEW_KIND__VIEW_DENY ?
-					  auto_mask_reason(b, p->view[i]->path) :
+					  auto_mask_reason(b, p->view[i]->path, &via) :
 					  NULL;
-		if (why)
+		if (why && via)
+			strv_add(out, fmt("masked (%s): %s (the target of %s)", why,
+					  p->view[i]->path, via));
+		else if (why)
 			strv_add(out, fmt("masked (%s): %s", why, p->view[i]->path));
 	}
 }
@@ -779,8 +784,9 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				note = "  (box.ini: masked)";
 			else if (s->n_files > 1 && strcmp(e->path, s->files[1]) == 0)
 				note = "  (policy file: masked)";
-			else if (auto_mask_reason(b, e->path)) {
-				snprintf(nb, sizeof(nb), "  (masked: %s)", auto_mask_reason(b, e->path));
+			else if (auto_mask_reason(b, e->path, NULL)) {
+				snprintf(nb, sizeof(nb), "  (masked: %s)",
+					 auto_mask_reason(b, e->path, NULL));
 				note = nb;
 			}
 			else

@@ -115,9 +115,12 @@ recheck_result_clear(struct recheck_result *res)
 	for (size_t i = 0; i < res->n_deny_dirs; i++)
 		free(res->deny_dirs[i]);
 	free(res->deny_dirs);
-	for (size_t i = 0; i < res->n_masks; i++)
+	for (size_t i = 0; i < res->n_masks; i++) {
 		free(res->masks[i]);
+		free(res->mask_via[i]);
+	}
 	free(res->masks);
+	free(res->mask_via);
 	free(res->mask_is_dir);
 	for (size_t i = 0; i < res->n_sockets; i++)
 		free(res->sockets[i]);
@@ -153,7 +156,7 @@ struct child {
 	struct box_walk_budget walk;   /* the deny and socket walks, together (CONFIG.md) */
 	struct socket_id boxd_sockets[8];
 	size_t n_boxd_sockets;
-	char *masks[32];               /* what this child masks (mask records) */
+	char *masks[RECHECK_MASKS_MAX]; /* what this child masks (mask records) */
 	size_t n_masks;
 	const Box__CfgPath *walking;   /* the grant or deny entry being walked */
 	const char *walking_key;
@@ -477,23 +480,23 @@ mkdir_p(const char *p)
 
 /*
  * An own directory or credential store strictly inside a grant is masked if
- * it exists. A symlink there is masked at its target when that lies in a
- * grant too (else the link leads nowhere in the view).
+ * it exists — at its canonical path: when it or a parent is a symlink
+ * (~/.ssh -> ~/dotfiles/ssh), the trampoline binds nothing through a symlink,
+ * and what the agent reaches is the target; a target outside every grant is
+ * not in the view and needs no mask.
  */
 static void
-child_mask(struct child *c, const char *path)
+child_mask(struct child *c, const char *candidate)
 {
 	struct stat st;
-	_cleanup_free_ char *target = NULL;
+	_cleanup_free_ char *canon = NULL;
 
-	if (!own_paths_maskable(c->fs, path) || lstat(path, &st) < 0)
+	if (!own_paths_maskable(c->fs, candidate))
 		return;
-	if (S_ISLNK(st.st_mode)) {
-		if (path_canonicalize(path, &target) < 0 || !own_paths_maskable(c->fs, target) ||
-		    lstat(target, &st) < 0)
-			return;
-		path = target;
-	}
+	if (path_canonicalize(candidate, &canon) < 0 || !own_paths_maskable(c->fs, canon) ||
+	    lstat(canon, &st) < 0)
+		return;
+	const char *path = canon;
 	/* Nothing inside a mask is mounted (its mode-0000 directory holds no mount point). */
 	for (size_t i = 0; i < c->n_masks; i++)
 		if (path_is_under(path, c->masks[i]))
@@ -508,6 +511,8 @@ child_mask(struct child *c, const char *path)
 		_exit(3);
 	c->n_masks++;
 	child_record(c, S_ISDIR(st.st_mode) ? "maskdir" : "maskfile", path);
+	if (strcmp(path, candidate) != 0)
+		child_record(c, "maskvia", candidate); /* the name it is masked for */
 }
 
 static bool
@@ -845,14 +850,25 @@ take_record(struct recheck_result *res, const char *rec)
 	if (IS("denydir"))
 		return add_string(&res->deny_dirs, &res->n_deny_dirs, p);
 	if (IS("maskdir") || IS("maskfile")) {
-		if (res->n_masks >= 32)
+		if (res->n_masks >= RECHECK_MASKS_MAX)
 			return -EBADMSG;
 		bool *nd = realloc(res->mask_is_dir, (res->n_masks + 1) * sizeof(*nd));
 		if (!nd)
 			return -ENOMEM;
 		res->mask_is_dir = nd;
 		nd[res->n_masks] = IS("maskdir");
+		char **nv = realloc(res->mask_via, (res->n_masks + 1) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		res->mask_via = nv;
+		nv[res->n_masks] = NULL;
 		return add_string(&res->masks, &res->n_masks, p);
+	}
+	if (IS("maskvia")) {
+		/* follows its mask record: the path (behind a symlink) that mask is for */
+		if (!res->n_masks || res->mask_via[res->n_masks - 1])
+			return -EBADMSG;
+		return (res->mask_via[res->n_masks - 1] = strdup(p)) ? 0 : -ENOMEM;
 	}
 	if (IS("socket"))
 		return res->n_sockets < RECHECK_SOCKETS_SHOWN ?

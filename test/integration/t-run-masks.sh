@@ -41,6 +41,16 @@ trap masks_cleanup EXIT
 mk_secret "$H/.ssh/id_rsa"
 mk_secret "$H/.aws/credentials"
 mk_secret "$H/.netrc"
+# ~/.kube as a symlink: masked at its target
+kube_link=0
+if [ ! -e "$H/.kube" ] && [ ! -e "$H/E-kube-real" ]; then
+	mkdir "$H/E-kube-real" && made+=("$H/E-kube-real")
+	echo "E-secret-value" >"$H/E-kube-real/config"
+	ln -s E-kube-real "$H/.kube" && made+=("$H/.kube")
+	chown -R boxtest: "$H/E-kube-real"
+	chown -h boxtest: "$H/.kube"
+	kube_link=1
+fi
 mkdir -p "$H/.local/state/box"
 chown boxtest: "$H/.local" "$H/.local/state" "$H/.local/state/box"
 
@@ -48,7 +58,7 @@ cd "$W"
 mkdir -p "$W/m"
 cat >"$W/m/probe.py" <<'EOF'
 import os, sys
-for p in sys.argv[1:]:
+for p in open(os.path.join(os.path.dirname(sys.argv[0]), "paths")).read().split():
     try:
         if os.path.isdir(p) or p.endswith("/box"):
             os.listdir(p)
@@ -58,8 +68,11 @@ for p in sys.argv[1:]:
     except OSError as e:
         print(p, os.strerror(e.errno))
 EOF
+for f in .ssh/id_rsa .aws/credentials .netrc .local/state/box .profile .kube/config; do
+	echo "$H/$f"
+done >"$W/m/paths"
 chmod -R a+rX "$W/m"
-probe="/usr/bin/python3 $W/m/probe.py $H/.ssh/id_rsa $H/.aws/credentials $H/.netrc $H/.local/state/box $H/.profile"
+probe="/usr/bin/python3 $W/m/probe.py"
 
 # One run of the masks box: $1 = root | user.
 masks_run() {
@@ -91,6 +104,14 @@ EOF
 			grep -qx "$H/$f Permission denied" <<<"$out"
 	done
 	check "$who: the rest of ~ stays readable (~/.profile)" grep -qx "$H/.profile readable" <<<"$out"
+	if [ $kube_link = 1 ]; then
+		check "$who: ~/.kube, a symlink, is masked at its target (EACCES)" \
+			grep -qx "$H/.kube/config Permission denied" <<<"$out"
+		check "$who: the disclosure names the target and the link" \
+			grep -q "masked (credential store): $H/E-kube-real (the target of $H/.kube)\$" "$W/err-$who"
+	else
+		skip "$who: ~/.kube as a symlink" "boxtest has a ~/.kube of its own"
+	fi
 	for f in .ssh .aws .netrc; do
 		check "$who: the disclosure lists ~/$f as a masked credential store" \
 			grep -q "masked (credential store): $H/$f\$" "$W/err-$who"
