@@ -3,7 +3,9 @@
  * (proto/plan.proto), and the start-up disclosure (CLI.md).
  *
  * View: the [agent.filesystem] lists as they are; each deny entry, box.ini
- * and the policy file (when a grant reaches them) covered by a mode-0000
+ * and the policy file (when a grant reaches them), and the credential stores
+ * and box's own directories the owner's recheck found strictly inside a grant
+ * (CONFIG.md; disclosed as "masked (WHY): PATH") covered by a mode-0000
  * mask made in the runtime dir; an implicit exec entry for the resolved
  * program and each #! interpreter. Environment (CONFIG.md [agent.env], CLI.md
  * "The agent's view"): the section's variables, HOME (the owner's passwd
@@ -12,8 +14,10 @@
  * MCP server or shell alias exists ("a box that has no gateway or MCP server
  * yet gets no variables pointing at them"). Limits per SANDBOX.md §6.
  * Trusts: the spec after box_ipc_decode() validated it; the recheck result
- * (paths the owner could reach). Re-checks what is cheap to re-check here:
- * reserved variable names, grants reaching the state or runtime dir.
+ * (paths the owner could reach; a mask it reports is made only where a grant
+ * contains it). Re-checks what is cheap to re-check here: reserved variable
+ * names, grants inside box's own directories or around the places of boxd's
+ * and the session's sockets (ownpaths.c).
  */
 #include <errno.h>
 #include <stdarg.h>
