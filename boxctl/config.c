@@ -37,6 +37,7 @@
 #include "log.h"
 #include "parse.h"
 #include "path.h"
+#include "treewalk.h"
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -224,6 +225,13 @@ struct ctx {
 	int landlock_abi;
 	char **tmp;           /* strings made for messages */
 	size_t n_tmp;
+	struct box_walk_budget walk; /* the deny hard-link walk's bound, per load */
+	/* box's own directories and the sockets' places (own_paths_init) */
+	struct own_path {
+		const char *path;
+		const char *what;
+	} own[6], sockets[6];
+	size_t n_own, n_sockets;
 };
 
 static void err_at(struct ctx *c, unsigned line, const char *section, const char *key,
@@ -1047,6 +1055,144 @@ static const char *const credential_stores[] = { ".ssh", ".aws", ".gnupg", ".net
 static const char *const fs_names[BOX_FS_KIND_COUNT] = { "read", "write", "read_file",
 							 "write_file", "exec", "deny" };
 
+static void
+own_add(struct own_path *v, size_t *n, size_t cap, char *path, const char *what)
+{
+	if (!path || *n >= cap || !path_is_clean_absolute(path)) {
+		free(path);
+		return;
+	}
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(v[i].path, path) == 0) {
+			free(path);
+			return;
+		}
+	v[(*n)++] = (struct own_path){ path, what };
+}
+
+/*
+ * CONFIG.md [agent.filesystem]: box's own directories — any box's default
+ * state dir (the owner's state base, /var/lib/box), the runtime base, this
+ * box's state_dir — may not be granted or lie under a grant (inside one they
+ * are masked, boxd/plan.c); and no grant may contain a socket that drives
+ * boxd or the user's session: the service socket, /run/box, /run/user/UID,
+ * $XDG_RUNTIME_DIR (which is /run/user/UID where a session manager set it)
+ * and the runtime base itself, which holds every embedded boxd's socket
+ * (BASE/ID/boxd.sock; so `read = /tmp` is refused where BASE is /tmp/box-UID,
+ * not masked: the plan validator refuses any view entry reaching it too).
+ */
+static void
+own_paths_init(struct ctx *c)
+{
+	struct box_config *cfg = c->cfg;
+	const char *xdg_state = getenv("XDG_STATE_HOME");
+	const char *xdg_run = getenv("XDG_RUNTIME_DIR");
+	const char *sock = getenv("BOX_SOCKET");
+	bool self = cfg->agent.user.uid == c->caller;
+
+	if (cfg->box.state_dir.value)
+		own_add(c->own, &c->n_own, ELEMENTSOF(c->own), xstrdup(cfg->box.state_dir.value),
+			"this box's state dir");
+	if (self && xdg_state && xdg_state[0] == '/')
+		own_add(c->own, &c->n_own, ELEMENTSOF(c->own), xasprintf("%s/box", xdg_state),
+			"box's state dirs");
+	if (c->home)
+		own_add(c->own, &c->n_own, ELEMENTSOF(c->own),
+			path_join(c->home, ".local/state/box"), "box's state dirs");
+	own_add(c->own, &c->n_own, ELEMENTSOF(c->own), xstrdup("/var/lib/box"),
+		"box's state dirs");
+	if (cfg->runtime_base)
+		own_add(c->own, &c->n_own, ELEMENTSOF(c->own), xstrdup(cfg->runtime_base),
+			"the box runtime base");
+
+	own_add(c->sockets, &c->n_sockets, ELEMENTSOF(c->sockets),
+		xstrdup(sock && sock[0] == '/' ? sock : "/run/box/boxd.sock"),
+		"boxd's service socket");
+	own_add(c->sockets, &c->n_sockets, ELEMENTSOF(c->sockets), xstrdup("/run/box"),
+		"boxd's runtime dir");
+	own_add(c->sockets, &c->n_sockets, ELEMENTSOF(c->sockets),
+		xasprintf("/run/user/%u", (unsigned)cfg->agent.user.uid),
+		"the user's runtime dir: session bus, ssh-agent, systemd");
+	if (self && xdg_run && xdg_run[0] == '/')
+		own_add(c->sockets, &c->n_sockets, ELEMENTSOF(c->sockets), xstrdup(xdg_run),
+			"the user's runtime dir: session bus, ssh-agent, systemd");
+	if (cfg->runtime_base)
+		own_add(c->sockets, &c->n_sockets, ELEMENTSOF(c->sockets),
+			xstrdup(cfg->runtime_base), "the box runtime base: embedded boxd sockets");
+	for (size_t i = 0; i < c->n_own; i++)
+		keep(c, (char *)c->own[i].path);
+	for (size_t i = 0; i < c->n_sockets; i++)
+		keep(c, (char *)c->sockets[i].path);
+}
+
+/* A grant inside one of box's own directories, or around a socket's place: refused. */
+static bool
+own_paths_check(struct ctx *c, unsigned line, const char *secname, const char *key,
+		const char *path, const char *spelling)
+{
+	for (size_t i = 0; i < c->n_own; i++)
+		if (path_is_under(path, c->own[i].path)) {
+			err_at(c, line, secname, key,
+			       "%s %s %s %s; a box's state and runtime dirs are never granted (inside a broader grant they are masked)",
+			       q(c, spelling),
+			       strcmp(path, c->own[i].path) == 0 ? "is" : "lies inside",
+			       c->own[i].what, c->own[i].path);
+			return false;
+		}
+	for (size_t i = 0; i < c->n_sockets; i++)
+		if (path_is_under(c->sockets[i].path, path)) {
+			err_at(c, line, secname, key,
+			       "%s %s %s (%s): the box could connect to its sockets and act outside its sandbox; name something beside it",
+			       q(c, spelling), strcmp(path, c->sockets[i].path) == 0 ? "is" : "contains",
+			       c->sockets[i].path, c->sockets[i].what);
+			return false;
+		}
+	return true;
+}
+
+/*
+ * CONFIG.md: a deny mask hides a path, not an inode, so a denied file with
+ * another name (st_nlink > 1), or a denied directory holding one, is refused.
+ * A directory is walked within the load's bound (BOX_WALK_*): what lies
+ * beyond a cut walk is not checked here (box-recheck walks it again).
+ */
+struct link_find {
+	char path[BOX_PATH_MAX];
+	nlink_t nlink;
+};
+
+static int
+link_visit(void *user, const char *path, const struct stat *st)
+{
+	struct link_find *f = user;
+	if (st->st_nlink <= 1)
+		return 0;
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->nlink = st->st_nlink;
+	return -ECANCELED;
+}
+
+static bool
+deny_links_ok(struct ctx *c, struct raw_section *s, struct raw_value *v, const char *abs,
+	      const struct stat *st)
+{
+	if (!S_ISDIR(st->st_mode)) {
+		if (st->st_nlink <= 1)
+			return true;
+		err_at(c, v->line, s->name, "deny",
+		       "%s has %lu hard links: a deny mask hides one name, not the others",
+		       q(c, v->text), (unsigned long)st->st_nlink);
+		return false;
+	}
+	struct link_find f = { .nlink = 0 };
+	if (box_walk_tree(abs, &c->walk, NULL, link_visit, &f) != -ECANCELED)
+		return true;
+	err_at(c, v->line, s->name, "deny",
+	       "%s holds %s, which has %lu hard links: a deny mask hides one name, not the others",
+	       q(c, v->text), shown(c, f.path, v->text), (unsigned long)f.nlink);
+	return false;
+}
+
 /* Check one grant; on success append it to the list. */
 static void
 grant_add(struct ctx *c, struct raw_section *s, enum box_fs_kind kind, struct raw_value *v,
@@ -1082,6 +1228,8 @@ grant_add(struct ctx *c, struct raw_section *s, enum box_fs_kind kind, struct ra
 			return;
 		}
 	}
+	if (kind != BOX_FS_DENY && !own_paths_check(c, v->line, s->name, key, abs, v->text))
+		return;
 	if (c->opts.offline)
 		goto add;
 	if (lstat(abs, &st) < 0) {
@@ -1133,6 +1281,8 @@ grant_add(struct ctx *c, struct raw_section *s, enum box_fs_kind kind, struct ra
 			return;
 		}
 	}
+	if (kind == BOX_FS_DENY && !deny_links_ok(c, s, v, abs, &st))
+		return;
 add:;
 	struct box_grant_list *l = &fs->lists[kind];
 	struct box_grant *g = GROW(l->v, l->n);
@@ -2346,9 +2496,6 @@ static void
 fs_cross_check(struct ctx *c, const char *secname, struct box_filesystem *fs,
 	       const struct masked_file *files, size_t n_files)
 {
-	const char *state = c->cfg->box.state_dir.value;
-	const char *rt = c->cfg->runtime_base;
-
 	for (int kind = 0; kind < BOX_FS_KIND_COUNT; kind++) {
 		struct box_grant_list *l = &fs->lists[kind];
 		const char *key = fs_names[kind];
@@ -2383,17 +2530,6 @@ fs_cross_check(struct ctx *c, const char *secname, struct box_filesystem *fs,
 					       d->v[i].src.line);
 					bad = true;
 				}
-			if (!bad && state &&
-			    (path_is_under(g->path, state) || path_is_under(state, g->path))) {
-				err_at(c, g->src.line, secname, key,
-				       "%s reaches the box's state dir %s", q(c, g->spelling), state);
-				bad = true;
-			}
-			if (!bad && rt && (path_is_under(g->path, rt) || path_is_under(rt, g->path))) {
-				err_at(c, g->src.line, secname, key,
-				       "%s reaches the box runtime dir %s", q(c, g->spelling), rt);
-				bad = true;
-			}
 			for (size_t i = 0; i < n_files && !bad; i++) {
 				if (strcmp(g->path, files[i].path) == 0) {
 					err_at(c, g->src.line, secname, key,
@@ -2666,6 +2802,7 @@ interpret(struct ctx *c)
 	prune_groups(c->mcp, &c->n_mcp);
 	process_owner(c);
 	process_box(c);
+	own_paths_init(c);
 	process_gateway(c);
 	section_empty_check(c, c->gateway);
 
@@ -2856,6 +2993,7 @@ ctx_init(struct ctx *c, const char *name, const struct box_config_options *opts,
 	c->cfg->path = xstrdup(name);
 	c->file = c->cfg->path;
 	c->caller = getuid();
+	box_walk_budget_init(&c->walk, BOX_WALK_ENTRIES_MAX, BOX_WALK_TIME_MS);
 }
 
 int

@@ -36,6 +36,8 @@
 #define BOXD_ID_LEN 12
 #define BOXD_KILL_GRACE_MS 2000       /* SIGTERM → SIGKILL (stop, timeout) */
 #define BOXD_RECHECK_TIMEOUT_MS 20000 /* the owner's recheck child */
+#define RECHECK_SOCKETS_SHOWN 20      /* reachable sockets named in the disclosure */
+#define RECHECK_MASKS_MAX 32          /* CONFIG.md masks inside grants (stores, own dirs) */
 #define BOXD_CLIENTS_MAX 256
 #define BOXD_FOREIGN_LOG_MAX 32 /* refusals of other PID namespaces logged */
 #define BOXD_BOXES_MAX 1024
@@ -102,6 +104,16 @@ struct recheck_result {
 	size_t n_interpreters;
 	char **deny_dirs;         /* deny entries (and masked files) that are directories */
 	size_t n_deny_dirs;
+	/* CONFIG.md masks inside broader grants (credential stores, box's own dirs), as found */
+	char **masks;
+	bool *mask_is_dir;
+	char **mask_via;          /* NULL, or the path behind a symlink each mask is for */
+	size_t n_masks;
+	/* the socket scan of the grants: up to RECHECK_SOCKETS_SHOWN paths, the total, a cut */
+	char **sockets;
+	size_t n_sockets;
+	size_t sockets_total;
+	char *scan_cut;           /* NULL, or why the scan stopped ("entries", "time") */
 	char *workspace;          /* the agent's cwd */
 	char *state_dir;
 	int state_dirfd;          /* O_DIRECTORY, opened as the owner */
@@ -230,6 +242,23 @@ int runtime_new_id(char id[BOXD_ID_LEN + 1]);
  * Build the agent's plan. On a refusal returns -EINVAL with problems added
  * to b->rc; other negative errno: the box cannot start (*err set).
  */
+/*
+ * ownpaths.c: box's own directories (a grant inside one is refused; inside a
+ * grant they are masked), the places of sockets no grant may contain, and
+ * the owner's credential stores (masked inside a broader grant).
+ */
+struct own_path {
+	char *path;
+	const char *what;
+};
+struct own_paths {
+	struct own_path own[6], sockets[8], stores[8];
+	size_t n_own, n_sockets, n_stores;
+};
+int own_paths_build(const struct box *b, const char *state_dir, struct own_paths *o);
+void own_paths_clear(struct own_paths *o);
+bool own_paths_maskable(const Box__CfgFilesystem *fs, const char *p);
+
 int plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err);
 void plan_free(Box__Plan *p);
 /* The start-up disclosure lines (no "box: " prefix). */

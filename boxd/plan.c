@@ -3,7 +3,9 @@
  * (proto/plan.proto), and the start-up disclosure (CLI.md).
  *
  * View: the [agent.filesystem] lists as they are; each deny entry, box.ini
- * and the policy file (when a grant reaches them) covered by a mode-0000
+ * and the policy file (when a grant reaches them), and the credential stores
+ * and box's own directories the owner's recheck found strictly inside a grant
+ * (CONFIG.md; disclosed as "masked (WHY): PATH") covered by a mode-0000
  * mask made in the runtime dir; an implicit exec entry for the resolved
  * program and each #! interpreter. Environment (CONFIG.md [agent.env], CLI.md
  * "The agent's view"): the section's variables, HOME (the owner's passwd
@@ -12,8 +14,10 @@
  * MCP server or shell alias exists ("a box that has no gateway or MCP server
  * yet gets no variables pointing at them"). Limits per SANDBOX.md §6.
  * Trusts: the spec after box_ipc_decode() validated it; the recheck result
- * (paths the owner could reach). Re-checks what is cheap to re-check here:
- * reserved variable names, grants reaching the state or runtime dir.
+ * (paths the owner could reach; a mask it reports is made only where a grant
+ * contains it). Re-checks what is cheap to re-check here: reserved variable
+ * names, grants inside box's own directories or around the places of boxd's
+ * and the session's sockets (ownpaths.c).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -181,6 +185,18 @@ exec_covers(const Box__CfgFilesystem *fs, const char *p)
 	return false;
 }
 
+/* Is `p` strictly inside one of the CONFIG.md masks plan_build makes (rc.masks, re-checked)? */
+static bool
+under_auto_mask(const struct box *b, const char *p)
+{
+	const Box__CfgFilesystem *fs = b->spec->agent->filesystem;
+	for (size_t i = 0; i < b->rc.n_masks; i++)
+		if (strcmp(p, b->rc.masks[i]) != 0 && path_is_under(p, b->rc.masks[i]) &&
+		    own_paths_maskable(fs, b->rc.masks[i]))
+			return true;
+	return false;
+}
+
 /* Does a grant contain the owner's home (then it is not box-managed)? */
 static bool
 home_granted(const Box__CfgFilesystem *fs, const char *home)
@@ -219,6 +235,45 @@ add_problem(struct box *b, Box__Problem *p)
 	nv[b->rc.n_problems++] = p;
 }
 
+/*
+ * CONFIG.md: a grant inside one of box's own directories, or containing the
+ * place of a socket that drives boxd or the user's session, is refused.
+ */
+static bool
+own_paths_refuse(struct box *b, const struct own_paths *own, const Box__CfgPath *e,
+		 const char *key)
+{
+	for (size_t i = 0; i < own->n_own; i++)
+		if (path_is_under(e->path, own->own[i].path)) {
+			add_problem(b, problem_new(e->line, "agent.filesystem", key,
+						   "%s %s %s %s; a box's state and runtime dirs are never granted (inside a broader grant they are masked)",
+						   e->path,
+						   strcmp(e->path, own->own[i].path) == 0 ? "is" :
+											"lies inside",
+						   own->own[i].what, own->own[i].path));
+			return true;
+		}
+	for (size_t i = 0; i < own->n_stores; i++)
+		if (strcmp(e->path, own->stores[i].path) != 0 &&
+		    path_is_under(e->path, own->stores[i].path)) {
+			add_problem(b, problem_new(e->line, "agent.filesystem", key,
+						   "%s lies inside the credential store %s, which may be granted only by naming it exactly",
+						   e->path, own->stores[i].path));
+			return true;
+		}
+	for (size_t i = 0; i < own->n_sockets; i++)
+		if (path_is_under(own->sockets[i].path, e->path)) {
+			add_problem(b, problem_new(e->line, "agent.filesystem", key,
+						   "%s %s %s (%s): the box could connect to its sockets and act outside its sandbox; name something beside it",
+						   e->path,
+						   strcmp(e->path, own->sockets[i].path) == 0 ? "is" :
+												"contains",
+						   own->sockets[i].path, own->sockets[i].what));
+			return true;
+		}
+	return false;
+}
+
 /* Cheap re-checks of the request that need no file system access. */
 static void
 plan_recheck(struct box *b)
@@ -249,24 +304,30 @@ plan_recheck(struct box *b)
 		{ fs->exec, fs->n_exec, "exec" },
 		{ fs->deny, fs->n_deny, "deny" },
 	};
+	struct own_paths own;
+	if (own_paths_build(b, state, &own) < 0) {
+		add_problem(b, problem_new(0, NULL, NULL, "out of memory"));
+		return;
+	}
 	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
 		for (size_t i = 0; i < lists[l].n; i++) {
 			const Box__CfgPath *e = lists[l].v[i];
-			if (strcmp(e->path, "/") == 0 ||
-			    (state && (path_is_under(e->path, state) || path_is_under(state, e->path))))
+			if (strcmp(e->path, "/") == 0)
 				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
-							   "%s reaches the state dir %s", e->path,
-							   state));
-			else if (rt && (path_is_under(e->path, rt) || path_is_under(rt, e->path)))
+							   "/ is refused as a whole"));
+			else if (rt && path_is_under(e->path, rt))
 				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
 							   "%s reaches the box runtime dir %s",
 							   e->path, rt));
+			else if (lists[l].v != fs->deny && own_paths_refuse(b, &own, e, lists[l].key))
+				;
 			else if (path_is_under(e->path, "/proc") || path_is_under(e->path, "/dev") ||
 				 path_is_under(e->path, "/run/box"))
 				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
 							   "%s is built by the sandbox itself",
 							   e->path));
 		}
+	own_paths_clear(&own);
 }
 
 static bool
@@ -392,8 +453,30 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 				if (view_add(&view, path, lists[l].kind, NULL) < 0)
 					goto oom;
 			}
+		/*
+		 * CONFIG.md: credential stores and box's own directories strictly inside
+		 * a grant, as the owner's recheck found them (a symlink there: its target).
+		 * Re-checked here: only a path inside a grant, outside every deny, is masked.
+		 */
+		for (size_t i = 0; i < b->rc.n_masks; i++) {
+			const char *m = b->rc.masks[i];
+			bool dup = false;
+			for (size_t k = 0; k < view.n; k++)
+				dup |= view.v[k]->kind == BOX__VIEW_KIND__VIEW_DENY &&
+				       strcmp(view.v[k]->path, m) == 0;
+			if (dup || !own_paths_maskable(fs, m))
+				continue;
+			char *mask = NULL;
+			r = runtime_mask_create(d, b, n_masks++, b->rc.mask_is_dir[i], &mask);
+			if (r < 0)
+				goto fail;
+			if (view_add(&view, m, BOX__VIEW_KIND__VIEW_DENY, mask) < 0)
+				goto oom;
+		}
 		for (size_t i = 0; i < fs->n_deny; i++) {
 			char *mask = NULL;
+			if (under_auto_mask(b, fs->deny[i]->path))
+				continue; /* inside a mask already: its mount point would not exist */
 			r = runtime_mask_create(d, b, n_masks++, is_deny_dir(b, fs->deny[i]->path),
 						&mask);
 			if (r < 0)
@@ -405,7 +488,7 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	/* box.ini and the policy file: masked as if listed in deny, when a grant reaches them. */
 	for (size_t i = 0; i < s->n_files && i < 2; i++) {
 		const char *f = s->files[i];
-		if (!granted(fs, f) || denied(fs, f))
+		if (!granted(fs, f) || denied(fs, f) || under_auto_mask(b, f))
 			continue;
 		char *mask = NULL;
 		r = runtime_mask_create(d, b, n_masks++, false, &mask);
@@ -432,6 +515,7 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	p->view = view.v;
 	p->n_view = view.n;
 	view.v = NULL;
+	view.n = 0; /* the plan owns them now (plan_free on failure) */
 
 	/* Runtime dirs. */
 	rt->dir = strdup(b->runtime_dir);
@@ -460,12 +544,14 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	p->argv = argv.v;
 	p->n_argv = argv.n;
 	argv.v = NULL;
+	argv.n = 0;
 
 	if (build_env(b, p->workspace, &env) < 0)
 		goto oom;
 	p->env = env.v;
 	p->n_env = env.n;
 	env.v = NULL;
+	env.n = 0;
 
 	/* Limits. */
 	const Box__CfgAgent *a = s->agent;
@@ -681,6 +767,61 @@ disclose_inactive(const Box__BoxSpec *s, struct strv *out)
 				  s->mcp[i]->name));
 }
 
+/* ---- disclosure of CONFIG.md masks and of the socket scan (issue 9 items 4-6) ---- */
+
+/* Why box masked `path` (one of rc.masks), or NULL: not one of those masks. */
+static const char *
+auto_mask_reason(const struct box *b, const char *path, const char **via)
+{
+	const char *name = NULL;
+	for (size_t i = 0; i < b->rc.n_masks && !name; i++)
+		if (strcmp(b->rc.masks[i], path) == 0) {
+			name = b->rc.mask_via[i] ? b->rc.mask_via[i] : path;
+			if (via)
+				*via = b->rc.mask_via[i];
+		}
+	if (!name)
+		return NULL;
+	if (is_credential_store(b, name))
+		return "credential store";
+	if (b->rc.state_dir && strcmp(name, b->rc.state_dir) == 0)
+		return "this box's state dir";
+	if (strcmp(name, b->d->runtime_base) == 0)
+		return "the box runtime base";
+	return "box's state dirs";
+}
+
+/* Warnings (quiet too): reachable sockets, a cut scan. Then, unless quiet, the masks. */
+static void
+disclose_masks_and_sockets(const struct box *b, const Box__Plan *p, struct strv *out, bool quiet)
+{
+	size_t total = b->rc.sockets_total > b->rc.n_sockets ? b->rc.sockets_total :
+							       b->rc.n_sockets;
+	for (size_t i = 0; i < b->rc.n_sockets; i++)
+		strv_add(out, fmt("warning: reachable unix socket in a grant: %s", b->rc.sockets[i]));
+	if (total > b->rc.n_sockets)
+		strv_add(out, fmt("warning: and %zu more reachable unix sockets in the grants",
+				  total - b->rc.n_sockets));
+	if (b->rc.scan_cut)
+		strv_add(out, fmt("warning: the socket scan stopped after %s: sockets beyond it "
+				  "were not checked (boxd refuses clients from inside a sandbox "
+				  "either way)",
+				  strcmp(b->rc.scan_cut, "time") == 0 ? "2 s" : "100000 entries"));
+	if (quiet)
+		return;
+	for (size_t i = 0; i < p->n_view; i++) {
+		const char *via = NULL;
+		const char *why = p->view[i]->kind == BOX__VIEW_KIND__VIEW_DENY ?
+					  auto_mask_reason(b, p->view[i]->path, &via) :
+					  NULL;
+		if (why && via)
+			strv_add(out, fmt("masked (%s): %s (the target of %s)", why,
+					  p->view[i]->path, via));
+		else if (why)
+			strv_add(out, fmt("masked (%s): %s", why, p->view[i]->path));
+	}
+}
+
 /* argv joined with spaces, words with blanks quoted. */
 static char *
 join_argv(char **v, size_t n)
@@ -735,6 +876,7 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				   "controller for this boxd), set in the box's user namespace: it "
 				   "counts the processes of %s inside the box, not those on the host",
 				   b->owner.name));
+	disclose_masks_and_sockets(b, p, &out, q);
 	if (q)
 		goto done;
 
@@ -747,6 +889,7 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 		const char *note = "";
 		char flags[40] = "";
 		mount_flags(p, e, flags, sizeof(flags));
+		char nb[96];
 		if (e->kind == BOX__VIEW_KIND__VIEW_EXEC && e->path && b->rc.program &&
 		    strcmp(e->path, b->rc.program) == 0)
 			note = "  (implicit: the agent's program)";
@@ -759,7 +902,11 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				note = "  (box.ini: masked)";
 			else if (s->n_files > 1 && strcmp(e->path, s->files[1]) == 0)
 				note = "  (policy file: masked)";
-			else
+			else if (auto_mask_reason(b, e->path, NULL)) {
+				snprintf(nb, sizeof(nb), "  (masked: %s)",
+					 auto_mask_reason(b, e->path, NULL));
+				note = nb;
+			} else
 				note = "  (masked)";
 		}
 		strv_add(&out, fmt("  %-11s %s%s%s", view_kind_name(e->kind), e->path, flags, note));

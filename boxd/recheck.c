@@ -13,7 +13,13 @@
  * (problems = refusals naming box.ini:LINE [SECTION] KEY; disclosure = typed
  * records "KIND PATH") and then, in a second packet, the opened fds.
  * An unreachable grant is a load refusal (REPLY_REFUSED, exit 2), not a
- * setup failure.
+ * setup failure. CONFIG.md's checks that need the file system are made here
+ * too: which credential stores and box's own directories exist inside a grant
+ * (records "maskdir|maskfile PATH"; plan_build masks them), a deny of a file
+ * with another name (st_nlink > 1, walked under a denied directory), and a
+ * scan of the grants for Unix sockets ("socket PATH", at most
+ * RECHECK_SOCKETS_SHOWN, "sockets /TOTAL" beyond) refusing another name of
+ * boxd's socket; both walks share one bound (BOX_WALK_*, "scancut /WHY").
  * Trusts: the parent trusts the child's reply only after box_ipc_decode()
  * validated it, and re-validates every record path; the child runs with
  * the owner's rights only, so whatever it reports it could reach itself.
@@ -32,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boxd.h"
@@ -40,11 +47,12 @@
 #include "ipc.h"
 #include "log.h"
 #include "path.h"
+#include "treewalk.h"
 #include "validate.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define SHEBANG_DEPTH_MAX 4
-#define RECHECK_RECORDS_MAX 64
+#define RECHECK_RECORDS_MAX 128
 #define RECHECK_FDS_MAX 5
 
 /* ------------------------------------------------------------------ */
@@ -107,6 +115,17 @@ recheck_result_clear(struct recheck_result *res)
 	for (size_t i = 0; i < res->n_deny_dirs; i++)
 		free(res->deny_dirs[i]);
 	free(res->deny_dirs);
+	for (size_t i = 0; i < res->n_masks; i++) {
+		free(res->masks[i]);
+		free(res->mask_via[i]);
+	}
+	free(res->masks);
+	free(res->mask_via);
+	free(res->mask_is_dir);
+	for (size_t i = 0; i < res->n_sockets; i++)
+		free(res->sockets[i]);
+	free(res->sockets);
+	free(res->scan_cut);
 	free(res->workspace);
 	free(res->state_dir);
 	res->state_dirfd = safe_close(res->state_dirfd);
@@ -124,8 +143,26 @@ recheck_result_clear(struct recheck_result *res)
 /* ------------------------------------------------------------------ */
 /* the child (runs as the owner; exits, never returns)                 */
 
+struct socket_id {
+	dev_t dev;
+	ino_t ino;
+	const char *path;
+};
+
 struct child {
 	const char *owner;
+	const Box__CfgFilesystem *fs;
+	struct own_paths own;
+	struct box_walk_budget walk;   /* the deny and socket walks, together (CONFIG.md) */
+	struct socket_id boxd_sockets[8];
+	size_t n_boxd_sockets;
+	char *masks[RECHECK_MASKS_MAX]; /* what this child masks (mask records) */
+	size_t n_masks;
+	const Box__CfgPath *walking;   /* the grant or deny entry being walked */
+	const char *walking_key;
+	unsigned scan_delay_ms;        /* BOX_TEST_SCAN_DELAY_MS: slows the socket scan (tests) */
+	size_t sockets_total;
+	size_t sockets_named;          /* "socket" records sent, at most RECHECK_SOCKETS_SHOWN */
 	Box__Problem *problems[BOX_LIST_REPLY_MAX];
 	size_t n_problems;
 	char *records[RECHECK_RECORDS_MAX + 2 * BOX_FS_LIST_MAX];
@@ -441,6 +478,183 @@ mkdir_p(const char *p)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* masks, hard links under deny, sockets in grants (CONFIG.md)         */
+
+/*
+ * An own directory or credential store strictly inside a grant is masked if
+ * it exists — at its canonical path: when it or a parent is a symlink
+ * (~/.ssh -> ~/dotfiles/ssh), the trampoline binds nothing through a symlink,
+ * and what the agent reaches is the target; a target outside every grant is
+ * not in the view and needs no mask.
+ */
+static void
+child_mask(struct child *c, const char *candidate)
+{
+	struct stat st;
+	_cleanup_free_ char *canon = NULL;
+
+	if (!own_paths_maskable(c->fs, candidate))
+		return;
+	if (path_canonicalize(candidate, &canon) < 0 || !own_paths_maskable(c->fs, canon) ||
+	    lstat(canon, &st) < 0)
+		return;
+	const char *path = canon;
+	/* Nothing inside a mask is mounted (its mode-0000 directory holds no mount point). */
+	for (size_t i = 0; i < c->n_masks; i++)
+		if (path_is_under(path, c->masks[i]))
+			return;
+	if (c->n_masks >= ELEMENTSOF(c->masks) || !box_valid_path(path)) {
+		/* Not masked would mean readable: refuse the start instead. */
+		child_problem(c, 0, "agent.filesystem", NULL,
+			      "%s lies in a grant and must be masked, but box cannot mask it", path);
+		return;
+	}
+	if (!(c->masks[c->n_masks] = strdup(path)))
+		_exit(3);
+	c->n_masks++;
+	child_record(c, S_ISDIR(st.st_mode) ? "maskdir" : "maskfile", path);
+	if (strcmp(path, candidate) != 0)
+		child_record(c, "maskvia", candidate); /* the name it is masked for */
+}
+
+static bool
+walk_skip(void *user, const char *path)
+{
+	struct child *c = user;
+	for (size_t i = 0; i < c->n_masks; i++)
+		if (path_is_under(path, c->masks[i]))
+			return true;
+	for (size_t i = 0; c->fs && i < c->fs->n_deny; i++)
+		if (path_is_under(path, c->fs->deny[i]->path))
+			return true;
+	return false;
+}
+
+static int
+deny_link_visit(void *user, const char *path, const struct stat *st)
+{
+	struct child *c = user;
+	if (st->st_nlink <= 1)
+		return 0;
+	if (strcmp(path, c->walking->path) == 0)
+		child_problem(c, c->walking->line, "agent.filesystem", "deny",
+			      "%s has %lu hard links: a deny mask hides one name, not the others",
+			      path, (unsigned long)st->st_nlink);
+	else
+		child_problem(c, c->walking->line, "agent.filesystem", "deny",
+			      "%s holds %s, which has %lu hard links: a deny mask hides one name, not the others",
+			      c->walking->path, path, (unsigned long)st->st_nlink);
+	return -ECANCELED;
+}
+
+static int
+socket_visit(void *user, const char *path, const struct stat *st)
+{
+	struct child *c = user;
+	if (c->scan_delay_ms) {
+		struct timespec ts = { .tv_sec = c->scan_delay_ms / 1000,
+				       .tv_nsec = (long)(c->scan_delay_ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	if (!S_ISSOCK(st->st_mode))
+		return 0;
+	/*
+	 * boxd's socket under its own name is left to plan_recheck (a grant
+	 * containing its place is refused there); another name of it is refused here.
+	 */
+	for (size_t i = 0; i < c->n_boxd_sockets; i++)
+		if (strcmp(path, c->boxd_sockets[i].path) == 0)
+			return 0;
+	for (size_t i = 0; i < c->n_boxd_sockets; i++)
+		if (st->st_dev == c->boxd_sockets[i].dev && st->st_ino == c->boxd_sockets[i].ino) {
+			child_problem(c, c->walking->line, "agent.filesystem",
+				      c->walking_key,
+				      "%s is a hard link of boxd's socket %s: the box could drive boxd; remove it or name something beside it",
+				      path, c->boxd_sockets[i].path);
+			return 0;
+		}
+	/* A name the reply cannot carry (control or glob characters) is counted, not named. */
+	c->sockets_total++;
+	if (c->sockets_named < RECHECK_SOCKETS_SHOWN && box_valid_path(path)) {
+		child_record(c, "socket", path);
+		c->sockets_named++;
+	}
+	return 0;
+}
+
+/* Is the grant `e` inside another grant entry (then its tree is walked already)? */
+static bool
+walked_already(const Box__CfgFilesystem *fs, const Box__CfgPath *e)
+{
+	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file, fs->exec };
+	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file, fs->n_exec };
+	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+		for (size_t i = 0; i < ns[l]; i++) {
+			const Box__CfgPath *o = lists[l][i];
+			if (o == e)
+				return false; /* the first of equal entries walks */
+			if (path_is_under(e->path, o->path))
+				return true;
+		}
+	return false;
+}
+
+static void
+child_scan(struct child *c)
+{
+	const Box__CfgFilesystem *fs = c->fs;
+	char buf[32];
+
+	if (!fs)
+		return;
+	for (size_t i = 0; i < fs->n_deny; i++) {
+		c->walking = fs->deny[i];
+		if (box_walk_tree(fs->deny[i]->path, &c->walk, NULL, deny_link_visit, c) == -ENOMEM)
+			_exit(3);
+	}
+	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file, fs->exec };
+	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file, fs->n_exec };
+	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+		for (size_t i = 0; i < ns[l]; i++) {
+			if (walked_already(fs, lists[l][i]))
+				continue;
+			c->walking = lists[l][i];
+			c->walking_key = kind_name((enum need)l);
+			if (box_walk_tree(lists[l][i]->path, &c->walk, walk_skip, socket_visit, c) ==
+			    -ENOMEM)
+				_exit(3);
+		}
+	if (c->sockets_total > c->sockets_named) {
+		snprintf(buf, sizeof(buf), "/%zu", c->sockets_total);
+		child_record(c, "sockets", buf);
+	}
+	if (c->walk.cut)
+		child_record(c, "scancut", c->walk.cut_by_time ? "/time" : "/entries");
+}
+
+/*
+ * Before the privilege drop: the identities of boxd's sockets. These paths
+ * are boxd's own (its --listen path, its environment, /run/box), so following
+ * a symlink among them (BOX_SOCKET may name one) is safe here.
+ */
+static void
+child_boxd_sockets(struct child *c, const struct box *b)
+{
+	const char *paths[ELEMENTSOF(c->own.sockets) + 1];
+	size_t n = 0;
+	struct stat st;
+
+	for (size_t i = 0; i < c->own.n_sockets; i++)
+		paths[n++] = c->own.sockets[i].path;
+	if (b->sock_path)
+		paths[n++] = b->sock_path;
+	for (size_t i = 0; i < n && c->n_boxd_sockets < ELEMENTSOF(c->boxd_sockets); i++)
+		if (stat(paths[i], &st) == 0 && S_ISSOCK(st.st_mode))
+			c->boxd_sockets[c->n_boxd_sockets++] =
+				(struct socket_id){ st.st_dev, st.st_ino, paths[i] };
+}
+
 static noreturn void
 child_main(int sock, const struct box *b, const char *state_dir, bool detach)
 {
@@ -449,6 +663,16 @@ child_main(int sock, const struct box *b, const char *state_dir, bool detach)
 	/* state dir, lock, policy/, decisions.jsonl, agent.log (detach) */
 	int fds[RECHECK_FDS_MAX] = { -1, -1, -1, -1, -1 };
 	unsigned n_fds = 0;
+
+	if (own_paths_build(b, state_dir, &c.own) < 0)
+		_exit(3);
+	box_walk_budget_init(&c.walk, BOX_WALK_ENTRIES_MAX, BOX_WALK_TIME_MS);
+	c.fs = s->agent->filesystem;
+	child_boxd_sockets(&c, b);
+	/* A test hook that only slows a step (HACKING.md): the scan's time bound is then reached. */
+	const char *delay = getenv("BOX_TEST_SCAN_DELAY_MS");
+	if (delay && *delay >= '1' && *delay <= '9' && strlen(delay) <= 3)
+		c.scan_delay_ms = (unsigned)atoi(delay);
 
 	/* The owner's rights, nothing more. */
 	if (geteuid() == 0) {
@@ -540,6 +764,26 @@ child_main(int sock, const struct box *b, const char *state_dir, bool detach)
 		}
 	}
 
+	/* After the state dir exists: masks, then the walks (which skip what is masked). */
+	{
+		/* Outermost first, so a mask inside another is left out. */
+		const char *cand[ELEMENTSOF(c.own.own) + ELEMENTSOF(c.own.stores)];
+		size_t nc = 0;
+		for (size_t i = 0; i < c.own.n_own; i++)
+			cand[nc++] = c.own.own[i].path;
+		for (size_t i = 0; i < c.own.n_stores; i++)
+			cand[nc++] = c.own.stores[i].path;
+		for (size_t i = 1; i < nc; i++)
+			for (size_t k = i; k > 0 && strlen(cand[k]) < strlen(cand[k - 1]); k--) {
+				const char *t = cand[k];
+				cand[k] = cand[k - 1];
+				cand[k - 1] = t;
+			}
+		for (size_t i = 0; i < nc; i++)
+			child_mask(&c, cand[i]);
+	}
+	child_scan(&c);
+
 	Box__CheckReply reply = BOX__CHECK_REPLY__INIT;
 	reply.status = c.n_problems ? BOX__REPLY_STATUS__REPLY_REFUSED : BOX__REPLY_STATUS__REPLY_OK;
 	reply.problems = c.problems;
@@ -608,6 +852,46 @@ take_record(struct recheck_result *res, const char *rec)
 		return add_string(&res->interpreters, &res->n_interpreters, p);
 	if (IS("denydir"))
 		return add_string(&res->deny_dirs, &res->n_deny_dirs, p);
+	if (IS("maskdir") || IS("maskfile")) {
+		if (res->n_masks >= RECHECK_MASKS_MAX)
+			return -EBADMSG;
+		bool *nd = realloc(res->mask_is_dir, (res->n_masks + 1) * sizeof(*nd));
+		if (!nd)
+			return -ENOMEM;
+		res->mask_is_dir = nd;
+		nd[res->n_masks] = IS("maskdir");
+		char **nv = realloc(res->mask_via, (res->n_masks + 1) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		res->mask_via = nv;
+		nv[res->n_masks] = NULL;
+		return add_string(&res->masks, &res->n_masks, p);
+	}
+	if (IS("maskvia")) {
+		/* follows its mask record: the path (behind a symlink) that mask is for */
+		if (!res->n_masks || res->mask_via[res->n_masks - 1])
+			return -EBADMSG;
+		return (res->mask_via[res->n_masks - 1] = strdup(p)) ? 0 : -ENOMEM;
+	}
+	if (IS("socket"))
+		return res->n_sockets < RECHECK_SOCKETS_SHOWN ?
+			       add_string(&res->sockets, &res->n_sockets, p) :
+			       -EBADMSG;
+	if (IS("sockets")) {
+		/* "/N": the total, when more were found than named */
+		char *end;
+		errno = 0;
+		unsigned long long t = strtoull(p + 1, &end, 10);
+		if (errno || *end || end == p + 1 || t == 0 || t > SIZE_MAX)
+			return -EBADMSG;
+		res->sockets_total = (size_t)t;
+		return 0;
+	}
+	if (IS("scancut") && !res->scan_cut) {
+		if (strcmp(p, "/time") != 0 && strcmp(p, "/entries") != 0)
+			return -EBADMSG;
+		return (res->scan_cut = strdup(p + 1)) ? 0 : -ENOMEM;
+	}
 #undef IS
 	return -EBADMSG;
 }

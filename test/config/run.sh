@@ -34,6 +34,15 @@ user=$(id -un)
 # ---- fixtures ----
 fx=$tmp/fx
 mkdir -p "$fx/proj/src" "$fx/proj/out/sub" "$fx/bin" "$fx/state" "$tmp/run/box" "$tmp/state"
+# box's own directories and the service socket's directory (err-own-dirs)
+mkdir -p "$tmp/state/box/other" "$tmp/run/box/abc" "$tmp/sock" "$fx/near-sock"
+# hard links under deny (err-deny-links)
+mkdir -p "$fx/linkdir/deep"
+echo text >"$fx/linked"
+ln "$fx/linked" "$fx/linked-too"
+echo text >"$fx/linkdir/deep/inner"
+ln "$fx/linkdir/deep/inner" "$fx/inner-too"
+echo text >"$fx/linkdir/plain"
 echo 'SECRET=x' >"$fx/proj/.env"
 echo text >"$fx/file.txt"
 echo text >"$fx/proj/src/main.c"
@@ -76,7 +85,7 @@ unsubst() {
 
 run_check() {
 	(cd "$1" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent-home \
-		XDG_STATE_HOME="$tmp/state" XDG_RUNTIME_DIR="$tmp/run" BOX_SOCKET="$tmp/no.sock" \
+		XDG_STATE_HOME="$tmp/state" XDG_RUNTIME_DIR="$tmp/run" BOX_SOCKET="$tmp/sock/boxd.sock" \
 		TEST_SECRET=s3cr3t-value TEST_EMPTY= ANTHROPIC_API_KEY=s3cr3t-anthropic \
 		"$boxctl" check "${@:2}")
 }
@@ -128,7 +137,7 @@ for ini in "$here"/*.ini; do
 	if [ $as_nobody = 1 ]; then
 		chmod 711 "$tmp" "$tmp/cases"
 		chmod -R a+rX "$case"
-		(cd "$case" && env -i PATH=/usr/local/bin:/usr/bin:/bin BOX_SOCKET="$tmp/no.sock" \
+		(cd "$case" && env -i PATH=/usr/local/bin:/usr/bin:/bin BOX_SOCKET="$tmp/sock/boxd.sock" \
 			setpriv --reuid=65534 --regid=65534 --clear-groups "$boxctl" check -c box.ini) \
 			>"$case/stdout" 2>"$case/stderr"
 	else
