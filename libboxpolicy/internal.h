@@ -247,6 +247,7 @@ const char *name_at_attrs(const void *set, size_t i);   /* set: struct rattr[] *
 void suggest_action(char *buf, size_t size, const struct bp_schema *s, const char *etype,
 		    const char *id);
 void suggest_enum(char *buf, size_t size, const struct s_enum *e, const char *id);
+void suggest_entity_type(char *buf, size_t size, const struct bp_schema *s, const char *etype);
 
 /* ---- AST ---- */
 

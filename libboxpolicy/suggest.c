@@ -1,7 +1,7 @@
 /*
  * suggest.c — the tail of a load error that names something the schema does
- * not know (an action, a field of an action's input, an enum value): the
- * nearest valid name, when one is close, and the list of valid names.
+ * not know (an action, a field of an action's input, an enum value, an entity
+ * type): the nearest valid name, when one is close, and the list of valid names.
  *
  *   unknown action `Box::Action::"fs:raed"`; did you mean `fs:read`? valid actions: fs:read, …
  *
@@ -39,14 +39,14 @@ name_distance(const char *a, const char *b)
 		cur[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
 			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-			size_t best = prev[j] + 1;                  /* deletion */
+			size_t best = prev[j] + 1; /* deletion */
 			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;              /* insertion */
+				best = cur[j - 1] + 1; /* insertion */
 			if (prev[j - 1] + cost < best)
-				best = prev[j - 1] + cost;          /* substitution */
+				best = prev[j - 1] + cost; /* substitution */
 			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
 			    prev2[j - 2] + 1 < best)
-				best = prev2[j - 2] + 1;            /* transposition */
+				best = prev2[j - 2] + 1; /* transposition */
 			cur[j] = best;
 		}
 		size_t *t = prev2;
@@ -173,4 +173,18 @@ suggest_enum(char *buf, size_t size, const struct s_enum *e, const char *id)
 	char what[200];
 	snprintf(what, sizeof(what), "values of %s", e->etype);
 	suggest_names(buf, size, id, e->ids, e->n, name_at_strings, what);
+}
+
+void
+suggest_entity_type(char *buf, size_t size, const struct bp_schema *s, const char *etype)
+{
+	/* the fixed types and the enumerations; MCP namespaces are named in their own errors */
+	const char *names[3 + 16];
+	size_t n = 0;
+	names[n++] = "Box::Agent";
+	names[n++] = "Box::Resource";
+	names[n++] = "Box::Action";
+	for (size_t i = 0; i < s->n_enums && n < sizeof(names) / sizeof(names[0]); i++)
+		names[n++] = s->enums[i].etype;
+	suggest_names(buf, size, etype, names, n, name_at_strings, "entity types");
 }

@@ -225,7 +225,9 @@ check_entity(struct tcheck *c, const struct tterm *x)
 	size_t n = strlen(et);
 	if (n > 8 && strcmp(et + n - 8, "::Action") == 0)
 		return true;
-	cerr(c, x->line, x->col, "unknown entity type `%s`", et);
+	char tail[600] = "";
+	suggest_entity_type(tail, sizeof(tail), s, et);
+	cerr(c, x->line, x->col, "unknown entity type `%s`%s", et, tail);
 	return false;
 }
 

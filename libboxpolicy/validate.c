@@ -71,6 +71,16 @@ tc_error(struct tc *t, const struct expr *at, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* "unknown entity type" with the nearest known type and the list (suggest.c). */
+static void
+tc_unknown_type(struct tc *t, const struct expr *at, const char *etype)
+{
+	bool fresh = !t->err;
+	tc_error(t, at, "unknown entity type `%s`", etype);
+	if (fresh)
+		suggest_entity_type(t->msg, sizeof(t->msg), &t->p->schema, etype);
+}
+
 static const char *
 type_name(const struct type *ty, char *buf, size_t size)
 {
@@ -318,7 +328,7 @@ check_entity_literal(struct tc *t, const struct expr *at, const char *etype, con
 		}
 	if (strcmp(etype, "Box::Agent") == 0 || strcmp(etype, "Box::Resource") == 0)
 		return true;
-	tc_error(t, at, "unknown entity type `%s`", etype);
+	tc_unknown_type(t, at, etype);
 	return false;
 }
 
@@ -687,7 +697,7 @@ tc_expr_inner(struct tc *t, const struct expr *e, const struct cap *caps, struct
 		if (!tc_expr(t, e->a, caps, &l))
 			return false;
 		if (!entity_type_known(t, e->name)) {
-			tc_error(t, e, "unknown entity type `%s`", e->name);
+			tc_unknown_type(t, e, e->name);
 			return false;
 		}
 		if (!expect_kind(t, e->a, &l, TY_ENTITY, "`is`", "an entity"))
@@ -924,7 +934,7 @@ check_literals(struct tc *t, const struct expr *e, int depth)
 	    !check_entity_literal(t, e, e->v.u.e.etype, e->v.u.e.id))
 		return false;
 	if (e->kind == EX_IS && !entity_type_known(t, e->name)) {
-		tc_error(t, e, "unknown entity type `%s`", e->name);
+		tc_unknown_type(t, e, e->name);
 		return false;
 	}
 	if (!check_literals(t, e->a, depth + 1) || !check_literals(t, e->b, depth + 1) ||
@@ -974,7 +984,7 @@ scope_check_pr(struct tc *t, const struct scope *sc, const char *type, const cha
 	case SC_IS_IN:
 		if (!entity_type_known(t, sc->is_type)) {
 			struct expr at = { .line = sc->line, .col = sc->col };
-			tc_error(t, &at, "unknown entity type `%s`", sc->is_type);
+			tc_unknown_type(t, &at, sc->is_type);
 			return false;
 		}
 		*applies = strcmp(sc->is_type, type) == 0;

@@ -2,9 +2,9 @@
  * test_suggest.c — the suggestion tail of libboxpolicy's load errors
  * (suggest.c): the edit distance, the closeness threshold, the exact text of
  * the tail, the bound on a long list; through the loader, that an unknown
- * action, field or enum value (in a condition and in a temporal predicate)
- * names its nearest valid spelling and lists the valid ones; and the warning
- * for a permit that admits everything.
+ * action, field, enum value or entity type (in a condition and in a temporal
+ * predicate) names its nearest valid spelling and lists the valid ones; and
+ * the warning for a permit that admits everything.
  *
  * Trusts: nothing; it is test code.
  */
@@ -160,6 +160,25 @@ test_load_unknown_enum(void)
 	free(m);
 }
 
+static void
+test_load_unknown_entity_type(void)
+{
+	size_t e, w;
+	char *m = first_diag("permit (principal is Box::Agnet, action, resource);", NULL, &e, &w);
+	CHECK_STR(m, "rule 1: unknown entity type `Box::Agnet`; did you mean `Box::Agent`? valid "
+		     "entity types: Box::Agent, Box::Resource, Box::Action, Box::FsReadOperation, "
+		     "Box::FsWriteOperation, Box::FsDeleteOperation, Box::FsMoveOperation, "
+		     "Box::FsOtherOperation, Box::FsResponseResult");
+	free(m);
+	m = first_diag("forbid (principal, action == Box::Action::\"fs:write\", resource) when temporal "
+		       "{ formerly within 1h Box::Action::\"fs:write\"::response{ output.result: "
+		       "Box::FsResponseResul::\"completed\" } };",
+		       NULL, &e, &w);
+	CHECK(m && strstr(m, "unknown entity type `Box::FsResponseResul`; did you mean "
+			     "`Box::FsResponseResult`? valid entity types: Box::Agent,"));
+	free(m);
+}
+
 /* An MCP namespace with many tools: the list stops at its budget. */
 static void
 test_long_list_bounded(void)
@@ -240,6 +259,7 @@ main(void)
 	RUN(test_load_unknown_action);
 	RUN(test_load_unknown_field);
 	RUN(test_load_unknown_enum);
+	RUN(test_load_unknown_entity_type);
 	RUN(test_long_list_bounded);
 	RUN(test_permit_everything);
 	return tap_done();
