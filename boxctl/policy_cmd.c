@@ -252,6 +252,7 @@ cmd_policy_check(int argc, char **argv)
 	free(text);
 	print_diags(file, d);
 	bp_diags_free(d);
+	size_t n_rules = r == 0 ? bp_policy_rule_count(p) : 0;
 	bp_policy_free(p);
 	bp_schema_free(schema);
 	if (r == -EINVAL)
@@ -260,6 +261,8 @@ cmd_policy_check(int argc, char **argv)
 		fprintf(stderr, "boxctl: error: %s: %s\n", file, strerror(-r));
 		return BOXCTL_EXIT_FAILURE;
 	}
+	/* the one line of success (CLI.md): warnings, if any, went to stderr above */
+	printf("%zu rule%s loaded\n", n_rules, n_rules == 1 ? "" : "s");
 	return BOXCTL_EXIT_OK;
 usage:
 	fprintf(stderr, "usage: boxctl policy check [--home DIR] [--schema F] POLICY\n");
@@ -269,7 +272,7 @@ usage:
 static void
 print_error_line(unsigned lineno, const char *msg)
 {
-	char buf[700];
+	char buf[1400];
 	snprintf(buf, sizeof(buf), "line %u: %s", lineno, msg);
 	json_t *o = json_pack("{s:s}", "error", buf);
 	char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
@@ -359,7 +362,7 @@ static void
 eval_line(struct eval_state *st, const char *path, const char *line, unsigned lineno,
 	  bool output)
 {
-	char msg[600];
+	char msg[1200];
 	const char *err = NULL;
 
 	int r = st->ph.req ? ph_line(&st->ph, line, output ? st->dec : NULL, msg, sizeof(msg))

@@ -233,6 +233,22 @@ const struct s_action *schema_find_action(const struct bp_schema *s, const char 
 bool schema_ns_known(const struct bp_schema *s, const char *ns, bool *pending);
 void schema_fini(struct bp_schema *s);
 
+/* ---- suggest.c: "did you mean" for names the schema does not know ---- */
+
+typedef const char *(*name_at_fn)(const void *set, size_t i); /* NULL: skip entry i */
+size_t name_distance(const char *a, const char *b); /* OSA edit distance; SIZE_MAX if too long */
+const char *nearest_name(const char *word, const void *set, size_t n, name_at_fn at);
+/* Append "; did you mean `X`? valid WHAT: a, b, …" (or "; valid WHAT: …") to the string in BUF. */
+void suggest_names(char *buf, size_t size, const char *word, const void *set, size_t n,
+		   name_at_fn at, const char *valid_what);
+const char *name_at_strings(const void *set, size_t i); /* set: const char *const[] */
+const char *name_at_attrs(const void *set, size_t i);   /* set: struct rattr[] */
+/* The tail for an unknown action ID of entity type ETYPE (nothing when ETYPE has none). */
+void suggest_action(char *buf, size_t size, const struct bp_schema *s, const char *etype,
+		    const char *id);
+void suggest_enum(char *buf, size_t size, const struct s_enum *e, const char *id);
+void suggest_entity_type(char *buf, size_t size, const struct bp_schema *s, const char *etype);
+
 /* ---- AST ---- */
 
 enum ex_kind {
@@ -489,7 +505,7 @@ struct bp_request {
 	const char *resource;
 	size_t resource_len;
 	bool resource_set;
-	char problem[256];
+	char problem[640]; /* the message and its suggestion tail (suggest.c) */
 };
 
 struct bp_decision {

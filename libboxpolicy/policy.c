@@ -401,7 +401,10 @@ bp_request_set_action(struct bp_request *r, const char *action)
 			r->action = idx;
 			return 0;
 		}
+		bool fresh = !r->problem[0];
 		problem(r, "unknown action \"%.100s\"", action);
+		if (fresh)
+			suggest_action(r->problem, sizeof(r->problem), s, "Box::Action", action);
 		return -ENOENT;
 	}
 	size_t nslen = (size_t)(sep - action);
@@ -510,22 +513,36 @@ put_field(struct bp_request *r, const char *field, const struct val *v)
 	}
 	const struct rattr *a = input_attr(r, field);
 	if (!a) {
-		problem(r, "unknown field \"%.100s\" for action %s", field,
-			r->p->schema.actions[r->action].id);
+		bool fresh = !r->problem[0];
+		const struct s_action *act = &r->p->schema.actions[r->action];
+		problem(r, "unknown field \"%.100s\" for action %s", field, act->id);
+		if (fresh)
+			suggest_names(r->problem, sizeof(r->problem), field, act->input.attrs,
+				      act->input.n, name_at_attrs, "fields");
 		return -ENOENT;
 	}
 	struct val conv = *v;
 	if (a->ty.k == TY_ENTITY && v->t == V_STR) {
 		/* enum fields are given by id */
 		bool ok = false;
+		const struct s_enum *en = NULL;
 		for (size_t i = 0; i < r->p->schema.n_enums && !ok; i++)
-			if (strcmp(r->p->schema.enums[i].etype, a->ty.etype) == 0)
-				for (size_t j = 0; j < r->p->schema.enums[i].n && !ok; j++)
-					ok = strlen(r->p->schema.enums[i].ids[j]) == v->len &&
-					     memcmp(r->p->schema.enums[i].ids[j], v->u.s, v->len) == 0;
+			if (strcmp(r->p->schema.enums[i].etype, a->ty.etype) == 0) {
+				en = &r->p->schema.enums[i];
+				for (size_t j = 0; j < en->n && !ok; j++)
+					ok = strlen(en->ids[j]) == v->len &&
+					     memcmp(en->ids[j], v->u.s, v->len) == 0;
+			}
 		if (!ok) {
+			bool fresh = !r->problem[0];
 			problem(r, "\"%.*s\" is not a valid %s", (int)(v->len > 100 ? 100 : v->len),
 				v->u.s, a->ty.etype);
+			if (fresh && en) {
+				char word[80];
+				snprintf(word, sizeof(word), "%.*s",
+					 (int)(v->len > 70 ? 70 : v->len), v->u.s);
+				suggest_enum(r->problem, sizeof(r->problem), en, word);
+			}
 			return -EINVAL;
 		}
 		conv.t = V_ENT;

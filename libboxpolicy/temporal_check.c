@@ -32,7 +32,7 @@ cerr(struct tcheck *c, uint32_t line, uint32_t col, const char *fmt, ...)
 	if (c->failed)
 		return; /* one error per term: later ones are usually consequences */
 	c->failed = true;
-	char msg[640];
+	char msg[1200];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -209,11 +209,15 @@ check_entity(struct tcheck *c, const struct tterm *x)
 				if (strlen(s->enums[i].ids[j]) == x->v.len &&
 				    memcmp(s->enums[i].ids[j], x->v.u.e.id, x->v.len) == 0)
 					return true;
+			char word[80], tail[600] = "";
+			snprintf(word, sizeof(word), "%.*s", (int)(x->v.len > 70 ? 70 : x->v.len),
+				 x->v.u.e.id);
+			suggest_enum(tail, sizeof(tail), &s->enums[i], word);
 			cerr(c, x->line, x->col,
 			     "entity `%s::\"%.*s\"` is of an enumerated entity type, but `\"%.*s\"` is "
-			     "not declared as a valid eid",
+			     "not declared as a valid eid%s",
 			     et, (int)(x->v.len > 60 ? 60 : x->v.len), x->v.u.e.id,
-			     (int)(x->v.len > 60 ? 60 : x->v.len), x->v.u.e.id);
+			     (int)(x->v.len > 60 ? 60 : x->v.len), x->v.u.e.id, tail);
 			return false;
 		}
 	if (strcmp(et, "Box::Agent") == 0 || strcmp(et, "Box::Resource") == 0)
@@ -221,7 +225,9 @@ check_entity(struct tcheck *c, const struct tterm *x)
 	size_t n = strlen(et);
 	if (n > 8 && strcmp(et + n - 8, "::Action") == 0)
 		return true;
-	cerr(c, x->line, x->col, "unknown entity type `%s`", et);
+	char tail[600] = "";
+	suggest_entity_type(tail, sizeof(tail), s, et);
+	cerr(c, x->line, x->col, "unknown entity type `%s`%s", et, tail);
 	return false;
 }
 
@@ -356,10 +362,13 @@ check_pred(struct tcheck *c, struct tnode *n)
 				check_term(c, n->args[i].t, NULL, false, "predicate field");
 			return;
 		}
+		char tail[600] = "";
+		if (action_type)
+			suggest_action(tail, sizeof(tail), s, n->etype, n->aid);
 		cerr(c, n->line, n->col,
 		     "predicate `%s` does not name a declared event (no event kind `%s` derived for "
-		     "action `%s`)",
-		     ev, n->kind_name, n->aid);
+		     "action `%s`)%s",
+		     ev, n->kind_name, n->aid, tail);
 		return;
 	}
 	n->action = idx;
@@ -393,8 +402,15 @@ check_pred(struct tcheck *c, struct tnode *n)
 			size_t bad = 0;
 			ty = walk_path(out ? &a->output : &a->input, g->path, 1, g->n_path, &bad);
 			if (!ty) {
-				cerr(c, g->line, g->col, "attribute `%s` is not a field of event `%s`", pt,
-				     ev);
+				char tail[600] = "";
+				const struct rtype *top = out ? &a->output : &a->input;
+				if (bad == 1)
+					suggest_names(tail, sizeof(tail), g->path[1], top->attrs, top->n,
+						      name_at_attrs,
+						      out ? "output fields of this event"
+							  : "input fields of this event");
+				cerr(c, g->line, g->col, "attribute `%s` is not a field of event `%s`%s",
+				     pt, ev, tail);
 				return;
 			}
 			if (ty->k == TY_RECORD) {

@@ -30,7 +30,7 @@ struct tc {
 	/* first error */
 	bool err;
 	unsigned line, col;
-	char msg[600];
+	char msg[1200]; /* room for the suggestion tail (suggest.c) */
 	bool pending;
 	int depth;
 };
@@ -69,6 +69,16 @@ tc_error(struct tc *t, const struct expr *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
 	va_end(ap);
+}
+
+/* "unknown entity type" with the nearest known type and the list (suggest.c). */
+static void
+tc_unknown_type(struct tc *t, const struct expr *at, const char *etype)
+{
+	bool fresh = !t->err;
+	tc_error(t, at, "unknown entity type `%s`", etype);
+	if (fresh)
+		suggest_entity_type(t->msg, sizeof(t->msg), &t->p->schema, etype);
 }
 
 static const char *
@@ -296,7 +306,10 @@ check_entity_literal(struct tc *t, const struct expr *at, const char *etype, con
 			t->pending = true;
 			return true;
 		}
+		bool fresh = !t->err;
 		tc_error(t, at, "unknown action `%s::\"%s\"`", etype, id);
+		if (fresh)
+			suggest_action(t->msg, sizeof(t->msg), s, etype, id);
 		return false;
 	}
 	for (size_t i = 0; i < s->n_enums; i++)
@@ -304,15 +317,18 @@ check_entity_literal(struct tc *t, const struct expr *at, const char *etype, con
 			for (size_t j = 0; j < s->enums[i].n; j++)
 				if (strcmp(s->enums[i].ids[j], id) == 0)
 					return true;
+			bool fresh = !t->err;
 			tc_error(t, at,
 				 "entity `%s::\"%s\"` is of an enumerated entity type, but `\"%s\"` is "
 				 "not declared as a valid eid",
 				 etype, id, id);
+			if (fresh)
+				suggest_enum(t->msg, sizeof(t->msg), &s->enums[i], id);
 			return false;
 		}
 	if (strcmp(etype, "Box::Agent") == 0 || strcmp(etype, "Box::Resource") == 0)
 		return true;
-	tc_error(t, at, "unknown entity type `%s`", etype);
+	tc_unknown_type(t, at, etype);
 	return false;
 }
 
@@ -605,11 +621,22 @@ tc_expr_inner(struct tc *t, const struct expr *e, const struct cap *caps, struct
 		const struct rattr *a = find_attr(l.ty.rec, e->atom);
 		bool named = render_path(e, b2, sizeof(b2));
 		if (!a) {
+			bool fresh = !t->err;
 			if (named)
 				tc_error(t, e, "unknown field `%s` for %s::\"%s\"", b2, t->env->etype,
 					 t->env->id);
 			else
 				tc_error(t, e, "attribute `%s` not found in the record", e->name);
+			if (fresh) {
+				char what[200];
+				if (named)
+					snprintf(what, sizeof(what), "fields of %s::\"%s\"",
+						 t->env->etype, t->env->id);
+				else
+					snprintf(what, sizeof(what), "fields of this record");
+				suggest_names(t->msg, sizeof(t->msg), e->name, l.ty.rec->attrs,
+					      l.ty.rec->n, name_at_attrs, what);
+			}
 			return false;
 		}
 		if (a->optional && !has_cap(caps, e->a, e->atom)) {
@@ -670,7 +697,7 @@ tc_expr_inner(struct tc *t, const struct expr *e, const struct cap *caps, struct
 		if (!tc_expr(t, e->a, caps, &l))
 			return false;
 		if (!entity_type_known(t, e->name)) {
-			tc_error(t, e, "unknown entity type `%s`", e->name);
+			tc_unknown_type(t, e, e->name);
 			return false;
 		}
 		if (!expect_kind(t, e->a, &l, TY_ENTITY, "`is`", "an entity"))
@@ -907,7 +934,7 @@ check_literals(struct tc *t, const struct expr *e, int depth)
 	    !check_entity_literal(t, e, e->v.u.e.etype, e->v.u.e.id))
 		return false;
 	if (e->kind == EX_IS && !entity_type_known(t, e->name)) {
-		tc_error(t, e, "unknown entity type `%s`", e->name);
+		tc_unknown_type(t, e, e->name);
 		return false;
 	}
 	if (!check_literals(t, e->a, depth + 1) || !check_literals(t, e->b, depth + 1) ||
@@ -957,7 +984,7 @@ scope_check_pr(struct tc *t, const struct scope *sc, const char *type, const cha
 	case SC_IS_IN:
 		if (!entity_type_known(t, sc->is_type)) {
 			struct expr at = { .line = sc->line, .col = sc->col };
-			tc_error(t, &at, "unknown entity type `%s`", sc->is_type);
+			tc_unknown_type(t, &at, sc->is_type);
 			return false;
 		}
 		*applies = strcmp(sc->is_type, type) == 0;
@@ -1437,6 +1464,49 @@ check_spelling(struct bp_policy *p, struct bp_diags *d)
 	}
 }
 
+/*
+ * A principal or resource scope that admits the one entity every request
+ * carries (POLICY.md §1: the principal is always Box::Agent::"self", the
+ * resource Box::Resource::"unused").
+ */
+static bool
+scope_admits_all(const struct scope *sc, const char *etype, const char *id)
+{
+	if (sc->slot)
+		return false;
+	switch (sc->kind) {
+	case SC_ANY: return true;
+	case SC_EQ:
+	case SC_IN: return strcmp(sc->e.etype, etype) == 0 && strcmp(sc->e.id, id) == 0;
+	case SC_IS: return strcmp(sc->is_type, etype) == 0;
+	default: return false;
+	}
+}
+
+/*
+ * A permit with no scope and no condition (or only `when { true }` /
+ * `unless { false }`) turns deny-by-default off: everything box decides is
+ * permitted unless a forbid matches. Legal, so a warning, not an error.
+ */
+static void
+check_permit_all(const struct bp_policy *p, struct bp_diags *d)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct rule *r = &p->rules[i];
+		if (r->forbid || r->action.kind != SC_ANY || (r->has_clause && !r->vacuous) ||
+		    r->n_temporal > 0 ||
+		    !scope_admits_all(&r->principal, "Box::Agent", "self") ||
+		    !scope_admits_all(&r->resource, "Box::Resource", "unused"))
+			continue;
+		char label[300];
+		rule_label(r, i, label, sizeof(label));
+		diag_add(d, BP_WARNING, r->line, r->col,
+			 "%s permits every action on every resource; only a forbid can deny "
+			 "anything, so name the actions it should permit",
+			 label);
+	}
+}
+
 int
 validate_policy(struct bp_policy *p, struct bp_diags *d)
 {
@@ -1459,5 +1529,7 @@ validate_policy(struct bp_policy *p, struct bp_diags *d)
 	check_fs_other(p, d);
 	check_caps(p, d);
 	check_spelling(p, d);
+	if (d->n_err == 0)
+		check_permit_all(p, d); /* advice for a policy that loads; noise beside errors */
 	return d->n_err > before ? -EINVAL : 0;
 }

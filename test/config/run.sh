@@ -125,8 +125,8 @@ for ini in "$here"/*.ini; do
 	fi
 	case=$tmp/cases/$name
 	mkdir -p "$case/sub"
-	echo 'permit(principal, action, resource);' >"$case/policy.dw"
-	echo 'permit(principal, action, resource);' >"$case/sub/policy.dw"
+	echo 'permit(principal, action == Box::Action::"fs:read", resource);' >"$case/policy.dw"
+	echo 'permit(principal, action == Box::Action::"fs:read", resource);' >"$case/sub/policy.dw"
 	# NAME.dw, when present, is the case's policy.
 	[ -f "$here/$name.dw" ] && subst "$here/$name.dw" "$case" >"$case/policy.dw"
 	if grep -q '^; crlf' "$ini"; then

@@ -2,8 +2,9 @@
 # run.sh — policy conformance: decides every request of cases/NAME.req under
 # cases/NAME.dw with `boxctl policy eval` and compares each output line with
 # cases/NAME.out (one test per request line); loads refuse/*.dw and warn/*.dw
-# with `boxctl policy check` and compares stderr with NAME.err byte for byte
-# and the exit status (2 for a refusal, 0 with warnings).
+# with `boxctl policy check` and compares stderr with NAME.err byte for byte,
+# stdout with warn/NAME.out ("N rules loaded"; empty for a refusal) and the
+# exit status (2 for a refusal, 0 with warnings).
 # `run.sh --regen` rewrites the expected files from the current engine (review
 # the diff before committing). Trusts: nothing; it is test code.
 set -u
@@ -46,7 +47,8 @@ for dw in "$here"/cases/*.dw; do
 	done
 done
 
-# Load refusals and warnings: one test per file.
+# Load refusals and warnings: one test per file. A policy that loads says
+# "N rules loaded" on stdout (warn/NAME.out); a refused one prints nothing there.
 for kind in refuse warn; do
 	want_rc=2
 	[ $kind = warn ] && want_rc=0
@@ -57,13 +59,21 @@ for kind in refuse warn; do
 		(cd "$here/$kind" && "$boxctl" policy check --home "$home" "$name.dw") \
 			>"$tmp/out" 2>"$tmp/err"
 		rc=$?
-		if [ $regen = 1 ]; then cp "$tmp/err" "${dw%.dw}.err"; fi
+		want_out=/dev/null
+		[ $kind = warn ] && want_out=${dw%.dw}.out
+		if [ $regen = 1 ]; then
+			cp "$tmp/err" "${dw%.dw}.err"
+			[ $kind = warn ] && cp "$tmp/out" "$want_out"
+		fi
 		if [ $rc -ne $want_rc ]; then
 			not_ok "$kind/$name: exit $rc, expected $want_rc"
 			sed 's/^/#   /' "$tmp/err"
 		elif ! cmp -s "$tmp/err" "${dw%.dw}.err"; then
 			not_ok "$kind/$name: diagnostics differ"
 			diff "${dw%.dw}.err" "$tmp/err" | sed 's/^/#   /'
+		elif ! cmp -s "$tmp/out" "$want_out"; then
+			not_ok "$kind/$name: stdout differs"
+			diff "$want_out" "$tmp/out" | sed 's/^/#   /'
 		else
 			ok "$kind/$name"
 		fi
