@@ -8,13 +8,12 @@
  * BOX_TEST_LANDLOCK_ABI=N, read from the trampoline's own environment, can
  * only make a layer look absent (or older), never weaken a present one.
  * Credentials: as root (service mode) switch to the owner — setgroups,
- * setresgid, setresuid, verified — then, as every owner does, unshare every
+ * setresgid, setresuid, verified (common/privdrop.c) — then, as every owner does, unshare every
  * namespace and write the id maps as that owner.
  * Trusts: the validated plan.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -32,6 +31,7 @@
 #include "parse.h"
 #include "path.h"
 #include "plan_validate.h"
+#include "privdrop.h"
 #include "trampoline.h"
 
 #ifndef CGROUP_SUPER_MAGIC
@@ -180,34 +180,28 @@ void
 credentials_switch(struct tramp *t)
 {
 	const Box__Owner *o = t->plan->owner;
-	uid_t ru, eu, su;
-	gid_t rg, eg, sg;
+	gid_t groups[BOX_PLAN_GROUPS_MAX];
+	size_t n = o->n_groups < BOX_PLAN_GROUPS_MAX ? o->n_groups : BOX_PLAN_GROUPS_MAX;
+	const char *failed = NULL;
 
 	t->owner_is_root = o->uid == 0;
-	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
-		tramp_fail(t, STEP_CREDENTIALS, errno, "getresuid");
-	if (eu == 0) {
-		/* Service mode: become the owner (initgroups as boxd resolved it). */
-		gid_t groups[BOX_PLAN_GROUPS_MAX];
-		size_t n = o->n_groups < BOX_PLAN_GROUPS_MAX ? o->n_groups : BOX_PLAN_GROUPS_MAX;
-		for (size_t i = 0; i < n; i++)
-			groups[i] = o->groups[i];
-		if (setgroups(n, groups) < 0)
-			tramp_fail(t, STEP_CREDENTIALS, errno, "setgroups");
-		if (setresgid(o->gid, o->gid, o->gid) < 0)
-			tramp_fail(t, STEP_CREDENTIALS, errno, "setresgid(%u)", o->gid);
-		if (setresuid(o->uid, o->uid, o->uid) < 0)
-			tramp_fail(t, STEP_CREDENTIALS, errno, "setresuid(%u)", o->uid);
+	/* Service mode (root): become the owner, initgroups as boxd resolved it. */
+	for (size_t i = 0; i < n; i++)
+		groups[i] = o->groups[i];
+	struct privdrop pd = {.uid = o->uid, .gid = o->gid, .groups = groups, .n_groups = n};
+	int r = privdrop_switch_ids(&pd, &failed);
+	if (r < 0 && failed && strcmp(failed, "verify ids") == 0) {
+		uid_t ru, eu, su;
+		gid_t rg, eg, sg;
 		if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
 			tramp_fail(t, STEP_CREDENTIALS, errno, "getresuid");
-		if (o->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
-			tramp_fail(t, STEP_CREDENTIALS, 0, "uid 0 could be regained");
-	}
-	if (ru != o->uid || eu != o->uid || su != o->uid || rg != o->gid || eg != o->gid ||
-	    sg != o->gid)
 		tramp_fail(t, STEP_CREDENTIALS, 0,
 			   "running as uid %u gid %u, the box owner is uid %u gid %u", (unsigned)eu,
 			   (unsigned)eg, o->uid, o->gid);
+	}
+	if (r < 0)
+		tramp_fail(t, STEP_CREDENTIALS, -r, "%s (uid %u gid %u)", failed ? failed : "switching ids",
+			   o->uid, o->gid);
 	/* A uid change made us non-dumpable; our own id maps need dumpable. */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
 		tramp_fail(t, STEP_CREDENTIALS, errno, "PR_SET_DUMPABLE");
