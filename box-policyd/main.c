@@ -134,17 +134,19 @@ static void
 test_clock_init(void)
 {
 	const char *v = getenv("BOX_TEST_CLOCK");
-	char *end;
+	char buf[64];
+	uint64_t start, step = 1000000;
 
 	if (!v || !*v)
 		return;
-	errno = 0;
-	long long start = strtoll(v, &end, 10);
-	long long step = 1000000;
-	if (errno == 0 && *end == ',') {
-		step = strtoll(end + 1, &end, 10);
-	}
-	if (errno != 0 || *end != '\0' || start < 0 || step < 0)
+	if (strlen(v) >= sizeof(buf))
+		fatalx("BOX_TEST_CLOCK: expected START_NS[,STEP_NS], got '%s'", v);
+	(void)snprintf(buf, sizeof(buf), "%s", v);
+	char *comma = strchr(buf, ',');
+	if (comma)
+		*comma = '\0';
+	if (parse_u64(buf, INT64_MAX, &start) < 0 ||
+	    (comma && parse_u64(comma + 1, INT64_MAX, &step) < 0))
 		fatalx("BOX_TEST_CLOCK: expected START_NS[,STEP_NS], got '%s'", v);
 	S.test_clock = true;
 	S.clock_next = start;

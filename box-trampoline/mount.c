@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "parse.h"
 #include "path.h"
 #include "trampoline.h"
 #include "view.h"
@@ -389,10 +390,10 @@ mask_pid1(struct view *vw, int proc)
 	struct dirent *de;
 	errno = 0;
 	while ((de = readdir(d))) {
-		char *end;
-		unsigned long tid = strtoul(de->d_name, &end, 10);
-		if (*end || tid == 0)
+		uint64_t v;
+		if (parse_u64(de->d_name, UINT32_MAX, &v) < 0 || v == 0)
 			continue; /* . and .. */
+		unsigned long tid = (unsigned long)v;
 		for (size_t i = 0; i < ELEMENTSOF(pid1_masked); i++) {
 			char rel[64];
 			snprintf(rel, sizeof(rel), "%lu/%s", tid, pid1_masked[i]);

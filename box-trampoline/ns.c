@@ -68,13 +68,12 @@ layers_probe(struct tramp *t)
 	if (abi > BOX_LANDLOCK_ABI_MAX)
 		abi = BOX_LANDLOCK_ABI_MAX;
 	if (abi_s && *abi_s) {
-		char *end;
-		long n = strtol(abi_s, &end, 10);
-		if (*end || n < 0 || n > BOX_LANDLOCK_ABI_MAX)
+		uint64_t n;
+		if (parse_u64(abi_s, BOX_LANDLOCK_ABI_MAX, &n) < 0)
 			tramp_fail(t, STEP_PLAN, 0, "BOX_TEST_LANDLOCK_ABI: not 0..%d",
 				   BOX_LANDLOCK_ABI_MAX);
-		if (n < abi)
-			abi = n; /* only ever lower */
+		if ((long)n < abi)
+			abi = (long)n; /* only ever lower */
 	}
 	if (list_has_word(absent, "landlock"))
 		abi = 0;
@@ -116,10 +115,8 @@ read_small(int dfd, const char *name, char *buf, size_t len)
 static bool
 limit_matches(const char *text, uint64_t want)
 {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 10);
-	return errno == 0 && *end == '\0' && end != text && v == want;
+	uint64_t v;
+	return parse_u64(text, UINT64_MAX, &v) == 0 && v == want;
 }
 
 /*
