@@ -2,8 +2,8 @@
  * ns.c — layer probes, cgroup membership, step 1 (credentials and
  * namespaces).
  *
- * Layers: Landlock (best ABI, capped at BOX_LANDLOCK_ABI_MAX) and seccomp
- * are probed once; a layer the plan requires and the kernel lacks refuses
+ * Layers: Landlock (best ABI, capped at BOX_LANDLOCK_ABI_MAX; common/hostprobe.c)
+ * and seccomp are probed once; a layer the plan requires and the kernel lacks refuses
  * the start. BOX_TEST_ABSENT=landlock,seccomp,cgroup-v1 and
  * BOX_TEST_LANDLOCK_ABI=N, read from the trampoline's own environment, can
  * only make a layer look absent (or older), never weaken a present one.
@@ -14,32 +14,24 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "compat/landlock.h"
 #include "fdutil.h"
+#include "hostprobe.h"
 #include "parse.h"
 #include "path.h"
 #include "plan_validate.h"
 #include "privdrop.h"
 #include "trampoline.h"
-
-#ifndef CGROUP_SUPER_MAGIC
-#define CGROUP_SUPER_MAGIC 0x27e0eb
-#endif
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 void
 layers_probe(struct tramp *t)
@@ -61,8 +53,7 @@ layers_probe(struct tramp *t)
 		p = end ? end + 1 : NULL;
 	}
 
-	long abi = syscall(BOX_NR_landlock_create_ruleset, NULL, 0,
-			   BOX_LANDLOCK_CREATE_RULESET_VERSION);
+	long abi = hostprobe_landlock_abi();
 	if (abi < 0)
 		abi = 0;
 	if (abi > BOX_LANDLOCK_ABI_MAX)
@@ -136,12 +127,12 @@ cgroups_join(struct tramp *t)
 		_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (dfd < 0)
 			tramp_fail(t, STEP_LIMITS, errno, "cgroup %s", dir);
-		struct statfs sfs;
-		if (fstatfs(dfd, &sfs) < 0)
-			tramp_fail(t, STEP_LIMITS, errno, "cgroup %s", dir);
-		bool v1 = sfs.f_type == CGROUP_SUPER_MAGIC;
-		if (!v1 && sfs.f_type != CGROUP2_SUPER_MAGIC)
+		int version = hostprobe_cgroup_version(dfd);
+		if (version == -EMEDIUMTYPE)
 			tramp_fail(t, STEP_LIMITS, 0, "%s is not a cgroup directory", dir);
+		if (version < 0)
+			tramp_fail(t, STEP_LIMITS, -version, "cgroup %s", dir);
+		bool v1 = version == 1;
 		if (v1 && t->absent_cgroup_v1)
 			tramp_fail(t, STEP_LIMITS, 0,
 				   "the cgroup v1 hierarchy is not available (pids_max/memory_max need it)");
