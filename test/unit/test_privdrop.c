@@ -51,12 +51,13 @@ child_checks(uid_t uid, gid_t gid)
 	return bad;
 }
 
+/* Run FN(uid, gid) in a child; its exit status, or -1. */
 static int
-run_child(uid_t uid, gid_t gid)
+run_fn(int (*fn)(uid_t, gid_t), uid_t uid, gid_t gid)
 {
 	pid_t pid = fork();
 	if (pid == 0)
-		_exit(child_checks(uid, gid));
+		_exit(fn(uid, gid));
 	int st;
 	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
 		return -1;
@@ -70,13 +71,13 @@ test_drop(void)
 		struct passwd *pw = getpwnam("nobody");
 		CHECK(pw != NULL);
 		if (pw) {
-			int r = run_child(pw->pw_uid, pw->pw_gid);
+			int r = run_fn(child_checks, pw->pw_uid, pw->pw_gid);
 			if (r != 0)
 				printf("#   child result bits %d\n", r);
 			CHECK_INT(r, 0);
 		}
 	} else {
-		int r = run_child(getuid(), getgid());
+		int r = run_fn(child_checks, getuid(), getgid());
 		CHECK_INT(r, 0);
 	}
 }
@@ -135,18 +136,6 @@ child_unreachable(void)
 	if (!failed || strcmp(failed, "verify ids") != 0)
 		return 4;
 	return 0;
-}
-
-static int
-run_fn(int (*fn)(uid_t, gid_t), uid_t uid, gid_t gid)
-{
-	pid_t pid = fork();
-	if (pid == 0)
-		_exit(fn(uid, gid));
-	int st;
-	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
 }
 
 static void
