@@ -5,11 +5,13 @@
  *
  * Started by boxd with fork+exec: fd 3 = boxd, 4 = gateway, 5 = mcpd,
  * 6 = shell (SOCK_SEQPACKET socketpair ends; 4-6 may be closed), nothing
- * else open. In order: privilege drop to UID:GID (default: the ids it runs
- * as) → PolicyInit from boxd (policy text, owner's home, box name/id,
+ * else open. main() is the start-up, one named step a line: arguments →
+ * channels → privilege drop to UID:GID (default: the ids it runs as) →
+ * PolicyInit from boxd (policy text, owner's home, box name/id,
  * history_sync, the STATE/policy/ dir fd and the decisions.jsonl fd) →
- * seccomp allow-list → load the policy and recover the history → PolicyReady
- * (or a refusal with the reason, then exit 1) → event loop.
+ * loop preparation → seccomp allow-list → load the policy and recover the
+ * history → PolicyReady (or a refusal with the reason, then exit 1) → peers
+ * watched → event loop → flush and free.
  *
  * Decide: the request event is appended to the history (temporal policies
  * only) and, per [box] history_sync, fsynced before it is evaluated and
@@ -132,17 +134,19 @@ static void
 test_clock_init(void)
 {
 	const char *v = getenv("BOX_TEST_CLOCK");
-	char *end;
+	char buf[64];
+	uint64_t start, step = 1000000;
 
 	if (!v || !*v)
 		return;
-	errno = 0;
-	long long start = strtoll(v, &end, 10);
-	long long step = 1000000;
-	if (errno == 0 && *end == ',') {
-		step = strtoll(end + 1, &end, 10);
-	}
-	if (errno != 0 || *end != '\0' || start < 0 || step < 0)
+	if (strlen(v) >= sizeof(buf))
+		fatalx("BOX_TEST_CLOCK: expected START_NS[,STEP_NS], got '%s'", v);
+	(void)snprintf(buf, sizeof(buf), "%s", v);
+	char *comma = strchr(buf, ',');
+	if (comma)
+		*comma = '\0';
+	if (parse_u64(buf, INT64_MAX, &start) < 0 ||
+	    (comma && parse_u64(comma + 1, INT64_MAX, &step) < 0))
 		fatalx("BOX_TEST_CLOCK: expected START_NS[,STEP_NS], got '%s'", v);
 	S.test_clock = true;
 	S.clock_next = start;
@@ -541,28 +545,24 @@ usage(void)
 	exit(2);
 }
 
-int
-main(int argc, char **argv)
+/* Step 1: the command line: -u UID, -g GID (default: the ids we run as), -q. */
+static void
+args_parse(int argc, char **argv, struct privdrop *pd)
 {
-	struct privdrop pd = { .uid = getuid(), .gid = getgid() };
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
-	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	char why[1024] = "";
-	int opt, r;
+	int opt;
 
-	log_init("box-policyd", 1);
 	while ((opt = getopt(argc, argv, "u:g:q")) >= 0) {
 		uint64_t v;
 		switch (opt) {
 		case 'u':
 			if (parse_u64(optarg, (uid_t)-2, &v) < 0)
 				usage();
-			pd.uid = (uid_t)v;
+			pd->uid = (uid_t)v;
 			break;
 		case 'g':
 			if (parse_u64(optarg, (gid_t)-2, &v) < 0)
 				usage();
-			pd.gid = (gid_t)v;
+			pd->gid = (gid_t)v;
 			break;
 		case 'q':
 			/* Embedded boxes: the user's terminal gets warnings only. */
@@ -573,6 +573,12 @@ main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
+}
+
+/* Step 2: fd 3 must be boxd's channel; fds 4-6 are peers or closed. */
+static void
+channels_take(void)
+{
 	if (!is_seqpacket(POLICYD_FD_BOXD))
 		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-policyd is started by boxd)",
 		       POLICYD_FD_BOXD);
@@ -587,38 +593,59 @@ main(int argc, char **argv)
 	/* A file size limit makes a history write fail (and the decision deny), not kill us. */
 	signal(SIGXFSZ, SIG_IGN);
 	test_clock_init();
+}
 
-	r = privdrop_apply(&pd);
+/* Step 3: ids, then capabilities and no_new_privs (common/privdrop.c). */
+static void
+privileges_drop(const struct privdrop *pd)
+{
+	const char *failed = NULL;
+	int r = privdrop_apply(pd, &failed);
 	if (r < 0)
-		fatal(r, "Cannot drop privileges to %u:%u", (unsigned)pd.uid, (unsigned)pd.gid);
+		fatal(r, "Cannot drop privileges to %u:%u (%s)", (unsigned)pd->uid,
+		      (unsigned)pd->gid, failed ? failed : "?");
+}
 
-	/* PolicyInit: the first and only message before the loop. */
+/*
+ * Step 4: PolicyInit, the first and only message before the loop, with its two
+ * fds checked. Returns 0 if boxd gave up before we started (m is then empty).
+ */
+static int
+policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
+{
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
+
 	chan = box_ipc_chan_new(POLICYD_FD_BOXD);
 	if (!chan)
 		fatal(-ENOMEM, "Cannot allocate the boxd channel");
 	uint32_t init_type = BOX__MSG_TYPE__MSG_POLICY_INIT;
 	if (box_ipc_chan_allow(chan, &init_type, 1) < 0)
 		fatalx("Cannot set up the boxd channel");
-	r = box_ipc_recv_wait(chan, &m, POLICYD_INIT_TIMEOUT_MS);
+	int r = box_ipc_recv_wait(chan, m, POLICYD_INIT_TIMEOUT_MS);
 	if (r == -ECONNRESET)
 		return 0; /* boxd gave up before we started */
 	if (r < 0)
 		fatal(r, "No valid PolicyInit from boxd");
-	Box__PolicyInit *init = (Box__PolicyInit *)m.msg;
-	if (m.n_fds != 2)
-		fatalx("PolicyInit carries %u fds, expected 2", m.n_fds);
+	Box__PolicyInit *init = (Box__PolicyInit *)m->msg;
+	if (m->n_fds != 2)
+		fatalx("PolicyInit carries %u fds, expected 2", m->n_fds);
 	struct stat st;
-	if (fstat(m.fds[0], &st) < 0 || !S_ISDIR(st.st_mode))
+	if (fstat(m->fds[0], &st) < 0 || !S_ISDIR(st.st_mode))
 		fatalx("PolicyInit: the first fd is not the STATE/policy/ directory");
-	int fl = fcntl(m.fds[1], F_GETFL);
+	int fl = fcntl(m->fds[1], F_GETFL);
 	if (fl < 0 || !(fl & O_APPEND) || (fl & O_ACCMODE) == O_RDONLY)
 		fatalx("PolicyInit: the second fd is not decisions.jsonl open for appending");
-	int dirfd = TAKE_FD(m.fds[0]);
-	S.decisions_fd = TAKE_FD(m.fds[1]);
+	*ret_dirfd = TAKE_FD(m->fds[0]);
+	S.decisions_fd = TAKE_FD(m->fds[1]);
 	(void)snprintf(S.box_name, sizeof(S.box_name), "%s", init->box_name);
 	(void)snprintf(S.box_id, sizeof(S.box_id), "%s", init->box_id);
+	return 1;
+}
 
-	/* From here on nothing but the allow-list; the history is read under it. */
+/* Step 5: what needs a syscall the allow-list refuses, done before it. */
+static void
+loop_prepare(void)
+{
 	S.base = event_base_new();
 	if (!S.base)
 		fatalx("Cannot create the event loop");
@@ -631,38 +658,59 @@ main(int argc, char **argv)
 		if (!S.stop_signals[i] || evsignal_add(S.stop_signals[i], NULL) < 0)
 			fatalx("Cannot watch signal %d", stop_sigs[i]);
 	}
-	r = policyd_seccomp(dirfd);
+}
+
+/* Step 6: from here on nothing but the allow-list; the history is read under it. */
+static void
+seccomp_enter(int dirfd)
+{
+	int r = policyd_seccomp(dirfd);
 	if (r < 0)
 		fatal(r, "Cannot install the seccomp filter");
+}
 
-	int sync = -1;
-	if (init->has_history_sync) {
-		switch (init->history_sync) {
-		case BOX__HISTORY_SYNC__HISTORY_SYNC_ALWAYS: sync = ENGINE_SYNC_ALWAYS; break;
-		case BOX__HISTORY_SYNC__HISTORY_SYNC_BATCH: sync = ENGINE_SYNC_BATCH; break;
-		case BOX__HISTORY_SYNC__HISTORY_SYNC_OFF: sync = ENGINE_SYNC_OFF; break;
-		case _BOX__HISTORY_SYNC_IS_INT_SIZE:
-		default: sync = -1; break;
-		}
+static int
+history_sync_mode(const Box__PolicyInit *init)
+{
+	if (!init->has_history_sync)
+		return -1;
+	switch (init->history_sync) {
+	case BOX__HISTORY_SYNC__HISTORY_SYNC_ALWAYS: return ENGINE_SYNC_ALWAYS;
+	case BOX__HISTORY_SYNC__HISTORY_SYNC_BATCH: return ENGINE_SYNC_BATCH;
+	case BOX__HISTORY_SYNC__HISTORY_SYNC_OFF: return ENGINE_SYNC_OFF;
+	case _BOX__HISTORY_SYNC_IS_INT_SIZE:
+	default: return -1;
 	}
+}
+
+/*
+ * Step 7: load the policy, recover the history, answer PolicyReady. A refusal
+ * is sent to boxd with its reason; returns false then.
+ */
+static bool
+engine_start(const struct box_ipc_msg *m, int dirfd)
+{
+	const Box__PolicyInit *init = (const Box__PolicyInit *)m->msg;
+	char why[1024] = "";
+
 	struct engine_opts eo = {
 		.text = init->has_policy_text ? (const char *)init->policy_text.data : NULL,
 		.len = init->has_policy_text ? init->policy_text.len : 0,
 		.home = init->home,
 		.mcp_namespaces = init->mcp_namespaces,
 		.n_mcp_namespaces = init->n_mcp_namespaces,
-		.sync = sync,
+		.sync = history_sync_mode(init),
 		.dirfd = dirfd,
 		.now_ns = engine_now(),
 	};
-	r = engine_new(&eo, &S.engine, why, sizeof(why));
+	int r = engine_new(&eo, &S.engine, why, sizeof(why));
 	if (r < 0) {
 		if (!why[0])
 			(void)snprintf(why, sizeof(why), "%s", strerror(-r));
 		printable(why);
 		log_err("Refusing to start box '%s': %s", S.box_name, why);
-		send_ready(POLICYD_FD_BOXD, m.request_id, false, why, NULL);
-		return 1;
+		send_ready(POLICYD_FD_BOXD, m->request_id, false, why, NULL);
+		return false;
 	}
 	struct engine_stats es;
 	engine_stats(S.engine, &es);
@@ -676,10 +724,14 @@ main(int argc, char **argv)
 	log_info("box '%s' (%s): %zu rules, %zu temporal, %llu history events, %zu rules kept",
 		 S.box_name, S.box_id, es.rules, es.temporal_rules,
 		 (unsigned long long)es.history_events, es.rules_kept);
-	send_ready(POLICYD_FD_BOXD, m.request_id, true, NULL, &es);
-	box_ipc_msg_done(&m);
-	chan = box_ipc_chan_free(chan);
+	send_ready(POLICYD_FD_BOXD, m->request_id, true, NULL, &es);
+	return true;
+}
 
+/* Step 8: the timers and one watched channel per open peer. */
+static void
+peers_watch(void)
+{
 	S.batch_timer = evtimer_new(S.base, on_batch_timer, NULL);
 	S.log_flush = evtimer_new(S.base, on_log_flush, NULL);
 	if (!S.batch_timer || !S.log_flush)
@@ -698,10 +750,12 @@ main(int argc, char **argv)
 		if (box_ipc_chan_allow(box_ipc_event_chan(p->ev), allow, i == 0 ? 3 : 2) < 0)
 			fatalx("Cannot set up the %s channel", p->name);
 	}
-	if (event_base_dispatch(S.base) < 0)
-		fatalx("The event loop failed");
+}
 
-	/* Leaving: whatever waits for the batch fsync gets it (or a deny). */
+/* Step 10: whatever waits for the batch fsync gets it (or a deny); then free all. */
+static void
+shutdown_flush(int dirfd)
+{
 	if (S.n_pending)
 		do_sync();
 	else if (engine_needs_sync(S.engine))
@@ -719,5 +773,29 @@ main(int argc, char **argv)
 	safe_close(S.decisions_fd);
 	safe_close(dirfd);
 	event_base_free(S.base);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct privdrop pd = { .uid = getuid(), .gid = getgid() };
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int dirfd = -1;
+
+	log_init("box-policyd", 1);
+	args_parse(argc, argv, &pd);
+	channels_take();
+	privileges_drop(&pd);
+	if (policy_init_receive(&m, &dirfd) == 0)
+		return 0;
+	loop_prepare();
+	seccomp_enter(dirfd);
+	if (!engine_start(&m, dirfd))
+		return 1;
+	box_ipc_msg_done(&m);
+	peers_watch();
+	if (event_base_dispatch(S.base) < 0) /* step 9 */
+		fatalx("The event loop failed");
+	shutdown_flush(dirfd);
 	return S.exit_code;
 }

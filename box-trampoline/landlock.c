@@ -154,8 +154,9 @@ landlock_apply(struct tramp *t)
 		rule(&ll, e->path, r, true);
 	}
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		tramp_fail(t, STEP_LANDLOCK, errno, "PR_SET_NO_NEW_PRIVS");
+	/* no_new_privs is already set: PID 1 set it when it was forked (pid1.c). */
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		tramp_fail(t, STEP_LANDLOCK, 0, "no_new_privs is not set");
 	if (box_landlock_restrict_self(fd, 0) < 0)
 		tramp_fail(t, STEP_LANDLOCK, errno, "landlock_restrict_self");
 	close(fd);

@@ -28,56 +28,14 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "parse.h"
 #include "path.h"
 #include "trampoline.h"
+#include "view.h"
 
 #define BASE_OLDROOT "oldroot"
 #define BASE_NEWROOT "newroot"
 
-/* Extra kinds of the internal entry list, beside plan.proto's ViewKind. */
-enum {
-	VK_SYSTEM = 100, /* /usr /lib* /bin /sbin: read-only, exec */
-	VK_ETC,		 /* runtime /etc files: read-only, noexec */
-	VK_MANAGED,	 /* a box-managed runtime dir bound at /tmp, /var/tmp, HOME */
-	VK_TMPFS,	 /* a private tmpfs (tools) */
-	VK_SELF,	 /* a directory between a grant and a mask, bound onto itself */
-};
-
-struct vent {
-	const char *path; /* in the view (and on the host, except VK_MANAGED) */
-	const char *src;  /* host source (mask, runtime dir); NULL: same as path */
-	int kind;
-	unsigned depth;
-	int rank;
-	uint64_t attr;
-};
-
-struct view {
-	struct tramp *t;
-	int oldroot; /* O_PATH of /oldroot */
-	int newroot; /* O_PATH of /newroot */
-	int masks;   /* O_PATH of the base tmpfs dir holding /proc masks */
-	bool agent;
-	struct vent *v;
-	size_t n, cap;
-};
-
-static const char *const system_dirs[] = {"/usr", "/lib", "/lib64", "/bin", "/sbin"};
-static const char *const etc_files[] = {
-	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "hosts",	"host.conf",
-	"gai.conf",    "services",   "protocols",    "localtime",     "ssl",	"ca-certificates",
-	"alternatives", "mime.types",
-};
-
-static unsigned
-path_depth(const char *p)
-{
-	unsigned d = 0;
-	for (; *p; p++)
-		if (*p == '/')
-			d++;
-	return d;
-}
 
 static int
 sys_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
@@ -215,179 +173,6 @@ setattr_fd(int fd, uint64_t attr)
 {
 	struct mount_attr ma = {.attr_set = attr};
 	return mount_setattr(fd, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0 ? -errno : 0;
-}
-
-static void
-vent_add(struct view *vw, const char *path, const char *src, int kind, int rank, uint64_t attr)
-{
-	if (vw->n == vw->cap) {
-		size_t cap = vw->cap ? vw->cap * 2 : 64;
-		struct vent *nv = reallocarray(vw->v, cap, sizeof(*nv));
-		if (!nv)
-			tramp_fail(vw->t, STEP_MOUNT, ENOMEM, "out of memory");
-		vw->v = nv;
-		vw->cap = cap;
-	}
-	vw->v[vw->n++] = (struct vent){
-		.path = path, .src = src, .kind = kind, .depth = path_depth(path), .rank = rank,
-		.attr = attr,
-	};
-}
-
-static int
-vent_cmp(const void *a, const void *b)
-{
-	const struct vent *x = a, *y = b;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return strcmp(x->path, y->path);
-}
-
-static bool
-is_write_kind(int k)
-{
-	return k == BOX__VIEW_KIND__VIEW_WRITE || k == BOX__VIEW_KIND__VIEW_WRITE_FILE ||
-	       k == VK_MANAGED || k == VK_TMPFS;
-}
-
-/* The innermost non-deny entry containing `path` (optionally not `path` itself). */
-static const struct vent *
-enclosing(const struct view *vw, const char *path, bool strict, bool grants_only)
-{
-	const struct vent *best = NULL;
-	for (size_t i = 0; i < vw->n; i++) {
-		const struct vent *e = &vw->v[i];
-		if (e->kind == BOX__VIEW_KIND__VIEW_DENY || e->kind == VK_SELF)
-			continue;
-		if (grants_only && e->kind == BOX__VIEW_KIND__VIEW_EXEC)
-			continue;
-		if (!path_is_under(path, e->path) || (strict && strcmp(path, e->path) == 0))
-			continue;
-		if (!best || e->depth > best->depth ||
-		    (e->depth == best->depth && e->rank > best->rank))
-			best = e;
-	}
-	return best;
-}
-
-/* Collect every mount of the view into vw->v with its flags. */
-static void
-collect(struct view *vw)
-{
-	struct tramp *t = vw->t;
-	const Box__Plan *p = t->plan;
-	const Box__RuntimeDirs *rt = p->runtime;
-	const uint64_t ro = MOUNT_ATTR_RDONLY, base = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-	const uint64_t grant_noexec = vw->agent ? MOUNT_ATTR_NOEXEC : 0;
-
-	for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++)
-		vent_add(vw, system_dirs[i], NULL, VK_SYSTEM, 0, base | ro);
-	for (size_t i = 0; i < ELEMENTSOF(etc_files); i++) {
-		char *path = path_join("/etc", etc_files[i]);
-		if (!path)
-			tramp_fail(t, STEP_MOUNT, ENOMEM, "out of memory");
-		vent_add(vw, path, NULL, VK_ETC, 0, base | ro | MOUNT_ATTR_NOEXEC);
-	}
-
-	/* Box-managed directories, or private tmpfs for a tool. */
-	const uint64_t tmp_attr = base | grant_noexec;
-	if (rt->tmp)
-		vent_add(vw, "/tmp", rt->tmp, VK_MANAGED, 0, tmp_attr);
-	else
-		vent_add(vw, "/tmp", NULL, VK_TMPFS, 0, tmp_attr);
-	if (rt->var_tmp)
-		vent_add(vw, "/var/tmp", rt->var_tmp, VK_MANAGED, 0, tmp_attr);
-	else
-		vent_add(vw, "/var/tmp", NULL, VK_TMPFS, 0, tmp_attr);
-
-	bool home_granted = false;
-	for (size_t i = 0; i < p->n_view; i++) {
-		const Box__ViewEntry *e = p->view[i];
-		if (e->kind != BOX__VIEW_KIND__VIEW_DENY && path_is_under(p->owner->home, e->path))
-			home_granted = true;
-	}
-	if (!home_granted && strcmp(p->owner->home, "/") != 0 &&
-	    !path_is_under(p->owner->home, "/tmp") && !path_is_under(p->owner->home, "/var/tmp")) {
-		if (rt->home)
-			vent_add(vw, p->owner->home, rt->home, VK_MANAGED, 0, tmp_attr);
-		else if (!vw->agent)
-			vent_add(vw, p->owner->home, NULL, VK_TMPFS, 0, tmp_attr);
-	}
-
-	for (size_t i = 0; i < p->n_view; i++) {
-		const Box__ViewEntry *e = p->view[i];
-		switch (e->kind) {
-		case BOX__VIEW_KIND__VIEW_READ:
-		case BOX__VIEW_KIND__VIEW_READ_FILE:
-			vent_add(vw, e->path, NULL, (int)e->kind, 0, base | ro | grant_noexec);
-			break;
-		case BOX__VIEW_KIND__VIEW_WRITE:
-		case BOX__VIEW_KIND__VIEW_WRITE_FILE:
-			vent_add(vw, e->path, NULL, (int)e->kind, 0, base | grant_noexec);
-			break;
-		case BOX__VIEW_KIND__VIEW_EXEC:
-			vent_add(vw, e->path, NULL, (int)e->kind, 1, 0); /* attr below */
-			break;
-		case BOX__VIEW_KIND__VIEW_DENY:
-			vent_add(vw, e->path, e->mask, (int)e->kind, 3,
-				 base | ro | MOUNT_ATTR_NOEXEC);
-			break;
-		case BOX__VIEW_KIND__VIEW_INVALID:
-		case _BOX__VIEW_KIND_IS_INT_SIZE:
-		default:
-			tramp_fail(t, STEP_MOUNT, EINVAL, "view entry %s: bad kind", e->path);
-		}
-	}
-
-	/* exec entries keep the read-only or read-write state of their grant. */
-	size_t n_plan = vw->n;
-	for (size_t i = 0; i < n_plan; i++) {
-		struct vent *e = &vw->v[i];
-		if (e->kind != BOX__VIEW_KIND__VIEW_EXEC)
-			continue;
-		const struct vent *g = enclosing(vw, e->path, false, true);
-		e->attr = base | ((g && is_write_kind(g->kind)) ? 0 : ro);
-	}
-
-	/*
-	 * Masks: every directory between the innermost entry containing the
-	 * mask and the mask itself is bound onto itself (with that entry's
-	 * flags) so it cannot be renamed; a mask nothing contains is not in
-	 * the view at all and needs nothing.
-	 */
-	for (size_t i = 0; i < n_plan; i++) {
-		const struct vent *d = &vw->v[i];
-		if (d->kind != BOX__VIEW_KIND__VIEW_DENY)
-			continue;
-		const struct vent *g = enclosing(vw, d->path, true, false);
-		if (!g)
-			continue;
-		const char *gpath = g->path;
-		uint64_t gattr = g->attr;
-		_cleanup_free_ char *dir = NULL;
-		if (path_dirname(d->path, &dir) < 0)
-			tramp_fail(t, STEP_MOUNT, ENOMEM, "out of memory");
-		while (strcmp(dir, gpath) != 0 && path_is_under(dir, gpath)) {
-			bool have = false;
-			for (size_t k = 0; k < vw->n; k++)
-				if (strcmp(vw->v[k].path, dir) == 0 && vw->v[k].kind != BOX__VIEW_KIND__VIEW_DENY)
-					have = true;
-			if (!have) {
-				char *keep = strdup(dir);
-				if (!keep)
-					tramp_fail(t, STEP_MOUNT, ENOMEM, "out of memory");
-				vent_add(vw, keep, NULL, VK_SELF, 2, gattr);
-			}
-			char *parent = NULL;
-			if (path_dirname(dir, &parent) < 0)
-				tramp_fail(t, STEP_MOUNT, ENOMEM, "out of memory");
-			free(dir);
-			dir = parent;
-		}
-	}
-	qsort(vw->v, vw->n, sizeof(*vw->v), vent_cmp);
 }
 
 /* Recreate a host symlink (merged /usr, /etc/localtime) in the view. */
@@ -605,10 +390,10 @@ mask_pid1(struct view *vw, int proc)
 	struct dirent *de;
 	errno = 0;
 	while ((de = readdir(d))) {
-		char *end;
-		unsigned long tid = strtoul(de->d_name, &end, 10);
-		if (*end || tid == 0)
+		uint64_t v;
+		if (parse_u64(de->d_name, UINT32_MAX, &v) < 0 || v == 0)
 			continue; /* . and .. */
+		unsigned long tid = (unsigned long)v;
 		for (size_t i = 0; i < ELEMENTSOF(pid1_masked); i++) {
 			char rel[64];
 			snprintf(rel, sizeof(rel), "%lu/%s", tid, pid1_masked[i]);
@@ -881,7 +666,7 @@ mount_view_build(struct tramp *t)
 		tramp_fail(t, STEP_MOUNT, errno, "root tmpfs: open");
 
 	write_identity(&vw);
-	collect(&vw);
+	view_collect(&vw);
 	for (size_t i = 0; i < vw.n; i++)
 		mount_one(&vw, &vw.v[i]);
 	build_dev(&vw);
@@ -910,5 +695,5 @@ mount_view_build(struct tramp *t)
 	safe_close(vw.oldroot);
 	safe_close(vw.newroot);
 	safe_close(vw.masks);
-	free(vw.v); /* paths of /etc entries and self binds leak into PID 1; they are few */
+	view_entries_free(&vw);
 }

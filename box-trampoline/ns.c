@@ -2,44 +2,36 @@
  * ns.c — layer probes, cgroup membership, step 1 (credentials and
  * namespaces).
  *
- * Layers: Landlock (best ABI, capped at BOX_LANDLOCK_ABI_MAX) and seccomp
- * are probed once; a layer the plan requires and the kernel lacks refuses
+ * Layers: Landlock (best ABI, capped at BOX_LANDLOCK_ABI_MAX; common/hostprobe.c)
+ * and seccomp are probed once; a layer the plan requires and the kernel lacks refuses
  * the start. BOX_TEST_ABSENT=landlock,seccomp,cgroup-v1 and
  * BOX_TEST_LANDLOCK_ABI=N, read from the trampoline's own environment, can
  * only make a layer look absent (or older), never weaken a present one.
  * Credentials: as root (service mode) switch to the owner — setgroups,
- * setresgid, setresuid, verified — then, as every owner does, unshare every
+ * setresgid, setresuid, verified (common/privdrop.c) — then, as every owner does, unshare every
  * namespace and write the id maps as that owner.
  * Trusts: the validated plan.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "compat/landlock.h"
 #include "fdutil.h"
+#include "hostprobe.h"
 #include "parse.h"
 #include "path.h"
 #include "plan_validate.h"
+#include "privdrop.h"
 #include "trampoline.h"
-
-#ifndef CGROUP_SUPER_MAGIC
-#define CGROUP_SUPER_MAGIC 0x27e0eb
-#endif
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 void
 layers_probe(struct tramp *t)
@@ -61,20 +53,18 @@ layers_probe(struct tramp *t)
 		p = end ? end + 1 : NULL;
 	}
 
-	long abi = syscall(BOX_NR_landlock_create_ruleset, NULL, 0,
-			   BOX_LANDLOCK_CREATE_RULESET_VERSION);
+	long abi = hostprobe_landlock_abi();
 	if (abi < 0)
 		abi = 0;
 	if (abi > BOX_LANDLOCK_ABI_MAX)
 		abi = BOX_LANDLOCK_ABI_MAX;
 	if (abi_s && *abi_s) {
-		char *end;
-		long n = strtol(abi_s, &end, 10);
-		if (*end || n < 0 || n > BOX_LANDLOCK_ABI_MAX)
+		uint64_t n;
+		if (parse_u64(abi_s, BOX_LANDLOCK_ABI_MAX, &n) < 0)
 			tramp_fail(t, STEP_PLAN, 0, "BOX_TEST_LANDLOCK_ABI: not 0..%d",
 				   BOX_LANDLOCK_ABI_MAX);
-		if (n < abi)
-			abi = n; /* only ever lower */
+		if ((long)n < abi)
+			abi = (long)n; /* only ever lower */
 	}
 	if (list_has_word(absent, "landlock"))
 		abi = 0;
@@ -116,10 +106,8 @@ read_small(int dfd, const char *name, char *buf, size_t len)
 static bool
 limit_matches(const char *text, uint64_t want)
 {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 10);
-	return errno == 0 && *end == '\0' && end != text && v == want;
+	uint64_t v;
+	return parse_u64(text, UINT64_MAX, &v) == 0 && v == want;
 }
 
 /*
@@ -139,12 +127,12 @@ cgroups_join(struct tramp *t)
 		_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (dfd < 0)
 			tramp_fail(t, STEP_LIMITS, errno, "cgroup %s", dir);
-		struct statfs sfs;
-		if (fstatfs(dfd, &sfs) < 0)
-			tramp_fail(t, STEP_LIMITS, errno, "cgroup %s", dir);
-		bool v1 = sfs.f_type == CGROUP_SUPER_MAGIC;
-		if (!v1 && sfs.f_type != CGROUP2_SUPER_MAGIC)
+		int version = hostprobe_cgroup_version(dfd);
+		if (version == -EMEDIUMTYPE)
 			tramp_fail(t, STEP_LIMITS, 0, "%s is not a cgroup directory", dir);
+		if (version < 0)
+			tramp_fail(t, STEP_LIMITS, -version, "cgroup %s", dir);
+		bool v1 = version == 1;
 		if (v1 && t->absent_cgroup_v1)
 			tramp_fail(t, STEP_LIMITS, 0,
 				   "the cgroup v1 hierarchy is not available (pids_max/memory_max need it)");
@@ -180,34 +168,28 @@ void
 credentials_switch(struct tramp *t)
 {
 	const Box__Owner *o = t->plan->owner;
-	uid_t ru, eu, su;
-	gid_t rg, eg, sg;
+	gid_t groups[BOX_PLAN_GROUPS_MAX];
+	size_t n = o->n_groups < BOX_PLAN_GROUPS_MAX ? o->n_groups : BOX_PLAN_GROUPS_MAX;
+	const char *failed = NULL;
 
 	t->owner_is_root = o->uid == 0;
-	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
-		tramp_fail(t, STEP_CREDENTIALS, errno, "getresuid");
-	if (eu == 0) {
-		/* Service mode: become the owner (initgroups as boxd resolved it). */
-		gid_t groups[BOX_PLAN_GROUPS_MAX];
-		size_t n = o->n_groups < BOX_PLAN_GROUPS_MAX ? o->n_groups : BOX_PLAN_GROUPS_MAX;
-		for (size_t i = 0; i < n; i++)
-			groups[i] = o->groups[i];
-		if (setgroups(n, groups) < 0)
-			tramp_fail(t, STEP_CREDENTIALS, errno, "setgroups");
-		if (setresgid(o->gid, o->gid, o->gid) < 0)
-			tramp_fail(t, STEP_CREDENTIALS, errno, "setresgid(%u)", o->gid);
-		if (setresuid(o->uid, o->uid, o->uid) < 0)
-			tramp_fail(t, STEP_CREDENTIALS, errno, "setresuid(%u)", o->uid);
+	/* Service mode (root): become the owner, initgroups as boxd resolved it. */
+	for (size_t i = 0; i < n; i++)
+		groups[i] = o->groups[i];
+	struct privdrop pd = {.uid = o->uid, .gid = o->gid, .groups = groups, .n_groups = n};
+	int r = privdrop_switch_ids(&pd, &failed);
+	if (r < 0 && failed && strcmp(failed, "verify ids") == 0) {
+		uid_t ru, eu, su;
+		gid_t rg, eg, sg;
 		if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
 			tramp_fail(t, STEP_CREDENTIALS, errno, "getresuid");
-		if (o->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
-			tramp_fail(t, STEP_CREDENTIALS, 0, "uid 0 could be regained");
-	}
-	if (ru != o->uid || eu != o->uid || su != o->uid || rg != o->gid || eg != o->gid ||
-	    sg != o->gid)
 		tramp_fail(t, STEP_CREDENTIALS, 0,
 			   "running as uid %u gid %u, the box owner is uid %u gid %u", (unsigned)eu,
 			   (unsigned)eg, o->uid, o->gid);
+	}
+	if (r < 0)
+		tramp_fail(t, STEP_CREDENTIALS, -r, "%s (uid %u gid %u)", failed ? failed : "switching ids",
+			   o->uid, o->gid);
 	/* A uid change made us non-dumpable; our own id maps need dumpable. */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
 		tramp_fail(t, STEP_CREDENTIALS, errno, "PR_SET_DUMPABLE");

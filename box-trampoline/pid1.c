@@ -137,19 +137,25 @@ pid1_fork(struct tramp *t)
 		pid1_parent_check(t, STEP_PID1);
 		if (getpid() != 1)
 			tramp_fail(t, STEP_PID1, 0, "not PID 1 of the new PID namespace");
+		/*
+		 * PID 1's one no_new_privs: Landlock (step 5) needs it before
+		 * landlock_restrict_self, the capabilities step (7) checks it, and
+		 * the workload inherits it.
+		 */
+		int r = privdrop_no_new_privs();
+		if (r < 0)
+			tramp_fail(t, STEP_PID1, -r, "PR_SET_NO_NEW_PRIVS");
 		return;
 	}
 
 	/* Outer trampoline. */
 	close(pp[0]);
-	int r = caps_drop_all();
+	/* The outer trampoline's one lock-down: no capability, no_new_privs, not dumpable. */
+	const char *failed = NULL;
+	int r = privdrop_lock_down(true, &failed);
 	if (r < 0) {
 		kill(pid, SIGKILL);
-		tramp_fail(t, STEP_PID1, -r, "outer trampoline: dropping capabilities");
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-		kill(pid, SIGKILL);
-		tramp_fail(t, STEP_PID1, errno, "outer trampoline: no_new_privs");
+		tramp_fail(t, STEP_PID1, -r, "outer trampoline: %s", failed);
 	}
 	close(TRAMP_STATUS_FD);
 	t->status_fd = -1;

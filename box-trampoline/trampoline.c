@@ -7,7 +7,7 @@
  *   plan            fd 3: one packet, capped, no fds, decoded and validated
  *   layers          Landlock / seccomp present when required
  *   credentials     cgroups joined, owner ids, unshare, own id maps
- *   pid 1           fork; the outer trampoline only waits and forwards
+ *   pid 1           fork, no_new_privs; the outer trampoline locks down, waits, forwards
  *   network         lo up, gateway listener sent on fd 4
  *   mount view      tmpfs root, binds, /dev, /proc, pivot_root
  *   landlock        rights per path

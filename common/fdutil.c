@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "cleanup.h"
 #include "compat/syscalls.h"
 #include "fdutil.h"
+#include "parse.h"
 
 int
 fd_set_cloexec(int fd, bool on)
@@ -108,7 +110,10 @@ fd_close_all_except(int lowfd, const int *keep, unsigned n_keep)
 			while ((de = readdir(d))) {
 				if (de->d_name[0] == '.')
 					continue;
-				int fd = atoi(de->d_name);
+				uint64_t v;
+				if (parse_u64(de->d_name, INT_MAX, &v) < 0)
+					continue;
+				int fd = (int)v;
 				if (fd >= lowfd && fd != dfd && !fd_in(fd, sorted, n))
 					(void)close(fd);
 			}

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "parse.h"
 
 static const char *log_title = "box";
 static int log_with_function;
@@ -27,14 +28,23 @@ static int
 stderr_is_journal(void)
 {
 	const char *js = getenv("JOURNAL_STREAM");
-	uintmax_t dev, ino;
+	char buf[64];
+	uint64_t dev, ino;
 	struct stat st;
 
-	if (!js || sscanf(js, "%ju:%ju", &dev, &ino) != 2)
+	/* "DEV:INO", both decimal (systemd.exec(5)). */
+	if (!js || strlen(js) >= sizeof(buf))
+		return 0;
+	(void)snprintf(buf, sizeof(buf), "%s", js);
+	char *colon = strchr(buf, ':');
+	if (!colon)
+		return 0;
+	*colon = '\0';
+	if (parse_u64(buf, UINT64_MAX, &dev) < 0 || parse_u64(colon + 1, UINT64_MAX, &ino) < 0)
 		return 0;
 	if (fstat(STDERR_FILENO, &st) < 0)
 		return 0;
-	return (uintmax_t)st.st_dev == dev && (uintmax_t)st.st_ino == ino;
+	return (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
 }
 
 void

@@ -1,17 +1,28 @@
 /*
- * privdrop.c — the ordered privilege drop (see privdrop.h for the order).
+ * privdrop.c — the ordered privilege drop (see privdrop.h for the order):
+ * the id switch, and the capabilities-and-no_new_privs lock-down.
  *
- * Trusts: the target ids come from boxd's plan; this function re-verifies the
- * result (getresuid/getresgid, setuid(0) must fail) instead of trusting the
- * return codes alone, as OpenSSH's permanently_set_uid does.
+ * Trusts: the target ids come from the caller (boxd's plan, or the process's
+ * own ids); the result is re-verified (getresuid/getresgid, getgroups,
+ * setuid(0) must fail) instead of trusting the return codes alone, as
+ * OpenSSH's permanently_set_uid does.
  */
 #include <errno.h>
 #include <grp.h>
+#include <stdlib.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "privdrop.h"
+
+static int
+fail(const char **failed, const char *what, int r)
+{
+	if (failed)
+		*failed = what;
+	return r;
+}
 
 /*
  * Empty the bounding set. Needs CAP_SETPCAP: a process without it (an
@@ -36,8 +47,62 @@ caps_drop_bounding(void)
 	return 0;
 }
 
+/* The supplementary groups are exactly want[0..n) (order does not matter). */
+static int
+groups_verify(const gid_t *want, size_t n)
+{
+	gid_t have[PRIVDROP_GROUPS_MAX];
+	int got = getgroups(PRIVDROP_GROUPS_MAX, have);
+	if (got < 0)
+		return -errno;
+	if ((size_t)got != n)
+		return -EPERM;
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+		for (int j = 0; j < got && !found; j++)
+			found = have[j] == want[i];
+		if (!found)
+			return -EPERM;
+	}
+	return 0;
+}
+
 int
-caps_drop_all(void)
+privdrop_switch_ids(const struct privdrop *pd, const char **failed)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	bool set_groups = geteuid() == 0 || getuid() == 0;
+
+	if (pd->n_groups > PRIVDROP_GROUPS_MAX)
+		return fail(failed, "setgroups", -E2BIG);
+	if (set_groups && setgroups(pd->n_groups, pd->groups) < 0)
+		return fail(failed, "setgroups", -errno);
+	if (geteuid() == 0 && setresgid(pd->gid, pd->gid, pd->gid) < 0)
+		return fail(failed, "setresgid", -errno);
+	if (geteuid() == 0 && setresuid(pd->uid, pd->uid, pd->uid) < 0)
+		return fail(failed, "setresuid", -errno);
+	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
+		return fail(failed, "getresuid", -errno);
+	if (ru != pd->uid || eu != pd->uid || su != pd->uid || rg != pd->gid ||
+	    eg != pd->gid || sg != pd->gid)
+		return fail(failed, "verify ids", -EPERM);
+	if (set_groups) {
+		int r = groups_verify(pd->groups, pd->n_groups);
+		if (r < 0)
+			return fail(failed, "verify groups", r);
+	}
+	/* Must not be able to regain root. */
+	if (pd->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+		return fail(failed, "uid 0 could be regained", -EPERM);
+	/* (Root keeps every right to change its gid: only a non-root target is checked.) */
+	if (pd->uid != 0 && pd->gid != 0 && (setgid(0) == 0 || setegid(0) == 0))
+		return fail(failed, "gid 0 could be regained", -EPERM);
+	return 0;
+}
+
+int
+privdrop_caps_clear(void)
 {
 	int r = caps_drop_bounding();
 	if (r < 0)
@@ -64,37 +129,38 @@ caps_drop_all(void)
 }
 
 int
-privdrop_apply(const struct privdrop *pd)
+privdrop_no_new_privs(void)
 {
-	uid_t ru, eu, su;
-	gid_t rg, eg, sg;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		return -EPERM;
+	return 0;
+}
 
+int
+privdrop_lock_down(bool not_dumpable, const char **failed)
+{
+	int r = privdrop_caps_clear();
+	if (r < 0)
+		return fail(failed, "dropping every capability", r);
+	r = privdrop_no_new_privs();
+	if (r < 0)
+		return fail(failed, "PR_SET_NO_NEW_PRIVS", r);
+	if (not_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return fail(failed, "PR_SET_DUMPABLE 0", -errno);
+	return 0;
+}
+
+int
+privdrop_apply(const struct privdrop *pd, const char **failed)
+{
 	/* The bounding set while we still hold CAP_SETPCAP. */
 	int r = caps_drop_bounding();
 	if (r < 0)
-		return r;
-	if (geteuid() == 0 || getuid() == 0) {
-		if (setgroups(pd->n_groups, pd->groups) < 0)
-			return -errno;
-	}
-	if (setresgid(pd->gid, pd->gid, pd->gid) < 0)
-		return -errno;
-	if (setresuid(pd->uid, pd->uid, pd->uid) < 0)
-		return -errno;
-	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
-		return -errno;
-	if (ru != pd->uid || eu != pd->uid || su != pd->uid || rg != pd->gid ||
-	    eg != pd->gid || sg != pd->gid)
-		return -EPERM;
-	/* Must not be able to regain root. */
-	if (pd->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
-		return -EPERM;
-	r = caps_drop_all();
+		return fail(failed, "PR_CAPBSET_DROP", r);
+	r = privdrop_switch_ids(pd, failed);
 	if (r < 0)
 		return r;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
-	if (!pd->keep_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		return -errno;
-	return 0;
+	return privdrop_lock_down(!pd->keep_dumpable, failed);
 }

@@ -476,13 +476,19 @@ bool unescape_string(const struct token *t, struct arena *ar, char **out, size_t
 int validate_policy(struct bp_policy *p, struct bp_diags *d);
 void rule_label(const struct rule *r, size_t index, char *buf, size_t size);
 
-/* ---- values / extensions (eval) ---- */
+/* ---- values / extensions (value.c: a leaf, calls nothing else here) ---- */
 
 bool parse_ip(const char *s, size_t n, struct val *ret);
 bool parse_decimal(const char *s, size_t n, int64_t *ret);
 bool parse_datetime(const char *s, size_t n, int64_t *ret);
 bool parse_duration(const char *s, size_t n, int64_t *ret);
 bool val_eq(const struct val *a, const struct val *b);
+bool val_str_eq(const char *a, size_t an, const char *b, size_t bn);
+/* The set value SET holds an element equal to X. */
+bool val_set_has(const struct val *set, const struct val *x);
+
+/* ---- evaluation (eval.c) ---- */
+
 bool like_match(const struct pattern *p, const char *s, size_t n);
 
 /* ---- request / decision ---- */
@@ -523,6 +529,7 @@ struct bp_decision {
 
 int format_message(const struct bp_policy *p, const struct bp_request *req,
 		   struct bp_decision *d);
+/* request_field.c (a leaf): the value of context.input's field ATOM, or NULL. */
 const struct val *request_field(const struct bp_request *r, uint32_t atom);
 
 /* UTF-8 encoding of one code point into O (4 bytes of room); returns its length. */

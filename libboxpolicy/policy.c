@@ -287,22 +287,6 @@ bp_policy_temporal_count(const struct bp_policy *p, size_t rule)
 	return p && rule < p->n_rules ? p->rules[rule].n_temporal : 0;
 }
 
-int
-bp_policy_temporal_source(const struct bp_policy *p, size_t rule, size_t term, const char **text,
-			  size_t *len, unsigned *line, unsigned *col)
-{
-	if (!p || rule >= p->n_rules || term >= p->rules[rule].n_temporal)
-		return -ENOENT;
-	const struct temporal_term *t = &p->rules[rule].temporal[term];
-	*text = t->text;
-	*len = t->len;
-	if (line)
-		*line = t->line;
-	if (col)
-		*col = t->col;
-	return 0;
-}
-
 /* ---- requests ---- */
 
 int
@@ -439,15 +423,6 @@ bp_request_set_action(struct bp_request *r, const char *action)
 	}
 	problem(r, "unknown action %.200s", action);
 	return -ENOENT;
-}
-
-const struct val *
-request_field(const struct bp_request *r, uint32_t atom)
-{
-	for (size_t i = 0; i < r->n_fields; i++)
-		if (r->fields[i].atom == atom)
-			return &r->fields[i].v;
-	return NULL;
 }
 
 static bool

@@ -1321,3 +1321,25 @@ bp_policy_rule_hash(const struct bp_policy *p, size_t i)
 	free(text);
 	return h ? h : 1;
 }
+
+/*
+ * The source text of a rule's temporal term. Here, beside its only internal
+ * user (tprog_parse), rather than in policy.c: policy.c calls the temporal
+ * checker, which calls this parser, and a call back into policy.c would close
+ * a cycle.
+ */
+int
+bp_policy_temporal_source(const struct bp_policy *p, size_t rule, size_t term, const char **text,
+			  size_t *len, unsigned *line, unsigned *col)
+{
+	if (!p || rule >= p->n_rules || term >= p->rules[rule].n_temporal)
+		return -ENOENT;
+	const struct temporal_term *t = &p->rules[rule].temporal[term];
+	*text = t->text;
+	*len = t->len;
+	if (line)
+		*line = t->line;
+	if (col)
+		*col = t->col;
+	return 0;
+}

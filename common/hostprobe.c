@@ -1,0 +1,94 @@
+/*
+ * hostprobe.c — host kernel probes (see hostprobe.h).
+ *
+ * Trusts: the kernel; mountinfo text is split without assuming it is well
+ * formed (every field is checked for, the separator must be there).
+ */
+#include <errno.h>
+#include <linux/magic.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "compat/landlock.h"
+#include "hostprobe.h"
+
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+int
+hostprobe_landlock_abi(void)
+{
+	long r = syscall(BOX_NR_landlock_create_ruleset, NULL, 0,
+			 BOX_LANDLOCK_CREATE_RULESET_VERSION);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -EOPNOTSUPP; /* not an ABI version: treat as absent */
+	return (int)r;
+}
+
+int
+hostprobe_cgroup_version(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	if (sfs.f_type == CGROUP_SUPER_MAGIC)
+		return 1;
+	if (sfs.f_type == CGROUP2_SUPER_MAGIC)
+		return 2;
+	return -EMEDIUMTYPE;
+}
+
+int
+mountinfo_parse_line(char *line, struct mountinfo_entry *ret)
+{
+	/* id parent maj:min root mountpoint options [optional...] - fstype source superopts */
+	char *f[6] = {0};
+	char *save = NULL, *w = strtok_r(line, " \n", &save);
+	int n = 0;
+
+	for (; w && n < 6; w = strtok_r(NULL, " \n", &save))
+		f[n++] = w;
+	while (w && strcmp(w, "-") != 0)
+		w = strtok_r(NULL, " \n", &save);
+	if (n < 6 || !w)
+		return -EINVAL;
+	char *fstype = strtok_r(NULL, " \n", &save);
+	char *source = fstype ? strtok_r(NULL, " \n", &save) : NULL;
+	char *super = source ? strtok_r(NULL, " \n", &save) : NULL;
+	if (!super)
+		return -EINVAL;
+	*ret = (struct mountinfo_entry){
+		.root = f[3],
+		.mountpoint = f[4],
+		.options = f[5],
+		.fstype = fstype,
+		.source = source,
+		.super_options = super,
+	};
+	return 0;
+}
+
+void
+mountinfo_unescape(char *s)
+{
+	char *o = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
