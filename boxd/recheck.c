@@ -46,6 +46,7 @@
 #include "fdutil.h"
 #include "ipc.h"
 #include "log.h"
+#include "parse.h"
 #include "path.h"
 #include "treewalk.h"
 #include "validate.h"
@@ -671,8 +672,9 @@ child_main(int sock, const struct box *b, const char *state_dir, bool detach)
 	child_boxd_sockets(&c, b);
 	/* A test hook that only slows a step (HACKING.md): the scan's time bound is then reached. */
 	const char *delay = getenv("BOX_TEST_SCAN_DELAY_MS");
-	if (delay && *delay >= '1' && *delay <= '9' && strlen(delay) <= 3)
-		c.scan_delay_ms = (unsigned)atoi(delay);
+	uint64_t delay_ms;
+	if (delay && parse_count(delay, 999, &delay_ms) == 0)
+		c.scan_delay_ms = (unsigned)delay_ms;
 
 	/* The owner's rights, nothing more. */
 	if (geteuid() == 0) {
@@ -879,10 +881,8 @@ take_record(struct recheck_result *res, const char *rec)
 			       -EBADMSG;
 	if (IS("sockets")) {
 		/* "/N": the total, when more were found than named */
-		char *end;
-		errno = 0;
-		unsigned long long t = strtoull(p + 1, &end, 10);
-		if (errno || *end || end == p + 1 || t == 0 || t > SIZE_MAX)
+		uint64_t t;
+		if (parse_count(p + 1, SIZE_MAX, &t) < 0)
 			return -EBADMSG;
 		res->sockets_total = (size_t)t;
 		return 0;
