@@ -29,6 +29,7 @@
 #include "cleanup.h"
 #include "fdutil.h"
 #include "log.h"
+#include "parse.h"
 #include "path.h"
 
 static const char *const managed[] = { "tmp", "var_tmp", "dev_shm", "home" };
@@ -207,12 +208,12 @@ static void
 teardown_test_delay(void)
 {
 	const char *v = getenv("BOX_TEST_TEARDOWN_DELAY_MS");
-	long ms = v ? strtol(v, NULL, 10) : 0;
-	if (ms <= 0)
-		return;
+	uint64_t ms = 0;
+	if (!v || parse_u64(v, UINT64_MAX, &ms) < 0 || ms == 0)
+		return; /* unset or not a number: no delay */
 	if (ms > 5000)
 		ms = 5000;
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
 	}
 }
