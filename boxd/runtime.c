@@ -208,9 +208,9 @@ static void
 teardown_test_delay(void)
 {
 	const char *v = getenv("BOX_TEST_TEARDOWN_DELAY_MS");
-	uint64_t ms = 0;
-	if (!v || parse_u64(v, UINT64_MAX, &ms) < 0 || ms == 0)
-		return; /* unset or not a number: no delay */
+	uint64_t ms;
+	if (!v || parse_count(v, UINT64_MAX, &ms) < 0)
+		return;
 	if (ms > 5000)
 		ms = 5000;
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
