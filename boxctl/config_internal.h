@@ -30,7 +30,6 @@
 #define SHEBANG_DEPTH 4
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
-
 /* ------------------------------------------------------------------ */
 /* the raw file: pre-scan + inih                                        */
 
