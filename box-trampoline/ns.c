@@ -41,16 +41,15 @@ layers_probe(struct tramp *t)
 	static const char *const known[] = {"landlock", "seccomp", "cgroup-v1"};
 
 	/* Every word must be a known layer: a typo must not pass a test. */
-	for (const char *p = absent; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t l = end ? (size_t)(end - p) : strlen(p);
+	const char *w;
+	size_t l;
+	for (const char *p = absent; list_next_word(&p, &w, &l);) {
 		bool ok = false;
 		for (size_t i = 0; i < ELEMENTSOF(known); i++)
-			if (strlen(known[i]) == l && strncmp(p, known[i], l) == 0)
+			if (strlen(known[i]) == l && strncmp(w, known[i], l) == 0)
 				ok = true;
 		if (!ok)
-			tramp_fail(t, STEP_PLAN, 0, "BOX_TEST_ABSENT: unknown layer '%.*s'", (int)l, p);
-		p = end ? end + 1 : NULL;
+			tramp_fail(t, STEP_PLAN, 0, "BOX_TEST_ABSENT: unknown layer '%.*s'", (int)l, w);
 	}
 
 	long abi = hostprobe_landlock_abi();

@@ -369,6 +369,15 @@ int box_config_load(const char *path, const struct box_config_options *opts,
 int box_config_load_buffer(const char *name, const char *data, size_t len,
 			   const struct box_config_options *opts, struct box_config **ret,
 			   struct box_config_errors *errs);
+/*
+ * The same rules on the bytes alone (config_parse.c, config_rules.c; no
+ * config_host.c): always offline, and OWNER stands for the passwd database
+ * (the caller is OWNER's uid; `user =` finds only OWNER). For fuzzing.
+ */
+struct passwd;
+int box_config_parse_buffer(const char *name, const char *data, size_t len,
+			    const struct box_config_options *opts, const struct passwd *owner,
+			    struct box_config **ret, struct box_config_errors *errs);
 void box_config_free(struct box_config *cfg);
 
 /*
@@ -385,9 +394,8 @@ struct box_host_cgroups {
 	bool v1_memory, v1_pids;   /* a mounted v1 hierarchy */
 };
 
+/* The cgroup mounts in MOUNTINFO (NULL: /proc/self/mountinfo) and what they offer. */
 int box_host_cgroups_probe(const char *mountinfo, const char *root_prefix,
 			   struct box_host_cgroups *ret);
-/* The running kernel's Landlock ABI, 0 when it has none. */
-int box_host_landlock_abi(void);
 
 #endif

@@ -9,7 +9,7 @@
  * needs it, secrets by reference only. The output is itself a valid box.ini
  * that loads to the same configuration. Implicit exec grants (the command
  * file and its #! chain) are shown as comments.
- * Trusts: the struct (built by config.c).
+ * Trusts: the struct (built by config_parse.c and config_rules.c).
  */
 #include <ctype.h>
 #include <errno.h>

@@ -30,6 +30,7 @@
 
 #include "boxd.h"
 #include "cleanup.h"
+#include "hostprobe.h"
 #include "log.h"
 #include "parse.h"
 #include "path.h"
@@ -52,60 +53,41 @@ write_file_at(int dfd, const char *name, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -(n < 0 ? e : EIO);
 }
 
-static void
-controllers_v2(struct cg_mounts *m)
+/* One cgroup mount from mountinfo: keep the first of each kind under /sys/fs/cgroup. */
+static int
+mount_seen(void *user, const struct mountinfo_entry *e)
 {
-	char buf[512] = { 0 };
-	_cleanup_free_ char *p = path_join(m->v2, "cgroup.controllers");
-	int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	for (char *save = NULL, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
-		if (strcmp(w, "pids") == 0)
-			m->v2_pids = true;
-		if (strcmp(w, "memory") == 0)
-			m->v2_memory = true;
+	struct cg_mounts *m = user;
+	const char *mp = e->mountpoint;
+
+	/* An escaped mount point is not one the kernel or an init system made for cgroups. */
+	if (!path_is_under(mp, "/sys/fs/cgroup") || strchr(mp, '\\'))
+		return 0;
+	if (strcmp(e->fstype, "cgroup2") == 0 && !m->v2[0])
+		snprintf(m->v2, sizeof(m->v2), "%s", mp);
+	else if (strcmp(e->fstype, "cgroup") == 0) {
+		if (list_has_word(e->super_options, "pids") && !m->v1_pids[0])
+			snprintf(m->v1_pids, sizeof(m->v1_pids), "%s", mp);
+		if (list_has_word(e->super_options, "memory") && !m->v1_memory[0])
+			snprintf(m->v1_memory, sizeof(m->v1_memory), "%s", mp);
 	}
+	return 0;
 }
 
 static int
 mounts_probe(struct cg_mounts *m)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-
 	memset(m, 0, sizeof(*m));
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		/* id parent maj:min root mountpoint opts [optional...] - fstype source superopts */
-		char *fields[6] = { 0 };
-		char *save = NULL, *w = strtok_r(line, " \n", &save);
-		for (int i = 0; w && i < 5; i++, w = strtok_r(NULL, " \n", &save))
-			fields[i] = w;
-		while (w && strcmp(w, "-") != 0)
-			w = strtok_r(NULL, " \n", &save);
-		char *fstype = w ? strtok_r(NULL, " \n", &save) : NULL;
-		char *source = fstype ? strtok_r(NULL, " \n", &save) : NULL;
-		char *super = source ? strtok_r(NULL, " \n", &save) : NULL;
-		const char *mp = fields[4];
-		if (!fstype || !mp || !path_is_under(mp, "/sys/fs/cgroup") || strchr(mp, '\\'))
-			continue;
-		if (strcmp(fstype, "cgroup2") == 0 && !m->v2[0])
-			snprintf(m->v2, sizeof(m->v2), "%s", mp);
-		else if (strcmp(fstype, "cgroup") == 0 && super) {
-			if (list_has_word(super, "pids") && !m->v1_pids[0])
-				snprintf(m->v1_pids, sizeof(m->v1_pids), "%s", mp);
-			if (list_has_word(super, "memory") && !m->v1_memory[0])
-				snprintf(m->v1_memory, sizeof(m->v1_memory), "%s", mp);
+	int r = hostprobe_cgroup_mounts(NULL, mount_seen, m);
+	if (r < 0)
+		return r;
+	if (m->v2[0]) {
+		struct hostprobe_controllers ctl;
+		if (hostprobe_cgroup2_controllers(m->v2, &ctl) == 0) {
+			m->v2_pids = ctl.pids;
+			m->v2_memory = ctl.memory;
 		}
 	}
-	if (m->v2[0])
-		controllers_v2(m);
 	return 0;
 }
 

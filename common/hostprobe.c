@@ -5,12 +5,16 @@
  * formed (every field is checked for, the separator must be there).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/magic.h>
 #include <string.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "compat/landlock.h"
 #include "hostprobe.h"
 
@@ -91,4 +95,53 @@ mountinfo_unescape(char *s)
 		}
 	}
 	*o = '\0';
+}
+
+int
+hostprobe_cgroup_mounts(const char *path, hostprobe_mount_fn fn, void *user)
+{
+	_cleanup_fclose_ FILE *f = fopen(path ? path : "/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		struct mountinfo_entry e;
+		if (mountinfo_parse_line(line, &e) < 0)
+			continue;
+		if (strcmp(e.fstype, "cgroup") != 0 && strcmp(e.fstype, "cgroup2") != 0)
+			continue;
+		int r = fn(user, &e);
+		if (r != 0)
+			return r;
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+int
+hostprobe_cgroup2_controllers(const char *dir, struct hostprobe_controllers *ret)
+{
+	char buf[512] = {0};
+	_cleanup_free_ char *p = NULL;
+
+	*ret = (struct hostprobe_controllers){0};
+	if (asprintf(&p, "%s/cgroup.controllers", dir) < 0)
+		return -ENOMEM;
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	/* One line of blank-separated names. */
+	for (char *save = NULL, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+		if (strcmp(w, "memory") == 0)
+			ret->memory = true;
+		if (strcmp(w, "pids") == 0)
+			ret->pids = true;
+	}
+	return 0;
 }

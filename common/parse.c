@@ -173,15 +173,27 @@ format_duration_ms(uint64_t ms, char buf[static 32])
 }
 
 bool
+list_next_word(const char **cursor, const char **word, size_t *len)
+{
+	const char *p = *cursor;
+	if (!p || !*p) {
+		*cursor = NULL;
+		return false;
+	}
+	const char *end = strchr(p, ',');
+	*word = p;
+	*len = end ? (size_t)(end - p) : strlen(p);
+	*cursor = end ? end + 1 : NULL;
+	return true;
+}
+
+bool
 list_has_word(const char *list, const char *word)
 {
-	size_t wl = strlen(word);
-	for (const char *p = list; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t l = end ? (size_t)(end - p) : strlen(p);
-		if (l == wl && strncmp(p, word, wl) == 0)
+	size_t wl = strlen(word), l;
+	const char *w;
+	for (const char *p = list; list_next_word(&p, &w, &l);)
+		if (l == wl && strncmp(w, word, wl) == 0)
 			return true;
-		p = end ? end + 1 : NULL;
-	}
 	return false;
 }

@@ -11,6 +11,7 @@
 #define BOX_PARSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Decimal digits only, value <= max. */
@@ -28,7 +29,14 @@ int parse_port(const char *s, uint16_t *ret);
 /* A count: integer >= 1 and <= max. */
 int parse_count(const char *s, uint64_t max, uint64_t *ret);
 
-/* Is WORD one of the comma-separated items of LIST ("a,b,c"; NULL: none)? */
+/*
+ * Comma lists ("a,b,c"; NULL or "": no items; "a,,b" has an empty item).
+ * list_next_word: the item at *CURSOR as *WORD and *LEN (not NUL-terminated),
+ * advancing *CURSOR past it; false when no item is left (*CURSOR NULL).
+ * Start with *CURSOR = LIST.
+ */
+bool list_next_word(const char **cursor, const char **word, size_t *len);
+/* Is WORD one of the items of LIST? */
 bool list_has_word(const char *list, const char *word);
 
 /* Format helpers for normalized output: "1500ms", "4194304". */

@@ -1,13 +1,17 @@
 /*
- * fuzz_config.c — box.ini loading on arbitrary bytes (boxctl/config.c, cmdline.c).
+ * fuzz_config.c — box.ini parsing on arbitrary bytes (boxctl/config_parse.c,
+ * config_rules.c, config_print.c, cmdline.c).
  *
- * Loads the input offline (no file system, secrets or host probes), prints
+ * Parses the input with box_config_parse_buffer(): the pure parser and the
+ * section rules, linked without config_host.c (no file system, passwd
+ * database, secrets or host probes; a fixed passwd entry stands in), prints
  * the normalized config when it loads, and frees everything. Also checks a
  * property of the command syntax on every input line: the words of
  * cmdline_split(), re-quoted with cmdline_quote() and split again, are the
  * same words (abort otherwise).
  * Trusts: nothing; input is arbitrary bytes.
  */
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,11 +60,16 @@ check_requote(const char *line)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const struct passwd owner = {
+		.pw_name = (char *)"fuzz", .pw_uid = 1000, .pw_gid = 1000,
+		.pw_dir = (char *)"/home/fuzz",
+	};
 	struct box_config_options opts = { .offline = true };
 	struct box_config_errors errs = { 0 };
 	struct box_config *cfg = NULL;
 
-	if (box_config_load_buffer("fuzz.ini", (const char *)data, size, &opts, &cfg, &errs) == 0) {
+	if (box_config_parse_buffer("fuzz.ini", (const char *)data, size, &opts, &owner, &cfg,
+				    &errs) == 0) {
 		FILE *f = fopen("/dev/null", "we");
 		if (f) {
 			(void)box_config_print(f, cfg);

@@ -1,13 +1,15 @@
 /*
- * test_config.c — box.ini loading through the API (boxctl/config.c).
+ * test_config.c — box.ini loading through the API (boxctl/config_*.c).
  *
  * What the golden tests in test/config cannot reach: host probes fed with
  * fixture cgroup trees and a chosen Landlock ABI, the struct handed to the
  * BoxSpec builder, the error line format, and that no secret reaches an
- * error message. Most loads are `offline` (no file system access).
+ * error message, the host-free parser (box_config_parse_buffer) with its
+ * passwd fixture. Most loads are `offline` (no file system access).
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -288,6 +290,51 @@ test_many_errors_capped(void)
 	free(text);
 }
 
+/*
+ * box_config_parse_buffer: the same rules with no host — the given passwd
+ * entry is the caller and the only user, ~ is its home; what only the host
+ * can answer is not checked (the command is not resolved).
+ */
+static void
+test_parse_without_host(void)
+{
+	const struct passwd owner = {
+		.pw_name = (char *)"fixture", .pw_uid = 4242, .pw_gid = 4343,
+		.pw_dir = (char *)"/home/fixture",
+	};
+	struct box_config *cfg = NULL;
+	struct box_config_errors errs = { 0 };
+	const char *ok = "[box]\nname = p\n[agent]\ncommand = no-such-program-anywhere\n"
+			 "user = fixture\nworkspace = ~/w\n[agent.filesystem]\nread = ~/src\n";
+	CHECK_INT(box_config_parse_buffer("p.ini", ok, strlen(ok), NULL, &owner, &cfg, &errs), 0);
+	if (cfg) {
+		CHECK_INT(cfg->caller_uid, 4242);
+		CHECK_INT(cfg->agent.user.uid, 4242);
+		CHECK_INT(cfg->agent.user.gid, 4343);
+		CHECK(cfg->agent.user.set);
+		CHECK_STR(cfg->agent.user.home, "/home/fixture");
+		CHECK_STR(cfg->agent.proc.workspace.value, "/home/fixture/w");
+		CHECK_INT(cfg->agent.proc.fs.lists[BOX_FS_READ].n, 1);
+		CHECK_STR(cfg->agent.proc.fs.lists[BOX_FS_READ].v[0].path, "/home/fixture/src");
+		CHECK(cfg->agent.proc.command.program == NULL);
+		CHECK_STR(cfg->box.state_dir.value, "/home/fixture/.local/state/box/p");
+	}
+	box_config_free(cfg);
+	box_config_errors_clear(&errs);
+
+	/* Any other user is unknown; the syntax rules still all apply. */
+	const char *bad = "[box]\nname = p\n[agent]\ncommand = x\nuser = root\n"
+			  "[agent.filesystem]\nread = ~/.ssh/keys\n";
+	CHECK_INT(box_config_parse_buffer("p.ini", bad, strlen(bad), NULL, &owner, &cfg, &errs),
+		  -EINVAL);
+	char *t = errors_text(&errs);
+	CHECK_STR(t, "boxctl: p.ini:5: [agent] user: \"root\": no such user\n"
+		     "boxctl: p.ini:7: [agent.filesystem] read: \"~/.ssh/keys\" lies inside the "
+		     "credential store ~/.ssh, which may be granted only by naming it exactly\n");
+	free(t);
+	box_config_errors_clear(&errs);
+}
+
 int
 main(void)
 {
@@ -301,6 +348,7 @@ main(void)
 	RUN(test_limits_mechanism);
 	RUN(test_secret_never_in_errors);
 	RUN(test_many_errors_capped);
+	RUN(test_parse_without_host);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)

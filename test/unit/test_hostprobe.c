@@ -1,7 +1,8 @@
 /*
  * test_hostprobe.c — common/hostprobe.c: the Landlock ABI as the kernel
  * reports it, the cgroup version of a directory, mountinfo lines split and
- * unescaped (real lines of this host, and malformed ones refused).
+ * unescaped (real lines of this host, and malformed ones refused), the
+ * cgroup mounts of a fixture mountinfo and a cgroup2 directory's controllers.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -118,12 +120,114 @@ test_mountinfo_of_this_host(void)
 	CHECK(root >= 1);
 }
 
+static char tmpdir[64];
+
+static void
+write_text(const char *name, const char *text)
+{
+	char p[128];
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	FILE *f = fopen(p, "we");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
+struct seen {
+	char lines[8][160];
+	int n;
+	int stop_at; /* return 1 from this call (1-based); 0: never */
+};
+
+static int
+record_mount(void *user, const struct mountinfo_entry *e)
+{
+	struct seen *s = user;
+	if (s->n < 8)
+		snprintf(s->lines[s->n], sizeof(s->lines[0]), "%s %s %s", e->fstype, e->mountpoint,
+			 e->super_options);
+	s->n++;
+	return s->n == s->stop_at ? 7 : 0;
+}
+
+/* Only cgroup and cgroup2 mounts, in file order, escaped; malformed lines skipped. */
+static void
+test_cgroup_mounts(void)
+{
+	char mi[128];
+	snprintf(mi, sizeof(mi), "%s/mountinfo", tmpdir);
+	write_text("mountinfo",
+		   "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+		   "30 25 0:26 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+		   "bad line without separator cgroup\n"
+		   "31 25 0:27 / /sys/fs/cgroup/pids rw,nosuid shared:9 - cgroup cgroup rw,pids\n"
+		   "32 25 0:28 / /sys/fs/cgroup/uni\\040fied rw - cgroup2 cgroup2 rw,nsdelegate\n"
+		   "33 25 0:29 / /mnt/x rw - cgroup2\n");
+	struct seen s = { .n = 0 };
+	CHECK_INT(hostprobe_cgroup_mounts(mi, record_mount, &s), 0);
+	CHECK_INT(s.n, 3);
+	CHECK_STR(s.lines[0], "cgroup /sys/fs/cgroup/memory rw,memory");
+	CHECK_STR(s.lines[1], "cgroup /sys/fs/cgroup/pids rw,pids");
+	CHECK_STR(s.lines[2], "cgroup2 /sys/fs/cgroup/uni\\040fied rw,nsdelegate");
+
+	struct seen stop = { .stop_at = 2 };
+	CHECK_INT(hostprobe_cgroup_mounts(mi, record_mount, &stop), 7);
+	CHECK_INT(stop.n, 2);
+
+	snprintf(mi, sizeof(mi), "%s/absent", tmpdir);
+	CHECK_INT(hostprobe_cgroup_mounts(mi, record_mount, &s), -ENOENT);
+
+	/* This host's: every cgroup mount is seen, none of another type. */
+	struct seen here = { .n = 0 };
+	CHECK_INT(hostprobe_cgroup_mounts(NULL, record_mount, &here), 0);
+	for (int i = 0; i < here.n && i < 8; i++)
+		CHECK(strncmp(here.lines[i], "cgroup ", 7) == 0 ||
+		      strncmp(here.lines[i], "cgroup2 ", 8) == 0);
+}
+
+static void
+test_cgroup2_controllers(void)
+{
+	struct hostprobe_controllers ctl = { true, true };
+	CHECK_INT(hostprobe_cgroup2_controllers(tmpdir, &ctl), -ENOENT);
+	CHECK(!ctl.memory && !ctl.pids);
+
+	write_text("cgroup.controllers", "cpuset cpu io memory hugetlb pids rdma misc\n");
+	CHECK_INT(hostprobe_cgroup2_controllers(tmpdir, &ctl), 0);
+	CHECK(ctl.memory && ctl.pids);
+
+	write_text("cgroup.controllers", "memoryx pidsy cpu\n");
+	CHECK_INT(hostprobe_cgroup2_controllers(tmpdir, &ctl), 0);
+	CHECK(!ctl.memory && !ctl.pids);
+
+	write_text("cgroup.controllers", "pids");
+	CHECK_INT(hostprobe_cgroup2_controllers(tmpdir, &ctl), 0);
+	CHECK(!ctl.memory && ctl.pids);
+
+	write_text("cgroup.controllers", "");
+	CHECK_INT(hostprobe_cgroup2_controllers(tmpdir, &ctl), 0);
+	CHECK(!ctl.memory && !ctl.pids);
+}
+
 int
 main(void)
 {
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/box-test-hostprobe-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		printf("not ok - mkdtemp\n");
+		return 1;
+	}
 	RUN(test_landlock_abi);
 	RUN(test_cgroup_version);
 	RUN(test_mountinfo_lines);
 	RUN(test_mountinfo_of_this_host);
+	RUN(test_cgroup_mounts);
+	RUN(test_cgroup2_controllers);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		printf("not ok - cleanup %s\n", tmpdir);
 	return tap_done();
 }

@@ -2,6 +2,7 @@
  * test_parse.c — the checked parsers of common/parse.c.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "parse.h"
 #include "tap.h"
@@ -124,6 +125,27 @@ test_list_has_word(void)
 	CHECK(list_has_word("a,,b", "b"));
 }
 
+/* The items one by one, as the trampoline checks BOX_TEST_ABSENT's words. */
+static void
+test_list_next_word(void)
+{
+	const char *p = "landlock,,cgroup-v1,", *w;
+	size_t l;
+	CHECK(list_next_word(&p, &w, &l));
+	CHECK(l == 8 && strncmp(w, "landlock", l) == 0);
+	CHECK(list_next_word(&p, &w, &l));
+	CHECK_INT(l, 0);
+	CHECK(list_next_word(&p, &w, &l));
+	CHECK(l == 9 && strncmp(w, "cgroup-v1", l) == 0);
+	CHECK(!list_next_word(&p, &w, &l));
+	CHECK(p == NULL);
+	CHECK(!list_next_word(&p, &w, &l));
+	p = "";
+	CHECK(!list_next_word(&p, &w, &l));
+	p = NULL;
+	CHECK(!list_next_word(&p, &w, &l));
+}
+
 int
 main(void)
 {
@@ -134,5 +156,6 @@ main(void)
 	RUN(test_size);
 	RUN(test_port_count);
 	RUN(test_list_has_word);
+	RUN(test_list_next_word);
 	return tap_done();
 }

@@ -1,634 +1,28 @@
 /*
- * config.c — load box.ini (spec/CONFIG.md): pre-scan, inih, validation, host checks.
+ * config_rules.c — box.ini's section rules (spec/CONFIG.md): what each key
+ * of each section means and accepts, and the cross-section checks.
  *
- * Three passes. (1) A pre-scan classifies every line: over-long lines, NUL
- * bytes, section headers (recorded with their lines), keys (column 1, `=`
- * only), continuation lines (indented; one more occurrence of the previous
- * key), and the errors inih would not report or would report without a line.
- * (2) inih (ini_parse_stream, default build options) splits the lines the
- * pre-scan accepted into keys and values; a reader feeds it one line at a
- * time and so knows the line number of every handler call; refused lines are
- * fed as blank lines. (3) Each section is interpreted into struct box_config
- * and checked: values, paths as the caller sees them (boxctl runs as the
- * caller), secrets, and the cross-section rules. Every refusal is collected.
- *
- * Allocation failure is fatal here (boxctl is a one-shot client, like
- * OpenSSH's xmalloc): the x*() helpers exit with a message.
- * Trusts: nothing in the file; the caller's identity (getuid), the passwd
- * database and boxctl's environment.
+ * Works on the raw sections config_parse.c made. Whatever needs the host
+ * (files as the caller, passwd entries, the kernel) is asked through c->host
+ * and, beyond the passwd entries and the current directory, only when the
+ * load is not offline; so the rules link and run without config_host.c.
+ * The environment is read here: the state and runtime dirs ($XDG_*, $BOX_SOCKET)
+ * and env:// secrets (not offline).
+ * Trusts: nothing in the file; c->host's answers; the caller's environment.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ini.h>
-#include <limits.h>
-#include <pwd.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "cmdline.h"
-#include "config.h"
+#include "config_internal.h"
 #include "log.h"
 #include "parse.h"
 #include "path.h"
-#include "treewalk.h"
-
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#endif
-#define LANDLOCK_CREATE_RULESET_VERSION_FLAG (1U << 0)
-
-#define MAX_ERRORS 500
-#define SHEBANG_MAX 256
-#define SHEBANG_DEPTH 4
-#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
-
-/* ------------------------------------------------------------------ */
-/* allocation                                                          */
-
-static void *
-xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		fatalx("out of memory");
-	return p;
-}
-
-static void *
-xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		fatalx("out of memory");
-	return p;
-}
-
-static char *
-xstrdup(const char *s)
-{
-	char *r = strdup(s);
-	if (!r)
-		fatalx("out of memory");
-	return r;
-}
-
-static char *
-xstrndup(const char *s, size_t n)
-{
-	char *r = strndup(s, n);
-	if (!r)
-		fatalx("out of memory");
-	return r;
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *
-xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *r;
-	va_start(ap, fmt);
-	if (vasprintf(&r, fmt, ap) < 0)
-		fatalx("out of memory");
-	va_end(ap);
-	return r;
-}
-
-#define GROW(arr, n) ((arr) = xrealloc((arr), ((n) + 1) * sizeof(*(arr))), &(arr)[(n)++])
-
-/* ------------------------------------------------------------------ */
-/* errors                                                              */
-
-void
-box_config_errors_clear(struct box_config_errors *errs)
-{
-	for (size_t i = 0; i < errs->n; i++) {
-		free(errs->v[i].file);
-		free(errs->v[i].section);
-		free(errs->v[i].key);
-		free(errs->v[i].message);
-	}
-	free(errs->v);
-	errs->v = NULL;
-	errs->n = 0;
-}
-
-void
-box_config_errors_print(FILE *f, const struct box_config_errors *errs)
-{
-	for (size_t i = 0; i < errs->n; i++) {
-		const struct box_config_error *e = &errs->v[i];
-		fputs("boxctl: ", f);
-		if (e->file && e->line)
-			fprintf(f, "%s:%u: ", e->file, e->line);
-		else if (e->file)
-			fprintf(f, "%s: ", e->file);
-		if (e->section && e->key)
-			fprintf(f, "[%s] %s: ", e->section, e->key);
-		else if (e->section)
-			fprintf(f, "[%s]: ", e->section);
-		fprintf(f, "%s\n", e->message);
-	}
-}
-
-/* ------------------------------------------------------------------ */
-/* the raw file: pre-scan + inih                                        */
-
-enum line_kind {
-	L_BLANK,      /* blank or comment */
-	L_SECTION,
-	L_KEY,
-	L_CONT,
-	L_BAD,        /* refused (reported) or skipped: fed to inih as blank */
-};
-
-struct line {
-	const char *text;     /* not NUL-terminated */
-	size_t len;
-	enum line_kind kind;
-	int section;          /* raw section index; -1 before any, -2 ignored */
-};
-
-struct raw_value {
-	char *text;
-	unsigned line;
-};
-
-struct raw_key {
-	char *name;
-	unsigned line;
-	struct raw_value *values; /* values[0] from the key line, then continuations */
-	size_t n;
-	bool used;
-};
-
-struct raw_section {
-	char *name;
-	unsigned line;
-	struct raw_key *keys;
-	size_t n;
-	char **long_keys;     /* keys on lines refused as over-long: not also "missing" */
-	size_t n_long_keys;
-};
-
-enum sec_kind {
-	SK_BOX,
-	SK_AGENT,
-	SK_AGENT_ENV,
-	SK_AGENT_FS,
-	SK_TOOL,
-	SK_TOOL_ENV,
-	SK_TOOL_FS,
-	SK_TOOL_NET,
-	SK_EGRESS,
-	SK_MCP,
-	SK_MCP_ENV,
-	SK_MCP_FS,
-	SK_MCP_NET,
-	SK_GATEWAY,
-	SK_UNKNOWN,
-};
-
-/* A named family: [tool.X] with its sub-sections, [egress.X], [mcp.X]. */
-struct group {
-	char *name;
-	struct raw_section *main, *env, *fs, *net;
-};
-
-struct ctx {
-	struct box_config *cfg;
-	struct box_config_errors *errs;
-	struct box_config_options opts;
-	const char *file;
-	size_t n_suppressed;
-	size_t first_err;     /* errs->n when this load started */
-
-	struct line *lines;
-	size_t n_lines, next_line, cur_line;
-	struct raw_section *secs;
-	size_t n_secs;
-
-	struct raw_section *box, *agent, *agent_env, *agent_fs, *gateway;
-	struct group *tools, *egress, *mcp;
-	size_t n_tools, n_egress, n_mcp;
-
-	uid_t caller;
-	char *caller_home;
-	const char *home;     /* the owner's home, for ~ */
-	int landlock_abi;
-	char **tmp;           /* strings made for messages */
-	size_t n_tmp;
-	struct box_walk_budget walk; /* the deny hard-link walk's bound, per load */
-	/* box's own directories and the sockets' places (own_paths_init) */
-	struct own_path {
-		const char *path;
-		const char *what;
-	} own[6], sockets[6];
-	size_t n_own, n_sockets;
-};
-
-static void err_at(struct ctx *c, unsigned line, const char *section, const char *key,
-		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static bool key_on_long_line(const struct ctx *c, const char *section, const char *key);
-static void
-err_at(struct ctx *c, unsigned line, const char *section, const char *key, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-
-	/* The line that held the key was refused as over-long: that error says it all. */
-	if (section && key && strncmp(fmt, "required key is missing", 23) == 0 &&
-	    key_on_long_line(c, section, key))
-		return;
-	if (c->errs->n >= MAX_ERRORS) {
-		c->n_suppressed++;
-		return;
-	}
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		fatalx("out of memory");
-	va_end(ap);
-	struct box_config_error *e = GROW(c->errs->v, c->errs->n);
-	e->file = c->file ? xstrdup(c->file) : NULL;
-	e->line = line;
-	e->section = section ? xstrdup(section) : NULL;
-	e->key = key ? xstrdup(key) : NULL;
-	e->message = msg;
-}
-
-/* A printable, quoted copy of user text for messages (freed with the context). */
-static const char *
-q(struct ctx *c, const char *s)
-{
-	size_t n = strlen(s);
-	char *r = xmalloc(4 * n + 3), *o = r;
-	*o++ = '"';
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch < 0x20 || ch == 0x7f)
-			o += sprintf(o, "\\x%02x", ch);
-		else if (ch == '"' || ch == '\\') {
-			*o++ = '\\';
-			*o++ = (char)ch;
-		} else
-			*o++ = (char)ch;
-	}
-	*o++ = '"';
-	*o = '\0';
-	*GROW(c->tmp, c->n_tmp) = r;
-	return r;
-}
-
-/* `s` as is when printable, else quoted with escapes (text from files, not the user). */
-static const char *
-qs(struct ctx *c, const char *s)
-{
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return q(c, s);
-	return s;
-}
-
-/* Keep a string alive until the context ends. */
-static const char *
-keep(struct ctx *c, char *s)
-{
-	*GROW(c->tmp, c->n_tmp) = s;
-	return s;
-}
-
-static bool
-is_blank(char ch)
-{
-	return ch == ' ' || ch == '\t';
-}
-
-/* inih's find_chars_or_comment: first char of `chars`, or a ';' after a blank. */
-static size_t
-find_sep(const char *s, size_t len, const char *chars)
-{
-	bool was_space = false;
-	for (size_t i = 0; i < len; i++) {
-		if (strchr(chars, s[i]) || (was_space && s[i] == ';'))
-			return i;
-		was_space = isspace((unsigned char)s[i]);
-	}
-	return len;
-}
-
-static bool
-looks_like_key(const char *s, size_t len)
-{
-	size_t i = 0;
-	while (i < len && is_blank(s[i]))
-		i++;
-	if (i == len || !(isalpha((unsigned char)s[i]) || s[i] == '_'))
-		return false;
-	while (i < len && (isalnum((unsigned char)s[i]) || strchr("_.-", s[i])))
-		i++;
-	while (i < len && is_blank(s[i]))
-		i++;
-	return i < len && s[i] == '=';
-}
-
-static int
-section_find(struct ctx *c, const char *name)
-{
-	for (size_t i = 0; i < c->n_secs; i++)
-		if (strcmp(c->secs[i].name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
-/* A refused over-long line `key = …` in column 1 of section `section`: remember its key. */
-static void
-note_long_key(struct ctx *c, int section, const char *s, size_t sl)
-{
-	const char *eq = memchr(s, '=', sl);
-	if (section < 0 || !eq || isspace((unsigned char)s[0]))
-		return;
-	size_t kl = (size_t)(eq - s);
-	while (kl && isspace((unsigned char)s[kl - 1]))
-		kl--;
-	if (kl == 0)
-		return;
-	struct raw_section *rs = &c->secs[section];
-	char **k = GROW(rs->long_keys, rs->n_long_keys);
-	*k = xstrndup(s, kl);
-}
-
-static bool
-key_on_long_line(const struct ctx *c, const char *section, const char *key)
-{
-	for (size_t i = 0; i < c->n_secs; i++) {
-		if (strcmp(c->secs[i].name, section) != 0)
-			continue;
-		for (size_t j = 0; j < c->secs[i].n_long_keys; j++)
-			if (strcmp(c->secs[i].long_keys[j], key) == 0)
-				return true;
-	}
-	return false;
-}
-
-static void
-prescan(struct ctx *c, const char *data, size_t len)
-{
-	const char *p = data, *end = data + len;
-	int section = -1;
-	enum { PREV_NONE, PREV_KEY, PREV_ORPHAN } prev = PREV_NONE;
-	unsigned lineno = 0;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		struct line *l = GROW(c->lines, c->n_lines);
-		lineno++;
-		l->text = p;
-		l->len = n;
-		l->kind = L_BAD;
-		l->section = section;
-		p = nl ? nl + 1 : end;
-
-		const char *s = l->text;
-		size_t sl = n;
-		if (sl && s[sl - 1] == '\r')
-			sl--;
-		if (sl > BOX_CONFIG_LINE_MAX) {
-			err_at(c, lineno, NULL, NULL, "line is %zu bytes long; at most %d are accepted",
-			       sl, BOX_CONFIG_LINE_MAX);
-			prev = prev == PREV_KEY ? PREV_ORPHAN : prev;
-			note_long_key(c, section, s, sl);
-			continue;
-		}
-		if (memchr(s, '\0', sl)) {
-			err_at(c, lineno, NULL, NULL, "line contains a NUL byte");
-			continue;
-		}
-		if (lineno == 1 && sl >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
-			s += 3;
-			sl -= 3;
-		}
-		size_t i = 0;
-		while (i < sl && isspace((unsigned char)s[i]))
-			i++;
-		if (i == sl || s[i] == ';' || s[i] == '#') {
-			l->kind = L_BLANK;
-			continue;
-		}
-		if (i > 0) {
-			/* Indented: a continuation of the previous key. */
-			if (s[i] == '[') {
-				err_at(c, lineno, NULL, NULL, "section headers start in column 1");
-			} else if (looks_like_key(s, sl)) {
-				err_at(c, lineno, NULL, NULL,
-				       "keys start in column 1; an indented line continues the previous key");
-			} else if (prev == PREV_KEY) {
-				l->kind = L_CONT;
-			} else if (prev == PREV_NONE && section >= 0) {
-				err_at(c, lineno, NULL, NULL,
-				       "an indented line continues the previous key, and there is none; keys start in column 1");
-			}
-			continue;
-		}
-		if (s[0] == '[') {
-			size_t close = find_sep(s + 1, sl - 1, "]") + 1;
-			prev = PREV_NONE;
-			if (close >= sl || s[close] != ']') {
-				err_at(c, lineno, NULL, NULL, "section header has no closing ]");
-				section = -2;
-				continue;
-			}
-			size_t j = close + 1;
-			while (j < sl && is_blank(s[j]))
-				j++;
-			if (j < sl && !(s[j] == ';' && j > close + 1)) {
-				err_at(c, lineno, NULL, NULL, "text after the section header");
-				section = -2;
-				continue;
-			}
-			_cleanup_free_ char *name = xstrndup(s + 1, close - 1);
-			int prior = section_find(c, name);
-			if (prior >= 0) {
-				err_at(c, lineno, name, NULL, "section appears again (first at line %u)",
-				       c->secs[prior].line);
-				section = -2;
-				continue;
-			}
-			struct raw_section *rs = GROW(c->secs, c->n_secs);
-			memset(rs, 0, sizeof(*rs));
-			rs->name = TAKE_PTR(name);
-			rs->line = lineno;
-			section = (int)(c->n_secs - 1);
-			l->kind = L_SECTION;
-			l->section = section;
-			continue;
-		}
-		/* A key line in column 1. */
-		size_t sep = find_sep(s, sl, "=:");
-		prev = PREV_ORPHAN;
-		if (section == -1) {
-			err_at(c, lineno, NULL, NULL, "a key outside any section; start with a [section] header");
-			continue;
-		}
-		if (sep == sl || s[sep] == ';') {
-			err_at(c, lineno, NULL, NULL, "expected key = value");
-			continue;
-		}
-		if (s[sep] == ':') {
-			err_at(c, lineno, NULL, NULL, "`:` is not a separator; write key = value");
-			continue;
-		}
-		size_t kl = sep;
-		while (kl && isspace((unsigned char)s[kl - 1]))
-			kl--;
-		if (kl == 0) {
-			err_at(c, lineno, NULL, NULL, "a key name is missing before =");
-			continue;
-		}
-		if (section == -2)
-			continue; /* after a refused header: reported there */
-		l->kind = L_KEY;
-		prev = PREV_KEY;
-	}
-}
-
-static char *
-reader(char *str, int num, void *stream)
-{
-	struct ctx *c = stream;
-	if (c->next_line >= c->n_lines)
-		return NULL;
-	c->cur_line = c->next_line++;
-	struct line *l = &c->lines[c->cur_line];
-	size_t n = l->len;
-	if (n && l->text[n - 1] == '\r')
-		n--;
-	if (l->kind == L_BLANK || l->kind == L_BAD || num < 2)
-		n = 0;
-	if (n > (size_t)num - 1) {
-		/* Never happens with inih's default line buffer (200 = 199 + NUL). */
-		err_at(c, (unsigned)c->cur_line + 1, NULL, NULL, "line too long for the INI parser");
-		n = 0;
-		l->kind = L_BAD;
-	}
-	/* inih strips trailing blanks itself: no newline needed. */
-	memcpy(str, l->text, n);
-	str[n] = '\0';
-	return str;
-}
-
-static int
-handler(void *user, const char *section, const char *name, const char *value)
-{
-	struct ctx *c = user;
-	struct line *l = &c->lines[c->cur_line];
-	unsigned lineno = (unsigned)c->cur_line + 1;
-
-	(void)section;
-	if (l->section < 0)
-		return 1;
-	struct raw_section *rs = &c->secs[l->section];
-	if (l->kind == L_KEY) {
-		struct raw_key *k = GROW(rs->keys, rs->n);
-		memset(k, 0, sizeof(*k));
-		k->name = xstrdup(name);
-		k->line = lineno;
-	} else if (l->kind != L_CONT || rs->n == 0) {
-		return 1;
-	}
-	struct raw_key *k = &rs->keys[rs->n - 1];
-	struct raw_value *v = GROW(k->values, k->n);
-	v->text = xstrdup(value);
-	v->line = lineno;
-	if (l->kind == L_CONT) {
-		/* Debian's inih keeps " ;comment" on continuation lines; drop it as on key lines. */
-		size_t n = find_sep(v->text, strlen(v->text), "");
-		while (n && isspace((unsigned char)v->text[n - 1]))
-			n--;
-		v->text[n] = '\0';
-	}
-	return 1;
-}
-
-/* ------------------------------------------------------------------ */
-/* key access                                                          */
-
-/* First occurrence of a scalar key; later occurrences and continuation lines are errors. */
-static struct raw_key *
-take_scalar(struct ctx *c, struct raw_section *s, const char *name)
-{
-	struct raw_key *first = NULL;
-	if (!s)
-		return NULL;
-	for (size_t i = 0; i < s->n; i++) {
-		struct raw_key *k = &s->keys[i];
-		if (strcmp(k->name, name) != 0)
-			continue;
-		k->used = true;
-		if (!first) {
-			first = k;
-			for (size_t j = 1; j < k->n; j++)
-				err_at(c, k->values[j].line, s->name, name,
-				       "given more than once (first at line %u); an indented line continues the key above",
-				       k->line);
-		} else {
-			err_at(c, k->line, s->name, name, "given more than once (first at line %u)",
-			       first->line);
-		}
-	}
-	return first && first->n ? first : NULL;
-}
-
-/* `command`: one occurrence whose continuation lines append arguments. */
-static struct raw_key *
-take_command(struct ctx *c, struct raw_section *s)
-{
-	struct raw_key *first = NULL;
-	if (!s)
-		return NULL;
-	for (size_t i = 0; i < s->n; i++) {
-		struct raw_key *k = &s->keys[i];
-		if (strcmp(k->name, "command") != 0)
-			continue;
-		k->used = true;
-		if (!first)
-			first = k;
-		else
-			err_at(c, k->line, s->name, "command",
-			       "given more than once (first at line %u); continue it on indented lines",
-			       first->line);
-	}
-	return first && first->n ? first : NULL;
-}
-
-/* Mark a list key used; iterate with for_each_value. */
-static bool
-take_list(struct raw_section *s, const char *name)
-{
-	bool any = false;
-	for (size_t i = 0; s && i < s->n; i++)
-		if (strcmp(s->keys[i].name, name) == 0) {
-			s->keys[i].used = true;
-			any = true;
-		}
-	return any;
-}
-
-/* Every value of every occurrence of a list key (index loops: keys may be NULL). */
-#define for_each_value(s, keyname, k, v)                                                     \
-	for (size_t k##_i = 0; k##_i < (s)->n; k##_i++)                                      \
-		for (struct raw_key *k = &(s)->keys[k##_i]; k; k = NULL)                     \
-			if (strcmp(k->name, (keyname)) == 0)                       \
-				for (size_t v##_j = 0; v##_j < k->n; v##_j++)                 \
-					for (struct raw_value *v = &k->values[v##_j]; v;      \
-					     v = NULL)
 
 static const char *const box_keys[] = { "name", "policy", "state_dir", "require", "timeout",
 					"history_sync", "command_timeout", NULL };
@@ -664,7 +58,7 @@ static const struct {
 	{ "[tool.NAME.network]", net_keys },
 };
 
-static bool
+bool
 in_list(const char *const *list, const char *s)
 {
 	for (; *list; list++)
@@ -673,7 +67,7 @@ in_list(const char *const *list, const char *s)
 	return false;
 }
 
-static char *
+char *
 join_list(const char *const *list, const char *sep)
 {
 	size_t n = 1;
@@ -723,249 +117,6 @@ report_unknown(struct ctx *c, struct raw_section *s, const char *const *accepted
 	}
 }
 
-static const char *
-val(struct raw_key *k)
-{
-	return k->values[0].text;
-}
-
-static unsigned
-vline(struct raw_key *k)
-{
-	return k->values[0].line;
-}
-
-static struct box_src
-src_at(struct ctx *c, unsigned line)
-{
-	return (struct box_src){ .file = c->cfg->path, .line = line };
-}
-
-static void
-get_bool(struct ctx *c, struct raw_section *s, const char *key, struct box_bool *dst, bool def)
-{
-	struct raw_key *k = take_scalar(c, s, key);
-	dst->value = def;
-	if (!k)
-		return;
-	if (parse_bool(val(k), &dst->value) < 0) {
-		err_at(c, vline(k), s->name, key, "%s is not a boolean; accepted: true, false",
-		       q(c, val(k)));
-		dst->value = def;
-		return;
-	}
-	dst->set = true;
-	dst->src = src_at(c, vline(k));
-}
-
-enum num_kind { NUM_DURATION, NUM_SIZE, NUM_COUNT, NUM_PORT };
-
-static void
-get_num(struct ctx *c, struct raw_section *s, const char *key, enum num_kind kind, uint64_t max,
-	struct box_u64 *dst, uint64_t def)
-{
-	struct raw_key *k = take_scalar(c, s, key);
-	uint64_t v = 0;
-	int r = -EINVAL;
-	dst->value = def;
-	if (!k)
-		return;
-	switch (kind) {
-	case NUM_DURATION:
-		r = parse_duration_ms(val(k), &v);
-		if (r == 0 && v == 0)
-			r = -ERANGE;
-		if (r == 0 && v > max)
-			r = -ERANGE;
-		if (r == -EINVAL)
-			err_at(c, vline(k), s->name, key,
-			       "%s is not a duration; accepted: an integer with a unit ms, s, m or h (e.g. 30s)",
-			       q(c, val(k)));
-		else if (r < 0)
-			err_at(c, vline(k), s->name, key,
-			       "%s is out of range; accepted: 1ms to %llums", q(c, val(k)),
-			       (unsigned long long)max);
-		break;
-	case NUM_SIZE:
-		r = parse_size(val(k), &v);
-		if (r == 0 && (v == 0 || v > max))
-			r = -ERANGE;
-		if (r == -EINVAL)
-			err_at(c, vline(k), s->name, key,
-			       "%s is not a size; accepted: an integer with an optional K, M or G (1K = 1024)",
-			       q(c, val(k)));
-		else if (r < 0)
-			err_at(c, vline(k), s->name, key,
-			       "%s is out of range; accepted: 1 to %llu bytes", q(c, val(k)),
-			       (unsigned long long)max);
-		break;
-	case NUM_COUNT:
-		r = parse_count(val(k), max, &v);
-		if (r < 0)
-			err_at(c, vline(k), s->name, key,
-			       "%s is not a count; accepted: an integer from 1 to %llu", q(c, val(k)),
-			       (unsigned long long)max);
-		break;
-	case NUM_PORT: {
-		uint16_t port;
-		r = parse_port(val(k), &port);
-		v = port;
-		if (r < 0)
-			err_at(c, vline(k), s->name, key, "%s is not a port; accepted: 1-65535",
-			       q(c, val(k)));
-		break;
-	}
-	default:
-		break;
-	}
-	if (r < 0)
-		return;
-	dst->value = v;
-	dst->set = true;
-	dst->src = src_at(c, vline(k));
-}
-
-static bool
-get_enum(struct ctx *c, struct raw_section *s, const char *key, const char *const *names,
-	 struct box_enum *dst, int def)
-{
-	struct raw_key *k = take_scalar(c, s, key);
-	dst->value = def;
-	if (!k)
-		return false;
-	for (int i = 0; names[i]; i++)
-		if (strcmp(names[i], val(k)) == 0) {
-			dst->value = i;
-			dst->set = true;
-			dst->src = src_at(c, vline(k));
-			return true;
-		}
-	_cleanup_free_ char *acc = join_list(names, ", ");
-	err_at(c, vline(k), s->name, key, "%s is not accepted; accepted: %s", q(c, val(k)), acc);
-	return false;
-}
-
-/* ------------------------------------------------------------------ */
-/* names                                                               */
-
-static bool
-valid_name(const char *s, size_t max, const char *extra)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > max)
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' &&
-		    !(extra && strchr(extra, *s)))
-			return false;
-	return true;
-}
-
-static bool
-valid_env_name(const char *s)
-{
-	if (!(isalpha((unsigned char)*s) || *s == '_'))
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_')
-			return false;
-	return true;
-}
-
-static const char *const reserved_env[] = {
-	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",
-	"ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-	"CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "GIT_SSL_CAINFO",
-	"NODE_USE_ENV_PROXY", "PWD", "USER", "NODE_OPTIONS", "BASH_ENV", "ENV", "PERL5LIB",
-	"PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "LOCPATH", NULL,
-};
-
-static bool
-env_reserved(const char *name)
-{
-	return in_list(reserved_env, name) || strncmp(name, "LD_", 3) == 0 ||
-	       strncmp(name, "PYTHON", 6) == 0 || strncmp(name, "BOX_", 4) == 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* files and paths as the caller                                       */
-
-/*
- * Read a regular file as the caller: no FIFO can block us (O_NONBLOCK), no
- * device is read. `secret`: the last component must not be a symlink and
- * the file must be the caller's and 0600 or stricter. *why is a message.
- */
-static int
-read_user_file(struct ctx *c, const char *path, size_t max, bool secret, char **data, size_t *len,
-	       const char **why)
-{
-	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (secret ? O_NOFOLLOW : 0);
-	_cleanup_close_ int fd = open(path, flags);
-	struct stat st;
-
-	if (fd < 0) {
-		int e = errno;
-		*why = e == ELOOP && secret ? "is a symbolic link; name the file itself" :
-					      keep(c, xasprintf("cannot be opened: %s", strerror(e)));
-		return -e;
-	}
-	if (fstat(fd, &st) < 0) {
-		*why = keep(c, xasprintf("cannot be checked: %s", strerror(errno)));
-		return -errno;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*why = "is not a regular file";
-		return -EINVAL;
-	}
-	if (secret && st.st_uid != c->caller) {
-		*why = keep(c, xasprintf("is owned by uid %u; a secret file must be yours",
-					 (unsigned)st.st_uid));
-		return -EPERM;
-	}
-	if (secret && (st.st_mode & 077)) {
-		*why = keep(c, xasprintf("has mode %04o; a secret file must be 0600 or stricter",
-					 (unsigned)(st.st_mode & 07777)));
-		return -EPERM;
-	}
-	if ((size_t)st.st_size > max) {
-		*why = keep(c, xasprintf("is larger than %zu bytes", max));
-		return -EFBIG;
-	}
-	size_t cap = (size_t)st.st_size + 1, n = 0;
-	char *buf = xmalloc(cap + 1);
-	for (;;) {
-		if (n == cap) {
-			if (cap > max) {
-				free(buf);
-				*why = keep(c, xasprintf("is larger than %zu bytes", max));
-				return -EFBIG;
-			}
-			cap *= 2;
-			buf = xrealloc(buf, cap + 1);
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			*why = keep(c, xasprintf("cannot be read: %s", strerror(e)));
-			return -e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	if (n > max) {
-		free(buf);
-		*why = keep(c, xasprintf("is larger than %zu bytes", max));
-		return -EFBIG;
-	}
-	buf[n] = '\0';
-	*data = buf;
-	*len = n;
-	return 0;
-}
 
 /*
  * Check a path as written (CONFIG.md spelling rules) and expand ~ against
@@ -1035,7 +186,7 @@ path_from_spelling(struct ctx *c, unsigned line, const char *section, const char
 }
 
 /* A canonical path shown as the user wrote it: in ~ form when they used ~. */
-static const char *
+const char *
 shown(struct ctx *c, const char *canon, const char *spelling)
 {
 	char *r;
@@ -1081,7 +232,7 @@ own_add(struct own_path *v, size_t *n, size_t cap, char *path, const char *what)
  * (BASE/ID/boxd.sock; so `read = /tmp` is refused where BASE is /tmp/box-UID,
  * not masked: the plan validator refuses any view entry reaching it too).
  */
-static void
+void
 own_paths_init(struct ctx *c)
 {
 	struct box_config *cfg = c->cfg;
@@ -1150,48 +301,6 @@ own_paths_check(struct ctx *c, unsigned line, const char *secname, const char *k
 	return true;
 }
 
-/*
- * CONFIG.md: a deny mask hides a path, not an inode, so a denied file with
- * another name (st_nlink > 1), or a denied directory holding one, is refused.
- * A directory is walked within the load's bound (BOX_WALK_*): what lies
- * beyond a cut walk is not checked here (box-recheck walks it again).
- */
-struct link_find {
-	char path[BOX_PATH_MAX];
-	nlink_t nlink;
-};
-
-static int
-link_visit(void *user, const char *path, const struct stat *st)
-{
-	struct link_find *f = user;
-	if (st->st_nlink <= 1)
-		return 0;
-	snprintf(f->path, sizeof(f->path), "%s", path);
-	f->nlink = st->st_nlink;
-	return -ECANCELED;
-}
-
-static bool
-deny_links_ok(struct ctx *c, struct raw_section *s, struct raw_value *v, const char *abs,
-	      const struct stat *st)
-{
-	if (!S_ISDIR(st->st_mode)) {
-		if (st->st_nlink <= 1)
-			return true;
-		err_at(c, v->line, s->name, "deny",
-		       "%s has %lu hard links: a deny mask hides one name, not the others",
-		       q(c, v->text), (unsigned long)st->st_nlink);
-		return false;
-	}
-	struct link_find f = { .nlink = 0 };
-	if (box_walk_tree(abs, &c->walk, NULL, link_visit, &f) != -ECANCELED)
-		return true;
-	err_at(c, v->line, s->name, "deny",
-	       "%s holds %s, which has %lu hard links: a deny mask hides one name, not the others",
-	       q(c, v->text), shown(c, f.path, v->text), (unsigned long)f.nlink);
-	return false;
-}
 
 /* Check one grant; on success append it to the list. */
 static void
@@ -1200,9 +309,7 @@ grant_add(struct ctx *c, struct raw_section *s, enum box_fs_kind kind, struct ra
 {
 	const char *key = fs_names[kind];
 	_cleanup_free_ char *abs = path_from_spelling(c, v->line, s->name, key, v->text, NULL);
-	_cleanup_free_ char *canon = NULL;
-	struct stat st = { 0 };
-	bool store = false;
+	bool store = false, is_dir = false;
 
 	if (!abs)
 		return;
@@ -1230,65 +337,13 @@ grant_add(struct ctx *c, struct raw_section *s, enum box_fs_kind kind, struct ra
 	}
 	if (kind != BOX_FS_DENY && !own_paths_check(c, v->line, s->name, key, abs, v->text))
 		return;
-	if (c->opts.offline)
-		goto add;
-	if (lstat(abs, &st) < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			err_at(c, v->line, s->name, key, "%s does not exist", q(c, v->text));
-		else
-			err_at(c, v->line, s->name, key, "%s cannot be checked: %s", q(c, v->text),
-			       strerror(errno));
+	if (!c->opts.offline && !c->host->grant_check(c, s, key, kind, v, abs, &is_dir))
 		return;
-	}
-	int r = path_canonicalize(abs, &canon);
-	if (S_ISLNK(st.st_mode)) {
-		if (r == 0)
-			err_at(c, v->line, s->name, key,
-			       "%s is a symbolic link to %s; name what it points at", q(c, v->text),
-			       shown(c, canon, v->text));
-		else
-			err_at(c, v->line, s->name, key, "%s is a symbolic link that resolves nowhere",
-			       q(c, v->text));
-		return;
-	}
-	if (r < 0) {
-		err_at(c, v->line, s->name, key, "%s cannot be resolved: %s", q(c, v->text),
-		       strerror(-r));
-		return;
-	}
-	if (strcmp(canon, abs) != 0) {
-		err_at(c, v->line, s->name, key,
-		       "%s is not spelled canonically; the canonical spelling is %s", q(c, v->text),
-		       shown(c, canon, v->text));
-		return;
-	}
-	if ((kind == BOX_FS_READ_FILE || kind == BOX_FS_WRITE_FILE) && S_ISDIR(st.st_mode)) {
-		err_at(c, v->line, s->name, key,
-		       "%s is a directory; %s names one file (a tree belongs in %s)", q(c, v->text),
-		       key, kind == BOX_FS_READ_FILE ? "read" : "write");
-		return;
-	}
-	if (kind == BOX_FS_EXEC && !S_ISDIR(st.st_mode)) {
-		if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
-			err_at(c, v->line, s->name, key, "%s is not an executable file or a directory",
-			       q(c, v->text));
-			return;
-		}
-		if (st.st_mode & (S_ISUID | S_ISGID)) {
-			err_at(c, v->line, s->name, key,
-			       "%s is set%s; a setuid or setgid program is never granted exec",
-			       q(c, v->text), st.st_mode & S_ISUID ? "uid" : "gid");
-			return;
-		}
-	}
-	if (kind == BOX_FS_DENY && !deny_links_ok(c, s, v, abs, &st))
-		return;
-add:;
 	struct box_grant_list *l = &fs->lists[kind];
 	struct box_grant *g = GROW(l->v, l->n);
 	g->path = TAKE_PTR(abs);
 	g->spelling = xstrdup(v->text);
-	g->is_dir = c->opts.offline ? false : S_ISDIR(st.st_mode);
+	g->is_dir = is_dir;
 	g->credential_store = store;
 	g->src = src_at(c, v->line);
 }
@@ -1316,43 +371,16 @@ process_fs(struct ctx *c, struct raw_section *s, struct box_filesystem *fs, bool
 	report_unknown(c, s, agent ? agent_fs_keys : fs_keys, NULL);
 }
 
-/* Find an executable regular file: absolute, or a bare name on `path_env`. */
-static bool
-is_exec_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) &&
-	       access(p, X_OK) == 0;
-}
 
-static char *
-search_path(const char *name, const char *path_env)
-{
-	const char *p = path_env;
-	while (*p) {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (n > 0 && p[0] == '/') {
-			char *cand = xasprintf("%.*s/%s", (int)n, p, name);
-			if (is_exec_file(cand))
-				return cand;
-			free(cand);
-		}
-		if (!e)
-			break;
-		p = e + 1;
-	}
-	return NULL;
-}
 
-static bool
+bool
 is_shell_name(const char *base)
 {
 	static const char *const shells[] = { "sh", "bash", "zsh", "dash", "rbash", NULL };
 	return in_list(shells, base);
 }
 
-static void
+void
 add_interpreter(struct box_command *cmd, const char *canon)
 {
 	for (size_t i = 0; i < cmd->n_interpreters; i++)
@@ -1361,110 +389,9 @@ add_interpreter(struct box_command *cmd, const char *canon)
 	*GROW(cmd->interpreters, cmd->n_interpreters) = xstrdup(canon);
 }
 
-static const char *shell_msg =
+const char *const shell_msg =
 	"is replaced by box's shell alias inside the box; run a program, or declare a [tool.NAME]";
 
-/*
- * Follow the #! chain of `file` (canonical): every interpreter becomes an
- * implicit exec grant; for the agent none may be a shell. Returns false
- * after reporting an error.
- */
-static bool
-follow_shebang(struct ctx *c, struct raw_section *s, unsigned line, const char *file,
-	       struct box_command *cmd, const char *path_env, bool agent, int depth)
-{
-	char buf[SHEBANG_MAX + 1];
-	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return true; /* unreadable: the kernel decides at exec */
-	ssize_t n = read(fd, buf, SHEBANG_MAX);
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
-		return true;
-	buf[n] = '\0';
-	char *nl = strchr(buf, '\n');
-	if (nl)
-		*nl = '\0';
-	char *p = buf + 2;
-	while (is_blank(*p))
-		p++;
-	char *interp = p;
-	while (*p && !is_blank(*p))
-		p++;
-	if (*p)
-		*p++ = '\0';
-	while (is_blank(*p))
-		p++;
-	char *arg = p; /* the rest, one argument for the kernel */
-	size_t al = strlen(arg);
-	while (al && isspace((unsigned char)arg[al - 1]))
-		arg[--al] = '\0';
-
-	if (depth >= SHEBANG_DEPTH) {
-		err_at(c, line, s->name, "command", "the #! chain of %s is deeper than %d", q(c, file),
-		       SHEBANG_DEPTH);
-		return false;
-	}
-	if (!*interp || interp[0] != '/') {
-		err_at(c, line, s->name, "command",
-		       "the #! line of %s does not name an interpreter by absolute path", q(c, file));
-		return false;
-	}
-	_cleanup_free_ char *canon = NULL;
-	if (path_canonicalize(interp, &canon) < 0 || !is_exec_file(canon)) {
-		err_at(c, line, s->name, "command",
-		       "the #! interpreter %s of %s is not an executable file", q(c, interp),
-		       q(c, file));
-		return false;
-	}
-	if (agent && (is_shell_name(path_basename(interp)) || is_shell_name(path_basename(canon)))) {
-		err_at(c, line, s->name, "command", "%s runs %s (#!), which %s", qs(c, file),
-		       qs(c, interp), shell_msg);
-		return false;
-	}
-	add_interpreter(cmd, canon);
-	if (!follow_shebang(c, s, line, canon, cmd, path_env, agent, depth + 1))
-		return false;
-
-	if (strcmp(path_basename(canon), "env") != 0 || !*arg)
-		return true;
-	/* #!/usr/bin/env [-S] [-opts] [VAR=val...] NAME ... */
-	char **words = NULL;
-	size_t nw = 0;
-	const char *e;
-	const char *target = NULL;
-	if (cmdline_split(arg, &words, &nw, &e) < 0) {
-		cmdline_free(words);
-		return true;
-	}
-	for (size_t i = 0; i < nw; i++) {
-		if (words[i][0] == '-' || strchr(words[i], '='))
-			continue;
-		target = words[i];
-		break;
-	}
-	bool ok = true;
-	if (target) {
-		_cleanup_free_ char *found =
-			strchr(target, '/') ? xstrdup(target) : search_path(target, path_env);
-		_cleanup_free_ char *tcanon = NULL;
-		if (!found || path_canonicalize(found, &tcanon) < 0 || !is_exec_file(tcanon)) {
-			err_at(c, line, s->name, "command",
-			       "%s runs %s through env (#!), and it is not found on PATH %s",
-			       q(c, file), q(c, target), q(c, path_env));
-			ok = false;
-		} else if (agent && (is_shell_name(path_basename(target)) ||
-				     is_shell_name(path_basename(tcanon)))) {
-			err_at(c, line, s->name, "command", "%s runs %s through env (#!), which %s",
-			       qs(c, file), qs(c, target), shell_msg);
-			ok = false;
-		} else {
-			add_interpreter(cmd, tcanon);
-			ok = follow_shebang(c, s, line, tcanon, cmd, path_env, agent, depth + 1);
-		}
-	}
-	cmdline_free(words);
-	return ok;
-}
 
 /* Parse `command`, resolve element 0 and its #! chain. */
 static void
@@ -1517,51 +444,8 @@ process_command(struct ctx *c, struct raw_section *s, struct box_process *p, boo
 		       q(c, w0));
 		return;
 	}
-	if (c->opts.offline)
-		return;
-	/*
-	 * The section's own env PATH when it sets one, else the box's default PATH —
-	 * never the caller's (a pyenv or asdf shim there is not what the box runs).
-	 */
-	const char *path_env = DEFAULT_PATH, *which = "the box's default PATH";
-	for (size_t i = 0; i < p->env.n; i++)
-		if (strcmp(p->env.v[i].name, "PATH") == 0 && p->env.v[i].set) {
-			path_env = p->env.v[i].value;
-			which = "the section's env PATH";
-		}
-	char *resolved;
-	if (w0[0] == '/') {
-		if (!is_exec_file(w0)) {
-			struct stat st;
-			if (lstat(w0, &st) < 0 && errno == ENOENT)
-				err_at(c, k->line, s->name, "command", "%s does not exist", q(c, w0));
-			else
-				err_at(c, k->line, s->name, "command", "%s is not an executable file",
-				       q(c, w0));
-			return;
-		}
-		resolved = xstrdup(w0);
-	} else {
-		resolved = search_path(w0, path_env);
-		if (!resolved) {
-			err_at(c, k->line, s->name, "command", "%s is not found on %s %s", q(c, w0),
-			       which, q(c, path_env));
-			return;
-		}
-	}
-	free(cmd->argv[0]);
-	cmd->argv[0] = resolved;
-	if (path_canonicalize(resolved, &cmd->program) < 0) {
-		err_at(c, k->line, s->name, "command", "%s cannot be resolved: %s", q(c, resolved),
-		       strerror(errno));
-		return;
-	}
-	if (agent && (is_shell_name(path_basename(w0)) || is_shell_name(path_basename(resolved)) ||
-		      is_shell_name(path_basename(cmd->program)))) {
-		err_at(c, k->line, s->name, "command", "%s %s", resolved, shell_msg);
-		return;
-	}
-	(void)follow_shebang(c, s, k->line, cmd->program, cmd, path_env, agent, 0);
+	if (!c->opts.offline)
+		c->host->command_resolve(c, s, k, p, agent, w0);
 }
 
 static int
@@ -1636,13 +520,12 @@ static void
 process_workspace(struct ctx *c, struct raw_section *s, struct box_str *dst)
 {
 	struct raw_key *k = take_scalar(c, s, "workspace");
-	struct stat st;
 	if (!k)
 		return;
 	char *abs = path_from_spelling(c, vline(k), s->name, "workspace", val(k), NULL);
 	if (!abs)
 		return;
-	if (!c->opts.offline && (stat(abs, &st) < 0 || !S_ISDIR(st.st_mode))) {
+	if (!c->opts.offline && !c->host->is_dir(abs)) {
 		err_at(c, vline(k), s->name, "workspace", "%s is not an existing directory",
 		       q(c, val(k)));
 		free(abs);
@@ -1666,19 +549,19 @@ process_network(struct ctx *c, struct raw_section *s, struct box_process *p)
 /* ------------------------------------------------------------------ */
 /* sections                                                            */
 
-static void
+void
 section_empty_check(struct ctx *c, struct raw_section *s)
 {
 	if (s && s->n == 0)
 		err_at(c, s->line, s->name, NULL, "empty section; remove it or give it keys");
 }
 
-static void
+void
 process_owner(struct ctx *c)
 {
 	struct box_owner *o = &c->cfg->agent.user;
 	struct raw_key *k = take_scalar(c, c->agent, "user");
-	struct passwd *pw = getpwuid(c->caller);
+	const struct passwd *pw = c->host->user_by_uid(c, c->caller);
 
 	o->uid = c->caller;
 	o->gid = pw ? pw->pw_gid : getgid();
@@ -1689,12 +572,12 @@ process_owner(struct ctx *c)
 		err_at(c, 0, NULL, NULL, "the calling uid %u has no passwd entry", (unsigned)c->caller);
 	if (k) {
 		const char *name = val(k);
-		struct passwd *u = NULL;
+		const struct passwd *u = NULL;
 		uint64_t uid;
 		if (parse_u64(name, UINT32_MAX - 1, &uid) == 0)
-			u = getpwuid((uid_t)uid);
+			u = c->host->user_by_uid(c, (uid_t)uid);
 		else
-			u = getpwnam(name);
+			u = c->host->user_by_name(c, name);
 		if (!u) {
 			err_at(c, vline(k), c->agent->name, "user", "%s: no such user", q(c, name));
 		} else if (u->pw_uid != c->caller && c->caller != 0) {
@@ -1717,7 +600,7 @@ process_owner(struct ctx *c)
 	c->home = o->home;
 }
 
-static void
+void
 process_box(struct ctx *c)
 {
 	struct raw_section *s = c->box;
@@ -1748,7 +631,7 @@ process_box(struct ctx *c)
 			if (path_dirname(c->cfg->abs_path, &dir) < 0)
 				fatalx("out of memory");
 		} else
-			dir = getcwd(NULL, 0);
+			dir = c->host->cwd();
 		b->policy_written = xstrdup(val(k));
 		_cleanup_free_ char *abs =
 			path_from_spelling(c, vline(k), s->name, "policy", val(k), dir ? dir : "/");
@@ -1758,10 +641,10 @@ process_box(struct ctx *c)
 		} else if (abs) {
 			_cleanup_free_ char *canon = NULL;
 			const char *why = NULL;
-			int r = path_canonicalize(abs, &canon);
+			int r = c->host->canonicalize(abs, &canon);
 			if (r < 0)
 				err_at(c, vline(k), s->name, "policy", "%s: %s", abs, strerror(-r));
-			else if (read_user_file(c, canon, BOX_POLICY_FILE_MAX, false, &b->policy.data,
+			else if (c->host->read_file(c, canon, BOX_POLICY_FILE_MAX, false, &b->policy.data,
 						&b->policy.len, &why) < 0)
 				err_at(c, vline(k), s->name, "policy", "%s %s", canon, why);
 			else {
@@ -1774,12 +657,11 @@ process_box(struct ctx *c)
 	k = take_scalar(c, s, "state_dir");
 	if (k) {
 		char *abs = path_from_spelling(c, vline(k), s->name, "state_dir", val(k), NULL);
-		struct stat st;
 		if (abs && !path_is_clean_absolute(abs)) {
 			err_at(c, vline(k), s->name, "state_dir", "%s is not a clean absolute path",
 			       q(c, val(k)));
 			free(abs);
-		} else if (abs && !c->opts.offline && lstat(abs, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		} else if (abs && !c->opts.offline && c->host->exists_not_dir(abs)) {
 			err_at(c, vline(k), s->name, "state_dir", "%s exists and is not a directory",
 			       q(c, val(k)));
 			free(abs);
@@ -1899,12 +781,12 @@ get_aux_file(struct ctx *c, struct raw_section *s, const char *key, struct box_f
 		return;
 	}
 	_cleanup_free_ char *canon = NULL;
-	int r = path_canonicalize(abs, &canon);
+	int r = c->host->canonicalize(abs, &canon);
 	if (r < 0) {
 		err_at(c, vline(k), s->name, key, "%s: %s", q(c, val(k)), strerror(-r));
 		return;
 	}
-	if (read_user_file(c, canon, BOX_AUX_FILE_MAX, false, &dst->data, &dst->len, &why) < 0) {
+	if (c->host->read_file(c, canon, BOX_AUX_FILE_MAX, false, &dst->data, &dst->len, &why) < 0) {
 		err_at(c, vline(k), s->name, key, "%s %s", q(c, val(k)), why);
 		return;
 	}
@@ -1912,7 +794,7 @@ get_aux_file(struct ctx *c, struct raw_section *s, const char *key, struct box_f
 	dst->src = src_at(c, vline(k));
 }
 
-static void
+void
 process_gateway(struct ctx *c)
 {
 	struct raw_section *s = c->gateway;
@@ -2113,13 +995,13 @@ get_secret(struct ctx *c, struct raw_section *s, struct box_secret *sec, bool re
 		sec->kind = BOX_SECRET_FILE;
 		if (!c->opts.offline) {
 			const char *why;
-			if (path_canonicalize(abs, &sec->path) < 0) {
+			if (c->host->canonicalize(abs, &sec->path) < 0) {
 				err_at(c, line, s->name, "secret", "%s cannot be opened: %s", abs,
 				       strerror(errno));
 				sec->kind = BOX_SECRET_NONE;
 				return;
 			}
-			if (read_user_file(c, abs, BOX_SECRET_FILE_MAX, true, &sec->value, &sec->len,
+			if (c->host->read_file(c, abs, BOX_SECRET_FILE_MAX, true, &sec->value, &sec->len,
 					   &why) < 0) {
 				err_at(c, line, s->name, "secret", "%s %s", abs, why);
 				sec->kind = BOX_SECRET_NONE;
@@ -2226,7 +1108,7 @@ get_placement(struct ctx *c, struct raw_section *s, const struct box_secret *sec
 		prefix->value = xstrdup(strcasecmp(header->value, "Authorization") == 0 ? "Bearer " : "");
 }
 
-static void
+void
 process_egress(struct ctx *c, struct group *gr, struct box_egress *e)
 {
 	struct raw_section *s = gr->main;
@@ -2317,7 +1199,7 @@ egress_names_var(struct ctx *c, const char *name, const char **section)
 /* ------------------------------------------------------------------ */
 /* processes                                                           */
 
-static void
+void
 process_agent(struct ctx *c)
 {
 	struct box_agent *a = &c->cfg->agent;
@@ -2334,7 +1216,7 @@ process_agent(struct ctx *c)
 	process_command(c, s, &a->proc, true);
 	process_workspace(c, s, &a->proc.workspace);
 	if (!a->proc.workspace.value && !c->opts.offline) {
-		a->proc.workspace.value = getcwd(NULL, 0);
+		a->proc.workspace.value = c->host->cwd();
 		if (!a->proc.workspace.value)
 			err_at(c, s->line, s->name, "workspace",
 			       "unset, and the current directory cannot be resolved: %s", strerror(errno));
@@ -2349,7 +1231,7 @@ process_agent(struct ctx *c)
 	section_empty_check(c, c->agent_fs);
 }
 
-static void
+void
 process_tool(struct ctx *c, struct group *gr, struct box_tool *t)
 {
 	static const char *const sup_names[] = { "none", "fs", NULL };
@@ -2374,7 +1256,7 @@ process_tool(struct ctx *c, struct group *gr, struct box_tool *t)
 static const char *const cedar_reserved[] = { "true", "false", "if", "then", "else", "in",
 					      "is", "like", "has", NULL };
 
-static void
+void
 process_mcp(struct ctx *c, struct group *gr, struct box_mcp *m)
 {
 	static const char *const type_names[] = { "stdio", "http", NULL };
@@ -2487,12 +1369,7 @@ process_mcp(struct ctx *c, struct group *gr, struct box_mcp *m)
 /* ------------------------------------------------------------------ */
 /* cross-section checks                                                */
 
-struct masked_file {
-	const char *path;
-	const char *what;
-};
-
-static void
+void
 fs_cross_check(struct ctx *c, const char *secname, struct box_filesystem *fs,
 	       const struct masked_file *files, size_t n_files)
 {
@@ -2554,7 +1431,7 @@ fs_cross_check(struct ctx *c, const char *secname, struct box_filesystem *fs,
 	}
 }
 
-static void
+void
 egress_cross_check(struct ctx *c)
 {
 	struct box_config *cfg = c->cfg;
@@ -2606,7 +1483,7 @@ egress_cross_check(struct ctx *c)
 		}
 }
 
-static void
+void
 mcp_cross_check(struct ctx *c)
 {
 	struct box_config *cfg = c->cfg;
@@ -2625,7 +1502,7 @@ mcp_cross_check(struct ctx *c)
 		}
 }
 
-static void
+void
 landlock_check(struct ctx *c, struct box_process *p, const char *secname)
 {
 	if (p->contain_egress.value || !(c->cfg->box.require.value & BOX_LAYER_LANDLOCK))
@@ -2637,7 +1514,7 @@ landlock_check(struct ctx *c, struct box_process *p, const char *secname)
 	       c->landlock_abi);
 }
 
-static void
+void
 limits_check(struct ctx *c)
 {
 	struct box_agent *a = &c->cfg->agent;
@@ -2646,7 +1523,7 @@ limits_check(struct ctx *c)
 
 	if (!a->memory_max.set && !a->pids_max.set)
 		return;
-	if (box_host_cgroups_probe(c->opts.mountinfo, c->opts.cgroup_root_prefix, &cg) < 0)
+	if (c->host->cgroups(c->opts.mountinfo, c->opts.cgroup_root_prefix, &cg) < 0)
 		memset(&cg, 0, sizeof(cg));
 	if (a->memory_max.set && !cg.v2_memory && !(cg.v1_memory && boxd_root))
 		err_at(c, a->memory_max.src.line, c->agent->name, "memory_max",
@@ -2659,567 +1536,3 @@ limits_check(struct ctx *c)
 		       boxd_root ? "root" : "user's");
 }
 
-/* ------------------------------------------------------------------ */
-/* sections to groups                                                  */
-
-static struct group *
-group_get(struct group **arr, size_t *n, const char *name)
-{
-	for (size_t i = 0; i < *n; i++)
-		if (strcmp((*arr)[i].name, name) == 0)
-			return &(*arr)[i];
-	struct group *g = GROW(*arr, *n);
-	memset(g, 0, sizeof(*g));
-	g->name = xstrdup(name);
-	return g;
-}
-
-static int
-group_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct group *)a)->name, ((const struct group *)b)->name);
-}
-
-static const char *accepted_sections =
-	"unknown section; accepted: [box] [agent] [agent.env] [agent.filesystem] [tool.NAME] "
-	"[tool.NAME.env] [tool.NAME.filesystem] [tool.NAME.network] [egress.NAME] [mcp.NAME] "
-	"[mcp.NAME.env] [mcp.NAME.filesystem] [mcp.NAME.network] [gateway]";
-
-static void
-classify(struct ctx *c)
-{
-	for (size_t i = 0; i < c->n_secs; i++) {
-		struct raw_section *s = &c->secs[i];
-		const char *n = s->name;
-		if (strcmp(n, "box") == 0)
-			c->box = s;
-		else if (strcmp(n, "agent") == 0)
-			c->agent = s;
-		else if (strcmp(n, "agent.env") == 0)
-			c->agent_env = s;
-		else if (strcmp(n, "agent.filesystem") == 0)
-			c->agent_fs = s;
-		else if (strcmp(n, "gateway") == 0)
-			c->gateway = s;
-		else {
-			const char *fam = NULL;
-			struct group **arr = NULL;
-			size_t *cnt = NULL;
-			bool subs = true;
-			if (strncmp(n, "tool.", 5) == 0) {
-				fam = "tool";
-				arr = &c->tools;
-				cnt = &c->n_tools;
-			} else if (strncmp(n, "mcp.", 4) == 0) {
-				fam = "mcp";
-				arr = &c->mcp;
-				cnt = &c->n_mcp;
-			} else if (strncmp(n, "egress.", 7) == 0) {
-				fam = "egress";
-				arr = &c->egress;
-				cnt = &c->n_egress;
-				subs = false;
-			}
-			if (!fam) {
-				err_at(c, s->line, n, NULL, "%s", accepted_sections);
-				continue;
-			}
-			const char *name = n + strlen(fam) + 1;
-			const char *dot = strchr(name, '.');
-			_cleanup_free_ char *gname =
-				dot ? xstrndup(name, (size_t)(dot - name)) : xstrdup(name);
-			if (!valid_name(gname, BOX_NAME_MAX, NULL)) {
-				err_at(c, s->line, n, NULL,
-				       "%s is not a valid name; accepted: 1-32 characters of A-Za-z0-9_-",
-				       q(c, gname));
-				continue;
-			}
-			const char *sub = dot ? dot + 1 : NULL;
-			if (sub && (!subs || (strcmp(sub, "env") != 0 && strcmp(sub, "filesystem") != 0 &&
-					      strcmp(sub, "network") != 0))) {
-				err_at(c, s->line, n, NULL, "%s", accepted_sections);
-				continue;
-			}
-			struct group *g = group_get(arr, cnt, gname);
-			if (!sub)
-				g->main = s;
-			else if (strcmp(sub, "env") == 0)
-				g->env = s;
-			else if (strcmp(sub, "filesystem") == 0)
-				g->fs = s;
-			else
-				g->net = s;
-		}
-	}
-	struct {
-		struct group *arr;
-		size_t n;
-	} fams[] = { { c->tools, c->n_tools }, { c->mcp, c->n_mcp } };
-	for (size_t f = 0; f < ELEMENTSOF(fams); f++)
-		for (size_t i = 0; i < fams[f].n; i++) {
-			struct group *g = &fams[f].arr[i];
-			struct raw_section *subs[] = { g->env, g->fs, g->net };
-			if (g->main)
-				continue;
-			for (size_t j = 0; j < ELEMENTSOF(subs); j++)
-				if (subs[j])
-					err_at(c, subs[j]->line, subs[j]->name, NULL,
-					       "belongs to [%s.%s], which is missing",
-					       f == 0 ? "tool" : "mcp", g->name);
-		}
-	if (c->n_tools)
-		qsort(c->tools, c->n_tools, sizeof(*c->tools), group_cmp);
-	if (c->n_egress)
-		qsort(c->egress, c->n_egress, sizeof(*c->egress), group_cmp);
-	if (c->n_mcp)
-		qsort(c->mcp, c->n_mcp, sizeof(*c->mcp), group_cmp);
-}
-
-/* Drop groups without a main section (reported in classify). */
-static void
-prune_groups(struct group *arr, size_t *n)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < *n; i++) {
-		if (arr[i].main)
-			arr[o++] = arr[i];
-		else
-			free(arr[i].name);
-	}
-	*n = o;
-}
-
-/* ------------------------------------------------------------------ */
-/* load                                                                */
-
-static void
-interpret(struct ctx *c)
-{
-	struct box_config *cfg = c->cfg;
-
-	classify(c);
-	prune_groups(c->tools, &c->n_tools);
-	prune_groups(c->mcp, &c->n_mcp);
-	process_owner(c);
-	process_box(c);
-	own_paths_init(c);
-	process_gateway(c);
-	section_empty_check(c, c->gateway);
-
-	cfg->egress = xmalloc(c->n_egress * sizeof(*cfg->egress));
-	memset(cfg->egress, 0, c->n_egress * sizeof(*cfg->egress));
-	for (size_t i = 0; i < c->n_egress; i++, cfg->n_egress++)
-		process_egress(c, &c->egress[i], &cfg->egress[i]);
-
-	process_agent(c);
-	cfg->tools = xmalloc(c->n_tools * sizeof(*cfg->tools));
-	memset(cfg->tools, 0, c->n_tools * sizeof(*cfg->tools));
-	for (size_t i = 0; i < c->n_tools; i++, cfg->n_tools++)
-		process_tool(c, &c->tools[i], &cfg->tools[i]);
-	cfg->mcp = xmalloc(c->n_mcp * sizeof(*cfg->mcp));
-	memset(cfg->mcp, 0, c->n_mcp * sizeof(*cfg->mcp));
-	for (size_t i = 0; i < c->n_mcp; i++, cfg->n_mcp++)
-		process_mcp(c, &c->mcp[i], &cfg->mcp[i]);
-
-	/* Files masked in every view, and those a write grant must not hold in a subdirectory. */
-	struct masked_file *files = NULL;
-	size_t n_files = 0;
-	if (cfg->abs_path)
-		*GROW(files, n_files) = (struct masked_file){ cfg->abs_path, "box.ini" };
-	if (cfg->box.policy.path)
-		*GROW(files, n_files) = (struct masked_file){ cfg->box.policy.path, "the policy file" };
-	for (size_t i = 0; i < cfg->n_egress; i++)
-		if (cfg->egress[i].secret.path && cfg->egress[i].secret.ref)
-			*GROW(files, n_files) = (struct masked_file){
-				cfg->egress[i].secret.path,
-				keep(c, xasprintf("the secret of [%s]", c->egress[i].main->name))
-			};
-	for (size_t i = 0; i < cfg->n_mcp; i++)
-		if (cfg->mcp[i].secret.path && cfg->mcp[i].secret.ref)
-			*GROW(files, n_files) = (struct masked_file){
-				cfg->mcp[i].secret.path,
-				keep(c, xasprintf("the secret of [%s]", c->mcp[i].main->name))
-			};
-
-	if (c->agent_fs)
-		fs_cross_check(c, c->agent_fs->name, &cfg->agent.proc.fs, files, n_files);
-	for (size_t i = 0; i < cfg->n_tools; i++) {
-		if (c->tools[i].fs)
-			fs_cross_check(c, c->tools[i].fs->name, &cfg->tools[i].proc.fs, files, n_files);
-		landlock_check(c, &cfg->tools[i].proc,
-			       c->tools[i].net ? c->tools[i].net->name : c->tools[i].main->name);
-	}
-	for (size_t i = 0; i < cfg->n_mcp; i++) {
-		if (c->mcp[i].fs)
-			fs_cross_check(c, c->mcp[i].fs->name, &cfg->mcp[i].proc.fs, files, n_files);
-		if (cfg->mcp[i].type.value == BOX_MCP_STDIO)
-			landlock_check(c, &cfg->mcp[i].proc,
-				       c->mcp[i].net ? c->mcp[i].net->name : c->mcp[i].main->name);
-	}
-	free(files);
-	egress_cross_check(c);
-	mcp_cross_check(c);
-	if (!c->opts.offline)
-		limits_check(c);
-}
-
-struct err_order {
-	unsigned line;
-	size_t idx;
-};
-
-static int
-err_order_cmp(const void *a, const void *b)
-{
-	const struct err_order *x = a, *y = b;
-	if (x->line != y->line)
-		return x->line < y->line ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Stable sort of the errors this load added, by line. */
-static void
-sort_errors(struct box_config_errors *errs, size_t from)
-{
-	size_t n = errs->n - from;
-	if (n < 2)
-		return;
-	struct err_order *o = xmalloc(n * sizeof(*o));
-	struct box_config_error *tmp = xmalloc(n * sizeof(*tmp));
-	for (size_t i = 0; i < n; i++)
-		o[i] = (struct err_order){ errs->v[from + i].line, i };
-	qsort(o, n, sizeof(*o), err_order_cmp);
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = errs->v[from + o[i].idx];
-	memcpy(errs->v + from, tmp, n * sizeof(*tmp));
-	free(tmp);
-	free(o);
-}
-
-static void
-ctx_free(struct ctx *c)
-{
-	for (size_t i = 0; i < c->n_secs; i++) {
-		struct raw_section *s = &c->secs[i];
-		for (size_t j = 0; j < s->n; j++) {
-			for (size_t k = 0; k < s->keys[j].n; k++)
-				free(s->keys[j].values[k].text);
-			free(s->keys[j].values);
-			free(s->keys[j].name);
-		}
-		free(s->keys);
-		for (size_t j = 0; j < s->n_long_keys; j++)
-			free(s->long_keys[j]);
-		free(s->long_keys);
-		free(s->name);
-	}
-	free(c->secs);
-	free(c->lines);
-	struct group *gs[] = { c->tools, c->egress, c->mcp };
-	size_t ns[] = { c->n_tools, c->n_egress, c->n_mcp };
-	for (size_t g = 0; g < 3; g++) {
-		for (size_t i = 0; i < ns[g]; i++)
-			free(gs[g][i].name);
-		free(gs[g]);
-	}
-	for (size_t i = 0; i < c->n_tmp; i++)
-		free(c->tmp[i]);
-	free(c->tmp);
-	free(c->caller_home);
-}
-
-static int
-load(struct ctx *c, const char *data, size_t len, struct box_config **ret)
-{
-	size_t first_err = c->first_err;
-	struct box_config *cfg = c->cfg;
-
-	cfg->caller_uid = c->caller;
-	cfg->service = c->opts.service;
-	if (c->opts.service)
-		cfg->runtime_base = xstrdup("/run/box");
-	else {
-		const char *x = getenv("XDG_RUNTIME_DIR");
-		if (x && x[0] == '/' && path_is_clean_absolute(x))
-			cfg->runtime_base = xasprintf("%s/box", x);
-		else if (c->caller == 0)
-			cfg->runtime_base = xstrdup("/run/box");
-		else
-			cfg->runtime_base = xasprintf("/tmp/box-%u", (unsigned)c->caller);
-	}
-	c->landlock_abi = c->opts.landlock_abi ? (c->opts.landlock_abi < 0 ? 0 : c->opts.landlock_abi) :
-						 c->opts.offline ? 6 : box_host_landlock_abi();
-
-	if (data) {
-		prescan(c, data, len);
-		int r = ini_parse_stream(reader, c, handler, c);
-		if (r > 0 && (size_t)r <= c->n_lines && c->lines[r - 1].kind != L_BAD)
-			err_at(c, (unsigned)r, NULL, NULL, "the INI parser refused this line");
-		else if (r < 0)
-			err_at(c, 0, NULL, NULL, "the INI parser failed (%d)", r);
-		interpret(c);
-	}
-	if (c->n_suppressed) {
-		struct box_config_error *e = GROW(c->errs->v, c->errs->n);
-		memset(e, 0, sizeof(*e));
-		e->file = c->file ? xstrdup(c->file) : NULL;
-		e->line = UINT_MAX;
-		e->message = xasprintf("%zu more errors not shown", c->n_suppressed);
-	}
-	sort_errors(c->errs, first_err);
-	if (c->n_suppressed)
-		c->errs->v[c->errs->n - 1].line = 0;
-	ctx_free(c);
-	if (c->errs->n > first_err) {
-		box_config_free(cfg);
-		*ret = NULL;
-		return -EINVAL;
-	}
-	*ret = cfg;
-	return 0;
-}
-
-static void
-ctx_init(struct ctx *c, const char *name, const struct box_config_options *opts,
-	 struct box_config_errors *errs)
-{
-	memset(c, 0, sizeof(*c));
-	if (opts)
-		c->opts = *opts;
-	c->errs = errs;
-	c->first_err = errs->n;
-	c->cfg = xmalloc(sizeof(*c->cfg));
-	memset(c->cfg, 0, sizeof(*c->cfg));
-	c->cfg->path = xstrdup(name);
-	c->file = c->cfg->path;
-	c->caller = getuid();
-	box_walk_budget_init(&c->walk, BOX_WALK_ENTRIES_MAX, BOX_WALK_TIME_MS);
-}
-
-int
-box_config_load(const char *path, const struct box_config_options *opts, struct box_config **ret,
-		struct box_config_errors *errs)
-{
-	struct ctx c;
-	const char *why = NULL;
-	_cleanup_free_ char *data = NULL;
-	size_t len = 0;
-
-	ctx_init(&c, path, opts, errs);
-	if (path_canonicalize(path, &c.cfg->abs_path) < 0)
-		err_at(&c, 0, NULL, NULL, "cannot be opened: %s", strerror(errno));
-	else if (read_user_file(&c, c.cfg->abs_path, BOX_CONFIG_FILE_MAX, false, &data, &len, &why) < 0)
-		err_at(&c, 0, NULL, NULL, "%s", why);
-	return load(&c, data, len, ret);
-}
-
-int
-box_config_load_buffer(const char *name, const char *data, size_t len,
-		       const struct box_config_options *opts, struct box_config **ret,
-		       struct box_config_errors *errs)
-{
-	struct ctx c;
-	ctx_init(&c, name, opts, errs);
-	if (len > BOX_CONFIG_FILE_MAX) {
-		err_at(&c, 0, NULL, NULL, "is larger than %lu bytes", BOX_CONFIG_FILE_MAX);
-		return load(&c, NULL, 0, ret);
-	}
-	return load(&c, data ? data : "", len, ret);
-}
-
-/* ------------------------------------------------------------------ */
-/* free                                                                */
-
-static void
-strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static void
-process_free(struct box_process *p)
-{
-	cmdline_free(p->command.argv);
-	free(p->command.written0);
-	free(p->command.program);
-	strv_free(p->command.interpreters, p->command.n_interpreters);
-	free(p->workspace.value);
-	for (size_t i = 0; i < p->env.n; i++) {
-		free(p->env.v[i].name);
-		free(p->env.v[i].value);
-	}
-	free(p->env.v);
-	for (int k = 0; k < BOX_FS_KIND_COUNT; k++) {
-		for (size_t i = 0; i < p->fs.lists[k].n; i++) {
-			free(p->fs.lists[k].v[i].path);
-			free(p->fs.lists[k].v[i].spelling);
-		}
-		free(p->fs.lists[k].v);
-	}
-}
-
-static void
-secret_free(struct box_secret *s)
-{
-	if (s->value) {
-		explicit_bzero(s->value, s->len);
-		free(s->value);
-	}
-	free(s->ref);
-	free(s->path);
-}
-
-static void
-dest_free(struct box_destination *d)
-{
-	free(d->host);
-	free(d->path_prefix);
-	free(d->spelling);
-}
-
-static void
-file_free(struct box_file *f)
-{
-	free(f->path);
-	free(f->data);
-}
-
-void
-box_config_free(struct box_config *cfg)
-{
-	if (!cfg)
-		return;
-	free(cfg->path);
-	free(cfg->abs_path);
-	free(cfg->runtime_base);
-	free(cfg->box.name.value);
-	file_free(&cfg->box.policy);
-	free(cfg->box.policy_written);
-	free(cfg->box.state_dir.value);
-	process_free(&cfg->agent.proc);
-	free(cfg->agent.user.name);
-	free(cfg->agent.user.home);
-	for (size_t i = 0; i < cfg->n_tools; i++) {
-		free(cfg->tools[i].name);
-		process_free(&cfg->tools[i].proc);
-	}
-	free(cfg->tools);
-	for (size_t i = 0; i < cfg->n_egress; i++) {
-		struct box_egress *e = &cfg->egress[i];
-		free(e->name);
-		for (size_t j = 0; j < e->n_dest; j++)
-			dest_free(&e->dest[j]);
-		free(e->dest);
-		secret_free(&e->secret);
-		free(e->variable.value);
-		free(e->header.value);
-		free(e->prefix.value);
-		free(e->param.value);
-		free(e->placeholder_prefix.value);
-	}
-	free(cfg->egress);
-	for (size_t i = 0; i < cfg->n_mcp; i++) {
-		struct box_mcp *m = &cfg->mcp[i];
-		free(m->name);
-		free(m->ns);
-		process_free(&m->proc);
-		free(m->alias.value);
-		free(m->url.value);
-		dest_free(&m->url_dest);
-		secret_free(&m->secret);
-		free(m->header.value);
-		free(m->prefix.value);
-	}
-	free(cfg->mcp);
-	file_free(&cfg->gateway.upstream_ca);
-	free(cfg->gateway.resolver.value);
-	file_free(&cfg->gateway.hosts_file);
-	free(cfg);
-}
-
-/* ------------------------------------------------------------------ */
-/* host probes                                                         */
-
-int
-box_host_landlock_abi(void)
-{
-	long r = syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION_FLAG);
-	return r < 0 ? 0 : (int)r;
-}
-
-/* mountinfo escapes blanks and backslashes as \ooo. */
-static void
-unescape_octal(char *s)
-{
-	char *o = s;
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else
-			*o++ = *s;
-	}
-	*o = '\0';
-}
-
-static bool
-has_word(const char *list, const char *word, const char *seps)
-{
-	size_t wl = strlen(word);
-	for (const char *p = list; *p;) {
-		size_t n = strcspn(p, seps);
-		if (n == wl && strncmp(p, word, wl) == 0)
-			return true;
-		p += n;
-		p += strspn(p, seps);
-	}
-	return false;
-}
-
-int
-box_host_cgroups_probe(const char *mountinfo, const char *root_prefix, struct box_host_cgroups *ret)
-{
-	_cleanup_fclose_ FILE *f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-
-	memset(ret, 0, sizeof(*ret));
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		char *fields[6] = { 0 };
-		char *save = NULL, *tok = strtok_r(line, " \n", &save);
-		int n = 0;
-		/* id parent dev root mountpoint ... - fstype source superopts */
-		for (; tok && n < 5; tok = strtok_r(NULL, " \n", &save))
-			fields[n++] = tok;
-		while (tok && strcmp(tok, "-") != 0)
-			tok = strtok_r(NULL, " \n", &save);
-		if (n < 5 || !tok)
-			continue;
-		char *fstype = strtok_r(NULL, " \n", &save);
-		(void)strtok_r(NULL, " \n", &save);
-		char *opts = strtok_r(NULL, " \n", &save);
-		if (!fstype)
-			continue;
-		if (strcmp(fstype, "cgroup") == 0 && opts) {
-			ret->v1_memory |= has_word(opts, "memory", ",");
-			ret->v1_pids |= has_word(opts, "pids", ",");
-		} else if (strcmp(fstype, "cgroup2") == 0) {
-			unescape_octal(fields[4]);
-			_cleanup_free_ char *p =
-				xasprintf("%s%s/cgroup.controllers", root_prefix ? root_prefix : "",
-					  fields[4]);
-			_cleanup_fclose_ FILE *cf = fopen(p, "re");
-			char buf[512];
-			if (cf && fgets(buf, sizeof(buf), cf)) {
-				ret->v2_memory |= has_word(buf, "memory", " \n");
-				ret->v2_pids |= has_word(buf, "pids", " \n");
-			}
-		}
-	}
-	return 0;
-}
