@@ -1,7 +1,7 @@
 /*
  * ipc.h — box IPC: protobuf-c messages over SOCK_SEQPACKET (DESIGN.md §4).
  *
- * One packet is one packed box.Envelope (proto/envelope.proto) of at most
+ * One packet is one packed box.Envelope (common/envelope.proto) of at most
  * BOX_IPC_MAX bytes; messages larger than one packet travel as fragments and
  * are reassembled up to a per-type cap. What each type may do is not known
  * here: every call names a protocol (struct box_ipc_protocol, one table per
