@@ -2220,6 +2220,52 @@ test_fuzz_corpus(void)
 	CHECK(seen >= 10);
 }
 
+/* The walker's allocator budget: an input that unpacks to more than 16x its size. */
+static void
+test_walker_budget(void)
+{
+	/* An empty PolicyValue is 2 bytes on the wire and ~48 in memory. */
+	enum { N = 30000 };
+	Box__PolicyValueSet set;
+	box__policy_value_set__init(&set);
+	Box__PolicyValue *vals = calloc(N, sizeof(*vals));
+	Box__PolicyValue **ptrs = calloc(N, sizeof(*ptrs));
+	CHECK(vals && ptrs);
+	if (!vals || !ptrs) {
+		free(vals);
+		free(ptrs);
+		return;
+	}
+	for (size_t i = 0; i < N; i++) {
+		box__policy_value__init(&vals[i]);
+		ptrs[i] = &vals[i];
+	}
+	set.elems = ptrs;
+	set.n_elems = N;
+	size_t len;
+	_cleanup_free_ uint8_t *buf = pack(&set.base, &len);
+	const struct box_ipc_type row = {
+		.name = "PolicyValueSet",
+		.desc = &box__policy_value_set__descriptor,
+		.max_size = 1u << 20,
+	};
+	ProtobufCMessage *m = NULL;
+	CHECK_INT(box_proto_unpack(&row, buf, len, &m), -EMSGSIZE);
+	CHECK(m == NULL);
+	/* A thirtieth fits the budget (the slack); the row's cap still comes first. */
+	set.n_elems = N / 30;
+	size_t small_len;
+	_cleanup_free_ uint8_t *small = pack(&set.base, &small_len);
+	CHECK_INT(box_proto_unpack(&row, small, small_len, &m), 0);
+	box_msg_free(m);
+	m = NULL;
+	const struct box_ipc_type tiny = { .desc = &box__policy_value_set__descriptor,
+					   .max_size = 16 };
+	CHECK_INT(box_proto_unpack(&tiny, small, small_len, &m), -EMSGSIZE);
+	free(vals);
+	free(ptrs);
+}
+
 /* ---- the protocol tables: senders and states ----------------------------- */
 
 static void
@@ -2389,6 +2435,7 @@ main(void)
 	RUN(test_bad_enums_and_types);
 	RUN(test_channel_allow_list);
 	RUN(test_protocol_tables);
+	RUN(test_walker_budget);
 	RUN(test_peer_close);
 	RUN(test_reassembly_in_order_and_interleaved);
 	RUN(test_reassembly_refusals);
