@@ -48,10 +48,11 @@ define compile_c
 	@mkdir -p $(@D)
 	$(CC) $(BOX_CPPFLAGS) $(MODULE_CPPFLAGS) $(BOX_CFLAGS) $(MODULE_CFLAGS) -c $< -o $@
 endef
+# Libraries in dependency order, each once: libboxpolicy, libboxproto, then
+# libboxcommon (a leaf). No link group: a cycle between them is a build error.
 define link_program
 	@mkdir -p $(@D)
-	$(CC) $(BOX_CFLAGS) $(BOX_LDFLAGS) -o $@ $(filter %.o,$^) \
-		-Wl,--start-group $(filter %.a,$^) -Wl,--end-group $(MODULE_LDLIBS)
+	$(CC) $(BOX_CFLAGS) $(BOX_LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(MODULE_LDLIBS)
 endef
 define archive
 	@mkdir -p $(@D)
@@ -59,12 +60,13 @@ define archive
 	ar rcs $@ $^
 endef
 
-# proto first: its generated headers are order-only prerequisites of every object.
+# proto and common first: their generated headers are order-only
+# prerequisites of every object.
 include proto/module.mk
 include common/module.mk
 include $(sort $(filter-out proto/module.mk common/module.mk,$(wildcard */module.mk) $(wildcard test/*/module.mk) $(wildcard bench/module.mk)))
 
-$(BUILD)/%.o: %.c | $(PROTO_GEN_H)
+$(BUILD)/%.o: %.c | $(PROTO_GEN_H) $(COMMON_GEN_H)
 	$(compile_c)
 
 all: $(PROGRAMS) $(LIBEXEC_PROGRAMS)

@@ -51,6 +51,7 @@
 #include "policy.pb-c.h"
 #include "policyd.h"
 #include "privdrop.h"
+#include "proto_policy.h"
 
 struct peer {
 	const char *name;   /* for messages */
@@ -463,8 +464,9 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 		handle_log_fd(m);
 		break;
 	default:
-		/* box_ipc_chan_allow already refused every other type. */
-		fatalx("%s sent an unexpected %s", p->name, box_ipc_type_name(m->type));
+		/* The policy protocol's table already refused every other type. */
+		fatalx("%s sent an unexpected %s", p->name,
+		       box_ipc_type_name(&box_proto_policy, m->type));
 	}
 }
 
@@ -524,7 +526,8 @@ send_ready(int fd, uint64_t request_id, bool ok, const char *message,
 		rep.history_events = st->history_events;
 		rep.rules_kept = (uint32_t)st->rules_kept;
 	}
-	int r = box_ipc_send(fd, BOX__MSG_TYPE__MSG_POLICY_READY, request_id, &rep.base, NULL, 0);
+	int r = box_ipc_send(fd, &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_READY, request_id,
+			     &rep.base, NULL, 0);
 	if (r < 0)
 		log_err_errno(r, "Cannot send PolicyReady");
 }
@@ -615,12 +618,10 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 {
 	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
 
-	chan = box_ipc_chan_new(POLICYD_FD_BOXD);
+	/* A fresh channel (state `init`) accepts PolicyInit from boxd and nothing else. */
+	chan = box_ipc_chan_new(POLICYD_FD_BOXD, &box_proto_policy, BOX_POLICY_ROLE_BOXD);
 	if (!chan)
 		fatal(-ENOMEM, "Cannot allocate the boxd channel");
-	uint32_t init_type = BOX__MSG_TYPE__MSG_POLICY_INIT;
-	if (box_ipc_chan_allow(chan, &init_type, 1) < 0)
-		fatalx("Cannot set up the boxd channel");
 	int r = box_ipc_recv_wait(chan, m, POLICYD_INIT_TIMEOUT_MS);
 	if (r == -ECONNRESET)
 		return 0; /* boxd gave up before we started */
@@ -739,15 +740,19 @@ peers_watch(void)
 	S.last_sync_mono = mono_ns();
 	for (int i = 0; i < POLICYD_N_PEERS; i++) {
 		struct peer *p = &S.peers[i];
-		uint32_t allow[3] = { BOX__MSG_TYPE__MSG_DECIDE_REQUEST,
-				      BOX__MSG_TYPE__MSG_RECORD_REQUEST,
-				      BOX__MSG_TYPE__MSG_POLICY_LOG_FD };
 		if (p->fd < 0)
 			continue;
-		p->ev = box_ipc_event_new(S.base, p->fd, on_msg, on_close, p);
+		/*
+		 * PolicyReady went out: every channel is `ready`. boxd may send
+		 * Decide, Record and PolicyLogFd; the other peers Decide and
+		 * Record (the table's senders); a second PolicyInit is fatal.
+		 */
+		p->ev = box_ipc_event_new(S.base, p->fd, &box_proto_policy,
+					  i == 0 ? BOX_POLICY_ROLE_BOXD : BOX_POLICY_ROLE_PEER,
+					  on_msg, on_close, p);
 		if (!p->ev)
 			fatal(-errno, "Cannot watch the %s channel", p->name);
-		if (box_ipc_chan_allow(box_ipc_event_chan(p->ev), allow, i == 0 ? 3 : 2) < 0)
+		if (box_ipc_chan_set_state(box_ipc_event_chan(p->ev), BOX_POLICY_READY) < 0)
 			fatalx("Cannot set up the %s channel", p->name);
 	}
 }

@@ -10,8 +10,7 @@ LIBEXEC_PROGRAMS += $(BIN)/box-policyd
 $(POLICYD_OBJS): private MODULE_CPPFLAGS := -Iproto \
 	$(call pkg_cflags,libprotobuf-c libevent jansson libseccomp)
 
-# libboxcommon and libboxproto reference each other: list them twice.
 $(BIN)/box-policyd: $(POLICYD_OBJS) $(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
-$(BIN)/box-policyd: private MODULE_LDLIBS := $(LIBPROTO) $(LIBCOMMON) \
+$(BIN)/box-policyd: private MODULE_LDLIBS := \
 	$(call pkg_libs,libprotobuf-c libevent jansson libseccomp libcap)

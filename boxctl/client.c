@@ -199,10 +199,10 @@ client_call(int fd, uint32_t type, const ProtobufCMessage *msg, uint32_t reply_t
 {
 	static uint64_t next_id = 1;
 	uint64_t rid = next_id++;
-	int r = box_ipc_send(fd, type, rid, msg, NULL, 0);
+	int r = box_ipc_send(fd, &box_proto_client, type, rid, msg, NULL, 0);
 	if (r < 0)
 		return r;
-	struct box_ipc_chan *c = box_ipc_chan_new(fd);
+	struct box_ipc_chan *c = box_ipc_chan_new(fd, &box_proto_client, BOX_CLIENT_ROLE_BOXD);
 	if (!c)
 		return -ENOMEM;
 	uint32_t allowed[2] = { reply_type, BOX__MSG_TYPE__MSG_ERROR_REPLY };

@@ -20,6 +20,7 @@
 
 #include "ipc.h"
 #include "boxd.pb-c.h"
+#include "proto/proto_client.h"
 
 /* The service socket's path ($BOX_SOCKET, else /run/box/boxd.sock). */
 const char *client_service_path(void);

@@ -169,7 +169,8 @@ send_control(int fd, const char *box_id, int sig)
 	Box__RunControl m = BOX__RUN_CONTROL__INIT;
 	m.box_id = (char *)box_id;
 	m.signal = sig;
-	return box_ipc_send(fd, BOX__MSG_TYPE__MSG_RUN_CONTROL, 0, &m.base, NULL, 0);
+	return box_ipc_send(fd, &box_proto_client, BOX__MSG_TYPE__MSG_RUN_CONTROL, 0, &m.base,
+			    NULL, 0);
 }
 
 enum { S_STDIN, S_STDOUT, S_STDERR, S_KEYS, S_SCREEN, S_N };
@@ -577,7 +578,8 @@ cmd_run(int argc, char **argv)
 			req.cols = ws.ws_col;
 		}
 	}
-	k = box_ipc_send(r.fd, BOX__MSG_TYPE__MSG_RUN_REQUEST, 1, &req.base, stdio, n_stdio);
+	k = box_ipc_send(r.fd, &box_proto_client, BOX__MSG_TYPE__MSG_RUN_REQUEST, 1, &req.base,
+			 stdio, n_stdio);
 	/* boxd has its own copies now: the box's ends must not stay open here (EOF). */
 	for (int i = 0; i < 3; i++)
 		r.box_end[i] = safe_close(r.box_end[i]);
@@ -586,7 +588,7 @@ cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	chan = box_ipc_chan_new(r.fd);
+	chan = box_ipc_chan_new(r.fd, &box_proto_client, BOX_CLIENT_ROLE_BOXD);
 	uint32_t allowed[] = { BOX__MSG_TYPE__MSG_RUN_STARTING, BOX__MSG_TYPE__MSG_RUN_REPLY,
 			       BOX__MSG_TYPE__MSG_RUN_EXIT, BOX__MSG_TYPE__MSG_ERROR_REPLY };
 	if (!chan || box_ipc_chan_allow(chan, allowed, ELEMENTSOF(allowed)) < 0) {
@@ -621,7 +623,7 @@ cmd_run(int argc, char **argv)
 	}
 	if (m.type != BOX__MSG_TYPE__MSG_RUN_REPLY) {
 		fprintf(stderr, "boxctl: error: boxd sent %s before RunReply\n",
-			box_ipc_type_name(m.type));
+			box_ipc_type_name(&box_proto_client, m.type));
 		box_ipc_msg_done(&m);
 		goto out;
 	}
@@ -685,7 +687,7 @@ cmd_run(int argc, char **argv)
 	tty_restore();
 	if (m.type != BOX__MSG_TYPE__MSG_RUN_EXIT) {
 		fprintf(stderr, "boxctl: error: boxd sent %s instead of RunExit\n",
-			box_ipc_type_name(m.type));
+			box_ipc_type_name(&box_proto_client, m.type));
 		box_ipc_msg_done(&m);
 		goto out;
 	}

@@ -46,6 +46,7 @@
 #include "log.h"
 #include "path.h"
 #include "peer.h"
+#include "proto_client.h"
 #include "validate.h"
 
 static struct boxd *the_boxd;
@@ -60,7 +61,8 @@ boxd_client_send(struct client *c, uint32_t type, uint64_t rid, const ProtobufCM
 		return -ENOTCONN;
 	int r = box_ipc_event_send(c->ipc, type, rid, m, NULL, 0);
 	if (r < 0)
-		log_warn_errno(r, "sending %s to pid %d", box_ipc_type_name(type), (int)c->cred.pid);
+		log_warn_errno(r, "sending %s to pid %d",
+			       box_ipc_type_name(&box_proto_client, type), (int)c->cred.pid);
 	return r;
 }
 
@@ -368,11 +370,6 @@ on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 static struct client *
 client_add(struct boxd *d, int fd, bool channel)
 {
-	static const uint32_t allowed[] = {
-		BOX__MSG_TYPE__MSG_RUN_REQUEST, BOX__MSG_TYPE__MSG_RUN_CONTROL,
-		BOX__MSG_TYPE__MSG_PS_REQUEST,	BOX__MSG_TYPE__MSG_STOP_REQUEST,
-		BOX__MSG_TYPE__MSG_LOG_REQUEST, BOX__MSG_TYPE__MSG_CHECK_REQUEST,
-	};
 	struct client *c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -408,13 +405,14 @@ client_add(struct boxd *d, int fd, bool channel)
 					 "without a log line");
 		}
 	}
-	c->ipc = box_ipc_event_new(d->base, fd, on_client_msg, on_client_close, c);
+	/* The client protocol's table: what a client may send, and when (proto_client.c). */
+	c->ipc = box_ipc_event_new(d->base, fd, &box_proto_client, BOX_CLIENT_ROLE_CLIENT,
+				   on_client_msg, on_client_close, c);
 	if (!c->ipc) {
 		close(fd);
 		free(c);
 		return NULL;
 	}
-	(void)box_ipc_chan_allow(box_ipc_event_chan(c->ipc), allowed, ELEMENTSOF(allowed));
 	c->next = d->clients;
 	d->clients = c;
 	d->n_clients++;

@@ -41,6 +41,7 @@
 #include "path.h"
 #include "policy.pb-c.h"
 #include "policy_validate.h"
+#include "proto_policy.h"
 
 #ifndef __has_feature
 #define __has_feature(x) 0
@@ -292,7 +293,8 @@ send_init(struct box *b, int dirfd, char **err)
 	in.mcp_namespaces = ns;
 	in.n_mcp_namespaces = n_ns;
 	int fds[2] = { dirfd, b->rc.decisions_fd };
-	r = box_ipc_send(b->policyd_fd, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds, 2);
+	r = box_ipc_send(b->policyd_fd, &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_INIT, 1,
+			 &in.base, fds, 2);
 	if (r < 0)
 		seterr(err, "cannot send PolicyInit to box-policyd: %s", strerror(-r));
 out:
@@ -305,12 +307,13 @@ out:
 static int
 wait_ready(struct box *b, char **err)
 {
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = box_ipc_chan_new(b->policyd_fd);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan =
+		box_ipc_chan_new(b->policyd_fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	uint32_t type = BOX__MSG_TYPE__MSG_POLICY_READY;
 	int r;
 
-	if (!chan || box_ipc_chan_allow(chan, &type, 1) < 0)
+	/* PolicyInit went out on the fd: only PolicyReady may come (the table's `starting`). */
+	if (!chan || box_ipc_chan_set_state(chan, BOX_POLICY_STARTING) < 0)
 		return -ENOMEM;
 	r = box_ipc_recv_wait(chan, &m, BOXD_POLICYD_READY_TIMEOUT_MS);
 	if (r == -ETIMEDOUT) {
@@ -442,15 +445,16 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 		r = wait_ready(b, err);
 	if (r < 0)
 		return r;
-	b->policyd_ev = box_ipc_event_new(d->base, b->policyd_fd, on_policyd_msg, on_policyd_close,
-					  b);
+	b->policyd_ev = box_ipc_event_new(d->base, b->policyd_fd, &box_proto_policy,
+					  BOX_POLICY_ROLE_POLICYD, on_policyd_msg,
+					  on_policyd_close, b);
 	if (!b->policyd_ev) {
 		seterr(err, "cannot watch box-policyd's channel");
 		return -ENOMEM;
 	}
 	b->policyd_fd = -1; /* the event owns it */
-	uint32_t allow = BOX__MSG_TYPE__MSG_DECIDE_REPLY;
-	(void)box_ipc_chan_allow(box_ipc_event_chan(b->policyd_ev), &allow, 1);
+	/* PolicyReady passed: from policyd only DecideReply (the table's `ready`). */
+	(void)box_ipc_chan_set_state(box_ipc_event_chan(b->policyd_ev), BOX_POLICY_READY);
 	b->rotate_ev = event_new(d->base, -1, EV_PERSIST, on_rotate_timer, b);
 	struct timeval tv = { 1, 0 };
 	if (!b->rotate_ev || event_add(b->rotate_ev, &tv) < 0) {

@@ -48,6 +48,7 @@
 #include "log.h"
 #include "parse.h"
 #include "path.h"
+#include "proto_client.h"
 #include "treewalk.h"
 #include "validate.h"
 
@@ -792,7 +793,8 @@ child_main(int sock, const struct box *b, const char *state_dir, bool detach)
 	reply.n_problems = c.n_problems;
 	reply.disclosure = c.records;
 	reply.n_disclosure = c.n_records;
-	if (box_ipc_send(sock, BOX__MSG_TYPE__MSG_CHECK_REPLY, 0, &reply.base, NULL, 0) < 0)
+	if (box_ipc_send(sock, &box_proto_client, BOX__MSG_TYPE__MSG_CHECK_REPLY, 0, &reply.base,
+			 NULL, 0) < 0)
 		_exit(5);
 	/* Second packet: the fds (a CheckReply carries none). */
 	char one = n_fds ? 'F' : '-';
@@ -960,7 +962,7 @@ recheck_run(const struct boxd *d, const struct box *b, const char *state_dir, bo
 	_cleanup_close_ int sock = sv[0];
 	(void)d;
 
-	struct box_ipc_chan *chan = box_ipc_chan_new(sock);
+	struct box_ipc_chan *chan = box_ipc_chan_new(sock, &box_proto_client, BOX_CLIENT_ROLE_BOXD);
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	if (!chan) {
 		r = -ENOMEM;

@@ -5,10 +5,12 @@
  * Receive path: recvmsg(MSG_CMSG_CLOEXEC) into a BOX_IPC_MAX+1 buffer, so a
  * packet that is exactly one byte too long is seen; MSG_TRUNC/MSG_CTRUNC and
  * any control message other than SCM_RIGHTS are protocol errors. The
- * envelope is decoded like any message (capped allocator, check, no unknown
- * fields, declared enums); then the type table below says what the type may
- * do: its largest single-packet size, how many fds it may carry, and the cap
- * of a reassembled message. Fragments must arrive in order, with seq 0
+ * envelope is read by hand when it is canonical, else decoded like any
+ * message by the protocol's walker; then the protocol's row for the type
+ * (the caller's table, proto/proto_*.c) says what it may do: who may send it,
+ * in which states of the channel, its largest single-packet size, how many
+ * fds it may carry, and the cap of a reassembled message. This file names no
+ * message of any protocol. Fragments must arrive in order, with seq 0
  * declaring the total length, which is checked against the cap and the
  * channel's budget before the reassembly buffer is allocated.
  * Received fds are owned from the moment recvmsg returns: every error path
@@ -23,120 +25,36 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "boxd.pb-c.h"
 #include "cleanup.h"
 #include "ipc.h"
-#include "policy.pb-c.h"
-#include "proto/validate.h"
 
-/* Nesting of our messages is at most 5; a deeper tree is an error. */
-#define IPC_MAX_DEPTH 16
-/*
- * Decode memory budget: protobuf-c turns a few bytes of input into a struct
- * of tens of bytes (a repeated submessage costs a pointer and a struct), so
- * allow a linear multiple of the input and no more.
- */
-#define IPC_DECODE_FACTOR 16u
-#define IPC_DECODE_SLACK (64u << 10)
-
-/*
- * The receiver's rules for every type (convention 4 of
- * reference/c-daemon-anchors.md; proto/README.md is the human version).
- * Which peer may send which type is the daemon's dispatch table
- * (box_ipc_chan_allow); this table says what any peer may make us do.
- */
-static const struct box_ipc_type ipc_types[] = {
-	{ BOX__MSG_TYPE__MSG_RUN_REQUEST, "RunRequest", &box__run_request__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 3, 8u << 20 },
-	{ BOX__MSG_TYPE__MSG_RUN_REPLY, "RunReply", &box__run_reply__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 1, 16u << 20 },
-	{ BOX__MSG_TYPE__MSG_RUN_STARTING, "RunStarting", &box__run_starting__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 0, 16u << 20 },
-	{ BOX__MSG_TYPE__MSG_RUN_EXIT, "RunExit", &box__run_exit__descriptor, 8192, 0, 0 },
-	{ BOX__MSG_TYPE__MSG_RUN_CONTROL, "RunControl", &box__run_control__descriptor, 256, 0,
-	  0 },
-	{ BOX__MSG_TYPE__MSG_PS_REQUEST, "PsRequest", &box__ps_request__descriptor, 64, 0, 0 },
-	{ BOX__MSG_TYPE__MSG_PS_REPLY, "PsReply", &box__ps_reply__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 0, 1u << 20 },
-	{ BOX__MSG_TYPE__MSG_STOP_REQUEST, "StopRequest", &box__stop_request__descriptor, 256, 0,
-	  0 },
-	{ BOX__MSG_TYPE__MSG_STOP_REPLY, "StopReply", &box__stop_reply__descriptor, 8192, 0,
-	  0 },
-	{ BOX__MSG_TYPE__MSG_LOG_REQUEST, "LogRequest", &box__log_request__descriptor, 256, 0,
-	  0 },
-	{ BOX__MSG_TYPE__MSG_LOG_REPLY, "LogReply", &box__log_reply__descriptor, 8192, 2, 0 },
-	{ BOX__MSG_TYPE__MSG_CHECK_REQUEST, "CheckRequest", &box__check_request__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20 },
-	{ BOX__MSG_TYPE__MSG_CHECK_REPLY, "CheckReply", &box__check_reply__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 0, 16u << 20 },
-	{ BOX__MSG_TYPE__MSG_ERROR_REPLY, "ErrorReply", &box__error_reply__descriptor, 8192, 0,
-	  0 },
-	/* box-policyd (proto/policy.proto). */
-	{ BOX__MSG_TYPE__MSG_POLICY_INIT, "PolicyInit", &box__policy_init__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 2, 5u << 20 },
-	{ BOX__MSG_TYPE__MSG_POLICY_READY, "PolicyReady", &box__policy_ready__descriptor, 8192, 0,
-	  0 },
-	{ BOX__MSG_TYPE__MSG_DECIDE_REQUEST, "DecideRequest", &box__decide_request__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 0, 1u << 20 },
-	{ BOX__MSG_TYPE__MSG_DECIDE_REPLY, "DecideReply", &box__decide_reply__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 0, 1u << 20 },
-	{ BOX__MSG_TYPE__MSG_RECORD_REQUEST, "RecordRequest", &box__record_request__descriptor,
-	  BOX_IPC_PAYLOAD_MAX, 0, 1u << 20 },
-	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor, 64, 1,
-	  0 },
-	/*
-	 * No row for BOX__MSG_TYPE__MSG_PLAN: the plan travels as one bare
-	 * Plan packet on the trampoline's fd 3 (and status on fd 4), decoded by
-	 * proto/plan_validate.c, never inside an envelope.
-	 */
+/* The envelope itself, decoded by the protocol's walker when not canonical. */
+static const struct box_ipc_type envelope_row = {
+	.type = BOX__MSG_TYPE__MSG_INVALID,
+	.name = "Envelope",
+	.desc = &box__envelope__descriptor,
+	.max_size = BOX_IPC_MAX,
 };
 
 const struct box_ipc_type *
-box_ipc_type_lookup(uint32_t type)
+box_ipc_type_lookup(const struct box_ipc_protocol *p, uint32_t type)
 {
-	for (size_t i = 0; i < ELEMENTSOF(ipc_types); i++)
-		if (ipc_types[i].type == type)
-			return &ipc_types[i];
+	if (!p)
+		return NULL;
+	for (unsigned i = 0; i < p->n_types; i++)
+		if (p->types[i].type == type && p->types[i].desc)
+			return &p->types[i];
 	return NULL;
 }
 
 const char *
-box_ipc_type_name(uint32_t type)
+box_ipc_type_name(const struct box_ipc_protocol *p, uint32_t type)
 {
-	const struct box_ipc_type *t = box_ipc_type_lookup(type);
+	const struct box_ipc_type *t = box_ipc_type_lookup(p, type);
 	return t ? t->name : "?";
 }
 
 /* ---- decode ------------------------------------------------------------ */
-
-struct cap_alloc {
-	size_t used, cap;
-	bool hit, oom;
-};
-
-static void *
-cap_alloc_fn(void *userdata, size_t size)
-{
-	struct cap_alloc *a = userdata;
-	if (size > a->cap - a->used) {
-		a->hit = true;
-		return NULL;
-	}
-	void *p = malloc(size ? size : 1);
-	if (!p) {
-		a->oom = true;
-		return NULL;
-	}
-	a->used += size;
-	return p;
-}
-
-static void
-cap_free_fn(void *userdata, void *p)
-{
-	(void)userdata;
-	free(p);
-}
 
 void
 box_msg_free(ProtobufCMessage *m)
@@ -146,118 +64,14 @@ box_msg_free(ProtobufCMessage *m)
 		protobuf_c_message_free_unpacked(m, NULL);
 }
 
-/*
- * Every submessage: no unknown field; every enum a declared value. The
- * generated code accepts any number in an enum field, and protobuf-c keeps
- * unknown fields to re-emit them; both are refused on every channel.
- */
-static int
-walk(const ProtobufCMessage *m, unsigned depth)
-{
-	if (depth > IPC_MAX_DEPTH)
-		return -EBADMSG;
-	if (m->n_unknown_fields != 0)
-		return -EBADMSG;
-
-	const ProtobufCMessageDescriptor *d = m->descriptor;
-	const uint8_t *base = (const uint8_t *)m;
-	for (unsigned i = 0; i < d->n_fields; i++) {
-		const ProtobufCFieldDescriptor *f = &d->fields[i];
-		if (f->type != PROTOBUF_C_TYPE_MESSAGE && f->type != PROTOBUF_C_TYPE_ENUM)
-			continue;
-
-		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-			size_t n = *(const size_t *)(base + f->quantifier_offset);
-			const void *arr = *(void *const *)(base + f->offset);
-			for (size_t k = 0; k < n; k++) {
-				if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-					const ProtobufCMessage *sub =
-						((ProtobufCMessage *const *)arr)[k];
-					int r = sub ? walk(sub, depth + 1) : -EBADMSG;
-					if (r < 0)
-						return r;
-				} else if (!protobuf_c_enum_descriptor_get_value(
-						   f->descriptor, ((const int *)arr)[k])) {
-					return -EBADMSG;
-				}
-			}
-			continue;
-		}
-
-		bool present;
-		if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-			present = *(const uint32_t *)(base + f->quantifier_offset) == f->id;
-		else if (f->type == PROTOBUF_C_TYPE_MESSAGE)
-			present = true; /* NULL pointer = absent */
-		else if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->quantifier_offset)
-			present = *(const protobuf_c_boolean *)(base + f->quantifier_offset);
-		else
-			present = true;
-		if (!present)
-			continue;
-
-		if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-			const ProtobufCMessage *sub = *(ProtobufCMessage *const *)(base + f->offset);
-			if (sub) {
-				int r = walk(sub, depth + 1);
-				if (r < 0)
-					return r;
-			}
-		} else if (!protobuf_c_enum_descriptor_get_value(f->descriptor,
-								 *(const int *)(base + f->offset))) {
-			return -EBADMSG;
-		}
-	}
-	return 0;
-}
-
-/* Unpack with a capped allocator and run the generic checks. */
-static int
-unpack_checked(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, size_t len,
+int
+box_ipc_decode(const struct box_ipc_protocol *p, uint32_t type, const uint8_t *buf, size_t len,
 	       ProtobufCMessage **ret)
 {
-	struct cap_alloc ca = { .cap = IPC_DECODE_FACTOR * len + IPC_DECODE_SLACK };
-	ProtobufCAllocator alloc = { cap_alloc_fn, cap_free_fn, &ca };
-
-	ProtobufCMessage *m = protobuf_c_message_unpack(desc, &alloc, len, buf);
-	if (!m)
-		return ca.hit ? -EMSGSIZE : ca.oom ? -ENOMEM : -EBADMSG;
-	if (!protobuf_c_message_check(m)) {
-		box_msg_free(m);
+	const struct box_ipc_type *t = box_ipc_type_lookup(p, type);
+	if (!t || !p->decode)
 		return -EBADMSG;
-	}
-	int r = walk(m, 0);
-	if (r < 0) {
-		box_msg_free(m);
-		return r;
-	}
-	*ret = m;
-	return 0;
-}
-
-int
-box_ipc_decode(uint32_t type, const uint8_t *buf, size_t len, ProtobufCMessage **ret)
-{
-	const struct box_ipc_type *t = box_ipc_type_lookup(type);
-	if (!t || !t->desc)
-		return -EBADMSG;
-	uint64_t cap = t->reasm_cap > t->max_size ? t->reasm_cap : t->max_size;
-	if (len > cap)
-		return -EMSGSIZE;
-	if (len > 0 && !buf)
-		return -EINVAL;
-
-	ProtobufCMessage *m = NULL;
-	int r = unpack_checked(t->desc, buf ? buf : (const uint8_t *)"", len, &m);
-	if (r < 0)
-		return r;
-	r = box_validate_msg(m);
-	if (r < 0) {
-		box_msg_free(m);
-		return r;
-	}
-	*ret = m;
-	return 0;
+	return p->decode(t, buf, len, ret);
 }
 
 void
@@ -350,7 +164,7 @@ get_varint(const uint8_t **p, const uint8_t *end, unsigned max_bytes, uint64_t *
  * The fast way in: a packet that is exactly what envelope_header() writes
  * (version, type, request_id, payload, in that order, nothing else) is read
  * in place, without decoding a copy of its payload. Anything else returns
- * false and goes through protobuf-c and every check of unpack_checked(), so
+ * false and goes through the protocol's walker and every check there, so
  * this path accepts nothing the slow one would refuse: the three required
  * fields are there, no field is unknown or repeated, and the type is looked
  * up in the table of declared types afterwards either way.
@@ -396,10 +210,11 @@ emit_envelope(const Box__Envelope *env, uint8_t *pkt, size_t room, const int *fd
 }
 
 int
-box_ipc_pack(uint32_t type, uint64_t request_id, const ProtobufCMessage *msg, const int *fds,
-	     unsigned n_fds, box_ipc_emit_fn emit, void *userdata)
+box_ipc_pack(const struct box_ipc_protocol *p, uint32_t type, uint64_t request_id,
+	     const ProtobufCMessage *msg, const int *fds, unsigned n_fds, box_ipc_emit_fn emit,
+	     void *userdata)
 {
-	const struct box_ipc_type *t = box_ipc_type_lookup(type);
+	const struct box_ipc_type *t = box_ipc_type_lookup(p, type);
 	int r;
 
 	if (!t || !t->desc || !msg || msg->descriptor != t->desc || !emit)
@@ -409,12 +224,16 @@ box_ipc_pack(uint32_t type, uint64_t request_id, const ProtobufCMessage *msg, co
 	/* Refuse here what the receiver would refuse there. */
 	if (!protobuf_c_message_check(msg))
 		return -EINVAL;
-	r = box_validate_msg(msg);
-	if (r < 0)
-		return r;
-	r = box_validate_fd_count(msg, n_fds);
-	if (r < 0)
-		return r;
+	if (t->validate) {
+		r = t->validate(msg);
+		if (r < 0)
+			return r;
+	}
+	if (t->fd_count) {
+		r = t->fd_count(msg, n_fds);
+		if (r < 0)
+			return r;
+	}
 
 	size_t len = protobuf_c_message_get_packed_size(msg);
 	bool single = len <= t->max_size;
@@ -539,12 +358,12 @@ send_packet(void *userdata, const uint8_t *pkt, size_t len, const int *fds, unsi
 }
 
 int
-box_ipc_send(int fd, uint32_t type, uint64_t request_id, const ProtobufCMessage *msg,
-	     const int *fds, unsigned n_fds)
+box_ipc_send(int fd, const struct box_ipc_protocol *p, uint32_t type, uint64_t request_id,
+	     const ProtobufCMessage *msg, const int *fds, unsigned n_fds)
 {
 	if (fd < 0)
 		return -EBADF;
-	return box_ipc_pack(type, request_id, msg, fds, n_fds, send_packet, &fd);
+	return box_ipc_pack(p, type, request_id, msg, fds, n_fds, send_packet, &fd);
 }
 
 /* ---- receive ----------------------------------------------------------- */
@@ -561,6 +380,9 @@ struct ipc_stream {
 
 struct box_ipc_chan {
 	int fd;
+	const struct box_ipc_protocol *proto;
+	unsigned peer_role;
+	unsigned state;
 	uint8_t *pkt; /* BOX_IPC_MAX + 1 */
 	struct ipc_stream streams[BOX_IPC_MAX_STREAMS];
 	uint64_t budget_used;
@@ -577,11 +399,18 @@ struct box_ipc_chan {
 };
 
 struct box_ipc_chan *
-box_ipc_chan_new(int fd)
+box_ipc_chan_new(int fd, const struct box_ipc_protocol *p, unsigned peer_role)
 {
+	if (!p || !p->decode || peer_role >= p->n_roles || peer_role >= BOX_IPC_ROLES_MAX ||
+	    p->n_states == 0 || p->n_states > BOX_IPC_STATES_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
 	struct box_ipc_chan *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	c->proto = p;
+	c->peer_role = peer_role;
 	c->pkt = malloc(BOX_IPC_MAX + 1);
 	if (!c->pkt) {
 		free(c);
@@ -621,6 +450,69 @@ box_ipc_chan_fd(const struct box_ipc_chan *c)
 	return c->fd;
 }
 
+const struct box_ipc_protocol *
+box_ipc_chan_protocol(const struct box_ipc_chan *c)
+{
+	return c->proto;
+}
+
+unsigned
+box_ipc_chan_state(const struct box_ipc_chan *c)
+{
+	return c->state;
+}
+
+int
+box_ipc_chan_set_state(struct box_ipc_chan *c, unsigned state)
+{
+	if (state >= c->proto->n_states)
+		return -EINVAL;
+	c->state = state;
+	return 0;
+}
+
+/* The row's state move, once a message of it passed (either way). */
+static void
+chan_move(struct box_ipc_chan *c, const struct box_ipc_type *t, const ProtobufCMessage *m)
+{
+	if (t->next == BOX_IPC_STATE_SAME || (unsigned)t->next >= c->proto->n_states)
+		return;
+	if (t->moves && !t->moves(m))
+		return;
+	c->state = (unsigned)t->next;
+}
+
+int
+box_ipc_chan_may_send(const struct box_ipc_chan *c, uint32_t type)
+{
+	const struct box_ipc_type *t = box_ipc_type_lookup(c->proto, type);
+	if (!t || !(t->states & BOX_IPC_BIT(c->state)))
+		return -EPERM;
+	return 0;
+}
+
+void
+box_ipc_chan_sent(struct box_ipc_chan *c, uint32_t type, const ProtobufCMessage *msg)
+{
+	const struct box_ipc_type *t = box_ipc_type_lookup(c->proto, type);
+	if (t)
+		chan_move(c, t, msg);
+}
+
+int
+box_ipc_chan_send(struct box_ipc_chan *c, uint32_t type, uint64_t request_id,
+		  const ProtobufCMessage *msg, const int *fds, unsigned n_fds)
+{
+	int r = box_ipc_chan_may_send(c, type);
+	if (r < 0)
+		return r;
+	r = box_ipc_send(c->fd, c->proto, type, request_id, msg, fds, n_fds);
+	if (r < 0)
+		return r;
+	box_ipc_chan_sent(c, type, msg);
+	return 0;
+}
+
 int
 box_ipc_chan_allow(struct box_ipc_chan *c, const uint32_t *types, unsigned n)
 {
@@ -647,9 +539,12 @@ box_ipc_chan_open_streams(const struct box_ipc_chan *c)
 	return n;
 }
 
+/* The table's sender and state, then the exchange's allow list. */
 static bool
-chan_allows(const struct box_ipc_chan *c, uint32_t type)
+chan_allows(const struct box_ipc_chan *c, const struct box_ipc_type *t, uint32_t type)
 {
+	if (!(t->senders & BOX_IPC_BIT(c->peer_role)) || !(t->states & BOX_IPC_BIT(c->state)))
+		return false;
 	if (!c->restricted)
 		return true;
 	for (unsigned i = 0; i < c->n_allowed; i++)
@@ -665,20 +560,29 @@ close_fds(int *fds, unsigned n)
 		fds[i] = safe_close(fds[i]);
 }
 
-/* A complete message: decode it, match its fds, and hand both out. */
+/*
+ * A complete message: check the state again (a message sent since its first
+ * fragment may have moved it), decode it, match its fds, move the state and
+ * hand both out.
+ */
 static int
-deliver(const struct box_ipc_type *t, uint64_t request_id, const uint8_t *buf, size_t len,
-	int *fds, unsigned n_fds, struct box_ipc_msg *ret)
+deliver(struct box_ipc_chan *c, const struct box_ipc_type *t, uint64_t request_id,
+	const uint8_t *buf, size_t len, int *fds, unsigned n_fds, struct box_ipc_msg *ret)
 {
+	if (!(t->states & BOX_IPC_BIT(c->state)))
+		return -EPERM;
 	ProtobufCMessage *m = NULL;
-	int r = box_ipc_decode(t->type, buf, len, &m);
+	int r = c->proto->decode(t, buf, len, &m);
 	if (r < 0)
 		return r;
-	r = box_validate_fd_count(m, n_fds);
-	if (r < 0) {
-		box_msg_free(m);
-		return r;
+	if (t->fd_count) {
+		r = t->fd_count(m, n_fds);
+		if (r < 0) {
+			box_msg_free(m);
+			return r;
+		}
 	}
+	chan_move(c, t, m);
 	ret->type = t->type;
 	ret->request_id = request_id;
 	ret->msg = m;
@@ -746,7 +650,7 @@ feed_fragment(struct box_ipc_chan *c, const struct box_ipc_type *t, const Box__E
 	if (s->got != s->total)
 		return -EBADMSG;
 
-	int r = deliver(t, s->request_id, s->buf, s->total, fds, n_fds, ret);
+	int r = deliver(c, t, s->request_id, s->buf, s->total, fds, n_fds, ret);
 	stream_release(c, s);
 	return r;
 }
@@ -777,22 +681,22 @@ box_ipc_chan_feed(struct box_ipc_chan *c, const uint8_t *pkt, size_t len, int *f
 	size_t payload_len;
 	if (envelope_fast(pkt, len, &version, &type, &request_id, &payload, &payload_len)) {
 		/* The same checks as below, in the same order, for a single payload. */
-		t = box_ipc_type_lookup(type);
+		t = box_ipc_type_lookup(c->proto, type);
 		if (version != BOX_IPC_VERSION)
 			r = -EPROTONOSUPPORT;
-		else if (!t || !t->desc)
+		else if (!t)
 			r = -EBADMSG;
-		else if (!chan_allows(c, type))
+		else if (!chan_allows(c, t, type))
 			r = -EPERM;
 		else if (n_fds > t->max_fds)
 			r = -EBADMSG;
 		else if (payload_len > t->max_size)
 			r = -EMSGSIZE;
 		else
-			r = deliver(t, request_id, payload, payload_len, fds, n_fds, ret);
+			r = deliver(c, t, request_id, payload, payload_len, fds, n_fds, ret);
 		goto out;
 	}
-	r = unpack_checked(&box__envelope__descriptor, pkt, len, &em);
+	r = c->proto->decode(&envelope_row, pkt, len, &em);
 	if (r < 0)
 		goto out;
 	const Box__Envelope *env = (const Box__Envelope *)em;
@@ -800,12 +704,12 @@ box_ipc_chan_feed(struct box_ipc_chan *c, const uint8_t *pkt, size_t len, int *f
 		r = -EPROTONOSUPPORT;
 		goto out;
 	}
-	t = box_ipc_type_lookup(env->type);
-	if (!t || !t->desc) {
+	t = box_ipc_type_lookup(c->proto, env->type);
+	if (!t) {
 		r = -EBADMSG;
 		goto out;
 	}
-	if (!chan_allows(c, env->type)) {
+	if (!chan_allows(c, t, env->type)) {
 		r = -EPERM;
 		goto out;
 	}
@@ -818,8 +722,8 @@ box_ipc_chan_feed(struct box_ipc_chan *c, const uint8_t *pkt, size_t len, int *f
 		if (env->payload.len > t->max_size)
 			r = -EMSGSIZE;
 		else
-			r = deliver(t, env->request_id, env->payload.data, env->payload.len, fds,
-				    n_fds, ret);
+			r = deliver(c, t, env->request_id, env->payload.data, env->payload.len,
+				    fds, n_fds, ret);
 		break;
 	case BOX__ENVELOPE__BODY_FRAGMENT:
 		r = feed_fragment(c, t, env, fds, n_fds, ret);

@@ -1,14 +1,18 @@
 /*
  * ipc.h — box IPC: protobuf-c messages over SOCK_SEQPACKET (DESIGN.md §4).
  *
- * One packet is one packed box.Envelope (proto/envelope.proto) of at most
+ * One packet is one packed box.Envelope (common/envelope.proto) of at most
  * BOX_IPC_MAX bytes; messages larger than one packet travel as fragments and
- * are reassembled up to a per-type cap. File descriptors travel by
- * SCM_RIGHTS only on the types the table in ipc.c declares, and only on the
- * last packet of a message. Every received message goes through
- * box_ipc_decode(): capped allocator, protobuf_c_message_check(), no unknown
- * fields and only declared enum values at any depth, then the per-message
- * validator of proto/validate.c.
+ * are reassembled up to a per-type cap. What each type may do is not known
+ * here: every call names a protocol (struct box_ipc_protocol, one table per
+ * protocol in proto/proto_*.c) whose rows give the descriptor, validator,
+ * size caps, fds, the roles that may send it and the channel states in which
+ * it may arrive. File descriptors travel by SCM_RIGHTS only on the types the
+ * table allows, and only on the last packet of a message. Every received
+ * message goes through the table's walker (proto/walk.c): capped allocator,
+ * protobuf_c_message_check(), no unknown fields and only declared enum
+ * values at any depth, then the row's validator. This file references no
+ * message: common/ is a leaf library.
  *
  * Errors are negative errno. On a channel, every error except -EAGAIN and
  * -EINTR is final: the caller closes the channel (internal peers: fatal;
@@ -16,7 +20,8 @@
  *   -EMSGSIZE   over a size cap (packet, message, reassembly, decode memory)
  *   -EBADMSG    malformed: truncated, unknown field, bad enum, unexpected fd,
  *               unknown type, fragment out of order, …
- *   -EPERM      a type this channel does not accept (box_ipc_chan_allow)
+ *   -EPERM      a type this channel does not accept: not from the peer's
+ *               role, not in the channel's state, or not in box_ipc_chan_allow
  *   -EPROTONOSUPPORT  another protocol version
  *   -ENOBUFS    too many open fragment streams, or over the channel budget
  *   -EINVAL/-ERANGE/-E2BIG  the message validator refused a field
@@ -50,20 +55,62 @@
 /* box_ipc_send() waits at most this long for a full socket buffer to drain. */
 #define BOX_IPC_SEND_TIMEOUT_MS 10000
 
-/* What the receiver allows for one message type (the table in ipc.c). */
+/*
+ * Roles (who sends) and states (where a conversation is) are small numbers a
+ * protocol names (proto/proto_*.h); a row lists them as bitmasks.
+ */
+#define BOX_IPC_ROLES_MAX 8u
+#define BOX_IPC_STATES_MAX 16u
+#define BOX_IPC_BIT(n) (1u << (n))
+#define BOX_IPC_ANY_STATE ((1u << BOX_IPC_STATES_MAX) - 1u)
+#define BOX_IPC_STATE_SAME (-1) /* a row's `next`: the state does not change */
+
+/*
+ * One row of a protocol table: what a message type is and may do. The
+ * receiver enforces every field; the sender checks the same caps, validator
+ * and state before anything leaves (box_ipc_pack, box_ipc_chan_send).
+ */
 struct box_ipc_type {
 	uint32_t type;                          /* Box__MsgType */
 	const char *name;                       /* "RunRequest" */
 	const ProtobufCMessageDescriptor *desc;
+	/* Meaning of the decoded tree (proto/ validators); NULL: the walker's checks only. */
+	int (*validate)(const ProtobufCMessage *m);
+	/* Do the fds that came agree with the message? NULL: any count up to max_fds. */
+	int (*fd_count)(const ProtobufCMessage *m, unsigned n_fds);
 	uint32_t max_size;  /* largest packed message in one packet (<= BOX_IPC_PAYLOAD_MAX) */
 	uint32_t max_fds;   /* 0: an fd on this type is a protocol error */
 	uint64_t reasm_cap; /* 0: never fragmented; else the largest reassembled message */
+	uint32_t senders;   /* BOX_IPC_BIT(role) of each role that may send it */
+	uint32_t states;    /* BOX_IPC_BIT(state) of each state in which it may pass */
+	int next;           /* the state once it passed, or BOX_IPC_STATE_SAME */
+	/* NULL: it always moves the channel to `next`; else only when this says so. */
+	bool (*moves)(const ProtobufCMessage *m);
 };
 
-/* The entry for `type`, or NULL for a type this build does not know. */
-const struct box_ipc_type *box_ipc_type_lookup(uint32_t type);
-/* "RunRequest", or "?" for an unknown type. Never NULL. */
-const char *box_ipc_type_name(uint32_t type);
+/*
+ * A protocol: its rows, the names of its roles and states (state 0 is where
+ * a channel starts), and the walker that decodes and validates a row
+ * (box_proto_decode, proto/walk.h). A type without a row, a row whose
+ * senders do not include the peer's role, or a state the row does not list
+ * is a protocol error: the tables list what is allowed, nothing else is.
+ */
+struct box_ipc_protocol {
+	const char *name; /* "client" */
+	const struct box_ipc_type *types;
+	unsigned n_types;
+	const char *const *role_names;
+	unsigned n_roles;
+	const char *const *state_names;
+	unsigned n_states;
+	int (*decode)(const struct box_ipc_type *t, const uint8_t *buf, size_t len,
+		      ProtobufCMessage **ret);
+};
+
+/* The row for `type` in `p`, or NULL for a type the protocol does not carry. */
+const struct box_ipc_type *box_ipc_type_lookup(const struct box_ipc_protocol *p, uint32_t type);
+/* "RunRequest", or "?" for a type the protocol does not carry. Never NULL. */
+const char *box_ipc_type_name(const struct box_ipc_protocol *p, uint32_t type);
 
 /*
  * One received message. `msg` is owned (free with box_ipc_msg_done); the
@@ -85,13 +132,15 @@ struct box_ipc_msg {
 void box_ipc_msg_done(struct box_ipc_msg *m);
 
 /*
- * Decode and validate `len` bytes as the message of `type`: the size cap is
- * checked before anything is allocated, the unpack allocator is capped, the
- * tree is checked (required fields, no unknown field, declared enum values,
- * at any depth) and validated (proto/validate.h). On success *ret owns the
- * tree (box_msg_free). *ret is untouched on failure.
+ * Decode and validate `len` bytes as the message of `type` of protocol `p`
+ * with the protocol's walker: the size cap is checked before anything is
+ * allocated, the unpack allocator is capped, the tree is checked (required
+ * fields, no unknown field, declared enum values, at any depth) and
+ * validated by the row's validator. On success *ret owns the tree
+ * (box_msg_free). *ret is untouched on failure. -EBADMSG: no such row.
  */
-int box_ipc_decode(uint32_t type, const uint8_t *buf, size_t len, ProtobufCMessage **ret);
+int box_ipc_decode(const struct box_ipc_protocol *p, uint32_t type, const uint8_t *buf,
+		   size_t len, ProtobufCMessage **ret);
 
 /* Free a tree from box_ipc_decode. NULL-tolerant. */
 void box_msg_free(ProtobufCMessage *m);
@@ -111,8 +160,8 @@ box_msg_freep(ProtobufCMessage **m)
  * Blocks (poll) while the socket buffer is full, at most
  * BOX_IPC_SEND_TIMEOUT_MS per packet (-ETIMEDOUT). -EPIPE: peer gone.
  */
-int box_ipc_send(int fd, uint32_t type, uint64_t request_id, const ProtobufCMessage *msg,
-		 const int *fds, unsigned n_fds);
+int box_ipc_send(int fd, const struct box_ipc_protocol *p, uint32_t type, uint64_t request_id,
+		 const ProtobufCMessage *msg, const int *fds, unsigned n_fds);
 
 /*
  * Pack `msg` into the packets box_ipc_send() would send, calling `emit`
@@ -121,8 +170,9 @@ int box_ipc_send(int fd, uint32_t type, uint64_t request_id, const ProtobufCMess
  */
 typedef int (*box_ipc_emit_fn)(void *userdata, const uint8_t *pkt, size_t len, const int *fds,
 			       unsigned n_fds);
-int box_ipc_pack(uint32_t type, uint64_t request_id, const ProtobufCMessage *msg,
-		 const int *fds, unsigned n_fds, box_ipc_emit_fn emit, void *userdata);
+int box_ipc_pack(const struct box_ipc_protocol *p, uint32_t type, uint64_t request_id,
+		 const ProtobufCMessage *msg, const int *fds, unsigned n_fds, box_ipc_emit_fn emit,
+		 void *userdata);
 
 /*
  * Send one packed envelope (from box_ipc_pack) with its fds. Waits up to
@@ -132,12 +182,18 @@ int box_ipc_send_packet(int fd, const uint8_t *pkt, size_t len, const int *fds, 
 			int timeout_ms);
 
 /*
- * A receiving channel: the reassembly state of one socket. The channel
- * borrows `fd` (the caller closes it after box_ipc_chan_free).
+ * A channel: the reassembly state and the conversation state of one socket,
+ * speaking protocol `p` with a peer in role `peer_role` (one of the
+ * protocol's roles; only rows that role sends are accepted). The channel
+ * starts in state 0 and moves as the rows say, on every message received
+ * and every message sent through it (box_ipc_chan_send, box_ipc_event_send).
+ * The channel borrows `fd` (the caller closes it after box_ipc_chan_free)
+ * and `p` (a static table). NULL with errno: ENOMEM, EINVAL (no such role).
  */
 struct box_ipc_chan;
 
-struct box_ipc_chan *box_ipc_chan_new(int fd);
+struct box_ipc_chan *box_ipc_chan_new(int fd, const struct box_ipc_protocol *p,
+				      unsigned peer_role);
 /* Frees the reassembly buffers. NULL-tolerant; returns NULL. */
 struct box_ipc_chan *box_ipc_chan_free(struct box_ipc_chan *c);
 static inline void
@@ -146,9 +202,27 @@ box_ipc_chan_freep(struct box_ipc_chan **c)
 	*c = box_ipc_chan_free(*c);
 }
 int box_ipc_chan_fd(const struct box_ipc_chan *c);
+const struct box_ipc_protocol *box_ipc_chan_protocol(const struct box_ipc_chan *c);
+/* The conversation's state, and a handover: a second channel on the same
+ * socket (a blocking one, then a libevent one) continues where the first
+ * one stopped. -EINVAL for a state the protocol does not name. */
+unsigned box_ipc_chan_state(const struct box_ipc_chan *c);
+int box_ipc_chan_set_state(struct box_ipc_chan *c, unsigned state);
 /*
- * Accept only these types on this channel (copied); anything else is
- * -EPERM before it is decoded. Without a call every known type is accepted.
+ * Before sending `type` on this channel: -EPERM when the protocol has no such
+ * row or the channel's state does not allow it (a local bug, caught before
+ * the peer sees it). After sending it: box_ipc_chan_sent() moves the state as
+ * the row says.
+ */
+int box_ipc_chan_may_send(const struct box_ipc_chan *c, uint32_t type);
+void box_ipc_chan_sent(struct box_ipc_chan *c, uint32_t type, const ProtobufCMessage *msg);
+/* box_ipc_chan_may_send, box_ipc_send on the channel's fd, box_ipc_chan_sent. */
+int box_ipc_chan_send(struct box_ipc_chan *c, uint32_t type, uint64_t request_id,
+		      const ProtobufCMessage *msg, const int *fds, unsigned n_fds);
+/*
+ * Narrow further, for one exchange: accept only these types (copied), on
+ * top of the table's roles and states; anything else is -EPERM before it is
+ * decoded. Without a call the table alone decides.
  */
 int box_ipc_chan_allow(struct box_ipc_chan *c, const uint32_t *types, unsigned n);
 /* Number of fragment streams begun and not finished. */

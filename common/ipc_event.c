@@ -172,10 +172,11 @@ on_read(evutil_socket_t fd, short what, void *arg)
 }
 
 struct box_ipc_event *
-box_ipc_event_new(struct event_base *base, int fd, box_ipc_msg_fn on_msg,
-		  box_ipc_close_fn on_close, void *userdata)
+box_ipc_event_new(struct event_base *base, int fd, const struct box_ipc_protocol *proto,
+		  unsigned peer_role, box_ipc_msg_fn on_msg, box_ipc_close_fn on_close,
+		  void *userdata)
 {
-	if (!base || fd < 0 || !on_msg) {
+	if (!base || fd < 0 || !on_msg || !proto) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -192,7 +193,11 @@ box_ipc_event_new(struct event_base *base, int fd, box_ipc_msg_fn on_msg,
 	e->on_close = on_close;
 	e->userdata = userdata;
 	e->tail = &e->head;
-	e->chan = box_ipc_chan_new(fd);
+	e->chan = box_ipc_chan_new(fd, proto, peer_role);
+	if (!e->chan && errno == EINVAL) {
+		free(e);
+		return NULL;
+	}
 	e->rd = event_new(base, fd, EV_READ | EV_PERSIST, on_read, e);
 	e->wr = event_new(base, fd, EV_WRITE | EV_PERSIST, on_write, e);
 	if (!e->chan || !e->rd || !e->wr || event_add(e->rd, NULL) < 0) {
@@ -340,13 +345,20 @@ box_ipc_event_send(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
 	if (e->queued >= BOX_IPC_EVENT_QUEUE_MAX)
 		return -ENOBUFS;
 
+	/* Only what the channel's state allows (a bug here, not the peer's). */
+	int r = box_ipc_chan_may_send(e->chan, type);
+	if (r < 0)
+		return r;
 	/* A message joins the queue whole or not at all. */
 	struct pending pd = { .tail = &pd.head, .room = BOX_IPC_EVENT_QUEUE_MAX - e->queued };
-	int r = box_ipc_pack(type, request_id, msg, fds, n_fds, collect, &pd);
+	r = box_ipc_pack(box_ipc_chan_protocol(e->chan), type, request_id, msg, fds, n_fds,
+			 collect, &pd);
 	if (r < 0) {
 		pending_drop(&pd);
 		return r;
 	}
+	/* Queued whole: the conversation has moved on, whenever the bytes leave. */
+	box_ipc_chan_sent(e->chan, type, msg);
 	if (pd.first_len > 0) {
 		/* One small packet: straight out when nothing waits before it. */
 		if (!e->head) {

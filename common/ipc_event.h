@@ -46,12 +46,15 @@ typedef void (*box_ipc_msg_fn)(struct box_ipc_event *e, struct box_ipc_msg *m, v
 typedef void (*box_ipc_close_fn)(struct box_ipc_event *e, int error, void *userdata);
 
 /*
- * Watch `fd` (a SOCK_SEQPACKET socket; made non-blocking here). Takes
- * ownership of fd: box_ipc_event_free closes it. NULL with errno on failure
- * (fd is then still the caller's).
+ * Watch `fd` (a SOCK_SEQPACKET socket; made non-blocking here), speaking
+ * `proto` with a peer in `peer_role` (box_ipc_chan_new). Takes ownership of
+ * fd: box_ipc_event_free closes it. NULL with errno on failure (fd is then
+ * still the caller's).
  */
-struct box_ipc_event *box_ipc_event_new(struct event_base *base, int fd, box_ipc_msg_fn on_msg,
-					box_ipc_close_fn on_close, void *userdata);
+struct box_ipc_event *box_ipc_event_new(struct event_base *base, int fd,
+					const struct box_ipc_protocol *proto, unsigned peer_role,
+					box_ipc_msg_fn on_msg, box_ipc_close_fn on_close,
+					void *userdata);
 /* Stop, drop the queue, close the fd. NULL-tolerant; returns NULL. */
 struct box_ipc_event *box_ipc_event_free(struct box_ipc_event *e);
 static inline void
@@ -60,17 +63,19 @@ box_ipc_event_freep(struct box_ipc_event **e)
 	*e = box_ipc_event_free(*e);
 }
 
-/* The receive channel, e.g. for box_ipc_chan_allow(). */
+/* The channel, e.g. for box_ipc_chan_allow() or box_ipc_chan_set_state(). */
 struct box_ipc_chan *box_ipc_event_chan(struct box_ipc_event *e);
 int box_ipc_event_fd(const struct box_ipc_event *e);
 /* The peer's credentials (SO_PEERCRED). */
 int box_ipc_event_peercred(const struct box_ipc_event *e, struct ucred *ret);
 
 /*
- * Queue a message (fragmented if needed) and start writing. The fds are
- * duplicated (CLOEXEC) and stay the caller's. Returns 0 when queued,
- * -ENOBUFS when the queue is full, -EPIPE after the channel ended, or a
- * packing error from box_ipc_pack (-EMSGSIZE, -EBADMSG, -EINVAL…).
+ * Queue a message (fragmented if needed) and start writing; once queued the
+ * channel's state moves as the row says. The fds are duplicated (CLOEXEC)
+ * and stay the caller's. Returns 0 when queued, -ENOBUFS when the queue is
+ * full, -EPIPE after the channel ended, -EPERM for a type the channel's state
+ * does not allow, or a packing error from box_ipc_pack (-EMSGSIZE, -EBADMSG,
+ * -EINVAL…).
  */
 int box_ipc_event_send(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
 		       const ProtobufCMessage *msg, const int *fds, unsigned n_fds);

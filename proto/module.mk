@@ -1,4 +1,6 @@
-# proto/ — protobuf-c messages (generated into $(BUILD)/proto) and validators.
+# proto/ — protobuf-c messages (generated into $(BUILD)/proto), one table per
+# protocol, the walker and the validators (proto/README.md). Depends only on
+# common/ (path.c); listed before libboxcommon, once.
 PROTO_FILES := $(wildcard proto/*.proto)
 PROTO_GEN_C := $(PROTO_FILES:proto/%.proto=$(BUILD)/proto/%.pb-c.c)
 PROTO_GEN_H := $(PROTO_FILES:proto/%.proto=$(BUILD)/proto/%.pb-c.h)

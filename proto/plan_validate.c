@@ -2,7 +2,9 @@
  * plan_validate.c — the hand-written validator of plan.proto.
  *
  * Checks shape only (the trampoline then opens every path without following
- * symlinks, as the owner, inside its own mount namespace). Pure; no logging.
+ * symlinks, as the owner, inside its own mount namespace). Decoding
+ * (box_plan_decode, box_status_decode) is proto_plan.c's, through the one
+ * walker (walk.h). Pure; no logging.
  * Trusts: nothing; every byte came from a peer.
  */
 #include <errno.h>
@@ -13,6 +15,7 @@
 
 #include "path.h"
 #include "plan_validate.h"
+#include "walk.h"
 
 static int __attribute__((format(printf, 4, 5)))
 fail(char *why, size_t why_len, int err, const char *fmt, ...)
@@ -24,54 +27,6 @@ fail(char *why, size_t why_len, int err, const char *fmt, ...)
 		va_end(ap);
 	}
 	return err;
-}
-
-/* Recursively refuse unknown fields and enum values outside the declared set. */
-static int
-check_known(const ProtobufCMessage *m, int depth)
-{
-	if (depth > 8)
-		return -EBADMSG;
-	if (m->n_unknown_fields)
-		return -EBADMSG;
-	const ProtobufCMessageDescriptor *d = m->descriptor;
-	for (unsigned i = 0; i < d->n_fields; i++) {
-		const ProtobufCFieldDescriptor *f = &d->fields[i];
-		const char *base = (const char *)m;
-		if (f->type != PROTOBUF_C_TYPE_MESSAGE && f->type != PROTOBUF_C_TYPE_ENUM)
-			continue;
-		size_t n = 1;
-		const void *vals = base + f->offset;
-		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-			n = *(const size_t *)(base + f->quantifier_offset);
-			vals = *(void *const *)(base + f->offset);
-		} else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-			if (*(const uint32_t *)(base + f->quantifier_offset) != f->id)
-				continue;
-		} else if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->type == PROTOBUF_C_TYPE_ENUM &&
-			   f->quantifier_offset &&
-			   !*(const protobuf_c_boolean *)(base + f->quantifier_offset)) {
-			continue;
-		}
-		for (size_t k = 0; k < n; k++) {
-			if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-				const ProtobufCMessage *sub =
-					f->label == PROTOBUF_C_LABEL_REPEATED
-						? ((ProtobufCMessage *const *)vals)[k]
-						: *(ProtobufCMessage *const *)vals;
-				if (!sub)
-					continue;
-				int r = check_known(sub, depth + 1);
-				if (r < 0)
-					return r;
-			} else {
-				int v = ((const int *)vals)[k];
-				if (!protobuf_c_enum_descriptor_get_value(f->descriptor, v))
-					return -EBADMSG;
-			}
-		}
-	}
-	return 0;
 }
 
 static bool
@@ -288,7 +243,7 @@ box_plan_validate(const Box__Plan *p, char *why, size_t why_len)
 
 	if (!p || !p->owner || !p->runtime || !p->workspace)
 		return fail(why, why_len, -EINVAL, "plan: a required field is missing");
-	r = check_known(&p->base, 0);
+	r = box_proto_walk(&p->base);
 	if (r < 0)
 		return fail(why, why_len, r, "plan: unknown field or enum value");
 	if (p->kind != BOX__SANDBOX_KIND__SANDBOX_AGENT && p->kind != BOX__SANDBOX_KIND__SANDBOX_TOOL)
@@ -351,24 +306,6 @@ box_plan_validate(const Box__Plan *p, char *why, size_t why_len)
 	return check_limits(p->limits, why, why_len);
 }
 
-int
-box_plan_decode(const uint8_t *buf, size_t len, Box__Plan **ret, char *why, size_t why_len)
-{
-	*ret = NULL;
-	if (len == 0 || len > BOX_PLAN_BYTES_MAX)
-		return fail(why, why_len, -E2BIG, "plan: %zu bytes (max %u)", len, BOX_PLAN_BYTES_MAX);
-	Box__Plan *p = box__plan__unpack(NULL, len, buf);
-	if (!p)
-		return fail(why, why_len, -EBADMSG, "plan: undecodable");
-	int r = box_plan_validate(p, why, why_len);
-	if (r < 0) {
-		box__plan__free_unpacked(p, NULL);
-		return r;
-	}
-	*ret = p;
-	return 0;
-}
-
 static const char *const steps[] = {
 	"plan",         "credentials", "pid 1",		   "network", "mount view",
 	"landlock",     "limits",      "capabilities",	   "environment",
@@ -385,44 +322,25 @@ box_plan_step_is_known(const char *step)
 }
 
 int
-box_status_decode(const uint8_t *buf, size_t len, Box__TrampolineStatus **ret, char *why,
-		  size_t why_len)
+box_status_validate(const Box__TrampolineStatus *s, char *why, size_t why_len)
 {
-	*ret = NULL;
-	if (len == 0 || len > BOX_PLAN_BYTES_MAX)
-		return fail(why, why_len, -E2BIG, "status: bad size %zu", len);
-	Box__TrampolineStatus *s = box__trampoline_status__unpack(NULL, len, buf);
-	if (!s)
-		return fail(why, why_len, -EBADMSG, "status: undecodable");
-	int r = check_known(&s->base, 0);
-	if (r < 0) {
-		fail(why, why_len, r, "status: unknown field");
-		goto bad;
-	}
+	int r = box_proto_walk(&s->base);
+	if (r < 0)
+		return fail(why, why_len, r, "status: unknown field");
 	switch (s->msg_case) {
 	case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
-		if (s->listener->port < 1 || s->listener->port > 65535) {
-			r = fail(why, why_len, -ERANGE, "status: listener port out of range");
-			goto bad;
-		}
-		break;
+		if (s->listener->port < 1 || s->listener->port > 65535)
+			return fail(why, why_len, -ERANGE, "status: listener port out of range");
+		return 0;
 	case BOX__TRAMPOLINE_STATUS__MSG_PTY:
-		break;
+		return 0;
 	case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
 		if (!box_plan_step_is_known(s->error->step) ||
-		    strlen(s->error->reason) > BOX_PLAN_REASON_MAX) {
-			r = fail(why, why_len, -EINVAL, "status: bad error step or reason");
-			goto bad;
-		}
-		break;
+		    strlen(s->error->reason) > BOX_PLAN_REASON_MAX)
+			return fail(why, why_len, -EINVAL, "status: bad error step or reason");
+		return 0;
 	case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
 	default:
-		r = fail(why, why_len, -EINVAL, "status: empty");
-		goto bad;
+		return fail(why, why_len, -EINVAL, "status: empty");
 	}
-	*ret = s;
-	return 0;
-bad:
-	box__trampoline_status__free_unpacked(s, NULL);
-	return r;
 }

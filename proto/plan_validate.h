@@ -34,6 +34,8 @@
 int box_plan_decode(const uint8_t *buf, size_t len, Box__Plan **ret, char *why, size_t why_len);
 /* Validate an unpacked plan (also usable by boxd before sending). */
 int box_plan_validate(const Box__Plan *p, char *why, size_t why_len);
+/* Validate an unpacked status message. */
+int box_status_validate(const Box__TrampolineStatus *s, char *why, size_t why_len);
 /* Unpack and validate one status message. */
 int box_status_decode(const uint8_t *buf, size_t len, Box__TrampolineStatus **ret, char *why,
 		      size_t why_len);

@@ -13,89 +13,11 @@
 #include <string.h>
 
 #include "policy_validate.h"
-#include "validate.h"
+#include "text.h"
 #include "validate_macros.h"
 
-bool
-box_valid_utf8(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	if (!s)
-		return false;
-	while (i < len) {
-		/*
-		 * Eight ASCII bytes at a time (every decision checks each of its
-		 * strings): no high bit set and no zero byte in the word.
-		 */
-		while (len - i >= 8) {
-			uint64_t w;
-			memcpy(&w, p + i, 8);
-			if ((w & 0x8080808080808080ULL) ||
-			    ((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL))
-				break;
-			i += 8;
-		}
-		if (i >= len)
-			break;
-		unsigned c = p[i];
-		unsigned need;
-		uint32_t cp;
-
-		if (c == 0)
-			return false;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			need = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			need = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			need = 3;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (len - i <= need)
-			return false;
-		for (unsigned k = 1; k <= need; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i + k] & 0x3f);
-		}
-		/* Overlong forms, surrogates, beyond U+10FFFF. */
-		if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += need + 1;
-	}
-	return true;
-}
-
-/* UTF-8, min..max bytes, no ASCII control character. */
-static bool
-text_ok(const char *s, size_t min, size_t max)
-{
-	if (!s)
-		return false;
-	/* One pass for length and controls; the UTF-8 check only past ASCII. */
-	size_t n = 0;
-	bool high = false;
-	for (; n <= max && s[n]; n++) {
-		unsigned char c = (unsigned char)s[n];
-		if (c < 0x20 || c == 0x7f)
-			return false;
-		high |= c >= 0x80;
-	}
-	if (n < min || n > max)
-		return false;
-	return !high || box_valid_utf8(s, n);
-}
+#define text_ok box_text_utf8_ok
+#define is_word box_text_is_word
 
 /* A value string: UTF-8, at most BOX_POLICY_STR_MAX bytes, control characters allowed. */
 static bool
@@ -105,21 +27,6 @@ value_str_ok(const char *s)
 		return false;
 	size_t n = strnlen(s, BOX_POLICY_STR_MAX + 1);
 	return n <= BOX_POLICY_STR_MAX && box_valid_utf8(s, n);
-}
-
-static bool
-is_word(const char *s, size_t n, bool lower_only)
-{
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		bool ok = (c >= 'a' && c <= 'z') || c == '_' ||
-			  (!lower_only && ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')));
-		if (!ok)
-			return false;
-	}
-	return true;
 }
 
 bool

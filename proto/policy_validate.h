@@ -20,6 +20,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "policy.pb-c.h"
+#include "text.h" /* box_valid_utf8 */
 
 #define BOX_POLICY_FIELDS_MAX 256        /* fields of one input/output/record */
 #define BOX_POLICY_SET_MAX 4096          /* elements of one set */
@@ -34,8 +35,6 @@
 #define BOX_POLICY_HASH_MAX 64           /* bytes of one rule hash */
 #define BOX_POLICY_NAMESPACES_MAX 256
 
-/* Valid UTF-8 of exactly len bytes, no NUL, no overlong form or surrogate. */
-bool box_valid_utf8(const char *s, size_t len);
 /* "fs:read"-style (lowercase word ':' lowercase word) or NS::Action::"TOOL". */
 bool box_valid_action(const char *s);
 /* A field list: names valid and unique, values within the caps. */
@@ -52,8 +51,8 @@ int box_validate_history_event(const Box__HistoryEvent *m);
 
 /*
  * Dispatch on the descriptor for the messages above; -EINVAL for a
- * descriptor that is not one of them. box_validate_msg() (validate.c) calls
- * it for these types.
+ * descriptor that is not one of them (the history file's records; the
+ * wire's rows name their validator in proto_policy.c).
  */
 int box_validate_policy_msg(const ProtobufCMessage *m);
 

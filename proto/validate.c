@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "path.h"
-#include "policy_validate.h"
+#include "text.h"
 #include "validate.h"
 #include "validate_macros.h"
 
@@ -30,23 +30,9 @@ struct vctx {
 
 /* ---- strings ----------------------------------------------------------- */
 
-static bool
-str_len_ok(const char *s, size_t min, size_t max)
-{
-	if (!s)
-		return false;
-	size_t n = strnlen(s, max + 1);
-	return n >= min && n <= max;
-}
-
-static bool
-no_ctl(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return false;
-	return true;
-}
+#define str_len_ok box_text_len_ok
+#define no_ctl box_text_no_ctl
+#define all_in box_text_all_in
 
 static bool
 no_space_or_ctl(const char *s)
@@ -54,18 +40,6 @@ no_space_or_ctl(const char *s)
 	for (; *s; s++)
 		if ((unsigned char)*s <= 0x20 || *s == 0x7f)
 			return false;
-	return true;
-}
-
-static bool
-all_in(const char *s, const char *extra)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      (c && strchr(extra, c))))
-			return false;
-	}
 	return true;
 }
 
@@ -82,40 +56,6 @@ static int
 v_opt_text(const char *s, size_t max)
 {
 	return s ? v_text(s, max) : 0;
-}
-
-bool
-box_valid_name(const char *s)
-{
-	return str_len_ok(s, 1, BOX_NAME_MAX) && all_in(s, "_-");
-}
-
-bool
-box_valid_box_id(const char *s)
-{
-	if (!s || strlen(s) != BOX_ID_LEN)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-			return false;
-	return true;
-}
-
-bool
-box_valid_env_name(const char *s)
-{
-	if (!str_len_ok(s, 1, 255))
-		return false;
-	if (s[0] >= '0' && s[0] <= '9')
-		return false;
-	return all_in(s, "_");
-}
-
-bool
-box_valid_path(const char *s)
-{
-	return str_len_ok(s, 1, BOX_PATH_MAX - 1) && path_is_clean_absolute(s) &&
-	       !path_has_glob(s);
 }
 
 /* ---- config values ----------------------------------------------------- */
@@ -753,59 +693,7 @@ box_validate_error_reply(const Box__ErrorReply *m)
 	return 0;
 }
 
-/* ---- dispatch ---------------------------------------------------------- */
-
-#define VALIDATOR(fn, Type, desc) \
-	static int fn##_any(const ProtobufCMessage *m) { return fn((const Type *)m); }
-VALIDATOR(box_validate_box_spec, Box__BoxSpec, box__box_spec__descriptor)
-VALIDATOR(box_validate_run_request, Box__RunRequest, box__run_request__descriptor)
-VALIDATOR(box_validate_run_reply, Box__RunReply, box__run_reply__descriptor)
-VALIDATOR(box_validate_run_exit, Box__RunExit, box__run_exit__descriptor)
-VALIDATOR(box_validate_run_control, Box__RunControl, box__run_control__descriptor)
-VALIDATOR(box_validate_run_starting, Box__RunStarting, box__run_starting__descriptor)
-VALIDATOR(box_validate_ps_request, Box__PsRequest, box__ps_request__descriptor)
-VALIDATOR(box_validate_ps_reply, Box__PsReply, box__ps_reply__descriptor)
-VALIDATOR(box_validate_stop_request, Box__StopRequest, box__stop_request__descriptor)
-VALIDATOR(box_validate_stop_reply, Box__StopReply, box__stop_reply__descriptor)
-VALIDATOR(box_validate_log_request, Box__LogRequest, box__log_request__descriptor)
-VALIDATOR(box_validate_log_reply, Box__LogReply, box__log_reply__descriptor)
-VALIDATOR(box_validate_check_request, Box__CheckRequest, box__check_request__descriptor)
-VALIDATOR(box_validate_check_reply, Box__CheckReply, box__check_reply__descriptor)
-VALIDATOR(box_validate_error_reply, Box__ErrorReply, box__error_reply__descriptor)
-
-static const struct {
-	const ProtobufCMessageDescriptor *desc;
-	int (*fn)(const ProtobufCMessage *m);
-} validators[] = {
-	{ &box__box_spec__descriptor, box_validate_box_spec_any },
-	{ &box__run_request__descriptor, box_validate_run_request_any },
-	{ &box__run_reply__descriptor, box_validate_run_reply_any },
-	{ &box__run_exit__descriptor, box_validate_run_exit_any },
-	{ &box__run_control__descriptor, box_validate_run_control_any },
-	{ &box__run_starting__descriptor, box_validate_run_starting_any },
-	{ &box__ps_request__descriptor, box_validate_ps_request_any },
-	{ &box__ps_reply__descriptor, box_validate_ps_reply_any },
-	{ &box__stop_request__descriptor, box_validate_stop_request_any },
-	{ &box__stop_reply__descriptor, box_validate_stop_reply_any },
-	{ &box__log_request__descriptor, box_validate_log_request_any },
-	{ &box__log_reply__descriptor, box_validate_log_reply_any },
-	{ &box__check_request__descriptor, box_validate_check_request_any },
-	{ &box__check_reply__descriptor, box_validate_check_reply_any },
-	{ &box__error_reply__descriptor, box_validate_error_reply_any },
-	/* Later protos (plan.proto, policyd, gateway, shell, mcpd) add their rows here. */
-};
-
-int
-box_validate_msg(const ProtobufCMessage *m)
-{
-	if (!m)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(validators) / sizeof(validators[0]); i++)
-		if (validators[i].desc == m->descriptor)
-			return validators[i].fn(m);
-	/* box-policyd's messages (proto/policy.proto); -EINVAL for any other. */
-	return box_validate_policy_msg(m);
-}
+/* ---- fds ------------------------------------------------------------------ */
 
 int
 box_validate_fd_count(const ProtobufCMessage *m, unsigned n_fds)

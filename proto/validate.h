@@ -1,7 +1,8 @@
 /*
  * validate.h — one hand-written validator per IPC message of proto/boxd.proto.
  *
- * box_ipc_decode() (common/ipc.h) has already checked required fields,
+ * The client protocol's table (proto_client.c) names them per row, and
+ * box_ipc_decode() (common/ipc.h) runs them after it checked required fields,
  * unknown fields and that every enum holds a declared value; these check
  * meaning: ranges, string lengths and charsets, absolute clean paths,
  * counts, and combinations (a query_param placement needs a param…).
@@ -19,11 +20,10 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "boxd.pb-c.h"
+#include "text.h"
 
 /* Limits shared by boxctl (which refuses earlier, with a line) and boxd. */
-#define BOX_NAME_MAX 32            /* box, tool, egress, mcp names */
-#define BOX_ID_LEN 12              /* lowercase hex */
-#define BOX_STR_MAX 4096           /* a generic string field */
+/* BOX_NAME_MAX, BOX_ID_LEN, BOX_STR_MAX: text.h. */
 #define BOX_ARGV_MAX 1024          /* words of one command */
 #define BOX_ARGV_BYTES_MAX (128u << 10)
 #define BOX_ENV_MAX 1024           /* variables of one env section */
@@ -33,14 +33,11 @@
 #define BOX_DESTINATIONS_MAX 256
 #define BOX_SPEC_FILES_MAX 16
 #define BOX_SECRET_MAX (64u << 10)
-#define BOX_POLICY_TEXT_MAX (4u << 20)
 #define BOX_PEM_MAX (1u << 20)     /* upstream_ca, hosts_file contents */
 #define BOX_MCP_FRAME_MAX (64ull << 20)
 #define BOX_LINE_MAX 100000000u    /* a 1-based source line */
 #define BOX_LIST_REPLY_MAX 4096    /* problems, disclosure lines, ps entries */
 
-/* Validate any message this library knows; -EINVAL for an unknown descriptor. */
-int box_validate_msg(const ProtobufCMessage *m);
 /*
  * Does a message of this kind agree with the number of fds that came with
  * it (RunRequest: n_stdio_fds; LogReply: has_current + has_previous;
@@ -48,11 +45,7 @@ int box_validate_msg(const ProtobufCMessage *m);
  */
 int box_validate_fd_count(const ProtobufCMessage *m, unsigned n_fds);
 
-/* Pieces, exported for boxctl/boxd and tests. */
-bool box_valid_name(const char *s);        /* 1-32 of [A-Za-z0-9_-] */
-bool box_valid_box_id(const char *s);      /* 12 lowercase hex digits */
-bool box_valid_env_name(const char *s);    /* [A-Za-z_][A-Za-z0-9_]*, <= 255 */
-bool box_valid_path(const char *s);        /* clean absolute, no glob, < 4096 */
+/* box_valid_name, box_valid_box_id, box_valid_env_name, box_valid_path: text.h. */
 
 int box_validate_box_spec(const Box__BoxSpec *m);
 int box_validate_run_request(const Box__RunRequest *m);

@@ -9,7 +9,7 @@ $(POLICYD_BENCH_OBJS): private MODULE_CPPFLAGS := -Itest/policyd $(call pkg_cfla
 $(BUILD)/bench/policyd/policyd_bench: $(POLICYD_BENCH_OBJS) $(BUILD)/test/policyd/harness.o \
 		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
-$(BUILD)/bench/policyd/policyd_bench: private MODULE_LDLIBS := $(LIBPROTO) $(LIBCOMMON) \
+$(BUILD)/bench/policyd/policyd_bench: private MODULE_LDLIBS := \
 	$(call pkg_libs,libprotobuf-c jansson) -lpthread
 
 bench: $(BUILD)/bench/policyd/policyd_bench

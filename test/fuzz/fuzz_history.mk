@@ -2,7 +2,7 @@
 # the engine's recovery passes (engine.c + libboxpolicy).
 FUZZ_DEPS_history := $(BUILD)/box-policyd/history.o $(BUILD)/box-policyd/engine.o \
 	$(LIBBOXPOLICY) $(LIBPROTO)
-FUZZ_LIBS_history := $(LIBPROTO) $(LIBCOMMON) $(call pkg_libs,libprotobuf-c jansson)
+FUZZ_LIBS_history := $(call pkg_libs,libprotobuf-c jansson)
 
 # The seed corpus's generator (not in `make check`; see its header).
 ALL_OBJS += $(BUILD)/test/fuzz/tools/gen_history_corpus.o

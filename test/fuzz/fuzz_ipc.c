@@ -17,6 +17,8 @@
 
 #include "boxd.pb-c.h"
 #include "ipc.h"
+#include "proto/proto_client.h"
+#include "proto/proto_policy.h"
 #include "proto/validate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,29 +39,37 @@ exercise(struct box_ipc_msg *m)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct box_ipc_chan *c = box_ipc_chan_new(-1);
-	if (!c)
-		return 0;
-	size_t off = 0;
-	while (size - off >= 2) {
-		size_t len = (size_t)data[off] | (size_t)data[off + 1] << 8;
-		off += 2;
-		if (len > size - off)
-			break;
-		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-		int r = box_ipc_chan_feed(c, data + off, len, NULL, 0, &m);
-		off += len;
-		if (r == 1)
-			exercise(&m);
-		else if (r < 0)
-			break;
+	/* The same packets into boxd's end (from a client) and boxctl's end (from boxd). */
+	for (unsigned role = 0; role < BOX_CLIENT_N_ROLES; role++) {
+		struct box_ipc_chan *c = box_ipc_chan_new(-1, &box_proto_client, role);
+		if (!c)
+			return 0;
+		size_t off = 0;
+		while (size - off >= 2) {
+			size_t len = (size_t)data[off] | (size_t)data[off + 1] << 8;
+			off += 2;
+			if (len > size - off)
+				break;
+			struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+			int r = box_ipc_chan_feed(c, data + off, len, NULL, 0, &m);
+			off += len;
+			if (r == 1)
+				exercise(&m);
+			else if (r < 0)
+				break;
+		}
+		box_ipc_chan_free(c);
 	}
-	box_ipc_chan_free(c);
 
-	for (uint32_t t = BOX__MSG_TYPE__MSG_RUN_REQUEST; t <= BOX__MSG_TYPE__MSG_ERROR_REPLY; t++) {
-		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-		if (box_ipc_decode(t, data, size, &m.msg) == 0)
-			exercise(&m);
+	static const struct box_ipc_protocol *const protos[] = { &box_proto_client,
+								  &box_proto_policy };
+	for (size_t k = 0; k < sizeof(protos) / sizeof(protos[0]); k++) {
+		for (unsigned i = 0; i < protos[k]->n_types; i++) {
+			struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+			if (box_ipc_decode(protos[k], protos[k]->types[i].type, data, size,
+					   &m.msg) == 0)
+				exercise(&m);
+		}
 	}
 	return 0;
 }

@@ -38,7 +38,7 @@ define fuzz_libfuzzer_rule
 $(BUILD)/test/fuzz/libfuzzer_$(1): $(BUILD)/test/fuzz/fuzz_$(1).o $(FUZZ_DEPS_$(1)) $(LIBCOMMON)
 	@mkdir -p $$(@D)
 	$$(CC) $$(BOX_CFLAGS) -fsanitize=fuzzer $$(BOX_LDFLAGS) -o $$@ $$(filter %.o,$$^) \
-		-Wl,--start-group $$(filter %.a,$$^) -Wl,--end-group $(FUZZ_LIBS_$(1))
+		$$(filter %.a,$$^) $(FUZZ_LIBS_$(1))
 endef
 $(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_libfuzzer_rule,$(n))))
 endif

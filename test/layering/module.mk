@@ -1,2 +1,3 @@
-# test/layering/ — the structure of the code itself: no call cycle between files.
-CHECK_SCRIPTS += test/layering/calls.sh test/layering/parsers.sh
+# test/layering/ — the structure of the code itself: no call cycle between files,
+# no raw number parsing, each program linking only the messages it speaks.
+CHECK_SCRIPTS += test/layering/calls.sh test/layering/parsers.sh test/layering/symbols.sh

@@ -272,8 +272,15 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 	for (int i = 0; i < PD_N; i++)
 		safe_close(theirs[i]);
 	for (int i = 0; i < PD_N; i++)
-		if (pd->fd[i] >= 0 && !(pd->chan[i] = box_ipc_chan_new(pd->fd[i])))
-			return -ENOMEM;
+		if (pd->fd[i] >= 0) {
+			/* boxd's channel starts at `init`; a peer's opens `ready`. */
+			pd->chan[i] = box_ipc_chan_new(pd->fd[i], &box_proto_policy,
+						       BOX_POLICY_ROLE_POLICYD);
+			if (!pd->chan[i])
+				return -ENOMEM;
+			if (i != PD_BOXD)
+				(void)box_ipc_chan_set_state(pd->chan[i], BOX_POLICY_READY);
+		}
 
 	Box__PolicyInit init = BOX__POLICY_INIT__INIT;
 	init.box_name = (char *)(o->box_name ? o->box_name : "demo");
@@ -293,8 +300,8 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 					    : BOX__HISTORY_SYNC__HISTORY_SYNC_OFF;
 	}
 	int fds[2] = { dirfd, logfd };
-	r = box_ipc_send(pd->fd[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_INIT, pd->next_id++,
-			 &init.base, fds, 2);
+	r = box_ipc_chan_send(pd->chan[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_INIT, pd->next_id++,
+			      &init.base, fds, 2);
 	if (r < 0)
 		return r;
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
@@ -352,8 +359,8 @@ int
 pd_send_decide(struct pd *pd, int peer, const Box__DecideRequest *req, uint64_t *ret_id)
 {
 	uint64_t id = pd->next_id++;
-	int r = box_ipc_send(pd->fd[peer], BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id, &req->base,
-			     NULL, 0);
+	int r = box_ipc_send(pd->fd[peer], &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id,
+			     &req->base, NULL, 0);
 	if (r == 0 && ret_id)
 		*ret_id = id;
 	return r;
@@ -404,8 +411,9 @@ pd_send_line(struct pd *pd, int peer, const char *line, Box__DecideReply **reply
 		if (r == 0)
 			r = fields_from(json_object_get(j, "output"), &m.output, &m.n_output);
 		if (r == 0)
-			r = box_ipc_send(pd->fd[peer], BOX__MSG_TYPE__MSG_RECORD_REQUEST,
-					 pd->next_id++, &m.base, NULL, 0);
+			r = box_ipc_send(pd->fd[peer], &box_proto_policy,
+					 BOX__MSG_TYPE__MSG_RECORD_REQUEST, pd->next_id++, &m.base,
+					 NULL, 0);
 		pd_fields_free(m.input, m.n_input);
 		pd_fields_free(m.output, m.n_output);
 		json_decref(j);

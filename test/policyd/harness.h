@@ -16,6 +16,7 @@
 
 #include "ipc.h"
 #include "policy.pb-c.h"
+#include "proto/proto_policy.h"
 
 enum { PD_BOXD = 0, PD_GATEWAY = 1, PD_MCPD = 2, PD_SHELL = 3, PD_N = 4 };
 

@@ -9,7 +9,7 @@ $(POLICYD_TEST_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd \
 
 $(BUILD)/test/policyd/test_policyd: $(POLICYD_TEST_OBJS) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
-$(BUILD)/test/policyd/test_policyd: private MODULE_LDLIBS := $(LIBPROTO) $(LIBCOMMON) \
+$(BUILD)/test/policyd/test_policyd: private MODULE_LDLIBS := \
 	$(call pkg_libs,libprotobuf-c jansson)
 
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_policyd

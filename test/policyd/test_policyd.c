@@ -330,7 +330,8 @@ test_log_rotation(void)
 	int fd = open(a, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	Box__PolicyLogFd m = BOX__POLICY_LOG_FD__INIT;
 	m.generation = 1;
-	CHECK_INT(box_ipc_send(pd.fd[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_LOG_FD, 99, &m.base, &fd, 1),
+	CHECK_INT(box_ipc_send(pd.fd[PD_BOXD], &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_LOG_FD,
+			       99, &m.base, &fd, 1),
 		  0);
 	close(fd);
 	/* On boxd's channel, so policyd has taken the new fd before it decides. */
@@ -415,7 +416,8 @@ test_protocol_error_is_fatal(void)
 	Box__PolicyLogFd m = BOX__POLICY_LOG_FD__INIT;
 	m.generation = 1;
 	int fd = open("/dev/null", O_WRONLY | O_APPEND | O_CLOEXEC);
-	CHECK_INT(box_ipc_send(pd.fd[PD_SHELL], BOX__MSG_TYPE__MSG_POLICY_LOG_FD, 5, &m.base, &fd, 1),
+	CHECK_INT(box_ipc_send(pd.fd[PD_SHELL], &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_LOG_FD,
+			       5, &m.base, &fd, 1),
 		  0);
 	close(fd);
 	CHECK_INT(waitpid(pd.pid, &status, 0), pd.pid);

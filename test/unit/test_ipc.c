@@ -25,10 +25,56 @@
 #include "ipc.h"
 #include "ipc_event.h"
 #include "policy.pb-c.h"
+#include "proto/proto_client.h"
+#include "proto/proto_policy.h"
 #include "proto/validate.h"
+#include "proto/walk.h"
 #include "tap.h"
 
 /* ---- helpers ----------------------------------------------------------- */
+
+/*
+ * The framing tests feed any type of the client and policy protocols into
+ * one channel: a protocol with every row of both tables (caps, validators,
+ * fds as they are) but any sender and any state. The tables' own roles and
+ * states are test_protocol_tables' subject.
+ */
+static struct box_ipc_type all_rows[64];
+static const char *const all_roles[] = { "any" };
+static const char *const all_states[] = { "any" };
+static struct box_ipc_protocol all_proto = {
+	.name = "all",
+	.types = all_rows,
+	.role_names = all_roles,
+	.n_roles = 1,
+	.state_names = all_states,
+	.n_states = 1,
+	.decode = box_proto_decode,
+};
+#define ALL (&all_proto)
+
+static void
+all_proto_init(void)
+{
+	const struct box_ipc_protocol *src[] = { &box_proto_client, &box_proto_policy };
+	unsigned n = 0;
+	for (size_t k = 0; k < ELEMENTSOF(src); k++)
+		for (unsigned i = 0; i < src[k]->n_types && n < ELEMENTSOF(all_rows); i++) {
+			all_rows[n] = src[k]->types[i];
+			all_rows[n].senders = BOX_IPC_BIT(0);
+			all_rows[n].states = BOX_IPC_ANY_STATE;
+			all_rows[n].next = BOX_IPC_STATE_SAME;
+			n++;
+		}
+	all_proto.n_types = n;
+}
+
+static int
+send_all(int fd, uint32_t type, uint64_t request_id, const ProtobufCMessage *msg, const int *fds,
+	 unsigned n_fds)
+{
+	return box_ipc_send(fd, ALL, type, request_id, msg, fds, n_fds);
+}
 
 static int
 count_fds(void)
@@ -466,8 +512,8 @@ static int
 send_recv(int sv[2], uint32_t type, uint64_t rid, const ProtobufCMessage *m, const int *fds,
 	  unsigned n_fds, struct box_ipc_msg *out)
 {
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1]);
-	int r = box_ipc_send(sv[0], type, rid, m, fds, n_fds);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1], ALL, 0);
+	int r = send_all(sv[0], type, rid, m, fds, n_fds);
 	if (r < 0)
 		return r;
 	return box_ipc_recv_wait(c, out, 1000);
@@ -477,7 +523,7 @@ send_recv(int sv[2], uint32_t type, uint64_t rid, const ProtobufCMessage *m, con
 static int
 feed1(const uint8_t *pkt, size_t len, struct box_ipc_msg *out)
 {
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(-1);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(-1, ALL, 0);
 	return box_ipc_chan_feed(c, pkt, len, NULL, 0, out);
 }
 
@@ -700,12 +746,12 @@ test_fragmentation_roundtrip(void)
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(sv[1]);
-		_exit(box_ipc_send(sv[0], BOX__MSG_TYPE__MSG_RUN_REQUEST, 7, &run.base, fds, 3) ==
+		_exit(send_all(sv[0], BOX__MSG_TYPE__MSG_RUN_REQUEST, 7, &run.base, fds, 3) ==
 				      0
 			      ? 0
 			      : 1);
 	}
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1]);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1], ALL, 0);
 	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
 	int r = box_ipc_recv_wait(c, &got, 10000);
 	CHECK_INT(r, 1);
@@ -737,7 +783,7 @@ test_oversize_packets(void)
 {
 	int sv[2];
 	CHECK_INT(box_ipc_socketpair(sv, true), 0);
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1]);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1], ALL, 0);
 	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
 	uint8_t *junk = calloc(1, 100000);
 
@@ -763,7 +809,7 @@ test_oversize_packets(void)
 	Box__StopRequest st;
 	box__stop_request__init(&st);
 	st.box = name;
-	CHECK_INT(box_ipc_send(sv[0], BOX__MSG_TYPE__MSG_STOP_REQUEST, 1, &st.base, NULL, 0), 0);
+	CHECK_INT(send_all(sv[0], BOX__MSG_TYPE__MSG_STOP_REQUEST, 1, &st.base, NULL, 0), 0);
 	CHECK_INT(box_ipc_recv(c, &got), 1);
 	box_ipc_msg_done(&got);
 	Box__ErrorReply er;
@@ -771,7 +817,7 @@ test_oversize_packets(void)
 	er.errno_value = 1;
 	er.message = calloc(1, 9000);
 	memset(er.message, 'x', 8999);
-	CHECK_INT(box_ipc_send(sv[0], BOX__MSG_TYPE__MSG_ERROR_REPLY, 1, &er.base, NULL, 0),
+	CHECK_INT(send_all(sv[0], BOX__MSG_TYPE__MSG_ERROR_REPLY, 1, &er.base, NULL, 0),
 		  -E2BIG);
 	free(er.message);
 	close(sv[0]);
@@ -784,7 +830,7 @@ test_unexpected_fds(void)
 	int sv[2], p[2];
 	CHECK_INT(box_ipc_socketpair(sv, true), 0);
 	CHECK_INT(pipe2(p, O_CLOEXEC), 0);
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1]);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1], ALL, 0);
 	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
 	int before = count_fds();
 
@@ -836,7 +882,7 @@ test_unexpected_fds(void)
 	CHECK_INT(count_fds(), before);
 
 	/* The sender refuses fds on a type without them. */
-	CHECK_INT(box_ipc_send(sv[0], BOX__MSG_TYPE__MSG_PS_REQUEST, 1, &ps.base, p, 1), -EBADMSG);
+	CHECK_INT(send_all(sv[0], BOX__MSG_TYPE__MSG_PS_REQUEST, 1, &ps.base, p, 1), -EBADMSG);
 	close(p[0]);
 	close(p[1]);
 	close(sv[0]);
@@ -991,8 +1037,8 @@ test_bad_enums_and_types(void)
 	pkt = env_msg(BOX__MSG_TYPE__MSG_STOP_REQUEST, 1, &ps.base, &len);
 	CHECK_INT(feed1(pkt, len, &got), -EBADMSG);
 	free(pkt);
-	CHECK_STR(box_ipc_type_name(BOX__MSG_TYPE__MSG_RUN_REQUEST), "RunRequest");
-	CHECK_STR(box_ipc_type_name(1000), "?");
+	CHECK_STR(box_ipc_type_name(ALL, BOX__MSG_TYPE__MSG_RUN_REQUEST), "RunRequest");
+	CHECK_STR(box_ipc_type_name(ALL, 1000), "?");
 }
 
 /* ---- the single-packet envelope fast paths ----------------------------- */
@@ -1047,8 +1093,8 @@ check_twins(uint32_t version, uint32_t type, uint64_t rid, const ProtobufCMessag
 	_cleanup_free_ uint8_t *canon = env_payload(version, type, rid, p, plen, &n1);
 	_cleanup_free_ uint8_t *twin = env_reordered(version, type, rid, p, plen, &n2);
 	struct box_ipc_msg a = BOX_IPC_MSG_INIT, b = BOX_IPC_MSG_INIT;
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *ca = box_ipc_chan_new(-1);
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *cb = box_ipc_chan_new(-1);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *ca = box_ipc_chan_new(-1, ALL, 0);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *cb = box_ipc_chan_new(-1, ALL, 0);
 	if (n_allow) {
 		CHECK_INT(box_ipc_chan_allow(ca, allow, n_allow), 0);
 		CHECK_INT(box_ipc_chan_allow(cb, allow, n_allow), 0);
@@ -1077,7 +1123,7 @@ test_envelope_fast_paths(void)
 	/* box_ipc_pack writes byte for byte what protobuf-c makes of the envelope. */
 	for (size_t i = 0; i < ELEMENTSOF(rids); i++) {
 		struct captured c = { .len = 0 };
-		CHECK_INT(box_ipc_pack(BOX__MSG_TYPE__MSG_STOP_REQUEST, rids[i], &st.base, NULL, 0,
+		CHECK_INT(box_ipc_pack(ALL, BOX__MSG_TYPE__MSG_STOP_REQUEST, rids[i], &st.base, NULL, 0,
 				       capture, &c),
 			  0);
 		size_t n;
@@ -1101,7 +1147,7 @@ test_envelope_fast_paths(void)
 	dr.input = flds;
 	dr.n_input = 1;
 	struct captured big = { .len = 0 };
-	CHECK_INT(box_ipc_pack(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, 7, &dr.base, NULL, 0, capture,
+	CHECK_INT(box_ipc_pack(ALL, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, 7, &dr.base, NULL, 0, capture,
 			       &big),
 		  0);
 	size_t nbig;
@@ -1111,7 +1157,7 @@ test_envelope_fast_paths(void)
 	Box__PsRequest ps;
 	box__ps_request__init(&ps);
 	struct captured empty = { .len = 0 };
-	CHECK_INT(box_ipc_pack(BOX__MSG_TYPE__MSG_PS_REQUEST, 9, &ps.base, NULL, 0, capture, &empty),
+	CHECK_INT(box_ipc_pack(ALL, BOX__MSG_TYPE__MSG_PS_REQUEST, 9, &ps.base, NULL, 0, capture, &empty),
 		  0);
 	size_t nempty;
 	_cleanup_free_ uint8_t *wempty = env_msg(BOX__MSG_TYPE__MSG_PS_REQUEST, 9, &ps.base, &nempty);
@@ -1155,7 +1201,7 @@ test_envelope_fast_paths(void)
 static void
 test_channel_allow_list(void)
 {
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(-1);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(-1, ALL, 0);
 	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
 	uint32_t allowed[] = { BOX__MSG_TYPE__MSG_STOP_REQUEST };
 	CHECK_INT(box_ipc_chan_allow(c, allowed, 1), 0);
@@ -1186,7 +1232,7 @@ test_recv_wait_blocking(void)
 {
 	int sv[2];
 	CHECK_INT(box_ipc_socketpair(sv, false), 0);
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1]);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1], ALL, 0);
 	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
 	int64_t t0 = mono_ms();
 	CHECK_INT(box_ipc_recv_wait(c, &got, 60), -ETIMEDOUT);
@@ -1200,7 +1246,7 @@ test_recv_wait_blocking(void)
 		Box__StopRequest st;
 		box__stop_request__init(&st);
 		st.box = "demo";
-		_exit(box_ipc_send(sv[0], BOX__MSG_TYPE__MSG_STOP_REQUEST, 3, &st.base, NULL, 0) ? 1
+		_exit(send_all(sv[0], BOX__MSG_TYPE__MSG_STOP_REQUEST, 3, &st.base, NULL, 0) ? 1
 												: 0);
 	}
 	CHECK_INT(box_ipc_recv_wait(c, &got, -1), 1);
@@ -1220,7 +1266,7 @@ test_peer_close(void)
 {
 	int sv[2];
 	CHECK_INT(box_ipc_socketpair(sv, true), 0);
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1]);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1], ALL, 0);
 	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
 	CHECK_INT(box_ipc_recv(c, &got), -EAGAIN);
 	CHECK_INT(box_ipc_recv_wait(c, &got, 20), -ETIMEDOUT);
@@ -1273,7 +1319,7 @@ test_reassembly_in_order_and_interleaved(void)
 	size_t blen;
 	_cleanup_free_ uint8_t *body = big_check_reply(3000, &blen);
 	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(-1);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK(blen > 2 * 60000);
 
 	/* Two streams interleaved, chunks of 60000; both complete. */
@@ -1322,65 +1368,65 @@ test_reassembly_refusals(void)
 	struct box_ipc_chan *c;
 
 	/* Out of order: seq 2 after seq 0. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, (int64_t)blen, body, 1000, &got), 0);
 	CHECK_INT(feed_frag(c, 1, 5, 2, false, -1, body + 1000, 1000, &got), -EBADMSG);
 	c = box_ipc_chan_free(c);
 	/* A stream that does not start at seq 0. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 1, false, (int64_t)blen, body, 1000, &got), -EBADMSG);
 	c = box_ipc_chan_free(c);
 	/* seq 0 without its total length, and a later fragment repeating it. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, -1, body, 1000, &got), -EBADMSG);
 	c = box_ipc_chan_free(c);
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, (int64_t)blen, body, 1000, &got), 0);
 	CHECK_INT(feed_frag(c, 1, 5, 1, false, (int64_t)blen, body, 1000, &got), -EBADMSG);
 	c = box_ipc_chan_free(c);
 	/* The same stream restarted (seq 0 again) while open. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, (int64_t)blen, body, 1000, &got), 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, (int64_t)blen, body, 1000, &got), -EBADMSG);
 	c = box_ipc_chan_free(c);
 	/* A stream id switching request id or type midway. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, (int64_t)blen, body, 1000, &got), 0);
 	CHECK_INT(feed_frag(c, 2, 5, 1, false, -1, body + 1000, 1000, &got), -EBADMSG);
 	c = box_ipc_chan_free(c);
 	/* Over the type's cap, declared up front: refused before allocation. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, (int64_t)(16u << 20) + 1, body, 1000, &got),
 		  -EMSGSIZE);
 	CHECK_INT(feed_frag(c, 1, 6, 0, false, INT64_MAX, body, 1000, &got), -EMSGSIZE);
 	c = box_ipc_chan_free(c);
 	/* More data than declared. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, 1500, body, 1000, &got), 0);
 	CHECK_INT(feed_frag(c, 1, 5, 1, false, -1, body + 1000, 1000, &got), -EMSGSIZE);
 	c = box_ipc_chan_free(c);
 	/* Last fragment before the declared length: missing data. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, 3000, body, 1000, &got), 0);
 	CHECK_INT(feed_frag(c, 1, 5, 1, true, -1, body + 1000, 1000, &got), -EBADMSG);
 	c = box_ipc_chan_free(c);
 	/* Empty non-last fragments cannot spin a stream forever. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, false, 3000, body, 0, &got), -EBADMSG);
 	c = box_ipc_chan_free(c);
 	/* Stream id 0 is not a stream. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 0, 0, true, 10, body, 10, &got), -EBADMSG);
 	c = box_ipc_chan_free(c);
 	/* Too many open streams. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	for (uint64_t s = 1; s <= BOX_IPC_MAX_STREAMS; s++)
 		CHECK_INT(feed_frag(c, 1, s, 0, false, (int64_t)blen, body, 1000, &got), 0);
 	CHECK_INT(box_ipc_chan_open_streams(c), BOX_IPC_MAX_STREAMS);
 	CHECK_INT(feed_frag(c, 1, 99, 0, false, (int64_t)blen, body, 1000, &got), -ENOBUFS);
 	c = box_ipc_chan_free(c);
 	/* Several streams at the type's cap at once. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	for (uint64_t s = 1; s <= 3; s++) {
 		size_t len;
 		_cleanup_free_ uint8_t *pkt = env_frag(BOX__MSG_TYPE__MSG_RUN_REPLY, 1, s, 0, false,
@@ -1390,7 +1436,7 @@ test_reassembly_refusals(void)
 	}
 	c = box_ipc_chan_free(c);
 	/* A type that is never fragmented. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	{
 		size_t len;
 		_cleanup_free_ uint8_t *pkt = env_frag(BOX__MSG_TYPE__MSG_STOP_REQUEST, 1, 5, 0, true,
@@ -1399,7 +1445,7 @@ test_reassembly_refusals(void)
 	}
 	c = box_ipc_chan_free(c);
 	/* A finished stream whose bytes are not a valid message. */
-	c = box_ipc_chan_new(-1);
+	c = box_ipc_chan_new(-1, ALL, 0);
 	CHECK_INT(feed_frag(c, 1, 5, 0, true, 4, (const uint8_t *)"\xff\xff\xff\xff", 4, &got),
 		  -EBADMSG);
 	CHECK_INT(box_ipc_chan_open_streams(c), 0);
@@ -1413,7 +1459,7 @@ test_reassembly_fds_and_missing_last(void)
 	int sv[2], p[2];
 	CHECK_INT(box_ipc_socketpair(sv, true), 0);
 	CHECK_INT(pipe2(p, O_CLOEXEC), 0);
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1]);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c = box_ipc_chan_new(sv[1], ALL, 0);
 	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
 	int before = count_fds();
 	size_t blen, len;
@@ -1429,7 +1475,7 @@ test_reassembly_fds_and_missing_last(void)
 
 	/* Missing last: the stream is open when the peer goes away. */
 	CHECK_INT(box_ipc_socketpair(sv, true), 0);
-	struct box_ipc_chan *c2 = box_ipc_chan_new(sv[1]);
+	struct box_ipc_chan *c2 = box_ipc_chan_new(sv[1], ALL, 0);
 	_cleanup_free_ uint8_t *g0 = env_frag(BOX__MSG_TYPE__MSG_CHECK_REPLY, 1, 5, 0, false,
 					      (int64_t)blen, body, 1000, &len);
 	CHECK_INT(raw_send(sv[0], g0, len, NULL, 0), 0);
@@ -1472,10 +1518,10 @@ test_decode_memory_cap(void)
 	}
 	memcpy(req + k, spec, slen);
 	ProtobufCMessage *m = NULL;
-	CHECK_INT(box_ipc_decode(BOX__MSG_TYPE__MSG_CHECK_REQUEST, req, k + slen, &m), -EMSGSIZE);
+	CHECK_INT(box_ipc_decode(ALL, BOX__MSG_TYPE__MSG_CHECK_REQUEST, req, k + slen, &m), -EMSGSIZE);
 	CHECK(m == NULL);
 	/* Over the type's cap before anything is decoded. */
-	CHECK_INT(box_ipc_decode(BOX__MSG_TYPE__MSG_STOP_REQUEST, req, 257, &m), -EMSGSIZE);
+	CHECK_INT(box_ipc_decode(ALL, BOX__MSG_TYPE__MSG_STOP_REQUEST, req, 257, &m), -EMSGSIZE);
 	free(req);
 	free(spec);
 }
@@ -1568,7 +1614,7 @@ test_spec_validators(void)
 		size_t plen;
 		_cleanup_free_ uint8_t *p = pack(&chk.base, &plen);
 		ProtobufCMessage *m = NULL;
-		int r = box_ipc_decode(BOX__MSG_TYPE__MSG_CHECK_REQUEST, p, plen, &m);
+		int r = box_ipc_decode(ALL, BOX__MSG_TYPE__MSG_CHECK_REQUEST, p, plen, &m);
 		if (r != cases[i].want)
 			printf("#   case '%s': %d, expected %d\n", cases[i].name, r, cases[i].want);
 		CHECK_INT(r, cases[i].want);
@@ -1781,8 +1827,8 @@ test_event_fragmented_exchange(void)
 	int before = count_fds();
 	CHECK_INT(box_ipc_socketpair(sv, true), 0);
 	st.base = event_base_new();
-	st.server = box_ipc_event_new(st.base, sv[1], server_msg, on_close_cb, &st);
-	st.client = box_ipc_event_new(st.base, sv[0], client_msg, on_close_cb, &st);
+	st.server = box_ipc_event_new(st.base, sv[1], ALL, 0, server_msg, on_close_cb, &st);
+	st.client = box_ipc_event_new(st.base, sv[0], ALL, 0, client_msg, on_close_cb, &st);
 	CHECK(st.server && st.client);
 	uint32_t allowed[] = { BOX__MSG_TYPE__MSG_RUN_REQUEST };
 	CHECK_INT(box_ipc_chan_allow(box_ipc_event_chan(st.server), allowed, 1), 0);
@@ -1847,7 +1893,7 @@ test_event_garbage_and_free_in_callback(void)
 	int before = count_fds();
 	CHECK_INT(box_ipc_socketpair(sv, true), 0);
 	st.base = event_base_new();
-	st.server = box_ipc_event_new(st.base, sv[1], server_msg, on_close_cb, &st);
+	st.server = box_ipc_event_new(st.base, sv[1], ALL, 0, server_msg, on_close_cb, &st);
 	CHECK(st.server != NULL);
 	CHECK_INT(raw_send(sv[0], "garbage", 7, NULL, 0), 0);
 	event_base_dispatch(st.base);
@@ -1859,11 +1905,11 @@ test_event_garbage_and_free_in_callback(void)
 	/* Free from inside on_msg, with more packets still waiting. */
 	CHECK_INT(box_ipc_socketpair(sv, true), 0);
 	st = (struct ev_state){ .base = st.base, .free_in_callback = true };
-	st.server = box_ipc_event_new(st.base, sv[1], server_msg, on_close_cb, &st);
+	st.server = box_ipc_event_new(st.base, sv[1], ALL, 0, server_msg, on_close_cb, &st);
 	Box__PsRequest ps;
 	box__ps_request__init(&ps);
 	for (int i = 0; i < 3; i++)
-		CHECK_INT(box_ipc_send(sv[0], BOX__MSG_TYPE__MSG_PS_REQUEST, (uint64_t)i, &ps.base,
+		CHECK_INT(send_all(sv[0], BOX__MSG_TYPE__MSG_PS_REQUEST, (uint64_t)i, &ps.base,
 				       NULL, 0),
 			  0);
 	event_base_dispatch(st.base);
@@ -1882,7 +1928,7 @@ test_event_queue_cap(void)
 	int sv[2];
 	CHECK_INT(box_ipc_socketpair(sv, true), 0);
 	st.base = event_base_new();
-	st.client = box_ipc_event_new(st.base, sv[0], client_msg, on_close_cb, &st);
+	st.client = box_ipc_event_new(st.base, sv[0], ALL, 0, client_msg, on_close_cb, &st);
 	size_t big = 4u << 20;
 	uint8_t *text = calloc(1, big);
 	Box__CheckRequest chk;
@@ -1951,7 +1997,7 @@ static void
 seed_msg(const char *dir, const char *name, uint32_t type, const ProtobufCMessage *m)
 {
 	struct records rec = { 0 };
-	CHECK_INT(box_ipc_pack(type, 1, m, NULL, 0, record_packet, &rec), 0);
+	CHECK_INT(box_ipc_pack(ALL, type, 1, m, NULL, 0, record_packet, &rec), 0);
 	write_seed(dir, name, &rec);
 }
 
@@ -1977,7 +2023,7 @@ write_corpus(const char *dir)
 
 	/* The same fragments, in reverse order. */
 	struct records rec = { 0 };
-	CHECK_INT(box_ipc_pack(BOX__MSG_TYPE__MSG_CHECK_REQUEST, 2, &chk.base, NULL, 0,
+	CHECK_INT(box_ipc_pack(ALL, BOX__MSG_TYPE__MSG_CHECK_REQUEST, 2, &chk.base, NULL, 0,
 			       record_packet, &rec),
 		  0);
 	/* Move the first record (seq 0) to the end. */
@@ -2140,7 +2186,7 @@ test_fuzz_corpus(void)
 			size_t len = f ? fread(buf, 1, 1 << 20, f) : 0;
 			if (f)
 				fclose(f);
-			struct box_ipc_chan *c = box_ipc_chan_new(-1);
+			struct box_ipc_chan *c = box_ipc_chan_new(-1, ALL, 0);
 			int msgs = 0, err = 0;
 			for (size_t off = 0; off + 2 <= len && err == 0;) {
 				size_t l = buf[off] | (size_t)buf[off + 1] << 8;
@@ -2174,10 +2220,211 @@ test_fuzz_corpus(void)
 	CHECK(seen >= 10);
 }
 
+/* The walker's allocator budget: an input that unpacks to more than 16x its size. */
+static void
+test_walker_budget(void)
+{
+	/* An empty PolicyValue is 2 bytes on the wire and ~48 in memory. */
+	enum { N = 30000 };
+	Box__PolicyValueSet set;
+	box__policy_value_set__init(&set);
+	Box__PolicyValue *vals = calloc(N, sizeof(*vals));
+	Box__PolicyValue **ptrs = calloc(N, sizeof(*ptrs));
+	CHECK(vals && ptrs);
+	if (!vals || !ptrs) {
+		free(vals);
+		free(ptrs);
+		return;
+	}
+	for (size_t i = 0; i < N; i++) {
+		box__policy_value__init(&vals[i]);
+		ptrs[i] = &vals[i];
+	}
+	set.elems = ptrs;
+	set.n_elems = N;
+	size_t len;
+	_cleanup_free_ uint8_t *buf = pack(&set.base, &len);
+	const struct box_ipc_type row = {
+		.name = "PolicyValueSet",
+		.desc = &box__policy_value_set__descriptor,
+		.max_size = 1u << 20,
+	};
+	ProtobufCMessage *m = NULL;
+	CHECK_INT(box_proto_unpack(&row, buf, len, &m), -EMSGSIZE);
+	CHECK(m == NULL);
+	/* A thirtieth fits the budget (the slack); the row's cap still comes first. */
+	set.n_elems = N / 30;
+	size_t small_len;
+	_cleanup_free_ uint8_t *small = pack(&set.base, &small_len);
+	CHECK_INT(box_proto_unpack(&row, small, small_len, &m), 0);
+	box_msg_free(m);
+	m = NULL;
+	const struct box_ipc_type tiny = { .desc = &box__policy_value_set__descriptor,
+					   .max_size = 16 };
+	CHECK_INT(box_proto_unpack(&tiny, small, small_len, &m), -EMSGSIZE);
+	free(vals);
+	free(ptrs);
+}
+
+/* ---- the protocol tables: senders and states ----------------------------- */
+
+static void
+on_ignore_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	(void)e;
+	(void)m;
+	(void)userdata;
+}
+
+/* Feed one hand-built envelope of TYPE carrying M into C; returns the feed's result. */
+static int
+feed_msg(struct box_ipc_chan *c, uint32_t type, const ProtobufCMessage *m)
+{
+	size_t len;
+	_cleanup_free_ uint8_t *pkt = env_msg(type, 1, m, &len);
+	struct box_ipc_msg got = BOX_IPC_MSG_INIT;
+	int r = box_ipc_chan_feed(c, pkt, len, NULL, 0, &got);
+	box_ipc_msg_done(&got);
+	return r;
+}
+
+static void
+test_protocol_tables(void)
+{
+	static const char id[] = "0123456789ab";
+	Box__RunControl rc;
+	box__run_control__init(&rc);
+	rc.box_id = (char *)id;
+	rc.signal = SIGINT;
+	Box__RunReply ok_reply, refused;
+	box__run_reply__init(&ok_reply);
+	ok_reply.status = BOX__REPLY_STATUS__REPLY_OK;
+	ok_reply.box_id = (char *)id;
+	ok_reply.has_pid = 1;
+	ok_reply.pid = 42;
+	box__run_reply__init(&refused);
+	refused.status = BOX__REPLY_STATUS__REPLY_REFUSED;
+	Box__RunExit ex;
+	box__run_exit__init(&ex);
+	ex.box_id = (char *)id;
+	ex.has_exit_status = 1;
+	ex.exit_status = 0;
+	Box__PsRequest ps;
+	box__ps_request__init(&ps);
+
+	/* boxd's end of a client connection: RunControl only once a box runs. */
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *boxd =
+		box_ipc_chan_new(-1, &box_proto_client, BOX_CLIENT_ROLE_CLIENT);
+	CHECK(boxd != NULL);
+	CHECK_INT(box_ipc_chan_state(boxd), BOX_CLIENT_FRESH);
+	CHECK_INT(feed_msg(boxd, BOX__MSG_TYPE__MSG_RUN_CONTROL, &rc.base), -EPERM);
+	CHECK_INT(feed_msg(boxd, BOX__MSG_TYPE__MSG_PS_REQUEST, &ps.base), 1);
+	/* A client cannot send what boxd sends. */
+	CHECK_INT(feed_msg(boxd, BOX__MSG_TYPE__MSG_RUN_REPLY, &ok_reply.base), -EPERM);
+	/* A refused start leaves the connection fresh; an OK RunReply makes it running. */
+	CHECK_INT(box_ipc_chan_may_send(boxd, BOX__MSG_TYPE__MSG_RUN_EXIT), -EPERM);
+	box_ipc_chan_sent(boxd, BOX__MSG_TYPE__MSG_RUN_REPLY, &refused.base);
+	CHECK_INT(box_ipc_chan_state(boxd), BOX_CLIENT_FRESH);
+	CHECK_INT(box_ipc_chan_may_send(boxd, BOX__MSG_TYPE__MSG_RUN_REPLY), 0);
+	box_ipc_chan_sent(boxd, BOX__MSG_TYPE__MSG_RUN_REPLY, &ok_reply.base);
+	CHECK_INT(box_ipc_chan_state(boxd), BOX_CLIENT_RUNNING);
+	CHECK_INT(feed_msg(boxd, BOX__MSG_TYPE__MSG_RUN_CONTROL, &rc.base), 1);
+	/* No second disclosure or RunReply while the box runs. */
+	CHECK_INT(box_ipc_chan_may_send(boxd, BOX__MSG_TYPE__MSG_RUN_STARTING), -EPERM);
+	CHECK_INT(box_ipc_chan_may_send(boxd, BOX__MSG_TYPE__MSG_RUN_EXIT), 0);
+	box_ipc_chan_sent(boxd, BOX__MSG_TYPE__MSG_RUN_EXIT, &ex.base);
+	CHECK_INT(box_ipc_chan_state(boxd), BOX_CLIENT_ENDED);
+	/* A signal boxctl forwarded before it read RunExit is still no protocol error. */
+	CHECK_INT(feed_msg(boxd, BOX__MSG_TYPE__MSG_RUN_CONTROL, &rc.base), 1);
+	CHECK_INT(box_ipc_chan_may_send(boxd, BOX__MSG_TYPE__MSG_RUN_EXIT), -EPERM);
+	/* A type of another protocol has no row here. */
+	Box__PolicyLogFd lf;
+	box__policy_log_fd__init(&lf);
+	lf.generation = 1;
+	CHECK_INT(feed_msg(boxd, BOX__MSG_TYPE__MSG_POLICY_LOG_FD, &lf.base), -EBADMSG);
+	CHECK_STR(box_ipc_type_name(&box_proto_client, BOX__MSG_TYPE__MSG_POLICY_LOG_FD), "?");
+	CHECK_STR(box_ipc_type_name(&box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_LOG_FD),
+		  "PolicyLogFd");
+
+	/* boxctl's end: RunExit only after an OK RunReply, and only once. */
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *ctl =
+		box_ipc_chan_new(-1, &box_proto_client, BOX_CLIENT_ROLE_BOXD);
+	CHECK_INT(feed_msg(ctl, BOX__MSG_TYPE__MSG_RUN_EXIT, &ex.base), -EPERM);
+	ctl = box_ipc_chan_free(ctl);
+	ctl = box_ipc_chan_new(-1, &box_proto_client, BOX_CLIENT_ROLE_BOXD);
+	CHECK_INT(feed_msg(ctl, BOX__MSG_TYPE__MSG_RUN_REPLY, &refused.base), 1);
+	CHECK_INT(box_ipc_chan_state(ctl), BOX_CLIENT_FRESH);
+	CHECK_INT(feed_msg(ctl, BOX__MSG_TYPE__MSG_RUN_REPLY, &ok_reply.base), 1);
+	CHECK_INT(box_ipc_chan_state(ctl), BOX_CLIENT_RUNNING);
+	CHECK_INT(feed_msg(ctl, BOX__MSG_TYPE__MSG_RUN_EXIT, &ex.base), 1);
+	CHECK_INT(box_ipc_chan_state(ctl), BOX_CLIENT_ENDED);
+	ctl = box_ipc_chan_free(ctl);
+	ctl = box_ipc_chan_new(-1, &box_proto_client, BOX_CLIENT_ROLE_BOXD);
+	CHECK_INT(feed_msg(ctl, BOX__MSG_TYPE__MSG_RUN_REPLY, &ok_reply.base), 1);
+	CHECK_INT(feed_msg(ctl, BOX__MSG_TYPE__MSG_RUN_EXIT, &ex.base), 1);
+	CHECK_INT(feed_msg(ctl, BOX__MSG_TYPE__MSG_RUN_EXIT, &ex.base), -EPERM);
+	/* boxd does not send requests. */
+	CHECK_INT(feed_msg(ctl, BOX__MSG_TYPE__MSG_PS_REQUEST, &ps.base), -EPERM);
+
+	/* box-policyd's end of boxd's channel: PolicyInit once, first; then the rest. */
+	Box__DecideRequest dr;
+	box__decide_request__init(&dr);
+	dr.action = "fs:read";
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *pd =
+		box_ipc_chan_new(-1, &box_proto_policy, BOX_POLICY_ROLE_BOXD);
+	CHECK_INT(feed_msg(pd, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &dr.base), -EPERM);
+	CHECK_INT(feed_msg(pd, BOX__MSG_TYPE__MSG_POLICY_LOG_FD, &lf.base), -EPERM);
+	CHECK_INT(box_ipc_chan_set_state(pd, BOX_POLICY_N_STATES), -EINVAL);
+	Box__PolicyInit in;
+	box__policy_init__init(&in);
+	in.box_name = "demo";
+	in.box_id = (char *)id;
+	in.home = "/home/u";
+	CHECK_INT(feed_msg(pd, BOX__MSG_TYPE__MSG_POLICY_INIT, &in.base), 1);
+	CHECK_INT(box_ipc_chan_state(pd), BOX_POLICY_STARTING);
+	/* A second PolicyInit is a protocol error (the table's fatal default). */
+	CHECK_INT(feed_msg(pd, BOX__MSG_TYPE__MSG_POLICY_INIT, &in.base), -EPERM);
+	CHECK_INT(feed_msg(pd, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &dr.base), -EPERM);
+	Box__PolicyReady rdy;
+	box__policy_ready__init(&rdy);
+	rdy.ok = 1;
+	box_ipc_chan_sent(pd, BOX__MSG_TYPE__MSG_POLICY_READY, &rdy.base);
+	CHECK_INT(box_ipc_chan_state(pd), BOX_POLICY_READY);
+	CHECK_INT(feed_msg(pd, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &dr.base), 1);
+	CHECK_INT(feed_msg(pd, BOX__MSG_TYPE__MSG_POLICY_LOG_FD, &lf.base), 1);
+	CHECK_INT(feed_msg(pd, BOX__MSG_TYPE__MSG_POLICY_INIT, &in.base), -EPERM);
+	/* A peer (gateway, mcpd, shell) may ask, never rotate the log. */
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *peer =
+		box_ipc_chan_new(-1, &box_proto_policy, BOX_POLICY_ROLE_PEER);
+	CHECK_INT(box_ipc_chan_set_state(peer, BOX_POLICY_READY), 0);
+	CHECK_INT(feed_msg(peer, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &dr.base), 1);
+	CHECK_INT(feed_msg(peer, BOX__MSG_TYPE__MSG_POLICY_LOG_FD, &lf.base), -EPERM);
+	/* No channel for a role the protocol does not name. */
+	CHECK(box_ipc_chan_new(-1, &box_proto_policy, BOX_POLICY_N_ROLES) == NULL);
+	CHECK(box_ipc_chan_new(-1, NULL, 0) == NULL);
+
+	/* The libevent glue refuses to send what the state does not allow. */
+	int sv[2];
+	CHECK_INT(box_ipc_socketpair(sv, true), 0);
+	struct event_base *base = event_base_new();
+	struct box_ipc_event *e = box_ipc_event_new(base, sv[0], &box_proto_client,
+						    BOX_CLIENT_ROLE_CLIENT, on_ignore_msg, NULL, NULL);
+	CHECK(e != NULL);
+	CHECK_INT(box_ipc_event_send(e, BOX__MSG_TYPE__MSG_RUN_EXIT, 1, &ex.base, NULL, 0), -EPERM);
+	CHECK_INT(box_ipc_event_send(e, BOX__MSG_TYPE__MSG_RUN_REPLY, 1, &ok_reply.base, NULL, 0), 0);
+	CHECK_INT(box_ipc_chan_state(box_ipc_event_chan(e)), BOX_CLIENT_RUNNING);
+	CHECK_INT(box_ipc_event_send(e, BOX__MSG_TYPE__MSG_RUN_EXIT, 1, &ex.base, NULL, 0), 0);
+	CHECK_INT(box_ipc_chan_state(box_ipc_event_chan(e)), BOX_CLIENT_ENDED);
+	box_ipc_event_free(e);
+	event_base_free(base);
+	close(sv[1]);
+}
+
 int
 main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
+	all_proto_init();
 	RUN(test_roundtrip_spec_requests);
 	RUN(test_roundtrip_replies);
 	RUN(test_fragmentation_roundtrip);
@@ -2187,6 +2434,8 @@ main(void)
 	RUN(test_unknown_fields);
 	RUN(test_bad_enums_and_types);
 	RUN(test_channel_allow_list);
+	RUN(test_protocol_tables);
+	RUN(test_walker_budget);
 	RUN(test_peer_close);
 	RUN(test_reassembly_in_order_and_interleaved);
 	RUN(test_reassembly_refusals);

@@ -11,6 +11,7 @@
 #include "cleanup.h"
 #include "ipc.h"
 #include "proto/policy_validate.h"
+#include "proto/proto_policy.h"
 #include "tap.h"
 
 /* Every test allocation, freed at the end (the sanitizer build checks leaks). */
@@ -35,7 +36,7 @@ decode(uint32_t type, const ProtobufCMessage *m)
 	uint8_t *buf = malloc(n + 1);
 	ProtobufCMessage *out = NULL;
 	protobuf_c_message_pack(m, buf);
-	int r = box_ipc_decode(type, buf, n, &out);
+	int r = box_ipc_decode(&box_proto_policy, type, buf, n, &out);
 	box_msg_free(out);
 	free(buf);
 	return r;

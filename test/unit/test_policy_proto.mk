@@ -1,4 +1,4 @@
 # test_policy_proto — proto/policy.proto and proto/policy_validate.c through
-# box_ipc_decode. libboxcommon (ipc.o) and libboxproto reference each other.
+# box_ipc_decode with the policy protocol's table.
 UNIT_DEPS_policy_proto :=
-UNIT_LIBS_policy_proto := $(LIBPROTO) $(LIBCOMMON)
+UNIT_LIBS_policy_proto :=

@@ -15,6 +15,7 @@
 #include "boxctl/config.h"
 #include "boxctl/spec.h"
 #include "ipc.h"
+#include "proto/proto_client.h"
 #include "proto/validate.h"
 #include "tap.h"
 
@@ -66,7 +67,7 @@ roundtrip(Box__BoxSpec *spec)
 		return NULL;
 	box__run_request__pack(&req, buf);
 	ProtobufCMessage *m = NULL;
-	int r = box_ipc_decode(BOX__MSG_TYPE__MSG_RUN_REQUEST, buf, len, &m);
+	int r = box_ipc_decode(&box_proto_client, BOX__MSG_TYPE__MSG_RUN_REQUEST, buf, len, &m);
 	free(buf);
 	CHECK_INT(r, 0);
 	return r < 0 ? NULL : (Box__RunRequest *)m;

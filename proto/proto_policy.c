@@ -1,0 +1,72 @@
+/*
+ * proto_policy.c — the table of the policy protocol (proto_policy.h). Every
+ * row: type, descriptor, validator (policy_validate.c), size caps, fds, who
+ * sends it, the channel states in which it may pass and the state it leads
+ * to. Linked only into the programs that speak it (boxd, box-policyd;
+ * test/layering/symbols.sh checks).
+ * Trusts: nothing; this is data the receiver enforces.
+ */
+#include <stdbool.h>
+
+#include "policy_validate.h"
+#include "proto_policy.h"
+#include "walk.h"
+
+#define S(x) BOX_IPC_BIT(BOX_POLICY_##x)
+#define FROM(x) BOX_IPC_BIT(BOX_POLICY_ROLE_##x)
+#define SAME BOX_IPC_STATE_SAME
+
+#define VALIDATOR(fn, Type)                                   \
+	static int fn##_row(const ProtobufCMessage *m)        \
+	{                                                     \
+		return fn((const Type *)m);                   \
+	}
+VALIDATOR(box_validate_policy_init, Box__PolicyInit)
+VALIDATOR(box_validate_policy_ready, Box__PolicyReady)
+VALIDATOR(box_validate_decide_request, Box__DecideRequest)
+VALIDATOR(box_validate_decide_reply, Box__DecideReply)
+VALIDATOR(box_validate_record_request, Box__RecordRequest)
+VALIDATOR(box_validate_policy_log_fd, Box__PolicyLogFd)
+
+/* A refusal (ok = false) leaves the channel starting: policyd exits next. */
+static bool
+policy_ready_ok(const ProtobufCMessage *m)
+{
+	return ((const Box__PolicyReady *)m)->ok;
+}
+
+static const struct box_ipc_type policy_types[] = {
+	/* fds: STATE/policy/ (O_DIRECTORY) and decisions.jsonl (policyd checks both). */
+	{ BOX__MSG_TYPE__MSG_POLICY_INIT, "PolicyInit", &box__policy_init__descriptor,
+	  box_validate_policy_init_row, NULL, BOX_IPC_PAYLOAD_MAX, 2, 5u << 20, FROM(BOXD),
+	  S(INIT), BOX_POLICY_STARTING, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_READY, "PolicyReady", &box__policy_ready__descriptor,
+	  box_validate_policy_ready_row, NULL, 8192, 0, 0, FROM(POLICYD), S(STARTING),
+	  BOX_POLICY_READY, policy_ready_ok },
+	{ BOX__MSG_TYPE__MSG_DECIDE_REQUEST, "DecideRequest", &box__decide_request__descriptor,
+	  box_validate_decide_request_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 1u << 20,
+	  FROM(BOXD) | FROM(PEER), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_DECIDE_REPLY, "DecideReply", &box__decide_reply__descriptor,
+	  box_validate_decide_reply_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 1u << 20, FROM(POLICYD),
+	  S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_RECORD_REQUEST, "RecordRequest", &box__record_request__descriptor,
+	  box_validate_record_request_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 1u << 20,
+	  FROM(BOXD) | FROM(PEER), S(READY), SAME, NULL },
+	/* fd: the new decisions.jsonl (O_APPEND). */
+	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor,
+	  box_validate_policy_log_fd_row, NULL, 64, 1, 0, FROM(BOXD), S(READY), SAME, NULL },
+};
+
+static const char *const policy_roles[BOX_POLICY_N_ROLES] = { "boxd", "box-policyd", "peer" };
+static const char *const policy_states[BOX_POLICY_N_STATES] = { "init", "starting", "ready" };
+
+const struct box_ipc_protocol box_proto_policy = {
+	.name = "policy",
+	.types = policy_types,
+	.n_types = sizeof(policy_types) / sizeof(policy_types[0]),
+	.role_names = policy_roles,
+	.n_roles = BOX_POLICY_N_ROLES,
+	.state_names = policy_states,
+	.n_states = BOX_POLICY_N_STATES,
+	.decode = box_proto_decode,
+};

@@ -1,0 +1,76 @@
+#!/bin/bash
+# symbols.sh — each program links only the messages it speaks (issue 10).
+#
+# The protocol tables of proto/ (proto_client.c, proto_policy.c,
+# proto_plan.c) reach common/'s framing as data, so a program that never
+# names a protocol's table never links that protocol's descriptors and
+# validators. This reads the symbol tables (nm) of the four programs:
+# each must hold its own protocols' tables and none of the others'
+# descriptors, validators or tables. Then common/ must be a leaf: no symbol
+# libboxcommon.a needs is defined by libboxproto.a or libboxpolicy.a.
+# Trusts: nothing; it is test code reading the build's binaries.
+. "$(dirname "$0")/../lib.sh"
+
+BIN=${BOX_BIN:-build/bin}
+BUILD=${BOX_BUILD:-build}
+
+client='box_proto_client box__box_spec__descriptor box__run_request__descriptor
+	box__check_request__descriptor box__run_reply__descriptor box_validate_box_spec
+	box_validate_run_request box_validate_run_reply'
+policy='box_proto_policy box__policy_init__descriptor box__decide_request__descriptor
+	box__decide_reply__descriptor box_validate_policy_init box_validate_decide_request
+	box_validate_decide_reply'
+plan='box_proto_plan box__plan__descriptor box__trampoline_status__descriptor
+	box_plan_validate box_status_validate'
+
+# check PROGRAM "SPEAKS" "MUST NOT": every symbol of SPEAKS present, none of MUST NOT.
+check() {
+	local prog=$1 speaks=$2 foreign=$3 f=$BIN/$1 syms missing= extra= s
+	if [ ! -x "$f" ]; then
+		not_ok "$prog: no binary at $f (build first)"
+		return
+	fi
+	syms=$(nm "$f" 2>/dev/null | awk 'NF == 3 && $2 ~ /^[TtDdRrBb]$/ { print $3 }' | sort -u)
+	if [ -z "$syms" ]; then
+		not_ok "$prog: nm found no symbols (stripped?)"
+		return
+	fi
+	for s in $speaks; do
+		grep -qx "$s" <<<"$syms" || missing="$missing $s"
+	done
+	for s in $foreign; do
+		grep -qx "$s" <<<"$syms" && extra="$extra $s"
+	done
+	if [ -n "$missing" ]; then
+		not_ok "$prog: lacks its own protocol's table or messages:$missing"
+	else
+		ok "$prog: links its protocols' tables and messages"
+	fi
+	if [ -n "$extra" ]; then
+		not_ok "$prog: links messages of a protocol it does not speak:$extra"
+	else
+		ok "$prog: links no message of a protocol it does not speak"
+	fi
+}
+
+check boxctl "$client" "$policy $plan"
+check box-policyd "$policy" "$client $plan"
+check box-trampoline "$plan" "$client $policy"
+check boxd "$client $policy $plan" ""
+
+# common/ is a leaf: what its objects need comes from libc and libraries, never from proto/.
+lib_common=$BUILD/common/libboxcommon.a
+if [ ! -f "$lib_common" ] || [ ! -f "$BUILD/proto/libboxproto.a" ]; then
+	not_ok "libboxcommon.a is a leaf: libraries not built"
+else
+	needs=$(nm -u "$lib_common" 2>/dev/null | awk '{ print $NF }' | sort -u)
+	defs=$(nm --defined-only "$BUILD/proto/libboxproto.a" "$BUILD/libboxpolicy/libboxpolicy.a" \
+		2>/dev/null | awk 'NF == 3 && $2 ~ /^[TDRBV]$/ { print $3 }' | sort -u)
+	up=$(comm -12 <(printf '%s\n' "$needs") <(printf '%s\n' "$defs") | tr '\n' ' ')
+	if [ -z "$up" ]; then
+		ok "libboxcommon.a is a leaf: it uses nothing of libboxproto.a or libboxpolicy.a"
+	else
+		not_ok "libboxcommon.a uses symbols of proto/ or libboxpolicy/: $up"
+	fi
+fi
+tap_done
