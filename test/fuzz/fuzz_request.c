@@ -27,6 +27,7 @@
 
 #include "boxd/boxd.h"
 #include "ipc.h"
+#include "proto/proto_client.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -144,7 +145,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	ProtobufCMessage *m = NULL;
-	if (box_ipc_decode(BOX__MSG_TYPE__MSG_RUN_REQUEST, data, size, &m) < 0)
+	if (box_ipc_decode(&box_proto_client, BOX__MSG_TYPE__MSG_RUN_REQUEST, data, size, &m) < 0)
 		return 0;
 	if (base_ready())
 		plan_of((Box__RunRequest *)m);

@@ -39,6 +39,7 @@
 #include "boxd/boxd.h"
 #include "cleanup.h"
 #include "ipc.h"
+#include "proto/proto_client.h"
 #include "tap.h"
 
 static char dir[64];
@@ -130,7 +131,7 @@ request_of(const char *ini)
 	box_spec_free(spec);
 	write_seed(buf, len);
 	ProtobufCMessage *m = NULL;
-	int r = box_ipc_decode(BOX__MSG_TYPE__MSG_RUN_REQUEST, buf, len, &m);
+	int r = box_ipc_decode(&box_proto_client, BOX__MSG_TYPE__MSG_RUN_REQUEST, buf, len, &m);
 	free(buf);
 	CHECK_INT(r, 0);
 	return r < 0 ? NULL : (Box__RunRequest *)m;
