@@ -69,6 +69,23 @@ is_write_kind(int k)
 	       k == VK_MANAGED || k == VK_TMPFS;
 }
 
+/* Does an entry of this kind show the host's own file at its path (so a
+ * directory under it can be bound from the host onto itself)? */
+static bool
+shows_host(int k)
+{
+	switch (k) {
+	case BOX__VIEW_KIND__VIEW_READ:
+	case BOX__VIEW_KIND__VIEW_WRITE:
+	case BOX__VIEW_KIND__VIEW_EXEC:
+	case VK_SYSTEM:
+	case VK_ETC:
+		return true;
+	default:
+		return false; /* VK_MANAGED, VK_TMPFS: a different directory; files contain nothing */
+	}
+}
+
 /* The innermost non-deny entry containing `path` (optionally not `path` itself). */
 static const struct vent *
 enclosing(const struct view *vw, const char *path, bool strict, bool grants_only)
@@ -170,16 +187,27 @@ view_collect(struct view *vw)
 	/*
 	 * Masks: every directory between the innermost entry containing the
 	 * mask and the mask itself is bound onto itself (with that entry's
-	 * flags) so it cannot be renamed; a mask nothing contains is not in
-	 * the view at all and needs nothing.
+	 * flags) so it cannot be renamed. The binds come from the host path,
+	 * so that entry must show the host at the same path: a grant, the
+	 * system runtime or an /etc entry. A mask whose innermost container
+	 * is a box-managed directory or a private tmpfs (an ungranted /tmp,
+	 * /var/tmp or HOME), or that nothing contains, hides nothing that is
+	 * in the view: it is dropped, never bound — binding its parents from
+	 * the host would put ungranted host directories into the view, with
+	 * the managed directory's write rights (box.ini in ~/p beside a grant
+	 * of ~/p/src must not make ~/p writable).
 	 */
+	size_t n_drop = 0;
 	for (size_t i = 0; i < n_plan; i++) {
-		const struct vent *d = &vw->v[i];
+		struct vent *d = &vw->v[i];
 		if (d->kind != BOX__VIEW_KIND__VIEW_DENY)
 			continue;
 		const struct vent *g = enclosing(vw, d->path, true, false);
-		if (!g)
+		if (!g || !shows_host(g->kind)) {
+			d->kind = VK_DROPPED;
+			n_drop++;
 			continue;
+		}
 		const char *gpath = g->path;
 		uint64_t gattr = g->attr;
 		_cleanup_free_ char *dir = NULL;
@@ -202,6 +230,13 @@ view_collect(struct view *vw)
 			free(dir);
 			dir = parent;
 		}
+	}
+	if (n_drop) {
+		size_t o = 0;
+		for (size_t i = 0; i < vw->n; i++)
+			if (vw->v[i].kind != VK_DROPPED)
+				vw->v[o++] = vw->v[i];
+		vw->n = o;
 	}
 	qsort(vw->v, vw->n, sizeof(*vw->v), vent_cmp);
 }

@@ -21,6 +21,7 @@ enum {
 	VK_MANAGED,	 /* a box-managed runtime dir bound at /tmp, /var/tmp, HOME */
 	VK_TMPFS,	 /* a private tmpfs (tools) */
 	VK_SELF,	 /* a directory between a grant and a mask, bound onto itself */
+	VK_DROPPED,	 /* internal to view_collect: a mask that hides nothing in the view */
 };
 
 struct vent {

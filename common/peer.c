@@ -56,19 +56,16 @@ same_ns(int ns_fd, int self_ns_fd)
 static int
 by_pidfd(int sockfd, int self_ns_fd)
 {
-	int pidfd = -1;
-	socklen_t len = sizeof(pidfd);
-
 	/* A pidfd is always created close-on-exec (pidfd_prepare). */
+	_cleanup_close_ int pidfd = -1;
+	socklen_t len = sizeof(pidfd);
 	if (getsockopt(sockfd, SOL_SOCKET, BOX_SO_PEERPIDFD, &pidfd, &len) < 0)
 		return errno == ENOPROTOOPT || errno == EINVAL ? -ENOSYS : -errno;
-	_cleanup_close_ int owned = pidfd;
 	if (len != sizeof(pidfd) || pidfd < 0)
 		return -EIO;
-	int ns = ioctl(pidfd, BOX_PIDFD_GET_PID_NAMESPACE, 0);
+	_cleanup_close_ int ns = ioctl(pidfd, BOX_PIDFD_GET_PID_NAMESPACE, 0);
 	if (ns < 0)
 		return errno == ENOTTY || errno == EINVAL ? -ENOSYS : -errno;
-	_cleanup_close_ int ns_owned = ns;
 	return same_ns(ns, self_ns_fd);
 }
 

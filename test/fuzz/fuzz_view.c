@@ -63,9 +63,26 @@ check_view(const Box__Plan *p, const struct view *vw)
 				__builtin_trap();
 		}
 	}
-	for (size_t k = 0; k < p->n_view; k++)
-		if (!has(vw, p->view[k]->path, (int)p->view[k]->kind))
+	for (size_t k = 0; k < p->n_view; k++) {
+		const Box__ViewEntry *pe = p->view[k];
+		if (has(vw, pe->path, (int)pe->kind))
+			continue;
+		/* Only a mask may be left out, and only when what contains it in the view
+		 * does not show the host there (a box-managed dir, a tmpfs, nothing). */
+		if (pe->kind != BOX__VIEW_KIND__VIEW_DENY)
 			__builtin_trap();
+		const struct vent *in = NULL;
+		for (size_t i = 0; i < vw->n; i++) {
+			const struct vent *e = &vw->v[i];
+			if (e->kind == BOX__VIEW_KIND__VIEW_DENY || e->kind == VK_SELF ||
+			    !path_is_under(pe->path, e->path) || strcmp(pe->path, e->path) == 0)
+				continue;
+			if (!in || e->depth > in->depth)
+				in = e;
+		}
+		if (in && in->kind != VK_MANAGED && in->kind != VK_TMPFS)
+			__builtin_trap();
+	}
 }
 
 int
