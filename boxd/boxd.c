@@ -19,7 +19,9 @@
  * mounts, and Landlock ABI <= 7 does not cover connect). "Not one of my
  * boxes" would not be enough: an embedded boxd knows only its own box.
  * Messages are decoded and validated by box_ipc_decode() before any handler
- * runs; a client that sends garbage is disconnected.
+ * runs; a client that sends garbage is disconnected. In service mode root
+ * parses no client byte: each connection is handed to its own box-clientd
+ * (clientd.c), and what boxd decodes is that child's canonical re-encoding.
  * Trusts: its own executable's directory (helpers), the kernel's peer
  * credentials and peer pidfd (common/peer.c); nothing a client sends before
  * validation.
@@ -405,6 +407,12 @@ client_add(struct boxd *d, int fd, bool channel)
 					 "without a log line");
 		}
 	}
+	/* Service mode: root parses none of the client's bytes; box-clientd does (clientd.c). */
+	if (client_child_start(d, &c->cred, &fd) < 0) {
+		close(fd);
+		free(c);
+		return NULL;
+	}
 	/* The client protocol's table: what a client may send, and when (proto_client.c). */
 	c->ipc = box_ipc_event_new(d->base, fd, &box_proto_client, BOX_CLIENT_ROLE_CLIENT,
 				   on_client_msg, on_client_close, c);
@@ -564,6 +572,8 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
 		pid_t pid = waitpid(-1, &status, WNOHANG);
 		if (pid <= 0)
 			break;
+		if (client_child_reaped(d, pid, status))
+			continue;
 		for (struct box *b = d->boxes; b; b = b->next)
 			if (box_reaped(b, pid, status))
 				break;
@@ -688,6 +698,8 @@ main(int argc, char **argv)
 		if (!client_add(&d, fd, true))
 			fatalx("cannot set up the client channel");
 	} else {
+		if (client_child_check(&d) < 0)
+			fatalx("cannot serve clients without box-clientd");
 		int fd = socket_activated();
 		if (fd < 0) {
 			fd = listen_path(listen_at, 0660, false);

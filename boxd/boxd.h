@@ -10,12 +10,15 @@
  *   runtime.c  BASE/ID runtime dir, mask objects, state dir lock
  *   plan.c     BoxSpec → Plan (view, environment, limits) and the disclosure
  *   spawn.c    fork+exec of box-trampoline with fds 0-4 in place
+ *   clientd.c  service mode: each client connection handed to its own
+ *              box-clientd (decodes, validates, re-encodes for root)
  *   policyd.c  box-policyd: start (PolicyInit/PolicyReady), watch, rotate
  *              decisions.jsonl, stop
  *   cgroup.c   pids_max / memory_max (SANDBOX.md §6)
  *
  * Trusts: the root part handles only messages that box_ipc_decode() has
- * decoded and validated (proto/validate.c) and, from the owner's recheck
+ * decoded and validated (proto/validate.c) — in service mode decoded from
+ * box-clientd's canonical re-encoding, never a client's bytes — and, from the owner's recheck
  * child, a validated CheckReply; every path a user names is opened by a
  * process running as that user, never by root.
  */
@@ -271,6 +274,19 @@ int spawn_find_helper(const struct boxd *d, const char *name, char **ret);
 /* fork+exec the trampoline; sends the plan; returns the status socket. */
 int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pid,
 		     int *status_fd);
+
+/* ---- clientd.c ---- */
+/* Service mode: box-clientd and a user to run it as exist (checked at start-up). */
+int client_child_check(const struct boxd *d);
+/*
+ * Service mode: hand the accepted client socket *fd (SO_PEERCRED and the
+ * PID namespace already taken from it) to a new box-clientd and replace *fd
+ * by boxd's end of the socketpair with it. Embedded: nothing (0). Negative
+ * errno (logged): *fd is still the caller's.
+ */
+int client_child_start(struct boxd *d, const struct ucred *cred, int *fd);
+/* A child exited (SIGCHLD): true when it was a box-clientd (its death logged once). */
+bool client_child_reaped(struct boxd *d, pid_t pid, int status);
 
 /* ---- policyd.c ---- */
 /*

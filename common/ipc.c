@@ -389,6 +389,7 @@ struct box_ipc_chan {
 	uint32_t *allowed;
 	unsigned n_allowed;
 	bool restricted;
+	bool stateless; /* a one-way relay's channel: states are the endpoint's to keep */
 	bool waits; /* the last box_ipc_recv_wait found nothing at first: poll first */
 	/*
 	 * Blocking receive (box_ipc_recv_wait on a blocking fd): one recvmsg
@@ -475,11 +476,19 @@ box_ipc_chan_set_state(struct box_ipc_chan *c, unsigned state)
 static void
 chan_move(struct box_ipc_chan *c, const struct box_ipc_type *t, const ProtobufCMessage *m)
 {
+	if (c->stateless)
+		return;
 	if (t->next == BOX_IPC_STATE_SAME || (unsigned)t->next >= c->proto->n_states)
 		return;
 	if (t->moves && !t->moves(m))
 		return;
 	c->state = (unsigned)t->next;
+}
+
+void
+box_ipc_chan_stateless(struct box_ipc_chan *c)
+{
+	c->stateless = true;
 }
 
 int
@@ -543,7 +552,9 @@ box_ipc_chan_open_streams(const struct box_ipc_chan *c)
 static bool
 chan_allows(const struct box_ipc_chan *c, const struct box_ipc_type *t, uint32_t type)
 {
-	if (!(t->senders & BOX_IPC_BIT(c->peer_role)) || !(t->states & BOX_IPC_BIT(c->state)))
+	if (!(t->senders & BOX_IPC_BIT(c->peer_role)))
+		return false;
+	if (!c->stateless && !(t->states & BOX_IPC_BIT(c->state)))
 		return false;
 	if (!c->restricted)
 		return true;
@@ -569,7 +580,7 @@ static int
 deliver(struct box_ipc_chan *c, const struct box_ipc_type *t, uint64_t request_id,
 	const uint8_t *buf, size_t len, int *fds, unsigned n_fds, struct box_ipc_msg *ret)
 {
-	if (!(t->states & BOX_IPC_BIT(c->state)))
+	if (!c->stateless && !(t->states & BOX_IPC_BIT(c->state)))
 		return -EPERM;
 	ProtobufCMessage *m = NULL;
 	int r = c->proto->decode(t, buf, len, &m);

@@ -209,6 +209,14 @@ const struct box_ipc_protocol *box_ipc_chan_protocol(const struct box_ipc_chan *
 unsigned box_ipc_chan_state(const struct box_ipc_chan *c);
 int box_ipc_chan_set_state(struct box_ipc_chan *c, unsigned state);
 /*
+ * A relay that sees one direction only (box-clientd: it decodes what the
+ * client sends and passes boxd's replies on unread) cannot follow the
+ * conversation: on such a channel every row's sender, size, fds and
+ * validator still hold, but states are neither checked nor moved — the
+ * endpoint behind the relay (boxd) checks them on its own channel.
+ */
+void box_ipc_chan_stateless(struct box_ipc_chan *c);
+/*
  * Before sending `type` on this channel: -EPERM when the protocol has no such
  * row or the channel's state does not allow it (a local bug, caught before
  * the peer sees it). After sending it: box_ipc_chan_sent() moves the state as

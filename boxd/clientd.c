@@ -1,0 +1,197 @@
+/*
+ * clientd.c — a root boxd parses no byte a client wrote: every client
+ * connection of a service boxd is handed to its own box-clientd
+ * (box-clientd/main.c), exec'd as box-daemon (else nobody) under its own
+ * seccomp filter, which decodes and validates each request and passes on a
+ * canonical re-encoding. boxd's channel for the client is then its end of a
+ * SOCK_SEQPACKET socketpair with that child; the rest of boxd's client
+ * handling is unchanged (and still validates: privileged code re-checks).
+ *
+ * What root keeps for itself: SO_PEERCRED and the PID-namespace check are
+ * taken on the accepted socket before the handover (boxd.c client_add), so
+ * the child cannot lie about who the client is; root holds no copy of the
+ * client's socket afterwards, so when the child dies (a crash in the
+ * decoder, the seccomp filter) the client's connection closes with it and
+ * the client sees an error, while boxd sees its channel close, drops that
+ * client as for any disconnect, logs the death once (client_child_reaped)
+ * and serves everyone else.
+ * An embedded boxd runs as its caller and serves only that caller: it keeps
+ * decoding its clients itself and starts no box-clientd.
+ *
+ * The fork+exec here is minimal and local; it is meant to move to the shared
+ * spawn helper (common/spawn.c) when that exists.
+ * Trusts: its own executable's directory (spawn_find_helper), the password
+ * database for box-daemon's ids.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "log.h"
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define CLIENTD_SPAWN_ASAN 1
+#else
+#define CLIENTD_SPAWN_ASAN 0
+#endif
+
+#define CLIENTD_NAME "box-clientd"
+#define CLIENTD_FD_CLIENT 3 /* box-clientd/clientd.h */
+#define CLIENTD_FD_BOXD 4
+#define CLIENTD_EXIT_REFUSED 3
+/* Children outlive their client for a moment (they exit when boxd closes its end). */
+#define CLIENTD_CHILDREN_MAX (2 * BOXD_CLIENTS_MAX)
+
+/* The live children, for the one log line about each death (one boxd per process). */
+static struct clientd_child {
+	pid_t pid;
+	pid_t client_pid;
+	uid_t client_uid;
+} children[CLIENTD_CHILDREN_MAX];
+static unsigned n_children;
+
+/* box-clientd's ids: box-daemon's (packaging/sysusers.d/box.conf), else nobody's; never 0. */
+static int
+clientd_ids(uid_t *uid, gid_t *gid)
+{
+	const struct passwd *pw = getpwnam("box-daemon");
+	if (!pw)
+		pw = getpwnam("nobody");
+	if (!pw || pw->pw_uid == 0 || pw->pw_gid == 0)
+		return -ESRCH;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+int
+client_child_check(const struct boxd *d)
+{
+	_cleanup_free_ char *exe = NULL;
+	uid_t uid;
+	gid_t gid;
+	int r = spawn_find_helper(d, CLIENTD_NAME, &exe);
+	if (r < 0)
+		return log_err_errno(r, "cannot find %s (it decodes every client's requests)",
+				     CLIENTD_NAME);
+	r = clientd_ids(&uid, &gid);
+	if (r < 0)
+		return log_err_errno(r, "no user to run %s as (box-daemon or nobody)", CLIENTD_NAME);
+	return 0;
+}
+
+int
+client_child_start(struct boxd *d, const struct ucred *cred, int *fd)
+{
+	_cleanup_free_ char *exe = NULL;
+	_cleanup_close_ int nullfd = -1;
+	int sv[2] = { -1, -1 };
+	uid_t uid;
+	gid_t gid;
+	int r;
+
+	if (d->embedded)
+		return 0; /* the caller's own boxd: it decodes for itself */
+	if (n_children >= CLIENTD_CHILDREN_MAX)
+		return log_warn_errno(EAGAIN, "too many %s children; refusing client pid %d",
+				      CLIENTD_NAME, (int)cred->pid);
+	r = spawn_find_helper(d, CLIENTD_NAME, &exe);
+	if (r < 0)
+		return log_err_errno(r, "cannot find %s", CLIENTD_NAME);
+	r = clientd_ids(&uid, &gid);
+	if (r < 0)
+		return log_err_errno(r, "no user to run %s as (box-daemon or nobody)", CLIENTD_NAME);
+	nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (nullfd < 0)
+		return log_err_errno(errno, "/dev/null");
+	int errfd = fd_is_open(STDERR_FILENO) ? STDERR_FILENO : nullfd;
+
+	/* Its environment: nothing of anyone's. */
+	char *envp[2] = { NULL, NULL };
+#if CLIENTD_SPAWN_ASAN
+	/* LeakSanitizer cannot stop the world under box-clientd's seccomp filter. */
+	envp[0] = (char *)"ASAN_OPTIONS=detect_leaks=0";
+#endif
+	char uid_s[16], gid_s[16], pid_s[16];
+	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)uid);
+	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)gid);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)cred->pid);
+	char *argv[] = { (char *)CLIENTD_NAME, (char *)"-u", uid_s, (char *)"-g", gid_s,
+			 (char *)"-p", pid_s, NULL };
+
+	r = box_ipc_socketpair(sv, false);
+	if (r < 0)
+		return log_err_errno(r, "socketpair for %s", CLIENTD_NAME);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return log_err_errno(r, "fork %s", CLIENTD_NAME);
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, SIG_DFL);
+		int from[5] = { nullfd, nullfd, errfd, *fd, sv[1] };
+		int to[5] = { 0, 1, 2, CLIENTD_FD_CLIENT, CLIENTD_FD_BOXD };
+		if (fd_move_to(from, to, 5) < 0 || fd_close_all_except(CLIENTD_FD_BOXD + 1, NULL, 0) < 0)
+			_exit(127);
+		execve(exe, argv, envp);
+		dprintf(2, "boxd: cannot execute %s: %s\n", exe, strerror(errno));
+		_exit(127);
+	}
+	close(sv[1]);
+	/* Root keeps no copy of the client's socket: the child's death closes it. */
+	close(*fd);
+	*fd = sv[0];
+	children[n_children++] = (struct clientd_child){
+		.pid = pid,
+		.client_pid = cred->pid,
+		.client_uid = cred->uid,
+	};
+	log_debug("client pid %d uid %u: served by %s pid %d", (int)cred->pid,
+		  (unsigned)cred->uid, CLIENTD_NAME, (int)pid);
+	return 0;
+}
+
+bool
+client_child_reaped(struct boxd *d, pid_t pid, int status)
+{
+	(void)d;
+	for (unsigned i = 0; i < n_children; i++) {
+		if (children[i].pid != pid)
+			continue;
+		struct clientd_child c = children[i];
+		children[i] = children[--n_children];
+		if (WIFSIGNALED(status))
+			log_warn("%s pid %d (client pid %d uid %u) was killed by signal %d (%s); "
+				 "that client was disconnected",
+				 CLIENTD_NAME, (int)pid, (int)c.client_pid, (unsigned)c.client_uid,
+				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+			 WEXITSTATUS(status) != CLIENTD_EXIT_REFUSED)
+			log_warn("%s pid %d (client pid %d uid %u) exited with status %d", CLIENTD_NAME,
+				 (int)pid, (int)c.client_pid, (unsigned)c.client_uid,
+				 WEXITSTATUS(status));
+		return true;
+	}
+	return false;
+}

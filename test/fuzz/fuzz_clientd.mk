@@ -1,0 +1,3 @@
+# fuzz_clientd — box-clientd's decode → validate → re-encode (box-clientd/forward.c).
+FUZZ_DEPS_clientd := $(BUILD)/box-clientd/forward.o $(LIBPROTO)
+FUZZ_LIBS_clientd := $(call pkg_libs,libprotobuf-c)
