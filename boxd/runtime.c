@@ -29,6 +29,7 @@
 #include "cleanup.h"
 #include "fdutil.h"
 #include "log.h"
+#include "parse.h"
 #include "path.h"
 
 static const char *const managed[] = { "tmp", "var_tmp", "dev_shm", "home" };
@@ -207,12 +208,13 @@ static void
 teardown_test_delay(void)
 {
 	const char *v = getenv("BOX_TEST_TEARDOWN_DELAY_MS");
-	long ms = v ? strtol(v, NULL, 10) : 0;
-	if (ms <= 0)
+	uint64_t ms;
+	/* Capped at 5 s; anything but digits is no delay. */
+	if (!v || parse_u64(v, UINT64_MAX, &ms) < 0 || ms == 0)
 		return;
 	if (ms > 5000)
 		ms = 5000;
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
 	}
 }
@@ -316,14 +318,17 @@ runtime_lock(struct box *b, char running_id[BOXD_ID_LEN + 1])
 	snprintf(line, sizeof(line), "%s\n", b->id);
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, line, BOXD_ID_LEN + 1, 0) != BOXD_ID_LEN + 1)
 		log_warn_errno(errno, "cannot record the box id in the lock file");
+	b->locked = true;
 	return 0;
 }
 
 void
 runtime_unlock(struct box *b)
 {
-	if (b->rc.lock_fd < 0)
+	/* Only our own lock: a busy one's file holds the running box's id. */
+	if (!b->locked || b->rc.lock_fd < 0)
 		return;
+	b->locked = false;
 	if (ftruncate(b->rc.lock_fd, 0) < 0)
 		log_debug_errno(errno, "truncating the lock file");
 	b->rc.lock_fd = safe_close(b->rc.lock_fd);

@@ -27,6 +27,7 @@
 #include "cleanup.h"
 #include "ipc.h"
 #include "policy.pb-c.h"
+#include "recheck.pb-c.h"
 #include "proto/validate.h"
 
 /* Nesting of our messages is at most 5; a deeper tree is an error. */
@@ -84,6 +85,11 @@ static const struct box_ipc_type ipc_types[] = {
 	  BOX_IPC_PAYLOAD_MAX, 0, 1u << 20 },
 	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor, 64, 1,
 	  0 },
+	/* box-recheck (proto/recheck.proto). */
+	{ BOX__MSG_TYPE__MSG_RECHECK_REQUEST, "RecheckRequest", &box__recheck_request__descriptor,
+	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20 },
+	{ BOX__MSG_TYPE__MSG_RECHECK_REPLY, "RecheckReply", &box__recheck_reply__descriptor,
+	  BOX_IPC_PAYLOAD_MAX, 5, 16u << 20 },
 	/*
 	 * No row for BOX__MSG_TYPE__MSG_PLAN: the plan travels as one bare
 	 * Plan packet on the trampoline's fd 3 (and status on fd 4), decoded by

@@ -19,6 +19,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "boxd.pb-c.h"
+#include "recheck.pb-c.h"
 
 /* Limits shared by boxctl (which refuses earlier, with a line) and boxd. */
 #define BOX_NAME_MAX 32            /* box, tool, egress, mcp names */
@@ -68,6 +69,9 @@ int box_validate_log_request(const Box__LogRequest *m);
 int box_validate_log_reply(const Box__LogReply *m);
 int box_validate_check_request(const Box__CheckRequest *m);
 int box_validate_check_reply(const Box__CheckReply *m);
+/* box-recheck (recheck.proto). */
+int box_validate_recheck_request(const Box__RecheckRequest *m);
+int box_validate_recheck_reply(const Box__RecheckReply *m);
 int box_validate_error_reply(const Box__ErrorReply *m);
 
 /*
