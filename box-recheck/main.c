@@ -17,14 +17,11 @@
  * agent.log; the masks and the socket / hard-link scan. It answers with one
  * RecheckReply carrying those fds (SCM_RIGHTS) and exits. An unreachable
  * grant is a refusal in the reply, not a failure of the helper.
- * No seccomp filter: the checks walk whole trees with the owner's rights
- * (open, stat, access, getdents, readlink, mkdir on any path), so an
- * allow-list would be nearly everything a file walker needs; what bounds
- * this process is that it runs as the owner, without capabilities and with
- * no_new_privs, for at most BOXD_RECHECK_TIMEOUT_MS (boxd kills it then).
+ * Start-up ends in its own seccomp allow-list (seccomp.c): from the first
+ * check on it can only look at files, make the state dirs, answer and exit.
  * Test hooks (boxd passes them from its own environment; they only slow a
  * step): BOX_TEST_SCAN_DELAY_MS (the socket scan), BOX_TEST_RECHECK_STALL_MS
- * (the whole recheck, before the first check).
+ * (the whole recheck: after the start-up, before the first check).
  * Trusts: boxd, its parent (the request after box_ipc_decode() validated
  * it); nothing on the file system — every path is looked at with the
  * owner's rights only.
@@ -171,6 +168,16 @@ become_owner(const Box__RecheckRequest *q)
 	umask(077);
 }
 
+static void
+install_seccomp(void)
+{
+	int r = recheck_seccomp();
+	if (r < 0) {
+		log_err_errno(r, "cannot install the seccomp filter: %m");
+		exit(EXIT_PRIVDROP);
+	}
+}
+
 /* One of the state dir's files, opened as the owner through the dir's fd. */
 static int
 open_state_file(struct child *c, const Box__RecheckRequest *q, int dirfd, const char *name,
@@ -292,9 +299,10 @@ main(int argc, char **argv)
 	check_channel();
 	const Box__RecheckRequest *q = read_request(&m);
 	child_init(&c, q);
-	sleep_ms(test_delay_ms("BOX_TEST_RECHECK_STALL_MS", 60000));
 	stat_boxd_sockets(&c, q);
 	become_owner(q);
+	install_seccomp();
+	sleep_ms(test_delay_ms("BOX_TEST_RECHECK_STALL_MS", 60000));
 	check_grants(&c);
 	check_workspace(&c, q);
 	check_command(&c, q);

@@ -61,4 +61,7 @@ void child_masks(struct child *c, char *const *cand, size_t n);
 /* The hard-link walk under denies and the socket scan of the grants. */
 void child_scan(struct child *c);
 
+/* seccomp.c: the allow-list, the last start-up step. */
+int recheck_seccomp(void);
+
 #endif

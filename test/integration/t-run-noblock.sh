@@ -65,6 +65,20 @@ stall_pid=$!
 _run_pids+=("$stall_pid")
 sleep 1 # box-recheck of i2-stall is asleep now
 check "the stalled box is still starting after 1 s" kill -0 "$stall_pid"
+# The recheck is its own exec'd helper, started up to its seccomp filter before it stalls.
+rp=
+for p in $(pgrep -x box-recheck); do
+	[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-recheck" ] && rp=$p
+done
+check "box-recheck runs (its own binary, not a fork of boxd)" test -n "$rp"
+if [ -n "$rp" ]; then
+	check "box-recheck's parent is boxd" test "$(awk '/^PPid:/ {print $2}' "/proc/$rp/status")" = "$sp"
+	check "box-recheck: seccomp filter installed" grep -qP '^Seccomp:\t2$' "/proc/$rp/status"
+	check "box-recheck: no_new_privs" grep -qP '^NoNewPrivs:\t1$' "/proc/$rp/status"
+	check "box-recheck holds fds 0-3 only" test "$(ls "/proc/$rp/fd" | sort -n | tr '\n' ' ')" = "0 1 2 3 "
+	check "box-recheck's environment: the test hook only" \
+		test "$(tr '\0' '\n' <"/proc/$rp/environ" | grep -v '^ASAN_OPTIONS=' | tr '\n' ' ')" = "BOX_TEST_RECHECK_STALL_MS=$stall_ms "
+fi
 
 t0=$(now_ms)
 "$RB/boxctl" ps >ps.out 2>ps.err
