@@ -37,6 +37,16 @@
 #include "plan.pb-c.h"
 #include "recheck_shared.h"
 
+/* A sanitizer build: the helpers boxd starts get ASAN_OPTIONS=detect_leaks=0. */
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define BOXD_ASAN 1
+#else
+#define BOXD_ASAN 0
+#endif
+
 #define BOXD_ID_LEN 12
 #define BOXD_KILL_GRACE_MS 2000       /* SIGTERM → SIGKILL (stop, timeout) */
 #define BOXD_RECHECK_TIMEOUT_MS 20000 /* box-recheck: spawn → RecheckReply */

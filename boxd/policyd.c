@@ -45,15 +45,6 @@
 #include "policy_validate.h"
 #include "spawn.h"
 
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#define BOXD_ASAN 1
-#else
-#define BOXD_ASAN 0
-#endif
-
 #define POLICYD_FD 3
 #define DECISIONS_FILE "decisions.jsonl"
 #define DECISIONS_OLD "decisions.jsonl.1"

@@ -38,15 +38,6 @@
 #include "spawn.h"
 #include "validate.h"
 
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#define BOXD_ASAN 1
-#else
-#define BOXD_ASAN 0
-#endif
-
 #define RECHECK_FD 3
 
 void
