@@ -35,7 +35,7 @@
  * pty slave there (SANDBOX.md §10).
  * Trusts: the RunRequest only after box_ipc_decode() validated it; status
  * messages from the trampoline only after box_status_decode(); every path
- * only through the owner's recheck child.
+ * only through box-recheck, running as the owner.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -163,8 +163,8 @@ mkdir_owned_at(int dfd, const char *name, mode_t mode, uid_t uid, gid_t gid, boo
  * The state dir of this run; for the service default, /var/lib/box/UID is
  * made here (root's /var/lib/box, 0755, must not be writable by others;
  * UID is the owner's). Everything below that — NAME, its lock, policy/,
- * decisions.jsonl, agent.log — is created and opened by the owner's recheck
- * child, and boxd works on those fds only (policyd.c, runtime.c).
+ * decisions.jsonl, agent.log — is created and opened by box-recheck, as the
+ * owner, and boxd works on those fds only (policyd.c, runtime.c).
  */
 static int
 state_dir_choose(struct box *b, char **ret)

@@ -9,7 +9,7 @@
  *
  * A grant inside an own directory, or containing a socket's place, is refused
  * (plan_recheck); an own directory or a credential store strictly inside a
- * grant is masked (the recheck child finds which exist; plan_build masks them).
+ * grant is masked (box-recheck finds which exist; plan_build masks them).
  * boxctl makes the same refusals at load, but boxd trusts nothing it sends.
  * Trusts: boxd's own environment and the owner's passwd entry; pure strings.
  */

@@ -10,7 +10,7 @@
  * environment of nothing but BOX_TEST_CLOCK when boxd's own has it. Its
  * ids: an embedded boxd's own; a service boxd's daemon user (box-daemon,
  * else nobody). Then PolicyInit with the STATE/policy/ dir fd and the
- * decisions.jsonl fd that the owner's recheck child opened; PolicyReady
+ * decisions.jsonl fd that box-recheck opened as the owner; PolicyReady
  * arrives as an event (box_policyd_ready(): the box start goes on), or a
  * refusal (a corrupt history…) refuses the box with policyd's message, or
  * BOXD_POLICYD_READY_TIMEOUT_MS pass and the start fails — boxd's loop never
@@ -19,7 +19,7 @@
  * decisions.jsonl at 64 MiB. When the box ends, closing fd 3 ends policyd
  * and boxd reaps it.
  * Trusts: nothing policyd sends beyond box_ipc_decode()'s validation; the
- * fds from the owner's recheck child only after fstat checks here.
+ * fds from box-recheck only after fstat checks here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -85,15 +85,15 @@ policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid)
 }
 
 /*
- * Make the STATE/policy/ fd the owner's recheck child opened (O_PATH, the
+ * Make the STATE/policy/ fd box-recheck opened as the owner (O_PATH, the
  * owner may not be able to read a dir that policyd's uid owns) into the
  * directory fd policyd gets: owned by policyd's uid, 0700.
  *
- * Why root may fchown it: the child opened "policy" with openat() relative
+ * Why root may fchown it: box-recheck opened "policy" with openat() relative
  * to the state dir fd and O_NOFOLLOW, so the fd is a directory entry of the
  * owner's own state dir (never a symlink's target), and it is an fd, so no
  * rename or symlink swap after the open can redirect the fchown. We only
- * take it over when it is the owner's (created by the child, 0700 by its
+ * take it over when it is the owner's (created by box-recheck, 0700 by its
  * umask) or already policyd's uid (an earlier run): a directory of anyone
  * else (say root's, renamed into the state dir by the owner) is refused,
  * so the owner cannot make us hand a foreign directory to the daemon user.

@@ -11,7 +11,7 @@
  * tree by fds with O_NOFOLLOW (a symlink the agent planted is unlinked, never
  * followed).
  * Trusts: nothing in BASE/ID (the owner can write there); the lock file is
- * opened by the owner's recheck child and read here with a 12-byte cap.
+ * opened by box-recheck as the owner and read here with a 12-byte cap.
  */
 #include <dirent.h>
 #include <errno.h>
