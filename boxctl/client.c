@@ -21,6 +21,7 @@
 #include "client.h"
 #include "fdutil.h"
 #include "path.h"
+#include "spawn.h"
 #include "proto/validate.h"
 
 const char *
@@ -83,44 +84,39 @@ find_boxd(void)
 	return NULL;
 }
 
+/* In the child before exec: its own session, so terminal signals reach boxctl, which forwards them. */
+static int
+embedded_setup(void *userdata)
+{
+	return setsid() < 0 ? -errno : 0;
+}
+
 int
 client_start_embedded(int *fdp, pid_t *pidp)
 {
 	_cleanup_free_ char *boxd = find_boxd();
+	_cleanup_close_ int null = -1;
 	int sv[2];
 
 	if (!boxd)
 		return -ENOENT;
+	null = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (null < 0)
+		return -errno;
 	int r = box_ipc_socketpair(sv, false);
 	if (r < 0)
 		return r;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		r = -errno;
+	int fds[4] = { null, null, STDERR_FILENO, sv[1] };
+	char *argv[] = { (char *)"boxd", (char *)"--embedded", NULL };
+	struct spawn_req req = { .path = boxd, .argv = argv, .envp = environ, .fds = fds,
+				 .n_fds = 4, .setup = embedded_setup };
+	r = spawn_process(&req, pidp);
+	close(sv[1]);
+	if (r < 0) {
 		close(sv[0]);
-		close(sv[1]);
 		return r;
 	}
-	if (pid == 0) {
-		/* Its own session: terminal signals reach boxctl, which forwards them. */
-		setsid();
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		int from[4] = { null, null, 2, sv[1] };
-		int to[4] = { 0, 1, 2, 3 };
-		if (null < 0 || fd_move_to(from, to, 4) < 0 || fd_close_all_except(4, NULL, 0) < 0)
-			_exit(127);
-		char *argv[] = { (char *)"boxd", (char *)"--embedded", NULL };
-		execv(boxd, argv);
-		dprintf(2, "boxctl: error: cannot execute %s: %s\n", boxd, strerror(errno));
-		_exit(127);
-	}
-	close(sv[1]);
 	*fdp = sv[0];
-	*pidp = pid;
 	return 0;
 }
 

@@ -193,6 +193,11 @@ struct run {
 	struct timespec hup_at;
 	char box_id[16];
 	int pending_sig;      /* a signal that came before the box id */
+	pid_t embedded_pid;   /* the embedded boxd we started, or -1 */
+	const char *service;  /* the service socket's path */
+	int service_err;      /* why it did not answer (errno), or 0 */
+	char **extra_args;    /* after --, for the agent */
+	size_t n_extra_args;
 };
 
 static int64_t
@@ -428,8 +433,11 @@ relay_free(struct run *r)
 	r->master = safe_close(r->master);
 }
 
-int
-cmd_run(int argc, char **argv)
+/* cmd_run's steps return an exit code, or RUN_GO_ON to take the next step. */
+#define RUN_GO_ON (-1)
+
+static int
+run_parse_args(struct run *r, int argc, char **argv, const char **path)
 {
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -438,25 +446,19 @@ cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "box.ini";
-	struct run r = { .fd = -1, .sfd = -1, .ws_fd = -1, .term_fd = -1, .master = -1,
-			 .box_end = { -1, -1, -1 } };
-	int ch, k, code = BOXCTL_EXIT_FAILURE;
-	pid_t embedded_pid = -1;
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
-	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int ch;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+c:qh", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			path = optarg;
+			*path = optarg;
 			break;
 		case 'q':
-			r.quiet = true;
+			r->quiet = true;
 			break;
 		case 'd':
-			r.detach = true;
+			r->detach = true;
 			break;
 		case 'h':
 			printf("usage: boxctl run [-c box.ini] [-q] [--detach] [-- ARGS...]\n");
@@ -465,239 +467,253 @@ cmd_run(int argc, char **argv)
 			return usage();
 		}
 	}
+	r->extra_args = argv + optind;
+	r->n_extra_args = (size_t)(argc - optind);
+	return RUN_GO_ON;
+}
 
-	/* Signals go through a signalfd from here on (and are unblocked in children). */
+/* Signals go through a signalfd from here on (and are unblocked in children). */
+static int
+run_signals(struct run *r)
+{
 	sigset_t set;
+
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	r.sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (r.sfd < 0) {
+	r->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (r->sfd < 0) {
 		fprintf(stderr, "boxctl: error: signalfd: %s\n", strerror(errno));
 		return BOXCTL_EXIT_FAILURE;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	return RUN_GO_ON;
+}
 
-	/* The service, or an embedded boxd (after the config loaded). */
-	const char *service = client_service_path();
-	r.fd = client_connect(service);
-	int service_err = r.fd < 0 ? -r.fd : 0;
+/* The service (tried first: the config's checks depend on it), the config, its policy, the spec. */
+static int
+run_load(struct run *r, const char *path)
+{
+	r->service = client_service_path();
+	r->fd = client_connect(r->service);
+	r->service_err = r->fd < 0 ? -r->fd : 0;
 
-	struct box_config_options opts = { .service = r.fd >= 0 };
+	struct box_config_options opts = { .service = r->fd >= 0 };
 	struct box_config_errors errs = { 0 };
-	k = box_config_load(path, &opts, &r.cfg, &errs);
+	int k = box_config_load(path, &opts, &r->cfg, &errs);
 	if (k == -EINVAL) {
 		box_config_errors_print(stderr, &errs);
 		box_config_errors_clear(&errs);
-		code = BOXCTL_EXIT_USAGE;
-		goto out;
+		return BOXCTL_EXIT_USAGE;
 	}
 	if (k < 0) {
 		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(-k));
-		goto out;
+		return BOXCTL_EXIT_FAILURE;
 	}
 	/* The policy loads exactly as `boxctl check` loads it, or nothing starts (exit 2). */
 	long n_rules = 0;
 	struct bp_diags *warnings = NULL;
-	k = check_policy(r.cfg, &n_rules, &warnings);
-	check_print_policy_warnings(r.cfg, warnings);
+	k = check_policy(r->cfg, &n_rules, &warnings);
+	check_print_policy_warnings(r->cfg, warnings);
 	bp_diags_free(warnings);
-	if (k != BOXCTL_EXIT_OK) {
-		code = k;
-		goto out;
-	}
+	if (k != BOXCTL_EXIT_OK)
+		return k;
 	char cwd[4096];
 	if (!getcwd(cwd, sizeof(cwd))) {
 		fprintf(stderr, "boxctl: error: getcwd: %s\n", strerror(errno));
-		goto out;
+		return BOXCTL_EXIT_FAILURE;
 	}
-	box_spec_from_config(r.cfg, cwd, &r.spec);
+	box_spec_from_config(r->cfg, cwd, &r->spec);
+	return RUN_GO_ON;
+}
 
-	if (r.fd < 0) {
-		k = client_start_embedded(&r.fd, &embedded_pid);
-		if (k < 0) {
-			fprintf(stderr, "boxctl: error: no boxd answers at %s and an embedded boxd cannot start: %s\n",
-				service, strerror(-k));
-			goto out;
-		}
-		if (service_err != ENOENT && service_err != ECONNREFUSED)
-			/* A socket that is there but refuses us (EACCES…): say why we do not use it. */
-			fprintf(stderr, "box: cannot use the boxd service at %s: %s; starting an "
-				"embedded boxd for this box\n",
-				service, strerror(service_err));
-		else if (!r.quiet)
-			fprintf(stderr, "box: no boxd service at %s; starting an embedded boxd for this box\n",
-				service);
+/* No service answered: an embedded boxd for this box. */
+static int
+run_embedded(struct run *r)
+{
+	if (r->fd >= 0)
+		return RUN_GO_ON;
+	int k = client_start_embedded(&r->fd, &r->embedded_pid);
+	if (k < 0) {
+		fprintf(stderr, "boxctl: error: no boxd answers at %s and an embedded boxd cannot start: %s\n",
+			r->service, strerror(-k));
+		return BOXCTL_EXIT_FAILURE;
 	}
+	if (r->service_err != ENOENT && r->service_err != ECONNREFUSED)
+		/* A socket that is there but refuses us (EACCES…): say why we do not use it. */
+		fprintf(stderr, "box: cannot use the boxd service at %s: %s; starting an "
+			"embedded boxd for this box\n",
+			r->service, strerror(r->service_err));
+	else if (!r->quiet)
+		fprintf(stderr, "box: no boxd service at %s; starting an embedded boxd for this box\n",
+			r->service);
+	return RUN_GO_ON;
+}
 
+/* Not detached: which fds are terminals, the pipes for the others, the window size. */
+static int
+run_stdio(struct run *r, Box__RunRequest *req, int stdio[3], unsigned *n_stdio)
+{
+	for (int i = 0; i < 3; i++)
+		if (isatty(i) == 1)
+			r->tty_mask |= 1u << i;
+	int k = stdio_pipes(r);
+	if (k < 0) {
+		fprintf(stderr, "boxctl: error: pipe: %s\n", strerror(-k));
+		return BOXCTL_EXIT_FAILURE;
+	}
+	for (int i = 0; i < 3; i++)
+		if (r->box_end[i] >= 0)
+			stdio[(*n_stdio)++] = r->box_end[i];
+	req->has_n_stdio_fds = 1;
+	req->n_stdio_fds = *n_stdio;
+	req->has_stdio_tty = 1;
+	req->stdio_tty = r->tty_mask;
+	/* The pty's output: stdout's terminal, else stderr's, else stdin's if writable. */
+	static const int order[3] = { 1, 2, 0 };
+	for (int j = 0; j < 3 && r->term_fd < 0; j++) {
+		int fd = order[j];
+		int fl = fcntl(fd, F_GETFL);
+		if ((r->tty_mask & (1u << fd)) && fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
+			r->term_fd = fd;
+	}
+	for (int i = 0; i < 3 && r->ws_fd < 0; i++)
+		if (r->tty_mask & (1u << i))
+			r->ws_fd = i;
+	struct winsize ws;
+	if (r->ws_fd >= 0 && ioctl(r->ws_fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		req->has_rows = req->has_cols = 1;
+		req->rows = ws.ws_row;
+		req->cols = ws.ws_col;
+	}
+	return RUN_GO_ON;
+}
+
+static int
+run_send_request(struct run *r)
+{
 	Box__RunRequest req = BOX__RUN_REQUEST__INIT;
-	req.spec = r.spec;
-	req.extra_args = argv + optind;
-	req.n_extra_args = (size_t)(argc - optind);
-	req.has_detach = req.has_quiet = 1;
-	req.detach = r.detach;
-	req.quiet = r.quiet;
-	for (int i = 0; i < S_N; i++)
-		stream_init(&r.st[i], "", -1, -1);
 	int stdio[3];
 	unsigned n_stdio = 0;
-	if (!r.detach) {
-		for (int i = 0; i < 3; i++)
-			if (isatty(i) == 1)
-				r.tty_mask |= 1u << i;
-		k = stdio_pipes(&r);
-		if (k < 0) {
-			fprintf(stderr, "boxctl: error: pipe: %s\n", strerror(-k));
-			goto out;
-		}
-		for (int i = 0; i < 3; i++)
-			if (r.box_end[i] >= 0)
-				stdio[n_stdio++] = r.box_end[i];
-		req.has_n_stdio_fds = 1;
-		req.n_stdio_fds = n_stdio;
-		req.has_stdio_tty = 1;
-		req.stdio_tty = r.tty_mask;
-		/* The pty's output: stdout's terminal, else stderr's, else stdin's if writable. */
-		static const int order[3] = { 1, 2, 0 };
-		for (int j = 0; j < 3 && r.term_fd < 0; j++) {
-			int fd = order[j];
-			int fl = fcntl(fd, F_GETFL);
-			if ((r.tty_mask & (1u << fd)) && fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
-				r.term_fd = fd;
-		}
-		for (int i = 0; i < 3 && r.ws_fd < 0; i++)
-			if (r.tty_mask & (1u << i))
-				r.ws_fd = i;
-		struct winsize ws;
-		if (r.ws_fd >= 0 && ioctl(r.ws_fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
-			req.has_rows = req.has_cols = 1;
-			req.rows = ws.ws_row;
-			req.cols = ws.ws_col;
-		}
-	}
-	k = box_ipc_send(r.fd, &box_proto_client, BOX__MSG_TYPE__MSG_RUN_REQUEST, 1, &req.base,
+	int k;
+
+	req.spec = r->spec;
+	req.extra_args = r->extra_args;
+	req.n_extra_args = r->n_extra_args;
+	req.has_detach = req.has_quiet = 1;
+	req.detach = r->detach;
+	req.quiet = r->quiet;
+	for (int i = 0; i < S_N; i++)
+		stream_init(&r->st[i], "", -1, -1);
+	if (!r->detach && (k = run_stdio(r, &req, stdio, &n_stdio)) != RUN_GO_ON)
+		return k;
+	k = box_ipc_send(r->fd, &box_proto_client, BOX__MSG_TYPE__MSG_RUN_REQUEST, 1, &req.base,
 			 stdio, n_stdio);
 	/* boxd has its own copies now: the box's ends must not stay open here (EOF). */
 	for (int i = 0; i < 3; i++)
-		r.box_end[i] = safe_close(r.box_end[i]);
+		r->box_end[i] = safe_close(r->box_end[i]);
 	if (k < 0) {
 		fprintf(stderr, "boxctl: error: sending the request to boxd: %s\n", strerror(-k));
-		goto out;
+		return BOXCTL_EXIT_FAILURE;
 	}
+	return RUN_GO_ON;
+}
 
-	chan = box_ipc_chan_new(r.fd, &box_proto_client, BOX_CLIENT_ROLE_BOXD);
-	uint32_t allowed[] = { BOX__MSG_TYPE__MSG_RUN_STARTING, BOX__MSG_TYPE__MSG_RUN_REPLY,
-			       BOX__MSG_TYPE__MSG_RUN_EXIT, BOX__MSG_TYPE__MSG_ERROR_REPLY };
-	if (!chan || box_ipc_chan_allow(chan, allowed, ELEMENTSOF(allowed)) < 0) {
-		fprintf(stderr, "boxctl: error: out of memory\n");
-		goto out;
+/* RunReply not OK: the problems and why; exit 2 for a refusal. */
+static int
+run_refused(const struct run *r, const Box__RunReply *rep)
+{
+	print_problems(r->cfg, r->spec, rep->problems, rep->n_problems);
+	if (rep->status != BOX__REPLY_STATUS__REPLY_REFUSED) {
+		fprintf(stderr, "boxctl: error: %s\n", rep->error ? rep->error : "the box could not start");
+		return BOXCTL_EXIT_FAILURE;
 	}
+	if (rep->error)
+		fprintf(stderr, "boxctl: error: %s\n", rep->error);
+	if (!rep->n_problems && !rep->error)
+		fprintf(stderr, "boxctl: error: boxd refused the box\n");
+	return BOXCTL_EXIT_USAGE;
+}
 
-	/* 1. RunReply: started, refused, busy or failed (after the disclosure, RunStarting). */
+/* The start-up disclosure (RunStarting) until the first other message, in *m. */
+static int
+run_wait_started(struct run *r, struct box_ipc_chan *chan, struct box_ipc_msg *m)
+{
+	int k;
+
 	for (;;) {
-		k = wait_message(&r, chan, &m);
-		if (k < 0 || m.type != BOX__MSG_TYPE__MSG_RUN_STARTING)
+		k = wait_message(r, chan, m);
+		if (k < 0 || m->type != BOX__MSG_TYPE__MSG_RUN_STARTING)
 			break;
-		const Box__RunStarting *st = (const Box__RunStarting *)m.msg;
+		const Box__RunStarting *st = (const Box__RunStarting *)m->msg;
 		for (size_t i = 0; i < st->n_disclosure; i++)
 			fprintf(stderr, "box: %s\n", st->disclosure[i]);
 		fflush(stderr);
-		box_ipc_msg_done(&m);
+		box_ipc_msg_done(m);
 	}
+	if (k == -EINTR)
+		return 128 + r->pending_sig;
 	if (k < 0) {
-		if (k == -EINTR)
-			code = 128 + r.pending_sig;
-		else
-			fprintf(stderr, "boxctl: error: boxd: %s\n",
-				k == -ECONNRESET ? "the connection closed before the box started" :
-						   strerror(-k));
-		goto out;
+		fprintf(stderr, "boxctl: error: boxd: %s\n",
+			k == -ECONNRESET ? "the connection closed before the box started" :
+					   strerror(-k));
+		return BOXCTL_EXIT_FAILURE;
 	}
-	if (m.type == BOX__MSG_TYPE__MSG_ERROR_REPLY) {
-		fprintf(stderr, "boxctl: error: boxd: %s\n", ((Box__ErrorReply *)m.msg)->message);
-		box_ipc_msg_done(&m);
-		goto out;
+	if (m->type == BOX__MSG_TYPE__MSG_ERROR_REPLY) {
+		fprintf(stderr, "boxctl: error: boxd: %s\n", ((Box__ErrorReply *)m->msg)->message);
+		return BOXCTL_EXIT_FAILURE;
 	}
-	if (m.type != BOX__MSG_TYPE__MSG_RUN_REPLY) {
+	if (m->type != BOX__MSG_TYPE__MSG_RUN_REPLY) {
 		fprintf(stderr, "boxctl: error: boxd sent %s before RunReply\n",
-			box_ipc_type_name(&box_proto_client, m.type));
-		box_ipc_msg_done(&m);
-		goto out;
+			box_ipc_type_name(&box_proto_client, m->type));
+		return BOXCTL_EXIT_FAILURE;
 	}
+	return RUN_GO_ON;
+}
+
+/* 1. RunReply: started, refused, busy or failed (after the disclosure, RunStarting). */
+static int
+run_wait_reply(struct run *r, struct box_ipc_chan *chan)
+{
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int code = run_wait_started(r, chan, &m);
+
+	if (code != RUN_GO_ON)
+		goto out;
 	const Box__RunReply *rep = (const Box__RunReply *)m.msg;
-	switch (rep->status) {
-	case BOX__REPLY_STATUS__REPLY_OK:
-		break;
-	case BOX__REPLY_STATUS__REPLY_REFUSED:
-		print_problems(r.cfg, r.spec, rep->problems, rep->n_problems);
-		if (rep->error)
-			fprintf(stderr, "boxctl: error: %s\n", rep->error);
-		if (!rep->n_problems && !rep->error)
-			fprintf(stderr, "boxctl: error: boxd refused the box\n");
-		code = BOXCTL_EXIT_USAGE;
-		box_ipc_msg_done(&m);
-		goto out;
-	case BOX__REPLY_STATUS__REPLY_BUSY:
-	case BOX__REPLY_STATUS__REPLY_FAILED:
-	case BOX__REPLY_STATUS__REPLY_NOT_FOUND:
-	case BOX__REPLY_STATUS__REPLY_DENIED:
-	case _BOX__REPLY_STATUS_IS_INT_SIZE:
-	default:
-		print_problems(r.cfg, r.spec, rep->problems, rep->n_problems);
-		fprintf(stderr, "boxctl: error: %s\n", rep->error ? rep->error : "the box could not start");
-		box_ipc_msg_done(&m);
+	if (rep->status != BOX__REPLY_STATUS__REPLY_OK) {
+		code = run_refused(r, rep);
 		goto out;
 	}
-	snprintf(r.box_id, sizeof(r.box_id), "%s", rep->box_id);
-	if (rep->pty && m.n_fds == 1) {
-		r.master = m.fds[0];
-		m.fds[0] = -1;
-	}
-	if (r.detach) {
+	snprintf(r->box_id, sizeof(r->box_id), "%s", rep->box_id);
+	if (rep->pty && m.n_fds == 1)
+		r->master = TAKE_FD(m.fds[0]);
+	if (r->detach) {
 		for (size_t i = 0; i < rep->n_disclosure; i++)
 			fprintf(stderr, "box: %s\n", rep->disclosure[i]);
-		printf("%s\n", r.box_id);
-		box_ipc_msg_done(&m);
+		printf("%s\n", r->box_id);
 		code = fflush(stdout) == 0 ? BOXCTL_EXIT_OK : BOXCTL_EXIT_FAILURE;
-		goto out;
 	}
+out:
 	box_ipc_msg_done(&m);
+	return code;
+}
 
-	/* 2. Running: relay stdio, the terminal and signals until RunExit. */
-	relay_start(&r);
-	k = wait_message(&r, chan, &m);
-	if (k == -ETIMEDOUT) {
-		/* Hung up and still running: leaving makes boxd kill the box. */
-		tty_restore();
-		code = 128 + SIGHUP;
-		goto out;
-	}
-	if (k < 0) {
-		tty_restore();
-		fprintf(stderr, "boxctl: error: boxd: %s\n",
-			k == -ECONNRESET ? "the connection closed while the box ran" : strerror(-k));
-		goto out;
-	}
-	/* Everything the agent wrote, before boxctl's own last words. */
-	if (m.type == BOX__MSG_TYPE__MSG_RUN_EXIT)
-		relay_drain(&r);
-	tty_restore();
-	if (m.type != BOX__MSG_TYPE__MSG_RUN_EXIT) {
-		fprintf(stderr, "boxctl: error: boxd sent %s instead of RunExit\n",
-			box_ipc_type_name(&box_proto_client, m.type));
-		box_ipc_msg_done(&m);
-		goto out;
-	}
-	const Box__RunExit *x = (const Box__RunExit *)m.msg;
+/* RunExit → boxctl's exit status (the agent's, 128+N, 124 for a timeout). */
+static int
+run_exit_code(const struct run *r, const Box__RunExit *x)
+{
+	int code;
+
 	if (x->error)
 		fprintf(stderr, "boxctl: error: %s\n", x->error);
 	if (x->timed_out) {
 		char t[32];
-		format_duration(r.cfg->box.timeout_ms.value, t, sizeof(t));
-		fprintf(stderr, "boxctl: error: box %s timed out after %s\n", r.cfg->box.name.value, t);
+		format_duration(r->cfg->box.timeout_ms.value, t, sizeof(t));
+		fprintf(stderr, "boxctl: error: box %s timed out after %s\n", r->cfg->box.name.value, t);
 		code = 124;
 	} else if (x->has_exit_status)
 		code = x->exit_status & 0xff;
@@ -706,26 +722,102 @@ cmd_run(int argc, char **argv)
 	else
 		code = BOXCTL_EXIT_FAILURE;
 	if (x->oom_killed)
-		print_oom(r.cfg, x);
-	box_ipc_msg_done(&m);
-out:
+		print_oom(r->cfg, x);
+	return code;
+}
+
+/* 2. Running: relay stdio, the terminal and signals until RunExit. */
+static int
+run_relay_until_exit(struct run *r, struct box_ipc_chan *chan)
+{
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int code = BOXCTL_EXIT_FAILURE;
+
+	relay_start(r);
+	int k = wait_message(r, chan, &m);
+	if (k == -ETIMEDOUT) {
+		/* Hung up and still running: leaving makes boxd kill the box. */
+		tty_restore();
+		return 128 + SIGHUP;
+	}
+	if (k < 0) {
+		tty_restore();
+		fprintf(stderr, "boxctl: error: boxd: %s\n",
+			k == -ECONNRESET ? "the connection closed while the box ran" : strerror(-k));
+		return BOXCTL_EXIT_FAILURE;
+	}
+	/* Everything the agent wrote, before boxctl's own last words. */
+	if (m.type == BOX__MSG_TYPE__MSG_RUN_EXIT)
+		relay_drain(r);
 	tty_restore();
-	relay_free(&r);
-	if (r.fd >= 0)
-		close(r.fd);
-	if (embedded_pid > 0 && !r.detach) {
+	if (m.type != BOX__MSG_TYPE__MSG_RUN_EXIT)
+		fprintf(stderr, "boxctl: error: boxd sent %s instead of RunExit\n",
+			box_ipc_type_name(&box_proto_client, m.type));
+	else
+		code = run_exit_code(r, (const Box__RunExit *)m.msg);
+	box_ipc_msg_done(&m);
+	return code;
+}
+
+/* The request, the reply, and (not detached) the run itself. */
+static int
+run_box(struct run *r)
+{
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
+	uint32_t allowed[] = { BOX__MSG_TYPE__MSG_RUN_STARTING, BOX__MSG_TYPE__MSG_RUN_REPLY,
+			       BOX__MSG_TYPE__MSG_RUN_EXIT, BOX__MSG_TYPE__MSG_ERROR_REPLY };
+	int code = run_send_request(r);
+
+	if (code != RUN_GO_ON)
+		return code;
+	chan = box_ipc_chan_new(r->fd, &box_proto_client, BOX_CLIENT_ROLE_BOXD);
+	if (!chan || box_ipc_chan_allow(chan, allowed, ELEMENTSOF(allowed)) < 0) {
+		fprintf(stderr, "boxctl: error: out of memory\n");
+		return BOXCTL_EXIT_FAILURE;
+	}
+	code = run_wait_reply(r, chan);
+	if (code != RUN_GO_ON)
+		return code;
+	return run_relay_until_exit(r, chan);
+}
+
+static void
+run_finish(struct run *r)
+{
+	tty_restore();
+	relay_free(r);
+	if (r->fd >= 0)
+		close(r->fd);
+	if (r->embedded_pid > 0 && !r->detach) {
 		/* The embedded boxd exits once its box is gone; do not leave a zombie behind. */
 		for (int i = 0; i < 300; i++) {
 			int st;
-			pid_t p = waitpid(embedded_pid, &st, WNOHANG);
-			if (p == embedded_pid || (p < 0 && errno != EINTR))
+			pid_t p = waitpid(r->embedded_pid, &st, WNOHANG);
+			if (p == r->embedded_pid || (p < 0 && errno != EINTR))
 				break;
 			struct timespec ts = { 0, 10 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
 		}
 	}
-	box_spec_free(r.spec);
-	box_config_free(r.cfg);
-	safe_close(r.sfd);
+	box_spec_free(r->spec);
+	box_config_free(r->cfg);
+	safe_close(r->sfd);
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	struct run r = { .fd = -1, .sfd = -1, .ws_fd = -1, .term_fd = -1, .master = -1,
+			 .box_end = { -1, -1, -1 }, .embedded_pid = -1 };
+	const char *path = "box.ini";
+	int code = run_parse_args(&r, argc, argv, &path);
+
+	if (code != RUN_GO_ON)
+		return code;
+	if ((code = run_signals(&r)) != RUN_GO_ON)
+		return code;
+	if ((code = run_load(&r, path)) == RUN_GO_ON && (code = run_embedded(&r)) == RUN_GO_ON)
+		code = run_box(&r);
+	run_finish(&r);
 	return code;
 }

@@ -1,27 +1,33 @@
 /*
- * box.c — one box's life: starting → running → stopping → gone.
+ * box.c — one box's life: checking → policyd → starting → running →
+ * stopping → gone. Every step that waits for another process is an event
+ * of boxd's loop, so boxd answers its other clients meanwhile:
  *
  *   RunRequest   owner resolved (the caller, or [agent] user for root),
- *                state dir chosen, every path re-checked as the owner
- *                (recheck.c: refusals are REPLY_REFUSED, exit 2), run lock
- *                taken (a second run: REPLY_BUSY), runtime dir and masks
- *                made, limits set up, plan built, disclosure sent to boxctl
- *                (RunStarting; in RunReply for --detach), box-policyd
- *                started and ready (policyd.c), trampoline
- *                spawned                                         → starting
+ *                id and state dir chosen, box-recheck spawned
+ *                (recheck.c)                                     → checking
+ *   RecheckReply refusals are REPLY_REFUSED (exit 2); run lock taken (a
+ *                second run: REPLY_BUSY), stdio checked, runtime dir and
+ *                masks made, limits set up, box-policyd spawned and sent
+ *                PolicyInit (policyd.c)                          → policyd
+ *   PolicyReady  plan built, disclosure sent to boxctl (RunStarting; in
+ *                RunReply for --detach), trampoline spawned      → starting
  *   fd 4 EOF     the agent exec'd: RunReply OK (with the box's pty
  *                master when boxctl is at a terminal: boxctl relays it,
  *                boxd keeps no copy)                             → running
  *   fd 4 error   "sandbox setup failed at STEP: REASON": RunReply FAILED
  *   stop/timeout SIGTERM to the trampoline (forwarded to PID 1 and the
  *                agent), SIGKILL after 2 s                       → stopping
+ *                (before the trampoline: the start ends, RunReply FAILED)
  *   client gone  (not detached) SIGKILL: PID 1 dies, the kernel kills the
- *                whole PID namespace — nothing outlives the box
+ *                whole PID namespace — nothing outlives the box (before the
+ *                trampoline: the start ends)
  *   policyd gone SIGKILL (fail closed); RunExit carries the error, boxctl
  *                exits 1
- *   reaped       RunExit (status, 128+N, timed_out); runtime dir, cgroups
- *                box-policyd's channel closed and policyd reaped, and lock
- *                released                                        → gone
+ *   reaped       RunExit (status, 128+N, timed_out)              → gone
+ * Every way out of every state goes through box_teardown() (box-recheck,
+ * box-policyd, cgroups, runtime dir, run lock: each undone only if done)
+ * and box_end() (free, and the box_gone hook).
  * stdio: boxd never holds a fd of the caller's own. It gets, for each of
  * boxctl's fds 0-2 that is not a terminal, the box-side end of a pipe that
  * boxctl relays (checked here to be an anonymous pipe open the right way),
@@ -29,7 +35,7 @@
  * pty slave there (SANDBOX.md §10).
  * Trusts: the RunRequest only after box_ipc_decode() validated it; status
  * messages from the trampoline only after box_status_decode(); every path
- * only through the owner's recheck child.
+ * only through box-recheck, running as the owner.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -85,43 +91,11 @@ reply_run(struct box *b, Box__ReplyStatus status, const char *error, char **disc
 	r.error = (char *)error;
 	if (status == BOX__REPLY_STATUS__REPLY_OK && b->pty_master >= 0)
 		r.has_pty = r.pty = 1;
-	if (b->client && r.pty) {
-		/* The master goes to boxctl, which relays it; boxd keeps no copy. */
-		int k = box_ipc_event_send(b->client->ipc, BOX__MSG_TYPE__MSG_RUN_REPLY,
-					   b->request_id, &r.base, &b->pty_master, 1);
-		if (k < 0)
-			log_warn_errno(k, "box %s: sending RunReply with the pty master", b->id);
-	} else if (b->client) {
-		(void)boxd_client_send(b->client, BOX__MSG_TYPE__MSG_RUN_REPLY, b->request_id,
-				       &r.base);
-	}
-	b->pty_master = safe_close(b->pty_master);
-}
-
-/* A refusal before anything was created: reply, and the box is gone. */
-static void
-box_fail_early(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void
-box_fail_early(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
-{
-	char msg[1024] = "";
-	if (fmt) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
-		for (char *c = msg; *c; c++)
-			if ((unsigned char)*c < 0x20)
-				*c = '?';
-	}
-	reply_run(b, status, fmt ? msg : NULL, NULL, 0);
-	b->state = BOX_GONE;
-	struct boxd *d = b->d;
+	/* With a pty, the master goes to boxctl, which relays it; boxd keeps no copy. */
 	if (b->client)
-		b->client->box = NULL;
-	box_free(b);
-	boxd_box_gone(d, NULL);
+		(void)b->d->hooks->client_send(b->client, BOX__MSG_TYPE__MSG_RUN_REPLY, b->request_id,
+					       &r.base, &b->pty_master, r.pty ? 1 : 0);
+	b->pty_master = safe_close(b->pty_master);
 }
 
 /* ------------------------------------------------------------------ */
@@ -189,8 +163,8 @@ mkdir_owned_at(int dfd, const char *name, mode_t mode, uid_t uid, gid_t gid, boo
  * The state dir of this run; for the service default, /var/lib/box/UID is
  * made here (root's /var/lib/box, 0755, must not be writable by others;
  * UID is the owner's). Everything below that — NAME, its lock, policy/,
- * decisions.jsonl, agent.log — is created and opened by the owner's recheck
- * child, and boxd works on those fds only (policyd.c, runtime.c).
+ * decisions.jsonl, agent.log — is created and opened by box-recheck, as the
+ * owner, and boxd works on those fds only (policyd.c, runtime.c).
  */
 static int
 state_dir_choose(struct box *b, char **ret)
@@ -225,9 +199,15 @@ state_dir_choose(struct box *b, char **ret)
 /* ------------------------------------------------------------------ */
 /* the end of a box                                                    */
 
+/*
+ * The one teardown, from any state: each piece is undone only if it was done
+ * (recheck_stop, policyd_stop, cgroup_cleanup, runtime_dir_remove and
+ * runtime_unlock check for themselves).
+ */
 static void
 box_teardown(struct box *b)
 {
+	recheck_stop(b);
 	b->pty_master = safe_close(b->pty_master);
 	if (b->status_ev) {
 		event_free(b->status_ev);
@@ -244,6 +224,59 @@ box_teardown(struct box *b)
 		event_del(b->kill_ev);
 }
 
+/* Torn down and told: the box is gone. */
+static void
+box_end(struct box *b)
+{
+	struct boxd *d = b->d;
+
+	b->state = BOX_GONE;
+	box_free(b);
+	d->hooks->box_gone(d);
+}
+
+/* A start that cannot go on, at any state before running: reply, tear down, gone. */
+static void
+start_fail(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void
+start_fail(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
+{
+	char msg[1024] = "";
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		for (char *c = msg; *c; c++)
+			if ((unsigned char)*c < 0x20)
+				*c = '?';
+	}
+	box_teardown(b);
+	reply_run(b, status, fmt ? msg : NULL, NULL, 0);
+	box_end(b);
+}
+
+/* A refusal with one problem (box.ini:LINE [SECTION] KEY). */
+static void
+start_refuse(struct box *b, uint32_t line, const char *section, const char *key,
+	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void
+start_refuse(struct box *b, uint32_t line, const char *section, const char *key,
+	     const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	b->rc.problems = calloc(1, sizeof(*b->rc.problems));
+	if (b->rc.problems && (b->rc.problems[0] = problem_new(line, section, key, "%s", msg)))
+		b->rc.n_problems = 1;
+	start_fail(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
+}
+
 void
 box_free(struct box *b)
 {
@@ -258,6 +291,7 @@ box_free(struct box *b)
 		}
 	if (b->client && b->client->box == b)
 		b->client->box = NULL;
+	recheck_stop(b);
 	policyd_stop(b);
 	free(b->policyd_error);
 	if (b->status_ev)
@@ -296,16 +330,15 @@ static bool status_drain(struct box *b);
 bool
 box_reaped(struct box *b, pid_t pid, int status)
 {
-	if (policyd_reaped(b, pid, status))
+	if (recheck_reaped(b, pid, status) || policyd_reaped(b, pid, status))
 		return true;
-	if (pid != b->pid || b->reaped)
+	if (b->pid <= 0 || pid != b->pid || b->reaped)
 		return false;
 	b->reaped = true;
 	b->wait_status = status;
 	if (b->state == BOX_STARTING)
 		(void)status_drain(b);
 
-	struct boxd *d = b->d;
 	if (b->state == BOX_STARTING || b->setup_error) {
 		char msg[1200];
 		if (b->setup_error)
@@ -340,16 +373,14 @@ box_reaped(struct box *b, pid_t pid, int status)
 			x.oom_killed = 1;
 		}
 		if (b->client)
-			(void)boxd_client_send(b->client, BOX__MSG_TYPE__MSG_RUN_EXIT, b->request_id,
-					       &x.base);
+			(void)b->d->hooks->client_send(b->client, BOX__MSG_TYPE__MSG_RUN_EXIT,
+						       b->request_id, &x.base, NULL, 0);
 		log_info("box %s (%s) ended: %s %d%s", b->name, b->id,
 			 WIFEXITED(status) ? "status" : "signal",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
 			 b->timed_out ? " (timed out)" : "");
 	}
-	b->state = BOX_GONE;
-	box_free(b);
-	boxd_box_gone(d, NULL);
+	box_end(b);
 	return true;
 }
 
@@ -376,6 +407,9 @@ box_kill(struct box *b)
 void
 box_stop(struct box *b)
 {
+	if (b->state == BOX_CHECKING || b->state == BOX_POLICYD)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "the box was stopped before it started");
 	if (b->reaped || b->pid <= 0 || b->state == BOX_STOPPING)
 		return;
 	b->state = BOX_STOPPING;
@@ -410,6 +444,10 @@ void
 box_client_gone(struct box *b)
 {
 	b->client = NULL;
+	if (!b->detach && (b->state == BOX_CHECKING || b->state == BOX_POLICYD)) {
+		log_info("box %s: client gone, abandoning the start", b->name);
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, NULL);
+	}
 	if (!b->detach && !b->reaped) {
 		log_info("box %s (%s): client gone, killing the box", b->name, b->id);
 		box_kill(b);
@@ -614,32 +652,33 @@ disclose_to_client(struct box *b)
 	m.disclosure = b->disclosure;
 	m.n_disclosure = b->n_disclosure;
 	if (b->client)
-		(void)boxd_client_send(b->client, BOX__MSG_TYPE__MSG_RUN_STARTING, b->request_id,
-				       &m.base);
+		(void)b->d->hooks->client_send(b->client, BOX__MSG_TYPE__MSG_RUN_STARTING,
+					       b->request_id, &m.base, NULL, 0);
 }
 
-void
-box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, int *fds,
+/* ---- RunRequest → checking ---------------------------------------- */
+
+/* The box of a RunRequest (takes the message and fds), listed; NULL when out of memory. */
+static struct box *
+box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, int *fds,
 	unsigned n_fds)
 {
-	const Box__BoxSpec *s = req->spec;
 	struct box *b = calloc(1, sizeof(*b));
-	int r;
 
 	if (!b) {
 		box_msg_free(&req->base);
 		for (unsigned i = 0; i < n_fds; i++)
 			safe_close(fds[i]);
-		return;
+		return NULL;
 	}
 	b->d = d;
+	b->state = BOX_CHECKING;
 	b->req_msg = &req->base;
 	b->req = req;
 	b->spec = req->spec;
 	b->extra_args = req->extra_args;
 	b->n_extra_args = req->n_extra_args;
 	b->status_fd = b->pty_master = -1;
-	b->policyd_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = -1;
@@ -653,87 +692,128 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	for (unsigned i = 0, k = 0; i < 3; i++)
 		if (!(b->stdio_tty & (1u << i)) && k < n_fds)
 			b->stdio[i] = fds[k++];
-	b->name = strdup(s->box->name->value);
+	b->name = strdup(req->spec->box->name->value);
 	b->next = d->boxes;
 	d->boxes = b;
 	d->n_boxes++;
 	c->box = b;
 	clock_gettime(CLOCK_MONOTONIC, &b->started);
+	return b;
+}
+
+/* Each start step returns 0, or -1 when it failed the start (the box is gone then). */
+static int
+start_admit(struct box *b)
+{
 	if (!b->name)
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "out of memory");
-	if (d->n_boxes > BOXD_BOXES_MAX)
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "too many boxes");
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "out of memory"), -1;
+	if (b->d->n_boxes > BOXD_BOXES_MAX)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "too many boxes"), -1;
+	return 0;
+}
 
-	/* The owner: the caller, or [agent] user (root only). */
+/* The owner's passwd entry: [agent] user (root only, or the caller itself), else the caller. */
+static int
+start_owner_entry(struct box *b, struct passwd **ret)
+{
+	const Box__CfgStr *user = b->spec->agent->user;
+	uid_t caller = b->caller_uid;
 	struct passwd *pw;
-	if (s->agent->user) {
-		pw = getpwnam(s->agent->user->value);
-		if (!pw) {
-			b->rc.problems = calloc(1, sizeof(*b->rc.problems));
-			if (b->rc.problems &&
-			    (b->rc.problems[0] = problem_new(s->agent->user->line, "agent", "user",
-							     "no such user: %s",
-							     s->agent->user->value)))
-				b->rc.n_problems = 1;
-			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
-		}
-		if (pw->pw_uid != c->cred.uid && c->cred.uid != 0) {
-			b->rc.problems = calloc(1, sizeof(*b->rc.problems));
-			if (b->rc.problems &&
-			    (b->rc.problems[0] = problem_new(s->agent->user->line, "agent", "user",
-							     "only root may name another user")))
-				b->rc.n_problems = 1;
-			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
-		}
-		if (!d->root && pw->pw_uid != geteuid())
-			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
-					      "an unprivileged boxd cannot run a box as %s",
-					      pw->pw_name);
-	} else {
-		pw = getpwuid(c->cred.uid);
-		if (!pw)
-			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
-					      "uid %u has no passwd entry", (unsigned)c->cred.uid);
+
+	if (!user) {
+		if (!(pw = getpwuid(caller)))
+			return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+					  "uid %u has no passwd entry", (unsigned)caller), -1;
+		*ret = pw;
+		return 0;
 	}
+	if (!(pw = getpwnam(user->value)))
+		return start_refuse(b, user->line, "agent", "user", "no such user: %s", user->value),
+		       -1;
+	if (pw->pw_uid != caller && caller != 0)
+		return start_refuse(b, user->line, "agent", "user", "only root may name another user"),
+		       -1;
+	if (!b->d->root && pw->pw_uid != geteuid())
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "an unprivileged boxd cannot run a box as %s", pw->pw_name), -1;
+	*ret = pw;
+	return 0;
+}
+
+static int
+start_owner(struct box *b)
+{
+	struct passwd *pw;
+	int r;
+
+	if (start_owner_entry(b, &pw) < 0)
+		return -1;
 	if (owner_resolve(b, pw) < 0)
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "out of memory");
-	if (!d->root && b->owner.gid != getegid())
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
-				      "an unprivileged boxd runs boxes with its own group only");
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "out of memory"), -1;
+	if (!b->d->root && b->owner.gid != getegid())
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "an unprivileged boxd runs boxes with its own group only"), -1;
 	if ((r = runtime_new_id(b->id)) < 0)
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "getrandom: %s",
-				      strerror(-r));
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "getrandom: %s",
+				  strerror(-r)), -1;
+	return 0;
+}
 
-	/* Every path, as the owner. */
+/* Every path, as the owner: box-recheck answers with an event (box_recheck_done). */
+static int
+start_recheck(struct box *b)
+{
 	_cleanup_free_ char *state_dir = NULL;
-	if ((r = state_dir_choose(b, &state_dir)) < 0)
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
-				      "cannot prepare the state dir: %s", strerror(-r));
-	r = recheck_run(d, b, state_dir, b->detach, &b->rc);
-	if (r < 0)
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
-				      "cannot re-check the request as %s: %s", b->owner.name,
-				      strerror(-r));
-	if (b->rc.n_problems)
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
+	int r;
 
-	/* The run lock. */
+	if ((r = state_dir_choose(b, &state_dir)) < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "cannot prepare the state dir: %s", strerror(-r)), -1;
+	if ((r = recheck_start(b, state_dir)) < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "cannot re-check the request as %s: %s", b->owner.name,
+				  strerror(-r)), -1;
+	return 0;
+}
+
+void
+box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, int *fds,
+	unsigned n_fds)
+{
+	struct box *b = box_new(d, c, rid, req, fds, n_fds);
+
+	if (!b || start_admit(b) < 0 || start_owner(b) < 0 || start_recheck(b) < 0)
+		return;
+	log_debug("box %s (%s): re-checking as %s", b->name, b->id, b->owner.name);
+}
+
+/* ---- RecheckReply → policyd ---------------------------------------- */
+
+static int
+start_lock(struct box *b)
+{
 	char running[BOXD_ID_LEN + 1];
-	r = runtime_lock(b, running);
+	int r = runtime_lock(b, running);
+
 	if (r == -EBUSY) {
 		b->id[0] = '\0';
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_BUSY,
-				      "box %s is already running (id %s)", b->name, running);
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_BUSY,
+				  "box %s is already running (id %s)", b->name, running), -1;
 	}
 	if (r < 0)
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "run lock: %s",
-				      strerror(-r));
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "run lock: %s", strerror(-r)),
+		       -1;
+	return 0;
+}
 
-	/*
-	 * stdio: boxctl's pipes, or /dev/null + agent.log (detach). A terminal's
-	 * fd (and every fd when none came) is /dev/null here; the workload puts
-	 * the box's pty slave on the terminal's fds.
-	 */
+/*
+ * stdio: boxctl's pipes, or /dev/null + agent.log (detach). A terminal's
+ * fd (and every fd when none came) is /dev/null here; the workload puts
+ * the box's pty slave on the terminal's fds.
+ */
+static int
+start_stdio(struct box *b)
+{
 	if (b->detach) {
 		b->stdio[0] = open_null(O_RDONLY);
 		b->stdio[1] = fd_dup_cloexec(b->rc.log_fd, 3);
@@ -741,113 +821,148 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	} else {
 		for (int i = 0; i < 3; i++) {
 			if (b->stdio[i] >= 0 && !stdio_is_pipe_end(b->stdio[i], i))
-				return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
-						      "boxctl sent fd %d that is not a pipe", i);
+				return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+						  "boxctl sent fd %d that is not a pipe", i), -1;
 			if (b->stdio[i] < 0)
 				b->stdio[i] = open_null(i == 0 ? O_RDONLY : O_WRONLY);
 		}
 	}
 	for (int i = 0; i < 3; i++)
 		if (b->stdio[i] < 0)
-			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
-					      "cannot set up the agent's stdio");
+			return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+					  "cannot set up the agent's stdio"), -1;
+	return 0;
+}
 
-	if ((r = runtime_dir_create(d, b)) < 0) {
-		runtime_dir_remove(d, b);
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
-				      "cannot create the runtime dir: %s", strerror(-r));
-	}
-	if (d->embedded) {
+static int
+start_runtime_dir(struct box *b)
+{
+	int r = runtime_dir_create(b->d, b);
+
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "cannot create the runtime dir: %s", strerror(-r)), -1;
+	if (b->d->embedded) {
 		_cleanup_free_ char *sock = path_join(b->runtime_dir, "boxd.sock");
-		if (sock && boxd_listen_embedded(d, sock) == 0)
+		if (sock && b->d->hooks->listen_embedded(b->d, sock) == 0)
 			b->sock_path = TAKE_PTR(sock);
 	}
+	return 0;
+}
 
-	const Box__CfgAgent *a = s->agent;
+/* pids_max / memory_max; a host without a mechanism refuses the key that needs it. */
+static int
+start_limits(struct box *b)
+{
+	const Box__CfgAgent *a = b->spec->agent;
 	const char *why = NULL;
-	r = cgroup_setup(d, b, a->pids_max != NULL, a->pids_max ? a->pids_max->value : 0,
-			 a->memory_max != NULL, a->memory_max ? a->memory_max->value : 0, &why);
-	if (r < 0) {
-		const Box__CfgU64 *v = r == -EOPNOTSUPP && a->memory_max && strncmp(why, "memory", 6) == 0 ?
-					       a->memory_max :
-					       a->pids_max;
-		if (r == -EOPNOTSUPP && v) {
-			b->rc.problems = calloc(1, sizeof(*b->rc.problems));
-			if (b->rc.problems &&
-			    (b->rc.problems[0] = problem_new(v->line, "agent",
-							     v == a->memory_max ? "memory_max" :
-										  "pids_max",
-							     "%s", why)))
-				b->rc.n_problems = 1;
-		}
-		cgroup_cleanup(b);
-		runtime_dir_remove(d, b);
-		runtime_unlock(b);
-		return box_fail_early(b, r == -EOPNOTSUPP ? BOX__REPLY_STATUS__REPLY_REFUSED :
-							    BOX__REPLY_STATUS__REPLY_FAILED,
-				      r == -EOPNOTSUPP ? NULL : "%s: %s", why, strerror(-r));
-	}
+	int r = cgroup_setup(b->d, b, a->pids_max != NULL, a->pids_max ? a->pids_max->value : 0,
+			     a->memory_max != NULL, a->memory_max ? a->memory_max->value : 0, &why);
 
-	/* The policy daemon, before anything of the agent runs: no policy, no box. */
-	char *err = NULL;
-	r = policyd_start(d, b, &err);
-	if (r < 0) {
-		policyd_stop(b);
-		cgroup_cleanup(b);
-		runtime_dir_remove(d, b);
-		runtime_unlock(b);
-		box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-			       err ? err : "cannot start box-policyd");
-		free(err);
+	if (r >= 0)
+		return 0;
+	if (r != -EOPNOTSUPP)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s: %s", why, strerror(-r)),
+		       -1;
+	const Box__CfgU64 *v = a->memory_max && strncmp(why, "memory", 6) == 0 ? a->memory_max :
+										   a->pids_max;
+	if (!v)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL), -1;
+	return start_refuse(b, v->line, "agent", v == a->memory_max ? "memory_max" : "pids_max",
+			    "%s", why),
+	       -1;
+}
+
+/* The policy daemon, before anything of the agent runs: no policy, no box. */
+static int
+start_policyd(struct box *b)
+{
+	_cleanup_free_ char *err = NULL;
+
+	if (policyd_start(b->d, b, &err) < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  err ? err : "cannot start box-policyd"), -1;
+	return 0;
+}
+
+void
+box_recheck_done(struct box *b, int r)
+{
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "cannot re-check the request as %s: %s", b->owner.name,
+				  strerror(-r));
+	if (b->rc.n_problems)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
+	if (start_lock(b) < 0 || start_stdio(b) < 0 || start_runtime_dir(b) < 0 ||
+	    start_limits(b) < 0 || start_policyd(b) < 0)
 		return;
-	}
+	b->state = BOX_POLICYD;
+}
 
-	Box__Plan *plan = NULL;
-	r = plan_build(d, b, &plan, &err);
-	if (r < 0) {
-		policyd_stop(b);
-		cgroup_cleanup(b);
-		runtime_dir_remove(d, b);
-		runtime_unlock(b);
-		if (r == -EINVAL && b->rc.n_problems) {
-			free(err);
-			return box_fail_early(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
-		}
-		box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s", err ? err : "plan");
-		free(err);
-		return;
-	}
+/* ---- PolicyReady → starting ---------------------------------------- */
 
+static int
+start_plan(struct box *b, Box__Plan **plan)
+{
+	_cleanup_free_ char *err = NULL;
+	int r = plan_build(b->d, b, plan, &err);
+
+	if (r == -EINVAL && b->rc.n_problems)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL), -1;
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s", err ? err : "plan"), -1;
 	/* The disclosure, before the agent starts. */
-	if (plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
+	if (plan_disclosure(b, *plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
 		disclose_to_client(b);
+	return 0;
+}
 
-	r = spawn_trampoline(d, b, plan, &b->pid, &b->status_fd);
+static int
+start_trampoline(struct box *b, Box__Plan *plan)
+{
+	int r = spawn_trampoline(b->d, b, plan, &b->pid, &b->status_fd);
+
 	plan_free(plan);
 	for (int i = 0; i < 3; i++)
 		b->stdio[i] = safe_close(b->stdio[i]);
-	if (r < 0) {
-		policyd_stop(b);
-		cgroup_cleanup(b);
-		runtime_dir_remove(d, b);
-		runtime_unlock(b);
-		return box_fail_early(b, BOX__REPLY_STATUS__REPLY_FAILED,
-				      "cannot start box-trampoline: %s", strerror(-r));
-	}
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "cannot start box-trampoline: %s", strerror(-r)), -1;
 	b->state = BOX_STARTING;
+	return 0;
+}
+
+/* fd 4 and [box] timeout; the trampoline runs, so a failure here kills it (reaped: gone). */
+static void
+start_watch(struct box *b)
+{
+	const Box__CfgU64 *timeout = b->spec->box->timeout_ms;
+
 	(void)fd_set_nonblock(b->status_fd, true);
-	b->status_ev = event_new(d->base, b->status_fd, EV_READ | EV_PERSIST, on_status, b);
-	if (!b->status_ev || event_add(b->status_ev, NULL) < 0) {
-		box_kill(b);
-		return;
-	}
-	if (s->box->timeout_ms) {
-		uint64_t ms = s->box->timeout_ms->value;
+	b->status_ev = event_new(b->d->base, b->status_fd, EV_READ | EV_PERSIST, on_status, b);
+	if (!b->status_ev || event_add(b->status_ev, NULL) < 0)
+		return box_kill(b);
+	if (timeout) {
+		uint64_t ms = timeout->value;
 		struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
-		b->timeout_ev = evtimer_new(d->base, on_timeout, b);
+		b->timeout_ev = evtimer_new(b->d->base, on_timeout, b);
 		if (b->timeout_ev)
 			evtimer_add(b->timeout_ev, &tv);
 	}
 	log_info("box %s (%s) starting for %s, trampoline pid %d", b->name, b->id, b->owner.name,
 		 (int)b->pid);
+}
+
+void
+box_policyd_ready(struct box *b, int r, const char *err)
+{
+	Box__Plan *plan = NULL;
+
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  err ? err : "cannot start box-policyd");
+	if (start_plan(b, &plan) < 0 || start_trampoline(b, plan) < 0)
+		return;
+	start_watch(b);
 }

@@ -2,11 +2,14 @@
  * boxd.h — boxd's internal interface, one file per concern:
  *
  *   boxd.c     main: service mode (--listen PATH or a socket-activated fd) and
- *              embedded mode (--embedded, client channel on fd 3); clients,
- *              SO_PEERCRED, dispatch of RunRequest / RunControl / Ps / Stop
- *   box.c      one box's life: starting → running → stopping → gone
- *   recheck.c  every path of a request re-checked as the box owner, in a
- *              forked child with the owner's uid/gid/groups
+ *              embedded mode (--embedded, client channel on fd 3), listening,
+ *              signals, the hooks box.c reports through
+ *   client.c   clients: accept, SO_PEERCRED, the peer's PID namespace,
+ *              dispatch of RunRequest / RunControl / Ps / Stop / Log, replies
+ *   box.c      one box's life: checking → policyd → starting → running →
+ *              stopping → gone, every step an event of boxd's loop
+ *   recheck.c  boxd's side of box-recheck: every path of a request re-checked
+ *              as the box owner, by a helper with the owner's uid/gid/groups
  *   runtime.c  BASE/ID runtime dir, mask objects, state dir lock
  *   plan.c     BoxSpec → Plan (view, environment, limits) and the disclosure
  *   spawn.c    fork+exec of box-trampoline with fds 0-4 in place
@@ -18,8 +21,8 @@
  *
  * Trusts: the root part handles only messages that box_ipc_decode() has
  * decoded and validated (proto/validate.c) — in service mode decoded from
- * box-clientd's canonical re-encoding, never a client's bytes — and, from the owner's recheck
- * child, a validated CheckReply; every path a user names is opened by a
+ * box-clientd's canonical re-encoding, never a client's bytes — and, from
+ * box-recheck, a validated RecheckReply; every path a user names is opened by a
  * process running as that user, never by root.
  */
 #ifndef BOXD_BOXD_H
@@ -35,12 +38,21 @@
 #include "boxd.pb-c.h"
 #include "ipc_event.h"
 #include "plan.pb-c.h"
+#include "proto/recheck_shared.h"
+
+/* A sanitizer build: the helpers boxd starts get ASAN_OPTIONS=detect_leaks=0. */
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define BOXD_ASAN 1
+#else
+#define BOXD_ASAN 0
+#endif
 
 #define BOXD_ID_LEN 12
 #define BOXD_KILL_GRACE_MS 2000       /* SIGTERM → SIGKILL (stop, timeout) */
-#define BOXD_RECHECK_TIMEOUT_MS 20000 /* the owner's recheck child */
-#define RECHECK_SOCKETS_SHOWN 20      /* reachable sockets named in the disclosure */
-#define RECHECK_MASKS_MAX 32          /* CONFIG.md masks inside grants (stores, own dirs) */
+#define BOXD_RECHECK_TIMEOUT_MS 20000 /* box-recheck: spawn → RecheckReply */
 #define BOXD_CLIENTS_MAX 256
 #define BOXD_FOREIGN_LOG_MAX 32 /* refusals of other PID namespaces logged */
 #define BOXD_BOXES_MAX 1024
@@ -51,8 +63,24 @@
 
 struct box;
 struct client;
+struct boxd;
+
+/*
+ * What box.c reports to the rest of boxd (set by boxd.c): box.c never calls
+ * into boxd.c or client.c itself.
+ */
+struct box_hooks {
+	/* Send a message (with fds) to a client; -ENOTCONN without one. */
+	int (*client_send)(struct client *c, uint32_t type, uint64_t rid,
+			   const ProtobufCMessage *m, const int *fds, unsigned n_fds);
+	/* A box ended and its client was told: an embedded boxd exits. */
+	void (*box_gone)(struct boxd *d);
+	/* Listen on an embedded box's BASE/ID/boxd.sock (ps, stop). */
+	int (*listen_embedded)(struct boxd *d, const char *path);
+};
 
 struct boxd {
+	const struct box_hooks *hooks;
 	struct event_base *base;
 	bool embedded;
 	bool root;              /* euid 0 */
@@ -83,7 +111,9 @@ struct client {
 };
 
 enum box_state {
-	BOX_STARTING,
+	BOX_CHECKING,       /* box-recheck runs (RecheckReply awaited) */
+	BOX_POLICYD,        /* box-policyd started (PolicyReady awaited) */
+	BOX_STARTING,       /* the trampoline runs (fd 4 EOF awaited) */
 	BOX_RUNNING,
 	BOX_STOPPING,
 	BOX_GONE,
@@ -99,7 +129,7 @@ struct box_owner_id {
 	char *shell;
 };
 
-/* What the owner's recheck child found (recheck.c). */
+/* What box-recheck found (recheck.c). */
 struct recheck_result {
 	char *argv0;              /* the agent's program as resolved (not canonical) */
 	char *program;            /* canonical */
@@ -173,25 +203,35 @@ struct box {
 	int wait_status;
 
 	char *sock_path;          /* embedded: BASE/ID/boxd.sock */
+	bool locked;              /* the run lock is ours (runtime_lock) */
+
+	pid_t recheck_pid;        /* box-recheck until reaped, or 0 */
+	struct box_ipc_event *recheck_ev;
+	struct event *recheck_timer;
+	char *recheck_state_dir;  /* until the reply moves it to rc.state_dir */
 
 	pid_t policyd_pid;        /* box-policyd, or 0 */
-	int policyd_fd;           /* fd 3's other end until policyd_ev owns it */
 	struct box_ipc_event *policyd_ev;
 	struct event *rotate_ev;  /* decisions.jsonl size check, every second */
 	uint32_t decisions_generation;
+	bool policyd_starting;    /* PolicyReady not here yet */
+	struct event *policyd_ready_timer;
 	bool policyd_closing;     /* we closed its channel: its exit is expected */
 	bool policyd_lost;        /* it went away while the box ran */
 	char *policyd_error;      /* why the box was stopped, for RunExit */
 };
 
-/* ---- boxd.c ---- */
-void boxd_client_close(struct client *c);
-/* Send a message to the client attached to a box (no-op without one). */
-int boxd_client_send(struct client *c, uint32_t type, uint64_t rid, const ProtobufCMessage *m);
-/* A box ended and its client was told: an embedded boxd exits. */
-void boxd_box_gone(struct boxd *d, struct box *b);
-/* Listen on an embedded box's BASE/ID/boxd.sock (ps, stop). */
-int boxd_listen_embedded(struct boxd *d, const char *path);
+/* ---- client.c ---- */
+/* Send a message (with fds) to a client; logs a failure. */
+int client_send(struct client *c, uint32_t type, uint64_t rid, const ProtobufCMessage *m,
+		const int *fds, unsigned n_fds);
+/* Take a connected socket (fd, owned) as a client; `channel`: an embedded boxd's fd 3. */
+struct client *client_add(struct boxd *d, int fd, bool channel);
+void client_close(struct client *c);
+/* The listening socket's event: accept one client. */
+void on_accept(evutil_socket_t lfd, short what, void *arg);
+/* An embedded boxd with no box left leaves its loop. */
+void boxd_maybe_exit_embedded(struct boxd *d);
 
 /* ---- box.c ---- */
 /* Handle a RunRequest: takes the message and fds (stdio) on success or failure. */
@@ -204,25 +244,26 @@ void box_stop(struct box *b);
 void box_kill(struct box *b);
 /* A child exited (SIGCHLD). Returns true when it was this box's trampoline. */
 bool box_reaped(struct box *b, pid_t pid, int status);
-/* The attached client went away. */
+/* The attached client went away (a start not detached is abandoned). */
 void box_client_gone(struct box *b);
+/* The start's events: box-recheck answered (r < 0: it could not), box-policyd is ready. */
+void box_recheck_done(struct box *b, int r);
+void box_policyd_ready(struct box *b, int r, const char *err);
 void box_free(struct box *b);
 uint64_t box_uptime_s(const struct box *b);
 
 /* ---- recheck.c ---- */
 /*
- * Fork a child as the owner that re-checks every path of the spec, creates
- * the state dir and opens its lock (and agent.log when `detach`). Returns 0
- * with *res filled (problems may be non-empty), or negative errno when the
- * check could not run at all.
+ * Start box-recheck for the box (owner resolved, id chosen): it re-checks
+ * every path of the spec as the owner, creates the state dir and opens its
+ * files. Its reply fills b->rc and calls box_recheck_done(). <0: not started.
  */
-int recheck_run(const struct boxd *d, const struct box *b, const char *state_dir, bool detach,
-		struct recheck_result *res);
+int recheck_start(struct box *b, const char *state_dir);
+/* Stop waiting for it (killed when still running); idempotent. */
+void recheck_stop(struct box *b);
+/* A child exited: true when it was this box's box-recheck. */
+bool recheck_reaped(struct box *b, pid_t pid, int status);
 void recheck_result_clear(struct recheck_result *res);
-/* A refusal naming box.ini, LINE, [SECTION] KEY. */
-Box__Problem *problem_new(uint32_t line, const char *section, const char *key, const char *fmt,
-			  ...) __attribute__((format(printf, 4, 5)));
-void problem_free(Box__Problem *p);
 
 /* ---- runtime.c ---- */
 /* The runtime base for this boxd (verified or created 0700, owner and mode checked). */
@@ -248,7 +289,8 @@ int runtime_new_id(char id[BOXD_ID_LEN + 1]);
 /*
  * ownpaths.c: box's own directories (a grant inside one is refused; inside a
  * grant they are masked), the places of sockets no grant may contain, and
- * the owner's credential stores (masked inside a broader grant).
+ * the owner's credential stores (masked inside a broader grant);
+ * own_paths_maskable() is proto/recheck_shared.c's.
  */
 struct own_path {
 	char *path;
@@ -260,7 +302,6 @@ struct own_paths {
 };
 int own_paths_build(const struct box *b, const char *state_dir, struct own_paths *o);
 void own_paths_clear(struct own_paths *o);
-bool own_paths_maskable(const Box__CfgFilesystem *fs, const char *p);
 
 int plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err);
 void plan_free(Box__Plan *p);
@@ -291,8 +332,9 @@ bool client_child_reaped(struct boxd *d, pid_t pid, int status);
 /* ---- policyd.c ---- */
 /*
  * Start box-policyd for a box (the run lock held, b->rc's policy fds open)
- * and wait for PolicyReady. <0 with *err (policyd's refusal, or why it could
- * not start); the caller then calls policyd_stop.
+ * and queue PolicyInit; PolicyReady (or its refusal, exit or the timeout)
+ * comes as box_policyd_ready(). <0 with *err: not started; the caller then
+ * tears the box down (policyd_stop).
  */
 int policyd_start(struct boxd *d, struct box *b, char **err);
 /* Close its channel (it exits) and reap it; idempotent. */

@@ -9,7 +9,7 @@
  *
  * A grant inside an own directory, or containing a socket's place, is refused
  * (plan_recheck); an own directory or a credential store strictly inside a
- * grant is masked (the recheck child finds which exist; plan_build masks them).
+ * grant is masked (box-recheck finds which exist; plan_build masks them).
  * boxctl makes the same refusals at load, but boxd trusts nothing it sends.
  * Trusts: boxd's own environment and the owner's passwd entry; pure strings.
  */
@@ -106,27 +106,4 @@ own_paths_clear(struct own_paths *o)
 	for (size_t i = 0; i < o->n_stores; i++)
 		free(o->stores[i].path);
 	memset(o, 0, sizeof(*o));
-}
-
-/* Is `p` a grant entry itself, strictly inside one, and outside every deny entry? */
-bool
-own_paths_maskable(const Box__CfgFilesystem *fs, const char *p)
-{
-	bool inside = false;
-
-	if (!fs)
-		return false;
-	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file, fs->exec };
-	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file, fs->n_exec };
-	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
-		for (size_t i = 0; i < ns[l]; i++) {
-			if (strcmp(p, lists[l][i]->path) == 0)
-				return false; /* granted by name: the user's explicit choice */
-			if (path_is_under(p, lists[l][i]->path))
-				inside = true;
-		}
-	for (size_t i = 0; i < fs->n_deny; i++)
-		if (path_is_under(p, fs->deny[i]->path))
-			return false; /* masked already */
-	return inside;
 }

@@ -381,24 +381,14 @@ plan_free(Box__Plan *p)
 		box__plan__free_unpacked(p, NULL);
 }
 
-int
-plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
+/* The plan with its owner (ids, groups, home, shell) and an empty runtime section. */
+static int
+plan_new(const struct box *b, Box__Plan **ret)
 {
-	const Box__BoxSpec *s = b->spec;
-	const Box__CfgFilesystem *fs = s->agent->filesystem;
-	struct viewv view = { 0 };
-	struct strv argv = { 0 }, env = { 0 };
-	unsigned n_masks = 0;
-	int r;
-
-	*err = NULL;
-	plan_recheck(b);
-	if (b->rc.n_problems)
-		return -EINVAL;
-
 	Box__Plan *p = calloc(1, sizeof(*p));
 	Box__Owner *o = calloc(1, sizeof(*o));
 	Box__RuntimeDirs *rt = calloc(1, sizeof(*rt));
+
 	if (!p || !o || !rt) {
 		free(p);
 		free(o);
@@ -412,215 +402,303 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	p->runtime = rt;
 	p->kind = BOX__SANDBOX_KIND__SANDBOX_AGENT;
 	p->contain_egress = true;
+	*ret = p; /* plan_free frees whatever is set below */
 
 	o->uid = b->owner.uid;
 	o->gid = b->owner.gid;
 	o->groups = calloc(b->owner.n_groups ? b->owner.n_groups : 1, sizeof(uint32_t));
 	if (!o->groups)
-		goto oom;
+		return -ENOMEM;
 	for (size_t i = 0; i < b->owner.n_groups; i++)
 		o->groups[o->n_groups++] = b->owner.groups[i];
 	o->name = strdup(b->owner.name);
 	o->home = strdup(b->owner.home);
 	o->shell = strdup(b->owner.shell && b->owner.shell[0] == '/' ? b->owner.shell : "/bin/sh");
-	if (!o->name || !o->home || !o->shell)
-		goto oom;
+	return o->name && o->home && o->shell ? 0 : -ENOMEM;
+}
 
-	/* The view: grants as listed. */
-	if (fs) {
-		struct {
-			Box__CfgPath **v;
-			size_t n;
-			Box__ViewKind kind;
-		} lists[] = {
-			{ fs->read, fs->n_read, BOX__VIEW_KIND__VIEW_READ },
-			{ fs->write, fs->n_write, BOX__VIEW_KIND__VIEW_WRITE },
-			{ fs->read_file, fs->n_read_file, BOX__VIEW_KIND__VIEW_READ_FILE },
-			{ fs->write_file, fs->n_write_file, BOX__VIEW_KIND__VIEW_WRITE_FILE },
-			{ fs->exec, fs->n_exec, BOX__VIEW_KIND__VIEW_EXEC },
-		};
-		for (size_t l = 0; l < ELEMENTSOF(lists); l++)
-			for (size_t i = 0; i < lists[l].n; i++) {
-				const char *path = lists[l].v[i]->path;
-				/* The same path in read and write is a read-write grant. */
-				if (lists[l].kind == BOX__VIEW_KIND__VIEW_READ) {
-					bool rw = false;
-					for (size_t k = 0; k < fs->n_write; k++)
-						rw |= strcmp(fs->write[k]->path, path) == 0;
-					if (rw)
-						continue;
-				}
-				if (view_add(&view, path, lists[l].kind, NULL) < 0)
-					goto oom;
+/* The view: grants as listed (the same path in read and write is a read-write grant). */
+static int
+view_grants(const Box__CfgFilesystem *fs, struct viewv *view)
+{
+	struct {
+		Box__CfgPath **v;
+		size_t n;
+		Box__ViewKind kind;
+	} lists[] = {
+		{ fs->read, fs->n_read, BOX__VIEW_KIND__VIEW_READ },
+		{ fs->write, fs->n_write, BOX__VIEW_KIND__VIEW_WRITE },
+		{ fs->read_file, fs->n_read_file, BOX__VIEW_KIND__VIEW_READ_FILE },
+		{ fs->write_file, fs->n_write_file, BOX__VIEW_KIND__VIEW_WRITE_FILE },
+		{ fs->exec, fs->n_exec, BOX__VIEW_KIND__VIEW_EXEC },
+	};
+	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+		for (size_t i = 0; i < lists[l].n; i++) {
+			const char *path = lists[l].v[i]->path;
+			if (lists[l].kind == BOX__VIEW_KIND__VIEW_READ) {
+				bool rw = false;
+				for (size_t k = 0; k < fs->n_write; k++)
+					rw |= strcmp(fs->write[k]->path, path) == 0;
+				if (rw)
+					continue;
 			}
-		/*
-		 * CONFIG.md: credential stores and box's own directories strictly inside
-		 * a grant, as the owner's recheck found them (a symlink there: its target).
-		 * Re-checked here: only a path inside a grant, outside every deny, is masked.
-		 */
-		for (size_t i = 0; i < b->rc.n_masks; i++) {
-			const char *m = b->rc.masks[i];
-			bool dup = false;
-			for (size_t k = 0; k < view.n; k++)
-				dup |= view.v[k]->kind == BOX__VIEW_KIND__VIEW_DENY &&
-				       strcmp(view.v[k]->path, m) == 0;
-			if (dup || !own_paths_maskable(fs, m))
-				continue;
-			char *mask = NULL;
-			r = runtime_mask_create(d, b, n_masks++, b->rc.mask_is_dir[i], &mask);
-			if (r < 0)
-				goto fail;
-			if (view_add(&view, m, BOX__VIEW_KIND__VIEW_DENY, mask) < 0)
-				goto oom;
+			if (view_add(view, path, lists[l].kind, NULL) < 0)
+				return -ENOMEM;
 		}
-		for (size_t i = 0; i < fs->n_deny; i++) {
-			char *mask = NULL;
-			if (under_auto_mask(b, fs->deny[i]->path))
-				continue; /* inside a mask already: its mount point would not exist */
-			r = runtime_mask_create(d, b, n_masks++, is_deny_dir(b, fs->deny[i]->path),
-						&mask);
-			if (r < 0)
-				goto fail;
-			if (view_add(&view, fs->deny[i]->path, BOX__VIEW_KIND__VIEW_DENY, mask) < 0)
-				goto oom;
-		}
+	return 0;
+}
+
+/* A deny entry at `path` with a fresh mask object (a directory when is_dir). */
+static int
+view_mask(struct boxd *d, struct box *b, struct viewv *view, unsigned *n_masks,
+	  const char *path, bool is_dir)
+{
+	char *mask = NULL;
+	int r = runtime_mask_create(d, b, (*n_masks)++, is_dir, &mask);
+
+	if (r < 0)
+		return r;
+	return view_add(view, path, BOX__VIEW_KIND__VIEW_DENY, mask) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * CONFIG.md: credential stores and box's own directories strictly inside
+ * a grant, as the owner's recheck found them (a symlink there: its target).
+ * Re-checked here: only a path inside a grant, outside every deny, is masked.
+ */
+static int
+view_auto_masks(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
+		struct viewv *view, unsigned *n_masks)
+{
+	for (size_t i = 0; i < b->rc.n_masks; i++) {
+		const char *m = b->rc.masks[i];
+		bool dup = false;
+		for (size_t k = 0; k < view->n; k++)
+			dup |= view->v[k]->kind == BOX__VIEW_KIND__VIEW_DENY &&
+			       strcmp(view->v[k]->path, m) == 0;
+		if (dup || !own_paths_maskable(fs, m))
+			continue;
+		int r = view_mask(d, b, view, n_masks, m, b->rc.mask_is_dir[i]);
+		if (r < 0)
+			return r;
 	}
-	/* box.ini and the policy file: masked as if listed in deny, when a grant reaches them. */
+	return 0;
+}
+
+static int
+view_denies(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs, struct viewv *view,
+	    unsigned *n_masks)
+{
+	for (size_t i = 0; i < fs->n_deny; i++) {
+		const char *path = fs->deny[i]->path;
+		if (under_auto_mask(b, path))
+			continue; /* inside a mask already: its mount point would not exist */
+		int r = view_mask(d, b, view, n_masks, path, is_deny_dir(b, path));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* box.ini and the policy file: masked as if listed in deny, when a grant reaches them. */
+static int
+view_config_files(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
+		  struct viewv *view, unsigned *n_masks)
+{
+	const Box__BoxSpec *s = b->spec;
+
 	for (size_t i = 0; i < s->n_files && i < 2; i++) {
 		const char *f = s->files[i];
 		if (!granted(fs, f) || denied(fs, f) || under_auto_mask(b, f))
 			continue;
-		char *mask = NULL;
-		r = runtime_mask_create(d, b, n_masks++, false, &mask);
+		int r = view_mask(d, b, view, n_masks, f, false);
 		if (r < 0)
-			goto fail;
-		if (view_add(&view, f, BOX__VIEW_KIND__VIEW_DENY, mask) < 0)
-			goto oom;
+			return r;
 	}
-	/* Implicit exec entries: the program and each #! interpreter. */
-	{
-		const char *impl[1 + 8];
-		size_t ni = 0;
-		impl[ni++] = b->rc.program;
-		for (size_t i = 0; i < b->rc.n_interpreters && ni < ELEMENTSOF(impl); i++)
-			impl[ni++] = b->rc.interpreters[i];
-		for (size_t i = 0; i < ni; i++) {
-			bool dup = exec_covers(fs, impl[i]);
-			for (size_t k = 0; k < i; k++)
-				dup |= strcmp(impl[k], impl[i]) == 0;
-			if (!dup && view_add(&view, impl[i], BOX__VIEW_KIND__VIEW_EXEC, NULL) < 0)
-				goto oom;
-		}
-	}
-	p->view = view.v;
-	p->n_view = view.n;
-	view.v = NULL;
-	view.n = 0; /* the plan owns them now (plan_free on failure) */
+	return 0;
+}
 
-	/* Runtime dirs. */
+/* Implicit exec entries: the program and each #! interpreter. */
+static int
+view_implicit_exec(const struct box *b, const Box__CfgFilesystem *fs, struct viewv *view)
+{
+	const char *impl[1 + 8];
+	size_t ni = 0;
+
+	impl[ni++] = b->rc.program;
+	for (size_t i = 0; i < b->rc.n_interpreters && ni < ELEMENTSOF(impl); i++)
+		impl[ni++] = b->rc.interpreters[i];
+	for (size_t i = 0; i < ni; i++) {
+		bool dup = exec_covers(fs, impl[i]);
+		for (size_t k = 0; k < i; k++)
+			dup |= strcmp(impl[k], impl[i]) == 0;
+		if (!dup && view_add(view, impl[i], BOX__VIEW_KIND__VIEW_EXEC, NULL) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+plan_view(struct boxd *d, struct box *b, Box__Plan *p)
+{
+	const Box__CfgFilesystem *fs = b->spec->agent->filesystem;
+	struct viewv view = { 0 };
+	unsigned n_masks = 0;
+	int r = 0;
+
+	if (fs && ((r = view_grants(fs, &view)) < 0 ||
+		   (r = view_auto_masks(d, b, fs, &view, &n_masks)) < 0 ||
+		   (r = view_denies(d, b, fs, &view, &n_masks)) < 0))
+		goto out;
+	if ((r = view_config_files(d, b, fs, &view, &n_masks)) < 0 ||
+	    (r = view_implicit_exec(b, fs, &view)) < 0)
+		goto out;
+	p->view = TAKE_PTR(view.v);
+	p->n_view = view.n;
+	view.n = 0; /* the plan owns them now (plan_free on failure) */
+out:
+	for (size_t i = 0; i < view.n; i++)
+		box__view_entry__free_unpacked(view.v[i], NULL);
+	free(view.v);
+	return r;
+}
+
+/* BASE/ID and its tmp, var_tmp, dev_shm (and home when not granted); the workspace. */
+static int
+plan_runtime(const struct box *b, Box__Plan *p)
+{
+	const Box__CfgFilesystem *fs = b->spec->agent->filesystem;
+	Box__RuntimeDirs *rt = p->runtime;
+
 	rt->dir = strdup(b->runtime_dir);
 	rt->tmp = path_join(b->runtime_dir, "tmp");
 	rt->var_tmp = path_join(b->runtime_dir, "var_tmp");
 	rt->dev_shm = path_join(b->runtime_dir, "dev_shm");
 	if (!rt->dir || !rt->tmp || !rt->var_tmp || !rt->dev_shm)
-		goto oom;
+		return -ENOMEM;
 	if (!home_granted(fs, b->owner.home) && home_manageable(b->owner.home)) {
 		rt->home = path_join(b->runtime_dir, "home");
 		if (!rt->home)
-			goto oom;
+			return -ENOMEM;
 	}
-
 	p->workspace = strdup(b->rc.workspace);
-	if (!p->workspace)
-		goto oom;
+	return p->workspace ? 0 : -ENOMEM;
+}
+
+static void
+strv_free(struct strv *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->v[i]);
+	free(v->v);
+}
+
+/* argv: the program as resolved, the command's words, boxctl's extra args; the environment. */
+static int
+plan_command(struct box *b, Box__Plan *p)
+{
+	const Box__CfgArgv *cmd = b->spec->agent->command;
+	struct strv argv = { 0 }, env = { 0 };
 
 	strv_add(&argv, strdup(b->rc.argv0));
-	for (size_t i = 1; i < s->agent->command->n_argv; i++)
-		strv_add(&argv, strdup(s->agent->command->argv[i]));
+	for (size_t i = 1; i < cmd->n_argv; i++)
+		strv_add(&argv, strdup(cmd->argv[i]));
 	for (size_t i = 0; i < b->n_extra_args; i++)
 		strv_add(&argv, strdup(b->extra_args[i]));
-	if (argv.oom)
-		goto oom;
+	if (argv.oom || build_env(b, p->workspace, &env) < 0) {
+		strv_free(&argv);
+		strv_free(&env);
+		return -ENOMEM;
+	}
 	p->argv = argv.v;
 	p->n_argv = argv.n;
-	argv.v = NULL;
-	argv.n = 0;
-
-	if (build_env(b, p->workspace, &env) < 0)
-		goto oom;
 	p->env = env.v;
 	p->n_env = env.n;
-	env.v = NULL;
-	env.n = 0;
+	return 0;
+}
 
-	/* Limits. */
-	const Box__CfgAgent *a = s->agent;
-	if (a->nofile || a->nproc || a->pids_max || a->memory_max) {
-		Box__Limits *l = calloc(1, sizeof(*l));
-		if (!l)
-			goto oom;
-		box__limits__init(l);
-		p->limits = l;
-		if (a->nofile) {
-			l->has_nofile = 1;
-			l->nofile = a->nofile->value < 16 ? 16 : a->nofile->value;
-		}
-		if (a->nproc) {
+/* rlimits, pids_max / memory_max and the box's cgroups. */
+static int
+plan_limits(const struct box *b, Box__Plan *p)
+{
+	const Box__CfgAgent *a = b->spec->agent;
+
+	if (!a->nofile && !a->nproc && !a->pids_max && !a->memory_max)
+		return 0;
+	Box__Limits *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	box__limits__init(l);
+	p->limits = l;
+	if (a->nofile) {
+		l->has_nofile = 1;
+		l->nofile = a->nofile->value < 16 ? 16 : a->nofile->value;
+	}
+	if (a->nproc) {
+		l->has_nproc = 1;
+		l->nproc = a->nproc->value;
+	}
+	if (a->pids_max) {
+		l->has_pids_max = 1;
+		l->pids_max = a->pids_max->value;
+		if (b->nproc_fallback && (!l->has_nproc || l->nproc > l->pids_max)) {
 			l->has_nproc = 1;
-			l->nproc = a->nproc->value;
-		}
-		if (a->pids_max) {
-			l->has_pids_max = 1;
-			l->pids_max = a->pids_max->value;
-			if (b->nproc_fallback && (!l->has_nproc || l->nproc > l->pids_max)) {
-				l->has_nproc = 1;
-				l->nproc = l->pids_max;
-			}
-		}
-		if (a->memory_max) {
-			l->has_memory_max = 1;
-			l->memory_max = a->memory_max->value;
-		}
-		l->cgroups = calloc(b->n_cgroups ? b->n_cgroups : 1, sizeof(char *));
-		if (!l->cgroups)
-			goto oom;
-		for (size_t i = 0; i < b->n_cgroups; i++)
-			if (!(l->cgroups[l->n_cgroups++] = strdup(b->cgroups[i])))
-				goto oom;
-	}
-	p->require_landlock = requires(s->box, BOX__LAYER__LAYER_LANDLOCK);
-	p->require_seccomp = requires(s->box, BOX__LAYER__LAYER_SECCOMP);
-	if (b->stdio_tty) {
-		/* The fds that are the caller's terminal get the box's pty slave. */
-		p->has_pty_fds = 1;
-		p->pty_fds = b->stdio_tty;
-		if (b->req->has_rows && b->req->has_cols) {
-			p->has_pty_rows = p->has_pty_cols = 1;
-			p->pty_rows = b->req->rows;
-			p->pty_cols = b->req->cols;
+			l->nproc = l->pids_max;
 		}
 	}
+	if (a->memory_max) {
+		l->has_memory_max = 1;
+		l->memory_max = a->memory_max->value;
+	}
+	l->cgroups = calloc(b->n_cgroups ? b->n_cgroups : 1, sizeof(char *));
+	if (!l->cgroups)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n_cgroups; i++)
+		if (!(l->cgroups[l->n_cgroups++] = strdup(b->cgroups[i])))
+			return -ENOMEM;
+	return 0;
+}
 
+/* Required layers, and the fds that are the caller's terminal (they get the box's pty slave). */
+static void
+plan_layers_and_pty(const struct box *b, Box__Plan *p)
+{
+	p->require_landlock = requires(b->spec->box, BOX__LAYER__LAYER_LANDLOCK);
+	p->require_seccomp = requires(b->spec->box, BOX__LAYER__LAYER_SECCOMP);
+	if (!b->stdio_tty)
+		return;
+	p->has_pty_fds = 1;
+	p->pty_fds = b->stdio_tty;
+	if (b->req->has_rows && b->req->has_cols) {
+		p->has_pty_rows = p->has_pty_cols = 1;
+		p->pty_rows = b->req->rows;
+		p->pty_cols = b->req->cols;
+	}
+}
+
+int
+plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
+{
+	Box__Plan *p = NULL;
 	char why[256];
-	r = box_plan_validate(p, why, sizeof(why));
-	if (r < 0) {
+	int r;
+
+	*err = NULL;
+	plan_recheck(b);
+	if (b->rc.n_problems)
+		return -EINVAL;
+	if ((r = plan_new(b, &p)) < 0 || (r = plan_view(d, b, p)) < 0 ||
+	    (r = plan_runtime(b, p)) < 0 || (r = plan_command(b, p)) < 0 ||
+	    (r = plan_limits(b, p)) < 0)
+		goto fail;
+	plan_layers_and_pty(b, p);
+	if ((r = box_plan_validate(p, why, sizeof(why))) < 0) {
 		*err = fmt("the sandbox plan is invalid: %s", why);
 		goto fail;
 	}
 	*ret = p;
 	return 0;
-oom:
-	r = -ENOMEM;
 fail:
-	for (size_t i = 0; i < view.n; i++)
-		box__view_entry__free_unpacked(view.v[i], NULL);
-	free(view.v);
-	for (size_t i = 0; i < argv.n; i++)
-		free(argv.v[i]);
-	free(argv.v);
-	for (size_t i = 0; i < env.n; i++)
-		free(env.v[i]);
-	free(env.v);
 	plan_free(p);
 	if (!*err)
 		*err = fmt("cannot build the sandbox plan: %s", strerror(-r));

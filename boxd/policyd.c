@@ -10,14 +10,16 @@
  * environment of nothing but BOX_TEST_CLOCK when boxd's own has it. Its
  * ids: an embedded boxd's own; a service boxd's daemon user (box-daemon,
  * else nobody). Then PolicyInit with the STATE/policy/ dir fd and the
- * decisions.jsonl fd that the owner's recheck child opened, and a wait for
- * PolicyReady: a refusal (a corrupt history…) refuses the box with
- * policyd's message. While the box runs, policyd going away stops the box
+ * decisions.jsonl fd that box-recheck opened as the owner; PolicyReady
+ * arrives as an event (box_policyd_ready(): the box start goes on), or a
+ * refusal (a corrupt history…) refuses the box with policyd's message, or
+ * BOXD_POLICYD_READY_TIMEOUT_MS pass and the start fails — boxd's loop never
+ * waits for it. While the box runs, policyd going away stops the box
  * (fail closed: no policy, no box). A one-second timer rotates
  * decisions.jsonl at 64 MiB. When the box ends, closing fd 3 ends policyd
  * and boxd reaps it.
  * Trusts: nothing policyd sends beyond box_ipc_decode()'s validation; the
- * fds from the owner's recheck child only after fstat checks here.
+ * fds from box-recheck only after fstat checks here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,15 +44,7 @@
 #include "policy.pb-c.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
-
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#define BOXD_ASAN 1
-#else
-#define BOXD_ASAN 0
-#endif
+#include "spawn.h"
 
 #define POLICYD_FD 3
 #define DECISIONS_FILE "decisions.jsonl"
@@ -92,15 +86,15 @@ policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid)
 }
 
 /*
- * Make the STATE/policy/ fd the owner's recheck child opened (O_PATH, the
+ * Make the STATE/policy/ fd box-recheck opened as the owner (O_PATH, the
  * owner may not be able to read a dir that policyd's uid owns) into the
  * directory fd policyd gets: owned by policyd's uid, 0700.
  *
- * Why root may fchown it: the child opened "policy" with openat() relative
+ * Why root may fchown it: box-recheck opened "policy" with openat() relative
  * to the state dir fd and O_NOFOLLOW, so the fd is a directory entry of the
  * owner's own state dir (never a symlink's target), and it is an fd, so no
  * rename or symlink swap after the open can redirect the fchown. We only
- * take it over when it is the owner's (created by the child, 0700 by its
+ * take it over when it is the owner's (created by box-recheck, 0700 by its
  * umask) or already policyd's uid (an earlier run): a directory of anyone
  * else (say root's, renamed into the state dir by the owner) is refused,
  * so the owner cannot make us hand a foreign directory to the daemon user.
@@ -172,13 +166,65 @@ policyd_lost(struct box *b, const char *why)
 	box_kill(b);
 }
 
+/* The start waits for PolicyReady no longer: the ready timer and the flag go. */
+static void
+ready_wait_end(struct box *b)
+{
+	b->policyd_starting = false;
+	if (b->policyd_ready_timer) {
+		event_free(b->policyd_ready_timer);
+		b->policyd_ready_timer = NULL;
+	}
+}
+
+static void
+ready_failed(struct box *b, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void
+ready_failed(struct box *b, int r, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	ready_wait_end(b);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	box_policyd_ready(b, r, msg);
+}
+
+static void on_rotate_timer(evutil_socket_t fd, short what, void *arg);
+
+/* PolicyReady: the start goes on (rotation armed), or policyd's refusal ends it. */
+static void
+ready_message(struct box *b, const Box__PolicyReady *rep)
+{
+	struct timeval tv = { 1, 0 };
+
+	if (!rep->ok)
+		return ready_failed(b, -EPERM, "%s",
+				    rep->message && *rep->message ? rep->message :
+								    "box-policyd refused to start");
+	ready_wait_end(b);
+	b->policy_rules = rep->rules;
+	log_info("box %s (%s): box-policyd pid %d ready: %u rules, %u temporal, %llu "
+		 "history events",
+		 b->name, b->id, (int)b->policyd_pid, rep->rules, rep->temporal_rules,
+		 (unsigned long long)rep->history_events);
+	b->rotate_ev = event_new(b->d->base, -1, EV_PERSIST, on_rotate_timer, b);
+	if (!b->rotate_ev || event_add(b->rotate_ev, &tv) < 0)
+		return box_policyd_ready(b, -ENOMEM, "cannot arm the " DECISIONS_FILE
+						     " rotation timer");
+	box_policyd_ready(b, 0, NULL);
+}
+
 static void
 on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
-	/* DecideReply for supervised programs comes later; nothing to do yet. */
-	(void)e;
-	(void)m;
-	(void)userdata;
+	struct box *b = userdata;
+
+	/* The policy table allows PolicyReady only in `starting`, then DecideReply in `ready`. */
+	if (m->type == BOX__MSG_TYPE__MSG_POLICY_READY && b->policyd_starting)
+		ready_message(b, (const Box__PolicyReady *)m->msg);
 }
 
 static void
@@ -188,11 +234,25 @@ on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
 	char why[160];
 
 	b->policyd_ev = box_ipc_event_free(b->policyd_ev);
+	if (b->policyd_starting) {
+		if (error == -ECONNRESET || error == -EPROTO)
+			return ready_failed(b, error, "box-policyd exited before it was ready "
+						      "(see its messages above)");
+		return ready_failed(b, error, "box-policyd sent garbage instead of PolicyReady: %s",
+				    strerror(-error));
+	}
 	if (error == -ECONNRESET)
 		snprintf(why, sizeof(why), "exited");
 	else
 		snprintf(why, sizeof(why), "sent garbage (%s)", strerror(-error));
 	policyd_lost(b, why);
+}
+
+static void
+on_ready_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	ready_failed(arg, -ETIMEDOUT, "box-policyd did not get ready within %d s",
+		     BOXD_POLICYD_READY_TIMEOUT_MS / 1000);
 }
 
 /* Rename decisions.jsonl to .1, make a new one, hand it to policyd. */
@@ -293,8 +353,7 @@ send_init(struct box *b, int dirfd, char **err)
 	in.mcp_namespaces = ns;
 	in.n_mcp_namespaces = n_ns;
 	int fds[2] = { dirfd, b->rc.decisions_fd };
-	r = box_ipc_send(b->policyd_fd, &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_INIT, 1,
-			 &in.base, fds, 2);
+	r = box_ipc_event_send(b->policyd_ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds, 2);
 	if (r < 0)
 		seterr(err, "cannot send PolicyInit to box-policyd: %s", strerror(-r));
 out:
@@ -303,49 +362,29 @@ out:
 	return r;
 }
 
-/* Wait for PolicyReady. 0: ok; <0 with *err (policyd's reason when it refused). */
+/*
+ * Watch policyd's channel (fd: ours, taken), queue PolicyInit and arm the
+ * ready timer: PolicyReady, policyd's exit or the timer take the start on.
+ */
 static int
-wait_ready(struct box *b, char **err)
+ready_wait_start(struct box *b, int fd, int dirfd, char **err)
 {
-	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan =
-		box_ipc_chan_new(b->policyd_fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
-	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	int r;
+	struct timeval tv = { BOXD_POLICYD_READY_TIMEOUT_MS / 1000, 0 };
 
-	/* PolicyInit went out on the fd: only PolicyReady may come (the table's `starting`). */
-	if (!chan || box_ipc_chan_set_state(chan, BOX_POLICY_STARTING) < 0)
+	b->policyd_ev = box_ipc_event_new(b->d->base, fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD,
+					  on_policyd_msg, on_policyd_close, b);
+	if (!b->policyd_ev) {
+		close(fd);
+		seterr(err, "cannot watch box-policyd's channel");
 		return -ENOMEM;
-	r = box_ipc_recv_wait(chan, &m, BOXD_POLICYD_READY_TIMEOUT_MS);
-	if (r == -ETIMEDOUT) {
-		seterr(err, "box-policyd did not get ready within %d s",
-			       BOXD_POLICYD_READY_TIMEOUT_MS / 1000);
-		return r;
 	}
-	if (r == -ECONNRESET || r == -EPROTO) {
-		seterr(err, "box-policyd exited before it was ready (see its messages above)");
-		return r;
+	b->policyd_ready_timer = evtimer_new(b->d->base, on_ready_timeout, b);
+	if (!b->policyd_ready_timer || evtimer_add(b->policyd_ready_timer, &tv) < 0) {
+		seterr(err, "cannot arm box-policyd's ready timer");
+		return -ENOMEM;
 	}
-	if (r < 0) {
-		seterr(err, "box-policyd sent garbage instead of PolicyReady: %s",
-			       strerror(-r));
-		return r;
-	}
-	const Box__PolicyReady *rep = (const Box__PolicyReady *)m.msg;
-	if (!rep->ok) {
-		seterr(err, "%s",
-			       rep->message && *rep->message ? rep->message :
-							       "box-policyd refused to start");
-		r = -EPERM;
-	} else {
-		b->policy_rules = rep->rules;
-		log_info("box %s (%s): box-policyd pid %d ready: %u rules, %u temporal, %llu "
-			 "history events",
-			 b->name, b->id, (int)b->policyd_pid, rep->rules, rep->temporal_rules,
-			 (unsigned long long)rep->history_events);
-		r = 0;
-	}
-	box_ipc_msg_done(&m);
-	return r;
+	b->policyd_starting = true;
+	return send_init(b, dirfd, err);
 }
 
 int
@@ -413,55 +452,17 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	r = box_ipc_socketpair(sv, false);
 	if (r < 0)
 		return r;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(sv[0]);
-		close(sv[1]);
-		return r;
-	}
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			if (sig != SIGKILL && sig != SIGSTOP)
-				signal(sig, SIG_DFL);
-		int from[4] = { nullfd, nullfd, errfd, sv[1] };
-		int to[4] = { 0, 1, 2, POLICYD_FD };
-		if (fd_move_to(from, to, 4) < 0 || fd_close_all_except(POLICYD_FD + 1, NULL, 0) < 0)
-			_exit(127);
-		execve(exe, argv, envp);
-		dprintf(2, "boxd: cannot execute %s: %s\n", exe, strerror(errno));
-		_exit(127);
-	}
+	int fds[4] = { nullfd, nullfd, errfd, sv[1] };
+	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds,
+				 .n_fds = POLICYD_FD + 1 };
+	r = spawn_process(&req, &b->policyd_pid);
 	close(sv[1]);
-	b->policyd_pid = pid;
-	b->policyd_fd = sv[0];
-
-	r = send_init(b, dirfd, err);
-	if (r >= 0)
-		r = wait_ready(b, err);
-	if (r < 0)
+	if (r < 0) {
+		close(sv[0]);
+		seterr(err, "cannot start %s: %s", exe, strerror(-r));
 		return r;
-	b->policyd_ev = box_ipc_event_new(d->base, b->policyd_fd, &box_proto_policy,
-					  BOX_POLICY_ROLE_POLICYD, on_policyd_msg,
-					  on_policyd_close, b);
-	if (!b->policyd_ev) {
-		seterr(err, "cannot watch box-policyd's channel");
-		return -ENOMEM;
 	}
-	b->policyd_fd = -1; /* the event owns it */
-	/* PolicyReady passed: from policyd only DecideReply (the table's `ready`). */
-	(void)box_ipc_chan_set_state(box_ipc_event_chan(b->policyd_ev), BOX_POLICY_READY);
-	b->rotate_ev = event_new(d->base, -1, EV_PERSIST, on_rotate_timer, b);
-	struct timeval tv = { 1, 0 };
-	if (!b->rotate_ev || event_add(b->rotate_ev, &tv) < 0) {
-		seterr(err, "cannot arm the %s rotation timer", DECISIONS_FILE);
-		return -ENOMEM;
-	}
-	return 0;
+	return ready_wait_start(b, sv[0], dirfd, err);
 }
 
 bool
@@ -470,7 +471,8 @@ policyd_reaped(struct box *b, pid_t pid, int status)
 	if (b->policyd_pid <= 0 || pid != b->policyd_pid)
 		return false;
 	b->policyd_pid = 0;
-	if (!b->policyd_closing && !b->reaped) {
+	/* While starting, the closed channel reports it (ready_failed). */
+	if (!b->policyd_closing && !b->reaped && !b->policyd_starting) {
 		char why[96];
 		if (WIFSIGNALED(status))
 			snprintf(why, sizeof(why), "was killed by signal %d", WTERMSIG(status));
@@ -486,13 +488,13 @@ void
 policyd_stop(struct box *b)
 {
 	b->policyd_closing = true;
+	ready_wait_end(b);
 	if (b->rotate_ev) {
 		event_free(b->rotate_ev);
 		b->rotate_ev = NULL;
 	}
 	/* Closing fd 3 ends policyd (it syncs the history first). */
 	b->policyd_ev = box_ipc_event_free(b->policyd_ev);
-	b->policyd_fd = safe_close(b->policyd_fd);
 	if (b->policyd_pid <= 0)
 		return;
 	pid_t pid = b->policyd_pid;

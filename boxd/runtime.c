@@ -11,7 +11,7 @@
  * tree by fds with O_NOFOLLOW (a symlink the agent planted is unlinked, never
  * followed).
  * Trusts: nothing in BASE/ID (the owner can write there); the lock file is
- * opened by the owner's recheck child and read here with a 12-byte cap.
+ * opened by box-recheck as the owner and read here with a 12-byte cap.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -209,7 +209,8 @@ teardown_test_delay(void)
 {
 	const char *v = getenv("BOX_TEST_TEARDOWN_DELAY_MS");
 	uint64_t ms;
-	if (!v || parse_count(v, UINT64_MAX, &ms) < 0)
+	/* Capped at 5 s; anything but digits is no delay. */
+	if (!v || parse_u64(v, UINT64_MAX, &ms) < 0 || ms == 0)
 		return;
 	if (ms > 5000)
 		ms = 5000;
@@ -317,14 +318,17 @@ runtime_lock(struct box *b, char running_id[BOXD_ID_LEN + 1])
 	snprintf(line, sizeof(line), "%s\n", b->id);
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, line, BOXD_ID_LEN + 1, 0) != BOXD_ID_LEN + 1)
 		log_warn_errno(errno, "cannot record the box id in the lock file");
+	b->locked = true;
 	return 0;
 }
 
 void
 runtime_unlock(struct box *b)
 {
-	if (b->rc.lock_fd < 0)
+	/* Only our own lock: a busy one's file holds the running box's id. */
+	if (!b->locked || b->rc.lock_fd < 0)
 		return;
+	b->locked = false;
 	if (ftruncate(b->rc.lock_fd, 0) < 0)
 		log_debug_errno(errno, "truncating the lock file");
 	b->rc.lock_fd = safe_close(b->rc.lock_fd);

@@ -1,5 +1,5 @@
 /*
- * spawn.c — fork+exec box-trampoline with its fds at fixed numbers
+ * spawn.c — box-trampoline started (common/spawn.c) with its fds at fixed numbers
  * (SANDBOX.md): 0-2 the pipe ends boxctl relays (/dev/null for a terminal's
  * fd: the workload puts the box's pty slave there; agent.log for --detach), 3 the
  * plan socket, 4 the status socket, everything else closed, an empty
@@ -26,6 +26,7 @@
 #include "log.h"
 #include "path.h"
 #include "plan_validate.h"
+#include "spawn.h"
 
 /*
  * A helper program NAME: beside boxd's own executable, else in LIBEXECDIR.
@@ -96,28 +97,13 @@ spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pi
 	int sndbuf = BOX_PLAN_BYTES_MAX * 4;
 	(void)setsockopt(psock[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		r = -errno;
+	int fds[5] = { b->stdio[0], b->stdio[1], b->stdio[2], psock[1], ssock[1] };
+	char *argv[] = { (char *)"box-trampoline", NULL };
+	struct spawn_req req = { .path = tramp, .argv = argv, .envp = envp, .fds = fds, .n_fds = 5 };
+	pid_t pid;
+	r = spawn_process(&req, &pid);
+	if (r < 0)
 		goto fail;
-	}
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			if (sig != SIGKILL && sig != SIGSTOP)
-				signal(sig, SIG_DFL);
-		int from[5] = { b->stdio[0], b->stdio[1], b->stdio[2], psock[1], ssock[1] };
-		int to[5] = { 0, 1, 2, 3, 4 };
-		if (fd_move_to(from, to, 5) < 0 || fd_close_all_except(5, NULL, 0) < 0)
-			_exit(127);
-		char *argv[] = { (char *)"box-trampoline", NULL };
-		execve(tramp, argv, envp);
-		dprintf(2, "boxd: cannot execute %s: %s\n", tramp, strerror(errno));
-		_exit(127);
-	}
 	close(psock[1]);
 	close(ssock[1]);
 	psock[1] = ssock[1] = -1;

@@ -684,6 +684,46 @@ box_validate_check_reply(const Box__CheckReply *m)
 	return 0;
 }
 
+/* The most groups boxd sends (BOXD_GROUPS_MAX), own paths and sockets (boxd/ownpaths.c). */
+#define RECHECK_GROUPS_MAX 256
+#define RECHECK_PATHS_MAX 32
+
+static int
+v_paths(char *const *v, size_t n, size_t max)
+{
+	REQUIRE(n <= max, -E2BIG);
+	for (size_t i = 0; i < n; i++)
+		REQUIRE(box_valid_path(v[i]), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_recheck_request(const Box__RecheckRequest *m)
+{
+	/* Its sections come from a BoxSpec boxd validated; their origins name any of its files. */
+	struct vctx x = { .n_files = BOX_SPEC_FILES_MAX };
+
+	TRY(v_cfg_box(&x, m->box));
+	TRY(v_cfg_agent(&x, m->agent));
+	TRY(v_caller(m->caller));
+	REQUIRE(m->owner->n_groups <= RECHECK_GROUPS_MAX, -E2BIG);
+	REQUIRE(str_len_ok(m->owner->name, 1, 256) && no_space_or_ctl(m->owner->name), -EINVAL);
+	REQUIRE(box_valid_path(m->state_dir), -EINVAL);
+	TRY(v_paths(m->mask_candidates, m->n_mask_candidates, RECHECK_PATHS_MAX));
+	TRY(v_paths(m->boxd_sockets, m->n_boxd_sockets, RECHECK_PATHS_MAX));
+	return 0;
+}
+
+int
+box_validate_recheck_reply(const Box__RecheckReply *m)
+{
+	TRY(v_problems(m->problems, m->n_problems));
+	TRY(v_lines(m->disclosure, m->n_disclosure));
+	REQUIRE(m->n_fds == 0 || m->n_fds == 4 || m->n_fds == 5, -ERANGE);
+	REQUIRE(m->n_fds == 0 || m->n_problems == 0, -EINVAL);
+	return 0;
+}
+
 int
 box_validate_error_reply(const Box__ErrorReply *m)
 {

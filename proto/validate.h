@@ -21,6 +21,7 @@
 
 #include "boxd.pb-c.h"
 #include "text.h"
+#include "recheck.pb-c.h"
 
 /* Limits shared by boxctl (which refuses earlier, with a line) and boxd. */
 /* BOX_NAME_MAX, BOX_ID_LEN, BOX_STR_MAX: text.h. */
@@ -61,6 +62,9 @@ int box_validate_log_request(const Box__LogRequest *m);
 int box_validate_log_reply(const Box__LogReply *m);
 int box_validate_check_request(const Box__CheckRequest *m);
 int box_validate_check_reply(const Box__CheckReply *m);
+/* box-recheck (recheck.proto). */
+int box_validate_recheck_request(const Box__RecheckRequest *m);
+int box_validate_recheck_reply(const Box__RecheckReply *m);
 int box_validate_error_reply(const Box__ErrorReply *m);
 
 /*

@@ -1,0 +1,116 @@
+/*
+ * spawn.c — fork + execve with channels at fixed fds and exec errors
+ * reported to the parent (spawn.h).
+ *
+ * The error pipe is created O_CLOEXEC: a successful execve closes it and
+ * the parent reads EOF; any failure before that writes the errno (an int)
+ * and the child _exits. Between fork and execve the child only uses calls
+ * that are safe there in a single-threaded process (boxd and boxctl are).
+ * Trusts: its caller.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fdutil.h"
+#include "spawn.h"
+
+/* Every disposition to default (SIG_IGN survives execve), then nothing blocked. */
+static void
+child_reset_signals(void)
+{
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* req->fds at 0..n-1, the error pipe kept (CLOEXEC) above them, all else closed. */
+static int
+child_place_fds(const struct spawn_req *req, int *errfd)
+{
+	int from[SPAWN_FDS_MAX], to[SPAWN_FDS_MAX];
+	unsigned n = 0;
+	int r;
+
+	/* Lift the error pipe above every target first: a dup2 must not land on it. */
+	int e = fd_dup_cloexec(*errfd, (int)req->n_fds > 3 ? (int)req->n_fds : 3);
+	if (e < 0)
+		return e;
+	*errfd = e;
+	for (unsigned i = 0; i < req->n_fds; i++)
+		if (req->fds[i] >= 0) {
+			from[n] = req->fds[i];
+			to[n++] = (int)i;
+		}
+	if ((r = fd_move_to(from, to, n)) < 0)
+		return r;
+	for (unsigned i = 0; i < req->n_fds; i++)
+		if (req->fds[i] < 0)
+			(void)close((int)i);
+	return fd_close_all_except((int)req->n_fds, errfd, 1);
+}
+
+static _Noreturn void
+child_run(const struct spawn_req *req, int errfd)
+{
+	int r;
+
+	child_reset_signals();
+	r = child_place_fds(req, &errfd);
+	if (r >= 0 && req->setup)
+		r = req->setup(req->userdata);
+	if (r >= 0) {
+		execve(req->path, req->argv, req->envp);
+		r = -errno;
+	}
+	int e = -r;
+	(void)!write(errfd, &e, sizeof(e));
+	_exit(127);
+}
+
+int
+spawn_process(const struct spawn_req *req, pid_t *ret_pid)
+{
+	int pipefd[2];
+
+	if (!req->path || req->path[0] != '/' || !req->argv || !req->envp ||
+	    req->n_fds > SPAWN_FDS_MAX)
+		return -EINVAL;
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return r;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		child_run(req, pipefd[1]);
+	}
+	close(pipefd[1]);
+	int e = 0;
+	ssize_t n;
+	do
+		n = read(pipefd[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n == 0) {
+		*ret_pid = pid;
+		return 0;
+	}
+	/* The child failed before or in execve: reap it here, the caller never saw it. */
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return n == (ssize_t)sizeof(e) && e > 0 ? -e : -EIO;
+}

@@ -1,0 +1,37 @@
+/*
+ * spawn.h — the one way box starts a process: fork + execve with its
+ * channels at fixed fds (HACKING.md convention 2).
+ *
+ * The child: every signal disposition back to default, then the signal mask
+ * cleared; req->fds[i] placed at fd i (0, 1, 2, 3 = parent channel,
+ * 4 = status, …; -1 leaves that number closed), every other fd closed
+ * (close_range), the optional setup hook (cgroup placement, setsid,
+ * rlimits…), then execve(path, argv, envp). A failure of any of those in the
+ * child comes back to the parent through a CLOEXEC pipe as an errno, and the
+ * child exits 127 (spawn_process reaps it): spawn_process returns the pid
+ * only once the new program runs.
+ * Library code: negative errno, never logs.
+ * Trusts: its caller (the path, argv, envp and fds it names).
+ */
+#ifndef BOX_SPAWN_H
+#define BOX_SPAWN_H
+
+#include <sys/types.h>
+
+#define SPAWN_FDS_MAX 8
+
+struct spawn_req {
+	const char *path;          /* absolute: never searched on PATH */
+	char *const *argv;
+	char *const *envp;
+	const int *fds;            /* fds[i] becomes fd i in the child; -1: none there */
+	unsigned n_fds;            /* at most SPAWN_FDS_MAX */
+	/* In the child, fds in place, before execve: 0 or negative errno (the spawn fails). */
+	int (*setup)(void *userdata);
+	void *userdata;
+};
+
+/* Start the process; *ret_pid its pid. -errno of the failing step (fork, dup, setup, exec). */
+int spawn_process(const struct spawn_req *req, pid_t *ret_pid);
+
+#endif

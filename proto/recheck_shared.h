@@ -1,0 +1,27 @@
+/*
+ * recheck_shared.h — what boxd and box-recheck both need of a recheck:
+ * the refusal records (box.ini:LINE [SECTION] KEY: MESSAGE), which paths
+ * inside a grant are masked, and the limits of a RecheckReply's records.
+ * Library code: NULL (out of memory) or a value, never logs.
+ * Trusts: the decoded, validated spec sections it is given.
+ */
+#ifndef BOX_RECHECK_SHARED_H
+#define BOX_RECHECK_SHARED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "boxd.pb-c.h"
+
+#define RECHECK_SOCKETS_SHOWN 20 /* reachable sockets named in the disclosure */
+#define RECHECK_MASKS_MAX 32     /* CONFIG.md masks inside grants (stores, own dirs) */
+#define RECHECK_FDS_MAX 5        /* state dir, lock, policy/, decisions.jsonl, agent.log */
+
+/* A refusal naming box.ini, LINE, [SECTION] KEY; control characters become '?'. */
+Box__Problem *problem_new(uint32_t line, const char *section, const char *key, const char *fmt,
+			  ...) __attribute__((format(printf, 4, 5)));
+void problem_free(Box__Problem *p);
+/* Is `p` a grant entry itself, strictly inside one, and outside every deny entry? */
+bool own_paths_maskable(const Box__CfgFilesystem *fs, const char *p);
+
+#endif
