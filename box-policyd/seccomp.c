@@ -18,16 +18,9 @@
 
 #include <seccomp.h>
 
-#include "policyd.h"
+#include "seccomp_allow.h"
 
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#define POLICYD_ASAN 1
-#else
-#define POLICYD_ASAN 0
-#endif
+#include "policyd.h"
 
 static const int allowed[] = {
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(readv),
@@ -46,54 +39,33 @@ static const int allowed[] = {
 	SCMP_SYS(rt_sigaction),
 };
 
-#if POLICYD_ASAN
-static const int allowed_asan[] = {
-	SCMP_SYS(openat), SCMP_SYS(open), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
-	SCMP_SYS(sigaltstack), SCMP_SYS(prctl),
-	SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity), SCMP_SYS(getdents64),
-	SCMP_SYS(tgkill), SCMP_SYS(kill), SCMP_SYS(getppid), SCMP_SYS(pipe2),
-	SCMP_SYS(wait4), SCMP_SYS(clone), SCMP_SYS(execve), SCMP_SYS(dup2), SCMP_SYS(dup3),
-	SCMP_SYS(getrlimit), SCMP_SYS(prlimit64), SCMP_SYS(setrlimit), SCMP_SYS(uname),
-	SCMP_SYS(ioctl), SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(stat),
-	SCMP_SYS(lstat), SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(personality),
-	/* LeakSanitizer stops the world from a cloned tracer: ptrace, /proc/self/task. */
-	SCMP_SYS(ptrace), SCMP_SYS(getdents), SCMP_SYS(waitid), SCMP_SYS(set_robust_list),
-	SCMP_SYS(rt_sigtimedwait), SCMP_SYS(process_vm_readv), SCMP_SYS(munlock),
-};
-#endif
 
 int
 policyd_seccomp(int dirfd)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int r = 0;
-
-	if (!ctx)
-		return -ENOMEM;
-	for (size_t i = 0; r == 0 && i < sizeof(allowed) / sizeof(allowed[0]); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+	scmp_filter_ctx ctx;
+	int r = seccomp_allow_new(allowed, sizeof(allowed) / sizeof(allowed[0]), &ctx);
+	if (r < 0)
+		return r;
 	/* Spelled out: libseccomp's SCMP_A0() leaves datum_b to clang's -Wextra. */
 	const struct scmp_arg_cmp a0 = { .arg = 0, .op = SCMP_CMP_EQ,
 					 .datum_a = (scmp_datum_t)dirfd, .datum_b = 0 };
 	const struct scmp_arg_cmp a02[2] = {
 		a0, { .arg = 2, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)dirfd, .datum_b = 0 }
 	};
-#if POLICYD_ASAN
-	for (size_t i = 0; r == 0 && i < sizeof(allowed_asan) / sizeof(allowed_asan[0]); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed_asan[i], 0);
-#else
-	/* The history and its compaction: only under the state directory fd. */
-	if (r == 0)
+	/* The history and its compaction: only under the state directory fd (a sanitizer
+	 * build already allows every openat for its runtime). */
+	if (!seccomp_allow_sanitized())
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, &a0);
-#endif
 	if (r == 0)
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unlinkat), 1, &a0);
 	if (r == 0)
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat), 2, a02);
 	if (r == 0)
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat2), 2, a02);
-	if (r == 0)
-		r = seccomp_load(ctx);
-	seccomp_release(ctx);
-	return r < 0 ? r : 0;
+	if (r < 0) {
+		seccomp_release(ctx);
+		return r;
+	}
+	return seccomp_allow_load(ctx);
 }

@@ -17,17 +17,10 @@
 
 #include <seccomp.h>
 
+#include "seccomp_allow.h"
+
 #include "compat/syscalls.h"
 #include "recheck.h"
-
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#define RECHECK_ASAN 1
-#else
-#define RECHECK_ASAN 0
-#endif
 
 static const int allowed[] = {
 	/* files, as the owner */
@@ -46,35 +39,19 @@ static const int allowed[] = {
 	SCMP_SYS(gettid), SCMP_SYS(exit), SCMP_SYS(exit_group),
 };
 
-#if RECHECK_ASAN
-static const int allowed_asan[] = {
-	SCMP_SYS(sigaltstack), SCMP_SYS(prctl), SCMP_SYS(sched_yield),
-	SCMP_SYS(sched_getaffinity), SCMP_SYS(tgkill), SCMP_SYS(kill), SCMP_SYS(getppid),
-	SCMP_SYS(getrlimit), SCMP_SYS(prlimit64), SCMP_SYS(uname), SCMP_SYS(ioctl),
-	SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(rt_sigaction), SCMP_SYS(getdents),
-	SCMP_SYS(munlock), SCMP_SYS(personality),
-};
-#endif
 
 int
 recheck_seccomp(void)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int r = 0;
-
-	if (!ctx)
-		return -ENOMEM;
-	for (size_t i = 0; r == 0 && i < sizeof(allowed) / sizeof(allowed[0]); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+	scmp_filter_ctx ctx;
+	int r = seccomp_allow_new(allowed, sizeof(allowed) / sizeof(allowed[0]), &ctx);
+	if (r < 0)
+		return r;
 	/* faccessat2 (glibc's access() on newer kernels): by number, libseccomp 2.5.4 may not name it. */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, BOX_NR_faccessat2, 0);
-#if RECHECK_ASAN
-	for (size_t i = 0; r == 0 && i < sizeof(allowed_asan) / sizeof(allowed_asan[0]); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed_asan[i], 0);
-#endif
-	if (r == 0)
-		r = seccomp_load(ctx);
-	seccomp_release(ctx);
-	return r < 0 ? r : 0;
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, BOX_NR_faccessat2, 0);
+	if (r < 0) {
+		seccomp_release(ctx);
+		return r;
+	}
+	return seccomp_allow_load(ctx);
 }

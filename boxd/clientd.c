@@ -18,8 +18,7 @@
  * An embedded boxd runs as its caller and serves only that caller: it keeps
  * decoding its clients itself and starts no box-clientd.
  *
- * The fork+exec here is minimal and local; it is meant to move to the shared
- * spawn helper (common/spawn.c) when that exists.
+ * Started through common/spawn.c like every other helper of boxd.
  * Trusts: its own executable's directory (spawn_find_helper), the password
  * database for box-daemon's ids.
  */
@@ -38,6 +37,7 @@
 #include "fdutil.h"
 #include "ipc.h"
 #include "log.h"
+#include "spawn.h"
 
 #ifndef __has_feature
 #define __has_feature(x) 0
@@ -135,28 +135,17 @@ client_child_start(struct boxd *d, const struct ucred *cred, int *fd)
 	r = box_ipc_socketpair(sv, false);
 	if (r < 0)
 		return log_err_errno(r, "socketpair for %s", CLIENTD_NAME);
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		r = -errno;
+	/* fds 0-2 /dev/null (stderr: boxd's, for its log lines), 3 the client, 4 boxd. */
+	const int fds[] = { nullfd, nullfd, errfd, *fd, sv[1] };
+	const struct spawn_req req = {
+		.path = exe, .argv = argv, .envp = envp, .fds = fds, .n_fds = 5,
+	};
+	pid_t pid;
+	r = spawn_process(&req, &pid);
+	if (r < 0) {
 		close(sv[0]);
 		close(sv[1]);
-		return log_err_errno(r, "fork %s", CLIENTD_NAME);
-	}
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			if (sig != SIGKILL && sig != SIGSTOP)
-				signal(sig, SIG_DFL);
-		int from[5] = { nullfd, nullfd, errfd, *fd, sv[1] };
-		int to[5] = { 0, 1, 2, CLIENTD_FD_CLIENT, CLIENTD_FD_BOXD };
-		if (fd_move_to(from, to, 5) < 0 || fd_close_all_except(CLIENTD_FD_BOXD + 1, NULL, 0) < 0)
-			_exit(127);
-		execve(exe, argv, envp);
-		dprintf(2, "boxd: cannot execute %s: %s\n", exe, strerror(errno));
-		_exit(127);
+		return log_err_errno(r, "cannot start %s", CLIENTD_NAME);
 	}
 	close(sv[1]);
 	/* Root keeps no copy of the client's socket: the child's death closes it. */

@@ -2,9 +2,9 @@
 # symbols.sh — each program links only the messages it speaks (issue 10).
 #
 # The protocol tables of proto/ (proto_client.c, proto_policy.c,
-# proto_plan.c) reach common/'s framing as data, so a program that never
+# proto_plan.c, proto_recheck.c) reach common/'s framing as data, so a program that never
 # names a protocol's table never links that protocol's descriptors and
-# validators. This reads the symbol tables (nm) of the four programs:
+# validators. This reads the symbol tables (nm) of the six programs:
 # each must hold its own protocols' tables and none of the others'
 # descriptors, validators or tables. Then common/ must be a leaf: no symbol
 # libboxcommon.a needs is defined by libboxproto.a or libboxpolicy.a.
@@ -22,6 +22,10 @@ policy='box_proto_policy box__policy_init__descriptor box__decide_request__descr
 	box_validate_decide_reply'
 plan='box_proto_plan box__plan__descriptor box__trampoline_status__descriptor
 	box_plan_validate box_status_validate'
+# The recheck request carries the spec's [box] and [agent] sections (boxd.proto's
+# CfgBox, CfgAgent), so box-recheck links those; its table is its own.
+recheck='box_proto_recheck box__recheck_request__descriptor box__recheck_reply__descriptor
+	box_validate_recheck_request'
 
 # check PROGRAM "SPEAKS" "MUST NOT": every symbol of SPEAKS present, none of MUST NOT.
 check() {
@@ -53,10 +57,12 @@ check() {
 	fi
 }
 
-check boxctl "$client" "$policy $plan"
-check box-policyd "$policy" "$client $plan"
-check box-trampoline "$plan" "$client $policy"
-check boxd "$client $policy $plan" ""
+check boxctl "$client" "$policy $plan box_proto_recheck"
+check box-policyd "$policy" "$client $plan $recheck"
+check box-trampoline "$plan" "$client $policy $recheck"
+check box-clientd "$client" "$policy $plan box_proto_recheck"
+check box-recheck "$recheck" "$policy $plan box_proto_client"
+check boxd "$client $policy $plan $recheck" ""
 
 # common/ is a leaf: what its objects need comes from libc and libraries, never from proto/.
 lib_common=$BUILD/common/libboxcommon.a
