@@ -31,7 +31,9 @@ workspace = $ws
 [agent.filesystem]
 read = $ws
 INI
-export BOX_SOCKET="$ws/no-service.sock" # an embedded boxd, like a user without the service
+# An embedded boxd, like a user without the service (the socket path lies outside the
+# grant: a grant holding boxd's socket is refused).
+export BOX_SOCKET="$ws.no-service.sock"
 
 /usr/bin/python3 - "$BOX_BIN/boxctl" "$ws" "$MIB" "$N" <<'PY'
 import os, statistics, subprocess, sys, time
