@@ -132,7 +132,9 @@ plan_of(Box__RunRequest *req)
 		free(lines);
 		plan_free(p);
 	} else if (r == -EINVAL) {
-		if (b.rc.n_problems == 0 || p)
+		/* A refusal names problems, or (a request no boxctl would build, e.g. a policy
+		 * path equal to a grant) the plan validator caught the plan: fail closed, said. */
+		if (p || (b.rc.n_problems == 0 && !err))
 			__builtin_trap();
 	}
 	free(err);
