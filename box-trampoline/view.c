@@ -93,7 +93,7 @@ enclosing(const struct view *vw, const char *path, bool strict, bool grants_only
 	const struct vent *best = NULL;
 	for (size_t i = 0; i < vw->n; i++) {
 		const struct vent *e = &vw->v[i];
-		if (e->kind == BOX__VIEW_KIND__VIEW_DENY || e->kind == VK_SELF)
+		if (e->kind == BOX__VIEW_KIND__VIEW_DENY || e->kind == VK_SELF || e->kind == VK_DROPPED)
 			continue;
 		if (grants_only && e->kind == BOX__VIEW_KIND__VIEW_EXEC)
 			continue;

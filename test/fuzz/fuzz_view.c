@@ -54,11 +54,18 @@ check_view(const Box__Plan *p, const struct view *vw)
 		if (e->kind == BOX__VIEW_KIND__VIEW_DENY && (e->attr != mask_attr || !e->src))
 			__builtin_trap();
 		if (e->kind == VK_SELF) {
+			/* A self bind copies the host at its own path: only strictly inside an
+			 * entry that shows the host there (a grant, the system runtime, /etc). */
 			bool inside = false;
-			for (size_t k = 0; k < p->n_view && !inside; k++)
-				inside = p->view[k]->kind != BOX__VIEW_KIND__VIEW_DENY &&
-					 path_is_under(e->path, p->view[k]->path) &&
-					 strcmp(e->path, p->view[k]->path) != 0;
+			for (size_t k = 0; k < vw->n && !inside; k++) {
+				const struct vent *g = &vw->v[k];
+				bool host = g->kind == BOX__VIEW_KIND__VIEW_READ ||
+					    g->kind == BOX__VIEW_KIND__VIEW_WRITE ||
+					    g->kind == BOX__VIEW_KIND__VIEW_EXEC || g->kind == VK_SYSTEM ||
+					    g->kind == VK_ETC;
+				inside = host && path_is_under(e->path, g->path) &&
+					 strcmp(e->path, g->path) != 0;
+			}
 			if (!inside)
 				__builtin_trap();
 		}
@@ -68,7 +75,8 @@ check_view(const Box__Plan *p, const struct view *vw)
 		if (has(vw, pe->path, (int)pe->kind))
 			continue;
 		/* Only a mask may be left out, and only when what contains it in the view
-		 * does not show the host there (a box-managed dir, a tmpfs, nothing). */
+		 * does not show the host there (a box-managed dir, a tmpfs, nothing). Ties in
+		 * depth are not broken here: the innermost by depth decides. */
 		if (pe->kind != BOX__VIEW_KIND__VIEW_DENY)
 			__builtin_trap();
 		const struct vent *in = NULL;
@@ -80,7 +88,10 @@ check_view(const Box__Plan *p, const struct view *vw)
 			if (!in || e->depth > in->depth)
 				in = e;
 		}
-		if (in && in->kind != VK_MANAGED && in->kind != VK_TMPFS)
+		/* (A file grant "containing" it is a plan no boxd builds: nothing to hide either.) */
+		if (in && (in->kind == BOX__VIEW_KIND__VIEW_READ || in->kind == BOX__VIEW_KIND__VIEW_WRITE ||
+			   in->kind == BOX__VIEW_KIND__VIEW_EXEC || in->kind == VK_SYSTEM ||
+			   in->kind == VK_ETC))
 			__builtin_trap();
 	}
 }
