@@ -11,7 +11,8 @@
  * policy/ an O_PATH directory, decisions.jsonl and agent.log O_APPEND, each
  * the very file of the tree). Bad channels (garbage, a reply instead of a
  * request, no request, fd 3 not a socket) make it exit non-zero without a
- * reply. As root, the owner boxtest too: the state dir becomes boxtest's and
+ * reply; a second request queued behind the first is never read (one reply,
+ * exit 0). As root, the owner boxtest too: the state dir becomes boxtest's and
  * a grant boxtest cannot read is refused.
  * BOX_RECHECK_WRITE_CORPUS=DIR writes every reply received, packed again as
  * box-recheck sent it, as a seed of test/fuzz/fuzz_recheck_reply.c.
@@ -42,6 +43,8 @@
 static char root[64];
 static char sh_canon[PATH_MAX];
 static unsigned corpus_seq;
+static char env_canon[PATH_MAX];
+static const char *helper_extra_env; /* one more BOX_TEST_* hook for the next run, or NULL */
 
 /* ------------------------------------------------------------------ */
 /* the tree                                                            */
@@ -105,6 +108,20 @@ tree_make(void)
 		must(mkdir(P(dirs[i]), 0755), dirs[i]);
 	write_file("/bin/agent", "#!/bin/sh\nexit 0\n", 0755);
 	write_file("/bin/plain", "\x7f" "ELF not really\n", 0755);
+	write_file("/bin/via-env", "#!/usr/bin/env sh\nexit 0\n", 0755);
+	write_file("/ws/.netrc", "machine x\n", 0600);
+	must(mkdir(P("/many"), 0755), "mkdir many");
+	for (int i = 0; i < 22; i++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), "/many/s%02d.sock", i);
+		make_socket(P(rel));
+	}
+	must(mkdir(P("/slow"), 0755), "mkdir slow");
+	for (int i = 0; i < 100; i++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), "/slow/f%02d", i);
+		write_file(rel, "x\n", 0644);
+	}
 	write_file("/ro-file", "data\n", 0644);
 	write_file("/hl/secret", "s\n", 0600);
 	must(link(P("/hl/secret"), P("/hl/secret2")), "link");
@@ -112,8 +129,8 @@ tree_make(void)
 	must(symlink("real-aws", P("/ws/.aws")), "symlink aws");
 	make_socket(P("/sock/agent.sock"));
 	make_socket(P("/boxd.sock"));
-	if (!realpath("/bin/sh", sh_canon))
-		must(-1, "realpath /bin/sh");
+	if (!realpath("/bin/sh", sh_canon) || !realpath("/usr/bin/env", env_canon))
+		must(-1, "realpath /bin/sh, /usr/bin/env");
 }
 
 static void
@@ -230,6 +247,7 @@ req_free_paths(struct req *r)
 struct answer {
 	int exit_status;          /* of the helper: WEXITSTATUS, or 128+signal */
 	bool replied;
+	int recv_status;          /* of the first receive: 1 (a message) or -errno */
 	struct box_ipc_msg m;     /* the RecheckReply, validated */
 	const Box__RecheckReply *rep;
 	char err[4096];           /* its stderr */
@@ -280,7 +298,7 @@ run_helper(struct answer *a, int fd3, int mine, int (*send)(int fd, void *arg), 
 {
 	char errpath[] = "/tmp/box-J1-recheck-err-XXXXXX";
 	int errfd = mkostemp(errpath, O_CLOEXEC);
-	char *envp[] = { (char *)"ASAN_OPTIONS=detect_leaks=0", NULL };
+	char *envp[] = { (char *)"ASAN_OPTIONS=detect_leaks=0", (char *)helper_extra_env, NULL };
 	char *argv[] = { (char *)"box-recheck", NULL };
 	int status;
 
@@ -313,6 +331,7 @@ run_helper(struct answer *a, int fd3, int mine, int (*send)(int fd, void *arg), 
 		    box_ipc_chan_allow(c, &allowed, 1) < 0)
 			must(-1, "channel");
 		int r = box_ipc_recv_wait(c, &a->m, 30000);
+		a->recv_status = r;
 		if (r == 1) {
 			a->replied = true;
 			a->rep = (const Box__RecheckReply *)a->m.msg;
@@ -738,6 +757,111 @@ test_program(void)
 	req_free_paths(&r);
 }
 
+/* #!/usr/bin/env NAME: env and NAME (found on the default PATH) are both interpreters */
+static void
+test_env_interpreter(void)
+{
+	struct req r;
+	struct answer a;
+	char sh_found[PATH_MAX];
+
+	/* sh on the default PATH /usr/local/bin:/usr/bin:/bin, canonical */
+	if (!realpath(access("/usr/local/bin/sh", X_OK) == 0 ? "/usr/local/bin/sh" : "/usr/bin/sh",
+		      sh_found))
+		snprintf(sh_found, sizeof(sh_found), "%s", sh_canon);
+	good_request(&r, "/state-env", false);
+	snprintf(r.cmd_path, sizeof(r.cmd_path), "%s", P("/bin/via-env"));
+	ask(&a, &r);
+	check_state_fds(&a, &r, getuid(), false);
+	check_records(&a, rec("denydir", P("/dd")), rec("workspace", P("/ws")),
+		      rec("argv0", P("/bin/via-env")), rec("program", P("/bin/via-env")),
+		      rec("interp", env_canon), rec("interp", sh_found),
+		      rec("maskdir", P("/ws/.ssh")), rec("maskdir", P("/ws/real-aws")),
+		      rec("maskvia", P("/ws/.aws")), NULL);
+	answer_done(&a);
+	req_free_paths(&r);
+}
+
+/* A credential file inside a grant: maskfile; boxd keeps it as a file mask. */
+static void
+test_mask_file(void)
+{
+	struct req r;
+	struct answer a;
+	struct recheck_result res;
+
+	good_request(&r, "/state-maskfile", false);
+	r.cands[0] = (char *)P("/ws/.netrc");
+	r.q.n_mask_candidates = 1;
+	ask(&a, &r);
+	check_state_fds(&a, &r, getuid(), false);
+	check_records(&a, rec("denydir", P("/dd")), rec("workspace", P("/ws")),
+		      rec("argv0", P("/bin/agent")), rec("program", P("/bin/agent")),
+		      rec("interp", sh_canon), rec("maskfile", P("/ws/.netrc")), NULL);
+	CHECK_INT(parse(&a, false, &res), 0);
+	CHECK_INT(res.n_masks, 1);
+	if (res.n_masks == 1)
+		CHECK(!res.mask_is_dir[0] && !res.mask_via[0]);
+	recheck_result_clear(&res);
+	answer_done(&a);
+	req_free_paths(&r);
+}
+
+/* More sockets than a reply names: RECHECK_SOCKETS_SHOWN of them and "sockets /TOTAL". */
+static void
+test_many_sockets(void)
+{
+	struct req r;
+	struct answer a;
+	struct recheck_result res;
+	size_t named = 0;
+
+	good_request(&r, "/state-many", false);
+	req_add(&r, L_READ, P("/many"), 20);
+	ask(&a, &r);
+	check_state_fds(&a, &r, getuid(), false);
+	for (size_t i = 0; a.rep && i < a.rep->n_disclosure; i++)
+		if (strncmp(a.rep->disclosure[i], "socket ", 7) == 0) {
+			CHECK(strncmp(a.rep->disclosure[i] + 7, P("/many/s"), strlen(P("/many/s"))) == 0);
+			named++;
+		}
+	CHECK_INT(named, RECHECK_SOCKETS_SHOWN);
+	CHECK(a.rep && a.rep->n_disclosure > 0 &&
+	      strcmp(a.rep->disclosure[a.rep->n_disclosure - 1], "sockets /22") == 0);
+	CHECK_INT(parse(&a, false, &res), 0);
+	CHECK_INT(res.n_sockets, RECHECK_SOCKETS_SHOWN);
+	CHECK_INT(res.sockets_total, 22);
+	recheck_result_clear(&res);
+	answer_done(&a);
+	req_free_paths(&r);
+}
+
+/*
+ * The walks' time bound (BOX_WALK_TIME_MS, the clock read every 64 entries):
+ * BOX_TEST_SCAN_DELAY_MS slows each file, 64 of them take > 2 s: "scancut /time".
+ */
+static void
+test_scan_cut(void)
+{
+	struct req r;
+	struct answer a;
+	struct recheck_result res;
+
+	good_request(&r, "/state-cut", false);
+	req_add(&r, L_READ, P("/slow"), 21);
+	helper_extra_env = "BOX_TEST_SCAN_DELAY_MS=45";
+	ask(&a, &r);
+	helper_extra_env = NULL;
+	check_state_fds(&a, &r, getuid(), false);
+	CHECK(a.rep && a.rep->n_disclosure > 0 &&
+	      strcmp(a.rep->disclosure[a.rep->n_disclosure - 1], "scancut /time") == 0);
+	CHECK_INT(parse(&a, false, &res), 0);
+	CHECK_STR(res.scan_cut, "time");
+	recheck_result_clear(&res);
+	answer_done(&a);
+	req_free_paths(&r);
+}
+
 /* ---- bad channels: exit non-zero, no reply ---- */
 
 static int
@@ -808,7 +932,13 @@ test_bad_channel(void)
 	answer_done(&a);
 }
 
-/* Two requests queued: one exchange only — one reply to the first, then the channel ends. */
+/*
+ * Two requests queued: one exchange only. The helper reads the first, answers
+ * it and exits 0 without reading (or acting on) the second; nothing follows
+ * its reply. The kernel reports the unread request to us as ECONNRESET, which
+ * may overtake the queued reply (AF_UNIX checks the socket error first), so
+ * the reply itself is checked only when it arrived.
+ */
 static int
 send_two(int fd, void *arg)
 {
@@ -826,8 +956,10 @@ test_second_request(void)
 	good_request(&r, "/state-two", false);
 	must(box_ipc_socketpair(sv, false), "socketpair");
 	run_helper(&a, sv[1], sv[0], send_two, &r);
-	/* run_helper checked that nothing follows the reply */
-	check_state_fds(&a, &r, getuid(), false);
+	CHECK_INT(a.exit_status, 0);
+	CHECK(a.recv_status == 1 || a.recv_status == -ECONNRESET);
+	if (a.replied) /* run_helper checked that nothing follows it */
+		check_state_fds(&a, &r, getuid(), false);
 	answer_done(&a);
 	req_free_paths(&r);
 }
@@ -909,6 +1041,10 @@ main(void)
 	RUN(test_deny_hardlink);
 	RUN(test_socket_in_grant);
 	RUN(test_program);
+	RUN(test_env_interpreter);
+	RUN(test_mask_file);
+	RUN(test_many_sockets);
+	RUN(test_scan_cut);
 	RUN(test_bad_channel);
 	RUN(test_second_request);
 	RUN(test_as_boxtest);
