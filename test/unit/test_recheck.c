@@ -14,7 +14,9 @@
  * reply; a second request queued behind the first is never read (one reply,
  * exit 0). As root, the owner boxtest too: the state dir becomes boxtest's and
  * a grant boxtest cannot read is refused.
- * BOX_RECHECK_WRITE_CORPUS=DIR writes every reply received, packed again as
+ * boxd's parser is also given crafted replies box-recheck does not send (bad
+ * records, caps, fds that do not fit).
+ * BOX_RECHECK_WRITE_CORPUS=DIR writes every reply received (and crafted), packed again as
  * box-recheck sent it, as a seed of test/fuzz/fuzz_recheck_reply.c.
  * Trusts: nothing; it is test code.
  */
@@ -579,6 +581,7 @@ test_good_detach(void)
 	recheck_result_clear(&res);
 	answer_done(&a);
 	/* boxd refuses a detach answer with 4 fds: the same helper asked without detach */
+	req_free_paths(&r);
 	good_request(&r, "/state-detach/nested", false);
 	ask(&a, &r);
 	CHECK_INT(parse(&a, true, &res), -EPROTO);
@@ -964,6 +967,132 @@ test_second_request(void)
 	req_free_paths(&r);
 }
 
+/* ---- boxd's parser on replies box-recheck does not send ---- */
+
+/*
+ * boxd's parse of a crafted reply (`recs`, NULL-ended; `n_fds` /dev/null
+ * fds; one problem when `refused`). Also written as a fuzz seed.
+ */
+static int
+parse_crafted(const char *const *recs, unsigned n_fds, bool refused, bool detach,
+	      struct recheck_result *res)
+{
+	Box__RecheckReply rep = BOX__RECHECK_REPLY__INIT;
+	struct answer a;
+	Box__Problem *prob = NULL;
+	size_t n = 0;
+
+	while (recs[n])
+		n++;
+	memset(&a, 0, sizeof(a));
+	a.m = (struct box_ipc_msg)BOX_IPC_MSG_INIT;
+	rep.status = refused ? BOX__REPLY_STATUS__REPLY_REFUSED : BOX__REPLY_STATUS__REPLY_OK;
+	rep.disclosure = (char **)recs;
+	rep.n_disclosure = n;
+	rep.n_fds = n_fds;
+	if (refused) {
+		prob = problem_new(7, "agent.filesystem", "read", "crafted refusal");
+		rep.problems = &prob;
+		rep.n_problems = 1;
+	}
+	for (unsigned i = 0; i < n_fds; i++)
+		a.m.fds[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+	a.m.n_fds = n_fds;
+	a.m.msg = &rep.base;
+	a.rep = &rep;
+	a.replied = true;
+	record_seed(&a);
+	int r = parse(&a, detach, res);
+	for (unsigned i = 0; i < n_fds; i++)
+		if (a.m.fds[i] >= 0)
+			close(a.m.fds[i]);
+	problem_free(prob);
+	return r;
+}
+
+static void
+test_parse_crafted(void)
+{
+	struct recheck_result res;
+	const char *ok[] = { "argv0 /usr/bin/a", "program /usr/bin/a", "workspace /w", NULL };
+	char many_socks[RECHECK_SOCKETS_SHOWN + 5][32];
+	char many_masks[RECHECK_MASKS_MAX + 5][32];
+	const char *v[RECHECK_MASKS_MAX + 10];
+	size_t k;
+
+#define EXPECT(want, n_fds, refused, detach, ...)                                      \
+	do {                                                                           \
+		const char *recs_[] = { __VA_ARGS__, NULL };                           \
+		CHECK_INT(parse_crafted(recs_, n_fds, refused, detach, &res), want);   \
+		recheck_result_clear(&res);                                            \
+	} while (0)
+
+	/* the minimum boxd starts with, and its fds */
+	CHECK_INT(parse_crafted(ok, 4, false, false, &res), 0);
+	CHECK(res.state_dirfd >= 0 && res.decisions_fd >= 0 && res.log_fd == -1);
+	recheck_result_clear(&res);
+	CHECK_INT(parse_crafted(ok, 5, false, true, &res), 0);
+	CHECK(res.log_fd >= 0);
+	recheck_result_clear(&res);
+	/* fds that do not fit: none without problems, 4 for a detach, 5 without */
+	CHECK_INT(parse_crafted(ok, 0, false, false, &res), -EPROTO);
+	recheck_result_clear(&res);
+	CHECK_INT(parse_crafted(ok, 4, false, true, &res), -EPROTO);
+	recheck_result_clear(&res);
+	CHECK_INT(parse_crafted(ok, 5, false, false, &res), -EPROTO);
+	recheck_result_clear(&res);
+	/* a refusal: no fds, the records kept for the message */
+	CHECK_INT(parse_crafted(ok, 0, true, false, &res), 0);
+	CHECK(res.n_problems == 1 && res.state_dirfd == -1);
+	recheck_result_clear(&res);
+	/* no program, workspace or argv0 in an OK reply */
+	EXPECT(-EPROTO, 4, false, false, "argv0 /a", "workspace /w");
+	EXPECT(-EPROTO, 4, false, false, "program /a", "workspace /w");
+	EXPECT(-EPROTO, 4, false, false, "argv0 /a", "program /a");
+	/* bad records */
+	EXPECT(-EBADMSG, 0, true, false, "argv0 /a", "argv0 /b");
+	EXPECT(-EBADMSG, 0, true, false, "program relative");
+	EXPECT(-EBADMSG, 0, true, false, "workspace /w/../x");
+	EXPECT(-EBADMSG, 0, true, false, "interp /bin/*");
+	EXPECT(-EBADMSG, 0, true, false, "argv0");
+	EXPECT(-EBADMSG, 0, true, false, "socketx /a");
+	EXPECT(-EBADMSG, 0, true, false, "maskvia /a");
+	EXPECT(-EBADMSG, 0, true, false, "maskdir /a", "maskvia /b", "maskvia /c");
+	EXPECT(-EBADMSG, 0, true, false, "sockets /0");
+	EXPECT(-EBADMSG, 0, true, false, "sockets /x");
+	EXPECT(-EBADMSG, 0, true, false, "scancut /never");
+	EXPECT(-EBADMSG, 0, true, false, "scancut /time", "scancut /entries");
+	EXPECT(0, 0, true, false, "scancut /entries", "sockets /99", "denydir /d", "interp /i");
+	/* caps: RECHECK_SOCKETS_SHOWN sockets, RECHECK_MASKS_MAX masks */
+	for (k = 0; k < RECHECK_SOCKETS_SHOWN + 1; k++) {
+		snprintf(many_socks[k], sizeof(many_socks[k]), "socket /s%zu", k);
+		v[k] = many_socks[k];
+	}
+	v[RECHECK_SOCKETS_SHOWN] = NULL;
+	CHECK_INT(parse_crafted(v, 0, true, false, &res), 0);
+	CHECK_INT(res.n_sockets, RECHECK_SOCKETS_SHOWN);
+	recheck_result_clear(&res);
+	v[RECHECK_SOCKETS_SHOWN] = many_socks[RECHECK_SOCKETS_SHOWN];
+	v[RECHECK_SOCKETS_SHOWN + 1] = NULL;
+	CHECK_INT(parse_crafted(v, 0, true, false, &res), -EBADMSG);
+	recheck_result_clear(&res);
+	for (k = 0; k < RECHECK_MASKS_MAX + 1; k++) {
+		snprintf(many_masks[k], sizeof(many_masks[k]), "%s /m%zu",
+			 k % 2 ? "maskfile" : "maskdir", k);
+		v[k] = many_masks[k];
+	}
+	v[RECHECK_MASKS_MAX] = NULL;
+	CHECK_INT(parse_crafted(v, 0, true, false, &res), 0);
+	CHECK_INT(res.n_masks, RECHECK_MASKS_MAX);
+	CHECK(res.n_masks == RECHECK_MASKS_MAX && res.mask_is_dir[0] && !res.mask_is_dir[1]);
+	recheck_result_clear(&res);
+	v[RECHECK_MASKS_MAX] = many_masks[RECHECK_MASKS_MAX];
+	v[RECHECK_MASKS_MAX + 1] = NULL;
+	CHECK_INT(parse_crafted(v, 0, true, false, &res), -EBADMSG);
+	recheck_result_clear(&res);
+#undef EXPECT
+}
+
 /* ---- as boxtest (root only) ---- */
 
 static void
@@ -1047,6 +1176,7 @@ main(void)
 	RUN(test_scan_cut);
 	RUN(test_bad_channel);
 	RUN(test_second_request);
+	RUN(test_parse_crafted);
 	RUN(test_as_boxtest);
 	tree_remove();
 	return tap_done();
