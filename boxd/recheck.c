@@ -16,8 +16,10 @@
  * BOX_TEST_RECHECK_STALL_NAME: only the box of that name) is passed on to
  * the helper, which sleeps that long before its first check: it slows the
  * step and changes nothing it checks.
+ * Its records are parsed by recheck_parse.c (linked alone by the fuzz
+ * target and the unit tests).
  * Trusts: the reply only after box_ipc_decode() validated it, and
- * re-validates every record path; the helper runs with the owner's rights
+ * re-validates every record path (recheck_parse.c); the helper runs with the owner's rights
  * only, so whatever it reports the owner could reach itself.
  */
 #include <errno.h>
@@ -33,148 +35,21 @@
 #include "fdutil.h"
 #include "ipc.h"
 #include "log.h"
-#include "parse.h"
-#include "path.h"
 #include "proto_recheck.h"
+#include "recheck_parse.h"
 #include "spawn.h"
 #include "validate.h"
 
 #define RECHECK_FD 3
 
 static int
-add_string(char ***v, size_t *n, const char *s)
-{
-	char **nv = realloc(*v, (*n + 1) * sizeof(char *));
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	if (!(nv[*n] = strdup(s)))
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
-/* Take one "KIND PATH" record of the child's reply. */
-static int
-take_record(struct recheck_result *res, const char *rec)
-{
-	const char *sp = strchr(rec, ' ');
-	if (!sp || !box_valid_path(sp + 1))
-		return -EBADMSG;
-	size_t kl = (size_t)(sp - rec);
-	const char *p = sp + 1;
-#define IS(k) (kl == strlen(k) && strncmp(rec, k, kl) == 0)
-	if (IS("argv0") && !res->argv0)
-		return (res->argv0 = strdup(p)) ? 0 : -ENOMEM;
-	if (IS("program") && !res->program)
-		return (res->program = strdup(p)) ? 0 : -ENOMEM;
-	if (IS("workspace") && !res->workspace)
-		return (res->workspace = strdup(p)) ? 0 : -ENOMEM;
-	if (IS("interp"))
-		return add_string(&res->interpreters, &res->n_interpreters, p);
-	if (IS("denydir"))
-		return add_string(&res->deny_dirs, &res->n_deny_dirs, p);
-	if (IS("maskdir") || IS("maskfile")) {
-		if (res->n_masks >= RECHECK_MASKS_MAX)
-			return -EBADMSG;
-		bool *nd = realloc(res->mask_is_dir, (res->n_masks + 1) * sizeof(*nd));
-		if (!nd)
-			return -ENOMEM;
-		res->mask_is_dir = nd;
-		nd[res->n_masks] = IS("maskdir");
-		char **nv = realloc(res->mask_via, (res->n_masks + 1) * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		res->mask_via = nv;
-		nv[res->n_masks] = NULL;
-		return add_string(&res->masks, &res->n_masks, p);
-	}
-	if (IS("maskvia")) {
-		/* follows its mask record: the path (behind a symlink) that mask is for */
-		if (!res->n_masks || res->mask_via[res->n_masks - 1])
-			return -EBADMSG;
-		return (res->mask_via[res->n_masks - 1] = strdup(p)) ? 0 : -ENOMEM;
-	}
-	if (IS("socket"))
-		return res->n_sockets < RECHECK_SOCKETS_SHOWN ?
-			       add_string(&res->sockets, &res->n_sockets, p) :
-			       -EBADMSG;
-	if (IS("sockets")) {
-		/* "/N": the total, when more were found than named */
-		uint64_t t;
-		if (parse_u64(p + 1, SIZE_MAX, &t) < 0 || t == 0)
-			return -EBADMSG;
-		res->sockets_total = (size_t)t;
-		return 0;
-	}
-	if (IS("scancut") && !res->scan_cut) {
-		if (strcmp(p, "/time") != 0 && strcmp(p, "/entries") != 0)
-			return -EBADMSG;
-		return (res->scan_cut = strdup(p + 1)) ? 0 : -ENOMEM;
-	}
-#undef IS
-	return -EBADMSG;
-}
-
-/* ------------------------------------------------------------------ */
-/* the reply                                                           */
-
-static int
-take_problems(struct recheck_result *res, const Box__RecheckReply *rep)
-{
-	if (!rep->n_problems)
-		return 0;
-	res->problems = calloc(rep->n_problems, sizeof(*res->problems));
-	if (!res->problems)
-		return -ENOMEM;
-	for (size_t i = 0; i < rep->n_problems; i++) {
-		const Box__Problem *p = rep->problems[i];
-		Box__Problem *q = problem_new(p->has_line ? p->line : 0, p->section, p->key, "%s",
-					      p->message);
-		if (!q)
-			return -ENOMEM;
-		res->problems[res->n_problems++] = q;
-	}
-	return 0;
-}
-
-/* The state files, in the order of recheck.proto; all of them or none (problems). */
-static int
-take_fds(struct box *b, const Box__RecheckReply *rep, struct box_ipc_msg *m)
-{
-	struct recheck_result *res = &b->rc;
-	unsigned want = b->detach ? 5 : 4;
-
-	if (rep->n_fds == 0)
-		return res->n_problems ? 0 : -EPROTO;
-	if (rep->n_fds != want || m->n_fds != want)
-		return -EPROTO;
-	res->state_dirfd = TAKE_FD(m->fds[0]);
-	res->lock_fd = TAKE_FD(m->fds[1]);
-	res->policy_dirfd = TAKE_FD(m->fds[2]);
-	res->decisions_fd = TAKE_FD(m->fds[3]);
-	if (want == 5)
-		res->log_fd = TAKE_FD(m->fds[4]);
-	return 0;
-}
-
-static int
 take_reply(struct box *b, const Box__RecheckReply *rep, struct box_ipc_msg *m)
 {
-	struct recheck_result *res = &b->rc;
-	int r = 0;
+	int r = recheck_parse_reply(&b->rc, rep, m, b->detach);
 
-	for (size_t i = 0; i < rep->n_disclosure && r >= 0; i++)
-		r = take_record(res, rep->disclosure[i]);
-	if (r >= 0)
-		r = take_problems(res, rep);
-	if (r >= 0)
-		r = take_fds(b, rep, m);
 	if (r < 0)
 		return r;
-	if (!res->n_problems && (!res->argv0 || !res->program || !res->workspace))
-		return -EPROTO;
-	res->state_dir = TAKE_PTR(b->recheck_state_dir);
+	b->rc.state_dir = TAKE_PTR(b->recheck_state_dir);
 	return 0;
 }
 
