@@ -9,7 +9,8 @@
 # delay, when its policyd is gone (RunExit follows policyd's final flush).
 # SIGTERM to boxd while a box finishes: boxd waits for that box's end, its
 # boxctl still gets its status, then boxd exits 0. A policyd that does not
-# exit within 3 s is SIGKILLed and the end goes on (exit status kept).
+# exit within 3 s is SIGKILLed and the end goes on (exit status kept). A
+# pids_max box's cgroup (its agent leaves 20 children) is gone by its end.
 # Before boxd's teardown was a chain of events, ps and the other run waited
 # for the whole policyd exit.
 # Trusts: nothing; test code (private service sockets under its work dir).
@@ -81,7 +82,7 @@ echo "\$rc \$(( (t1 - t0) / 1000000 ))"
 SH
 chmod 755 other.sh
 FS=/var/lib/box/0/j2-fin
-rm -rf "$FS" "/var/lib/box/$(id -u boxtest)/j2-other"
+rm -rf "$FS" /var/lib/box/0/j2-cg "/var/lib/box/$(id -u boxtest)/j2-other"
 
 # --- one box finishes slowly; boxd answers everyone else meanwhile --------------------
 start_boxd "$delay_ms"
@@ -135,6 +136,27 @@ check "ps: j2-fin is gone, boxtest's box runs" \
 check "j2-fin runs again right after (its run lock was released before RunExit)" \
 	grep -qxE "[0-9a-f]{12}" fin2.out
 
+# --- the cgroups go from the loop too: a box with pids_max whose agent leaves 20 children
+cat >j2-cg.ini <<INI
+[box]
+name = j2-cg
+
+[agent]
+command = /usr/bin/python3 -c "import os, sys, time; [os.fork() or time.sleep(60) for _ in range(20)]; time.sleep(1); sys.exit(3)"
+workspace = $W
+pids_max = 64
+INI
+chmod 644 j2-cg.ini
+cg_id=$("$RB/boxctl" run -q -c j2-cg.ini --detach 2>cg.err)
+check "pids_max box: starts" grep -qxE "[0-9a-f]{12}" <<<"$cg_id"
+cg_dirs() { find /sys/fs/cgroup -maxdepth 4 -type d -path "*/box/$cg_id" 2>/dev/null; }
+cg_seen=$(cg_dirs)
+check "pids_max box: its cgroup exists while it runs" test -n "$cg_seen"
+for _ in $(seq 100); do "$RB/boxctl" ps | grep -q "^j2-cg" || break; sleep 0.1; done
+check "pids_max box: ended (status 3)" grep -q "box j2-cg ($cg_id) ended: status 3" boxd.log
+check "pids_max box: its cgroup is gone when the box is ($cg_seen)" test -z "$(cg_dirs)"
+check "pids_max box: no cgroup left behind" bash -c "! grep -q 'cannot remove .*$cg_id' boxd.log"
+
 # --- SIGTERM to boxd while a box finishes: boxd waits for its end ----------------------
 for _ in $(seq 100); do "$RB/boxctl" ps | grep -q "^j2-fin" || break; sleep 0.1; done
 check "the detached j2-fin ended (status 7)" test "$(grep -c 'box j2-fin .* ended: status 7' boxd.log)" = 2
@@ -172,5 +194,5 @@ check "policyd stuck: it is gone (SIGKILLed, reaped)" test -z "$(policyds)"
 kill -TERM "$sp"
 wait "$sp"
 check "boxd exits on SIGTERM" test $? = 0
-rm -rf "$FS" "/var/lib/box/$(id -u boxtest)/j2-other"
+rm -rf "$FS" /var/lib/box/0/j2-cg "/var/lib/box/$(id -u boxtest)/j2-other"
 tap_done
