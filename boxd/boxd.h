@@ -76,7 +76,10 @@ struct box_hooks {
 	/* Send a message (with fds) to a client; -ENOTCONN without one. */
 	int (*client_send)(struct client *c, uint32_t type, uint64_t rid,
 			   const ProtobufCMessage *m, const int *fds, unsigned n_fds);
-	/* A box ended and its client was told: an embedded boxd exits. */
+	/*
+	 * A box ended and its client was told: an embedded boxd exits, and so
+	 * does a service boxd told to stop once its last box is gone.
+	 */
 	void (*box_gone)(struct boxd *d);
 	/* Listen on an embedded box's BASE/ID/boxd.sock (ps, stop). */
 	int (*listen_embedded)(struct boxd *d, const char *path);
