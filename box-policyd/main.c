@@ -24,7 +24,9 @@
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default
  * 1 ms) at every event; it is read from policyd's own environment, which
- * boxd never fills from a user.
+ * boxd never fills from a user. BOX_TEST_POLICYD_EXIT_DELAY_MS=N (tests
+ * only, same source, N up to 60000) delays the exit by N ms after the final
+ * flush: it slows the end of a box, it changes nothing that is written.
  * Trusts: nothing from its peers; boxd for the fds and ids it gives.
  */
 #include <errno.h>
@@ -780,6 +782,25 @@ shutdown_flush(int dirfd)
 	event_base_free(S.base);
 }
 
+/*
+ * The BOX_TEST_POLICYD_EXIT_DELAY_MS hook: after the flush, policyd is done
+ * with every file; only its exit (which boxd waits for) comes later.
+ */
+static void
+test_exit_delay(void)
+{
+	const char *v = getenv("BOX_TEST_POLICYD_EXIT_DELAY_MS");
+	uint64_t ms;
+
+	if (!v || parse_u64(v, 60000, &ms) < 0 || ms == 0)
+		return;
+	log_warn("flushed; exiting in %llu ms (BOX_TEST_POLICYD_EXIT_DELAY_MS)",
+		 (unsigned long long)ms);
+	struct timespec ts = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -802,5 +823,6 @@ main(int argc, char **argv)
 	if (event_base_dispatch(S.base) < 0) /* step 9 */
 		fatalx("The event loop failed");
 	shutdown_flush(dirfd);
+	test_exit_delay();
 	return S.exit_code;
 }

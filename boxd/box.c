@@ -1,7 +1,7 @@
 /*
  * box.c — one box's life: checking → policyd → starting → running →
- * stopping → gone. Every step that waits for another process is an event
- * of boxd's loop, so boxd answers its other clients meanwhile:
+ * stopping → finishing → gone. Every step that waits for another process
+ * is an event of boxd's loop, so boxd answers its other clients meanwhile:
  *
  *   RunRequest   owner resolved (the caller, or [agent] user for root),
  *                id and state dir chosen, box-recheck spawned
@@ -24,10 +24,21 @@
  *                trampoline: the start ends)
  *   policyd gone SIGKILL (fail closed); RunExit carries the error, boxctl
  *                exits 1
- *   reaped       RunExit (status, 128+N, timed_out)              → gone
+ *   reaped       box_teardown(): box-recheck stopped, fd 4 closed, and
+ *                box-policyd's channel closed (it flushes its decision
+ *                lines, syncs the history, exits)               → finishing
+ *   (a start that fails, from any state before running, also goes there)
+ *   policyd      its exit reaped, or SIGKILL after 3 s (then not waited
+ *   exit         for): the box's cgroups removed, a busy one retried every
+ *                10 ms for up to 1 s (its members SIGKILLed)
+ *   cgroups gone runtime dir removed, run lock released, then RunExit
+ *                (status, 128+N, timed_out) — or the failed start's
+ *                RunReply — and box_end()                        → gone
  * Every way out of every state goes through box_teardown() (box-recheck,
  * box-policyd, cgroups, runtime dir, run lock: each undone only if done)
- * and box_end() (free, and the box_gone hook).
+ * and box_end() (free, and the box_gone hook). A finishing box is
+ * "stopping" in ps; stop, signals and a client that goes away change
+ * nothing of its end (the last only means nobody is told).
  * stdio: boxd never holds a fd of the caller's own. It gets, for each of
  * boxctl's fds 0-2 that is not a terminal, the box-side end of a pipe that
  * boxctl relays (checked here to be an anonymous pipe open the right way),
@@ -200,13 +211,21 @@ state_dir_choose(struct box *b, char **ret)
 /* the end of a box                                                    */
 
 /*
- * The one teardown, from any state: each piece is undone only if it was done
- * (recheck_stop, policyd_stop, cgroup_cleanup, runtime_dir_remove and
- * runtime_unlock check for themselves).
+ * The one teardown, from any state (each piece is undone only if it was
+ * done: recheck_stop, policyd_finish, cgroup_cleanup, runtime_dir_remove
+ * and runtime_unlock check for themselves). What waits for nothing goes
+ * now; then the box is BOX_FINISHING, a chain of events of boxd's loop:
+ * box-policyd's exit (its final flush, box_policyd_finished), the cgroups'
+ * removal (box_cgroups_removed), then the runtime dir and the run lock
+ * before ON_FINISHED tells the client (RunExit or RunReply) and box_end().
+ * So the client hears of the end only once policyd has flushed its
+ * decision lines and the name can be run again, as when this was one call.
  */
 static void
-box_teardown(struct box *b)
+box_teardown(struct box *b, void (*on_finished)(struct box *b))
 {
+	b->state = BOX_FINISHING;
+	b->on_finished = on_finished;
 	recheck_stop(b);
 	b->pty_master = safe_close(b->pty_master);
 	if (b->status_ev) {
@@ -214,14 +233,23 @@ box_teardown(struct box *b)
 		b->status_ev = NULL;
 	}
 	b->status_fd = safe_close(b->status_fd);
-	policyd_stop(b);
-	cgroup_cleanup(b);
-	runtime_dir_remove(b->d, b);
-	runtime_unlock(b);
 	if (b->timeout_ev)
 		event_del(b->timeout_ev);
 	if (b->kill_ev)
 		event_del(b->kill_ev);
+	if (policyd_finish(b))
+		return; /* its reap or the exit timer: box_policyd_finished() */
+	box_policyd_finished(b);
+}
+
+void
+box_policyd_finished(struct box *b)
+{
+	if (b->state != BOX_FINISHING)
+		return;
+	if (cgroup_cleanup(b))
+		return; /* the rmdir timer: box_cgroups_removed() */
+	box_cgroups_removed(b);
 }
 
 /* Torn down and told: the box is gone. */
@@ -235,26 +263,44 @@ box_end(struct box *b)
 	d->hooks->box_gone(d);
 }
 
-/* A start that cannot go on, at any state before running: reply, tear down, gone. */
+void
+box_cgroups_removed(struct box *b)
+{
+	if (b->state != BOX_FINISHING)
+		return;
+	runtime_dir_remove(b->d, b);
+	runtime_unlock(b);
+	if (b->on_finished)
+		b->on_finished(b);
+	box_end(b);
+}
+
+/* The end of a start that failed: its RunReply (status and error kept by start_fail). */
+static void
+finished_start_failed(struct box *b)
+{
+	reply_run(b, b->end_status, b->has_end_error ? b->end_error : NULL, NULL, 0);
+}
+
+/* A start that cannot go on, at any state before running: tear down, reply, gone. */
 static void
 start_fail(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void
 start_fail(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
 {
-	char msg[1024] = "";
+	b->end_status = status;
+	b->has_end_error = fmt != NULL;
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
+		vsnprintf(b->end_error, sizeof(b->end_error), fmt, ap);
 		va_end(ap);
-		for (char *c = msg; *c; c++)
+		for (char *c = b->end_error; *c; c++)
 			if ((unsigned char)*c < 0x20)
 				*c = '?';
 	}
-	box_teardown(b);
-	reply_run(b, status, fmt ? msg : NULL, NULL, 0);
-	box_end(b);
+	box_teardown(b, finished_start_failed);
 }
 
 /* A refusal with one problem (box.ini:LINE [SECTION] KEY). */
@@ -300,6 +346,8 @@ box_free(struct box *b)
 		event_free(b->timeout_ev);
 	if (b->kill_ev)
 		event_free(b->kill_ev);
+	if (b->cgroup_timer)
+		event_free(b->cgroup_timer);
 	safe_close(b->status_fd);
 	safe_close(b->pty_master);
 	for (size_t i = 0; i < b->n_disclosure; i++)
@@ -327,6 +375,39 @@ box_free(struct box *b)
 /* Read whatever the trampoline still has on fd 4. Returns true at EOF. */
 static bool status_drain(struct box *b);
 
+/* The end of a box whose agent ran: RunExit (status, 128+N, timed_out, the OOM kill). */
+static void
+finished_exit(struct box *b)
+{
+	Box__RunExit x = BOX__RUN_EXIT__INIT;
+	int status = b->wait_status;
+
+	x.box_id = b->id;
+	if (b->policyd_lost) {
+		/* Stopped for want of a policy: an error, not the agent's status. */
+		x.error = b->policyd_error;
+	} else if (WIFEXITED(status)) {
+		x.has_exit_status = 1;
+		x.exit_status = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		x.has_signal = 1;
+		x.signal = WTERMSIG(status);
+	}
+	x.has_timed_out = 1;
+	x.timed_out = b->timed_out;
+	if (b->oom_killed && (x.has_exit_status || x.has_signal)) {
+		x.has_oom_killed = 1;
+		x.oom_killed = 1;
+	}
+	if (b->client)
+		(void)b->d->hooks->client_send(b->client, BOX__MSG_TYPE__MSG_RUN_EXIT, b->request_id,
+					       &x.base, NULL, 0);
+	log_info("box %s (%s) ended: %s %d%s", b->name, b->id,
+		 WIFEXITED(status) ? "status" : "signal",
+		 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+		 b->timed_out ? " (timed out)" : "");
+}
+
 bool
 box_reaped(struct box *b, pid_t pid, int status)
 {
@@ -340,47 +421,23 @@ box_reaped(struct box *b, pid_t pid, int status)
 		(void)status_drain(b);
 
 	if (b->state == BOX_STARTING || b->setup_error) {
-		char msg[1200];
+		b->end_status = BOX__REPLY_STATUS__REPLY_FAILED;
+		b->has_end_error = true;
 		if (b->setup_error)
-			snprintf(msg, sizeof(msg), "%s", b->setup_error);
+			snprintf(b->end_error, sizeof(b->end_error), "%s", b->setup_error);
 		else if (WIFSIGNALED(status))
-			snprintf(msg, sizeof(msg), "box-trampoline was killed by signal %d before the agent started",
+			snprintf(b->end_error, sizeof(b->end_error),
+				 "box-trampoline was killed by signal %d before the agent started",
 				 WTERMSIG(status));
 		else
-			snprintf(msg, sizeof(msg), "box-trampoline exited with status %d before the agent started",
+			snprintf(b->end_error, sizeof(b->end_error),
+				 "box-trampoline exited with status %d before the agent started",
 				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		box_teardown(b);
-		reply_run(b, BOX__REPLY_STATUS__REPLY_FAILED, msg, NULL, 0);
+		box_teardown(b, finished_start_failed);
 	} else {
-		bool oom = cgroup_oom_killed(b); /* read before teardown removes the cgroup */
-		box_teardown(b);
-		Box__RunExit x = BOX__RUN_EXIT__INIT;
-		x.box_id = b->id;
-		if (b->policyd_lost) {
-			/* Stopped for want of a policy: an error, not the agent's status. */
-			x.error = b->policyd_error;
-		} else if (WIFEXITED(status)) {
-			x.has_exit_status = 1;
-			x.exit_status = WEXITSTATUS(status);
-		} else if (WIFSIGNALED(status)) {
-			x.has_signal = 1;
-			x.signal = WTERMSIG(status);
-		}
-		x.has_timed_out = 1;
-		x.timed_out = b->timed_out;
-		if (oom && (x.has_exit_status || x.has_signal)) {
-			x.has_oom_killed = 1;
-			x.oom_killed = 1;
-		}
-		if (b->client)
-			(void)b->d->hooks->client_send(b->client, BOX__MSG_TYPE__MSG_RUN_EXIT,
-						       b->request_id, &x.base, NULL, 0);
-		log_info("box %s (%s) ended: %s %d%s", b->name, b->id,
-			 WIFEXITED(status) ? "status" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-			 b->timed_out ? " (timed out)" : "");
+		b->oom_killed = cgroup_oom_killed(b); /* read before the teardown removes the cgroup */
+		box_teardown(b, finished_exit);
 	}
-	box_end(b);
 	return true;
 }
 
@@ -397,7 +454,7 @@ on_kill_timer(evutil_socket_t fd, short what, void *arg)
 void
 box_kill(struct box *b)
 {
-	if (b->reaped || b->pid <= 0)
+	if (b->reaped || b->pid <= 0 || b->state == BOX_FINISHING)
 		return;
 	b->state = BOX_STOPPING;
 	/* The outer trampoline dies; PID 1 sees its pipe close and takes the namespace down. */
@@ -410,7 +467,7 @@ box_stop(struct box *b)
 	if (b->state == BOX_CHECKING || b->state == BOX_POLICYD)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
 				  "the box was stopped before it started");
-	if (b->reaped || b->pid <= 0 || b->state == BOX_STOPPING)
+	if (b->reaped || b->pid <= 0 || b->state == BOX_STOPPING || b->state == BOX_FINISHING)
 		return;
 	b->state = BOX_STOPPING;
 	kill(b->pid, SIGTERM);
@@ -444,6 +501,8 @@ void
 box_client_gone(struct box *b)
 {
 	b->client = NULL;
+	if (b->state == BOX_FINISHING)
+		return; /* it ends anyway; nobody is told */
 	if (!b->detach && (b->state == BOX_CHECKING || b->state == BOX_POLICYD)) {
 		log_info("box %s: client gone, abandoning the start", b->name);
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, NULL);

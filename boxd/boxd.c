@@ -41,6 +41,29 @@
 #include "peer.h"
 #include "validate.h"
 
+/* Give queued replies (RunExit…) a moment to leave, then leave the loop. */
+static void
+loop_exit_soon(struct boxd *d, bool replies_queued)
+{
+	struct timeval tv = { 0, replies_queued ? 100 * 1000 : 0 };
+
+	d->quitting = true;
+	event_base_loopexit(d->base, &tv);
+}
+
+/*
+ * A box reached its end: an embedded boxd exits when it has no box left, a
+ * service boxd that was told to stop when its last box is gone.
+ */
+static void
+boxd_box_gone(struct boxd *d)
+{
+	if (d->embedded)
+		boxd_maybe_exit_embedded(d);
+	else if (d->quitting && !d->boxes)
+		loop_exit_soon(d, true);
+}
+
 void
 boxd_maybe_exit_embedded(struct boxd *d)
 {
@@ -49,10 +72,7 @@ boxd_maybe_exit_embedded(struct boxd *d)
 	bool channel = false;
 	for (struct client *c = d->clients; c; c = c->next)
 		channel |= c->embedded_channel;
-	/* Give queued replies a moment to leave, then stop. */
-	struct timeval tv = { 0, channel ? 100 * 1000 : 0 };
-	d->quitting = true;
-	event_base_loopexit(d->base, &tv);
+	loop_exit_soon(d, channel);
 }
 
 
@@ -203,13 +223,15 @@ on_sigterm(evutil_socket_t sig, short what, void *arg)
 		event_base_loopexit(d->base, NULL);
 		return;
 	}
-	/* box_stop ends a box still starting: the next one is taken first. */
+	/*
+	 * Each box goes to its end through the loop (SIGTERM, SIGKILL after the
+	 * grace period, then finishing); the last one's box_gone leaves the loop.
+	 * box_stop may end a box still starting at once: the next is taken first.
+	 */
 	for (struct box *b = d->boxes, *next; b; b = next) {
 		next = b->next;
 		box_stop(b);
 	}
-	struct timeval tv = { BOXD_KILL_GRACE_MS / 1000 + 3, 0 };
-	event_base_loopexit(d->base, &tv);
 }
 
 /* ------------------------------------------------------------------ */
@@ -243,7 +265,7 @@ box_client_send_hook(struct client *c, uint32_t type, uint64_t rid, const Protob
 
 static const struct box_hooks boxd_hooks = {
 	.client_send = box_client_send_hook,
-	.box_gone = boxd_maybe_exit_embedded,
+	.box_gone = boxd_box_gone,
 	.listen_embedded = boxd_listen_embedded,
 };
 
@@ -365,20 +387,26 @@ setup_service_socket(struct boxd *d, const char *listen_at)
 	sd_notify_ready();
 }
 
-/* Whatever is left: kill it (nothing outlives boxd's boxes), then free everything. */
+/*
+ * Whatever is left: kill it (nothing outlives boxd's boxes) and let each box
+ * finish through the loop (its end is a chain of events, each bounded by a
+ * timer), then free everything.
+ */
 static void
 shutdown_all(struct boxd *d)
 {
-	while (d->boxes) {
-		struct box *b = d->boxes;
-		if (!b->reaped && b->pid > 0) {
-			kill(b->pid, SIGKILL);
-			int st;
-			if (waitpid(b->pid, &st, 0) == b->pid && box_reaped(b, b->pid, st))
-				continue;
-		}
-		box_free(b);
+	d->quitting = true;
+	for (struct box *b = d->boxes, *next; b; b = next) {
+		next = b->next;
+		if (b->state == BOX_CHECKING || b->state == BOX_POLICYD)
+			box_stop(b); /* the start ends (finishing, or gone at once) */
+		else
+			box_kill(b);
 	}
+	if (d->boxes)
+		event_base_dispatch(d->base);
+	while (d->boxes)
+		box_free(d->boxes);
 	while (d->clients)
 		client_close(d->clients);
 	if (d->listen_ev)

@@ -7,7 +7,8 @@
  *   client.c   clients: accept, SO_PEERCRED, the peer's PID namespace,
  *              dispatch of RunRequest / RunControl / Ps / Stop / Log, replies
  *   box.c      one box's life: checking → policyd → starting → running →
- *              stopping → gone, every step an event of boxd's loop
+ *              stopping → finishing → gone, every step an event of boxd's
+ *              loop
  *   recheck.c  boxd's side of box-recheck: every path of a request re-checked
  *              as the box owner, by a helper with the owner's uid/gid/groups
  *   runtime.c  BASE/ID runtime dir, mask objects, state dir lock
@@ -58,7 +59,9 @@
 #define BOXD_BOXES_MAX 1024
 #define BOXD_GROUPS_MAX 256
 #define BOXD_POLICYD_READY_TIMEOUT_MS 20000 /* PolicyInit → PolicyReady */
-#define BOXD_POLICYD_EXIT_WAIT_MS 3000      /* fd 3 closed → policyd gone */
+#define BOXD_POLICYD_EXIT_WAIT_MS 3000      /* fd 3 closed → policyd gone, else SIGKILL */
+#define BOXD_CGROUP_RMDIR_EVERY_MS 10       /* a busy cgroup: the next rmdir after */
+#define BOXD_CGROUP_RMDIR_TRIES 100         /* ... this many times (1 s), then left */
 #define BOXD_DECISIONS_ROTATE_BYTES (64ull << 20)
 
 struct box;
@@ -73,7 +76,10 @@ struct box_hooks {
 	/* Send a message (with fds) to a client; -ENOTCONN without one. */
 	int (*client_send)(struct client *c, uint32_t type, uint64_t rid,
 			   const ProtobufCMessage *m, const int *fds, unsigned n_fds);
-	/* A box ended and its client was told: an embedded boxd exits. */
+	/*
+	 * A box ended and its client was told: an embedded boxd exits, and so
+	 * does a service boxd told to stop once its last box is gone.
+	 */
 	void (*box_gone)(struct boxd *d);
 	/* Listen on an embedded box's BASE/ID/boxd.sock (ps, stop). */
 	int (*listen_embedded)(struct boxd *d, const char *path);
@@ -116,6 +122,7 @@ enum box_state {
 	BOX_STARTING,       /* the trampoline runs (fd 4 EOF awaited) */
 	BOX_RUNNING,
 	BOX_STOPPING,
+	BOX_FINISHING,      /* torn down: policyd's exit, then the cgroups' removal awaited */
 	BOX_GONE,
 };
 
@@ -201,6 +208,15 @@ struct box {
 	bool timed_out;
 	bool reaped;
 	int wait_status;
+	bool oom_killed;          /* read when reaped, before the cgroups go */
+
+	/* The end (BOX_FINISHING): what box_finished() sends once the teardown is done. */
+	void (*on_finished)(struct box *b);
+	Box__ReplyStatus end_status; /* start failed: RunReply status ... */
+	bool has_end_error;
+	char end_error[1200];     /* ... and its error text */
+	struct event *cgroup_timer; /* the next rmdir of a busy cgroup */
+	unsigned cgroup_tries;
 
 	char *sock_path;          /* embedded: BASE/ID/boxd.sock */
 	bool locked;              /* the run lock is ours (runtime_lock) */
@@ -216,6 +232,7 @@ struct box {
 	uint32_t decisions_generation;
 	bool policyd_starting;    /* PolicyReady not here yet */
 	struct event *policyd_ready_timer;
+	struct event *policyd_exit_timer; /* finishing: SIGKILL when it has not exited */
 	bool policyd_closing;     /* we closed its channel: its exit is expected */
 	bool policyd_lost;        /* it went away while the box ran */
 	char *policyd_error;      /* why the box was stopped, for RunExit */
@@ -249,6 +266,9 @@ void box_client_gone(struct box *b);
 /* The start's events: box-recheck answered (r < 0: it could not), box-policyd is ready. */
 void box_recheck_done(struct box *b, int r);
 void box_policyd_ready(struct box *b, int r, const char *err);
+/* The end's events: box-policyd has exited (or was killed), the cgroups are gone. */
+void box_policyd_finished(struct box *b);
+void box_cgroups_removed(struct box *b);
 void box_free(struct box *b);
 uint64_t box_uptime_s(const struct box *b);
 
@@ -337,9 +357,19 @@ bool client_child_reaped(struct boxd *d, pid_t pid, int status);
  * tears the box down (policyd_stop).
  */
 int policyd_start(struct boxd *d, struct box *b, char **err);
-/* Close its channel (it exits) and reap it; idempotent. */
+/*
+ * The box ends: close its channel (policyd flushes its decision lines, syncs
+ * the history and exits). Returns true when there is an exit to wait for:
+ * its reap (policyd_reaped) or, after BOXD_POLICYD_EXIT_WAIT_MS, a SIGKILL
+ * then calls box_policyd_finished(). False: no policyd (left) to wait for.
+ */
+bool policyd_finish(struct box *b);
+/* Freeing a box: close its channel, kill what still runs, forget it; idempotent. */
 void policyd_stop(struct box *b);
-/* A child exited: true when it was this box's policyd (stops the box if unexpected). */
+/*
+ * A child exited: true when it was this box's policyd (stops the box if
+ * unexpected; while finishing, box_policyd_finished()).
+ */
 bool policyd_reaped(struct box *b, pid_t pid, int status);
 
 /* ---- cgroup.c ---- */
@@ -350,8 +380,13 @@ bool policyd_reaped(struct box *b, pid_t pid, int status);
  */
 int cgroup_setup(struct boxd *d, struct box *b, bool has_pids, uint64_t pids_max,
 		 bool has_mem, uint64_t memory_max, const char **why);
-/* Kill what is left in the box's cgroups and remove them. */
-void cgroup_cleanup(struct box *b);
+/*
+ * Remove the box's cgroups, killing what is left in them. Returns true when
+ * one is still busy: a timer retries every BOXD_CGROUP_RMDIR_EVERY_MS (up
+ * to BOXD_CGROUP_RMDIR_TRIES times, then it is left behind with a warning)
+ * and calls box_cgroups_removed() at the end. False: nothing left.
+ */
+bool cgroup_cleanup(struct box *b);
 /* Did the box's memory cgroup OOM-kill a process (before cgroup_cleanup)? */
 bool cgroup_oom_killed(const struct box *b);
 

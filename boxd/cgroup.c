@@ -8,7 +8,9 @@
  * writable tmpfs); else, for pids_max only and an owner that is not root,
  * RLIMIT_NPROC inside the box's user namespace; else the box is refused.
  * The trampoline joins the directories made here before it changes
- * credentials and checks that each limit reads back.
+ * credentials and checks that each limit reads back. When the box ends,
+ * its cgroups are removed from boxd's loop: one still busy has what is left
+ * in it SIGKILLed and is tried again on a timer, never in a sleep.
  * Race: none by the box owner. boxd never delegates: MOUNT/box and
  * MOUNT/box/ID are created by boxd (root) and stay root's, 0755, and the
  * trampoline joins them before it changes credentials. MOUNT/box must be
@@ -25,7 +27,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "boxd.h"
@@ -234,26 +235,75 @@ kill_members(const char *dir)
 			kill((pid_t)pid, SIGKILL);
 }
 
-void
+/*
+ * One round: rmdir each cgroup left (its members SIGKILLed when it is still
+ * busy). Returns true when one is still busy and another round is due.
+ */
+static bool
+remove_round(struct box *b, bool last)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < b->n_cgroups; i++) {
+		char *dir = b->cgroups[i];
+		if (rmdir(dir) == 0 || errno == ENOENT) {
+			free(dir);
+			continue;
+		}
+		if (errno != EBUSY) {
+			log_warn_errno(errno, "cannot remove %s", dir);
+			free(dir);
+			continue;
+		}
+		if (last) {
+			log_warn("cannot remove %s: still busy after %d ms; left behind", dir,
+				 BOXD_CGROUP_RMDIR_EVERY_MS * BOXD_CGROUP_RMDIR_TRIES);
+			free(dir);
+			continue;
+		}
+		kill_members(dir);
+		b->cgroups[kept++] = dir;
+	}
+	for (size_t i = kept; i < b->n_cgroups; i++)
+		b->cgroups[i] = NULL;
+	b->n_cgroups = kept;
+	return kept > 0;
+}
+
+/* The next round, from the timer; the last one ends the wait either way. */
+static void
+on_rmdir_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+	struct timeval tv = { 0, BOXD_CGROUP_RMDIR_EVERY_MS * 1000 };
+
+	if (remove_round(b, ++b->cgroup_tries >= BOXD_CGROUP_RMDIR_TRIES)) {
+		if (evtimer_add(b->cgroup_timer, &tv) == 0)
+			return;
+		(void)remove_round(b, true);
+	}
+	event_free(b->cgroup_timer);
+	b->cgroup_timer = NULL;
+	box_cgroups_removed(b);
+}
+
+bool
 cgroup_cleanup(struct box *b)
 {
-	for (size_t i = 0; i < b->n_cgroups; i++) {
-		const char *dir = b->cgroups[i];
-		for (int tries = 0; tries < 200; tries++) {
-			if (rmdir(dir) == 0 || errno == ENOENT)
-				break;
-			if (errno != EBUSY) {
-				log_warn_errno(errno, "cannot remove %s", dir);
-				break;
-			}
-			kill_members(dir);
-			struct timespec ts = { 0, 5 * 1000 * 1000 };
-			nanosleep(&ts, NULL);
-		}
-		free(b->cgroups[i]);
-		b->cgroups[i] = NULL;
-	}
-	b->n_cgroups = 0;
+	struct timeval tv = { 0, BOXD_CGROUP_RMDIR_EVERY_MS * 1000 };
+
+	if (b->cgroup_timer || !remove_round(b, false))
+		return b->cgroup_timer != NULL;
+	/* The box's processes are dying (SIGKILLed above): look again soon, from the loop. */
+	b->cgroup_tries = 0;
+	b->cgroup_timer = evtimer_new(b->d->base, on_rmdir_timer, b);
+	if (b->cgroup_timer && evtimer_add(b->cgroup_timer, &tv) == 0)
+		return true;
+	if (b->cgroup_timer)
+		event_free(b->cgroup_timer);
+	b->cgroup_timer = NULL;
+	(void)remove_round(b, true);
+	return false;
 }
 
 /* The "oom_kill N" counter of a memory cgroup file (v2 memory.events, v1 memory.oom_control). */

@@ -131,9 +131,13 @@ handle_ps(struct boxd *d, struct client *c, uint64_t rid)
 		box__box_info__init(i);
 		i->name = b->name;
 		i->box_id = b->id;
-		i->state = b->state == BOX_RUNNING	? BOX__BOX_STATE__BOX_STATE_RUNNING :
-			   b->state == BOX_STOPPING ? BOX__BOX_STATE__BOX_STATE_STOPPING :
-						      BOX__BOX_STATE__BOX_STATE_STARTING;
+		/* A finishing box (its agent gone, policyd flushing) is still stopping. */
+		if (b->state == BOX_RUNNING)
+			i->state = BOX__BOX_STATE__BOX_STATE_RUNNING;
+		else if (b->state == BOX_STOPPING || b->state == BOX_FINISHING)
+			i->state = BOX__BOX_STATE__BOX_STATE_STOPPING;
+		else
+			i->state = BOX__BOX_STATE__BOX_STATE_STARTING;
 		i->pid = b->pid;
 		i->uptime_s = box_uptime_s(b);
 		i->uid = b->owner.uid;

@@ -7,7 +7,10 @@
  * environment) with fd 3 = our end of a SOCK_SEQPACKET socketpair, 4-6
  * closed (no gateway, mcpd or shell yet), stdin and stdout /dev/null,
  * stderr boxd's (agent.log for a detached embedded box), and an
- * environment of nothing but BOX_TEST_CLOCK when boxd's own has it. Its
+ * environment of nothing but the test hooks boxd's own has: BOX_TEST_CLOCK,
+ * and BOX_TEST_POLICYD_EXIT_DELAY_MS (only for the box that
+ * BOX_TEST_POLICYD_EXIT_DELAY_NAME names, when set; it slows policyd's
+ * exit after its final flush). Its
  * ids: an embedded boxd's own; a service boxd's daemon user (box-daemon,
  * else nobody). Then PolicyInit with the STATE/policy/ dir fd and the
  * decisions.jsonl fd that box-recheck opened as the owner; PolicyReady
@@ -17,7 +20,9 @@
  * waits for it. While the box runs, policyd going away stops the box
  * (fail closed: no policy, no box). A one-second timer rotates
  * decisions.jsonl at 64 MiB. When the box ends, closing fd 3 ends policyd
- * and boxd reaps it.
+ * (it writes its decision lines and syncs the history first); the box
+ * finishes when its exit is reaped (an event: RunExit follows that final
+ * flush), or after BOXD_POLICYD_EXIT_WAIT_MS with a SIGKILL.
  * Trusts: nothing policyd sends beyond box_ipc_decode()'s validation; the
  * fds from box-recheck only after fstat checks here.
  */
@@ -427,14 +432,20 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 		    fd_is_open(STDERR_FILENO)			  ? STDERR_FILENO :
 									    nullfd;
 
-	/* Its environment: nothing of a user's; the test clock only if boxd was given one. */
-	static char env_clock[96];
-	char *envp[3];
+	/* Its environment: nothing of a user's; the test hooks only if boxd was given them. */
+	char env_clock[96], env_delay[96];
+	char *envp[4];
 	size_t ne = 0;
 	const char *v = getenv("BOX_TEST_CLOCK");
 	if (v && strlen(v) < 64) {
 		snprintf(env_clock, sizeof(env_clock), "BOX_TEST_CLOCK=%s", v);
 		envp[ne++] = env_clock;
+	}
+	const char *delay = getenv("BOX_TEST_POLICYD_EXIT_DELAY_MS");
+	const char *delay_name = getenv("BOX_TEST_POLICYD_EXIT_DELAY_NAME");
+	if (delay && strlen(delay) < 16 && (!delay_name || strcmp(delay_name, b->name) == 0)) {
+		snprintf(env_delay, sizeof(env_delay), "BOX_TEST_POLICYD_EXIT_DELAY_MS=%s", delay);
+		envp[ne++] = env_delay;
 	}
 #if BOXD_ASAN
 	/* LeakSanitizer cannot stop the world under policyd's seccomp filter. */
@@ -465,6 +476,17 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	return ready_wait_start(b, sv[0], dirfd, err);
 }
 
+/* Finishing: policyd has exited or was killed; the end goes on (once). */
+static void
+exit_wait_end(struct box *b)
+{
+	if (!b->policyd_exit_timer)
+		return;
+	event_free(b->policyd_exit_timer);
+	b->policyd_exit_timer = NULL;
+	box_policyd_finished(b);
+}
+
 bool
 policyd_reaped(struct box *b, pid_t pid, int status)
 {
@@ -481,11 +503,13 @@ policyd_reaped(struct box *b, pid_t pid, int status)
 				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		policyd_lost(b, why);
 	}
+	exit_wait_end(b);
 	return true;
 }
 
-void
-policyd_stop(struct box *b)
+/* Closing fd 3 ends policyd (it flushes and syncs first); its timers go. */
+static void
+channel_close(struct box *b)
 {
 	b->policyd_closing = true;
 	ready_wait_end(b);
@@ -493,23 +517,60 @@ policyd_stop(struct box *b)
 		event_free(b->rotate_ev);
 		b->rotate_ev = NULL;
 	}
-	/* Closing fd 3 ends policyd (it syncs the history first). */
 	b->policyd_ev = box_ipc_event_free(b->policyd_ev);
-	if (b->policyd_pid <= 0)
-		return;
-	pid_t pid = b->policyd_pid;
+}
+
+/*
+ * It did not exit in time: SIGKILL, and the end goes on without waiting for
+ * the reap (a process stuck in the kernel, say in fsync, may take longer
+ * still). The zombie is reaped by boxd's SIGCHLD handler, matching no box.
+ */
+static void
+on_exit_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+
+	log_warn("box %s (%s): box-policyd (pid %d) did not exit within %d s; killing it",
+		 b->name, b->id, (int)b->policyd_pid, BOXD_POLICYD_EXIT_WAIT_MS / 1000);
+	if (b->policyd_pid > 0)
+		kill(b->policyd_pid, SIGKILL);
 	b->policyd_pid = 0;
-	for (int i = 0; i < BOXD_POLICYD_EXIT_WAIT_MS / 10; i++) {
-		int st;
-		pid_t p = waitpid(pid, &st, WNOHANG);
-		if (p == pid || (p < 0 && errno != EINTR))
-			return;
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
+	exit_wait_end(b);
+}
+
+bool
+policyd_finish(struct box *b)
+{
+	struct timeval tv = { BOXD_POLICYD_EXIT_WAIT_MS / 1000,
+			      (BOXD_POLICYD_EXIT_WAIT_MS % 1000) * 1000 };
+
+	channel_close(b);
+	if (b->policyd_pid <= 0 || b->policyd_exit_timer)
+		return false;
+	b->policyd_exit_timer = evtimer_new(b->d->base, on_exit_timeout, b);
+	if (!b->policyd_exit_timer || evtimer_add(b->policyd_exit_timer, &tv) < 0) {
+		/* No timer, no wait: it is killed now, as at the end of the wait. */
+		if (b->policyd_exit_timer)
+			event_free(b->policyd_exit_timer);
+		b->policyd_exit_timer = NULL;
+		log_warn("box %s (%s): cannot wait for box-policyd (pid %d); killing it", b->name,
+			 b->id, (int)b->policyd_pid);
+		kill(b->policyd_pid, SIGKILL);
+		b->policyd_pid = 0;
+		return false;
 	}
-	log_warn("box %s (%s): box-policyd (pid %d) did not exit; killing it", b->name, b->id,
-		 (int)pid);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	return true;
+}
+
+void
+policyd_stop(struct box *b)
+{
+	channel_close(b);
+	if (b->policyd_exit_timer) {
+		event_free(b->policyd_exit_timer);
+		b->policyd_exit_timer = NULL;
+	}
+	if (b->policyd_pid > 0)
+		kill(b->policyd_pid, SIGKILL);
+	b->policyd_pid = 0;
 }
