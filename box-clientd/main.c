@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "clientd.h"
 #include "fdutil.h"
 #include "ipc.h"
@@ -291,14 +292,6 @@ boxd_read(void)
 	queue_push(&S.to_client, p);
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Step 6: until one side is gone and what was queued for the other has left
  * (or CLIENTD_DRAIN_MS passed).
@@ -314,7 +307,7 @@ relay(void)
 		if (!S.boxd_open && (!S.client_open || !S.to_client.head))
 			return;
 		if ((!S.client_open || !S.boxd_open) && deadline < 0)
-			deadline = now_ms() + CLIENTD_DRAIN_MS;
+			deadline = box_now_ms() + CLIENTD_DRAIN_MS;
 
 		/* A side with nothing to wait for is left out (fd -1), so a hangup cannot spin us. */
 		short cev = 0, bev = 0;
@@ -332,7 +325,7 @@ relay(void)
 		};
 		int wait = -1;
 		if (deadline >= 0) {
-			int64_t left = deadline - now_ms();
+			int64_t left = deadline - box_now_ms();
 			if (left <= 0)
 				return;
 			wait = (int)left;
@@ -469,7 +462,7 @@ buffers_prepare(void)
 		fatal(-ENOMEM, "Cannot allocate the client channel");
 	S.to_boxd.tail = &S.to_boxd.head;
 	S.to_client.tail = &S.to_client.head;
-	(void)now_ms(); /* the vDSO clock is mapped now, not under the filter */
+	(void)box_now_ms(); /* the vDSO clock is mapped now, not under the filter */
 }
 
 /* Step 5: from here on nothing but the allow-list. */

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "ipc.h"
 
 /* The envelope itself, decoded by the protocol's walker when not canonical. */
@@ -821,14 +822,6 @@ box_ipc_recv(struct box_ipc_chan *c, struct box_ipc_msg *ret)
 	return recv_packet(c, ret, MSG_DONTWAIT);
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Make the next blocking recvmsg give up after MS (0: never). The value is
  * cached: a synchronous peer asks with the same timeout every time, so the
@@ -854,7 +847,7 @@ set_rcvtimeo(struct box_ipc_chan *c, int ms)
 static int
 recv_wait_blocking(struct box_ipc_chan *c, struct box_ipc_msg *ret, int timeout_ms)
 {
-	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	int64_t deadline = timeout_ms >= 0 ? box_now_ms() + timeout_ms : -1;
 	int wait = timeout_ms < 0 ? 0 : timeout_ms;
 
 	for (;;) {
@@ -867,7 +860,7 @@ recv_wait_blocking(struct box_ipc_chan *c, struct box_ipc_msg *ret, int timeout_
 		if (r == 1 || (r < 0 && r != -EAGAIN && r != -EINTR))
 			return r;
 		if (deadline >= 0) {
-			int64_t left = deadline - now_ms();
+			int64_t left = deadline - box_now_ms();
 			if (left <= 0)
 				return -ETIMEDOUT;
 			/* A fragment or a signal: wait no longer than the caller said. */
@@ -889,7 +882,7 @@ box_ipc_recv_wait(struct box_ipc_chan *c, struct box_ipc_msg *ret, int timeout_m
 	if (c->blocking && timeout_ms != 0 && timeout_ms <= INT32_MAX / 2)
 		return recv_wait_blocking(c, ret, timeout_ms);
 
-	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	int64_t deadline = timeout_ms >= 0 ? box_now_ms() + timeout_ms : -1;
 	/*
 	 * A peer that had to wait for its last message (a reply) most likely
 	 * waits again: poll before the first recvmsg rather than after one
@@ -912,7 +905,7 @@ box_ipc_recv_wait(struct box_ipc_chan *c, struct box_ipc_msg *ret, int timeout_m
 
 		int wait = -1;
 		if (deadline >= 0) {
-			int64_t left = deadline - now_ms();
+			int64_t left = deadline - box_now_ms();
 			if (left <= 0)
 				return -ETIMEDOUT;
 			wait = left > 1000000 ? 1000000 : (int)left;

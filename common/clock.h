@@ -1,0 +1,20 @@
+/*
+ * clock.h — the monotonic clock in milliseconds, for deadlines (poll
+ * timeouts, drains). One definition for common/ and the daemons.
+ * Trusts: nothing.
+ */
+#ifndef BOX_CLOCK_H
+#define BOX_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline int64_t
+box_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#endif
