@@ -1,0 +1,46 @@
+/*
+ * addr.h — the spellings of hosts and addresses a policy compares, and the
+ * addresses refused before policy (POLICY.md §2; CONFIG.md [gateway]
+ * allow_host_loopback). Pure functions, no I/O, no DNS.
+ *
+ * Trusts nothing: every input comes from the sandbox (CONNECT, Host) or a
+ * resolver.
+ */
+#ifndef BOX_GATEWAY_ADDR_H
+#define BOX_GATEWAY_ADDR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#define ADDR_IP_MAX 46  /* INET6_ADDRSTRLEN */
+
+/*
+ * The `host` spelling: lowercase, no trailing dot. A host that parses as an
+ * IPv4 address in any inet_aton(3) form ("2852039166", "0xa9.0xfe.0xa9.0xfe",
+ * "127.1", "0177.0.0.1") becomes its dotted quad; an IPv6 literal (with or
+ * without brackets) becomes the `ip` spelling (addr_ip_spelling), so a
+ * `host ==` rule cannot be bypassed by a numeric spelling. A name is
+ * 1-253 bytes of LDH labels (letters, digits, '-', '_', 1-63 bytes each);
+ * anything else (non-ASCII: IDN must arrive as punycode) is -EINVAL.
+ * *is_ip says whether it was an address.
+ */
+int addr_host_spelling(const char *in, size_t len, char *out, size_t out_len, bool *is_ip);
+
+/*
+ * The `ip` spelling of a resolved or literal address: IPv4 dotted; an IPv6
+ * that embeds an IPv4 (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, 6to4
+ * 2002:AABB:CCDD::/48, Teredo 2001:0::/32 with the client's inverted
+ * address) becomes that IPv4; other IPv6 compressed lowercase (RFC 5952).
+ */
+int addr_ip_spelling(const struct sockaddr *sa, char *out, size_t out_len);
+
+/*
+ * Refused before policy unless allow_host_loopback: loopback (127/8, ::1),
+ * unspecified (0.0.0.0/8, ::), link-local (169.254/16, fe80::/10) and the
+ * IPv6 cloud metadata address fd00:ec2::254 — also when embedded in IPv6 as
+ * addr_ip_spelling unwraps it. Returns a short reason ("loopback") or NULL.
+ */
+const char *addr_refused_before_policy(const struct sockaddr *sa);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * cred.h — credential bindings ([egress.NAME], http [mcp.NAME]) and
+ * passthrough matching for box-gateway (CONFIG.md [egress.NAME], [gateway]
+ * passthrough; issue 11 items 7-8). No I/O, nothing here logs.
+ *
+ * Trusts: the bindings (boxd built them from a validated config); nothing
+ * in a request or response (the sandbox and upstream are untrusted). A
+ * secret never appears in a `why` text, and a request that cannot be
+ * rewritten exactly is refused, never forwarded half-rewritten.
+ */
+#ifndef BOX_GATEWAY_CRED_H
+#define BOX_GATEWAY_CRED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http.h"
+
+struct evbuffer;
+
+struct cred_dest {
+	char *host;          /* lowercase; for a wildcard the domain after "*." */
+	bool wildcard;       /* subdomains only: "*.x.com" matches a.x.com, not x.com */
+	uint16_t port;
+	char *path_prefix;   /* NULL, or "/a/b": matches /a/b and /a/b/..., not /a/bc */
+};
+
+enum cred_placement { CRED_HEADER = 1, CRED_BASIC_AUTH = 2, CRED_QUERY_PARAM = 3 };
+enum cred_inject { CRED_INJECT_PLACEHOLDER = 1, CRED_INJECT_ALWAYS = 2 };
+
+struct cred_binding {
+	char *name;                  /* "egress.NAME": for messages */
+	struct cred_dest *dest;
+	size_t n_dest;
+	uint8_t *secret;             /* never logged */
+	size_t secret_len;
+	char *placeholder;
+	enum cred_placement placement;
+	char *header;                /* CRED_HEADER */
+	char *prefix;                /* CRED_HEADER, may be "" */
+	char *param;                 /* CRED_QUERY_PARAM */
+	enum cred_inject inject;
+	char **sandboxes;            /* NULL/0: every sandbox */
+	size_t n_sandboxes;
+};
+
+/* host/port as addr_host_spelling gives them; path: canonical, or NULL to
+ * match on host and port alone (CONNECT time, passthrough). */
+bool cred_dest_match(const struct cred_dest *d, const char *host, uint16_t port,
+		     const char *path);
+/* The binding whose destinations match, or NULL (destinations never overlap). */
+const struct cred_binding *cred_find(const struct cred_binding *b, size_t n, const char *host,
+				     uint16_t port, const char *path);
+/* Any binding has a destination on host:port (a plaintext request there is refused). */
+bool cred_host_bound(const struct cred_binding *b, size_t n, const char *host, uint16_t port);
+bool cred_applies_to_sandbox(const struct cred_binding *b, const char *sandbox);
+
+/*
+ * Rewrite one intercepted request for binding b, in place: the placeholder at
+ * the placement becomes the secret (header: "<prefix><placeholder>";
+ * basic_auth: the password half of "Basic base64(user:placeholder)" — the
+ * whole "user:password" secret replaces the pair; query_param:
+ * "<param>=<placeholder>" in *origin_form), or, for inject = always, the
+ * secret is set whatever the request carried. Also sets
+ * "Accept-Encoding: identity". sandbox: the listener's sandbox; a binding
+ * scoped to other sandboxes refuses a request carrying its placeholder.
+ * Returns 0 (rewritten), -EACCES (refused: why is the 403 body's reason, no
+ * secret in it), -ENOMEM.
+ */
+int cred_apply(const struct cred_binding *b, const char *sandbox, struct http_request *req,
+	       char **origin_form, char *why, size_t why_len);
+/* The request carries some binding's placeholder anywhere in its head (a
+ * request from a sandbox the binding excludes, or to another host). */
+const struct cred_binding *cred_find_placeholder(const struct cred_binding *b, size_t n,
+						 const struct http_request *req,
+						 const char *origin_form);
+
+/*
+ * Streaming redaction of one secret in a relayed body: every occurrence
+ * becomes "[REDACTED]", also across feed boundaries. It holds back only the
+ * longest suffix of the data fed so far that is a prefix of the secret, so
+ * data that cannot start the secret (an SSE event's end) is never delayed.
+ */
+struct cred_redactor {
+	const uint8_t *secret;
+	size_t len;
+	uint8_t *held;               /* < len bytes */
+	size_t n_held;
+	uint64_t redactions;
+};
+int cred_redactor_init(struct cred_redactor *r, const uint8_t *secret, size_t len);
+int cred_redactor_feed(struct cred_redactor *r, const void *in, size_t n, struct evbuffer *out);
+int cred_redactor_finish(struct cred_redactor *r, struct evbuffer *out);
+void cred_redactor_clear(struct cred_redactor *r);
+/* Redact a whole header value in place (response headers). Returns the count. */
+size_t cred_redact_string(char **value, const uint8_t *secret, size_t len);
+
+#endif
