@@ -1,0 +1,84 @@
+/*
+ * decide.h — how the shell asks for decisions (POLICY.md §1-§2, §5).
+ *
+ * One interface, two back ends: box-sh (standalone, issue 12) decides in
+ * process with libboxpolicy (temporal rules included) and may write each
+ * decision as a decisions.jsonl line; the in-box box-shell daemon (issue 13)
+ * asks box-policyd over its channel and never links the engine. The
+ * interpreter and the commands see only this header.
+ *
+ * Deciding is observe-then-decide: each request becomes a history event
+ * before it is evaluated, in the order asked. A batch is decided exactly as
+ * if its requests were asked one by one (box-policyd's DecideBatch, types
+ * 38-41). Outcomes (sh_record_*) are recorded after the effect.
+ *
+ * Trusts: the back end. Returns negative errno; nothing here prints (the
+ * caller prints `box-shell: <command>: <message>`, or the policy message
+ * next to a failed file operation).
+ */
+#ifndef BOX_SHELL_DECIDE_H
+#define BOX_SHELL_DECIDE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sh_decider;
+
+enum sh_fs_action { SH_FS_READ, SH_FS_WRITE, SH_FS_DELETE, SH_FS_MOVE };
+
+/* The operation enums of POLICY.md §2, by action. */
+enum sh_fs_op {
+	/* fs:read */
+	SH_OP_READ_CONTENT, SH_OP_READ_METADATA, SH_OP_ENUMERATE, SH_OP_READ_LINK,
+	SH_OP_CHANGE_DIR, SH_OP_EXEC,
+	/* fs:write */
+	SH_OP_WRITE_CONTENT, SH_OP_CREATE_DIR, SH_OP_SET_PERMISSIONS, SH_OP_SYMLINK,
+	/* fs:delete */
+	SH_OP_REMOVE_FILE, SH_OP_REMOVE_DIR,
+	/* fs:move */
+	SH_OP_RENAME,
+};
+
+enum sh_fs_result { SH_FS_COMPLETED, SH_FS_DESCRIPTOR_ISSUED, SH_FS_INDETERMINATE };
+
+struct sh_verdict {
+	bool permit;
+	char *message;       /* malloc'd decision message (deny), or NULL */
+};
+void sh_verdict_clear(struct sh_verdict *v);
+
+/* One fs request: `path` is canonical and absolute (the decider spells it
+ * with "~/" under the owner's home, POLICY.md §2). */
+struct sh_fs_request {
+	enum sh_fs_action action;
+	enum sh_fs_op op;
+	const char *path;
+};
+
+/* A simple command (shell:exec): program = what the first word resolved to;
+ * args = the expanded arguments after it; cwd canonical absolute. */
+struct sh_exec_request {
+	const char *program;
+	char *const *args;
+	size_t n_args;
+	const char *cwd;
+};
+
+int sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_verdict *out);
+int sh_decide_fs(struct sh_decider *d, const struct sh_fs_request *r, struct sh_verdict *out);
+/* Up to SH_DECIDE_BATCH_MAX requests, verdicts in order (out[n]). */
+#define SH_DECIDE_BATCH_MAX 256
+int sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n,
+		       struct sh_verdict *out);
+
+/* Outcomes: exit status (128+signal; 126 if it could not start) / fs result
+ * (failed = the operation definitely failed: an error event). */
+int sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int status);
+int sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
+		 enum sh_fs_result result);
+
+/* The owner's home (for "~" spellings and tilde expansion). */
+const char *sh_decider_home(const struct sh_decider *d);
+
+#endif

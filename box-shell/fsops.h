@@ -1,0 +1,76 @@
+/*
+ * fsops.h — every file operation the shell and its own commands make, each
+ * decided before it happens (POLICY.md §2; issue 12 item 3).
+ *
+ * A path is canonicalized (symlinks resolved; for an operation on a
+ * directory entry itself every component but the last), decided, then
+ * opened with openat2(root, rel, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS) from the root — so a symlink swapped in between
+ * the decision and the open cannot redirect it: on ELOOP/EXDEV the path is
+ * canonicalized and decided again, at most 8 times, then EACCES. Directory
+ * walks decide entries in batches (sh_decide_fs_batch) before opening them.
+ *
+ * Errors: negative errno, as the system call would fail (-EACCES for a
+ * denial, after the policy message was written to the command's stderr as
+ * "box-shell: <cmd>: <message>"), so a command reports "cat: x: Permission
+ * denied" the way GNU's does. Outcomes are recorded here.
+ * Trusts: nothing in the paths (they come from the agent's command line).
+ */
+#ifndef BOX_SHELL_FSOPS_H
+#define BOX_SHELL_FSOPS_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "decide.h"
+
+/* The context of one command's file operations. */
+struct sh_fs {
+	struct sh_decider *decider;
+	int root_fd;             /* O_PATH of "/" */
+	const char *cwd;         /* canonical absolute cwd of the command */
+	int err_fd;              /* where denial messages go */
+	const char *cmd_name;    /* for "box-shell: <cmd>: <message>" */
+};
+
+/* Canonical absolute path of p (relative to fs->cwd); entry: leave the last
+ * component unresolved (lstat, unlink, rename legs, readlink, symlink). A
+ * missing final component is allowed (creation); a missing middle one is
+ * -ENOENT. */
+int sh_fs_canon(const struct sh_fs *fs, const char *p, bool entry, char **out);
+
+/* open(2)-like: flags as open(2); the decision from the flags (O_RDONLY:
+ * read_content; write/creat/trunc/append: write_content; O_DIRECTORY read
+ * for enumerate: use sh_fs_opendir). Returns the fd (O_CLOEXEC) or -errno. */
+int sh_fs_open(struct sh_fs *fs, const char *path, int flags, mode_t mode);
+/* Decided as enumerate; returns a DIR* (closedir frees it) or NULL + errno. */
+DIR *sh_fs_opendir(struct sh_fs *fs, const char *path);
+/* Entries of an open directory, decided in batches as `op` (e.g. read_metadata
+ * for ls -l, read_content for grep -r) — names are relative to dir_path;
+ * permitted[i] says whether entry i may be used. */
+int sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names, size_t n,
+			 enum sh_fs_action action, enum sh_fs_op op, bool *permitted);
+
+int sh_fs_stat(struct sh_fs *fs, const char *path, struct stat *st, bool follow);  /* read_metadata */
+int sh_fs_readlink(struct sh_fs *fs, const char *path, char **target);           /* read_link */
+int sh_fs_chdir_check(struct sh_fs *fs, const char *path, char **canon);         /* change_dir */
+int sh_fs_mkdir(struct sh_fs *fs, const char *path, mode_t mode);                /* create_dir */
+int sh_fs_unlink(struct sh_fs *fs, const char *path);                            /* remove_file */
+int sh_fs_rmdir(struct sh_fs *fs, const char *path);                             /* remove_dir */
+/* rename: fs:read (source, read_content), fs:move source, fs:move destination,
+ * fs:delete destination when it exists — all must permit (POLICY.md §2). */
+int sh_fs_rename(struct sh_fs *fs, const char *from, const char *to);
+/* hard link: fs:read source read_content + fs:write destination write_content. */
+int sh_fs_link(struct sh_fs *fs, const char *from, const char *to);
+/* symlink: fs:read target read_content + fs:write linkpath symlink. */
+int sh_fs_symlink(struct sh_fs *fs, const char *target, const char *linkpath);
+/* chmod (never setuid/setgid: -EPERM, the caller says why); follow=false: chmod -h. */
+int sh_fs_chmod(struct sh_fs *fs, const char *path, mode_t mode, bool follow);
+/* touch of an existing file: write_content (POLICY.md §2). times NULL = now. */
+int sh_fs_utimens(struct sh_fs *fs, const char *path, const struct timespec times[2], bool follow);
+int sh_fs_truncate(struct sh_fs *fs, const char *path, off_t len);               /* write_content */
+
+#endif

@@ -1,0 +1,27 @@
+# box-shell/ — the shell interpreter and its own commands (issue 12; DESIGN.md
+# §2, §5). Everything but the programs' mains goes into libshell.a: box-sh
+# (standalone, decides in process with libboxpolicy: main_sh.c) links it with
+# libboxpolicy; the in-box box-shell daemon (issue 13, main.c) will link it
+# without the engine. decide_local.c is box-sh's back end of decide.h and is
+# not part of libshell.a.
+SHELL_MAIN_SRCS  := box-shell/main_sh.c box-shell/decide_local.c box-shell/main.c
+SHELL_LIB_SRCS   := $(filter-out $(SHELL_MAIN_SRCS),$(wildcard box-shell/*.c))
+SHELL_LIB_OBJS   := $(SHELL_LIB_SRCS:%.c=$(BUILD)/%.o)
+BOXSH_OBJS       := $(patsubst %.c,$(BUILD)/%.o,$(wildcard box-shell/main_sh.c box-shell/decide_local.c))
+LIBSHELL         := $(BUILD)/box-shell/libshell.a
+ALL_OBJS         += $(SHELL_LIB_OBJS) $(BOXSH_OBJS)
+
+SHELL_CPPFLAGS := -Iproto -Ibox-shell $(call pkg_cflags,libprotobuf-c libevent jansson)
+SHELL_LIBS     := $(call pkg_libs,libprotobuf-c libevent jansson) -lm
+
+$(SHELL_LIB_OBJS) $(BOXSH_OBJS): private MODULE_CPPFLAGS := $(SHELL_CPPFLAGS)
+
+$(LIBSHELL): $(SHELL_LIB_OBJS)
+	$(archive)
+
+ifneq ($(wildcard box-shell/main_sh.c),)
+PROGRAMS += $(BIN)/box-sh
+$(BIN)/box-sh: $(BOXSH_OBJS) $(LIBSHELL) $(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BIN)/box-sh: private MODULE_LDLIBS := $(SHELL_LIBS)
+endif
