@@ -875,7 +875,7 @@ test_group_commit_in_flight(void)
 	int64_t t0 = mono_ms(), first = -1;
 	for (int i = 0; i < N; i++) {
 		Box__DecideRequest req;
-		char name[16];
+		char name[32];
 		(void)snprintf(name, sizeof(name), "g%02d", i);
 		write_req(&req, name, true);
 		CHECK_INT(pd_send_decide(&pd, PD_GATEWAY, &req, &ids[i]), 0);
@@ -907,7 +907,7 @@ test_group_commit_in_flight(void)
 	/* Replies came after their events were written: all 64 are in the file now. */
 	unsigned missing = 0;
 	for (int i = 0; i < N; i++) {
-		char needle[16];
+		char needle[32];
 		(void)snprintf(needle, sizeof(needle), "~/p/g%02d", i);
 		if (!file_has("policy/history", needle))
 			missing++;
