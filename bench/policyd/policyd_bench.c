@@ -30,6 +30,7 @@
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -235,12 +236,12 @@ static const char *
 fs_name(long type)
 {
 	switch ((unsigned long)type) {
-	case 0xEF53: return "ext2/3/4";
-	case 0x58465342: return "xfs";
-	case 0x9123683E: return "btrfs";
-	case 0x794C7630: return "overlay";
-	case 0x01021994: return "tmpfs";
-	case 0x858458F6: return "ramfs";
+	case EXT4_SUPER_MAGIC: return "ext2/3/4";
+	case XFS_SUPER_MAGIC: return "xfs";
+	case BTRFS_SUPER_MAGIC: return "btrfs";
+	case OVERLAYFS_SUPER_MAGIC: return "overlay";
+	case TMPFS_MAGIC: return "tmpfs";
+	case RAMFS_MAGIC: return "ramfs";
 	default: return "other";
 	}
 }
@@ -253,7 +254,8 @@ fs_name(long type)
 static char *
 disk_tmpdir(const char **fs)
 {
-	const char *cands[] = { getenv("BENCH_POLICYD_DIR"), "/var/tmp", getenv("TMPDIR"), "/tmp" };
+	const char *cands[] = { getenv("BENCH_POLICYD_DIR"), "/var/tmp", getenv("TMPDIR"),
+				"/tmp" };
 	const char *pick = NULL;
 	struct statfs sf;
 
@@ -263,7 +265,8 @@ disk_tmpdir(const char **fs)
 			continue;
 		pick = cands[i];
 		*fs = fs_name((long)sf.f_type);
-		if ((unsigned long)sf.f_type != 0x01021994 && (unsigned long)sf.f_type != 0x858458F6)
+		unsigned long type = (unsigned long)sf.f_type;
+		if (type != TMPFS_MAGIC && type != RAMFS_MAGIC)
 			break;
 	}
 	char *p = NULL;
