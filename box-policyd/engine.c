@@ -858,7 +858,7 @@ engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 	bool fits = bp_request_problem(e->req) == NULL;
 	bool failed = false;
 	if (fits) {
-		/* Observe: the request event is on disk (or queued for the batch) first. */
+		/* Observe: the request event is on disk (batch: written, its fsync to come) first. */
 		r = history_failed(e->hist) ? -EIO
 					    : write_event(e, BOX__EVENT_KIND__EVENT_REQUEST, t,
 							  m->action, m->input, m->n_input, NULL, 0);
@@ -930,6 +930,12 @@ engine_sync(struct engine *e)
 	if (!e->hist)
 		return 0;
 	return history_sync(e->hist);
+}
+
+uint64_t
+engine_history_syncs(const struct engine *e)
+{
+	return e->hist ? history_syncs(e->hist) : 0;
 }
 
 void

@@ -73,10 +73,12 @@ int engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 		  struct engine_result *res);
 /* Append an outcome event. -EINVAL when it does not fit the schema (dropped). */
 int engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns);
-/* Records or batched decisions wait for a sync. */
+/* Records or batched decisions wait for a sync (history_sync always or batch). */
 bool engine_needs_sync(const struct engine *e);
 /* fsync the history now; negative errno when it failed (it is then poisoned). */
 int engine_sync(struct engine *e);
+/* The history's fsyncs so far (0 without a history). */
+uint64_t engine_history_syncs(const struct engine *e);
 /* Rewrite the history without events older than every rule's horizon, if it is worth it. */
 int engine_maybe_compact(struct engine *e, int64_t now_ns, bool force);
 /* Tests: make every later history write fail. */

@@ -31,6 +31,7 @@ struct history {
 	uint64_t size;
 	uint64_t recovered;
 	uint64_t dropped;
+	uint64_t syncs; /* fdatasync calls made by history_sync */
 	bool dirty;
 	bool failed;
 };
@@ -418,6 +419,7 @@ history_sync(struct history *h)
 		return -EIO;
 	if (!h->dirty)
 		return 0;
+	h->syncs++;
 	if (fdatasync(h->fd) < 0) {
 		/* After a failed fsync the page cache state is unknown: stop writing. */
 		h->failed = true;
@@ -443,6 +445,12 @@ uint64_t
 history_size(const struct history *h)
 {
 	return h->size;
+}
+
+uint64_t
+history_syncs(const struct history *h)
+{
+	return h->syncs;
 }
 
 uint64_t

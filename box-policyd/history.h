@@ -58,6 +58,8 @@ int history_append(struct history *h, uint8_t type, const void *data, size_t len
 /* fdatasync when something was appended since the last sync; poisons on failure. */
 int history_sync(struct history *h);
 bool history_dirty(const struct history *h);
+/* How many fdatasync calls history_sync has made (for the exit summary and tests). */
+uint64_t history_syncs(const struct history *h);
 bool history_failed(const struct history *h);
 uint64_t history_size(const struct history *h);
 /* Records recovered by history_open (header excluded). */

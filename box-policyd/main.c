@@ -15,11 +15,19 @@
  *
  * Decide: the request event is appended to the history (temporal policies
  * only) and, per [box] history_sync, fsynced before it is evaluated and
- * answered; batch mode holds replies until the next fsync (at most every
- * 10 ms). A decision whose history write failed is a deny. Every decision
- * is one line of decisions.jsonl. Record: an outcome event, no reply.
+ * answered. `batch` is a group commit with no timer: decisions are appended
+ * and their replies held while any channel has input ready; the group
+ * fsync is an event of the lowest priority, so libevent runs it only in a
+ * loop pass where no channel was readable. It covers every event appended
+ * since the previous one, then the held replies go out in order (per
+ * channel, a peer's replies never overtake each other). While it runs, new
+ * requests wait in the socket buffers and make up the next group; with one
+ * request in flight it is `always`. A decision whose history write or fsync
+ * failed is a deny. Every decision is one line of decisions.jsonl. Record:
+ * an outcome event, no reply; it is fsynced by the next group commit.
  * boxd closing its channel ends policyd (exit 0); a protocol error from any
- * peer is fatal (exit 1): they are internal peers.
+ * peer is fatal (exit 1): they are internal peers. The exit logs how many
+ * decisions and history fsyncs there were.
  *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default
@@ -27,6 +35,9 @@
  * boxd never fills from a user. BOX_TEST_POLICYD_EXIT_DELAY_MS=N (tests
  * only, same source, N up to 60000) delays the exit by N ms after the final
  * flush: it slows the end of a box, it changes nothing that is written.
+ * BOX_TEST_POLICYD_SYNC_DELAY_MS=N (tests only, same source, N up to 10000)
+ * sleeps N ms before each group commit's fsync: it slows that step (the
+ * replies it covers wait longer), it skips nothing.
  * Trusts: nothing from its peers; boxd for the fds and ids it gives.
  */
 #include <errno.h>
@@ -60,13 +71,19 @@ struct peer {
 	const char *source; /* for the decision log */
 	int fd;
 	struct box_ipc_event *ev;
+	size_t n_held; /* its replies held in the current group (keeps them in order) */
 };
 
-/* A decision waiting for the batch fsync. */
+/*
+ * A decision held for the group commit. WAITS: its event was appended and
+ * the verdict stands only once the fsync succeeds; otherwise (nothing was
+ * written) it is held only to stay behind its channel's earlier replies.
+ */
 struct pending {
 	struct peer *peer;
 	uint64_t request_id;
 	Box__DecideRequest *req; /* owned */
+	bool waits;
 	bool permit;
 	int cause;
 	char **rules;
@@ -83,9 +100,10 @@ static struct {
 	int decisions_fd;
 	char box_name[64];
 	char box_id[16];
-	struct event *batch_timer;
-	bool batch_armed;
-	int64_t last_sync_mono;
+	struct event *group_sync; /* lowest priority: runs once no channel has input */
+	bool group_sync_active;
+	unsigned sync_delay_ms; /* BOX_TEST_POLICYD_SYNC_DELAY_MS */
+	uint64_t n_decisions;
 	struct pending *pending;
 	size_t n_pending, cap_pending;
 	bool test_clock;
@@ -99,10 +117,10 @@ static struct {
 	int exit_code;
 } S = {
 	.peers = {
-		{ "boxd", "supervisor", POLICYD_FD_BOXD, NULL },
-		{ "gateway", "box-gateway", POLICYD_FD_GATEWAY, NULL },
-		{ "mcpd", "box-mcpd", POLICYD_FD_MCPD, NULL },
-		{ "shell", "box-shell", POLICYD_FD_SHELL, NULL },
+		{ "boxd", "supervisor", POLICYD_FD_BOXD, NULL, 0 },
+		{ "gateway", "box-gateway", POLICYD_FD_GATEWAY, NULL, 0 },
+		{ "mcpd", "box-mcpd", POLICYD_FD_MCPD, NULL, 0 },
+		{ "shell", "box-shell", POLICYD_FD_SHELL, NULL, 0 },
 	},
 	.decisions_fd = -1,
 };
@@ -110,14 +128,6 @@ static struct {
 static const char *const cause_names[] = { "permitted", "forbidden", "no_match", "error" };
 
 /* ---- clocks ---------------------------------------------------------------- */
-
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* The engine's clock: wall time in ns, or the test clock. */
 static int64_t
@@ -157,6 +167,32 @@ test_clock_init(void)
 	log_warn("using the test clock (BOX_TEST_CLOCK=%s)", v);
 }
 
+/* BOX_TEST_POLICYD_SYNC_DELAY_MS: a slower group fsync, for tests of what waits for it. */
+static void
+test_sync_delay_init(void)
+{
+	const char *v = getenv("BOX_TEST_POLICYD_SYNC_DELAY_MS");
+	uint64_t ms;
+
+	if (!v || !*v)
+		return;
+	if (parse_u64(v, 10000, &ms) < 0)
+		fatalx("BOX_TEST_POLICYD_SYNC_DELAY_MS: expected 0 to 10000 ms, got '%s'", v);
+	S.sync_delay_ms = (unsigned)ms;
+	if (ms)
+		log_warn("every group fsync is delayed by %u ms (BOX_TEST_POLICYD_SYNC_DELAY_MS)",
+			 S.sync_delay_ms);
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ms / 1000),
+			       .tv_nsec = (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 /* ---- replies and the decision log ---------------------------------------- */
 
 static void drop_peer(struct peer *p, int error);
@@ -186,7 +222,7 @@ log_flush(void)
 
 /*
  * SIGTERM/SIGINT (systemd stops boxd.service's whole cgroup at once): leave
- * the loop the way a closed boxd channel does, so the batch fsync and the
+ * the loop the way a closed boxd channel does, so the group fsync and the
  * buffered decision lines are written before exiting.
  */
 static void
@@ -278,7 +314,10 @@ pending_clear(struct pending *q)
 	*q = (struct pending){ 0 };
 }
 
-/* Answer every waiting decision; FAILED: the fsync failed, so each becomes a deny. */
+/*
+ * Answer every held decision, in the order they arrived (so in order per
+ * channel); FAILED: the fsync failed, so each one that waited becomes a deny.
+ */
 static void
 pending_flush(bool failed)
 {
@@ -286,7 +325,8 @@ pending_flush(bool failed)
 
 	for (size_t i = 0; i < S.n_pending; i++) {
 		struct pending *q = &S.pending[i];
-		if (failed) {
+		q->peer->n_held = 0;
+		if (failed && q->waits) {
 			if (engine_error_message(q->message, msg, sizeof(msg)) < 0)
 				(void)snprintf(msg, sizeof(msg), "%s",
 					       "policy denied this operation because the request "
@@ -307,41 +347,49 @@ pending_flush(bool failed)
 	S.n_pending = 0;
 }
 
+/*
+ * The group commit: one fsync for every event appended since the last one,
+ * then the replies that waited for it.
+ */
 static void
-do_sync(void)
+group_commit(void)
 {
+	static bool said;
+
+	if (S.sync_delay_ms && (S.n_pending || engine_needs_sync(S.engine)))
+		sleep_ms(S.sync_delay_ms);
 	int r = engine_sync(S.engine);
-	S.last_sync_mono = mono_ns();
-	if (r < 0)
+	if (r < 0 && !said) {
+		said = true;
 		log_err_errno(r, "Cannot sync the history; every decision is denied from now on");
+	}
 	pending_flush(r < 0);
 }
 
+/*
+ * Lowest priority: libevent runs it only in a loop pass with no readable
+ * channel (it polls them, without waiting, before every pass while this is
+ * active), so everything that arrived during the last fsync joins this group.
+ */
 static void
-on_batch_timer(evutil_socket_t fd, short what, void *userdata)
+on_group_sync(evutil_socket_t fd, short what, void *userdata)
 {
-	S.batch_armed = false;
-	do_sync();
+	S.group_sync_active = false;
+	group_commit();
 }
 
 static void
-arm_batch(void)
+group_sync_schedule(void)
 {
-	if (S.batch_armed)
+	if (S.group_sync_active)
 		return;
-	int64_t due = S.last_sync_mono + POLICYD_BATCH_MS * 1000000LL - mono_ns();
-	if (due < 0)
-		due = 0;
-	struct timeval tv = { .tv_sec = (time_t)(due / 1000000000LL),
-			      .tv_usec = (suseconds_t)((due % 1000000000LL) / 1000) };
-	if (evtimer_add(S.batch_timer, &tv) < 0)
-		fatalx("Cannot arm the batch timer");
-	S.batch_armed = true;
+	event_active(S.group_sync, EV_TIMEOUT, 1);
+	S.group_sync_active = true;
 }
 
 static int
 pending_push(struct peer *p, uint64_t request_id, Box__DecideRequest *req,
-	     const struct engine_result *res)
+	     const struct engine_result *res, bool waits)
 {
 	if (S.n_pending == S.cap_pending) {
 		size_t cap = S.cap_pending ? S.cap_pending * 2 : 16;
@@ -352,7 +400,7 @@ pending_push(struct peer *p, uint64_t request_id, Box__DecideRequest *req,
 		S.cap_pending = cap;
 	}
 	struct pending *q = &S.pending[S.n_pending];
-	*q = (struct pending){ .peer = p, .request_id = request_id, .req = req,
+	*q = (struct pending){ .peer = p, .request_id = request_id, .req = req, .waits = waits,
 			       .permit = res->permit, .cause = res->cause,
 			       .time_ns = res->time_ns };
 	q->rules = calloc(res->n_rules ? res->n_rules : 1, sizeof(char *));
@@ -374,6 +422,7 @@ pending_push(struct peer *p, uint64_t request_id, Box__DecideRequest *req,
 		return -ENOMEM;
 	}
 	S.n_pending++;
+	p->n_held++;
 	return 0;
 }
 
@@ -396,21 +445,22 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 		log_err_errno(res.history_error,
 			      "Cannot write the history; every decision is denied from now on");
 	}
-	if (res.wait_sync) {
-		/* Batch: answer after the next fsync, at most every 10 ms. */
-		r = pending_push(p, m->request_id, req, &res);
+	S.n_decisions++;
+	if (res.wait_sync || p->n_held > 0) {
+		/*
+		 * Batch: the reply waits for the group fsync that covers its event.
+		 * One that wrote nothing waits too when its channel has replies held:
+		 * a peer matches replies by id, but gets them in request order.
+		 */
+		r = pending_push(p, m->request_id, req, &res, res.wait_sync);
 		if (r < 0)
 			fatal(r, "Cannot queue a decision");
 		m->msg = NULL; /* the queue owns it */
-		if (mono_ns() - S.last_sync_mono >= POLICYD_BATCH_MS * 1000000LL) {
-			if (S.batch_armed) {
-				evtimer_del(S.batch_timer);
-				S.batch_armed = false;
-			}
-			do_sync();
-		} else {
-			arm_batch();
-		}
+		/* A peer that never stops sending cannot grow the group without bound. */
+		if (S.n_pending >= POLICYD_GROUP_MAX)
+			group_commit();
+		else
+			group_sync_schedule();
 	} else {
 		send_reply(p, m->request_id, res.permit, res.cause, res.rules, res.n_rules,
 			   res.message);
@@ -434,8 +484,9 @@ handle_record(struct peer *p, struct box_ipc_msg *m)
 		fatal(r, "Cannot record");
 	else if (r < 0 && r != -EIO)
 		log_err_errno(r, "Cannot write the history; every decision is denied from now on");
+	/* The outcome joins the next group commit (always and batch alike). */
 	if (engine_needs_sync(S.engine))
-		arm_batch();
+		group_sync_schedule();
 	(void)engine_maybe_compact(S.engine, now, false);
 }
 
@@ -598,6 +649,7 @@ channels_take(void)
 	/* A file size limit makes a history write fail (and the decision deny), not kill us. */
 	signal(SIGXFSZ, SIG_IGN);
 	test_clock_init();
+	test_sync_delay_init();
 }
 
 /* Step 3: ids, then capabilities and no_new_privs (common/privdrop.c). */
@@ -650,7 +702,11 @@ static void
 loop_prepare(void)
 {
 	S.base = event_base_new();
-	if (!S.base)
+	/*
+	 * Before any event exists: new events get the middle priority (the
+	 * channels, timers, signals); the group fsync gets the lowest.
+	 */
+	if (!S.base || event_base_priority_init(S.base, POLICYD_PRIORITIES) < 0)
 		fatalx("Cannot create the event loop");
 	declog_init();
 	tzset(); /* the log's timestamps read /etc/localtime once, now */
@@ -731,15 +787,15 @@ engine_start(const struct box_ipc_msg *m, int dirfd)
 	return true;
 }
 
-/* Step 8: the timers and one watched channel per open peer. */
+/* Step 8: the group commit, the log timer and one watched channel per open peer. */
 static void
 peers_watch(void)
 {
-	S.batch_timer = evtimer_new(S.base, on_batch_timer, NULL);
+	S.group_sync = event_new(S.base, -1, 0, on_group_sync, NULL);
 	S.log_flush = evtimer_new(S.base, on_log_flush, NULL);
-	if (!S.batch_timer || !S.log_flush)
+	if (!S.group_sync || !S.log_flush ||
+	    event_priority_set(S.group_sync, POLICYD_PRIO_GROUP_SYNC) < 0)
 		fatalx("Cannot create the timers");
-	S.last_sync_mono = mono_ns();
 	for (int i = 0; i < POLICYD_N_PEERS; i++) {
 		struct peer *p = &S.peers[i];
 		if (p->fd < 0)
@@ -759,18 +815,18 @@ peers_watch(void)
 	}
 }
 
-/* Step 10: whatever waits for the batch fsync gets it (or a deny); then free all. */
+/* Step 10: whatever waits for the group fsync gets it (or a deny); then free all. */
 static void
 shutdown_flush(int dirfd)
 {
-	if (S.n_pending)
-		do_sync();
-	else if (engine_needs_sync(S.engine))
-		(void)engine_sync(S.engine);
+	if (S.n_pending || engine_needs_sync(S.engine))
+		group_commit();
 	log_flush();
+	log_info("%llu decisions, %llu history fsyncs", (unsigned long long)S.n_decisions,
+		 (unsigned long long)engine_history_syncs(S.engine));
 	for (int i = 0; i < POLICYD_N_PEERS; i++)
 		S.peers[i].ev = box_ipc_event_free(S.peers[i].ev);
-	event_free(S.batch_timer);
+	event_free(S.group_sync);
 	event_free(S.log_flush);
 	for (int i = 0; i < 2; i++)
 		event_free(S.stop_signals[i]);
@@ -796,9 +852,7 @@ test_exit_delay(void)
 		return;
 	log_warn("flushed; exiting in %llu ms (BOX_TEST_POLICYD_EXIT_DELAY_MS)",
 		 (unsigned long long)ms);
-	struct timespec ts = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	sleep_ms((unsigned)ms);
 }
 
 int

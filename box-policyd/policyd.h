@@ -16,8 +16,15 @@
 #define POLICYD_FD_SHELL 6
 #define POLICYD_N_PEERS 4
 
-/* Batch mode: at most one fsync every this many ms; decisions wait for it. */
-#define POLICYD_BATCH_MS 10
+/*
+ * Batch mode (group commit): at most this many decisions wait for one fsync;
+ * the next one starts it at once (a peer that never pauses still gets
+ * answers, and the held replies stay bounded).
+ */
+#define POLICYD_GROUP_MAX 256
+/* Event priorities: channels and timers at 1 (libevent's default, n/2), the group fsync at 2. */
+#define POLICYD_PRIORITIES 3
+#define POLICYD_PRIO_GROUP_SYNC 2
 #define POLICYD_LOG_FLUSH_MS 10
 /* How long boxd has to send PolicyInit. */
 #define POLICYD_INIT_TIMEOUT_MS 30000

@@ -265,6 +265,10 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 			setenv("BOX_TEST_CLOCK", o->test_clock, 1);
 		else
 			unsetenv("BOX_TEST_CLOCK");
+		if (o->sync_delay_ms)
+			setenv("BOX_TEST_POLICYD_SYNC_DELAY_MS", o->sync_delay_ms, 1);
+		else
+			unsetenv("BOX_TEST_POLICYD_SYNC_DELAY_MS");
 		execl(o->binary, "box-policyd", (char *)NULL);
 		_exit(127);
 	}

@@ -33,6 +33,7 @@ struct pd_opts {
 	const char *policy;       /* text; NULL: no policy */
 	const char *history_sync; /* NULL, "always", "batch", "off" */
 	const char *test_clock;   /* BOX_TEST_CLOCK, or NULL */
+	const char *sync_delay_ms; /* BOX_TEST_POLICYD_SYNC_DELAY_MS, or NULL */
 	const char *stderr_path;  /* policyd's stderr goes here (NULL: inherited) */
 	bool no_peers;            /* only the boxd channel */
 	const char *box_name, *box_id, *home;

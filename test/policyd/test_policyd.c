@@ -5,7 +5,10 @@
  * errors; with temporal rules: history survives restarts, unchanged rules
  * keep their state and edited ones start empty, a torn last record (the
  * file cut at every byte of it) is dropped, a corrupt middle refuses the
- * start with a message, and a history that cannot be written denies.
+ * start with a message, and a history that cannot be written denies;
+ * history_sync = batch as a group commit: many Decides in flight on one
+ * channel answered in order after the fsync that covers them, one fsync per
+ * decision at one in flight, and a bounded group under a flood.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -778,6 +782,243 @@ test_sync_modes(void)
 	}
 }
 
+/* ---- the group commit (history_sync = batch) ---------------------------------- */
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The exit summary in policyd's stderr: "N decisions, M history fsyncs"; -1 if absent. */
+static long long
+fsyncs_at_exit(long long *decisions)
+{
+	_cleanup_free_ char *err = slurp("stderr");
+	const char *p = strstr(err, " history fsyncs");
+	long long d = -1, f = -1;
+	if (!p)
+		return -1;
+	const char *line = p;
+	while (line > err && line[-1] != '\n')
+		line--;
+	const char *colon = strstr(line, ": ");
+	while (colon && colon < p) {
+		if (sscanf(colon + 2, "%lld decisions, %lld history fsyncs", &d, &f) == 2)
+			break;
+		colon = strstr(colon + 2, ": ");
+	}
+	if (decisions)
+		*decisions = d;
+	return f;
+}
+
+/* fs:write of ~/p/NAME as a DecideRequest (free with write_req_free). */
+static void
+write_req(Box__DecideRequest *req, const char *name, bool fits)
+{
+	char json[256];
+	box__decide_request__init(req);
+	req->action = "fs:write";
+	if (fits)
+		(void)snprintf(json, sizeof(json),
+			       "{\"path\":\"~/p/%s\",\"operation\":\"write_content\"}", name);
+	else /* no operation: does not fit the schema, so nothing is written for it */
+		(void)snprintf(json, sizeof(json), "{\"path\":\"~/p/%s\"}", name);
+	if (pd_fields_from_json(json, &req->input, &req->n_input) < 0)
+		abort();
+}
+
+static void
+write_req_free(Box__DecideRequest *req)
+{
+	pd_fields_free(req->input, req->n_input);
+}
+
+static bool
+file_has(const char *rel, const char *needle)
+{
+	char path[4096];
+	(void)snprintf(path, sizeof(path), "%s/%s", state, rel);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	_cleanup_free_ char *buf = malloc((size_t)st.st_size + 1);
+	if (!buf || read(fd, buf, (size_t)st.st_size) != st.st_size)
+		return false;
+	return memmem(buf, (size_t)st.st_size, needle, strlen(needle)) != NULL;
+}
+
+/*
+ * 64 Decides in flight on one channel (the gateway's), batch, every fsync
+ * slowed by 150 ms: all 64 answered in request order with their ids; the
+ * first reply came only after a fsync (>= 150 ms); the 64 shared a few
+ * fsyncs (a timer, or one fsync each, could not do it in time); and every
+ * event is in the history file when its reply is read.
+ */
+static void
+test_group_commit_in_flight(void)
+{
+	enum { N = 64, DELAY_MS = 150 };
+	struct pd pd;
+	if (!need_monitor())
+		return;
+	fresh_state();
+	struct pd_opts o = opts(budget_v1, T0 ",1000000");
+	o.history_sync = "batch";
+	o.sync_delay_ms = "150";
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	uint64_t ids[N];
+	int64_t t0 = mono_ms(), first = -1;
+	for (int i = 0; i < N; i++) {
+		Box__DecideRequest req;
+		char name[32];
+		(void)snprintf(name, sizeof(name), "g%02d", i);
+		write_req(&req, name, true);
+		CHECK_INT(pd_send_decide(&pd, PD_GATEWAY, &req, &ids[i]), 0);
+		write_req_free(&req);
+	}
+	unsigned bad_id = 0, denied = 0;
+	for (int i = 0; i < N; i++) {
+		Box__DecideReply *rep = NULL;
+		uint64_t id = 0;
+		int r = pd_wait_reply(&pd, PD_GATEWAY, &rep, &id, 20000);
+		CHECK_INT(r, 0);
+		if (r < 0)
+			break;
+		if (first < 0)
+			first = mono_ms() - t0;
+		if (id != ids[i])
+			bad_id++;
+		if (rep->verdict != BOX__DECISION_VERDICT__VERDICT_PERMIT)
+			denied++;
+		box_msg_free(&rep->base);
+	}
+	int64_t all = mono_ms() - t0;
+	CHECK_INT(bad_id, 0);
+	CHECK_INT(denied, 0);
+	printf("#   first reply after %lld ms, all %d after %lld ms\n", (long long)first, N,
+	       (long long)all);
+	CHECK(first >= DELAY_MS);
+	CHECK(all < (int64_t)N * DELAY_MS / 4);
+	/* Replies came after their events were written: all 64 are in the file now. */
+	unsigned missing = 0;
+	for (int i = 0; i < N; i++) {
+		char needle[32];
+		(void)snprintf(needle, sizeof(needle), "~/p/g%02d", i);
+		if (!file_has("policy/history", needle))
+			missing++;
+	}
+	CHECK_INT(missing, 0);
+	CHECK_INT(pd_stop(&pd), 0);
+	long long decisions = 0, fsyncs = fsyncs_at_exit(&decisions);
+	printf("#   %lld decisions, %lld history fsyncs (one is the start's epoch)\n", decisions,
+	       fsyncs);
+	CHECK_INT(decisions, N);
+	CHECK(fsyncs >= 2 && fsyncs <= 1 + 8);
+}
+
+/*
+ * One Decide in flight at a time: batch is `always` — exactly one fsync per
+ * decision, as with always; with 64 in flight always still makes 64.
+ */
+static void
+test_group_commit_one_in_flight(void)
+{
+	if (!need_monitor())
+		return;
+	static const char *modes[] = { "batch", "always" };
+	for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+		struct pd pd;
+		fresh_state();
+		struct pd_opts o = opts(budget_v1, T0 ",1000000");
+		o.history_sync = modes[m];
+		CHECK_INT(pd_start(&o, &pd, NULL), 0);
+		for (int i = 0; i < 10; i++)
+			CHECK(decide(&pd, PD_GATEWAY, W("~/p/one"), true,
+				     BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+		uint64_t ids[64];
+		if (m == 1) {
+			for (int i = 0; i < 64; i++) {
+				Box__DecideRequest req;
+				write_req(&req, "many", true);
+				CHECK_INT(pd_send_decide(&pd, PD_GATEWAY, &req, &ids[i]), 0);
+				write_req_free(&req);
+			}
+			for (int i = 0; i < 64; i++) {
+				Box__DecideReply *rep = NULL;
+				uint64_t id = 0;
+				CHECK_INT(pd_wait_reply(&pd, PD_GATEWAY, &rep, &id, 20000), 0);
+				CHECK_INT(id, ids[i]);
+				if (rep)
+					box_msg_free(&rep->base);
+			}
+		}
+		CHECK_INT(pd_stop(&pd), 0);
+		long long fsyncs = fsyncs_at_exit(NULL);
+		printf("#   %s: %lld history fsyncs\n", modes[m], fsyncs);
+		CHECK_INT(fsyncs, 1 + 10 + (m == 1 ? 64 : 0));
+	}
+}
+
+/*
+ * A peer that sends 2000 Decides before reading any reply, on one channel,
+ * every 100th one not fitting the schema (nothing written, answered at once
+ * unless replies of its channel are held): all 2000 come back in order,
+ * none lost while the replies outgrow the socket buffer; a group never
+ * holds more than POLICYD_GROUP_MAX (256) decisions, so there were at least
+ * 2000 / 256 group fsyncs.
+ */
+static void
+test_group_commit_flood(void)
+{
+	enum { N = 2000 };
+	struct pd pd;
+	if (!need_monitor())
+		return;
+	fresh_state();
+	struct pd_opts o = opts(budget_v1, T0 ",1000000");
+	o.history_sync = "batch";
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	static uint64_t ids[N];
+	Box__DecideRequest fit, misfit;
+	write_req(&fit, "flood", true);
+	write_req(&misfit, "flood", false);
+	unsigned send_err = 0;
+	for (int i = 0; i < N; i++)
+		if (pd_send_decide(&pd, PD_GATEWAY, i % 100 == 50 ? &misfit : &fit, &ids[i]) < 0)
+			send_err++;
+	CHECK_INT(send_err, 0);
+	unsigned bad_id = 0, bad_verdict = 0, got = 0;
+	for (int i = 0; i < N; i++) {
+		Box__DecideReply *rep = NULL;
+		uint64_t id = 0;
+		if (pd_wait_reply(&pd, PD_GATEWAY, &rep, &id, 20000) < 0)
+			break;
+		got++;
+		if (id != ids[i])
+			bad_id++;
+		bool want_permit = i % 100 != 50;
+		if ((rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) != want_permit ||
+		    (!want_permit && rep->cause != BOX__DECISION_CAUSE__CAUSE_ERROR))
+			bad_verdict++;
+		box_msg_free(&rep->base);
+	}
+	CHECK_INT(got, N);
+	CHECK_INT(bad_id, 0);
+	CHECK_INT(bad_verdict, 0);
+	write_req_free(&fit);
+	write_req_free(&misfit);
+	CHECK_INT(pd_stop(&pd), 0);
+	long long decisions = 0, fsyncs = fsyncs_at_exit(&decisions);
+	printf("#   %lld decisions, %lld history fsyncs\n", decisions, fsyncs);
+	CHECK_INT(decisions, N);
+	CHECK(fsyncs >= 1 + N / 256);
+}
+
 int
 main(void)
 {
@@ -803,6 +1044,9 @@ main(void)
 	RUN(test_corrupt_middle_refuses);
 	RUN(test_unwritable_history_denies);
 	RUN(test_sync_modes);
+	RUN(test_group_commit_in_flight);
+	RUN(test_group_commit_one_in_flight);
+	RUN(test_group_commit_flood);
 	RUN(test_compaction);
 	if (state) {
 		pd_rmtree(state);
