@@ -165,7 +165,7 @@ addr_host_spelling(const char *in, size_t len, char *out, size_t out_len, bool *
 			return spell_ipv4(&a4, out, out_len);
 		}
 		if (every_label_numeric)
-			return -EINVAL; /* "1.2.3.4.5", "0x1g": looks like an address, is none */
+			return -EINVAL; /* "1.2.3.4.5", "08.0.0.1", "1e5": numeric yet no address */
 	}
 	size_t label_len = 0;
 	for (size_t i = 0; i <= len; i++) {
@@ -201,12 +201,11 @@ refused_ipv4(struct in_addr a4)
 const char *
 addr_refused_before_policy(const struct sockaddr *sa)
 {
-	if (!sa)
-		return NULL;
+	/* fail closed: only an IPv4 or IPv6 address can be judged (and dialed) */
+	if (!sa || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+		return "not an IP address";
 	if (sa->sa_family == AF_INET)
 		return refused_ipv4(((const struct sockaddr_in *)(const void *)sa)->sin_addr);
-	if (sa->sa_family != AF_INET6)
-		return NULL;
 	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
 	struct in_addr a4;
 	static const struct in6_addr metadata = {
