@@ -369,6 +369,25 @@ parse_request_line(const char *line, size_t n, struct http_request *out, char *w
 	return 0;
 }
 
+int
+http_head_end(const char *buf, size_t len, size_t max_head, size_t *scanned, size_t *head_len)
+{
+	size_t limit = len < max_head ? len : max_head;
+	size_t from = *scanned > 3 ? *scanned - 3 : 0; /* a CRLFCRLF may straddle the reads */
+
+	if (from < limit) {
+		const char *end = memmem(buf + from, limit - from, "\r\n\r\n", 4);
+		if (end) {
+			*head_len = (size_t)(end - buf) + 4;
+			*scanned = *head_len;
+			return 1;
+		}
+	}
+	if (limit > *scanned)
+		*scanned = limit;
+	return len >= max_head ? -E2BIG : 0;
+}
+
 void
 http_request_clear(struct http_request *r)
 {

@@ -11,7 +11,8 @@
  *   empty; an accepted head respects the limits, its method is a token, its
  *   values carry no control byte and no outer whitespace, the prefix one
  *   byte shorter is -EAGAIN, and the head re-serialized from the parsed
- *   fields parses to the same fields and framing;
+ *   fields parses to the same fields and framing; http_head_end agrees
+ *   with the parse (and with itself fed in pieces);
  * - the chunked decoder gives the same result, the same consumed length and
  *   the same data whole, byte by byte, and split at the offset byte 0 names;
  *   a call never stalls (consumes nothing) on non-empty input;
@@ -126,6 +127,20 @@ check_request(const char *buf, size_t len, const struct http_limits *lim)
 	char why[128];
 	int rc = http_parse_request(buf, len, lim, &r, why, sizeof(why));
 	REQUIRE(valid_rc(rc));
+	/* the cheap completeness test agrees, fed whole or in 7-byte pieces */
+	size_t scanned = 0, end = 0, scanned7 = 0, end7 = 0;
+	int he = http_head_end(buf, len, lim->max_head, &scanned, &end), he7 = 0;
+	for (size_t n = 0; he7 == 0 && n < len;) {
+		n = len - n > 7 ? n + 7 : len;
+		he7 = http_head_end(buf, n, lim->max_head, &scanned7, &end7);
+	}
+	REQUIRE(he == he7);
+	if (he == 1)
+		REQUIRE(end == end7);
+	if (rc == 0)
+		REQUIRE(he == 1 && end == r.head_len);
+	if (rc == -EAGAIN)
+		REQUIRE(he == 0);
 	if (rc < 0) {
 		REQUIRE(!r.method && !r.target && !r.headers && !r.n_headers && !r.head_len);
 		return;

@@ -454,6 +454,37 @@ test_incremental(void)
 }
 
 static void
+test_head_end(void)
+{
+	const char *s = "GET / HTTP/1.1\r\nHost: a\r\nX: \r\n\r\nbody\r\n\r\n";
+	size_t head = (size_t)(strstr(s, "body") - s);
+	size_t scanned = 0, head_len = 0;
+	int rc = 0;
+	/* byte by byte: found exactly when the last LF of the head arrives */
+	for (size_t n = 0; n <= strlen(s) && rc == 0; n++) {
+		rc = http_head_end(s, n, 8192, &scanned, &head_len);
+		CHECK_INT(rc, n < head ? 0 : 1);
+		CHECK(scanned <= n);
+	}
+	CHECK_INT(head_len, head);
+	/* in two pieces with the CRLFCRLF split across them */
+	for (size_t cut = head - 4; cut < head; cut++) {
+		scanned = 0;
+		CHECK_INT(http_head_end(s, cut, 8192, &scanned, &head_len), 0);
+		CHECK_INT(http_head_end(s, strlen(s), 8192, &scanned, &head_len), 1);
+		CHECK_INT(head_len, head);
+	}
+	/* the cap: a head of exactly max_head is found, one byte more is -E2BIG */
+	scanned = 0;
+	CHECK_INT(http_head_end(s, strlen(s), head, &scanned, &head_len), 1);
+	scanned = 0;
+	CHECK_INT(http_head_end(s, strlen(s), head - 1, &scanned, &head_len), -E2BIG);
+	scanned = 0;
+	CHECK_INT(http_head_end(s, head - 2, head - 1, &scanned, &head_len), 0);
+	CHECK_INT(http_head_end(s, head - 1, head - 1, &scanned, &head_len), -E2BIG);
+}
+
+static void
 test_ownership(void)
 {
 	/* nothing points into the input: parse from a heap copy, wipe and free it */
@@ -1143,6 +1174,7 @@ main(void)
 	RUN(test_keep_alive_upgrade);
 	RUN(test_caps);
 	RUN(test_incremental);
+	RUN(test_head_end);
 	RUN(test_ownership);
 	RUN(test_status_line);
 	RUN(test_response_framing);
