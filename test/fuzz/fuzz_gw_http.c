@@ -35,10 +35,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define REQUIRE(cond)                  \
-	do {                           \
-		if (!(cond))           \
-			abort();       \
+#define REQUIRE(cond)                                                                              \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			abort();                                                                   \
 	} while (0)
 
 static bool
@@ -160,7 +160,7 @@ check_request(const char *buf, size_t len, const struct http_limits *lim)
 		snprintf(line, sizeof(line), "%s %s HTTP/1.%u", r.method, r.target, r.minor);
 		size_t n;
 		char *s = serialize(line, r.headers, r.n_headers, &n);
-		struct http_limits big = { .max_head = n, .max_headers = r.n_headers };
+		struct http_limits big = {.max_head = n, .max_headers = r.n_headers};
 		REQUIRE(http_parse_request(s, n, &big, &r2, why, sizeof(why)) == 0);
 		REQUIRE(strcmp(r.method, r2.method) == 0 && strcmp(r.target, r2.target) == 0);
 		same_headers(r.headers, r.n_headers, r2.headers, r2.n_headers);
@@ -212,7 +212,7 @@ check_response(const char *buf, size_t len, const struct http_limits *lim, const
 		snprintf(line, sizeof(line), "HTTP/1.%u %03u %s", r.minor, r.status, r.reason);
 		size_t n;
 		char *s = serialize(line, r.headers, r.n_headers, &n);
-		struct http_limits big = { .max_head = n, .max_headers = r.n_headers };
+		struct http_limits big = {.max_head = n, .max_headers = r.n_headers};
 		REQUIRE(http_parse_response(s, n, &big, method, &r2, why, sizeof(why)) == 0);
 		REQUIRE(r.status == r2.status && strcmp(r.reason, r2.reason) == 0);
 		same_headers(r.headers, r.n_headers, r2.headers, r2.n_headers);
@@ -312,9 +312,9 @@ check_authority(const char *s)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct http_limits wide = { .max_head = 65536, .max_headers = 1000 };
-	static const struct http_limits narrow = { .max_head = 64, .max_headers = 3 };
-	static const char *const methods[] = { "GET", "HEAD", "CONNECT", "POST", NULL };
+	static const struct http_limits wide = {.max_head = 65536, .max_headers = 1000};
+	static const struct http_limits narrow = {.max_head = 64, .max_headers = 3};
+	static const char *const methods[] = {"GET", "HEAD", "CONNECT", "POST", NULL};
 	const char *buf = (const char *)data;
 
 	check_request(buf, size, &wide);
