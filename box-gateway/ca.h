@@ -62,11 +62,17 @@ struct gw_ca_stats {
 };
 void gw_ca_stats(const struct gw_ca *ca, struct gw_ca_stats *out);
 
-/* The upstream context (TLS 1.2+, SSL_VERIFY_PEER, ALPN http/1.1): trust
- * = the system roots (GW_SYSTEM_ROOTS, read explicitly; missing or empty
- * is an error naming the file) + the extra PEM bundle (NULL = none; else
- * it must hold >= 1 certificate and every CERTIFICATE block must parse,
- * else -EINVAL). why (may be NULL) gets a one-line reason on failure. */
+/* The upstream context (TLS 1.2+, ALPN http/1.1, peer verification
+ * required): trust = the system roots (GW_SYSTEM_ROOTS, read explicitly;
+ * missing or empty is an error naming the file) + the extra PEM bundle
+ * (NULL = none; else it must hold >= 1 certificate and every CERTIFICATE
+ * block must parse, else -EINVAL). why (may be NULL) gets a one-line
+ * reason on failure.
+ * Built on TLS_with_buffers_method (no per-connection X509 objects; the
+ * server's certificates are shared DER buffers) with our own verifier, so:
+ * SSL_get_peer_certificate/SSL_get_peer_cert_chain return NULL (use
+ * SSL_get0_peer_certificates), SSL_get_verify_result says only
+ * X509_V_ERR_APPLICATION_VERIFICATION: use gw_tls_client_verify_result. */
 #define GW_SYSTEM_ROOTS "/etc/ssl/certs/ca-certificates.crt"
 int gw_tls_client_ctx_new(const char *extra_pem, size_t extra_len, SSL_CTX **out,
 			  char *why, size_t why_len);
@@ -74,11 +80,19 @@ int gw_tls_client_ctx_new(const char *extra_pem, size_t extra_len, SSL_CTX **out
  * bundle elsewhere). roots_file NULL = no system roots at all. */
 int gw_tls_client_ctx_new_roots(const char *roots_file, const char *extra_pem,
 				size_t extra_len, SSL_CTX **out, char *why, size_t why_len);
-/* Prepare an upstream SSL (from that context) for host, before the
- * handshake: for a name, SNI + SSL_set1_host (SAN dNSName only, no CN
- * fallback); for an IP literal (is_ip), no SNI and an iPAddress SAN check.
- * ALPN http/1.1 comes from the context. Turns on configuration shedding
- * (as gw_ca_use_leaf). -EINVAL for a host that is not a name/IP literal. */
+/* Prepare an upstream SSL (from that context) for host, once, before the
+ * handshake: for a name, SNI + a SAN dNSName check (no CN fallback); for an
+ * IP literal (is_ip), no SNI and an iPAddress SAN check. An SSL never
+ * prepared fails verification. ALPN http/1.1 comes from the context. Turns
+ * on configuration shedding (as gw_ca_use_leaf). -EINVAL for a host that
+ * is not a name/IP literal, an SSL from another context, a second call. */
 int gw_tls_client_prepare(SSL *ssl, const char *host, bool is_ip);
+/* Why the upstream certificate was refused: an X509_V_ERR_* code for
+ * X509_verify_cert_error_string (e.g. X509_V_ERR_HOSTNAME_MISMATCH);
+ * X509_V_OK when verification passed or has not run (a handshake that
+ * failed for another reason). */
+long gw_tls_client_verify_result(const SSL *ssl);
+/* The context's trust store (owned by ctx; NULL for another context). */
+X509_STORE *gw_tls_client_store(SSL_CTX *ctx);
 
 #endif

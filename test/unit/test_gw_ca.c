@@ -629,7 +629,7 @@ test_handshake_name(void)
 		goto out;
 	CHECK_INT(pair_new(&p, ca, cctx, "a.box.test", false, "a.box.test", false), 0);
 	CHECK_INT(pair_handshake(&p), 0);
-	CHECK_INT(SSL_get_verify_result(p.client), X509_V_OK);
+	CHECK_INT(gw_tls_client_verify_result(p.client), X509_V_OK);
 	CHECK(alpn_is(p.server, "http/1.1"));
 	CHECK(alpn_is(p.client, "http/1.1"));
 	CHECK_STR(SSL_get_servername(p.server, TLSEXT_NAMETYPE_host_name), "a.box.test");
@@ -639,15 +639,15 @@ test_handshake_name(void)
 	CHECK_STR(SSL_get_servername(p.server, TLSEXT_NAMETYPE_host_name), "a.box.test");
 	/* the client saw the chain [leaf, CA] */
 	{
-		STACK_OF(X509) *chain = SSL_get_peer_cert_chain(p.client);
-		CHECK(chain && sk_X509_num(chain) == 2);
+		const STACK_OF(CRYPTO_BUFFER) *chain = SSL_get0_peer_certificates(p.client);
+		CHECK(chain && sk_CRYPTO_BUFFER_num(chain) == 2);
 	}
 	pair_free(&p);
 
 	/* the wrong name fails verification */
 	CHECK_INT(pair_new(&p, ca, cctx, "a.box.test", false, "b.box.test", false), 0);
 	CHECK_INT(pair_handshake(&p), -1);
-	CHECK_INT(SSL_get_verify_result(p.client), X509_V_ERR_HOSTNAME_MISMATCH);
+	CHECK_INT(gw_tls_client_verify_result(p.client), X509_V_ERR_HOSTNAME_MISMATCH);
 	ERR_clear_error();
 	pair_free(&p);
 
@@ -709,14 +709,14 @@ test_handshake_ip(void)
 	for (size_t i = 0; i < 2; i++) {
 		CHECK_INT(pair_new(&p, ca, cctx, hosts[i][0], true, hosts[i][0], true), 0);
 		CHECK_INT(pair_handshake(&p), 0);
-		CHECK_INT(SSL_get_verify_result(p.client), X509_V_OK);
+		CHECK_INT(gw_tls_client_verify_result(p.client), X509_V_OK);
 		/* no SNI for an address */
 		CHECK(SSL_get_servername(p.server, TLSEXT_NAMETYPE_host_name) == NULL);
 		CHECK(alpn_is(p.server, "http/1.1"));
 		pair_free(&p);
 		CHECK_INT(pair_new(&p, ca, cctx, hosts[i][0], true, hosts[i][1], true), 0);
 		CHECK_INT(pair_handshake(&p), -1);
-		CHECK_INT(SSL_get_verify_result(p.client), X509_V_ERR_IP_ADDRESS_MISMATCH);
+		CHECK_INT(gw_tls_client_verify_result(p.client), X509_V_ERR_IP_ADDRESS_MISMATCH);
 		ERR_clear_error();
 		pair_free(&p);
 	}
@@ -754,12 +754,12 @@ test_system_roots_alone_refuse(void)
 	CHECK_INT(gw_tls_client_ctx_new(NULL, 0, &cctx, why, sizeof(why)), 0);
 	if (!ca || !cctx)
 		goto out;
-	CHECK(X509_STORE_get0_objects(SSL_CTX_get_cert_store(cctx)) &&
-	      sk_X509_OBJECT_num(X509_STORE_get0_objects(SSL_CTX_get_cert_store(cctx))) > 50);
+	CHECK(gw_tls_client_store(cctx) &&
+	      sk_X509_OBJECT_num(X509_STORE_get0_objects(gw_tls_client_store(cctx))) > 50);
 	CHECK_INT(pair_new(&p, ca, cctx, "a.box.test", false, "a.box.test", false), 0);
 	CHECK_INT(pair_handshake(&p), -1);
 	/* the chain ends in the box CA, which no system root vouches for */
-	CHECK_INT(SSL_get_verify_result(p.client), X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN);
+	CHECK_INT(gw_tls_client_verify_result(p.client), X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN);
 	ERR_clear_error();
 out:
 	pair_free(&p);
@@ -818,6 +818,243 @@ test_resumption(void)
 		pair_free(&p);
 		SSL_SESSION_free(saved_session);
 		saved_session = NULL;
+	}
+out:
+	pair_free(&p);
+	SSL_CTX_free(cctx);
+	gw_ca_free(ca);
+}
+
+/* --- the upstream verifier against chains the CA would never make --- */
+
+static EVP_PKEY *
+test_key(void)
+{
+	EC_KEY *ec = EC_KEY_new_by_curve_name(NID_X9_62_prime256v1);
+	EVP_PKEY *k = EVP_PKEY_new();
+
+	EC_KEY_generate_key(ec);
+	EVP_PKEY_assign_EC_KEY(k, ec);
+	return k;
+}
+
+/* A certificate for key, signed by issuer_key (self-signed when issuer is
+ * NULL), with the extensions given as openssl config strings. */
+static X509 *
+test_cert(const char *cn, EVP_PKEY *key, X509 *issuer, EVP_PKEY *issuer_key, long from,
+	  long to, const char *bc, const char *eku, const char *san)
+{
+	X509 *x = X509_new();
+	X509V3_CTX v3;
+	const struct {
+		int nid;
+		const char *value;
+	} exts[] = {
+		{ NID_basic_constraints, bc },
+		{ NID_ext_key_usage, eku },
+		{ NID_subject_alt_name, san },
+	};
+	uint8_t serial = (uint8_t)(rand() | 1);
+
+	X509_set_version(x, X509_VERSION_3);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), serial);
+	X509_NAME_add_entry_by_NID(X509_get_subject_name(x), NID_commonName, MBSTRING_UTF8,
+				   (const uint8_t *)cn, -1, -1, 0);
+	X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer)
+				       : X509_get_subject_name(x));
+	X509_gmtime_adj(X509_getm_notBefore(x), from);
+	X509_gmtime_adj(X509_getm_notAfter(x), to);
+	X509_set_pubkey(x, key);
+	X509V3_set_ctx(&v3, issuer ? issuer : x, x, NULL, NULL, 0);
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		if (!exts[i].value)
+			continue;
+		X509_EXTENSION *e = X509V3_EXT_nconf_nid(NULL, &v3, exts[i].nid, exts[i].value);
+		CHECK(e != NULL);
+		if (e)
+			X509_add_ext(x, e, -1);
+		X509_EXTENSION_free(e);
+	}
+	CHECK(X509_sign(x, issuer_key, EVP_sha256()) > 0);
+	return x;
+}
+
+static CRYPTO_BUFFER *
+test_buffer(X509 *x)
+{
+	uint8_t *der = NULL;
+	int len = i2d_X509(x, &der);
+	CRYPTO_BUFFER *b = CRYPTO_BUFFER_new(der, (size_t)len, NULL);
+
+	OPENSSL_free(der);
+	return b;
+}
+
+/* A handshake where the server presents chain[0..n) with key; the client
+ * trusts root and is prepared for host. Returns the verify result. */
+static long
+handshake_chain(X509 *root, X509 **chain, size_t n, EVP_PKEY *key, const char *host,
+		bool *ok)
+{
+	struct gw_ca *ca = NULL;
+	SSL_CTX *cctx = NULL;
+	struct tls_pair p = { .fds = { -1, -1 } };
+	CRYPTO_BUFFER *bufs[4];
+	long result = -1;
+	BIO *bio = BIO_new(BIO_s_mem());
+	const uint8_t *data;
+	size_t len;
+	char why[256];
+
+	*ok = false;
+	PEM_write_bio_X509(bio, root);
+	BIO_mem_contents(bio, &data, &len);
+	CHECK_INT(gw_ca_new(2, &ca), 0);
+	CHECK_INT(gw_tls_client_ctx_new_roots(NULL, (const char *)data, len, &cctx, why,
+					      sizeof(why)),
+		  0);
+	if (!ca || !cctx)
+		goto out;
+	CHECK_INT(pair_new(&p, ca, cctx, "placeholder.box.test", false, host, false), 0);
+	for (size_t i = 0; i < n; i++)
+		bufs[i] = test_buffer(chain[i]);
+	CHECK(SSL_set_chain_and_key(p.server, bufs, n, key, NULL) == 1);
+	for (size_t i = 0; i < n; i++)
+		CRYPTO_BUFFER_free(bufs[i]);
+	*ok = pair_handshake(&p) == 0;
+	result = gw_tls_client_verify_result(p.client);
+	ERR_clear_error();
+out:
+	pair_free(&p);
+	SSL_CTX_free(cctx);
+	gw_ca_free(ca);
+	BIO_free(bio);
+	return result;
+}
+
+static void
+test_upstream_verifier(void)
+{
+	EVP_PKEY *root_key = test_key(), *mid_key = test_key(), *leaf_key = test_key();
+	X509 *root = test_cert("gwca test root", root_key, NULL, root_key, -3600, 86400,
+			       "critical,CA:TRUE", NULL, NULL);
+	X509 *mid = test_cert("gwca test intermediate", mid_key, root, root_key, -3600, 86400,
+			      "critical,CA:TRUE", NULL, NULL);
+	X509 *not_ca = test_cert("gwca not a CA", mid_key, root, root_key, -3600, 86400,
+				 "critical,CA:FALSE", "serverAuth", "DNS:mid.box.test");
+	X509 *good, *chain[3];
+	bool ok;
+
+	/* a normal chain root -> intermediate -> leaf verifies */
+	good = test_cert("u.box.test", leaf_key, mid, mid_key, -3600, 86400, "CA:FALSE",
+			 "serverAuth", "DNS:u.box.test");
+	chain[0] = good;
+	chain[1] = mid;
+	CHECK_INT(handshake_chain(root, chain, 2, leaf_key, "u.box.test", &ok), X509_V_OK);
+	CHECK(ok);
+	/* a wildcard matches one label */
+	X509_free(good);
+	good = test_cert("*.box.test", leaf_key, mid, mid_key, -3600, 86400, "CA:FALSE",
+			 "serverAuth", "DNS:*.box.test");
+	chain[0] = good;
+	CHECK_INT(handshake_chain(root, chain, 2, leaf_key, "w.box.test", &ok), X509_V_OK);
+	CHECK(ok);
+	CHECK_INT(handshake_chain(root, chain, 2, leaf_key, "a.w.box.test", &ok),
+		  X509_V_ERR_HOSTNAME_MISMATCH);
+	CHECK(!ok);
+	X509_free(good);
+	/* the missing intermediate */
+	good = test_cert("u.box.test", leaf_key, mid, mid_key, -3600, 86400, "CA:FALSE",
+			 "serverAuth", "DNS:u.box.test");
+	chain[0] = good;
+	CHECK_INT(handshake_chain(root, chain, 1, leaf_key, "u.box.test", &ok),
+		  X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY);
+	CHECK(!ok);
+	X509_free(good);
+	/* a CA:FALSE certificate acting as an intermediate */
+	good = test_cert("u.box.test", leaf_key, not_ca, mid_key, -3600, 86400, "CA:FALSE",
+			 "serverAuth", "DNS:u.box.test");
+	chain[0] = good;
+	chain[1] = not_ca;
+	CHECK_INT(handshake_chain(root, chain, 2, leaf_key, "u.box.test", &ok),
+		  X509_V_ERR_INVALID_CA);
+	CHECK(!ok);
+	X509_free(good);
+	/* a client-auth-only leaf is not a server certificate */
+	good = test_cert("u.box.test", leaf_key, mid, mid_key, -3600, 86400, "CA:FALSE",
+			 "clientAuth", "DNS:u.box.test");
+	chain[0] = good;
+	chain[1] = mid;
+	CHECK_INT(handshake_chain(root, chain, 2, leaf_key, "u.box.test", &ok),
+		  X509_V_ERR_INVALID_PURPOSE);
+	CHECK(!ok);
+	X509_free(good);
+	/* expired */
+	good = test_cert("u.box.test", leaf_key, mid, mid_key, -7200, -3600, "CA:FALSE",
+			 "serverAuth", "DNS:u.box.test");
+	chain[0] = good;
+	CHECK_INT(handshake_chain(root, chain, 2, leaf_key, "u.box.test", &ok),
+		  X509_V_ERR_CERT_HAS_EXPIRED);
+	CHECK(!ok);
+	X509_free(good);
+	/* the name only in the CN: no fallback */
+	good = test_cert("u.box.test", leaf_key, mid, mid_key, -3600, 86400, "CA:FALSE",
+			 "serverAuth", NULL);
+	chain[0] = good;
+	CHECK_INT(handshake_chain(root, chain, 2, leaf_key, "u.box.test", &ok),
+		  X509_V_ERR_HOSTNAME_MISMATCH);
+	CHECK(!ok);
+	X509_free(good);
+
+	X509_free(not_ca);
+	X509_free(mid);
+	X509_free(root);
+	EVP_PKEY_free(leaf_key);
+	EVP_PKEY_free(mid_key);
+	EVP_PKEY_free(root_key);
+}
+
+/* An upstream SSL never prepared, or prepared wrongly, fails closed. */
+static void
+test_upstream_unprepared(void)
+{
+	struct gw_ca *ca = NULL;
+	SSL_CTX *cctx = NULL;
+	struct tls_pair p = { .fds = { -1, -1 } };
+	const char *pem;
+	char why[256];
+
+	CHECK_INT(gw_ca_new(2, &ca), 0);
+	if (!ca)
+		return;
+	pem = gw_ca_cert_pem(ca);
+	CHECK_INT(gw_tls_client_ctx_new_roots(NULL, pem, strlen(pem), &cctx, why, sizeof(why)),
+		  0);
+	if (!cctx)
+		goto out;
+	CHECK_INT(pair_new(&p, ca, cctx, "a.box.test", false, "a.box.test", false), 0);
+	/* a second prepare is refused */
+	CHECK_INT(gw_tls_client_prepare(p.client, "b.box.test", false), -EINVAL);
+	pair_free(&p);
+	/* a server-side SSL is not an upstream one */
+	{
+		SSL *s = SSL_new(gw_ca_server_ctx(ca));
+		CHECK_INT(gw_tls_client_prepare(s, "a.box.test", false), -EINVAL);
+		SSL_free(s);
+	}
+	/* never prepared: the handshake fails */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p.fds) == 0) {
+		p.server = SSL_new(gw_ca_server_ctx(ca));
+		p.client = SSL_new(cctx);
+		CHECK_INT(gw_ca_use_leaf(ca, p.server, "a.box.test", false), 0);
+		SSL_set_fd(p.server, p.fds[0]);
+		SSL_set_fd(p.client, p.fds[1]);
+		SSL_set_accept_state(p.server);
+		SSL_set_connect_state(p.client);
+		CHECK_INT(pair_handshake(&p), -1);
+		CHECK_INT(gw_tls_client_verify_result(p.client),
+			  X509_V_ERR_APPLICATION_VERIFICATION);
+		ERR_clear_error();
 	}
 out:
 	pair_free(&p);
@@ -911,7 +1148,7 @@ test_evicted_leaf_still_served(void)
 	gw_ca_stats(ca, &st);
 	CHECK_INT(st.leaves_evicted, 2);
 	CHECK_INT(pair_handshake(&p), 0);
-	CHECK_INT(SSL_get_verify_result(p.client), X509_V_OK);
+	CHECK_INT(gw_tls_client_verify_result(p.client), X509_V_OK);
 out:
 	pair_free(&p);
 	SSL_CTX_free(cctx);
@@ -1126,6 +1363,8 @@ main(void)
 	RUN(test_handshake_ip);
 	RUN(test_system_roots_alone_refuse);
 	RUN(test_resumption);
+	RUN(test_upstream_verifier);
+	RUN(test_upstream_unprepared);
 	RUN(test_cache_bound);
 	RUN(test_evicted_leaf_still_served);
 	RUN(test_extra_bundle_strict);
