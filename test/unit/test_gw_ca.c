@@ -1307,10 +1307,6 @@ test_measure_idle_memory(void)
 	size_t before, after_server, after_client;
 	int made = 0;
 
-#ifdef GW_UNDER_ASAN
-	SKIP("heap accounting is meaningless under AddressSanitizer");
-	return;
-#endif
 	if (!have_system_roots()) {
 		SKIP(GW_SYSTEM_ROOTS " is absent (ca-certificates not installed)");
 		return;
@@ -1336,11 +1332,21 @@ test_measure_idle_memory(void)
 		p[i].client = NULL;
 	}
 	after_client = heap_in_use();
+#ifdef GW_UNDER_ASAN
+	/* ASan's allocator keeps no glibc arena statistics */
+	(void)before;
+	(void)after_server;
+	(void)after_client;
+	printf("# idle connection heap: not measured under AddressSanitizer\n");
+#else
 	printf("# idle TLS 1.3 connection after one exchange: server SSL %zu bytes, "
 	       "upstream-side client SSL %zu bytes (mean of %d)\n",
 	       (before - after_server) / N, (after_server - after_client) / N, N);
-	/* both legs well inside the 40 KiB per intercepted connection budget */
-	CHECK((before - after_client) / N < 24 * 1024);
+	/* Both legs far inside the 40 KiB per intercepted connection budget;
+	 * the bound also catches a return of per-connection X509 objects on
+	 * the upstream side (~5 KiB per certificate). */
+	CHECK((before - after_client) / N < 12 * 1024);
+#endif
 out:
 	for (int i = 0; i < made; i++)
 		pair_free(&p[i]);
