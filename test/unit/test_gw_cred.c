@@ -127,7 +127,8 @@ apply(const struct cred_binding *b, const char *sandbox, struct http_request *r,
 		CHECK(why[0] != '\0');
 	CHECK(strstr(why, PH) == NULL);
 	CHECK(memmem(why, strlen(why), b->secret, b->secret_len) == NULL);
-	CHECK(strstr(why, b->placeholder) == NULL);
+	if (b->placeholder)
+		CHECK(strstr(why, b->placeholder) == NULL);
 	why_checked++;
 	return rc;
 }
@@ -349,6 +350,25 @@ test_header_refused(void)
 	/* a Host field carrying the placeholder is not echoed in the why */
 	r = req_make("GET", "/", "Host", "box-" PH, NULL);
 	CHECK_INT(apply(&b, "agent", &r, &origin, why, sizeof(why)), -EACCES);
+	req_free(&r);
+	/* a Host made of the secret, or of a placeholder that looks like a host
+	 * name: the why falls back to a message without either */
+	r = req_make("GET", "/", "Host", SECRET, NULL);
+	CHECK_INT(apply(&b, "agent", &r, &origin, why, sizeof(why)), -EACCES);
+	CHECK(strstr(why, "[egress.api]") != NULL);
+	req_free(&r);
+	struct cred_binding b2 = b;
+	b2.placeholder = "sk-ant-00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	r = req_make("GET", "/", "Host", b2.placeholder, "Authorization",
+		     "Bearer sk-ant-00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+		     NULL);
+	CHECK_INT(apply(&b2, "agent", &r, &origin, why, sizeof(why)), -EACCES);
+	CHECK(strstr(why, "[egress.api]") != NULL);
+	req_free(&r);
+	/* a binding without placeholder or secret refuses */
+	b2.placeholder = NULL;
+	r = req_make("GET", "/", NULL);
+	CHECK_INT(apply(&b2, "agent", &r, &origin, why, sizeof(why)), -EACCES);
 	req_free(&r);
 	/* a secret that cannot go in a header */
 	b.secret = (uint8_t *)"abc\r\nX-Evil: 1";
