@@ -83,9 +83,11 @@ bool cred_applies_to_sandbox(const struct cred_binding *b, const char *sandbox);
  *   becomes the secret with every byte outside unreserved percent-encoded;
  *   every other byte of *origin_form is kept. inject = always appends the
  *   parameter when absent. The caller sends *origin_form upstream, never
- *   req->target (origin_form NULL: req->target is the origin-form).
+ *   req->target, which is left as sent, placeholder and all, so that logging it
+ *   never logs the secret (origin_form NULL: req->target is the origin-form
+ *   and is rewritten).
  * - inject = placeholder: refused when the placeholder is not at the
- *   placement, when it is also anywhere else in the head (target, another
+ *   placement, when it is also anywhere else in the head (origin-form, another
  *   header, the user of Basic; also percent-encoded), or when the placement
  *   header / parameter occurs twice. inject = always: the placement is
  *   overwritten (duplicates removed), a placeholder elsewhere is sent as is.

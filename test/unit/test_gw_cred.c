@@ -705,6 +705,87 @@ test_find_placeholder(void)
 	free(bv);
 }
 
+/* ---- with http.c's parser ---------------------------------------------- */
+
+/* The head as the gateway would send it upstream: origin + headers. */
+static void
+serialize(const struct http_request *r, const char *origin, char *out, size_t out_len)
+{
+	size_t o = (size_t)snprintf(out, out_len, "%s %s HTTP/1.1\r\n", r->method, origin);
+	for (size_t i = 0; i < r->n_headers && o < out_len; i++)
+		o += (size_t)snprintf(out + o, out_len - o, "%s: %s\r\n", r->headers[i].name,
+				      r->headers[i].value);
+	if (o < out_len)
+		snprintf(out + o, out_len - o, "\r\n");
+}
+
+/* Parse, canonicalize, find the binding, rewrite, then let http_request_clear
+ * free what cred_apply allocated (the sanitizer build checks the ownership). */
+static void
+test_with_parser(void)
+{
+	static const struct http_limits lim = { .max_head = 8192, .max_headers = 100 };
+	struct cred_dest d[] = { { "api.example.com", false, 443, "/v1" } };
+	struct cred_binding b[2];
+	b[0] = binding(CRED_HEADER, CRED_INJECT_PLACEHOLDER);
+	b[0].dest = d;
+	b[1] = binding(CRED_QUERY_PARAM, CRED_INJECT_PLACEHOLDER);
+	b[1].name = "egress.maps";
+	b[1].placeholder = "box_ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff";
+	struct cred_dest d2[] = { { "maps.example.com", false, 443, NULL } };
+	b[1].dest = d2;
+	char why[256], out[2048], herr[128];
+	const char *raw = "POST /v1/./messages?beta=true HTTP/1.1\r\n"
+			  "Host: api.example.com\r\n"
+			  "Authorization: Bearer " PH "\r\n"
+			  "Accept-Encoding: gzip, deflate\r\n"
+			  "Content-Length: 2\r\n\r\n{}";
+	struct http_request r;
+	memset(&r, 0, sizeof(r));
+	CHECK_INT(http_parse_request(raw, strlen(raw), &lim, &r, herr, sizeof(herr)), 0);
+	char *path = NULL, *origin = xstrdup(r.target);
+	CHECK_INT(http_canonical_path(r.target, &path), 0);
+	CHECK_STR(path, "/v1/messages");
+	const struct cred_binding *found = cred_find(b, 2, "api.example.com", 443, path);
+	CHECK(found == &b[0]);
+	CHECK(cred_find(b, 2, "api.example.com", 443, "/v2/messages") == NULL);
+	CHECK(cred_host_bound(b, 2, "api.example.com", 443));
+	if (found) {
+		CHECK_INT(apply(found, "agent", &r, &origin, why, sizeof(why)), 0);
+		serialize(&r, origin, out, sizeof(out));
+		CHECK_STR(out, "POST /v1/./messages?beta=true HTTP/1.1\r\n"
+			       "Host: api.example.com\r\n"
+			       "Authorization: Bearer " SECRET "\r\n"
+			       "Content-Length: 2\r\n"
+			       "Accept-Encoding: identity\r\n\r\n");
+	}
+	http_request_clear(&r);
+	free(path);
+	free(origin);
+
+	/* query placement, the always-append path, on a parsed request */
+	raw = "GET /maps/api/geocode?address=a%20b&key=box_ffffffffffffffffffffffffffffffffffffffff"
+	      "ffffffffffffffffffffffff&z=1 HTTP/1.1\r\nHost: maps.example.com\r\n\r\n";
+	memset(&r, 0, sizeof(r));
+	CHECK_INT(http_parse_request(raw, strlen(raw), &lim, &r, herr, sizeof(herr)), 0);
+	origin = xstrdup(r.target);
+	CHECK_INT(apply(&b[1], "agent", &r, &origin, why, sizeof(why)), 0);
+	CHECK_STR(origin, "/maps/api/geocode?address=a%20b&key=sk-real-SECRET-value-7f3a9c&z=1");
+	/* req->target is left as sent (a caller that logs it never logs the
+	 * secret); only *origin_form carries the secret */
+	CHECK(strstr(r.target, b[1].placeholder) != NULL);
+	CHECK(strstr(r.target, SECRET) == NULL);
+	http_request_clear(&r);
+	free(origin);
+	raw = "GET /v1/x HTTP/1.1\r\nHost: api.example.com\r\nX-Maps: box_fffffffffffffffffff"
+	      "fffffffffffffffffffffffffffffffffffffffffffff\r\n\r\n";
+	memset(&r, 0, sizeof(r));
+	CHECK_INT(http_parse_request(raw, strlen(raw), &lim, &r, herr, sizeof(herr)), 0);
+	/* the placeholder of b[1] in a request to b[0]'s host is found */
+	CHECK(cred_find_placeholder(b, 2, &r, r.target) == &b[1]);
+	http_request_clear(&r);
+}
+
 /* ---- redaction --------------------------------------------------------- */
 
 /* One-shot reference: leftmost, non-overlapping replacement. */
@@ -987,6 +1068,7 @@ main(void)
 	RUN(test_accept_encoding);
 	RUN(test_sandbox_scoping);
 	RUN(test_find_placeholder);
+	RUN(test_with_parser);
 	RUN(test_redactor_property);
 	RUN(test_redactor_never_delayed);
 	RUN(test_redact_string);
