@@ -449,7 +449,7 @@ fail_upstream(struct gw_conn *c, unsigned status, const char *why)
 		closing(c);
 		return;
 	}
-	char body[256];
+	char body[640];
 	(void)snprintf(body, sizeof(body), "box-gateway: %s:%u: %s", c->host, c->port, why);
 	reply(c, status, NULL, body, false, !c->have_req || c->req.framing != HTTP_BODY_NONE);
 }
@@ -630,7 +630,7 @@ request_checks(struct gw_conn *c)
 		const struct cred_binding *ph =
 			cred_find_placeholder(G.creds, G.n_creds, &c->req, c->origin);
 		if (ph && !cred_applies_to_sandbox(ph, sandbox)) {
-			char msg[256];
+			char msg[640];
 			(void)snprintf(msg, sizeof(msg),
 				       "box-gateway: the placeholder of %s is not for sandbox %s",
 				       ph->name, sandbox);
@@ -653,7 +653,8 @@ request_checks(struct gw_conn *c)
 				reply(c, 500, NULL, "box-gateway: out of memory", false, true);
 				return;
 			}
-			c->cred = b;
+			if (r == 0)
+				c->cred = b;
 		}
 	}
 	if (c->req.framing == HTTP_BODY_CHUNKED) {
@@ -744,7 +745,7 @@ static void
 estab_fail(struct gw_conn *c)
 {
 	struct gw_fields fs;
-	char body[512];
+	char body[640];
 
 	free(c->addrs);
 	c->addrs = NULL;
@@ -863,7 +864,7 @@ try_addr(struct gw_conn *c)
 					  ? NULL
 					  : addr_refused_before_policy((const struct sockaddr *)ss);
 		if (why) {
-			char msg[512];
+			char msg[1024];
 			(void)snprintf(msg, sizeof(msg),
 				       "box-gateway refused %s (%s) for '%s:%u' before policy "
 				       "([gateway] allow_host_loopback = false)",
@@ -895,7 +896,7 @@ on_resolved(void *arg, const char *err, const struct gw_addrs *addrs)
 	struct gw_conn *c = arg;
 	c->resolve = NULL;
 	if (err) {
-		char body[384];
+		char body[640];
 		(void)snprintf(body, sizeof(body), "box-gateway: cannot resolve %s: %s", c->host,
 			       err);
 		reply(c, 502, NULL, body, false, c->is_connect || body_unread(c));
@@ -1327,6 +1328,7 @@ response_head(struct gw_conn *c)
 		break;
 	case HTTP_BODY_CHUNKED:
 	case HTTP_BODY_EOF:
+	default:
 		c->chunk_out = client11;
 		c->eof_out = !client11;
 		break;
@@ -1343,7 +1345,8 @@ response_head(struct gw_conn *c)
 		c->rstate = R_CHUNKED;
 		http_chunked_init(&c->rch);
 		break;
-	case HTTP_BODY_EOF: c->rstate = R_EOF; break;
+	case HTTP_BODY_EOF:
+	default: c->rstate = R_EOF; break;
 	}
 	if (c->rstate == R_NONE || (c->rstate == R_LEN && c->resp_left == 0)) {
 		c->rstate = R_NONE;
@@ -1564,7 +1567,7 @@ handle_request(struct gw_conn *c)
 	}
 	const struct http_header *h = http_find_header(q->headers, q->n_headers, "Host");
 	if (h && !host_matches(c, h->value)) {
-		char msg[512];
+		char msg[1024];
 		(void)snprintf(msg, sizeof(msg),
 			       "box-gateway: Host '%.200s' does not name the CONNECT host '%s:%u'",
 			       h->value, c->host, c->port);
@@ -1726,7 +1729,7 @@ on_cli_handshake(struct gw_stream *s, int err, const char *why, void *arg)
 		bool ip = false;
 		if (addr_host_spelling(sni, strlen(sni), spelled, sizeof(spelled), &ip) < 0 ||
 		    strcmp(spelled, c->host) != 0) {
-			char msg[512];
+			char msg[1024];
 			(void)snprintf(msg, sizeof(msg),
 				       "box-gateway: TLS server name '%.200s' does not name the "
 				       "CONNECT host '%s'", sni, c->host);

@@ -223,7 +223,7 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid, const Box__GatewayInit *in
 static void
 ca_make(struct box_ipc_chan *chan, uint64_t rid)
 {
-	int r = gw_ca_new(GW_LEAF_CACHE, &G.ca);
+	int r = gw_ca_new_named(G.box_name, GW_LEAF_CACHE, &G.ca);
 	if (r < 0)
 		start_fail(chan, rid, "cannot make the box's CA: %s", strerror(-r));
 }

@@ -19,6 +19,7 @@
 
 #include <openssl/err.h>
 
+#include "ca.h"
 #include "gateway.h"
 #include "stream.h"
 
@@ -178,8 +179,8 @@ handshake_step(struct gw_stream *s)
 			       ERR_reason_error_string(ec) ? ERR_reason_error_string(ec) : "error");
 	else
 		(void)snprintf(why, sizeof(why), "TLS handshake failed (connection closed)");
-	long vr = SSL_get_verify_result(s->ssl);
-	if (!SSL_is_server(s->ssl) && vr != X509_V_OK)
+	long vr = SSL_is_server(s->ssl) ? X509_V_OK : gw_tls_client_verify_result(s->ssl);
+	if (vr != X509_V_OK)
 		(void)snprintf(why, sizeof(why), "upstream certificate not trusted: %s",
 			       X509_verify_cert_error_string(vr));
 	ERR_clear_error();
