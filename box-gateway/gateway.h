@@ -78,6 +78,9 @@ struct gw_state {
 
 extern struct gw_state G;
 
+/* End the loop with this status (the highest asked for wins). */
+void gw_exit(int code);
+
 /* ---- main.c: listeners ----------------------------------------------------- */
 
 struct gw_listener {

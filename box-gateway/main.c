@@ -290,7 +290,15 @@ listener_find(uint32_t id, struct gw_listener ***prevp)
 static void
 fatal_loop(int code)
 {
-	G.exit_code = code;
+	gw_exit(code);
+}
+
+void
+gw_exit(int code)
+{
+	/* The first failure decides: a later orderly close does not hide it. */
+	if (code > G.exit_code)
+		G.exit_code = code;
 	event_base_loopexit(G.base, NULL);
 }
 
