@@ -66,7 +66,7 @@ start_nginx() {
 master_process off;
 daemon off;
 worker_processes 1;
-worker_rlimit_nofile 40000;
+worker_rlimit_nofile $nofile;
 pid $T/nginx/pid;
 error_log $T/nginx/error.log error;
 events { worker_connections 30000; multi_accept on; }
@@ -135,7 +135,7 @@ start_mitmdump() {
 }
 
 # ---- box-gateway through the standalone harness (plays boxd and box-policyd)
-GW_PID="" GW_PORT="" GW_STATUS=""
+GW_PID="" GW_PORT="" GW_STATUS="" GW_HARNESS_PID=""
 start_gateway() {
 	if [ ! -x "$HARNESS" ]; then GW_STATUS="harness missing ($HARNESS)"; return 1; fi
 	if [ ! -x "$GATEWAY" ]; then GW_STATUS="box-gateway missing ($GATEWAY)"; return 1; fi
@@ -302,9 +302,18 @@ for p in "${proxies[@]}"; do
 	out=$(lg "$p" --timeout 600 gets "https://$h:$NGINX_PORT/small" --conns 1 --requests "${n1[$i]}") || fail "$p: gets 1 failed"
 	R[rps1_$p]=$(echo "$out" | field rps) R[p50_1_$p]=$(echo "$out" | field p50_ms) R[p99_1_$p]=$(echo "$out" | field p99_ms)
 	say "$p: $out"
+	# Where the CPU goes at 64 connections: the proxy, the harness playing box-policyd (its
+	# Decides and Records), nginx; all share the machine's cores with the load generator.
+	cp0=$(cpu_ticks "${pid:-$$}") ch0=$(cpu_ticks "${GW_HARNESS_PID:-$$}") cn0=$(cpu_ticks "$NGINX_PID")
 	out=$(lg "$p" --timeout 600 gets "https://$h:$NGINX_PORT/small" --conns 64 --requests "${n64[$i]}") || fail "$p: gets 64 failed"
+	cp1=$(cpu_ticks "${pid:-$$}") ch1=$(cpu_ticks "${GW_HARNESS_PID:-$$}") cn1=$(cpu_ticks "$NGINX_PID")
 	R[rps64_$p]=$(echo "$out" | field rps) R[p50_64_$p]=$(echo "$out" | field p50_ms) R[p99_64_$p]=$(echo "$out" | field p99_ms)
 	say "$p: $out"
+	secs=$(echo "$out" | field seconds)
+	cpu_line="nginx $(awk -v a="$cn0" -v b="$cn1" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }') s"
+	[ -n "$pid" ] && cpu_line="$p $(awk -v a="$cp0" -v b="$cp1" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }') s, $cpu_line"
+	[ "$p" = gw ] && cpu_line="$cpu_line, gw-harness (plays box-policyd) $(awk -v a="$ch0" -v b="$ch1" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }') s"
+	say "$p: CPU during the 64-connection GETs ($secs s of wall time): $cpu_line"
 	out=$(lg "$p" --timeout 600 sse "https://$h:$SSE_PORT/sse?events=2&interval_ms=100" --requests 10) || fail "$p: sse failed"
 	R[sse_$p]=$(echo "$out" | field first_event_p50_ms)
 	say "$p: $out"
