@@ -11,6 +11,10 @@ $(BUILD)/bench/gateway/loadgen: private MODULE_LDLIBS := $(BORINGSSL_LIBS)
 
 bench: $(BUILD)/bench/gateway/loadgen
 BENCH_SCRIPTS += bench/gateway/run.sh
+# box-gateway runs under the standalone harness (test/gateway/, built there).
+ifneq ($(wildcard test/gateway/gw-harness.c),)
+bench: $(BUILD)/test/gateway/gw-harness
+endif
 
 # make check runs the smoke mode (run.sh --smoke), which needs the load generator built.
 CHECK_DEPS    += $(BUILD)/bench/gateway/loadgen
