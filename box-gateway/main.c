@@ -52,7 +52,6 @@
 #define GW_INIT_TIMEOUT_MS 30000
 #define GW_ACCEPT_BURST 64
 
-struct gw_state G = { .exit_code = 0 };
 
 static struct event *stop_signals[2];
 
@@ -291,15 +290,6 @@ static void
 fatal_loop(int code)
 {
 	gw_exit(code);
-}
-
-void
-gw_exit(int code)
-{
-	/* The first failure decides: a later orderly close does not hide it. */
-	if (code > G.exit_code)
-		G.exit_code = code;
-	event_base_loopexit(G.base, NULL);
 }
 
 static void
