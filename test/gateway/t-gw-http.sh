@@ -211,8 +211,12 @@ for _ in range(40):
 print(r0, rss(), got)
 PY
 read -r r0 r1 got <"$SRV_DIR/slow.out"
-check "a slow reader of a 200 MB response: the gateway's RSS grows < 8 MiB ($r0 -> $r1 KiB)" \
-	test $((r1 - r0)) -lt 8192
+# AddressSanitizer keeps freed chunks in its quarantine (resident): a looser bound there,
+# still far below the 200 MB a buffering proxy would hold.
+lim=8192
+[ -n "${SAN:-}" ] && lim=65536
+check "a slow reader of a 200 MB response: the gateway's RSS grows < $((lim / 1024)) MiB ($r0 -> $r1 KiB)" \
+	test $((r1 - r0)) -lt "$lim"
 
 # --- WebSocket through CONNECT
 out=$("${TUN[@]}" ws api.box.test "$TP" /ws hello "second message" | tr '\n' '|')
