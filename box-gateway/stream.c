@@ -441,14 +441,16 @@ do_write(struct gw_stream *s)
 			} else {
 				/* One record for what is queued (a response head and its small
 				 * body are two chains): one write(2), not one per chain. */
-				size_t want = evbuffer_get_length(s->out);
-				if (want > GW_READ_CHUNK)
-					want = GW_READ_CHUNK;
-				if (len < want) {
-					(void)evbuffer_pullup(s->out, (ssize_t)want);
+				size_t total = evbuffer_get_length(s->out);
+				if (total <= GW_READ_CHUNK && len < total) {
+					/* Small: gathered (a copy of at most 16 KiB). A bulk transfer's
+					 * chains go out as they are, no copy. */
+					(void)evbuffer_pullup(s->out, (ssize_t)total);
 					(void)evbuffer_peek(s->out, -1, NULL, &v, 1);
+					len = total;
+				} else if (len > GW_READ_CHUNK) {
+					len = GW_READ_CHUNK;
 				}
-				len = want;
 			}
 			int r = SSL_write(s->ssl, v.iov_base, (int)len);
 			if (r > 0) {
