@@ -211,7 +211,9 @@ update_events(struct gw_stream *s)
 	bool want_r = false, want_w = false;
 
 	switch (s->state) {
-	case ST_CONNECTING: want_w = true; break;
+	case ST_CONNECTING:
+		want_w = true;
+		break;
 	case ST_HANDSHAKE:
 		want_r = !s->read_wants_write;
 		want_w = s->read_wants_write;
@@ -225,7 +227,8 @@ update_events(struct gw_stream *s)
 		want_w = (!s->broken && evbuffer_get_length(s->out) > 0 && !s->write_wants_read) ||
 			 s->read_wants_write;
 		break;
-	default: break;
+	default:
+		break;
 	}
 	if (want_r != (event_pending(s->rev, EV_READ, NULL) != 0)) {
 		if (want_r)
@@ -386,8 +389,8 @@ do_read(struct gw_stream *s, int *err)
 					s->eof = true;
 					break;
 				}
-				/* A TCP EOF without close_notify is an EOF too (HTTP framing decides
-				 * whether the message was whole). */
+				/* A TCP EOF without close_notify is an EOF too (HTTP framing
+				 * decides whether the message was whole). */
 				if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
 					s->eof = true;
 					break;
@@ -443,8 +446,8 @@ do_write(struct gw_stream *s)
 				 * body are two chains): one write(2), not one per chain. */
 				size_t total = evbuffer_get_length(s->out);
 				if (total <= GW_READ_CHUNK && len < total) {
-					/* Small: gathered (a copy of at most 16 KiB). A bulk transfer's
-					 * chains go out as they are, no copy. */
+					/* Small: gathered (a copy of at most 16 KiB). A bulk
+					 * transfer's chains go out as they are, no copy. */
 					(void)evbuffer_pullup(s->out, (ssize_t)total);
 					(void)evbuffer_peek(s->out, -1, NULL, &v, 1);
 					len = total;
@@ -476,7 +479,7 @@ do_write(struct gw_stream *s)
 			nv = 8;
 		struct iovec iov[8];
 		for (int i = 0; i < nv; i++)
-			iov[i] = (struct iovec){ v[i].iov_base, v[i].iov_len };
+			iov[i] = (struct iovec){v[i].iov_base, v[i].iov_len};
 		ssize_t n = writev(s->fd, iov, nv);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -581,8 +584,11 @@ on_event(evutil_socket_t fd, short what, void *arg)
 		s->sock_drained = false;
 		handshake_step(s);
 		return;
-	case ST_OPEN: break;
-	default: update_events(s); return;
+	case ST_OPEN:
+		break;
+	default:
+		update_events(s);
+		return;
 	}
 
 	if ((what & EV_WRITE) || s->write_wants_read) {
