@@ -63,7 +63,9 @@ struct gw_conn {
 	bool cli_eof;
 	int64_t activity;
 	int64_t head_start;
+	size_t head_scanned; /* http_head_end's progress on the head being read */
 	int64_t dial_deadline;
+	int64_t linger_until; /* CLOSING: the lingering close ends by then */
 
 	/* The destination: the CONNECT's, or the current plain request's. */
 	char host[HTTP_HOST_MAX];
@@ -74,6 +76,8 @@ struct gw_conn {
 	char up_host[HTTP_HOST_MAX];
 	uint16_t up_port;
 	bool up_tls;
+	bool up_used; /* `up` already carried a whole exchange (keep-alive) */
+	bool retried; /* this request was resent once on a fresh connection */
 	bool have_pin;
 	struct sockaddr_storage pin;
 
@@ -104,9 +108,9 @@ struct gw_conn {
 	bool have_resp;
 	uint64_t resp_left;
 	struct http_chunked rch;
-	bool chunk_out;     /* re-framed as chunked to the client */
-	bool eof_out;       /* delimited by our close */
-	bool head_sent;     /* a response head went to the client */
+	bool chunk_out; /* re-framed as chunked to the client */
+	bool eof_out;	/* delimited by our close */
+	bool head_sent; /* a response head went to the client */
 	bool client_keep;
 	bool up_reusable;
 	unsigned status;
@@ -135,17 +139,17 @@ static void on_up_connected(struct gw_stream *s, int err, void *arg);
 static void on_up_handshake(struct gw_stream *s, int err, const char *why, void *arg);
 
 static const struct gw_stream_ops cli_ops = {
-	.on_read = on_cli_read,
-	.on_write = on_cli_write,
-	.on_close = on_cli_close,
-	.on_handshake = on_cli_handshake,
+    .on_read = on_cli_read,
+    .on_write = on_cli_write,
+    .on_close = on_cli_close,
+    .on_handshake = on_cli_handshake,
 };
 static const struct gw_stream_ops up_ops = {
-	.on_read = on_up_read,
-	.on_write = on_up_write,
-	.on_close = on_up_close,
-	.on_connected = on_up_connected,
-	.on_handshake = on_up_handshake,
+    .on_read = on_up_read,
+    .on_write = on_up_write,
+    .on_close = on_up_close,
+    .on_connected = on_up_connected,
+    .on_handshake = on_up_handshake,
 };
 
 /* ---- lifetime ---------------------------------------------------------------- */
@@ -190,6 +194,7 @@ req_reset(struct gw_conn *c)
 	if (c->redacting)
 		cred_redactor_clear(&c->red);
 	c->redacting = false;
+	c->retried = false;
 }
 
 static void
@@ -243,6 +248,7 @@ up_drop(struct gw_conn *c)
 	}
 	c->up = NULL;
 	c->up_tls = false;
+	c->up_used = false;
 	c->up_host[0] = '\0';
 }
 
@@ -263,10 +269,12 @@ arm_timer(struct gw_conn *c)
 		due = c->head_start + (int64_t)head_timeout();
 	if (c->dial_deadline && c->dial_deadline < due)
 		due = c->dial_deadline;
+	if (c->linger_until && c->linger_until < due)
+		due = c->linger_until;
 	int64_t wait = due - now + 10; /* the coarse clock's granularity */
 	if (wait < 10)
 		wait = 10;
-	struct timeval tv = { .tv_sec = wait / 1000, .tv_usec = (wait % 1000) * 1000 };
+	struct timeval tv = {.tv_sec = wait / 1000, .tv_usec = (wait % 1000) * 1000};
 	event_add(c->timer, &tv);
 }
 
@@ -282,6 +290,10 @@ on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 
+	if (c->linger_until && now >= c->linger_until) {
+		conn_destroy(c);
+		return;
+	}
 	if (c->dial_deadline && now >= c->dial_deadline) {
 		c->dial_deadline = 0;
 		if (c->phase == P_UPCONN) {
@@ -325,16 +337,40 @@ static const char *
 reason_of(unsigned status)
 {
 	switch (status) {
-	case 200: return "Connection Established";
-	case 400: return "Bad Request";
-	case 403: return "Forbidden";
-	case 413: return "Content Too Large";
-	case 421: return "Misdirected Request";
-	case 500: return "Internal Server Error";
-	case 502: return "Bad Gateway";
-	case 504: return "Gateway Timeout";
-	default: return "Error";
+	case 200:
+		return "Connection Established";
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 413:
+		return "Content Too Large";
+	case 421:
+		return "Misdirected Request";
+	case 500:
+		return "Internal Server Error";
+	case 502:
+		return "Bad Gateway";
+	case 504:
+		return "Gateway Timeout";
+	default:
+		return "Error";
 	}
+}
+
+/* Our last bytes are out: half-close, then drop what the client still sends for a while. */
+static void
+linger(struct gw_conn *c)
+{
+	if (!gw_stream_open(c->cli) || c->cli_eof) {
+		gw_stream_shutdown(c->cli);
+		conn_destroy(c);
+		return;
+	}
+	gw_stream_shutdown(c->cli);
+	gw_stream_linger(c->cli);
+	c->linger_until = gw_now_ms() + GW_LINGER_MS;
+	arm_timer(c);
 }
 
 static void
@@ -347,10 +383,8 @@ closing(struct gw_conn *c)
 	gw_stream_flush(c->cli);
 	if (c->dead)
 		return;
-	if (gw_stream_pending(c->cli) == 0 || !gw_stream_open(c->cli)) {
-		gw_stream_shutdown(c->cli);
-		conn_destroy(c);
-	}
+	if (gw_stream_pending(c->cli) == 0 || !gw_stream_open(c->cli))
+		linger(c);
 }
 
 static void next_request(struct gw_conn *c);
@@ -486,17 +520,27 @@ cli_read_update(struct gw_conn *c)
 	size_t have = evbuffer_get_length(c->cli->in);
 	switch (c->phase) {
 	case P_CLOSING:
-	case P_TLS: on = false; break;
-	case P_HEAD: on = have <= GW_HEAD_MAX; break;
-	case P_BODYIN: on = true; break;
-	case P_RELAY: on = !c->up || gw_stream_pending(c->up) < GW_HIGH_WATER; break;
+	case P_TLS:
+		on = false;
+		break;
+	case P_HEAD:
+		on = have <= GW_HEAD_MAX;
+		break;
+	case P_BODYIN:
+		on = true;
+		break;
+	case P_RELAY:
+		on = !c->up || gw_stream_pending(c->up) < GW_HIGH_WATER;
+		break;
 	case P_EXCHANGE:
 		if (c->body_left > 0)
 			on = c->up && gw_stream_pending(c->up) < GW_HIGH_WATER;
 		else
 			on = !pipeline_full(c->cli->in);
 		break;
-	default: on = !pipeline_full(c->cli->in); break;
+	default:
+		on = !pipeline_full(c->cli->in);
+		break;
 	}
 	if (c->cli_eof)
 		on = false;
@@ -523,6 +567,7 @@ next_request(struct gw_conn *c)
 	}
 	c->phase = P_HEAD;
 	c->head_start = 0;
+	c->head_scanned = 0;
 	cli_read_update(c);
 	up_read_update(c);
 	if (evbuffer_get_length(c->cli->in) > 0)
@@ -582,8 +627,10 @@ pump_chunked(struct gw_conn *c)
 		}
 		if (dl) {
 			if (c->body_bytes + dl > G.max_request_body) {
-				reply(c, 413, NULL, "box-gateway: the chunked request body exceeds "
-						    "[gateway] max_request_body", false, true);
+				reply(c, 413, NULL,
+				      "box-gateway: the chunked request body exceeds "
+				      "[gateway] max_request_body",
+				      false, true);
 				return;
 			}
 			evbuffer_add(c->body, (const char *)v.iov_base + off, dl);
@@ -628,7 +675,7 @@ request_checks(struct gw_conn *c)
 	if (c->mode == M_TLS) {
 		const char *sandbox = c->lst->sandbox;
 		const struct cred_binding *ph =
-			cred_find_placeholder(G.creds, G.n_creds, &c->req, c->origin);
+		    cred_find_placeholder(G.creds, G.n_creds, &c->req, c->origin);
 		if (ph && !cred_applies_to_sandbox(ph, sandbox)) {
 			char msg[640];
 			(void)snprintf(msg, sizeof(msg),
@@ -638,7 +685,7 @@ request_checks(struct gw_conn *c)
 			return;
 		}
 		const struct cred_binding *b =
-			cred_find(G.creds, G.n_creds, c->host, c->port, c->path);
+		    cred_find(G.creds, G.n_creds, c->host, c->port, c->path);
 		if (b) {
 			char why[256] = "";
 			int r = cred_apply(b, sandbox, &c->req, &c->origin, why, sizeof(why));
@@ -771,8 +818,8 @@ estab_fail(struct gw_conn *c)
 static void
 dial(struct gw_conn *c, const struct sockaddr_storage *ss)
 {
-	socklen_t sl = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
-						: sizeof(struct sockaddr_in6);
+	socklen_t sl =
+	    ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (fd < 0) {
 		(void)snprintf(c->last_err, sizeof(c->last_err), "%s", strerror(errno));
@@ -861,8 +908,8 @@ try_addr(struct gw_conn *c)
 			continue;
 		}
 		const char *why = G.allow_host_loopback
-					  ? NULL
-					  : addr_refused_before_policy((const struct sockaddr *)ss);
+				      ? NULL
+				      : addr_refused_before_policy((const struct sockaddr *)ss);
 		if (why) {
 			char msg[1024];
 			(void)snprintf(msg, sizeof(msg),
@@ -974,11 +1021,12 @@ up_prepare(struct gw_conn *c)
 		}
 		/* Keep-alive: the server closed; the pinned address again, no new lookup. */
 		struct sockaddr_storage pin = c->pin;
-		int fd = socket(pin.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-				IPPROTO_TCP);
+		int fd =
+		    socket(pin.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 		socklen_t sl = pin.ss_family == AF_INET ? sizeof(struct sockaddr_in)
 							: sizeof(struct sockaddr_in6);
-		if (fd < 0 || (connect(fd, (struct sockaddr *)&pin, sl) < 0 && errno != EINPROGRESS)) {
+		if (fd < 0 ||
+		    (connect(fd, (struct sockaddr *)&pin, sl) < 0 && errno != EINPROGRESS)) {
 			char why[96];
 			(void)snprintf(why, sizeof(why), "cannot connect: %s", strerror(errno));
 			if (fd >= 0)
@@ -1066,7 +1114,7 @@ send_request(struct gw_conn *c)
 {
 	struct evbuffer *o = c->up->out;
 	const struct http_header *ch =
-		http_find_header(c->req.headers, c->req.n_headers, "Connection");
+	    http_find_header(c->req.headers, c->req.n_headers, "Connection");
 	const char *conn_v = ch ? ch->value : NULL;
 
 	c->phase = P_EXCHANGE;
@@ -1082,7 +1130,7 @@ send_request(struct gw_conn *c)
 	}
 	if (c->req.upgrade) {
 		const struct http_header *u =
-			http_find_header(c->req.headers, c->req.n_headers, "Upgrade");
+		    http_find_header(c->req.headers, c->req.n_headers, "Upgrade");
 		if (u)
 			evbuffer_add_printf(o, "Connection: upgrade\r\nUpgrade: %s\r\n", u->value);
 	}
@@ -1098,7 +1146,8 @@ send_request(struct gw_conn *c)
 	c->rstate = R_HEAD;
 	c->client_keep = c->req.keep_alive && !c->cli_eof;
 	if (c->cred) {
-		c->redacting = cred_redactor_init(&c->red, c->cred->secret, c->cred->secret_len) == 0;
+		c->redacting =
+		    cred_redactor_init(&c->red, c->cred->secret, c->cred->secret_len) == 0;
 		if (!c->redacting) {
 			fail_upstream(c, 502, "out of memory");
 			return;
@@ -1181,6 +1230,8 @@ response_done(struct gw_conn *c)
 	bool keep = c->client_keep && !c->eof_out;
 	if (!c->up_reusable || (c->up && evbuffer_get_length(c->up->in) > 0))
 		up_drop(c);
+	else
+		c->up_used = true;
 	if (!keep) {
 		req_reset(c);
 		closing(c);
@@ -1209,8 +1260,8 @@ write_response_head(struct gw_conn *c, bool upgrade)
 	struct http_response *r = &c->resp;
 	const struct http_header *ch = http_find_header(r->headers, r->n_headers, "Connection");
 	const char *conn_v = ch ? ch->value : NULL;
-	bool keep_cl = r->framing == HTTP_BODY_NONE ||
-		       (r->framing == HTTP_BODY_LENGTH && !c->redacting);
+	bool keep_cl =
+	    r->framing == HTTP_BODY_NONE || (r->framing == HTTP_BODY_LENGTH && !c->redacting);
 
 	evbuffer_add_printf(o, "HTTP/1.1 %u %s\r\n", r->status, r->reason ? r->reason : "");
 	for (size_t i = 0; i < r->n_headers; i++) {
@@ -1312,14 +1363,16 @@ response_head(struct gw_conn *c)
 	bool has_body = resp->framing != HTTP_BODY_NONE &&
 			!(resp->framing == HTTP_BODY_LENGTH && resp->content_length == 0);
 	if (c->cred && has_body && !identity_encoding(resp)) {
-		fail_upstream(c, 502, "response blocked: a compressed reply to a credentialed "
-				      "request cannot be redacted");
+		fail_upstream(c, 502,
+			      "response blocked: a compressed reply to a credentialed "
+			      "request cannot be redacted");
 		return;
 	}
 	c->up_reusable = resp->keep_alive && resp->framing != HTTP_BODY_EOF;
 	bool client11 = c->req.minor >= 1;
 	switch (resp->framing) {
-	case HTTP_BODY_NONE: break;
+	case HTTP_BODY_NONE:
+		break;
 	case HTTP_BODY_LENGTH:
 		if (c->redacting) {
 			c->chunk_out = client11;
@@ -1336,7 +1389,9 @@ response_head(struct gw_conn *c)
 	write_response_head(c, false);
 	c->head_sent = true;
 	switch (resp->framing) {
-	case HTTP_BODY_NONE: c->rstate = R_NONE; break;
+	case HTTP_BODY_NONE:
+		c->rstate = R_NONE;
+		break;
 	case HTTP_BODY_LENGTH:
 		c->rstate = R_LEN;
 		c->resp_left = resp->content_length;
@@ -1346,7 +1401,9 @@ response_head(struct gw_conn *c)
 		http_chunked_init(&c->rch);
 		break;
 	case HTTP_BODY_EOF:
-	default: c->rstate = R_EOF; break;
+	default:
+		c->rstate = R_EOF;
+		break;
 	}
 	if (c->rstate == R_NONE || (c->rstate == R_LEN && c->resp_left == 0)) {
 		c->rstate = R_NONE;
@@ -1403,8 +1460,11 @@ response_body(struct gw_conn *c)
 				break;
 		}
 		return;
-	case R_EOF: deliver(c, evbuffer_get_length(c->up->in)); return;
-	default: return;
+	case R_EOF:
+		deliver(c, evbuffer_get_length(c->up->in));
+		return;
+	default:
+		return;
 	}
 }
 
@@ -1484,9 +1544,22 @@ on_up_close(struct gw_stream *s, int err, void *arg)
 		if (c->dead || c->rstate != R_HEAD)
 			return;
 	}
+	if (c->phase == P_EXCHANGE && c->rstate == R_HEAD && c->up_used && !c->retried &&
+	    c->req.framing == HTTP_BODY_NONE && evbuffer_get_length(c->up->in) == 0) {
+		/* A kept-alive connection the server closed as we reused it: the request
+		 * (no body) is sent once more on a fresh connection to the pinned address. */
+		up_drop(c);
+		c->retried = true;
+		if (c->redacting)
+			cred_redactor_clear(&c->red);
+		c->redacting = false;
+		up_prepare(c);
+		return;
+	}
 	if (c->phase == P_EXCHANGE || c->phase == P_UPCONN) {
-		fail_upstream(c, 502, err ? "the upstream connection failed"
-					  : "upstream closed the connection");
+		fail_upstream(c, 502,
+			      err ? "the upstream connection failed"
+				  : "upstream closed the connection");
 		return;
 	}
 	/* Idle keep-alive connection closed by the server. */
@@ -1519,10 +1592,10 @@ handle_request(struct gw_conn *c)
 		bool is_ip = false;
 		if (http_parse_absolute(q->target, host, &port, &is_ip, &c->origin) < 0) {
 			bad_request(c, q->target[0] == '/'
-					       ? "a proxy request needs an absolute http:// URL "
-						 "(https: use CONNECT)"
-					       : "the request target is not an absolute http:// URL "
-						 "(https: use CONNECT)");
+					   ? "a proxy request needs an absolute http:// URL "
+					     "(https: use CONNECT)"
+					   : "the request target is not an absolute http:// URL "
+					     "(https: use CONNECT)");
 			return;
 		}
 		if (http_canonical_path(c->origin, &c->path) < 0) {
@@ -1531,9 +1604,11 @@ handle_request(struct gw_conn *c)
 		}
 		if (cred_host_bound(G.creds, G.n_creds, host, port)) {
 			char msg[400];
-			(void)snprintf(msg, sizeof(msg),
-				       "box-gateway: a plaintext request to credentialed destination "
-				       "'%s:%u' is refused (use https)", host, port);
+			(void)snprintf(
+			    msg, sizeof(msg),
+			    "box-gateway: a plaintext request to credentialed destination "
+			    "'%s:%u' is refused (use https)",
+			    host, port);
 			refuse(c, msg);
 			return;
 		}
@@ -1599,7 +1674,15 @@ process_head(struct gw_conn *c)
 	size_t n = have < GW_HEAD_MAX + 8 ? have : GW_HEAD_MAX + 8;
 	const char *buf = (const char *)evbuffer_pullup(c->cli->in, (ssize_t)n);
 	char why[160] = "";
-	int r = http_parse_request(buf, n, &G.lim, &c->req, why, sizeof(why));
+	size_t hl = 0;
+	/* Only the new bytes are scanned for the head's end: a head sent a byte at a
+	 * time costs O(n), and is parsed once, whole. */
+	int e = http_head_end(buf, n, GW_HEAD_MAX, &c->head_scanned, &hl);
+	if (e == -E2BIG) {
+		bad_request(c, "the request head is too large");
+		return;
+	}
+	int r = e == 1 ? http_parse_request(buf, n, &G.lim, &c->req, why, sizeof(why)) : -EAGAIN;
 	if (r == -EAGAIN) {
 		if (have > GW_HEAD_MAX)
 			bad_request(c, "the request head is too large");
@@ -1619,6 +1702,7 @@ process_head(struct gw_conn *c)
 	}
 	c->have_req = true;
 	c->head_start = 0;
+	c->head_scanned = 0;
 	evbuffer_drain(c->cli->in, c->req.head_len);
 	c->is_connect = false;
 	handle_request(c);
@@ -1632,8 +1716,12 @@ on_cli_read(struct gw_stream *s, void *arg)
 	if (c->dead)
 		return;
 	switch (c->phase) {
-	case P_HEAD: process_head(c); return;
-	case P_BODYIN: pump_chunked(c); return;
+	case P_HEAD:
+		process_head(c);
+		return;
+	case P_BODYIN:
+		pump_chunked(c);
+		return;
 	case P_EXCHANGE:
 		if (c->body_left)
 			pump_request_body(c);
@@ -1648,7 +1736,9 @@ on_cli_read(struct gw_stream *s, void *arg)
 		if (!c->dead)
 			cli_read_update(c);
 		return;
-	default: cli_read_update(c); return;
+	default:
+		cli_read_update(c);
+		return;
 	}
 }
 
@@ -1659,10 +1749,8 @@ on_cli_write(struct gw_stream *s, void *arg)
 	if (c->dead)
 		return;
 	if (c->phase == P_CLOSING) {
-		if (gw_stream_pending(s) == 0) {
-			gw_stream_shutdown(s);
-			conn_destroy(c);
-		}
+		if (gw_stream_pending(s) == 0 && !c->linger_until)
+			linger(c);
 		return;
 	}
 	if (gw_stream_pending(s) < GW_LOW_WATER)
@@ -1732,7 +1820,8 @@ on_cli_handshake(struct gw_stream *s, int err, const char *why, void *arg)
 			char msg[1024];
 			(void)snprintf(msg, sizeof(msg),
 				       "box-gateway: TLS server name '%.200s' does not name the "
-				       "CONNECT host '%s'", sni, c->host);
+				       "CONNECT host '%s'",
+				       sni, c->host);
 			c->phase = P_HEAD;
 			reply(c, 421, NULL, msg, false, true);
 			return;

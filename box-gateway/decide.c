@@ -131,8 +131,8 @@ gw_record(bool ok, const char *action, const struct gw_fields *in, const struct 
 		rec.n_output = out->n;
 		rec.output = (Box__PolicyField **)out->p;
 	}
-	int r = box_ipc_event_send(G.policyd, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base, NULL,
-				   0);
+	int r =
+	    box_ipc_event_send(G.policyd, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base, NULL, 0);
 	if (r < 0)
 		log_warn_errno(r, "Cannot send a RecordRequest to box-policyd");
 }
@@ -193,6 +193,6 @@ gw_decide_start(int fd)
 	int r = box_ipc_chan_set_state(box_ipc_event_chan(G.policyd), BOX_POLICY_READY);
 	if (r < 0)
 		return r;
-	static const uint32_t types[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY };
+	static const uint32_t types[] = {BOX__MSG_TYPE__MSG_DECIDE_REPLY};
 	return box_ipc_chan_allow(box_ipc_event_chan(G.policyd), types, 1);
 }

@@ -31,8 +31,7 @@ struct gw_resolve {
 };
 
 int
-gw_dns_init(const char *resolver, const uint8_t *hosts, size_t hosts_len, char *why,
-	    size_t why_len)
+gw_dns_init(const char *resolver, const uint8_t *hosts, size_t hosts_len, char *why, size_t why_len)
 {
 	if (hosts && hosts_len) {
 		int r = gw_hosts_parse((const char *)hosts, hosts_len, &G.hosts, why, why_len);
@@ -98,7 +97,7 @@ static void
 on_addrinfo(int result, struct evutil_addrinfo *res, void *arg)
 {
 	struct gw_resolve *r = arg;
-	struct gw_addrs addrs = { .n = 0 };
+	struct gw_addrs addrs = {.n = 0};
 	const char *err = NULL;
 
 	if (result == 0) {
@@ -158,7 +157,7 @@ gw_resolve(const char *host, bool is_ip, uint16_t port, struct gw_addrs *out, gw
 	 * r is freed and the caller learns the result through fn. */
 	*handle = r;
 	struct evdns_getaddrinfo_request *req =
-		evdns_getaddrinfo(G.dns, host, "1", &hints, on_addrinfo, r);
+	    evdns_getaddrinfo(G.dns, host, "1", &hints, on_addrinfo, r);
 	if (!req) {
 		*handle = NULL;
 		return 0;

@@ -34,17 +34,18 @@
 #define GW_FD_POLICYD 4
 
 /* Fixed caps (README.md "Limits"). */
-#define GW_HEAD_MAX (64u << 10)      /* request or response head */
-#define GW_HEADERS_MAX 100u          /* field lines in a head */
-#define GW_HEAD_TIMEOUT_MS 30000u    /* a head must complete within this (or idle_timeout) */
-#define GW_PIPELINE_MAX (64u << 10)  /* bytes read ahead of the request being served */
-#define GW_PIPELINE_HEADS 16u        /* requests queued behind the one being served */
-#define GW_HIGH_WATER (256u << 10)   /* stop reading the other side above this */
-#define GW_LOW_WATER (64u << 10)     /* and resume below this */
-#define GW_READ_CHUNK (16u << 10)    /* one read(2)/SSL_read */
-#define GW_READ_BURST (64u << 10)    /* bytes read per wakeup before yielding */
-#define GW_ADDRS_MAX 16u             /* resolved addresses tried per host */
-#define GW_LEAF_CACHE 256u           /* leaf certificates kept */
+#define GW_HEAD_MAX (64u << 10)	    /* request or response head */
+#define GW_HEADERS_MAX 100u	    /* field lines in a head */
+#define GW_HEAD_TIMEOUT_MS 30000u   /* a head must complete within this (or idle_timeout) */
+#define GW_PIPELINE_MAX (64u << 10) /* bytes read ahead of the request being served */
+#define GW_PIPELINE_HEADS 16u	    /* requests queued behind the one being served */
+#define GW_HIGH_WATER (256u << 10)  /* stop reading the other side above this */
+#define GW_LOW_WATER (64u << 10)    /* and resume below this */
+#define GW_READ_CHUNK (16u << 10)   /* one read(2)/SSL_read */
+#define GW_READ_BURST (64u << 10)   /* bytes read per wakeup before yielding */
+#define GW_LINGER_MS 2000	    /* lingering close after our last reply */
+#define GW_ADDRS_MAX 16u	    /* resolved addresses tried per host */
+#define GW_LEAF_CACHE 256u	    /* leaf certificates kept */
 
 struct gw_listener;
 struct gw_conn;
@@ -141,8 +142,8 @@ int gw_dns_init(const char *resolver, const uint8_t *hosts, size_t hosts_len, ch
  * once (an address literal or a hosts-file name), 0 when fn will be called
  * later (*handle set), negative errno on failure.
  */
-int gw_resolve(const char *host, bool is_ip, uint16_t port, struct gw_addrs *out,
-	       gw_resolve_fn fn, void *arg, struct gw_resolve **handle);
+int gw_resolve(const char *host, bool is_ip, uint16_t port, struct gw_addrs *out, gw_resolve_fn fn,
+	       void *arg, struct gw_resolve **handle);
 void gw_resolve_cancel(struct gw_resolve *r);
 
 /* ---- hosts.c --------------------------------------------------------------- */
@@ -152,8 +153,7 @@ void gw_resolve_cancel(struct gw_resolve *r);
  * Names are kept as addr_host_spelling gives them; a malformed line is an
  * error naming it (why). Caps: 1 MiB of text (the validator's), 65536 entries.
  */
-int gw_hosts_parse(const char *text, size_t len, struct gw_hosts **out, char *why,
-		   size_t why_len);
+int gw_hosts_parse(const char *text, size_t len, struct gw_hosts **out, char *why, size_t why_len);
 void gw_hosts_free(struct gw_hosts *h);
 /* Every address for name, in file order, port set; returns how many (<= max). */
 size_t gw_hosts_lookup(const struct gw_hosts *h, const char *name, uint16_t port,

@@ -112,8 +112,8 @@ parse_line(struct gw_hosts *h, const char *line, size_t len, unsigned lineno, ch
 		size_t wl = i - start;
 		char word[300];
 		if (wl >= sizeof(word)) {
-			(void)snprintf(why, why_len, "hosts file line %u: a word longer than 299 bytes",
-				       lineno);
+			(void)snprintf(why, why_len,
+				       "hosts file line %u: a word longer than 299 bytes", lineno);
 			return -EINVAL;
 		}
 		memcpy(word, line + start, wl);
@@ -142,14 +142,16 @@ parse_line(struct gw_hosts *h, const char *line, size_t len, unsigned lineno, ch
 			int r = add(h, spelled, &ss);
 			if (r < 0) {
 				(void)snprintf(why, why_len, "hosts file line %u: %s", lineno,
-					       r == -E2BIG ? "more than 65536 names" : "out of memory");
+					       r == -E2BIG ? "more than 65536 names"
+							   : "out of memory");
 				return r;
 			}
 		}
 		words++;
 	}
 	if (words == 1) {
-		(void)snprintf(why, why_len, "hosts file line %u: an address without a name", lineno);
+		(void)snprintf(why, why_len, "hosts file line %u: an address without a name",
+			       lineno);
 		return -EINVAL;
 	}
 	return 0;

@@ -52,7 +52,6 @@
 #define GW_INIT_TIMEOUT_MS 30000
 #define GW_ACCEPT_BURST 64
 
-
 static struct event *stop_signals[2];
 
 static bool
@@ -90,8 +89,9 @@ static void
 channels_check(void)
 {
 	if (!is_seqpacket(GW_FD_BOXD))
-		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-gateway is started by boxd)",
-		       GW_FD_BOXD);
+		fatalx(
+		    "fd %d is not boxd's SOCK_SEQPACKET channel (box-gateway is started by boxd)",
+		    GW_FD_BOXD);
 	if (!is_seqpacket(GW_FD_POLICYD))
 		fatalx("fd %d is not box-policyd's SOCK_SEQPACKET channel", GW_FD_POLICYD);
 	signal(SIGPIPE, SIG_IGN);
@@ -113,7 +113,7 @@ init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
 static void
 privileges_lock_down(void)
 {
-	struct privdrop pd = { .uid = getuid(), .gid = getgid() };
+	struct privdrop pd = {.uid = getuid(), .gid = getgid()};
 	const char *failed = NULL;
 	int r = privdrop_apply(&pd, &failed);
 	if (r < 0)
@@ -198,16 +198,15 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid, const Box__GatewayInit *in
 	if (!G.base)
 		start_fail(chan, rid, "cannot create the event loop");
 	tzset();
-	static const int sigs[2] = { SIGTERM, SIGINT };
+	static const int sigs[2] = {SIGTERM, SIGINT};
 	for (int i = 0; i < 2; i++) {
 		stop_signals[i] = evsignal_new(G.base, sigs[i], on_stop_signal, NULL);
 		if (!stop_signals[i] || evsignal_add(stop_signals[i], NULL) < 0)
 			start_fail(chan, rid, "cannot watch signal %d", sigs[i]);
 	}
-	int r = gw_tls_client_ctx_new(in->has_upstream_ca_pem ? (const char *)in->upstream_ca_pem.data
-							       : NULL,
-				      in->has_upstream_ca_pem ? in->upstream_ca_pem.len : 0,
-				      &G.client_ctx, why, sizeof(why));
+	int r = gw_tls_client_ctx_new(
+	    in->has_upstream_ca_pem ? (const char *)in->upstream_ca_pem.data : NULL,
+	    in->has_upstream_ca_pem ? in->upstream_ca_pem.len : 0, &G.client_ctx, why, sizeof(why));
 	if (r < 0)
 		start_fail(chan, rid, "upstream TLS: %s", why[0] ? why : strerror(-r));
 	r = gw_dns_init(in->resolver, in->has_hosts_file ? in->hosts_file.data : NULL,
@@ -266,7 +265,8 @@ on_accept(evutil_socket_t fd, short what, void *arg)
 		int c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (c < 0) {
 			if (errno == EMFILE || errno == ENFILE)
-				log_warn_errno(-errno, "Cannot accept on the %s listener", l->sandbox);
+				log_warn_errno(-errno, "Cannot accept on the %s listener",
+					       l->sandbox);
 			return;
 		}
 		gw_conn_accept(l, c);
@@ -305,9 +305,9 @@ listener_add(struct box_ipc_msg *m)
 		return;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) < 0 || !v ||
-	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &(socklen_t){ sizeof(dom) }) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &(socklen_t){sizeof(dom)}) < 0 ||
 	    (dom != AF_INET && dom != AF_INET6) ||
-	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &(socklen_t){ sizeof(type) }) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &(socklen_t){sizeof(type)}) < 0 ||
 	    type != SOCK_STREAM) {
 		log_err("boxd's listener %u (%s) is not a listening TCP socket", gl->listener_id,
 			gl->sandbox);
@@ -358,7 +358,9 @@ on_boxd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	(void)e;
 	(void)userdata;
 	switch (m->type) {
-	case BOX__MSG_TYPE__MSG_GATEWAY_LISTENER: listener_add(m); return;
+	case BOX__MSG_TYPE__MSG_GATEWAY_LISTENER:
+		listener_add(m);
+		return;
 	case BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED:
 		listener_close((const Box__GatewayListenerClosed *)m->msg);
 		return;
@@ -408,7 +410,7 @@ main(int argc, char **argv)
 	}
 	channels_check();
 	struct box_ipc_chan *chan =
-		box_ipc_chan_new(GW_FD_BOXD, &box_proto_gateway, BOX_GATEWAY_ROLE_BOXD);
+	    box_ipc_chan_new(GW_FD_BOXD, &box_proto_gateway, BOX_GATEWAY_ROLE_BOXD);
 	if (!chan)
 		fatal(-ENOMEM, "Cannot allocate the boxd channel");
 	if (!init_receive(chan, &m))

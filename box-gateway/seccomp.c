@@ -21,20 +21,53 @@
 #include "seccomp_allow.h"
 
 static const int allowed[] = {
-	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(readv),
-	SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
-	SCMP_SYS(sendmmsg), SCMP_SYS(recvmmsg),
-	SCMP_SYS(connect), SCMP_SYS(accept4), SCMP_SYS(shutdown), SCMP_SYS(getsockopt),
-	SCMP_SYS(setsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername),
-	SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
-	SCMP_SYS(epoll_ctl), SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat),
-	SCMP_SYS(fcntl), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(brk),
-	SCMP_SYS(madvise), SCMP_SYS(mprotect), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday),
-	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(exit), SCMP_SYS(exit_group),
-	SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(futex), SCMP_SYS(getrandom),
-	SCMP_SYS(restart_syscall), SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep),
-	/* libevent puts SIGTERM/SIGINT's old handlers back when the loop ends. */
-	SCMP_SYS(rt_sigaction),
+    SCMP_SYS(read),
+    SCMP_SYS(write),
+    SCMP_SYS(writev),
+    SCMP_SYS(readv),
+    SCMP_SYS(sendmsg),
+    SCMP_SYS(recvmsg),
+    SCMP_SYS(sendto),
+    SCMP_SYS(recvfrom),
+    SCMP_SYS(sendmmsg),
+    SCMP_SYS(recvmmsg),
+    SCMP_SYS(connect),
+    SCMP_SYS(accept4),
+    SCMP_SYS(shutdown),
+    SCMP_SYS(getsockopt),
+    SCMP_SYS(setsockopt),
+    SCMP_SYS(getsockname),
+    SCMP_SYS(getpeername),
+    SCMP_SYS(poll),
+    SCMP_SYS(ppoll),
+    SCMP_SYS(epoll_wait),
+    SCMP_SYS(epoll_pwait),
+    SCMP_SYS(epoll_ctl),
+    SCMP_SYS(close),
+    SCMP_SYS(fstat),
+    SCMP_SYS(newfstatat),
+    SCMP_SYS(fcntl),
+    SCMP_SYS(mmap),
+    SCMP_SYS(munmap),
+    SCMP_SYS(mremap),
+    SCMP_SYS(brk),
+    SCMP_SYS(madvise),
+    SCMP_SYS(mprotect),
+    SCMP_SYS(clock_gettime),
+    SCMP_SYS(gettimeofday),
+    SCMP_SYS(getpid),
+    SCMP_SYS(gettid),
+    SCMP_SYS(exit),
+    SCMP_SYS(exit_group),
+    SCMP_SYS(rt_sigreturn),
+    SCMP_SYS(rt_sigprocmask),
+    SCMP_SYS(futex),
+    SCMP_SYS(getrandom),
+    SCMP_SYS(restart_syscall),
+    SCMP_SYS(clock_nanosleep),
+    SCMP_SYS(nanosleep),
+    /* libevent puts SIGTERM/SIGINT's old handlers back when the loop ends. */
+    SCMP_SYS(rt_sigaction),
 };
 
 int
@@ -45,10 +78,12 @@ gw_seccomp(void)
 	if (r < 0)
 		return r;
 	/* Spelled out: libseccomp's SCMP_A0() leaves datum_b to clang's -Wextra. */
-	static const int families[] = { AF_INET, AF_INET6 };
+	static const int families[] = {AF_INET, AF_INET6};
 	for (size_t i = 0; i < 2 && r == 0; i++) {
-		const struct scmp_arg_cmp a0 = { .arg = 0, .op = SCMP_CMP_EQ,
-						 .datum_a = (scmp_datum_t)families[i], .datum_b = 0 };
+		const struct scmp_arg_cmp a0 = {.arg = 0,
+						.op = SCMP_CMP_EQ,
+						.datum_a = (scmp_datum_t)families[i],
+						.datum_b = 0};
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, &a0);
 	}
 	if (r < 0) {

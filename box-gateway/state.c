@@ -7,7 +7,7 @@
 
 #include "gateway.h"
 
-struct gw_state G = { .exit_code = 0 };
+struct gw_state G = {.exit_code = 0};
 
 void
 gw_exit(int code)

@@ -52,7 +52,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (i > s && word++ > 0) {
 				char name[256];
 				bool is_ip = false;
-				if (addr_host_spelling(line + s, i - s, name, sizeof(name), &is_ip) < 0)
+				if (addr_host_spelling(line + s, i - s, name, sizeof(name),
+						       &is_ip) < 0)
 					abort();
 				struct sockaddr_storage a[4], b[4];
 				size_t n = gw_hosts_lookup(h, name, 8080, a, 4);
@@ -60,10 +61,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (n == 0 || n != n2 || memcmp(a, b, n * sizeof(a[0])) != 0)
 					abort();
 				for (size_t k = 0; k < n; k++) {
-					uint16_t port = a[k].ss_family == AF_INET
-								? ((struct sockaddr_in *)&a[k])->sin_port
-								: ((struct sockaddr_in6 *)&a[k])->sin6_port;
-					if ((a[k].ss_family != AF_INET && a[k].ss_family != AF_INET6) ||
+					uint16_t port =
+					    a[k].ss_family == AF_INET
+						? ((struct sockaddr_in *)&a[k])->sin_port
+						: ((struct sockaddr_in6 *)&a[k])->sin6_port;
+					if ((a[k].ss_family != AF_INET &&
+					     a[k].ss_family != AF_INET6) ||
 					    ntohs(port) != 8080)
 						abort();
 				}

@@ -25,8 +25,8 @@
  *   {"kind":"decide","id":N,"action":A,"input":{...},"verdict":"permit"|"deny","message":M}
  *   {"kind":"record","event":"response"|"error","action":A,"input":{...},"output":{...}}
  * stdin: "close SANDBOX" sends GatewayListenerClosed for that sandbox's
- * listener; "drop-policyd" shuts the policyd channel down (policyd lost); EOF closes fd 3 (boxd leaving) and waits for the gateway, whose
- * status (exit code, or 128+signal) is the harness's.
+ * listener; "drop-policyd" shuts the policyd channel down (policyd lost); EOF closes fd 3 (boxd
+ * leaving) and waits for the gateway, whose status (exit code, or 128+signal) is the harness's.
  * Trusts: nothing the gateway sends (the protocol tables check it); it is
  * test code.
  */
@@ -212,7 +212,8 @@ build_init(Box__GatewayInit *m, json_t *j)
 		Box__GatewayCredential *g = calloc(1, sizeof(*g));
 		box__gateway_credential__init(g);
 		g->name = (char *)jstr(c, "name", "egress.test");
-		g->destinations = dests_from(json_object_get(c, "destinations"), &g->n_destinations);
+		g->destinations =
+		    dests_from(json_object_get(c, "destinations"), &g->n_destinations);
 		json_t *s = json_object_get(c, "secret");
 		const char *secret = NULL;
 		if (json_is_string(s)) {
@@ -231,15 +232,17 @@ build_init(Box__GatewayInit *m, json_t *j)
 		if (!g->placeholder)
 			die("init: a credential needs 'placeholder'");
 		const char *pl = jstr(c, "placement", "header");
-		g->placement = strcmp(pl, "basic_auth") == 0	  ? BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_BASIC_AUTH
-			       : strcmp(pl, "query_param") == 0 ? BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_QUERY_PARAM
-								  : BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_HEADER;
+		g->placement = strcmp(pl, "basic_auth") == 0
+				   ? BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_BASIC_AUTH
+			       : strcmp(pl, "query_param") == 0
+				   ? BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_QUERY_PARAM
+				   : BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_HEADER;
 		g->header = (char *)jstr(c, "header", g->placement == 1 ? "Authorization" : NULL);
 		g->prefix = (char *)jstr(c, "prefix", g->placement == 1 ? "Bearer " : NULL);
 		g->param = (char *)jstr(c, "param", NULL);
 		g->inject = strcmp(jstr(c, "inject", "placeholder"), "always") == 0
-				    ? BOX__GATEWAY_INJECT__GATEWAY_INJECT_ALWAYS
-				    : BOX__GATEWAY_INJECT__GATEWAY_INJECT_PLACEHOLDER;
+				? BOX__GATEWAY_INJECT__GATEWAY_INJECT_ALWAYS
+				: BOX__GATEWAY_INJECT__GATEWAY_INJECT_PLACEHOLDER;
 		json_t *sb = json_object_get(c, "sandboxes");
 		g->n_sandboxes = json_array_size(sb);
 		g->sandboxes = calloc(g->n_sandboxes + 1, sizeof(char *));
@@ -259,10 +262,18 @@ fields_json(Box__PolicyField *const *f, size_t n)
 		const Box__PolicyValue *v = f[i]->value;
 		json_t *jv;
 		switch (v->kind_case) {
-		case BOX__POLICY_VALUE__KIND_STR: jv = json_string(v->str); break;
-		case BOX__POLICY_VALUE__KIND_INTEGER: jv = json_integer(v->integer); break;
-		case BOX__POLICY_VALUE__KIND_BOOLEAN: jv = json_boolean(v->boolean); break;
-		default: jv = json_string("?"); break;
+		case BOX__POLICY_VALUE__KIND_STR:
+			jv = json_string(v->str);
+			break;
+		case BOX__POLICY_VALUE__KIND_INTEGER:
+			jv = json_integer(v->integer);
+			break;
+		case BOX__POLICY_VALUE__KIND_BOOLEAN:
+			jv = json_boolean(v->boolean);
+			break;
+		default:
+			jv = json_string("?");
+			break;
 		}
 		json_object_set_new(o, f[i]->name, jv ? jv : json_null());
 	}
@@ -297,8 +308,8 @@ static void
 send_reply(struct box_ipc_chan *pc, uint64_t id, bool permit, int cause, const char *message)
 {
 	Box__DecideReply rep = BOX__DECIDE_REPLY__INIT;
-	rep.verdict = permit ? BOX__DECISION_VERDICT__VERDICT_PERMIT
-			     : BOX__DECISION_VERDICT__VERDICT_DENY;
+	rep.verdict =
+	    permit ? BOX__DECISION_VERDICT__VERDICT_PERMIT : BOX__DECISION_VERDICT__VERDICT_DENY;
 	rep.cause = (Box__DecisionCause)cause;
 	rep.message = (char *)message;
 	int r = box_ipc_chan_send(pc, BOX__MSG_TYPE__MSG_DECIDE_REPLY, id, &rep.base, NULL, 0);
@@ -311,7 +322,8 @@ delay_for(const Box__DecideRequest *req)
 {
 	for (size_t i = 0; i < req->n_input; i++) {
 		const Box__PolicyField *f = req->input[i];
-		if (strcmp(f->name, "host") != 0 || f->value->kind_case != BOX__POLICY_VALUE__KIND_STR)
+		if (strcmp(f->name, "host") != 0 ||
+		    f->value->kind_case != BOX__POLICY_VALUE__KIND_STR)
 			continue;
 		for (int k = 0; k < n_delays; k++)
 			if (strcmp(delays[k].host, f->value->str) == 0)
@@ -348,7 +360,8 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		struct engine_result res;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		int r = engine_decide(eng, req, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, &res);
+		int r =
+		    engine_decide(eng, req, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, &res);
 		bool permit = r == 0 && res.permit;
 		int cause = r == 0 ? res.cause : BOX__DECISION_CAUSE__CAUSE_ERROR;
 		const char *message = r == 0 ? res.message : "harness: the engine failed";
@@ -364,9 +377,12 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		int ms = delay_for(req);
 		if (ms > 0) {
 			struct later *l = calloc(1, sizeof(*l));
-			*l = (struct later){ .due = mono_ms() + ms, .id = m->request_id,
-					     .permit = permit, .cause = cause,
-					     .message = strdup(message), .next = laters };
+			*l = (struct later){.due = mono_ms() + ms,
+					    .id = m->request_id,
+					    .permit = permit,
+					    .cause = cause,
+					    .message = strdup(message),
+					    .next = laters};
 			laters = l;
 			return;
 		}
@@ -380,9 +396,10 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		(void)engine_record(eng, rec, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
 		json_t *o = json_object();
 		json_object_set_new(o, "kind", json_string("record"));
-		json_object_set_new(o, "event", json_string(rec->kind == BOX__EVENT_KIND__EVENT_RESPONSE
-								     ? "response"
-								     : "error"));
+		json_object_set_new(o, "event",
+				    json_string(rec->kind == BOX__EVENT_KIND__EVENT_RESPONSE
+						    ? "response"
+						    : "error"));
 		json_object_set_new(o, "action", json_string(rec->action));
 		json_object_set_new(o, "input", fields_json(rec->input, rec->n_input));
 		json_object_set_new(o, "output", fields_json(rec->output, rec->n_output));
@@ -396,7 +413,7 @@ static int
 make_listener(int *port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct sockaddr_in a = {.sin_family = AF_INET};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -431,25 +448,39 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "gateway", 1, NULL, 'g' },   { "policy", 1, NULL, 'p' },
-		{ "init", 1, NULL, 'i' },      { "listen", 1, NULL, 'l' },
-		{ "ready-file", 1, NULL, 'r' }, { "decisions", 1, NULL, 'd' },
-		{ "decide-delay", 1, NULL, 'D' }, { "nofile", 1, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
+	    {"gateway", 1, NULL, 'g'},
+	    {"policy", 1, NULL, 'p'},
+	    {"init", 1, NULL, 'i'},
+	    {"listen", 1, NULL, 'l'},
+	    {"ready-file", 1, NULL, 'r'},
+	    {"decisions", 1, NULL, 'd'},
+	    {"decide-delay", 1, NULL, 'D'},
+	    {"nofile", 1, NULL, 'n'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0) {
 		switch (c) {
-		case 'g': opt_gateway = optarg; break;
-		case 'p': opt_policy = optarg; break;
-		case 'i': opt_init = optarg; break;
+		case 'g':
+			opt_gateway = optarg;
+			break;
+		case 'p':
+			opt_policy = optarg;
+			break;
+		case 'i':
+			opt_init = optarg;
+			break;
 		case 'l':
 			if (n_listen == MAX_LISTEN)
 				die("too many --listen");
 			listen_sb[n_listen++] = optarg;
 			break;
-		case 'r': opt_ready = optarg; break;
-		case 'd': opt_decisions = optarg; break;
+		case 'r':
+			opt_ready = optarg;
+			break;
+		case 'd':
+			opt_decisions = optarg;
+			break;
 		case 'D': {
 			char *eq = strchr(optarg, '=');
 			if (!eq || n_delays == MAX_DELAY || (size_t)(eq - optarg) >= 256)
@@ -460,8 +491,11 @@ main(int argc, char **argv)
 			n_delays++;
 			break;
 		}
-		case 'n': opt_nofile = strtoul(optarg, NULL, 10); break;
-		default: usage();
+		case 'n':
+			opt_nofile = strtoul(optarg, NULL, 10);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!opt_gateway || !opt_policy || !opt_init || !opt_ready || optind != argc)
@@ -480,8 +514,12 @@ main(int argc, char **argv)
 	if (!mkdtemp(tmpl))
 		die("mkdtemp: %s", strerror(errno));
 	int dirfd = open(tmpl, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-	struct engine_opts eo = { .text = ptext, .len = plen, .home = "/root", .sync = ENGINE_SYNC_OFF,
-				  .dirfd = dirfd, .now_ns = 0 };
+	struct engine_opts eo = {.text = ptext,
+				 .len = plen,
+				 .home = "/root",
+				 .sync = ENGINE_SYNC_OFF,
+				 .dirfd = dirfd,
+				 .now_ns = 0};
 	struct engine *eng = NULL;
 	char why[1024] = "";
 	if (engine_new(&eo, &eng, why, sizeof(why)) < 0)
@@ -501,10 +539,10 @@ main(int argc, char **argv)
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		int from[2] = { bx[1], px[1] }, to[2] = { 3, 4 };
+		int from[2] = {bx[1], px[1]}, to[2] = {3, 4};
 		if (fd_move_to(from, to, 2) < 0)
 			_exit(127);
-		int keep[2] = { 3, 4 };
+		int keep[2] = {3, 4};
 		(void)fd_close_all_except(5, keep, 2);
 		unsigned long nf = opt_nofile ? opt_nofile : 2 * init.max_connections + 256;
 		struct rlimit rl;
@@ -520,7 +558,8 @@ main(int argc, char **argv)
 	}
 	close(bx[1]);
 	close(px[1]);
-	struct box_ipc_chan *bc = box_ipc_chan_new(bx[0], &box_proto_gateway, BOX_GATEWAY_ROLE_GATEWAY);
+	struct box_ipc_chan *bc =
+	    box_ipc_chan_new(bx[0], &box_proto_gateway, BOX_GATEWAY_ROLE_GATEWAY);
 	struct box_ipc_chan *pc = box_ipc_chan_new(px[0], &box_proto_policy, BOX_POLICY_ROLE_PEER);
 	if (!bc || !pc || box_ipc_chan_set_state(pc, BOX_POLICY_READY) < 0)
 		die("cannot set up the channels");
@@ -538,7 +577,8 @@ main(int argc, char **argv)
 	}
 	const Box__GatewayReady *ready = (const Box__GatewayReady *)m.msg;
 	if (!ready->ok) {
-		fprintf(stderr, "gw-harness: not ready: %s\n", ready->message ? ready->message : "?");
+		fprintf(stderr, "gw-harness: not ready: %s\n",
+			ready->message ? ready->message : "?");
 		close(bx[0]);
 		waitpid(pid, &st, 0);
 		return status_of(st);
@@ -546,8 +586,10 @@ main(int argc, char **argv)
 	char capath[4096], tmp[4200];
 	(void)snprintf(capath, sizeof(capath), "%s.ca.pem", opt_ready);
 	FILE *f = fopen(capath, "w");
-	if (!f || fwrite(ready->ca_cert_pem.data, 1, ready->ca_cert_pem.len, f) !=
-			  ready->ca_cert_pem.len || fclose(f) != 0)
+	if (!f ||
+	    fwrite(ready->ca_cert_pem.data, 1, ready->ca_cert_pem.len, f) !=
+		ready->ca_cert_pem.len ||
+	    fclose(f) != 0)
 		die("cannot write %s", capath);
 	box_ipc_msg_done(&m);
 	for (int i = 0; i < n_listen; i++) {
@@ -576,9 +618,9 @@ main(int argc, char **argv)
 	bool stdin_open = true, boxd_open = true;
 	for (;;) {
 		struct pollfd pfd[3] = {
-			{ .fd = stdin_open ? 0 : -1, .events = POLLIN },
-			{ .fd = px[0], .events = POLLIN },
-			{ .fd = boxd_open ? bx[0] : -1, .events = POLLIN },
+		    {.fd = stdin_open ? 0 : -1, .events = POLLIN},
+		    {.fd = px[0], .events = POLLIN},
+		    {.fd = boxd_open ? bx[0] : -1, .events = POLLIN},
 		};
 		int timeout = -1;
 		if (laters) {
@@ -627,14 +669,15 @@ main(int argc, char **argv)
 				*nl = '\0';
 				if (strncmp(line, "close ", 6) == 0) {
 					for (int i = 0; i < n_listen; i++) {
-						if (!listen_open[i] || strcmp(listen_sb[i], line + 6) != 0)
+						if (!listen_open[i] ||
+						    strcmp(listen_sb[i], line + 6) != 0)
 							continue;
 						Box__GatewayListenerClosed gc =
-							BOX__GATEWAY_LISTENER_CLOSED__INIT;
+						    BOX__GATEWAY_LISTENER_CLOSED__INIT;
 						gc.listener_id = (uint32_t)(i + 1);
 						(void)box_ipc_chan_send(
-							bc, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED, 0,
-							&gc.base, NULL, 0);
+						    bc, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED,
+						    0, &gc.base, NULL, 0);
 						listen_open[i] = false;
 						close(listen_fd[i]);
 					}

@@ -139,6 +139,13 @@ check "http:request for a plain request has intercepted = false" \
 check "Proxy-Authorization is never forwarded" sh -c "
 	curl -sS --max-time 10 --proxy http://u:p@127.0.0.1:$GW_PORT http://plain.box.test:$PP/echo |
 	grep -qv 'proxy-authorization'"
+out=$(curl -sS --max-time 10 --proxy "http://127.0.0.1:$GW_PORT" -H 'Connection: keep-alive, X-Hop' \
+	-H 'X-Hop: 1' -H 'Keep-Alive: timeout=5' -H 'TE: trailers' -H 'Proxy-Connection: keep-alive' \
+	-H 'X-End: kept' "http://plain.box.test:$PP/echo")
+check "hop-by-hop fields (Connection and what it names, Keep-Alive, TE, Proxy-Connection) are stripped" \
+	python3 -c "import json,sys
+h=json.loads(sys.argv[1])['headers']
+sys.exit(0 if not ({'x-hop','keep-alive','te','proxy-connection','connection'} & set(h)) and h.get('x-end')=='kept' else 1)" "$out"
 code=$(printf 'GET /echo HTTP/1.1\r\nHost: plain.box.test\r\n\r\n' |
 	$CL --timeout 3 raw 127.0.0.1 "$GW_PORT" | head -1 | tr -d '\r')
 check "origin-form to the proxy: 400 ($code)" sh -c "echo '$code' | grep -q ' 400 '"
@@ -178,6 +185,13 @@ for _ in $(seq 40); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.05; done
 gw_stop
 check "losing box-policyd ends the gateway with status 1 ($GW_STATUS)" test "$GW_STATUS" -eq 1
 check "it says why in one line" grep -q 'box-policyd closed its channel' "$GW_ERR"
+
+# --- SIGTERM: exit 0
+gw_start "$SRV_DIR/init.json" "$SRV_DIR/policy.dw" || not_ok "third start"
+kill -TERM "$GW_PID"
+for _ in $(seq 40); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.05; done
+gw_stop
+check "SIGTERM ends the gateway with status 0 ($GW_STATUS)" test "$GW_STATUS" -eq 0
 
 # --- a start refused: ok=false with the reason, exit 1
 cat >"$SRV_DIR/badinit.json" <<EOF
