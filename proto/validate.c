@@ -741,7 +741,7 @@ box_validate_recheck_reply(const Box__RecheckReply *m)
 {
 	TRY(v_problems(m->problems, m->n_problems));
 	TRY(v_lines(m->disclosure, m->n_disclosure));
-	REQUIRE(m->n_fds == 0 || m->n_fds == 4 || m->n_fds == 5, -ERANGE);
+	REQUIRE(m->n_fds == 0 || m->n_fds == 5 || m->n_fds == 6, -ERANGE);
 	REQUIRE(m->n_fds == 0 || m->n_problems == 0, -EINVAL);
 	return 0;
 }
