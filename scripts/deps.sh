@@ -14,7 +14,11 @@ packages=(
 	libinih-dev libjansson-dev android-libboringssl-dev
 	bubblewrap python3 curl openssl iproute2 procps util-linux passwd
 	nodejs npm
+	nginx-light mitmproxy openssh-server openssh-client
 )
+# Packages whose maintainer scripts start a service: the host must not end up
+# running an sshd or an nginx because the tests needed the binaries.
+service_packages=(nginx-light openssh-server)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -22,6 +26,8 @@ for p in "${packages[@]}"; do
 	case "$p" in
 	nodejs) command -v node >/dev/null 2>&1 && continue ;;
 	npm) command -v npm >/dev/null 2>&1 && continue ;;
+	# Any flavour of Debian's nginx (nginx, nginx-light, nginx-full) serves the tests.
+	nginx-light) [ -x /usr/sbin/nginx ] && continue ;;
 	esac
 	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	[ "$status" = "install ok installed" ] || missing+=("$p")
@@ -64,7 +70,33 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+
+# policy-rc.d answering 101 tells invoke-rc.d not to start the services the
+# packages install (the tests run their own sshd and nginx on loopback ports).
+# One that is already there (a container's) is left alone; ours is removed
+# once apt is done, whatever happens.
+policy_rc=/usr/sbin/policy-rc.d
+own_policy_rc=0
+if [ ! -e "$policy_rc" ]; then
+	printf '#!/bin/sh\n# box scripts/deps.sh: no service starts during this install.\nexit 101\n' >"$policy_rc"
+	chmod 0755 "$policy_rc"
+	own_policy_rc=1
+	trap 'rm -f "$policy_rc"' EXIT
+fi
 apt-get update -qq
 # shellcheck disable=SC2086
 $cmd
+if [ "$own_policy_rc" -eq 1 ]; then rm -f "$policy_rc"; fi
+
+# Where systemd runs, the units are enabled by the packages' postinst: stop
+# and disable those we just installed so nothing listens on the host.
+if [ -d /run/systemd/system ]; then
+	for p in "${service_packages[@]}"; do
+		case " ${missing[*]} " in *" $p "*) ;; *) continue ;; esac
+		case "$p" in
+		openssh-server) systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true ;;
+		nginx-light) systemctl disable --now nginx.service >/dev/null 2>&1 || true ;;
+		esac
+	done
+fi
 ensure_users
