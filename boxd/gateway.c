@@ -13,8 +13,10 @@
  * the child before the exec (a root boxd may raise the hard limit up to
  * fs.nr_open; an unprivileged one refuses the box when the limit is above
  * its own hard limit); an environment of nothing but the BOX_TEST_GATEWAY_*
- * hooks boxd's own has (and ASAN_OPTIONS in a sanitizer build). Its ids are
- * policyd's: an embedded boxd's own, a service boxd's daemon user.
+ * hooks boxd's own has (and ASAN_OPTIONS in a sanitizer build); no
+ * arguments. Its ids are policyd's — an embedded boxd's own, a service
+ * boxd's daemon user — switched to in the child before the exec (it starts
+ * as what it runs as, then locks itself down: box-gateway/main.c).
  * Then GatewayInit: the [gateway] settings with CONFIG.md's defaults, the
  * upstream CA and hosts file boxctl read, every [egress.NAME] binding (and
  * each http [mcp.NAME] with a secret, as "mcp.NAME") with its secret, its
@@ -47,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -701,14 +704,43 @@ gateway_nofile_check(const struct box *b, char **err)
 	return -EMFILE;
 }
 
-/* In the child, before exec: its file limit, soft and hard. */
+struct child_setup_args {
+	uint64_t nofile;
+	uid_t uid;
+	gid_t gid;
+};
+
+/*
+ * In the child, before exec: its file limit, soft and hard (raising the
+ * hard one needs root, so first), then — in a root boxd — its ids: no
+ * supplementary groups, gid, uid, each real = effective = saved, verified,
+ * and uid 0 not regainable. The gateway starts as what it runs as and only
+ * locks itself down further (box-gateway/main.c). Only syscalls here: this
+ * runs between fork and exec.
+ */
 static int
 child_setup(void *userdata)
 {
-	const uint64_t *n = userdata;
-	struct rlimit rl = { (rlim_t)*n, (rlim_t)*n };
+	const struct child_setup_args *a = userdata;
+	struct rlimit rl = { (rlim_t)a->nofile, (rlim_t)a->nofile };
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
 
-	return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? -errno : 0;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	if (geteuid() != 0)
+		return 0;
+	if (setgroups(0, NULL) < 0 || setresgid(a->gid, a->gid, a->gid) < 0 ||
+	    setresuid(a->uid, a->uid, a->uid) < 0)
+		return -errno;
+	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
+		return -errno;
+	if (ru != a->uid || eu != a->uid || su != a->uid || rg != a->gid || eg != a->gid ||
+	    sg != a->gid || getgroups(0, NULL) != 0)
+		return -EPERM;
+	if (a->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+		return -EPERM;
+	return 0;
 }
 
 /* boxd's BOX_TEST_GATEWAY_* hooks (bounded), then the sanitizer's setting. */
@@ -807,19 +839,14 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		    fd_is_open(STDERR_FILENO)			  ? STDERR_FILENO :
 									    nullfd;
 	(void)test_env(test_store, envp);
-	char uid_s[16], gid_s[16];
-	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)uid);
-	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)gid);
-	bool quiet = d->embedded && !getenv("BOXD_DEBUG");
-	char *argv[] = { (char *)"box-gateway", (char *)"-u", uid_s, (char *)"-g", gid_s,
-			 quiet ? (char *)"-q" : NULL, NULL };
+	char *argv[] = { (char *)"box-gateway", NULL };
 	if ((r = box_ipc_socketpair(sv, false)) < 0)
 		goto out;
-	uint64_t nofile = gateway_nofile(b);
+	struct child_setup_args args = { .nofile = gateway_nofile(b), .uid = uid, .gid = gid };
 	int fds[5] = { nullfd, nullfd, errfd, sv[1], b->gateway_policyd_fd };
 	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds,
 				 .n_fds = GATEWAY_POLICYD_FD + 1, .setup = child_setup,
-				 .userdata = &nofile };
+				 .userdata = &args };
 	r = spawn_process(&req, &b->gateway_pid);
 	close(sv[1]);
 	/* Its policyd channel is the gateway's now (or nobody's). */
