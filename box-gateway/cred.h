@@ -63,15 +63,42 @@ bool cred_applies_to_sandbox(const struct cred_binding *b, const char *sandbox);
  * whole "user:password" secret replaces the pair; query_param:
  * "<param>=<placeholder>" in *origin_form), or, for inject = always, the
  * secret is set whatever the request carried. Also sets
- * "Accept-Encoding: identity". sandbox: the listener's sandbox; a binding
- * scoped to other sandboxes refuses a request carrying its placeholder.
- * Returns 0 (rewritten), -EACCES (refused: why is the 403 body's reason, no
- * secret in it), -ENOMEM.
+ * "Accept-Encoding: identity" (every other Accept-Encoding removed). sandbox:
+ * the listener's sandbox; a binding scoped to other sandboxes refuses a
+ * request carrying its placeholder.
+ * Returns 0 (rewritten: the reply must be identity-encoded and redacted),
+ * CRED_NOT_APPLIED (the binding excludes this sandbox and the request does
+ * not carry the placeholder: forwarded untouched, not credentialed — also for
+ * inject = always), -EACCES (refused: why is the 403 body's reason, with
+ * neither the secret nor the placeholder in it), -ENOMEM (the request is left
+ * as it was; refuse it).
+ *
+ * The details (cred.c's header has the reasons):
+ * - header: the value must be exactly prefix + placeholder, the prefix
+ *   compared case-insensitively ("bearer " = "Bearer "); it becomes the
+ *   configured prefix + secret. A secret with a control byte is refused.
+ * - basic_auth: "Basic" (any case) + base64 of "user:placeholder" (any user
+ *   without ':'); the value becomes "Basic " + base64(secret).
+ * - query_param: names and values compared percent-decoded; the value
+ *   becomes the secret with every byte outside unreserved percent-encoded;
+ *   every other byte of *origin_form is kept. inject = always appends the
+ *   parameter when absent. The caller sends *origin_form upstream, never
+ *   req->target, which is left as sent, placeholder and all, so that logging it
+ *   never logs the secret (origin_form NULL: req->target is the origin-form
+ *   and is rewritten).
+ * - inject = placeholder: refused when the placeholder is not at the
+ *   placement, when it is also anywhere else in the head (origin-form, another
+ *   header, the user of Basic; also percent-encoded), or when the placement
+ *   header / parameter occurs twice. inject = always: the placement is
+ *   overwritten (duplicates removed), a placeholder elsewhere is sent as is.
  */
+#define CRED_NOT_APPLIED 1
 int cred_apply(const struct cred_binding *b, const char *sandbox, struct http_request *req,
 	       char **origin_form, char *why, size_t why_len);
 /* The request carries some binding's placeholder anywhere in its head (a
- * request from a sandbox the binding excludes, or to another host). */
+ * request from a sandbox the binding excludes, or to another host): in
+ * req->target, origin_form (may be NULL), a header name or value, also
+ * percent-decoded and inside a "Basic" base64 value. */
 const struct cred_binding *cred_find_placeholder(const struct cred_binding *b, size_t n,
 						 const struct http_request *req,
 						 const char *origin_form);
@@ -85,15 +112,20 @@ const struct cred_binding *cred_find_placeholder(const struct cred_binding *b, s
 struct cred_redactor {
 	const uint8_t *secret;
 	size_t len;
-	uint8_t *held;               /* < len bytes */
+	uint8_t *held;               /* < len bytes held (room for 2 * len: the boundary scan) */
 	size_t n_held;
 	uint64_t redactions;
 };
 int cred_redactor_init(struct cred_redactor *r, const uint8_t *secret, size_t len);
+/* Feed: the output goes to out as it is decided; only a suffix that may start
+ * the secret is held (at most len - 1 bytes). 0 or -ENOMEM. Finish: the held
+ * bytes are sent as they are (the stream ended without the rest). */
 int cred_redactor_feed(struct cred_redactor *r, const void *in, size_t n, struct evbuffer *out);
 int cred_redactor_finish(struct cred_redactor *r, struct evbuffer *out);
 void cred_redactor_clear(struct cred_redactor *r);
-/* Redact a whole header value in place (response headers). Returns the count. */
+/* Redact a whole header value in place (response headers): *value is
+ * replaced by a new malloc'd string. Returns the count. Without memory for the
+ * new string, each occurrence is overwritten with '*' in place instead. */
 size_t cred_redact_string(char **value, const uint8_t *secret, size_t len);
 
 #endif

@@ -14,6 +14,29 @@
  * still under the limits); -E2BIG the head exceeds max_head or max_headers;
  * -EBADMSG malformed (why names what). Every function is pure and
  * thread-safe; nothing here logs.
+ *
+ * Ownership: every string in struct http_request / http_response (method,
+ * target, reason, each header's name and value) and the headers array are
+ * separately malloc'd; http_*_clear frees them all (and accepts a cleared or
+ * zeroed struct). Other modules (cred.c) may replace a header's value with a
+ * new malloc'd string (freeing the old one) or realloc the headers array to
+ * append a header whose strings are malloc'd — clear frees those too. The
+ * parse functions never keep pointers into the input buffer.
+ *
+ * Choices where the RFCs leave room (all refusals are -EBADMSG):
+ * - no empty line is tolerated before the request line; the request-target is
+ *   visible ASCII only (a raw non-ASCII byte would be a second spelling of a
+ *   path that policy compares percent-encoded);
+ * - a Content-Length of 0 gives HTTP_BODY_LENGTH with content_length 0; more
+ *   than 2^53 is refused; leading zeros are fine;
+ * - Host (more than one refused) and Expect are request-only rules; a missing
+ *   Host is the caller's to judge; HTTP/1.0 Expect and Upgrade are ignored;
+ * - a response to CONNECT with a 2xx status has no body (HTTP_BODY_NONE), and
+ *   CL with TE is refused whatever the status;
+ * - chunk sizes are 1-16 hex digits; a chunk-size line (size + extensions,
+ *   no whitespace anywhere) is capped at 4096 bytes before its CRLF, the
+ *   trailer section (every byte after the last chunk's line, final CRLF
+ *   included) at 16384; trailers are checked like fields and discarded.
  */
 #ifndef BOX_GATEWAY_HTTP_H
 #define BOX_GATEWAY_HTTP_H
@@ -112,17 +135,26 @@ int http_chunked_step(struct http_chunked *c, const uint8_t *in, size_t n, size_
  */
 #define HTTP_HOST_MAX 256
 /* "host:port" of CONNECT (port required) or of a Host field (port optional:
- * default_port; default_port 0 = required). IPv6 in brackets. */
+ * default_port; default_port 0 = required). IPv6 in brackets (no zone id);
+ * port 1-65535, 1-5 digits; userinfo ("user@host"), a percent-encoded or
+ * otherwise invalid name, an empty port: -EBADMSG. */
 int http_parse_authority(const char *s, uint16_t default_port, char host_out[HTTP_HOST_MAX],
 			 uint16_t *port_out, bool *is_ip);
 /* "http://authority[/path][?query]" (absolute-form, http only; a fragment is
- * dropped); *origin_form gets "/path[?query]" ("/" when empty), malloc'd. */
+ * dropped); *origin_form gets "/path[?query]" ("/" when empty, "/?q" for
+ * "?q"), malloc'd. The scheme is case-insensitive; "https://" is
+ * -EPROTONOSUPPORT (the proxy answers 400: https goes through CONNECT), any
+ * other scheme or a bad authority -EBADMSG. */
 int http_parse_absolute(const char *target, char host_out[HTTP_HOST_MAX], uint16_t *port_out,
 			bool *is_ip, char **origin_form);
 /* Origin-form "/path[?query]" -> the canonical path of POLICY.md (percent-
  * decode unreserved characters only, other escapes' hex uppercased, dot
  * segments removed, query dropped), malloc'd. -EBADMSG: not origin-form, a
- * bad escape, a control byte. */
+ * bad escape, a control byte. Decoding comes first, so "%2e%2e" is removed
+ * as ".."; "%2F" stays "%2F" (never a separator) and "%00" stays "%00";
+ * empty segments ("//") and a trailing "/" are kept, as RFC 3986 makes them
+ * different resources; "" is "/"; '#', SP and bytes outside visible ASCII
+ * are refused. canonical(canonical(p)) == canonical(p). */
 int http_canonical_path(const char *origin_form, char **path_out);
 
 #endif

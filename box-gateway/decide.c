@@ -1,0 +1,201 @@
+/*
+ * decide.c — box-gateway's side of its box-policyd channel (fd 4,
+ * proto/policy.proto, the gateway in role `peer`).
+ *
+ * Many DecideRequests are in flight at once, each with its own request id;
+ * a reply is matched by id (policyd answers in order, the harness may not),
+ * so a slow decision holds up only the connection that asked. A connection
+ * that goes away cancels its entry; the late reply is then dropped. Records
+ * (outcome events) have no reply. Losing the channel ends the gateway
+ * (main.c's close callback): a decision must never default to permit.
+ * Trusts: policyd's replies were validated by the protocol table; a reply
+ * with an unknown id is a protocol error.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway.h"
+#include "ipc_event.h"
+#include "log.h"
+#include "proto_policy.h"
+
+struct gw_decide {
+	uint64_t id;
+	gw_decide_fn fn;
+	void *arg;
+	struct gw_decide *next;
+};
+
+/* In flight, oldest first (replies come in order: the head is the usual match). */
+static struct gw_decide *head, **tail = &head;
+static size_t in_flight;
+static uint64_t next_id = 1;
+
+void
+gw_fields_init(struct gw_fields *fs)
+{
+	fs->n = 0;
+}
+
+static Box__PolicyValue *
+field_add(struct gw_fields *fs, const char *name)
+{
+	if (fs->n >= GW_FIELDS_MAX)
+		abort(); /* a programming error: the actions have at most 7 fields */
+	size_t i = fs->n++;
+	box__policy_field__init(&fs->f[i]);
+	box__policy_value__init(&fs->v[i]);
+	fs->f[i].name = (char *)name;
+	fs->f[i].value = &fs->v[i];
+	fs->p[i] = &fs->f[i];
+	return &fs->v[i];
+}
+
+void
+gw_fields_str(struct gw_fields *fs, const char *name, const char *v)
+{
+	Box__PolicyValue *pv = field_add(fs, name);
+	pv->kind_case = BOX__POLICY_VALUE__KIND_STR;
+	pv->str = (char *)v;
+}
+
+void
+gw_fields_long(struct gw_fields *fs, const char *name, int64_t v)
+{
+	Box__PolicyValue *pv = field_add(fs, name);
+	pv->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	pv->integer = v;
+}
+
+void
+gw_fields_bool(struct gw_fields *fs, const char *name, bool v)
+{
+	Box__PolicyValue *pv = field_add(fs, name);
+	pv->kind_case = BOX__POLICY_VALUE__KIND_BOOLEAN;
+	pv->boolean = v;
+}
+
+struct gw_decide *
+gw_decide(const char *action, const struct gw_fields *in, gw_decide_fn fn, void *arg)
+{
+	if (!G.policyd)
+		return NULL;
+	struct gw_decide *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = (char *)action;
+	req.n_input = in->n;
+	req.input = (Box__PolicyField **)in->p;
+	d->id = next_id++;
+	d->fn = fn;
+	d->arg = arg;
+	int r = box_ipc_event_send(G.policyd, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, d->id, &req.base,
+				   NULL, 0);
+	if (r < 0) {
+		log_warn_errno(r, "Cannot send a DecideRequest to box-policyd");
+		free(d);
+		return NULL;
+	}
+	*tail = d;
+	tail = &d->next;
+	in_flight++;
+	return d;
+}
+
+void
+gw_decide_cancel(struct gw_decide *d)
+{
+	if (d)
+		d->fn = NULL;
+}
+
+size_t
+gw_decides_in_flight(void)
+{
+	return in_flight;
+}
+
+void
+gw_record(bool ok, const char *action, const struct gw_fields *in, const struct gw_fields *out)
+{
+	if (!G.policyd)
+		return;
+	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
+	rec.kind = ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
+	rec.action = (char *)action;
+	rec.n_input = in->n;
+	rec.input = (Box__PolicyField **)in->p;
+	if (out) {
+		rec.n_output = out->n;
+		rec.output = (Box__PolicyField **)out->p;
+	}
+	int r = box_ipc_event_send(G.policyd, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base, NULL,
+				   0);
+	if (r < 0)
+		log_warn_errno(r, "Cannot send a RecordRequest to box-policyd");
+}
+
+static void
+on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	(void)e;
+	(void)userdata;
+	if (m->type != BOX__MSG_TYPE__MSG_DECIDE_REPLY) {
+		log_err("box-policyd sent %s, expected DecideReply",
+			box_ipc_type_name(&box_proto_policy, m->type));
+		G.exit_code = 1;
+		event_base_loopexit(G.base, NULL);
+		return;
+	}
+	struct gw_decide **pp = &head, *d = NULL;
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == m->request_id) {
+			d = *pp;
+			break;
+		}
+	if (!d) {
+		log_err("box-policyd answered request %llu, which is not in flight",
+			(unsigned long long)m->request_id);
+		G.exit_code = 1;
+		event_base_loopexit(G.base, NULL);
+		return;
+	}
+	*pp = d->next;
+	if (tail == &d->next)
+		tail = pp;
+	in_flight--;
+	const Box__DecideReply *rep = (const Box__DecideReply *)m->msg;
+	if (d->fn)
+		d->fn(d->arg, rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT, rep->message);
+	free(d);
+}
+
+static void
+on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	(void)e;
+	(void)userdata;
+	if (error == -ECONNRESET)
+		log_err("box-policyd closed its channel: exiting");
+	else
+		log_err_errno(error, "The box-policyd channel failed: exiting");
+	G.exit_code = 1;
+	event_base_loopexit(G.base, NULL);
+}
+
+int
+gw_decide_start(int fd)
+{
+	G.policyd = box_ipc_event_new(G.base, fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD,
+				      on_policyd_msg, on_policyd_close, NULL);
+	if (!G.policyd)
+		return -errno;
+	/* A peer's channel opens in `ready` (it never sees PolicyInit). */
+	int r = box_ipc_chan_set_state(box_ipc_event_chan(G.policyd), BOX_POLICY_READY);
+	if (r < 0)
+		return r;
+	static const uint32_t types[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY };
+	return box_ipc_chan_allow(box_ipc_event_chan(G.policyd), types, 1);
+}

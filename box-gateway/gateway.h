@@ -1,0 +1,167 @@
+/*
+ * gateway.h — box-gateway's shared state and the interfaces between its
+ * files (box-gateway/README.md has the whole picture).
+ *
+ *   main.c      start-up (one named step a line), the boxd channel, listeners
+ *   decide.c    the policyd channel: Decides in flight by request id, Records
+ *   dns.c       resolution: IP literals, the hosts file, then evdns
+ *   hosts.c     the hosts(5) text of GatewayInit (parsed once, before seccomp)
+ *   stream.c    one nonblocking socket, plain or BoringSSL, with evbuffers
+ *   conn.c      one client connection: the proxy protocol and the exchange
+ *   seccomp.c   the allow-list
+ *
+ * Single-threaded: everything runs on G.base.
+ * Trusts: boxd for GatewayInit (validated by proto/gateway_validate.c);
+ * nothing from the sandbox, upstream servers or resolvers.
+ */
+#ifndef BOX_GATEWAY_GATEWAY_H
+#define BOX_GATEWAY_GATEWAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <event2/event.h>
+#include <openssl/ssl.h>
+
+#include "cred.h"
+#include "http.h"
+#include "policy.pb-c.h"
+
+#define GW_FD_BOXD 3
+#define GW_FD_POLICYD 4
+
+/* Fixed caps (README.md "Limits"). */
+#define GW_HEAD_MAX (64u << 10)      /* request or response head */
+#define GW_HEADERS_MAX 100u          /* field lines in a head */
+#define GW_HEAD_TIMEOUT_MS 30000u    /* a head must complete within this (or idle_timeout) */
+#define GW_PIPELINE_MAX (64u << 10)  /* bytes read ahead of the request being served */
+#define GW_PIPELINE_HEADS 16u        /* requests queued behind the one being served */
+#define GW_HIGH_WATER (256u << 10)   /* stop reading the other side above this */
+#define GW_LOW_WATER (64u << 10)     /* and resume below this */
+#define GW_READ_CHUNK (16u << 10)    /* one read(2)/SSL_read */
+#define GW_READ_BURST (64u << 10)    /* bytes read per wakeup before yielding */
+#define GW_ADDRS_MAX 16u             /* resolved addresses tried per host */
+#define GW_LEAF_CACHE 256u           /* leaf certificates kept */
+
+struct gw_listener;
+struct gw_conn;
+
+struct gw_hosts;
+
+struct gw_state {
+	struct event_base *base;
+	/* GatewayInit */
+	char box_name[64];
+	char box_id[16];
+	uint32_t proxy_port;
+	uint64_t connect_timeout_ms, idle_timeout_ms, max_connections, max_request_body;
+	bool allow_host_loopback;
+	struct cred_dest *passthrough;
+	size_t n_passthrough;
+	struct cred_binding *creds;
+	size_t n_creds;
+	struct http_limits lim;
+	/* made at start */
+	struct gw_ca *ca;
+	SSL_CTX *client_ctx;
+	struct evdns_base *dns;
+	struct gw_hosts *hosts;
+	/* running */
+	struct box_ipc_event *boxd, *policyd;
+	struct gw_listener *listeners;
+	uint64_t n_conns;
+	uint64_t refused_over_limit;
+	int exit_code;
+};
+
+extern struct gw_state G;
+
+/* ---- main.c: listeners ----------------------------------------------------- */
+
+struct gw_listener {
+	uint32_t id;
+	char sandbox[48];
+	int fd;
+	struct event *ev;
+	struct gw_conn *conns; /* list (conn.c links them) */
+	struct gw_listener *next;
+};
+
+/* ---- decide.c -------------------------------------------------------------- */
+
+/* A DecideRequest/RecordRequest input under construction (no allocation). */
+#define GW_FIELDS_MAX 8
+struct gw_fields {
+	Box__PolicyField f[GW_FIELDS_MAX];
+	Box__PolicyValue v[GW_FIELDS_MAX];
+	Box__PolicyField *p[GW_FIELDS_MAX];
+	size_t n;
+};
+void gw_fields_init(struct gw_fields *fs);
+void gw_fields_str(struct gw_fields *fs, const char *name, const char *v);
+void gw_fields_long(struct gw_fields *fs, const char *name, int64_t v);
+void gw_fields_bool(struct gw_fields *fs, const char *name, bool v);
+
+/* permit, and the decision's message (valid during the call). */
+typedef void (*gw_decide_fn)(void *arg, bool permit, const char *message);
+struct gw_decide;
+/*
+ * Send a DecideRequest; fn is called once with the reply. NULL when it could
+ * not be sent (the caller denies).
+ */
+struct gw_decide *gw_decide(const char *action, const struct gw_fields *in, gw_decide_fn fn,
+			    void *arg);
+/* The asker is gone: fn will not be called. */
+void gw_decide_cancel(struct gw_decide *d);
+void gw_record(bool ok, const char *action, const struct gw_fields *in,
+	       const struct gw_fields *out);
+int gw_decide_start(int fd);
+size_t gw_decides_in_flight(void);
+
+/* ---- dns.c ----------------------------------------------------------------- */
+
+struct gw_addrs {
+	size_t n;
+	struct sockaddr_storage a[GW_ADDRS_MAX];
+};
+/* err: 0, or a short reason ("no such host"). */
+typedef void (*gw_resolve_fn)(void *arg, const char *err, const struct gw_addrs *addrs);
+struct gw_resolve;
+/* The resolver(s): `resolver` "IP:PORT"/"[IP6]:PORT", or NULL for /etc/resolv.conf. */
+int gw_dns_init(const char *resolver, const uint8_t *hosts, size_t hosts_len, char *why,
+		size_t why_len);
+/*
+ * Resolve host (addr_host_spelling) once. Returns 1 with *out filled at
+ * once (an address literal or a hosts-file name), 0 when fn will be called
+ * later (*handle set), negative errno on failure.
+ */
+int gw_resolve(const char *host, bool is_ip, uint16_t port, struct gw_addrs *out,
+	       gw_resolve_fn fn, void *arg, struct gw_resolve **handle);
+void gw_resolve_cancel(struct gw_resolve *r);
+
+/* ---- hosts.c --------------------------------------------------------------- */
+
+/*
+ * Parse hosts(5) text: "ADDRESS NAME [ALIAS...]" per line, '#' comments.
+ * Names are kept as addr_host_spelling gives them; a malformed line is an
+ * error naming it (why). Caps: 1 MiB of text (the validator's), 65536 entries.
+ */
+int gw_hosts_parse(const char *text, size_t len, struct gw_hosts **out, char *why,
+		   size_t why_len);
+void gw_hosts_free(struct gw_hosts *h);
+/* Every address for name, in file order, port set; returns how many (<= max). */
+size_t gw_hosts_lookup(const struct gw_hosts *h, const char *name, uint16_t port,
+		       struct sockaddr_storage *out, size_t max);
+
+/* ---- conn.c ---------------------------------------------------------------- */
+
+void gw_conn_accept(struct gw_listener *l, int fd);
+void gw_conns_close_listener(struct gw_listener *l);
+
+/* ---- seccomp.c ------------------------------------------------------------- */
+
+int gw_seccomp(void);
+
+#endif
