@@ -11,10 +11,10 @@
  * /dev/null, 2 boxd's stderr (agent.log for a detached embedded box);
  * RLIMIT_NOFILE soft and hard = 2 × [gateway] max_connections + 256, set in
  * the child before the exec (a root boxd may raise the hard limit up to
- * fs.nr_open; an unprivileged one refuses the box when the limit is above
- * its own hard limit); an environment of nothing but the BOX_TEST_GATEWAY_*
- * hooks boxd's own has (and ASAN_OPTIONS in a sanitizer build); no
- * arguments. Its ids are policyd's — an embedded boxd's own, a service
+ * fs.nr_open, when it holds CAP_SYS_RESOURCE; otherwise, and in an
+ * unprivileged boxd, a limit above its own hard limit refuses the box); an
+ * environment of nothing but the BOX_TEST_GATEWAY_* hooks boxd's own has
+ * (and ASAN_OPTIONS in a sanitizer build); no arguments. Its ids are policyd's — an embedded boxd's own, a service
  * boxd's daemon user — switched to in the child before the exec (it starts
  * as what it runs as, then locks itself down: box-gateway/main.c).
  * Then GatewayInit: the [gateway] settings with CONFIG.md's defaults, the
@@ -678,6 +678,23 @@ nr_open(void)
 	return strtoull(buf, NULL, 10);
 }
 
+/* Does this process hold CAP_SYS_RESOURCE (raising a hard limit needs it)? */
+static bool
+has_cap_sys_resource(void)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &eff) == 1;
+	fclose(f);
+	return found && (eff >> 24) & 1; /* CAP_SYS_RESOURCE */
+}
+
 int
 gateway_nofile_check(const struct box *b, char **err)
 {
@@ -688,6 +705,13 @@ gateway_nofile_check(const struct box *b, char **err)
 		return -errno;
 	if (want <= rl.rlim_max)
 		return 0;
+	if (b->d->root && !has_cap_sys_resource()) {
+		seterr(err, "box-gateway needs RLIMIT_NOFILE %llu (2 x max_connections + 256), above "
+			    "this boxd's hard limit %llu, and this root boxd lacks CAP_SYS_RESOURCE to "
+			    "raise it",
+		       (unsigned long long)want, (unsigned long long)rl.rlim_max);
+		return -EMFILE;
+	}
 	if (b->d->root) {
 		uint64_t most = nr_open();
 		if (want <= most)
