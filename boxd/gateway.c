@@ -8,7 +8,8 @@
  * through the environment) with fd 3 = our end of a SOCK_SEQPACKET
  * socketpair (proto_gateway, we are `boxd`), fd 4 = its box-policyd channel
  * (the other end of policyd's fd 4, made when policyd was spawned), 0 and 1
- * /dev/null, 2 boxd's stderr (agent.log for a detached embedded box);
+ * /dev/null, 2 boxd's stderr (agent.log for a detached embedded box,
+ * /dev/null for an attached embedded one unless BOXD_DEBUG);
  * RLIMIT_NOFILE soft and hard = 2 × [gateway] max_connections + 256, set in
  * the child before the exec (a root boxd may raise the hard limit up to
  * fs.nr_open, when it holds CAP_SYS_RESOURCE; otherwise, and in an
@@ -859,8 +860,17 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		r = -errno;
 		goto out;
 	}
+	/*
+	 * Its stderr: agent.log for a detached embedded box; boxd's otherwise —
+	 * except an attached embedded box, whose boxd writes to the user's
+	 * terminal: box-gateway logs its start and end at info level and has no
+	 * warnings-only switch (policyd's -q), so there it gets /dev/null unless
+	 * BOXD_DEBUG is set (its refusals reach the user through GatewayReady,
+	 * its death through boxd's own message).
+	 */
+	bool terminal_quiet = d->embedded && !b->detach && !getenv("BOXD_DEBUG");
 	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
-		    fd_is_open(STDERR_FILENO)			  ? STDERR_FILENO :
+		    !terminal_quiet && fd_is_open(STDERR_FILENO)  ? STDERR_FILENO :
 									    nullfd;
 	(void)test_env(test_store, envp);
 	char *argv[] = { (char *)"box-gateway", NULL };
