@@ -3,9 +3,9 @@
  * protocol, for tests of boxd alone (never installed; the gateway tests run
  * the real box-gateway). Started by boxd as box-gateway would be: fd 3 =
  * boxd, fd 4 = its policyd channel. It reads GatewayInit, writes what it
- * received (names, placeholders, fds 4 and RLIMIT_NOFILE; never a secret)
- * to $GWFAKE_OUT when the box's environment-free start gives it one through
- * BOX_TEST_GATEWAY_FAKE_OUT, answers GatewayReady with the PEM in
+ * received (names, destinations, placeholders, placements, sandboxes)
+ * (and RLIMIT_NOFILE, fd 4; never a secret's bytes, only their count) to
+ * the file BOX_TEST_GATEWAY_FAKE_OUT names, answers GatewayReady with the PEM in
  * BOX_TEST_GATEWAY_FAKE_PEM (a file), or ok=false with
  * BOX_TEST_GATEWAY_FAKE_REFUSE as the message, then counts GatewayListener
  * / GatewayListenerClosed until boxd closes the channel.
@@ -25,14 +25,14 @@
 
 static FILE *out;
 
-static void
-note(const char *fmt, const char *a, unsigned long long n)
-{
-	if (!out)
-		return;
-	fprintf(out, fmt, a, n);
-	fflush(out);
-}
+/* One line of what was received (literal formats: checked by the compiler). */
+#define note(fmt, a, n)                                                  \
+	do {                                                             \
+		if (out) {                                               \
+			fprintf(out, fmt, a, (unsigned long long)(n));  \
+			fflush(out);                                     \
+		}                                                        \
+	} while (0)
 
 int
 main(void)
@@ -63,12 +63,28 @@ main(void)
 	note("upstream_ca_bytes %s%llu\n", "", in->has_upstream_ca_pem ? in->upstream_ca_pem.len : 0);
 	for (size_t i = 0; i < in->n_passthrough; i++)
 		note("passthrough %s %llu\n", in->passthrough[i]->host, in->passthrough[i]->port);
+	if (in->resolver)
+		note("resolver %s %llu\n", in->resolver, 0);
+	note("timeouts %s%llu\n", "", in->connect_timeout_ms * 1000000ull + in->idle_timeout_ms);
+	note("max_request_body %s%llu\n", "", in->max_request_body);
 	for (size_t i = 0; i < in->n_credentials; i++) {
 		const Box__GatewayCredential *cr = in->credentials[i];
 		note("credential %s %llu\n", cr->name, cr->n_destinations);
+		for (size_t k = 0; k < cr->n_destinations; k++) {
+			const Box__GatewayDestination *d = cr->destinations[k];
+			note("dest %s %llu\n", d->host, d->port + (d->wildcard ? 100000u : 0));
+			if (d->path_prefix)
+				note("path %s %llu\n", d->path_prefix, 0);
+		}
 		note("placeholder %s %llu\n", cr->placeholder, cr->placement);
+		note("secret_bytes %s%llu\n", "", cr->secret.len);
+		note("inject %s%llu\n", "", cr->inject);
 		if (cr->header)
 			note("header %s %llu\n", cr->header, 0);
+		if (cr->prefix)
+			note("prefix [%s] %llu\n", cr->prefix, 0);
+		if (cr->param)
+			note("param %s %llu\n", cr->param, 0);
 		for (size_t k = 0; k < cr->n_sandboxes; k++)
 			note("sandbox %s %llu\n", cr->sandboxes[k], 0);
 	}
