@@ -64,6 +64,7 @@
 #include "gateway.pb-c.h"
 #include "ipc.h"
 #include "log.h"
+#include "parse.h"
 #include "proto_gateway.h"
 #include "spawn.h"
 #include "validate.h"
@@ -107,7 +108,7 @@ dest_parse(const char *spelling, bool egress, bool port_required, Box__GatewayDe
 	_cleanup_free_ char *hp = NULL;
 	const char *slash = strchr(spelling, '/');
 	size_t hl = slash ? (size_t)(slash - spelling) : strlen(spelling);
-	unsigned long port = 443;
+	uint16_t port = 443;
 
 	if (hl == 0 || hl > 260 || (slash && !egress))
 		return -EINVAL;
@@ -116,10 +117,7 @@ dest_parse(const char *spelling, bool egress, bool port_required, Box__GatewayDe
 		return -ENOMEM;
 	char *colon = strrchr(hp, ':');
 	if (colon) {
-		char *end;
-		errno = 0;
-		port = strtoul(colon + 1, &end, 10);
-		if (errno || end == colon + 1 || *end || port < 1 || port > 65535)
+		if (parse_port(colon + 1, &port) < 0)
 			return -EINVAL;
 		*colon = '\0';
 	} else if (port_required)
@@ -673,10 +671,13 @@ static uint64_t
 nr_open(void)
 {
 	char buf[32] = "";
+	uint64_t v;
 	_cleanup_close_ int fd = open("/proc/sys/fs/nr_open", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
 		return 1048576; /* the kernel's default */
-	return strtoull(buf, NULL, 10);
+	buf[strcspn(buf, "\n")] = '\0';
+	return parse_u64(buf, UINT64_MAX, &v) == 0 ? v : 1048576;
 }
 
 /* Does this process hold CAP_SYS_RESOURCE (raising a hard limit needs it)? */
@@ -684,14 +685,27 @@ static bool
 has_cap_sys_resource(void)
 {
 	char line[256];
-	unsigned long long eff = 0;
+	uint64_t eff = 0;
 	bool found = false;
 	FILE *f = fopen("/proc/self/status", "re");
 
 	if (!f)
 		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "CapEff: %llx", &eff) == 1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "CapEff:", 7) != 0)
+			continue;
+		/* "CapEff:\t" then 16 hex digits */
+		const char *p = line + 7 + strspn(line + 7, " \t");
+		size_t k = 0;
+		for (; k < 16; k++) {
+			char c = p[k];
+			int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+			if (d < 0)
+				break;
+			eff = eff << 4 | (uint64_t)d;
+		}
+		found = k > 0;
+	}
 	fclose(f);
 	return found && (eff >> 24) & 1; /* CAP_SYS_RESOURCE */
 }
