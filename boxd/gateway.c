@@ -568,7 +568,7 @@ ready_message(struct box *b, const Box__GatewayReady *rep)
 		return ready_failed(b, -EIO, "%s", err ? err : "cannot write the CA certificate");
 	ready_wait_end(b);
 	b->gateway_serving = true;
-	log_info("box %s (%s): box-gateway pid %d ready on port %u, %zu credential(s)", b->name,
+	log_info("box %s (%s): box-gateway pid %d ready on port %u, %zu placeholder(s)", b->name,
 		 b->id, (int)b->gateway_pid, (unsigned)gateway_port(b), b->n_placeholders);
 	box_gateway_ready(b, 0, NULL);
 }
