@@ -7,7 +7,9 @@
  * (and RLIMIT_NOFILE, fd 4; never a secret's bytes, only their count) to
  * the file BOX_TEST_GATEWAY_FAKE_OUT names, answers GatewayReady with the PEM in
  * BOX_TEST_GATEWAY_FAKE_PEM (a file), or ok=false with
- * BOX_TEST_GATEWAY_FAKE_REFUSE as the message, then counts GatewayListener
+ * BOX_TEST_GATEWAY_FAKE_REFUSE as the message (BOX_TEST_GATEWAY_FAKE_EXIT: it
+ * exits instead; BOX_TEST_GATEWAY_FAKE_DELAY_MS: it answers that late), then
+ * counts GatewayListener
  * / GatewayListenerClosed until boxd closes the channel.
  * Trusts: boxd; it is test code.
  */
@@ -90,6 +92,14 @@ main(void)
 	}
 	box_ipc_msg_done(&m);
 
+	/* Tests of boxd's waiting: exit instead of answering, or answer late. */
+	if (getenv("BOX_TEST_GATEWAY_FAKE_EXIT"))
+		return 7;
+	const char *delay = getenv("BOX_TEST_GATEWAY_FAKE_DELAY_MS");
+	if (delay) {
+		note("delaying %s%llu\n", "", strtoull(delay, NULL, 10));
+		usleep((useconds_t)strtoul(delay, NULL, 10) * 1000);
+	}
 	Box__GatewayReady r = BOX__GATEWAY_READY__INIT;
 	const char *refuse = getenv("BOX_TEST_GATEWAY_FAKE_REFUSE");
 	static uint8_t pem[65536];

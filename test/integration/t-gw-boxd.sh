@@ -133,4 +133,41 @@ check "ok = false: the box does not start (exit 1, rc $rc)" test "$rc" = 1
 check "… boxctl: error: box-gateway cannot serve the box: MESSAGE" \
 	grep -qx "boxctl: error: box-gateway cannot serve the box: cannot load upstream_ca: no certificate" env3.err
 check "… the agent never ran" test ! -s env3
+
+run_fake g4 env4 BOX_TEST_GATEWAY_FAKE_EXIT=1
+rc=$?
+check "the gateway exits before GatewayReady: the box does not start (exit 1, rc $rc)" \
+	test "$rc" = 1
+check "… boxctl: error: box-gateway exited before it was ready" \
+	grep -q "^boxctl: error: box-gateway exited before it was ready" env4.err
+check "… the agent never ran" test ! -s env4
+
+# box-policyd lost while boxd waits for GatewayReady: the start fails with policyd's error.
+policyd_of_box() {
+	local p
+	for p in $(pgrep -x box-policyd); do
+		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-policyd" ] && echo "$p"
+	done
+}
+run_fake g5 env5 BOX_TEST_GATEWAY_FAKE_DELAY_MS=3000 &
+bp=$!
+for _ in $(seq 100); do grep -q '^delaying' g5 2>/dev/null && break; sleep 0.05; done
+pd=$(policyd_of_box | head -1)
+check "while boxd waits for GatewayReady, box-policyd runs" test -n "$pd"
+[ -n "$pd" ] && kill -KILL "$pd"
+wait "$bp"
+rc=$?
+check "policyd killed while the gateway starts: the box does not start (exit 1, rc $rc)" \
+	test "$rc" = 1
+check "… boxctl: error: box-policyd … (no policy, no box)" \
+	grep -q "^boxctl: error: box-policyd .*no policy, no box" env5.err
+check "… the agent never ran" test ! -s env5
+gone=1
+for _ in $(seq 50); do
+	[ -z "$(pgrep -x box-gateway | while read -r p; do
+		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-gateway" ] && echo "$p"
+	done)" ] && { gone=0; break; }
+	sleep 0.1
+done
+check "… and the gateway is gone" test "$gone" = 0
 tap_done
