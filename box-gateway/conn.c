@@ -74,6 +74,8 @@ struct gw_conn {
 	char up_host[HTTP_HOST_MAX];
 	uint16_t up_port;
 	bool up_tls;
+	bool up_used;       /* `up` already carried a whole exchange (keep-alive) */
+	bool retried;       /* this request was resent once on a fresh connection */
 	bool have_pin;
 	struct sockaddr_storage pin;
 
@@ -190,6 +192,7 @@ req_reset(struct gw_conn *c)
 	if (c->redacting)
 		cred_redactor_clear(&c->red);
 	c->redacting = false;
+	c->retried = false;
 }
 
 static void
@@ -243,6 +246,7 @@ up_drop(struct gw_conn *c)
 	}
 	c->up = NULL;
 	c->up_tls = false;
+	c->up_used = false;
 	c->up_host[0] = '\0';
 }
 
@@ -1181,6 +1185,8 @@ response_done(struct gw_conn *c)
 	bool keep = c->client_keep && !c->eof_out;
 	if (!c->up_reusable || (c->up && evbuffer_get_length(c->up->in) > 0))
 		up_drop(c);
+	else
+		c->up_used = true;
 	if (!keep) {
 		req_reset(c);
 		closing(c);
@@ -1483,6 +1489,18 @@ on_up_close(struct gw_stream *s, int err, void *arg)
 		response_head(c);
 		if (c->dead || c->rstate != R_HEAD)
 			return;
+	}
+	if (c->phase == P_EXCHANGE && c->rstate == R_HEAD && c->up_used && !c->retried &&
+	    c->req.framing == HTTP_BODY_NONE && evbuffer_get_length(c->up->in) == 0) {
+		/* A kept-alive connection the server closed as we reused it: the request
+		 * (no body) is sent once more on a fresh connection to the pinned address. */
+		up_drop(c);
+		c->retried = true;
+		if (c->redacting)
+			cred_redactor_clear(&c->red);
+		c->redacting = false;
+		up_prepare(c);
+		return;
 	}
 	if (c->phase == P_EXCHANGE || c->phase == P_UPCONN) {
 		fail_upstream(c, 502, err ? "the upstream connection failed"

@@ -145,8 +145,7 @@ on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	if (m->type != BOX__MSG_TYPE__MSG_DECIDE_REPLY) {
 		log_err("box-policyd sent %s, expected DecideReply",
 			box_ipc_type_name(&box_proto_policy, m->type));
-		G.exit_code = 1;
-		event_base_loopexit(G.base, NULL);
+		gw_exit(1);
 		return;
 	}
 	struct gw_decide **pp = &head, *d = NULL;
@@ -158,8 +157,7 @@ on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	if (!d) {
 		log_err("box-policyd answered request %llu, which is not in flight",
 			(unsigned long long)m->request_id);
-		G.exit_code = 1;
-		event_base_loopexit(G.base, NULL);
+		gw_exit(1);
 		return;
 	}
 	*pp = d->next;
@@ -181,8 +179,7 @@ on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
 		log_err("box-policyd closed its channel: exiting");
 	else
 		log_err_errno(error, "The box-policyd channel failed: exiting");
-	G.exit_code = 1;
-	event_base_loopexit(G.base, NULL);
+	gw_exit(1);
 }
 
 int

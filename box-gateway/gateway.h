@@ -9,6 +9,7 @@
  *   stream.c    one nonblocking socket, plain or BoringSSL, with evbuffers
  *   conn.c      one client connection: the proxy protocol and the exchange
  *   seccomp.c   the allow-list
+ *   state.c     G and gw_exit (a leaf)
  *
  * Single-threaded: everything runs on G.base.
  * Trusts: boxd for GatewayInit (validated by proto/gateway_validate.c);
@@ -77,6 +78,9 @@ struct gw_state {
 };
 
 extern struct gw_state G;
+
+/* state.c: end the loop with this status (the highest asked for wins). */
+void gw_exit(int code);
 
 /* ---- main.c: listeners ----------------------------------------------------- */
 

@@ -52,7 +52,6 @@
 #define GW_INIT_TIMEOUT_MS 30000
 #define GW_ACCEPT_BURST 64
 
-struct gw_state G = { .exit_code = 0 };
 
 static struct event *stop_signals[2];
 
@@ -290,8 +289,7 @@ listener_find(uint32_t id, struct gw_listener ***prevp)
 static void
 fatal_loop(int code)
 {
-	G.exit_code = code;
-	event_base_loopexit(G.base, NULL);
+	gw_exit(code);
 }
 
 static void

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.." || exit 1
 declare -A known=()
 pattern='\b(strto(l|ul|ll|ull|imax|umax)|atoi|atol|atoll|sscanf)[[:space:]]*\('
 bad=0
-dirs="common proto libboxpolicy boxd boxctl box-policyd box-clientd box-recheck box-trampoline"
+dirs="common proto libboxpolicy boxd boxctl box-policyd box-clientd box-recheck box-trampoline box-gateway"
 files=$(git ls-files -- $dirs 2>/dev/null) || files=$(find $dirs -type f)
 for f in $(printf '%s\n' $files | grep -E '\.(c|h)$'); do
 	n=$(grep -cE "$pattern" "$f")

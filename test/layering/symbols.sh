@@ -4,7 +4,7 @@
 # The protocol tables of proto/ (proto_client.c, proto_policy.c,
 # proto_plan.c, proto_recheck.c) reach common/'s framing as data, so a program that never
 # names a protocol's table never links that protocol's descriptors and
-# validators. This reads the symbol tables (nm) of the six programs:
+# validators. This reads the symbol tables (nm) of the seven programs:
 # each must hold its own protocols' tables and none of the others'
 # descriptors, validators or tables. Then common/ must be a leaf: no symbol
 # libboxcommon.a needs is defined by libboxproto.a or libboxpolicy.a.
@@ -26,6 +26,12 @@ plan='box_proto_plan box__plan__descriptor box__trampoline_status__descriptor
 # CfgBox, CfgAgent), so box-recheck links those; its table is its own.
 recheck='box_proto_recheck box__recheck_request__descriptor box__recheck_reply__descriptor
 	box_validate_recheck_request'
+
+# box-gateway speaks the gateway protocol with boxd and the policy protocol as a peer.
+gateway='box_proto_gateway box__gateway_init__descriptor box__gateway_ready__descriptor
+	box__gateway_listener__descriptor box_validate_gateway_init box_validate_gateway_ready'
+# The policy engine belongs to box-policyd: the gateway asks, it never evaluates.
+engine='bp_policy_load bp_decide bp_request_new engine_decide'
 
 # check PROGRAM "SPEAKS" "MUST NOT": every symbol of SPEAKS present, none of MUST NOT.
 check() {
@@ -57,11 +63,12 @@ check() {
 	fi
 }
 
-check boxctl "$client" "$policy $plan box_proto_recheck"
-check box-policyd "$policy" "$client $plan $recheck"
-check box-trampoline "$plan" "$client $policy $recheck"
-check box-clientd "$client" "$policy $plan box_proto_recheck"
-check box-recheck "$recheck" "$policy $plan box_proto_client"
+check boxctl "$client" "$policy $plan box_proto_recheck box_proto_gateway"
+check box-policyd "$policy" "$client $plan $recheck $gateway"
+check box-trampoline "$plan" "$client $policy $recheck $gateway"
+check box-clientd "$client" "$policy $plan box_proto_recheck $gateway"
+check box-recheck "$recheck" "$policy $plan box_proto_client $gateway"
+check box-gateway "$gateway $policy" "$client $plan $recheck $engine"
 check boxd "$client $policy $plan $recheck" ""
 
 # common/ is a leaf: what its objects need comes from libc and libraries, never from proto/.

@@ -1,0 +1,18 @@
+# test/gateway/ — box-gateway alone: gw-harness plays boxd (fd 3) and box-policyd (fd 4,
+# the policy evaluated by box-policyd's engine over libboxpolicy); the t-*.sh scripts drive
+# it with the loopback servers of test/servers/. The harness may link libboxpolicy; the
+# gateway never does (test/layering/symbols.sh).
+GW_HARNESS     := $(BUILD)/test/gateway/gw-harness
+GW_HARNESS_OBJ := $(BUILD)/test/gateway/gw-harness.o
+ALL_OBJS       += $(GW_HARNESS_OBJ)
+
+$(GW_HARNESS_OBJ): private MODULE_CPPFLAGS := -Iproto -Ibox-policyd \
+	$(call pkg_cflags,libprotobuf-c jansson)
+
+$(GW_HARNESS): $(GW_HARNESS_OBJ) $(BUILD)/box-policyd/engine.o $(BUILD)/box-policyd/history.o \
+		$(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(GW_HARNESS): private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
+
+CHECK_DEPS    += $(GW_HARNESS) $(BIN)/box-gateway
+CHECK_SCRIPTS += $(sort $(wildcard test/gateway/t-*.sh))
