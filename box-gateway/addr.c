@@ -209,8 +209,7 @@ addr_refused_before_policy(const struct sockaddr *sa)
 	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
 	struct in_addr a4;
 	static const struct in6_addr metadata = {
-		{ { 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54 } }
-	};
+	    {{0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54}}};
 	if (embedded_ipv4(a6, &a4))
 		return refused_ipv4(a4);
 	if (IN6_IS_ADDR_LOOPBACK(a6))

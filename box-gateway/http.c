@@ -299,7 +299,8 @@ parse_fields(const char *buf, size_t start, size_t end, size_t n_fields, bool is
 			v_end--;
 		for (size_t k = i; k < v_end; k++) {
 			if (!is_field_byte((unsigned char)line[k])) {
-				set_why(why, why_len, "control byte in the value of field %zu", n + 1);
+				set_why(why, why_len, "control byte in the value of field %zu",
+					n + 1);
 				r = -EBADMSG;
 				break;
 			}
@@ -336,8 +337,7 @@ parse_version(const char *s, size_t n, unsigned *minor)
 }
 
 static int
-parse_request_line(const char *line, size_t n, struct http_request *out, char *why,
-		   size_t why_len)
+parse_request_line(const char *line, size_t n, struct http_request *out, char *why, size_t why_len)
 {
 	size_t i = 0;
 	while (i < n && is_tchar((unsigned char)line[i]))
@@ -369,6 +369,25 @@ parse_request_line(const char *line, size_t n, struct http_request *out, char *w
 	return 0;
 }
 
+int
+http_head_end(const char *buf, size_t len, size_t max_head, size_t *scanned, size_t *head_len)
+{
+	size_t limit = len < max_head ? len : max_head;
+	size_t from = *scanned > 3 ? *scanned - 3 : 0; /* a CRLFCRLF may straddle the reads */
+
+	if (from < limit) {
+		const char *end = memmem(buf + from, limit - from, "\r\n\r\n", 4);
+		if (end) {
+			*head_len = (size_t)(end - buf) + 4;
+			*scanned = *head_len;
+			return 1;
+		}
+	}
+	if (limit > *scanned)
+		*scanned = limit;
+	return len >= max_head ? -E2BIG : 0;
+}
+
 void
 http_request_clear(struct http_request *r)
 {
@@ -394,7 +413,7 @@ int
 http_parse_request(const char *buf, size_t len, const struct http_limits *lim,
 		   struct http_request *out, char *why, size_t why_len)
 {
-	struct field_facts f = { 0 };
+	struct field_facts f = {0};
 	size_t head_len = 0, n_fields = 0;
 	int r;
 
@@ -441,8 +460,7 @@ http_parse_request(const char *buf, size_t len, const struct http_limits *lim,
 }
 
 static int
-parse_status_line(const char *line, size_t n, struct http_response *out, char *why,
-		  size_t why_len)
+parse_status_line(const char *line, size_t n, struct http_response *out, char *why, size_t why_len)
 {
 	if (n < 12 || parse_version(line, 8, &out->minor) < 0 || line[8] != ' ') {
 		set_why(why, why_len, "bad status line (version: HTTP/1.0 or HTTP/1.1 only)");
@@ -478,7 +496,7 @@ http_parse_response(const char *buf, size_t len, const struct http_limits *lim,
 		    const char *request_method, struct http_response *out, char *why,
 		    size_t why_len)
 {
-	struct field_facts f = { 0 };
+	struct field_facts f = {0};
 	size_t head_len = 0, n_fields = 0;
 	int r;
 
@@ -506,8 +524,8 @@ http_parse_response(const char *buf, size_t len, const struct http_limits *lim,
 		return r;
 	}
 	bool is_head = request_method && strcmp(request_method, "HEAD") == 0;
-	bool is_connect_ok = request_method && strcmp(request_method, "CONNECT") == 0 &&
-			     out->status / 100 == 2;
+	bool is_connect_ok =
+	    request_method && strcmp(request_method, "CONNECT") == 0 && out->status / 100 == 2;
 	if (out->minor == 1)
 		out->keep_alive = !f.conn_close;
 	else
@@ -541,8 +559,15 @@ bool
 http_is_hop_by_hop(const char *name, const char *connection)
 {
 	static const char *const fixed[] = {
-		"connection", "keep-alive", "proxy-connection", "proxy-authorization",
-		"proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade",
+	    "connection",
+	    "keep-alive",
+	    "proxy-connection",
+	    "proxy-authorization",
+	    "proxy-authenticate",
+	    "te",
+	    "trailer",
+	    "transfer-encoding",
+	    "upgrade",
 	};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if (strcasecmp(name, fixed[i]) == 0)
@@ -714,7 +739,8 @@ chunked_trailer_byte(struct http_chunked *c, unsigned char b, char *why, size_t 
 			c->state = CH_TRAILER_NAME;
 			return 0;
 		}
-		set_why(why, why_len, is_ows((char)b) ? "obs-fold in trailer" : "bad trailer field");
+		set_why(why, why_len,
+			is_ows((char)b) ? "obs-fold in trailer" : "bad trailer field");
 		return -EBADMSG;
 	case CH_TRAILER_NAME:
 		if (is_tchar(b))

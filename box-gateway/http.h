@@ -94,6 +94,17 @@ int http_parse_request(const char *buf, size_t len, const struct http_limits *li
 int http_parse_response(const char *buf, size_t len, const struct http_limits *lim,
 			const char *request_method, struct http_response *out,
 			char *why, size_t why_len);
+/*
+ * Cheap completeness test for a head arriving in pieces: http_parse_* scan
+ * from the start each time, so calling them on every read of a slow sender
+ * costs O(n^2) up to max_head. The caller keeps *scanned (0 for a new head)
+ * between calls; each call looks only at the new bytes. Returns 1 with
+ * *head_len (CRLFCRLF included, <= max_head) once the head is complete —
+ * then parse it — 0 to wait, -E2BIG when max_head bytes hold no end.
+ * (Added by gwhttp; the parse functions' verdicts do not depend on it.)
+ */
+int http_head_end(const char *buf, size_t len, size_t max_head, size_t *scanned,
+		  size_t *head_len);
 void http_request_clear(struct http_request *r);
 void http_response_clear(struct http_response *r);
 

@@ -11,7 +11,8 @@
  *   empty; an accepted head respects the limits, its method is a token, its
  *   values carry no control byte and no outer whitespace, the prefix one
  *   byte shorter is -EAGAIN, and the head re-serialized from the parsed
- *   fields parses to the same fields and framing;
+ *   fields parses to the same fields and framing; http_head_end agrees
+ *   with the parse (and with itself fed in pieces);
  * - the chunked decoder gives the same result, the same consumed length and
  *   the same data whole, byte by byte, and split at the offset byte 0 names;
  *   a call never stalls (consumes nothing) on non-empty input;
@@ -34,10 +35,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define REQUIRE(cond)                  \
-	do {                           \
-		if (!(cond))           \
-			abort();       \
+#define REQUIRE(cond)                                                                              \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			abort();                                                                   \
 	} while (0)
 
 static bool
@@ -126,6 +127,20 @@ check_request(const char *buf, size_t len, const struct http_limits *lim)
 	char why[128];
 	int rc = http_parse_request(buf, len, lim, &r, why, sizeof(why));
 	REQUIRE(valid_rc(rc));
+	/* the cheap completeness test agrees, fed whole or in 7-byte pieces */
+	size_t scanned = 0, end = 0, scanned7 = 0, end7 = 0;
+	int he = http_head_end(buf, len, lim->max_head, &scanned, &end), he7 = 0;
+	for (size_t n = 0; he7 == 0 && n < len;) {
+		n = len - n > 7 ? n + 7 : len;
+		he7 = http_head_end(buf, n, lim->max_head, &scanned7, &end7);
+	}
+	REQUIRE(he == he7);
+	if (he == 1)
+		REQUIRE(end == end7);
+	if (rc == 0)
+		REQUIRE(he == 1 && end == r.head_len);
+	if (rc == -EAGAIN)
+		REQUIRE(he == 0);
 	if (rc < 0) {
 		REQUIRE(!r.method && !r.target && !r.headers && !r.n_headers && !r.head_len);
 		return;
@@ -145,7 +160,7 @@ check_request(const char *buf, size_t len, const struct http_limits *lim)
 		snprintf(line, sizeof(line), "%s %s HTTP/1.%u", r.method, r.target, r.minor);
 		size_t n;
 		char *s = serialize(line, r.headers, r.n_headers, &n);
-		struct http_limits big = { .max_head = n, .max_headers = r.n_headers };
+		struct http_limits big = {.max_head = n, .max_headers = r.n_headers};
 		REQUIRE(http_parse_request(s, n, &big, &r2, why, sizeof(why)) == 0);
 		REQUIRE(strcmp(r.method, r2.method) == 0 && strcmp(r.target, r2.target) == 0);
 		same_headers(r.headers, r.n_headers, r2.headers, r2.n_headers);
@@ -197,7 +212,7 @@ check_response(const char *buf, size_t len, const struct http_limits *lim, const
 		snprintf(line, sizeof(line), "HTTP/1.%u %03u %s", r.minor, r.status, r.reason);
 		size_t n;
 		char *s = serialize(line, r.headers, r.n_headers, &n);
-		struct http_limits big = { .max_head = n, .max_headers = r.n_headers };
+		struct http_limits big = {.max_head = n, .max_headers = r.n_headers};
 		REQUIRE(http_parse_response(s, n, &big, method, &r2, why, sizeof(why)) == 0);
 		REQUIRE(r.status == r2.status && strcmp(r.reason, r2.reason) == 0);
 		same_headers(r.headers, r.n_headers, r2.headers, r2.n_headers);
@@ -297,9 +312,9 @@ check_authority(const char *s)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct http_limits wide = { .max_head = 65536, .max_headers = 1000 };
-	static const struct http_limits narrow = { .max_head = 64, .max_headers = 3 };
-	static const char *const methods[] = { "GET", "HEAD", "CONNECT", "POST", NULL };
+	static const struct http_limits wide = {.max_head = 65536, .max_headers = 1000};
+	static const struct http_limits narrow = {.max_head = 64, .max_headers = 3};
+	static const char *const methods[] = {"GET", "HEAD", "CONNECT", "POST", NULL};
 	const char *buf = (const char *)data;
 
 	check_request(buf, size, &wide);

@@ -16,7 +16,7 @@
 #include "box-gateway/http.h"
 #include "tap.h"
 
-static const struct http_limits lim = { .max_head = 8192, .max_headers = 100 };
+static const struct http_limits lim = {.max_head = 8192, .max_headers = 100};
 static char why[256];
 
 static int
@@ -109,28 +109,28 @@ static void
 test_request_line_strict(void)
 {
 	static const char *const bad[] = {
-		"GET  / HTTP/1.1\r\n\r\n",
-		"GET /  HTTP/1.1\r\n\r\n",
-		" GET / HTTP/1.1\r\n\r\n",
-		"GET / HTTP/1.1 \r\n\r\n",
-		"GET\t/ HTTP/1.1\r\n\r\n",
-		"GET /\tHTTP/1.1\r\n\r\n",
-		"GET / HTTP/1.2\r\n\r\n",
-		"GET / HTTP/2.0\r\n\r\n",
-		"GET / HTTP/1.10\r\n\r\n",
-		"GET / HTTP/1.\r\n\r\n",
-		"GET / http/1.1\r\n\r\n",
-		"GET / HTTP/0.9\r\n\r\n",
-		"GET /\r\n\r\n",
-		"GET\r\n\r\n",
-		"/ HTTP/1.1\r\n\r\n",
-		"G@T / HTTP/1.1\r\n\r\n",
-		"G(T / HTTP/1.1\r\n\r\n",
-		"GET /a\x01 HTTP/1.1\r\n\r\n",
-		"GET /a\x7f HTTP/1.1\r\n\r\n",
-		"GET /caf\xc3\xa9 HTTP/1.1\r\n\r\n",
-		"\r\nGET / HTTP/1.1\r\n\r\n",
-		"GET / HTTP/1.1\rX\r\n\r\n",
+	    "GET  / HTTP/1.1\r\n\r\n",
+	    "GET /  HTTP/1.1\r\n\r\n",
+	    " GET / HTTP/1.1\r\n\r\n",
+	    "GET / HTTP/1.1 \r\n\r\n",
+	    "GET\t/ HTTP/1.1\r\n\r\n",
+	    "GET /\tHTTP/1.1\r\n\r\n",
+	    "GET / HTTP/1.2\r\n\r\n",
+	    "GET / HTTP/2.0\r\n\r\n",
+	    "GET / HTTP/1.10\r\n\r\n",
+	    "GET / HTTP/1.\r\n\r\n",
+	    "GET / http/1.1\r\n\r\n",
+	    "GET / HTTP/0.9\r\n\r\n",
+	    "GET /\r\n\r\n",
+	    "GET\r\n\r\n",
+	    "/ HTTP/1.1\r\n\r\n",
+	    "G@T / HTTP/1.1\r\n\r\n",
+	    "G(T / HTTP/1.1\r\n\r\n",
+	    "GET /a\x01 HTTP/1.1\r\n\r\n",
+	    "GET /a\x7f HTTP/1.1\r\n\r\n",
+	    "GET /caf\xc3\xa9 HTTP/1.1\r\n\r\n",
+	    "\r\nGET / HTTP/1.1\r\n\r\n",
+	    "GET / HTTP/1.1\rX\r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = req_err(bad[i]);
@@ -167,18 +167,18 @@ static void
 test_fields_strict(void)
 {
 	static const char *const bad[] = {
-		"GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",       /* obs-fold SP */
-		"GET / HTTP/1.1\r\nHost: a\r\n\tfolded\r\n\r\n",      /* obs-fold HTAB */
-		"GET / HTTP/1.1\r\n Host: a\r\n\r\n",                 /* first field folded */
-		"GET / HTTP/1.1\r\nHost : a\r\n\r\n",                 /* SP before colon */
-		"GET / HTTP/1.1\r\nHost\t: a\r\n\r\n",                /* HTAB before colon */
-		"GET / HTTP/1.1\r\n: a\r\n\r\n",                      /* empty name */
-		"GET / HTTP/1.1\r\nHo(st: a\r\n\r\n",                 /* non-token name */
-		"GET / HTTP/1.1\r\nHost a\r\n\r\n",                   /* no colon */
-		"GET / HTTP/1.1\r\nX: a\x01z\r\n\r\n",                /* CTL */
-		"GET / HTTP/1.1\r\nX: a\x7fz\r\n\r\n",                /* DEL */
-		"GET / HTTP/1.1\r\nX: a\x1b[0m\r\n\r\n",              /* ESC */
-		"GET / HTTP/1.1\r\nX\x80: a\r\n\r\n",                 /* non-ASCII name */
+	    "GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",  /* obs-fold SP */
+	    "GET / HTTP/1.1\r\nHost: a\r\n\tfolded\r\n\r\n", /* obs-fold HTAB */
+	    "GET / HTTP/1.1\r\n Host: a\r\n\r\n",	     /* first field folded */
+	    "GET / HTTP/1.1\r\nHost : a\r\n\r\n",	     /* SP before colon */
+	    "GET / HTTP/1.1\r\nHost\t: a\r\n\r\n",	     /* HTAB before colon */
+	    "GET / HTTP/1.1\r\n: a\r\n\r\n",		     /* empty name */
+	    "GET / HTTP/1.1\r\nHo(st: a\r\n\r\n",	     /* non-token name */
+	    "GET / HTTP/1.1\r\nHost a\r\n\r\n",		     /* no colon */
+	    "GET / HTTP/1.1\r\nX: a\x01z\r\n\r\n",	     /* CTL */
+	    "GET / HTTP/1.1\r\nX: a\x7fz\r\n\r\n",	     /* DEL */
+	    "GET / HTTP/1.1\r\nX: a\x1b[0m\r\n\r\n",	     /* ESC */
+	    "GET / HTTP/1.1\r\nX\x80: a\r\n\r\n",	     /* non-ASCII name */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = req_err(bad[i]);
@@ -221,8 +221,19 @@ test_content_length(void)
 	http_request_clear(&r);
 
 	static const char *const bad[] = {
-		"5,5", "5, 5", "5,", ",5", "+5", "-1", "0x5", "5 5", "", "5.0", "1e3",
-		"9007199254740993", "99999999999999999999999999",
+	    "5,5",
+	    "5, 5",
+	    "5,",
+	    ",5",
+	    "+5",
+	    "-1",
+	    "0x5",
+	    "5 5",
+	    "",
+	    "5.0",
+	    "1e3",
+	    "9007199254740993",
+	    "99999999999999999999999999",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char buf[256];
@@ -240,9 +251,9 @@ test_content_length(void)
 	CHECK(strstr(why, "Content-Length") != NULL);
 	CHECK_INT(req_err("POST / HTTP/1.1\r\nContent-Length: 5\r\ncontent-LENGTH: 6\r\n\r\n"),
 		  -EBADMSG);
-	CHECK_INT(resp_err("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
-			   "GET"),
-		  -EBADMSG);
+	CHECK_INT(
+	    resp_err("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", "GET"),
+	    -EBADMSG);
 }
 
 static void
@@ -257,8 +268,8 @@ test_transfer_encoding(void)
 	http_request_clear(&r);
 
 	static const char *const bad_te[] = {
-		"gzip, chunked", "chunked, chunked", "identity", "chunked;q=1", "", "chunked,",
-		"xchunked", "\"chunked\"",
+	    "gzip, chunked", "chunked, chunked", "identity",	"chunked;q=1", "",
+	    "chunked,",	     "xchunked",	 "\"chunked\"",
 	};
 	for (size_t i = 0; i < sizeof(bad_te) / sizeof(bad_te[0]); i++) {
 		char buf[256];
@@ -317,26 +328,23 @@ test_keep_alive_upgrade(void)
 		const char *head;
 		bool keep_alive, upgrade;
 	} cases[] = {
-		{ "GET / HTTP/1.1\r\n\r\n", true, false },
-		{ "GET / HTTP/1.1\r\nConnection: close\r\n\r\n", false, false },
-		{ "GET / HTTP/1.1\r\nConnection: CLOSE\r\n\r\n", false, false },
-		{ "GET / HTTP/1.1\r\nConnection: foo, Close\r\n\r\n", false, false },
-		{ "GET / HTTP/1.1\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n", false,
-		  false },
-		{ "GET / HTTP/1.1\r\nConnection: ,,keep-alive,\r\n\r\n", true, false },
-		{ "GET / HTTP/1.1\r\nConnection: closed\r\n\r\n", true, false },
-		{ "GET / HTTP/1.0\r\n\r\n", false, false },
-		{ "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true, false },
-		{ "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", true, false },
-		{ "GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", false, false },
-		{ "GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", true,
-		  true },
-		{ "GET / HTTP/1.1\r\nConnection: keep-alive, upgrade\r\nUpgrade: h2c\r\n\r\n",
-		  true, true },
-		{ "GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n", true, false },
-		{ "GET / HTTP/1.1\r\nConnection: upgrade\r\n\r\n", true, false },
-		{ "GET / HTTP/1.0\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n", false,
-		  false },
+	    {"GET / HTTP/1.1\r\n\r\n", true, false},
+	    {"GET / HTTP/1.1\r\nConnection: close\r\n\r\n", false, false},
+	    {"GET / HTTP/1.1\r\nConnection: CLOSE\r\n\r\n", false, false},
+	    {"GET / HTTP/1.1\r\nConnection: foo, Close\r\n\r\n", false, false},
+	    {"GET / HTTP/1.1\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n", false, false},
+	    {"GET / HTTP/1.1\r\nConnection: ,,keep-alive,\r\n\r\n", true, false},
+	    {"GET / HTTP/1.1\r\nConnection: closed\r\n\r\n", true, false},
+	    {"GET / HTTP/1.0\r\n\r\n", false, false},
+	    {"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true, false},
+	    {"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", true, false},
+	    {"GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", false, false},
+	    {"GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", true, true},
+	    {"GET / HTTP/1.1\r\nConnection: keep-alive, upgrade\r\nUpgrade: h2c\r\n\r\n", true,
+	     true},
+	    {"GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n", true, false},
+	    {"GET / HTTP/1.1\r\nConnection: upgrade\r\n\r\n", true, false},
+	    {"GET / HTTP/1.0\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n", false, false},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_request r;
@@ -374,7 +382,7 @@ head_with_fields(size_t n, size_t pad)
 static void
 test_caps(void)
 {
-	struct http_limits small = { .max_head = 200, .max_headers = 4 };
+	struct http_limits small = {.max_head = 200, .max_headers = 4};
 	struct http_request r;
 	char *s;
 
@@ -454,6 +462,37 @@ test_incremental(void)
 }
 
 static void
+test_head_end(void)
+{
+	const char *s = "GET / HTTP/1.1\r\nHost: a\r\nX: \r\n\r\nbody\r\n\r\n";
+	size_t head = (size_t)(strstr(s, "body") - s);
+	size_t scanned = 0, head_len = 0;
+	int rc = 0;
+	/* byte by byte: found exactly when the last LF of the head arrives */
+	for (size_t n = 0; n <= strlen(s) && rc == 0; n++) {
+		rc = http_head_end(s, n, 8192, &scanned, &head_len);
+		CHECK_INT(rc, n < head ? 0 : 1);
+		CHECK(scanned <= n);
+	}
+	CHECK_INT(head_len, head);
+	/* in two pieces with the CRLFCRLF split across them */
+	for (size_t cut = head - 4; cut < head; cut++) {
+		scanned = 0;
+		CHECK_INT(http_head_end(s, cut, 8192, &scanned, &head_len), 0);
+		CHECK_INT(http_head_end(s, strlen(s), 8192, &scanned, &head_len), 1);
+		CHECK_INT(head_len, head);
+	}
+	/* the cap: a head of exactly max_head is found, one byte more is -E2BIG */
+	scanned = 0;
+	CHECK_INT(http_head_end(s, strlen(s), head, &scanned, &head_len), 1);
+	scanned = 0;
+	CHECK_INT(http_head_end(s, strlen(s), head - 1, &scanned, &head_len), -E2BIG);
+	scanned = 0;
+	CHECK_INT(http_head_end(s, head - 2, head - 1, &scanned, &head_len), 0);
+	CHECK_INT(http_head_end(s, head - 1, head - 1, &scanned, &head_len), -E2BIG);
+}
+
+static void
 test_ownership(void)
 {
 	/* nothing points into the input: parse from a heap copy, wipe and free it */
@@ -463,8 +502,8 @@ test_ownership(void)
 	memcpy(copy, s, n);
 	struct http_request r;
 	CHECK_INT(http_parse_request(copy, n, &lim, &r, why, sizeof(why)), 0);
-	const char *strs[] = { r.method, r.target, r.headers[0].name, r.headers[0].value,
-			       r.headers[1].name, r.headers[1].value };
+	const char *strs[] = {r.method,		  r.target,	     r.headers[0].name,
+			      r.headers[0].value, r.headers[1].name, r.headers[1].value};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		CHECK(strs[i] < copy || strs[i] >= copy + n);
 	memset(copy, 'Z', n);
@@ -513,11 +552,11 @@ test_status_line(void)
 	http_response_clear(&r);
 
 	static const char *const bad[] = {
-		"HTTP/1.1 20 OK\r\n\r\n",  "HTTP/1.1 2000 OK\r\n\r\n", "HTTP/1.1 099 x\r\n\r\n",
-		"HTTP/1.1 600 x\r\n\r\n",  "HTTP/1.2 200 OK\r\n\r\n",  "HTTP/2 200\r\n\r\n",
-		"HTTP/1.1  200 OK\r\n\r\n", "HTTP/1.1 200\tOK\r\n\r\n", "HTTP/1.1 2x0 OK\r\n\r\n",
-		"http/1.1 200 OK\r\n\r\n", "HTTP/1.1 200 O\x01K\r\n\r\n", " HTTP/1.1 200 OK\r\n\r\n",
-		"HTTP/1.1\r\n\r\n",        "ICY 200 OK\r\n\r\n",
+	    "HTTP/1.1 20 OK\r\n\r\n",	"HTTP/1.1 2000 OK\r\n\r\n",    "HTTP/1.1 099 x\r\n\r\n",
+	    "HTTP/1.1 600 x\r\n\r\n",	"HTTP/1.2 200 OK\r\n\r\n",     "HTTP/2 200\r\n\r\n",
+	    "HTTP/1.1  200 OK\r\n\r\n", "HTTP/1.1 200\tOK\r\n\r\n",    "HTTP/1.1 2x0 OK\r\n\r\n",
+	    "http/1.1 200 OK\r\n\r\n",	"HTTP/1.1 200 O\x01K\r\n\r\n", " HTTP/1.1 200 OK\r\n\r\n",
+	    "HTTP/1.1\r\n\r\n",		"ICY 200 OK\r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = resp_err(bad[i], "GET");
@@ -536,40 +575,39 @@ test_response_framing(void)
 		uint64_t cl;
 		bool keep_alive;
 	} cases[] = {
-		{ "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n", "GET", HTTP_BODY_LENGTH, 12, true },
-		{ "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n", "HEAD", HTTP_BODY_NONE, 0, true },
-		{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "HEAD", HTTP_BODY_NONE, 0,
-		  true },
-		{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "GET", HTTP_BODY_CHUNKED,
-		  0, true },
-		{ "HTTP/1.1 200 OK\r\n\r\n", "GET", HTTP_BODY_EOF, 0, false },
-		{ "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n", "GET", HTTP_BODY_EOF, 0,
-		  false },
-		{ "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\n", "GET",
-		  HTTP_BODY_LENGTH, 1, true },
-		{ "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n", "GET", HTTP_BODY_LENGTH, 1, false },
-		{ "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\n", "GET",
-		  HTTP_BODY_LENGTH, 1, false },
-		{ "HTTP/1.1 100 Continue\r\n\r\n", "POST", HTTP_BODY_NONE, 0, true },
-		{ "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket"
-		  "\r\n\r\n",
-		  "GET", HTTP_BODY_NONE, 0, true },
-		{ "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", "GET", HTTP_BODY_NONE, 0, true },
-		{ "HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n", "GET", HTTP_BODY_NONE, 0,
-		  true },
-		{ "HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\n\r\n", "GET", HTTP_BODY_NONE, 0,
-		  true },
-		{ "HTTP/1.1 200 Connection established\r\n\r\n", "CONNECT", HTTP_BODY_NONE, 0,
-		  true },
-		{ "HTTP/1.1 407 Proxy\r\nContent-Length: 2\r\n\r\n", "CONNECT", HTTP_BODY_LENGTH, 2,
-		  true },
-		{ "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", NULL, HTTP_BODY_LENGTH, 3, true },
+	    {"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n", "GET", HTTP_BODY_LENGTH, 12, true},
+	    {"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n", "HEAD", HTTP_BODY_NONE, 0, true},
+	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "HEAD", HTTP_BODY_NONE, 0,
+	     true},
+	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "GET", HTTP_BODY_CHUNKED, 0,
+	     true},
+	    {"HTTP/1.1 200 OK\r\n\r\n", "GET", HTTP_BODY_EOF, 0, false},
+	    {"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n", "GET", HTTP_BODY_EOF, 0, false},
+	    {"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\n", "GET",
+	     HTTP_BODY_LENGTH, 1, true},
+	    {"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n", "GET", HTTP_BODY_LENGTH, 1, false},
+	    {"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\n", "GET",
+	     HTTP_BODY_LENGTH, 1, false},
+	    {"HTTP/1.1 100 Continue\r\n\r\n", "POST", HTTP_BODY_NONE, 0, true},
+	    {"HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket"
+	     "\r\n\r\n",
+	     "GET", HTTP_BODY_NONE, 0, true},
+	    {"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", "GET", HTTP_BODY_NONE, 0, true},
+	    {"HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n", "GET", HTTP_BODY_NONE, 0,
+	     true},
+	    {"HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\n\r\n", "GET", HTTP_BODY_NONE, 0,
+	     true},
+	    {"HTTP/1.1 200 Connection established\r\n\r\n", "CONNECT", HTTP_BODY_NONE, 0, true},
+	    {"HTTP/1.1 407 Proxy\r\nContent-Length: 2\r\n\r\n", "CONNECT", HTTP_BODY_LENGTH, 2,
+	     true},
+	    {"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", NULL, HTTP_BODY_LENGTH, 3, true},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_response r;
 		CHECK_INT(resp(cases[i].head, cases[i].method, &r), 0);
 		if (r.framing != cases[i].framing || r.keep_alive != cases[i].keep_alive)
-			printf("#   case %zu: framing %d keep_alive %d\n", i, r.framing, r.keep_alive);
+			printf("#   case %zu: framing %d keep_alive %d\n", i, r.framing,
+			       r.keep_alive);
 		CHECK_INT(r.framing, cases[i].framing);
 		CHECK(r.content_length == cases[i].cl);
 		CHECK(r.keep_alive == cases[i].keep_alive);
@@ -601,8 +639,15 @@ static void
 test_hop_by_hop(void)
 {
 	static const char *const hop[] = {
-		"Connection", "keep-alive", "Proxy-Connection", "PROXY-AUTHORIZATION",
-		"Proxy-Authenticate", "TE", "Trailer", "Transfer-Encoding", "Upgrade",
+	    "Connection",
+	    "keep-alive",
+	    "Proxy-Connection",
+	    "PROXY-AUTHORIZATION",
+	    "Proxy-Authenticate",
+	    "TE",
+	    "Trailer",
+	    "Transfer-Encoding",
+	    "Upgrade",
 	};
 	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
 		CHECK(http_is_hop_by_hop(hop[i], NULL));
@@ -688,8 +733,8 @@ test_chunked_basic(void)
 	size_t used, off, len;
 	http_chunked_init(&c);
 	const char *huge = "ffffffffffffffff\r\nxy";
-	CHECK_INT(http_chunked_step(&c, (const uint8_t *)huge, strlen(huge), &used, &off, &len,
-				    why, sizeof(why)),
+	CHECK_INT(http_chunked_step(&c, (const uint8_t *)huge, strlen(huge), &used, &off, &len, why,
+				    sizeof(why)),
 		  0);
 	CHECK(c.remaining == UINT64_MAX || len > 0);
 	/* one data span per call; after the end nothing more is consumed */
@@ -712,9 +757,8 @@ test_chunked_basic(void)
 		}
 	}
 	CHECK_INT(total, strlen(two));
-	CHECK_INT(http_chunked_step(&c, (const uint8_t *)"x", 1, &used, &off, &len, why,
-				    sizeof(why)),
-		  1);
+	CHECK_INT(
+	    http_chunked_step(&c, (const uint8_t *)"x", 1, &used, &off, &len, why, sizeof(why)), 1);
 	CHECK_INT(used, 0);
 }
 
@@ -722,26 +766,26 @@ static void
 test_chunked_bad_sizes(void)
 {
 	static const char *const bad[] = {
-		"-1\r\nx\r\n0\r\n\r\n",
-		"0x10\r\n0123456789abcdef\r\n0\r\n\r\n",
-		" 5\r\nhello\r\n0\r\n\r\n",
-		"5 \r\nhello\r\n0\r\n\r\n",
-		"5\t\r\nhello\r\n0\r\n\r\n",
-		"+5\r\nhello\r\n0\r\n\r\n",
-		"00000000000000005\r\nhello\r\n0\r\n\r\n", /* 17 hex digits */
-		"10000000000000000\r\n",                   /* overflow */
-		"g\r\n",
-		"5g\r\nhello\r\n0\r\n\r\n",
-		"\r\n",
-		";ext\r\n0\r\n\r\n",
-		"5\nhello\r\n0\r\n\r\n",          /* bare LF after the size */
-		"5\r\rhello\r\n0\r\n\r\n",        /* CR CR */
-		"5\r\nhello\n0\r\n\r\n",          /* bare LF after the data */
-		"5\r\nhelloX\r\n0\r\n\r\n",       /* data longer than its size */
-		"5\r\nhello\r\n0\n\r\n",          /* bare LF after the last chunk */
-		"5\r\nhello\r\n0\r\n\n",          /* bare LF as the final line */
-		"5\r\nhello\r\n0\r\nX: y\n\r\n",  /* bare LF in a trailer */
-		"5\r\nhello\r\n0\r\n\rX",         /* CR without LF at the end */
+	    "-1\r\nx\r\n0\r\n\r\n",
+	    "0x10\r\n0123456789abcdef\r\n0\r\n\r\n",
+	    " 5\r\nhello\r\n0\r\n\r\n",
+	    "5 \r\nhello\r\n0\r\n\r\n",
+	    "5\t\r\nhello\r\n0\r\n\r\n",
+	    "+5\r\nhello\r\n0\r\n\r\n",
+	    "00000000000000005\r\nhello\r\n0\r\n\r\n", /* 17 hex digits */
+	    "10000000000000000\r\n",		       /* overflow */
+	    "g\r\n",
+	    "5g\r\nhello\r\n0\r\n\r\n",
+	    "\r\n",
+	    ";ext\r\n0\r\n\r\n",
+	    "5\nhello\r\n0\r\n\r\n",	     /* bare LF after the size */
+	    "5\r\rhello\r\n0\r\n\r\n",	     /* CR CR */
+	    "5\r\nhello\n0\r\n\r\n",	     /* bare LF after the data */
+	    "5\r\nhelloX\r\n0\r\n\r\n",	     /* data longer than its size */
+	    "5\r\nhello\r\n0\n\r\n",	     /* bare LF after the last chunk */
+	    "5\r\nhello\r\n0\r\n\n",	     /* bare LF as the final line */
+	    "5\r\nhello\r\n0\r\nX: y\n\r\n", /* bare LF in a trailer */
+	    "5\r\nhello\r\n0\r\n\rX",	     /* CR without LF at the end */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = decode_rc(bad[i]);
@@ -757,25 +801,25 @@ test_chunked_bad_sizes(void)
 	struct http_chunked c;
 	size_t used, off, len;
 	http_chunked_init(&c);
-	CHECK_INT(http_chunked_step(&c, (const uint8_t *)"g", 1, &used, &off, &len, why,
-				    sizeof(why)),
-		  -EBADMSG);
-	CHECK_INT(http_chunked_step(&c, (const uint8_t *)"5\r\n", 3, &used, &off, &len, why,
-				    sizeof(why)),
-		  -EBADMSG);
+	CHECK_INT(
+	    http_chunked_step(&c, (const uint8_t *)"g", 1, &used, &off, &len, why, sizeof(why)),
+	    -EBADMSG);
+	CHECK_INT(
+	    http_chunked_step(&c, (const uint8_t *)"5\r\n", 3, &used, &off, &len, why, sizeof(why)),
+	    -EBADMSG);
 }
 
 static void
 test_chunked_extensions(void)
 {
 	static const char *const good[] = {
-		"1;a\r\nx\r\n0\r\n\r\n",
-		"1;a=b\r\nx\r\n0\r\n\r\n",
-		"1;a=b;c;d=e\r\nx\r\n0\r\n\r\n",
-		"1;a=\"quoted; value\"\r\nx\r\n0\r\n\r\n",
-		"1;a=\"q\\\"x\\\\\"\r\nx\r\n0\r\n\r\n",
-		"1;a=\"\"\r\nx\r\n0\r\n\r\n",
-		"0;last=1\r\n\r\n",
+	    "1;a\r\nx\r\n0\r\n\r\n",
+	    "1;a=b\r\nx\r\n0\r\n\r\n",
+	    "1;a=b;c;d=e\r\nx\r\n0\r\n\r\n",
+	    "1;a=\"quoted; value\"\r\nx\r\n0\r\n\r\n",
+	    "1;a=\"q\\\"x\\\\\"\r\nx\r\n0\r\n\r\n",
+	    "1;a=\"\"\r\nx\r\n0\r\n\r\n",
+	    "0;last=1\r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		int rc = decode_rc(good[i]);
@@ -784,13 +828,13 @@ test_chunked_extensions(void)
 		CHECK_INT(rc, 1);
 	}
 	static const char *const bad[] = {
-		"1; a\r\nx\r\n0\r\n\r\n",     "1 ;a\r\nx\r\n0\r\n\r\n",
-		"1;a =b\r\nx\r\n0\r\n\r\n",   "1;a= b\r\nx\r\n0\r\n\r\n",
-		"1;=b\r\nx\r\n0\r\n\r\n",     "1;a=\r\nx\r\n0\r\n\r\n",
-		"1;\r\nx\r\n0\r\n\r\n",       "1;a=b c\r\nx\r\n0\r\n\r\n",
-		"1;a=\"x\r\nx\r\n0\r\n\r\n",  "1;a=\"x\"y\r\nx\r\n0\r\n\r\n",
-		"1;a=\"\x01\"\r\nx\r\n0\r\n\r\n", "1;a\x01\r\nx\r\n0\r\n\r\n",
-		"1;a=b\nx\r\n0\r\n\r\n",      "1;a=\"x\\\x7f\"\r\nx\r\n0\r\n\r\n",
+	    "1; a\r\nx\r\n0\r\n\r\n",	      "1 ;a\r\nx\r\n0\r\n\r\n",
+	    "1;a =b\r\nx\r\n0\r\n\r\n",	      "1;a= b\r\nx\r\n0\r\n\r\n",
+	    "1;=b\r\nx\r\n0\r\n\r\n",	      "1;a=\r\nx\r\n0\r\n\r\n",
+	    "1;\r\nx\r\n0\r\n\r\n",	      "1;a=b c\r\nx\r\n0\r\n\r\n",
+	    "1;a=\"x\r\nx\r\n0\r\n\r\n",      "1;a=\"x\"y\r\nx\r\n0\r\n\r\n",
+	    "1;a=\"\x01\"\r\nx\r\n0\r\n\r\n", "1;a\x01\r\nx\r\n0\r\n\r\n",
+	    "1;a=b\nx\r\n0\r\n\r\n",	      "1;a=\"x\\\x7f\"\r\nx\r\n0\r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = decode_rc(bad[i]);
@@ -930,21 +974,21 @@ test_authority(void)
 		uint16_t port;
 		bool is_ip;
 	} good[] = {
-		{ "example.com:443", 0, "example.com", 443, false },
-		{ "Example.COM.:8080", 0, "example.com", 8080, false },
-		{ "example.com", 80, "example.com", 80, false },
-		{ "example.com:1", 80, "example.com", 1, false },
-		{ "example.com:65535", 80, "example.com", 65535, false },
-		{ "example.com:080", 80, "example.com", 80, false },
-		{ "[::1]:443", 0, "::1", 443, true },
-		{ "[2001:DB8::1]", 80, "2001:db8::1", 80, true },
-		{ "[::ffff:127.0.0.1]:80", 0, "127.0.0.1", 80, true },
-		{ "[::ffff:a9fe:a9fe]:80", 0, "169.254.169.254", 80, true },
-		{ "2852039166:443", 0, "169.254.169.254", 443, true },
-		{ "0xa9.0xfe.0xa9.0xfe:80", 0, "169.254.169.254", 80, true },
-		{ "0177.0.0.1:22", 0, "127.0.0.1", 22, true },
-		{ "127.1", 80, "127.0.0.1", 80, true },
-		{ "1.2.3.4.example:80", 0, "1.2.3.4.example", 80, false },
+	    {"example.com:443", 0, "example.com", 443, false},
+	    {"Example.COM.:8080", 0, "example.com", 8080, false},
+	    {"example.com", 80, "example.com", 80, false},
+	    {"example.com:1", 80, "example.com", 1, false},
+	    {"example.com:65535", 80, "example.com", 65535, false},
+	    {"example.com:080", 80, "example.com", 80, false},
+	    {"[::1]:443", 0, "::1", 443, true},
+	    {"[2001:DB8::1]", 80, "2001:db8::1", 80, true},
+	    {"[::ffff:127.0.0.1]:80", 0, "127.0.0.1", 80, true},
+	    {"[::ffff:a9fe:a9fe]:80", 0, "169.254.169.254", 80, true},
+	    {"2852039166:443", 0, "169.254.169.254", 443, true},
+	    {"0xa9.0xfe.0xa9.0xfe:80", 0, "169.254.169.254", 80, true},
+	    {"0177.0.0.1:22", 0, "127.0.0.1", 22, true},
+	    {"127.1", 80, "127.0.0.1", 80, true},
+	    {"1.2.3.4.example:80", 0, "1.2.3.4.example", 80, false},
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		char host[HTTP_HOST_MAX] = "";
@@ -962,21 +1006,35 @@ test_authority(void)
 		const char *in;
 		uint16_t default_port;
 	} bad[] = {
-		{ "example.com", 0 },          /* CONNECT: port required */
-		{ "example.com:", 80 },        { "example.com:0", 80 },
-		{ "example.com:65536", 80 },   { "example.com:+80", 80 },
-		{ "example.com:-1", 80 },      { "example.com:8o", 80 },
-		{ "example.com:000080", 80 },  { "example.com: 80", 80 },
-		{ "user@example.com:443", 0 }, { "user:pw@example.com", 80 },
-		{ "@example.com", 80 },        { ":443", 0 },
-		{ "", 80 },                    { "::1:443", 0 },
-		{ "[::1]443", 0 },             { "[::1", 80 },
-		{ "[]:80", 80 },               { "[1.2.3.4]:80", 0 },
-		{ "[example.com]:80", 0 },     { "[fe80::1%25eth0]:80", 0 },
-		{ "[fe80::1%eth0]:80", 0 },    { "[v1.x]:80", 0 },
-		{ "exa mple.com:80", 0 },      { "exam%70le.com", 80 },
-		{ "caf\xc3\xa9.com", 80 },     { "1.2.3.4.5:80", 0 },
-		{ "a..b:80", 0 },              { "example.com:80:80", 0 },
+	    {"example.com", 0}, /* CONNECT: port required */
+	    {"example.com:", 80},
+	    {"example.com:0", 80},
+	    {"example.com:65536", 80},
+	    {"example.com:+80", 80},
+	    {"example.com:-1", 80},
+	    {"example.com:8o", 80},
+	    {"example.com:000080", 80},
+	    {"example.com: 80", 80},
+	    {"user@example.com:443", 0},
+	    {"user:pw@example.com", 80},
+	    {"@example.com", 80},
+	    {":443", 0},
+	    {"", 80},
+	    {"::1:443", 0},
+	    {"[::1]443", 0},
+	    {"[::1", 80},
+	    {"[]:80", 80},
+	    {"[1.2.3.4]:80", 0},
+	    {"[example.com]:80", 0},
+	    {"[fe80::1%25eth0]:80", 0},
+	    {"[fe80::1%eth0]:80", 0},
+	    {"[v1.x]:80", 0},
+	    {"exa mple.com:80", 0},
+	    {"exam%70le.com", 80},
+	    {"caf\xc3\xa9.com", 80},
+	    {"1.2.3.4.5:80", 0},
+	    {"a..b:80", 0},
+	    {"example.com:80:80", 0},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char host[HTTP_HOST_MAX];
@@ -997,14 +1055,14 @@ test_absolute(void)
 		uint16_t port;
 		const char *origin;
 	} good[] = {
-		{ "http://Example.COM/a?b#frag", "example.com", 80, "/a?b" },
-		{ "HTTP://example.com", "example.com", 80, "/" },
-		{ "http://example.com?q=1", "example.com", 80, "/?q=1" },
-		{ "http://example.com#f", "example.com", 80, "/" },
-		{ "http://example.com:8080/p/../q", "example.com", 8080, "/p/../q" },
-		{ "http://[::1]:81/", "::1", 81, "/" },
-		{ "http://2130706433/x", "127.0.0.1", 80, "/x" },
-		{ "http://example.com/%2e%2e/a?x#y?z", "example.com", 80, "/%2e%2e/a?x" },
+	    {"http://Example.COM/a?b#frag", "example.com", 80, "/a?b"},
+	    {"HTTP://example.com", "example.com", 80, "/"},
+	    {"http://example.com?q=1", "example.com", 80, "/?q=1"},
+	    {"http://example.com#f", "example.com", 80, "/"},
+	    {"http://example.com:8080/p/../q", "example.com", 8080, "/p/../q"},
+	    {"http://[::1]:81/", "::1", 81, "/"},
+	    {"http://2130706433/x", "127.0.0.1", 80, "/x"},
+	    {"http://example.com/%2e%2e/a?x#y?z", "example.com", 80, "/%2e%2e/a?x"},
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		char host[HTTP_HOST_MAX] = "";
@@ -1022,21 +1080,21 @@ test_absolute(void)
 		const char *in;
 		int rc;
 	} bad[] = {
-		{ "https://example.com/", -EPROTONOSUPPORT },
-		{ "HTTPS://example.com:443", -EPROTONOSUPPORT },
-		{ "ftp://example.com/", -EBADMSG },
-		{ "ws://example.com/", -EBADMSG },
-		{ "http:/example.com/", -EBADMSG },
-		{ "http://user@example.com/", -EBADMSG },
-		{ "http://user:pw@example.com/", -EBADMSG },
-		{ "http:///path", -EBADMSG },
-		{ "http://", -EBADMSG },
-		{ "http://example.com:0/", -EBADMSG },
-		{ "http://example.com/a b", -EBADMSG },
-		{ "http://example.com/a\x01", -EBADMSG },
-		{ "/origin/form", -EBADMSG },
-		{ "example.com:443", -EBADMSG },
-		{ "*", -EBADMSG },
+	    {"https://example.com/", -EPROTONOSUPPORT},
+	    {"HTTPS://example.com:443", -EPROTONOSUPPORT},
+	    {"ftp://example.com/", -EBADMSG},
+	    {"ws://example.com/", -EBADMSG},
+	    {"http:/example.com/", -EBADMSG},
+	    {"http://user@example.com/", -EBADMSG},
+	    {"http://user:pw@example.com/", -EBADMSG},
+	    {"http:///path", -EBADMSG},
+	    {"http://", -EBADMSG},
+	    {"http://example.com:0/", -EBADMSG},
+	    {"http://example.com/a b", -EBADMSG},
+	    {"http://example.com/a\x01", -EBADMSG},
+	    {"/origin/form", -EBADMSG},
+	    {"example.com:443", -EBADMSG},
+	    {"*", -EBADMSG},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char host[HTTP_HOST_MAX];
@@ -1057,48 +1115,48 @@ test_canonical_path(void)
 	static const struct {
 		const char *in, *out;
 	} cases[] = {
-		{ "/", "/" },
-		{ "", "/" },
-		{ "/a/b", "/a/b" },
-		{ "/a/b/", "/a/b/" },           /* a trailing slash is kept: another resource */
-		{ "/a//b", "/a//b" },           /* empty segments are kept (RFC 3986) */
-		{ "//a", "//a" },
-		{ "/a/./b", "/a/b" },
-		{ "/./a", "/a" },
-		{ "/a/.", "/a/" },
-		{ "/a/../b", "/b" },
-		{ "/a/b/..", "/a/" },
-		{ "/a/..", "/" },
-		{ "/..", "/" },
-		{ "/../a", "/a" },
-		{ "/../../../etc/passwd", "/etc/passwd" },
-		{ "/a/b/c/./../../g", "/a/g" },
-		{ "/mid/content=5/../6", "/mid/6" },
-		{ "/a//../b", "/a/b" },
-		{ "/...", "/..." },
-		{ "/a/..b/.c/", "/a/..b/.c/" },
-		{ "/%41%42c", "/ABc" },
-		{ "/%7e/%7E", "/~/~" },
-		{ "/%2D%2e%5F%5f%30", "/-.__0" },
-		{ "/a%2Fb", "/a%2Fb" },
-		{ "/a%2fb", "/a%2Fb" },
-		{ "/%2F", "/%2F" },
-		{ "/%2e", "/" },
-		{ "/%2E%2E", "/" },
-		{ "/a/%2e%2e/b", "/b" },
-		{ "/a/%2E%2e/b", "/b" },
-		{ "/a/.%2e/b", "/b" },
-		{ "/a/%2e./b", "/b" },
-		{ "/a/%2e/b", "/a/b" },
-		{ "/a/%2e%2e%2fb", "/a/..%2Fb" }, /* an escaped slash never makes a segment */
-		{ "/%00", "/%00" },               /* not unreserved: kept as %00 */
-		{ "/%3a%3A%c3%a9", "/%3A%3A%C3%A9" },
-		{ "/%20x", "/%20x" },
-		{ "/a?b/../c", "/a" },
-		{ "/a?", "/a" },
-		{ "/?q=%zz", "/" },
-		{ "/a/b?x=/../../", "/a/b" },
-		{ "/;params=1/x", "/;params=1/x" },
+	    {"/", "/"},
+	    {"", "/"},
+	    {"/a/b", "/a/b"},
+	    {"/a/b/", "/a/b/"}, /* a trailing slash is kept: another resource */
+	    {"/a//b", "/a//b"}, /* empty segments are kept (RFC 3986) */
+	    {"//a", "//a"},
+	    {"/a/./b", "/a/b"},
+	    {"/./a", "/a"},
+	    {"/a/.", "/a/"},
+	    {"/a/../b", "/b"},
+	    {"/a/b/..", "/a/"},
+	    {"/a/..", "/"},
+	    {"/..", "/"},
+	    {"/../a", "/a"},
+	    {"/../../../etc/passwd", "/etc/passwd"},
+	    {"/a/b/c/./../../g", "/a/g"},
+	    {"/mid/content=5/../6", "/mid/6"},
+	    {"/a//../b", "/a/b"},
+	    {"/...", "/..."},
+	    {"/a/..b/.c/", "/a/..b/.c/"},
+	    {"/%41%42c", "/ABc"},
+	    {"/%7e/%7E", "/~/~"},
+	    {"/%2D%2e%5F%5f%30", "/-.__0"},
+	    {"/a%2Fb", "/a%2Fb"},
+	    {"/a%2fb", "/a%2Fb"},
+	    {"/%2F", "/%2F"},
+	    {"/%2e", "/"},
+	    {"/%2E%2E", "/"},
+	    {"/a/%2e%2e/b", "/b"},
+	    {"/a/%2E%2e/b", "/b"},
+	    {"/a/.%2e/b", "/b"},
+	    {"/a/%2e./b", "/b"},
+	    {"/a/%2e/b", "/a/b"},
+	    {"/a/%2e%2e%2fb", "/a/..%2Fb"}, /* an escaped slash never makes a segment */
+	    {"/%00", "/%00"},		    /* not unreserved: kept as %00 */
+	    {"/%3a%3A%c3%a9", "/%3A%3A%C3%A9"},
+	    {"/%20x", "/%20x"},
+	    {"/a?b/../c", "/a"},
+	    {"/a?", "/a"},
+	    {"/?q=%zz", "/"},
+	    {"/a/b?x=/../../", "/a/b"},
+	    {"/;params=1/x", "/;params=1/x"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *expect = cases[i].out;
@@ -1117,8 +1175,8 @@ test_canonical_path(void)
 		free(q);
 	}
 	static const char *const bad[] = {
-		"*", "a/b", "http://x/", "/%", "/%4", "/a%2", "/%zz", "/%g0", "/%0g", "/%4?x",
-		"/a b", "/a\x01", "/a\x7f", "/caf\xc3\xa9", "/a#frag", "/a\t",
+	    "*",    "a/b",   "http://x/", "/%",	    "/%4",    "/a%2",	      "/%zz",	 "/%g0",
+	    "/%0g", "/%4?x", "/a b",	  "/a\x01", "/a\x7f", "/caf\xc3\xa9", "/a#frag", "/a\t",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *p = (char *)"unset";
@@ -1143,6 +1201,7 @@ main(void)
 	RUN(test_keep_alive_upgrade);
 	RUN(test_caps);
 	RUN(test_incremental);
+	RUN(test_head_end);
 	RUN(test_ownership);
 	RUN(test_status_line);
 	RUN(test_response_framing);
