@@ -14,8 +14,10 @@
  * - The extra upstream bundle is operator configuration: it is trusted to
  *   name anchors, but parsed strictly (a CERTIFICATE block that does not
  *   parse is an error, not skipped).
- * - Everything a TLS peer sends is handled by BoringSSL; the ALPN callback
- *   only walks the length-prefixed list BoringSSL already validated.
+ * - Everything a TLS peer sends is parsed by BoringSSL: the ALPN callback
+ *   only walks the length-prefixed list BoringSSL already validated, and
+ *   the upstream verifier hands the server's DER certificates to d2i_X509
+ *   and X509_verify_cert (the checks BoringSSL's own X509 layer makes).
  * Not thread-safe: the daemon calls it from its one event loop.
  * Returns negative errno; nothing here logs. BoringSSL's error queue is
  * cleared on every failure path so it never leaks into a later
@@ -554,13 +556,12 @@ cache_remove(struct gw_ca *ca, struct gw_leaf *leaf)
 }
 
 static struct gw_leaf *
-cache_find(struct gw_ca *ca, const char *host, size_t len, bool is_ip, uint32_t hash)
+cache_find(struct gw_ca *ca, const char *host, bool is_ip, uint32_t hash)
 {
 	for (struct gw_leaf *leaf = ca->buckets[hash & (ca->nbuckets - 1)]; leaf;
 	     leaf = leaf->hash_next)
 		if (leaf->hash == hash && leaf->is_ip == is_ip && strcmp(leaf->host, host) == 0)
 			return leaf;
-	(void)len;
 	return NULL;
 }
 
@@ -582,8 +583,11 @@ leaf_get(struct gw_ca *ca, const char *host, bool is_ip, struct gw_leaf **out)
 		return -EINVAL;
 	}
 	hash = host_hash(host, len, is_ip);
-	leaf = cache_find(ca, host, len, is_ip, hash);
-	if (leaf && time(NULL) < leaf->not_after - GW_LEAF_RENEW_SEC) {
+	leaf = cache_find(ca, host, is_ip, hash);
+	/* Re-made when close to its end, unless the CA ends then too (a new
+	 * leaf could not outlive it: signing again would gain nothing). */
+	if (leaf && (time(NULL) < leaf->not_after - GW_LEAF_RENEW_SEC ||
+		     leaf->not_after >= ca->ca_not_after)) {
 		lru_unlink(ca, leaf);
 		lru_push_head(ca, leaf);
 		ca->stats.leaf_hits++;

@@ -1289,6 +1289,69 @@ test_measure_leaf_time(void)
 	gw_ca_free(ca);
 }
 
+/* CPU of one intercepted handshake, both sides in this process (the
+ * gateway runs the server side; the client side stands in for the agent's
+ * TLS stack): full, and resumed from a ticket. */
+static void
+test_measure_handshake_time(void)
+{
+	enum { N = 50 };
+	struct gw_ca *ca = NULL;
+	SSL_CTX *cctx = NULL;
+	struct tls_pair p = { .fds = { -1, -1 } };
+	double t0, full_us, resumed_us;
+
+	if (!have_system_roots()) {
+		SKIP(GW_SYSTEM_ROOTS " is absent (ca-certificates not installed)");
+		return;
+	}
+	CHECK_INT(gw_ca_new(8, &ca), 0);
+	cctx = ca ? client_ctx_trusting(ca) : NULL;
+	if (!cctx)
+		goto out;
+	SSL_CTX_set_session_cache_mode(cctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
+	SSL_CTX_sess_set_new_cb(cctx, save_session);
+	t0 = now_us();
+	for (int i = 0; i < N; i++) {
+		CHECK_INT(pair_new(&p, ca, cctx, "a.box.test", false, "a.box.test", false), 0);
+		CHECK_INT(pair_handshake(&p), 0);
+		pair_free(&p);
+	}
+	full_us = (now_us() - t0) / N;
+	/* one exchange so the client reads its ticket */
+	CHECK_INT(pair_new(&p, ca, cctx, "a.box.test", false, "a.box.test", false), 0);
+	CHECK_INT(pair_handshake(&p), 0);
+	CHECK_INT(pair_exchange(&p), 0);
+	pair_free(&p);
+	CHECK(saved_session != NULL);
+	if (!saved_session)
+		goto out;
+	{
+		SSL_SESSION *ticket = saved_session;
+		saved_session = NULL;
+		t0 = now_us();
+		for (int i = 0; i < N; i++) {
+			CHECK_INT(pair_new(&p, ca, cctx, "a.box.test", false, "a.box.test", false),
+				  0);
+			SSL_set_session(p.client, ticket);
+			CHECK_INT(pair_handshake(&p), 0);
+			CHECK(SSL_session_reused(p.server));
+			pair_free(&p);
+		}
+		resumed_us = (now_us() - t0) / N;
+		SSL_SESSION_free(ticket);
+	}
+	printf("# TLS 1.3 handshake, both sides in-process: full %.0f us, resumed %.0f us "
+	       "(mean of %d)\n",
+	       full_us, resumed_us, N);
+out:
+	SSL_SESSION_free(saved_session);
+	saved_session = NULL;
+	pair_free(&p);
+	SSL_CTX_free(cctx);
+	gw_ca_free(ca);
+}
+
 static size_t
 heap_in_use(void)
 {
@@ -1307,10 +1370,6 @@ test_measure_idle_memory(void)
 	size_t before, after_server, after_client;
 	int made = 0;
 
-#ifdef GW_UNDER_ASAN
-	SKIP("heap accounting is meaningless under AddressSanitizer");
-	return;
-#endif
 	if (!have_system_roots()) {
 		SKIP(GW_SYSTEM_ROOTS " is absent (ca-certificates not installed)");
 		return;
@@ -1336,11 +1395,21 @@ test_measure_idle_memory(void)
 		p[i].client = NULL;
 	}
 	after_client = heap_in_use();
+#ifdef GW_UNDER_ASAN
+	/* ASan's allocator keeps no glibc arena statistics */
+	(void)before;
+	(void)after_server;
+	(void)after_client;
+	printf("# idle connection heap: not measured under AddressSanitizer\n");
+#else
 	printf("# idle TLS 1.3 connection after one exchange: server SSL %zu bytes, "
 	       "upstream-side client SSL %zu bytes (mean of %d)\n",
 	       (before - after_server) / N, (after_server - after_client) / N, N);
-	/* both legs well inside the 40 KiB per intercepted connection budget */
-	CHECK((before - after_client) / N < 24 * 1024);
+	/* Both legs far inside the 40 KiB per intercepted connection budget;
+	 * the bound also catches a return of per-connection X509 objects on
+	 * the upstream side (~5 KiB per certificate). */
+	CHECK((before - after_client) / N < 12 * 1024);
+#endif
 out:
 	for (int i = 0; i < made; i++)
 		pair_free(&p[i]);
@@ -1369,6 +1438,7 @@ main(void)
 	RUN(test_evicted_leaf_still_served);
 	RUN(test_extra_bundle_strict);
 	RUN(test_measure_leaf_time);
+	RUN(test_measure_handshake_time);
 	RUN(test_measure_idle_memory);
 	rmdir(tmpdir);
 	return tap_done();
