@@ -11,8 +11,11 @@ Usage: httpd.py [--listen HOST:PORT] [--port-file F] [--log F] [--tls CERT KEY] 
   --port-file   written (atomically) with the bound port once listening
   --log         JSON lines: {"event":"request","conn":N,"tls":bool,"sni":S|null,"method":M,
                 "target":T,"path":P,"query":Q,"version":V,"headers":{lowercased name: value,
-                repeated names joined with ", "},"body_length":N}; with --log-connections also
+                repeated names joined with ", "},"body_length":N}; a head it cannot parse
+                (answered 400, connection closed) logs {"event":"bad_request","conn":N,
+                "error":E,"head":first 512 bytes as text}; with --log-connections also
                 {"event":"connection","conn":N,"peer":"ip:port"} when a connection is accepted
+                and {"event":"tls_error","conn":N,"error":E} when its handshake fails
   --tls         serve HTTPS with this certificate chain and key (ALPN http/1.1)
 
 Endpoints (any method unless said; unknown paths 404):
@@ -447,7 +450,12 @@ def serve_connection(sock, peer, cid, tls_ctx):
             log_line({"event": "connection", "conn": cid, "peer": "%s:%d" % peer[:2]})
         if tls_ctx is not None:
             sock.settimeout(30)
-            sock = tls_ctx.wrap_socket(sock, server_side=True)
+            try:
+                sock = tls_ctx.wrap_socket(sock, server_side=True)
+            except (OSError, ssl.SSLError) as e:
+                if log_connections:
+                    log_line({"event": "tls_error", "conn": cid, "error": str(e)})
+                raise
             sock.settimeout(None)
         conn = Conn(sock, cid, tls_ctx is not None, getattr(sock, "box_sni", None))
         while True:
@@ -457,6 +465,8 @@ def serve_connection(sock, peer, cid, tls_ctx):
             try:
                 req = parse_head(head)
             except BadRequest as e:
+                log_line({"event": "bad_request", "conn": cid, "error": str(e),
+                          "head": head[:512].decode("latin-1")})
                 conn.send(b"HTTP/1.1 400 Bad Request\r\nContent-Length: %d\r\nConnection: close"
                           b"\r\n\r\n%s\n" % (len(str(e)) + 1, str(e).encode()))
                 return

@@ -30,8 +30,10 @@ stop_all() {
 	local p
 	for p in "${_srv_pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${_srv_pids[@]}"; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		for _ in $(seq 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
 		kill -9 "$p" 2>/dev/null
+		# Reap our own children quietly (no "Killed" notice); others return at once.
+		wait "$p" 2>/dev/null
 	done
 	_srv_pids=()
 	[ -n "${SRV_DIR:-}" ] && rm -rf "$SRV_DIR"
