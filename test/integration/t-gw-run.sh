@@ -10,8 +10,8 @@
 # decisions in `boxctl log`; a client that ignores the proxy has no
 # network; the disclosure's network, egress and passthrough lines (never
 # the secret or the placeholder); the gateway is boxd's child with the
-# expected uid, its fds 3-4 channels and RLIMIT_NOFILE 2 x max_connections
-# + 256; killing it stops the box (exit 1, "box NAME: box-gateway died");
+# expected uid, its fds 3-4 channels, an empty environment and RLIMIT_NOFILE
+# 2 x max_connections + 256; killing it stops the box (exit 1, "box NAME: box-gateway died");
 # a gateway that cannot serve (a broken upstream_ca) refuses the box with
 # its message; an unprivileged boxd refuses a max_connections whose file
 # limit exceeds its hard limit, a root one raises it; nothing outlives the box.
@@ -273,6 +273,10 @@ for u in $users; do
 		check "$u: box-gateway: fds 3 and 4 are its channels (sockets)" \
 			bash -c "readlink /proc/$gp/fd/3 | grep -q socket && readlink /proc/$gp/fd/4 | grep -q socket"
 		check "$u: box-gateway: no_new_privs" grep -qP '^NoNewPrivs:\t1$' "/proc/$gp/status"
+		check "$u: box-gateway's environment: nothing of boxctl's or boxd's (the secret neither)" \
+			test "$(tr '\0' '\n' <"/proc/$gp/environ" | grep -cvE '^(ASAN_OPTIONS|BOX_TEST_GATEWAY_[A-Z_]*)=')" = 0
+		check "$u: box-gateway: stdin and stdout /dev/null" \
+			test "$(readlink "/proc/$gp/fd/0")$(readlink "/proc/$gp/fd/1")" = /dev/null/dev/null
 		wait_for "$p.kill" sleeping
 		kill -KILL "$gp"
 	fi
