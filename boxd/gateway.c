@@ -15,9 +15,10 @@
  * fs.nr_open, when it holds CAP_SYS_RESOURCE; otherwise, and in an
  * unprivileged boxd, a limit above its own hard limit refuses the box); an
  * environment of nothing but the BOX_TEST_GATEWAY_* hooks boxd's own has
- * (and ASAN_OPTIONS in a sanitizer build); no arguments. Its ids are policyd's — an embedded boxd's own, a service
- * boxd's daemon user — switched to in the child before the exec (it starts
- * as what it runs as, then locks itself down: box-gateway/main.c).
+ * (and ASAN_OPTIONS in a sanitizer build); no arguments. Its ids are
+ * policyd's — an embedded boxd's own, a service boxd's daemon user —
+ * switched to in the child before the exec (it starts as what it runs as,
+ * then locks itself down: box-gateway/main.c).
  * Then GatewayInit: the [gateway] settings with CONFIG.md's defaults, the
  * upstream CA and hosts file boxctl read, every [egress.NAME] binding (and
  * each http [mcp.NAME] with a secret, as "mcp.NAME") with its secret, its
