@@ -63,7 +63,9 @@ struct gw_conn {
 	bool cli_eof;
 	int64_t activity;
 	int64_t head_start;
+	size_t head_scanned; /* http_head_end's progress on the head being read */
 	int64_t dial_deadline;
+	int64_t linger_until; /* CLOSING: the lingering close ends by then */
 
 	/* The destination: the CONNECT's, or the current plain request's. */
 	char host[HTTP_HOST_MAX];
@@ -267,6 +269,8 @@ arm_timer(struct gw_conn *c)
 		due = c->head_start + (int64_t)head_timeout();
 	if (c->dial_deadline && c->dial_deadline < due)
 		due = c->dial_deadline;
+	if (c->linger_until && c->linger_until < due)
+		due = c->linger_until;
 	int64_t wait = due - now + 10; /* the coarse clock's granularity */
 	if (wait < 10)
 		wait = 10;
@@ -286,6 +290,10 @@ on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 
+	if (c->linger_until && now >= c->linger_until) {
+		conn_destroy(c);
+		return;
+	}
 	if (c->dial_deadline && now >= c->dial_deadline) {
 		c->dial_deadline = 0;
 		if (c->phase == P_UPCONN) {
@@ -341,6 +349,21 @@ reason_of(unsigned status)
 	}
 }
 
+/* Our last bytes are out: half-close, then drop what the client still sends for a while. */
+static void
+linger(struct gw_conn *c)
+{
+	if (!gw_stream_open(c->cli) || c->cli_eof) {
+		gw_stream_shutdown(c->cli);
+		conn_destroy(c);
+		return;
+	}
+	gw_stream_shutdown(c->cli);
+	gw_stream_linger(c->cli);
+	c->linger_until = gw_now_ms() + GW_LINGER_MS;
+	arm_timer(c);
+}
+
 static void
 closing(struct gw_conn *c)
 {
@@ -351,10 +374,8 @@ closing(struct gw_conn *c)
 	gw_stream_flush(c->cli);
 	if (c->dead)
 		return;
-	if (gw_stream_pending(c->cli) == 0 || !gw_stream_open(c->cli)) {
-		gw_stream_shutdown(c->cli);
-		conn_destroy(c);
-	}
+	if (gw_stream_pending(c->cli) == 0 || !gw_stream_open(c->cli))
+		linger(c);
 }
 
 static void next_request(struct gw_conn *c);
@@ -527,6 +548,7 @@ next_request(struct gw_conn *c)
 	}
 	c->phase = P_HEAD;
 	c->head_start = 0;
+	c->head_scanned = 0;
 	cli_read_update(c);
 	up_read_update(c);
 	if (evbuffer_get_length(c->cli->in) > 0)
@@ -1617,7 +1639,15 @@ process_head(struct gw_conn *c)
 	size_t n = have < GW_HEAD_MAX + 8 ? have : GW_HEAD_MAX + 8;
 	const char *buf = (const char *)evbuffer_pullup(c->cli->in, (ssize_t)n);
 	char why[160] = "";
-	int r = http_parse_request(buf, n, &G.lim, &c->req, why, sizeof(why));
+	size_t hl = 0;
+	/* Only the new bytes are scanned for the head's end: a head sent a byte at a
+	 * time costs O(n), and is parsed once, whole. */
+	int e = http_head_end(buf, n, GW_HEAD_MAX, &c->head_scanned, &hl);
+	if (e == -E2BIG) {
+		bad_request(c, "the request head is too large");
+		return;
+	}
+	int r = e == 1 ? http_parse_request(buf, n, &G.lim, &c->req, why, sizeof(why)) : -EAGAIN;
 	if (r == -EAGAIN) {
 		if (have > GW_HEAD_MAX)
 			bad_request(c, "the request head is too large");
@@ -1637,6 +1667,7 @@ process_head(struct gw_conn *c)
 	}
 	c->have_req = true;
 	c->head_start = 0;
+	c->head_scanned = 0;
 	evbuffer_drain(c->cli->in, c->req.head_len);
 	c->is_connect = false;
 	handle_request(c);
@@ -1677,10 +1708,8 @@ on_cli_write(struct gw_stream *s, void *arg)
 	if (c->dead)
 		return;
 	if (c->phase == P_CLOSING) {
-		if (gw_stream_pending(s) == 0) {
-			gw_stream_shutdown(s);
-			conn_destroy(c);
-		}
+		if (gw_stream_pending(s) == 0 && !c->linger_until)
+			linger(c);
 		return;
 	}
 	if (gw_stream_pending(s) < GW_LOW_WATER)

@@ -43,6 +43,7 @@
 #define GW_LOW_WATER (64u << 10)     /* and resume below this */
 #define GW_READ_CHUNK (16u << 10)    /* one read(2)/SSL_read */
 #define GW_READ_BURST (64u << 10)    /* bytes read per wakeup before yielding */
+#define GW_LINGER_MS 2000       /* lingering close after our last reply */
 #define GW_ADDRS_MAX 16u             /* resolved addresses tried per host */
 #define GW_LEAF_CACHE 256u           /* leaf certificates kept */
 

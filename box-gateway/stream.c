@@ -100,6 +100,10 @@ update_events(struct gw_stream *s)
 		want_w = s->read_wants_write;
 		break;
 	case ST_OPEN:
+		if (s->discard) {
+			want_r = true;
+			break;
+		}
 		want_r = (s->reading && !s->eof && !s->read_wants_write) || s->write_wants_read;
 		want_w = (!s->broken && evbuffer_get_length(s->out) > 0 && !s->write_wants_read) ||
 			 s->read_wants_write;
@@ -378,6 +382,17 @@ gw_stream_read(struct gw_stream *s, bool on)
 }
 
 void
+gw_stream_linger(struct gw_stream *s)
+{
+	if (s->state != ST_OPEN)
+		return;
+	s->discard = true;
+	s->reading = false;
+	event_del(s->wev);
+	event_add(s->rev, NULL);
+}
+
+void
 gw_stream_kill(struct gw_stream *s)
 {
 	s->state = ST_CLOSED;
@@ -442,6 +457,27 @@ on_event(evutil_socket_t fd, short what, void *arg)
 				if (s->state != ST_OPEN)
 					return;
 			}
+		}
+	}
+	if (s->discard && (what & EV_READ)) {
+		/* Lingering close: what the peer still sends is read and dropped (raw,
+		 * even under TLS: our close_notify went out), so our last reply is not
+		 * destroyed by a reset. */
+		char junk[16384];
+		for (;;) {
+			ssize_t n = read(s->fd, junk, sizeof(junk));
+			if (n > 0) {
+				s->discarded += (size_t)n;
+				if (s->discarded < GW_LINGER_MAX)
+					continue;
+			}
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				return;
+			s->eof = true;
+			s->state = ST_CLOSED;
+			update_events(s);
+			s->ops->on_close(s, 0, s->arg);
+			return;
 		}
 	}
 	if (((what & EV_READ) || s->read_wants_write) && s->reading && !s->eof) {

@@ -50,6 +50,8 @@ struct gw_stream {
 	bool broken;         /* write side failed */
 	bool check_tls_byte; /* server handshake: the first byte must be a TLS record */
 	size_t pending_write; /* SSL_write length to retry with */
+	bool discard;        /* lingering close: input read and dropped */
+	size_t discarded;
 	uint64_t bytes_in, bytes_out;
 };
 
@@ -69,6 +71,13 @@ size_t gw_stream_pending(const struct gw_stream *s);
 /* Half-close the write side once out is empty (TLS: close_notify). */
 void gw_stream_shutdown(struct gw_stream *s);
 
+/*
+ * After gw_stream_shutdown: read and drop what the peer still sends (at most
+ * GW_LINGER_MAX bytes), then on_close(0) — so a reply sent before closing
+ * with unread input (a 413, a refused upload) is not lost to a TCP reset.
+ */
+#define GW_LINGER_MAX (1u << 20)
+void gw_stream_linger(struct gw_stream *s);
 /* No more callbacks: the owner frees the stream later, outside any callback of it. */
 void gw_stream_kill(struct gw_stream *s);
 bool gw_stream_open(const struct gw_stream *s);

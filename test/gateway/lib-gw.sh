@@ -9,6 +9,9 @@
 #   gw_port SANDBOX      the port of that sandbox's listener
 #   gw_cmd LINE          a command on the harness's stdin ("close agent", "drop-policyd")
 #   gw_stop              EOF on stdin (boxd leaves); sets GW_STATUS to the harness's status
+#   gw_bg CMD...         CMD in the background without the control fifo's write end (a
+#                        server started after gw_start would otherwise keep the harness's
+#                        stdin open and gw_stop would wait forever); sets GW_BG_PID
 #   gw_curl ARGS...      curl through the gateway trusting its CA (-sS, 10 s cap)
 #   gw_hosts NAME...     writes $SRV_DIR/hosts mapping each NAME to 127.0.0.1
 #   gw_dec_count JQ_FILTER   number of decision lines matching a python expression on `d`
@@ -70,6 +73,16 @@ gw_stop() {
 	_gw_ctl_fd=
 	wait "$GW_HPID"
 	GW_STATUS=$?
+}
+
+gw_bg() {
+	if [ -n "$_gw_ctl_fd" ]; then
+		eval '"$@" '"$_gw_ctl_fd"'>&- &'
+	else
+		"$@" &
+	fi
+	GW_BG_PID=$!
+	_srv_pids+=("$GW_BG_PID")
 }
 
 gw_curl() {

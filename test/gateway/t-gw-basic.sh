@@ -179,6 +179,13 @@ gw_stop
 check "losing box-policyd ends the gateway with status 1 ($GW_STATUS)" test "$GW_STATUS" -eq 1
 check "it says why in one line" grep -q 'box-policyd closed its channel' "$GW_ERR"
 
+# --- SIGTERM: exit 0
+gw_start "$SRV_DIR/init.json" "$SRV_DIR/policy.dw" || not_ok "third start"
+kill -TERM "$GW_PID"
+for _ in $(seq 40); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.05; done
+gw_stop
+check "SIGTERM ends the gateway with status 0 ($GW_STATUS)" test "$GW_STATUS" -eq 0
+
 # --- a start refused: ok=false with the reason, exit 1
 cat >"$SRV_DIR/badinit.json" <<EOF
 {"upstream_ca_pem_file": "$SRV_DIR/zone.json", "resolver": "127.0.0.1:$DNSD_PORT"}

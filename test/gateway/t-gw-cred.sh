@@ -64,6 +64,10 @@ check "the agent never sees the secret" sh -c "! grep -q '$GWC_SECRET' '$SRV_DIR
 out=$(gw_curl -H "Authorization: Bearer $PH" "https://api.box.test:$TP/reflect-auth?split=3,8,10,12,20,25,30&delay_ms=50")
 check "redaction across chunk boundaries (the secret cut in 7 places)" \
 	sh -c "echo '$out' | head -1 | grep -qx 'Bearer \[REDACTED\]'"
+out=$(gw_curl -D "$SRV_DIR/h2" -H "Authorization: Bearer $PH" "https://api.box.test:$TP/echo")
+check "a Content-Length reply carrying the secret is redacted too" \
+	sh -c "echo '$out' | grep -q 'Bearer \[REDACTED\]' && ! echo '$out' | grep -q '$GWC_SECRET'"
+check "and re-framed as chunked (its length changed)" grep -qi '^transfer-encoding: chunked' "$SRV_DIR/h2"
 hdr=$(gw_curl -D - -o /dev/null "https://api.box.test:$TP/echo" | tr -d '\r')
 check "a request to the bound destination without the placeholder: 403 refused" \
 	sh -c "echo \"\$1\" | grep -q '^HTTP/1.1 403' && echo \"\$1\" | grep -qi '^x-box-egress: refused'" _ "$hdr"

@@ -211,8 +211,12 @@ for _ in range(40):
 print(r0, rss(), got)
 PY
 read -r r0 r1 got <"$SRV_DIR/slow.out"
-check "a slow reader of a 200 MB response: the gateway's RSS grows < 8 MiB ($r0 -> $r1 KiB)" \
-	test $((r1 - r0)) -lt 8192
+# AddressSanitizer keeps freed chunks in its quarantine (resident): a looser bound there,
+# still far below the 200 MB a buffering proxy would hold.
+lim=8192
+[ -n "${SAN:-}" ] && lim=65536
+check "a slow reader of a 200 MB response: the gateway's RSS grows < $((lim / 1024)) MiB ($r0 -> $r1 KiB)" \
+	test $((r1 - r0)) -lt "$lim"
 
 # --- WebSocket through CONNECT
 out=$("${TUN[@]}" ws api.box.test "$TP" /ws hello "second message" | tr '\n' '|')
@@ -221,6 +225,51 @@ check "the upgrade request was decided as http:request" \
 	test "$(gw_dec_count "d['kind']=='decide' and d['action']=='http:request' and i['path']=='/ws'")" -ge 1
 out=$($CL --proxy "127.0.0.1:$GW_PORT" --timeout 3 ws plain.box.test "$PP" /ws plain 2>/dev/null | tr '\n' '|')
 check "a plaintext WebSocket inside an intercepted CONNECT is closed, not relayed ($out)" test -z "$out"
+
+# --- a kept-alive upstream the server closes: the pinned address again, no new decision
+cat >"$SRV_DIR/oneshot.py" <<'PY'
+import socket, ssl, sys, threading
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(16)
+open(sys.argv[3], "w").write("%d\n" % ls.getsockname()[1])
+conns = 0
+def serve(c):
+    try:
+        t = ctx.wrap_socket(c, server_side=True)
+        n = 0
+        buf = b""
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = t.recv(4096)
+                if not d:
+                    return
+                buf += d
+            buf = buf.split(b"\r\n\r\n", 1)[1]
+            n += 1
+            if n > 1:
+                return  # the second request on a connection: closed unanswered
+            t.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nconn-%d\n" % conns)
+    except Exception:
+        pass
+    finally:
+        c.close()
+while True:
+    c, _ = ls.accept()
+    conns += 1
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+gw_bg python3 "$SRV_DIR/oneshot.py" "$SRV_CERT" "$SRV_KEY" "$SRV_DIR/oneshot.port" 2>/dev/null
+wait_port_file "$SRV_DIR/oneshot.port" "$GW_BG_PID" || not_ok "oneshot server"
+OP=$(cat "$SRV_DIR/oneshot.port")
+n0=$(gw_dec_count "d['kind']=='decide' and d['action']=='net:connect' and i['port']==$OP")
+out=$(gw_curl "https://api.box.test:$OP/a" "https://api.box.test:$OP/b" "https://api.box.test:$OP/c" | tr '\n' ' ')
+check "the server drops a kept-alive connection: each request still answered ($out)" \
+	test "$out" = "conn-1 conn-2 conn-3 "
+check "reconnecting to the pinned address decides nothing again (one pre-DNS, one per-address)" \
+	test "$(gw_dec_count "d['kind']=='decide' and d['action']=='net:connect' and i['port']==$OP")" -eq $((n0 + 2))
 gw_stop
 check "the gateway exits 0 ($GW_STATUS)" test "$GW_STATUS" -eq 0
 tap_done
