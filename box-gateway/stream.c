@@ -1,9 +1,13 @@
 /*
  * stream.c — nonblocking sockets with BoringSSL or plain I/O (stream.h).
  *
- * TLS is driven on the fd itself (SSL_set_fd) with SSL_get_error's
- * WANT_READ/WANT_WRITE mapped onto one read and one write event, so no
- * memory BIO copy sits between the kernel and BoringSSL. SSL_write is
+ * TLS is driven on the fd itself with SSL_get_error's WANT_READ/WANT_WRITE
+ * mapped onto one read and one write event, through a small BIO of our own
+ * that reads ahead: BoringSSL asks for a record header and then its body (two
+ * read(2) calls per record, and a third that returns EAGAIN); ours reads up to
+ * 16 KiB at once into a buffer that exists only while it holds bytes (idle
+ * connections keep none), and remembers when the socket was drained so the
+ * loop stops without the EAGAIN call. SSL_write is
  * retried with the length of the failed attempt (BoringSSL requires it) and
  * SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER lets the evbuffer's chain move.
  * Reads go straight into space reserved in `in` (no bounce buffer).
@@ -17,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/bio.h>
 #include <openssl/err.h>
 
 #include "ca.h"
@@ -26,6 +31,117 @@
 enum { ST_CONNECTING, ST_HANDSHAKE, ST_OPEN, ST_CLOSED };
 
 static void on_event(evutil_socket_t fd, short what, void *arg);
+
+#define RA_SIZE (16u << 10)
+
+/* ---- the read-ahead socket BIO ------------------------------------------------- */
+
+static int
+ra_bio_read(BIO *bio, char *out, int len)
+{
+	struct gw_stream *s = BIO_get_data(bio);
+	BIO_clear_retry_flags(bio);
+	if (len <= 0)
+		return 0;
+	if (s->ra_off < s->ra_len) {
+		size_t n = s->ra_len - s->ra_off;
+		if (n > (size_t)len)
+			n = (size_t)len;
+		memcpy(out, s->ra + s->ra_off, n);
+		s->ra_off += n;
+		if (s->ra_off == s->ra_len) {
+			free(s->ra);
+			s->ra = NULL;
+			s->ra_off = s->ra_len = 0;
+		}
+		return (int)n;
+	}
+	if (s->sock_drained) {
+		/* The last read(2) returned less than asked: nothing more is there now. */
+		BIO_set_retry_read(bio);
+		return -1;
+	}
+	if (!s->ra) {
+		s->ra = malloc(RA_SIZE);
+		if (!s->ra)
+			return -1;
+	}
+	ssize_t n = read(s->fd, s->ra, RA_SIZE);
+	if (n < 0) {
+		free(s->ra);
+		s->ra = NULL;
+		if (errno == EAGAIN || errno == EINTR) {
+			s->sock_drained = true;
+			BIO_set_retry_read(bio);
+		}
+		return -1;
+	}
+	if (n == 0) {
+		free(s->ra);
+		s->ra = NULL;
+		return 0;
+	}
+	s->sock_drained = (size_t)n < RA_SIZE;
+	s->ra_len = (size_t)n;
+	s->ra_off = 0;
+	return ra_bio_read(bio, out, len);
+}
+
+static int
+ra_bio_write(BIO *bio, const char *in, int len)
+{
+	struct gw_stream *s = BIO_get_data(bio);
+	BIO_clear_retry_flags(bio);
+	ssize_t n = write(s->fd, in, (size_t)len);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			BIO_set_retry_write(bio);
+		return -1;
+	}
+	return (int)n;
+}
+
+static long
+ra_bio_ctrl(BIO *bio, int cmd, long larg, void *parg)
+{
+	(void)bio;
+	(void)larg;
+	(void)parg;
+	return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static int
+ra_bio_create(BIO *bio)
+{
+	BIO_set_init(bio, 1);
+	return 1;
+}
+
+static BIO_METHOD *ra_method;
+
+static BIO *
+ra_bio_new(struct gw_stream *s)
+{
+	if (!ra_method) {
+		ra_method = BIO_meth_new(BIO_TYPE_SOCKET, "box-gateway read-ahead");
+		if (!ra_method || !BIO_meth_set_read(ra_method, ra_bio_read) ||
+		    !BIO_meth_set_write(ra_method, ra_bio_write) ||
+		    !BIO_meth_set_ctrl(ra_method, ra_bio_ctrl) ||
+		    !BIO_meth_set_create(ra_method, ra_bio_create))
+			return NULL;
+	}
+	BIO *b = BIO_new(ra_method);
+	if (b)
+		BIO_set_data(b, s);
+	return b;
+}
+
+/* Bytes TLS holds that the socket will not signal again. */
+static bool
+tls_buffered(const struct gw_stream *s)
+{
+	return s->ssl && (SSL_pending(s->ssl) > 0 || s->ra_off < s->ra_len);
+}
 
 int64_t
 gw_now_ms(void)
@@ -71,6 +187,7 @@ gw_stream_free(struct gw_stream *s)
 		event_free(s->wev);
 	if (s->ssl)
 		SSL_free(s->ssl);
+	free(s->ra);
 	if (s->in)
 		evbuffer_free(s->in);
 	if (s->out)
@@ -168,6 +285,9 @@ handshake_step(struct gw_stream *s)
 		s->state = ST_OPEN;
 		update_events(s);
 		s->ops->on_handshake(s, 0, NULL, s->arg);
+		/* The peer's first record may have come with its last handshake bytes. */
+		if (s->state == ST_OPEN && s->reading && tls_buffered(s))
+			event_active(s->rev, EV_READ, 0);
 		return;
 	}
 	int e = SSL_get_error(s->ssl, r);
@@ -197,7 +317,13 @@ static void
 tls_start(struct gw_stream *s, SSL *ssl, bool server)
 {
 	s->ssl = ssl;
-	SSL_set_fd(ssl, s->fd);
+	BIO *bio = ra_bio_new(s);
+	if (!bio) {
+		s->state = ST_CLOSED;
+		s->ops->on_handshake(s, -ENOMEM, "out of memory", s->arg);
+		return;
+	}
+	SSL_set_bio(ssl, bio, bio);
 	SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	if (server) {
 		SSL_set_accept_state(ssl);
@@ -238,6 +364,11 @@ do_read(struct gw_stream *s, int *err)
 		ssize_t n;
 		size_t want = v.iov_len > GW_READ_CHUNK ? GW_READ_CHUNK : v.iov_len;
 		if (s->ssl) {
+			if (total > 0 && s->sock_drained && !tls_buffered(s)) {
+				v.iov_len = 0;
+				evbuffer_commit_space(s->in, &v, 1);
+				break;
+			}
 			int r = SSL_read(s->ssl, v.iov_base, (int)want);
 			if (r > 0) {
 				n = r;
@@ -307,8 +438,19 @@ do_write(struct gw_stream *s)
 					(void)evbuffer_peek(s->out, -1, NULL, &v, 1);
 				}
 				len = s->pending_write;
-			} else if (len > GW_READ_CHUNK) {
-				len = GW_READ_CHUNK;
+			} else {
+				/* One record for what is queued (a response head and its small
+				 * body are two chains): one write(2), not one per chain. */
+				size_t total = evbuffer_get_length(s->out);
+				if (total <= GW_READ_CHUNK && len < total) {
+					/* Small: gathered (a copy of at most 16 KiB). A bulk transfer's
+					 * chains go out as they are, no copy. */
+					(void)evbuffer_pullup(s->out, (ssize_t)total);
+					(void)evbuffer_peek(s->out, -1, NULL, &v, 1);
+					len = total;
+				} else if (len > GW_READ_CHUNK) {
+					len = GW_READ_CHUNK;
+				}
 			}
 			int r = SSL_write(s->ssl, v.iov_base, (int)len);
 			if (r > 0) {
@@ -376,8 +518,8 @@ gw_stream_read(struct gw_stream *s, bool on)
 		return;
 	s->reading = on;
 	update_events(s);
-	/* TLS may hold decrypted bytes the socket no longer signals. */
-	if (on && s->ssl && s->state == ST_OPEN && SSL_pending(s->ssl) > 0)
+	/* TLS may hold bytes the socket no longer signals. */
+	if (on && s->state == ST_OPEN && tls_buffered(s))
 		event_active(s->rev, EV_READ, 0);
 }
 
@@ -435,7 +577,10 @@ on_event(evutil_socket_t fd, short what, void *arg)
 		s->ops->on_connected(s, -soerr, s->arg);
 		return;
 	}
-	case ST_HANDSHAKE: handshake_step(s); return;
+	case ST_HANDSHAKE:
+		s->sock_drained = false;
+		handshake_step(s);
+		return;
 	case ST_OPEN: break;
 	default: update_events(s); return;
 	}
@@ -482,6 +627,7 @@ on_event(evutil_socket_t fd, short what, void *arg)
 	}
 	if (((what & EV_READ) || s->read_wants_write) && s->reading && !s->eof) {
 		int err;
+		s->sock_drained = false;
 		size_t n = do_read(s, &err);
 		s->bytes_in += n;
 		if (n)
@@ -502,7 +648,7 @@ on_event(evutil_socket_t fd, short what, void *arg)
 			s->ops->on_close(s, 0, s->arg);
 			return;
 		}
-		if (s->ssl && s->reading && SSL_pending(s->ssl) > 0 && n >= GW_READ_BURST)
+		if (s->reading && tls_buffered(s))
 			event_active(s->rev, EV_READ, 0);
 	}
 	update_events(s);

@@ -51,6 +51,9 @@ struct gw_stream {
 	bool check_tls_byte; /* server handshake: the first byte must be a TLS record */
 	size_t pending_write; /* SSL_write length to retry with */
 	bool discard;        /* lingering close: input read and dropped */
+	bool sock_drained;   /* TLS: the last read(2) returned less than asked */
+	uint8_t *ra;         /* TLS read-ahead (only while it holds bytes) */
+	size_t ra_off, ra_len;
 	size_t discarded;
 	uint64_t bytes_in, bytes_out;
 };

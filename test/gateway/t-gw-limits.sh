@@ -2,7 +2,8 @@
 # t-gw-limits.sh — box-gateway's limits and concurrency: a slowloris client (a head byte at a
 # time) is closed by the head timeout (min(30 s, idle_timeout)), a silent connection and an
 # idle keep-alive tunnel by idle_timeout, max_connections (beyond it: accepted and closed at
-# once), a slow decision does not stall other connections (several Decides in flight), and
+# once), a slow decision does not stall other connections (several Decides in flight), the
+# memory an idle intercepted keep-alive connection costs (<= 40 KiB, both TLS legs), and
 # 4,000 concurrent proxied connections (passthrough to echod) all served at once.
 # Trusts: nothing; it is test code.
 set -u
@@ -120,6 +121,48 @@ check "an idle keep-alive tunnel is closed after idle_timeout (${out} s)" \
 	python3 -c "import sys; sys.exit(0 if 1.2 <= $out <= 4 else 1)"
 gw_stop
 check "the gateway exits 0" test "$GW_STATUS" -eq 0
+
+# --- memory per idle intercepted keep-alive connection (both TLS legs)
+cat >"$SRV_DIR/init3.json" <<EOF
+{"upstream_ca_pem_file": "$SRV_CA", "hosts_file_path": "$SRV_DIR/hosts",
+ "resolver": "127.0.0.1:$DNSD_PORT", "allow_host_loopback": true, "max_connections": 1000}
+EOF
+gw_start "$SRV_DIR/init3.json" "$SRV_DIR/policy.dw" || { not_ok "gateway starts (idle)"; tap_done; exit; }
+out=$(python3 - "$GW_PORT" "$GW_CA" "$TP" "$GW_PID" 300 <<'PY'
+import socket, ssl, sys, time
+gw, ca, port, pid, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+def rss():
+    for l in open("/proc/%s/status" % pid):
+        if l.startswith("VmRSS:"):
+            return int(l.split()[1])
+ctx = ssl.create_default_context(cafile=ca)
+def one():
+    s = socket.create_connection(("127.0.0.1", gw), timeout=10)
+    s.sendall(("CONNECT api.box.test:%s HTTP/1.1\r\nHost: x\r\n\r\n" % port).encode())
+    h = b""
+    while b"\r\n\r\n" not in h:
+        h += s.recv(1)
+    t = ctx.wrap_socket(s, server_hostname="api.box.test")
+    t.sendall(("GET /bytes/10 HTTP/1.1\r\nHost: api.box.test:%s\r\n\r\n" % port).encode())
+    buf = b""
+    while b"\r\n\r\n" not in buf or len(buf.split(b"\r\n\r\n", 1)[1]) < 10:
+        buf += t.recv(4096)
+    return t
+warm = [one() for _ in range(20)]
+time.sleep(0.5)
+r0 = rss()
+held = [one() for _ in range(n)]
+time.sleep(1)
+r1 = rss()
+print(r0, r1, "%.1f" % ((r1 - r0) / n))
+PY
+)
+read -r r0 r1 per <<<"$out"
+lim=40
+[ -n "${SAN:-}" ] && lim=200
+check "RSS per idle intercepted keep-alive connection <= $lim KiB (${per:-?} KiB each over 300: $r0 -> $r1 KiB)" \
+	python3 -c "import sys; sys.exit(0 if ${per:-999} <= $lim else 1)"
+gw_stop
 
 # --- 4,000 concurrent proxied connections (passthrough to echod)
 N=4000
