@@ -13,8 +13,11 @@
  * the workspace, the agent's program and its #! chain (check.c); the state
  * dir (created 0700, so it is the owner's) with its run lock, STATE/policy/
  * (created 0700; an O_PATH fd, as a later run finds it owned by
- * box-policyd's uid), STATE/decisions.jsonl (O_APPEND) and — for --detach —
- * agent.log; the masks and the socket / hard-link scan. It answers with one
+ * box-policyd's uid), STATE/decisions.jsonl (O_APPEND), STATE/ca.pem
+ * (O_WRONLY|O_CREAT|O_NOFOLLOW, 0644, not truncated: a second run of a
+ * running box must not empty the running one's certificate before boxd
+ * finds the lock held — boxd truncates and writes it once the lock is its)
+ * and — for --detach — agent.log; the masks and the socket / hard-link scan. It answers with one
  * RecheckReply carrying those fds (SCM_RIGHTS) and exits. An unreachable
  * grant is a refusal in the reply, not a failure of the helper.
  * Start-up ends in its own seccomp allow-list (seccomp.c): from the first
@@ -181,16 +184,23 @@ install_seccomp(void)
 
 /* One of the state dir's files, opened as the owner through the dir's fd. */
 static int
-open_state_file(struct child *c, const Box__RecheckRequest *q, int dirfd, const char *name,
-		int flags)
+open_state_file_mode(struct child *c, const Box__RecheckRequest *q, int dirfd, const char *name,
+		     int flags, mode_t mode)
 {
 	uint32_t sline = q->box->state_dir ? q->box->state_dir->line : q->box->line;
-	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
 
 	if (fd < 0)
 		child_problem(c, sline, "box", "state_dir", "%s/%s: %s", q->state_dir, name,
 			      strerror(errno));
 	return fd;
+}
+
+static int
+open_state_file(struct child *c, const Box__RecheckRequest *q, int dirfd, const char *name,
+		int flags)
+{
+	return open_state_file_mode(c, q, dirfd, name, flags, 0600);
 }
 
 /* STATE/policy/: created 0700; O_PATH, as a later run finds it owned by box-policyd's uid. */
@@ -249,7 +259,7 @@ open_state_dir(struct child *c, const Box__RecheckRequest *q)
 static unsigned
 open_state_files(struct child *c, const Box__RecheckRequest *q, int fds[RECHECK_FDS_MAX])
 {
-	unsigned n = q->detach ? 5 : 4;
+	unsigned n = q->detach ? 6 : 5;
 
 	fds[0] = open_state_dir(c, q);
 	if (fds[0] < 0)
@@ -258,8 +268,11 @@ open_state_files(struct child *c, const Box__RecheckRequest *q, int fds[RECHECK_
 	fds[2] = open_policy_dir(c, q, fds[0]);
 	fds[3] = open_state_file(c, q, fds[0], "decisions.jsonl",
 				 O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK);
+	/* The CA certificate every sandbox trusts, readable by all (it is no secret). */
+	fds[4] = open_state_file_mode(c, q, fds[0], "ca.pem",
+				      O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK, 0644);
 	if (q->detach)
-		fds[4] = open_state_file(c, q, fds[0], "agent.log",
+		fds[5] = open_state_file(c, q, fds[0], "agent.log",
 					 O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK);
 	for (unsigned i = 0; i < n; i++)
 		if (fds[i] < 0)
@@ -293,7 +306,7 @@ main(int argc, char **argv)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	struct child c = { 0 };
-	int fds[RECHECK_FDS_MAX] = { -1, -1, -1, -1, -1 };
+	int fds[RECHECK_FDS_MAX] = { -1, -1, -1, -1, -1, -1 };
 
 	log_init("box-recheck", 0);
 	signal(SIGPIPE, SIG_IGN);

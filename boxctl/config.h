@@ -259,6 +259,13 @@ struct box_egress {
 	struct box_str param;                /* query_param only */
 	struct box_enum inject;              /* enum box_inject */
 	struct box_str placeholder_prefix;   /* effective: box_ */
+	/*
+	 * "agent", "tool.NAME", "mcp.NAME" (each names a section of this config,
+	 * written order); n_sandboxes 0: every sandbox of the box.
+	 */
+	char **sandboxes;
+	size_t n_sandboxes;
+	struct box_src sandboxes_src;
 	struct box_src src;
 };
 
@@ -299,6 +306,9 @@ struct box_gateway {
 	struct box_str resolver;             /* "IP:PORT" or "[IPv6]:PORT"; NULL: the host's */
 	struct box_file hosts_file;
 	struct box_bool allow_host_loopback;
+	/* host:port entries relayed as plain TCP (port always written; no path) */
+	struct box_destination *passthrough;
+	size_t n_passthrough;
 	struct box_src src;
 };
 

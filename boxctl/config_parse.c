@@ -1153,6 +1153,9 @@ box_config_free(struct box_config *cfg)
 		free(e->prefix.value);
 		free(e->param.value);
 		free(e->placeholder_prefix.value);
+		for (size_t j = 0; j < e->n_sandboxes; j++)
+			free(e->sandboxes[j]);
+		free(e->sandboxes);
 	}
 	free(cfg->egress);
 	for (size_t i = 0; i < cfg->n_mcp; i++) {
@@ -1171,6 +1174,9 @@ box_config_free(struct box_config *cfg)
 	file_free(&cfg->gateway.upstream_ca);
 	free(cfg->gateway.resolver.value);
 	file_free(&cfg->gateway.hosts_file);
+	for (size_t i = 0; i < cfg->gateway.n_passthrough; i++)
+		dest_free(&cfg->gateway.passthrough[i]);
+	free(cfg->gateway.passthrough);
 	free(cfg);
 }
 

@@ -258,6 +258,14 @@ box_config_print(FILE *f, const struct box_config *cfg)
 		kv(&o, "inject", inject[e->inject.value]);
 		if (e->placeholder_prefix.value)
 			kv(&o, "placeholder_prefix", e->placeholder_prefix.value);
+		if (e->n_sandboxes) {
+			/* Unset (every sandbox) is left out, as a default of "none" is. */
+			head(&o);
+			fprintf(o.f, "sandboxes =");
+			for (size_t j = 0; j < e->n_sandboxes; j++)
+				fprintf(o.f, " %s", e->sandboxes[j]);
+			fprintf(o.f, "\n");
+		}
 	}
 
 	for (size_t i = 0; i < cfg->n_mcp; i++) {
@@ -302,5 +310,7 @@ box_config_print(FILE *f, const struct box_config *cfg)
 	if (g->hosts_file.path)
 		kv(&o, "hosts_file", g->hosts_file.path);
 	kv_bool(&o, "allow_host_loopback", g->allow_host_loopback.value);
+	for (size_t i = 0; i < g->n_passthrough; i++)
+		print_dest(&o, "passthrough", &g->passthrough[i]);
 	return ferror(f) ? -EIO : 0;
 }

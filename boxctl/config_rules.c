@@ -32,13 +32,14 @@ static const char *const tool_keys[] = { "command", "workspace", "nofile", "npro
 					 NULL };
 static const char *const egress_keys[] = { "destinations", "secret", "variable", "placement",
 					   "header", "prefix", "param", "inject",
-					   "placeholder_prefix", NULL };
+					   "placeholder_prefix", "sandboxes", NULL };
 static const char *const mcp_keys[] = { "type", "command", "alias", "allow_tool_changes",
 					"max_frame", "url", "secret", "placement", "header",
 					"prefix", NULL };
 static const char *const gateway_keys[] = { "port", "connect_timeout", "idle_timeout",
 					    "max_connections", "max_request_body", "upstream_ca",
-					    "resolver", "hosts_file", "allow_host_loopback", NULL };
+					    "resolver", "hosts_file", "allow_host_loopback",
+					    "passthrough", NULL };
 static const char *const agent_fs_keys[] = { "read", "write", "read_file", "write_file", "exec",
 					     "deny", NULL };
 static const char *const fs_keys[] = { "read", "write", "read_file", "write_file", "deny", NULL };
@@ -794,6 +795,58 @@ get_aux_file(struct ctx *c, struct raw_section *s, const char *key, struct box_f
 	dst->src = src_at(c, vline(k));
 }
 
+static const char *parse_destination(const char *s, bool url, struct box_destination *d);
+static void dest_free_one(struct box_destination *d);
+
+/*
+ * [gateway] passthrough: host:port entries, patterns as [egress]
+ * destinations, the port required and no path (a tunnel has no requests).
+ * Duplicates are refused here; a destination an [egress] binding covers is
+ * refused by egress_cross_check (it needs the bindings).
+ */
+static void
+get_passthrough(struct ctx *c, struct raw_section *s, struct box_gateway *g)
+{
+	(void)take_list(s, "passthrough");
+	for_each_value(s, "passthrough", k, v) {
+		struct box_destination d;
+		const char *t = v->text, *why;
+		const char *colon = strrchr(t, ':');
+		if (strchr(t, '/')) {
+			err_at(c, v->line, s->name, "passthrough",
+			       "%s has a path; a passthrough entry is host:port (a tunnel has no requests)",
+			       q(c, t));
+			continue;
+		}
+		if (!colon) {
+			err_at(c, v->line, s->name, "passthrough",
+			       "%s needs a port; accepted: host:port or *.domain:port", q(c, t));
+			continue;
+		}
+		if ((why = parse_destination(t, false, &d))) {
+			err_at(c, v->line, s->name, "passthrough", "%s %s", q(c, t), why);
+			continue;
+		}
+		d.src = src_at(c, v->line);
+		bool dup = false;
+		for (size_t i = 0; i < g->n_passthrough && !dup; i++) {
+			const struct box_destination *o = &g->passthrough[i];
+			if (o->port == d.port && o->wildcard == d.wildcard &&
+			    strcmp(o->host, d.host) == 0) {
+				err_at(c, v->line, s->name, "passthrough",
+				       "%s is a duplicate entry (first at line %u)", q(c, t),
+				       o->src.line);
+				dup = true;
+			}
+		}
+		if (dup) {
+			dest_free_one(&d);
+			continue;
+		}
+		*GROW(g->passthrough, g->n_passthrough) = d;
+	}
+}
+
 void
 process_gateway(struct ctx *c)
 {
@@ -831,6 +884,7 @@ process_gateway(struct ctx *c)
 		g->resolver.src = src_at(c, vline(k));
 	}
 	get_bool(c, s, "allow_host_loopback", &g->allow_host_loopback, false);
+	get_passthrough(c, s, g);
 	report_unknown(c, s, gateway_keys, NULL);
 }
 
@@ -867,6 +921,15 @@ valid_hostname(const char *h)
  * https:// URL, whose path may be "/" or end with "/" (no wildcard).
  * Returns NULL (ok) or a message.
  */
+static void
+dest_free_one(struct box_destination *d)
+{
+	free(d->host);
+	free(d->path_prefix);
+	free(d->spelling);
+	memset(d, 0, sizeof(*d));
+}
+
 static const char *
 parse_destination(const char *s, bool url, struct box_destination *d)
 {
@@ -1108,6 +1171,48 @@ get_placement(struct ctx *c, struct raw_section *s, const struct box_secret *sec
 		prefix->value = xstrdup(strcasecmp(header->value, "Authorization") == 0 ? "Bearer " : "");
 }
 
+/*
+ * [egress.NAME] sandboxes: space-separated agent, tool.NAME, mcp.NAME, no
+ * repeats. That each names a section of this config is checked by
+ * egress_cross_check, once the tools and servers are read.
+ */
+static void
+get_sandboxes(struct ctx *c, struct raw_section *s, struct box_egress *e)
+{
+	struct raw_key *k = take_scalar(c, s, "sandboxes");
+	char **words = NULL;
+	size_t nw = 0;
+	const char *why;
+
+	if (!k)
+		return;
+	if (cmdline_split(val(k), &words, &nw, &why) < 0 || nw == 0) {
+		err_at(c, vline(k), s->name, "sandboxes",
+		       "%s is not accepted; accepted: space-separated agent, tool.NAME, mcp.NAME",
+		       q(c, val(k)));
+		cmdline_free(words);
+		return;
+	}
+	e->sandboxes_src = src_at(c, vline(k));
+	for (size_t i = 0; i < nw; i++) {
+		const char *w = words[i];
+		bool ok = strcmp(w, "agent") == 0 ||
+			  (strncmp(w, "tool.", 5) == 0 && valid_name(w + 5, BOX_NAME_MAX, NULL)) ||
+			  (strncmp(w, "mcp.", 4) == 0 && valid_name(w + 4, BOX_NAME_MAX, NULL));
+		bool dup = false;
+		for (size_t j = 0; j < e->n_sandboxes; j++)
+			dup |= strcmp(e->sandboxes[j], w) == 0;
+		if (!ok)
+			err_at(c, vline(k), s->name, "sandboxes",
+			       "%s is not a sandbox; accepted: agent, tool.NAME, mcp.NAME", q(c, w));
+		else if (dup)
+			err_at(c, vline(k), s->name, "sandboxes", "%s is listed twice", w);
+		else
+			*GROW(e->sandboxes, e->n_sandboxes) = xstrdup(w);
+	}
+	cmdline_free(words);
+}
+
 void
 process_egress(struct ctx *c, struct group *gr, struct box_egress *e)
 {
@@ -1181,6 +1286,7 @@ process_egress(struct ctx *c, struct group *gr, struct box_egress *e)
 		e->placeholder_prefix.src = src_at(c, vline(k));
 	} else
 		e->placeholder_prefix.value = xstrdup("box_");
+	get_sandboxes(c, s, e);
 	report_unknown(c, s, egress_keys, NULL);
 }
 
@@ -1431,6 +1537,48 @@ fs_cross_check(struct ctx *c, const char *secname, struct box_filesystem *fs,
 	}
 }
 
+/*
+ * Each [egress.NAME] sandboxes entry names a sandbox of this config that
+ * reaches the gateway: the agent, a [tool.NAME] without contain_egress =
+ * false, a stdio [mcp.NAME] without it (an http server has no sandbox).
+ */
+static void
+egress_sandboxes_check(struct ctx *c, const struct box_egress *e, const char *secname)
+{
+	const struct box_config *cfg = c->cfg;
+	unsigned line = e->sandboxes_src.line;
+
+	for (size_t i = 0; i < e->n_sandboxes; i++) {
+		const char *w = e->sandboxes[i];
+		if (strcmp(w, "agent") == 0)
+			continue;
+		bool tool = strncmp(w, "tool.", 5) == 0;
+		const char *name = w + (tool ? 5 : 4);
+		const struct box_process *proc = NULL;
+		bool http = false;
+		if (tool) {
+			for (size_t k = 0; k < cfg->n_tools; k++)
+				if (strcmp(cfg->tools[k].name, name) == 0)
+					proc = &cfg->tools[k].proc;
+		} else {
+			for (size_t k = 0; k < cfg->n_mcp; k++)
+				if (strcmp(cfg->mcp[k].name, name) == 0) {
+					proc = &cfg->mcp[k].proc;
+					http = cfg->mcp[k].type.value == BOX_MCP_HTTP;
+				}
+		}
+		if (!proc)
+			err_at(c, line, secname, "sandboxes", "%s names no section: there is no [%s]",
+			       w, w);
+		else if (http)
+			err_at(c, line, secname, "sandboxes",
+			       "%s is a remote (type = http) server: it has no sandbox", w);
+		else if (!proc->contain_egress.value)
+			err_at(c, line, secname, "sandboxes",
+			       "%s has contain_egress = false: it does not reach the gateway", w);
+	}
+}
+
 void
 egress_cross_check(struct ctx *c)
 {
@@ -1447,6 +1595,20 @@ egress_cross_check(struct ctx *c)
 	for (size_t i = 0; i < cfg->n_mcp; i++)
 		if (cfg->mcp[i].secret.ref && cfg->mcp[i].url_dest.host)
 			*GROW(all, n) = (struct dref){ &cfg->mcp[i].url_dest, c->mcp[i].main->name };
+	/* A credentialed destination is always intercepted: never a passthrough too. */
+	const struct box_gateway *g = &cfg->gateway;
+	for (size_t p = 0; p < g->n_passthrough; p++)
+		for (size_t i = 0; i < n; i++) {
+			const struct box_destination *pt = &g->passthrough[p], *a = all[i].d;
+			struct box_destination host_only = *a;
+			host_only.path_prefix = NULL; /* a tunnel carries every path */
+			if (!dest_overlap(pt, &host_only))
+				continue;
+			err_at(c, pt->src.line, "gateway", "passthrough",
+			       "%s is covered by %s of [%s] (line %u): a destination with a credential is always intercepted, never a passthrough",
+			       q(c, pt->spelling), q(c, a->spelling), all[i].section, a->src.line);
+			break;
+		}
 	for (size_t j = 0; j < n; j++)
 		for (size_t i = 0; i < j; i++) {
 			const struct box_destination *a = all[i].d, *b = all[j].d;
@@ -1468,6 +1630,8 @@ egress_cross_check(struct ctx *c)
 		}
 	free(all);
 
+	for (size_t j = 0; j < cfg->n_egress; j++)
+		egress_sandboxes_check(c, &cfg->egress[j], c->egress[j].main->name);
 	for (size_t j = 0; j < cfg->n_egress; j++)
 		for (size_t i = 0; i < j; i++) {
 			const char *a = cfg->egress[i].variable.value, *b = cfg->egress[j].variable.value;

@@ -331,6 +331,13 @@ cfg_egress(const struct box_egress *e)
 		m->inject_line = e->inject.src.line;
 	}
 	m->placeholder_prefix = opt_str(&e->placeholder_prefix);
+	if (e->n_sandboxes) {
+		m->sandboxes = xcalloc(e->n_sandboxes, sizeof(*m->sandboxes));
+		for (size_t i = 0; i < e->n_sandboxes; i++)
+			m->sandboxes[m->n_sandboxes++] = xstrdup(e->sandboxes[i]);
+		m->has_sandboxes_line = 1;
+		m->sandboxes_line = e->sandboxes_src.line;
+	}
 	return m;
 }
 
@@ -397,6 +404,10 @@ cfg_gateway(const struct box_gateway *g)
 		m->hosts_file_text.len = g->hosts_file.len;
 	}
 	m->allow_host_loopback = opt_bool(&g->allow_host_loopback);
+	m->passthrough = xcalloc(g->n_passthrough ? g->n_passthrough : 1, sizeof(*m->passthrough));
+	for (size_t i = 0; i < g->n_passthrough; i++)
+		m->passthrough[m->n_passthrough++] =
+			cfg_str(g->passthrough[i].spelling, g->passthrough[i].src.line);
 	return m;
 }
 

@@ -1,6 +1,6 @@
 /*
- * box.c — one box's life: checking → policyd → starting → running →
- * stopping → finishing → gone. Every step that waits for another process
+ * box.c — one box's life: checking → policyd → gateway → starting →
+ * running → stopping → finishing → gone. Every step that waits for another process
  * is an event of boxd's loop, so boxd answers its other clients meanwhile:
  *
  *   RunRequest   owner resolved (the caller, or [agent] user for root),
@@ -10,8 +10,15 @@
  *                second run: REPLY_BUSY), stdio checked, runtime dir and
  *                masks made, limits set up, box-policyd spawned and sent
  *                PolicyInit (policyd.c)                          → policyd
- *   PolicyReady  plan built, disclosure sent to boxctl (RunStarting; in
- *                RunReply for --detach), trampoline spawned      → starting
+ *   PolicyReady  box-gateway spawned (fd 4: policyd's fd 4's other end)
+ *                and sent GatewayInit (gateway.c)                → gateway
+ *   GatewayReady the CA written to RUNTIME/ca.pem and STATE/ca.pem; plan
+ *                built (proxy, CA and placeholder variables), disclosure
+ *                sent to boxctl (RunStarting; in RunReply for --detach),
+ *                trampoline spawned                              → starting
+ *   listener     the trampoline's listener fd (fd 4) goes to the gateway
+ *                (GatewayListener "agent"); GatewayListenerClosed when the
+ *                agent's sandbox ends
  *   fd 4 EOF     the agent exec'd: RunReply OK (with the box's pty
  *                master when boxctl is at a terminal: boxctl relays it,
  *                boxd keeps no copy)                             → running
@@ -22,11 +29,12 @@
  *   client gone  (not detached) SIGKILL: PID 1 dies, the kernel kills the
  *                whole PID namespace — nothing outlives the box (before the
  *                trampoline: the start ends)
- *   policyd gone SIGKILL (fail closed); RunExit carries the error, boxctl
- *                exits 1
+ *   policyd or   SIGKILL (fail closed); RunExit carries the error, boxctl
+ *   gateway gone exits 1
  *   reaped       box_teardown(): box-recheck stopped, fd 4 closed, and
- *                box-policyd's channel closed (it flushes its decision
- *                lines, syncs the history, exits)               → finishing
+ *                box-gateway's channel closed (it exits; its exit reaped,
+ *                or SIGKILL after 3 s), then box-policyd's (it flushes its
+ *                decision lines, syncs the history, exits)      → finishing
  *   (a start that fails, from any state before running, also goes there)
  *   policyd      its exit reaped, or SIGKILL after 3 s (then not waited
  *   exit         for): the box's cgroups removed, a busy one retried every
@@ -237,6 +245,17 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 		event_del(b->timeout_ev);
 	if (b->kill_ev)
 		event_del(b->kill_ev);
+	/* The gateway first: its last Records reach policyd before policyd's flush. */
+	if (gateway_finish(b))
+		return; /* its reap or the exit timer: box_gateway_finished() */
+	box_gateway_finished(b);
+}
+
+void
+box_gateway_finished(struct box *b)
+{
+	if (b->state != BOX_FINISHING)
+		return;
 	if (policyd_finish(b))
 		return; /* its reap or the exit timer: box_policyd_finished() */
 	box_policyd_finished(b);
@@ -338,7 +357,9 @@ box_free(struct box *b)
 	if (b->client && b->client->box == b)
 		b->client->box = NULL;
 	recheck_stop(b);
+	gateway_stop(b);
 	policyd_stop(b);
+	safe_close(b->gateway_policyd_fd);
 	free(b->policyd_error);
 	if (b->status_ev)
 		event_free(b->status_ev);
@@ -386,6 +407,9 @@ finished_exit(struct box *b)
 	if (b->policyd_lost) {
 		/* Stopped for want of a policy: an error, not the agent's status. */
 		x.error = b->policyd_error;
+	} else if (b->gateway_lost) {
+		/* Stopped for want of a gateway (fail closed): an error too. */
+		x.error = b->gateway_error;
 	} else if (WIFEXITED(status)) {
 		x.has_exit_status = 1;
 		x.exit_status = WEXITSTATUS(status);
@@ -411,12 +435,16 @@ finished_exit(struct box *b)
 bool
 box_reaped(struct box *b, pid_t pid, int status)
 {
-	if (recheck_reaped(b, pid, status) || policyd_reaped(b, pid, status))
+	if (recheck_reaped(b, pid, status) || policyd_reaped(b, pid, status) ||
+	    gateway_reaped(b, pid, status))
 		return true;
 	if (b->pid <= 0 || pid != b->pid || b->reaped)
 		return false;
 	b->reaped = true;
 	b->wait_status = status;
+	/* The agent's sandbox ended: its listener goes (the gateway's channel follows). */
+	gateway_listener_closed(b, b->agent_listener_id);
+	b->agent_listener_id = 0;
 	if (b->state == BOX_STARTING)
 		(void)status_drain(b);
 
@@ -454,6 +482,12 @@ on_kill_timer(evutil_socket_t fd, short what, void *arg)
 void
 box_kill(struct box *b)
 {
+	/* Nothing of the agent runs yet: a lost daemon ends the start. */
+	if (b->state == BOX_GATEWAY)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  b->policyd_error ? b->policyd_error :
+				  b->gateway_error ? b->gateway_error :
+						     "the box was stopped before it started");
 	if (b->reaped || b->pid <= 0 || b->state == BOX_FINISHING)
 		return;
 	b->state = BOX_STOPPING;
@@ -464,7 +498,7 @@ box_kill(struct box *b)
 void
 box_stop(struct box *b)
 {
-	if (b->state == BOX_CHECKING || b->state == BOX_POLICYD)
+	if (b->state == BOX_CHECKING || b->state == BOX_POLICYD || b->state == BOX_GATEWAY)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
 				  "the box was stopped before it started");
 	if (b->reaped || b->pid <= 0 || b->state == BOX_STOPPING || b->state == BOX_FINISHING)
@@ -503,7 +537,8 @@ box_client_gone(struct box *b)
 	b->client = NULL;
 	if (b->state == BOX_FINISHING)
 		return; /* it ends anyway; nobody is told */
-	if (!b->detach && (b->state == BOX_CHECKING || b->state == BOX_POLICYD)) {
+	if (!b->detach &&
+	    (b->state == BOX_CHECKING || b->state == BOX_POLICYD || b->state == BOX_GATEWAY)) {
 		log_info("box %s: client gone, abandoning the start", b->name);
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, NULL);
 	}
@@ -552,10 +587,26 @@ status_message(struct box *b, const uint8_t *buf, size_t len, int fd)
 		return;
 	}
 	switch (s->msg_case) {
-	case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
-		/* No gateway yet: the listener is closed (CLI.md: no proxy variables either). */
-		safe_close(fd);
+	case BOX__TRAMPOLINE_STATUS__MSG_LISTENER: {
+		/* The agent's in-namespace proxy listener: the gateway serves it. One per sandbox. */
+		int r;
+		if (fd < 0 || b->agent_listener_id || s->listener->port != gateway_port(b)) {
+			safe_close(fd);
+			if (!b->setup_error &&
+			    asprintf(&b->setup_error, "box-trampoline sent an unexpected listener") < 0)
+				b->setup_error = NULL;
+			box_kill(b);
+			break;
+		}
+		if ((r = gateway_listener_add(b, "agent", fd, &b->agent_listener_id)) < 0) {
+			if (!b->setup_error &&
+			    asprintf(&b->setup_error, "cannot hand the agent's listener to box-gateway: %s",
+				     strerror(-r)) < 0)
+				b->setup_error = NULL;
+			box_kill(b);
+		}
 		break;
+	}
 	case BOX__TRAMPOLINE_STATUS__MSG_PTY:
 		/* Held until RunReply OK hands it to boxctl (the trampoline set its size). */
 		if (fd < 0 || b->pty_master >= 0 || !b->stdio_tty) {
@@ -738,9 +789,10 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->extra_args = req->extra_args;
 	b->n_extra_args = req->n_extra_args;
 	b->status_fd = b->pty_master = -1;
+	b->gateway_policyd_fd = b->ca_runtime_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
-	b->rc.policy_dirfd = b->rc.decisions_fd = -1;
+	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
 	b->request_id = rid;
 	b->client = c;
 	b->caller_uid = c->cred.uid;
@@ -932,6 +984,26 @@ start_limits(struct box *b)
 	       -1;
 }
 
+/*
+ * The gateway's file limit (2 × max_connections + 256) before anything is
+ * spawned: above what this boxd may give, the box is refused, naming the key.
+ */
+static int
+start_gateway_limits(struct box *b)
+{
+	_cleanup_free_ char *err = NULL;
+	const Box__CfgGateway *g = b->spec->gateway;
+
+	if (gateway_nofile_check(b, &err) >= 0)
+		return 0;
+	if (g && g->max_connections)
+		return start_refuse(b, g->max_connections->line, "gateway", "max_connections", "%s",
+				    err ? err : "too many connections for this boxd"),
+		       -1;
+	return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+			  err ? err : "box-gateway's file limit"), -1;
+}
+
 /* The policy daemon, before anything of the agent runs: no policy, no box. */
 static int
 start_policyd(struct box *b)
@@ -953,8 +1025,8 @@ box_recheck_done(struct box *b, int r)
 				  strerror(-r));
 	if (b->rc.n_problems)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
-	if (start_lock(b) < 0 || start_stdio(b) < 0 || start_runtime_dir(b) < 0 ||
-	    start_limits(b) < 0 || start_policyd(b) < 0)
+	if (start_lock(b) < 0 || start_gateway_limits(b) < 0 || start_stdio(b) < 0 ||
+	    start_runtime_dir(b) < 0 || start_limits(b) < 0 || start_policyd(b) < 0)
 		return;
 	b->state = BOX_POLICYD;
 }
@@ -1013,14 +1085,41 @@ start_watch(struct box *b)
 		 (int)b->pid);
 }
 
+/* ---- PolicyReady → gateway ------------------------------------------ */
+
 void
 box_policyd_ready(struct box *b, int r, const char *err)
 {
-	Box__Plan *plan = NULL;
+	_cleanup_free_ char *gerr = NULL;
+	uint32_t line;
+	const char *key;
 
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  err ? err : "cannot start box-policyd");
+	r = gateway_start(b->d, b, &line, &key, &gerr);
+	if (r == -EINVAL && line)
+		/* boxctl checked these entries; one that still does not parse is a failure. */
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "box.ini:%u: %s: %s", line, key,
+				  gerr ? gerr : "box-gateway cannot take this entry");
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  gerr ? gerr : "cannot start box-gateway");
+	b->state = BOX_GATEWAY;
+}
+
+/* ---- GatewayReady → starting ---------------------------------------- */
+
+void
+box_gateway_ready(struct box *b, int r, const char *err)
+{
+	Box__Plan *plan = NULL;
+
+	if (b->state != BOX_GATEWAY)
+		return;
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  err ? err : "cannot start box-gateway");
 	if (start_plan(b, &plan) < 0 || start_trampoline(b, plan) < 0)
 		return;
 	start_watch(b);

@@ -6,7 +6,7 @@
  *              signals, the hooks box.c reports through
  *   client.c   clients: accept, SO_PEERCRED, the peer's PID namespace,
  *              dispatch of RunRequest / RunControl / Ps / Stop / Log, replies
- *   box.c      one box's life: checking → policyd → starting → running →
+ *   box.c      one box's life: checking → policyd → gateway → starting → running →
  *              stopping → finishing → gone, every step an event of boxd's
  *              loop
  *   recheck.c  boxd's side of box-recheck: every path of a request re-checked
@@ -18,6 +18,8 @@
  *              box-clientd (decodes, validates, re-encodes for root)
  *   policyd.c  box-policyd: start (PolicyInit/PolicyReady), watch, rotate
  *              decisions.jsonl, stop
+ *   gateway.c  box-gateway: start (GatewayInit/GatewayReady, the CA files),
+ *              listeners, watch, stop
  *   cgroup.c   pids_max / memory_max (SANDBOX.md §6)
  *
  * Trusts: the root part handles only messages that box_ipc_decode() has
@@ -63,6 +65,9 @@
 #define BOXD_CGROUP_RMDIR_EVERY_MS 10       /* a busy cgroup: the next rmdir after */
 #define BOXD_CGROUP_RMDIR_TRIES 100         /* ... this many times (1 s), then left */
 #define BOXD_DECISIONS_ROTATE_BYTES (64ull << 20)
+#define BOXD_GATEWAY_READY_TIMEOUT_MS 20000 /* GatewayInit → GatewayReady */
+#define BOXD_GATEWAY_EXIT_WAIT_MS 3000      /* fd 3 closed → gateway gone, else SIGKILL */
+#define BOXD_GATEWAY_DEFAULT_PORT 3128      /* CONFIG.md [gateway] port */
 
 struct box;
 struct client;
@@ -119,6 +124,7 @@ struct client {
 enum box_state {
 	BOX_CHECKING,       /* box-recheck runs (RecheckReply awaited) */
 	BOX_POLICYD,        /* box-policyd started (PolicyReady awaited) */
+	BOX_GATEWAY,        /* box-gateway started (GatewayReady awaited) */
 	BOX_STARTING,       /* the trampoline runs (fd 4 EOF awaited) */
 	BOX_RUNNING,
 	BOX_STOPPING,
@@ -161,8 +167,15 @@ struct recheck_result {
 	int log_fd;               /* STATE/agent.log (detach), or -1 */
 	int policy_dirfd;         /* STATE/policy/ (O_PATH), created 0700 as the owner */
 	int decisions_fd;         /* STATE/decisions.jsonl (O_APPEND), opened as the owner */
+	int ca_fd;                /* STATE/ca.pem (O_WRONLY|O_CREAT|O_NOFOLLOW), opened as the owner */
 	Box__Problem **problems;  /* refusals (owned) */
 	size_t n_problems;
+};
+
+/* An [egress] binding's placeholder, in `variable` of every contained sandbox's environment. */
+struct gateway_placeholder {
+	char *variable;
+	char *value;
 };
 
 struct box {
@@ -236,6 +249,22 @@ struct box {
 	bool policyd_closing;     /* we closed its channel: its exit is expected */
 	bool policyd_lost;        /* it went away while the box ran */
 	char *policyd_error;      /* why the box was stopped, for RunExit */
+	int gateway_policyd_fd;   /* policyd's fd 4, other end: the gateway's fd 4 until spawned */
+
+	pid_t gateway_pid;        /* box-gateway, or 0 */
+	struct box_ipc_event *gateway_ev;
+	bool gateway_starting;    /* GatewayReady not here yet */
+	bool gateway_serving;     /* GatewayReady ok: the proxy variables go into the plans */
+	struct event *gateway_ready_timer;
+	struct event *gateway_exit_timer;
+	bool gateway_closing;     /* we closed its channel: its exit is expected */
+	bool gateway_lost;        /* it went away while the box ran */
+	char *gateway_error;      /* why the box was stopped, for RunExit */
+	uint32_t gateway_listener_seq;
+	uint32_t agent_listener_id; /* the agent's listener at the gateway, or 0 */
+	int ca_runtime_fd;        /* RUNTIME/ca.pem (boxd's, 0644), until the box is freed */
+	struct gateway_placeholder *placeholders;
+	size_t n_placeholders;
 };
 
 /* ---- client.c ---- */
@@ -266,6 +295,10 @@ void box_client_gone(struct box *b);
 /* The start's events: box-recheck answered (r < 0: it could not), box-policyd is ready. */
 void box_recheck_done(struct box *b, int r);
 void box_policyd_ready(struct box *b, int r, const char *err);
+/* box-gateway is ready (r 0: the CA files are written), or why not. */
+void box_gateway_ready(struct box *b, int r, const char *err);
+/* The end's event: box-gateway has exited (or was killed). */
+void box_gateway_finished(struct box *b);
 /* The end's events: box-policyd has exited (or was killed), the cgroups are gone. */
 void box_policyd_finished(struct box *b);
 void box_cgroups_removed(struct box *b);
@@ -371,6 +404,46 @@ void policyd_stop(struct box *b);
  * unexpected; while finishing, box_policyd_finished()).
  */
 bool policyd_reaped(struct box *b, pid_t pid, int status);
+
+/* ---- gateway.c ---- */
+/* [gateway] port (CONFIG.md default 3128). */
+static inline uint16_t
+gateway_port(const struct box *b)
+{
+	const Box__CfgGateway *g = b->spec->gateway;
+	return g && g->port ? (uint16_t)g->port->value : BOXD_GATEWAY_DEFAULT_PORT;
+}
+/* The gateway's RLIMIT_NOFILE, soft and hard: 2 × max_connections (default 1024) + 256. */
+static inline uint64_t
+gateway_nofile(const struct box *b)
+{
+	const Box__CfgGateway *g = b->spec->gateway;
+	return 2 * (g && g->max_connections ? g->max_connections->value : 1024) + 256;
+}
+/* Can this boxd give the gateway its file limit? <0 with *err: the box cannot start. */
+int gateway_nofile_check(const struct box *b, char **err);
+/*
+ * Start box-gateway (policyd ready, b->gateway_policyd_fd open) and queue
+ * GatewayInit; GatewayReady (or its refusal, exit or the timeout) comes as
+ * box_gateway_ready(). <0 with *err: not started; with *bad_line set, a
+ * config entry (*bad_key) it cannot take (a refusal). The caller tears down.
+ */
+int gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **bad_key,
+		  char **err);
+/* A sandbox's listener (fd taken) to the gateway, tagged with its sandbox; *id for the close. */
+int gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id);
+/* That sandbox ended. */
+void gateway_listener_closed(struct box *b, uint32_t id);
+/*
+ * The box ends: close the channel (the gateway exits). True when there is
+ * an exit to wait for (reap or, after BOXD_GATEWAY_EXIT_WAIT_MS, SIGKILL):
+ * then box_gateway_finished() follows.
+ */
+bool gateway_finish(struct box *b);
+/* Freeing a box: close, kill what still runs, forget; idempotent. */
+void gateway_stop(struct box *b);
+/* A child exited: true when it was this box's gateway (stops the box if unexpected). */
+bool gateway_reaped(struct box *b, pid_t pid, int status);
 
 /* ---- cgroup.c ---- */
 /*

@@ -10,9 +10,13 @@
  * program and each #! interpreter. Environment (CONFIG.md [agent.env], CLI.md
  * "The agent's view"): the section's variables, HOME (the owner's passwd
  * home) and PATH defaults, TERM LANG TZ from the caller, USER, PWD,
- * BOX_NAME, BOX_ID — and no proxy, CA or /run/box variables while no gateway,
- * MCP server or shell alias exists ("a box that has no gateway or MCP server
- * yet gets no variables pointing at them"). Limits per SANDBOX.md §6.
+ * BOX_NAME, BOX_ID; once box-gateway serves the box (GatewayReady), the
+ * proxy variables (both cases, NO_PROXY, NODE_USE_ENV_PROXY), /run/box/ca.pem
+ * in every trust variable of CLI.md, and each [egress] placeholder in its
+ * variable — the plan then mounts RUNTIME/ca.pem at /run/box/ca.pem and asks
+ * for the listener on 127.0.0.1:<port>. No MCP or shell alias variables yet
+ * ("a box that has no gateway or MCP server yet gets no variables pointing
+ * at them"). Limits per SANDBOX.md §6.
  * Trusts: the spec after box_ipc_decode() validated it; the recheck result
  * (paths the owner could reach; a mask it reports is made only where a grant
  * contains it). Re-checks what is cheap to re-check here: reserved variable
@@ -341,6 +345,35 @@ requires(const Box__CfgBox *box, Box__Layer layer)
 	return false;
 }
 
+/* The trust variables of CLI.md, all pointing at the box CA. */
+static const char *const ca_variables[] = {
+	"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+	"AWS_CA_BUNDLE", "GIT_SSL_CAINFO",
+};
+
+/*
+ * What a sandbox the gateway serves sees (CLI.md "The agent's view"):
+ * nothing until GatewayReady, so a box without a gateway gets no variable
+ * pointing at one.
+ */
+static void
+gateway_env(const struct box *b, struct strv *env)
+{
+	static const char *const proxies[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+					       "https_proxy" };
+	if (!b->gateway_serving)
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(proxies); i++)
+		strv_add(env, fmt("%s=http://127.0.0.1:%u", proxies[i], (unsigned)gateway_port(b)));
+	strv_add(env, fmt("NO_PROXY=localhost,127.0.0.1,::1"));
+	strv_add(env, fmt("no_proxy=localhost,127.0.0.1,::1"));
+	strv_add(env, fmt("NODE_USE_ENV_PROXY=1"));
+	for (size_t i = 0; i < ELEMENTSOF(ca_variables); i++)
+		strv_add(env, fmt("%s=/run/box/ca.pem", ca_variables[i]));
+	for (size_t i = 0; i < b->n_placeholders; i++)
+		strv_add(env, fmt("%s=%s", b->placeholders[i].variable, b->placeholders[i].value));
+}
+
 static int
 build_env(struct box *b, const char *workspace, struct strv *env)
 {
@@ -371,6 +404,7 @@ build_env(struct box *b, const char *workspace, struct strv *env)
 	strv_add(env, fmt("PWD=%s", workspace));
 	strv_add(env, fmt("BOX_NAME=%s", b->name));
 	strv_add(env, fmt("BOX_ID=%s", b->id));
+	gateway_env(b, env);
 	return env->oom ? -ENOMEM : 0;
 }
 
@@ -581,6 +615,14 @@ plan_runtime(const struct box *b, Box__Plan *p)
 		if (!rt->home)
 			return -ENOMEM;
 	}
+	if (b->gateway_serving) {
+		/* The CA at /run/box/ca.pem; the listener the gateway serves. */
+		rt->ca_pem = path_join(b->runtime_dir, "ca.pem");
+		if (!rt->ca_pem)
+			return -ENOMEM;
+		p->has_gateway_port = 1;
+		p->gateway_port = gateway_port(b);
+	}
 	p->workspace = strdup(b->rc.workspace);
 	return p->workspace ? 0 : -ENOMEM;
 }
@@ -759,8 +801,9 @@ disclose_policy(const struct box *b, struct strv *out)
 				  b->policy_rules == 1 ? "" : "s"));
 	else
 		strv_add(out, fmt("policy: none (every decided action is denied)"));
-	strv_add(out, fmt("decided by policy: nothing yet — no action is decided by policy yet "
-			  "(box-gateway, box-shell and box-mcpd are not built)"));
+	strv_add(out, fmt("decided by policy: every connection and HTTP request (net:connect, "
+			  "http:request by box-gateway); nothing else yet (box-shell and box-mcpd "
+			  "are not built)"));
 }
 
 /*
@@ -827,9 +870,9 @@ mount_flags(const Box__Plan *p, const Box__ViewEntry *e, char *buf, size_t len)
 }
 
 /*
- * [tool], [egress] and [mcp] sections: box-shell, box-gateway and box-mcpd,
- * which would serve them, are not built, so each is shown as inactive —
- * never with grants or a network as if it worked.
+ * [tool] and [mcp] sections: box-shell and box-mcpd, which would serve
+ * them, are not built, so each is shown as inactive — never with grants or
+ * a network as if it worked. ([egress] bindings are served: disclose_network.)
  */
 static void
 disclose_inactive(const Box__BoxSpec *s, struct strv *out)
@@ -837,12 +880,86 @@ disclose_inactive(const Box__BoxSpec *s, struct strv *out)
 	for (size_t i = 0; i < s->n_tools; i++)
 		strv_add(out, fmt("inactive: [tool.%s] (nothing serves it yet: no box-shell)",
 				  s->tools[i]->name));
-	for (size_t i = 0; i < s->n_egress; i++)
-		strv_add(out, fmt("inactive: [egress.%s] (nothing serves it yet: no box-gateway)",
-				  s->egress[i]->name));
 	for (size_t i = 0; i < s->n_mcp; i++)
 		strv_add(out, fmt("inactive: [mcp.%s] (nothing serves it yet: no box-mcpd)",
 				  s->mcp[i]->name));
+}
+
+/* "header x-api-key" / "basic_auth" / "query param key": where the secret goes. */
+static char *
+placement_text(bool has, Box__Placement pl, const Box__CfgStr *header, const Box__CfgStr *param)
+{
+	if (has && pl == BOX__PLACEMENT__PLACEMENT_BASIC_AUTH)
+		return fmt("basic_auth (Authorization: Basic)");
+	if (has && pl == BOX__PLACEMENT__PLACEMENT_QUERY_PARAM)
+		return fmt("query param %s", param ? param->value : "?");
+	return fmt("header %s", header ? header->value : "Authorization");
+}
+
+/*
+ * The network: the gateway's port, each [egress] binding (destinations,
+ * placement, sandboxes; never a secret or a placeholder), each
+ * passthrough. Without a gateway (none serves the box): no route out.
+ */
+static void
+disclose_network(const struct box *b, struct strv *out)
+{
+	const Box__BoxSpec *s = b->spec;
+	const Box__CfgGateway *g = s->gateway;
+	bool creds = false;
+
+	if (!b->gateway_serving) {
+		strv_add(out, fmt("  %-11s none (no gateway: no route out, loopback only)",
+				  "network"));
+		return;
+	}
+	strv_add(out, fmt("  %-11s proxy 127.0.0.1:%u (box-gateway; HTTP/1.1 only — HTTP/2 and "
+			  "gRPC clients fall back through the proxy); no other route out",
+			  "network", (unsigned)gateway_port(b)));
+	strv_add(out, fmt("  %-11s /run/box/ca.pem (the box CA, in SSL_CERT_FILE and the other "
+			  "trust variables); HTTPS is intercepted",
+			  "network"));
+	for (size_t i = 0; i < s->n_egress; i++) {
+		const Box__CfgEgress *e = s->egress[i];
+		_cleanup_free_ char *where = placement_text(e->has_placement, e->placement,
+							    e->header, e->param);
+		_cleanup_free_ char *who = NULL;
+		size_t len = 1;
+		for (size_t k = 0; k < e->n_sandboxes; k++)
+			len += strlen(e->sandboxes[k]) + 2;
+		if (e->n_sandboxes && (who = calloc(1, len)))
+			for (size_t k = 0; k < e->n_sandboxes; k++) {
+				if (k)
+					strcat(who, ", ");
+				strcat(who, e->sandboxes[k]);
+			}
+		for (size_t k = 0; k < e->n_destinations; k++)
+			strv_add(out, fmt("  %-11s %s: %s%s, for %s ([egress.%s], in $%s)", "egress",
+					  e->destinations[k]->value, where ? where : "?",
+					  e->has_inject && e->inject == BOX__INJECT__INJECT_ALWAYS ?
+						  " (always)" : "",
+					  who ? who : "every sandbox", e->name,
+					  e->variable ? e->variable->value : e->secret->ref + 6));
+		creds = true;
+	}
+	for (size_t i = 0; i < s->n_mcp; i++)
+		if (s->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_HTTP && s->mcp[i]->secret) {
+			_cleanup_free_ char *where = placement_text(s->mcp[i]->has_placement,
+								    s->mcp[i]->placement,
+								    s->mcp[i]->header, NULL);
+			strv_add(out, fmt("  %-11s %s: %s ([mcp.%s])", "egress",
+					  s->mcp[i]->url->value + 8, where ? where : "?",
+					  s->mcp[i]->name));
+			creds = true;
+		}
+	if (creds)
+		strv_add(out, fmt("  %-11s WebSocket (Upgrade) frames to a credentialed destination "
+				  "are relayed unredacted",
+				  "egress"));
+	for (size_t i = 0; g && i < g->n_passthrough; i++)
+		strv_add(out, fmt("  %-11s %s (plain TCP after net:connect: no interception, no "
+				  "http:request, no credentials)",
+				  "passthrough", g->passthrough[i]->value));
 }
 
 /* ---- disclosure of CONFIG.md masks and of the socket scan (issue 9 items 4-6) ---- */
@@ -1005,8 +1122,7 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 	strv_add(&out, fmt("  %-11s /proc (this box's processes; /proc/sys read-only), /dev "
 			   "(null zero full random urandom tty, pts, shm)",
 			   "private"));
-	strv_add(&out, fmt("  %-11s none (no gateway yet: no route out, loopback only)",
-			   "network"));
+	disclose_network(b, &out);
 	if (p->limits) {
 		const Box__Limits *l = p->limits;
 		char buf[256] = "";

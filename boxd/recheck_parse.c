@@ -120,7 +120,7 @@ static int
 take_fds(struct recheck_result *res, const Box__RecheckReply *rep, struct box_ipc_msg *m,
 	 bool detach)
 {
-	unsigned want = detach ? 5 : 4;
+	unsigned want = detach ? 6 : 5;
 
 	if (rep->n_fds == 0)
 		return res->n_problems ? 0 : -EPROTO;
@@ -130,8 +130,9 @@ take_fds(struct recheck_result *res, const Box__RecheckReply *rep, struct box_ip
 	res->lock_fd = TAKE_FD(m->fds[1]);
 	res->policy_dirfd = TAKE_FD(m->fds[2]);
 	res->decisions_fd = TAKE_FD(m->fds[3]);
-	if (want == 5)
-		res->log_fd = TAKE_FD(m->fds[4]);
+	res->ca_fd = TAKE_FD(m->fds[4]);
+	if (want == 6)
+		res->log_fd = TAKE_FD(m->fds[5]);
 	return 0;
 }
 

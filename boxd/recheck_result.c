@@ -40,9 +40,10 @@ recheck_result_clear(struct recheck_result *res)
 	res->log_fd = safe_close(res->log_fd);
 	res->policy_dirfd = safe_close(res->policy_dirfd);
 	res->decisions_fd = safe_close(res->decisions_fd);
+	res->ca_fd = safe_close(res->ca_fd);
 	for (size_t i = 0; i < res->n_problems; i++)
 		problem_free(res->problems[i]);
 	free(res->problems);
 	memset(res, 0, sizeof(*res));
-	res->state_dirfd = res->lock_fd = res->log_fd = res->policy_dirfd = res->decisions_fd = -1;
+	res->state_dirfd = res->lock_fd = res->log_fd = res->policy_dirfd = res->decisions_fd = res->ca_fd = -1;
 }

@@ -7,7 +7,9 @@
  * (else an error). BASE/ID is created root-owned (or owner-owned in an
  * unprivileged boxd), filled with *at() calls relative to its fd, and only
  * then handed to the owner: tmp, var_tmp, dev_shm and home are the owner's
- * (0700), masks/ and its mode-0000 objects stay boxd's. Removal walks the
+ * (0700), masks/ and its mode-0000 objects stay boxd's, and so does ca.pem
+ * (0644, empty until box-gateway's certificate is written through the fd
+ * kept in b->ca_runtime_fd: boxd never opens a name there again). Removal walks the
  * tree by fds with O_NOFOLLOW (a symlink the agent planted is unlinked, never
  * followed).
  * Trusts: nothing in BASE/ID (the owner can write there); the lock file is
@@ -141,6 +143,11 @@ runtime_dir_create(const struct boxd *d, struct box *b)
 	masks = openat(dir, "masks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (masks < 0 || fchmod(masks, 0711) < 0) /* whatever the umask */
 		return log_err_errno(errno, "%s/masks", b->runtime_dir);
+	/* The CA certificate's file, boxd's: written later through this fd (gateway.c). */
+	b->ca_runtime_fd = openat(dir, "ca.pem",
+				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+	if (b->ca_runtime_fd < 0 || fchmod(b->ca_runtime_fd, 0644) < 0)
+		return log_err_errno(errno, "%s/ca.pem", b->runtime_dir);
 	/* Last: the owner gets the directory once everything in it is in place. */
 	if (chown_owner && fchown(dir, b->owner.uid, b->owner.gid) < 0)
 		return log_err_errno(errno, "%s", b->runtime_dir);

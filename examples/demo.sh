@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
 # demo.sh — the demo box: generate box.ini from the template (grants must be
-# absolute existing paths), validate it, and run the demo agent in a real box.
+# absolute existing paths), validate it, and run the demo agent in a real box:
+# two file reads (one denied), an allowed and a denied HTTPS request through
+# box-gateway to a loopback server the demo starts (and stops at the end),
+# then `boxctl log` with the decisions.
 # Parts that later issues add say "not yet" instead of failing.
 set -euo pipefail
 BOX_BIN=${BOX_BIN:-build/bin}
 BOX_BIN=$(cd "$BOX_BIN" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/box-demo-XXXXXX)
-trap 'rm -rf "$work"' EXIT
+srv_pid=
+cleanup() {
+	if [ -n "$srv_pid" ]; then
+		kill "$srv_pid" 2>/dev/null || true
+		wait "$srv_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+servers=$here/../test/servers
 
 mkdir -p "$work/project/out"
 echo "hello from the project" >"$work/project/README.txt"
@@ -16,6 +28,12 @@ cp "$here/policy.dw" "$work/policy.dw"
 cp "$here/agent.py" "$work/agent.py"
 chmod 0755 "$work/agent.py"
 sed -e "s|@WORK@|$work|g" "$here/box.ini.in" >"$work/box.ini"
+# For the HTTPS part: a throwaway test CA (the box trusts it upstream through
+# [gateway] upstream_ca; its server certificate names both hosts) and a hosts
+# file naming the loopback server.
+"$servers/mkca.sh" "$work/ca" api.demo.test other.demo.test
+chmod 644 "$work/ca/ca.pem"
+printf '127.0.0.1 api.demo.test other.demo.test\n' >"$work/hosts"
 
 echo "== boxctl check -c box.ini"
 "$BOX_BIN/boxctl" check -c "$work/box.ini"
@@ -30,10 +48,24 @@ else
 	echo "== boxctl policy eval: not yet (the policy engine is another issue)"
 fi
 
-if [ -x "$BOX_BIN/boxd" ]; then
-	echo "== boxctl run (the agent reads one granted file, fails to read a denied one)"
-	# No service: boxctl starts an embedded boxd for this one box.
-	(cd "$work" && BOX_SOCKET="$work/no-service.sock" "$BOX_BIN/boxctl" run -c "$work/box.ini")
+if [ -x "$BOX_BIN/boxd" ] && [ -x "$BOX_BIN/box-gateway" ]; then
+	# The loopback HTTPS server the agent reaches through box-gateway.
+	python3 "$servers/httpd.py" --tls "$work/ca/server.pem" "$work/ca/server.key" \
+		--port-file "$work/port" --log "$work/httpd.log" 2>"$work/httpd.err" &
+	srv_pid=$!
+	for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+	port=$(cat "$work/port")
+	echo "== boxctl run (the agent reads one granted file, fails to read a denied one;"
+	echo "   GETs https://api.demo.test:$port/echo (allowed), then /admin there and"
+	echo "   https://other.demo.test:$port/echo (both denied))"
+	# No service: boxctl starts an embedded boxd for this one box; its state dir is
+	# in the demo's directory ($XDG_STATE_HOME/box/demo), so the log is this run's.
+	(cd "$work" && XDG_STATE_HOME="$work/state" BOX_SOCKET="$work/no-service.sock" \
+		"$BOX_BIN/boxctl" run -c "$work/box.ini" -- "https://api.demo.test:$port/echo" \
+		"https://api.demo.test:$port/admin" "https://other.demo.test:$port/echo")
+	echo "== boxctl log demo (the gateway's decisions: the permitted GET, the denied ones)"
+	(cd "$work" && XDG_STATE_HOME="$work/state" BOX_SOCKET="$work/no-service.sock" \
+		"$BOX_BIN/boxctl" log demo)
 else
-	echo "== boxctl run: not yet (boxd and the sandbox are another issue)"
+	echo "== boxctl run: not yet (boxd, the sandbox and box-gateway are other issues)"
 fi

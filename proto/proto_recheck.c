@@ -27,7 +27,7 @@ recheck_reply_row(const ProtobufCMessage *m)
 	return box_validate_recheck_reply((const Box__RecheckReply *)m);
 }
 
-/* The reply says how many fds it carries (0: refused; 4 or 5: the state files). */
+/* The reply says how many fds it carries (0: refused; 5 or 6: the state files). */
 static int
 recheck_reply_fds(const ProtobufCMessage *m, unsigned n_fds)
 {
@@ -38,9 +38,9 @@ static const struct box_ipc_type recheck_types[] = {
 	{ BOX__MSG_TYPE__MSG_RECHECK_REQUEST, "RecheckRequest", &box__recheck_request__descriptor,
 	  recheck_request_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(BOXD), S(ASKED),
 	  BOX_RECHECK_CHECKING, NULL },
-	/* fds: the state dir, the lock, agent.log, STATE/policy/, decisions.jsonl (as the owner). */
+	/* fds: the state dir, the lock, STATE/policy/, decisions.jsonl, ca.pem, agent.log (as the owner). */
 	{ BOX__MSG_TYPE__MSG_RECHECK_REPLY, "RecheckReply", &box__recheck_reply__descriptor,
-	  recheck_reply_row, recheck_reply_fds, BOX_IPC_PAYLOAD_MAX, 5, 16u << 20, FROM(RECHECK),
+	  recheck_reply_row, recheck_reply_fds, BOX_IPC_PAYLOAD_MAX, 6, 16u << 20, FROM(RECHECK),
 	  S(CHECKING), BOX_RECHECK_DONE, NULL },
 };
 

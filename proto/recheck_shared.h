@@ -15,7 +15,7 @@
 
 #define RECHECK_SOCKETS_SHOWN 20 /* reachable sockets named in the disclosure */
 #define RECHECK_MASKS_MAX 32     /* CONFIG.md masks inside grants (stores, own dirs) */
-#define RECHECK_FDS_MAX 5        /* state dir, lock, policy/, decisions.jsonl, agent.log */
+#define RECHECK_FDS_MAX 6        /* state dir, lock, policy/, decisions.jsonl, ca.pem, agent.log */
 
 /* A refusal naming box.ini, LINE, [SECTION] KEY; control characters become '?'. */
 Box__Problem *problem_new(uint32_t line, const char *section, const char *key, const char *fmt,

@@ -354,6 +354,20 @@ v_cfg_egress(const struct vctx *x, const Box__CfgEgress *v)
 		TRY(v_cfg_str(x, v->placeholder_prefix, 0, 64));
 		REQUIRE(all_in(v->placeholder_prefix->value, "_-"), -EINVAL);
 	}
+	/* sandboxes: agent, tool.NAME, mcp.NAME, each once; a line when any. */
+	REQUIRE(v->n_sandboxes <= 2 * BOX_SECTIONS_MAX + 1, -E2BIG);
+	REQUIRE(!v->n_sandboxes == !v->has_sandboxes_line, -EINVAL);
+	if (v->has_sandboxes_line)
+		REQUIRE(v->sandboxes_line >= 1 && v->sandboxes_line <= BOX_LINE_MAX, -EINVAL);
+	for (size_t i = 0; i < v->n_sandboxes; i++) {
+		const char *t = v->sandboxes[i];
+		REQUIRE(strcmp(t, "agent") == 0 ||
+				(strncmp(t, "tool.", 5) == 0 && box_valid_name(t + 5)) ||
+				(strncmp(t, "mcp.", 4) == 0 && box_valid_name(t + 4)),
+			-EINVAL);
+		for (size_t j = 0; j < i; j++)
+			REQUIRE(strcmp(v->sandboxes[j], t) != 0, -EINVAL);
+	}
 	return 0;
 }
 
@@ -423,6 +437,14 @@ v_cfg_gateway(const struct vctx *x, const Box__CfgGateway *v)
 	if (v->has_hosts_file_text)
 		REQUIRE(v->hosts_file_text.len <= BOX_PEM_MAX, -E2BIG);
 	TRY(v_cfg_bool(x, v->allow_host_loopback));
+	REQUIRE(v->n_passthrough <= BOX_DESTINATIONS_MAX, -E2BIG);
+	for (size_t i = 0; i < v->n_passthrough; i++) {
+		TRY(v_cfg_str(x, v->passthrough[i], 3, 512));
+		REQUIRE(no_space_or_ctl(v->passthrough[i]->value) &&
+				strrchr(v->passthrough[i]->value, ':') &&
+				!strchr(v->passthrough[i]->value, '/'),
+			-EINVAL);
+	}
 	return 0;
 }
 
@@ -719,7 +741,7 @@ box_validate_recheck_reply(const Box__RecheckReply *m)
 {
 	TRY(v_problems(m->problems, m->n_problems));
 	TRY(v_lines(m->disclosure, m->n_disclosure));
-	REQUIRE(m->n_fds == 0 || m->n_fds == 4 || m->n_fds == 5, -ERANGE);
+	REQUIRE(m->n_fds == 0 || m->n_fds == 5 || m->n_fds == 6, -ERANGE);
 	REQUIRE(m->n_fds == 0 || m->n_problems == 0, -EINVAL);
 	return 0;
 }

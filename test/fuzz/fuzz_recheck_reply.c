@@ -11,7 +11,7 @@
  * program and workspace, every path (records, masks, via, interpreters,
  * deny dirs, sockets) is absolute and clean, masks and named sockets are
  * within RECHECK_MASKS_MAX / RECHECK_SOCKETS_SHOWN, scan_cut is "time" or
- * "entries", and exactly the 4 (5 with detach) state fds were taken; a
+ * "entries", and exactly the 5 (6 with detach) state fds were taken; a
  * refused reply takes no fd; whatever happens, after recheck_result_clear
  * the result is empty and every fd given with the packet is closed.
  * Seeds (test/fuzz/corpus/recheck_reply) are the real replies of
@@ -57,7 +57,7 @@ check_cleared(const struct recheck_result *res)
 	    res->n_problems || res->n_interpreters || res->n_deny_dirs || res->sockets_total)
 		abort();
 	if (res->state_dirfd != -1 || res->lock_fd != -1 || res->log_fd != -1 ||
-	    res->policy_dirfd != -1 || res->decisions_fd != -1)
+	    res->policy_dirfd != -1 || res->decisions_fd != -1 || res->ca_fd != -1)
 		abort();
 }
 
@@ -65,13 +65,14 @@ check_cleared(const struct recheck_result *res)
 static void
 check_accepted(const struct recheck_result *res, const Box__RecheckReply *rep, bool detach)
 {
-	int fds[] = { res->state_dirfd, res->lock_fd, res->policy_dirfd, res->decisions_fd };
+	int fds[] = { res->state_dirfd, res->lock_fd, res->policy_dirfd, res->decisions_fd,
+		      res->ca_fd };
 
 	if (res->n_problems != rep->n_problems)
 		abort();
 	if (res->n_problems) {
 		/* refused: no state file taken */
-		for (size_t i = 0; i < 4; i++)
+		for (size_t i = 0; i < 5; i++)
 			if (fds[i] != -1)
 				abort();
 		if (res->log_fd != -1)
@@ -83,7 +84,7 @@ check_accepted(const struct recheck_result *res, const Box__RecheckReply *rep, b
 		check_path(res->argv0);
 		check_path(res->program);
 		check_path(res->workspace);
-		for (size_t i = 0; i < 4; i++)
+		for (size_t i = 0; i < 5; i++)
 			if (fds[i] < 0 || fcntl(fds[i], F_GETFD) < 0)
 				abort();
 		if ((res->log_fd >= 0) != detach)
@@ -124,7 +125,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* boxd's b->rc before a recheck: zeroed, no fd (recheck_result_clear's resting state) */
 	memset(&res, 0, sizeof(res));
-	res.state_dirfd = res.lock_fd = res.log_fd = res.policy_dirfd = res.decisions_fd = -1;
+	res.state_dirfd = res.lock_fd = res.log_fd = res.policy_dirfd = res.decisions_fd = res.ca_fd = -1;
 
 	struct box_ipc_chan *c = box_ipc_chan_new(-1, &box_proto_recheck, BOX_RECHECK_ROLE_RECHECK);
 	if (!c || box_ipc_chan_set_state(c, BOX_RECHECK_CHECKING) < 0 ||

@@ -1,8 +1,8 @@
 # lib-run.sh — shared setup for the t-run*.sh tests: real boxes started with
 # `boxctl run`. Source after test/lib.sh.
 #
-# Copies boxctl, boxd and its helpers (box-trampoline, box-policyd, box-clientd,
-# box-recheck) into a 0755 directory an ordinary user can reach ($RB), makes a 0755 work dir ($W), points BOX_SOCKET at a
+# Copies boxctl, boxd and its helpers (box-trampoline, box-policyd, box-gateway,
+# box-clientd, box-recheck) into a 0755 directory an ordinary user can reach ($RB), makes a 0755 work dir ($W), points BOX_SOCKET at a
 # socket nobody listens on (so `run` starts an embedded boxd), and creates
 # the ordinary user `boxtest` (with a home) when it is missing and we are
 # root. Everything made here is removed by run_cleanup (an EXIT trap).
@@ -12,7 +12,7 @@ W=$(mktemp -d /tmp/box-t-run.XXXXXX)
 chmod 755 "$W"
 RB="$W/bin"
 mkdir -p "$RB"
-for p in boxctl boxd box-trampoline box-policyd box-clientd box-recheck; do
+for p in boxctl boxd box-trampoline box-policyd box-gateway box-clientd box-recheck; do
 	cp "$BOX_BIN/$p" "$RB/$p" || { echo "not ok - $p is built"; exit 1; }
 done
 chmod 755 "$RB" "$RB"/*

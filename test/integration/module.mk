@@ -6,3 +6,11 @@ $(BIN)/box-test-swap: test/integration/swap-race.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -o $@ $<
 CHECK_DEPS += $(BIN)/box-test-swap
+
+# The stand-in gateway of t-gw-boxd.sh: boxd's side of the gateway protocol alone.
+$(BUILD)/test/integration/gw-fake.o: private MODULE_CPPFLAGS := -Iproto \
+	$(call pkg_cflags,libprotobuf-c)
+$(BIN)/box-test-gwfake: $(BUILD)/test/integration/gw-fake.o $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BIN)/box-test-gwfake: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c)
+CHECK_DEPS += $(BIN)/box-test-gwfake

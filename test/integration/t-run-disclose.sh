@@ -11,7 +11,8 @@
 #    help exits 0; `log` of a box without decisions says so; the RLIMIT_NPROC
 #    warning is what this kernel does (the box's processes only);
 #  - the disclosure names the policy and its rule count, what decides
-#    (nothing yet), [tool]/[egress]/[mcp] as inactive, and each grant's flags.
+#    (box-gateway's actions), [tool]/[mcp] as inactive, [egress] as served, and each
+#    grant's flags.
 . test/lib.sh
 . test/integration/lib-run.sh
 set -u
@@ -145,12 +146,12 @@ for u in "${users[@]}"; do
 	check "$u: disclosure box runs (rc $rc)" test "$rc" = 0 -a "$out" = hello
 	check "$u: disclosure: the policy file and its rule count (box-policyd's)" \
 		grep -qx "box: policy: $W/$p-two.cedar (2 rules)" "$p.err"
-	check "$u: disclosure: no action is decided by policy yet" \
-		grep -qx "box: decided by policy: nothing yet — no action is decided by policy yet (box-gateway, box-shell and box-mcpd are not built)" "$p.err"
+	check "$u: disclosure: what is decided by policy (box-gateway's actions only)" \
+		grep -qx "box: decided by policy: every connection and HTTP request (net:connect, http:request by box-gateway); nothing else yet (box-shell and box-mcpd are not built)" "$p.err"
 	check "$u: disclosure: [tool.git] inactive" \
 		grep -qx "box: inactive: \[tool.git\] (nothing serves it yet: no box-shell)" "$p.err"
-	check "$u: disclosure: [egress.gh] inactive" \
-		grep -qx "box: inactive: \[egress.gh\] (nothing serves it yet: no box-gateway)" "$p.err"
+	check "$u: disclosure: [egress.gh] served by box-gateway (not inactive)" \
+		bash -c "grep -qx 'box:   egress      api.github.com: header Authorization, for every sandbox (\[egress.gh\], in \\\$F_TEST_TOKEN)' '$p.err' && ! grep -q 'inactive: \[egress' '$p.err'"
 	check "$u: disclosure: [mcp.files] inactive" \
 		grep -qx "box: inactive: \[mcp.files\] (nothing serves it yet: no box-mcpd)" "$p.err"
 	check "$u: disclosure: no tool shown as working (no 'tool git:' line, no tool grants)" \

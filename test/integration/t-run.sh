@@ -49,8 +49,8 @@ check "run: 128+N when the agent dies of signal N (137)" test $? = 137
 mkini args "/usr/bin/python3 argv.py fixed"
 out=$("$RB/boxctl" run -q -c args.ini -- one "two words" 2>/dev/null)
 check "run: -- ARGS are appended to [agent] command" grep -qx "argv=fixed one two words" <<<"$out"
-check "run: USER, BOX_NAME, BOX_ID set; no proxy variable without a gateway" \
-	grep -qE "^user=root box=args id=[0-9a-f]{12} proxy=-$" <<<"$out"
+check "run: USER, BOX_NAME, BOX_ID set; HTTPS_PROXY points at box-gateway's listener" \
+	grep -qE "^user=root box=args id=[0-9a-f]{12} proxy=http://127.0.0.1:3128$" <<<"$out"
 
 # disclosure
 "$RB/boxctl" run -c st0.ini >/dev/null 2>err

@@ -185,7 +185,8 @@ fixture_init(struct fixture *f, Box__RunRequest *req, const char *id)
 	b->owner.home = at("home");
 	b->owner.shell = strdup("/bin/bash");
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
-	b->rc.policy_dirfd = b->rc.decisions_fd = -1;
+	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
+	b->gateway_policyd_fd = b->ca_runtime_fd = -1;
 	b->rc.state_dir = at("state");
 	b->rc.workspace = at("home/proj");
 	return runtime_dir_create(&f->d, b) == 0;
@@ -196,6 +197,12 @@ fixture_clear(struct fixture *f)
 {
 	runtime_dir_remove(&f->d, &f->b);
 	recheck_result_clear(&f->b.rc);
+	safe_close(f->b.ca_runtime_fd);
+	for (size_t i = 0; i < f->b.n_placeholders; i++) {
+		free(f->b.placeholders[i].variable);
+		free(f->b.placeholders[i].value);
+	}
+	free(f->b.placeholders);
 	free(f->b.runtime_dir);
 	free(f->b.name);
 	free(f->b.owner.name);
@@ -397,11 +404,10 @@ test_plan_and_disclosure(void)
 	WANT("  exec        /usr/bin/env  (read-only, exec)  (implicit: #! interpreter)");
 	WANT("  workspace   %s", proj);
 	WANT("inactive: [tool.t1] (nothing serves it yet: no box-shell)");
-	WANT("inactive: [egress.e1] (nothing serves it yet: no box-gateway)");
 	WANT("inactive: [mcp.m1] (nothing serves it yet: no box-mcpd)");
 	WANT("  write       /tmp /var/tmp /dev/shm -> %s/{tmp,var_tmp,dev_shm} (read-write, "
 	     "noexec)", b->runtime_dir);
-	WANT("  network     none (no gateway yet: no route out, loopback only)");
+	WANT("  network     none (no gateway: no route out, loopback only)");
 	WANT("  limits      nofile=16 nproc=50");
 	WANT("  state       %s/state", dir);
 #undef WANT
@@ -410,8 +416,10 @@ test_plan_and_disclosure(void)
 	/* In order: the first line first, the state last; no line about a runtime HOME. */
 	CHECK(n > 0 && strcmp(lines[0], want[0]) == 0);
 	CHECK(n > 0 && strcmp(lines[n - 1], want[nw - 1]) == 0);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		CHECK(strstr(lines[i], "ungranted HOME") == NULL);
+		CHECK(strstr(lines[i], "inactive: [egress") == NULL); /* box-gateway serves it */
+	}
 	b->disclosure = lines;
 	b->n_disclosure = n;
 
@@ -421,6 +429,96 @@ test_plan_and_disclosure(void)
 	CHECK_INT(n, 6);
 	for (size_t i = 0; i < n; i++) {
 		CHECK(strncmp(lines[i], "warning: ", 9) == 0);
+		free(lines[i]);
+	}
+	free(lines);
+	plan_free(p);
+	fixture_clear(&f);
+}
+
+/*
+ * Once box-gateway serves the box (GatewayReady): the proxy, CA and
+ * placeholder variables (CLI.md "The agent's view"), the CA mount and the
+ * listener in the plan, and the network lines of the disclosure — never the
+ * placeholder there.
+ */
+static void
+test_gateway_view(void)
+{
+	static const char ph[] = "box_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	Box__Plan *p = NULL;
+	_cleanup_free_ char *err = NULL;
+	char **lines = NULL;
+	size_t n = 0;
+	char ini[1024];
+
+	snprintf(ini, sizeof(ini),
+		 "[box]\nname = i3plan3\nstate_dir = %s/state\n\n"
+		 "[agent]\ncommand = /bin/cat\nworkspace = %s/home/proj\n\n"
+		 "[egress.e1]\ndestinations = api.example.com\nsecret = env://I3_PLAN_TOKEN\n"
+		 "variable = I3_PLAN_KEY\nsandboxes = agent\n\n"
+		 "[egress.q]\ndestinations = q.example.com:8443\nsecret = env://I3_PLAN_TOKEN\n"
+		 "variable = I3_Q\nplacement = query_param\nparam = key\n\n"
+		 "[gateway]\nport = 8123\npassthrough = github.com:22\n",
+		 dir, dir);
+	Box__RunRequest *req = request_of(ini);
+	CHECK(req != NULL);
+	if (!req)
+		return;
+	struct fixture f;
+	CHECK(fixture_init(&f, req, "0123456789ad"));
+	struct box *b = &f.b;
+	_cleanup_free_ char *cat = realpath("/bin/cat", NULL);
+	b->rc.argv0 = strdup("/bin/cat");
+	b->rc.program = strdup(cat);
+	b->gateway_serving = true;
+	b->placeholders = calloc(1, sizeof(*b->placeholders));
+	b->placeholders[0].variable = strdup("I3_PLAN_KEY");
+	b->placeholders[0].value = strdup(ph);
+	b->n_placeholders = 1;
+	CHECK_INT(plan_build(&f.d, b, &p, &err), 0);
+	if (!p) {
+		printf("#   %s\n", err ? err : "?");
+		fixture_clear(&f);
+		return;
+	}
+	static const char *const want_env[] = {
+		"HTTP_PROXY=http://127.0.0.1:8123", "HTTPS_PROXY=http://127.0.0.1:8123",
+		"http_proxy=http://127.0.0.1:8123", "https_proxy=http://127.0.0.1:8123",
+		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+		"NODE_USE_ENV_PROXY=1",		    "SSL_CERT_FILE=/run/box/ca.pem",
+		"REQUESTS_CA_BUNDLE=/run/box/ca.pem", "CURL_CA_BUNDLE=/run/box/ca.pem",
+		"NODE_EXTRA_CA_CERTS=/run/box/ca.pem", "AWS_CA_BUNDLE=/run/box/ca.pem",
+		"GIT_SSL_CAINFO=/run/box/ca.pem",
+	};
+	for (size_t i = 0; i < ELEMENTSOF(want_env); i++)
+		CHECK(has_line(p->env, p->n_env, want_env[i]));
+	char phv[128];
+	snprintf(phv, sizeof(phv), "I3_PLAN_KEY=%s", ph);
+	CHECK(has_line(p->env, p->n_env, phv));
+	for (size_t i = 0; i < p->n_env; i++)
+		CHECK(strncmp(p->env[i], "SSL_CERT_DIR=", 13) != 0);
+	CHECK(p->has_gateway_port && p->gateway_port == 8123);
+	_cleanup_free_ char *ca = NULL;
+	if (asprintf(&ca, "%s/ca.pem", b->runtime_dir) < 0)
+		abort();
+	CHECK_STR(p->runtime->ca_pem, ca);
+	b->quiet = false;
+	CHECK_INT(plan_disclosure(b, p, &lines, &n), 0);
+	CHECK(has_line(lines, n, "  network     proxy 127.0.0.1:8123 (box-gateway; HTTP/1.1 only "
+				 "— HTTP/2 and gRPC clients fall back through the proxy); no other "
+				 "route out"));
+	CHECK(has_line(lines, n, "  egress      api.example.com: header Authorization, for agent "
+				 "([egress.e1], in $I3_PLAN_KEY)"));
+	CHECK(has_line(lines, n, "  egress      q.example.com:8443: query param key, for every "
+				 "sandbox ([egress.q], in $I3_Q)"));
+	CHECK(has_line(lines, n, "  passthrough github.com:22 (plain TCP after net:connect: no "
+				 "interception, no http:request, no credentials)"));
+	CHECK(has_line(lines, n, "  egress      WebSocket (Upgrade) frames to a credentialed "
+				 "destination are relayed unredacted"));
+	for (size_t i = 0; i < n; i++) {
+		CHECK(strstr(lines[i], ph) == NULL);
+		CHECK(strstr(lines[i], "none (no gateway") == NULL);
 		free(lines[i]);
 	}
 	free(lines);
@@ -623,6 +721,7 @@ main(void)
 
 	RUN(test_plan_and_disclosure);
 	RUN(test_runtime_home_and_limits);
+	RUN(test_gateway_view);
 	RUN(test_forged_request_refused);
 
 	char cmd[128];

@@ -270,7 +270,7 @@ write_seed(void *userdata, const uint8_t *pkt, size_t len, const int *fds, unsig
 {
 	const char *dir = userdata;
 	char path[PATH_MAX];
-	uint8_t head = (uint8_t)(n_fds | (n_fds == 5 ? 8 : 0));
+	uint8_t head = (uint8_t)(n_fds | (n_fds == 6 ? 8 : 0));
 	snprintf(path, sizeof(path), "%s/reply-%02u", dir, corpus_seq++);
 	FILE *f = fopen(path, "we");
 	if (!f)
@@ -458,7 +458,7 @@ static void
 check_state_fds(const struct answer *a, const struct req *r, uid_t owner, bool detach)
 {
 	char p[600];
-	unsigned want = detach ? 5 : 4;
+	unsigned want = detach ? 6 : 5;
 
 	CHECK_INT(a->exit_status, 0);
 	CHECK(a->replied);
@@ -487,10 +487,16 @@ check_state_fds(const struct answer *a, const struct req *r, uid_t owner, bool d
 	int fl = fcntl(a->m.fds[3], F_GETFL);
 	CHECK((fl & O_APPEND) && (fl & O_ACCMODE) == O_WRONLY);
 	CHECK(fstat(a->m.fds[3], &st) == 0 && st.st_uid == owner && (st.st_mode & 0777) == 0600);
+	/* ca.pem: the owner's, write-only, not truncated (a second run must not empty it). */
+	snprintf(p, sizeof(p), "%s/ca.pem", r->state);
+	check_same_file(a->m.fds[4], p, S_IFREG);
+	fl = fcntl(a->m.fds[4], F_GETFL);
+	CHECK((fl & O_ACCMODE) == O_WRONLY && !(fl & O_APPEND));
+	CHECK(fstat(a->m.fds[4], &st) == 0 && st.st_uid == owner);
 	if (detach) {
 		snprintf(p, sizeof(p), "%s/agent.log", r->state);
-		check_same_file(a->m.fds[4], p, S_IFREG);
-		fl = fcntl(a->m.fds[4], F_GETFL);
+		check_same_file(a->m.fds[5], p, S_IFREG);
+		fl = fcntl(a->m.fds[5], F_GETFL);
 		CHECK((fl & O_APPEND) && (fl & O_ACCMODE) == O_WRONLY);
 	}
 }
@@ -501,6 +507,7 @@ parse(struct answer *a, bool detach, struct recheck_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->state_dirfd = res->lock_fd = res->log_fd = res->policy_dirfd = res->decisions_fd = -1;
+	res->ca_fd = -1;
 	if (!a->rep)
 		return -ENODATA;
 	return recheck_parse_reply(res, a->rep, &a->m, detach);
@@ -560,7 +567,7 @@ test_good_grant(void)
 	}
 	CHECK_INT(res.n_sockets, 0); /* ROOT/sock is not granted: not scanned */
 	CHECK(res.state_dirfd >= 0 && res.lock_fd >= 0 && res.policy_dirfd >= 0 &&
-	      res.decisions_fd >= 0 && res.log_fd == -1);
+	      res.decisions_fd >= 0 && res.ca_fd >= 0 && res.log_fd == -1);
 	recheck_result_clear(&res);
 	answer_done(&a);
 	req_free_paths(&r);
@@ -1028,27 +1035,29 @@ test_parse_crafted(void)
 	} while (0)
 
 	/* the minimum boxd starts with, and its fds */
-	CHECK_INT(parse_crafted(ok, 4, false, false, &res), 0);
-	CHECK(res.state_dirfd >= 0 && res.decisions_fd >= 0 && res.log_fd == -1);
+	CHECK_INT(parse_crafted(ok, 5, false, false, &res), 0);
+	CHECK(res.state_dirfd >= 0 && res.decisions_fd >= 0 && res.ca_fd >= 0 && res.log_fd == -1);
 	recheck_result_clear(&res);
-	CHECK_INT(parse_crafted(ok, 5, false, true, &res), 0);
-	CHECK(res.log_fd >= 0);
+	CHECK_INT(parse_crafted(ok, 6, false, true, &res), 0);
+	CHECK(res.log_fd >= 0 && res.ca_fd >= 0);
 	recheck_result_clear(&res);
-	/* fds that do not fit: none without problems, 4 for a detach, 5 without */
+	/* fds that do not fit: none without problems, 5 for a detach, 6 without, the old 4 */
 	CHECK_INT(parse_crafted(ok, 0, false, false, &res), -EPROTO);
 	recheck_result_clear(&res);
-	CHECK_INT(parse_crafted(ok, 4, false, true, &res), -EPROTO);
+	CHECK_INT(parse_crafted(ok, 5, false, true, &res), -EPROTO);
 	recheck_result_clear(&res);
-	CHECK_INT(parse_crafted(ok, 5, false, false, &res), -EPROTO);
+	CHECK_INT(parse_crafted(ok, 6, false, false, &res), -EPROTO);
+	recheck_result_clear(&res);
+	CHECK_INT(parse_crafted(ok, 4, false, false, &res), -EPROTO);
 	recheck_result_clear(&res);
 	/* a refusal: no fds, the records kept for the message */
 	CHECK_INT(parse_crafted(ok, 0, true, false, &res), 0);
 	CHECK(res.n_problems == 1 && res.state_dirfd == -1);
 	recheck_result_clear(&res);
 	/* no program, workspace or argv0 in an OK reply */
-	EXPECT(-EPROTO, 4, false, false, "argv0 /a", "workspace /w");
-	EXPECT(-EPROTO, 4, false, false, "program /a", "workspace /w");
-	EXPECT(-EPROTO, 4, false, false, "argv0 /a", "program /a");
+	EXPECT(-EPROTO, 5, false, false, "argv0 /a", "workspace /w");
+	EXPECT(-EPROTO, 5, false, false, "program /a", "workspace /w");
+	EXPECT(-EPROTO, 5, false, false, "argv0 /a", "program /a");
 	/* bad records */
 	EXPECT(-EBADMSG, 0, true, false, "argv0 /a", "argv0 /b");
 	EXPECT(-EBADMSG, 0, true, false, "program relative");

@@ -1,0 +1,1009 @@
+/*
+ * gateway.c — boxd's side of box-gateway, the per-box egress proxy
+ * (DESIGN.md §2-§4; proto/gateway.proto; box-gateway/README.md).
+ *
+ * Every box has one (its agent is always a contained sandbox). After
+ * box-policyd is ready and before the agent's trampoline: fork+exec
+ * box-gateway (next to boxd's own executable, else BOX_LIBEXECDIR, never
+ * through the environment) with fd 3 = our end of a SOCK_SEQPACKET
+ * socketpair (proto_gateway, we are `boxd`), fd 4 = its box-policyd channel
+ * (the other end of policyd's fd 4, made when policyd was spawned), 0 and 1
+ * /dev/null, 2 boxd's stderr (agent.log for a detached embedded box,
+ * /dev/null for an attached embedded one unless BOXD_DEBUG);
+ * RLIMIT_NOFILE soft and hard = 2 × [gateway] max_connections + 256, set in
+ * the child before the exec (a root boxd may raise the hard limit up to
+ * fs.nr_open, when it holds CAP_SYS_RESOURCE; otherwise, and in an
+ * unprivileged boxd, a limit above its own hard limit refuses the box); an
+ * environment of nothing but the BOX_TEST_GATEWAY_* hooks boxd's own has
+ * (and ASAN_OPTIONS in a sanitizer build); no arguments. Its ids are
+ * policyd's — an embedded boxd's own, a service boxd's daemon user —
+ * switched to in the child before the exec (it starts as what it runs as,
+ * then locks itself down: box-gateway/main.c).
+ * Then GatewayInit: the [gateway] settings with CONFIG.md's defaults, the
+ * upstream CA and hosts file boxctl read, every [egress.NAME] binding (and
+ * each http [mcp.NAME] with a secret, as "mcp.NAME") with its secret, its
+ * effective placement/header/prefix/param/inject, its sandboxes and a fresh
+ * placeholder: placeholder_prefix + 64 lowercase hex digits from getrandom,
+ * made here at every start. GatewayReady arrives as an event (never waited
+ * for): its certificate (checked again here: a PEM certificate, no key) is
+ * written to RUNTIME/ca.pem (a root-owned 0644 file runtime.c made before
+ * BASE/ID became the owner's, written through its fd) and STATE/ca.pem
+ * (opened by box-recheck as the owner, written through that fd: root never
+ * follows a name in the owner's state dir); ok = false refuses the box with
+ * the gateway's message; its exit or BOXD_GATEWAY_READY_TIMEOUT_MS without
+ * an answer fails the start.
+ * While the box runs: each listener a trampoline sends on fd 4 goes to the
+ * gateway (GatewayListener, with its sandbox tag), and when that sandbox
+ * ends GatewayListenerClosed. Losing the gateway (its channel or its exit)
+ * stops the box (fail closed: an egress nobody decides is no egress). At
+ * the end fd 3 is closed; the gateway exits, and the end goes on once its
+ * exit is reaped, or after BOXD_GATEWAY_EXIT_WAIT_MS with a SIGKILL.
+ * Trusts: nothing the gateway sends beyond box_ipc_decode()'s validation
+ * and the certificate check here; the spec after box_validate_box_spec(),
+ * re-parsing each destination spelling (a bad one refuses the box).
+ * The secrets pass through here on their way to the gateway: never logged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "fdutil.h"
+#include "gateway.pb-c.h"
+#include "ipc.h"
+#include "log.h"
+#include "parse.h"
+#include "proto_gateway.h"
+#include "spawn.h"
+#include "validate.h"
+
+#define GATEWAY_FD 3
+#define GATEWAY_POLICYD_FD 4
+#define CA_FILE "ca.pem"
+#define TEST_ENV_PREFIX "BOX_TEST_GATEWAY_"
+#define TEST_ENV_MAX 8
+
+extern char **environ;
+
+static void
+seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+seterr(char **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || *err)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------------ */
+/* the config (CONFIG.md [gateway], [egress.NAME])                      */
+
+/*
+ * A destination as CONFIG.md spells it: host | host:port | *.domain[:port],
+ * then /path-prefix (egress only). The host is lowercased LDH labels or an
+ * IPv4 address; the port 443 when not written; a path is whole segments
+ * without a trailing '/'. Shape only: boxctl checked the rest, and the
+ * gateway validator checks this again.
+ */
+static int
+dest_parse(const char *spelling, bool egress, bool port_required, Box__GatewayDestination **ret)
+{
+	_cleanup_free_ char *hp = NULL;
+	const char *slash = strchr(spelling, '/');
+	size_t hl = slash ? (size_t)(slash - spelling) : strlen(spelling);
+	uint16_t port = 443;
+
+	if (hl == 0 || hl > 260 || (slash && !egress))
+		return -EINVAL;
+	hp = strndup(spelling, hl);
+	if (!hp)
+		return -ENOMEM;
+	char *colon = strrchr(hp, ':');
+	if (colon) {
+		if (parse_port(colon + 1, &port) < 0)
+			return -EINVAL;
+		*colon = '\0';
+	} else if (port_required)
+		return -EINVAL;
+	char *host = hp;
+	bool wildcard = strncmp(host, "*.", 2) == 0;
+	if (wildcard)
+		host += 2;
+	if (!*host || host[strlen(host) - 1] == '.' || strlen(host) > 253)
+		return -EINVAL;
+	for (char *p = host; *p; p++) {
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
+			return -EINVAL;
+	}
+	Box__GatewayDestination *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	box__gateway_destination__init(d);
+	d->host = strdup(host);
+	d->wildcard = wildcard;
+	d->port = (uint32_t)port;
+	d->spelling = strdup(spelling);
+	if (slash) {
+		size_t pl = strlen(slash);
+		while (pl > 1 && slash[pl - 1] == '/')
+			pl--;
+		if (pl > 1)
+			d->path_prefix = strndup(slash, pl);
+	}
+	if (!d->host || !d->spelling || (slash && strlen(slash) > 1 && !d->path_prefix)) {
+		box__gateway_destination__free_unpacked(d, NULL);
+		return -ENOMEM;
+	}
+	*ret = d;
+	return 0;
+}
+
+/* placeholder_prefix + 64 lowercase hex digits from getrandom (CONFIG.md). */
+static int
+placeholder_new(const char *prefix, char **ret)
+{
+	uint8_t raw[32];
+	static const char hex[] = "0123456789abcdef";
+	size_t pl = strlen(prefix);
+	char *s;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -errno;
+	s = malloc(pl + 2 * sizeof(raw) + 1);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, prefix, pl);
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		s[pl + 2 * i] = hex[raw[i] >> 4];
+		s[pl + 2 * i + 1] = hex[raw[i] & 15];
+	}
+	s[pl + 2 * sizeof(raw)] = '\0';
+	explicit_bzero(raw, sizeof(raw));
+	*ret = s;
+	return 0;
+}
+
+static Box__GatewayPlacement
+placement_of(bool has, Box__Placement p)
+{
+	if (has && p == BOX__PLACEMENT__PLACEMENT_BASIC_AUTH)
+		return BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_BASIC_AUTH;
+	if (has && p == BOX__PLACEMENT__PLACEMENT_QUERY_PARAM)
+		return BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_QUERY_PARAM;
+	return BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_HEADER;
+}
+
+/*
+ * header / prefix per CONFIG.md for a header placement: header defaults to
+ * Authorization; prefix to "Bearer " on Authorization, else "".
+ */
+static int
+placement_fill(Box__GatewayCredential *c, const Box__CfgStr *header, const Box__CfgStr *prefix,
+	       const Box__CfgStr *param)
+{
+	switch (c->placement) {
+	case BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_HEADER:
+		c->header = strdup(header ? header->value : "Authorization");
+		if (!c->header)
+			return -ENOMEM;
+		c->prefix = strdup(prefix ? prefix->value :
+				   strcasecmp(c->header, "Authorization") == 0 ? "Bearer " : "");
+		return c->prefix ? 0 : -ENOMEM;
+	case BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_QUERY_PARAM:
+		if (!param)
+			return -EINVAL;
+		c->param = strdup(param->value);
+		return c->param ? 0 : -ENOMEM;
+	case BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_BASIC_AUTH:
+	case _BOX__GATEWAY_PLACEMENT_IS_INT_SIZE:
+	default:
+		return 0;
+	}
+}
+
+/* One credential (its secret copied in; freed with explicit_bzero by init_free). */
+static int
+credential_new(const char *name, Box__CfgStr *const *dests, size_t n_dests,
+	       const Box__CfgSecret *secret, bool has_placement, Box__Placement placement,
+	       const Box__CfgStr *header, const Box__CfgStr *prefix, const Box__CfgStr *param,
+	       bool always, const char *placeholder_prefix, char *const *sandboxes,
+	       size_t n_sandboxes, Box__GatewayCredential **ret)
+{
+	Box__GatewayCredential *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	box__gateway_credential__init(c);
+	*ret = c;
+	if (!(c->name = strdup(name)))
+		return -ENOMEM;
+	if (!secret->has_secret_value || secret->secret_value.len == 0)
+		return -EINVAL;
+	c->secret.data = malloc(secret->secret_value.len);
+	if (!c->secret.data)
+		return -ENOMEM;
+	memcpy(c->secret.data, secret->secret_value.data, secret->secret_value.len);
+	c->secret.len = secret->secret_value.len;
+	if ((r = placeholder_new(placeholder_prefix, &c->placeholder)) < 0)
+		return r;
+	c->placement = placement_of(has_placement, placement);
+	if ((r = placement_fill(c, header, prefix, param)) < 0)
+		return r;
+	c->inject = always ? BOX__GATEWAY_INJECT__GATEWAY_INJECT_ALWAYS :
+			     BOX__GATEWAY_INJECT__GATEWAY_INJECT_PLACEHOLDER;
+	c->destinations = calloc(n_dests ? n_dests : 1, sizeof(*c->destinations));
+	if (!c->destinations)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_dests; i++) {
+		if ((r = dest_parse(dests[i]->value, true, false, &c->destinations[i])) < 0)
+			return r;
+		c->n_destinations++;
+	}
+	c->sandboxes = calloc(n_sandboxes ? n_sandboxes : 1, sizeof(*c->sandboxes));
+	if (!c->sandboxes)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_sandboxes; i++) {
+		if (!(c->sandboxes[i] = strdup(sandboxes[i])))
+			return -ENOMEM;
+		c->n_sandboxes++;
+	}
+	return 0;
+}
+
+/* Free an init, wiping the secrets first. */
+static void
+init_free(Box__GatewayInit *in)
+{
+	if (!in)
+		return;
+	for (size_t i = 0; i < in->n_credentials; i++)
+		if (in->credentials[i] && in->credentials[i]->secret.data)
+			explicit_bzero(in->credentials[i]->secret.data, in->credentials[i]->secret.len);
+	box__gateway_init__free_unpacked(in, NULL);
+}
+
+/*
+ * The GatewayInit of this box. On a bad entry (a destination that does not
+ * parse, a binding without its secret) -EINVAL with *line and *what set.
+ */
+static int
+init_build(struct box *b, Box__GatewayInit **ret, uint32_t *line, const char **what)
+{
+	const Box__BoxSpec *s = b->spec;
+	const Box__CfgGateway *g = s->gateway;
+	Box__GatewayInit *in = calloc(1, sizeof(*in));
+	int r = -ENOMEM;
+
+	if (!in)
+		return -ENOMEM;
+	box__gateway_init__init(in);
+	*ret = in;
+	in->box_name = strdup(b->name);
+	in->box_id = strdup(b->id);
+	if (!in->box_name || !in->box_id)
+		return -ENOMEM;
+	in->port = gateway_port(b);
+	in->connect_timeout_ms = g && g->connect_timeout_ms ? g->connect_timeout_ms->value : 10000;
+	in->idle_timeout_ms = g && g->idle_timeout_ms ? g->idle_timeout_ms->value : 300000;
+	in->max_connections = g && g->max_connections ? g->max_connections->value : 1024;
+	in->max_request_body = g && g->max_request_body ? g->max_request_body->value : 64ull << 20;
+	in->allow_host_loopback = g && g->allow_host_loopback && g->allow_host_loopback->value;
+	if (g && g->has_upstream_ca_pem && g->upstream_ca_pem.len) {
+		in->has_upstream_ca_pem = 1;
+		in->upstream_ca_pem.data = malloc(g->upstream_ca_pem.len);
+		if (!in->upstream_ca_pem.data)
+			return -ENOMEM;
+		memcpy(in->upstream_ca_pem.data, g->upstream_ca_pem.data, g->upstream_ca_pem.len);
+		in->upstream_ca_pem.len = g->upstream_ca_pem.len;
+	}
+	if (g && g->has_hosts_file_text) {
+		in->has_hosts_file = 1;
+		in->hosts_file.data = malloc(g->hosts_file_text.len ? g->hosts_file_text.len : 1);
+		if (!in->hosts_file.data)
+			return -ENOMEM;
+		memcpy(in->hosts_file.data, g->hosts_file_text.data, g->hosts_file_text.len);
+		in->hosts_file.len = g->hosts_file_text.len;
+	}
+	if (g && g->resolver && !(in->resolver = strdup(g->resolver->value)))
+		return -ENOMEM;
+	size_t n_pt = g ? g->n_passthrough : 0;
+	in->passthrough = calloc(n_pt ? n_pt : 1, sizeof(*in->passthrough));
+	if (!in->passthrough)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_pt; i++) {
+		if ((r = dest_parse(g->passthrough[i]->value, false, true, &in->passthrough[i])) < 0) {
+			*line = g->passthrough[i]->line;
+			*what = "passthrough";
+			return r;
+		}
+		in->n_passthrough++;
+	}
+	in->credentials = calloc(s->n_egress + s->n_mcp + 1, sizeof(*in->credentials));
+	if (!in->credentials)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_egress; i++) {
+		const Box__CfgEgress *e = s->egress[i];
+		_cleanup_free_ char *name = NULL;
+		if (asprintf(&name, "egress.%s", e->name) < 0)
+			return -ENOMEM;
+		r = credential_new(name, e->destinations, e->n_destinations, e->secret,
+				   e->has_placement, e->placement, e->header, e->prefix, e->param,
+				   e->has_inject && e->inject == BOX__INJECT__INJECT_ALWAYS,
+				   e->placeholder_prefix ? e->placeholder_prefix->value : "box_",
+				   e->sandboxes, e->n_sandboxes, &in->credentials[in->n_credentials]);
+		in->n_credentials++;
+		if (r < 0) {
+			*line = e->line;
+			*what = "destinations";
+			return r;
+		}
+	}
+	for (size_t i = 0; i < s->n_mcp; i++) {
+		const Box__CfgMcp *m = s->mcp[i];
+		if (m->type != BOX__MCP_TYPE__MCP_TYPE_HTTP || !m->secret || !m->url)
+			continue;
+		/* The url's host/port/path is the one destination ("https://" stripped). */
+		Box__CfgStr dest = BOX__CFG_STR__INIT;
+		Box__CfgStr *dp = &dest;
+		_cleanup_free_ char *name = NULL, *spelling = strdup(m->url->value + 8);
+		if (!spelling || asprintf(&name, "mcp.%s", m->name) < 0)
+			return -ENOMEM;
+		/* A url path may end with '/' (CONFIG.md); the prefix drops it. */
+		dest.value = spelling;
+		r = credential_new(name, &dp, 1, m->secret, m->has_placement, m->placement,
+				   m->header, m->prefix, NULL, false, "box_", NULL, 0,
+				   &in->credentials[in->n_credentials]);
+		in->n_credentials++;
+		if (r < 0) {
+			*line = m->line;
+			*what = "url";
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the environment: the placeholders, by variable                       */
+
+/* The [egress] variable of credential i (NULL for an http [mcp]'s). */
+static const char *
+egress_variable_of(const struct box *b, const char *name)
+{
+	if (strncmp(name, "egress.", 7) != 0)
+		return NULL;
+	for (size_t i = 0; i < b->spec->n_egress; i++) {
+		const Box__CfgEgress *e = b->spec->egress[i];
+		if (strcmp(e->name, name + 7) != 0)
+			continue;
+		if (e->variable)
+			return e->variable->value;
+		return strncmp(e->secret->ref, "env://", 6) == 0 ? e->secret->ref + 6 : NULL;
+	}
+	return NULL;
+}
+
+static void
+placeholders_free(struct box *b)
+{
+	for (size_t i = 0; i < b->n_placeholders; i++) {
+		free(b->placeholders[i].variable);
+		free(b->placeholders[i].value);
+	}
+	free(b->placeholders);
+	b->placeholders = NULL;
+	b->n_placeholders = 0;
+}
+
+/* Keep each [egress] placeholder with its variable, for every sandbox's environment. */
+static int
+placeholders_keep(struct box *b, const Box__GatewayInit *in)
+{
+	b->placeholders = calloc(in->n_credentials + 1, sizeof(*b->placeholders));
+	if (!b->placeholders)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_credentials; i++) {
+		const char *var = egress_variable_of(b, in->credentials[i]->name);
+		if (!var)
+			continue;
+		struct gateway_placeholder *p = &b->placeholders[b->n_placeholders];
+		p->variable = strdup(var);
+		p->value = strdup(in->credentials[i]->placeholder);
+		if (!p->variable || !p->value) {
+			free(p->variable);
+			free(p->value);
+			return -ENOMEM;
+		}
+		b->n_placeholders++;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the CA certificate                                                   */
+
+/* The whole buffer through fd from offset 0, then exactly that size. */
+static int
+write_all_at0(int fd, const uint8_t *data, size_t len)
+{
+	size_t off = 0;
+
+	if (ftruncate(fd, 0) < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t n = pwrite(fd, data + off, len - off, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Again here what the validator checked (a certificate, never a key):
+ * boxd writes this file where every sandbox reads it.
+ */
+static bool
+ca_pem_ok(const ProtobufCBinaryData *pem)
+{
+	static const char begin[] = "-----BEGIN CERTIFICATE-----";
+
+	return pem->len >= sizeof(begin) && pem->len <= (64u << 10) &&
+	       memcmp(pem->data, begin, sizeof(begin) - 1) == 0 &&
+	       !memmem(pem->data, pem->len, "PRIVATE KEY", 11) &&
+	       !memchr(pem->data, '\0', pem->len);
+}
+
+/*
+ * RUNTIME/ca.pem through the fd runtime.c kept (root-owned, 0644, made
+ * before BASE/ID was the owner's), STATE/ca.pem through the fd box-recheck
+ * opened as the owner (O_NOFOLLOW; 0644 set here through the fd).
+ */
+static int
+ca_write(struct box *b, const ProtobufCBinaryData *pem, char **err)
+{
+	int r;
+
+	if (b->ca_runtime_fd < 0 || b->rc.ca_fd < 0) {
+		seterr(err, "the CA certificate files are not open");
+		return -EBADF;
+	}
+	if ((r = write_all_at0(b->ca_runtime_fd, pem->data, pem->len)) < 0) {
+		seterr(err, "cannot write %s/%s: %s", b->runtime_dir, CA_FILE, strerror(-r));
+		return r;
+	}
+	struct stat st;
+	if (fstat(b->rc.ca_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		seterr(err, "%s/%s is not a plain file of its own (link count %lu)",
+		       b->rc.state_dir, CA_FILE, (unsigned long)st.st_nlink);
+		return -EPERM;
+	}
+	if ((r = write_all_at0(b->rc.ca_fd, pem->data, pem->len)) < 0 ||
+	    (fchmod(b->rc.ca_fd, 0644) < 0 && (r = -errno))) {
+		seterr(err, "cannot write %s/%s: %s", b->rc.state_dir, CA_FILE, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* while the box runs                                                  */
+
+/* The gateway went away while the box runs: no decided egress, no box. */
+static void
+gateway_lost(struct box *b, const char *why)
+{
+	if (b->gateway_closing || b->gateway_lost)
+		return;
+	b->gateway_lost = true;
+	log_err("box %s (%s): box-gateway %s; stopping the box", b->name, b->id, why);
+	if (!b->gateway_error &&
+	    asprintf(&b->gateway_error, "box %s: box-gateway died (%s): the box was stopped", b->name,
+		     why) < 0)
+		b->gateway_error = NULL;
+	if (b->state == BOX_STARTING && !b->setup_error && b->gateway_error)
+		b->setup_error = strdup(b->gateway_error);
+	box_kill(b);
+}
+
+static void
+ready_wait_end(struct box *b)
+{
+	b->gateway_starting = false;
+	if (b->gateway_ready_timer) {
+		event_free(b->gateway_ready_timer);
+		b->gateway_ready_timer = NULL;
+	}
+}
+
+static void
+ready_failed(struct box *b, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void
+ready_failed(struct box *b, int r, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+
+	ready_wait_end(b);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	box_gateway_ready(b, r, msg);
+}
+
+static void
+ready_message(struct box *b, const Box__GatewayReady *rep)
+{
+	_cleanup_free_ char *err = NULL;
+
+	if (!rep->ok)
+		return ready_failed(b, -EPERM, "box-gateway cannot serve the box: %s",
+				    rep->message ? rep->message : "(no reason given)");
+	if (!rep->has_ca_cert_pem || !ca_pem_ok(&rep->ca_cert_pem))
+		return ready_failed(b, -EBADMSG, "box-gateway sent a CA certificate that is not a "
+						 "PEM certificate alone");
+	if (ca_write(b, &rep->ca_cert_pem, &err) < 0)
+		return ready_failed(b, -EIO, "%s", err ? err : "cannot write the CA certificate");
+	ready_wait_end(b);
+	b->gateway_serving = true;
+	log_info("box %s (%s): box-gateway pid %d ready on port %u, %zu placeholder(s)", b->name,
+		 b->id, (int)b->gateway_pid, (unsigned)gateway_port(b), b->n_placeholders);
+	box_gateway_ready(b, 0, NULL);
+}
+
+static void
+on_gateway_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	struct box *b = userdata;
+
+	/* The table lets only GatewayReady through, once, in `starting`. */
+	if (m->type == BOX__MSG_TYPE__MSG_GATEWAY_READY && b->gateway_starting)
+		ready_message(b, (const Box__GatewayReady *)m->msg);
+}
+
+static void
+on_gateway_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	struct box *b = userdata;
+	char why[160];
+
+	b->gateway_ev = box_ipc_event_free(b->gateway_ev);
+	if (b->gateway_starting) {
+		if (error == -ECONNRESET || error == -EPROTO)
+			return ready_failed(b, error, "box-gateway exited before it was ready "
+						      "(see its messages above)");
+		return ready_failed(b, error, "box-gateway sent garbage instead of GatewayReady: %s",
+				    strerror(-error));
+	}
+	if (error == -ECONNRESET)
+		snprintf(why, sizeof(why), "closed its channel");
+	else
+		snprintf(why, sizeof(why), "sent garbage: %s", strerror(-error));
+	gateway_lost(b, why);
+}
+
+static void
+on_ready_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	ready_failed(arg, -ETIMEDOUT, "box-gateway did not get ready within %d s",
+		     BOXD_GATEWAY_READY_TIMEOUT_MS / 1000);
+}
+
+int
+gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
+{
+	Box__GatewayListener m = BOX__GATEWAY_LISTENER__INIT;
+	int r;
+
+	if (!b->gateway_ev || !b->gateway_serving) {
+		safe_close(fd);
+		return -ENOTCONN;
+	}
+	m.listener_id = ++b->gateway_listener_seq;
+	m.sandbox = (char *)sandbox;
+	r = box_ipc_event_send(b->gateway_ev, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, 0, &m.base, &fd,
+			       1);
+	safe_close(fd); /* the send holds its own copy */
+	if (r < 0)
+		return r;
+	*id = m.listener_id;
+	return 0;
+}
+
+void
+gateway_listener_closed(struct box *b, uint32_t id)
+{
+	Box__GatewayListenerClosed m = BOX__GATEWAY_LISTENER_CLOSED__INIT;
+
+	if (!id || !b->gateway_ev || !b->gateway_serving)
+		return;
+	m.listener_id = id;
+	(void)box_ipc_event_send(b->gateway_ev, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED, 0,
+				 &m.base, NULL, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* start                                                               */
+
+/* The ids the gateway runs as: policyd's (ours embedded, else the daemon user). */
+static int
+gateway_ids(const struct boxd *d, uid_t *uid, gid_t *gid)
+{
+	if (d->embedded || !d->root) {
+		*uid = geteuid();
+		*gid = getegid();
+		return 0;
+	}
+	const struct passwd *pw = getpwnam("box-daemon");
+	if (!pw)
+		pw = getpwnam("nobody");
+	if (!pw || pw->pw_uid == 0)
+		return -ESRCH;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+/* fs.nr_open: the most a root boxd may give as RLIMIT_NOFILE. */
+static uint64_t
+nr_open(void)
+{
+	char buf[32] = "";
+	uint64_t v;
+	_cleanup_close_ int fd = open("/proc/sys/fs/nr_open", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 1048576; /* the kernel's default */
+	buf[strcspn(buf, "\n")] = '\0';
+	return parse_u64(buf, UINT64_MAX, &v) == 0 ? v : 1048576;
+}
+
+/* Does this process hold CAP_SYS_RESOURCE (raising a hard limit needs it)? */
+static bool
+has_cap_sys_resource(void)
+{
+	char line[256];
+	uint64_t eff = 0;
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "CapEff:", 7) != 0)
+			continue;
+		/* "CapEff:\t" then 16 hex digits */
+		const char *p = line + 7 + strspn(line + 7, " \t");
+		size_t k = 0;
+		for (; k < 16; k++) {
+			char c = p[k];
+			int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+			if (d < 0)
+				break;
+			eff = eff << 4 | (uint64_t)d;
+		}
+		found = k > 0;
+	}
+	fclose(f);
+	return found && (eff >> 24) & 1; /* CAP_SYS_RESOURCE */
+}
+
+int
+gateway_nofile_check(const struct box *b, char **err)
+{
+	uint64_t want = gateway_nofile(b);
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	if (want <= rl.rlim_max)
+		return 0;
+	if (b->d->root && !has_cap_sys_resource()) {
+		seterr(err, "box-gateway needs RLIMIT_NOFILE %llu (2 x max_connections + 256), above "
+			    "this boxd's hard limit %llu, and this root boxd lacks CAP_SYS_RESOURCE to "
+			    "raise it",
+		       (unsigned long long)want, (unsigned long long)rl.rlim_max);
+		return -EMFILE;
+	}
+	if (b->d->root) {
+		uint64_t most = nr_open();
+		if (want <= most)
+			return 0;
+		seterr(err, "box-gateway needs RLIMIT_NOFILE %llu (2 x max_connections + 256), above "
+			    "fs.nr_open (%llu)",
+		       (unsigned long long)want, (unsigned long long)most);
+		return -EMFILE;
+	}
+	seterr(err, "box-gateway needs RLIMIT_NOFILE %llu (2 x max_connections + 256), above this "
+		    "unprivileged boxd's hard limit %llu; lower max_connections or raise the limit "
+		    "(ulimit -Hn)",
+	       (unsigned long long)want, (unsigned long long)rl.rlim_max);
+	return -EMFILE;
+}
+
+struct child_setup_args {
+	uint64_t nofile;
+	uid_t uid;
+	gid_t gid;
+};
+
+/*
+ * In the child, before exec: its file limit, soft and hard (raising the
+ * hard one needs root, so first), then — in a root boxd — its ids: no
+ * supplementary groups, gid, uid, each real = effective = saved, verified,
+ * and uid 0 not regainable. The gateway starts as what it runs as and only
+ * locks itself down further (box-gateway/main.c). Only syscalls here: this
+ * runs between fork and exec.
+ */
+static int
+child_setup(void *userdata)
+{
+	const struct child_setup_args *a = userdata;
+	struct rlimit rl = { (rlim_t)a->nofile, (rlim_t)a->nofile };
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	if (geteuid() != 0)
+		return 0;
+	if (setgroups(0, NULL) < 0 || setresgid(a->gid, a->gid, a->gid) < 0 ||
+	    setresuid(a->uid, a->uid, a->uid) < 0)
+		return -errno;
+	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
+		return -errno;
+	if (ru != a->uid || eu != a->uid || su != a->uid || rg != a->gid || eg != a->gid ||
+	    sg != a->gid || getgroups(0, NULL) != 0)
+		return -EPERM;
+	if (a->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+		return -EPERM;
+	return 0;
+}
+
+/* boxd's BOX_TEST_GATEWAY_* hooks (bounded), then the sanitizer's setting. */
+static size_t
+test_env(char *store[TEST_ENV_MAX], char **envp)
+{
+	size_t n = 0;
+
+	for (char **e = environ; e && *e && n < TEST_ENV_MAX; e++)
+		if (strncmp(*e, TEST_ENV_PREFIX, strlen(TEST_ENV_PREFIX)) == 0 && strlen(*e) < 256 &&
+		    (store[n] = strdup(*e)))
+			envp[n] = store[n], n++;
+#if BOXD_ASAN
+	/* LeakSanitizer cannot stop the world under the gateway's seccomp filter. */
+	envp[n++] = (char *)"ASAN_OPTIONS=detect_leaks=0";
+#endif
+	envp[n] = NULL;
+	return n;
+}
+
+/*
+ * Watch the channel (fd: ours, taken), queue GatewayInit and arm the ready
+ * timer: GatewayReady, the gateway's exit or the timer take the start on.
+ */
+static int
+ready_wait_start(struct box *b, int fd, const Box__GatewayInit *in, char **err)
+{
+	struct timeval tv = { BOXD_GATEWAY_READY_TIMEOUT_MS / 1000, 0 };
+	int r;
+
+	b->gateway_ev = box_ipc_event_new(b->d->base, fd, &box_proto_gateway,
+					  BOX_GATEWAY_ROLE_GATEWAY, on_gateway_msg, on_gateway_close,
+					  b);
+	if (!b->gateway_ev) {
+		close(fd);
+		seterr(err, "cannot watch box-gateway's channel");
+		return -ENOMEM;
+	}
+	b->gateway_ready_timer = evtimer_new(b->d->base, on_ready_timeout, b);
+	if (!b->gateway_ready_timer || evtimer_add(b->gateway_ready_timer, &tv) < 0) {
+		seterr(err, "cannot arm box-gateway's ready timer");
+		return -ENOMEM;
+	}
+	b->gateway_starting = true;
+	r = box_ipc_event_send(b->gateway_ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
+	if (r < 0)
+		seterr(err, "cannot send GatewayInit to box-gateway: %s", strerror(-r));
+	return r;
+}
+
+int
+gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **bad_key,
+	      char **err)
+{
+	_cleanup_free_ char *exe = NULL;
+	_cleanup_close_ int nullfd = -1;
+	Box__GatewayInit *in = NULL;
+	char *test_store[TEST_ENV_MAX] = { NULL };
+	char *envp[TEST_ENV_MAX + 2];
+	uid_t uid;
+	gid_t gid;
+	int sv[2] = { -1, -1 };
+	int r;
+
+	*err = NULL;
+	*bad_line = 0;
+	*bad_key = NULL;
+	if ((r = spawn_find_helper(d, "box-gateway", &exe)) < 0) {
+		seterr(err, "cannot find box-gateway: %s", strerror(-r));
+		return r;
+	}
+	if ((r = gateway_ids(d, &uid, &gid)) < 0) {
+		seterr(err, "no user to run box-gateway as (box-daemon or nobody)");
+		return r;
+	}
+	if (b->gateway_policyd_fd < 0) {
+		seterr(err, "box-policyd's channel for box-gateway is not open");
+		return -EBADF;
+	}
+	if ((r = init_build(b, &in, bad_line, bad_key)) < 0) {
+		if (r == -EINVAL && *bad_line)
+			seterr(err, "a %s entry box-gateway cannot take", *bad_key);
+		else
+			seterr(err, "cannot prepare box-gateway's configuration: %s", strerror(-r));
+		goto out;
+	}
+	if ((r = placeholders_keep(b, in)) < 0) {
+		seterr(err, "out of memory");
+		goto out;
+	}
+	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/*
+	 * Its stderr: agent.log for a detached embedded box; boxd's otherwise —
+	 * except an attached embedded box, whose boxd writes to the user's
+	 * terminal: box-gateway logs its start and end at info level and has no
+	 * warnings-only switch (policyd's -q), so there it gets /dev/null unless
+	 * BOXD_DEBUG is set (its refusals reach the user through GatewayReady,
+	 * its death through boxd's own message).
+	 */
+	bool terminal_quiet = d->embedded && !b->detach && !getenv("BOXD_DEBUG");
+	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
+		    !terminal_quiet && fd_is_open(STDERR_FILENO)  ? STDERR_FILENO :
+									    nullfd;
+	(void)test_env(test_store, envp);
+	char *argv[] = { (char *)"box-gateway", NULL };
+	if ((r = box_ipc_socketpair(sv, false)) < 0)
+		goto out;
+	struct child_setup_args args = { .nofile = gateway_nofile(b), .uid = uid, .gid = gid };
+	int fds[5] = { nullfd, nullfd, errfd, sv[1], b->gateway_policyd_fd };
+	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds,
+				 .n_fds = GATEWAY_POLICYD_FD + 1, .setup = child_setup,
+				 .userdata = &args };
+	r = spawn_process(&req, &b->gateway_pid);
+	close(sv[1]);
+	/* Its policyd channel is the gateway's now (or nobody's). */
+	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
+	if (r < 0) {
+		close(sv[0]);
+		seterr(err, "cannot start %s: %s", exe, strerror(-r));
+		goto out;
+	}
+	r = ready_wait_start(b, sv[0], in, err);
+out:
+	init_free(in);
+	for (size_t i = 0; i < TEST_ENV_MAX; i++)
+		free(test_store[i]);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* the end                                                             */
+
+static void
+exit_wait_end(struct box *b)
+{
+	if (!b->gateway_exit_timer)
+		return;
+	event_free(b->gateway_exit_timer);
+	b->gateway_exit_timer = NULL;
+	box_gateway_finished(b);
+}
+
+bool
+gateway_reaped(struct box *b, pid_t pid, int status)
+{
+	if (b->gateway_pid <= 0 || pid != b->gateway_pid)
+		return false;
+	b->gateway_pid = 0;
+	/* While starting, the closed channel reports it (ready_failed). */
+	if (!b->gateway_closing && !b->reaped && !b->gateway_starting) {
+		char why[96];
+		if (WIFSIGNALED(status))
+			snprintf(why, sizeof(why), "killed by signal %d", WTERMSIG(status));
+		else
+			snprintf(why, sizeof(why), "exited with status %d",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		gateway_lost(b, why);
+	}
+	exit_wait_end(b);
+	return true;
+}
+
+static void
+channel_close(struct box *b)
+{
+	b->gateway_closing = true;
+	ready_wait_end(b);
+	b->gateway_ev = box_ipc_event_free(b->gateway_ev);
+	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
+}
+
+static void
+on_exit_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+
+	log_warn("box %s (%s): box-gateway (pid %d) did not exit within %d s; killing it", b->name,
+		 b->id, (int)b->gateway_pid, BOXD_GATEWAY_EXIT_WAIT_MS / 1000);
+	if (b->gateway_pid > 0)
+		kill(b->gateway_pid, SIGKILL);
+	b->gateway_pid = 0;
+	exit_wait_end(b);
+}
+
+bool
+gateway_finish(struct box *b)
+{
+	struct timeval tv = { BOXD_GATEWAY_EXIT_WAIT_MS / 1000,
+			      (BOXD_GATEWAY_EXIT_WAIT_MS % 1000) * 1000 };
+
+	channel_close(b);
+	if (b->gateway_pid <= 0 || b->gateway_exit_timer)
+		return b->gateway_exit_timer != NULL;
+	b->gateway_exit_timer = evtimer_new(b->d->base, on_exit_timeout, b);
+	if (!b->gateway_exit_timer || evtimer_add(b->gateway_exit_timer, &tv) < 0) {
+		if (b->gateway_exit_timer)
+			event_free(b->gateway_exit_timer);
+		b->gateway_exit_timer = NULL;
+		log_warn("box %s (%s): cannot wait for box-gateway (pid %d); killing it", b->name,
+			 b->id, (int)b->gateway_pid);
+		kill(b->gateway_pid, SIGKILL);
+		b->gateway_pid = 0;
+		return false;
+	}
+	return true;
+}
+
+void
+gateway_stop(struct box *b)
+{
+	channel_close(b);
+	if (b->gateway_exit_timer) {
+		event_free(b->gateway_exit_timer);
+		b->gateway_exit_timer = NULL;
+	}
+	if (b->gateway_pid > 0)
+		kill(b->gateway_pid, SIGKILL);
+	b->gateway_pid = 0;
+	placeholders_free(b);
+	free(b->gateway_error);
+	b->gateway_error = NULL;
+	b->ca_runtime_fd = safe_close(b->ca_runtime_fd);
+}

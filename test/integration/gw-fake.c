@@ -1,0 +1,136 @@
+/*
+ * gw-fake.c — a stand-in for box-gateway that plays only boxd's side of the
+ * protocol, for tests of boxd alone (never installed; the gateway tests run
+ * the real box-gateway). Started by boxd as box-gateway would be: fd 3 =
+ * boxd, fd 4 = its policyd channel. It reads GatewayInit, writes what it
+ * received (names, destinations, placeholders, placements, sandboxes)
+ * (and RLIMIT_NOFILE, fd 4; never a secret's bytes, only their count) to
+ * the file BOX_TEST_GATEWAY_FAKE_OUT names, answers GatewayReady with the PEM in
+ * BOX_TEST_GATEWAY_FAKE_PEM (a file), or ok=false with
+ * BOX_TEST_GATEWAY_FAKE_REFUSE as the message (BOX_TEST_GATEWAY_FAKE_EXIT: it
+ * exits instead; BOX_TEST_GATEWAY_FAKE_DELAY_MS: it answers that late), then
+ * counts GatewayListener
+ * / GatewayListenerClosed until boxd closes the channel.
+ * Trusts: boxd; it is test code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ipc.h"
+#include "proto_gateway.h"
+
+static FILE *out;
+
+/* One line of what was received (literal formats: checked by the compiler). */
+#define note(fmt, a, n)                                                  \
+	do {                                                             \
+		if (out) {                                               \
+			fprintf(out, fmt, a, (unsigned long long)(n));  \
+			fflush(out);                                     \
+		}                                                        \
+	} while (0)
+
+int
+main(void)
+{
+	struct box_ipc_chan *c = box_ipc_chan_new(3, &box_proto_gateway, BOX_GATEWAY_ROLE_BOXD);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	const char *o = getenv("BOX_TEST_GATEWAY_FAKE_OUT");
+	struct rlimit rl;
+	int type = 0;
+	socklen_t tl = sizeof(type);
+
+	if (o)
+		out = fopen(o, "ae");
+	if (!c)
+		return 2;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	note("nofile %s%llu\n", "", (unsigned long long)rl.rlim_cur);
+	note("nofile_max %s%llu\n", "", (unsigned long long)rl.rlim_max);
+	note("fd4_seqpacket %s%llu\n", "",
+	     getsockopt(4, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_SEQPACKET);
+	if (box_ipc_recv_wait(c, &m, 10000) != 1)
+		return 3;
+	const Box__GatewayInit *in = (const Box__GatewayInit *)m.msg;
+	note("port %s%llu\n", "", in->port);
+	note("max_connections %s%llu\n", "", in->max_connections);
+	note("allow_host_loopback %s%llu\n", "", in->allow_host_loopback);
+	note("hosts_file_bytes %s%llu\n", "", in->has_hosts_file ? in->hosts_file.len : 0);
+	note("upstream_ca_bytes %s%llu\n", "", in->has_upstream_ca_pem ? in->upstream_ca_pem.len : 0);
+	for (size_t i = 0; i < in->n_passthrough; i++)
+		note("passthrough %s %llu\n", in->passthrough[i]->host, in->passthrough[i]->port);
+	if (in->resolver)
+		note("resolver %s %llu\n", in->resolver, 0);
+	note("timeouts %s%llu\n", "", in->connect_timeout_ms * 1000000ull + in->idle_timeout_ms);
+	note("max_request_body %s%llu\n", "", in->max_request_body);
+	for (size_t i = 0; i < in->n_credentials; i++) {
+		const Box__GatewayCredential *cr = in->credentials[i];
+		note("credential %s %llu\n", cr->name, cr->n_destinations);
+		for (size_t k = 0; k < cr->n_destinations; k++) {
+			const Box__GatewayDestination *d = cr->destinations[k];
+			note("dest %s %llu\n", d->host, d->port + (d->wildcard ? 100000u : 0));
+			if (d->path_prefix)
+				note("path %s %llu\n", d->path_prefix, 0);
+		}
+		note("placeholder %s %llu\n", cr->placeholder, cr->placement);
+		note("secret_bytes %s%llu\n", "", cr->secret.len);
+		note("inject %s%llu\n", "", cr->inject);
+		if (cr->header)
+			note("header %s %llu\n", cr->header, 0);
+		if (cr->prefix)
+			note("prefix [%s] %llu\n", cr->prefix, 0);
+		if (cr->param)
+			note("param %s %llu\n", cr->param, 0);
+		for (size_t k = 0; k < cr->n_sandboxes; k++)
+			note("sandbox %s %llu\n", cr->sandboxes[k], 0);
+	}
+	box_ipc_msg_done(&m);
+
+	/* Tests of boxd's waiting: exit instead of answering, or answer late. */
+	if (getenv("BOX_TEST_GATEWAY_FAKE_EXIT"))
+		return 7;
+	const char *delay = getenv("BOX_TEST_GATEWAY_FAKE_DELAY_MS");
+	if (delay) {
+		note("delaying %s%llu\n", "", strtoull(delay, NULL, 10));
+		usleep((useconds_t)strtoul(delay, NULL, 10) * 1000);
+	}
+	Box__GatewayReady r = BOX__GATEWAY_READY__INIT;
+	const char *refuse = getenv("BOX_TEST_GATEWAY_FAKE_REFUSE");
+	static uint8_t pem[65536];
+	if (refuse) {
+		r.ok = 0;
+		r.message = (char *)refuse;
+	} else {
+		const char *pf = getenv("BOX_TEST_GATEWAY_FAKE_PEM");
+		int fd = pf ? open(pf, O_RDONLY | O_CLOEXEC) : -1;
+		ssize_t n = fd >= 0 ? read(fd, pem, sizeof(pem)) : -1;
+		if (n <= 0)
+			return 4;
+		r.ok = 1;
+		r.has_ca_cert_pem = 1;
+		r.ca_cert_pem.data = pem;
+		r.ca_cert_pem.len = (size_t)n;
+	}
+	if (box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_GATEWAY_READY, 1, &r.base, NULL, 0) < 0)
+		return 5;
+	for (;;) {
+		int k = box_ipc_recv_wait(c, &m, -1);
+		if (k != 1)
+			break;
+		if (m.type == BOX__MSG_TYPE__MSG_GATEWAY_LISTENER)
+			note("listener %s %llu\n", ((const Box__GatewayListener *)m.msg)->sandbox,
+			     ((const Box__GatewayListener *)m.msg)->listener_id);
+		else
+			note("listener_closed %s%llu\n", "",
+			     ((const Box__GatewayListenerClosed *)m.msg)->listener_id);
+		box_ipc_msg_done(&m);
+	}
+	note("eof %s%llu\n", "", 0);
+	return 0;
+}
