@@ -390,6 +390,8 @@ bool client_child_reaped(struct boxd *d, pid_t pid, int status);
  * tears the box down (policyd_stop).
  */
 int policyd_start(struct boxd *d, struct box *b, char **err);
+/* policyd's channel hung up already: stop the box for that (true), else false. */
+bool policyd_check_gone(struct box *b);
 /*
  * The box ends: close its channel (policyd flushes its decision lines, syncs
  * the history and exits). Returns true when there is an exit to wait for:

@@ -518,6 +518,9 @@ gateway_lost(struct box *b, const char *why)
 {
 	if (b->gateway_closing || b->gateway_lost)
 		return;
+	/* A gateway that lost its policyd exits: report the cause, not the echo. */
+	if (policyd_check_gone(b))
+		return;
 	b->gateway_lost = true;
 	log_err("box %s (%s): box-gateway %s; stopping the box", b->name, b->id, why);
 	if (!b->gateway_error &&

@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -172,6 +173,23 @@ policyd_lost(struct box *b, const char *why)
 	if (b->state == BOX_STARTING && !b->setup_error && b->policyd_error)
 		b->setup_error = strdup(b->policyd_error);
 	box_kill(b);
+}
+
+/*
+ * Has policyd's channel already hung up? When policyd dies, its gateway loses
+ * its policyd channel and exits too, and boxd may see the gateway go first:
+ * the box was stopped for want of a policy, and that is what to report.
+ */
+bool
+policyd_check_gone(struct box *b)
+{
+	if (!b->policyd_ev || b->policyd_closing || b->policyd_lost)
+		return b->policyd_lost;
+	struct pollfd pfd = { .fd = box_ipc_event_fd(b->policyd_ev), .events = POLLRDHUP };
+	if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		return false;
+	policyd_lost(b, "exited");
+	return true;
 }
 
 /* The start waits for PolicyReady no longer: the ready timer and the flag go. */
