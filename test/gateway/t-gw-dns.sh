@@ -15,7 +15,7 @@ make_ca api.box.test '*.box.test' localhost >/dev/null || { not_ok "test CA"; ta
 start_httpd --tls || { not_ok "httpd --tls"; tap_done; exit; }
 TP=$HTTPD_PORT
 cat >"$SRV_DIR/zone.json" <<'EOF'
-{"api.box.test": ["127.0.0.1"], "denied.box.test": ["127.0.0.1"],
+{"api.box.test": ["127.0.0.1"], "denied.box.test": ["127.0.0.1"], "evil.test": ["127.0.0.1"],
  "once.box.test": ["127.0.0.1"], "multi.box.test": ["127.0.0.3", "127.0.0.1"],
  "onlybad.box.test": ["127.0.0.3"],
  "rebind.box.test": {"seq": [["127.0.0.1"], ["169.254.169.254"]]}}
@@ -84,6 +84,11 @@ resp=$(printf 'CONNECT nowhere.box.test:%s HTTP/1.1\r\nHost: x\r\n\r\n' "$TP" |
 	python3 test/servers/client.py --timeout 5 raw 127.0.0.1 "$GW_PORT" | tr -d '\r')
 check "a name that does not resolve: 502 with a short reason" \
 	sh -c "echo \"\$1\" | head -1 | grep -q ' 502 ' && echo \"\$1\" | grep -q 'cannot resolve nowhere.box.test'" _ "$resp"
+out=$(gw_curl -D "$SRV_DIR/evil.h" "https://evil.test:$TP/echo")
+check "upstream certificate not valid for the host: 502 with the reason" \
+	sh -c "grep -q '^HTTP/1.1 502 ' '$SRV_DIR/evil.h' && echo \"\$1\" | grep -q 'upstream certificate not trusted'" _ "$out"
+check "and nothing was forwarded (no http:request outcome with a status)" \
+	test "$(gw_dec_count "d['kind']=='record' and d['action']=='http:request' and i['host']=='evil.test' and d['event']=='response'")" -eq 0
 gw_stop
 check "the gateway exits 0 ($GW_STATUS)" test "$GW_STATUS" -eq 0
 tap_done

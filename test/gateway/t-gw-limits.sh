@@ -159,7 +159,7 @@ PY
 )
 read -r r0 r1 per <<<"$out"
 lim=40
-[ -n "${SAN:-}" ] && lim=200
+[ -n "${SAN:-}" ] && lim=600 # ASan: redzones and quarantine
 check "RSS per idle intercepted keep-alive connection <= $lim KiB (${per:-?} KiB each over 300: $r0 -> $r1 KiB)" \
 	python3 -c "import sys; sys.exit(0 if ${per:-999} <= $lim else 1)"
 gw_stop
