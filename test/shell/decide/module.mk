@@ -19,4 +19,4 @@ $(SHDECIDE_TEST_DIR)/test_decide_local: $(SHDECIDE_LOCAL_OBJS) $(BUILD)/box-shel
 	$(link_program)
 $(SHDECIDE_TEST_DIR)/test_decide_local: private MODULE_LDLIBS := $(call pkg_libs,jansson) -lpthread -lm
 
-CHECK_PROGRAMS += $(SHDECIDE_TEST_DIR)/test_fsops
+CHECK_PROGRAMS += $(SHDECIDE_TEST_DIR)/test_fsops $(SHDECIDE_TEST_DIR)/test_decide_local
