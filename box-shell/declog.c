@@ -67,13 +67,19 @@ shlog_time(int64_t time_ns, char *buf, size_t len)
 	buf[24] = '\0';
 }
 
-static bool
+static bool grow(struct shlog *l, size_t n);
+
+static inline bool
 room(struct shlog *l, size_t n)
+{
+	return (!l->oom && n <= l->cap - l->len) || grow(l, n);
+}
+
+static bool
+grow(struct shlog *l, size_t n)
 {
 	if (l->oom)
 		return false;
-	if (n <= l->cap - l->len)
-		return true;
 	size_t cap = l->cap ? l->cap : 64 * 1024;
 	while (n > cap - l->len) {
 		if (cap > SIZE_MAX / 4) {
@@ -92,7 +98,7 @@ room(struct shlog *l, size_t n)
 	return true;
 }
 
-static void
+static inline void
 put(struct shlog *l, const char *s, size_t n)
 {
 	if (room(l, n)) {
@@ -130,6 +136,20 @@ utf8_seq(const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* Whether the 8 bytes at P are all printable ASCII other than '"' and '\\'. */
+static inline bool
+plain8(const char *p)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t w;
+	memcpy(&w, p, 8);
+	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+	uint64_t low = (w - ones * 0x20) & ~w;
+	uint64_t is_quote = (quote - ones) & ~quote;
+	uint64_t is_bslash = (bslash - ones) & ~bslash;
+	return ((w | low | is_quote | is_bslash) & highs) == 0;
+}
+
 static void
 put_str(struct shlog *l, const char *s, size_t n)
 {
@@ -141,6 +161,14 @@ put_str(struct shlog *l, const char *s, size_t n)
 	char *o = l->buf + l->len;
 	*o++ = '"';
 	for (size_t i = 0; i < n;) {
+		/* the common case: 8 plain ASCII bytes at a time */
+		while (n - i >= 8 && plain8(s + i)) {
+			memcpy(o, s + i, 8);
+			o += 8;
+			i += 8;
+		}
+		if (i >= n)
+			break;
 		unsigned char c = p[i];
 		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
 			*o++ = (char)c;
@@ -193,9 +221,14 @@ put_cstr(struct shlog *l, const char *s)
 static void
 put_long(struct shlog *l, int64_t v)
 {
-	char num[24];
-	int k = snprintf(num, sizeof(num), "%lld", (long long)v);
-	put(l, num, k > 0 ? (size_t)k : 0);
+	char num[24], *e = num + sizeof(num), *o = e;
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	do
+		*--o = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--o = '-';
+	put(l, o, (size_t)(e - o));
 }
 
 static void
@@ -205,8 +238,10 @@ put_fields(struct shlog *l, const struct shlog_field *f, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			PUT_LIT(l, ",");
-		put_cstr(l, f[i].name);
-		PUT_LIT(l, ":");
+		/* names are the decider's own identifiers: nothing to escape */
+		PUT_LIT(l, "\"");
+		put(l, f[i].name, strlen(f[i].name));
+		PUT_LIT(l, "\":");
 		if (f[i].is_long)
 			put_long(l, f[i].num);
 		else
