@@ -47,6 +47,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsops.h"
@@ -405,6 +406,17 @@ lexical(const struct sh_fs *fs, const char *p)
 /* ---- verdicts a batch decided ahead ------------------------------------------ */
 
 #define PRE_N 4096
+/* A batch's verdict is used only this soon after it was made (a temporal rule may answer
+ * differently later): the command that asked for it is still walking that directory. */
+#define PRE_TTL_NS (2LL * 1000000000LL)
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 struct pre {
 	uint64_t hash;
@@ -415,6 +427,7 @@ struct pre {
 	bool permit;
 	bool no_symlink; /* the last component was no symlink when decided */
 	char *message;
+	int64_t at_ns;   /* CLOCK_MONOTONIC when decided */
 };
 
 static struct {
@@ -452,6 +465,7 @@ pre_add(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum 
 	p->permit = permit;
 	p->message = message;
 	p->no_symlink = no_symlink;
+	p->at_ns = mono_ns();
 	pre.n++;
 }
 
@@ -462,6 +476,13 @@ pre_take(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum
 {
 	if (pre.n == 0)
 		return false;
+	int64_t now = mono_ns();
+	/* Expired verdicts leave from the oldest end. */
+	while (pre.n > 0 && (!pre.e[pre.head].path || now - pre.e[pre.head].at_ns > PRE_TTL_NS)) {
+		pre_drop(&pre.e[pre.head]);
+		pre.head = (pre.head + 1) % PRE_N;
+		pre.n--;
+	}
 	uint64_t h = hash_bytes(path, strlen(path));
 	for (size_t k = 0; k < pre.n; k++) {
 		struct pre *p = &pre.e[(pre.head + k) % PRE_N];
@@ -1120,6 +1141,17 @@ sh_fs_truncate(struct sh_fs *fs, const char *path, off_t len)
 }
 
 /* ---- batches ---------------------------------------------------------------- */
+
+void
+sh_fs_batch_forget(void)
+{
+	while (pre.n > 0) {
+		pre_drop(&pre.e[pre.head]);
+		pre.head = (pre.head + 1) % PRE_N;
+		pre.n--;
+	}
+	pre.head = 0;
+}
 
 static bool
 entry_op(enum sh_fs_op op)
