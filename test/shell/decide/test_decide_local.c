@@ -406,7 +406,10 @@ test_cost(void)
 	close(fd);
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("# 100000 shell:exec decisions + outcomes, logged: %.3f s\n", s);
+#ifndef __SANITIZE_ADDRESS__
+	/* bash runs the whole loop in 0.73 s (issue 12 item 9): the decisions alone must fit */
 	CHECK(s < 0.73);
+#endif
 	unlink(path);
 }
 
