@@ -18,11 +18,13 @@
  * Cheap on purpose (a `while [ … ]` loop decides every `[`): the request,
  * decision and event objects are reused, the scratch strings grow once, the
  * log lines go into one buffer written when it holds 64 KiB, when 100 ms
- * passed since the last write, at sh_decider_flush() and at exit. A forked
- * child drops the lines it inherited (its parent writes them) and keeps its
- * own; its history is its own copy from the fork on (a subshell's decisions
- * are not seen by the parent's temporal rules: box-sh is the standalone
- * tool, box-policyd holds one history for a box).
+ * passed since the last write, before a fork (so the file keeps the order
+ * of events), after a shell:spawn decision (an `exec` may replace the
+ * process next), at sh_decider_flush() and at exit. A forked child (a
+ * pipeline stage, a subshell) leaves with _exit(), so it writes each of its
+ * lines at once. Its history is its own copy from the fork on (a subshell's
+ * decisions are not seen by the parent's temporal rules: box-sh is the
+ * standalone tool; in a box, box-policyd holds one history).
  *
  * Strings that are not UTF-8 (file names may hold any byte) are evaluated
  * as the bytes they are; the log line shows each invalid byte as U+FFFD.
@@ -65,6 +67,7 @@ struct sh_decider {
 	struct shlog log;
 	int64_t last_ns;     /* clock without a monitor */
 	int64_t last_flush_ns;
+	bool unbuffered;     /* a forked child: every line is written at once */
 	/* scratch: spelled path, spelled cwd, spelled program_path, the command line */
 	struct sbuf_local path, cwd, ppath, command;
 	struct sh_decider *next_live; /* for the exit and fork handlers */
@@ -75,11 +78,20 @@ static struct sh_decider *live;
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
 static void
+before_fork(void)
+{
+	for (struct sh_decider *d = live; d; d = d->next_live)
+		(void)sh_decider_flush(d);
+}
+
+static void
 after_fork_child(void)
 {
-	/* The parent writes the lines it buffered; the child starts empty. */
-	for (struct sh_decider *d = live; d; d = d->next_live)
+	/* Nothing inherited is left to write (before_fork did); the child may _exit() any time. */
+	for (struct sh_decider *d = live; d; d = d->next_live) {
 		d->log.len = 0;
+		d->unbuffered = true;
+	}
 }
 
 static void
@@ -92,7 +104,7 @@ flush_at_exit(void)
 static void
 install_handlers(void)
 {
-	(void)pthread_atfork(NULL, NULL, after_fork_child);
+	(void)pthread_atfork(before_fork, NULL, after_fork_child);
 	(void)atexit(flush_at_exit);
 }
 
@@ -172,7 +184,7 @@ sh_decider_flush(struct sh_decider *d)
 static void
 maybe_flush(struct sh_decider *d, int64_t now)
 {
-	if (d->log.len >= LOG_FLUSH_BYTES || now - d->last_flush_ns >= LOG_FLUSH_NS) {
+	if (d->unbuffered || d->log.len >= LOG_FLUSH_BYTES || now - d->last_flush_ns >= LOG_FLUSH_NS) {
 		d->last_flush_ns = now;
 		(void)shlog_flush(&d->log, d->log_fd);
 	}
@@ -410,13 +422,14 @@ decide(struct sh_decider *d, const char *action, const struct fields *fs, const 
 		return r;
 	int64_t now = clock_ns();
 	int64_t t = stamp(d, now);
-	if (d->mon)
-		r = bp_monitor_decide(d->mon, d->req, t, d->dec, &t);
-	else
+	if (d->mon) {
+		/* It fills the decision even when it fails (a deny, cause error). */
+		(void)bp_monitor_decide(d->mon, d->req, t, d->dec, &t);
+	} else {
 		r = bp_decide(d->policy, d->req, NULL, d->dec);
-	if (r == -ENOMEM && !d->dec)
-		return r;
-	/* bp_monitor_decide fills the decision even when it fails (a deny, cause error). */
+		if (r < 0)
+			return r; /* no decision: the caller refuses the command */
+	}
 	bool permit = bp_decision_verdict(d->dec) == BP_PERMIT &&
 		      bp_decision_cause(d->dec) == BP_CAUSE_PERMITTED;
 	const char *msg = bp_decision_message(d->dec);
@@ -504,7 +517,10 @@ sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 	int k = exec_fields(d, r, program_path, &fs);
 	if (k < 0)
 		return k;
-	return decide(d, "shell:spawn", &fs, d->ppath.s, out);
+	k = decide(d, "shell:spawn", &fs, d->ppath.s, out);
+	/* A host program starts next, perhaps by an exec that replaces this process. */
+	(void)sh_decider_flush(d);
+	return k;
 }
 
 /* ---- outcomes ------------------------------------------------------------- */
