@@ -66,6 +66,12 @@ struct sh_exec_request {
 };
 
 int sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_verdict *out);
+/* shell:spawn (POLICY.md §2): before a host program starts, the shell:exec
+ * fields plus program_path, the canonical path of the binary (box-sh runs it
+ * as a plain child process; the caller raises fs:read exec on program_path
+ * first). Added by shcore; implemented by decide_local.c (shdecide). */
+int sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r,
+		    const char *program_path, struct sh_verdict *out);
 int sh_decide_fs(struct sh_decider *d, const struct sh_fs_request *r, struct sh_verdict *out);
 /* Up to SH_DECIDE_BATCH_MAX requests, verdicts in order (out[n]). */
 #define SH_DECIDE_BATCH_MAX 256
