@@ -530,7 +530,7 @@ ax_assign(struct ax *a)
 							ax_fail(a, "division by 0", a->p);
 							return 0;
 						}
-						v = r == -1 ? (i == 4 ? -(uintmax_t)cur : 0)
+						v = r == -1 ? (i == 4 ? (intmax_t)-(uintmax_t)cur : 0)
 							    : (i == 4 ? cur / r : cur % r);
 						break;
 					case 6: v = (intmax_t)((uintmax_t)cur << (r & 63)); break;

@@ -86,6 +86,9 @@ pid_t
 sh_fork(struct sh_shell *sh)
 {
 	bi_flush();
+	/* the decision log's buffer must not be inherited (written twice) */
+	if (sh->decider)
+		sh_decider_flush(sh->decider);
 	pid_t pid = fork();
 	if (pid < 0) {
 		sh_err(sh, "fork: %s", strerror(errno));
@@ -140,8 +143,11 @@ sh_exit(struct sh_shell *sh, int status)
 	sh->status = status;
 	sh_run_exit_trap(sh);
 	bi_flush();
-	if (sh->is_child)
+	if (sh->is_child) {
+		if (sh->decider)
+			sh_decider_flush(sh->decider);
 		_exit(sh->status & 255);
+	}
 	exit(sh->status & 255);
 }
 
@@ -313,8 +319,18 @@ sh_decide_cmd(struct sh_shell *sh, const char *program, int argc, char **argv, c
 }
 
 void
+sh_child_exit(struct sh_shell *sh, int st)
+{
+	bi_flush();
+	if (sh->decider)
+		sh_decider_flush(sh->decider);
+	_exit(st);
+}
+
+void
 sh_record_cmd(struct sh_shell *sh, const char *program, int argc, char **argv, int st)
 {
+	sh_fs_batch_forget();
 	if (!sh->decider)
 		return;
 	struct sh_exec_request r = {
@@ -324,6 +340,24 @@ sh_record_cmd(struct sh_shell *sh, const char *program, int argc, char **argv, i
 		.cwd = sh->cwd,
 	};
 	sh_record_exec(sh->decider, &r, st);
+}
+
+static void
+record_host(struct sh_shell *sh, const char *program, int argc, char **argv, const char *path,
+	    int st)
+{
+	sh_fs_batch_forget();
+	if (!sh->decider)
+		return;
+	struct sh_exec_request r = {
+		.program = program,
+		.args = argc > 1 ? argv + 1 : NULL,
+		.n_args = argc > 1 ? (size_t)(argc - 1) : 0,
+		.cwd = sh->cwd,
+	};
+	char *canon = realpath(path, NULL);
+	sh_record_spawn(sh->decider, &r, canon ? canon : path, st);
+	free(canon);
 }
 
 sh_cmd_fn
@@ -478,7 +512,7 @@ exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, int o
 			st = sh_decide_cmd(sh, name, argc, argv, canon ? canon : path);
 			if (st == 0) {
 				st = run_host(sh, path, argc, argv);
-				sh_record_cmd(sh, name, argc, argv, st);
+				record_host(sh, name, argc, argv, path, st);
 			}
 			free(canon);
 			free(path);
@@ -810,7 +844,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 			_exit(e == ENOENT ? 127 : 126);
 		}
 		st = pid < 0 ? 126 : sh_wait_pid(sh, pid);
-		sh_record_cmd(sh, name, (int)av.n, av.v, st);
+		record_host(sh, name, (int)av.n, av.v, path, st);
 	} else {
 		if (strchr(name, '/')) {
 			int e = errno;
@@ -1673,4 +1707,10 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 	parser_free(p);
 	sh->call_depth--;
 	return st;
+}
+
+int
+sh_assign_word(struct sh_shell *sh, const char *w, int flags)
+{
+	return do_assign(sh, w, flags);
 }

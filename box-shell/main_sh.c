@@ -14,7 +14,6 @@
  * Trusts: the operator's command line and policy file; nothing in the
  * script (docs/box-sh.1.md lists the caps).
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

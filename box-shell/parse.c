@@ -1129,7 +1129,7 @@ parse_dbrack(struct parser *p)
 			p->pos += 2;
 			break;
 		}
-		if (!regex_next && (s[0] == '(' || s[0] == ')' || s[0] == '!' && is_meta(s[1]))) {
+		if (!regex_next && (s[0] == '(' || s[0] == ')' || (s[0] == '!' && is_meta(s[1])))) {
 			tok = xstrndup(s, 1);
 			p->pos++;
 		} else if (!regex_next && p->pos + 1 < p->len &&

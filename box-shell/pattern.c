@@ -333,7 +333,7 @@ glob_expand(struct sh_shell *sh, const char *pat, struct strv *out)
 	if (nc > 0)
 		glob_dir(sh, root, comps, nc, 0, out);
 	if (trailing) {
-		/* "dir*/" matches directories only, spelled with the slash */
+		/* a pattern ending in a slash matches directories only, spelled with it */
 		size_t w = before;
 		for (size_t i = before; i < out->n; i++) {
 			struct stat st;

@@ -7,7 +7,6 @@
  * Trusts: nothing in the words. The shell's own fds live at 10 and above
  * with CLOEXEC; a saved fd is restored after a builtin's redirection.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -287,6 +287,7 @@ int exec_node(struct sh_shell *sh, struct node *n);
 int exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const char *name);
 int exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, int out, int err);
 _Noreturn void sh_exit(struct sh_shell *sh, int status);
+_Noreturn void sh_child_exit(struct sh_shell *sh, int st); /* flush, _exit */
 void sh_run_exit_trap(struct sh_shell *sh);
 void sh_err(struct sh_shell *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
@@ -300,6 +301,7 @@ void sh_record_cmd(struct sh_shell *sh, const char *program, int argc, char **ar
 char *find_in_path(struct sh_shell *sh, const char *name);
 void sh_update_fs(struct sh_shell *sh, const char *cmdname);
 int run_nested_shell(struct sh_shell *sh, int argc, char **argv);
+int sh_assign_word(struct sh_shell *sh, const char *w, int flags);
 
 /* redir.c: apply redirections; saved fds go to *save (restore with
  * redir_restore) unless save is NULL (permanent / in a child). */

@@ -10,7 +10,6 @@
  * Trusts: nothing in the arguments or in xargs' input (items are capped at
  * SH_MAX_VALUE bytes, a command line at SH_MAX_EXPANSION).
  */
-#define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -273,8 +272,7 @@ w_env(struct sh_shell *sh, int argc, char **argv)
 		} else {
 			st = exec_argv(sh, argc - i, argv + i, true, -1, -1, -1);
 		}
-		bi_flush();
-		_exit(st);
+		sh_child_exit(sh, st);
 	}
 	strv_free(&unsets);
 	return sh_wait_pid(sh, pid);
@@ -396,8 +394,7 @@ w_timeout(struct sh_shell *sh, int argc, char **argv)
 	if (pid == 0) {
 		setpgid(0, 0);
 		int st = exec_argv(sh, argc - i, argv + i, true, -1, -1, -1);
-		bi_flush();
-		_exit(st);
+		sh_child_exit(sh, st);
 	}
 	setpgid(pid, pid);
 	int st;
@@ -453,8 +450,7 @@ w_nice(struct sh_shell *sh, int argc, char **argv)
 		if (setpriority(PRIO_PROCESS, 0, cur + (int)adj) < 0)
 			sh_errline(sh, 0, "nice: cannot set niceness: %s", strerror(errno));
 		int st = exec_argv(sh, argc - i, argv + i, true, -1, -1, -1);
-		bi_flush();
-		_exit(st);
+		sh_child_exit(sh, st);
 	}
 	return sh_wait_pid(sh, pid);
 }
@@ -486,8 +482,7 @@ w_nohup(struct sh_shell *sh, int argc, char **argv)
 		if (isatty(2))
 			dup2(1, 2);
 		int st = exec_argv(sh, argc - i, argv + i, true, -1, -1, -1);
-		bi_flush();
-		_exit(st);
+		sh_child_exit(sh, st);
 	}
 	return sh_wait_pid(sh, pid);
 }
