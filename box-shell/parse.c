@@ -46,6 +46,7 @@ struct parser {
 	size_t tstart;    /* offset of the token */
 	enum redir_type rtype;
 	int rfd;
+	bool rstrip;      /* <<- */
 	struct pending_heredoc *hd, **hd_tail;
 	bool error;
 	bool stop_rparen; /* sub-parser of $(...) */
@@ -684,6 +685,7 @@ lex(struct parser *p)
 	}
 	if (s[0] == '<' || s[0] == '>') {
 		p->rfd = fd;
+		p->rstrip = false;
 		if (s[0] == '<') {
 			if (AT(1, '<') && AT(2, '<')) {
 				p->pos += 3;
@@ -691,8 +693,7 @@ lex(struct parser *p)
 			} else if (AT(1, '<') && AT(2, '-')) {
 				p->pos += 3;
 				p->rtype = R_HEREDOC;
-				p->rfd = fd >= 0 ? fd : 0;
-				p->rfd |= 0x10000; /* strip tabs */
+				p->rstrip = true;
 			} else if (AT(1, '<')) {
 				p->pos += 2;
 				p->rtype = R_HEREDOC;
@@ -827,12 +828,7 @@ parse_redir(struct parser *p)
 	memset(r, 0, sizeof *r);
 	r->type = p->rtype;
 	r->fd = p->rfd;
-	if (r->type == R_HEREDOC && (r->fd & 0x10000)) {
-		r->strip_tabs = true;
-		r->fd &= 0xffff;
-		if (r->fd == 0 && p->rfd == 0x10000)
-			r->fd = -1;
-	}
+	r->strip_tabs = r->type == R_HEREDOC && p->rstrip;
 	consume(p);
 	if (lex(p) != T_WORD) {
 		syntax_error(p);
