@@ -70,6 +70,20 @@ struct sbuf_local {
 	size_t len, cap;
 };
 
+/* Up to 7 input fields: command program arg1 arg2 arg_count cwd program_path. */
+struct fields {
+	struct shlog_field f[8];
+	size_t n;
+};
+
+/* Which request the cached exec fields belong to (pointer identity). */
+struct exec_key {
+	bool valid;
+	const char *program, *cwd, *program_path, *arg0;
+	char *const *args;
+	size_t n_args;
+};
+
 struct sh_decider {
 	struct bp_policy *policy;
 	struct bp_monitor *mon; /* NULL: no temporal term */
@@ -85,6 +99,8 @@ struct sh_decider {
 	bool unbuffered;     /* a forked child: every line is written at once */
 	/* scratch: spelled path, spelled cwd, spelled program_path, the command line */
 	struct sbuf_local path, cwd, ppath, command;
+	struct fields exec_fields; /* the last shell:exec/spawn request's fields */
+	struct exec_key exec_key;
 	struct sh_decider *next_live; /* for the exit and fork handlers */
 };
 
@@ -331,6 +347,8 @@ static const char *const fs_ops[] = {
 	"remove_file", "remove_dir", "rename",
 };
 
+static const size_t fs_op_lens[] = { 12, 13, 9, 9, 10, 4, 13, 10, 15, 7, 11, 10, 6 };
+
 static bool
 fs_request_ok(const struct sh_fs_request *r)
 {
@@ -338,23 +356,13 @@ fs_request_ok(const struct sh_fs_request *r)
 	       r->path[0] == '/';
 }
 
-/* Up to 7 input fields: command program arg1 arg2 arg_count cwd program_path. */
-struct fields {
-	struct shlog_field f[8];
-	size_t n;
-};
-
-static void
-field_str(struct fields *fs, const char *name, const char *s, size_t len)
-{
-	fs->f[fs->n++] = (struct shlog_field){ .name = name, .str = s, .len = len };
-}
-
-static void
-field_long(struct fields *fs, const char *name, int64_t v)
-{
-	fs->f[fs->n++] = (struct shlog_field){ .name = name, .num = v, .is_long = true };
-}
+/* NAME is a literal: its length is known at compile time. */
+#define field_str(fs, nm_, s_, len_)                                                        \
+	((fs)->f[(fs)->n++] = (struct shlog_field){ .name = (nm_), .name_len = sizeof(nm_) - 1,  \
+						    .str = (s_), .len = (len_) })
+#define field_long(fs, nm_, v_)                                                             \
+	((fs)->f[(fs)->n++] = (struct shlog_field){ .name = (nm_), .name_len = sizeof(nm_) - 1,  \
+						    .num = (v_), .is_long = true })
 
 /* Load d->req (action + fields) from FS. */
 static int
@@ -377,17 +385,32 @@ fs_fields(struct sh_decider *d, const struct sh_fs_request *r, struct fields *fs
 		return k;
 	fs->n = 0;
 	field_str(fs, "path", d->path.s, d->path.len);
-	field_str(fs, "operation", fs_ops[r->op], strlen(fs_ops[r->op]));
+	field_str(fs, "operation", fs_ops[r->op], fs_op_lens[r->op]);
 	return 0;
 }
 
 /* shell:exec / shell:spawn fields; program_path NULL for exec. */
 static int
 exec_fields(struct sh_decider *d, const struct sh_exec_request *r, const char *program_path,
-	    struct fields *fs)
+	    struct fields *fs, bool for_record)
 {
 	if (!r->program || !r->cwd || (r->n_args && !r->args))
 		return -EINVAL;
+	/*
+	 * The outcome of the command just decided: the same request (the same
+	 * strings), so the fields built for its decision still stand (the
+	 * scratch strings are rebuilt only here).
+	 */
+	bool reuse = for_record && d->exec_key.valid && d->exec_key.program == r->program && d->exec_key.args == r->args &&
+	    d->exec_key.n_args == r->n_args && d->exec_key.cwd == r->cwd &&
+	    d->exec_key.program_path == program_path &&
+	    (r->n_args == 0 || d->exec_key.arg0 == r->args[0]);
+	/* One use: the next request may sit at the same addresses (freed and allocated again). */
+	d->exec_key.valid = false;
+	if (reuse) {
+		*fs = d->exec_fields;
+		return 0;
+	}
 	d->command.len = 0;
 	if (!sb_add(&d->command, r->program, strlen(r->program)))
 		return -ENOMEM;
@@ -412,6 +435,11 @@ exec_fields(struct sh_decider *d, const struct sh_exec_request *r, const char *p
 			return k;
 		field_str(fs, "program_path", d->ppath.s, d->ppath.len);
 	}
+	d->exec_fields = *fs;
+	d->exec_key = (struct exec_key){ .valid = !for_record, .program = r->program, .args = r->args,
+					 .n_args = r->n_args, .cwd = r->cwd,
+					 .program_path = program_path,
+					 .arg0 = r->n_args ? r->args[0] : NULL };
 	return 0;
 }
 
@@ -515,7 +543,7 @@ sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_
 {
 	struct fields fs;
 	*out = (struct sh_verdict){ 0 };
-	int k = exec_fields(d, r, NULL, &fs);
+	int k = exec_fields(d, r, NULL, &fs, false);
 	if (k < 0)
 		return k;
 	return decide(d, "shell:exec", &fs, r->program, out);
@@ -529,7 +557,7 @@ sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 	*out = (struct sh_verdict){ 0 };
 	if (!program_path || program_path[0] != '/')
 		return -EINVAL;
-	int k = exec_fields(d, r, program_path, &fs);
+	int k = exec_fields(d, r, program_path, &fs, false);
 	if (k < 0)
 		return k;
 	k = decide(d, "shell:spawn", &fs, d->ppath.s, out);
@@ -593,7 +621,7 @@ int
 sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int status)
 {
 	struct fields fs;
-	int k = exec_fields(d, r, NULL, &fs);
+	int k = exec_fields(d, r, NULL, &fs, true);
 	if (k < 0)
 		return k;
 	return record(d, "shell:exec", &fs, "status", NULL, status, true);
@@ -606,7 +634,7 @@ sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 	struct fields fs;
 	if (!program_path || program_path[0] != '/')
 		return -EINVAL;
-	int k = exec_fields(d, r, program_path, &fs);
+	int k = exec_fields(d, r, program_path, &fs, true);
 	if (k < 0)
 		return k;
 	return record(d, "shell:spawn", &fs, "status", NULL, status, true);

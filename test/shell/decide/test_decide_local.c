@@ -386,6 +386,38 @@ test_fork_child_lines(void)
 	json_decref(l[1]);
 }
 
+/* The same addresses with new contents (a loop's next `[`): each line shows its own. */
+static void
+test_reused_buffers(void)
+{
+	char path[128];
+	int fd = log_fd("reuse.jsonl", path, sizeof(path));
+	struct sh_decider *d = make("permit (principal, action, resource);", fd);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	char arg[8];
+	char *args[] = { arg, "-lt", "3", "]" };
+	struct sh_exec_request e = { "[", args, 4, "/home/u" };
+	for (int i = 0; i < 3; i++) {
+		struct sh_verdict v;
+		snprintf(arg, sizeof(arg), "%d", i);
+		CHECK_INT(sh_decide_exec(d, &e, &v), 0);
+		CHECK_INT(sh_record_exec(d, &e, 0), 0);
+	}
+	sh_decider_local_free(d);
+	close(fd);
+	json_t *l[8] = { 0 };
+	size_t n = read_lines(path, l, 8);
+	CHECK_INT(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		char want[32];
+		snprintf(want, sizeof(want), "[ %zu -lt 3 ]", i / 2);
+		CHECK_STR(jstr(l[i], "input", "command"), want);
+		json_decref(l[i]);
+	}
+}
+
 /* The cost of one logged decision + outcome (a `[` of a loop): printed, loosely bounded. */
 static void
 test_cost(void)
@@ -430,6 +462,7 @@ main(void)
 	RUN(test_log_lines);
 	RUN(test_batch_as_one_by_one);
 	RUN(test_fork_child_lines);
+	RUN(test_reused_buffers);
 	RUN(test_cost);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
