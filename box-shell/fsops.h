@@ -50,8 +50,12 @@ struct sh_fs {
 int sh_fs_canon(const struct sh_fs *fs, const char *p, bool entry, char **out);
 
 /* open(2)-like: flags as open(2); the decision from the flags (O_RDONLY:
- * read_content; write/creat/trunc/append: write_content; O_DIRECTORY read
- * for enumerate: use sh_fs_opendir). Returns the fd (O_CLOEXEC) or -errno. */
+ * read_content; write/creat/trunc/append: write_content; O_RDWR: both;
+ * O_DIRECTORY read for enumerate: use sh_fs_opendir). Returns the fd
+ * (O_CLOEXEC) or -errno. /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N
+ * and /proc/self/fd/N (exactly so spelled) are a duplicate of that fd of
+ * the process (the command's own stream), not decided: they are magic
+ * links, which the openat2 refuses. */
 int sh_fs_open(struct sh_fs *fs, const char *path, int flags, mode_t mode);
 /* Decided as enumerate; returns a DIR* (closedir frees it) or NULL + errno. */
 DIR *sh_fs_opendir(struct sh_fs *fs, const char *path);
