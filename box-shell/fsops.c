@@ -1045,8 +1045,9 @@ run_op(struct sh_fs *fs, struct op *o)
  * /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name
  * the command's own streams through magic links, which the openat2 above
  * refuses: they are a duplicate of that fd (as bash makes them in its
- * redirections), no file operation and no decision. The command's fds are
- * 0-2 of the process while it runs (cmd.h). -1: not such a name.
+ * redirections), no file operation and no decision. This assumes what
+ * exec.c does: a command's fds are put at 0-2 of the process while it runs.
+ * -1: not such a name.
  */
 static int
 own_stream_fd(const char *path)
