@@ -1221,6 +1221,14 @@ int
 sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names, size_t n,
 		     enum sh_fs_action action, enum sh_fs_op op, bool *permitted)
 {
+	return sh_fs_decide_entries_typed(fs, dir_path, names, NULL, n, action, op, permitted);
+}
+
+int
+sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *names,
+			   const unsigned char *types, size_t n, enum sh_fs_action action,
+			   enum sh_fs_op op, bool *permitted)
+{
 	char *cdir = NULL;
 	int r = canon_full(fs, dir_path, false, true, &cdir);
 	if (r < 0)
@@ -1258,8 +1266,9 @@ sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names,
 				}
 				p = b.s;
 				struct stat st;
-				if (is_entry)
-					nolink[i] = true;
+				unsigned char t = types ? types[base + i] : DT_UNKNOWN;
+				if (is_entry || (t != DT_UNKNOWN && t != DT_LNK))
+					nolink[i] = true; /* readdir said: no link (a swap: openat2 sees it) */
 				else if (fstatat(fs->root_fd, rel_of(p), &st, AT_SYMLINK_NOFOLLOW) ==
 						 0 &&
 					 !S_ISLNK(st.st_mode))

@@ -80,6 +80,11 @@ DIR *sh_fs_opendir(struct sh_fs *fs, const char *path);
  */
 int sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names, size_t n,
 			 enum sh_fs_action action, enum sh_fs_op op, bool *permitted);
+/* The same, with each entry's d_type from readdir (DT_UNKNOWN where unknown): an entry
+ * readdir says is no symlink is not lstat'ed again before its decision. */
+int sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *names,
+			       const unsigned char *types, size_t n, enum sh_fs_action action,
+			       enum sh_fs_op op, bool *permitted);
 /* Drop every verdict batches left unused (a command ended; they also expire after 2 s, so
  * a later command decides again). */
 void sh_fs_batch_forget(void);

@@ -535,15 +535,36 @@ test_batches(void)
 	CHECK(fd >= 0);
 	close(fd);
 	CHECK_INT(D.decisions, 303);
+	/* typed: a d_type that says "no link" is taken (a link named so is then refused by
+	 * openat2 and decided again, never followed unseen) */
+	unsigned char types[2] = { DT_REG, DT_REG };
+	char *two[2] = { names[1], names[301] }; /* f2 and the link lnk, claimed regular */
+	bool ok2[2];
+	unsigned before = D.decisions;
+	CHECK_INT(sh_fs_decide_entries_typed(&FS, "many", two, types, 2, SH_FS_READ,
+					     SH_OP_READ_CONTENT, ok2),
+		  0);
+	CHECK_INT(D.decisions, before + 2);
+	CHECK(strstr(D.log, "fs:read read_content @/many/lnk\n") != NULL);
+	fd = sh_fs_open(&FS, "many/lnk", O_RDONLY, 0);
+	/* the batch's verdict was for the link itself: openat2 refused it (an error outcome),
+	 * then it was decided again on what it points to, and opened */
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(D.decisions, before + 3);
+	CHECK(strstr(D.log, "  fs:read read_content @/many/lnk -> error\n"
+			    "fs:read read_content @/a.txt\n") != NULL);
+	sh_fs_batch_forget();
 	/* forgotten (a command ended): decided again */
 	CHECK_INT(sh_fs_decide_entries(&FS, "many", names, 2, SH_FS_READ, SH_OP_READ_CONTENT, ok),
 		  0);
-	CHECK_INT(D.decisions, 305);
+	CHECK_INT(D.decisions, before + 5);
 	sh_fs_batch_forget();
 	fd = sh_fs_open(&FS, "many/f2", O_RDONLY, 0);
 	CHECK(fd >= 0);
 	close(fd);
-	CHECK_INT(D.decisions, 306);
+	CHECK_INT(D.decisions, before + 6);
 	/* each permitted open recorded its outcome */
 	CHECK(strstr(D.log, "  fs:read read_content @/many/f300 -> descriptor_issued\n") != NULL);
 	for (int i = 0; i < 302; i++)
