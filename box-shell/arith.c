@@ -598,8 +598,11 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 				st++;
 				n--;
 			}
-			sh_err(sh, "%.*s: %s (error token is \"%.*s\")", (int)n, st, a.errmsg, (int)tn,
-			       t);
+			/* long expressions are cut (a message stays one readable line) */
+			const char *more = n > 200 ? "..." : "";
+			const char *tmore = tn > 200 ? "..." : "";
+			sh_err(sh, "%.*s%s: %s (error token is \"%.*s%s\")", (int)(n > 200 ? 200 : n), st,
+			       more, a.errmsg, (int)(tn > 200 ? 200 : tn), t, tmore);
 		}
 		return -1;
 	}
