@@ -856,6 +856,7 @@ b_cd(struct sh_shell *sh, int argc, char **argv)
 		var_set(sh, "OLDPWD", old, 0);
 	free(old);
 	var_set(sh, "PWD", canon, 0);
+	sh_update_fs(sh, "cd");
 	if (print) {
 		bi_outs(1, canon);
 		bi_out(1, "\n", 1);
