@@ -15,7 +15,7 @@
 set -u
 BOX_BUILD=${BOX_BUILD:-build}
 BOX_BIN=${BOX_BIN:-$BOX_BUILD/bin}
-boxsh=$BOX_BIN/box-sh
+boxsh=$(cd "$BOX_BIN" 2>/dev/null && pwd)/box-sh
 runs=${BENCH_SHELL_RUNS:-3}
 [ -n "${BENCH_QUICK:-}" ] && runs=1
 base=${BENCH_SHELL_DIR:-/var/tmp}
