@@ -52,6 +52,7 @@ n_case=0
 run_case() {
 	n_case=$((n_case + 1))
 	local in=${STDIN:-/dev/null} desc="$*"
+	desc=${desc//$'\n'/\\n}
 	local ao ae as bo be bs
 	ao=$("$CMDRUN" "$@" <"$in" 2>"$tmp/.ae" | od -An -c; exit "${PIPESTATUS[0]}")
 	as=$?
