@@ -36,6 +36,7 @@ const struct sh_cmd_def sh_text_commands[] = {
 	{ "wc", sh_cmd_wc },
 	{ "grep", sh_cmd_grep },
 	{ "sed", sh_cmd_sed },
+	{ "sort", sh_cmd_sort },
 	{ "tee", sh_cmd_tee },
 	{ "tac", sh_cmd_tac },
 	{ "seq", sh_cmd_seq },
