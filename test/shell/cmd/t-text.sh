@@ -73,6 +73,26 @@ run_case() {
 	fi
 }
 
+# run_in_dirs CMD ARGS...: run both in fresh directories (commands that create
+# files: split), then compare the status, the output and the files made.
+run_in_dirs() {
+	n_case=$((n_case + 1))
+	local in=${STDIN:-/dev/null} desc="in dirs: $*" ao bo as bs
+	case $in in /*) ;; *) in=$tmp/$in ;; esac
+	rm -rf "$tmp/.own" "$tmp/.gnu"
+	mkdir "$tmp/.own" "$tmp/.gnu"
+	ao=$(cd "$tmp/.own" && "$CMDRUN" "$@" <"$in" 2>&1)
+	as=$?
+	bo=$(cd "$tmp/.gnu" && "$@" <"$in" 2>&1)
+	bs=$?
+	ao="$ao $as $(cd "$tmp/.own" && ls -A && cat -- * 2>/dev/null | cksum)"
+	bo="$bo $bs $(cd "$tmp/.gnu" && ls -A && cat -- * 2>/dev/null | cksum)"
+	if [ "$ao" = "$bo" ]; then ok "$desc${STDIN:+ <$STDIN}"; else
+		not_ok "$desc${STDIN:+ <$STDIN}"
+		diag "own: $ao" "GNU: $bo"
+	fi
+}
+
 while IFS= read -r line; do
 	case $line in '' | '#'*) continue ;; esac
 	eval "$line"
