@@ -46,6 +46,19 @@ printf 'same\n' >dir1/s/f; printf 'same\n' >dir2/s/f
 printf 'one\n' >dir1/only1; printf 'two\n' >dir2/only2
 printf 'x\n' >dir1/d; printf 'y\n' >dir2/d
 seq 1 2000 >big
+printf 'x' >'we\ird'
+base64 greek >b64
+base64 -w 7 a.txt >b64w
+printf 'YQ=x' >badb
+printf 'Y Q==\n' >gb
+sha256sum a.txt greek 'we\ird' >sums
+md5sum a.txt greek >msums
+sha256sum --tag a.txt >tagsums
+cp a.txt a-copy.txt
+sha256sum a-copy.txt greek >badsums
+md5sum a-copy.txt >badmsums
+printf 'changed\n' >a-copy.txt
+{ cat sums; echo 'not a checksum line'; } >mixsums
 
 n_case=0
 # run_case CMD ARGS...: the case passes when stdout, stderr and status agree.
