@@ -46,12 +46,26 @@ printf 'same\n' >dir1/s/f; printf 'same\n' >dir2/s/f
 printf 'one\n' >dir1/only1; printf 'two\n' >dir2/only2
 printf 'x\n' >dir1/d; printf 'y\n' >dir2/d
 seq 1 2000 >big
+printf 'x' >'we\ird'
+base64 greek >b64
+base64 -w 7 a.txt >b64w
+printf 'YQ=x' >badb
+printf 'Y Q==\n' >gb
+sha256sum a.txt greek 'we\ird' >sums
+md5sum a.txt greek >msums
+sha256sum --tag a.txt >tagsums
+cp a.txt a-copy.txt
+sha256sum a-copy.txt greek >badsums
+md5sum a-copy.txt >badmsums
+printf 'changed\n' >a-copy.txt
+{ cat sums; echo 'not a checksum line'; } >mixsums
 
 n_case=0
 # run_case CMD ARGS...: the case passes when stdout, stderr and status agree.
 run_case() {
 	n_case=$((n_case + 1))
 	local in=${STDIN:-/dev/null} desc="$*"
+	desc=${desc//$'\n'/\\n}
 	local ao ae as bo be bs
 	ao=$("$CMDRUN" "$@" <"$in" 2>"$tmp/.ae" | od -An -c; exit "${PIPESTATUS[0]}")
 	as=$?
@@ -69,6 +83,26 @@ run_case() {
 		diag "status: own $as, GNU $bs"
 		[ "$ae" = "$be" ] || diag "stderr own: $ae" "stderr GNU: $be"
 		[ "$ao" = "$bo" ] || diag "stdout differs:" "$(diff <(echo "$ao") <(echo "$bo") | head -8)"
+	fi
+}
+
+# run_in_dirs CMD ARGS...: run both in fresh directories (commands that create
+# files: split), then compare the status, the output and the files made.
+run_in_dirs() {
+	n_case=$((n_case + 1))
+	local in=${STDIN:-/dev/null} desc="in dirs: $*" ao bo as bs
+	case $in in /*) ;; *) in=$tmp/$in ;; esac
+	rm -rf "$tmp/.own" "$tmp/.gnu"
+	mkdir "$tmp/.own" "$tmp/.gnu"
+	ao=$(cd "$tmp/.own" && "$CMDRUN" "$@" <"$in" 2>&1)
+	as=$?
+	bo=$(cd "$tmp/.gnu" && "$@" <"$in" 2>&1)
+	bs=$?
+	ao="$ao $as $(cd "$tmp/.own" && ls -A && cat -- * 2>/dev/null | cksum)"
+	bo="$bo $bs $(cd "$tmp/.gnu" && ls -A && cat -- * 2>/dev/null | cksum)"
+	if [ "$ao" = "$bo" ]; then ok "$desc${STDIN:+ <$STDIN}"; else
+		not_ok "$desc${STDIN:+ <$STDIN}"
+		diag "own: $ao" "GNU: $bo"
 	fi
 }
 
