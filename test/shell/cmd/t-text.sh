@@ -37,6 +37,13 @@ head -c 100000 /dev/zero | tr '\0' 'x' >long
 printf '\nend\n' >>long
 printf 'line1\nline2\nline3\n' >old
 printf 'line1\nline2 changed\nline3\nline4\n' >new
+seq 1 30 >s1
+seq 1 30 | sed -e 5d -e '12s/.*/x/' -e '28a new' >s2
+printf 'hello world\nfoo bar\nHello again\nfoo_bar baz\n\nlast line no nl\n' >a-nonl
+tr a-z A-Z <cols >cols-upper
+printf 'a  b\nc d\n  e\n' >spaces1
+printf 'a b\nc    d\ne\n' >spaces2
+seq 1 2000 | sed -e '100,110d' -e '500s/$/x/' -e '1500a inserted' >big2
 mkdir -p tree/sub tree/.hid tree/skip dir1/s dir2/s
 printf 'int main() { return foo; }\n' >tree/main.c
 printf 'foo\n' >tree/sub/x.h
@@ -59,6 +66,8 @@ sha256sum a-copy.txt greek >badsums
 md5sum a-copy.txt >badmsums
 printf 'changed\n' >a-copy.txt
 { cat sums; echo 'not a checksum line'; } >mixsums
+
+touch -d '2020-01-01 00:00:00' old new s1 s2 a.txt greek a-nonl empty big big2 dir1/d dir2/d
 
 n_case=0
 # run_case CMD ARGS...: the case passes when stdout, stderr and status agree.
