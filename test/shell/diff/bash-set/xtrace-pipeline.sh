@@ -1,0 +1,1 @@
+set -x; echo a | cat; set +x

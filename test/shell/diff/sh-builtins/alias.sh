@@ -1,0 +1,2 @@
+alias hi="echo hello"
+hi there
