@@ -407,12 +407,6 @@ mkdir_parents(struct sh_cmd *c, const char *name, const char *path, mode_t mode,
 		if (r == 1)
 			return 1;
 	}
-	if (r == -EEXIST) {
-		struct stat st;
-		if (sh_fs_stat(c->fs, path, &st, true) == 0 && S_ISDIR(st.st_mode))
-			return -EEXIST;
-		return -EEXIST;
-	}
 	if (r == 0 && verbose)
 		sh_out_printf(c->out_buf, "%s: created directory %s\n", name,
 			      fu_q(qb, sizeof(qb), path));
@@ -547,6 +541,9 @@ install_file(struct sh_cmd *c, const struct install_opts *o, const char *src, co
 	if (S_ISDIR(st.st_mode))
 		return fu_err(c, 1, "install", "omitting directory %s", fu_q(qb, sizeof(qb), src));
 	if (sh_fs_stat(c->fs, dst, &dst_st, false) == 0) {
+		if (S_ISDIR(dst_st.st_mode))
+			return fu_err(c, 1, "install", "cannot overwrite directory %s with non-directory",
+				      fu_q(qb, sizeof(qb), dst));
 		if (dst_st.st_dev == st.st_dev && dst_st.st_ino == st.st_ino)
 			return fu_err(c, 1, "install", "%s and %s are the same file",
 				      fu_q(qb, sizeof(qb), src), fu_q(qb2, sizeof(qb2), dst));
@@ -695,15 +692,17 @@ sh_cmd_install(struct sh_cmd *c, int argc, char **argv)
 		free(parent);
 	}
 	bool into_dir = o.target_dir != NULL;
+	int terr = 0;
 	if (!into_dir && !o.T) {
 		struct stat st;
-		if (sh_fs_stat(c->fs, target, &st, true) == 0 && S_ISDIR(st.st_mode))
+		terr = sh_fs_stat(c->fs, target, &st, true);
+		if (terr == 0 && S_ISDIR(st.st_mode))
 			into_dir = true;
 	}
 	if (!into_dir && nsrc > 1) {
 		free(ops);
-		return fu_err(c, 1, "install", "target %s is not a directory",
-			      fu_q(qb, sizeof(qb), target));
+		return fu_err(c, 1, "install", "target %s: %s", fu_q(qb, sizeof(qb), target),
+			      strerror(terr < 0 ? -terr : ENOTDIR));
 	}
 	for (int i = 0; i < nsrc; i++) {
 		char *dst;

@@ -180,7 +180,7 @@ sh_cmd_touch(struct sh_cmd *c, int argc, char **argv)
 		if (fu_parse_date(o.date, false, &ts[0]) < 0) {
 			free(ops);
 			return fu_err(c, 1, "touch", "invalid date format %s",
-				      fu_q(qb, sizeof(qb), o.date));
+				      fu_ql(qb, sizeof(qb), o.date));
 		}
 		ts[1] = ts[0];
 		explicit_time = true;
@@ -189,7 +189,7 @@ sh_cmd_touch(struct sh_cmd *c, int argc, char **argv)
 		if (parse_stamp(o.stamp, &ts[0]) < 0) {
 			free(ops);
 			return fu_err(c, 1, "touch", "invalid date format %s",
-				      fu_q(qb, sizeof(qb), o.stamp));
+				      fu_ql(qb, sizeof(qb), o.stamp));
 		}
 		ts[1] = ts[0];
 		explicit_time = true;
@@ -347,9 +347,11 @@ sh_cmd_ln(struct sh_cmd *c, int argc, char **argv)
 		} else {
 			dir = ops[n - 1];
 			ntargets = n - 1;
+			int terr = 0;
 			if (!o.T) {
 				struct stat st;
-				if (sh_fs_stat(c->fs, dir, &st, !o.n) == 0 && S_ISDIR(st.st_mode))
+				terr = sh_fs_stat(c->fs, dir, &st, !o.n);
+				if (terr == 0 && S_ISDIR(st.st_mode))
 					into_dir = true;
 			}
 			if (o.T && n > 2) {
@@ -360,8 +362,8 @@ sh_cmd_ln(struct sh_cmd *c, int argc, char **argv)
 			}
 			if (!into_dir && n > 2) {
 				free(ops);
-				return fu_err(c, 1, "ln", "target %s is not a directory",
-					      fu_q(qb, sizeof(qb), dir));
+				return fu_err(c, 1, "ln", "target %s: %s", fu_q(qb, sizeof(qb), dir),
+					      strerror(terr < 0 ? -terr : ENOTDIR));
 			}
 		}
 	}
@@ -460,7 +462,7 @@ canon_path(struct sh_cmd *c, const char *p, enum canon_mode m, char **out)
 		int pr = sh_fs_canon(c->fs, *abs ? abs : "/", false, &pre);
 		abs[cut] = save;
 		if (pr == 0) {
-			*out = lexical_abs(pre, abs + cut);
+			*out = lexical_abs(pre, abs + cut + (abs[cut] == '/'));
 			if (*out && abs[cut] == 0) {
 				free(*out);
 				*out = pre;
@@ -574,7 +576,7 @@ realpath_main(struct sh_cmd *c, int argc, char **argv, bool is_readlink)
 		else
 			r = canon_path(c, ops[i], o.mode, &res);
 		if (r < 0) {
-			if (!o.quiet || o.verbose || (!is_readlink))
+			if (!o.quiet || o.verbose)
 				fu_err(c, 1, name, "%s: %s", sh_qname(ops[i], false), strerror(-r));
 			status = 1;
 			continue;
@@ -705,9 +707,8 @@ sh_cmd_mktemp(struct sh_cmd *c, int argc, char **argv)
 		xs++;
 	if (xs < 3) {
 		free(ops);
-		int st = o.q ? 1
-			     : fu_err(c, 1, "mktemp", "too few X's in template %s",
-				      fu_q(qb, sizeof(qb), tmpl));
+		int st = fu_err(c, 1, "mktemp", "too few X's in template %s",
+				fu_q(qb, sizeof(qb), tmpl));
 		free(full);
 		return st;
 	}
@@ -887,10 +888,8 @@ sh_cmd_date(struct sh_cmd *c, int argc, char **argv)
 							  "non-option\nargument must be a format string "
 							  "beginning with '+'",
 							  fu_q(qb, sizeof(qb), ops[0]))
-					 : fu_err(c, 1, "date",
-						  "invalid date %s (box-shell's date never sets the "
-						  "clock)",
-						  fu_q(qb, sizeof(qb), ops[0]));
+					 : fu_err(c, 1, "date", "invalid date %s",
+						  fu_ql(qb, sizeof(qb), ops[0]));
 			free(ops);
 			return st;
 		}
@@ -906,7 +905,7 @@ sh_cmd_date(struct sh_cmd *c, int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (o.date && fu_parse_date(o.date, o.utc, &ts) < 0) {
 		free(ops);
-		return fu_err(c, 1, "date", "invalid date %s", fu_q(qb, sizeof(qb), o.date));
+		return fu_err(c, 1, "date", "invalid date %s", fu_ql(qb, sizeof(qb), o.date));
 	}
 	if (o.ref) {
 		struct stat st;
@@ -1107,7 +1106,7 @@ sh_cmd_truncate(struct sh_cmd *c, int argc, char **argv)
 		if (fu_parse_size(s, &size) < 0 || size < 0 || (s[0] == '-' || s[0] == '+')) {
 			free(ops);
 			return fu_err(c, 1, "truncate", "Invalid number: %s",
-				      fu_q(qb, sizeof(qb), o.size));
+				      fu_ql(qb, sizeof(qb), o.size));
 		}
 		if ((rel == '/' || rel == '%') && size == 0) {
 			free(ops);
@@ -1209,8 +1208,9 @@ sh_cmd_which(struct sh_cmd *c, int argc, char **argv)
 		}
 		for (const char *q = argv[i] + 1; *q; q++) {
 			if (*q != 'a') {
-				sh_out_printf(c->err_buf, "Illegal option -%c\nUsage: which [-a] args\n",
-					      *q);
+				/* debianutils: the message on stderr, the usage on stdout */
+				sh_out_printf(c->err_buf, "Illegal option -%c\n", *q);
+				sh_out_printf(c->out_buf, "Usage: which [-a] args\n");
 				return sh_cmd_finish(c, 2);
 			}
 			all = true;

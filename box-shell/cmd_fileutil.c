@@ -91,6 +91,23 @@ fu_q(char *buf, size_t cap, const char *s)
 	return buf;
 }
 
+const char *
+fu_ql(char *buf, size_t cap, const char *s)
+{
+	size_t o = 0;
+	if (cap < 8)
+		return "";
+	buf[o++] = '\'';
+	for (const char *q = s; *q && o + 4 < cap; q++) {
+		if (*q == '\'' || *q == '\\')
+			buf[o++] = '\\';
+		buf[o++] = *q;
+	}
+	buf[o++] = '\'';
+	buf[o] = 0;
+	return buf;
+}
+
 int
 fu_getopt(struct sh_cmd *c, const struct fu_parse *p, int argc, char **argv, char ***operands,
 	  int *n)
@@ -169,7 +186,11 @@ fu_getopt(struct sh_cmd *c, const struct fu_parse *p, int argc, char **argv, cha
 						      "invalid option -- '%c'", a[j]);
 			}
 			const char *arg = NULL;
-			if (o->arg == FU_ARG) {
+			if (o->arg == FU_OPTARG) {
+				/* -Iseconds: an optional argument only when attached */
+				if (a[j + 1])
+					arg = a + j + 1;
+			} else if (o->arg == FU_ARG) {
 				if (a[j + 1])
 					arg = a + j + 1;
 				else if (i + 1 < argc)
@@ -346,6 +367,20 @@ fu_dir_decide(struct sh_fs *fs, const char *path, struct fu_dir *d, enum sh_fs_a
 		for (size_t j = 0; j < k; j++)
 			d->e[i + j].permitted = perm[j];
 		i += k;
+	}
+	return 0;
+}
+
+int
+fu_decide_names(struct sh_fs *fs, const char *dir_path, char **names, size_t n,
+		enum sh_fs_action action, enum sh_fs_op op)
+{
+	bool perm[SH_DECIDE_BATCH_MAX];
+	for (size_t i = 0; i < n; i += SH_DECIDE_BATCH_MAX) {
+		size_t k = n - i < SH_DECIDE_BATCH_MAX ? n - i : SH_DECIDE_BATCH_MAX;
+		int r = sh_fs_decide_entries(fs, dir_path, names + i, k, action, op, perm);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

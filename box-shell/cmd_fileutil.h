@@ -21,7 +21,7 @@ enum { FU_NOARG, FU_ARG, FU_OPTARG };
 struct fu_opt {
 	int id;
 	const char *long_name;      /* NULL: short only */
-	int arg;                    /* FU_NOARG, FU_ARG (short and long), FU_OPTARG (long) */
+	int arg;                    /* FU_NOARG, FU_ARG (short and long), FU_OPTARG (long; short only when attached) */
 };
 
 /* Returned by fu_parse after printing --help: the command returns 0. */
@@ -51,6 +51,9 @@ int fu_err(struct sh_cmd *c, int status, const char *name, const char *fmt, ...)
 /* GNU's quoting of a file name in messages: 'x' (shell-quoted as GNU's locale C style). */
 const char *fu_q(char *buf, size_t cap, const char *s);
 #define FU_QBUF 4200
+/* GNU's quote() ("locale" style, C locale): 'x' with \' and \\ escaped — used
+ * for arguments that are not file names (dates, sizes). */
+const char *fu_ql(char *buf, size_t cap, const char *s);
 
 /* dir + "/" + name (no doubled slash); malloc'd, NULL on ENOMEM. */
 char *fu_join(const char *dir, const char *name);
@@ -81,6 +84,9 @@ int fu_dir_read(struct sh_fs *fs, const char *path, struct fu_dir *d);
  * it for a denied entry too: it fails with EACCES and prints the message). */
 int fu_dir_decide(struct sh_fs *fs, const char *path, struct fu_dir *d, enum sh_fs_action action,
 		  enum sh_fs_op op);
+/* The same for a subset: names (single components) in dir_path. */
+int fu_decide_names(struct sh_fs *fs, const char *dir_path, char **names, size_t n,
+		    enum sh_fs_action action, enum sh_fs_op op);
 void fu_dir_free(struct fu_dir *d);
 /* Sort entries by strcmp of the name (LC_ALL=C order). */
 void fu_dir_sort(struct fu_dir *d);
