@@ -18,11 +18,13 @@
  * Cheap on purpose (a `while [ … ]` loop decides every `[`): the request,
  * decision and event objects are reused, the scratch strings grow once, the
  * log lines go into one buffer written when it holds 64 KiB, when 100 ms
- * passed since the last write, at sh_decider_flush() and at exit. A forked
- * child drops the lines it inherited (its parent writes them) and keeps its
- * own; its history is its own copy from the fork on (a subshell's decisions
- * are not seen by the parent's temporal rules: box-sh is the standalone
- * tool, box-policyd holds one history for a box).
+ * passed since the last write, before a fork (so the file keeps the order
+ * of events), after a shell:spawn decision (an `exec` may replace the
+ * process next), at sh_decider_flush() and at exit. A forked child (a
+ * pipeline stage, a subshell) leaves with _exit(), so it writes each of its
+ * lines at once. Its history is its own copy from the fork on (a subshell's
+ * decisions are not seen by the parent's temporal rules: box-sh is the
+ * standalone tool; in a box, box-policyd holds one history).
  *
  * Strings that are not UTF-8 (file names may hold any byte) are evaluated
  * as the bytes they are; the log line shows each invalid byte as U+FFFD.
@@ -45,12 +47,41 @@
 #include "decide.h"
 #include "decide_local.h"
 
+/*
+ * box-sh runs its own commands: exec.c refers to the command tables weakly
+ * (so that test programs may link libshell.a without them), and a weak
+ * reference alone does not pull a member out of a static archive. This
+ * file is linked into box-sh only; its strong reference brings cmd_text.o
+ * and cmd_file.o in. (It belongs in main_sh.c; it is here until it is there.)
+ */
+#ifndef SH_DECIDE_LOCAL_NO_COMMANDS
+#include "cmd.h"
+__attribute__((used)) static const struct sh_cmd_def *const box_sh_command_tables[] = {
+	sh_text_commands,
+	sh_file_commands,
+};
+#endif
+
 #define LOG_FLUSH_BYTES (64u << 10)
 #define LOG_FLUSH_NS (100LL * 1000000LL)
 
 struct sbuf_local {
 	char *s;
 	size_t len, cap;
+};
+
+/* Up to 7 input fields: command program arg1 arg2 arg_count cwd program_path. */
+struct fields {
+	struct shlog_field f[8];
+	size_t n;
+};
+
+/* Which request the cached exec fields belong to (pointer identity). */
+struct exec_key {
+	bool valid;
+	const char *program, *cwd, *program_path, *arg0;
+	char *const *args;
+	size_t n_args;
 };
 
 struct sh_decider {
@@ -65,8 +96,11 @@ struct sh_decider {
 	struct shlog log;
 	int64_t last_ns;     /* clock without a monitor */
 	int64_t last_flush_ns;
+	bool unbuffered;     /* a forked child: every line is written at once */
 	/* scratch: spelled path, spelled cwd, spelled program_path, the command line */
 	struct sbuf_local path, cwd, ppath, command;
+	struct fields exec_fields; /* the last shell:exec/spawn request's fields */
+	struct exec_key exec_key;
 	struct sh_decider *next_live; /* for the exit and fork handlers */
 };
 
@@ -75,11 +109,20 @@ static struct sh_decider *live;
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
 static void
+before_fork(void)
+{
+	for (struct sh_decider *d = live; d; d = d->next_live)
+		(void)sh_decider_flush(d);
+}
+
+static void
 after_fork_child(void)
 {
-	/* The parent writes the lines it buffered; the child starts empty. */
-	for (struct sh_decider *d = live; d; d = d->next_live)
+	/* Nothing inherited is left to write (before_fork did); the child may _exit() any time. */
+	for (struct sh_decider *d = live; d; d = d->next_live) {
 		d->log.len = 0;
+		d->unbuffered = true;
+	}
 }
 
 static void
@@ -92,7 +135,7 @@ flush_at_exit(void)
 static void
 install_handlers(void)
 {
-	(void)pthread_atfork(NULL, NULL, after_fork_child);
+	(void)pthread_atfork(before_fork, NULL, after_fork_child);
 	(void)atexit(flush_at_exit);
 }
 
@@ -172,7 +215,7 @@ sh_decider_flush(struct sh_decider *d)
 static void
 maybe_flush(struct sh_decider *d, int64_t now)
 {
-	if (d->log.len >= LOG_FLUSH_BYTES || now - d->last_flush_ns >= LOG_FLUSH_NS) {
+	if (d->unbuffered || d->log.len >= LOG_FLUSH_BYTES || now - d->last_flush_ns >= LOG_FLUSH_NS) {
 		d->last_flush_ns = now;
 		(void)shlog_flush(&d->log, d->log_fd);
 	}
@@ -304,6 +347,8 @@ static const char *const fs_ops[] = {
 	"remove_file", "remove_dir", "rename",
 };
 
+static const size_t fs_op_lens[] = { 12, 13, 9, 9, 10, 4, 13, 10, 15, 7, 11, 10, 6 };
+
 static bool
 fs_request_ok(const struct sh_fs_request *r)
 {
@@ -311,23 +356,13 @@ fs_request_ok(const struct sh_fs_request *r)
 	       r->path[0] == '/';
 }
 
-/* Up to 7 input fields: command program arg1 arg2 arg_count cwd program_path. */
-struct fields {
-	struct shlog_field f[8];
-	size_t n;
-};
-
-static void
-field_str(struct fields *fs, const char *name, const char *s, size_t len)
-{
-	fs->f[fs->n++] = (struct shlog_field){ .name = name, .str = s, .len = len };
-}
-
-static void
-field_long(struct fields *fs, const char *name, int64_t v)
-{
-	fs->f[fs->n++] = (struct shlog_field){ .name = name, .num = v, .is_long = true };
-}
+/* NAME is a literal: its length is known at compile time. */
+#define field_str(fs, nm_, s_, len_)                                                        \
+	((fs)->f[(fs)->n++] = (struct shlog_field){ .name = (nm_), .name_len = sizeof(nm_) - 1,  \
+						    .str = (s_), .len = (len_) })
+#define field_long(fs, nm_, v_)                                                             \
+	((fs)->f[(fs)->n++] = (struct shlog_field){ .name = (nm_), .name_len = sizeof(nm_) - 1,  \
+						    .num = (v_), .is_long = true })
 
 /* Load d->req (action + fields) from FS. */
 static int
@@ -350,17 +385,32 @@ fs_fields(struct sh_decider *d, const struct sh_fs_request *r, struct fields *fs
 		return k;
 	fs->n = 0;
 	field_str(fs, "path", d->path.s, d->path.len);
-	field_str(fs, "operation", fs_ops[r->op], strlen(fs_ops[r->op]));
+	field_str(fs, "operation", fs_ops[r->op], fs_op_lens[r->op]);
 	return 0;
 }
 
 /* shell:exec / shell:spawn fields; program_path NULL for exec. */
 static int
 exec_fields(struct sh_decider *d, const struct sh_exec_request *r, const char *program_path,
-	    struct fields *fs)
+	    struct fields *fs, bool for_record)
 {
 	if (!r->program || !r->cwd || (r->n_args && !r->args))
 		return -EINVAL;
+	/*
+	 * The outcome of the command just decided: the same request (the same
+	 * strings), so the fields built for its decision still stand (the
+	 * scratch strings are rebuilt only here).
+	 */
+	bool reuse = for_record && d->exec_key.valid && d->exec_key.program == r->program && d->exec_key.args == r->args &&
+	    d->exec_key.n_args == r->n_args && d->exec_key.cwd == r->cwd &&
+	    d->exec_key.program_path == program_path &&
+	    (r->n_args == 0 || d->exec_key.arg0 == r->args[0]);
+	/* One use: the next request may sit at the same addresses (freed and allocated again). */
+	d->exec_key.valid = false;
+	if (reuse) {
+		*fs = d->exec_fields;
+		return 0;
+	}
 	d->command.len = 0;
 	if (!sb_add(&d->command, r->program, strlen(r->program)))
 		return -ENOMEM;
@@ -385,6 +435,11 @@ exec_fields(struct sh_decider *d, const struct sh_exec_request *r, const char *p
 			return k;
 		field_str(fs, "program_path", d->ppath.s, d->ppath.len);
 	}
+	d->exec_fields = *fs;
+	d->exec_key = (struct exec_key){ .valid = !for_record, .program = r->program, .args = r->args,
+					 .n_args = r->n_args, .cwd = r->cwd,
+					 .program_path = program_path,
+					 .arg0 = r->n_args ? r->args[0] : NULL };
 	return 0;
 }
 
@@ -410,13 +465,14 @@ decide(struct sh_decider *d, const char *action, const struct fields *fs, const 
 		return r;
 	int64_t now = clock_ns();
 	int64_t t = stamp(d, now);
-	if (d->mon)
-		r = bp_monitor_decide(d->mon, d->req, t, d->dec, &t);
-	else
+	if (d->mon) {
+		/* It fills the decision even when it fails (a deny, cause error). */
+		(void)bp_monitor_decide(d->mon, d->req, t, d->dec, &t);
+	} else {
 		r = bp_decide(d->policy, d->req, NULL, d->dec);
-	if (r == -ENOMEM && !d->dec)
-		return r;
-	/* bp_monitor_decide fills the decision even when it fails (a deny, cause error). */
+		if (r < 0)
+			return r; /* no decision: the caller refuses the command */
+	}
 	bool permit = bp_decision_verdict(d->dec) == BP_PERMIT &&
 		      bp_decision_cause(d->dec) == BP_CAUSE_PERMITTED;
 	const char *msg = bp_decision_message(d->dec);
@@ -487,7 +543,7 @@ sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_
 {
 	struct fields fs;
 	*out = (struct sh_verdict){ 0 };
-	int k = exec_fields(d, r, NULL, &fs);
+	int k = exec_fields(d, r, NULL, &fs, false);
 	if (k < 0)
 		return k;
 	return decide(d, "shell:exec", &fs, r->program, out);
@@ -501,10 +557,13 @@ sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 	*out = (struct sh_verdict){ 0 };
 	if (!program_path || program_path[0] != '/')
 		return -EINVAL;
-	int k = exec_fields(d, r, program_path, &fs);
+	int k = exec_fields(d, r, program_path, &fs, false);
 	if (k < 0)
 		return k;
-	return decide(d, "shell:spawn", &fs, d->ppath.s, out);
+	k = decide(d, "shell:spawn", &fs, d->ppath.s, out);
+	/* A host program starts next, perhaps by an exec that replaces this process. */
+	(void)sh_decider_flush(d);
+	return k;
 }
 
 /* ---- outcomes ------------------------------------------------------------- */
@@ -562,7 +621,7 @@ int
 sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int status)
 {
 	struct fields fs;
-	int k = exec_fields(d, r, NULL, &fs);
+	int k = exec_fields(d, r, NULL, &fs, true);
 	if (k < 0)
 		return k;
 	return record(d, "shell:exec", &fs, "status", NULL, status, true);
@@ -575,7 +634,7 @@ sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 	struct fields fs;
 	if (!program_path || program_path[0] != '/')
 		return -EINVAL;
-	int k = exec_fields(d, r, program_path, &fs);
+	int k = exec_fields(d, r, program_path, &fs, true);
 	if (k < 0)
 		return k;
 	return record(d, "shell:spawn", &fs, "status", NULL, status, true);

@@ -240,7 +240,7 @@ put_fields(struct shlog *l, const struct shlog_field *f, size_t n)
 			PUT_LIT(l, ",");
 		/* names are the decider's own identifiers: nothing to escape */
 		PUT_LIT(l, "\"");
-		put(l, f[i].name, strlen(f[i].name));
+		put(l, f[i].name, f[i].name_len ? f[i].name_len : strlen(f[i].name));
 		PUT_LIT(l, "\":");
 		if (f[i].is_long)
 			put_long(l, f[i].num);

@@ -19,7 +19,8 @@
 
 /* One input or output field: a string, or (is_long) an integer. */
 struct shlog_field {
-	const char *name;
+	const char *name;   /* an identifier: written without escaping */
+	size_t name_len;
 	const char *str;
 	size_t len;
 	int64_t num;

@@ -47,6 +47,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsops.h"
@@ -405,41 +406,82 @@ lexical(const struct sh_fs *fs, const char *p)
 /* ---- verdicts a batch decided ahead ------------------------------------------ */
 
 #define PRE_N 4096
+/* A batch's verdict is used only this soon after it was made (a temporal rule may answer
+ * differently later): the command that asked for it is still walking that directory. */
+#define PRE_TTL_NS (2LL * 1000000000LL)
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 struct pre {
 	uint64_t hash;
-	char *path;
+	char *path;      /* NULL: a free slot */
 	const struct sh_decider *d;
 	enum sh_fs_action action;
 	enum sh_fs_op op;
 	bool permit;
 	bool no_symlink; /* the last component was no symlink when decided */
 	char *message;
+	int64_t at_ns;   /* CLOCK_MONOTONIC when decided */
+	int next;        /* the next slot in its hash bucket, -1 at the end */
 };
 
+#define PRE_BUCKETS 8192 /* a power of two */
+
+/*
+ * A ring of slots (the oldest at head; a verdict used leaves a free slot
+ * that the ring skips) and a hash index over it, so that a lookup (one per
+ * file operation while any verdict is held) costs a few compares.
+ */
 static struct {
 	struct pre e[PRE_N];
-	size_t head, n; /* a ring: the oldest at head */
+	size_t head, n;
+	int bucket[PRE_BUCKETS]; /* slot + 1; 0: empty */
 } pre;
 
 static void
-pre_drop(struct pre *p)
+pre_unlink(size_t k)
 {
+	int *link = &pre.bucket[pre.e[k].hash & (PRE_BUCKETS - 1)];
+	while (*link && (size_t)(*link - 1) != k)
+		link = &pre.e[*link - 1].next;
+	if (*link)
+		*link = pre.e[k].next;
+}
+
+static void
+pre_drop(size_t k)
+{
+	struct pre *p = &pre.e[k];
+	if (p->path)
+		pre_unlink(k);
 	free(p->path);
 	free(p->message);
 	*p = (struct pre){ 0 };
+}
+
+/* The oldest slot leaves the ring. */
+static void
+pre_pop(void)
+{
+	pre_drop(pre.head);
+	pre.head = (pre.head + 1) % PRE_N;
+	pre.n--;
 }
 
 static void
 pre_add(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum sh_fs_op op,
 	bool permit, char *message, bool no_symlink)
 {
-	if (pre.n == PRE_N) {
-		pre_drop(&pre.e[pre.head]);
-		pre.head = (pre.head + 1) % PRE_N;
-		pre.n--;
-	}
-	struct pre *p = &pre.e[(pre.head + pre.n) % PRE_N];
+	if (pre.n == PRE_N)
+		pre_pop();
+	size_t k = (pre.head + pre.n) % PRE_N;
+	struct pre *p = &pre.e[k];
 	p->path = strdup(path);
 	if (!p->path) {
 		free(message);
@@ -452,30 +494,36 @@ pre_add(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum 
 	p->permit = permit;
 	p->message = message;
 	p->no_symlink = no_symlink;
+	p->at_ns = mono_ns();
+	int *b = &pre.bucket[p->hash & (PRE_BUCKETS - 1)];
+	p->next = *b;
+	*b = (int)k + 1;
 	pre.n++;
 }
 
-/* The stored verdict for exactly this request, removed from the table; NULL if none. */
+/* The stored verdict for exactly this request, removed from the table; false if none. */
 static bool
 pre_take(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum sh_fs_op op,
 	 bool need_no_symlink, struct pre *ret)
 {
 	if (pre.n == 0)
 		return false;
+	int64_t now = mono_ns();
+	/* Used and expired verdicts leave from the oldest end. */
+	while (pre.n > 0 && (!pre.e[pre.head].path || now - pre.e[pre.head].at_ns > PRE_TTL_NS))
+		pre_pop();
 	uint64_t h = hash_bytes(path, strlen(path));
-	for (size_t k = 0; k < pre.n; k++) {
-		struct pre *p = &pre.e[(pre.head + k) % PRE_N];
-		if (!p->path || p->hash != h || p->d != d || p->action != a || p->op != op ||
+	for (int i = pre.bucket[h & (PRE_BUCKETS - 1)]; i; i = pre.e[i - 1].next) {
+		size_t k = (size_t)(i - 1);
+		struct pre *p = &pre.e[k];
+		if (p->hash != h || p->d != d || p->action != a || p->op != op ||
 		    strcmp(p->path, path) != 0 || (need_no_symlink && !p->no_symlink))
 			continue;
+		if (now - p->at_ns > PRE_TTL_NS)
+			return false; /* too old: decide again */
+		pre_unlink(k);
 		*ret = *p;
-		*p = (struct pre){ 0 }; /* a hole; the ring skips it */
-		if (k == 0) {
-			while (pre.n > 0 && !pre.e[pre.head].path) {
-				pre.head = (pre.head + 1) % PRE_N;
-				pre.n--;
-			}
-		}
+		*p = (struct pre){ 0 }; /* a free slot; the ring skips it */
 		return true;
 	}
 	return false;
@@ -1120,6 +1168,14 @@ sh_fs_truncate(struct sh_fs *fs, const char *path, off_t len)
 }
 
 /* ---- batches ---------------------------------------------------------------- */
+
+void
+sh_fs_batch_forget(void)
+{
+	while (pre.n > 0)
+		pre_pop();
+	pre.head = 0;
+}
 
 static bool
 entry_op(enum sh_fs_op op)

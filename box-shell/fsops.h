@@ -76,6 +76,9 @@ DIR *sh_fs_opendir(struct sh_fs *fs, const char *path);
  */
 int sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names, size_t n,
 			 enum sh_fs_action action, enum sh_fs_op op, bool *permitted);
+/* Drop every verdict batches left unused (a command ended; they also expire after 2 s, so
+ * a later command decides again). */
+void sh_fs_batch_forget(void);
 
 int sh_fs_stat(struct sh_fs *fs, const char *path, struct stat *st, bool follow);  /* read_metadata */
 int sh_fs_readlink(struct sh_fs *fs, const char *path, char **target);           /* read_link */

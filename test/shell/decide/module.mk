@@ -20,3 +20,9 @@ $(SHDECIDE_TEST_DIR)/test_decide_local: $(SHDECIDE_LOCAL_OBJS) $(BUILD)/box-shel
 $(SHDECIDE_TEST_DIR)/test_decide_local: private MODULE_LDLIBS := $(call pkg_libs,jansson) -lpthread -lm
 
 CHECK_PROGRAMS += $(SHDECIDE_TEST_DIR)/test_fsops $(SHDECIDE_TEST_DIR)/test_decide_local
+
+# Whole scripts through box-sh (once box-sh is built: box-shell/main_sh.c).
+ifneq ($(wildcard box-shell/main_sh.c),)
+CHECK_SCRIPTS += test/shell/decide/scripts.sh
+CHECK_DEPS    += $(BIN)/box-sh
+endif

@@ -361,8 +361,7 @@ test_fork_child_lines(void)
 		struct sh_fs_request c = { SH_FS_READ, SH_OP_READ_CONTENT, "/child" };
 		struct sh_verdict cv;
 		(void)sh_decide_fs(d, &c, &cv);
-		(void)sh_decider_flush(d);
-		_exit(0);
+		_exit(0); /* as a pipeline stage leaves: no flush, no atexit */
 	}
 	int st;
 	waitpid(pid, &st, 0);
@@ -380,6 +379,43 @@ test_fork_child_lines(void)
 	}
 	CHECK_INT(parents, 1);
 	CHECK_INT(children, 1);
+	/* the parent's line was written before the fork: the file keeps the order */
+	read_lines(path, l, 8);
+	CHECK_STR(jstr(l[0], "input", "path"), "/parent");
+	json_decref(l[0]);
+	json_decref(l[1]);
+}
+
+/* The same addresses with new contents (a loop's next `[`): each line shows its own. */
+static void
+test_reused_buffers(void)
+{
+	char path[128];
+	int fd = log_fd("reuse.jsonl", path, sizeof(path));
+	struct sh_decider *d = make("permit (principal, action, resource);", fd);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	char arg[8];
+	char *args[] = { arg, "-lt", "3", "]" };
+	struct sh_exec_request e = { "[", args, 4, "/home/u" };
+	for (int i = 0; i < 3; i++) {
+		struct sh_verdict v;
+		snprintf(arg, sizeof(arg), "%d", i);
+		CHECK_INT(sh_decide_exec(d, &e, &v), 0);
+		CHECK_INT(sh_record_exec(d, &e, 0), 0);
+	}
+	sh_decider_local_free(d);
+	close(fd);
+	json_t *l[8] = { 0 };
+	size_t n = read_lines(path, l, 8);
+	CHECK_INT(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		char want[32];
+		snprintf(want, sizeof(want), "[ %zu -lt 3 ]", i / 2);
+		CHECK_STR(jstr(l[i], "input", "command"), want);
+		json_decref(l[i]);
+	}
 }
 
 /* The cost of one logged decision + outcome (a `[` of a loop): printed, loosely bounded. */
@@ -406,7 +442,10 @@ test_cost(void)
 	close(fd);
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("# 100000 shell:exec decisions + outcomes, logged: %.3f s\n", s);
+#ifndef __SANITIZE_ADDRESS__
+	/* bash runs the whole loop in 0.73 s (issue 12 item 9): the decisions alone must fit */
 	CHECK(s < 0.73);
+#endif
 	unlink(path);
 }
 
@@ -423,6 +462,7 @@ main(void)
 	RUN(test_log_lines);
 	RUN(test_batch_as_one_by_one);
 	RUN(test_fork_child_lines);
+	RUN(test_reused_buffers);
 	RUN(test_cost);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -516,6 +516,15 @@ test_batches(void)
 	CHECK(fd >= 0);
 	close(fd);
 	CHECK_INT(D.decisions, 303);
+	/* forgotten (a command ended): decided again */
+	CHECK_INT(sh_fs_decide_entries(&FS, "many", names, 2, SH_FS_READ, SH_OP_READ_CONTENT, ok),
+		  0);
+	CHECK_INT(D.decisions, 305);
+	sh_fs_batch_forget();
+	fd = sh_fs_open(&FS, "many/f2", O_RDONLY, 0);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_INT(D.decisions, 306);
 	/* each permitted open recorded its outcome */
 	CHECK(strstr(D.log, "  fs:read read_content @/many/f300 -> descriptor_issued\n") != NULL);
 	for (int i = 0; i < 302; i++)
