@@ -23,6 +23,7 @@ struct ax {
 	int depth;
 	const char *errtok;
 	const char *errmsg;
+	const char *lastop; /* the last operator read (bash's error token at the end) */
 };
 
 static int arith_rec_depth;
@@ -70,6 +71,7 @@ eat(struct ax *a, const char *op)
 		return false;
 	if (n == 2 && strcmp(op, "**") == 0 && nx == '=')
 		return false;
+	a->lastop = a->p;
 	a->p += n;
 	return true;
 }
@@ -586,6 +588,8 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 			const char *t = a.errtok ? a.errtok : "";
 			while (*t == ' ')
 				t++;
+			if (!*t && a.lastop)
+				t = a.lastop;
 			size_t tn = strlen(t);
 			while (tn > 0 && (t[tn - 1] == ' ' || t[tn - 1] == '\n'))
 				tn--;
@@ -594,8 +598,11 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 				st++;
 				n--;
 			}
-			sh_err(sh, "%.*s: %s (error token is \"%.*s\")", (int)n, st, a.errmsg, (int)tn,
-			       t);
+			/* long expressions are cut (a message stays one readable line) */
+			const char *more = n > 200 ? "..." : "";
+			const char *tmore = tn > 200 ? "..." : "";
+			sh_err(sh, "%.*s%s: %s (error token is \"%.*s%s\")", (int)(n > 200 ? 200 : n), st,
+			       more, a.errmsg, (int)(tn > 200 ? 200 : tn), t, tmore);
 		}
 		return -1;
 	}

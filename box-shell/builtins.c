@@ -32,6 +32,16 @@ int wrappers_find(const char *name, sh_builtin_fn *fn);
 static char obuf[8192];
 static size_t olen;
 static int ofd = -1;
+static int oerr;       /* first write error since bi_take_error */
+
+int
+bi_take_error(void)
+{
+	bi_flush();
+	int e = oerr;
+	oerr = 0;
+	return e;
+}
 
 void
 bi_flush(void)
@@ -42,6 +52,8 @@ bi_flush(void)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
+			if (!oerr)
+				oerr = errno;
 			break;
 		}
 		off += (size_t)w;
@@ -63,6 +75,8 @@ bi_out(int fd, const char *s, size_t n)
 			if (w < 0) {
 				if (errno == EINTR)
 					continue;
+				if (!oerr)
+					oerr = errno;
 				return;
 			}
 			off += (size_t)w;
@@ -269,7 +283,7 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 						spec[sl++] = fmt[j++];
 				}
 			}
-			while (j < fl && strchr("hlLqjzt", fmt[j]))
+			while (j < fl && strchr("hlLjzt", fmt[j]))
 				j++;
 			if (j >= fl) {
 				sh_err(sh, "printf: `%s': missing format character", spec);
@@ -359,13 +373,15 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 				if (conv == 'b')
 					stop = put_b(&tmp, arg ? arg : "");
 				else if (conv == 'q') {
-					char *q = shell_quote(arg ? arg : "");
-					if (!arg || !*arg) {
-						free(q);
-						q = xstrdup("''");
+					const char *qa = arg ? arg : "";
+					if (!*qa)
+						sb_adds(&tmp, "''");
+					for (const char *qp = qa; *qp; qp++) {
+						if (!(isalnum((unsigned char)*qp) || strchr("_-./=:,+@%^", *qp) ||
+						      (unsigned char)*qp >= 0x80))
+							sb_addc(&tmp, '\\');
+						sb_addc(&tmp, *qp);
 					}
-					sb_adds(&tmp, q);
-					free(q);
 				} else
 					sb_adds(&tmp, arg ? arg : "");
 				snprintf(full, sizeof full, "%ss", spec);
@@ -563,6 +579,8 @@ parse_int(const char *s, intmax_t *v)
 	return !*e && errno == 0;
 }
 
+static const char *test_name = "test";
+
 int test_binary(struct sh_shell *sh, const char *a, const char *op, const char *b, int *res);
 int
 test_binary(struct sh_shell *sh, const char *a, const char *op, const char *b, int *res)
@@ -588,11 +606,11 @@ test_binary(struct sh_shell *sh, const char *a, const char *op, const char *b, i
 		if (strcmp(op, ar[i]) == 0) {
 			intmax_t x, y;
 			if (!parse_int(a, &x)) {
-				sh_err(sh, "%s: %s: integer expression expected", "test", a);
+				sh_err(sh, "%s: %s: integer expression expected", test_name, a);
 				return 2;
 			}
 			if (!parse_int(b, &y)) {
-				sh_err(sh, "%s: %s: integer expression expected", "test", b);
+				sh_err(sh, "%s: %s: integer expression expected", test_name, b);
 				return 2;
 			}
 			switch (i) {
@@ -739,6 +757,7 @@ b_test(struct sh_shell *sh, int argc, char **argv)
 {
 	int n = argc - 1;
 	char **v = argv + 1;
+	test_name = argv[0];
 	if (strcmp(argv[0], "[") == 0) {
 		if (n < 1 || strcmp(v[n - 1], "]") != 0) {
 			sh_err(sh, "[: missing `]'");
@@ -769,7 +788,7 @@ b_test(struct sh_shell *sh, int argc, char **argv)
 		return res ? 0 : 1;
 	}
 	if (n == 3 && strcmp(v[0], "!") == 0) {
-		char *sub[3] = {argv[0], v[1], v[2]};
+		char *sub[3] = {(char *)"test", v[1], v[2]};
 		int r = b_test(sh, 3, sub);
 		if (strcmp(argv[0], "[") == 0) {
 			/* the recursion expects "]" */
@@ -837,6 +856,7 @@ b_cd(struct sh_shell *sh, int argc, char **argv)
 		var_set(sh, "OLDPWD", old, 0);
 	free(old);
 	var_set(sh, "PWD", canon, 0);
+	sh_update_fs(sh, "cd");
 	if (print) {
 		bi_outs(1, canon);
 		bi_out(1, "\n", 1);
@@ -1696,8 +1716,10 @@ b_break(struct sh_shell *sh, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (sh->loop_depth == 0)
+	if (sh->loop_depth == 0) {
+		sh_err(sh, "%s: only meaningful in a `for', `while', or `until' loop", argv[0]);
 		return 0;
+	}
 	if (n > sh->loop_depth)
 		n = sh->loop_depth;
 	sh->jump = argv[0][0] == 'b' ? J_BREAK : J_CONTINUE;
@@ -2291,7 +2313,17 @@ b_let(struct sh_shell *sh, int argc, char **argv)
 static int
 b_shopt(struct sh_shell *sh, int argc, char **argv)
 {
-	/* accepted and ignored: the behaviour is fixed (docs/box-sh.1.md) */
+	/* expand_aliases is honoured; the other options are accepted and
+	 * ignored: the behaviour is fixed (docs/box-sh.1.md) */
+	int on = -1;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-s") == 0)
+			on = 1;
+		else if (strcmp(argv[i], "-u") == 0)
+			on = 0;
+		else if (strcmp(argv[i], "expand_aliases") == 0 && on >= 0)
+			sh->expand_aliases = on;
+	}
 	return 0;
 }
 

@@ -191,15 +191,13 @@ chmod_dir_entries(struct chmod_ctx *x, const char *path, int depth)
 		x->status = 1;
 		return;
 	}
-	if (fu_dir_decide(x->c->fs, path, &d, SH_FS_READ, SH_OP_READ_METADATA) < 0)
-		for (size_t i = 0; i < d.n; i++)
-			d.e[i].permitted = false;
+	fu_dir_stat_all(x->c->fs, path, &d);
 	for (size_t i = 0; i < d.n && !fu_interrupted(x->c); i++) {
 		char *child = fu_join(path, d.e[i].name);
-		struct stat st;
+		struct stat st = d.e[i].st;
 		if (!child)
 			break;
-		r = sh_fs_stat(x->c->fs, child, &st, false);
+		r = d.e[i].st_err;
 		if (r < 0) {
 			if (!x->quiet)
 				fu_err(x->c, 1, "chmod", "cannot access %s: %s",
@@ -407,12 +405,6 @@ mkdir_parents(struct sh_cmd *c, const char *name, const char *path, mode_t mode,
 		if (r == 1)
 			return 1;
 	}
-	if (r == -EEXIST) {
-		struct stat st;
-		if (sh_fs_stat(c->fs, path, &st, true) == 0 && S_ISDIR(st.st_mode))
-			return -EEXIST;
-		return -EEXIST;
-	}
 	if (r == 0 && verbose)
 		sh_out_printf(c->out_buf, "%s: created directory %s\n", name,
 			      fu_q(qb, sizeof(qb), path));
@@ -547,6 +539,9 @@ install_file(struct sh_cmd *c, const struct install_opts *o, const char *src, co
 	if (S_ISDIR(st.st_mode))
 		return fu_err(c, 1, "install", "omitting directory %s", fu_q(qb, sizeof(qb), src));
 	if (sh_fs_stat(c->fs, dst, &dst_st, false) == 0) {
+		if (S_ISDIR(dst_st.st_mode))
+			return fu_err(c, 1, "install", "cannot overwrite directory %s with non-directory",
+				      fu_q(qb, sizeof(qb), dst));
 		if (dst_st.st_dev == st.st_dev && dst_st.st_ino == st.st_ino)
 			return fu_err(c, 1, "install", "%s and %s are the same file",
 				      fu_q(qb, sizeof(qb), src), fu_q(qb2, sizeof(qb2), dst));
@@ -695,15 +690,17 @@ sh_cmd_install(struct sh_cmd *c, int argc, char **argv)
 		free(parent);
 	}
 	bool into_dir = o.target_dir != NULL;
+	int terr = 0;
 	if (!into_dir && !o.T) {
 		struct stat st;
-		if (sh_fs_stat(c->fs, target, &st, true) == 0 && S_ISDIR(st.st_mode))
+		terr = sh_fs_stat(c->fs, target, &st, true);
+		if (terr == 0 && S_ISDIR(st.st_mode))
 			into_dir = true;
 	}
 	if (!into_dir && nsrc > 1) {
 		free(ops);
-		return fu_err(c, 1, "install", "target %s is not a directory",
-			      fu_q(qb, sizeof(qb), target));
+		return fu_err(c, 1, "install", "target %s: %s", fu_q(qb, sizeof(qb), target),
+			      strerror(terr < 0 ? -terr : ENOTDIR));
 	}
 	for (int i = 0; i < nsrc; i++) {
 		char *dst;

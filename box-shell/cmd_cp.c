@@ -87,14 +87,25 @@ preserve(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const 
 	return status;
 }
 
+static int copy_any(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src,
+		    const char *dst, const struct stat *known, int dst_known, const struct stat *dst_st_in,
+		    int depth);
+
 static int
 copy_dir(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const char *dst,
-	 const struct stat *st, int depth)
+	 const struct stat *st, int dst_known, const struct stat *dst_st_in, int depth)
 {
 	char qb[FU_QBUF], qb2[FU_QBUF];
 	struct stat dst_st;
 	int status = 0;
-	int r = sh_fs_stat(c->fs, dst, &dst_st, true);
+	int r;
+	if (dst_known == 1)
+		r = sh_fs_stat(c->fs, dst, &dst_st, true);
+	else if (dst_known == 0) {
+		dst_st = *dst_st_in;
+		r = 0;
+	} else
+		r = dst_known;
 	bool created = false;
 	if (r == 0 && !S_ISDIR(dst_st.st_mode))
 		return fu_err(c, 1, o->name, "cannot overwrite non-directory %s with directory %s",
@@ -116,26 +127,24 @@ copy_dir(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const 
 			      strerror(-r));
 	/* GNU's cp reads a directory in inode order (savedir's SORT_FASTREAD) */
 	fu_dir_sort_ino(&d);
-	if (fu_dir_decide(c->fs, src, &d, SH_FS_READ, SH_OP_READ_METADATA) < 0)
-		for (size_t i = 0; i < d.n; i++)
-			d.e[i].permitted = false;
+	fu_dir_stat_all(c->fs, src, &d);
 	for (size_t i = 0; i < d.n && !fu_interrupted(c); i++) {
 		char *s = fu_join(src, d.e[i].name), *t = fu_join(dst, d.e[i].name);
-		struct stat cst;
+		struct stat cst = d.e[i].st;
 		if (!s || !t) {
 			free(s);
 			free(t);
 			status = 1;
 			break;
 		}
-		r = sh_fs_stat(c->fs, s, &cst, false);
+		r = d.e[i].st_err;
 		if (r < 0)
 			status = fu_err(c, 1, o->name, "cannot stat %s: %s",
 					fu_q(qb, sizeof(qb), s), strerror(-r));
 		else if (depth > 4096)
 			status = fu_err(c, 1, o->name, "%s: %s", fu_q(qb, sizeof(qb), s),
 					strerror(ELOOP));
-		else if (fu_copy(c, o, s, t, &cst, depth + 1))
+		else if (copy_any(c, o, s, t, &cst, created ? -ENOENT : 1, NULL, depth + 1))
 			status = 1;
 		free(s);
 		free(t);
@@ -154,9 +163,25 @@ copy_dir(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const 
 	return status;
 }
 
+static int copy_any(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src,
+		    const char *dst, const struct stat *known, int dst_known, const struct stat *dst_st_in,
+		    int depth);
+
 int
 fu_copy(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const char *dst,
 	const struct stat *known, int depth)
+{
+	return copy_any(c, o, src, dst, known, 1, NULL, depth);
+}
+
+/*
+ * dst_known: 1 = nothing known about dst (stat it); 0 = it exists, *dst_st_in
+ * is its lstat; negative = it is known not to exist (its errno), e.g. inside a
+ * directory this copy just created — no read_metadata is asked then.
+ */
+static int
+copy_any(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const char *dst,
+	 const struct stat *known, int dst_known, const struct stat *dst_st_in, int depth)
 {
 	char qb[FU_QBUF], qb2[FU_QBUF];
 	struct stat st;
@@ -190,10 +215,17 @@ fu_copy(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const c
 					      "cannot copy a directory, %s, into itself, %s",
 					      fu_q(qb, sizeof(qb), src), fu_q(qb2, sizeof(qb2), dst));
 		}
-		return copy_dir(c, o, src, dst, &st, depth);
+		return copy_dir(c, o, src, dst, &st, dst_known, dst_st_in, depth);
 	}
 	struct stat dst_st;
-	bool dst_exists = sh_fs_stat(c->fs, dst, &dst_st, false) == 0;
+	bool dst_exists;
+	if (dst_known == 1)
+		dst_exists = sh_fs_stat(c->fs, dst, &dst_st, false) == 0;
+	else if (dst_known == 0) {
+		dst_st = *dst_st_in;
+		dst_exists = true;
+	} else
+		dst_exists = false;
 	if (dst_exists && dst_st.st_dev == st.st_dev && dst_st.st_ino == st.st_ino)
 		return fu_err(c, 1, o->name, "%s and %s are the same file",
 			      fu_q(qb, sizeof(qb), src), fu_q(qb2, sizeof(qb2), dst));
@@ -215,6 +247,13 @@ fu_copy(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const c
 		if (r < 0)
 			return fu_err(c, 1, o->name, "cannot create symbolic link %s: %s",
 				      fu_q(qb, sizeof(qb), dst), strerror(-r));
+		if (o->preserve) {
+			/* a link's own times (its mode is always 0777) */
+			struct timespec ts[2] = {st.st_atim, st.st_mtim};
+			if ((r = sh_fs_utimens(c->fs, dst, ts, false)) < 0)
+				return fu_err(c, 1, o->name, "preserving times for %s: %s",
+					      fu_q(qb, sizeof(qb), dst), strerror(-r));
+		}
 		if (o->verbose)
 			sh_out_printf(c->out_buf, "%s -> %s\n", fu_q(qb, sizeof(qb), src),
 				      fu_q(qb2, sizeof(qb2), dst));
@@ -453,11 +492,8 @@ cp_mv_main(struct sh_cmd *c, int argc, char **argv, bool is_mv)
 		return st;
 	}
 	if (!into_dir && nsrc > 1) {
-		int st = target_err < 0 && target_err != -ENOTDIR
-				 ? fu_err(c, 1, name, "target %s: %s", fu_q(qb, sizeof(qb), target),
-					  strerror(-target_err))
-				 : fu_err(c, 1, name, "target %s is not a directory",
-					  fu_q(qb, sizeof(qb), target));
+		int st = fu_err(c, 1, name, "target %s: %s", fu_q(qb, sizeof(qb), target),
+				strerror(target_err < 0 ? -target_err : ENOTDIR));
 		free(ops);
 		return st;
 	}
@@ -473,7 +509,14 @@ cp_mv_main(struct sh_cmd *c, int argc, char **argv, bool is_mv)
 			status = fu_err(c, 1, name, "memory exhausted");
 			break;
 		}
-		r = is_mv ? mv_one(c, &o, ops[i], dst) : fu_copy(c, &o.co, ops[i], dst, NULL, 0);
+		if (is_mv)
+			r = mv_one(c, &o, ops[i], dst);
+		else if (!into_dir && !o.no_target_dir)
+			/* the target was stat'ed (followed) above: known missing or not a dir */
+			r = copy_any(c, &o.co, ops[i], dst, NULL, target_err < 0 ? target_err : 1,
+				     NULL, 0);
+		else
+			r = fu_copy(c, &o.co, ops[i], dst, NULL, 0);
 		if (r)
 			status = 1;
 		free(dst);

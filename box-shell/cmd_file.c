@@ -180,7 +180,7 @@ sh_cmd_touch(struct sh_cmd *c, int argc, char **argv)
 		if (fu_parse_date(o.date, false, &ts[0]) < 0) {
 			free(ops);
 			return fu_err(c, 1, "touch", "invalid date format %s",
-				      fu_q(qb, sizeof(qb), o.date));
+				      fu_ql(qb, sizeof(qb), o.date));
 		}
 		ts[1] = ts[0];
 		explicit_time = true;
@@ -189,7 +189,7 @@ sh_cmd_touch(struct sh_cmd *c, int argc, char **argv)
 		if (parse_stamp(o.stamp, &ts[0]) < 0) {
 			free(ops);
 			return fu_err(c, 1, "touch", "invalid date format %s",
-				      fu_q(qb, sizeof(qb), o.stamp));
+				      fu_ql(qb, sizeof(qb), o.stamp));
 		}
 		ts[1] = ts[0];
 		explicit_time = true;
@@ -347,9 +347,11 @@ sh_cmd_ln(struct sh_cmd *c, int argc, char **argv)
 		} else {
 			dir = ops[n - 1];
 			ntargets = n - 1;
+			int terr = 0;
 			if (!o.T) {
 				struct stat st;
-				if (sh_fs_stat(c->fs, dir, &st, !o.n) == 0 && S_ISDIR(st.st_mode))
+				terr = sh_fs_stat(c->fs, dir, &st, !o.n);
+				if (terr == 0 && S_ISDIR(st.st_mode))
 					into_dir = true;
 			}
 			if (o.T && n > 2) {
@@ -360,8 +362,8 @@ sh_cmd_ln(struct sh_cmd *c, int argc, char **argv)
 			}
 			if (!into_dir && n > 2) {
 				free(ops);
-				return fu_err(c, 1, "ln", "target %s is not a directory",
-					      fu_q(qb, sizeof(qb), dir));
+				return fu_err(c, 1, "ln", "target %s: %s", fu_q(qb, sizeof(qb), dir),
+					      strerror(terr < 0 ? -terr : ENOTDIR));
 			}
 		}
 	}
@@ -460,7 +462,7 @@ canon_path(struct sh_cmd *c, const char *p, enum canon_mode m, char **out)
 		int pr = sh_fs_canon(c->fs, *abs ? abs : "/", false, &pre);
 		abs[cut] = save;
 		if (pr == 0) {
-			*out = lexical_abs(pre, abs + cut);
+			*out = lexical_abs(pre, abs + cut + (abs[cut] == '/'));
 			if (*out && abs[cut] == 0) {
 				free(*out);
 				*out = pre;
@@ -478,8 +480,44 @@ canon_path(struct sh_cmd *c, const char *p, enum canon_mode m, char **out)
 struct rp_opts {
 	enum canon_mode mode;
 	bool strip, quiet, zero, no_newline, verbose, canon;
+	const char *relative_to;
 	struct sh_cmd *c;
 };
+
+/* PATH relative to BASE, both canonical and absolute ("." when equal). */
+static char *
+relative_path(const char *path, const char *base)
+{
+	size_t i = 0, last = 0;
+	while (path[i] && path[i] == base[i]) {
+		if (path[i] == '/')
+			last = i;
+		i++;
+	}
+	if ((!path[i] || path[i] == '/') && (!base[i] || base[i] == '/'))
+		last = i;
+	if (strcmp(base, "/") == 0)
+		last = 0;
+	size_t ups = 0;
+	for (const char *b = base + last; *b; b++)
+		if (*b == '/' && b[1])
+			ups++;
+	if (strcmp(base, "/") == 0)
+		ups = 0;
+	const char *rest = path + last;
+	while (*rest == '/')
+		rest++;
+	char *out = malloc(ups * 3 + strlen(rest) + 2);
+	if (!out)
+		return NULL;
+	char *o = out;
+	for (size_t k = 0; k < ups; k++)
+		o = stpcpy(o, k + 1 < ups || *rest ? "../" : "..");
+	o = stpcpy(o, rest);
+	if (o == out)
+		strcpy(out, ".");
+	return out;
+}
 
 static int
 rp_on(void *ctx, int id, const char *arg)
@@ -494,6 +532,7 @@ rp_on(void *ctx, int id, const char *arg)
 	case 'z': o->zero = true; break;
 	case 'n': o->no_newline = true; break;
 	case 'v': o->verbose = true; o->quiet = false; break;
+	case 256: o->relative_to = arg; break;
 	default: break;
 	}
 	return 0;
@@ -502,7 +541,7 @@ rp_on(void *ctx, int id, const char *arg)
 static const struct fu_opt realpath_table[] = {
 	{'e', "canonicalize-existing", FU_NOARG}, {'m', "canonicalize-missing", FU_NOARG},
 	{'s', "strip", FU_NOARG}, {'s', "no-symlinks", FU_NOARG}, {'q', "quiet", FU_NOARG},
-	{'z', "zero", FU_NOARG}, {0, NULL, 0},
+	{'z', "zero", FU_NOARG}, {256, "relative-to", FU_ARG}, {0, NULL, 0},
 };
 
 static const struct fu_opt readlink_table[] = {
@@ -521,6 +560,7 @@ static const char realpath_usage[] =
 	"  -q, --quiet                  suppress most error messages\n"
 	"  -s, --strip, --no-symlinks   don't expand symlinks\n"
 	"  -z, --zero                   end each output line with NUL, not newline\n"
+	"      --relative-to=DIR        print the resolved path relative to DIR\n"
 	"      --help                   display this help and exit\n";
 
 static const char readlink_usage[] =
@@ -565,6 +605,16 @@ realpath_main(struct sh_cmd *c, int argc, char **argv, bool is_readlink)
 	if (is_readlink && n > 1 && o.no_newline && !o.quiet)
 		fu_err(c, 0, name, "ignoring --no-newline with multiple arguments");
 	char delim = o.zero ? 0 : '\n';
+	char *base = NULL;
+	if (o.relative_to) {
+		r = o.strip ? ((base = lexical_abs(c->fs->cwd, o.relative_to)) ? 0 : -ENOMEM)
+			    : canon_path(c, o.relative_to, o.mode, &base);
+		if (r < 0) {
+			fu_err(c, 1, name, "%s: %s", sh_qname(o.relative_to, false), strerror(-r));
+			free(ops);
+			return sh_cmd_finish(c, 1);
+		}
+	}
 	for (int i = 0; i < n; i++) {
 		char *res = NULL;
 		if (!o.canon)
@@ -574,16 +624,24 @@ realpath_main(struct sh_cmd *c, int argc, char **argv, bool is_readlink)
 		else
 			r = canon_path(c, ops[i], o.mode, &res);
 		if (r < 0) {
-			if (!o.quiet || o.verbose || (!is_readlink))
+			if (!o.quiet || o.verbose)
 				fu_err(c, 1, name, "%s: %s", sh_qname(ops[i], false), strerror(-r));
 			status = 1;
 			continue;
+		}
+		if (base) {
+			char *rel = relative_path(res, base);
+			free(res);
+			res = rel;
+			if (!res)
+				continue;
 		}
 		sh_out_printf(c->out_buf, "%s", res);
 		if (!(is_readlink && o.no_newline && n == 1))
 			sh_out_write(c->out_buf, &delim, 1);
 		free(res);
 	}
+	free(base);
 	free(ops);
 	return sh_cmd_finish(c, status);
 }
@@ -705,9 +763,8 @@ sh_cmd_mktemp(struct sh_cmd *c, int argc, char **argv)
 		xs++;
 	if (xs < 3) {
 		free(ops);
-		int st = o.q ? 1
-			     : fu_err(c, 1, "mktemp", "too few X's in template %s",
-				      fu_q(qb, sizeof(qb), tmpl));
+		int st = fu_err(c, 1, "mktemp", "too few X's in template %s",
+				fu_q(qb, sizeof(qb), tmpl));
 		free(full);
 		return st;
 	}
@@ -887,10 +944,8 @@ sh_cmd_date(struct sh_cmd *c, int argc, char **argv)
 							  "non-option\nargument must be a format string "
 							  "beginning with '+'",
 							  fu_q(qb, sizeof(qb), ops[0]))
-					 : fu_err(c, 1, "date",
-						  "invalid date %s (box-shell's date never sets the "
-						  "clock)",
-						  fu_q(qb, sizeof(qb), ops[0]));
+					 : fu_err(c, 1, "date", "invalid date %s",
+						  fu_ql(qb, sizeof(qb), ops[0]));
 			free(ops);
 			return st;
 		}
@@ -906,7 +961,7 @@ sh_cmd_date(struct sh_cmd *c, int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (o.date && fu_parse_date(o.date, o.utc, &ts) < 0) {
 		free(ops);
-		return fu_err(c, 1, "date", "invalid date %s", fu_q(qb, sizeof(qb), o.date));
+		return fu_err(c, 1, "date", "invalid date %s", fu_ql(qb, sizeof(qb), o.date));
 	}
 	if (o.ref) {
 		struct stat st;
@@ -1107,7 +1162,7 @@ sh_cmd_truncate(struct sh_cmd *c, int argc, char **argv)
 		if (fu_parse_size(s, &size) < 0 || size < 0 || (s[0] == '-' || s[0] == '+')) {
 			free(ops);
 			return fu_err(c, 1, "truncate", "Invalid number: %s",
-				      fu_q(qb, sizeof(qb), o.size));
+				      fu_ql(qb, sizeof(qb), o.size));
 		}
 		if ((rel == '/' || rel == '%') && size == 0) {
 			free(ops);
@@ -1209,8 +1264,9 @@ sh_cmd_which(struct sh_cmd *c, int argc, char **argv)
 		}
 		for (const char *q = argv[i] + 1; *q; q++) {
 			if (*q != 'a') {
-				sh_out_printf(c->err_buf, "Illegal option -%c\nUsage: which [-a] args\n",
-					      *q);
+				/* debianutils: the message on stderr, the usage on stdout */
+				sh_out_printf(c->err_buf, "Illegal option -%c\n", *q);
+				sh_out_printf(c->out_buf, "Usage: which [-a] args\n");
 				return sh_cmd_finish(c, 2);
 			}
 			all = true;

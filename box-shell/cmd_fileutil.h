@@ -21,7 +21,7 @@ enum { FU_NOARG, FU_ARG, FU_OPTARG };
 struct fu_opt {
 	int id;
 	const char *long_name;      /* NULL: short only */
-	int arg;                    /* FU_NOARG, FU_ARG (short and long), FU_OPTARG (long) */
+	int arg;                    /* FU_NOARG, FU_ARG (short and long), FU_OPTARG (long; short only when attached) */
 };
 
 /* Returned by fu_parse after printing --help: the command returns 0. */
@@ -51,6 +51,9 @@ int fu_err(struct sh_cmd *c, int status, const char *name, const char *fmt, ...)
 /* GNU's quoting of a file name in messages: 'x' (shell-quoted as GNU's locale C style). */
 const char *fu_q(char *buf, size_t cap, const char *s);
 #define FU_QBUF 4200
+/* GNU's quote() ("locale" style, C locale): 'x' with \' and \\ escaped — used
+ * for arguments that are not file names (dates, sizes). */
+const char *fu_ql(char *buf, size_t cap, const char *s);
 
 /* dir + "/" + name (no doubled slash); malloc'd, NULL on ENOMEM. */
 char *fu_join(const char *dir, const char *name);
@@ -66,7 +69,9 @@ struct fu_dirent {
 	char *name;
 	unsigned char d_type;
 	ino_t ino;
-	bool permitted;             /* after fu_dir_decide */
+	bool permitted;             /* after fu_dir_stat_all */
+	struct stat st;             /* after fu_dir_stat_all: its lstat, */
+	int st_err;                 /* or -errno */
 };
 struct fu_dir {
 	struct fu_dirent *e;
@@ -75,19 +80,23 @@ struct fu_dir {
 };
 /* Opens (decided as enumerate) and reads path; returns 0 or -errno. */
 int fu_dir_read(struct sh_fs *fs, const char *path, struct fu_dir *d);
-/* Decides every entry as (action, op) in batches; sets permitted. The
- * verdicts are kept by fsops: the next operation of that action and
- * operation on "path/name" uses its verdict instead of deciding again (call
- * it for a denied entry too: it fails with EACCES and prints the message). */
-int fu_dir_decide(struct sh_fs *fs, const char *path, struct fu_dir *d, enum sh_fs_action action,
-		  enum sh_fs_op op);
+/* Each batch of up to 256 entries decided read_metadata, then those entries'
+ * lstat through fsops at once, in order (each uses its verdict; a walk that
+ * recursed, or decided a huge directory whole, before taking the verdicts
+ * would leave them pending in fsops' bounded table). */
+int fu_dir_stat_all(struct sh_fs *fs, const char *path, struct fu_dir *d);
+/* Names (single components) in dir_path decided as (action, op) in batches;
+ * fsops keeps each verdict for the next such operation on "dir_path/name"
+ * (call it for a denied entry too: it fails with EACCES and prints why). */
+int fu_decide_names(struct sh_fs *fs, const char *dir_path, char **names, size_t n,
+		    enum sh_fs_action action, enum sh_fs_op op);
 void fu_dir_free(struct fu_dir *d);
 /* Sort entries by strcmp of the name (LC_ALL=C order). */
 void fu_dir_sort(struct fu_dir *d);
 /* Sort entries by inode number (GNU cp's reading order). */
 void fu_dir_sort_ino(struct fu_dir *d);
 
-/* true when the command should stop (SIGINT/timeout) */
+/* true when the command should stop (SIGINT/timeout, or stdout failed) */
 bool fu_interrupted(const struct sh_cmd *c);
 
 /* Parses "N[suffix]" with suffixes K M G T P E (1024) and KB MB … (1000), b (512).

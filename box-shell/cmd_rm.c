@@ -5,8 +5,9 @@
  * Decisions: `rm FILE` one remove_file (no stat first); `rm -r X` read_metadata
  * on X, then for a directory enumerate, each entry its own remove_file or
  * remove_dir (a recursive delete is one decision per entry, POLICY.md §2;
- * entry types come from readdir, or from a batch of read_metadata decisions
- * when the file system gives none), the directory's remove_dir last.
+ * the files' removals decided in batches of up to 256 before any is removed;
+ * entry types come from readdir, or a read_metadata each where the file
+ * system gives none), the directory's remove_dir last.
  * Trusts: nothing in argv or the file system.
  */
 #include <errno.h>
@@ -39,30 +40,44 @@ fu_remove_tree(struct sh_cmd *c, const char *name, const char *path, bool is_dir
 	if (r < 0)
 		return fu_err(c, 1, name, "cannot remove %s: %s", fu_q(qb, sizeof(qb), path),
 			      strerror(-r));
-	bool unknown = false;
-	for (size_t i = 0; i < d.n; i++)
-		if (d.e[i].d_type == DT_UNKNOWN)
-			unknown = true;
-	if (unknown && fu_dir_decide(c->fs, path, &d, SH_FS_READ, SH_OP_READ_METADATA) < 0)
-		for (size_t i = 0; i < d.n; i++)
-			d.e[i].permitted = false;
+	/* the removals of each run of files (up to the next directory, at most
+	 * 256) in one batch, just before they are removed; a directory's own at
+	 * its rmdir — so the order is readdir's, as GNU's rm goes */
+	char **files = calloc(d.n + 1, sizeof(*files));
+	bool *ent_is_dir = calloc(d.n + 1, sizeof(*ent_is_dir));
+	size_t nfiles = 0;
+	if (!files || !ent_is_dir) {
+		free(files);
+		free(ent_is_dir);
+		fu_dir_free(&d);
+		return fu_err(c, 1, name, "memory exhausted");
+	}
 	for (size_t i = 0; i < d.n; i++) {
+		ent_is_dir[i] = d.e[i].d_type == DT_DIR;
+		if (d.e[i].d_type == DT_UNKNOWN) {
+			struct stat st;
+			char *child = fu_join(path, d.e[i].name);
+			ent_is_dir[i] = child && sh_fs_stat(c->fs, child, &st, false) == 0 &&
+				    S_ISDIR(st.st_mode);
+			free(child);
+		}
+	}
+	for (size_t i = 0; i < d.n; i++) {
+		if (!ent_is_dir[i] && nfiles == 0) {
+			size_t run = 0;
+			for (size_t j = i; j < d.n && !ent_is_dir[j] && run < SH_DECIDE_BATCH_MAX; j++)
+				files[run++] = d.e[j].name;
+			(void)fu_decide_names(c->fs, path, files, run, SH_FS_DELETE,
+					      SH_OP_REMOVE_FILE);
+			nfiles = run;
+		}
+		if (!ent_is_dir[i])
+			nfiles--;
 		char *child = fu_join(path, d.e[i].name);
-		bool child_dir = d.e[i].d_type == DT_DIR;
+		bool child_dir = ent_is_dir[i];
 		if (!child) {
 			status = 1;
 			break;
-		}
-		if (d.e[i].d_type == DT_UNKNOWN) {
-			struct stat st;
-			r = sh_fs_stat(c->fs, child, &st, false);
-			if (r < 0) {
-				status = fu_err(c, 1, name, "cannot remove %s: %s",
-						fu_q(qb, sizeof(qb), child), strerror(-r));
-				free(child);
-				continue;
-			}
-			child_dir = S_ISDIR(st.st_mode);
 		}
 		if (depth > 4096)
 			status = fu_err(c, 1, name, "cannot remove %s: %s",
@@ -73,6 +88,8 @@ fu_remove_tree(struct sh_cmd *c, const char *name, const char *path, bool is_dir
 		if (fu_interrupted(c))
 			break;
 	}
+	free(ent_is_dir);
+	free(files);
 	fu_dir_free(&d);
 	r = sh_fs_rmdir(c->fs, path);
 	if (r < 0) {
@@ -231,7 +248,7 @@ static const char rmdir_usage[] =
 	"      --help      display this help and exit\n";
 
 static int
-rmdir_one(struct sh_cmd *c, const struct rmdir_opts *o, const char *path)
+rmdir_one(struct sh_cmd *c, const struct rmdir_opts *o, const char *path, bool ancestor)
 {
 	char qb[FU_QBUF];
 	if (o->v)
@@ -242,8 +259,8 @@ rmdir_one(struct sh_cmd *c, const struct rmdir_opts *o, const char *path)
 		return 0;
 	if (o->ignore && (r == -ENOTEMPTY || r == -EEXIST))
 		return 2;
-	fu_err(c, 1, "rmdir", "failed to remove %s: %s", fu_q(qb, sizeof(qb), path),
-	       strerror(-r));
+	fu_err(c, 1, "rmdir", "failed to remove %s%s: %s", ancestor ? "directory " : "",
+	       fu_q(qb, sizeof(qb), path), strerror(-r));
 	return 1;
 }
 
@@ -265,7 +282,7 @@ sh_cmd_rmdir(struct sh_cmd *c, int argc, char **argv)
 		return fu_usage_error(c, "rmdir", 1, "missing operand");
 	}
 	for (int i = 0; i < n; i++) {
-		r = rmdir_one(c, &o, ops[i]);
+		r = rmdir_one(c, &o, ops[i], false);
 		if (r == 1)
 			status = 1;
 		if (r || !o.p)
@@ -283,7 +300,7 @@ sh_cmd_rmdir(struct sh_cmd *c, int argc, char **argv)
 			*slash = 0;
 			while (slash > path && slash[-1] == '/')
 				*--slash = 0;
-			r = rmdir_one(c, &o, path);
+			r = rmdir_one(c, &o, path, true);
 			if (r) {
 				if (r == 1)
 					status = 1;

@@ -2,16 +2,17 @@
  * cmd_stat.c — box-shell's own `stat` (default format, -c/--format,
  * --printf, -L), `du` (-s -h -a -c -k -b -d/--max-depth) and `df` (-h -k -P,
  * FILE...), with GNU coreutils' output in the C locale.
- * Decisions: stat = read_metadata (+ read_link for %N of a symlink); du = the
+ * Decisions: stat = read_metadata (an O_PATH open, then statx on it; + read_link
+ * for %N of a symlink); du = the
  * operand read_metadata, each directory enumerate and its entries
- * read_metadata in one batch; df FILE = read_metadata of FILE.
- * Limits: stat shows no birth time (sh_fs_stat gives a struct stat): "%w" is
- * "-" and "%W" is "0", as GNU prints them where the file system has none.
- * df reads /proc/self/mountinfo and statfs(2)s the mount point holding the
- * (decided) file: the mount table is the system's, not a file of the agent.
+ * read_metadata in one batch; df FILE = read_metadata of FILE (an O_PATH open;
+ * fstatfs on it).
+ * df names the mount from /proc/self/mountinfo (the system's table, not a
+ * file of the agent).
  * Trusts: nothing in argv or the file system; /proc/self/mountinfo's format.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd_fileutil.h"
 #include "cmdutil.h"
@@ -55,9 +57,11 @@ fmt_time(const struct timespec *ts, char *out, size_t cap)
 
 struct stat_ctx {
 	struct sh_cmd *c;
+	struct timespec btime;    /* the file's birth time, tv_sec -1 if unknown */
 	bool follow;
 	const char *format;
 	bool printf_mode;
+	bool default_fmt;         /* GNU's default format quotes %N only when needed */
 	int status;
 };
 
@@ -175,14 +179,20 @@ stat_format(struct stat_ctx *x, const char *fmt, const char *path, const struct 
 			if (S_ISLNK(st->st_mode)) {
 				char *t = NULL;
 				if (sh_fs_readlink(x->c->fs, path, &t) == 0) {
-					snprintf(buf, sizeof(buf), "%s -> %s", fu_q(qb, sizeof(qb), path),
-						 fu_q(qb2, sizeof(qb2), t));
+					if (x->default_fmt)
+						snprintf(buf, sizeof(buf), "%s -> %s",
+							 sh_qname(path, false), sh_qname(t, false));
+					else
+						snprintf(buf, sizeof(buf), "%s -> %s",
+							 fu_q(qb, sizeof(qb), path),
+							 fu_q(qb2, sizeof(qb2), t));
 					free(t);
 					stat_out_str(o, spec, buf);
 					break;
 				}
 			}
-			stat_out_str(o, spec, fu_q(qb, sizeof(qb), path));
+			stat_out_str(o, spec,
+				     x->default_fmt ? sh_qname(path, false) : fu_q(qb, sizeof(qb), path));
 			break;
 		case 's': stat_out_snum(o, spec, (long long)st->st_size); break;
 		case 'b': stat_out_num(o, spec, (unsigned long long)st->st_blocks, 10); break;
@@ -229,8 +239,15 @@ stat_format(struct stat_ctx *x, const char *fmt, const char *path, const struct 
 		case 'X': stat_out_snum(o, spec, (long long)st->st_atim.tv_sec); break;
 		case 'Y': stat_out_snum(o, spec, (long long)st->st_mtim.tv_sec); break;
 		case 'Z': stat_out_snum(o, spec, (long long)st->st_ctim.tv_sec); break;
-		case 'w': stat_out_str(o, spec, "-"); break;
-		case 'W': stat_out_snum(o, spec, 0); break;
+		case 'w':
+			if (x->btime.tv_sec < 0)
+				stat_out_str(o, spec, "-");
+			else {
+				fmt_time(&x->btime, buf, sizeof(buf));
+				stat_out_str(o, spec, buf);
+			}
+			break;
+		case 'W': stat_out_snum(o, spec, x->btime.tv_sec < 0 ? 0 : x->btime.tv_sec); break;
 		default:
 			sh_out_write(o, "?", 1);
 			break;
@@ -279,7 +296,44 @@ static const char stat_usage[] =
 	"                          and do not output a mandatory trailing newline\n"
 	"      --help            display this help and exit\n"
 	"FORMAT sequences: %a %A %b %B %d %D %f %F %g %G %h %i %n %N %o %s %t %T %u %U\n"
-	"  %w %W (no birth time: - and 0) %x %X %y %Y %z %Z %Hd %Ld %Hr %Lr %%\n";
+	"  %w %W %x %X %y %Y %z %Z %Hd %Ld %Hr %Lr %%\n";
+
+/*
+ * The file's status with its birth time: opened O_PATH through fsops (one
+ * read_metadata decision; O_NOFOLLOW opens a symlink itself), then statx on
+ * that descriptor, so what is shown is the decided file.
+ */
+static int
+stat_file(struct stat_ctx *x, const char *path, struct stat *st)
+{
+	int fd = sh_fs_open(x->c->fs, path, O_PATH | (x->follow ? 0 : O_NOFOLLOW), 0);
+	if (fd < 0)
+		return fd;
+	struct statx sx;
+	int r = statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0 ? -errno : 0;
+	if (r == 0) {
+		memset(st, 0, sizeof(*st));
+		st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+		st->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+		st->st_ino = sx.stx_ino;
+		st->st_mode = sx.stx_mode;
+		st->st_nlink = sx.stx_nlink;
+		st->st_uid = sx.stx_uid;
+		st->st_gid = sx.stx_gid;
+		st->st_size = (off_t)sx.stx_size;
+		st->st_blksize = sx.stx_blksize;
+		st->st_blocks = (blkcnt_t)sx.stx_blocks;
+		st->st_atim = (struct timespec){sx.stx_atime.tv_sec, sx.stx_atime.tv_nsec};
+		st->st_mtim = (struct timespec){sx.stx_mtime.tv_sec, sx.stx_mtime.tv_nsec};
+		st->st_ctim = (struct timespec){sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec};
+		if (sx.stx_mask & STATX_BTIME)
+			x->btime = (struct timespec){sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec};
+		else
+			x->btime = (struct timespec){-1, 0};
+	}
+	close(fd);
+	return r;
+}
 
 int sh_cmd_stat(struct sh_cmd *c, int argc, char **argv);
 int
@@ -300,21 +354,22 @@ sh_cmd_stat(struct sh_cmd *c, int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++) {
 		struct stat st;
-		r = sh_fs_stat(c->fs, ops[i], &st, x.follow);
+		r = stat_file(&x, ops[i], &st);
 		if (r < 0) {
-			x.status = fu_err(c, 1, "stat", "cannot %s %s: %s",
-					  x.follow ? "stat" : "statx", fu_q(qb, sizeof(qb), ops[i]),
-					  strerror(-r));
+			x.status = fu_err(c, 1, "stat", "cannot statx %s: %s",
+					  fu_q(qb, sizeof(qb), ops[i]), strerror(-r));
 			continue;
 		}
 		if (x.format) {
 			stat_format(&x, x.format, ops[i], &st);
 			if (!x.printf_mode)
 				sh_out_write(c->out_buf, "\n", 1);
-		} else
+		} else {
+			x.default_fmt = true;
 			stat_format(&x, S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? stat_default_dev
 										   : stat_default,
 				    ops[i], &st);
+		}
 	}
 	free(ops);
 	return sh_cmd_finish(c, x.status);
@@ -324,7 +379,9 @@ sh_cmd_stat(struct sh_cmd *c, int argc, char **argv)
 
 struct du_ctx {
 	struct sh_cmd *c;
-	bool all, human, total, bytes;
+	bool all, human, total;
+	bool apparent;            /* sizes, not blocks */
+	bool bytes;               /* block size 1 (-b) */
 	long maxdepth;
 	int status;
 	struct { dev_t dev; ino_t ino; } *seen;
@@ -358,12 +415,13 @@ static void
 du_print(struct du_ctx *x, uint64_t v, const char *path)
 {
 	char s[64];
+	uint64_t bytes = x->apparent ? v : v * 512;
 	if (x->human)
-		fu_human(x->bytes ? v : v * 512, s, sizeof(s));
+		fu_human(bytes, s, sizeof(s));
 	else if (x->bytes)
-		snprintf(s, sizeof(s), "%llu", (unsigned long long)v);
+		snprintf(s, sizeof(s), "%llu", (unsigned long long)bytes);
 	else
-		snprintf(s, sizeof(s), "%llu", (unsigned long long)((v + 1) / 2));
+		snprintf(s, sizeof(s), "%llu", (unsigned long long)((bytes + 1023) / 1024));
 	sh_out_printf(x->c->out_buf, "%s\t%s\n", s, path);
 }
 
@@ -373,7 +431,7 @@ du_walk(struct du_ctx *x, const char *path, const struct stat *st, long depth)
 	char qb[FU_QBUF];
 	if (du_seen(x, st))
 		return 0;
-	uint64_t total = x->bytes ? (uint64_t)st->st_size : (uint64_t)st->st_blocks;
+	uint64_t total = x->apparent ? (uint64_t)st->st_size : (uint64_t)st->st_blocks;
 	if (S_ISDIR(st->st_mode) && depth < 100000) {
 		struct fu_dir d;
 		int r = fu_dir_read(x->c->fs, path, &d);
@@ -381,15 +439,13 @@ du_walk(struct du_ctx *x, const char *path, const struct stat *st, long depth)
 			x->status = fu_err(x->c, 1, "du", "cannot read directory %s: %s",
 					   fu_q(qb, sizeof(qb), path), strerror(-r));
 		} else {
-			if (fu_dir_decide(x->c->fs, path, &d, SH_FS_READ, SH_OP_READ_METADATA) < 0)
-				for (size_t i = 0; i < d.n; i++)
-					d.e[i].permitted = false;
+			fu_dir_stat_all(x->c->fs, path, &d);
 			for (size_t i = 0; i < d.n && !fu_interrupted(x->c); i++) {
 				char *child = fu_join(path, d.e[i].name);
-				struct stat cst;
+				struct stat cst = d.e[i].st;
 				if (!child)
 					break;
-				r = sh_fs_stat(x->c->fs, child, &cst, false);
+				r = d.e[i].st_err;
 				if (r < 0)
 					x->status = fu_err(x->c, 1, "du", "cannot access %s: %s",
 							   fu_q(qb, sizeof(qb), child),
@@ -416,9 +472,9 @@ du_on(void *ctx, int id, const char *arg)
 	case 'h': x->human = true; break;
 	case 'a': x->all = true; break;
 	case 'c': x->total = true; break;
-	case 'k': x->human = false; break;
-	case 'b': x->bytes = true; break;
-	case 256: x->bytes = true; break;
+	case 'k': x->human = false; x->bytes = false; break;
+	case 'b': x->bytes = x->apparent = true; break;
+	case 256: x->apparent = true; break;
 	case 'd':
 		x->maxdepth = strtol(arg, &end, 10);
 		if (*end || !*arg || x->maxdepth < 0)
@@ -585,7 +641,7 @@ sh_cmd_df(struct sh_cmd *c, int argc, char **argv)
 {
 	struct df_ctx x = {.c = c};
 	struct fu_parse p = {"df", df_table, true, 1, df_usage, df_on, &x};
-	char **ops, qb[FU_QBUF];
+	char **ops;
 	int n;
 	int r = fu_getopt(c, &p, argc, argv, &ops, &n);
 	if (r == FU_HELP)
@@ -608,20 +664,24 @@ sh_cmd_df(struct sh_cmd *c, int argc, char **argv)
 		struct stat st;
 		struct statfs sf;
 		char *canon = NULL;
-		r = sh_fs_stat(c->fs, ops[i], &st, true);
+		/* one read_metadata (O_PATH); the numbers come from that descriptor */
+		int fd = sh_fs_open(c->fs, ops[i], O_PATH, 0);
+		r = fd < 0 ? fd : 0;
+		if (r == 0 && (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0))
+			r = -errno;
+		if (fd >= 0)
+			close(fd);
 		if (r == 0)
 			r = sh_fs_canon(c->fs, ops[i], false, &canon);
 		struct df_row *w = &rows[nr];
 		if (r == 0)
 			r = df_find_mount(st.st_dev, canon, &w->src, &w->target);
 		free(canon);
-		if (r == 0 && statfs(w->target, &sf) < 0)
-			r = -errno;
 		if (r < 0) {
 			free(w->src);
 			free(w->target);
 			w->src = w->target = NULL;
-			x.status = fu_err(c, 1, "df", "%s: %s", fu_q(qb, sizeof(qb), ops[i]),
+			x.status = fu_err(c, 1, "df", "%s: %s", sh_qname(ops[i], false),
 					  strerror(-r));
 			continue;
 		}

@@ -535,6 +535,15 @@ sh_qname(const char *name, bool always)
 			need = true;
 	if (!need)
 		return name;
+	if (strchr(name, '\'') && !strpbrk(name, "$`\\\"!")) {
+		char *d = NULL;
+		if (asprintf(&d, "\"%s\"", name) < 0)
+			return name;
+		unsigned k = next++ % 8;
+		free(ring[k]);
+		ring[k] = d;
+		return d;
+	}
 	size_t n = 3;
 	for (const char *p = name; *p; p++)
 		n += *p == '\'' ? 4 : 1;

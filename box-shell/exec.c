@@ -229,6 +229,11 @@ char *
 find_in_path(struct sh_shell *sh, const char *name)
 {
 	if (strchr(name, '/')) {
+		struct stat st;
+		if (stat(name, &st) == 0 && S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			return NULL;
+		}
 		if (access(name, X_OK) == 0)
 			return xstrdup(name);
 		return NULL;
@@ -489,8 +494,13 @@ exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, int o
 	} else if ((b = builtin_find(name))) {
 		st = sh_decide_cmd(sh, name, argc, argv, NULL);
 		if (st == 0) {
+			bi_take_error();
 			st = b->fn(sh, argc, argv);
-			bi_flush();
+			int we = bi_take_error();
+			if (we && we != EPIPE) {
+				sh_err(sh, "%s: write error: %s", name, strerror(we));
+				st = 1;
+			}
 			sh_record_cmd(sh, name, argc, argv, st);
 		}
 	} else if ((fn = own_command_find(name))) {
@@ -737,8 +747,12 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		for (struct word *w = n->u.s.assigns; w; w = w->next) {
 			if (do_assign(sh, w->s, 0) < 0) {
 				st = 1;
-				if (sh->jump == J_EXIT)
-					break;
+				if (sh->jump == J_NONE && !sh->interactive) {
+					/* bash: a failed assignment ends a script */
+					sh->jump = J_EXIT;
+					sh->jump_n = 1;
+				}
+				break;
 			}
 			if (sh->opt_x) {
 				char *v = expand_str(sh, strchr(w->s, '=') + 1, true);
@@ -813,7 +827,8 @@ exec_simple(struct sh_shell *sh, struct node *n)
 			goto restore;
 	}
 	struct redir_state rs = {0};
-	if (redir_apply(sh, n->redirs, &rs) < 0) {
+	bool permanent = b && av.n == 1 && strcmp(name, "exec") == 0;
+	if (redir_apply(sh, n->redirs, permanent ? NULL : &rs) < 0) {
 		redir_restore(&rs);
 		st = 1;
 		goto restore;
@@ -821,8 +836,13 @@ exec_simple(struct sh_shell *sh, struct node *n)
 	if (f) {
 		st = call_function(sh, f, (int)av.n, av.v);
 	} else if (b) {
+		bi_take_error();
 		st = b->fn(sh, (int)av.n, av.v);
-		bi_flush();
+		int we = bi_take_error();
+		if (we && we != EPIPE) {
+			sh_err(sh, "%s: write error: %s", name, strerror(we));
+			st = 1;
+		}
 		sh_record_cmd(sh, name, (int)av.n, av.v, st);
 	} else if (own) {
 		st = run_own(sh, own, (int)av.n, av.v);
@@ -1449,24 +1469,12 @@ db_regex(struct sh_shell *sh, const char *s, struct word *rw, bool *err)
 {
 	/* quoted parts of the regex match literally */
 	struct sbuf re = {0};
-	char *raw = rw->s;
-	/* expand with pattern-escaping of quoted chars, then turn the shell
-	 * escapes into regex escapes */
-	char *pat = expand_pat(sh, raw);
+	char *pat = expand_re(sh, rw->s);
 	if (!pat) {
 		*err = true;
 		return 0;
 	}
-	for (char *p = pat; *p; p++) {
-		if (*p == '\\' && p[1]) {
-			p++;
-			if (strchr(".[]()*+?{}|^$\\", *p))
-				sb_addc(&re, '\\');
-			sb_addc(&re, *p);
-			continue;
-		}
-		sb_addc(&re, *p);
-	}
+	sb_adds(&re, pat);
 	free(pat);
 	regex_t rx;
 	int rc = regcomp(&rx, re.s ? re.s : "", REG_EXTENDED);

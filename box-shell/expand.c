@@ -39,6 +39,8 @@ struct xctx {
 	enum mode mode;
 	bool err;
 	bool at_empty;   /* "$@" with no parameters inside the current quotes */
+	bool litx;       /* inside an unquoted ${x-word}: the word's text splits */
+	bool brace_dq;   /* the word of "${x-word}": a '"' in it quotes again (bash) */
 	bool assign;
 };
 
@@ -300,7 +302,9 @@ get_special(struct sh_shell *sh, const char *name, size_t n, struct pval *pv)
 		}
 	}
 	if (isdigit((unsigned char)name[0])) {
-		long k = strtol(name, NULL, 10);
+		long k = 0;
+		for (size_t d = 0; d < n && d < 9; d++)
+			k = k * 10 + (name[d] - '0');
 		if (k >= 1 && k <= sh->argc) {
 			pv->s = sh->argv[k - 1];
 			pv->set = true;
@@ -484,6 +488,11 @@ ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 			o[1] = c;
 			*on = 2;
 			return 1;
+		}
+		if (v >= 0x80 && sh_current && !sh_utf8_locale(sh_current)) {
+			/* no conversion outside UTF-8: bash prints the escape */
+			*on = (size_t)snprintf(o, 12, c == 'u' ? "\\u%04lX" : "\\U%08lX", v);
+			return i;
 		}
 		*on = utf8_put(o, v);
 		return i;
@@ -689,6 +698,7 @@ find_unquoted(struct sh_shell *sh, const char *s, size_t i, size_t n, char stop)
 }
 
 static void expand_into(struct xctx *x, const char *s, size_t n, bool dq);
+static void expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq);
 
 static char *
 expand_sub(struct sh_shell *sh, const char *s, size_t n, enum mode m, bool dq, bool *err)
@@ -887,10 +897,11 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 		if (pv.list)
 			snprintf(b, sizeof b, "%zu", pv.n);
 		else {
-			/* characters, not bytes (UTF-8) */
+			/* characters, not bytes, in a UTF-8 locale */
 			size_t c = 0;
+			bool u8 = sh_utf8_locale(sh);
 			for (const unsigned char *q = (const unsigned char *)(pv.s ? pv.s : ""); *q; q++)
-				if ((*q & 0xc0) != 0x80)
+				if (!u8 || (*q & 0xc0) != 0x80)
 					c++;
 			snprintf(b, sizeof b, "%zu", c);
 			if (!pv.set && sh->opt_u && !is_special_name(name, nl)) {
@@ -1155,13 +1166,13 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 	switch (o) {
 	case '-':
 		if (isnull)
-			expand_into(x, w, wn, dq);
+			expand_param_word(x, w, wn, dq);
 		else
 			emit_pval(x, &pv, dq);
 		break;
 	case '+':
 		if (!isnull)
-			expand_into(x, w, wn, dq);
+			expand_param_word(x, w, wn, dq);
 		break;
 	case '=':
 		if (isnull) {
@@ -1396,14 +1407,16 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 			i = e;
 			continue;
 		}
-		if (c == '"' && !dq && x->mode != M_HEREDOC) {
+		if (c == '"' && (!dq || x->brace_dq) && x->mode != M_HEREDOC) {
 			size_t e = skip_dq(x->sh, s, i, n);
 			size_t mpos = x->b.n;
-			bool save = x->at_empty;
+			bool save = x->at_empty, save_bdq = x->brace_dq;
 			x->at_empty = false;
+			x->brace_dq = false;
 			xmark(x, FM);
 			size_t after = x->b.n;
 			expand_into(x, s + i + 1, e - i - 2, true);
+			x->brace_dq = save_bdq;
 			if (x->at_empty && x->b.n == after && !x->err) {
 				/* "$@" with no parameters: no field */
 				x->b.n = mpos;
@@ -1422,9 +1435,22 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 			i = expand_dollar(x, s, i, n, dq);
 			continue;
 		}
-		xadd(x, &c, 1, dq ? FQ : 0);
+		xadd(x, &c, 1, dq ? FQ : (x->litx && x->mode == M_FIELDS ? FX : 0));
 		i++;
 	}
+}
+
+static void
+expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq)
+{
+	bool save = x->litx, save_bdq = x->brace_dq;
+	if (!dq)
+		x->litx = true;
+	else
+		x->brace_dq = true;
+	expand_into(x, w, wn, dq);
+	x->litx = save;
+	x->brace_dq = save_bdq;
 }
 
 /* ---- tilde ---- */
@@ -1791,7 +1817,7 @@ split_fields(struct sh_shell *sh, struct xctx *x, struct strv *out, bool *tooman
 					x->b.c[i + 1] == '\n') &&
 				       strchr(ifs, x->b.c[i + 1]))
 					i++;
-				after_ws = true;
+				after_ws = false;
 			}
 			if (*toomany)
 				break;
@@ -1880,6 +1906,30 @@ char *
 expand_pat(struct sh_shell *sh, const char *raw)
 {
 	return expand_to_str(sh, raw, M_STR, false, true);
+}
+
+char *
+expand_re(struct sh_shell *sh, const char *raw)
+{
+	struct xctx x = {.sh = sh, .mode = M_STR};
+	expand_word_raw(&x, raw, strlen(raw));
+	if (x.err) {
+		free(x.b.c);
+		free(x.b.f);
+		return NULL;
+	}
+	struct sbuf b = {0};
+	for (size_t i = 0; i < x.b.n; i++) {
+		if (x.b.f[i] & (FB | FM))
+			continue;
+		char c = x.b.c[i];
+		if ((x.b.f[i] & FQ) && strchr(".[]()*+?{}|^$\\", c))
+			sb_addc(&b, '\\');
+		sb_addc(&b, c);
+	}
+	free(x.b.c);
+	free(x.b.f);
+	return sb_take(&b);
 }
 
 char *

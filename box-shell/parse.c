@@ -207,7 +207,7 @@ read_heredocs(struct parser *p)
 			sb_addc(&body, '\n');
 		}
 		if (!found)
-			sh_errline(p->sh, p->line,
+			sh_errline(p->sh, p->len > 0 && p->s[p->len - 1] == '\n' ? p->line - 1 : p->line,
 				   "warning: here-document at line %d delimited by end-of-file "
 				   "(wanted `%s')",
 				   start_line - 1 < 1 ? 1 : start_line - 1, delim);
@@ -418,6 +418,7 @@ scan_dollar(struct parser *p, size_t i)
 static char *
 scan_word(struct parser *p, bool regex)
 {
+	int word_line = p->line;
 	struct sbuf b = {0};
 	int pdepth = 0;
 	size_t i = p->pos;
@@ -556,13 +557,13 @@ scan_word(struct parser *p, bool regex)
 		return xstrdup("");
 	return sb_take(&b);
 unterminated_sq:
-	error_msg(p, p->line, "unexpected EOF while looking for matching `''");
+	error_msg(p, word_line, "unexpected EOF while looking for matching `''");
 	goto fail;
 unterminated_dq:
-	error_msg(p, p->line, "unexpected EOF while looking for matching `\"'");
+	error_msg(p, word_line, "unexpected EOF while looking for matching `\"'");
 	goto fail;
 unterminated_bq:
-	error_msg(p, p->line, "unexpected EOF while looking for matching ``'");
+	error_msg(p, word_line, "unexpected EOF while looking for matching ``'");
 	goto fail;
 unterminated_paren:
 	error_msg(p, p->line, "unexpected EOF while looking for matching `)'");
@@ -782,7 +783,7 @@ expect_word(struct parser *p, const char *kw)
 static bool
 try_alias(struct parser *p)
 {
-	if (!p->sh || lex(p) != T_WORD)
+	if (!p->sh || !p->sh->expand_aliases || lex(p) != T_WORD)
 		return false;
 	const char *w = p->word;
 	const char *val = alias_get(p->sh, w);

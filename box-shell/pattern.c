@@ -302,6 +302,7 @@ int
 glob_expand(struct sh_shell *sh, const char *pat, struct strv *out)
 {
 	size_t before = out->n;
+	sh_update_fs(sh, "glob");
 	char *copy = xstrdup(pat);
 	char *comps[256];
 	size_t nc = 0;

@@ -199,6 +199,7 @@ struct sh_shell {
 	bool in_subshell;
 	bool is_child;          /* a forked copy: exit with _exit */
 	bool interactive;
+	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
 	char *traps[SH_NTRAP];
 	bool in_trap;
 	volatile sig_atomic_t pending[SH_NTRAP];
@@ -266,6 +267,9 @@ char *expand_str(struct sh_shell *sh, const char *raw, bool assign);
 char *expand_pat(struct sh_shell *sh, const char *raw);
 /* A here-doc body (as inside double quotes, '"' not special). */
 char *expand_heredoc(struct sh_shell *sh, const char *body);
+/* The right side of =~: quoted characters match literally. */
+char *expand_re(struct sh_shell *sh, const char *raw);
+bool sh_utf8_locale(struct sh_shell *sh);
 char *cmdsub_run(struct sh_shell *sh, const char *text, size_t len);
 char *shell_quote(const char *s);
 
@@ -328,6 +332,7 @@ sh_cmd_fn own_command_find(const char *name);
 void bi_out(int fd, const char *s, size_t n);
 void bi_outs(int fd, const char *s);
 void bi_flush(void);
+int bi_take_error(void); /* flush; the first write error (errno) since the last call */
 
 extern struct sh_shell *sh_current;
 

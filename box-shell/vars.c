@@ -18,6 +18,19 @@
 
 struct sh_shell *sh_current;
 
+/* Characters are bytes unless the locale names UTF-8 (as bash under LC_ALL=C). */
+bool
+sh_utf8_locale(struct sh_shell *sh)
+{
+	static const char *const names[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+	for (int i = 0; i < 3; i++) {
+		const char *v = var_value(sh, names[i]);
+		if (v && *v)
+			return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
+	}
+	return false;
+}
+
 void *
 xmalloc(size_t n)
 {

@@ -180,6 +180,8 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 		n->opt_n = child_opts->opt_n;
 		n->opt_pipefail = child_opts->opt_pipefail;
 		n->opt_a = child_opts->opt_a;
+		/* sh and dash expand aliases in scripts; bash does not */
+		n->expand_aliases = strcmp(argv[0], "bash") != 0;
 		n->rootpid = getpid();
 		var_set(n, "PWD", n->cwd, V_EXPORT);
 		for (int s = 1; s < 65; s++)

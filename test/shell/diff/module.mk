@@ -3,3 +3,4 @@
 # under bash-*/ in box-sh and bash; stdout, stderr and the status must agree.
 CHECK_SCRIPTS += test/shell/diff/run.sh
 CHECK_DEPS    += $(BIN)/box-sh
+CHECK_SCRIPTS += test/shell/diff/badinput.sh

@@ -1,1 +1,1 @@
-time -p true 2>/dev/null; echo $?
+{ time -p true; } 2>/dev/null; echo $?

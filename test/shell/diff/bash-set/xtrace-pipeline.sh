@@ -1,1 +1,1 @@
-set -x; echo a | cat; set +x
+set -x; { echo a; } 2>/dev/null | cat; set +x
