@@ -61,6 +61,7 @@ struct engine {
 	struct history *hist;
 	bool temporal;
 	enum engine_sync sync;
+	bool defer_sync; /* a DecideBatch in `always`: one fsync after it */
 	uint64_t *hashes; /* current temporal rules' hashes */
 	size_t n_hashes;
 	int64_t horizon_ns;
@@ -862,7 +863,7 @@ engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 		r = history_failed(e->hist) ? -EIO
 					    : write_event(e, BOX__EVENT_KIND__EVENT_REQUEST, t,
 							  m->action, m->input, m->n_input, NULL, 0);
-		if (r == 0 && e->sync == ENGINE_SYNC_ALWAYS)
+		if (r == 0 && e->sync == ENGINE_SYNC_ALWAYS && !e->defer_sync)
 			r = history_sync(e->hist);
 		if (r < 0) {
 			if (r == -ENOMEM || r == -E2BIG)
@@ -885,8 +886,21 @@ engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 	}
 	e->last_time = bp_monitor_last_time(e->mon);
 	r = set_result(e, res, false);
-	res->wait_sync = fits && e->sync == ENGINE_SYNC_BATCH;
+	res->wait_sync = fits && (e->sync == ENGINE_SYNC_BATCH ||
+				  (e->sync == ENGINE_SYNC_ALWAYS && e->defer_sync));
 	return r;
+}
+
+void
+engine_defer_sync(struct engine *e, bool defer)
+{
+	e->defer_sync = defer;
+}
+
+enum engine_sync
+engine_sync_mode(const struct engine *e)
+{
+	return e->hist ? e->sync : ENGINE_SYNC_OFF;
 }
 
 int

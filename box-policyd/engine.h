@@ -71,6 +71,14 @@ void engine_stats(const struct engine *e, struct engine_stats *ret);
 /* Decide M at NOW_NS into RES (valid until the next call). */
 int engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 		  struct engine_result *res);
+/*
+ * DecideBatch: while deferred, `always` appends each decision's event without
+ * its fsync and marks it wait_sync, as `batch` does: the caller's one
+ * engine_sync() covers the whole batch before any of its verdicts goes out.
+ */
+void engine_defer_sync(struct engine *e, bool defer);
+/* The history_sync in force (off without a temporal rule's history). */
+enum engine_sync engine_sync_mode(const struct engine *e);
 /* Append an outcome event. -EINVAL when it does not fit the schema (dropped). */
 int engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns);
 /* Records or batched decisions wait for a sync (history_sync always or batch). */

@@ -23,7 +23,10 @@
  * channel, a peer's replies never overtake each other). While it runs, new
  * requests wait in the socket buffers and make up the next group; with one
  * request in flight it is `always`. A decision whose history write or fsync
- * failed is a deny. Every decision is one line of decisions.jsonl. Record:
+ * failed is a deny. DecideBatch: up to 256 Decides decided in order exactly
+ * as one by one, answered with one reply; in `always` one fsync covers the
+ * batch, in `batch` it joins the group commit. Every decision is one line of
+ * decisions.jsonl. Record:
  * an outcome event, no reply; it is fsynced by the next group commit.
  * boxd closing its channel ends policyd (exit 0); a protocol error from any
  * peer is fatal (exit 1): they are internal peers. The exit logs how many
@@ -64,6 +67,7 @@
 #include "policy.pb-c.h"
 #include "policyd.h"
 #include "privdrop.h"
+#include "policy_validate.h"
 #include "proto_policy.h"
 
 struct peer {
@@ -82,7 +86,9 @@ struct peer {
 struct pending {
 	struct peer *peer;
 	uint64_t request_id;
-	Box__DecideRequest *req; /* owned */
+	Box__DecideRequest *req;
+	ProtobufCMessage *owned; /* freed with it: req, or a batch's message (its last member) */
+	size_t batch_n;          /* the first member of a DecideBatch: how many it has */
 	bool waits;
 	bool permit;
 	int cause;
@@ -305,13 +311,65 @@ send_reply(struct peer *p, uint64_t request_id, bool permit, int cause, const ch
 static void
 pending_clear(struct pending *q)
 {
-	box_msg_free(&q->req->base);
+	box_msg_free(q->owned);
 	for (size_t i = 0; i < q->n_rules; i++)
 		free(q->rules[i]);
 	free(q->rules);
 	free(q->message);
 	free(q->resource);
 	*q = (struct pending){ 0 };
+}
+
+/*
+ * A DecideBatch's reply (the verdicts in order) and its log lines, one per
+ * request in order, exactly as its requests would have been answered one by
+ * one. FAILED: the fsync they waited for failed: each one that waited is a
+ * deny with cause error.
+ */
+static void
+answer_batch(struct pending *qs, size_t n, bool failed)
+{
+	static char msgs[BOX_POLICY_BATCH_MAX][BOX_POLICY_MESSAGE_MAX + 64];
+	Box__DecideReply items[BOX_POLICY_BATCH_MAX];
+	Box__DecideReply *ptrs[BOX_POLICY_BATCH_MAX];
+	struct peer *p = qs[0].peer;
+
+	for (size_t i = 0; i < n && i < BOX_POLICY_BATCH_MAX; i++) {
+		struct pending *q = &qs[i];
+		bool error = failed && q->waits;
+		const char *message = q->message;
+		if (error) {
+			if (engine_error_message(q->message, msgs[i], sizeof(msgs[i])) < 0)
+				(void)snprintf(msgs[i], sizeof(msgs[i]), "%s",
+					       "policy denied this operation because the request "
+					       "could not be evaluated.");
+			message = msgs[i];
+		}
+		box__decide_reply__init(&items[i]);
+		bool permit = !error && q->permit;
+		items[i].verdict = permit ? BOX__DECISION_VERDICT__VERDICT_PERMIT
+					  : BOX__DECISION_VERDICT__VERDICT_DENY;
+		items[i].cause = error ? BOX__DECISION_CAUSE__CAUSE_ERROR : (Box__DecisionCause)q->cause;
+		items[i].rules = error ? NULL : q->rules;
+		items[i].n_rules = error ? 0 : q->n_rules;
+		items[i].message = (char *)message;
+		ptrs[i] = &items[i];
+	}
+	if (p->ev) {
+		Box__DecideBatchReply rep = BOX__DECIDE_BATCH_REPLY__INIT;
+		rep.replies = ptrs;
+		rep.n_replies = n;
+		int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY,
+					   qs[0].request_id, &rep.base, NULL, 0);
+		if (r < 0) {
+			log_err_errno(r, "Cannot answer %s", p->name);
+			drop_peer(p, r);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		log_decision(p, qs[i].req, items[i].verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT,
+			     (int)items[i].cause, (const char *const *)items[i].rules,
+			     items[i].n_rules, items[i].message, qs[i].resource, qs[i].time_ns);
 }
 
 /*
@@ -326,6 +384,14 @@ pending_flush(bool failed)
 	for (size_t i = 0; i < S.n_pending; i++) {
 		struct pending *q = &S.pending[i];
 		q->peer->n_held = 0;
+		if (q->batch_n > 0) {
+			size_t n = q->batch_n;
+			answer_batch(q, n, failed);
+			for (size_t k = 0; k < n; k++)
+				pending_clear(&S.pending[i + k]);
+			i += n - 1;
+			continue;
+		}
 		if (failed && q->waits) {
 			if (engine_error_message(q->message, msg, sizeof(msg)) < 0)
 				(void)snprintf(msg, sizeof(msg), "%s",
@@ -388,10 +454,9 @@ group_sync_schedule(void)
 }
 
 static int
-pending_push(struct peer *p, uint64_t request_id, Box__DecideRequest *req,
-	     const struct engine_result *res, bool waits)
+pending_reserve(size_t n)
 {
-	if (S.n_pending == S.cap_pending) {
+	while (S.n_pending + n > S.cap_pending) {
 		size_t cap = S.cap_pending ? S.cap_pending * 2 : 16;
 		struct pending *v = realloc(S.pending, cap * sizeof(*v));
 		if (!v)
@@ -399,7 +464,14 @@ pending_push(struct peer *p, uint64_t request_id, Box__DecideRequest *req,
 		S.pending = v;
 		S.cap_pending = cap;
 	}
-	struct pending *q = &S.pending[S.n_pending];
+	return 0;
+}
+
+/* Copy RES into Q (the engine's result lives only until its next decision). */
+static int
+pending_fill(struct pending *q, struct peer *p, uint64_t request_id, Box__DecideRequest *req,
+	     const struct engine_result *res, bool waits)
+{
 	*q = (struct pending){ .peer = p, .request_id = request_id, .req = req, .waits = waits,
 			       .permit = res->permit, .cause = res->cause,
 			       .time_ns = res->time_ns };
@@ -421,6 +493,21 @@ pending_push(struct peer *p, uint64_t request_id, Box__DecideRequest *req,
 		free(q->resource);
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+static int
+pending_push(struct peer *p, uint64_t request_id, Box__DecideRequest *req,
+	     const struct engine_result *res, bool waits)
+{
+	int r = pending_reserve(1);
+	if (r < 0)
+		return r;
+	struct pending *q = &S.pending[S.n_pending];
+	r = pending_fill(q, p, request_id, req, res, waits);
+	if (r < 0)
+		return r;
+	q->owned = &req->base;
 	S.n_pending++;
 	p->n_held++;
 	return 0;
@@ -470,6 +557,67 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 	(void)engine_maybe_compact(S.engine, now, false);
 }
 
+/*
+ * DecideBatch: each request observed, then decided, in order, exactly as if
+ * it came alone (the same engine_decide at its own clock reading, the same
+ * history event, the same log line); the verdicts go out together in one
+ * reply. With history_sync = always the engine defers each event's fsync
+ * and one fsync (a group commit right here) covers the batch; with batch
+ * the whole reply waits for the next group commit. A batch that wrote
+ * nothing is answered at once unless replies of its channel are held.
+ */
+static void
+handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
+{
+	Box__DecideBatchRequest *b = (Box__DecideBatchRequest *)m->msg;
+	size_t n = b->n_requests;
+	struct pending local[BOX_POLICY_BATCH_MAX];
+	bool any_wait = false;
+	static bool said;
+
+	if (n == 0 || n > BOX_POLICY_BATCH_MAX) /* the validator refused it already */
+		fatalx("%s sent a DecideBatch of %zu requests", p->name, n);
+	engine_defer_sync(S.engine, true);
+	for (size_t i = 0; i < n; i++) {
+		struct engine_result res;
+		int64_t now = engine_now();
+		int r = engine_decide(S.engine, b->requests[i], now, &res);
+		if (r < 0)
+			fatal(r, "Cannot decide");
+		if (res.history_error < 0 && !said) {
+			said = true;
+			log_err_errno(res.history_error,
+				      "Cannot write the history; every decision is denied from now on");
+		}
+		S.n_decisions++;
+		r = pending_fill(&local[i], p, m->request_id, b->requests[i], &res, res.wait_sync);
+		if (r < 0)
+			fatal(r, "Cannot queue a decision");
+		any_wait = any_wait || res.wait_sync;
+		(void)engine_maybe_compact(S.engine, now, false);
+	}
+	engine_defer_sync(S.engine, false);
+	local[0].batch_n = n;
+	local[n - 1].owned = m->msg; /* the batch goes with its last member */
+	m->msg = NULL;
+	if (!any_wait && p->n_held == 0) {
+		answer_batch(local, n, false);
+		for (size_t i = 0; i < n; i++)
+			pending_clear(&local[i]);
+		return;
+	}
+	if (pending_reserve(n) < 0)
+		fatal(-ENOMEM, "Cannot queue a decision");
+	memcpy(&S.pending[S.n_pending], local, n * sizeof(local[0]));
+	S.n_pending += n;
+	p->n_held += n;
+	/* always: one fsync for the batch, now; batch: the next group commit. */
+	if (engine_sync_mode(S.engine) == ENGINE_SYNC_ALWAYS || S.n_pending >= POLICYD_GROUP_MAX)
+		group_commit();
+	else
+		group_sync_schedule();
+}
+
 static void
 handle_record(struct peer *p, struct box_ipc_msg *m)
 {
@@ -510,6 +658,7 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 
 	switch (m->type) {
 	case BOX__MSG_TYPE__MSG_DECIDE_REQUEST: handle_decide(p, m); break;
+	case BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST: handle_decide_batch(p, m); break;
 	case BOX__MSG_TYPE__MSG_RECORD_REQUEST: handle_record(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:
 		if (p != &S.peers[0])

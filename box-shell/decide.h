@@ -66,6 +66,12 @@ struct sh_exec_request {
 };
 
 int sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_verdict *out);
+/* shell:spawn (POLICY.md §2): before a host program starts, the shell:exec
+ * fields plus program_path, the canonical path of the binary (box-sh runs it
+ * as a plain child process; the caller raises fs:read exec on program_path
+ * first). Added by shcore; implemented by decide_local.c (shdecide). */
+int sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r,
+		    const char *program_path, struct sh_verdict *out);
 int sh_decide_fs(struct sh_decider *d, const struct sh_fs_request *r, struct sh_verdict *out);
 /* Up to SH_DECIDE_BATCH_MAX requests, verdicts in order (out[n]). */
 #define SH_DECIDE_BATCH_MAX 256
@@ -75,8 +81,16 @@ int sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size
 /* Outcomes: exit status (128+signal; 126 if it could not start) / fs result
  * (failed = the operation definitely failed: an error event). */
 int sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int status);
+/* The outcome of a permitted shell:spawn (same fields as its decision). */
+int sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r,
+		    const char *program_path, int status);
 int sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
 		 enum sh_fs_result result);
+
+/* Write out what the back end buffered (box-sh's decisions.jsonl lines):
+ * call it in a forked child before _exit() or exec (exit() and the free
+ * functions flush by themselves). */
+int sh_decider_flush(struct sh_decider *d);
 
 /* The owner's home (for "~" spellings and tilde expansion). */
 const char *sh_decider_home(const struct sh_decider *d);

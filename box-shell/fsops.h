@@ -10,6 +10,13 @@
  * canonicalized and decided again, at most 8 times, then EACCES. Directory
  * walks decide entries in batches (sh_decide_fs_batch) before opening them.
  *
+ * The retries: a symlink swapped into a decided path makes openat2 fail
+ * with ELOOP (or EXDEV); that attempt's decisions are recorded as error
+ * outcomes and the path is canonicalized and decided again — so a history
+ * can hold such a failed attempt followed by the decision on where the path
+ * leads now. A canonicalization that fails (a missing middle component, a
+ * symlink loop) decides nothing: the call fails as the system call would.
+ *
  * Errors: negative errno, as the system call would fail (-EACCES for a
  * denial, after the policy message was written to the command's stderr as
  * "box-shell: <cmd>: <message>"), so a command reports "cat: x: Permission
@@ -43,16 +50,44 @@ struct sh_fs {
 int sh_fs_canon(const struct sh_fs *fs, const char *p, bool entry, char **out);
 
 /* open(2)-like: flags as open(2); the decision from the flags (O_RDONLY:
- * read_content; write/creat/trunc/append: write_content; O_DIRECTORY read
- * for enumerate: use sh_fs_opendir). Returns the fd (O_CLOEXEC) or -errno. */
+ * read_content; write/creat/trunc/append: write_content; O_RDWR: both;
+ * O_DIRECTORY read for enumerate: use sh_fs_opendir). Returns the fd
+ * (O_CLOEXEC) or -errno. /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N
+ * and /proc/self/fd/N (exactly so spelled) are a duplicate of that fd of
+ * the process (the command's own stream), not decided: they are magic
+ * links, which the openat2 refuses. */
 int sh_fs_open(struct sh_fs *fs, const char *path, int flags, mode_t mode);
 /* Decided as enumerate; returns a DIR* (closedir frees it) or NULL + errno. */
 DIR *sh_fs_opendir(struct sh_fs *fs, const char *path);
-/* Entries of an open directory, decided in batches as `op` (e.g. read_metadata
+/*
+ * Entries of an open directory, decided in batches as `op` (e.g. read_metadata
  * for ls -l, read_content for grep -r) — names are relative to dir_path;
- * permitted[i] says whether entry i may be used. */
+ * permitted[i] says whether entry i may be used. Up to SH_DECIDE_BATCH_MAX
+ * requests go to one sh_decide_fs_batch (one round trip in a box). Each entry
+ * is decided on its canonical path (a link's entry as what it points to,
+ * except for the operations on an entry itself and read_metadata, which is
+ * decided as lstat, as ls -l and find use it); the verdict is kept, and the
+ * next operation of the same action and operation on that path (the command
+ * passes "dir_path/name") uses it once instead of deciding again. Call the
+ * operation for a denied entry too: it fails with -EACCES and prints the
+ * policy message then, as a single refused operation does.
+ *
+ * A command that stops early (grep -q, -m, a closed pipe, an error) may thus
+ * have been decided on entries it never opened: those decisions are request
+ * events without an outcome in the history and the decision log, exactly as
+ * a denied request is. Temporal rules count them as requests (attempts),
+ * never as responses.
+ */
 int sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names, size_t n,
 			 enum sh_fs_action action, enum sh_fs_op op, bool *permitted);
+/* The same, with each entry's d_type from readdir (DT_UNKNOWN where unknown): an entry
+ * readdir says is no symlink is not lstat'ed again before its decision. */
+int sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *names,
+			       const unsigned char *types, size_t n, enum sh_fs_action action,
+			       enum sh_fs_op op, bool *permitted);
+/* Drop every verdict batches left unused (a command ended; they also expire after 2 s, so
+ * a later command decides again). */
+void sh_fs_batch_forget(void);
 
 int sh_fs_stat(struct sh_fs *fs, const char *path, struct stat *st, bool follow);  /* read_metadata */
 int sh_fs_readlink(struct sh_fs *fs, const char *path, char **target);           /* read_link */

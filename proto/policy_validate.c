@@ -165,6 +165,29 @@ box_validate_decide_reply(const Box__DecideReply *m)
 	return 0;
 }
 
+int
+box_validate_decide_batch_request(const Box__DecideBatchRequest *m)
+{
+	REQUIRE(m->n_requests >= 1, -EINVAL);
+	REQUIRE(m->n_requests <= BOX_POLICY_BATCH_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_requests; i++) {
+		REQUIRE(m->requests[i], -EINVAL);
+		TRY(box_validate_decide_request(m->requests[i]));
+	}
+	return 0;
+}
+
+int
+box_validate_decide_batch_reply(const Box__DecideBatchReply *m)
+{
+	REQUIRE(m->n_replies <= BOX_POLICY_BATCH_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_replies; i++) {
+		REQUIRE(m->replies[i], -EINVAL);
+		TRY(box_validate_decide_reply(m->replies[i]));
+	}
+	return 0;
+}
+
 static int
 v_outcome(Box__EventKind kind, const char *action, Box__PolicyField *const *in, size_t n_in,
 	  Box__PolicyField *const *out, size_t n_out)
@@ -229,6 +252,10 @@ box_validate_policy_msg(const ProtobufCMessage *m)
 		return box_validate_decide_request((const Box__DecideRequest *)m);
 	if (d == &box__decide_reply__descriptor)
 		return box_validate_decide_reply((const Box__DecideReply *)m);
+	if (d == &box__decide_batch_request__descriptor)
+		return box_validate_decide_batch_request((const Box__DecideBatchRequest *)m);
+	if (d == &box__decide_batch_reply__descriptor)
+		return box_validate_decide_batch_reply((const Box__DecideBatchReply *)m);
 	if (d == &box__record_request__descriptor)
 		return box_validate_record_request((const Box__RecordRequest *)m);
 	if (d == &box__policy_log_fd__descriptor)

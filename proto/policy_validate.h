@@ -34,6 +34,7 @@
 #define BOX_POLICY_HASHES_MAX 65536      /* rule hashes of one history epoch */
 #define BOX_POLICY_HASH_MAX 64           /* bytes of one rule hash */
 #define BOX_POLICY_NAMESPACES_MAX 256
+#define BOX_POLICY_BATCH_MAX 256         /* requests of one DecideBatchRequest */
 
 /* "fs:read"-style (lowercase word ':' lowercase word) or NS::Action::"TOOL". */
 bool box_valid_action(const char *s);
@@ -45,6 +46,10 @@ int box_validate_policy_ready(const Box__PolicyReady *m);
 int box_validate_decide_request(const Box__DecideRequest *m);
 int box_validate_decide_reply(const Box__DecideReply *m);
 int box_validate_record_request(const Box__RecordRequest *m);
+/* 1..BOX_POLICY_BATCH_MAX requests (-E2BIG above), each as box_validate_decide_request. */
+int box_validate_decide_batch_request(const Box__DecideBatchRequest *m);
+/* At most BOX_POLICY_BATCH_MAX replies, each as box_validate_decide_reply. */
+int box_validate_decide_batch_reply(const Box__DecideBatchReply *m);
 int box_validate_policy_log_fd(const Box__PolicyLogFd *m);
 int box_validate_history_epoch(const Box__HistoryEpoch *m);
 int box_validate_history_event(const Box__HistoryEvent *m);

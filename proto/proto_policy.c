@@ -26,6 +26,8 @@ VALIDATOR(box_validate_policy_ready, Box__PolicyReady)
 VALIDATOR(box_validate_decide_request, Box__DecideRequest)
 VALIDATOR(box_validate_decide_reply, Box__DecideReply)
 VALIDATOR(box_validate_record_request, Box__RecordRequest)
+VALIDATOR(box_validate_decide_batch_request, Box__DecideBatchRequest)
+VALIDATOR(box_validate_decide_batch_reply, Box__DecideBatchReply)
 VALIDATOR(box_validate_policy_log_fd, Box__PolicyLogFd)
 
 /* A refusal (ok = false) leaves the channel starting: policyd exits next. */
@@ -52,6 +54,13 @@ static const struct box_ipc_type policy_types[] = {
 	{ BOX__MSG_TYPE__MSG_RECORD_REQUEST, "RecordRequest", &box__record_request__descriptor,
 	  box_validate_record_request_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 1u << 20,
 	  FROM(BOXD) | FROM(PEER), S(READY), SAME, NULL },
+	/* Up to 256 Decides (box-shell's directory entries): reassembled up to 8 MiB. */
+	{ BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, "DecideBatchRequest",
+	  &box__decide_batch_request__descriptor, box_validate_decide_batch_request_row, NULL,
+	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(BOXD) | FROM(PEER), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, "DecideBatchReply",
+	  &box__decide_batch_reply__descriptor, box_validate_decide_batch_reply_row, NULL,
+	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(POLICYD), S(READY), SAME, NULL },
 	/* fd: the new decisions.jsonl (O_APPEND). */
 	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor,
 	  box_validate_policy_log_fd_row, NULL, 64, 1, 0, FROM(BOXD), S(READY), SAME, NULL },

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <jansson.h>
 
 #include "cleanup.h"
+#include "envelope.pb-c.h"
 #include "fdutil.h"
 #include "harness.h"
 
@@ -446,4 +448,81 @@ pd_send_line(struct pd *pd, int peer, const char *line, Box__DecideReply **reply
 	else
 		box_msg_free(&rep->base);
 	return 0;
+}
+
+int
+pd_send_batch(struct pd *pd, int peer, const char *const *lines, size_t n,
+	      Box__DecideBatchReply **reply)
+{
+	Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
+	Box__DecideRequest *reqs = calloc(n ? n : 1, sizeof(*reqs));
+	Box__DecideRequest **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+	json_t **js = calloc(n ? n : 1, sizeof(*js));
+	int r = reqs && ptrs && js ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		box__decide_request__init(&reqs[i]);
+		ptrs[i] = &reqs[i];
+		js[i] = json_loads(lines[i], 0, NULL);
+		json_t *a = json_object_get(js[i], "action");
+		if (!json_is_string(a)) {
+			r = -EINVAL;
+			break;
+		}
+		reqs[i].action = (char *)json_string_value(a);
+		r = fields_from(json_object_get(js[i], "input"), &reqs[i].input, &reqs[i].n_input);
+	}
+	uint64_t id = pd->next_id++;
+	if (r == 0) {
+		b.requests = ptrs;
+		b.n_requests = n;
+		r = box_ipc_send(pd->fd[peer], &box_proto_policy,
+				 BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, id, &b.base, NULL, 0);
+	}
+	for (size_t i = 0; reqs && js && i < n; i++) {
+		pd_fields_free(reqs[i].input, reqs[i].n_input);
+		json_decref(js[i]);
+	}
+	free(reqs);
+	free(ptrs);
+	free(js);
+	if (r < 0)
+		return r;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	r = box_ipc_recv_wait(pd->chan[peer], &m, 20000);
+	if (r < 0)
+		return r;
+	if (m.type != BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY || m.request_id != id) {
+		box_ipc_msg_done(&m);
+		return -EBADMSG;
+	}
+	if (reply) {
+		*reply = (Box__DecideBatchReply *)m.msg;
+		m.msg = NULL;
+	}
+	box_ipc_msg_done(&m);
+	return 0;
+}
+
+int
+pd_send_raw(struct pd *pd, int peer, uint32_t type, const void *payload, size_t len)
+{
+	Box__Envelope env;
+	box__envelope__init(&env);
+	env.version = BOX_IPC_VERSION;
+	env.type = (Box__MsgType)type;
+	env.request_id = pd->next_id++;
+	env.body_case = BOX__ENVELOPE__BODY_PAYLOAD;
+	env.payload.data = (uint8_t *)payload;
+	env.payload.len = len;
+	size_t n = protobuf_c_message_get_packed_size(&env.base);
+	if (n > BOX_IPC_MAX)
+		return -EMSGSIZE;
+	uint8_t *pkt = malloc(n);
+	if (!pkt)
+		return -ENOMEM;
+	protobuf_c_message_pack(&env.base, pkt);
+	ssize_t k = send(pd->fd[peer], pkt, n, MSG_NOSIGNAL);
+	free(pkt);
+	return k == (ssize_t)n ? 0 : k < 0 ? -errno : -EIO;
 }

@@ -69,6 +69,19 @@ int pd_send_decide(struct pd *pd, int peer, const Box__DecideRequest *req, uint6
 int pd_wait_reply(struct pd *pd, int peer, Box__DecideReply **reply, uint64_t *ret_id,
 		  int timeout_ms);
 
+/*
+ * Send N eval-format request lines as one DecideBatchRequest from PEER and
+ * wait for its DecideBatchReply (*reply, may be NULL; free with
+ * box_msg_free). Negative errno on failure (-EBADMSG: another reply came).
+ */
+int pd_send_batch(struct pd *pd, int peer, const char *const *lines, size_t n,
+		  Box__DecideBatchReply **reply);
+/*
+ * Send an envelope of TYPE around PAYLOAD as it is (no sender-side checks):
+ * for tests of what policyd refuses. Negative errno on failure.
+ */
+int pd_send_raw(struct pd *pd, int peer, uint32_t type, const void *payload, size_t len);
+
 /* A temporary directory (mkdtemp under $TMPDIR or /tmp); rm -rf with pd_rmtree. */
 char *pd_tmpdir(const char *tag);
 void pd_rmtree(const char *path);

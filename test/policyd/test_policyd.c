@@ -24,6 +24,7 @@
 
 #include "cleanup.h"
 #include "harness.h"
+#include "proto/policy_validate.h"
 #include "tap.h"
 
 static const char *bin;
@@ -1019,6 +1020,259 @@ test_group_commit_flood(void)
 	CHECK(fsyncs >= 1 + N / 256);
 }
 
+/* ---- DecideBatch (issue 12 item 4) ------------------------------------------------- */
+
+/* At most 3 write attempts a minute: a request budget, so a batch's later requests see
+ * its earlier ones. */
+static const char *req_budget = PERMIT_ALL_FS
+	"@id(\"attempts\")\n"
+	"forbid (principal, action == Box::Action::\"fs:write\", resource)\n"
+	"when temporal {\n"
+	"    exists (total: Long). (\n"
+	"        (count for (t: Timepoint). where (\n"
+	"            formerly within 60s (Box::Action::\"fs:write\"::request{ input.path: _ } && tp(t))\n"
+	"        )) == total && total >= 4)\n"
+	"};\n"
+	"@id(\"no_secrets\")\n@description(\"Secrets stay unread.\")\n"
+	"forbid (principal, action == Box::Action::\"fs:read\", resource)\n"
+	"when { context.input.path like \"~/secret*\" };\n";
+
+static const char *const batch_lines[] = {
+	W("~/p/1"),
+	W("~/p/2"),
+	/* does not fit the schema (no operation): denied with cause error in its place */
+	"{\"action\":\"fs:write\",\"input\":{\"path\":\"~/p/misfit\"}}",
+	"{\"action\":\"fs:read\",\"input\":{\"path\":\"~/secret.txt\",\"operation\":\"read_content\"}}",
+	W("~/p/3"),
+	W("~/p/4"),
+	W("~/p/5"),
+};
+#define N_BATCH_LINES (sizeof(batch_lines) / sizeof(batch_lines[0]))
+
+/* One reply as text: verdict cause [rules] message. */
+static char *
+reply_text(const Box__DecideReply *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	fprintf(m, "%d %d [", r->verdict, r->cause);
+	for (size_t i = 0; i < r->n_rules; i++)
+		fprintf(m, "%s%s", i ? "," : "", r->rules[i]);
+	fprintf(m, "] %s", r->message);
+	fclose(m);
+	return buf;
+}
+
+struct batch_run {
+	char *replies[N_BATCH_LINES];
+	char *log, *history;
+	size_t history_len;
+	long long decisions, fsyncs;
+};
+
+static char *
+slurp_bin(const char *rel, size_t *len)
+{
+	char path[4096];
+	(void)snprintf(path, sizeof(path), "%s/%s", state, rel);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	*len = 0;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return NULL;
+	char *buf = malloc((size_t)st.st_size + 1);
+	if (buf && read(fd, buf, (size_t)st.st_size) == st.st_size)
+		*len = (size_t)st.st_size;
+	close(fd);
+	return buf;
+}
+
+/* The lines one by one (BATCHED false) or as one DecideBatch, from a fresh state. */
+static void
+batch_run(const char *sync, bool batched, struct batch_run *out)
+{
+	struct pd pd;
+	memset(out, 0, sizeof(*out));
+	fresh_state();
+	struct pd_opts o = opts(req_budget, T0 ",1000000");
+	o.history_sync = sync;
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	if (batched) {
+		Box__DecideBatchReply *rep = NULL;
+		CHECK_INT(pd_send_batch(&pd, PD_SHELL, batch_lines, N_BATCH_LINES, &rep), 0);
+		CHECK(rep && rep->n_replies == N_BATCH_LINES);
+		for (size_t i = 0; rep && i < rep->n_replies && i < N_BATCH_LINES; i++)
+			out->replies[i] = reply_text(rep->replies[i]);
+		if (rep)
+			box_msg_free(&rep->base);
+	} else {
+		for (size_t i = 0; i < N_BATCH_LINES; i++) {
+			Box__DecideReply *rep = NULL;
+			CHECK_INT(pd_send_line(&pd, PD_SHELL, batch_lines[i], &rep), 0);
+			if (rep) {
+				out->replies[i] = reply_text(rep);
+				box_msg_free(&rep->base);
+			}
+		}
+	}
+	CHECK_INT(pd_stop(&pd), 0);
+	out->log = slurp("decisions.jsonl");
+	out->history = slurp_bin("policy/history", &out->history_len);
+	out->fsyncs = fsyncs_at_exit(&out->decisions);
+}
+
+static void
+batch_run_free(struct batch_run *r)
+{
+	for (size_t i = 0; i < N_BATCH_LINES; i++)
+		free(r->replies[i]);
+	free(r->log);
+	free(r->history);
+}
+
+/*
+ * A DecideBatch is decided exactly as its requests one by one: the same
+ * replies in order, the same decisions.jsonl lines (byte for byte: the test
+ * clock gives both runs the same times), the same history file; with
+ * history_sync = always one fsync covers the batch (one per event one by
+ * one); with batch it joins the group commit (one fsync).
+ */
+static void
+test_decide_batch_as_one_by_one(void)
+{
+	if (!need_monitor())
+		return;
+	static const char *modes[] = { "always", "batch" };
+	for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+		struct batch_run one, all;
+		batch_run(modes[m], false, &one);
+		batch_run(modes[m], true, &all);
+		for (size_t i = 0; i < N_BATCH_LINES; i++)
+			CHECK_STR(all.replies[i], one.replies[i]);
+		CHECK(one.replies[0] && strncmp(one.replies[0], "1 0 [fs_ok]", 11) == 0);
+		CHECK(one.replies[2] && strncmp(one.replies[2], "0 3 []", 6) == 0);
+		CHECK(one.replies[3] && strncmp(one.replies[3], "0 1 [no_secrets]", 16) == 0);
+		CHECK(one.replies[4] && strncmp(one.replies[4], "1 0", 3) == 0);   /* 3rd write */
+		CHECK(one.replies[5] && strncmp(one.replies[5], "0 1 [attempts]", 14) == 0);
+		CHECK(one.replies[6] && strncmp(one.replies[6], "0 1 [attempts]", 14) == 0);
+		CHECK_STR(all.log, one.log);
+		CHECK(one.log && strlen(one.log) > 0);
+		CHECK_INT(all.history_len, one.history_len);
+		CHECK(all.history && one.history && all.history_len == one.history_len &&
+		      memcmp(all.history, one.history, one.history_len) == 0);
+		CHECK_INT(all.decisions, (long long)N_BATCH_LINES);
+		CHECK_INT(one.decisions, (long long)N_BATCH_LINES);
+		/* 6 events fit (the misfit writes nothing), plus the start's epoch */
+		printf("#   %s: one by one %lld history fsyncs, batched %lld\n", modes[m], one.fsyncs,
+		       all.fsyncs);
+		CHECK_INT(one.fsyncs, 1 + 6);
+		CHECK_INT(all.fsyncs, 1 + 1);
+		batch_run_free(&one);
+		batch_run_free(&all);
+	}
+}
+
+/* A batch reply keeps its place among the channel's replies (pipelined singles around it). */
+static void
+test_decide_batch_in_order(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	Box__DecideRequest req;
+	write_req(&req, "before", true);
+	uint64_t id1 = 0;
+	CHECK_INT(pd_send_decide(&pd, PD_SHELL, &req, &id1), 0);
+	write_req_free(&req);
+	Box__DecideBatchReply *rep = NULL;
+	/* pd_send_batch reads the next reply: it must be the single's first, so read it here */
+	Box__DecideReply *single = NULL;
+	uint64_t got = 0;
+	CHECK_INT(pd_wait_reply(&pd, PD_SHELL, &single, &got, 20000), 0);
+	CHECK_INT(got, id1);
+	if (single)
+		box_msg_free(&single->base);
+	static const char *const two[] = { W("~/p/a"), D("~/p/b") };
+	CHECK_INT(pd_send_batch(&pd, PD_SHELL, two, 2, &rep), 0);
+	CHECK(rep && rep->n_replies == 2 &&
+	      rep->replies[0]->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT &&
+	      rep->replies[1]->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT);
+	if (rep)
+		box_msg_free(&rep->base);
+	CHECK_INT(pd_stop(&pd), 0);
+	_cleanup_free_ char *log = slurp("decisions.jsonl");
+	CHECK(strstr(log, "\"resource\":\"~/p/a\"") && strstr(log, "\"resource\":\"~/p/b\""));
+	CHECK(strstr(log, "\"source\":\"box-shell\""));
+}
+
+static int
+expect_refused(const void *payload, size_t len)
+{
+	struct pd pd;
+	int status = 0;
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK_INT(pd_send_raw(&pd, PD_SHELL, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, payload, len),
+		  0);
+	CHECK_INT(waitpid(pd.pid, &status, 0), pd.pid);
+	pd.pid = -1;
+	pd_stop(&pd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A batch of n fs:write requests, the BAD_AT-th (if < n) with an action no validator takes. */
+static uint8_t *
+pack_batch(size_t n, size_t bad_at, size_t *len)
+{
+	Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
+	Box__DecideRequest *reqs = calloc(n ? n : 1, sizeof(*reqs));
+	Box__DecideRequest **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+	for (size_t i = 0; i < n; i++) {
+		write_req(&reqs[i], "x", true);
+		if (i == bad_at)
+			reqs[i].action = "not an action";
+		ptrs[i] = &reqs[i];
+	}
+	b.requests = ptrs;
+	b.n_requests = n;
+	*len = protobuf_c_message_get_packed_size(&b.base);
+	uint8_t *buf = malloc(*len ? *len : 1);
+	protobuf_c_message_pack(&b.base, buf);
+	CHECK_INT(box_validate_decide_batch_request(&b),
+		  n == 0 ? -EINVAL : n > BOX_POLICY_BATCH_MAX ? -E2BIG : bad_at < n ? -EINVAL : 0);
+	for (size_t i = 0; i < n; i++)
+		write_req_free(&reqs[i]);
+	free(reqs);
+	free(ptrs);
+	return buf;
+}
+
+/*
+ * The validator takes 1 to 256 well-formed requests; a batch of 257, an
+ * empty one or one with a malformed request inside is a protocol error
+ * (box-policyd exits 1, as for any bad message from an internal peer) and
+ * decides nothing.
+ */
+static void
+test_decide_batch_refused(void)
+{
+	size_t len;
+	fresh_state();
+	_cleanup_free_ uint8_t *ok = pack_batch(BOX_POLICY_BATCH_MAX, SIZE_MAX, &len);
+	_cleanup_free_ uint8_t *big = pack_batch(BOX_POLICY_BATCH_MAX + 1, SIZE_MAX, &len);
+	CHECK_INT(expect_refused(big, len), 1);
+	CHECK(!file_has("decisions.jsonl", "fs:write"));
+	_cleanup_free_ uint8_t *bad = pack_batch(5, 3, &len);
+	CHECK_INT(expect_refused(bad, len), 1);
+	CHECK(!file_has("decisions.jsonl", "fs:write"));
+	_cleanup_free_ uint8_t *empty = pack_batch(0, SIZE_MAX, &len);
+	CHECK_INT(expect_refused(empty, len), 1);
+	_cleanup_free_ char *err = slurp("stderr");
+	CHECK(strstr(err, "Protocol error from shell") != NULL);
+}
+
 int
 main(void)
 {
@@ -1048,6 +1302,9 @@ main(void)
 	RUN(test_group_commit_one_in_flight);
 	RUN(test_group_commit_flood);
 	RUN(test_compaction);
+	RUN(test_decide_batch_as_one_by_one);
+	RUN(test_decide_batch_in_order);
+	RUN(test_decide_batch_refused);
 	if (state) {
 		pd_rmtree(state);
 		free(state);

@@ -1,0 +1,611 @@
+/*
+ * arith.c — shell arithmetic ($((…)), ((…)), let, array indices, integer
+ * variables): intmax_t, C precedence, ** , assignments and ++/--, ?: and
+ * the comma operator, bases 0x, 0 (octal) and B#N. Errors are bash's:
+ * "EXPR: division by 0 (error token is "0")".
+ *
+ * Trusts: nothing in the expression. A variable's value is evaluated as an
+ * expression in turn; that recursion is capped (depth 64) as is the
+ * operator nesting (SH_MAX_PARSE_DEPTH).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sh.h"
+
+struct ax {
+	struct sh_shell *sh;
+	const char *s, *p;
+	bool err;
+	bool noeval;    /* inside the untaken side of && || ?: */
+	int depth;
+	const char *errtok;
+	const char *errmsg;
+	const char *lastop; /* the last operator read (bash's error token at the end) */
+};
+
+static int arith_rec_depth;
+
+static intmax_t ax_comma(struct ax *a);
+static intmax_t ax_assign(struct ax *a);
+
+static void
+ax_fail(struct ax *a, const char *msg, const char *tok)
+{
+	if (a->err)
+		return;
+	a->err = true;
+	a->errmsg = msg;
+	a->errtok = tok;
+}
+
+static void
+ws(struct ax *a)
+{
+	while (*a->p == ' ' || *a->p == '\t' || *a->p == '\n' || *a->p == '\r')
+		a->p++;
+}
+
+static bool
+eat(struct ax *a, const char *op)
+{
+	ws(a);
+	size_t n = strlen(op);
+	if (strncmp(a->p, op, n) != 0)
+		return false;
+	/* don't take "=" of "==", "<" of "<<" etc. */
+	char nx = a->p[n];
+	if (n == 1 && (op[0] == '=' ) && nx == '=')
+		return false;
+	if (n == 1 && strchr("<>&|", op[0]) && (nx == op[0] || nx == '='))
+		return false;
+	if (n == 1 && strchr("+-*/%^!", op[0]) && nx == '=')
+		return false;
+	if (n == 1 && (op[0] == '+' || op[0] == '-') && nx == op[0])
+		return false;
+	if (n == 1 && op[0] == '*' && nx == '*')
+		return false;
+	if (n == 2 && (strcmp(op, "<<") == 0 || strcmp(op, ">>") == 0) && nx == '=')
+		return false;
+	if (n == 2 && strcmp(op, "**") == 0 && nx == '=')
+		return false;
+	a->lastop = a->p;
+	a->p += n;
+	return true;
+}
+
+static intmax_t
+parse_number(struct ax *a, const char *s, const char **end)
+{
+	const char *p = s;
+	intmax_t v = 0;
+	int base = 10;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	} else if (p[0] == '0' && isdigit((unsigned char)p[1])) {
+		base = 8;
+		p++;
+	} else {
+		const char *q = p;
+		while (isdigit((unsigned char)*q))
+			q++;
+		if (*q == '#') {
+			base = atoi(p);
+			if (base < 2 || base > 64) {
+				ax_fail(a, "invalid arithmetic base", s);
+				*end = q;
+				return 0;
+			}
+			p = q + 1;
+		}
+	}
+	const char *digits = p;
+	for (;;) {
+		int d;
+		char c = *p;
+		if (isdigit((unsigned char)c))
+			d = c - '0';
+		else if (c >= 'a' && c <= 'z')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'Z')
+			d = base <= 36 ? c - 'A' + 10 : c - 'A' + 36;
+		else if (c == '@')
+			d = 62;
+		else if (c == '_')
+			d = 63;
+		else
+			break;
+		if (d >= base) {
+			ax_fail(a, "value too great for base", s);
+			break;
+		}
+		v = (intmax_t)((uintmax_t)v * (uintmax_t)base + (uintmax_t)d);
+		p++;
+	}
+	if (p == digits && base != 10)
+		ax_fail(a, "invalid number", s);
+	*end = p;
+	return v;
+}
+
+static intmax_t
+value_of(struct ax *a, const char *str)
+{
+	if (!str || !*str)
+		return 0;
+	const char *e;
+	const char *s = str;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (isdigit((unsigned char)*s)) {
+		intmax_t v = parse_number(a, s, &e);
+		while (*e == ' ' || *e == '\t')
+			e++;
+		if (!*e)
+			return v;
+	}
+	if (arith_rec_depth > 64) {
+		ax_fail(a, "expression recursion level exceeded", str);
+		return 0;
+	}
+	arith_rec_depth++;
+	intmax_t v = 0;
+	struct ax sub = {.sh = a->sh, .s = str, .p = str};
+	v = ax_comma(&sub);
+	ws(&sub);
+	if (!sub.err && *sub.p)
+		ax_fail(&sub, "syntax error in expression", sub.p);
+	arith_rec_depth--;
+	if (sub.err) {
+		a->err = true;
+		a->errmsg = sub.errmsg;
+		a->errtok = sub.errtok;
+		a->s = sub.s;
+	}
+	return v;
+}
+
+/* An lvalue: name or name[expr]. */
+struct lval {
+	char name[256];
+	bool elem;
+	intmax_t idx;
+};
+
+static bool
+parse_lval(struct ax *a, struct lval *lv)
+{
+	ws(a);
+	const char *p = a->p;
+	if (!(isalpha((unsigned char)*p) || *p == '_'))
+		return false;
+	const char *st = p;
+	while (isalnum((unsigned char)*p) || *p == '_')
+		p++;
+	size_t n = (size_t)(p - st);
+	if (n >= sizeof lv->name)
+		n = sizeof lv->name - 1;
+	memcpy(lv->name, st, n);
+	lv->name[n] = 0;
+	lv->elem = false;
+	a->p = p;
+	if (*p == '[') {
+		a->p = p + 1;
+		lv->idx = ax_comma(a);
+		ws(a);
+		if (*a->p != ']') {
+			ax_fail(a, "syntax error: invalid arithmetic operator", a->p);
+			return true;
+		}
+		a->p++;
+		lv->elem = true;
+	}
+	return true;
+}
+
+static intmax_t
+lval_get(struct ax *a, struct lval *lv)
+{
+	if (lv->elem) {
+		struct var *v = var_get(a->sh, lv->name);
+		if (!v)
+			return 0;
+		if (!(v->flags & V_ARRAY))
+			return lv->idx == 0 ? value_of(a, v->val) : 0;
+		if (lv->idx < 0 || (size_t)lv->idx >= v->narr)
+			return 0;
+		return value_of(a, v->arr[lv->idx]);
+	}
+	const char *val = var_value(a->sh, lv->name);
+	if (!val && a->sh->opt_u && !a->noeval) {
+		ax_fail(a, "unbound variable", NULL);
+		a->s = lv->name;
+		return 0;
+	}
+	return value_of(a, val);
+}
+
+static void
+lval_set(struct ax *a, struct lval *lv, intmax_t v)
+{
+	if (a->noeval || a->err)
+		return;
+	char b[32];
+	snprintf(b, sizeof b, "%jd", v);
+	int r;
+	if (lv->elem) {
+		if (lv->idx < 0) {
+			ax_fail(a, "bad array subscript", NULL);
+			return;
+		}
+		r = var_set_elem(a->sh, lv->name, (size_t)lv->idx, b);
+	} else
+		r = var_set(a->sh, lv->name, b, 0);
+	if (r < 0) {
+		a->err = true;
+		a->errmsg = NULL;
+	}
+}
+
+static intmax_t
+ax_primary(struct ax *a)
+{
+	ws(a);
+	if (++a->depth > SH_MAX_PARSE_DEPTH) {
+		ax_fail(a, "expression nesting too deep", a->p);
+		return 0;
+	}
+	intmax_t v = 0;
+	const char *p = a->p;
+	if (*p == '(') {
+		a->p++;
+		v = ax_comma(a);
+		ws(a);
+		if (*a->p != ')')
+			ax_fail(a, "missing `)'", a->p);
+		else
+			a->p++;
+	} else if (eat(a, "++") || eat(a, "--")) {
+		bool inc = a->p[-1] == '+';
+		struct lval lv;
+		if (!parse_lval(a, &lv)) {
+			ax_fail(a, "syntax error: operand expected", a->p);
+		} else {
+			v = lval_get(a, &lv) + (inc ? 1 : -1);
+			lval_set(a, &lv, v);
+		}
+	} else if (eat(a, "!")) {
+		v = !ax_primary(a);
+	} else if (eat(a, "~")) {
+		v = ~ax_primary(a);
+	} else if (eat(a, "-")) {
+		v = -(uintmax_t)ax_primary(a);
+	} else if (eat(a, "+")) {
+		v = ax_primary(a);
+	} else if (isdigit((unsigned char)*p)) {
+		const char *e;
+		v = parse_number(a, p, &e);
+		if (isalnum((unsigned char)*e) || *e == '_' || *e == '#') {
+			ax_fail(a, "value too great for base", p);
+		}
+		a->p = e;
+	} else if (isalpha((unsigned char)*p) || *p == '_') {
+		struct lval lv;
+		parse_lval(a, &lv);
+		ws(a);
+		if (a->p[0] == '+' && a->p[1] == '+') {
+			a->p += 2;
+			v = lval_get(a, &lv);
+			lval_set(a, &lv, v + 1);
+		} else if (a->p[0] == '-' && a->p[1] == '-') {
+			a->p += 2;
+			v = lval_get(a, &lv);
+			lval_set(a, &lv, v - 1);
+		} else
+			v = lval_get(a, &lv);
+	} else if (*p == '$') {
+		/* already expanded normally; a leftover $ is an error */
+		ax_fail(a, "syntax error: operand expected", p);
+	} else {
+		ax_fail(a, "syntax error: operand expected", p);
+	}
+	a->depth--;
+	return v;
+}
+
+static intmax_t
+ax_pow(struct ax *a)
+{
+	intmax_t b = ax_primary(a);
+	if (eat(a, "**")) {
+		intmax_t e = ax_pow(a);
+		if (e < 0) {
+			ax_fail(a, "exponent less than 0", a->p);
+			return 0;
+		}
+		intmax_t r = 1;
+		while (e-- > 0)
+			r = (intmax_t)((uintmax_t)r * (uintmax_t)b);
+		return r;
+	}
+	return b;
+}
+
+static intmax_t
+ax_mul(struct ax *a)
+{
+	intmax_t v = ax_pow(a);
+	for (;;) {
+		const char *opp;
+		ws(a);
+		opp = a->p;
+		if (eat(a, "*"))
+			v = (intmax_t)((uintmax_t)v * (uintmax_t)ax_pow(a));
+		else if (eat(a, "/") || eat(a, "%")) {
+			bool div = opp[0] == '/';
+			ws(a);
+			const char *tok = a->p;
+			intmax_t r = ax_pow(a);
+			if (r == 0 && !a->noeval) {
+				ax_fail(a, "division by 0", tok);
+				return 0;
+			}
+			if (r == 0)
+				v = 0;
+			else if (r == -1)
+				v = div ? -(uintmax_t)v : 0;
+			else
+				v = div ? v / r : v % r;
+		} else
+			return v;
+	}
+}
+
+static intmax_t
+ax_add(struct ax *a)
+{
+	intmax_t v = ax_mul(a);
+	for (;;) {
+		if (eat(a, "+"))
+			v = (intmax_t)((uintmax_t)v + (uintmax_t)ax_mul(a));
+		else if (eat(a, "-"))
+			v = (intmax_t)((uintmax_t)v - (uintmax_t)ax_mul(a));
+		else
+			return v;
+	}
+}
+
+static intmax_t
+ax_shift(struct ax *a)
+{
+	intmax_t v = ax_add(a);
+	for (;;) {
+		if (eat(a, "<<"))
+			v = (intmax_t)((uintmax_t)v << (ax_add(a) & 63));
+		else if (eat(a, ">>"))
+			v = v >> (ax_add(a) & 63);
+		else
+			return v;
+	}
+}
+
+static intmax_t
+ax_rel(struct ax *a)
+{
+	intmax_t v = ax_shift(a);
+	for (;;) {
+		if (eat(a, "<="))
+			v = v <= ax_shift(a);
+		else if (eat(a, ">="))
+			v = v >= ax_shift(a);
+		else if (eat(a, "<"))
+			v = v < ax_shift(a);
+		else if (eat(a, ">"))
+			v = v > ax_shift(a);
+		else
+			return v;
+	}
+}
+
+static intmax_t
+ax_eq(struct ax *a)
+{
+	intmax_t v = ax_rel(a);
+	for (;;) {
+		if (eat(a, "=="))
+			v = v == ax_rel(a);
+		else if (eat(a, "!="))
+			v = v != ax_rel(a);
+		else
+			return v;
+	}
+}
+
+static intmax_t
+ax_band(struct ax *a)
+{
+	intmax_t v = ax_eq(a);
+	while (eat(a, "&"))
+		v &= ax_eq(a);
+	return v;
+}
+
+static intmax_t
+ax_bxor(struct ax *a)
+{
+	intmax_t v = ax_band(a);
+	while (eat(a, "^"))
+		v ^= ax_band(a);
+	return v;
+}
+
+static intmax_t
+ax_bor(struct ax *a)
+{
+	intmax_t v = ax_bxor(a);
+	while (eat(a, "|"))
+		v |= ax_bxor(a);
+	return v;
+}
+
+static intmax_t
+ax_land(struct ax *a)
+{
+	intmax_t v = ax_bor(a);
+	while (eat(a, "&&")) {
+		bool save = a->noeval;
+		if (!v)
+			a->noeval = true;
+		intmax_t r = ax_bor(a);
+		a->noeval = save;
+		v = v && r;
+	}
+	return v;
+}
+
+static intmax_t
+ax_lor(struct ax *a)
+{
+	intmax_t v = ax_land(a);
+	while (eat(a, "||")) {
+		bool save = a->noeval;
+		if (v)
+			a->noeval = true;
+		intmax_t r = ax_land(a);
+		a->noeval = save;
+		v = v || r;
+	}
+	return v;
+}
+
+static intmax_t
+ax_cond(struct ax *a)
+{
+	intmax_t c = ax_lor(a);
+	if (eat(a, "?")) {
+		bool save = a->noeval;
+		if (!c)
+			a->noeval = true;
+		intmax_t x = ax_assign(a);
+		a->noeval = save;
+		if (!eat(a, ":")) {
+			ax_fail(a, "expected `:'", a->p);
+			return 0;
+		}
+		if (c)
+			a->noeval = true;
+		intmax_t y = ax_cond(a);
+		a->noeval = save;
+		return c ? x : y;
+	}
+	return c;
+}
+
+static intmax_t
+ax_assign(struct ax *a)
+{
+	ws(a);
+	const char *save = a->p;
+	struct lval lv;
+	if (parse_lval(a, &lv) && !a->err) {
+		ws(a);
+		static const char *const ops[] = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=",
+						  "&=", "^=", "|=", NULL};
+		for (int i = 0; ops[i]; i++) {
+			size_t n = strlen(ops[i]);
+			if (strncmp(a->p, ops[i], n) == 0 && !(n == 1 && a->p[1] == '=')) {
+				a->p += n;
+				intmax_t r = ax_assign(a);
+				intmax_t v = r;
+				if (i > 0) {
+					intmax_t cur = lval_get(a, &lv);
+					switch (i) {
+					case 1: v = (intmax_t)((uintmax_t)cur + (uintmax_t)r); break;
+					case 2: v = (intmax_t)((uintmax_t)cur - (uintmax_t)r); break;
+					case 3: v = (intmax_t)((uintmax_t)cur * (uintmax_t)r); break;
+					case 4:
+					case 5:
+						if (r == 0) {
+							ax_fail(a, "division by 0", a->p);
+							return 0;
+						}
+						v = r == -1 ? (i == 4 ? (intmax_t)-(uintmax_t)cur : 0)
+							    : (i == 4 ? cur / r : cur % r);
+						break;
+					case 6: v = (intmax_t)((uintmax_t)cur << (r & 63)); break;
+					case 7: v = cur >> (r & 63); break;
+					case 8: v = cur & r; break;
+					case 9: v = cur ^ r; break;
+					case 10: v = cur | r; break;
+					default: break;
+					}
+				}
+				lval_set(a, &lv, v);
+				return v;
+			}
+		}
+	}
+	a->p = save;
+	a->err = false;
+	return ax_cond(a);
+}
+
+static intmax_t
+ax_comma(struct ax *a)
+{
+	intmax_t v = ax_assign(a);
+	while (!a->err && eat(a, ","))
+		v = ax_assign(a);
+	return v;
+}
+
+int
+arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
+{
+	struct ax a = {.sh = sh, .s = expr, .p = expr};
+	ws(&a);
+	intmax_t v = 0;
+	if (*a.p)
+		v = ax_comma(&a);
+	ws(&a);
+	if (!a.err && *a.p) {
+		if (*a.p == ')' || *a.p == '(' || isalnum((unsigned char)*a.p))
+			ax_fail(&a, "syntax error in expression", a.p);
+		else
+			ax_fail(&a, "syntax error: invalid arithmetic operator", a.p);
+	}
+	if (a.err) {
+		if (a.errmsg && a.errmsg[0] == 'u')
+			sh_err(sh, "%s: unbound variable", a.s);
+		else if (a.errmsg) {
+			/* trailing blanks of the expression are not shown */
+			size_t n = strlen(a.s);
+			while (n > 0 && (a.s[n - 1] == ' ' || a.s[n - 1] == '\n'))
+				n--;
+			const char *t = a.errtok ? a.errtok : "";
+			while (*t == ' ')
+				t++;
+			if (!*t && a.lastop)
+				t = a.lastop;
+			size_t tn = strlen(t);
+			while (tn > 0 && (t[tn - 1] == ' ' || t[tn - 1] == '\n'))
+				tn--;
+			const char *st = a.s;
+			while (*st == ' ') {
+				st++;
+				n--;
+			}
+			/* long expressions are cut (a message stays one readable line) */
+			const char *more = n > 200 ? "..." : "";
+			const char *tmore = tn > 200 ? "..." : "";
+			sh_err(sh, "%.*s%s: %s (error token is \"%.*s%s\")", (int)(n > 200 ? 200 : n), st,
+			       more, a.errmsg, (int)(tn > 200 ? 200 : tn), t, tmore);
+		}
+		return -1;
+	}
+	*out = v;
+	return 0;
+}

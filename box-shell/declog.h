@@ -1,0 +1,53 @@
+/*
+ * declog.h — box-sh's decisions.jsonl lines (spec/CLI.md "Decision log"):
+ * one line per decision and one per recorded outcome, in the key order of
+ * CLI.md, with "source":"box-shell", "time" (RFC 3339 UTC, milliseconds)
+ * and "time_ns" (the decider's clock, as temporal windows see it).
+ *
+ * Lines are built straight into one growing buffer (a decision is made for
+ * every `[` of a loop: no JSON library, no allocation per line) and written
+ * with whole lines only. Strings that are not UTF-8 (file names may hold any
+ * byte) have each invalid byte written as U+FFFD, so the line stays JSON.
+ * Trusts: nothing in the strings (agent-chosen paths and command lines).
+ */
+#ifndef BOX_SHELL_DECLOG_H
+#define BOX_SHELL_DECLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One input or output field: a string, or (is_long) an integer. */
+struct shlog_field {
+	const char *name;   /* an identifier: written without escaping */
+	size_t name_len;
+	const char *str;
+	size_t len;
+	int64_t num;
+	bool is_long;
+};
+
+struct shlog {
+	char *buf;
+	size_t len, cap;
+	bool oom;           /* a line could not be buffered (it is dropped whole) */
+};
+
+/* "2026-12-01T11:49:40.123Z" into buf (>= 32 bytes). */
+void shlog_time(int64_t time_ns, char *buf, size_t len);
+
+/* A decision line. rules: n_rules names. */
+int shlog_decision(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+		   const char *action, const char *resource, bool permit, const char *cause,
+		   const char *const *rules, size_t n_rules, const char *message,
+		   const struct shlog_field *input, size_t n_input);
+/* An outcome line: record = "response" or "error"; output may be empty. */
+int shlog_outcome(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+		  const char *record, const char *action, const struct shlog_field *input,
+		  size_t n_input, const struct shlog_field *output, size_t n_output);
+
+/* Write the buffered lines to FD (whole lines; EINTR retried). 0 or -errno. */
+int shlog_flush(struct shlog *l, int fd);
+void shlog_done(struct shlog *l);
+
+#endif

@@ -1,0 +1,1960 @@
+/*
+ * expand.c — word expansion (issue 12 item 1), in bash's order: brace
+ * expansion, tilde, parameter / command / arithmetic expansion (left to
+ * right), IFS field splitting, pathname expansion, quote removal.
+ *
+ * A word is expanded into a buffer of characters, each with flags: quoted
+ * (no splitting, no globbing), an unquoted expansion's result (split on
+ * IFS), or plain source text; zero-width marks keep a quoted empty string a
+ * field and separate "$@"'s fields. Splitting and globbing then read the
+ * flags, so no re-quoting round trip is needed.
+ *
+ * Trusts: nothing in the words or variable values. One word's expansion is
+ * capped at SH_MAX_EXPANSION bytes and a command's fields at SH_MAX_FIELDS
+ * (brace sequences included); past a cap the expansion fails with an error.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <pwd.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sh.h"
+
+enum { FQ = 1, FX = 2, FB = 4, FM = 8 };
+enum mode { M_FIELDS, M_STR, M_HEREDOC };
+
+struct xb {
+	char *c;
+	unsigned char *f;
+	size_t n, cap;
+};
+
+struct xctx {
+	struct sh_shell *sh;
+	struct xb b;
+	enum mode mode;
+	bool err;
+	bool at_empty;   /* "$@" with no parameters inside the current quotes */
+	bool litx;       /* inside an unquoted ${x-word}: the word's text splits */
+	bool brace_dq;   /* the word of "${x-word}": a '"' in it quotes again (bash) */
+	bool assign;
+};
+
+void
+strv_add(struct strv *a, char *s)
+{
+	if (a->n + 2 > a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 8;
+		a->v = xrealloc(a->v, a->cap * sizeof(char *));
+	}
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+}
+
+void
+strv_free(struct strv *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	a->v = NULL;
+	a->n = a->cap = 0;
+}
+
+static void
+xb_grow(struct xctx *x, size_t need)
+{
+	if (x->b.n + need <= x->b.cap)
+		return;
+	if (x->b.n + need > SH_MAX_EXPANSION) {
+		if (!x->err)
+			sh_err(x->sh, "expansion too large (max %u bytes)", SH_MAX_EXPANSION);
+		x->err = true;
+		return;
+	}
+	size_t c = x->b.cap ? x->b.cap * 2 : 64;
+	while (c < x->b.n + need)
+		c *= 2;
+	x->b.c = xrealloc(x->b.c, c);
+	x->b.f = xrealloc(x->b.f, c);
+	x->b.cap = c;
+}
+
+static void
+xadd(struct xctx *x, const char *s, size_t n, unsigned char fl)
+{
+	if (x->err)
+		return;
+	xb_grow(x, n + 1);
+	if (x->err)
+		return;
+	memcpy(x->b.c + x->b.n, s, n);
+	memset(x->b.f + x->b.n, fl, n);
+	x->b.n += n;
+}
+
+static void
+xmark(struct xctx *x, unsigned char fl)
+{
+	xadd(x, "", 1, fl);
+}
+
+/* ---- scanning helpers (the parser validated the text) ---- */
+
+static size_t
+skip_sq(const char *s, size_t i, size_t n)
+{
+	for (i++; i < n && s[i] != '\''; i++)
+		;
+	return i < n ? i + 1 : n;
+}
+
+static size_t
+skip_dsq(const char *s, size_t i, size_t n)
+{
+	for (i++; i < n && s[i] != '\''; i++)
+		if (s[i] == '\\')
+			i++;
+	return i < n ? i + 1 : n;
+}
+
+static size_t
+skip_bq(const char *s, size_t i, size_t n)
+{
+	for (i++; i < n && s[i] != '`'; i++)
+		if (s[i] == '\\')
+			i++;
+	return i < n ? i + 1 : n;
+}
+
+static size_t skip_dollar(struct sh_shell *sh, const char *s, size_t i, size_t n);
+
+static size_t
+skip_dq(struct sh_shell *sh, const char *s, size_t i, size_t n)
+{
+	for (i++; i < n; i++) {
+		if (s[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (s[i] == '"')
+			return i + 1;
+		if (s[i] == '`')
+			i = skip_bq(s, i, n) - 1;
+		else if (s[i] == '$' && i + 1 < n && (s[i + 1] == '(' || s[i + 1] == '{'))
+			i = skip_dollar(sh, s, i, n) - 1;
+	}
+	return n;
+}
+
+/* i at '$' followed by '(' or '{'; returns the index after the construct. */
+static size_t
+skip_dollar(struct sh_shell *sh, const char *s, size_t i, size_t n)
+{
+	if (s[i + 1] == '{') {
+		for (size_t j = i + 2; j < n; j++) {
+			char c = s[j];
+			if (c == '\\') {
+				j++;
+				continue;
+			}
+			if (c == '}')
+				return j + 1;
+			if (c == '\'')
+				j = skip_sq(s, j, n) - 1;
+			else if (c == '"')
+				j = skip_dq(sh, s, j, n) - 1;
+			else if (c == '`')
+				j = skip_bq(s, j, n) - 1;
+			else if (c == '$' && j + 1 < n && (s[j + 1] == '(' || s[j + 1] == '{'))
+				j = skip_dollar(sh, s, j, n) - 1;
+		}
+		return n;
+	}
+	if (i + 2 < n && s[i + 2] == '(') {
+		int d = 0;
+		for (size_t j = i + 3; j < n; j++) {
+			if (s[j] == '(')
+				d++;
+			else if (s[j] == ')') {
+				if (d == 0) {
+					if (j + 1 < n && s[j + 1] == ')')
+						return j + 2;
+					break;
+				}
+				d--;
+			}
+		}
+	}
+	long e = parse_cmdsub_end(sh, s + i, n - i);
+	if (e < 0)
+		return n;
+	return i + (size_t)e;
+}
+
+/* ---- values ---- */
+
+static const char *
+ifs_of(struct sh_shell *sh)
+{
+	const char *v = var_value(sh, "IFS");
+	return v ? v : " \t\n";
+}
+
+struct pval {
+	bool set;
+	bool list;      /* from @ or * (array or positional) */
+	bool star;      /* joined with IFS[0] in quotes */
+	char **v;       /* list items (borrowed) */
+	size_t n;
+	const char *s;  /* scalar (borrowed) */
+	char *own;      /* owned scalar */
+	char **ownv;    /* owned list */
+};
+
+static void
+pval_free(struct pval *p)
+{
+	free(p->own);
+	if (p->ownv) {
+		for (size_t i = 0; i < p->n; i++)
+			free(p->ownv[i]);
+		free(p->ownv);
+	}
+}
+
+static char numbuf[64];
+
+static bool
+get_special(struct sh_shell *sh, const char *name, size_t n, struct pval *pv)
+{
+	if (n == 1) {
+		switch (name[0]) {
+		case '?':
+			snprintf(numbuf, sizeof numbuf, "%d", sh->status);
+			pv->own = xstrdup(numbuf);
+			pv->s = pv->own;
+			pv->set = true;
+			return true;
+		case '#':
+			snprintf(numbuf, sizeof numbuf, "%d", sh->argc);
+			pv->own = xstrdup(numbuf);
+			pv->s = pv->own;
+			pv->set = true;
+			return true;
+		case '$':
+			snprintf(numbuf, sizeof numbuf, "%ld", (long)sh->rootpid);
+			pv->own = xstrdup(numbuf);
+			pv->s = pv->own;
+			pv->set = true;
+			return true;
+		case '!':
+			if (sh->lastbg <= 0)
+				return true;
+			snprintf(numbuf, sizeof numbuf, "%ld", (long)sh->lastbg);
+			pv->own = xstrdup(numbuf);
+			pv->s = pv->own;
+			pv->set = true;
+			return true;
+		case '-': {
+			struct sbuf b = {0};
+			if (sh->opt_a)
+				sb_addc(&b, 'a');
+			if (sh->opt_e)
+				sb_addc(&b, 'e');
+			if (sh->opt_f)
+				sb_addc(&b, 'f');
+			sb_addc(&b, 'h');
+			if (sh->opt_n)
+				sb_addc(&b, 'n');
+			if (sh->opt_u)
+				sb_addc(&b, 'u');
+			if (sh->opt_v)
+				sb_addc(&b, 'v');
+			if (sh->opt_x)
+				sb_addc(&b, 'x');
+			sb_addc(&b, 'B');
+			if (sh->opt_C)
+				sb_addc(&b, 'C');
+			pv->own = sb_take(&b);
+			pv->s = pv->own;
+			pv->set = true;
+			return true;
+		}
+		case '@':
+		case '*':
+			pv->list = true;
+			pv->star = name[0] == '*';
+			pv->v = sh->argv;
+			pv->n = (size_t)sh->argc;
+			pv->set = sh->argc > 0;
+			return true;
+		case '0':
+			pv->s = sh->arg0;
+			pv->set = true;
+			return true;
+		default:
+			break;
+		}
+	}
+	if (isdigit((unsigned char)name[0])) {
+		long k = 0;
+		for (size_t d = 0; d < n && d < 9; d++)
+			k = k * 10 + (name[d] - '0');
+		if (k >= 1 && k <= sh->argc) {
+			pv->s = sh->argv[k - 1];
+			pv->set = true;
+		}
+		if (k == 0) {
+			pv->s = sh->arg0;
+			pv->set = true;
+		}
+		return true;
+	}
+	return false;
+}
+
+static bool
+is_special_name(const char *s, size_t n)
+{
+	if (n == 1 && strchr("?#$!-@*0123456789", s[0]))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	return n > 0;
+}
+
+static char *expand_sub(struct sh_shell *sh, const char *s, size_t n, enum mode m, bool dq,
+			bool *err);
+
+/* Value of NAME or NAME[SUB]; sub = NULL when absent. */
+static int
+get_param(struct sh_shell *sh, const char *name, size_t n, const char *sub, size_t subn,
+	  struct pval *pv)
+{
+	memset(pv, 0, sizeof *pv);
+	if (!sub) {
+		if (get_special(sh, name, n, pv))
+			return 0;
+		char tmp[256];
+		if (n >= sizeof tmp)
+			return 0;
+		memcpy(tmp, name, n);
+		tmp[n] = 0;
+		const char *v = var_value(sh, tmp);
+		if (v) {
+			pv->s = v;
+			pv->set = true;
+		}
+		return 0;
+	}
+	struct var *v = var_getn(sh, name, n);
+	if (subn == 1 && (sub[0] == '@' || sub[0] == '*')) {
+		pv->list = true;
+		pv->star = sub[0] == '*';
+		if (!v)
+			return 0;
+		size_t c = var_array_count(v);
+		pv->ownv = xmalloc((c + 1) * sizeof(char *));
+		size_t k = 0;
+		if (v->flags & V_ARRAY) {
+			for (size_t i = 0; i < v->narr; i++)
+				if (v->arr[i])
+					pv->ownv[k++] = xstrdup(v->arr[i]);
+		} else if (v->val)
+			pv->ownv[k++] = xstrdup(v->val);
+		pv->n = k;
+		pv->v = pv->ownv;
+		pv->set = k > 0;
+		return 0;
+	}
+	bool err = false;
+	char *idxs = expand_sub(sh, sub, subn, M_STR, false, &err);
+	if (err) {
+		free(idxs);
+		return -1;
+	}
+	intmax_t idx;
+	if (arith_eval(sh, idxs, &idx) < 0) {
+		free(idxs);
+		return -1;
+	}
+	free(idxs);
+	if (!v)
+		return 0;
+	if (!(v->flags & V_ARRAY)) {
+		if (idx == 0 && v->val) {
+			pv->s = v->val;
+			pv->set = true;
+		}
+		return 0;
+	}
+	if (idx < 0)
+		idx += (intmax_t)v->narr;
+	if (idx >= 0 && (size_t)idx < v->narr && v->arr[idx]) {
+		pv->s = v->arr[idx];
+		pv->set = true;
+	}
+	return 0;
+}
+
+/* ---- ANSI-C quoting ---- */
+
+static size_t
+utf8_put(char *o, unsigned long cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | (cp >> 6));
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | (cp >> 12));
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | (cp >> 18));
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Decode one backslash escape at s (after the '\'); returns bytes consumed,
+ * output in o (up to 4 bytes), *on its length. echo_mode: \0NNN octal, \c. */
+size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode);
+size_t
+ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
+{
+	*on = 1;
+	if (n == 0) {
+		o[0] = '\\';
+		return 0;
+	}
+	char c = s[0];
+	switch (c) {
+	case 'a': o[0] = '\a'; return 1;
+	case 'b': o[0] = '\b'; return 1;
+	case 'e':
+	case 'E': o[0] = 27; return 1;
+	case 'f': o[0] = '\f'; return 1;
+	case 'n': o[0] = '\n'; return 1;
+	case 'r': o[0] = '\r'; return 1;
+	case 't': o[0] = '\t'; return 1;
+	case 'v': o[0] = '\v'; return 1;
+	case '\\': o[0] = '\\'; return 1;
+	case '\'': o[0] = '\''; return 1;
+	case '"': o[0] = '"'; return 1;
+	case '?': o[0] = '?'; return 1;
+	case 'x': {
+		size_t i = 1;
+		unsigned v = 0;
+		while (i < n && i < 3 && isxdigit((unsigned char)s[i])) {
+			v = v * 16 + (unsigned)(isdigit((unsigned char)s[i]) ? s[i] - '0'
+									  : (tolower(s[i]) - 'a' + 10));
+			i++;
+		}
+		if (i == 1) {
+			o[0] = '\\';
+			o[1] = 'x';
+			*on = 2;
+			return 1;
+		}
+		o[0] = (char)v;
+		return i;
+	}
+	case 'u':
+	case 'U': {
+		size_t max = c == 'u' ? 5 : 9, i = 1;
+		unsigned long v = 0;
+		while (i < n && i < max && isxdigit((unsigned char)s[i])) {
+			v = v * 16 + (unsigned long)(isdigit((unsigned char)s[i])
+							 ? s[i] - '0'
+							 : (tolower(s[i]) - 'a' + 10));
+			i++;
+		}
+		if (i == 1) {
+			o[0] = '\\';
+			o[1] = c;
+			*on = 2;
+			return 1;
+		}
+		if (v >= 0x80 && sh_current && !sh_utf8_locale(sh_current)) {
+			/* no conversion outside UTF-8: bash prints the escape */
+			*on = (size_t)snprintf(o, 12, c == 'u' ? "\\u%04lX" : "\\U%08lX", v);
+			return i;
+		}
+		*on = utf8_put(o, v);
+		return i;
+	}
+	case 'c':
+		if (echo_mode) {
+			*on = 0;
+			return (size_t)-1;
+		}
+		if (n > 1) {
+			o[0] = (char)(toupper((unsigned char)s[1]) ^ 0x40);
+			return 2;
+		}
+		o[0] = '\\';
+		o[1] = 'c';
+		*on = 2;
+		return 1;
+	default:
+		if (c >= '0' && c <= '7') {
+			size_t i = 0, max = 3;
+			if (echo_mode && c == '0') {
+				i = 1;
+				max = 4;
+			}
+			unsigned v = 0;
+			while (i < n && i < max && s[i] >= '0' && s[i] <= '7') {
+				v = v * 8 + (unsigned)(s[i] - '0');
+				i++;
+			}
+			o[0] = (char)v;
+			return i;
+		}
+		o[0] = '\\';
+		o[1] = c;
+		*on = 2;
+		return 1;
+	}
+}
+
+static void
+add_ansi(struct xctx *x, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n) {
+			char o[8];
+			size_t on;
+			size_t used = ansi_escape(s + i + 1, n - i - 1, o, &on, false);
+			xadd(x, o, on, FQ);
+			i += used;
+		} else
+			xadd(x, s + i, 1, FQ);
+	}
+}
+
+/* ---- parameter expansion ---- */
+
+static void
+emit_str(struct xctx *x, const char *s, size_t n, bool dq)
+{
+	xadd(x, s, n, dq ? FQ : (x->mode == M_FIELDS ? FX : 0));
+}
+
+static void
+emit_pval(struct xctx *x, struct pval *pv, bool dq)
+{
+	if (!pv->list) {
+		if (pv->s)
+			emit_str(x, pv->s, strlen(pv->s), dq);
+		return;
+	}
+	if (pv->n == 0) {
+		if (dq && !pv->star)
+			x->at_empty = true;
+		return;
+	}
+	if ((dq && pv->star) || x->mode != M_FIELDS) {
+		const char *ifs = ifs_of(x->sh);
+		char sep[2] = {pv->star ? ifs[0] : ' ', 0};
+		for (size_t i = 0; i < pv->n; i++) {
+			if (i > 0 && sep[0])
+				emit_str(x, sep, 1, dq);
+			emit_str(x, pv->v[i], strlen(pv->v[i]), dq);
+		}
+		return;
+	}
+	for (size_t i = 0; i < pv->n; i++) {
+		if (i > 0)
+			xmark(x, FB);
+		if (dq)
+			xmark(x, FM);
+		emit_str(x, pv->v[i], strlen(pv->v[i]), dq);
+	}
+}
+
+static char *
+case_conv(const char *s, const char *pat, int how)
+{
+	/* how: 1 ^ (first upper), 2 ^^, 3 , , 4 ,, ; pat NULL = all chars */
+	char *r = xstrdup(s);
+	for (size_t i = 0; r[i]; i++) {
+		if (how == 1 || how == 3) {
+			if (i > 0)
+				break;
+		}
+		char one[2] = {r[i], 0};
+		if (pat && *pat && !pat_match(pat, one))
+			continue;
+		r[i] = (char)(how <= 2 ? toupper((unsigned char)r[i]) : tolower((unsigned char)r[i]));
+	}
+	return r;
+}
+
+static char *
+do_replace(const char *s, const char *pat, const char *rep, int kind)
+{
+	/* kind 0: first, 1: all, 2: prefix (#), 3: suffix (%) */
+	size_t n = strlen(s);
+	struct sbuf b = {0};
+	if (kind == 2) {
+		long m = pat_prefix(pat, s, true);
+		if (m < 0)
+			return xstrdup(s);
+		sb_adds(&b, rep);
+		sb_adds(&b, s + m);
+		return sb_take(&b);
+	}
+	if (kind == 3) {
+		long m = pat_suffix(pat, s, true);
+		if (m < 0)
+			return xstrdup(s);
+		sb_addn(&b, s, (size_t)m);
+		sb_adds(&b, rep);
+		return sb_take(&b);
+	}
+	if (!*pat)
+		return xstrdup(s);
+	size_t i = 0;
+	bool done = false;
+	char *tmp = xstrdup(s);
+	while (i <= n) {
+		if (done) {
+			sb_adds(&b, s + i);
+			break;
+		}
+		long best = -1;
+		/* longest match at i */
+		for (size_t j = n; j >= i; j--) {
+			char c = tmp[j];
+			tmp[j] = 0;
+			bool m = pat_match(pat, s + i);
+			(void)m;
+			bool mm = pat_match(pat, tmp + i);
+			tmp[j] = c;
+			if (mm) {
+				best = (long)j;
+				break;
+			}
+			if (j == i)
+				break;
+		}
+		if (best >= 0 && (size_t)best > i) {
+			sb_adds(&b, rep);
+			i = (size_t)best;
+			if (kind == 0)
+				done = true;
+			continue;
+		}
+		if (best >= 0 && (size_t)best == i && kind == 1 && 0) {
+		}
+		if (i < n)
+			sb_addc(&b, s[i]);
+		i++;
+	}
+	free(tmp);
+	if (!b.s)
+		return xstrdup("");
+	return sb_take(&b);
+}
+
+/* Find the end of a sub-word inside ${...} at depth, stopping at an
+ * unquoted `stop` char; returns index. */
+static size_t
+find_unquoted(struct sh_shell *sh, const char *s, size_t i, size_t n, char stop)
+{
+	for (; i < n; i++) {
+		char c = s[i];
+		if (c == '\\') {
+			i++;
+			continue;
+		}
+		if (c == stop)
+			return i;
+		if (c == '\'')
+			i = skip_sq(s, i, n) - 1;
+		else if (c == '"')
+			i = skip_dq(sh, s, i, n) - 1;
+		else if (c == '`')
+			i = skip_bq(s, i, n) - 1;
+		else if (c == '$' && i + 1 < n && (s[i + 1] == '(' || s[i + 1] == '{'))
+			i = skip_dollar(sh, s, i, n) - 1;
+	}
+	return n;
+}
+
+static void expand_into(struct xctx *x, const char *s, size_t n, bool dq);
+static void expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq);
+
+static char *
+expand_sub(struct sh_shell *sh, const char *s, size_t n, enum mode m, bool dq, bool *err)
+{
+	struct xctx x = {.sh = sh, .mode = m};
+	expand_into(&x, s, n, dq);
+	if (x.err)
+		*err = true;
+	struct sbuf b = {0};
+	for (size_t i = 0; i < x.b.n; i++)
+		if (!(x.b.f[i] & (FB | FM)))
+			sb_addc(&b, x.b.c[i]);
+	free(x.b.c);
+	free(x.b.f);
+	return sb_take(&b);
+}
+
+/* A pattern operand: quoted chars escaped. */
+static char *
+expand_pattern_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
+{
+	struct xctx x = {.sh = sh, .mode = M_STR};
+	expand_into(&x, s, n, false);
+	if (x.err)
+		*err = true;
+	struct sbuf b = {0};
+	for (size_t i = 0; i < x.b.n; i++) {
+		if (x.b.f[i] & (FB | FM))
+			continue;
+		char c = x.b.c[i];
+		if ((x.b.f[i] & FQ) && strchr("*?[]\\", c))
+			sb_addc(&b, '\\');
+		sb_addc(&b, c);
+	}
+	free(x.b.c);
+	free(x.b.f);
+	return sb_take(&b);
+}
+
+static void
+bad_subst(struct xctx *x, const char *s, size_t n)
+{
+	sh_err(x->sh, "${%.*s}: bad substitution", (int)n, s);
+	x->err = true;
+	x->sh->jump = J_EXIT;
+	x->sh->jump_n = 1;
+}
+
+static void
+expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
+{
+	/* s: the text between ${ and } */
+	struct sh_shell *sh = x->sh;
+	size_t i = 0;
+	bool length = false, indirect = false;
+	if (n == 0) {
+		bad_subst(x, s, n);
+		return;
+	}
+	if (s[0] == '#' && n > 1 && !(n == 1) &&
+	    !(s[1] == '-' || s[1] == '=' || s[1] == '?' || s[1] == '+' || s[1] == ':' ||
+	      s[1] == '%' || s[1] == '#' || s[1] == '/') ) {
+		length = true;
+		i = 1;
+	} else if (s[0] == '#' && n > 1 && s[1] == '#' && n == 2) {
+		length = true;
+		i = 1;
+	} else if (s[0] == '!' && n > 1) {
+		indirect = true;
+		i = 1;
+	}
+	size_t ns = i;
+	if (i < n && (isalpha((unsigned char)s[i]) || s[i] == '_')) {
+		while (i < n && (isalnum((unsigned char)s[i]) || s[i] == '_'))
+			i++;
+	} else if (i < n && isdigit((unsigned char)s[i])) {
+		while (i < n && isdigit((unsigned char)s[i]))
+			i++;
+	} else if (i < n && strchr("?#$!-@*", s[i])) {
+		i++;
+	} else {
+		bad_subst(x, s, n);
+		return;
+	}
+	size_t nl = i - ns;
+	const char *name = s + ns;
+	const char *sub = NULL;
+	size_t subn = 0;
+	if (i < n && s[i] == '[') {
+		size_t j = find_unquoted(sh, s, i + 1, n, ']');
+		if (j >= n) {
+			bad_subst(x, s, n);
+			return;
+		}
+		sub = s + i + 1;
+		subn = j - i - 1;
+		i = j + 1;
+	}
+	if (indirect) {
+		if (i == n && (sub && subn == 1 && (sub[0] == '@' || sub[0] == '*'))) {
+			/* ${!a[@]}: the indices */
+			struct var *v = var_getn(sh, name, nl);
+			struct pval pv = {0};
+			pv.list = true;
+			pv.star = sub[0] == '*';
+			size_t c = v ? var_array_count(v) : 0;
+			pv.ownv = xmalloc((c + 1) * sizeof(char *));
+			if (v && (v->flags & V_ARRAY)) {
+				for (size_t k = 0; k < v->narr; k++)
+					if (v->arr[k]) {
+						char b[32];
+						snprintf(b, sizeof b, "%zu", k);
+						pv.ownv[pv.n++] = xstrdup(b);
+					}
+			} else if (v && v->val)
+				pv.ownv[pv.n++] = xstrdup("0");
+			pv.v = pv.ownv;
+			pv.set = pv.n > 0;
+			emit_pval(x, &pv, dq);
+			pval_free(&pv);
+			return;
+		}
+		if (i == n - 1 && (s[i] == '*' || s[i] == '@') && !sub) {
+			/* ${!prefix*}: variable names */
+			struct pval pv = {0};
+			pv.list = true;
+			pv.star = s[i] == '*';
+			struct strv names = {0};
+			for (int h = 0; h < 256; h++)
+				for (struct var *v = sh->vars[h]; v; v = v->next)
+					if (strncmp(v->name, name, nl) == 0)
+						strv_add(&names, xstrdup(v->name));
+			for (size_t a = 1; a < names.n; a++)
+				for (size_t b = a; b > 0 && strcmp(names.v[b - 1], names.v[b]) > 0; b--) {
+					char *t = names.v[b];
+					names.v[b] = names.v[b - 1];
+					names.v[b - 1] = t;
+				}
+			pv.ownv = names.v;
+			pv.v = names.v;
+			pv.n = names.n;
+			if (!pv.ownv)
+				pv.ownv = xmalloc(sizeof(char *));
+			emit_pval(x, &pv, dq);
+			pval_free(&pv);
+			return;
+		}
+	}
+	struct pval pv;
+	if (get_param(sh, name, nl, sub, subn, &pv) < 0) {
+		x->err = true;
+		return;
+	}
+	if (indirect) {
+		const char *target = pv.s;
+		char *t = target ? xstrdup(target) : NULL;
+		pval_free(&pv);
+		memset(&pv, 0, sizeof pv);
+		if (t) {
+			char *br = strchr(t, '[');
+			size_t tl = br ? (size_t)(br - t) : strlen(t);
+			if (!is_name(t, tl) && !is_special_name(t, tl)) {
+				sh_err(sh, "%s: invalid indirect expansion", t);
+				free(t);
+				x->err = true;
+				return;
+			}
+			const char *tsub = NULL;
+			size_t tsubn = 0;
+			if (br) {
+				char *cl = strrchr(br, ']');
+				tsub = br + 1;
+				tsubn = cl ? (size_t)(cl - br - 1) : strlen(br + 1);
+			}
+			int r = get_param(sh, t, tl, tsub, tsubn, &pv);
+			if (pv.s && !pv.own) {
+				pv.own = xstrdup(pv.s);
+				pv.s = pv.own;
+			}
+			free(t);
+			if (r < 0) {
+				x->err = true;
+				return;
+			}
+		}
+	}
+	char namebuf[300];
+	snprintf(namebuf, sizeof namebuf, "%.*s", (int)nl, name);
+	if (length) {
+		if (i != n) {
+			bad_subst(x, s, n);
+			pval_free(&pv);
+			return;
+		}
+		char b[32];
+		if (pv.list)
+			snprintf(b, sizeof b, "%zu", pv.n);
+		else {
+			/* characters, not bytes, in a UTF-8 locale */
+			size_t c = 0;
+			bool u8 = sh_utf8_locale(sh);
+			for (const unsigned char *q = (const unsigned char *)(pv.s ? pv.s : ""); *q; q++)
+				if (!u8 || (*q & 0xc0) != 0x80)
+					c++;
+			snprintf(b, sizeof b, "%zu", c);
+			if (!pv.set && sh->opt_u && !is_special_name(name, nl)) {
+				sh_err(sh, "%s: unbound variable", namebuf);
+				x->err = true;
+				sh->jump = J_EXIT;
+				sh->jump_n = 1;
+				pval_free(&pv);
+				return;
+			}
+		}
+		emit_str(x, b, strlen(b), dq);
+		pval_free(&pv);
+		return;
+	}
+	if (i == n) {
+		if (!pv.set && sh->opt_u && !(pv.list && !sub) && !(nl == 1 && name[0] == '!')) {
+			sh_err(sh, "%s: unbound variable", sub ? xstrndup(s, n) : namebuf);
+			x->err = true;
+			sh->jump = J_EXIT;
+			sh->jump_n = 1;
+			pval_free(&pv);
+			return;
+		}
+		emit_pval(x, &pv, dq);
+		pval_free(&pv);
+		return;
+	}
+	/* operators */
+	const char *op = s + i;
+	size_t rest = n - i;
+	bool colon = op[0] == ':';
+	char o = colon && rest > 1 ? op[1] : op[0];
+	if (colon && rest > 1 && strchr("-=?+", op[1])) {
+		i += 2;
+	} else if (!colon && strchr("-=?+", o)) {
+		i += 1;
+	} else if (colon) {
+		/* ${x:off:len} */
+		const char *w = s + i + 1;
+		size_t wn = n - i - 1;
+		size_t c2 = find_unquoted(sh, w, 0, wn, ':');
+		bool err = false;
+		char *offs = expand_sub(sh, w, c2, M_STR, false, &err);
+		char *lens = c2 < wn ? expand_sub(sh, w + c2 + 1, wn - c2 - 1, M_STR, false, &err)
+				     : NULL;
+		intmax_t off = 0, len = 0;
+		if (err || arith_eval(sh, offs, &off) < 0 || (lens && arith_eval(sh, lens, &len) < 0)) {
+			free(offs);
+			free(lens);
+			pval_free(&pv);
+			x->err = true;
+			return;
+		}
+		free(offs);
+		if (pv.list) {
+			/* positional: ${@:1} starts at $1 (offset 0 is $0) */
+			struct pval sl = {0};
+			sl.list = true;
+			sl.star = pv.star;
+			char **items = pv.v;
+			size_t cnt = pv.n;
+			bool positional = !sub;
+			struct strv tmpv = {0};
+			if (positional) {
+				strv_add(&tmpv, xstrdup(sh->arg0));
+				for (size_t k = 0; k < pv.n; k++)
+					strv_add(&tmpv, xstrdup(pv.v[k]));
+				items = tmpv.v;
+				cnt = tmpv.n;
+			}
+			if (off < 0)
+				off += (intmax_t)cnt - (positional ? 0 : 0);
+			if (off < 0)
+				off = (intmax_t)cnt;
+			if (positional && off == 0 && false)
+				off = 1;
+			size_t st = (size_t)off > cnt ? cnt : (size_t)off;
+			size_t en = cnt;
+			if (lens) {
+				if (len < 0) {
+					free(lens);
+					sh_err(sh, "%jd: substring expression < 0", len);
+					x->err = true;
+					strv_free(&tmpv);
+					pval_free(&pv);
+					return;
+				}
+				en = st + (size_t)len > cnt ? cnt : st + (size_t)len;
+			}
+			sl.ownv = xmalloc((en - st + 1) * sizeof(char *));
+			for (size_t k = st; k < en; k++)
+				sl.ownv[sl.n++] = xstrdup(items[k]);
+			sl.v = sl.ownv;
+			emit_pval(x, &sl, dq);
+			pval_free(&sl);
+			strv_free(&tmpv);
+			free(lens);
+			pval_free(&pv);
+			return;
+		}
+		const char *v = pv.s ? pv.s : "";
+		intmax_t vl = (intmax_t)strlen(v);
+		if (off < 0)
+			off += vl;
+		if (off < 0 || off > vl) {
+			free(lens);
+			pval_free(&pv);
+			return;
+		}
+		intmax_t take = vl - off;
+		if (lens) {
+			if (len < 0) {
+				len += vl - off;
+				if (len < 0) {
+					sh_err(sh, "%s: substring expression < 0", lens);
+					free(lens);
+					x->err = true;
+					pval_free(&pv);
+					return;
+				}
+			}
+			if (len < take)
+				take = len;
+		}
+		free(lens);
+		emit_str(x, v + off, (size_t)take, dq);
+		pval_free(&pv);
+		return;
+	} else if (o == '#' || o == '%') {
+		bool longest = rest > 1 && op[1] == o;
+		i += longest ? 2 : 1;
+		bool err = false;
+		char *pat = expand_pattern_sub(sh, s + i, n - i, &err);
+		if (err) {
+			free(pat);
+			pval_free(&pv);
+			x->err = true;
+			return;
+		}
+		struct pval r = {0};
+		size_t cnt = pv.list ? pv.n : 1;
+		r.list = pv.list;
+		r.star = pv.star;
+		r.ownv = xmalloc((cnt + 1) * sizeof(char *));
+		for (size_t k = 0; k < cnt; k++) {
+			const char *v = pv.list ? pv.v[k] : (pv.s ? pv.s : "");
+			char *res;
+			if (o == '#') {
+				long m = pat_prefix(pat, v, longest);
+				res = xstrdup(m < 0 ? v : v + m);
+			} else {
+				long m = pat_suffix(pat, v, longest);
+				res = m < 0 ? xstrdup(v) : xstrndup(v, (size_t)m);
+			}
+			r.ownv[r.n++] = res;
+		}
+		r.v = r.ownv;
+		if (!r.list)
+			r.s = r.ownv[0];
+		if (pv.set || pv.list)
+			emit_pval(x, &r, dq);
+		pval_free(&r);
+		free(pat);
+		pval_free(&pv);
+		return;
+	} else if (o == '/') {
+		int kind = 0;
+		i++;
+		if (i < n && s[i] == '/') {
+			kind = 1;
+			i++;
+		} else if (i < n && s[i] == '#') {
+			kind = 2;
+			i++;
+		} else if (i < n && s[i] == '%') {
+			kind = 3;
+			i++;
+		}
+		size_t sl = find_unquoted(sh, s, i, n, '/');
+		bool err = false;
+		char *pat = expand_pattern_sub(sh, s + i, sl - i, &err);
+		char *rep = sl < n ? expand_sub(sh, s + sl + 1, n - sl - 1, M_STR, false, &err)
+				   : xstrdup("");
+		if (err) {
+			free(pat);
+			free(rep);
+			pval_free(&pv);
+			x->err = true;
+			return;
+		}
+		struct pval r = {0};
+		size_t cnt = pv.list ? pv.n : 1;
+		r.list = pv.list;
+		r.star = pv.star;
+		r.ownv = xmalloc((cnt + 1) * sizeof(char *));
+		for (size_t k = 0; k < cnt; k++) {
+			const char *v = pv.list ? pv.v[k] : (pv.s ? pv.s : "");
+			r.ownv[r.n++] = do_replace(v, pat, rep, kind);
+		}
+		r.v = r.ownv;
+		if (!r.list)
+			r.s = r.ownv[0];
+		if (pv.set || pv.list)
+			emit_pval(x, &r, dq);
+		pval_free(&r);
+		free(pat);
+		free(rep);
+		pval_free(&pv);
+		return;
+	} else if (o == '^' || o == ',') {
+		bool all = rest > 1 && op[1] == o;
+		i += all ? 2 : 1;
+		bool err = false;
+		char *pat = expand_pattern_sub(sh, s + i, n - i, &err);
+		int how = o == '^' ? (all ? 2 : 1) : (all ? 4 : 3);
+		struct pval r = {0};
+		size_t cnt = pv.list ? pv.n : 1;
+		r.list = pv.list;
+		r.star = pv.star;
+		r.ownv = xmalloc((cnt + 1) * sizeof(char *));
+		for (size_t k = 0; k < cnt; k++) {
+			const char *v = pv.list ? pv.v[k] : (pv.s ? pv.s : "");
+			r.ownv[r.n++] = case_conv(v, *pat ? pat : NULL, how);
+		}
+		r.v = r.ownv;
+		if (!r.list)
+			r.s = r.ownv[0];
+		if (pv.set || pv.list)
+			emit_pval(x, &r, dq);
+		pval_free(&r);
+		free(pat);
+		pval_free(&pv);
+		return;
+	} else if (o == '@' && rest == 2 && strchr("QEPAaUuLK", op[1])) {
+		const char *v = pv.s ? pv.s : "";
+		char *res = NULL;
+		switch (op[1]) {
+		case 'Q': res = shell_quote(v); break;
+		case 'U': res = case_conv(v, NULL, 2); break;
+		case 'L': res = case_conv(v, NULL, 4); break;
+		case 'u': res = case_conv(v, NULL, 1); break;
+		default: res = xstrdup(v); break;
+		}
+		if (pv.set)
+			emit_str(x, res, strlen(res), dq);
+		free(res);
+		pval_free(&pv);
+		return;
+	} else {
+		bad_subst(x, s, n);
+		pval_free(&pv);
+		return;
+	}
+	/* - = ? + with word s[i..n) */
+	bool isnull = !pv.set || (colon && (pv.list ? pv.n == 0 || (pv.n == 1 && !*pv.v[0])
+						    : !pv.s || !*pv.s));
+	if (pv.list && colon && pv.n > 1)
+		isnull = false;
+	const char *w = s + i;
+	size_t wn = n - i;
+	switch (o) {
+	case '-':
+		if (isnull)
+			expand_param_word(x, w, wn, dq);
+		else
+			emit_pval(x, &pv, dq);
+		break;
+	case '+':
+		if (!isnull)
+			expand_param_word(x, w, wn, dq);
+		break;
+	case '=':
+		if (isnull) {
+			if (pv.list || is_special_name(name, nl)) {
+				sh_err(sh, "$%s: cannot assign in this way", namebuf);
+				x->err = true;
+				break;
+			}
+			bool err = false;
+			char *val = expand_sub(sh, w, wn, M_STR, dq, &err);
+			if (err) {
+				free(val);
+				x->err = true;
+				break;
+			}
+			int r;
+			if (sub) {
+				bool e2 = false;
+				char *is = expand_sub(sh, sub, subn, M_STR, false, &e2);
+				intmax_t idx = 0;
+				if (e2 || arith_eval(sh, is, &idx) < 0 || idx < 0)
+					r = -1;
+				else
+					r = var_set_elem(sh, namebuf, (size_t)idx, val);
+				free(is);
+			} else
+				r = var_set(sh, namebuf, val, 0);
+			if (r < 0)
+				x->err = true;
+			else
+				emit_str(x, val, strlen(val), dq);
+			free(val);
+		} else
+			emit_pval(x, &pv, dq);
+		break;
+	case '?':
+		if (isnull) {
+			bool err = false;
+			char *msg = expand_sub(sh, w, wn, M_STR, dq, &err);
+			if (wn == 0)
+				sh_err(sh, "%s: %s", namebuf,
+				       colon ? "parameter null or not set" : "parameter not set");
+			else
+				sh_err(sh, "%s: %s", namebuf, msg);
+			free(msg);
+			x->err = true;
+			sh->jump = J_EXIT;
+			sh->jump_n = 1;
+		} else
+			emit_pval(x, &pv, dq);
+		break;
+	default:
+		break;
+	}
+	pval_free(&pv);
+}
+
+static void
+expand_simple_param(struct xctx *x, const char *name, size_t nl, bool dq)
+{
+	struct pval pv;
+	get_param(x->sh, name, nl, NULL, 0, &pv);
+	if (!pv.set && x->sh->opt_u && !(nl == 1 && (name[0] == '@' || name[0] == '*')) &&
+	    !(nl == 1 && name[0] == '!')) {
+		sh_err(x->sh, "%.*s: unbound variable", (int)nl, name);
+		x->err = true;
+		x->sh->jump = J_EXIT;
+		x->sh->jump_n = 1;
+		pval_free(&pv);
+		return;
+	}
+	emit_pval(x, &pv, dq);
+	pval_free(&pv);
+}
+
+static void
+emit_cmdsub(struct xctx *x, const char *text, size_t n, bool dq)
+{
+	char *out = cmdsub_run(x->sh, text, n);
+	if (!out) {
+		x->err = true;
+		return;
+	}
+	emit_str(x, out, strlen(out), dq);
+	free(out);
+}
+
+static void
+expand_arith(struct xctx *x, const char *e, size_t n, bool dq)
+{
+	bool err = false;
+	char *s = expand_sub(x->sh, e, n, M_STR, false, &err);
+	if (err) {
+		free(s);
+		x->err = true;
+		return;
+	}
+	intmax_t v;
+	if (arith_eval(x->sh, s, &v) < 0) {
+		free(s);
+		x->err = true;
+		x->sh->jump = J_EXIT;
+		x->sh->jump_n = 1;
+		return;
+	}
+	free(s);
+	char b[32];
+	snprintf(b, sizeof b, "%jd", v);
+	emit_str(x, b, strlen(b), dq);
+}
+
+/* i at '$'; returns index after the expansion */
+static size_t
+expand_dollar(struct xctx *x, const char *s, size_t i, size_t n, bool dq)
+{
+	if (i + 1 >= n) {
+		xadd(x, "$", 1, dq ? FQ : 0);
+		return i + 1;
+	}
+	char c = s[i + 1];
+	if (c == '{') {
+		size_t e = skip_dollar(x->sh, s, i, n);
+		expand_brace_param(x, s + i + 2, e - i - 3, dq);
+		return e;
+	}
+	if (c == '(') {
+		size_t e = skip_dollar(x->sh, s, i, n);
+		if (i + 2 < n && s[i + 2] == '(' && e >= 2 && s[e - 1] == ')' && s[e - 2] == ')') {
+			/* was it arithmetic? skip_dollar returns j+2 for "))" */
+			size_t k = i + 3;
+			int d = 0;
+			size_t j = k;
+			bool arith = false;
+			for (; j < n; j++) {
+				if (s[j] == '(')
+					d++;
+				else if (s[j] == ')') {
+					if (d == 0) {
+						arith = j + 1 < n && s[j + 1] == ')' && j + 2 == e;
+						break;
+					}
+					d--;
+				}
+			}
+			if (arith) {
+				expand_arith(x, s + k, j - k, dq);
+				return e;
+			}
+		}
+		emit_cmdsub(x, s + i + 2, e - i - 3, dq);
+		return e;
+	}
+	if (c == '\'' && !dq && x->mode != M_HEREDOC) {
+		size_t e = skip_dsq(s, i + 1, n);
+		add_ansi(x, s + i + 2, e - i - 3);
+		xmark(x, FM);
+		return e;
+	}
+	if (isalpha((unsigned char)c) || c == '_') {
+		size_t j = i + 1;
+		while (j < n && (isalnum((unsigned char)s[j]) || s[j] == '_'))
+			j++;
+		expand_simple_param(x, s + i + 1, j - i - 1, dq);
+		return j;
+	}
+	if (isdigit((unsigned char)c) || strchr("?#$!-@*", c)) {
+		expand_simple_param(x, s + i + 1, 1, dq);
+		return i + 2;
+	}
+	xadd(x, "$", 1, dq ? FQ : 0);
+	return i + 1;
+}
+
+static void
+expand_backquote(struct xctx *x, const char *s, size_t n, bool dq)
+{
+	/* s: between the backquotes; \\ \` \$ (and \" in dq) lose the backslash */
+	struct sbuf b = {0};
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n &&
+		    (s[i + 1] == '\\' || s[i + 1] == '`' || s[i + 1] == '$' ||
+		     (dq && s[i + 1] == '"'))) {
+			sb_addc(&b, s[i + 1]);
+			i++;
+		} else
+			sb_addc(&b, s[i]);
+	}
+	emit_cmdsub(x, b.s ? b.s : "", b.len, dq);
+	sb_free(&b);
+}
+
+static void
+expand_into(struct xctx *x, const char *s, size_t n, bool dq)
+{
+	for (size_t i = 0; i < n && !x->err;) {
+		char c = s[i];
+		if (c == '\\') {
+			if (i + 1 >= n) {
+				xadd(x, "\\", 1, dq ? FQ : 0);
+				i++;
+				continue;
+			}
+			char nx = s[i + 1];
+			if (x->mode == M_HEREDOC && !dq) {
+				if (nx == '$' || nx == '`' || nx == '\\') {
+					xadd(x, &nx, 1, FQ);
+				} else if (nx == '\n') {
+				} else {
+					xadd(x, s + i, 2, FQ);
+				}
+				i += 2;
+				continue;
+			}
+			if (dq) {
+				if (nx == '$' || nx == '`' || nx == '"' || nx == '\\')
+					xadd(x, &nx, 1, FQ);
+				else if (nx == '\n') {
+				} else
+					xadd(x, s + i, 2, FQ);
+				i += 2;
+				continue;
+			}
+			if (nx != '\n')
+				xadd(x, &nx, 1, FQ);
+			i += 2;
+			continue;
+		}
+		if (c == '\'' && !dq && x->mode != M_HEREDOC) {
+			size_t e = skip_sq(s, i, n);
+			xmark(x, FM);
+			xadd(x, s + i + 1, e - i - 2 + (e == n && s[n - 1] != '\'' ? 1 : 0), FQ);
+			i = e;
+			continue;
+		}
+		if (c == '"' && (!dq || x->brace_dq) && x->mode != M_HEREDOC) {
+			size_t e = skip_dq(x->sh, s, i, n);
+			size_t mpos = x->b.n;
+			bool save = x->at_empty, save_bdq = x->brace_dq;
+			x->at_empty = false;
+			x->brace_dq = false;
+			xmark(x, FM);
+			size_t after = x->b.n;
+			expand_into(x, s + i + 1, e - i - 2, true);
+			x->brace_dq = save_bdq;
+			if (x->at_empty && x->b.n == after && !x->err) {
+				/* "$@" with no parameters: no field */
+				x->b.n = mpos;
+			}
+			x->at_empty = save;
+			i = e;
+			continue;
+		}
+		if (c == '`') {
+			size_t e = skip_bq(s, i, n);
+			expand_backquote(x, s + i + 1, e - i - 2, dq);
+			i = e;
+			continue;
+		}
+		if (c == '$') {
+			i = expand_dollar(x, s, i, n, dq);
+			continue;
+		}
+		xadd(x, &c, 1, dq ? FQ : (x->litx && x->mode == M_FIELDS ? FX : 0));
+		i++;
+	}
+}
+
+static void
+expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq)
+{
+	bool save = x->litx, save_bdq = x->brace_dq;
+	if (!dq)
+		x->litx = true;
+	else
+		x->brace_dq = true;
+	expand_into(x, w, wn, dq);
+	x->litx = save;
+	x->brace_dq = save_bdq;
+}
+
+/* ---- tilde ---- */
+
+static size_t
+tilde_prefix(struct xctx *x, const char *s, size_t n, size_t i)
+{
+	/* s[i] == '~'; expands when the prefix has no quotes; returns new i */
+	size_t j = i + 1;
+	while (j < n && s[j] != '/' && !(x->assign && s[j] == ':')) {
+		if (strchr("'\"\\$`", s[j]))
+			return i;
+		j++;
+	}
+	const char *user = s + i + 1;
+	size_t ul = j - i - 1;
+	const char *home = NULL;
+	char *own = NULL;
+	if (ul == 0) {
+		home = var_value(x->sh, "HOME");
+		if (!home)
+			home = x->sh->home;
+		if (!home) {
+			struct passwd *pw = getpwuid(getuid());
+			home = pw ? pw->pw_dir : NULL;
+		}
+	} else if (ul == 1 && user[0] == '+') {
+		home = var_value(x->sh, "PWD");
+	} else if (ul == 1 && user[0] == '-') {
+		home = var_value(x->sh, "OLDPWD");
+	} else {
+		own = xstrndup(user, ul);
+		struct passwd *pw = getpwnam(own);
+		free(own);
+		own = NULL;
+		home = pw ? pw->pw_dir : NULL;
+	}
+	if (!home)
+		return i;
+	xadd(x, home, strlen(home), FQ);
+	return j;
+}
+
+/* Expand one raw word into x (tilde + the rest). */
+static void
+expand_word_raw(struct xctx *x, const char *s, size_t n)
+{
+	size_t i = 0;
+	if (n > 0 && s[0] == '~' && x->mode != M_HEREDOC) {
+		size_t j = tilde_prefix(x, s, n, 0);
+		if (j == 0) {
+			xadd(x, "~", 1, 0);
+			j = 1;
+		}
+		i = j;
+	}
+	if (x->assign) {
+		/* NAME=~...:~... */
+		const char *eq = memchr(s, '=', n);
+		size_t st = i;
+		if (eq && i == 0) {
+			size_t e = (size_t)(eq - s) + 1;
+			expand_into(x, s, e, false);
+			st = e;
+			if (st < n && s[st] == '~') {
+				size_t j = tilde_prefix(x, s, n, st);
+				if (j == st) {
+					xadd(x, "~", 1, 0);
+					j = st + 1;
+				}
+				st = j;
+			}
+		}
+		/* after each unquoted ':' */
+		size_t k = st;
+		for (; k < n; k++) {
+			char c = s[k];
+			if (c == '\\') {
+				k++;
+				continue;
+			}
+			if (c == '\'')
+				k = skip_sq(s, k, n) - 1;
+			else if (c == '"')
+				k = skip_dq(x->sh, s, k, n) - 1;
+			else if (c == '`')
+				k = skip_bq(s, k, n) - 1;
+			else if (c == '$' && k + 1 < n && (s[k + 1] == '(' || s[k + 1] == '{'))
+				k = skip_dollar(x->sh, s, k, n) - 1;
+			else if (c == ':' && k + 1 < n && s[k + 1] == '~') {
+				expand_into(x, s + st, k + 1 - st, false);
+				size_t j = tilde_prefix(x, s, n, k + 1);
+				if (j == k + 1) {
+					xadd(x, "~", 1, 0);
+					j = k + 2;
+				}
+				st = j;
+				k = j - 1;
+			}
+		}
+		expand_into(x, s + st, n - st, false);
+		return;
+	}
+	expand_into(x, s + i, n - i, false);
+}
+
+/* ---- brace expansion ---- */
+
+static void
+brace_expand(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany)
+{
+	size_t n = strlen(w);
+	/* find an unquoted '{' with a matching '}' that has a top-level ',' or '..' */
+	for (size_t i = 0; i < n; i++) {
+		char c = w[i];
+		if (c == '\\') {
+			i++;
+			continue;
+		}
+		if (c == '\'') {
+			i = skip_sq(w, i, n) - 1;
+			continue;
+		}
+		if (c == '"') {
+			i = skip_dq(sh, w, i, n) - 1;
+			continue;
+		}
+		if (c == '`') {
+			i = skip_bq(w, i, n) - 1;
+			continue;
+		}
+		if (c == '$' && i + 1 < n && (w[i + 1] == '(' || w[i + 1] == '{')) {
+			i = skip_dollar(sh, w, i, n) - 1;
+			continue;
+		}
+		if (c == '$' && i + 1 < n && w[i + 1] == '\'') {
+			i = skip_dsq(w, i + 1, n) - 1;
+			continue;
+		}
+		if (c != '{')
+			continue;
+		/* find matching '}' and commas at depth 1 */
+		int d = 0;
+		size_t commas[4096];
+		size_t nc = 0;
+		size_t j = i;
+		bool found = false;
+		for (; j < n; j++) {
+			char cc = w[j];
+			if (cc == '\\') {
+				j++;
+				continue;
+			}
+			if (cc == '\'') {
+				j = skip_sq(w, j, n) - 1;
+				continue;
+			}
+			if (cc == '"') {
+				j = skip_dq(sh, w, j, n) - 1;
+				continue;
+			}
+			if (cc == '$' && j + 1 < n && (w[j + 1] == '(' || w[j + 1] == '{')) {
+				j = skip_dollar(sh, w, j, n) - 1;
+				continue;
+			}
+			if (cc == '{')
+				d++;
+			else if (cc == '}') {
+				if (--d == 0) {
+					found = true;
+					break;
+				}
+			} else if (cc == ',' && d == 1 && nc < 4096)
+				commas[nc++] = j;
+		}
+		if (!found)
+			break;
+		const char *pre = w;
+		size_t pren = i;
+		const char *post = w + j + 1;
+		if (nc > 0) {
+			size_t st = i + 1;
+			for (size_t k = 0; k <= nc; k++) {
+				size_t en = k < nc ? commas[k] : j;
+				struct sbuf b = {0};
+				sb_addn(&b, pre, pren);
+				sb_addn(&b, w + st, en - st);
+				sb_adds(&b, post);
+				brace_expand(sh, b.s, out, toomany);
+				sb_free(&b);
+				st = en + 1;
+				if (*toomany)
+					return;
+			}
+			return;
+		}
+		/* {a..b[..step]} */
+		char *inner = xstrndup(w + i + 1, j - i - 1);
+		char *dd = strstr(inner, "..");
+		bool done = false;
+		if (dd) {
+			*dd = 0;
+			char *a = inner, *b = dd + 2, *stp = strstr(b, "..");
+			if (stp) {
+				*stp = 0;
+				stp += 2;
+			}
+			char *e1, *e2, *e3 = NULL;
+			long long x1 = strtoll(a, &e1, 10), x2 = strtoll(b, &e2, 10);
+			long long step = stp ? strtoll(stp, &e3, 10) : 1;
+			bool numeric = *a && *b && !*e1 && !*e2 && (!stp || (*stp && !*e3));
+			bool alpha = strlen(a) == 1 && strlen(b) == 1 && isalpha((unsigned char)a[0]) &&
+				     isalpha((unsigned char)b[0]) && (!stp || (*stp && !*e3));
+			if (numeric || alpha) {
+				if (alpha) {
+					x1 = (unsigned char)a[0];
+					x2 = (unsigned char)b[0];
+				}
+				if (step == 0)
+					step = 1;
+				if (step < 0)
+					step = -step;
+				int width = 0;
+				if (numeric) {
+					const char *aa = a[0] == '-' ? a + 1 : a;
+					const char *bb = b[0] == '-' ? b + 1 : b;
+					if ((aa[0] == '0' && aa[1]) || (bb[0] == '0' && bb[1])) {
+						width = (int)strlen(a);
+						if ((int)strlen(b) > width)
+							width = (int)strlen(b);
+					}
+				}
+				long long count = (x1 <= x2 ? x2 - x1 : x1 - x2) / step + 1;
+				if (count > (long long)SH_MAX_FIELDS || out->n + (size_t)count > SH_MAX_FIELDS) {
+					*toomany = true;
+					free(inner);
+					return;
+				}
+				for (long long v = x1; x1 <= x2 ? v <= x2 : v >= x2;
+				     v += x1 <= x2 ? step : -step) {
+					struct sbuf bb = {0};
+					sb_addn(&bb, pre, pren);
+					char num[64];
+					if (alpha)
+						snprintf(num, sizeof num, "%c", (char)v);
+					else if (width)
+						snprintf(num, sizeof num, "%0*lld", width, v);
+					else
+						snprintf(num, sizeof num, "%lld", v);
+					sb_adds(&bb, num);
+					sb_adds(&bb, post);
+					brace_expand(sh, bb.s, out, toomany);
+					sb_free(&bb);
+					if (*toomany)
+						break;
+				}
+				done = true;
+			}
+		}
+		free(inner);
+		if (done)
+			return;
+		/* not a brace expression: keep scanning after this '{' */
+	}
+	if (out->n >= SH_MAX_FIELDS) {
+		*toomany = true;
+		return;
+	}
+	strv_add(out, xstrdup(w));
+}
+
+static bool
+may_have_brace(const char *s)
+{
+	const char *o = strchr(s, '{');
+	return o && strchr(o, '}');
+}
+
+/* ---- splitting and globbing ---- */
+
+struct field {
+	struct sbuf s;
+	struct sbuf f;
+	bool have;
+};
+
+static void
+field_push(struct sh_shell *sh, struct field *fd, struct strv *out, bool *toomany)
+{
+	if (out->n >= SH_MAX_FIELDS) {
+		*toomany = true;
+		sb_free(&fd->s);
+		sb_free(&fd->f);
+		fd->have = false;
+		return;
+	}
+	bool glob = false;
+	if (!sh->opt_f) {
+		for (size_t i = 0; i < fd->s.len; i++)
+			if (!(fd->f.s[i] & FQ) && strchr("*?[", fd->s.s[i])) {
+				glob = true;
+				break;
+			}
+	}
+	if (glob) {
+		struct sbuf pat = {0};
+		for (size_t i = 0; i < fd->s.len; i++) {
+			char c = fd->s.s[i];
+			if ((fd->f.s[i] & FQ) && strchr("*?[]\\", c))
+				sb_addc(&pat, '\\');
+			else if (!(fd->f.s[i] & FQ) && c == '\\' && (fd->f.s[i] & FX))
+				sb_addc(&pat, '\\');
+			sb_addc(&pat, c);
+		}
+		size_t before = out->n;
+		if (pat_has_meta(pat.s))
+			glob_expand(sh, pat.s, out);
+		sb_free(&pat);
+		if (out->n > before) {
+			sb_free(&fd->s);
+			sb_free(&fd->f);
+			fd->have = false;
+			return;
+		}
+	}
+	strv_add(out, fd->s.s ? sb_take(&fd->s) : xstrdup(""));
+	sb_free(&fd->f);
+	fd->have = false;
+}
+
+static void
+split_fields(struct sh_shell *sh, struct xctx *x, struct strv *out, bool *toomany)
+{
+	const char *ifs = ifs_of(sh);
+	struct field fd = {0};
+	bool after_ws = false; /* a whitespace delimiter just ended a field */
+	for (size_t i = 0; i < x->b.n; i++) {
+		unsigned char f = x->b.f[i];
+		char c = x->b.c[i];
+		if (f & FB) {
+			if (fd.have)
+				field_push(sh, &fd, out, toomany);
+			after_ws = false;
+			continue;
+		}
+		if (f & FM) {
+			fd.have = true;
+			continue;
+		}
+		if ((f & FX) && c && strchr(ifs, c)) {
+			bool ws = c == ' ' || c == '\t' || c == '\n';
+			if (ws) {
+				if (fd.have) {
+					field_push(sh, &fd, out, toomany);
+					after_ws = true;
+				}
+			} else {
+				if (fd.have || !after_ws)
+					field_push(sh, &fd, out, toomany);
+				after_ws = false;
+				/* skip following IFS whitespace */
+				while (i + 1 < x->b.n && (x->b.f[i + 1] & FX) &&
+				       (x->b.c[i + 1] == ' ' || x->b.c[i + 1] == '\t' ||
+					x->b.c[i + 1] == '\n') &&
+				       strchr(ifs, x->b.c[i + 1]))
+					i++;
+				after_ws = false;
+			}
+			if (*toomany)
+				break;
+			continue;
+		}
+		after_ws = false;
+		sb_addc(&fd.s, c);
+		sb_addc(&fd.f, (char)f);
+		fd.have = true;
+	}
+	if (fd.have && !*toomany)
+		field_push(sh, &fd, out, toomany);
+	sb_free(&fd.s);
+	sb_free(&fd.f);
+}
+
+int
+expand_words(struct sh_shell *sh, struct word *w, struct strv *out)
+{
+	bool toomany = false;
+	for (; w; w = w->next) {
+		struct strv braced = {0};
+		if (may_have_brace(w->s))
+			brace_expand(sh, w->s, &braced, &toomany);
+		else
+			strv_add(&braced, xstrdup(w->s));
+		for (size_t k = 0; k < braced.n && !toomany; k++) {
+			struct xctx x = {.sh = sh, .mode = M_FIELDS};
+			expand_word_raw(&x, braced.v[k], strlen(braced.v[k]));
+			if (x.err) {
+				free(x.b.c);
+				free(x.b.f);
+				strv_free(&braced);
+				return -1;
+			}
+			split_fields(sh, &x, out, &toomany);
+			free(x.b.c);
+			free(x.b.f);
+		}
+		strv_free(&braced);
+		if (toomany) {
+			sh_err(sh, "too many words (max %u)", SH_MAX_FIELDS);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static char *
+expand_to_str(struct sh_shell *sh, const char *raw, enum mode m, bool assign, bool pattern)
+{
+	struct xctx x = {.sh = sh, .mode = m, .assign = assign};
+	if (m == M_HEREDOC)
+		expand_into(&x, raw, strlen(raw), false);
+	else
+		expand_word_raw(&x, raw, strlen(raw));
+	if (x.err) {
+		free(x.b.c);
+		free(x.b.f);
+		return NULL;
+	}
+	struct sbuf b = {0};
+	for (size_t i = 0; i < x.b.n; i++) {
+		if (x.b.f[i] & (FB | FM)) {
+			if ((x.b.f[i] & FB) && !pattern)
+				sb_addc(&b, ' ');
+			continue;
+		}
+		char c = x.b.c[i];
+		if (pattern && (x.b.f[i] & FQ) && strchr("*?[]\\", c))
+			sb_addc(&b, '\\');
+		sb_addc(&b, c);
+	}
+	free(x.b.c);
+	free(x.b.f);
+	return sb_take(&b);
+}
+
+char *
+expand_str(struct sh_shell *sh, const char *raw, bool assign)
+{
+	return expand_to_str(sh, raw, M_STR, assign, false);
+}
+
+char *
+expand_pat(struct sh_shell *sh, const char *raw)
+{
+	return expand_to_str(sh, raw, M_STR, false, true);
+}
+
+char *
+expand_re(struct sh_shell *sh, const char *raw)
+{
+	struct xctx x = {.sh = sh, .mode = M_STR};
+	expand_word_raw(&x, raw, strlen(raw));
+	if (x.err) {
+		free(x.b.c);
+		free(x.b.f);
+		return NULL;
+	}
+	struct sbuf b = {0};
+	for (size_t i = 0; i < x.b.n; i++) {
+		if (x.b.f[i] & (FB | FM))
+			continue;
+		char c = x.b.c[i];
+		if ((x.b.f[i] & FQ) && strchr(".[]()*+?{}|^$\\", c))
+			sb_addc(&b, '\\');
+		sb_addc(&b, c);
+	}
+	free(x.b.c);
+	free(x.b.f);
+	return sb_take(&b);
+}
+
+char *
+expand_heredoc(struct sh_shell *sh, const char *body)
+{
+	return expand_to_str(sh, body, M_HEREDOC, false, false);
+}
+
+char *
+shell_quote(const char *s)
+{
+	bool plain = *s != 0;
+	for (const char *p = s; *p; p++)
+		if (!(isalnum((unsigned char)*p) || strchr("_-./=:,+@%^", *p)))
+			plain = false;
+	if (plain)
+		return xstrdup(s);
+	struct sbuf b = {0};
+	sb_addc(&b, '\'');
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'')
+			sb_adds(&b, "'\\''");
+		else
+			sb_addc(&b, *p);
+	}
+	sb_addc(&b, '\'');
+	return sb_take(&b);
+}

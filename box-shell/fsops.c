@@ -1,0 +1,1325 @@
+/*
+ * fsops.c — every file operation of the shell and its commands, decided
+ * before it happens (fsops.h; POLICY.md §2; issue 12 item 3).
+ *
+ * Each operation: canonicalize (sh_fs_canon), decide the legs POLICY.md §2
+ * names in order (all must permit; the first deny stops), then act on
+ * exactly the decided path: the file, or the parent directory of an entry,
+ * is opened with openat2(root, rel, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS), so no symlink can be followed between the
+ * decision and the act; entries are then touched with the *at() calls
+ * relative to that parent and never follow their last component (a
+ * canonical last component is no symlink, so "no follow" is the same file;
+ * if one was swapped in meanwhile, the call hits the link itself or is
+ * treated as the race below). ELOOP/EXDEV from that open (a symlink appeared
+ * on the decided path) records the attempt as an error, forgets the
+ * directory cache, canonicalizes and decides again: at most
+ * SH_FS_MAX_TRIES times, then EACCES.
+ *
+ * Canonicalization resolves symlinks with lstat/readlink component by
+ * component, from the command's canonical cwd. Directories found canonical
+ * recently are cached (a 10,000-file walk must not lstat every component of
+ * every path): a stale entry can only make the decided path contain a
+ * symlink, which the openat2 above refuses (then the slow path decides
+ * again). Paths with ".." after the cwd are resolved without the cache.
+ *
+ * Batches (sh_fs_decide_entries) decide up to SH_DECIDE_BATCH_MAX entries
+ * with one sh_decide_fs_batch and remember each verdict; the next operation
+ * on that exact path with that action and operation uses it (once) instead
+ * of deciding again, so a walk asks once per file and still decides each
+ * file before it is opened.
+ *
+ * Outcomes: descriptor_issued for an open, completed for the rest, an
+ * error event when the call definitely failed, indeterminate for EIO/EINTR.
+ * Not thread-safe (the caches are per process; box-sh runs commands in one
+ * thread per process).
+ * Trusts: nothing in the paths (the agent's command line) nor in the file
+ * system (it may change at any moment); the root fd and cwd the interpreter
+ * passes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsops.h"
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+#define SH_FS_MAX_TRIES 8
+#define SH_FS_MAX_SYMLINKS 40
+#define RESOLVE_FLAGS (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+/* ---- small strings --------------------------------------------------------- */
+
+struct str {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static bool
+str_room(struct str *b, size_t n)
+{
+	if (b->oom)
+		return false;
+	if (n + 1 <= b->cap - b->len)
+		return true;
+	size_t cap = b->cap ? b->cap : 128;
+	while (n + 1 > cap - b->len) {
+		if (cap > SIZE_MAX / 4) {
+			b->oom = true;
+			return false;
+		}
+		cap *= 2;
+	}
+	char *s = realloc(b->s, cap);
+	if (!s) {
+		b->oom = true;
+		return false;
+	}
+	b->s = s;
+	b->cap = cap;
+	return true;
+}
+
+static void
+str_add(struct str *b, const char *s, size_t n)
+{
+	if (!str_room(b, n))
+		return;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static uint64_t
+hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* "/a/b" -> "a/b"; "/" -> "." (relative to the root fd). */
+static const char *
+rel_of(const char *canon)
+{
+	return canon[1] ? canon + 1 : ".";
+}
+
+static int
+openat2_beneath(int root_fd, const char *canon, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.mode = (flags & (O_CREAT | O_TMPFILE)) ? (uint64_t)(mode & 07777) : 0,
+		.resolve = RESOLVE_FLAGS,
+	};
+	long fd;
+	do
+		fd = syscall(SYS_openat2, root_fd, rel_of(canon), &how, sizeof(how));
+	while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* ---- the cache of canonical directories ------------------------------------ */
+
+#define DIRCACHE_N 64
+
+static struct {
+	char *path[DIRCACHE_N];
+	size_t len[DIRCACHE_N];
+	uint64_t hash[DIRCACHE_N];
+	unsigned next;
+} dircache;
+
+static void
+dircache_clear(void)
+{
+	for (size_t i = 0; i < DIRCACHE_N; i++) {
+		free(dircache.path[i]);
+		dircache.path[i] = NULL;
+		dircache.len[i] = 0;
+	}
+	dircache.next = 0;
+}
+
+static bool
+dircache_has(const char *p, size_t n, uint64_t h)
+{
+	for (size_t i = 0; i < DIRCACHE_N; i++)
+		if (dircache.path[i] && dircache.hash[i] == h && dircache.len[i] == n &&
+		    memcmp(dircache.path[i], p, n) == 0)
+			return true;
+	return false;
+}
+
+static void
+dircache_add(const char *p, size_t n, uint64_t h)
+{
+	if (dircache_has(p, n, h))
+		return;
+	char *c = malloc(n + 1);
+	if (!c)
+		return;
+	memcpy(c, p, n);
+	c[n] = '\0';
+	unsigned k = dircache.next++ % DIRCACHE_N;
+	free(dircache.path[k]);
+	dircache.path[k] = c;
+	dircache.len[k] = n;
+	dircache.hash[k] = h;
+}
+
+/* ---- canonicalization ----------------------------------------------------------- */
+
+static int
+readlink_rel(int root_fd, const char *canon, struct str *out)
+{
+	size_t cap = 256;
+	for (;;) {
+		char *buf = malloc(cap);
+		if (!buf)
+			return -ENOMEM;
+		ssize_t n = readlinkat(root_fd, rel_of(canon), buf, cap);
+		if (n < 0) {
+			int r = -errno;
+			free(buf);
+			return r;
+		}
+		if ((size_t)n < cap) {
+			out->len = 0;
+			str_add(out, buf, (size_t)n);
+			free(buf);
+			return out->oom ? -ENOMEM : 0;
+		}
+		free(buf);
+		if (cap >= PATH_MAX * 4)
+			return -ENAMETOOLONG;
+		cap *= 2;
+	}
+}
+
+/*
+ * The canonical form of P. USE_CACHE: trust the directory cache (never
+ * after a race was seen). MUST_DIR (may be NULL): P ended in '/'.
+ */
+static int
+canon_full(const struct sh_fs *fs, const char *p, bool entry, bool use_cache, char **out)
+{
+	struct str res = { 0 }, work = { 0 }, link = { 0 };
+	unsigned links = 0;
+	int r = 0;
+
+	*out = NULL;
+	if (!p || !p[0])
+		return -ENOENT;
+	size_t plen = strlen(p);
+	bool trailing = plen > 1 && p[plen - 1] == '/';
+	if (trailing)
+		entry = false; /* "link/" names what the link points to */
+	if (p[0] != '/') {
+		if (!fs->cwd || fs->cwd[0] != '/')
+			return -EINVAL;
+		str_add(&res, fs->cwd, strlen(fs->cwd));
+		while (res.len > 0 && res.s[res.len - 1] == '/')
+			res.s[--res.len] = '\0';
+	}
+	str_add(&res, "", 0);
+	str_add(&work, p, plen);
+	if (res.oom || work.oom) {
+		r = -ENOMEM;
+		goto out;
+	}
+	bool dotdot_seen = false;
+	size_t pos = 0;
+	for (;;) {
+		while (pos < work.len && work.s[pos] == '/')
+			pos++;
+		if (pos >= work.len)
+			break;
+		size_t start = pos;
+		while (pos < work.len && work.s[pos] != '/')
+			pos++;
+		size_t clen = pos - start;
+		const char *c = work.s + start;
+		size_t after = pos;
+		while (after < work.len && work.s[after] == '/')
+			after++;
+		bool last = after >= work.len;
+		if (clen == 1 && c[0] == '.')
+			continue;
+		if (clen == 2 && c[0] == '.' && c[1] == '.') {
+			dotdot_seen = true;
+			while (res.len > 0 && res.s[res.len - 1] != '/')
+				res.len--;
+			if (res.len > 0)
+				res.len--; /* the slash */
+			res.s[res.len] = '\0';
+			continue;
+		}
+		if (clen > NAME_MAX) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		size_t base = res.len;
+		str_add(&res, "/", 1);
+		str_add(&res, c, clen);
+		if (res.oom) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (res.len >= PATH_MAX * 4) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		if (last && entry)
+			break;
+		uint64_t h = hash_bytes(res.s, res.len);
+		if (!last && use_cache && !dotdot_seen && dircache_has(res.s, res.len, h))
+			continue;
+		struct stat st;
+		if (fstatat(fs->root_fd, rel_of(res.s), &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			if (r == -ENOENT && last) {
+				r = 0;
+				break; /* creating it */
+			}
+			goto out;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (++links > SH_FS_MAX_SYMLINKS) {
+				r = -ELOOP;
+				goto out;
+			}
+			r = readlink_rel(fs->root_fd, res.s, &link);
+			if (r < 0)
+				goto out;
+			/* work = target + "/" + rest; the link's directory is the base again. */
+			struct str nw = { 0 };
+			str_add(&nw, link.s, link.len);
+			if (after < work.len || trailing) {
+				str_add(&nw, "/", 1);
+				str_add(&nw, work.s + after, work.len - after);
+			}
+			if (nw.oom) {
+				free(nw.s);
+				r = -ENOMEM;
+				goto out;
+			}
+			free(work.s);
+			work = nw;
+			pos = 0;
+			res.len = link.len > 0 && link.s[0] == '/' ? 0 : base;
+			res.s[res.len] = '\0';
+			dotdot_seen = true; /* what follows is not the caller's lexical path */
+			continue;
+		}
+		if (!last) {
+			if (!S_ISDIR(st.st_mode)) {
+				r = -ENOTDIR;
+				goto out;
+			}
+			if (!dotdot_seen)
+				dircache_add(res.s, res.len, h);
+		} else if (trailing && !S_ISDIR(st.st_mode)) {
+			r = -ENOTDIR;
+			goto out;
+		}
+	}
+	if (res.len == 0)
+		str_add(&res, "/", 1);
+	if (res.oom) {
+		r = -ENOMEM;
+		goto out;
+	}
+	*out = res.s;
+	res.s = NULL;
+out:
+	free(res.s);
+	free(work.s);
+	free(link.s);
+	return r;
+}
+
+int
+sh_fs_canon(const struct sh_fs *fs, const char *p, bool entry, char **out)
+{
+	return canon_full(fs, p, entry, true, out);
+}
+
+/*
+ * The lexical absolute form of P when it has no ".." (NULL otherwise): the
+ * key under which a batch stored its verdict for it.
+ */
+static char *
+lexical(const struct sh_fs *fs, const char *p)
+{
+	struct str b = { 0 };
+	if (p[0] != '/') {
+		if (!fs->cwd || fs->cwd[0] != '/')
+			return NULL;
+		str_add(&b, fs->cwd, strlen(fs->cwd));
+		while (b.len > 0 && b.s[b.len - 1] == '/')
+			b.s[--b.len] = '\0';
+	}
+	for (const char *c = p; *c;) {
+		while (*c == '/')
+			c++;
+		const char *e = c;
+		while (*e && *e != '/')
+			e++;
+		size_t n = (size_t)(e - c);
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			free(b.s);
+			return NULL;
+		}
+		if (n && !(n == 1 && c[0] == '.')) {
+			str_add(&b, "/", 1);
+			str_add(&b, c, n);
+		}
+		c = e;
+	}
+	if (b.len == 0)
+		str_add(&b, "/", 1);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+/* ---- verdicts a batch decided ahead ------------------------------------------ */
+
+#define PRE_N 4096
+/* A batch's verdict is used only this soon after it was made (a temporal rule may answer
+ * differently later): the command that asked for it is still walking that directory. */
+#define PRE_TTL_NS (2LL * 1000000000LL)
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+struct pre {
+	uint64_t hash;
+	char *path;      /* NULL: a free slot */
+	const struct sh_decider *d;
+	enum sh_fs_action action;
+	enum sh_fs_op op;
+	bool permit;
+	bool no_symlink; /* the last component was no symlink when decided */
+	char *message;
+	int64_t at_ns;   /* CLOCK_MONOTONIC when decided */
+	int next;        /* the next slot in its hash bucket, -1 at the end */
+};
+
+#define PRE_BUCKETS 8192 /* a power of two */
+
+/*
+ * A ring of slots (the oldest at head; a verdict used leaves a free slot
+ * that the ring skips) and a hash index over it, so that a lookup (one per
+ * file operation while any verdict is held) costs a few compares.
+ */
+static struct {
+	struct pre e[PRE_N];
+	size_t head, n;
+	int bucket[PRE_BUCKETS]; /* slot + 1; 0: empty */
+} pre;
+
+static void
+pre_unlink(size_t k)
+{
+	int *link = &pre.bucket[pre.e[k].hash & (PRE_BUCKETS - 1)];
+	while (*link && (size_t)(*link - 1) != k)
+		link = &pre.e[*link - 1].next;
+	if (*link)
+		*link = pre.e[k].next;
+}
+
+static void
+pre_drop(size_t k)
+{
+	struct pre *p = &pre.e[k];
+	if (p->path)
+		pre_unlink(k);
+	free(p->path);
+	free(p->message);
+	*p = (struct pre){ 0 };
+}
+
+/* The oldest slot leaves the ring. */
+static void
+pre_pop(void)
+{
+	pre_drop(pre.head);
+	pre.head = (pre.head + 1) % PRE_N;
+	pre.n--;
+}
+
+static void
+pre_add(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum sh_fs_op op,
+	bool permit, char *message, bool no_symlink)
+{
+	if (pre.n == PRE_N)
+		pre_pop();
+	size_t k = (pre.head + pre.n) % PRE_N;
+	struct pre *p = &pre.e[k];
+	p->path = strdup(path);
+	if (!p->path) {
+		free(message);
+		return;
+	}
+	p->hash = hash_bytes(path, strlen(path));
+	p->d = d;
+	p->action = a;
+	p->op = op;
+	p->permit = permit;
+	p->message = message;
+	p->no_symlink = no_symlink;
+	p->at_ns = mono_ns();
+	int *b = &pre.bucket[p->hash & (PRE_BUCKETS - 1)];
+	p->next = *b;
+	*b = (int)k + 1;
+	pre.n++;
+}
+
+/* The stored verdict for exactly this request, removed from the table; false if none. */
+static bool
+pre_take(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum sh_fs_op op,
+	 bool need_no_symlink, struct pre *ret)
+{
+	if (pre.n == 0)
+		return false;
+	int64_t now = mono_ns();
+	/* Used and expired verdicts leave from the oldest end. */
+	while (pre.n > 0 && (!pre.e[pre.head].path || now - pre.e[pre.head].at_ns > PRE_TTL_NS))
+		pre_pop();
+	uint64_t h = hash_bytes(path, strlen(path));
+	for (int i = pre.bucket[h & (PRE_BUCKETS - 1)]; i; i = pre.e[i - 1].next) {
+		size_t k = (size_t)(i - 1);
+		struct pre *p = &pre.e[k];
+		if (p->hash != h || p->d != d || p->action != a || p->op != op ||
+		    strcmp(p->path, path) != 0 || (need_no_symlink && !p->no_symlink))
+			continue;
+		if (now - p->at_ns > PRE_TTL_NS)
+			return false; /* too old: decide again */
+		pre_unlink(k);
+		*ret = *p;
+		*p = (struct pre){ 0 }; /* a free slot; the ring skips it */
+		return true;
+	}
+	return false;
+}
+
+/* ---- deciding and recording ------------------------------------------------- */
+
+struct leg {
+	enum sh_fs_action action;
+	enum sh_fs_op op;
+	const char *path;
+};
+
+static void
+print_denial(struct sh_fs *fs, const char *message)
+{
+	if (fs->err_fd < 0)
+		return;
+	struct str b = { 0 };
+	str_add(&b, "box-shell: ", 11);
+	if (fs->cmd_name) {
+		str_add(&b, fs->cmd_name, strlen(fs->cmd_name));
+		str_add(&b, ": ", 2);
+	}
+	str_add(&b, message, strlen(message));
+	str_add(&b, "\n", 1);
+	if (!b.oom) {
+		ssize_t n;
+		do
+			n = write(fs->err_fd, b.s, b.len);
+		while (n < 0 && errno == EINTR);
+	}
+	free(b.s);
+}
+
+/*
+ * Decide LEGS in order; *n_permitted gets how many permitted before the
+ * first deny. A deny prints its message and returns -EACCES. PRE: a verdict
+ * a batch stored for the single leg, used instead of asking.
+ */
+static int
+decide_legs(struct sh_fs *fs, const struct leg *legs, size_t n, struct pre *pre_v,
+	    size_t *n_permitted)
+{
+	*n_permitted = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct sh_verdict v = { 0 };
+		if (i == 0 && pre_v) {
+			v.permit = pre_v->permit;
+			v.message = pre_v->message;
+			pre_v->message = NULL;
+		} else {
+			struct sh_fs_request rq = { legs[i].action, legs[i].op, legs[i].path };
+			int r = sh_decide_fs(fs->decider, &rq, &v);
+			if (r < 0)
+				return r;
+		}
+		if (!v.permit) {
+			print_denial(fs, v.message ? v.message : "policy denied this operation.");
+			sh_verdict_clear(&v);
+			return -EACCES;
+		}
+		sh_verdict_clear(&v);
+		(*n_permitted)++;
+	}
+	return 0;
+}
+
+static void
+record_legs(struct sh_fs *fs, const struct leg *legs, size_t n, int r, enum sh_fs_result ok)
+{
+	bool failed = r < 0 && r != -EIO && r != -EINTR;
+	enum sh_fs_result res = r < 0 ? SH_FS_INDETERMINATE : ok;
+	for (size_t i = 0; i < n; i++) {
+		struct sh_fs_request rq = { legs[i].action, legs[i].op, legs[i].path };
+		(void)sh_record_fs(fs->decider, &rq, failed, res);
+	}
+}
+
+static int
+race_refused(struct sh_fs *fs, const char *path)
+{
+	struct str b = { 0 };
+	str_add(&b, path, strlen(path));
+	str_add(&b, ": the path kept changing while it was being opened (a symlink race?); refused",
+		77);
+	print_denial(fs, b.oom ? "the path kept changing while it was being opened" : b.s);
+	free(b.s);
+	return -EACCES;
+}
+
+/* ---- the generic operation -------------------------------------------------- */
+
+enum op_kind {
+	OP_OPEN, OP_OPENDIR, OP_STAT, OP_READLINK, OP_CHDIR, OP_MKDIR, OP_UNLINK, OP_RMDIR,
+	OP_RENAME, OP_LINK, OP_SYMLINK, OP_CHMOD, OP_UTIMENS, OP_TRUNCATE,
+};
+
+struct op {
+	enum op_kind kind;
+	const char *path, *path2; /* path2: rename/link destination, symlink linkpath */
+	bool entry, entry2;
+	int flags;
+	mode_t mode;
+	bool follow;
+	off_t len;
+	const struct timespec *times;
+	struct stat *st;
+	char **text_out;          /* readlink target / chdir canonical path */
+	DIR **dir_out;
+	/* per attempt */
+	char *c1, *c2, *target_canon;
+	bool dest_exists, dest_is_dir;
+};
+
+/* The parent directory of canonical C (an O_PATH fd, or the root fd) and C's last name. */
+static int
+open_parent(struct sh_fs *fs, const char *c, int *pfd, const char **name)
+{
+	const char *slash = strrchr(c, '/');
+	if (!slash || c[1] == '\0') {
+		*pfd = fs->root_fd;
+		*name = ".";
+		return 0;
+	}
+	*name = slash + 1;
+	if (slash == c) {
+		*pfd = fs->root_fd;
+		return 0;
+	}
+	size_t n = (size_t)(slash - c);
+	char *parent = malloc(n + 1);
+	if (!parent)
+		return -ENOMEM;
+	memcpy(parent, c, n);
+	parent[n] = '\0';
+	int fd = openat2_beneath(fs->root_fd, parent, O_PATH | O_DIRECTORY, 0);
+	free(parent);
+	if (fd < 0)
+		return fd;
+	*pfd = fd;
+	return 0;
+}
+
+static void
+close_parent(struct sh_fs *fs, int pfd)
+{
+	if (pfd >= 0 && pfd != fs->root_fd)
+		close(pfd);
+}
+
+static int
+do_readlinkat(int pfd, const char *name, char **out)
+{
+	size_t cap = 256;
+	for (;;) {
+		char *buf = malloc(cap);
+		if (!buf)
+			return -ENOMEM;
+		ssize_t n = readlinkat(pfd, name, buf, cap);
+		if (n < 0) {
+			int r = -errno;
+			free(buf);
+			return r;
+		}
+		if ((size_t)n < cap) {
+			buf[n] = '\0';
+			*out = buf;
+			return 0;
+		}
+		free(buf);
+		if (cap >= PATH_MAX * 4)
+			return -ENAMETOOLONG;
+		cap *= 2;
+	}
+}
+
+/* The act on the decided path(s). Returns an fd (open), 0, or -errno. */
+static int
+act(struct sh_fs *fs, struct op *o)
+{
+	int pfd = -1, pfd2 = -1, r = 0;
+	const char *name, *name2;
+
+	switch (o->kind) {
+	case OP_OPEN:
+		r = openat2_beneath(fs->root_fd, o->c1, o->flags, o->mode);
+		if (r == -ELOOP && (o->flags & O_NOFOLLOW)) {
+			/* A symlink as the last component, with O_NOFOLLOW: the call's own ELOOP. */
+			struct stat st;
+			if (open_parent(fs, o->c1, &pfd, &name) == 0 &&
+			    fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+				r = -ENOTRECOVERABLE;
+			close_parent(fs, pfd);
+		}
+		return r;
+	case OP_OPENDIR: {
+		int fd = openat2_beneath(fs->root_fd, o->c1, O_RDONLY | O_DIRECTORY, 0);
+		if (fd < 0)
+			return fd;
+		DIR *d = fdopendir(fd);
+		if (!d) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		*o->dir_out = d;
+		return 0;
+	}
+	case OP_CHDIR: {
+		int fd = openat2_beneath(fs->root_fd, o->c1, O_PATH | O_DIRECTORY, 0);
+		if (fd < 0)
+			return fd;
+		close(fd);
+		return 0;
+	}
+	case OP_TRUNCATE: {
+		int fd = openat2_beneath(fs->root_fd, o->c1, O_WRONLY | O_NONBLOCK, 0);
+		if (fd < 0)
+			return fd;
+		r = ftruncate(fd, o->len) < 0 ? -errno : 0;
+		close(fd);
+		return r;
+	}
+	default: break;
+	}
+
+	r = open_parent(fs, o->c1, &pfd, &name);
+	if (r < 0)
+		return r;
+	switch (o->kind) {
+	case OP_STAT:
+		r = fstatat(pfd, name, o->st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+		if (r == 0 && o->follow && S_ISLNK(o->st->st_mode))
+			r = -ELOOP; /* a link swapped in after canonicalization: the race */
+		break;
+	case OP_READLINK: r = do_readlinkat(pfd, name, o->text_out); break;
+	case OP_MKDIR: r = mkdirat(pfd, name, o->mode) < 0 ? -errno : 0; break;
+	case OP_UNLINK: r = unlinkat(pfd, name, 0) < 0 ? -errno : 0; break;
+	case OP_RMDIR: r = unlinkat(pfd, name, AT_REMOVEDIR) < 0 ? -errno : 0; break;
+	case OP_CHMOD:
+		/* No follow: canonical (follow) names no link; chmod -h never follows. */
+		r = syscall(SYS_fchmodat2, pfd, name, (unsigned)o->mode, AT_SYMLINK_NOFOLLOW) < 0
+			    ? -errno
+			    : 0;
+		break;
+	case OP_UTIMENS:
+		r = utimensat(pfd, name, o->times, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+		break;
+	case OP_SYMLINK: r = symlinkat(o->path, pfd, name) < 0 ? -errno : 0; break;
+	case OP_RENAME:
+	case OP_LINK:
+		r = open_parent(fs, o->c2, &pfd2, &name2);
+		if (r < 0)
+			break;
+		if (o->kind == OP_LINK)
+			r = linkat(pfd, name, pfd2, name2, 0) < 0 ? -errno : 0;
+		else
+			r = renameat2(pfd, name, pfd2, name2, o->dest_exists ? 0 : RENAME_NOREPLACE) < 0
+				    ? -errno
+				    : 0;
+		if (r == -EEXIST && o->kind == OP_RENAME && !o->dest_exists)
+			r = -EXDEV; /* the destination appeared: decide again, with its delete */
+		close_parent(fs, pfd2);
+		break;
+	default: r = -EINVAL; break;
+	}
+	close_parent(fs, pfd);
+	return r;
+}
+
+/* Fill LEGS from the canonical paths (may look at the destination). */
+static int
+make_legs(struct sh_fs *fs, struct op *o, struct leg *legs, size_t *n)
+{
+	*n = 0;
+#define LEG(a, p_, path_) legs[(*n)++] = (struct leg){ (a), (p_), (path_) }
+	switch (o->kind) {
+	case OP_OPEN: {
+		int acc = o->flags & O_ACCMODE;
+		if (o->flags & O_PATH)
+			LEG(SH_FS_READ, SH_OP_READ_METADATA, o->c1);
+		else if (o->flags & O_DIRECTORY)
+			LEG(SH_FS_READ, SH_OP_ENUMERATE, o->c1);
+		else {
+			bool w = acc != O_RDONLY || (o->flags & (O_CREAT | O_TRUNC | O_APPEND));
+			if (acc == O_RDONLY || acc == O_RDWR)
+				LEG(SH_FS_READ, SH_OP_READ_CONTENT, o->c1);
+			if (w)
+				LEG(SH_FS_WRITE, SH_OP_WRITE_CONTENT, o->c1);
+		}
+		break;
+	}
+	case OP_OPENDIR: LEG(SH_FS_READ, SH_OP_ENUMERATE, o->c1); break;
+	case OP_STAT: LEG(SH_FS_READ, SH_OP_READ_METADATA, o->c1); break;
+	case OP_READLINK: LEG(SH_FS_READ, SH_OP_READ_LINK, o->c1); break;
+	case OP_CHDIR: LEG(SH_FS_READ, SH_OP_CHANGE_DIR, o->c1); break;
+	case OP_MKDIR: LEG(SH_FS_WRITE, SH_OP_CREATE_DIR, o->c1); break;
+	case OP_UNLINK: LEG(SH_FS_DELETE, SH_OP_REMOVE_FILE, o->c1); break;
+	case OP_RMDIR: LEG(SH_FS_DELETE, SH_OP_REMOVE_DIR, o->c1); break;
+	case OP_CHMOD: LEG(SH_FS_WRITE, SH_OP_SET_PERMISSIONS, o->c1); break;
+	case OP_UTIMENS:
+	case OP_TRUNCATE: LEG(SH_FS_WRITE, SH_OP_WRITE_CONTENT, o->c1); break;
+	case OP_LINK:
+		LEG(SH_FS_READ, SH_OP_READ_CONTENT, o->c1);
+		LEG(SH_FS_WRITE, SH_OP_WRITE_CONTENT, o->c2);
+		break;
+	case OP_SYMLINK:
+		LEG(SH_FS_READ, SH_OP_READ_CONTENT, o->target_canon);
+		LEG(SH_FS_WRITE, SH_OP_SYMLINK, o->c1);
+		break;
+	case OP_RENAME: {
+		int pfd;
+		const char *name;
+		struct stat st;
+		int r = open_parent(fs, o->c2, &pfd, &name);
+		if (r < 0 && r != -ENOENT && r != -ENOTDIR)
+			return r;
+		o->dest_exists = r == 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		o->dest_is_dir = o->dest_exists && S_ISDIR(st.st_mode);
+		if (r == 0)
+			close_parent(fs, pfd);
+		LEG(SH_FS_READ, SH_OP_READ_CONTENT, o->c1);
+		LEG(SH_FS_MOVE, SH_OP_RENAME, o->c1);
+		LEG(SH_FS_MOVE, SH_OP_RENAME, o->c2);
+		if (o->dest_exists)
+			LEG(SH_FS_DELETE, o->dest_is_dir ? SH_OP_REMOVE_DIR : SH_OP_REMOVE_FILE,
+			    o->c2);
+		break;
+	}
+	default: return -EINVAL;
+	}
+#undef LEG
+	return 0;
+}
+
+/* The canonical target a symlink's creation reads (lexical when it cannot be resolved). */
+static int
+symlink_target(struct sh_fs *fs, struct op *o, bool use_cache)
+{
+	const char *t = o->path;
+	char *dir = NULL;
+	struct sh_fs sub = *fs;
+	if (t[0] != '/') {
+		const char *slash = strrchr(o->c1, '/');
+		size_t n = slash && slash != o->c1 ? (size_t)(slash - o->c1) : 1;
+		dir = malloc(n + 1);
+		if (!dir)
+			return -ENOMEM;
+		memcpy(dir, o->c1, n);
+		dir[n] = '\0';
+		sub.cwd = dir;
+	}
+	int r = canon_full(&sub, t, false, use_cache, &o->target_canon);
+	if (r == -ENOENT || r == -ENOTDIR || r == -ELOOP || r == -EACCES) {
+		/* A dangling link: decide on its text, made absolute and normalized. */
+		struct str b = { 0 };
+		if (t[0] != '/')
+			str_add(&b, sub.cwd, strlen(sub.cwd));
+		str_add(&b, "", 0);
+		for (const char *c = t; *c;) {
+			while (*c == '/')
+				c++;
+			const char *e = c;
+			while (*e && *e != '/')
+				e++;
+			size_t n = (size_t)(e - c);
+			if (n == 2 && c[0] == '.' && c[1] == '.') {
+				while (b.len > 0 && b.s[b.len - 1] != '/')
+					b.len--;
+				if (b.len > 0)
+					b.len--;
+				b.s[b.len] = '\0';
+			} else if (n && !(n == 1 && c[0] == '.')) {
+				if (!(b.len == 1 && b.s[0] == '/'))
+					str_add(&b, "/", 1);
+				str_add(&b, c, n);
+			}
+			c = e;
+		}
+		if (b.len == 0)
+			str_add(&b, "/", 1);
+		r = b.oom ? -ENOMEM : 0;
+		o->target_canon = b.oom ? NULL : b.s;
+		if (b.oom)
+			free(b.s);
+	}
+	free(dir);
+	return r;
+}
+
+static void
+op_reset(struct op *o)
+{
+	free(o->c1);
+	free(o->c2);
+	free(o->target_canon);
+	o->c1 = o->c2 = o->target_canon = NULL;
+}
+
+static bool
+mutates_dirs(enum op_kind k)
+{
+	return k == OP_RENAME || k == OP_RMDIR || k == OP_UNLINK || k == OP_SYMLINK ||
+	       k == OP_MKDIR;
+}
+
+/*
+ * Canonicalize, decide, act; on ELOOP/EXDEV from the act (a symlink on the
+ * decided path), again — at most SH_FS_MAX_TRIES times.
+ */
+static int
+run_op(struct sh_fs *fs, struct op *o)
+{
+	bool use_cache = true;
+	for (int attempt = 0; attempt < SH_FS_MAX_TRIES; attempt++) {
+		struct leg legs[4];
+		size_t n = 0, n_ok = 0;
+		struct pre pv = { 0 };
+		bool have_pre = false;
+		int r;
+
+		op_reset(o);
+		/* A batch may have decided this path already: its lexical form is the key. */
+		if (attempt == 0 && pre.n > 0 && o->kind != OP_RENAME && o->kind != OP_LINK &&
+		    o->kind != OP_SYMLINK) {
+			char *lex = lexical(fs, o->path);
+			if (lex) {
+				struct op probe = *o;
+				probe.c1 = lex;
+				struct leg pl[4];
+				size_t pn = 0;
+				if (make_legs(fs, &probe, pl, &pn) == 0 && pn == 1)
+					have_pre = pre_take(fs->decider, lex, pl[0].action, pl[0].op,
+							    true, &pv);
+				if (have_pre)
+					o->c1 = lex;
+				else
+					free(lex);
+			}
+		}
+		if (!o->c1 && o->kind != OP_SYMLINK) {
+			r = canon_full(fs, o->path, o->entry, use_cache, &o->c1);
+			if (r < 0)
+				return r;
+			if (attempt == 0 && pre.n > 0 && o->kind != OP_RENAME && o->kind != OP_LINK) {
+				struct leg pl[4];
+				size_t pn = 0;
+				if (make_legs(fs, o, pl, &pn) == 0 && pn == 1)
+					have_pre = pre_take(fs->decider, o->c1, pl[0].action,
+							    pl[0].op, false, &pv);
+			}
+		}
+		if (o->path2) {
+			r = canon_full(fs, o->path2, o->entry2, use_cache, &o->c2);
+			if (r < 0) {
+				op_reset(o);
+				return r;
+			}
+		}
+		if (o->kind == OP_SYMLINK) {
+			/* path is the link's text, path2 the link: c1 = the link, for act(). */
+			o->c1 = o->c2;
+			o->c2 = NULL;
+			r = symlink_target(fs, o, use_cache);
+			if (r < 0) {
+				op_reset(o);
+				return r;
+			}
+		}
+		r = make_legs(fs, o, legs, &n);
+		if (r == -ELOOP || r == -EXDEV) {
+			use_cache = false;
+			dircache_clear();
+			continue;
+		}
+		if (r < 0) {
+			free(pv.path);
+			free(pv.message);
+			op_reset(o);
+			return r;
+		}
+		r = decide_legs(fs, legs, n, have_pre ? &pv : NULL, &n_ok);
+		free(pv.path);
+		free(pv.message);
+		if (r < 0) {
+			op_reset(o);
+			return r;
+		}
+		r = act(fs, o);
+		if (r == -ENOTRECOVERABLE)
+			r = -ELOOP; /* O_NOFOLLOW on a link: the call's own answer */
+		else if (r == -ELOOP || r == -EXDEV) {
+			record_legs(fs, legs, n, r, SH_FS_COMPLETED);
+			use_cache = false;
+			dircache_clear();
+			continue;
+		}
+		if (mutates_dirs(o->kind))
+			dircache_clear();
+		record_legs(fs, legs, n,
+			    r >= 0 ? 0 : r,
+			    o->kind == OP_OPEN || o->kind == OP_OPENDIR ? SH_FS_DESCRIPTOR_ISSUED
+									 : SH_FS_COMPLETED);
+		if (r >= 0 && o->kind == OP_CHDIR && o->text_out) {
+			*o->text_out = o->c1;
+			o->c1 = NULL;
+		}
+		op_reset(o);
+		return r;
+	}
+	op_reset(o);
+	return race_refused(fs, o->kind == OP_SYMLINK ? o->path2 : o->path);
+}
+
+/* ---- the operations ------------------------------------------------------------ */
+
+/*
+ * /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name
+ * the command's own streams through magic links, which the openat2 above
+ * refuses: they are a duplicate of that fd (as bash makes them in its
+ * redirections), no file operation and no decision. This assumes what
+ * exec.c does: a command's fds are put at 0-2 of the process while it runs.
+ * -1: not such a name.
+ */
+static int
+own_stream_fd(const char *path)
+{
+	const char *n = NULL;
+	if (strcmp(path, "/dev/stdin") == 0)
+		return 0;
+	if (strcmp(path, "/dev/stdout") == 0)
+		return 1;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return 2;
+	if (strncmp(path, "/dev/fd/", 8) == 0)
+		n = path + 8;
+	else if (strncmp(path, "/proc/self/fd/", 14) == 0)
+		n = path + 14;
+	if (!n || !*n || strlen(n) > 6 || strspn(n, "0123456789") != strlen(n))
+		return -1;
+	return atoi(n);
+}
+
+int
+sh_fs_open(struct sh_fs *fs, const char *path, int flags, mode_t mode)
+{
+	int own = path ? own_stream_fd(path) : -1;
+	if (own >= 0) {
+		int fd = fcntl(own, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	struct op o = { .kind = OP_OPEN, .path = path, .flags = flags, .mode = mode };
+	/* O_EXCL creation and O_NOFOLLOW act on the entry itself. */
+	o.entry = (flags & O_NOFOLLOW) || ((flags & O_CREAT) && (flags & O_EXCL));
+	return run_op(fs, &o);
+}
+
+DIR *
+sh_fs_opendir(struct sh_fs *fs, const char *path)
+{
+	DIR *d = NULL;
+	struct op o = { .kind = OP_OPENDIR, .path = path, .dir_out = &d };
+	int r = run_op(fs, &o);
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	return d;
+}
+
+int
+sh_fs_stat(struct sh_fs *fs, const char *path, struct stat *st, bool follow)
+{
+	struct op o = { .kind = OP_STAT, .path = path, .st = st, .follow = follow,
+			.entry = !follow };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_readlink(struct sh_fs *fs, const char *path, char **target)
+{
+	struct op o = { .kind = OP_READLINK, .path = path, .entry = true, .text_out = target };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_chdir_check(struct sh_fs *fs, const char *path, char **canon)
+{
+	char *c = NULL;
+	struct op o = { .kind = OP_CHDIR, .path = path, .text_out = &c };
+	int r = run_op(fs, &o);
+	if (r < 0)
+		return r;
+	if (canon)
+		*canon = c;
+	else
+		free(c);
+	return 0;
+}
+
+int
+sh_fs_mkdir(struct sh_fs *fs, const char *path, mode_t mode)
+{
+	struct op o = { .kind = OP_MKDIR, .path = path, .entry = true, .mode = mode };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_unlink(struct sh_fs *fs, const char *path)
+{
+	struct op o = { .kind = OP_UNLINK, .path = path, .entry = true };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_rmdir(struct sh_fs *fs, const char *path)
+{
+	struct op o = { .kind = OP_RMDIR, .path = path, .entry = true };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_rename(struct sh_fs *fs, const char *from, const char *to)
+{
+	struct op o = { .kind = OP_RENAME, .path = from, .entry = true, .path2 = to,
+			.entry2 = true };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_link(struct sh_fs *fs, const char *from, const char *to)
+{
+	struct op o = { .kind = OP_LINK, .path = from, .entry = true, .path2 = to,
+			.entry2 = true };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_symlink(struct sh_fs *fs, const char *target, const char *linkpath)
+{
+	if (!target || !target[0])
+		return -ENOENT;
+	/* path is the link's text (never canonicalized itself); path2 the link. */
+	struct op o = { .kind = OP_SYMLINK, .path = target, .path2 = linkpath, .entry2 = true };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_chmod(struct sh_fs *fs, const char *path, mode_t mode, bool follow)
+{
+	if (mode & (S_ISUID | S_ISGID))
+		return -EPERM; /* never setuid/setgid (issue 12 item 2): the caller says why */
+	struct op o = { .kind = OP_CHMOD, .path = path, .mode = mode & 07777, .follow = follow,
+			.entry = !follow };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_utimens(struct sh_fs *fs, const char *path, const struct timespec times[2], bool follow)
+{
+	struct op o = { .kind = OP_UTIMENS, .path = path, .times = times, .follow = follow,
+			.entry = !follow };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_truncate(struct sh_fs *fs, const char *path, off_t len)
+{
+	if (len < 0)
+		return -EINVAL;
+	struct op o = { .kind = OP_TRUNCATE, .path = path, .len = len };
+	return run_op(fs, &o);
+}
+
+/* ---- batches ---------------------------------------------------------------- */
+
+void
+sh_fs_batch_forget(void)
+{
+	while (pre.n > 0)
+		pre_pop();
+	pre.head = 0;
+}
+
+static bool
+entry_op(enum sh_fs_op op)
+{
+	/* Operations on the entry itself (POLICY.md §2); read_metadata as lstat (ls -l, find). */
+	return op == SH_OP_REMOVE_FILE || op == SH_OP_REMOVE_DIR || op == SH_OP_RENAME ||
+	       op == SH_OP_READ_LINK || op == SH_OP_SYMLINK || op == SH_OP_READ_METADATA;
+}
+
+int
+sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names, size_t n,
+		     enum sh_fs_action action, enum sh_fs_op op, bool *permitted)
+{
+	return sh_fs_decide_entries_typed(fs, dir_path, names, NULL, n, action, op, permitted);
+}
+
+int
+sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *names,
+			   const unsigned char *types, size_t n, enum sh_fs_action action,
+			   enum sh_fs_op op, bool *permitted)
+{
+	char *cdir = NULL;
+	int r = canon_full(fs, dir_path, false, true, &cdir);
+	if (r < 0)
+		return r;
+	struct sh_fs sub = *fs;
+	sub.cwd = cdir;
+	bool is_entry = entry_op(op);
+	struct sh_fs_request *rq = calloc(SH_DECIDE_BATCH_MAX, sizeof(*rq));
+	char **paths = calloc(SH_DECIDE_BATCH_MAX, sizeof(*paths));
+	bool *nolink = calloc(SH_DECIDE_BATCH_MAX, sizeof(*nolink));
+	struct sh_verdict *v = calloc(SH_DECIDE_BATCH_MAX, sizeof(*v));
+	if (!rq || !paths || !v || !nolink) {
+		r = -ENOMEM;
+		goto out;
+	}
+	size_t cdir_len = strlen(cdir);
+	for (size_t base = 0; base < n; base += SH_DECIDE_BATCH_MAX) {
+		size_t m = n - base < SH_DECIDE_BATCH_MAX ? n - base : SH_DECIDE_BATCH_MAX;
+		for (size_t i = 0; i < m; i++) {
+			const char *name = names[base + i];
+			bool simple = name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+				      strcmp(name, "..") != 0;
+			char *p = NULL;
+			nolink[i] = false;
+			if (simple) {
+				struct str b = { 0 };
+				str_add(&b, cdir, cdir_len);
+				if (!(cdir_len == 1))
+					str_add(&b, "/", 1);
+				str_add(&b, name, strlen(name));
+				if (b.oom) {
+					free(b.s);
+					r = -ENOMEM;
+					goto out;
+				}
+				p = b.s;
+				struct stat st;
+				unsigned char t = types ? types[base + i] : DT_UNKNOWN;
+				if (is_entry || (t != DT_UNKNOWN && t != DT_LNK))
+					nolink[i] = true; /* readdir said: no link (a swap: openat2 sees it) */
+				else if (fstatat(fs->root_fd, rel_of(p), &st, AT_SYMLINK_NOFOLLOW) ==
+						 0 &&
+					 !S_ISLNK(st.st_mode))
+					nolink[i] = true;
+			}
+			if (!nolink[i]) {
+				/* A link (or an odd name): decide on what it resolves to. */
+				char *c = NULL;
+				if (canon_full(&sub, name, is_entry, true, &c) == 0) {
+					free(p);
+					p = c;
+				} else if (!p) {
+					p = lexical(&sub, name);
+					if (!p)
+						p = strdup(cdir);
+					if (!p) {
+						r = -ENOMEM;
+						goto out;
+					}
+				}
+			}
+			paths[i] = p;
+			rq[i] = (struct sh_fs_request){ action, op, p };
+		}
+		r = sh_decide_fs_batch(fs->decider, rq, m, v);
+		if (r < 0) {
+			for (size_t i = 0; i < m; i++) {
+				free(paths[i]);
+				paths[i] = NULL;
+			}
+			goto out;
+		}
+		for (size_t i = 0; i < m; i++) {
+			permitted[base + i] = v[i].permit;
+			/*
+			 * Keyed by the decided path: for a name that held no link it is
+			 * also the lexical dir/name the command passes next (no_symlink).
+			 */
+			pre_add(fs->decider, paths[i], action, op, v[i].permit, v[i].message,
+				nolink[i]);
+			v[i].message = NULL;
+			free(paths[i]);
+			paths[i] = NULL;
+		}
+	}
+	r = 0;
+out:
+	free(cdir);
+	free(rq);
+	free(paths);
+	free(nolink);
+	free(v);
+	return r;
+}

@@ -1,0 +1,1885 @@
+/*
+ * parse.c — the lexer and parser of box-shell's language (issue 12 item 1):
+ * POSIX sh as dash reads it plus bash's [[ ]], (( )), arrays, $'…', <<<,
+ * &>, |&, function NAME, ;& ;;&.
+ *
+ * Words are kept as their raw text (quotes and all); expand.c interprets
+ * them at run time. A $(…) is parsed here once to find its end (so a case
+ * pattern's ')' inside it is right) and again when it runs.
+ *
+ * Trusts: nothing in the text. Nesting is capped (SH_MAX_PARSE_DEPTH), so a
+ * 10,000-deep "((((" is a syntax error, not a stack overflow; NUL bytes are
+ * refused by the callers before the text reaches here. Errors are printed as
+ * bash does ("box-shell: line N: syntax error near unexpected token `X'").
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sh.h"
+
+enum tok {
+	T_EOF, T_NL, T_WORD, T_SEMI, T_AMP, T_AND, T_OR, T_PIPE, T_PIPEAMP, T_DSEMI, T_SEMIAMP,
+	T_DSEMIAMP, T_LPAREN, T_RPAREN, T_REDIR,
+};
+
+struct pending_heredoc {
+	struct redir *r;
+	struct pending_heredoc *next;
+};
+
+struct alias_guard {
+	char *name;
+	size_t end;
+};
+
+struct parser {
+	struct sh_shell *sh;
+	char *s;          /* owned copy (aliases splice into it) */
+	size_t len, pos;
+	int line;
+	bool have;        /* lookahead valid */
+	enum tok t;
+	char *word;       /* T_WORD text (owned until consumed) */
+	int tline;        /* line of the token */
+	size_t tstart;    /* offset of the token */
+	enum redir_type rtype;
+	int rfd;
+	bool rstrip;      /* <<- */
+	struct pending_heredoc *hd, **hd_tail;
+	bool error;
+	bool stop_rparen; /* sub-parser of $(...) */
+	struct alias_guard guards[16];
+	int nguards;
+	bool alias_next;  /* previous alias ended in a blank */
+	int depth;
+	bool in_dbrack;
+};
+
+static int parse_depth_total;
+
+static struct node *parse_list(struct parser *p, bool compound);
+static struct node *parse_andor(struct parser *p);
+static struct node *parse_command(struct parser *p);
+
+bool
+is_name(const char *s, size_t n)
+{
+	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* ---- errors ---- */
+
+static void
+print_line_of(struct parser *p, size_t off)
+{
+	size_t a = off, b = off;
+	if (a > p->len)
+		a = b = p->len;
+	while (a > 0 && p->s[a - 1] != '\n')
+		a--;
+	while (b < p->len && p->s[b] != '\n')
+		b++;
+	sh_errline(p->sh, p->tline, "`%.*s'", (int)(b - a), p->s + a);
+}
+
+static const char *
+tok_text(struct parser *p)
+{
+	switch (p->t) {
+	case T_EOF: return NULL;
+	case T_NL: return "newline";
+	case T_WORD: return p->word;
+	case T_SEMI: return ";";
+	case T_AMP: return "&";
+	case T_AND: return "&&";
+	case T_OR: return "||";
+	case T_PIPE: return "|";
+	case T_PIPEAMP: return "|&";
+	case T_DSEMI: return ";;";
+	case T_SEMIAMP: return ";&";
+	case T_DSEMIAMP: return ";;&";
+	case T_LPAREN: return "(";
+	case T_RPAREN: return ")";
+	case T_REDIR:
+		switch (p->rtype) {
+		case R_IN: return "<";
+		case R_OUT: return ">";
+		case R_CLOBBER: return ">|";
+		case R_APPEND: return ">>";
+		case R_RDWR: return "<>";
+		case R_DUPIN: return "<&";
+		case R_DUPOUT: return ">&";
+		case R_HEREDOC: return "<<";
+		case R_HERESTR: return "<<<";
+		case R_ALLOUT: return "&>";
+		case R_ALLAPPEND: return "&>>";
+		default: return "?";
+		}
+	default: return "?";
+	}
+}
+
+static void
+syntax_error(struct parser *p)
+{
+	if (p->error)
+		return;
+	p->error = true;
+	const char *t = tok_text(p);
+	if (!t) {
+		sh_errline(p->sh, p->line, "syntax error: unexpected end of file");
+		return;
+	}
+	sh_errline(p->sh, p->tline, "syntax error near unexpected token `%s'", t);
+	print_line_of(p, p->tstart);
+}
+
+static void
+error_msg(struct parser *p, int line, const char *msg)
+{
+	if (p->error)
+		return;
+	p->error = true;
+	sh_errline(p->sh, line, "%s", msg);
+}
+
+/* ---- lexer ---- */
+
+static bool
+is_meta(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
+	       c == '>' || c == '(' || c == ')';
+}
+
+static void
+read_heredocs(struct parser *p)
+{
+	while (p->hd) {
+		struct pending_heredoc *h = p->hd;
+		p->hd = h->next;
+		struct redir *r = h->r;
+		free(h);
+		/* The delimiter is the word with its quotes removed. */
+		struct sbuf d = {0};
+		const char *w = r->word;
+		for (size_t i = 0; w[i]; i++) {
+			if (w[i] == '\'' || w[i] == '"') {
+				r->quoted = true;
+				continue;
+			}
+			if (w[i] == '\\' && w[i + 1]) {
+				r->quoted = true;
+				i++;
+			}
+			sb_addc(&d, w[i]);
+		}
+		char *delim = sb_take(&d);
+		size_t dl = strlen(delim);
+		struct sbuf body = {0};
+		int start_line = p->line;
+		bool found = false;
+		while (p->pos < p->len) {
+			size_t e = p->pos;
+			while (e < p->len && p->s[e] != '\n')
+				e++;
+			const char *ln = p->s + p->pos;
+			size_t n = e - p->pos;
+			if (r->strip_tabs)
+				while (n > 0 && *ln == '\t') {
+					ln++;
+					n--;
+				}
+			p->pos = e < p->len ? e + 1 : e;
+			p->line++;
+			if (n == dl && memcmp(ln, delim, dl) == 0) {
+				found = true;
+				break;
+			}
+			sb_addn(&body, ln, n);
+			sb_addc(&body, '\n');
+		}
+		if (!found)
+			sh_errline(p->sh, p->len > 0 && p->s[p->len - 1] == '\n' ? p->line - 1 : p->line,
+				   "warning: here-document at line %d delimited by end-of-file "
+				   "(wanted `%s')",
+				   start_line - 1 < 1 ? 1 : start_line - 1, delim);
+		free(delim);
+		r->body = body.s ? sb_take(&body) : xstrdup("");
+	}
+	p->hd_tail = &p->hd;
+}
+
+/* Find the end of a balanced construct. Returns the index after it or -1. */
+static long scan_dollar(struct parser *p, size_t i);
+
+static long
+scan_squote(struct parser *p, size_t i)
+{
+	/* i at the opening quote */
+	for (i++; i < p->len; i++) {
+		if (p->s[i] == '\n')
+			p->line++;
+		if (p->s[i] == '\'')
+			return (long)i + 1;
+	}
+	return -1;
+}
+
+static long
+scan_dsquote(struct parser *p, size_t i)
+{
+	/* $'...': i at the quote */
+	for (i++; i < p->len; i++) {
+		if (p->s[i] == '\\' && i + 1 < p->len) {
+			i++;
+			continue;
+		}
+		if (p->s[i] == '\n')
+			p->line++;
+		if (p->s[i] == '\'')
+			return (long)i + 1;
+	}
+	return -1;
+}
+
+static long
+scan_backquote(struct parser *p, size_t i)
+{
+	for (i++; i < p->len; i++) {
+		if (p->s[i] == '\\' && i + 1 < p->len) {
+			i++;
+			continue;
+		}
+		if (p->s[i] == '\n')
+			p->line++;
+		if (p->s[i] == '`')
+			return (long)i + 1;
+	}
+	return -1;
+}
+
+static long
+scan_dquote(struct parser *p, size_t i)
+{
+	for (i++; i < p->len; i++) {
+		char c = p->s[i];
+		if (c == '\\' && i + 1 < p->len) {
+			if (p->s[i + 1] == '\n')
+				p->line++;
+			i++;
+			continue;
+		}
+		if (c == '\n')
+			p->line++;
+		if (c == '"')
+			return (long)i + 1;
+		if (c == '`') {
+			long e = scan_backquote(p, i);
+			if (e < 0)
+				return -1;
+			i = (size_t)e - 1;
+		} else if (c == '$' && i + 1 < p->len && (p->s[i + 1] == '(' || p->s[i + 1] == '{')) {
+			long e = scan_dollar(p, i);
+			if (e < 0)
+				return -1;
+			i = (size_t)e - 1;
+		}
+	}
+	return -1;
+}
+
+/* i at '$' followed by '(' or '{' */
+static long
+scan_dollar(struct parser *p, size_t i)
+{
+	if (++p->depth > SH_MAX_PARSE_DEPTH || ++parse_depth_total > SH_MAX_PARSE_DEPTH) {
+		p->depth--;
+		parse_depth_total--;
+		error_msg(p, p->line, "syntax error: nesting too deep");
+		return -1;
+	}
+	long ret = -1;
+	if (p->s[i + 1] == '{') {
+		size_t j = i + 2;
+		for (; j < p->len; j++) {
+			char c = p->s[j];
+			if (c == '\\' && j + 1 < p->len) {
+				j++;
+				continue;
+			}
+			if (c == '\n')
+				p->line++;
+			if (c == '}') {
+				ret = (long)j + 1;
+				break;
+			}
+			long e = 0;
+			if (c == '\'')
+				e = scan_squote(p, j);
+			else if (c == '"')
+				e = scan_dquote(p, j);
+			else if (c == '`')
+				e = scan_backquote(p, j);
+			else if (c == '$' && j + 1 < p->len && (p->s[j + 1] == '(' || p->s[j + 1] == '{'))
+				e = scan_dollar(p, j);
+			else
+				continue;
+			if (e < 0)
+				break;
+			j = (size_t)e - 1;
+		}
+	} else if (i + 2 < p->len && p->s[i + 2] == '(') {
+		/* $(( arithmetic )) */
+		int d = 0;
+		size_t j = i + 3;
+		for (; j < p->len; j++) {
+			char c = p->s[j];
+			if (c == '\n')
+				p->line++;
+			if (c == '(')
+				d++;
+			else if (c == ')') {
+				if (d == 0) {
+					if (j + 1 < p->len && p->s[j + 1] == ')')
+						ret = (long)j + 2;
+					break;
+				}
+				d--;
+			} else if (c == '$' && j + 1 < p->len && (p->s[j + 1] == '(' || p->s[j + 1] == '{')) {
+				long e = scan_dollar(p, j);
+				if (e < 0)
+					break;
+				j = (size_t)e - 1;
+			} else if (c == '\'' || c == '"') {
+				long e = c == '\'' ? scan_squote(p, j) : scan_dquote(p, j);
+				if (e < 0)
+					break;
+				j = (size_t)e - 1;
+			}
+		}
+		if (ret < 0 && !p->error) {
+			/* Not arithmetic after all: $( (subshell) ) */
+		}
+	}
+	if (ret < 0 && p->s[i + 1] == '(' && !p->error) {
+		/* $( command ): a sub-parser to the matching ')' */
+		struct parser sub = {0};
+		sub.sh = p->sh;
+		sub.s = p->s;
+		sub.len = p->len;
+		sub.pos = i + 2;
+		sub.line = p->line;
+		sub.hd_tail = &sub.hd;
+		sub.stop_rparen = true;
+		sub.depth = p->depth;
+		struct node *n = parse_list(&sub, true);
+		if (!sub.error && !sub.have)
+			(void)0;
+		node_free(n);
+		if (!sub.error) {
+			/* parse_list stopped at a lookahead token */
+			if (sub.have && sub.t == T_RPAREN) {
+				ret = (long)sub.tstart + 1;
+				p->line = sub.line;
+			} else {
+				p->t = sub.t;
+				p->word = sub.word;
+				sub.word = NULL;
+				p->tline = sub.tline;
+				p->tstart = sub.tstart;
+				p->rtype = sub.rtype;
+				syntax_error(p);
+			}
+		} else {
+			p->error = true;
+		}
+		free(sub.word);
+		while (sub.hd) {
+			struct pending_heredoc *h = sub.hd;
+			sub.hd = h->next;
+			free(h);
+		}
+	}
+	p->depth--;
+	parse_depth_total--;
+	return ret;
+}
+
+/* Scan one word from p->pos; dbrack_regex: parens and '|' are word
+ * characters (the right side of =~). */
+static char *
+scan_word(struct parser *p, bool regex)
+{
+	int word_line = p->line;
+	struct sbuf b = {0};
+	int pdepth = 0;
+	size_t i = p->pos;
+	while (i < p->len) {
+		char c = p->s[i];
+		if (regex) {
+			if (c == '(') {
+				pdepth++;
+				sb_addc(&b, c);
+				i++;
+				continue;
+			}
+			if (c == ')' && pdepth > 0) {
+				pdepth--;
+				sb_addc(&b, c);
+				i++;
+				continue;
+			}
+			if (c == '|' && pdepth >= 0 && !(i + 1 < p->len && p->s[i + 1] == '|')) {
+				sb_addc(&b, c);
+				i++;
+				continue;
+			}
+			if ((c == '<' || c == '>') && pdepth > 0) {
+				sb_addc(&b, c);
+				i++;
+				continue;
+			}
+			if ((c == ' ' || c == '\t') && pdepth > 0) {
+				sb_addc(&b, c);
+				i++;
+				continue;
+			}
+		}
+		if (is_meta(c))
+			break;
+		long e;
+		switch (c) {
+		case '\\':
+			if (i + 1 < p->len && p->s[i + 1] == '\n') {
+				i += 2;
+				p->line++;
+				continue;
+			}
+			sb_addn(&b, p->s + i, i + 1 < p->len ? 2 : 1);
+			i += 2;
+			continue;
+		case '\'':
+			e = scan_squote(p, i);
+			if (e < 0)
+				goto unterminated_sq;
+			break;
+		case '"':
+			e = scan_dquote(p, i);
+			if (e < 0)
+				goto unterminated_dq;
+			break;
+		case '`':
+			e = scan_backquote(p, i);
+			if (e < 0)
+				goto unterminated_bq;
+			break;
+		case '$':
+			if (i + 1 < p->len && p->s[i + 1] == '\'') {
+				e = scan_dsquote(p, i + 1);
+				if (e < 0)
+					goto unterminated_sq;
+			} else if (i + 1 < p->len && (p->s[i + 1] == '(' || p->s[i + 1] == '{')) {
+				e = scan_dollar(p, i);
+				if (e < 0) {
+					if (!p->error) {
+						if (p->s[i + 1] == '{')
+							goto unterminated_brace;
+						goto unterminated_paren;
+					}
+					free(b.s);
+					return NULL;
+				}
+			} else if (i + 1 < p->len && p->s[i + 1] == '"') {
+				/* $"..." is "..." */
+				i++;
+				continue;
+			} else {
+				e = (long)i + 1;
+			}
+			break;
+		case '(':
+		default:
+			/* NAME=( ... ) compound assignment */
+			e = (long)i + 1;
+			break;
+		}
+		sb_addn(&b, p->s + i, (size_t)e - i);
+		i = (size_t)e;
+		/* compound assignment: word so far is NAME= or NAME+= and '(' follows */
+		if (i < p->len && p->s[i] == '(' && b.len >= 2 && b.s[b.len - 1] == '=' &&
+		    (is_name(b.s, b.len - 1) ||
+		     (b.s[b.len - 2] == '+' && is_name(b.s, b.len - 2)))) {
+			int d = 0;
+			size_t j = i;
+			for (; j < p->len; j++) {
+				char cc = p->s[j];
+				if (cc == '\n')
+					p->line++;
+				if (cc == '\\') {
+					j++;
+					continue;
+				}
+				if (cc == '\'' || cc == '"') {
+					long ee = cc == '\'' ? scan_squote(p, j) : scan_dquote(p, j);
+					if (ee < 0)
+						goto unterminated_paren;
+					j = (size_t)ee - 1;
+					continue;
+				}
+				if (cc == '$' && j + 1 < p->len && (p->s[j + 1] == '(' || p->s[j + 1] == '{')) {
+					long ee = scan_dollar(p, j);
+					if (ee < 0)
+						goto unterminated_paren;
+					j = (size_t)ee - 1;
+					continue;
+				}
+				if (cc == '(')
+					d++;
+				else if (cc == ')' && --d == 0)
+					break;
+			}
+			if (j >= p->len)
+				goto unterminated_paren;
+			sb_addn(&b, p->s + i, j + 1 - i);
+			i = j + 1;
+		}
+	}
+	p->pos = i;
+	if (!b.s)
+		return xstrdup("");
+	return sb_take(&b);
+unterminated_sq:
+	error_msg(p, word_line, "unexpected EOF while looking for matching `''");
+	goto fail;
+unterminated_dq:
+	error_msg(p, word_line, "unexpected EOF while looking for matching `\"'");
+	goto fail;
+unterminated_bq:
+	error_msg(p, word_line, "unexpected EOF while looking for matching ``'");
+	goto fail;
+unterminated_paren:
+	error_msg(p, p->line, "unexpected EOF while looking for matching `)'");
+	goto fail;
+unterminated_brace:
+	error_msg(p, p->line, "unexpected EOF while looking for matching `}'");
+fail:
+	free(b.s);
+	p->pos = p->len;
+	return NULL;
+}
+
+static void
+skip_blanks(struct parser *p)
+{
+	for (;;) {
+		while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t'))
+			p->pos++;
+		if (p->pos + 1 < p->len && p->s[p->pos] == '\\' && p->s[p->pos + 1] == '\n') {
+			p->pos += 2;
+			p->line++;
+			continue;
+		}
+		if (p->pos < p->len && p->s[p->pos] == '#') {
+			while (p->pos < p->len && p->s[p->pos] != '\n')
+				p->pos++;
+		}
+		return;
+	}
+}
+
+static enum tok
+lex(struct parser *p)
+{
+	if (p->have)
+		return p->t;
+	free(p->word);
+	p->word = NULL;
+	skip_blanks(p);
+	p->have = true;
+	p->tline = p->line;
+	p->tstart = p->pos;
+	if (p->pos >= p->len)
+		return p->t = T_EOF;
+	const char *s = p->s + p->pos;
+	size_t left = p->len - p->pos;
+#define AT(k, ch) (left > (k) && s[k] == (ch))
+	switch (s[0]) {
+	case '\n':
+		p->pos++;
+		p->line++;
+		if (p->hd)
+			read_heredocs(p);
+		return p->t = T_NL;
+	case ';':
+		if (AT(1, ';') && AT(2, '&')) {
+			p->pos += 3;
+			return p->t = T_DSEMIAMP;
+		}
+		if (AT(1, ';')) {
+			p->pos += 2;
+			return p->t = T_DSEMI;
+		}
+		if (AT(1, '&')) {
+			p->pos += 2;
+			return p->t = T_SEMIAMP;
+		}
+		p->pos++;
+		return p->t = T_SEMI;
+	case '&':
+		if (AT(1, '&')) {
+			p->pos += 2;
+			return p->t = T_AND;
+		}
+		if (AT(1, '>')) {
+			p->rfd = -1;
+			if (AT(2, '>')) {
+				p->pos += 3;
+				p->rtype = R_ALLAPPEND;
+			} else {
+				p->pos += 2;
+				p->rtype = R_ALLOUT;
+			}
+			return p->t = T_REDIR;
+		}
+		p->pos++;
+		return p->t = T_AMP;
+	case '|':
+		if (AT(1, '|')) {
+			p->pos += 2;
+			return p->t = T_OR;
+		}
+		if (AT(1, '&')) {
+			p->pos += 2;
+			return p->t = T_PIPEAMP;
+		}
+		p->pos++;
+		return p->t = T_PIPE;
+	case '(':
+		p->pos++;
+		return p->t = T_LPAREN;
+	case ')':
+		p->pos++;
+		return p->t = T_RPAREN;
+	default:
+		break;
+	}
+	/* IO_NUMBER: digits directly before < or > */
+	size_t k = 0;
+	int fd = -1;
+	while (k < left && k < 4 && isdigit((unsigned char)s[k]))
+		k++;
+	if (k > 0 && k < left && (s[k] == '<' || s[k] == '>')) {
+		fd = atoi(s);
+		s += k;
+		left -= k;
+		p->pos += k;
+	} else if (left > 2 && s[0] == '{' && 0) {
+		/* {varname}> is not supported */
+	}
+	if (s[0] == '<' || s[0] == '>') {
+		p->rfd = fd;
+		p->rstrip = false;
+		if (s[0] == '<') {
+			if (AT(1, '<') && AT(2, '<')) {
+				p->pos += 3;
+				p->rtype = R_HERESTR;
+			} else if (AT(1, '<') && AT(2, '-')) {
+				p->pos += 3;
+				p->rtype = R_HEREDOC;
+				p->rstrip = true;
+			} else if (AT(1, '<')) {
+				p->pos += 2;
+				p->rtype = R_HEREDOC;
+			} else if (AT(1, '&')) {
+				p->pos += 2;
+				p->rtype = R_DUPIN;
+			} else if (AT(1, '>')) {
+				p->pos += 2;
+				p->rtype = R_RDWR;
+			} else if (AT(1, '(')) {
+				p->pos += 1;
+				p->rtype = R_IN;
+			} else {
+				p->pos += 1;
+				p->rtype = R_IN;
+			}
+		} else {
+			if (AT(1, '>')) {
+				p->pos += 2;
+				p->rtype = R_APPEND;
+			} else if (AT(1, '|')) {
+				p->pos += 2;
+				p->rtype = R_CLOBBER;
+			} else if (AT(1, '&')) {
+				p->pos += 2;
+				p->rtype = R_DUPOUT;
+			} else {
+				p->pos += 1;
+				p->rtype = R_OUT;
+			}
+		}
+		return p->t = T_REDIR;
+	}
+#undef AT
+	p->word = scan_word(p, false);
+	if (!p->word) {
+		p->t = T_EOF;
+		return T_EOF;
+	}
+	return p->t = T_WORD;
+}
+
+static void
+consume(struct parser *p)
+{
+	p->have = false;
+}
+
+static char *
+take_word(struct parser *p)
+{
+	char *w = p->word;
+	p->word = NULL;
+	p->have = false;
+	return w;
+}
+
+static bool
+is_word(struct parser *p, const char *kw)
+{
+	return lex(p) == T_WORD && strcmp(p->word, kw) == 0;
+}
+
+static void
+linebreak(struct parser *p)
+{
+	while (!p->error && lex(p) == T_NL)
+		consume(p);
+}
+
+static bool
+expect_word(struct parser *p, const char *kw)
+{
+	linebreak(p);
+	if (p->error)
+		return false;
+	if (!is_word(p, kw)) {
+		syntax_error(p);
+		return false;
+	}
+	consume(p);
+	return true;
+}
+
+/* Alias substitution at a command word: splices the value into the text. */
+static bool
+try_alias(struct parser *p)
+{
+	if (!p->sh || !p->sh->expand_aliases || lex(p) != T_WORD)
+		return false;
+	const char *w = p->word;
+	const char *val = alias_get(p->sh, w);
+	if (!val)
+		return false;
+	for (int i = 0; i < p->nguards; i++)
+		if (p->pos <= p->guards[i].end && strcmp(p->guards[i].name, w) == 0)
+			return false;
+	size_t vl = strlen(val);
+	if (p->len + vl > SH_MAX_SCRIPT)
+		return false;
+	char *ns = xmalloc(p->tstart + vl + (p->len - p->pos) + 1);
+	memcpy(ns, p->s, p->tstart);
+	memcpy(ns + p->tstart, val, vl);
+	memcpy(ns + p->tstart + vl, p->s + p->pos, p->len - p->pos);
+	size_t newlen = p->tstart + vl + (p->len - p->pos);
+	ns[newlen] = 0;
+	/* Guards shift with the splice. */
+	long delta = (long)(p->tstart + vl) - (long)p->pos;
+	for (int i = 0; i < p->nguards; i++)
+		if (p->guards[i].end >= p->pos)
+			p->guards[i].end = (size_t)((long)p->guards[i].end + delta);
+	if (p->nguards < 16) {
+		p->guards[p->nguards].name = xstrdup(w);
+		p->guards[p->nguards].end = p->tstart + vl;
+		p->nguards++;
+	}
+	p->alias_next = vl > 0 && (val[vl - 1] == ' ' || val[vl - 1] == '\t');
+	free(p->s);
+	p->s = ns;
+	p->len = newlen;
+	p->pos = p->tstart;
+	free(p->word);
+	p->word = NULL;
+	p->have = false;
+	return true;
+}
+
+static struct redir *
+parse_redir(struct parser *p)
+{
+	struct redir *r = xmalloc(sizeof *r);
+	memset(r, 0, sizeof *r);
+	r->type = p->rtype;
+	r->fd = p->rfd;
+	r->strip_tabs = r->type == R_HEREDOC && p->rstrip;
+	consume(p);
+	if (lex(p) != T_WORD) {
+		syntax_error(p);
+		free(r);
+		return NULL;
+	}
+	r->word = take_word(p);
+	if (r->type == R_HEREDOC) {
+		struct pending_heredoc *h = xmalloc(sizeof *h);
+		h->r = r;
+		h->next = NULL;
+		*p->hd_tail = h;
+		p->hd_tail = &h->next;
+	}
+	return r;
+}
+
+static void
+add_redirs(struct parser *p, struct node *n)
+{
+	struct redir **tail = &n->redirs;
+	while (*tail)
+		tail = &(*tail)->next;
+	while (!p->error && lex(p) == T_REDIR) {
+		struct redir *r = parse_redir(p);
+		if (!r)
+			return;
+		*tail = r;
+		tail = &r->next;
+	}
+}
+
+static struct node *
+new_node(struct parser *p, enum node_type t)
+{
+	struct node *n = xmalloc(sizeof *n);
+	memset(n, 0, sizeof *n);
+	n->type = t;
+	n->line = p->tline;
+	return n;
+}
+
+static bool
+is_terminator_word(const char *w)
+{
+	static const char *const kws[] = {"then", "else", "elif", "fi",  "do",
+					  "done", "esac", "}",    NULL};
+	for (int i = 0; kws[i]; i++)
+		if (strcmp(w, kws[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool
+at_list_end(struct parser *p)
+{
+	enum tok t = lex(p);
+	if (t == T_EOF || t == T_RPAREN || t == T_DSEMI || t == T_SEMIAMP || t == T_DSEMIAMP)
+		return true;
+	if (t == T_WORD && is_terminator_word(p->word))
+		return true;
+	return false;
+}
+
+static struct word *
+new_word(char *s)
+{
+	struct word *w = xmalloc(sizeof *w);
+	w->next = NULL;
+	w->s = s;
+	return w;
+}
+
+static bool
+depth_enter(struct parser *p)
+{
+	if (++p->depth > SH_MAX_PARSE_DEPTH || ++parse_depth_total > SH_MAX_PARSE_DEPTH * 2) {
+		error_msg(p, p->line, "syntax error: nesting too deep");
+		return false;
+	}
+	return true;
+}
+
+static void
+depth_leave(struct parser *p)
+{
+	p->depth--;
+	parse_depth_total--;
+}
+
+/* compound=true: a compound_list (newlines separate, ends at a terminator) */
+static struct node *
+parse_list(struct parser *p, bool compound)
+{
+	struct node *list = NULL;
+	if (compound)
+		linebreak(p);
+	if (p->error)
+		return NULL;
+	if (compound && at_list_end(p)) {
+		syntax_error(p);
+		return NULL;
+	}
+	for (;;) {
+		struct node *a = parse_andor(p);
+		if (!a)
+			break;
+		enum tok t = lex(p);
+		if (t == T_AMP) {
+			consume(p);
+			struct node *as = new_node(p, N_ASYNC);
+			as->u.b.a = a;
+			as->line = a->line;
+			a = as;
+		} else if (t == T_SEMI) {
+			consume(p);
+		}
+		if (!list) {
+			list = new_node(p, N_LIST);
+			list->line = a->line;
+		}
+		list->u.p.v = xrealloc(list->u.p.v, (list->u.p.n + 1) * sizeof(struct node *));
+		list->u.p.v[list->u.p.n++] = a;
+		if (p->error)
+			break;
+		if (compound) {
+			bool sep = t == T_AMP || t == T_SEMI || lex(p) == T_NL;
+			linebreak(p);
+			if (p->error || at_list_end(p))
+				break;
+			if (!sep) {
+				syntax_error(p);
+				break;
+			}
+		} else {
+			t = lex(p);
+			if (t == T_NL || t == T_EOF)
+				break;
+			if (!(p->t == T_WORD || p->t == T_REDIR || p->t == T_LPAREN) ||
+			    (lex(p) == T_WORD && is_terminator_word(p->word))) {
+				syntax_error(p);
+				break;
+			}
+			if (list->u.p.n > 0) {
+				/* a command must follow a separator */
+				enum node_type lt = list->u.p.v[list->u.p.n - 1]->type;
+				(void)lt;
+			}
+		}
+	}
+	if (p->error) {
+		node_free(list);
+		return NULL;
+	}
+	if (list && list->u.p.n == 1 && list->u.p.v[0]->type != N_ASYNC) {
+		struct node *one = list->u.p.v[0];
+		free(list->u.p.v);
+		free(list);
+		return one;
+	}
+	return list;
+}
+
+static struct node *
+parse_pipeline(struct parser *p)
+{
+	bool bang = false;
+	while (is_word(p, "!")) {
+		consume(p);
+		bang = !bang;
+	}
+	struct node *c = parse_command(p);
+	if (!c)
+		return NULL;
+	if (lex(p) != T_PIPE && lex(p) != T_PIPEAMP && !bang)
+		return c;
+	struct node *pl = new_node(p, N_PIPE);
+	pl->line = c->line;
+	pl->u.p.bang = bang;
+	for (;;) {
+		pl->u.p.v = xrealloc(pl->u.p.v, (pl->u.p.n + 1) * sizeof(struct node *));
+		pl->u.p.v[pl->u.p.n++] = c;
+		enum tok t = lex(p);
+		if (t != T_PIPE && t != T_PIPEAMP)
+			break;
+		if (t == T_PIPEAMP) {
+			/* |&: 2>&1 on the left stage, after its own redirections */
+			struct redir *r = xmalloc(sizeof *r);
+			memset(r, 0, sizeof *r);
+			r->type = R_DUPOUT;
+			r->fd = 2;
+			r->word = xstrdup("1");
+			struct redir **tail = &c->redirs;
+			while (*tail)
+				tail = &(*tail)->next;
+			*tail = r;
+		}
+		consume(p);
+		linebreak(p);
+		c = parse_command(p);
+		if (!c) {
+			if (!p->error)
+				syntax_error(p);
+			node_free(pl);
+			return NULL;
+		}
+	}
+	return pl;
+}
+
+static struct node *
+parse_andor(struct parser *p)
+{
+	struct node *a = parse_pipeline(p);
+	while (a && !p->error) {
+		enum tok t = lex(p);
+		if (t != T_AND && t != T_OR)
+			break;
+		consume(p);
+		linebreak(p);
+		struct node *b = parse_pipeline(p);
+		if (!b) {
+			if (!p->error)
+				syntax_error(p);
+			node_free(a);
+			return NULL;
+		}
+		struct node *n = new_node(p, t == T_AND ? N_AND : N_OR);
+		n->line = a->line;
+		n->u.b.a = a;
+		n->u.b.b = b;
+		a = n;
+	}
+	if (p->error) {
+		node_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* Text between (( and the matching )); p->pos after "((". */
+static char *
+scan_arith(struct parser *p)
+{
+	int d = 0;
+	size_t i = p->pos;
+	for (; i < p->len; i++) {
+		char c = p->s[i];
+		if (c == '\n')
+			p->line++;
+		if (c == '(')
+			d++;
+		else if (c == ')') {
+			if (d == 0) {
+				if (i + 1 < p->len && p->s[i + 1] == ')') {
+					char *e = xstrndup(p->s + p->pos, i - p->pos);
+					p->pos = i + 2;
+					return e;
+				}
+				break;
+			}
+			d--;
+		}
+	}
+	error_msg(p, p->line, "unexpected EOF while looking for matching `)'");
+	return NULL;
+}
+
+static struct node *
+parse_dbrack(struct parser *p)
+{
+	struct node *n = new_node(p, N_DBRACK);
+	struct word **tail = &n->u.db.toks;
+	bool regex_next = false;
+	for (;;) {
+		/* blanks and newlines */
+		while (p->pos < p->len &&
+		       (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' || p->s[p->pos] == '\n')) {
+			if (p->s[p->pos] == '\n')
+				p->line++;
+			p->pos++;
+		}
+		if (p->pos >= p->len) {
+			p->have = true;
+			p->t = T_EOF;
+			syntax_error(p);
+			node_free(n);
+			return NULL;
+		}
+		const char *s = p->s + p->pos;
+		char *tok = NULL;
+		if (s[0] == ']' && p->pos + 1 < p->len && s[1] == ']' &&
+		    (p->pos + 2 >= p->len || is_meta(s[2]))) {
+			p->pos += 2;
+			break;
+		}
+		if (!regex_next && (s[0] == '(' || s[0] == ')' || (s[0] == '!' && is_meta(s[1])))) {
+			tok = xstrndup(s, 1);
+			p->pos++;
+		} else if (!regex_next && p->pos + 1 < p->len &&
+			   ((s[0] == '&' && s[1] == '&') || (s[0] == '|' && s[1] == '|'))) {
+			tok = xstrndup(s, 2);
+			p->pos += 2;
+		} else if (!regex_next && (s[0] == '<' || s[0] == '>')) {
+			tok = xstrndup(s, 1);
+			p->pos++;
+		} else if (s[0] == '&' || s[0] == '|' || s[0] == ';') {
+			p->have = true;
+			p->tline = p->line;
+			p->tstart = p->pos;
+			p->t = s[0] == ';' ? T_SEMI : s[0] == '&' ? T_AMP : T_PIPE;
+			p->pos++;
+			syntax_error(p);
+			node_free(n);
+			return NULL;
+		} else {
+			tok = scan_word(p, regex_next);
+			if (!tok) {
+				node_free(n);
+				return NULL;
+			}
+			if (!*tok) {
+				free(tok);
+				p->have = true;
+				p->t = T_EOF;
+				syntax_error(p);
+				node_free(n);
+				return NULL;
+			}
+		}
+		/* Mark operators so that a quoted "(" stays a word: operators get a
+		 * leading \001. */
+		bool op = (strcmp(tok, "(") == 0 || strcmp(tok, ")") == 0 || strcmp(tok, "!") == 0 ||
+			   strcmp(tok, "&&") == 0 || strcmp(tok, "||") == 0 || strcmp(tok, "<") == 0 ||
+			   strcmp(tok, ">") == 0) &&
+			  !regex_next;
+		regex_next = strcmp(tok, "=~") == 0;
+		if (op) {
+			char *t2 = xmalloc(strlen(tok) + 2);
+			t2[0] = '\001';
+			strcpy(t2 + 1, tok);
+			free(tok);
+			tok = t2;
+		}
+		*tail = new_word(tok);
+		tail = &(*tail)->next;
+	}
+	p->have = false;
+	if (!n->u.db.toks) {
+		p->have = true;
+		p->t = T_WORD;
+		p->word = xstrdup("]]");
+		p->tline = p->line;
+		syntax_error(p);
+		free(p->word);
+		p->word = NULL;
+		node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+static void
+skip_blanks_nl_raw(struct parser *p)
+{
+	skip_blanks(p);
+}
+
+static struct node *
+parse_for(struct parser *p)
+{
+	consume(p); /* for */
+	skip_blanks_nl_raw(p);
+	if (!p->have && p->pos + 1 < p->len && p->s[p->pos] == '(' && p->s[p->pos + 1] == '(') {
+		p->pos += 2;
+		char *e = scan_arith(p);
+		if (!e)
+			return NULL;
+		struct node *n = new_node(p, N_AFOR);
+		/* split on ';' at depth 0 */
+		char *parts[3] = {NULL, NULL, NULL};
+		int k = 0, d = 0;
+		char *st = e;
+		for (char *q = e;; q++) {
+			if (*q == '(')
+				d++;
+			else if (*q == ')')
+				d--;
+			if ((*q == ';' && d == 0 && k < 2) || !*q) {
+				char save = *q;
+				*q = 0;
+				parts[k++] = xstrdup(st);
+				st = q + 1;
+				if (!save)
+					break;
+			}
+		}
+		free(e);
+		if (k != 3) {
+			for (int i = 0; i < 3; i++)
+				free(parts[i]);
+			error_msg(p, p->line, "syntax error: arithmetic expression required");
+			free(n);
+			return NULL;
+		}
+		n->u.af.init = parts[0];
+		n->u.af.cond = parts[1];
+		n->u.af.step = parts[2];
+		lex(p);
+		if (p->t == T_SEMI)
+			consume(p);
+		linebreak(p);
+		if (is_word(p, "{")) {
+			consume(p);
+			n->u.af.body = parse_list(p, true);
+			if (!n->u.af.body || !expect_word(p, "}")) {
+				node_free(n);
+				return NULL;
+			}
+			return n;
+		}
+		if (!expect_word(p, "do")) {
+			node_free(n);
+			return NULL;
+		}
+		n->u.af.body = parse_list(p, true);
+		if (!n->u.af.body || !expect_word(p, "done")) {
+			node_free(n);
+			return NULL;
+		}
+		return n;
+	}
+	if (lex(p) != T_WORD || !is_name(p->word, strlen(p->word))) {
+		if (lex(p) == T_WORD) {
+			char msg[300];
+			snprintf(msg, sizeof msg, "`%s': not a valid identifier", p->word);
+			error_msg(p, p->tline, msg);
+		} else
+			syntax_error(p);
+		return NULL;
+	}
+	struct node *n = new_node(p, N_FOR);
+	n->u.f.var = take_word(p);
+	/* optional newlines, then "in" words or do */
+	linebreak(p);
+	if (is_word(p, "in")) {
+		consume(p);
+		n->u.f.has_in = true;
+		struct word **tail = &n->u.f.words;
+		while (lex(p) == T_WORD) {
+			*tail = new_word(take_word(p));
+			tail = &(*tail)->next;
+		}
+		if (p->error) {
+			node_free(n);
+			return NULL;
+		}
+		if (lex(p) == T_SEMI || lex(p) == T_NL)
+			consume(p);
+		else {
+			syntax_error(p);
+			node_free(n);
+			return NULL;
+		}
+	} else if (lex(p) == T_SEMI) {
+		consume(p);
+	}
+	linebreak(p);
+	if (is_word(p, "{")) {
+		consume(p);
+		n->u.f.body = parse_list(p, true);
+		if (!n->u.f.body || !expect_word(p, "}")) {
+			node_free(n);
+			return NULL;
+		}
+		return n;
+	}
+	if (!expect_word(p, "do")) {
+		node_free(n);
+		return NULL;
+	}
+	n->u.f.body = parse_list(p, true);
+	if (!n->u.f.body || !expect_word(p, "done")) {
+		node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+static struct node *
+parse_case(struct parser *p)
+{
+	consume(p);
+	struct node *n = new_node(p, N_CASE);
+	if (lex(p) != T_WORD) {
+		syntax_error(p);
+		free(n);
+		return NULL;
+	}
+	n->u.c.word = take_word(p);
+	linebreak(p);
+	if (!expect_word(p, "in")) {
+		node_free(n);
+		return NULL;
+	}
+	struct case_item **tail = &n->u.c.items;
+	for (;;) {
+		linebreak(p);
+		if (p->error)
+			break;
+		if (is_word(p, "esac")) {
+			consume(p);
+			return n;
+		}
+		struct case_item *ci = xmalloc(sizeof *ci);
+		memset(ci, 0, sizeof *ci);
+		*tail = ci;
+		tail = &ci->next;
+		if (lex(p) == T_LPAREN)
+			consume(p);
+		struct word **wt = &ci->pats;
+		for (;;) {
+			if (lex(p) != T_WORD) {
+				syntax_error(p);
+				node_free(n);
+				return NULL;
+			}
+			*wt = new_word(take_word(p));
+			wt = &(*wt)->next;
+			if (lex(p) == T_PIPE) {
+				consume(p);
+				continue;
+			}
+			if (lex(p) == T_RPAREN) {
+				consume(p);
+				break;
+			}
+			syntax_error(p);
+			node_free(n);
+			return NULL;
+		}
+		linebreak(p);
+		enum tok t = lex(p);
+		if (!(t == T_DSEMI || t == T_SEMIAMP || t == T_DSEMIAMP || is_word(p, "esac"))) {
+			ci->body = parse_list(p, true);
+			if (!ci->body) {
+				node_free(n);
+				return NULL;
+			}
+		}
+		t = lex(p);
+		if (t == T_DSEMI || t == T_SEMIAMP || t == T_DSEMIAMP) {
+			ci->term = t == T_DSEMI ? 0 : t == T_SEMIAMP ? 1 : 2;
+			consume(p);
+			continue;
+		}
+		if (is_word(p, "esac")) {
+			consume(p);
+			return n;
+		}
+		syntax_error(p);
+		node_free(n);
+		return NULL;
+	}
+	node_free(n);
+	return NULL;
+}
+
+static struct node *
+parse_if(struct parser *p)
+{
+	consume(p); /* if / elif */
+	struct node *n = new_node(p, N_IF);
+	n->u.b.a = parse_list(p, true);
+	if (!n->u.b.a || !expect_word(p, "then")) {
+		node_free(n);
+		return NULL;
+	}
+	n->u.b.b = parse_list(p, true);
+	if (!n->u.b.b) {
+		node_free(n);
+		return NULL;
+	}
+	if (is_word(p, "elif")) {
+		n->u.b.c = parse_if(p);
+		if (!n->u.b.c) {
+			node_free(n);
+			return NULL;
+		}
+		return n;
+	}
+	if (is_word(p, "else")) {
+		consume(p);
+		n->u.b.c = parse_list(p, true);
+		if (!n->u.b.c) {
+			node_free(n);
+			return NULL;
+		}
+	}
+	if (!expect_word(p, "fi")) {
+		node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+static struct node *
+parse_compound(struct parser *p, bool *is_compound)
+{
+	*is_compound = true;
+	enum tok t = lex(p);
+	struct node *n = NULL;
+	if (t == T_LPAREN) {
+		consume(p);
+		n = new_node(p, N_SUBSHELL);
+		n->u.b.a = parse_list(p, true);
+		if (!n->u.b.a || lex(p) != T_RPAREN) {
+			if (!p->error)
+				syntax_error(p);
+			node_free(n);
+			return NULL;
+		}
+		consume(p);
+		return n;
+	}
+	if (t != T_WORD) {
+		*is_compound = false;
+		return NULL;
+	}
+	const char *w = p->word;
+	if (strcmp(w, "{") == 0) {
+		consume(p);
+		n = new_node(p, N_GROUP);
+		n->u.b.a = parse_list(p, true);
+		if (!n->u.b.a || !expect_word(p, "}")) {
+			node_free(n);
+			return NULL;
+		}
+		return n;
+	}
+	if (strcmp(w, "if") == 0)
+		return parse_if(p);
+	if (strcmp(w, "while") == 0 || strcmp(w, "until") == 0) {
+		n = new_node(p, w[0] == 'w' ? N_WHILE : N_UNTIL);
+		consume(p);
+		n->u.b.a = parse_list(p, true);
+		if (!n->u.b.a || !expect_word(p, "do")) {
+			node_free(n);
+			return NULL;
+		}
+		n->u.b.b = parse_list(p, true);
+		if (!n->u.b.b || !expect_word(p, "done")) {
+			node_free(n);
+			return NULL;
+		}
+		return n;
+	}
+	if (strcmp(w, "for") == 0)
+		return parse_for(p);
+	if (strcmp(w, "case") == 0)
+		return parse_case(p);
+	if (strcmp(w, "[[") == 0) {
+		consume(p);
+		return parse_dbrack(p);
+	}
+	*is_compound = false;
+	return NULL;
+}
+
+static struct node *
+parse_function_body(struct parser *p, char *name, int line)
+{
+	linebreak(p);
+	bool isc;
+	struct node *body = parse_compound(p, &isc);
+	if (!body) {
+		if (!p->error)
+			syntax_error(p);
+		free(name);
+		return NULL;
+	}
+	add_redirs(p, body);
+	body->refs = 1;
+	struct node *n = new_node(p, N_FUNC);
+	n->line = line;
+	n->u.fn.name = name;
+	n->u.fn.body = body;
+	return n;
+}
+
+static bool
+is_assignment(const char *w)
+{
+	const char *eq = strchr(w, '=');
+	if (!eq || eq == w)
+		return false;
+	size_t n = (size_t)(eq - w);
+	if (n > 0 && w[n - 1] == '+')
+		n--;
+	const char *br = memchr(w, '[', n);
+	if (br) {
+		if (w[n - 1] != ']')
+			return false;
+		n = (size_t)(br - w);
+	}
+	return is_name(w, n);
+}
+
+static struct node *
+parse_command(struct parser *p)
+{
+	if (!depth_enter(p)) {
+		depth_leave(p);
+		return NULL;
+	}
+	struct node *ret = NULL;
+	enum tok t;
+	if (p->alias_next || true)
+		while (try_alias(p))
+			;
+	p->alias_next = false;
+	t = lex(p);
+	if (p->error)
+		goto out;
+	/* (( arithmetic )) */
+	if (t == T_LPAREN && p->pos < p->len && p->s[p->pos] == '(') {
+		int line = p->tline;
+		p->pos++;
+		p->have = false;
+		char *e = scan_arith(p);
+		if (!e)
+			goto out;
+		ret = new_node(p, N_ARITH);
+		ret->line = line;
+		ret->u.ar.expr = e;
+		add_redirs(p, ret);
+		goto out;
+	}
+	bool isc;
+	ret = parse_compound(p, &isc);
+	if (isc) {
+		if (ret)
+			add_redirs(p, ret);
+		if (p->error) {
+			node_free(ret);
+			ret = NULL;
+		}
+		goto out;
+	}
+	if (t == T_WORD && strcmp(p->word, "function") == 0) {
+		int line = p->tline;
+		consume(p);
+		if (lex(p) != T_WORD) {
+			syntax_error(p);
+			goto out;
+		}
+		char *name = take_word(p);
+		if (lex(p) == T_LPAREN) {
+			consume(p);
+			if (lex(p) != T_RPAREN) {
+				syntax_error(p);
+				free(name);
+				goto out;
+			}
+			consume(p);
+		}
+		ret = parse_function_body(p, name, line);
+		goto out;
+	}
+	if (t == T_WORD && is_terminator_word(p->word)) {
+		syntax_error(p);
+		goto out;
+	}
+	/* simple command */
+	struct node *n = new_node(p, N_SIMPLE);
+	struct word **at = &n->u.s.assigns, **wt = &n->u.s.words;
+	struct redir **rt = &n->redirs;
+	bool any = false;
+	for (;;) {
+		t = lex(p);
+		if (p->error)
+			break;
+		if (t == T_REDIR) {
+			struct redir *r = parse_redir(p);
+			if (!r)
+				break;
+			*rt = r;
+			rt = &r->next;
+			any = true;
+			continue;
+		}
+		if (t != T_WORD)
+			break;
+		if (!n->u.s.words && is_assignment(p->word)) {
+			*at = new_word(take_word(p));
+			at = &(*at)->next;
+			any = true;
+			continue;
+		}
+		if (n->u.s.words && !n->u.s.words->next && lex(p) == T_WORD && p->alias_next) {
+			/* alias value ending in a blank: the next word too */
+		}
+		bool first = !n->u.s.words;
+		*wt = new_word(take_word(p));
+		wt = &(*wt)->next;
+		any = true;
+		if (first) {
+			if (p->alias_next) {
+				p->alias_next = false;
+				while (try_alias(p))
+					;
+			}
+			/* NAME () compound: a function */
+			if (!n->u.s.assigns && lex(p) == T_LPAREN) {
+				if (!n->redirs && p->pos < p->len) {
+					size_t save = p->pos;
+					skip_blanks(p);
+					if (p->pos < p->len && p->s[p->pos] == ')') {
+						p->pos++;
+						p->have = false;
+						char *name = n->u.s.words->s;
+						n->u.s.words->s = NULL;
+						int line = n->line;
+						node_free(n);
+						ret = parse_function_body(p, name, line);
+						goto out;
+					}
+					p->pos = save;
+				}
+				syntax_error(p);
+				break;
+			}
+		}
+	}
+	if (p->error) {
+		node_free(n);
+		goto out;
+	}
+	if (!any) {
+		node_free(n);
+		syntax_error(p);
+		goto out;
+	}
+	if (t == T_LPAREN) {
+		syntax_error(p);
+		node_free(n);
+		goto out;
+	}
+	ret = n;
+out:
+	depth_leave(p);
+	return ret;
+}
+
+/* ---- public ---- */
+
+struct parser *
+parser_new(struct sh_shell *sh, const char *text, size_t len, int first_line)
+{
+	struct parser *p = xmalloc(sizeof *p);
+	memset(p, 0, sizeof *p);
+	p->sh = sh;
+	p->s = xmalloc(len + 1);
+	memcpy(p->s, text, len);
+	p->s[len] = 0;
+	p->len = len;
+	p->line = first_line;
+	p->hd_tail = &p->hd;
+	return p;
+}
+
+void
+parser_free(struct parser *p)
+{
+	if (!p)
+		return;
+	free(p->s);
+	free(p->word);
+	while (p->hd) {
+		struct pending_heredoc *h = p->hd;
+		p->hd = h->next;
+		free(h);
+	}
+	for (int i = 0; i < p->nguards; i++)
+		free(p->guards[i].name);
+	free(p);
+}
+
+int
+parse_next(struct parser *p, struct node **out)
+{
+	*out = NULL;
+	if (p->error)
+		return -1;
+	p->nguards = 0;
+	while (lex(p) == T_NL)
+		consume(p);
+	if (p->error)
+		return -1;
+	if (lex(p) == T_EOF)
+		return 0;
+	parse_depth_total = 0;
+	struct node *n = parse_list(p, false);
+	if (p->error || !n) {
+		if (!p->error)
+			syntax_error(p);
+		node_free(n);
+		return -1;
+	}
+	/* The command ends at a newline (its here-docs follow it) or EOF. */
+	if (lex(p) == T_NL) {
+		consume(p);
+	} else if (lex(p) != T_EOF) {
+		syntax_error(p);
+		node_free(n);
+		return -1;
+	}
+	if (p->hd) {
+		/* here-doc at EOF without a newline after the command */
+		read_heredocs(p);
+	}
+	if (p->sh)
+		p->sh->lineno = p->line;
+	*out = n;
+	return 1;
+}
+
+int
+parse_all(struct sh_shell *sh, const char *text, size_t len, int line, struct node **out)
+{
+	struct parser *p = parser_new(sh, text, len, line);
+	struct node *list = NULL;
+	int r;
+	struct node *n;
+	while ((r = parse_next(p, &n)) > 0) {
+		if (!n)
+			continue;
+		if (!list)
+			list = new_node(p, N_LIST);
+		list->u.p.v = xrealloc(list->u.p.v, (list->u.p.n + 1) * sizeof(struct node *));
+		list->u.p.v[list->u.p.n++] = n;
+	}
+	parser_free(p);
+	if (r < 0) {
+		node_free(list);
+		*out = NULL;
+		return -1;
+	}
+	*out = list;
+	return 0;
+}
+
+long
+parse_cmdsub_end(struct sh_shell *sh, const char *s, size_t len)
+{
+	/* s starts with "$(" */
+	struct parser *p = parser_new(sh, s, len, 1);
+	p->sh = NULL;
+	long e = scan_dollar(p, 0);
+	parser_free(p);
+	return e;
+}
+
+static void
+words_free(struct word *w)
+{
+	while (w) {
+		struct word *n = w->next;
+		free(w->s);
+		free(w);
+		w = n;
+	}
+}
+
+void
+node_free(struct node *n)
+{
+	if (!n)
+		return;
+	for (struct redir *r = n->redirs; r;) {
+		struct redir *nx = r->next;
+		free(r->word);
+		free(r->body);
+		free(r);
+		r = nx;
+	}
+	switch (n->type) {
+	case N_SIMPLE:
+		words_free(n->u.s.assigns);
+		words_free(n->u.s.words);
+		break;
+	case N_PIPE:
+	case N_LIST:
+		for (size_t i = 0; i < n->u.p.n; i++)
+			node_free(n->u.p.v[i]);
+		free(n->u.p.v);
+		break;
+	case N_AND:
+	case N_OR:
+	case N_ASYNC:
+	case N_NOT:
+	case N_SUBSHELL:
+	case N_GROUP:
+	case N_IF:
+	case N_WHILE:
+	case N_UNTIL:
+		node_free(n->u.b.a);
+		node_free(n->u.b.b);
+		node_free(n->u.b.c);
+		break;
+	case N_FOR:
+		free(n->u.f.var);
+		words_free(n->u.f.words);
+		node_free(n->u.f.body);
+		break;
+	case N_AFOR:
+		free(n->u.af.init);
+		free(n->u.af.cond);
+		free(n->u.af.step);
+		node_free(n->u.af.body);
+		break;
+	case N_CASE:
+		free(n->u.c.word);
+		for (struct case_item *c = n->u.c.items; c;) {
+			struct case_item *nx = c->next;
+			words_free(c->pats);
+			node_free(c->body);
+			free(c);
+			c = nx;
+		}
+		break;
+	case N_FUNC:
+		free(n->u.fn.name);
+		node_release(n->u.fn.body);
+		break;
+	case N_DBRACK:
+		words_free(n->u.db.toks);
+		break;
+	case N_ARITH:
+		free(n->u.ar.expr);
+		break;
+	default:
+		break;
+	}
+	free(n);
+}
+
+void
+node_release(struct node *n)
+{
+	if (n && --n->refs <= 0)
+		node_free(n);
+}

@@ -1,0 +1,339 @@
+/*
+ * sh.h — the interpreter's internals (issue 12 items 1-2): the syntax tree
+ * (parse.c), the shell state (vars.c), expansion (expand.c, arith.c,
+ * pattern.c), execution (exec.c, redir.c) and the builtins (builtins.c).
+ *
+ * The script is the agent's text: nothing in it is trusted. Every size a
+ * script controls is capped (SH_MAX_*; docs/box-sh.1.md names them): parse
+ * nesting, function/eval/source nesting, a variable's value, one word's
+ * expansion, the number of fields, a command substitution's output.
+ */
+#ifndef BOX_SHELL_SH_H
+#define BOX_SHELL_SH_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cmd.h"
+#include "decide.h"
+#include "fsops.h"
+
+#define SH_MAX_SCRIPT      (16u << 20)  /* a script or -c string */
+#define SH_MAX_PARSE_DEPTH 1000         /* nested compound commands / substitutions */
+#define SH_MAX_CALL_DEPTH  1000         /* functions, eval, source, subshell parsing */
+#define SH_MAX_VALUE       (16u << 20)  /* one variable's value */
+#define SH_MAX_EXPANSION   (64u << 20)  /* one word's expansion, a $(...) output */
+#define SH_MAX_FIELDS      (1u << 20)   /* words of one command after expansion */
+#define SH_MAX_ARRAY       (1u << 20)   /* highest index of an indexed array */
+
+/* ---- growable strings ---- */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+void sb_addn(struct sbuf *b, const char *s, size_t n);
+void sb_adds(struct sbuf *b, const char *s);
+void sb_addc(struct sbuf *b, char c);
+char *sb_take(struct sbuf *b);     /* NUL-terminated, resets b */
+void sb_free(struct sbuf *b);
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/* ---- syntax tree ---- */
+enum redir_type {
+	R_IN, R_OUT, R_CLOBBER, R_APPEND, R_RDWR, R_DUPIN, R_DUPOUT, R_HEREDOC, R_HERESTR,
+	R_ALLOUT, R_ALLAPPEND,
+};
+struct redir {
+	struct redir *next;
+	enum redir_type type;
+	int fd;                 /* -1: the default for the type */
+	char *word;             /* raw word (target / delimiter) */
+	char *body;             /* here-doc body */
+	bool quoted;            /* here-doc delimiter was quoted: no expansion */
+	bool strip_tabs;        /* <<- */
+};
+
+struct word {
+	struct word *next;
+	char *s;                /* raw text with quoting */
+};
+
+enum node_type {
+	N_SIMPLE, N_PIPE, N_AND, N_OR, N_LIST, N_ASYNC, N_NOT, N_SUBSHELL, N_GROUP, N_IF,
+	N_WHILE, N_UNTIL, N_FOR, N_AFOR, N_CASE, N_FUNC, N_DBRACK, N_ARITH,
+};
+struct case_item {
+	struct case_item *next;
+	struct word *pats;
+	struct node *body;
+	int term;               /* 0 ;;  1 ;&  2 ;;& */
+};
+struct node {
+	enum node_type type;
+	int line;
+	int refs;               /* function bodies: shared by the tree and the table */
+	struct redir *redirs;
+	union {
+		struct {
+			struct word *assigns, *words;
+		} s;
+		struct {
+			struct node **v;
+			size_t n;
+			bool bang;
+			bool pipe_err; /* |& per stage: v[i] has 2>&1 */
+		} p;            /* N_PIPE, N_LIST */
+		struct {
+			struct node *a, *b, *c;
+		} b;            /* AND OR NOT ASYNC SUBSHELL GROUP IF WHILE UNTIL */
+		struct {
+			char *var;
+			struct word *words;
+			bool has_in;
+			struct node *body;
+		} f;
+		struct {
+			char *init, *cond, *step;
+			struct node *body;
+		} af;
+		struct {
+			char *word;
+			struct case_item *items;
+		} c;
+		struct {
+			char *name;
+			struct node *body;
+		} fn;
+		struct {
+			struct word *toks; /* [[ ]] tokens: words and operators */
+		} db;
+		struct {
+			char *expr;
+		} ar;
+	} u;
+};
+
+/* Parser over one text; parse_next gives one complete command at a time. */
+struct parser;
+struct sh_shell;
+struct parser *parser_new(struct sh_shell *sh, const char *text, size_t len, int first_line);
+void parser_free(struct parser *p);
+/* 1: *out is a command (may be NULL for an empty line); 0: end of text; -1:
+ * syntax error (printed). */
+int parse_next(struct parser *p, struct node **out);
+void node_free(struct node *n);
+void node_release(struct node *n); /* drop one reference of a function body */
+/* Whole text, no execution (fuzz target, functions): -1 on error. */
+int parse_all(struct sh_shell *sh, const char *text, size_t len, int line, struct node **out);
+/* The end of a $(...) starting at s[0] after "$(": index of the ")" or -1. */
+long parse_cmdsub_end(struct sh_shell *sh, const char *s, size_t len);
+bool is_name(const char *s, size_t n);
+
+/* ---- variables ---- */
+enum {
+	V_EXPORT = 1, V_READONLY = 2, V_ARRAY = 4, V_INTEGER = 8, V_UNSET_PLACEHOLDER = 16,
+};
+struct var {
+	struct var *next;   /* hash chain */
+	char *name;
+	char *val;          /* scalar (NULL: declared without value) */
+	char **arr;         /* V_ARRAY: elements, NULL = unset */
+	size_t narr;
+	int flags;
+};
+struct func {
+	struct func *next;
+	char *name;
+	struct node *body;
+	char *text;
+};
+struct alias {
+	struct alias *next;
+	char *name, *val;
+};
+struct saved_var {
+	struct saved_var *next;
+	char *name;
+	struct var *old; /* NULL: was unset */
+};
+struct frame {
+	struct frame *up;
+	struct saved_var *saved;
+};
+
+enum jump { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT };
+
+#define SH_NTRAP (65 + 2)
+#define TRAP_EXIT 0
+#define TRAP_ERR  65
+
+struct bgjob {
+	struct bgjob *next;
+	pid_t pid;
+	int status;
+	bool done;
+};
+
+struct sh_shell {
+	struct var *vars[256];
+	struct func *funcs[64];
+	struct alias *aliases;
+	struct frame *frame;
+	char *arg0;
+	char **argv;            /* positional parameters, $1.. */
+	int argc;
+	int status;             /* $? */
+	enum jump jump;
+	int jump_n;
+	int loop_depth;
+	int func_depth;
+	int call_depth;
+	int errexit_off;        /* in a condition: no -e, no ERR trap */
+	bool opt_e, opt_u, opt_x, opt_f, opt_C, opt_n, opt_pipefail, opt_v, opt_a;
+	bool in_subshell;
+	bool is_child;          /* a forked copy: exit with _exit */
+	bool interactive;
+	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
+	char *traps[SH_NTRAP];
+	bool in_trap;
+	volatile sig_atomic_t pending[SH_NTRAP];
+	pid_t rootpid;
+	pid_t lastbg;
+	struct bgjob *jobs;
+	int lineno;
+	char *cwd;              /* canonical absolute */
+	struct sh_fs fs;
+	struct sh_decider *decider;
+	int root_fd;
+	char **envp_cache;
+	bool env_dirty;
+	int *pipestatus;
+	size_t npipestatus;
+	const char *script_name; /* for messages: NULL = "box-shell" */
+	double start_time;
+	unsigned random_state;
+	volatile sig_atomic_t interrupted;
+	int getopts_sub;        /* position inside a grouped option */
+	long cmd_timeout_ms;
+	char *home;
+};
+
+/* vars.c */
+struct sh_shell *sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc,
+			char **argv);
+void sh_free(struct sh_shell *sh);
+struct var *var_get(struct sh_shell *sh, const char *name);
+struct var *var_getn(struct sh_shell *sh, const char *name, size_t n);
+const char *var_value(struct sh_shell *sh, const char *name); /* NULL if unset */
+/* 0, or -1 after printing an error (readonly, too long). */
+int var_set(struct sh_shell *sh, const char *name, const char *val, int flags);
+int var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val);
+int var_unset(struct sh_shell *sh, const char *name);
+void var_local(struct sh_shell *sh, const char *name);
+void frame_push(struct sh_shell *sh);
+void frame_pop(struct sh_shell *sh);
+char **sh_environ(struct sh_shell *sh);
+void set_positional(struct sh_shell *sh, int argc, char **argv);
+struct func *func_get(struct sh_shell *sh, const char *name);
+void func_set(struct sh_shell *sh, const char *name, struct node *body);
+void func_unset(struct sh_shell *sh, const char *name);
+const char *alias_get(struct sh_shell *sh, const char *name);
+void alias_set(struct sh_shell *sh, const char *name, const char *val);
+int alias_unset(struct sh_shell *sh, const char *name);
+size_t var_array_count(const struct var *v);
+void var_foreach(struct sh_shell *sh, void (*fn)(struct var *, void *), void *arg);
+
+/* expand.c */
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+void strv_add(struct strv *a, char *s);
+void strv_free(struct strv *a);
+/* Full expansion of a word list into fields (brace, tilde, parameter,
+ * command, arithmetic, splitting, globbing, quote removal). -1: error (the
+ * shell's jump says whether to exit). */
+int expand_words(struct sh_shell *sh, struct word *w, struct strv *out);
+/* One word to one string: no splitting, no globbing (assignments, case
+ * word, redirection targets, [[ ]] operands). */
+char *expand_str(struct sh_shell *sh, const char *raw, bool assign);
+/* As a pattern (case, [[ == ]]): quoted characters escaped with '\'. */
+char *expand_pat(struct sh_shell *sh, const char *raw);
+/* A here-doc body (as inside double quotes, '"' not special). */
+char *expand_heredoc(struct sh_shell *sh, const char *body);
+/* The right side of =~: quoted characters match literally. */
+char *expand_re(struct sh_shell *sh, const char *raw);
+bool sh_utf8_locale(struct sh_shell *sh);
+char *cmdsub_run(struct sh_shell *sh, const char *text, size_t len);
+char *shell_quote(const char *s);
+
+/* arith.c: -1 on error (printed). */
+int arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out);
+
+/* pattern.c */
+bool pat_match(const char *pat, const char *s);  /* whole string */
+/* Longest/shortest prefix/suffix match lengths: -1 none. */
+long pat_prefix(const char *pat, const char *s, bool longest);
+long pat_suffix(const char *pat, const char *s, bool longest);
+bool pat_has_meta(const char *pat);
+void pat_unescape(char *s);
+/* Glob one pattern through sh_fs_opendir; appends sorted matches (0 if none). */
+int glob_expand(struct sh_shell *sh, const char *pat, struct strv *out);
+
+/* exec.c */
+int exec_node(struct sh_shell *sh, struct node *n);
+int exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const char *name);
+int exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, int out, int err);
+_Noreturn void sh_exit(struct sh_shell *sh, int status);
+_Noreturn void sh_child_exit(struct sh_shell *sh, int st); /* flush, _exit */
+void sh_run_exit_trap(struct sh_shell *sh);
+void sh_err(struct sh_shell *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+pid_t sh_fork(struct sh_shell *sh);
+int sh_wait_pid(struct sh_shell *sh, pid_t pid);
+void sh_check_traps(struct sh_shell *sh);
+int sh_decide_cmd(struct sh_shell *sh, const char *program, int argc, char **argv,
+		  const char *path);
+void sh_record_cmd(struct sh_shell *sh, const char *program, int argc, char **argv, int st);
+char *find_in_path(struct sh_shell *sh, const char *name);
+void sh_update_fs(struct sh_shell *sh, const char *cmdname);
+int run_nested_shell(struct sh_shell *sh, int argc, char **argv);
+int sh_assign_word(struct sh_shell *sh, const char *w, int flags);
+
+/* redir.c: apply redirections; saved fds go to *save (restore with
+ * redir_restore) unless save is NULL (permanent / in a child). */
+struct redir_save {
+	int fd, saved;   /* saved = -1: fd was closed */
+};
+struct redir_state {
+	struct redir_save v[32];
+	size_t n;
+};
+int redir_apply(struct sh_shell *sh, struct redir *r, struct redir_state *save);
+void redir_restore(struct redir_state *save);
+
+/* builtins.c */
+typedef int (*sh_builtin_fn)(struct sh_shell *sh, int argc, char **argv);
+struct sh_builtin {
+	const char *name;
+	sh_builtin_fn fn;
+	bool special;
+};
+const struct sh_builtin *builtin_find(const char *name);
+sh_cmd_fn own_command_find(const char *name);
+/* Buffered output of builtins on an fd. */
+void bi_out(int fd, const char *s, size_t n);
+void bi_outs(int fd, const char *s);
+void bi_flush(void);
+int bi_take_error(void); /* flush; the first write error (errno) since the last call */
+
+extern struct sh_shell *sh_current;
+
+#endif

@@ -1,0 +1,673 @@
+/*
+ * vars.c — the shell's state: variables (scalars and indexed arrays, with
+ * export/readonly/integer flags), function-local scopes (bash's dynamic
+ * scoping: `local` saves the caller's variable and the return restores it),
+ * positional parameters, functions and aliases; small string helpers.
+ *
+ * Trusts: nothing in names or values (they come from the script); a value
+ * longer than SH_MAX_VALUE and an array index above SH_MAX_ARRAY are refused.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sh.h"
+
+struct sh_shell *sh_current;
+
+/* Characters are bytes unless the locale names UTF-8 (as bash under LC_ALL=C). */
+bool
+sh_utf8_locale(struct sh_shell *sh)
+{
+	static const char *const names[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+	for (int i = 0; i < 3; i++) {
+		const char *v = var_value(sh, names[i]);
+		if (v && *v)
+			return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
+	}
+	return false;
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p) {
+		static const char m[] = "box-shell: out of memory\n";
+		(void)!write(2, m, sizeof m - 1);
+		_exit(125);
+	}
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		static const char m[] = "box-shell: out of memory\n";
+		(void)!write(2, m, sizeof m - 1);
+		_exit(125);
+	}
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *d = xmalloc(n + 1);
+	memcpy(d, s, n);
+	d[n] = 0;
+	return d;
+}
+
+void
+sb_addn(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t c = b->cap ? b->cap * 2 : 64;
+		while (c < b->len + n + 1)
+			c *= 2;
+		b->s = xrealloc(b->s, c);
+		b->cap = c;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = 0;
+}
+
+void
+sb_adds(struct sbuf *b, const char *s)
+{
+	sb_addn(b, s, strlen(s));
+}
+
+void
+sb_addc(struct sbuf *b, char c)
+{
+	if (b->len + 2 > b->cap) {
+		size_t cc = b->cap ? b->cap * 2 : 64;
+		b->s = xrealloc(b->s, cc);
+		b->cap = cc;
+	}
+	b->s[b->len++] = c;
+	b->s[b->len] = 0;
+}
+
+char *
+sb_take(struct sbuf *b)
+{
+	char *s = b->s ? b->s : xstrdup("");
+	b->s = NULL;
+	b->len = b->cap = 0;
+	return s;
+}
+
+void
+sb_free(struct sbuf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+}
+
+static unsigned
+hash(const char *s, size_t n)
+{
+	unsigned h = 5381;
+	for (size_t i = 0; i < n; i++)
+		h = h * 33 + (unsigned char)s[i];
+	return h;
+}
+
+struct var *
+var_getn(struct sh_shell *sh, const char *name, size_t n)
+{
+	for (struct var *v = sh->vars[hash(name, n) & 255]; v; v = v->next)
+		if (strncmp(v->name, name, n) == 0 && v->name[n] == 0)
+			return v;
+	return NULL;
+}
+
+struct var *
+var_get(struct sh_shell *sh, const char *name)
+{
+	return var_getn(sh, name, strlen(name));
+}
+
+static struct var *
+var_create(struct sh_shell *sh, const char *name)
+{
+	struct var *v = var_get(sh, name);
+	if (v)
+		return v;
+	v = xmalloc(sizeof *v);
+	memset(v, 0, sizeof *v);
+	v->name = xstrdup(name);
+	unsigned h = hash(name, strlen(name)) & 255;
+	v->next = sh->vars[h];
+	sh->vars[h] = v;
+	return v;
+}
+
+static void
+var_clear_value(struct var *v)
+{
+	free(v->val);
+	v->val = NULL;
+	for (size_t i = 0; i < v->narr; i++)
+		free(v->arr[i]);
+	free(v->arr);
+	v->arr = NULL;
+	v->narr = 0;
+}
+
+/* Dynamic variables. */
+static char dynbuf[64];
+
+const char *
+var_value(struct sh_shell *sh, const char *name)
+{
+	struct var *v = var_get(sh, name);
+	if (!v) {
+		if (strcmp(name, "RANDOM") == 0) {
+			sh->random_state = sh->random_state * 1103515245u + 12345u;
+			snprintf(dynbuf, sizeof dynbuf, "%u", (sh->random_state >> 16) & 0x7fff);
+			return dynbuf;
+		}
+		if (strcmp(name, "LINENO") == 0) {
+			snprintf(dynbuf, sizeof dynbuf, "%d", sh->lineno);
+			return dynbuf;
+		}
+		if (strcmp(name, "SECONDS") == 0) {
+			snprintf(dynbuf, sizeof dynbuf, "%ld", (long)(time(NULL) - (time_t)sh->start_time));
+			return dynbuf;
+		}
+		if (strcmp(name, "BASHPID") == 0) {
+			snprintf(dynbuf, sizeof dynbuf, "%ld", (long)getpid());
+			return dynbuf;
+		}
+		return NULL;
+	}
+	if (v->flags & V_ARRAY)
+		return v->narr > 0 ? v->arr[0] : NULL;
+	return v->val;
+}
+
+static int
+check_len(struct sh_shell *sh, const char *name, const char *val)
+{
+	if (val && strlen(val) > SH_MAX_VALUE) {
+		sh_err(sh, "%s: value too long (max %u bytes)", name, SH_MAX_VALUE);
+		return -1;
+	}
+	return 0;
+}
+
+int
+var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
+{
+	struct var *v = var_get(sh, name);
+	if (v && (v->flags & V_READONLY)) {
+		sh_err(sh, "%s: readonly variable", name);
+		return -1;
+	}
+	if (check_len(sh, name, val) < 0)
+		return -1;
+	if (!v)
+		v = var_create(sh, name);
+	char *nv = NULL;
+	if (val) {
+		if (v->flags & V_INTEGER) {
+			intmax_t r;
+			if (arith_eval(sh, val, &r) < 0)
+				return -1;
+			char b[32];
+			snprintf(b, sizeof b, "%jd", r);
+			nv = xstrdup(b);
+		} else
+			nv = xstrdup(val);
+	}
+	if (v->flags & V_ARRAY) {
+		if (nv) {
+			if (v->narr == 0) {
+				v->arr = xmalloc(sizeof(char *));
+				v->narr = 1;
+			} else
+				free(v->arr[0]);
+			v->arr[0] = nv;
+		}
+	} else if (nv || !(flags & V_UNSET_PLACEHOLDER)) {
+		if (nv || val) {
+			free(v->val);
+			v->val = nv;
+		}
+	}
+	v->flags |= flags & (V_EXPORT | V_READONLY | V_INTEGER);
+	if (sh->opt_a)
+		v->flags |= V_EXPORT;
+	if (v->flags & V_EXPORT)
+		sh->env_dirty = true;
+	if (strcmp(name, "RANDOM") == 0 && val)
+		sh->random_state = (unsigned)strtoul(val, NULL, 10);
+	return 0;
+}
+
+int
+var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val)
+{
+	struct var *v = var_get(sh, name);
+	if (v && (v->flags & V_READONLY)) {
+		sh_err(sh, "%s: readonly variable", name);
+		return -1;
+	}
+	if (idx > SH_MAX_ARRAY) {
+		sh_err(sh, "%s[%zu]: array index too large (max %u)", name, idx, SH_MAX_ARRAY);
+		return -1;
+	}
+	if (check_len(sh, name, val) < 0)
+		return -1;
+	if (!v)
+		v = var_create(sh, name);
+	if (!(v->flags & V_ARRAY)) {
+		char *old = v->val;
+		v->val = NULL;
+		v->flags |= V_ARRAY;
+		if (old) {
+			v->arr = xmalloc(sizeof(char *));
+			v->arr[0] = old;
+			v->narr = 1;
+		}
+	}
+	if (idx >= v->narr) {
+		v->arr = xrealloc(v->arr, (idx + 1) * sizeof(char *));
+		for (size_t i = v->narr; i <= idx; i++)
+			v->arr[i] = NULL;
+		v->narr = idx + 1;
+	}
+	char *nv;
+	if (v->flags & V_INTEGER) {
+		intmax_t r;
+		if (arith_eval(sh, val, &r) < 0)
+			return -1;
+		char b[32];
+		snprintf(b, sizeof b, "%jd", r);
+		nv = xstrdup(b);
+	} else
+		nv = xstrdup(val);
+	free(v->arr[idx]);
+	v->arr[idx] = nv;
+	if (v->flags & V_EXPORT)
+		sh->env_dirty = true;
+	return 0;
+}
+
+size_t
+var_array_count(const struct var *v)
+{
+	if (!(v->flags & V_ARRAY))
+		return v->val ? 1 : 0;
+	size_t c = 0;
+	for (size_t i = 0; i < v->narr; i++)
+		if (v->arr[i])
+			c++;
+	return c;
+}
+
+static void
+var_destroy(struct sh_shell *sh, const char *name)
+{
+	unsigned h = hash(name, strlen(name)) & 255;
+	for (struct var **pp = &sh->vars[h]; *pp; pp = &(*pp)->next) {
+		if (strcmp((*pp)->name, name) == 0) {
+			struct var *v = *pp;
+			*pp = v->next;
+			if (v->flags & V_EXPORT)
+				sh->env_dirty = true;
+			var_clear_value(v);
+			free(v->name);
+			free(v);
+			return;
+		}
+	}
+}
+
+int
+var_unset(struct sh_shell *sh, const char *name)
+{
+	struct var *v = var_get(sh, name);
+	if (!v)
+		return 0;
+	if (v->flags & V_READONLY) {
+		sh_err(sh, "unset: %s: cannot unset: readonly variable", name);
+		return -1;
+	}
+	/* In a function scope that saved it, keep a placeholder so that the
+	 * caller's value comes back on return (var_destroy is enough: the saved
+	 * copy is restored by frame_pop). */
+	var_destroy(sh, name);
+	return 0;
+}
+
+static struct var *
+var_copy(const struct var *v)
+{
+	struct var *c = xmalloc(sizeof *c);
+	*c = *v;
+	c->next = NULL;
+	c->name = xstrdup(v->name);
+	c->val = v->val ? xstrdup(v->val) : NULL;
+	if (v->narr) {
+		c->arr = xmalloc(v->narr * sizeof(char *));
+		for (size_t i = 0; i < v->narr; i++)
+			c->arr[i] = v->arr[i] ? xstrdup(v->arr[i]) : NULL;
+	}
+	return c;
+}
+
+void
+var_local(struct sh_shell *sh, const char *name)
+{
+	struct frame *f = sh->frame;
+	if (!f)
+		return;
+	for (struct saved_var *s = f->saved; s; s = s->next)
+		if (strcmp(s->name, name) == 0)
+			return; /* already local here */
+	struct saved_var *s = xmalloc(sizeof *s);
+	s->name = xstrdup(name);
+	struct var *v = var_get(sh, name);
+	s->old = v ? var_copy(v) : NULL;
+	s->next = f->saved;
+	f->saved = s;
+	if (v) {
+		/* A local starts unset-with-no-value, keeping only export. */
+		int keep = v->flags & V_EXPORT;
+		var_clear_value(v);
+		v->flags = keep;
+	}
+}
+
+void
+frame_push(struct sh_shell *sh)
+{
+	struct frame *f = xmalloc(sizeof *f);
+	f->up = sh->frame;
+	f->saved = NULL;
+	sh->frame = f;
+}
+
+void
+frame_pop(struct sh_shell *sh)
+{
+	struct frame *f = sh->frame;
+	if (!f)
+		return;
+	sh->frame = f->up;
+	while (f->saved) {
+		struct saved_var *s = f->saved;
+		f->saved = s->next;
+		var_destroy(sh, s->name);
+		if (s->old) {
+			unsigned h = hash(s->name, strlen(s->name)) & 255;
+			s->old->next = sh->vars[h];
+			sh->vars[h] = s->old;
+		}
+		sh->env_dirty = true;
+		free(s->name);
+		free(s);
+	}
+	free(f);
+}
+
+void
+var_foreach(struct sh_shell *sh, void (*fn)(struct var *, void *), void *arg)
+{
+	/* sorted by name */
+	size_t n = 0;
+	for (int i = 0; i < 256; i++)
+		for (struct var *v = sh->vars[i]; v; v = v->next)
+			n++;
+	struct var **a = xmalloc((n + 1) * sizeof *a);
+	n = 0;
+	for (int i = 0; i < 256; i++)
+		for (struct var *v = sh->vars[i]; v; v = v->next)
+			a[n++] = v;
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && strcmp(a[j - 1]->name, a[j]->name) > 0; j--) {
+			struct var *t = a[j];
+			a[j] = a[j - 1];
+			a[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++)
+		fn(a[i], arg);
+	free(a);
+}
+
+char **
+sh_environ(struct sh_shell *sh)
+{
+	if (sh->envp_cache && !sh->env_dirty)
+		return sh->envp_cache;
+	if (sh->envp_cache) {
+		for (char **e = sh->envp_cache; *e; e++)
+			free(*e);
+		free(sh->envp_cache);
+	}
+	size_t n = 0, cap = 32;
+	char **e = xmalloc(cap * sizeof *e);
+	for (int i = 0; i < 256; i++)
+		for (struct var *v = sh->vars[i]; v; v = v->next) {
+			if (!(v->flags & V_EXPORT))
+				continue;
+			const char *val = (v->flags & V_ARRAY) ? (v->narr ? v->arr[0] : NULL) : v->val;
+			if (!val)
+				continue;
+			if (n + 2 > cap) {
+				cap *= 2;
+				e = xrealloc(e, cap * sizeof *e);
+			}
+			size_t a = strlen(v->name), b = strlen(val);
+			char *s = xmalloc(a + b + 2);
+			memcpy(s, v->name, a);
+			s[a] = '=';
+			memcpy(s + a + 1, val, b + 1);
+			e[n++] = s;
+		}
+	e[n] = NULL;
+	sh->envp_cache = e;
+	sh->env_dirty = false;
+	return e;
+}
+
+void
+set_positional(struct sh_shell *sh, int argc, char **argv)
+{
+	char **nv = xmalloc((size_t)(argc + 1) * sizeof(char *));
+	for (int i = 0; i < argc; i++)
+		nv[i] = xstrdup(argv[i]);
+	nv[argc] = NULL;
+	for (int i = 0; i < sh->argc; i++)
+		free(sh->argv[i]);
+	free(sh->argv);
+	sh->argv = nv;
+	sh->argc = argc;
+}
+
+struct func *
+func_get(struct sh_shell *sh, const char *name)
+{
+	for (struct func *f = sh->funcs[hash(name, strlen(name)) & 63]; f; f = f->next)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+void
+func_set(struct sh_shell *sh, const char *name, struct node *body)
+{
+	struct func *f = func_get(sh, name);
+	if (!f) {
+		f = xmalloc(sizeof *f);
+		memset(f, 0, sizeof *f);
+		f->name = xstrdup(name);
+		unsigned h = hash(name, strlen(name)) & 63;
+		f->next = sh->funcs[h];
+		sh->funcs[h] = f;
+	}
+	node_release(f->body);
+	f->body = body;
+}
+
+void
+func_unset(struct sh_shell *sh, const char *name)
+{
+	unsigned h = hash(name, strlen(name)) & 63;
+	for (struct func **pp = &sh->funcs[h]; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->name, name) == 0) {
+			struct func *f = *pp;
+			*pp = f->next;
+			node_release(f->body);
+			free(f->name);
+			free(f);
+			return;
+		}
+}
+
+const char *
+alias_get(struct sh_shell *sh, const char *name)
+{
+	for (struct alias *a = sh->aliases; a; a = a->next)
+		if (strcmp(a->name, name) == 0)
+			return a->val;
+	return NULL;
+}
+
+void
+alias_set(struct sh_shell *sh, const char *name, const char *val)
+{
+	for (struct alias *a = sh->aliases; a; a = a->next)
+		if (strcmp(a->name, name) == 0) {
+			free(a->val);
+			a->val = xstrdup(val);
+			return;
+		}
+	struct alias *a = xmalloc(sizeof *a);
+	a->name = xstrdup(name);
+	a->val = xstrdup(val);
+	/* keep sorted */
+	struct alias **pp = &sh->aliases;
+	while (*pp && strcmp((*pp)->name, name) < 0)
+		pp = &(*pp)->next;
+	a->next = *pp;
+	*pp = a;
+}
+
+int
+alias_unset(struct sh_shell *sh, const char *name)
+{
+	for (struct alias **pp = &sh->aliases; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->name, name) == 0) {
+			struct alias *a = *pp;
+			*pp = a->next;
+			free(a->name);
+			free(a->val);
+			free(a);
+			return 0;
+		}
+	return -1;
+}
+
+struct sh_shell *
+sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc, char **argv)
+{
+	struct sh_shell *sh = xmalloc(sizeof *sh);
+	memset(sh, 0, sizeof *sh);
+	sh->decider = d;
+	sh->root_fd = -1;
+	sh->arg0 = xstrdup(arg0 ? arg0 : "box-sh");
+	set_positional(sh, argc, argv);
+	sh->rootpid = getpid();
+	sh->start_time = (double)time(NULL);
+	sh->random_state = (unsigned)getpid() ^ (unsigned)time(NULL);
+	for (char *const *e = envp; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq || !is_name(*e, (size_t)(eq - *e)))
+			continue;
+		char *name = xstrndup(*e, (size_t)(eq - *e));
+		var_set(sh, name, eq + 1, V_EXPORT);
+		free(name);
+	}
+	if (!var_get(sh, "IFS"))
+		var_set(sh, "IFS", " \t\n", 0);
+	if (!var_get(sh, "PS4"))
+		var_set(sh, "PS4", "+ ", 0);
+	if (!var_get(sh, "OPTIND"))
+		var_set(sh, "OPTIND", "1", 0);
+	char buf[32];
+	snprintf(buf, sizeof buf, "%ld", (long)getppid());
+	var_set(sh, "PPID", buf, 0);
+	sh->env_dirty = true;
+	return sh;
+}
+
+void
+sh_free(struct sh_shell *sh)
+{
+	if (!sh)
+		return;
+	for (int i = 0; i < 256; i++)
+		while (sh->vars[i]) {
+			struct var *v = sh->vars[i];
+			sh->vars[i] = v->next;
+			var_clear_value(v);
+			free(v->name);
+			free(v);
+		}
+	for (int i = 0; i < 64; i++)
+		while (sh->funcs[i]) {
+			struct func *f = sh->funcs[i];
+			sh->funcs[i] = f->next;
+			node_release(f->body);
+			free(f->name);
+			free(f);
+		}
+	while (sh->aliases) {
+		struct alias *a = sh->aliases;
+		sh->aliases = a->next;
+		free(a->name);
+		free(a->val);
+		free(a);
+	}
+	while (sh->frame)
+		frame_pop(sh);
+	for (int i = 0; i < sh->argc; i++)
+		free(sh->argv[i]);
+	free(sh->argv);
+	free(sh->arg0);
+	for (int i = 0; i < SH_NTRAP; i++)
+		free(sh->traps[i]);
+	if (sh->envp_cache) {
+		for (char **e = sh->envp_cache; *e; e++)
+			free(*e);
+		free(sh->envp_cache);
+	}
+	while (sh->jobs) {
+		struct bgjob *j = sh->jobs;
+		sh->jobs = j->next;
+		free(j);
+	}
+	free(sh->pipestatus);
+	free(sh->cwd);
+	free(sh->home);
+	free(sh);
+}

@@ -1,0 +1,2 @@
+ll; ll ll; alias ll=x
+ll

@@ -1,0 +1,2 @@
+case x in (a|b) echo;; c) ;& d) ;;& *) esac
+case

@@ -1,0 +1,2 @@
+f() { :; }; function g { :; }; function h() ( : ) >x
+f ( )

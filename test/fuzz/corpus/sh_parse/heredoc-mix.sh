@@ -1,0 +1,8 @@
+cat <<A <<-B; echo $(cat <<C
+c
+C
+)
+a
+A
+	b
+	B

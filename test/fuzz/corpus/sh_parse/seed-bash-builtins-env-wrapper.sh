@@ -1,0 +1,1 @@
+env A=1 sh -c "echo \$A"

@@ -1,0 +1,1 @@
+echo closed >&-; echo $? >/dev/null; echo after

@@ -1,0 +1,1 @@
+{ echo o; echo e >&2; } &> f; cat f

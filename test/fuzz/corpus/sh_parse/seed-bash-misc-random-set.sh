@@ -1,0 +1,1 @@
+RANDOM=1; x=$RANDOM; [ -n "$x" ] && echo have

@@ -1,0 +1,1 @@
+x=aaa; echo ${x/a/b}

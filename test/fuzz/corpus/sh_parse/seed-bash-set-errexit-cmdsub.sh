@@ -1,0 +1,1 @@
+set -e; x=$(false); echo never

@@ -1,0 +1,1 @@
+echo "SV=sourced" > lib.sh; . ./lib.sh; echo $SV

@@ -1,0 +1,1 @@
+if false; then echo a; else echo b; fi

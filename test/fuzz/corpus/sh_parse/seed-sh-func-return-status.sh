@@ -1,0 +1,1 @@
+f() { return 3; }; f; echo $?

@@ -1,0 +1,3 @@
+x=world; cat <<EOF
+hello $x $((1+1)) $(echo sub)
+EOF

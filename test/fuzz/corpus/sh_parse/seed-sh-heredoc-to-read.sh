@@ -1,0 +1,4 @@
+read a b <<EOF
+x y
+EOF
+echo $a-$b

@@ -1,0 +1,1 @@
+mkdir sub; (cd sub && pwd | sed "s|.*/||"); pwd | sed "s|.*/||"

@@ -1,0 +1,1 @@
+(exit 256); echo $?; (exit 257); echo $?

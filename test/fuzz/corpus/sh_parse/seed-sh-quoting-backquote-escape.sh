@@ -1,0 +1,1 @@
+echo `echo \$HOME | tr -d /` >/dev/null; echo `echo a\\b`

@@ -1,0 +1,1 @@
+(echo s1; echo s2) > f; cat f

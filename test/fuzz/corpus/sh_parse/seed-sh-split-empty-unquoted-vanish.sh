@@ -1,0 +1,1 @@
+x=; set -- $x; echo $#; set -- "$x"; echo $#

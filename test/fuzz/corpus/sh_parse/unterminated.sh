@@ -1,0 +1,4 @@
+echo 'abc
+echo "x
+cat <<EOF
+no end

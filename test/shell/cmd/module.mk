@@ -1,0 +1,16 @@
+# test/shell/cmd/ — box-shell's own text commands run directly by cmdrun (an
+# allow-all decider, optionally logging to $CMDRUN_LOG) and compared with GNU
+# coreutils, grep, sed and diffutils (t-text.sh). Until box-shell/fsops.c
+# exists, fsops_stub.c stands in for it (plain syscalls, test-only).
+CMDRUN_SRCS := test/shell/cmd/cmdrun.c $(if $(wildcard box-shell/fsops.c),,test/shell/cmd/fsops_stub.c)
+CMDRUN_OBJS := $(CMDRUN_SRCS:%.c=$(BUILD)/%.o)
+ALL_OBJS    += $(CMDRUN_OBJS)
+
+$(CMDRUN_OBJS): private MODULE_CPPFLAGS := $(SHELL_CPPFLAGS)
+
+$(BUILD)/test/shell/cmdrun: $(CMDRUN_OBJS) $(LIBSHELL) $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BUILD)/test/shell/cmdrun: private MODULE_LDLIBS := $(SHELL_LIBS)
+
+CHECK_DEPS    += $(BUILD)/test/shell/cmdrun
+CHECK_SCRIPTS += test/shell/cmd/t-text.sh

@@ -1,0 +1,28 @@
+# test/shell/decide/ — box-shell's decisions (issue 12 items 3-5):
+# test_fsops (fsops.c against a recording decider: each operation's
+# decisions and outcomes, batches, the openat2 guarantee and the symlink
+# race), test_decide_local (box-sh's in-process back end: libboxpolicy,
+# temporal history, spellings, decisions.jsonl lines).
+SHDECIDE_TEST_DIR := $(BUILD)/test/shell/decide
+SHDECIDE_FSOPS_OBJS := $(SHDECIDE_TEST_DIR)/test_fsops.o
+SHDECIDE_LOCAL_OBJS := $(SHDECIDE_TEST_DIR)/test_decide_local.o
+ALL_OBJS += $(SHDECIDE_FSOPS_OBJS) $(SHDECIDE_LOCAL_OBJS)
+
+$(SHDECIDE_FSOPS_OBJS) $(SHDECIDE_LOCAL_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Ibox-shell $(call pkg_cflags,jansson)
+
+$(SHDECIDE_TEST_DIR)/test_fsops: $(SHDECIDE_FSOPS_OBJS) $(LIBSHELL)
+	$(link_program)
+$(SHDECIDE_TEST_DIR)/test_fsops: private MODULE_LDLIBS := -lpthread
+
+$(SHDECIDE_TEST_DIR)/test_decide_local: $(SHDECIDE_LOCAL_OBJS) $(BUILD)/box-shell/decide_local.o \
+		$(LIBSHELL) $(LIBBOXPOLICY)
+	$(link_program)
+$(SHDECIDE_TEST_DIR)/test_decide_local: private MODULE_LDLIBS := $(call pkg_libs,jansson) -lpthread -lm
+
+CHECK_PROGRAMS += $(SHDECIDE_TEST_DIR)/test_fsops $(SHDECIDE_TEST_DIR)/test_decide_local
+
+# Whole scripts through box-sh (once box-sh is built: box-shell/main_sh.c).
+ifneq ($(wildcard box-shell/main_sh.c),)
+CHECK_SCRIPTS += test/shell/decide/scripts.sh
+CHECK_DEPS    += $(BIN)/box-sh
+endif

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# badinput.sh — box-sh on bad input and at its caps (issue 12 item 7), its
+# parse errors, its denials and the decisions it raises (items 3, 5, 6):
+# each bad input gets an error or a timeout, never a crash or unbounded
+# memory; a refused command prints "box-shell: <command>: <message>", has
+# status 126 and the script goes on; --decisions lists the shell:exec
+# requests in order (a command substitution's, a wrapper's and an xargs
+# child's each its own; an assignment-only command none).
+# Trusts: nothing; it is test code.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../lib.sh"
+BOX_SH=${BOX_BIN:-build/bin}/box-sh
+case $BOX_SH in /*) ;; *) BOX_SH=$PWD/$BOX_SH ;; esac
+tmp=$(mktemp -d /tmp/shcore-bad.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+echo 'permit(principal, action, resource);' >allow.cedar
+bsh() { "$BOX_SH" --policy "$tmp/allow.cedar" "$@"; }
+
+# expect NAME WANT_STATUS STDERR_PATTERN -- CMD...: runs CMD (stdin from
+# $tmp/in if present), checks the status, that it was not a signal, and
+# that stderr matches the extended regex.
+expect() {
+	local name=$1 want=$2 pat=$3
+	shift 4
+	"$@" >out 2>err
+	local rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name: status $rc, want $want"
+		head -c 400 err | sed 's/^/#   /'
+	elif [ -n "$pat" ] && ! grep -Eq -- "$pat" err; then
+		not_ok "$name: stderr does not match /$pat/"
+		head -c 400 err | sed 's/^/#   /'
+	else
+		ok "$name"
+	fi
+}
+
+# -- bad input --
+printf 'echo a\necho b\0c\n' >nul.sh
+expect "NUL byte refused, naming the line" 2 '^box-shell: line 2: NUL byte in the script: refused$' -- bsh nul.sh
+[ ! -s out ] && ok "NUL byte: nothing ran" || not_ok "NUL byte: nothing ran"
+
+printf 'echo \377\376 ok\n' >latin.sh
+expect "not UTF-8: bytes accepted as bash does" 0 '' -- bsh latin.sh
+printf '\377\376 ok\n' | cmp -s - out && ok "not UTF-8: bytes passed through" ||
+	not_ok "not UTF-8: bytes passed through"
+
+python3 -c "print('echo ' + 'x' * (1 << 20))" >big.sh
+expect "1 MiB command line runs" 0 '' -- bsh -s <big.sh
+[ "$(wc -c <out)" -eq $(((1 << 20) + 1)) ] && ok "1 MiB command line: all of it echoed" ||
+	not_ok "1 MiB command line: $(wc -c <out) bytes"
+
+python3 -c "print('( ' * 10000 + 'echo deep' + ' )' * 10000)" >deep.sh
+expect "10,000 nested parentheses: a syntax error" 2 'nesting too deep' -- bsh deep.sh
+python3 -c "print('{ ' * 10000 + 'echo deep; ' + '} ' * 10000)" >deepb.sh
+expect "10,000 nested braces: a syntax error" 2 'nesting too deep' -- bsh deepb.sh
+python3 -c "print('echo ' + '\$(' * 5000 + 'x' + ')' * 5000)" >deepc.sh
+expect "5,000 nested command substitutions: a syntax error" 2 'nesting too deep' -- bsh deepc.sh
+python3 -c "print('echo \$((' + '(' * 10000 + '1' + ')' * 10000 + '))')" >deepa.sh
+expect "10,000 nested arithmetic parentheses: an error" 1 'nesting too deep' -- bsh deepa.sh
+
+printf 'cat <<EOF\nno end\n' >hd.sh
+expect "here-doc without its end: a warning" 0 \
+	"^box-shell: line 2: warning: here-document at line 1 delimited by end-of-file \(wanted \`EOF'\)$" -- bsh hd.sh
+grep -qx 'no end' out && ok "here-doc without its end: body kept" || not_ok "here-doc without its end: body kept"
+
+start=$(date +%s)
+expect "endless while under --command-timeout: 124" 124 'timed out' -- \
+	bsh --command-timeout 1s -c 'while :; do :; done'
+end=$(date +%s)
+[ $((end - start)) -le 5 ] && ok "endless while stopped within 5 s" || not_ok "endless while took $((end - start)) s"
+expect "SIGTERM ignored: SIGKILL 2 s later, still 124" 124 'timed out' -- \
+	bsh --command-timeout 1s -c 'trap "" TERM; while :; do :; done'
+
+# -- caps --
+expect "function nesting cap" 1 'maximum function nesting level exceeded \(1000\)' -- \
+	bsh -c 'f() { f; }; f'
+expect "brace expansion cap" 1 'too many words \(max 1048576\)' -- bsh -c 'echo {1..100000000}'
+expect "variable length cap (doubling loop ends)" 1 'value too long \(max 16777216 bytes\)' -- \
+	bsh -c 'x=y; while :; do x=$x$x; done'
+expect "array index cap" 1 'array index too large' -- bsh -c 'a[99999999]=x'
+expect "eval nesting cap" 1 'maximum (function )?nesting level exceeded' -- \
+	bsh -c 'e="eval \"\$e\""; eval "$e"'
+
+# -- parse errors (exit 2, bash's messages) --
+expect "syntax error near token" 2 "^box-shell: line 2: syntax error near unexpected token \`fi'$" -- \
+	bsh -c 'echo a
+fi'
+grep -qx a out && ok "commands before a syntax error ran" || not_ok "commands before a syntax error ran"
+expect "unexpected end of file" 2 '^box-shell: line 2: syntax error: unexpected end of file$' -- \
+	bsh -c 'if true; then
+echo x'
+expect "unmatched quote" 2 "unexpected EOF while looking for matching \`''" -- bsh -c "echo 'abc"
+expect "bad usage" 2 'policy FILE is required' -- "$BOX_SH" -c true
+expect "bad policy" 2 'box-sh: ' -- "$BOX_SH" --policy /nonexistent-shcore -c true
+"$BOX_SH" --help | grep -q 'NO sandbox' && ok "--help says standalone mode has no sandbox" ||
+	not_ok "--help says standalone mode has no sandbox"
+
+# -- denials --
+cat >deny.cedar <<'POL'
+permit (principal, action, resource);
+@id("no_rm") forbid (principal, action == Box::Action::"shell:exec", resource)
+  when { context.input.program == "rm" };
+@id("no_spawn_rm") forbid (principal, action == Box::Action::"shell:spawn", resource)
+  when { context.input.program == "rm" };
+POL
+dsh() { "$BOX_SH" --policy "$tmp/deny.cedar" "$@"; }
+touch victim
+expect "refused command: 126, message, script goes on" 0 '^box-shell: rm -f victim: ' -- \
+	dsh -c 'rm -f victim; echo "after $?"'
+grep -qx 'after 126' out && [ -e victim ] && ok "refused command: status 126, file kept" ||
+	not_ok "refused command: status 126, file kept"
+expect "refused in a pipeline stage" 0 '^box-shell: rm victim: ' -- \
+	dsh -c 'echo x | rm victim; echo "st $?"'
+grep -qx 'st 126' out && ok "pipeline stage refused on its own" || not_ok "pipeline stage refused on its own"
+expect "refused in a command substitution" 0 '^box-shell: rm victim: ' -- \
+	dsh -c 'x=$(rm victim); echo "st $?"'
+expect "refused as a wrapper's child" 0 '^box-shell: rm victim: ' -- dsh -c 'env rm victim; echo "st $?"'
+grep -qx 'st 126' out && ok "env child refused: 126" || not_ok "env child refused: 126"
+expect "refused as an xargs child" 0 '^box-shell: rm victim: ' -- \
+	dsh -c 'echo victim | xargs rm; echo "st $?"'
+expect "refused inside a nested shell" 0 '^box-shell: rm victim: ' -- \
+	dsh -c 'sh -c "rm victim; echo inner \$?"; echo "st $?"'
+grep -qx 'inner 126' out && ok "nested shell judged per command" || not_ok "nested shell judged per command"
+[ -e victim ] && ok "victim survived every attempt" || not_ok "victim survived every attempt"
+
+# -- the decisions raised, in order --
+printf 'in1\n' >items
+bsh --decisions dec.jsonl -c 'x=$(echo b); y=1; env echo c; xargs echo <items; [ 1 = 1 ]' >/dev/null
+got=$(grep -o '"action":"shell:exec","resource":"[^"]*"' dec.jsonl | sed 's/.*resource":"//; s/"$//' | tr '\n' ' ')
+[ "$got" = "echo env echo xargs echo [ " ] && ok "decisions: one shell:exec per command, children on their own" ||
+	not_ok "decisions: got '$got'"
+grep -q '"command":"xargs echo"' dec.jsonl && grep -q '"command":"echo in1"' dec.jsonl &&
+	ok "decisions: command = program and expanded args" || not_ok "decisions: command fields"
+bsh --decisions dec2.jsonl -c 'cd /; ls -d / >/dev/null' >/dev/null
+grep -q '"operation":"change_dir"' dec2.jsonl && ok "cd decides fs:read change_dir" ||
+	not_ok "cd decides fs:read change_dir"
+bsh --decisions dec3.jsonl -c 'touch g1 g2; echo g* > list' >/dev/null
+grep -q '"operation":"enumerate"' dec3.jsonl && grep -q '"operation":"write_content"' dec3.jsonl &&
+	ok "a glob enumerates, a redirection writes (both decided)" || not_ok "glob/redirection decisions"
+[ "$(cat list)" = "g1 g2" ] && ok "glob result" || not_ok "glob result: $(cat list)"
+bsh --decisions dec4.jsonl -c '/bin/true' >/dev/null
+grep -q '"action":"shell:spawn"' dec4.jsonl && grep -q '"program_path":"/usr/bin/true"' dec4.jsonl &&
+	ok "a host program: shell:spawn with program_path" || not_ok "host program decision"
+tap_done

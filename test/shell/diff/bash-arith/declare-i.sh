@@ -1,0 +1,1 @@
+declare -i n; n=2+3; echo $n

@@ -1,0 +1,1 @@
+(( 3 > 2 )) && echo yes; (( 0 )) || echo zero

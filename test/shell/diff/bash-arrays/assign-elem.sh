@@ -1,0 +1,1 @@
+a[3]=three; a[0]=zero; echo ${#a[@]} ${a[3]}

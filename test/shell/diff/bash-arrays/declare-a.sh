@@ -1,0 +1,1 @@
+declare -a d=(m n); echo ${d[1]}

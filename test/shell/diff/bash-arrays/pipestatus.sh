@@ -1,0 +1,1 @@
+true | false | true; echo ${PIPESTATUS[@]}

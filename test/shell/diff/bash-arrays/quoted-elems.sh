@@ -1,0 +1,1 @@
+a=("a b" c); for x in "${a[@]}"; do echo "<$x>"; done

@@ -1,0 +1,1 @@
+read -a arr <<< "one two three"; echo ${arr[1]} ${#arr[@]}

@@ -1,0 +1,1 @@
+a=(ax bx); echo ${a[@]/x/y}

@@ -1,0 +1,2 @@
+alias ll="echo listing"
+ll x

@@ -1,0 +1,1 @@
+bash -ec "false; echo no"; echo $?

@@ -1,0 +1,1 @@
+bash -c "echo \$0 \$1" zero one

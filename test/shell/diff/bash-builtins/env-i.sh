@@ -1,0 +1,1 @@
+env -i sh -c "echo [\$HOME]"

@@ -1,0 +1,1 @@
+eval "arr=(a b c)"; echo ${arr[2]}

@@ -1,0 +1,1 @@
+set -- -z; getopts ":a" o; echo "$o $OPTARG"

@@ -1,0 +1,1 @@
+sleep 5 & p=$!; kill $p; wait $p; echo $?

@@ -1,0 +1,1 @@
+f() { local -a la=(1 2); echo ${#la[@]}; }; f

@@ -1,0 +1,1 @@
+nice -n 1 echo niced

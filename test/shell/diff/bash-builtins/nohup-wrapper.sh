@@ -1,0 +1,1 @@
+nohup echo hup 2>/dev/null

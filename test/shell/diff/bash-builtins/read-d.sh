@@ -1,0 +1,1 @@
+read -d , a <<< "x,y"; echo $a

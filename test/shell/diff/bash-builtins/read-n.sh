@@ -1,0 +1,1 @@
+read -n 3 a <<< "abcdef"; echo $a

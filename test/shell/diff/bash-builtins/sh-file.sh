@@ -1,0 +1,1 @@
+echo "echo from-file \$1" > s.sh; sh s.sh arg

@@ -1,0 +1,1 @@
+shopt -s nullglob 2>/dev/null; echo ok

@@ -1,0 +1,1 @@
+echo "return 5; echo no" > s.sh; . ./s.sh; echo $?

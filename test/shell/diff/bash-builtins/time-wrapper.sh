@@ -1,0 +1,1 @@
+{ time -p true; } 2>/dev/null; echo $?

@@ -1,0 +1,1 @@
+timeout 0.2 sleep 5; echo $?

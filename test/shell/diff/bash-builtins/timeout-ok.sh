@@ -1,0 +1,1 @@
+timeout 5 echo fast; echo $?

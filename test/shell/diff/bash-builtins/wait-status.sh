@@ -1,0 +1,1 @@
+(exit 6) & p=$!; wait $p; echo $?

@@ -1,0 +1,1 @@
+printf "x\ny\n" | xargs -I{} echo "<{}>"

@@ -1,0 +1,1 @@
+printf "a\nb\nc\n" | xargs echo

@@ -1,0 +1,1 @@
+printf "" | xargs -r echo nothing; echo $?

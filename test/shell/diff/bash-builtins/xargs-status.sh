@@ -1,0 +1,1 @@
+printf "1\n" | xargs sh -c "exit 3"; echo $?

@@ -1,0 +1,1 @@
+unset x; [[ -z $x ]] && echo empty

@@ -1,0 +1,1 @@
+touch f; [[ -f f && -r f ]] && echo file

@@ -1,0 +1,1 @@
+[[ a < b ]] && echo lt; [[ b > a ]] && echo gt

@@ -1,0 +1,1 @@
+[[ ! -e nope ]] && echo notexist

@@ -1,0 +1,1 @@
+[[ hello == h*o ]] && echo match; [[ hello == "h*o" ]] || echo literal

@@ -1,0 +1,1 @@
+[[ key=value =~ ^([^=]+)=(.*)$ ]] && echo ${BASH_REMATCH[1]} ${BASH_REMATCH[2]}

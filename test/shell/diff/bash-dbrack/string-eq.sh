@@ -1,0 +1,1 @@
+[[ abc == abc ]] && echo eq; [[ abc != x ]] && echo ne

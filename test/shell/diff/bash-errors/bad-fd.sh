@@ -1,0 +1,1 @@
+echo x >&7; echo $?

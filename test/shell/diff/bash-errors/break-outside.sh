@@ -1,0 +1,1 @@
+break; echo ok

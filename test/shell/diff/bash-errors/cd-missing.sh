@@ -1,0 +1,1 @@
+cd /nonexistent-shcore; echo $?

@@ -1,0 +1,1 @@
+nosuch_shcore2 | cat; echo $?

@@ -1,0 +1,1 @@
+export 1x=2; echo $?

@@ -1,0 +1,1 @@
+nosuch_shcore a b; echo st=$?

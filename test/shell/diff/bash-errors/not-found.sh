@@ -1,0 +1,1 @@
+nosuchcommand_shcore; echo $?

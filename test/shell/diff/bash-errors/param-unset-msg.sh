@@ -1,0 +1,1 @@
+unset x; echo ${x?is unset}; echo notreached

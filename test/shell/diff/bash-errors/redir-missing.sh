@@ -1,0 +1,1 @@
+cat < /nonexistent-shcore; echo $?

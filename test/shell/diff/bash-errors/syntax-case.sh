@@ -1,0 +1,3 @@
+case x in
+x) echo a;;
+

@@ -1,0 +1,1 @@
+while true; do echo x; done done

@@ -1,0 +1,1 @@
+if ; then echo x; fi

@@ -1,0 +1,1 @@
+set -u; echo ${nope}; echo after

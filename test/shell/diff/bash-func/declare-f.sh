@@ -1,0 +1,1 @@
+f() { :; }; declare -F f

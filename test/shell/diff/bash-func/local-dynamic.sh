@@ -1,0 +1,1 @@
+f() { local v=f; g; }; g() { echo $v; }; f

@@ -1,0 +1,1 @@
+f() { local u; echo "[${u-unset}]"; }; u=outer; f

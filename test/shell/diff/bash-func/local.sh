@@ -1,0 +1,1 @@
+x=global; f() { local x=local; echo $x; }; f; echo $x

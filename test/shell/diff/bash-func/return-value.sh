@@ -1,0 +1,1 @@
+f() { return 42; }; f; echo $?

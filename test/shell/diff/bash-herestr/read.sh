@@ -1,0 +1,1 @@
+read a b <<< "1 2"; echo $b$a

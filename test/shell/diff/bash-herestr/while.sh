@@ -1,0 +1,1 @@
+while read l; do echo "[$l]"; done <<< "only"

@@ -1,0 +1,1 @@
+f() { echo out; return 2; }; r=$(f); echo "$r $?"

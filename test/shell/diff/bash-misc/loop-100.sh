@@ -1,0 +1,1 @@
+i=0; while (( i < 100 )); do ((i++)); done; echo $i

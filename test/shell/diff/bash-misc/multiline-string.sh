@@ -1,0 +1,2 @@
+s="line1
+line2"; echo "$s"

@@ -1,0 +1,1 @@
+[ $SECONDS -ge 0 ] && echo sec

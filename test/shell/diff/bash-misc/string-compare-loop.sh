@@ -1,0 +1,1 @@
+s=; for x in c b a; do [[ $x < m ]] && s+=$x; done; echo $s

@@ -1,0 +1,1 @@
+unset a; echo ${a[@]:-empty}

@@ -1,0 +1,1 @@
+name=target; target=value; echo ${!name}

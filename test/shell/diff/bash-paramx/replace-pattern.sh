@@ -1,0 +1,1 @@
+x=file.tar.gz; echo ${x/.*/}

@@ -1,0 +1,1 @@
+set -- xa xb; echo ${@/x/y}

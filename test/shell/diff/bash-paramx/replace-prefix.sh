@@ -1,0 +1,1 @@
+x=abcab; echo ${x/#ab/X}

@@ -1,0 +1,1 @@
+x=abcdef; echo ${x:1:-2}

@@ -1,0 +1,1 @@
+set -o pipefail; true | true; echo $?

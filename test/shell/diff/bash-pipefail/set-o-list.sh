@@ -1,0 +1,1 @@
+set -o pipefail; set -o | grep pipefail

@@ -1,0 +1,1 @@
+echo -E "a\tb"

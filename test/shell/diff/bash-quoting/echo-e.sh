@@ -1,0 +1,1 @@
+echo -e "a\tb" "c\\d"

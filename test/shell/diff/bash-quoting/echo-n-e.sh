@@ -1,0 +1,1 @@
+echo -ne "x\ny"; echo

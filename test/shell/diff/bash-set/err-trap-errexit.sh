@@ -1,0 +1,1 @@
+set -e; trap "echo err-trap" ERR; false; echo never

@@ -1,0 +1,1 @@
+trap "echo ERR caught" ERR; false; echo after

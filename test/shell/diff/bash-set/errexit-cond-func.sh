@@ -1,0 +1,1 @@
+set -e; f() { false; echo yes-in-cond; }; if f; then echo t; fi

@@ -1,0 +1,1 @@
+set -eo pipefail; false | true; echo never

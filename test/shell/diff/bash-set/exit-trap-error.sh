@@ -1,0 +1,1 @@
+trap "echo exit-trap" EXIT; set -e; false

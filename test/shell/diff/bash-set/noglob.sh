@@ -1,0 +1,1 @@
+set -o noglob; echo *; set +o noglob

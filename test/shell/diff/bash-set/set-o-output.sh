@@ -1,0 +1,1 @@
+set -o errexit; [[ -o errexit ]] && echo on

@@ -1,0 +1,1 @@
+trap "echo got INT" INT; kill -INT $$; echo after

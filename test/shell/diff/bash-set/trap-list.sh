@@ -1,0 +1,1 @@
+trap "echo x" EXIT; trap -p EXIT

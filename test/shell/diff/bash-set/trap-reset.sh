@@ -1,0 +1,1 @@
+trap "echo t" EXIT; trap - EXIT; echo done

@@ -1,0 +1,1 @@
+set -x; { echo a; } 2>/dev/null | cat; set +x

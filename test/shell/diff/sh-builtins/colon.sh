@@ -1,0 +1,1 @@
+x=$(: ignored); echo "[$x]" $?

@@ -1,0 +1,1 @@
+echo a b c; echo; echo -n x; echo y

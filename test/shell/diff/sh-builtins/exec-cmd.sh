@@ -1,0 +1,1 @@
+exec echo replaced; echo never

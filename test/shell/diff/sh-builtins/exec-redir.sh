@@ -1,0 +1,1 @@
+exec > out; echo to-file; exec >&-; cat out >&2

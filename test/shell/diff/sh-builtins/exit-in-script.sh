@@ -1,0 +1,1 @@
+echo before; exit 3; echo after

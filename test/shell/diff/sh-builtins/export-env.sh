@@ -1,0 +1,1 @@
+export E=exported; sh -c 'echo $E'

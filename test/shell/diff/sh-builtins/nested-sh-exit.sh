@@ -1,0 +1,1 @@
+sh -c "exit 9"; echo $?

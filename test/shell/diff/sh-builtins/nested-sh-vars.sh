@@ -1,0 +1,1 @@
+x=outer; sh -c "echo [\$x]"; export x; sh -c "echo [\$x]"

@@ -1,0 +1,1 @@
+sh -c "echo nested \$0 \$1" zero one

@@ -1,0 +1,1 @@
+printf "%c%c\n" abc def

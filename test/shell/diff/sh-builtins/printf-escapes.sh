@@ -1,0 +1,1 @@
+printf "a\tb\\n\n"

@@ -1,0 +1,1 @@
+printf "%s|%s|%d\n" only

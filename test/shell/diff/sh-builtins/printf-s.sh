@@ -1,0 +1,1 @@
+printf "%s-%s\n" a b c d

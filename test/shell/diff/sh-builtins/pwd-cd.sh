@@ -1,0 +1,1 @@
+mkdir -p a/b; cd a/b; basename "$(pwd)"; cd ..; basename "$PWD"

@@ -1,0 +1,1 @@
+set -e; if false; then :; fi; echo ok

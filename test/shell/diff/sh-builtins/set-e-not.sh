@@ -1,0 +1,1 @@
+set -e; ! true; echo continued

@@ -1,0 +1,1 @@
+set -- x y; echo $1$2; set --; echo $#

@@ -1,0 +1,1 @@
+set -- a b c; shift; echo $@; shift 2; echo $#

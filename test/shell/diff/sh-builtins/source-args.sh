@@ -1,0 +1,1 @@
+echo 'echo "in:$1"' > l.sh; . ./l.sh

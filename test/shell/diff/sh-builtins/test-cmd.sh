@@ -1,0 +1,1 @@
+test 5 -gt 3 && echo test-gt

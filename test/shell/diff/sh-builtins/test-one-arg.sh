@@ -1,0 +1,1 @@
+[ x ] && echo one; [ "" ] || echo empty

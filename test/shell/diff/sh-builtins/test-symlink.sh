@@ -1,0 +1,1 @@
+touch t; ln -s t l; [ -L l ] && echo link; [ -L t ] || echo notlink

@@ -1,0 +1,1 @@
+trap "echo trapped \$?" EXIT; (exit 4); exit 5

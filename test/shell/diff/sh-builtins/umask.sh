@@ -1,0 +1,1 @@
+umask 022; umask; umask 077; umask

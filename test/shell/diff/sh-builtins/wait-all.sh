@@ -1,0 +1,1 @@
+(sleep 0; echo a) & (echo b) & wait; echo c

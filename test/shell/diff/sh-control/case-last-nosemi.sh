@@ -1,0 +1,2 @@
+case a in a) echo last
+esac

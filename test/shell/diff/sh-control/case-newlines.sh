@@ -1,0 +1,6 @@
+case x in
+  x)
+    echo one
+    echo two
+    ;;
+esac

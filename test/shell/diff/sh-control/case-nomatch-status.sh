@@ -1,0 +1,1 @@
+case q in a) ;; esac; echo $?

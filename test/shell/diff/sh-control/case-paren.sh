@@ -1,0 +1,1 @@
+case b in (a) echo a;; (b) echo b;; esac

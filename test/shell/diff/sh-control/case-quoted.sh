@@ -1,0 +1,1 @@
+x="*"; case a in "$x") echo literal;; *) echo glob;; esac

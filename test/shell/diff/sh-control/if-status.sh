@@ -1,0 +1,1 @@
+if false; then :; fi; echo $?

@@ -1,0 +1,1 @@
+for i in 1; do false; done; echo $?

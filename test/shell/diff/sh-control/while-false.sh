@@ -1,0 +1,1 @@
+while false; do echo never; done; echo $?

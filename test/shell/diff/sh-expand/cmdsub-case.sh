@@ -1,0 +1,1 @@
+x=$(case a in a) echo yes;; esac); echo $x

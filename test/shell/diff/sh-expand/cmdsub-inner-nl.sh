@@ -1,0 +1,1 @@
+x=$(printf "a\nb"); echo "$x"

@@ -1,0 +1,1 @@
+for w in "$(echo "a b")"; do echo "<$w>"; done

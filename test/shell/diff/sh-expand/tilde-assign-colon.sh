@@ -1,0 +1,1 @@
+p=~/a:~/b; [ "$p" = "$HOME/a:$HOME/b" ] && echo ok

@@ -1,0 +1,1 @@
+h=~/x; [ "$h" = "$HOME/x" ] && echo ok

@@ -1,0 +1,1 @@
+f() { echo in f; }; f

@@ -1,0 +1,1 @@
+f() { echo x; } > out2; f; cat out2

@@ -1,0 +1,1 @@
+f() { echo "$(echo sub:$1)"; }; f z

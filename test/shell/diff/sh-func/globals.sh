@@ -1,0 +1,1 @@
+f() { x=changed; }; x=orig; f; echo $x

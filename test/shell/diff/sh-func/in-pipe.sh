@@ -1,0 +1,1 @@
+f() { echo piped; }; f | cat

@@ -1,0 +1,1 @@
+outer() { inner() { echo inner; }; }; outer; inner

@@ -1,0 +1,1 @@
+f() { echo one; }; f; f() { echo two; }; f

@@ -1,0 +1,1 @@
+f() { echo to-file; }; f > out; cat out

@@ -1,0 +1,1 @@
+f() ( x=in; echo $x ); x=out; f; echo $x

@@ -1,0 +1,1 @@
+touch y1 y2 y3; echo y[!1]

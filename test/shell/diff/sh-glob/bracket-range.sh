@@ -1,0 +1,1 @@
+touch za zb zc zd; echo z[b-c]

@@ -1,0 +1,1 @@
+touch .hid vis; echo *; echo .h*

@@ -1,0 +1,1 @@
+touch n1; set -f; echo n*; set +f; echo n*

@@ -1,0 +1,1 @@
+touch a.c b.c d.h; echo *.c

@@ -1,0 +1,3 @@
+cat <<EOF
+a\$b \\ \x
+EOF

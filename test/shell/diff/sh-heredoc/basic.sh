@@ -1,0 +1,4 @@
+cat <<EOF
+line1
+line2
+EOF

@@ -1,0 +1,3 @@
+cat <<EOF
+"quoted" 'single'
+EOF

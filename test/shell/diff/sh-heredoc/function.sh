@@ -1,0 +1,4 @@
+f() { cat <<EOF
+in f: $1
+EOF
+}; f arg

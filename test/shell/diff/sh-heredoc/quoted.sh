@@ -1,0 +1,3 @@
+x=world; cat <<'EOF'
+hello $x
+EOF

@@ -1,0 +1,4 @@
+true &&
+echo after-and
+false ||
+echo after-or

@@ -1,0 +1,1 @@
+true && echo yes; false && echo no; echo end

@@ -1,0 +1,1 @@
+(exit 5) & wait $!; echo $?

@@ -1,0 +1,1 @@
+{ echo bg; } & wait; echo fg

@@ -1,0 +1,1 @@
+echo a; echo b;echo c

@@ -1,0 +1,1 @@
+x=1 sh -c "echo \$x"; echo "[$x]"

@@ -1,0 +1,3 @@
+# comment
+echo a # trailing
+# end

@@ -1,0 +1,1 @@
+echo if then fi done

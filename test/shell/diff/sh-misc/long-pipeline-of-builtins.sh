@@ -1,0 +1,1 @@
+echo a | { read x; echo $x; } | cat

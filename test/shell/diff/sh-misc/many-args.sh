@@ -1,0 +1,1 @@
+set -- $(seq 1 50); echo $#; echo ${50}

@@ -1,0 +1,1 @@
+s=; for c in a b c; do s="$s$c"; done; echo $s

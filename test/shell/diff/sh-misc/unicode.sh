@@ -1,0 +1,1 @@
+x="héllo wörld"; echo "$x"; echo ${#x}

@@ -1,0 +1,1 @@
+x=mid; echo pre${x}post pre"$x"post

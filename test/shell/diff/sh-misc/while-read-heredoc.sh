@@ -1,0 +1,4 @@
+while read a; do echo "got $a"; done <<EOF
+one
+two
+EOF

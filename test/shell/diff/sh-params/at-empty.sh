@@ -1,0 +1,1 @@
+set --; for x in "$@"; do echo no; done; echo "[$@]" "$#"

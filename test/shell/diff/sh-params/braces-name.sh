@@ -1,0 +1,1 @@
+x=ab; echo ${x}c $xc.

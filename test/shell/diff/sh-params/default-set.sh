@@ -1,0 +1,1 @@
+x=v; echo ${x-def} ${x:-def2}

@@ -1,0 +1,1 @@
+unset x; echo ${x-def} ${x:-def2}

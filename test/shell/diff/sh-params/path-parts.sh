@@ -1,0 +1,1 @@
+p=/usr/local/lib/file.tar.gz; echo ${p##*/} ${p%/*} ${p#*.} ${p%%.*}

@@ -1,0 +1,1 @@
+a=$$; b=$(echo $$); [ "$a" = "$b" ] && echo same

@@ -1,0 +1,1 @@
+set -- one two three; echo $1 $2 $3 $#

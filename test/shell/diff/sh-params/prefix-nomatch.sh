@@ -1,0 +1,1 @@
+x=abc; echo ${x#z} ${x%z}

@@ -1,0 +1,1 @@
+set -e; case $- in *e*) echo has-e;; esac

@@ -1,0 +1,1 @@
+a=x b=y; c=$a$b; echo $c "$a-$b"

@@ -1,0 +1,1 @@
+echo x | cat | cat | cat | cat | cat

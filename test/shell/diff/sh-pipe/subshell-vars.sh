@@ -1,0 +1,1 @@
+x=1; echo | x=2; echo $x

@@ -1,0 +1,1 @@
+printf "a\nb\n" | while read l; do echo "[$l]"; done

@@ -1,0 +1,1 @@
+x=val; echo "a  $x" "\$x" "q\"q" "back\\slash"

@@ -1,0 +1,2 @@
+echo a#b #comment
+echo '#x' "#y"

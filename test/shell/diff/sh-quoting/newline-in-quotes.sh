@@ -1,0 +1,3 @@
+echo 'a
+b'; echo "c
+d"

@@ -1,0 +1,1 @@
+echo toerr 1>&2 2>/dev/null; echo done

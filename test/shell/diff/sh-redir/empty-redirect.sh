@@ -1,0 +1,1 @@
+> empty; [ -f empty ] && [ ! -s empty ] && echo empty

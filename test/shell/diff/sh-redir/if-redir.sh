@@ -1,0 +1,1 @@
+if true; then echo in-if; fi > f; cat f

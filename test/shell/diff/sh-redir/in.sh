@@ -1,0 +1,1 @@
+printf "x\ny\n" > f; while read l; do echo "<$l>"; done < f

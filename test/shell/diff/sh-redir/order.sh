@@ -1,0 +1,1 @@
+{ echo e >&2; } 2>&1 >/dev/null | cat

@@ -1,0 +1,1 @@
+echo hi > f; cat f

@@ -1,0 +1,1 @@
+echo data > f; cat <> f

@@ -1,0 +1,1 @@
+> f echo first; cat f

@@ -1,0 +1,1 @@
+n=out.txt; echo v > $n; cat out.txt

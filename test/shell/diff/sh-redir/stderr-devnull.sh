@@ -1,0 +1,1 @@
+ls /nonexistent-shcore 2>/dev/null; echo $?

@@ -1,0 +1,1 @@
+read x < /dev/null; echo "$? [$x]"

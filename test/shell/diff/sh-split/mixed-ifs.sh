@@ -1,0 +1,1 @@
+IFS=" :"; x="a : b:c  d"; for w in $x; do echo "<$w>"; done

@@ -1,0 +1,1 @@
+printf "a\\ b c\n" | { read x y; echo "[$x][$y]"; }

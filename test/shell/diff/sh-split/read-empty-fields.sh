@@ -1,0 +1,1 @@
+echo "a::c" | { IFS=: read x y z; echo "[$x][$y][$z]"; }

@@ -1,0 +1,1 @@
+printf "last" | { read x; echo "$? [$x]"; }

@@ -1,0 +1,1 @@
+echo "   lead  trail   " | { read x; echo "[$x]"; }

@@ -1,0 +1,1 @@
+printf "a\\ b\n" | { read -r x y; echo "[$x][$y]"; }

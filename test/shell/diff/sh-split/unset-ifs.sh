@@ -1,0 +1,1 @@
+unset IFS; x="a b"; for w in $x; do echo "<$w>"; done
