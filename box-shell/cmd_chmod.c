@@ -191,15 +191,13 @@ chmod_dir_entries(struct chmod_ctx *x, const char *path, int depth)
 		x->status = 1;
 		return;
 	}
-	if (fu_dir_decide(x->c->fs, path, &d, SH_FS_READ, SH_OP_READ_METADATA) < 0)
-		for (size_t i = 0; i < d.n; i++)
-			d.e[i].permitted = false;
+	fu_dir_stat_all(x->c->fs, path, &d);
 	for (size_t i = 0; i < d.n && !fu_interrupted(x->c); i++) {
 		char *child = fu_join(path, d.e[i].name);
-		struct stat st;
+		struct stat st = d.e[i].st;
 		if (!child)
 			break;
-		r = sh_fs_stat(x->c->fs, child, &st, false);
+		r = d.e[i].st_err;
 		if (r < 0) {
 			if (!x->quiet)
 				fu_err(x->c, 1, "chmod", "cannot access %s: %s",

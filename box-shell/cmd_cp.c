@@ -127,19 +127,17 @@ copy_dir(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const 
 			      strerror(-r));
 	/* GNU's cp reads a directory in inode order (savedir's SORT_FASTREAD) */
 	fu_dir_sort_ino(&d);
-	if (fu_dir_decide(c->fs, src, &d, SH_FS_READ, SH_OP_READ_METADATA) < 0)
-		for (size_t i = 0; i < d.n; i++)
-			d.e[i].permitted = false;
+	fu_dir_stat_all(c->fs, src, &d);
 	for (size_t i = 0; i < d.n && !fu_interrupted(c); i++) {
 		char *s = fu_join(src, d.e[i].name), *t = fu_join(dst, d.e[i].name);
-		struct stat cst;
+		struct stat cst = d.e[i].st;
 		if (!s || !t) {
 			free(s);
 			free(t);
 			status = 1;
 			break;
 		}
-		r = sh_fs_stat(c->fs, s, &cst, false);
+		r = d.e[i].st_err;
 		if (r < 0)
 			status = fu_err(c, 1, o->name, "cannot stat %s: %s",
 					fu_q(qb, sizeof(qb), s), strerror(-r));

@@ -480,8 +480,44 @@ canon_path(struct sh_cmd *c, const char *p, enum canon_mode m, char **out)
 struct rp_opts {
 	enum canon_mode mode;
 	bool strip, quiet, zero, no_newline, verbose, canon;
+	const char *relative_to;
 	struct sh_cmd *c;
 };
+
+/* PATH relative to BASE, both canonical and absolute ("." when equal). */
+static char *
+relative_path(const char *path, const char *base)
+{
+	size_t i = 0, last = 0;
+	while (path[i] && path[i] == base[i]) {
+		if (path[i] == '/')
+			last = i;
+		i++;
+	}
+	if ((!path[i] || path[i] == '/') && (!base[i] || base[i] == '/'))
+		last = i;
+	if (strcmp(base, "/") == 0)
+		last = 0;
+	size_t ups = 0;
+	for (const char *b = base + last; *b; b++)
+		if (*b == '/' && b[1])
+			ups++;
+	if (strcmp(base, "/") == 0)
+		ups = 0;
+	const char *rest = path + last;
+	while (*rest == '/')
+		rest++;
+	char *out = malloc(ups * 3 + strlen(rest) + 2);
+	if (!out)
+		return NULL;
+	char *o = out;
+	for (size_t k = 0; k < ups; k++)
+		o = stpcpy(o, k + 1 < ups || *rest ? "../" : "..");
+	o = stpcpy(o, rest);
+	if (o == out)
+		strcpy(out, ".");
+	return out;
+}
 
 static int
 rp_on(void *ctx, int id, const char *arg)
@@ -496,6 +532,7 @@ rp_on(void *ctx, int id, const char *arg)
 	case 'z': o->zero = true; break;
 	case 'n': o->no_newline = true; break;
 	case 'v': o->verbose = true; o->quiet = false; break;
+	case 256: o->relative_to = arg; break;
 	default: break;
 	}
 	return 0;
@@ -504,7 +541,7 @@ rp_on(void *ctx, int id, const char *arg)
 static const struct fu_opt realpath_table[] = {
 	{'e', "canonicalize-existing", FU_NOARG}, {'m', "canonicalize-missing", FU_NOARG},
 	{'s', "strip", FU_NOARG}, {'s', "no-symlinks", FU_NOARG}, {'q', "quiet", FU_NOARG},
-	{'z', "zero", FU_NOARG}, {0, NULL, 0},
+	{'z', "zero", FU_NOARG}, {256, "relative-to", FU_ARG}, {0, NULL, 0},
 };
 
 static const struct fu_opt readlink_table[] = {
@@ -523,6 +560,7 @@ static const char realpath_usage[] =
 	"  -q, --quiet                  suppress most error messages\n"
 	"  -s, --strip, --no-symlinks   don't expand symlinks\n"
 	"  -z, --zero                   end each output line with NUL, not newline\n"
+	"      --relative-to=DIR        print the resolved path relative to DIR\n"
 	"      --help                   display this help and exit\n";
 
 static const char readlink_usage[] =
@@ -567,6 +605,16 @@ realpath_main(struct sh_cmd *c, int argc, char **argv, bool is_readlink)
 	if (is_readlink && n > 1 && o.no_newline && !o.quiet)
 		fu_err(c, 0, name, "ignoring --no-newline with multiple arguments");
 	char delim = o.zero ? 0 : '\n';
+	char *base = NULL;
+	if (o.relative_to) {
+		r = o.strip ? ((base = lexical_abs(c->fs->cwd, o.relative_to)) ? 0 : -ENOMEM)
+			    : canon_path(c, o.relative_to, o.mode, &base);
+		if (r < 0) {
+			fu_err(c, 1, name, "%s: %s", sh_qname(o.relative_to, false), strerror(-r));
+			free(ops);
+			return sh_cmd_finish(c, 1);
+		}
+	}
 	for (int i = 0; i < n; i++) {
 		char *res = NULL;
 		if (!o.canon)
@@ -581,11 +629,19 @@ realpath_main(struct sh_cmd *c, int argc, char **argv, bool is_readlink)
 			status = 1;
 			continue;
 		}
+		if (base) {
+			char *rel = relative_path(res, base);
+			free(res);
+			res = rel;
+			if (!res)
+				continue;
+		}
 		sh_out_printf(c->out_buf, "%s", res);
 		if (!(is_readlink && o.no_newline && n == 1))
 			sh_out_write(c->out_buf, &delim, 1);
 		free(res);
 	}
+	free(base);
 	free(ops);
 	return sh_cmd_finish(c, status);
 }

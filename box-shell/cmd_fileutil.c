@@ -7,6 +7,7 @@
  * directory's fd, never followed.
  */
 #include "cmd_fileutil.h"
+#include "cmdutil.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -351,24 +352,33 @@ fu_dir_read(struct sh_fs *fs, const char *path, struct fu_dir *d)
 }
 
 int
-fu_dir_decide(struct sh_fs *fs, const char *path, struct fu_dir *d, enum sh_fs_action action,
-	      enum sh_fs_op op)
+fu_dir_stat_all(struct sh_fs *fs, const char *path, struct fu_dir *d)
 {
-	size_t i = 0;
-	while (i < d->n) {
-		size_t k = d->n - i < SH_DECIDE_BATCH_MAX ? d->n - i : SH_DECIDE_BATCH_MAX;
+	/* a batch, then its entries at once: fsops keeps a bounded number of
+	 * verdicts ahead, so a huge directory is never decided all at once */
+	int ret = 0;
+	for (size_t base = 0; base < d->n; base += SH_DECIDE_BATCH_MAX) {
+		size_t k = d->n - base < SH_DECIDE_BATCH_MAX ? d->n - base : SH_DECIDE_BATCH_MAX;
 		char *names[SH_DECIDE_BATCH_MAX];
 		bool perm[SH_DECIDE_BATCH_MAX];
 		for (size_t j = 0; j < k; j++)
-			names[j] = d->e[i + j].name;
-		int r = sh_fs_decide_entries(fs, path, names, k, action, op, perm);
+			names[j] = d->e[base + j].name;
+		int r = sh_fs_decide_entries(fs, path, names, k, SH_FS_READ, SH_OP_READ_METADATA,
+					     perm);
 		if (r < 0)
-			return r;
-		for (size_t j = 0; j < k; j++)
-			d->e[i + j].permitted = perm[j];
-		i += k;
+			ret = r;
+		for (size_t j = 0; j < k; j++) {
+			struct fu_dirent *e = &d->e[base + j];
+			char *child = fu_join(path, e->name);
+			e->permitted = r == 0 && perm[j];
+			if (!child)
+				e->st_err = -ENOMEM;
+			else
+				e->st_err = sh_fs_stat(fs, child, &e->st, false);
+			free(child);
+		}
 	}
-	return 0;
+	return ret;
 }
 
 int
@@ -426,7 +436,8 @@ fu_dir_sort_ino(struct fu_dir *d)
 bool
 fu_interrupted(const struct sh_cmd *c)
 {
-	return c->interrupted && *c->interrupted;
+	/* also a failed stdout (EPIPE): stop walking, as GNU's tools die of SIGPIPE */
+	return sh_cmd_stopped(c);
 }
 
 int

@@ -69,7 +69,9 @@ struct fu_dirent {
 	char *name;
 	unsigned char d_type;
 	ino_t ino;
-	bool permitted;             /* after fu_dir_decide */
+	bool permitted;             /* after fu_dir_stat_all */
+	struct stat st;             /* after fu_dir_stat_all: its lstat, */
+	int st_err;                 /* or -errno */
 };
 struct fu_dir {
 	struct fu_dirent *e;
@@ -78,13 +80,14 @@ struct fu_dir {
 };
 /* Opens (decided as enumerate) and reads path; returns 0 or -errno. */
 int fu_dir_read(struct sh_fs *fs, const char *path, struct fu_dir *d);
-/* Decides every entry as (action, op) in batches; sets permitted. The
- * verdicts are kept by fsops: the next operation of that action and
- * operation on "path/name" uses its verdict instead of deciding again (call
- * it for a denied entry too: it fails with EACCES and prints the message). */
-int fu_dir_decide(struct sh_fs *fs, const char *path, struct fu_dir *d, enum sh_fs_action action,
-		  enum sh_fs_op op);
-/* The same for a subset: names (single components) in dir_path. */
+/* Each batch of up to 256 entries decided read_metadata, then those entries'
+ * lstat through fsops at once, in order (each uses its verdict; a walk that
+ * recursed, or decided a huge directory whole, before taking the verdicts
+ * would leave them pending in fsops' bounded table). */
+int fu_dir_stat_all(struct sh_fs *fs, const char *path, struct fu_dir *d);
+/* Names (single components) in dir_path decided as (action, op) in batches;
+ * fsops keeps each verdict for the next such operation on "dir_path/name"
+ * (call it for a denied entry too: it fails with EACCES and prints why). */
 int fu_decide_names(struct sh_fs *fs, const char *dir_path, char **names, size_t n,
 		    enum sh_fs_action action, enum sh_fs_op op);
 void fu_dir_free(struct fu_dir *d);
@@ -93,7 +96,7 @@ void fu_dir_sort(struct fu_dir *d);
 /* Sort entries by inode number (GNU cp's reading order). */
 void fu_dir_sort_ino(struct fu_dir *d);
 
-/* true when the command should stop (SIGINT/timeout) */
+/* true when the command should stop (SIGINT/timeout, or stdout failed) */
 bool fu_interrupted(const struct sh_cmd *c);
 
 /* Parses "N[suffix]" with suffixes K M G T P E (1024) and KB MB … (1000), b (512).

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "cmd_fileutil.h"
+#include "cmdutil.h"
 
 enum fk {
 	F_AND, F_OR, F_NOT, F_COMMA, F_TRUE, F_FALSE, F_NAME, F_INAME, F_PATH, F_IPATH, F_TYPE,
@@ -630,16 +631,14 @@ walk(struct find *f, const char *path, const struct stat *st, int depth)
 				      strerror(-r));
 			f->status |= 1;
 		} else {
-			if (fu_dir_decide(c->fs, path, &d, SH_FS_READ, SH_OP_READ_METADATA) < 0)
-				for (size_t i = 0; i < d.n; i++)
-					d.e[i].permitted = false;
+			fu_dir_stat_all(c->fs, path, &d);
 			for (size_t i = 0; i < d.n && !f->quit; i++) {
 				char *child = fu_join(path, d.e[i].name);
-				struct stat cst;
+				struct stat cst = d.e[i].st;
 				int sr;
 				if (!child)
 					break;
-				sr = sh_fs_stat(c->fs, child, &cst, false);
+				sr = d.e[i].st_err;
 				if (sr < 0) {
 					sh_out_printf(c->err_buf, "find: %s: %s\n",
 						      fu_q(qb, sizeof(qb), child), strerror(-sr));
@@ -763,5 +762,5 @@ sh_cmd_find(struct sh_cmd *c, int argc, char **argv)
 	for (size_t i = 0; i < f->nnodes; i++)
 		free(f->nodes[i]);
 	free(f);
-	return status;
+	return sh_cmd_finish(c, status);
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cmd_fileutil.h"
+#include "cmdutil.h"
 
 struct ls_opts {
 	bool l, a, A, R, d, t, S, r, h, F;
@@ -353,19 +354,16 @@ ls_dir(struct ls_opts *o, const char *path, const char *shown, bool cmdline, boo
 		for (size_t i = 0; i < d.n; i++)
 			if (d.e[i].d_type == DT_UNKNOWN)
 				need_stat = true;
-	if (need_stat) {
-		r = fu_dir_decide(c->fs, path, &d, SH_FS_READ, SH_OP_READ_METADATA);
-		if (r < 0)
-			for (size_t i = 0; i < d.n; i++)
-				d.e[i].permitted = false;
-	}
+	if (need_stat)
+		fu_dir_stat_all(c->fs, path, &d);
 	for (size_t i = 0; i < d.n; i++) {
 		struct ls_ent *x = &e[n++];
 		x->name = d.e[i].name;
 		d.e[i].name = NULL;
 		x->path = fu_join(path, x->name);
 		if (need_stat) {
-			int sr = sh_fs_stat(c->fs, x->path, &x->st, false);
+			int sr = d.e[i].st_err;
+			x->st = d.e[i].st;
 			if (sr == 0)
 				x->have_st = true;
 			else {
@@ -458,5 +456,5 @@ sh_cmd_ls(struct sh_cmd *c, int argc, char **argv)
 	ls_ent_free(files, nf);
 	ls_ent_free(dirs, nd);
 	free(ops);
-	return o.status;
+	return sh_cmd_finish(c, o.status);
 }

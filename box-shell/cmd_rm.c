@@ -40,7 +40,9 @@ fu_remove_tree(struct sh_cmd *c, const char *name, const char *path, bool is_dir
 	if (r < 0)
 		return fu_err(c, 1, name, "cannot remove %s: %s", fu_q(qb, sizeof(qb), path),
 			      strerror(-r));
-	/* the files' removals in batches (each directory's at its rmdir) */
+	/* the removals of each run of files (up to the next directory, at most
+	 * 256) in one batch, just before they are removed; a directory's own at
+	 * its rmdir — so the order is readdir's, as GNU's rm goes */
 	char **files = calloc(d.n + 1, sizeof(*files));
 	bool *ent_is_dir = calloc(d.n + 1, sizeof(*ent_is_dir));
 	size_t nfiles = 0;
@@ -59,12 +61,18 @@ fu_remove_tree(struct sh_cmd *c, const char *name, const char *path, bool is_dir
 				    S_ISDIR(st.st_mode);
 			free(child);
 		}
-		if (!ent_is_dir[i])
-			files[nfiles++] = d.e[i].name;
 	}
-	(void)fu_decide_names(c->fs, path, files, nfiles, SH_FS_DELETE, SH_OP_REMOVE_FILE);
-	free(files);
 	for (size_t i = 0; i < d.n; i++) {
+		if (!ent_is_dir[i] && nfiles == 0) {
+			size_t run = 0;
+			for (size_t j = i; j < d.n && !ent_is_dir[j] && run < SH_DECIDE_BATCH_MAX; j++)
+				files[run++] = d.e[j].name;
+			(void)fu_decide_names(c->fs, path, files, run, SH_FS_DELETE,
+					      SH_OP_REMOVE_FILE);
+			nfiles = run;
+		}
+		if (!ent_is_dir[i])
+			nfiles--;
 		char *child = fu_join(path, d.e[i].name);
 		bool child_dir = ent_is_dir[i];
 		if (!child) {
@@ -81,6 +89,7 @@ fu_remove_tree(struct sh_cmd *c, const char *name, const char *path, bool is_dir
 			break;
 	}
 	free(ent_is_dir);
+	free(files);
 	fu_dir_free(&d);
 	r = sh_fs_rmdir(c->fs, path);
 	if (r < 0) {

@@ -1541,6 +1541,29 @@ edit_in_place(struct sed *s, const char *name)
 		s->status = 4;
 		return;
 	}
+	/* The backup (FILE+SUFFIX, or the suffix's '*' replaced by the name) is
+	 * written before the script runs, from the content read. */
+	if (s->suffix && *s->suffix) {
+		_cleanup_free_ char *bak = NULL;
+		const char *star = strchr(s->suffix, '*');
+		if (star) {
+			const char *base = strrchr(name, '/');
+			base = base ? base + 1 : name;
+			if (asprintf(&bak, "%.*s%.*s%s%s", (int)(base - name), name,
+				     (int)(star - s->suffix), s->suffix, base, star + 1) < 0)
+				bak = NULL;
+		} else if (asprintf(&bak, "%s%s", name, s->suffix) < 0) {
+			bak = NULL;
+		}
+		r = bak ? write_whole(s, bak, data, len) : -ENOMEM;
+		if (r < 0) {
+			sh_cmd_error(s->c, 4, "couldn't open file %s: %s", bak ? bak : name,
+				     strerror(-r));
+			s->status = 4;
+			free(data);
+			return;
+		}
+	}
 	/* The stream is the content in memory. */
 	sh_in_init(&s->in, -1, s->c->interrupted);
 	s->in.buf = data;
@@ -1559,22 +1582,6 @@ edit_in_place(struct sed *s, const char *name)
 	close_file(s);
 	if (sh_cmd_stopped(s->c))
 		return;
-	if (s->suffix && *s->suffix) {
-		_cleanup_free_ char *bak = NULL;
-		const char *star = strchr(s->suffix, '*');
-		if (star) {
-			const char *base = strrchr(name, '/');
-			base = base ? base + 1 : name;
-			if (asprintf(&bak, "%.*s%.*s%s%s", (int)(base - name), name,
-				     (int)(star - s->suffix), s->suffix, base, star + 1) < 0)
-				bak = NULL;
-		} else if (asprintf(&bak, "%s%s", name, s->suffix) < 0) {
-			bak = NULL;
-		}
-		if (!bak || (r = write_whole(s, bak, s->in.buf ? s->in.buf : "", 0)) < 0) {
-			;
-		}
-	}
 	r = write_whole(s, name, s->out.p ? s->out.p : "", s->out.len);
 	if (r < 0) {
 		sh_cmd_error(s->c, 4, "couldn't edit %s: %s", name, strerror(-r));

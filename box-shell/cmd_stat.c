@@ -439,15 +439,13 @@ du_walk(struct du_ctx *x, const char *path, const struct stat *st, long depth)
 			x->status = fu_err(x->c, 1, "du", "cannot read directory %s: %s",
 					   fu_q(qb, sizeof(qb), path), strerror(-r));
 		} else {
-			if (fu_dir_decide(x->c->fs, path, &d, SH_FS_READ, SH_OP_READ_METADATA) < 0)
-				for (size_t i = 0; i < d.n; i++)
-					d.e[i].permitted = false;
+			fu_dir_stat_all(x->c->fs, path, &d);
 			for (size_t i = 0; i < d.n && !fu_interrupted(x->c); i++) {
 				char *child = fu_join(path, d.e[i].name);
-				struct stat cst;
+				struct stat cst = d.e[i].st;
 				if (!child)
 					break;
-				r = sh_fs_stat(x->c->fs, child, &cst, false);
+				r = d.e[i].st_err;
 				if (r < 0)
 					x->status = fu_err(x->c, 1, "du", "cannot access %s: %s",
 							   fu_q(qb, sizeof(qb), child),

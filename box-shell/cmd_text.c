@@ -52,6 +52,7 @@ const struct sh_cmd_def sh_text_commands[] = {
 	{ "tee", sh_cmd_tee },
 	{ "tac", sh_cmd_tac },
 	{ "seq", sh_cmd_seq },
+	{ "diff", sh_cmd_diff },
 	{ "basename", sh_cmd_basename },
 	{ "dirname", sh_cmd_dirname },
 	{ NULL, NULL },

@@ -2,7 +2,8 @@
 # filerun runs one command directly (an allow-all decider logging each
 # decision; a trivial fork+exec sh_run_child), t-file.sh compares each
 # command and flag with GNU coreutils/findutils and checks the decision
-# sequences of mv, rm -r, ln, touch, cp and friends.
+# sequences of mv, rm -r, ln, touch, cp and friends; t-boxsh.sh runs scripts
+# of them through box-sh against bash with GNU tools, with --decisions.
 SHFILE_TEST_DIR  := $(BUILD)/test/shell
 SHFILE_RUN_OBJS  := $(BUILD)/test/shell/cmdfile/filerun.o
 ALL_OBJS         += $(SHFILE_RUN_OBJS)
@@ -15,3 +16,9 @@ $(SHFILE_TEST_DIR)/filerun: private MODULE_LDLIBS := -lm
 
 CHECK_DEPS    += $(SHFILE_TEST_DIR)/filerun
 CHECK_SCRIPTS += test/shell/cmdfile/t-file.sh
+
+# through the interpreter: box-sh runs the same commands (t-boxsh.sh)
+ifneq ($(wildcard box-shell/main_sh.c),)
+CHECK_DEPS    += $(BIN)/box-sh
+CHECK_SCRIPTS += test/shell/cmdfile/t-boxsh.sh
+endif

@@ -219,7 +219,9 @@ done
 
 # --- realpath, readlink, stat ---
 for a in "f" "lf ld d/s" "nope" "nope/x" "-e nope" "-e f" "-m nope/x/../y" "-m a/../../x" \
-	"-s ld/../f" "-q nope/x" "" "-z f lf" "." "/" "ld/" "dangling" "-e dangling" "/usr/../etc"; do
+	"-s ld/../f" "-q nope/x" "" "-z f lf" "." "/" "ld/" "dangling" "-e dangling" "/usr/../etc" \
+	"--relative-to=d f" "--relative-to=d/s d" "--relative-to=/ f" "--relative-to=. d/s/g.txt" \
+	"--relative-to=nope/x f" "-m --relative-to=d/zz d/s"; do
 	set -f
 	set -- $a
 	set +f
