@@ -9,7 +9,9 @@
  * write_content b (+ set_permissions and write_content for the times with
  * -p); a directory's entries read_metadata in one batch, then each copied
  * alone. mv a b = read_metadata b (is it a directory?), then the rename's
- * legs (sh_fs_rename).
+ * legs (sh_fs_rename); from another directory also read_metadata of a (and of
+ * b's directory unless b is the target directory), to tell a move across
+ * file systems (a copy with -a's semantics, then a recursive removal).
  * Trusts: nothing in argv or the file system.
  */
 #include <errno.h>
@@ -388,31 +390,79 @@ static const char mv_usage[] =
 	"  -v, --verbose            explain what is being done\n"
 	"      --help               display this help and exit\n";
 
+/* The directory part of p ("." when none), malloc'd. */
+static char *
+dir_of(const char *p)
+{
+	size_t len = strlen(p);
+	while (len > 1 && p[len - 1] == '/')
+		len--;
+	while (len > 0 && p[len - 1] != '/')
+		len--;
+	while (len > 1 && p[len - 1] == '/')
+		len--;
+	return len ? strndup(p, len) : strdup(".");
+}
+
+/*
+ * Whether src and dst are on different file systems: rename(2) would fail
+ * with EXDEV, which fsops cannot tell from a symlink swapped into the path,
+ * so mv asks first. Same directory: no question (no decision) asked; else
+ * src's lstat and (unless the caller knows it: the target directory's) the
+ * destination directory's stat, each a read_metadata.
+ */
+static bool
+mv_cross_device(struct sh_cmd *c, const char *src, const char *dst, bool dst_dev_known,
+		dev_t dst_dev, struct stat *src_st, bool *have_src_st)
+{
+	char *sd = dir_of(src), *dd = dir_of(dst);
+	bool same_dir = sd && dd && strcmp(sd, dd) == 0;
+	struct stat dst_st;
+	struct stat *st = src_st;
+	bool cross = false;
+	*have_src_st = false;
+	if (!same_dir && sh_fs_stat(c->fs, src, st, false) == 0) {
+		*have_src_st = true;
+		if (!dst_dev_known && dd && sh_fs_stat(c->fs, dd, &dst_st, true) == 0) {
+			dst_dev = dst_st.st_dev;
+			dst_dev_known = true;
+		}
+		cross = dst_dev_known && st->st_dev != dst_dev;
+	}
+	free(sd);
+	free(dd);
+	return cross;
+}
+
 static int
-mv_one(struct sh_cmd *c, const struct cp_opts *o, const char *src, const char *dst)
+mv_one(struct sh_cmd *c, const struct cp_opts *o, const char *src, const char *dst,
+       bool dst_dev_known, dev_t dst_dev)
 {
 	char qb[FU_QBUF], qb2[FU_QBUF];
 	struct stat st;
 	if (o->co.no_clobber && sh_fs_stat(c->fs, dst, &st, false) == 0)
 		return 0;
-	int r = sh_fs_rename(c->fs, src, dst);
+	bool have_st = false;
+	int r = mv_cross_device(c, src, dst, dst_dev_known, dst_dev, &st, &have_st)
+			? -EXDEV
+			: sh_fs_rename(c->fs, src, dst);
 	if (r == -EXDEV) {
 		struct fu_copy_opts co = {.recursive = true, .preserve = true, .no_deref = true,
 					  .force = true, .mv = true, .name = "mv"};
-		r = sh_fs_stat(c->fs, src, &st, false);
+		r = have_st ? 0 : sh_fs_stat(c->fs, src, &st, false);
 		if (r < 0)
 			return fu_err(c, 1, "mv", "cannot stat %s: %s", fu_q(qb, sizeof(qb), src),
 				      strerror(-r));
 		struct stat dst_st;
-		if (sh_fs_stat(c->fs, dst, &dst_st, false) == 0 &&
-		    S_ISDIR(dst_st.st_mode) != S_ISDIR(st.st_mode))
+		int dst_r = sh_fs_stat(c->fs, dst, &dst_st, false);
+		if (dst_r == 0 && S_ISDIR(dst_st.st_mode) != S_ISDIR(st.st_mode))
 			return fu_err(c, 1, "mv",
 				      S_ISDIR(st.st_mode)
 					      ? "cannot overwrite non-directory %s with directory %s"
 					      : "cannot overwrite directory %s with non-directory%s",
 				      fu_q(qb, sizeof(qb), dst),
 				      S_ISDIR(st.st_mode) ? fu_q(qb2, sizeof(qb2), src) : "");
-		if (fu_copy(c, &co, src, dst, &st, 0))
+		if (copy_any(c, &co, src, dst, &st, dst_r, dst_r == 0 ? &dst_st : NULL, 0))
 			return 1;
 		if (fu_remove_tree(c, "mv", src, S_ISDIR(st.st_mode), false, 0))
 			return 1;
@@ -480,11 +530,16 @@ cp_mv_main(struct sh_cmd *c, int argc, char **argv, bool is_mv)
 	}
 	bool into_dir = o.target_dir != NULL;
 	int target_err = 0;
+	bool target_dev_known = false;
+	dev_t target_dev = 0;
 	if (!into_dir && !o.no_target_dir) {
 		struct stat st;
 		target_err = sh_fs_stat(c->fs, target, &st, true);
-		if (target_err == 0 && S_ISDIR(st.st_mode))
+		if (target_err == 0 && S_ISDIR(st.st_mode)) {
 			into_dir = true;
+			target_dev_known = true;
+			target_dev = st.st_dev;
+		}
 	}
 	if (o.no_target_dir && nsrc > 1) {
 		int st = fu_usage_error(c, name, 1, "extra operand %s", fu_q(qb, sizeof(qb), ops[2]));
@@ -510,7 +565,7 @@ cp_mv_main(struct sh_cmd *c, int argc, char **argv, bool is_mv)
 			break;
 		}
 		if (is_mv)
-			r = mv_one(c, &o, ops[i], dst);
+			r = mv_one(c, &o, ops[i], dst, target_dev_known, target_dev);
 		else if (!into_dir && !o.no_target_dir)
 			/* the target was stat'ed (followed) above: known missing or not a dir */
 			r = copy_any(c, &o.co, ops[i], dst, NULL, target_err < 0 ? target_err : 1,

@@ -996,7 +996,26 @@ parse_list(struct parser *p, bool compound)
 static struct node *
 parse_pipeline(struct parser *p)
 {
-	bool bang = false;
+	bool bang = false, timed = false, tposix = false;
+	int tline = 0;
+	if (is_word(p, "time")) {
+		/* the keyword: times the whole pipeline, reports on the shell's stderr */
+		tline = p->tline;
+		consume(p);
+		timed = true;
+		if (is_word(p, "-p")) {
+			consume(p);
+			tposix = true;
+		}
+		enum tok t = lex(p);
+		if (t == T_NL || t == T_EOF || t == T_SEMI || t == T_AMP || at_list_end(p)) {
+			struct node *pl = new_node(p, N_PIPE);
+			pl->line = tline;
+			pl->u.p.timed = true;
+			pl->u.p.time_posix = tposix;
+			return pl;
+		}
+	}
 	while (is_word(p, "!")) {
 		consume(p);
 		bang = !bang;
@@ -1004,11 +1023,13 @@ parse_pipeline(struct parser *p)
 	struct node *c = parse_command(p);
 	if (!c)
 		return NULL;
-	if (lex(p) != T_PIPE && lex(p) != T_PIPEAMP && !bang)
+	if (lex(p) != T_PIPE && lex(p) != T_PIPEAMP && !bang && !timed)
 		return c;
 	struct node *pl = new_node(p, N_PIPE);
-	pl->line = c->line;
+	pl->line = timed ? tline : c->line;
 	pl->u.p.bang = bang;
+	pl->u.p.timed = timed;
+	pl->u.p.time_posix = tposix;
 	for (;;) {
 		pl->u.p.v = xrealloc(pl->u.p.v, (pl->u.p.n + 1) * sizeof(struct node *));
 		pl->u.p.v[pl->u.p.n++] = c;
