@@ -113,10 +113,16 @@ cat_fd(struct sh_cmd *c, int fd, const char *name, struct cat_opts *f, bool plai
 	sh_in_init(&in, fd, c->interrupted);
 	int status = 0;
 	if (plain) {
+		/* Like GNU's cat, data from a pipe or terminal goes on at once. */
+		struct stat st;
+		bool stream = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
 		char *d;
 		ssize_t n;
-		while ((n = sh_in_read(&in, &d)) > 0 && !sh_cmd_stopped(c))
+		while ((n = sh_in_read(&in, &d)) > 0 && !sh_cmd_stopped(c)) {
 			sh_out_write(c->out_buf, d, (size_t)n);
+			if (stream)
+				sh_out_flush(c->out_buf);
+		}
 		if (n < 0 && n != -EINTR)
 			status = sh_text_file_error(c, name, (int)-n);
 		sh_in_release(&in);
@@ -1264,7 +1270,7 @@ sh_cmd_seq(struct sh_cmd *c, int argc, char **argv)
 		}
 	}
 	int prec = frac_digits(sfirst) > frac_digits(sstep) ? frac_digits(sfirst) : frac_digits(sstep);
-	char lfmt[64];
+	char lfmt[256];
 	if (fmt) {
 		/* One %[flags][width][.prec](e|f|g|a|E|F|G|A) conversion: add 'L'. */
 		const char *p = fmt;
