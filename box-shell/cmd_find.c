@@ -248,7 +248,8 @@ parse_primary(struct find *f)
 		struct stat st;
 		if (!v || !(n = fnew(f, F_NEWER)))
 			return NULL;
-		int r = sh_fs_stat(f->c->fs, v, &st, true);
+		/* -P: a symlink's own time, as GNU's find without -H/-L */
+		int r = sh_fs_stat(f->c->fs, v, &st, false);
 		if (r < 0) {
 			char qb[FU_QBUF];
 			sh_out_printf(f->c->err_buf, "find: %s: %s\n", fu_q(qb, sizeof(qb), v),
