@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -881,6 +882,7 @@ b_read(struct sh_shell *sh, int argc, char **argv)
 	const char *arr = NULL, *prompt = NULL;
 	int delim = '\n';
 	long nchars = -1;
+	long timeout_ms = -1;
 	bool exact = false;
 	int fd = 0;
 	int i = 1;
@@ -909,7 +911,16 @@ b_read(struct sh_shell *sh, int argc, char **argv)
 			case 'p': prompt = val; break;
 			case 'n': nchars = atol(val); break;
 			case 'N': nchars = atol(val); exact = true; break;
-			case 't': break;
+			case 't': {
+				char *e;
+				double t = strtod(val, &e);
+				if (*e || t < 0) {
+					sh_err(sh, "read: %s: invalid timeout specification", val);
+					return 1;
+				}
+				timeout_ms = (long)(t * 1000);
+				break;
+			}
 			case 'u': fd = atoi(val); break;
 			default:
 				sh_err(sh, "read: -%c: invalid option", *p);
@@ -924,12 +935,22 @@ b_read(struct sh_shell *sh, int argc, char **argv)
 	bi_flush();
 	struct sbuf line = {0};
 	struct sbuf mask = {0}; /* 1: escaped char (not a separator) */
-	bool eof = false;
+	bool eof = false, timed_out = false;
 	long got = 0;
 	for (;;) {
 		if (nchars >= 0 && got >= nchars)
 			break;
 		char c;
+		if (timeout_ms >= 0) {
+			struct pollfd pf = {.fd = fd, .events = POLLIN};
+			int pr = poll(&pf, 1, (int)timeout_ms);
+			if (pr == 0) {
+				/* timed out: what was read is assigned, status > 128 (bash) */
+				eof = true;
+				timed_out = true;
+				break;
+			}
+		}
 		ssize_t r = read(fd, &c, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -1046,7 +1067,83 @@ b_read(struct sh_shell *sh, int argc, char **argv)
 	}
 	sb_free(&line);
 	sb_free(&mask);
+	if (timed_out)
+		return 142;
 	return eof ? 1 : 0;
+}
+
+/* mapfile / readarray [-t] [-n COUNT] [-d DELIM] [-u FD] [ARRAY] */
+static int
+b_mapfile(struct sh_shell *sh, int argc, char **argv)
+{
+	bool trim = false;
+	long count = -1;
+	int delim = '\n', fd = 0;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-t") == 0)
+			trim = true;
+		else if (strcmp(a, "-n") == 0 && i + 1 < argc)
+			count = atol(argv[++i]);
+		else if (strcmp(a, "-d") == 0 && i + 1 < argc)
+			delim = (unsigned char)argv[++i][0];
+		else if (strcmp(a, "-u") == 0 && i + 1 < argc)
+			fd = atoi(argv[++i]);
+		else {
+			sh_err(sh, "%s: %s: invalid option", argv[0], a);
+			return 2;
+		}
+	}
+	const char *name = i < argc ? argv[i] : "MAPFILE";
+	if (!is_name(name, strlen(name))) {
+		sh_err(sh, "%s: `%s': not a valid identifier", argv[0], name);
+		return 1;
+	}
+	var_unset(sh, name);
+	size_t idx = 0;
+	struct sbuf line = {0};
+	bi_flush();
+	for (;;) {
+		if (count >= 0 && (long)idx >= count)
+			break;
+		char c;
+		ssize_t r = read(fd, &c, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		bool end = r <= 0;
+		if (!end)
+			sb_addc(&line, c);
+		if (end || (unsigned char)c == delim) {
+			if (line.len == 0 && end)
+				break;
+			if (trim && line.len && (unsigned char)line.s[line.len - 1] == delim)
+				line.s[--line.len] = 0;
+			if (var_set_elem(sh, name, idx++, line.s ? line.s : "") < 0) {
+				sb_free(&line);
+				return 1;
+			}
+			line.len = 0;
+			if (line.s)
+				line.s[0] = 0;
+			if (end)
+				break;
+		}
+		if (line.len > SH_MAX_VALUE) {
+			sh_err(sh, "%s: line too long", argv[0]);
+			sb_free(&line);
+			return 1;
+		}
+	}
+	sb_free(&line);
+	if (idx == 0) {
+		var_set_elem(sh, name, 0, "");
+		struct var *v = var_get(sh, name);
+		free(v->arr[0]);
+		v->arr[0] = NULL;
+		v->narr = 0;
+	}
+	return 0;
 }
 
 /* ---- variables ---- */
@@ -2350,7 +2447,8 @@ static const struct sh_builtin builtins[] = {
 	{"echo", b_echo, false},     {"eval", b_eval, true},     {"exec", b_exec, true},
 	{"exit", b_exit, true},      {"export", b_export, true}, {"false", b_false, false},
 	{"getopts", b_getopts, false}, {"kill", b_kill, false},  {"let", b_let, false},
-	{"local", b_declare, false}, {"printf", b_printf, false}, {"pwd", b_pwd, false},
+	{"local", b_declare, false}, {"mapfile", b_mapfile, false}, {"readarray", b_mapfile, false},
+	{"printf", b_printf, false}, {"pwd", b_pwd, false},
 	{"read", b_read, false},     {"readonly", b_export, true}, {"return", b_return, true},
 	{"set", b_set, true},        {"sh", b_nested, false},    {"shift", b_shift, true},
 	{"shopt", b_shopt, false},   {"source", b_source, false}, {"test", b_test, false},

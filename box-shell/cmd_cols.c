@@ -850,7 +850,7 @@ sh_cmd_nl(struct sh_cmd *c, int argc, char **argv)
 	long long num = start;
 	char *dash[] = { "-" };
 	char **files = g.n_operands ? g.operands : dash;
-	int nfiles = g.n_operands ? g.operands ? g.n_operands : 1 : 1;
+	int nfiles = g.n_operands ? g.n_operands : 1;
 	size_t seplen = strlen(sep);
 	for (int i = 0; i < nfiles && !sh_cmd_stopped(c); i++) {
 		int fd;
@@ -1332,13 +1332,6 @@ sh_cmd_join(struct sh_cmd *c, int argc, char **argv)
 	}
 	char sepc = tab >= 0 ? (char)tab : ' ';
 	static __thread struct jfield fa[JOIN_MAX_FIELDS], fb[JOIN_MAX_FIELDS];
-	size_t auto_n[2] = { 0, 0 };
-	if (fmt_auto) {
-		if (l[0].n)
-			auto_n[0] = join_fields(l[0].p[0], l[0].len[0], tab, fa, JOIN_MAX_FIELDS);
-		if (l[1].n)
-			auto_n[1] = join_fields(l[1].p[0], l[1].len[0], tab, fb, JOIN_MAX_FIELDS);
-	}
 	/* Output one joined line (a or b may be absent). */
 #define JOIN_EMIT_FIELD(first, p, n)                                          \
 	do {                                                                  \
@@ -1475,7 +1468,6 @@ sh_cmd_join(struct sh_cmd *c, int argc, char **argv)
 		j = je;
 	}
 #undef JOIN_EMIT_FIELD
-	(void)auto_n;
 out:
 	for (int k = 0; k < 2; k++) {
 		free(d[k]);

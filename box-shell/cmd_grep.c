@@ -777,10 +777,8 @@ grep_dir(struct grep *g, const char *path, const char *display, int depth)
 			grep_dir(g, full, shown, depth + 1);
 			continue;
 		}
-		if (!permitted[i]) {
-			file_error(g, shown, EACCES);
-			continue;
-		}
+		/* A denied entry (!permitted[i]) is opened too: fsops fails it with
+		 * EACCES and prints the policy message, as for a single refused open. */
 		grep_open_file(g, full, shown);
 	}
 out:
@@ -848,8 +846,8 @@ add_patterns(struct grep *g, const char *text, size_t len)
 
 /* The longest run of characters every match of an ERE/BRE must contain (no
  * alternation, not in a group or bracket, not under a quantifier). */
-static char *
-required_literal(const char *pat, bool ere)
+char *
+sh_regex_required_literal(const char *pat, bool ere)
 {
 	size_t n = strlen(pat);
 	char *best = NULL, *cur = malloc(n + 1);
@@ -1099,7 +1097,7 @@ compile(struct grep *g)
 		g->nres = i + 1;
 	}
 	if (n == 1 && !g->icase)
-		g->prefilter = required_literal(g->pats.v[0], ere);
+		g->prefilter = sh_regex_required_literal(g->pats.v[0], ere);
 	if (g->prefilter)
 		g->prefilter_len = strlen(g->prefilter);
 	return 0;

@@ -66,6 +66,8 @@ struct sed_re {
 	regex_t re;
 	bool compiled;
 	int nsub;
+	char *lit;            /* a literal every match contains (prefilter), or NULL */
+	size_t lit_len;
 };
 
 struct addr {
@@ -131,7 +133,7 @@ struct sed {
 	int in_fd;
 	bool in_open, in_close;
 	char *ahead;
-	size_t ahead_len;
+	size_t ahead_len, ahead_cap;
 	bool ahead_valid, ahead_nl;
 	struct buf out;       /* -i: the new content */
 	bool missing_nl, append_pending;
@@ -309,6 +311,10 @@ compile_re(struct sed *s, const char *p, size_t n, char delim, int flags, struct
 	}
 	r->compiled = true;
 	r->nsub = (int)r->re.re_nsub;
+	if (!(flags & REG_ICASE)) {
+		r->lit = sh_regex_required_literal(src, s->ere);
+		r->lit_len = r->lit ? strlen(r->lit) : 0;
+	}
 	s->res[s->nres++] = r;
 	*out = r;
 	return 0;
@@ -939,10 +945,17 @@ fetch_ahead(struct sed *s)
 			continue;
 		}
 		bool nl = line[n - 1] == s->sep;
-		free(s->ahead);
-		s->ahead = malloc((size_t)n + 1);
-		if (!s->ahead)
-			return false;
+		if (s->ahead_cap < (size_t)n + 1) {
+			/* one buffer for every line read ahead */
+			size_t nc = s->ahead_cap ? s->ahead_cap : 256;
+			while (nc < (size_t)n + 1)
+				nc *= 2;
+			char *na = realloc(s->ahead, nc);
+			if (!na)
+				return false;
+			s->ahead = na;
+			s->ahead_cap = nc;
+		}
 		memcpy(s->ahead, line, (size_t)n - nl);
 		s->ahead_len = (size_t)n - nl;
 		s->ahead_nl = nl;
@@ -995,6 +1008,8 @@ sed_re_match(struct sed *s, struct sed_re *r, const char *p, size_t n, size_t fr
 {
 	r = use_re(s, r);
 	if (!r)
+		return false;
+	if (r->lit && !memmem(p + from, n - from, r->lit, r->lit_len))
 		return false;
 	m[0].rm_so = (regoff_t)from;
 	m[0].rm_eo = (regoff_t)n;
@@ -1203,6 +1218,8 @@ do_subst(struct sed *s, struct scmd *c)
 	const char *src = s->ps.p ? s->ps.p : "";
 	size_t len = s->ps.len;
 	size_t copied = 0;
+	if (r->lit && !memmem(src, len, r->lit, r->lit_len))
+		return false;
 	while (pos <= len) {
 		m[0].rm_so = (regoff_t)pos;
 		m[0].rm_eo = (regoff_t)len;
@@ -1471,6 +1488,7 @@ sed_free(struct sed *s)
 	free(s->cmds);
 	for (size_t i = 0; i < s->nres; i++) {
 		regfree(&s->res[i]->re);
+		free(s->res[i]->lit);
 		free(s->res[i]);
 	}
 	free(s->res);
@@ -1541,6 +1559,29 @@ edit_in_place(struct sed *s, const char *name)
 		s->status = 4;
 		return;
 	}
+	/* The backup (FILE+SUFFIX, or the suffix's '*' replaced by the name) is
+	 * written before the script runs, from the content read. */
+	if (s->suffix && *s->suffix) {
+		_cleanup_free_ char *bak = NULL;
+		const char *star = strchr(s->suffix, '*');
+		if (star) {
+			const char *base = strrchr(name, '/');
+			base = base ? base + 1 : name;
+			if (asprintf(&bak, "%.*s%.*s%s%s", (int)(base - name), name,
+				     (int)(star - s->suffix), s->suffix, base, star + 1) < 0)
+				bak = NULL;
+		} else if (asprintf(&bak, "%s%s", name, s->suffix) < 0) {
+			bak = NULL;
+		}
+		r = bak ? write_whole(s, bak, data, len) : -ENOMEM;
+		if (r < 0) {
+			sh_cmd_error(s->c, 4, "couldn't open file %s: %s", bak ? bak : name,
+				     strerror(-r));
+			s->status = 4;
+			free(data);
+			return;
+		}
+	}
 	/* The stream is the content in memory. */
 	sh_in_init(&s->in, -1, s->c->interrupted);
 	s->in.buf = data;
@@ -1559,22 +1600,6 @@ edit_in_place(struct sed *s, const char *name)
 	close_file(s);
 	if (sh_cmd_stopped(s->c))
 		return;
-	if (s->suffix && *s->suffix) {
-		_cleanup_free_ char *bak = NULL;
-		const char *star = strchr(s->suffix, '*');
-		if (star) {
-			const char *base = strrchr(name, '/');
-			base = base ? base + 1 : name;
-			if (asprintf(&bak, "%.*s%.*s%s%s", (int)(base - name), name,
-				     (int)(star - s->suffix), s->suffix, base, star + 1) < 0)
-				bak = NULL;
-		} else if (asprintf(&bak, "%s%s", name, s->suffix) < 0) {
-			bak = NULL;
-		}
-		if (!bak || (r = write_whole(s, bak, s->in.buf ? s->in.buf : "", 0)) < 0) {
-			;
-		}
-	}
 	r = write_whole(s, name, s->out.p ? s->out.p : "", s->out.len);
 	if (r < 0) {
 		sh_cmd_error(s->c, 4, "couldn't edit %s: %s", name, strerror(-r));

@@ -52,6 +52,7 @@ const struct sh_cmd_def sh_text_commands[] = {
 	{ "tee", sh_cmd_tee },
 	{ "tac", sh_cmd_tac },
 	{ "seq", sh_cmd_seq },
+	{ "diff", sh_cmd_diff },
 	{ "basename", sh_cmd_basename },
 	{ "dirname", sh_cmd_dirname },
 	{ NULL, NULL },
@@ -112,10 +113,16 @@ cat_fd(struct sh_cmd *c, int fd, const char *name, struct cat_opts *f, bool plai
 	sh_in_init(&in, fd, c->interrupted);
 	int status = 0;
 	if (plain) {
+		/* Like GNU's cat, data from a pipe or terminal goes on at once. */
+		struct stat st;
+		bool stream = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
 		char *d;
 		ssize_t n;
-		while ((n = sh_in_read(&in, &d)) > 0 && !sh_cmd_stopped(c))
+		while ((n = sh_in_read(&in, &d)) > 0 && !sh_cmd_stopped(c)) {
 			sh_out_write(c->out_buf, d, (size_t)n);
+			if (stream)
+				sh_out_flush(c->out_buf);
+		}
 		if (n < 0 && n != -EINTR)
 			status = sh_text_file_error(c, name, (int)-n);
 		sh_in_release(&in);
@@ -649,16 +656,11 @@ sh_cmd_tail(struct sh_cmd *c, int argc, char **argv)
 			}
 		}
 		if (!grew) {
-			struct timespec ts = { .tv_sec = (time_t)(interval > 0.2 ? 0 : 0),
-					       .tv_nsec = 0 };
 			/* Sleep in short slices so an interrupt is seen promptly. */
-			double slept = 0;
-			while (slept < interval && !(c->interrupted && *c->interrupted)) {
-				ts.tv_sec = 0;
-				ts.tv_nsec = 50 * 1000 * 1000;
+			struct timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000 * 1000 };
+			for (double slept = 0; slept < interval && !(c->interrupted && *c->interrupted);
+			     slept += 0.05)
 				nanosleep(&ts, NULL);
-				slept += 0.05;
-			}
 		}
 	}
 	for (int i = 0; i < nfiles; i++)
@@ -1263,7 +1265,7 @@ sh_cmd_seq(struct sh_cmd *c, int argc, char **argv)
 		}
 	}
 	int prec = frac_digits(sfirst) > frac_digits(sstep) ? frac_digits(sfirst) : frac_digits(sstep);
-	char lfmt[64];
+	char lfmt[256];
 	if (fmt) {
 		/* One %[flags][width][.prec](e|f|g|a|E|F|G|A) conversion: add 'L'. */
 		const char *p = fmt;

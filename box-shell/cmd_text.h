@@ -5,6 +5,8 @@
 #ifndef BOX_SHELL_CMD_TEXT_H
 #define BOX_SHELL_CMD_TEXT_H
 
+#include <stdbool.h>
+
 #include "cmd.h"
 
 #define SH_TEXT_CMD(name) int sh_cmd_##name(struct sh_cmd *c, int argc, char **argv)
@@ -33,6 +35,11 @@ SH_TEXT_CMD(base64);
 SH_TEXT_CMD(sha256sum);
 SH_TEXT_CMD(md5sum);
 SH_TEXT_CMD(diff);
+
+/* The longest literal (>= 2 bytes) every match of the BRE/ERE must contain
+ * (outside groups, brackets, alternation and quantifiers), malloc'd, or NULL:
+ * a memmem prefilter before regexec (cmd_grep.c). */
+char *sh_regex_required_literal(const char *pat, bool ere);
 
 /* Print "NAME: FILE: strerror" (GNU's quotef style) and return 1. */
 int sh_text_file_error(struct sh_cmd *c, const char *file, int err);

@@ -410,8 +410,10 @@ sh_in_getline(struct sh_in *in, char **line)
 {
 	size_t scanned = 0;
 	for (;;) {
-		char *nl = memchr(in->buf + in->start + scanned, '\n',
-				  in->end - in->start - scanned);
+		char *nl = in->end > in->start + scanned
+				   ? memchr(in->buf + in->start + scanned, '\n',
+					    in->end - in->start - scanned)
+				   : NULL;
 		if (nl) {
 			size_t n = (size_t)(nl - (in->buf + in->start)) + 1;
 			*line = in->buf + in->start;

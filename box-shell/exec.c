@@ -546,7 +546,8 @@ sh_run_child(struct sh_cmd *c, int argc, char **argv, int in, int out, int err)
 	if (c->err_buf)
 		sh_out_flush(c->err_buf);
 	enum jump save = sh->jump;
-	int st = exec_argv(sh, argc, argv, false, in, out, err);
+	/* looked up as `command` would: builtins, own commands, host programs */
+	int st = exec_argv(sh, argc, argv, true, in, out, err);
 	if (sh->jump == J_RETURN || sh->jump == J_BREAK || sh->jump == J_CONTINUE)
 		sh->jump = save;
 	return st;
@@ -1090,6 +1091,7 @@ case_match(struct sh_shell *sh, const char *word, struct word *pats, bool *err)
 }
 
 static int dbrack_eval(struct sh_shell *sh, struct word **tp, int prec, bool *err);
+static bool db_noeval; /* the untaken side of && ||: parsed, not evaluated */
 
 static int exec_loop_body(struct sh_shell *sh, struct node *body, bool *stop);
 
@@ -1121,19 +1123,30 @@ exec_node(struct sh_shell *sh, struct node *n)
 			set_pipestatus1(sh, st);
 		errexit_check(sh, st);
 		break;
-	case N_PIPE:
-		if (n->u.p.n == 1 && n->u.p.bang) {
+	case N_PIPE: {
+		struct time_mark tm;
+		if (n->u.p.timed)
+			time_start(&tm);
+		if (n->u.p.n == 0) {
+			st = 0;
+		} else if (n->u.p.n == 1 && n->u.p.bang) {
 			sh->errexit_off++;
 			st = !exec_node(sh, n->u.p.v[0]);
 			sh->errexit_off--;
-			sh->status = st;
-			break;
+		} else if (n->u.p.n == 1) {
+			st = exec_node(sh, n->u.p.v[0]);
+		} else {
+			st = exec_pipeline(sh, n);
+			if (!n->u.p.bang) {
+				sh->status = st;
+				errexit_check(sh, st);
+			}
 		}
-		st = exec_pipeline(sh, n);
 		sh->status = st;
-		if (!n->u.p.bang)
-			errexit_check(sh, st);
+		if (n->u.p.timed)
+			time_report(&tm, n->u.p.time_posix);
 		break;
+	}
 	case N_LIST:
 		for (size_t i = 0; i < n->u.p.n && sh->jump == J_NONE; i++)
 			st = exec_node(sh, n->u.p.v[i]);
@@ -1458,6 +1471,8 @@ db_word(struct sh_shell *sh, struct word *w)
 {
 	if (w->s[0] == '\001')
 		return xstrdup(w->s + 1);
+	if (db_noeval)
+		return xstrdup("");
 	return expand_str(sh, w->s, false);
 }
 
@@ -1539,8 +1554,9 @@ db_primary(struct sh_shell *sh, struct word **tp, bool *err)
 			*err = true;
 			return 0;
 		}
-		int res;
-		int rc = test_unary(sh, t->s, arg, &res);
+		int res = 0;
+		int rc = db_noeval ? (strchr("abcdefghkLnoprsStuvwxzGNO", t->s[1]) ? 0 : -1)
+				   : test_unary(sh, t->s, arg, &res);
 		free(arg);
 		if (rc == 0) {
 			*tp = nx->next;
@@ -1563,6 +1579,11 @@ db_primary(struct sh_shell *sh, struct word **tp, bool *err)
 			return 0;
 		}
 		int res = 0;
+		if (db_noeval) {
+			free(a);
+			*tp = bw->next;
+			return 0;
+		}
 		if (strcmp(o, "==") == 0 || strcmp(o, "=") == 0 || strcmp(o, "!=") == 0) {
 			char *pat = expand_pat(sh, bw->s);
 			if (!pat) {
@@ -1629,29 +1650,17 @@ dbrack_eval(struct sh_shell *sh, struct word **tp, int prec, bool *err)
 {
 	int r = db_primary(sh, tp, err);
 	while (!*err && *tp) {
-		if (is_op(*tp, "&&")) {
-			*tp = (*tp)->next;
-			if (r) {
-				r = dbrack_eval(sh, tp, 1, err);
-			} else {
-				/* skip the right side without evaluating: evaluate with a
-				 * throwaway? bash short-circuits: do it by parsing only */
-				int save_st = sh->status;
-				struct sh_decider *d = sh->decider;
-				(void)d;
-				int rr = dbrack_eval(sh, tp, 1, err);
-				(void)rr;
-				sh->status = save_st;
-				r = 0;
-			}
-			continue;
-		}
-		if (is_op(*tp, "||")) {
-			if (prec >= 1)
+		if (is_op(*tp, "&&") || is_op(*tp, "||")) {
+			bool and = is_op(*tp, "&&");
+			if (!and && prec >= 1)
 				break;
 			*tp = (*tp)->next;
+			bool save = db_noeval;
+			if (and ? !r : r)
+				db_noeval = true; /* bash short-circuits: parse only */
 			int rr = dbrack_eval(sh, tp, 1, err);
-			r = r || rr;
+			db_noeval = save;
+			r = and ? r && rr : r || rr;
 			continue;
 		}
 		break;

@@ -40,6 +40,7 @@ struct xctx {
 	bool err;
 	bool at_empty;   /* "$@" with no parameters inside the current quotes */
 	bool litx;       /* inside an unquoted ${x-word}: the word's text splits */
+	bool brace_dq;   /* the word of "${x-word}": a '"' in it quotes again (bash) */
 	bool assign;
 };
 
@@ -1406,14 +1407,16 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 			i = e;
 			continue;
 		}
-		if (c == '"' && !dq && x->mode != M_HEREDOC) {
+		if (c == '"' && (!dq || x->brace_dq) && x->mode != M_HEREDOC) {
 			size_t e = skip_dq(x->sh, s, i, n);
 			size_t mpos = x->b.n;
-			bool save = x->at_empty;
+			bool save = x->at_empty, save_bdq = x->brace_dq;
 			x->at_empty = false;
+			x->brace_dq = false;
 			xmark(x, FM);
 			size_t after = x->b.n;
 			expand_into(x, s + i + 1, e - i - 2, true);
+			x->brace_dq = save_bdq;
 			if (x->at_empty && x->b.n == after && !x->err) {
 				/* "$@" with no parameters: no field */
 				x->b.n = mpos;
@@ -1440,11 +1443,14 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 static void
 expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq)
 {
-	bool save = x->litx;
+	bool save = x->litx, save_bdq = x->brace_dq;
 	if (!dq)
 		x->litx = true;
+	else
+		x->brace_dq = true;
 	expand_into(x, w, wn, dq);
 	x->litx = save;
+	x->brace_dq = save_bdq;
 }
 
 /* ---- tilde ---- */

@@ -1041,9 +1041,41 @@ run_op(struct sh_fs *fs, struct op *o)
 
 /* ---- the operations ------------------------------------------------------------ */
 
+/*
+ * /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name
+ * the command's own streams through magic links, which the openat2 above
+ * refuses: they are a duplicate of that fd (as bash makes them in its
+ * redirections), no file operation and no decision. This assumes what
+ * exec.c does: a command's fds are put at 0-2 of the process while it runs.
+ * -1: not such a name.
+ */
+static int
+own_stream_fd(const char *path)
+{
+	const char *n = NULL;
+	if (strcmp(path, "/dev/stdin") == 0)
+		return 0;
+	if (strcmp(path, "/dev/stdout") == 0)
+		return 1;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return 2;
+	if (strncmp(path, "/dev/fd/", 8) == 0)
+		n = path + 8;
+	else if (strncmp(path, "/proc/self/fd/", 14) == 0)
+		n = path + 14;
+	if (!n || !*n || strlen(n) > 6 || strspn(n, "0123456789") != strlen(n))
+		return -1;
+	return atoi(n);
+}
+
 int
 sh_fs_open(struct sh_fs *fs, const char *path, int flags, mode_t mode)
 {
+	int own = path ? own_stream_fd(path) : -1;
+	if (own >= 0) {
+		int fd = fcntl(own, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
 	struct op o = { .kind = OP_OPEN, .path = path, .flags = flags, .mode = mode };
 	/* O_EXCL creation and O_NOFOLLOW act on the entry itself. */
 	o.entry = (flags & O_NOFOLLOW) || ((flags & O_CREAT) && (flags & O_EXCL));
@@ -1189,6 +1221,14 @@ int
 sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names, size_t n,
 		     enum sh_fs_action action, enum sh_fs_op op, bool *permitted)
 {
+	return sh_fs_decide_entries_typed(fs, dir_path, names, NULL, n, action, op, permitted);
+}
+
+int
+sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *names,
+			   const unsigned char *types, size_t n, enum sh_fs_action action,
+			   enum sh_fs_op op, bool *permitted)
+{
 	char *cdir = NULL;
 	int r = canon_full(fs, dir_path, false, true, &cdir);
 	if (r < 0)
@@ -1226,8 +1266,9 @@ sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names,
 				}
 				p = b.s;
 				struct stat st;
-				if (is_entry)
-					nolink[i] = true;
+				unsigned char t = types ? types[base + i] : DT_UNKNOWN;
+				if (is_entry || (t != DT_UNKNOWN && t != DT_LNK))
+					nolink[i] = true; /* readdir said: no link (a swap: openat2 sees it) */
 				else if (fstatat(fs->root_fd, rel_of(p), &st, AT_SYMLINK_NOFOLLOW) ==
 						 0 &&
 					 !S_ISLNK(st.st_mode))

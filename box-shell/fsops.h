@@ -50,8 +50,12 @@ struct sh_fs {
 int sh_fs_canon(const struct sh_fs *fs, const char *p, bool entry, char **out);
 
 /* open(2)-like: flags as open(2); the decision from the flags (O_RDONLY:
- * read_content; write/creat/trunc/append: write_content; O_DIRECTORY read
- * for enumerate: use sh_fs_opendir). Returns the fd (O_CLOEXEC) or -errno. */
+ * read_content; write/creat/trunc/append: write_content; O_RDWR: both;
+ * O_DIRECTORY read for enumerate: use sh_fs_opendir). Returns the fd
+ * (O_CLOEXEC) or -errno. /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N
+ * and /proc/self/fd/N (exactly so spelled) are a duplicate of that fd of
+ * the process (the command's own stream), not decided: they are magic
+ * links, which the openat2 refuses. */
 int sh_fs_open(struct sh_fs *fs, const char *path, int flags, mode_t mode);
 /* Decided as enumerate; returns a DIR* (closedir frees it) or NULL + errno. */
 DIR *sh_fs_opendir(struct sh_fs *fs, const char *path);
@@ -76,6 +80,11 @@ DIR *sh_fs_opendir(struct sh_fs *fs, const char *path);
  */
 int sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *names, size_t n,
 			 enum sh_fs_action action, enum sh_fs_op op, bool *permitted);
+/* The same, with each entry's d_type from readdir (DT_UNKNOWN where unknown): an entry
+ * readdir says is no symlink is not lstat'ed again before its decision. */
+int sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *names,
+			       const unsigned char *types, size_t n, enum sh_fs_action action,
+			       enum sh_fs_op op, bool *permitted);
 /* Drop every verdict batches left unused (a command ended; they also expire after 2 s, so
  * a later command decides again). */
 void sh_fs_batch_forget(void);

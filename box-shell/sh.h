@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "decide.h"
@@ -88,6 +89,8 @@ struct node {
 			size_t n;
 			bool bang;
 			bool pipe_err; /* |& per stage: v[i] has 2>&1 */
+			bool timed;    /* `time [-p]` before the pipeline (a keyword) */
+			bool time_posix;
 		} p;            /* N_PIPE, N_LIST */
 		struct {
 			struct node *a, *b, *c;
@@ -306,6 +309,14 @@ char *find_in_path(struct sh_shell *sh, const char *name);
 void sh_update_fs(struct sh_shell *sh, const char *cmdname);
 int run_nested_shell(struct sh_shell *sh, int argc, char **argv);
 int sh_assign_word(struct sh_shell *sh, const char *w, int flags);
+
+/* wrappers.c: the `time` report (bash's format) on fd 2 */
+struct time_mark {
+	struct timespec wall;
+	double user, sys;
+};
+void time_start(struct time_mark *m);
+void time_report(const struct time_mark *m, bool posix);
 
 /* redir.c: apply redirections; saved fds go to *save (restore with
  * redir_restore) unless save is NULL (permanent / in a child). */

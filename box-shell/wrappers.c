@@ -531,6 +531,47 @@ fmt_time(char *b, size_t n, const char *label, double s)
 	snprintf(b, n, "%s\t%ldm%.3fs\n", label, m, s - (double)m * 60);
 }
 
+static double
+cpu_now(bool user)
+{
+	struct rusage s, c;
+	getrusage(RUSAGE_SELF, &s);
+	getrusage(RUSAGE_CHILDREN, &c);
+	return user ? tv_sec(s.ru_utime) + tv_sec(c.ru_utime) : tv_sec(s.ru_stime) + tv_sec(c.ru_stime);
+}
+
+void
+time_start(struct time_mark *m)
+{
+	clock_gettime(CLOCK_MONOTONIC, &m->wall);
+	m->user = cpu_now(true);
+	m->sys = cpu_now(false);
+}
+
+void
+time_report(const struct time_mark *m, bool posix)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double real = (double)(b.tv_sec - m->wall.tv_sec) + (double)(b.tv_nsec - m->wall.tv_nsec) / 1e9;
+	double user = cpu_now(true) - m->user, sys = cpu_now(false) - m->sys;
+	char l1[64], l2[64], l3[64];
+	if (posix) {
+		snprintf(l1, sizeof l1, "real %.2f\n", real);
+		snprintf(l2, sizeof l2, "user %.2f\n", user);
+		snprintf(l3, sizeof l3, "sys %.2f\n", sys);
+	} else {
+		fmt_time(l1, sizeof l1, "real", real);
+		fmt_time(l2, sizeof l2, "user", user);
+		fmt_time(l3, sizeof l3, "sys", sys);
+		bi_outs(2, "\n");
+	}
+	bi_outs(2, l1);
+	bi_outs(2, l2);
+	bi_outs(2, l3);
+	bi_flush();
+}
+
 static int
 w_time(struct sh_shell *sh, int argc, char **argv)
 {

@@ -24,8 +24,10 @@ mkdir -p "$home/w/sub" "$home/w/tree/d"
 printf 'x1\n' > "$home/w/a.txt"
 printf 'hello\n' > "$home/w/f.txt"
 printf 'no\n' > "$home/w/secret.txt"
-printf '1\n' > "$home/w/tree/t1"
 printf '2\n' > "$home/w/tree/d/t2"
+mkdir -p "$home/w/g"
+printf 'xyz\n' > "$home/w/g/only.txt"
+printf 'm\n' > "$home/w/mv-src"
 cat > "$home/allow.dw" <<'EOF'
 permit (principal, action, resource);
 EOF
@@ -110,6 +112,55 @@ R fs:read ~/w/missing.txt error
 R shell:exec cat status=1
 D shell:exec true permit
 R shell:exec true status=0
+EOF
+
+expect_seq "a rename is its legs: fs:read source, fs:move source, fs:move destination" \
+	'mv mv-src mv-dst' <<'EOF'
+D shell:exec mv permit
+D fs:read ~/w/mv-dst read_metadata permit
+R fs:read ~/w/mv-dst error
+D fs:read ~/w/mv-src read_content permit
+D fs:move ~/w/mv-src rename permit
+D fs:move ~/w/mv-dst rename permit
+R fs:read ~/w/mv-src completed
+R fs:move ~/w/mv-src completed
+R fs:move ~/w/mv-dst completed
+R shell:exec mv status=0
+EOF
+
+expect_seq "a recursive delete is one decision per entry" 'rm -r tree' <<'EOF'
+D shell:exec rm permit
+D fs:read ~/w/tree read_metadata permit
+R fs:read ~/w/tree completed
+D fs:read ~/w/tree enumerate permit
+R fs:read ~/w/tree descriptor_issued
+D fs:read ~/w/tree/d enumerate permit
+R fs:read ~/w/tree/d descriptor_issued
+D fs:delete ~/w/tree/d/t2 remove_file permit
+R fs:delete ~/w/tree/d/t2 completed
+D fs:delete ~/w/tree/d remove_dir permit
+R fs:delete ~/w/tree/d completed
+D fs:delete ~/w/tree remove_dir permit
+R fs:delete ~/w/tree completed
+R shell:exec rm status=0
+EOF
+
+expect_seq "globbing a directory is enumerate, before the command" 'echo g/*.txt' <<'EOF'
+D fs:read ~/w/g enumerate permit
+R fs:read ~/w/g descriptor_issued
+D shell:exec echo permit
+R shell:exec echo status=0
+EOF
+
+expect_seq "grep -r decides a directory's files in a batch before opening them" 'grep -r xyz g' <<'EOF'
+D shell:exec grep permit
+D fs:read ~/w/g read_metadata permit
+R fs:read ~/w/g completed
+D fs:read ~/w/g enumerate permit
+R fs:read ~/w/g descriptor_issued
+D fs:read ~/w/g/only.txt read_content permit
+R fs:read ~/w/g/only.txt descriptor_issued
+R shell:exec grep status=0
 EOF
 
 # ---- denials ------------------------------------------------------------------------

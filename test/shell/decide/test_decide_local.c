@@ -430,18 +430,19 @@ test_cost(void)
 		return;
 	char *args[] = { "1", "-lt", "100000", "]" };
 	struct sh_exec_request e = { "[", args, 4, "/home/u/p" };
+	/* CPU time, not wall time: the machine running `make check` may be busy */
 	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
 	for (int i = 0; i < 100000; i++) {
 		struct sh_verdict v;
 		(void)sh_decide_exec(d, &e, &v);
 		(void)sh_record_exec(d, &e, 0);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
 	sh_decider_local_free(d);
 	close(fd);
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("# 100000 shell:exec decisions + outcomes, logged: %.3f s\n", s);
+	printf("# 100000 shell:exec decisions + outcomes, logged: %.3f s of CPU\n", s);
 #ifndef __SANITIZE_ADDRESS__
 	/* bash runs the whole loop in 0.73 s (issue 12 item 9): the decisions alone must fit */
 	CHECK(s < 0.73);

@@ -1,1 +1,3 @@
-(sleep 0; echo a) & (echo b) & wait; echo c
+(echo a) & wait
+(sleep 0; echo b) & wait $!
+echo c

@@ -1,0 +1,1 @@
+unset y; echo "${y:-"c  d"}" "${y:-'s q'}"
