@@ -292,12 +292,14 @@ for a in "" "-s" "-sh d" "-a" "-c d empty" "-h" "-d 1 ." "--max-depth=0 d" "-b d
 	dcmp du du "$@"
 done
 dfcmp() {
-	local name="df $*" g b
+	local name="df${*:+ $*}" g b
 	fixture
 	g=$(df "$@" 2>&1 | awk 'NR == 1 { print; next } { print $1, $NF }'; echo "rc=${PIPESTATUS[0]}")
 	b=$("$FILERUN" df "$@" 2>&1 | awk 'NR == 1 { print; next } { print $1, $NF }'; echo "rc=${PIPESTATUS[0]}")
 	if [ "$g" = "$b" ]; then ok "$name (header, file system, mount point)"; else not_ok "$name"; diag "$g" "$b"; fi
 }
+dfcmp
+dfcmp -h
 dfcmp .
 dfcmp -h .
 dfcmp -P . /
