@@ -181,7 +181,9 @@ sh_cmd_uniq(struct sh_cmd *c, int argc, char **argv)
 				u.max_chars = v, u.has_max = true;
 			break;
 		}
-		case 'z': sep = '\0'; break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
 		case 'H':
 			sh_opt_done(&g);
 			return help_text(c, "[OPTION]... [INPUT [OUTPUT]]",
@@ -413,7 +415,9 @@ sh_cmd_cut(struct sh_cmd *c, int argc, char **argv)
 			break;
 		case 's': only_delim = true; break;
 		case 'n': break;
-		case 'z': sep = '\0'; break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
 		case OPT_COMPLEMENT: complement = true; break;
 		case OPT_OUTDELIM: outdelim = g.arg; break;
 		case 'H':
@@ -850,7 +854,7 @@ sh_cmd_nl(struct sh_cmd *c, int argc, char **argv)
 	long long num = start;
 	char *dash[] = { "-" };
 	char **files = g.n_operands ? g.operands : dash;
-	int nfiles = g.n_operands ? g.operands ? g.n_operands : 1 : 1;
+	int nfiles = g.n_operands ? g.n_operands : 1;
 	size_t seplen = strlen(sep);
 	for (int i = 0; i < nfiles && !sh_cmd_stopped(c); i++) {
 		int fd;
@@ -928,7 +932,9 @@ sh_cmd_paste(struct sh_cmd *c, int argc, char **argv)
 		switch (o) {
 		case 'd': dl = g.arg; break;
 		case 's': serial = true; break;
-		case 'z': break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
 		case 'H':
 			sh_opt_done(&g);
 			return help_text(c, "[OPTION]... [FILE]...", "-d LIST -s");
@@ -1067,7 +1073,9 @@ sh_cmd_comm(struct sh_cmd *c, int argc, char **argv)
 	while ((o = sh_opt_next(&g)) != -1) {
 		switch (o) {
 		case '1': case '2': case '3': hide[o - '0'] = true; break;
-		case 'z': break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
 		case OPT_CHECK: check = 1; break;
 		case OPT_NOCHECK: check = -1; break;
 		case OPT_OUTDELIM: od = g.arg; break;
@@ -1272,7 +1280,10 @@ sh_cmd_join(struct sh_cmd *c, int argc, char **argv)
 		case 'e': empty = g.arg; break;
 		case 'o': format = g.arg; break;
 		case 'i': icase = true; break;
-		case 'z': case OPT_CHECK: case OPT_NOCHECK: break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
+		case OPT_CHECK: case OPT_NOCHECK: break;
 		case OPT_HEADER: header = true; break;
 		case 'H':
 			sh_opt_done(&g);
@@ -1332,13 +1343,6 @@ sh_cmd_join(struct sh_cmd *c, int argc, char **argv)
 	}
 	char sepc = tab >= 0 ? (char)tab : ' ';
 	static __thread struct jfield fa[JOIN_MAX_FIELDS], fb[JOIN_MAX_FIELDS];
-	size_t auto_n[2] = { 0, 0 };
-	if (fmt_auto) {
-		if (l[0].n)
-			auto_n[0] = join_fields(l[0].p[0], l[0].len[0], tab, fa, JOIN_MAX_FIELDS);
-		if (l[1].n)
-			auto_n[1] = join_fields(l[1].p[0], l[1].len[0], tab, fb, JOIN_MAX_FIELDS);
-	}
 	/* Output one joined line (a or b may be absent). */
 #define JOIN_EMIT_FIELD(first, p, n)                                          \
 	do {                                                                  \
@@ -1475,7 +1479,6 @@ sh_cmd_join(struct sh_cmd *c, int argc, char **argv)
 		j = je;
 	}
 #undef JOIN_EMIT_FIELD
-	(void)auto_n;
 out:
 	for (int k = 0; k < 2; k++) {
 		free(d[k]);

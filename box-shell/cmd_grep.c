@@ -777,9 +777,8 @@ grep_dir(struct grep *g, const char *path, const char *display, int depth)
 			grep_dir(g, full, shown, depth + 1);
 			continue;
 		}
-		/* A denied entry is opened too: fsops fails it with EACCES and
-		 * prints the policy message, as for a single refused open. */
-		(void)permitted;
+		/* A denied entry (!permitted[i]) is opened too: fsops fails it with
+		 * EACCES and prints the policy message, as for a single refused open. */
 		grep_open_file(g, full, shown);
 	}
 out:

@@ -656,16 +656,11 @@ sh_cmd_tail(struct sh_cmd *c, int argc, char **argv)
 			}
 		}
 		if (!grew) {
-			struct timespec ts = { .tv_sec = (time_t)(interval > 0.2 ? 0 : 0),
-					       .tv_nsec = 0 };
 			/* Sleep in short slices so an interrupt is seen promptly. */
-			double slept = 0;
-			while (slept < interval && !(c->interrupted && *c->interrupted)) {
-				ts.tv_sec = 0;
-				ts.tv_nsec = 50 * 1000 * 1000;
+			struct timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000 * 1000 };
+			for (double slept = 0; slept < interval && !(c->interrupted && *c->interrupted);
+			     slept += 0.05)
 				nanosleep(&ts, NULL);
-				slept += 0.05;
-			}
 		}
 	}
 	for (int i = 0; i < nfiles; i++)

@@ -54,6 +54,8 @@ printf 'same\n' >dir1/s/f; printf 'same\n' >dir2/s/f
 printf 'one\n' >dir1/only1; printf 'two\n' >dir2/only2
 printf 'x\n' >dir1/d; printf 'y\n' >dir2/d
 seq 1 2000 >big
+printf 's/a/A/g\n# a comment\n/eta/{\n  s/$/ <-/\n  p\n}\n$a\\\nthe end\n' >sedscript
+printf '2p\n' >sedscript2
 printf 'x' >'we\ird'
 base64 greek >b64
 base64 -w 7 a.txt >b64w
@@ -220,6 +222,35 @@ head -c 20 long | od -An -c
 grep -q nomatch a.txt || echo "no match: $?"
 comm -12 c1 c2; join j1 j2 | cut -d' ' -f2-
 SCRIPTS
+	# Denials: a refused file fails as the system call would, next to the
+	# policy message; the command goes on with the other files.
+	home=$(cd "$tmp" && pwd -P)
+	mkdir -p "$home/dn/sub"
+	printf 'foo\n' >"$home/dn/a"
+	printf 'foo secret\n' >"$home/dn/sub/secret.txt"
+	printf 'foo\n' >"$home/dn/sub/b"
+	cat >"$tmp/.deny.dw" <<'EOF2'
+@id("all") permit (principal, action, resource);
+@id("no_secret")
+forbid (principal, action == Box::Action::"fs:read", resource)
+when { context.input.path like "~/dn/sub/secret*" };
+EOF2
+	got=$(cd "$home" && "$boxsh" --policy "$tmp/.deny.dw" --home "$home" -c \
+		'grep -r foo dn | sort; echo "grep=${PIPESTATUS[0]}"; sed -i s/foo/bar/ dn/sub/secret.txt; echo "sed=$?"' 2>&1; cat "$home/dn/sub/secret.txt")
+	want="dn/a:foo
+dn/sub/b:foo
+grep=2
+box-shell: sed: policy denied this operation on '~/dn/sub/secret.txt' [policy: no_secret].
+sed: can't read dn/sub/secret.txt: Permission denied
+sed=2
+foo secret"
+	case $got in
+	*"box-shell: grep: policy denied this operation on '~/dn/sub/secret.txt' [policy: no_secret]."*"grep: dn/sub/secret.txt: Permission denied"*)
+		got=$(printf '%s\n' "$got" | grep -v '^box-shell: grep: \|^grep: dn/sub/secret.txt')
+		[ "$got" = "$want" ] && ok "box-sh denials: grep -r goes on past a refused file, sed -i refused, file unchanged" ||
+			{ not_ok "box-sh denials"; diag "$got"; } ;;
+	*) not_ok "box-sh denials: grep -r names the refused file"; diag "$got" ;;
+	esac
 else
 	skip "box-sh pipelines" "box-sh is not built ($boxsh)"
 fi
