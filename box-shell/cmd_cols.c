@@ -181,7 +181,9 @@ sh_cmd_uniq(struct sh_cmd *c, int argc, char **argv)
 				u.max_chars = v, u.has_max = true;
 			break;
 		}
-		case 'z': sep = '\0'; break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
 		case 'H':
 			sh_opt_done(&g);
 			return help_text(c, "[OPTION]... [INPUT [OUTPUT]]",
@@ -413,7 +415,9 @@ sh_cmd_cut(struct sh_cmd *c, int argc, char **argv)
 			break;
 		case 's': only_delim = true; break;
 		case 'n': break;
-		case 'z': sep = '\0'; break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
 		case OPT_COMPLEMENT: complement = true; break;
 		case OPT_OUTDELIM: outdelim = g.arg; break;
 		case 'H':
@@ -928,7 +932,9 @@ sh_cmd_paste(struct sh_cmd *c, int argc, char **argv)
 		switch (o) {
 		case 'd': dl = g.arg; break;
 		case 's': serial = true; break;
-		case 'z': break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
 		case 'H':
 			sh_opt_done(&g);
 			return help_text(c, "[OPTION]... [FILE]...", "-d LIST -s");
@@ -1067,7 +1073,9 @@ sh_cmd_comm(struct sh_cmd *c, int argc, char **argv)
 	while ((o = sh_opt_next(&g)) != -1) {
 		switch (o) {
 		case '1': case '2': case '3': hide[o - '0'] = true; break;
-		case 'z': break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
 		case OPT_CHECK: check = 1; break;
 		case OPT_NOCHECK: check = -1; break;
 		case OPT_OUTDELIM: od = g.arg; break;
@@ -1272,7 +1280,10 @@ sh_cmd_join(struct sh_cmd *c, int argc, char **argv)
 		case 'e': empty = g.arg; break;
 		case 'o': format = g.arg; break;
 		case 'i': icase = true; break;
-		case 'z': case OPT_CHECK: case OPT_NOCHECK: break;
+		case 'z':
+			sh_opt_done(&g);
+			return sh_cmd_error(c, 1, "-z is not supported");
+		case OPT_CHECK: case OPT_NOCHECK: break;
 		case OPT_HEADER: header = true; break;
 		case 'H':
 			sh_opt_done(&g);
