@@ -52,8 +52,10 @@ static bool
 eat(struct ax *a, const char *op)
 {
 	ws(a);
-	size_t n = strlen(op);
-	if (strncmp(a->p, op, n) != 0)
+	if (a->p[0] != op[0])
+		return false; /* the common case, without strlen/strncmp */
+	size_t n = op[1] ? (op[2] ? 3 : 2) : 1;
+	if (n > 1 && strncmp(a->p, op, n) != 0)
 		return false;
 	/* don't take "=" of "==", "<" of "<<" etc. */
 	char nx = a->p[n];

@@ -1008,9 +1008,31 @@ sh_cmd_date(struct sh_cmd *c, int argc, char **argv)
 	if (o.utc) {
 		gmtime_r(&t, &tm);
 		tm.tm_zone = "UTC";
-	} else
+		date_render(c->out_buf, fmt, &tm, ts.tv_nsec);
+	} else {
+		/* `TZ=X date`: the command's TZ, not the shell process's (box-sh runs
+		 * a command in one thread; the process's TZ is put back at once) */
+		const char *want = sh_cmd_getenv(c, "TZ"), *have = getenv("TZ");
+		bool swap = (want == NULL) != (have == NULL) || (want && strcmp(want, have) != 0);
+		char *saved = swap && have ? strdup(have) : NULL;
+		if (swap) {
+			if (want)
+				setenv("TZ", want, 1);
+			else
+				unsetenv("TZ");
+			tzset();
+		}
 		localtime_r(&t, &tm);
-	date_render(c->out_buf, fmt, &tm, ts.tv_nsec);
+		date_render(c->out_buf, fmt, &tm, ts.tv_nsec);
+		if (swap) {
+			if (saved)
+				setenv("TZ", saved, 1);
+			else
+				unsetenv("TZ");
+			tzset();
+			free(saved);
+		}
+	}
 	sh_out_write(c->out_buf, "\n", 1);
 	free(ops);
 	return sh_cmd_finish(c, 0);

@@ -112,8 +112,8 @@ int fu_parse_date(const char *s, bool utc, struct timespec *out);
 mode_t fu_umask(void);
 
 /* chmod-style mode: octal or symbolic ([ugoa]*[-+=]([rwxXst]*|[ugo]))[,...],
- * applied to old (is_dir for X). Returns 0 and *out, or -EINVAL.
- * *setid_asked: the mode asks for setuid/setgid bits. */
+ * applied to old (is_dir for X); umask_v spares bits of who-less clauses.
+ * Returns 0 and *out, or -EINVAL (the caller refuses setuid/setgid bits). */
 int fu_mode_apply(const char *spec, mode_t old, bool is_dir, mode_t umask_v, mode_t *out);
 
 /* Recursive removal as `rm -r` does it (one decision per entry: enumerate

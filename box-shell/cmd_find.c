@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,7 +27,7 @@
 enum fk {
 	F_AND, F_OR, F_NOT, F_COMMA, F_TRUE, F_FALSE, F_NAME, F_INAME, F_PATH, F_IPATH, F_TYPE,
 	F_NEWER, F_SIZE, F_MTIME, F_MMIN, F_EMPTY, F_PRUNE, F_PRINT, F_PRINT0, F_QUIT, F_EXEC,
-	F_EXECPLUS, F_DELETE,
+	F_EXECPLUS, F_DELETE, F_PRINTF,
 };
 
 enum cmpk { CMP_EQ, CMP_LT, CMP_GT };
@@ -54,6 +56,8 @@ struct find {
 	bool depth_first;
 	bool quit;
 	bool has_action;          /* then no implicit -print */
+	bool printf_stop;         /* -printf's \\c: no more output from -printf */
+	const char *start;        /* the starting point being walked */
 	int status;
 	struct timespec now;
 	struct fnode *nodes[512];   /* every node, for freeing */
@@ -62,6 +66,7 @@ struct find {
 };
 
 struct fent {
+	const char *start;       /* its starting point (for %P) */
 	const char *path;
 	const char *name;
 	struct stat st;
@@ -75,7 +80,10 @@ static const char find_usage[] =
 	"  tests:   -name PAT -iname PAT -path PAT -ipath PAT -wholename PAT -type [fdlpsbc]\n"
 	"           -newer FILE -size [+-]N[cwbkMG] -mtime [+-]N -mmin [+-]N -empty -true -false\n"
 	"  options: -maxdepth N -mindepth N -depth\n"
-	"  actions: -print -print0 -prune -quit -delete -exec CMD {} ; -exec CMD {} +\n"
+	"  actions: -print -print0 -printf FORMAT -prune -quit -delete -exec CMD {} ;\n"
+	"           -exec CMD {} +\n"
+	"  -printf: %p %P %f %h %s %k %b %m %M %y %Y %l %d %i %n %u %g %U %G %t %a %c\n"
+	"           %T@ %T+ %Tk (k a strftime letter; %A %C alike) %%, \\n \\t \\0 \\c ...\n"
 	"  operators: ( EXPR ) ! EXPR -not EXPR EXPR -a EXPR EXPR -and EXPR EXPR -o EXPR\n"
 	"             EXPR -or EXPR EXPR , EXPR\n";
 
@@ -248,7 +256,8 @@ parse_primary(struct find *f)
 		struct stat st;
 		if (!v || !(n = fnew(f, F_NEWER)))
 			return NULL;
-		int r = sh_fs_stat(f->c->fs, v, &st, true);
+		/* -P: a symlink's own time, as GNU's find without -H/-L */
+		int r = sh_fs_stat(f->c->fs, v, &st, false);
 		if (r < 0) {
 			char qb[FU_QBUF];
 			sh_out_printf(f->c->err_buf, "find: %s: %s\n", fu_q(qb, sizeof(qb), v),
@@ -307,6 +316,32 @@ parse_primary(struct find *f)
 		if (k != F_QUIT)
 			f->has_action = true;
 		return fnew(f, k);
+	}
+	if (strcmp(a, "-printf") == 0) {
+		const char *v = need_arg(f, a);
+		if (!v || !(n = fnew(f, F_PRINTF)))
+			return NULL;
+		for (const char *q = v; *q; q++) {
+			if (*q == '%' && !q[1]) {
+				ferr(f, "%s", "error: % at end of format string");
+				return NULL;
+			}
+			if (*q == '%') {
+				q++;
+				while (*q && strchr("-+ #0123456789.", *q))
+					q++;
+				if (!*q)
+					break;
+				if (!strchr("%pPfhskbmMyYldinUGugtacTAC", *q))
+					ferr(f, "warning: unrecognized format directive `%%%c'", *q);
+			} else if (*q == '\\' && q[1] && !strchr("abcfnrtv0123456789\\", q[1]))
+				ferr(f, "warning: unrecognized escape `\\%c'", q[1]);
+			else if (*q == '\\' && q[1])
+				q++;
+		}
+		n->pat = v;
+		f->has_action = true;
+		return n;
 	}
 	if (strcmp(a, "-exec") == 0) {
 		int start = f->pos, end = -1;
@@ -502,6 +537,248 @@ dir_is_empty(struct find *f, const char *path)
 	return empty;
 }
 
+/* A time of -printf: %t %a %c, %T@ %T+ %TS %TT with GNU's 10 fraction digits. */
+static void
+printf_time(struct sh_out *o, char k, const struct timespec *ts, const char *spec)
+{
+	char buf[128], tmp[64];
+	struct tm tm;
+	time_t t = ts->tv_sec;
+	localtime_r(&t, &tm);
+	switch (k) {
+	case 't':
+		strftime(tmp, sizeof(tmp), "%a %b %e %H:%M:%S", &tm);
+		snprintf(buf, sizeof(buf), "%s.%09ld0 %d", tmp, ts->tv_nsec, tm.tm_year + 1900);
+		break;
+	case '@':
+		snprintf(buf, sizeof(buf), "%lld.%09ld0", (long long)ts->tv_sec, ts->tv_nsec);
+		break;
+	case '+':
+	case 'S':
+	case 'T':
+		strftime(tmp, sizeof(tmp), k == '+' ? "%Y-%m-%d+%H:%M:%S" : k == 'T' ? "%H:%M:%S" : "%S",
+			 &tm);
+		snprintf(buf, sizeof(buf), "%s.%09ld0", tmp, ts->tv_nsec);
+		break;
+	default: {
+		char one[3] = {'%', k, 0};
+		/* one strftime letter, checked by the caller */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		if (!strftime(buf, sizeof(buf), one, &tm))
+			buf[0] = 0;
+#pragma GCC diagnostic pop
+		break;
+	}
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	sh_out_printf(o, spec, buf);
+#pragma GCC diagnostic pop
+}
+
+static char
+printf_type(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFREG: return 'f';
+	case S_IFDIR: return 'd';
+	case S_IFLNK: return 'l';
+	case S_IFIFO: return 'p';
+	case S_IFSOCK: return 's';
+	case S_IFBLK: return 'b';
+	case S_IFCHR: return 'c';
+	default: return 'U';
+	}
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+/* -printf FORMAT for one file; the spec is '%' + flags and width from the format. */
+static void
+do_printf(struct find *f, const char *fmt, struct fent *e)
+{
+	struct sh_out *o = f->c->out_buf;
+	char num[64];
+	for (const char *p = fmt; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			char ch = 0;
+			p++;
+			switch (*p) {
+			case 'a': ch = '\a'; break;
+			case 'b': ch = '\b'; break;
+			case 'f': ch = '\f'; break;
+			case 'n': ch = '\n'; break;
+			case 'r': ch = '\r'; break;
+			case 't': ch = '\t'; break;
+			case 'v': ch = '\v'; break;
+			case '\\': ch = '\\'; break;
+			case 'c': f->printf_stop = true; return;
+			default:
+				if (*p >= '0' && *p <= '7') {
+					int v = 0, k = 0;
+					while (k < 3 && p[k] >= '0' && p[k] <= '7')
+						v = v * 8 + (p[k++] - '0');
+					p += k - 1;
+					ch = (char)v;
+				} else {
+					sh_out_write(o, p - 1, 2);
+					continue;
+				}
+			}
+			sh_out_write(o, &ch, 1);
+			continue;
+		}
+		if (*p != '%' || !p[1]) {
+			sh_out_write(o, p, 1);
+			continue;
+		}
+		char spec[32] = "%";
+		size_t sl = 1;
+		p++;
+		while (*p && strchr("-+ #0", *p) && sl < 8)
+			spec[sl++] = *p++;
+		while (*p >= '0' && *p <= '9' && sl < 16)
+			spec[sl++] = *p++;
+		if (*p == '.') {
+			spec[sl++] = *p++;
+			while (*p >= '0' && *p <= '9' && sl < 24)
+				spec[sl++] = *p++;
+		}
+		spec[sl++] = 's';
+		spec[sl] = 0;
+		const struct stat *st = &e->st;
+		const char *slash = strrchr(e->path, '/');
+		switch (*p) {
+		case 0: return;
+		case '%': sh_out_write(o, "%", 1); break;
+		case 'p': sh_out_printf(o, spec, e->path); break;
+		case 'P': {
+			size_t l = strlen(e->start);
+			const char *r = strncmp(e->path, e->start, l) == 0 ? e->path + l : e->path;
+			while (*r == '/')
+				r++;
+			sh_out_printf(o, spec, r);
+			break;
+		}
+		case 'f':
+			sh_out_printf(o, spec, slash && slash[1] ? slash + 1 : e->path);
+			break;
+		case 'h':
+			if (!slash)
+				sh_out_printf(o, spec, ".");
+			else {
+				size_t l = (size_t)(slash - e->path);
+				char *h = strndup(e->path, l ? l : 1);
+				sh_out_printf(o, spec, h ? h : "");
+				free(h);
+			}
+			break;
+		case 's':
+			snprintf(num, sizeof(num), "%lld", (long long)st->st_size);
+			sh_out_printf(o, spec, num);
+			break;
+		case 'k':
+			snprintf(num, sizeof(num), "%lld", ((long long)st->st_blocks * 512 + 1023) / 1024);
+			sh_out_printf(o, spec, num);
+			break;
+		case 'b':
+			snprintf(num, sizeof(num), "%lld", (long long)st->st_blocks);
+			sh_out_printf(o, spec, num);
+			break;
+		case 'm':
+			snprintf(num, sizeof(num), "%o", st->st_mode & 07777);
+			sh_out_printf(o, spec, num);
+			break;
+		case 'M':
+			fu_mode_string(st->st_mode, num);
+			sh_out_printf(o, spec, num);
+			break;
+		case 'y':
+		case 'Y': {
+			char t = printf_type(st->st_mode);
+			if (*p == 'Y' && S_ISLNK(st->st_mode)) {
+				struct stat ts;
+				int r = sh_fs_stat(f->c->fs, e->path, &ts, true);
+				t = r == 0 ? printf_type(ts.st_mode) : r == -ELOOP ? 'L' : 'N';
+			}
+			num[0] = t;
+			num[1] = 0;
+			sh_out_printf(o, spec, num);
+			break;
+		}
+		case 'l': {
+			char *target = NULL;
+			if (S_ISLNK(st->st_mode) && sh_fs_readlink(f->c->fs, e->path, &target) == 0) {
+				sh_out_printf(o, spec, target);
+				free(target);
+			} else
+				sh_out_printf(o, spec, "");
+			break;
+		}
+		case 'd':
+			snprintf(num, sizeof(num), "%d", e->depth);
+			sh_out_printf(o, spec, num);
+			break;
+		case 'i':
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)st->st_ino);
+			sh_out_printf(o, spec, num);
+			break;
+		case 'n':
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)st->st_nlink);
+			sh_out_printf(o, spec, num);
+			break;
+		case 'U':
+		case 'G':
+			snprintf(num, sizeof(num), "%u", *p == 'U' ? (unsigned)st->st_uid : (unsigned)st->st_gid);
+			sh_out_printf(o, spec, num);
+			break;
+		case 'u':
+		case 'g': {
+			char nb[4096];
+			const char *name = NULL;
+			if (*p == 'u') {
+				struct passwd pw, *res = NULL;
+				if (getpwuid_r(st->st_uid, &pw, nb, sizeof(nb), &res) == 0 && res)
+					name = res->pw_name;
+			} else {
+				struct group gr, *res = NULL;
+				if (getgrgid_r(st->st_gid, &gr, nb, sizeof(nb), &res) == 0 && res)
+					name = res->gr_name;
+			}
+			if (!name) {
+				snprintf(num, sizeof(num), "%u",
+					 *p == 'u' ? (unsigned)st->st_uid : (unsigned)st->st_gid);
+				name = num;
+			}
+			sh_out_printf(o, spec, name);
+			break;
+		}
+		case 't': printf_time(o, 't', &st->st_mtim, spec); break;
+		case 'a': printf_time(o, 't', &st->st_atim, spec); break;
+		case 'c': printf_time(o, 't', &st->st_ctim, spec); break;
+		case 'T':
+		case 'A':
+		case 'C': {
+			const struct timespec *ts = *p == 'T' ? &st->st_mtim : *p == 'A' ? &st->st_atim
+										: &st->st_ctim;
+			if (p[1] && (strchr("@+", p[1]) || strchr("aAbBcCdDeFgGhHIjklmMnprRsStTuUVwWxXyYzZ", p[1]))) {
+				p++;
+				printf_time(o, *p, ts, spec);
+			} else
+				sh_out_write(o, p - 1, 2);
+			break;
+		}
+		default:
+			/* GNU prints an unknown directive as it is */
+			sh_out_write(o, "%", 1);
+			sh_out_write(o, p, 1);
+			break;
+		}
+	}
+}
+#pragma GCC diagnostic pop
+
 static bool
 eval(struct find *f, struct fnode *n, struct fent *e)
 {
@@ -561,6 +838,10 @@ eval(struct find *f, struct fnode *n, struct fent *e)
 		return true;
 	case F_PRINT: sh_out_printf(f->c->out_buf, "%s\n", e->path); return true;
 	case F_PRINT0: sh_out_write(f->c->out_buf, e->path, strlen(e->path) + 1); return true;
+	case F_PRINTF:
+		if (!f->printf_stop)
+			do_printf(f, n->pat, e);
+		return true;
 	case F_QUIT: f->quit = true; return true;
 	case F_DELETE: {
 		if (strcmp(e->path, ".") == 0)
@@ -614,7 +895,7 @@ walk(struct find *f, const char *path, const struct stat *st, int depth)
 {
 	struct sh_cmd *c = f->c;
 	char qb[FU_QBUF];
-	struct fent e = {.path = path, .st = *st, .depth = depth};
+	struct fent e = {.start = f->start, .path = path, .st = *st, .depth = depth};
 	if (fu_interrupted(c))
 		f->quit = true;
 	if (f->quit)
@@ -750,6 +1031,7 @@ sh_cmd_find(struct sh_cmd *c, int argc, char **argv)
 			f->status |= 1;
 			continue;
 		}
+		f->start = paths[i];
 		walk(f, paths[i], &st, 0);
 	}
 	for (size_t i = 0; i < f->nnodes; i++)

@@ -83,8 +83,6 @@ static const struct fu_opt ls_opts_table[] = {
 	{'F', "classify", FU_NOARG}, {'1', NULL, FU_NOARG}, {0, NULL, 0},
 };
 
-static const struct ls_opts *sort_opts_unused;
-
 static int
 ls_cmp_with(const struct ls_opts *o, const struct ls_ent *x, const struct ls_ent *y)
 {
@@ -404,7 +402,6 @@ sh_cmd_ls(struct sh_cmd *c, int argc, char **argv)
 		return 0;
 	if (r)
 		return r;
-	(void)sort_opts_unused;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	o.now = now.tv_sec;

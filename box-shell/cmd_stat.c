@@ -6,7 +6,7 @@
  * for %N of a symlink); du = the
  * operand read_metadata, each directory enumerate and its entries
  * read_metadata in one batch; df FILE = read_metadata of FILE (an O_PATH open;
- * fstatfs on it).
+ * fstatfs on it), df alone = read_metadata of each real mount point.
  * df names the mount from /proc/self/mountinfo (the system's table, not a
  * file of the agent).
  * Trusts: nothing in argv or the file system; /proc/self/mountinfo's format.
@@ -609,6 +609,124 @@ df_find_mount(dev_t dev, const char *canon, char **src, char **target)
 
 int sh_cmd_df(struct sh_cmd *c, int argc, char **argv);
 
+static void
+df_fill(const struct df_ctx *x, struct df_row *w, const struct statfs *sf)
+{
+	uint64_t bs = sf->f_frsize ? sf->f_frsize : sf->f_bsize;
+	uint64_t total = sf->f_blocks * bs, used = (sf->f_blocks - sf->f_bfree) * bs,
+		 avail = sf->f_bavail * bs;
+	if (x->human) {
+		fu_human(total, w->size, sizeof(w->size));
+		fu_human(used, w->used, sizeof(w->used));
+		fu_human(avail, w->avail, sizeof(w->avail));
+	} else {
+		snprintf(w->size, sizeof(w->size), "%llu", (unsigned long long)((total + 1023) / 1024));
+		snprintf(w->used, sizeof(w->used), "%llu", (unsigned long long)((used + 1023) / 1024));
+		snprintf(w->avail, sizeof(w->avail), "%llu", (unsigned long long)(avail / 1024));
+	}
+	uint64_t u = sf->f_blocks - sf->f_bfree, denom = u + sf->f_bavail;
+	if (denom == 0)
+		snprintf(w->pcent, sizeof(w->pcent), "-");
+	else
+		snprintf(w->pcent, sizeof(w->pcent), "%llu%%",
+			 (unsigned long long)((u * 100 + denom - 1) / denom));
+}
+
+/* GNU's "dummy" file systems, never listed without -a (nor those of 0 blocks). */
+static bool
+df_dummy(const char *type)
+{
+	static const char *const dummies[] = {
+		"autofs", "proc", "subfs", "debugfs", "devpts", "fusectl", "mqueue", "rpc_pipefs",
+		"sysfs", "devfs", "kernfs", "ignore", "none", "rootfs", "cgroup", "cgroup2",
+		"securityfs", "pstore", "bpf", "tracefs", "configfs", "hugetlbfs", "binfmt_misc",
+		"efivarfs", "nsfs", "selinuxfs", NULL,
+	};
+	for (size_t i = 0; dummies[i]; i++)
+		if (strcmp(type, dummies[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * df without operands: every real mount of /proc/self/mountinfo, in its
+ * order, one row per device (the first mount of it), as GNU's df lists them.
+ * Each mount point is one read_metadata (its O_PATH open).
+ */
+static int
+df_all(struct df_ctx *x, struct df_row **rows_out, size_t *nr_out)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0, nr = 0, rcap = 0;
+	struct df_row *rows = NULL;
+	dev_t *devs = NULL;
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned maj, mnr;
+		char mp[4096], fstype[256], source[4096];
+		int off = 0;
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s%n", &maj, &mnr, mp, &off) != 3)
+			continue;
+		char *dash = strstr(line + off, " - ");
+		if (!dash || sscanf(dash + 3, "%255s %4095s", fstype, source) != 2)
+			continue;
+		(void)maj;
+		(void)mnr;
+		if (df_dummy(fstype))
+			continue;
+		df_unescape(mp);
+		df_unescape(source);
+		int fd = sh_fs_open(x->c->fs, mp, O_PATH, 0);
+		struct statfs sf;
+		struct stat st;
+		if (fd < 0)
+			continue;
+		int r = fstatfs(fd, &sf) < 0 || fstat(fd, &st) < 0 ? -1 : 0;
+		close(fd);
+		if (r < 0 || sf.f_blocks == 0)
+			continue;
+		/* one row per device as the mount point shows it now (an over-mounted
+		 * point names the top mount's device, as GNU's df dedupes) */
+		dev_t dev = st.st_dev;
+		bool seen = false;
+		for (size_t i = 0; i < nr; i++)
+			if (devs[i] == dev)
+				seen = true;
+		if (seen)
+			continue;
+		if (nr == rcap) {
+			size_t nc = rcap ? rcap * 2 : 16;
+			struct df_row *nrw = realloc(rows, nc * sizeof(*rows));
+			dev_t *nd = nrw ? realloc(devs, nc * sizeof(*devs)) : NULL;
+			if (nrw)
+				rows = nrw;
+			if (!nrw || !nd)
+				break;
+			devs = nd;
+			rcap = nc;
+		}
+		memset(&rows[nr], 0, sizeof(rows[nr]));
+		rows[nr].src = strdup(source);
+		rows[nr].target = strdup(mp);
+		if (!rows[nr].src || !rows[nr].target) {
+			free(rows[nr].src);
+			free(rows[nr].target);
+			break;
+		}
+		devs[nr] = dev;
+		df_fill(x, &rows[nr], &sf);
+		nr++;
+	}
+	free(line);
+	free(devs);
+	fclose(f);
+	*rows_out = rows;
+	*nr_out = nr;
+	return 0;
+}
+
 static int
 df_on(void *ctx, int id, const char *arg)
 {
@@ -628,9 +746,9 @@ static const struct fu_opt df_table[] = {
 };
 
 static const char df_usage[] =
-	"Usage: df [OPTION]... FILE...\n"
-	"Show information about the file system on which each FILE resides (box-shell's own df\n"
-	"needs FILE operands: it does not list every mount). Supported options:\n"
+	"Usage: df [OPTION]... [FILE]...\n"
+	"Show information about the file system on which each FILE resides, or all file\n"
+	"systems by default (box-shell's own df). Supported options:\n"
 	"  -h, --human-readable  print sizes in powers of 1024 (e.g., 1023M)\n"
 	"  -k                    like --block-size=1K\n"
 	"  -P, --portability     use the POSIX output format\n"
@@ -648,15 +766,18 @@ sh_cmd_df(struct sh_cmd *c, int argc, char **argv)
 		return 0;
 	if (r)
 		return r;
-	if (n == 0) {
-		free(ops);
-		return fu_err(c, 1, "df",
-			      "listing every file system is not supported by box-shell's df; "
-			      "name a FILE (e.g. df .)");
-	}
-	struct df_row *rows = calloc((size_t)n, sizeof(*rows));
+	struct df_row *rows = NULL;
 	size_t nr = 0;
-	if (!rows) {
+	if (n == 0) {
+		r = df_all(&x, &rows, &nr);
+		if (r < 0) {
+			free(ops);
+			return fu_err(c, 1, "df", "cannot read table of mounted file systems: %s",
+				      strerror(-r));
+		}
+	} else
+		rows = calloc((size_t)n, sizeof(*rows));
+	if (!rows && n) {
 		free(ops);
 		return fu_err(c, 1, "df", "memory exhausted");
 	}
@@ -685,27 +806,7 @@ sh_cmd_df(struct sh_cmd *c, int argc, char **argv)
 					  strerror(-r));
 			continue;
 		}
-		uint64_t bs = sf.f_frsize ? sf.f_frsize : sf.f_bsize;
-		uint64_t total = sf.f_blocks * bs, used = (sf.f_blocks - sf.f_bfree) * bs,
-			 avail = sf.f_bavail * bs;
-		if (x.human) {
-			fu_human(total, w->size, sizeof(w->size));
-			fu_human(used, w->used, sizeof(w->used));
-			fu_human(avail, w->avail, sizeof(w->avail));
-		} else {
-			snprintf(w->size, sizeof(w->size), "%llu",
-				 (unsigned long long)((total + 1023) / 1024));
-			snprintf(w->used, sizeof(w->used), "%llu",
-				 (unsigned long long)((used + 1023) / 1024));
-			snprintf(w->avail, sizeof(w->avail), "%llu",
-				 (unsigned long long)(avail / 1024));
-		}
-		uint64_t u = sf.f_blocks - sf.f_bfree, denom = u + sf.f_bavail;
-		if (denom == 0)
-			snprintf(w->pcent, sizeof(w->pcent), "-");
-		else
-			snprintf(w->pcent, sizeof(w->pcent), "%llu%%",
-				 (unsigned long long)((u * 100 + denom - 1) / denom));
+		df_fill(&x, w, &sf);
 		nr++;
 	}
 	const char *h_size = x.human ? "Size" : x.posix ? "1024-blocks" : "1K-blocks";

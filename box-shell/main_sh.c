@@ -106,6 +106,7 @@ main(int argc, char **argv)
 	const char *cmd = NULL;
 	bool from_stdin = false;
 	char *optv[64];
+	bool optown[64] = {false};
 	int optn = 0;
 	int i = 1;
 	for (; i < argc; i++) {
@@ -175,6 +176,7 @@ main(int argc, char **argv)
 			}
 			letters[k] = 0;
 			if (k > 1 && optn < 60) {
+				optown[optn] = true;
 				optv[optn++] = strdup(letters);
 				if (want_o) {
 					if (i + 1 >= argc)
@@ -269,6 +271,12 @@ main(int argc, char **argv)
 			return 125;
 		}
 		if (pid > 0) {
+			/* the parent only waits: what the child runs is the child's */
+			free(text);
+			for (int k = 0; k < optn; k++)
+				if (optown[k])
+					free(optv[k]);
+			sh_decider_local_free(d);
 			timed_child = pid;
 			setpgid(pid, pid);
 			signal(SIGTERM, forward_signal);

@@ -55,6 +55,7 @@ struct parser {
 	bool alias_next;  /* previous alias ended in a blank */
 	int depth;
 	bool in_dbrack;
+	bool no_alias;    /* a $( ) sub-parser: never splice into the shared text */
 };
 
 static int parse_depth_total;
@@ -379,6 +380,7 @@ scan_dollar(struct parser *p, size_t i)
 		sub.line = p->line;
 		sub.hd_tail = &sub.hd;
 		sub.stop_rparen = true;
+		sub.no_alias = true; /* the text is shared: aliases apply when it runs */
 		sub.depth = p->depth;
 		struct node *n = parse_list(&sub, true);
 		if (!sub.error && !sub.have)
@@ -391,6 +393,7 @@ scan_dollar(struct parser *p, size_t i)
 				p->line = sub.line;
 			} else {
 				p->t = sub.t;
+				free(p->word);
 				p->word = sub.word;
 				sub.word = NULL;
 				p->tline = sub.tline;
@@ -729,11 +732,14 @@ lex(struct parser *p)
 		return p->t = T_REDIR;
 	}
 #undef AT
-	p->word = scan_word(p, false);
-	if (!p->word) {
+	char *w = scan_word(p, false);
+	if (!w) {
+		/* an error (printed); a nested $( ) may have left its token in p->word */
 		p->t = T_EOF;
 		return T_EOF;
 	}
+	free(p->word);
+	p->word = w;
 	return p->t = T_WORD;
 }
 
@@ -783,7 +789,7 @@ expect_word(struct parser *p, const char *kw)
 static bool
 try_alias(struct parser *p)
 {
-	if (!p->sh || !p->sh->expand_aliases || lex(p) != T_WORD)
+	if (!p->sh || p->no_alias || !p->sh->expand_aliases || lex(p) != T_WORD)
 		return false;
 	const char *w = p->word;
 	const char *val = alias_get(p->sh, w);
@@ -1202,6 +1208,7 @@ parse_dbrack(struct parser *p)
 	if (!n->u.db.toks) {
 		p->have = true;
 		p->t = T_WORD;
+		free(p->word);
 		p->word = xstrdup("]]");
 		p->tline = p->line;
 		syntax_error(p);
@@ -1745,6 +1752,8 @@ parse_next(struct parser *p, struct node **out)
 	*out = NULL;
 	if (p->error)
 		return -1;
+	for (int i = 0; i < p->nguards; i++)
+		free(p->guards[i].name);
 	p->nguards = 0;
 	while (lex(p) == T_NL)
 		consume(p);

@@ -278,7 +278,8 @@ glob_dir(struct sh_shell *sh, const char *dir, char **comps, size_t nc, size_t c
 			break;
 	}
 	closedir(d);
-	qsort(names.v, names.n, sizeof(char *), cmp_str);
+	if (names.n > 1)
+		qsort(names.v, names.n, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < names.n; i++) {
 		struct sbuf p = {0};
 		sb_adds(&p, dir);

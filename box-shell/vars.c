@@ -225,6 +225,7 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 		return -1;
 	if (!v)
 		v = var_create(sh, name);
+	v->flags |= flags & V_INTEGER; /* declare -i n=2+3 evaluates */
 	char *nv = NULL;
 	if (val) {
 		if (v->flags & V_INTEGER) {

@@ -72,6 +72,7 @@ same "find | xargs" 'find . -name "*.TXT" -o -name "*.txt" | sort | xargs wc -c'
 same "ln, readlink, realpath, stat" 'ln -s d/h.TXT l2 && readlink l2 && realpath --relative-to=. l2 2>&1 | head -1; stat -c "%n %s %F" l2 lf f; ln f hard; stat -c %h f'
 same "chmod, install, truncate" 'chmod -R go-rwx d && install -m 640 f d/i && truncate -s 3 d/i && stat -c "%a %s %n" d d/s d/i d/h.TXT'
 same "du, globs, date -d" 'du -s d | cut -f2; echo d/*; date -u -d @0 +%F; t=$(mktemp -d -p .) && ls -d tmp.* | wc -l && rmdir "$t"'
+same "date in the command's TZ" 'TZ=Asia/Tokyo date -d @0; date -d @0 +%H%Z; export TZ=America/New_York; date -d @86400 "+%F %T %Z"'
 same "a refused-by-the-system operation goes on" 'touch d/e; mkdir d 2>&1; rm d 2>&1; echo "$?"; cp d f2 2>&1; echo done'
 
 # --- decisions through box-sh ---

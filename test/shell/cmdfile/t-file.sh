@@ -127,7 +127,12 @@ for a in "" "." "d" "d/" ". -name *.txt" ". -iname *.txt" ". -path ./d/*" ". -ip
 	". -type f -exec echo {} +" ". -name g* -exec ls -l {} +" ". -name h* -exec false {} ;" \
 	". -true" ". -false" ". -depth -name s" ". -name x , -name f" ". -foo" ". -name" ". -type z" \
 	"nope" "nope d" ". -maxdepth x" ". ( -name x" ". -name x )" ". -size 3x" ". -newer nope" \
-	"-P ." ". -name f -o -name zero" ". -name sp*"; do
+	"-P ." ". -name f -o -name zero" ". -name sp*" \
+	". -printf [%p|%P|%f|%h|%s|%k|%b|%m|%M|%y|%Y|%l|%d|%n|%u|%g|%U|%G]\n" \
+	"d lf dangling f -printf %t|%T@|%T+|%TY-%Tm-%Td|%TH:%TM:%TS|%Tk|%TT|%-6m|%8s|%.2f\n" \
+	". -maxdepth 1 -printf %p\0" "d/ -printf %P|%h|%f\n" ". -maxdepth 0 -printf x\cy\n" \
+	". -maxdepth 0 -printf %" ". -maxdepth 0 -printf \q\n" ". -maxdepth 0 -printf %Q\n" \
+	". -type f -printf %s\t%p\n -o -type d -printf %p/\n"; do
 	set -f
 	set -- $a
 	set +f
@@ -287,12 +292,14 @@ for a in "" "-s" "-sh d" "-a" "-c d empty" "-h" "-d 1 ." "--max-depth=0 d" "-b d
 	dcmp du du "$@"
 done
 dfcmp() {
-	local name="df $*" g b
+	local name="df${*:+ $*}" g b
 	fixture
 	g=$(df "$@" 2>&1 | awk 'NR == 1 { print; next } { print $1, $NF }'; echo "rc=${PIPESTATUS[0]}")
 	b=$("$FILERUN" df "$@" 2>&1 | awk 'NR == 1 { print; next } { print $1, $NF }'; echo "rc=${PIPESTATUS[0]}")
 	if [ "$g" = "$b" ]; then ok "$name (header, file system, mount point)"; else not_ok "$name"; diag "$g" "$b"; fi
 }
+dfcmp
+dfcmp -h
 dfcmp .
 dfcmp -h .
 dfcmp -P . /

@@ -1,0 +1,2 @@
+x=$(ll); y="$(ll a)"; alias ll=z
+echo $(ll)

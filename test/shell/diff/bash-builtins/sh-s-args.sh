@@ -1,0 +1,1 @@
+echo "echo in-s \$1" | sh -s -- one

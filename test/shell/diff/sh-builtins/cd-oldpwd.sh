@@ -1,0 +1,1 @@
+cd /; echo $PWD; cd - >/dev/null; [ "$OLDPWD" = / ] && echo old
