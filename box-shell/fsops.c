@@ -637,6 +637,7 @@ struct op {
 	/* per attempt */
 	char *c1, *c2, *target_canon;
 	bool dest_exists, dest_is_dir;
+	bool cross_device;   /* rename/link failed with the kernel's own EXDEV */
 };
 
 /* The parent directory of canonical C (an O_PATH fd, or the root fd) and C's last name. */
@@ -785,6 +786,8 @@ act(struct sh_fs *fs, struct op *o)
 			r = renameat2(pfd, name, pfd2, name2, o->dest_exists ? 0 : RENAME_NOREPLACE) < 0
 				    ? -errno
 				    : 0;
+		/* The kernel's EXDEV is two file systems, not a race: say so, do not retry. */
+		o->cross_device = (r == -EXDEV);
 		if (r == -EEXIST && o->kind == OP_RENAME && !o->dest_exists)
 			r = -EXDEV; /* the destination appeared: decide again, with its delete */
 		close_parent(fs, pfd2);
@@ -1016,6 +1019,8 @@ run_op(struct sh_fs *fs, struct op *o)
 		r = act(fs, o);
 		if (r == -ENOTRECOVERABLE)
 			r = -ELOOP; /* O_NOFOLLOW on a link: the call's own answer */
+		else if (r == -EXDEV && o->cross_device)
+			o->cross_device = false; /* a real failure: recorded and returned below */
 		else if (r == -ELOOP || r == -EXDEV) {
 			record_legs(fs, legs, n, r, SH_FS_COMPLETED);
 			use_cache = false;
