@@ -396,7 +396,7 @@ test_reused_buffers(void)
 	CHECK(d != NULL);
 	if (!d)
 		return;
-	char arg[8];
+	char arg[16];
 	char *args[] = { arg, "-lt", "3", "]" };
 	struct sh_exec_request e = { "[", args, 4, "/home/u" };
 	for (int i = 0; i < 3; i++) {
