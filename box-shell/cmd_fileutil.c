@@ -374,7 +374,8 @@ fu_dir_stat_all(struct sh_fs *fs, const char *path, struct fu_dir *d)
 			if (!child)
 				e->st_err = -ENOMEM;
 			else
-				e->st_err = sh_fs_stat(fs, child, &e->st, false);
+				e->st_err = sh_fs_stat_at(fs, d->dir ? dirfd(d->dir) : -1, child,
+						   e->name, &e->st);
 			free(child);
 		}
 	}

@@ -629,6 +629,9 @@ struct op {
 	int flags;
 	mode_t mode;
 	bool follow;
+	bool have_at;     /* OP_STAT of a directory entry: at_fd holds its directory */
+	int at_fd;
+	const char *at_name;
 	off_t len;
 	const struct timespec *times;
 	struct stat *st;
@@ -752,6 +755,15 @@ act(struct sh_fs *fs, struct op *o)
 	default: break;
 	}
 
+	if (o->kind == OP_STAT && o->have_at && !o->follow) {
+		/* The entry's directory is already open (opened beneath the root on its
+		 * decided canonical path, no symlink in it) and the decided canonical path
+		 * ends in this very name (one component): stat it there, no re-open. */
+		const char *slash = strrchr(o->c1, '/');
+		if (slash && slash != o->c1 && strcmp(slash + 1, o->at_name) == 0)
+			return fstatat(o->at_fd, o->at_name, o->st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+											: 0;
+	}
 	r = open_parent(fs, o->c1, &pfd, &name);
 	if (r < 0)
 		return r;
@@ -1105,6 +1117,19 @@ sh_fs_stat(struct sh_fs *fs, const char *path, struct stat *st, bool follow)
 {
 	struct op o = { .kind = OP_STAT, .path = path, .st = st, .follow = follow,
 			.entry = !follow };
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_stat_at(struct sh_fs *fs, int dirfd, const char *path, const char *name, struct stat *st)
+{
+	struct op o = { .kind = OP_STAT, .path = path, .st = st, .follow = false, .entry = true };
+	if (dirfd >= 0 && name && *name && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
+	    strcmp(name, "..") != 0) {
+		o.have_at = true;
+		o.at_fd = dirfd;
+		o.at_name = name;
+	}
 	return run_op(fs, &o);
 }
 

@@ -90,6 +90,11 @@ int sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *con
 void sh_fs_batch_forget(void);
 
 int sh_fs_stat(struct sh_fs *fs, const char *path, struct stat *st, bool follow);  /* read_metadata */
+/* sh_fs_stat (follow false) of PATH, the entry NAME (one component) of a directory
+ * already open as DIRFD (from sh_fs_opendir): the same decision on PATH's canonical
+ * path, then fstatat(DIRFD, NAME, AT_SYMLINK_NOFOLLOW) when that path ends in NAME. */
+int sh_fs_stat_at(struct sh_fs *fs, int dirfd, const char *path, const char *name,
+		  struct stat *st);
 int sh_fs_readlink(struct sh_fs *fs, const char *path, char **target);           /* read_link */
 int sh_fs_chdir_check(struct sh_fs *fs, const char *path, char **canon);         /* change_dir */
 int sh_fs_mkdir(struct sh_fs *fs, const char *path, mode_t mode);                /* create_dir */

@@ -365,6 +365,49 @@ test_stat_readlink(void)
 			 "  fs:read read_link @/alink -> completed\n");
 }
 
+/* sh_fs_stat_at: the decision sh_fs_stat makes, the stat through the open directory. */
+static void
+test_stat_at(void)
+{
+	struct stat st, st2;
+	reset();
+	DIR *dir = sh_fs_opendir(&FS, "d");
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	CHECK_INT(sh_fs_stat_at(&FS, dirfd(dir), "d/x", "x", &st), 0);
+	CHECK(S_ISREG(st.st_mode));
+	CHECK_INT(stat("d/x", &st2), 0);
+	CHECK(st.st_ino == st2.st_ino);
+	CHECK_INT(sh_fs_stat_at(&FS, dirfd(dir), "d/missing", "missing", &st), -ENOENT);
+	/* a name that is no single component: the ordinary stat of the path */
+	CHECK_INT(sh_fs_stat_at(&FS, dirfd(dir), "d/.", ".", &st), 0);
+	CHECK(S_ISDIR(st.st_mode));
+	closedir(dir);
+	dir = sh_fs_opendir(&FS, ".");
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	(void)err_text();
+	CHECK_INT(sh_fs_stat_at(&FS, dirfd(dir), "forbidden", "forbidden", &st), -EACCES);
+	CHECK_INT(sh_fs_stat_at(&FS, dirfd(dir), "dlink", "dlink", &st), 0);
+	CHECK(S_ISLNK(st.st_mode));
+	closedir(dir);
+	CHECK_STR(D.log, "fs:read enumerate @/d\n"
+			 "  fs:read enumerate @/d -> descriptor_issued\n"
+			 "fs:read read_metadata @/d/x\n"
+			 "  fs:read read_metadata @/d/x -> completed\n"
+			 "fs:read read_metadata @/d/missing\n"
+			 "  fs:read read_metadata @/d/missing -> error\n"
+			 "fs:read read_metadata @/d\n"
+			 "  fs:read read_metadata @/d -> completed\n"
+			 "fs:read enumerate @\n"
+			 "  fs:read enumerate @ -> descriptor_issued\n"
+			 "fs:read read_metadata @/forbidden\n"
+			 "fs:read read_metadata @/dlink\n"
+			 "  fs:read read_metadata @/dlink -> completed\n");
+}
+
 static void
 test_dirs(void)
 {
@@ -731,6 +774,7 @@ main(void)
 	RUN(test_own_streams);
 	RUN(test_denied);
 	RUN(test_stat_readlink);
+	RUN(test_stat_at);
 	RUN(test_dirs);
 	RUN(test_rename);
 	RUN(test_rename_cross_device);
