@@ -47,21 +47,6 @@
 #include "decide.h"
 #include "decide_local.h"
 
-/*
- * box-sh runs its own commands: exec.c refers to the command tables weakly
- * (so that test programs may link libshell.a without them), and a weak
- * reference alone does not pull a member out of a static archive. This
- * file is linked into box-sh only; its strong reference brings cmd_text.o
- * and cmd_file.o in. (It belongs in main_sh.c; it is here until it is there.)
- */
-#ifndef SH_DECIDE_LOCAL_NO_COMMANDS
-#include "cmd.h"
-__attribute__((used)) static const struct sh_cmd_def *const box_sh_command_tables[] = {
-	sh_text_commands,
-	sh_file_commands,
-};
-#endif
-
 #define LOG_FLUSH_BYTES (64u << 10)
 #define LOG_FLUSH_NS (100LL * 1000000LL)
 

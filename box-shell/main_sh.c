@@ -28,6 +28,17 @@
 #include "decide_local.h"
 #include "sh.h"
 
+/*
+ * box-sh runs its own commands: exec.c refers to the command tables weakly
+ * (so that test programs may link libshell.a without them), and a weak
+ * reference alone does not pull a member out of a static archive. This
+ * strong reference, in box-sh's own main, brings cmd_text.o and cmd_file.o in.
+ */
+__attribute__((used)) static const struct sh_cmd_def *const box_sh_command_tables[] = {
+	sh_text_commands,
+	sh_file_commands,
+};
+
 extern char **environ;
 long sh_parse_duration(const char *s);
 int sh_wait_timeout(pid_t pid, long ms, int *st);
