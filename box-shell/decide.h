@@ -92,6 +92,12 @@ int sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool faile
  * functions flush by themselves). */
 int sh_decider_flush(struct sh_decider *d);
 
+/* In a child just forked (sh_fork): the back end makes what the child
+ * needs of its own (the box-shell daemon: a policyd channel of its own, so
+ * concurrent pipeline stages never read each other's replies). box-sh:
+ * nothing. */
+int sh_decider_forked(struct sh_decider *d);
+
 /* The owner's home (for "~" spellings and tilde expansion). */
 const char *sh_decider_home(const struct sh_decider *d);
 

@@ -189,6 +189,13 @@ sh_decider_home(const struct sh_decider *d)
 }
 
 int
+sh_decider_forked(struct sh_decider *d)
+{
+	(void)d; /* the buffer was flushed before the fork (sh_fork) */
+	return 0;
+}
+
+int
 sh_decider_flush(struct sh_decider *d)
 {
 	if (!d || d->log_fd < 0 || d->log.len == 0)

@@ -97,6 +97,10 @@ sh_fork(struct sh_shell *sh)
 	if (pid == 0) {
 		sh->is_child = true;
 		sh->in_subshell = true;
+		if (sh->decider && sh_decider_forked(sh->decider) < 0) {
+			sh_err(sh, "fork: cannot reach the policy daemon");
+			_exit(125);
+		}
 		/* caught signals go back to their defaults in a child */
 		for (int s = 1; s < 65; s++)
 			if (sh->traps[s] && sh->traps[s][0])
@@ -419,9 +423,23 @@ run_own(struct sh_shell *sh, sh_cmd_fn fn, int argc, char **argv)
 	return st;
 }
 
+/* A permitted host program on fds 0-2: the back end's, or fork+execve. */
 static int
-run_host(struct sh_shell *sh, const char *path, int argc, char **argv)
+run_host(struct sh_shell *sh, const char *name, const char *path, int argc, char **argv)
 {
+	if (sh->host_run) {
+		char *canon = realpath(path, NULL);
+		struct sh_host_request r = {
+			.name = name, .path = path, .program_path = canon ? canon : path,
+			.argc = argc, .argv = argv, .envp = sh_environ(sh),
+			.assigned = sh_assigned_environ(sh), .cwd = sh->cwd,
+		};
+		bi_flush();
+		int st = sh->host_run(sh, &r);
+		strv_free_array(r.assigned);
+		free(canon);
+		return st;
+	}
 	pid_t pid = sh_fork(sh);
 	if (pid < 0)
 		return 126;
@@ -429,7 +447,12 @@ run_host(struct sh_shell *sh, const char *path, int argc, char **argv)
 		signal(SIGPIPE, SIG_DFL);
 		execve(path, argv, sh_environ(sh));
 		int e = errno;
-		sh_err(sh, "%s: %s", argv[0], strerror(e));
+		if (e == ENOEXEC) {
+			/* a script without #!: run it in a fresh shell */
+			char *nargv[3] = {(char *)"sh", (char *)path, NULL};
+			_exit(run_nested_shell(sh, 2, nargv));
+		}
+		sh_err(sh, "%s: %s", name, strerror(e));
 		_exit(e == ENOENT ? 127 : 126);
 	}
 	return sh_wait_pid(sh, pid);
@@ -521,7 +544,7 @@ exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, int o
 			char *canon = realpath(path, NULL);
 			st = sh_decide_cmd(sh, name, argc, argv, canon ? canon : path);
 			if (st == 0) {
-				st = run_host(sh, path, argc, argv);
+				st = run_host(sh, name, path, argc, argv);
 				record_host(sh, name, argc, argv, path, st);
 			}
 			free(canon);
@@ -794,7 +817,8 @@ exec_simple(struct sh_shell *sh, struct node *n)
 	/* temporary assignments */
 	struct tmpvar tv[64];
 	size_t ntv = 0;
-	if (n->u.s.assigns && (f || b || own)) {
+	/* a host program run by a back end (no fork here) takes them like a builtin */
+	if (n->u.s.assigns && (f || b || own || (path && sh->host_run))) {
 		for (struct word *w = n->u.s.assigns; w && ntv < 64; w = w->next) {
 			const char *eq = strchr(w->s, '=');
 			char *nm = xstrndup(w->s, (size_t)(eq - w->s));
@@ -848,6 +872,9 @@ exec_simple(struct sh_shell *sh, struct node *n)
 	} else if (own) {
 		st = run_own(sh, own, (int)av.n, av.v);
 		sh_record_cmd(sh, name, (int)av.n, av.v, st);
+	} else if (path && sh->host_run) {
+		st = run_host(sh, name, path, (int)av.n, av.v);
+		record_host(sh, name, (int)av.n, av.v, path, st);
 	} else if (path) {
 		pid_t pid = sh_fork(sh);
 		if (pid == 0) {

@@ -141,6 +141,9 @@ bool is_name(const char *s, size_t n);
 /* ---- variables ---- */
 enum {
 	V_EXPORT = 1, V_READONLY = 2, V_ARRAY = 4, V_INTEGER = 8, V_UNSET_PLACEHOLDER = 16,
+	/* set by this invocation (not inherited): what a tool's environment may
+	 * take (DESIGN.md §5) */
+	V_ASSIGNED = 32,
 };
 struct var {
 	struct var *next;   /* hash chain */
@@ -182,6 +185,26 @@ struct bgjob {
 	int status;
 	bool done;
 };
+
+/*
+ * A permitted host program (after its fs:read exec and shell:spawn permits),
+ * with its stdin, stdout and stderr already on fds 0-2. The back end runs it
+ * and returns its status (exit code; 128+signal; 126 when it could not
+ * start; 125 when the box could not serve). NULL sh->host_run: box-sh's
+ * plain fork+execve with the whole environment (no sandbox); the box-shell
+ * daemon asks boxd for a tool sandbox and passes only `assigned`.
+ */
+struct sh_host_request {
+	const char *name;          /* the command word as typed */
+	const char *path;          /* as found on PATH */
+	const char *program_path;  /* canonical */
+	int argc;
+	char **argv;
+	char **envp;               /* the whole exported environment */
+	char **assigned;           /* NAME=value: exported and set by this invocation */
+	const char *cwd;           /* canonical absolute */
+};
+typedef int (*sh_host_run_fn)(struct sh_shell *sh, const struct sh_host_request *r);
 
 struct sh_shell {
 	struct var *vars[256];
@@ -225,6 +248,9 @@ struct sh_shell {
 	int getopts_sub;        /* position inside a grouped option */
 	long cmd_timeout_ms;
 	char *home;
+	sh_host_run_fn host_run;  /* NULL: fork+execve (box-sh) */
+	void *host_ctx;           /* the back end's */
+	bool importing;           /* sh_new: the inherited environment */
 };
 
 /* vars.c */
@@ -242,6 +268,10 @@ void var_local(struct sh_shell *sh, const char *name);
 void frame_push(struct sh_shell *sh);
 void frame_pop(struct sh_shell *sh);
 char **sh_environ(struct sh_shell *sh);
+/* NAME=value of every exported variable this invocation set (V_ASSIGNED), a
+ * NULL-terminated malloc'd array of malloc'd strings (strv_free_array). */
+char **sh_assigned_environ(struct sh_shell *sh);
+void strv_free_array(char **v);
 void set_positional(struct sh_shell *sh, int argc, char **argv);
 struct func *func_get(struct sh_shell *sh, const char *name);
 void func_set(struct sh_shell *sh, const char *name, struct node *body);

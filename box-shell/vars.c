@@ -254,6 +254,8 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 		}
 	}
 	v->flags |= flags & (V_EXPORT | V_READONLY | V_INTEGER);
+	if (!sh->importing)
+		v->flags |= V_ASSIGNED;
 	if (sh->opt_a)
 		v->flags |= V_EXPORT;
 	if (v->flags & V_EXPORT)
@@ -455,6 +457,41 @@ var_foreach(struct sh_shell *sh, void (*fn)(struct var *, void *), void *arg)
 }
 
 char **
+sh_assigned_environ(struct sh_shell *sh)
+{
+	size_t n = 0, cap = 8;
+	char **e = xmalloc(cap * sizeof *e);
+	for (int i = 0; i < 256; i++)
+		for (struct var *v = sh->vars[i]; v; v = v->next) {
+			if ((v->flags & (V_EXPORT | V_ASSIGNED)) != (V_EXPORT | V_ASSIGNED))
+				continue;
+			const char *val = (v->flags & V_ARRAY) ? (v->narr ? v->arr[0] : NULL) : v->val;
+			if (!val)
+				continue;
+			if (n + 2 > cap) {
+				cap *= 2;
+				e = xrealloc(e, cap * sizeof *e);
+			}
+			size_t a = strlen(v->name), b = strlen(val);
+			char *s = xmalloc(a + b + 2);
+			memcpy(s, v->name, a);
+			s[a] = '=';
+			memcpy(s + a + 1, val, b + 1);
+			e[n++] = s;
+		}
+	e[n] = NULL;
+	return e;
+}
+
+void
+strv_free_array(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+char **
 sh_environ(struct sh_shell *sh)
 {
 	if (sh->envp_cache && !sh->env_dirty)
@@ -600,6 +637,7 @@ sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc, char
 	sh->rootpid = getpid();
 	sh->start_time = (double)time(NULL);
 	sh->random_state = (unsigned)getpid() ^ (unsigned)time(NULL);
+	sh->importing = true;
 	for (char *const *e = envp; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		if (!eq || !is_name(*e, (size_t)(eq - *e)))
@@ -608,6 +646,7 @@ sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc, char
 		var_set(sh, name, eq + 1, V_EXPORT);
 		free(name);
 	}
+	sh->importing = false;
 	if (!var_get(sh, "IFS"))
 		var_set(sh, "IFS", " \t\n", 0);
 	if (!var_get(sh, "PS4"))

@@ -61,6 +61,10 @@ static const struct box_ipc_type policy_types[] = {
 	{ BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, "DecideBatchReply",
 	  &box__decide_batch_reply__descriptor, box_validate_decide_batch_reply_row, NULL,
 	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(POLICYD), S(READY), SAME, NULL },
+	/* fd: one more channel of box-shell's (policyd accepts it from box-shell only). */
+	{ BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, "PolicyChannelAttach",
+	  &box__policy_channel_attach__descriptor, NULL, NULL, 16, 1, 0, FROM(PEER), S(READY),
+	  SAME, NULL },
 	/* fd: the new decisions.jsonl (O_APPEND). */
 	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor,
 	  box_validate_policy_log_fd_row, NULL, 64, 1, 0, FROM(BOXD), S(READY), SAME, NULL },

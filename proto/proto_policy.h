@@ -33,6 +33,9 @@ enum box_policy_state {
 	BOX_POLICY_N_STATES,
 };
 
+/* Channels box-shell may have attached at once (PolicyChannelAttach). */
+#define BOX_POLICY_ATTACHED_MAX 4096u
+
 extern const struct box_ipc_protocol box_proto_policy;
 
 #endif
