@@ -19,8 +19,10 @@
  *   ls DIR NAME...     DIR lists exactly NAME... (sorted); "-": DIR is ENOENT
  *   pipe               print "ready", then each stdin line upper-cased on
  *                      stdout and as "err:LINE" on stderr, until EOF
- *   tty ROWS COLS      fds 0-2 are one terminal of ROWS x COLS; echo off,
- *                      print "tty ok", read a line, print "got LINE"
+ *   tty ROWS COLS      fds 0-2 are one terminal of ROWS x COLS, not the controlling
+ *                      one (/dev/tty: ENXIO), without a name in this view
+ *                      (ttyname); echo off, print "tty ok", read a line,
+ *                      print "got LINE"
  *   drop3              close fd 3, print "closed", wait for EOF on stdin
  *   true               exit 0
  * Trusts: its command line; it is test code.
@@ -454,6 +456,13 @@ cmd_tty(const char *rows, const char *cols)
 		return fail("%s", "TIOCGWINSZ", errno);
 	if (ws.ws_row != atoi(rows) || ws.ws_col != atoi(cols))
 		return fail("%s: another window size", "TIOCGWINSZ", 0);
+	/* No controlling terminal (the workload is a session leader without one). */
+	int ctty = open("/dev/tty", O_RDWR | O_CLOEXEC);
+	if (ctty >= 0 || errno != ENXIO)
+		return fail("%s: not ENXIO", "/dev/tty", ctty >= 0 ? 0 : errno);
+	/* The pts belongs to another devpts instance: no name for it in this view. */
+	if (ttyname(0) != NULL)
+		return fail("ttyname: %s", ttyname(0), 0);
 	struct termios tio;
 	if (tcgetattr(0, &tio) < 0)
 		return fail("%s", "tcgetattr", errno);
