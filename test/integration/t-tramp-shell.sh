@@ -113,6 +113,14 @@ EOF
 	case_ "shell: its own PID namespace" "${S[@]}" -- "$P" pidns
 	case_ "shell: the box seccomp filter" "${S[@]}" -- "$P" seccomp
 	case_ "shell: no /run/box" "${S[@]}" -- "$P" ls /run/box -
+	mkdir -p "$T/wbin"
+	cp "$bin/box-test-tramp-probe" "$T/wbin/probe"
+	case_ "shell: its binary inside a write grant stays read-only" \
+		--shell --write "$T/wbin" --workspace "$T/wbin" --workload-bin "$T/wbin/probe" -- \
+		"$T/wbin/probe" self "$T/wbin/probe" granted-rw
+	case_ "shell: its binary inside a read grant runs" \
+		--shell --read "$T/wbin" --workspace "$T/wbin" --workload-bin "$T/wbin/probe" -- \
+		"$T/wbin/probe" self "$T/wbin/probe" granted
 	local realbin
 	realbin=$(readlink -f "$bin/box-test-tramp-probe")
 	case_ "shell: a binary from the build tree (outside /tmp) runs too" \

@@ -8,7 +8,10 @@
  *
  *   fds N TOKEN...     exactly fds 0..2+N are open; fd 3+i reads TOKEN i
  *   enoent PATH...     each PATH is not in the view (ENOENT)
- *   self PATH          PATH (this binary) is read-only and alone in its directory
+ *   self PATH [granted|granted-rw]
+ *                      PATH (this binary) is on a read-only, exec-capable mount of
+ *                      its own and alone in its directory ("granted": its
+ *                      directory is a grant; "granted-rw": a writable one)
  *   landlock DIR       DIR (a write grant) is writable, but Landlock refuses
  *                      writing /proc/self/comm and device ioctls on /dev/null
  *   noexec FILE        execve of FILE (a copy in a grant) fails with EACCES
@@ -43,6 +46,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -132,23 +136,37 @@ cmd_enoent(int argc, char **argv)
 }
 
 static int
-cmd_self(const char *path)
+cmd_self(const char *path, const char *granted)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return control("open", path);
 	close(fd);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fail("%s opens for writing", path, 0);
-	if (errno != EROFS && errno != EACCES && errno != ETXTBSY)
-		return fail("%s: writing refused with an unexpected errno", path, errno);
+	/* Its own mount: read-only, nosuid, nodev, but exec-capable (writing it gives
+	 * ETXTBSY first, whatever the mount, so the mount flags tell). */
+	struct statvfs sv;
+	if (statvfs(path, &sv) < 0)
+		return control("statvfs", path);
+	if (!(sv.f_flag & ST_RDONLY) || !(sv.f_flag & ST_NOSUID) || !(sv.f_flag & ST_NODEV) ||
+	    (sv.f_flag & ST_NOEXEC))
+		return fail("%s: not on a read-only, nosuid, nodev, exec mount", path, 0);
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
 	if (!slash || slash == dir)
 		return 2;
 	*slash = '\0';
+	if (granted && !strcmp(granted, "granted-rw")) {
+		/* The control: the write grant around it is writable. */
+		char f[4200];
+		snprintf(f, sizeof(f), "%s/rw-ok", dir);
+		fd = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return control("create", f);
+		close(fd);
+	}
+	if (granted)
+		return 0;
 	DIR *d = opendir(dir);
 	if (!d)
 		return control("opendir", dir);
@@ -504,8 +522,8 @@ main(int argc, char **argv)
 		return cmd_fds(n, a);
 	if (!strcmp(m, "enoent"))
 		return cmd_enoent(n, a);
-	if (!strcmp(m, "self") && n == 1)
-		return cmd_self(a[0]);
+	if (!strcmp(m, "self") && (n == 1 || (n == 2 && !strncmp(a[1], "granted", 7))))
+		return cmd_self(a[0], n == 2 ? a[1] : NULL);
 	if (!strcmp(m, "landlock") && n == 1)
 		return cmd_landlock(a[0]);
 	if (!strcmp(m, "noexec") && n == 1)
