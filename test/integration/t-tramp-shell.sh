@@ -239,6 +239,24 @@ EOF
 		same "$label: $who: stdio on a terminal of another devpts instance (size, termios, I/O)" \
 			"True True 0" "$out"
 	done
+	# The alias's case: the agent, at the pty of its own devpts, hands that terminal to
+	# box-shell over a socket in the shared /tmp (SCM_RIGHTS); box-shell uses it.
+	mkdir -p "$T/rt2"
+	chmod 700 "$T/rt2"
+	(cd "$T/ws" && exec timeout 60 "$run" --runtime-dir "$T/rt2" "${S[@]}" -- \
+		"$P" recvtty /tmp/tty.sock) </dev/null >"$T/recv.out" 2>&1 &
+	local rpid=$!
+	out=$(cd "$T/ws" && timeout 60 "$run" --pty --runtime-dir "$T/rt2" --exec "$T/bin" \
+		--write "$T/ws" --workspace "$T/ws" -- "$P" sendtty /tmp/tty.sock </dev/null 2>&1)
+	local src=$?
+	wait $rpid
+	local rrc=$?
+	if [ $src -eq 0 ] && [ $rrc -eq 0 ] && printf '%s' "$out" | grep -q shell-wrote; then
+		ok "$label: shell: uses the agent's own pty handed over SCM_RIGHTS (size, termios, write)"
+	else
+		not_ok "$label: shell: uses the agent's own pty handed over SCM_RIGHTS (exits $src $rrc)"
+		diag "$out" "$(cat "$T/recv.out")"
+	fi
 	case_ "tool: contained, /run/box holds only ca.pem" "${TOOL[@]}" --ca-pem "$T/ca.pem" -- \
 		"$T/ws/tool-probe" ls /run/box ca.pem
 	case_ "tool: without ca.pem no /run/box" "${TOOL[@]}" -- "$T/ws/tool-probe" ls /run/box -

@@ -27,6 +27,11 @@
  *                      (ttyname); echo off, print "tty ok", read a line,
  *                      print "got LINE"
  *   drop3              close fd 3, print "closed", wait for EOF on stdin
+ *   sendtty SOCK       (agent at its pty) connect to SOCK, send fd 0 (SCM_RIGHTS),
+ *                      exit 0 when the answer is "ok" — as the alias hands
+ *                      box-shell its terminal
+ *   recvtty SOCK       (box-shell) listen on SOCK, receive one fd: a terminal it can
+ *                      use (TIOCSWINSZ/TIOCGWINSZ, termios, write); answer "ok"
  *   true               exit 0
  * Trusts: its command line; it is test code.
  */
@@ -48,6 +53,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -510,6 +516,113 @@ cmd_drop3(void)
 	return 0;
 }
 
+static int
+unix_addr(const char *path, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path))
+		return -1;
+	strcpy(sun->sun_path, path);
+	return 0;
+}
+
+static int
+cmd_sendtty(const char *path)
+{
+	struct sockaddr_un sun;
+	if (unix_addr(path, &sun) < 0)
+		return 2;
+	int s = -1;
+	for (int i = 0; i < 200; i++) { /* the listener may not be there yet */
+		s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (s < 0)
+			return control("socket", path);
+		if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			break;
+		close(s);
+		s = -1;
+		usleep(50 * 1000);
+	}
+	if (s < 0)
+		return control("connect", path);
+	if (!isatty(0))
+		return control("isatty", "0");
+	char byte = 't';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	int zero = 0;
+	memcpy(CMSG_DATA(c), &zero, sizeof(int));
+	if (sendmsg(s, &mh, 0) != 1)
+		return control("sendmsg", path);
+	char reply[64] = {0};
+	ssize_t n = read(s, reply, sizeof(reply) - 1);
+	close(s);
+	if (n < 2 || strncmp(reply, "ok", 2) != 0)
+		return fail("box-shell's side said: %s", n > 0 ? reply : "nothing", 0);
+	return 0;
+}
+
+static int
+cmd_recvtty(const char *path)
+{
+	struct sockaddr_un sun;
+	if (unix_addr(path, &sun) < 0)
+		return 2;
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(l, 1) < 0)
+		return control("listen", path);
+	int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0)
+		return control("accept", path);
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	if (recvmsg(s, &mh, MSG_CMSG_CLOEXEC) != 1)
+		return control("recvmsg", path);
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return fail("%s: no fd came", path, 0);
+	int tty;
+	memcpy(&tty, CMSG_DATA(c), sizeof(int));
+	const char *bad = NULL;
+	int e = 0;
+	struct winsize ws = {.ws_row = 40, .ws_col = 120}, got = {0};
+	struct termios tio;
+	if (!isatty(tty))
+		bad = "isatty", e = errno;
+	else if (ioctl(tty, TIOCSWINSZ, &ws) < 0)
+		bad = "TIOCSWINSZ", e = errno;
+	else if (ioctl(tty, TIOCGWINSZ, &got) < 0 || got.ws_row != 40 || got.ws_col != 120)
+		bad = "TIOCGWINSZ", e = errno;
+	else if (tcgetattr(tty, &tio) < 0 || tcsetattr(tty, TCSANOW, &tio) < 0)
+		bad = "termios", e = errno;
+	else if (write_all(tty, "shell-wrote\r\n", 13) < 0)
+		bad = "write", e = errno;
+	char reply[128];
+	snprintf(reply, sizeof(reply), "%s %s", bad ? bad : "ok", e ? strerror(e) : "");
+	write_all(s, reply, strlen(reply));
+	close(s);
+	if (bad)
+		return fail("the agent's terminal: %s", bad, e);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -544,6 +657,10 @@ main(int argc, char **argv)
 		return cmd_pipe();
 	if (!strcmp(m, "tty") && n == 2)
 		return cmd_tty(a[0], a[1]);
+	if (!strcmp(m, "sendtty") && n == 1)
+		return cmd_sendtty(a[0]);
+	if (!strcmp(m, "recvtty") && n == 1)
+		return cmd_recvtty(a[0]);
 	if (!strcmp(m, "drop3"))
 		return cmd_drop3();
 	if (!strcmp(m, "true"))
