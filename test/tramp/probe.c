@@ -31,7 +31,8 @@
  *                      exit 0 when the answer is "ok" — as the alias hands
  *                      box-shell its terminal
  *   recvtty SOCK       (box-shell) listen on SOCK, receive one fd: a terminal it can
- *                      use (TIOCSWINSZ/TIOCGWINSZ, termios, write); answer "ok"
+ *                      use (TIOCSWINSZ/TIOCGWINSZ, termios, write) but not take
+ *                      as its foreground (tcsetpgrp: ENOTTY); answer "ok"
  *   true               exit 0
  * Trusts: its command line; it is test code.
  */
@@ -614,6 +615,8 @@ cmd_recvtty(const char *path)
 		bad = "termios", e = errno;
 	else if (write_all(tty, "shell-wrote\r\n", 13) < 0)
 		bad = "write", e = errno;
+	else if (tcsetpgrp(tty, getpgrp()) == 0 || errno != ENOTTY)
+		bad = "tcsetpgrp is not ENOTTY (not our controlling terminal)", e = errno;
 	char reply[128];
 	snprintf(reply, sizeof(reply), "%s %s", bad ? bad : "ok", e ? strerror(e) : "");
 	write_all(s, reply, strlen(reply));
