@@ -16,7 +16,11 @@
  * Trusts: argv and environ are the caller's own and are passed on as data
  * (entries box-shell cannot take are dropped or refused with a message, never
  * altered); box-shell's messages pass the session table's checks (senders,
- * states, sizes, validators) before the alias acts on them.
+ * states, sizes, validators) before the alias acts on them. Whatever listens
+ * on /run/box/shell.sock is taken to be box-shell: in the agent's view that
+ * directory is the trampoline's read-only mount; elsewhere /run is root's.
+ * The alias has no privilege of its own, so a listener there gets only what
+ * the caller already holds (its fds, environment and cwd).
  */
 #include <errno.h>
 #include <fcntl.h>
