@@ -546,8 +546,11 @@ print_help(const struct alias_invocation *inv)
 int
 alias_main(int argc, char **argv, char **envp)
 {
+	/* The file's own name only matters when argv[0] names no shell. */
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	ssize_t n = 0;
+	if (!alias_dialect(argc > 0 ? argv[0] : NULL))
+		n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
 
 	struct alias_invocation inv;
