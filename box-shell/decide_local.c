@@ -86,6 +86,9 @@ struct sh_decider {
 	struct sbuf_local path, cwd, ppath, command;
 	struct fields exec_fields; /* the last shell:exec/spawn request's fields */
 	struct exec_key exec_key;
+	/* the input object's JSON: the one being logged, the last exec/spawn request's */
+	struct shlog input_json, exec_json;
+	bool exec_json_valid;
 	struct sh_decider *next_live; /* for the exit and fork handlers */
 };
 
@@ -307,6 +310,8 @@ sh_decider_local_free(struct sh_decider *d)
 			break;
 		}
 	shlog_done(&d->log);
+	shlog_done(&d->input_json);
+	shlog_done(&d->exec_json);
 	bp_event_free(d->ev);
 	bp_monitor_free(d->mon);
 	bp_decision_free(d->dec);
@@ -381,7 +386,8 @@ fs_fields(struct sh_decider *d, const struct sh_fs_request *r, struct fields *fs
 	return 0;
 }
 
-/* shell:exec / shell:spawn fields; program_path NULL for exec. */
+/* shell:exec / shell:spawn fields; program_path NULL for exec. 1: the
+ * outcome's fields are the decision's (kept), 0: built. */
 static int
 exec_fields(struct sh_decider *d, const struct sh_exec_request *r, const char *program_path,
 	    struct fields *fs, bool for_record)
@@ -401,8 +407,9 @@ exec_fields(struct sh_decider *d, const struct sh_exec_request *r, const char *p
 	d->exec_key.valid = false;
 	if (reuse) {
 		*fs = d->exec_fields;
-		return 0;
+		return 1;
 	}
+	d->exec_json_valid = false;
 	d->command.len = 0;
 	if (!sb_add(&d->command, r->program, strlen(r->program)))
 		return -ENOMEM;
@@ -445,10 +452,11 @@ stamp(struct sh_decider *d, int64_t now)
 	return t;
 }
 
-/* Observe, then decide; fill OUT; write the log line. */
+/* Observe, then decide; fill OUT; write the log line. EXEC: the fields are
+ * d->exec_fields (their JSON is kept for the outcome line). */
 static int
 decide(struct sh_decider *d, const char *action, const struct fields *fs, const char *resource,
-       struct sh_verdict *out)
+       bool exec, struct sh_verdict *out)
 {
 	*out = (struct sh_verdict){ 0 };
 	bp_request_reset(d->req);
@@ -488,9 +496,14 @@ decide(struct sh_decider *d, const char *action, const struct fields *fs, const 
 		}
 		for (size_t i = 0; i < shown; i++)
 			rv[i] = bp_decision_rule_name(d->dec, i);
-		(void)shlog_decision(&d->log, t, "", "", action, resource, permit,
-				     bp_cause_str(bp_decision_cause(d->dec)), rv, shown, msg,
-				     fs->f, fs->n);
+		struct shlog *json = exec ? &d->exec_json : &d->input_json;
+		if (shlog_fields(json, fs->f, fs->n) == 0) {
+			(void)shlog_decision_json(&d->log, t, "", "", action, resource, permit,
+						  bp_cause_str(bp_decision_cause(d->dec)), rv,
+						  shown, msg, json);
+			if (exec)
+				d->exec_json_valid = true;
+		}
 		free(heap);
 		maybe_flush(d, now);
 	}
@@ -507,7 +520,7 @@ sh_decide_fs(struct sh_decider *d, const struct sh_fs_request *r, struct sh_verd
 	int k = fs_fields(d, r, &fs);
 	if (k < 0)
 		return k;
-	return decide(d, fs_actions[r->action], &fs, d->path.s, out);
+	return decide(d, fs_actions[r->action], &fs, d->path.s, false, out);
 }
 
 int
@@ -538,7 +551,7 @@ sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_
 	int k = exec_fields(d, r, NULL, &fs, false);
 	if (k < 0)
 		return k;
-	return decide(d, "shell:exec", &fs, r->program, out);
+	return decide(d, "shell:exec", &fs, r->program, true, out);
 }
 
 int
@@ -552,7 +565,7 @@ sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 	int k = exec_fields(d, r, program_path, &fs, false);
 	if (k < 0)
 		return k;
-	k = decide(d, "shell:spawn", &fs, d->ppath.s, out);
+	k = decide(d, "shell:spawn", &fs, d->ppath.s, true, out);
 	/* A host program starts next, perhaps by an exec that replaces this process. */
 	(void)sh_decider_flush(d);
 	return k;
@@ -565,8 +578,8 @@ sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
  * OUT_NAME NULL: an error event (inputs only).
  */
 static int
-record(struct sh_decider *d, const char *action, const struct fields *fs, const char *out_name,
-       const char *out_str, int64_t out_long, bool out_is_long)
+record(struct sh_decider *d, const char *action, const struct fields *fs, bool same_exec,
+       const char *out_name, const char *out_str, int64_t out_long, bool out_is_long)
 {
 	int64_t now = clock_ns();
 	int64_t t = stamp(d, now);
@@ -587,8 +600,14 @@ record(struct sh_decider *d, const char *action, const struct fields *fs, const 
 		struct shlog_field o = { .name = out_name, .str = out_str,
 					 .len = out_str ? strlen(out_str) : 0, .num = out_long,
 					 .is_long = out_is_long };
-		(void)shlog_outcome(&d->log, t, "", "", out_name ? "response" : "error", action,
-				    fs->f, fs->n, &o, out_name ? 1 : 0);
+		/* the decision's input object when this is its outcome */
+		const struct shlog *json = same_exec && d->exec_json_valid ? &d->exec_json : NULL;
+		if (!json && shlog_fields(&d->input_json, fs->f, fs->n) == 0)
+			json = &d->input_json;
+		if (json)
+			(void)shlog_outcome_json(&d->log, t, "", "",
+						 out_name ? "response" : "error", action, json, &o,
+						 out_name ? 1 : 0);
 		maybe_flush(d, now);
 	}
 	return r < 0 ? r : 0;
@@ -605,7 +624,7 @@ sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
 	int k = fs_fields(d, r, &fs);
 	if (k < 0)
 		return k;
-	return record(d, fs_actions[r->action], &fs, failed ? NULL : "result",
+	return record(d, fs_actions[r->action], &fs, false, failed ? NULL : "result",
 		      failed ? NULL : results[result], 0, false);
 }
 
@@ -616,7 +635,7 @@ sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int status
 	int k = exec_fields(d, r, NULL, &fs, true);
 	if (k < 0)
 		return k;
-	return record(d, "shell:exec", &fs, "status", NULL, status, true);
+	return record(d, "shell:exec", &fs, k == 1, "status", NULL, status, true);
 }
 
 int
@@ -629,5 +648,5 @@ sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 	int k = exec_fields(d, r, program_path, &fs, true);
 	if (k < 0)
 		return k;
-	return record(d, "shell:spawn", &fs, "status", NULL, status, true);
+	return record(d, "shell:spawn", &fs, k == 1, "status", NULL, status, true);
 }

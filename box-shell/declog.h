@@ -46,6 +46,21 @@ int shlog_outcome(struct shlog *l, int64_t time_ns, const char *box, const char 
 		  const char *record, const char *action, const struct shlog_field *input,
 		  size_t n_input, const struct shlog_field *output, size_t n_output);
 
+/*
+ * The same lines with the input object given as JSON built once by
+ * shlog_fields() (into a shlog of its own, its whole text): a decision and
+ * the outcome of the same request share it. shlog_fields: 0 or -ENOMEM
+ * (then OUT is empty).
+ */
+int shlog_fields(struct shlog *out, const struct shlog_field *f, size_t n);
+int shlog_decision_json(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+			const char *action, const char *resource, bool permit, const char *cause,
+			const char *const *rules, size_t n_rules, const char *message,
+			const struct shlog *input);
+int shlog_outcome_json(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+		       const char *record, const char *action, const struct shlog *input,
+		       const struct shlog_field *output, size_t n_output);
+
 /* Write the buffered lines to FD (whole lines; EINTR retried). 0 or -errno. */
 int shlog_flush(struct shlog *l, int fd);
 void shlog_done(struct shlog *l);
