@@ -16,13 +16,22 @@
  * (spec/CLI.md, source "box-shell", box and id empty: box-sh is no box).
  *
  * Cheap on purpose (a `while [ … ]` loop decides every `[`): the request,
- * decision and event objects are reused, the scratch strings grow once, the
- * log lines go into one buffer written when it holds 64 KiB, when 100 ms
- * passed since the last write, before a fork (so the file keeps the order
- * of events), after a shell:spawn decision (an `exec` may replace the
- * process next), at sh_decider_flush() and at exit. A forked child (a
- * pipeline stage, a subshell) leaves with _exit(), so it writes each of its
- * lines at once. Its history is its own copy from the fork on (a subshell's
+ * decision and event objects are reused, the scratch strings grow once, a
+ * command's input object is serialized once for its decision and outcome
+ * lines, the log lines go into one buffer written when it holds 64 KiB,
+ * when 100 ms passed since the last write, before a fork (so the file keeps
+ * the order of events), after a shell:spawn decision (an `exec` may replace
+ * the process next), at sh_decider_flush() and at exit. A pipeline stage
+ * buffers the same way (`find | xargs wc` decides every file in its
+ * stages); every other forked child (a background job anyone may kill -9, a
+ * command substitution the shell kills when its output is too large) writes
+ * each of its lines at once. No line is lost when a buffering process dies:
+ * sh_child_exit()/sh_exit() flush, and a fatal signal at its default
+ * disposition gets a handler that writes the buffered whole lines first
+ * (SIGPIPE, the command timeout's SIGTERM); where the script traps or
+ * ignores SIGTERM (so the timeout's SIGKILL could come next), or under
+ * `timeout -s KILL`, lines are written at once (test/shell/decide/logbuf.sh).
+ * A child's history is its own copy from the fork on (a subshell's
  * decisions are not seen by the parent's temporal rules: box-sh is the
  * standalone tool; in a box, box-policyd holds one history).
  *
@@ -34,6 +43,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +91,7 @@ struct sh_decider {
 	struct shlog log;
 	int64_t last_ns;     /* clock without a monitor */
 	int64_t last_flush_ns;
-	bool unbuffered;     /* a forked child: every line is written at once */
+	bool unbuffered;     /* a forked child but a pipeline stage: every line at once */
 	/* scratch: spelled path, spelled cwd, spelled program_path, the command line */
 	struct sbuf_local path, cwd, ppath, command;
 	struct fields exec_fields; /* the last shell:exec/spawn request's fields */
@@ -96,6 +106,58 @@ struct sh_decider {
 static struct sh_decider *live;
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
+/*
+ * Fatal signals: a signal whose default action ends the process gets a
+ * handler that writes the buffered whole lines, then dies of the signal as
+ * it would have (SA_RESETHAND: the default action is back). Installed only
+ * where the disposition is the default (a trap or an ignored signal is the
+ * script's), checked again at the first line after a fork and after each
+ * sh_decider_flush() (the `trap` builtin calls it once it changed one).
+ *
+ * SIGTERM is what a timeout sends before its SIGKILL: while SIGTERM is not
+ * this handler (the script traps or ignores it), a process could be killed
+ * without writing, so it writes each line at once.
+ */
+static const int fatal_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGFPE, SIGBUS, SIGSEGV, SIGPIPE, SIGALRM,
+	SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGSYS,
+};
+static bool signals_checked; /* since the last fork or sh_decider_flush() */
+static bool term_is_ours;    /* SIGTERM writes the buffer before the process dies */
+
+static void
+flush_on_signal(int sig)
+{
+	int saved = errno;
+	for (struct sh_decider *d = live; d; d = d->next_live)
+		if (d->log_fd >= 0)
+			shlog_write_committed(&d->log, d->log_fd);
+	errno = saved;
+	(void)raise(sig); /* the default action again (SA_RESETHAND), not blocked (SA_NODEFER) */
+}
+
+static void
+check_signals(void)
+{
+	term_is_ours = false;
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction cur;
+		int s = fatal_signals[i];
+		if (sigaction(s, NULL, &cur) < 0)
+			continue;
+		bool ours = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == flush_on_signal;
+		if (!ours && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL) {
+			struct sigaction sa = { .sa_handler = flush_on_signal,
+						.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART };
+			sigemptyset(&sa.sa_mask);
+			ours = sigaction(s, &sa, NULL) == 0;
+		}
+		if (s == SIGTERM)
+			term_is_ours = ours;
+	}
+	signals_checked = true;
+}
+
 static void
 before_fork(void)
 {
@@ -109,8 +171,11 @@ after_fork_child(void)
 	/* Nothing inherited is left to write (before_fork did); the child may _exit() any time. */
 	for (struct sh_decider *d = live; d; d = d->next_live) {
 		d->log.len = 0;
+		d->log.committed = 0;
 		d->unbuffered = true;
 	}
+	shlog_stage_buffered = 0;
+	signals_checked = false;
 }
 
 static void
@@ -201,16 +266,23 @@ sh_decider_forked(struct sh_decider *d)
 int
 sh_decider_flush(struct sh_decider *d)
 {
+	signals_checked = false; /* a disposition may have changed (trap) */
 	if (!d || d->log_fd < 0 || d->log.len == 0)
 		return 0;
 	d->last_flush_ns = clock_ns();
 	return shlog_flush(&d->log, d->log_fd);
 }
 
+/* After a line was added: write now, or leave it in the buffer. */
 static void
 maybe_flush(struct sh_decider *d, int64_t now)
 {
-	if (d->unbuffered || d->log.len >= LOG_FLUSH_BYTES || now - d->last_flush_ns >= LOG_FLUSH_NS) {
+	if (d->unbuffered && shlog_stage_buffered)
+		d->unbuffered = false; /* a pipeline stage: buffered as the main process */
+	if (!signals_checked)
+		check_signals();
+	if (d->unbuffered || !term_is_ours || shlog_write_through || d->log.len >= LOG_FLUSH_BYTES ||
+	    now - d->last_flush_ns >= LOG_FLUSH_NS) {
 		d->last_flush_ns = now;
 		(void)shlog_flush(&d->log, d->log_fd);
 	}

@@ -9,6 +9,7 @@
  * Trusts: nothing in the strings; invalid UTF-8 becomes U+FFFD.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,24 @@
 #include <unistd.h>
 
 #include "declog.h"
+
+int shlog_stage_buffered;
+int shlog_write_through;
+
+/* All signals blocked (OLD: the mask to restore), around what a handler must not see half done. */
+static void
+block_all(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	(void)sigprocmask(SIG_BLOCK, &all, old);
+}
+
+static void
+restore(const sigset_t *old)
+{
+	(void)sigprocmask(SIG_SETMASK, old, NULL);
+}
 
 /* The formatted "YYYY-MM-DDTHH:MM:SS" of the last second seen (many decisions share one). */
 static struct {
@@ -88,13 +107,18 @@ grow(struct shlog *l, size_t n)
 		}
 		cap *= 2;
 	}
+	sigset_t old;
+	block_all(&old);
 	char *b = realloc(l->buf, cap);
+	if (b) {
+		l->buf = b;
+		l->cap = cap;
+	}
+	restore(&old);
 	if (!b) {
 		l->oom = true;
 		return false;
 	}
-	l->buf = b;
-	l->cap = cap;
 	return true;
 }
 
@@ -302,6 +326,8 @@ finish(struct shlog *l, size_t start)
 		l->oom = false;
 		return -ENOMEM;
 	}
+	/* the line's bytes are in place before a handler can see it counted */
+	__atomic_store_n(&l->committed, l->len, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -413,6 +439,10 @@ shlog_flush(struct shlog *l, int fd)
 {
 	size_t off = 0;
 	int r = 0;
+	sigset_t old;
+	if (l->len == 0)
+		return 0;
+	block_all(&old);
 	while (off < l->len) {
 		ssize_t n = write(fd, l->buf + off, l->len - off);
 		if (n < 0 && errno == EINTR)
@@ -424,12 +454,32 @@ shlog_flush(struct shlog *l, int fd)
 		off += (size_t)n;
 	}
 	l->len = 0;
+	__atomic_store_n(&l->committed, 0, __ATOMIC_RELEASE);
+	restore(&old);
 	return r;
+}
+
+void
+shlog_write_committed(const struct shlog *l, int fd)
+{
+	size_t n = __atomic_load_n(&l->committed, __ATOMIC_ACQUIRE), off = 0;
+	const char *b = l->buf;
+	while (b && off < n) {
+		ssize_t k = write(fd, b + off, n - off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
 }
 
 void
 shlog_done(struct shlog *l)
 {
+	sigset_t old;
+	block_all(&old);
 	free(l->buf);
 	*l = (struct shlog){ 0 };
+	restore(&old);
 }

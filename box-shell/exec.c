@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "declog.h"
 #include "sh.h"
 
 extern const struct sh_cmd_def sh_text_commands[] __attribute__((weak));
@@ -1036,6 +1037,7 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 		}
 		pid_t pid = sh_fork(sh);
 		if (pid == 0) {
+			shlog_stage_buffered = 1; /* box-sh: this stage's decision lines are buffered */
 			if (prev >= 0) {
 				dup2(prev, 0);
 				close(prev);
