@@ -25,7 +25,8 @@ ln -s a "$tmp/t/link"
 # run SCRIPT: box-sh in $tmp/t; stdout in $tmp/out, decisions in $tmp/log.jsonl, strace in $tmp/st
 run() {
 	rm -f "$tmp/log.jsonl"
-	(cd "$tmp/t" && strace -f -e trace=newfstatat,fstatat64,stat,lstat,statx -o "$tmp/st" \
+	# LeakSanitizer cannot run under ptrace (the sanitizer build)
+	(cd "$tmp/t" && ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -e trace=newfstatat,fstatat64,stat,lstat,statx -o "$tmp/st" \
 		"$boxsh" --policy "$tmp/allow.dw" --home "$tmp" --decisions "$tmp/log.jsonl" \
 		-c "$1" > "$tmp/out" 2>&1)
 }

@@ -50,8 +50,8 @@ PY
 
 # has_decision COMMAND: the log holds the shell:exec decision of COMMAND.
 has_decision() {
-	grep -qF "\"action\":\"shell:exec\",\"resource\":\"[\",\"verdict\":\"permit\"" "$tmp/log.jsonl" &&
-		grep -F '"verdict":"permit"' "$tmp/log.jsonl" | grep -qF "\"command\":\"$1\""
+	grep -aF '"action":"shell:exec","resource":"' "$tmp/log.jsonl" | grep -aF '"verdict":"permit"' |
+		grep -aqF "\"command\":\"$1\""
 }
 
 # last_printed FILE: the last whole number line of FILE.
@@ -61,7 +61,7 @@ last_printed() {
 
 # count LITERAL: log lines holding LITERAL.
 count() {
-	grep -cF -- "$1" "$tmp/log.jsonl"
+	grep -acF -- "$1" "$tmp/log.jsonl"
 }
 
 # 1. an ordinary pipeline: every decision and outcome of both stages
@@ -97,7 +97,8 @@ if [ "$(cat "$tmp/status")" = 124 ] && [ -n "$last" ] && has_decision "[ $last -
 else
 	not_ok "a stage ended by the command timeout's SIGTERM wrote its lines"
 	diag "status $(cat "$tmp/status"), last printed '$last'" \
-		"last [ in the log: $(grep -o '"command":"\[ [0-9]* -gt 0 \]"' "$tmp/log.jsonl" | tail -n 1)"
+		"last [ in the log: $(grep -ao '"command":"\[ [0-9]* -gt 0 \]"' "$tmp/log.jsonl" | tail -n 1)" \
+		"lines for it: $(grep -ac "\"command\":\"\[ $last -gt 0 \]\"" "$tmp/log.jsonl"), whole JSON: $(whole_json && echo yes || echo no)"
 fi
 
 # 4. SIGTERM trapped by the stage: it goes on until the SIGKILL 2 s later
@@ -109,7 +110,8 @@ if [ "$(cat "$tmp/status")" = 124 ] && [ -n "$last" ] && has_decision "[ $last -
 else
 	not_ok "a stage that traps SIGTERM and dies of the SIGKILL lost no line"
 	diag "status $(cat "$tmp/status"), last printed '$last'" \
-		"last [ in the log: $(grep -o '"command":"\[ [0-9]* -gt 0 \]"' "$tmp/log.jsonl" | tail -n 1)"
+		"last [ in the log: $(grep -ao '"command":"\[ [0-9]* -gt 0 \]"' "$tmp/log.jsonl" | tail -n 1)" \
+		"lines for it: $(grep -ac "\"command\":\"\[ $last -gt 0 \]\"" "$tmp/log.jsonl"), whole JSON: $(whole_json && echo yes || echo no)"
 fi
 
 # 5. timeout -s KILL of a nested shell's pipeline
@@ -121,7 +123,8 @@ if grep -qx 'st=1[23][47]' "$tmp/out" && [ -n "$last" ] && has_decision "[ $last
 else
 	not_ok "stages killed by timeout -s KILL lost no line"
 	diag "out: $(cat "$tmp/out"), last printed '$last'" \
-		"last [ in the log: $(grep -o '"command":"\[ [0-9]* -gt 0 \]"' "$tmp/log.jsonl" | tail -n 1)"
+		"last [ in the log: $(grep -ao '"command":"\[ [0-9]* -gt 0 \]"' "$tmp/log.jsonl" | tail -n 1)" \
+		"lines for it: $(grep -ac "\"command\":\"\[ $last -gt 0 \]\"" "$tmp/log.jsonl"), whole JSON: $(whole_json && echo yes || echo no)"
 fi
 
 # 6. kill -9 of a background job
@@ -133,13 +136,14 @@ if [ "$(cat "$tmp/out")" = waited ] && [ -n "$last" ] && has_decision "[ $last -
 else
 	not_ok "a background job killed by kill -9 lost no line"
 	diag "out: $(cat "$tmp/out"), last printed '$last'" \
-		"last [ in the log: $(grep -o '"command":"\[ [0-9]* -gt 0 \]"' "$tmp/log.jsonl" | tail -n 1)"
+		"last [ in the log: $(grep -ao '"command":"\[ [0-9]* -gt 0 \]"' "$tmp/log.jsonl" | tail -n 1)" \
+		"lines for it: $(grep -ac "\"command\":\"\[ $last -gt 0 \]\"" "$tmp/log.jsonl"), whole JSON: $(whole_json && echo yes || echo no)"
 fi
 
 # 7. the batching itself: a stage's 2,000 decisions take a handful of writes, not one each
 if command -v strace > /dev/null 2>&1; then
 	rm -f "$tmp/log.jsonl"
-	(cd "$tmp" && strace -f -e trace=write -o "$tmp/strace" "$boxsh" --policy "$tmp/allow.dw" \
+	(cd "$tmp" && ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -e trace=write -o "$tmp/strace" "$boxsh" --policy "$tmp/allow.dw" \
 		--home "$tmp" --decisions "$tmp/log.jsonl" \
 		-c 'i=0; { while [ $i -lt 2000 ]; do i=$((i+1)); done; } | cat' > /dev/null 2>&1)
 	writes=$(grep -c 'write(' "$tmp/strace")
