@@ -230,13 +230,28 @@ lval_get(struct ax *a, struct lval *lv)
 	return value_of(a, val);
 }
 
+/* V in decimal into B (>= 21 bytes, NUL-terminated). */
+static void
+fmt_intmax(char *b, intmax_t v)
+{
+	char t[24], *e = t + sizeof t, *o = e;
+	uintmax_t u = v < 0 ? (uintmax_t)0 - (uintmax_t)v : (uintmax_t)v;
+	do
+		*--o = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--o = '-';
+	memcpy(b, o, (size_t)(e - o));
+	b[e - o] = 0;
+}
+
 static void
 lval_set(struct ax *a, struct lval *lv, intmax_t v)
 {
 	if (a->noeval || a->err)
 		return;
 	char b[32];
-	snprintf(b, sizeof b, "%jd", v);
+	fmt_intmax(b, v);
 	int r;
 	if (lv->elem) {
 		if (lv->idx < 0) {
@@ -318,169 +333,165 @@ ax_primary(struct ax *a)
 	return v;
 }
 
-static intmax_t
-ax_pow(struct ax *a)
+/*
+ * The binary operators, by precedence climbing: one loop reads an operator
+ * and its precedence with a switch on its first character (instead of a
+ * function and an attempt at every operator per precedence level: $((i+1))
+ * is evaluated for each iteration of a loop). The tokens are those the
+ * levels used to take: "=" of "==", "<" of "<<" or "<=", "+" of "++" or
+ * "+=" and so on are not binary operators here.
+ */
+enum binop {
+	OP_NONE, OP_LOR, OP_LAND, OP_BOR, OP_BXOR, OP_BAND, OP_EQ, OP_NE, OP_LE, OP_GE, OP_LT,
+	OP_GT, OP_SHL, OP_SHR, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW,
+};
+
+/* precedence, higher binds tighter; ** (11) is right-associative */
+static const unsigned char binop_prec[] = {
+	[OP_NONE] = 0, [OP_LOR] = 1, [OP_LAND] = 2, [OP_BOR] = 3, [OP_BXOR] = 4, [OP_BAND] = 5,
+	[OP_EQ] = 6, [OP_NE] = 6, [OP_LE] = 7, [OP_GE] = 7, [OP_LT] = 7, [OP_GT] = 7,
+	[OP_SHL] = 8, [OP_SHR] = 8, [OP_ADD] = 9, [OP_SUB] = 9, [OP_MUL] = 10, [OP_DIV] = 10,
+	[OP_MOD] = 10, [OP_POW] = 11,
+};
+
+#define PREC_POW 11
+
+/* The binary operator at P (blanks skipped by the caller) and its length. */
+static enum binop
+peek_binop(const char *p, size_t *len)
 {
-	intmax_t b = ax_primary(a);
-	if (eat(a, "**")) {
-		intmax_t e = ax_pow(a);
-		if (e < 0) {
-			ax_fail(a, "exponent less than 0", a->p);
-			return 0;
-		}
-		intmax_t r = 1;
-		while (e-- > 0)
-			r = (intmax_t)((uintmax_t)r * (uintmax_t)b);
-		return r;
+	*len = 1;
+	switch (p[0]) {
+	case '|':
+		if (p[1] == '|')
+			return *len = 2, OP_LOR;
+		return p[1] == '=' ? OP_NONE : OP_BOR;
+	case '&':
+		if (p[1] == '&')
+			return *len = 2, OP_LAND;
+		return p[1] == '=' ? OP_NONE : OP_BAND;
+	case '^':
+		return p[1] == '=' ? OP_NONE : OP_BXOR;
+	case '=':
+		return p[1] == '=' ? (*len = 2, OP_EQ) : OP_NONE;
+	case '!':
+		return p[1] == '=' ? (*len = 2, OP_NE) : OP_NONE;
+	case '<':
+		if (p[1] == '<')
+			return p[2] == '=' ? OP_NONE : (*len = 2, OP_SHL);
+		if (p[1] == '=')
+			return *len = 2, OP_LE;
+		return OP_LT;
+	case '>':
+		if (p[1] == '>')
+			return p[2] == '=' ? OP_NONE : (*len = 2, OP_SHR);
+		if (p[1] == '=')
+			return *len = 2, OP_GE;
+		return OP_GT;
+	case '+':
+		return p[1] == '=' || p[1] == '+' ? OP_NONE : OP_ADD;
+	case '-':
+		return p[1] == '=' || p[1] == '-' ? OP_NONE : OP_SUB;
+	case '*':
+		if (p[1] == '*')
+			return p[2] == '=' ? OP_NONE : (*len = 2, OP_POW);
+		return p[1] == '=' ? OP_NONE : OP_MUL;
+	case '/':
+		return p[1] == '=' ? OP_NONE : OP_DIV;
+	case '%':
+		return p[1] == '=' ? OP_NONE : OP_MOD;
+	default:
+		return OP_NONE;
 	}
-	return b;
 }
 
+/* Operators of precedence >= MIN after a unary operand. */
 static intmax_t
-ax_mul(struct ax *a)
+ax_binary(struct ax *a, int min)
 {
-	intmax_t v = ax_pow(a);
+	intmax_t v = ax_primary(a);
 	for (;;) {
-		const char *opp;
+		/* after an error parsing goes on without effects (lval_set), as it did */
 		ws(a);
-		opp = a->p;
-		if (eat(a, "*"))
-			v = (intmax_t)((uintmax_t)v * (uintmax_t)ax_pow(a));
-		else if (eat(a, "/") || eat(a, "%")) {
-			bool div = opp[0] == '/';
-			ws(a);
-			const char *tok = a->p;
-			intmax_t r = ax_pow(a);
+		size_t len;
+		enum binop op = peek_binop(a->p, &len);
+		int prec = binop_prec[op];
+		if (op == OP_NONE || prec < min)
+			return v;
+		a->lastop = a->p;
+		a->p += len;
+		if (op == OP_LAND || op == OP_LOR) {
+			bool save = a->noeval;
+			if (op == OP_LAND ? !v : v != 0)
+				a->noeval = true;
+			intmax_t r = ax_binary(a, prec + 1);
+			a->noeval = save;
+			v = op == OP_LAND ? (v && r) : (v || r);
+			continue;
+		}
+		if (op == OP_POW) {
+			if (++a->depth > SH_MAX_PARSE_DEPTH) {
+				ax_fail(a, "expression nesting too deep", a->p);
+				return 0;
+			}
+			intmax_t e = ax_binary(a, PREC_POW); /* right-associative */
+			a->depth--;
+			if (e < 0) {
+				ax_fail(a, "exponent less than 0", a->p);
+				v = 0;
+				continue;
+			}
+			/* by squaring: the same product modulo 2^64, in 64 steps at most */
+			uintmax_t r = 1, b = (uintmax_t)v;
+			for (uintmax_t k = (uintmax_t)e; k; k >>= 1) {
+				if (k & 1)
+					r *= b;
+				b *= b;
+			}
+			v = (intmax_t)r;
+			continue;
+		}
+		ws(a);
+		const char *tok = a->p;
+		intmax_t r = ax_binary(a, prec + 1);
+		switch (op) {
+		case OP_BOR: v |= r; break;
+		case OP_BXOR: v ^= r; break;
+		case OP_BAND: v &= r; break;
+		case OP_EQ: v = v == r; break;
+		case OP_NE: v = v != r; break;
+		case OP_LE: v = v <= r; break;
+		case OP_GE: v = v >= r; break;
+		case OP_LT: v = v < r; break;
+		case OP_GT: v = v > r; break;
+		case OP_SHL: v = (intmax_t)((uintmax_t)v << (r & 63)); break;
+		case OP_SHR: v = v >> (r & 63); break;
+		case OP_ADD: v = (intmax_t)((uintmax_t)v + (uintmax_t)r); break;
+		case OP_SUB: v = (intmax_t)((uintmax_t)v - (uintmax_t)r); break;
+		case OP_MUL: v = (intmax_t)((uintmax_t)v * (uintmax_t)r); break;
+		case OP_DIV:
+		case OP_MOD:
 			if (r == 0 && !a->noeval) {
 				ax_fail(a, "division by 0", tok);
-				return 0;
+				v = 0;
+				break;
 			}
 			if (r == 0)
 				v = 0;
 			else if (r == -1)
-				v = div ? -(uintmax_t)v : 0;
+				v = op == OP_DIV ? (intmax_t)-(uintmax_t)v : 0;
 			else
-				v = div ? v / r : v % r;
-		} else
-			return v;
+				v = op == OP_DIV ? v / r : v % r;
+			break;
+		default: break;
+		}
 	}
-}
-
-static intmax_t
-ax_add(struct ax *a)
-{
-	intmax_t v = ax_mul(a);
-	for (;;) {
-		if (eat(a, "+"))
-			v = (intmax_t)((uintmax_t)v + (uintmax_t)ax_mul(a));
-		else if (eat(a, "-"))
-			v = (intmax_t)((uintmax_t)v - (uintmax_t)ax_mul(a));
-		else
-			return v;
-	}
-}
-
-static intmax_t
-ax_shift(struct ax *a)
-{
-	intmax_t v = ax_add(a);
-	for (;;) {
-		if (eat(a, "<<"))
-			v = (intmax_t)((uintmax_t)v << (ax_add(a) & 63));
-		else if (eat(a, ">>"))
-			v = v >> (ax_add(a) & 63);
-		else
-			return v;
-	}
-}
-
-static intmax_t
-ax_rel(struct ax *a)
-{
-	intmax_t v = ax_shift(a);
-	for (;;) {
-		if (eat(a, "<="))
-			v = v <= ax_shift(a);
-		else if (eat(a, ">="))
-			v = v >= ax_shift(a);
-		else if (eat(a, "<"))
-			v = v < ax_shift(a);
-		else if (eat(a, ">"))
-			v = v > ax_shift(a);
-		else
-			return v;
-	}
-}
-
-static intmax_t
-ax_eq(struct ax *a)
-{
-	intmax_t v = ax_rel(a);
-	for (;;) {
-		if (eat(a, "=="))
-			v = v == ax_rel(a);
-		else if (eat(a, "!="))
-			v = v != ax_rel(a);
-		else
-			return v;
-	}
-}
-
-static intmax_t
-ax_band(struct ax *a)
-{
-	intmax_t v = ax_eq(a);
-	while (eat(a, "&"))
-		v &= ax_eq(a);
-	return v;
-}
-
-static intmax_t
-ax_bxor(struct ax *a)
-{
-	intmax_t v = ax_band(a);
-	while (eat(a, "^"))
-		v ^= ax_band(a);
-	return v;
-}
-
-static intmax_t
-ax_bor(struct ax *a)
-{
-	intmax_t v = ax_bxor(a);
-	while (eat(a, "|"))
-		v |= ax_bxor(a);
-	return v;
-}
-
-static intmax_t
-ax_land(struct ax *a)
-{
-	intmax_t v = ax_bor(a);
-	while (eat(a, "&&")) {
-		bool save = a->noeval;
-		if (!v)
-			a->noeval = true;
-		intmax_t r = ax_bor(a);
-		a->noeval = save;
-		v = v && r;
-	}
-	return v;
 }
 
 static intmax_t
 ax_lor(struct ax *a)
 {
-	intmax_t v = ax_land(a);
-	while (eat(a, "||")) {
-		bool save = a->noeval;
-		if (v)
-			a->noeval = true;
-		intmax_t r = ax_land(a);
-		a->noeval = save;
-		v = v || r;
-	}
-	return v;
+	return ax_binary(a, 1);
 }
 
 static intmax_t
@@ -514,40 +525,53 @@ ax_assign(struct ax *a)
 	struct lval lv;
 	if (parse_lval(a, &lv) && !a->err) {
 		ws(a);
-		static const char *const ops[] = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=",
-						  "&=", "^=", "|=", NULL};
-		for (int i = 0; ops[i]; i++) {
-			size_t n = strlen(ops[i]);
-			if (strncmp(a->p, ops[i], n) == 0 && !(n == 1 && a->p[1] == '=')) {
-				a->p += n;
-				intmax_t r = ax_assign(a);
-				intmax_t v = r;
-				if (i > 0) {
-					intmax_t cur = lval_get(a, &lv);
-					switch (i) {
-					case 1: v = (intmax_t)((uintmax_t)cur + (uintmax_t)r); break;
-					case 2: v = (intmax_t)((uintmax_t)cur - (uintmax_t)r); break;
-					case 3: v = (intmax_t)((uintmax_t)cur * (uintmax_t)r); break;
-					case 4:
-					case 5:
-						if (r == 0) {
-							ax_fail(a, "division by 0", a->p);
-							return 0;
-						}
-						v = r == -1 ? (i == 4 ? (intmax_t)-(uintmax_t)cur : 0)
-							    : (i == 4 ? cur / r : cur % r);
-						break;
-					case 6: v = (intmax_t)((uintmax_t)cur << (r & 63)); break;
-					case 7: v = cur >> (r & 63); break;
-					case 8: v = cur & r; break;
-					case 9: v = cur ^ r; break;
-					case 10: v = cur | r; break;
-					default: break;
+		/* "=" (not "=="), OP= for + - * / % & ^ |, "<<=" and ">>=" */
+		int i = -1;
+		size_t n = 0;
+		const char *p = a->p;
+		switch (p[0]) {
+		case '=': if (p[1] != '=') i = 0, n = 1; break;
+		case '+': if (p[1] == '=') i = 1, n = 2; break;
+		case '-': if (p[1] == '=') i = 2, n = 2; break;
+		case '*': if (p[1] == '=') i = 3, n = 2; break;
+		case '/': if (p[1] == '=') i = 4, n = 2; break;
+		case '%': if (p[1] == '=') i = 5, n = 2; break;
+		case '<': if (p[1] == '<' && p[2] == '=') i = 6, n = 3; break;
+		case '>': if (p[1] == '>' && p[2] == '=') i = 7, n = 3; break;
+		case '&': if (p[1] == '=') i = 8, n = 2; break;
+		case '^': if (p[1] == '=') i = 9, n = 2; break;
+		case '|': if (p[1] == '=') i = 10, n = 2; break;
+		default: break;
+		}
+		if (i >= 0) {
+			a->p += n;
+			intmax_t r = ax_assign(a);
+			intmax_t v = r;
+			if (i > 0) {
+				intmax_t cur = lval_get(a, &lv);
+				switch (i) {
+				case 1: v = (intmax_t)((uintmax_t)cur + (uintmax_t)r); break;
+				case 2: v = (intmax_t)((uintmax_t)cur - (uintmax_t)r); break;
+				case 3: v = (intmax_t)((uintmax_t)cur * (uintmax_t)r); break;
+				case 4:
+				case 5:
+					if (r == 0) {
+						ax_fail(a, "division by 0", a->p);
+						return 0;
 					}
+					v = r == -1 ? (i == 4 ? (intmax_t)-(uintmax_t)cur : 0)
+						    : (i == 4 ? cur / r : cur % r);
+					break;
+				case 6: v = (intmax_t)((uintmax_t)cur << (r & 63)); break;
+				case 7: v = cur >> (r & 63); break;
+				case 8: v = cur & r; break;
+				case 9: v = cur ^ r; break;
+				case 10: v = cur | r; break;
+				default: break;
 				}
-				lval_set(a, &lv, v);
-				return v;
 			}
+			lval_set(a, &lv, v);
+			return v;
 		}
 	}
 	a->p = save;

@@ -2348,6 +2348,11 @@ b_trap(struct sh_shell *sh, int argc, char **argv)
 			}
 		}
 	}
+	/* the decision log's back end looks at the dispositions again (box-sh: a
+	 * fatal signal's handler where the default is back, no buffer while
+	 * SIGTERM is the script's) */
+	if (sh->decider)
+		(void)sh_decider_flush(sh->decider);
 	return st;
 }
 

@@ -5,7 +5,9 @@
  * -false -print -print0 -quit -exec … {} ; / + and -delete, evaluated as GNU
  * findutils does (-P: symlinks never followed; readdir order).
  * Decisions: each starting point read_metadata, each directory walked
- * enumerate, its entries read_metadata in one batch before any is used,
+ * enumerate, its entries read_metadata in one batch before any is used (an
+ * expression that reads only names and types takes the type readdir gave,
+ * without a stat call per entry),
  * -empty on a directory enumerate, -delete remove_file/remove_dir per entry,
  * each -exec child its own shell:exec (sh_run_child).
  * Trusts: nothing in argv or the file system.
@@ -57,6 +59,7 @@ struct find {
 	bool quit;
 	bool has_action;          /* then no implicit -print */
 	bool printf_stop;         /* -printf's \\c: no more output from -printf */
+	bool need_stat;           /* a test or action reads more than an entry's type */
 	const char *start;        /* the starting point being walked */
 	int status;
 	struct timespec now;
@@ -890,6 +893,42 @@ visit(struct find *f, struct fent *e)
 		eval(f, f->root, e);
 }
 
+/*
+ * The entries' read_metadata decisions and outcomes, as fu_dir_stat_all makes
+ * them; when the expression reads nothing of an entry but its name and type
+ * (-name, -type, -print, -exec...), the type readdir gave stands for the
+ * lstat (no stat call per entry, as GNU find with d_type).
+ */
+static void
+stat_entries(struct find *f, const char *path, struct fu_dir *d)
+{
+	struct sh_fs *fs = f->c->fs;
+	if (f->need_stat) {
+		fu_dir_stat_all(fs, path, d);
+		return;
+	}
+	for (size_t base = 0; base < d->n; base += SH_DECIDE_BATCH_MAX) {
+		size_t k = d->n - base < SH_DECIDE_BATCH_MAX ? d->n - base : SH_DECIDE_BATCH_MAX;
+		char *names[SH_DECIDE_BATCH_MAX];
+		bool perm[SH_DECIDE_BATCH_MAX];
+		for (size_t j = 0; j < k; j++)
+			names[j] = d->e[base + j].name;
+		int r = sh_fs_decide_entries(fs, path, names, k, SH_FS_READ, SH_OP_READ_METADATA,
+					     perm);
+		for (size_t j = 0; j < k; j++) {
+			struct fu_dirent *e = &d->e[base + j];
+			char *child = fu_join(path, e->name);
+			e->permitted = r == 0 && perm[j];
+			if (!child)
+				e->st_err = -ENOMEM;
+			else
+				e->st_err = sh_fs_stat_at_type(fs, d->dir ? dirfd(d->dir) : -1, child,
+							       e->name, e->d_type, &e->st);
+			free(child);
+		}
+	}
+}
+
 static void
 walk(struct find *f, const char *path, const struct stat *st, int depth)
 {
@@ -912,7 +951,7 @@ walk(struct find *f, const char *path, const struct stat *st, int depth)
 				      strerror(-r));
 			f->status |= 1;
 		} else {
-			fu_dir_stat_all(c->fs, path, &d);
+			stat_entries(f, path, &d);
 			for (size_t i = 0; i < d.n && !f->quit; i++) {
 				char *child = fu_join(path, d.e[i].name);
 				struct stat cst = d.e[i].st;
@@ -1008,6 +1047,13 @@ sh_cmd_find(struct sh_cmd *c, int argc, char **argv)
 		free(f);
 		return fu_err(c, 1, "find", "expression too large");
 	}
+	for (size_t i = 0; i < f->nnodes; i++)
+		switch (f->nodes[i]->k) {
+		case F_NEWER: case F_SIZE: case F_MTIME: case F_MMIN: case F_EMPTY: case F_PRINTF:
+			f->need_stat = true;
+			break;
+		default: break;
+		}
 	static char dot[] = ".";
 	char *defpath[] = {dot};
 	char **paths = argv + first;

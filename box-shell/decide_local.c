@@ -16,13 +16,22 @@
  * (spec/CLI.md, source "box-shell", box and id empty: box-sh is no box).
  *
  * Cheap on purpose (a `while [ … ]` loop decides every `[`): the request,
- * decision and event objects are reused, the scratch strings grow once, the
- * log lines go into one buffer written when it holds 64 KiB, when 100 ms
- * passed since the last write, before a fork (so the file keeps the order
- * of events), after a shell:spawn decision (an `exec` may replace the
- * process next), at sh_decider_flush() and at exit. A forked child (a
- * pipeline stage, a subshell) leaves with _exit(), so it writes each of its
- * lines at once. Its history is its own copy from the fork on (a subshell's
+ * decision and event objects are reused, the scratch strings grow once, a
+ * command's input object is serialized once for its decision and outcome
+ * lines, the log lines go into one buffer written when it holds 64 KiB,
+ * when 100 ms passed since the last write, before a fork (so the file keeps
+ * the order of events), after a shell:spawn decision (an `exec` may replace
+ * the process next), at sh_decider_flush() and at exit. A pipeline stage
+ * buffers the same way (`find | xargs wc` decides every file in its
+ * stages); every other forked child (a background job anyone may kill -9, a
+ * command substitution the shell kills when its output is too large) writes
+ * each of its lines at once. No line is lost when a buffering process dies:
+ * sh_child_exit()/sh_exit() flush, and a fatal signal at its default
+ * disposition gets a handler that writes the buffered whole lines first
+ * (SIGPIPE, the command timeout's SIGTERM); where the script traps or
+ * ignores SIGTERM (so the timeout's SIGKILL could come next), or under
+ * `timeout -s KILL`, lines are written at once (test/shell/decide/logbuf.sh).
+ * A child's history is its own copy from the fork on (a subshell's
  * decisions are not seen by the parent's temporal rules: box-sh is the
  * standalone tool; in a box, box-policyd holds one history).
  *
@@ -34,6 +43,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,17 +91,72 @@ struct sh_decider {
 	struct shlog log;
 	int64_t last_ns;     /* clock without a monitor */
 	int64_t last_flush_ns;
-	bool unbuffered;     /* a forked child: every line is written at once */
+	bool unbuffered;     /* a forked child but a pipeline stage: every line at once */
 	/* scratch: spelled path, spelled cwd, spelled program_path, the command line */
 	struct sbuf_local path, cwd, ppath, command;
 	struct fields exec_fields; /* the last shell:exec/spawn request's fields */
 	struct exec_key exec_key;
+	/* the input object's JSON: the one being logged, the last exec/spawn request's */
+	struct shlog input_json, exec_json;
+	bool exec_json_valid;
 	struct sh_decider *next_live; /* for the exit and fork handlers */
 };
 
 /* Every live decider, for the atexit flush and the fork handler. */
 static struct sh_decider *live;
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Fatal signals: a signal whose default action ends the process gets a
+ * handler that writes the buffered whole lines, then dies of the signal as
+ * it would have (SA_RESETHAND: the default action is back). Installed only
+ * where the disposition is the default (a trap or an ignored signal is the
+ * script's), checked again at the first line after a fork and after each
+ * sh_decider_flush() (the `trap` builtin calls it once it changed one).
+ *
+ * SIGTERM is what a timeout sends before its SIGKILL: while SIGTERM is not
+ * this handler (the script traps or ignores it), a process could be killed
+ * without writing, so it writes each line at once.
+ */
+static const int fatal_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGFPE, SIGBUS, SIGSEGV, SIGPIPE, SIGALRM,
+	SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGSYS,
+};
+static bool signals_checked; /* since the last fork or sh_decider_flush() */
+static bool term_is_ours;    /* SIGTERM writes the buffer before the process dies */
+
+static void
+flush_on_signal(int sig)
+{
+	int saved = errno;
+	for (struct sh_decider *d = live; d; d = d->next_live)
+		if (d->log_fd >= 0)
+			shlog_write_committed(&d->log, d->log_fd);
+	errno = saved;
+	(void)raise(sig); /* the default action again (SA_RESETHAND), not blocked (SA_NODEFER) */
+}
+
+static void
+check_signals(void)
+{
+	term_is_ours = false;
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction cur;
+		int s = fatal_signals[i];
+		if (sigaction(s, NULL, &cur) < 0)
+			continue;
+		bool ours = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == flush_on_signal;
+		if (!ours && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL) {
+			struct sigaction sa = { .sa_handler = flush_on_signal,
+						.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART };
+			sigemptyset(&sa.sa_mask);
+			ours = sigaction(s, &sa, NULL) == 0;
+		}
+		if (s == SIGTERM)
+			term_is_ours = ours;
+	}
+	signals_checked = true;
+}
 
 static void
 before_fork(void)
@@ -106,8 +171,11 @@ after_fork_child(void)
 	/* Nothing inherited is left to write (before_fork did); the child may _exit() any time. */
 	for (struct sh_decider *d = live; d; d = d->next_live) {
 		d->log.len = 0;
+		d->log.committed = 0;
 		d->unbuffered = true;
 	}
+	shlog_stage_buffered = 0;
+	signals_checked = false;
 }
 
 static void
@@ -198,16 +266,23 @@ sh_decider_forked(struct sh_decider *d)
 int
 sh_decider_flush(struct sh_decider *d)
 {
+	signals_checked = false; /* a disposition may have changed (trap) */
 	if (!d || d->log_fd < 0 || d->log.len == 0)
 		return 0;
 	d->last_flush_ns = clock_ns();
 	return shlog_flush(&d->log, d->log_fd);
 }
 
+/* After a line was added: write now, or leave it in the buffer. */
 static void
 maybe_flush(struct sh_decider *d, int64_t now)
 {
-	if (d->unbuffered || d->log.len >= LOG_FLUSH_BYTES || now - d->last_flush_ns >= LOG_FLUSH_NS) {
+	if (d->unbuffered && shlog_stage_buffered)
+		d->unbuffered = false; /* a pipeline stage: buffered as the main process */
+	if (!signals_checked)
+		check_signals();
+	if (d->unbuffered || !term_is_ours || shlog_write_through || d->log.len >= LOG_FLUSH_BYTES ||
+	    now - d->last_flush_ns >= LOG_FLUSH_NS) {
 		d->last_flush_ns = now;
 		(void)shlog_flush(&d->log, d->log_fd);
 	}
@@ -307,6 +382,8 @@ sh_decider_local_free(struct sh_decider *d)
 			break;
 		}
 	shlog_done(&d->log);
+	shlog_done(&d->input_json);
+	shlog_done(&d->exec_json);
 	bp_event_free(d->ev);
 	bp_monitor_free(d->mon);
 	bp_decision_free(d->dec);
@@ -381,7 +458,8 @@ fs_fields(struct sh_decider *d, const struct sh_fs_request *r, struct fields *fs
 	return 0;
 }
 
-/* shell:exec / shell:spawn fields; program_path NULL for exec. */
+/* shell:exec / shell:spawn fields; program_path NULL for exec. 1: the
+ * outcome's fields are the decision's (kept), 0: built. */
 static int
 exec_fields(struct sh_decider *d, const struct sh_exec_request *r, const char *program_path,
 	    struct fields *fs, bool for_record)
@@ -401,8 +479,9 @@ exec_fields(struct sh_decider *d, const struct sh_exec_request *r, const char *p
 	d->exec_key.valid = false;
 	if (reuse) {
 		*fs = d->exec_fields;
-		return 0;
+		return 1;
 	}
+	d->exec_json_valid = false;
 	d->command.len = 0;
 	if (!sb_add(&d->command, r->program, strlen(r->program)))
 		return -ENOMEM;
@@ -445,10 +524,11 @@ stamp(struct sh_decider *d, int64_t now)
 	return t;
 }
 
-/* Observe, then decide; fill OUT; write the log line. */
+/* Observe, then decide; fill OUT; write the log line. EXEC: the fields are
+ * d->exec_fields (their JSON is kept for the outcome line). */
 static int
 decide(struct sh_decider *d, const char *action, const struct fields *fs, const char *resource,
-       struct sh_verdict *out)
+       bool exec, struct sh_verdict *out)
 {
 	*out = (struct sh_verdict){ 0 };
 	bp_request_reset(d->req);
@@ -488,9 +568,14 @@ decide(struct sh_decider *d, const char *action, const struct fields *fs, const 
 		}
 		for (size_t i = 0; i < shown; i++)
 			rv[i] = bp_decision_rule_name(d->dec, i);
-		(void)shlog_decision(&d->log, t, "", "", action, resource, permit,
-				     bp_cause_str(bp_decision_cause(d->dec)), rv, shown, msg,
-				     fs->f, fs->n);
+		struct shlog *json = exec ? &d->exec_json : &d->input_json;
+		if (shlog_fields(json, fs->f, fs->n) == 0) {
+			(void)shlog_decision_json(&d->log, t, "", "", action, resource, permit,
+						  bp_cause_str(bp_decision_cause(d->dec)), rv,
+						  shown, msg, json);
+			if (exec)
+				d->exec_json_valid = true;
+		}
 		free(heap);
 		maybe_flush(d, now);
 	}
@@ -507,7 +592,7 @@ sh_decide_fs(struct sh_decider *d, const struct sh_fs_request *r, struct sh_verd
 	int k = fs_fields(d, r, &fs);
 	if (k < 0)
 		return k;
-	return decide(d, fs_actions[r->action], &fs, d->path.s, out);
+	return decide(d, fs_actions[r->action], &fs, d->path.s, false, out);
 }
 
 int
@@ -538,7 +623,7 @@ sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_
 	int k = exec_fields(d, r, NULL, &fs, false);
 	if (k < 0)
 		return k;
-	return decide(d, "shell:exec", &fs, r->program, out);
+	return decide(d, "shell:exec", &fs, r->program, true, out);
 }
 
 int
@@ -552,7 +637,7 @@ sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 	int k = exec_fields(d, r, program_path, &fs, false);
 	if (k < 0)
 		return k;
-	k = decide(d, "shell:spawn", &fs, d->ppath.s, out);
+	k = decide(d, "shell:spawn", &fs, d->ppath.s, true, out);
 	/* A host program starts next, perhaps by an exec that replaces this process. */
 	(void)sh_decider_flush(d);
 	return k;
@@ -565,8 +650,8 @@ sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
  * OUT_NAME NULL: an error event (inputs only).
  */
 static int
-record(struct sh_decider *d, const char *action, const struct fields *fs, const char *out_name,
-       const char *out_str, int64_t out_long, bool out_is_long)
+record(struct sh_decider *d, const char *action, const struct fields *fs, bool same_exec,
+       const char *out_name, const char *out_str, int64_t out_long, bool out_is_long)
 {
 	int64_t now = clock_ns();
 	int64_t t = stamp(d, now);
@@ -587,8 +672,14 @@ record(struct sh_decider *d, const char *action, const struct fields *fs, const 
 		struct shlog_field o = { .name = out_name, .str = out_str,
 					 .len = out_str ? strlen(out_str) : 0, .num = out_long,
 					 .is_long = out_is_long };
-		(void)shlog_outcome(&d->log, t, "", "", out_name ? "response" : "error", action,
-				    fs->f, fs->n, &o, out_name ? 1 : 0);
+		/* the decision's input object when this is its outcome */
+		const struct shlog *json = same_exec && d->exec_json_valid ? &d->exec_json : NULL;
+		if (!json && shlog_fields(&d->input_json, fs->f, fs->n) == 0)
+			json = &d->input_json;
+		if (json)
+			(void)shlog_outcome_json(&d->log, t, "", "",
+						 out_name ? "response" : "error", action, json, &o,
+						 out_name ? 1 : 0);
 		maybe_flush(d, now);
 	}
 	return r < 0 ? r : 0;
@@ -605,7 +696,7 @@ sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
 	int k = fs_fields(d, r, &fs);
 	if (k < 0)
 		return k;
-	return record(d, fs_actions[r->action], &fs, failed ? NULL : "result",
+	return record(d, fs_actions[r->action], &fs, false, failed ? NULL : "result",
 		      failed ? NULL : results[result], 0, false);
 }
 
@@ -616,7 +707,7 @@ sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int status
 	int k = exec_fields(d, r, NULL, &fs, true);
 	if (k < 0)
 		return k;
-	return record(d, "shell:exec", &fs, "status", NULL, status, true);
+	return record(d, "shell:exec", &fs, k == 1, "status", NULL, status, true);
 }
 
 int
@@ -629,5 +720,5 @@ sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 	int k = exec_fields(d, r, program_path, &fs, true);
 	if (k < 0)
 		return k;
-	return record(d, "shell:spawn", &fs, "status", NULL, status, true);
+	return record(d, "shell:spawn", &fs, k == 1, "status", NULL, status, true);
 }

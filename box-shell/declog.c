@@ -9,6 +9,7 @@
  * Trusts: nothing in the strings; invalid UTF-8 becomes U+FFFD.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,24 @@
 #include <unistd.h>
 
 #include "declog.h"
+
+int shlog_stage_buffered;
+int shlog_write_through;
+
+/* All signals blocked (OLD: the mask to restore), around what a handler must not see half done. */
+static void
+block_all(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	(void)sigprocmask(SIG_BLOCK, &all, old);
+}
+
+static void
+restore(const sigset_t *old)
+{
+	(void)sigprocmask(SIG_SETMASK, old, NULL);
+}
 
 /* The formatted "YYYY-MM-DDTHH:MM:SS" of the last second seen (many decisions share one). */
 static struct {
@@ -88,13 +107,18 @@ grow(struct shlog *l, size_t n)
 		}
 		cap *= 2;
 	}
+	sigset_t old;
+	block_all(&old);
 	char *b = realloc(l->buf, cap);
+	if (b) {
+		l->buf = b;
+		l->cap = cap;
+	}
+	restore(&old);
 	if (!b) {
 		l->oom = true;
 		return false;
 	}
-	l->buf = b;
-	l->cap = cap;
 	return true;
 }
 
@@ -150,6 +174,20 @@ plain8(const char *p)
 	return ((w | low | is_quote | is_bslash) & highs) == 0;
 }
 
+/* 1: a byte written as it is (printable ASCII other than '"' and '\\'). */
+static const unsigned char plain_byte[256] = {
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+	R16(0), R16(0),
+	/* 0x20-0x2f: '"' is 0x22 */
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	R16(1), R16(1),
+	/* 0x50-0x5f: '\\' is 0x5c */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	R16(1), R16(1),
+	R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0),
+#undef R16
+};
+
 static void
 put_str(struct shlog *l, const char *s, size_t n)
 {
@@ -167,14 +205,11 @@ put_str(struct shlog *l, const char *s, size_t n)
 			o += 8;
 			i += 8;
 		}
+		while (i < n && plain_byte[p[i]])
+			*o++ = s[i++];
 		if (i >= n)
 			break;
 		unsigned char c = p[i];
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			*o++ = (char)c;
-			i++;
-			continue;
-		}
 		if (c >= 0x80) {
 			size_t k = utf8_seq(p + i, n - i);
 			if (k == 0) {
@@ -221,11 +256,23 @@ put_cstr(struct shlog *l, const char *s)
 static void
 put_long(struct shlog *l, int64_t v)
 {
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
 	char num[24], *e = num + sizeof(num), *o = e;
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	do
-		*--o = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
+	while (u >= 100) {
+		unsigned k = (unsigned)(u % 100) * 2;
+		u /= 100;
+		*--o = pairs[k + 1];
+		*--o = pairs[k];
+	}
+	if (u >= 10) {
+		*--o = pairs[u * 2 + 1];
+		*--o = pairs[u * 2];
+	} else
+		*--o = (char)('0' + u);
 	if (v < 0)
 		*--o = '-';
 	put(l, o, (size_t)(e - o));
@@ -259,6 +306,10 @@ put_head(struct shlog *l, int64_t time_ns, const char *box, const char *id)
 	put(l, t, strlen(t));
 	PUT_LIT(l, "\",\"time_ns\":");
 	put_long(l, time_ns);
+	if ((!box || !*box) && (!id || !*id)) {
+		PUT_LIT(l, ",\"box\":\"\",\"id\":\"\"");
+		return;
+	}
 	PUT_LIT(l, ",\"box\":");
 	put_cstr(l, box);
 	PUT_LIT(l, ",\"id\":");
@@ -275,16 +326,31 @@ finish(struct shlog *l, size_t start)
 		l->oom = false;
 		return -ENOMEM;
 	}
+	/* the line's bytes are in place before a handler can see it counted */
+	__atomic_store_n(&l->committed, l->len, __ATOMIC_RELEASE);
 	return 0;
 }
 
 int
-shlog_decision(struct shlog *l, int64_t time_ns, const char *box, const char *id,
-	       const char *action, const char *resource, bool permit, const char *cause,
-	       const char *const *rules, size_t n_rules, const char *message,
-	       const struct shlog_field *input, size_t n_input)
+shlog_fields(struct shlog *out, const struct shlog_field *f, size_t n)
 {
-	size_t start = l->len;
+	out->len = 0;
+	out->oom = false;
+	put_fields(out, f, n);
+	if (out->oom) {
+		out->len = 0;
+		out->oom = false;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Everything of a decision line before its input object. */
+static void
+put_decision(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+	     const char *action, const char *resource, bool permit, const char *cause,
+	     const char *const *rules, size_t n_rules, const char *message)
+{
 	put_head(l, time_ns, box, id);
 	PUT_LIT(l, ",\"action\":");
 	put_cstr(l, action);
@@ -304,6 +370,47 @@ shlog_decision(struct shlog *l, int64_t time_ns, const char *box, const char *id
 	PUT_LIT(l, "],\"message\":");
 	put_cstr(l, message);
 	PUT_LIT(l, ",\"source\":\"box-shell\",\"input\":");
+}
+
+int
+shlog_decision_json(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+		    const char *action, const char *resource, bool permit, const char *cause,
+		    const char *const *rules, size_t n_rules, const char *message,
+		    const struct shlog *input)
+{
+	size_t start = l->len;
+	put_decision(l, time_ns, box, id, action, resource, permit, cause, rules, n_rules, message);
+	put(l, input->buf, input->len);
+	return finish(l, start);
+}
+
+int
+shlog_outcome_json(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+		   const char *record, const char *action, const struct shlog *input,
+		   const struct shlog_field *output, size_t n_output)
+{
+	size_t start = l->len;
+	put_head(l, time_ns, box, id);
+	PUT_LIT(l, ",\"record\":");
+	put_cstr(l, record);
+	PUT_LIT(l, ",\"action\":");
+	put_cstr(l, action);
+	PUT_LIT(l, ",\"input\":");
+	put(l, input->buf, input->len);
+	PUT_LIT(l, ",\"output\":");
+	put_fields(l, output, n_output);
+	PUT_LIT(l, ",\"source\":\"box-shell\"");
+	return finish(l, start);
+}
+
+int
+shlog_decision(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+	       const char *action, const char *resource, bool permit, const char *cause,
+	       const char *const *rules, size_t n_rules, const char *message,
+	       const struct shlog_field *input, size_t n_input)
+{
+	size_t start = l->len;
+	put_decision(l, time_ns, box, id, action, resource, permit, cause, rules, n_rules, message);
 	put_fields(l, input, n_input);
 	return finish(l, start);
 }
@@ -332,6 +439,10 @@ shlog_flush(struct shlog *l, int fd)
 {
 	size_t off = 0;
 	int r = 0;
+	sigset_t old;
+	if (l->len == 0)
+		return 0;
+	block_all(&old);
 	while (off < l->len) {
 		ssize_t n = write(fd, l->buf + off, l->len - off);
 		if (n < 0 && errno == EINTR)
@@ -343,12 +454,32 @@ shlog_flush(struct shlog *l, int fd)
 		off += (size_t)n;
 	}
 	l->len = 0;
+	__atomic_store_n(&l->committed, 0, __ATOMIC_RELEASE);
+	restore(&old);
 	return r;
+}
+
+void
+shlog_write_committed(const struct shlog *l, int fd)
+{
+	size_t n = __atomic_load_n(&l->committed, __ATOMIC_ACQUIRE), off = 0;
+	const char *b = l->buf;
+	while (b && off < n) {
+		ssize_t k = write(fd, b + off, n - off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
 }
 
 void
 shlog_done(struct shlog *l)
 {
+	sigset_t old;
+	block_all(&old);
 	free(l->buf);
 	*l = (struct shlog){ 0 };
+	restore(&old);
 }

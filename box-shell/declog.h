@@ -30,8 +30,22 @@ struct shlog_field {
 struct shlog {
 	char *buf;
 	size_t len, cap;
+	/* the whole lines at the start of buf: what a signal handler may write
+	 * (shlog_write_committed) while a line is being added after them */
+	size_t committed;
 	bool oom;           /* a line could not be buffered (it is dropped whole) */
 };
+
+/*
+ * Set to 1 by a pipeline stage just forked (exec.c): box-sh's back end then
+ * buffers that process's lines as the main process's are, where any other
+ * forked child writes each line at once. Every fork clears it (the back end's
+ * fork handler), so it holds for the stage's own process only.
+ */
+extern int shlog_stage_buffered;
+/* Set to 1 in a process that may be killed with no catchable signal first
+ * (the child of `timeout -s KILL`): no process of its tree buffers lines. */
+extern int shlog_write_through;
 
 /* "2026-12-01T11:49:40.123Z" into buf (>= 32 bytes). */
 void shlog_time(int64_t time_ns, char *buf, size_t len);
@@ -46,8 +60,29 @@ int shlog_outcome(struct shlog *l, int64_t time_ns, const char *box, const char 
 		  const char *record, const char *action, const struct shlog_field *input,
 		  size_t n_input, const struct shlog_field *output, size_t n_output);
 
-/* Write the buffered lines to FD (whole lines; EINTR retried). 0 or -errno. */
+/*
+ * The same lines with the input object given as JSON built once by
+ * shlog_fields() (into a shlog of its own, its whole text): a decision and
+ * the outcome of the same request share it. shlog_fields: 0 or -ENOMEM
+ * (then OUT is empty).
+ */
+int shlog_fields(struct shlog *out, const struct shlog_field *f, size_t n);
+int shlog_decision_json(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+			const char *action, const char *resource, bool permit, const char *cause,
+			const char *const *rules, size_t n_rules, const char *message,
+			const struct shlog *input);
+int shlog_outcome_json(struct shlog *l, int64_t time_ns, const char *box, const char *id,
+		       const char *record, const char *action, const struct shlog *input,
+		       const struct shlog_field *output, size_t n_output);
+
+/* Write the buffered lines to FD (whole lines; EINTR retried). 0 or -errno.
+ * Signals are blocked meanwhile (and while the buffer moves), so a handler
+ * calling shlog_write_committed() never writes a line twice or reads a freed
+ * buffer. */
 int shlog_flush(struct shlog *l, int fd);
+/* Async-signal-safe: write the committed lines to FD (a fatal signal's
+ * handler, just before the process dies). */
+void shlog_write_committed(const struct shlog *l, int fd);
 void shlog_done(struct shlog *l);
 
 #endif

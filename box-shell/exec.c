@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "declog.h"
 #include "sh.h"
 
 extern const struct sh_cmd_def sh_text_commands[] __attribute__((weak));
@@ -1036,6 +1037,7 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 		}
 		pid_t pid = sh_fork(sh);
 		if (pid == 0) {
+			shlog_stage_buffered = 1; /* box-sh: this stage's decision lines are buffered */
 			if (prev >= 0) {
 				dup2(prev, 0);
 				close(prev);
@@ -1088,12 +1090,21 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 static void
 set_pipestatus1(struct sh_shell *sh, int st)
 {
-	char b[16];
-	snprintf(b, sizeof b, "%d", st);
+	char b[16], *o = b + sizeof b;
+	unsigned u = st < 0 ? 0u - (unsigned)st : (unsigned)st;
+	*--o = 0;
+	do
+		*--o = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (st < 0)
+		*--o = '-';
+	memmove(b, o, (size_t)(b + sizeof b - o));
 	struct var *v = var_get(sh, "PIPESTATUS");
 	if (v && (v->flags & V_ARRAY) && v->narr == 1 && v->arr[0]) {
-		free(v->arr[0]);
-		v->arr[0] = xstrdup(b);
+		if (strcmp(v->arr[0], b) != 0) { /* the same status (most often): nothing to do */
+			free(v->arr[0]);
+			v->arr[0] = xstrdup(b);
+		}
 		return;
 	}
 	var_unset(sh, "PIPESTATUS");

@@ -27,10 +27,16 @@
 enum { FQ = 1, FX = 2, FB = 4, FM = 8 };
 enum mode { M_FIELDS, M_STR, M_HEREDOC };
 
+/* Up to XB_INLINE bytes a word's expansion stays in the context itself (no
+ * allocation: a loop expands a few short words per command). */
+#define XB_INLINE 256
+
 struct xb {
 	char *c;
 	unsigned char *f;
 	size_t n, cap;
+	char ic[XB_INLINE];
+	unsigned char iflags[XB_INLINE];
 };
 
 struct xctx {
@@ -76,12 +82,39 @@ xb_grow(struct xctx *x, size_t need)
 		x->err = true;
 		return;
 	}
+	if (x->b.cap == 0 && need <= XB_INLINE) {
+		x->b.c = x->b.ic;
+		x->b.f = x->b.iflags;
+		x->b.cap = XB_INLINE;
+		return;
+	}
 	size_t c = x->b.cap ? x->b.cap * 2 : 64;
 	while (c < x->b.n + need)
 		c *= 2;
-	x->b.c = xrealloc(x->b.c, c);
-	x->b.f = xrealloc(x->b.f, c);
+	if (x->b.c == x->b.ic) {
+		char *nc = xmalloc(c);
+		unsigned char *nf = xmalloc(c);
+		memcpy(nc, x->b.c, x->b.n);
+		memcpy(nf, x->b.f, x->b.n);
+		x->b.c = nc;
+		x->b.f = nf;
+	} else {
+		x->b.c = xrealloc(x->b.c, c);
+		x->b.f = xrealloc(x->b.f, c);
+	}
 	x->b.cap = c;
+}
+
+static void
+xb_free(struct xctx *x)
+{
+	if (x->b.c != x->b.ic) {
+		free(x->b.c);
+		free(x->b.f);
+	}
+	x->b.c = NULL;
+	x->b.f = NULL;
+	x->b.n = x->b.cap = 0;
 }
 
 static void
@@ -101,6 +134,39 @@ static void
 xmark(struct xctx *x, unsigned char fl)
 {
 	xadd(x, "", 1, fl);
+}
+
+/*
+ * The expansion as one malloc'd string: the zero-width marks dropped (a
+ * field break written as ' ' when FB_SPACE), each quoted character found in
+ * ESC preceded by '\\'. Sized first, then filled: one allocation.
+ */
+static char *
+xb_string(const struct xctx *x, bool fb_space, const char *esc)
+{
+	const char *c = x->b.c;
+	const unsigned char *f = x->b.f;
+	size_t len = 0;
+	for (size_t i = 0; i < x->b.n; i++) {
+		if (f[i] & (FB | FM)) {
+			len += (f[i] & FB) && fb_space;
+			continue;
+		}
+		len += 1 + (esc && (f[i] & FQ) && strchr(esc, c[i]));
+	}
+	char *o = xmalloc(len + 1), *p = o;
+	for (size_t i = 0; i < x->b.n; i++) {
+		if (f[i] & (FB | FM)) {
+			if ((f[i] & FB) && fb_space)
+				*p++ = ' ';
+			continue;
+		}
+		if (esc && (f[i] & FQ) && strchr(esc, c[i]))
+			*p++ = '\\';
+		*p++ = c[i];
+	}
+	*p = 0;
+	return o;
 }
 
 /* ---- scanning helpers (the parser validated the text) ---- */
@@ -707,13 +773,9 @@ expand_sub(struct sh_shell *sh, const char *s, size_t n, enum mode m, bool dq, b
 	expand_into(&x, s, n, dq);
 	if (x.err)
 		*err = true;
-	struct sbuf b = {0};
-	for (size_t i = 0; i < x.b.n; i++)
-		if (!(x.b.f[i] & (FB | FM)))
-			sb_addc(&b, x.b.c[i]);
-	free(x.b.c);
-	free(x.b.f);
-	return sb_take(&b);
+	char *r = xb_string(&x, false, NULL);
+	xb_free(&x);
+	return r;
 }
 
 /* A pattern operand: quoted chars escaped. */
@@ -724,18 +786,9 @@ expand_pattern_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
 	expand_into(&x, s, n, false);
 	if (x.err)
 		*err = true;
-	struct sbuf b = {0};
-	for (size_t i = 0; i < x.b.n; i++) {
-		if (x.b.f[i] & (FB | FM))
-			continue;
-		char c = x.b.c[i];
-		if ((x.b.f[i] & FQ) && strchr("*?[]\\", c))
-			sb_addc(&b, '\\');
-		sb_addc(&b, c);
-	}
-	free(x.b.c);
-	free(x.b.f);
-	return sb_take(&b);
+	char *r = xb_string(&x, false, "*?[]\\");
+	xb_free(&x);
+	return r;
 }
 
 static void
@@ -1260,28 +1313,60 @@ emit_cmdsub(struct xctx *x, const char *text, size_t n, bool dq)
 	free(out);
 }
 
+/* V in decimal into B (>= 21 bytes, NUL-terminated); returns its length. */
+static size_t
+fmt_intmax(char *b, intmax_t v)
+{
+	char t[24], *e = t + sizeof t, *o = e;
+	uintmax_t u = v < 0 ? (uintmax_t)0 - (uintmax_t)v : (uintmax_t)v;
+	do
+		*--o = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--o = '-';
+	size_t n = (size_t)(e - o);
+	memcpy(b, o, n);
+	b[n] = 0;
+	return n;
+}
+
 static void
 expand_arith(struct xctx *x, const char *e, size_t n, bool dq)
 {
 	bool err = false;
-	char *s = expand_sub(x->sh, e, n, M_STR, false, &err);
+	char small[128];
+	char *s;
+	/* Text without quoting or expansions expands to itself (the common
+	 * $((i+1))): no expansion pass, no allocation. */
+	bool plain = n < sizeof small;
+	for (size_t i = 0; plain && i < n; i++)
+		if (e[i] == '$' || e[i] == '`' || e[i] == '\'' || e[i] == '"' || e[i] == '\\')
+			plain = false;
+	if (plain) {
+		memcpy(small, e, n);
+		small[n] = 0;
+		s = small;
+	} else {
+		s = expand_sub(x->sh, e, n, M_STR, false, &err);
+	}
 	if (err) {
 		free(s);
 		x->err = true;
 		return;
 	}
 	intmax_t v;
-	if (arith_eval(x->sh, s, &v) < 0) {
+	int r = arith_eval(x->sh, s, &v);
+	if (s != small)
 		free(s);
+	if (r < 0) {
 		x->err = true;
 		x->sh->jump = J_EXIT;
 		x->sh->jump_n = 1;
 		return;
 	}
-	free(s);
 	char b[32];
-	snprintf(b, sizeof b, "%jd", v);
-	emit_str(x, b, strlen(b), dq);
+	size_t bn = fmt_intmax(b, v);
+	emit_str(x, b, bn, dq);
 }
 
 /* i at '$'; returns index after the expansion */
@@ -1364,6 +1449,24 @@ expand_backquote(struct xctx *x, const char *s, size_t n, bool dq)
 	sb_free(&b);
 }
 
+/* Whether expand_into treats C as more than a plain character. */
+static inline bool
+special_in(const struct xctx *x, char c, bool dq)
+{
+	switch (c) {
+	case '\\':
+	case '`':
+	case '$':
+		return true;
+	case '\'':
+		return !dq && x->mode != M_HEREDOC;
+	case '"':
+		return (!dq || x->brace_dq) && x->mode != M_HEREDOC;
+	default:
+		return false;
+	}
+}
+
 static void
 expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 {
@@ -1435,8 +1538,12 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 			i = expand_dollar(x, s, i, n, dq);
 			continue;
 		}
-		xadd(x, &c, 1, dq ? FQ : (x->litx && x->mode == M_FIELDS ? FX : 0));
-		i++;
+		/* a run of plain characters at once */
+		size_t j = i + 1;
+		while (j < n && !special_in(x, s[j], dq))
+			j++;
+		xadd(x, s + i, j - i, dq ? FQ : (x->litx && x->mode == M_FIELDS ? FX : 0));
+		i = j;
 	}
 }
 
@@ -1731,37 +1838,39 @@ may_have_brace(const char *s)
 
 /* ---- splitting and globbing ---- */
 
+/*
+ * The field being built: its characters and their flags in scratch space
+ * sized once for the whole expansion (a field is never longer), so adding
+ * a character is two stores; a finished field is copied out with one
+ * allocation. `glob`: it holds an unquoted * ? or [ (only then are the
+ * flags read again, to build the pattern).
+ */
 struct field {
-	struct sbuf s;
-	struct sbuf f;
+	char *s;
+	unsigned char *f;
+	size_t n;
 	bool have;
+	bool glob;
 };
 
+/* Append S (N bytes, flags F or all FLAG when F is NULL) as one field to
+ * OUT, globbed when it holds an unquoted pattern character. */
 static void
-field_push(struct sh_shell *sh, struct field *fd, struct strv *out, bool *toomany)
+push_field(struct sh_shell *sh, const char *s, const unsigned char *f, unsigned char flag,
+	   size_t n, bool glob, struct strv *out, bool *toomany)
 {
 	if (out->n >= SH_MAX_FIELDS) {
 		*toomany = true;
-		sb_free(&fd->s);
-		sb_free(&fd->f);
-		fd->have = false;
 		return;
 	}
-	bool glob = false;
-	if (!sh->opt_f) {
-		for (size_t i = 0; i < fd->s.len; i++)
-			if (!(fd->f.s[i] & FQ) && strchr("*?[", fd->s.s[i])) {
-				glob = true;
-				break;
-			}
-	}
-	if (glob) {
+	if (glob && !sh->opt_f) {
 		struct sbuf pat = {0};
-		for (size_t i = 0; i < fd->s.len; i++) {
-			char c = fd->s.s[i];
-			if ((fd->f.s[i] & FQ) && strchr("*?[]\\", c))
+		for (size_t i = 0; i < n; i++) {
+			char c = s[i];
+			unsigned char fl = f ? f[i] : flag;
+			if ((fl & FQ) && strchr("*?[]\\", c))
 				sb_addc(&pat, '\\');
-			else if (!(fd->f.s[i] & FQ) && c == '\\' && (fd->f.s[i] & FX))
+			else if (!(fl & FQ) && c == '\\' && (fl & FX))
 				sb_addc(&pat, '\\');
 			sb_addc(&pat, c);
 		}
@@ -1769,23 +1878,38 @@ field_push(struct sh_shell *sh, struct field *fd, struct strv *out, bool *tooman
 		if (pat_has_meta(pat.s))
 			glob_expand(sh, pat.s, out);
 		sb_free(&pat);
-		if (out->n > before) {
-			sb_free(&fd->s);
-			sb_free(&fd->f);
-			fd->have = false;
+		if (out->n > before)
 			return;
-		}
 	}
-	strv_add(out, fd->s.s ? sb_take(&fd->s) : xstrdup(""));
-	sb_free(&fd->f);
+	strv_add(out, xstrndup(s, n));
+}
+
+static void
+field_push(struct sh_shell *sh, struct field *fd, struct strv *out, bool *toomany)
+{
+	push_field(sh, fd->s, fd->f, 0, fd->n, fd->glob, out, toomany);
+	fd->n = 0;
 	fd->have = false;
+	fd->glob = false;
+}
+
+static inline bool
+glob_char(char c)
+{
+	return c == '*' || c == '?' || c == '[';
 }
 
 static void
 split_fields(struct sh_shell *sh, struct xctx *x, struct strv *out, bool *toomany)
 {
-	const char *ifs = ifs_of(sh);
-	struct field fd = {0};
+	const char *ifs = NULL; /* looked up at the first character an expansion produced */
+	char sbuf[XB_INLINE];
+	unsigned char fbuf[XB_INLINE];
+	struct field fd = {.s = sbuf, .f = fbuf};
+	if (x->b.n > XB_INLINE) {
+		fd.s = xmalloc(x->b.n);
+		fd.f = xmalloc(x->b.n);
+	}
 	bool after_ws = false; /* a whitespace delimiter just ended a field */
 	for (size_t i = 0; i < x->b.n; i++) {
 		unsigned char f = x->b.f[i];
@@ -1794,44 +1918,79 @@ split_fields(struct sh_shell *sh, struct xctx *x, struct strv *out, bool *tooman
 			if (fd.have)
 				field_push(sh, &fd, out, toomany);
 			after_ws = false;
+			if (*toomany)
+				break;
 			continue;
 		}
 		if (f & FM) {
 			fd.have = true;
 			continue;
 		}
-		if ((f & FX) && c && strchr(ifs, c)) {
-			bool ws = c == ' ' || c == '\t' || c == '\n';
-			if (ws) {
-				if (fd.have) {
-					field_push(sh, &fd, out, toomany);
-					after_ws = true;
+		if ((f & FX) && c) {
+			if (!ifs)
+				ifs = ifs_of(sh);
+			if (strchr(ifs, c)) {
+				bool ws = c == ' ' || c == '\t' || c == '\n';
+				if (ws) {
+					if (fd.have) {
+						field_push(sh, &fd, out, toomany);
+						after_ws = true;
+					}
+				} else {
+					if (fd.have || !after_ws)
+						field_push(sh, &fd, out, toomany);
+					after_ws = false;
+					/* skip following IFS whitespace */
+					while (i + 1 < x->b.n && (x->b.f[i + 1] & FX) &&
+					       (x->b.c[i + 1] == ' ' || x->b.c[i + 1] == '\t' ||
+						x->b.c[i + 1] == '\n') &&
+					       strchr(ifs, x->b.c[i + 1]))
+						i++;
+					after_ws = false;
 				}
-			} else {
-				if (fd.have || !after_ws)
-					field_push(sh, &fd, out, toomany);
-				after_ws = false;
-				/* skip following IFS whitespace */
-				while (i + 1 < x->b.n && (x->b.f[i + 1] & FX) &&
-				       (x->b.c[i + 1] == ' ' || x->b.c[i + 1] == '\t' ||
-					x->b.c[i + 1] == '\n') &&
-				       strchr(ifs, x->b.c[i + 1]))
-					i++;
-				after_ws = false;
+				if (*toomany)
+					break;
+				continue;
 			}
-			if (*toomany)
-				break;
-			continue;
 		}
 		after_ws = false;
-		sb_addc(&fd.s, c);
-		sb_addc(&fd.f, (char)f);
+		fd.s[fd.n] = c;
+		fd.f[fd.n++] = f;
+		if (!(f & FQ) && glob_char(c))
+			fd.glob = true;
 		fd.have = true;
 	}
 	if (fd.have && !*toomany)
 		field_push(sh, &fd, out, toomany);
-	sb_free(&fd.s);
-	sb_free(&fd.f);
+	if (fd.s != sbuf) {
+		free(fd.s);
+		free(fd.f);
+	}
+}
+
+/*
+ * A word of plain text only (no quoting, no expansion, no brace, no tilde):
+ * itself one field (globbed if it holds * ? [), without building an
+ * expansion. Returns false when the word needs the full path.
+ */
+static bool
+literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany)
+{
+	if (w[0] == '~' || w[0] == 0)
+		return false;
+	bool glob = false;
+	size_t n = 0;
+	for (;; n++) {
+		char c = w[n];
+		if (c == 0)
+			break;
+		if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\' || c == '{')
+			return false;
+		if (glob_char(c))
+			glob = true;
+	}
+	push_field(sh, w, NULL, 0, n, glob, out, toomany);
+	return true;
 }
 
 int
@@ -1839,29 +1998,38 @@ expand_words(struct sh_shell *sh, struct word *w, struct strv *out)
 {
 	bool toomany = false;
 	for (; w; w = w->next) {
+		if (literal_word(sh, w->s, out, &toomany)) {
+			if (toomany)
+				break;
+			continue;
+		}
 		struct strv braced = {0};
-		if (may_have_brace(w->s))
+		char *one[2] = {w->s, NULL};
+		bool has_brace = may_have_brace(w->s);
+		if (has_brace)
 			brace_expand(sh, w->s, &braced, &toomany);
 		else
-			strv_add(&braced, xstrdup(w->s));
+			braced = (struct strv){.v = one, .n = 1};
 		for (size_t k = 0; k < braced.n && !toomany; k++) {
 			struct xctx x = {.sh = sh, .mode = M_FIELDS};
 			expand_word_raw(&x, braced.v[k], strlen(braced.v[k]));
 			if (x.err) {
-				free(x.b.c);
-				free(x.b.f);
-				strv_free(&braced);
+				xb_free(&x);
+				if (has_brace)
+					strv_free(&braced);
 				return -1;
 			}
 			split_fields(sh, &x, out, &toomany);
-			free(x.b.c);
-			free(x.b.f);
+			xb_free(&x);
 		}
-		strv_free(&braced);
-		if (toomany) {
-			sh_err(sh, "too many words (max %u)", SH_MAX_FIELDS);
-			return -1;
-		}
+		if (has_brace)
+			strv_free(&braced);
+		if (toomany)
+			break;
+	}
+	if (toomany) {
+		sh_err(sh, "too many words (max %u)", SH_MAX_FIELDS);
+		return -1;
 	}
 	return 0;
 }
@@ -1875,25 +2043,12 @@ expand_to_str(struct sh_shell *sh, const char *raw, enum mode m, bool assign, bo
 	else
 		expand_word_raw(&x, raw, strlen(raw));
 	if (x.err) {
-		free(x.b.c);
-		free(x.b.f);
+		xb_free(&x);
 		return NULL;
 	}
-	struct sbuf b = {0};
-	for (size_t i = 0; i < x.b.n; i++) {
-		if (x.b.f[i] & (FB | FM)) {
-			if ((x.b.f[i] & FB) && !pattern)
-				sb_addc(&b, ' ');
-			continue;
-		}
-		char c = x.b.c[i];
-		if (pattern && (x.b.f[i] & FQ) && strchr("*?[]\\", c))
-			sb_addc(&b, '\\');
-		sb_addc(&b, c);
-	}
-	free(x.b.c);
-	free(x.b.f);
-	return sb_take(&b);
+	char *r = xb_string(&x, !pattern, pattern ? "*?[]\\" : NULL);
+	xb_free(&x);
+	return r;
 }
 
 char *
@@ -1914,22 +2069,12 @@ expand_re(struct sh_shell *sh, const char *raw)
 	struct xctx x = {.sh = sh, .mode = M_STR};
 	expand_word_raw(&x, raw, strlen(raw));
 	if (x.err) {
-		free(x.b.c);
-		free(x.b.f);
+		xb_free(&x);
 		return NULL;
 	}
-	struct sbuf b = {0};
-	for (size_t i = 0; i < x.b.n; i++) {
-		if (x.b.f[i] & (FB | FM))
-			continue;
-		char c = x.b.c[i];
-		if ((x.b.f[i] & FQ) && strchr(".[]()*+?{}|^$\\", c))
-			sb_addc(&b, '\\');
-		sb_addc(&b, c);
-	}
-	free(x.b.c);
-	free(x.b.f);
-	return sb_take(&b);
+	char *r = xb_string(&x, false, ".[]()*+?{}|^$\\");
+	xb_free(&x);
+	return r;
 }
 
 char *

@@ -632,6 +632,7 @@ struct op {
 	bool have_at;     /* OP_STAT of a directory entry: at_fd holds its directory */
 	int at_fd;
 	const char *at_name;
+	unsigned char at_type; /* not DT_UNKNOWN: the entry's type is all the caller needs */
 	off_t len;
 	const struct timespec *times;
 	struct stat *st;
@@ -760,9 +761,16 @@ act(struct sh_fs *fs, struct op *o)
 		 * decided canonical path, no symlink in it) and the decided canonical path
 		 * ends in this very name (one component): stat it there, no re-open. */
 		const char *slash = strrchr(o->c1, '/');
-		if (slash && slash != o->c1 && strcmp(slash + 1, o->at_name) == 0)
+		if (slash && slash != o->c1 && strcmp(slash + 1, o->at_name) == 0) {
+			if (o->at_type != DT_UNKNOWN) {
+				/* the type readdir read in that directory: nothing to ask again */
+				memset(o->st, 0, sizeof(*o->st));
+				o->st->st_mode = DTTOIF(o->at_type);
+				return 0;
+			}
 			return fstatat(o->at_fd, o->at_name, o->st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
 											: 0;
+		}
 	}
 	r = open_parent(fs, o->c1, &pfd, &name);
 	if (r < 0)
@@ -1129,6 +1137,21 @@ sh_fs_stat_at(struct sh_fs *fs, int dirfd, const char *path, const char *name, s
 		o.have_at = true;
 		o.at_fd = dirfd;
 		o.at_name = name;
+	}
+	return run_op(fs, &o);
+}
+
+int
+sh_fs_stat_at_type(struct sh_fs *fs, int dirfd, const char *path, const char *name,
+		   unsigned char d_type, struct stat *st)
+{
+	struct op o = { .kind = OP_STAT, .path = path, .st = st, .follow = false, .entry = true };
+	if (dirfd >= 0 && name && *name && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
+	    strcmp(name, "..") != 0) {
+		o.have_at = true;
+		o.at_fd = dirfd;
+		o.at_name = name;
+		o.at_type = d_type;
 	}
 	return run_op(fs, &o);
 }

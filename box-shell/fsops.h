@@ -95,6 +95,12 @@ int sh_fs_stat(struct sh_fs *fs, const char *path, struct stat *st, bool follow)
  * path, then fstatat(DIRFD, NAME, AT_SYMLINK_NOFOLLOW) when that path ends in NAME. */
 int sh_fs_stat_at(struct sh_fs *fs, int dirfd, const char *path, const char *name,
 		  struct stat *st);
+/* sh_fs_stat_at for a caller that needs only the entry's file type, which readdir gave
+ * (D_TYPE, not DT_UNKNOWN: else as sh_fs_stat_at): the same decision and outcome, then
+ * ST holds only st_mode's type bits (from D_TYPE, read from the decided directory) and no
+ * stat call is made (find -name over a tree). */
+int sh_fs_stat_at_type(struct sh_fs *fs, int dirfd, const char *path, const char *name,
+		       unsigned char d_type, struct stat *st);
 int sh_fs_readlink(struct sh_fs *fs, const char *path, char **target);           /* read_link */
 int sh_fs_chdir_check(struct sh_fs *fs, const char *path, char **canon);         /* change_dir */
 int sh_fs_mkdir(struct sh_fs *fs, const char *path, mode_t mode);                /* create_dir */

@@ -42,6 +42,7 @@ __attribute__((used)) static const struct sh_cmd_def *const box_sh_command_table
 extern char **environ;
 long sh_parse_duration(const char *s);
 int sh_wait_timeout(pid_t pid, long ms, int *st);
+int sh_wait_group(pid_t pgid, long ms);
 int sh_set_options(struct sh_shell *sh, int argc, char **argv, int *consumed);
 int read_script(struct sh_shell *sh, const char *path, char **out, size_t *len, int *err);
 
@@ -300,6 +301,10 @@ main(int argc, char **argv)
 			if (!sh_wait_timeout(pid, 2000, &st)) {
 				kill(-pid, SIGKILL);
 				sh_wait_timeout(pid, -1, &st);
+			} else {
+				/* the rest of the group gets the SIGTERM's 2 s too (a pipeline
+				 * stage writes its buffered decision lines as it dies) */
+				sh_wait_group(pid, 2000);
 			}
 			/* stragglers of the group */
 			kill(-pid, SIGKILL);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "declog.h"
 #include "sh.h"
 
 int sh_set_options(struct sh_shell *sh, int argc, char **argv, int *consumed);
@@ -346,6 +347,32 @@ sh_wait_timeout(pid_t pid, long ms, int *st)
 	}
 }
 
+/*
+ * Up to MS for every process of group PGID to end (they were sent SIGTERM:
+ * box-sh's pipeline stages write their buffered decision lines as they
+ * die), reaping whatever child of ours ends meanwhile. 1: the group is gone.
+ */
+int sh_wait_group(pid_t pgid, long ms);
+int
+sh_wait_group(pid_t pgid, long ms)
+{
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (kill(-pgid, 0) < 0 && errno == ESRCH)
+			return 1;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long el = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (el >= ms)
+			return 0;
+		struct timespec ts = {0, 5 * 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static int
 w_timeout(struct sh_shell *sh, int argc, char **argv)
 {
@@ -395,6 +422,10 @@ w_timeout(struct sh_shell *sh, int argc, char **argv)
 		return 125;
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* SIGKILL gives no process of this tree the chance to write its
+		 * buffered decision lines: write them at once */
+		if (sig == SIGKILL)
+			shlog_write_through = 1;
 		int st = exec_argv(sh, argc - i, argv + i, true, -1, -1, -1);
 		sh_child_exit(sh, st);
 	}

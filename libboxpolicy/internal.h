@@ -511,6 +511,12 @@ struct bp_request {
 	const char *resource;
 	size_t resource_len;
 	bool resource_set;
+	/* lookups a caller repeats request after request (a shell decides every
+	 * `[` of a loop), tried first and checked with one comparison: the last
+	 * plain action's index, and the input attribute of the i-th field set */
+	size_t action_hint;
+	size_t n_puts;
+	uint16_t attr_hint[16];
 	char problem[640]; /* the message and its suggestion tail (suggest.c) */
 };
 

@@ -128,6 +128,24 @@ put_resource(struct out *o, const char *s, size_t n)
 {
 	size_t used = 0;
 	for (size_t i = 0; i < n;) {
+		/* a run of printable ASCII needing no escape, at once */
+		size_t j = i;
+		while (j < n && (unsigned char)s[j] >= 0x20 && (unsigned char)s[j] < 0x7f &&
+		       s[j] != '\\' && s[j] != '\'' && s[j] != '"')
+			j++;
+		if (j > i) {
+			size_t m = j - i;
+			if (used + m > 1024) {
+				/* as one character at a time: up to 1024 bytes, then "..." */
+				put(o, s + i, 1024 - used);
+				puts_(o, "...");
+				return;
+			}
+			put(o, s + i, m);
+			used += m;
+			i = j;
+			continue;
+		}
 		uint32_t cp;
 		size_t len = utf8_next((const unsigned char *)s + i, n - i, &cp);
 		char buf[16];
@@ -261,12 +279,33 @@ format_message(const struct bp_policy *p, const struct bp_request *req, struct b
 	struct out o = { .p = big, .cap = sizeof(big) - 1 };
 	big[0] = 0;
 	struct buf label = { 0 };
-	resource_label(req, &label);
+	const char *lp;
+	size_t ll;
+	/* a label that is one string field is used where it is (no copy) */
+	const struct val *one = NULL;
+	if (!req->resource_set && !req->action_pending && req->action != SIZE_MAX) {
+		switch (req->p->schema.actions[req->action].label) {
+		case LABEL_PATH: one = field(req, "path"); break;
+		case LABEL_PROGRAM: one = field(req, "program"); break;
+		case LABEL_PROGRAM_PATH: one = field(req, "program_path"); break;
+		default: break;
+		}
+		if (one && one->t != V_STR)
+			one = NULL;
+	}
+	if (one) {
+		lp = one->u.s;
+		ll = one->len;
+	} else {
+		resource_label(req, &label);
+		lp = label.p;
+		ll = label.len;
+	}
 	puts_(&o, d->verdict == BP_PERMIT ? "policy permitted this operation"
 					  : "policy denied this operation");
-	if (label.len > 0) {
+	if (ll > 0) {
 		puts_(&o, " on '");
-		put_resource(&o, label.p, label.len);
+		put_resource(&o, lp, ll);
 		puts_(&o, "'");
 	}
 	buf_free(&label);

@@ -339,6 +339,7 @@ bp_request_reset(struct bp_request *r)
 	r->resource = NULL;
 	r->resource_len = 0;
 	r->resource_set = false;
+	r->n_puts = 0;
 	r->problem[0] = 0;
 	arena_reset(&r->ar);
 	sync_context(r);
@@ -381,8 +382,15 @@ bp_request_set_action(struct bp_request *r, const char *action)
 	size_t idx;
 	r->action_pending = false;
 	if (!sep) {
+		size_t h = r->action_hint;
+		if (h < s->n_actions && strcmp(s->actions[h].id, action) == 0 &&
+		    strcmp(s->actions[h].etype, "Box::Action") == 0) {
+			r->action = h;
+			return 0;
+		}
 		if (schema_find_action(s, "Box::Action", action, &idx)) {
 			r->action = idx;
+			r->action_hint = idx;
 			return 0;
 		}
 		bool fresh = !r->problem[0];
@@ -471,9 +479,19 @@ input_attr(struct bp_request *r, const char *field)
 	if (r->action == SIZE_MAX)
 		return NULL;
 	const struct rtype *in = &r->p->schema.actions[r->action].input;
+	size_t k = r->n_puts++;
+	bool hinted = k < sizeof(r->attr_hint) / sizeof(r->attr_hint[0]);
+	if (hinted) {
+		size_t h = r->attr_hint[k];
+		if (h < in->n && strcmp(in->attrs[h].name, field) == 0)
+			return &in->attrs[h];
+	}
 	for (size_t i = 0; i < in->n; i++)
-		if (strcmp(in->attrs[i].name, field) == 0)
+		if (strcmp(in->attrs[i].name, field) == 0) {
+			if (hinted && i <= UINT16_MAX)
+				r->attr_hint[k] = (uint16_t)i;
 			return &in->attrs[i];
+		}
 	return NULL;
 }
 
@@ -524,7 +542,9 @@ put_field(struct bp_request *r, const char *field, const struct val *v)
 		conv.u.e.etype = a->ty.etype;
 		conv.u.e.id = v->u.s;
 	}
-	if (!val_fits(&conv, &a->ty, 0)) {
+	bool fits = (a->ty.k == TY_STRING && conv.t == V_STR) ||
+		    (a->ty.k == TY_LONG && conv.t == V_LONG) || val_fits(&conv, &a->ty, 0);
+	if (!fits) {
 		problem(r, "field \"%s\" has the wrong type", a->name);
 		return -EINVAL;
 	}

@@ -3,7 +3,9 @@
 # by `box-sh --policy ALLOW --decisions FILE -c …` (an allow-all policy: every
 # decision is made and logged as a decisions.jsonl line) and by `bash -c …`
 # with GNU tools, best of BENCH_SHELL_RUNS (default 3; BENCH_QUICK=1: 1) wall
-# times, the ratio box-sh / bash and the issue's target for it:
+# times (bash and box-sh run back to back each round, so a passing load on a
+# shared machine weighs on both), the ratio box-sh / bash and the issue's
+# target for it:
 #   grep -rn literal  <= 2x     grep -rn regex (-E)  <= 3x
 #   find . -name '*.c' | xargs wc -l  <= 2x     sed -n over 50 MB  <= 1.5x
 #   while [ $i -lt 100000 ] loop  < 1x (faster than bash)
@@ -99,19 +101,41 @@ boxsh_run() {
 	"$boxsh" --policy "$work/allow.dw" --home "$work" --decisions "$work/decisions.jsonl" -c "$1"
 }
 
+# pair SCRIPT: bash and box-sh run back to back, $runs times (a load that comes and
+# goes on a shared machine weighs on both alike); the best of each:
+# BASH_T BASH_ST BOX_T BOX_ST, outputs in $work/bash.out and $work/boxsh.out.
+pair() {
+	local script=$1 bt="" xt="" t0 t1 t
+	for _ in $(seq 1 "$runs"); do
+		t0=$(now)
+		bash -c "$script" > "$work/bash.out" 2> "$work/bash.out.err"
+		BASH_ST=$?
+		t1=$(now)
+		t=$(echo "$t1 - $t0" | bc -l)
+		if [ -z "$bt" ] || [ "$(echo "$t < $bt" | bc -l)" = 1 ]; then bt=$t; fi
+		t0=$(now)
+		boxsh_run "$script" > "$work/boxsh.out" 2> "$work/boxsh.out.err"
+		BOX_ST=$?
+		t1=$(now)
+		t=$(echo "$t1 - $t0" | bc -l)
+		if [ -z "$xt" ] || [ "$(echo "$t < $xt" | bc -l)" = 1 ]; then xt=$t; fi
+	done
+	BASH_T=$bt
+	BOX_T=$xt
+}
+
 # workload NAME TARGET_RATIO SCRIPT
 workload() {
 	local name=$1 target=$2 script=$3
 	cd "$work/tree" || return
-	best "$work/bash.out" bash -c "$script"
-	local bash_t=$BEST bash_st=$STATUS
 	local line
 	if [ ! -x "$boxsh" ]; then
-		printf '%-34s bash %7.3f s  box-sh      n/a  ratio   n/a  (target %s)\n' "$name" "$bash_t" "$target"
+		best "$work/bash.out" bash -c "$script"
+		printf '%-34s bash %7.3f s  box-sh      n/a  ratio   n/a  (target %s)\n' "$name" "$BEST" "$target"
 		return
 	fi
-	best "$work/boxsh.out" boxsh_run "$script"
-	local box_t=$BEST box_st=$STATUS
+	pair "$script"
+	local bash_t=$BASH_T bash_st=$BASH_ST box_t=$BOX_T box_st=$BOX_ST
 	local decisions=0
 	[ -f "$work/decisions.jsonl" ] && decisions=$(wc -l < "$work/decisions.jsonl")
 	local missing=false

@@ -24,5 +24,9 @@ CHECK_PROGRAMS += $(SHDECIDE_TEST_DIR)/test_fsops $(SHDECIDE_TEST_DIR)/test_deci
 # Whole scripts through box-sh (once box-sh is built: box-shell/main_sh.c).
 ifneq ($(wildcard box-shell/main_sh.c),)
 CHECK_SCRIPTS += test/shell/decide/scripts.sh
+# decisions.jsonl batching loses no line (bench/shell's item 9 work; strace optional)
+CHECK_SCRIPTS += test/shell/decide/logbuf.sh
+# find -name decides every entry without a stat call each (strace optional)
+CHECK_SCRIPTS += test/shell/decide/findstat.sh
 CHECK_DEPS    += $(BIN)/box-sh
 endif
