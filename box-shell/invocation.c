@@ -306,6 +306,10 @@ interactive(struct sh_shell *sh)
 			(void)!write(2, "exit\n", 5);
 			sh_exit(sh, sh->status);
 		}
+		if (got_winch) { /* it came between the check above and the read */
+			got_winch = 0;
+			window_size(sh);
+		}
 		int st = exec_text(sh, line.s, line.len, sh->lineno + 1, NULL);
 		if (st == -2)
 			st = 2;

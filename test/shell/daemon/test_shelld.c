@@ -382,6 +382,8 @@ shd_start(struct shd *s, const struct shd_opts *o)
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	if (r == 0)
 		r = box_ipc_recv_wait(c, &m, 20000);
+	if (r > 0)
+		r = 0;
 	if (r == 0 && (m.type != BOX__MSG_TYPE__MSG_SHELL_READY ||
 		       !((Box__ShellReady *)m.msg)->ok))
 		r = -EPROTO;
