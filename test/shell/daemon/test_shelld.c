@@ -1088,6 +1088,16 @@ test_interactive(void)
 	(void)!write(master, "echo st=$?\n", 11);
 	WAIT_FOR("st=130");
 	CHECK(strstr(out, "st=130") != NULL);
+	/* ... and a loop the interpreter runs itself. */
+	(void)!write(master, "while :; do :; done; echo after-loop\n", 37);
+	msleep(300);
+	sess_signal(&x, SIGINT);
+	(void)!write(master, "echo loop=$?\n", 13);
+	WAIT_FOR("loop=130");
+	CHECK(strstr(out, "loop=130") != NULL);
+	/* The terminal echoed the line once; the shell never printed it. */
+	const char *echoed = strstr(out, "after-loop\r\n");
+	CHECK(echoed && !strstr(echoed + 1, "after-loop\r\n"));
 	/* Ctrl-C at the prompt abandons the line. */
 	(void)!write(master, "echo half", 9);
 	msleep(100);
