@@ -788,6 +788,8 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
 		int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		if (s->timed_out)
 			status = 124;
+		/* No more messages for the alias's stderr: a reader waiting for its EOF gets it. */
+		s->err_fd = safe_close(s->err_fd);
 		Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
 		ex.status = status & 255;
 		session_say(s, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base);
