@@ -931,6 +931,108 @@ test_200_sessions(void)
 	CHECK_INT(right, N);
 }
 
+
+/* A walk's entries decided in batches (DecideBatch), each logged, the output right. */
+static void
+test_walk_batch(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x,
+		       "mkdir -p walk && for f in a b c; do echo x$f > walk/$f; done; "
+		       "grep -rn x walk | sort",
+		       NULL);
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "walk/a:1:xa\nwalk/b:1:xb\nwalk/c:1:xc\n");
+	char *d = decisions(&S);
+	const char *files[] = { "\"path\":\"~/walk/a\",\"operation\":\"read_content\"",
+				"\"path\":\"~/walk/b\",\"operation\":\"read_content\"",
+				"\"path\":\"~/walk/c\",\"operation\":\"read_content\"" };
+	for (int i = 0; i < 3; i++)
+		CHECK(strstr(d, files[i]) != NULL);
+	free(d);
+}
+
+/* A shell that ignores SIGHUP: SIGKILL 2 s after the alias hung up. */
+static void
+test_hangup_kill(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	if (sess_open(&S, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND,
+		      "trap '' HUP; echo go; while :; do :; done", NULL, 0, -1, NULL) < 0) {
+		CHECK(0);
+		return;
+	}
+	x.in = safe_close(x.in);
+	for (int t = 0; t < 10000 && x.olen < 3; t += 50)
+		sess_pump(&x, 50);
+	CHECK_STR(x.obuf, "go\n");
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	x.conn = safe_close(x.conn);
+	bool out_closed = false;
+	for (int t = 0; t < 8000 && !out_closed; t += 50) {
+		struct pollfd pf = { x.out, POLLIN, 0 };
+		if (poll(&pf, 1, 50) > 0 && read(x.out, x.obuf, sizeof(x.obuf)) <= 0)
+			out_closed = true;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	CHECK(out_closed);
+	CHECK(took >= 1.5 && took < 6);
+	sess_close(&x);
+}
+
+/* SHD_SESSIONS_MAX (512) sessions at once; one more is ShellDenied. */
+static void
+test_session_cap(void)
+{
+	enum { N = 512 };
+	static struct sess xs[N];
+	if (!started)
+		return;
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_max < 4 * N + 64) {
+		SKIP("RLIMIT_NOFILE hard limit too low for 512 sessions");
+		return;
+	}
+	if (rl.rlim_cur < 4 * N + 64) {
+		rl.rlim_cur = 4 * N + 64;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	int opened = 0;
+	for (int i = 0; i < N; i++)
+		if (sess_open(&S, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND, "read line; echo $line",
+			      NULL, 0, -1, NULL) == 0)
+			opened++;
+	CHECK_INT(opened, N);
+	msleep(300);
+	struct sess extra;
+	CHECK_INT(run_c(&S, &extra, "echo over", NULL), -2);
+	CHECK(strstr(extra.denied, "too many shells") != NULL);
+	for (int i = 0; i < N; i++) {
+		(void)!write(xs[i].in, "ok\n", 3);
+		xs[i].in = safe_close(xs[i].in);
+	}
+	int right = 0;
+	for (int i = 0; i < N; i++) {
+		for (int t = 0; t < 20000 && !sess_pump(&xs[i], 50); t += 50)
+			;
+		if (xs[i].status == 0 && strcmp(xs[i].obuf, "ok\n") == 0)
+			right++;
+		sess_close(&xs[i]);
+	}
+	CHECK_INT(right, N);
+	/* Room again. */
+	msleep(200);
+	CHECK_INT(run_c(&S, &extra, "echo again", NULL), 0);
+	CHECK_STR(extra.obuf, "again\n");
+}
+
 static void
 test_signal(void)
 {
@@ -1435,8 +1537,11 @@ main(void)
 	RUN(test_modes);
 	RUN(test_concurrent_pipelines);
 	RUN(test_200_sessions);
+	RUN(test_walk_batch);
+	RUN(test_session_cap);
 	RUN(test_signal);
 	RUN(test_hangup);
+	RUN(test_hangup_kill);
 	RUN(test_denied_spawn);
 	RUN(test_type_which);
 	RUN(test_interactive);
