@@ -1243,6 +1243,15 @@ test_interactive(void)
 	(void)!write(master, "echo st=$?\n", 11);
 	WAIT_FOR("st=130");
 	CHECK(strstr(out, "st=130") != NULL);
+	/* ... an own command, and the rest of its line does not run. */
+	(void)!write(master, "sleep 30; echo after-sleep\n", 27);
+	msleep(300);
+	sess_signal(&x, SIGINT);
+	(void)!write(master, "echo sleep=$?\n", 14);
+	WAIT_FOR("sleep=130");
+	CHECK(strstr(out, "sleep=130") != NULL);
+	const char *echoed0 = strstr(out, "after-sleep\r\n");
+	CHECK(echoed0 && !strstr(echoed0 + 1, "after-sleep\r\n"));
 	/* ... and a loop the interpreter runs itself. */
 	(void)!write(master, "while :; do :; done; echo after-loop\n", 37);
 	msleep(300);
