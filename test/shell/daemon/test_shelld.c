@@ -993,6 +993,24 @@ test_walk_batch(void)
 	free(d);
 }
 
+/* File operations whose calls the allow-list must hold (fchmodat2, NSS's socket). */
+static void
+test_file_ops(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x,
+		       "echo hi > fo; cp -p fo fo2 && chmod 600 fo && chmod u+x fo && stat -c %a fo; "
+		       "ls -l fo2 | wc -l; mv fo2 fo3 && ln -s fo3 fl && readlink fl; "
+		       "mkdir -p dd/e && rmdir dd/e dd && touch -d 2020-01-02 fo3 && date -r fo3 +%Y; "
+		       "rm -f fo fo3 fl; echo done",
+		       NULL);
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "700\n1\nfo3\n2020\ndone\n");
+	CHECK_STR(x.ebuf, "");
+}
+
 /* A shell that ignores SIGHUP: SIGKILL 2 s after the alias hung up. */
 static void
 test_hangup_kill(void)
@@ -1608,6 +1626,7 @@ main(void)
 	RUN(test_concurrent_pipelines);
 	RUN(test_200_sessions);
 	RUN(test_walk_batch);
+	RUN(test_file_ops);
 	RUN(test_session_cap);
 	RUN(test_signal);
 	RUN(test_hangup);
