@@ -817,8 +817,14 @@ plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Pl
 	p->gateway_port = 0;
 	p->has_pty_fds = p->has_pty_rows = p->has_pty_cols = 0;
 	p->pty_fds = p->pty_rows = p->pty_cols = 0;
+	/* No /run/box: no aliases, no sockets, no CA (box-shell reaches no network). */
 	free(p->runtime->ca_pem);
-	p->runtime->ca_pem = NULL;
+	free(p->runtime->run_box_bin);
+	free(p->runtime->shell_sock);
+	free(p->runtime->mcp_sock);
+	free(p->runtime->shell_alias);
+	p->runtime->ca_pem = p->runtime->run_box_bin = p->runtime->shell_sock = NULL;
+	p->runtime->mcp_sock = p->runtime->shell_alias = NULL;
 	/* The box-wide limits hold for box-shell too; the agent's own rlimits do not. */
 	if (p->limits) {
 		p->limits->has_nofile = 0;
@@ -1261,8 +1267,8 @@ disclose_tools(const struct box *b, struct strv *out)
 					  "network", (unsigned)gateway_port(b), t->name));
 		else
 			strv_add(out, fmt("  %-11s none (loopback only)", "network"));
-		strv_add(out, fmt("  %-11s private /tmp /var/tmp /dev/shm and HOME; the variables "
-				  "the invocation assigned ([tool.%s.env] first)",
+		strv_add(out, fmt("  %-11s /tmp /var/tmp /dev/shm and HOME (tmpfs); environment: "
+				  "[tool.%s.env] and what the invocation assigned",
 				  "private", t->name));
 	}
 	for (size_t i = 0; i < s->n_mcp; i++)
