@@ -200,7 +200,8 @@ shell_status_drain(struct box *b)
 						     s->error->reason);
 				else
 					ready_failed(b, -EIO,
-						     "box-shell's sandbox setup failed at %s: %s",
+						     "sandbox setup failed at %s: %s (box-shell's "
+						     "sandbox)",
 						     s->error->step, s->error->reason);
 				failed = true;
 			}
