@@ -16,7 +16,8 @@
 # request's assignments minus reserved names, the box's proxy variables when
 # contained, none with contain_egress = false), stdio = the alias's fds,
 # SpawnExit with the status; SpawnSignal reaches the program (forwarded and
-# not forwarded signals); a box stop kills a running tool; ShellReady ok =
+# not forwarded signals); a box stop kills a running tool; a [tool] with
+# supervise = fs (not built) refuses the box naming its line; ShellReady ok =
 # false refuses the box with box-shell's message; box-shell exiting before
 # ready fails the start; box-shell dying while the box runs stops the box
 # with "box-shell exited (...)". As root and as the ordinary user boxtest.
@@ -236,6 +237,16 @@ check "box-shell dies while the box runs: boxctl exits 1 (rc $rc)" test "$rc" = 
 check "… boxctl: error: box-shell exited (...): the box was stopped" \
 	grep -q "^boxctl: error: box-shell exited (.*): the box was stopped" "$W/r3.err"
 check "… at once, not after the agent's 30 s ($(($(date +%s) - t0)) s)" test $(($(date +%s) - t0)) -lt 15
+
+write_ini r5 "info"
+printf '\n[tool.sup]\ncommand = /usr/bin/true\nsupervise = fs\n' >>r5.ini
+line=$(grep -n '^supervise = fs' r5.ini | cut -d: -f1)
+run_box root "$W/r5" r5
+rc=$?
+check "a tool with supervise = fs (not built): the box is refused (exit 2, rc $rc)" test "$rc" = 2
+check "… naming the line: FILE:LINE: [tool.sup] supervise: …" \
+	grep -q "^boxctl: .*r5.ini:$line: \[tool.sup\] supervise: supervise = fs: supervised programs are not built yet" "$W/r5.err"
+check "… the agent never ran" test ! -s "$W/r5"
 
 write_ini r4 "spawn sleeper /usr/bin/sleep $W/ws -- sleep 987654"
 run_box root "$W/r4" r4 &
