@@ -1006,9 +1006,155 @@ test_decode_hostile(void)
 		  -EMSGSIZE);
 }
 
+/* ---- seeds for test/fuzz/fuzz_shell.c ------------------------------------ */
+
+/* A seed being built: the state byte, then [2-byte length][packet]... */
+struct seed {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+static void
+seed_add(struct seed *sd, const void *p, size_t n)
+{
+	if (sd->len + n > sd->cap) {
+		sd->cap = (sd->len + n) * 2;
+		sd->buf = realloc(sd->buf, sd->cap);
+		if (!sd->buf)
+			abort();
+	}
+	memcpy(sd->buf + sd->len, p, n);
+	sd->len += n;
+}
+
+static int
+seed_packet(void *userdata, const uint8_t *pkt, size_t len, const int *fds, unsigned n_fds)
+{
+	(void)fds;
+	(void)n_fds;
+	uint8_t l[2] = { (uint8_t)(len & 0xff), (uint8_t)(len >> 8) };
+	seed_add(userdata, l, 2);
+	seed_add(userdata, pkt, len);
+	return 0;
+}
+
+static void
+seed_msg(struct seed *sd, const struct box_ipc_protocol *p, uint32_t type,
+	 const ProtobufCMessage *m, unsigned n_fds)
+{
+	static const int fds[3] = { 0, 1, 2 };
+	if (box_ipc_pack(p, type, 1, m, fds, n_fds, seed_packet, sd) < 0)
+		abort();
+}
+
+static void
+seed_write(const char *dir, const char *name, struct seed *sd)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "we");
+	if (!f || fwrite(sd->buf, 1, sd->len, f) != sd->len || fclose(f) != 0)
+		abort();
+	free(sd->buf);
+	*sd = (struct seed){ NULL, 0, 0 };
+}
+
+/* One raw payload after a state byte of 0 (the direct-decode half of the target). */
+static void
+seed_raw(const char *dir, const char *name, const ProtobufCMessage *m)
+{
+	struct seed sd = { NULL, 0, 0 };
+	uint8_t zero = 0;
+	seed_add(&sd, &zero, 1);
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *b = malloc(n ? n : 1);
+	protobuf_c_message_pack(m, b);
+	seed_add(&sd, b, n);
+	free(b);
+	seed_write(dir, name, &sd);
+}
+
+static void
+write_corpus(const char *dir)
+{
+	struct open_fx fo;
+	open_fx_init(&fo);
+	struct init_fx fi;
+	init_fx_init(&fi);
+	struct spawn_fx fs;
+	spawn_fx_init(&fs);
+	Box__ShellSignal sig = BOX__SHELL_SIGNAL__INIT;
+	sig.signal = SIGINT;
+	Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
+	ex.status = 130;
+	Box__ShellDenied den = BOX__SHELL_DENIED__INIT;
+	den.message = "box-shell is stopping";
+	Box__ShellReady rd = BOX__SHELL_READY__INIT;
+	rd.ok = true;
+	Box__SpawnReply sr = BOX__SPAWN_REPLY__INIT;
+	sr.spawn_id = 1;
+	sr.ok = true;
+	sr.sandbox = "tool.git";
+	Box__SpawnExit se = BOX__SPAWN_EXIT__INIT;
+	se.spawn_id = 1;
+	Box__SpawnSignal ss = BOX__SPAWN_SIGNAL__INIT;
+	ss.spawn_id = 1;
+	ss.signal = SIGTERM;
+	struct seed sd = { NULL, 0, 0 };
+	uint8_t st;
+
+	st = BOX_SESSION_OPEN; /* open / init: ShellOpen (no fds: refused), ShellInit */
+	seed_add(&sd, &st, 1);
+	seed_msg(&sd, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, &fo.m.base, 3);
+	seed_write(dir, "ok-open", &sd);
+	seed_add(&sd, &st, 1);
+	seed_msg(&sd, &box_proto_shell, BOX__MSG_TYPE__MSG_SHELL_INIT, &fi.m.base, 0);
+	seed_msg(&sd, &box_proto_shell, BOX__MSG_TYPE__MSG_SHELL_READY, &rd.base, 0);
+	seed_write(dir, "ok-init-ready", &sd);
+	seed_add(&sd, &st, 1);
+	seed_msg(&sd, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_DENIED, &den.base, 0);
+	seed_write(dir, "ok-denied", &sd);
+	/* A 70 KiB command: two fragments. */
+	char *big = malloc(70 * 1024 + 1);
+	memset(big, 'c', 70 * 1024);
+	big[70 * 1024] = 0;
+	fo.m.command = big;
+	seed_add(&sd, &st, 1);
+	seed_msg(&sd, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, &fo.m.base, 3);
+	seed_write(dir, "ok-open-fragmented", &sd);
+	free(big);
+	fo.m.command = "echo hi";
+
+	st = BOX_SESSION_RUNNING; /* running / starting */
+	seed_add(&sd, &st, 1);
+	seed_msg(&sd, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_SIGNAL, &sig.base, 0);
+	seed_msg(&sd, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_SIGNAL, &sig.base, 0);
+	seed_msg(&sd, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base, 0);
+	seed_write(dir, "ok-signals-exit", &sd);
+
+	st = BOX_SHELL_SERVING; /* ended / serving */
+	seed_add(&sd, &st, 1);
+	seed_msg(&sd, &box_proto_shell, BOX__MSG_TYPE__MSG_SPAWN_REQUEST, &fs.m.base, 3);
+	seed_msg(&sd, &box_proto_shell, BOX__MSG_TYPE__MSG_SPAWN_REPLY, &sr.base, 0);
+	seed_msg(&sd, &box_proto_shell, BOX__MSG_TYPE__MSG_SPAWN_SIGNAL, &ss.base, 0);
+	seed_msg(&sd, &box_proto_shell, BOX__MSG_TYPE__MSG_SPAWN_EXIT, &se.base, 0);
+	seed_write(dir, "ok-spawn", &sd);
+
+	seed_raw(dir, "raw-open", &fo.m.base);
+	seed_raw(dir, "raw-init", &fi.m.base);
+	seed_raw(dir, "raw-spawn-request", &fs.m.base);
+}
+
 int
 main(void)
 {
+	const char *corpus = getenv("BOX_SHELL_WRITE_CORPUS");
+	if (corpus && corpus[0]) {
+		write_corpus(corpus);
+		printf("ok - seeds written to %s\n", corpus);
+		return 0;
+	}
+
 	RUN(test_shell_open_modes);
 	RUN(test_shell_open_command_cap);
 	RUN(test_shell_open_args);
