@@ -585,7 +585,39 @@ struct replay {
 	unsigned long decisions, now_denied, now_permitted, unchanged, schema_gone, refused;
 	char *copy;         /* a schema line's original text (for jansson) */
 	size_t copy_cap;
+	char **tools;       /* the MCP tool actions schema lines declared, NS::Action::"tool" */
+	size_t n_tools;
 };
+
+/* Whether a schema line declared ACTION (a tool action): else its schema is gone. */
+static bool
+tool_declared(const struct replay *st, const char *action)
+{
+	for (size_t i = 0; i < st->n_tools; i++)
+		if (strcmp(st->tools[i], action) == 0)
+			return true;
+	return false;
+}
+
+static int
+declare_tool(struct replay *st, const char *ns, const char *tool)
+{
+	char *a = NULL;
+	if (asprintf(&a, "%s::Action::\"%s\"", ns, tool) < 0)
+		return -ENOMEM;
+	if (tool_declared(st, a)) {
+		free(a);
+		return 0;
+	}
+	char **v = realloc(st->tools, (st->n_tools + 1) * sizeof(*v));
+	if (!v) {
+		free(a);
+		return -ENOMEM;
+	}
+	st->tools = v;
+	st->tools[st->n_tools++] = a;
+	return 0;
+}
 
 /* What one log line holds (pointers into the line, decoded in place). */
 struct logline {
@@ -745,7 +777,8 @@ schema_line(struct replay *st, const char *text, char *msg, size_t len)
 			int r = json_is_object(fields)
 					? bp_schema_add_action(st->schema, json_string_value(ns), tool)
 					: -EINVAL;
-			if (r < 0 && r != -EEXIST) {
+			if ((r < 0 && r != -EEXIST) ||
+			    declare_tool(st, json_string_value(ns), tool) < 0) {
 				err = "each action of a schema line maps field names to types";
 				break;
 			}
@@ -991,8 +1024,9 @@ replay_line(struct replay *st, const char *file, unsigned lineno, char *line, si
 					bp_request_reset(st->req);
 					r = bp_request_set_action(st->req, l.action);
 				}
-				if (r == -ENOENT && is_tool_action(l.action)) {
-					field_problem = "its tool is not in the schema";
+				if (is_tool_action(l.action) && (r == -ENOENT || !tool_declared(st, l.action))) {
+					/* Tools come from schema lines: one never declared is gone. */
+					field_problem = "no schema line declares this tool";
 				} else if (r < 0) {
 					(void)snprintf(c.err, sizeof(c.err), "unknown action \"%.100s\"",
 						       l.action);
@@ -1401,6 +1435,9 @@ out:
 	free(text);
 	free(logs);
 	free(st.copy);
+	for (size_t i = 0; i < st.n_tools; i++)
+		free(st.tools[i]);
+	free(st.tools);
 	bp_event_free(st.ev);
 	bp_request_free(st.req);
 	bp_monitor_free(st.mon);
