@@ -17,7 +17,7 @@
 . test/integration/lib-run.sh
 . test/servers/lib-servers.sh
 set -u
-trap "stop_all; [ -n \"${KEEP:-}\" ] || run_cleanup" EXIT
+trap 'stop_all; run_cleanup' EXIT
 boxsh=$(cd "$BOX_BIN" && pwd)/box-sh
 
 cd "$W"
