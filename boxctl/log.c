@@ -1,5 +1,6 @@
 /*
- * log.c — `boxctl log NAME|ID [-f] [--json]`: a box's decisions (CLI.md).
+ * log.c — `boxctl log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T]
+ * [--source D]`: a box's decisions (CLI.md).
  *
  * A running box first: the boxd that runs it (the service at $BOX_SOCKET,
  * else /run/box/boxd.sock, then this user's embedded boxds) answers a
@@ -14,6 +15,13 @@
  * and `check` read without -c). An ID (12 lowercase hex digits) names one
  * run: only that run's lines are shown (for an ended box, the state dirs of
  * this user are searched for it).
+ *
+ * Filters (all that are given must match): --verdict permit|deny, --action
+ * A (exact, or a prefix when A ends in '*'), --since T (RFC 3339, or a
+ * duration back from now: 10m, 1h30m; judged on time_ns, else `time`),
+ * --source D. Outcome lines ("record") are not decisions: the text view
+ * skips them without a warning, --json shows them unless --verdict asks.
+ * boxlog_open() (boxlog.h) hands the same files to `policy replay`.
  *
  * Lines: TIME VERDICT ACTION RESOURCE RULE, TIME as written by policyd
  * (RFC 3339 UTC with milliseconds), RULE the first determining rule and
