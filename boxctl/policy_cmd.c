@@ -544,10 +544,13 @@ cmd_policy(int argc, char **argv)
 		return cmd_policy_check(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "eval") == 0)
 		return cmd_policy_eval(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "suggest") == 0)
+		return cmd_policy_suggest(argc - 1, argv + 1);
 	/* Asked for: the usage on stdout, exit 0; anything else is a usage error. */
 	bool help = argc >= 2 && is_help(argv[1]);
 	fprintf(help ? stdout : stderr,
 		"usage: boxctl policy check [--home DIR] [--schema F] POLICY\n"
-		"       boxctl policy eval [--home DIR] [--history F] POLICY [REQ|-]\n");
+		"       boxctl policy eval [--home DIR] [--history F] [--explain] POLICY [REQ|-]\n"
+		"       boxctl policy suggest NAME|ID|LOG... [--action A] [--since T]\n");
 	return help ? BOXCTL_EXIT_OK : BOXCTL_EXIT_USAGE;
 }
