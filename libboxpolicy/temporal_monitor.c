@@ -1919,6 +1919,14 @@ tx_node(struct ectx *x, struct bp_explain *xp, const struct tnode *n, size_t pos
 			int h = tx_holds(x, n, pos);
 			explain_note(xp, "a conjunction whose parts share variables: %s as a whole",
 				     h < 0 ? "an error" : h ? "held" : "did not hold");
+			/* its closed aggregates still say what they counted */
+			for (size_t i = 0; i < n->n; i++) {
+				const struct tnode *it = n->items[i];
+				if (it->kind == TN_CMP &&
+				    ((it->l->kind == TT_AGG && !term_vars(it->l)) ||
+				     (it->r->kind == TT_AGG && !term_vars(it->r))))
+					tx_cmp(x, xp, it, pos, depth);
+			}
 			return;
 		}
 		for (size_t i = 0; i < n->n; i++)
