@@ -1,10 +1,15 @@
 /*
  * declog.c — decisions.jsonl lines (declog.h).
  *
- * Key order is the one of spec/CLI.md: time box id action resource verdict
- * cause rules message source input. `input` holds the action's input fields
- * as plain JSON (strings, integers, booleans, arrays for sets, objects for
- * records), in the order the peer sent them.
+ * Key order is the one of spec/CLI.md: time time_ns box id action resource
+ * verdict cause rules message source input for a decision, and time time_ns
+ * box id record action input output source for a recorded outcome (what
+ * `boxctl policy replay` needs to rebuild the history). `time_ns` is the
+ * event's time as the temporal monitor saw it (`time` has milliseconds
+ * only). `input` and `output` hold the action's fields as plain JSON
+ * (strings, integers, booleans, arrays for sets, objects for records), in
+ * the order the peer sent them: the action's input fields, never a secret
+ * or a body (the peers send no such field; the schema has none).
  * The line is written straight into one buffer (this runs on every
  * decision): byte for byte what jansson's json_dumps(JSON_COMPACT |
  * JSON_PRESERVE_ORDER) makes of the same object — the same escapes
@@ -335,6 +340,33 @@ sb_fields(struct sbuf *b, Box__PolicyField *const *f, size_t n)
 	SB_LIT(b, "}");
 }
 
+/* ,"time_ns":N */
+static void
+sb_time_ns(struct sbuf *b, int64_t time_ns)
+{
+	char num[48];
+	int k = snprintf(num, sizeof(num), ",\"time_ns\":%lld", (long long)time_ns);
+	sb_put(b, num, k > 0 ? (size_t)k : 0);
+}
+
+/* NUL-terminate, hand the buffer back; a failed line leaves nothing behind. */
+static int
+sb_finish(struct sbuf *b, char **buf, size_t *len, size_t *cap)
+{
+	if (sb_room(b, 1))
+		b->s[b->len] = '\0';
+	/* The buffer may have moved even when the line failed: hand it back. */
+	*buf = b->s;
+	*cap = b->cap;
+	if (b->bad) {
+		if (b->s && b->cap > *len)
+			b->s[*len] = '\0'; /* nothing of the failed line stays */
+		return b->oom ? -ENOMEM : -EINVAL;
+	}
+	*len = b->len;
+	return 0;
+}
+
 int
 declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap)
 {
@@ -344,6 +376,7 @@ declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap
 	declog_time(e->time_ns, t, sizeof(t));
 	SB_LIT(&b, "{\"time\":");
 	sb_str(&b, t);
+	sb_time_ns(&b, e->time_ns);
 	SB_LIT(&b, ",\"box\":");
 	sb_str(&b, e->box);
 	SB_LIT(&b, ",\"id\":");
@@ -370,18 +403,38 @@ declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap
 	SB_LIT(&b, ",\"input\":");
 	sb_fields(&b, e->input, e->n_input);
 	SB_LIT(&b, "}\n");
-	if (sb_room(&b, 1))
-		b.s[b.len] = '\0';
-	/* The buffer may have moved even when the line failed: hand it back. */
-	*buf = b.s;
-	*cap = b.cap;
-	if (b.bad) {
-		if (b.s && b.cap > *len)
-			b.s[*len] = '\0'; /* nothing of the failed line stays */
-		return b.oom ? -ENOMEM : -EINVAL;
+	return sb_finish(&b, buf, len, cap);
+}
+
+int
+declog_append_outcome(const struct declog_outcome *o, char **buf, size_t *len, size_t *cap)
+{
+	struct sbuf b = { .s = *buf, .len = *len, .cap = *cap };
+	char t[40];
+
+	declog_time(o->time_ns, t, sizeof(t));
+	SB_LIT(&b, "{\"time\":");
+	sb_str(&b, t);
+	sb_time_ns(&b, o->time_ns);
+	SB_LIT(&b, ",\"box\":");
+	sb_str(&b, o->box);
+	SB_LIT(&b, ",\"id\":");
+	sb_str(&b, o->id);
+	if (o->error)
+		SB_LIT(&b, ",\"record\":\"error\",\"action\":");
+	else
+		SB_LIT(&b, ",\"record\":\"response\",\"action\":");
+	sb_str(&b, o->action);
+	SB_LIT(&b, ",\"input\":");
+	sb_fields(&b, o->input, o->n_input);
+	if (!o->error) {
+		SB_LIT(&b, ",\"output\":");
+		sb_fields(&b, o->output, o->n_output);
 	}
-	*len = b.len;
-	return 0;
+	SB_LIT(&b, ",\"source\":");
+	sb_str(&b, o->source);
+	SB_LIT(&b, "}\n");
+	return sb_finish(&b, buf, len, cap);
 }
 
 char *

@@ -1,6 +1,6 @@
 /*
- * declog.h — one line of STATE/decisions.jsonl per decision (spec/CLI.md
- * "Decision log"), written with a single write() on the O_APPEND fd boxd
+ * declog.h — one line of STATE/decisions.jsonl per decision and one per
+ * recorded outcome (spec/CLI.md "Decision log"), written with a single write() on the O_APPEND fd boxd
  * passes, so concurrent readers (boxctl log -f) never see half a line.
  * Trusts: its inputs were validated (UTF-8, caps) by the IPC layer.
  */
@@ -27,6 +27,19 @@ struct declog_entry {
 	size_t n_input;
 };
 
+/* A recorded outcome (RecordRequest): record "response" (with output) or "error". */
+struct declog_outcome {
+	int64_t time_ns;
+	const char *box, *id;
+	bool error;
+	const char *action;
+	const char *source;
+	Box__PolicyField *const *input;
+	size_t n_input;
+	Box__PolicyField *const *output; /* response only */
+	size_t n_output;
+};
+
 /* Before the seccomp filter: jansson seeds its hash function from /dev/urandom once. */
 void declog_init(void);
 /* "2026-11-30T02:39:44.123Z" (RFC 3339 UTC, milliseconds) into buf (>= 32 bytes). */
@@ -39,6 +52,8 @@ char *declog_format(const struct declog_entry *e, size_t *ret_len);
  * *LEN unchanged — never a partial line. *BUF and *CAP may change either way.
  */
 int declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap);
+/* The same for an outcome line. */
+int declog_append_outcome(const struct declog_outcome *o, char **buf, size_t *len, size_t *cap);
 /* Format and write one line to FD. Negative errno on failure. */
 int declog_write(int fd, const struct declog_entry *e);
 

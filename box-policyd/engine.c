@@ -904,12 +904,17 @@ engine_sync_mode(const struct engine *e)
 }
 
 int
-engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns)
+engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns, int64_t *time_ret)
 {
-	if (!e->temporal)
-		return 0; /* nothing is written, and no rule looks back */
 	int r;
 	int64_t t = stamp(e, now_ns);
+
+	*time_ret = t;
+	if (!e->temporal) {
+		/* Nothing is written and no rule looks back; the log line still gets its time. */
+		e->last_time = t;
+		return 0;
+	}
 	r = fill_event(e, (enum bp_event_kind)m->kind, t, m->action, m->input, m->n_input,
 		       m->output, m->n_output);
 	if (r < 0)

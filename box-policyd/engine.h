@@ -79,8 +79,13 @@ int engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 void engine_defer_sync(struct engine *e, bool defer);
 /* The history_sync in force (off without a temporal rule's history). */
 enum engine_sync engine_sync_mode(const struct engine *e);
-/* Append an outcome event. -EINVAL when it does not fit the schema (dropped). */
-int engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns);
+/*
+ * Append an outcome event at NOW_NS (stamped as a decision is: never before
+ * the last event; *TIME_RET gets the time used, also without a temporal rule,
+ * for the decision log). -EINVAL when it does not fit the schema (dropped).
+ */
+int engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns,
+		  int64_t *time_ret);
 /* Records or batched decisions wait for a sync (history_sync always or batch). */
 bool engine_needs_sync(const struct engine *e);
 /* fsync the history now; negative errno when it failed (it is then poisoned). */

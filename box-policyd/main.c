@@ -97,6 +97,8 @@ struct pending {
 	char *message;
 	char *resource;
 	int64_t time_ns;
+	char *line; /* a log line that waits behind held decisions (nothing to answer) */
+	size_t line_len;
 };
 
 static struct {
@@ -112,6 +114,7 @@ static struct {
 	uint64_t n_decisions;
 	struct pending *pending;
 	size_t n_pending, cap_pending;
+	bool flushing; /* pending_flush runs: its lines go out in order, nothing is held */
 	bool test_clock;
 	int64_t clock_next, clock_step;
 	unsigned log_failures;
@@ -245,6 +248,36 @@ on_log_flush(evutil_socket_t fd, short what, void *userdata)
 	log_flush();
 }
 
+static int pending_reserve(size_t n);
+static void log_flush_soon(void);
+
+/*
+ * Decisions held for a group commit are logged when they are answered: a
+ * line made meanwhile (a decision answered at once, an outcome) waits in the
+ * queue behind them, so the log stays in the order of the events' times,
+ * which is the order `boxctl policy replay` re-decides them in.
+ */
+static bool
+log_held(void)
+{
+	return S.n_pending > 0 && !S.flushing;
+}
+
+/* Queue LINE (LEN bytes, ownership taken) behind the held decisions; R < 0: it failed. */
+static void
+log_hold(int r, char *line, size_t len, const char *what)
+{
+	if (r == 0)
+		r = pending_reserve(1);
+	if (r < 0) {
+		free(line);
+		if (S.log_failures++ % 1000 == 0)
+			log_warn_errno(r, "%s", what);
+		return;
+	}
+	S.pending[S.n_pending++] = (struct pending){ .line = line, .line_len = len };
+}
+
 static void
 log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cause,
 	     const char *const *rules, size_t n_rules, const char *message, const char *resource,
@@ -267,6 +300,15 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 	};
 	if (S.decisions_fd < 0)
 		return;
+	if (log_held()) {
+		char *line = NULL;
+		size_t len = 0, cap = 0;
+		int r = declog_append(&e, &line, &len, &cap);
+		if (r < 0)
+			free(line);
+		log_hold(r, line, len, "Cannot format a decision line");
+		return;
+	}
 	/* Straight into the buffer of lines waiting for their write. */
 	int r = declog_append(&e, &S.logbuf, &S.log_len, &S.log_cap);
 	if (r < 0) {
@@ -274,7 +316,53 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 			log_warn_errno(r, "Cannot format a decision line");
 		return;
 	}
-	/* The reply is out already; the line follows within POLICYD_LOG_FLUSH_MS. */
+	log_flush_soon();
+}
+
+/*
+ * A recorded outcome's line (CLI.md: "record", its input and output), so
+ * that `boxctl policy replay` can rebuild the history; TIME_NS is the time
+ * the engine stamped it with.
+ */
+static void
+log_outcome(struct peer *p, const Box__RecordRequest *rec, int64_t time_ns)
+{
+	struct declog_outcome o = {
+		.time_ns = time_ns,
+		.box = S.box_name,
+		.id = S.box_id,
+		.error = rec->kind == BOX__EVENT_KIND__EVENT_ERROR,
+		.action = rec->action,
+		.source = p->source,
+		.input = rec->input,
+		.n_input = rec->n_input,
+		.output = rec->output,
+		.n_output = rec->n_output,
+	};
+	if (S.decisions_fd < 0)
+		return;
+	if (log_held()) {
+		char *line = NULL;
+		size_t len = 0, cap = 0;
+		int r = declog_append_outcome(&o, &line, &len, &cap);
+		if (r < 0)
+			free(line);
+		log_hold(r, line, len, "Cannot format an outcome line");
+		return;
+	}
+	int r = declog_append_outcome(&o, &S.logbuf, &S.log_len, &S.log_cap);
+	if (r < 0) {
+		if (S.log_failures++ % 1000 == 0)
+			log_warn_errno(r, "Cannot format an outcome line");
+		return;
+	}
+	log_flush_soon();
+}
+
+/* The reply is out already; the line follows within POLICYD_LOG_FLUSH_MS. */
+static void
+log_flush_soon(void)
+{
 	if (S.log_len >= (256u << 10))
 		log_flush();
 	else if (!S.log_flush_armed && S.log_flush) {
@@ -317,6 +405,7 @@ pending_clear(struct pending *q)
 	free(q->rules);
 	free(q->message);
 	free(q->resource);
+	free(q->line);
 	*q = (struct pending){ 0 };
 }
 
@@ -381,8 +470,30 @@ pending_flush(bool failed)
 {
 	char msg[BOX_IPC_MAX];
 
+	S.flushing = true;
 	for (size_t i = 0; i < S.n_pending; i++) {
 		struct pending *q = &S.pending[i];
+		if (q->line) {
+			/* A line that waited behind the decisions before it. */
+			char *lb = q->line;
+			size_t n = q->line_len;
+			if (S.log_len + n + 1 > S.log_cap) {
+				size_t cap = S.log_cap ? S.log_cap : 4096;
+				while (S.log_len + n + 1 > cap)
+					cap *= 2;
+				char *nb = realloc(S.logbuf, cap);
+				if (!nb)
+					fatal(-ENOMEM, "Cannot queue a log line");
+				S.logbuf = nb;
+				S.log_cap = cap;
+			}
+			memcpy(S.logbuf + S.log_len, lb, n);
+			S.log_len += n;
+			S.logbuf[S.log_len] = '\0';
+			pending_clear(q);
+			log_flush_soon();
+			continue;
+		}
 		q->peer->n_held = 0;
 		if (q->batch_n > 0) {
 			size_t n = q->batch_n;
@@ -411,6 +522,7 @@ pending_flush(bool failed)
 		pending_clear(q);
 	}
 	S.n_pending = 0;
+	S.flushing = false;
 }
 
 /*
@@ -622,9 +734,11 @@ static void
 handle_record(struct peer *p, struct box_ipc_msg *m)
 {
 	const Box__RecordRequest *rec = (const Box__RecordRequest *)m->msg;
-	int64_t now = engine_now();
+	int64_t now = engine_now(), t = now;
 
-	int r = engine_record(S.engine, rec, now);
+	int r = engine_record(S.engine, rec, now, &t);
+	if (r == 0)
+		log_outcome(p, rec, t);
 	if (r == -EINVAL)
 		log_warn("%s recorded an outcome of '%s' that does not fit the schema; dropped",
 			 p->name, rec->action);

@@ -25,7 +25,8 @@ static const struct command commands[] = {
 	{ "run", cmd_run, "run [-c box.ini] [-q] [--detach] [-- ARGS...]" },
 	{ "ps", cmd_ps, "ps" },
 	{ "stop", cmd_stop, "stop NAME|ID" },
-	{ "log", cmd_log, "log NAME|ID [-f] [--json]" },
+	{ "log", cmd_log,
+	  "log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T] [--source D]" },
 	{ "version", cmd_version, "version" },
 	{ "help", NULL, "help" },
 };

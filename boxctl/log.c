@@ -1,5 +1,6 @@
 /*
- * log.c — `boxctl log NAME|ID [-f] [--json]`: a box's decisions (CLI.md).
+ * log.c — `boxctl log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T]
+ * [--source D]`: a box's decisions (CLI.md).
  *
  * A running box first: the boxd that runs it (the service at $BOX_SOCKET,
  * else /run/box/boxd.sock, then this user's embedded boxds) answers a
@@ -14,6 +15,13 @@
  * and `check` read without -c). An ID (12 lowercase hex digits) names one
  * run: only that run's lines are shown (for an ended box, the state dirs of
  * this user are searched for it).
+ *
+ * Filters (all that are given must match): --verdict permit|deny, --action
+ * A (exact, or a prefix when A ends in '*'), --since T (RFC 3339, or a
+ * duration back from now: 10m, 1h30m; judged on time_ns, else `time`),
+ * --source D. Outcome lines ("record") are not decisions: the text view
+ * skips them without a warning, --json shows them unless --verdict asks.
+ * boxlog_open() (boxlog.h) hands the same files to `policy replay`.
  *
  * Lines: TIME VERDICT ACTION RESOURCE RULE, TIME as written by policyd
  * (RFC 3339 UTC with milliseconds), RULE the first determining rule and
@@ -42,11 +50,14 @@
 
 #include <jansson.h>
 
+#include "boxlog.h"
 #include "cleanup.h"
 #include "client.h"
 #include "commands.h"
 #include "config.h"
+#include "policy_history.h"
 #include "proto/validate.h"
+#include "termsafe.h"
 
 #define LOG_LINE_MAX (1u << 20) /* a longer "line" is not a decision */
 #define FOLLOW_POLL_MS 200
@@ -57,7 +68,61 @@ struct logview {
 	const char *id; /* only this run; NULL: all */
 	unsigned bad_lines;
 	unsigned shown;  /* decisions printed: none, and `log` says so */
+	/* Filters (all that are set must match); outcome lines have no verdict. */
+	const char *verdict; /* "permit" or "deny" */
+	const char *action;  /* exact, or a prefix when it ends in '*' ("fs:*") */
+	const char *source;  /* box-shell box-gateway box-mcpd supervisor */
+	bool have_since;
+	int64_t since_ns;    /* lines at or after this time */
 };
+
+static bool
+filtering(const struct logview *v)
+{
+	return v->verdict || v->action || v->source || v->have_since;
+}
+
+/* The line's time: time_ns, else `time` (older lines); false when it has neither. */
+static bool
+line_time(json_t *o, int64_t *ret)
+{
+	json_t *ns = json_object_get(o, "time_ns");
+	if (json_is_integer(ns)) {
+		*ret = (int64_t)json_integer_value(ns);
+		return true;
+	}
+	const char *t = json_string_value(json_object_get(o, "time"));
+	return t && ph_rfc3339_to_ns(t, ret) == 0;
+}
+
+/* Whether line O passes the filters (a line the filters cannot judge does not). */
+static bool
+line_matches(const struct logview *v, json_t *o)
+{
+	if (v->verdict) {
+		const char *x = json_string_value(json_object_get(o, "verdict"));
+		if (!x || strcmp(x, v->verdict) != 0)
+			return false;
+	}
+	if (v->action) {
+		const char *x = json_string_value(json_object_get(o, "action"));
+		size_t n = strlen(v->action);
+		bool prefix = n > 0 && v->action[n - 1] == '*';
+		if (!x || (prefix ? strncmp(x, v->action, n - 1) != 0 : strcmp(x, v->action) != 0))
+			return false;
+	}
+	if (v->source) {
+		const char *x = json_string_value(json_object_get(o, "source"));
+		if (!x || strcmp(x, v->source) != 0)
+			return false;
+	}
+	if (v->have_since) {
+		int64_t t;
+		if (!line_time(o, &t) || t < v->since_ns)
+			return false;
+	}
+	return true;
+}
 
 static volatile sig_atomic_t stop_follow;
 
@@ -65,45 +130,6 @@ static void
 on_sigint(int sig)
 {
 	stop_follow = 1;
-}
-
-/* Print S for a terminal: controls, DEL, C1 and bidi controls escaped. */
-static void
-put_safe(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		unsigned c = *p;
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(out, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\x%02x", c);
-			p++;
-			continue;
-		}
-		/* U+0080-U+009F (C2 80-9F), U+061C, U+200E/F, U+202A-202E, U+2066-2069. */
-		if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			fprintf(out, "\\u{%x}", p[1]);
-			p += 2;
-			continue;
-		}
-		if (c == 0xd8 && p[1] == 0x9c) {
-			fputs("\\u{61c}", out);
-			p += 2;
-			continue;
-		}
-		if (c == 0xe2 && p[1] == 0x80 &&
-		    (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) {
-			fprintf(out, "\\u{%x}", 0x2000u + p[2] - 0x80u);
-			p += 3;
-			continue;
-		}
-		if (c == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9) {
-			fprintf(out, "\\u{%x}", 0x2040u + p[2] - 0x80u);
-			p += 3;
-			continue;
-		}
-		fputc((int)c, out);
-		p++;
-	}
 }
 
 /* One line of the file (without its newline). */
@@ -120,13 +146,23 @@ show_line(struct logview *v, const char *line, size_t len)
 		if (!memmem(line, len, needle, strlen(needle)))
 			return;
 	}
-	if (v->json) {
+	if (v->json && !filtering(v)) {
 		fwrite(line, 1, len, stdout);
 		fputc('\n', stdout);
 		v->shown++;
 		return;
 	}
 	json_t *o = json_loadb(line, len, 0, &je);
+	if (json_is_object(o) && json_object_get(o, "record")) {
+		/* An outcome line (CLI.md): not a decision; --json shows it unless filtered out. */
+		if (v->json && line_matches(v, o)) {
+			fwrite(line, 1, len, stdout);
+			fputc('\n', stdout);
+			v->shown++;
+		}
+		json_decref(o);
+		return;
+	}
 	const char *t = json_string_value(json_object_get(o, "time"));
 	const char *verdict = json_string_value(json_object_get(o, "verdict"));
 	const char *action = json_string_value(json_object_get(o, "action"));
@@ -135,6 +171,17 @@ show_line(struct logview *v, const char *line, size_t len)
 	if (!t || !verdict || !action || !res || !json_is_array(rules)) {
 		if (v->bad_lines++ == 0)
 			fprintf(stderr, "boxctl: warning: skipping lines that are not decisions\n");
+		json_decref(o);
+		return;
+	}
+	if (!line_matches(v, o)) {
+		json_decref(o);
+		return;
+	}
+	if (v->json) {
+		fwrite(line, 1, len, stdout);
+		fputc('\n', stdout);
+		v->shown++;
 		json_decref(o);
 		return;
 	}
@@ -574,6 +621,11 @@ say_no_decisions(const struct logview *v, const char *what, const char *file)
 					  st.st_size == 0 ? "is empty" : NULL;
 	if (v->shown)
 		return;
+	if (filtering(v) && !(file && state)) {
+		fprintf(stderr, "boxctl: no decision of %s %s matches the filters\n",
+			v->id ? "run" : "box", what);
+		return;
+	}
 	fprintf(stderr, "boxctl: %s %s has no decisions yet", v->id ? "run" : "box", what);
 	if (file && state)
 		fprintf(stderr, " (%s %s)", file, state);
@@ -583,11 +635,133 @@ say_no_decisions(const struct logview *v, const char *what, const char *file)
 	fputc('\n', stderr);
 }
 
+/* The fd's path (for messages); FALLBACK when /proc cannot tell. */
+static void
+fd_path(int fd, const char *fallback, char *buf, size_t len)
+{
+	char link[64];
+	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, len - 1);
+	if (n <= 0) {
+		(void)snprintf(buf, len, "%s", fallback);
+		return;
+	}
+	buf[n] = '\0';
+}
+
+int
+boxlog_open(const char *what, struct boxlog_files *ret, char **err)
+{
+	*ret = (struct boxlog_files){ .fd = { -1, -1 } };
+	*err = NULL;
+	struct boxd_log running = { .current = -1, .previous = -1 };
+	_cleanup_free_ char *from = NULL;
+	int found = find_running(what, &running, &from, err);
+	if (found < 0)
+		return found;
+	if (found > 0) {
+		if (strcmp(running.id, what) == 0)
+			(void)snprintf(ret->run_id, sizeof(ret->run_id), "%s", running.id);
+		ret->fd[0] = TAKE_FD(running.previous);
+		ret->fd[1] = TAKE_FD(running.current);
+		for (int i = 0; i < 2; i++)
+			if (ret->fd[i] >= 0)
+				fd_path(ret->fd[i], i ? "decisions.jsonl" : "decisions.jsonl.1",
+					ret->path[i], sizeof(ret->path[i]));
+		return 0;
+	}
+	_cleanup_free_ char *dir = box_valid_name(what) ? find_state_dir(what, NULL) : NULL;
+	if (!dir && box_valid_name(what))
+		dir = state_dir_from_ini(what);
+	if (!dir && box_valid_box_id(what)) {
+		dir = find_state_dir(NULL, what);
+		(void)snprintf(ret->run_id, sizeof(ret->run_id), "%s", what);
+	}
+	if (!dir)
+		return -ENOENT;
+	for (int i = 0; i < 2; i++) {
+		(void)snprintf(ret->path[i], sizeof(ret->path[i]), "%s/decisions.jsonl%s", dir,
+			       i ? "" : ".1");
+		ret->fd[i] = open(ret->path[i], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (ret->fd[i] < 0 && errno != ENOENT) {
+			int r = -errno;
+			if (asprintf(err, "%s: %s", ret->path[i], strerror(-r)) < 0)
+				*err = NULL;
+			boxlog_close(ret);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void
+boxlog_close(struct boxlog_files *f)
+{
+	f->fd[0] = safe_close(f->fd[0]);
+	f->fd[1] = safe_close(f->fd[1]);
+}
+
 static int
 usage(FILE *f)
 {
-	fprintf(f, "usage: boxctl log NAME|ID [-f] [--json]\n");
+	fprintf(f, "usage: boxctl log NAME|ID [-f] [--json] [--verdict permit|deny] [--action A] "
+		   "[--since T] [--source D]\n");
 	return BOXCTL_EXIT_USAGE;
+}
+
+/*
+ * --since T: an RFC 3339 time, or a duration back from now: one or more
+ * NUMBER UNIT pairs, UNIT one of ms s m h d ("10m", "1h30m"). -EINVAL.
+ */
+int
+log_parse_since(const char *text, int64_t now_ns, int64_t *ret)
+{
+	int64_t t;
+	if (ph_rfc3339_to_ns(text, &t) == 0) {
+		*ret = t;
+		return 0;
+	}
+	const char *p = text;
+	int64_t total = 0;
+	if (!*p)
+		return -EINVAL;
+	while (*p) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		int64_t n = 0;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (n > INT64_MAX / 10 - 9)
+				return -ERANGE;
+			n = n * 10 + (*p - '0');
+		}
+		int64_t unit;
+		if (strncmp(p, "ms", 2) == 0) {
+			unit = 1000000LL;
+			p += 2;
+		} else if (*p == 's' || *p == 'm' || *p == 'h' || *p == 'd') {
+			unit = *p == 's' ? 1000000000LL : *p == 'm' ? 60000000000LL
+			     : *p == 'h' ? 3600000000000LL : 86400000000000LL;
+			p++;
+		} else {
+			return -EINVAL;
+		}
+		if (n > (INT64_MAX - total) / unit)
+			return -ERANGE;
+		total += n * unit;
+	}
+	*ret = now_ns - total;
+	return 0;
+}
+
+static bool
+valid_source(const char *s)
+{
+	static const char *const sources[] = { "box-shell", "box-gateway", "box-mcpd",
+					       "supervisor" };
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+		if (strcmp(s, sources[i]) == 0)
+			return true;
+	return false;
 }
 
 int
@@ -599,11 +773,46 @@ cmd_log(int argc, char **argv)
 	char path[PATH_MAX + 32];
 
 	for (int i = 1; i < argc; i++) {
+		bool has_arg = i + 1 < argc;
 		if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0)
 			follow_mode = true;
 		else if (strcmp(argv[i], "--json") == 0)
 			v.json = true;
-		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+		else if (strcmp(argv[i], "--verdict") == 0 && has_arg) {
+			v.verdict = argv[++i];
+			if (strcmp(v.verdict, "permit") != 0 && strcmp(v.verdict, "deny") != 0) {
+				fprintf(stderr, "boxctl: error: --verdict: expected permit or deny, "
+						"got '%s'\n", v.verdict);
+				return BOXCTL_EXIT_USAGE;
+			}
+		} else if (strcmp(argv[i], "--action") == 0 && has_arg) {
+			v.action = argv[++i];
+			if (!v.action[0]) {
+				fprintf(stderr, "boxctl: error: --action: expected an action such as "
+						"fs:read, or a prefix such as 'fs:*'\n");
+				return BOXCTL_EXIT_USAGE;
+			}
+		} else if (strcmp(argv[i], "--source") == 0 && has_arg) {
+			v.source = argv[++i];
+			if (!valid_source(v.source)) {
+				fprintf(stderr, "boxctl: error: --source: expected box-shell, "
+						"box-gateway, box-mcpd or supervisor, got '%s'\n",
+					v.source);
+				return BOXCTL_EXIT_USAGE;
+			}
+		} else if (strcmp(argv[i], "--since") == 0 && has_arg) {
+			struct timespec now;
+			clock_gettime(CLOCK_REALTIME, &now);
+			const char *t = argv[++i];
+			if (log_parse_since(t, (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec,
+					    &v.since_ns) < 0) {
+				fprintf(stderr, "boxctl: error: --since: expected an RFC 3339 time "
+						"(2026-12-01T10:00:00Z) or a duration such as 10m, "
+						"2h or 1h30m, got '%s'\n", t);
+				return BOXCTL_EXIT_USAGE;
+			}
+			v.have_since = true;
+		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			(void)usage(stdout);
 			return BOXCTL_EXIT_OK;
 		} else if (argv[i][0] == '-' || what)

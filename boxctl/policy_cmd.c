@@ -24,6 +24,7 @@
 #include "boxpolicy_temporal.h"
 #include "commands.h"
 #include "policy_history.h"
+#include "policy_replay.h"
 
 #define POLICY_FILE_MAX BP_MAX_POLICY_BYTES
 #define LINE_MAX_BYTES (1u << 20)
@@ -689,11 +690,14 @@ cmd_policy(int argc, char **argv)
 		return cmd_policy_eval(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "suggest") == 0)
 		return cmd_policy_suggest(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
+		return cmd_policy_replay(argc - 1, argv + 1);
 	/* Asked for: the usage on stdout, exit 0; anything else is a usage error. */
 	bool help = argc >= 2 && is_help(argv[1]);
 	fprintf(help ? stdout : stderr,
 		"usage: boxctl policy check [--home DIR] [--schema F] POLICY\n"
 		"       boxctl policy eval [--home DIR] [--history F] [--explain [--json]] POLICY [REQ|-]\n"
+		"       boxctl policy replay [--home DIR] [--json] POLICY NAME|ID|LOG...\n"
 		"       boxctl policy suggest NAME|ID|LOG... [--action A] [--since T]\n");
 	return help ? BOXCTL_EXIT_OK : BOXCTL_EXIT_USAGE;
 }

@@ -406,7 +406,8 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		const Box__RecordRequest *rec = (const Box__RecordRequest *)m->msg;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		(void)engine_record(eng, rec, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+		int64_t rec_t;
+		(void)engine_record(eng, rec, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, &rec_t);
 		json_t *o = json_object();
 		json_object_set_new(o, "kind", json_string("record"));
 		json_object_set_new(o, "event",

@@ -253,26 +253,132 @@ test_decision_log_exact(void)
 	CHECK_INT(pd_stop(&pd), 0);
 	_cleanup_free_ char *log = slurp("decisions.jsonl");
 	const char *want =
-		"{\"time\":\"2023-11-14T22:13:21.623Z\",\"box\":\"demo\",\"id\":\"0123456789ab\","
+		"{\"time\":\"2023-11-14T22:13:21.623Z\",\"time_ns\":1700000001623456789,\"box\":\"demo\",\"id\":\"0123456789ab\","
 		"\"action\":\"fs:read\",\"resource\":\"~/secret.txt\",\"verdict\":\"deny\","
 		"\"cause\":\"forbidden\",\"rules\":[\"no_secrets\"],\"message\":\"policy denied this "
 		"operation on '~/secret.txt' [policy: no_secrets]: Secrets stay unread.\","
 		"\"source\":\"box-shell\",\"input\":{\"path\":\"~/secret.txt\",\"operation\":"
 		"\"read_content\"}}\n"
-		"{\"time\":\"2023-11-14T22:13:23.123Z\",\"box\":\"demo\",\"id\":\"0123456789ab\","
+		"{\"time\":\"2023-11-14T22:13:23.123Z\",\"time_ns\":1700000003123456789,\"box\":\"demo\",\"id\":\"0123456789ab\","
 		"\"action\":\"http:request\",\"resource\":\"api.example.com:443/v1/x\","
 		"\"verdict\":\"deny\",\"cause\":\"no_match\",\"rules\":[],\"message\":\"policy denied "
 		"this operation on 'api.example.com:443/v1/x' [default-deny]: No permit policy "
 		"matched this request.\",\"source\":\"box-gateway\",\"input\":{\"host\":"
 		"\"api.example.com\",\"port\":443,\"method\":\"GET\",\"path\":\"/v1/x\","
 		"\"body_bytes\":0,\"intercepted\":true}}\n"
-		"{\"time\":\"2023-11-14T22:13:24.623Z\",\"box\":\"demo\",\"id\":\"0123456789ab\","
+		"{\"time\":\"2023-11-14T22:13:24.623Z\",\"time_ns\":1700000004623456789,\"box\":\"demo\",\"id\":\"0123456789ab\","
 		"\"action\":\"shell:exec\",\"resource\":\"echo\",\"verdict\":\"permit\","
 		"\"cause\":\"permitted\",\"rules\":[\"policy_2\"],\"message\":\"policy permitted "
 		"this operation on 'echo'.\",\"source\":\"supervisor\",\"input\":{\"command\":"
 		"\"echo \\\"a'b\\\"\",\"program\":\"echo\",\"arg1\":\"a'b\",\"arg_count\":1,"
 		"\"cwd\":\"~/p\"}}\n";
 	CHECK_STR(log, want);
+}
+
+/*
+ * Every recorded outcome is one line (CLI.md): time, time_ns (the time the
+ * engine stamped the event with), box, id, record, action, input, output
+ * (a response's; none for an error), source — with a temporal policy and
+ * without one. Under history_sync = batch the decisions wait for the group
+ * commit; an outcome recorded meanwhile waits behind them, so the lines stay
+ * in the order of their times (replay re-decides in that order).
+ */
+static void
+test_outcome_lines(void)
+{
+	static const char *const tag[2] = { "temporal", "plain" };
+	for (int k = 0; k < 2; k++) {
+		struct pd pd;
+		fresh_state();
+		struct pd_opts o = opts(k == 0 ? budget_v1 : basic_policy, "1700000000000000000,1000000");
+		CHECK_INT(pd_start(&o, &pd, NULL), 0);
+		/* Each channel's messages are handled in order: a Decide's reply is a sync point. */
+		CHECK(decide(&pd, PD_SHELL, W("~/o/a"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+		CHECK_INT(pd_send_line(&pd, PD_SHELL, W_DONE("~/o/a"), NULL), 0);
+		CHECK(decide(&pd, PD_SHELL, W("~/o/b"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+		CHECK_INT(pd_send_line(&pd, PD_GATEWAY,
+				       "{\"record\":\"error\",\"action\":\"net:connect\",\"input\":"
+				       "{\"host\":\"h.example\",\"port\":443}}",
+				       NULL),
+			  0);
+		CHECK(decide(&pd, PD_GATEWAY,
+			     "{\"action\":\"net:connect\",\"input\":{\"host\":\"h.example\",\"port\":80}}",
+			     false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH));
+		CHECK_INT(pd_stop(&pd), 0);
+		_cleanup_free_ char *log = slurp("decisions.jsonl");
+		/* The clock: one reading at start, then one per event, 1 ms apart. */
+		const char *want[] = {
+			"{\"time\":\"2023-11-14T22:13:20.001Z\",\"time_ns\":1700000000001000000,"
+			"\"box\":\"demo\",\"id\":\"0123456789ab\",\"action\":\"fs:write\","
+			"\"resource\":\"~/o/a\",\"verdict\":\"permit\"",
+			"\n{\"time\":\"2023-11-14T22:13:20.002Z\",\"time_ns\":1700000000002000000,"
+			"\"box\":\"demo\",\"id\":\"0123456789ab\",\"record\":\"response\","
+			"\"action\":\"fs:write\",\"input\":{\"path\":\"~/o/a\",\"operation\":"
+			"\"write_content\"},\"output\":{\"result\":\"completed\"},\"source\":"
+			"\"box-shell\"}\n",
+			"\n{\"time\":\"2023-11-14T22:13:20.003Z\",\"time_ns\":1700000000003000000,"
+			"\"box\":\"demo\",\"id\":\"0123456789ab\",\"action\":\"fs:write\","
+			"\"resource\":\"~/o/b\"",
+			"\n{\"time\":\"2023-11-14T22:13:20.004Z\",\"time_ns\":1700000000004000000,"
+			"\"box\":\"demo\",\"id\":\"0123456789ab\",\"record\":\"error\","
+			"\"action\":\"net:connect\",\"input\":{\"host\":\"h.example\",\"port\":443},"
+			"\"source\":\"box-gateway\"}\n",
+			"\n{\"time\":\"2023-11-14T22:13:20.005Z\",\"time_ns\":1700000000005000000,"
+			"\"box\":\"demo\",\"id\":\"0123456789ab\",\"action\":\"net:connect\"",
+		};
+		const char *at = log;
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			const char *p = at ? strstr(at, want[i]) : NULL;
+			CHECK(p != NULL);
+			if (!p)
+				printf("# %s: line %zu missing or out of order in:\n%s", tag[k], i, log);
+			at = p ? p + 1 : NULL;
+		}
+		/* never a body or a secret: the lines hold the actions' input fields only */
+		CHECK(strstr(log, "\"body\"") == NULL);
+	}
+}
+
+/*
+ * history_sync = batch: decisions wait for the group fsync (slowed here); an
+ * outcome recorded while they wait gets its line after theirs, in time order.
+ */
+static void
+test_outcome_waits_behind_held(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(budget_v1, "1700000000000000000,1000000");
+	o.history_sync = "batch";
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	Box__DecideRequest m = BOX__DECIDE_REQUEST__INIT;
+	m.action = "fs:write";
+	CHECK_INT(pd_fields_from_json("{\"path\":\"~/h/1\",\"operation\":\"write_content\"}",
+				      &m.input, &m.n_input),
+		  0);
+	uint64_t id = 0, got = 0;
+	/* The decide, then at once the outcome of an earlier write, before any reply. */
+	CHECK_INT(pd_send_decide(&pd, PD_SHELL, &m, &id), 0);
+	CHECK_INT(pd_send_line(&pd, PD_GATEWAY, W_DONE("~/h/0"), NULL), 0);
+	Box__DecideReply *rep = NULL;
+	CHECK_INT(pd_wait_reply(&pd, PD_SHELL, &rep, &got, 20000), 0);
+	if (rep)
+		box_msg_free(&rep->base);
+	pd_fields_free(m.input, m.n_input);
+	CHECK_INT(pd_stop(&pd), 0);
+	_cleanup_free_ char *log = slurp("decisions.jsonl");
+	const char *d = strstr(log, "\"resource\":\"~/h/1\"");
+	const char *r = strstr(log, "\"record\":\"response\"");
+	CHECK(d && r && d < r);
+	/* and the times go up line by line */
+	long long prev = 0;
+	bool up = true;
+	for (const char *p = strstr(log, "\"time_ns\":"); p; p = strstr(p + 1, "\"time_ns\":")) {
+		long long t = atoll(p + 10);
+		up = up && t > prev;
+		prev = t;
+	}
+	CHECK(up && prev > 0);
 }
 
 /*
@@ -1286,6 +1392,8 @@ main(void)
 	RUN(test_pipelined);
 	RUN(test_decision_log_exact);
 	RUN(test_decision_log_live);
+	RUN(test_outcome_lines);
+	RUN(test_outcome_waits_behind_held);
 	RUN(test_sigterm_flushes);
 	RUN(test_log_rotation);
 	RUN(test_no_policy);

@@ -266,6 +266,49 @@ test_time(void)
 	CHECK_STR(buf, "1969-12-31T23:59:59.999Z");
 }
 
+/* An outcome line: CLI.md's keys in order, jansson's bytes; an error has no output. */
+static void
+test_outcome(void)
+{
+	Box__PolicyValue path = BOX__POLICY_VALUE__INIT, result = BOX__POLICY_VALUE__INIT;
+	path.kind_case = BOX__POLICY_VALUE__KIND_STR;
+	path.str = "~/p/\"a\"\n";
+	result.kind_case = BOX__POLICY_VALUE__KIND_STR;
+	result.str = "completed";
+	Box__PolicyField f_path = BOX__POLICY_FIELD__INIT, f_result = BOX__POLICY_FIELD__INIT;
+	f_path.name = "path";
+	f_path.value = &path;
+	f_result.name = "result";
+	f_result.value = &result;
+	Box__PolicyField *in[] = { &f_path }, *out[] = { &f_result };
+	struct declog_outcome o = {
+		.time_ns = 1764469184123456789LL, .box = "demo", .id = "0123456789ab",
+		.action = "fs:write", .source = "box-shell", .input = in, .n_input = 1,
+		.output = out, .n_output = 1,
+	};
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	CHECK_INT(declog_append_outcome(&o, &buf, &len, &cap), 0);
+	CHECK_STR(buf, "{\"time\":\"2025-11-30T02:19:44.123Z\",\"time_ns\":1764469184123456789,"
+		       "\"box\":\"demo\",\"id\":\"0123456789ab\",\"record\":\"response\","
+		       "\"action\":\"fs:write\",\"input\":{\"path\":\"~/p/\\\"a\\\"\\n\"},"
+		       "\"output\":{\"result\":\"completed\"},\"source\":\"box-shell\"}\n");
+	size_t one = len;
+	o.error = true;
+	CHECK_INT(declog_append_outcome(&o, &buf, &len, &cap), 0);
+	CHECK_STR(buf + one, "{\"time\":\"2025-11-30T02:19:44.123Z\",\"time_ns\":1764469184123456789,"
+			     "\"box\":\"demo\",\"id\":\"0123456789ab\",\"record\":\"error\","
+			     "\"action\":\"fs:write\",\"input\":{\"path\":\"~/p/\\\"a\\\"\\n\"},"
+			     "\"source\":\"box-shell\"}\n");
+	json_error_t err;
+	json_t *j = json_loadb(buf, one, JSON_REJECT_DUPLICATES, &err);
+	char *again = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	CHECK(again && strlen(again) == one - 1 && memcmp(again, buf, one - 1) == 0);
+	free(again);
+	json_decref(j);
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -273,5 +316,6 @@ main(void)
 	RUN(test_invalid_utf8_refused);
 	RUN(test_append);
 	RUN(test_time);
+	RUN(test_outcome);
 	return tap_done();
 }

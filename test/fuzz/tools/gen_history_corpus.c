@@ -115,7 +115,8 @@ engine_history(int n, size_t *len)
 		rec.n_input = 2;
 		rec.output = out;
 		rec.n_output = 1;
-		if (engine_record(e, &rec, t + 1000) < 0)
+		int64_t rec_t;
+		if (engine_record(e, &rec, t + 1000, &rec_t) < 0)
 			die("engine_record");
 		if (getenv("GEN_DEBUG"))
 			fprintf(stderr, "decide %d: permit %d cause %d err %d msg %s\n", i, res.permit,
