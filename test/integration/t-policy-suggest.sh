@@ -7,7 +7,8 @@
 # port), each with @id("suggest_N_…") and its count; the file loads with
 # `boxctl policy check`; the old policy plus the suggestion, evaluated with
 # `boxctl policy eval` on the log's own requests, permits exactly the no_match
-# denials and changes no other decision; re-running the same commands under
+# denials and changes no other decision, and so does `boxctl policy replay`
+# of the log (exit 3, only those changes); re-running the same commands under
 # it, they are permitted for real and the forbidden ones are still refused.
 # Forbid denials are never proposed: a comment and a stderr line say so.
 # --action and --since filter; a box is found by name (through `boxctl log`);
@@ -56,6 +57,40 @@ evaluated() {
 for l in open(sys.argv[1]):
     o = json.loads(l)
     print(o.get("verdict"), o.get("cause"))' "$1"
+}
+
+# replay_check NAME CANDIDATE LOG|BOX NO_MATCH_LOG [--home H]: `policy replay --json` of the
+# log under the candidate: exit 3, every changed decision was a no_match denial and is now a
+# permit, as many as the log has, nothing now denied.
+replay_check() {
+	local name=$1 cand=$2 what=$3 log=$4
+	shift 4
+	"$boxctl" policy replay "$@" --json "$cand" "$what" >"$W/replay.out" 2>"$W/replay.err"
+	local rc=$?
+	python3 - "$W/replay.out" "$log" "$rc" >"$W/replay.check" 2>&1 <<'EOF'
+import json, sys
+out = [json.loads(l) for l in open(sys.argv[1])]
+log = [json.loads(l) for l in open(sys.argv[2])]
+rc = int(sys.argv[3])
+want = sum(1 for o in log if "record" not in o and o["verdict"] == "deny" and o["cause"] == "no_match")
+summary, changed = out[-1], out[:-1]
+assert rc == 3, "exit %d" % rc
+assert want > 0
+assert len(changed) == want, (len(changed), want)
+for c in changed:
+    assert (c["old"]["verdict"], c["old"]["cause"]) == ("deny", "no_match"), c
+    assert (c["new"]["verdict"], c["new"]["cause"]) == ("permit", "permitted"), c
+    assert all(r.startswith("suggest_") for r in c["new"]["rules"]), c
+assert summary["now_permitted"] == want and summary["now_denied"] == 0, summary
+assert summary["refused_lines"] == 0 and summary["schema_gone"] == 0, summary
+decisions = sum(1 for o in log if "record" not in o)
+assert summary["decisions"] == decisions and summary["unchanged"] == decisions - want, summary
+print("fine")
+EOF
+	if grep -qx fine "$W/replay.check"; then ok "$name"; else
+		not_ok "$name"
+		sed 's/^/#   /' "$W/replay.check" "$W/replay.err" | head -20
+	fi
 }
 
 # ---- box-sh: shell:exec and fs:read ----
@@ -129,6 +164,11 @@ else
 	not_ok "eval under policy + suggestion: exactly the no_match denials now permitted, nothing else changed"
 	diff <(expected_after "$W/sh.jsonl") <(evaluated "$W/sh-new.out") | sed 's/^/#   /'
 fi
+replay_check "replay of the log under policy + suggestion: exactly the no_match denials turn into permits, nothing else (exit 3)" \
+	"$W/sh-cand.dw" "$W/sh.jsonl" "$W/sh.jsonl" --home "$home"
+"$boxctl" policy replay --home "$home" "$W/sh.dw" "$W/sh.jsonl" >"$W/replay0.out" 2>&1
+rc=$?
+check "… and under the old policy: nothing changes (exit 0, rc $rc)" test "$rc" = 0
 (cd "$home/w" && "$boxsh" --policy "$W/sh-cand.dw" --home "$home" --decisions "$W/sh2.jsonl" \
 	-c "$script" >"$W/sh2.out" 2>"$W/sh2.err")
 check "re-run under it: no no_match denial left" \
@@ -255,6 +295,8 @@ else
 	not_ok "eval of the box's requests under it: exactly the no_match denials now permitted"
 	diff <(expected_after "$state/decisions.jsonl") <(evaluated gw-new.out) | sed 's/^/#   /'
 fi
+replay_check "replay of box sg-gw (by name) under it: exactly the no_match denials turn into permits (exit 3)" \
+	gw-cand.dw sg-gw "$state/decisions.jsonl"
 mkini sg-gw.ini gw-cand.dw
 "$boxctl" run -q -c sg-gw.ini -- $reqs >gw2.out 2>gw2.err
 check "the box again under it: POST and PUT reach the upstream (its 201, 202), DELETE still 403" \
