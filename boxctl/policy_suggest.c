@@ -22,7 +22,8 @@
  * Reading a box's log: NAME|ID goes through `boxctl log NAME|ID --json`
  * (log.c, in a child process writing into a pipe), so that a running box's
  * files come from its boxd and an ID selects that run's lines exactly as
- * `boxctl log` does. A path argument is read as it is.
+ * `boxctl log` does. An argument holding `/` or `.` (no box name does) is a
+ * log file read as it is, `-` is stdin.
  *
  * Trusts nothing in the log (agent-chosen strings): every value is escaped
  * for the Cedar string literal it goes into, comments hold only printable
@@ -37,12 +38,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "parse.h"
 #include "policy_history.h"
 #include "proto/validate.h"
 
@@ -137,11 +138,16 @@ parse_since(const char *t, int64_t *ret)
 {
 	if (ph_rfc3339_to_ns(t, ret) == 0)
 		return 0;
-	char *end;
-	errno = 0;
-	long long n = strtoll(t, &end, 10);
-	if (errno || end == t || n < 0)
+	size_t digits = strspn(t, "0123456789");
+	char num[24];
+	uint64_t n;
+	if (digits == 0 || digits >= sizeof(num))
 		return -EINVAL;
+	memcpy(num, t, digits);
+	num[digits] = 0;
+	if (parse_u64(num, INT64_MAX, &n) < 0)
+		return -EINVAL;
+	const char *end = t + digits;
 	long long mul;
 	if (strcmp(end, "ms") == 0)
 		mul = 1000000LL;
@@ -155,11 +161,11 @@ parse_since(const char *t, int64_t *ret)
 		mul = 86400LL * 1000000000LL;
 	else
 		return -EINVAL;
-	if (n > INT64_MAX / mul)
+	if (n > (uint64_t)(INT64_MAX / mul))
 		return -ERANGE;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	*ret = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - n * mul;
+	*ret = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - (int64_t)n * mul;
 	return 0;
 }
 
@@ -426,6 +432,8 @@ read_lines(struct suggest *s, FILE *f, const char *file)
 static int
 read_path(struct suggest *s, const char *path)
 {
+	if (strcmp(path, "-") == 0)
+		return read_lines(s, stdin, "stdin");
 	FILE *f = fopen(path, "re");
 	if (!f) {
 		int r = -errno;
@@ -767,11 +775,11 @@ suggest_free(struct suggest *s)
 	strset_free(&s->forbid_rules);
 }
 
+/* A log file rather than a box: it holds `/` or `.` (no box name does), or is `-` (stdin). */
 static bool
 is_path_arg(const char *a)
 {
-	struct stat st;
-	return strchr(a, '/') || (stat(a, &st) == 0 && S_ISREG(st.st_mode));
+	return strchr(a, '/') || strchr(a, '.') || strcmp(a, "-") == 0;
 }
 
 #define SUGGEST_USAGE "usage: boxctl policy suggest NAME|ID|LOG... [--action A] [--since T]\n"

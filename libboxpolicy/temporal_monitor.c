@@ -1779,6 +1779,7 @@ tx_holds(struct ectx *x, const struct tnode *n, size_t pos)
 	static const struct kont stop = { .fn = k_stop };
 	memset(x->env, 0, sizeof(x->env));
 	x->steps = 0;
+	arena_reset(&x->m->scratch); /* nothing of an earlier evaluation is still read */
 	return eval(x, n, pos, &stop);
 }
 
