@@ -272,9 +272,12 @@ jr_string(struct jr *c, char **s, size_t *n, bool skip)
 	return true;
 }
 
-/* An integer; REAL_OK: a fraction or exponent is skipped (then *is_real). */
+/* A number: an integer in *v (NUM_INT), or one that is not: NUM_REAL (a fraction or an
+ * exponent, skipped) or NUM_BIG (beyond 64 bits). */
+enum num_kind { NUM_INT, NUM_REAL, NUM_BIG };
+
 static bool
-jr_number(struct jr *c, int64_t *v, bool *is_real)
+jr_number(struct jr *c, int64_t *v, enum num_kind *kind)
 {
 	jr_ws(c);
 	char *p = c->p;
@@ -294,9 +297,9 @@ jr_number(struct jr *c, int64_t *v, bool *is_real)
 			overflow = true;
 		u = u * 10 + (uint64_t)(*p - '0');
 	}
-	*is_real = false;
+	*kind = NUM_INT;
 	if (p < c->end && (*p == '.' || *p == 'e' || *p == 'E')) {
-		*is_real = true;
+		*kind = NUM_REAL;
 		if (*p == '.') {
 			p++;
 			if (p >= c->end || *p < '0' || *p > '9') {
@@ -321,7 +324,7 @@ jr_number(struct jr *c, int64_t *v, bool *is_real)
 		return true;
 	}
 	if (overflow || u > (uint64_t)INT64_MAX + (neg ? 1 : 0)) {
-		*is_real = true; /* out of an integer's range: the caller refuses it */
+		*kind = NUM_BIG; /* out of an integer's range: the caller refuses it */
 		c->p = p;
 		return true;
 	}
@@ -377,8 +380,8 @@ jr_skip(struct jr *c, int depth)
 		return jr_eat(c, '}') || jr_fail(c, "expected ',' or '}'");
 	default: {
 		int64_t v;
-		bool real;
-		return jr_number(c, &v, &real);
+		enum num_kind k;
+		return jr_number(c, &v, &k);
 	}
 	}
 }
@@ -462,11 +465,12 @@ jr_bp_value(struct jr *c, struct bp_request *r, int depth)
 		break;
 	default: {
 		int64_t x;
-		bool real;
-		if (!jr_number(c, &x, &real))
+		enum num_kind k;
+		if (!jr_number(c, &x, &k))
 			return NULL;
-		if (real) {
-			(void)snprintf(c->err, sizeof(c->err), "numbers must be integers");
+		if (k != NUM_INT) {
+			(void)snprintf(c->err, sizeof(c->err), "%s",
+				       k == NUM_BIG ? "a number beyond 64 bits" : "numbers must be integers");
 			return NULL;
 		}
 		v = bp_value_long(r, x);
@@ -516,12 +520,13 @@ jr_input(struct jr *c, struct bp_request *r, const char **field_problem)
 			x = bp_request_set_value(r, name, v);
 		} else {
 			int64_t v;
-			bool real;
-			if (!jr_number(c, &v, &real))
+			enum num_kind k;
+			if (!jr_number(c, &v, &k))
 				return false;
-			if (real) {
-				(void)snprintf(c->err, sizeof(c->err),
-					       "field \"%.60s\": numbers must be integers", name);
+			if (k != NUM_INT) {
+				(void)snprintf(c->err, sizeof(c->err), "field \"%.60s\": %s", name,
+					       k == NUM_BIG ? "a number beyond 64 bits"
+							    : "numbers must be integers");
 				return false;
 			}
 			x = bp_request_set_long(r, name, v);
@@ -555,10 +560,10 @@ jr_output(struct jr *c, struct bp_event *ev)
 			x = bp_event_set_output_string(ev, name, s, n);
 		} else {
 			int64_t v;
-			bool real;
-			if (!jr_number(c, &v, &real))
+			enum num_kind k;
+			if (!jr_number(c, &v, &k))
 				return false;
-			x = real ? -EINVAL : bp_event_set_output_long(ev, name, v);
+			x = k != NUM_INT ? -EINVAL : bp_event_set_output_long(ev, name, v);
 		}
 		if (x < 0) {
 			(void)snprintf(c->err, sizeof(c->err), "output field \"%.60s\" is not valid",
@@ -872,6 +877,7 @@ replay_line(struct replay *st, const char *file, unsigned lineno, char *line, si
 	const char *field_problem = NULL;
 	bool action_set = false, input_done = false, output_done = false;
 	unsigned seen = 0;
+	bool copied = false; /* st->copy holds this line's text */
 	enum bp_event_kind kind = BP_EVENT_REQUEST;
 	char msg[300];
 
@@ -887,6 +893,7 @@ replay_line(struct replay *st, const char *file, unsigned lineno, char *line, si
 			st->copy_cap = len + 1;
 		}
 		memcpy(st->copy, line, len + 1);
+		copied = true;
 	}
 	if (!jr_eat(&c, '{')) {
 		jr_fail(&c, "expected an object");
@@ -925,12 +932,13 @@ replay_line(struct replay *st, const char *file, unsigned lineno, char *line, si
 					goto bad;
 				continue;
 			case K_TIME_NS: {
-				bool real;
-				if (!jr_number(&c, &l.time_ns, &real))
+				enum num_kind nk;
+				if (!jr_number(&c, &l.time_ns, &nk))
 					goto bad;
-				if (real) {
-					(void)snprintf(c.err, sizeof(c.err),
-						       "\"time_ns\" must be an integer");
+				if (nk != NUM_INT) {
+					(void)snprintf(c.err, sizeof(c.err), "%s",
+						       nk == NUM_BIG ? "\"time_ns\" is out of range"
+								    : "\"time_ns\" must be an integer");
 					goto bad;
 				}
 				l.have_time_ns = true;
@@ -982,8 +990,10 @@ replay_line(struct replay *st, const char *file, unsigned lineno, char *line, si
 				}
 				continue;
 			case K_SCHEMA:
-				if (!st->copy) {
-					jr_fail(&c, "a bad schema line");
+				if (!copied) {
+					/* "schema" spelled with escapes: not what a schema line looks like */
+					(void)snprintf(c.err, sizeof(c.err), "%s",
+						       "a schema line's \"schema\" key must be written plainly");
 					goto bad;
 				}
 				{

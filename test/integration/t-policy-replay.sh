@@ -423,4 +423,44 @@ rc=$?
 check "an empty log: '0 decisions, …', exit 0 (rc $rc)" \
 	bash -c "[ $rc = 0 ] && [ \"\$(cat empty.out)\" = '0 decisions, 0 now denied, 0 now permitted, 0 unchanged' ]"
 
+# --- the lean reader: JSON escapes decode to jansson's values, malformed text is named ---
+cat >esc.dw <<'EOF'
+@id("odd_name")
+permit (principal, action == Box::Action::"fs:read", resource)
+when { context.input.path == "~/é q😀/x" };
+EOF
+pre='{"time_ns":1,"box":"rpl-esc","id":"0123456789ab","action":"fs:read","resource":"r","verdict":"deny","input":{"operation":"read_content","path":'
+{
+	printf '%s"~/\\u00e9 q\\ud83d\\ude00/x"}}\n' "$pre"    # \u escapes, a surrogate pair
+	printf '%s"~/é q😀/x"}}\n' "$pre"                      # raw UTF-8
+	printf '%s"~\\/\\u00E9 q\\uD83D\\uDE00\\/x"}}\n' "$pre" # \/ and upper-case hex
+	printf '%s"~/\\u00e9 q\\ud83d/x"}}\n' "$pre"           # 4: a lone surrogate
+	printf '%s"~/\t"}}\n' "$pre"                            # 5: a raw tab
+	printf '%s"~/\xff"}}\n' "$pre"                          # 6: not UTF-8
+	printf '{"time_ns":99999999999999999999,"action":"fs:read","verdict":"deny"}\n'
+	printf '{"time_ns":01,"action":"fs:read","verdict":"deny"}\n'
+	printf '%s"~/a"}} x\n' "$pre"                           # 9
+	printf '%s"~/a\\q"}}\n' "$pre"                          # 10
+	printf '{"sch\\u0065ma":"x","actions":{}}\n'            # 11
+	printf '%s"~/a","n":1.5}}\n' "$pre"                     # 12
+} >esc.jsonl
+"$B" policy replay esc.dw esc.jsonl >esc.out 2>esc.err
+rc=$?
+printf '%s\n' "fs:read r deny → permit odd_name" "fs:read r deny → permit odd_name" \
+	"fs:read r deny → permit odd_name" "3 decisions, 0 now denied, 3 now permitted, 0 unchanged" >esc.want
+expect "escapes, surrogate pairs, raw UTF-8: the path the policy names (3 now permitted; exit 2 for the rest)" \
+	2 "$rc" esc.out esc.want
+printf '%s\n' 'boxctl: esc.jsonl:4: not JSON: a lone surrogate in a \u escape at column 161' \
+	'boxctl: esc.jsonl:5: not JSON: a control character in a string at column 147' \
+	'boxctl: esc.jsonl:6: not JSON: a string that is not UTF-8 at column 148' \
+	'boxctl: esc.jsonl:7: "time_ns" is out of range' \
+	'boxctl: esc.jsonl:8: not JSON: a number with a leading zero at column 12' \
+	'boxctl: esc.jsonl:9: not JSON: text after the object at column 152' \
+	'boxctl: esc.jsonl:10: not JSON: an unknown escape at column 149' \
+	"boxctl: esc.jsonl:11: a schema line's \"schema\" key must be written plainly" \
+	'boxctl: esc.jsonl:12: field "n": numbers must be integers' \
+	'boxctl: error: 9 lines refused (see above); the replay is incomplete' >esc.errwant
+check "… each malformed line named with its line and column" cmp -s esc.err esc.errwant
+cmp -s esc.err esc.errwant || diag "$(cat esc.err)"
+
 tap_done
