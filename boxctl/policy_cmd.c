@@ -3,7 +3,10 @@
  * §6): validate a policy file, or decide JSON-line requests offline.
  *
  * Temporal policies (§4) are decided observe-then-decide through a monitor;
- * `--history F` replays F into it first (see cmd_policy_eval).
+ * `--history F` replays F into it first (see cmd_policy_eval). `--explain`
+ * adds, after each decision, bp_explain's account of it (lines "# …", or a
+ * field "explain" with --json), computed right after the decision so that
+ * temporal terms see the same last event.
  *
  * Runs as the calling user on the user's own files. Trusts nothing it reads:
  * the policy goes through libboxpolicy's loader, every input line is parsed
