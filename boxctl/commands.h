@@ -23,6 +23,8 @@ int cmd_check(int argc, char **argv);
 int check_policy(struct box_config *cfg, long *n_rules, struct bp_diags **warnings);
 void check_print_policy_warnings(const struct box_config *cfg, const struct bp_diags *warnings);
 int cmd_policy(int argc, char **argv);
+/* `boxctl policy suggest` (policy_suggest.c), dispatched by cmd_policy. */
+int cmd_policy_suggest(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_stop(int argc, char **argv);

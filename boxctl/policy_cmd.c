@@ -3,7 +3,10 @@
  * §6): validate a policy file, or decide JSON-line requests offline.
  *
  * Temporal policies (§4) are decided observe-then-decide through a monitor;
- * `--history F` replays F into it first (see cmd_policy_eval).
+ * `--history F` replays F into it first (see cmd_policy_eval). `--explain`
+ * adds, after each decision, bp_explain's account of it (lines "# …", or a
+ * field "explain" with --json), computed right after the decision so that
+ * temporal terms see the same last event.
  *
  * Runs as the calling user on the user's own files. Trusts nothing it reads:
  * the policy goes through libboxpolicy's loader, every input line is parsed
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boxpolicy.h"
@@ -36,6 +40,8 @@ struct eval_state {
 	struct bp_decision *dec;
 	const char *home;
 	unsigned history_errors;
+	struct bp_explain *explain; /* --explain: each decision's explanation */
+	bool explain_json;          /* --json: in the decision's line (field "explain") */
 };
 
 static int
@@ -283,8 +289,115 @@ print_error_line(unsigned lineno, const char *msg)
 	json_decref(o);
 }
 
+/* An event's time, RFC 3339 UTC with nanoseconds. */
 static void
-print_decision(unsigned lineno, const struct bp_decision *dec)
+format_ns(int64_t ns, char *buf, size_t size)
+{
+	time_t secs = (time_t)(ns / 1000000000LL);
+	long frac = (long)(ns % 1000000000LL);
+	if (frac < 0) {
+		frac += 1000000000L;
+		secs--;
+	}
+	struct tm tm;
+	if (!gmtime_r(&secs, &tm)) {
+		snprintf(buf, size, "%lld ns", (long long)ns);
+		return;
+	}
+	char day[40];
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, size, "%s.%09ldZ", day, frac);
+}
+
+/* The explanation as JSON (POLICY.md §6, docs/boxctl.1.md "policy eval --explain"). */
+static json_t *
+explain_json(const struct bp_explain *x)
+{
+	json_t *o = json_object();
+	json_t *rules = json_array();
+	if (!o || !rules) {
+		json_decref(o);
+		json_decref(rules);
+		return NULL;
+	}
+	const char *problem = bp_explain_problem(x);
+	json_object_set_new(o, "problem", problem ? json_string(problem) : json_null());
+	for (size_t i = 0; i < bp_explain_rule_count(x); i++) {
+		const struct bp_explain_rule *r = bp_explain_rule_at(x, i);
+		json_t *clauses = json_array();
+		for (size_t c = 0; clauses && c < r->n_clauses; c++) {
+			const struct bp_explain_clause *cl = &r->clauses[c];
+			json_t *notes = json_array(), *events = json_array();
+			for (size_t k = 0; notes && k < cl->n_notes; k++)
+				json_array_append_new(notes, json_string(cl->notes[k]));
+			for (size_t k = 0; events && k < cl->n_events; k++) {
+				const struct bp_explain_event *e = &cl->events[k];
+				char t[64];
+				format_ns(e->time_ns, t, sizeof(t));
+				json_array_append_new(events,
+						      json_pack("{s:s,s:I,s:s,s:s,s:s,s:s}", "time", t,
+								"time_ns", (json_int_t)e->time_ns,
+								"kind", e->kind, "action", e->action,
+								"fields", e->fields, "role", e->role));
+			}
+			json_array_append_new(
+				clauses,
+				json_pack("{s:I,s:s,s:b,s:s,s:s,s:I,s:I,s:s,s:s,s:o,s:o}", "clause",
+					  (json_int_t)cl->index, "kind", cl->unless ? "unless" : "when",
+					  "temporal", cl->temporal, "value",
+					  bp_explain_value_str(cl->value), "at", cl->at, "line",
+					  (json_int_t)cl->at_line, "col", (json_int_t)cl->at_col,
+					  "at_value", bp_explain_value_str(cl->at_value), "detail",
+					  cl->detail ? cl->detail : "", "notes",
+					  notes ? notes : json_array(), "events",
+					  events ? events : json_array()));
+		}
+		json_array_append_new(
+			rules, json_pack("{s:s,s:s,s:I,s:s,s:s,s:o}", "rule", r->name, "effect",
+					 r->forbid ? "forbid" : "permit", "line", (json_int_t)r->line,
+					 "outcome", bp_explain_outcome_str(r->outcome), "text", r->text,
+					 "clauses", clauses ? clauses : json_array()));
+	}
+	json_object_set_new(o, "rules", rules);
+	return o;
+}
+
+/* The explanation as text: lines starting with "# " after the decision's line. */
+static void
+explain_text(const struct bp_explain *x, const char *action)
+{
+	const char *problem = bp_explain_problem(x);
+	if (problem) {
+		printf("# explain: no rule was evaluated: %s\n", problem);
+		return;
+	}
+	if (!bp_explain_rule_count(x))
+		printf("# explain: no rule names action %s (denied by default)\n", action);
+	for (size_t i = 0; i < bp_explain_rule_count(x); i++) {
+		const struct bp_explain_rule *r = bp_explain_rule_at(x, i);
+		printf("# explain: %s\n", r->text);
+		for (size_t c = 0; c < r->n_clauses; c++) {
+			const struct bp_explain_clause *cl = &r->clauses[c];
+			if (c + 1 < r->n_clauses || r->n_clauses > 1)
+				printf("#   %s clause %u (line %u): %s at `%s`\n",
+				       cl->unless ? "unless" : "when", cl->index, cl->at_line,
+				       bp_explain_value_str(cl->value), cl->at);
+			for (size_t k = 0; k < cl->n_notes; k++)
+				printf("#   %s\n", cl->notes[k]);
+			for (size_t k = 0; k < cl->n_events; k++) {
+				const struct bp_explain_event *e = &cl->events[k];
+				char t[64];
+				format_ns(e->time_ns, t, sizeof(t));
+				printf("#   event %s %s %s %s: %s\n", t, e->kind, e->action, e->fields,
+				       e->role);
+			}
+		}
+	}
+}
+
+static void
+print_decision(unsigned lineno, const struct bp_decision *dec, const struct bp_explain *x,
+	       bool x_json, const char *action)
 {
 	json_t *rules = json_array();
 	for (size_t i = 0; rules && i < bp_decision_rule_count(dec); i++)
@@ -294,6 +407,13 @@ print_decision(unsigned lineno, const struct bp_decision *dec)
 					bp_cause_str(bp_decision_cause(dec)), "rules", rules,
 					"message", bp_decision_message(dec))
 			    : NULL;
+	if (out && x && x_json) {
+		json_t *xj = explain_json(x);
+		if (!xj || json_object_set_new(out, "explain", xj) < 0) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
 	char *s = out ? json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (s)
 		printf("%s\n", s);
@@ -301,6 +421,8 @@ print_decision(unsigned lineno, const struct bp_decision *dec)
 		print_error_line(lineno, "cannot encode the decision");
 	free(s);
 	json_decref(out);
+	if (x && !x_json)
+		explain_text(x, action);
 }
 
 /*
@@ -369,7 +491,22 @@ eval_line(struct eval_state *st, const char *path, const char *line, unsigned li
 	int r = st->ph.req ? ph_line(&st->ph, line, output ? st->dec : NULL, msg, sizeof(msg))
 			   : -ENOMEM;
 	if (r == 1) {
-		print_decision(lineno, st->dec);
+		bool explained = false;
+		char action[256] = "";
+		if (st->explain && output) {
+			/* right after the decision: temporal terms see the same last event */
+			struct bp_temporal_hook hook = bp_monitor_hook(st->mon);
+			int rx = bp_explain(st->policy, st->ph.req, &hook, st->explain);
+			explained = rx == 0;
+			json_t *o = json_loads(line, 0, NULL);
+			snprintf(action, sizeof(action), "%s",
+				 json_string_value(json_object_get(o, "action")) ?: "?");
+			json_decref(o);
+			if (rx < 0)
+				print_error_line(lineno, "cannot explain the decision (out of memory)");
+		}
+		print_decision(lineno, st->dec, explained ? st->explain : NULL, st->explain_json,
+			       action);
 		return;
 	}
 	if (r == 0)
@@ -453,15 +590,21 @@ static int
 cmd_policy_eval(int argc, char **argv)
 {
 	const char *home = NULL, *history = NULL, *file = NULL, *input = NULL;
+	bool explain = false, json_out = false;
 	for (int i = 1; i < argc; i++) {
 		if (is_help(argv[i])) {
-			printf("usage: boxctl policy eval [--home DIR] [--history F] POLICY [REQ|-]\n");
+			printf("usage: boxctl policy eval [--home DIR] [--history F] [--explain [--json]] "
+			       "POLICY [REQ|-]\n");
 			return BOXCTL_EXIT_OK;
 		}
 		if (strcmp(argv[i], "--home") == 0 && i + 1 < argc)
 			home = argv[++i];
 		else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc)
 			history = argv[++i];
+		else if (strcmp(argv[i], "--explain") == 0)
+			explain = true;
+		else if (strcmp(argv[i], "--json") == 0)
+			json_out = true;
 		else if (argv[i][0] == '-' && argv[i][1] != 0)
 			goto usage;
 		else if (!file)
@@ -489,9 +632,10 @@ cmd_policy_eval(int argc, char **argv)
 		fprintf(stderr, "boxctl: error: %s: %s\n", file, strerror(-r));
 		return BOXCTL_EXIT_FAILURE;
 	}
-	struct eval_state st = { .home = home };
+	struct eval_state st = { .home = home, .explain_json = json_out };
 	int rc = BOXCTL_EXIT_FAILURE;
-	if (bp_schema_new(&st.schema) < 0 || bp_decision_new(&st.dec) < 0)
+	if (bp_schema_new(&st.schema) < 0 || bp_decision_new(&st.dec) < 0 ||
+	    (explain && bp_explain_new(&st.explain) < 0))
 		goto out;
 	struct bp_load_options o = {
 		.home = home, .schema = st.schema, .allow_unknown_namespaces = true
@@ -531,10 +675,12 @@ out:
 	bp_monitor_free(st.mon);
 	bp_policy_free(st.policy);
 	bp_decision_free(st.dec);
+	bp_explain_free(st.explain);
 	bp_schema_free(st.schema);
 	return rc;
 usage:
-	fprintf(stderr, "usage: boxctl policy eval [--home DIR] [--history F] POLICY [REQ|-]\n");
+	fprintf(stderr, "usage: boxctl policy eval [--home DIR] [--history F] [--explain [--json]] "
+			"POLICY [REQ|-]\n");
 	return BOXCTL_EXIT_USAGE;
 }
 
@@ -545,13 +691,16 @@ cmd_policy(int argc, char **argv)
 		return cmd_policy_check(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "eval") == 0)
 		return cmd_policy_eval(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "suggest") == 0)
+		return cmd_policy_suggest(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
 		return cmd_policy_replay(argc - 1, argv + 1);
 	/* Asked for: the usage on stdout, exit 0; anything else is a usage error. */
 	bool help = argc >= 2 && is_help(argv[1]);
 	fprintf(help ? stdout : stderr,
 		"usage: boxctl policy check [--home DIR] [--schema F] POLICY\n"
-		"       boxctl policy eval [--home DIR] [--history F] POLICY [REQ|-]\n"
-		"       boxctl policy replay [--home DIR] [--json] POLICY NAME|ID|LOG...\n");
+		"       boxctl policy eval [--home DIR] [--history F] [--explain [--json]] POLICY [REQ|-]\n"
+		"       boxctl policy replay [--home DIR] [--json] POLICY NAME|ID|LOG...\n"
+		"       boxctl policy suggest NAME|ID|LOG... [--action A] [--since T]\n");
 	return help ? BOXCTL_EXIT_OK : BOXCTL_EXIT_USAGE;
 }

@@ -484,6 +484,15 @@ ev(struct ev *x, const struct expr *e, struct val *out)
 	return r;
 }
 
+int
+eval_expr(const struct bp_policy *p, const struct bp_request *req,
+	  const struct bp_temporal_hook *hook, size_t rule, struct arena *scratch,
+	  const struct expr *e, struct val *out)
+{
+	struct ev x = { .p = p, .req = req, .hook = hook, .rule = rule, .scratch = scratch };
+	return ev(&x, e, out) < 0 ? -1 : 0;
+}
+
 /* ---- deciding ---- */
 
 static int

@@ -345,6 +345,7 @@ struct expr {
 	struct val v;        /* EX_LIT */
 	struct pattern *pat; /* EX_LIKE */
 	uint32_t temporal;   /* EX_TEMPORAL index in the rule */
+	uint32_t off, end;   /* source span [off, end) in the policy text (explain.c) */
 };
 
 enum scope_kind {
@@ -378,6 +379,14 @@ struct annotation {
 	uint32_t line, col;
 };
 
+/* One `when`/`unless` clause as written (explain.c); the rule's cond is their && chain. */
+struct clause {
+	struct expr *e; /* the clause's expression (an unless clause: before its negation) */
+	bool unless;
+	bool temporal; /* `when temporal { … }` */
+	uint32_t line, col;
+};
+
 struct temporal_term {
 	const char *text;
 	size_t len;
@@ -387,6 +396,7 @@ struct temporal_term {
 struct rule {
 	bool forbid;
 	uint32_t line, col;
+	uint32_t n_clauses; /* in the padding: bp_decide's stride over rules stays small */
 	size_t n_annot;
 	struct annotation *annot;
 	const char *id;   /* non-blank @id or NULL */
@@ -394,6 +404,7 @@ struct rule {
 	const char *name; /* id or policy_N */
 	struct scope principal, action, resource;
 	struct expr *cond; /* NULL: true */
+	struct clause *clauses; /* n_clauses of them (explain.c) */
 	bool has_clause;   /* any when/unless (a vacuous one included) */
 	bool vacuous;      /* every clause is `when {true}` / `unless {false}` */
 	size_t n_temporal;
@@ -490,6 +501,20 @@ bool val_set_has(const struct val *set, const struct val *x);
 /* ---- evaluation (eval.c) ---- */
 
 bool like_match(const struct pattern *p, const char *s, size_t n);
+/* Evaluate E of rule RULE for REQ exactly as bp_decide does (explain.c): 0, or -1 on an error. */
+int eval_expr(const struct bp_policy *p, const struct bp_request *req,
+	      const struct bp_temporal_hook *hook, size_t rule, struct arena *scratch,
+	      const struct expr *e, struct val *out);
+
+/* ---- explain.c: what the monitor's explain hook adds (temporal_monitor.c) ---- */
+
+/* A note about the temporal term being explained (printf-style). */
+void explain_note(struct bp_explain *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An event behind it: FIELDS its input/output text, ROLE how it took part. */
+void explain_event(struct bp_explain *x, int64_t time_ns, const char *kind, const char *action,
+		   const char *fields, const char *role);
+/* Print V for an explanation (strings quoted and escaped, at most about MAX bytes). */
+void explain_put_val(struct buf *b, const struct val *v, size_t max);
 
 /* ---- request / decision ---- */
 

@@ -117,7 +117,51 @@ new_expr(struct parse_ctx *pc, enum ex_kind k, const struct token *at)
 	e->kind = (uint8_t)k;
 	e->line = at->line;
 	e->col = at->col;
+	/* the span: the token, up to what was consumed before the node was made */
+	e->off = (uint32_t)(at->p - pc->src);
+	e->end = (uint32_t)(at->p + at->len - pc->src);
+	if (pc->pos > 0) {
+		const struct token *prev = &pc->toks[pc->pos - 1];
+		uint32_t pend = (uint32_t)(prev->p + prev->len - pc->src);
+		if (pend > e->end && prev->p >= at->p)
+			e->end = pend;
+	}
 	return e;
+}
+
+/* E's span ends at the last consumed token (after a node's closing `)`, `]`, `}`). */
+static void
+end_here(struct parse_ctx *pc, struct expr *e)
+{
+	const struct token *prev = &pc->toks[pc->pos - 1];
+	uint32_t pend = (uint32_t)(prev->p + prev->len - pc->src);
+	if (e && pend > e->end)
+		e->end = pend;
+}
+
+/* Widen every node's span to hold its operands' (binary nodes start at their left side). */
+static void
+fix_spans(struct expr *e, int depth)
+{
+	if (!e || depth > BP_MAX_DEPTH * 2)
+		return;
+	struct expr *kids[3] = { e->a, e->b, e->c };
+	for (int i = 0; i < 3; i++)
+		if (kids[i]) {
+			fix_spans(kids[i], depth + 1);
+			if (kids[i]->off < e->off)
+				e->off = kids[i]->off;
+			if (kids[i]->end > e->end)
+				e->end = kids[i]->end;
+		}
+	if (e->kind != EX_TEMPORAL)
+		for (size_t i = 0; i < e->n && e->items; i++) {
+			fix_spans(e->items[i], depth + 1);
+			if (e->items[i]->off < e->off)
+				e->off = e->items[i]->off;
+			if (e->items[i]->end > e->end)
+				e->end = e->items[i]->end;
+		}
 }
 
 static const char *
@@ -412,6 +456,10 @@ parse_primary(struct parse_ctx *pc)
 		e = parse_expr(pc);
 		if (!e || !expect(pc, T_RPAREN, "`)`"))
 			return NULL;
+		/* the parentheses belong to the span: `(a || b) && c` prints whole */
+		fix_spans(e, 0);
+		e->off = (uint32_t)(t->p - pc->src);
+		end_here(pc, e);
 		return e;
 	case T_LBRACKET: {
 		next(pc);
@@ -513,6 +561,7 @@ parse_primary(struct parse_ctx *pc)
 			}
 		}
 		next(pc);
+		end_here(pc, e);
 		return e;
 	}
 	case T_QUESTION: {
@@ -596,6 +645,7 @@ parse_primary(struct parse_ctx *pc)
 				e = new_expr(pc, EX_CALL, t);
 				if (!e || !parse_args(pc, &e->items, &e->n))
 					return NULL;
+				end_here(pc, e);
 				e->fn = (uint8_t)functions[i].fn;
 				if (e->n != 1) {
 					err_at(pc, t, "`%s` takes exactly one argument", path);
@@ -661,6 +711,7 @@ parse_member(struct parse_ctx *pc)
 				struct expr *call = new_expr(pc, EX_METHOD, id);
 				if (!call || !parse_args(pc, &call->items, &call->n))
 					return NULL;
+				end_here(pc, call);
 				call->fn = (uint8_t)methods[m].fn;
 				call->a = e;
 				if ((int)call->n != methods[m].arity) {
@@ -1398,6 +1449,17 @@ parse_policy(struct parse_ctx *pc, struct rule *r, size_t index)
 		r->has_clause = true;
 		if (!(unless ? is_lit_bool(c, false) : is_lit_bool(c, true)))
 			r->vacuous = false;
+		fix_spans(c, 0);
+		struct clause *ncl = palloc(pc, (r->n_clauses + 1) * sizeof(*ncl));
+		if (!ncl)
+			return false;
+		if (r->n_clauses)
+			memcpy(ncl, r->clauses, r->n_clauses * sizeof(*ncl));
+		ncl[r->n_clauses++] = (struct clause){
+			.e = c, .unless = unless, .temporal = c->kind == EX_TEMPORAL && is_kw(k, "temporal"),
+			.line = t->line, .col = t->col
+		};
+		r->clauses = ncl;
 		if (unless) {
 			struct expr *n = new_expr(pc, EX_NOT, t);
 			if (!n)

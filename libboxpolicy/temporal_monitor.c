@@ -1718,10 +1718,325 @@ hook_eval(void *ctx, const struct bp_policy *p, size_t rule, size_t term,
 	return 0;
 }
 
+/* ---- explaining a term (bp_explain through the hook; never on bp_decide's path) ---- */
+
+#define TX_LISTED 8 /* events listed per operator */
+
+/* Variables a node reads or binds (to tell independent conjuncts apart). */
+static uint64_t node_vars(const struct tnode *n);
+
+static uint64_t
+term_vars(const struct tterm *t)
+{
+	uint64_t v = 0;
+	if (t->kind == TT_VAR && t->var >= 0 && t->var < TP_MAX_VARS)
+		v |= 1ULL << t->var;
+	for (size_t i = 0; t->kind == TT_SET && i < t->n; i++)
+		v |= term_vars(t->items[i]);
+	if (t->kind == TT_AGG) {
+		v |= node_vars(t->agg->body);
+		for (size_t i = 0; i < t->agg->n_for; i++)
+			if (t->agg->for_vars[i] >= 0 && t->agg->for_vars[i] < TP_MAX_VARS)
+				v &= ~(1ULL << t->agg->for_vars[i]); /* bound inside */
+		if (t->agg->sum_var >= 0 && t->agg->sum_var < TP_MAX_VARS)
+			v &= ~(1ULL << t->agg->sum_var);
+	}
+	return v;
+}
+
+static uint64_t
+node_vars(const struct tnode *n)
+{
+	uint64_t v = 0;
+	switch (n->kind) {
+	case TN_AND:
+		for (size_t i = 0; i < n->n; i++)
+			v |= node_vars(n->items[i]);
+		return v;
+	case TN_SINCE: return node_vars(n->a) | node_vars(n->b);
+	case TN_EXISTS:
+		v = node_vars(n->a);
+		if (n->var >= 0 && n->var < TP_MAX_VARS)
+			v &= ~(1ULL << n->var);
+		return v;
+	case TN_NOT:
+	case TN_FORMERLY:
+	case TN_PREVIOUS: return node_vars(n->a);
+	case TN_TP: return n->var >= 0 && n->var < TP_MAX_VARS ? 1ULL << n->var : 0;
+	case TN_PRED:
+		for (size_t i = 0; i < n->n_args; i++)
+			v |= term_vars(n->args[i].t);
+		return v;
+	case TN_CMP: return term_vars(n->l) | term_vars(n->r);
+	default: return 0;
+	}
+}
+
+/* Does N hold at POS (nothing bound outside it)? 1, 0, or a negative errno. */
+static int
+tx_holds(struct ectx *x, const struct tnode *n, size_t pos)
+{
+	static const struct kont stop = { .fn = k_stop };
+	memset(x->env, 0, sizeof(x->env));
+	x->steps = 0;
+	arena_reset(&x->m->scratch); /* nothing of an earlier evaluation is still read */
+	return eval(x, n, pos, &stop);
+}
+
+static void
+tx_event(struct bp_monitor *m, struct bp_explain *xp, const struct tevent *e, const char *role)
+{
+	struct buf b = { 0 };
+	for (uint32_t i = 0; i < e->n_in + e->n_out; i++) {
+		if (b.len)
+			buf_putc(&b, ' ');
+		buf_printf(&b, "%s%s=", i >= e->n_in ? "output." : "", e->in[i].name);
+		explain_put_val(&b, &e->in[i].v, 200);
+	}
+	buf_putc(&b, 0);
+	const char *action = "?";
+	char name[300];
+	if (e->action < m->p->schema.n_actions) {
+		const struct s_action *a = &m->p->schema.actions[e->action];
+		if (strcmp(a->ns, "Box") == 0)
+			action = a->id;
+		else {
+			snprintf(name, sizeof(name), "%s::\"%s\"", a->etype, a->id);
+			action = name;
+		}
+	}
+	explain_event(xp, e->ts, bp_event_kind_str((enum bp_event_kind)e->kind), action,
+		      b.oom || !b.p ? "" : b.p, role);
+	buf_free(&b);
+}
+
+static const char *
+pred_name(const struct tnode *n, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s::\"%s\"::%s{…}", n->etype ? n->etype : "?", n->aid ? n->aid : "?",
+		 n->kind_name ? n->kind_name : "?");
+	return buf;
+}
+
+static void tx_node(struct ectx *x, struct bp_explain *xp, const struct tnode *n, size_t pos,
+		    int depth);
+
+/* The events in N's window (N a formerly) at which its operand holds: listed as ROLE. */
+static void
+tx_window(struct ectx *x, struct bp_explain *xp, const struct tnode *n, const struct tnode *body,
+	  size_t pos, const char *what, bool list_failed)
+{
+	int64_t now = view_at(x, pos)->ts;
+	size_t examined = 0, held = 0, listed = 0, failed_listed = 0;
+	char role[200];
+	for (size_t j = pos + 1; j-- > 0;) {
+		const struct tevent *e = view_at(x, j);
+		if (age(now, e->ts) > n->window)
+			break;
+		examined++;
+		int r = tx_holds(x, body, j);
+		if (r < 0) {
+			explain_note(xp, "%s: could not be evaluated (%s)", what, strerror(-r));
+			return;
+		}
+		if (r) {
+			held++;
+			if (listed++ < TX_LISTED) {
+				snprintf(role, sizeof(role), "%s: held", what);
+				tx_event(x->m, xp, e, role);
+			}
+		} else if (list_failed && failed_listed++ < 3) {
+			snprintf(role, sizeof(role), "%s: did not hold", what);
+			tx_event(x->m, xp, e, role);
+		}
+	}
+	explain_note(xp, "%s: held at %zu of the %zu event%s in the window%s", what, held, examined,
+		     examined == 1 ? "" : "s",
+		     listed > TX_LISTED ? " (the most recent listed)" : "");
+}
+
+static void
+tx_cmp(struct ectx *x, struct bp_explain *xp, const struct tnode *n, size_t pos, int depth)
+{
+	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=" };
+	const struct tterm *sides[2] = { n->l, n->r };
+	struct buf b = { 0 };
+	bool any_agg = false;
+	for (int s = 0; s < 2; s++) {
+		const struct tterm *t = sides[s];
+		struct val v;
+		memset(x->env, 0, sizeof(x->env));
+		x->steps = 0;
+		int r = resolve(x, t, pos, &v);
+		if (s)
+			buf_printf(&b, " %s ", n->op < 6 ? ops[n->op] : "?");
+		if (t->kind == TT_AGG)
+			buf_puts(&b, t->agg->sum ? "sum(…) = " : "count(…) = ");
+		if (r == R_VAL)
+			explain_put_val(&b, &v, 200);
+		else
+			buf_puts(&b, r < 0 ? "(error)" : "(unbound)");
+		any_agg |= t->kind == TT_AGG;
+	}
+	buf_putc(&b, 0);
+	int h = tx_holds(x, n, pos);
+	explain_note(xp, "comparison %s: %s", b.oom || !b.p ? "?" : b.p,
+		     h < 0 ? "error" : h ? "true" : "false");
+	buf_free(&b);
+	if (!any_agg)
+		return;
+	for (int s = 0; s < 2; s++) {
+		const struct tterm *t = sides[s];
+		if (t->kind != TT_AGG)
+			continue;
+		const struct tnode *body = t->agg->body;
+		if (body->kind == TN_FORMERLY) {
+			char what[160];
+			snprintf(what, sizeof(what), "%s: formerly within %s",
+				 t->agg->sum ? "summed" : "counted", body->wtext ? body->wtext : "?");
+			tx_window(x, xp, body, body->a, pos, what, false);
+			explain_note(xp, "(an aggregate counts distinct rows of its `for` variables)");
+		} else {
+			tx_node(x, xp, body, pos, depth + 1);
+		}
+	}
+}
+
+static void
+tx_node(struct ectx *x, struct bp_explain *xp, const struct tnode *n, size_t pos, int depth)
+{
+	if (depth > TP_MAX_DEPTH)
+		return;
+	char what[200], pn[200];
+	switch (n->kind) {
+	case TN_AND: {
+		uint64_t seen = 0, shared = 0;
+		for (size_t i = 0; i < n->n; i++) {
+			uint64_t v = node_vars(n->items[i]);
+			shared |= seen & v;
+			seen |= v;
+		}
+		if (shared) {
+			int h = tx_holds(x, n, pos);
+			explain_note(xp, "a conjunction whose parts share variables: %s as a whole",
+				     h < 0 ? "an error" : h ? "held" : "did not hold");
+			/* its closed aggregates still say what they counted */
+			for (size_t i = 0; i < n->n; i++) {
+				const struct tnode *it = n->items[i];
+				if (it->kind == TN_CMP &&
+				    ((it->l->kind == TT_AGG && !term_vars(it->l)) ||
+				     (it->r->kind == TT_AGG && !term_vars(it->r))))
+					tx_cmp(x, xp, it, pos, depth);
+			}
+			return;
+		}
+		for (size_t i = 0; i < n->n; i++)
+			tx_node(x, xp, n->items[i], pos, depth + 1);
+		return;
+	}
+	case TN_NOT: {
+		int h = tx_holds(x, n->a, pos);
+		explain_note(xp, "negation: its operand %s", h < 0 ? "failed" : h ? "held" : "did not hold");
+		tx_node(x, xp, n->a, pos, depth + 1);
+		return;
+	}
+	case TN_EXISTS: tx_node(x, xp, n->a, pos, depth + 1); return;
+	case TN_FORMERLY:
+		snprintf(what, sizeof(what), "formerly within %s", n->wtext ? n->wtext : "?");
+		tx_window(x, xp, n, n->a, pos, what, true);
+		return;
+	case TN_PREVIOUS: {
+		const struct tevent *cur = view_at(x, pos);
+		const struct tevent *prev = pos ? view_at(x, pos - 1) : NULL;
+		snprintf(what, sizeof(what), "previous within %s", n->wtext ? n->wtext : "?");
+		if (!prev || prev->seq + 1 != cur->seq || age(cur->ts, prev->ts) > n->window) {
+			explain_note(xp, "%s: no preceding event in the window", what);
+			return;
+		}
+		int h = tx_holds(x, n->a, pos - 1);
+		char role[240];
+		snprintf(role, sizeof(role), "%s: %s", what, h > 0 ? "held" : "did not hold");
+		tx_event(x->m, xp, prev, role);
+		explain_note(xp, "%s: %s at the preceding event", what, h < 0 ? "failed" : h ? "held" : "did not hold");
+		return;
+	}
+	case TN_SINCE: {
+		int64_t now = view_at(x, pos)->ts;
+		snprintf(what, sizeof(what), "since within %s", n->wtext ? n->wtext : "?");
+		for (size_t j = pos + 1; j-- > 0;) {
+			const struct tevent *e = view_at(x, j);
+			if (age(now, e->ts) > n->window)
+				break;
+			if (tx_holds(x, n->b, j) <= 0)
+				continue;
+			char role[240];
+			snprintf(role, sizeof(role), "%s: the right side held", what);
+			tx_event(x->m, xp, e, role);
+			for (size_t k = j + 1; k <= pos; k++)
+				if (tx_holds(x, n->a, k) <= 0) {
+					snprintf(role, sizeof(role), "%s: the left side failed", what);
+					tx_event(x->m, xp, view_at(x, k), role);
+					explain_note(xp, "%s: the right side held, the left side failed "
+							 "after it",
+						     what);
+					return;
+				}
+			explain_note(xp, "%s: held (the left side at every event after the right "
+					 "side's)",
+				     what);
+			return;
+		}
+		explain_note(xp, "%s: the right side held at no event in the window", what);
+		return;
+	}
+	case TN_CMP: tx_cmp(x, xp, n, pos, depth); return;
+	case TN_PRED: {
+		int h = tx_holds(x, n, pos);
+		explain_note(xp, "%s %s the current event", pred_name(n, pn, sizeof(pn)),
+			     h > 0 ? "matches" : "does not match");
+		return;
+	}
+	default: return;
+	}
+}
+
+static int
+hook_explain(void *ctx, const struct bp_policy *p, size_t rule, size_t term,
+	     const struct bp_request *req, struct bp_explain *xp)
+{
+	struct bp_monitor *m = ctx;
+	if (!m || p != m->p || rule >= m->n_rules || term >= m->rules[rule].n_terms)
+		return -EINVAL;
+	if (!m->last)
+		return -ENODATA;
+	bool value;
+	int r = hook_eval(ctx, p, rule, term, req, &value);
+	if (r < 0)
+		return r;
+	struct rstate *rs = &m->rules[rule];
+	struct ectx *x = m->dx;
+	memset(x->env, 0, sizeof(x->env));
+	x->m = m;
+	x->rs = rs;
+	x->wrs = rs;
+	x->t = &rs->terms[term];
+	x->req = req;
+	x->n_log = rs->n;
+	x->extra = rs->n && ring_at(rs, rs->n - 1) == m->last ? NULL : m->last;
+	x->n_view = x->n_log + (x->extra ? 1 : 0);
+	x->depth = 0;
+	arena_reset(&m->scratch);
+	explain_note(xp, "temporal term %zu was %s at the request (the rule retains %zu event%s)",
+		     term + 1, value ? "true" : "false", rs->n, rs->n == 1 ? "" : "s");
+	tx_node(x, xp, x->t->root, x->n_view - 1, 0);
+	arena_reset(&m->scratch);
+	return 0;
+}
+
 struct bp_temporal_hook
 bp_monitor_hook(struct bp_monitor *m)
 {
-	return (struct bp_temporal_hook){ .eval = hook_eval, .ctx = m };
+	return (struct bp_temporal_hook){ .eval = hook_eval, .ctx = m, .explain = hook_explain };
 }
 
 int

@@ -158,10 +158,17 @@ enum bp_cause {
  * request; returns 0 and sets *ret, or a negative errno (the rule errors).
  * Without a hook every temporal term errors.
  */
+struct bp_explain;
 struct bp_temporal_hook {
 	int (*eval)(void *ctx, const struct bp_policy *p, size_t rule, size_t term,
 		    const struct bp_request *req, bool *ret);
 	void *ctx;
+	/*
+	 * Optional, used by bp_explain only (never by bp_decide): add to X the
+	 * notes and events behind term TERM's value (bp_monitor_hook sets it).
+	 */
+	int (*explain)(void *ctx, const struct bp_policy *p, size_t rule, size_t term,
+		       const struct bp_request *req, struct bp_explain *x);
 };
 
 int bp_decision_new(struct bp_decision **ret);
@@ -179,6 +186,77 @@ size_t bp_decision_rule_index(const struct bp_decision *d, size_t i);
 const char *bp_decision_rule_name(const struct bp_decision *d, size_t i);
 /* The message of POLICY.md §5 (NUL-terminated, at most 4096 bytes). */
 const char *bp_decision_message(const struct bp_decision *d);
+
+/* ---- explaining a decision (`boxctl policy eval --explain`) ----
+ *
+ * bp_explain re-evaluates, on the side, every rule whose scope names the
+ * request's action, and records for each its outcome, the clauses it
+ * evaluated (in order, up to the one that decided) and, per clause, the
+ * sub-expression that decided it as written in the policy, the values it
+ * compared and, for temporal terms, the events that satisfied or failed the
+ * condition. bp_decide is not touched: explaining costs nothing when not
+ * asked for. The outcomes agree with bp_decide's for the same request and
+ * hook; with a monitor, call it right after bp_monitor_decide (temporal
+ * terms are evaluated at the last observed event, the request's).
+ * Everything returned lives in X until the next bp_explain or bp_explain_free.
+ */
+enum bp_explain_outcome {
+	BP_EXPLAIN_MATCHED = 0, /* every clause held: the rule applies */
+	BP_EXPLAIN_NOT_MATCHED, /* a clause decided against it */
+	BP_EXPLAIN_ERROR,       /* a clause could not be evaluated: the request is denied */
+};
+
+enum bp_explain_value {
+	BP_EXPLAIN_FALSE = 0,
+	BP_EXPLAIN_TRUE,
+	BP_EXPLAIN_FAILED, /* an evaluation error */
+};
+
+struct bp_explain_event {
+	int64_t time_ns;
+	const char *kind;   /* "request", "response", "error" */
+	const char *action; /* "fs:write", "NS::Action::\"tool\"" */
+	const char *fields; /* its input and output, e.g. `path="~/p/a" operation=write_content` */
+	const char *role;   /* how it took part, e.g. "formerly within 60s: held" */
+};
+
+struct bp_explain_clause {
+	unsigned index; /* 1-based, in the rule */
+	bool unless;
+	bool temporal;                  /* `when temporal { … }` / `unless temporal { … }` */
+	enum bp_explain_value value;    /* the clause body's value (before `unless` negates it) */
+	const char *at;                 /* the sub-expression that decided it, as written */
+	unsigned at_line, at_col;       /* where that is in the policy file */
+	enum bp_explain_value at_value; /* what that sub-expression evaluated to */
+	const char *detail;             /* the values it read, or why it failed; "" when none */
+	size_t n_notes;                 /* temporal terms: what each one saw */
+	const char *const *notes;
+	size_t n_events;                /* temporal terms: the events behind the value */
+	const struct bp_explain_event *events;
+};
+
+struct bp_explain_rule {
+	size_t index;     /* file order, 0-based */
+	const char *name; /* @id or policy_N */
+	bool forbid;
+	unsigned line, col;
+	enum bp_explain_outcome outcome;
+	size_t n_clauses; /* the clauses evaluated, in order (all of them when it matched) */
+	const struct bp_explain_clause *clauses;
+	const char *text; /* one sentence: "permit ok (line 3) did not match: when clause 2 …" */
+};
+
+int bp_explain_new(struct bp_explain **ret);
+void bp_explain_free(struct bp_explain *x);
+/* Explain how P decides REQ with HOOK (NULL: no temporal terms) into X (overwritten). */
+int bp_explain(const struct bp_policy *p, const struct bp_request *req,
+	       const struct bp_temporal_hook *hook, struct bp_explain *x);
+/* Why no rule was looked at (the request does not fit the schema), or NULL. */
+const char *bp_explain_problem(const struct bp_explain *x);
+size_t bp_explain_rule_count(const struct bp_explain *x);
+const struct bp_explain_rule *bp_explain_rule_at(const struct bp_explain *x, size_t i);
+const char *bp_explain_outcome_str(enum bp_explain_outcome o); /* matched not_matched error */
+const char *bp_explain_value_str(enum bp_explain_value v);     /* true false error */
 
 const char *bp_verdict_str(enum bp_verdict v);
 const char *bp_cause_str(enum bp_cause c);
