@@ -1383,10 +1383,6 @@ test_real_alias(void)
 {
 	if (!started)
 		return;
-	if (geteuid() != 0) {
-		SKIP("needs root (a private mount namespace for /run/box/shell.sock)");
-		return;
-	}
 	char out[4096];
 	char *a1[] = { (char *)"-c", (char *)"echo \"$0 $1\"; hello a | cat", (char *)"x",
 		       (char *)"y", NULL };
@@ -1634,7 +1630,10 @@ main(void)
 	RUN(test_denied_spawn);
 	RUN(test_type_which);
 	RUN(test_interactive);
-	RUN(test_real_alias);
+	/* The real alias needs a private mount namespace for /run/box/shell.sock:
+	 * the root pass runs it; the ordinary user's pass covers the rest. */
+	if (geteuid() == 0)
+		RUN(test_real_alias);
 	RUN(test_bad_frames);
 	RUN(test_stop);
 	RUN(test_timeout);
