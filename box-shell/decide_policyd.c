@@ -19,8 +19,8 @@
  * The input fields and their spellings are decide_local.c's, as POLICY.md
  * §2 says: fs:* {path, operation}; shell:exec {command, program, arg1?,
  * arg2?, arg_count, cwd}; shell:spawn adds program_path; paths canonical,
- * "~/rel" under the owner's home. credential_reads is left out: ShellInit
- * does not carry the tools' credential stores.
+ * "~/rel" under the owner's home; shell:spawn of a program a [tool.NAME]
+ * matches adds credential_reads, the stores its grants name (ShellInit).
  *
  * Fail closed: a channel that breaks, a reply that does not match, or a
  * channel that cannot be made returns a negative errno; the interpreter
@@ -44,7 +44,10 @@
 #include "policy_validate.h"
 #include "proto_policy.h"
 
-#define FIELDS_MAX 8
+#define FIELDS_MAX 10
+/* fixed arguments a tool table can name (the match looks no further) */
+#define SH_SPAWN_MATCH_ARGS 256
+#define CRED_MAX 16 /* BOX_SHELL_CREDENTIALS_MAX */
 
 struct sh_decider {
 	int fd;                    /* this process's channel to box-policyd */
@@ -63,6 +66,10 @@ struct fields {
 	Box__PolicyField *p[FIELDS_MAX];
 	char *own[4];
 	size_t n, n_own;
+	/* credential_reads (shell:spawn of a matched tool): the set, its elements */
+	Box__PolicyValueSet creds;
+	Box__PolicyValue cred_v[CRED_MAX];
+	Box__PolicyValue *cred_p[CRED_MAX];
 };
 
 static void
@@ -153,6 +160,38 @@ fs_fields(const struct sh_decider *d, const struct sh_fs_request *r, struct fiel
 	return 0;
 }
 
+/*
+ * shell:spawn's credential_reads: the credential stores the matching
+ * [tool.NAME]'s grants name (boxd listed them in ShellInit). No matching
+ * table (an exec entry, or none): the field is absent.
+ */
+static void
+spawn_credential_reads(struct fields *fs, const struct sh_exec_request *r,
+		       const char *program_path)
+{
+	char *argv[SH_SPAWN_MATCH_ARGS + 1];
+	size_t n = r->n_args < SH_SPAWN_MATCH_ARGS ? r->n_args : SH_SPAWN_MATCH_ARGS;
+	argv[0] = (char *)r->program;
+	for (size_t i = 0; i < n; i++)
+		argv[i + 1] = r->args[i];
+	const Box__ShellTool *t = shd_tool_match(program_path, (int)n + 1, argv);
+	if (!t || t->n_credential_reads == 0)
+		return;
+	box__policy_value_set__init(&fs->creds);
+	size_t k = 0;
+	for (; k < t->n_credential_reads && k < CRED_MAX; k++) {
+		box__policy_value__init(&fs->cred_v[k]);
+		fs->cred_v[k].kind_case = BOX__POLICY_VALUE__KIND_STR;
+		fs->cred_v[k].str = t->credential_reads[k];
+		fs->cred_p[k] = &fs->cred_v[k];
+	}
+	fs->creds.elems = fs->cred_p;
+	fs->creds.n_elems = k;
+	Box__PolicyValue *v = field_add(fs, "credential_reads");
+	v->kind_case = BOX__POLICY_VALUE__KIND_SET;
+	v->set = &fs->creds;
+}
+
 /* shell:exec fields, plus program_path for shell:spawn (NULL: exec). */
 static int
 exec_fields(const struct sh_decider *d, const struct sh_exec_request *r, const char *program_path,
@@ -187,8 +226,10 @@ exec_fields(const struct sh_decider *d, const struct sh_exec_request *r, const c
 		field_str(fs, "arg2", r->args[1]);
 	field_long(fs, "arg_count", (int64_t)r->n_args);
 	field_str(fs, "cwd", fs->own[1]);
-	if (program_path)
+	if (program_path) {
 		field_str(fs, "program_path", fs->own[2]);
+		spawn_credential_reads(fs, r, program_path);
+	}
 	return 0;
 }
 

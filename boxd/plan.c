@@ -1146,6 +1146,21 @@ view_kind_name(Box__ViewKind k)
 static const char *const credential_stores[] = { ".ssh",    ".aws",  ".gnupg",	      ".netrc",
 						 ".docker", ".kube", ".config/gcloud" };
 
+const char *
+plan_credential_store_of(const struct box *b, const char *path)
+{
+	size_t hl = strlen(b->owner.home);
+	if (strncmp(path, b->owner.home, hl) != 0 || path[hl] != '/')
+		return NULL;
+	for (size_t i = 0; i < ELEMENTSOF(credential_stores); i++) {
+		size_t sl = strlen(credential_stores[i]);
+		const char *rel = path + hl + 1;
+		if (strncmp(rel, credential_stores[i], sl) == 0 && (rel[sl] == '\0' || rel[sl] == '/'))
+			return credential_stores[i];
+	}
+	return NULL;
+}
+
 static bool
 is_credential_store(const struct box *b, const char *path)
 {

@@ -687,10 +687,54 @@ tool_programs(struct box *b, char **err)
 static void
 init_free(Box__ShellInit *in)
 {
-	for (size_t i = 0; i < in->n_tools; i++)
+	for (size_t i = 0; i < in->n_tools; i++) {
+		for (size_t j = 0; j < in->tools[i]->n_credential_reads; j++)
+			free(in->tools[i]->credential_reads[j]);
+		free(in->tools[i]->credential_reads);
 		free(in->tools[i]);
+	}
 	free(in->tools);
 	free(in->exec_entries);
+}
+
+/*
+ * shell:spawn's credential_reads for a tool: the owner's credential stores
+ * its grants name ("~/.aws" for a grant of ~/.aws or a file inside it), each
+ * once. A store inside a broader grant is masked (CONFIG.md), so it is not
+ * read and not listed.
+ */
+static int
+tool_credential_reads(const struct box *b, const Box__CfgFilesystem *fs, Box__ShellTool *t)
+{
+	if (!fs)
+		return 0;
+	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file };
+	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file };
+	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+		for (size_t i = 0; i < ns[l]; i++) {
+			const char *store = plan_credential_store_of(b, lists[l][i]->path);
+			if (!store)
+				continue;
+			char *spelled = NULL;
+			if (asprintf(&spelled, "~/%s", store) < 0)
+				return -ENOMEM;
+			bool dup = false;
+			for (size_t j = 0; j < t->n_credential_reads && !dup; j++)
+				dup = strcmp(t->credential_reads[j], spelled) == 0;
+			if (dup || t->n_credential_reads >= BOX_SHELL_CREDENTIALS_MAX) {
+				free(spelled);
+				continue;
+			}
+			char **nv = realloc(t->credential_reads,
+					    (t->n_credential_reads + 1) * sizeof(*nv));
+			if (!nv) {
+				free(spelled);
+				return -ENOMEM;
+			}
+			t->credential_reads = nv;
+			t->credential_reads[t->n_credential_reads++] = spelled;
+		}
+	return 0;
 }
 
 static int
@@ -726,6 +770,9 @@ send_init(struct box *b, char **err)
 		t->n_fixed_args = s->tools[i]->command->n_argv - 1;
 		if (strcmp(t->name, "python3") == 0)
 			in.has_python_tool = in.python_tool = 1;
+		if ((r = tool_credential_reads(b, s->tools[i]->filesystem, t)) < 0)
+			goto out;
+		r = -ENOMEM;
 	}
 	for (size_t i = 0; fs && i < fs->n_exec; i++)
 		in.exec_entries[in.n_exec_entries++] = fs->exec[i]->path;

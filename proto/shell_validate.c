@@ -135,6 +135,15 @@ box_validate_shell_init(const Box__ShellInit *m)
 		const Box__ShellTool *t = m->tools[i];
 		REQUIRE(box_valid_name(t->name) && abs_path_ok(t->program), -EINVAL);
 		TRY(strings_ok(t->fixed_args, t->n_fixed_args, 256, 0));
+		REQUIRE(t->n_credential_reads <= BOX_SHELL_CREDENTIALS_MAX, -E2BIG);
+		for (size_t j = 0; j < t->n_credential_reads; j++) {
+			const char *c = t->credential_reads[j];
+			/* "~/REL" (a store under the owner's home) or an absolute path */
+			REQUIRE(box_text_utf8_ok(c, 2, PATH_MAX_LEN), -EINVAL);
+			REQUIRE((c[0] == '~' && c[1] == '/' && path_is_clean_absolute(c + 1)) ||
+					abs_path_ok(c),
+				-EINVAL);
+		}
 		for (size_t j = 0; j < i; j++)
 			REQUIRE(strcmp(m->tools[j]->name, t->name) != 0, -EINVAL);
 	}

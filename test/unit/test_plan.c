@@ -632,6 +632,24 @@ test_runtime_home_and_limits(void)
 }
 
 /* What a client could send past boxctl: boxd refuses it, naming line, section and key. */
+/* shell:spawn's credential_reads: the store a grant is or lies inside, nothing else. */
+static void
+test_credential_store_of(void)
+{
+	struct box b;
+	memset(&b, 0, sizeof(b));
+	b.owner.home = (char *)"/home/cred-owner";
+	CHECK_STR(plan_credential_store_of(&b, "/home/cred-owner/.aws"), ".aws");
+	CHECK_STR(plan_credential_store_of(&b, "/home/cred-owner/.aws/credentials"), ".aws");
+	CHECK_STR(plan_credential_store_of(&b, "/home/cred-owner/.config/gcloud/x"),
+		  ".config/gcloud");
+	CHECK(plan_credential_store_of(&b, "/home/cred-owner/.awsx") == NULL);
+	CHECK(plan_credential_store_of(&b, "/home/cred-owner") == NULL);
+	CHECK(plan_credential_store_of(&b, "/home/other/.aws") == NULL);
+	CHECK(plan_credential_store_of(&b, "/home/cred-ownerx/.aws") == NULL);
+	CHECK(plan_credential_store_of(&b, "/home/cred-owner/p/.ssh") == NULL);
+}
+
 static void
 test_forged_request_refused(void)
 {
@@ -727,6 +745,7 @@ main(void)
 	RUN(test_runtime_home_and_limits);
 	RUN(test_gateway_view);
 	RUN(test_forged_request_refused);
+	RUN(test_credential_store_of);
 
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -373,6 +373,10 @@ shd_start(struct shd *s, const struct shd_opts *o)
 	tools[1].program = canon_hello;
 	tools[1].fixed_args = xarg;
 	tools[1].n_fixed_args = 1;
+	/* as boxd lists them: the credential stores the table's grants name */
+	static char *creds[1] = { (char *)"~/.aws" };
+	tools[1].credential_reads = creds;
+	tools[1].n_credential_reads = 1;
 	for (int i = 0; i < 6; i++) {
 		tools[2 + i].name = (char *)names[i];
 		tools[2 + i].program = progs[i];
@@ -784,6 +788,16 @@ test_tool_routing(void)
 	CHECK(strstr(sp, "tool=- path=") != NULL && strstr(sp, "execdir/runme") != NULL);
 	CHECK(strstr(sp, "notool") == NULL);
 	free(sp);
+	/* shell:spawn names the matched table's credential stores, and only its */
+	char *d = decisions(&S);
+	const char *cred[] = { "\"action\":\"shell:spawn\"", "\"command\":\"hello x y\"",
+			       "\"credential_reads\":[\"~/.aws\"]", NULL };
+	CHECK(in_order(d, cred));
+	const char *plain = strstr(d, "\"command\":\"hello y\"");
+	CHECK(plain != NULL);
+	const char *eol = plain ? strchr(plain, '\n') : NULL;
+	CHECK(eol != NULL && !memmem(plain, (size_t)(eol - plain), "credential_reads", 16));
+	free(d);
 	/* boxd refusing the spawn: its message, 126. */
 	st = run_c(&S, &x, "refusedtool; echo $?", NULL);
 	CHECK_STR(x.obuf, "126\n");
