@@ -16,6 +16,7 @@
 #   has_decision FILE ACTION VERDICT RESOURCE_SUFFIX [RULE]
 #                           a decision line of source box-shell with that action and
 #                           verdict whose resource ends in RESOURCE_SUFFIX (and RULE in rules)
+#   has_command FILE TEXT   a box-shell shell:exec decision of the command line TEXT
 #   shell_main_pids         the box-shell processes of $RB whose parent is no box-shell
 # Trusts: nothing; test code.
 
@@ -121,6 +122,26 @@ for l in lines:
     if rule and rule not in d.get("rules", []):
         continue
     sys.exit(0)
+sys.exit(1)
+PY
+}
+
+# has_command FILE TEXT: a box-shell shell:exec decision whose input.command is TEXT.
+has_command() {
+	python3 - "$@" <<'PY'
+import json, sys
+try:
+    lines = open(sys.argv[1]).read().splitlines()
+except OSError:
+    sys.exit(1)
+for l in lines:
+    try:
+        d = json.loads(l)
+    except ValueError:
+        continue
+    if (not d.get("record") and d.get("source") == "box-shell" and
+            d.get("action") == "shell:exec" and d.get("input", {}).get("command") == sys.argv[2]):
+        sys.exit(0)
 sys.exit(1)
 PY
 }

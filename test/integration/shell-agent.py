@@ -166,7 +166,10 @@ def main():
     for st in steps:
         name, argv = st[0], st[1]
         opt = st[2] if len(st) > 2 else {}
-        KINDS[opt.get("kind")](name, argv, opt)
+        try:
+            KINDS[opt.get("kind")](name, argv, opt)
+        except OSError as e:
+            report(name, "exec-error", b"", str(e).encode())
     print("@@ agent done", flush=True)
 
 
