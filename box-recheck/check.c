@@ -297,6 +297,43 @@ check_command(struct child *c, const Box__RecheckRequest *s)
 	}
 }
 
+/*
+ * Each [tool.NAME]: its grants as the owner (refusals name
+ * [tool.NAME.filesystem]), and its command's program — element 0 as boxctl
+ * resolved it (absolute) — to its canonical file, executable by the owner:
+ * the record "tool.NAME PATH" is what boxd matches a spawn's program_path
+ * against (CONFIG.md: the same canonical file).
+ */
+void
+check_tools(struct child *c, const Box__RecheckRequest *s)
+{
+	for (size_t i = 0; i < s->n_tools; i++) {
+		const Box__CfgTool *t = s->tools[i];
+		const Box__CfgFilesystem *fs = t->filesystem;
+		char sec[64], kind[48];
+		snprintf(sec, sizeof(sec), "tool.%s.filesystem", t->name);
+		if (fs) {
+			check_list(c, sec, NEED_READ, fs->read, fs->n_read);
+			check_list(c, sec, NEED_WRITE, fs->write, fs->n_write);
+			check_list(c, sec, NEED_READ_FILE, fs->read_file, fs->n_read_file);
+			check_list(c, sec, NEED_WRITE_FILE, fs->write_file, fs->n_write_file);
+			check_list(c, sec, NEED_DENY, fs->deny, fs->n_deny);
+		}
+		snprintf(sec, sizeof(sec), "tool.%s", t->name);
+		const char *w0 = t->command->argv[0];
+		_cleanup_free_ char *canon = NULL;
+		if (w0[0] != '/' || !is_exec_file(w0) || path_canonicalize(w0, &canon) < 0 ||
+		    !is_exec_file(canon)) {
+			child_problem(c, t->command->line, sec, "command",
+				      "%s is not an executable file for the box owner (%s)", w0,
+				      c->owner);
+			continue;
+		}
+		snprintf(kind, sizeof(kind), "tool.%s", t->name);
+		child_record(c, kind, canon);
+	}
+}
+
 void
 check_workspace(struct child *c, const Box__RecheckRequest *s)
 {
@@ -517,7 +554,7 @@ check_grants(struct child *c)
 
 /* box's own directories and the credential stores inside grants, outermost first. */
 void
-child_masks(struct child *c, char *const *cand_in, size_t n)
+child_masks(struct child *c, char *const *cand_in, size_t n, const Box__CfgFilesystem *fs)
 {
 	const char *cand[RECHECK_CANDIDATES_MAX];
 	size_t nc = 0;
@@ -531,6 +568,9 @@ child_masks(struct child *c, char *const *cand_in, size_t n)
 			cand[k] = cand[k - 1];
 			cand[k - 1] = t;
 		}
+	const Box__CfgFilesystem *agent_fs = c->fs;
+	c->fs = fs;
 	for (size_t i = 0; i < nc; i++)
 		child_mask(c, cand[i]);
+	c->fs = agent_fs;
 }

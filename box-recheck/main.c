@@ -10,7 +10,8 @@
  * supplementary groups with privdrop_switch_ids() and locks itself down
  * (privdrop_lock_down: capabilities, no_new_privs, not dumpable) before it
  * touches a single path of the request. Then, as the owner: every grant,
- * the workspace, the agent's program and its #! chain (check.c); the state
+ * the workspace, the agent's program and its #! chain, each [tool.NAME]'s
+ * grants and canonical program (check.c); the state
  * dir (created 0700, so it is the owner's) with its run lock, STATE/policy/
  * (created 0700; an O_PATH fd, as a later run finds it owned by
  * box-policyd's uid), STATE/decisions.jsonl (O_APPEND), STATE/ca.pem
@@ -320,9 +321,12 @@ main(int argc, char **argv)
 	check_grants(&c);
 	check_workspace(&c, q);
 	check_command(&c, q);
+	check_tools(&c, q);
 	unsigned n_fds = open_state_files(&c, q, fds);
 	/* After the state dir exists: masks, then the walks (which skip what is masked). */
-	child_masks(&c, q->mask_candidates, q->n_mask_candidates);
+	child_masks(&c, q->mask_candidates, q->n_mask_candidates, c.fs);
+	for (size_t i = 0; i < q->n_tools; i++)
+		child_masks(&c, q->mask_candidates, q->n_mask_candidates, q->tools[i]->filesystem);
 	child_scan(&c);
 	send_reply(&c, fds, n_fds);
 	return 0;

@@ -41,7 +41,7 @@ struct child {
 	size_t sockets_named;          /* "socket" records sent, at most RECHECK_SOCKETS_SHOWN */
 	Box__Problem *problems[BOX_LIST_REPLY_MAX];
 	size_t n_problems;
-	char *records[RECHECK_RECORDS_MAX + 2 * BOX_FS_LIST_MAX];
+	char *records[RECHECK_RECORDS_MAX + 2 * BOX_FS_LIST_MAX + BOX_SECTIONS_MAX];
 	size_t n_records;
 };
 
@@ -56,8 +56,10 @@ void check_workspace(struct child *c, const Box__RecheckRequest *s);
 void check_command(struct child *c, const Box__RecheckRequest *s);
 /* mkdir -p with 0700 for what is created. */
 int mkdir_p(const char *p);
-/* The mask records for the candidates that exist inside a grant. */
-void child_masks(struct child *c, char *const *cand, size_t n);
+/* Each [tool.NAME]: its grants, and its program's canonical file ("tool.NAME PATH"). */
+void check_tools(struct child *c, const Box__RecheckRequest *s);
+/* The mask records for the candidates that exist inside a grant of fs (the agent's, a tool's). */
+void child_masks(struct child *c, char *const *cand, size_t n, const Box__CfgFilesystem *fs);
 /* The hard-link walk under denies and the socket scan of the grants. */
 void child_scan(struct child *c);
 

@@ -1,6 +1,8 @@
 /*
  * landlock.c — step 5: Landlock on the finished view (SANDBOX.md §5).
  *
+ * box-shell (SANDBOX_SHELL) gets the agent's rights and READ_FILE|EXECUTE on
+ * its own binary; only a tool gets EXECUTE on its grants.
  * Handled: every filesystem right of the running ABI (capped at 7); ABI >= 6
  * also scopes abstract unix sockets and signals to the sandbox. No network
  * rules: the box has its own network namespace. Rights per path are the
@@ -124,6 +126,9 @@ landlock_apply(struct tramp *t)
 	if (rt->ca_pem)
 		rule(&ll, "/run/box/ca.pem", BOX_LL_FS_READ_FILE, true);
 	rule(&ll, "/proc", R_READ, true);
+	/* box-shell: the agent's rights, plus its own binary (mount.c bound it read-only). */
+	if (p->workload_bin)
+		rule(&ll, p->workload_bin, BOX_LL_FS_READ_FILE | BOX_LL_FS_EXECUTE, true);
 
 	for (size_t i = 0; i < p->n_view; i++) {
 		const Box__ViewEntry *e = p->view[i];

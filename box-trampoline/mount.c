@@ -5,7 +5,8 @@
  * a second tmpfs at /newroot receives the view: the system runtime, /etc
  * files, box-managed /tmp /var/tmp /dev/shm HOME, the grants and their masks
  * in depth order (so the innermost entry decides the flags), /dev, a new
- * /proc (mounted before the old root goes), /run/box, the workspace. Every
+ * /proc (mounted before the old root goes), /run/box, box-shell's binary,
+ * the workspace. Every
  * bind comes from an O_PATH fd opened here, inside the new mount namespace,
  * with RESOLVE_NO_SYMLINKS (a symlink planted after boxd's check fails, it
  * is never followed); targets are created and opened without following
@@ -239,6 +240,8 @@ mount_one(struct view *vw, const struct vent *e)
 	bool dir = S_ISDIR(st.st_mode);
 	if (!dir && (e->kind == VK_MANAGED || e->kind == VK_SELF))
 		tramp_fail(t, STEP_MOUNT, ENOTDIR, "%s: not a directory", src_path);
+	if (e->kind == VK_WORKLOAD && !S_ISREG(st.st_mode))
+		tramp_fail(t, STEP_MOUNT, EINVAL, "workload_bin %s: not a regular file", src_path);
 	if (dir && (e->kind == BOX__VIEW_KIND__VIEW_READ_FILE ||
 		    e->kind == BOX__VIEW_KIND__VIEW_WRITE_FILE))
 		tramp_fail(t, STEP_MOUNT, EISDIR, "%s: a file grant names a directory", e->path);
@@ -623,8 +626,6 @@ mount_view_build(struct tramp *t)
 	const Box__Plan *p = t->plan;
 	int r;
 
-	vw.agent = p->kind == BOX__SANDBOX_KIND__SANDBOX_AGENT;
-
 	/* Nothing propagates back to the host. */
 	struct mount_attr priv = {.propagation = MS_PRIVATE};
 	if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &priv, sizeof(priv)) < 0)
@@ -672,8 +673,8 @@ mount_view_build(struct tramp *t)
 	build_dev(&vw);
 	build_proc(&vw); /* before the old root is detached */
 	build_run_box(&vw);
-	if (vw.agent)
-		cover_shells(&vw);
+	if (p->kind == BOX__SANDBOX_KIND__SANDBOX_AGENT)
+		cover_shells(&vw); /* box-shell and tools keep the real shells */
 	ensure_workspace(&vw);
 
 	r = setattr_fd(vw.newroot, MOUNT_ATTR_RDONLY);

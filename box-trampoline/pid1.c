@@ -157,8 +157,10 @@ pid1_fork(struct tramp *t)
 		kill(pid, SIGKILL);
 		tramp_fail(t, STEP_PID1, -r, "outer trampoline: %s", failed);
 	}
-	close(TRAMP_STATUS_FD);
+	close(t->status_fd);
 	t->status_fd = -1;
+	/* The passed channels are box-shell's alone: their peers see its end as the only one. */
+	passed_fds_close(t);
 	/* pp[1] stays open (CLOEXEC): its EOF tells PID 1 we are gone. */
 	outer_wait(t, pid, sfd);
 }
@@ -193,6 +195,15 @@ pid1_run(struct tramp *t, char **envp)
 		} else if (setsid() < 0) {
 			tramp_fail(t, STEP_TERMINAL, errno, "setsid");
 		}
+		/*
+		 * box-shell's channels: fds 5.. become 3.. Ascending is safe (each
+		 * target is below its source and above the sources already used);
+		 * the new fds have no FD_CLOEXEC, the leftover sources keep theirs.
+		 */
+		for (unsigned i = 0; i < t->n_pass; i++)
+			if (dup2(TRAMP_PASS_FD_FIRST + (int)i, TRAMP_PASS_FD_TARGET + (int)i) < 0)
+				tramp_fail(t, STEP_FDS, errno, "fd %d to fd %d",
+					   TRAMP_PASS_FD_FIRST + (int)i, TRAMP_PASS_FD_TARGET + (int)i);
 		/* Parent death: SIGKILL; and PID 1 must still be our parent. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 			tramp_fail(t, STEP_PID1, errno, "PR_SET_PDEATHSIG");
@@ -209,9 +220,10 @@ pid1_run(struct tramp *t, char **envp)
 		tramp_fail(t, STEP_EXEC, e, "%s", p->argv[0]);
 	}
 
-	/* PID 1: fd 4 is the workload's now (until its exec). */
+	/* PID 1: fd 4 is the workload's now (until its exec); so are the passed fds. */
 	close(t->status_fd);
 	t->status_fd = -1;
+	passed_fds_close(t);
 	if (t->pty_slave >= 0)
 		t->pty_slave = safe_close(t->pty_slave);
 

@@ -14,7 +14,9 @@
  *   limits          rlimits
  *   capabilities    none left, no_new_privs
  *   environment     exactly the composed environment
- *   file descriptors only 0, 1, 2 (+ fd 4 and the parent pipe, CLOEXEC)
+ *   file descriptors only 0, 1, 2 (+ fd 4 and the parent pipe, CLOEXEC); box-shell
+ *                   also gets the passed fds 5.. as its fds 3.. (the status fd
+ *                   moves out of the way as soon as the plan has come)
  *   terminal        pty master sent on fd 4
  *   seccomp, exec   in the workload, then EOF on fd 4
  *
@@ -106,18 +108,64 @@ environment_build(struct tramp *t)
 	return envp;
 }
 
-/* Step 9: only 0, 1, 2 for the workload; fd 4 and the parent pipe stay (CLOEXEC). */
+/*
+ * SANDBOX_SHELL's channels (plan.pass_fds): fds 5.. must be open. They stay
+ * CLOEXEC until the workload dup2()s them to 3.. right before its exec
+ * (pid1.c), so no other process of the box ever holds them without
+ * CLOEXEC. The status fd leaves fd 4 first: it would be overwritten by the
+ * workload's fd 4 while it still reports on it.
+ */
+_Static_assert(TRAMP_PASS_FD_FIRST == BOX_PLAN_PASS_FD_FIRST &&
+		       TRAMP_PASS_FDS_MAX == BOX_PLAN_PASS_FDS_MAX,
+	       "plan_validate.h and trampoline.h agree on pass_fds");
+
+static void
+passed_fds_take(struct tramp *t)
+{
+	t->n_pass = t->plan->pass_fds;
+	if (!t->n_pass)
+		return;
+	for (unsigned i = 0; i < t->n_pass; i++) {
+		int fd = TRAMP_PASS_FD_FIRST + (int)i;
+		if (!fd_is_open(fd))
+			tramp_fail(t, STEP_FDS, EBADF,
+				   "fd %d is not open (the plan passes fds %d-%d to the workload)", fd,
+				   TRAMP_PASS_FD_FIRST, TRAMP_PASS_FD_FIRST + (int)t->n_pass - 1);
+		if (fd_set_cloexec(fd, true) < 0)
+			tramp_fail(t, STEP_FDS, errno, "FD_CLOEXEC on fd %d", fd);
+	}
+	int moved = fcntl(t->status_fd, F_DUPFD_CLOEXEC, TRAMP_STATUS_FD_MOVED);
+	if (moved < 0)
+		tramp_fail(t, STEP_FDS, errno, "moving the status fd");
+	close(t->status_fd);
+	t->status_fd = moved;
+}
+
+void
+passed_fds_close(struct tramp *t)
+{
+	for (unsigned i = 0; i < t->n_pass; i++)
+		close(TRAMP_PASS_FD_FIRST + (int)i);
+}
+
+/*
+ * Step 9: only 0, 1, 2 for the workload (and box-shell's passed fds); the
+ * status fd and the parent pipe stay (CLOEXEC).
+ */
 static void
 fds_close(struct tramp *t)
 {
-	int keep[2] = {t->status_fd, t->parent_pipe};
-	int r = fd_close_all_except(3, keep, 2);
+	int keep[2 + TRAMP_PASS_FDS_MAX] = {t->status_fd, t->parent_pipe};
+	unsigned n_keep = 2;
+	for (unsigned i = 0; i < t->n_pass; i++)
+		keep[n_keep++] = TRAMP_PASS_FD_FIRST + (int)i;
+	int r = fd_close_all_except(3, keep, n_keep);
 	if (r < 0)
 		tramp_fail(t, STEP_FDS, -r, "closing inherited file descriptors");
 	for (int fd = 0; fd < 3; fd++)
 		if (!fd_is_open(fd))
 			tramp_fail(t, STEP_FDS, EBADF, "fd %d is not open", fd);
-	for (int i = 0; i < 2; i++)
+	for (unsigned i = 0; i < n_keep; i++)
 		if (keep[i] >= 0 && fd_set_cloexec(keep[i], true) < 0)
 			tramp_fail(t, STEP_FDS, errno, "FD_CLOEXEC");
 }
@@ -146,6 +194,7 @@ main(int argc, char **argv)
 
 	t.plan = plan_receive(&t);
 	close(TRAMP_PLAN_FD);
+	passed_fds_take(&t);
 
 	layers_probe(&t);
 	t.owner_is_root = t.plan->owner->uid == 0;

@@ -20,6 +20,15 @@
 
 #define TRAMP_PLAN_FD 3
 #define TRAMP_STATUS_FD 4
+/*
+ * SANDBOX_SHELL: the trampoline's fds TRAMP_PASS_FD_FIRST.. (plan.pass_fds of
+ * them) become the workload's fds TRAMP_PASS_FD_TARGET.. at exec. The status
+ * fd moves to TRAMP_STATUS_FD_MOVED or above first, out of both ranges.
+ */
+#define TRAMP_PASS_FD_FIRST 5 /* == BOX_PLAN_PASS_FD_FIRST */
+#define TRAMP_PASS_FDS_MAX 3  /* == BOX_PLAN_PASS_FDS_MAX */
+#define TRAMP_PASS_FD_TARGET 3
+#define TRAMP_STATUS_FD_MOVED (TRAMP_PASS_FD_FIRST + TRAMP_PASS_FDS_MAX)
 
 /* Step names (SANDBOX.md: the bold words, lowercased). */
 #define STEP_PLAN "plan"
@@ -46,6 +55,7 @@ struct tramp {
 	int parent_pipe;   /* PID 1: read end, EOF when the outer trampoline dies */
 	int pty_slave;	   /* PID 1: the workload's terminal, or -1 */
 	bool owner_is_root;
+	unsigned n_pass;   /* fds TRAMP_PASS_FD_FIRST.. passed through (plan.pass_fds) */
 };
 
 /* Report a setup failure on fd 4 (stderr if fd 4 is gone) and _exit(1). */
@@ -61,6 +71,9 @@ void credentials_switch(struct tramp *t);
 void namespaces_enter(struct tramp *t);
 /* idmap.c: write this process's own uid_map, setgroups and gid_map. */
 int idmap_write_self(uid_t uid, gid_t gid);
+
+/* trampoline.c: close this process's copies of the passed fds (outer trampoline, PID 1). */
+void passed_fds_close(struct tramp *t);
 
 /* pid1.c: fork PID 1; the caller returns only in PID 1. */
 void pid1_fork(struct tramp *t);

@@ -5,7 +5,10 @@
  * private tmpfs for a tool), every grant with its flags, every mask, and the
  * directories between a grant and a mask bound onto themselves so a mask
  * cannot be renamed away; exec entries keep the read-only or read-write state
- * of their grant. mount.c mounts the list in order. No system call here.
+ * of their grant; box-shell's binary (workload_bin) is bound read-only and
+ * exec-capable at its host path, on top of whatever else shows that path.
+ * box-shell gets exactly the agent's view otherwise (DESIGN.md §5).
+ * mount.c mounts the list in order. No system call here.
  * Trusts: the validated plan.
  */
 #include <errno.h>
@@ -93,7 +96,8 @@ enclosing(const struct view *vw, const char *path, bool strict, bool grants_only
 	const struct vent *best = NULL;
 	for (size_t i = 0; i < vw->n; i++) {
 		const struct vent *e = &vw->v[i];
-		if (e->kind == BOX__VIEW_KIND__VIEW_DENY || e->kind == VK_SELF || e->kind == VK_DROPPED)
+		if (e->kind == BOX__VIEW_KIND__VIEW_DENY || e->kind == VK_SELF ||
+		    e->kind == VK_DROPPED || e->kind == VK_WORKLOAD)
 			continue;
 		if (grants_only && e->kind == BOX__VIEW_KIND__VIEW_EXEC)
 			continue;
@@ -113,6 +117,8 @@ view_collect(struct view *vw)
 	const Box__Plan *p = t->plan;
 	const Box__RuntimeDirs *rt = p->runtime;
 	const uint64_t ro = MOUNT_ATTR_RDONLY, base = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	vw->agent = p->kind == BOX__SANDBOX_KIND__SANDBOX_AGENT ||
+		    p->kind == BOX__SANDBOX_KIND__SANDBOX_SHELL;
 	const uint64_t grant_noexec = vw->agent ? MOUNT_ATTR_NOEXEC : 0;
 
 	for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++)
@@ -173,6 +179,10 @@ view_collect(struct view *vw)
 			tramp_fail(t, STEP_MOUNT, EINVAL, "view entry %s: bad kind", e->path);
 		}
 	}
+
+	/* box-shell's binary: the validator refused it anywhere a mask covers. */
+	if (p->workload_bin)
+		vent_add(vw, p->workload_bin, NULL, VK_WORKLOAD, 2, base | ro);
 
 	/* exec entries keep the read-only or read-write state of their grant. */
 	size_t n_plan = vw->n;

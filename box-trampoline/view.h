@@ -21,6 +21,7 @@ enum {
 	VK_MANAGED,	 /* a box-managed runtime dir bound at /tmp, /var/tmp, HOME */
 	VK_TMPFS,	 /* a private tmpfs (tools) */
 	VK_SELF,	 /* a directory between a grant and a mask, bound onto itself */
+	VK_WORKLOAD,	 /* box-shell's binary (plan.workload_bin): read-only, exec */
 	VK_DROPPED,	 /* internal to view_collect: a mask that hides nothing in the view */
 };
 
@@ -38,7 +39,7 @@ struct view {
 	int oldroot; /* O_PATH of /oldroot */
 	int newroot; /* O_PATH of /newroot */
 	int masks;   /* O_PATH of the base tmpfs dir holding /proc masks */
-	bool agent;
+	bool agent; /* the agent's view (agent and box-shell): grants and scratch dirs noexec */
 	struct vent *v;
 	size_t n, cap;
 };
@@ -46,7 +47,7 @@ struct view {
 /*
  * Collect every mount of the view into vw->v with its flags, sorted by depth
  * (outer first), then rank, then path: the innermost entry is mounted last
- * and decides the flags. Needs vw->t (its plan) and vw->agent; fails only
+ * and decides the flags. Needs vw->t (its plan); sets vw->agent; fails only
  * through tramp_fail (out of memory, a kind the validator would refuse).
  */
 void view_collect(struct view *vw);

@@ -1,6 +1,6 @@
 /*
- * box.c — one box's life: checking → policyd → gateway → starting →
- * running → stopping → finishing → gone. Every step that waits for another process
+ * box.c — one box's life: checking → policyd → gateway → shell →
+ * starting → running → stopping → finishing → gone. Every step that waits for another process
  * is an event of boxd's loop, so boxd answers its other clients meanwhile:
  *
  *   RunRequest   owner resolved (the caller, or [agent] user for root),
@@ -12,10 +12,13 @@
  *                PolicyInit (policyd.c)                          → policyd
  *   PolicyReady  box-gateway spawned (fd 4: policyd's fd 4's other end)
  *                and sent GatewayInit (gateway.c)                → gateway
- *   GatewayReady the CA written to RUNTIME/ca.pem and STATE/ca.pem; plan
- *                built (proxy, CA and placeholder variables), disclosure
- *                sent to boxctl (RunStarting; in RunReply for --detach),
- *                trampoline spawned                              → starting
+ *   GatewayReady the CA written to RUNTIME/ca.pem and STATE/ca.pem; the
+ *                agent's plan built (proxy, CA and placeholder variables,
+ *                /run/box/bin, shell.sock, the alias over the shells),
+ *                box-shell spawned through the trampoline with a plan of
+ *                the agent's view and sent ShellInit (shell.c)  → shell
+ *   ShellReady   disclosure sent to boxctl (RunStarting; in RunReply for
+ *                --detach), the agent's trampoline spawned     → starting
  *   listener     the trampoline's listener fd (fd 4) goes to the gateway
  *                (GatewayListener "agent"); GatewayListenerClosed when the
  *                agent's sandbox ends
@@ -29,11 +32,13 @@
  *   client gone  (not detached) SIGKILL: PID 1 dies, the kernel kills the
  *                whole PID namespace — nothing outlives the box (before the
  *                trampoline: the start ends)
- *   policyd or   SIGKILL (fail closed); RunExit carries the error, boxctl
- *   gateway gone exits 1
- *   reaped       box_teardown(): box-recheck stopped, fd 4 closed, and
- *                box-gateway's channel closed (it exits; its exit reaped,
- *                or SIGKILL after 3 s), then box-policyd's (it flushes its
+ *   policyd,     SIGKILL (fail closed); RunExit carries the error, boxctl
+ *   gateway or   exits 1
+ *   shell gone
+ *   reaped       box_teardown(): box-recheck stopped, fd 4 closed, every
+ *                tool sandbox SIGKILLed and box-shell's channel closed (it
+ *                exits; its exit reaped, or SIGKILL after 3 s), then
+ *                box-gateway's (likewise), then box-policyd's (it flushes its
  *                decision lines, syncs the history, exits)      → finishing
  *   (a start that fails, from any state before running, also goes there)
  *   policyd      its exit reaped, or SIGKILL after 3 s (then not waited
@@ -245,7 +250,17 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 		event_del(b->timeout_ev);
 	if (b->kill_ev)
 		event_del(b->kill_ev);
-	/* The gateway first: its last Records reach policyd before policyd's flush. */
+	/* box-shell and its tools first, then the gateway: their last Records reach policyd first. */
+	if (shell_finish(b))
+		return; /* its reap or the exit timer: box_shell_finished() */
+	box_shell_finished(b);
+}
+
+void
+box_shell_finished(struct box *b)
+{
+	if (b->state != BOX_FINISHING)
+		return;
 	if (gateway_finish(b))
 		return; /* its reap or the exit timer: box_gateway_finished() */
 	box_gateway_finished(b);
@@ -357,9 +372,14 @@ box_free(struct box *b)
 	if (b->client && b->client->box == b)
 		b->client->box = NULL;
 	recheck_stop(b);
+	shell_stop(b);
 	gateway_stop(b);
 	policyd_stop(b);
 	safe_close(b->gateway_policyd_fd);
+	safe_close(b->shell_policyd_fd);
+	safe_close(b->shell_listen_fd);
+	plan_free(b->agent_plan);
+	free(b->alias_exe);
 	free(b->policyd_error);
 	if (b->status_ev)
 		event_free(b->status_ev);
@@ -410,6 +430,9 @@ finished_exit(struct box *b)
 	} else if (b->gateway_lost) {
 		/* Stopped for want of a gateway (fail closed): an error too. */
 		x.error = b->gateway_error;
+	} else if (b->shell_lost) {
+		/* Stopped for want of box-shell (fail closed): an error too. */
+		x.error = b->shell_error;
 	} else if (WIFEXITED(status)) {
 		x.has_exit_status = 1;
 		x.exit_status = WEXITSTATUS(status);
@@ -436,7 +459,7 @@ bool
 box_reaped(struct box *b, pid_t pid, int status)
 {
 	if (recheck_reaped(b, pid, status) || policyd_reaped(b, pid, status) ||
-	    gateway_reaped(b, pid, status))
+	    gateway_reaped(b, pid, status) || shell_reaped(b, pid, status))
 		return true;
 	if (b->pid <= 0 || pid != b->pid || b->reaped)
 		return false;
@@ -483,10 +506,11 @@ void
 box_kill(struct box *b)
 {
 	/* Nothing of the agent runs yet: a lost daemon ends the start. */
-	if (b->state == BOX_GATEWAY)
+	if (b->state == BOX_GATEWAY || b->state == BOX_SHELL)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  b->policyd_error ? b->policyd_error :
 				  b->gateway_error ? b->gateway_error :
+				  b->shell_error   ? b->shell_error :
 						     "the box was stopped before it started");
 	if (b->reaped || b->pid <= 0 || b->state == BOX_FINISHING)
 		return;
@@ -498,7 +522,8 @@ box_kill(struct box *b)
 void
 box_stop(struct box *b)
 {
-	if (b->state == BOX_CHECKING || b->state == BOX_POLICYD || b->state == BOX_GATEWAY)
+	if (b->state == BOX_CHECKING || b->state == BOX_POLICYD || b->state == BOX_GATEWAY ||
+	    b->state == BOX_SHELL)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
 				  "the box was stopped before it started");
 	if (b->reaped || b->pid <= 0 || b->state == BOX_STOPPING || b->state == BOX_FINISHING)
@@ -537,8 +562,8 @@ box_client_gone(struct box *b)
 	b->client = NULL;
 	if (b->state == BOX_FINISHING)
 		return; /* it ends anyway; nobody is told */
-	if (!b->detach &&
-	    (b->state == BOX_CHECKING || b->state == BOX_POLICYD || b->state == BOX_GATEWAY)) {
+	if (!b->detach && (b->state == BOX_CHECKING || b->state == BOX_POLICYD ||
+			   b->state == BOX_GATEWAY || b->state == BOX_SHELL)) {
 		log_info("box %s: client gone, abandoning the start", b->name);
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, NULL);
 	}
@@ -790,6 +815,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->n_extra_args = req->n_extra_args;
 	b->status_fd = b->pty_master = -1;
 	b->gateway_policyd_fd = b->ca_runtime_fd = -1;
+	b->shell_policyd_fd = b->shell_listen_fd = b->shell_status_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
@@ -948,7 +974,13 @@ start_stdio(struct box *b)
 static int
 start_runtime_dir(struct box *b)
 {
-	int r = runtime_dir_create(b->d, b);
+	/* The shell alias goes into RUNTIME/bin (runtime_dir_create): no alias, no box. */
+	int r = spawn_find_helper(b->d, "box-alias", &b->alias_exe);
+
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "cannot find box-alias: %s",
+				  strerror(-r)), -1;
+	r = runtime_dir_create(b->d, b);
 
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
@@ -1043,9 +1075,8 @@ start_plan(struct box *b, Box__Plan **plan)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL), -1;
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s", err ? err : "plan"), -1;
-	/* The disclosure, before the agent starts. */
-	if (plan_disclosure(b, *plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
-		disclose_to_client(b);
+	if (plan_agent_shell(b, *plan) < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "out of memory"), -1;
 	return 0;
 }
 
@@ -1108,19 +1139,42 @@ box_policyd_ready(struct box *b, int r, const char *err)
 	b->state = BOX_GATEWAY;
 }
 
-/* ---- GatewayReady → starting ---------------------------------------- */
+/* ---- GatewayReady → shell ------------------------------------------- */
 
 void
 box_gateway_ready(struct box *b, int r, const char *err)
 {
-	Box__Plan *plan = NULL;
+	_cleanup_free_ char *serr = NULL;
 
 	if (b->state != BOX_GATEWAY)
 		return;
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  err ? err : "cannot start box-gateway");
-	if (start_plan(b, &plan) < 0 || start_trampoline(b, plan) < 0)
+	/* The agent's plan first: box-shell's view is the agent's (its masks made once). */
+	if (start_plan(b, &b->agent_plan) < 0)
+		return;
+	if (shell_start(b->d, b, &serr) < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  serr ? serr : "cannot start box-shell");
+	b->state = BOX_SHELL;
+}
+
+/* ---- ShellReady → starting ------------------------------------------ */
+
+void
+box_shell_ready(struct box *b, int r, const char *err)
+{
+	if (b->state != BOX_SHELL)
+		return;
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  err ? err : "cannot start box-shell");
+	Box__Plan *plan = TAKE_PTR(b->agent_plan);
+	/* The disclosure, before the agent starts. */
+	if (plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
+		disclose_to_client(b);
+	if (start_trampoline(b, plan) < 0)
 		return;
 	start_watch(b);
 }

@@ -20,6 +20,11 @@
  *              decisions.jsonl, stop
  *   gateway.c  box-gateway: start (GatewayInit/GatewayReady, the CA files),
  *              listeners, watch, stop
+ *   shell.c    box-shell: start through the trampoline (ShellInit/ShellReady),
+ *              watch, stop; its SpawnRequests: re-check (toolmatch.c), a
+ *              tool sandbox each, SpawnReply / SpawnExit / SpawnSignal
+ *   toolmatch.c  a SpawnRequest against the box's own [tool.NAME] tables
+ *              and exec entries (pure: unit-tested alone)
  *   cgroup.c   pids_max / memory_max (SANDBOX.md §6)
  *
  * Trusts: the root part handles only messages that box_ipc_decode() has
@@ -68,6 +73,9 @@
 #define BOXD_GATEWAY_READY_TIMEOUT_MS 20000 /* GatewayInit → GatewayReady */
 #define BOXD_GATEWAY_EXIT_WAIT_MS 3000      /* fd 3 closed → gateway gone, else SIGKILL */
 #define BOXD_GATEWAY_DEFAULT_PORT 3128      /* CONFIG.md [gateway] port */
+#define BOXD_SHELL_READY_TIMEOUT_MS 20000   /* box-shell spawned → ShellReady */
+#define BOXD_SHELL_EXIT_WAIT_MS 3000        /* fd 3 closed → box-shell gone, else SIGKILL */
+#define BOXD_SPAWNS_MAX 256                 /* live tool sandboxes per box */
 
 struct box;
 struct client;
@@ -125,6 +133,7 @@ enum box_state {
 	BOX_CHECKING,       /* box-recheck runs (RecheckReply awaited) */
 	BOX_POLICYD,        /* box-policyd started (PolicyReady awaited) */
 	BOX_GATEWAY,        /* box-gateway started (GatewayReady awaited) */
+	BOX_SHELL,          /* box-shell started (ShellReady awaited) */
 	BOX_STARTING,       /* the trampoline runs (fd 4 EOF awaited) */
 	BOX_RUNNING,
 	BOX_STOPPING,
@@ -160,6 +169,9 @@ struct recheck_result {
 	size_t n_sockets;
 	size_t sockets_total;
 	char *scan_cut;           /* NULL, or why the scan stopped ("entries", "time") */
+	char **tool_names;        /* [tool.NAME] tables box-recheck resolved ... */
+	char **tool_programs;     /* ... and the canonical program of each */
+	size_t n_tools;
 	char *workspace;          /* the agent's cwd */
 	char *state_dir;
 	int state_dirfd;          /* O_DIRECTORY, opened as the owner */
@@ -170,6 +182,22 @@ struct recheck_result {
 	int ca_fd;                /* STATE/ca.pem (O_WRONLY|O_CREAT|O_NOFOLLOW), opened as the owner */
 	Box__Problem **problems;  /* refusals (owned) */
 	size_t n_problems;
+};
+
+/* One tool sandbox box-shell asked for (SpawnRequest), until its trampoline is reaped. */
+struct tool_spawn {
+	struct box *b;
+	struct tool_spawn *next;
+	uint64_t spawn_id;        /* box-shell's */
+	pid_t pid;                /* the outer trampoline, or 0 once reaped */
+	int status_fd;            /* the trampoline's fd 4 until EOF */
+	struct event *status_ev;
+	char *sandbox;            /* "tool.NAME" or "exec" (SpawnReply) */
+	char *gateway_tag;        /* the listener's tag at the gateway ("tool.NAME", "agent") */
+	char *setup_error;        /* the trampoline's SetupError, as box-shell is told */
+	bool replied;             /* SpawnReply sent (ok or not) */
+	bool started;             /* SpawnReply ok: a SpawnExit follows the reap */
+	uint32_t listener_id;     /* at the gateway, or 0 */
 };
 
 /* An [egress] binding's placeholder, in `variable` of every contained sandbox's environment. */
@@ -265,6 +293,28 @@ struct box {
 	int ca_runtime_fd;        /* RUNTIME/ca.pem (boxd's, 0644), until the box is freed */
 	struct gateway_placeholder *placeholders;
 	size_t n_placeholders;
+
+	/* box-shell (shell.c) and the tool sandboxes it asks for */
+	char *alias_exe;          /* box-alias beside boxd: copied to RUNTIME/bin */
+	int shell_listen_fd;      /* RUNTIME/shell.sock (listening): box-shell's fd 4 until spawned */
+	int shell_policyd_fd;     /* policyd's fd 6, other end: box-shell's fd 5 until spawned */
+	pid_t shell_pid;          /* box-shell's outer trampoline, or 0 */
+	int shell_status_fd;      /* that trampoline's fd 4, until EOF */
+	struct event *shell_status_ev;
+	struct box_ipc_event *shell_ev;
+	bool shell_starting;      /* ShellReady not here yet */
+	bool shell_closing;       /* we closed its channel: its exit is expected */
+	bool shell_lost;          /* it went away while the box ran */
+	char *shell_error;        /* why the box was stopped, for RunExit */
+	struct event *shell_ready_timer;
+	struct event *shell_exit_timer;
+	Box__Plan *agent_plan;    /* built before box-shell starts (its view), spawned after ready */
+	unsigned n_masks_made;    /* mask objects made in RUNTIME/masks: the next one's index */
+	struct tool_spawn *spawns;
+	unsigned n_spawns;
+	Box__Plan **tool_plans;   /* per spec->tools[i], made at its first spawn (masks once) */
+	Box__Plan *exec_plan;     /* the agent's exec entries' tool sandbox, likewise */
+	char **tool_prog;         /* parallel to spec->tools: rc.tool_programs' (not owned) */
 };
 
 /* ---- client.c ---- */
@@ -299,6 +349,10 @@ void box_policyd_ready(struct box *b, int r, const char *err);
 void box_gateway_ready(struct box *b, int r, const char *err);
 /* The end's event: box-gateway has exited (or was killed). */
 void box_gateway_finished(struct box *b);
+/* box-shell is ready (r 0), or why not (a refusal: its ShellReady ok = false). */
+void box_shell_ready(struct box *b, int r, const char *err);
+/* The end's event: box-shell has exited (or was killed). */
+void box_shell_finished(struct box *b);
 /* The end's events: box-policyd has exited (or was killed), the cgroups are gone. */
 void box_policyd_finished(struct box *b);
 void box_cgroups_removed(struct box *b);
@@ -326,6 +380,13 @@ int runtime_dir_create(const struct boxd *d, struct box *b);
 /* Create one mask object for `path` (a dir when is_dir); returns its path. */
 int runtime_mask_create(const struct boxd *d, struct box *b, unsigned idx, bool is_dir,
 			char **ret);
+/*
+ * In BASE/ID (dir, still boxd's): bin/ (box-alias from b->alias_exe and the
+ * relative symlinks sh bash zsh python3 python) and shell.sock, bound and
+ * listening (b->shell_listen_fd), the owner's when chown_owner, 0600.
+ * Called by runtime_dir_create when b->alias_exe is set.
+ */
+int runtime_shell_files(struct box *b, int dir, bool chown_owner);
 /* Remove BASE/ID and everything in it (the owner's files as the owner). */
 void runtime_dir_remove(const struct boxd *d, struct box *b);
 /* Take the run lock; -EBUSY with *running_id (13 bytes) when held. */
@@ -358,6 +419,26 @@ void own_paths_clear(struct own_paths *o);
 
 int plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err);
 void plan_free(Box__Plan *p);
+/*
+ * box-shell's SANDBOX_SHELL plan from the agent's (its view, Landlock
+ * rights and shared runtime dirs; no /run/box, no gateway): argv and
+ * workload_bin = exe, pass_fds 3. *err on failure.
+ */
+int plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Plan **ret,
+	       char **err);
+/* The agent's plan gets /run/box/bin, /run/box/shell.sock, the alias over the shells. */
+int plan_agent_shell(const struct box *b, Box__Plan *agent);
+/*
+ * A tool sandbox for a re-checked SpawnRequest: tool_idx into spec->tools,
+ * or -1 for an agent exec entry. The base plan per table is made once
+ * (b->tool_plans, b->exec_plan: masks); each spawn gets a copy with its
+ * argv (program_path first), environment and workspace. *err on failure.
+ */
+int plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
+	      char *const *argv, size_t argc, char *const *env, size_t n_env, const char *cwd,
+	      Box__Plan **ret, char **err);
+/* The agent's PATH ([agent.env] PATH, else the default), without /run/box/bin. */
+const char *plan_agent_path(const struct box *b);
 /* The start-up disclosure lines (no "box: " prefix). */
 int plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *n);
 bool plan_env_reserved(const char *name);
@@ -368,6 +449,20 @@ int spawn_find_helper(const struct boxd *d, const char *name, char **ret);
 /* fork+exec the trampoline; sends the plan; returns the status socket. */
 int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pid,
 		     int *status_fd);
+/*
+ * The same with the workload's stdio (3 fds) and up to 3 fds more at the
+ * trampoline's fds 5.. (a SANDBOX_SHELL plan's pass_fds). The caller keeps its fds.
+ */
+int spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
+			 const int *extra, unsigned n_extra, pid_t *pid, int *status_fd);
+/*
+ * One status message from a trampoline's fd 4 (non-blocking): 1 with *s
+ * (free with box__trampoline_status__free_unpacked) and *fd (-1 or the one
+ * fd it carried), 0 at EOF, -EAGAIN for nothing now, else -errno / -EBADMSG
+ * (why set).
+ */
+int spawn_status_read(int status_fd, Box__TrampolineStatus **s, int *fd, char *why,
+		      size_t why_len);
 
 /* ---- clientd.c ---- */
 /* Service mode: box-clientd and a user to run it as exist (checked at start-up). */
@@ -446,6 +541,40 @@ bool gateway_finish(struct box *b);
 void gateway_stop(struct box *b);
 /* A child exited: true when it was this box's gateway (stops the box if unexpected). */
 bool gateway_reaped(struct box *b, pid_t pid, int status);
+
+/* ---- shell.c ---- */
+/*
+ * Start box-shell (gateway ready, b->agent_plan built, RUNTIME/shell.sock
+ * listening, policyd's fd 6 open) through the trampoline and queue
+ * ShellInit; ShellReady (or its refusal, exit or the timeout) comes as
+ * box_shell_ready(). <0 with *err: not started; the caller tears down.
+ */
+int shell_start(struct boxd *d, struct box *b, char **err);
+/*
+ * The box ends: every tool sandbox killed, box-shell's channel closed. True
+ * when there is an exit to wait for (its reap or, after
+ * BOXD_SHELL_EXIT_WAIT_MS, SIGKILL): then box_shell_finished() follows.
+ */
+bool shell_finish(struct box *b);
+/* Freeing a box: close, kill what still runs (tools too), forget; idempotent. */
+void shell_stop(struct box *b);
+/* A child exited: true when it was box-shell's trampoline or a tool's. */
+bool shell_reaped(struct box *b, pid_t pid, int status);
+
+/* ---- toolmatch.c ---- */
+/*
+ * Re-check a SpawnRequest against the box's own config (CONFIG.md
+ * [tool.NAME]): with `tool` named, that table exists, its canonical
+ * program (programs[i], as box-recheck resolved spec->tools[i]) is
+ * program_path, its fixed arguments are a prefix of argv[1..], and no other
+ * table matches with more fixed arguments; without, no table matches at
+ * all and program_path lies under one of the agent's exec entries. 0 with
+ * *tool_idx (into spec->tools, or -1 for an exec entry); -EPERM with the
+ * reason in msg.
+ */
+int tool_match(const Box__BoxSpec *s, char *const *programs, const char *tool,
+	       const char *program_path, char *const *argv, size_t argc, int *tool_idx,
+	       char *msg, size_t msg_len);
 
 /* ---- cgroup.c ---- */
 /*

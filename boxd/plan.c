@@ -189,11 +189,10 @@ exec_covers(const Box__CfgFilesystem *fs, const char *p)
 	return false;
 }
 
-/* Is `p` strictly inside one of the CONFIG.md masks plan_build makes (rc.masks, re-checked)? */
+/* Is `p` strictly inside one of the CONFIG.md masks a view of fs gets (rc.masks, re-checked)? */
 static bool
-under_auto_mask(const struct box *b, const char *p)
+under_auto_mask_fs(const struct box *b, const Box__CfgFilesystem *fs, const char *p)
 {
-	const Box__CfgFilesystem *fs = b->spec->agent->filesystem;
 	for (size_t i = 0; i < b->rc.n_masks; i++)
 		if (strcmp(p, b->rc.masks[i]) != 0 && path_is_under(p, b->rc.masks[i]) &&
 		    own_paths_maskable(fs, b->rc.masks[i]))
@@ -388,12 +387,16 @@ build_env(struct box *b, const char *workspace, struct strv *env)
 		have_path |= strcmp(n, "PATH") == 0;
 		for (size_t k = 0; k < 3; k++)
 			have[k] |= strcmp(n, inherited[k]) == 0;
-		strv_add(env, fmt("%s=%s", n, e->vars[i]->value));
+		/* CLI.md: /run/box/bin first on the agent's PATH (when box-shell serves the box). */
+		if (strcmp(n, "PATH") == 0 && b->alias_exe)
+			strv_add(env, fmt("PATH=/run/box/bin:%s", e->vars[i]->value));
+		else
+			strv_add(env, fmt("%s=%s", n, e->vars[i]->value));
 	}
 	if (!have_home)
 		strv_add(env, fmt("HOME=%s", b->owner.home));
 	if (!have_path)
-		strv_add(env, fmt("PATH=%s", DEFAULT_PATH));
+		strv_add(env, fmt("PATH=%s%s", b->alias_exe ? "/run/box/bin:" : "", DEFAULT_PATH));
 	for (size_t i = 0; i < s->caller->n_inherit; i++) {
 		const Box__CfgEnvVar *v = s->caller->inherit[i];
 		for (size_t k = 0; k < 3; k++)
@@ -525,7 +528,7 @@ view_denies(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs, struct 
 {
 	for (size_t i = 0; i < fs->n_deny; i++) {
 		const char *path = fs->deny[i]->path;
-		if (under_auto_mask(b, path))
+		if (under_auto_mask_fs(b, fs, path))
 			continue; /* inside a mask already: its mount point would not exist */
 		int r = view_mask(d, b, view, n_masks, path, is_deny_dir(b, path));
 		if (r < 0)
@@ -543,7 +546,7 @@ view_config_files(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
 
 	for (size_t i = 0; i < s->n_files && i < 2; i++) {
 		const char *f = s->files[i];
-		if (!granted(fs, f) || denied(fs, f) || under_auto_mask(b, f))
+		if (!granted(fs, f) || denied(fs, f) || under_auto_mask_fs(b, fs, f))
 			continue;
 		int r = view_mask(d, b, view, n_masks, f, false);
 		if (r < 0)
@@ -577,14 +580,14 @@ plan_view(struct boxd *d, struct box *b, Box__Plan *p)
 {
 	const Box__CfgFilesystem *fs = b->spec->agent->filesystem;
 	struct viewv view = { 0 };
-	unsigned n_masks = 0;
+	unsigned *n_masks = &b->n_masks_made;
 	int r = 0;
 
 	if (fs && ((r = view_grants(fs, &view)) < 0 ||
-		   (r = view_auto_masks(d, b, fs, &view, &n_masks)) < 0 ||
-		   (r = view_denies(d, b, fs, &view, &n_masks)) < 0))
+		   (r = view_auto_masks(d, b, fs, &view, n_masks)) < 0 ||
+		   (r = view_denies(d, b, fs, &view, n_masks)) < 0))
 		goto out;
-	if ((r = view_config_files(d, b, fs, &view, &n_masks)) < 0 ||
+	if ((r = view_config_files(d, b, fs, &view, n_masks)) < 0 ||
 	    (r = view_implicit_exec(b, fs, &view)) < 0)
 		goto out;
 	p->view = TAKE_PTR(view.v);
@@ -659,26 +662,30 @@ plan_command(struct box *b, Box__Plan *p)
 	return 0;
 }
 
-/* rlimits, pids_max / memory_max and the box's cgroups. */
+/*
+ * rlimits (the sandbox's own nofile / nproc), pids_max / memory_max and the
+ * box's cgroups (box-wide: the agent, box-shell and every tool join them).
+ */
 static int
-plan_limits(const struct box *b, Box__Plan *p)
+plan_limits_of(const struct box *b, Box__Plan *p, const Box__CfgU64 *nofile,
+	       const Box__CfgU64 *nproc)
 {
 	const Box__CfgAgent *a = b->spec->agent;
 
-	if (!a->nofile && !a->nproc && !a->pids_max && !a->memory_max)
+	if (!nofile && !nproc && !a->pids_max && !a->memory_max)
 		return 0;
 	Box__Limits *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	box__limits__init(l);
 	p->limits = l;
-	if (a->nofile) {
+	if (nofile) {
 		l->has_nofile = 1;
-		l->nofile = a->nofile->value < 16 ? 16 : a->nofile->value;
+		l->nofile = nofile->value < 16 ? 16 : nofile->value;
 	}
-	if (a->nproc) {
+	if (nproc) {
 		l->has_nproc = 1;
-		l->nproc = a->nproc->value;
+		l->nproc = nproc->value;
 	}
 	if (a->pids_max) {
 		l->has_pids_max = 1;
@@ -699,6 +706,12 @@ plan_limits(const struct box *b, Box__Plan *p)
 		if (!(l->cgroups[l->n_cgroups++] = strdup(b->cgroups[i])))
 			return -ENOMEM;
 	return 0;
+}
+
+static int
+plan_limits(const struct box *b, Box__Plan *p)
+{
+	return plan_limits_of(b, p, b->spec->agent->nofile, b->spec->agent->nproc);
 }
 
 /* Required layers, and the fds that are the caller's terminal (they get the box's pty slave). */
@@ -748,6 +761,325 @@ fail:
 }
 
 /* ------------------------------------------------------------------ */
+/* box-shell's plan, the agent's shell parts, tool sandboxes            */
+
+const char *
+plan_agent_path(const struct box *b)
+{
+	const Box__CfgEnv *e = b->spec->agent->env;
+	for (size_t i = 0; e && i < e->n_vars; i++)
+		if (strcmp(e->vars[i]->name, "PATH") == 0)
+			return e->vars[i]->value;
+	return DEFAULT_PATH;
+}
+
+/* A deep copy through the wire format (the plan's own free releases it). */
+static int
+plan_copy(const Box__Plan *src, Box__Plan **ret)
+{
+	size_t len = box__plan__get_packed_size(src);
+	_cleanup_free_ uint8_t *buf = malloc(len ? len : 1);
+
+	if (!buf)
+		return -ENOMEM;
+	box__plan__pack(src, buf);
+	*ret = box__plan__unpack(NULL, len, buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static void
+strv_take(struct strv *v, char ***dst, size_t *n)
+{
+	*dst = v->v;
+	*n = v->n;
+	v->v = NULL;
+	v->n = v->cap = 0;
+}
+
+#define SHELL_TEST_ENV_PREFIX "BOX_TEST_SHELL_"
+
+int
+plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Plan **ret,
+	   char **err)
+{
+	extern char **environ;
+	Box__Plan *p = NULL;
+	struct strv argv = { 0 }, env = { 0 };
+	char why[256];
+	int r;
+
+	*err = NULL;
+	if ((r = plan_copy(agent, &p)) < 0)
+		goto fail;
+	p->kind = BOX__SANDBOX_KIND__SANDBOX_SHELL;
+	p->contain_egress = true;
+	p->has_gateway_port = 0;
+	p->gateway_port = 0;
+	p->has_pty_fds = p->has_pty_rows = p->has_pty_cols = 0;
+	p->pty_fds = p->pty_rows = p->pty_cols = 0;
+	free(p->runtime->ca_pem);
+	p->runtime->ca_pem = NULL;
+	/* The box-wide limits hold for box-shell too; the agent's own rlimits do not. */
+	if (p->limits) {
+		p->limits->has_nofile = 0;
+		if (!(p->limits->has_pids_max && p->limits->n_cgroups == 0))
+			p->limits->has_nproc = 0;
+	}
+	for (size_t i = 0; i < p->n_argv; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	for (size_t i = 0; i < p->n_env; i++)
+		free(p->env[i]);
+	free(p->env);
+	p->argv = p->env = NULL;
+	p->n_argv = p->n_env = 0;
+	strv_add(&argv, strdup(exe));
+	/* Its own environment is box's, not the agent's: each invocation brings the caller's. */
+	strv_add(&env, fmt("HOME=%s", b->owner.home));
+	strv_add(&env, fmt("PATH=%s", DEFAULT_PATH));
+	strv_add(&env, fmt("USER=%s", b->owner.name));
+	strv_add(&env, fmt("BOX_NAME=%s", b->name));
+	strv_add(&env, fmt("BOX_ID=%s", b->id));
+	/* Test hooks boxd itself was given (bounded); they can only slow a step. */
+	for (char **e = environ; e && *e && env.n < 16; e++)
+		if (strncmp(*e, SHELL_TEST_ENV_PREFIX, strlen(SHELL_TEST_ENV_PREFIX)) == 0 &&
+		    strlen(*e) < 256 && strchr(*e, '='))
+			strv_add(&env, strdup(*e));
+#if BOXD_ASAN
+	strv_add(&env, fmt("ASAN_OPTIONS=detect_leaks=0"));
+#endif
+	if (argv.oom || env.oom) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	strv_take(&argv, &p->argv, &p->n_argv);
+	strv_take(&env, &p->env, &p->n_env);
+	free(p->workload_bin);
+	if (!(p->workload_bin = strdup(exe))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	p->has_pass_fds = 1;
+	p->pass_fds = 3;
+	if ((r = box_plan_validate(p, why, sizeof(why))) < 0) {
+		*err = fmt("box-shell's sandbox plan is invalid: %s", why);
+		goto fail;
+	}
+	*ret = p;
+	return 0;
+fail:
+	strv_free(&argv);
+	strv_free(&env);
+	plan_free(p);
+	if (!*err)
+		*err = fmt("cannot build box-shell's sandbox plan: %s", strerror(-r));
+	return r < 0 ? r : -EIO;
+}
+
+int
+plan_agent_shell(const struct box *b, Box__Plan *p)
+{
+	Box__RuntimeDirs *rt = p->runtime;
+
+	rt->run_box_bin = path_join(b->runtime_dir, "bin");
+	rt->shell_sock = path_join(b->runtime_dir, "shell.sock");
+	rt->shell_alias = path_join(b->runtime_dir, "bin/box-alias");
+	return rt->run_box_bin && rt->shell_sock && rt->shell_alias ? 0 : -ENOMEM;
+}
+
+/* Does a contained tool reach the gateway (CONFIG.md contain_egress, default true)? */
+static bool
+tool_contained(const Box__CfgTool *t)
+{
+	return !(t && t->network && t->network->contain_egress &&
+		 !t->network->contain_egress->value);
+}
+
+/*
+ * The base plan of a table (tool_idx), or of the agent's exec entries (-1):
+ * the table's grants (exec-capable: the trampoline's tool kind), its masks,
+ * an implicit exec entry for its program, private tmp (no runtime dirs),
+ * the gateway's CA and listener when contained; argv, env and workspace are
+ * per spawn.
+ */
+static int
+tool_base_plan(struct boxd *d, struct box *b, int tool_idx, Box__Plan **ret)
+{
+	const Box__CfgTool *t = tool_idx >= 0 ? b->spec->tools[tool_idx] : NULL;
+	const Box__CfgFilesystem *fs = t ? t->filesystem : b->spec->agent->filesystem;
+	const char *program = t ? b->tool_prog[tool_idx] : NULL;
+	struct viewv view = { 0 };
+	Box__Plan *p = NULL;
+	int r;
+
+	if ((r = plan_new(b, &p)) < 0)
+		goto fail;
+	p->kind = BOX__SANDBOX_KIND__SANDBOX_TOOL;
+	p->contain_egress = tool_contained(t);
+	if (fs && ((r = view_grants(fs, &view)) < 0 ||
+		   (r = view_auto_masks(d, b, fs, &view, &b->n_masks_made)) < 0 ||
+		   (r = view_denies(d, b, fs, &view, &b->n_masks_made)) < 0))
+		goto fail;
+	if ((r = view_config_files(d, b, fs, &view, &b->n_masks_made)) < 0)
+		goto fail;
+	/* Its command file gets an implicit exec grant (CONFIG.md), unless a grant holds it. */
+	if (program && !granted(fs, program) &&
+	    (r = view_add(&view, program, BOX__VIEW_KIND__VIEW_EXEC, NULL)) < 0)
+		goto fail;
+	p->view = TAKE_PTR(view.v);
+	p->n_view = view.n;
+	view.n = 0;
+	Box__RuntimeDirs *rt = p->runtime;
+	if (!(rt->dir = strdup(b->runtime_dir))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (p->contain_egress && b->gateway_serving) {
+		if (!(rt->ca_pem = path_join(b->runtime_dir, "ca.pem"))) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		p->has_gateway_port = 1;
+		p->gateway_port = gateway_port(b);
+	}
+	if ((r = plan_limits_of(b, p, t ? t->nofile : b->spec->agent->nofile,
+				t ? t->nproc : b->spec->agent->nproc)) < 0)
+		goto fail;
+	p->require_landlock = requires(b->spec->box, BOX__LAYER__LAYER_LANDLOCK);
+	p->require_seccomp = requires(b->spec->box, BOX__LAYER__LAYER_SECCOMP);
+	*ret = p;
+	return 0;
+fail:
+	for (size_t i = 0; i < view.n; i++)
+		box__view_entry__free_unpacked(view.v[i], NULL);
+	free(view.v);
+	plan_free(p);
+	return r;
+}
+
+/* Add NAME=value, replacing an earlier NAME (the plan's environment names each once). */
+static void
+env_set(struct strv *env, char *entry)
+{
+	if (!entry) {
+		env->oom = true;
+		return;
+	}
+	size_t nl = strcspn(entry, "=");
+	for (size_t i = 0; i < env->n; i++)
+		if (strncmp(env->v[i], entry, nl + 1) == 0) {
+			free(env->v[i]);
+			env->v[i] = entry;
+			return;
+		}
+	strv_add(env, entry);
+}
+
+/*
+ * A tool's environment (DESIGN.md §5, CONFIG.md [tool.NAME.env]): the
+ * section's variables (the agent's for an exec entry), HOME and PATH
+ * defaults (no /run/box/bin), TERM LANG TZ from the caller; then the
+ * variables this invocation assigned, minus the reserved names and the
+ * [egress] variables; then what box sets: USER, PWD, BOX_NAME, BOX_ID, and
+ * for a contained tool the proxy, CA and placeholder variables.
+ */
+static int
+tool_env(struct box *b, const Box__CfgTool *t, bool contained, char *const *req_env,
+	 size_t n_req, const char *workspace, struct strv *env)
+{
+	const Box__BoxSpec *s = b->spec;
+	const Box__CfgEnv *e = t ? t->env : s->agent->env;
+	static const char *const inherited[] = { "TERM", "LANG", "TZ" };
+
+	env_set(env, fmt("HOME=%s", b->owner.home));
+	env_set(env, fmt("PATH=%s", DEFAULT_PATH));
+	for (size_t i = 0; i < s->caller->n_inherit; i++) {
+		const Box__CfgEnvVar *v = s->caller->inherit[i];
+		for (size_t k = 0; k < 3; k++)
+			if (strcmp(v->name, inherited[k]) == 0)
+				env_set(env, fmt("%s=%s", v->name, v->value));
+	}
+	for (size_t i = 0; e && i < e->n_vars; i++)
+		env_set(env, fmt("%s=%s", e->vars[i]->name, e->vars[i]->value));
+	for (size_t i = 0; i < n_req; i++) {
+		const char *eq = strchr(req_env[i], '=');
+		if (!eq || eq == req_env[i])
+			continue; /* the validator's shape; re-checked */
+		_cleanup_free_ char *name = strndup(req_env[i], (size_t)(eq - req_env[i]));
+		if (!name)
+			return -ENOMEM;
+		if (plan_env_reserved(name) || egress_variable(s, name))
+			continue;
+		env_set(env, strdup(req_env[i]));
+	}
+	env_set(env, fmt("USER=%s", b->owner.name));
+	env_set(env, fmt("PWD=%s", workspace));
+	env_set(env, fmt("BOX_NAME=%s", b->name));
+	env_set(env, fmt("BOX_ID=%s", b->id));
+	if (contained) {
+		struct strv gw = { 0 };
+		gateway_env(b, &gw);
+		for (size_t i = 0; i < gw.n; i++)
+			env_set(env, TAKE_PTR(gw.v[i]));
+		env->oom |= gw.oom;
+		free(gw.v);
+	}
+	return env->oom ? -ENOMEM : 0;
+}
+
+int
+plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
+	  char *const *argv, size_t argc, char *const *req_env, size_t n_env, const char *cwd,
+	  Box__Plan **ret, char **err)
+{
+	const Box__CfgTool *t = tool_idx >= 0 ? b->spec->tools[tool_idx] : NULL;
+	const Box__CfgFilesystem *fs = t ? t->filesystem : b->spec->agent->filesystem;
+	Box__Plan **base = tool_idx >= 0 ? &b->tool_plans[tool_idx] : &b->exec_plan;
+	Box__Plan *p = NULL;
+	struct strv av = { 0 }, env = { 0 };
+	char why[256];
+	int r;
+
+	*err = NULL;
+	if (!*base && (r = tool_base_plan(d, b, tool_idx, base)) < 0)
+		goto fail;
+	if ((r = plan_copy(*base, &p)) < 0)
+		goto fail;
+	/* CONFIG.md: the table's workspace; else the shell's cwd when its grants hold it. */
+	const char *ws = t && t->workspace ? t->workspace->path :
+			 granted(fs, cwd)	   ? cwd :
+						     b->rc.workspace;
+	free(p->workspace);
+	if (!(p->workspace = strdup(ws))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	/* argv[0]: the canonical program (the trampoline execs argv[0]), then the arguments. */
+	strv_add(&av, strdup(program_path));
+	for (size_t i = 1; i < argc; i++)
+		strv_add(&av, strdup(argv[i]));
+	if (av.oom || (r = tool_env(b, t, p->contain_egress, req_env, n_env, ws, &env)) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	strv_take(&av, &p->argv, &p->n_argv);
+	strv_take(&env, &p->env, &p->n_env);
+	if ((r = box_plan_validate(p, why, sizeof(why))) < 0) {
+		*err = fmt("the tool's sandbox plan is invalid: %s", why);
+		goto fail;
+	}
+	*ret = p;
+	return 0;
+fail:
+	strv_free(&av);
+	strv_free(&env);
+	plan_free(p);
+	if (!*err)
+		*err = fmt("cannot build the tool's sandbox plan: %s", strerror(-r));
+	return r < 0 ? r : -EIO;
+}
+
+/* ------------------------------------------------------------------ */
 /* disclosure                                                          */
 
 static const char *
@@ -789,8 +1121,9 @@ is_credential_store(const struct box *b, const char *path)
 
 /*
  * `policy: FILE (N rules)` — N as box-policyd reported it in PolicyReady —
- * and which daemons decide today: none of them exists yet, so nothing the
- * agent does is decided by policy (it is contained by the sandbox alone).
+ * and which daemons decide today: box-gateway (connections, HTTP requests)
+ * and box-shell (every shell command the agent runs through the aliases);
+ * box-mcpd is not built.
  */
 static void
 disclose_policy(const struct box *b, struct strv *out)
@@ -802,8 +1135,9 @@ disclose_policy(const struct box *b, struct strv *out)
 	else
 		strv_add(out, fmt("policy: none (every decided action is denied)"));
 	strv_add(out, fmt("decided by policy: every connection and HTTP request (net:connect, "
-			  "http:request by box-gateway); nothing else yet (box-shell and box-mcpd "
-			  "are not built)"));
+			  "http:request by box-gateway); every command run through the shell "
+			  "aliases (shell:exec, fs:*, shell:spawn by box-shell); nothing else yet "
+			  "(box-mcpd is not built)"));
 }
 
 /*
@@ -870,16 +1204,67 @@ mount_flags(const Box__Plan *p, const Box__ViewEntry *e, char *buf, size_t len)
 }
 
 /*
- * [tool] and [mcp] sections: box-shell and box-mcpd, which would serve
- * them, are not built, so each is shown as inactive — never with grants or
- * a network as if it worked. ([egress] bindings are served: disclose_network.)
+ * Each [tool.NAME], as box-shell serves it: its program (canonical, as
+ * box-recheck resolved it) and fixed arguments, every grant (exec-capable),
+ * its workspace rule and network; [mcp] sections: box-mcpd, which would
+ * serve them, is not built, so each is shown as inactive.
  */
+static char *join_argv(char **v, size_t n);
+
 static void
-disclose_inactive(const Box__BoxSpec *s, struct strv *out)
+disclose_tools(const struct box *b, struct strv *out)
 {
-	for (size_t i = 0; i < s->n_tools; i++)
-		strv_add(out, fmt("inactive: [tool.%s] (nothing serves it yet: no box-shell)",
-				  s->tools[i]->name));
+	const Box__BoxSpec *s = b->spec;
+
+	for (size_t i = 0; i < s->n_tools; i++) {
+		const Box__CfgTool *t = s->tools[i];
+		const Box__CfgFilesystem *fs = t->filesystem;
+		const char *prog = b->tool_prog && b->tool_prog[i] ? b->tool_prog[i] :
+								     t->command->argv[0];
+		_cleanup_free_ char *args = join_argv(t->command->argv + 1, t->command->n_argv - 1);
+		strv_add(out, fmt("tool %s: %s%s%s (after a shell:spawn permit, in its own "
+				  "sandbox)",
+				  t->name, prog, t->command->n_argv > 1 ? " " : "",
+				  t->command->n_argv > 1 && args ? args : ""));
+		struct {
+			Box__CfgPath **v;
+			size_t n;
+			const char *key, *flags;
+		} lists[] = {
+			{ fs ? fs->read : NULL, fs ? fs->n_read : 0, "read", "  (read-only, exec)" },
+			{ fs ? fs->write : NULL, fs ? fs->n_write : 0, "write", "  (read-write, exec)" },
+			{ fs ? fs->read_file : NULL, fs ? fs->n_read_file : 0, "read_file",
+			  "  (read-only, exec)" },
+			{ fs ? fs->write_file : NULL, fs ? fs->n_write_file : 0, "write_file",
+			  "  (read-write, exec)" },
+			{ fs ? fs->deny : NULL, fs ? fs->n_deny : 0, "deny", "  (masked)" },
+		};
+		for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+			for (size_t k = 0; k < lists[l].n; k++)
+				strv_add(out, fmt("  %-11s %s%s", lists[l].key, lists[l].v[k]->path,
+						  lists[l].flags));
+		if (!granted(fs, prog))
+			strv_add(out, fmt("  %-11s %s  (implicit: the tool's program)", "exec", prog));
+		if (t->workspace)
+			strv_add(out, fmt("  %-11s %s", "workspace", t->workspace->path));
+		else
+			strv_add(out, fmt("  %-11s the shell's cwd when a grant above holds it, else "
+					  "%s",
+					  "workspace", b->rc.workspace ? b->rc.workspace : "?"));
+		if (!tool_contained(t))
+			strv_add(out, fmt("  %-11s the host network (contain_egress = false: no "
+					  "gateway, no decision, no credential injection)",
+					  "network"));
+		else if (b->gateway_serving)
+			strv_add(out, fmt("  %-11s proxy 127.0.0.1:%u (box-gateway, as "
+					  "tool.%s); no other route out",
+					  "network", (unsigned)gateway_port(b), t->name));
+		else
+			strv_add(out, fmt("  %-11s none (loopback only)", "network"));
+		strv_add(out, fmt("  %-11s private /tmp /var/tmp /dev/shm and HOME; the variables "
+				  "the invocation assigned ([tool.%s.env] first)",
+				  "private", t->name));
+	}
 	for (size_t i = 0; i < s->n_mcp; i++)
 		strv_add(out, fmt("inactive: [mcp.%s] (nothing serves it yet: no box-mcpd)",
 				  s->mcp[i]->name));
@@ -1057,10 +1442,10 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 			strv_add(&out, fmt("warning: credential store granted: %s (%s)",
 					   p->view[i]->path, view_kind_name(p->view[i]->kind)));
 	for (size_t i = 0; i < s->n_tools; i++)
-		if (s->tools[i]->network && s->tools[i]->network->contain_egress &&
-		    !s->tools[i]->network->contain_egress->value)
-			strv_add(&out, fmt("warning: tool %s would share the host network "
-					   "(contain_egress = false) once box-shell serves it",
+		if (!tool_contained(s->tools[i]))
+			strv_add(&out, fmt("warning: tool %s shares the host network "
+					   "(contain_egress = false): no gateway, no decision, no "
+					   "credential injection",
 					   s->tools[i]->name));
 	if (b->owner.uid != 0)
 		strv_add(&out, fmt("warning: vm.memfd_noexec cannot be set for a box not owned by "
@@ -1107,7 +1492,13 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 		strv_add(&out, fmt("  %-11s %s%s%s", view_kind_name(e->kind), e->path, flags, note));
 	}
 	strv_add(&out, fmt("  %-11s %s", "workspace", p->workspace));
-	disclose_inactive(s, &out);
+	if (p->runtime->shell_sock)
+		strv_add(&out, fmt("  %-11s /run/box/bin/{sh,bash,zsh,python3,python} first on PATH, "
+				   "and over sh bash zsh dash rbash in /bin and /usr/bin: the shell "
+				   "alias -> box-shell (/run/box/shell.sock); box-shell runs as %s in "
+				   "this view",
+				   "shell", b->owner.name));
+	disclose_tools(b, &out);
 	strv_add(&out, fmt("box adds:"));
 	strv_add(&out, fmt("  %-11s /usr /lib /lib64 /bin /sbin (read-only, exec)", "system"));
 	strv_add(&out, fmt("  %-11s /etc: ld.so.*, nsswitch.conf, hosts, ssl, ca-certificates, "

@@ -6,8 +6,9 @@
  * to boxd's own executable, else in BOX_LIBEXECDIR, never through the
  * environment) with fd 3 = our end of a SOCK_SEQPACKET socketpair, fd 4 =
  * one end of another, whose other end becomes box-gateway's fd 4 (kept in
- * b->gateway_policyd_fd until gateway.c spawns it), 5-6 closed (no mcpd or
- * shell yet), stdin and stdout /dev/null,
+ * b->gateway_policyd_fd until gateway.c spawns it), 5 closed (no mcpd yet),
+ * fd 6 = one end of a third, whose other end becomes box-shell's fd 5 (kept
+ * in b->shell_policyd_fd until shell.c spawns it), stdin and stdout /dev/null,
  * stderr boxd's (agent.log for a detached embedded box), and an
  * environment of nothing but the test hooks boxd's own has: BOX_TEST_CLOCK,
  * and BOX_TEST_POLICYD_EXIT_DELAY_MS (only for the box that
@@ -56,6 +57,7 @@
 
 #define POLICYD_FD 3
 #define POLICYD_GATEWAY_FD 4 /* box-policyd's peer channel for box-gateway */
+#define POLICYD_SHELL_FD 6   /* box-policyd's peer channel for box-shell */
 #define DECISIONS_FILE "decisions.jsonl"
 #define DECISIONS_OLD "decisions.jsonl.1"
 
@@ -481,24 +483,31 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	char *argv[] = { (char *)"box-policyd", (char *)"-u", uid_s, (char *)"-g", gid_s,
 			 quiet ? (char *)"-q" : NULL, NULL };
 
-	int gw[2] = { -1, -1 };
+	int gw[2] = { -1, -1 }, sh[2] = { -1, -1 };
 	r = box_ipc_socketpair(sv, false);
 	if (r < 0)
 		return r;
 	r = box_ipc_socketpair(gw, false);
+	if (r >= 0 && (r = box_ipc_socketpair(sh, false)) < 0) {
+		close(gw[0]);
+		close(gw[1]);
+	}
 	if (r < 0) {
 		close(sv[0]);
 		close(sv[1]);
 		return r;
 	}
-	int fds[5] = { nullfd, nullfd, errfd, sv[1], gw[1] };
+	int fds[7] = { nullfd, nullfd, errfd, sv[1], gw[1], -1, sh[1] };
 	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds,
-				 .n_fds = POLICYD_GATEWAY_FD + 1 };
+				 .n_fds = POLICYD_SHELL_FD + 1 };
 	r = spawn_process(&req, &b->policyd_pid);
 	close(sv[1]);
 	close(gw[1]);
+	close(sh[1]);
 	safe_close(b->gateway_policyd_fd);
 	b->gateway_policyd_fd = gw[0];
+	safe_close(b->shell_policyd_fd);
+	b->shell_policyd_fd = sh[0];
 	if (r < 0) {
 		close(sv[0]);
 		seterr(err, "cannot start %s: %s", exe, strerror(-r));

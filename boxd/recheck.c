@@ -219,6 +219,8 @@ recheck_send(struct box *b, const char *state_dir)
 	q.n_mask_candidates = nc;
 	q.boxd_sockets = socks;
 	q.n_boxd_sockets = ns;
+	q.tools = b->spec->tools;
+	q.n_tools = b->spec->n_tools;
 	r = box_ipc_event_send(b->recheck_ev, BOX__MSG_TYPE__MSG_RECHECK_REQUEST, 1, &q.base, NULL,
 			       0);
 	own_paths_clear(&own);

@@ -4,6 +4,7 @@
  * program, workspace: one each; interp, denydir; maskdir/maskfile with an
  * optional maskvia after each, at most RECHECK_MASKS_MAX; socket, at most
  * RECHECK_SOCKETS_SHOWN, and sockets /TOTAL; scancut /time or /entries),
+ * "tool.NAME PATH" (the canonical program of each [tool.NAME], once each),
  * the problems, and the state fds in the order of recheck.proto. Apart from
  * recheck.c (the helper's spawn and events) so that it can be fuzzed and
  * tested alone.
@@ -50,6 +51,22 @@ take_record(struct recheck_result *res, const char *rec)
 		return (res->program = strdup(p)) ? 0 : -ENOMEM;
 	if (IS("workspace") && !res->workspace)
 		return (res->workspace = strdup(p)) ? 0 : -ENOMEM;
+	if (kl > 5 && strncmp(rec, "tool.", 5) == 0) {
+		/* "tool.NAME PATH": the canonical program of [tool.NAME], once per table */
+		_cleanup_free_ char *name = strndup(rec + 5, kl - 5);
+		if (!name)
+			return -ENOMEM;
+		if (!box_valid_name(name) || res->n_tools >= BOX_SECTIONS_MAX)
+			return -EBADMSG;
+		for (size_t i = 0; i < res->n_tools; i++)
+			if (strcmp(res->tool_names[i], name) == 0)
+				return -EBADMSG;
+		size_t n = res->n_tools;
+		int r = add_string(&res->tool_programs, &n, p);
+		if (r < 0)
+			return r;
+		return add_string(&res->tool_names, &res->n_tools, name);
+	}
 	if (IS("interp"))
 		return add_string(&res->interpreters, &res->n_interpreters, p);
 	if (IS("denydir"))

@@ -33,6 +33,12 @@ recheck_result_clear(struct recheck_result *res)
 		free(res->sockets[i]);
 	free(res->sockets);
 	free(res->scan_cut);
+	for (size_t i = 0; i < res->n_tools; i++) {
+		free(res->tool_names[i]);
+		free(res->tool_programs[i]);
+	}
+	free(res->tool_names);
+	free(res->tool_programs);
 	free(res->workspace);
 	free(res->state_dir);
 	res->state_dirfd = safe_close(res->state_dirfd);

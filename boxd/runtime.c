@@ -9,7 +9,16 @@
  * then handed to the owner: tmp, var_tmp, dev_shm and home are the owner's
  * (0700), masks/ and its mode-0000 objects stay boxd's, and so does ca.pem
  * (0644, empty until box-gateway's certificate is written through the fd
- * kept in b->ca_runtime_fd: boxd never opens a name there again). Removal walks the
+ * kept in b->ca_runtime_fd: boxd never opens a name there again), bin/
+ * (0755, boxd's: one copy of box-alias and the relative symlinks sh bash zsh
+ * python3 python -> box-alias, the agent's /run/box/bin) and shell.sock
+ * (box-shell's listening SEQPACKET socket, bound by boxd through
+ * /proc/self/fd/N of the still boxd-owned directory, then the owner's, 0600;
+ * boxd keeps the listening fd for box-shell). Once BASE/ID is the owner's,
+ * the owner can rename bin/ or shell.sock and put its own there: that only
+ * changes what its own agent's aliases are or connect to (its own sandbox,
+ * no privilege), and the trampoline binds them as the owner without
+ * following links. Removal walks the
  * tree by fds with O_NOFOLLOW (a symlink the agent planted is unlinked, never
  * followed).
  * Trusts: nothing in BASE/ID (the owner can write there); the lock file is
@@ -23,7 +32,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,6 +110,83 @@ runtime_base_prepare(bool service, char **ret)
 	return 0;
 }
 
+static const char *const alias_names[] = { "sh", "bash", "zsh", "python3", "python" };
+
+/* SRC (boxd's own helper, a trusted path) copied to a new file NAME in DFD, 0755. */
+static int
+copy_new_file(const char *src, int dfd, const char *name)
+{
+	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int out = -1;
+	char buf[65536];
+	struct stat st;
+
+	if (in < 0 || fstat(in, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+		     0755);
+	if (out < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		int r = fd_write_full(out, buf, (unsigned long)n);
+		if (r < 0)
+			return r;
+	}
+	return fchmod(out, 0755) < 0 ? -errno : 0;
+}
+
+/*
+ * bin/ with the alias, and shell.sock, in BASE/ID (dir, still boxd's: nobody
+ * else can write there yet, so no name can be planted or swapped). The
+ * socket is bound through /proc/self/fd/DIR/shell.sock (the directory's fd,
+ * never a path the owner can change), then given to the owner (0600): the
+ * agent connects as the owner.
+ */
+int
+runtime_shell_files(struct box *b, int dir, bool chown_owner)
+{
+	_cleanup_close_ int bin = -1, sock = -1;
+	int r;
+
+	if (mkdirat(dir, "bin", 0755) < 0)
+		return log_err_errno(errno, "%s/bin", b->runtime_dir);
+	bin = openat(dir, "bin", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (bin < 0 || fchmod(bin, 0755) < 0)
+		return log_err_errno(errno, "%s/bin", b->runtime_dir);
+	if ((r = copy_new_file(b->alias_exe, bin, "box-alias")) < 0)
+		return log_err_errno(r, "copying %s to %s/bin/box-alias", b->alias_exe,
+				     b->runtime_dir);
+	for (size_t i = 0; i < ELEMENTSOF(alias_names); i++)
+		if (symlinkat("box-alias", bin, alias_names[i]) < 0)
+			return log_err_errno(errno, "%s/bin/%s", b->runtime_dir, alias_names[i]);
+
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/shell.sock", dir);
+	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return log_err_errno(errno, "socket");
+	if (bind(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return log_err_errno(errno, "binding %s/shell.sock", b->runtime_dir);
+	if (fchmodat(dir, "shell.sock", 0600, 0) < 0 ||
+	    (chown_owner &&
+	     fchownat(dir, "shell.sock", b->owner.uid, b->owner.gid, AT_SYMLINK_NOFOLLOW) < 0))
+		return log_err_errno(errno, "%s/shell.sock", b->runtime_dir);
+	if (listen(sock, SOMAXCONN) < 0)
+		return log_err_errno(errno, "listen on %s/shell.sock", b->runtime_dir);
+	safe_close(b->shell_listen_fd);
+	b->shell_listen_fd = TAKE_FD(sock);
+	return 0;
+}
+
 /*
  * BASE/ID and what is in it. Race: none while we fill it. BASE is boxd's
  * (base_verify: owned by our euid, not writable by others), so nobody else
@@ -148,6 +236,11 @@ runtime_dir_create(const struct boxd *d, struct box *b)
 				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
 	if (b->ca_runtime_fd < 0 || fchmod(b->ca_runtime_fd, 0644) < 0)
 		return log_err_errno(errno, "%s/ca.pem", b->runtime_dir);
+	if (b->alias_exe) {
+		int r = runtime_shell_files(b, dir, chown_owner);
+		if (r < 0)
+			return r;
+	}
 	/* Last: the owner gets the directory once everything in it is in place. */
 	if (chown_owner && fchown(dir, b->owner.uid, b->owner.gid) < 0)
 		return log_err_errno(errno, "%s", b->runtime_dir);

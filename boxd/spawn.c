@@ -1,8 +1,10 @@
 /*
  * spawn.c — box-trampoline started (common/spawn.c) with its fds at fixed numbers
  * (SANDBOX.md): 0-2 the pipe ends boxctl relays (/dev/null for a terminal's
- * fd: the workload puts the box's pty slave there; agent.log for --detach), 3 the
- * plan socket, 4 the status socket, everything else closed, an empty
+ * fd: the workload puts the box's pty slave there; agent.log for --detach) —
+ * for a tool the fds box-shell passed, for box-shell /dev/null and boxd's
+ * stderr —, 3 the plan socket, 4 the status socket, 5.. the fds a
+ * SANDBOX_SHELL plan passes through (pass_fds), everything else closed, an empty
  * environment (only BOX_TEST_ABSENT / BOX_TEST_LANDLOCK_ABI from boxd's own
  * environment, which can only make a layer look absent). The trampoline is
  * found next to boxd's own executable, else in BOX_LIBEXECDIR — never
@@ -56,6 +58,13 @@ int
 spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pidp,
 		 int *status_fd)
 {
+	return spawn_trampoline_fds(d, plan, b->stdio, NULL, 0, pidp, status_fd);
+}
+
+int
+spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
+		     const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd)
+{
 	_cleanup_free_ char *tramp = NULL;
 	_cleanup_free_ uint8_t *buf = NULL;
 	int psock[2] = { -1, -1 }, ssock[2] = { -1, -1 };
@@ -97,9 +106,16 @@ spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pi
 	int sndbuf = BOX_PLAN_BYTES_MAX * 4;
 	(void)setsockopt(psock[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 
-	int fds[5] = { b->stdio[0], b->stdio[1], b->stdio[2], psock[1], ssock[1] };
+	int fds[SPAWN_FDS_MAX] = { stdio[0], stdio[1], stdio[2], psock[1], ssock[1] };
+	if (n_extra > SPAWN_FDS_MAX - 5) {
+		r = -E2BIG;
+		goto fail;
+	}
+	for (unsigned i = 0; i < n_extra; i++)
+		fds[5 + i] = extra[i];
 	char *argv[] = { (char *)"box-trampoline", NULL };
-	struct spawn_req req = { .path = tramp, .argv = argv, .envp = envp, .fds = fds, .n_fds = 5 };
+	struct spawn_req req = { .path = tramp, .argv = argv, .envp = envp, .fds = fds,
+				 .n_fds = 5 + n_extra };
 	pid_t pid;
 	r = spawn_process(&req, &pid);
 	if (r < 0)
@@ -125,4 +141,55 @@ fail:
 	safe_close(ssock[0]);
 	safe_close(ssock[1]);
 	return r;
+}
+
+int
+spawn_status_read(int status_fd, Box__TrampolineStatus **s, int *fdp, char *why,
+		  size_t why_len)
+{
+	_cleanup_free_ uint8_t *buf = malloc(BOX_PLAN_BYTES_MAX + 1);
+	union {
+		char c[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr a;
+	} u;
+
+	*s = NULL;
+	*fdp = -1;
+	if (!buf)
+		return -ENOMEM;
+	struct iovec iov = { .iov_base = buf, .iov_len = BOX_PLAN_BYTES_MAX + 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c,
+			     .msg_controllen = sizeof(u.c) };
+	ssize_t n = recvmsg(status_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? -EAGAIN : -errno;
+	int fd = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int x;
+			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fd < 0)
+				fd = x;
+			else
+				close(x); /* one fd per message at most */
+		}
+	}
+	if (n == 0) {
+		safe_close(fd);
+		return 0;
+	}
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n > BOX_PLAN_BYTES_MAX) {
+		safe_close(fd);
+		snprintf(why, why_len, "a status message too large");
+		return -EMSGSIZE;
+	}
+	if (box_status_decode(buf, (size_t)n, s, why, why_len) < 0) {
+		safe_close(fd);
+		return -EBADMSG;
+	}
+	*fdp = fd;
+	return 1;
 }

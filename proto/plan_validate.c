@@ -176,12 +176,63 @@ check_runtime(const Box__Plan *p, char *why, size_t why_len)
 				    dirs[i].name);
 	}
 	bool agent = p->kind == BOX__SANDBOX_KIND__SANDBOX_AGENT;
+	bool shell = p->kind == BOX__SANDBOX_KIND__SANDBOX_SHELL;
 	if (!agent && (rt->run_box_bin || rt->shell_sock || rt->mcp_sock || rt->shell_alias))
 		return fail(why, why_len, -EINVAL, "runtime: /run/box/bin and sockets are for the agent");
+	/* box-shell reaches nothing through the gateway: no /run/box at all. */
+	if (shell && rt->ca_pem)
+		return fail(why, why_len, -EINVAL, "runtime.ca_pem: box-shell has no /run/box");
 	if (!p->contain_egress && rt->ca_pem)
 		return fail(why, why_len, -EINVAL, "runtime.ca_pem without contain_egress");
 	if (agent && !(rt->tmp && rt->var_tmp && rt->dev_shm))
 		return fail(why, why_len, -EINVAL, "runtime: the agent needs tmp, var_tmp and dev_shm");
+	if (shell && !(rt->tmp && rt->var_tmp && rt->dev_shm))
+		return fail(why, why_len, -EINVAL,
+			    "runtime: box-shell needs the agent's tmp, var_tmp and dev_shm");
+	return 0;
+}
+
+/*
+ * SANDBOX_SHELL (box-shell, DESIGN.md §5): the agent's view and rights, its
+ * own network namespace with only lo, the workload binary bound in from its
+ * host path, up to three channels passed through. pass_fds and workload_bin
+ * mean nothing for the other kinds and are refused there.
+ */
+static int
+check_shell(const Box__Plan *p, char *why, size_t why_len)
+{
+	bool shell = p->kind == BOX__SANDBOX_KIND__SANDBOX_SHELL;
+
+	if (p->pass_fds > BOX_PLAN_PASS_FDS_MAX)
+		return fail(why, why_len, -ERANGE, "pass_fds: %u (max %u)", p->pass_fds,
+			    BOX_PLAN_PASS_FDS_MAX);
+	if (!shell && p->pass_fds)
+		return fail(why, why_len, -EINVAL, "pass_fds: for a box-shell plan only");
+	if (!shell && p->workload_bin)
+		return fail(why, why_len, -EINVAL, "workload_bin: for a box-shell plan only");
+	if (!shell)
+		return 0;
+
+	const char *bin = p->workload_bin;
+	if (!bin)
+		return fail(why, why_len, -EINVAL, "workload_bin: a box-shell plan needs it");
+	if (!is_path(bin) || strcmp(bin, "/") == 0)
+		return fail(why, why_len, -EINVAL, "workload_bin is not absolute and clean");
+	if (is_reserved_view_path(bin))
+		return fail(why, why_len, -EINVAL, "workload_bin: %s is built by the sandbox", bin);
+	if (paths_overlap(bin, p->runtime->dir))
+		return fail(why, why_len, -EINVAL, "workload_bin: %s reaches the runtime dir", bin);
+	if (strcmp(p->argv[0], bin) != 0)
+		return fail(why, why_len, -EINVAL, "argv[0] is not workload_bin (%s)", bin);
+	for (size_t i = 0; i < p->n_view; i++)
+		if (p->view[i]->kind == BOX__VIEW_KIND__VIEW_DENY &&
+		    path_is_under(bin, p->view[i]->path))
+			return fail(why, why_len, -EINVAL, "workload_bin: %s is masked by view[%zu]",
+				    bin, i);
+	if (p->has_gateway_port)
+		return fail(why, why_len, -EINVAL, "gateway_port: box-shell has no gateway listener");
+	if (p->pty_fds)
+		return fail(why, why_len, -EINVAL, "pty_fds: box-shell gets no terminal");
 	return 0;
 }
 
@@ -246,8 +297,9 @@ box_plan_validate(const Box__Plan *p, char *why, size_t why_len)
 	r = box_proto_walk(&p->base);
 	if (r < 0)
 		return fail(why, why_len, r, "plan: unknown field or enum value");
-	if (p->kind != BOX__SANDBOX_KIND__SANDBOX_AGENT && p->kind != BOX__SANDBOX_KIND__SANDBOX_TOOL)
-		return fail(why, why_len, -EINVAL, "kind: not agent or tool");
+	if (p->kind != BOX__SANDBOX_KIND__SANDBOX_AGENT && p->kind != BOX__SANDBOX_KIND__SANDBOX_TOOL &&
+	    p->kind != BOX__SANDBOX_KIND__SANDBOX_SHELL)
+		return fail(why, why_len, -EINVAL, "kind: not agent, tool or shell");
 
 	const Box__Owner *o = p->owner;
 	if (o->uid == (uint32_t)-1 || o->gid == (uint32_t)-1)
@@ -300,6 +352,9 @@ box_plan_validate(const Box__Plan *p, char *why, size_t why_len)
 		return fail(why, why_len, -E2BIG, "argv: 1..%u words", BOX_PLAN_ARGV_MAX);
 	if (!is_path(p->argv[0]))
 		return fail(why, why_len, -EINVAL, "argv[0] is not an absolute clean path");
+	r = check_shell(p, why, why_len);
+	if (r < 0)
+		return r;
 	r = check_env(p, why, why_len);
 	if (r < 0)
 		return r;

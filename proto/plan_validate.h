@@ -28,6 +28,9 @@
 #define BOX_PLAN_NOFILE_MAX (1u << 20)
 #define BOX_PLAN_NPROC_MAX (1u << 22)
 #define BOX_PLAN_REASON_MAX 1024
+/* SANDBOX_SHELL: trampoline fds 5.. become the workload's fds 3.. (plan.proto pass_fds). */
+#define BOX_PLAN_PASS_FDS_MAX 3
+#define BOX_PLAN_PASS_FD_FIRST 5
 
 /* Unpack `len` bytes into a Plan and validate it. Caller frees with
  * box__plan__free_unpacked(*ret, NULL). */

@@ -733,6 +733,10 @@ box_validate_recheck_request(const Box__RecheckRequest *m)
 	REQUIRE(box_valid_path(m->state_dir), -EINVAL);
 	TRY(v_paths(m->mask_candidates, m->n_mask_candidates, RECHECK_PATHS_MAX));
 	TRY(v_paths(m->boxd_sockets, m->n_boxd_sockets, RECHECK_PATHS_MAX));
+	REQUIRE(m->n_tools <= BOX_SECTIONS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_tools; i++)
+		TRY(v_cfg_tool(&x, m->tools[i]));
+	CHECK_UNIQUE(m->tools, m->n_tools);
 	return 0;
 }
 

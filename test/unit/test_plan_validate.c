@@ -3,6 +3,7 @@
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,6 +240,129 @@ test_owner_and_kind(void)
 	CHECK(validate(&f) < 0);
 }
 
+/* A valid box-shell plan: the agent's view and dirs, its binary, three channels. */
+static void
+shell_init(struct fixture *f)
+{
+	fixture_init(f);
+	f->plan.kind = BOX__SANDBOX_KIND__SANDBOX_SHELL;
+	f->plan.workload_bin = "/usr/lib/box/box-shell";
+	f->argv[0] = "/usr/lib/box/box-shell";
+	f->plan.n_argv = 1;
+	f->plan.has_pass_fds = 1;
+	f->plan.pass_fds = 3;
+}
+
+static void
+test_shell(void)
+{
+	struct fixture f;
+	char why[256];
+
+	shell_init(&f);
+	CHECK_INT(validate(&f), 0);
+	/* Round trip: the new fields survive the wire. */
+	size_t len = box__plan__get_packed_size(&f.plan);
+	uint8_t *buf = malloc(len);
+	box__plan__pack(&f.plan, buf);
+	Box__Plan *p = NULL;
+	CHECK_INT(box_plan_decode(buf, len, &p, why, sizeof(why)), 0);
+	CHECK(p && p->kind == BOX__SANDBOX_KIND__SANDBOX_SHELL && p->pass_fds == 3 &&
+	      p->workload_bin && strcmp(p->workload_bin, "/usr/lib/box/box-shell") == 0);
+	if (p)
+		box__plan__free_unpacked(p, NULL);
+	free(buf);
+	/* The binary may lie outside every grant, e.g. under the managed /tmp. */
+	f.plan.workload_bin = f.argv[0] = "/tmp/build/bin/box-shell";
+	CHECK_INT(validate(&f), 0);
+	shell_init(&f);
+	f.plan.pass_fds = 0;
+	CHECK_INT(validate(&f), 0);
+
+	/* pass_fds: at most three. */
+	shell_init(&f);
+	f.plan.pass_fds = 4;
+	CHECK_INT(validate(&f), -ERANGE);
+	box_plan_validate(&f.plan, why, sizeof(why));
+	CHECK(strstr(why, "pass_fds") != NULL);
+
+	/* workload_bin: required, clean, argv[0], not masked, not built by the sandbox. */
+	shell_init(&f);
+	f.plan.workload_bin = NULL;
+	CHECK_INT(validate(&f), -EINVAL);
+	shell_init(&f);
+	f.argv[0] = "/usr/bin/other";
+	CHECK_INT(validate(&f), -EINVAL);
+	box_plan_validate(&f.plan, why, sizeof(why));
+	CHECK(strstr(why, "argv[0]") != NULL);
+	static const char *const bad_bin[] = {"usr/bin/x", "/usr/../bin/x", "/", "/proc/self/exe",
+					      "/dev/null", "/run/box/bin/sh", "/run/box/1000/abc/x",
+					      "/run/box/1000"};
+	for (size_t i = 0; i < sizeof(bad_bin) / sizeof(bad_bin[0]); i++) {
+		shell_init(&f);
+		f.plan.workload_bin = f.argv[0] = (char *)bad_bin[i];
+		CHECK_INT(validate(&f), -EINVAL);
+	}
+	shell_init(&f);
+	f.plan.workload_bin = f.argv[0] = "/home/me/project/box.ini";
+	CHECK_INT(validate(&f), -EINVAL); /* under a deny entry */
+	f.plan.workload_bin = f.argv[0] = "/home/me/project/box.ini/x";
+	CHECK_INT(validate(&f), -EINVAL);
+
+	/* No /run/box, no aliases, no gateway, no terminal; the agent's dirs. */
+	static const size_t rt_field[] = {
+		offsetof(Box__RuntimeDirs, run_box_bin), offsetof(Box__RuntimeDirs, shell_sock),
+		offsetof(Box__RuntimeDirs, mcp_sock),	 offsetof(Box__RuntimeDirs, ca_pem),
+		offsetof(Box__RuntimeDirs, shell_alias),
+	};
+	for (size_t i = 0; i < sizeof(rt_field) / sizeof(rt_field[0]); i++) {
+		shell_init(&f);
+		*(char **)((char *)&f.rt + rt_field[i]) = "/run/box/1000/abc/thing";
+		CHECK_INT(validate(&f), -EINVAL);
+	}
+	shell_init(&f);
+	f.plan.has_gateway_port = 1;
+	f.plan.gateway_port = 8080;
+	CHECK_INT(validate(&f), -EINVAL);
+	shell_init(&f);
+	f.plan.contain_egress = 0;
+	CHECK_INT(validate(&f), -EINVAL);
+	shell_init(&f);
+	f.plan.has_pty_fds = 1;
+	f.plan.pty_fds = 1;
+	CHECK_INT(validate(&f), -EINVAL);
+	static const size_t dir_field[] = {
+		offsetof(Box__RuntimeDirs, tmp), offsetof(Box__RuntimeDirs, var_tmp),
+		offsetof(Box__RuntimeDirs, dev_shm),
+	};
+	for (size_t i = 0; i < sizeof(dir_field) / sizeof(dir_field[0]); i++) {
+		shell_init(&f);
+		*(char **)((char *)&f.rt + dir_field[i]) = NULL;
+		CHECK_INT(validate(&f), -EINVAL);
+	}
+	/* An ungranted HOME that is not managed is fine (as for the agent). */
+	shell_init(&f);
+	f.rt.home = NULL;
+	CHECK_INT(validate(&f), 0);
+
+	/* pass_fds and workload_bin are box-shell's alone. */
+	static const Box__SandboxKind others[] = {BOX__SANDBOX_KIND__SANDBOX_AGENT,
+						   BOX__SANDBOX_KIND__SANDBOX_TOOL};
+	for (size_t i = 0; i < 2; i++) {
+		fixture_init(&f);
+		f.plan.kind = others[i];
+		f.plan.has_pass_fds = 1;
+		f.plan.pass_fds = 1;
+		CHECK_INT(validate(&f), -EINVAL);
+		fixture_init(&f);
+		f.plan.kind = others[i];
+		f.plan.workload_bin = "/opt/tool/bin/tool";
+		CHECK_INT(validate(&f), -EINVAL);
+		box_plan_validate(&f.plan, why, sizeof(why));
+		CHECK(strstr(why, "workload_bin") != NULL);
+	}
+}
+
 static void
 test_decode_refusals(void)
 {
@@ -299,6 +423,7 @@ main(void)
 	RUN(test_ranges);
 	RUN(test_env);
 	RUN(test_owner_and_kind);
+	RUN(test_shell);
 	RUN(test_decode_refusals);
 	RUN(test_status);
 	return tap_done();

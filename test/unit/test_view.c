@@ -174,10 +174,50 @@ test_tool_view(void)
 	view_entries_free(&vw);
 }
 
+/* box-shell: the agent's view (grants noexec, managed dirs) plus its binary, exec-capable. */
+static void
+test_shell_view(void)
+{
+	struct fixture f;
+	struct tramp t;
+	struct view vw;
+	const uint64_t base = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+	fixture_init(&f, BOX__SANDBOX_KIND__SANDBOX_SHELL);
+	f.plan.workload_bin = "/opt/box/libexec/box-shell";
+	collect(&f, &t, &vw);
+	CHECK(vw.agent);
+	const struct vent *g = find(&vw, "/srv/project", BOX__VIEW_KIND__VIEW_WRITE);
+	CHECK(g && g->attr == (base | MOUNT_ATTR_NOEXEC));
+	const struct vent *tmp = find(&vw, "/tmp", VK_MANAGED);
+	CHECK(tmp && tmp->attr == (base | MOUNT_ATTR_NOEXEC) &&
+	      strcmp(tmp->src, "/run/box/1000/abc/tmp") == 0);
+	CHECK(find(&vw, "/home/me", VK_MANAGED) != NULL);
+	const struct vent *bin = find(&vw, "/opt/box/libexec/box-shell", VK_WORKLOAD);
+	CHECK(bin && bin->attr == (base | MOUNT_ATTR_RDONLY) && !bin->src);
+	/* Only the file: its directory is not in the view. */
+	CHECK(find(&vw, "/opt/box/libexec", -1) == NULL && find(&vw, "/opt/box", -1) == NULL);
+	/* Inside a read grant it goes on top of it (mounted after). */
+	view_entries_free(&vw);
+	f.plan.workload_bin = "/opt/ro/box-shell";
+	collect(&f, &t, &vw);
+	const struct vent *ro = find(&vw, "/opt/ro", BOX__VIEW_KIND__VIEW_READ);
+	bin = find(&vw, "/opt/ro/box-shell", VK_WORKLOAD);
+	CHECK(ro && bin && index_of(&vw, ro) < index_of(&vw, bin));
+	view_entries_free(&vw);
+	/* An agent or tool plan has no such entry. */
+	fixture_init(&f, BOX__SANDBOX_KIND__SANDBOX_AGENT);
+	collect(&f, &t, &vw);
+	for (size_t i = 0; i < vw.n; i++)
+		CHECK(vw.v[i].kind != VK_WORKLOAD);
+	view_entries_free(&vw);
+}
+
 int
 main(void)
 {
 	RUN(test_agent_view);
 	RUN(test_tool_view);
+	RUN(test_shell_view);
 	return tap_done();
 }

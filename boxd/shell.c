@@ -1,0 +1,922 @@
+/*
+ * shell.c — boxd's side of box-shell, the per-box shell daemon (DESIGN.md
+ * §2, §5; proto/shell.proto), and the tool sandboxes it asks for.
+ *
+ * Every box has one, started after box-gateway is ready and before the
+ * agent: through box-trampoline with a SANDBOX_SHELL plan made from the
+ * agent's (plan_shell: the agent's view, Landlock rights and shared
+ * tmp/var_tmp/dev_shm/HOME dirs; no /run/box, no gateway; argv and
+ * workload_bin = box-shell, found beside boxd, else BOX_LIBEXECDIR, never
+ * through the environment) with stdin and stdout /dev/null, stderr as
+ * box-gateway's (boxd's; agent.log for a detached embedded box; /dev/null
+ * for an attached embedded one unless BOXD_DEBUG), and three fds passed
+ * through (the workload's 3, 4, 5): our end of the control socketpair
+ * (proto_shell, we are `boxd`), RUNTIME/shell.sock listening (runtime.c
+ * bound it while BASE/ID was boxd's; the agent reaches it at
+ * /run/box/shell.sock) and box-shell's box-policyd channel (the other end of
+ * policyd's fd 6). Then ShellInit: the box, the owner's home, the agent's
+ * workspace and PATH (without /run/box/bin), [box] command_timeout, every
+ * [tool.NAME] with its canonical program as box-recheck resolved it as the
+ * owner and its fixed arguments, the agent's exec entries, whether a
+ * [tool.python3] exists. ShellReady arrives as an event: ok = false refuses
+ * the box with box-shell's message; the trampoline's SetupError, box-shell's
+ * exit or BOXD_SHELL_READY_TIMEOUT_MS without an answer fail the start.
+ * While the box runs, losing box-shell (its channel, its trampoline's exit)
+ * stops the box: "box-shell exited (...)" in RunExit (fail closed: every
+ * alias in flight gets 125).
+ * SpawnRequest (+3 fds: the host program's stdin, stdout, stderr): re-checked
+ * against boxd's own config (toolmatch.c) — box-shell names a table, it
+ * never defines the sandbox; at most BOXD_SPAWNS_MAX live per box; a tool
+ * plan (plan_tool: the table's grants, or the agent's for an exec entry,
+ * private tmp, the composed environment, the workspace rule) started
+ * through the trampoline with those fds as its stdio. Its listener (a
+ * contained tool) goes to the gateway tagged "tool.NAME" ("agent" for an
+ * exec entry: it has the agent's grants). SpawnReply ok once the trampoline's
+ * fd 4 ends (the program exec'd), ok = false with the trampoline's
+ * SetupError or boxd's refusal (box-shell prints it, status 126); SpawnExit
+ * with the outer trampoline's status (the workload's, 128+N for a signal)
+ * when reaped. SpawnSignal: SIGINT SIGTERM SIGHUP go to the outer
+ * trampoline (it forwards them to PID 1, which forwards them to the
+ * program), SIGKILL kills the outer trampoline (PID 1 follows, and with it
+ * the tool's PID namespace), any other to the program itself, found as PID
+ * 1's child and signalled through a pidfd. When the box ends every tool is
+ * SIGKILLed and box-shell's channel closed (it exits); the end goes on once
+ * its trampoline is reaped, or after BOXD_SHELL_EXIT_WAIT_MS with a SIGKILL.
+ * Trusts: nothing box-shell sends beyond box_ipc_decode()'s validation and
+ * the re-check here; the trampolines' status messages after
+ * box_status_decode().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "log.h"
+#include "parse.h"
+#include "plan_validate.h"
+#include "proto_shell.h"
+
+static void
+seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+seterr(char **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || *err)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+}
+
+/* "status N", "killed by signal N" from a trampoline's wait status (it reports 128+N). */
+static void
+status_text(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
+		snprintf(buf, len, "killed by signal %d", WEXITSTATUS(status) - 128);
+	else
+		snprintf(buf, len, "status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* ------------------------------------------------------------------ */
+/* while the box runs                                                  */
+
+static void
+set_shell_error(struct box *b, const char *why)
+{
+	free(b->shell_error);
+	if (asprintf(&b->shell_error, "box-shell exited (%s): the box was stopped (no shell, no "
+				      "box)", why) < 0)
+		b->shell_error = NULL;
+}
+
+/* box-shell went away while the box runs: nobody serves its aliases, no box. */
+static void
+shell_lost(struct box *b, const char *why)
+{
+	if (b->shell_closing || b->shell_lost)
+		return;
+	/* A box-shell that lost its policyd exits: report the cause, not the echo. */
+	if (policyd_check_gone(b))
+		return;
+	b->shell_lost = true;
+	log_err("box %s (%s): box-shell exited (%s); stopping the box", b->name, b->id, why);
+	set_shell_error(b, why);
+	if (b->state == BOX_STARTING && !b->setup_error && b->shell_error)
+		b->setup_error = strdup(b->shell_error);
+	box_kill(b);
+}
+
+static void
+ready_wait_end(struct box *b)
+{
+	b->shell_starting = false;
+	if (b->shell_ready_timer) {
+		event_free(b->shell_ready_timer);
+		b->shell_ready_timer = NULL;
+	}
+}
+
+static void
+ready_failed(struct box *b, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void
+ready_failed(struct box *b, int r, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+
+	if (!b->shell_starting)
+		return;
+	ready_wait_end(b);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	box_shell_ready(b, r, msg);
+}
+
+/* ---- box-shell's trampoline: fd 4 ---------------------------------- */
+
+static void
+shell_status_close(struct box *b)
+{
+	if (b->shell_status_ev) {
+		event_free(b->shell_status_ev);
+		b->shell_status_ev = NULL;
+	}
+	b->shell_status_fd = safe_close(b->shell_status_fd);
+}
+
+/*
+ * Read what box-shell's trampoline says: nothing but EOF (box-shell exec'd)
+ * or a SetupError is expected (no listener, no pty). Returns true when the
+ * start failed here.
+ */
+static bool
+shell_status_drain(struct box *b)
+{
+	for (int i = 0; i < 16 && b->shell_status_fd >= 0; i++) {
+		Box__TrampolineStatus *s = NULL;
+		char why[256] = "";
+		int fd = -1;
+		int r = spawn_status_read(b->shell_status_fd, &s, &fd, why, sizeof(why));
+		if (r == -EAGAIN)
+			return false;
+		if (r == 0) {
+			shell_status_close(b);
+			return false;
+		}
+		safe_close(fd);
+		if (r < 0) {
+			shell_status_close(b);
+			if (b->shell_starting) {
+				ready_failed(b, r, "box-shell's trampoline sent a bad status message: %s",
+					     why[0] ? why : strerror(-r));
+				return true;
+			}
+			return false;
+		}
+		bool failed = false;
+		if (s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_ERROR) {
+			shell_status_close(b);
+			if (b->shell_starting) {
+				if (strcmp(s->error->step, "exec") == 0)
+					ready_failed(b, -EIO, "cannot execute box-shell: %s",
+						     s->error->reason);
+				else
+					ready_failed(b, -EIO,
+						     "box-shell's sandbox setup failed at %s: %s",
+						     s->error->step, s->error->reason);
+				failed = true;
+			}
+		} else if (b->shell_starting) {
+			shell_status_close(b);
+			ready_failed(b, -EPROTO, "box-shell's trampoline sent an unexpected %s",
+				     s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_LISTENER ? "listener" :
+											     "pty");
+			failed = true;
+		}
+		box__trampoline_status__free_unpacked(s, NULL);
+		if (failed)
+			return true;
+	}
+	return false;
+}
+
+static void
+on_shell_status(evutil_socket_t fd, short what, void *arg)
+{
+	(void)shell_status_drain(arg);
+}
+
+/* ---- the tool spawns ------------------------------------------------ */
+
+static void
+spawn_free(struct tool_spawn *t)
+{
+	if (!t)
+		return;
+	if (t->status_ev)
+		event_free(t->status_ev);
+	safe_close(t->status_fd);
+	free(t->sandbox);
+	free(t->gateway_tag);
+	free(t->setup_error);
+	free(t);
+}
+
+static void
+spawn_unlink(struct box *b, struct tool_spawn *t)
+{
+	for (struct tool_spawn **pp = &b->spawns; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			b->n_spawns--;
+			return;
+		}
+}
+
+static struct tool_spawn *
+spawn_find(struct box *b, uint64_t id)
+{
+	for (struct tool_spawn *t = b->spawns; t; t = t->next)
+		if (t->spawn_id == id)
+			return t;
+	return NULL;
+}
+
+static void
+send_reply(struct box *b, uint64_t id, bool ok, const char *sandbox, const char *error)
+{
+	Box__SpawnReply m = BOX__SPAWN_REPLY__INIT;
+	char msg[BOX_SHELL_MESSAGE_MAX];
+
+	m.spawn_id = id;
+	m.ok = ok;
+	if (ok)
+		m.sandbox = (char *)sandbox;
+	else {
+		/* One line, within the protocol's cap. */
+		snprintf(msg, sizeof(msg), "%s", error && *error ? error : "cannot start the tool");
+		for (char *c = msg; *c; c++)
+			if ((unsigned char)*c < 0x20)
+				*c = ' ';
+		m.error = msg;
+	}
+	if (!b->shell_ev)
+		return;
+	int r = box_ipc_event_send(b->shell_ev, BOX__MSG_TYPE__MSG_SPAWN_REPLY, 0, &m.base, NULL, 0);
+	if (r < 0)
+		log_warn_errno(r, "box %s (%s): cannot send SpawnReply to box-shell", b->name, b->id);
+}
+
+/* The program exec'd (fd 4 EOF without an error): SpawnReply ok, once. */
+static void
+spawn_started(struct tool_spawn *t)
+{
+	if (t->replied)
+		return;
+	t->replied = t->started = true;
+	send_reply(t->b, t->spawn_id, true, t->sandbox, NULL);
+}
+
+static void
+spawn_status_close(struct tool_spawn *t)
+{
+	if (t->status_ev) {
+		event_free(t->status_ev);
+		t->status_ev = NULL;
+	}
+	t->status_fd = safe_close(t->status_fd);
+}
+
+/* Everything the tool's trampoline has on fd 4 now (all of it once reaped). */
+static void
+spawn_status_drain(struct tool_spawn *t)
+{
+	struct box *b = t->b;
+
+	for (int i = 0; i < 16 && t->status_fd >= 0; i++) {
+		Box__TrampolineStatus *s = NULL;
+		char why[256] = "";
+		int fd = -1;
+		int r = spawn_status_read(t->status_fd, &s, &fd, why, sizeof(why));
+		if (r == -EAGAIN)
+			return;
+		if (r <= 0) {
+			spawn_status_close(t);
+			if (r < 0 && !t->replied && !t->setup_error &&
+			    asprintf(&t->setup_error, "box-trampoline sent a bad status message: %s",
+				     why[0] ? why : strerror(-r)) < 0)
+				t->setup_error = NULL;
+			if (r < 0 && t->pid > 0)
+				kill(t->pid, SIGKILL);
+			if (!t->replied && !t->setup_error && r == 0)
+				spawn_started(t);
+			return;
+		}
+		switch (s->msg_case) {
+		case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
+			if (fd >= 0 && !t->listener_id && s->listener->port == gateway_port(b)) {
+				int k = gateway_listener_add(b, t->gateway_tag, TAKE_FD(fd),
+							     &t->listener_id);
+				if (k < 0 && !t->setup_error &&
+				    asprintf(&t->setup_error, "cannot hand the tool's listener to "
+							      "box-gateway: %s", strerror(-k)) < 0)
+					t->setup_error = NULL;
+				if (k < 0 && t->pid > 0)
+					kill(t->pid, SIGKILL);
+			} else if (t->pid > 0)
+				kill(t->pid, SIGKILL); /* one listener, on the gateway's port */
+			break;
+		case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
+			if (!t->setup_error) {
+				if (strcmp(s->error->step, "exec") == 0)
+					r = asprintf(&t->setup_error, "cannot execute the tool: %s",
+						     s->error->reason);
+				else
+					r = asprintf(&t->setup_error, "sandbox setup failed at %s: %s",
+						     s->error->step, s->error->reason);
+				if (r < 0)
+					t->setup_error = NULL;
+			}
+			if (!t->replied) {
+				t->replied = true;
+				send_reply(b, t->spawn_id, false, NULL,
+					   t->setup_error ? t->setup_error : "sandbox setup failed");
+			}
+			break;
+		case BOX__TRAMPOLINE_STATUS__MSG_PTY:
+		case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
+		default:
+			if (t->pid > 0)
+				kill(t->pid, SIGKILL); /* a tool gets no pty of its own */
+			break;
+		}
+		safe_close(fd);
+		box__trampoline_status__free_unpacked(s, NULL);
+	}
+}
+
+static void
+on_spawn_status(evutil_socket_t fd, short what, void *arg)
+{
+	spawn_status_drain(arg);
+}
+
+/* A refusal before anything started: SpawnReply ok = false (box-shell: 126). */
+static void
+spawn_refuse(struct box *b, uint64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void
+spawn_refuse(struct box *b, uint64_t id, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_notice("box %s (%s): spawn %llu refused: %s", b->name, b->id, (unsigned long long)id,
+		   msg);
+	send_reply(b, id, false, NULL, msg);
+}
+
+static void
+spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
+{
+	char msg[1024];
+	int idx;
+	_cleanup_free_ char *err = NULL;
+	Box__Plan *plan = NULL;
+
+	if (b->state != BOX_RUNNING && b->state != BOX_STARTING)
+		return spawn_refuse(b, rq->spawn_id, "the box is stopping");
+	if (spawn_find(b, rq->spawn_id))
+		return spawn_refuse(b, rq->spawn_id, "spawn id %llu is in use",
+				    (unsigned long long)rq->spawn_id);
+	if (b->n_spawns >= BOXD_SPAWNS_MAX)
+		return spawn_refuse(b, rq->spawn_id, "too many tools running in this box (at most %u)",
+				    BOXD_SPAWNS_MAX);
+	if (tool_match(b->spec, b->tool_prog, rq->tool, rq->program_path, rq->argv, rq->n_argv,
+		       &idx, msg, sizeof(msg)) < 0)
+		return spawn_refuse(b, rq->spawn_id, "boxd refuses the spawn: %s", msg);
+	if (plan_tool(b->d, b, idx, rq->program_path, rq->argv, rq->n_argv, rq->env, rq->n_env,
+		      rq->cwd, &plan, &err) < 0)
+		return spawn_refuse(b, rq->spawn_id, "%s", err ? err : "cannot plan the tool");
+
+	struct tool_spawn *t = calloc(1, sizeof(*t));
+	if (!t) {
+		plan_free(plan);
+		return spawn_refuse(b, rq->spawn_id, "out of memory");
+	}
+	t->b = b;
+	t->spawn_id = rq->spawn_id;
+	t->status_fd = -1;
+	const char *name = idx >= 0 ? b->spec->tools[idx]->name : NULL;
+	if (name ? asprintf(&t->sandbox, "tool.%s", name) < 0 : !(t->sandbox = strdup("exec")))
+		t->sandbox = NULL;
+	t->gateway_tag = name ? strdup(t->sandbox ? t->sandbox : "") : strdup("agent");
+	if (!t->sandbox || !t->gateway_tag) {
+		plan_free(plan);
+		spawn_free(t);
+		return spawn_refuse(b, rq->spawn_id, "out of memory");
+	}
+	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &t->pid, &t->status_fd);
+	plan_free(plan);
+	if (r < 0) {
+		spawn_free(t);
+		return spawn_refuse(b, rq->spawn_id, "cannot start box-trampoline: %s", strerror(-r));
+	}
+	t->next = b->spawns;
+	b->spawns = t;
+	b->n_spawns++;
+	(void)fd_set_nonblock(t->status_fd, true);
+	t->status_ev = event_new(b->d->base, t->status_fd, EV_READ | EV_PERSIST, on_spawn_status, t);
+	if (!t->status_ev || event_add(t->status_ev, NULL) < 0) {
+		/* Unwatched it cannot be answered: kill it; the reap answers. */
+		kill(t->pid, SIGKILL);
+	}
+	log_debug("box %s (%s): spawn %llu %s (%s) pid %d", b->name, b->id,
+		  (unsigned long long)t->spawn_id, rq->program_path, t->sandbox, (int)t->pid);
+}
+
+/* The program's own pid on the host: PID 1's child (PID 1 = the outer trampoline's child). */
+static pid_t
+child_of(pid_t parent)
+{
+	char path[64], buf[64] = "";
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)parent, (int)parent);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, " \n")] = '\0';
+	uint64_t v;
+	return parse_u64(buf, INT32_MAX, &v) == 0 && v > 1 ? (pid_t)v : -1;
+}
+
+static pid_t
+parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	int ppid;
+	char st;
+	return p && sscanf(p + 1, " %c %d", &st, &ppid) == 2 ? (pid_t)ppid : -1;
+}
+
+/*
+ * A signal the trampolines do not forward, to the program itself: its pid is
+ * PID 1's first child; a pidfd taken on it, then its parent checked again,
+ * so a recycled pid is never signalled.
+ */
+static int
+signal_workload(pid_t outer, int sig)
+{
+	pid_t pid1 = child_of(outer);
+	pid_t work = pid1 > 0 ? child_of(pid1) : -1;
+	if (work <= 0)
+		return -ESRCH;
+	_cleanup_close_ int pfd = (int)syscall(SYS_pidfd_open, work, 0);
+	if (pfd < 0)
+		return -errno;
+	if (parent_of(work) != pid1 || parent_of(pid1) != outer)
+		return -ESRCH;
+	return syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0 ? -errno : 0;
+}
+
+static void
+spawn_signal(struct box *b, const Box__SpawnSignal *m)
+{
+	struct tool_spawn *t = spawn_find(b, m->spawn_id);
+
+	if (!t || t->pid <= 0)
+		return; /* ended already: its SpawnExit is on the way */
+	int sig = m->signal;
+	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGKILL) {
+		kill(t->pid, sig);
+		return;
+	}
+	int r = signal_workload(t->pid, sig);
+	if (r < 0)
+		log_debug_errno(r, "box %s (%s): signal %d to spawn %llu", b->name, b->id, sig,
+				(unsigned long long)t->spawn_id);
+}
+
+/* A tool's trampoline was reaped: SpawnExit (started) or the late refusal, then it goes. */
+static void
+spawn_reaped(struct tool_spawn *t, int status)
+{
+	struct box *b = t->b;
+
+	t->pid = 0;
+	spawn_status_drain(t);
+	if (!t->replied) {
+		if (t->setup_error) {
+			t->replied = true;
+			send_reply(b, t->spawn_id, false, NULL, t->setup_error);
+		} else if (t->status_fd < 0) {
+			spawn_started(t); /* fd 4 ended cleanly: it exec'd */
+		} else {
+			t->replied = true;
+			char st[64], msg[128];
+			status_text(status, st, sizeof(st));
+			snprintf(msg, sizeof(msg), "box-trampoline ended (%s) before the tool started",
+				 st);
+			send_reply(b, t->spawn_id, false, NULL, msg);
+		}
+	}
+	if (t->started && b->shell_ev) {
+		Box__SpawnExit x = BOX__SPAWN_EXIT__INIT;
+		x.spawn_id = t->spawn_id;
+		if (WIFEXITED(status))
+			x.status = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			x.status = 128 + WTERMSIG(status);
+		else
+			x.status = 126;
+		int r = box_ipc_event_send(b->shell_ev, BOX__MSG_TYPE__MSG_SPAWN_EXIT, 0, &x.base,
+					   NULL, 0);
+		if (r < 0)
+			log_warn_errno(r, "box %s (%s): cannot send SpawnExit", b->name, b->id);
+	}
+	gateway_listener_closed(b, t->listener_id);
+	spawn_unlink(b, t);
+	spawn_free(t);
+}
+
+/* Every tool: SIGKILL (PID 1 goes, and the kernel takes its namespace), forgotten. */
+static void
+spawns_kill_all(struct box *b)
+{
+	while (b->spawns) {
+		struct tool_spawn *t = b->spawns;
+		if (t->pid > 0)
+			kill(t->pid, SIGKILL);
+		gateway_listener_closed(b, t->listener_id);
+		spawn_unlink(b, t);
+		spawn_free(t);
+	}
+}
+
+/* ---- the control channel ------------------------------------------- */
+
+static void
+ready_message(struct box *b, const Box__ShellReady *rep)
+{
+	if (!rep->ok)
+		return ready_failed(b, -EPERM, "box-shell cannot serve the box: %s",
+				    rep->error && *rep->error ? rep->error : "(no reason given)");
+	ready_wait_end(b);
+	log_info("box %s (%s): box-shell (trampoline pid %d) ready", b->name, b->id,
+		 (int)b->shell_pid);
+	box_shell_ready(b, 0, NULL);
+}
+
+static void
+on_shell_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	struct box *b = userdata;
+
+	switch (m->type) {
+	case BOX__MSG_TYPE__MSG_SHELL_READY:
+		if (b->shell_starting)
+			ready_message(b, (const Box__ShellReady *)m->msg);
+		break;
+	case BOX__MSG_TYPE__MSG_SPAWN_REQUEST:
+		/* Exactly 3 fds (the table's check); ours until the trampoline has them. */
+		spawn_request(b, (const Box__SpawnRequest *)m->msg, m->fds);
+		break;
+	case BOX__MSG_TYPE__MSG_SPAWN_SIGNAL:
+		spawn_signal(b, (const Box__SpawnSignal *)m->msg);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+on_shell_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	struct box *b = userdata;
+	char why[160];
+
+	b->shell_ev = box_ipc_event_free(b->shell_ev);
+	if (b->shell_starting) {
+		/* Its trampoline may have said why (a setup error) before the channel went. */
+		if (shell_status_drain(b))
+			return;
+		if (error == -ECONNRESET || error == -EPROTO)
+			return ready_failed(b, error, "box-shell exited before it was ready (see its "
+						      "messages above)");
+		return ready_failed(b, error, "box-shell sent garbage instead of ShellReady: %s",
+				    strerror(-error));
+	}
+	if (error == -ECONNRESET)
+		snprintf(why, sizeof(why), "its channel closed");
+	else
+		snprintf(why, sizeof(why), "after it sent garbage: %s", strerror(-error));
+	shell_lost(b, why);
+}
+
+static void
+on_ready_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	ready_failed(arg, -ETIMEDOUT, "box-shell did not get ready within %d s",
+		     BOXD_SHELL_READY_TIMEOUT_MS / 1000);
+}
+
+/* ------------------------------------------------------------------ */
+/* start                                                               */
+
+/* spec->tools[i] -> its canonical program from box-recheck ("tool.NAME PATH"); all or an error. */
+static int
+tool_programs(struct box *b, char **err)
+{
+	const Box__BoxSpec *s = b->spec;
+
+	free(b->tool_prog);
+	b->tool_prog = calloc(s->n_tools ? s->n_tools : 1, sizeof(char *));
+	if (!b->tool_prog)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_tools; i++) {
+		for (size_t k = 0; k < b->rc.n_tools; k++)
+			if (strcmp(b->rc.tool_names[k], s->tools[i]->name) == 0)
+				b->tool_prog[i] = b->rc.tool_programs[k];
+		if (!b->tool_prog[i]) {
+			seterr(err, "box-recheck did not resolve [tool.%s]'s program",
+			       s->tools[i]->name);
+			return -EPROTO;
+		}
+	}
+	b->tool_plans = calloc(s->n_tools ? s->n_tools : 1, sizeof(*b->tool_plans));
+	return b->tool_plans ? 0 : -ENOMEM;
+}
+
+static void
+init_free(Box__ShellInit *in)
+{
+	for (size_t i = 0; i < in->n_tools; i++)
+		free(in->tools[i]);
+	free(in->tools);
+	free(in->exec_entries);
+}
+
+static int
+send_init(struct box *b, char **err)
+{
+	const Box__BoxSpec *s = b->spec;
+	const Box__CfgFilesystem *fs = s->agent->filesystem;
+	Box__ShellInit in = BOX__SHELL_INIT__INIT;
+	int r = -ENOMEM;
+
+	in.box_name = b->name;
+	in.box_id = b->id;
+	in.home = b->owner.home;
+	in.workspace = b->rc.workspace;
+	in.path = (char *)plan_agent_path(b);
+	if (s->box->command_timeout_ms) {
+		in.has_command_timeout_ms = 1;
+		in.command_timeout_ms = s->box->command_timeout_ms->value;
+	}
+	in.tools = calloc(s->n_tools ? s->n_tools : 1, sizeof(*in.tools));
+	in.exec_entries = calloc(fs && fs->n_exec ? fs->n_exec : 1, sizeof(char *));
+	if (!in.tools || !in.exec_entries)
+		goto out;
+	for (size_t i = 0; i < s->n_tools; i++) {
+		Box__ShellTool *t = calloc(1, sizeof(*t));
+		if (!t)
+			goto out;
+		box__shell_tool__init(t);
+		in.tools[in.n_tools++] = t;
+		t->name = s->tools[i]->name;
+		t->program = b->tool_prog[i];
+		t->fixed_args = s->tools[i]->command->argv + 1;
+		t->n_fixed_args = s->tools[i]->command->n_argv - 1;
+		if (strcmp(t->name, "python3") == 0)
+			in.has_python_tool = in.python_tool = 1;
+	}
+	for (size_t i = 0; fs && i < fs->n_exec; i++)
+		in.exec_entries[in.n_exec_entries++] = fs->exec[i]->path;
+	r = box_ipc_event_send(b->shell_ev, BOX__MSG_TYPE__MSG_SHELL_INIT, 1, &in.base, NULL, 0);
+	if (r < 0)
+		seterr(err, "cannot send ShellInit to box-shell: %s", strerror(-r));
+out:
+	if (r == -ENOMEM)
+		seterr(err, "out of memory");
+	init_free(&in);
+	return r;
+}
+
+int
+shell_start(struct boxd *d, struct box *b, char **err)
+{
+	_cleanup_free_ char *exe = NULL, *perr = NULL;
+	_cleanup_close_ int nullfd = -1;
+	Box__Plan *plan = NULL;
+	int sv[2] = { -1, -1 };
+	int r;
+
+	*err = NULL;
+	if ((r = spawn_find_helper(d, "box-shell", &exe)) < 0) {
+		seterr(err, "cannot find box-shell: %s", strerror(-r));
+		return r;
+	}
+	if (b->shell_listen_fd < 0 || b->shell_policyd_fd < 0 || !b->agent_plan) {
+		seterr(err, "box-shell's socket or policyd channel is not open");
+		return -EBADF;
+	}
+	if ((r = tool_programs(b, err)) < 0) {
+		seterr(err, "out of memory");
+		return r;
+	}
+	if ((r = plan_shell(b, b->agent_plan, exe, &plan, &perr)) < 0) {
+		seterr(err, "%s", perr ? perr : "cannot plan box-shell's sandbox");
+		return r;
+	}
+	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* Its stderr as box-gateway's: an attached embedded box's terminal stays quiet. */
+	bool terminal_quiet = d->embedded && !b->detach && !getenv("BOXD_DEBUG");
+	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
+		    !terminal_quiet && fd_is_open(STDERR_FILENO)  ? STDERR_FILENO :
+									    nullfd;
+	if ((r = box_ipc_socketpair(sv, false)) < 0)
+		goto out;
+	int stdio[3] = { nullfd, nullfd, errfd };
+	int pass[3] = { sv[1], b->shell_listen_fd, b->shell_policyd_fd };
+	r = spawn_trampoline_fds(d, plan, stdio, pass, 3, &b->shell_pid, &b->shell_status_fd);
+	close(sv[1]);
+	/* The listener and policyd's channel are box-shell's now (or nobody's). */
+	b->shell_listen_fd = safe_close(b->shell_listen_fd);
+	b->shell_policyd_fd = safe_close(b->shell_policyd_fd);
+	if (r < 0) {
+		close(sv[0]);
+		seterr(err, "cannot start box-shell's trampoline: %s", strerror(-r));
+		goto out;
+	}
+	(void)fd_set_nonblock(b->shell_status_fd, true);
+	b->shell_status_ev = event_new(d->base, b->shell_status_fd, EV_READ | EV_PERSIST,
+				       on_shell_status, b);
+	if (!b->shell_status_ev || event_add(b->shell_status_ev, NULL) < 0) {
+		close(sv[0]);
+		seterr(err, "cannot watch box-shell's trampoline");
+		r = -ENOMEM;
+		goto out;
+	}
+	b->shell_ev = box_ipc_event_new(d->base, sv[0], &box_proto_shell, BOX_SHELL_ROLE_SHELL,
+					on_shell_msg, on_shell_close, b);
+	if (!b->shell_ev) {
+		close(sv[0]);
+		seterr(err, "cannot watch box-shell's channel");
+		r = -ENOMEM;
+		goto out;
+	}
+	struct timeval tv = { BOXD_SHELL_READY_TIMEOUT_MS / 1000, 0 };
+	b->shell_ready_timer = evtimer_new(d->base, on_ready_timeout, b);
+	if (!b->shell_ready_timer || evtimer_add(b->shell_ready_timer, &tv) < 0) {
+		seterr(err, "cannot arm box-shell's ready timer");
+		r = -ENOMEM;
+		goto out;
+	}
+	b->shell_starting = true;
+	r = send_init(b, err);
+	log_debug("box %s (%s): box-shell's trampoline pid %d", b->name, b->id, (int)b->shell_pid);
+out:
+	plan_free(plan);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* the end                                                             */
+
+static void
+exit_wait_end(struct box *b)
+{
+	if (!b->shell_exit_timer)
+		return;
+	event_free(b->shell_exit_timer);
+	b->shell_exit_timer = NULL;
+	box_shell_finished(b);
+}
+
+bool
+shell_reaped(struct box *b, pid_t pid, int status)
+{
+	for (struct tool_spawn *t = b->spawns; t; t = t->next)
+		if (t->pid > 0 && t->pid == pid) {
+			spawn_reaped(t, status);
+			return true;
+		}
+	if (b->shell_pid <= 0 || pid != b->shell_pid)
+		return false;
+	b->shell_pid = 0;
+	char why[96];
+	status_text(status, why, sizeof(why));
+	if (b->shell_starting) {
+		if (!shell_status_drain(b))
+			ready_failed(b, -ECHILD, "box-shell exited before it was ready (%s)", why);
+	} else if (!b->shell_closing && !b->reaped) {
+		if (b->shell_lost)
+			set_shell_error(b, why); /* the channel went first: now we know how */
+		else
+			shell_lost(b, why);
+	} else if (b->shell_lost && b->shell_error && strstr(b->shell_error, "(its channel closed)"))
+		set_shell_error(b, why);
+	exit_wait_end(b);
+	return true;
+}
+
+static void
+channel_close(struct box *b)
+{
+	b->shell_closing = true;
+	ready_wait_end(b);
+	b->shell_ev = box_ipc_event_free(b->shell_ev);
+	shell_status_close(b);
+	b->shell_listen_fd = safe_close(b->shell_listen_fd);
+	b->shell_policyd_fd = safe_close(b->shell_policyd_fd);
+}
+
+static void
+on_exit_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+
+	log_warn("box %s (%s): box-shell (trampoline pid %d) did not exit within %d s; killing it",
+		 b->name, b->id, (int)b->shell_pid, BOXD_SHELL_EXIT_WAIT_MS / 1000);
+	if (b->shell_pid > 0)
+		kill(b->shell_pid, SIGKILL);
+	b->shell_pid = 0;
+	exit_wait_end(b);
+}
+
+bool
+shell_finish(struct box *b)
+{
+	struct timeval tv = { BOXD_SHELL_EXIT_WAIT_MS / 1000,
+			      (BOXD_SHELL_EXIT_WAIT_MS % 1000) * 1000 };
+
+	spawns_kill_all(b);
+	channel_close(b);
+	if (b->shell_pid <= 0 || b->shell_exit_timer)
+		return b->shell_exit_timer != NULL;
+	b->shell_exit_timer = evtimer_new(b->d->base, on_exit_timeout, b);
+	if (!b->shell_exit_timer || evtimer_add(b->shell_exit_timer, &tv) < 0) {
+		if (b->shell_exit_timer)
+			event_free(b->shell_exit_timer);
+		b->shell_exit_timer = NULL;
+		kill(b->shell_pid, SIGKILL);
+		b->shell_pid = 0;
+		return false;
+	}
+	return true;
+}
+
+void
+shell_stop(struct box *b)
+{
+	spawns_kill_all(b);
+	channel_close(b);
+	if (b->shell_exit_timer) {
+		event_free(b->shell_exit_timer);
+		b->shell_exit_timer = NULL;
+	}
+	if (b->shell_pid > 0)
+		kill(b->shell_pid, SIGKILL);
+	b->shell_pid = 0;
+	free(b->shell_error);
+	b->shell_error = NULL;
+	for (size_t i = 0; b->tool_plans && i < b->spec->n_tools; i++)
+		plan_free(b->tool_plans[i]);
+	free(b->tool_plans);
+	b->tool_plans = NULL;
+	plan_free(b->exec_plan);
+	b->exec_plan = NULL;
+	free(b->tool_prog);
+	b->tool_prog = NULL;
+}
