@@ -126,8 +126,8 @@ EOF
 	rc=$?
 	check "$u: box-shell killed: boxctl exits 1 (rc $rc) within 30 s ($(($(date +%s) - t0)) s)" \
 		test "$rc" = 1
-	check "$u: … 'boxctl: error: box e2e-sh-$u: box-shell died (…)'" \
-		grep -q "^boxctl: error: box e2e-sh-$u: box-shell died" "$err"
+	check "$u: … 'boxctl: error: … box-shell exited (…): the box was stopped …'" \
+		grep -qE "^boxctl: error: .*box-shell (exited|died) \(.*\): the box was stopped" "$err"
 	sed 's/^/#   /' "$err" | head -5
 	check "$u: … the command never finished" test "$(grep -c not-reached "$out")" = 0
 	check "$u: … the agent is gone" no_process "agent.py $D/steps/hold.py"
