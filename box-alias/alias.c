@@ -417,14 +417,20 @@ run_session(const struct alias_invocation *inv, char **envp)
 	/*
 	 * The signals box-shell gets are held from here on: one that comes
 	 * before the session is open waits in the signalfd and follows
-	 * ShellOpen. SIGPIPE: a gone box-shell is an error return, not a death.
+	 * ShellOpen. One the caller made the alias ignore (nohup's SIGHUP, a
+	 * background job's SIGINT) stays ignored and is not forwarded, as a shell
+	 * keeps the signals ignored at its entry. SIGPIPE: a gone box-shell is
+	 * an error return, not a death.
 	 */
+	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGWINCH };
 	sigset_t fwd;
 	sigemptyset(&fwd);
-	sigaddset(&fwd, SIGINT);
-	sigaddset(&fwd, SIGTERM);
-	sigaddset(&fwd, SIGHUP);
-	sigaddset(&fwd, SIGWINCH);
+	for (size_t k = 0; k < ELEMENTSOF(forwarded); k++) {
+		struct sigaction old;
+		if (sigaction(forwarded[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaddset(&fwd, forwarded[k]);
+	}
 	if (sigprocmask(SIG_BLOCK, &fwd, NULL) < 0)
 		return cannot_serve("sigprocmask: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);

@@ -32,6 +32,20 @@
  * peer is fatal (exit 1): they are internal peers. The exit logs how many
  * decisions and history fsyncs there were.
  *
+ * Attached channels (PolicyChannelAttach, proto/policy.proto): box-shell
+ * forks per invocation and per pipeline stage, and each process hands
+ * policyd one end of a socketpair of its own over the shell channel (fd 6)
+ * or over a channel it attached before; nobody else may (fatal, like any
+ * message a peer has no business sending). Each one is one more box-shell
+ * channel, state ready, logged with source "box-shell", at most
+ * BOX_POLICY_ATTACHED_MAX at a time (one more is refused: its fd is closed,
+ * so that process's decisions fail, i.e. deny). An attached channel closing
+ * is the normal end of a process. A protocol error on an attached channel
+ * drops that channel only: such a channel serves a process that runs the
+ * agent's script (whose redirections can reach the fd), so garbage on it
+ * must cost that process its decisions (denied), not the box its policy.
+ * The shell channel (fd 6) closing is as before: logged, the rest goes on.
+ *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default
  * 1 ms) at every event; it is read from policyd's own environment, which
@@ -49,6 +63,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -76,6 +91,9 @@ struct peer {
 	int fd;
 	struct box_ipc_event *ev;
 	size_t n_held; /* its replies held in the current group (keeps them in order) */
+	/* An attached box-shell channel (malloc'd; on S.attached until it closes). */
+	bool attached;
+	struct peer *next;
 };
 
 /*
@@ -121,6 +139,9 @@ static struct {
 	bool log_flush_armed;
 	struct event *stop_signals[2];
 	int exit_code;
+	/* Attached box-shell channels; closed ones wait on `dead` while replies are held. */
+	struct peer *attached, *dead;
+	size_t n_attached;
 } S = {
 	.peers = {
 		{ "boxd", "supervisor", POLICYD_FD_BOXD, NULL, 0 },
@@ -202,6 +223,7 @@ sleep_ms(unsigned ms)
 /* ---- replies and the decision log ---------------------------------------- */
 
 static void drop_peer(struct peer *p, int error);
+static void attached_reap(void);
 
 /* Write the buffered decision lines with one write (whole lines only). */
 static void
@@ -411,6 +433,7 @@ pending_flush(bool failed)
 		pending_clear(q);
 	}
 	S.n_pending = 0;
+	attached_reap();
 }
 
 /*
@@ -651,12 +674,79 @@ handle_log_fd(struct box_ipc_msg *m)
 	S.decisions_fd = TAKE_FD(m->fds[0]);
 }
 
+static void on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata);
+static void on_close(struct box_ipc_event *e, int error, void *userdata);
+
+/* Closed attached channels whose held replies went out (or never were): freed. */
+static void
+attached_reap(void)
+{
+	struct peer **pp = &S.dead;
+	while (*pp) {
+		struct peer *p = *pp;
+		if (p->n_held == 0) {
+			*pp = p->next;
+			free(p);
+		} else
+			pp = &p->next;
+	}
+}
+
+/*
+ * PolicyChannelAttach: only box-shell (the fd-6 channel or one attached from
+ * it) may add a channel; the fd must be a SOCK_SEQPACKET socket.
+ */
+static void
+handle_attach(struct peer *p, struct box_ipc_msg *m)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	if (p != &S.peers[POLICYD_N_PEERS - 1] && !p->attached)
+		fatalx("%s sent PolicyChannelAttach (only box-shell attaches channels)", p->name);
+	if (m->n_fds != 1 || getsockopt(m->fds[0], SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+	    type != SOCK_SEQPACKET) {
+		log_err("box-shell attached an fd that is not a SOCK_SEQPACKET socket; refused");
+		return; /* closed by box_ipc_msg_done: that process gets no decisions */
+	}
+	if (S.n_attached >= BOX_POLICY_ATTACHED_MAX) {
+		static unsigned said;
+		if (said++ % 1000 == 0)
+			log_warn("box-shell has %u attached channels already; one more refused",
+				 BOX_POLICY_ATTACHED_MAX);
+		return;
+	}
+	struct peer *n = calloc(1, sizeof(*n));
+	if (!n)
+		fatal(-ENOMEM, "Cannot attach a box-shell channel");
+	*n = (struct peer){ .name = "shell (attached)", .source = "box-shell", .fd = m->fds[0],
+			    .attached = true };
+	n->ev = box_ipc_event_new(S.base, n->fd, &box_proto_policy, BOX_POLICY_ROLE_PEER, on_msg,
+				  on_close, n);
+	if (!n->ev) {
+		log_err_errno(-errno, "Cannot watch an attached box-shell channel; refused");
+		free(n); /* the fd is still the message's: closed with it */
+		return;
+	}
+	m->fds[0] = -1; /* the event owns it from here */
+	if (box_ipc_chan_set_state(box_ipc_event_chan(n->ev), BOX_POLICY_READY) < 0) {
+		log_err("Cannot set up an attached box-shell channel; refused");
+		box_ipc_event_free(n->ev);
+		free(n);
+		return;
+	}
+	n->next = S.attached;
+	S.attached = n;
+	S.n_attached++;
+}
+
 static void
 on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
 	struct peer *p = userdata;
 
 	switch (m->type) {
+	case BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH: handle_attach(p, m); break;
 	case BOX__MSG_TYPE__MSG_DECIDE_REQUEST: handle_decide(p, m); break;
 	case BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST: handle_decide_batch(p, m); break;
 	case BOX__MSG_TYPE__MSG_RECORD_REQUEST: handle_record(p, m); break;
@@ -676,6 +766,18 @@ static void
 drop_peer(struct peer *p, int error)
 {
 	p->ev = box_ipc_event_free(p->ev);
+	if (p->attached) {
+		/* Off the live list; freed once no reply of its is held. */
+		for (struct peer **pp = &S.attached; *pp; pp = &(*pp)->next)
+			if (*pp == p) {
+				*pp = p->next;
+				S.n_attached--;
+				p->next = S.dead;
+				S.dead = p;
+				break;
+			}
+		return; /* freed by attached_reap, once no held reply points to it */
+	}
 	if (p == &S.peers[0]) {
 		/* boxd went away: the box is over. */
 		event_base_loopexit(S.base, NULL);
@@ -689,6 +791,15 @@ on_close(struct box_ipc_event *e, int error, void *userdata)
 {
 	struct peer *p = userdata;
 
+	if (p->attached) {
+		/* The end of a box-shell process; garbage costs that process only. */
+		if (error != -ECONNRESET && error != -EPROTO)
+			log_warn_errno(error, "Protocol error from an attached box-shell channel; "
+				       "dropped it");
+		drop_peer(p, error);
+		attached_reap();
+		return;
+	}
 	if (error != -ECONNRESET) {
 		/* Internal peers that send garbage are fatal (fail closed). */
 		log_err_errno(error, "Protocol error from %s", p->name);
@@ -795,6 +906,15 @@ channels_take(void)
 			fatalx("fd %d (%s) is not a SOCK_SEQPACKET socket", fd, S.peers[i].name);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Up to BOX_POLICY_ATTACHED_MAX attached channels, one fd each: the soft
+	 * limit goes up to the hard one (boxd sets the hard one).
+	 */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	/* A file size limit makes a history write fail (and the decision deny), not kill us. */
 	signal(SIGXFSZ, SIG_IGN);
 	test_clock_init();
@@ -975,6 +1095,13 @@ shutdown_flush(int dirfd)
 		 (unsigned long long)engine_history_syncs(S.engine));
 	for (int i = 0; i < POLICYD_N_PEERS; i++)
 		S.peers[i].ev = box_ipc_event_free(S.peers[i].ev);
+	while (S.attached)
+		drop_peer(S.attached, 0);
+	for (struct peer *p = S.dead, *n; p; p = n) {
+		n = p->next;
+		free(p);
+	}
+	S.dead = NULL;
 	event_free(S.group_sync);
 	event_free(S.log_flush);
 	for (int i = 0; i < 2; i++)

@@ -11,7 +11,14 @@
  *       [--nproc N] [--pids-max N] [--memory-max BYTES] [--user NAME]
  *       [--no-require-landlock] [--no-require-seccomp] [--shell-alias FILE]
  *       [--run-box-bin DIR] [--ca-pem FILE] [--leak-fd N] [--raw-plan FILE]
- *       [--trampoline PATH] [--dump-plan FILE] -- ARGV...
+ *       [--trampoline PATH] [--dump-plan FILE] [--shell] [--workload-bin PATH]
+ *       [--pass-fd FD]... [--pass-fds N] [--runtime-dir DIR] [--no-validate] -- ARGV...
+ *
+ * --shell builds a box-shell plan (SANDBOX_SHELL: the agent's runtime dirs);
+ * each --pass-fd FD becomes the trampoline's fd 5, 6, ... (plan.pass_fds =
+ * their count, or N with --pass-fds); --runtime-dir uses (and keeps) an
+ * existing BASE/ID so that two sandboxes share tmp/var_tmp/dev_shm/home;
+ * --no-validate sends the plan unchecked, for the trampoline to refuse.
  *
  * Only BOX_TEST_ABSENT and BOX_TEST_LANDLOCK_ABI pass to the trampoline's
  * environment. Test code: it trusts its command line.
@@ -40,6 +47,7 @@
 #include "plan_validate.h"
 
 #define MAX_LIST 256
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
 static pid_t child_pid = -1;
 
@@ -267,8 +275,11 @@ struct opts {
 	char *env[MAX_LIST];
 	size_t n_env;
 	const char *workspace, *user, *shell_alias, *run_box_bin, *ca_pem, *raw_plan, *trampoline, *dump_plan;
-	bool tool, no_egress, pty, no_ll, no_sc;
-	long gateway_port, nofile, nproc, pids_max, leak_fd;
+	const char *workload_bin, *runtime_dir;
+	bool tool, no_egress, pty, no_ll, no_sc, shell, no_validate;
+	long gateway_port, nofile, nproc, pids_max, leak_fd, n_pass_plan;
+	int pass_fd[8];
+	size_t n_pass;
 	unsigned long long memory_max;
 };
 
@@ -301,11 +312,12 @@ int
 main(int argc, char **argv)
 {
 	struct opts o = {.gateway_port = -1, .nofile = -1, .nproc = -1, .pids_max = -1,
-			 .leak_fd = -1};
+			 .leak_fd = -1, .n_pass_plan = -1};
 	enum {
 		O_READ = 256, O_WRITE, O_READ_FILE, O_WRITE_FILE, O_EXEC, O_DENY, O_WS, O_ENV,
 		O_TOOL, O_NOEGRESS, O_GW, O_PTY, O_NOFILE, O_NPROC, O_PIDS, O_MEM, O_USER, O_NOLL,
-		O_NOSC, O_ALIAS, O_RBB, O_CA, O_LEAK, O_RAW, O_TRAMP, O_DUMP,
+		O_NOSC, O_ALIAS, O_RBB, O_CA, O_LEAK, O_RAW, O_TRAMP, O_DUMP, O_SHELL, O_WBIN,
+		O_PASSFD, O_PASSFDS, O_RTDIR, O_NOVAL,
 	};
 	static const struct option lo[] = {
 		{"read", 1, 0, O_READ},		   {"write", 1, 0, O_WRITE},
@@ -321,6 +333,9 @@ main(int argc, char **argv)
 		{"run-box-bin", 1, 0, O_RBB},	   {"ca-pem", 1, 0, O_CA},
 		{"leak-fd", 1, 0, O_LEAK},	   {"raw-plan", 1, 0, O_RAW},
 		{"trampoline", 1, 0, O_TRAMP},	   {"dump-plan", 1, 0, O_DUMP},
+		{"shell", 0, 0, O_SHELL},	   {"workload-bin", 1, 0, O_WBIN},
+		{"pass-fd", 1, 0, O_PASSFD},	   {"pass-fds", 1, 0, O_PASSFDS},
+		{"runtime-dir", 1, 0, O_RTDIR},	   {"no-validate", 0, 0, O_NOVAL},
 		{0, 0, 0, 0},
 	};
 	int c;
@@ -358,6 +373,16 @@ main(int argc, char **argv)
 		case O_RAW: o.raw_plan = optarg; break;
 		case O_TRAMP: o.trampoline = optarg; break;
 		case O_DUMP: o.dump_plan = optarg; break;
+		case O_SHELL: o.shell = true; break;
+		case O_WBIN: o.workload_bin = optarg; break;
+		case O_PASSFD:
+			if (o.n_pass >= ELEMENTSOF(o.pass_fd))
+				die("too many --pass-fd");
+			o.pass_fd[o.n_pass++] = (int)num(optarg);
+			break;
+		case O_PASSFDS: o.n_pass_plan = num(optarg); break;
+		case O_RTDIR: o.runtime_dir = optarg; break;
+		case O_NOVAL: o.no_validate = true; break;
 		default: die("usage: see the comment at the top of box-sandbox-run.c");
 		}
 	}
@@ -383,18 +408,24 @@ main(int argc, char **argv)
 	/* BOX_SANDBOX_RUN_BASE (default /tmp): where runtime dirs go, so tests can clean up. */
 	const char *rtbase = getenv("BOX_SANDBOX_RUN_BASE") ? getenv("BOX_SANDBOX_RUN_BASE") : "/tmp";
 	char *rtdir;
-	if (asprintf(&rtdir, "%s/box-sandbox-run.XXXXXX", rtbase) < 0)
-		die("out of memory");
-	if (!mkdtemp(rtdir))
-		die("mkdtemp: %s", strerror(errno));
+	if (o.runtime_dir) {
+		rtdir = xstrdup(o.runtime_dir); /* shared with another sandbox, kept */
+		if (mkdir(rtdir, 0700) < 0 && errno != EEXIST)
+			die("%s: %s", rtdir, strerror(errno));
+	} else {
+		if (asprintf(&rtdir, "%s/box-sandbox-run.XXXXXX", rtbase) < 0)
+			die("out of memory");
+		if (!mkdtemp(rtdir))
+			die("mkdtemp: %s", strerror(errno));
+	}
 	const char *id = rtdir + strlen(rtdir) - 6;
 	char *sub[4] = {xjoin(rtdir, "tmp"), xjoin(rtdir, "var_tmp"), xjoin(rtdir, "dev_shm"),
 			xjoin(rtdir, "home")};
 	for (int i = 0; i < 4; i++)
-		if (mkdir(sub[i], 0700) < 0)
+		if (mkdir(sub[i], 0700) < 0 && !(o.runtime_dir && errno == EEXIST))
 			die("%s: %s", sub[i], strerror(errno));
-	char *maskdir = xjoin(rtdir, "masks");
-	if (mkdir(maskdir, 0711) < 0)
+	char *maskdir = xjoin(rtdir, "masks.XXXXXX");
+	if (!mkdtemp(maskdir) || chmod(maskdir, 0711) < 0)
 		die("%s: %s", maskdir, strerror(errno));
 	for (size_t i = 0; i < o.n_view; i++) {
 		Box__ViewEntry *e = o.view[i];
@@ -433,7 +464,15 @@ main(int argc, char **argv)
 	owner.n_groups = (size_t)ngroups;
 	owner.name = name;
 	owner.home = home;
-	plan.kind = o.tool ? BOX__SANDBOX_KIND__SANDBOX_TOOL : BOX__SANDBOX_KIND__SANDBOX_AGENT;
+	plan.kind = o.tool ? BOX__SANDBOX_KIND__SANDBOX_TOOL
+		  : o.shell ? BOX__SANDBOX_KIND__SANDBOX_SHELL
+			    : BOX__SANDBOX_KIND__SANDBOX_AGENT;
+	plan.workload_bin = (char *)o.workload_bin;
+	long n_pass_plan = o.n_pass_plan >= 0 ? o.n_pass_plan : (long)o.n_pass;
+	if (n_pass_plan) {
+		plan.has_pass_fds = 1;
+		plan.pass_fds = (uint32_t)n_pass_plan;
+	}
 	plan.owner = &owner;
 	plan.contain_egress = !o.no_egress;
 	if (o.gateway_port >= 0) {
@@ -546,7 +585,7 @@ main(int argc, char **argv)
 		close(fd);
 	} else {
 		char why[256];
-		if (box_plan_validate(&plan, why, sizeof(why)) < 0)
+		if (!o.no_validate && box_plan_validate(&plan, why, sizeof(why)) < 0)
 			die("the plan is invalid: %s", why);
 		len = box__plan__get_packed_size(&plan);
 		buf = malloc(len);
@@ -596,8 +635,16 @@ main(int argc, char **argv)
 	if (child_pid < 0)
 		die("fork: %s", strerror(errno));
 	if (child_pid == 0) {
+		/* The fds to pass go out of the way first: they may sit on 3, 4, 5... */
+		int high[ELEMENTSOF(o.pass_fd)];
+		for (size_t i = 0; i < o.n_pass; i++)
+			if ((high[i] = fcntl(o.pass_fd[i], F_DUPFD_CLOEXEC, 100)) < 0)
+				_exit(2);
 		if (dup2(psock[1], 3) < 0 || dup2(ssock[1], 4) < 0)
 			_exit(2);
+		for (size_t i = 0; i < o.n_pass; i++)
+			if (dup2(high[i], 5 + (int)i) < 0)
+				_exit(2);
 		if (o.leak_fd >= 0) {
 			int fd = open("/dev/null", O_RDONLY); /* leaked on purpose: no CLOEXEC */
 			if (fd < 0 || dup2(fd, (int)o.leak_fd) < 0)
@@ -622,6 +669,9 @@ main(int argc, char **argv)
 	}
 	close(psock[1]);
 	close(ssock[1]);
+	/* As boxd does: the passed fds are the sandbox's alone now. */
+	for (size_t i = 0; i < o.n_pass; i++)
+		close(o.pass_fd[i]);
 	if (send_plan(psock[0], buf, len) < 0)
 		fprintf(stderr, "box-sandbox-run: sending the plan: %s\n", strerror(errno));
 	close(psock[0]);
@@ -641,7 +691,10 @@ main(int argc, char **argv)
 		cgroup_remove(cg[i]);
 		free(cg[i]);
 	}
-	rm_rf(rtdir);
+	if (o.runtime_dir)
+		rm_rf(maskdir);
+	else
+		rm_rf(rtdir);
 	for (size_t i = 0; i < o.n_view; i++) {
 		free(o.view[i]->path);
 		free(o.view[i]->mask);

@@ -1,0 +1,108 @@
+/*
+ * daemon.h — the in-box box-shell daemon (issue 13 item 2; DESIGN.md §2,
+ * §5; docs/box-shell.md "daemon"), shared by its parts:
+ *   main.c            start-up and the main process: the event loop, the
+ *                     sessions, the relay of spawns to boxd, signals, timeouts
+ *   invocation.c      the invocation child: one fresh interpreter per session
+ *   decide_policyd.c  decide.h over box-policyd, one channel per process
+ *   host_boxd.c       sh->host_run: a permitted host program in a tool
+ *                     sandbox, through the main process and boxd
+ *   daemon_seccomp.c  the allow-list
+ *
+ * Fds of the daemon (boxd arranges them; nothing else is open):
+ *   3  the control channel with boxd (proto/shell.proto, box_proto_shell)
+ *   4  the listening SOCK_SEQPACKET socket, RUNTIME/shell.sock
+ *   5  its box-policyd channel (policyd's fd 6)
+ *
+ * The session control socket: the main process makes one SOCK_SEQPACKET
+ * socketpair per session before it forks the invocation child; every
+ * process of the session inherits the child's end. A process sends on it
+ * one packet of one byte (the tag) with exactly one fd (SCM_RIGHTS): one end
+ * of a socketpair of its own, to become
+ *   SHD_CTL_POLICY  its box-policyd channel (main passes it on as
+ *                   PolicyChannelAttach)
+ *   SHD_CTL_HOST    its channel to main for host programs (box_proto_shell,
+ *                   the process in role box-shell, main in role boxd:
+ *                   SpawnRequest/SpawnSignal up, SpawnReply/SpawnExit down;
+ *                   main renumbers the spawn ids and relays to boxd)
+ * Nothing else passes on it; anything else ends the session.
+ *
+ * Trusts: boxd for ShellInit and the fds; nothing from a session beyond
+ * what the protocol tables validated.
+ */
+#ifndef BOX_SHELL_DAEMON_H
+#define BOX_SHELL_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "decide.h"
+#include "shell.pb-c.h"
+
+#define SHD_FD_BOXD    3
+#define SHD_FD_LISTEN  4
+#define SHD_FD_POLICYD 5
+
+/* A session process keeps its own fds at or above this (scripts redirect 3-9). */
+#define SHD_FD_PRIVATE_MIN 100
+
+#define SHD_CTL_POLICY 'P'
+#define SHD_CTL_HOST   'H'
+
+/* Sessions served at once (each: a connection, a control socket, its processes). */
+#define SHD_SESSIONS_MAX 512
+/* Host channels (processes that ran a host program) of one session, at once. */
+#define SHD_HOSTS_PER_SESSION 1024
+/* Host programs running at once through this daemon (boxd caps it at 256 too). */
+#define SHD_SPAWNS_MAX 256
+/* How long an accepted connection may take to send ShellOpen. */
+#define SHD_OPEN_TIMEOUT_MS 10000
+/* After SIGTERM (timeout) or SIGHUP (hangup): SIGKILL this much later. */
+#define SHD_KILL_GRACE_MS 2000
+
+/* The box as ShellInit gave it; set before the first fork, read-only after. */
+struct shd_box {
+	const Box__ShellInit *init;
+	const char *user;     /* the owner's name (USER), or NULL */
+};
+extern struct shd_box shd_box;
+
+/* One packet TAG + FD on the control socket CTL. Negative errno. */
+int shd_ctl_send_fd(int ctl, char tag, int fd);
+
+/* decide_policyd.c: FD >= 0: that channel (ready); -1: attach one over CTL_FD now. */
+int sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider **out);
+void sh_decider_policyd_free(struct sh_decider *d);
+
+/* host_boxd.c */
+struct sh_shell;
+struct sh_host_request;
+struct shd_host;
+struct shd_host *shd_host_new(int ctl_fd);
+int shd_host_run(struct sh_shell *sh, const struct sh_host_request *r);
+/*
+ * The [tool.NAME] for PROGRAM_PATH with ARGV (argv[0] the command word):
+ * same canonical program, fixed arguments a prefix of argv[1..], the longest
+ * such prefix. NULL: none.
+ */
+const Box__ShellTool *shd_tool_match(const char *program_path, int argc, char *const *argv);
+/* PROGRAM_PATH lies under (or is) one of the agent's exec entries. */
+bool shd_exec_entry_match(const char *program_path);
+/* "git is a box tool (tool.git)" and the like, for type / command -v / which:
+ * the description of a host program as box would run it (malloc'd), or NULL
+ * outside the daemon. */
+char *shd_describe_host(const char *name, const char *path);
+
+/* invocation.c: the invocation child's whole life (never returns). */
+struct shd_invocation {
+	const Box__ShellOpen *open;
+	int ctl_fd;   /* the session's control socket (child's end) */
+	int cwd_fd;   /* O_PATH|O_DIRECTORY of open->cwd */
+};
+_Noreturn void shd_invocation_run(const struct shd_invocation *inv);
+
+/* daemon_seccomp.c */
+int shd_seccomp(void);
+
+#endif

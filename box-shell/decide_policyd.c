@@ -1,0 +1,552 @@
+/*
+ * decide_policyd.c — the in-box box-shell daemon's back end of decide.h
+ * (issue 13 item 5): every request goes to box-policyd over a
+ * SOCK_SEQPACKET channel of this process's own (proto/policy.proto, role
+ * peer), a batch as one DecideBatchRequest, an outcome as a RecordRequest.
+ * box-policyd observes, decides, keeps the one history of the box and
+ * writes the decisions.jsonl line (source "box-shell": the channel's, never
+ * a field). The engine is not linked here.
+ *
+ * One channel per process: a fork (an invocation, a pipeline stage, a
+ * subshell) makes a socketpair, keeps one end and hands the other to the
+ * daemon's main process over the session's control socket (daemon.h,
+ * SHD_CTL_POLICY), which passes it to box-policyd as PolicyChannelAttach.
+ * So concurrent processes never read each other's replies. The channel is
+ * usable at once (policyd reads it once the attach reached it). A process
+ * that finds itself with a channel another pid made (a fork that skipped
+ * sh_decider_forked) attaches one before its next request.
+ *
+ * The input fields and their spellings are decide_local.c's, as POLICY.md
+ * §2 says: fs:* {path, operation}; shell:exec {command, program, arg1?,
+ * arg2?, arg_count, cwd}; shell:spawn adds program_path; paths canonical,
+ * "~/rel" under the owner's home. credential_reads is left out: ShellInit
+ * does not carry the tools' credential stores.
+ *
+ * Fail closed: a channel that breaks, a reply that does not match, or a
+ * channel that cannot be made returns a negative errno; the interpreter
+ * then refuses the command (126) or fails the file operation.
+ * Trusts: box-policyd's replies, validated by the protocol table; nothing
+ * from the script beyond the strings it compares.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "daemon.h"
+#include "decide.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "policy_validate.h"
+#include "proto_policy.h"
+
+#define FIELDS_MAX 8
+
+struct sh_decider {
+	int fd;                    /* this process's channel to box-policyd */
+	struct box_ipc_chan *chan;
+	pid_t pid;                 /* who made the channel */
+	int ctl_fd;                /* the session's control socket (attaches) */
+	char *home;
+	size_t home_len;
+	uint64_t next_id;
+};
+
+/* One request's input fields (the strings are borrowed or in `own`). */
+struct fields {
+	Box__PolicyField f[FIELDS_MAX];
+	Box__PolicyValue v[FIELDS_MAX];
+	Box__PolicyField *p[FIELDS_MAX];
+	char *own[4];
+	size_t n, n_own;
+};
+
+static void
+fields_free(struct fields *fs)
+{
+	for (size_t i = 0; i < fs->n_own; i++)
+		free(fs->own[i]);
+	fs->n_own = 0;
+}
+
+static Box__PolicyValue *
+field_add(struct fields *fs, const char *name)
+{
+	size_t i = fs->n++;
+	box__policy_field__init(&fs->f[i]);
+	box__policy_value__init(&fs->v[i]);
+	fs->f[i].name = (char *)name;
+	fs->f[i].value = &fs->v[i];
+	fs->p[i] = &fs->f[i];
+	return &fs->v[i];
+}
+
+static void
+field_str(struct fields *fs, const char *name, const char *s)
+{
+	Box__PolicyValue *v = field_add(fs, name);
+	v->kind_case = BOX__POLICY_VALUE__KIND_STR;
+	v->str = (char *)s;
+}
+
+static void
+field_long(struct fields *fs, const char *name, int64_t n)
+{
+	Box__PolicyValue *v = field_add(fs, name);
+	v->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	v->integer = n;
+}
+
+/* PATH (canonical absolute) with the owner's home written "~" / "~/rel"; malloc'd. */
+static char *
+spell(const struct sh_decider *d, const char *path)
+{
+	size_t n = strlen(path);
+	if (d->home_len > 1 && n >= d->home_len && memcmp(path, d->home, d->home_len) == 0 &&
+	    (path[d->home_len] == '\0' || path[d->home_len] == '/')) {
+		const char *rest = path + d->home_len;
+		if (rest[0] == '/' && rest[1] == '\0')
+			rest++;
+		size_t l = strlen(rest);
+		char *s = malloc(l + 2);
+		if (s) {
+			s[0] = '~';
+			memcpy(s + 1, rest, l + 1);
+		}
+		return s;
+	}
+	return strdup(path);
+}
+
+static int
+own_add(struct fields *fs, char *s)
+{
+	if (!s)
+		return -ENOMEM;
+	fs->own[fs->n_own++] = s;
+	return 0;
+}
+
+static const char *const fs_actions[] = { "fs:read", "fs:write", "fs:delete", "fs:move" };
+static const char *const fs_ops[] = {
+	"read_content", "read_metadata", "enumerate", "read_link", "change_dir", "exec",
+	"write_content", "create_dir", "set_permissions", "symlink",
+	"remove_file", "remove_dir", "rename",
+};
+
+static int
+fs_fields(const struct sh_decider *d, const struct sh_fs_request *r, struct fields *fs)
+{
+	fs->n = fs->n_own = 0;
+	if ((unsigned)r->action > SH_FS_MOVE || (unsigned)r->op > SH_OP_RENAME || !r->path ||
+	    r->path[0] != '/')
+		return -EINVAL;
+	int k = own_add(fs, spell(d, r->path));
+	if (k < 0)
+		return k;
+	field_str(fs, "path", fs->own[0]);
+	field_str(fs, "operation", fs_ops[r->op]);
+	return 0;
+}
+
+/* shell:exec fields, plus program_path for shell:spawn (NULL: exec). */
+static int
+exec_fields(const struct sh_decider *d, const struct sh_exec_request *r, const char *program_path,
+	    struct fields *fs)
+{
+	fs->n = fs->n_own = 0;
+	if (!r->program || !r->cwd || (r->n_args && !r->args))
+		return -EINVAL;
+	size_t len = strlen(r->program) + 1;
+	for (size_t i = 0; i < r->n_args; i++)
+		len += strlen(r->args[i]) + 1;
+	char *cmd = malloc(len);
+	if (own_add(fs, cmd) < 0)
+		return -ENOMEM;
+	char *p = stpcpy(cmd, r->program);
+	for (size_t i = 0; i < r->n_args; i++) {
+		*p++ = ' ';
+		p = stpcpy(p, r->args[i]);
+	}
+	int k = own_add(fs, spell(d, r->cwd));
+	if (k == 0 && program_path)
+		k = own_add(fs, spell(d, program_path));
+	if (k < 0) {
+		fields_free(fs);
+		return k;
+	}
+	field_str(fs, "command", cmd);
+	field_str(fs, "program", r->program);
+	if (r->n_args >= 1)
+		field_str(fs, "arg1", r->args[0]);
+	if (r->n_args >= 2)
+		field_str(fs, "arg2", r->args[1]);
+	field_long(fs, "arg_count", (int64_t)r->n_args);
+	field_str(fs, "cwd", fs->own[1]);
+	if (program_path)
+		field_str(fs, "program_path", fs->own[2]);
+	return 0;
+}
+
+/* ---- the channel ------------------------------------------------------------- */
+
+static void
+chan_drop(struct sh_decider *d)
+{
+	box_ipc_chan_freep(&d->chan);
+	d->fd = safe_close(d->fd);
+}
+
+static int
+chan_take(struct sh_decider *d, int fd)
+{
+	d->fd = fd;
+	d->chan = box_ipc_chan_new(fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
+	if (!d->chan) {
+		d->fd = safe_close(d->fd);
+		return -ENOMEM;
+	}
+	/* A peer's channel opens `ready`; only replies may come. */
+	static const uint32_t types[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY,
+					  BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY };
+	int r = box_ipc_chan_set_state(d->chan, BOX_POLICY_READY);
+	if (r == 0)
+		r = box_ipc_chan_allow(d->chan, types, 2);
+	if (r < 0)
+		chan_drop(d);
+	d->pid = getpid();
+	return r;
+}
+
+/* A channel of this process's own: one end to the main process, which attaches it. */
+static int
+chan_attach(struct sh_decider *d)
+{
+	int sv[2];
+	chan_drop(d);
+	if (d->ctl_fd < 0)
+		return -ENOTCONN;
+	if (box_ipc_socketpair(sv, false) < 0)
+		return -errno;
+	/* Far from the fds scripts redirect (daemon.h). */
+	int hi = fd_dup_cloexec(sv[0], SHD_FD_PRIVATE_MIN);
+	if (hi >= 0) {
+		close(sv[0]);
+		sv[0] = hi;
+	}
+	int r = shd_ctl_send_fd(d->ctl_fd, SHD_CTL_POLICY, sv[1]);
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		return r;
+	}
+	return chan_take(d, sv[0]);
+}
+
+static int
+chan_ready(struct sh_decider *d)
+{
+	if (d->chan && d->pid == getpid())
+		return 0;
+	return chan_attach(d);
+}
+
+/* Wait for the reply of TYPE to request ID (EINTR: a signal handler ran; wait on). */
+static int
+reply_wait(struct sh_decider *d, uint32_t type, uint64_t id, struct box_ipc_msg *m)
+{
+	int r;
+	do
+		r = box_ipc_recv_wait(d->chan, m, -1);
+	while (r == -EINTR);
+	if (r < 0)
+		return r;
+	if (m->type != type || m->request_id != id) {
+		box_ipc_msg_done(m);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int
+send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
+	    struct sh_verdict *out)
+{
+	*out = (struct sh_verdict){ 0 };
+	int r = chan_ready(d);
+	if (r < 0)
+		return r;
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = (char *)action;
+	req.input = (Box__PolicyField **)fs->p;
+	req.n_input = fs->n;
+	uint64_t id = d->next_id++;
+	r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id, &req.base, NULL, 0);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	if (r == 0)
+		r = reply_wait(d, BOX__MSG_TYPE__MSG_DECIDE_REPLY, id, &m);
+	if (r < 0) {
+		chan_drop(d); /* broken: the next request attaches afresh, or fails too */
+		return r;
+	}
+	const Box__DecideReply *rep = (const Box__DecideReply *)m.msg;
+	out->permit = rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT &&
+		      rep->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	if (!out->permit) {
+		out->message = strdup(rep->message);
+		if (!out->message)
+			r = -ENOMEM;
+	}
+	box_ipc_msg_done(&m);
+	return r;
+}
+
+static void
+send_record(struct sh_decider *d, bool ok, const char *action, const struct fields *in,
+	    Box__PolicyField *out)
+{
+	if (chan_ready(d) < 0)
+		return;
+	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
+	rec.kind = ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
+	rec.action = (char *)action;
+	rec.input = (Box__PolicyField **)in->p;
+	rec.n_input = in->n;
+	Box__PolicyField *outs[1] = { out };
+	if (ok && out) {
+		rec.output = outs;
+		rec.n_output = 1;
+	}
+	if (box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base, NULL, 0) <
+	    0)
+		chan_drop(d);
+}
+
+/* ---- decide.h ----------------------------------------------------------------- */
+
+int
+sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider **out)
+{
+	struct sh_decider *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->fd = -1;
+	d->ctl_fd = ctl_fd;
+	d->next_id = 1;
+	d->home = strdup(home && home[0] == '/' ? home : "/");
+	if (!d->home) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->home_len = strlen(d->home);
+	while (d->home_len > 1 && d->home[d->home_len - 1] == '/')
+		d->home[--d->home_len] = '\0';
+	int r = fd >= 0 ? chan_take(d, fd) : chan_attach(d);
+	if (r < 0) {
+		sh_decider_policyd_free(d);
+		return r;
+	}
+	*out = d;
+	return 0;
+}
+
+void
+sh_decider_policyd_free(struct sh_decider *d)
+{
+	if (!d)
+		return;
+	chan_drop(d);
+	free(d->home);
+	free(d);
+}
+
+void
+sh_verdict_clear(struct sh_verdict *v)
+{
+	if (!v)
+		return;
+	free(v->message);
+	v->message = NULL;
+	v->permit = false;
+}
+
+const char *
+sh_decider_home(const struct sh_decider *d)
+{
+	return d->home;
+}
+
+int
+sh_decider_flush(struct sh_decider *d)
+{
+	(void)d; /* nothing is buffered: policyd writes the lines */
+	return 0;
+}
+
+int
+sh_decider_forked(struct sh_decider *d)
+{
+	return chan_attach(d);
+}
+
+int
+sh_decide_fs(struct sh_decider *d, const struct sh_fs_request *r, struct sh_verdict *out)
+{
+	struct fields fs;
+	*out = (struct sh_verdict){ 0 };
+	int k = fs_fields(d, r, &fs);
+	if (k == 0)
+		k = send_decide(d, fs_actions[r->action], &fs, out);
+	fields_free(&fs);
+	return k;
+}
+
+int
+sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n,
+		   struct sh_verdict *out)
+{
+	if (n > SH_DECIDE_BATCH_MAX || n > BOX_POLICY_BATCH_MAX)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct sh_verdict){ 0 };
+	if (n == 0)
+		return 0;
+	if (n == 1)
+		return sh_decide_fs(d, r, out);
+	struct fields *fs = calloc(n, sizeof(*fs));
+	Box__DecideRequest *reqs = calloc(n, sizeof(*reqs));
+	Box__DecideRequest **pr = calloc(n, sizeof(*pr));
+	int k = fs && reqs && pr ? 0 : -ENOMEM;
+	for (size_t i = 0; k == 0 && i < n; i++) {
+		k = fs_fields(d, &r[i], &fs[i]);
+		box__decide_request__init(&reqs[i]);
+		reqs[i].action = (char *)fs_actions[r[i].action];
+		reqs[i].input = fs[i].p;
+		reqs[i].n_input = fs[i].n;
+		pr[i] = &reqs[i];
+	}
+	if (k == 0)
+		k = chan_ready(d);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	if (k == 0) {
+		Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
+		b.requests = pr;
+		b.n_requests = n;
+		uint64_t id = d->next_id++;
+		k = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, id, &b.base,
+				      NULL, 0);
+		if (k == 0)
+			k = reply_wait(d, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, id, &m);
+		if (k < 0)
+			chan_drop(d);
+	}
+	if (k == 0) {
+		const Box__DecideBatchReply *rep = (const Box__DecideBatchReply *)m.msg;
+		if (rep->n_replies != n)
+			k = -EBADMSG;
+		for (size_t i = 0; k == 0 && i < n; i++) {
+			const Box__DecideReply *one = rep->replies[i];
+			out[i].permit = one->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT &&
+					one->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+			if (!out[i].permit && !(out[i].message = strdup(one->message)))
+				k = -ENOMEM;
+		}
+		if (k < 0)
+			for (size_t i = 0; i < n; i++)
+				sh_verdict_clear(&out[i]);
+		box_ipc_msg_done(&m);
+	}
+	for (size_t i = 0; fs && i < n; i++)
+		fields_free(&fs[i]);
+	free(fs);
+	free(reqs);
+	free(pr);
+	return k;
+}
+
+int
+sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_verdict *out)
+{
+	struct fields fs;
+	*out = (struct sh_verdict){ 0 };
+	int k = exec_fields(d, r, NULL, &fs);
+	if (k == 0)
+		k = send_decide(d, "shell:exec", &fs, out);
+	fields_free(&fs);
+	return k;
+}
+
+int
+sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r, const char *program_path,
+		struct sh_verdict *out)
+{
+	struct fields fs;
+	*out = (struct sh_verdict){ 0 };
+	if (!program_path || program_path[0] != '/')
+		return -EINVAL;
+	int k = exec_fields(d, r, program_path, &fs);
+	if (k == 0)
+		k = send_decide(d, "shell:spawn", &fs, out);
+	fields_free(&fs);
+	return k;
+}
+
+int
+sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
+	     enum sh_fs_result result)
+{
+	static const char *const results[] = { "completed", "descriptor_issued", "indeterminate" };
+	struct fields fs;
+	if ((unsigned)result > SH_FS_INDETERMINATE)
+		return -EINVAL;
+	int k = fs_fields(d, r, &fs);
+	if (k < 0)
+		return k;
+	Box__PolicyField o = BOX__POLICY_FIELD__INIT;
+	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
+	o.name = (char *)"result";
+	o.value = &ov;
+	ov.kind_case = BOX__POLICY_VALUE__KIND_STR;
+	ov.str = (char *)results[result];
+	send_record(d, !failed, fs_actions[r->action], &fs, &o);
+	fields_free(&fs);
+	return 0;
+}
+
+static int
+record_status(struct sh_decider *d, const char *action, const struct sh_exec_request *r,
+	      const char *program_path, int status)
+{
+	struct fields fs;
+	int k = exec_fields(d, r, program_path, &fs);
+	if (k < 0)
+		return k;
+	Box__PolicyField o = BOX__POLICY_FIELD__INIT;
+	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
+	o.name = (char *)"status";
+	o.value = &ov;
+	ov.kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	ov.integer = status;
+	send_record(d, true, action, &fs, &o);
+	fields_free(&fs);
+	return 0;
+}
+
+int
+sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int status)
+{
+	return record_status(d, "shell:exec", r, NULL, status);
+}
+
+int
+sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r, const char *program_path,
+		int status)
+{
+	if (!program_path || program_path[0] != '/')
+		return -EINVAL;
+	return record_status(d, "shell:spawn", r, program_path, status);
+}

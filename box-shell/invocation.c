@@ -1,0 +1,452 @@
+/*
+ * invocation.c — one invocation of the shell in the box-shell daemon: the
+ * child the main process forked for a session (main.c), in its own process
+ * group, with the alias's fds as 0-2 and the session's control socket
+ * (daemon.h) at a high fd. It runs one fresh interpreter (libshell.a) and
+ * exits with the script's status, which the main process sends as
+ * ShellExit.
+ *
+ * What it gets (DESIGN.md §5): the caller's cwd (the fd main opened) and
+ * environment, filtered: CONFIG.md's reserved names are removed (loader and
+ * interpreter hooks LD_* PYTHON* NODE_OPTIONS BASH_ENV ENV PERL5LIB PERL5OPT
+ * RUBYOPT JAVA_TOOL_OPTIONS _JAVA_OPTIONS GCONV_PATH LOCPATH; the proxy and
+ * CA variables; PWD USER BOX_*), then box's own are set: PWD = the cwd,
+ * USER = the owner, BOX_NAME, BOX_ID; /run/box/bin is taken out of PATH
+ * (the aliases are not host programs; no PATH: ShellInit's). A host program
+ * gets none of this anyway: boxd composes its environment and adds only what
+ * this invocation assigned. Options -e -u -x -o pipefail as given; -l is
+ * accepted and reads no profile. Modes: -c TEXT, -s (the script read from
+ * fd 0), SCRIPT (read relative to the cwd), interactive (a terminal on fd
+ * 0: prompt PS1 on fd 2, a line at a time; SIGINT, which the alias forwards
+ * for Ctrl-C, abandons the line or stops the running command; COLUMNS and
+ * LINES from TIOCGWINSZ on fd 0, again after each SIGWINCH; `exit N` or
+ * end of input ends it).
+ *
+ * Decisions: box-policyd, over a channel of this process's own
+ * (decide_policyd.c); host programs: boxd, through the main process
+ * (host_boxd.c). Never execve (box-shell's seccomp forbids it).
+ * Trusts: the ShellOpen the protocol table validated; nothing in the script.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "sh.h"
+
+int read_script(struct sh_shell *sh, const char *path, char **out, size_t *len, int *err);
+
+/*
+ * The own-command tables (cmd_text.o, cmd_file.o): exec.c refers to them
+ * weakly, so the daemon's main program holds the strong reference that pulls
+ * them out of libshell.a (as main_sh.c does for box-sh).
+ */
+__attribute__((used)) static const struct sh_cmd_def *const box_shell_command_tables[] = {
+	sh_text_commands,
+	sh_file_commands,
+};
+
+/* CONFIG.md's reserved names: exact, and prefixes (LD_* PYTHON* BOX_*). */
+static const char *const reserved_exact[] = {
+	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",
+	"ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+	"CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "GIT_SSL_CAINFO",
+	"NODE_USE_ENV_PROXY", "PWD", "USER", "NODE_OPTIONS", "BASH_ENV", "ENV", "PERL5LIB",
+	"PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "LOCPATH",
+};
+static const char *const reserved_prefix[] = { "LD_", "PYTHON", "BOX_" };
+
+static bool
+env_reserved(const char *entry, size_t name_len)
+{
+	for (size_t i = 0; i < sizeof(reserved_exact) / sizeof(*reserved_exact); i++)
+		if (strlen(reserved_exact[i]) == name_len &&
+		    memcmp(reserved_exact[i], entry, name_len) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof(reserved_prefix) / sizeof(*reserved_prefix); i++) {
+		size_t l = strlen(reserved_prefix[i]);
+		if (name_len >= l && memcmp(reserved_prefix[i], entry, l) == 0)
+			return true;
+	}
+	return false;
+}
+
+static char *
+cat2(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *s = xmalloc(la + lb + 1);
+	memcpy(s, a, la);
+	memcpy(s + la, b, lb + 1);
+	return s;
+}
+
+/* PATH without /run/box/bin (and without empty leftovers). */
+static char *
+path_without_aliases(const char *path)
+{
+	struct sbuf b = { 0 };
+	const char *p = path;
+	for (;;) {
+		const char *e = strchr(p, ':');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		bool alias_dir = (l == 12 && memcmp(p, "/run/box/bin", 12) == 0) ||
+				 (l == 13 && memcmp(p, "/run/box/bin/", 13) == 0);
+		if (!alias_dir && l > 0) {
+			if (b.len)
+				sb_addc(&b, ':');
+			sb_addn(&b, p, l);
+		}
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	if (!b.len)
+		sb_adds(&b, "");
+	return sb_take(&b);
+}
+
+static char **
+environment(const Box__ShellOpen *so, const char *cwd)
+{
+	const Box__ShellInit *init = shd_box.init;
+	size_t n = 0;
+	char **env = xmalloc((so->n_env + 6) * sizeof(char *));
+	bool have_path = false;
+	for (size_t i = 0; i < so->n_env; i++) {
+		const char *e = so->env[i];
+		const char *eq = strchr(e, '=');
+		if (!eq || env_reserved(e, (size_t)(eq - e)))
+			continue;
+		if (eq - e == 4 && memcmp(e, "PATH", 4) == 0) {
+			if (have_path)
+				continue;
+			char *p = path_without_aliases(eq + 1);
+			env[n++] = cat2("PATH=", p[0] ? p : init->path);
+			free(p);
+			have_path = true;
+			continue;
+		}
+		env[n++] = xstrdup(e);
+	}
+	if (!have_path)
+		env[n++] = cat2("PATH=", init->path);
+	env[n++] = cat2("PWD=", cwd);
+	if (shd_box.user)
+		env[n++] = cat2("USER=", shd_box.user);
+	env[n++] = cat2("BOX_NAME=", init->box_name);
+	env[n++] = cat2("BOX_ID=", init->box_id);
+	env[n] = NULL;
+	return env;
+}
+
+/* ---- interactive ---------------------------------------------------------------- */
+
+static volatile sig_atomic_t got_int, got_winch;
+static struct sh_shell *interactive_sh;
+
+static void
+on_int(int sig)
+{
+	(void)sig;
+	got_int = 1;
+	if (interactive_sh)
+		interactive_sh->interrupted = 1;
+}
+
+static void
+on_winch(int sig)
+{
+	(void)sig;
+	got_winch = 1;
+}
+
+/* A forked stage of an interactive shell takes SIGINT as any command does: it dies. */
+static void
+interactive_child(void)
+{
+	signal(SIGINT, SIG_DFL);
+	signal(SIGWINCH, SIG_DFL);
+}
+
+static void
+window_size(struct sh_shell *sh)
+{
+	struct winsize ws;
+	if (ioctl(0, TIOCGWINSZ, &ws) < 0 || ws.ws_col == 0)
+		return;
+	char b[16];
+	(void)snprintf(b, sizeof(b), "%u", (unsigned)ws.ws_col);
+	var_set(sh, "COLUMNS", b, 0);
+	(void)snprintf(b, sizeof(b), "%u", (unsigned)ws.ws_row);
+	var_set(sh, "LINES", b, 0);
+}
+
+/* PS1's backslash escapes (\u \h \w \W \$ \s \n \\), then its parameters. */
+static char *
+prompt(struct sh_shell *sh)
+{
+	const char *ps1 = var_value(sh, "PS1");
+	if (!ps1)
+		ps1 = getuid() == 0 ? "# " : "$ ";
+	struct sbuf b = { 0 };
+	for (const char *p = ps1; *p; p++) {
+		if (*p != '\\' || !p[1]) {
+			sb_addc(&b, *p);
+			continue;
+		}
+		const char *home = sh->home;
+		size_t hl = home ? strlen(home) : 0;
+		switch (*++p) {
+		case 'u': sb_adds(&b, shd_box.user ? shd_box.user : "?"); break;
+		case 'h':
+		case 'H': sb_adds(&b, shd_box.init->box_name); break;
+		case 'w':
+			if (hl > 1 && strncmp(sh->cwd, home, hl) == 0 &&
+			    (sh->cwd[hl] == '/' || sh->cwd[hl] == '\0')) {
+				sb_addc(&b, '~');
+				sb_adds(&b, sh->cwd + hl);
+			} else
+				sb_adds(&b, sh->cwd);
+			break;
+		case 'W': {
+			const char *s = strrchr(sh->cwd, '/');
+			sb_adds(&b, s && s[1] ? s + 1 : sh->cwd);
+			break;
+		}
+		case '$': sb_addc(&b, getuid() == 0 ? '#' : '$'); break;
+		case 's': sb_adds(&b, sh->arg0); break;
+		case 'n': sb_addc(&b, '\n'); break;
+		case '\\': sb_addc(&b, '\\'); break;
+		case '[':
+		case ']': break;
+		default:
+			sb_addc(&b, '\\');
+			sb_addc(&b, *p);
+		}
+	}
+	char *raw = sb_take(&b);
+	char *s = expand_str(sh, raw, false);
+	if (s) {
+		free(raw);
+		return s;
+	}
+	sh->jump = J_NONE;
+	return raw;
+}
+
+/* One line from fd 0: 1 a line, 0 end of input, -1 interrupted (Ctrl-C). */
+static int
+read_line(struct sbuf *line)
+{
+	line->len = 0;
+	for (;;) {
+		char c;
+		ssize_t n = read(0, &c, 1);
+		if (n < 0 && errno == EINTR) {
+			if (got_int)
+				return -1;
+			continue;
+		}
+		if (n <= 0)
+			return line->len ? 1 : 0;
+		if (line->len >= SH_MAX_SCRIPT)
+			return 1;
+		sb_addc(line, c);
+		if (c == '\n')
+			return 1;
+	}
+}
+
+static _Noreturn void
+interactive(struct sh_shell *sh)
+{
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_int; /* no SA_RESTART: a read at the prompt returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	interactive_sh = sh;
+	sh->interactive = true;
+	(void)sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_winch;
+	sa.sa_flags = SA_RESTART;
+	(void)sigaction(SIGWINCH, &sa, NULL);
+	(void)pthread_atfork(NULL, NULL, interactive_child);
+	window_size(sh);
+	struct sbuf line = { 0 };
+	for (;;) {
+		if (got_winch) {
+			got_winch = 0;
+			window_size(sh);
+		}
+		got_int = 0;
+		sh->interrupted = 0;
+		char *p = prompt(sh);
+		bi_flush();
+		(void)!write(2, p, strlen(p));
+		free(p);
+		int r = read_line(&line);
+		if (r < 0) {
+			(void)!write(2, "\n", 1);
+			sh->status = 130;
+			continue;
+		}
+		if (r == 0) {
+			(void)!write(2, "exit\n", 5);
+			sh_exit(sh, sh->status);
+		}
+		int st = exec_text(sh, line.s, line.len, sh->lineno + 1, NULL);
+		if (st == -2)
+			st = 2;
+		sh->status = st;
+		if (got_int && st == 0)
+			sh->status = 130;
+		if (sh->jump == J_EXIT)
+			sh_exit(sh, sh->jump_n);
+		sh->jump = J_NONE;
+	}
+}
+
+/* ---- the invocation --------------------------------------------------------------- */
+
+static _Noreturn void fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static _Noreturn void
+fail(int status, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	_exit(status);
+}
+
+static int
+read_all_fd0(char **out, size_t *len)
+{
+	struct sbuf b = { 0 };
+	char buf[65536];
+	for (;;) {
+		ssize_t r = read(0, buf, sizeof buf);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			sb_free(&b);
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		if (b.len + (size_t)r > SH_MAX_SCRIPT) {
+			sb_free(&b);
+			return -EFBIG;
+		}
+		sb_addn(&b, buf, (size_t)r);
+	}
+	*len = b.len;
+	*out = sb_take(&b);
+	return 0;
+}
+
+_Noreturn void
+shd_invocation_run(const struct shd_invocation *inv)
+{
+	const Box__ShellOpen *so = inv->open;
+	const Box__ShellInit *init = shd_box.init;
+
+	/* The main process's handlers (libevent's) and mask are not ours. */
+	sigset_t none;
+	sigemptyset(&none);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	if (fchdir(inv->cwd_fd) < 0)
+		fail(125, "box-shell: cannot enter %s\n", so->cwd);
+	close(inv->cwd_fd);
+	char buf[PATH_MAX];
+	char *cwd = getcwd(buf, sizeof buf) ? realpath(buf, NULL) : NULL;
+	if (!cwd)
+		cwd = xstrdup(so->cwd);
+
+	struct sh_decider *d = NULL;
+	int r = sh_decider_policyd_new(-1, inv->ctl_fd, init->home, &d);
+	if (r < 0)
+		fail(125, "box-shell: cannot reach box-policyd: %s\n", strerror(-r));
+
+	char **env = environment(so, cwd);
+	struct sh_shell *sh = sh_new(d, env, so->arg0, (int)so->n_args, so->args);
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+	sh_current = sh;
+	sh->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sh->root_fd >= 0) {
+		int hi = fcntl(sh->root_fd, F_DUPFD_CLOEXEC, SHD_FD_PRIVATE_MIN);
+		if (hi >= 0) {
+			close(sh->root_fd);
+			sh->root_fd = hi;
+		}
+	}
+	sh->cwd = cwd;
+	sh->home = xstrdup(init->home);
+	sh->cmd_timeout_ms = -1; /* the main process times the invocation */
+	sh->host_run = shd_host_run;
+	sh->host_ctx = shd_host_new(inv->ctl_fd);
+	const char *as = so->invoked_as;
+	sh->expand_aliases = strcmp(as, "sh") == 0 || strcmp(as, "dash") == 0;
+	sh->opt_e = so->errexit;
+	sh->opt_u = so->nounset;
+	sh->opt_x = so->xtrace;
+	sh->opt_pipefail = so->pipefail;
+	sh_update_fs(sh, "box-shell");
+
+	char *text = NULL;
+	size_t len = 0;
+	const char *script = NULL;
+	switch (so->mode) {
+	case BOX__SHELL_MODE__SHELL_MODE_COMMAND:
+		text = xstrdup(so->command ? so->command : "");
+		len = strlen(text);
+		break;
+	case BOX__SHELL_MODE__SHELL_MODE_SCRIPT: {
+		int err = 0;
+		script = so->script;
+		if (!script || read_script(sh, script, &text, &len, &err) < 0) {
+			char msg[PATH_MAX + 64];
+			(void)snprintf(msg, sizeof(msg), "%s: %s", script ? script : "?",
+				       strerror(err ? err : EINVAL));
+			fail(err == ENOENT ? 127 : 126, "box-shell: %s\n", msg);
+		}
+		break;
+	}
+	case BOX__SHELL_MODE__SHELL_MODE_INTERACTIVE:
+		interactive(sh);
+	case BOX__SHELL_MODE__SHELL_MODE_STDIN:
+	case _BOX__SHELL_MODE_IS_INT_SIZE:
+	default:
+		r = read_all_fd0(&text, &len);
+		if (r == -EFBIG)
+			fail(2, "box-shell: script too large\n");
+		if (r < 0)
+			fail(2, "box-shell: standard input: %s\n", strerror(-r));
+		break;
+	}
+	int st = exec_text(sh, text, len, 1, script);
+	free(text);
+	if (st == -2)
+		st = 2;
+	if (sh->jump == J_EXIT)
+		st = sh->jump_n;
+	sh_exit(sh, st);
+}

@@ -1,0 +1,985 @@
+/*
+ * main.c — box-shell, the in-box shell daemon (issue 13 item 2; DESIGN.md
+ * §2, §5; docs/box-shell.md "daemon").
+ *
+ *   box-shell  (started by boxd through the trampoline: fd 3 = boxd's control
+ *              channel, 4 = the listening shell.sock, 5 = its box-policyd channel)
+ *
+ * main() is the start-up, one named step a line: arguments -> the fds
+ * checked -> the ids it runs as, capabilities and no_new_privs dropped
+ * (common/privdrop.c) -> ShellInit from boxd (blocking, validated by the
+ * table) -> what needs files, before the filter (the owner's name, the
+ * event loop, the signals, RLIMIT_NOFILE) -> its seccomp allow-list
+ * (daemon_seccomp.c: no execve, ever) -> ShellReady -> the loop.
+ *
+ * The loop (this file): a connection on fd 4 is one session
+ * (box_proto_session, the alias in role alias). ShellOpen (+ the alias's
+ * fds 0-2) forks one invocation child in its own process group
+ * (invocation.c) with those fds as 0-2 and the session's control socket
+ * (daemon.h); the child and every process it forks attach their own
+ * box-policyd channels and host channels through it. The main process
+ * relays: PolicyChannelAttach to policyd; SpawnRequest to boxd under an id
+ * of its own, SpawnReply/SpawnExit back to the asking process; ShellSignal
+ * to the invocation's process group and, as SpawnSignal, to the session's
+ * running tools. The alias hanging up: SIGHUP, SIGKILL 2 s later. [box]
+ * command_timeout: SIGTERM, SIGKILL 2 s later, status 124. The child
+ * reaped: ShellExit (status, 128+signal). What cannot be served
+ * (too many sessions, an unreachable cwd, fork failing): ShellDenied.
+ * boxd closing fd 3 ends box-shell (exit 0), box-policyd's fd 5 hanging up
+ * too (exit 1): a box-shell without policy must not serve; every session's
+ * processes are killed first (their aliases see the connection close
+ * without ShellExit: 125).
+ * Environment: none read (no BOX_TEST_* hook).
+ * Trusts: boxd for ShellInit and the fds (fd kinds re-checked); nothing from
+ * an alias or a session process beyond what the tables validated; boxd's
+ * spawn replies must name a spawn in flight (else a protocol error, fatal).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "cleanup.h"
+#include "daemon.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "ipc_event.h"
+#include "log.h"
+#include "privdrop.h"
+#include "proto_policy.h"
+#include "proto_shell.h"
+#include "sh.h"
+
+#define SHD_INIT_TIMEOUT_MS 30000
+
+struct session;
+
+/* A session process's channel to main for host programs. */
+struct hostchan {
+	struct hostchan *next;
+	struct session *s; /* NULL once the session is gone */
+	struct box_ipc_event *ev;
+};
+
+struct spawn {
+	struct spawn *next;
+	uint64_t id;       /* on the boxd channel */
+	uint64_t local_id; /* on the host channel */
+	struct hostchan *hc; /* NULL: the asking process is gone */
+	struct session *s;   /* NULL once the session is gone */
+	bool started;        /* an ok SpawnReply came */
+};
+
+struct session {
+	struct session *next;
+	unsigned id;
+	struct box_ipc_event *conn; /* NULL once the alias hung up or got its status */
+	int ctl;                    /* main's end of the control socket */
+	struct event *ctl_ev;
+	bool ctl_done;              /* every process of the session closed it */
+	int err_fd;                 /* a dup of the alias's stderr, for the timeout message */
+	pid_t pid;                  /* the invocation child (= its process group); 0: none */
+	bool reaped;
+	bool timed_out;
+	bool killing;               /* SIGKILL follows when the timer fires */
+	struct event *timer;        /* ShellOpen wait, command timeout, kill grace */
+	unsigned n_hosts;
+};
+
+struct shd_box shd_box;
+
+static struct {
+	struct event_base *base;
+	struct box_ipc_event *boxd, *policyd;
+	struct event *accept_ev, *sigchld_ev, *stop_ev[2];
+	struct session *sessions;
+	size_t n_sessions;
+	unsigned next_session;
+	struct hostchan *hosts;
+	struct spawn *spawns;
+	size_t n_spawns;
+	uint64_t next_spawn;
+	Box__ShellInit *init;
+	int exit_code;
+} M = { .next_spawn = 1 };
+
+/* ---- the end ------------------------------------------------------------------ */
+
+static void
+kill_group(struct session *s, int sig)
+{
+	if (s->pid > 0 && !s->reaped)
+		(void)kill(-s->pid, sig);
+}
+
+/* Every session's processes killed, then out of the loop. */
+static void
+shd_exit(int code)
+{
+	for (struct session *s = M.sessions; s; s = s->next)
+		kill_group(s, SIGKILL);
+	M.exit_code = code;
+	event_base_loopexit(M.base, NULL);
+}
+
+/* ---- spawns ------------------------------------------------------------------- */
+
+static void
+spawn_signal_boxd(struct spawn *sp, int sig)
+{
+	if (!sp->started || !M.boxd)
+		return;
+	Box__SpawnSignal m = BOX__SPAWN_SIGNAL__INIT;
+	m.spawn_id = sp->id;
+	m.signal = sig;
+	int r = box_ipc_event_send(M.boxd, BOX__MSG_TYPE__MSG_SPAWN_SIGNAL, 0, &m.base, NULL, 0);
+	if (r < 0) {
+		log_err_errno(r, "Cannot send SpawnSignal to boxd");
+		shd_exit(1);
+	}
+}
+
+static void
+session_signal_spawns(struct session *s, int sig)
+{
+	for (struct spawn *sp = M.spawns; sp; sp = sp->next)
+		if (sp->s == s)
+			spawn_signal_boxd(sp, sig);
+}
+
+static void
+spawn_remove(struct spawn *sp)
+{
+	for (struct spawn **pp = &M.spawns; *pp; pp = &(*pp)->next)
+		if (*pp == sp) {
+			*pp = sp->next;
+			M.n_spawns--;
+			free(sp);
+			return;
+		}
+}
+
+static struct spawn *
+spawn_find(uint64_t id)
+{
+	for (struct spawn *sp = M.spawns; sp; sp = sp->next)
+		if (sp->id == id)
+			return sp;
+	return NULL;
+}
+
+static void
+host_reply_fail(struct hostchan *hc, uint64_t local_id, const char *why)
+{
+	Box__SpawnReply rep = BOX__SPAWN_REPLY__INIT;
+	rep.spawn_id = local_id;
+	rep.ok = false;
+	rep.error = (char *)why;
+	(void)box_ipc_event_send(hc->ev, BOX__MSG_TYPE__MSG_SPAWN_REPLY, 0, &rep.base, NULL, 0);
+}
+
+static void hostchan_free(struct hostchan *hc);
+
+/* A process asks for a host program: relayed to boxd under a spawn id of ours. */
+static void
+host_spawn_request(struct hostchan *hc, struct box_ipc_msg *m)
+{
+	Box__SpawnRequest *req = (Box__SpawnRequest *)m->msg;
+	uint64_t local = req->spawn_id;
+	for (struct spawn *sp = M.spawns; sp; sp = sp->next)
+		if (sp->hc == hc && sp->local_id == local) {
+			log_err("A session process reused spawn id %llu", (unsigned long long)local);
+			hostchan_free(hc);
+			return;
+		}
+	if (M.n_spawns >= SHD_SPAWNS_MAX) {
+		char why[128];
+		(void)snprintf(why, sizeof(why), "too many host programs running in the box (max %u)",
+			       SHD_SPAWNS_MAX);
+		host_reply_fail(hc, local, why);
+		return;
+	}
+	struct spawn *sp = calloc(1, sizeof(*sp));
+	if (!sp) {
+		host_reply_fail(hc, local, "out of memory");
+		return;
+	}
+	sp->id = M.next_spawn++;
+	sp->local_id = local;
+	sp->hc = hc;
+	sp->s = hc->s;
+	req->spawn_id = sp->id;
+	int r = box_ipc_event_send(M.boxd, BOX__MSG_TYPE__MSG_SPAWN_REQUEST, 0, &req->base, m->fds,
+				   m->n_fds);
+	if (r < 0) {
+		free(sp);
+		log_err_errno(r, "Cannot send SpawnRequest to boxd");
+		shd_exit(1);
+		return;
+	}
+	sp->next = M.spawns;
+	M.spawns = sp;
+	M.n_spawns++;
+}
+
+static void
+host_spawn_signal(struct hostchan *hc, const Box__SpawnSignal *m)
+{
+	for (struct spawn *sp = M.spawns; sp; sp = sp->next)
+		if (sp->hc == hc && sp->local_id == m->spawn_id) {
+			spawn_signal_boxd(sp, m->signal);
+			return;
+		}
+	/* Not (or no longer) running: the exit may be on its way. Nothing to do. */
+}
+
+static void
+on_host_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	struct hostchan *hc = userdata;
+	(void)e;
+	if (m->type == BOX__MSG_TYPE__MSG_SPAWN_REQUEST)
+		host_spawn_request(hc, m);
+	else if (m->type == BOX__MSG_TYPE__MSG_SPAWN_SIGNAL)
+		host_spawn_signal(hc, (const Box__SpawnSignal *)m->msg);
+	else
+		hostchan_free(hc); /* the allow list refused it already */
+}
+
+/* The process is gone (or misbehaved): its running tools are killed. */
+static void
+hostchan_free(struct hostchan *hc)
+{
+	for (struct spawn *sp = M.spawns, *next; sp; sp = next) {
+		next = sp->next;
+		if (sp->hc != hc)
+			continue;
+		sp->hc = NULL;
+		spawn_signal_boxd(sp, SIGKILL);
+	}
+	for (struct hostchan **pp = &M.hosts; *pp; pp = &(*pp)->next)
+		if (*pp == hc) {
+			*pp = hc->next;
+			break;
+		}
+	if (hc->s)
+		hc->s->n_hosts--;
+	box_ipc_event_free(hc->ev);
+	free(hc);
+}
+
+static void
+on_host_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	(void)e;
+	if (error != -ECONNRESET)
+		log_warn_errno(error, "A session process's host channel failed");
+	hostchan_free(userdata);
+}
+
+static void
+host_attach(struct session *s, int fd)
+{
+	if (s->n_hosts >= SHD_HOSTS_PER_SESSION) {
+		log_warn("session %u: more than %u processes ran host programs at once; refused",
+			 s->id, SHD_HOSTS_PER_SESSION);
+		close(fd);
+		return;
+	}
+	struct hostchan *hc = calloc(1, sizeof(*hc));
+	if (!hc) {
+		close(fd);
+		return;
+	}
+	hc->s = s;
+	hc->ev = box_ipc_event_new(M.base, fd, &box_proto_shell, BOX_SHELL_ROLE_SHELL, on_host_msg,
+				   on_host_close, hc);
+	static const uint32_t types[] = { BOX__MSG_TYPE__MSG_SPAWN_REQUEST,
+					  BOX__MSG_TYPE__MSG_SPAWN_SIGNAL };
+	if (!hc->ev) {
+		close(fd);
+		free(hc);
+		return;
+	}
+	if (box_ipc_chan_set_state(box_ipc_event_chan(hc->ev), BOX_SHELL_SERVING) < 0 ||
+	    box_ipc_chan_allow(box_ipc_event_chan(hc->ev), types, 2) < 0) {
+		box_ipc_event_free(hc->ev);
+		free(hc);
+		return;
+	}
+	hc->next = M.hosts;
+	M.hosts = hc;
+	s->n_hosts++;
+}
+
+/* ---- boxd --------------------------------------------------------------------- */
+
+static void
+boxd_spawn_reply(struct box_ipc_msg *m)
+{
+	Box__SpawnReply *rep = (Box__SpawnReply *)m->msg;
+	struct spawn *sp = spawn_find(rep->spawn_id);
+	if (!sp || sp->started) {
+		log_err("boxd answered spawn %llu, which is not waiting for a reply",
+			(unsigned long long)rep->spawn_id);
+		shd_exit(1);
+		return;
+	}
+	if (rep->ok)
+		sp->started = true;
+	if (sp->hc) {
+		rep->spawn_id = sp->local_id;
+		if (box_ipc_event_send(sp->hc->ev, BOX__MSG_TYPE__MSG_SPAWN_REPLY, 0, &rep->base,
+				       NULL, 0) < 0) {
+			struct hostchan *hc = sp->hc;
+			if (!rep->ok)
+				spawn_remove(sp);
+			hostchan_free(hc);
+			return;
+		}
+	} else if (rep->ok) {
+		spawn_signal_boxd(sp, SIGKILL); /* nobody waits for it any more */
+	}
+	if (!rep->ok)
+		spawn_remove(sp);
+}
+
+static void
+boxd_spawn_exit(struct box_ipc_msg *m)
+{
+	Box__SpawnExit *ex = (Box__SpawnExit *)m->msg;
+	struct spawn *sp = spawn_find(ex->spawn_id);
+	if (!sp || !sp->started) {
+		log_err("boxd reported the exit of spawn %llu, which is not running",
+			(unsigned long long)ex->spawn_id);
+		shd_exit(1);
+		return;
+	}
+	if (sp->hc) {
+		ex->spawn_id = sp->local_id;
+		struct hostchan *hc = sp->hc;
+		int r = box_ipc_event_send(hc->ev, BOX__MSG_TYPE__MSG_SPAWN_EXIT, 0, &ex->base, NULL,
+					   0);
+		spawn_remove(sp);
+		if (r < 0)
+			hostchan_free(hc);
+		return;
+	}
+	spawn_remove(sp);
+}
+
+static void
+on_boxd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	(void)e;
+	(void)userdata;
+	switch (m->type) {
+	case BOX__MSG_TYPE__MSG_SPAWN_REPLY: boxd_spawn_reply(m); return;
+	case BOX__MSG_TYPE__MSG_SPAWN_EXIT: boxd_spawn_exit(m); return;
+	default:
+		log_err("boxd sent %s", box_ipc_type_name(&box_proto_shell, m->type));
+		shd_exit(1);
+	}
+}
+
+static void
+on_boxd_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	(void)e;
+	(void)userdata;
+	M.boxd = box_ipc_event_free(M.boxd);
+	if (error == -ECONNRESET) {
+		log_info("boxd closed its channel: exiting");
+		shd_exit(0);
+		return;
+	}
+	log_err_errno(error, "The boxd channel failed: exiting");
+	shd_exit(1);
+}
+
+static void
+on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	(void)e;
+	(void)userdata;
+	log_err("box-policyd sent %s on the attach channel",
+		box_ipc_type_name(&box_proto_policy, m->type));
+	shd_exit(1);
+}
+
+static void
+on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	(void)e;
+	(void)userdata;
+	M.policyd = box_ipc_event_free(M.policyd);
+	if (error == -ECONNRESET)
+		log_err("box-policyd closed its channel: exiting (no shell without policy)");
+	else
+		log_err_errno(error, "The box-policyd channel failed: exiting");
+	shd_exit(1);
+}
+
+/* ---- sessions ----------------------------------------------------------------- */
+
+static void
+session_free(struct session *s)
+{
+	for (struct session **pp = &M.sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			M.n_sessions--;
+			break;
+		}
+	for (struct hostchan *hc = M.hosts; hc; hc = hc->next)
+		if (hc->s == s)
+			hc->s = NULL;
+	for (struct spawn *sp = M.spawns; sp; sp = sp->next)
+		if (sp->s == s)
+			sp->s = NULL;
+	box_ipc_event_free(s->conn);
+	if (s->ctl_ev)
+		event_free(s->ctl_ev);
+	if (s->timer)
+		event_free(s->timer);
+	safe_close(s->ctl);
+	safe_close(s->err_fd);
+	free(s);
+}
+
+/* The last word to the alias: ShellExit or ShellDenied, then the connection closes. */
+static void
+session_say(struct session *s, uint32_t type, const ProtobufCMessage *msg)
+{
+	if (!s->conn)
+		return;
+	int r = box_ipc_chan_send(box_ipc_event_chan(s->conn), type, 0, msg, NULL, 0);
+	if (r < 0 && r != -EPIPE)
+		log_warn_errno(r, "session %u: cannot answer the alias", s->id);
+	s->conn = box_ipc_event_free(s->conn);
+}
+
+static void
+session_deny(struct session *s, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	for (char *p = why; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
+	d.message = why;
+	session_say(s, BOX__MSG_TYPE__MSG_SHELL_DENIED, &d.base);
+}
+
+/*
+ * Free it once the alias has its answer (or is gone), the child is reaped
+ * and no process of the session holds its control socket any more (a
+ * background job may outlive the invocation, as in bash).
+ */
+static void
+session_maybe_free(struct session *s)
+{
+	if (!s->conn && (s->pid == 0 || (s->reaped && s->ctl_done)))
+		session_free(s);
+}
+
+static void
+timer_arm(struct session *s, unsigned ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	if (s->timer)
+		(void)evtimer_add(s->timer, &tv);
+}
+
+static void
+on_session_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+	(void)fd;
+	(void)what;
+	if (s->pid == 0) {
+		/* No ShellOpen in time. */
+		log_warn("session %u: no ShellOpen within %u ms; closed", s->id,
+			 SHD_OPEN_TIMEOUT_MS);
+		session_deny(s, "box-shell: no ShellOpen within %u ms", SHD_OPEN_TIMEOUT_MS);
+		session_maybe_free(s);
+		return;
+	}
+	if (s->reaped)
+		return;
+	if (s->killing) {
+		kill_group(s, SIGKILL);
+		session_signal_spawns(s, SIGKILL);
+		return;
+	}
+	/* [box] command_timeout: SIGTERM now, SIGKILL in 2 s. */
+	s->timed_out = true;
+	s->killing = true;
+	if (s->err_fd >= 0) {
+		char msg[128];
+		int n = snprintf(msg, sizeof(msg), "box-shell: command timed out after %llu ms\n",
+				 (unsigned long long)M.init->command_timeout_ms);
+		if (n > 0)
+			(void)!write(s->err_fd, msg, (size_t)n);
+	}
+	kill_group(s, SIGTERM);
+	session_signal_spawns(s, SIGTERM);
+	timer_arm(s, SHD_KILL_GRACE_MS);
+}
+
+static void
+on_ctl(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+	(void)what;
+	for (int i = 0; i < 32; i++) {
+		char tag = 0;
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(int) * 4)];
+		} u;
+		struct iovec iov = { &tag, 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+				     .msg_controllen = sizeof(u.buf) };
+		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		int fds[4], nfd = 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+				for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) &&
+						   nfd < 4;
+				     k++)
+					memcpy(&fds[nfd++], CMSG_DATA(c) + k * sizeof(int),
+					       sizeof(int));
+		if (n <= 0) {
+			/* Every process of the session closed it. */
+			for (int k = 0; k < nfd; k++)
+				close(fds[k]);
+			event_del(s->ctl_ev);
+			s->ctl_done = true;
+			session_maybe_free(s);
+			return;
+		}
+		int type = 0;
+		socklen_t tl = sizeof(type);
+		bool ok = n == 1 && nfd == 1 && !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
+			  (tag == SHD_CTL_POLICY || tag == SHD_CTL_HOST) &&
+			  getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+			  type == SOCK_SEQPACKET;
+		if (!ok) {
+			for (int k = 0; k < nfd; k++)
+				close(fds[k]);
+			log_err("session %u: a bad packet on its control socket; killed", s->id);
+			kill_group(s, SIGKILL);
+			event_del(s->ctl_ev);
+			s->ctl_done = true;
+			session_maybe_free(s);
+			return;
+		}
+		if (tag == SHD_CTL_HOST) {
+			host_attach(s, fds[0]);
+			continue;
+		}
+		Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
+		int r = M.policyd ? box_ipc_event_send(M.policyd,
+						       BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, 0,
+						       &a.base, fds, 1)
+				  : -EPIPE;
+		close(fds[0]);
+		if (r < 0) {
+			log_err_errno(r, "Cannot attach a channel to box-policyd");
+			shd_exit(1);
+			return;
+		}
+	}
+}
+
+static int
+open_dir_fd(const char *path)
+{
+	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* ShellOpen: the invocation child, forked with the alias's fds as 0-2. */
+static void
+session_open(struct session *s, struct box_ipc_msg *m)
+{
+	const Box__ShellOpen *so = (const Box__ShellOpen *)m->msg;
+	int sv[2];
+
+	evtimer_del(s->timer);
+	_cleanup_close_ int cwd_fd = open_dir_fd(so->cwd);
+	if (cwd_fd < 0) {
+		session_deny(s, "box-shell: cannot enter %s: %s", so->cwd, strerror(errno));
+		session_maybe_free(s);
+		return;
+	}
+	if (box_ipc_socketpair(sv, false) < 0) {
+		session_deny(s, "box-shell: cannot serve: %s", strerror(errno));
+		session_maybe_free(s);
+		return;
+	}
+	s->ctl = sv[0];
+	s->err_fd = fcntl(m->fds[2], F_DUPFD_CLOEXEC, 3);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(sv[1]);
+		session_deny(s, "box-shell: cannot fork: %s", strerror(errno));
+		session_maybe_free(s);
+		return;
+	}
+	if (pid == 0) {
+		/* The child: nothing of the main process's but what it needs. */
+		(void)setpgid(0, 0);
+		/*
+		 * Its own fds far from 3-9, which scripts redirect (`exec 3>log`);
+		 * the alias's become 0-2.
+		 */
+		int keep[2] = { fd_dup_cloexec(sv[1], SHD_FD_PRIVATE_MIN),
+				fd_dup_cloexec(cwd_fd, SHD_FD_PRIVATE_MIN) };
+		int src[3] = { m->fds[0], m->fds[1], m->fds[2] };
+		int dst[3] = { 0, 1, 2 };
+		if (keep[0] < 0 || keep[1] < 0 || fd_move_to(src, dst, 3) < 0)
+			_exit(125);
+		(void)fd_close_all_except(3, keep, 2);
+		struct shd_invocation inv = { .open = so, .ctl_fd = keep[0], .cwd_fd = keep[1] };
+		shd_invocation_run(&inv);
+	}
+	close(sv[1]);
+	(void)setpgid(pid, pid);
+	s->pid = pid;
+	s->ctl_ev = event_new(M.base, s->ctl, EV_READ | EV_PERSIST, on_ctl, s);
+	if (!s->ctl_ev || event_add(s->ctl_ev, NULL) < 0) {
+		log_err("session %u: cannot watch its control socket", s->id);
+		kill_group(s, SIGKILL);
+	}
+	if (M.init->has_command_timeout_ms && M.init->command_timeout_ms > 0)
+		timer_arm(s, M.init->command_timeout_ms > 86400000ull * 366
+				     ? 86400000u * 366
+				     : (unsigned)M.init->command_timeout_ms);
+}
+
+static void
+on_session_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	struct session *s = userdata;
+	(void)e;
+	if (m->type == BOX__MSG_TYPE__MSG_SHELL_OPEN) {
+		session_open(s, m);
+		return;
+	}
+	if (m->type == BOX__MSG_TYPE__MSG_SHELL_SIGNAL) {
+		int sig = ((const Box__ShellSignal *)m->msg)->signal;
+		kill_group(s, sig);
+		session_signal_spawns(s, sig);
+	}
+}
+
+/* The alias went away (or sent garbage): everything it runs gets SIGHUP, then SIGKILL. */
+static void
+on_session_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	struct session *s = userdata;
+	(void)e;
+	if (error != -ECONNRESET && error != -EPROTO)
+		log_warn_errno(error, "session %u: protocol error from the alias; closed", s->id);
+	s->conn = box_ipc_event_free(s->conn);
+	if (s->pid > 0 && !s->reaped) {
+		kill_group(s, SIGHUP);
+		session_signal_spawns(s, SIGHUP);
+		s->killing = true;
+		evtimer_del(s->timer);
+		timer_arm(s, SHD_KILL_GRACE_MS);
+	}
+	session_maybe_free(s);
+}
+
+static void
+on_accept(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	for (int i = 0; i < 64; i++) {
+		int c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (c < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				log_warn_errno(-errno, "Cannot accept a session");
+			return;
+		}
+		if (M.n_sessions >= SHD_SESSIONS_MAX) {
+			char why[96];
+			(void)snprintf(why, sizeof(why),
+				       "box-shell: too many shells running at once (max %u)",
+				       SHD_SESSIONS_MAX);
+			Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
+			d.message = why;
+			(void)box_ipc_send(c, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_DENIED, 0,
+					   &d.base, NULL, 0);
+			close(c);
+			continue;
+		}
+		struct session *s = calloc(1, sizeof(*s));
+		if (!s) {
+			close(c);
+			continue;
+		}
+		s->id = ++M.next_session;
+		s->ctl = s->err_fd = -1;
+		s->conn = box_ipc_event_new(M.base, c, &box_proto_session, BOX_SESSION_ROLE_ALIAS,
+					    on_session_msg, on_session_close, s);
+		s->timer = evtimer_new(M.base, on_session_timer, s);
+		if (!s->conn || !s->timer) {
+			if (!s->conn)
+				close(c);
+			box_ipc_event_free(s->conn);
+			if (s->timer)
+				event_free(s->timer);
+			free(s);
+			continue;
+		}
+		s->next = M.sessions;
+		M.sessions = s;
+		M.n_sessions++;
+		timer_arm(s, SHD_OPEN_TIMEOUT_MS);
+	}
+}
+
+static void
+on_sigchld(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	(void)arg;
+	for (;;) {
+		int st;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+		if (pid <= 0)
+			return;
+		struct session *s = M.sessions;
+		while (s && s->pid != pid)
+			s = s->next;
+		if (!s)
+			continue; /* an orphan of a session, reparented to us */
+		s->reaped = true;
+		evtimer_del(s->timer);
+		int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (s->timed_out)
+			status = 124;
+		Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
+		ex.status = status & 255;
+		session_say(s, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base);
+		session_maybe_free(s);
+	}
+}
+
+static void
+on_stop_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	log_info("Signal %d: exiting", (int)sig);
+	shd_exit(0);
+}
+
+/* ---- start-up ----------------------------------------------------------------- */
+
+static bool
+is_seqpacket(int fd)
+{
+	int type = 0;
+	socklen_t l = sizeof(type);
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0 && type == SOCK_SEQPACKET;
+}
+
+static bool
+is_listening(int fd)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v;
+}
+
+/* A refusal to start: ShellReady ok=false with the reason, then exit 1. */
+static noreturn void
+start_fail(struct box_ipc_chan *chan, uint64_t rid, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	for (char *p = why; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	log_err("Refusing to start: %s", why);
+	Box__ShellReady rep = BOX__SHELL_READY__INIT;
+	rep.ok = false;
+	rep.error = why;
+	int r = box_ipc_chan_send(chan, BOX__MSG_TYPE__MSG_SHELL_READY, rid, &rep.base, NULL, 0);
+	if (r < 0)
+		log_err_errno(r, "Cannot send ShellReady");
+	exit(1);
+}
+
+/* Step 1: fd 3 boxd's channel, fd 4 the listening shell.sock, fd 5 box-policyd's. */
+static void
+channels_check(void)
+{
+	if (!is_seqpacket(SHD_FD_BOXD))
+		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-shell is started by boxd)",
+		       SHD_FD_BOXD);
+	if (!is_seqpacket(SHD_FD_LISTEN) || !is_listening(SHD_FD_LISTEN))
+		fatalx("fd %d is not the listening SOCK_SEQPACKET shell.sock", SHD_FD_LISTEN);
+	if (!is_seqpacket(SHD_FD_POLICYD))
+		fatalx("fd %d is not box-policyd's SOCK_SEQPACKET channel", SHD_FD_POLICYD);
+	for (int fd = SHD_FD_BOXD; fd <= SHD_FD_POLICYD; fd++)
+		if (fd_set_cloexec(fd, true) < 0)
+			fatal(-errno, "Cannot set CLOEXEC on fd %d", fd);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Step 2: the ids it runs as (boxd chose them), then no capabilities, no_new_privs. */
+static void
+privileges_lock_down(void)
+{
+	struct privdrop pd = { .uid = getuid(), .gid = getgid() };
+	const char *failed = NULL;
+	int r = privdrop_apply(&pd, &failed);
+	if (r < 0)
+		fatal(r, "Cannot lock down privileges (%s)", failed ? failed : "?");
+}
+
+/* Step 3: ShellInit, the first message. Returns false if boxd gave up first. */
+static bool
+init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
+{
+	int r = box_ipc_recv_wait(chan, m, SHD_INIT_TIMEOUT_MS);
+	if (r == -ECONNRESET)
+		return false;
+	if (r < 0)
+		fatal(r, "No valid ShellInit from boxd");
+	M.init = (Box__ShellInit *)m->msg;
+	m->msg = NULL; /* lives as long as the process */
+	shd_box.init = M.init;
+	return true;
+}
+
+/* Step 4: everything that reads a file or needs a call the filter refuses. */
+static void
+loop_prepare(struct box_ipc_chan *chan, uint64_t rid)
+{
+	struct passwd *pw = getpwuid(getuid());
+	if (pw && pw->pw_name)
+		shd_box.user = strdup(pw->pw_name);
+	tzset();
+	/* A session costs the main process about 4 fds: the soft limit up to the hard one. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	M.base = event_base_new();
+	if (!M.base)
+		start_fail(chan, rid, "cannot create the event loop");
+	M.sigchld_ev = evsignal_new(M.base, SIGCHLD, on_sigchld, NULL);
+	if (!M.sigchld_ev || evsignal_add(M.sigchld_ev, NULL) < 0)
+		start_fail(chan, rid, "cannot watch SIGCHLD");
+	static const int sigs[2] = { SIGTERM, SIGINT };
+	for (int i = 0; i < 2; i++) {
+		M.stop_ev[i] = evsignal_new(M.base, sigs[i], on_stop_signal, NULL);
+		if (!M.stop_ev[i] || evsignal_add(M.stop_ev[i], NULL) < 0)
+			start_fail(chan, rid, "cannot watch signal %d", sigs[i]);
+	}
+}
+
+/* Step 5: from here on only the allow-list (no execve, no new namespaces). */
+static void
+seccomp_enter(struct box_ipc_chan *chan, uint64_t rid)
+{
+	int r = shd_seccomp();
+	if (r < 0)
+		start_fail(chan, rid, "cannot install the seccomp filter: %s", strerror(-r));
+}
+
+/* Step 6: ShellReady. */
+static void
+ready_send(struct box_ipc_chan *chan, uint64_t rid)
+{
+	Box__ShellReady rep = BOX__SHELL_READY__INIT;
+	rep.ok = true;
+	int r = box_ipc_chan_send(chan, BOX__MSG_TYPE__MSG_SHELL_READY, rid, &rep.base, NULL, 0);
+	if (r < 0)
+		fatal(r, "Cannot send ShellReady");
+	log_info("box '%s' (%s): serving (%zu tools, %zu exec entries)", M.init->box_name,
+		 M.init->box_id, M.init->n_tools, M.init->n_exec_entries);
+}
+
+/* Step 7: the channels and the listener on the loop. */
+static void
+channels_watch(void)
+{
+	M.boxd = box_ipc_event_new(M.base, SHD_FD_BOXD, &box_proto_shell, BOX_SHELL_ROLE_BOXD,
+				   on_boxd_msg, on_boxd_close, NULL);
+	if (!M.boxd || box_ipc_chan_set_state(box_ipc_event_chan(M.boxd), BOX_SHELL_SERVING) < 0)
+		fatal(-errno, "Cannot watch the boxd channel");
+	/* fd 5 carries only attaches up; anything that comes down is a protocol error. */
+	M.policyd = box_ipc_event_new(M.base, SHD_FD_POLICYD, &box_proto_policy,
+				      BOX_POLICY_ROLE_POLICYD, on_policyd_msg, on_policyd_close,
+				      NULL);
+	if (!M.policyd ||
+	    box_ipc_chan_set_state(box_ipc_event_chan(M.policyd), BOX_POLICY_READY) < 0 ||
+	    box_ipc_chan_allow(box_ipc_event_chan(M.policyd), NULL, 0) < 0)
+		fatal(-errno, "Cannot watch the box-policyd channel");
+	if (fd_set_nonblock(SHD_FD_LISTEN, true) < 0)
+		fatal(-errno, "Cannot make shell.sock non-blocking");
+	M.accept_ev = event_new(M.base, SHD_FD_LISTEN, EV_READ | EV_PERSIST, on_accept, NULL);
+	if (!M.accept_ev || event_add(M.accept_ev, NULL) < 0)
+		fatalx("Cannot watch shell.sock");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	(void)argv;
+
+	log_init("box-shell", 1);
+	if (argc != 1) {
+		fprintf(stderr, "usage: box-shell  (started by boxd, fds 3-5)\n");
+		return 2;
+	}
+	channels_check();
+	privileges_lock_down();
+	struct box_ipc_chan *chan =
+	    box_ipc_chan_new(SHD_FD_BOXD, &box_proto_shell, BOX_SHELL_ROLE_BOXD);
+	if (!chan)
+		fatal(-ENOMEM, "Cannot allocate the boxd channel");
+	if (!init_receive(chan, &m))
+		return 0; /* boxd gave up before we started */
+	loop_prepare(chan, m.request_id);
+	seccomp_enter(chan, m.request_id);
+	ready_send(chan, m.request_id);
+	box_ipc_chan_free(chan);
+	box_ipc_msg_done(&m);
+	channels_watch();
+	if (event_base_dispatch(M.base) < 0) /* step 8 */
+		fatalx("The event loop failed");
+	/* What is left is killed; the aliases in flight see the connection close: 125. */
+	for (struct session *s = M.sessions; s; s = s->next)
+		kill_group(s, SIGKILL);
+	return M.exit_code;
+}
