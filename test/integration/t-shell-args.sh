@@ -69,7 +69,7 @@ for u in $(shell_users); do
  ("path", ["/usr/bin/env"]),
  ("python3", ["python3", "-c", "print('no')"]),
  ("python3_in_shell", ["bash", "-c", "python3 -c 'print(1)'"]),
- ("python", ["bash", "-c", "python -c 'print(1)'"]),
+ ("python", ["python", "-c", "print(1)"]),
  ("exit7", ["bash", "-c", "exit 7"]),
  ("notfound", ["bash", "-c", "e2e-no-such-command"]),
  ("killed", ["bash", "-c", "kill -TERM $$; sleep 5"]),
