@@ -6,13 +6,16 @@
 # Adds box-shell and box-alias to lib-run.sh's binary dir ($RB: boxd finds its helpers beside
 # itself) and the agent as $W/agent.py, and provides:
 #   shell_users             the users to test as: the caller, then boxtest (root only)
-#   user_dir U              $W/U, owned by U, mode 0755 (printed)
+#   user_dir U              $W/U, owned by U, mode 0755 (printed), with U's state/ in it
+#                           (each box's state_dir is $W/U/state/NAME: nothing of an
+#                           earlier run is read back)
 #   box_run U OUT ERR ARGS  `boxctl run ARGS` as U in $W, under a timeout (exit status kept)
 #   as_user U CMD           a shell command line as U in $W
 #   step_rc OUT NAME        a step's exit status from the agent's output
 #   step_out OUT NAME       its stdout; step_err OUT NAME its stderr
 #   step_kv OUT NAME KEY    the value of KEY=… among its extra lines
 #   state_of U BOX          the box's state dir (decisions.jsonl) for an embedded box of U
+#   forget_default_state U BOX   remove an earlier run's state in BOX's default state dir
 #   has_decision FILE ACTION VERDICT RESOURCE_SUFFIX [RULE]
 #                           a decision line of source box-shell with that action and
 #                           verdict whose resource ends in RESOURCE_SUFFIX (and RULE in rules)
@@ -46,8 +49,8 @@ shell_users() {
 
 user_dir() {
 	local d=$W/$1
-	mkdir -p "$d"
-	chown "$1" "$d"
+	mkdir -p "$d/state"
+	chown "$1" "$d" "$d/state"
 	chmod 755 "$d"
 	echo "$d"
 }
@@ -58,7 +61,7 @@ as_user() {
 	if [ "$u" = "$(id -un)" ]; then
 		(cd "$W" && sh -c "$*")
 	else
-		su -s /bin/sh "$u" -c "cd '$W' && env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' $*"
+		su -s /bin/sh "$u" -c "cd '$W' && unset XDG_RUNTIME_DIR XDG_STATE_HOME && export BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' && $*"
 	fi
 }
 
@@ -98,6 +101,10 @@ state_of() {
 		echo "$(getent passwd "$1" | cut -d: -f6)/.local/state/box/$2"
 	fi
 }
+
+# forget_default_state U NAME: remove what an earlier run left in the box's default state
+# dir (boxctl log looks there before ./box.ini's state_dir).
+forget_default_state() { rm -rf "$(state_of "$1" "$2")"; }
 
 has_decision() {
 	python3 - "$@" <<'PY'

@@ -42,7 +42,7 @@ for u in $(shell_users); do
 	echo script-input-content >"$P/docs/script-input.txt"
 	printf 'bin/hello: src/main.c\n\tcc -o bin/hello src/main.c\n' >"$P/Makefile"
 	printf 'bin/\n' >"$P/.gitignore"
-	printf '#!/bin/sh\n# mark ARG FILE: proves it ran by creating FILE\n: > "$2"\necho "marked $1"\n' >"$P/bin/mark"
+	printf '#!/bin/sh\n# mark ARG FILE: proves it ran by creating FILE; exits 3 for ARG fail3\n: > "$2"\necho "marked $1"\n[ "$1" = fail3 ] && exit 3\nexit 0\n' >"$P/bin/mark"
 	printf '#!/bin/sh\necho "script-ran $1 $2"\ncat docs/script-input.txt\n' >"$P/bin/script.sh"
 	cat >"$P/slow.py" <<'EOF'
 import time
@@ -81,6 +81,13 @@ forbid (principal, action == Box::Action::"shell:spawn", resource)
 when { context.input.program_path like "*/bin/mark" && context.input has arg1 &&
        context.input.arg1 == "deny" };
 
+@id("after_failed_mark")
+@description("no mark after a mark that exited 3")
+forbid (principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program_path like "*/bin/mark" && context.input has arg1 &&
+       context.input.arg1 == "after" &&
+       temporal { formerly within 10m Box::Action::"shell:spawn"::response{ output.status: 3 } } };
+
 @id("no_rm_rf")
 @description("recursive deletes are not allowed")
 forbid (principal, action == Box::Action::"shell:exec", resource)
@@ -114,6 +121,9 @@ EOF
  ("sigpipe", ["bash", "-c", "python3 -c 'while True: print(\"y\")' | head -3"], {"timeout": 30}),
  ("mark_deny", ["bash", "-c", "bin/mark deny denied.marker"]),
  ("mark_ok", ["bash", "-c", "bin/mark ok allowed.marker"]),
+ ("mark_after1", ["bash", "-c", "bin/mark after after1.marker"]),
+ ("mark_fail3", ["bash", "-c", "bin/mark fail3 fail3.marker"]),
+ ("mark_after2", ["bash", "-c", "bin/mark after after2.marker"]),
  ("rm_rf", ["bash", "-c", "rm -rf src"]),
  ("no_tool", ["bash", "-c", "id -u"]),
  ("not_found", ["bash", "-c", "no-such-command-e2e"]),
@@ -124,11 +134,12 @@ EOF
  ("script", ["bin/script.sh", "x", "y"]),
 ]
 EOF
-	cat >"$D/agent.ini" <<EOF
+	cat >"$D/box.ini" <<EOF
 [box]
 name = $name
 policy = shell.cedar
 timeout = 200s
+state_dir = $D/state/$name
 
 [agent]
 command = $W/agent.py $D/steps/agent.py
@@ -160,9 +171,9 @@ command = /usr/bin/python3
 read = $P
 EOF
 	chown -R "$u" "$D"
-	chmod 644 "$D/agent.ini" "$D/shell.cedar"
+	chmod 644 "$D/box.ini" "$D/shell.cedar"
 	out=$D/agent.out err=$D/agent.err
-	box_run "$u" "$out" "$err" -c "$D/agent.ini"
+	box_run "$u" "$out" "$err" -c "$D/box.ini"
 	rc=$?
 	check "$u: the agent's box runs to its end (rc $rc)" test "$rc" = 0
 	check "$u: the agent ran every step" grep -qx "@@ agent done" "$out"
@@ -250,7 +261,7 @@ EOF
 		out_is "$out" script "$(printf 'script-ran x y\nscript-input-content')"
 
 	# the decisions
-	dj=$(state_of "$u" "$name")/decisions.jsonl
+	dj=$D/state/$name/decisions.jsonl
 	check "$u: decisions.jsonl: fs:read of docs/readme.txt permitted (box-shell)" \
 		has_decision "$dj" fs:read permit /docs/readme.txt allow_all
 	check "$u: decisions.jsonl: shell:exec of grep" has_decision "$dj" shell:exec permit grep
@@ -267,9 +278,17 @@ EOF
 		has_decision "$dj" fs:read permit /docs/script-input.txt
 	check "$u: decisions.jsonl: the script itself was read through box-shell" \
 		has_decision "$dj" fs:read permit /bin/script.sh
-	check "$u: decisions.jsonl: a tool's status is recorded (shell:spawn response)" \
-		grep -q '"record":"response","action":"shell:spawn".*"program_path":"/usr/bin/git".*"output":{"status":0}' "$dj"
-	as_user "$u" "'$RB/boxctl' log $name" >"$D/log" 2>&1
+	# A tool's status is recorded: a temporal rule sees it (the history holds box-shell's
+	# Record of the spawn's response).
+	check_step "$u: before any mark exited 3, 'mark after' runs" "$out" mark_after1 rc_is "$out" mark_after1 0
+	check_step "$u: a tool's exit status is its status (3)" "$out" mark_fail3 rc_is "$out" mark_fail3 3
+	check_step "$u: … and it is recorded: a rule on that response now denies 'mark after' (126)" \
+		"$out" mark_after2 bash -c "[ '$(step_rc "$out" mark_after2)' = 126 ] && [ ! -e '$P/after2.marker' ]"
+	check "$u: decisions.jsonl: that denial names the temporal rule" \
+		has_decision "$dj" shell:spawn deny /bin/mark after_failed_mark
+	# The box has ended: boxctl log finds its state_dir through ./box.ini.
+	forget_default_state "$u" "$name"
+	as_user "$u" "cd '$D' && '$RB/boxctl' log $name" >"$D/log" 2>&1
 	check "$u: boxctl log: the permitted git spawn" grep -qE "permit +shell:spawn +/usr/bin/git +allow_all" "$D/log"
 	check "$u: boxctl log: the denied spawn with its rule" \
 		grep -qE "deny +shell:spawn +$P/bin/mark +no_marker_deny" "$D/log"

@@ -81,9 +81,10 @@ for u in $(shell_users); do
   {"kind": "concurrent", "n": 200, "expect": "n=%d\ncontent-a\n", "timeout": 120}),
 ]
 EOF
-	cat >"$D/args.ini" <<EOF
+	cat >"$D/box.ini" <<EOF
 [box]
 name = $name
+state_dir = $D/state/$name
 policy = allow.cedar
 timeout = 200s
 
@@ -96,9 +97,9 @@ write = $P
 read = $D/steps
 EOF
 	chown -R "$u" "$D"
-	chmod 644 "$D/args.ini" "$D/allow.cedar"
+	chmod 644 "$D/box.ini" "$D/allow.cedar"
 	out=$D/args.out err=$D/args.err
-	box_run "$u" "$out" "$err" -q -c "$D/args.ini"
+	box_run "$u" "$out" "$err" -q -c "$D/box.ini"
 	rc=$?
 	check "$u: the box runs to its end (rc $rc)" test "$rc" = 0
 	check "$u: the agent ran every step" grep -qx "@@ agent done" "$out"
@@ -140,7 +141,7 @@ EOF
 		cs "$s: … and nothing ran" "$s" test -z "$(step_out "$out" "$s")"
 	done
 	cs "/bin/sh -c: \$0 is the name invoked" bin_sh out_has "$out" bin_sh "^(/bin/)?sh ok$"
-	dj=$(state_of "$u" "$name")/decisions.jsonl
+	dj=$D/state/$name/decisions.jsonl
 	for s in bin_bash usr_bin_bash bin_dash usr_bin_dash bin_rbash usr_bin_sh zsh run_box_bin; do
 		w=$(echo "$s" | tr _ -)-ok
 		cs "$s: runs (exit 0, '$w')" "$s" out_is "$out" "$s" "$w"

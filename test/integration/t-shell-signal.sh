@@ -47,6 +47,7 @@ EOF
 	cat >"$D/sig.ini" <<EOF
 [box]
 name = e2e-sg-$u
+state_dir = $D/state/e2e-sg-$u
 policy = allow.cedar
 timeout = 150s
 command_timeout = 3s
@@ -65,6 +66,7 @@ EOF
 	cat >"$D/hold.ini" <<EOF
 [box]
 name = e2e-sh-$u
+state_dir = $D/state/e2e-sh-$u
 policy = allow.cedar
 timeout = 100s
 

@@ -101,9 +101,10 @@ EOF
  ("probe_cat", ["bash", "-c", "python3 -c 'print(open(\"$D/agent-only/secret.txt\").read())'"]),
 ]
 EOF
-	cat >"$D/tool.ini" <<EOF
+	cat >"$D/box.ini" <<EOF
 [box]
 name = $name
+state_dir = $D/state/$name
 policy = tl.cedar
 timeout = 150s
 
@@ -133,9 +134,9 @@ upstream_ca = $W/upstream-ca.pem
 allow_host_loopback = true
 EOF
 	chown -R "$u" "$D"
-	chmod 644 "$D/tool.ini" "$D/tl.cedar"
+	chmod 644 "$D/box.ini" "$D/tl.cedar"
 	out=$D/tool.out err=$D/tool.err
-	box_run "$u" "$out" "$err" -c "$D/tool.ini"
+	box_run "$u" "$out" "$err" -c "$D/box.ini"
 	rc=$?
 	check "$u: the box runs to its end (rc $rc)" test "$rc" = 0
 	check "$u: the agent ran every step" grep -qx "@@ agent done" "$out"
@@ -171,7 +172,9 @@ EOF
 		bash -c "[ '$(kv proxied_ok)' = 200 ] && [ '$(kv proxied_no)' != 200 ]"
 	check "$u: the upstream saw the tool's permitted request" grep -q "/from-tool-ok" "$HTTPD_LOG"
 	check "$u: … and not the denied one" test "$(grep -c /from-tool-no "$HTTPD_LOG")" = 0
-	as_user "$u" "'$RB/boxctl' log $name" >"$D/log" 2>&1
+	# The box has ended: boxctl log finds its state_dir through ./box.ini.
+	forget_default_state "$u" "$name"
+	as_user "$u" "cd '$D' && '$RB/boxctl' log $name" >"$D/log" 2>&1
 	check "$u: boxctl log: the tool's request, permitted" \
 		grep -qE "permit +http:request +ok.e2e.test:$port/from-tool-ok +ok_get" "$D/log"
 	check "$u: boxctl log: the denied connection" grep -qE "deny +net:connect +no.e2e.test:$port" "$D/log"

@@ -36,6 +36,7 @@ for u in $(shell_users); do
 	cat >"$D/tty.ini" <<EOF
 [box]
 name = $name
+state_dir = $D/state/$name
 policy = allow.cedar
 timeout = 120s
 
