@@ -63,6 +63,8 @@ except Exception as e:
 print("env_agent=" + os.environ.get("E2E_AGENT_ENV", "absent"))
 print("env_tool=" + os.environ.get("E2E_TOOL_ENV", "absent"))
 print("proxy=" + os.environ.get("HTTPS_PROXY", "absent"))
+print("ca=" + os.environ.get("SSL_CERT_FILE", "absent") + ":" +
+      ("readable" if os.access(os.environ.get("SSL_CERT_FILE", "/nonexistent"), os.R_OK) else "unreadable"))
 for host in ("127.0.0.1", "192.0.2.1"):
     try:
         s = socket.create_connection((host, port), timeout=3)
@@ -71,7 +73,7 @@ for host in ("127.0.0.1", "192.0.2.1"):
     except OSError as e:
         print("direct_%s=error-%s" % (host, errno.errorcode.get(e.errno, str(e.errno)) if e.errno else "timeout"))
 for what in ("ok", "no"):
-    url = "https://%s.e2e.test:%d/from-tool-%s" % (what, port, what)
+    url = "https://%s.e2e.test:%d/echo?from=tool-%s-%s" % (what, port, what, sys.argv[3])
     try:
         with urllib.request.urlopen(url, timeout=20) as f:
             print("proxied_%s=%d" % (what, f.status))
@@ -79,6 +81,7 @@ for what in ("ok", "no"):
         print("proxied_%s=%d" % (what, e.code))
     except Exception as e:
         print("proxied_%s=error-%s" % (what, type(e).__name__))
+        print("# proxied_%s: %s" % (what, e))
 EOF
 	cat >"$D/tl.cedar" <<'EOF'
 @id("shell_all")
@@ -96,7 +99,7 @@ EOF
 	cat >"$D/steps/tool.py" <<EOF
 [
  ("agent_reads", ["bash", "-c", "cat $D/agent-only/secret.txt"]),
- ("probe", ["bash", "-c", "python3 $D/tools/probe.py $port $D/agent-only/secret.txt"],
+ ("probe", ["bash", "-c", "python3 $D/tools/probe.py $port $D/agent-only/secret.txt $u"],
   {"env": {"E2E_AGENT_ENV": "leaked"}}),
  ("probe_cat", ["bash", "-c", "python3 -c 'print(open(\"$D/agent-only/secret.txt\").read())'"]),
 ]
@@ -166,17 +169,18 @@ EOF
 		bash -c "case '$(kv direct_127.0.0.1)' in error-*) exit 0;; *) exit 1;; esac"
 	check_step "$u: … an outside address is unreachable ($(kv direct_192.0.2.1))" "$out" probe \
 		bash -c "case '$(kv direct_192.0.2.1)' in error-*) exit 0;; *) exit 1;; esac"
+	check_step "$u: … the box CA in SSL_CERT_FILE, readable" "$out" probe test "$(kv ca)" = "/run/box/ca.pem:readable"
 	check_step "$u: … HTTPS through the gateway to a permitted host: 200" "$out" probe \
 		test "$(kv proxied_ok)" = 200
 	check_step "$u: … to a denied host: refused ($(kv proxied_no))" "$out" probe \
 		bash -c "[ '$(kv proxied_ok)' = 200 ] && [ '$(kv proxied_no)' != 200 ]"
-	check "$u: the upstream saw the tool's permitted request" grep -q "/from-tool-ok" "$HTTPD_LOG"
-	check "$u: … and not the denied one" test "$(grep -c /from-tool-no "$HTTPD_LOG")" = 0
+	check "$u: the upstream saw the tool's permitted request" grep -q "from=tool-ok-$u" "$HTTPD_LOG"
+	check "$u: … and not the denied one" test "$(grep -c "from=tool-no-$u" "$HTTPD_LOG")" = 0
 	# The box has ended: boxctl log finds its state_dir through ./box.ini.
 	forget_default_state "$u" "$name"
 	as_user "$u" "cd '$D' && '$RB/boxctl' log $name" >"$D/log" 2>&1
 	check "$u: boxctl log: the tool's request, permitted" \
-		grep -qE "permit +http:request +ok.e2e.test:$port/from-tool-ok +ok_get" "$D/log"
+		grep -qE "permit +http:request +ok.e2e.test:$port/echo +ok_get" "$D/log"
 	check "$u: boxctl log: the denied connection" grep -qE "deny +net:connect +no.e2e.test:$port" "$D/log"
 	check "$u: boxctl log: the tool's spawn" grep -qE "permit +shell:spawn +/usr/bin/python3" "$D/log"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
