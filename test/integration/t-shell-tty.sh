@@ -56,11 +56,11 @@ EOF
 	chown -R "$u" "$D"
 	chmod 644 "$D/tty.ini" "$D/allow.cedar"
 	if [ "$u" = "$(id -un)" ]; then
-		run="cd '$W' && '$RB/boxctl' run -q -c '$D/tty.ini' 2>'$D/tty.err'"
+		run="cd '$W' && exec '$RB/boxctl' run -q -c '$D/tty.ini'"
 	else
-		run="cd '$W' && setpriv --reuid '$u' --regid '$(id -g "$u")' --init-groups env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME HOME='$(getent passwd "$u" | cut -d: -f6)' BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' '$RB/boxctl' run -q -c '$D/tty.ini' 2>'$D/tty.err'"
+		run="cd '$W' && exec setpriv --reuid '$u' --regid '$(id -g "$u")' --init-groups env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME HOME='$(getent passwd "$u" | cut -d: -f6)' BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' '$RB/boxctl' run -q -c '$D/tty.ini'"
 	fi
-	tmux_start 24 80 "timeout -k 5 150 sh -c \"$run\""
+	tmux_start 24 80 "timeout --foreground -k 5 150 sh -c \"$run\""
 
 	check "$u: the interactive shell shows its prompt (PS1)" tmux_wait "e2e-prompt>" 20
 	tmux_type 'echo size=$COLUMNS:$LINES'
@@ -96,7 +96,6 @@ EOF
 	check "$u: exit 3 ends the shell, and boxctl returns 3 (rc $rc)" test "$rc" = 3
 	if [ "$rc" != 3 ]; then
 		tmux_screen | tail -15 | sed 's/^/#   screen: /'
-		sed 's/^/#   err: /' "$D/tty.err" | head -10
 	fi
 	tmux_stop
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
