@@ -24,7 +24,8 @@
 #   kind=concurrent OPTIONS["n"] copies of ARGV at once, each with its index appended; prints
 #                   concurrent_ok=K of N (stdout == OPTIONS["expect"] % index, status 0)
 #   kind=hold       print OPTIONS["ready"] once the child printed it, then wait for it
-#                   (the test kills a daemon meanwhile)
+#                   (the test kills a daemon meanwhile); OPTIONS["ignore_term"]: ignore
+#                   SIGTERM meanwhile (a stopping box's SIGKILL still ends it)
 # Trusts: nothing; it is test code.
 import ast, os, signal, subprocess, sys, time
 
@@ -147,6 +148,9 @@ def run_concurrent(name, argv, opt):
 
 
 def run_hold(name, argv, opt):
+    if opt.get("ignore_term"):
+        # Outlive a SIGTERM of the box's stop long enough to report the alias's status.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     p = popen(argv, opt)
     seen = p.stdout.readline()
     print(opt["ready"], flush=True)

@@ -41,7 +41,7 @@ EOF
 	cat >"$D/steps/hold.py" <<'EOF'
 [
  ("hold", ["bash", "-c", "echo started; sleep 60; echo not-reached"],
-  {"kind": "hold", "ready": "HOLDING", "timeout": 30}),
+  {"kind": "hold", "ready": "HOLDING", "timeout": 30, "ignore_term": True}),
 ]
 EOF
 	cat >"$D/sig.ini" <<EOF
@@ -132,6 +132,15 @@ EOF
 		grep -qE "^boxctl: error: .*box-shell (exited|died) \(.*\): the box was stopped" "$err"
 	sed 's/^/#   /' "$err" | head -5
 	check "$u: … the command never finished" test "$(grep -c not-reached "$out")" = 0
+	# The stopping box SIGKILLs the agent too, so the agent may not live to report: when it
+	# does, the alias it waited for exited 125 saying box-shell cannot serve.
+	hrc=$(step_rc "$out" hold)
+	check "$u: … the alias in flight: 125 or killed with the box, never another status (${hrc:-killed})" \
+		test "${hrc:-killed}" = 125 -o "${hrc:-killed}" = killed
+	if [ -n "$hrc" ]; then
+		e=$(step_err "$out" hold)
+		check "$u: … its message: 'box-shell: cannot serve …'" grep -q "^box-shell: cannot serve" <<<"$e"
+	fi
 	check "$u: … the agent is gone" no_process "agent.py $D/steps/hold.py"
 	check "$u: … no box-shell is left" no_shell_left
 	check "$u: … the box is gone from ps" \
