@@ -16,7 +16,11 @@
  * Trusts: argv and environ are the caller's own and are passed on as data
  * (entries box-shell cannot take are dropped or refused with a message, never
  * altered); box-shell's messages pass the session table's checks (senders,
- * states, sizes, validators) before the alias acts on them.
+ * states, sizes, validators) before the alias acts on them. Whatever listens
+ * on /run/box/shell.sock is taken to be box-shell: in the agent's view that
+ * directory is the trampoline's read-only mount; elsewhere /run is root's.
+ * The alias has no privilege of its own, so a listener there gets only what
+ * the caller already holds (its fds, environment and cwd).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -542,8 +546,11 @@ print_help(const struct alias_invocation *inv)
 int
 alias_main(int argc, char **argv, char **envp)
 {
+	/* The file's own name only matters when argv[0] names no shell. */
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	ssize_t n = 0;
+	if (!alias_dialect(argc > 0 ? argv[0] : NULL))
+		n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
 
 	struct alias_invocation inv;

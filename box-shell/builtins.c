@@ -1853,6 +1853,10 @@ is_keyword(const char *s)
 	return false;
 }
 
+/* The box-shell daemon's view of host programs (host_boxd.c); NULL in box-sh. */
+extern int shd_host_runnable(const char *name, const char *path) __attribute__((weak));
+extern char *shd_describe_host(const char *name, const char *path) __attribute__((weak));
+
 /* mode: 'v' command -v, 'V' command -V / type, 't' type -t */
 static int
 describe(struct sh_shell *sh, const char *name, char mode, bool nofunc)
@@ -1900,6 +1904,19 @@ describe(struct sh_shell *sh, const char *name, char mode, bool nofunc)
 		return 0;
 	}
 	char *p = find_in_path(sh, name);
+	/* In the box-shell daemon: a host program as box runs it (host_boxd.c), or not at all. */
+	if (p && shd_host_runnable && mode == 'v' && !shd_host_runnable(name, p)) {
+		free(p);
+		return 1;
+	}
+	char *host = p && mode == 'V' && shd_describe_host ? shd_describe_host(name, p) : NULL;
+	if (host) {
+		bi_outs(1, host);
+		bi_outs(1, "\n");
+		free(host);
+		free(p);
+		return 0;
+	}
 	if (p) {
 		if (mode == 'v')
 			snprintf(b, sizeof b, "%s\n", p);

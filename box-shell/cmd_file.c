@@ -1264,6 +1264,13 @@ is_executable(const struct stat *st)
 	return st->st_mode & S_IXOTH;
 }
 
+/*
+ * In the box-shell daemon (host_boxd.c): whether box runs that host program
+ * (a [tool] or an exec entry). Absent in box-sh, which runs every permitted
+ * program: a weak reference, NULL there.
+ */
+extern int shd_host_runnable(const char *name, const char *path) __attribute__((weak));
+
 static int
 sh_cmd_which(struct sh_cmd *c, int argc, char **argv)
 {
@@ -1318,7 +1325,8 @@ sh_cmd_which(struct sh_cmd *c, int argc, char **argv)
 					sprintf(cand, "./%s", name);
 				else
 					sprintf(cand, "%.*s/%s", (int)dl, d, name);
-				if (sh_fs_stat(c->fs, cand, &st, true) == 0 && is_executable(&st)) {
+				if (sh_fs_stat(c->fs, cand, &st, true) == 0 && is_executable(&st) &&
+				    (!shd_host_runnable || shd_host_runnable(name, cand))) {
 					sh_out_printf(c->out_buf, "%s\n", cand);
 					found = true;
 				}

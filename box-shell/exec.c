@@ -1470,6 +1470,17 @@ exec_loop_body(struct sh_shell *sh, struct node *body, bool *stop)
 {
 	int st = body ? exec_node(sh, body) : sh->status;
 	*stop = false;
+	if (sh->interactive && sh->interrupted) {
+		/*
+		 * Ctrl-C at an interactive shell abandons the command line: a break
+		 * out of every loop and list (the prompt clears the jump).
+		 */
+		*stop = true;
+		sh->jump = J_BREAK;
+		sh->jump_n = INT_MAX;
+		sh->status = 130;
+		return 130;
+	}
 	if (sh->jump == J_BREAK) {
 		if (--sh->jump_n <= 0)
 			sh->jump = J_NONE;

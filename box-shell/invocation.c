@@ -246,7 +246,7 @@ prompt(struct sh_shell *sh)
 
 /* One line from fd 0: 1 a line, 0 end of input, -1 interrupted (Ctrl-C). */
 static int
-read_line(struct sbuf *line)
+read_line(struct sh_shell *sh, struct sbuf *line)
 {
 	line->len = 0;
 	for (;;) {
@@ -255,6 +255,10 @@ read_line(struct sbuf *line)
 		if (n < 0 && errno == EINTR) {
 			if (got_int)
 				return -1;
+			if (got_winch) {
+				got_winch = 0;
+				window_size(sh);
+			}
 			continue;
 		}
 		if (n <= 0)
@@ -276,8 +280,7 @@ interactive(struct sh_shell *sh)
 	interactive_sh = sh;
 	sh->interactive = true;
 	(void)sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = on_winch;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = on_winch; /* no SA_RESTART either: the size is taken at once */
 	(void)sigaction(SIGWINCH, &sa, NULL);
 	(void)pthread_atfork(NULL, NULL, interactive_child);
 	window_size(sh);
@@ -293,7 +296,7 @@ interactive(struct sh_shell *sh)
 		bi_flush();
 		(void)!write(2, p, strlen(p));
 		free(p);
-		int r = read_line(&line);
+		int r = read_line(sh, &line);
 		if (r < 0) {
 			(void)!write(2, "\n", 1);
 			sh->status = 130;
@@ -302,6 +305,10 @@ interactive(struct sh_shell *sh)
 		if (r == 0) {
 			(void)!write(2, "exit\n", 5);
 			sh_exit(sh, sh->status);
+		}
+		if (got_winch) { /* it came between the check above and the read */
+			got_winch = 0;
+			window_size(sh);
 		}
 		int st = exec_text(sh, line.s, line.len, sh->lineno + 1, NULL);
 		if (st == -2)

@@ -77,6 +77,7 @@ struct spawn {
 	struct hostchan *hc; /* NULL: the asking process is gone */
 	struct session *s;   /* NULL once the session is gone */
 	bool started;        /* an ok SpawnReply came */
+	int pending_sig;     /* asked before the reply came: sent once it does */
 };
 
 struct session {
@@ -136,7 +137,13 @@ shd_exit(int code)
 static void
 spawn_signal_boxd(struct spawn *sp, int sig)
 {
-	if (!sp->started || !M.boxd)
+	if (!sp->started) {
+		/* The tool may be running already (its output came first): after the reply. */
+		if (sp->pending_sig != SIGKILL)
+			sp->pending_sig = sig;
+		return;
+	}
+	if (!M.boxd)
 		return;
 	Box__SpawnSignal m = BOX__SPAWN_SIGNAL__INIT;
 	m.spawn_id = sp->id;
@@ -336,6 +343,8 @@ boxd_spawn_reply(struct box_ipc_msg *m)
 	}
 	if (rep->ok)
 		sp->started = true;
+	if (rep->ok && sp->pending_sig)
+		spawn_signal_boxd(sp, sp->pending_sig);
 	if (sp->hc) {
 		rep->spawn_id = sp->local_id;
 		if (box_ipc_event_send(sp->hc->ev, BOX__MSG_TYPE__MSG_SPAWN_REPLY, 0, &rep->base,

@@ -5,8 +5,8 @@
  * a second tmpfs at /newroot receives the view: the system runtime, /etc
  * files, box-managed /tmp /var/tmp /dev/shm HOME, the grants and their masks
  * in depth order (so the innermost entry decides the flags), /dev, a new
- * /proc (mounted before the old root goes), /run/box, box-shell's binary,
- * the workspace. Every
+ * /proc (mounted before the old root goes), /run/box, box-shell's binary
+ * (at its host path, among the depth-ordered entries), the workspace. Every
  * bind comes from an O_PATH fd opened here, inside the new mount namespace,
  * with RESOLVE_NO_SYMLINKS (a symlink planted after boxd's check fails, it
  * is never followed); targets are created and opened without following

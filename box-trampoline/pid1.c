@@ -196,9 +196,10 @@ pid1_run(struct tramp *t, char **envp)
 			tramp_fail(t, STEP_TERMINAL, errno, "setsid");
 		}
 		/*
-		 * box-shell's channels: fds 5.. become 3.. Ascending is safe (each
-		 * target is below its source and above the sources already used);
-		 * the new fds have no FD_CLOEXEC, the leftover sources keep theirs.
+		 * box-shell's channels: fds 5.. become 3.. In ascending order no
+		 * target (3+i) is a source still to come (5+i and up); the new fds
+		 * have no FD_CLOEXEC, the sources left over keep theirs and close
+		 * at the exec.
 		 */
 		for (unsigned i = 0; i < t->n_pass; i++)
 			if (dup2(TRAMP_PASS_FD_FIRST + (int)i, TRAMP_PASS_FD_TARGET + (int)i) < 0)

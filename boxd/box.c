@@ -36,9 +36,9 @@
  *   gateway or   exits 1
  *   shell gone
  *   reaped       box_teardown(): box-recheck stopped, fd 4 closed, every
- *                tool sandbox SIGKILLed and box-shell's channel closed (it
- *                exits; its exit reaped, or SIGKILL after 3 s), then
- *                box-gateway's (likewise), then box-policyd's (it flushes its
+ *                tool sandbox SIGKILLed, box-shell's and box-gateway's
+ *                channels closed (each exits; its exit reaped, or SIGKILL
+ *                after 3 s), then box-policyd's (it flushes its
  *                decision lines, syncs the history, exits)      → finishing
  *   (a start that fails, from any state before running, also goes there)
  *   policyd      its exit reaped, or SIGKILL after 3 s (then not waited
@@ -250,30 +250,38 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 		event_del(b->timeout_ev);
 	if (b->kill_ev)
 		event_del(b->kill_ev);
-	/* box-shell and its tools first, then the gateway: their last Records reach policyd first. */
-	if (shell_finish(b))
-		return; /* its reap or the exit timer: box_shell_finished() */
-	box_shell_finished(b);
+	/*
+	 * box-shell (its tools killed first) and the gateway end together; policyd
+	 * after both, so that their last Records reach it before its flush.
+	 */
+	bool shell_wait = shell_finish(b);
+	bool gateway_wait = gateway_finish(b);
+	if (shell_wait || gateway_wait)
+		return; /* their reaps or exit timers: box_shell_finished(), box_gateway_finished() */
+	box_gateway_finished(b);
+}
+
+/* box-shell and box-gateway have both exited (or were killed): policyd's turn. */
+static void
+daemons_finished(struct box *b)
+{
+	if (b->state != BOX_FINISHING || b->shell_exit_timer || b->gateway_exit_timer)
+		return; /* the other one is still on its way out */
+	if (policyd_finish(b))
+		return; /* its reap or the exit timer: box_policyd_finished() */
+	box_policyd_finished(b);
 }
 
 void
 box_shell_finished(struct box *b)
 {
-	if (b->state != BOX_FINISHING)
-		return;
-	if (gateway_finish(b))
-		return; /* its reap or the exit timer: box_gateway_finished() */
-	box_gateway_finished(b);
+	daemons_finished(b);
 }
 
 void
 box_gateway_finished(struct box *b)
 {
-	if (b->state != BOX_FINISHING)
-		return;
-	if (policyd_finish(b))
-		return; /* its reap or the exit timer: box_policyd_finished() */
-	box_policyd_finished(b);
+	daemons_finished(b);
 }
 
 void

@@ -14,9 +14,15 @@
  * proxy variables (both cases, NO_PROXY, NODE_USE_ENV_PROXY), /run/box/ca.pem
  * in every trust variable of CLI.md, and each [egress] placeholder in its
  * variable — the plan then mounts RUNTIME/ca.pem at /run/box/ca.pem and asks
- * for the listener on 127.0.0.1:<port>. No MCP or shell alias variables yet
- * ("a box that has no gateway or MCP server yet gets no variables pointing
- * at them"). Limits per SANDBOX.md §6.
+ * for the listener on 127.0.0.1:<port>; /run/box/bin first on PATH when the
+ * box has a shell (b->alias_exe), and plan_agent_shell adds /run/box/bin,
+ * shell.sock and the alias over the shells. No MCP variables yet ("a box that
+ * has no gateway or MCP server yet gets no variables pointing at them").
+ * Limits per SANDBOX.md §6. plan_shell derives box-shell's SANDBOX_SHELL plan
+ * from the agent's; plan_tool makes a tool sandbox per SpawnRequest (a base
+ * plan per table, made once: its masks) with the composed environment and the
+ * workspace rule of CONFIG.md [tool.NAME]; the disclosure lists each tool as
+ * box-shell serves it.
  * Trusts: the spec after box_ipc_decode() validated it; the recheck result
  * (paths the owner could reach; a mask it reports is made only where a grant
  * contains it). Re-checks what is cheap to re-check here: reserved variable
@@ -293,6 +299,27 @@ plan_recheck(struct box *b)
 				add_problem(b, problem_new(v->line, "agent.env", v->name,
 							   "%s is reserved: box sets it", v->name));
 		}
+	/* A tool box-shell would start unsupervised where the config asks for supervision: no box. */
+	for (size_t i = 0; i < s->n_tools; i++) {
+		const Box__CfgTool *t = s->tools[i];
+		char sec[48];
+		snprintf(sec, sizeof(sec), "tool.%s", t->name);
+		if (t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS)
+			add_problem(b, problem_new(t->has_supervise_line ? t->supervise_line : t->line,
+						   sec, "supervise",
+						   "supervise = fs: supervised programs are not built "
+						   "yet, so box cannot decide this tool's file system "
+						   "calls; use supervise = none"));
+		const Box__CfgEnv *te = t->env;
+		for (size_t k = 0; te && k < te->n_vars; k++)
+			if (plan_env_reserved(te->vars[k]->name) ||
+			    egress_variable(s, te->vars[k]->name)) {
+				snprintf(sec, sizeof(sec), "tool.%s.env", t->name);
+				add_problem(b, problem_new(te->vars[k]->line, sec, te->vars[k]->name,
+							   "%s is reserved: box sets it",
+							   te->vars[k]->name));
+			}
+	}
 	if (!fs)
 		return;
 	struct {
@@ -817,8 +844,14 @@ plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Pl
 	p->gateway_port = 0;
 	p->has_pty_fds = p->has_pty_rows = p->has_pty_cols = 0;
 	p->pty_fds = p->pty_rows = p->pty_cols = 0;
+	/* No /run/box: no aliases, no sockets, no CA (box-shell reaches no network). */
 	free(p->runtime->ca_pem);
-	p->runtime->ca_pem = NULL;
+	free(p->runtime->run_box_bin);
+	free(p->runtime->shell_sock);
+	free(p->runtime->mcp_sock);
+	free(p->runtime->shell_alias);
+	p->runtime->ca_pem = p->runtime->run_box_bin = p->runtime->shell_sock = NULL;
+	p->runtime->mcp_sock = p->runtime->shell_alias = NULL;
 	/* The box-wide limits hold for box-shell too; the agent's own rlimits do not. */
 	if (p->limits) {
 		p->limits->has_nofile = 0;
@@ -1261,8 +1294,8 @@ disclose_tools(const struct box *b, struct strv *out)
 					  "network", (unsigned)gateway_port(b), t->name));
 		else
 			strv_add(out, fmt("  %-11s none (loopback only)", "network"));
-		strv_add(out, fmt("  %-11s private /tmp /var/tmp /dev/shm and HOME; the variables "
-				  "the invocation assigned ([tool.%s.env] first)",
+		strv_add(out, fmt("  %-11s /tmp /var/tmp /dev/shm and HOME (tmpfs); environment: "
+				  "[tool.%s.env] and what the invocation assigned",
 				  "private", t->name));
 	}
 	for (size_t i = 0; i < s->n_mcp; i++)

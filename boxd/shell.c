@@ -200,7 +200,8 @@ shell_status_drain(struct box *b)
 						     s->error->reason);
 				else
 					ready_failed(b, -EIO,
-						     "box-shell's sandbox setup failed at %s: %s",
+						     "sandbox setup failed at %s: %s (box-shell's "
+						     "sandbox)",
 						     s->error->step, s->error->reason);
 				failed = true;
 			}
@@ -481,10 +482,18 @@ parent_of(pid_t pid)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
+	/* "PID (COMM) STATE PPID ...": after the last ')', a state letter, then the ppid. */
 	const char *p = strrchr(buf, ')');
-	int ppid;
-	char st;
-	return p && sscanf(p + 1, " %c %d", &st, &ppid) == 2 ? (pid_t)ppid : -1;
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return -1;
+	char num[16];
+	size_t k = strspn(p + 4, "0123456789");
+	if (k == 0 || k >= sizeof(num))
+		return -1;
+	memcpy(num, p + 4, k);
+	num[k] = '\0';
+	uint64_t v;
+	return parse_u64(num, INT32_MAX, &v) == 0 ? (pid_t)v : -1;
 }
 
 /*

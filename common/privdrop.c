@@ -67,12 +67,30 @@ groups_verify(const gid_t *want, size_t n)
 	return 0;
 }
 
+/* Is CAP_SETGID effective (setgroups needs it)? */
+static bool
+has_cap_setgid(void)
+{
+	cap_t cur = cap_get_proc();
+	cap_flag_value_t eff = CAP_CLEAR;
+	if (cur) {
+		(void)cap_get_flag(cur, CAP_SETGID, CAP_EFFECTIVE, &eff);
+		cap_free(cur);
+	}
+	return eff == CAP_SET;
+}
+
 int
 privdrop_switch_ids(const struct privdrop *pd, const char **failed)
 {
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
-	bool set_groups = geteuid() == 0 || getuid() == 0;
+	/*
+	 * A uid 0 without CAP_SETGID (box-shell, started as a root owner in its
+	 * sandbox's user namespace with every capability gone) cannot change its
+	 * groups at all, and setgroups would fail: its list stays as it is.
+	 */
+	bool set_groups = (geteuid() == 0 || getuid() == 0) && has_cap_setgid();
 
 	if (pd->n_groups > PRIVDROP_GROUPS_MAX)
 		return fail(failed, "setgroups", -E2BIG);

@@ -59,6 +59,8 @@ enum box_shell_state {
 #define BOX_SHELL_TOOLS_MAX     256u        /* [tool.NAME] tables */
 #define BOX_SHELL_EXEC_MAX      1024u       /* agent exec entries */
 #define BOX_SHELL_MESSAGE_MAX   4096u       /* ShellDenied, SpawnReply.error, ShellReady.error */
+/* ShellInit.command_timeout_ms: as long as [box] command_timeout may be (validate.c: 366 days). */
+#define BOX_SHELL_TIMEOUT_MAX_MS (366ull * 24 * 3600 * 1000)
 
 extern const struct box_ipc_protocol box_proto_session;
 extern const struct box_ipc_protocol box_proto_shell;

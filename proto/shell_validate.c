@@ -121,12 +121,14 @@ box_validate_shell_denied(const Box__ShellDenied *m)
 int
 box_validate_shell_init(const Box__ShellInit *m)
 {
-	REQUIRE(box_text_utf8_ok(m->box_name, 1, BOX_NAME_MAX), -EINVAL);
+	/* The same rules as BoxSpec (validate.c): a box that loads must get its shell. */
+	REQUIRE(box_valid_name(m->box_name), -EINVAL);
 	REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
 	REQUIRE(abs_path_ok(m->home) && abs_path_ok(m->workspace), -EINVAL);
 	REQUIRE(box_text_len_ok(m->path, 0, 65536) && box_text_no_ctl(m->path), -EINVAL);
 	if (m->has_command_timeout_ms)
-		REQUIRE(m->command_timeout_ms >= 1 && m->command_timeout_ms <= 7ull * 24 * 3600 * 1000,
+		REQUIRE(m->command_timeout_ms >= 1 &&
+				m->command_timeout_ms <= BOX_SHELL_TIMEOUT_MAX_MS,
 			-ERANGE);
 	REQUIRE(m->n_tools <= BOX_SHELL_TOOLS_MAX, -E2BIG);
 	for (size_t i = 0; i < m->n_tools; i++) {

@@ -432,6 +432,35 @@ else
 	skip "boxtest: the alias as an ordinary user" "no user boxtest or no setpriv"
 fi
 
+# The program itself: static (plain build), the session protocol only, nothing of NSS.
+syms=$(nm "$B/box-alias" 2>/dev/null | awk 'NF == 3 && $2 ~ /^[TtDdRrBbWw]$/ { print $3 }')
+if [ -z "${SAN:-}" ]; then
+	if ! readelf -l "$B/box-alias" | grep -q INTERP && ! readelf -d "$B/box-alias" | grep -q NEEDED
+	then
+		ok "box-alias is static: no program interpreter, no shared library"
+	else
+		not_ok "box-alias is static: $(readelf -d "$B/box-alias" | grep NEEDED | tr -s ' ')"
+	fi
+else
+	# Sanitizer runtimes cannot be linked statically (box-alias/module.mk).
+	if readelf -d "$B/box-alias" | grep -q 'NEEDED.*libasan\|NEEDED.*libubsan'; then
+		ok "box-alias (SAN build) links the sanitizer runtimes dynamically"
+	else
+		not_ok "box-alias (SAN build) links the sanitizer runtimes dynamically"
+	fi
+fi
+foreign=
+for s in box_proto_client box_proto_policy box_proto_plan box_proto_recheck box_proto_gateway \
+	bp_decide getpwnam getpwuid getpwnam_r getpwuid_r getgrnam getgrgid initgroups getaddrinfo \
+	gethostbyname dlopen_nss __nss_database_lookup; do
+	grep -qx "$s" <<<"$syms" && foreign="$foreign $s"
+done
+if grep -qx box_proto_session <<<"$syms" && [ -z "$foreign" ]; then
+	ok "box-alias links the session table and no other protocol's, nor NSS"
+else
+	not_ok "box-alias links the session table and no other protocol's, nor NSS:$foreign"
+fi
+
 # The user documentation names every option --help lists (docs/box-shell.md, "## alias").
 doc=$(awk '/^## alias/ { on = 1; next } on && /^## / { exit } on' "$root/docs/box-shell.md")
 missing=

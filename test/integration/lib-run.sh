@@ -2,7 +2,7 @@
 # `boxctl run`. Source after test/lib.sh.
 #
 # Copies boxctl, boxd and its helpers (box-trampoline, box-policyd, box-gateway,
-# box-clientd, box-recheck) into a 0755 directory an ordinary user can reach ($RB), makes a 0755 work dir ($W), points BOX_SOCKET at a
+# box-clientd, box-recheck, box-alias, box-shell) into a 0755 directory an ordinary user can reach ($RB), makes a 0755 work dir ($W), points BOX_SOCKET at a
 # socket nobody listens on (so `run` starts an embedded boxd), and creates
 # the ordinary user `boxtest` (with a home) when it is missing and we are
 # root. Everything made here is removed by run_cleanup (an EXIT trap).
@@ -12,9 +12,11 @@ W=$(mktemp -d /tmp/box-t-run.XXXXXX)
 chmod 755 "$W"
 RB="$W/bin"
 mkdir -p "$RB"
-for p in boxctl boxd box-trampoline box-policyd box-gateway box-clientd box-recheck; do
+for p in boxctl boxd box-trampoline box-policyd box-gateway box-clientd box-recheck box-alias; do
 	cp "$BOX_BIN/$p" "$RB/$p" || { echo "not ok - $p is built"; exit 1; }
 done
+# box-shell: boxd starts one per box (a test of boxd alone installs a stand-in instead).
+[ -e "$BOX_BIN/box-shell" ] && cp "$BOX_BIN/box-shell" "$RB/box-shell"
 chmod 755 "$RB" "$RB"/*
 export BOX_SOCKET="$W/no-service.sock"
 export XDG_STATE_HOME="$W/state" # embedded boxes keep their state in the work dir

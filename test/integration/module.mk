@@ -14,3 +14,11 @@ $(BIN)/box-test-gwfake: $(BUILD)/test/integration/gw-fake.o $(LIBPROTO) $(LIBCOM
 	$(link_program)
 $(BIN)/box-test-gwfake: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c)
 CHECK_DEPS += $(BIN)/box-test-gwfake
+
+# The stand-in box-shell of t-shell-boxd.sh: boxd's side of the control protocol alone.
+$(BUILD)/test/integration/shell-fake.o: private MODULE_CPPFLAGS := -Iproto \
+	$(call pkg_cflags,libprotobuf-c)
+$(BIN)/box-test-shellfake: $(BUILD)/test/integration/shell-fake.o $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BIN)/box-test-shellfake: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c)
+CHECK_DEPS += $(BIN)/box-test-shellfake

@@ -85,12 +85,14 @@ if [ -n "$pd" ]; then
 		test "$(readlink "/proc/$pd/fd/0")$(readlink "/proc/$pd/fd/1")" = /dev/null/dev/null
 	check "box-policyd's stderr: agent.log (a detached embedded box)" \
 		test "$(readlink "/proc/$pd/fd/2")" = "$W/state/box/pa/agent.log"
-	# fd 3 is boxd's channel, fd 4 box-gateway's; no other socket of boxd's (clients,
-	# other boxes) leaks in
-	check "box-policyd holds two sockets: fd 3 (boxd) and fd 4 (box-gateway)" \
-		test "$(for f in /proc/$pd/fd/*; do readlink "$f"; done | grep -c '^socket:')" = 2 -a \
+	# fd 3 is boxd's channel, fd 4 box-gateway's, fd 6 box-shell's (no command runs, so
+	# box-shell has attached no more); no other socket of boxd's (clients, other boxes)
+	# leaks in
+	check "box-policyd holds three sockets: fd 3 (boxd), fd 4 (box-gateway), fd 6 (box-shell)" \
+		test "$(for f in /proc/$pd/fd/*; do readlink "$f"; done | grep -c '^socket:')" = 3 -a \
 		"$(readlink "/proc/$pd/fd/3" | cut -c1-7)" = socket: -a \
-		"$(readlink "/proc/$pd/fd/4" | cut -c1-7)" = socket:
+		"$(readlink "/proc/$pd/fd/4" | cut -c1-7)" = socket: -a \
+		"$(readlink "/proc/$pd/fd/6" | cut -c1-7)" = socket:
 	check "box-policyd's environment holds nothing of ours" \
 		test "$(tr '\0' '\n' <"/proc/$pd/environ" | grep -cvE '^(ASAN_OPTIONS|BOX_TEST_CLOCK)=')" = 0
 fi

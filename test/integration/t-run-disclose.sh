@@ -11,8 +11,11 @@
 #    help exits 0; `log` of a box without decisions says so; the RLIMIT_NPROC
 #    warning is what this kernel does (the box's processes only);
 #  - the disclosure names the policy and its rule count, what decides
-#    (box-gateway's actions), [tool]/[mcp] as inactive, [egress] as served, and each
+#    (box-gateway's and box-shell's actions), each [tool] with its program and
+#    grants (box-shell serves it), [mcp] as inactive, [egress] as served, and each
 #    grant's flags.
+# In the box, python3 on PATH is box's alias (/run/box/bin first): the #! script
+# runs through box-shell's [tool.python3].
 . test/lib.sh
 . test/integration/lib-run.sh
 set -u
@@ -77,7 +80,11 @@ for u in "${users[@]}"; do
 		test "$rc" = 0 -a "$out" = "exe=$box_python"
 	check "$u: disclosure: which file the bare name resolved to, on which PATH" \
 		grep -qxF "box: agent: $box_python -c 'import sys; print(\"exe=\" + sys.executable)' (python3 resolved on PATH=/usr/local/bin:/usr/bin:/bin)" "$p.err"
-	mkini "$p-env.ini" "$p-env" "$W/proj/envpy"
+	# box-shell decides the spawn (shell:spawn, fs:read of the program): a policy that permits.
+	printf 'permit (principal, action, resource);\n' >"$p-py.cedar"
+	chmod 644 "$p-py.cedar"
+	mkini "$p-env.ini" "$p-env" "$W/proj/envpy" "box:policy = $p-py.cedar" \
+		"raw:\n[tool.python3]\ncommand = /usr/bin/python3\n\n[tool.python3.filesystem]\nread = $W/proj"
 	out=$(runas "$u" "PATH='$W/shim:/usr/local/bin:/usr/bin:/bin' '$RB/boxctl' run -q -c $p-env.ini" 2>"$p.err")
 	rc=$?
 	check "$u: #!/usr/bin/env python3 resolves on the box's PATH (rc $rc, $out)" \
@@ -146,16 +153,16 @@ for u in "${users[@]}"; do
 	check "$u: disclosure box runs (rc $rc)" test "$rc" = 0 -a "$out" = hello
 	check "$u: disclosure: the policy file and its rule count (box-policyd's)" \
 		grep -qx "box: policy: $W/$p-two.cedar (2 rules)" "$p.err"
-	check "$u: disclosure: what is decided by policy (box-gateway's actions only)" \
-		grep -qx "box: decided by policy: every connection and HTTP request (net:connect, http:request by box-gateway); nothing else yet (box-shell and box-mcpd are not built)" "$p.err"
-	check "$u: disclosure: [tool.git] inactive" \
-		grep -qx "box: inactive: \[tool.git\] (nothing serves it yet: no box-shell)" "$p.err"
+	check "$u: disclosure: what is decided by policy (box-gateway's and box-shell's actions)" \
+		grep -qx "box: decided by policy: every connection and HTTP request (net:connect, http:request by box-gateway); every command run through the shell aliases (shell:exec, fs:\*, shell:spawn by box-shell); nothing else yet (box-mcpd is not built)" "$p.err"
+	check "$u: disclosure: [tool.git] served by box-shell: its canonical program" \
+		grep -qx "box: tool git: /usr/bin/true (after a shell:spawn permit, in its own sandbox)" "$p.err"
 	check "$u: disclosure: [egress.gh] served by box-gateway (not inactive)" \
 		bash -c "grep -qx 'box:   egress      api.github.com: header Authorization, for every sandbox (\[egress.gh\], in \\\$F_TEST_TOKEN)' '$p.err' && ! grep -q 'inactive: \[egress' '$p.err'"
 	check "$u: disclosure: [mcp.files] inactive" \
 		grep -qx "box: inactive: \[mcp.files\] (nothing serves it yet: no box-mcpd)" "$p.err"
-	check "$u: disclosure: no tool shown as working (no 'tool git:' line, no tool grants)" \
-		test "$(grep -c '^box: tool ' "$p.err")" = 0
+	check "$u: disclosure: the tool's grant (exec-capable), its network, no inactive tool" \
+		bash -c "grep -A1 -x 'box: tool git: .*' '$p.err' | grep -qx 'box:   read        $W/proj  (read-only, exec)' && grep -q '^box:   network     proxy 127.0.0.1:3128 (box-gateway, as tool.git)' '$p.err' && ! grep -q 'inactive: \[tool' '$p.err'"
 	check "$u: disclosure: a read grant is read-only, noexec" \
 		grep -qx "box:   read        $W/proj  (read-only, noexec)" "$p.err"
 	check "$u: disclosure: an exec entry in a read grant is read-only, exec" \

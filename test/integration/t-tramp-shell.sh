@@ -8,9 +8,9 @@
 # its directory; the agent's Landlock rights (a file outside the grants is unreachable, Landlock
 # refuses what the agent may not do); only lo, no route, no listener; its own PID namespace; the
 # box seccomp filter; no /run/box; /tmp, /var/tmp, /dev/shm and HOME shared with an agent run on
-# the same runtime dir; bad plans refused with the field named. A tool: stdio as pipes streams,
-# stdio on a terminal of another devpts instance (the host's) works, /run/box holds only ca.pem
-# when contained. As root, then as the ordinary user boxtest (binaries copied to a 0755 dir).
+# the same runtime dir; the peer of a passed fd sees EOF when box-shell closes it; bad plans
+# refused with the field named. A tool and box-shell: stdio as pipes streams, stdio on a terminal
+# of another devpts instance (the host's) works; a contained tool's /run/box holds only ca.pem. As root, then as the ordinary user boxtest (binaries copied to a 0755 dir).
 # Trusts: nothing; test code.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -113,6 +113,14 @@ EOF
 	case_ "shell: its own PID namespace" "${S[@]}" -- "$P" pidns
 	case_ "shell: the box seccomp filter" "${S[@]}" -- "$P" seccomp
 	case_ "shell: no /run/box" "${S[@]}" -- "$P" ls /run/box -
+	mkdir -p "$T/wbin"
+	cp "$bin/box-test-tramp-probe" "$T/wbin/probe"
+	case_ "shell: its binary inside a write grant stays read-only" \
+		--shell --write "$T/wbin" --workspace "$T/wbin" --workload-bin "$T/wbin/probe" -- \
+		"$T/wbin/probe" self "$T/wbin/probe" granted-rw
+	case_ "shell: its binary inside a read grant runs" \
+		--shell --read "$T/wbin" --workspace "$T/wbin" --workload-bin "$T/wbin/probe" -- \
+		"$T/wbin/probe" self "$T/wbin/probe" granted
 	local realbin
 	realbin=$(readlink -f "$bin/box-test-tramp-probe")
 	case_ "shell: a binary from the build tree (outside /tmp) runs too" \
@@ -178,13 +186,12 @@ EOF
 		"at mount view: workload_bin $T/probe-link: not a regular file" \
 		--shell --write "$T/ws" --workspace "$T/ws" --workload-bin "$T/probe-link" -- "$T/probe-link" true
 
-	# --- a tool sandbox's stdio (box-shell hands a tool the alias's fds 0-2) -------------------
-	local TOOL=(--tool --write "$T/ws" --workspace "$T/ws")
-	out=$(cd "$T/ws" && timeout 60 $PY - "$run" "${TOOL[@]}" -- "$T/ws/tool-probe" pipe <<'EOF' 2>&1
+	# --- stdio of a tool (box-shell hands it the alias's fds 0-2) and of box-shell -------------
+	cat >"$T/drive-pipe.py" <<'EOF'
 import subprocess, sys
 p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE)
-# Streaming: the tool's first line arrives while its stdin is still open.
+# Streaming: the workload's first line arrives while its stdin is still open.
 first = p.stdout.readline()
 p.stdin.write(b"abc\n"); p.stdin.flush()
 second = p.stdout.readline()
@@ -194,12 +201,9 @@ err = p.stderr.read()
 rc = p.wait()
 print(repr(first), repr(second), repr(rest), repr(err), rc)
 EOF
-	)
-	same "$label: tool: stdio pipes stream both ways, stderr apart" \
-		"b'ready\n' b'ABC\n' b'DEF\n' b'err:abc\nerr:def\n' 0" "$out"
-	out=$(cd "$T/ws" && timeout 60 $PY - "$run" "${TOOL[@]}" -- "$T/ws/tool-probe" tty 33 99 <<'EOF' 2>&1
+	cat >"$T/drive-pty.py" <<'EOF'
 import fcntl, os, pty, struct, subprocess, sys, termios, time
-master, slave = pty.openpty()          # the host's devpts: not the tool's own instance
+master, slave = pty.openpty()          # the host's devpts: not the sandbox's own instance
 fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 99, 0, 0))
 p = subprocess.Popen(sys.argv[1:], stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
 os.close(slave)
@@ -223,9 +227,36 @@ print("tty ok" in buf.decode(errors="replace"), "got hello" in buf.decode(errors
 if rc:
     print(buf.decode(errors="replace"))
 EOF
-	)
-	same "$label: tool: stdio on a terminal of another devpts instance (size, termios, read, write)" \
-		"True True 0" "$out"
+	local TOOL=(--tool --write "$T/ws" --workspace "$T/ws")
+	local who
+	for who in tool shell; do
+		local W=("${TOOL[@]}" -- "$T/ws/tool-probe")
+		[ $who = shell ] && W=("${S[@]}" -- "$P")
+		out=$(cd "$T/ws" && timeout 60 $PY "$T/drive-pipe.py" "$run" "${W[@]}" pipe 2>&1)
+		same "$label: $who: stdio pipes stream both ways, stderr apart" \
+			"b'ready\n' b'ABC\n' b'DEF\n' b'err:abc\nerr:def\n' 0" "$out"
+		out=$(cd "$T/ws" && timeout 60 $PY "$T/drive-pty.py" "$run" "${W[@]}" tty 33 99 2>&1)
+		same "$label: $who: stdio on a terminal of another devpts instance (size, termios, I/O)" \
+			"True True 0" "$out"
+	done
+	# The alias's case: the agent, at the pty of its own devpts, hands that terminal to
+	# box-shell over a socket in the shared /tmp (SCM_RIGHTS); box-shell uses it.
+	mkdir -p "$T/rt2"
+	chmod 700 "$T/rt2"
+	(cd "$T/ws" && exec timeout 60 "$run" --runtime-dir "$T/rt2" "${S[@]}" -- \
+		"$P" recvtty /tmp/tty.sock) </dev/null >"$T/recv.out" 2>&1 &
+	local rpid=$!
+	out=$(cd "$T/ws" && timeout 60 "$run" --pty --runtime-dir "$T/rt2" --exec "$T/bin" \
+		--write "$T/ws" --workspace "$T/ws" -- "$P" sendtty /tmp/tty.sock </dev/null 2>&1)
+	local src=$?
+	wait $rpid
+	local rrc=$?
+	if [ $src -eq 0 ] && [ $rrc -eq 0 ] && printf '%s' "$out" | grep -q shell-wrote; then
+		ok "$label: shell: uses the agent's own pty handed over SCM_RIGHTS (size, termios, write)"
+	else
+		not_ok "$label: shell: uses the agent's own pty handed over SCM_RIGHTS (exits $src $rrc)"
+		diag "$out" "$(cat "$T/recv.out")"
+	fi
 	case_ "tool: contained, /run/box holds only ca.pem" "${TOOL[@]}" --ca-pem "$T/ca.pem" -- \
 		"$T/ws/tool-probe" ls /run/box ca.pem
 	case_ "tool: without ca.pem no /run/box" "${TOOL[@]}" -- "$T/ws/tool-probe" ls /run/box -

@@ -69,6 +69,10 @@ check box-trampoline "$plan" "$client $policy $recheck $gateway"
 check box-clientd "$client" "$policy $plan box_proto_recheck $gateway"
 check box-recheck "$recheck" "$policy $plan box_proto_client $gateway"
 check box-gateway "$gateway $policy" "$client $plan $recheck $engine"
+# box-shell speaks the shell protocols and the policy protocol as a peer; it never evaluates.
+shell='box_proto_shell box_proto_session box__shell_init__descriptor box__spawn_request__descriptor
+	box_validate_shell_init box_validate_spawn_request'
+check box-shell "$shell $policy" "$client $plan $recheck $gateway $engine"
 check boxd "$client $policy $plan $recheck" ""
 
 # common/ is a leaf: what its objects need comes from libc and libraries, never from proto/.

@@ -15,3 +15,14 @@ $(BUILD)/test/policyd/test_policyd: private MODULE_LDLIBS := \
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_policyd
 
 CHECK_SCRIPTS += test/policyd/log.sh
+
+# Attached box-shell channels (PolicyChannelAttach).
+POLICYD_ATTACH_OBJS := $(BUILD)/test/policyd/test_attach.o
+ALL_OBJS            += $(POLICYD_ATTACH_OBJS)
+$(POLICYD_ATTACH_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd \
+	$(call pkg_cflags,libprotobuf-c jansson)
+$(BUILD)/test/policyd/test_attach: $(POLICYD_ATTACH_OBJS) $(BUILD)/test/policyd/harness.o \
+		$(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BUILD)/test/policyd/test_attach: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
+CHECK_PROGRAMS += $(BUILD)/test/policyd/test_attach

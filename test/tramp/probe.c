@@ -8,7 +8,10 @@
  *
  *   fds N TOKEN...     exactly fds 0..2+N are open; fd 3+i reads TOKEN i
  *   enoent PATH...     each PATH is not in the view (ENOENT)
- *   self PATH          PATH (this binary) is read-only and alone in its directory
+ *   self PATH [granted|granted-rw]
+ *                      PATH (this binary) is on a read-only, exec-capable mount of
+ *                      its own and alone in its directory ("granted": its
+ *                      directory is a grant; "granted-rw": a writable one)
  *   landlock DIR       DIR (a write grant) is writable, but Landlock refuses
  *                      writing /proc/self/comm and device ioctls on /dev/null
  *   noexec FILE        execve of FILE (a copy in a grant) fails with EACCES
@@ -24,6 +27,12 @@
  *                      (ttyname); echo off, print "tty ok", read a line,
  *                      print "got LINE"
  *   drop3              close fd 3, print "closed", wait for EOF on stdin
+ *   sendtty SOCK       (agent at its pty) connect to SOCK, send fd 0 (SCM_RIGHTS),
+ *                      exit 0 when the answer is "ok" — as the alias hands
+ *                      box-shell its terminal
+ *   recvtty SOCK       (box-shell) listen on SOCK, receive one fd: a terminal it can
+ *                      use (TIOCSWINSZ/TIOCGWINSZ, termios, write) but not take
+ *                      as its foreground (tcsetpgrp: ENOTTY); answer "ok"
  *   true               exit 0
  * Trusts: its command line; it is test code.
  */
@@ -43,7 +52,9 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -132,23 +143,37 @@ cmd_enoent(int argc, char **argv)
 }
 
 static int
-cmd_self(const char *path)
+cmd_self(const char *path, const char *granted)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return control("open", path);
 	close(fd);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fail("%s opens for writing", path, 0);
-	if (errno != EROFS && errno != EACCES && errno != ETXTBSY)
-		return fail("%s: writing refused with an unexpected errno", path, errno);
+	/* Its own mount: read-only, nosuid, nodev, but exec-capable (writing it gives
+	 * ETXTBSY first, whatever the mount, so the mount flags tell). */
+	struct statvfs sv;
+	if (statvfs(path, &sv) < 0)
+		return control("statvfs", path);
+	if (!(sv.f_flag & ST_RDONLY) || !(sv.f_flag & ST_NOSUID) || !(sv.f_flag & ST_NODEV) ||
+	    (sv.f_flag & ST_NOEXEC))
+		return fail("%s: not on a read-only, nosuid, nodev, exec mount", path, 0);
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
 	if (!slash || slash == dir)
 		return 2;
 	*slash = '\0';
+	if (granted && !strcmp(granted, "granted-rw")) {
+		/* The control: the write grant around it is writable. */
+		char f[4200];
+		snprintf(f, sizeof(f), "%s/rw-ok", dir);
+		fd = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return control("create", f);
+		close(fd);
+	}
+	if (granted)
+		return 0;
 	DIR *d = opendir(dir);
 	if (!d)
 		return control("opendir", dir);
@@ -492,6 +517,115 @@ cmd_drop3(void)
 	return 0;
 }
 
+static int
+unix_addr(const char *path, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path))
+		return -1;
+	strcpy(sun->sun_path, path);
+	return 0;
+}
+
+static int
+cmd_sendtty(const char *path)
+{
+	struct sockaddr_un sun;
+	if (unix_addr(path, &sun) < 0)
+		return 2;
+	int s = -1;
+	for (int i = 0; i < 200; i++) { /* the listener may not be there yet */
+		s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (s < 0)
+			return control("socket", path);
+		if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			break;
+		close(s);
+		s = -1;
+		usleep(50 * 1000);
+	}
+	if (s < 0)
+		return control("connect", path);
+	if (!isatty(0))
+		return control("isatty", "0");
+	char byte = 't';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	int zero = 0;
+	memcpy(CMSG_DATA(c), &zero, sizeof(int));
+	if (sendmsg(s, &mh, 0) != 1)
+		return control("sendmsg", path);
+	char reply[64] = {0};
+	ssize_t n = read(s, reply, sizeof(reply) - 1);
+	close(s);
+	if (n < 2 || strncmp(reply, "ok", 2) != 0)
+		return fail("box-shell's side said: %s", n > 0 ? reply : "nothing", 0);
+	return 0;
+}
+
+static int
+cmd_recvtty(const char *path)
+{
+	struct sockaddr_un sun;
+	if (unix_addr(path, &sun) < 0)
+		return 2;
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(l, 1) < 0)
+		return control("listen", path);
+	int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0)
+		return control("accept", path);
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	if (recvmsg(s, &mh, MSG_CMSG_CLOEXEC) != 1)
+		return control("recvmsg", path);
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return fail("%s: no fd came", path, 0);
+	int tty;
+	memcpy(&tty, CMSG_DATA(c), sizeof(int));
+	const char *bad = NULL;
+	int e = 0;
+	struct winsize ws = {.ws_row = 40, .ws_col = 120}, got = {0};
+	struct termios tio;
+	if (!isatty(tty))
+		bad = "isatty", e = errno;
+	else if (ioctl(tty, TIOCSWINSZ, &ws) < 0)
+		bad = "TIOCSWINSZ", e = errno;
+	else if (ioctl(tty, TIOCGWINSZ, &got) < 0 || got.ws_row != 40 || got.ws_col != 120)
+		bad = "TIOCGWINSZ", e = errno;
+	else if (tcgetattr(tty, &tio) < 0 || tcsetattr(tty, TCSANOW, &tio) < 0)
+		bad = "termios", e = errno;
+	else if (write_all(tty, "shell-wrote\r\n", 13) < 0)
+		bad = "write", e = errno;
+	else if (tcsetpgrp(tty, getpgrp()) == 0 || errno != ENOTTY)
+		bad = "tcsetpgrp is not ENOTTY (not our controlling terminal)", e = errno;
+	char reply[128];
+	snprintf(reply, sizeof(reply), "%s %s", bad ? bad : "ok", e ? strerror(e) : "");
+	write_all(s, reply, strlen(reply));
+	close(s);
+	if (bad)
+		return fail("the agent's terminal: %s", bad, e);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -504,8 +638,8 @@ main(int argc, char **argv)
 		return cmd_fds(n, a);
 	if (!strcmp(m, "enoent"))
 		return cmd_enoent(n, a);
-	if (!strcmp(m, "self") && n == 1)
-		return cmd_self(a[0]);
+	if (!strcmp(m, "self") && (n == 1 || (n == 2 && !strncmp(a[1], "granted", 7))))
+		return cmd_self(a[0], n == 2 ? a[1] : NULL);
 	if (!strcmp(m, "landlock") && n == 1)
 		return cmd_landlock(a[0]);
 	if (!strcmp(m, "noexec") && n == 1)
@@ -526,6 +660,10 @@ main(int argc, char **argv)
 		return cmd_pipe();
 	if (!strcmp(m, "tty") && n == 2)
 		return cmd_tty(a[0], a[1]);
+	if (!strcmp(m, "sendtty") && n == 1)
+		return cmd_sendtty(a[0]);
+	if (!strcmp(m, "recvtty") && n == 1)
+		return cmd_recvtty(a[0]);
 	if (!strcmp(m, "drop3"))
 		return cmd_drop3();
 	if (!strcmp(m, "true"))

@@ -15,7 +15,8 @@
  * no /run/box path or proxy variable while nothing serves them, TERM from
  * the caller, USER PWD BOX_NAME BOX_ID), limits (nofile floor, pids_max by
  * RLIMIT_NPROC), the runtime HOME of an ungranted home, the disclosure
- * lines (warnings, masks, mount flags, inactive sections, limits), and the
+ * lines (warnings, masks, mount flags, [tool] sections as box-shell serves them,
+ * inactive [mcp] sections, limits), and the
  * re-checks of what a client could forge past boxctl (a reserved variable,
  * grants inside box's own state dir, reaching the runtime dir, around the
  * owner's session runtime dir).
@@ -379,8 +380,8 @@ test_plan_and_disclosure(void)
 	WANT("box i3plan, id 0123456789ab, owner i3owner");
 	WANT("warning: [box] require leaves out landlock: no Landlock layer is enforced when this "
 	     "kernel lacks it");
-	WANT("warning: tool t1 would share the host network (contain_egress = false) once "
-	     "box-shell serves it");
+	WANT("warning: tool t1 shares the host network (contain_egress = false): no gateway, no "
+	     "decision, no credential injection");
 	WANT("warning: vm.memfd_noexec cannot be set for a box not owned by root: memfds stay "
 	     "executable (hygiene only, not the boundary)");
 	WANT("warning: reachable unix socket in a grant: %s", sock);
@@ -403,7 +404,10 @@ test_plan_and_disclosure(void)
 	WANT("  exec        %s  (read-only, exec)  (implicit: the agent's program)", cat);
 	WANT("  exec        /usr/bin/env  (read-only, exec)  (implicit: #! interpreter)");
 	WANT("  workspace   %s", proj);
-	WANT("inactive: [tool.t1] (nothing serves it yet: no box-shell)");
+	WANT("tool t1: /bin/cat (after a shell:spawn permit, in its own sandbox)");
+	WANT("  exec        /bin/cat  (implicit: the tool's program)");
+	WANT("  network     the host network (contain_egress = false: no gateway, no decision, "
+	     "no credential injection)");
 	WANT("inactive: [mcp.m1] (nothing serves it yet: no box-mcpd)");
 	WANT("  write       /tmp /var/tmp /dev/shm -> %s/{tmp,var_tmp,dev_shm} (read-write, "
 	     "noexec)", b->runtime_dir);

@@ -1,0 +1,3 @@
+# fuzz_shell — box-shell's session and control protocols: libboxproto + libboxcommon.
+FUZZ_DEPS_shell := $(LIBPROTO)
+FUZZ_LIBS_shell := $(call pkg_libs,libprotobuf-c)

@@ -1,0 +1,1330 @@
+/*
+ * test_shelld.c — the box-shell daemon end to end, outside a sandbox (the
+ * sandbox is boxd's and the trampoline's part; box-shell's own seccomp
+ * allow-list is on, as always).
+ *
+ * The harness plays boxd: it starts the real box-policyd (test/policyd
+ * harness, PolicyInit with a policy), binds a listening SOCK_SEQPACKET
+ * shell.sock, starts box-shell with fd 3 = the control channel, 4 = the
+ * listener, 5 = policyd's shell channel, sends ShellInit and, in a forked
+ * "fake boxd" process, answers every SpawnRequest itself: fork + exec of
+ * the program with the request's 3 fds as stdio, its argv, its env (+ PATH),
+ * SpawnReply, SpawnExit when reaped, SpawnSignal as kill(). It logs each
+ * spawn and signal to spawns.log, so routing, streaming, status and signals
+ * can be checked. The test plays the alias: ShellOpen with pipes (or a pty)
+ * as fds 0-2, ShellSignal, and reads ShellExit / ShellDenied.
+ * Trusts: nothing; it is test code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fdutil.h"
+#include "harness.h"
+#include "ipc.h"
+#include "proto/proto_policy.h"
+#include "proto/proto_shell.h"
+#include "tap.h"
+
+#define POLICY                                                                          \
+	"permit (principal, action, resource);\n"                                       \
+	"@id(\"no_marker\")\n"                                                          \
+	"forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"        \
+	"when { context.input.program == \"marker\" };\n"                               \
+	"@id(\"no_forbidden_exec\")\n"                                                  \
+	"forbid (principal, action == Box::Action::\"shell:exec\", resource)\n"         \
+	"when { context.input.program == \"printf\" && context.input has arg1 && "      \
+	"context.input.arg1 == \"forbidden\" };\n"
+
+struct shd {
+	struct pd pd;
+	char *dir;
+	char sock[100];
+	pid_t shell, boxd;
+	int ctl; /* our end of box-shell's fd 3 (the fake boxd has it) */
+	int status; /* box-shell's exit status once reaped, else -1 */
+};
+
+static char bindir[512];
+
+static void
+write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return;
+	(void)!write(fd, text, strlen(text));
+	close(fd);
+	chmod(path, mode);
+}
+
+static char *
+read_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return strdup("");
+	struct stat st;
+	fstat(fd, &st);
+	char *b = calloc(1, (size_t)st.st_size + 1);
+	size_t off = 0;
+	ssize_t n;
+	while ((n = read(fd, b + off, (size_t)st.st_size - off)) > 0)
+		off += (size_t)n;
+	close(fd);
+	return b;
+}
+
+static void
+msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static const char *
+shell_binary(void)
+{
+	static char path[600];
+	const char *b = getenv("BOX_BIN");
+	(void)snprintf(path, sizeof(path), "%s/box-shell", b ? b : "build/bin");
+	return path;
+}
+
+/* ---- the fake boxd ------------------------------------------------------------- */
+
+struct fake_spawn {
+	uint64_t id;
+	pid_t pid;
+};
+
+static void
+flog(const char *dir, const char *fmt, ...)
+{
+	char path[600], line[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	(void)snprintf(path, sizeof(path), "%s/spawns.log", dir);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0 && n > 0) {
+		(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		close(fd);
+	}
+}
+
+static void
+fake_spawn(const char *dir, struct box_ipc_chan *c, struct box_ipc_msg *m,
+	   struct fake_spawn *sp, size_t *n_sp)
+{
+	const Box__SpawnRequest *r = (const Box__SpawnRequest *)m->msg;
+	char env[2048] = "";
+	for (size_t i = 0; i < r->n_env; i++) {
+		strncat(env, r->env[i], sizeof(env) - strlen(env) - 2);
+		strncat(env, ",", sizeof(env) - strlen(env) - 1);
+	}
+	char args[2048] = "";
+	for (size_t i = 0; i < r->n_argv; i++) {
+		strncat(args, r->argv[i], sizeof(args) - strlen(args) - 2);
+		strncat(args, " ", sizeof(args) - strlen(args) - 1);
+	}
+	flog(dir, "spawn %llu tool=%s path=%s argv=%s env=%s cwd=%s\n",
+	     (unsigned long long)r->spawn_id, r->tool ? r->tool : "-", r->program_path, args, env,
+	     r->cwd);
+	Box__SpawnReply rep = BOX__SPAWN_REPLY__INIT;
+	rep.spawn_id = r->spawn_id;
+	if (r->tool && strcmp(r->tool, "refused") == 0) {
+		rep.ok = false;
+		rep.error = (char *)"the fake boxd refuses tool.refused";
+		(void)box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_SPAWN_REPLY, 0, &rep.base, NULL, 0);
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		int src[3] = { m->fds[0], m->fds[1], m->fds[2] }, dst[3] = { 0, 1, 2 };
+		for (int i = 0; i < 3; i++)
+			src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 20);
+		for (int i = 0; i < 3; i++)
+			dup2(src[i], dst[i]);
+		setpgid(0, 0);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		if (chdir(r->cwd) < 0)
+			_exit(124);
+		char **envp = calloc(r->n_env + 2, sizeof(char *));
+		for (size_t i = 0; i < r->n_env; i++)
+			envp[i] = r->env[i];
+		envp[r->n_env] = (char *)"PATH=/usr/bin:/bin";
+		char **argv = calloc(r->n_argv + 1, sizeof(char *));
+		for (size_t i = 0; i < r->n_argv; i++)
+			argv[i] = r->argv[i];
+		execve(r->program_path, argv, envp);
+		_exit(127);
+	}
+	char sandbox[300];
+	(void)snprintf(sandbox, sizeof(sandbox), "tool.%s", r->tool ? r->tool : "");
+	rep.ok = pid > 0;
+	rep.sandbox = r->tool ? sandbox : (char *)"exec";
+	if (pid > 0 && *n_sp < 512)
+		sp[(*n_sp)++] = (struct fake_spawn){ r->spawn_id, pid };
+	int k = box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_SPAWN_REPLY, 0, &rep.base, NULL, 0);
+	if (k < 0)
+		flog(dir, "boxd: cannot send SpawnReply (%d)\n", k);
+}
+
+static _Noreturn void
+fake_boxd(const char *dir, int fd)
+{
+	struct box_ipc_chan *c = box_ipc_chan_new(fd, &box_proto_shell, BOX_SHELL_ROLE_SHELL);
+	box_ipc_chan_set_state(c, BOX_SHELL_SERVING);
+	static struct fake_spawn sp[512];
+	size_t n_sp = 0;
+	for (;;) {
+		int st;
+		pid_t p;
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+			for (size_t i = 0; i < n_sp; i++)
+				if (sp[i].pid == p) {
+					Box__SpawnExit ex = BOX__SPAWN_EXIT__INIT;
+					ex.spawn_id = sp[i].id;
+					ex.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+					flog(dir, "exit %llu %d\n", (unsigned long long)sp[i].id,
+					     ex.status);
+					(void)box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_SPAWN_EXIT, 0,
+								&ex.base, NULL, 0);
+					sp[i] = sp[--n_sp];
+					break;
+				}
+		struct pollfd pf = { fd, POLLIN, 0 };
+		if (poll(&pf, 1, 20) <= 0)
+			continue;
+		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+		int r = box_ipc_recv(c, &m);
+		if (r == 0 || r == -EAGAIN)
+			continue;
+		if (r < 0) {
+			flog(dir, "boxd: channel ended (%d)\n", r);
+			for (size_t i = 0; i < n_sp; i++)
+				kill(sp[i].pid, SIGKILL);
+			_exit(0);
+		}
+		if (m.type == BOX__MSG_TYPE__MSG_SPAWN_REQUEST)
+			fake_spawn(dir, c, &m, sp, &n_sp);
+		else if (m.type == BOX__MSG_TYPE__MSG_SPAWN_SIGNAL) {
+			const Box__SpawnSignal *s = (const Box__SpawnSignal *)m.msg;
+			flog(dir, "signal %llu %d\n", (unsigned long long)s->spawn_id, s->signal);
+			for (size_t i = 0; i < n_sp; i++)
+				if (sp[i].id == s->spawn_id)
+					kill(sp[i].pid, s->signal);
+		}
+		box_ipc_msg_done(&m);
+	}
+}
+
+/* ---- start and stop ------------------------------------------------------------- */
+
+struct shd_opts {
+	uint64_t timeout_ms;
+	bool bad_init; /* a ShellInit box-shell must refuse? (none: the table decides) */
+};
+
+static void
+host_programs(const char *dir)
+{
+	char p[600], t[1200];
+	(void)snprintf(p, sizeof(p), "%s/bin", dir);
+	mkdir(p, 0755);
+	(void)snprintf(p, sizeof(p), "%s/other", dir);
+	mkdir(p, 0755);
+	(void)snprintf(p, sizeof(p), "%s/execdir", dir);
+	mkdir(p, 0755);
+	(void)snprintf(p, sizeof(p), "%s/home", dir);
+	mkdir(p, 0755);
+	(void)snprintf(p, sizeof(p), "%s/bin/hello", dir);
+	write_file(p, "#!/bin/sh\necho \"hello $*\"\n", 0755);
+	(void)snprintf(p, sizeof(p), "%s/bin/envdump", dir);
+	write_file(p, "#!/bin/sh\necho \"FOO=$FOO BAR=$BAR\"\n", 0755);
+	(void)snprintf(p, sizeof(p), "%s/bin/sleeper", dir);
+	write_file(p, "#!/bin/sh\necho started\nexec sleep 30\n", 0755);
+	(void)snprintf(p, sizeof(p), "%s/bin/slowcount", dir);
+	write_file(p, "#!/bin/sh\nfor i in 1 2 3; do echo $i; sleep 0.3; done\n", 0755);
+	(void)snprintf(p, sizeof(p), "%s/bin/yes3", dir);
+	write_file(p, "#!/bin/sh\nexec yes\n", 0755);
+	(void)snprintf(p, sizeof(p), "%s/bin/refusedtool", dir);
+	write_file(p, "#!/bin/sh\necho never\n", 0755);
+	(void)snprintf(p, sizeof(p), "%s/bin/marker", dir);
+	(void)snprintf(t, sizeof(t), "#!/bin/sh\ntouch '%s/marker.created'\n", dir);
+	write_file(p, t, 0755);
+	(void)snprintf(p, sizeof(p), "%s/other/notool", dir);
+	write_file(p, "#!/bin/sh\necho never\n", 0755);
+	(void)snprintf(p, sizeof(p), "%s/other/python3", dir);
+	write_file(p, "#!/bin/sh\necho never\n", 0755);
+	(void)snprintf(p, sizeof(p), "%s/execdir/runme", dir);
+	write_file(p, "#!/bin/sh\necho \"ran $0\"\n", 0755);
+}
+
+static int
+shd_start(struct shd *s, const struct shd_opts *o)
+{
+	memset(s, 0, sizeof(*s));
+	s->status = -1;
+	s->dir = pd_tmpdir("shd");
+	if (!s->dir)
+		return -errno;
+	chmod(s->dir, 0755);
+	host_programs(s->dir);
+	char home[600], perr[600], serr[600];
+	(void)snprintf(home, sizeof(home), "%s/home", s->dir);
+	(void)snprintf(perr, sizeof(perr), "%s/policyd.err", s->dir);
+	(void)snprintf(serr, sizeof(serr), "%s/shell.err", s->dir);
+	struct pd_opts po = { .binary = pd_binary(), .state_dir = s->dir, .policy = POLICY,
+			      .stderr_path = perr, .box_name = "shdbox", .box_id = "0123456789ab",
+			      .home = home };
+	int r = pd_start(&po, &s->pd, NULL);
+	if (r < 0)
+		return r;
+	(void)snprintf(s->sock, sizeof(s->sock), "%s/shell.sock", s->dir);
+	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	(void)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->sock);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 512) < 0)
+		return -errno;
+	int cs[2];
+	if (box_ipc_socketpair(cs, false) < 0)
+		return -errno;
+	int pfd = s->pd.fd[PD_SHELL];
+	s->shell = fork();
+	if (s->shell == 0) {
+		int e = open(serr, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (e >= 0)
+			dup2(e, 2);
+		int src[3] = { cs[1], lfd, pfd }, dst[3] = { 3, 4, 5 };
+		if (fd_move_to(src, dst, 3) < 0)
+			_exit(126);
+		(void)fd_close_all_except(3, dst, 3);
+		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+		execl(shell_binary(), "box-shell", (char *)NULL);
+		_exit(127);
+	}
+	close(cs[1]);
+	close(lfd);
+	/* box-shell has policyd's shell channel now; ours goes. */
+	box_ipc_chan_freep(&s->pd.chan[PD_SHELL]);
+	s->pd.fd[PD_SHELL] = safe_close(s->pd.fd[PD_SHELL]);
+	s->ctl = cs[0];
+
+	struct box_ipc_chan *c = box_ipc_chan_new(s->ctl, &box_proto_shell, BOX_SHELL_ROLE_SHELL);
+	Box__ShellInit in = BOX__SHELL_INIT__INIT;
+	char path[1200], hello[600], execdir[600];
+	(void)snprintf(path, sizeof(path), "%s/bin:%s/other:%s/execdir:/usr/bin:/bin", s->dir,
+		       s->dir, s->dir);
+	(void)snprintf(hello, sizeof(hello), "%s/bin/hello", s->dir);
+	(void)snprintf(execdir, sizeof(execdir), "%s/execdir", s->dir);
+	char *canon_hello = realpath(hello, NULL), *canon_exec = realpath(execdir, NULL);
+	char envdump[600], sleeper[600], slow[600], yes3[600], refused[600], marker[600];
+	(void)snprintf(envdump, sizeof(envdump), "%s/bin/envdump", s->dir);
+	(void)snprintf(sleeper, sizeof(sleeper), "%s/bin/sleeper", s->dir);
+	(void)snprintf(slow, sizeof(slow), "%s/bin/slowcount", s->dir);
+	(void)snprintf(yes3, sizeof(yes3), "%s/bin/yes3", s->dir);
+	(void)snprintf(refused, sizeof(refused), "%s/bin/refusedtool", s->dir);
+	(void)snprintf(marker, sizeof(marker), "%s/bin/marker", s->dir);
+	char *progs[] = { realpath(envdump, NULL), realpath(sleeper, NULL), realpath(slow, NULL),
+			  realpath(yes3, NULL), realpath(refused, NULL), realpath(marker, NULL) };
+	const char *names[] = { "envdump", "sleeper", "slowcount", "yes3", "refused", "marker" };
+	Box__ShellTool tools[8], *tp[8];
+	char *xarg[1] = { (char *)"x" };
+	for (int i = 0; i < 8; i++)
+		box__shell_tool__init(&tools[i]);
+	tools[0].name = (char *)"hello";
+	tools[0].program = canon_hello;
+	tools[1].name = (char *)"hello-x";
+	tools[1].program = canon_hello;
+	tools[1].fixed_args = xarg;
+	tools[1].n_fixed_args = 1;
+	for (int i = 0; i < 6; i++) {
+		tools[2 + i].name = (char *)names[i];
+		tools[2 + i].program = progs[i];
+	}
+	for (int i = 0; i < 8; i++)
+		tp[i] = &tools[i];
+	in.box_name = (char *)"shdbox";
+	in.box_id = (char *)"0123456789ab";
+	char *rhome = realpath(home, NULL);
+	in.home = rhome;
+	in.workspace = rhome;
+	in.path = path;
+	in.tools = tp;
+	in.n_tools = 8;
+	in.exec_entries = &canon_exec;
+	in.n_exec_entries = 1;
+	if (o && o->timeout_ms) {
+		in.has_command_timeout_ms = true;
+		in.command_timeout_ms = o->timeout_ms;
+	}
+	r = box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_SHELL_INIT, 1, &in.base, NULL, 0);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	if (r == 0)
+		r = box_ipc_recv_wait(c, &m, 20000);
+	if (r > 0)
+		r = 0;
+	if (r == 0 && (m.type != BOX__MSG_TYPE__MSG_SHELL_READY ||
+		       !((Box__ShellReady *)m.msg)->ok))
+		r = -EPROTO;
+	box_ipc_msg_done(&m);
+	box_ipc_chan_free(c);
+	for (int i = 0; i < 6; i++)
+		free(progs[i]);
+	free(canon_hello);
+	free(canon_exec);
+	free(rhome);
+	if (r < 0)
+		return r;
+	s->boxd = fork();
+	if (s->boxd == 0)
+		fake_boxd(s->dir, s->ctl);
+	return 0;
+}
+
+/* Wait for box-shell up to MS: its status, or -1. */
+static int
+shd_wait_shell(struct shd *s, int ms)
+{
+	for (int t = 0; s->status < 0 && t < ms; t += 10) {
+		int st;
+		if (waitpid(s->shell, &st, WNOHANG) == s->shell)
+			s->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		else
+			msleep(10);
+	}
+	return s->status;
+}
+
+static void
+shd_stop(struct shd *s)
+{
+	if (s->status < 0) {
+		/* boxd closing fd 3 ends box-shell. */
+		kill(s->boxd, SIGKILL);
+		waitpid(s->boxd, NULL, 0);
+		s->boxd = 0;
+		s->ctl = safe_close(s->ctl);
+		if (shd_wait_shell(s, 5000) < 0) {
+			kill(s->shell, SIGKILL);
+			waitpid(s->shell, NULL, 0);
+		}
+	}
+	if (s->boxd > 0) {
+		kill(s->boxd, SIGKILL);
+		waitpid(s->boxd, NULL, 0);
+	}
+	safe_close(s->ctl);
+	pd_stop(&s->pd);
+	if (getenv("SHD_KEEP"))
+		printf("# kept %s\n", s->dir);
+	else
+		pd_rmtree(s->dir);
+	free(s->dir);
+}
+
+/* ---- the alias ------------------------------------------------------------------ */
+
+struct sess {
+	int conn;
+	int in, out, err; /* our ends: write stdin, read stdout/stderr */
+	char obuf[65536], ebuf[16384];
+	size_t olen, elen;
+	int status; /* ShellExit; -2 ShellDenied; -1 closed without a word */
+	char denied[512];
+	bool done, out_eof, err_eof;
+};
+
+static int
+sess_connect(struct shd *s)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	(void)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->sock);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		safe_close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static char *default_env[] = { (char *)"BAR=inherited", (char *)"LD_PRELOAD=/evil.so",
+			       (char *)"BOX_NAME=fake", (char *)"PWD=/wrong",
+			       (char *)"LC_ALL=C", NULL };
+
+/* Open a session: MODE, TEXT (-c), ARGS; fds: pipes, or TTY (a pty slave) when >= 0. */
+static int
+sess_open(struct shd *s, struct sess *x, Box__ShellMode mode, const char *text,
+	  const char *const *args, size_t n_args, int tty, const char *cwd)
+{
+	memset(x, 0, sizeof(*x));
+	x->in = x->out = x->err = -1;
+	x->status = -1;
+	x->conn = sess_connect(s);
+	if (x->conn < 0)
+		return -1;
+	int fds[3], pi[2], po[2], pe[2];
+	if (tty >= 0) {
+		fds[0] = fds[1] = fds[2] = tty;
+		x->out_eof = x->err_eof = true;
+	} else {
+		if (pipe2(pi, O_CLOEXEC) < 0 || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
+			return -1;
+		fds[0] = pi[0];
+		fds[1] = po[1];
+		fds[2] = pe[1];
+		x->in = pi[1];
+		x->out = po[0];
+		x->err = pe[0];
+	}
+	Box__ShellOpen op = BOX__SHELL_OPEN__INIT;
+	op.mode = mode;
+	op.command = (char *)text;
+	op.arg0 = (char *)"bash";
+	op.args = (char **)args;
+	op.n_args = n_args;
+	op.invoked_as = (char *)"bash";
+	char pathenv[1200];
+	(void)snprintf(pathenv, sizeof(pathenv),
+		       "PATH=/run/box/bin:%s/bin:%s/other:%s/execdir:/usr/bin:/bin", s->dir, s->dir,
+		       s->dir);
+	char *env[8];
+	size_t ne = 0;
+	for (char **e = default_env; *e; e++)
+		env[ne++] = *e;
+	env[ne++] = pathenv;
+	op.env = env;
+	op.n_env = ne;
+	char home[600];
+	(void)snprintf(home, sizeof(home), "%s/home", s->dir);
+	op.cwd = (char *)(cwd ? cwd : home);
+	int r = box_ipc_send(x->conn, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, 1,
+			     &op.base, fds, 3);
+	if (tty < 0) {
+		close(pi[0]);
+		close(po[1]);
+		close(pe[1]);
+	}
+	return r;
+}
+
+static void
+sess_signal(struct sess *x, int sig)
+{
+	Box__ShellSignal m = BOX__SHELL_SIGNAL__INIT;
+	m.signal = sig;
+	(void)box_ipc_send(x->conn, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_SIGNAL, 0,
+			   &m.base, NULL, 0);
+}
+
+/* Read what the session's fds and connection have; true once it ended. */
+static bool
+sess_pump(struct sess *x, int ms)
+{
+	struct pollfd pf[3] = { { x->conn, POLLIN, 0 }, { x->out_eof ? -1 : x->out, POLLIN, 0 },
+				{ x->err_eof ? -1 : x->err, POLLIN, 0 } };
+	if (poll(pf, 3, ms) <= 0)
+		return x->done && x->out_eof && x->err_eof;
+	if (pf[1].revents) {
+		ssize_t n = read(x->out, x->obuf + x->olen, sizeof(x->obuf) - 1 - x->olen);
+		if (n <= 0)
+			x->out_eof = true;
+		else
+			x->olen += (size_t)n;
+	}
+	if (pf[2].revents) {
+		ssize_t n = read(x->err, x->ebuf + x->elen, sizeof(x->ebuf) - 1 - x->elen);
+		if (n <= 0)
+			x->err_eof = true;
+		else
+			x->elen += (size_t)n;
+	}
+	if (pf[0].revents && !x->done) {
+		uint8_t pkt[BOX_IPC_MAX];
+		ssize_t n = recv(x->conn, pkt, sizeof(pkt), 0);
+		x->done = true;
+		if (n > 0) {
+			struct box_ipc_chan *c = box_ipc_chan_new(x->conn, &box_proto_session,
+								  BOX_SESSION_ROLE_SHELL);
+			box_ipc_chan_set_state(c, BOX_SESSION_RUNNING);
+			struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+			if (box_ipc_chan_feed(c, pkt, (size_t)n, NULL, 0, &m) == 1) {
+				if (m.type == BOX__MSG_TYPE__MSG_SHELL_EXIT)
+					x->status = ((Box__ShellExit *)m.msg)->status;
+				else if (m.type == BOX__MSG_TYPE__MSG_SHELL_DENIED) {
+					x->status = -2;
+					(void)snprintf(x->denied, sizeof(x->denied), "%s",
+						       ((Box__ShellDenied *)m.msg)->message);
+				}
+			}
+			box_ipc_msg_done(&m);
+			box_ipc_chan_free(c);
+		}
+	}
+	x->obuf[x->olen] = x->ebuf[x->elen] = 0;
+	return x->done && x->out_eof && x->err_eof;
+}
+
+static void
+sess_close(struct sess *x)
+{
+	x->conn = safe_close(x->conn);
+	x->in = safe_close(x->in);
+	x->out = safe_close(x->out);
+	x->err = safe_close(x->err);
+}
+
+/* One whole run: -c TEXT with ARGS and STDIN; returns the status, fills x. */
+static int
+run_c(struct shd *s, struct sess *x, const char *text, const char *stdin_text)
+{
+	if (sess_open(s, x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, text, NULL, 0, -1, NULL) < 0)
+		return -100;
+	if (stdin_text)
+		(void)!write(x->in, stdin_text, strlen(stdin_text));
+	x->in = safe_close(x->in);
+	for (int t = 0; t < 20000 && !sess_pump(x, 50); t += 50)
+		;
+	sess_close(x);
+	return x->status;
+}
+
+static char *
+decisions(struct shd *s)
+{
+	char p[600];
+	msleep(150); /* policyd writes its lines within 10 ms of the reply */
+	(void)snprintf(p, sizeof(p), "%s/decisions.jsonl", s->dir);
+	return read_file(p);
+}
+
+static char *
+spawns(struct shd *s)
+{
+	char p[600];
+	(void)snprintf(p, sizeof(p), "%s/spawns.log", s->dir);
+	return read_file(p);
+}
+
+/* The lines of TEXT containing every one of the NULL-terminated needles, in order. */
+static bool
+in_order(const char *text, const char *const *needles)
+{
+	const char *at = text;
+	for (; *needles; needles++) {
+		const char *f = strstr(at, *needles);
+		if (!f) {
+			printf("#   not found after offset %zu: %s\n", (size_t)(at - text), *needles);
+			return false;
+		}
+		at = f + strlen(*needles);
+	}
+	return true;
+}
+
+static struct shd S;
+static bool started;
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+static void
+test_start(void)
+{
+	int r = shd_start(&S, NULL);
+	CHECK_INT(r, 0);
+	started = r == 0;
+}
+
+static void
+test_builtins_and_host(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x, "echo one; hello two; printf '%s\\n' three", NULL);
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "one\nhello two\nthree\n");
+	CHECK_STR(x.ebuf, "");
+	char *d = decisions(&S);
+	const char *order[] = {
+		"\"action\":\"shell:exec\"", "\"source\":\"box-shell\"", "\"program\":\"echo\"",
+		"\"action\":\"fs:read\"", "\"source\":\"box-shell\"", "\"operation\":\"exec\"",
+		"\"action\":\"shell:spawn\"", "\"source\":\"box-shell\"",
+		"\"program\":\"hello\"", "\"program_path\":",
+		"\"action\":\"shell:exec\"", "\"source\":\"box-shell\"", "\"program\":\"printf\"",
+		NULL
+	};
+	CHECK(in_order(d, order));
+	CHECK(strstr(d, "\"box\":\"shdbox\"") != NULL);
+	CHECK(strstr(d, "\"source\":\"supervisor\"") == NULL);
+	free(d);
+	char *sp = spawns(&S);
+	CHECK(strstr(sp, "tool=hello path=") != NULL);
+	free(sp);
+}
+
+/* The invocation runs under box-shell's own filter (inherited across fork) and no_new_privs. */
+static void
+test_under_seccomp(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x, "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status", NULL);
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "NoNewPrivs:\t1\nSeccomp:\t2\n");
+}
+
+static void
+test_refused_command(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x, "printf forbidden; echo after $?", NULL);
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "after 126\n");
+	CHECK(strstr(x.ebuf, "box-shell: printf forbidden:") != NULL);
+}
+
+static void
+test_tool_routing(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x, "hello x y; hello y; runme; notool; echo $?; python3 -c 1; echo $?",
+		       NULL);
+	CHECK_INT(st, 0);
+	CHECK(strstr(x.obuf, "hello x y\nhello y\nran ") != NULL);
+	CHECK(strstr(x.obuf, "\n126\n126\n") != NULL);
+	CHECK(strstr(x.ebuf, "notool: ") != NULL && strstr(x.ebuf, "[tool.notool]") != NULL);
+	CHECK(strstr(x.ebuf, "python3: no [tool.python3]") != NULL);
+	char *sp = spawns(&S);
+	CHECK(strstr(sp, "tool=hello-x path=") != NULL);
+	CHECK(strstr(sp, "argv=hello x y ") != NULL);
+	CHECK(strstr(sp, "tool=- path=") != NULL && strstr(sp, "execdir/runme") != NULL);
+	CHECK(strstr(sp, "notool") == NULL);
+	free(sp);
+	/* boxd refusing the spawn: its message, 126. */
+	st = run_c(&S, &x, "refusedtool; echo $?", NULL);
+	CHECK_STR(x.obuf, "126\n");
+	CHECK(strstr(x.ebuf, "the fake boxd refuses tool.refused") != NULL);
+}
+
+static void
+test_environment(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x,
+		       "echo \"[$LD_PRELOAD][$BOX_NAME][$BAR][$PWD][$PATH]\"; FOO=1 envdump; "
+		       "export BAR=set; envdump",
+		       NULL);
+	CHECK_INT(st, 0);
+	char *home = NULL, want[2400];
+	char h[600];
+	(void)snprintf(h, sizeof(h), "%s/home", S.dir);
+	home = realpath(h, NULL);
+	(void)snprintf(want, sizeof(want),
+		       "[][shdbox][inherited][%s][%s/bin:%s/other:%s/execdir:/usr/bin:/bin]\n"
+		       "FOO=1 BAR=\nFOO= BAR=set\n",
+		       home, S.dir, S.dir, S.dir);
+	CHECK_STR(x.obuf, want);
+	free(home);
+	char *sp = spawns(&S);
+	CHECK(strstr(sp, "env=FOO=1,") != NULL);
+	CHECK(strstr(sp, "inherited") == NULL);
+	free(sp);
+}
+
+static void
+test_stdin_streaming(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x, "sort -r", "a\nb\n");
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "b\na\n");
+	/* A host program's output arrives before it ends. */
+	if (sess_open(&S, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, "slowcount", NULL, 0, -1,
+		      NULL) < 0) {
+		CHECK(0);
+		return;
+	}
+	x.in = safe_close(x.in);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (x.olen < 2 && !x.done)
+		sess_pump(&x, 50);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double first = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	CHECK(x.olen >= 2 && !x.done);
+	CHECK(first < 0.5);
+	for (int t = 0; t < 10000 && !sess_pump(&x, 50); t += 50)
+		;
+	sess_close(&x);
+	CHECK_STR(x.obuf, "1\n2\n3\n");
+	CHECK_INT(x.status, 0);
+	/* head closing its input ends the writer (SIGPIPE), in a pipeline of host programs. */
+	st = run_c(&S, &x, "yes3 | head -2; echo ${PIPESTATUS[0]}", NULL);
+	CHECK_STR(x.obuf, "y\ny\n141\n");
+}
+
+static void
+test_modes(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	/* -s: the script from stdin. */
+	if (sess_open(&S, &x, BOX__SHELL_MODE__SHELL_MODE_STDIN, NULL, NULL, 0, -1, NULL) == 0) {
+		(void)!write(x.in, "echo from-stdin\nexit 7\n", 23);
+		x.in = safe_close(x.in);
+		for (int t = 0; t < 10000 && !sess_pump(&x, 50); t += 50)
+			;
+		sess_close(&x);
+		CHECK_STR(x.obuf, "from-stdin\n");
+		CHECK_INT(x.status, 7);
+	}
+	/* -c with $0 and positional arguments; errexit. */
+	const char *args[] = { "p1", "p 2" };
+	if (sess_open(&S, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, "echo \"$0|$1|$2|$#\"", args, 2,
+		      -1, NULL) == 0) {
+		x.in = safe_close(x.in);
+		for (int t = 0; t < 10000 && !sess_pump(&x, 50); t += 50)
+			;
+		sess_close(&x);
+		CHECK_STR(x.obuf, "bash|p1|p 2|2\n");
+	}
+	/* A cwd that does not exist: ShellDenied. */
+	if (sess_open(&S, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, "true", NULL, 0, -1,
+		      "/nonexistent-shd") == 0) {
+		for (int t = 0; t < 10000 && !sess_pump(&x, 50); t += 50)
+			;
+		sess_close(&x);
+		CHECK_INT(x.status, -2);
+		CHECK(strstr(x.denied, "/nonexistent-shd") != NULL);
+	}
+}
+
+static void
+test_concurrent_pipelines(void)
+{
+	enum { N = 24 };
+	static struct sess xs[N];
+	char cmds[N][160];
+	if (!started)
+		return;
+	for (int i = 0; i < N; i++) {
+		(void)snprintf(cmds[i], sizeof(cmds[i]),
+			       "hello %d | sed s/hello/got/ | cat; printf 'x%%s\\n' %d | hello", i, i);
+		if (sess_open(&S, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND, cmds[i], NULL, 0, -1,
+			      NULL) < 0)
+			CHECK(0);
+		xs[i].in = safe_close(xs[i].in);
+	}
+	for (int t = 0; t < 30000; t += 10) {
+		bool all = true;
+		for (int i = 0; i < N; i++)
+			if (!sess_pump(&xs[i], 0))
+				all = false;
+		if (all)
+			break;
+		msleep(10);
+	}
+	for (int i = 0; i < N; i++) {
+		char want[64];
+		(void)snprintf(want, sizeof(want), "got %d\nhello \n", i);
+		CHECK_STR(xs[i].obuf, want);
+		CHECK_INT(xs[i].status, 0);
+		sess_close(&xs[i]);
+	}
+}
+
+static void
+test_200_sessions(void)
+{
+	enum { N = 200 };
+	static struct sess xs[N];
+	static char argv1[N][16];
+	if (!started)
+		return;
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < 2048) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	int opened = 0;
+	for (int i = 0; i < N; i++) {
+		(void)snprintf(argv1[i], sizeof(argv1[i]), "%d", i);
+		const char *a[1] = { argv1[i] };
+		if (sess_open(&S, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND,
+			      i % 4 == 0 ? "hello \"$1\"" : "echo \"n=$1\"; sleep 0.2", a, 1, -1,
+			      NULL) == 0)
+			opened++;
+		xs[i].in = safe_close(xs[i].in);
+	}
+	CHECK_INT(opened, N);
+	for (int t = 0; t < 60000; t += 10) {
+		bool all = true;
+		for (int i = 0; i < N; i++)
+			if (!sess_pump(&xs[i], 0))
+				all = false;
+		if (all)
+			break;
+		msleep(10);
+	}
+	int right = 0;
+	for (int i = 0; i < N; i++) {
+		char want[64];
+		(void)snprintf(want, sizeof(want), i % 4 == 0 ? "hello %d\n" : "n=%d\n", i);
+		if (strcmp(xs[i].obuf, want) == 0 && xs[i].status == 0)
+			right++;
+		else if (right + 5 > i)
+			printf("#   session %d: status %d out '%s' err '%s'\n", i, xs[i].status,
+			       xs[i].obuf, xs[i].ebuf);
+		sess_close(&xs[i]);
+	}
+	CHECK_INT(right, N);
+}
+
+static void
+test_signal(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	/* SIGINT while a host program runs: the tool gets it (SpawnSignal), status 130. */
+	if (sess_open(&S, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, "sleeper; echo not-reached",
+		      NULL, 0, -1, NULL) < 0) {
+		CHECK(0);
+		return;
+	}
+	x.in = safe_close(x.in);
+	for (int t = 0; t < 10000 && x.olen < 8; t += 50)
+		sess_pump(&x, 50);
+	CHECK_STR(x.obuf, "started\n");
+	sess_signal(&x, SIGINT);
+	for (int t = 0; t < 10000 && !sess_pump(&x, 50); t += 50)
+		;
+	sess_close(&x);
+	CHECK_INT(x.status, 130);
+	char *sp = spawns(&S);
+	CHECK(strstr(sp, " 2\n") != NULL && strstr(sp, "signal ") != NULL);
+	free(sp);
+	/* SIGTERM to a loop the interpreter runs itself. */
+	if (sess_open(&S, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND,
+		      "echo go; while :; do :; done", NULL, 0, -1, NULL) < 0) {
+		CHECK(0);
+		return;
+	}
+	x.in = safe_close(x.in);
+	for (int t = 0; t < 10000 && x.olen < 3; t += 50)
+		sess_pump(&x, 50);
+	sess_signal(&x, SIGTERM);
+	for (int t = 0; t < 10000 && !sess_pump(&x, 50); t += 50)
+		;
+	sess_close(&x);
+	CHECK_INT(x.status, 143);
+}
+
+static void
+test_hangup(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	char before[4096];
+	char *sp0 = spawns(&S);
+	(void)snprintf(before, sizeof(before), "%s", sp0);
+	size_t off = strlen(sp0);
+	free(sp0);
+	if (sess_open(&S, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, "sleeper", NULL, 0, -1, NULL) <
+	    0) {
+		CHECK(0);
+		return;
+	}
+	x.in = safe_close(x.in);
+	for (int t = 0; t < 10000 && x.olen < 8; t += 50)
+		sess_pump(&x, 50);
+	CHECK_STR(x.obuf, "started\n");
+	x.conn = safe_close(x.conn); /* the alias hangs up */
+	/* SIGHUP reaches the tool, which dies; everything ends within the grace. */
+	bool out_closed = false;
+	for (int t = 0; t < 5000 && !out_closed; t += 50) {
+		struct pollfd pf = { x.out, POLLIN, 0 };
+		if (poll(&pf, 1, 50) > 0 && read(x.out, x.obuf, sizeof(x.obuf)) <= 0)
+			out_closed = true;
+	}
+	CHECK(out_closed);
+	sess_close(&x);
+	char *sp = spawns(&S);
+	for (int t = 0; t < 3000 && !strstr(sp + off, "exit "); t += 50) {
+		free(sp);
+		msleep(50);
+		sp = spawns(&S);
+	}
+	CHECK(strlen(sp) > off && strstr(sp + off, "signal ") != NULL &&
+	      strstr(sp + off, " 1\n") != NULL);
+	CHECK(strstr(sp + off, "exit ") != NULL);
+	free(sp);
+}
+
+static void
+test_denied_spawn(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	char marker[600];
+	(void)snprintf(marker, sizeof(marker), "%s/marker.created", S.dir);
+	int st = run_c(&S, &x, "marker; echo $?", NULL);
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "126\n");
+	CHECK(strstr(x.ebuf, "box-shell: marker:") != NULL);
+	CHECK(access(marker, F_OK) != 0);
+	char *sp = spawns(&S);
+	CHECK(strstr(sp, "bin/marker") == NULL);
+	free(sp);
+	char *d = decisions(&S);
+	const char *order[] = { "\"action\":\"shell:spawn\"", "\"verdict\":\"deny\"",
+				"\"rules\":[\"no_marker\"]", NULL };
+	CHECK(in_order(d, order));
+	free(d);
+}
+
+static void
+test_type_which(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x,
+		       "type hello; type runme; type notool; command -v hello; command -v notool; "
+		       "echo $?; which hello >/dev/null; echo $?; which notool; echo $?; type -t "
+		       "hello; type echo",
+		       NULL);
+	CHECK_INT(st, 0);
+	char *b = x.obuf;
+	CHECK(strstr(b, "hello is a box tool (tool.hello): ") != NULL);
+	CHECK(strstr(b, "runme is ") != NULL && strstr(b, "exec entry") != NULL);
+	CHECK(strstr(b, "notool is ") != NULL && strstr(b, "which box does not run") != NULL);
+	CHECK(strstr(b, "/bin/hello\n1\n0\n1\nfile\necho is a shell builtin\n") != NULL);
+}
+
+static void
+test_interactive(void)
+{
+	struct sess x;
+	int master, slave;
+	if (!started)
+		return;
+	struct winsize ws = { .ws_row = 33, .ws_col = 101 };
+	if (openpty(&master, &slave, NULL, NULL, &ws) < 0) {
+		SKIP("no pty");
+		return;
+	}
+	if (sess_open(&S, &x, BOX__SHELL_MODE__SHELL_MODE_INTERACTIVE, NULL, NULL, 0, slave,
+		      NULL) < 0) {
+		CHECK(0);
+		return;
+	}
+	close(slave);
+	char out[8192];
+	size_t len = 0;
+#define WAIT_FOR(str)                                                                     \
+	for (int t_ = 0; t_ < 5000 && !strstr(out, str); t_ += 20) {                      \
+		struct pollfd pf_ = { master, POLLIN, 0 };                                \
+		if (poll(&pf_, 1, 20) > 0) {                                              \
+			ssize_t n_ = read(master, out + len, sizeof(out) - 1 - len);      \
+			if (n_ > 0)                                                       \
+				len += (size_t)n_;                                        \
+		}                                                                         \
+		out[len] = 0;                                                             \
+	}
+	out[0] = 0;
+	WAIT_FOR("$ ");
+	CHECK(strstr(out, "$ ") != NULL || strstr(out, "# ") != NULL);
+	(void)!write(master, "echo cols=$COLUMNS lines=$LINES\n", 32);
+	WAIT_FOR("cols=101 lines=33");
+	CHECK(strstr(out, "cols=101 lines=33") != NULL);
+	/* The window changes: SIGWINCH forwarded, the next prompt sees the new size. */
+	ws.ws_col = 77;
+	ioctl(master, TIOCSWINSZ, &ws);
+	sess_signal(&x, SIGWINCH);
+	msleep(100);
+	(void)!write(master, "echo now=$COLUMNS\n", 18);
+	WAIT_FOR("now=77");
+	CHECK(strstr(out, "now=77") != NULL);
+	/* Ctrl-C (the alias forwards SIGINT) stops the running command; the shell stays. */
+	(void)!write(master, "sleeper\n", 8);
+	WAIT_FOR("started");
+	msleep(100);
+	sess_signal(&x, SIGINT);
+	(void)!write(master, "echo st=$?\n", 11);
+	WAIT_FOR("st=130");
+	CHECK(strstr(out, "st=130") != NULL);
+	/* ... and a loop the interpreter runs itself. */
+	(void)!write(master, "while :; do :; done; echo after-loop\n", 37);
+	msleep(300);
+	sess_signal(&x, SIGINT);
+	(void)!write(master, "echo loop=$?\n", 13);
+	WAIT_FOR("loop=130");
+	CHECK(strstr(out, "loop=130") != NULL);
+	/* The terminal echoed the line once; the shell never printed it. */
+	const char *echoed = strstr(out, "after-loop\r\n");
+	CHECK(echoed && !strstr(echoed + 1, "after-loop\r\n"));
+	/* Ctrl-C at the prompt abandons the line. */
+	(void)!write(master, "echo half", 9);
+	msleep(100);
+	/* The terminal's Ctrl-C flushes its input; the alias forwards the SIGINT. */
+	(void)!write(master, "\x03", 1);
+	sess_signal(&x, SIGINT);
+	msleep(100);
+	(void)!write(master, "\necho alive\n", 12);
+	WAIT_FOR("alive\r\n");
+	CHECK(strstr(out, "alive\r\n") != NULL);
+	(void)!write(master, "exit 3\n", 7);
+	for (int t = 0; t < 5000 && !x.done; t += 50) {
+		sess_pump(&x, 50);
+		WAIT_FOR("\x01never");
+	}
+	CHECK_INT(x.status, 3);
+	if (tap_failed_checks)
+		printf("#   pty: %s\n", out);
+	sess_close(&x);
+	close(master);
+}
+
+static void
+test_bad_frames(void)
+{
+	if (!started)
+		return;
+	/* Garbage as the first packet: that connection is closed, the daemon serves on. */
+	int fd = sess_connect(&S);
+	CHECK(fd >= 0);
+	(void)!write(fd, "garbage", 7);
+	char b[64];
+	struct pollfd pf = { fd, POLLIN, 0 };
+	CHECK(poll(&pf, 1, 5000) == 1);
+	CHECK(read(fd, b, sizeof(b)) <= 0);
+	close(fd);
+	/* ShellSignal before ShellOpen: closed. */
+	fd = sess_connect(&S);
+	Box__ShellSignal sg = BOX__SHELL_SIGNAL__INIT;
+	sg.signal = SIGINT;
+	CHECK_INT(box_ipc_send(fd, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_SIGNAL, 0, &sg.base,
+			       NULL, 0),
+		  0);
+	CHECK(poll(&pf, 1, 5000) == 1);
+	pf.fd = fd;
+	CHECK(poll(&pf, 1, 5000) == 1 && read(fd, b, sizeof(b)) <= 0);
+	close(fd);
+	/* ShellOpen with one fd instead of three: closed (the table's fd count). */
+	fd = sess_connect(&S);
+	Box__ShellOpen op = BOX__SHELL_OPEN__INIT;
+	op.mode = BOX__SHELL_MODE__SHELL_MODE_COMMAND;
+	op.command = (char *)"echo hi";
+	op.arg0 = (char *)"bash";
+	op.invoked_as = (char *)"bash";
+	op.cwd = (char *)"/";
+	uint8_t buf[512];
+	size_t n = protobuf_c_message_pack(&op.base, buf);
+	CHECK(n > 0);
+	int one = 0;
+	int pr = box_ipc_send(fd, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, 0, &op.base,
+			      &one, 1);
+	/* The sender's own table refuses it: sent raw through the policyd harness's raw path. */
+	if (pr < 0) {
+		Box__Envelope env;
+		box__envelope__init(&env);
+		env.version = BOX_IPC_VERSION;
+		env.type = BOX__MSG_TYPE__MSG_SHELL_OPEN;
+		env.body_case = BOX__ENVELOPE__BODY_PAYLOAD;
+		env.payload.data = buf;
+		env.payload.len = n;
+		uint8_t pkt[1024];
+		size_t pl = protobuf_c_message_pack(&env.base, pkt);
+		union {
+			struct cmsghdr h;
+			char c[CMSG_SPACE(sizeof(int))];
+		} u;
+		memset(&u, 0, sizeof(u));
+		struct iovec iov = { pkt, pl };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c,
+				     .msg_controllen = sizeof(u.c) };
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &one, sizeof(int));
+		CHECK(sendmsg(fd, &mh, 0) == (ssize_t)pl);
+	}
+	pf.fd = fd;
+	CHECK(poll(&pf, 1, 5000) == 1 && read(fd, b, sizeof(b)) <= 0);
+	close(fd);
+	/* Still serving. */
+	struct sess x;
+	CHECK_INT(run_c(&S, &x, "echo still", NULL), 0);
+	CHECK_STR(x.obuf, "still\n");
+	CHECK(shd_wait_shell(&S, 10) < 0);
+}
+
+static void
+test_timeout(void)
+{
+	struct shd t;
+	struct shd_opts o = { .timeout_ms = 400 };
+	int r = shd_start(&t, &o);
+	CHECK_INT(r, 0);
+	if (r < 0)
+		return;
+	struct sess x;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int st = run_c(&t, &x, "sleep 30", NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK_INT(st, 124);
+	CHECK(strstr(x.ebuf, "timed out") != NULL);
+	CHECK(t1.tv_sec - t0.tv_sec < 5);
+	/* A tool under the timeout: SIGTERM by SpawnSignal. */
+	st = run_c(&t, &x, "sleeper", NULL);
+	CHECK_INT(st, 124);
+	char *sp = spawns(&t);
+	CHECK(strstr(sp, " 15\n") != NULL);
+	free(sp);
+	/* A shell ignoring SIGTERM: SIGKILL 2 s later, still 124. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	st = run_c(&t, &x, "trap '' TERM; while :; do :; done", NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK_INT(st, 124);
+	CHECK(t1.tv_sec - t0.tv_sec >= 2 && t1.tv_sec - t0.tv_sec < 8);
+	shd_stop(&t);
+}
+
+static void
+test_policyd_death(void)
+{
+	struct shd t;
+	int r = shd_start(&t, NULL);
+	CHECK_INT(r, 0);
+	if (r < 0)
+		return;
+	struct sess x;
+	if (sess_open(&t, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, "echo up; sleep 30", NULL, 0,
+		      -1, NULL) == 0) {
+		x.in = safe_close(x.in);
+		for (int i = 0; i < 100 && x.olen < 3; i++)
+			sess_pump(&x, 50);
+		CHECK_STR(x.obuf, "up\n");
+	}
+	pd_kill(&t.pd);
+	/* box-shell exits (1) and the session ends without ShellExit (the alias: 125). */
+	CHECK_INT(shd_wait_shell(&t, 5000), 1);
+	for (int i = 0; i < 100 && !sess_pump(&x, 50); i++)
+		;
+	CHECK(x.done);
+	CHECK_INT(x.status, -1);
+	sess_close(&x);
+	char p[600];
+	(void)snprintf(p, sizeof(p), "%s/shell.err", t.dir);
+	char *e = read_file(p);
+	CHECK(strstr(e, "box-policyd closed its channel") != NULL);
+	free(e);
+	shd_stop(&t);
+}
+
+static void
+test_boxd_bad_frame(void)
+{
+	struct shd t;
+	int r = shd_start(&t, NULL);
+	CHECK_INT(r, 0);
+	if (r < 0)
+		return;
+	/* The fake boxd is replaced by us: a SpawnExit for a spawn never asked. */
+	kill(t.boxd, SIGKILL);
+	waitpid(t.boxd, NULL, 0);
+	t.boxd = 0;
+	Box__SpawnExit ex = BOX__SPAWN_EXIT__INIT;
+	ex.spawn_id = 99;
+	ex.status = 0;
+	CHECK_INT(box_ipc_send(t.ctl, &box_proto_shell, BOX__MSG_TYPE__MSG_SPAWN_EXIT, 0, &ex.base,
+			       NULL, 0),
+		  0);
+	CHECK_INT(shd_wait_shell(&t, 5000), 1);
+	shd_stop(&t);
+	/* boxd closing fd 3: box-shell exits 0. */
+	r = shd_start(&t, NULL);
+	CHECK_INT(r, 0);
+	if (r < 0)
+		return;
+	kill(t.boxd, SIGKILL);
+	waitpid(t.boxd, NULL, 0);
+	t.boxd = 0;
+	t.ctl = safe_close(t.ctl);
+	CHECK_INT(shd_wait_shell(&t, 5000), 0);
+	shd_stop(&t);
+}
+
+static void
+test_stop(void)
+{
+	if (!started)
+		return;
+	shd_stop(&S);
+	CHECK_INT(S.status, 0);
+}
+
+int
+main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	(void)bindir;
+	RUN(test_start);
+	RUN(test_builtins_and_host);
+	RUN(test_under_seccomp);
+	RUN(test_refused_command);
+	RUN(test_tool_routing);
+	RUN(test_environment);
+	RUN(test_stdin_streaming);
+	RUN(test_modes);
+	RUN(test_concurrent_pipelines);
+	RUN(test_200_sessions);
+	RUN(test_signal);
+	RUN(test_hangup);
+	RUN(test_denied_spawn);
+	RUN(test_type_which);
+	RUN(test_interactive);
+	RUN(test_bad_frames);
+	RUN(test_stop);
+	RUN(test_timeout);
+	RUN(test_policyd_death);
+	RUN(test_boxd_bad_frame);
+	return tap_done();
+}

@@ -1,0 +1,2 @@
+# test_tool_match: boxd/toolmatch.c (a SpawnRequest re-checked against the box's own tables) alone.
+UNIT_DEPS_tool_match := $(BUILD)/boxd/toolmatch.o
