@@ -50,7 +50,7 @@ shell_users() {
 user_dir() {
 	local d=$W/$1
 	mkdir -p "$d/state"
-	chown "$1" "$d" "$d/state"
+	chown "$1:" "$d" "$d/state"
 	chmod 755 "$d"
 	echo "$d"
 }

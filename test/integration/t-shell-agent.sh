@@ -130,6 +130,21 @@ EOF
  ("env_assigned", ["bash", "-c", "E2E_ASSIGNED=yes python3 -c 'import os; print(os.environ.get(\"E2E_ASSIGNED\"), os.environ.get(\"E2E_INHERITED\"))'"],
   {"env": {"E2E_INHERITED": "leaked"}}),
  ("env_export", ["bash", "-c", "export E2E_EXPORTED=also; python3 -c 'import os; print(os.environ.get(\"E2E_EXPORTED\"))'"]),
+ ("fo_mkdir", ["bash", "-c", "mkdir -p w/a/b && echo ok"]),
+ ("fo_cp", ["bash", "-c", "cp src/main.c w/a/c1 && cp -r w/a w/a2 && echo ok"]),
+ ("fo_cp_p", ["bash", "-c", "cp -p src/main.c w/a/c2 && echo ok"]),
+ ("fo_mv", ["bash", "-c", "mv w/a/c1 w/a/m1 && echo ok"]),
+ ("fo_ln", ["bash", "-c", "ln -s m1 w/a/l1 && ln w/a/m1 w/a/h1 && readlink w/a/l1"]),
+ ("fo_chmod", ["bash", "-c", "chmod 600 w/a/m1 && chmod u+x w/a/m1 && stat -c %a w/a/m1"]),
+ ("fo_touch", ["bash", "-c", "touch w/t && touch -d 2020-01-02 w/t && date -r w/t +%Y"]),
+ ("fo_ls_l", ["bash", "-c", "ls -l w/a | grep -c m1"]),
+ ("fo_tee", ["bash", "-c", "echo x | tee w/tee >/dev/null && cat w/tee"]),
+ ("fo_redirect", ["bash", "-c", "echo a > w/r && echo b >> w/r && wc -l < w/r"]),
+ ("fo_heredoc", ["bash", "-c", "cat > w/h <<X\nline\nX\ncat w/h"]),
+ ("fo_find_exec", ["bash", "-c", "find w -name r -exec cat {} \\;"]),
+ ("fo_xargs", ["bash", "-c", "echo w/r | xargs cat | head -1"]),
+ ("fo_rm", ["bash", "-c", "rm w/a/h1 && rm -r w/a2 && rmdir w/a/b && echo ok"]),
+ ("setuid", ["bash", "-c", "cp -p /usr/bin/passwd bin/passwd-copy; cp --preserve=mode /usr/bin/passwd bin/passwd-mode; install -m 4755 src/main.c bin/inst-suid; install -m 2755 src/main.c bin/inst-sgid; chmod 4755 bin/hello; chmod g+s bin/hello2; mkdir -m 2775 bin/sgid-dir; echo done"]),
  ("system", ["bin/sysprog", "echo sys-\$((6*7)); cat docs/sysfile.txt"]),
  ("script", ["bin/script.sh", "x", "y"]),
 ]
@@ -170,7 +185,7 @@ command = /usr/bin/python3
 [tool.python3.filesystem]
 read = $P
 EOF
-	chown -R "$u" "$D"
+	chown -R "$u:" "$D"
 	chmod 644 "$D/box.ini" "$D/shell.cedar"
 	out=$D/agent.out err=$D/agent.err
 	box_run "$u" "$out" "$err" -c "$D/box.ini"
@@ -253,6 +268,27 @@ EOF
 		out_is "$out" env_assigned "yes None"
 	check_step "$u: export in the command line reaches the tool" "$out" env_export \
 		out_is "$out" env_export also
+
+	# The file operations an agent does every day, each through box-shell's own commands.
+	for st in "fo_mkdir ok" "fo_cp ok" "fo_cp_p ok" "fo_mv ok" "fo_ln m1" "fo_chmod 700" \
+		"fo_touch 2020" "fo_ls_l 1" "fo_tee x" "fo_redirect 2" "fo_heredoc line" \
+		"fo_find_exec b" "fo_xargs a" "fo_rm ok"; do
+		set -- $st
+		check_step "$u: $1: $(sed -n "s/^ (\"$1\", \[\"bash\", \"-c\", \"\(.*\)\"\]),\$/\1/p" "$D/steps/agent.py" | cut -c1-60)" \
+			"$out" "$1" bash -c "[ '$(step_rc "$out" "$1")' = 0 ] && [ \"\$(tail -1 <<<\"\$1\")\" = '$2' ]" _ "$(step_out "$out" "$1")"
+	done
+	check "$u: … the results on the host" \
+		bash -c "[ -L '$P/w/a/l1' ] && [ \"\$(stat -c %a '$P/w/a/m1')\" = 700 ] && [ ! -e '$P/w/a2' ]"
+
+	# No setuid/setgid file or directory from anything box-shell does in a write grant (the box
+	# filter's rule; box-shell's own opens must keep it): cp -p and --preserve of a setuid
+	# program, install -m 4755 / 2755, chmod u+s / g+s, mkdir -m 2775.
+	check_step "$u: setuid/setgid attempts ran" "$out" setuid out_has "$out" setuid "^done$"
+	suid=$(find "$P" -perm /6000 2>/dev/null | head -5 | tr '\n' ' ')
+	check_step "$u: … and left no setuid or setgid bit in the grant (${suid:-none})" "$out" setuid \
+		test -z "$suid"
+	check "$u: … the file copies were made (the refusal is of the bits, not of cp)" \
+		test -f "$P/bin/passwd-copy" -a -f "$P/bin/inst-suid"
 
 	# system() and #!/bin/sh
 	check_step "$u: system() from a C program reaches box-shell" "$out" system \

@@ -96,7 +96,7 @@ workspace = $P
 write = $P
 read = $D/steps
 EOF
-	chown -R "$u" "$D"
+	chown -R "$u:" "$D"
 	chmod 644 "$D/box.ini" "$D/allow.cedar"
 	out=$D/args.out err=$D/args.err
 	box_run "$u" "$out" "$err" -q -c "$D/box.ini"

@@ -78,7 +78,7 @@ workspace = $P
 write = $P
 read = $D/steps
 EOF
-	chown -R "$u" "$D"
+	chown -R "$u:" "$D"
 	chmod 644 "$D"/*.ini "$D/allow.cedar"
 
 	out=$D/sig.out err=$D/sig.err

@@ -136,7 +136,7 @@ hosts_file = $W/hosts
 upstream_ca = $W/upstream-ca.pem
 allow_host_loopback = true
 EOF
-	chown -R "$u" "$D"
+	chown -R "$u:" "$D"
 	chmod 644 "$D/box.ini" "$D/tl.cedar"
 	out=$D/tool.out err=$D/tool.err
 	box_run "$u" "$out" "$err" -c "$D/box.ini"

@@ -53,7 +53,7 @@ write = $P
 [tool.python3]
 command = /usr/bin/python3
 EOF
-	chown -R "$u" "$D"
+	chown -R "$u:" "$D"
 	chmod 644 "$D/tty.ini" "$D/allow.cedar"
 	if [ "$u" = "$(id -un)" ]; then
 		run="cd '$W' && exec '$RB/boxctl' run -q -c '$D/tty.ini'"
