@@ -465,6 +465,35 @@ session_free(struct session *s)
 	free(s);
 }
 
+/*
+ * Read and drop what the alias sent and nobody will read (closing its fds):
+ * a unix socket closed with unread data resets its peer, whose next read
+ * then fails before it reaches our last message.
+ */
+static void
+conn_drain(int fd)
+{
+	for (int i = 0; i < 64; i++) {
+		char buf[256];
+		union {
+			struct cmsghdr h;
+			char c[CMSG_SPACE(sizeof(int) * BOX_IPC_MAX_FDS)];
+		} u;
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c,
+				     .msg_controllen = sizeof(u.c) };
+		if (recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC | MSG_TRUNC) <= 0)
+			return;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+				for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+					int f;
+					memcpy(&f, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+					close(f);
+				}
+	}
+}
+
 /* The last word to the alias: ShellExit or ShellDenied, then the connection closes. */
 static void
 session_say(struct session *s, uint32_t type, const ProtobufCMessage *msg)
@@ -474,6 +503,7 @@ session_say(struct session *s, uint32_t type, const ProtobufCMessage *msg)
 	int r = box_ipc_chan_send(box_ipc_event_chan(s->conn), type, 0, msg, NULL, 0);
 	if (r < 0 && r != -EPIPE)
 		log_warn_errno(r, "session %u: cannot answer the alias", s->id);
+	conn_drain(box_ipc_event_fd(s->conn));
 	s->conn = box_ipc_event_free(s->conn);
 }
 
@@ -736,8 +766,10 @@ on_accept(evutil_socket_t fd, short what, void *arg)
 				       SHD_SESSIONS_MAX);
 			Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
 			d.message = why;
+			conn_drain(c); /* its ShellOpen (and fds), already queued */
 			(void)box_ipc_send(c, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_DENIED, 0,
 					   &d.base, NULL, 0);
+			conn_drain(c);
 			close(c);
 			continue;
 		}
@@ -788,6 +820,8 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
 		int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		if (s->timed_out)
 			status = 124;
+		/* No more messages for the alias's stderr: a reader waiting for its EOF gets it. */
+		s->err_fd = safe_close(s->err_fd);
 		Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
 		ex.status = status & 255;
 		session_say(s, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base);

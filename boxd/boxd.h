@@ -6,14 +6,16 @@
  *              signals, the hooks box.c reports through
  *   client.c   clients: accept, SO_PEERCRED, the peer's PID namespace,
  *              dispatch of RunRequest / RunControl / Ps / Stop / Log, replies
- *   box.c      one box's life: checking → policyd → gateway → starting → running →
- *              stopping → finishing → gone, every step an event of boxd's
- *              loop
+ *   box.c      one box's life: checking → policyd → gateway → shell → starting →
+ *              running → stopping → finishing → gone, every step an event of
+ *              boxd's loop
  *   recheck.c  boxd's side of box-recheck: every path of a request re-checked
  *              as the box owner, by a helper with the owner's uid/gid/groups
  *   runtime.c  BASE/ID runtime dir, mask objects, state dir lock
- *   plan.c     BoxSpec → Plan (view, environment, limits) and the disclosure
- *   spawn.c    fork+exec of box-trampoline with fds 0-4 in place
+ *   plan.c     BoxSpec → Plan (view, environment, limits): the agent's,
+ *              box-shell's, a tool's; and the disclosure
+ *   spawn.c    fork+exec of box-trampoline with fds 0-4 (and passed fds 5..) in
+ *              place; its status messages on fd 4
  *   clientd.c  service mode: each client connection handed to its own
  *              box-clientd (decodes, validates, re-encodes for root)
  *   policyd.c  box-policyd: start (PolicyInit/PolicyReady), watch, rotate

@@ -17,6 +17,11 @@
  *                           then "exit N" (SpawnExit); status N, or 126
  *   signal SIG TOOL|- PROG CWD -- ARGV...
  *                           the same, then SpawnSignal SIG once started
+ *   many N TOOL PROG CWD -- ARGV...
+ *                           N SpawnRequests at once; prints "started K refused
+ *                           R" (and the last refusal), then SIGKILLs the
+ *                           started ones and prints "exits K" once every
+ *                           SpawnExit came
  * Trusts: boxd and the alias; it is test code.
  */
 #include <errno.h>
@@ -163,6 +168,64 @@ spawn(int fds[3], char **w, size_t n, int sig)
 	}
 }
 
+/* N spawns in flight at once (boxd's cap), then all killed through SpawnSignal. */
+static int
+many(int fds[3], unsigned n, char **w, size_t nw)
+{
+	Box__SpawnRequest rq = BOX__SPAWN_REQUEST__INIT;
+	char *argv[64], last[512] = "";
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	unsigned started = 0, refused = 0, exits = 0;
+	uint64_t first = next_id;
+
+	if (nw < 5 || n > 4096)
+		return 2;
+	rq.tool = w[0];
+	rq.program_path = w[1];
+	rq.cwd = w[2];
+	for (size_t i = 4; i < nw && rq.n_argv < 64; i++)
+		argv[rq.n_argv++] = w[i];
+	rq.argv = argv;
+	for (unsigned i = 0; i < n; i++) {
+		rq.spawn_id = next_id++;
+		if (box_ipc_chan_send(ctl, BOX__MSG_TYPE__MSG_SPAWN_REQUEST, 0, &rq.base, fds, 3) < 0)
+			return 125;
+	}
+	while (started + refused < n) {
+		if (box_ipc_recv_wait(ctl, &m, 120000) != 1)
+			return 125;
+		if (m.type == BOX__MSG_TYPE__MSG_SPAWN_REPLY) {
+			const Box__SpawnReply *r = (const Box__SpawnReply *)m.msg;
+			if (r->ok)
+				started++;
+			else {
+				refused++;
+				snprintf(last, sizeof(last), "%s", r->error ? r->error : "");
+			}
+		} else if (m.type == BOX__MSG_TYPE__MSG_SPAWN_EXIT)
+			exits++;
+		box_ipc_msg_done(&m);
+	}
+	say(fds[1], "started %u refused %u\n", started, refused);
+	if (refused)
+		say(fds[1], "refusal: %s\n", last);
+	for (uint64_t id = first; id < first + n; id++) {
+		Box__SpawnSignal s = BOX__SPAWN_SIGNAL__INIT;
+		s.spawn_id = id;
+		s.signal = SIGKILL;
+		(void)box_ipc_chan_send(ctl, BOX__MSG_TYPE__MSG_SPAWN_SIGNAL, 0, &s.base, NULL, 0);
+	}
+	while (exits < started) {
+		if (box_ipc_recv_wait(ctl, &m, 120000) != 1)
+			return 125;
+		if (m.type == BOX__MSG_TYPE__MSG_SPAWN_EXIT)
+			exits++;
+		box_ipc_msg_done(&m);
+	}
+	say(fds[1], "exits %u\n", exits);
+	return 0;
+}
+
 static int
 run(const char *command, int fds[3])
 {
@@ -185,6 +248,8 @@ run(const char *command, int fds[3])
 		status = spawn(fds, w + 1, n - 1, 0);
 	else if (strcmp(w[0], "signal") == 0 && n > 2)
 		status = spawn(fds, w + 2, n - 2, atoi(w[1]));
+	else if (strcmp(w[0], "many") == 0 && n > 2)
+		status = many(fds, (unsigned)atoi(w[1]), w + 2, n - 2);
 	else
 		say(fds[2], "fake: unknown directive %s\n", w[0]);
 	free(copy);

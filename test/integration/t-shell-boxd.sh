@@ -16,7 +16,8 @@
 # request's assignments minus reserved names, the box's proxy variables when
 # contained, none with contain_egress = false), stdio = the alias's fds,
 # SpawnExit with the status; SpawnSignal reaches the program (forwarded and
-# not forwarded signals); a box stop kills a running tool; a [tool] with
+# not forwarded signals); at most 256 tools run at once; a box stop kills a
+# running tool; a [tool] with
 # supervise = fs (not built) refuses the box naming its line; ShellReady ok =
 # false refuses the box with box-shell's message; box-shell exiting before
 # ready fails the start; box-shell dying while the box runs stops the box
@@ -247,6 +248,16 @@ check "a tool with supervise = fs (not built): the box is refused (exit 2, rc $r
 check "… naming the line: FILE:LINE: [tool.sup] supervise: …" \
 	grep -q "^boxctl: .*r5.ini:$line: \[tool.sup\] supervise: supervise = fs: supervised programs are not built yet" "$W/r5.err"
 check "… the agent never ran" test ! -s "$W/r5"
+
+# The cap: 256 live tool sandboxes per box; the 257th and 258th are refused.
+write_ini r6 "many 258 sleeper /usr/bin/sleep $W/ws -- sleep 999"
+run_box root "$W/r6" r6
+check "258 spawns at once: 256 started, 2 refused" grep -qx 'started 256 refused 2' "$W/r6"
+check "… refused: too many tools running in this box (at most 256)" \
+	grep -qx 'refusal: too many tools running in this box (at most 256)' "$W/r6"
+check "… each started one killed through SpawnSignal SIGKILL, each SpawnExit came" \
+	grep -qx 'exits 256' "$W/r6"
+check "… none left" no_process 'sleep 999'
 
 write_ini r4 "spawn sleeper /usr/bin/sleep $W/ws -- sleep 987654"
 run_box root "$W/r4" r4 &

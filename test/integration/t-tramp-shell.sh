@@ -39,6 +39,7 @@ suite() {
 	printf two >"$T/tok2"
 	echo "not a key" >"$T/ca.pem"
 	ln -s "$T/bin/probe" "$T/probe-link"
+	ln -s "$T/bin" "$T/bin-link"
 	local P=$T/bin/probe
 	local S=(--shell --write "$T/ws" --read "$T/ro" --workspace "$T/ws" --workload-bin "$P")
 
@@ -185,6 +186,10 @@ EOF
 	refused "workload_bin is a symbolic link (not followed)" \
 		"at mount view: workload_bin $T/probe-link: not a regular file" \
 		--shell --write "$T/ws" --workspace "$T/ws" --workload-bin "$T/probe-link" -- "$T/probe-link" true
+	refused "a symbolic link on workload_bin's path (not followed)" \
+		"at mount view: $T/bin-link/probe: cannot open (a symbolic link in the path)" \
+		--shell --write "$T/ws" --workspace "$T/ws" --workload-bin "$T/bin-link/probe" -- \
+		"$T/bin-link/probe" true
 
 	# --- stdio of a tool (box-shell hands it the alias's fds 0-2) and of box-shell -------------
 	cat >"$T/drive-pipe.py" <<'EOF'
