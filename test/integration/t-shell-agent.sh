@@ -10,9 +10,12 @@
 # never starts (a marker file proves it, and the same program permitted writes it); a
 # refused own command (rm -rf) and a program no [tool]/exec entry covers (126, naming the
 # line to add); 127; FOO=1 and `export` in the command line reach a tool, inherited
-# variables do not; system() from a C program and a #!/bin/sh script reach box-shell; the
-# decisions in decisions.jsonl (source box-shell) and `boxctl log`; the disclosure lists
-# the tools (no "inactive [tool" line).
+# variables do not; a tool's exit status is its status and is recorded (a temporal rule on
+# it then denies); everyday file operations through box-shell's own commands (mkdir cp
+# cp -p mv ln chmod touch ls -l tee redirections heredoc find -exec xargs rm), none of them
+# leaving a setuid/setgid bit; system() from a C program and a #!/bin/sh script reach
+# box-shell; the decisions in decisions.jsonl (source box-shell) and `boxctl log`; the
+# disclosure lists the tools (no "inactive [tool" line).
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
