@@ -5,6 +5,7 @@
 #
 # Adds box-shell and box-alias to lib-run.sh's binary dir ($RB: boxd finds its helpers beside
 # itself) and the agent as $W/agent.py, and provides:
+#   agent_env               the lines of each box's [agent.env] (ASAN_OPTIONS under SAN=)
 #   shell_users             the users to test as: the caller, then boxtest (root only)
 #   user_dir U              $W/U, owned by U, mode 0755 (printed), with U's state/ in it
 #                           (each box's state_dir is $W/U/state/NAME: nothing of an
@@ -40,6 +41,15 @@ shell_built() {
 	[ -z "$SHELL_MISSING" ] && return 0
 	for p in $SHELL_MISSING; do not_ok "$p is built ($BOX_BIN/$p)"; done
 	return 1
+}
+
+# agent_env: the [agent.env] lines of every box here. In a sanitizer build the alias is an
+# ASan program under the box's seccomp filter, which LeakSanitizer cannot work under: the
+# agent gives it ASAN_OPTIONS=detect_leaks=0 (HACKING's rule for such processes).
+agent_env() {
+	echo "E2E_BOX = 1"
+	[ -n "${SAN:-}" ] && echo "ASAN_OPTIONS = detect_leaks=0"
+	return 0
 }
 
 shell_users() {

@@ -163,6 +163,9 @@ state_dir = $D/state/$name
 command = $W/agent.py $D/steps/agent.py
 workspace = $P
 
+[agent.env]
+$(agent_env)
+
 [agent.filesystem]
 write = $P
 exec = $P/bin

@@ -92,6 +92,9 @@ timeout = 200s
 command = $W/agent.py $D/steps/args.py
 workspace = $P
 
+[agent.env]
+$(agent_env)
+
 [agent.filesystem]
 write = $P
 read = $D/steps

@@ -56,6 +56,9 @@ command_timeout = 3s
 command = $W/agent.py $D/steps/sig.py
 workspace = $P
 
+[agent.env]
+$(agent_env)
+
 [agent.filesystem]
 write = $P
 read = $D/steps
@@ -73,6 +76,9 @@ timeout = 100s
 [agent]
 command = $W/agent.py $D/steps/hold.py
 workspace = $P
+
+[agent.env]
+$(agent_env)
 
 [agent.filesystem]
 write = $P

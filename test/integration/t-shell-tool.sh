@@ -116,6 +116,7 @@ command = $W/agent.py $D/steps/tool.py
 workspace = $P
 
 [agent.env]
+$(agent_env)
 E2E_AGENT_ENV = agent-value
 
 [agent.filesystem]

@@ -45,6 +45,7 @@ command = $W/agent.py interactive
 workspace = $P
 
 [agent.env]
+$(agent_env)
 PS1 = e2e-prompt>
 
 [agent.filesystem]
