@@ -9,15 +9,17 @@
  * clone without namespace flags, wait, kill, process groups), pipes and
  * AF_UNIX socketpairs with fd passing, terminals (a few ioctls), the clock
  * and signals. Never: execve/execveat (a host program runs in a tool
- * sandbox through boxd), socket() (no network of its own; socketpair is
- * enough), ptrace, mount, namespaces (clone flags checked; clone3, whose
- * flags a filter cannot see, answers ENOSYS so glibc falls back to clone),
- * bpf, keyctl, personality, TIOCSTI (ioctl requests are listed). Anything
- * else kills the process. The sanitizer runtime's own calls are added by
+ * sandbox through boxd), a socket of its own (socketpair is enough;
+ * socket() answers EACCES, so NSS falls back from nscd to the files),
+ * ptrace, mount, namespaces (clone flags checked; clone3, whose flags a
+ * filter cannot see, answers ENOSYS so glibc falls back to clone), bpf,
+ * keyctl, personality, TIOCSTI (ioctl requests are listed). Anything else
+ * kills the process. The sanitizer runtime's own calls are added by
  * common/seccomp_allow.c in sanitizer builds only.
  * Trusts: nothing.
  */
 #include <errno.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -42,7 +44,12 @@ static const int allowed[] = {
 	SCMP_SYS(sendfile), SCMP_SYS(memfd_create), SCMP_SYS(fcntl), SCMP_SYS(dup),
 	SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(pipe2), SCMP_SYS(chdir), SCMP_SYS(fchdir),
 	SCMP_SYS(getcwd), SCMP_SYS(umask), SCMP_SYS(flock), SCMP_SYS(readlink), SCMP_SYS(stat),
-	SCMP_SYS(lstat),
+	SCMP_SYS(lstat), SCMP_SYS(open), SCMP_SYS(creat), SCMP_SYS(mkdir), SCMP_SYS(rmdir),
+	SCMP_SYS(unlink), SCMP_SYS(rename), SCMP_SYS(link), SCMP_SYS(symlink), SCMP_SYS(chmod),
+	SCMP_SYS(chown), SCMP_SYS(lchown), SCMP_SYS(getdents), SCMP_SYS(getxattr),
+	SCMP_SYS(lgetxattr), SCMP_SYS(fgetxattr), SCMP_SYS(listxattr), SCMP_SYS(llistxattr),
+	SCMP_SYS(flistxattr), SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(fsetxattr),
+	SCMP_SYS(removexattr), SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr),
 	/* processes and signals */
 	SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(setpgid),
 	SCMP_SYS(getpgid), SCMP_SYS(getpgrp), SCMP_SYS(getsid), SCMP_SYS(getpid),
@@ -74,6 +81,14 @@ static const unsigned long ioctls[] = {
 	FIONCLEX,
 };
 
+#ifdef __NR_fchmodat2
+#define SHD_NR_fchmodat2 __NR_fchmodat2
+#elif defined(__x86_64__)
+#define SHD_NR_fchmodat2 452
+#else
+#define SHD_NR_fchmodat2 __SNR_fchmodat2
+#endif
+
 #define NS_FLAGS                                                                     \
 	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |  \
 	 CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME)
@@ -99,6 +114,15 @@ shd_seccomp(void)
 	}
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	/* chmod(1) on a kernel with fchmodat2 (6.6): glibc tries it first (libseccomp may not name it). */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SHD_NR_fchmodat2, 0);
+	/*
+	 * No network of its own: socket() fails (EACCES) instead of killing, so
+	 * that NSS (ls -l, id) falls back from nscd's socket to the files.
+	 */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 0);
 	if (r < 0) {
 		seccomp_release(ctx);
 		return r;

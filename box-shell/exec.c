@@ -1129,6 +1129,15 @@ exec_node(struct sh_shell *sh, struct node *n)
 		return sh->status;
 	if (sh->jump != J_NONE)
 		return sh->status;
+	if (sh->interactive && sh->interrupted) {
+		/*
+		 * Ctrl-C at an interactive shell (the box-shell daemon) abandons the
+		 * command line: a break out of every loop and list; the prompt clears it.
+		 */
+		sh->jump = J_BREAK;
+		sh->jump_n = INT_MAX;
+		return sh->status = 130;
+	}
 	if (sh->pending[SIGINT] || sh->pending[SIGTERM] || sh->pending[SIGHUP] ||
 	    sh->pending[SIGUSR1] || sh->pending[SIGUSR2] || sh->pending[SIGALRM])
 		sh_check_traps(sh);
@@ -1471,15 +1480,11 @@ exec_loop_body(struct sh_shell *sh, struct node *body, bool *stop)
 	int st = body ? exec_node(sh, body) : sh->status;
 	*stop = false;
 	if (sh->interactive && sh->interrupted) {
-		/*
-		 * Ctrl-C at an interactive shell abandons the command line: a break
-		 * out of every loop and list (the prompt clears the jump).
-		 */
+		/* Ctrl-C at an interactive shell: see exec_node. */
 		*stop = true;
 		sh->jump = J_BREAK;
 		sh->jump_n = INT_MAX;
-		sh->status = 130;
-		return 130;
+		return sh->status = 130;
 	}
 	if (sh->jump == J_BREAK) {
 		if (--sh->jump_n <= 0)

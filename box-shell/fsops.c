@@ -121,19 +121,81 @@ rel_of(const char *canon)
 	return canon[1] ? canon + 1 : ".";
 }
 
+/*
+ * openat2's guarantee where the kernel call is refused (the box's seccomp
+ * filter answers ENOSYS: it cannot read openat2's flags and mode): one
+ * component at a time from the root fd, each opened O_NOFOLLOW and checked
+ * to be no symlink, "." and ".." refused. The same errors: ELOOP for a
+ * symlink anywhere (the last component too), ENOTDIR for a non-directory on
+ * the way.
+ */
+static int
+open_walk_beneath(int root_fd, const char *canon, int flags, mode_t mode)
+{
+	const char *p = rel_of(canon);
+	int dfd = root_fd;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		char comp[NAME_MAX + 1];
+		if (n == 0 || n > NAME_MAX) {
+			if (dfd != root_fd)
+				close(dfd);
+			return n ? -ENAMETOOLONG : -EINVAL;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		int fd;
+		struct stat st;
+		if (strcmp(comp, "..") == 0)
+			fd = -EXDEV; /* RESOLVE_BENEATH: never above the root */
+		else if (slash) {
+			fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			fd = fd < 0 ? -errno : fd;
+			if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))) {
+				int e = S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+				close(fd);
+				fd = e;
+			}
+		} else {
+			do
+				fd = openat(dfd, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+			while (fd < 0 && errno == EINTR);
+			fd = fd < 0 ? -errno : fd;
+			/* O_PATH|O_NOFOLLOW opens a symlink itself: RESOLVE_NO_SYMLINKS refuses it. */
+			if (fd >= 0 && (flags & O_PATH) && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+				close(fd);
+				fd = -ELOOP;
+			}
+		}
+		if (dfd != root_fd)
+			close(dfd);
+		if (fd < 0 || !slash)
+			return fd;
+		dfd = fd;
+		p = slash + 1;
+	}
+}
+
 static int
 openat2_beneath(int root_fd, const char *canon, int flags, mode_t mode)
 {
+	static bool no_openat2; /* ENOSYS once: the box's filter; it will not change */
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
 		.mode = (flags & (O_CREAT | O_TMPFILE)) ? (uint64_t)(mode & 07777) : 0,
 		.resolve = RESOLVE_FLAGS,
 	};
-	long fd;
-	do
-		fd = syscall(SYS_openat2, root_fd, rel_of(canon), &how, sizeof(how));
-	while (fd < 0 && errno == EINTR);
-	return fd < 0 ? -errno : (int)fd;
+	long fd = -1;
+	if (!no_openat2) {
+		do
+			fd = syscall(SYS_openat2, root_fd, rel_of(canon), &how, sizeof(how));
+		while (fd < 0 && errno == EINTR);
+		if (fd >= 0 || errno != ENOSYS)
+			return fd < 0 ? -errno : (int)fd;
+		no_openat2 = true;
+	}
+	return open_walk_beneath(root_fd, canon, flags, (flags & (O_CREAT | O_TMPFILE)) ? mode : 0);
 }
 
 /* ---- the cache of canonical directories ------------------------------------ */

@@ -536,9 +536,9 @@ session_maybe_free(struct session *s)
 }
 
 static void
-timer_arm(struct session *s, unsigned ms)
+timer_arm(struct session *s, uint64_t ms)
 {
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
 	if (s->timer)
 		(void)evtimer_add(s->timer, &tv);
 }
@@ -569,8 +569,13 @@ on_session_timer(evutil_socket_t fd, short what, void *arg)
 	s->killing = true;
 	if (s->err_fd >= 0) {
 		char msg[128];
-		int n = snprintf(msg, sizeof(msg), "box-shell: command timed out after %llu ms\n",
-				 (unsigned long long)M.init->command_timeout_ms);
+		uint64_t t = M.init->command_timeout_ms;
+		int n = t % 1000 ? snprintf(msg, sizeof(msg),
+					    "box-shell: command timed out after %llu ms\n",
+					    (unsigned long long)t)
+				 : snprintf(msg, sizeof(msg),
+					    "box-shell: command timed out after %llu s\n",
+					    (unsigned long long)(t / 1000));
 		if (n > 0)
 			(void)!write(s->err_fd, msg, (size_t)n);
 	}
@@ -706,10 +711,9 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		log_err("session %u: cannot watch its control socket", s->id);
 		kill_group(s, SIGKILL);
 	}
+	/* The validator caps it (366 days): no overflow in a timeval. */
 	if (M.init->has_command_timeout_ms && M.init->command_timeout_ms > 0)
-		timer_arm(s, M.init->command_timeout_ms > 86400000ull * 366
-				     ? 86400000u * 366
-				     : (unsigned)M.init->command_timeout_ms);
+		timer_arm(s, M.init->command_timeout_ms);
 }
 
 static void

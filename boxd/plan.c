@@ -435,6 +435,11 @@ build_env(struct box *b, const char *workspace, struct strv *env)
 	strv_add(env, fmt("BOX_NAME=%s", b->name));
 	strv_add(env, fmt("BOX_ID=%s", b->id));
 	gateway_env(b, env);
+#if BOXD_ASAN
+	/* A sanitizer build's shell alias runs here, under the box's seccomp filter. */
+	if (b->alias_exe)
+		strv_add(env, fmt("ASAN_OPTIONS=detect_leaks=0"));
+#endif
 	return env->oom ? -ENOMEM : 0;
 }
 

@@ -8,13 +8,13 @@ SHD_TEST_OBJS := $(SHD_TEST_DIR)/test_shelld.o
 ALL_OBJS      += $(SHD_TEST_OBJS)
 
 $(SHD_TEST_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd \
-	$(call pkg_cflags,libprotobuf-c jansson)
+	$(call pkg_cflags,libprotobuf-c jansson libseccomp)
 
 $(SHD_TEST_DIR)/test_shelld: $(SHD_TEST_OBJS) $(BUILD)/test/policyd/harness.o $(LIBPROTO) \
 		$(LIBCOMMON)
 	$(link_program)
 $(SHD_TEST_DIR)/test_shelld: private MODULE_LDLIBS := \
-	$(call pkg_libs,libprotobuf-c jansson) -lutil
+	$(call pkg_libs,libprotobuf-c jansson libseccomp) -lutil
 
 ifneq ($(wildcard box-shell/main.c),)
 CHECK_SCRIPTS += test/shell/daemon/t-shelld.sh
