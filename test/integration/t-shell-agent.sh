@@ -277,7 +277,7 @@ EOF
 
 	# The file operations an agent does every day, each through box-shell's own commands.
 	for st in "fo_mkdir ok" "fo_cp ok" "fo_cp_p ok" "fo_mv ok" "fo_ln m1" "fo_chmod 700" \
-		"fo_touch 2020" "fo_ls_l 1" "fo_tee x" "fo_redirect 2" "fo_heredoc line" \
+		"fo_touch 2020" "fo_ls_l 2" "fo_tee x" "fo_redirect 2" "fo_heredoc line" \
 		"fo_find_exec b" "fo_xargs a" "fo_rm ok"; do
 		set -- $st
 		check_step "$u: $1: $(sed -n "s/^ (\"$1\", \[\"bash\", \"-c\", \"\(.*\)\"\]),\$/\1/p" "$D/steps/agent.py" | cut -c1-60)" \
@@ -293,8 +293,9 @@ EOF
 	suid=$(find "$P" -perm /6000 2>/dev/null | head -5 | tr '\n' ' ')
 	check_step "$u: … and left no setuid or setgid bit in the grant (${suid:-none})" "$out" setuid \
 		test -z "$suid"
-	check "$u: … the file copies were made (the refusal is of the bits, not of cp)" \
-		test -f "$P/bin/passwd-copy" -a -f "$P/bin/inst-suid"
+	e=$(step_err "$out" setuid)
+	check_step "$u: … each attempt refused, saying why (cp, install, chmod, mkdir: $(grep -c 'never sets setuid or setgid' <<<"$e"))" \
+		"$out" setuid test "$(grep -c 'never sets setuid or setgid' <<<"$e")" -ge 7
 
 	# system() and #!/bin/sh
 	check_step "$u: system() from a C program reaches box-shell" "$out" system \
