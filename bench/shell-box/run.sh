@@ -150,8 +150,6 @@ write = $work/out
 [tool.git]
 command = /usr/bin/git
 EOF
-# A sanitizer build's alias is an ASan program under the box's seccomp filter: no leak check.
-[ -n "${SAN:-}" ] && printf '\n[agent.env]\nASAN_OPTIONS = detect_leaks=0\n' >>"$work/box.ini"
 
 # Inside the box (embedded boxd; state in the work dir).
 (cd "$work" && XDG_STATE_HOME="$work/state" BOX_SOCKET="$work/no-service.sock" \
