@@ -1,8 +1,12 @@
 #!/usr/bin/python3
 # The demo agent: one allowed and one refused file access, then one HTTPS
 # request per URL given (through box-gateway: HTTPS_PROXY, the box CA in
-# SSL_CERT_FILE), printing what came back.
+# SSL_CERT_FILE), printing what came back; then three commands through the
+# box's shell, as coding agents run them (`bash -c …` is box's shell alias,
+# served by box-shell): a shell command, one the policy refuses, and git,
+# a host program box-shell starts in its [tool.git] sandbox.
 import os
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -25,3 +29,10 @@ for url in sys.argv[1:]:
     except OSError as e:
         # A refused CONNECT: urllib reports the proxy's status line.
         print("agent: GET %s -> refused: %s" % (url, e))
+
+for cmd in ("grep -c project README.txt | wc -l", "rm -rf out", "git --version"):
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
+    print("agent: bash -c %r -> exit %d" % (cmd, r.returncode))
+    for line in (r.stdout + r.stderr).splitlines():
+        print("agent:     " + line)
+print("agent: out/ is still there after the refused rm -rf:", os.path.isdir("out"))

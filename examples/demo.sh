@@ -3,7 +3,9 @@
 # absolute existing paths), validate it, and run the demo agent in a real box:
 # two file reads (one denied), an allowed and a denied HTTPS request through
 # box-gateway to a loopback server the demo starts (and stops at the end),
-# then `boxctl log` with the decisions.
+# three commands through the box's shell (a shell command, one the policy
+# refuses, and git as a [tool.git] host program), then `boxctl log` with the
+# decisions.
 # Parts that later issues add say "not yet" instead of failing.
 set -euo pipefail
 BOX_BIN=${BOX_BIN:-build/bin}
@@ -57,13 +59,16 @@ if [ -x "$BOX_BIN/boxd" ] && [ -x "$BOX_BIN/box-gateway" ]; then
 	port=$(cat "$work/port")
 	echo "== boxctl run (the agent reads one granted file, fails to read a denied one;"
 	echo "   GETs https://api.demo.test:$port/echo (allowed), then /admin there and"
-	echo "   https://other.demo.test:$port/echo (both denied))"
+	echo "   https://other.demo.test:$port/echo (both denied); then runs bash -c with a"
+	echo "   shell command (allowed), rm -rf out (refused) and git --version ([tool.git]))"
 	# No service: boxctl starts an embedded boxd for this one box; its state dir is
 	# in the demo's directory ($XDG_STATE_HOME/box/demo), so the log is this run's.
 	(cd "$work" && XDG_STATE_HOME="$work/state" BOX_SOCKET="$work/no-service.sock" \
 		"$BOX_BIN/boxctl" run -c "$work/box.ini" -- "https://api.demo.test:$port/echo" \
 		"https://api.demo.test:$port/admin" "https://other.demo.test:$port/echo")
-	echo "== boxctl log demo (the gateway's decisions: the permitted GET, the denied ones)"
+	echo "== boxctl log demo (the gateway's decisions: the permitted GET, the denied ones;"
+	echo "   box-shell's: the shell command and the files it read, the refused rm -rf, git's"
+	echo "   exec check and its shell:spawn)"
 	(cd "$work" && XDG_STATE_HOME="$work/state" BOX_SOCKET="$work/no-service.sock" \
 		"$BOX_BIN/boxctl" log demo)
 else

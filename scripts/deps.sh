@@ -13,6 +13,7 @@ packages=(
 	libevent-dev libprotobuf-c-dev protobuf-c-compiler libseccomp-dev libcap-dev
 	libinih-dev libjansson-dev android-libboringssl-dev
 	bubblewrap python3 curl openssl iproute2 procps util-linux passwd
+	git tmux
 	nodejs npm
 	nginx-light mitmproxy openssh-server openssh-client
 )

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# run.sh — `make bench` entry for box's shell in a real box (issue 13 item 7), in one run:
+#   alias round trip   `bash -c true` inside a box (alias -> box-shell -> exit) against
+#                      `bash -c true` outside any box; target p50 <= 1 ms
+#   tool spawn         `bash -c 'git --version'` inside the box (box-shell -> shell:spawn ->
+#                      boxd -> a [tool.git] sandbox) against `bwrap … git --version` (the
+#                      view of bench/spawn); target p50 <= 2x bwrap
+#   part 1's workloads (bench/shell) run by box-shell in the box, every decision through
+#                      box-policyd and logged, against bash + GNU tools outside: grep -rn
+#                      literal and -E over 10,000 files (target <= 3x GNU grep), find | xargs
+#                      wc -l, sed -n over 50 MB, the 100,000-iteration while loop (part 1's
+#                      targets, printed for reference)
+# The same timer (sbtime, fork+execve, no interpreter in between) measures both sides; inside
+# the box it is the agent. Outputs are compared (a different output is reported, not timed as
+# a pass). Prints every ratio with MET or MISSED; exits 0 (it reports, it does not gate).
+#   --smoke   make check's short run (bench/shell-box/smoke.sh): 1,000 files, few runs, no
+#             50 MB file; TAP lines; fails when the box cannot run a workload or an output
+#             differs — never on a ratio.
+# Env: BENCH_SHELL_BOX_RUNS (alias runs, default 300), BENCH_SHELL_DIR (default /var/tmp).
+# Trusts: nothing; it is a benchmark.
+set -u
+smoke=false
+[ "${1:-}" = --smoke ] && smoke=true
+BOX_BUILD=${BOX_BUILD:-build}
+BOX_BIN=${BOX_BIN:-$BOX_BUILD/bin}
+BOX_BUILD=$(cd "$BOX_BUILD" && pwd)
+BOX_BIN=$(cd "$BOX_BIN" && pwd)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+
+if $smoke; then
+	n_alias=30 n_tool=6 n_work=1 dirs=10
+else
+	n_alias=${BENCH_SHELL_BOX_RUNS:-300} n_tool=40 n_work=3 dirs=100
+fi
+pass=0 fail=0
+ok() { echo "ok - shell-box: $*"; pass=$((pass + 1)); }
+not_ok() { echo "not ok - shell-box: $*"; fail=$((fail + 1)); }
+say() { if $smoke; then echo "# $*"; else echo "$*"; fi; }
+finish() {
+	if $smoke; then
+		echo "# $pass passed, $fail failed"
+		[ "$fail" -eq 0 ]
+		exit
+	fi
+	exit 0
+}
+
+work=$(mktemp -d "${BENCH_SHELL_DIR:-/var/tmp}/shell-box-bench.XXXXXX") || exit 1
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+say "== bench/shell-box: box's shell in a real box vs outside any box"
+for p in boxctl boxd box-trampoline box-policyd box-gateway box-clientd box-recheck box-shell box-alias; do
+	if [ ! -x "$BOX_BIN/$p" ]; then
+		if $smoke; then not_ok "$p is built ($BOX_BIN/$p)"; else echo "shell-box: $p is not built; n/a"; fi
+		finish
+	fi
+done
+sbtime=$BOX_BUILD/bench/shell-box/sbtime
+if [ ! -x "$sbtime" ]; then
+	$smoke && not_ok "sbtime is built ($sbtime)"
+	$smoke || echo "shell-box: $sbtime is not built; n/a"
+	finish
+fi
+cp "$sbtime" "$work/sbtime"
+chmod 755 "$work/sbtime"
+mkdir -p "$work/out" "$work/host" "$work/state"
+
+# The tree of bench/shell: DIRS directories x 100 files, C-like text, a literal in 1 %.
+python3 - "$work/tree" "$dirs" <<'PY'
+import os, random, sys
+root, dirs = sys.argv[1], int(sys.argv[2])
+random.seed(12)
+words = ["int", "char", "return", "static", "void", "struct", "if", "else", "for", "while",
+         "size_t", "buf", "len", "ptr", "count", "value", "node", "next", "state", "error"]
+for d in range(dirs):
+    dd = os.path.join(root, "d%02d" % (d // 10), "s%02d" % d)
+    os.makedirs(dd, exist_ok=True)
+    for f in range(100):
+        ext = ".c" if f % 2 == 0 else (".h" if f % 4 == 1 else ".txt")
+        lines = [" ".join(random.choice(words) for _ in range(8)) + ";" for _ in range(40)]
+        if (d * 100 + f) % 100 == 7:
+            lines[20] = "needle_literal_marker found here;"
+        if (d * 100 + f) % 50 == 3:
+            lines[10] = "foo_42x regex target;"
+        with open(os.path.join(dd, "f%03d%s" % (f, ext)), "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+PY
+if ! $smoke; then
+	python3 - "$work/big.txt" <<'PY'
+import sys, random
+random.seed(7)
+words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+with open(sys.argv[1], "w") as fh:
+    n = i = 0
+    while n < 50 * 1024 * 1024:
+        line = " ".join(random.choice(words) for _ in range(10))
+        if i % 1000 == 999:
+            line += " needle"
+        line += "\n"
+        fh.write(line)
+        n += len(line)
+        i += 1
+PY
+else
+	: >"$work/big.txt"
+fi
+
+# The workloads: NAME, runs, command line (run by /bin/bash -c on both sides).
+workloads=(
+	"grep_literal|$n_work|grep -rn needle_literal_marker ."
+	"grep_regex|$n_work|grep -rnE 'fo[o0]_[0-9]+x' ."
+	"find_xargs_wc|$n_work|find . -name '*.c' | xargs wc -l"
+)
+if ! $smoke; then
+	workloads+=("sed_50mb|$n_work|sed -n '/needle/p' ../big.txt"
+		"while_loop|$n_work|i=0; while [ \$i -lt 100000 ]; do i=\$((i+1)); done; echo \$i")
+fi
+
+# plan FILE OUTDIR: sbtime's plan (tab-separated), the same on both sides.
+plan() {
+	local f=$1 o=$2 w name n cmd
+	{
+		printf 'alias_true\t%s\t-\t/bin/bash\t-c\ttrue\n' "$n_alias"
+		printf 'tool_git\t%s\t%s/tool_git.out\t/bin/bash\t-c\tgit --version\n' "$n_tool" "$o"
+		for w in "${workloads[@]}"; do
+			IFS='|' read -r name n cmd <<<"$w"
+			printf '%s\t%s\t%s/%s.out\t/bin/bash\t-c\t%s\n' "$name" "$n" "$o" "$name" "$cmd"
+		done
+	} >"$f"
+}
+plan "$work/plan.box" "$work/out"
+plan "$work/plan.host" "$work/host"
+printf 'permit (principal, action, resource);\n' >"$work/allow.cedar"
+cat >"$work/box.ini" <<EOF
+[box]
+name = bench-shbox
+policy = allow.cedar
+timeout = 1200s
+
+[agent]
+command = $work/sbtime --plan $work/plan.box
+workspace = $work/tree
+
+[agent.filesystem]
+read = $work/tree
+read_file = $work/big.txt
+read_file = $work/plan.box
+write = $work/out
+
+[tool.git]
+command = /usr/bin/git
+EOF
+
+# Inside the box (embedded boxd; state in the work dir).
+(cd "$work" && XDG_STATE_HOME="$work/state" BOX_SOCKET="$work/no-service.sock" \
+	timeout -k 5 1500 "$BOX_BIN/boxctl" run -q -c "$work/box.ini") >"$work/box.times" 2>"$work/box.err"
+rc=$?
+if [ "$rc" != 0 ]; then
+	if $smoke; then not_ok "the box ran (boxctl exit $rc)"; else echo "shell-box: the box failed (exit $rc)"; fi
+	sed 's/^/#   /' "$work/box.err" | head -10
+	finish
+fi
+$smoke && ok "the box ran every workload (boxctl exit 0)"
+
+# Outside any box: real bash and GNU tools, then bwrap for the tool spawn.
+(cd "$work/tree" && "$work/sbtime" --plan "$work/plan.host") >"$work/host.times" 2>"$work/host.err"
+bw=(/usr/bin/bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL
+	--tmpfs / --ro-bind /usr /usr)
+for l in bin lib lib64 sbin; do
+	if [ -L /$l ]; then bw+=(--symlink "$(readlink /$l)" /$l); elif [ -d /$l ]; then bw+=(--ro-bind /$l /$l); fi
+done
+for f in ld.so.cache ld.so.conf ld.so.conf.d nsswitch.conf hosts host.conf gai.conf services \
+	protocols localtime ssl ca-certificates alternatives mime.types passwd group; do
+	[ -e /etc/$f ] && bw+=(--ro-bind /etc/$f /etc/$f)
+done
+bw+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs /var/tmp --tmpfs /dev/shm
+	--dir "$work/tree" --chdir "$work/tree" --remount-ro / -- /usr/bin/git --version)
+if [ -x /usr/bin/bwrap ]; then
+	"$work/sbtime" bwrap_git "$n_tool" "${bw[@]}" >>"$work/host.times" 2>>"$work/host.err"
+fi
+
+# field FILE NAME KEY: KEY=value of workload NAME's line.
+field() { sed -n "s/^$2 .* $3=\\([0-9]*\\).*/\\1/p" "$1" | head -1; }
+ms() { awk -v u="$1" 'BEGIN { printf "%.3f", u / 1000 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+met() { awk -v r="$1" -v t="$2" 'BEGIN { print (r != "n/a" && r <= t) ? "MET" : "MISSED" }'; }
+
+# Every workload ran on both sides, with the same status and no failed run.
+for name in alias_true tool_git $(for w in "${workloads[@]}"; do echo "${w%%|*}"; done); do
+	bf=$(field "$work/box.times" "$name" fails) bs=$(sed -n "s/^$name .* status=\\([0-9]*\\)$/\\1/p" "$work/box.times")
+	hs=$(sed -n "s/^$name .* status=\\([0-9]*\\)$/\\1/p" "$work/host.times")
+	if [ -z "$bf" ] || [ "$bf" != 0 ] || [ "$bs" != "$hs" ]; then
+		m="$name: in the box fails=${bf:-none} status=${bs:-none}, outside status=${hs:-none}"
+		if $smoke; then not_ok "$m"; else echo "shell-box: $m"; fi
+		grep -v '^box' "$work/box.err" | head -5 | sed 's/^/#   /'
+	elif $smoke; then
+		ok "$name: every run in the box exits as outside (status $bs)"
+	fi
+done
+
+# Outputs (the last run of each) compared; grep's file order may differ, so sorted.
+for name in tool_git $(for w in "${workloads[@]}"; do echo "${w%%|*}"; done); do
+	if [ -s "$work/host/$name.out" ] && cmp -s <(sort "$work/out/$name.out" 2>/dev/null) <(sort "$work/host/$name.out"); then
+		$smoke && ok "$name: the box's output equals the output outside ($(wc -l <"$work/host/$name.out") lines)"
+		eval "same_$name=true"
+	else
+		m="$name: the box's output differs from the output outside"
+		if $smoke; then not_ok "$m"; else echo "shell-box: $m"; fi
+		diff <(sort "$work/out/$name.out" 2>/dev/null) <(sort "$work/host/$name.out") | head -5 | sed 's/^/#   /'
+		eval "same_$name=false"
+	fi
+done
+sd=$work/state/box/bench-shbox/decisions.jsonl
+decisions=$( [ -f "$sd" ] && wc -l <"$sd" || echo 0)
+if $smoke; then
+	if grep -q '"source":"box-shell"' "$sd" 2>/dev/null; then
+		ok "the workloads' decisions went through box-policyd ($decisions lines in decisions.jsonl)"
+	else
+		not_ok "decisions.jsonl has box-shell's decisions ($sd)"
+	fi
+fi
+
+# The ratios.
+a_box=$(field "$work/box.times" alias_true p50_us)
+a_host=$(field "$work/host.times" alias_true p50_us)
+if [ -n "$a_box" ]; then
+	say "$(printf '%-40s box p50 %8s ms  host bash p50 %8s ms  ratio %5s  (target p50 <= 1 ms: %s)' \
+		"alias round trip: bash -c true" "$(ms "$a_box")" "$(ms "${a_host:-0}")" \
+		"$(ratio "$a_box" "${a_host:-0}")" "$(awk -v u="$a_box" 'BEGIN { print u <= 1000 ? "MET" : "MISSED" }')")"
+fi
+t_box=$(field "$work/box.times" tool_git p50_us)
+t_bw=$(field "$work/host.times" bwrap_git p50_us)
+if [ -n "$t_box" ] && [ -n "$t_bw" ]; then
+	r=$(ratio "$t_box" "$t_bw")
+	say "$(printf '%-40s box p50 %8s ms  bwrap git p50 %8s ms  ratio %5s  (target <= 2x bwrap: %s)' \
+		"tool spawn: bash -c 'git --version'" "$(ms "$t_box")" "$(ms "$t_bw")" "$r" "$(met "$r" 2)")"
+elif [ -n "$t_box" ]; then
+	say "tool spawn: bash -c 'git --version'  box p50 $(ms "$t_box") ms  (bwrap is not installed: no ratio)"
+fi
+for w in "${workloads[@]}"; do
+	IFS='|' read -r name n cmd <<<"$w"
+	b=$(field "$work/box.times" "$name" min_us) h=$(field "$work/host.times" "$name" min_us)
+	[ -n "$b" ] && [ -n "$h" ] || continue
+	case $name in
+	grep_*) target=3 ;; find_xargs_wc) target=2 ;; sed_50mb) target=1.5 ;; *) target=1 ;;
+	esac
+	r=$(ratio "$b" "$h")
+	v=$(met "$r" "$target")
+	same=same_$name
+	${!same} || v="OUTPUT DIFFERS"
+	say "$(printf '%-40s box %8s ms  bash+GNU %8s ms  ratio %5s  (target <= %sx: %s)  [%s]' \
+		"$name (best of $n)" "$(ms "$b")" "$(ms "$h")" "$r" "$target" "$v" "$cmd")"
+done
+say "decisions logged by box-policyd during the run: $decisions lines"
+finish

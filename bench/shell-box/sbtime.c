@@ -1,0 +1,158 @@
+/*
+ * sbtime.c — the timer of bench/shell-box: runs commands N times each with fork+execve and
+ * prints the wall time of every run's round trip (fork to reaped), so the same program measures
+ * `bash -c true` inside a box (where bash is box's shell alias) and outside one (real bash),
+ * with no interpreter's start-up in between. Inside a box it is the agent itself.
+ *
+ *   sbtime --plan FILE     FILE: one workload per line, fields separated by tabs:
+ *                          NAME  N  OUT  ARGV0  ARGV1 ...
+ *                          OUT: "-" (stdout to /dev/null) or a file that gets the stdout of
+ *                          the last run (stderr always goes to sbtime's stderr)
+ *   sbtime NAME N CMD...   one workload from the command line (stdout to /dev/null)
+ *
+ * For each workload it prints one line:
+ *   NAME n=N fails=F min_us=… p50_us=… p90_us=… max_us=… status=S
+ * (S: the last run's exit status; F: runs whose status differs from the first run's).
+ * Trusts: nothing; it is a benchmark tool. Its inputs are the benchmark's own files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SBTIME_RUNS_MAX 100000
+#define SBTIME_ARGS_MAX 64
+#define SBTIME_LINE_MAX 8192
+
+extern char **environ;
+
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One run: the status (0-255, 128+signal), or -1 when it could not start. */
+static int
+run_once(char *const argv[], const char *out)
+{
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+			     : open("/dev/null", O_WRONLY | O_CLOEXEC);
+		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || in < 0 || dup2(fd, 1) < 0 || dup2(in, 0) < 0)
+			_exit(125);
+		execve(argv[0], argv, environ);
+		fprintf(stderr, "sbtime: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int
+workload(const char *name, long n, const char *out, char *const argv[])
+{
+	uint64_t *t;
+	int first = 0, last = 0;
+	long fails = 0;
+
+	if (n < 1 || n > SBTIME_RUNS_MAX) {
+		fprintf(stderr, "sbtime: %s: N must be 1-%d\n", name, SBTIME_RUNS_MAX);
+		return -1;
+	}
+	t = calloc((size_t)n, sizeof(*t));
+	if (!t)
+		return -1;
+	for (long i = 0; i < n; i++) {
+		uint64_t a = now_us();
+
+		/* Only the last run's stdout is kept: the others go to /dev/null. */
+		last = run_once(argv, i == n - 1 ? out : NULL);
+		t[i] = now_us() - a;
+		if (i == 0)
+			first = last;
+		else if (last != first)
+			fails++;
+	}
+	qsort(t, (size_t)n, sizeof(*t), cmp_u64);
+	printf("%s n=%ld fails=%ld min_us=%llu p50_us=%llu p90_us=%llu max_us=%llu status=%d\n", name,
+	       n, fails, (unsigned long long)t[0], (unsigned long long)t[n / 2],
+	       (unsigned long long)t[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1],
+	       (unsigned long long)t[n - 1], last);
+	fflush(stdout);
+	free(t);
+	return 0;
+}
+
+static int
+run_plan(const char *path)
+{
+	char line[SBTIME_LINE_MAX];
+	FILE *f = fopen(path, "re");
+	int rc = 0;
+
+	if (!f) {
+		fprintf(stderr, "sbtime: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *fields[SBTIME_ARGS_MAX + 4];
+		int nf = 0;
+		char *save = NULL;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		for (char *p = strtok_r(line, "\t", &save); p && nf < SBTIME_ARGS_MAX + 3;
+		     p = strtok_r(NULL, "\t", &save))
+			fields[nf++] = p;
+		if (nf < 4) {
+			fprintf(stderr, "sbtime: %s: a line needs NAME N OUT ARGV0...\n", path);
+			rc = 1;
+			continue;
+		}
+		fields[nf] = NULL;
+		if (workload(fields[0], strtol(fields[1], NULL, 10),
+			     strcmp(fields[2], "-") == 0 ? NULL : fields[2], fields + 3) < 0)
+			rc = 1;
+	}
+	fclose(f);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--plan") == 0)
+		return run_plan(argv[2]);
+	if (argc >= 4)
+		return workload(argv[1], strtol(argv[2], NULL, 10), NULL, argv + 3) < 0;
+	fprintf(stderr, "usage: sbtime --plan FILE | sbtime NAME N CMD...\n");
+	return 2;
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# t-shell-tty.sh — the interactive shell at a real terminal (tmux, lib-tmux.sh), in a real
+# box, as the caller and as boxtest: the agent execs /bin/bash with no operand at the box's
+# pty, so the alias asks box-shell for an interactive shell on that terminal: its prompt
+# (PS1), COLUMNS/LINES of the terminal and after a window-size change, stdin and stdout a
+# terminal (for a tool too), Ctrl-C ends the running command (an own command and a tool)
+# and the shell goes on, and `exit 3` ends it with status 3, which boxctl returns.
+# Trusts: nothing; test code.
+. test/lib.sh
+. test/integration/lib-run.sh
+. test/integration/lib-shell.sh
+. test/integration/lib-tmux.sh
+set -u
+trap 'tmux_stop; run_cleanup' EXIT
+cd "$W"
+
+if ! shell_built; then
+	tap_done
+	exit 1
+fi
+if ! command -v tmux >/dev/null; then
+	not_ok "tmux is installed (make deps)"
+	tap_done
+	exit 1
+fi
+if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
+	skip "the interactive shell as boxtest" "needs root to create and become the user boxtest"
+fi
+
+for u in $(shell_users); do
+	D=$(user_dir "$u")
+	P=$D/proj
+	name=e2e-ty-$u
+	mkdir -p "$P"
+	printf 'permit (principal, action, resource);\n' >"$D/allow.cedar"
+	cat >"$D/tty.ini" <<EOF
+[box]
+name = $name
+state_dir = $D/state/$name
+policy = allow.cedar
+timeout = 120s
+
+[agent]
+command = $W/agent.py interactive
+workspace = $P
+
+[agent.env]
+$(agent_env)
+PS1 = e2e-prompt>
+
+[agent.filesystem]
+write = $P
+
+[tool.python3]
+command = /usr/bin/python3
+EOF
+	chown -R "$u:" "$D"
+	chmod 644 "$D/tty.ini" "$D/allow.cedar"
+	if [ "$u" = "$(id -un)" ]; then
+		run="cd '$W' && exec '$RB/boxctl' run -q -c '$D/tty.ini'"
+	else
+		run="cd '$W' && exec setpriv --reuid '$u' --regid '$(id -g "$u")' --init-groups env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME HOME='$(getent passwd "$u" | cut -d: -f6)' BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' '$RB/boxctl' run -q -c '$D/tty.ini'"
+	fi
+	tmux_start 24 80 "timeout --foreground -k 5 150 sh -c \"$run\""
+
+	# No prompt at all: the checks below fail at once instead of each waiting its time out.
+	alive=true
+	twait() { $alive && tmux_wait "$@"; }
+	tmux_wait "e2e-prompt>" 20 || alive=false
+	check "$u: the interactive shell shows its prompt (PS1)" $alive
+	tmux_type 'echo size=$COLUMNS:$LINES'
+	check "$u: COLUMNS and LINES are the terminal's (80x24)" twait "size=80:24"
+	tmux_type 'test -t 0 && test -t 1 && echo tty-$((3+4))-yes'
+	check "$u: stdin and stdout are a terminal" twait "tty-7-yes"
+	tmux_type "python3 -c 'import os; print(\"tool-tty=%d%d\" % (os.isatty(0), os.isatty(1)))'"
+	check "$u: a tool at the terminal: its stdin and stdout are the terminal" twait "tool-tty=11"
+	tmux_resize 30 100
+	sleep 0.5
+	tmux_type 'echo size=$COLUMNS:$LINES'
+	check "$u: a window-size change reaches the shell (100x30)" twait "size=100:30"
+	tmux_type "python3 -c 'import shutil; print(\"tool-size=%d:%d\" % tuple(shutil.get_terminal_size()))'"
+	check "$u: … and a tool sees the new size" twait "tool-size=100:30"
+
+	tmux_type 'sleep 60; echo sleep-not-interrupted'
+	sleep 1
+	t0=$(date +%s)
+	tmux_keys C-c
+	tmux_type 'echo after-$((40+2))-int'
+	check "$u: Ctrl-C ends the running command; the shell goes on" twait "after-42-int" 10
+	check "$u: … within seconds ($(($(date +%s) - t0)) s)" test $(($(date +%s) - t0)) -lt 10
+	check "$u: … the rest of that line did not run" test "$(tmux_count 'sleep-not-interrupted')" -le 1
+	tmux_type "python3 -c 'import time; time.sleep(61.25)  # e2e-tty-$u'"
+	sleep 1.5
+	tmux_keys C-c
+	tmux_type 'echo after-$((50+1))-tool'
+	check "$u: Ctrl-C ends a tool at the terminal; the shell goes on" twait "after-51-tool" 10
+	check "$u: … the tool is gone" no_process "e2e-tty-$u"
+
+	tmux_type 'exit 3'
+	rc=$($alive && tmux_wait_exit 20 || echo "no shell")
+	check "$u: exit 3 ends the shell, and boxctl returns 3 (rc $rc)" test "$rc" = 3
+	if [ "$rc" != 3 ]; then
+		tmux_screen | tail -15 | sed 's/^/#   screen: /'
+	fi
+	tmux_stop
+	check "$u: nothing of the box is left (box-shell)" no_shell_left
+done
+tap_done
