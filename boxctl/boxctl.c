@@ -21,7 +21,7 @@ static int cmd_version(int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "check", cmd_check, "check [-c box.ini]" },
-	{ "policy", cmd_policy, "policy check|eval [--home DIR] ... POLICY" },
+	{ "policy", cmd_policy, "policy check|eval|replay|suggest ..." },
 	{ "run", cmd_run, "run [-c box.ini] [-q] [--detach] [-- ARGS...]" },
 	{ "ps", cmd_ps, "ps" },
 	{ "stop", cmd_stop, "stop NAME|ID" },
