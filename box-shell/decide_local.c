@@ -35,6 +35,13 @@
  * decisions are not seen by the parent's temporal rules: box-sh is the
  * standalone tool; in a box, box-policyd holds one history).
  *
+ * Test hook: BOX_TEST_SLOW_EXEC=PROGRAM:MS, read from box-sh's own
+ * environment when the decider is made (before the script runs, so a script
+ * cannot set it), sleeps MS ms after each shell:exec decision of PROGRAM,
+ * its line already logged, before the command runs: it only slows that step
+ * (logbuf.sh uses it to land the timeout's SIGTERM between an echo's
+ * decision and its write, every time). Malformed, box-sh refuses to start.
+ *
  * Strings that are not UTF-8 (file names may hold any byte) are evaluated
  * as the bytes they are; the log line shows each invalid byte as U+FFFD.
  *
@@ -100,6 +107,10 @@ struct sh_decider {
 	struct shlog input_json, exec_json;
 	bool exec_json_valid;
 	struct sh_decider *next_live; /* for the exit and fork handlers */
+	/* BOX_TEST_SLOW_EXEC=PROGRAM:MS (tests only): each shell:exec decision of
+	 * PROGRAM is followed by MS ms of sleep before the command runs */
+	char *slow_program;
+	long slow_ms;
 };
 
 /* Every live decider, for the atexit flush and the fork handler. */
@@ -296,6 +307,47 @@ say(char *why, size_t why_len, const char *file, const char *sep, const char *wh
 		(void)snprintf(why, why_len, "%s%s%s", file, sep, what);
 }
 
+/* BOX_TEST_SLOW_EXEC=PROGRAM:MS (see the top): into d->slow_program/slow_ms. */
+static int
+slow_exec_hook(struct sh_decider *d, char *why, size_t why_len)
+{
+	const char *v = getenv("BOX_TEST_SLOW_EXEC");
+	if (!v || !*v)
+		return 0;
+	const char *colon = strrchr(v, ':');
+	char *end = NULL;
+	long ms = colon ? strtol(colon + 1, &end, 10) : -1;
+	if (!colon || colon == v || end == colon + 1 || *end || ms < 1 || ms > 60000) {
+		say(why, why_len, "BOX_TEST_SLOW_EXEC", ": ", "not PROGRAM:MS (MS 1 to 60000)");
+		return -EINVAL;
+	}
+	d->slow_program = strndup(v, (size_t)(colon - v));
+	if (!d->slow_program) {
+		say(why, why_len, "BOX_TEST_SLOW_EXEC", ": ", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	d->slow_ms = ms;
+	return 0;
+}
+
+/* The hook's sleep: the whole of it, a caught signal (a trap) does not cut it short. */
+static void
+slow_exec_sleep(const struct sh_decider *d, const char *program)
+{
+	if (!d->slow_program || !program || strcmp(program, d->slow_program) != 0)
+		return;
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += d->slow_ms / 1000;
+	until.tv_nsec += (d->slow_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
 int
 sh_decider_local_new(const char *policy_text, size_t len, const char *policy_path,
 		     const char *home, int decisions_fd, struct sh_decider **out, char *why,
@@ -358,6 +410,8 @@ sh_decider_local_new(const char *policy_text, size_t len, const char *policy_pat
 		say(why, why_len, file, ": ", strerror(-r));
 		goto fail;
 	}
+	if ((r = slow_exec_hook(d, why, why_len)) < 0)
+		goto fail;
 	d->last_flush_ns = clock_ns();
 	pthread_once(&handlers_once, install_handlers);
 	d->next_live = live;
@@ -394,6 +448,7 @@ sh_decider_local_free(struct sh_decider *d)
 	free(d->ppath.s);
 	free(d->command.s);
 	free(d->home);
+	free(d->slow_program);
 	free(d);
 }
 
@@ -623,7 +678,10 @@ sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_
 	int k = exec_fields(d, r, NULL, &fs, false);
 	if (k < 0)
 		return k;
-	return decide(d, "shell:exec", &fs, r->program, true, out);
+	k = decide(d, "shell:exec", &fs, r->program, true, out);
+	if (k == 0)
+		slow_exec_sleep(d, r->program);
+	return k;
 }
 
 int

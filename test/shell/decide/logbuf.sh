@@ -5,7 +5,7 @@
 # every way such a process ends still writes them: an ordinary exit, death by
 # SIGPIPE (a closed pipe), the command timeout's SIGTERM (and the SIGKILL 2 s
 # later when the script traps SIGTERM: the stage then writes each line at
-# once), `timeout -s KILL` (its tree writes each line at once) and `kill -9`
+# once; or SIGPIPE before the trap ran, when the reader died of the SIGTERM), `timeout -s KILL` (its tree writes each line at once) and `kill -9`
 # of a background job (a background job never buffers).
 #
 # How loss would show: the stage decides `[ $i -gt 0 ]` and then prints $i;
@@ -101,17 +101,51 @@ else
 		"lines for it: $(grep -ac "\"command\":\"\[ $last -gt 0 \]\"" "$tmp/log.jsonl"), whole JSON: $(whole_json && echo yes || echo no)"
 fi
 
-# 4. SIGTERM trapped by the stage: it goes on until the SIGKILL 2 s later
-run --command-timeout 1s -c "{ trap 'echo term >&2' TERM; $loop; } | cat > n"
+# 4. SIGTERM trapped by the stage: it goes on until the SIGKILL 2 s later.
+# Its reader ignores SIGTERM too (a `cat` left at the default would die of
+# the SIGTERM at once and the stage of SIGPIPE at its next echo, maybe before
+# its trap ran: case 4b), so the stage prints "term" into n and numbers after
+# it until the SIGKILL: it died of that, writing each line at once.
+run --command-timeout 1s -c "{ trap 'echo term' TERM; $loop; } | { trap '' TERM; cat > n; }"
 last=$(last_printed "$tmp/n")
+after_term=$(sed -n '/^term$/,$p' "$tmp/n" | grep -cE '^[0-9]+$')
 if [ "$(cat "$tmp/status")" = 124 ] && [ -n "$last" ] && has_decision "[ $last -gt 0 ]" &&
-	grep -q term "$tmp/err" && whole_json; then
-	ok "a stage that traps SIGTERM and dies of the SIGKILL lost no line (last printed $last)"
+	[ "$after_term" -gt 0 ] && whole_json; then
+	ok "a stage that traps SIGTERM and dies of the SIGKILL lost no line (last printed $last, $after_term after the trap)"
 else
 	not_ok "a stage that traps SIGTERM and dies of the SIGKILL lost no line"
-	diag "status $(cat "$tmp/status"), last printed '$last'" \
+	diag "status $(cat "$tmp/status"), last printed '$last', numbers after the trap's line: $after_term" \
 		"last [ in the log: $(grep -ao '"command":"\[ [0-9]* -gt 0 \]"' "$tmp/log.jsonl" | tail -n 1)" \
 		"lines for it: $(grep -ac "\"command\":\"\[ $last -gt 0 \]\"" "$tmp/log.jsonl"), whole JSON: $(whole_json && echo yes || echo no)"
+fi
+
+# 4b. the same stage with a reader that dies of the SIGTERM: the SIGTERM lands
+# between an echo's decision and its write (BOX_TEST_SLOW_EXEC holds every
+# echo 300 ms after its decision), the reader is gone by the write, and the
+# stage dies of SIGPIPE before its trap could run (a trap runs between
+# commands). Its lines are written at once (SIGTERM is the script's): the
+# decision of the echo that died is in the log, and the trap's is not.
+BOX_TEST_SLOW_EXEC=echo:300 run --command-timeout 1s -c "{ trap 'echo term >&2' TERM; $loop; } | cat > n"
+last=$(last_printed "$tmp/n")
+if [ "$(cat "$tmp/status")" = 124 ] && [ -n "$last" ] && has_decision "[ $last -gt 0 ]" &&
+	has_decision "echo $((last + 1))" && [ "$(count '"command":"echo term"')" = 0 ] &&
+	! grep -q term "$tmp/err" && whole_json; then
+	ok "a stage that traps SIGTERM and dies of SIGPIPE before its trap lost no line (last printed $last)"
+else
+	not_ok "a stage that traps SIGTERM and dies of SIGPIPE before its trap lost no line"
+	diag "status $(cat "$tmp/status"), last printed '$last', err: $(cat "$tmp/err")" \
+		"last echo in the log: $(grep -ao '"command":"echo [0-9a-z]*"' "$tmp/log.jsonl" | tail -n 1)" \
+		"whole JSON: $(whole_json && echo yes || echo no)"
+fi
+
+# 4c. the hook's value is checked: box-sh refuses to start, naming it
+BOX_TEST_SLOW_EXEC=echo run -c 'echo hi'
+if [ "$(cat "$tmp/status")" != 0 ] && [ ! -s "$tmp/out" ] &&
+	grep -q 'BOX_TEST_SLOW_EXEC: not PROGRAM:MS' "$tmp/err"; then
+	ok "a malformed BOX_TEST_SLOW_EXEC makes box-sh refuse to start"
+else
+	not_ok "a malformed BOX_TEST_SLOW_EXEC makes box-sh refuse to start"
+	diag "status $(cat "$tmp/status"), out: $(cat "$tmp/out"), err: $(cat "$tmp/err")"
 fi
 
 # 5. timeout -s KILL of a nested shell's pipeline
