@@ -54,14 +54,6 @@
 
 static struct event *stop_signals[2];
 
-static bool
-is_seqpacket(int fd)
-{
-	int type = 0;
-	socklen_t l = sizeof(type);
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0 && type == SOCK_SEQPACKET;
-}
-
 /* A refusal to start: GatewayReady ok=false with the reason, then exit 1. */
 static noreturn void
 start_fail(struct box_ipc_chan *chan, uint64_t rid, const char *fmt, ...)
@@ -88,11 +80,11 @@ start_fail(struct box_ipc_chan *chan, uint64_t rid, const char *fmt, ...)
 static void
 channels_check(void)
 {
-	if (!is_seqpacket(GW_FD_BOXD))
+	if (!fd_is_seqpacket(GW_FD_BOXD))
 		fatalx(
 		    "fd %d is not boxd's SOCK_SEQPACKET channel (box-gateway is started by boxd)",
 		    GW_FD_BOXD);
-	if (!is_seqpacket(GW_FD_POLICYD))
+	if (!fd_is_seqpacket(GW_FD_POLICYD))
 		fatalx("fd %d is not box-policyd's SOCK_SEQPACKET channel", GW_FD_POLICYD);
 	signal(SIGPIPE, SIG_IGN);
 }

@@ -931,14 +931,6 @@ on_close(struct box_ipc_event *e, int error, void *userdata)
 
 /* ---- start-up --------------------------------------------------------------- */
 
-static bool
-is_seqpacket(int fd)
-{
-	int type = 0;
-	socklen_t len = sizeof(type);
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET;
-}
-
 static void
 send_ready(int fd, uint64_t request_id, bool ok, const char *message,
 	   const struct engine_stats *st)
@@ -1009,14 +1001,14 @@ args_parse(int argc, char **argv, struct privdrop *pd)
 static void
 channels_take(void)
 {
-	if (!is_seqpacket(POLICYD_FD_BOXD))
+	if (!fd_is_seqpacket(POLICYD_FD_BOXD))
 		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-policyd is started by boxd)",
 		       POLICYD_FD_BOXD);
 	for (int i = 1; i < POLICYD_N_PEERS; i++) {
 		int fd = S.peers[i].fd;
 		if (!fd_is_open(fd))
 			S.peers[i].fd = -1;
-		else if (!is_seqpacket(fd))
+		else if (!fd_is_seqpacket(fd))
 			fatalx("fd %d (%s) is not a SOCK_SEQPACKET socket", fd, S.peers[i].name);
 	}
 	signal(SIGPIPE, SIG_IGN);

@@ -845,14 +845,6 @@ on_stop_signal(evutil_socket_t sig, short what, void *arg)
 /* ---- start-up ----------------------------------------------------------------- */
 
 static bool
-is_seqpacket(int fd)
-{
-	int type = 0;
-	socklen_t l = sizeof(type);
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0 && type == SOCK_SEQPACKET;
-}
-
-static bool
 is_listening(int fd)
 {
 	int v = 0;
@@ -886,12 +878,12 @@ start_fail(struct box_ipc_chan *chan, uint64_t rid, const char *fmt, ...)
 static void
 channels_check(void)
 {
-	if (!is_seqpacket(SHD_FD_BOXD))
+	if (!fd_is_seqpacket(SHD_FD_BOXD))
 		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-shell is started by boxd)",
 		       SHD_FD_BOXD);
-	if (!is_seqpacket(SHD_FD_LISTEN) || !is_listening(SHD_FD_LISTEN))
+	if (!fd_is_seqpacket(SHD_FD_LISTEN) || !is_listening(SHD_FD_LISTEN))
 		fatalx("fd %d is not the listening SOCK_SEQPACKET shell.sock", SHD_FD_LISTEN);
-	if (!is_seqpacket(SHD_FD_POLICYD))
+	if (!fd_is_seqpacket(SHD_FD_POLICYD))
 		fatalx("fd %d is not box-policyd's SOCK_SEQPACKET channel", SHD_FD_POLICYD);
 	for (int fd = SHD_FD_BOXD; fd <= SHD_FD_POLICYD; fd++)
 		if (fd_set_cloexec(fd, true) < 0)

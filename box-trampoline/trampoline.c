@@ -39,14 +39,6 @@
 #include "plan_validate.h"
 #include "trampoline.h"
 
-static bool
-is_seqpacket(int fd)
-{
-	int type = 0;
-	socklen_t len = sizeof(type);
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET;
-}
-
 /* One packet from fd 3: the packed plan. No fds may come with it. */
 static Box__Plan *
 plan_receive(struct tramp *t)
@@ -177,7 +169,7 @@ main(int argc, char **argv)
 
 	(void)argv;
 	t.boxd_pid = getppid();
-	if (!is_seqpacket(TRAMP_STATUS_FD)) {
+	if (!fd_is_seqpacket(TRAMP_STATUS_FD)) {
 		dprintf(2, "box-trampoline: fd 4 is not a SOCK_SEQPACKET socket; "
 			   "this program is started by boxd\n");
 		return 1;
@@ -187,7 +179,7 @@ main(int argc, char **argv)
 		tramp_fail(&t, STEP_PLAN, errno, "FD_CLOEXEC on fd 4");
 	if (argc > 1)
 		tramp_fail(&t, STEP_PLAN, 0, "box-trampoline takes no arguments");
-	if (!is_seqpacket(TRAMP_PLAN_FD))
+	if (!fd_is_seqpacket(TRAMP_PLAN_FD))
 		tramp_fail(&t, STEP_PLAN, 0, "fd 3 is not a SOCK_SEQPACKET socket");
 	if (fd_set_cloexec(TRAMP_PLAN_FD, true) < 0)
 		tramp_fail(&t, STEP_PLAN, errno, "FD_CLOEXEC on fd 3");

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,14 @@ bool
 fd_is_open(int fd)
 {
 	return fcntl(fd, F_GETFD) >= 0 || errno != EBADF;
+}
+
+bool
+fd_is_seqpacket(int fd)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET;
 }
 
 static int

@@ -27,6 +27,8 @@ int fd_close_all_except(int lowfd, const int *keep, unsigned n_keep);
 int fd_move_to(const int *fds, const int *targets, unsigned n);
 /* Is fd open? */
 bool fd_is_open(int fd);
+/* Is fd a SOCK_SEQPACKET socket (a daemon's channel)? */
+bool fd_is_seqpacket(int fd);
 /* Read/write the whole buffer, retrying on EINTR and short counts. */
 int fd_read_full(int fd, void *buf, unsigned long len);
 int fd_write_full(int fd, const void *buf, unsigned long len);
