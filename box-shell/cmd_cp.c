@@ -68,9 +68,18 @@ preserve(struct sh_cmd *c, const struct fu_copy_opts *o, const char *src, const 
 {
 	char qb[FU_QBUF];
 	int status = 0, r;
-	if (fd >= 0 && fchown(fd, st->st_uid, st->st_gid) < 0 && errno != EPERM)
-		status = fu_err(c, 1, o->name, "failed to preserve ownership for %s: %s",
-				fu_q(qb, sizeof(qb), dst), strerror(errno));
+	/*
+	 * As GNU cp without privileges: EPERM (not ours to give) and EINVAL (an
+	 * id this user namespace does not map, e.g. a file of the host's root
+	 * seen as nobody) are not errors; the group alone is tried next.
+	 */
+	if (fd >= 0 && fchown(fd, st->st_uid, st->st_gid) < 0) {
+		if (errno != EPERM && errno != EINVAL)
+			status = fu_err(c, 1, o->name, "failed to preserve ownership for %s: %s",
+					fu_q(qb, sizeof(qb), dst), strerror(errno));
+		else
+			(void)(fchown(fd, (uid_t)-1, st->st_gid) == 0);
+	}
 	mode_t mode = st->st_mode & 07777;
 	if (mode & (S_ISUID | S_ISGID)) {
 		status = fu_err(c, 1, o->name,

@@ -306,6 +306,34 @@ interactive(struct sh_shell *sh)
 			(void)!write(2, "exit\n", 5);
 			sh_exit(sh, sh->status);
 		}
+		/*
+		 * A command that goes on (an open quote, `if … then`, a here-doc,
+		 * a trailing `|`): read more lines at PS2, as bash does, and run
+		 * the whole. Ctrl-C there drops it; end of input runs what came
+		 * (the parser then says what was missing).
+		 */
+		bool dropped = false;
+		while (line.len < SH_MAX_SCRIPT && parse_complete(sh, line.s, line.len) == 0) {
+			const char *ps2 = var_value(sh, "PS2");
+			if (!ps2)
+				ps2 = "> ";
+			bi_flush();
+			(void)!write(2, ps2, strlen(ps2));
+			struct sbuf more = { 0 };
+			int rm = read_line(sh, &more);
+			if (rm < 0) {
+				(void)!write(2, "\n", 1);
+				sh->status = 130;
+				dropped = true;
+			} else if (rm > 0) {
+				sb_addn(&line, more.s, more.len);
+			}
+			free(more.s);
+			if (rm <= 0)
+				break;
+		}
+		if (dropped)
+			continue;
 		if (got_winch) { /* it came between the check above and the read */
 			got_winch = 0;
 			window_size(sh);

@@ -56,7 +56,16 @@ struct parser {
 	int depth;
 	bool in_dbrack;
 	bool no_alias;    /* a $( ) sub-parser: never splice into the shared text */
+	bool quiet;       /* parse_complete: print nothing, change nothing in sh */
+	bool at_eof;      /* the error was the text ending too early (more input would do) */
 };
+
+/* Errors go to the shell's stderr, except for parse_complete's silent parse. */
+#define PERR(p, ...)                                  \
+	do {                                          \
+		if (!(p)->quiet)                      \
+			sh_errline((p)->sh, __VA_ARGS__); \
+	} while (0)
 
 static int parse_depth_total;
 
@@ -87,7 +96,7 @@ print_line_of(struct parser *p, size_t off)
 		a--;
 	while (b < p->len && p->s[b] != '\n')
 		b++;
-	sh_errline(p->sh, p->tline, "`%.*s'", (int)(b - a), p->s + a);
+	PERR(p, p->tline, "`%.*s'", (int)(b - a), p->s + a);
 }
 
 static const char *
@@ -135,10 +144,11 @@ syntax_error(struct parser *p)
 	p->error = true;
 	const char *t = tok_text(p);
 	if (!t) {
-		sh_errline(p->sh, p->line, "syntax error: unexpected end of file");
+		p->at_eof = true;
+		PERR(p, p->line, "syntax error: unexpected end of file");
 		return;
 	}
-	sh_errline(p->sh, p->tline, "syntax error near unexpected token `%s'", t);
+	PERR(p, p->tline, "syntax error near unexpected token `%s'", t);
 	print_line_of(p, p->tstart);
 }
 
@@ -148,7 +158,7 @@ error_msg(struct parser *p, int line, const char *msg)
 	if (p->error)
 		return;
 	p->error = true;
-	sh_errline(p->sh, line, "%s", msg);
+	PERR(p, line, "%s", msg);
 }
 
 /* ---- lexer ---- */
@@ -208,7 +218,9 @@ read_heredocs(struct parser *p)
 			sb_addc(&body, '\n');
 		}
 		if (!found)
-			sh_errline(p->sh, p->len > 0 && p->s[p->len - 1] == '\n' ? p->line - 1 : p->line,
+			p->at_eof = true;
+		if (!found)
+			PERR(p, p->len > 0 && p->s[p->len - 1] == '\n' ? p->line - 1 : p->line,
 				   "warning: here-document at line %d delimited by end-of-file "
 				   "(wanted `%s')",
 				   start_line - 1 < 1 ? 1 : start_line - 1, delim);
@@ -382,6 +394,7 @@ scan_dollar(struct parser *p, size_t i)
 		sub.stop_rparen = true;
 		sub.no_alias = true; /* the text is shared: aliases apply when it runs */
 		sub.depth = p->depth;
+		sub.quiet = p->quiet;
 		struct node *n = parse_list(&sub, true);
 		if (!sub.error && !sub.have)
 			(void)0;
@@ -403,6 +416,7 @@ scan_dollar(struct parser *p, size_t i)
 			}
 		} else {
 			p->error = true;
+			p->at_eof = p->at_eof || sub.at_eof;
 		}
 		free(sub.word);
 		while (sub.hd) {
@@ -560,18 +574,23 @@ scan_word(struct parser *p, bool regex)
 		return xstrdup("");
 	return sb_take(&b);
 unterminated_sq:
+	p->at_eof = true;
 	error_msg(p, word_line, "unexpected EOF while looking for matching `''");
 	goto fail;
 unterminated_dq:
+	p->at_eof = true;
 	error_msg(p, word_line, "unexpected EOF while looking for matching `\"'");
 	goto fail;
 unterminated_bq:
+	p->at_eof = true;
 	error_msg(p, word_line, "unexpected EOF while looking for matching ``'");
 	goto fail;
 unterminated_paren:
+	p->at_eof = true;
 	error_msg(p, p->line, "unexpected EOF while looking for matching `)'");
 	goto fail;
 unterminated_brace:
+	p->at_eof = true;
 	error_msg(p, p->line, "unexpected EOF while looking for matching `}'");
 fail:
 	free(b.s);
@@ -1781,10 +1800,33 @@ parse_next(struct parser *p, struct node **out)
 		/* here-doc at EOF without a newline after the command */
 		read_heredocs(p);
 	}
-	if (p->sh)
+	if (p->sh && !p->quiet)
 		p->sh->lineno = p->line;
 	*out = n;
 	return 1;
+}
+
+int
+parse_complete(struct sh_shell *sh, const char *text, size_t len)
+{
+	struct parser *p = parser_new(sh, text, len, 1);
+	p->quiet = true;
+	struct node *n;
+	int r;
+	while ((r = parse_next(p, &n)) > 0)
+		node_free(n);
+	/* at_eof without an error: a here-doc still open at the end */
+	r = p->at_eof ? 0 : r == 0 ? 1 : -1;
+	/* A backslash before the last newline continues the line (bash's `> ` too). */
+	if (r == 1 && len >= 2 && text[len - 1] == '\n') {
+		size_t k = 0;
+		while (k + 1 < len && text[len - 2 - k] == '\\')
+			k++;
+		if (k % 2)
+			r = 0;
+	}
+	parser_free(p);
+	return r;
 }
 
 int

@@ -134,6 +134,13 @@ void node_free(struct node *n);
 void node_release(struct node *n); /* drop one reference of a function body */
 /* Whole text, no execution (fuzz target, functions): -1 on error. */
 int parse_all(struct sh_shell *sh, const char *text, size_t len, int line, struct node **out);
+/*
+ * Is TEXT a whole input? 1: yes (or nothing but complete commands); 0: it
+ * ends too early (an open quote, compound command, here-doc, a trailing `|`
+ * or `&&`, a backslash-newline): an interactive shell reads another line;
+ * -1: a syntax error more input cannot mend. Prints nothing, runs nothing.
+ */
+int parse_complete(struct sh_shell *sh, const char *text, size_t len);
 /* The end of a $(...) starting at s[0] after "$(": index of the ")" or -1. */
 long parse_cmdsub_end(struct sh_shell *sh, const char *s, size_t len);
 bool is_name(const char *s, size_t n);

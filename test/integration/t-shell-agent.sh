@@ -296,6 +296,10 @@ EOF
 	e=$(step_err "$out" setuid)
 	check_step "$u: … each attempt refused, saying why (cp, install, chmod, mkdir: $(grep -c 'never sets setuid or setgid' <<<"$e"))" \
 		"$out" setuid test "$(grep -c 'never sets setuid or setgid' <<<"$e")" -ge 7
+	# cp -p of a file the owner cannot give away (root's /usr/bin/passwd) stays silent about
+	# ownership, as GNU cp without privileges does (EPERM, or EINVAL for an unmapped id).
+	check_step "$u: … and cp -p did not complain about ownership it cannot preserve" "$out" setuid \
+		bash -c '! grep -q "preserve ownership" <<<"$1"' _ "$e"
 
 	# system() and #!/bin/sh
 	check_step "$u: system() from a C program reaches box-shell" "$out" system \

@@ -47,6 +47,7 @@ workspace = $P
 [agent.env]
 $(agent_env)
 PS1 = e2e-prompt>
+PS2 = e2e-cont>
 
 [agent.filesystem]
 write = $P
@@ -66,6 +67,15 @@ EOF
 	# No prompt at all: the checks below fail at once instead of each waiting its time out.
 	alive=true
 	twait() { $alive && tmux_wait "$@"; }
+	twait_line() { # a whole screen line, for output that the typed text also contains
+		local i
+		$alive || return 1
+		for i in $(seq $((${2:-15} * 10))); do
+			tmux_screen | grep -qx -- "$1" && return 0
+			sleep 0.1
+		done
+		return 1
+	}
 	tmux_wait "e2e-prompt>" 20 || alive=false
 	check "$u: the interactive shell shows its prompt (PS1)" $alive
 	tmux_type 'echo size=$COLUMNS:$LINES'
@@ -80,6 +90,19 @@ EOF
 	check "$u: a window-size change reaches the shell (100x30)" twait "size=100:30"
 	tmux_type "python3 -c 'import shutil; print(\"tool-size=%d:%d\" % tuple(shutil.get_terminal_size()))'"
 	check "$u: … and a tool sees the new size" twait "tool-size=100:30"
+
+	# A compound command over several lines: PS2 for each continuation, then it runs as one.
+	tmux_type 'for i in 1 2; do'
+	check "$u: an open compound command asks for more at PS2" twait "e2e-cont>" 5
+	tmux_type '  echo multi-$((i*10))'
+	tmux_type 'done; echo "quote-'
+	tmux_type 'end"'
+	check "$u: … and runs as one when complete (multi-10, multi-20)" twait "multi-20" 10
+	check "$u: … an open quote continues it too (a line 'end' alone)" twait_line "end" 5
+	tmux_type 'if true; then'
+	tmux_keys C-c
+	tmux_type 'echo after-$((60+1))-drop'
+	check "$u: Ctrl-C at PS2 drops the unfinished command" twait "after-61-drop" 10
 
 	tmux_type 'sleep 60; echo sleep-not-interrupted'
 	sleep 1
