@@ -42,8 +42,10 @@ void mcp_pins_free(struct mcp_pins *p);
  * appended since (boxctl's accepts). Only complete lines ('\n'-terminated)
  * are taken unless FINAL (then a last unterminated line is taken too).
  * Returns the bytes consumed (the caller keeps the rest and passes it again
- * with what follows), or -ENOMEM / -E2BIG (too many entries). Line numbers
- * of warnings count across calls.
+ * with what follows), or -ENOMEM. Blank lines are skipped; a malformed line,
+ * or one that would exceed MCP_PIN_ENTRIES_MAX, is skipped with a warning.
+ * Line numbers of warnings count across calls. A writer appending after a
+ * last unterminated line must write a '\n' first.
  */
 long mcp_pins_feed(struct mcp_pins *p, const char *text, size_t len, bool final);
 
