@@ -142,13 +142,14 @@ is_required(const json_t *schema, const char *name)
 struct prop_iter {
 	void *it;
 	size_t taken;
+	bool done;
 };
 
 static const char *
 next_prop(const json_t *schema, unsigned child_depth, struct prop_iter *pi, json_t **sub)
 {
 	json_t *props = json_object_get(schema, "properties");
-	if (!json_is_object(props))
+	if (!json_is_object(props) || pi->done)
 		return NULL;
 	pi->it = pi->it ? json_object_iter_next(props, pi->it) : json_object_iter(props);
 	for (; pi->it && pi->taken < MCP_TOOL_FIELDS_MAX; pi->it = json_object_iter_next(props, pi->it)) {
@@ -160,6 +161,7 @@ next_prop(const json_t *schema, unsigned child_depth, struct prop_iter *pi, json
 			return key;
 		}
 	}
+	pi->done = true;
 	return NULL;
 }
 
@@ -458,13 +460,13 @@ tool_init(struct mcp_catalog *c, struct mcp_tool *t, const json_t *def)
 	t->refused = tool_name_problem(name);
 	if (t->refused)
 		return 0;
-	if (mcp_catalog_find(c, json_string_value(name))) {
-		t->refused = "duplicate name";
-		return 0;
-	}
 	t->name = strdup(json_string_value(name));
 	if (!t->name)
 		return -ENOMEM;
+	if (mcp_catalog_find(c, t->name)) {
+		t->refused = "duplicate name";
+		return 0;
+	}
 	t->ptool.name = t->name;
 	r = canonical(def, &t->canon, &t->canon_len);
 	if (r < 0)

@@ -37,7 +37,12 @@
 #define MCP_TYPE_TEXT_MAX 4096        /* bytes of one field's type expression */
 
 struct mcp_tool {
-	char *name;             /* as listed (UTF-8, 1..MCP_TOOL_NAME_MAX), or NULL (refused) */
+	/*
+	 * As listed (UTF-8, 1..MCP_TOOL_NAME_MAX, no quote, backslash or
+	 * control character), also for a duplicate or too big entry; NULL when
+	 * the entry has no such name (refused).
+	 */
+	char *name;
 	/*
 	 * The canonical definition: {"description","inputSchema","name"} (the
 	 * members present) dumped with JSON_SORT_KEYS|JSON_COMPACT; NULL when

@@ -82,6 +82,13 @@ test_new_then_same(void)
 	CHECK_INT(v.state, MCP_PIN_SAME);
 	CHECK(v.allowed);
 	CHECK(v.line == NULL);
+	/* definitions compare as canonical text: key order and spacing do not matter */
+	static const char respaced[] = "{ \"name\": \"add\", \"inputSchema\": {\"type\": \"object\","
+				       " \"properties\": {\"a\": {\"type\": \"integer\"}}},"
+				       " \"description\": \"Add two numbers\" }";
+	CHECK_INT(check(p, &f, "add", respaced, false, T1, &v), 0);
+	CHECK_INT(v.state, MCP_PIN_SAME);
+	CHECK(v.line == NULL);
 	/* another server's tool of the same name is its own pin */
 	CHECK_INT(mcp_pins_check(p, "other", "add", def_schema, strlen(def_schema), false, T1, &v),
 		  0);
@@ -452,6 +459,8 @@ test_bad_arguments(void)
 	CHECK_INT(mcp_pins_check(p, "docs", "add", "[1]", 3, false, T0, &v), -EINVAL);
 	CHECK_INT(mcp_pins_check(p, "docs", "add", "{", 1, false, T0, &v), -EINVAL);
 	CHECK_INT(mcp_pins_check(p, "docs", "add", def_a, strlen(def_a), false, "now", &v), -EINVAL);
+	/* the definition's name must be the tool */
+	CHECK_INT(mcp_pins_check(p, "docs", "other", def_a, strlen(def_a), false, T0, &v), -EINVAL);
 	CHECK(mcp_pins_line("pin", "docs", "other", def_a, strlen(def_a), T0, &len) == NULL);
 	CHECK(mcp_pins_line("nope", "docs", "add", def_a, strlen(def_a), T0, &len) == NULL);
 	mcp_pins_free(p);
