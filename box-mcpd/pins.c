@@ -106,6 +106,8 @@ mcp_pins_warning(const struct mcp_pins *p, size_t i)
 	return i < p->n_warnings && i < MCP_PIN_WARNINGS_MAX ? p->warnings[i] : NULL;
 }
 
+static void warn(struct mcp_pins *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void
 warn(struct mcp_pins *p, const char *fmt, ...)
 {

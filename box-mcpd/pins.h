@@ -81,9 +81,11 @@ struct mcp_pin_verdict {
 /*
  * Decide definition CANON[0..LEN) (toolschema.h's canonical text) of TOOL
  * of SERVER at time NOW (RFC 3339 UTC text). The state is updated as if the
- * returned line were appended (the caller appends it). Returns 0, or
- * -EINVAL (CANON is not a JSON object of at most 64 KiB, or a bad name),
- * -E2BIG, -ENOMEM.
+ * returned line were appended (the caller appends it). CANON is compared
+ * re-canonicalized (sorted keys, compact), as lines read back are. Returns
+ * 0, or -EINVAL (CANON is not a JSON object of at most 64 KiB whose "name"
+ * is TOOL, a bad server name or time), -E2BIG (MCP_PIN_ENTRIES_MAX
+ * reached), -ENOMEM.
  */
 int mcp_pins_check(struct mcp_pins *p, const char *server, const char *tool, const char *canon,
 		   size_t len, bool allow_changes, const char *now, struct mcp_pin_verdict *v);

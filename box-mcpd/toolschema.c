@@ -549,6 +549,8 @@ struct conv {
 	char path[512]; /* where we are, for messages: "a.b[3]" */
 };
 
+static int fail(struct conv *cv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static int
 fail(struct conv *cv, const char *fmt, ...)
 {
@@ -617,6 +619,9 @@ static int convert(struct conv *cv, const json_t *schema, enum kind k, const jso
 		   unsigned depth, Box__PolicyValue **out);
 
 /* Append ".NAME" / "[I]" to the message path; returns the old length. */
+static size_t path_push(struct conv *cv, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 static size_t
 path_push(struct conv *cv, const char *fmt, ...)
 {
