@@ -28,8 +28,11 @@
 
 /* ---- small pool: every allocation of one mcp_args, freed at once ---- */
 
+#define POOL_CHUNK 4096
+
 struct pool_block {
 	struct pool_block *next;
+	size_t used, size;
 	max_align_t data[];
 };
 
@@ -37,15 +40,25 @@ struct pool {
 	struct pool_block *head;
 };
 
+/* Zeroed, aligned memory from a bump chunk (one malloc for a typical call). */
 static void *
 pool_alloc(struct pool *p, size_t size)
 {
-	struct pool_block *b = calloc(1, sizeof(*b) + size);
-	if (!b)
-		return NULL;
-	b->next = p->head;
-	p->head = b;
-	return b->data;
+	const size_t align = sizeof(max_align_t);
+	size = (size + align - 1) / align * align;
+	struct pool_block *b = p->head;
+	if (!b || b->size - b->used < size) {
+		size_t cap = size > POOL_CHUNK ? size : POOL_CHUNK;
+		b = calloc(1, sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->size = cap;
+		b->next = p->head;
+		p->head = b;
+	}
+	void *r = (char *)b->data + b->used;
+	b->used += size;
+	return r;
 }
 
 static char *
@@ -652,7 +665,10 @@ static int
 convert_fields(struct conv *cv, const json_t *schema, const json_t *val, unsigned depth,
 	       Box__PolicyField ***fields, size_t *n)
 {
-	*fields = pool_alloc(cv->pool, MCP_TOOL_FIELDS_MAX * sizeof(**fields));
+	size_t most = json_object_size(val);
+	if (most > MCP_TOOL_FIELDS_MAX)
+		most = MCP_TOOL_FIELDS_MAX;
+	*fields = pool_alloc(cv->pool, (most ? most : 1) * sizeof(**fields));
 	*n = 0;
 	if (!*fields)
 		return -ENOMEM;
@@ -685,7 +701,7 @@ convert_fields(struct conv *cv, const json_t *schema, const json_t *val, unsigne
 	const char *key;
 	json_t *a;
 	json_object_foreach ((json_t *)val, key, a) {
-		if (*n == MCP_TOOL_FIELDS_MAX || !field_name_ok(key) || json_is_null(a))
+		if (*n == most || !field_name_ok(key) || json_is_null(a))
 			continue;
 		Box__PolicyValue *pv;
 		size_t old = path_push(cv, "%s%s", cv->path[0] ? "." : "", key);
