@@ -10,6 +10,7 @@
  * Trusts: nothing. Pure; never logs.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,28 +59,43 @@ box_valid_action(const char *s)
 
 static int v_value(const Box__PolicyValue *v, unsigned depth);
 
-static int
-cmp_tool_name(const void *a, const void *b)
+static uint64_t
+name_hash(const char *s)
 {
-	return strcmp((*(Box__PolicyTool *const *)a)->name, (*(Box__PolicyTool *const *)b)->name);
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
 }
 
-/* -EINVAL when two of the N tools share a name (-ENOMEM if the sort copy fails). */
+/*
+ * -EINVAL when two of the N tools share a name (-ENOMEM if the table cannot
+ * be had). A hash table, not a quadratic scan over 4096 names, and not
+ * qsort: glibc's calls sysinfo(2) for large arrays, which the receivers'
+ * seccomp allow-lists refuse.
+ */
 static int
 tool_names_unique(Box__PolicyTool *const *tools, size_t n)
 {
 	if (n < 2)
 		return 0;
-	Box__PolicyTool **sorted = malloc(n * sizeof(*sorted));
-	if (!sorted)
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	const char **slots = calloc(cap, sizeof(*slots));
+	if (!slots)
 		return -ENOMEM;
-	memcpy(sorted, tools, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), cmp_tool_name);
 	int r = 0;
-	for (size_t i = 1; i < n && r == 0; i++)
-		if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const char *name = tools[i]->name;
+		size_t k = (size_t)name_hash(name) & (cap - 1);
+		while (slots[k] && strcmp(slots[k], name) != 0)
+			k = (k + 1) & (cap - 1);
+		if (slots[k])
 			r = -EINVAL;
-	free(sorted);
+		slots[k] = name;
+	}
+	free(slots);
 	return r;
 }
 

@@ -468,6 +468,44 @@ test_probe_in_order(void)
 	free(log);
 }
 
+/* A tool list far above one 64 KiB packet: fragmented, reassembled, registered. */
+static void
+test_big_schema(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(refine_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	char *json = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&json, &len);
+	fputs("{\"x\":{}", f);
+	for (int i = 0; i < 4000; i++)
+		fprintf(f, ",\"tool_with_a_long_name_%04d\":{\"first_argument\":\"Long\","
+			   "\"second_argument?\":\"{depth: Long, tags?: Set<String>}\"}",
+			i);
+	fputs("}", f);
+	fclose(f);
+	CHECK(len > 256 * 1024);
+	Box__PolicyToolSchemaReply *rep = NULL;
+	CHECK_INT(pd_send_tool_schema(&pd, PD_GATEWAY, "gh-mcp", "gh_mcp", json, &rep), 0);
+	free(json);
+	if (rep) {
+		CHECK(rep->ok);
+		box_msg_free(&rep->base);
+	}
+	CHECK(decide(&pd, PD_GATEWAY,
+		     "{\"action\":\"gh_mcp::Action::\\\"tool_with_a_long_name_3999\\\"\","
+		     "\"input\":{\"first_argument\":1}}",
+		     true, BOX__DECISION_CAUSE__CAUSE_NOT_REFINED, "'gh_mcp/tool_with_a_long_name_3999'"));
+	CHECK(decide(&pd, PD_GATEWAY, "{\"action\":\"gh_mcp::Action::\\\"x\\\"\",\"input\":{}}",
+		     false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN, NULL));
+	CHECK_INT(pd_stop(&pd), 0);
+	char *err = slurp("stderr");
+	CHECK(strstr(err, "[mcp.gh-mcp] (namespace gh_mcp): 4001 of 4001 tools registered") != NULL);
+	free(err);
+}
+
 /* ---- protocol errors ------------------------------------------------------------------ */
 
 /* Send M (packed, unchecked) as TYPE from PEER; policyd must exit 1 with WANT on stderr. */
@@ -573,6 +611,7 @@ main(void)
 	RUN(test_failed_then_replaced);
 	RUN(test_budget_survives_registration_and_probes);
 	RUN(test_probe_in_order);
+	RUN(test_big_schema);
 	RUN(test_protocol_errors);
 	if (state) {
 		pd_rmtree(state);
