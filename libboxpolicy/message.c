@@ -262,14 +262,36 @@ resource_label(const struct bp_request *req, struct buf *b)
 }
 
 static int
-cmp_rule_name(const void *a, const void *b, void *arg)
+cmp_rule_name(const struct bp_policy *p, size_t x, size_t y)
 {
-	const struct bp_policy *p = arg;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 	int c = strcmp(p->rules[x].name, p->rules[y].name);
 	if (c)
 		return c;
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * Sort the N rule indices of V by name (then index) with TMP (N entries) as
+ * scratch: a bottom-up merge sort. Not qsort_r: glibc's calls sysinfo(2) for
+ * arrays over 1 KiB (a decision with more than 128 forbids), which
+ * box-policyd's seccomp allow-list kills.
+ */
+static void
+sort_rules(const struct bp_policy *p, size_t *v, size_t *tmp, size_t n)
+{
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				tmp[k++] = cmp_rule_name(p, v[i], v[j]) <= 0 ? v[i++] : v[j++];
+			while (i < mid)
+				tmp[k++] = v[i++];
+			while (j < hi)
+				tmp[k++] = v[j++];
+		}
+		memcpy(v, tmp, n * sizeof(*v));
+	}
 }
 
 int
@@ -310,14 +332,19 @@ format_message(const struct bp_policy *p, const struct bp_request *req, struct b
 	}
 	buf_free(&label);
 	switch (d->cause) {
-	case BP_CAUSE_PERMITTED: puts_(&o, "."); break;
+	case BP_CAUSE_PERMITTED:
+	case BP_CAUSE_NOT_REFINED: puts_(&o, "."); break;
 	case BP_CAUSE_NO_MATCH:
 		puts_(&o, " [default-deny]: No permit policy matched this request.");
 		break;
 	case BP_CAUSE_ERROR:
-		if (req->action_pending) {
+		if (req->action_pending && req->pending_failed) {
+			puts_(&o, " [policy-failed]: ");
+			put_annotation(&o, req->pending_failed);
+			puts_(&o, ".");
+		} else if (req->action_pending) {
 			puts_(&o, " [policy-pending]: The tool schema of this MCP server is not "
-				  "installed yet.");
+				  "known yet (no tools/list seen).");
 		} else {
 			puts_(&o, " because the request could not be evaluated.");
 		}
@@ -325,12 +352,12 @@ format_message(const struct bp_policy *p, const struct bp_request *req, struct b
 	case BP_CAUSE_FORBIDDEN:
 	default: {
 		size_t n = d->n_rules;
-		size_t stack[64];
-		size_t *order = n <= 64 ? stack : malloc(n * sizeof(*order));
+		size_t stack[128];
+		size_t *order = n <= 64 ? stack : malloc(2 * n * sizeof(*order));
 		if (!order)
 			return -ENOMEM;
 		memcpy(order, d->rules, n * sizeof(*order));
-		qsort_r(order, n, sizeof(*order), cmp_rule_name, (void *)p);
+		sort_rules(p, order, order + n, n);
 		for (size_t i = 0; i < n && !o.full; i++) {
 			const struct rule *r = &p->rules[order[i]];
 			puts_(&o, i == 0 ? " [policy: " : "; [policy: ");

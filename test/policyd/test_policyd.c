@@ -537,6 +537,45 @@ test_protocol_error_is_fatal(void)
 	pd_stop(&pd);
 }
 
+/*
+ * 200 forbids match one request: the message lists them sorted by id (the
+ * sort must not need a system call the allow-list refuses).
+ */
+static void
+test_many_forbids(void)
+{
+	struct pd pd;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	for (int i = 199; i >= 0; i--)
+		fprintf(f, "@id(\"f%03d\") forbid (principal, action == Box::Action::\"fs:read\", "
+			   "resource);\n",
+			i);
+	fclose(f);
+	fresh_state();
+	struct pd_opts o = opts(text, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	Box__DecideReply *rep = NULL;
+	CHECK_INT(pd_send_line(&pd, PD_SHELL,
+			       "{\"action\":\"fs:read\",\"input\":{\"path\":\"~/a\","
+			       "\"operation\":\"read_content\"}}",
+			       &rep),
+		  0);
+	if (rep) {
+		CHECK_INT(rep->cause, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN);
+		CHECK_INT(rep->n_rules, 200);
+		CHECK(strncmp(rep->message,
+			      "policy denied this operation on '~/a' [policy: f000]; [policy: f001]; "
+			      "[policy: f002];",
+			      80) == 0);
+		CHECK(strstr(rep->message, "[policy: f198]; [policy: f199].") != NULL);
+		box_msg_free(&rep->base);
+	}
+	CHECK_INT(pd_stop(&pd), 0);
+	free(text);
+}
+
 /* ---- temporal ---------------------------------------------------------------------- */
 
 static bool
@@ -1400,6 +1439,7 @@ main(void)
 	RUN(test_bad_policy_refuses);
 	RUN(test_peer_close);
 	RUN(test_protocol_error_is_fatal);
+	RUN(test_many_forbids);
 	RUN(test_history_survives_restart);
 	RUN(test_restart_keeps_unchanged_resets_edited);
 	RUN(test_torn_last_record);
