@@ -1599,7 +1599,10 @@ session_started(uint64_t start_id, bool ok, const char *error)
 	if (!ok) {
 		s->exited = true; /* nothing runs: no McpServerExit follows */
 		spawn_record(s, 126);
-		if (s->state != SS_DEAD) {
+		if (s->state == SS_DEAD) {
+			struct timeval tv = { 0, 0 };
+			evtimer_add(s->reaper, &tv); /* it was only waiting for this */
+		} else {
 			char msg[BOX_MCP_MESSAGE_MAX + 1];
 			(void)snprintf(msg, sizeof(msg), "%s", error ? error : "box-mcpd: cannot start");
 			log_info("session %u: %s: the server did not start: %s", s->id, sname(s),

@@ -1462,6 +1462,41 @@ test_order_held(void)
 	CHECK_STR(json_string_value(json_object_get(j2, "id")), "b");
 	json_decref(j1);
 	json_decref(j2);
+	/* The other way: a tools/list result held for its schema, pins and probe is not
+	 * overtaken by the ping reply behind it. */
+	client_send(&c, LIST_LINE("l"));
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"ping\"}");
+	j1 = client_reply(&c, 5000);
+	j2 = client_reply(&c, 5000);
+	CHECK_STR(json_string_value(json_object_get(j1, "id")), "l");
+	CHECK(tool_listed(j1, "echo"));
+	CHECK_STR(json_string_value(json_object_get(j2, "id")), "c");
+	json_decref(j1);
+	json_decref(j2);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+}
+
+static void
+test_inflight_cap(void)
+{
+	/* 1024 requests in flight (the slow tool never answers): the next is refused. */
+	rules("");
+	struct client c;
+	CHECK(session_ready(&c, "pinned", true));
+	char line[256];
+	for (int i = 0; i < 1025; i++) {
+		(void)snprintf(line, sizeof(line),
+			       "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+			       "\"params\":{\"name\":\"slow\",\"arguments\":{}}}",
+			       1000 + i);
+		client_send(&c, line);
+	}
+	json_t *j = client_reply(&c, 20000);
+	CHECK_INT(err_code(j), -32600);
+	CHECK(strstr(err_msg(j), "too many requests in flight") != NULL);
+	CHECK_INT(json_integer_value(json_object_get(j, "id")), 2024);
+	json_decref(j);
 	client_end(&c, NULL, 0);
 	client_free(&c);
 }
@@ -1565,6 +1600,7 @@ main(void)
 	RUN(test_server_reply_never_sent);
 	RUN(test_alias_hangup_stops_server);
 	RUN(test_order_held);
+	RUN(test_inflight_cap);
 	RUN(test_too_many_sessions);
 	RUN(test_exit_on_boxd_close);
 	mcpd_stop();
