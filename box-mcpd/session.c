@@ -988,9 +988,9 @@ s2c_frame(struct session *s, char *line, size_t len)
 	case MCP_RESPONSE: {
 		struct call *c = call_find(s, C2S, f->id_key);
 		if (!c || !c->forwarded) {
-			item_free(it);
 			session_close(s, 1, "the server replied to id %s, which was never sent",
 				      f->id_key);
+			item_free(it);
 			return;
 		}
 		call_unlink(s, C2S, c);

@@ -667,6 +667,8 @@ static int
 client_close_status(struct client *c, char *msg, size_t size, int ms)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	if (!c->chan)
+		return -2; /* client_open failed */
 	int r = box_ipc_recv_wait(c->chan, &m, ms);
 	int st = -1;
 	if (msg)
