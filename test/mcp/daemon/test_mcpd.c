@@ -123,6 +123,7 @@ static const struct srvdef servers[] = {
 	{ "gated", "denied", 4u << 20, 60000, false },
 	{ "nonobj", "nonobj", 4u << 20, 60000, false },
 	{ "nostart", "normal", 4u << 20, 60000, false },
+	{ "paged", "paged", 4u << 20, 60000, false },
 	{ "pinned", "normal", 4u << 20, 60000, false },
 	{ "small", "normal", 1024, 60000, false },
 	{ "srv", "normal", 4u << 20, 1500, false },
@@ -1079,6 +1080,43 @@ test_tools_call_catalog(void)
 }
 
 static void
+test_tools_list_pages(void)
+{
+	rules("");
+	pol_reset();
+	struct client c;
+	CHECK(session_ready(&c, "paged", true)); /* page 1: echo add nested */
+	const char *call_ask = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+			       "\"params\":{\"name\":\"secret\",\"arguments\":{}}}";
+	json_t *j = rpc(&c, call_ask);
+	CHECK_INT(err_code(j), -32003);
+	json_decref(j);
+	/* Page 2 adds to the catalog: both pages are registered together. */
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\",\"params\":"
+		    "{\"cursor\":\"p2\"}}");
+	CHECK(tool_listed(j, "secret"));
+	CHECK(!tool_listed(j, "echo"));
+	json_decref(j);
+	json_t *sch = pol_find("schema", NULL, NULL);
+	CHECK_INT(json_array_size(json_object_get(sch, "tools")), 7);
+	json_decref(sch);
+	j = rpc(&c, call_ask);
+	CHECK(j && has_result(j));
+	json_decref(j);
+	/* A list without a cursor starts a new catalog: page 2's tools are gone again. */
+	j = rpc(&c, LIST_LINE(6));
+	json_decref(j);
+	sch = pol_find("schema", NULL, NULL);
+	CHECK_INT(json_array_size(json_object_get(sch, "tools")), 3);
+	json_decref(sch);
+	j = rpc(&c, call_ask);
+	CHECK_INT(err_code(j), -32003);
+	json_decref(j);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+}
+
+static void
 test_failed_namespace(void)
 {
 	rules("schemafail|failns|||rule policy_3 (line 9): no field zz on failns::Action::\"add\"\n");
@@ -1587,6 +1625,7 @@ main(void)
 	RUN(test_tools_list_filtered);
 	RUN(test_tools_call_typed_and_refined);
 	RUN(test_tools_call_catalog);
+	RUN(test_tools_list_pages);
 	RUN(test_failed_namespace);
 	RUN(test_pin_change_within_run);
 	RUN(test_pin_change_allowed);
