@@ -59,6 +59,8 @@ def tools():
          "inputSchema": {"type": "object", "properties": {}}},
         {"name": "bogus", "description": "Replies to an id never sent",
          "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "huge", "description": "z" * 70000,
+         "inputSchema": {"type": "object", "properties": {}}},
     ]
 
 

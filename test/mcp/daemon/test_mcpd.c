@@ -507,6 +507,8 @@ wait_for_line(const char *path, const char *text, int ms)
 }
 
 /* box-mcpd with fd 3 the control channel, 4 the policy channel, 5 the listener. */
+static int pins_open_flags = O_RDWR | O_APPEND;
+
 static bool
 mcpd_start(void)
 {
@@ -520,7 +522,7 @@ mcpd_start(void)
 	(void)snprintf(a.sun_path, sizeof(a.sun_path), "%s", E.sock);
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 512) < 0)
 		return false;
-	int pins_fd = open(E.pins, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	int pins_fd = open(E.pins, pins_open_flags | O_CREAT | O_CLOEXEC, 0600);
 	if (pins_fd < 0)
 		return false;
 	E.peers = fork();
@@ -553,7 +555,9 @@ mcpd_start(void)
 	close(pol[0]);
 	close(pol[1]);
 	close(l);
-	return wait_for_line(E.ctllog, "ready ok", 10000);
+	if (!wait_for_line(E.ctllog, "ready ", 10000))
+		return false;
+	return wait_for_line(E.ctllog, "ready ok", 10);
 }
 
 static int
@@ -983,6 +987,7 @@ test_tools_list_filtered(void)
 	CHECK(tool_listed(j, "echo"));
 	CHECK(tool_listed(j, "add"));
 	CHECK(!tool_listed(j, "secret"));
+	CHECK(!tool_listed(j, "huge")); /* a definition over 64 KiB */
 	json_decref(j);
 	/* The probe asked mcp:call tools/call per tool. */
 	CHECK_INT(pol_count("probe", "mcp:call", "tools/call"), 7);
@@ -1011,7 +1016,8 @@ test_tools_list_filtered(void)
 	char path[400];
 	(void)snprintf(path, sizeof(path), "%s/mcpd.log", E.dir);
 	log = read_file(path);
-	CHECK(strstr(log, "hidden: secret (denied by the policy)") != NULL);
+	CHECK(strstr(log, "secret (denied by the policy)") != NULL);
+	CHECK(strstr(log, "huge (definition over 64 KiB)") != NULL);
 	free(log);
 }
 
@@ -1070,6 +1076,14 @@ test_tools_call_catalog(void)
 	rules("");
 	struct client c;
 	CHECK(session_ready(&c, "srv", true));
+	json_t *h = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+			    "\"name\":\"huge\",\"arguments\":{}}}");
+	CHECK_INT(err_code(h), -32003);
+	CHECK(strstr(err_msg(h), "64 KiB") != NULL);
+	json_decref(h);
+	char *pins = read_file(E.pins);
+	CHECK(strstr(pins, "\"tool\":\"huge\"") == NULL); /* never pinned */
+	free(pins);
 	json_t *j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
 			    "\"name\":\"nosuchtool\",\"arguments\":{}}}");
 	CHECK_INT(err_code(j), -32003);
@@ -1562,6 +1576,45 @@ test_exit_on_boxd_close(void)
 	}
 }
 
+static void
+test_refuses_pins_not_append(void)
+{
+	/* A pins file boxd did not open O_RDWR|O_APPEND: McpReady says so, box-mcpd exits 1. */
+	write_file(E.ctllog, "");
+	pins_open_flags = O_RDWR;
+	CHECK(!mcpd_start());
+	pins_open_flags = O_RDWR | O_APPEND;
+	CHECK(wait_for_line(E.ctllog, "ready the pins file was not opened O_RDWR|O_APPEND", 5000));
+	int st = 0;
+	CHECK(waitpid(E.mcpd, &st, 0) == E.mcpd);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	E.mcpd = 0;
+	mcpd_stop();
+}
+
+static void
+test_pins_across_runs(void)
+{
+	/* A new run: chg's echo was accepted in its changed form; its first list in this run
+	 * shows the original definition again, which differs from the accepted pin. */
+	write_file(E.ctllog, "");
+	CHECK(mcpd_start());
+	rules("");
+	struct client c;
+	CHECK(session_ready(&c, "chg", false));
+	json_t *j = rpc(&c, LIST_LINE(1));
+	CHECK(!tool_listed(j, "echo"));
+	CHECK(tool_listed(j, "add"));
+	json_decref(j);
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+		    "\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}");
+	CHECK_INT(err_code(j), -32003);
+	CHECK(strstr(err_msg(j), "changed since it was pinned (description)") != NULL);
+	json_decref(j);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+}
+
 int
 main(void)
 {
@@ -1644,6 +1697,8 @@ main(void)
 	RUN(test_inflight_cap);
 	RUN(test_too_many_sessions);
 	RUN(test_exit_on_boxd_close);
+	RUN(test_refuses_pins_not_append);
+	RUN(test_pins_across_runs);
 	mcpd_stop();
 	if (getenv("MCPD_TEST_KEEP")) {
 		printf("# kept %s\n", E.dir);
