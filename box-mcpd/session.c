@@ -1135,16 +1135,20 @@ reads_update(struct session *s)
 		      obuf_pending(&s->hout) <= max && s->qn[C2S] < MCPD_QUEUE_MAX;
 	bool want_s = !s->sin.eof && s->qn[S2C] < MCPD_QUEUE_MAX;
 	if (want_h != s->watching_h_in) {
-		if (want_h)
-			event_add(s->ev_h_in, NULL);
-		else
+		if (want_h && event_add(s->ev_h_in, NULL) < 0) {
+			session_close(s, 1, "cannot watch the harness's stdin");
+			return;
+		}
+		if (!want_h)
 			event_del(s->ev_h_in);
 		s->watching_h_in = want_h;
 	}
 	if (want_s != s->watching_s_out) {
-		if (want_s)
-			event_add(s->ev_s_out, NULL);
-		else
+		if (want_s && event_add(s->ev_s_out, NULL) < 0) {
+			session_close(s, 1, "cannot watch the server's stdout");
+			return;
+		}
+		if (!want_s)
 			event_del(s->ev_s_out);
 		s->watching_s_out = want_s;
 	}
@@ -1625,8 +1629,6 @@ session_started(uint64_t start_id, bool ok, const char *error)
 	s->state = SS_RUNNING;
 	log_info("session %u: %s: server started", s->id, sname(s));
 	reads_update(s);
-	if (!s->watching_h_in || !s->watching_s_out)
-		session_close(s, 1, "cannot watch the harness's stdin");
 	return true;
 }
 

@@ -909,6 +909,37 @@ test_unknown_alias(void)
 }
 
 static void
+test_unwatchable_stdin(void)
+{
+	/* A harness whose stdin is a regular file cannot be served by the loop: closed, 1. */
+	rules("");
+	int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	(void)snprintf(a.sun_path, sizeof(a.sun_path), "%s", E.sock);
+	CHECK(connect(sock, (struct sockaddr *)&a, sizeof(a)) == 0);
+	struct box_ipc_chan *ch =
+	    box_ipc_chan_new(sock, &box_proto_mcpsession, BOX_MCPSESSION_ROLE_MCPD);
+	int fds[3] = { open(E.rules, O_RDONLY | O_CLOEXEC), open("/dev/null", O_WRONLY | O_CLOEXEC),
+		       open("/dev/null", O_WRONLY | O_CLOEXEC) };
+	Box__McpOpen o = BOX__MCP_OPEN__INIT;
+	o.alias = "srv";
+	o.cwd = "/";
+	CHECK_INT(box_ipc_chan_send(ch, BOX__MSG_TYPE__MSG_MCP_OPEN, 0, &o.base, fds, 3), 0);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	CHECK_INT(box_ipc_recv_wait(ch, &m, 5000), 1);
+	if (m.msg) {
+		const Box__McpClose *cl = (const Box__McpClose *)m.msg;
+		CHECK_INT(cl->status, 1);
+		CHECK(strstr(cl->message, "pipes, sockets or terminals") != NULL);
+	}
+	box_ipc_msg_done(&m);
+	box_ipc_chan_free(ch);
+	close(sock);
+}
+
+static void
 test_passthrough_undecided(void)
 {
 	rules("deny|mcp:call||x|everything decided is denied here\n");
@@ -1673,6 +1704,7 @@ main(void)
 	RUN(test_start_gate_deny);
 	RUN(test_start_failed);
 	RUN(test_unknown_alias);
+	RUN(test_unwatchable_stdin);
 	RUN(test_passthrough_undecided);
 	RUN(test_mcp_call_deny_and_fields);
 	RUN(test_tools_list_filtered);
