@@ -47,6 +47,7 @@
 #include "proto_mcp.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
+#include "text.h"
 
 enum dir { C2S, S2C }; /* harness -> server, server -> harness */
 
@@ -588,6 +589,19 @@ passes_undecided(const char *method)
 	return false;
 }
 
+/* An id key ("n:7", "s:abc") as the JSON id it came from, for messages. */
+static const char *
+id_text(const char *key, char *buf, size_t size)
+{
+	if (key[0] == 'n' && key[1] == ':')
+		return key + 2;
+	if (key[0] == 's' && key[1] == ':') {
+		(void)snprintf(buf, size, "\"%s\"", key + 2);
+		return buf;
+	}
+	return key;
+}
+
 static char *
 dup_or_null(const char *p)
 {
@@ -988,8 +1002,9 @@ s2c_frame(struct session *s, char *line, size_t len)
 	case MCP_RESPONSE: {
 		struct call *c = call_find(s, C2S, f->id_key);
 		if (!c || !c->forwarded) {
+			char idb[MCP_ID_KEY_MAX + 2];
 			session_close(s, 1, "the server replied to id %s, which was never sent",
-				      f->id_key);
+				      id_text(f->id_key, idb, sizeof(idb)));
 			item_free(it);
 			return;
 		}
@@ -1211,6 +1226,25 @@ on_writable(evutil_socket_t fd, short what, void *arg)
 
 /* ---- the end of a session -------------------------------------------------------- */
 
+/*
+ * A line the alias prints (McpClose.message, checked by the alias's table):
+ * no control character, at most BOX_MCP_MESSAGE_MAX bytes, and valid UTF-8
+ * after a cut (snprintf may have split the last character).
+ */
+static void
+msg_fit(char *msg)
+{
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	size_t n = strlen(msg);
+	if (n > BOX_MCP_MESSAGE_MAX)
+		n = BOX_MCP_MESSAGE_MAX;
+	while (n > 0 && !box_valid_utf8(msg, n))
+		n--;
+	msg[n] = 0;
+}
+
 static void
 on_reap(evutil_socket_t fd, short what, void *arg)
 {
@@ -1316,11 +1350,7 @@ session_close(struct session *s, int status, const char *fmt, ...)
 	(void)vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	(void)snprintf(msg, sizeof(msg), "box-mcpd: %s: %s", s->alias ? s->alias : sname(s), why);
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
-	if (strlen(msg) > BOX_MCP_MESSAGE_MAX)
-		msg[BOX_MCP_MESSAGE_MAX] = 0; /* the cut may split a UTF-8 sequence: ASCII only above */
+	msg_fit(msg);
 	session_end(s, status, msg);
 }
 
@@ -1415,9 +1445,7 @@ on_gate(void *arg, const ProtobufCMessage *reply)
 	if (r->verdict != BOX__DECISION_VERDICT__VERDICT_PERMIT) {
 		char msg[BOX_MCP_MESSAGE_MAX + 1];
 		(void)snprintf(msg, sizeof(msg), "box-mcpd: %s: %s", s->alias, r->message);
-		for (char *p = msg; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = ' ';
+		msg_fit(msg);
 		log_info("session %u: %s: start denied: %s", s->id, sname(s), r->message);
 		session_end(s, 126, msg);
 		return;
@@ -1609,6 +1637,7 @@ session_started(uint64_t start_id, bool ok, const char *error)
 		} else {
 			char msg[BOX_MCP_MESSAGE_MAX + 1];
 			(void)snprintf(msg, sizeof(msg), "%s", error ? error : "box-mcpd: cannot start");
+			msg_fit(msg);
 			log_info("session %u: %s: the server did not start: %s", s->id, sname(s),
 				 msg);
 			session_end(s, 126, msg);

@@ -883,6 +883,19 @@ test_start_gate_deny(void)
 	char *ctl = read_file(E.ctllog);
 	CHECK(strstr(ctl, " gated\n") == NULL); /* never started */
 	free(ctl);
+	/* A policy message of 4080 bytes of two-byte characters: the line is cut to 4096
+	 * bytes on a character boundary, so the alias still gets it. */
+	char rule[8192] = "deny|shell:spawn|arg2|denied|";
+	for (int i = 0; i < 2040; i++)
+		strcat(rule, "\xc3\xa9");
+	strcat(rule, "\n");
+	rules(rule);
+	CHECK(client_open(&c, "gated"));
+	static char big[8192];
+	CHECK_INT(client_close_status(&c, big, sizeof(big), 5000), 126);
+	CHECK(strlen(big) <= 4096 && strlen(big) >= 4090);
+	CHECK(strncmp(big, "box-mcpd: gated: \xc3\xa9", 19) == 0);
+	client_free(&c);
 }
 
 static void
@@ -1097,6 +1110,47 @@ test_tools_call_typed_and_refined(void)
 	CHECK_STR(txt, "{\"obj\":{\"x\":1}}");
 	free(txt);
 	json_decref(d);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+}
+
+static int
+cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void
+test_latency(void)
+{
+	/* Not a benchmark (bench/mcp is): a sanity figure of a tools/call round trip through
+	 * the broker (two decisions by the fake policyd, which re-reads its rule file each). */
+	rules("");
+	struct client c;
+	CHECK(session_ready(&c, "srv", true));
+	static long us[300];
+	int n = 0;
+	for (int i = 0; i < 300; i++) {
+		char line[256];
+		(void)snprintf(line, sizeof(line),
+			       "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+			       "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}",
+			       100 + i);
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		json_t *j = rpc(&c, line);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (j && has_result(j))
+			us[n++] = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+		json_decref(j);
+	}
+	CHECK_INT(n, 300);
+	qsort(us, (size_t)n, sizeof(us[0]), cmp_long);
+	if (n)
+		printf("#   tools/call through box-mcpd (fake policyd, python server): p50 %ld us, "
+		       "p99 %ld us\n",
+		       us[n / 2], us[n * 99 / 100]);
 	client_end(&c, NULL, 0);
 	client_free(&c);
 }
@@ -1458,7 +1512,7 @@ test_server_reply_never_sent(void)
 			"\"name\":\"bogus\",\"arguments\":{}}}");
 	char msg[512];
 	CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 1);
-	CHECK(strstr(msg, "never sent") != NULL);
+	CHECK(strstr(msg, "replied to id 99999, which was never sent") != NULL);
 	client_free(&c);
 }
 
@@ -1710,6 +1764,7 @@ main(void)
 	RUN(test_tools_list_filtered);
 	RUN(test_tools_call_typed_and_refined);
 	RUN(test_tools_call_catalog);
+	RUN(test_latency);
 	RUN(test_tools_list_pages);
 	RUN(test_failed_namespace);
 	RUN(test_pin_change_within_run);
