@@ -1174,6 +1174,17 @@ test_tools_call_catalog(void)
 	CHECK_INT(err_code(j), -32003);
 	CHECK(strstr(err_msg(j), "not in the server's last tools/list") != NULL);
 	json_decref(j);
+	/* A name with a newline cannot forge a line in the daemon's log. */
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+		    "\"name\":\"x\\nFORGED-LINE\",\"arguments\":{}}}");
+	CHECK_INT(err_code(j), -32003);
+	json_decref(j);
+	char lp[400];
+	(void)snprintf(lp, sizeof(lp), "%s/mcpd.log", E.dir);
+	char *log = read_file(lp);
+	CHECK(strstr(log, "x?FORGED-LINE") != NULL);
+	CHECK(strstr(log, "\nFORGED-LINE") == NULL);
+	free(log);
 	client_end(&c, NULL, 0);
 	client_free(&c);
 }
