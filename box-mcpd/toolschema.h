@@ -80,8 +80,12 @@ void mcp_catalog_clear(struct mcp_catalog *c);
 int mcp_catalog_add_page(struct mcp_catalog *c, const json_t *result, size_t *first,
 			 size_t *count, const char **why);
 
+/*
+ * Entries in list order; a pointer returned is valid until the catalog
+ * changes (add_page, clear, free): keep names, not pointers, across pages.
+ */
 size_t mcp_catalog_count(const struct mcp_catalog *c);
-const struct mcp_tool *mcp_catalog_tool(const struct mcp_catalog *c, size_t i);
+const struct mcp_tool *mcp_catalog_tool(const struct mcp_catalog *c, size_t i); /* NULL: i >= count */
 /* The usable (not refused) tool named NAME, or NULL. */
 const struct mcp_tool *mcp_catalog_find(const struct mcp_catalog *c, const char *name);
 
