@@ -380,6 +380,7 @@ v_cfg_mcp(const struct vctx *x, const Box__CfgMcp *v)
 		TRY(v_origin(x, v->type_line, 0));
 	TRY(v_cfg_bool(x, v->allow_tool_changes));
 	TRY(v_cfg_u64(x, v->max_frame, 1, BOX_MCP_FRAME_MAX));
+	TRY(v_cfg_u64(x, v->call_timeout_ms, 1, BOX_MCP_CALL_TIMEOUT_MAX_MS));
 	if (v->type == BOX__MCP_TYPE__MCP_TYPE_STDIO) {
 		REQUIRE(v->command && !v->url && !v->secret && !v->has_placement && !v->header &&
 				!v->prefix,

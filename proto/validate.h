@@ -36,6 +36,9 @@
 #define BOX_SECRET_MAX (64u << 10)
 #define BOX_PEM_MAX (1u << 20)     /* upstream_ca, hosts_file contents */
 #define BOX_MCP_FRAME_MAX (64ull << 20)
+/* [mcp.NAME] call_timeout (CONFIG.md): default 60 s, at most 366 days. */
+#define BOX_MCP_CALL_TIMEOUT_DEFAULT_MS (60ull * 1000)
+#define BOX_MCP_CALL_TIMEOUT_MAX_MS (366ull * 86400 * 1000)
 #define BOX_LINE_MAX 100000000u    /* a 1-based source line */
 #define BOX_LIST_REPLY_MAX 4096    /* problems, disclosure lines, ps entries */
 
