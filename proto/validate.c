@@ -738,6 +738,12 @@ box_validate_recheck_request(const Box__RecheckRequest *m)
 	for (size_t i = 0; i < m->n_tools; i++)
 		TRY(v_cfg_tool(&x, m->tools[i]));
 	CHECK_UNIQUE(m->tools, m->n_tools);
+	REQUIRE(m->n_mcp <= BOX_SECTIONS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_mcp; i++) {
+		TRY(v_cfg_mcp(&x, m->mcp[i]));
+		REQUIRE(m->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO, -EINVAL);
+	}
+	CHECK_UNIQUE(m->mcp, m->n_mcp);
 	return 0;
 }
 
