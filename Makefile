@@ -1,6 +1,7 @@
 # box — top-level, non-recursive Makefile.
 #
-# Every directory contributes a module.mk that adds its objects, programs and
+# Every directory contributes a module.mk (a shared library of a program's
+# directory: lib.mk, included with them) that adds its objects, programs and
 # tests to the variables below; nothing recurses. Outputs go to $(BUILD)
 # (build/, or build/san for SAN=...). Programs land in $(BUILD)/bin so that
 # boxctl and boxd find their helpers next to their own executable.
@@ -64,7 +65,7 @@ endef
 # prerequisites of every object.
 include proto/module.mk
 include common/module.mk
-include $(sort $(filter-out proto/module.mk common/module.mk,$(wildcard */module.mk) $(wildcard test/*/module.mk) $(wildcard bench/module.mk)))
+include $(sort $(filter-out proto/module.mk common/module.mk,$(wildcard */module.mk) $(wildcard */lib.mk) $(wildcard test/*/module.mk) $(wildcard bench/module.mk)))
 
 $(BUILD)/%.o: %.c | $(PROTO_GEN_H) $(COMMON_GEN_H)
 	$(compile_c)

@@ -1,0 +1,209 @@
+/*
+ * policy.c — box-mcpd's side of its box-policyd channel (fd 4,
+ * proto/policy.proto, box-mcpd in role `peer`; policyd logs it as source
+ * box-mcpd).
+ *
+ * Many requests are in flight at once (DecideRequest, PolicyToolSchema,
+ * PolicyProbeRequest), each with its own request id; a reply is matched by
+ * id and by type, so a slow decision holds up only the frame that asked. A
+ * session that goes away cancels its entries (pd_cancel_owner); their late
+ * replies are then dropped. Records (outcome events) have no reply. Losing
+ * the channel ends box-mcpd (fail closed: a decision never defaults to
+ * permit).
+ * Trusts: policyd's replies were validated by the protocol table; a reply
+ * with an unknown id or of the wrong type is a protocol error (fatal).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mcpd.h"
+#include "proto_policy.h"
+
+struct pd_req {
+	struct pd_req *next;
+	uint64_t id;
+	uint32_t reply_type;
+	pd_fn fn;
+	void *arg;
+	const void *owner; /* NULL once cancelled */
+};
+
+/* In flight, oldest first (policyd answers in order: the head is the usual match). */
+static struct pd_req *head, **tail = &head;
+static uint64_t next_id = 1;
+
+void
+pfields_init(struct pfields *fs)
+{
+	fs->n = 0;
+}
+
+static Box__PolicyValue *
+field_add(struct pfields *fs, const char *name)
+{
+	if (fs->n >= sizeof(fs->f) / sizeof(fs->f[0]))
+		abort(); /* a programming error: the actions have at most 8 fields */
+	size_t i = fs->n++;
+	box__policy_field__init(&fs->f[i]);
+	box__policy_value__init(&fs->v[i]);
+	fs->f[i].name = (char *)name;
+	fs->f[i].value = &fs->v[i];
+	fs->p[i] = &fs->f[i];
+	return &fs->v[i];
+}
+
+void
+pfields_str(struct pfields *fs, const char *name, const char *v)
+{
+	Box__PolicyValue *pv = field_add(fs, name);
+	pv->kind_case = BOX__POLICY_VALUE__KIND_STR;
+	pv->str = (char *)v;
+}
+
+void
+pfields_long(struct pfields *fs, const char *name, int64_t v)
+{
+	Box__PolicyValue *pv = field_add(fs, name);
+	pv->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	pv->integer = v;
+}
+
+static uint32_t
+reply_type_of(uint32_t type)
+{
+	switch (type) {
+	case BOX__MSG_TYPE__MSG_DECIDE_REQUEST:
+		return BOX__MSG_TYPE__MSG_DECIDE_REPLY;
+	case BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA:
+		return BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY;
+	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST:
+		return BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY;
+	default:
+		return 0;
+	}
+}
+
+int
+pd_ask(uint32_t type, const ProtobufCMessage *msg, pd_fn fn, void *arg, const void *owner)
+{
+	if (!M.policyd)
+		return -EPIPE;
+	struct pd_req *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->id = next_id++;
+	d->reply_type = reply_type_of(type);
+	d->fn = fn;
+	d->arg = arg;
+	d->owner = owner;
+	int r = box_ipc_event_send(M.policyd, type, d->id, msg, NULL, 0);
+	if (r < 0) {
+		free(d);
+		/* The queue is full or the channel is gone: policyd cannot keep up. Fail closed. */
+		log_err_errno(r, "Cannot send %s to box-policyd",
+			      box_ipc_type_name(&box_proto_policy, type));
+		mcpd_exit(1);
+		return r;
+	}
+	*tail = d;
+	tail = &d->next;
+	return 0;
+}
+
+int
+pd_decide(const char *action, Box__PolicyField **in, size_t n_in, pd_fn fn, void *arg,
+	  const void *owner)
+{
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = (char *)action;
+	req.n_input = n_in;
+	req.input = in;
+	return pd_ask(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &req.base, fn, arg, owner);
+}
+
+void
+pd_cancel_owner(const void *owner)
+{
+	for (struct pd_req *d = head; d; d = d->next)
+		if (d->owner == owner)
+			d->owner = NULL;
+}
+
+void
+pd_record(bool ok, const char *action, Box__PolicyField **in, size_t n_in,
+	  Box__PolicyField **out, size_t n_out)
+{
+	if (!M.policyd)
+		return;
+	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
+	rec.kind = ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
+	rec.action = (char *)action;
+	rec.n_input = n_in;
+	rec.input = in;
+	rec.n_output = ok ? n_out : 0;
+	rec.output = ok ? out : NULL;
+	int r = box_ipc_event_send(M.policyd, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base,
+				   NULL, 0);
+	if (r < 0) {
+		log_err_errno(r, "Cannot send a RecordRequest to box-policyd");
+		mcpd_exit(1);
+	}
+}
+
+static void
+on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	(void)e;
+	(void)userdata;
+	struct pd_req **pp = &head, *d = NULL;
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == m->request_id) {
+			d = *pp;
+			break;
+		}
+	if (!d || d->reply_type != m->type) {
+		log_err("box-policyd sent %s for request %llu, which is not in flight",
+			box_ipc_type_name(&box_proto_policy, m->type),
+			(unsigned long long)m->request_id);
+		mcpd_exit(1);
+		return;
+	}
+	*pp = d->next;
+	if (tail == &d->next)
+		tail = pp;
+	if (d->owner)
+		d->fn(d->arg, m->msg);
+	free(d);
+}
+
+static void
+on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	(void)e;
+	(void)userdata;
+	if (error == -ECONNRESET)
+		log_err("box-policyd closed its channel: exiting");
+	else
+		log_err_errno(error, "The box-policyd channel failed: exiting");
+	M.policyd = box_ipc_event_free(M.policyd);
+	mcpd_exit(1);
+}
+
+int
+pd_start(int fd)
+{
+	M.policyd = box_ipc_event_new(M.base, fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD,
+				      on_policyd_msg, on_policyd_close, NULL);
+	if (!M.policyd)
+		return -errno;
+	/* A peer's channel opens in `ready` (it never sees PolicyInit). */
+	int r = box_ipc_chan_set_state(box_ipc_event_chan(M.policyd), BOX_POLICY_READY);
+	if (r < 0)
+		return r;
+	static const uint32_t types[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY,
+					  BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY,
+					  BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY };
+	return box_ipc_chan_allow(box_ipc_event_chan(M.policyd), types, 3);
+}
