@@ -398,10 +398,6 @@ void box_mcpd_ready(struct box *b, int r, const char *err);
 void box_mcpd_finished(struct box *b);
 
 /* ---- mcpd.c ---- */
-/* Does the box have a stdio [mcp] server (then box-mcpd serves it)? */
-bool mcpd_wanted(const Box__BoxSpec *s);
-/* The canonical program of spec->mcp[i] (box-recheck's "mcp.NAME" record), or NULL. */
-const char *mcpd_program(const struct box *b, size_t i);
 /* Spawn box-mcpd, prepare STATE/mcp/pins.jsonl, send McpInit; McpReady follows as an event. */
 int mcpd_start(struct boxd *d, struct box *b, char **err);
 /* A child exited: true when it was box-mcpd or one of the box's MCP servers. */
@@ -488,6 +484,10 @@ int plan_agent_shell(const struct box *b, Box__Plan *agent);
 int plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
 	      char *const *argv, size_t argc, char *const *env, size_t n_env, const char *cwd,
 	      Box__Plan **ret, char **err);
+/* Does the box have a stdio [mcp] server (then box-mcpd serves it)? */
+bool mcpd_wanted(const Box__BoxSpec *s);
+/* The canonical program of spec->mcp[i] (box-recheck's "mcp.NAME" record), or NULL. */
+const char *mcpd_program(const struct box *b, size_t i);
 /*
  * An MCP server's sandbox (SANDBOX_TOOL): spec->mcp[mcp_idx]'s grants, env
  * and network, its canonical program and configured arguments; no

@@ -6,9 +6,10 @@
  * Only a box with at least one stdio [mcp.NAME] has one. It starts after
  * box-shell is ready and before the agent, through the generic lifecycle of
  * daemon.c: fork+exec of box-mcpd (found beside boxd, else BOX_LIBEXECDIR,
- * never through the environment) as box-policyd is — `-u UID -g GID [-q]`,
- * the daemon user of a service boxd (box-daemon, else nobody), boxd's own
- * ids when embedded; it drops to them itself — with stdin and stdout
+ * never through the environment) with no arguments, already running as the
+ * ids box-policyd gets — the daemon user of a service boxd (box-daemon, else
+ * nobody), boxd's own when embedded; set in the child before execve, then
+ * locked by box-mcpd itself (no capabilities, no_new_privs) — with stdin and stdout
  * /dev/null, stderr boxd's (agent.log for a detached embedded box), an
  * environment of nothing but ASAN_OPTIONS in a sanitizer build, and
  *   fd 3  our end of the control socketpair (mcpctl, we are boxd)
@@ -26,15 +27,15 @@
  * stopped" in RunExit.
  *
  * The pins file: STATE/mcp/ (0700) and STATE/mcp/pins.jsonl (0600), both
- * the box owner's, made through the state dir's fd that box-recheck opened
- * as the owner: mkdirat, then openat with O_NOFOLLOW (O_DIRECTORY for the
- * dir; O_RDWR|O_APPEND|O_CREAT for the file), fstat: a directory / a regular
- * file with one link, owned by the owner (or just made by a root boxd, then
- * given to the owner with fchown on the fd). No name the owner can change is
- * followed: a symlink at either name is refused (ELOOP), and the fds are
- * what box-mcpd gets. They are the owner's, not the daemon user's, so that
- * `boxctl mcp pins|accept` on a box that no boxd runs reads and appends them
- * as the owner (CLI.md); box-mcpd needs only the fd.
+ * box-mcpd's uid's (as STATE/policy/ is box-policyd's), made through the
+ * state dir's fd that box-recheck opened as the owner: mkdirat, then openat
+ * with O_NOFOLLOW (O_DIRECTORY for the dir; O_RDWR|O_APPEND|O_CREAT for the
+ * file), fstat: a directory / a regular file with one link, owned by the
+ * owner, box-mcpd's uid or boxd (just made), then given to box-mcpd's uid
+ * with fchown on the fd. No name the owner can change is followed: a symlink
+ * at either name is refused (ELOOP), and the fd is what box-mcpd gets.
+ * (An embedded boxd's box-mcpd is the owner: `boxctl mcp` reads the file of
+ * a stopped box as the owner; a service box's needs root or the box running.)
  *
  * McpServerStart (+3 fds: the server's stdin, stdout, stderr) is re-checked
  * against boxd's own config: the name must be a stdio [mcp.NAME] of this box
@@ -61,6 +62,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include "boxd.h"
@@ -89,24 +91,6 @@ seterr(char **err, const char *fmt, ...)
 	if (vasprintf(err, fmt, ap) < 0)
 		*err = NULL;
 	va_end(ap);
-}
-
-bool
-mcpd_wanted(const Box__BoxSpec *s)
-{
-	for (size_t i = 0; i < s->n_mcp; i++)
-		if (s->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO)
-			return true;
-	return false;
-}
-
-const char *
-mcpd_program(const struct box *b, size_t i)
-{
-	for (size_t k = 0; k < b->rc.n_mcp; k++)
-		if (strcmp(b->rc.mcp_names[k], b->spec->mcp[i]->name) == 0)
-			return b->rc.mcp_programs[k];
-	return NULL;
 }
 
 /* ---- the server sandboxes ------------------------------------------ */
@@ -454,11 +438,15 @@ static const struct box_daemon_ops mcpd_ops = {
 
 /*
  * STATE/mcp/pins.jsonl (see the top): the fd box-mcpd gets. Root works in
- * the owner's state dir by *at() names with O_NOFOLLOW only, and takes
- * nothing that is not the owner's (or its own, just made).
+ * the owner's state dir by *at() names with O_NOFOLLOW only, and takes over
+ * nothing that is not the owner's, box-mcpd's or its own (just made): a
+ * directory or file of anyone else (say root's, renamed into the state dir
+ * by the owner) is refused, so the owner cannot make boxd hand a foreign
+ * file to the daemon user. A file with more than one link is refused too
+ * (a hard link the owner made to a file elsewhere).
  */
 static int
-pins_open(struct box *b, int *ret, char **err)
+pins_open(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 {
 	int sfd = b->rc.state_dirfd;
 	struct stat st;
@@ -482,16 +470,16 @@ pins_open(struct box *b, int *ret, char **err)
 						     "refused)" : "");
 		return r;
 	}
-	if (st.st_uid != b->owner.uid && st.st_uid != me) {
-		seterr(err, "%s/%s is owned by uid %u, not the box owner", b->rc.state_dir, MCP_DIR,
-		       (unsigned)st.st_uid);
+	if (st.st_uid != b->owner.uid && st.st_uid != uid && st.st_uid != me) {
+		seterr(err, "%s/%s is owned by uid %u, neither the box owner nor box-mcpd",
+		       b->rc.state_dir, MCP_DIR, (unsigned)st.st_uid);
 		return -EPERM;
 	}
-	if ((st.st_uid != b->owner.uid && fchown(dfd, b->owner.uid, b->owner.gid) < 0) ||
+	if (((st.st_uid != uid || st.st_gid != gid) && fchown(dfd, uid, gid) < 0) ||
 	    fchmod(dfd, 0700) < 0) {
 		int r = -errno;
-		seterr(err, "cannot give %s/%s to the box owner: %s", b->rc.state_dir, MCP_DIR,
-		       strerror(-r));
+		seterr(err, "cannot give %s/%s to box-mcpd (uid %u): %s", b->rc.state_dir, MCP_DIR,
+		       (unsigned)uid, strerror(-r));
 		return r;
 	}
 	_cleanup_close_ int fd = openat(dfd, PINS_FILE, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW |
@@ -508,19 +496,39 @@ pins_open(struct box *b, int *ret, char **err)
 		       MCP_DIR, PINS_FILE);
 		return -EINVAL;
 	}
-	if (st.st_uid != b->owner.uid && st.st_uid != me) {
-		seterr(err, "%s/%s/%s is owned by uid %u, not the box owner", b->rc.state_dir,
-		       MCP_DIR, PINS_FILE, (unsigned)st.st_uid);
+	if (st.st_uid != b->owner.uid && st.st_uid != uid && st.st_uid != me) {
+		seterr(err, "%s/%s/%s is owned by uid %u, neither the box owner nor box-mcpd",
+		       b->rc.state_dir, MCP_DIR, PINS_FILE, (unsigned)st.st_uid);
 		return -EPERM;
 	}
-	if ((st.st_uid != b->owner.uid && fchown(fd, b->owner.uid, b->owner.gid) < 0) ||
+	if (((st.st_uid != uid || st.st_gid != gid) && fchown(fd, uid, gid) < 0) ||
 	    fchmod(fd, 0600) < 0 || fd_set_nonblock(fd, false) < 0) {
 		int r = -errno;
-		seterr(err, "cannot give %s/%s/%s to the box owner: %s", b->rc.state_dir, MCP_DIR,
-		       PINS_FILE, strerror(-r));
+		seterr(err, "cannot give %s/%s/%s to box-mcpd (uid %u): %s", b->rc.state_dir,
+		       MCP_DIR, PINS_FILE, (unsigned)uid, strerror(-r));
 		return r;
 	}
 	*ret = TAKE_FD(fd);
+	return 0;
+}
+
+/* In the child, before execve: box-mcpd starts as the ids boxd chose (it locks them). */
+struct mcpd_ids {
+	uid_t uid;
+	gid_t gid;
+};
+
+static int
+child_ids(void *userdata)
+{
+	const struct mcpd_ids *ids = userdata;
+
+	if (getuid() == ids->uid && geteuid() == ids->uid && getgid() == ids->gid &&
+	    getegid() == ids->gid)
+		return 0;
+	if (setgroups(0, NULL) < 0 || setresgid(ids->gid, ids->gid, ids->gid) < 0 ||
+	    setresuid(ids->uid, ids->uid, ids->uid) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -614,7 +622,7 @@ mcpd_start(struct boxd *d, struct box *b, char **err)
 		seterr(err, "box-mcpd's socket or policyd channel is not open");
 		return -EBADF;
 	}
-	if ((r = pins_open(b, &pins_fd, err)) < 0)
+	if ((r = pins_open(b, uid, gid, &pins_fd, err)) < 0)
 		return r;
 	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
 		return -errno;
@@ -626,16 +634,13 @@ mcpd_start(struct boxd *d, struct box *b, char **err)
 	/* LeakSanitizer cannot stop the world under box-mcpd's seccomp filter. */
 	envp[0] = (char *)"ASAN_OPTIONS=detect_leaks=0";
 #endif
-	char uid_s[16], gid_s[16];
-	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)uid);
-	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)gid);
-	bool quiet = d->embedded && !getenv("BOXD_DEBUG");
-	char *argv[] = { (char *)"box-mcpd", (char *)"-u", uid_s, (char *)"-g", gid_s,
-			 quiet ? (char *)"-q" : NULL, NULL };
+	char *argv[] = { (char *)"box-mcpd", NULL };
+	struct mcpd_ids ids = { uid, gid };
 	if ((r = box_ipc_socketpair(sv, false)) < 0)
 		return r;
 	int fds[6] = { nullfd, nullfd, errfd, sv[1], b->mcpd_policyd_fd, b->mcp_listen_fd };
-	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds, .n_fds = 6 };
+	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds, .n_fds = 6,
+				 .setup = child_ids, .userdata = &ids };
 	pid_t pid = 0;
 	r = spawn_process(&req, &pid);
 	close(sv[1]);

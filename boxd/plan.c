@@ -1138,6 +1138,24 @@ fail:
 	return r < 0 ? r : -EIO;
 }
 
+bool
+mcpd_wanted(const Box__BoxSpec *s)
+{
+	for (size_t i = 0; i < s->n_mcp; i++)
+		if (s->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO)
+			return true;
+	return false;
+}
+
+const char *
+mcpd_program(const struct box *b, size_t i)
+{
+	for (size_t k = 0; k < b->rc.n_mcp; k++)
+		if (strcmp(b->rc.mcp_names[k], b->spec->mcp[i]->name) == 0)
+			return b->rc.mcp_programs[k];
+	return NULL;
+}
+
 /* Does a stdio [mcp.NAME] reach the gateway (contain_egress, default true)? */
 static bool
 mcp_contained(const Box__CfgMcp *m)
@@ -1692,7 +1710,7 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				   "shell", b->owner.name));
 	if (p->runtime->mcp_sock)
 		strv_add(&out, fmt("  %-11s /run/box/bin/ALIAS for each stdio [mcp] server -> "
-				   "box-mcpd (/run/box/mcp.sock); box-mcpd runs as the daemon user, "
+				   "box-mcpd (/run/box/mcp.sock); box-mcpd runs outside this view (no network), "
 				   "each server in its own sandbox",
 				   "mcp"));
 	disclose_tools(b, &out);
