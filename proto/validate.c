@@ -694,6 +694,29 @@ box_validate_log_reply(const Box__LogReply *m)
 }
 
 int
+box_validate_mcp_pins_request(const Box__McpPinsRequest *m)
+{
+	REQUIRE(box_valid_name(m->box), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_mcp_pins_reply(const Box__McpPinsReply *m)
+{
+	if (m->status == BOX__REPLY_STATUS__REPLY_OK) {
+		REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+		REQUIRE(box_valid_name(m->name), -EINVAL);
+	} else {
+		if (m->box_id)
+			REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+		if (m->name)
+			REQUIRE(box_valid_name(m->name), -EINVAL);
+	}
+	TRY(v_opt_text(m->error, BOX_STR_MAX));
+	return 0;
+}
+
+int
 box_validate_check_request(const Box__CheckRequest *m)
 {
 	return box_validate_box_spec(m->spec);
@@ -780,6 +803,8 @@ box_validate_fd_count(const ProtobufCMessage *m, unsigned n_fds)
 	else if (m->descriptor == &box__log_reply__descriptor)
 		want = (unsigned)((const Box__LogReply *)m)->has_current +
 		       (unsigned)((const Box__LogReply *)m)->has_previous;
+	else if (m->descriptor == &box__mcp_pins_reply__descriptor)
+		want = ((const Box__McpPinsReply *)m)->status == BOX__REPLY_STATUS__REPLY_OK;
 	else
 		/* Other types: bounded by the IPC table's max_fds alone. */
 		return 0;

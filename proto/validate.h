@@ -65,6 +65,9 @@ int box_validate_stop_request(const Box__StopRequest *m);
 int box_validate_stop_reply(const Box__StopReply *m);
 int box_validate_log_request(const Box__LogRequest *m);
 int box_validate_log_reply(const Box__LogReply *m);
+/* McpPinsRequest/Reply (94/95): a box name or id; OK names the box and carries 1 fd. */
+int box_validate_mcp_pins_request(const Box__McpPinsRequest *m);
+int box_validate_mcp_pins_reply(const Box__McpPinsReply *m);
 int box_validate_check_request(const Box__CheckRequest *m);
 int box_validate_check_reply(const Box__CheckReply *m);
 /* box-recheck (recheck.proto). */
