@@ -988,9 +988,9 @@ s2c_frame(struct session *s, char *line, size_t len)
 	case MCP_RESPONSE: {
 		struct call *c = call_find(s, C2S, f->id_key);
 		if (!c || !c->forwarded) {
-			item_free(it);
 			session_close(s, 1, "the server replied to id %s, which was never sent",
 				      f->id_key);
+			item_free(it);
 			return;
 		}
 		call_unlink(s, C2S, c);
@@ -1599,7 +1599,10 @@ session_started(uint64_t start_id, bool ok, const char *error)
 	if (!ok) {
 		s->exited = true; /* nothing runs: no McpServerExit follows */
 		spawn_record(s, 126);
-		if (s->state != SS_DEAD) {
+		if (s->state == SS_DEAD) {
+			struct timeval tv = { 0, 0 };
+			evtimer_add(s->reaper, &tv); /* it was only waiting for this */
+		} else {
 			char msg[BOX_MCP_MESSAGE_MAX + 1];
 			(void)snprintf(msg, sizeof(msg), "%s", error ? error : "box-mcpd: cannot start");
 			log_info("session %u: %s: the server did not start: %s", s->id, sname(s),
