@@ -266,7 +266,7 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 static void
 daemons_finished(struct box *b)
 {
-	if (b->state != BOX_FINISHING || b->shell_exit_timer || b->gateway_exit_timer ||
+	if (b->state != BOX_FINISHING || b->shell.exit_timer || b->gateway_exit_timer ||
 	    b->mcpd.exit_timer)
 		return; /* another one is still on its way out */
 	if (policyd_finish(b))
@@ -447,9 +447,9 @@ finished_exit(struct box *b)
 	} else if (b->gateway_lost) {
 		/* Stopped for want of a gateway (fail closed): an error too. */
 		x.error = b->gateway_error;
-	} else if (b->shell_lost) {
+	} else if (b->shell.lost) {
 		/* Stopped for want of box-shell (fail closed): an error too. */
-		x.error = b->shell_error;
+		x.error = b->shell.error;
 	} else if (b->mcpd.lost) {
 		/* Stopped for want of box-mcpd (fail closed): an error too. */
 		x.error = b->mcpd.error;
@@ -531,7 +531,7 @@ box_kill(struct box *b)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  b->policyd_error ? b->policyd_error :
 				  b->gateway_error ? b->gateway_error :
-				  b->shell_error   ? b->shell_error :
+				  b->shell.error   ? b->shell.error :
 				  b->mcpd.error	   ? b->mcpd.error :
 						     "the box was stopped before it started");
 	if (b->reaped || b->pid <= 0 || b->state == BOX_FINISHING)

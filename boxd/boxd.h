@@ -323,16 +323,9 @@ struct box {
 	char *alias_exe;          /* box-alias beside boxd: copied to RUNTIME/bin */
 	int shell_listen_fd;      /* RUNTIME/shell.sock (listening): box-shell's fd 4 until spawned */
 	int shell_policyd_fd;     /* policyd's fd 6, other end: box-shell's fd 5 until spawned */
-	pid_t shell_pid;          /* box-shell's outer trampoline, or 0 */
+	struct box_daemon shell;  /* its lifecycle (daemon.c); pid: its outer trampoline */
 	int shell_status_fd;      /* that trampoline's fd 4, until EOF */
 	struct event *shell_status_ev;
-	struct box_ipc_event *shell_ev;
-	bool shell_starting;      /* ShellReady not here yet */
-	bool shell_closing;       /* we closed its channel: its exit is expected */
-	bool shell_lost;          /* it went away while the box ran */
-	char *shell_error;        /* why the box was stopped, for RunExit */
-	struct event *shell_ready_timer;
-	struct event *shell_exit_timer;
 	Box__Plan *agent_plan;    /* built before box-shell starts (its view), spawned after ready */
 	unsigned n_masks_made;    /* mask objects made in RUNTIME/masks: the next one's index */
 	struct tool_spawn *spawns;

@@ -65,8 +65,21 @@ static void
 set_error(struct box_daemon *dm, const char *why)
 {
 	free(dm->error);
-	if (asprintf(&dm->error, "%s exited (%s): the box was stopped", dm->ops->name, why) < 0)
+	if (asprintf(&dm->error, "%s exited (%s): the box was stopped%s", dm->ops->name, why,
+		     dm->ops->lost_suffix ? dm->ops->lost_suffix : "") < 0)
 		dm->error = NULL;
+}
+
+/* "status N", "killed by signal N" (a trampoline reports a signal as 128+N). */
+static void
+status_text(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
+		snprintf(buf, len, "killed by signal %d", WEXITSTATUS(status) - 128);
+	else
+		snprintf(buf, len, "status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 void
@@ -105,11 +118,14 @@ on_close(struct box_ipc_event *e, int error, void *userdata)
 	if (dm->ops->closing)
 		dm->ops->closing(dm);
 	if (dm->starting) {
+		/* Its sandbox's setup may have said why before the channel went. */
+		if (dm->ops->start_failed && dm->ops->start_failed(dm))
+			return;
 		if (error == -ECONNRESET || error == -EPROTO)
 			return daemon_ready(dm, error, "%s exited before it was ready (see its "
 						       "messages above)", dm->ops->name);
-		return daemon_ready(dm, error, "%s sent garbage instead of its ready answer: %s",
-				    dm->ops->name, strerror(-error));
+		return daemon_ready(dm, error, "%s sent garbage instead of %s: %s", dm->ops->name,
+				    dm->ops->ready_name, strerror(-error));
 	}
 	if (error == -ECONNRESET)
 		snprintf(why, sizeof(why), "its channel closed");
@@ -179,17 +195,18 @@ daemon_reaped(struct box_daemon *dm, pid_t pid, int status)
 	if (dm->pid <= 0 || pid != dm->pid)
 		return false;
 	dm->pid = 0;
-	if (WIFSIGNALED(status))
-		snprintf(why, sizeof(why), "killed by signal %d", WTERMSIG(status));
-	else
-		snprintf(why, sizeof(why), "status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	if (dm->starting)
-		daemon_ready(dm, -ECHILD, "%s exited before it was ready (%s)", dm->ops->name, why);
-	else if (!dm->closing && !b->reaped) {
+	status_text(status, why, sizeof(why));
+	if (dm->starting) {
+		if (!(dm->ops->start_failed && dm->ops->start_failed(dm)))
+			daemon_ready(dm, -ECHILD, "%s exited before it was ready (%s)", dm->ops->name,
+				     why);
+	} else if (!dm->closing && !b->reaped) {
 		if (dm->lost)
 			set_error(dm, why); /* the channel went first: now we know how */
 		else
 			daemon_lost(dm, why);
+	} else if (dm->lost && dm->error && strstr(dm->error, "(its channel closed)")) {
+		set_error(dm, why); /* lost, then torn down: the reap says how it ended */
 	}
 	exit_wait_end(dm);
 	return true;

@@ -1,9 +1,10 @@
 /*
  * daemon.h — the life of one per-box daemon that boxd starts and watches
- * (box-mcpd today): its control channel, the ready wait, losing it while the
- * box runs, the exit wait at the end. The daemon's own module (mcpd.c) spawns
- * it, says what its messages mean and what "ready" is; this code holds the
- * lifecycle that policyd.c, gateway.c and shell.c each spelled out alone:
+ * (box-shell and box-mcpd): its control channel, the ready wait, losing it
+ * while the box runs, the exit wait at the end. The daemon's own module
+ * (shell.c, mcpd.c) spawns it, says what its messages mean and what "ready"
+ * is; this code holds the lifecycle that policyd.c and gateway.c still spell
+ * out alone:
  *
  *   daemon_watch      the spawned daemon's pid and channel (ours, taken);
  *                     arms the ready timer (ops->ready_timeout_ms)
@@ -34,6 +35,8 @@ struct box_daemon;
 
 struct box_daemon_ops {
 	const char *name;            /* "box-mcpd": in every message */
+	const char *ready_name;      /* "McpReady": what the start waits for */
+	const char *lost_suffix;     /* after "…: the box was stopped" (" (no shell, no box)"), or NULL */
 	const struct box_ipc_protocol *proto;
 	unsigned peer_role;          /* the daemon's role in proto */
 	unsigned ready_timeout_ms;   /* spawned → ready */
@@ -46,6 +49,11 @@ struct box_daemon_ops {
 	void (*finished)(struct box *b);
 	/* The channel goes (lost, finish, stop): end what it asked for. May be NULL. */
 	void (*closing)(struct box_daemon *dm);
+	/*
+	 * It went away while starting: can the module say why (a trampoline's
+	 * SetupError)? True when it failed the start itself (daemon_ready). May be NULL.
+	 */
+	bool (*start_failed)(struct box_daemon *dm);
 };
 
 struct box_daemon {

@@ -424,6 +424,7 @@ on_mcpd_closing(struct box_daemon *dm)
 
 static const struct box_daemon_ops mcpd_ops = {
 	.name = "box-mcpd",
+	.ready_name = "McpReady",
 	.proto = &box_proto_mcpctl,
 	.peer_role = BOX_MCPCTL_ROLE_MCPD,
 	.ready_timeout_ms = BOXD_MCPD_READY_TIMEOUT_MS,
