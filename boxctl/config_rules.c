@@ -1405,8 +1405,10 @@ process_mcp(struct ctx *c, struct group *gr, struct box_mcp *m)
 	if (m->type.value == BOX_MCP_STDIO) {
 		static const char *const http_only[] = { "url", "secret", "placement", "header",
 							 "prefix", NULL };
-		static const char *const reserved_alias[] = { "sh", "bash", "zsh", "dash", "python",
-							      "python3", NULL };
+		/* The shell aliases, and box-alias itself (RUNTIME/bin/box-alias, the links' target). */
+		static const char *const reserved_alias[] = { "sh",	 "bash",    "zsh",
+							      "dash",	 "python",  "python3",
+							      "box-alias", NULL };
 		process_env(c, gr->env, &m->proc.env);
 		section_empty_check(c, gr->env);
 		process_command(c, s, &m->proc, false);
