@@ -17,6 +17,11 @@
 #     planted there refuses the start ("a symlink is refused": McpInit is never sent);
 #   - killing box-mcpd stops the box: boxctl run exits 1 with "box-mcpd exited (…): the box
 #     was stopped".
+#   - boxctl mcp pins / accept: of a running box through its boxd (McpPinsRequest: the file
+#     read, then appended through boxd's O_WRONLY|O_APPEND fd), and of a stopped one from its
+#     state dir as the caller: the listing (header, sorted, pinned/changed/accepted, times),
+#     a malformed line warned about, accept showing what changed and both definitions and
+#     appending one accept line, every "nothing to accept" (exit 1), no such box, usage.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
