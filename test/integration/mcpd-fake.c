@@ -98,7 +98,7 @@ wait_exit(void)
 static void
 record_init(const char *dir, const Box__McpInit *in, int pins_fd)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 16];
 	snprintf(path, sizeof(path), "%s/init", dir);
 	FILE *f = fopen(path, "we");
 	if (!f)
