@@ -69,7 +69,7 @@ struct mcp_frame {
 
 /*
  * Parse one frame: LINE holds LEN bytes (no '\n'; a trailing '\r' is
- * tolerated). Returns 0 and fills F, or a negative errno (-EINVAL: refused,
+ * tolerated; an empty line is invalid JSON). Returns 0 and fills F, or a negative errno (-EINVAL: refused,
  * -ENOMEM) with *RPC_CODE the JSON-RPC error to answer (MCP_ERR_PARSE or
  * MCP_ERR_INVALID; 0 for -ENOMEM) and *WHY a static message naming what is
  * wrong ("invalid UTF-8", "batches are not supported", "jsonrpc must be

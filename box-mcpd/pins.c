@@ -106,6 +106,8 @@ mcp_pins_warning(const struct mcp_pins *p, size_t i)
 	return i < p->n_warnings && i < MCP_PIN_WARNINGS_MAX ? p->warnings[i] : NULL;
 }
 
+static void warn(struct mcp_pins *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void
 warn(struct mcp_pins *p, const char *fmt, ...)
 {
@@ -475,6 +477,9 @@ what_changed(const char *old, size_t old_len, const char *neu, size_t new_len)
 	return what;
 }
 
+static int decide(struct mcp_pins *p, const char *server, const char *tool, const char *canon,
+		  size_t len, bool allow_changes, const char *now, struct mcp_pin_verdict *v);
+
 int
 mcp_pins_check(struct mcp_pins *p, const char *server, const char *tool, const char *canon,
 	       size_t len, bool allow_changes, const char *now, struct mcp_pin_verdict *v)
@@ -485,12 +490,33 @@ mcp_pins_check(struct mcp_pins *p, const char *server, const char *tool, const c
 	if (!server || !box_valid_name(server) || !tool || !tool_ok(tool) || !canon ||
 	    len > DEF_MAX || !now || !time_ok(now))
 		return -EINVAL;
+	/*
+	 * Compare canonical texts only: re-dump what the caller gave (sorted
+	 * keys, compact), exactly as a line read back from the file is.
+	 */
 	json_t *def = json_loadb(canon, len, JSON_REJECT_DUPLICATES, NULL);
-	bool ok = json_is_object(def);
+	bool ok = json_is_object(def) && json_is_string(json_object_get(def, "name")) &&
+		  strcmp(json_string_value(json_object_get(def, "name")), tool) == 0;
+	char *own = ok ? canon_of(def, &len) : NULL;
 	json_decref(def);
 	if (!ok)
 		return -EINVAL;
+	if (!own)
+		return -ENOMEM;
+	if (len > DEF_MAX) {
+		free(own);
+		return -EINVAL;
+	}
+	r = decide(p, server, tool, own, len, allow_changes, now, v);
+	free(own);
+	return r;
+}
 
+static int
+decide(struct mcp_pins *p, const char *server, const char *tool, const char *canon, size_t len,
+       bool allow_changes, const char *now, struct mcp_pin_verdict *v)
+{
+	int r = 0;
 	struct pin_entry *e = entry(p, server, tool, &r);
 	if (!e)
 		return r;

@@ -42,8 +42,10 @@ void mcp_pins_free(struct mcp_pins *p);
  * appended since (boxctl's accepts). Only complete lines ('\n'-terminated)
  * are taken unless FINAL (then a last unterminated line is taken too).
  * Returns the bytes consumed (the caller keeps the rest and passes it again
- * with what follows), or -ENOMEM / -E2BIG (too many entries). Line numbers
- * of warnings count across calls.
+ * with what follows), or -ENOMEM. Blank lines are skipped; a malformed line,
+ * or one that would exceed MCP_PIN_ENTRIES_MAX, is skipped with a warning.
+ * Line numbers of warnings count across calls. A writer appending after a
+ * last unterminated line must write a '\n' first.
  */
 long mcp_pins_feed(struct mcp_pins *p, const char *text, size_t len, bool final);
 
@@ -79,9 +81,11 @@ struct mcp_pin_verdict {
 /*
  * Decide definition CANON[0..LEN) (toolschema.h's canonical text) of TOOL
  * of SERVER at time NOW (RFC 3339 UTC text). The state is updated as if the
- * returned line were appended (the caller appends it). Returns 0, or
- * -EINVAL (CANON is not a JSON object of at most 64 KiB, or a bad name),
- * -E2BIG, -ENOMEM.
+ * returned line were appended (the caller appends it). CANON is compared
+ * re-canonicalized (sorted keys, compact), as lines read back are. Returns
+ * 0, or -EINVAL (CANON is not a JSON object of at most 64 KiB whose "name"
+ * is TOOL, a bad server name or time), -E2BIG (MCP_PIN_ENTRIES_MAX
+ * reached), -ENOMEM.
  */
 int mcp_pins_check(struct mcp_pins *p, const char *server, const char *tool, const char *canon,
 		   size_t len, bool allow_changes, const char *now, struct mcp_pin_verdict *v);

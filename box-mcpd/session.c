@@ -47,6 +47,7 @@
 #include "proto_mcp.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
+#include "text.h"
 
 enum dir { C2S, S2C }; /* harness -> server, server -> harness */
 
@@ -153,6 +154,26 @@ static void queue_run(struct session *s, enum dir d);
 static void reads_update(struct session *s);
 static void obuf_flush(struct session *s, enum dir to);
 static void maybe_end(struct session *s);
+
+/*
+ * log_info for lines that carry what a harness or a server wrote (tool
+ * names, methods, ids): control characters become '?', so a peer cannot
+ * forge lines in boxd's log.
+ */
+static void slog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void
+slog(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	for (char *p = line; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	log_info("%s", line);
+}
 
 size_t
 sessions_count(void)
@@ -340,7 +361,7 @@ on_call_timeout(evutil_socket_t fd, short what, void *arg)
 	char msg[512];
 	(void)snprintf(msg, sizeof(msg), "box-mcpd: %s: %s timed out after %llu ms", sname(s),
 		       c->method, (unsigned long long)s->srv->cfg->call_timeout_ms);
-	log_info("session %u: %s: %s (id %s) timed out after %llu ms", s->id, sname(s),
+	slog("session %u: %s: %s (id %s) timed out after %llu ms", s->id, sname(s),
 		 c->method, c->key, (unsigned long long)s->srv->cfg->call_timeout_ms);
 	call_record(s, c, false);
 	/* The key is "n:123" or "s:text": the reply's id in its JSON type. */
@@ -428,7 +449,7 @@ on_refine(void *arg, const ProtobufCMessage *reply)
 	if (r->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) {
 		item_pass(it);
 	} else {
-		log_info("session %u: %s: tools/call %s denied: %s", s->id, sname(s),
+		slog("session %u: %s: tools/call %s denied: %s", s->id, sname(s),
 			 it->call->tool, r->message);
 		say_error(s, S2C, it->f.id, MCP_ERR_POLICY, r->message);
 		call_unlink(s, C2S, it->call);
@@ -443,7 +464,7 @@ on_refine(void *arg, const ProtobufCMessage *reply)
 static void
 refuse_call(struct session *s, struct item *it, int code, const char *msg)
 {
-	log_info("session %u: %s: tools/call %s refused (%d): %s", s->id, sname(s),
+	slog("session %u: %s: tools/call %s refused (%d): %s", s->id, sname(s),
 		 it->call->tool ? it->call->tool : "(no name)", code, msg);
 	say_error(s, S2C, it->f.id, code, msg);
 	call_unlink(s, C2S, it->call);
@@ -545,7 +566,7 @@ on_mcp_call(void *arg, const ProtobufCMessage *reply)
 			call_record(s, it->reply_to, !it->f.is_error);
 			item_pass(it);
 		} else {
-			log_info("session %u: %s: the reply to %s denied: %s", s->id, sname(s),
+			slog("session %u: %s: the reply to %s denied: %s", s->id, sname(s),
 				 it->reply_to->method, r->message);
 			size_t n;
 			char *e = mcp_error_reply(it->f.id, MCP_ERR_POLICY, r->message, &n);
@@ -558,7 +579,7 @@ on_mcp_call(void *arg, const ProtobufCMessage *reply)
 			it->ready = true;
 		}
 	} else if (!permit) {
-		log_info("session %u: %s: %s%s%s denied: %s", s->id, sname(s), it->call->method,
+		slog("session %u: %s: %s%s%s denied: %s", s->id, sname(s), it->call->method,
 			 it->call->tool ? " " : "", it->call->tool ? it->call->tool : "",
 			 r->message);
 		say_error(s, S2C, it->f.id, MCP_ERR_POLICY, r->message);
@@ -588,6 +609,19 @@ passes_undecided(const char *method)
 	return false;
 }
 
+/* An id key ("n:7", "s:abc") as the JSON id it came from, for messages. */
+static const char *
+id_text(const char *key, char *buf, size_t size)
+{
+	if (key[0] == 'n' && key[1] == ':')
+		return key + 2;
+	if (key[0] == 's' && key[1] == ':') {
+		(void)snprintf(buf, size, "\"%s\"", key + 2);
+		return buf;
+	}
+	return key;
+}
+
 static char *
 dup_or_null(const char *p)
 {
@@ -615,7 +649,7 @@ c2s_frame(struct session *s, char *line, size_t len)
 		}
 		char msg[256];
 		(void)snprintf(msg, sizeof(msg), "box-mcpd: %s", why ? why : "invalid frame");
-		log_info("session %u: %s: refused a frame from the harness (%d): %s", s->id,
+		slog("session %u: %s: refused a frame from the harness (%d): %s", s->id,
 			 sname(s), code, why ? why : "?");
 		say_error(s, S2C, it->f.id, code, msg);
 		item_free(it);
@@ -690,7 +724,7 @@ c2s_frame(struct session *s, char *line, size_t len)
 	case MCP_RESPONSE: {
 		struct call *c = call_find(s, S2C, f->id_key);
 		if (!c || !c->forwarded) {
-			log_info("session %u: %s: dropped the harness's reply to id %s, which the "
+			slog("session %u: %s: dropped the harness's reply to id %s, which the "
 				 "server never asked",
 				 s->id, sname(s), f->id_key);
 			item_free(it);
@@ -739,7 +773,7 @@ tools_list_finish(struct session *s, struct item *it)
 		if (w > 0 && ll + (size_t)w < sizeof(log_line))
 			ll += (size_t)w;
 	}
-	log_info("session %u: %s: tools/list: %zu tools, %zu hidden%s%s%s", s->id, srv->cfg->name,
+	slog("session %u: %s: tools/list: %zu tools, %zu hidden%s%s%s", s->id, srv->cfg->name,
 		 it->count, n_hidden, n_hidden ? ": " : "", log_line,
 		 it->failed_ns ? " (the tool schema failed: calls answer -32002)" : "");
 	if (n_hidden == 0) {
@@ -878,10 +912,9 @@ on_tool_schema(void *arg, const ProtobufCMessage *reply)
 			continue;
 		}
 		if (v.state == MCP_PIN_CHANGED)
-			log_notice("%s: tool '%s' changed since it was pinned (%s)%s", srv->cfg->name,
-				   t->name, v.what ? v.what : "definition",
-				   v.allowed ? ": allowed (allow_tool_changes)"
-					     : ": refused until boxctl mcp accept");
+			slog("%s: tool '%s' changed since it was pinned (%s)%s", srv->cfg->name,
+		     t->name, v.what ? v.what : "definition",
+		     v.allowed ? ": allowed (allow_tool_changes)" : ": refused until boxctl mcp accept");
 		if (!v.allowed)
 			it->hidden[k] = "changed since it was pinned";
 	}
@@ -904,7 +937,7 @@ tools_list_start(struct session *s, struct item *it)
 		(void)snprintf(msg, sizeof(msg), "box-mcpd: %s: unusable tools/list result: %s",
 			       srv->cfg->name,
 			       r == -E2BIG ? "more than 4096 tools" : (why ? why : strerror(-r)));
-		log_warn("session %u: %s", s->id, msg + 10);
+		slog("session %u: %s", s->id, msg + 10);
 		free(it->out);
 		it->out = mcp_error_reply(it->f.id, MCP_ERR_SERVER, msg, &it->out_len);
 		it->ready = true;
@@ -988,14 +1021,15 @@ s2c_frame(struct session *s, char *line, size_t len)
 	case MCP_RESPONSE: {
 		struct call *c = call_find(s, C2S, f->id_key);
 		if (!c || !c->forwarded) {
+			char idb[MCP_ID_KEY_MAX + 2];
 			session_close(s, 1, "the server replied to id %s, which was never sent",
-				      f->id_key);
+				      id_text(f->id_key, idb, sizeof(idb)));
 			item_free(it);
 			return;
 		}
 		call_unlink(s, C2S, c);
 		if (c->timed_out) {
-			log_info("session %u: %s: dropped the late reply to %s (id %s)", s->id,
+			slog("session %u: %s: dropped the late reply to %s (id %s)", s->id,
 				 sname(s), c->method, c->key);
 			call_free(c);
 			item_free(it);
@@ -1135,16 +1169,20 @@ reads_update(struct session *s)
 		      obuf_pending(&s->hout) <= max && s->qn[C2S] < MCPD_QUEUE_MAX;
 	bool want_s = !s->sin.eof && s->qn[S2C] < MCPD_QUEUE_MAX;
 	if (want_h != s->watching_h_in) {
-		if (want_h)
-			event_add(s->ev_h_in, NULL);
-		else
+		if (want_h && event_add(s->ev_h_in, NULL) < 0) {
+			session_close(s, 1, "cannot watch the harness's stdin");
+			return;
+		}
+		if (!want_h)
 			event_del(s->ev_h_in);
 		s->watching_h_in = want_h;
 	}
 	if (want_s != s->watching_s_out) {
-		if (want_s)
-			event_add(s->ev_s_out, NULL);
-		else
+		if (want_s && event_add(s->ev_s_out, NULL) < 0) {
+			session_close(s, 1, "cannot watch the server's stdout");
+			return;
+		}
+		if (!want_s)
 			event_del(s->ev_s_out);
 		s->watching_s_out = want_s;
 	}
@@ -1206,6 +1244,25 @@ on_writable(evutil_socket_t fd, short what, void *arg)
 }
 
 /* ---- the end of a session -------------------------------------------------------- */
+
+/*
+ * A line the alias prints (McpClose.message, checked by the alias's table):
+ * no control character, at most BOX_MCP_MESSAGE_MAX bytes, and valid UTF-8
+ * after a cut (snprintf may have split the last character).
+ */
+static void
+msg_fit(char *msg)
+{
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	size_t n = strlen(msg);
+	if (n > BOX_MCP_MESSAGE_MAX)
+		n = BOX_MCP_MESSAGE_MAX;
+	while (n > 0 && !box_valid_utf8(msg, n))
+		n--;
+	msg[n] = 0;
+}
 
 static void
 on_reap(evutil_socket_t fd, short what, void *arg)
@@ -1295,7 +1352,7 @@ session_end(struct session *s, int status, const char *message)
 		if (r < 0)
 			log_warn_errno(r, "session %u: cannot send McpClose", s->id);
 	}
-	log_info("session %u: %s: ended (status %d)%s%s", s->id, sname(s), status,
+	slog("session %u: %s: ended (status %d)%s%s", s->id, sname(s), status,
 		 message && *message ? ": " : "", message ? message : "");
 	struct timeval tv = { 0, 0 };
 	evtimer_add(s->reaper, &tv);
@@ -1312,11 +1369,7 @@ session_close(struct session *s, int status, const char *fmt, ...)
 	(void)vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	(void)snprintf(msg, sizeof(msg), "box-mcpd: %s: %s", s->alias ? s->alias : sname(s), why);
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
-	if (strlen(msg) > BOX_MCP_MESSAGE_MAX)
-		msg[BOX_MCP_MESSAGE_MAX] = 0; /* the cut may split a UTF-8 sequence: ASCII only above */
+	msg_fit(msg);
 	session_end(s, status, msg);
 }
 
@@ -1350,7 +1403,7 @@ on_session_timer(evutil_socket_t fd, short what, void *arg)
 	struct session *s = arg;
 	switch (s->state) {
 	case SS_OPENING:
-		log_info("session %u: no McpOpen within %d ms", s->id, MCPD_OPEN_TIMEOUT_MS);
+		slog("session %u: no McpOpen within %d ms", s->id, MCPD_OPEN_TIMEOUT_MS);
 		s->state = SS_DEAD;
 		s->conn = box_ipc_event_free(s->conn);
 		{
@@ -1364,7 +1417,7 @@ on_session_timer(evutil_socket_t fd, short what, void *arg)
 		if (s->exited) {
 			session_end(s, s->status, NULL);
 		} else if (!s->stop_sent) {
-			log_info("session %u: %s: the server closed its stdout but did not exit: "
+			slog("session %u: %s: the server closed its stdout but did not exit: "
 				 "stopping it",
 				 s->id, sname(s));
 			mcpd_server_stop(s->start_id);
@@ -1411,10 +1464,8 @@ on_gate(void *arg, const ProtobufCMessage *reply)
 	if (r->verdict != BOX__DECISION_VERDICT__VERDICT_PERMIT) {
 		char msg[BOX_MCP_MESSAGE_MAX + 1];
 		(void)snprintf(msg, sizeof(msg), "box-mcpd: %s: %s", s->alias, r->message);
-		for (char *p = msg; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = ' ';
-		log_info("session %u: %s: start denied: %s", s->id, sname(s), r->message);
+		msg_fit(msg);
+		slog("session %u: %s: start denied: %s", s->id, sname(s), r->message);
 		session_end(s, 126, msg);
 		return;
 	}
@@ -1496,12 +1547,12 @@ on_open(struct session *s, struct box_ipc_msg *m)
 		char msg[128];
 		(void)snprintf(msg, sizeof(msg), "box-mcpd: no stdio MCP server has the alias %s",
 			       o->alias);
-		log_info("session %u: %s", s->id, msg + 10);
+		slog("session %u: %s", s->id, msg + 10);
 		session_end(s, 126, msg);
 		return;
 	}
 	s->srv->n_sessions++;
-	log_info("session %u: %s: alias %s run in %s (%zu harness arguments ignored)", s->id,
+	slog("session %u: %s: alias %s run in %s (%zu harness arguments ignored)", s->id,
 		 sname(s), o->alias, o->cwd, o->n_args);
 	if (!fd_pollable(s->h_in) || !fd_pollable(s->h_out)) {
 		session_close(s, 1, "stdin and stdout must be pipes, sockets or terminals");
@@ -1536,7 +1587,7 @@ on_conn_close(struct box_ipc_event *e, int error, void *userdata)
 	if (s->state == SS_DEAD)
 		return;
 	if (error != -ECONNRESET)
-		log_info("session %u: the alias's connection failed: %s", s->id, strerror(-error));
+		slog("session %u: the alias's connection failed: %s", s->id, strerror(-error));
 	if (s->state == SS_OPENING) {
 		s->state = SS_DEAD;
 		struct timeval tv = { 0, 0 };
@@ -1605,7 +1656,8 @@ session_started(uint64_t start_id, bool ok, const char *error)
 		} else {
 			char msg[BOX_MCP_MESSAGE_MAX + 1];
 			(void)snprintf(msg, sizeof(msg), "%s", error ? error : "box-mcpd: cannot start");
-			log_info("session %u: %s: the server did not start: %s", s->id, sname(s),
+			msg_fit(msg);
+			slog("session %u: %s: the server did not start: %s", s->id, sname(s),
 				 msg);
 			session_end(s, 126, msg);
 		}
@@ -1623,10 +1675,8 @@ session_started(uint64_t start_id, bool ok, const char *error)
 		return true;
 	}
 	s->state = SS_RUNNING;
-	log_info("session %u: %s: server started", s->id, sname(s));
+	slog("session %u: %s: server started", s->id, sname(s));
 	reads_update(s);
-	if (!s->watching_h_in || !s->watching_s_out)
-		session_close(s, 1, "cannot watch the harness's stdin");
 	return true;
 }
 
@@ -1645,7 +1695,7 @@ session_exited(uint64_t start_id, int status)
 		evtimer_add(s->reaper, &tv);
 		return true;
 	}
-	log_info("session %u: %s: the server exited with status %d", s->id, sname(s), status);
+	slog("session %u: %s: the server exited with status %d", s->id, sname(s), status);
 	struct timeval tv = { MCPD_EXIT_GRACE_MS / 1000, (MCPD_EXIT_GRACE_MS % 1000) * 1000 };
 	evtimer_add(s->timer, &tv);
 	maybe_end(s);

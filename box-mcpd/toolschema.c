@@ -28,8 +28,11 @@
 
 /* ---- small pool: every allocation of one mcp_args, freed at once ---- */
 
+#define POOL_CHUNK 4096
+
 struct pool_block {
 	struct pool_block *next;
+	size_t used, size;
 	max_align_t data[];
 };
 
@@ -37,15 +40,25 @@ struct pool {
 	struct pool_block *head;
 };
 
+/* Zeroed, aligned memory from a bump chunk (one malloc for a typical call). */
 static void *
 pool_alloc(struct pool *p, size_t size)
 {
-	struct pool_block *b = calloc(1, sizeof(*b) + size);
-	if (!b)
-		return NULL;
-	b->next = p->head;
-	p->head = b;
-	return b->data;
+	const size_t align = sizeof(max_align_t);
+	size = (size + align - 1) / align * align;
+	struct pool_block *b = p->head;
+	if (!b || b->size - b->used < size) {
+		size_t cap = size > POOL_CHUNK ? size : POOL_CHUNK;
+		b = calloc(1, sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->size = cap;
+		b->next = p->head;
+		p->head = b;
+	}
+	void *r = (char *)b->data + b->used;
+	b->used += size;
+	return r;
 }
 
 static char *
@@ -142,13 +155,14 @@ is_required(const json_t *schema, const char *name)
 struct prop_iter {
 	void *it;
 	size_t taken;
+	bool done;
 };
 
 static const char *
 next_prop(const json_t *schema, unsigned child_depth, struct prop_iter *pi, json_t **sub)
 {
 	json_t *props = json_object_get(schema, "properties");
-	if (!json_is_object(props))
+	if (!json_is_object(props) || pi->done)
 		return NULL;
 	pi->it = pi->it ? json_object_iter_next(props, pi->it) : json_object_iter(props);
 	for (; pi->it && pi->taken < MCP_TOOL_FIELDS_MAX; pi->it = json_object_iter_next(props, pi->it)) {
@@ -160,6 +174,7 @@ next_prop(const json_t *schema, unsigned child_depth, struct prop_iter *pi, json
 			return key;
 		}
 	}
+	pi->done = true;
 	return NULL;
 }
 
@@ -458,13 +473,13 @@ tool_init(struct mcp_catalog *c, struct mcp_tool *t, const json_t *def)
 	t->refused = tool_name_problem(name);
 	if (t->refused)
 		return 0;
-	if (mcp_catalog_find(c, json_string_value(name))) {
-		t->refused = "duplicate name";
-		return 0;
-	}
 	t->name = strdup(json_string_value(name));
 	if (!t->name)
 		return -ENOMEM;
+	if (mcp_catalog_find(c, t->name)) {
+		t->refused = "duplicate name";
+		return 0;
+	}
 	t->ptool.name = t->name;
 	r = canonical(def, &t->canon, &t->canon_len);
 	if (r < 0)
@@ -547,6 +562,8 @@ struct conv {
 	char path[512]; /* where we are, for messages: "a.b[3]" */
 };
 
+static int fail(struct conv *cv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static int
 fail(struct conv *cv, const char *fmt, ...)
 {
@@ -615,6 +632,9 @@ static int convert(struct conv *cv, const json_t *schema, enum kind k, const jso
 		   unsigned depth, Box__PolicyValue **out);
 
 /* Append ".NAME" / "[I]" to the message path; returns the old length. */
+static size_t path_push(struct conv *cv, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 static size_t
 path_push(struct conv *cv, const char *fmt, ...)
 {
@@ -645,7 +665,10 @@ static int
 convert_fields(struct conv *cv, const json_t *schema, const json_t *val, unsigned depth,
 	       Box__PolicyField ***fields, size_t *n)
 {
-	*fields = pool_alloc(cv->pool, MCP_TOOL_FIELDS_MAX * sizeof(**fields));
+	size_t most = json_object_size(val);
+	if (most > MCP_TOOL_FIELDS_MAX)
+		most = MCP_TOOL_FIELDS_MAX;
+	*fields = pool_alloc(cv->pool, (most ? most : 1) * sizeof(**fields));
 	*n = 0;
 	if (!*fields)
 		return -ENOMEM;
@@ -678,7 +701,7 @@ convert_fields(struct conv *cv, const json_t *schema, const json_t *val, unsigne
 	const char *key;
 	json_t *a;
 	json_object_foreach ((json_t *)val, key, a) {
-		if (*n == MCP_TOOL_FIELDS_MAX || !field_name_ok(key) || json_is_null(a))
+		if (*n == most || !field_name_ok(key) || json_is_null(a))
 			continue;
 		Box__PolicyValue *pv;
 		size_t old = path_push(cv, "%s%s", cv->path[0] ? "." : "", key);

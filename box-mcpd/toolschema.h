@@ -37,7 +37,12 @@
 #define MCP_TYPE_TEXT_MAX 4096        /* bytes of one field's type expression */
 
 struct mcp_tool {
-	char *name;             /* as listed (UTF-8, 1..MCP_TOOL_NAME_MAX), or NULL (refused) */
+	/*
+	 * As listed (UTF-8, 1..MCP_TOOL_NAME_MAX, no quote, backslash or
+	 * control character), also for a duplicate or too big entry; NULL when
+	 * the entry has no such name (refused).
+	 */
+	char *name;
 	/*
 	 * The canonical definition: {"description","inputSchema","name"} (the
 	 * members present) dumped with JSON_SORT_KEYS|JSON_COMPACT; NULL when
@@ -75,8 +80,12 @@ void mcp_catalog_clear(struct mcp_catalog *c);
 int mcp_catalog_add_page(struct mcp_catalog *c, const json_t *result, size_t *first,
 			 size_t *count, const char **why);
 
+/*
+ * Entries in list order; a pointer returned is valid until the catalog
+ * changes (add_page, clear, free): keep names, not pointers, across pages.
+ */
 size_t mcp_catalog_count(const struct mcp_catalog *c);
-const struct mcp_tool *mcp_catalog_tool(const struct mcp_catalog *c, size_t i);
+const struct mcp_tool *mcp_catalog_tool(const struct mcp_catalog *c, size_t i); /* NULL: i >= count */
 /* The usable (not refused) tool named NAME, or NULL. */
 const struct mcp_tool *mcp_catalog_find(const struct mcp_catalog *c, const char *name);
 
@@ -108,10 +117,13 @@ struct mcp_args {
 
 /*
  * Returns 0, or -EINVAL with ERR (ERRLEN bytes) naming the argument and what
- * is wrong (arguments not an object, a value nested deeper than
- * MCP_TYPE_DEPTH_MAX, a set over 4096 elements, a string over 256 KiB or not
- * representable, null inside an array), or -ENOMEM. The broker answers
- * -EINVAL with -32602 and forwards nothing. mcp_args_free in every case.
+ * is wrong ("argument opt.tags[2]: ..."): arguments not an object, a value
+ * nested deeper than MCP_TYPE_DEPTH_MAX, an array over 4096 elements, a
+ * string over 256 KiB, null inside an array, and the type confusions no
+ * PolicyValue can carry (anything but a number for a number field, which
+ * policyd sees as a String; a real for a string field), or -ENOMEM. The
+ * broker answers -EINVAL with -32602 and forwards nothing. mcp_args_free in
+ * every case.
  */
 int mcp_args_build(const struct mcp_tool *tool, const json_t *arguments, struct mcp_args *out,
 		   char *err, size_t errlen);

@@ -7,6 +7,7 @@
 #   change   as normal, but from the second tools/list on, echo's
 #            description differs
 #   exit3    as normal, exits 3 on stdin EOF
+#   paged    as normal, tools/list in two pages (echo add nested | the rest)
 #   flood    on initialize: 4000 notifications of 1 KiB, as fast as it can
 #   bigline  on initialize: one line of 200 KiB
 #   garbage  on initialize: a line that is not JSON
@@ -58,6 +59,8 @@ def tools():
          "inputSchema": {"type": "object", "properties": {}}},
         {"name": "bogus", "description": "Replies to an id never sent",
          "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "huge", "description": "z" * 70000,
+         "inputSchema": {"type": "object", "properties": {}}},
     ]
 
 
@@ -103,6 +106,14 @@ def handle(msg):
         send({"jsonrpc": "2.0", "id": mid, "result": {}})
     elif method == "tools/list":
         lists += 1
+        if mode == "paged":
+            params = msg.get("params") or {}
+            if params.get("cursor") == "p2":
+                send({"jsonrpc": "2.0", "id": mid, "result": {"tools": tools()[3:]}})
+            else:
+                send({"jsonrpc": "2.0", "id": mid,
+                      "result": {"tools": tools()[:3], "nextCursor": "p2"}})
+            return
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": tools()}})
     elif method == "tools/call":
         name = msg["params"]["name"]

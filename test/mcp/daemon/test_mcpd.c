@@ -123,6 +123,7 @@ static const struct srvdef servers[] = {
 	{ "gated", "denied", 4u << 20, 60000, false },
 	{ "nonobj", "nonobj", 4u << 20, 60000, false },
 	{ "nostart", "normal", 4u << 20, 60000, false },
+	{ "paged", "paged", 4u << 20, 60000, false },
 	{ "pinned", "normal", 4u << 20, 60000, false },
 	{ "small", "normal", 1024, 60000, false },
 	{ "srv", "normal", 4u << 20, 1500, false },
@@ -506,6 +507,8 @@ wait_for_line(const char *path, const char *text, int ms)
 }
 
 /* box-mcpd with fd 3 the control channel, 4 the policy channel, 5 the listener. */
+static int pins_open_flags = O_RDWR | O_APPEND;
+
 static bool
 mcpd_start(void)
 {
@@ -519,7 +522,7 @@ mcpd_start(void)
 	(void)snprintf(a.sun_path, sizeof(a.sun_path), "%s", E.sock);
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 512) < 0)
 		return false;
-	int pins_fd = open(E.pins, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	int pins_fd = open(E.pins, pins_open_flags | O_CREAT | O_CLOEXEC, 0600);
 	if (pins_fd < 0)
 		return false;
 	E.peers = fork();
@@ -552,7 +555,9 @@ mcpd_start(void)
 	close(pol[0]);
 	close(pol[1]);
 	close(l);
-	return wait_for_line(E.ctllog, "ready ok", 10000);
+	if (!wait_for_line(E.ctllog, "ready ", 10000))
+		return false;
+	return wait_for_line(E.ctllog, "ready ok", 10);
 }
 
 static int
@@ -878,6 +883,19 @@ test_start_gate_deny(void)
 	char *ctl = read_file(E.ctllog);
 	CHECK(strstr(ctl, " gated\n") == NULL); /* never started */
 	free(ctl);
+	/* A policy message of 4080 bytes of two-byte characters: the line is cut to 4096
+	 * bytes on a character boundary, so the alias still gets it. */
+	char rule[8192] = "deny|shell:spawn|arg2|denied|";
+	for (int i = 0; i < 2040; i++)
+		strcat(rule, "\xc3\xa9");
+	strcat(rule, "\n");
+	rules(rule);
+	CHECK(client_open(&c, "gated"));
+	static char big[8192];
+	CHECK_INT(client_close_status(&c, big, sizeof(big), 5000), 126);
+	CHECK(strlen(big) <= 4096 && strlen(big) >= 4090);
+	CHECK(strncmp(big, "box-mcpd: gated: \xc3\xa9", 19) == 0);
+	client_free(&c);
 }
 
 static void
@@ -901,6 +919,37 @@ test_unknown_alias(void)
 	CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 126);
 	CHECK(strstr(msg, "nosuch") != NULL);
 	client_free(&c);
+}
+
+static void
+test_unwatchable_stdin(void)
+{
+	/* A harness whose stdin is a regular file cannot be served by the loop: closed, 1. */
+	rules("");
+	int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	(void)snprintf(a.sun_path, sizeof(a.sun_path), "%s", E.sock);
+	CHECK(connect(sock, (struct sockaddr *)&a, sizeof(a)) == 0);
+	struct box_ipc_chan *ch =
+	    box_ipc_chan_new(sock, &box_proto_mcpsession, BOX_MCPSESSION_ROLE_MCPD);
+	int fds[3] = { open(E.rules, O_RDONLY | O_CLOEXEC), open("/dev/null", O_WRONLY | O_CLOEXEC),
+		       open("/dev/null", O_WRONLY | O_CLOEXEC) };
+	Box__McpOpen o = BOX__MCP_OPEN__INIT;
+	o.alias = "srv";
+	o.cwd = "/";
+	CHECK_INT(box_ipc_chan_send(ch, BOX__MSG_TYPE__MSG_MCP_OPEN, 0, &o.base, fds, 3), 0);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	CHECK_INT(box_ipc_recv_wait(ch, &m, 5000), 1);
+	if (m.msg) {
+		const Box__McpClose *cl = (const Box__McpClose *)m.msg;
+		CHECK_INT(cl->status, 1);
+		CHECK(strstr(cl->message, "pipes, sockets or terminals") != NULL);
+	}
+	box_ipc_msg_done(&m);
+	box_ipc_chan_free(ch);
+	close(sock);
 }
 
 static void
@@ -982,6 +1031,7 @@ test_tools_list_filtered(void)
 	CHECK(tool_listed(j, "echo"));
 	CHECK(tool_listed(j, "add"));
 	CHECK(!tool_listed(j, "secret"));
+	CHECK(!tool_listed(j, "huge")); /* a definition over 64 KiB */
 	json_decref(j);
 	/* The probe asked mcp:call tools/call per tool. */
 	CHECK_INT(pol_count("probe", "mcp:call", "tools/call"), 7);
@@ -1010,7 +1060,8 @@ test_tools_list_filtered(void)
 	char path[400];
 	(void)snprintf(path, sizeof(path), "%s/mcpd.log", E.dir);
 	log = read_file(path);
-	CHECK(strstr(log, "hidden: secret (denied by the policy)") != NULL);
+	CHECK(strstr(log, "secret (denied by the policy)") != NULL);
+	CHECK(strstr(log, "huge (definition over 64 KiB)") != NULL);
 	free(log);
 }
 
@@ -1063,16 +1114,113 @@ test_tools_call_typed_and_refined(void)
 	client_free(&c);
 }
 
+static int
+cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void
+test_latency(void)
+{
+	/* Not a benchmark (bench/mcp is): a sanity figure of a tools/call round trip through
+	 * the broker (two decisions by the fake policyd, which re-reads its rule file each). */
+	rules("");
+	struct client c;
+	CHECK(session_ready(&c, "srv", true));
+	static long us[300];
+	int n = 0;
+	for (int i = 0; i < 300; i++) {
+		char line[256];
+		(void)snprintf(line, sizeof(line),
+			       "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+			       "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}",
+			       100 + i);
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		json_t *j = rpc(&c, line);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (j && has_result(j))
+			us[n++] = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+		json_decref(j);
+	}
+	CHECK_INT(n, 300);
+	qsort(us, (size_t)n, sizeof(us[0]), cmp_long);
+	if (n)
+		printf("#   tools/call through box-mcpd (fake policyd, python server): p50 %ld us, "
+		       "p99 %ld us\n",
+		       us[n / 2], us[n * 99 / 100]);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+}
+
 static void
 test_tools_call_catalog(void)
 {
 	rules("");
 	struct client c;
 	CHECK(session_ready(&c, "srv", true));
+	json_t *h = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+			    "\"name\":\"huge\",\"arguments\":{}}}");
+	CHECK_INT(err_code(h), -32003);
+	CHECK(strstr(err_msg(h), "64 KiB") != NULL);
+	json_decref(h);
+	char *pins = read_file(E.pins);
+	CHECK(strstr(pins, "\"tool\":\"huge\"") == NULL); /* never pinned */
+	free(pins);
 	json_t *j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
 			    "\"name\":\"nosuchtool\",\"arguments\":{}}}");
 	CHECK_INT(err_code(j), -32003);
 	CHECK(strstr(err_msg(j), "not in the server's last tools/list") != NULL);
+	json_decref(j);
+	/* A name with a newline cannot forge a line in the daemon's log. */
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+		    "\"name\":\"x\\nFORGED-LINE\",\"arguments\":{}}}");
+	CHECK_INT(err_code(j), -32003);
+	json_decref(j);
+	char lp[400];
+	(void)snprintf(lp, sizeof(lp), "%s/mcpd.log", E.dir);
+	char *log = read_file(lp);
+	CHECK(strstr(log, "x?FORGED-LINE") != NULL);
+	CHECK(strstr(log, "\nFORGED-LINE") == NULL);
+	free(log);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+}
+
+static void
+test_tools_list_pages(void)
+{
+	rules("");
+	pol_reset();
+	struct client c;
+	CHECK(session_ready(&c, "paged", true)); /* page 1: echo add nested */
+	const char *call_ask = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+			       "\"params\":{\"name\":\"secret\",\"arguments\":{}}}";
+	json_t *j = rpc(&c, call_ask);
+	CHECK_INT(err_code(j), -32003);
+	json_decref(j);
+	/* Page 2 adds to the catalog: both pages are registered together. */
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\",\"params\":"
+		    "{\"cursor\":\"p2\"}}");
+	CHECK(tool_listed(j, "secret"));
+	CHECK(!tool_listed(j, "echo"));
+	json_decref(j);
+	json_t *sch = pol_find("schema", NULL, NULL);
+	CHECK_INT(json_array_size(json_object_get(sch, "tools")), 7);
+	json_decref(sch);
+	j = rpc(&c, call_ask);
+	CHECK(j && has_result(j));
+	json_decref(j);
+	/* A list without a cursor starts a new catalog: page 2's tools are gone again. */
+	j = rpc(&c, LIST_LINE(6));
+	json_decref(j);
+	sch = pol_find("schema", NULL, NULL);
+	CHECK_INT(json_array_size(json_object_get(sch, "tools")), 3);
+	json_decref(sch);
+	j = rpc(&c, call_ask);
+	CHECK_INT(err_code(j), -32003);
 	json_decref(j);
 	client_end(&c, NULL, 0);
 	client_free(&c);
@@ -1375,7 +1523,7 @@ test_server_reply_never_sent(void)
 			"\"name\":\"bogus\",\"arguments\":{}}}");
 	char msg[512];
 	CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 1);
-	CHECK(strstr(msg, "never sent") != NULL);
+	CHECK(strstr(msg, "replied to id 99999, which was never sent") != NULL);
 	client_free(&c);
 }
 
@@ -1524,6 +1672,45 @@ test_exit_on_boxd_close(void)
 	}
 }
 
+static void
+test_refuses_pins_not_append(void)
+{
+	/* A pins file boxd did not open O_RDWR|O_APPEND: McpReady says so, box-mcpd exits 1. */
+	write_file(E.ctllog, "");
+	pins_open_flags = O_RDWR;
+	CHECK(!mcpd_start());
+	pins_open_flags = O_RDWR | O_APPEND;
+	CHECK(wait_for_line(E.ctllog, "ready the pins file was not opened O_RDWR|O_APPEND", 5000));
+	int st = 0;
+	CHECK(waitpid(E.mcpd, &st, 0) == E.mcpd);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	E.mcpd = 0;
+	mcpd_stop();
+}
+
+static void
+test_pins_across_runs(void)
+{
+	/* A new run: chg's echo was accepted in its changed form; its first list in this run
+	 * shows the original definition again, which differs from the accepted pin. */
+	write_file(E.ctllog, "");
+	CHECK(mcpd_start());
+	rules("");
+	struct client c;
+	CHECK(session_ready(&c, "chg", false));
+	json_t *j = rpc(&c, LIST_LINE(1));
+	CHECK(!tool_listed(j, "echo"));
+	CHECK(tool_listed(j, "add"));
+	json_decref(j);
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+		    "\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}");
+	CHECK_INT(err_code(j), -32003);
+	CHECK(strstr(err_msg(j), "changed since it was pinned (description)") != NULL);
+	json_decref(j);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+}
+
 int
 main(void)
 {
@@ -1582,11 +1769,14 @@ main(void)
 	RUN(test_start_gate_deny);
 	RUN(test_start_failed);
 	RUN(test_unknown_alias);
+	RUN(test_unwatchable_stdin);
 	RUN(test_passthrough_undecided);
 	RUN(test_mcp_call_deny_and_fields);
 	RUN(test_tools_list_filtered);
 	RUN(test_tools_call_typed_and_refined);
 	RUN(test_tools_call_catalog);
+	RUN(test_latency);
+	RUN(test_tools_list_pages);
 	RUN(test_failed_namespace);
 	RUN(test_pin_change_within_run);
 	RUN(test_pin_change_allowed);
@@ -1605,6 +1795,8 @@ main(void)
 	RUN(test_inflight_cap);
 	RUN(test_too_many_sessions);
 	RUN(test_exit_on_boxd_close);
+	RUN(test_refuses_pins_not_append);
+	RUN(test_pins_across_runs);
 	mcpd_stop();
 	if (getenv("MCPD_TEST_KEEP")) {
 		printf("# kept %s\n", E.dir);
