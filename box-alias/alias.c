@@ -40,6 +40,7 @@
 #include "cleanup.h"
 #include "ipc.h"
 #include "path.h"
+#include "proto_mcp.h"
 #include "proto_shell.h"
 #include "text.h"
 
@@ -512,6 +513,121 @@ run_session(const struct alias_invocation *inv, char **envp)
 	}
 }
 
+/* ---- the MCP alias ------------------------------------------------- */
+
+const char *
+alias_mcp_name(const char *argv0, const char *exe_name)
+{
+	if (!argv0 || !argv0[0] || alias_dialect(argv0) || (exe_name && alias_dialect(exe_name)))
+		return NULL;
+	const char *name = base_name(argv0);
+	if (strcmp(name, "box-alias") == 0 || !box_valid_mcp_alias(name))
+		return NULL;
+	return name;
+}
+
+static int mcp_fail(int status, const char *alias, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int
+mcp_fail(int status, const char *alias, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "box-mcpd: %s: %s\n", alias, line);
+	return status;
+}
+
+/*
+ * One MCP session: McpOpen with fds 0-2, then nothing but McpClose (the
+ * session table lets nothing else through). Signals keep their default
+ * action: an alias that dies hangs up, and box-mcpd stops the server.
+ */
+static int
+run_mcp(const char *alias, int argc, char **argv)
+{
+	int r = stdio_open();
+	if (r < 0)
+		return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias, "fds 0-2: /dev/null: %s",
+				strerror(-r));
+	signal(SIGPIPE, SIG_IGN);
+	size_t n_args = argc > 1 ? (size_t)argc - 1 : 0;
+	if (n_args > BOX_MCP_ARGS_MAX)
+		return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias, "more than %u arguments",
+				BOX_MCP_ARGS_MAX);
+	for (size_t i = 0; i < n_args; i++)
+		if (strlen(argv[i + 1]) > BOX_MCP_ARG_MAX || !box_valid_utf8(argv[i + 1], strlen(argv[i + 1])))
+			return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias,
+					"argument %zu is longer than %u bytes or not UTF-8", i + 1,
+					BOX_MCP_ARG_MAX);
+	_cleanup_free_ char *cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias, "the current directory: %s",
+				strerror(errno));
+	if (!path_is_clean_absolute(cwd))
+		return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias,
+				"the current directory's name has a control character or is too "
+				"long");
+
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_Static_assert(sizeof BOX_ALIAS_MCP_SOCKET <= sizeof sa.sun_path, "socket path fits");
+	memcpy(sa.sun_path, BOX_ALIAS_MCP_SOCKET, sizeof BOX_ALIAS_MCP_SOCKET);
+	_cleanup_close_ int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias, "socket: %s", strerror(errno));
+	while (connect(sock, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno == ENOENT)
+			return mcp_fail(BOX_ALIAS_NO_BROKER, alias,
+					"no MCP broker in this box (%s does not exist: the box has "
+					"no stdio [mcp] server)", BOX_ALIAS_MCP_SOCKET);
+		return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias, "connect %s: %s",
+				BOX_ALIAS_MCP_SOCKET, strerror(errno));
+	}
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan =
+		box_ipc_chan_new(sock, &box_proto_mcpsession, BOX_MCPSESSION_ROLE_MCPD);
+	if (!chan)
+		return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias, "%s", strerror(errno));
+
+	Box__McpOpen open_msg = BOX__MCP_OPEN__INIT;
+	open_msg.alias = (char *)alias;
+	open_msg.args = argv + 1;
+	open_msg.n_args = n_args;
+	open_msg.cwd = cwd;
+	const int stdio[3] = { 0, 1, 2 };
+	r = box_ipc_chan_send(chan, BOX__MSG_TYPE__MSG_MCP_OPEN, 1, &open_msg.base, stdio, 3);
+	bool sent = r >= 0;
+	if (!sent && r != -EPIPE && r != -ECONNRESET)
+		return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias, "sending McpOpen to box-mcpd: %s",
+				strerror(-r));
+	for (;;) {
+		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+		r = box_ipc_recv(chan, &m);
+		if (r == -EINTR || r == -EAGAIN)
+			continue;
+		if (r == 0)
+			continue; /* a fragment */
+		if (r == -ECONNRESET || r == -EPROTO)
+			return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias,
+					"box-mcpd closed the session without saying why (it may "
+					"have exited)");
+		if (r < 0)
+			return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias,
+					"a broken reply from box-mcpd (%s)", strerror(-r));
+		/* The table lets nothing but McpClose through. */
+		const Box__McpClose *c = (const Box__McpClose *)m.msg;
+		int status = c->status & 0xff;
+		if (c->message && *c->message)
+			fprintf(stderr, "%s\n", c->message);
+		box_ipc_msg_done(&m);
+		(void)sent;
+		return status;
+	}
+}
+
 static void
 print_version(const struct alias_invocation *inv)
 {
@@ -552,6 +668,11 @@ alias_main(int argc, char **argv, char **envp)
 	if (!alias_dialect(argc > 0 ? argv[0] : NULL))
 		n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
+
+	/* Not a shell's name: an MCP alias (a link for a stdio [mcp.NAME]). */
+	const char *mcp = alias_mcp_name(argc > 0 ? argv[0] : NULL, n > 0 ? base_name(exe) : NULL);
+	if (mcp)
+		return run_mcp(mcp, argc, argv);
 
 	struct alias_invocation inv;
 	alias_parse(argc, argv, n > 0 ? base_name(exe) : NULL, isatty(0) == 1, &inv);

@@ -8,6 +8,12 @@
  * reads or writes the command's data: box-shell runs the command on the
  * alias's own fds.
  *
+ * Run under any other name (a link /run/box/bin/NAME for a stdio
+ * [mcp.NAME]), it is an MCP alias: it hands its fds 0-2 to box-mcpd over
+ * /run/box/mcp.sock (McpOpen: the alias name, its arguments, its cwd) and
+ * exits with the status McpClose says, printing its message on stderr; it
+ * never reads or writes the JSON-RPC frames (box-mcpd does, on those fds).
+ *
  * alias_parse() is pure (unit-tested in test/unit/test_alias_parse.c);
  * alias_main() is the whole program (box-alias/main.c calls it, and so does
  * the in-process driver of test/alias/, which needs argument strings longer
@@ -26,6 +32,12 @@
 
 /* The one place the alias connects to (SANDBOX.md §4: the agent's view). */
 #define BOX_ALIAS_SOCKET "/run/box/shell.sock"
+
+/* The MCP aliases' socket: box-mcpd's (proto/mcp.proto, the session protocol). */
+#define BOX_ALIAS_MCP_SOCKET "/run/box/mcp.sock"
+
+/* Exit status of an MCP alias in a box with no MCP broker (no /run/box/mcp.sock). */
+#define BOX_ALIAS_NO_BROKER 127
 
 /* Exit status when box-shell cannot serve, or the arguments are refused (CLI.md). */
 #define BOX_ALIAS_CANNOT_SERVE 125
@@ -71,6 +83,14 @@ int alias_parse(int argc, char **argv, const char *exe_name, bool stdin_tty,
 
 /* The dialect a program name stands for: "sh" "bash" "zsh" "dash" "rbash", "python3", or NULL. */
 const char *alias_dialect(const char *name);
+
+/*
+ * The MCP alias name an invocation stands for, or NULL for a shell alias:
+ * argv[0]'s basename when it names no shell (nor python), the file the kernel
+ * ran (exe_name, NULL: unknown) is not mounted over a shell, and it is a
+ * valid alias name other than "box-alias" (README.md).
+ */
+const char *alias_mcp_name(const char *argv0, const char *exe_name);
 
 /* The whole alias: parse, connect, send, forward signals, wait. Returns the exit status. */
 int alias_main(int argc, char **argv, char **envp);

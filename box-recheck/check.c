@@ -334,6 +334,42 @@ check_tools(struct child *c, const Box__RecheckRequest *s)
 	}
 }
 
+/*
+ * Each stdio [mcp.NAME], as a [tool.NAME]: its grants as the owner (refusals
+ * name [mcp.NAME.filesystem]) and its command's program to its canonical
+ * file, executable by the owner: the record "mcp.NAME PATH" is the program
+ * box-mcpd decides shell:spawn on and the server's sandbox execs.
+ */
+void
+check_mcp(struct child *c, const Box__RecheckRequest *s)
+{
+	for (size_t i = 0; i < s->n_mcp; i++) {
+		const Box__CfgMcp *m = s->mcp[i];
+		const Box__CfgFilesystem *fs = m->filesystem;
+		char sec[64], kind[48];
+		snprintf(sec, sizeof(sec), "mcp.%s.filesystem", m->name);
+		if (fs) {
+			check_list(c, sec, NEED_READ, fs->read, fs->n_read);
+			check_list(c, sec, NEED_WRITE, fs->write, fs->n_write);
+			check_list(c, sec, NEED_READ_FILE, fs->read_file, fs->n_read_file);
+			check_list(c, sec, NEED_WRITE_FILE, fs->write_file, fs->n_write_file);
+			check_list(c, sec, NEED_DENY, fs->deny, fs->n_deny);
+		}
+		snprintf(sec, sizeof(sec), "mcp.%s", m->name);
+		const char *w0 = m->command->argv[0];
+		_cleanup_free_ char *canon = NULL;
+		if (w0[0] != '/' || !is_exec_file(w0) || path_canonicalize(w0, &canon) < 0 ||
+		    !is_exec_file(canon)) {
+			child_problem(c, m->command->line, sec, "command",
+				      "%s is not an executable file for the box owner (%s)", w0,
+				      c->owner);
+			continue;
+		}
+		snprintf(kind, sizeof(kind), "mcp.%s", m->name);
+		child_record(c, kind, canon);
+	}
+}
+
 void
 check_workspace(struct child *c, const Box__RecheckRequest *s)
 {

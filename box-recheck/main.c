@@ -322,11 +322,14 @@ main(int argc, char **argv)
 	check_workspace(&c, q);
 	check_command(&c, q);
 	check_tools(&c, q);
+	check_mcp(&c, q);
 	unsigned n_fds = open_state_files(&c, q, fds);
 	/* After the state dir exists: masks, then the walks (which skip what is masked). */
 	child_masks(&c, q->mask_candidates, q->n_mask_candidates, c.fs);
 	for (size_t i = 0; i < q->n_tools; i++)
 		child_masks(&c, q->mask_candidates, q->n_mask_candidates, q->tools[i]->filesystem);
+	for (size_t i = 0; i < q->n_mcp; i++)
+		child_masks(&c, q->mask_candidates, q->n_mask_candidates, q->mcp[i]->filesystem);
 	child_scan(&c);
 	send_reply(&c, fds, n_fds);
 	return 0;

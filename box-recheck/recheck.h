@@ -58,6 +58,7 @@ void check_command(struct child *c, const Box__RecheckRequest *s);
 int mkdir_p(const char *p);
 /* Each [tool.NAME]: its grants, and its program's canonical file ("tool.NAME PATH"). */
 void check_tools(struct child *c, const Box__RecheckRequest *s);
+void check_mcp(struct child *c, const Box__RecheckRequest *s);
 /* The mask records for the candidates that exist inside a grant of fs (the agent's, a tool's). */
 void child_masks(struct child *c, char *const *cand, size_t n, const Box__CfgFilesystem *fs);
 /* The hard-link walk under denies and the socket scan of the grants. */

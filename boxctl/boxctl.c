@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{ "stop", cmd_stop, "stop NAME|ID" },
 	{ "log", cmd_log,
 	  "log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T] [--source D]" },
+	{ "mcp", cmd_mcp, "mcp pins BOX | mcp accept BOX SERVER [TOOL]" },
 	{ "version", cmd_version, "version" },
 	{ "help", NULL, "help" },
 };

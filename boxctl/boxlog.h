@@ -25,6 +25,11 @@ struct boxlog_files {
  */
 int boxlog_open(const char *what, struct boxlog_files *ret, char **err);
 void boxlog_close(struct boxlog_files *f);
+/*
+ * The state dir (malloc'd) of box NAME|ID that no boxd runs, found as
+ * boxlog_open finds it (by name, through ./box.ini, by run ID); NULL: none.
+ */
+char *boxlog_state_dir(const char *what);
 
 /*
  * `--since T`: an RFC 3339 time, or a duration back from NOW_NS: NUMBER UNIT

@@ -29,5 +29,7 @@ int cmd_run(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_log(int argc, char **argv);
+/* `boxctl mcp pins|accept` (mcp.c). */
+int cmd_mcp(int argc, char **argv);
 
 #endif

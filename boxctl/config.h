@@ -284,6 +284,7 @@ struct box_mcp {
 	/* both */
 	struct box_bool allow_tool_changes;
 	struct box_u64 max_frame;            /* bytes; default 4M, at most 64M */
+	struct box_u64 call_timeout_ms;      /* default 60s, at most 366 days */
 	/* http */
 	struct box_str url;
 	struct box_destination url_dest;     /* host/port/path of url (path_prefix = the path) */

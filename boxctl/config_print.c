@@ -279,6 +279,7 @@ box_config_print(FILE *f, const struct box_config *cfg)
 			kv(&o, "alias", m->alias.value);
 		kv_bool(&o, "allow_tool_changes", m->allow_tool_changes.value);
 		kv_u64(&o, "max_frame", &m->max_frame, true);
+		kv_ms(&o, "call_timeout", &m->call_timeout_ms, true);
 		if (!stdio) {
 			if (m->url.value)
 				kv(&o, "url", m->url.value);

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "parse.h"
 #include "path.h"
+#include "proto/validate.h"
 
 static const char *const box_keys[] = { "name", "policy", "state_dir", "require", "timeout",
 					"history_sync", "command_timeout", NULL };
@@ -34,8 +35,8 @@ static const char *const egress_keys[] = { "destinations", "secret", "variable",
 					   "header", "prefix", "param", "inject",
 					   "placeholder_prefix", "sandboxes", NULL };
 static const char *const mcp_keys[] = { "type", "command", "alias", "allow_tool_changes",
-					"max_frame", "url", "secret", "placement", "header",
-					"prefix", NULL };
+					"max_frame", "call_timeout", "url", "secret", "placement",
+					"header", "prefix", NULL };
 static const char *const gateway_keys[] = { "port", "connect_timeout", "idle_timeout",
 					    "max_connections", "max_request_body", "upstream_ca",
 					    "resolver", "hosts_file", "allow_host_loopback",
@@ -1390,6 +1391,8 @@ process_mcp(struct ctx *c, struct group *gr, struct box_mcp *m)
 		err_at(c, s->line, s->name, "type", "required key is missing; accepted: stdio, http");
 	get_bool(c, s, "allow_tool_changes", &m->allow_tool_changes, false);
 	get_num(c, s, "max_frame", NUM_SIZE, 64ULL << 20, &m->max_frame, 4ULL << 20);
+	get_num(c, s, "call_timeout", NUM_DURATION, BOX_MCP_CALL_TIMEOUT_MAX_MS, &m->call_timeout_ms,
+		BOX_MCP_CALL_TIMEOUT_DEFAULT_MS);
 	m->proc.contain_egress.value = true;
 	if (!have_type) {
 		/* Unknown type: take every key quietly, the type error says it all. */
@@ -1402,8 +1405,10 @@ process_mcp(struct ctx *c, struct group *gr, struct box_mcp *m)
 	if (m->type.value == BOX_MCP_STDIO) {
 		static const char *const http_only[] = { "url", "secret", "placement", "header",
 							 "prefix", NULL };
-		static const char *const reserved_alias[] = { "sh", "bash", "zsh", "dash", "python",
-							      "python3", NULL };
+		/* The shell aliases, and box-alias itself (RUNTIME/bin/box-alias, the links' target). */
+		static const char *const reserved_alias[] = { "sh",	 "bash",    "zsh",
+							      "dash",	 "python",  "python3",
+							      "box-alias", NULL };
 		process_env(c, gr->env, &m->proc.env);
 		section_empty_check(c, gr->env);
 		process_command(c, s, &m->proc, false);

@@ -694,6 +694,17 @@ boxlog_open(const char *what, struct boxlog_files *ret, char **err)
 	return 0;
 }
 
+char *
+boxlog_state_dir(const char *what)
+{
+	char *dir = box_valid_name(what) ? find_state_dir(what, NULL) : NULL;
+	if (!dir && box_valid_name(what))
+		dir = state_dir_from_ini(what);
+	if (!dir && box_valid_box_id(what))
+		dir = find_state_dir(NULL, what);
+	return dir;
+}
+
 void
 boxlog_close(struct boxlog_files *f)
 {

@@ -1,5 +1,5 @@
-# boxctl/ — the client binary. Links common/, proto/ and libboxpolicy (offline
-# policy tools), nothing privileged.
+# boxctl/ — the client binary. Links common/, proto/, libboxpolicy (offline
+# policy tools) and libmcpd's pins module, nothing privileged.
 BOXCTL_SRCS := $(wildcard boxctl/*.c)
 BOXCTL_OBJS := $(BOXCTL_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS    += $(BOXCTL_OBJS)
@@ -7,6 +7,7 @@ PROGRAMS    += $(BIN)/boxctl
 
 $(BOXCTL_OBJS): private MODULE_CPPFLAGS := $(call pkg_cflags,inih jansson libprotobuf-c)
 
-$(BIN)/boxctl: $(BOXCTL_OBJS) $(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON)
+# libmcpd (box-mcpd/lib.mk): the pins file's pure module, for `boxctl mcp` (mcp.c).
+$(BIN)/boxctl: $(BOXCTL_OBJS) $(LIBBOXPOLICY) $(LIBMCPD) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
-$(BIN)/boxctl: private MODULE_LDLIBS := $(call pkg_libs,inih jansson libprotobuf-c)
+$(BIN)/boxctl: private MODULE_LDLIBS := $(call pkg_libs,inih jansson libprotobuf-c) -lm

@@ -356,6 +356,7 @@ cfg_mcp(const struct box_mcp *x)
 	}
 	m->allow_tool_changes = opt_bool(&x->allow_tool_changes);
 	m->max_frame = opt_u64(&x->max_frame);
+	m->call_timeout_ms = opt_u64(&x->call_timeout_ms);
 	if (x->type.value == BOX_MCP_STDIO) {
 		m->command = cfg_argv(&x->proc.command);
 		m->alias = opt_str(&x->alias);

@@ -254,10 +254,11 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 	 * box-shell (its tools killed first) and the gateway end together; policyd
 	 * after both, so that their last Records reach it before its flush.
 	 */
+	bool mcpd_wait = mcpd_finish(b);
 	bool shell_wait = shell_finish(b);
 	bool gateway_wait = gateway_finish(b);
-	if (shell_wait || gateway_wait)
-		return; /* their reaps or exit timers: box_shell_finished(), box_gateway_finished() */
+	if (shell_wait || gateway_wait || mcpd_wait)
+		return; /* their reaps or exit timers: box_{shell,gateway,mcpd}_finished() */
 	box_gateway_finished(b);
 }
 
@@ -265,8 +266,9 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 static void
 daemons_finished(struct box *b)
 {
-	if (b->state != BOX_FINISHING || b->shell_exit_timer || b->gateway_exit_timer)
-		return; /* the other one is still on its way out */
+	if (b->state != BOX_FINISHING || b->shell.exit_timer || b->gateway_exit_timer ||
+	    b->mcpd.exit_timer)
+		return; /* another one is still on its way out */
 	if (policyd_finish(b))
 		return; /* its reap or the exit timer: box_policyd_finished() */
 	box_policyd_finished(b);
@@ -280,6 +282,12 @@ box_shell_finished(struct box *b)
 
 void
 box_gateway_finished(struct box *b)
+{
+	daemons_finished(b);
+}
+
+void
+box_mcpd_finished(struct box *b)
 {
 	daemons_finished(b);
 }
@@ -380,6 +388,7 @@ box_free(struct box *b)
 	if (b->client && b->client->box == b)
 		b->client->box = NULL;
 	recheck_stop(b);
+	mcpd_stop(b);
 	shell_stop(b);
 	gateway_stop(b);
 	policyd_stop(b);
@@ -438,9 +447,12 @@ finished_exit(struct box *b)
 	} else if (b->gateway_lost) {
 		/* Stopped for want of a gateway (fail closed): an error too. */
 		x.error = b->gateway_error;
-	} else if (b->shell_lost) {
+	} else if (b->shell.lost) {
 		/* Stopped for want of box-shell (fail closed): an error too. */
-		x.error = b->shell_error;
+		x.error = b->shell.error;
+	} else if (b->mcpd.lost) {
+		/* Stopped for want of box-mcpd (fail closed): an error too. */
+		x.error = b->mcpd.error;
 	} else if (WIFEXITED(status)) {
 		x.has_exit_status = 1;
 		x.exit_status = WEXITSTATUS(status);
@@ -467,7 +479,8 @@ bool
 box_reaped(struct box *b, pid_t pid, int status)
 {
 	if (recheck_reaped(b, pid, status) || policyd_reaped(b, pid, status) ||
-	    gateway_reaped(b, pid, status) || shell_reaped(b, pid, status))
+	    gateway_reaped(b, pid, status) || shell_reaped(b, pid, status) ||
+	    mcpd_reaped(b, pid, status))
 		return true;
 	if (b->pid <= 0 || pid != b->pid || b->reaped)
 		return false;
@@ -514,11 +527,12 @@ void
 box_kill(struct box *b)
 {
 	/* Nothing of the agent runs yet: a lost daemon ends the start. */
-	if (b->state == BOX_GATEWAY || b->state == BOX_SHELL)
+	if (b->state == BOX_GATEWAY || b->state == BOX_SHELL || b->state == BOX_MCPD)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  b->policyd_error ? b->policyd_error :
 				  b->gateway_error ? b->gateway_error :
-				  b->shell_error   ? b->shell_error :
+				  b->shell.error   ? b->shell.error :
+				  b->mcpd.error	   ? b->mcpd.error :
 						     "the box was stopped before it started");
 	if (b->reaped || b->pid <= 0 || b->state == BOX_FINISHING)
 		return;
@@ -531,7 +545,7 @@ void
 box_stop(struct box *b)
 {
 	if (b->state == BOX_CHECKING || b->state == BOX_POLICYD || b->state == BOX_GATEWAY ||
-	    b->state == BOX_SHELL)
+	    b->state == BOX_SHELL || b->state == BOX_MCPD)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
 				  "the box was stopped before it started");
 	if (b->reaped || b->pid <= 0 || b->state == BOX_STOPPING || b->state == BOX_FINISHING)
@@ -571,7 +585,8 @@ box_client_gone(struct box *b)
 	if (b->state == BOX_FINISHING)
 		return; /* it ends anyway; nobody is told */
 	if (!b->detach && (b->state == BOX_CHECKING || b->state == BOX_POLICYD ||
-			   b->state == BOX_GATEWAY || b->state == BOX_SHELL)) {
+			   b->state == BOX_GATEWAY || b->state == BOX_SHELL ||
+			   b->state == BOX_MCPD)) {
 		log_info("box %s: client gone, abandoning the start", b->name);
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, NULL);
 	}
@@ -824,6 +839,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->status_fd = b->pty_master = -1;
 	b->gateway_policyd_fd = b->ca_runtime_fd = -1;
 	b->shell_policyd_fd = b->shell_listen_fd = b->shell_status_fd = -1;
+	b->mcpd_policyd_fd = b->mcp_listen_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
@@ -1170,14 +1186,10 @@ box_gateway_ready(struct box *b, int r, const char *err)
 
 /* ---- ShellReady → starting ------------------------------------------ */
 
-void
-box_shell_ready(struct box *b, int r, const char *err)
+/* Everything serves: the disclosure, then the agent's trampoline. */
+static void
+start_agent(struct box *b)
 {
-	if (b->state != BOX_SHELL)
-		return;
-	if (r < 0)
-		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  err ? err : "cannot start box-shell");
 	Box__Plan *plan = TAKE_PTR(b->agent_plan);
 	/* The disclosure, before the agent starts. */
 	if (plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
@@ -1185,4 +1197,36 @@ box_shell_ready(struct box *b, int r, const char *err)
 	if (start_trampoline(b, plan) < 0)
 		return;
 	start_watch(b);
+}
+
+void
+box_shell_ready(struct box *b, int r, const char *err)
+{
+	_cleanup_free_ char *merr = NULL;
+
+	if (b->state != BOX_SHELL)
+		return;
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  err ? err : "cannot start box-shell");
+	if (!mcpd_wanted(b->spec))
+		return start_agent(b);
+	/* A stdio [mcp]: box-mcpd serves its aliases before the agent can run one. */
+	b->state = BOX_MCPD;
+	if (mcpd_start(b->d, b, &merr) < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  merr ? merr : "cannot start box-mcpd");
+}
+
+/* ---- McpReady → starting -------------------------------------------- */
+
+void
+box_mcpd_ready(struct box *b, int r, const char *err)
+{
+	if (b->state != BOX_MCPD)
+		return;
+	if (r < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  err ? err : "cannot start box-mcpd");
+	start_agent(b);
 }

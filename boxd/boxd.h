@@ -46,6 +46,7 @@
 #include <event2/event.h>
 
 #include "boxd.pb-c.h"
+#include "daemon.h"
 #include "ipc_event.h"
 #include "plan.pb-c.h"
 #include "proto/recheck_shared.h"
@@ -78,6 +79,9 @@
 #define BOXD_SHELL_READY_TIMEOUT_MS 20000   /* box-shell spawned → ShellReady */
 #define BOXD_SHELL_EXIT_WAIT_MS 3000        /* fd 3 closed → box-shell gone, else SIGKILL */
 #define BOXD_SPAWNS_MAX 256                 /* live tool sandboxes per box */
+#define BOXD_MCPD_READY_TIMEOUT_MS 20000    /* McpInit → McpReady */
+#define BOXD_MCPD_EXIT_WAIT_MS 3000         /* fd 3 closed → box-mcpd gone, else SIGKILL */
+#define BOXD_MCP_SERVERS_MAX 256            /* live MCP server sandboxes per box */
 
 struct box;
 struct client;
@@ -136,6 +140,7 @@ enum box_state {
 	BOX_POLICYD,        /* box-policyd started (PolicyReady awaited) */
 	BOX_GATEWAY,        /* box-gateway started (GatewayReady awaited) */
 	BOX_SHELL,          /* box-shell started (ShellReady awaited) */
+	BOX_MCPD,           /* box-mcpd started (McpReady awaited; only with a stdio [mcp]) */
 	BOX_STARTING,       /* the trampoline runs (fd 4 EOF awaited) */
 	BOX_RUNNING,
 	BOX_STOPPING,
@@ -174,6 +179,9 @@ struct recheck_result {
 	char **tool_names;        /* [tool.NAME] tables box-recheck resolved ... */
 	char **tool_programs;     /* ... and the canonical program of each */
 	size_t n_tools;
+	char **mcp_names;         /* stdio [mcp.NAME] servers box-recheck resolved ... */
+	char **mcp_programs;      /* ... and the canonical program of each */
+	size_t n_mcp;
 	char *workspace;          /* the agent's cwd */
 	char *state_dir;
 	int state_dirfd;          /* O_DIRECTORY, opened as the owner */
@@ -199,6 +207,21 @@ struct tool_spawn {
 	char *setup_error;        /* the trampoline's SetupError, as box-shell is told */
 	bool replied;             /* SpawnReply sent (ok or not) */
 	bool started;             /* SpawnReply ok: a SpawnExit follows the reap */
+	uint32_t listener_id;     /* at the gateway, or 0 */
+};
+
+/* One MCP server sandbox box-mcpd asked for (McpServerStart), until its trampoline is reaped. */
+struct mcp_server_run {
+	struct box *b;
+	struct mcp_server_run *next;
+	uint64_t start_id;        /* box-mcpd's */
+	pid_t pid;                /* the outer trampoline, or 0 once reaped */
+	int status_fd;            /* the trampoline's fd 4 until EOF */
+	struct event *status_ev;
+	char *gateway_tag;        /* "mcp.NAME" */
+	char *setup_error;        /* the trampoline's SetupError, as box-mcpd is told */
+	bool replied;             /* McpServerStarted sent (ok or not) */
+	bool started;             /* McpServerStarted ok: an McpServerExit follows the reap */
 	uint32_t listener_id;     /* at the gateway, or 0 */
 };
 
@@ -300,16 +323,9 @@ struct box {
 	char *alias_exe;          /* box-alias beside boxd: copied to RUNTIME/bin */
 	int shell_listen_fd;      /* RUNTIME/shell.sock (listening): box-shell's fd 4 until spawned */
 	int shell_policyd_fd;     /* policyd's fd 6, other end: box-shell's fd 5 until spawned */
-	pid_t shell_pid;          /* box-shell's outer trampoline, or 0 */
+	struct box_daemon shell;  /* its lifecycle (daemon.c); pid: its outer trampoline */
 	int shell_status_fd;      /* that trampoline's fd 4, until EOF */
 	struct event *shell_status_ev;
-	struct box_ipc_event *shell_ev;
-	bool shell_starting;      /* ShellReady not here yet */
-	bool shell_closing;       /* we closed its channel: its exit is expected */
-	bool shell_lost;          /* it went away while the box ran */
-	char *shell_error;        /* why the box was stopped, for RunExit */
-	struct event *shell_ready_timer;
-	struct event *shell_exit_timer;
 	Box__Plan *agent_plan;    /* built before box-shell starts (its view), spawned after ready */
 	unsigned n_masks_made;    /* mask objects made in RUNTIME/masks: the next one's index */
 	struct tool_spawn *spawns;
@@ -317,6 +333,14 @@ struct box {
 	Box__Plan **tool_plans;   /* per spec->tools[i], made at its first spawn (masks once) */
 	Box__Plan *exec_plan;     /* the agent's exec entries' tool sandbox, likewise */
 	char **tool_prog;         /* parallel to spec->tools: rc.tool_programs' (not owned) */
+
+	/* box-mcpd (mcpd.c) and the MCP server sandboxes it asks for */
+	struct box_daemon mcpd;
+	int mcpd_policyd_fd;      /* policyd's fd 5, other end: box-mcpd's fd 4 until spawned */
+	int mcp_listen_fd;        /* RUNTIME/mcp.sock (listening): box-mcpd's fd 5 until spawned */
+	struct mcp_server_run *mcp_servers;
+	unsigned n_mcp_servers;
+	Box__Plan **mcp_plans;    /* per spec->mcp[i], made at its first start (masks once) */
 };
 
 /* ---- client.c ---- */
@@ -360,6 +384,20 @@ void box_policyd_finished(struct box *b);
 void box_cgroups_removed(struct box *b);
 void box_free(struct box *b);
 uint64_t box_uptime_s(const struct box *b);
+
+/* box-mcpd is ready (r 0), or why not (a refusal: its McpReady ok = false). */
+void box_mcpd_ready(struct box *b, int r, const char *err);
+/* The end's event: box-mcpd has exited (or was killed). */
+void box_mcpd_finished(struct box *b);
+
+/* ---- mcpd.c ---- */
+/* Spawn box-mcpd, prepare STATE/mcp/pins.jsonl, send McpInit; McpReady follows as an event. */
+int mcpd_start(struct boxd *d, struct box *b, char **err);
+/* A child exited: true when it was box-mcpd or one of the box's MCP servers. */
+bool mcpd_reaped(struct box *b, pid_t pid, int status);
+/* The box ends: servers killed, channel closed; true while its exit is awaited. */
+bool mcpd_finish(struct box *b);
+void mcpd_stop(struct box *b);
 
 /* ---- recheck.c ---- */
 /*
@@ -439,6 +477,18 @@ int plan_agent_shell(const struct box *b, Box__Plan *agent);
 int plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
 	      char *const *argv, size_t argc, char *const *env, size_t n_env, const char *cwd,
 	      Box__Plan **ret, char **err);
+/* Does the box have a stdio [mcp] server (then box-mcpd serves it)? */
+bool mcpd_wanted(const Box__BoxSpec *s);
+/* The canonical program of spec->mcp[i] (box-recheck's "mcp.NAME" record), or NULL. */
+const char *mcpd_program(const struct box *b, size_t i);
+/*
+ * An MCP server's sandbox (SANDBOX_TOOL): spec->mcp[mcp_idx]'s grants, env
+ * and network, its canonical program and configured arguments; no
+ * /run/box/bin, no alias sockets; CA and gateway only when contained.
+ */
+int plan_mcp_server(struct boxd *d, struct box *b, size_t mcp_idx, Box__Plan **ret, char **err);
+/* spec->mcp[i]'s cwd: the agent's workspace when its grants hold it, else the owner's home. */
+const char *plan_mcp_cwd(const struct box *b, size_t mcp_idx);
 /* The agent's PATH ([agent.env] PATH, else the default), without /run/box/bin. */
 const char *plan_agent_path(const struct box *b);
 /* The start-up disclosure lines (no "box: " prefix). */
@@ -489,6 +539,8 @@ bool client_child_reaped(struct boxd *d, pid_t pid, int status);
  * tears the box down (policyd_stop).
  */
 int policyd_start(struct boxd *d, struct box *b, char **err);
+/* The ids box-policyd and box-mcpd run as: boxd's own (embedded), else the daemon user. */
+int policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid);
 /* policyd's channel hung up already: stop the box for that (true), else false. */
 bool policyd_check_gone(struct box *b);
 /*

@@ -275,6 +275,89 @@ handle_log(struct boxd *d, struct client *c, uint64_t rid, const Box__LogRequest
 		safe_close(fds[i]);
 }
 
+/*
+ * STATE/mcp/pins.jsonl of the running box, through the state dir fd boxd
+ * holds for the run, for `boxctl mcp pins|accept` (the caller sees the box:
+ * its owner, the user who started it, or root). As open_decision_log: every
+ * name opened O_PATH|O_NOFOLLOW relative to the fd before it, checked on
+ * the fd — a directory, then a regular file with one link owned by
+ * box-mcpd's uid or the owner (what mcpd.c made it) — then opened read-only,
+ * or O_WRONLY|O_APPEND for accept, through /proc/self/fd: the inode just
+ * checked, never a name the owner can swap meanwhile.
+ * Returns 1 with *ret, 0 when there is no pins file, negative errno.
+ */
+static int
+open_pins(const struct box *b, bool accept, int *ret)
+{
+	uid_t mcpd_uid;
+	gid_t mcpd_gid;
+	struct stat st;
+	char self[32];
+
+	if (b->rc.state_dirfd < 0 || policyd_ids(b->d, &mcpd_uid, &mcpd_gid) < 0)
+		return 0;
+	_cleanup_close_ int dfd = openat(b->rc.state_dirfd, "mcp",
+					 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	_cleanup_close_ int path_fd = openat(dfd, "pins.jsonl", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path_fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(path_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    (st.st_uid != mcpd_uid && st.st_uid != b->owner.uid))
+		return -EPERM;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+	int fd = open(self, (accept ? O_WRONLY | O_APPEND : O_RDONLY) | O_CLOEXEC | O_NOCTTY |
+				    O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	*ret = fd;
+	return 1;
+}
+
+static void
+handle_mcp_pins(struct boxd *d, struct client *c, uint64_t rid, const Box__McpPinsRequest *m)
+{
+	Box__McpPinsReply rep = BOX__MCP_PINS_REPLY__INIT;
+	char msg[200];
+	struct box *b = find_one_box(d, c, m->box, &rep.status, msg);
+	int fd = -1;
+
+	if (!b) {
+		rep.error = msg;
+	} else {
+		int r = open_pins(b, m->accept, &fd);
+		if (r <= 0) {
+			rep.status = BOX__REPLY_STATUS__REPLY_FAILED;
+			if (r == 0)
+				snprintf(msg, sizeof(msg), "box %.64s has no MCP pins file (no stdio "
+							   "[mcp] server)", b->name);
+			else
+				snprintf(msg, sizeof(msg), "cannot open the MCP pins file of %.64s: %s",
+					 b->name, strerror(-r));
+			rep.error = msg;
+			if (r < 0)
+				log_warn("box %s (%s): %s", b->name, b->id, msg);
+		} else {
+			rep.status = BOX__REPLY_STATUS__REPLY_OK;
+			rep.box_id = b->id;
+			rep.name = b->name;
+			rep.has_running = true;
+			rep.running = b->state == BOX_RUNNING;
+			if (m->accept)
+				log_info("box %s (%s): the MCP pins file handed to uid %u for accept",
+					 b->name, b->id, (unsigned)c->cred.uid);
+		}
+	}
+	if (c->ipc) {
+		int r = box_ipc_event_send(c->ipc, BOX__MSG_TYPE__MSG_MCP_PINS_REPLY, rid, &rep.base,
+					   &fd, fd >= 0 ? 1 : 0);
+		if (r < 0)
+			log_warn_errno(r, "sending McpPinsReply to pid %d", (int)c->cred.pid);
+	}
+	safe_close(fd);
+}
+
 #define FOREIGN_PEER_MESSAGE \
 	"boxd refuses clients from another PID namespace (a process inside a sandbox cannot drive boxd)"
 
@@ -326,6 +409,9 @@ on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_LOG_REQUEST:
 		handle_log(d, c, m->request_id, (const Box__LogRequest *)m->msg);
 		return;
+	case BOX__MSG_TYPE__MSG_MCP_PINS_REQUEST:
+		handle_mcp_pins(d, c, m->request_id, (const Box__McpPinsRequest *)m->msg);
+		return;
 	default:
 		error_reply(c, m->request_id, ENOSYS, "boxd does not serve this request yet");
 		return;
@@ -339,6 +425,7 @@ client_add(struct boxd *d, int fd, bool channel)
 		BOX__MSG_TYPE__MSG_RUN_REQUEST, BOX__MSG_TYPE__MSG_RUN_CONTROL,
 		BOX__MSG_TYPE__MSG_PS_REQUEST,	BOX__MSG_TYPE__MSG_STOP_REQUEST,
 		BOX__MSG_TYPE__MSG_LOG_REQUEST, BOX__MSG_TYPE__MSG_CHECK_REQUEST,
+		BOX__MSG_TYPE__MSG_MCP_PINS_REQUEST,
 	};
 	struct client *c = calloc(1, sizeof(*c));
 	if (!c) {

@@ -922,6 +922,9 @@ plan_agent_shell(const struct box *b, Box__Plan *p)
 	rt->run_box_bin = path_join(b->runtime_dir, "bin");
 	rt->shell_sock = path_join(b->runtime_dir, "shell.sock");
 	rt->shell_alias = path_join(b->runtime_dir, "bin/box-alias");
+	/* The MCP aliases' socket: the agent's alone (box-shell, tools, servers never get it). */
+	if (mcpd_wanted(b->spec) && !(rt->mcp_sock = path_join(b->runtime_dir, "mcp.sock")))
+		return -ENOMEM;
 	return rt->run_box_bin && rt->shell_sock && rt->shell_alias ? 0 : -ENOMEM;
 }
 
@@ -940,12 +943,31 @@ tool_contained(const Box__CfgTool *t)
  * the gateway's CA and listener when contained; argv, env and workspace are
  * per spawn.
  */
+static int sandbox_base_plan(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
+			     const char *program, bool contained, const Box__CfgU64 *nofile,
+			     const Box__CfgU64 *nproc, Box__Plan **ret);
+
 static int
 tool_base_plan(struct boxd *d, struct box *b, int tool_idx, Box__Plan **ret)
 {
 	const Box__CfgTool *t = tool_idx >= 0 ? b->spec->tools[tool_idx] : NULL;
-	const Box__CfgFilesystem *fs = t ? t->filesystem : b->spec->agent->filesystem;
-	const char *program = t ? b->tool_prog[tool_idx] : NULL;
+
+	return sandbox_base_plan(d, b, t ? t->filesystem : b->spec->agent->filesystem,
+				 t ? b->tool_prog[tool_idx] : NULL, tool_contained(t),
+				 t ? t->nofile : b->spec->agent->nofile,
+				 t ? t->nproc : b->spec->agent->nproc, ret);
+}
+
+/*
+ * A SANDBOX_TOOL base plan: grants FS (exec-capable), their masks, PROGRAM's
+ * implicit exec grant, the CA and the gateway port when CONTAINED and the
+ * gateway serves; tool_base_plan's and plan_mcp_server's.
+ */
+static int
+sandbox_base_plan(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
+		  const char *program, bool contained, const Box__CfgU64 *nofile,
+		  const Box__CfgU64 *nproc, Box__Plan **ret)
+{
 	struct viewv view = { 0 };
 	Box__Plan *p = NULL;
 	int r;
@@ -953,7 +975,7 @@ tool_base_plan(struct boxd *d, struct box *b, int tool_idx, Box__Plan **ret)
 	if ((r = plan_new(b, &p)) < 0)
 		goto fail;
 	p->kind = BOX__SANDBOX_KIND__SANDBOX_TOOL;
-	p->contain_egress = tool_contained(t);
+	p->contain_egress = contained;
 	if (fs && ((r = view_grants(fs, &view)) < 0 ||
 		   (r = view_auto_masks(d, b, fs, &view, &b->n_masks_made)) < 0 ||
 		   (r = view_denies(d, b, fs, &view, &b->n_masks_made)) < 0))
@@ -980,8 +1002,7 @@ tool_base_plan(struct boxd *d, struct box *b, int tool_idx, Box__Plan **ret)
 		p->has_gateway_port = 1;
 		p->gateway_port = gateway_port(b);
 	}
-	if ((r = plan_limits_of(b, p, t ? t->nofile : b->spec->agent->nofile,
-				t ? t->nproc : b->spec->agent->nproc)) < 0)
+	if ((r = plan_limits_of(b, p, nofile, nproc)) < 0)
 		goto fail;
 	p->require_landlock = requires(b->spec->box, BOX__LAYER__LAYER_LANDLOCK);
 	p->require_seccomp = requires(b->spec->box, BOX__LAYER__LAYER_SECCOMP);
@@ -1022,11 +1043,10 @@ env_set(struct strv *env, char *entry)
  * for a contained tool the proxy, CA and placeholder variables.
  */
 static int
-tool_env(struct box *b, const Box__CfgTool *t, bool contained, char *const *req_env,
+tool_env(struct box *b, const Box__CfgEnv *e, bool contained, char *const *req_env,
 	 size_t n_req, const char *workspace, struct strv *env)
 {
 	const Box__BoxSpec *s = b->spec;
-	const Box__CfgEnv *e = t ? t->env : s->agent->env;
 	static const char *const inherited[] = { "TERM", "LANG", "TZ" };
 
 	env_set(env, fmt("HOME=%s", b->owner.home));
@@ -1096,7 +1116,8 @@ plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
 	strv_add(&av, strdup(program_path));
 	for (size_t i = 1; i < argc; i++)
 		strv_add(&av, strdup(argv[i]));
-	if (av.oom || (r = tool_env(b, t, p->contain_egress, req_env, n_env, ws, &env)) < 0) {
+	if (av.oom || (r = tool_env(b, t ? t->env : b->spec->agent->env, p->contain_egress, req_env,
+				    n_env, ws, &env)) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -1114,6 +1135,94 @@ fail:
 	plan_free(p);
 	if (!*err)
 		*err = fmt("cannot build the tool's sandbox plan: %s", strerror(-r));
+	return r < 0 ? r : -EIO;
+}
+
+bool
+mcpd_wanted(const Box__BoxSpec *s)
+{
+	for (size_t i = 0; i < s->n_mcp; i++)
+		if (s->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO)
+			return true;
+	return false;
+}
+
+const char *
+mcpd_program(const struct box *b, size_t i)
+{
+	for (size_t k = 0; k < b->rc.n_mcp; k++)
+		if (strcmp(b->rc.mcp_names[k], b->spec->mcp[i]->name) == 0)
+			return b->rc.mcp_programs[k];
+	return NULL;
+}
+
+/* Does a stdio [mcp.NAME] reach the gateway (contain_egress, default true)? */
+static bool
+mcp_contained(const Box__CfgMcp *m)
+{
+	return !(m->network && m->network->contain_egress && !m->network->contain_egress->value);
+}
+
+const char *
+plan_mcp_cwd(const struct box *b, size_t mcp_idx)
+{
+	const Box__CfgMcp *m = b->spec->mcp[mcp_idx];
+	return b->rc.workspace && granted(m->filesystem, b->rc.workspace) ? b->rc.workspace :
+									      b->owner.home;
+}
+
+int
+plan_mcp_server(struct boxd *d, struct box *b, size_t mcp_idx, Box__Plan **ret, char **err)
+{
+	const Box__CfgMcp *m = b->spec->mcp[mcp_idx];
+	const char *program = mcpd_program(b, mcp_idx);
+	Box__Plan *p = NULL;
+	struct strv av = { 0 }, env = { 0 };
+	char why[256];
+	int r;
+
+	*err = NULL;
+	if (m->type != BOX__MCP_TYPE__MCP_TYPE_STDIO || !program) {
+		*err = fmt("[mcp.%s] has no program box-recheck resolved", m->name);
+		return -EINVAL;
+	}
+	if (!b->mcp_plans && !(b->mcp_plans = calloc(b->spec->n_mcp, sizeof(*b->mcp_plans))))
+		return -ENOMEM;
+	Box__Plan **base = &b->mcp_plans[mcp_idx];
+	/* Its own grants only: never the agent's, never /run/box/bin or a socket of box's. */
+	if (!*base && (r = sandbox_base_plan(d, b, m->filesystem, program, mcp_contained(m), NULL,
+					     NULL, base)) < 0)
+		goto fail;
+	if ((r = plan_copy(*base, &p)) < 0)
+		goto fail;
+	const char *ws = plan_mcp_cwd(b, mcp_idx);
+	free(p->workspace);
+	if (!(p->workspace = strdup(ws))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	/* argv[0]: the canonical program (the trampoline execs it); the configured arguments. */
+	strv_add(&av, strdup(program));
+	for (size_t i = 1; i < m->command->n_argv; i++)
+		strv_add(&av, strdup(m->command->argv[i]));
+	if (av.oom || (r = tool_env(b, m->env, p->contain_egress, NULL, 0, ws, &env)) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	strv_take(&av, &p->argv, &p->n_argv);
+	strv_take(&env, &p->env, &p->n_env);
+	if ((r = box_plan_validate(p, why, sizeof(why))) < 0) {
+		*err = fmt("the MCP server's sandbox plan is invalid: %s", why);
+		goto fail;
+	}
+	*ret = p;
+	return 0;
+fail:
+	strv_free(&av);
+	strv_free(&env);
+	plan_free(p);
+	if (!*err)
+		*err = fmt("cannot build the MCP server's sandbox plan: %s", strerror(-r));
 	return r < 0 ? r : -EIO;
 }
 
@@ -1176,7 +1285,8 @@ is_credential_store(const struct box *b, const char *path)
  * `policy: FILE (N rules)` — N as box-policyd reported it in PolicyReady —
  * and which daemons decide today: box-gateway (connections, HTTP requests)
  * and box-shell (every shell command the agent runs through the aliases);
- * box-mcpd is not built.
+ * and box-mcpd (every start of and request to a stdio [mcp] server) when
+ * the box has one.
  */
 static void
 disclose_policy(const struct box *b, struct strv *out)
@@ -1189,8 +1299,9 @@ disclose_policy(const struct box *b, struct strv *out)
 		strv_add(out, fmt("policy: none (every decided action is denied)"));
 	strv_add(out, fmt("decided by policy: every connection and HTTP request (net:connect, "
 			  "http:request by box-gateway); every command run through the shell "
-			  "aliases (shell:exec, fs:*, shell:spawn by box-shell); nothing else yet "
-			  "(box-mcpd is not built)"));
+			  "aliases (shell:exec, fs:*, shell:spawn by box-shell)%s",
+			  mcpd_wanted(s) ? "; every start of and request to a stdio MCP server "
+					   "(shell:spawn, mcp:call by box-mcpd)" : ""));
 }
 
 /*
@@ -1318,9 +1429,55 @@ disclose_tools(const struct box *b, struct strv *out)
 				  "[tool.%s.env] and what the invocation assigned",
 				  "private", t->name));
 	}
-	for (size_t i = 0; i < s->n_mcp; i++)
-		strv_add(out, fmt("inactive: [mcp.%s] (nothing serves it yet: no box-mcpd)",
-				  s->mcp[i]->name));
+	for (size_t i = 0; i < s->n_mcp; i++) {
+		const Box__CfgMcp *m = s->mcp[i];
+		if (m->type != BOX__MCP_TYPE__MCP_TYPE_STDIO) {
+			strv_add(out, fmt("inactive: [mcp.%s] (nothing serves it yet: no box-mcpd)",
+					  m->name));
+			continue;
+		}
+		const Box__CfgFilesystem *fs = m->filesystem;
+		const char *prog = mcpd_program(b, i);
+		if (!prog)
+			prog = m->command->argv[0];
+		const char *alias = m->alias ? m->alias->value : path_basename(m->command->argv[0]);
+		_cleanup_free_ char *args = join_argv(m->command->argv + 1, m->command->n_argv - 1);
+		strv_add(out, fmt("mcp %s: /run/box/bin/%s runs %s%s%s (box-mcpd: after a shell:spawn "
+				  "permit, in its own sandbox; every request decided)",
+				  m->name, alias, prog, m->command->n_argv > 1 ? " " : "",
+				  m->command->n_argv > 1 && args ? args : ""));
+		struct {
+			Box__CfgPath **v;
+			size_t n;
+			const char *key, *flags;
+		} lists[] = {
+			{ fs ? fs->read : NULL, fs ? fs->n_read : 0, "read", "  (read-only, exec)" },
+			{ fs ? fs->write : NULL, fs ? fs->n_write : 0, "write", "  (read-write, exec)" },
+			{ fs ? fs->read_file : NULL, fs ? fs->n_read_file : 0, "read_file",
+			  "  (read-only, exec)" },
+			{ fs ? fs->write_file : NULL, fs ? fs->n_write_file : 0, "write_file",
+			  "  (read-write, exec)" },
+			{ fs ? fs->deny : NULL, fs ? fs->n_deny : 0, "deny", "  (masked)" },
+		};
+		for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+			for (size_t k = 0; k < lists[l].n; k++)
+				strv_add(out, fmt("  %-11s %s%s", lists[l].key, lists[l].v[k]->path,
+						  lists[l].flags));
+		if (!granted(fs, prog))
+			strv_add(out, fmt("  %-11s %s  (implicit: the server's program)", "exec",
+					  prog));
+		strv_add(out, fmt("  %-11s %s", "workspace", plan_mcp_cwd(b, i)));
+		if (!mcp_contained(m))
+			strv_add(out, fmt("  %-11s the host network (contain_egress = false: no "
+					  "gateway, no decision, no credential injection)",
+					  "network"));
+		else if (b->gateway_serving)
+			strv_add(out, fmt("  %-11s proxy 127.0.0.1:%u (box-gateway, as mcp.%s); no "
+					  "other route out",
+					  "network", (unsigned)gateway_port(b), m->name));
+		else
+			strv_add(out, fmt("  %-11s none (loopback only)", "network"));
+	}
 }
 
 /* "header x-api-key" / "basic_auth" / "query param key": where the secret goes. */
@@ -1551,6 +1708,11 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				   "alias -> box-shell (/run/box/shell.sock); box-shell runs as %s in "
 				   "this view",
 				   "shell", b->owner.name));
+	if (p->runtime->mcp_sock)
+		strv_add(&out, fmt("  %-11s /run/box/bin/ALIAS for each stdio [mcp] server -> "
+				   "box-mcpd (/run/box/mcp.sock); box-mcpd runs outside this view (no network), "
+				   "each server in its own sandbox",
+				   "mcp"));
 	disclose_tools(b, &out);
 	strv_add(&out, fmt("box adds:"));
 	strv_add(&out, fmt("  %-11s /usr /lib /lib64 /bin /sbin (read-only, exec)", "system"));

@@ -6,7 +6,10 @@
  * to boxd's own executable, else in BOX_LIBEXECDIR, never through the
  * environment) with fd 3 = our end of a SOCK_SEQPACKET socketpair, fd 4 =
  * one end of another, whose other end becomes box-gateway's fd 4 (kept in
- * b->gateway_policyd_fd until gateway.c spawns it), 5 closed (no mcpd yet),
+ * b->gateway_policyd_fd until gateway.c spawns it), fd 5 = one end of a
+ * further one when the box has a stdio [mcp] (its other end becomes
+ * box-mcpd's fd 4, kept in b->mcpd_policyd_fd until mcpd.c spawns it; else
+ * closed: nothing would speak on it),
  * fd 6 = one end of a third, whose other end becomes box-shell's fd 5 (kept
  * in b->shell_policyd_fd until shell.c spawns it), stdin and stdout /dev/null,
  * stderr boxd's (agent.log for a detached embedded box), and an
@@ -57,6 +60,7 @@
 
 #define POLICYD_FD 3
 #define POLICYD_GATEWAY_FD 4 /* box-policyd's peer channel for box-gateway */
+#define POLICYD_MCPD_FD 5    /* box-policyd's peer channel for box-mcpd */
 #define POLICYD_SHELL_FD 6   /* box-policyd's peer channel for box-shell */
 #define DECISIONS_FILE "decisions.jsonl"
 #define DECISIONS_OLD "decisions.jsonl.1"
@@ -77,8 +81,8 @@ seterr(char **err, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The ids policyd runs as: ours (embedded), else the daemon user. */
-static int
+/* The ids policyd (and box-mcpd) run as: ours (embedded), else the daemon user. */
+int
 policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid)
 {
 	if (d->embedded || !d->root) {
@@ -483,7 +487,7 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	char *argv[] = { (char *)"box-policyd", (char *)"-u", uid_s, (char *)"-g", gid_s,
 			 quiet ? (char *)"-q" : NULL, NULL };
 
-	int gw[2] = { -1, -1 }, sh[2] = { -1, -1 };
+	int gw[2] = { -1, -1 }, sh[2] = { -1, -1 }, mc[2] = { -1, -1 };
 	r = box_ipc_socketpair(sv, false);
 	if (r < 0)
 		return r;
@@ -492,18 +496,27 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 		close(gw[0]);
 		close(gw[1]);
 	}
+	if (r >= 0 && mcpd_wanted(b->spec) && (r = box_ipc_socketpair(mc, false)) < 0) {
+		close(gw[0]);
+		close(gw[1]);
+		close(sh[0]);
+		close(sh[1]);
+	}
 	if (r < 0) {
 		close(sv[0]);
 		close(sv[1]);
 		return r;
 	}
-	int fds[7] = { nullfd, nullfd, errfd, sv[1], gw[1], -1, sh[1] };
+	int fds[7] = { nullfd, nullfd, errfd, sv[1], gw[1], mc[1], sh[1] };
 	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds,
 				 .n_fds = POLICYD_SHELL_FD + 1 };
 	r = spawn_process(&req, &b->policyd_pid);
 	close(sv[1]);
 	close(gw[1]);
 	close(sh[1]);
+	safe_close(mc[1]);
+	safe_close(b->mcpd_policyd_fd);
+	b->mcpd_policyd_fd = mc[0];
 	safe_close(b->gateway_policyd_fd);
 	b->gateway_policyd_fd = gw[0];
 	safe_close(b->shell_policyd_fd);

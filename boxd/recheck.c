@@ -221,6 +221,12 @@ recheck_send(struct box *b, const char *state_dir)
 	q.n_boxd_sockets = ns;
 	q.tools = b->spec->tools;
 	q.n_tools = b->spec->n_tools;
+	/* The stdio [mcp] servers (an http one has no program nor grants here). */
+	Box__CfgMcp *stdio_mcp[BOX_SECTIONS_MAX];
+	for (size_t i = 0; i < b->spec->n_mcp && q.n_mcp < BOX_SECTIONS_MAX; i++)
+		if (b->spec->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO)
+			stdio_mcp[q.n_mcp++] = b->spec->mcp[i];
+	q.mcp = stdio_mcp;
 	r = box_ipc_event_send(b->recheck_ev, BOX__MSG_TYPE__MSG_RECHECK_REQUEST, 1, &q.base, NULL,
 			       0);
 	own_paths_clear(&own);

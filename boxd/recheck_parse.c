@@ -5,6 +5,7 @@
  * optional maskvia after each, at most RECHECK_MASKS_MAX; socket, at most
  * RECHECK_SOCKETS_SHOWN, and sockets /TOTAL; scancut /time or /entries),
  * "tool.NAME PATH" (the canonical program of each [tool.NAME], once each),
+ * "mcp.NAME PATH" (likewise for each stdio [mcp.NAME]),
  * the problems, and the state fds in the order of recheck.proto. Apart from
  * recheck.c (the helper's spawn and events) so that it can be fuzzed and
  * tested alone.
@@ -66,6 +67,22 @@ take_record(struct recheck_result *res, const char *rec)
 		if (r < 0)
 			return r;
 		return add_string(&res->tool_names, &res->n_tools, name);
+	}
+	if (kl > 4 && strncmp(rec, "mcp.", 4) == 0) {
+		/* "mcp.NAME PATH": the canonical program of a stdio [mcp.NAME], once each */
+		_cleanup_free_ char *name = strndup(rec + 4, kl - 4);
+		if (!name)
+			return -ENOMEM;
+		if (!box_valid_name(name) || res->n_mcp >= BOX_SECTIONS_MAX)
+			return -EBADMSG;
+		for (size_t i = 0; i < res->n_mcp; i++)
+			if (strcmp(res->mcp_names[i], name) == 0)
+				return -EBADMSG;
+		size_t n = res->n_mcp;
+		int r = add_string(&res->mcp_programs, &n, p);
+		if (r < 0)
+			return r;
+		return add_string(&res->mcp_names, &res->n_mcp, name);
 	}
 	if (IS("interp"))
 		return add_string(&res->interpreters, &res->n_interpreters, p);

@@ -39,6 +39,12 @@ recheck_result_clear(struct recheck_result *res)
 	}
 	free(res->tool_names);
 	free(res->tool_programs);
+	for (size_t i = 0; i < res->n_mcp; i++) {
+		free(res->mcp_names[i]);
+		free(res->mcp_programs[i]);
+	}
+	free(res->mcp_names);
+	free(res->mcp_programs);
 	free(res->workspace);
 	free(res->state_dir);
 	res->state_dirfd = safe_close(res->state_dirfd);

@@ -44,6 +44,7 @@
 #include "log.h"
 #include "parse.h"
 #include "path.h"
+#include "proto_mcp.h"
 
 static const char *const managed[] = { "tmp", "var_tmp", "dev_shm", "home" };
 
@@ -145,11 +146,34 @@ copy_new_file(const char *src, int dfd, const char *name)
 }
 
 /*
- * bin/ with the alias, and shell.sock, in BASE/ID (dir, still boxd's: nobody
- * else can write there yet, so no name can be planted or swapped). The
- * socket is bound through /proc/self/fd/DIR/shell.sock (the directory's fd,
- * never a path the owner can change), then given to the owner (0600): the
- * agent connects as the owner.
+ * A listening SOCK_SEQPACKET socket BASE/ID/NAME, bound through
+ * /proc/self/fd/DIR/NAME (the directory's fd, never a path the owner can
+ * change), then given to the owner (0600): the agent connects as the owner.
+ */
+static int
+listen_socket_at(struct box *b, int dir, const char *name, bool chown_owner, int *ret)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dir, name);
+	_cleanup_close_ int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return log_err_errno(errno, "socket");
+	if (bind(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return log_err_errno(errno, "binding %s/%s", b->runtime_dir, name);
+	if (fchmodat(dir, name, 0600, 0) < 0 ||
+	    (chown_owner && fchownat(dir, name, b->owner.uid, b->owner.gid, AT_SYMLINK_NOFOLLOW) < 0))
+		return log_err_errno(errno, "%s/%s", b->runtime_dir, name);
+	if (listen(sock, SOMAXCONN) < 0)
+		return log_err_errno(errno, "listen on %s/%s", b->runtime_dir, name);
+	*ret = TAKE_FD(sock);
+	return 0;
+}
+
+/*
+ * bin/ with the alias (and one link to it per stdio [mcp.NAME] alias),
+ * shell.sock, and mcp.sock when the box has a stdio [mcp], in BASE/ID (dir,
+ * still boxd's: nobody else can write there yet, so no name can be planted
+ * or swapped).
  */
 int
 runtime_shell_files(struct box *b, int dir, bool chown_owner)
@@ -169,21 +193,30 @@ runtime_shell_files(struct box *b, int dir, bool chown_owner)
 		if (symlinkat("box-alias", bin, alias_names[i]) < 0)
 			return log_err_errno(errno, "%s/bin/%s", b->runtime_dir, alias_names[i]);
 
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/shell.sock", dir);
-	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (sock < 0)
-		return log_err_errno(errno, "socket");
-	if (bind(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return log_err_errno(errno, "binding %s/shell.sock", b->runtime_dir);
-	if (fchmodat(dir, "shell.sock", 0600, 0) < 0 ||
-	    (chown_owner &&
-	     fchownat(dir, "shell.sock", b->owner.uid, b->owner.gid, AT_SYMLINK_NOFOLLOW) < 0))
-		return log_err_errno(errno, "%s/shell.sock", b->runtime_dir);
-	if (listen(sock, SOMAXCONN) < 0)
-		return log_err_errno(errno, "listen on %s/shell.sock", b->runtime_dir);
+	/* One link per stdio [mcp.NAME] alias: box-alias in MCP mode (its argv[0]). */
+	for (size_t i = 0; i < b->spec->n_mcp; i++) {
+		const Box__CfgMcp *m = b->spec->mcp[i];
+		if (m->type != BOX__MCP_TYPE__MCP_TYPE_STDIO)
+			continue;
+		const char *alias = m->alias ? m->alias->value : path_basename(m->command->argv[0]);
+		if (strcmp(alias, "box-alias") == 0 || !box_valid_mcp_alias(alias))
+			return log_err_errno(EINVAL, "[mcp.%s]: alias %s cannot be a link in "
+					     "%s/bin", m->name, alias, b->runtime_dir);
+		if (symlinkat("box-alias", bin, alias) < 0)
+			return log_err_errno(errno, "%s/bin/%s ([mcp.%s]'s alias)", b->runtime_dir,
+					     alias, m->name);
+	}
+
+	if ((r = listen_socket_at(b, dir, "shell.sock", chown_owner, &sock)) < 0)
+		return r;
 	safe_close(b->shell_listen_fd);
 	b->shell_listen_fd = TAKE_FD(sock);
+	if (mcpd_wanted(b->spec)) {
+		if ((r = listen_socket_at(b, dir, "mcp.sock", chown_owner, &sock)) < 0)
+			return r;
+		safe_close(b->mcp_listen_fd);
+		b->mcp_listen_fd = TAKE_FD(sock);
+	}
 	return 0;
 }
 

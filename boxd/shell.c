@@ -23,7 +23,9 @@
  * exit or BOXD_SHELL_READY_TIMEOUT_MS without an answer fail the start.
  * While the box runs, losing box-shell (its channel, its trampoline's exit)
  * stops the box: "box-shell exited (...)" in RunExit (fail closed: every
- * alias in flight gets 125).
+ * alias in flight gets 125). The channel, the ready wait, the loss and the
+ * exit wait are daemon.c's generic lifecycle (b->shell); this file adds the
+ * trampoline's status fd (a SetupError explains a start that failed).
  * SpawnRequest (+3 fds: the host program's stdin, stdout, stderr): re-checked
  * against boxd's own config (toolmatch.c) — box-shell names a table, it
  * never defines the sandbox; at most BOXD_SPAWNS_MAX live per box; a tool
@@ -95,60 +97,7 @@ status_text(int status, char *buf, size_t len)
 }
 
 /* ------------------------------------------------------------------ */
-/* while the box runs                                                  */
-
-static void
-set_shell_error(struct box *b, const char *why)
-{
-	free(b->shell_error);
-	if (asprintf(&b->shell_error, "box-shell exited (%s): the box was stopped (no shell, no "
-				      "box)", why) < 0)
-		b->shell_error = NULL;
-}
-
-/* box-shell went away while the box runs: nobody serves its aliases, no box. */
-static void
-shell_lost(struct box *b, const char *why)
-{
-	if (b->shell_closing || b->shell_lost)
-		return;
-	/* A box-shell that lost its policyd exits: report the cause, not the echo. */
-	if (policyd_check_gone(b))
-		return;
-	b->shell_lost = true;
-	log_err("box %s (%s): box-shell exited (%s); stopping the box", b->name, b->id, why);
-	set_shell_error(b, why);
-	if (b->state == BOX_STARTING && !b->setup_error && b->shell_error)
-		b->setup_error = strdup(b->shell_error);
-	box_kill(b);
-}
-
-static void
-ready_wait_end(struct box *b)
-{
-	b->shell_starting = false;
-	if (b->shell_ready_timer) {
-		event_free(b->shell_ready_timer);
-		b->shell_ready_timer = NULL;
-	}
-}
-
-static void
-ready_failed(struct box *b, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void
-ready_failed(struct box *b, int r, const char *fmt, ...)
-{
-	char msg[1200];
-	va_list ap;
-
-	if (!b->shell_starting)
-		return;
-	ready_wait_end(b);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	box_shell_ready(b, r, msg);
-}
+/* while the box runs: losing box-shell is daemon.c's (daemon_lost)     */
 
 /* ---- box-shell's trampoline: fd 4 ---------------------------------- */
 
@@ -184,8 +133,9 @@ shell_status_drain(struct box *b)
 		safe_close(fd);
 		if (r < 0) {
 			shell_status_close(b);
-			if (b->shell_starting) {
-				ready_failed(b, r, "box-shell's trampoline sent a bad status message: %s",
+			if (b->shell.starting) {
+				daemon_ready(&b->shell, r,
+					     "box-shell's trampoline sent a bad status message: %s",
 					     why[0] ? why : strerror(-r));
 				return true;
 			}
@@ -194,20 +144,20 @@ shell_status_drain(struct box *b)
 		bool failed = false;
 		if (s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_ERROR) {
 			shell_status_close(b);
-			if (b->shell_starting) {
+			if (b->shell.starting) {
 				if (strcmp(s->error->step, "exec") == 0)
-					ready_failed(b, -EIO, "cannot execute box-shell: %s",
+					daemon_ready(&b->shell, -EIO, "cannot execute box-shell: %s",
 						     s->error->reason);
 				else
-					ready_failed(b, -EIO,
+					daemon_ready(&b->shell, -EIO,
 						     "sandbox setup failed at %s: %s (box-shell's "
 						     "sandbox)",
 						     s->error->step, s->error->reason);
 				failed = true;
 			}
-		} else if (b->shell_starting) {
+		} else if (b->shell.starting) {
 			shell_status_close(b);
-			ready_failed(b, -EPROTO, "box-shell's trampoline sent an unexpected %s",
+			daemon_ready(&b->shell, -EPROTO, "box-shell's trampoline sent an unexpected %s",
 				     s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_LISTENER ? "listener" :
 											     "pty");
 			failed = true;
@@ -223,6 +173,13 @@ static void
 on_shell_status(evutil_socket_t fd, short what, void *arg)
 {
 	(void)shell_status_drain(arg);
+}
+
+/* box-shell went away while starting: its trampoline may have said why (a setup error). */
+static bool
+shell_start_failed(struct box_daemon *dm)
+{
+	return shell_status_drain(dm->b);
 }
 
 /* ---- the tool spawns ------------------------------------------------ */
@@ -279,9 +236,9 @@ send_reply(struct box *b, uint64_t id, bool ok, const char *sandbox, const char 
 				*c = ' ';
 		m.error = msg;
 	}
-	if (!b->shell_ev)
+	if (!b->shell.ev)
 		return;
-	int r = box_ipc_event_send(b->shell_ev, BOX__MSG_TYPE__MSG_SPAWN_REPLY, 0, &m.base, NULL, 0);
+	int r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SPAWN_REPLY, &m.base, NULL, 0);
 	if (r < 0)
 		log_warn_errno(r, "box %s (%s): cannot send SpawnReply to box-shell", b->name, b->id);
 }
@@ -557,7 +514,7 @@ spawn_reaped(struct tool_spawn *t, int status)
 			send_reply(b, t->spawn_id, false, NULL, msg);
 		}
 	}
-	if (t->started && b->shell_ev) {
+	if (t->started && b->shell.ev) {
 		Box__SpawnExit x = BOX__SPAWN_EXIT__INIT;
 		x.spawn_id = t->spawn_id;
 		if (WIFEXITED(status))
@@ -566,8 +523,7 @@ spawn_reaped(struct tool_spawn *t, int status)
 			x.status = 128 + WTERMSIG(status);
 		else
 			x.status = 126;
-		int r = box_ipc_event_send(b->shell_ev, BOX__MSG_TYPE__MSG_SPAWN_EXIT, 0, &x.base,
-					   NULL, 0);
+		int r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SPAWN_EXIT, &x.base, NULL, 0);
 		if (r < 0)
 			log_warn_errno(r, "box %s (%s): cannot send SpawnExit", b->name, b->id);
 	}
@@ -593,27 +549,20 @@ spawns_kill_all(struct box *b)
 /* ---- the control channel ------------------------------------------- */
 
 static void
-ready_message(struct box *b, const Box__ShellReady *rep)
+on_shell_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 {
-	if (!rep->ok)
-		return ready_failed(b, -EPERM, "box-shell cannot serve the box: %s",
-				    rep->error && *rep->error ? rep->error : "(no reason given)");
-	ready_wait_end(b);
-	log_info("box %s (%s): box-shell (trampoline pid %d) ready", b->name, b->id,
-		 (int)b->shell_pid);
-	box_shell_ready(b, 0, NULL);
-}
-
-static void
-on_shell_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
-{
-	struct box *b = userdata;
+	struct box *b = dm->b;
 
 	switch (m->type) {
-	case BOX__MSG_TYPE__MSG_SHELL_READY:
-		if (b->shell_starting)
-			ready_message(b, (const Box__ShellReady *)m->msg);
+	case BOX__MSG_TYPE__MSG_SHELL_READY: {
+		const Box__ShellReady *rep = (const Box__ShellReady *)m->msg;
+		if (rep->ok)
+			daemon_ready(dm, 0, NULL);
+		else
+			daemon_ready(dm, -EPERM, "box-shell cannot serve the box: %s",
+				     rep->error && *rep->error ? rep->error : "(no reason given)");
 		break;
+	}
 	case BOX__MSG_TYPE__MSG_SPAWN_REQUEST:
 		/* Exactly 3 fds (the table's check); ours until the trampoline has them. */
 		spawn_request(b, (const Box__SpawnRequest *)m->msg, m->fds);
@@ -626,36 +575,19 @@ on_shell_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	}
 }
 
-static void
-on_shell_close(struct box_ipc_event *e, int error, void *userdata)
-{
-	struct box *b = userdata;
-	char why[160];
-
-	b->shell_ev = box_ipc_event_free(b->shell_ev);
-	if (b->shell_starting) {
-		/* Its trampoline may have said why (a setup error) before the channel went. */
-		if (shell_status_drain(b))
-			return;
-		if (error == -ECONNRESET || error == -EPROTO)
-			return ready_failed(b, error, "box-shell exited before it was ready (see its "
-						      "messages above)");
-		return ready_failed(b, error, "box-shell sent garbage instead of ShellReady: %s",
-				    strerror(-error));
-	}
-	if (error == -ECONNRESET)
-		snprintf(why, sizeof(why), "its channel closed");
-	else
-		snprintf(why, sizeof(why), "after it sent garbage: %s", strerror(-error));
-	shell_lost(b, why);
-}
-
-static void
-on_ready_timeout(evutil_socket_t fd, short what, void *arg)
-{
-	ready_failed(arg, -ETIMEDOUT, "box-shell did not get ready within %d s",
-		     BOXD_SHELL_READY_TIMEOUT_MS / 1000);
-}
+static const struct box_daemon_ops shell_ops = {
+	.name = "box-shell",
+	.ready_name = "ShellReady",
+	.lost_suffix = " (no shell, no box)",
+	.proto = &box_proto_shell,
+	.peer_role = BOX_SHELL_ROLE_SHELL,
+	.ready_timeout_ms = BOXD_SHELL_READY_TIMEOUT_MS,
+	.exit_wait_ms = BOXD_SHELL_EXIT_WAIT_MS,
+	.on_msg = on_shell_msg,
+	.ready = box_shell_ready,
+	.finished = box_shell_finished,
+	.start_failed = shell_start_failed,
+};
 
 /* ------------------------------------------------------------------ */
 /* start                                                               */
@@ -776,7 +708,7 @@ send_init(struct box *b, char **err)
 	}
 	for (size_t i = 0; fs && i < fs->n_exec; i++)
 		in.exec_entries[in.n_exec_entries++] = fs->exec[i]->path;
-	r = box_ipc_event_send(b->shell_ev, BOX__MSG_TYPE__MSG_SHELL_INIT, 1, &in.base, NULL, 0);
+	r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SHELL_INIT, &in.base, NULL, 0);
 	if (r < 0)
 		seterr(err, "cannot send ShellInit to box-shell: %s", strerror(-r));
 out:
@@ -796,6 +728,7 @@ shell_start(struct boxd *d, struct box *b, char **err)
 	int r;
 
 	*err = NULL;
+	daemon_init(&b->shell, &shell_ops, b);
 	if ((r = spawn_find_helper(d, "box-shell", &exe)) < 0) {
 		seterr(err, "cannot find box-shell: %s", strerror(-r));
 		return r;
@@ -825,7 +758,8 @@ shell_start(struct boxd *d, struct box *b, char **err)
 		goto out;
 	int stdio[3] = { nullfd, nullfd, errfd };
 	int pass[3] = { sv[1], b->shell_listen_fd, b->shell_policyd_fd };
-	r = spawn_trampoline_fds(d, plan, stdio, pass, 3, &b->shell_pid, &b->shell_status_fd);
+	pid_t pid = 0;
+	r = spawn_trampoline_fds(d, plan, stdio, pass, 3, &pid, &b->shell_status_fd);
 	close(sv[1]);
 	/* The listener and policyd's channel are box-shell's now (or nobody's). */
 	b->shell_listen_fd = safe_close(b->shell_listen_fd);
@@ -835,6 +769,7 @@ shell_start(struct boxd *d, struct box *b, char **err)
 		seterr(err, "cannot start box-shell's trampoline: %s", strerror(-r));
 		goto out;
 	}
+	b->shell.pid = pid; /* killed by the teardown even if watching fails below */
 	(void)fd_set_nonblock(b->shell_status_fd, true);
 	b->shell_status_ev = event_new(d->base, b->shell_status_fd, EV_READ | EV_PERSIST,
 				       on_shell_status, b);
@@ -844,24 +779,11 @@ shell_start(struct boxd *d, struct box *b, char **err)
 		r = -ENOMEM;
 		goto out;
 	}
-	b->shell_ev = box_ipc_event_new(d->base, sv[0], &box_proto_shell, BOX_SHELL_ROLE_SHELL,
-					on_shell_msg, on_shell_close, b);
-	if (!b->shell_ev) {
-		close(sv[0]);
-		seterr(err, "cannot watch box-shell's channel");
-		r = -ENOMEM;
+	/* Its channel and ready timer: daemon.c's lifecycle from here on. */
+	if ((r = daemon_watch(&b->shell, pid, sv[0], err)) < 0)
 		goto out;
-	}
-	struct timeval tv = { BOXD_SHELL_READY_TIMEOUT_MS / 1000, 0 };
-	b->shell_ready_timer = evtimer_new(d->base, on_ready_timeout, b);
-	if (!b->shell_ready_timer || evtimer_add(b->shell_ready_timer, &tv) < 0) {
-		seterr(err, "cannot arm box-shell's ready timer");
-		r = -ENOMEM;
-		goto out;
-	}
-	b->shell_starting = true;
 	r = send_init(b, err);
-	log_debug("box %s (%s): box-shell's trampoline pid %d", b->name, b->id, (int)b->shell_pid);
+	log_debug("box %s (%s): box-shell's trampoline pid %d", b->name, b->id, (int)pid);
 out:
 	plan_free(plan);
 	return r;
@@ -869,16 +791,6 @@ out:
 
 /* ------------------------------------------------------------------ */
 /* the end                                                             */
-
-static void
-exit_wait_end(struct box *b)
-{
-	if (!b->shell_exit_timer)
-		return;
-	event_free(b->shell_exit_timer);
-	b->shell_exit_timer = NULL;
-	box_shell_finished(b);
-}
 
 bool
 shell_reaped(struct box *b, pid_t pid, int status)
@@ -888,85 +800,32 @@ shell_reaped(struct box *b, pid_t pid, int status)
 			spawn_reaped(t, status);
 			return true;
 		}
-	if (b->shell_pid <= 0 || pid != b->shell_pid)
-		return false;
-	b->shell_pid = 0;
-	char why[96];
-	status_text(status, why, sizeof(why));
-	if (b->shell_starting) {
-		if (!shell_status_drain(b))
-			ready_failed(b, -ECHILD, "box-shell exited before it was ready (%s)", why);
-	} else if (!b->shell_closing && !b->reaped) {
-		if (b->shell_lost)
-			set_shell_error(b, why); /* the channel went first: now we know how */
-		else
-			shell_lost(b, why);
-	} else if (b->shell_lost && b->shell_error && strstr(b->shell_error, "(its channel closed)"))
-		set_shell_error(b, why);
-	exit_wait_end(b);
-	return true;
+	return b->shell.ops && daemon_reaped(&b->shell, pid, status);
 }
 
+/* Its trampoline's status fd and the fds it has not taken go with the channel. */
 static void
-channel_close(struct box *b)
+fds_close(struct box *b)
 {
-	b->shell_closing = true;
-	ready_wait_end(b);
-	b->shell_ev = box_ipc_event_free(b->shell_ev);
 	shell_status_close(b);
 	b->shell_listen_fd = safe_close(b->shell_listen_fd);
 	b->shell_policyd_fd = safe_close(b->shell_policyd_fd);
 }
 
-static void
-on_exit_timeout(evutil_socket_t fd, short what, void *arg)
-{
-	struct box *b = arg;
-
-	log_warn("box %s (%s): box-shell (trampoline pid %d) did not exit within %d s; killing it",
-		 b->name, b->id, (int)b->shell_pid, BOXD_SHELL_EXIT_WAIT_MS / 1000);
-	if (b->shell_pid > 0)
-		kill(b->shell_pid, SIGKILL);
-	b->shell_pid = 0;
-	exit_wait_end(b);
-}
-
 bool
 shell_finish(struct box *b)
 {
-	struct timeval tv = { BOXD_SHELL_EXIT_WAIT_MS / 1000,
-			      (BOXD_SHELL_EXIT_WAIT_MS % 1000) * 1000 };
-
 	spawns_kill_all(b);
-	channel_close(b);
-	if (b->shell_pid <= 0 || b->shell_exit_timer)
-		return b->shell_exit_timer != NULL;
-	b->shell_exit_timer = evtimer_new(b->d->base, on_exit_timeout, b);
-	if (!b->shell_exit_timer || evtimer_add(b->shell_exit_timer, &tv) < 0) {
-		if (b->shell_exit_timer)
-			event_free(b->shell_exit_timer);
-		b->shell_exit_timer = NULL;
-		kill(b->shell_pid, SIGKILL);
-		b->shell_pid = 0;
-		return false;
-	}
-	return true;
+	fds_close(b);
+	return b->shell.ops && daemon_finish(&b->shell);
 }
 
 void
 shell_stop(struct box *b)
 {
 	spawns_kill_all(b);
-	channel_close(b);
-	if (b->shell_exit_timer) {
-		event_free(b->shell_exit_timer);
-		b->shell_exit_timer = NULL;
-	}
-	if (b->shell_pid > 0)
-		kill(b->shell_pid, SIGKILL);
-	b->shell_pid = 0;
-	free(b->shell_error);
-	b->shell_error = NULL;
+	fds_close(b);
+	daemon_stop(&b->shell);
 	for (size_t i = 0; b->tool_plans && i < b->spec->n_tools; i++)
 		plan_free(b->tool_plans[i]);
 	free(b->tool_plans);

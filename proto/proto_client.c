@@ -37,6 +37,8 @@ VALIDATOR(box_validate_log_reply, Box__LogReply)
 VALIDATOR(box_validate_check_request, Box__CheckRequest)
 VALIDATOR(box_validate_check_reply, Box__CheckReply)
 VALIDATOR(box_validate_error_reply, Box__ErrorReply)
+VALIDATOR(box_validate_mcp_pins_request, Box__McpPinsRequest)
+VALIDATOR(box_validate_mcp_pins_reply, Box__McpPinsReply)
 
 /* Only a started box makes the connection `running`; a refusal leaves it as it was. */
 static bool
@@ -91,6 +93,12 @@ static const struct box_ipc_type client_types[] = {
 	{ BOX__MSG_TYPE__MSG_CHECK_REPLY, "CheckReply", &box__check_reply__descriptor,
 	  box_validate_check_reply_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 16u << 20, FROM_BOXD, ANY,
 	  SAME, NULL },
+	/* `boxctl mcp pins|accept`: the pins file of a running box, 1 fd when OK. */
+	{ BOX__MSG_TYPE__MSG_MCP_PINS_REQUEST, "McpPinsRequest", &box__mcp_pins_request__descriptor,
+	  box_validate_mcp_pins_request_row, NULL, 256, 0, 0, FROM_CLIENT, ANY, SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_MCP_PINS_REPLY, "McpPinsReply", &box__mcp_pins_reply__descriptor,
+	  box_validate_mcp_pins_reply_row, box_validate_fd_count, 8192, 1, 0, FROM_BOXD, ANY, SAME,
+	  NULL },
 	{ BOX__MSG_TYPE__MSG_ERROR_REPLY, "ErrorReply", &box__error_reply__descriptor,
 	  box_validate_error_reply_row, NULL, 8192, 0, 0, FROM_BOXD, ANY, SAME, NULL },
 };

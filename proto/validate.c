@@ -380,6 +380,7 @@ v_cfg_mcp(const struct vctx *x, const Box__CfgMcp *v)
 		TRY(v_origin(x, v->type_line, 0));
 	TRY(v_cfg_bool(x, v->allow_tool_changes));
 	TRY(v_cfg_u64(x, v->max_frame, 1, BOX_MCP_FRAME_MAX));
+	TRY(v_cfg_u64(x, v->call_timeout_ms, 1, BOX_MCP_CALL_TIMEOUT_MAX_MS));
 	if (v->type == BOX__MCP_TYPE__MCP_TYPE_STDIO) {
 		REQUIRE(v->command && !v->url && !v->secret && !v->has_placement && !v->header &&
 				!v->prefix,
@@ -693,6 +694,29 @@ box_validate_log_reply(const Box__LogReply *m)
 }
 
 int
+box_validate_mcp_pins_request(const Box__McpPinsRequest *m)
+{
+	REQUIRE(box_valid_name(m->box), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_mcp_pins_reply(const Box__McpPinsReply *m)
+{
+	if (m->status == BOX__REPLY_STATUS__REPLY_OK) {
+		REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+		REQUIRE(box_valid_name(m->name), -EINVAL);
+	} else {
+		if (m->box_id)
+			REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+		if (m->name)
+			REQUIRE(box_valid_name(m->name), -EINVAL);
+	}
+	TRY(v_opt_text(m->error, BOX_STR_MAX));
+	return 0;
+}
+
+int
 box_validate_check_request(const Box__CheckRequest *m)
 {
 	return box_validate_box_spec(m->spec);
@@ -737,6 +761,12 @@ box_validate_recheck_request(const Box__RecheckRequest *m)
 	for (size_t i = 0; i < m->n_tools; i++)
 		TRY(v_cfg_tool(&x, m->tools[i]));
 	CHECK_UNIQUE(m->tools, m->n_tools);
+	REQUIRE(m->n_mcp <= BOX_SECTIONS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_mcp; i++) {
+		TRY(v_cfg_mcp(&x, m->mcp[i]));
+		REQUIRE(m->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO, -EINVAL);
+	}
+	CHECK_UNIQUE(m->mcp, m->n_mcp);
 	return 0;
 }
 
@@ -773,6 +803,8 @@ box_validate_fd_count(const ProtobufCMessage *m, unsigned n_fds)
 	else if (m->descriptor == &box__log_reply__descriptor)
 		want = (unsigned)((const Box__LogReply *)m)->has_current +
 		       (unsigned)((const Box__LogReply *)m)->has_previous;
+	else if (m->descriptor == &box__mcp_pins_reply__descriptor)
+		want = ((const Box__McpPinsReply *)m)->status == BOX__REPLY_STATUS__REPLY_OK;
 	else
 		/* Other types: bounded by the IPC table's max_fds alone. */
 		return 0;

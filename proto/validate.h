@@ -36,6 +36,11 @@
 #define BOX_SECRET_MAX (64u << 10)
 #define BOX_PEM_MAX (1u << 20)     /* upstream_ca, hosts_file contents */
 #define BOX_MCP_FRAME_MAX (64ull << 20)
+/* [mcp.NAME] call_timeout (CONFIG.md): default 60 s, at most 366 days. */
+/* [mcp.NAME] max_frame default (CONFIG.md). */
+#define BOX_MCP_FRAME_DEFAULT (4ull << 20)
+#define BOX_MCP_CALL_TIMEOUT_DEFAULT_MS (60ull * 1000)
+#define BOX_MCP_CALL_TIMEOUT_MAX_MS (366ull * 86400 * 1000)
 #define BOX_LINE_MAX 100000000u    /* a 1-based source line */
 #define BOX_LIST_REPLY_MAX 4096    /* problems, disclosure lines, ps entries */
 
@@ -60,6 +65,9 @@ int box_validate_stop_request(const Box__StopRequest *m);
 int box_validate_stop_reply(const Box__StopReply *m);
 int box_validate_log_request(const Box__LogRequest *m);
 int box_validate_log_reply(const Box__LogReply *m);
+/* McpPinsRequest/Reply (94/95): a box name or id; OK names the box and carries 1 fd. */
+int box_validate_mcp_pins_request(const Box__McpPinsRequest *m);
+int box_validate_mcp_pins_reply(const Box__McpPinsReply *m);
 int box_validate_check_request(const Box__CheckRequest *m);
 int box_validate_check_reply(const Box__CheckReply *m);
 /* box-recheck (recheck.proto). */

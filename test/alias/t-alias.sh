@@ -199,8 +199,8 @@ case_dialects() {
 		al "" -- "$B/$n" -c ':'
 		t "invoked as $n: dialect $n" eval 'has invoked_as=$n'
 	done
-	al "" -- "$B/foo" -c ':'
-	t "invoked under another name: dialect sh" eval 'has invoked_as=sh'
+	al "" -- "$B/box-alias" -c ':'
+	t "invoked as box-alias itself: dialect sh" eval 'has invoked_as=sh'
 	al "" -- "$B/python3" -c 'print(1)' x
 	t "python3 ARGS: the host command python3 \"\$@\", arguments unparsed" \
 		eval 'rc_is 0 && has mode=command "command=python3 \"\$@\"" arg0=$B/python3 invoked_as=sh \

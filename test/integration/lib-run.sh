@@ -17,6 +17,8 @@ for p in boxctl boxd box-trampoline box-policyd box-gateway box-clientd box-rech
 done
 # box-shell: boxd starts one per box (a test of boxd alone installs a stand-in instead).
 [ -e "$BOX_BIN/box-shell" ] && cp "$BOX_BIN/box-shell" "$RB/box-shell"
+# box-mcpd: boxd starts one per box with a stdio [mcp] server.
+[ -e "$BOX_BIN/box-mcpd" ] && cp "$BOX_BIN/box-mcpd" "$RB/box-mcpd"
 chmod 755 "$RB" "$RB"/*
 export BOX_SOCKET="$W/no-service.sock"
 export XDG_STATE_HOME="$W/state" # embedded boxes keep their state in the work dir

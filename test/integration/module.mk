@@ -22,3 +22,11 @@ $(BIN)/box-test-shellfake: $(BUILD)/test/integration/shell-fake.o $(LIBPROTO) $(
 	$(link_program)
 $(BIN)/box-test-shellfake: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c)
 CHECK_DEPS += $(BIN)/box-test-shellfake
+
+# The stand-in box-mcpd of t-mcp-boxd-ctl.sh: boxd's side of the MCP control protocol alone.
+$(BUILD)/test/integration/mcpd-fake.o: private MODULE_CPPFLAGS := -Iproto \
+	$(call pkg_cflags,libprotobuf-c)
+$(BIN)/box-test-mcpdfake: $(BUILD)/test/integration/mcpd-fake.o $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BIN)/box-test-mcpdfake: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c)
+CHECK_DEPS += $(BIN)/box-test-mcpdfake

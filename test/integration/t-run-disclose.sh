@@ -12,7 +12,7 @@
 #    warning is what this kernel does (the box's processes only);
 #  - the disclosure names the policy and its rule count, what decides
 #    (box-gateway's and box-shell's actions), each [tool] with its program and
-#    grants (box-shell serves it), [mcp] as inactive, [egress] as served, and each
+#    grants (box-shell serves it), a stdio [mcp] as box-mcpd's, [egress] as served, and each
 #    grant's flags.
 # In the box, python3 on PATH is box's alias (/run/box/bin first): the #! script
 # runs through box-shell's [tool.python3].
@@ -154,13 +154,13 @@ for u in "${users[@]}"; do
 	check "$u: disclosure: the policy file and its rule count (box-policyd's)" \
 		grep -qx "box: policy: $W/$p-two.cedar (2 rules)" "$p.err"
 	check "$u: disclosure: what is decided by policy (box-gateway's and box-shell's actions)" \
-		grep -qx "box: decided by policy: every connection and HTTP request (net:connect, http:request by box-gateway); every command run through the shell aliases (shell:exec, fs:\*, shell:spawn by box-shell); nothing else yet (box-mcpd is not built)" "$p.err"
+		grep -qx "box: decided by policy: every connection and HTTP request (net:connect, http:request by box-gateway); every command run through the shell aliases (shell:exec, fs:\*, shell:spawn by box-shell); every start of and request to a stdio MCP server (shell:spawn, mcp:call by box-mcpd)" "$p.err"
 	check "$u: disclosure: [tool.git] served by box-shell: its canonical program" \
 		grep -qx "box: tool git: /usr/bin/true (after a shell:spawn permit, in its own sandbox)" "$p.err"
 	check "$u: disclosure: [egress.gh] served by box-gateway (not inactive)" \
 		bash -c "grep -qx 'box:   egress      api.github.com: header Authorization, for every sandbox (\[egress.gh\], in \\\$F_TEST_TOKEN)' '$p.err' && ! grep -q 'inactive: \[egress' '$p.err'"
-	check "$u: disclosure: [mcp.files] inactive" \
-		grep -qx "box: inactive: \[mcp.files\] (nothing serves it yet: no box-mcpd)" "$p.err"
+	check "$u: disclosure: [mcp.files] served by box-mcpd (not inactive)" \
+		bash -c "grep -qx 'box: mcp files: /run/box/bin/true runs /usr/bin/true (box-mcpd: after a shell:spawn permit, in its own sandbox; every request decided)' '$p.err' && ! grep -q 'inactive: \[mcp' '$p.err'"
 	check "$u: disclosure: the tool's grant (exec-capable), its network, no inactive tool" \
 		bash -c "grep -A1 -x 'box: tool git: .*' '$p.err' | grep -qx 'box:   read        $W/proj  (read-only, exec)' && grep -q '^box:   network     proxy 127.0.0.1:3128 (box-gateway, as tool.git)' '$p.err' && ! grep -q 'inactive: \[tool' '$p.err'"
 	check "$u: disclosure: a read grant is read-only, noexec" \

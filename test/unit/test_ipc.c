@@ -704,6 +704,24 @@ test_roundtrip_replies(void)
 	lr.has_has_current = lr.has_current = 1;
 	lr.has_has_previous = lr.has_previous = 1;
 	check_roundtrip(BOX__MSG_TYPE__MSG_LOG_REPLY, &lr.base, p, 2);
+
+	/* `boxctl mcp pins|accept` (94/95): the pins file's fd with an OK reply. */
+	Box__McpPinsRequest mq;
+	box__mcp_pins_request__init(&mq);
+	mq.box = "demo";
+	mq.has_accept = mq.accept = 1;
+	check_roundtrip(BOX__MSG_TYPE__MSG_MCP_PINS_REQUEST, &mq.base, NULL, 0);
+	Box__McpPinsReply mr;
+	box__mcp_pins_reply__init(&mr);
+	mr.status = BOX__REPLY_STATUS__REPLY_OK;
+	mr.box_id = "0123456789ab";
+	mr.name = "demo";
+	mr.has_running = mr.running = 1;
+	check_roundtrip(BOX__MSG_TYPE__MSG_MCP_PINS_REPLY, &mr.base, p, 1);
+	mr.status = BOX__REPLY_STATUS__REPLY_NOT_FOUND;
+	mr.box_id = mr.name = NULL;
+	mr.error = "no box named demo";
+	check_roundtrip(BOX__MSG_TYPE__MSG_MCP_PINS_REPLY, &mr.base, NULL, 0);
 	close(p[0]);
 	close(p[1]);
 
@@ -1725,6 +1743,27 @@ test_reply_validators(void)
 	lr.status = BOX__REPLY_STATUS__REPLY_NOT_FOUND;
 	lr.has_has_current = lr.has_current = 1;
 	CHECK_INT(box_validate_log_reply(&lr), -EINVAL);
+	Box__McpPinsRequest mq;
+	box__mcp_pins_request__init(&mq);
+	mq.box = "../x";
+	CHECK_INT(box_validate_mcp_pins_request(&mq), -EINVAL);
+	mq.box = "demo";
+	CHECK_INT(box_validate_mcp_pins_request(&mq), 0);
+	Box__McpPinsReply mr;
+	box__mcp_pins_reply__init(&mr);
+	mr.status = BOX__REPLY_STATUS__REPLY_OK; /* OK names the box */
+	CHECK_INT(box_validate_mcp_pins_reply(&mr), -EINVAL);
+	mr.box_id = "0123456789ab";
+	mr.name = "demo";
+	CHECK_INT(box_validate_mcp_pins_reply(&mr), 0);
+	mr.error = "line\nbreak";
+	CHECK(box_validate_mcp_pins_reply(&mr) < 0);
+	/* OK carries exactly one fd; another status none. */
+	mr.error = NULL;
+	CHECK_INT(box_validate_fd_count(&mr.base, 0), -EBADMSG);
+	CHECK_INT(box_validate_fd_count(&mr.base, 1), 0);
+	mr.status = BOX__REPLY_STATUS__REPLY_FAILED;
+	CHECK_INT(box_validate_fd_count(&mr.base, 1), -EBADMSG);
 	Box__StopRequest st;
 	box__stop_request__init(&st);
 	st.box = "../x";

@@ -16,7 +16,7 @@
  * the caller, USER PWD BOX_NAME BOX_ID), limits (nofile floor, pids_max by
  * RLIMIT_NPROC), the runtime HOME of an ungranted home, the disclosure
  * lines (warnings, masks, mount flags, [tool] sections as box-shell serves them,
- * inactive [mcp] sections, limits), and the
+ * stdio [mcp] sections served by box-mcpd, limits), and the
  * re-checks of what a client could forge past boxctl (a reserved variable,
  * grants inside box's own state dir, reaching the runtime dir, around the
  * owner's session runtime dir).
@@ -408,7 +408,10 @@ test_plan_and_disclosure(void)
 	WANT("  exec        /bin/cat  (implicit: the tool's program)");
 	WANT("  network     the host network (contain_egress = false: no gateway, no decision, "
 	     "no credential injection)");
-	WANT("inactive: [mcp.m1] (nothing serves it yet: no box-mcpd)");
+	/* A stdio [mcp]: served by box-mcpd, its grants and network as a tool's. */
+	WANT("mcp m1: /run/box/bin/cat runs /bin/cat (box-mcpd: after a shell:spawn permit, in "
+	     "its own sandbox; every request decided)");
+	WANT("  exec        /bin/cat  (implicit: the server's program)");
 	WANT("  write       /tmp /var/tmp /dev/shm -> %s/{tmp,var_tmp,dev_shm} (read-write, "
 	     "noexec)", b->runtime_dir);
 	WANT("  network     none (no gateway: no route out, loopback only)");

@@ -767,6 +767,50 @@ test_program(void)
 	req_free_paths(&r);
 }
 
+/*
+ * A stdio [mcp.NAME]: its program resolved as the owner ("mcp.NAME PATH",
+ * canonical, after the agent's records), or refused naming its command.
+ */
+static void
+test_mcp_program(void)
+{
+	struct req r;
+	struct answer a;
+	char msg[600];
+	Box__CfgMcp m = BOX__CFG_MCP__INIT;
+	Box__CfgMcp *list[1] = { &m };
+	Box__CfgArgv cmd = BOX__CFG_ARGV__INIT;
+	char prog[256], *argv[2] = { prog, NULL };
+
+	good_request(&r, "/state-mcp1", false);
+	snprintf(r.cmd_path, sizeof(r.cmd_path), "%s", P("/bin/plain"));
+	m.name = (char *)"srv";
+	m.line = 9;
+	m.type = BOX__MCP_TYPE__MCP_TYPE_STDIO;
+	snprintf(prog, sizeof(prog), "%s", P("/bin/plain"));
+	cmd.argv = argv;
+	cmd.n_argv = 1;
+	cmd.line = 11;
+	m.command = &cmd;
+	r.q.mcp = list;
+	r.q.n_mcp = 1;
+	ask(&a, &r);
+	check_state_fds(&a, &r, getuid(), false);
+	check_records(&a, rec("denydir", P("/dd")), rec("workspace", P("/ws")),
+		      rec("argv0", P("/bin/plain")), rec("program", P("/bin/plain")),
+		      rec("mcp.srv", P("/bin/plain")), rec("maskdir", P("/ws/.ssh")),
+		      rec("maskdir", P("/ws/real-aws")), rec("maskvia", P("/ws/.aws")), NULL);
+	answer_done(&a);
+
+	snprintf(prog, sizeof(prog), "%s", P("/ro-file"));
+	ask(&a, &r);
+	snprintf(msg, sizeof(msg), "%s is not an executable file for the box owner (%s)",
+		 P("/ro-file"), r.owner_name);
+	check_refused(&a, 11, "mcp.srv", "command", msg);
+	answer_done(&a);
+	req_free_paths(&r);
+}
+
 /* #!/usr/bin/env NAME: env and NAME (found on the default PATH) are both interpreters */
 static void
 test_env_interpreter(void)
@@ -1180,6 +1224,7 @@ main(void)
 	RUN(test_socket_in_grant);
 	RUN(test_program);
 	RUN(test_env_interpreter);
+	RUN(test_mcp_program);
 	RUN(test_mask_file);
 	RUN(test_many_sockets);
 	RUN(test_scan_cut);

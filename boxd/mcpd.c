@@ -1,0 +1,692 @@
+/*
+ * mcpd.c — boxd's side of box-mcpd, the per-box MCP broker (DESIGN.md §2;
+ * proto/mcp.proto's control channel; docs/box-mcpd.md), and the MCP server
+ * sandboxes it asks for.
+ *
+ * Only a box with at least one stdio [mcp.NAME] has one. It starts after
+ * box-shell is ready and before the agent, through the generic lifecycle of
+ * daemon.c: fork+exec of box-mcpd (found beside boxd, else BOX_LIBEXECDIR,
+ * never through the environment) with no arguments, already running as the
+ * ids box-policyd gets — the daemon user of a service boxd (box-daemon, else
+ * nobody), boxd's own when embedded; set in the child before execve, then
+ * locked by box-mcpd itself (no capabilities, no_new_privs) — with stdin and stdout
+ * /dev/null, stderr boxd's (agent.log for a detached embedded box), an
+ * environment of nothing but ASAN_OPTIONS in a sanitizer build, and
+ *   fd 3  our end of the control socketpair (mcpctl, we are boxd)
+ *   fd 4  the other end of box-policyd's fd 5 (made when policyd started)
+ *   fd 5  RUNTIME/mcp.sock, bound and listening (runtime.c, through the
+ *         runtime dir's fd); the agent reaches it at /run/box/mcp.sock
+ * Then McpInit from boxd's own config: every stdio server sorted by name
+ * with its namespace, alias, canonical program (box-recheck resolved it as
+ * the owner), configured argv, cwd (the agent's workspace when the server's
+ * grants hold it, else the owner's home), max_frame, call_timeout and
+ * allow_tool_changes; and one fd, STATE/mcp/pins.jsonl (below). McpReady
+ * ok = false refuses the box with box-mcpd's message; its exit or
+ * BOXD_MCPD_READY_TIMEOUT_MS without an answer fail the start. While the box
+ * runs, losing box-mcpd stops the box: "box-mcpd exited (…): the box was
+ * stopped" in RunExit.
+ *
+ * The pins file: STATE/mcp/ (0700) and STATE/mcp/pins.jsonl (0600), both
+ * box-mcpd's uid's (as STATE/policy/ is box-policyd's), made through the
+ * state dir's fd that box-recheck opened as the owner: mkdirat, then openat
+ * with O_NOFOLLOW (O_DIRECTORY for the dir; O_RDWR|O_APPEND|O_CREAT for the
+ * file), fstat: a directory / a regular file with one link, owned by the
+ * owner, box-mcpd's uid or boxd (just made), then given to box-mcpd's uid
+ * with fchown on the fd. No name the owner can change is followed: a symlink
+ * at either name is refused (ELOOP), and the fd is what box-mcpd gets.
+ * (An embedded boxd's box-mcpd is the owner: `boxctl mcp` reads the file of
+ * a stopped box as the owner; a service box's needs root or the box running.)
+ *
+ * McpServerStart (+3 fds: the server's stdin, stdout, stderr) is re-checked
+ * against boxd's own config: the name must be a stdio [mcp.NAME] of this box
+ * — box-mcpd names a server, boxd decides program, arguments, grants and
+ * sandbox (plan_mcp_server: SANDBOX_TOOL, the section's grants, env and
+ * network; no /run/box/bin, no aliases, no shell.sock or mcp.sock; CA and a
+ * gateway listener tagged "mcp.NAME" only when contained); at most
+ * BOXD_MCP_SERVERS_MAX live per box. McpServerStarted ok once its
+ * trampoline's fd 4 ends (the program exec'd), ok = false with the
+ * trampoline's SetupError or boxd's refusal; McpServerExit with the outer
+ * trampoline's status when reaped; McpServerStop SIGKILLs the outer
+ * trampoline (its PID 1 follows, and with it the server's PID namespace).
+ * When the box ends every server is SIGKILLed and box-mcpd's channel closed
+ * (it exits) before policyd's, so that its last Records reach policyd.
+ * Trusts: nothing box-mcpd sends beyond box_ipc_decode()'s validation and the
+ * re-check here; the trampolines' status messages after box_status_decode().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <grp.h>
+#include <unistd.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "log.h"
+#include "path.h"
+#include "proto_mcp.h"
+#include "spawn.h"
+#include "validate.h"
+
+#define MCP_DIR "mcp"
+#define PINS_FILE "pins.jsonl"
+
+static void
+seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+seterr(char **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || *err)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+}
+
+/* ---- the server sandboxes ------------------------------------------ */
+
+static void
+server_free(struct mcp_server_run *t)
+{
+	if (!t)
+		return;
+	if (t->status_ev)
+		event_free(t->status_ev);
+	safe_close(t->status_fd);
+	free(t->gateway_tag);
+	free(t->setup_error);
+	free(t);
+}
+
+static void
+server_unlink(struct box *b, struct mcp_server_run *t)
+{
+	for (struct mcp_server_run **pp = &b->mcp_servers; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			b->n_mcp_servers--;
+			return;
+		}
+}
+
+static struct mcp_server_run *
+server_find(struct box *b, uint64_t id)
+{
+	for (struct mcp_server_run *t = b->mcp_servers; t; t = t->next)
+		if (t->start_id == id)
+			return t;
+	return NULL;
+}
+
+static void
+send_started(struct box *b, uint64_t id, bool ok, const char *error)
+{
+	Box__McpServerStarted m = BOX__MCP_SERVER_STARTED__INIT;
+	char msg[BOX_MCP_MESSAGE_MAX];
+
+	m.start_id = id;
+	m.ok = ok;
+	if (!ok) {
+		/* One line, within the protocol's cap. */
+		snprintf(msg, sizeof(msg), "%s", error && *error ? error : "cannot start the server");
+		for (char *c = msg; *c; c++)
+			if ((unsigned char)*c < 0x20)
+				*c = ' ';
+		m.error = msg;
+	}
+	int r = daemon_send(&b->mcpd, BOX__MSG_TYPE__MSG_MCP_SERVER_STARTED, &m.base, NULL, 0);
+	if (r < 0 && r != -ENOTCONN)
+		log_warn_errno(r, "box %s (%s): cannot send McpServerStarted to box-mcpd", b->name,
+			       b->id);
+}
+
+static void
+server_started(struct mcp_server_run *t)
+{
+	if (t->replied)
+		return;
+	t->replied = t->started = true;
+	send_started(t->b, t->start_id, true, NULL);
+}
+
+static void
+server_status_close(struct mcp_server_run *t)
+{
+	if (t->status_ev) {
+		event_free(t->status_ev);
+		t->status_ev = NULL;
+	}
+	t->status_fd = safe_close(t->status_fd);
+}
+
+/* Everything the server's trampoline has on fd 4 now (all of it once reaped). */
+static void
+server_status_drain(struct mcp_server_run *t)
+{
+	struct box *b = t->b;
+
+	for (int i = 0; i < 16 && t->status_fd >= 0; i++) {
+		Box__TrampolineStatus *s = NULL;
+		char why[256] = "";
+		int fd = -1;
+		int r = spawn_status_read(t->status_fd, &s, &fd, why, sizeof(why));
+		if (r == -EAGAIN)
+			return;
+		if (r <= 0) {
+			server_status_close(t);
+			if (r < 0 && !t->replied && !t->setup_error &&
+			    asprintf(&t->setup_error, "box-trampoline sent a bad status message: %s",
+				     why[0] ? why : strerror(-r)) < 0)
+				t->setup_error = NULL;
+			if (r < 0 && t->pid > 0)
+				kill(t->pid, SIGKILL);
+			if (!t->replied && !t->setup_error && r == 0)
+				server_started(t);
+			return;
+		}
+		switch (s->msg_case) {
+		case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
+			/* A contained server's one listener, on the gateway's port. */
+			if (fd >= 0 && !t->listener_id && s->listener->port == gateway_port(b)) {
+				int k = gateway_listener_add(b, t->gateway_tag, TAKE_FD(fd),
+							     &t->listener_id);
+				if (k < 0 && !t->setup_error &&
+				    asprintf(&t->setup_error, "cannot hand the server's listener to "
+							      "box-gateway: %s", strerror(-k)) < 0)
+					t->setup_error = NULL;
+				if (k < 0 && t->pid > 0)
+					kill(t->pid, SIGKILL);
+			} else if (t->pid > 0)
+				kill(t->pid, SIGKILL);
+			break;
+		case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
+			if (!t->setup_error) {
+				if (strcmp(s->error->step, "exec") == 0)
+					r = asprintf(&t->setup_error, "cannot execute the server: %s",
+						     s->error->reason);
+				else
+					r = asprintf(&t->setup_error, "sandbox setup failed at %s: %s",
+						     s->error->step, s->error->reason);
+				if (r < 0)
+					t->setup_error = NULL;
+			}
+			if (!t->replied) {
+				t->replied = true;
+				send_started(b, t->start_id, false,
+					     t->setup_error ? t->setup_error : "sandbox setup failed");
+			}
+			break;
+		case BOX__TRAMPOLINE_STATUS__MSG_PTY:
+		case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
+		default:
+			if (t->pid > 0)
+				kill(t->pid, SIGKILL); /* a server gets no pty */
+			break;
+		}
+		safe_close(fd);
+		box__trampoline_status__free_unpacked(s, NULL);
+	}
+}
+
+static void
+on_server_status(evutil_socket_t fd, short what, void *arg)
+{
+	server_status_drain(arg);
+}
+
+static void
+start_refuse(struct box *b, uint64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void
+start_refuse(struct box *b, uint64_t id, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_notice("box %s (%s): MCP server start %llu refused: %s", b->name, b->id,
+		   (unsigned long long)id, msg);
+	send_started(b, id, false, msg);
+}
+
+/* The stdio [mcp.NAME] of boxd's own config named NAME, or -1. */
+static int
+server_index(const struct box *b, const char *name)
+{
+	for (size_t i = 0; i < b->spec->n_mcp; i++)
+		if (b->spec->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO &&
+		    strcmp(b->spec->mcp[i]->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void
+server_start(struct box *b, const Box__McpServerStart *rq, const int fds[3])
+{
+	_cleanup_free_ char *err = NULL;
+	Box__Plan *plan = NULL;
+
+	if (b->state != BOX_RUNNING && b->state != BOX_STARTING)
+		return start_refuse(b, rq->start_id, "the box is stopping");
+	if (server_find(b, rq->start_id))
+		return start_refuse(b, rq->start_id, "start id %llu is in use",
+				    (unsigned long long)rq->start_id);
+	if (b->n_mcp_servers >= BOXD_MCP_SERVERS_MAX)
+		return start_refuse(b, rq->start_id,
+				    "too many MCP servers running in this box (at most %u)",
+				    BOXD_MCP_SERVERS_MAX);
+	int idx = server_index(b, rq->server);
+	if (idx < 0)
+		return start_refuse(b, rq->start_id,
+				    "boxd refuses the start: this box has no stdio [mcp.%s]",
+				    rq->server);
+	if (plan_mcp_server(b->d, b, (size_t)idx, &plan, &err) < 0)
+		return start_refuse(b, rq->start_id, "%s", err ? err : "cannot plan the server");
+
+	struct mcp_server_run *t = calloc(1, sizeof(*t));
+	if (!t) {
+		plan_free(plan);
+		return start_refuse(b, rq->start_id, "out of memory");
+	}
+	t->b = b;
+	t->start_id = rq->start_id;
+	t->status_fd = -1;
+	if (asprintf(&t->gateway_tag, "mcp.%s", b->spec->mcp[idx]->name) < 0) {
+		t->gateway_tag = NULL;
+		plan_free(plan);
+		server_free(t);
+		return start_refuse(b, rq->start_id, "out of memory");
+	}
+	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &t->pid, &t->status_fd);
+	plan_free(plan);
+	if (r < 0) {
+		server_free(t);
+		return start_refuse(b, rq->start_id, "cannot start box-trampoline: %s",
+				    strerror(-r));
+	}
+	t->next = b->mcp_servers;
+	b->mcp_servers = t;
+	b->n_mcp_servers++;
+	(void)fd_set_nonblock(t->status_fd, true);
+	t->status_ev = event_new(b->d->base, t->status_fd, EV_READ | EV_PERSIST, on_server_status,
+				 t);
+	if (!t->status_ev || event_add(t->status_ev, NULL) < 0)
+		kill(t->pid, SIGKILL); /* unwatched it cannot be answered: the reap answers */
+	log_debug("box %s (%s): MCP server %s (start %llu) pid %d", b->name, b->id, rq->server,
+		  (unsigned long long)t->start_id, (int)t->pid);
+}
+
+static void
+server_stop(struct box *b, const Box__McpServerStop *m)
+{
+	struct mcp_server_run *t = server_find(b, m->start_id);
+
+	/* The outer trampoline dies; PID 1 sees its pipe close and takes the namespace down. */
+	if (t && t->pid > 0)
+		kill(t->pid, SIGKILL);
+}
+
+static void
+server_reaped(struct mcp_server_run *t, int status)
+{
+	struct box *b = t->b;
+
+	t->pid = 0;
+	server_status_drain(t);
+	if (!t->replied) {
+		if (t->setup_error) {
+			t->replied = true;
+			send_started(b, t->start_id, false, t->setup_error);
+		} else if (t->status_fd < 0) {
+			server_started(t);
+		} else {
+			t->replied = true;
+			send_started(b, t->start_id, false,
+				     "box-trampoline ended before the server started");
+		}
+	}
+	if (t->started) {
+		Box__McpServerExit x = BOX__MCP_SERVER_EXIT__INIT;
+		x.start_id = t->start_id;
+		if (WIFEXITED(status))
+			x.status = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			x.status = 128 + WTERMSIG(status);
+		else
+			x.status = 126;
+		int r = daemon_send(&b->mcpd, BOX__MSG_TYPE__MSG_MCP_SERVER_EXIT, &x.base, NULL, 0);
+		if (r < 0 && r != -ENOTCONN)
+			log_warn_errno(r, "box %s (%s): cannot send McpServerExit", b->name, b->id);
+	}
+	gateway_listener_closed(b, t->listener_id);
+	server_unlink(b, t);
+	server_free(t);
+}
+
+static void
+servers_kill_all(struct box *b)
+{
+	while (b->mcp_servers) {
+		struct mcp_server_run *t = b->mcp_servers;
+		if (t->pid > 0)
+			kill(t->pid, SIGKILL);
+		gateway_listener_closed(b, t->listener_id);
+		server_unlink(b, t);
+		server_free(t);
+	}
+}
+
+/* ---- the control channel -------------------------------------------- */
+
+static void
+on_mcpd_msg(struct box_daemon *dm, struct box_ipc_msg *m)
+{
+	struct box *b = dm->b;
+
+	switch (m->type) {
+	case BOX__MSG_TYPE__MSG_MCP_READY: {
+		const Box__McpReady *rep = (const Box__McpReady *)m->msg;
+		if (rep->ok)
+			daemon_ready(dm, 0, NULL);
+		else
+			daemon_ready(dm, -EPERM, "box-mcpd cannot serve the box: %s",
+				     rep->error && *rep->error ? rep->error : "(no reason given)");
+		break;
+	}
+	case BOX__MSG_TYPE__MSG_MCP_SERVER_START:
+		/* Exactly 3 fds (the table's check); ours until the trampoline has them. */
+		server_start(b, (const Box__McpServerStart *)m->msg, m->fds);
+		break;
+	case BOX__MSG_TYPE__MSG_MCP_SERVER_STOP:
+		server_stop(b, (const Box__McpServerStop *)m->msg);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+on_mcpd_closing(struct box_daemon *dm)
+{
+	servers_kill_all(dm->b);
+}
+
+static const struct box_daemon_ops mcpd_ops = {
+	.name = "box-mcpd",
+	.ready_name = "McpReady",
+	.proto = &box_proto_mcpctl,
+	.peer_role = BOX_MCPCTL_ROLE_MCPD,
+	.ready_timeout_ms = BOXD_MCPD_READY_TIMEOUT_MS,
+	.exit_wait_ms = BOXD_MCPD_EXIT_WAIT_MS,
+	.on_msg = on_mcpd_msg,
+	.ready = box_mcpd_ready,
+	.finished = box_mcpd_finished,
+	.closing = on_mcpd_closing,
+};
+
+/* ---- start ------------------------------------------------------------ */
+
+/*
+ * STATE/mcp/pins.jsonl (see the top): the fd box-mcpd gets. Root works in
+ * the owner's state dir by *at() names with O_NOFOLLOW only, and takes over
+ * nothing that is not the owner's, box-mcpd's or its own (just made): a
+ * directory or file of anyone else (say root's, renamed into the state dir
+ * by the owner) is refused, so the owner cannot make boxd hand a foreign
+ * file to the daemon user. A file with more than one link is refused too
+ * (a hard link the owner made to a file elsewhere).
+ */
+static int
+pins_open(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
+{
+	int sfd = b->rc.state_dirfd;
+	struct stat st;
+	uid_t me = geteuid();
+
+	if (sfd < 0) {
+		seterr(err, "the state dir is not open");
+		return -EBADF;
+	}
+	if (mkdirat(sfd, MCP_DIR, 0700) < 0 && errno != EEXIST) {
+		int r = -errno;
+		seterr(err, "cannot create %s/%s: %s", b->rc.state_dir, MCP_DIR, strerror(-r));
+		return r;
+	}
+	_cleanup_close_ int dfd = openat(sfd, MCP_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						       O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st) < 0) {
+		int r = -errno;
+		seterr(err, "cannot open %s/%s: %s%s", b->rc.state_dir, MCP_DIR, strerror(-r),
+		       r == -ELOOP || r == -ENOTDIR ? " (not a directory: a symlink or file is "
+						     "refused)" : "");
+		return r;
+	}
+	if (st.st_uid != b->owner.uid && st.st_uid != uid && st.st_uid != me) {
+		seterr(err, "%s/%s is owned by uid %u, neither the box owner nor box-mcpd",
+		       b->rc.state_dir, MCP_DIR, (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (((st.st_uid != uid || st.st_gid != gid) && fchown(dfd, uid, gid) < 0) ||
+	    fchmod(dfd, 0700) < 0) {
+		int r = -errno;
+		seterr(err, "cannot give %s/%s to box-mcpd (uid %u): %s", b->rc.state_dir, MCP_DIR,
+		       (unsigned)uid, strerror(-r));
+		return r;
+	}
+	_cleanup_close_ int fd = openat(dfd, PINS_FILE, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW |
+							  O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+					0600);
+	if (fd < 0) {
+		int r = -errno;
+		seterr(err, "cannot open %s/%s/%s: %s%s", b->rc.state_dir, MCP_DIR, PINS_FILE,
+		       strerror(-r), r == -ELOOP ? " (a symlink is refused)" : "");
+		return r;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		seterr(err, "%s/%s/%s is not a regular file with one link", b->rc.state_dir,
+		       MCP_DIR, PINS_FILE);
+		return -EINVAL;
+	}
+	if (st.st_uid != b->owner.uid && st.st_uid != uid && st.st_uid != me) {
+		seterr(err, "%s/%s/%s is owned by uid %u, neither the box owner nor box-mcpd",
+		       b->rc.state_dir, MCP_DIR, PINS_FILE, (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (((st.st_uid != uid || st.st_gid != gid) && fchown(fd, uid, gid) < 0) ||
+	    fchmod(fd, 0600) < 0 || fd_set_nonblock(fd, false) < 0) {
+		int r = -errno;
+		seterr(err, "cannot give %s/%s/%s to box-mcpd (uid %u): %s", b->rc.state_dir,
+		       MCP_DIR, PINS_FILE, (unsigned)uid, strerror(-r));
+		return r;
+	}
+	*ret = TAKE_FD(fd);
+	return 0;
+}
+
+/* In the child, before execve: box-mcpd starts as the ids boxd chose (it locks them). */
+struct mcpd_ids {
+	uid_t uid;
+	gid_t gid;
+};
+
+static int
+child_ids(void *userdata)
+{
+	const struct mcpd_ids *ids = userdata;
+
+	if (getuid() == ids->uid && geteuid() == ids->uid && getgid() == ids->gid &&
+	    getegid() == ids->gid)
+		return 0;
+	if (setgroups(0, NULL) < 0 || setresgid(ids->gid, ids->gid, ids->gid) < 0 ||
+	    setresuid(ids->uid, ids->uid, ids->uid) < 0)
+		return -errno;
+	return 0;
+}
+
+static int
+cmp_server(const void *a, const void *b)
+{
+	const Box__McpServer *x = *(Box__McpServer *const *)a, *y = *(Box__McpServer *const *)b;
+	return strcmp(x->name, y->name);
+}
+
+static int
+send_init(struct box *b, int pins_fd, char **err)
+{
+	const Box__BoxSpec *s = b->spec;
+	Box__McpInit in = BOX__MCP_INIT__INIT;
+	Box__McpServer *srv = calloc(s->n_mcp ? s->n_mcp : 1, sizeof(*srv));
+	Box__McpServer **list = calloc(s->n_mcp ? s->n_mcp : 1, sizeof(*list));
+	char (*ns)[BOX_NAME_MAX + 1] = calloc(s->n_mcp ? s->n_mcp : 1, sizeof(*ns));
+	int r = -ENOMEM;
+
+	if (!srv || !list || !ns) {
+		seterr(err, "out of memory");
+		goto out;
+	}
+	in.box_name = b->name;
+	in.box_id = b->id;
+	in.home = b->owner.home;
+	for (size_t i = 0; i < s->n_mcp; i++) {
+		const Box__CfgMcp *m = s->mcp[i];
+		if (m->type != BOX__MCP_TYPE__MCP_TYPE_STDIO)
+			continue;
+		Box__McpServer *v = &srv[in.n_servers];
+		box__mcp_server__init(v);
+		const char *prog = mcpd_program(b, i);
+		if (!prog || !box_mcp_namespace(m->name, ns[in.n_servers], sizeof(ns[0]))) {
+			seterr(err, "box-recheck did not resolve [mcp.%s]'s program", m->name);
+			r = -EPROTO;
+			goto out;
+		}
+		v->name = m->name;
+		v->ns = ns[in.n_servers];
+		v->alias = m->alias ? m->alias->value : (char *)path_basename(m->command->argv[0]);
+		v->program_path = (char *)prog;
+		v->argv = m->command->argv;
+		v->n_argv = m->command->n_argv;
+		v->cwd = (char *)plan_mcp_cwd(b, i);
+		v->max_frame = m->max_frame ? m->max_frame->value : BOX_MCP_FRAME_DEFAULT;
+		v->call_timeout_ms = m->call_timeout_ms ? m->call_timeout_ms->value :
+							  BOX_MCP_CALL_TIMEOUT_DEFAULT_MS;
+		v->allow_tool_changes = m->allow_tool_changes && m->allow_tool_changes->value;
+		list[in.n_servers++] = v;
+	}
+	qsort(list, in.n_servers, sizeof(*list), cmp_server);
+	in.servers = list;
+	r = box_validate_mcp_init(&in);
+	if (r < 0) {
+		seterr(err, "boxd's own McpInit does not validate (%s)", strerror(-r));
+		goto out;
+	}
+	r = daemon_send(&b->mcpd, BOX__MSG_TYPE__MSG_MCP_INIT, &in.base, &pins_fd, 1);
+	if (r < 0)
+		seterr(err, "cannot send McpInit to box-mcpd: %s", strerror(-r));
+out:
+	free(srv);
+	free(list);
+	free(ns);
+	return r;
+}
+
+int
+mcpd_start(struct boxd *d, struct box *b, char **err)
+{
+	_cleanup_free_ char *exe = NULL;
+	_cleanup_close_ int nullfd = -1, pins_fd = -1;
+	uid_t uid;
+	gid_t gid;
+	int sv[2] = { -1, -1 };
+	int r;
+
+	*err = NULL;
+	daemon_init(&b->mcpd, &mcpd_ops, b);
+	if ((r = spawn_find_helper(d, "box-mcpd", &exe)) < 0) {
+		seterr(err, "cannot find box-mcpd: %s", strerror(-r));
+		return r;
+	}
+	if ((r = policyd_ids(d, &uid, &gid)) < 0) {
+		seterr(err, "no user to run box-mcpd as (box-daemon or nobody)");
+		return r;
+	}
+	if (b->mcpd_policyd_fd < 0 || b->mcp_listen_fd < 0) {
+		seterr(err, "box-mcpd's socket or policyd channel is not open");
+		return -EBADF;
+	}
+	if ((r = pins_open(b, uid, gid, &pins_fd, err)) < 0)
+		return r;
+	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
+		return -errno;
+	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
+		    fd_is_open(STDERR_FILENO)			  ? STDERR_FILENO :
+									    nullfd;
+	char *envp[2] = { NULL, NULL };
+#if BOXD_ASAN
+	/* LeakSanitizer cannot stop the world under box-mcpd's seccomp filter. */
+	envp[0] = (char *)"ASAN_OPTIONS=detect_leaks=0";
+#endif
+	char *argv[] = { (char *)"box-mcpd", NULL };
+	struct mcpd_ids ids = { uid, gid };
+	if ((r = box_ipc_socketpair(sv, false)) < 0)
+		return r;
+	int fds[6] = { nullfd, nullfd, errfd, sv[1], b->mcpd_policyd_fd, b->mcp_listen_fd };
+	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds, .n_fds = 6,
+				 .setup = child_ids, .userdata = &ids };
+	pid_t pid = 0;
+	r = spawn_process(&req, &pid);
+	close(sv[1]);
+	/* policyd's channel and the listener are box-mcpd's now (or nobody's). */
+	b->mcpd_policyd_fd = safe_close(b->mcpd_policyd_fd);
+	b->mcp_listen_fd = safe_close(b->mcp_listen_fd);
+	if (r < 0) {
+		close(sv[0]);
+		seterr(err, "cannot start %s: %s", exe, strerror(-r));
+		return r;
+	}
+	if ((r = daemon_watch(&b->mcpd, pid, sv[0], err)) < 0)
+		return r;
+	return send_init(b, pins_fd, err);
+}
+
+bool
+mcpd_reaped(struct box *b, pid_t pid, int status)
+{
+	for (struct mcp_server_run *t = b->mcp_servers; t; t = t->next)
+		if (t->pid > 0 && t->pid == pid) {
+			server_reaped(t, status);
+			return true;
+		}
+	return b->mcpd.ops && daemon_reaped(&b->mcpd, pid, status);
+}
+
+bool
+mcpd_finish(struct box *b)
+{
+	servers_kill_all(b);
+	b->mcpd_policyd_fd = safe_close(b->mcpd_policyd_fd);
+	b->mcp_listen_fd = safe_close(b->mcp_listen_fd);
+	return b->mcpd.ops && daemon_finish(&b->mcpd);
+}
+
+void
+mcpd_stop(struct box *b)
+{
+	servers_kill_all(b);
+	daemon_stop(&b->mcpd);
+	b->mcpd_policyd_fd = safe_close(b->mcpd_policyd_fd);
+	b->mcp_listen_fd = safe_close(b->mcp_listen_fd);
+	for (size_t i = 0; b->mcp_plans && i < b->spec->n_mcp; i++)
+		plan_free(b->mcp_plans[i]);
+	free(b->mcp_plans);
+	b->mcp_plans = NULL;
+}
