@@ -37,6 +37,12 @@ static const int allowed[] = {
 	SCMP_SYS(mprotect), SCMP_SYS(futex), SCMP_SYS(getrandom), SCMP_SYS(clock_gettime),
 	SCMP_SYS(gettimeofday), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
 	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask),
+	/*
+	 * glibc's qsort asks sysinfo(2) for the memory size the first time it
+	 * sorts more than 1 KiB (jansson's JSON_SORT_KEYS of a canonical tool
+	 * definition with many properties); it only reads counters.
+	 */
+	SCMP_SYS(sysinfo),
 	/* libevent puts SIGTERM/SIGINT's old handlers back when the loop ends. */
 	SCMP_SYS(rt_sigaction), SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group),
 };

@@ -114,6 +114,14 @@ def handle(msg):
                 send({"jsonrpc": "2.0", "id": mid,
                       "result": {"tools": tools()[:3], "nextCursor": "p2"}})
             return
+        if mode == "wide":
+            # 300 properties: the canonical dump sorts them (glibc's qsort of more
+            # than 1 KiB asks sysinfo(2) once: box-mcpd's seccomp must allow it).
+            props = {"p%03d" % i: {"type": "integer"} for i in range(300)}
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [
+                {"name": "wide", "description": "Many arguments",
+                 "inputSchema": {"type": "object", "properties": props}}]}})
+            return
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": tools()}})
     elif method == "tools/call":
         name = msg["params"]["name"]

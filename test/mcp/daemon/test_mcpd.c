@@ -127,6 +127,7 @@ static const struct srvdef servers[] = {
 	{ "pinned", "normal", 4u << 20, 60000, false },
 	{ "small", "normal", 1024, 60000, false },
 	{ "srv", "normal", 4u << 20, 1500, false },
+	{ "wide", "wide", 4u << 20, 60000, false },
 };
 #define N_SERVERS (sizeof(servers) / sizeof(servers[0]))
 
@@ -1065,6 +1066,33 @@ test_tools_list_filtered(void)
 	free(log);
 }
 
+/*
+ * A tool with 300 arguments: its canonical definition sorts 300 keys, more
+ * than glibc's qsort sorts on the stack (it asks sysinfo(2) the first time).
+ * box-mcpd must list it and go on serving, not die of its own seccomp filter.
+ */
+static void
+test_wide_tool(void)
+{
+	rules("");
+	pol_reset();
+	struct client c;
+	CHECK(session_ready(&c, "wide", false));
+	json_t *j = rpc(&c, LIST_LINE(2));
+	CHECK(tool_listed(j, "wide"));
+	json_decref(j);
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+	CHECK(j && has_result(j));
+	json_decref(j);
+	json_t *s = pol_find("schema", NULL, NULL);
+	char *txt = s ? json_dumps(s, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	CHECK(txt && strstr(txt, "\"name\":\"p000\"") != NULL);
+	free(txt);
+	json_decref(s);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+}
+
 static void
 test_tools_call_typed_and_refined(void)
 {
@@ -1797,6 +1825,7 @@ main(void)
 	RUN(test_exit_on_boxd_close);
 	RUN(test_refuses_pins_not_append);
 	RUN(test_pins_across_runs);
+	RUN(test_wide_tool);
 	mcpd_stop();
 	if (getenv("MCPD_TEST_KEEP")) {
 		printf("# kept %s\n", E.dir);
