@@ -1318,9 +1318,18 @@ disclose_tools(const struct box *b, struct strv *out)
 				  "[tool.%s.env] and what the invocation assigned",
 				  "private", t->name));
 	}
-	for (size_t i = 0; i < s->n_mcp; i++)
-		strv_add(out, fmt("inactive: [mcp.%s] (nothing serves it yet: no box-mcpd)",
-				  s->mcp[i]->name));
+	for (size_t i = 0; i < s->n_mcp; i++) {
+		const Box__CfgMcp *m = s->mcp[i];
+		if (m->type == BOX__MCP_TYPE__MCP_TYPE_HTTP && m->url)
+			/* A remote server is box-gateway's: it decides every JSON-RPC request. */
+			strv_add(out, fmt("mcp %s: %s (remote, through box-gateway: http:request, "
+					  "then mcp:call on every JSON-RPC request, initialize "
+					  "included, and the per-tool rules on tools/call)",
+					  m->name, m->url->value));
+		else
+			strv_add(out, fmt("inactive: [mcp.%s] (nothing serves it yet: no box-mcpd)",
+					  m->name));
+	}
 }
 
 /* "header x-api-key" / "basic_auth" / "query param key": where the secret goes. */
