@@ -10,6 +10,7 @@
  * Trusts: nothing. Pure; never logs.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy_validate.h"
@@ -56,6 +57,31 @@ box_valid_action(const char *s)
 }
 
 static int v_value(const Box__PolicyValue *v, unsigned depth);
+
+static int
+cmp_tool_name(const void *a, const void *b)
+{
+	return strcmp((*(Box__PolicyTool *const *)a)->name, (*(Box__PolicyTool *const *)b)->name);
+}
+
+/* -EINVAL when two of the N tools share a name (-ENOMEM if the sort copy fails). */
+static int
+tool_names_unique(Box__PolicyTool *const *tools, size_t n)
+{
+	if (n < 2)
+		return 0;
+	Box__PolicyTool **sorted = malloc(n * sizeof(*sorted));
+	if (!sorted)
+		return -ENOMEM;
+	memcpy(sorted, tools, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_tool_name);
+	int r = 0;
+	for (size_t i = 1; i < n && r == 0; i++)
+		if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
+			r = -EINVAL;
+	free(sorted);
+	return r;
+}
 
 static int
 v_set(const Box__PolicyValueSet *s, unsigned depth)
@@ -105,6 +131,13 @@ box_validate_policy_fields(Box__PolicyField *const *f, size_t n, unsigned depth)
 	return 0;
 }
 
+bool
+box_valid_policy_namespace(const char *ns)
+{
+	return ns && is_word(ns, strnlen(ns, BOX_NAME_MAX + 1), false) &&
+	       strlen(ns) <= BOX_NAME_MAX && strcmp(ns, "Box") != 0;
+}
+
 int
 box_validate_policy_init(const Box__PolicyInit *m)
 {
@@ -120,12 +153,8 @@ box_validate_policy_init(const Box__PolicyInit *m)
 				m->history_sync <= BOX__HISTORY_SYNC__HISTORY_SYNC_OFF,
 			-EINVAL);
 	REQUIRE(m->n_mcp_namespaces <= BOX_POLICY_NAMESPACES_MAX, -E2BIG);
-	for (size_t i = 0; i < m->n_mcp_namespaces; i++) {
-		const char *ns = m->mcp_namespaces[i];
-		REQUIRE(ns && is_word(ns, strnlen(ns, BOX_NAME_MAX + 1), false) &&
-				strlen(ns) <= BOX_NAME_MAX && strcmp(ns, "Box") != 0,
-			-EINVAL);
-	}
+	for (size_t i = 0; i < m->n_mcp_namespaces; i++)
+		REQUIRE(box_valid_policy_namespace(m->mcp_namespaces[i]), -EINVAL);
 	return 0;
 }
 
@@ -159,8 +188,10 @@ box_validate_decide_reply(const Box__DecideReply *m)
 			-EINVAL);
 	REQUIRE(value_str_ok(m->message) && strlen(m->message) <= BOX_POLICY_MESSAGE_MAX,
 		-EINVAL);
+	/* A permit is permitted, or a per-tool refinement no rule matched (POLICY.md §3). */
 	REQUIRE((m->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) ==
-			(m->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED),
+			(m->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED ||
+			 m->cause == BOX__DECISION_CAUSE__CAUSE_NOT_REFINED),
 		-EINVAL);
 	return 0;
 }
@@ -179,6 +210,84 @@ box_validate_decide_batch_request(const Box__DecideBatchRequest *m)
 
 int
 box_validate_decide_batch_reply(const Box__DecideBatchReply *m)
+{
+	REQUIRE(m->n_replies <= BOX_POLICY_BATCH_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_replies; i++) {
+		REQUIRE(m->replies[i], -EINVAL);
+		TRY(box_validate_decide_reply(m->replies[i]));
+	}
+	return 0;
+}
+
+/* A tool's argument: an identifier, unique in its tool, with a type expression. */
+static int
+v_tool_fields(Box__PolicyToolField *const *f, size_t n)
+{
+	REQUIRE(n <= BOX_POLICY_TOOL_FIELDS_MAX, -E2BIG);
+	for (size_t i = 0; i < n; i++) {
+		REQUIRE(f[i] && box_text_len_ok(f[i]->name, 1, BOX_POLICY_FIELD_NAME_MAX) &&
+				box_valid_env_name(f[i]->name),
+			-EINVAL);
+		REQUIRE(box_text_len_ok(f[i]->type, 1, BOX_POLICY_TYPE_MAX), -E2BIG);
+		REQUIRE(text_ok(f[i]->type, 1, BOX_POLICY_TYPE_MAX), -EINVAL);
+		for (size_t j = 0; j < i; j++)
+			REQUIRE(strcmp(f[i]->name, f[j]->name) != 0, -EINVAL);
+	}
+	return 0;
+}
+
+/* 1..256 bytes of UTF-8 without NUL (the server chose it; policyd says if it is usable). */
+static bool
+tool_name_ok(const char *s)
+{
+	if (!s)
+		return false;
+	size_t n = strnlen(s, BOX_POLICY_TOOL_NAME_MAX + 1);
+	return n >= 1 && n <= BOX_POLICY_TOOL_NAME_MAX && box_valid_utf8(s, n);
+}
+
+int
+box_validate_policy_tool_schema(const Box__PolicyToolSchema *m)
+{
+	REQUIRE(box_valid_name(m->server), -EINVAL);
+	REQUIRE(box_valid_policy_namespace(m->ns), -EINVAL);
+	REQUIRE(m->n_tools <= BOX_POLICY_TOOLS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_tools; i++) {
+		const Box__PolicyTool *t = m->tools[i];
+		REQUIRE(t && tool_name_ok(t->name), -EINVAL);
+		TRY(v_tool_fields(t->fields, t->n_fields));
+	}
+	/* Unique names: sorted, not a quadratic scan over 4096 of them. */
+	return tool_names_unique(m->tools, m->n_tools);
+}
+
+int
+box_validate_policy_tool_schema_reply(const Box__PolicyToolSchemaReply *m)
+{
+	if (m->error)
+		REQUIRE(text_ok(m->error, 1, BOX_STR_MAX), -EINVAL);
+	/* A refusal says which rule failed; an acceptance carries no error. */
+	REQUIRE(m->ok == (m->error == NULL), -EINVAL);
+	REQUIRE(m->n_warnings <= BOX_POLICY_WARNINGS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_warnings; i++)
+		REQUIRE(text_ok(m->warnings[i], 1, BOX_STR_MAX), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_policy_probe_request(const Box__PolicyProbeRequest *m)
+{
+	REQUIRE(m->n_requests >= 1, -EINVAL);
+	REQUIRE(m->n_requests <= BOX_POLICY_BATCH_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_requests; i++) {
+		REQUIRE(m->requests[i], -EINVAL);
+		TRY(box_validate_decide_request(m->requests[i]));
+	}
+	return 0;
+}
+
+int
+box_validate_policy_probe_reply(const Box__PolicyProbeReply *m)
 {
 	REQUIRE(m->n_replies <= BOX_POLICY_BATCH_MAX, -E2BIG);
 	for (size_t i = 0; i < m->n_replies; i++) {
@@ -260,6 +369,15 @@ box_validate_policy_msg(const ProtobufCMessage *m)
 		return box_validate_record_request((const Box__RecordRequest *)m);
 	if (d == &box__policy_log_fd__descriptor)
 		return box_validate_policy_log_fd((const Box__PolicyLogFd *)m);
+	if (d == &box__policy_tool_schema__descriptor)
+		return box_validate_policy_tool_schema((const Box__PolicyToolSchema *)m);
+	if (d == &box__policy_tool_schema_reply__descriptor)
+		return box_validate_policy_tool_schema_reply(
+			(const Box__PolicyToolSchemaReply *)m);
+	if (d == &box__policy_probe_request__descriptor)
+		return box_validate_policy_probe_request((const Box__PolicyProbeRequest *)m);
+	if (d == &box__policy_probe_reply__descriptor)
+		return box_validate_policy_probe_reply((const Box__PolicyProbeReply *)m);
 	if (d == &box__history_epoch__descriptor)
 		return box_validate_history_epoch((const Box__HistoryEpoch *)m);
 	if (d == &box__history_event__descriptor)

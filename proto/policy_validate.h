@@ -34,7 +34,13 @@
 #define BOX_POLICY_HASHES_MAX 65536      /* rule hashes of one history epoch */
 #define BOX_POLICY_HASH_MAX 64           /* bytes of one rule hash */
 #define BOX_POLICY_NAMESPACES_MAX 256
-#define BOX_POLICY_BATCH_MAX 256         /* requests of one DecideBatchRequest */
+#define BOX_POLICY_BATCH_MAX 256         /* requests of one DecideBatchRequest or probe */
+#define BOX_POLICY_TOOLS_MAX 4096        /* tools of one PolicyToolSchema */
+#define BOX_POLICY_TOOL_NAME_MAX 256     /* bytes of a tool's name */
+#define BOX_POLICY_TOOL_FIELDS_MAX 256   /* arguments of one tool */
+#define BOX_POLICY_TYPE_MAX 4096         /* bytes of one type expression */
+#define BOX_POLICY_WARNINGS_MAX 64       /* warnings of a PolicyToolSchemaReply */
+#define BOX_POLICY_TOOL_SCHEMA_MAX (16u << 20) /* a reassembled PolicyToolSchema */
 
 /* "fs:read"-style (lowercase word ':' lowercase word) or NS::Action::"TOOL". */
 bool box_valid_action(const char *s);
@@ -51,6 +57,21 @@ int box_validate_decide_batch_request(const Box__DecideBatchRequest *m);
 /* At most BOX_POLICY_BATCH_MAX replies, each as box_validate_decide_reply. */
 int box_validate_decide_batch_reply(const Box__DecideBatchReply *m);
 int box_validate_policy_log_fd(const Box__PolicyLogFd *m);
+/* A normalized MCP namespace: 1..32 of [A-Za-z0-9_], not "Box". */
+bool box_valid_policy_namespace(const char *ns);
+/*
+ * server a [mcp.NAME] name, ns a namespace as above; at most
+ * BOX_POLICY_TOOLS_MAX tools with unique names (1..256 bytes of UTF-8
+ * without NUL: whether a name can be an action is policyd's to say), each
+ * with at most BOX_POLICY_TOOL_FIELDS_MAX unique [A-Za-z_][A-Za-z0-9_]*
+ * fields whose type expression has 1..BOX_POLICY_TYPE_MAX bytes.
+ */
+int box_validate_policy_tool_schema(const Box__PolicyToolSchema *m);
+/* ok, or !ok with an error (<= 4096 bytes); <= 64 warnings of <= 4096 bytes. */
+int box_validate_policy_tool_schema_reply(const Box__PolicyToolSchemaReply *m);
+/* As box_validate_decide_batch_request / _reply. */
+int box_validate_policy_probe_request(const Box__PolicyProbeRequest *m);
+int box_validate_policy_probe_reply(const Box__PolicyProbeReply *m);
 int box_validate_history_epoch(const Box__HistoryEpoch *m);
 int box_validate_history_event(const Box__HistoryEvent *m);
 

@@ -29,6 +29,10 @@ VALIDATOR(box_validate_record_request, Box__RecordRequest)
 VALIDATOR(box_validate_decide_batch_request, Box__DecideBatchRequest)
 VALIDATOR(box_validate_decide_batch_reply, Box__DecideBatchReply)
 VALIDATOR(box_validate_policy_log_fd, Box__PolicyLogFd)
+VALIDATOR(box_validate_policy_tool_schema, Box__PolicyToolSchema)
+VALIDATOR(box_validate_policy_tool_schema_reply, Box__PolicyToolSchemaReply)
+VALIDATOR(box_validate_policy_probe_request, Box__PolicyProbeRequest)
+VALIDATOR(box_validate_policy_probe_reply, Box__PolicyProbeReply)
 
 /* A refusal (ok = false) leaves the channel starting: policyd exits next. */
 static bool
@@ -65,6 +69,24 @@ static const struct box_ipc_type policy_types[] = {
 	{ BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, "PolicyChannelAttach",
 	  &box__policy_channel_attach__descriptor, NULL, NULL, 16, 1, 0, FROM(PEER), S(READY),
 	  SAME, NULL },
+	/*
+	 * A server's whole tool list (box-mcpd, the gateway): fragmented above
+	 * 64 KiB, reassembled up to BOX_POLICY_TOOL_SCHEMA_MAX (4096 tools).
+	 */
+	{ BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, "PolicyToolSchema",
+	  &box__policy_tool_schema__descriptor, box_validate_policy_tool_schema_row, NULL,
+	  BOX_IPC_PAYLOAD_MAX, 0, BOX_POLICY_TOOL_SCHEMA_MAX, FROM(PEER), S(READY), SAME, NULL },
+	/* ok, or the rule that failed; <= 64 warnings of <= 4 KiB. */
+	{ BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, "PolicyToolSchemaReply",
+	  &box__policy_tool_schema_reply__descriptor, box_validate_policy_tool_schema_reply_row,
+	  NULL, BOX_IPC_PAYLOAD_MAX, 0, 1u << 20, FROM(POLICYD), S(READY), SAME, NULL },
+	/* Up to 256 Decides, not observed (the tools/list filter): as DecideBatch. */
+	{ BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST, "PolicyProbeRequest",
+	  &box__policy_probe_request__descriptor, box_validate_policy_probe_request_row, NULL,
+	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(PEER), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY, "PolicyProbeReply",
+	  &box__policy_probe_reply__descriptor, box_validate_policy_probe_reply_row, NULL,
+	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(POLICYD), S(READY), SAME, NULL },
 	/* fd: the new decisions.jsonl (O_APPEND). */
 	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor,
 	  box_validate_policy_log_fd_row, NULL, 64, 1, 0, FROM(BOXD), S(READY), SAME, NULL },

@@ -7,7 +7,8 @@
  * they ask and record, nothing else). States of one channel:
  *   init     nothing exchanged: only PolicyInit (boxd's channel)
  *   starting PolicyInit passed: only PolicyReady
- *   ready    an ok PolicyReady passed: Decide, Record, PolicyLogFd. A peer's
+ *   ready    an ok PolicyReady passed: Decide, Record, PolicyLogFd; from a
+ *            peer also PolicyToolSchema and PolicyProbeRequest. A peer's
  *            channel is opened in this state (it never sees PolicyInit).
  * A second PolicyInit, or a DecideRequest before PolicyReady, is a protocol
  * error.

@@ -5,6 +5,7 @@
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@
 #include "tap.h"
 
 /* Every test allocation, freed at the end (the sanitizer build checks leaks). */
-static void *allocs[256];
+static void *allocs[1024];
 static size_t n_allocs;
 
 static void *
@@ -176,9 +177,202 @@ test_decide_reply(void)
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), 0);
 	m.verdict = BOX__DECISION_VERDICT__VERDICT_DENY;
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), -EINVAL);
+	/* A per-tool refinement no rule matched permits (POLICY.md §3). */
+	m.cause = BOX__DECISION_CAUSE__CAUSE_NOT_REFINED;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), -EINVAL);
+	m.verdict = BOX__DECISION_VERDICT__VERDICT_PERMIT;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), 0);
+	m.verdict = BOX__DECISION_VERDICT__VERDICT_DENY;
 	m.cause = BOX__DECISION_CAUSE__CAUSE_ERROR;
 	rules[0] = "";
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), -EINVAL);
+}
+
+static Box__PolicyTool *
+tool(const char *name, Box__PolicyToolField **fields, size_t n)
+{
+	Box__PolicyTool *t = zalloc(sizeof(*t));
+	box__policy_tool__init(t);
+	t->name = (char *)name;
+	t->fields = fields;
+	t->n_fields = n;
+	return t;
+}
+
+static Box__PolicyToolField *
+tfield(const char *name, const char *type, bool optional)
+{
+	Box__PolicyToolField *f = zalloc(sizeof(*f));
+	box__policy_tool_field__init(f);
+	f->name = (char *)name;
+	f->type = (char *)type;
+	f->optional = optional;
+	return f;
+}
+
+static void
+test_tool_schema(void)
+{
+	Box__PolicyToolSchema m = BOX__POLICY_TOOL_SCHEMA__INIT;
+	Box__PolicyToolField *f[2] = { tfield("a", "Long", false),
+				       tfield("opts", "{depth: Long, tags?: Set<String>}", true) };
+	Box__PolicyTool *t[2] = { tool("add", f, 2), tool("sub\u00e9", NULL, 0) };
+	m.server = "docs";
+	m.ns = "docs";
+	m.tools = t;
+	m.n_tools = 2;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), 0);
+	/* The namespace is normalized: no '-', not "Box". */
+	m.ns = "my-docs";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	m.ns = "Box";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	m.ns = "docs";
+	m.server = "bad name";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	m.server = "docs";
+	/* Tool names: unique, 1..256 bytes of UTF-8. */
+	t[1]->name = "add";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	t[1]->name = "";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	char longname[258];
+	memset(longname, 'x', 257);
+	longname[257] = '\0';
+	t[1]->name = longname;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	longname[256] = '\0';
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), 0);
+	t[1]->name = "\xff\xfe";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	t[1]->name = "sub";
+	/* Fields: identifiers, unique; a type expression of 1..4096 bytes. */
+	f[1]->name = "a";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	f[1]->name = "1opts";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	f[1]->name = "o-pts";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+	f[1]->name = "opts";
+	char *big = zalloc(4098);
+	memset(big, 'L', 4097);
+	f[1]->type = big;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -E2BIG);
+	f[1]->type = "";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -E2BIG);
+	f[1]->type = "Long";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), 0);
+	/* 257 fields of one tool; 4097 tools. */
+	Box__PolicyToolField **many = zalloc(257 * sizeof(*many));
+	char (*names)[8] = zalloc(4097 * 8);
+	for (size_t i = 0; i < 257; i++) {
+		snprintf(names[i], 8, "f%zu", i);
+		many[i] = tfield(names[i], "Long", false);
+	}
+	t[1]->fields = many;
+	t[1]->n_fields = 256;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), 0);
+	t[1]->n_fields = 257;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -E2BIG);
+	t[1]->n_fields = 0;
+	Box__PolicyTool **tools = zalloc(4097 * sizeof(*tools));
+	Box__PolicyTool *tarr = zalloc(4097 * sizeof(*tarr));
+	for (size_t i = 0; i < 4097; i++) {
+		snprintf(names[i], 8, "t%zu", i);
+		box__policy_tool__init(&tarr[i]);
+		tarr[i].name = names[i];
+		tools[i] = &tarr[i];
+	}
+	m.tools = tools;
+	m.n_tools = 4096;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), 0);
+	m.n_tools = 4097;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -E2BIG);
+	/* A duplicate far apart in a long list. */
+	tarr[4095].name = names[3];
+	m.n_tools = 4096;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, &m.base), -EINVAL);
+
+	Box__PolicyToolSchemaReply r = BOX__POLICY_TOOL_SCHEMA_REPLY__INIT;
+	r.ok = 1;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, &r.base), 0);
+	r.ok = 0; /* a refusal names the rule */
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, &r.base), -EINVAL);
+	r.error = "rule big (line 3): ...";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, &r.base), 0);
+	r.ok = 1; /* and an acceptance carries none */
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, &r.base), -EINVAL);
+	r.error = NULL;
+	char *w[65];
+	for (size_t i = 0; i < 65; i++)
+		w[i] = "a warning";
+	r.warnings = w;
+	r.n_warnings = 64;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, &r.base), 0);
+	r.n_warnings = 65;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, &r.base), -E2BIG);
+	r.n_warnings = 1;
+	w[0] = "two\nlines";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, &r.base), -EINVAL);
+}
+
+static void
+test_probe(void)
+{
+	Box__PolicyProbeRequest m = BOX__POLICY_PROBE_REQUEST__INIT;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST, &m.base), -EINVAL);
+	Box__DecideRequest d = BOX__DECIDE_REQUEST__INIT;
+	d.action = "mcp:call";
+	Box__DecideRequest *reqs[257];
+	for (size_t i = 0; i < 257; i++)
+		reqs[i] = &d;
+	m.requests = reqs;
+	m.n_requests = 256;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST, &m.base), 0);
+	m.n_requests = 257;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST, &m.base), -E2BIG);
+	m.n_requests = 1;
+	d.action = "docs::Action::\"add\"";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST, &m.base), 0);
+	d.action = "mcp call";
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST, &m.base), -EINVAL);
+
+	Box__PolicyProbeReply r = BOX__POLICY_PROBE_REPLY__INIT;
+	Box__DecideReply dr = BOX__DECIDE_REPLY__INIT;
+	dr.verdict = BOX__DECISION_VERDICT__VERDICT_PERMIT;
+	dr.cause = BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	dr.message = "policy permitted this operation on 'docs/add'.";
+	Box__DecideReply *reps[1] = { &dr };
+	r.replies = reps;
+	r.n_replies = 1;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY, &r.base), 0);
+	dr.cause = BOX__DECISION_CAUSE__CAUSE_FORBIDDEN;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY, &r.base), -EINVAL);
+}
+
+/* Who may send the new rows, and in which state. */
+static void
+test_rows_42_45(void)
+{
+	static const uint32_t peer_types[] = { BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA,
+					       BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST };
+	static const uint32_t reply_types[] = { BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY,
+						BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY };
+	for (unsigned i = 0; i < box_proto_policy.n_types; i++) {
+		const struct box_ipc_type *t = &box_proto_policy.types[i];
+		for (unsigned k = 0; k < 2; k++) {
+			if (t->type == peer_types[k]) {
+				CHECK(t->senders == BOX_IPC_BIT(BOX_POLICY_ROLE_PEER));
+				CHECK(t->states == BOX_IPC_BIT(BOX_POLICY_READY));
+			}
+			if (t->type == reply_types[k]) {
+				CHECK(t->senders == BOX_IPC_BIT(BOX_POLICY_ROLE_POLICYD));
+				CHECK(t->states == BOX_IPC_BIT(BOX_POLICY_READY));
+			}
+		}
+		if (t->type == BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA)
+			CHECK_INT((long long)t->reasm_cap, (long long)BOX_POLICY_TOOL_SCHEMA_MAX);
+	}
 }
 
 static void
@@ -275,6 +469,9 @@ main(void)
 	RUN(test_record);
 	RUN(test_init_ready_logfd);
 	RUN(test_history_records);
+	RUN(test_tool_schema);
+	RUN(test_probe);
+	RUN(test_rows_42_45);
 	for (size_t i = 0; i < n_allocs; i++)
 		free(allocs[i]);
 	return tap_done();
