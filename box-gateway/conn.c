@@ -118,6 +118,7 @@ struct gw_conn {
 	/* A request to a remote MCP server's url (mcp.c); NULL for every other. */
 	const struct gw_mcp_server *mcp_srv;
 	struct gw_mcp_call *mcp;
+	int64_t mcp_deadline; /* a forwarded POST's call_timeout, until its response head */
 
 	/* Its response. */
 	enum rstate rstate;
@@ -210,6 +211,7 @@ req_reset(struct gw_conn *c)
 		c->mcp = NULL;
 	}
 	c->mcp_srv = NULL;
+	c->mcp_deadline = 0;
 	c->rstate = R_NONE;
 	c->resp_left = 0;
 	c->chunk_out = c->eof_out = c->head_sent = false;
@@ -295,6 +297,8 @@ arm_timer(struct gw_conn *c)
 		due = c->dial_deadline;
 	if (c->linger_until && c->linger_until < due)
 		due = c->linger_until;
+	if (c->mcp_deadline && c->mcp_deadline < due)
+		due = c->mcp_deadline;
 	int64_t wait = due - now + 10; /* the coarse clock's granularity */
 	if (wait < 10)
 		wait = 10;
@@ -305,6 +309,7 @@ arm_timer(struct gw_conn *c)
 static void reply(struct gw_conn *c, unsigned status, const char *reason, const char *body,
 		  bool refused, bool close_after);
 static void fail_upstream(struct gw_conn *c, unsigned status, const char *why);
+static void mcp_timed_out(struct gw_conn *c);
 
 static void
 on_timer(evutil_socket_t fd, short what, void *arg)
@@ -335,6 +340,13 @@ on_timer(evutil_socket_t fd, short what, void *arg)
 		if (!c->dead)
 			arm_timer(c);
 		return;
+	}
+	if (c->mcp_deadline && now >= c->mcp_deadline) {
+		c->mcp_deadline = 0;
+		if ((c->phase == P_EXCHANGE || c->phase == P_UPCONN) && !c->head_sent) {
+			mcp_timed_out(c);
+			return;
+		}
 	}
 	if (c->phase == P_HEAD && c->head_start && now - c->head_start >= (int64_t)head_timeout()) {
 		log_debug("closing a connection whose request head took over %llu ms",
@@ -636,6 +648,18 @@ on_mcp_verdict(void *arg, enum gw_mcp_verdict v)
 	}
 	c->body_bytes = c->body ? evbuffer_get_length(c->body) : 0;
 	forward(c);
+}
+
+/* The server did not answer a POST within its call_timeout: -32001, upstream dropped. */
+static void
+mcp_timed_out(struct gw_conn *c)
+{
+	const char *body;
+	record_http(c, false);
+	up_drop(c);
+	gw_mcp_timed_out(c->mcp);
+	unsigned st = gw_mcp_answer(c->mcp, &body);
+	reply_typed(c, st, NULL, "application/json", body, false, false);
 }
 
 /* The whole POSTed message is in c->body: mcp.c decides it. */
@@ -1309,6 +1333,10 @@ send_request(struct gw_conn *c)
 	}
 	c->rstate = R_HEAD;
 	c->client_keep = c->req.keep_alive && !c->cli_eof;
+	if (c->mcp && strcmp(c->req.method, "POST") == 0) {
+		c->mcp_deadline = gw_now_ms() + (int64_t)gw_mcp_call_timeout_ms(c->mcp);
+		arm_timer(c);
+	}
 	if (c->cred) {
 		c->redacting =
 		    cred_redactor_init(&c->red, c->cred->secret, c->cred->secret_len) == 0;
@@ -1511,6 +1539,7 @@ response_head(struct gw_conn *c)
 	struct http_response *resp = &c->resp;
 	c->status = resp->status;
 	if (c->mcp && resp->status >= 200) {
+		c->mcp_deadline = 0;
 		const struct http_header *ct =
 		    http_find_header(resp->headers, resp->n_headers, "Content-Type");
 		gw_mcp_response_head(c->mcp, resp->status, ct ? ct->value : NULL);

@@ -196,6 +196,8 @@ uint64_t gw_mcp_call_timeout_ms(const struct gw_mcp_call *c);
 enum gw_mcp_verdict gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len);
 /* ANSWER: the HTTP status; *body the JSON-RPC error (valid while c lives). */
 unsigned gw_mcp_answer(const struct gw_mcp_call *c, const char **body);
+/* The forwarded request had no response head within call_timeout: the answer is -32001. */
+void gw_mcp_timed_out(struct gw_mcp_call *c);
 /* FORWARD: the body to send instead (a refused reply to the server), or NULL. */
 const char *gw_mcp_replacement(const struct gw_mcp_call *c, size_t *len);
 /* The response: its head, n body bytes at the start of `from` (copied, not

@@ -58,6 +58,7 @@
 
 #include "gateway.h"
 #include "log.h"
+#include "policy_validate.h"
 
 #define MCP_TOOLS_MAX 4096u
 #define MCP_FIELDS_MAX 256u
@@ -216,6 +217,15 @@ gw_mcp_answer(const struct gw_mcp_call *c, const char **body)
 			  : "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
 			    "\"message\":\"box-gateway: out of memory\"}}";
 	return c->answer_status;
+}
+
+void
+gw_mcp_timed_out(struct gw_mcp_call *c)
+{
+	char m[300];
+	(void)snprintf(m, sizeof(m), "box-gateway: [mcp.%s] timed out after %llu ms (call_timeout)",
+		       c->s->name, (unsigned long long)c->s->call_timeout_ms);
+	(void)answer(c, 200, RPC_POLICY, m);
 }
 
 const char *
@@ -561,11 +571,26 @@ schema_send(struct gw_mcp_server *s)
 	m.ns = (char *)s->ns;
 	m.tools = tools;
 	m.n_tools = k;
-	if (gw_tool_schema(&m, on_schema_reply, s) < 0)
+	if (box_validate_policy_tool_schema(&m) < 0)
+		log_warn("[mcp.%s]: its tools/list cannot be described to policy (names, caps): "
+			 "its tools stay undecidable", s->name);
+	else if (gw_tool_schema(&m, on_schema_reply, s) < 0)
 		log_warn("[mcp.%s]: the tool schema could not be sent to box-policyd", s->name);
 	for (size_t i = 0; i < k; i++)
 		tool_free(tools[i]);
 	free(tools);
+}
+
+/* A tool name that can be spelled NS::Action::"NAME": no NUL, '"', '\\' or control. */
+static bool
+tool_name_usable(const char *n, size_t len)
+{
+	if (strlen(n) != len)
+		return false;
+	for (const char *p = n; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
+			return false;
+	return true;
 }
 
 /* What differs between two {name, description, inputSchema} definitions. */
@@ -601,8 +626,8 @@ tools_listed(struct gw_mcp_server *s, json_t *tools, bool page)
 		    json_string_length(name) > 256 || json_object_size(s->catalog) >= MCP_TOOLS_MAX)
 			continue;
 		const char *n = json_string_value(name);
-		if (strlen(n) != json_string_length(name))
-			continue; /* an embedded NUL */
+		if (!tool_name_usable(n, json_string_length(name)))
+			continue; /* cannot be an action: not callable through the gateway */
 		json_t *sch = json_object_get(t, "inputSchema");
 		json_object_set(s->catalog, n, json_is_object(sch) ? sch : json_object());
 		json_t *def = json_pack("{s:O,s:O,s:O}", "name", name, "description",
@@ -730,6 +755,21 @@ refine(struct gw_mcp_call *c)
 		fields_free(fs, n);
 		return answer(c, 500, RPC_POLICY, "box-gateway: out of memory");
 	}
+	/* Checked as policyd will check it: a request it refuses would end the channel. */
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = action;
+	req.input = fs;
+	req.n_input = n;
+	if (box_validate_decide_request(&req) < 0) {
+		free(action);
+		fields_free(fs, n);
+		(void)snprintf(m, sizeof(m),
+			       "box-gateway: the arguments of tool '%.256s' are beyond what policy "
+			       "can decide (nesting 8, 256 fields, 4096 set elements, 256 KiB a "
+			       "string)",
+			       c->tool);
+		return answer(c, 200, RPC_PARAMS, m);
+	}
 	c->refining = true;
 	c->decide = gw_decide_fields(action, fs, n, on_refined, c);
 	free(action);
@@ -850,6 +890,14 @@ gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len)
 	}
 	struct gw_fields fs;
 	call_fields(c, &fs);
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = (char *)"mcp:call";
+	req.input = fs.p;
+	req.n_input = fs.n;
+	if (box_validate_decide_request(&req) < 0)
+		return answer(c, 200, RPC_PARAMS,
+			      "box-gateway: the request's name or uri is beyond what policy can "
+			      "decide (256 KiB)");
 	c->decide = gw_decide("mcp:call", &fs, on_call_decided, c);
 	if (!c->decide)
 		return answer(c, 200, RPC_POLICY,
