@@ -17,6 +17,7 @@
  * re-validated record by record and a bad one refuses the start.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,21 @@ struct ckpt {
 	uint64_t offset;
 };
 
+/* One [mcp] namespace of PolicyInit and where its tool schema stands. */
+enum ns_state {
+	NS_PENDING = 0, /* no PolicyToolSchema yet: its actions deny (cause error) */
+	NS_READY,       /* the policy type-checked against TOOLS: refinements */
+	NS_FAILED,      /* the last schema did not check: its actions deny (cause error) */
+};
+
+struct ns_entry {
+	char *ns;
+	char *server;                 /* [mcp.NAME] of its last PolicyToolSchema; NULL before */
+	enum ns_state state;
+	Box__PolicyToolSchema *tools; /* NS_READY: the schema in force (our own copy) */
+	char *failed;                 /* NS_FAILED: the rule, its line, what failed */
+};
+
 struct engine {
 	struct bp_policy *policy;
 	struct bp_schema *schema;
@@ -82,6 +98,13 @@ struct engine {
 	size_t cap_rules;
 	char msg[BP_MAX_MESSAGE + 64];
 	char *resource;
+
+	struct ns_entry *nss;
+	size_t n_nss;
+	/* The last engine_register_tools answer. */
+	char *sr_error;
+	char *sr_warnings[BOX_POLICY_WARNINGS_MAX];
+	size_t n_sr_warnings;
 
 	struct engine_stats st;
 };
@@ -672,6 +695,19 @@ engine_new(const struct engine_opts *o, struct engine **ret, char *why, size_t w
 	if (!e)
 		return -ENOMEM;
 	e->last_time = INT64_MIN;
+	e->nss = calloc(o->n_mcp_namespaces ? o->n_mcp_namespaces : 1, sizeof(*e->nss));
+	if (!e->nss) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < o->n_mcp_namespaces; i++) {
+		e->nss[i].ns = strdup(o->mcp_namespaces[i]);
+		if (!e->nss[i].ns) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		e->n_nss = i + 1;
+	}
 	r = load_policy(e, o, why, why_len);
 	if (r < 0)
 		goto fail;
@@ -771,6 +807,17 @@ engine_free(struct engine *e)
 	free(e->pack);
 	free(e->rules);
 	free(e->resource);
+	for (size_t i = 0; i < e->n_nss; i++) {
+		free(e->nss[i].ns);
+		free(e->nss[i].server);
+		free(e->nss[i].failed);
+		if (e->nss[i].tools)
+			box__policy_tool_schema__free_unpacked(e->nss[i].tools, NULL);
+	}
+	free(e->nss);
+	free(e->sr_error);
+	for (size_t i = 0; i < e->n_sr_warnings; i++)
+		free(e->sr_warnings[i]);
 	free(e);
 	return NULL;
 }
@@ -821,11 +868,13 @@ set_result(struct engine *e, struct engine_result *res, bool error_deny)
 	case BP_CAUSE_PERMITTED: res->cause = BOX__DECISION_CAUSE__CAUSE_PERMITTED; break;
 	case BP_CAUSE_FORBIDDEN: res->cause = BOX__DECISION_CAUSE__CAUSE_FORBIDDEN; break;
 	case BP_CAUSE_NO_MATCH: res->cause = BOX__DECISION_CAUSE__CAUSE_NO_MATCH; break;
+	case BP_CAUSE_NOT_REFINED: res->cause = BOX__DECISION_CAUSE__CAUSE_NOT_REFINED; break;
 	case BP_CAUSE_ERROR:
 	default: res->cause = BOX__DECISION_CAUSE__CAUSE_ERROR; break;
 	}
-	/* Never a permit with another cause. */
-	if (res->permit && res->cause != BOX__DECISION_CAUSE__CAUSE_PERMITTED)
+	/* Never a permit with another cause (a refinement no rule matched is one). */
+	if (res->permit && res->cause != BOX__DECISION_CAUSE__CAUSE_PERMITTED &&
+	    res->cause != BOX__DECISION_CAUSE__CAUSE_NOT_REFINED)
 		res->permit = false;
 	res->message = bp_decision_message(e->dec);
 	return 0;
@@ -889,6 +938,366 @@ engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 	res->wait_sync = fits && (e->sync == ENGINE_SYNC_BATCH ||
 				  (e->sync == ENGINE_SYNC_ALWAYS && e->defer_sync));
 	return r;
+}
+
+int
+engine_probe(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
+	     struct engine_result *res)
+{
+	int r;
+
+	*res = (struct engine_result){ 0 };
+	free(e->resource);
+	e->resource = engine_resource_label(m->action, m->input, m->n_input);
+	if (!e->resource)
+		return -ENOMEM;
+	res->resource = e->resource;
+	bp_request_reset(e->req);
+	r = fill_request(e->req, m->action, m->input, m->n_input);
+	if (r < 0)
+		return r;
+	/* The time a Decide now would get; nothing is stamped (e->last_time stays). */
+	res->time_ns = stamp(e, now_ns);
+	if (!e->temporal) {
+		r = bp_decide(e->policy, e->req, NULL, e->dec);
+		return r < 0 ? r : set_result(e, res, false);
+	}
+	if (history_failed(e->hist) && bp_request_problem(e->req) == NULL) {
+		/* A Decide now would be denied: its event cannot be written. */
+		r = bp_decide(e->policy, e->req, NULL, e->dec);
+		return r < 0 ? r : set_result(e, res, true);
+	}
+	r = bp_monitor_probe(e->mon, e->req, res->time_ns, e->dec);
+	if (r < 0 && r != -ENOMEM)
+		return r;
+	return set_result(e, res, false);
+}
+
+/* ---- MCP tool schemas ----------------------------------------------------- */
+
+/* A tool name a rule can spell as NS::Action::"NAME" (box_valid_action's rule). */
+static bool
+tool_name_usable(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+/* Cut S at its last whole UTF-8 character (snprintf may have split one). */
+static void
+utf8_trim(char *s)
+{
+	size_t n = strlen(s);
+	if (box_valid_utf8(s, n))
+		return;
+	size_t i = n;
+	while (i > 0 && n - i < 4 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i > 0)
+		i--; /* the lead byte of the cut character */
+	s[i] = '\0';
+}
+
+/* Printable, at most BOX_STR_MAX bytes, valid UTF-8: the reply's validator wants that. */
+static char *
+reply_text(const char *fmt, va_list ap)
+{
+	char buf[BOX_STR_MAX + 1];
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	utf8_trim(buf);
+	if (!buf[0])
+		(void)snprintf(buf, sizeof(buf), "%s", "?");
+	return strdup(buf);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+sr_warn(struct engine *e, const char *fmt, ...)
+{
+	if (e->n_sr_warnings >= BOX_POLICY_WARNINGS_MAX)
+		return; /* capped: the first ones say enough */
+	va_list ap;
+	va_start(ap, fmt);
+	char *w = reply_text(fmt, ap);
+	va_end(ap);
+	if (w)
+		e->sr_warnings[e->n_sr_warnings++] = w;
+}
+
+static int __attribute__((format(printf, 2, 3)))
+sr_fail(struct engine *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(e->sr_error);
+	e->sr_error = reply_text(fmt, ap);
+	va_end(ap);
+	return e->sr_error ? 0 : -ENOMEM;
+}
+
+static void
+sr_clear(struct engine *e)
+{
+	free(e->sr_error);
+	e->sr_error = NULL;
+	for (size_t i = 0; i < e->n_sr_warnings; i++)
+		free(e->sr_warnings[i]);
+	e->n_sr_warnings = 0;
+}
+
+/*
+ * Declare M's tools in S under M->ns. Returns the number declared, or a
+ * negative errno; *bad is set (and e->sr_error says why) when a type
+ * expression does not parse: the schema then fails as a whole.
+ */
+static int
+declare_tools(struct engine *e, struct bp_schema *s, const Box__PolicyToolSchema *m, bool warn,
+	      bool *bad)
+{
+	int r = bp_schema_add_namespace(s, m->ns);
+	size_t n = 0;
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < m->n_tools; i++) {
+		const Box__PolicyTool *t = m->tools[i];
+		if (!tool_name_usable(t->name)) {
+			if (warn)
+				sr_warn(e, "[mcp.%s]: tool '%s': its name has a quote, a backslash or "
+					   "a control character, so no rule can name it; its calls "
+					   "are denied",
+					m->server, t->name);
+			continue;
+		}
+		r = bp_schema_add_action(s, m->ns, t->name);
+		if (r < 0)
+			return r == -ENOMEM ? r : -EINVAL;
+		for (size_t k = 0; k < t->n_fields; k++) {
+			const Box__PolicyToolField *f = t->fields[k];
+			r = bp_schema_add_field(s, m->ns, t->name, f->name, f->type, f->optional);
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0) {
+				*bad = true;
+				r = sr_fail(e, "[mcp.%s]: tool '%s', argument '%s': the type '%s' "
+					       "cannot be declared (%s)",
+					    m->server, t->name, f->name, f->type, strerror(-r));
+				return r < 0 ? r : 0;
+			}
+		}
+		n++;
+	}
+	return (int)n;
+}
+
+/*
+ * The schema of every namespace as it stands, with namespace WHICH taking
+ * NEW (its tools) or, when NEW is NULL, FAILED (why it failed).
+ */
+static int
+build_schema(struct engine *e, size_t which, const Box__PolicyToolSchema *new_tools,
+	     const char *server, const char *failed, struct bp_schema **ret, bool *bad,
+	     size_t *n_tools)
+{
+	struct bp_schema *s = NULL;
+	int r = bp_schema_new(&s);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; r >= 0 && i < e->n_nss; i++) {
+		const struct ns_entry *ns = &e->nss[i];
+		if (i == which && new_tools) {
+			r = declare_tools(e, s, new_tools, true, bad);
+			if (r >= 0)
+				*n_tools = (size_t)r;
+			if (*bad)
+				break;
+		} else if (i == which) {
+			r = bp_schema_add_failed(s, ns->ns, server, failed);
+		} else if (ns->state == NS_READY) {
+			bool ignored = false;
+			r = declare_tools(e, s, ns->tools, false, &ignored);
+		} else if (ns->state == NS_FAILED) {
+			r = bp_schema_add_failed(s, ns->ns, ns->server, ns->failed);
+		} else {
+			r = bp_schema_add_pending(s, ns->ns);
+		}
+	}
+	if (r < 0 || *bad) {
+		bp_schema_free(s);
+		return r < 0 ? r : 0;
+	}
+	*ret = s;
+	return 0;
+}
+
+/*
+ * Put NP (validated against S) in force: the monitor's state moves to it
+ * (every rule's text is unchanged, so every rule keeps its events), and the
+ * request and event scratch are rebound. On failure nothing changed.
+ */
+static int
+adopt_policy(struct engine *e, struct bp_policy *np, struct bp_schema *s)
+{
+	struct bp_request *req = NULL;
+	struct bp_event *ev = NULL;
+	struct bp_monitor *mon = NULL;
+	int r = bp_request_new(np, &req);
+	if (r == 0 && e->mon)
+		r = bp_event_new(np, &ev);
+	if (r == 0 && e->mon) {
+		struct bp_diags *diags = NULL;
+		r = bp_monitor_migrate(e->mon, np, &mon, &diags);
+		bp_diags_free(diags);
+	}
+	if (r < 0) {
+		bp_request_free(req);
+		bp_event_free(ev);
+		return r;
+	}
+	if (e->mon) {
+		e->mon = mon; /* migrate freed the old one */
+		bp_event_free(e->ev);
+		e->ev = ev;
+	}
+	bp_request_free(e->req);
+	e->req = req;
+	bp_policy_free(e->policy);
+	e->policy = np;
+	bp_schema_free(e->schema);
+	e->schema = s;
+	return 0;
+}
+
+/* The first error of DIAGS as "line L:C: message" into E's error. */
+static int
+diag_error(struct engine *e, const struct bp_diags *d, const char *server)
+{
+	for (size_t i = 0; d && i < bp_diags_count(d); i++) {
+		enum bp_severity sev;
+		unsigned ln, col;
+		const char *msg = bp_diag_message(d, i, &sev, &ln, &col);
+		if (sev == BP_ERROR)
+			return sr_fail(e, "line %u:%u: %s", ln, col, msg);
+	}
+	return sr_fail(e, "the policy does not load with the tools of [mcp.%s]", server);
+}
+
+static int
+copy_schema_msg(const Box__PolicyToolSchema *m, Box__PolicyToolSchema **ret)
+{
+	size_t n = protobuf_c_message_get_packed_size(&m->base);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return -ENOMEM;
+	(void)protobuf_c_message_pack(&m->base, buf);
+	*ret = box__policy_tool_schema__unpack(NULL, n, buf);
+	free(buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int
+engine_register_tools(struct engine *e, const Box__PolicyToolSchema *m,
+		      struct engine_schema_result *res)
+{
+	size_t which = SIZE_MAX, n_tools = 0;
+	struct bp_schema *s = NULL;
+	struct bp_policy *np = NULL;
+	struct bp_diags *diags = NULL;
+	bool bad = false;
+	int r;
+
+	*res = (struct engine_schema_result){ 0 };
+	sr_clear(e);
+	for (size_t i = 0; i < e->n_nss && which == SIZE_MAX; i++)
+		if (strcmp(e->nss[i].ns, m->ns) == 0)
+			which = i;
+	if (which == SIZE_MAX)
+		return -ENOENT;
+	struct ns_entry *ns = &e->nss[which];
+	r = build_schema(e, which, m, m->server, NULL, &s, &bad, &n_tools);
+	if (r < 0)
+		return r;
+	if (!bad) {
+		r = bp_policy_reload(e->policy, s, &np, &diags);
+		if (r == -EINVAL) {
+			r = diag_error(e, diags, m->server);
+			bad = true;
+		}
+		for (size_t i = 0; !bad && diags && i < bp_diags_count(diags); i++) {
+			enum bp_severity sev;
+			unsigned ln, col;
+			const char *msg = bp_diag_message(diags, i, &sev, &ln, &col);
+			if (sev == BP_WARNING)
+				sr_warn(e, "line %u:%u: %s", ln, col, msg);
+		}
+		bp_diags_free(diags);
+		diags = NULL;
+		if (r < 0) {
+			bp_schema_free(s);
+			return r;
+		}
+	}
+	if (!bad) {
+		Box__PolicyToolSchema *copy = NULL;
+		r = copy_schema_msg(m, &copy);
+		if (r == 0)
+			r = adopt_policy(e, np, s);
+		if (r < 0) {
+			if (copy)
+				box__policy_tool_schema__free_unpacked(copy, NULL);
+			bp_policy_free(np);
+			bp_schema_free(s);
+			return r;
+		}
+		if (ns->tools)
+			box__policy_tool_schema__free_unpacked(ns->tools, NULL);
+		ns->tools = copy;
+		ns->state = NS_READY;
+		free(ns->failed);
+		ns->failed = NULL;
+	} else {
+		/* Failed: NS's actions deny, the other namespaces stay as they are. */
+		bp_schema_free(s);
+		s = NULL;
+		if (!e->sr_error)
+			return -ENOMEM;
+		bool ignored = false;
+		r = build_schema(e, which, NULL, m->server, e->sr_error, &s, &ignored, &n_tools);
+		if (r == 0)
+			r = bp_policy_reload(e->policy, s, &np, &diags);
+		bp_diags_free(diags);
+		if (r == 0)
+			r = adopt_policy(e, np, s);
+		if (r < 0) {
+			bp_policy_free(np);
+			bp_schema_free(s);
+			return r == -EINVAL ? -EPROTO : r;
+		}
+		char *why = strdup(e->sr_error);
+		if (!why)
+			return -ENOMEM;
+		if (ns->tools)
+			box__policy_tool_schema__free_unpacked(ns->tools, NULL);
+		ns->tools = NULL;
+		ns->state = NS_FAILED;
+		free(ns->failed);
+		ns->failed = why;
+		n_tools = 0;
+	}
+	char *server = strdup(m->server);
+	if (!server)
+		return -ENOMEM;
+	free(ns->server);
+	ns->server = server;
+	res->ok = ns->state == NS_READY;
+	res->error = res->ok ? NULL : e->sr_error;
+	res->warnings = (const char *const *)e->sr_warnings;
+	res->n_warnings = e->n_sr_warnings;
+	res->tools = n_tools;
+	return 0;
 }
 
 void

@@ -6,6 +6,13 @@
  * (when the policy has a temporal rule) before it is evaluated, and a
  * history that cannot be written makes the decision a deny. Records append
  * outcome events. With no temporal rule nothing is written at all.
+ * MCP tool schemas (POLICY.md §2-§3): each namespace of PolicyInit is
+ * pending until its PolicyToolSchema; then the policy is re-validated with
+ * the tools (bp_policy_reload) and the monitor migrated (unchanged rules,
+ * i.e. all of them, keep their retained events: budgets do not reset). A
+ * schema the policy does not type-check against marks the namespace failed.
+ * A probe decides as if observed, through bp_monitor_probe: nothing is
+ * written and the monitor does not move.
  * The engine never reads a clock: callers pass the time (ns since the epoch).
  * Trusts: requests were validated by proto/policy_validate.c; the history
  * file is re-checked record by record.
@@ -67,6 +74,33 @@ struct engine;
 int engine_new(const struct engine_opts *o, struct engine **ret, char *why, size_t why_len);
 struct engine *engine_free(struct engine *e);
 void engine_stats(const struct engine *e, struct engine_stats *ret);
+
+/*
+ * Probe: decide M at NOW_NS as engine_decide would (a temporal condition
+ * sees M as the current event) into RES, but append no history event and
+ * move no monitor state or clock. RES->time_ns is the time it was decided at.
+ */
+int engine_probe(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
+		 struct engine_result *res);
+
+/* What engine_register_tools says (owned by the engine until its next call). */
+struct engine_schema_result {
+	bool ok;
+	const char *error;       /* !ok: the rule (@id or policy_N), its line, what failed */
+	const char *const *warnings; /* at most BOX_POLICY_WARNINGS_MAX, each <= 4096 bytes */
+	size_t n_warnings;
+	size_t tools;            /* tools declared (a name that cannot be an action is not) */
+};
+
+/*
+ * PolicyToolSchema: the tools of M->server for namespace M->ns replace what
+ * an earlier one said; the policy is re-validated and from now on decides
+ * M->ns's actions as refinements (ok), or the namespace is failed and its
+ * actions deny (cause error) until a later schema checks (!ok). -ENOENT: NS
+ * is not one of PolicyInit's namespaces (a protocol error); -ENOMEM.
+ */
+int engine_register_tools(struct engine *e, const Box__PolicyToolSchema *m,
+			  struct engine_schema_result *res);
 
 /* Decide M at NOW_NS into RES (valid until the next call). */
 int engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,

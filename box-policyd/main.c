@@ -32,6 +32,14 @@
  * peer is fatal (exit 1): they are internal peers. The exit logs how many
  * decisions and history fsyncs there were.
  *
+ * MCP tool schemas (PolicyToolSchema, from box-mcpd or the gateway): the
+ * namespace must be one of PolicyInit's (else a protocol error); the
+ * policy is re-validated with the tools and the temporal state carried
+ * over (engine.c); the answer says ok, or which rule failed. One stderr line
+ * per registration. A probe (PolicyProbeRequest) decides up to 256 requests
+ * as if observed, writing no history event and no decision line. Both are
+ * answered in order with the channel's decisions: held replies go first.
+ *
  * Attached channels (PolicyChannelAttach, proto/policy.proto): box-shell
  * forks per invocation and per pipeline stage, and each process hands
  * policyd one end of a socketpair of its own over the shell channel (fd 6)
@@ -155,7 +163,9 @@ static struct {
 	.decisions_fd = -1,
 };
 
-static const char *const cause_names[] = { "permitted", "forbidden", "no_match", "error" };
+/* Box__DecisionCause order. */
+static const char *const cause_names[] = { "permitted", "forbidden", "no_match", "error",
+					   "not_refined" };
 
 /* ---- clocks ---------------------------------------------------------------- */
 
@@ -788,6 +798,137 @@ handle_log_fd(struct box_ipc_msg *m)
 	S.decisions_fd = TAKE_FD(m->fds[0]);
 }
 
+/*
+ * Only box-mcpd and the gateway speak MCP. box-shell sending it is a
+ * protocol error: fatal on its own channel, that channel only when attached
+ * (the agent's script may reach it). True when P may go on.
+ */
+static bool
+mcp_peer_ok(struct peer *p, const char *what)
+{
+	if (p == &S.peers[1] || p == &S.peers[2])
+		return true;
+	if (!p->attached)
+		fatalx("%s sent %s (only box-mcpd and the gateway do)", p->name, what);
+	log_warn("An attached box-shell channel sent %s; dropped it", what);
+	drop_peer(p, -EPROTO);
+	attached_reap();
+	return false;
+}
+
+/* A reply that is not a decision must not overtake the channel's held ones. */
+static void
+release_held(struct peer *p)
+{
+	if (p->n_held > 0)
+		group_commit();
+}
+
+static void
+handle_tool_schema(struct peer *p, struct box_ipc_msg *m)
+{
+	const Box__PolicyToolSchema *ts = (const Box__PolicyToolSchema *)m->msg;
+	struct engine_schema_result res;
+
+	if (!mcp_peer_ok(p, "PolicyToolSchema"))
+		return;
+	release_held(p);
+	int r = engine_register_tools(S.engine, ts, &res);
+	if (r == -ENOENT)
+		fatalx("%s sent the tool schema of namespace '%s' ([mcp.%s]), which is not one "
+		       "of the box's MCP namespaces",
+		       p->name, ts->ns, ts->server);
+	if (r < 0)
+		fatal(r, "Cannot register the tool schema of [mcp.%s]", ts->server);
+	const char *first = res.n_warnings ? res.warnings[0] : "";
+	const char *s_ = res.n_warnings == 1 ? "" : "s";
+	if (res.ok)
+		log_info("[mcp.%s] (namespace %s): %zu of %zu tools registered; the policy checks "
+			 "against them (%zu warning%s)%s%s",
+			 ts->server, ts->ns, res.tools, ts->n_tools, res.n_warnings, s_,
+			 res.n_warnings ? ": " : "", first);
+	else
+		log_warn("[mcp.%s] (namespace %s): the tool schema failed the policy check: %s; "
+			 "its tool calls are denied until a tools/list that checks (%zu warning%s)"
+			 "%s%s",
+			 ts->server, ts->ns, res.error, res.n_warnings, s_,
+			 res.n_warnings ? ": " : "", first);
+	Box__PolicyToolSchemaReply rep = BOX__POLICY_TOOL_SCHEMA_REPLY__INIT;
+	rep.ok = res.ok;
+	rep.error = (char *)res.error;
+	rep.warnings = (char **)res.warnings;
+	rep.n_warnings = res.n_warnings;
+	if (!p->ev)
+		return;
+	r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, m->request_id,
+			       &rep.base, NULL, 0);
+	if (r < 0) {
+		log_err_errno(r, "Cannot answer %s", p->name);
+		drop_peer(p, r);
+	}
+}
+
+/*
+ * Probe: each request decided in order as if observed (engine_probe), no
+ * history event, no decision line, no decision counted.
+ */
+static void
+handle_probe(struct peer *p, struct box_ipc_msg *m)
+{
+	const Box__PolicyProbeRequest *b = (const Box__PolicyProbeRequest *)m->msg;
+	size_t n = b->n_requests;
+	static Box__DecideReply items[BOX_POLICY_BATCH_MAX];
+	static Box__DecideReply *ptrs[BOX_POLICY_BATCH_MAX];
+	static char *msgs[BOX_POLICY_BATCH_MAX];
+	static char **rules[BOX_POLICY_BATCH_MAX];
+	int r = 0;
+
+	if (!mcp_peer_ok(p, "PolicyProbeRequest"))
+		return;
+	if (n == 0 || n > BOX_POLICY_BATCH_MAX) /* the validator refused it already */
+		fatalx("%s sent a PolicyProbeRequest of %zu requests", p->name, n);
+	release_held(p);
+	for (size_t i = 0; i < n; i++) {
+		struct engine_result res;
+		r = engine_probe(S.engine, b->requests[i], engine_now(), &res);
+		if (r < 0)
+			fatal(r, "Cannot probe");
+		box__decide_reply__init(&items[i]);
+		items[i].verdict = res.permit ? BOX__DECISION_VERDICT__VERDICT_PERMIT
+					      : BOX__DECISION_VERDICT__VERDICT_DENY;
+		items[i].cause = (Box__DecisionCause)res.cause;
+		/* The engine's result lives until its next call: copy it. */
+		msgs[i] = strdup(res.message);
+		rules[i] = calloc(res.n_rules ? res.n_rules : 1, sizeof(char *));
+		if (!msgs[i] || !rules[i])
+			fatal(-ENOMEM, "Cannot probe");
+		for (size_t k = 0; k < res.n_rules; k++)
+			if (!(rules[i][k] = strdup(res.rules[k])))
+				fatal(-ENOMEM, "Cannot probe");
+		items[i].message = msgs[i];
+		items[i].rules = rules[i];
+		items[i].n_rules = res.n_rules;
+		ptrs[i] = &items[i];
+	}
+	Box__PolicyProbeReply rep = BOX__POLICY_PROBE_REPLY__INIT;
+	rep.replies = ptrs;
+	rep.n_replies = n;
+	if (p->ev) {
+		r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY, m->request_id,
+				       &rep.base, NULL, 0);
+		if (r < 0) {
+			log_err_errno(r, "Cannot answer %s", p->name);
+			drop_peer(p, r);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < items[i].n_rules; k++)
+			free(rules[i][k]);
+		free(rules[i]);
+		free(msgs[i]);
+	}
+}
+
 static void on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata);
 static void on_close(struct box_ipc_event *e, int error, void *userdata);
 
@@ -864,6 +1005,8 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_DECIDE_REQUEST: handle_decide(p, m); break;
 	case BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST: handle_decide_batch(p, m); break;
 	case BOX__MSG_TYPE__MSG_RECORD_REQUEST: handle_record(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA: handle_tool_schema(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST: handle_probe(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:
 		if (p != &S.peers[0])
 			fatalx("%s sent PolicyLogFd", p->name);

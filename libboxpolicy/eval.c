@@ -584,6 +584,11 @@ bp_decide(const struct bp_policy *p, const struct bp_request *req,
 		d->verdict = BP_PERMIT;
 		src = d->permits;
 		d->n_rules = np;
+	} else if (strcmp(p->schema.actions[req->action].ns, "Box") != 0) {
+		/* A per-tool action refines a permitted mcp:call: nothing matched, it stands. */
+		d->cause = BP_CAUSE_NOT_REFINED;
+		d->verdict = BP_PERMIT;
+		src = NULL;
 	} else {
 		d->cause = BP_CAUSE_NO_MATCH;
 		src = NULL;
@@ -667,6 +672,7 @@ bp_cause_str(enum bp_cause c)
 	case BP_CAUSE_FORBIDDEN: return "forbidden";
 	case BP_CAUSE_NO_MATCH: return "no_match";
 	case BP_CAUSE_ERROR: return "error";
+	case BP_CAUSE_NOT_REFINED: return "not_refined";
 	default: return "error";
 	}
 }

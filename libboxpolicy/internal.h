@@ -212,6 +212,7 @@ struct bp_schema {
 	size_t n_ns, cap_ns;
 	char **ns;      /* declared MCP namespaces */
 	bool *ns_pending;
+	char **ns_failed; /* NULL, or why its tool schema failed the policy check */
 };
 
 enum label_kind {
@@ -231,6 +232,8 @@ int schema_parse_type(struct arena *ar, const char *text, struct type *ret);
 const struct s_action *schema_find_action(const struct bp_schema *s, const char *etype_ns,
 					  const char *id, size_t *index);
 bool schema_ns_known(const struct bp_schema *s, const char *ns, bool *pending);
+/* Why namespace NS failed its policy check (bp_schema_add_failed), or NULL. */
+const char *schema_ns_failed(const struct bp_schema *s, const char *ns);
 void schema_fini(struct bp_schema *s);
 
 /* ---- suggest.c: "did you mean" for names the schema does not know ---- */
@@ -529,6 +532,7 @@ struct bp_request {
 	size_t action; /* index into p->schema.actions, or SIZE_MAX */
 	bool action_pending;
 	char *pending_name;
+	const char *pending_failed; /* the namespace failed (bp_schema_add_failed): why */
 	struct rec_ent *fields;
 	size_t n_fields, cap_fields;
 	struct val context; /* {input: ...}, built at decide time */

@@ -310,14 +310,19 @@ format_message(const struct bp_policy *p, const struct bp_request *req, struct b
 	}
 	buf_free(&label);
 	switch (d->cause) {
-	case BP_CAUSE_PERMITTED: puts_(&o, "."); break;
+	case BP_CAUSE_PERMITTED:
+	case BP_CAUSE_NOT_REFINED: puts_(&o, "."); break;
 	case BP_CAUSE_NO_MATCH:
 		puts_(&o, " [default-deny]: No permit policy matched this request.");
 		break;
 	case BP_CAUSE_ERROR:
-		if (req->action_pending) {
+		if (req->action_pending && req->pending_failed) {
+			puts_(&o, " [policy-failed]: ");
+			put_annotation(&o, req->pending_failed);
+			puts_(&o, ".");
+		} else if (req->action_pending) {
 			puts_(&o, " [policy-pending]: The tool schema of this MCP server is not "
-				  "installed yet.");
+				  "known yet (no tools/list seen).");
 		} else {
 			puts_(&o, " because the request could not be evaluated.");
 		}

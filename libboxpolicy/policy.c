@@ -335,6 +335,7 @@ bp_request_reset(struct bp_request *r)
 	r->action = SIZE_MAX;
 	r->action_pending = false;
 	r->pending_name = NULL;
+	r->pending_failed = NULL;
 	r->n_fields = 0;
 	r->resource = NULL;
 	r->resource_len = 0;
@@ -381,6 +382,7 @@ bp_request_set_action(struct bp_request *r, const char *action)
 	const char *sep = strstr(action, "::Action::\"");
 	size_t idx;
 	r->action_pending = false;
+	r->pending_failed = NULL;
 	if (!sep) {
 		size_t h = r->action_hint;
 		if (h < s->n_actions && strcmp(s->actions[h].id, action) == 0 &&
@@ -427,6 +429,7 @@ bp_request_set_action(struct bp_request *r, const char *action)
 		snprintf(name, n, "%s/%s", ns, id);
 		r->action_pending = true;
 		r->pending_name = name;
+		r->pending_failed = schema_ns_failed(s, ns);
 		return 0;
 	}
 	problem(r, "unknown action %.200s", action);

@@ -220,6 +220,9 @@ schema_fini(struct bp_schema *s)
 		free(s->ns[i]);
 	free(s->ns);
 	free(s->ns_pending);
+	for (size_t i = 0; s->ns_failed && i < s->n_ns; i++)
+		free(s->ns_failed[i]);
+	free(s->ns_failed);
 	arena_free(&s->ar);
 	memset(s, 0, sizeof(*s));
 }
@@ -273,6 +276,15 @@ schema_ns_known(const struct bp_schema *s, const char *ns, bool *pending)
 	return false;
 }
 
+const char *
+schema_ns_failed(const struct bp_schema *s, const char *ns)
+{
+	for (size_t i = 0; i < s->n_ns; i++)
+		if (strcmp(s->ns[i], ns) == 0)
+			return s->ns_failed[i];
+	return NULL;
+}
+
 static int
 declare_ns(struct bp_schema *s, const char *ns, bool pending)
 {
@@ -280,8 +292,12 @@ declare_ns(struct bp_schema *s, const char *ns, bool pending)
 		return -EINVAL;
 	for (size_t i = 0; i < s->n_ns; i++)
 		if (strcmp(s->ns[i], ns) == 0) {
-			if (!pending)
+			if (!pending) {
+				/* Its tools are declared: no longer pending, nor failed. */
 				s->ns_pending[i] = false;
+				free(s->ns_failed[i]);
+				s->ns_failed[i] = NULL;
+			}
 			return 0;
 		}
 	if (s->n_ns == s->cap_ns) {
@@ -296,12 +312,17 @@ declare_ns(struct bp_schema *s, const char *ns, bool pending)
 		if (!np)
 			return -ENOMEM;
 		s->ns_pending = np;
+		char **nf = realloc(s->ns_failed, cap * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		s->ns_failed = nf;
 		s->cap_ns = cap;
 	}
 	s->ns[s->n_ns] = strdup(ns);
 	if (!s->ns[s->n_ns])
 		return -ENOMEM;
 	s->ns_pending[s->n_ns] = pending;
+	s->ns_failed[s->n_ns] = NULL;
 	s->n_ns++;
 	return 0;
 }
@@ -316,6 +337,35 @@ int
 bp_schema_add_pending(struct bp_schema *s, const char *ns)
 {
 	return declare_ns(s, ns, true);
+}
+
+/* Longest DETAIL kept: the message it goes into is cut at BP_MAX_MESSAGE anyway. */
+#define FAILED_DETAIL_MAX 2048
+
+int
+bp_schema_add_failed(struct bp_schema *s, const char *ns, const char *server,
+		     const char *detail)
+{
+	if (!s || !server || !detail)
+		return -EINVAL;
+	for (size_t i = 0; i < s->n_actions; i++)
+		if (strcmp(s->actions[i].ns, ns) == 0)
+			return -EEXIST; /* its tools are declared: it cannot also have failed */
+	int r = declare_ns(s, ns, true);
+	if (r < 0)
+		return r;
+	char *why = NULL;
+	if (asprintf(&why, "The tool schema of [mcp.%.64s] failed the policy check (%.*s)",
+		     server, FAILED_DETAIL_MAX, detail) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_ns; i++)
+		if (strcmp(s->ns[i], ns) == 0) {
+			free(s->ns_failed[i]);
+			s->ns_failed[i] = why;
+			return 0;
+		}
+	free(why);
+	return -ENOENT;
 }
 
 const struct s_action *
@@ -556,6 +606,11 @@ schema_copy(const struct bp_schema *src, struct bp_schema *dst)
 		r = declare_ns(dst, src->ns[i], src->ns_pending[i]);
 		if (r < 0)
 			return r;
+		if (src->ns_failed[i]) {
+			dst->ns_failed[dst->n_ns - 1] = strdup(src->ns_failed[i]);
+			if (!dst->ns_failed[dst->n_ns - 1])
+				return -ENOMEM;
+		}
 	}
 	for (size_t i = 0; i < src->n_actions; i++) {
 		const struct s_action *a = &src->actions[i];

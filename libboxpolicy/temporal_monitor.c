@@ -2077,6 +2077,61 @@ bp_monitor_decide(struct bp_monitor *m, const struct bp_request *req, int64_t ti
 }
 
 int
+bp_monitor_probe(struct bp_monitor *m, const struct bp_request *req, int64_t time_ns,
+		 struct bp_decision *d)
+{
+	if (!m || !req || !d || req->p != m->p)
+		return -EINVAL;
+	bool gated = req->action == SIZE_MAX || req->problem[0] || req->action_pending;
+	if (!gated) {
+		const struct rtype *in = &m->p->schema.actions[req->action].input;
+		for (size_t i = 0; i < in->n && !gated; i++)
+			gated = !in->attrs[i].optional && !request_field(req, in->attrs[i].atom);
+	}
+	if (gated) /* as bp_monitor_decide: bp_decide denies it (cause error) */
+		return bp_decide(m->p, req, NULL, d);
+	struct tevent *te = make_event(BP_EVENT_REQUEST, req->action, req->fields, req->n_fields,
+				       NULL, 0);
+	if (!te) {
+		int r = bp_decide(m->p, req, NULL, d);
+		(void)r;
+		d->verdict = BP_DENY;
+		d->cause = BP_CAUSE_ERROR;
+		d->n_rules = 0;
+		(void)format_message(m->p, req, d);
+		return -ENOMEM;
+	}
+	/*
+	 * The probe event is the last event for the hook, but in no ring: the
+	 * hook then views it as the extra current event of every rule (as it
+	 * does for a rule that does not retain the request). Nothing is pruned
+	 * and the incremental aggregates are bypassed (their expiry would move).
+	 */
+	te->ts = bp_monitor_stamp(m, time_ns);
+	te->seq = m->seq + 1;
+	te->epoch = m->epoch;
+	te->refs = 1;
+	struct tevent *saved_last = m->last;
+	bool saved_has_last = m->has_last, saved_no_inc = m->no_incremental;
+	bool saved_has_agg = m->has_last_agg;
+	int64_t saved_ts = m->last_ts, saved_agg = m->last_agg;
+	m->last = te;
+	m->has_last = true;
+	m->last_ts = te->ts;
+	m->no_incremental = true;
+	struct bp_temporal_hook hook = bp_monitor_hook(m);
+	int r = bp_decide(m->p, req, &hook, d);
+	m->last = saved_last;
+	m->has_last = saved_has_last;
+	m->last_ts = saved_ts;
+	m->no_incremental = saved_no_inc;
+	m->last_agg = saved_agg;
+	m->has_last_agg = saved_has_agg;
+	free(te);
+	return r;
+}
+
+int
 bp_monitor_migrate(struct bp_monitor *old, const struct bp_policy *np, struct bp_monitor **ret,
 		   struct bp_diags **diags)
 {

@@ -49,6 +49,14 @@ int bp_schema_add_field(struct bp_schema *s, const char *ns, const char *tool, c
 			const char *type, bool optional);
 /* Mark namespace NS as declared but pending: its tool schema is not known yet. */
 int bp_schema_add_pending(struct bp_schema *s, const char *ns);
+/*
+ * Mark namespace NS as failed: the tool schema of [mcp.SERVER] did not pass
+ * the policy check (DETAIL says which rule and why). Its actions are then
+ * decided as pending ones are (deny, cause error), with a message naming
+ * SERVER and DETAIL. A later bp_schema_add_action/_add_namespace on NS clears it.
+ */
+int bp_schema_add_failed(struct bp_schema *s, const char *ns, const char *server,
+			 const char *detail);
 
 /* ---- loading ---- */
 
@@ -151,6 +159,13 @@ enum bp_cause {
 	BP_CAUSE_FORBIDDEN,
 	BP_CAUSE_NO_MATCH,
 	BP_CAUSE_ERROR,
+	/*
+	 * A per-tool MCP action (namespace other than Box) that no rule matched:
+	 * a refinement of the mcp:call that already permitted it (POLICY.md
+	 * §3), so it permits. Every other action that no rule matched is
+	 * BP_CAUSE_NO_MATCH (deny).
+	 */
+	BP_CAUSE_NOT_REFINED,
 };
 
 /*
@@ -174,7 +189,12 @@ struct bp_temporal_hook {
 int bp_decision_new(struct bp_decision **ret);
 void bp_decision_free(struct bp_decision *d);
 
-/* Decide REQ under P into D (which is overwritten). */
+/*
+ * Decide REQ under P into D (which is overwritten). A per-tool action
+ * NS::Action::"TOOL" is a refinement: a matching forbid or an evaluation
+ * error denies, a matching permit permits (cause permitted), no matching
+ * rule permits with cause not_refined.
+ */
 int bp_decide(const struct bp_policy *p, const struct bp_request *req,
 	      const struct bp_temporal_hook *hook, struct bp_decision *d);
 

@@ -161,6 +161,19 @@ int bp_monitor_decide(struct bp_monitor *m, const struct bp_request *req, int64_
 		      struct bp_decision *d, int64_t *time_ret);
 
 /*
+ * Probe: decide REQ at TIME_NS (clamped as bp_monitor_stamp does) exactly as
+ * bp_monitor_decide would — temporal terms see REQ as the current request
+ * event — but leave the monitor as it was: no event is appended, the clock
+ * and the last event stay, no retained event is pruned and no aggregate
+ * moves (the terms are evaluated by scanning the retained events, which
+ * gives the values the incremental aggregates would). D as for
+ * bp_monitor_decide; a request that does not fit the schema is denied,
+ * cause error. -ENOMEM when the event cannot be built (D then denies).
+ */
+int bp_monitor_probe(struct bp_monitor *m, const struct bp_request *req, int64_t time_ns,
+		     struct bp_decision *d);
+
+/*
  * Move OLD's state to a new monitor for policy NP (bp_policy_reload after an
  * MCP schema arrived, or a policy edit while running): each rule of NP whose
  * hash equals a rule of OLD takes that rule's retained events; others start

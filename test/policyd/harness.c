@@ -289,6 +289,8 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 		}
 
 	Box__PolicyInit init = BOX__POLICY_INIT__INIT;
+	init.mcp_namespaces = (char **)o->mcp_namespaces;
+	init.n_mcp_namespaces = o->n_mcp_namespaces;
 	init.box_name = (char *)(o->box_name ? o->box_name : "demo");
 	init.box_id = (char *)(o->box_id ? o->box_id : "0123456789ab");
 	init.home = (char *)(o->home ? o->home : "/home/user");
@@ -502,6 +504,171 @@ pd_send_batch(struct pd *pd, int peer, const char *const *lines, size_t n,
 	}
 	box_ipc_msg_done(&m);
 	return 0;
+}
+
+void
+pd_tool_schema_free(Box__PolicyToolSchema *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n_tools; i++) {
+		Box__PolicyTool *t = m->tools[i];
+		for (size_t k = 0; k < t->n_fields; k++) {
+			free(t->fields[k]->name);
+			free(t->fields[k]->type);
+			free(t->fields[k]);
+		}
+		free(t->fields);
+		free(t->name);
+		free(t);
+	}
+	free(m->tools);
+	free(m->server);
+	free(m->ns);
+	free(m);
+}
+
+int
+pd_tool_schema(const char *server, const char *ns, const char *tools_json,
+	       Box__PolicyToolSchema **ret)
+{
+	json_t *j = json_loads(tools_json, 0, NULL);
+	Box__PolicyToolSchema *m = calloc(1, sizeof(*m));
+	int r = j && json_is_object(j) && m ? 0 : -EINVAL;
+
+	if (m) {
+		box__policy_tool_schema__init(m);
+		m->server = strdup(server);
+		m->ns = strdup(ns);
+	}
+	size_t nt = r == 0 ? json_object_size(j) : 0;
+	if (r == 0)
+		m->tools = calloc(nt ? nt : 1, sizeof(*m->tools));
+	if (r == 0 && (!m->tools || !m->server || !m->ns))
+		r = -ENOMEM;
+	const char *tname;
+	json_t *tv;
+	if (r == 0)
+		json_object_foreach(j, tname, tv)
+		{
+			Box__PolicyTool *t = calloc(1, sizeof(*t));
+			if (!t || !json_is_object(tv)) {
+				free(t);
+				r = -EINVAL;
+				break;
+			}
+			box__policy_tool__init(t);
+			t->name = strdup(tname);
+			m->tools[m->n_tools++] = t;
+			size_t nf = json_object_size(tv);
+			t->fields = calloc(nf ? nf : 1, sizeof(*t->fields));
+			const char *fname;
+			json_t *fv;
+			json_object_foreach(tv, fname, fv)
+			{
+				Box__PolicyToolField *f = calloc(1, sizeof(*f));
+				if (!f || !json_is_string(fv)) {
+					free(f);
+					r = -EINVAL;
+					break;
+				}
+				box__policy_tool_field__init(f);
+				size_t fl = strlen(fname);
+				f->optional = fl > 0 && fname[fl - 1] == '?';
+				f->name = strndup(fname, f->optional ? fl - 1 : fl);
+				f->type = strdup(json_string_value(fv));
+				t->fields[t->n_fields++] = f;
+			}
+			if (r < 0)
+				break;
+		}
+	json_decref(j);
+	if (r < 0) {
+		pd_tool_schema_free(m);
+		return r;
+	}
+	*ret = m;
+	return 0;
+}
+
+/* Wait for the reply of TYPE to request ID on PEER's channel into *msg. */
+static int
+wait_for(struct pd *pd, int peer, uint32_t type, uint64_t id, ProtobufCMessage **msg)
+{
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int r = box_ipc_recv_wait(pd->chan[peer], &m, 20000);
+	if (r < 0)
+		return r;
+	if (m.type != type || m.request_id != id) {
+		box_ipc_msg_done(&m);
+		return -EBADMSG;
+	}
+	if (msg) {
+		*msg = m.msg;
+		m.msg = NULL;
+	}
+	box_ipc_msg_done(&m);
+	return 0;
+}
+
+int
+pd_send_tool_schema(struct pd *pd, int peer, const char *server, const char *ns,
+		    const char *tools_json, Box__PolicyToolSchemaReply **reply)
+{
+	Box__PolicyToolSchema *m = NULL;
+	int r = pd_tool_schema(server, ns, tools_json, &m);
+	if (r < 0)
+		return r;
+	uint64_t id = pd->next_id++;
+	r = box_ipc_send(pd->fd[peer], &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, id,
+			 &m->base, NULL, 0);
+	pd_tool_schema_free(m);
+	if (r < 0)
+		return r;
+	return wait_for(pd, peer, BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, id,
+			(ProtobufCMessage **)reply);
+}
+
+int
+pd_send_probe(struct pd *pd, int peer, const char *const *lines, size_t n,
+	      Box__PolicyProbeReply **reply)
+{
+	Box__PolicyProbeRequest b = BOX__POLICY_PROBE_REQUEST__INIT;
+	Box__DecideRequest *reqs = calloc(n ? n : 1, sizeof(*reqs));
+	Box__DecideRequest **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+	json_t **js = calloc(n ? n : 1, sizeof(*js));
+	int r = reqs && ptrs && js ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		box__decide_request__init(&reqs[i]);
+		ptrs[i] = &reqs[i];
+		js[i] = json_loads(lines[i], 0, NULL);
+		json_t *a = json_object_get(js[i], "action");
+		if (!json_is_string(a)) {
+			r = -EINVAL;
+			break;
+		}
+		reqs[i].action = (char *)json_string_value(a);
+		r = fields_from(json_object_get(js[i], "input"), &reqs[i].input, &reqs[i].n_input);
+	}
+	uint64_t id = pd->next_id++;
+	if (r == 0) {
+		b.requests = ptrs;
+		b.n_requests = n;
+		r = box_ipc_send(pd->fd[peer], &box_proto_policy,
+				 BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST, id, &b.base, NULL, 0);
+	}
+	for (size_t i = 0; reqs && js && i < n; i++) {
+		pd_fields_free(reqs[i].input, reqs[i].n_input);
+		json_decref(js[i]);
+	}
+	free(reqs);
+	free(ptrs);
+	free(js);
+	if (r < 0)
+		return r;
+	return wait_for(pd, peer, BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY, id,
+			(ProtobufCMessage **)reply);
 }
 
 int

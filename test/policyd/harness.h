@@ -36,6 +36,8 @@ struct pd_opts {
 	const char *sync_delay_ms; /* BOX_TEST_POLICYD_SYNC_DELAY_MS, or NULL */
 	const char *stderr_path;  /* policyd's stderr goes here (NULL: inherited) */
 	bool no_peers;            /* only the boxd channel */
+	const char *const *mcp_namespaces; /* PolicyInit's pending namespaces */
+	size_t n_mcp_namespaces;
 	const char *box_name, *box_id, *home;
 };
 
@@ -76,6 +78,22 @@ int pd_wait_reply(struct pd *pd, int peer, Box__DecideReply **reply, uint64_t *r
  */
 int pd_send_batch(struct pd *pd, int peer, const char *const *lines, size_t n,
 		  Box__DecideBatchReply **reply);
+/*
+ * Send the tool schema of SERVER (namespace NS) from PEER and wait for its
+ * PolicyToolSchemaReply (*reply, may be NULL). TOOLS_JSON is the `actions`
+ * object of an eval schema line: {"add":{"a":"Long","opt?":"String"}} (a
+ * `?` marks an optional field). Negative errno on failure.
+ */
+int pd_send_tool_schema(struct pd *pd, int peer, const char *server, const char *ns,
+			const char *tools_json, Box__PolicyToolSchemaReply **reply);
+/* Build that PolicyToolSchema only (free with pd_tool_schema_free). */
+int pd_tool_schema(const char *server, const char *ns, const char *tools_json,
+		   Box__PolicyToolSchema **ret);
+void pd_tool_schema_free(Box__PolicyToolSchema *m);
+/* N eval-format request lines as one PolicyProbeRequest; *reply gets the PolicyProbeReply. */
+int pd_send_probe(struct pd *pd, int peer, const char *const *lines, size_t n,
+		  Box__PolicyProbeReply **reply);
+
 /*
  * Send an envelope of TYPE around PAYLOAD as it is (no sender-side checks):
  * for tests of what policyd refuses. Negative errno on failure.

@@ -26,3 +26,14 @@ $(BUILD)/test/policyd/test_attach: $(POLICYD_ATTACH_OBJS) $(BUILD)/test/policyd/
 	$(link_program)
 $(BUILD)/test/policyd/test_attach: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_attach
+
+# MCP tool schemas and probes (PolicyToolSchema, PolicyProbeRequest).
+POLICYD_MCP_OBJS := $(BUILD)/test/policyd/test_mcp.o
+ALL_OBJS         += $(POLICYD_MCP_OBJS)
+$(POLICYD_MCP_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd \
+	$(call pkg_cflags,libprotobuf-c jansson)
+$(BUILD)/test/policyd/test_mcp: $(POLICYD_MCP_OBJS) $(BUILD)/test/policyd/harness.o \
+		$(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BUILD)/test/policyd/test_mcp: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
+CHECK_PROGRAMS += $(BUILD)/test/policyd/test_mcp
