@@ -237,4 +237,22 @@ gw_stop
 check "the gateway exits 0" test "$GW_STATUS" -eq 0
 check "the secret is in no decision record and not in the gateway's log" \
 	sh -c "! grep -q 'mcp-SECRET' '$GW_DEC' && ! grep -q 'mcp-SECRET' '$GW_ERR'"
+
+# --- GatewayInit's servers are validated (proto/gateway_validate.c, on both ends: the
+# harness's send refuses what the gateway's receive would)
+for bad in 's|"name": "f-closed",|"name": "f-closed", "ns": "other",|' \
+	's|"path": "/closed"|"path": "closed"|' \
+	's|"name": "f-closed",|"name": "f-closed", "max_frame": 0,|' \
+	's|"name": "f-closed",|"name": "f-closed", "max_frame": 67108865,|' \
+	's|"path": "/closed"|"path": "/c?x"|' \
+	's|"name": "f-closed",|"name": "f-mcpt",|'; do
+	sed "$bad" "$SRV_DIR/init.json" >"$SRV_DIR/bad.json"
+	if gw_start "$SRV_DIR/bad.json" "$SRV_DIR/policy.dw" 2>/dev/null; then
+		not_ok "GatewayInit with a server edited by $bad is refused (it started)"
+		gw_stop
+	else
+		check "GatewayInit with a server edited by $bad is refused" \
+			grep -q 'cannot send GatewayInit: \|No valid GatewayInit' "$GW_ERR"
+	fi
+done
 tap_done
