@@ -38,9 +38,14 @@
  * This is written here rather than reusing box-mcpd's toolschema module,
  * which did not exist as linkable code when the gateway needed it.
  *
+ * Which requests: the url's host and port (as the CONNECT spelled them) and
+ * its path or any path under it, by whole segments. Another spelling of the
+ * server (its address, another name) is an ordinary HTTPS request, decided by
+ * http:request alone: a policy keeps http:request to the url's host.
  * Caps: max_frame per message (request body, JSON response body, one SSE
  * event); 4096 tools a catalog, 256 fields a tool, type expressions 4096
- * bytes, nesting 32; 1024 server->client requests remembered per server.
+ * bytes, nesting 32; 1024 server->client requests remembered per server;
+ * 16384 first-seen tool definitions per server.
  * Trusts: nothing from the client or the server (every message is parsed by
  * jansson under the caps); the server table from GatewayInit (validated);
  * policyd's verdicts. Never logs a body or an argument.
@@ -65,6 +70,7 @@
 #define MCP_TYPE_MAX 4096u
 #define MCP_DEPTH_MAX 32
 #define MCP_SRV_REQS_MAX 1024u
+#define MCP_FIRST_DEFS_MAX 16384u
 
 /* JSON-RPC error codes (POLICY.md §5, MCP.md). */
 #define RPC_PARSE -32700
@@ -143,6 +149,10 @@ gw_mcp_init(const Box__GatewayInit *in, char *why, size_t why_len)
 				       m->path);
 			return -EINVAL;
 		}
+		/* Matched by whole segments: "/mcp" covers "/mcp", "/mcp/" and "/mcp/x". */
+		size_t pl = strlen(s->path);
+		while (pl > 1 && s->path[pl - 1] == '/')
+			s->path[--pl] = '\0';
 		s->first_defs = json_object();
 		s->changed = json_object();
 		s->srv_reqs = json_object();
@@ -154,14 +164,29 @@ gw_mcp_init(const Box__GatewayInit *in, char *why, size_t why_len)
 	return 0;
 }
 
+/*
+ * The url's path and everything under it (whole segments): a request to
+ * "/mcp/" or "/mcp/x" is the server's too, so another spelling of the url
+ * cannot slip past mcp:call. The longest match wins.
+ */
 const struct gw_mcp_server *
 gw_mcp_match(const char *host, uint16_t port, const char *path)
 {
-	for (size_t i = 0; i < n_servers; i++)
-		if (servers[i].port == port && strcmp(servers[i].host, host) == 0 &&
-		    strcmp(servers[i].path, path) == 0)
-			return &servers[i];
-	return NULL;
+	const struct gw_mcp_server *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; i < n_servers; i++) {
+		const struct gw_mcp_server *s = &servers[i];
+		if (s->port != port || strcmp(s->host, host) != 0)
+			continue;
+		size_t pl = strlen(s->path);
+		bool under = pl == 1 || (strncmp(path, s->path, pl) == 0 &&
+					 (path[pl] == '\0' || path[pl] == '/'));
+		if (under && (!best || pl > best_len)) {
+			best = s;
+			best_len = pl;
+		}
+	}
+	return best;
 }
 
 uint64_t
@@ -639,7 +664,11 @@ tools_listed(struct gw_mcp_server *s, json_t *tools, bool page)
 			continue;
 		json_t *first = json_object_get(s->first_defs, n);
 		if (!first) {
-			json_object_set_new(s->first_defs, n, def);
+			/* Capped: a server inventing names forever stops being compared. */
+			if (json_object_size(s->first_defs) < MCP_FIRST_DEFS_MAX)
+				json_object_set_new(s->first_defs, n, def);
+			else
+				json_decref(def);
 			continue;
 		}
 		const char *what = def_change(first, def);

@@ -62,7 +62,7 @@ post() {
 	local body=$1 path=${2:-/mcp}
 	shift 2 2>/dev/null || shift $#
 	printf '%s' "$body" | gw_curl -D "$SRV_DIR/h" -X POST -H 'Content-Type: application/json' \
-		-H 'Accept: application/json, text/event-stream' "$@" --data-binary @- \
+		-H 'Accept: application/json, text/event-stream' --path-as-is "$@" --data-binary @- \
 		"https://mcp.box.test:$MP$path"
 }
 status() { awk '/^HTTP\// { s = $2 } END { print s }' "$SRV_DIR/h"; }
@@ -220,6 +220,14 @@ check "the changed tool: -32003 naming what changed, not sent" \
 	sh -c "test '$(jget "$out" 'str(j["error"]["code"])+" "+str("description" in j["error"]["message"])')' = '-32003 True' && test '$(server_saw 'm.get("id")==18')' = 0"
 out=$(post '{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}')
 check "an unchanged tool still works" test "$(jget "$out" 'j["result"]["content"][0]["text"]')" = hi
+
+# --- another spelling of the url's path is the server's too
+out=$(post '{"jsonrpc":"2.0","id":21,"method":"resources/read","params":{"uri":"file:///x"}}' '/mcp/?q=1')
+check "a POST to /mcp/?q=1 is decided as the server's (-32001), not sent" \
+	sh -c "test '$(jget "$out" 'j["error"]["code"]')' = -32001 && test '$(server_saw 'm.get("id")==21')' = 0"
+out=$(post '{"jsonrpc":"2.0","id":22,"method":"resources/read","params":{"uri":"file:///x"}}' '/a/../mcp')
+check "a POST to /a/../mcp too" \
+	sh -c "test '$(jget "$out" 'j["error"]["code"]')' = -32001 && test '$(server_saw 'm.get("id")==22')' = 0"
 
 # --- call_timeout: the server answers too late
 out=$(post '{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"echo","arguments":{"text":"late"}}}' /mcp -H 'x-test-delay-ms: 4000')
