@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """mcp-server.py — a loopback remote MCP server (Streamable HTTP over TLS) for the gateway tests.
 
-One endpoint, POST PATH (default /mcp), one JSON-RPC message per POST. Every message received
+Endpoints: POST PATH (default /mcp; --path may be repeated; a trailing / is the same path),
+one JSON-RPC message per POST. Every message received
 is logged as one JSON line (--log) before it is answered, so a test can assert what reached
 the server and what never did:
   {"event":"message","method":M|null,"id":ID|null,"kind":"request"|"notification"|"reply",
@@ -14,7 +15,7 @@ description of tool "add" in tools/list (a rug pull); "x-test-delay-ms: N" answe
 N ms late. GET gets 405.
 Tools: add {a: integer, b: integer} -> "a+b"; echo {text: string, note?: string};
 nested {cfg: {depth: integer, name?: string}, tags?: [string], ratio?: number}; ask {}.
-Usage: mcp-server.py --tls CERT KEY [--path /mcp] [--port-file F] [--log F]
+Usage: mcp-server.py --tls CERT KEY [--path /mcp]... [--port-file F] [--log F]
 Python 3 standard library only. Trusts: nothing from peers; it is test code.
 """
 
@@ -92,7 +93,7 @@ def result_for(msg, variant):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    path_want = "/mcp"
+    paths = ["/mcp"]
 
     def log_message(self, fmt, *args):
         pass
@@ -117,7 +118,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n)
-        if self.path.split("?")[0] != self.path_want:
+        if self.path.split("?")[0].rstrip("/") not in self.paths:
             self.send_response(404)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -185,13 +186,13 @@ def main():
     global log_file
     ap = argparse.ArgumentParser(description="loopback remote MCP test server")
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), required=True)
-    ap.add_argument("--path", default="/mcp")
+    ap.add_argument("--path", action="append")
     ap.add_argument("--port-file")
     ap.add_argument("--log")
     a = ap.parse_args()
     if a.log:
         log_file = open(a.log, "a")
-    Handler.path_want = a.path
+    Handler.paths = a.path or ["/mcp"]
     srv = Server(("127.0.0.1", 0), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.tls[0], a.tls[1])

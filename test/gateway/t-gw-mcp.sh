@@ -15,7 +15,8 @@ cd "$(dirname "$0")/../.."
 . test/gateway/lib-gw.sh
 
 make_ca api.box.test '*.box.test' localhost >/dev/null || { not_ok "test CA"; tap_done; exit; }
-_srv_start mcpd python3 test/gateway/mcp-server.py --tls "$SRV_CERT" "$SRV_KEY" ||
+_srv_start mcpd python3 test/gateway/mcp-server.py --tls "$SRV_CERT" "$SRV_KEY" --path /mcp \
+	--path /fail ||
 	{ not_ok "mcp-server.py"; tap_done; exit; }
 MP=$_srv_port MLOG=$_srv_log
 echo '{}' >"$SRV_DIR/zone.json"
@@ -33,7 +34,8 @@ cat >"$SRV_DIR/init.json" <<EOF
  "mcp_servers": [
   {"name": "f-mcpt", "host": "mcp.box.test", "port": $MP, "path": "/mcp", "max_frame": 4096,
    "call_timeout_ms": 1500},
-  {"name": "f-closed", "host": "mcp.box.test", "port": $MP, "path": "/closed"}]}
+  {"name": "f-closed", "host": "mcp.box.test", "port": $MP, "path": "/closed"},
+  {"name": "f-fail", "host": "mcp.box.test", "port": $MP, "path": "/fail"}]}
 EOF
 cat >"$SRV_DIR/policy.dw" <<'EOF'
 @id("net")
@@ -42,7 +44,9 @@ permit (principal, action == Box::Action::"net:connect", resource);
 permit (principal, action == Box::Action::"http:request", resource);
 @id("mcp")
 permit (principal, action == Box::Action::"mcp:call", resource)
-  when { context.input.server == "f-mcpt" };
+  when { context.input.server == "f-mcpt" || context.input.server == "f-fail" };
+@id("typo")
+forbid (principal, action == f_fail::Action::"echo", resource) when { context.input.text > 3 };
 @id("no_read")
 @description("resources stay closed")
 forbid (principal, action == Box::Action::"mcp:call", resource)
@@ -220,6 +224,15 @@ check "the changed tool: -32003 naming what changed, not sent" \
 	sh -c "test '$(jget "$out" 'str(j["error"]["code"])+" "+str("description" in j["error"]["message"])')' = '-32003 True' && test '$(server_saw 'm.get("id")==18')' = 0"
 out=$(post '{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}')
 check "an unchanged tool still works" test "$(jget "$out" 'j["result"]["content"][0]["text"]')" = hi
+
+# --- a server whose tools the policy does not type-check against: -32002
+out=$(post '{"jsonrpc":"2.0","id":23,"method":"tools/list"}' /fail)
+check "tools/list of f-fail relayed" test "$(jget "$out" 'len(j["result"]["tools"])')" = 4
+check "its schema was refused by the engine, naming the rule" test "$(gw_dec_count \
+	'd["kind"]=="schema" and d["ns"]=="f_fail" and not d["ok"] and "typo" in d.get("error","")')" = 1
+out=$(post '{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1}}}' /fail)
+check "a call to the failed server: -32002 naming the rule, not sent ($(jget "$out" 'j["error"]["message"]'))" \
+	sh -c "test '$(jget "$out" 'str(j["error"]["code"])+" "+str("typo" in j["error"]["message"])')' = '-32002 True' && test '$(server_saw 'm.get("id")==24')' = 0"
 
 # --- another spelling of the url's path is the server's too
 out=$(post '{"jsonrpc":"2.0","id":21,"method":"resources/read","params":{"uri":"file:///x"}}' '/mcp/?q=1')
