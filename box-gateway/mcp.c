@@ -5,7 +5,8 @@
  *
  * A POST to the url carries one JSON-RPC message (its body, at most
  * max_frame, buffered by conn.c). It is classified and decided here:
- *   - a notification (no id) and `ping` pass without a decision;
+ *   - a notification (no id), `ping`, `server/discover` and
+ *     `subscriptions/listen` pass without a decision (POLICY.md §2);
  *   - every other request, `initialize` included (over HTTP there is no
  *     start gate to stand in for it), is `mcp:call {server, method, tool?,
  *     prompt?, uri?}`;
@@ -891,8 +892,11 @@ gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len)
 		if (!json_is_string(method))
 			return answer(c, 400, RPC_INVALID, "box-gateway: method must be a string");
 		c->method = json_string_value(method);
-		if (!c->id || strcmp(c->method, "ping") == 0)
-			return GW_MCP_FORWARD; /* a notification, a ping: no decision */
+		/* POLICY.md §2: these pass undecided; over HTTP initialize does not. */
+		if (!c->id || strcmp(c->method, "ping") == 0 ||
+		    strcmp(c->method, "server/discover") == 0 ||
+		    strcmp(c->method, "subscriptions/listen") == 0)
+			return GW_MCP_FORWARD;
 		json_t *params = json_object_get(c->msg, "params");
 		if (strcmp(c->method, "tools/call") == 0)
 			c->tool = param_str(params, "name");

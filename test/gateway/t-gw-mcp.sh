@@ -119,7 +119,10 @@ post '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null
 check "a notification passes undecided (202 from the server)" \
 	sh -c "test '$(status)' = 202 && test '$(gw_dec_count 'd.get("action")=="mcp:call" and i.get("method")=="notifications/initialized"')' = 0 && test '$(server_saw 'm.get("method")=="notifications/initialized"')' = 1"
 post '{"jsonrpc":"2.0","id":"p","method":"ping"}' >/dev/null
-check "ping passes undecided" test "$(gw_dec_count 'd.get("action")=="mcp:call" and i.get("method")=="ping"')" = 0
+post '{"jsonrpc":"2.0","id":"d","method":"server/discover"}' >/dev/null
+check "ping and server/discover pass undecided (and reach the server)" \
+	sh -c "test '$(gw_dec_count 'd.get("action")=="mcp:call" and i.get("method") in ("ping","server/discover")')' = 0 && test '$(server_saw 'm.get("id") in ("p","d")')' = 2"
+
 
 # --- a denied initialize: -32001, HTTP 200, JSON, nothing upstream
 out=$(post '{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}' /closed)
