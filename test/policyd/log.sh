@@ -62,4 +62,15 @@ check "log -f follows a rotation" grep -q '03:04:09.000Z' "$tmp/follow"
 n=$(grep -c 'net:connect' "$tmp/follow")
 check "log -f prints each line once" [ "$n" -eq 3 ]
 
+# A per-tool MCP refinement no rule matched (cause not_refined) is a permit.
+dir2=$XDG_STATE_HOME/box/mcpdemo
+mkdir -p "$dir2"
+l4='{"time":"2026-01-02T03:04:10.000Z","box":"mcpdemo","id":"cccccccccccc","action":"docs::Action::\"add\"","resource":"docs/add","verdict":"permit","cause":"not_refined","rules":[],"message":"policy permitted this operation on '"'"'docs/add'"'"'.","source":"box-mcpd","input":{"a":5}}'
+printf '%s\n' "$l4" >"$dir2/decisions.jsonl"
+out=$("$BOXCTL" log mcpdemo --verdict permit)
+want='2026-01-02T03:04:10.000Z permit docs::Action::"add" docs/add -'
+if [ "$out" = "$want" ]; then ok "log shows a not_refined refinement as a permit"; else not_ok "log not_refined"; diag "$out"; fi
+out=$("$BOXCTL" log mcpdemo --verdict deny | wc -l)
+check "log --verdict deny leaves a not_refined permit out" [ "$out" -eq 0 ]
+
 tap_done

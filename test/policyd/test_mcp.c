@@ -48,7 +48,9 @@ static const char *refine_policy =
 	"permit (principal, action == docs::Action::\"read\", resource)\n"
 	"when { context.input.name == \"README\" };\n"
 	"forbid (principal, action == docs::Action::\"mul\", resource)\n"
-	"when { context.input.a * context.input.b > 10 };\n";
+	"when { context.input.a * context.input.b > 10 };\n"
+	"// the other server's rule: pending, no warning in docs' registration\n"
+	"forbid (principal, action == gh_mcp::Action::\"x\", resource);\n";
 
 static const char *docs_tools =
 	"{\"add\":{\"a\":\"Long\",\"b\":\"Long\"},"

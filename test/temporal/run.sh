@@ -126,8 +126,9 @@ if [ "${BOX_TEMPORAL_BOXCTL:-1}" = 1 ]; then
 		diag "$(cat "$tmp/out" "$tmp/err")"
 	fi
 
-	# A schema line in the history: the MCP namespace is known to the input and the
-	# temporal state survives the reload.
+	# A schema line in the history: the MCP namespace is known to the input (no rule
+	# refines the tool call, so it stays permitted: not_refined) and the temporal state
+	# survives the reload.
 	schema='{"schema":"demo_mcp","actions":{"search":{"query":"String"}}}'
 	printf '%s\n' "$del,\"at\":1}" "$schema" >"$tmp/h"
 	printf '%s\n' "$w,\"at\":2}" '{"action":"demo_mcp::Action::\"search\"","input":{"query":"q"},"at":3}' \
@@ -135,7 +136,7 @@ if [ "${BOX_TEMPORAL_BOXCTL:-1}" = 1 ]; then
 	eval_h "$tmp/h" "$tmp/in" "$inline"
 	{ echo "$forbid_a"; sed -n 2p "$tmp/out"; } >"$tmp/want"
 	if test $rc -eq 0 -a ! -s "$tmp/err" && cmp -s "$tmp/want" "$tmp/out" &&
-		grep -q '"cause":"no_match"' "$tmp/out"; then
+		grep -q '"verdict":"permit","cause":"not_refined"' "$tmp/out"; then
 		ok "--history: schema line in the history keeps the temporal state"
 	else
 		not_ok "--history: schema line in the history keeps the temporal state"
