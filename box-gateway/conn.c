@@ -717,8 +717,11 @@ mcp_request(struct gw_conn *c)
 		return;
 	}
 	uint64_t max = gw_mcp_max_frame(c->mcp_srv);
-	uint64_t size = c->req.framing == HTTP_BODY_LENGTH ? c->req.content_length :
-							       c->req.framing == HTTP_BODY_CHUNKED ? c->body_bytes : 0;
+	uint64_t size = 0;
+	if (c->req.framing == HTTP_BODY_LENGTH)
+		size = c->req.content_length;
+	else if (c->req.framing == HTTP_BODY_CHUNKED)
+		size = c->body_bytes; /* already buffered (BODYIN) */
 	if (size > max) {
 		char m[200], *body = NULL;
 		(void)snprintf(m, sizeof(m),

@@ -27,10 +27,11 @@
  * made here at every start (an [mcp] secret is injected always: an MCP
  * client has no placeholder variable), and each http [mcp.NAME] as a
  * GatewayMcpServer (url host/port/path, namespace, max_frame, call_timeout,
- * allow_tool_changes) so the gateway decides its JSON-RPC requests. GatewayReady arrives as an event (never waited
- * for): its certificate (checked again here: a PEM certificate, no key) is
- * written to RUNTIME/ca.pem (a root-owned 0644 file runtime.c made before
- * BASE/ID became the owner's, written through its fd) and STATE/ca.pem
+ * allow_tool_changes) so the gateway decides its JSON-RPC requests.
+ * GatewayReady arrives as an event (never waited for): its certificate
+ * (checked again here: a PEM certificate, no key) is written to
+ * RUNTIME/ca.pem (a root-owned 0644 file runtime.c made before BASE/ID
+ * became the owner's, written through its fd) and STATE/ca.pem
  * (opened by box-recheck as the owner, written through that fd: root never
  * follows a name in the owner's state dir); ok = false refuses the box with
  * the gateway's message; its exit or BOXD_GATEWAY_READY_TIMEOUT_MS without
