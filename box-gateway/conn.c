@@ -10,6 +10,8 @@
  *             address that connects is pinned
  *   TLS       200 sent to CONNECT; the client's TLS handshake with our leaf
  *   BODYIN    a chunked request body buffered (up to max_request_body) to count it
+ *   MCPBODY   a POST to a remote MCP server's url: its body buffered (up to
+ *             max_frame) after http:request, then decided by mcp.c (DECIDE)
  *   DECIDE    http:request in flight
  *   UPCONN    re-dial of the pinned address / upstream TLS handshake
  *   EXCHANGE  request forwarded (its body streamed), response relayed
@@ -47,7 +49,18 @@
 #include "log.h"
 #include "stream.h"
 
-enum phase { P_HEAD, P_ESTAB, P_TLS, P_BODYIN, P_DECIDE, P_UPCONN, P_EXCHANGE, P_RELAY, P_CLOSING };
+enum phase {
+	P_HEAD,
+	P_ESTAB,
+	P_TLS,
+	P_BODYIN,
+	P_MCPBODY,
+	P_DECIDE,
+	P_UPCONN,
+	P_EXCHANGE,
+	P_RELAY,
+	P_CLOSING
+};
 enum mode { M_PROXY, M_TLS, M_RAW };
 enum rstate { R_NONE, R_HEAD, R_LEN, R_CHUNKED, R_EOF };
 
@@ -101,6 +114,11 @@ struct gw_conn {
 	uint64_t body_bytes;
 	struct http_chunked ch;
 	struct evbuffer *body;
+	bool body_whole; /* the whole body is in `body` (a remote MCP request) */
+	/* A request to a remote MCP server's url (mcp.c); NULL for every other. */
+	const struct gw_mcp_server *mcp_srv;
+	struct gw_mcp_call *mcp;
+	int64_t mcp_deadline; /* a forwarded POST's call_timeout, until its response head */
 
 	/* Its response. */
 	enum rstate rstate;
@@ -123,6 +141,7 @@ static struct gw_conn *graveyard;
 static struct event *reaper;
 
 static void process_head(struct gw_conn *c);
+static void mcp_request(struct gw_conn *c);
 static void try_addr(struct gw_conn *c);
 static void send_request(struct gw_conn *c);
 static void up_prepare(struct gw_conn *c);
@@ -186,6 +205,13 @@ req_reset(struct gw_conn *c)
 		evbuffer_free(c->body);
 		c->body = NULL;
 	}
+	c->body_whole = false;
+	if (c->mcp) {
+		gw_mcp_call_free(c->mcp);
+		c->mcp = NULL;
+	}
+	c->mcp_srv = NULL;
+	c->mcp_deadline = 0;
 	c->rstate = R_NONE;
 	c->resp_left = 0;
 	c->chunk_out = c->eof_out = c->head_sent = false;
@@ -271,6 +297,8 @@ arm_timer(struct gw_conn *c)
 		due = c->dial_deadline;
 	if (c->linger_until && c->linger_until < due)
 		due = c->linger_until;
+	if (c->mcp_deadline && c->mcp_deadline < due)
+		due = c->mcp_deadline;
 	int64_t wait = due - now + 10; /* the coarse clock's granularity */
 	if (wait < 10)
 		wait = 10;
@@ -281,6 +309,7 @@ arm_timer(struct gw_conn *c)
 static void reply(struct gw_conn *c, unsigned status, const char *reason, const char *body,
 		  bool refused, bool close_after);
 static void fail_upstream(struct gw_conn *c, unsigned status, const char *why);
+static void mcp_timed_out(struct gw_conn *c);
 
 static void
 on_timer(evutil_socket_t fd, short what, void *arg)
@@ -311,6 +340,13 @@ on_timer(evutil_socket_t fd, short what, void *arg)
 		if (!c->dead)
 			arm_timer(c);
 		return;
+	}
+	if (c->mcp_deadline && now >= c->mcp_deadline) {
+		c->mcp_deadline = 0;
+		if ((c->phase == P_EXCHANGE || c->phase == P_UPCONN) && !c->head_sent) {
+			mcp_timed_out(c);
+			return;
+		}
 	}
 	if (c->phase == P_HEAD && c->head_start && now - c->head_start >= (int64_t)head_timeout()) {
 		log_debug("closing a connection whose request head took over %llu ms",
@@ -395,8 +431,8 @@ static void next_request(struct gw_conn *c);
  * before-policy) refusal, marked x-box-egress: refused.
  */
 static void
-reply(struct gw_conn *c, unsigned status, const char *reason, const char *body, bool refused,
-      bool close_after)
+reply_typed(struct gw_conn *c, unsigned status, const char *reason, const char *ctype,
+	    const char *body, bool refused, bool close_after)
 {
 	size_t bl = body ? strlen(body) : 0;
 	if (!c->client_keep && c->have_req)
@@ -404,9 +440,9 @@ reply(struct gw_conn *c, unsigned status, const char *reason, const char *body, 
 	if (c->have_req && !c->req.keep_alive)
 		close_after = true;
 	evbuffer_add_printf(c->cli->out,
-			    "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+			    "HTTP/1.1 %u %s\r\nContent-Type: %s\r\n"
 			    "Content-Length: %zu\r\n%s%s\r\n",
-			    status, reason ? reason : reason_of(status), bl,
+			    status, reason ? reason : reason_of(status), ctype, bl,
 			    refused ? "x-box-egress: refused\r\n" : "",
 			    close_after ? "Connection: close\r\n" : "");
 	if (bl)
@@ -423,6 +459,13 @@ reply(struct gw_conn *c, unsigned status, const char *reason, const char *body, 
 }
 
 static void
+reply(struct gw_conn *c, unsigned status, const char *reason, const char *body, bool refused,
+      bool close_after)
+{
+	reply_typed(c, status, reason, "text/plain; charset=utf-8", body, refused, close_after);
+}
+
+static void
 bad_request(struct gw_conn *c, const char *why)
 {
 	char body[256];
@@ -436,7 +479,7 @@ static bool
 body_unread(const struct gw_conn *c)
 {
 	return c->have_req && c->req.framing != HTTP_BODY_NONE && c->phase != P_EXCHANGE &&
-	       !(c->req.framing == HTTP_BODY_CHUNKED && c->body);
+	       !(c->req.framing == HTTP_BODY_CHUNKED && c->body) && !c->body_whole;
 }
 
 static void
@@ -527,6 +570,7 @@ cli_read_update(struct gw_conn *c)
 		on = have <= GW_HEAD_MAX;
 		break;
 	case P_BODYIN:
+	case P_MCPBODY:
 		on = true;
 		break;
 	case P_RELAY:
@@ -574,6 +618,146 @@ next_request(struct gw_conn *c)
 		process_head(c);
 }
 
+/* ---- remote MCP servers (mcp.c decides, this moves the bytes) ------------------------------- */
+
+static void
+forward(struct gw_conn *c)
+{
+	if (c->up && gw_stream_open(c->up) && (c->mode != M_TLS || c->up_tls)) {
+		send_request(c);
+		return;
+	}
+	up_prepare(c);
+}
+
+static void
+on_mcp_verdict(void *arg, enum gw_mcp_verdict v)
+{
+	struct gw_conn *c = arg;
+	if (v == GW_MCP_ANSWER) {
+		const char *body;
+		unsigned st = gw_mcp_answer(c->mcp, &body);
+		reply_typed(c, st, NULL, "application/json", body, false, st >= 500);
+		return;
+	}
+	size_t rl = 0;
+	const char *rb = gw_mcp_replacement(c->mcp, &rl);
+	if (rb) {
+		evbuffer_drain(c->body, evbuffer_get_length(c->body));
+		evbuffer_add(c->body, rb, rl);
+	}
+	c->body_bytes = c->body ? evbuffer_get_length(c->body) : 0;
+	forward(c);
+}
+
+/* The server did not answer a POST within its call_timeout: -32001, upstream dropped. */
+static void
+mcp_timed_out(struct gw_conn *c)
+{
+	const char *body;
+	record_http(c, false);
+	up_drop(c);
+	gw_mcp_timed_out(c->mcp);
+	unsigned st = gw_mcp_answer(c->mcp, &body);
+	reply_typed(c, st, NULL, "application/json", body, false, false);
+}
+
+/* The whole POSTed message is in c->body: mcp.c decides it. */
+static void
+mcp_body_whole(struct gw_conn *c)
+{
+	c->body_whole = true;
+	c->phase = P_DECIDE;
+	cli_read_update(c);
+	size_t len = c->body ? evbuffer_get_length(c->body) : 0;
+	const char *p = len ? (const char *)evbuffer_pullup(c->body, -1) : "";
+	enum gw_mcp_verdict v = gw_mcp_decide(c->mcp, p ? p : "", p ? len : 0);
+	if (v != GW_MCP_PENDING)
+		on_mcp_verdict(c, v);
+}
+
+static void
+pump_mcp_body(struct gw_conn *c)
+{
+	size_t got = evbuffer_get_length(c->body);
+	size_t want = (size_t)c->req.content_length - got;
+	size_t have = evbuffer_get_length(c->cli->in);
+	size_t n = have < want ? have : want;
+	if (n)
+		evbuffer_remove_buffer(c->cli->in, c->body, n);
+	if (evbuffer_get_length(c->body) == c->req.content_length) {
+		mcp_body_whole(c);
+		return;
+	}
+	cli_read_update(c);
+}
+
+/*
+ * http:request permitted a request to a remote MCP server's url. A POST's
+ * body (one JSON-RPC message, at most max_frame: larger is 413 with a
+ * JSON-RPC error body, before any mcp:call) is read whole and decided; any
+ * other method (a GET's event stream, a DELETE) goes on, its replies parsed.
+ */
+static void
+mcp_request(struct gw_conn *c)
+{
+	c->mcp = gw_mcp_call_new(c->mcp_srv, on_mcp_verdict, c);
+	if (!c->mcp) {
+		reply(c, 500, NULL, "box-gateway: out of memory", false, true);
+		return;
+	}
+	if (strcmp(c->req.method, "POST") != 0) {
+		if (c->req.expect_continue && c->req.framing == HTTP_BODY_LENGTH) {
+			evbuffer_add(c->cli->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+			gw_stream_flush(c->cli);
+			if (c->dead)
+				return;
+		}
+		forward(c);
+		return;
+	}
+	uint64_t max = gw_mcp_max_frame(c->mcp_srv);
+	uint64_t size = 0;
+	if (c->req.framing == HTTP_BODY_LENGTH)
+		size = c->req.content_length;
+	else if (c->req.framing == HTTP_BODY_CHUNKED)
+		size = c->body_bytes; /* already buffered (BODYIN) */
+	if (size > max) {
+		char m[200], *body = NULL;
+		(void)snprintf(m, sizeof(m),
+			       "box-gateway: the JSON-RPC message (%llu bytes) exceeds [mcp.%s] "
+			       "max_frame (%llu bytes)",
+			       (unsigned long long)size, gw_mcp_name(c->mcp_srv),
+			       (unsigned long long)max);
+		if (asprintf(&body,
+			     "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+			     "\"message\":\"%s\"}}",
+			     m) < 0)
+			body = NULL;
+		reply_typed(c, 413, NULL, "application/json", body ? body : "", false,
+			    body_unread(c));
+		free(body);
+		return;
+	}
+	if (c->req.framing == HTTP_BODY_LENGTH) {
+		if (c->req.expect_continue) {
+			evbuffer_add(c->cli->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+			gw_stream_flush(c->cli);
+			if (c->dead)
+				return;
+		}
+		c->body = evbuffer_new();
+		if (!c->body) {
+			reply(c, 500, NULL, "box-gateway: out of memory", false, true);
+			return;
+		}
+		c->phase = P_MCPBODY;
+		pump_mcp_body(c);
+		return;
+	}
+	mcp_body_whole(c);
+}
+
 static void
 on_http_decided(void *arg, bool permit, const char *message)
 {
@@ -581,6 +765,10 @@ on_http_decided(void *arg, bool permit, const char *message)
 	c->decide = NULL;
 	if (!permit) {
 		refuse(c, message);
+		return;
+	}
+	if (c->mcp_srv) {
+		mcp_request(c);
 		return;
 	}
 	if (c->req.expect_continue && c->req.framing == HTTP_BODY_LENGTH) {
@@ -704,6 +892,8 @@ request_checks(struct gw_conn *c)
 				c->cred = b;
 		}
 	}
+	if (G.n_mcp && c->mode == M_TLS)
+		c->mcp_srv = gw_mcp_match(c->host, c->port, c->path);
 	if (c->req.framing == HTTP_BODY_CHUNKED) {
 		c->body = evbuffer_new();
 		if (!c->body) {
@@ -1138,13 +1328,18 @@ send_request(struct gw_conn *c)
 		evbuffer_add_printf(o, "Content-Length: %llu\r\n",
 				    (unsigned long long)c->body_bytes);
 	evbuffer_add(o, "\r\n", 2);
-	if (c->req.framing == HTTP_BODY_CHUNKED && c->body) {
+	if (c->body) {
+		/* buffered: a chunked body, or a remote MCP request's message */
 		evbuffer_add_buffer(o, c->body);
 	} else if (c->req.framing == HTTP_BODY_LENGTH) {
 		c->body_left = c->req.content_length;
 	}
 	c->rstate = R_HEAD;
 	c->client_keep = c->req.keep_alive && !c->cli_eof;
+	if (c->mcp && strcmp(c->req.method, "POST") == 0) {
+		c->mcp_deadline = gw_now_ms() + (int64_t)gw_mcp_call_timeout_ms(c->mcp);
+		arm_timer(c);
+	}
 	if (c->cred) {
 		c->redacting =
 		    cred_redactor_init(&c->red, c->cred->secret, c->cred->secret_len) == 0;
@@ -1172,6 +1367,12 @@ deliver(struct gw_conn *c, size_t n)
 	struct evbuffer *o = c->cli->out;
 	if (!n)
 		return;
+	if (c->mcp && gw_mcp_response_data(c->mcp, c->up->in, n) < 0) {
+		/* A reply over max_frame: cut (the client sees a truncated response). */
+		record_http(c, false);
+		conn_destroy(c);
+		return;
+	}
 	c->delivered += n;
 	if (c->redacting) {
 		struct evbuffer *tmp = evbuffer_new();
@@ -1226,6 +1427,8 @@ response_done(struct gw_conn *c)
 	}
 	if (c->chunk_out)
 		evbuffer_add(o, "0\r\n\r\n", 5);
+	if (c->mcp)
+		gw_mcp_response_end(c->mcp);
 	record_http(c, true);
 	bool keep = c->client_keep && !c->eof_out;
 	if (!c->up_reusable || (c->up && evbuffer_get_length(c->up->in) > 0))
@@ -1338,6 +1541,12 @@ response_head(struct gw_conn *c)
 	evbuffer_drain(c->up->in, c->resp.head_len);
 	struct http_response *resp = &c->resp;
 	c->status = resp->status;
+	if (c->mcp && resp->status >= 200) {
+		c->mcp_deadline = 0;
+		const struct http_header *ct =
+		    http_find_header(resp->headers, resp->n_headers, "Content-Type");
+		gw_mcp_response_head(c->mcp, resp->status, ct ? ct->value : NULL);
+	}
 	if (resp->status == 101) {
 		if (!c->req.upgrade) {
 			fail_upstream(c, 502, "101 Switching Protocols without an Upgrade request");
@@ -1722,6 +1931,9 @@ on_cli_read(struct gw_stream *s, void *arg)
 	case P_BODYIN:
 		pump_chunked(c);
 		return;
+	case P_MCPBODY:
+		pump_mcp_body(c);
+		return;
 	case P_EXCHANGE:
 		if (c->body_left)
 			pump_request_body(c);
@@ -1783,6 +1995,7 @@ on_cli_close(struct gw_stream *s, int err, void *arg)
 		}
 		return;
 	case P_BODYIN:
+	case P_MCPBODY:
 		conn_destroy(c);
 		return;
 	case P_EXCHANGE:

@@ -6,7 +6,8 @@
  * a reply is matched by id (policyd answers in order, the harness may not),
  * so a slow decision holds up only the connection that asked. A connection
  * that goes away cancels its entry; the late reply is then dropped. Records
- * (outcome events) have no reply. Losing the channel ends the gateway
+ * (outcome events) have no reply. PolicyToolSchemas (mcp.c) are matched the
+ * same way to their PolicyToolSchemaReply. Losing the channel ends the gateway
  * (main.c's close callback): a decision must never default to permit.
  * Trusts: policyd's replies were validated by the protocol table; a reply
  * with an unknown id is a protocol error.
@@ -79,6 +80,13 @@ gw_fields_bool(struct gw_fields *fs, const char *name, bool v)
 struct gw_decide *
 gw_decide(const char *action, const struct gw_fields *in, gw_decide_fn fn, void *arg)
 {
+	return gw_decide_fields(action, (Box__PolicyField **)in->p, in->n, fn, arg);
+}
+
+struct gw_decide *
+gw_decide_fields(const char *action, Box__PolicyField **in, size_t n, gw_decide_fn fn,
+		 void *arg)
+{
 	if (!G.policyd)
 		return NULL;
 	struct gw_decide *d = calloc(1, sizeof(*d));
@@ -86,8 +94,8 @@ gw_decide(const char *action, const struct gw_fields *in, gw_decide_fn fn, void 
 		return NULL;
 	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
 	req.action = (char *)action;
-	req.n_input = in->n;
-	req.input = (Box__PolicyField **)in->p;
+	req.n_input = n;
+	req.input = in;
 	d->id = next_id++;
 	d->fn = fn;
 	d->arg = arg;
@@ -137,11 +145,70 @@ gw_record(bool ok, const char *action, const struct gw_fields *in, const struct 
 		log_warn_errno(r, "Cannot send a RecordRequest to box-policyd");
 }
 
+/* PolicyToolSchemas in flight (remote MCP servers' tools/list results). */
+struct gw_schema {
+	uint64_t id;
+	gw_schema_fn fn;
+	void *arg;
+	struct gw_schema *next;
+};
+static struct gw_schema *schemas;
+
+int
+gw_tool_schema(const Box__PolicyToolSchema *m, gw_schema_fn fn, void *arg)
+{
+	if (!G.policyd)
+		return -ENOTCONN;
+	struct gw_schema *q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->id = next_id++;
+	q->fn = fn;
+	q->arg = arg;
+	int r = box_ipc_event_send(G.policyd, BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, q->id,
+				   &m->base, NULL, 0);
+	if (r < 0) {
+		free(q);
+		return r;
+	}
+	/* At the end: replies come in order. */
+	struct gw_schema **pp = &schemas;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = q;
+	return 0;
+}
+
+static void
+on_schema_reply(struct box_ipc_msg *m)
+{
+	struct gw_schema **pp = &schemas, *q = NULL;
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == m->request_id) {
+			q = *pp;
+			break;
+		}
+	if (!q) {
+		log_err("box-policyd answered tool schema %llu, which is not in flight",
+			(unsigned long long)m->request_id);
+		gw_exit(1);
+		return;
+	}
+	*pp = q->next;
+	const Box__PolicyToolSchemaReply *rep = (const Box__PolicyToolSchemaReply *)m->msg;
+	q->fn(q->arg, rep->ok, rep->error);
+	free(q);
+}
+
 static void
 on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
 	(void)e;
 	(void)userdata;
+	if (m->type == BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY) {
+		on_schema_reply(m);
+		return;
+	}
 	if (m->type != BOX__MSG_TYPE__MSG_DECIDE_REPLY) {
 		log_err("box-policyd sent %s, expected DecideReply",
 			box_ipc_type_name(&box_proto_policy, m->type));
@@ -193,6 +260,8 @@ gw_decide_start(int fd)
 	int r = box_ipc_chan_set_state(box_ipc_event_chan(G.policyd), BOX_POLICY_READY);
 	if (r < 0)
 		return r;
-	static const uint32_t types[] = {BOX__MSG_TYPE__MSG_DECIDE_REPLY};
-	return box_ipc_chan_allow(box_ipc_event_chan(G.policyd), types, 1);
+	/* PolicyToolSchemaReply only when a remote MCP server may make us ask. */
+	static const uint32_t types[] = {BOX__MSG_TYPE__MSG_DECIDE_REPLY,
+					 BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY};
+	return box_ipc_chan_allow(box_ipc_event_chan(G.policyd), types, G.n_mcp ? 2 : 1);
 }

@@ -8,6 +8,7 @@
  *   hosts.c     the hosts(5) text of GatewayInit (parsed once, before seccomp)
  *   stream.c    one nonblocking socket, plain or BoringSSL, with evbuffers
  *   conn.c      one client connection: the proxy protocol and the exchange
+ *   mcp.c       remote MCP servers: JSON-RPC requests decided, replies parsed
  *   seccomp.c   the allow-list
  *   state.c     G and gw_exit (a leaf)
  *
@@ -28,6 +29,7 @@
 
 #include "cred.h"
 #include "http.h"
+#include "gateway.pb-c.h"
 #include "policy.pb-c.h"
 
 #define GW_FD_BOXD 3
@@ -65,6 +67,7 @@ struct gw_state {
 	struct cred_binding *creds;
 	size_t n_creds;
 	struct http_limits lim;
+	size_t n_mcp; /* http [mcp.NAME] servers (mcp.c holds them) */
 	/* made at start */
 	struct gw_ca *ca;
 	SSL_CTX *client_ctx;
@@ -118,6 +121,12 @@ struct gw_decide;
  */
 struct gw_decide *gw_decide(const char *action, const struct gw_fields *in, gw_decide_fn fn,
 			    void *arg);
+/* The same with a built input (MCP tool arguments: nested values). */
+struct gw_decide *gw_decide_fields(const char *action, Box__PolicyField **in, size_t n,
+				   gw_decide_fn fn, void *arg);
+/* PolicyToolSchema; fn gets PolicyToolSchemaReply (ok, error). Negative errno: not sent. */
+typedef void (*gw_schema_fn)(void *arg, bool ok, const char *error);
+int gw_tool_schema(const Box__PolicyToolSchema *m, gw_schema_fn fn, void *arg);
 /* The asker is gone: fn will not be called. */
 void gw_decide_cancel(struct gw_decide *d);
 void gw_record(bool ok, const char *action, const struct gw_fields *in,
@@ -163,6 +172,41 @@ size_t gw_hosts_lookup(const struct gw_hosts *h, const char *name, uint16_t port
 
 void gw_conn_accept(struct gw_listener *l, int fd);
 void gw_conns_close_listener(struct gw_listener *l);
+
+/* ---- mcp.c: remote MCP servers ------------------------------------------------ */
+
+struct gw_mcp_server;
+struct gw_mcp_call;
+enum gw_mcp_verdict {
+	GW_MCP_PENDING, /* fn will be called with FORWARD or ANSWER */
+	GW_MCP_FORWARD, /* send it upstream (gw_mcp_replacement: maybe another body) */
+	GW_MCP_ANSWER,  /* answer the client with gw_mcp_answer, send nothing upstream */
+};
+typedef void (*gw_mcp_fn)(void *arg, enum gw_mcp_verdict v);
+/* The servers of GatewayInit (pointing into it). */
+int gw_mcp_init(const Box__GatewayInit *in, char *why, size_t why_len);
+/* The server whose url is https://host:port + path (canonical), or NULL. */
+const struct gw_mcp_server *gw_mcp_match(const char *host, uint16_t port, const char *path);
+uint64_t gw_mcp_max_frame(const struct gw_mcp_server *s);
+const char *gw_mcp_name(const struct gw_mcp_server *s);
+/* One exchange with the server's url (a POST's message, or a GET's stream). */
+struct gw_mcp_call *gw_mcp_call_new(const struct gw_mcp_server *s, gw_mcp_fn fn, void *arg);
+uint64_t gw_mcp_call_timeout_ms(const struct gw_mcp_call *c);
+/* Decide the POSTed body: FORWARD/ANSWER now, or PENDING (fn later, never from here). */
+enum gw_mcp_verdict gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len);
+/* ANSWER: the HTTP status; *body the JSON-RPC error (valid while c lives). */
+unsigned gw_mcp_answer(const struct gw_mcp_call *c, const char **body);
+/* The forwarded request had no response head within call_timeout: the answer is -32001. */
+void gw_mcp_timed_out(struct gw_mcp_call *c);
+/* FORWARD: the body to send instead (a refused reply to the server), or NULL. */
+const char *gw_mcp_replacement(const struct gw_mcp_call *c, size_t *len);
+/* The response: its head, n body bytes at the start of `from` (copied, not
+ * drained; negative: over max_frame, close), its end. */
+void gw_mcp_response_head(struct gw_mcp_call *c, unsigned status, const char *content_type);
+int gw_mcp_response_data(struct gw_mcp_call *c, struct evbuffer *from, size_t n);
+void gw_mcp_response_end(struct gw_mcp_call *c);
+/* A forwarded request whose reply never came records mcp:call error here. */
+void gw_mcp_call_free(struct gw_mcp_call *c);
 
 /* ---- seccomp.c ------------------------------------------------------------- */
 

@@ -169,6 +169,10 @@ config_take(struct box_ipc_chan *chan, uint64_t rid, const Box__GatewayInit *in)
 		b->sandboxes = gc->sandboxes;
 		b->n_sandboxes = gc->n_sandboxes;
 	}
+	char why[512] = "";
+	int r = gw_mcp_init(in, why, sizeof(why));
+	if (r < 0)
+		start_fail(chan, rid, "%s", why[0] ? why : "out of memory");
 }
 
 static void

@@ -24,10 +24,14 @@
  * each http [mcp.NAME] with a secret, as "mcp.NAME") with its secret, its
  * effective placement/header/prefix/param/inject, its sandboxes and a fresh
  * placeholder: placeholder_prefix + 64 lowercase hex digits from getrandom,
- * made here at every start. GatewayReady arrives as an event (never waited
- * for): its certificate (checked again here: a PEM certificate, no key) is
- * written to RUNTIME/ca.pem (a root-owned 0644 file runtime.c made before
- * BASE/ID became the owner's, written through its fd) and STATE/ca.pem
+ * made here at every start (an [mcp] secret is injected always: an MCP
+ * client has no placeholder variable), and each http [mcp.NAME] as a
+ * GatewayMcpServer (url host/port/path, namespace, max_frame, call_timeout,
+ * allow_tool_changes) so the gateway decides its JSON-RPC requests.
+ * GatewayReady arrives as an event (never waited for): its certificate
+ * (checked again here: a PEM certificate, no key) is written to
+ * RUNTIME/ca.pem (a root-owned 0644 file runtime.c made before BASE/ID
+ * became the owner's, written through its fd) and STATE/ca.pem
  * (opened by box-recheck as the owner, written through that fd: root never
  * follows a name in the owner's state dir); ok = false refuses the box with
  * the gateway's message; its exit or BOXD_GATEWAY_READY_TIMEOUT_MS without
@@ -271,6 +275,53 @@ credential_new(const char *name, Box__CfgStr *const *dests, size_t n_dests,
 	return 0;
 }
 
+/*
+ * One http [mcp.NAME] for the gateway (proto/gateway.proto GatewayMcpServer):
+ * the url "https://host[:port]/path" split as dest_parse splits a
+ * destination (the path as written, "/" when none), its namespace, and
+ * CONFIG.md's defaults: max_frame 4M, call_timeout 60s.
+ */
+static int
+mcp_server_new(const Box__CfgMcp *m, Box__GatewayMcpServer **ret)
+{
+	Box__GatewayDestination *d = NULL;
+	Box__GatewayMcpServer *g;
+	int r;
+
+	if (!m->url || strncmp(m->url->value, "https://", 8) != 0)
+		return -EINVAL;
+	const char *rest = m->url->value + 8, *slash = strchr(rest, '/');
+	_cleanup_free_ char *hostport = slash ? strndup(rest, (size_t)(slash - rest)) : strdup(rest);
+	if (!hostport)
+		return -ENOMEM;
+	if ((r = dest_parse(hostport, false, false, &d)) < 0)
+		return r;
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		box__gateway_destination__free_unpacked(d, NULL);
+		return -ENOMEM;
+	}
+	box__gateway_mcp_server__init(g);
+	*ret = g;
+	g->name = strdup(m->name);
+	g->ns = strdup(m->name);
+	g->host = d->host;
+	d->host = NULL;
+	g->port = d->port;
+	box__gateway_destination__free_unpacked(d, NULL);
+	g->path = strdup(slash ? slash : "/");
+	if (!g->name || !g->ns || !g->host || !g->path)
+		return -ENOMEM;
+	for (char *p = g->ns; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
+			*p = '_';
+	g->max_frame = m->max_frame ? m->max_frame->value : 4u << 20;
+	g->call_timeout_ms = m->call_timeout_ms ? m->call_timeout_ms->value : 60000;
+	g->allow_tool_changes = m->allow_tool_changes && m->allow_tool_changes->value;
+	return 0;
+}
+
 /* Free an init, wiping the secrets first. */
 static void
 init_free(Box__GatewayInit *in)
@@ -371,8 +422,10 @@ init_build(struct box *b, Box__GatewayInit **ret, uint32_t *line, const char **w
 			return -ENOMEM;
 		/* A url path may end with '/' (CONFIG.md); the prefix drops it. */
 		dest.value = spelling;
+		/* inject = always: an MCP client holds no placeholder (CONFIG.md gives
+		 * [mcp] no variable), the gateway sets the secret on every request. */
 		r = credential_new(name, &dp, 1, m->secret, m->has_placement, m->placement,
-				   m->header, m->prefix, NULL, false, "box_", NULL, 0,
+				   m->header, m->prefix, NULL, true, "box_", NULL, 0,
 				   &in->credentials[in->n_credentials]);
 		in->n_credentials++;
 		if (r < 0) {
@@ -380,6 +433,20 @@ init_build(struct box *b, Box__GatewayInit **ret, uint32_t *line, const char **w
 			*what = "url";
 			return r;
 		}
+	}
+	in->mcp_servers = calloc(s->n_mcp + 1, sizeof(*in->mcp_servers));
+	if (!in->mcp_servers)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_mcp; i++) {
+		const Box__CfgMcp *m = s->mcp[i];
+		if (m->type != BOX__MCP_TYPE__MCP_TYPE_HTTP)
+			continue;
+		if ((r = mcp_server_new(m, &in->mcp_servers[in->n_mcp_servers])) < 0) {
+			*line = m->line;
+			*what = "url";
+			return r;
+		}
+		in->n_mcp_servers++;
 	}
 	return 0;
 }

@@ -1432,8 +1432,12 @@ disclose_tools(const struct box *b, struct strv *out)
 	for (size_t i = 0; i < s->n_mcp; i++) {
 		const Box__CfgMcp *m = s->mcp[i];
 		if (m->type != BOX__MCP_TYPE__MCP_TYPE_STDIO) {
-			strv_add(out, fmt("inactive: [mcp.%s] (nothing serves it yet: no box-mcpd)",
-					  m->name));
+			/* A remote server is box-gateway's: it decides every JSON-RPC request. */
+			if (m->url)
+				strv_add(out, fmt("mcp %s: %s (remote, through box-gateway: http:request, "
+						  "then mcp:call on every JSON-RPC request, initialize "
+						  "included, and the per-tool rules on tools/call)",
+						  m->name, m->url->value));
 			continue;
 		}
 		const Box__CfgFilesystem *fs = m->filesystem;

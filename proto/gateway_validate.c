@@ -142,6 +142,47 @@ resolver_ok(const char *s)
 	return colon && colon[1] != '\0';
 }
 
+/* "/" or "/seg/..." with URL path characters only (boxctl's url rules, again). */
+static bool
+url_path_ok(const char *s)
+{
+	if (!box_text_len_ok(s, 1, 4096) || s[0] != '/')
+		return false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f ||
+		    strchr("?#\"<>\\^`{|}", *p))
+			return false;
+	return true;
+}
+
+/* The namespace of NAME: every char outside [A-Za-z0-9_] becomes '_' (POLICY.md §2). */
+static bool
+mcp_ns_ok(const char *name, const char *ns)
+{
+	size_t n = strlen(name);
+	if (strlen(ns) != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == '_';
+		if (ns[i] != (keep ? c : '_'))
+			return false;
+	}
+	return true;
+}
+
+static int
+mcp_server_ok(const Box__GatewayMcpServer *s)
+{
+	REQUIRE(s && box_valid_name(s->name) && mcp_ns_ok(s->name, s->ns), -EINVAL);
+	REQUIRE(dest_host_ok(s->host) && url_path_ok(s->path), -EINVAL);
+	REQUIRE(s->port >= 1 && s->port <= 65535, -ERANGE);
+	REQUIRE(s->max_frame >= 1 && s->max_frame <= BOX_GATEWAY_MCP_FRAME_MAX, -ERANGE);
+	REQUIRE(s->call_timeout_ms >= 1 && s->call_timeout_ms <= 86400000u, -ERANGE);
+	return 0;
+}
+
 int
 box_validate_gateway_init(const Box__GatewayInit *m)
 {
@@ -166,6 +207,14 @@ box_validate_gateway_init(const Box__GatewayInit *m)
 			REQUIRE(strcmp(m->credentials[i]->name, m->credentials[j]->name) != 0 &&
 					strcmp(m->credentials[i]->placeholder,
 					       m->credentials[j]->placeholder) != 0,
+				-EINVAL);
+	}
+	REQUIRE(m->n_mcp_servers <= BOX_GATEWAY_MCP_MAX, -EINVAL);
+	for (size_t i = 0; i < m->n_mcp_servers; i++) {
+		TRY(mcp_server_ok(m->mcp_servers[i]));
+		for (size_t j = 0; j < i; j++)
+			REQUIRE(strcmp(m->mcp_servers[i]->name, m->mcp_servers[j]->name) != 0 &&
+					strcmp(m->mcp_servers[i]->ns, m->mcp_servers[j]->ns) != 0,
 				-EINVAL);
 	}
 	return 0;

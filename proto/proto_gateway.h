@@ -35,6 +35,8 @@ enum box_gateway_state {
 #define BOX_GATEWAY_CREDENTIALS_MAX 256u
 #define BOX_GATEWAY_DESTS_MAX       1024u
 #define BOX_GATEWAY_SANDBOX_MAX     (4u + 1u + 32u) /* "tool." + NAME */
+#define BOX_GATEWAY_MCP_MAX         256u            /* http [mcp.NAME] servers */
+#define BOX_GATEWAY_MCP_FRAME_MAX   (64u << 20)     /* CONFIG.md [mcp] max_frame */
 
 extern const struct box_ipc_protocol box_proto_gateway;
 

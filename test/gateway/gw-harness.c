@@ -12,7 +12,10 @@
  * GatewayInit built from INIT.json (keys = gateway.proto field names;
  * "upstream_ca_pem_file" and "hosts_file_path" name files; a credential's
  * "secret" is a string or {"secret_env": "NAME"}; "placement"
- * header|basic_auth|query_param, "inject" placeholder|always), waits for
+ * header|basic_auth|query_param, "inject" placeholder|always; "mcp_servers"
+ * entries {name, ns (default: name normalized), host, port, path, max_frame,
+ * call_timeout_ms, allow_tool_changes}, whose namespaces the engine declares
+ * pending), waits for
  * GatewayReady, then listens on 127.0.0.1:0 once per --listen and passes
  * each as GatewayListener (ids 1, 2, ...). The ready file gets, atomically:
  *   pid PID / ca PATH / listener SANDBOX PORT (one per --listen)
@@ -25,6 +28,10 @@
  * Record is one JSON line of --decisions:
  *   {"kind":"decide","id":N,"action":A,"input":{...},"verdict":"permit"|"deny","message":M}
  *   {"kind":"record","event":"response"|"error","action":A,"input":{...},"output":{...}}
+ * (decide lines also carry "cause"; set values are JSON arrays, records objects), and each
+ * PolicyToolSchema (answered with the engine's engine_register_tools verdict):
+ *   {"kind":"schema","server":S,"ns":NS,"tools":{TOOL:{FIELD:"TYPE" or "TYPE?"}},"ok":B,
+ *    "error":E}
  * stdin: "close SANDBOX" sends GatewayListenerClosed for that sandbox's
  * listener; "drop-policyd" shuts the policyd channel down (policyd lost); EOF closes fd 3 (boxd
  * leaving) and waits for the gateway, whose status (exit code, or 128+signal) is the harness's.
@@ -263,9 +270,60 @@ build_init(Box__GatewayInit *m, json_t *j)
 			g->sandboxes[k] = (char *)json_string_value(json_array_get(sb, k));
 		m->credentials[i] = g;
 	}
+	json_t *ms = json_object_get(j, "mcp_servers");
+	m->n_mcp_servers = json_array_size(ms);
+	m->mcp_servers = calloc(m->n_mcp_servers + 1, sizeof(*m->mcp_servers));
+	for (size_t i = 0; i < m->n_mcp_servers; i++) {
+		json_t *o = json_array_get(ms, i);
+		Box__GatewayMcpServer *g = calloc(1, sizeof(*g));
+		box__gateway_mcp_server__init(g);
+		g->name = (char *)jstr(o, "name", "test");
+		char *ns = strdup(jstr(o, "ns", g->name));
+		if (!json_object_get(o, "ns"))
+			for (char *p = ns; *p; p++)
+				if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+				      (*p >= '0' && *p <= '9') || *p == '_'))
+					*p = '_';
+		g->ns = ns;
+		g->host = (char *)jstr(o, "host", NULL);
+		if (!g->host)
+			die("init: an mcp server needs 'host'");
+		g->port = (uint32_t)jnum(o, "port", 443);
+		g->path = (char *)jstr(o, "path", "/");
+		g->max_frame = jnum(o, "max_frame", 4u << 20);
+		g->call_timeout_ms = jnum(o, "call_timeout_ms", 60000);
+		g->allow_tool_changes = jbool(o, "allow_tool_changes", false);
+		m->mcp_servers[i] = g;
+	}
 }
 
 /* ---- the decision log ------------------------------------------------------------ */
+
+static json_t *fields_json(Box__PolicyField *const *f, size_t n);
+
+static json_t *
+value_json(const Box__PolicyValue *v)
+{
+	json_t *jv;
+	switch (v->kind_case) {
+	case BOX__POLICY_VALUE__KIND_SET:
+		jv = json_array();
+		for (size_t i = 0; i < v->set->n_elems; i++)
+			json_array_append_new(jv, value_json(v->set->elems[i]));
+		return jv;
+	case BOX__POLICY_VALUE__KIND_RECORD:
+		return fields_json(v->record->fields, v->record->n_fields);
+	case BOX__POLICY_VALUE__KIND_STR:
+		return json_string(v->str);
+	case BOX__POLICY_VALUE__KIND_INTEGER:
+		return json_integer(v->integer);
+	case BOX__POLICY_VALUE__KIND_BOOLEAN:
+		return json_boolean(v->boolean);
+	case BOX__POLICY_VALUE__KIND__NOT_SET:
+	default:
+		return json_string("?");
+	}
+}
 
 static json_t *
 fields_json(Box__PolicyField *const *f, size_t n)
@@ -275,6 +333,10 @@ fields_json(Box__PolicyField *const *f, size_t n)
 		const Box__PolicyValue *v = f[i]->value;
 		json_t *jv;
 		switch (v->kind_case) {
+		case BOX__POLICY_VALUE__KIND_SET:
+		case BOX__POLICY_VALUE__KIND_RECORD:
+			jv = value_json(v);
+			break;
 		case BOX__POLICY_VALUE__KIND_STR:
 			jv = json_string(v->str);
 			break;
@@ -385,6 +447,7 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		json_object_set_new(o, "action", json_string(req->action));
 		json_object_set_new(o, "input", fields_json(req->input, req->n_input));
 		json_object_set_new(o, "verdict", json_string(permit ? "permit" : "deny"));
+		json_object_set_new(o, "cause", json_integer(cause));
 		json_object_set_new(o, "message", json_string(message));
 		log_line(o);
 		int ms = delay_for(req);
@@ -400,6 +463,40 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 			return;
 		}
 		send_reply(pc, m->request_id, permit, cause, message);
+		return;
+	}
+	if (m->type == BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA) {
+		const Box__PolicyToolSchema *ts = (const Box__PolicyToolSchema *)m->msg;
+		struct engine_schema_result sr;
+		memset(&sr, 0, sizeof(sr));
+		int r = engine_register_tools(eng, ts, &sr);
+		Box__PolicyToolSchemaReply rep = BOX__POLICY_TOOL_SCHEMA_REPLY__INIT;
+		rep.ok = r == 0 && sr.ok;
+		rep.error = rep.ok ? NULL : (char *)(r < 0 ? "harness: the engine failed" : sr.error);
+		json_t *o = json_object(), *tools = json_object();
+		for (size_t i = 0; i < ts->n_tools; i++) {
+			json_t *fo = json_object();
+			for (size_t k = 0; k < ts->tools[i]->n_fields; k++) {
+				const Box__PolicyToolField *f = ts->tools[i]->fields[k];
+				char t[4200];
+				snprintf(t, sizeof(t), "%s%s", f->type, f->optional ? "?" : "");
+				json_object_set_new(fo, f->name, json_string(t));
+			}
+			json_object_set_new(tools, ts->tools[i]->name, fo);
+		}
+		json_object_set_new(o, "kind", json_string("schema"));
+		json_object_set_new(o, "server", json_string(ts->server));
+		json_object_set_new(o, "ns", json_string(ts->ns));
+		json_object_set_new(o, "tools", tools);
+		json_object_set_new(o, "ok", json_boolean(rep.ok));
+		if (rep.error)
+			json_object_set_new(o, "error", json_string(rep.error));
+		log_line(o);
+		r = box_ipc_chan_send(pc, BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY, m->request_id,
+				      &rep.base, NULL, 0);
+		if (r < 0 && r != -EPIPE)
+			fprintf(stderr, "gw-harness: cannot send PolicyToolSchemaReply: %s\n",
+				strerror(-r));
 		return;
 	}
 	if (m->type == BOX__MSG_TYPE__MSG_RECORD_REQUEST) {
@@ -528,9 +625,20 @@ main(int argc, char **argv)
 	if (!mkdtemp(tmpl))
 		die("mkdtemp: %s", strerror(errno));
 	int dirfd = open(tmpl, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	json_error_t jerr;
+	json_t *ij = json_load_file(opt_init, 0, &jerr);
+	if (!ij || !json_is_object(ij))
+		die("%s: %s (line %d)", opt_init, jerr.text, jerr.line);
+	Box__GatewayInit init;
+	build_init(&init, ij);
+	char **nss = calloc(init.n_mcp_servers + 1, sizeof(*nss));
+	for (size_t i = 0; i < init.n_mcp_servers; i++)
+		nss[i] = init.mcp_servers[i]->ns;
 	struct engine_opts eo = {.text = ptext,
 				 .len = plen,
 				 .home = "/root",
+				 .mcp_namespaces = nss,
+				 .n_mcp_namespaces = init.n_mcp_servers,
 				 .sync = ENGINE_SYNC_OFF,
 				 .dirfd = dirfd,
 				 .now_ns = 0};
@@ -538,13 +646,6 @@ main(int argc, char **argv)
 	char why[1024] = "";
 	if (engine_new(&eo, &eng, why, sizeof(why)) < 0)
 		die("the policy %s does not load: %s", opt_policy, why);
-
-	json_error_t jerr;
-	json_t *ij = json_load_file(opt_init, 0, &jerr);
-	if (!ij || !json_is_object(ij))
-		die("%s: %s (line %d)", opt_init, jerr.text, jerr.line);
-	Box__GatewayInit init;
-	build_init(&init, ij);
 
 	int bx[2], px[2];
 	if (box_ipc_socketpair(bx, false) < 0 || box_ipc_socketpair(px, false) < 0)

@@ -1,0 +1,1163 @@
+/*
+ * mcp.c — remote MCP servers (http [mcp.NAME], CONFIG.md; POLICY.md §2-§3;
+ * issue 14 item 7): what box-gateway decides of a Streamable HTTP exchange
+ * with a server's url, after http:request permitted the request.
+ *
+ * A POST to the url carries one JSON-RPC message (its body, at most
+ * max_frame, buffered by conn.c). It is classified and decided here:
+ *   - a notification (no id), `ping`, `server/discover` and
+ *     `subscriptions/listen` pass without a decision (POLICY.md §2);
+ *   - every other request, `initialize` included (over HTTP there is no
+ *     start gate to stand in for it), is `mcp:call {server, method, tool?,
+ *     prompt?, uri?}`;
+ *   - `tools/call` after that permit: the server must not be failed
+ *     (-32002), the tool must be in the last tools/list seen and unchanged
+ *     since it was first listed unless allow_tool_changes (-32003), then the
+ *     refinement `NS::Action::"TOOL"` with the arguments typed from its input
+ *     schema (below); policyd evaluates it as a refinement;
+ *   - a client's reply to a server->client request (seen in an SSE stream of
+ *     this server) is `mcp:call {server, method = that request's}`, a reply
+ *     to a server's `ping` passes; denied, the server gets a -32001 error in
+ *     its place; a reply to no request the gateway saw is refused (-32600);
+ *   - malformed: invalid JSON or UTF-8 -32700, a batch, a non-object, jsonrpc
+ *     other than "2.0" -32600 (HTTP 400, nothing sent upstream).
+ * A denial is answered HTTP 200 with the JSON-RPC error body and nothing is
+ * sent upstream. The response (application/json, or text/event-stream events)
+ * is parsed as it is relayed (a copy: the bytes reach the client unchanged):
+ * the reply to a permitted request records mcp:call response (result) or
+ * error (error, or no reply at all); a tools/list result replaces the server's
+ * tool catalog (a request with params.cursor adds a page to it) and is sent
+ * to policyd as PolicyToolSchema before the client can have read it, so a
+ * tools/call that follows is decided against it; until then policyd denies
+ * NS actions (the pending schema).
+ * Typing (POLICY.md §2, MCP.md): integer -> Long, number -> String (decimal
+ * text), string -> String, boolean -> Bool, array with typed items -> Set<T>,
+ * object with properties -> Record; a property outside `required` is
+ * optional; a property without one such type or with a name outside
+ * [A-Za-z_][A-Za-z0-9_]* is left out and its argument not passed. Argument
+ * values go as their JSON type (type confusion is policyd's to refuse).
+ * This is written here rather than reusing box-mcpd's toolschema module,
+ * which did not exist as linkable code when the gateway needed it.
+ *
+ * Which requests: the url's host and port (as the CONNECT spelled them) and
+ * its path or any path under it, by whole segments. Another spelling of the
+ * server (its address, another name) is an ordinary HTTPS request, decided by
+ * http:request alone: a policy keeps http:request to the url's host.
+ * Caps: max_frame per message (request body, JSON response body, one SSE
+ * event); 4096 tools a catalog, 256 fields a tool, type expressions 4096
+ * bytes, nesting 32; 1024 server->client requests remembered per server;
+ * 16384 first-seen tool definitions per server.
+ * Trusts: nothing from the client or the server (every message is parsed by
+ * jansson under the caps); the server table from GatewayInit (validated);
+ * policyd's verdicts. Never logs a body or an argument.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <jansson.h>
+
+#include "gateway.h"
+#include "log.h"
+#include "policy_validate.h"
+
+#define MCP_TOOLS_MAX 4096u
+#define MCP_FIELDS_MAX 256u
+#define MCP_TYPE_MAX 4096u
+#define MCP_DEPTH_MAX 32
+#define MCP_SRV_REQS_MAX 1024u
+#define MCP_FIRST_DEFS_MAX 16384u
+
+/* JSON-RPC error codes (POLICY.md §5, MCP.md). */
+#define RPC_PARSE -32700
+#define RPC_INVALID -32600
+#define RPC_PARAMS -32602
+#define RPC_POLICY -32001
+#define RPC_FAILED -32002
+#define RPC_CATALOG -32003
+
+struct gw_mcp_server {
+	const char *name, *ns, *host;
+	uint16_t port;
+	char *path; /* canonical */
+	uint64_t max_frame, call_timeout_ms;
+	bool allow_changes;
+	json_t *catalog;    /* tool name -> input schema, the last tools/list (NULL: none yet) */
+	json_t *first_defs; /* tool name -> {name, description, inputSchema} first listed */
+	json_t *changed;    /* tool name -> what changed since ("description", ...) */
+	json_t *srv_reqs;   /* id key -> method of a server->client request seen */
+	bool failed;        /* policyd refused the last schema */
+	char *fail_msg;
+};
+
+enum rmode { RM_IGNORE, RM_JSON, RM_SSE };
+
+struct gw_mcp_call {
+	struct gw_mcp_server *s;
+	gw_mcp_fn fn;
+	void *arg;
+	struct gw_decide *decide;
+	json_t *msg;
+	json_t *id; /* borrowed from msg */
+	char *idkey;
+	const char *method, *tool, *prompt, *uri; /* borrowed from msg */
+	const char *reply_to;                     /* a client's reply: the server's method */
+	bool refining;
+	bool permitted; /* forwarded after a permitted mcp:call: its reply is recorded */
+	bool recorded;
+	bool is_tools_list, has_cursor;
+	unsigned answer_status;
+	char *answer, *replacement;
+	/* the response */
+	enum rmode rmode;
+	bool over;
+	char *buf; /* JSON: the body; SSE: the line being read */
+	size_t len, cap;
+	char *ev; /* SSE: the event's data */
+	size_t evlen, evcap;
+};
+
+static struct gw_mcp_server *servers;
+static size_t n_servers;
+
+/* ---- set-up ---------------------------------------------------------------------- */
+
+int
+gw_mcp_init(const Box__GatewayInit *in, char *why, size_t why_len)
+{
+	if (in->n_mcp_servers == 0)
+		return 0;
+	servers = calloc(in->n_mcp_servers, sizeof(*servers));
+	if (!servers)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_mcp_servers; i++) {
+		const Box__GatewayMcpServer *m = in->mcp_servers[i];
+		struct gw_mcp_server *s = &servers[i];
+		s->name = m->name;
+		s->ns = m->ns;
+		s->host = m->host;
+		s->port = (uint16_t)m->port;
+		s->max_frame = m->max_frame;
+		s->call_timeout_ms = m->call_timeout_ms;
+		s->allow_changes = m->allow_tool_changes;
+		if (http_canonical_path(m->path, &s->path) < 0) {
+			(void)snprintf(why, why_len, "[mcp.%s] url path '%s' is not valid", m->name,
+				       m->path);
+			return -EINVAL;
+		}
+		/* Matched by whole segments: "/mcp" covers "/mcp", "/mcp/" and "/mcp/x". */
+		size_t pl = strlen(s->path);
+		while (pl > 1 && s->path[pl - 1] == '/')
+			s->path[--pl] = '\0';
+		s->first_defs = json_object();
+		s->changed = json_object();
+		s->srv_reqs = json_object();
+		if (!s->first_defs || !s->changed || !s->srv_reqs)
+			return -ENOMEM;
+		n_servers++;
+	}
+	G.n_mcp = n_servers;
+	return 0;
+}
+
+/*
+ * The url's path and everything under it (whole segments): a request to
+ * "/mcp/" or "/mcp/x" is the server's too, so another spelling of the url
+ * cannot slip past mcp:call. The longest match wins.
+ */
+const struct gw_mcp_server *
+gw_mcp_match(const char *host, uint16_t port, const char *path)
+{
+	const struct gw_mcp_server *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; i < n_servers; i++) {
+		const struct gw_mcp_server *s = &servers[i];
+		if (s->port != port || strcmp(s->host, host) != 0)
+			continue;
+		size_t pl = strlen(s->path);
+		bool under = pl == 1 || (strncmp(path, s->path, pl) == 0 &&
+					 (path[pl] == '\0' || path[pl] == '/'));
+		if (under && (!best || pl > best_len)) {
+			best = s;
+			best_len = pl;
+		}
+	}
+	return best;
+}
+
+uint64_t
+gw_mcp_max_frame(const struct gw_mcp_server *s)
+{
+	return s->max_frame;
+}
+
+const char *
+gw_mcp_name(const struct gw_mcp_server *s)
+{
+	return s->name;
+}
+
+uint64_t
+gw_mcp_call_timeout_ms(const struct gw_mcp_call *c)
+{
+	return c->s->call_timeout_ms;
+}
+
+/* ---- answers ---------------------------------------------------------------------- */
+
+/* {"jsonrpc":"2.0","id":ID,"error":{"code":C,"message":M}} (id null when unknown). */
+static char *
+error_body(json_t *id, int code, const char *message)
+{
+	json_t *o = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
+			      id ? id : json_null(), "error", "code", code, "message", message);
+	if (!o)
+		return NULL;
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+static enum gw_mcp_verdict
+answer(struct gw_mcp_call *c, unsigned status, int code, const char *message)
+{
+	free(c->answer);
+	c->answer = error_body(c->id, code, message);
+	c->answer_status = status;
+	if (!c->answer) {
+		/* Out of memory: still an answer, never a forward. */
+		c->answer_status = 500;
+	}
+	return GW_MCP_ANSWER;
+}
+
+unsigned
+gw_mcp_answer(const struct gw_mcp_call *c, const char **body)
+{
+	*body = c->answer ? c->answer
+			  : "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+			    "\"message\":\"box-gateway: out of memory\"}}";
+	return c->answer_status;
+}
+
+void
+gw_mcp_timed_out(struct gw_mcp_call *c)
+{
+	char m[300];
+	(void)snprintf(m, sizeof(m), "box-gateway: [mcp.%s] timed out after %llu ms (call_timeout)",
+		       c->s->name, (unsigned long long)c->s->call_timeout_ms);
+	(void)answer(c, 200, RPC_POLICY, m);
+}
+
+const char *
+gw_mcp_replacement(const struct gw_mcp_call *c, size_t *len)
+{
+	if (!c->replacement)
+		return NULL;
+	*len = strlen(c->replacement);
+	return c->replacement;
+}
+
+/* ---- typing (POLICY.md §2) ---------------------------------------------------------- */
+
+static bool
+field_name_ok(const char *s)
+{
+	if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+		return false;
+	for (s++; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+struct sbuf {
+	char b[MCP_TYPE_MAX + 1];
+	size_t n;
+	bool over;
+};
+
+static void
+sb_add(struct sbuf *sb, const char *s)
+{
+	size_t l = strlen(s);
+	if (sb->over || sb->n + l > MCP_TYPE_MAX) {
+		sb->over = true;
+		return;
+	}
+	memcpy(sb->b + sb->n, s, l + 1);
+	sb->n += l;
+}
+
+static const char *
+schema_type(json_t *sch)
+{
+	json_t *t = json_is_object(sch) ? json_object_get(sch, "type") : NULL;
+	return json_is_string(t) ? json_string_value(t) : NULL;
+}
+
+static bool
+is_required(json_t *sch, const char *name)
+{
+	json_t *req = json_object_get(sch, "required"), *v;
+	size_t i;
+	if (!json_is_array(req))
+		return false;
+	json_array_foreach (req, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
+			return true;
+	return false;
+}
+
+/* The Cedar type of a JSON schema into sb; false when it has no single such type. */
+static bool
+type_expr(json_t *sch, struct sbuf *sb, int depth)
+{
+	const char *t = schema_type(sch);
+	if (!t || depth > MCP_DEPTH_MAX)
+		return false;
+	if (strcmp(t, "integer") == 0) {
+		sb_add(sb, "Long");
+	} else if (strcmp(t, "number") == 0 || strcmp(t, "string") == 0) {
+		sb_add(sb, "String");
+	} else if (strcmp(t, "boolean") == 0) {
+		sb_add(sb, "Bool");
+	} else if (strcmp(t, "array") == 0) {
+		size_t mark = sb->n;
+		sb_add(sb, "Set<");
+		if (!type_expr(json_object_get(sch, "items"), sb, depth + 1)) {
+			sb->n = mark;
+			sb->b[mark] = '\0';
+			return false;
+		}
+		sb_add(sb, ">");
+	} else if (strcmp(t, "object") == 0) {
+		json_t *props = json_object_get(sch, "properties"), *p;
+		const char *k;
+		size_t mark = sb->n, fields = 0;
+		if (!json_is_object(props))
+			return false;
+		sb_add(sb, "{");
+		json_object_foreach (props, k, p) {
+			if (!field_name_ok(k))
+				continue;
+			size_t before = sb->n;
+			if (fields)
+				sb_add(sb, ", ");
+			sb_add(sb, k);
+			sb_add(sb, is_required(sch, k) ? ": " : "?: ");
+			if (!type_expr(p, sb, depth + 1)) {
+				sb->n = before;
+				sb->b[before] = '\0';
+				continue;
+			}
+			fields++;
+		}
+		sb_add(sb, "}");
+		if (!fields) {
+			sb->n = mark;
+			sb->b[mark] = '\0';
+			return false;
+		}
+	} else {
+		return false;
+	}
+	return !sb->over;
+}
+
+/* number -> its decimal text: an integer value "%lld", else the shortest round trip. */
+static char *
+number_text(json_t *v)
+{
+	char buf[64];
+	if (json_is_integer(v)) {
+		(void)snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)json_integer_value(v));
+		return strdup(buf);
+	}
+	double d = json_real_value(v);
+	if (d == floor(d) && fabs(d) < 9.2e18) {
+		(void)snprintf(buf, sizeof(buf), "%lld", (long long)d);
+		return strdup(buf);
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		(void)snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return strdup(buf);
+}
+
+static Box__PolicyValue *value_of(json_t *v, json_t *sch, int depth);
+
+/* The fields of a record: the schema's typed properties the object has. */
+static int
+fields_of(json_t *obj, json_t *sch, Box__PolicyField ***out, size_t *n_out, int depth)
+{
+	json_t *props = json_is_object(sch) ? json_object_get(sch, "properties") : NULL, *p;
+	const char *k;
+	*out = NULL;
+	*n_out = 0;
+	if (!json_is_object(props) || !json_is_object(obj))
+		return 0;
+	size_t cap = json_object_size(props);
+	Box__PolicyField **fs = calloc(cap ? cap : 1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	size_t n = 0;
+	json_object_foreach (props, k, p) {
+		struct sbuf sb = {.n = 0};
+		json_t *a = json_object_get(obj, k);
+		if (!a || n >= MCP_FIELDS_MAX || !field_name_ok(k) || !type_expr(p, &sb, depth))
+			continue;
+		Box__PolicyValue *pv = value_of(a, p, depth + 1);
+		if (!pv)
+			continue; /* null: not passed (policyd decides a missing required one) */
+		Box__PolicyField *f = malloc(sizeof(*f));
+		char *name = strdup(k);
+		if (!f || !name) {
+			free(f);
+			free(name);
+			box__policy_value__free_unpacked(pv, NULL);
+			break;
+		}
+		box__policy_field__init(f);
+		f->name = name;
+		f->value = pv;
+		fs[n++] = f;
+	}
+	*out = fs;
+	*n_out = n;
+	return 0;
+}
+
+/* The argument v as a policy value (NULL: not passed). */
+static Box__PolicyValue *
+value_of(json_t *v, json_t *sch, int depth)
+{
+	if (!v || json_is_null(v) || depth > MCP_DEPTH_MAX + 1)
+		return NULL;
+	Box__PolicyValue *pv = malloc(sizeof(*pv));
+	if (!pv)
+		return NULL;
+	box__policy_value__init(pv);
+	const char *t = schema_type(sch);
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		pv->kind_case = BOX__POLICY_VALUE__KIND_STR;
+		pv->str = strdup(json_string_value(v));
+		break;
+	case JSON_INTEGER:
+		if (t && strcmp(t, "number") == 0) {
+			pv->kind_case = BOX__POLICY_VALUE__KIND_STR;
+			pv->str = number_text(v);
+		} else {
+			pv->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+			pv->integer = json_integer_value(v);
+		}
+		break;
+	case JSON_REAL:
+		pv->kind_case = BOX__POLICY_VALUE__KIND_STR;
+		pv->str = number_text(v);
+		break;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		pv->kind_case = BOX__POLICY_VALUE__KIND_BOOLEAN;
+		pv->boolean = json_is_true(v);
+		break;
+	case JSON_ARRAY: {
+		Box__PolicyValueSet *set = malloc(sizeof(*set));
+		size_t n = json_array_size(v), i;
+		json_t *e;
+		if (!set) {
+			free(pv);
+			return NULL;
+		}
+		box__policy_value_set__init(set);
+		set->elems = calloc(n ? n : 1, sizeof(*set->elems));
+		pv->kind_case = BOX__POLICY_VALUE__KIND_SET;
+		pv->set = set;
+		if (!set->elems)
+			break;
+		json_t *items = json_is_object(sch) ? json_object_get(sch, "items") : NULL;
+		json_array_foreach (v, i, e) {
+			Box__PolicyValue *ev = value_of(e, items, depth + 1);
+			if (ev)
+				set->elems[set->n_elems++] = ev;
+		}
+		return pv;
+	}
+	case JSON_OBJECT: {
+		Box__PolicyValueRecord *rec = malloc(sizeof(*rec));
+		if (!rec) {
+			free(pv);
+			return NULL;
+		}
+		box__policy_value_record__init(rec);
+		pv->kind_case = BOX__POLICY_VALUE__KIND_RECORD;
+		pv->record = rec;
+		(void)fields_of(v, sch, &rec->fields, &rec->n_fields, depth + 1);
+		return pv;
+	}
+	case JSON_NULL:
+	default:
+		free(pv);
+		return NULL;
+	}
+	if (pv->kind_case == BOX__POLICY_VALUE__KIND_STR && !pv->str) {
+		free(pv);
+		return NULL;
+	}
+	return pv;
+}
+
+static void
+fields_free(Box__PolicyField **fs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		box__policy_field__free_unpacked(fs[i], NULL);
+	free(fs);
+}
+
+/* ---- the tool catalog and its schema --------------------------------------------------- */
+
+static void
+on_schema_reply(void *arg, bool ok, const char *error)
+{
+	struct gw_mcp_server *s = arg;
+	s->failed = !ok;
+	free(s->fail_msg);
+	s->fail_msg = NULL;
+	if (!ok) {
+		char m[4200];
+		(void)snprintf(m, sizeof(m), "box-gateway: the policy rules for [mcp.%s] do not "
+			       "type-check against its tools: %s", s->name, error ? error : "?");
+		s->fail_msg = strdup(m);
+		log_warn("[mcp.%s]: policyd refused its tool schema: %s", s->name,
+			 error ? error : "?");
+	}
+}
+
+static void
+tool_free(Box__PolicyTool *t)
+{
+	if (t)
+		box__policy_tool__free_unpacked(t, NULL);
+}
+
+/* PolicyToolSchema of the whole catalog, sent to policyd. */
+static void
+schema_send(struct gw_mcp_server *s)
+{
+	Box__PolicyToolSchema m = BOX__POLICY_TOOL_SCHEMA__INIT;
+	size_t n = json_object_size(s->catalog), k = 0;
+	const char *name;
+	json_t *sch;
+	Box__PolicyTool **tools = calloc(n ? n : 1, sizeof(*tools));
+	if (!tools)
+		return;
+	json_object_foreach (s->catalog, name, sch) {
+		Box__PolicyTool *t = malloc(sizeof(*t));
+		if (!t)
+			break;
+		box__policy_tool__init(t);
+		tools[k++] = t;
+		t->name = strdup(name);
+		json_t *props = json_object_get(sch, "properties"), *p;
+		const char *pn;
+		size_t np = json_is_object(props) ? json_object_size(props) : 0;
+		t->fields = calloc(np ? np : 1, sizeof(*t->fields));
+		if (!t->name || !t->fields)
+			break;
+		if (!np)
+			continue;
+		json_object_foreach (props, pn, p) {
+			struct sbuf sb = {.n = 0};
+			if (t->n_fields >= MCP_FIELDS_MAX || !field_name_ok(pn) ||
+			    !type_expr(p, &sb, 1))
+				continue;
+			Box__PolicyToolField *f = malloc(sizeof(*f));
+			if (!f)
+				break;
+			box__policy_tool_field__init(f);
+			f->name = strdup(pn);
+			f->type = strdup(sb.b);
+			f->optional = !is_required(sch, pn);
+			t->fields[t->n_fields++] = f;
+			if (!f->name || !f->type)
+				break;
+		}
+	}
+	m.server = (char *)s->name;
+	m.ns = (char *)s->ns;
+	m.tools = tools;
+	m.n_tools = k;
+	if (box_validate_policy_tool_schema(&m) < 0)
+		log_warn("[mcp.%s]: its tools/list cannot be described to policy (names, caps): "
+			 "its tools stay undecidable", s->name);
+	else if (gw_tool_schema(&m, on_schema_reply, s) < 0)
+		log_warn("[mcp.%s]: the tool schema could not be sent to box-policyd", s->name);
+	for (size_t i = 0; i < k; i++)
+		tool_free(tools[i]);
+	free(tools);
+}
+
+/* A tool name that can be spelled NS::Action::"NAME": no NUL, '"', '\\' or control. */
+static bool
+tool_name_usable(const char *n, size_t len)
+{
+	if (strlen(n) != len)
+		return false;
+	for (const char *p = n; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
+			return false;
+	return true;
+}
+
+/* What differs between two {name, description, inputSchema} definitions. */
+static const char *
+def_change(json_t *a, json_t *b)
+{
+	bool d = !json_equal(json_object_get(a, "description"), json_object_get(b, "description"));
+	bool i = !json_equal(json_object_get(a, "inputSchema"), json_object_get(b, "inputSchema"));
+	if (d && i)
+		return "description and inputSchema";
+	if (d)
+		return "description";
+	if (i)
+		return "inputSchema";
+	return NULL;
+}
+
+/* A tools/list result: the catalog (replaced, or a page added), pins checked, the schema sent. */
+static void
+tools_listed(struct gw_mcp_server *s, json_t *tools, bool page)
+{
+	size_t i;
+	json_t *t;
+	if (!page || !s->catalog) {
+		json_decref(s->catalog);
+		s->catalog = json_object();
+		if (!s->catalog)
+			return;
+	}
+	json_array_foreach (tools, i, t) {
+		json_t *name = json_object_get(t, "name");
+		if (!json_is_string(name) || json_string_length(name) < 1 ||
+		    json_string_length(name) > 256 || json_object_size(s->catalog) >= MCP_TOOLS_MAX)
+			continue;
+		const char *n = json_string_value(name);
+		if (!tool_name_usable(n, json_string_length(name)))
+			continue; /* cannot be an action: not callable through the gateway */
+		json_t *sch = json_object_get(t, "inputSchema");
+		json_object_set(s->catalog, n, json_is_object(sch) ? sch : json_object());
+		json_t *def = json_pack("{s:O,s:O,s:O}", "name", name, "description",
+					json_object_get(t, "description")
+					    ? json_object_get(t, "description")
+					    : json_null(),
+					"inputSchema", sch ? sch : json_null());
+		if (!def)
+			continue;
+		json_t *first = json_object_get(s->first_defs, n);
+		if (!first) {
+			/* Capped: a server inventing names forever stops being compared. */
+			if (json_object_size(s->first_defs) < MCP_FIRST_DEFS_MAX)
+				json_object_set_new(s->first_defs, n, def);
+			else
+				json_decref(def);
+			continue;
+		}
+		const char *what = def_change(first, def);
+		json_decref(def);
+		if (what && !s->allow_changes) {
+			if (!json_object_get(s->changed, n))
+				log_warn("[mcp.%s]: tool '%s' changed its %s since it was first "
+					 "listed: refused (allow_tool_changes = false)",
+					 s->name, n, what);
+			json_object_set_new(s->changed, n, json_string(what));
+		} else {
+			json_object_del(s->changed, n);
+		}
+	}
+	schema_send(s);
+}
+
+/* ---- deciding a request ------------------------------------------------------------------- */
+
+static void
+call_fields(const struct gw_mcp_call *c, struct gw_fields *fs)
+{
+	gw_fields_init(fs);
+	gw_fields_str(fs, "server", c->s->name);
+	gw_fields_str(fs, "method", c->reply_to ? c->reply_to : c->method);
+	if (c->tool)
+		gw_fields_str(fs, "tool", c->tool);
+	if (c->prompt)
+		gw_fields_str(fs, "prompt", c->prompt);
+	if (c->uri)
+		gw_fields_str(fs, "uri", c->uri);
+}
+
+static void
+finish(struct gw_mcp_call *c, enum gw_mcp_verdict v)
+{
+	c->fn(c->arg, v); /* c may be gone after this */
+}
+
+static void
+on_refined(void *arg, bool permit, const char *message)
+{
+	struct gw_mcp_call *c = arg;
+	c->decide = NULL;
+	if (!permit) {
+		finish(c, answer(c, 200, RPC_POLICY, message));
+		return;
+	}
+	c->permitted = true;
+	finish(c, GW_MCP_FORWARD);
+}
+
+/* Cedar's string literal for a tool name: " and \ escaped. */
+static char *
+tool_action(const char *ns, const char *tool)
+{
+	size_t n = strlen(tool);
+	char *esc = malloc(2 * n + 1), *o = esc;
+	if (!esc)
+		return NULL;
+	for (const char *p = tool; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			*o++ = '\\';
+		*o++ = *p;
+	}
+	*o = '\0';
+	char *a = NULL;
+	if (asprintf(&a, "%s::Action::\"%s\"", ns, esc) < 0)
+		a = NULL;
+	free(esc);
+	return a;
+}
+
+/* tools/call after mcp:call permitted: the catalog, then the refinement. */
+static enum gw_mcp_verdict
+refine(struct gw_mcp_call *c)
+{
+	struct gw_mcp_server *s = c->s;
+	char m[1024];
+	if (!c->tool)
+		return answer(c, 200, RPC_PARAMS, "box-gateway: tools/call needs params.name");
+	if (s->failed)
+		return answer(c, 200, RPC_FAILED,
+			      s->fail_msg ? s->fail_msg : "box-gateway: the server's tools failed");
+	json_t *sch = NULL;
+	if (s->catalog) {
+		sch = json_object_get(s->catalog, c->tool);
+		if (!sch) {
+			(void)snprintf(m, sizeof(m),
+				       "box-gateway: tool '%.256s' of [mcp.%s] is not in the "
+				       "server's last tools/list",
+				       c->tool, s->name);
+			return answer(c, 200, RPC_CATALOG, m);
+		}
+		json_t *what = json_object_get(s->changed, c->tool);
+		if (what) {
+			(void)snprintf(m, sizeof(m),
+				       "box-gateway: tool '%.256s' of [mcp.%s] changed its %s since "
+				       "it was first listed (allow_tool_changes = false)",
+				       c->tool, s->name, json_string_value(what));
+			return answer(c, 200, RPC_CATALOG, m);
+		}
+	}
+	/* No tools/list yet: no arguments are typed; policyd denies (pending schema). */
+	json_t *params = json_object_get(c->msg, "params");
+	json_t *args = json_is_object(params) ? json_object_get(params, "arguments") : NULL;
+	Box__PolicyField **fs = NULL;
+	size_t n = 0;
+	if (sch && fields_of(args, sch, &fs, &n, 1) < 0)
+		return answer(c, 500, RPC_POLICY, "box-gateway: out of memory");
+	char *action = tool_action(s->ns, c->tool);
+	if (!action) {
+		fields_free(fs, n);
+		return answer(c, 500, RPC_POLICY, "box-gateway: out of memory");
+	}
+	/* Checked as policyd will check it: a request it refuses would end the channel. */
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = action;
+	req.input = fs;
+	req.n_input = n;
+	if (box_validate_decide_request(&req) < 0) {
+		free(action);
+		fields_free(fs, n);
+		(void)snprintf(m, sizeof(m),
+			       "box-gateway: the arguments of tool '%.256s' are beyond what policy "
+			       "can decide (nesting 8, 256 fields, 4096 set elements, 256 KiB a "
+			       "string)",
+			       c->tool);
+		return answer(c, 200, RPC_PARAMS, m);
+	}
+	c->refining = true;
+	c->decide = gw_decide_fields(action, fs, n, on_refined, c);
+	free(action);
+	fields_free(fs, n);
+	if (!c->decide)
+		return answer(c, 200, RPC_POLICY,
+			      "box-gateway: the decision could not be asked (box-policyd unreachable)");
+	return GW_MCP_PENDING;
+}
+
+static void
+on_call_decided(void *arg, bool permit, const char *message)
+{
+	struct gw_mcp_call *c = arg;
+	c->decide = NULL;
+	if (!permit) {
+		if (c->reply_to) {
+			/* The client's reply is refused: the server gets the error instead. */
+			c->replacement = error_body(c->id, RPC_POLICY, message);
+			if (!c->replacement) {
+				finish(c, answer(c, 500, RPC_POLICY, "box-gateway: out of memory"));
+				return;
+			}
+			finish(c, GW_MCP_FORWARD);
+			return;
+		}
+		finish(c, answer(c, 200, RPC_POLICY, message));
+		return;
+	}
+	if (c->method && strcmp(c->method, "tools/call") == 0) {
+		enum gw_mcp_verdict v = refine(c);
+		if (v != GW_MCP_PENDING)
+			finish(c, v);
+		return;
+	}
+	c->permitted = !c->reply_to;
+	finish(c, GW_MCP_FORWARD);
+}
+
+struct gw_mcp_call *
+gw_mcp_call_new(const struct gw_mcp_server *s, gw_mcp_fn fn, void *arg)
+{
+	struct gw_mcp_call *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->s = (struct gw_mcp_server *)s;
+	c->fn = fn;
+	c->arg = arg;
+	return c;
+}
+
+static const char *
+param_str(json_t *params, const char *key)
+{
+	json_t *v = json_is_object(params) ? json_object_get(params, key) : NULL;
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+enum gw_mcp_verdict
+gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len)
+{
+	json_error_t err;
+	char m[400];
+	/* jansson refuses invalid UTF-8 and NUL bytes as invalid JSON. */
+	c->msg = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+	if (!c->msg) {
+		(void)snprintf(m, sizeof(m), "box-gateway: parse error: %s", err.text);
+		return answer(c, 400, RPC_PARSE, m);
+	}
+	if (json_is_array(c->msg))
+		return answer(c, 400, RPC_INVALID,
+			      "box-gateway: a JSON-RPC batch is not accepted (one message a POST)");
+	if (!json_is_object(c->msg))
+		return answer(c, 400, RPC_INVALID, "box-gateway: not a JSON-RPC message (an object)");
+	c->id = json_object_get(c->msg, "id");
+	if (c->id && !json_is_string(c->id) && !json_is_integer(c->id) && !json_is_null(c->id)) {
+		c->id = NULL;
+		return answer(c, 400, RPC_INVALID, "box-gateway: the id must be a string or an integer");
+	}
+	json_t *ver = json_object_get(c->msg, "jsonrpc");
+	if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)
+		return answer(c, 400, RPC_INVALID, "box-gateway: jsonrpc must be \"2.0\"");
+	if (c->id) {
+		c->idkey = json_dumps(c->id, JSON_ENCODE_ANY | JSON_COMPACT);
+		if (!c->idkey)
+			return answer(c, 500, RPC_INVALID, "box-gateway: out of memory");
+	}
+	json_t *method = json_object_get(c->msg, "method");
+	if (method) {
+		if (!json_is_string(method))
+			return answer(c, 400, RPC_INVALID, "box-gateway: method must be a string");
+		c->method = json_string_value(method);
+		/* POLICY.md §2: these pass undecided; over HTTP initialize does not. */
+		if (!c->id || strcmp(c->method, "ping") == 0 ||
+		    strcmp(c->method, "server/discover") == 0 ||
+		    strcmp(c->method, "subscriptions/listen") == 0)
+			return GW_MCP_FORWARD;
+		json_t *params = json_object_get(c->msg, "params");
+		if (strcmp(c->method, "tools/call") == 0)
+			c->tool = param_str(params, "name");
+		else if (strcmp(c->method, "prompts/get") == 0)
+			c->prompt = param_str(params, "name");
+		c->uri = param_str(params, "uri");
+		c->is_tools_list = strcmp(c->method, "tools/list") == 0;
+		c->has_cursor = param_str(params, "cursor") != NULL;
+	} else {
+		/* A reply (result or error) to a request the server made. */
+		if (!c->id || !(json_object_get(c->msg, "result") || json_object_get(c->msg, "error")))
+			return answer(c, 400, RPC_INVALID,
+				      "box-gateway: neither a request, a notification nor a reply");
+		json_t *sm = json_object_get(c->s->srv_reqs, c->idkey);
+		if (!json_is_string(sm))
+			return answer(c, 400, RPC_INVALID,
+				      "box-gateway: a reply to no request the server made");
+		c->reply_to = strdup(json_string_value(sm));
+		json_object_del(c->s->srv_reqs, c->idkey);
+		if (!c->reply_to)
+			return answer(c, 500, RPC_INVALID, "box-gateway: out of memory");
+		if (strcmp(c->reply_to, "ping") == 0)
+			return GW_MCP_FORWARD;
+	}
+	struct gw_fields fs;
+	call_fields(c, &fs);
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = (char *)"mcp:call";
+	req.input = fs.p;
+	req.n_input = fs.n;
+	if (box_validate_decide_request(&req) < 0)
+		return answer(c, 200, RPC_PARAMS,
+			      "box-gateway: the request's name or uri is beyond what policy can "
+			      "decide (256 KiB)");
+	c->decide = gw_decide("mcp:call", &fs, on_call_decided, c);
+	if (!c->decide)
+		return answer(c, 200, RPC_POLICY,
+			      "box-gateway: the decision could not be asked (box-policyd unreachable)");
+	return GW_MCP_PENDING;
+}
+
+/* ---- the response -------------------------------------------------------------------------- */
+
+static void
+record(struct gw_mcp_call *c, bool ok)
+{
+	if (!c->permitted || c->recorded)
+		return;
+	c->recorded = true;
+	struct gw_fields fs;
+	call_fields(c, &fs);
+	gw_record(ok, "mcp:call", &fs, NULL);
+}
+
+/* One JSON-RPC message from the server. */
+static void
+server_msg(struct gw_mcp_call *c, json_t *m)
+{
+	if (!json_is_object(m))
+		return;
+	json_t *id = json_object_get(m, "id"), *method = json_object_get(m, "method");
+	if (json_is_string(method)) {
+		/* A server->client request: its reply will be decided on its method. */
+		if (!id || json_is_null(id))
+			return;
+		char *k = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+		if (!k)
+			return;
+		if (json_object_size(c->s->srv_reqs) >= MCP_SRV_REQS_MAX)
+			json_object_clear(c->s->srv_reqs);
+		json_object_set(c->s->srv_reqs, k, method);
+		free(k);
+		return;
+	}
+	if (!id || !c->idkey)
+		return;
+	char *k = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+	bool mine = k && strcmp(k, c->idkey) == 0;
+	free(k);
+	if (!mine)
+		return;
+	json_t *result = json_object_get(m, "result");
+	record(c, result != NULL && json_object_get(m, "error") == NULL);
+	if (c->is_tools_list && json_is_object(result)) {
+		json_t *tools = json_object_get(result, "tools");
+		if (json_is_array(tools))
+			tools_listed(c->s, tools, c->has_cursor);
+	}
+}
+
+static void
+parse_messages(struct gw_mcp_call *c, const char *text, size_t len)
+{
+	json_error_t err;
+	json_t *j = json_loadb(text, len, JSON_DECODE_ANY, &err);
+	if (!j)
+		return;
+	if (json_is_array(j)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach (j, i, e)
+			server_msg(c, e);
+	} else {
+		server_msg(c, j);
+	}
+	json_decref(j);
+}
+
+void
+gw_mcp_response_head(struct gw_mcp_call *c, unsigned status, const char *content_type)
+{
+	c->rmode = RM_IGNORE;
+	c->len = c->evlen = 0;
+	if (status < 200 || status > 299 || !content_type)
+		return;
+	size_t tl = strcspn(content_type, "; \t");
+	if (tl == 16 && strncasecmp(content_type, "application/json", 16) == 0)
+		c->rmode = RM_JSON;
+	else if (tl == 17 && strncasecmp(content_type, "text/event-stream", 17) == 0)
+		c->rmode = RM_SSE;
+}
+
+static int
+grow(char **b, size_t *cap, size_t need, uint64_t max)
+{
+	if (need > max)
+		return -E2BIG;
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap : 1024;
+	while (nc < need)
+		nc *= 2;
+	if (nc > max)
+		nc = (size_t)max;
+	char *nb = realloc(*b, nc + 1);
+	if (!nb)
+		return -ENOMEM;
+	*b = nb;
+	*cap = nc;
+	return 0;
+}
+
+/* One SSE line (no line end): data lines gather, an empty line dispatches. */
+static int
+sse_line(struct gw_mcp_call *c, const char *l, size_t n)
+{
+	if (n == 0) {
+		if (c->evlen)
+			parse_messages(c, c->ev, c->evlen);
+		c->evlen = 0;
+		return 0;
+	}
+	if (n < 5 || memcmp(l, "data", 4) != 0 || (n > 4 && l[4] != ':'))
+		return 0; /* event:, id:, retry:, comments */
+	l += 5;
+	n -= 5;
+	if (n && *l == ' ') {
+		l++;
+		n--;
+	}
+	size_t need = c->evlen + (c->evlen ? 1 : 0) + n;
+	int r = grow(&c->ev, &c->evcap, need, c->s->max_frame);
+	if (r < 0)
+		return r;
+	if (c->evlen)
+		c->ev[c->evlen++] = '\n';
+	memcpy(c->ev + c->evlen, l, n);
+	c->evlen += n;
+	return 0;
+}
+
+static int
+sse_feed(struct gw_mcp_call *c, const char *p, size_t n)
+{
+	while (n) {
+		const char *nl = memchr(p, '\n', n);
+		size_t take = nl ? (size_t)(nl - p) : n;
+		int r = grow(&c->buf, &c->cap, c->len + take, c->s->max_frame);
+		if (r < 0)
+			return r;
+		memcpy(c->buf + c->len, p, take);
+		c->len += take;
+		if (!nl)
+			return 0;
+		size_t ll = c->len;
+		if (ll && c->buf[ll - 1] == '\r')
+			ll--;
+		r = sse_line(c, c->buf, ll);
+		c->len = 0;
+		if (r < 0)
+			return r;
+		p += take + 1;
+		n -= take + 1;
+	}
+	return 0;
+}
+
+int
+gw_mcp_response_data(struct gw_mcp_call *c, struct evbuffer *from, size_t n)
+{
+	if (c->rmode == RM_IGNORE || c->over || !n)
+		return 0;
+	struct evbuffer_ptr pos;
+	if (evbuffer_ptr_set(from, &pos, 0, EVBUFFER_PTR_SET) < 0)
+		return 0;
+	while (n) {
+		struct evbuffer_iovec v;
+		if (evbuffer_peek(from, (ev_ssize_t)n, &pos, &v, 1) < 1)
+			break;
+		size_t k = v.iov_len < n ? v.iov_len : n;
+		int r;
+		if (c->rmode == RM_JSON) {
+			r = grow(&c->buf, &c->cap, c->len + k, c->s->max_frame);
+			if (r == 0) {
+				memcpy(c->buf + c->len, v.iov_base, k);
+				c->len += k;
+			}
+		} else {
+			r = sse_feed(c, v.iov_base, k);
+		}
+		if (r < 0) {
+			c->over = true;
+			log_info("[mcp.%s]: a reply over max_frame (%llu bytes): the connection "
+				 "is closed",
+				 c->s->name, (unsigned long long)c->s->max_frame);
+			return r;
+		}
+		n -= k;
+		if (evbuffer_ptr_set(from, &pos, k, EVBUFFER_PTR_ADD) < 0)
+			break;
+	}
+	return 0;
+}
+
+void
+gw_mcp_response_end(struct gw_mcp_call *c)
+{
+	if (c->rmode == RM_JSON && !c->over && c->len)
+		parse_messages(c, c->buf, c->len);
+	else if (c->rmode == RM_SSE && !c->over) {
+		if (c->len)
+			(void)sse_line(c, c->buf, c->len);
+		(void)sse_line(c, "", 0);
+	}
+	c->rmode = RM_IGNORE;
+	c->len = c->evlen = 0;
+}
+
+void
+gw_mcp_call_free(struct gw_mcp_call *c)
+{
+	if (!c)
+		return;
+	gw_decide_cancel(c->decide);
+	record(c, false); /* forwarded, and no reply came */
+	json_decref(c->msg);
+	free(c->idkey);
+	free((char *)c->reply_to);
+	free(c->answer);
+	free(c->replacement);
+	free(c->buf);
+	free(c->ev);
+	free(c);
+}
