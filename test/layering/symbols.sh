@@ -68,12 +68,18 @@ check box-policyd "$policy" "$client $plan $recheck $gateway"
 check box-trampoline "$plan" "$client $policy $recheck $gateway"
 check box-clientd "$client" "$policy $plan box_proto_recheck $gateway"
 check box-recheck "$recheck" "$policy $plan box_proto_client $gateway"
-check box-gateway "$gateway $policy" "$client $plan $recheck $engine"
+check box-gateway "$gateway $policy" "$client $plan $recheck $engine box_proto_mcpsession box_proto_mcpctl"
 # box-shell speaks the shell protocols and the policy protocol as a peer; it never evaluates.
 shell='box_proto_shell box_proto_session box__shell_init__descriptor box__spawn_request__descriptor
 	box_validate_shell_init box_validate_spawn_request'
 check box-shell "$shell $policy" "$client $plan $recheck $gateway $engine"
-check boxd "$client $policy $plan $recheck" ""
+# box-mcpd speaks the MCP session and control protocols and the policy protocol as a peer;
+# it never evaluates, and it never links the shell's, the gateway's or the client's messages.
+mcp='box_proto_mcpsession box_proto_mcpctl box__mcp_init__descriptor box__mcp_open__descriptor
+	box__mcp_server_start__descriptor box_validate_mcp_init box_validate_mcp_open'
+check box-mcpd "$mcp $policy" "$client $plan $recheck $gateway $shell $engine"
+check box-shell "$shell $policy" "$client $plan $recheck $gateway $engine $mcp"
+check boxd "$client $policy $plan $recheck $mcp box_proto_shell" ""
 
 # common/ is a leaf: what its objects need comes from libc and libraries, never from proto/.
 lib_common=$BUILD/common/libboxcommon.a
