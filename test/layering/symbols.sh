@@ -72,7 +72,6 @@ check box-gateway "$gateway $policy" "$client $plan $recheck $engine box_proto_m
 # box-shell speaks the shell protocols and the policy protocol as a peer; it never evaluates.
 shell='box_proto_shell box_proto_session box__shell_init__descriptor box__spawn_request__descriptor
 	box_validate_shell_init box_validate_spawn_request'
-check box-shell "$shell $policy" "$client $plan $recheck $gateway $engine"
 # box-mcpd speaks the MCP session and control protocols and the policy protocol as a peer;
 # it never evaluates, and it never links the shell's, the gateway's or the client's messages.
 mcp='box_proto_mcpsession box_proto_mcpctl box__mcp_init__descriptor box__mcp_open__descriptor
