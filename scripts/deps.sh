@@ -4,7 +4,8 @@
 # Idempotent: packages already installed are not touched and apt is not even
 # consulted when everything is present. As an ordinary user it prints the exact
 # command to run as root and fails. Then the service's system users
-# (packaging/sysusers.d/box.conf), which tests and `make demo` rely on.
+# (packaging/sysusers.d/box.conf), which tests and `make demo` rely on, and
+# (as root) the ordinary test user boxtest the tests run boxes as.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,9 +58,22 @@ ensure_users() {
 	echo "deps: created the box-daemon user and the box-clients group"
 }
 
+# The tests' ordinary user: boxes are run as boxtest as well as as root, from
+# the first unit test on (test_recheck). Only as root; a home of its own.
+ensure_test_user() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	id boxtest >/dev/null 2>&1 && [ -d "$(getent passwd boxtest | cut -d: -f6)" ] && return 0
+	id boxtest >/dev/null 2>&1 || useradd -m -s /bin/sh boxtest ||
+		{ echo "deps: could not create the test user boxtest" >&2; exit 1; }
+	home=$(getent passwd boxtest | cut -d: -f6)
+	[ -d "$home" ] || install -d -o boxtest -g boxtest -m 0755 "$home"
+	echo "deps: created the test user boxtest"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "deps: all ${#packages[@]} packages present"
 	ensure_users
+	ensure_test_user
 	exit 0
 fi
 
@@ -101,3 +115,4 @@ if [ -d /run/systemd/system ]; then
 	done
 fi
 ensure_users
+ensure_test_user
