@@ -79,6 +79,9 @@ check:
 	@$(MAKE) --no-print-directory -j$(JOBS) all $(CHECK_PROGRAMS) $(CHECK_DEPS)
 	@$(MAKE) --no-print-directory check-run
 
+# Everything make check runs, built without running it (to run a single test).
+check-build: all $(CHECK_PROGRAMS) $(CHECK_DEPS)
+
 check-run:
 	@BOX_BUILD=$(BUILD) BOX_BIN=$(BIN) SAN=$(SAN) test/run-tests.sh $(CHECK_PROGRAMS) $(CHECK_SCRIPTS)
 
@@ -130,6 +133,6 @@ format:
 help:
 	@sed -n '2,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 
-.PHONY: print-install-list print-install-data all check check-run bench demo deps install clean format help fuzz
+.PHONY: print-install-list print-install-data all check check-build check-run bench demo deps install clean format help fuzz
 
 -include $(ALL_OBJS:.o=.d)

@@ -266,7 +266,7 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 static void
 daemons_finished(struct box *b)
 {
-	if (b->state != BOX_FINISHING || b->shell.exit_timer || b->gateway_exit_timer ||
+	if (b->state != BOX_FINISHING || b->shell.exit_timer || b->gateway.exit_timer ||
 	    b->mcpd.exit_timer)
 		return; /* another one is still on its way out */
 	if (policyd_finish(b))
@@ -397,7 +397,6 @@ box_free(struct box *b)
 	safe_close(b->shell_listen_fd);
 	plan_free(b->agent_plan);
 	free(b->alias_exe);
-	free(b->policyd_error);
 	if (b->status_ev)
 		event_free(b->status_ev);
 	if (b->timeout_ev)
@@ -441,12 +440,12 @@ finished_exit(struct box *b)
 	int status = b->wait_status;
 
 	x.box_id = b->id;
-	if (b->policyd_lost) {
+	if (b->policyd.lost) {
 		/* Stopped for want of a policy: an error, not the agent's status. */
-		x.error = b->policyd_error;
-	} else if (b->gateway_lost) {
+		x.error = b->policyd.error;
+	} else if (b->gateway.lost) {
 		/* Stopped for want of a gateway (fail closed): an error too. */
-		x.error = b->gateway_error;
+		x.error = b->gateway.error;
 	} else if (b->shell.lost) {
 		/* Stopped for want of box-shell (fail closed): an error too. */
 		x.error = b->shell.error;
@@ -529,8 +528,8 @@ box_kill(struct box *b)
 	/* Nothing of the agent runs yet: a lost daemon ends the start. */
 	if (b->state == BOX_GATEWAY || b->state == BOX_SHELL || b->state == BOX_MCPD)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  b->policyd_error ? b->policyd_error :
-				  b->gateway_error ? b->gateway_error :
+				  b->policyd.error ? b->policyd.error :
+				  b->gateway.error ? b->gateway.error :
 				  b->shell.error   ? b->shell.error :
 				  b->mcpd.error	   ? b->mcpd.error :
 						     "the box was stopped before it started");

@@ -292,27 +292,13 @@ struct box {
 	struct event *recheck_timer;
 	char *recheck_state_dir;  /* until the reply moves it to rc.state_dir */
 
-	pid_t policyd_pid;        /* box-policyd, or 0 */
-	struct box_ipc_event *policyd_ev;
+	struct box_daemon policyd; /* box-policyd's lifecycle (daemon.c) */
 	struct event *rotate_ev;  /* decisions.jsonl size check, every second */
 	uint32_t decisions_generation;
-	bool policyd_starting;    /* PolicyReady not here yet */
-	struct event *policyd_ready_timer;
-	struct event *policyd_exit_timer; /* finishing: SIGKILL when it has not exited */
-	bool policyd_closing;     /* we closed its channel: its exit is expected */
-	bool policyd_lost;        /* it went away while the box ran */
-	char *policyd_error;      /* why the box was stopped, for RunExit */
 	int gateway_policyd_fd;   /* policyd's fd 4, other end: the gateway's fd 4 until spawned */
 
-	pid_t gateway_pid;        /* box-gateway, or 0 */
-	struct box_ipc_event *gateway_ev;
-	bool gateway_starting;    /* GatewayReady not here yet */
+	struct box_daemon gateway; /* box-gateway's lifecycle (daemon.c) */
 	bool gateway_serving;     /* GatewayReady ok: the proxy variables go into the plans */
-	struct event *gateway_ready_timer;
-	struct event *gateway_exit_timer;
-	bool gateway_closing;     /* we closed its channel: its exit is expected */
-	bool gateway_lost;        /* it went away while the box ran */
-	char *gateway_error;      /* why the box was stopped, for RunExit */
 	uint32_t gateway_listener_seq;
 	uint32_t agent_listener_id; /* the agent's listener at the gateway, or 0 */
 	int ca_runtime_fd;        /* RUNTIME/ca.pem (boxd's, 0644), until the box is freed */

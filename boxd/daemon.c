@@ -90,7 +90,7 @@ daemon_lost(struct box_daemon *dm, const char *why)
 	if (dm->closing || dm->lost)
 		return;
 	/* A daemon that lost its policyd exits: report the cause, not the echo. */
-	if (policyd_check_gone(b))
+	if (dm != &b->policyd && policyd_check_gone(b))
 		return;
 	dm->lost = true;
 	log_err("box %s (%s): %s exited (%s); stopping the box", b->name, b->id, dm->ops->name,

@@ -1,10 +1,10 @@
 /*
  * daemon.h — the life of one per-box daemon that boxd starts and watches
- * (box-shell and box-mcpd): its control channel, the ready wait, losing it
- * while the box runs, the exit wait at the end. The daemon's own module
- * (shell.c, mcpd.c) spawns it, says what its messages mean and what "ready"
- * is; this code holds the lifecycle that policyd.c and gateway.c still spell
- * out alone:
+ * (box-policyd, box-gateway, box-shell, box-mcpd): its control channel, the
+ * ready wait, losing it while the box runs, the exit wait at the end. The
+ * daemon's own module (policyd.c, gateway.c, shell.c, mcpd.c) spawns it,
+ * says what its messages mean and what "ready" is; this code holds the
+ * lifecycle they share:
  *
  *   daemon_watch      the spawned daemon's pid and channel (ours, taken);
  *                     arms the ready timer (ops->ready_timeout_ms)

@@ -577,110 +577,56 @@ ca_write(struct box *b, const ProtobufCBinaryData *pem, char **err)
 }
 
 /* ------------------------------------------------------------------ */
-/* while the box runs                                                  */
+/* while the box runs: losing the gateway is daemon.c's (daemon_lost)  */
 
-/* The gateway went away while the box runs: no decided egress, no box. */
+/* GatewayReady: the CA certificate written, the proxy serving; or its refusal. */
 static void
-gateway_lost(struct box *b, const char *why)
+ready_message(struct box_daemon *dm, const Box__GatewayReady *rep)
 {
-	if (b->gateway_closing || b->gateway_lost)
-		return;
-	/* A gateway that lost its policyd exits: report the cause, not the echo. */
-	if (policyd_check_gone(b))
-		return;
-	b->gateway_lost = true;
-	log_err("box %s (%s): box-gateway %s; stopping the box", b->name, b->id, why);
-	if (!b->gateway_error &&
-	    asprintf(&b->gateway_error, "box %s: box-gateway died (%s): the box was stopped", b->name,
-		     why) < 0)
-		b->gateway_error = NULL;
-	if (b->state == BOX_STARTING && !b->setup_error && b->gateway_error)
-		b->setup_error = strdup(b->gateway_error);
-	box_kill(b);
-}
-
-static void
-ready_wait_end(struct box *b)
-{
-	b->gateway_starting = false;
-	if (b->gateway_ready_timer) {
-		event_free(b->gateway_ready_timer);
-		b->gateway_ready_timer = NULL;
-	}
-}
-
-static void
-ready_failed(struct box *b, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void
-ready_failed(struct box *b, int r, const char *fmt, ...)
-{
-	char msg[1200];
-	va_list ap;
-
-	ready_wait_end(b);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	box_gateway_ready(b, r, msg);
-}
-
-static void
-ready_message(struct box *b, const Box__GatewayReady *rep)
-{
+	struct box *b = dm->b;
 	_cleanup_free_ char *err = NULL;
 
 	if (!rep->ok)
-		return ready_failed(b, -EPERM, "box-gateway cannot serve the box: %s",
+		return daemon_ready(dm, -EPERM, "box-gateway cannot serve the box: %s",
 				    rep->message ? rep->message : "(no reason given)");
 	if (!rep->has_ca_cert_pem || !ca_pem_ok(&rep->ca_cert_pem))
-		return ready_failed(b, -EBADMSG, "box-gateway sent a CA certificate that is not a "
-						 "PEM certificate alone");
+		return daemon_ready(dm, -EBADMSG, "box-gateway sent a CA certificate that is not a "
+						  "PEM certificate alone");
 	if (ca_write(b, &rep->ca_cert_pem, &err) < 0)
-		return ready_failed(b, -EIO, "%s", err ? err : "cannot write the CA certificate");
-	ready_wait_end(b);
+		return daemon_ready(dm, -EIO, "%s", err ? err : "cannot write the CA certificate");
 	b->gateway_serving = true;
-	log_info("box %s (%s): box-gateway pid %d ready on port %u, %zu placeholder(s)", b->name,
-		 b->id, (int)b->gateway_pid, (unsigned)gateway_port(b), b->n_placeholders);
-	box_gateway_ready(b, 0, NULL);
+	log_info("box %s (%s): box-gateway pid %d on port %u, %zu placeholder(s)", b->name, b->id,
+		 (int)dm->pid, (unsigned)gateway_port(b), b->n_placeholders);
+	daemon_ready(dm, 0, NULL);
 }
 
 static void
-on_gateway_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+on_gateway_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 {
-	struct box *b = userdata;
-
 	/* The table lets only GatewayReady through, once, in `starting`. */
-	if (m->type == BOX__MSG_TYPE__MSG_GATEWAY_READY && b->gateway_starting)
-		ready_message(b, (const Box__GatewayReady *)m->msg);
+	if (m->type == BOX__MSG_TYPE__MSG_GATEWAY_READY && dm->starting)
+		ready_message(dm, (const Box__GatewayReady *)m->msg);
 }
 
+/* Its channel goes (lost, finish, stop): policyd's end for it goes too. */
 static void
-on_gateway_close(struct box_ipc_event *e, int error, void *userdata)
+on_gateway_closing(struct box_daemon *dm)
 {
-	struct box *b = userdata;
-	char why[160];
-
-	b->gateway_ev = box_ipc_event_free(b->gateway_ev);
-	if (b->gateway_starting) {
-		if (error == -ECONNRESET || error == -EPROTO)
-			return ready_failed(b, error, "box-gateway exited before it was ready "
-						      "(see its messages above)");
-		return ready_failed(b, error, "box-gateway sent garbage instead of GatewayReady: %s",
-				    strerror(-error));
-	}
-	if (error == -ECONNRESET)
-		snprintf(why, sizeof(why), "closed its channel");
-	else
-		snprintf(why, sizeof(why), "sent garbage: %s", strerror(-error));
-	gateway_lost(b, why);
+	dm->b->gateway_policyd_fd = safe_close(dm->b->gateway_policyd_fd);
 }
 
-static void
-on_ready_timeout(evutil_socket_t fd, short what, void *arg)
-{
-	ready_failed(arg, -ETIMEDOUT, "box-gateway did not get ready within %d s",
-		     BOXD_GATEWAY_READY_TIMEOUT_MS / 1000);
-}
+static const struct box_daemon_ops gateway_ops = {
+	.name = "box-gateway",
+	.ready_name = "GatewayReady",
+	.proto = &box_proto_gateway,
+	.peer_role = BOX_GATEWAY_ROLE_GATEWAY,
+	.ready_timeout_ms = BOXD_GATEWAY_READY_TIMEOUT_MS,
+	.exit_wait_ms = BOXD_GATEWAY_EXIT_WAIT_MS,
+	.on_msg = on_gateway_msg,
+	.ready = box_gateway_ready,
+	.finished = box_gateway_finished,
+	.closing = on_gateway_closing,
+};
 
 int
 gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
@@ -688,14 +634,13 @@ gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
 	Box__GatewayListener m = BOX__GATEWAY_LISTENER__INIT;
 	int r;
 
-	if (!b->gateway_ev || !b->gateway_serving) {
+	if (!b->gateway.ev || !b->gateway_serving) {
 		safe_close(fd);
 		return -ENOTCONN;
 	}
 	m.listener_id = ++b->gateway_listener_seq;
 	m.sandbox = (char *)sandbox;
-	r = box_ipc_event_send(b->gateway_ev, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, 0, &m.base, &fd,
-			       1);
+	r = daemon_send(&b->gateway, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, &m.base, &fd, 1);
 	safe_close(fd); /* the send holds its own copy */
 	if (r < 0)
 		return r;
@@ -708,11 +653,10 @@ gateway_listener_closed(struct box *b, uint32_t id)
 {
 	Box__GatewayListenerClosed m = BOX__GATEWAY_LISTENER_CLOSED__INIT;
 
-	if (!id || !b->gateway_ev || !b->gateway_serving)
+	if (!id || !b->gateway.ev || !b->gateway_serving)
 		return;
 	m.listener_id = id;
-	(void)box_ipc_event_send(b->gateway_ev, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED, 0,
-				 &m.base, NULL, 0);
+	(void)daemon_send(&b->gateway, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED, &m.base, NULL, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -871,36 +815,6 @@ test_env(char *store[TEST_ENV_MAX], char **envp)
 	return n;
 }
 
-/*
- * Watch the channel (fd: ours, taken), queue GatewayInit and arm the ready
- * timer: GatewayReady, the gateway's exit or the timer take the start on.
- */
-static int
-ready_wait_start(struct box *b, int fd, const Box__GatewayInit *in, char **err)
-{
-	struct timeval tv = { BOXD_GATEWAY_READY_TIMEOUT_MS / 1000, 0 };
-	int r;
-
-	b->gateway_ev = box_ipc_event_new(b->d->base, fd, &box_proto_gateway,
-					  BOX_GATEWAY_ROLE_GATEWAY, on_gateway_msg, on_gateway_close,
-					  b);
-	if (!b->gateway_ev) {
-		close(fd);
-		seterr(err, "cannot watch box-gateway's channel");
-		return -ENOMEM;
-	}
-	b->gateway_ready_timer = evtimer_new(b->d->base, on_ready_timeout, b);
-	if (!b->gateway_ready_timer || evtimer_add(b->gateway_ready_timer, &tv) < 0) {
-		seterr(err, "cannot arm box-gateway's ready timer");
-		return -ENOMEM;
-	}
-	b->gateway_starting = true;
-	r = box_ipc_event_send(b->gateway_ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
-	if (r < 0)
-		seterr(err, "cannot send GatewayInit to box-gateway: %s", strerror(-r));
-	return r;
-}
-
 int
 gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **bad_key,
 	      char **err)
@@ -918,6 +832,7 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 	*err = NULL;
 	*bad_line = 0;
 	*bad_key = NULL;
+	daemon_init(&b->gateway, &gateway_ops, b);
 	if ((r = spawn_find_helper(d, "box-gateway", &exe)) < 0) {
 		seterr(err, "cannot find box-gateway: %s", strerror(-r));
 		return r;
@@ -966,7 +881,8 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds,
 				 .n_fds = GATEWAY_POLICYD_FD + 1, .setup = child_setup,
 				 .userdata = &args };
-	r = spawn_process(&req, &b->gateway_pid);
+	pid_t pid = 0;
+	r = spawn_process(&req, &pid);
 	close(sv[1]);
 	/* Its policyd channel is the gateway's now (or nobody's). */
 	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
@@ -975,7 +891,11 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		seterr(err, "cannot start %s: %s", exe, strerror(-r));
 		goto out;
 	}
-	r = ready_wait_start(b, sv[0], in, err);
+	if ((r = daemon_watch(&b->gateway, pid, sv[0], err)) < 0)
+		goto out;
+	r = box_ipc_event_send(b->gateway.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
+	if (r < 0)
+		seterr(err, "cannot send GatewayInit to box-gateway: %s", strerror(-r));
 out:
 	init_free(in);
 	for (size_t i = 0; i < TEST_ENV_MAX; i++)
@@ -984,96 +904,26 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* the end                                                             */
-
-static void
-exit_wait_end(struct box *b)
-{
-	if (!b->gateway_exit_timer)
-		return;
-	event_free(b->gateway_exit_timer);
-	b->gateway_exit_timer = NULL;
-	box_gateway_finished(b);
-}
+/* the end: closing its channel ends the gateway                       */
 
 bool
 gateway_reaped(struct box *b, pid_t pid, int status)
 {
-	if (b->gateway_pid <= 0 || pid != b->gateway_pid)
-		return false;
-	b->gateway_pid = 0;
-	/* While starting, the closed channel reports it (ready_failed). */
-	if (!b->gateway_closing && !b->reaped && !b->gateway_starting) {
-		char why[96];
-		if (WIFSIGNALED(status))
-			snprintf(why, sizeof(why), "killed by signal %d", WTERMSIG(status));
-		else
-			snprintf(why, sizeof(why), "exited with status %d",
-				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		gateway_lost(b, why);
-	}
-	exit_wait_end(b);
-	return true;
-}
-
-static void
-channel_close(struct box *b)
-{
-	b->gateway_closing = true;
-	ready_wait_end(b);
-	b->gateway_ev = box_ipc_event_free(b->gateway_ev);
-	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
-}
-
-static void
-on_exit_timeout(evutil_socket_t fd, short what, void *arg)
-{
-	struct box *b = arg;
-
-	log_warn("box %s (%s): box-gateway (pid %d) did not exit within %d s; killing it", b->name,
-		 b->id, (int)b->gateway_pid, BOXD_GATEWAY_EXIT_WAIT_MS / 1000);
-	if (b->gateway_pid > 0)
-		kill(b->gateway_pid, SIGKILL);
-	b->gateway_pid = 0;
-	exit_wait_end(b);
+	return b->gateway.ops && daemon_reaped(&b->gateway, pid, status);
 }
 
 bool
 gateway_finish(struct box *b)
 {
-	struct timeval tv = { BOXD_GATEWAY_EXIT_WAIT_MS / 1000,
-			      (BOXD_GATEWAY_EXIT_WAIT_MS % 1000) * 1000 };
-
-	channel_close(b);
-	if (b->gateway_pid <= 0 || b->gateway_exit_timer)
-		return b->gateway_exit_timer != NULL;
-	b->gateway_exit_timer = evtimer_new(b->d->base, on_exit_timeout, b);
-	if (!b->gateway_exit_timer || evtimer_add(b->gateway_exit_timer, &tv) < 0) {
-		if (b->gateway_exit_timer)
-			event_free(b->gateway_exit_timer);
-		b->gateway_exit_timer = NULL;
-		log_warn("box %s (%s): cannot wait for box-gateway (pid %d); killing it", b->name,
-			 b->id, (int)b->gateway_pid);
-		kill(b->gateway_pid, SIGKILL);
-		b->gateway_pid = 0;
-		return false;
-	}
-	return true;
+	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
+	return b->gateway.ops && daemon_finish(&b->gateway);
 }
 
 void
 gateway_stop(struct box *b)
 {
-	channel_close(b);
-	if (b->gateway_exit_timer) {
-		event_free(b->gateway_exit_timer);
-		b->gateway_exit_timer = NULL;
-	}
-	if (b->gateway_pid > 0)
-		kill(b->gateway_pid, SIGKILL);
-	b->gateway_pid = 0;
+	daemon_stop(&b->gateway);
+	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
 	placeholders_free(b);
-	free(b->gateway_error);
-	b->gateway_error = NULL;
 	b->ca_runtime_fd = safe_close(b->ca_runtime_fd);
 }

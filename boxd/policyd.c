@@ -24,11 +24,13 @@
  * refusal (a corrupt history…) refuses the box with policyd's message, or
  * BOXD_POLICYD_READY_TIMEOUT_MS pass and the start fails — boxd's loop never
  * waits for it. While the box runs, policyd going away stops the box
- * (fail closed: no policy, no box). A one-second timer rotates
- * decisions.jsonl at 64 MiB. When the box ends, closing fd 3 ends policyd
- * (it writes its decision lines and syncs the history first); the box
- * finishes when its exit is reaped (an event: RunExit follows that final
- * flush), or after BOXD_POLICYD_EXIT_WAIT_MS with a SIGKILL.
+ * (fail closed: "box-policyd exited (…): the box was stopped (no policy,
+ * no box)"). A one-second timer rotates decisions.jsonl at 64 MiB. When the
+ * box ends, closing fd 3 ends policyd (it writes its decision lines and
+ * syncs the history first); the box finishes when its exit is reaped (an
+ * event: RunExit follows that final flush), or after
+ * BOXD_POLICYD_EXIT_WAIT_MS with a SIGKILL. The channel, the ready wait,
+ * the loss and the exit wait are daemon.c's, as for every per-box daemon.
  * Trusts: nothing policyd sends beyond box_ipc_decode()'s validation; the
  * fds from box-recheck only after fstat checks here.
  */
@@ -162,24 +164,7 @@ policy_dir_prepare(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 }
 
 /* ------------------------------------------------------------------ */
-/* while the box runs                                                  */
-
-/* policyd went away while the box runs: no policy, no box. */
-static void
-policyd_lost(struct box *b, const char *why)
-{
-	if (b->policyd_closing || b->policyd_lost)
-		return;
-	b->policyd_lost = true;
-	log_err("box %s (%s): box-policyd %s; stopping the box", b->name, b->id, why);
-	if (!b->policyd_error &&
-	    asprintf(&b->policyd_error, "box-policyd %s: the box was stopped (no policy, no box)",
-		     why) < 0)
-		b->policyd_error = NULL;
-	if (b->state == BOX_STARTING && !b->setup_error && b->policyd_error)
-		b->setup_error = strdup(b->policyd_error);
-	box_kill(b);
-}
+/* while the box runs: losing policyd is daemon.c's (daemon_lost)      */
 
 /*
  * Has policyd's channel already hung up? When policyd dies, its gateway loses
@@ -189,103 +174,74 @@ policyd_lost(struct box *b, const char *why)
 bool
 policyd_check_gone(struct box *b)
 {
-	if (!b->policyd_ev || b->policyd_closing || b->policyd_lost)
-		return b->policyd_lost;
-	struct pollfd pfd = { .fd = box_ipc_event_fd(b->policyd_ev), .events = POLLRDHUP };
+	struct box_daemon *dm = &b->policyd;
+
+	if (!dm->ev || dm->closing || dm->lost)
+		return dm->lost;
+	struct pollfd pfd = { .fd = box_ipc_event_fd(dm->ev), .events = POLLRDHUP };
 	if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)))
 		return false;
-	policyd_lost(b, "exited");
+	daemon_lost(dm, "its channel closed");
 	return true;
-}
-
-/* The start waits for PolicyReady no longer: the ready timer and the flag go. */
-static void
-ready_wait_end(struct box *b)
-{
-	b->policyd_starting = false;
-	if (b->policyd_ready_timer) {
-		event_free(b->policyd_ready_timer);
-		b->policyd_ready_timer = NULL;
-	}
-}
-
-static void
-ready_failed(struct box *b, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void
-ready_failed(struct box *b, int r, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	ready_wait_end(b);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	box_policyd_ready(b, r, msg);
 }
 
 static void on_rotate_timer(evutil_socket_t fd, short what, void *arg);
 
 /* PolicyReady: the start goes on (rotation armed), or policyd's refusal ends it. */
 static void
-ready_message(struct box *b, const Box__PolicyReady *rep)
+ready_message(struct box_daemon *dm, const Box__PolicyReady *rep)
 {
+	struct box *b = dm->b;
 	struct timeval tv = { 1, 0 };
 
 	if (!rep->ok)
-		return ready_failed(b, -EPERM, "%s",
+		return daemon_ready(dm, -EPERM, "%s",
 				    rep->message && *rep->message ? rep->message :
 								    "box-policyd refused to start");
-	ready_wait_end(b);
 	b->policy_rules = rep->rules;
-	log_info("box %s (%s): box-policyd pid %d ready: %u rules, %u temporal, %llu "
-		 "history events",
-		 b->name, b->id, (int)b->policyd_pid, rep->rules, rep->temporal_rules,
+	log_info("box %s (%s): box-policyd pid %d: %u rules, %u temporal, %llu history events",
+		 b->name, b->id, (int)dm->pid, rep->rules, rep->temporal_rules,
 		 (unsigned long long)rep->history_events);
 	b->rotate_ev = event_new(b->d->base, -1, EV_PERSIST, on_rotate_timer, b);
 	if (!b->rotate_ev || event_add(b->rotate_ev, &tv) < 0)
-		return box_policyd_ready(b, -ENOMEM, "cannot arm the " DECISIONS_FILE
-						     " rotation timer");
-	box_policyd_ready(b, 0, NULL);
+		return daemon_ready(dm, -ENOMEM, "cannot arm the " DECISIONS_FILE
+						 " rotation timer");
+	daemon_ready(dm, 0, NULL);
 }
 
 static void
-on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+on_policyd_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 {
-	struct box *b = userdata;
-
 	/* The policy table allows PolicyReady only in `starting`, then DecideReply in `ready`. */
-	if (m->type == BOX__MSG_TYPE__MSG_POLICY_READY && b->policyd_starting)
-		ready_message(b, (const Box__PolicyReady *)m->msg);
+	if (m->type == BOX__MSG_TYPE__MSG_POLICY_READY && dm->starting)
+		ready_message(dm, (const Box__PolicyReady *)m->msg);
 }
 
+/* Its channel goes (lost, finish, stop): nothing left to hand a new log fd to. */
 static void
-on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
+on_policyd_closing(struct box_daemon *dm)
 {
-	struct box *b = userdata;
-	char why[160];
+	struct box *b = dm->b;
 
-	b->policyd_ev = box_ipc_event_free(b->policyd_ev);
-	if (b->policyd_starting) {
-		if (error == -ECONNRESET || error == -EPROTO)
-			return ready_failed(b, error, "box-policyd exited before it was ready "
-						      "(see its messages above)");
-		return ready_failed(b, error, "box-policyd sent garbage instead of PolicyReady: %s",
-				    strerror(-error));
+	if (b->rotate_ev) {
+		event_free(b->rotate_ev);
+		b->rotate_ev = NULL;
 	}
-	if (error == -ECONNRESET)
-		snprintf(why, sizeof(why), "exited");
-	else
-		snprintf(why, sizeof(why), "sent garbage (%s)", strerror(-error));
-	policyd_lost(b, why);
 }
 
-static void
-on_ready_timeout(evutil_socket_t fd, short what, void *arg)
-{
-	ready_failed(arg, -ETIMEDOUT, "box-policyd did not get ready within %d s",
-		     BOXD_POLICYD_READY_TIMEOUT_MS / 1000);
-}
+static const struct box_daemon_ops policyd_ops = {
+	.name = "box-policyd",
+	.ready_name = "PolicyReady",
+	.lost_suffix = " (no policy, no box)",
+	.proto = &box_proto_policy,
+	.peer_role = BOX_POLICY_ROLE_POLICYD,
+	.ready_timeout_ms = BOXD_POLICYD_READY_TIMEOUT_MS,
+	.exit_wait_ms = BOXD_POLICYD_EXIT_WAIT_MS,
+	.on_msg = on_policyd_msg,
+	.ready = box_policyd_ready,
+	.finished = box_policyd_finished,
+	.closing = on_policyd_closing,
+};
 
 /* Rename decisions.jsonl to .1, make a new one, hand it to policyd. */
 static int
@@ -314,8 +270,7 @@ decisions_rotate(struct box *b)
 	}
 	Box__PolicyLogFd m = BOX__POLICY_LOG_FD__INIT;
 	m.generation = ++b->decisions_generation;
-	int r = box_ipc_event_send(b->policyd_ev, BOX__MSG_TYPE__MSG_POLICY_LOG_FD, 0, &m.base, &fd,
-				   1);
+	int r = daemon_send(&b->policyd, BOX__MSG_TYPE__MSG_POLICY_LOG_FD, &m.base, &fd, 1);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -331,7 +286,7 @@ on_rotate_timer(evutil_socket_t fd, short what, void *arg)
 	struct box *b = arg;
 	struct stat st;
 
-	if (!b->policyd_ev || b->rc.decisions_fd < 0 || fstat(b->rc.decisions_fd, &st) < 0)
+	if (!b->policyd.ev || b->rc.decisions_fd < 0 || fstat(b->rc.decisions_fd, &st) < 0)
 		return;
 	if ((uint64_t)st.st_size < BOXD_DECISIONS_ROTATE_BYTES)
 		return;
@@ -385,38 +340,13 @@ send_init(struct box *b, int dirfd, char **err)
 	in.mcp_namespaces = ns;
 	in.n_mcp_namespaces = n_ns;
 	int fds[2] = { dirfd, b->rc.decisions_fd };
-	r = box_ipc_event_send(b->policyd_ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds, 2);
+	r = box_ipc_event_send(b->policyd.ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds, 2);
 	if (r < 0)
 		seterr(err, "cannot send PolicyInit to box-policyd: %s", strerror(-r));
 out:
 	for (size_t i = 0; i < n_ns; i++)
 		free(ns[i]);
 	return r;
-}
-
-/*
- * Watch policyd's channel (fd: ours, taken), queue PolicyInit and arm the
- * ready timer: PolicyReady, policyd's exit or the timer take the start on.
- */
-static int
-ready_wait_start(struct box *b, int fd, int dirfd, char **err)
-{
-	struct timeval tv = { BOXD_POLICYD_READY_TIMEOUT_MS / 1000, 0 };
-
-	b->policyd_ev = box_ipc_event_new(b->d->base, fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD,
-					  on_policyd_msg, on_policyd_close, b);
-	if (!b->policyd_ev) {
-		close(fd);
-		seterr(err, "cannot watch box-policyd's channel");
-		return -ENOMEM;
-	}
-	b->policyd_ready_timer = evtimer_new(b->d->base, on_ready_timeout, b);
-	if (!b->policyd_ready_timer || evtimer_add(b->policyd_ready_timer, &tv) < 0) {
-		seterr(err, "cannot arm box-policyd's ready timer");
-		return -ENOMEM;
-	}
-	b->policyd_starting = true;
-	return send_init(b, dirfd, err);
 }
 
 int
@@ -430,6 +360,7 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	int r;
 
 	*err = NULL;
+	daemon_init(&b->policyd, &policyd_ops, b);
 	r = spawn_find_helper(d, "box-policyd", &exe);
 	if (r < 0) {
 		seterr(err, "cannot find box-policyd: %s", strerror(-r));
@@ -510,7 +441,8 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	int fds[7] = { nullfd, nullfd, errfd, sv[1], gw[1], mc[1], sh[1] };
 	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds,
 				 .n_fds = POLICYD_SHELL_FD + 1 };
-	r = spawn_process(&req, &b->policyd_pid);
+	pid_t pid = 0;
+	r = spawn_process(&req, &pid);
 	close(sv[1]);
 	close(gw[1]);
 	close(sh[1]);
@@ -526,104 +458,32 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 		seterr(err, "cannot start %s: %s", exe, strerror(-r));
 		return r;
 	}
-	return ready_wait_start(b, sv[0], dirfd, err);
+	if ((r = daemon_watch(&b->policyd, pid, sv[0], err)) < 0)
+		return r;
+	return send_init(b, dirfd, err);
 }
 
-/* Finishing: policyd has exited or was killed; the end goes on (once). */
-static void
-exit_wait_end(struct box *b)
-{
-	if (!b->policyd_exit_timer)
-		return;
-	event_free(b->policyd_exit_timer);
-	b->policyd_exit_timer = NULL;
-	box_policyd_finished(b);
-}
+/* ------------------------------------------------------------------ */
+/* the end: closing fd 3 ends policyd (it flushes and syncs first)     */
 
 bool
 policyd_reaped(struct box *b, pid_t pid, int status)
 {
-	if (b->policyd_pid <= 0 || pid != b->policyd_pid)
-		return false;
-	b->policyd_pid = 0;
-	/* While starting, the closed channel reports it (ready_failed). */
-	if (!b->policyd_closing && !b->reaped && !b->policyd_starting) {
-		char why[96];
-		if (WIFSIGNALED(status))
-			snprintf(why, sizeof(why), "was killed by signal %d", WTERMSIG(status));
-		else
-			snprintf(why, sizeof(why), "exited with status %d",
-				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		policyd_lost(b, why);
-	}
-	exit_wait_end(b);
-	return true;
-}
-
-/* Closing fd 3 ends policyd (it flushes and syncs first); its timers go. */
-static void
-channel_close(struct box *b)
-{
-	b->policyd_closing = true;
-	ready_wait_end(b);
-	if (b->rotate_ev) {
-		event_free(b->rotate_ev);
-		b->rotate_ev = NULL;
-	}
-	b->policyd_ev = box_ipc_event_free(b->policyd_ev);
-}
-
-/*
- * It did not exit in time: SIGKILL, and the end goes on without waiting for
- * the reap (a process stuck in the kernel, say in fsync, may take longer
- * still). The zombie is reaped by boxd's SIGCHLD handler, matching no box.
- */
-static void
-on_exit_timeout(evutil_socket_t fd, short what, void *arg)
-{
-	struct box *b = arg;
-
-	log_warn("box %s (%s): box-policyd (pid %d) did not exit within %d s; killing it",
-		 b->name, b->id, (int)b->policyd_pid, BOXD_POLICYD_EXIT_WAIT_MS / 1000);
-	if (b->policyd_pid > 0)
-		kill(b->policyd_pid, SIGKILL);
-	b->policyd_pid = 0;
-	exit_wait_end(b);
+	return b->policyd.ops && daemon_reaped(&b->policyd, pid, status);
 }
 
 bool
 policyd_finish(struct box *b)
 {
-	struct timeval tv = { BOXD_POLICYD_EXIT_WAIT_MS / 1000,
-			      (BOXD_POLICYD_EXIT_WAIT_MS % 1000) * 1000 };
-
-	channel_close(b);
-	if (b->policyd_pid <= 0 || b->policyd_exit_timer)
-		return false;
-	b->policyd_exit_timer = evtimer_new(b->d->base, on_exit_timeout, b);
-	if (!b->policyd_exit_timer || evtimer_add(b->policyd_exit_timer, &tv) < 0) {
-		/* No timer, no wait: it is killed now, as at the end of the wait. */
-		if (b->policyd_exit_timer)
-			event_free(b->policyd_exit_timer);
-		b->policyd_exit_timer = NULL;
-		log_warn("box %s (%s): cannot wait for box-policyd (pid %d); killing it", b->name,
-			 b->id, (int)b->policyd_pid);
-		kill(b->policyd_pid, SIGKILL);
-		b->policyd_pid = 0;
-		return false;
-	}
-	return true;
+	return b->policyd.ops && daemon_finish(&b->policyd);
 }
 
 void
 policyd_stop(struct box *b)
 {
-	channel_close(b);
-	if (b->policyd_exit_timer) {
-		event_free(b->policyd_exit_timer);
-		b->policyd_exit_timer = NULL;
+	daemon_stop(&b->policyd);
+	if (b->rotate_ev) {
+		event_free(b->rotate_ev);
+		b->rotate_ev = NULL;
 	}
-	if (b->policyd_pid > 0)
-		kill(b->policyd_pid, SIGKILL);
-	b->policyd_pid = 0;
 }

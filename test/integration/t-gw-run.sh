@@ -11,7 +11,7 @@
 # network; the disclosure's network, egress and passthrough lines (never
 # the secret or the placeholder); the gateway is boxd's child with the
 # expected uid, its fds 3-4 channels, an empty environment and RLIMIT_NOFILE
-# 2 x max_connections + 256; killing it stops the box (exit 1, "box NAME: box-gateway died");
+# 2 x max_connections + 256; killing it stops the box (exit 1, "box-gateway exited (…): the box was stopped");
 # a gateway that cannot serve (a broken upstream_ca) refuses the box with
 # its message; an unprivileged boxd refuses a max_connections whose file
 # limit exceeds its hard limit, a root one raises it; nothing outlives the box.
@@ -284,8 +284,8 @@ for u in $users; do
 	wait "$bp"
 	rc=$?
 	check "$u: gateway killed: boxctl exits 1 (rc $rc)" test "$rc" = 1
-	check "$u: … boxctl: error: box $p: box-gateway died (…)" \
-		grep -q "^boxctl: error: box $p: box-gateway died (.*): the box was stopped" "$p.killerr"
+	check "$u: … boxctl: error: box-gateway exited (…): the box was stopped" \
+		grep -q "^boxctl: error: box-gateway exited (.*): the box was stopped" "$p.killerr"
 	check "$u: … the agent is gone" no_process "$W/agent.py sleep 30"
 	check "$u: no box-gateway outlives its boxes" no_gateway
 
