@@ -320,6 +320,8 @@ for u in $users; do
 	rc=$?
 	check "$u: the box with [mcp.sdk] (an SDK server) and [mcp.py-files] ran (rc $rc)" test "$rc" = 0
 	if [ "$rc" != 0 ]; then sed 's/^/#   /' "$D/err" | tail -20; fi
+	check "$u: … box-mcpd logged its sessions on the box's stderr, no sanitizer report there" \
+		bash -c "grep -q 'box-mcpd' '$D/err' && ! grep -qE 'ERROR: AddressSanitizer|runtime error:' '$D/err'"
 
 	# (a) the SDK client as the harness → /run/box/bin/sdk → box-mcpd → the SDK server
 	line "SDK client → SDK server: initialize through the alias and box-mcpd (protocol $proto)" \
