@@ -22,3 +22,5 @@ endif
 
 # The broker alone under a harness playing boxd and box-policyd.
 include $(wildcard test/mcp/daemon/module.mk)
+# The official MCP TypeScript SDK as client and server through the broker, in real boxes.
+include $(wildcard test/mcp/sdk/module.mk)

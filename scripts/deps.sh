@@ -4,8 +4,9 @@
 # Idempotent: packages already installed are not touched and apt is not even
 # consulted when everything is present. As an ordinary user it prints the exact
 # command to run as root and fails. Then the service's system users
-# (packaging/sysusers.d/box.conf), which tests and `make demo` rely on, and
-# (as root) the ordinary test user boxtest the tests run boxes as.
+# (packaging/sysusers.d/box.conf), which tests and `make demo` rely on, (as
+# root) the ordinary test user boxtest the tests run boxes as, and the pinned
+# MCP TypeScript SDK of test/mcp/sdk/ (npm ci of its package-lock.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,10 +71,38 @@ ensure_test_user() {
 	echo "deps: created the test user boxtest"
 }
 
+# The official MCP TypeScript SDK for test/mcp/sdk/ (t-mcp-sdk.sh): `npm ci` of the
+# committed package-lock.json there, once. A stamp in node_modules holds the lock's hash, so
+# a run with the same lock does nothing; a changed lock reinstalls (npm ci starts from an
+# empty node_modules, so a failed install leaves no stamp). No package scripts run (nothing
+# of the registry's runs as root); umask 022 so boxtest and a box's read grant can read it.
+ensure_mcp_sdk() {
+	local dir=test/mcp/sdk stamp=test/mcp/sdk/node_modules/.box-deps-stamp want
+	want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] &&
+		[ -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+		return 0
+	fi
+	if [ ! -w "$dir" ]; then
+		echo "deps: the MCP SDK of $dir is not installed; as root run:" >&2
+		echo "  (cd $PWD/$dir && npm ci --ignore-scripts --no-audit --no-fund)" >&2
+		exit 1
+	fi
+	echo "deps: installing the MCP TypeScript SDK in $dir (npm ci)"
+	if ! (cd "$dir" && umask 022 && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
+		echo "deps: npm ci in $dir failed (is the npm registry reachable?)" >&2
+		exit 1
+	fi
+	[ -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
+		{ echo "deps: npm ci in $dir did not install @modelcontextprotocol/sdk" >&2; exit 1; }
+	echo "$want" >"$stamp"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "deps: all ${#packages[@]} packages present"
 	ensure_users
 	ensure_test_user
+	ensure_mcp_sdk
 	exit 0
 fi
 
@@ -116,3 +145,4 @@ if [ -d /run/systemd/system ]; then
 fi
 ensure_users
 ensure_test_user
+ensure_mcp_sdk
