@@ -6,9 +6,11 @@
 # (build/, or build/san for SAN=...). Programs land in $(BUILD)/bin so that
 # boxctl and boxd find their helpers next to their own executable.
 #
-#   make deps      install the Debian packages the build and tests need (root)
+#   make deps      install the Debian packages, users and npm packages the build and tests
+#                  need (root)
 #   make / all     build everything
 #   make check     build, then run every test; ends with "N passed, N failed"
+#   make check-build  build what make check runs, without running it
 #   make demo      run the demo box
 #   make bench     run the benchmarks (ratios against peers)
 #   make fuzz      build libFuzzer targets with clang (FUZZ=1) and run them briefly
