@@ -34,6 +34,8 @@ S=$W/state/box/$name
 for _ in $(seq 50); do [ -f "$S/decisions.jsonl" ] && break; sleep 0.1; done
 
 now=$(date +%s)
+# Relative windows (--since 5m, 10m, 1h30m, 2h) sit minutes away from the lines' ages, so a
+# slow machine running this for several minutes still sees the same lines in them.
 # stamp SECONDS_AGO: the "time" and "time_ns" of a line that long ago.
 stamp() {
 	local t=$((now - $1))
@@ -103,7 +105,7 @@ for phase in running ended; do
 	expect "$p --action 'fs:*' (a prefix)" "$(L 1 2 7)" "$name" --action 'fs:*' --since 3h
 	expect "$p --action shell:exec" "$(L 6)" "$name" --action shell:exec
 	expect "$p --source box-gateway" "$(L 3 4)" "$name" --source box-gateway
-	expect "$p --source supervisor (an older line without time_ns)" "$(L 7)" "$name" --source supervisor --since 1m
+	expect "$p --source supervisor (an older line without time_ns)" "$(L 7)" "$name" --source supervisor --since 5m
 	expect "$p --since 10m (a duration)" "$(L 3 4 6 7)" "$name" --since 10m
 	expect "$p --since 1h30m" "$(L 2 3 4 6 7)" "$name" --since 1h30m
 	expect "$p --since RFC 3339 (inclusive: L4's own time)" "$(L 4 6 7)" "$name" --since "$(iso 60)"
@@ -116,7 +118,7 @@ for phase in running ended; do
 	expect "$p --json --verdict deny: the raw lines" "$(J 2 3 6)" "$name" --json --verdict deny
 	expect "$p --json --source box-gateway: the outcome line too" "$(J 3 4 5)" \
 		"$name" --json --source box-gateway
-	expect "$p --json --action http:request --since 2m" "$(J 4 5)" "$name" --json --action http:request --since 2m
+	expect "$p --json --action http:request --since 5m" "$(J 4 5)" "$name" --json --action http:request --since 5m
 	expect "$p by run ID with a filter" "$(L 3)" "$id" --verdict deny --source box-gateway
 	"$B" log "$name" --verdict deny --action mcp:call >none.out 2>none.err
 	rc=$?
