@@ -101,7 +101,7 @@ read_line(char **line)
 	consumed = 0;
 	for (;;) {
 		char *nl = memchr(rbuf, '\n', rhave);
-		struct pollfd pfd = { .fd = from_srv, .events = POLLIN };
+		struct pollfd pfd = {.fd = from_srv, .events = POLLIN};
 		uint64_t now;
 		ssize_t r;
 		int pr;
@@ -144,8 +144,9 @@ static json_t *
 request(long id, const char *method, const char *params)
 {
 	char out[4096];
-	int n = snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"%s\"%s%s}\n",
-			 id, method, params ? ",\"params\":" : "", params ? params : "");
+	int n =
+	    snprintf(out, sizeof(out), "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"%s\"%s%s}\n",
+		     id, method, params ? ",\"params\":" : "", params ? params : "");
 
 	if (n < 0 || (size_t)n >= sizeof(out) || send_line(out, (size_t)n) < 0)
 		return NULL;
@@ -213,8 +214,8 @@ check_add(json_t *reply, long long a, long long b, char *text, size_t textsz)
 		snprintf(text, textsz, "%s", t ? t : "(no text)");
 	return (t && strcmp(t, want) == 0 && json_is_integer(sum) &&
 		json_integer_value(sum) == a + b && json_is_false(json_object_get(res, "isError")))
-		       ? 0
-		       : -1;
+		   ? 0
+		   : -1;
 }
 
 /* wait_child: CMD's exit status (128+signal), or -1 after the deadline (it is then killed). */
@@ -263,14 +264,21 @@ main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "+n:w:d:t:")) != -1) {
 		switch (opt) {
-		case 'n': n = strtol(optarg, NULL, 10); break;
-		case 'w': warm = strtol(optarg, NULL, 10); break;
+		case 'n':
+			n = strtol(optarg, NULL, 10);
+			break;
+		case 'w':
+			warm = strtol(optarg, NULL, 10);
+			break;
 		case 'd':
 			deny = true;
 			deny_a = strtoll(optarg, NULL, 10);
 			break;
-		case 't': timeout_ms = (int)strtol(optarg, NULL, 10) * 1000; break;
-		default: usage();
+		case 't':
+			timeout_ms = (int)strtol(optarg, NULL, 10) * 1000;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind >= argc || n < 1 || n > CLI_CALLS_MAX || warm < 0 || warm > CLI_CALLS_MAX ||
@@ -297,8 +305,8 @@ main(int argc, char **argv)
 	}
 	{
 		json_t *res = json_object_get(r, "result");
-		const char *sn = json_string_value(
-			json_object_get(json_object_get(res, "serverInfo"), "name"));
+		const char *sn =
+		    json_string_value(json_object_get(json_object_get(res, "serverInfo"), "name"));
 		const char *pv = json_string_value(json_object_get(res, "protocolVersion"));
 
 		printf("mcpclient: initialize server=%s protocol=%s\n", sn ? sn : "?",
@@ -307,7 +315,7 @@ main(int argc, char **argv)
 	json_decref(r);
 	{
 		static const char note[] =
-			"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+		    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
 
 		if (send_line(note, sizeof(note) - 1) < 0) {
 			rc = 1;
@@ -329,7 +337,8 @@ main(int argc, char **argv)
 			goto out;
 		}
 		printf("mcpclient: tools/list tools=");
-		json_array_foreach (tools, i, tool) {
+		json_array_foreach(tools, i, tool)
+		{
 			const char *nm = json_string_value(json_object_get(tool, "name"));
 
 			printf("%s%s", i ? "," : "", nm ? nm : "?");
@@ -351,8 +360,8 @@ main(int argc, char **argv)
 		char params[128];
 		uint64_t t0;
 
-		snprintf(params, sizeof(params), "{\"name\":\"add\",\"arguments\":{\"a\":%lld,\"b\":%lld}}",
-			 a, b);
+		snprintf(params, sizeof(params),
+			 "{\"name\":\"add\",\"arguments\":{\"a\":%lld,\"b\":%lld}}", a, b);
 		t0 = now_ns();
 		r = request(++id, "tools/call", params);
 		if (i >= 0)
@@ -366,8 +375,8 @@ main(int argc, char **argv)
 			char *s = json_dumps(r, JSON_COMPACT);
 
 			if (wrong++ < 3)
-				fprintf(stderr, "mcpclient: add(%lld,%lld): wrong reply %.300s\n", a, b,
-					s ? s : "?");
+				fprintf(stderr, "mcpclient: add(%lld,%lld): wrong reply %.300s\n",
+					a, b, s ? s : "?");
 			free(s);
 		}
 		if (i == 0)
@@ -386,8 +395,8 @@ main(int argc, char **argv)
 		char params[128];
 		json_t *e;
 
-		snprintf(params, sizeof(params), "{\"name\":\"add\",\"arguments\":{\"a\":%lld,\"b\":1}}",
-			 deny_a);
+		snprintf(params, sizeof(params),
+			 "{\"name\":\"add\",\"arguments\":{\"a\":%lld,\"b\":1}}", deny_a);
 		r = request(++id, "tools/call", params);
 		if (!r) {
 			rc = 1;
@@ -398,7 +407,8 @@ main(int argc, char **argv)
 			const char *m = json_string_value(json_object_get(e, "message"));
 
 			printf("mcpclient: denied a=%lld code=%lld message=%s\n", deny_a,
-			       (long long)json_integer_value(json_object_get(e, "code")), m ? m : "");
+			       (long long)json_integer_value(json_object_get(e, "code")),
+			       m ? m : "");
 		} else {
 			check_add(r, deny_a, 1, text, sizeof(text));
 			printf("mcpclient: denied a=%lld code=none result=%s\n", deny_a, text);

@@ -31,9 +31,9 @@
 #define SRV_LINE_MAX (1u << 20)
 
 static const char *tools_json =
-	"{\"tools\":[{\"name\":\"add\",\"description\":\"Add two integers.\","
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
-	"\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}}]}";
+    "{\"tools\":[{\"name\":\"add\",\"description\":\"Add two integers.\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
+    "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}}]}";
 
 /* write_all: the whole buffer, or exit (the harness went away: nothing left to do). */
 static void
@@ -52,8 +52,7 @@ write_all(const char *p, size_t n)
 }
 
 /* reply: {"jsonrpc":"2.0","id":ID,<body>}\n, ID as it came (number, string or null). */
-static void
-reply(json_t *id, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply(json_t *id, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 reply(json_t *id, const char *fmt, ...)
@@ -88,12 +87,14 @@ tools_call(json_t *id, json_t *params)
 		return;
 	}
 	if (strcmp(name, "add") != 0 || !json_is_integer(a) || !json_is_integer(b)) {
-		reply(id, "\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"add needs integers "
-			  "a and b\"}],\"isError\":true}");
+		reply(id,
+		      "\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"add needs integers "
+		      "a and b\"}],\"isError\":true}");
 		return;
 	}
 	/* Wrapping, not overflow: the arguments are the peer's. */
-	long long sum = (long long)((uint64_t)json_integer_value(a) + (uint64_t)json_integer_value(b));
+	long long sum =
+	    (long long)((uint64_t)json_integer_value(a) + (uint64_t)json_integer_value(b));
 
 	reply(id,
 	      "\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%lld\"}],"
@@ -178,7 +179,8 @@ main(void)
 		have -= start;
 		if (have == SRV_LINE_MAX) {
 			if (!skipping)
-				reply(NULL, "\"error\":{\"code\":-32700,\"message\":\"line too long\"}");
+				reply(NULL,
+				      "\"error\":{\"code\":-32700,\"message\":\"line too long\"}");
 			skipping = true;
 			have = 0;
 		}

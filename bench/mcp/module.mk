@@ -5,13 +5,15 @@ MCPBENCH_CLIENT_OBJS := $(BUILD)/bench/mcp/mcpclient.o
 MCPBENCH_SERVER_OBJS := $(BUILD)/bench/mcp/mcpserver.o
 ALL_OBJS += $(MCPBENCH_CLIENT_OBJS) $(MCPBENCH_SERVER_OBJS)
 
-$(MCPBENCH_CLIENT_OBJS) $(MCPBENCH_SERVER_OBJS): private MODULE_CPPFLAGS := $(call pkg_cflags,jansson)
+$(MCPBENCH_CLIENT_OBJS) $(MCPBENCH_SERVER_OBJS): private MODULE_CPPFLAGS := \
+	$(call pkg_cflags,jansson)
 
 $(BUILD)/bench/mcp/mcpclient: $(MCPBENCH_CLIENT_OBJS)
 	$(link_program)
 $(BUILD)/bench/mcp/mcpserver: $(MCPBENCH_SERVER_OBJS)
 	$(link_program)
-$(BUILD)/bench/mcp/mcpclient $(BUILD)/bench/mcp/mcpserver: private MODULE_LDLIBS := $(call pkg_libs,jansson)
+$(BUILD)/bench/mcp/mcpclient $(BUILD)/bench/mcp/mcpserver: private MODULE_LDLIBS := \
+	$(call pkg_libs,jansson)
 
 bench: $(BUILD)/bench/mcp/mcpclient $(BUILD)/bench/mcp/mcpserver
 BENCH_SCRIPTS += bench/mcp/run.sh

@@ -142,7 +142,8 @@ EOF
 # run_box USER NAME: boxctl run as USER; stdout in NAME.out, stderr in NAME.err; its status.
 run_box() {
 	local u=$1 name=$2 cmd
-	cmd="cd '$work' && BOX_SOCKET='$work/no-service.sock' ASAN_OPTIONS='$ASAN_OPTIONS' timeout -k 5 900 '$work/bin/boxctl' run -q -c '$work/$name.ini'"
+	cmd="cd '$work' && BOX_SOCKET='$work/no-service.sock' ASAN_OPTIONS='$ASAN_OPTIONS'"
+	cmd="$cmd timeout -k 5 900 '$work/bin/boxctl' run -q -c '$work/$name.ini'"
 	if [ "$u" = "$(id -un)" ]; then
 		(unset XDG_STATE_HOME && sh -c "$cmd") >"$work/$name.out" 2>"$work/$name.err"
 	else
@@ -164,7 +165,9 @@ field() {
 	}' "$1"
 }
 # line FILE WHAT: the rest of the client's "WHAT" line.
-line() { awk -v w="$2" '$1 == "mcpclient:" && $2 == w { sub(/^mcpclient: [^ ]+ /, ""); print; exit }' "$1"; }
+line() {
+	awk -v w="$2" '$1 == "mcpclient:" && $2 == w { sub(/^mcpclient: [^ ]+ /, ""); print; exit }' "$1"
+}
 
 # check_client LABEL FILE BOXED: the client's own report is right; 0 when it is.
 check_client() {
@@ -189,13 +192,15 @@ check_client() {
 		rc=1
 	fi
 	if $boxed; then
-		want_deny="a=$deny_a code=-32001 message=policy denied this operation on 'calc/add' [policy: add_limit]: add takes a below 1000000."
+		want_deny="a=$deny_a code=-32001 message=policy denied this operation on 'calc/add'"
+		want_deny="$want_deny [policy: add_limit]: add takes a below 1000000."
 	else
 		want_deny="a=$deny_a code=none result=$((deny_a + 1))"
 	fi
 	if [ "$(line "$f" denied)" = "$want_deny" ]; then
 		if $boxed; then
-			$smoke && ok "$label: add with a = $deny_a is denied by the broker: -32001 with add_limit's message"
+			$smoke && ok "$label: add with a = $deny_a is denied by the broker:" \
+				"-32001 with add_limit's message"
 		else
 			$smoke && ok "$label: … which the server itself answers ($((deny_a + 1)))"
 		fi
@@ -240,7 +245,8 @@ PY
 )
 	want="call=$((n + warm + 1)) refined=$((n + warm)) denied=1 other=0"
 	if [ "$got" = "$want" ]; then
-		$smoke && ok "$label: boxctl's decision log: mcp:call and the refinement calc::Action::\"add\" (not_refined) for each call, the denial by add_limit"
+		$smoke && ok "$label: boxctl's decision log: mcp:call and the refinement" \
+			"calc::Action::\"add\" (not_refined) for each call, the denial by add_limit"
 	else
 		bad "$label: decisions.jsonl: got '$got', want '$want'"
 		return 1
