@@ -4,8 +4,9 @@
 # two file reads (one denied), an allowed and a denied HTTPS request through
 # box-gateway to a loopback server the demo starts (and stops at the end),
 # three commands through the box's shell (a shell command, one the policy
-# refuses, and git as a [tool.git] host program), then `boxctl log` with the
-# decisions.
+# refuses, and git as a [tool.git] host program), an MCP server driven through
+# its alias (box-mcpd: one permitted tools/call, two denied), then `boxctl log`
+# with the decisions.
 # Parts that later issues add say "not yet" instead of failing.
 set -euo pipefail
 BOX_BIN=${BOX_BIN:-build/bin}
@@ -28,6 +29,7 @@ echo "hello from the project" >"$work/project/README.txt"
 echo "SECRET=do-not-read" >"$work/project/.env"
 cp "$here/policy.dw" "$work/policy.dw"
 cp "$here/agent.py" "$work/agent.py"
+cp "$here/notes_server.py" "$work/notes_server.py"
 chmod 0755 "$work/agent.py"
 sed -e "s|@WORK@|$work|g" "$here/box.ini.in" >"$work/box.ini"
 # For the HTTPS part: a throwaway test CA (the box trusts it upstream through
@@ -60,7 +62,9 @@ if [ -x "$BOX_BIN/boxd" ] && [ -x "$BOX_BIN/box-gateway" ]; then
 	echo "== boxctl run (the agent reads one granted file, fails to read a denied one;"
 	echo "   GETs https://api.demo.test:$port/echo (allowed), then /admin there and"
 	echo "   https://other.demo.test:$port/echo (both denied); then runs bash -c with a"
-	echo "   shell command (allowed), rm -rf out (refused) and git --version ([tool.git]))"
+	echo "   shell command (allowed), rm -rf out (refused) and git --version ([tool.git]);"
+	echo "   then the MCP server notes: read_note (allowed), delete_note (a forbidden tool)"
+	echo "   and read_note of the secret note (a rule on the tool's argument))"
 	# No service: boxctl starts an embedded boxd for this one box; its state dir is
 	# in the demo's directory ($XDG_STATE_HOME/box/demo), so the log is this run's.
 	(cd "$work" && XDG_STATE_HOME="$work/state" BOX_SOCKET="$work/no-service.sock" \
@@ -68,7 +72,8 @@ if [ -x "$BOX_BIN/boxd" ] && [ -x "$BOX_BIN/box-gateway" ]; then
 		"https://api.demo.test:$port/admin" "https://other.demo.test:$port/echo")
 	echo "== boxctl log demo (the gateway's decisions: the permitted GET, the denied ones;"
 	echo "   box-shell's: the shell command and the files it read, the refused rm -rf, git's"
-	echo "   exec check and its shell:spawn)"
+	echo "   exec check and its shell:spawn; box-mcpd's: the notes server's shell:spawn, each"
+	echo "   mcp:call and the per-tool refinements of read_note)"
 	(cd "$work" && XDG_STATE_HOME="$work/state" BOX_SOCKET="$work/no-service.sock" \
 		"$BOX_BIN/boxctl" log demo)
 else

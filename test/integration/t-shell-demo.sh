@@ -4,8 +4,12 @@
 # policy refuses (rm -rf: 126 with the rule's message, nothing deleted) and git as the
 # [tool.git] host program; `boxctl log demo` shows each of their decisions (source box-shell:
 # shell:exec of the commands, fs:read of the file, the refused rm with no_rm_rf, git's exec
-# check and its shell:spawn), and the disclosure shows the tool. (t-gw-demo.sh checks the
-# gateway part of the same script.)
+# check and its shell:spawn), and the disclosure shows the tool. Its MCP part (issue 14 item
+# 10): the agent drives the alias /run/box/bin/notes as a harness would — initialize, a
+# tools/list from which box-mcpd hid the forbidden tool, a permitted tools/call answered by the
+# server, a forbidden tool and a call the per-tool argument rule denies (-32001 with each rule's
+# message) — and `boxctl log demo` shows the server's shell:spawn, each mcp:call and the
+# refinements of read_note. (t-gw-demo.sh checks the gateway part of the same script.)
 # Trusts: nothing; test code. Packets only to 127.0.0.1.
 . test/lib.sh
 set -u
@@ -35,5 +39,29 @@ check "demo: boxctl log: git's exec check" log "permit fs:read /usr/bin/git exec
 check "demo: boxctl log: git's shell:spawn" log "permit shell:spawn /usr/bin/git git"
 check "demo: … and out/ is still there (rm never ran)" \
 	grep -qx "agent: out/ is still there after the refused rm -rf: True" "$out"
+mcp() { grep -qxF "agent: MCP notes: $1" "$out"; }
+check "demo: MCP: initialize through the alias is answered by the server" mcp "initialize -> server notes-demo"
+check "demo: MCP: tools/list shows read_note only (box-mcpd hid delete_note)" mcp "tools/list -> read_note"
+check "demo: … and box-mcpd says why" \
+	grep -q "box-mcpd\[[0-9]*\]: .*notes: tools/list: 2 tools, 1 hidden: delete_note (denied by the policy)" "$out"
+check "demo: MCP: a permitted tools/call is answered by the server" \
+	mcp 'tools/call read_note {"name": "todo"} -> ship the MCP demo'
+check "demo: MCP: a forbidden tool is denied: -32001 with no_note_deletes's message" \
+	mcp "tools/call delete_note {\"name\": \"todo\"} -> error -32001: policy denied this operation on 'notes/delete_note' [policy: no_note_deletes]: the agent may read notes, not delete them."
+check "demo: MCP: the rule on read_note's argument denies the secret note: -32001" \
+	mcp "tools/call read_note {\"name\": \"secret\"} -> error -32001: policy denied this operation on 'notes/read_note' [policy: secret_note]: the secret note stays secret."
+check "demo: MCP: the server exits 0 when the agent closes its stdin" mcp "the server exited with status 0"
+check "demo: the disclosure lists the MCP server" \
+	grep -q "^box: mcp notes: /run/box/bin/notes runs /usr/bin/python3[.0-9]* /tmp/box-demo-[A-Za-z0-9]*/notes_server.py" "$out"
+check "demo: boxctl log: the server's shell:spawn (notes_server)" \
+	log "permit shell:spawn /usr/bin/python3[.0-9]* notes_server"
+check "demo: boxctl log: mcp:call tools/list permitted" log "permit mcp:call notes/tools/list notes_calls"
+check "demo: boxctl log: mcp:call read_note permitted (notes_calls)" log "permit mcp:call notes/read_note notes_calls"
+check "demo: boxctl log: … and its refinement, no tool rule matched (permitted)" \
+	log 'permit notes::Action::"read_note" notes/read_note -'
+check "demo: boxctl log: mcp:call delete_note denied (no_note_deletes)" \
+	log "deny mcp:call notes/delete_note no_note_deletes"
+check "demo: boxctl log: the refinement of read_note secret denied (secret_note)" \
+	log 'deny notes::Action::"read_note" notes/read_note secret_note'
 [ "$_tap_fail" -gt 0 ] && sed 's/^/#   /' "$out"
 tap_done
