@@ -240,7 +240,9 @@ def main():
         try:
             handle(json.loads(line))
         except (BrokenPipeError, ConnectionResetError):
-            return
+            # The broker closed the session (a flood): leave without flushing again, so
+            # nothing but the broker's message reaches the harness's stderr (ours too).
+            os._exit(0)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             sys.stderr.write("mcp-test-server: %s: %r\n" % (type(e).__name__, e))
 
@@ -249,4 +251,4 @@ if __name__ == "__main__":
     try:
         main()
     except BrokenPipeError:
-        pass
+        os._exit(0)

@@ -37,7 +37,7 @@
 . test/integration/lib-run.sh
 set -u
 SRC=$(pwd)
-cd "$W"
+cd "$W" || exit 1
 
 for p in box-mcpd box-shell; do
 	if [ ! -x "$BOX_BIN/$p" ]; then
