@@ -603,11 +603,20 @@ run_mcp(const char *alias, int argc, char **argv)
 	if (!sent && r != -EPIPE && r != -ECONNRESET)
 		return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias, "sending McpOpen to box-mcpd: %s",
 				strerror(-r));
+	/*
+	 * box_ipc_recv never blocks (MSG_DONTWAIT): sleep in poll until box-mcpd
+	 * writes or hangs up, so a session that lasts hours costs no CPU.
+	 */
+	struct pollfd pf = { .fd = sock, .events = POLLIN };
 	for (;;) {
 		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 		r = box_ipc_recv(chan, &m);
-		if (r == -EINTR || r == -EAGAIN)
+		if (r == -EINTR || r == -EAGAIN) {
+			if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+				return mcp_fail(BOX_ALIAS_CANNOT_SERVE, alias, "poll: %s",
+						strerror(errno));
 			continue;
+		}
 		if (r == 0)
 			continue; /* a fragment */
 		if (r == -ECONNRESET || r == -EPROTO)

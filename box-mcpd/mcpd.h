@@ -91,9 +91,9 @@ void pfields_str(struct pfields *fs, const char *name, const char *v);
 void pfields_long(struct pfields *fs, const char *name, int64_t v);
 
 /*
- * A reply from box-policyd: DecideReply, PolicyToolSchemaReply or
- * PolicyProbeReply (the tree, validated by the table). Never called after
- * pd_cancel_owner(owner).
+ * A reply from box-policyd: DecideReply, DecideBatchReply (pd_decide_then),
+ * PolicyToolSchemaReply or PolicyProbeReply (the tree, validated by the
+ * table). Never called after pd_cancel_owner(owner).
  */
 typedef void (*pd_fn)(void *arg, const ProtobufCMessage *reply);
 
@@ -102,6 +102,14 @@ int pd_start(int fd);
 int pd_ask(uint32_t type, const ProtobufCMessage *msg, pd_fn fn, void *arg, const void *owner);
 int pd_decide(const char *action, Box__PolicyField **in, size_t n_in, pd_fn fn, void *arg,
 	      const void *owner);
+/*
+ * ACTION1, then ACTION2 only if ACTION1 is permitted, in one round trip (a
+ * DecideBatch with until_deny): FN gets the DecideBatchReply, one reply (a
+ * denial of ACTION1) or two.
+ */
+int pd_decide_then(const char *action1, Box__PolicyField **in1, size_t n_in1,
+		   const char *action2, Box__PolicyField **in2, size_t n_in2, pd_fn fn, void *arg,
+		   const void *owner);
 void pd_cancel_owner(const void *owner);
 void pd_record(bool ok, const char *action, Box__PolicyField **in, size_t n_in,
 	       Box__PolicyField **out, size_t n_out);

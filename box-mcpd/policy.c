@@ -3,8 +3,8 @@
  * proto/policy.proto, box-mcpd in role `peer`; policyd logs it as source
  * box-mcpd).
  *
- * Many requests are in flight at once (DecideRequest, PolicyToolSchema,
- * PolicyProbeRequest), each with its own request id; a reply is matched by
+ * Many requests are in flight at once (DecideRequest, DecideBatchRequest,
+ * PolicyToolSchema, PolicyProbeRequest), each with its own request id; a reply is matched by
  * id and by type, so a slow decision holds up only the frame that asked. A
  * session that goes away cancels its entries (pd_cancel_owner); their late
  * replies are then dropped. Records (outcome events) have no reply. Losing
@@ -76,6 +76,8 @@ reply_type_of(uint32_t type)
 	switch (type) {
 	case BOX__MSG_TYPE__MSG_DECIDE_REQUEST:
 		return BOX__MSG_TYPE__MSG_DECIDE_REPLY;
+	case BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST:
+		return BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY;
 	case BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA:
 		return BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY;
 	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST:
@@ -121,6 +123,26 @@ pd_decide(const char *action, Box__PolicyField **in, size_t n_in, pd_fn fn, void
 	req.n_input = n_in;
 	req.input = in;
 	return pd_ask(BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &req.base, fn, arg, owner);
+}
+
+int
+pd_decide_then(const char *action1, Box__PolicyField **in1, size_t n_in1, const char *action2,
+	       Box__PolicyField **in2, size_t n_in2, pd_fn fn, void *arg, const void *owner)
+{
+	Box__DecideRequest req[2] = { BOX__DECIDE_REQUEST__INIT, BOX__DECIDE_REQUEST__INIT };
+	Box__DecideRequest *reqs[2] = { &req[0], &req[1] };
+	req[0].action = (char *)action1;
+	req[0].n_input = n_in1;
+	req[0].input = in1;
+	req[1].action = (char *)action2;
+	req[1].n_input = n_in2;
+	req[1].input = in2;
+	Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
+	b.requests = reqs;
+	b.n_requests = 2;
+	b.has_until_deny = 1;
+	b.until_deny = 1;
+	return pd_ask(BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, &b.base, fn, arg, owner);
 }
 
 void
@@ -203,7 +225,8 @@ pd_start(int fd)
 	if (r < 0)
 		return r;
 	static const uint32_t types[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY,
+					  BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY,
 					  BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY,
 					  BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY };
-	return box_ipc_chan_allow(box_ipc_event_chan(M.policyd), types, 3);
+	return box_ipc_chan_allow(box_ipc_event_chan(M.policyd), types, 4);
 }

@@ -439,24 +439,30 @@ queue_run(struct session *s, enum dir d)
 
 /* ---- decisions on harness -> server frames ---------------------------------------- */
 
+/* The refinement's verdict: the frame goes to the server, or -32001 to the harness. */
+static void
+refine_decided(struct session *s, struct item *it, const Box__DecideReply *r)
+{
+	if (r->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) {
+		item_pass(it);
+		return;
+	}
+	slog("session %u: %s: tools/call %s denied: %s", s->id, sname(s), it->call->tool,
+	     r->message);
+	say_error(s, S2C, it->f.id, MCP_ERR_POLICY, r->message);
+	call_unlink(s, C2S, it->call);
+	call_free(it->call);
+	it->call = NULL;
+	item_drop(it);
+}
+
 static void
 on_refine(void *arg, const ProtobufCMessage *reply)
 {
 	struct item *it = arg;
 	struct session *s = it->s;
-	const Box__DecideReply *r = (const Box__DecideReply *)reply;
 	it->waiting--;
-	if (r->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) {
-		item_pass(it);
-	} else {
-		slog("session %u: %s: tools/call %s denied: %s", s->id, sname(s),
-			 it->call->tool, r->message);
-		say_error(s, S2C, it->f.id, MCP_ERR_POLICY, r->message);
-		call_unlink(s, C2S, it->call);
-		call_free(it->call);
-		it->call = NULL;
-		item_drop(it);
-	}
+	refine_decided(s, it, (const Box__DecideReply *)reply);
 	queue_run(s, C2S);
 }
 
@@ -473,82 +479,119 @@ refuse_call(struct session *s, struct item *it, int code, const char *msg)
 	item_drop(it);
 }
 
-/* tools/call permitted by mcp:call: (1) the catalog and the pins, (2) the refinement. */
-static void
-tools_call_check(struct session *s, struct item *it)
+/*
+ * A tools/call's own checks, in the order the refusals take: the catalog (the
+ * tool is in the server's last tools/list), the server's tool schema, the pin
+ * (re-read when it refuses: an accept appended while the box runs counts at
+ * once), a name an action can carry, the arguments typed. 0: *action (malloc'd,
+ * NS::Action::"TOOL") and it->args are ready for the refinement; 1: refused,
+ * *code and MSG say how; negative errno (out of memory).
+ */
+static int
+tools_call_prepare(struct session *s, struct item *it, char **action, int *code, char *msg,
+		   size_t msglen)
 {
 	struct mcpd_server *srv = s->srv;
 	const char *tool = it->call->tool;
-	char msg[1024];
 	const struct mcp_tool *t = tool ? mcp_catalog_find(srv->catalog, tool) : NULL;
+	*action = NULL;
+	*code = MCP_ERR_CATALOG;
 	for (size_t i = 0; !t && tool && i < mcp_catalog_count(srv->catalog); i++) {
 		const struct mcp_tool *x = mcp_catalog_tool(srv->catalog, i);
 		if (x->name && strcmp(x->name, tool) == 0 && x->refused) {
-			(void)snprintf(msg, sizeof(msg), "box-mcpd: %s: tool '%s' is refused: %s",
+			(void)snprintf(msg, msglen, "box-mcpd: %s: tool '%s' is refused: %s",
 				       srv->cfg->name, tool, x->refused);
-			refuse_call(s, it, MCP_ERR_CATALOG, msg);
-			return;
+			return 1;
 		}
 	}
 	if (!t) {
-		(void)snprintf(msg, sizeof(msg),
+		(void)snprintf(msg, msglen,
 			       "box-mcpd: %s: tool '%s' is not in the server's last tools/list",
 			       srv->cfg->name, tool ? tool : "(no name)");
-		refuse_call(s, it, MCP_ERR_CATALOG, msg);
-		return;
+		return 1;
 	}
 	if (srv->failed) {
-		(void)snprintf(msg, sizeof(msg), "box-mcpd: %s: the server's tool schema failed: %s",
+		*code = MCP_ERR_SERVER;
+		(void)snprintf(msg, msglen, "box-mcpd: %s: the server's tool schema failed: %s",
 			       srv->cfg->name, srv->failed_why ? srv->failed_why : "?");
-		refuse_call(s, it, MCP_ERR_SERVER, msg);
-		return;
+		return 1;
 	}
-	/* The pin: an accept appended while the box runs counts at once. */
-	int r = mcpd_pins_reread();
-	if (r < 0)
-		log_warn_errno(r, "Cannot re-read the pins file");
 	struct mcp_pin_verdict v = { 0 };
-	r = mcpd_pins_check(srv, t, &v);
+	int r = mcpd_pins_check(srv, t, &v);
+	if (r >= 0 && !v.allowed) {
+		/* Only a refusal can be lifted by a later line (an accept): read what came. */
+		int rr = mcpd_pins_reread();
+		if (rr < 0)
+			log_warn_errno(rr, "Cannot re-read the pins file");
+		v = (struct mcp_pin_verdict){ 0 };
+		r = mcpd_pins_check(srv, t, &v);
+	}
 	if (r < 0 || !v.allowed) {
 		if (r < 0)
-			(void)snprintf(msg, sizeof(msg),
-				       "box-mcpd: %s: tool '%s' cannot be pinned (%s)",
+			(void)snprintf(msg, msglen, "box-mcpd: %s: tool '%s' cannot be pinned (%s)",
 				       srv->cfg->name, tool, strerror(-r));
 		else
-			(void)snprintf(msg, sizeof(msg),
+			(void)snprintf(msg, msglen,
 				       "box-mcpd: %s: tool '%s' changed since it was pinned (%s); "
 				       "accept it with boxctl mcp accept %s %s %s",
 				       srv->cfg->name, tool, v.what ? v.what : "definition",
 				       M.init->box_name, srv->cfg->name, tool);
-		refuse_call(s, it, MCP_ERR_CATALOG, msg);
-		return;
+		return 1;
 	}
 	if (strchr(tool, '"') || strchr(tool, '\\')) {
-		(void)snprintf(msg, sizeof(msg),
+		(void)snprintf(msg, msglen,
 			       "box-mcpd: %s: tool '%s' cannot be named in a policy action",
 			       srv->cfg->name, tool);
-		refuse_call(s, it, MCP_ERR_CATALOG, msg);
-		return;
+		return 1;
 	}
 	const json_t *params = it->f.params;
 	const json_t *arguments = json_is_object(params) ? json_object_get(params, "arguments")
 							 : NULL;
 	char err[512];
+	mcp_args_free(&it->args);
 	if (mcp_args_build(t, arguments, &it->args, err, sizeof(err)) < 0) {
-		(void)snprintf(msg, sizeof(msg), "box-mcpd: %s: %s: %s", srv->cfg->name, tool, err);
-		refuse_call(s, it, MCP_ERR_PARAMS, msg);
-		return;
+		*code = MCP_ERR_PARAMS;
+		(void)snprintf(msg, msglen, "box-mcpd: %s: %s: %s", srv->cfg->name, tool, err);
+		return 1;
 	}
-	size_t al = strlen(srv->cfg->ns) + strlen(tool) + 16;
-	char *action = malloc(al);
-	if (!action) {
+	if (asprintf(action, "%s::Action::\"%s\"", srv->cfg->ns, tool) < 0) {
+		*action = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* tools/call permitted by mcp:call alone (its checks refused before): refuse, or refine. */
+static void
+tools_call_check(struct session *s, struct item *it)
+{
+	char msg[1024], *action;
+	int code;
+	int r = tools_call_prepare(s, it, &action, &code, msg, sizeof(msg));
+	if (r < 0) {
 		session_close(s, 1, "out of memory");
 		return;
 	}
-	(void)snprintf(action, al, "%s::Action::\"%s\"", srv->cfg->ns, tool);
+	if (r > 0) {
+		refuse_call(s, it, code, msg);
+		return;
+	}
 	it->waiting++;
 	(void)pd_decide(action, it->args.fields, it->args.n_fields, on_refine, it, s);
 	free(action);
+}
+
+/* mcp:call denied a harness request: -32001 with the policy's message, nothing forwarded. */
+static void
+mcp_call_denied(struct session *s, struct item *it, const Box__DecideReply *r)
+{
+	slog("session %u: %s: %s%s%s denied: %s", s->id, sname(s), it->call->method,
+	     it->call->tool ? " " : "", it->call->tool ? it->call->tool : "", r->message);
+	say_error(s, S2C, it->f.id, MCP_ERR_POLICY, r->message);
+	call_unlink(s, C2S, it->call);
+	call_free(it->call);
+	it->call = NULL;
+	item_drop(it);
 }
 
 static void
@@ -579,20 +622,45 @@ on_mcp_call(void *arg, const ProtobufCMessage *reply)
 			it->ready = true;
 		}
 	} else if (!permit) {
-		slog("session %u: %s: %s%s%s denied: %s", s->id, sname(s), it->call->method,
-			 it->call->tool ? " " : "", it->call->tool ? it->call->tool : "",
-			 r->message);
-		say_error(s, S2C, it->f.id, MCP_ERR_POLICY, r->message);
-		call_unlink(s, C2S, it->call);
-		call_free(it->call);
-		it->call = NULL;
-		item_drop(it);
+		mcp_call_denied(s, it, r);
 	} else {
 		it->call->decided = true;
 		if (strcmp(it->call->method, "tools/call") == 0)
 			tools_call_check(s, it);
 		else
 			item_pass(it);
+	}
+	if (s->state != SS_DEAD)
+		queue_run(s, C2S);
+}
+
+/*
+ * A tools/call whose own checks passed: mcp:call and its refinement in one
+ * round trip (pd_decide_then), the refinement decided only if mcp:call
+ * permitted it — the same decisions, events and log lines as one after the
+ * other.
+ */
+static void
+on_mcp_call_then(void *arg, const ProtobufCMessage *reply)
+{
+	struct item *it = arg;
+	struct session *s = it->s;
+	const Box__DecideBatchReply *b = (const Box__DecideBatchReply *)reply;
+	it->waiting--;
+	if (b->n_replies < 1 || b->replies[0]->verdict != BOX__DECISION_VERDICT__VERDICT_PERMIT) {
+		if (b->n_replies < 1) {
+			log_err("box-policyd answered a tools/call's decisions with no verdict");
+			mcpd_exit(1);
+			return;
+		}
+		mcp_call_denied(s, it, b->replies[0]);
+	} else if (b->n_replies < 2) {
+		log_err("box-policyd permitted mcp:call but sent no verdict for its refinement");
+		mcpd_exit(1);
+		return;
+	} else {
+		it->call->decided = true;
+		refine_decided(s, it, b->replies[1]);
 	}
 	if (s->state != SS_DEAD)
 		queue_run(s, C2S);
@@ -716,7 +784,20 @@ c2s_frame(struct session *s, char *line, size_t len)
 			call_fields(s, c, &fs);
 			it->waiting++;
 			item_enqueue(s, it);
-			(void)pd_decide("mcp:call", fs.p, fs.n, on_mcp_call, it, s);
+			char msg[1024], *action = NULL;
+			int refusal, r = is_call ? tools_call_prepare(s, it, &action, &refusal, msg,
+								      sizeof(msg))
+						 : 1;
+			if (r < 0) {
+				session_close(s, 1, "out of memory");
+				return;
+			}
+			if (r == 0)
+				(void)pd_decide_then("mcp:call", fs.p, fs.n, action, it->args.fields,
+						     it->args.n_fields, on_mcp_call_then, it, s);
+			else /* refused after mcp:call permits it (tools_call_check), or no tool */
+				(void)pd_decide("mcp:call", fs.p, fs.n, on_mcp_call, it, s);
+			free(action);
 			return;
 		}
 		break;

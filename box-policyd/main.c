@@ -710,6 +710,10 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
  * and one fsync (a group commit right here) covers the batch; with batch
  * the whole reply waits for the next group commit. A batch that wrote
  * nothing is answered at once unless replies of its channel are held.
+ * until_deny: the batch ends at its first denial (the reply is that much
+ * shorter), as a sender that stops there would have it. (A permit that
+ * waits for a group commit counts as a permit here; should that fsync fail,
+ * it and every later reply of the batch become denials, cause error.)
  */
 static void
 handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
@@ -740,6 +744,11 @@ handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
 			fatal(r, "Cannot queue a decision");
 		any_wait = any_wait || res.wait_sync;
 		(void)engine_maybe_compact(S.engine, now, false);
+		/* The sender stops at the first denial: what follows it never happened. */
+		if (b->has_until_deny && b->until_deny && !res.permit) {
+			n = i + 1;
+			break;
+		}
 	}
 	engine_defer_sync(S.engine, false);
 	local[0].batch_n = n;

@@ -15,6 +15,8 @@
  *                   LINE" to the passed stdout (the frames are the broker's
  *                   to read and write: the alias relays nothing), then
  *                   McpClose{N, MESSAGE} (MESSAGE may be empty)
+ *   idle=MS:N       keep the session open MS milliseconds (the alias waits,
+ *                   and must sleep while it does), then McpClose{N}
  *   hangup          close without McpClose
  *   bad-reply       send a message the table does not let box-mcpd send (McpOpen)
  * Trusts: nothing the alias sends (decoded by the session table); it is test code.
@@ -28,6 +30,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -113,6 +116,18 @@ serve(int conn)
 		char *colon = strchr(action + 5, ':');
 		c.status = atoi(action + 5);
 		c.message = colon && colon[1] ? colon + 1 : NULL;
+		r = box_ipc_send(conn, &box_proto_mcpsession, BOX__MSG_TYPE__MSG_MCP_CLOSE, 0,
+				 &c.base, NULL, 0);
+		if (r < 0)
+			fprintf(rec, "send=%s\n", strerror(-r));
+	} else if (strncmp(action, "idle=", 5) == 0) {
+		long ms = atol(action + 5);
+		const char *colon = strchr(action + 5, ':');
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		Box__McpClose c = BOX__MCP_CLOSE__INIT;
+		c.status = colon ? atoi(colon + 1) : 0;
 		r = box_ipc_send(conn, &box_proto_mcpsession, BOX__MSG_TYPE__MSG_MCP_CLOSE, 0,
 				 &c.base, NULL, 0);
 		if (r < 0)

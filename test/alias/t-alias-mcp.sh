@@ -13,7 +13,9 @@
 # the fake reads the caller's stdin and writes its stdout), McpClose's status
 # and message, a session closed without McpClose (125), a broken reply
 # (125), no /run/box/mcp.sock (127, "no MCP broker in this box"), a socket
-# nobody listens on (125). As root, then as the ordinary user boxtest.
+# nobody listens on (125), an alias waiting on a session that stays open
+# for a second sleeps (under 0.3 s of CPU, not a spin on its socket). As
+# root, then as the ordinary user boxtest.
 # Trusts: nothing; it is test code.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -136,6 +138,13 @@ suite() {
 	al "$SOCK" "echo=3:" -- "$B/my.srv-2"
 	t "an alias name with . and -; the server's status (3) is the alias's" \
 		eval 'rc_is 3 && has alias=my.srv-2 nargs=0 && err_is ""'
+	# The alias waits for McpClose asleep: its CPU (and its unshare's and bash's) stays far
+	# under the second the session lasts.
+	TIMEFORMAT='%U %S'
+	{ time al "$SOCK" "idle=1000:4" -- "$B/files"; } 2>"$W/cpu.$WHO"
+	cpu=$(cat "$W/cpu.$WHO")
+	t "a session open for 1 s: the alias sleeps meanwhile (CPU ${cpu// /+} s), then exits 4" \
+		eval 'rc_is 4 && awk -v u="${cpu% *}" -v s="${cpu#* }" "BEGIN { exit !(u + s < 0.3) }"'
 	al "$SOCK" "hangup" -- "$B/files"
 	t "box-mcpd closes without McpClose: 125 and a message" \
 		eval 'rc_is 125 && err_is "box-mcpd: files: box-mcpd closed the session without saying why (it may have exited)"'

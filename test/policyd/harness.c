@@ -452,11 +452,13 @@ pd_send_line(struct pd *pd, int peer, const char *line, Box__DecideReply **reply
 	return 0;
 }
 
-int
-pd_send_batch(struct pd *pd, int peer, const char *const *lines, size_t n,
-	      Box__DecideBatchReply **reply)
+static int
+send_batch(struct pd *pd, int peer, const char *const *lines, size_t n, bool until_deny,
+	   Box__DecideBatchReply **reply)
 {
 	Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
+	b.has_until_deny = until_deny;
+	b.until_deny = until_deny;
 	Box__DecideRequest *reqs = calloc(n ? n : 1, sizeof(*reqs));
 	Box__DecideRequest **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
 	json_t **js = calloc(n ? n : 1, sizeof(*js));
@@ -504,6 +506,20 @@ pd_send_batch(struct pd *pd, int peer, const char *const *lines, size_t n,
 	}
 	box_ipc_msg_done(&m);
 	return 0;
+}
+
+int
+pd_send_batch(struct pd *pd, int peer, const char *const *lines, size_t n,
+	      Box__DecideBatchReply **reply)
+{
+	return send_batch(pd, peer, lines, n, false, reply);
+}
+
+int
+pd_send_batch_until_deny(struct pd *pd, int peer, const char *const *lines, size_t n,
+			 Box__DecideBatchReply **reply)
+{
+	return send_batch(pd, peer, lines, n, true, reply);
 }
 
 void

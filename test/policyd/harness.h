@@ -78,6 +78,9 @@ int pd_wait_reply(struct pd *pd, int peer, Box__DecideReply **reply, uint64_t *r
  */
 int pd_send_batch(struct pd *pd, int peer, const char *const *lines, size_t n,
 		  Box__DecideBatchReply **reply);
+/* The same with until_deny set: the batch ends at its first denial. */
+int pd_send_batch_until_deny(struct pd *pd, int peer, const char *const *lines, size_t n,
+			     Box__DecideBatchReply **reply);
 /*
  * Send the tool schema of SERVER (namespace NS) from PEER and wait for its
  * PolicyToolSchemaReply (*reply, may be NULL). TOOLS_JSON is the `actions`

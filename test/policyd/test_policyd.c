@@ -1352,6 +1352,85 @@ test_decide_batch_in_order(void)
 	CHECK(strstr(log, "\"source\":\"box-shell\""));
 }
 
+/*
+ * until_deny (box-mcpd's mcp:call with its refinement): the batch ends at its
+ * first denial — the reply holds the verdicts up to and including it, and
+ * what follows is neither decided nor logged nor in the history, exactly as
+ * a sender that stopped there; with no denial, every request is decided.
+ */
+static void
+test_decide_batch_until_deny(void)
+{
+	if (!need_monitor())
+		return;
+	static const char *const lines[] = {
+		W("~/p/1"),
+		"{\"action\":\"fs:read\",\"input\":{\"path\":\"~/secret.txt\",\"operation\":"
+		"\"read_content\"}}",
+		W("~/p/after-the-denial"),
+	};
+	for (int pass = 0; pass < 2; pass++) {
+		struct pd pd;
+		fresh_state();
+		struct pd_opts o = opts(req_budget, T0 ",1000000");
+		o.history_sync = "always";
+		CHECK_INT(pd_start(&o, &pd, NULL), 0);
+		Box__DecideBatchReply *rep = NULL;
+		if (pass == 0) {
+			CHECK_INT(pd_send_batch_until_deny(&pd, PD_SHELL, lines, 3, &rep), 0);
+			CHECK(rep && rep->n_replies == 2 &&
+			      rep->replies[0]->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT &&
+			      rep->replies[1]->verdict == BOX__DECISION_VERDICT__VERDICT_DENY &&
+			      rep->replies[1]->cause == BOX__DECISION_CAUSE__CAUSE_FORBIDDEN);
+		} else {
+			/* No denial: all of them, as a plain batch. */
+			const char *const two[] = { lines[0], lines[2] };
+			CHECK_INT(pd_send_batch_until_deny(&pd, PD_SHELL, two, 2, &rep), 0);
+			CHECK(rep && rep->n_replies == 2 &&
+			      rep->replies[0]->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT &&
+			      rep->replies[1]->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT);
+		}
+		if (rep)
+			box_msg_free(&rep->base);
+		CHECK_INT(pd_stop(&pd), 0);
+		_cleanup_free_ char *log = slurp("decisions.jsonl");
+		size_t nl = 0;
+		for (const char *c = log; c && *c; c++)
+			nl += *c == '\n';
+		CHECK_INT((long long)nl, 2);
+		CHECK(log && strstr(log, "\"resource\":\"~/p/1\""));
+		if (pass == 0)
+			CHECK(log && strstr(log, "~/secret.txt") && !strstr(log, "after-the-denial"));
+		else
+			CHECK(log && strstr(log, "after-the-denial") && !strstr(log, "~/secret.txt"));
+	}
+	/* The same history as the two requests one by one. */
+	size_t len_batched = 0, len_single = 0;
+	fresh_state();
+	{
+		struct pd pd;
+		struct pd_opts o = opts(req_budget, T0 ",1000000");
+		o.history_sync = "always";
+		CHECK_INT(pd_start(&o, &pd, NULL), 0);
+		CHECK_INT(pd_send_batch_until_deny(&pd, PD_SHELL, lines, 3, NULL), 0);
+		CHECK_INT(pd_stop(&pd), 0);
+	}
+	_cleanup_free_ char *h_batched = slurp_bin("policy/history", &len_batched);
+	fresh_state();
+	{
+		struct pd pd;
+		struct pd_opts o = opts(req_budget, T0 ",1000000");
+		o.history_sync = "always";
+		CHECK_INT(pd_start(&o, &pd, NULL), 0);
+		for (size_t i = 0; i < 2; i++)
+			CHECK_INT(pd_send_line(&pd, PD_SHELL, lines[i], NULL), 0);
+		CHECK_INT(pd_stop(&pd), 0);
+	}
+	_cleanup_free_ char *h_single = slurp_bin("policy/history", &len_single);
+	CHECK(h_batched && h_single && len_batched == len_single && len_single > 0 &&
+	      memcmp(h_batched, h_single, len_single) == 0);
+}
+
 static int
 expect_refused(const void *payload, size_t len)
 {
@@ -1452,6 +1531,7 @@ main(void)
 	RUN(test_compaction);
 	RUN(test_decide_batch_as_one_by_one);
 	RUN(test_decide_batch_in_order);
+	RUN(test_decide_batch_until_deny);
 	RUN(test_decide_batch_refused);
 	if (state) {
 		pd_rmtree(state);

@@ -7,7 +7,8 @@
  * sends McpInit (the servers below, the pins file), answers every
  * McpServerStart by running test/mcp/daemon/fake_server.py on the 3 fds it
  * got (McpServerStarted, McpServerExit when reaped, McpServerStop as
- * SIGKILL), and answers every DecideRequest, PolicyProbeRequest and
+ * SIGKILL), and answers every DecideRequest, DecideBatchRequest (box-mcpd's
+ * mcp:call with its refinement, until_deny), PolicyProbeRequest and
  * PolicyToolSchema from a rule table (RULES, re-read at each request, so
  * each test controls every verdict). It logs every policy message it got
  * as one JSON line (policy.log) so tests check what box-mcpd asked, with
@@ -298,6 +299,36 @@ fake_policyd_msg(struct box_ipc_chan *c, struct box_ipc_msg *m)
 		(void)box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_DECIDE_REPLY, m->request_id,
 					&rep.base, NULL, 0);
 		free(msg);
+		break;
+	}
+	case BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST: {
+		/* mcp:call and its refinement in one (until_deny: stop at the first denial). */
+		const Box__DecideBatchRequest *r = (const Box__DecideBatchRequest *)m->msg;
+		Box__DecideBatchReply rep = BOX__DECIDE_BATCH_REPLY__INIT;
+		Box__DecideReply *reps = calloc(r->n_requests, sizeof(*reps));
+		Box__DecideReply **preps = calloc(r->n_requests, sizeof(*preps));
+		char **msgs = calloc(r->n_requests, sizeof(*msgs));
+		size_t n = 0;
+		while (n < r->n_requests) {
+			const Box__DecideRequest *d = r->requests[n];
+			pol_log(json_pack("{s:s,s:s,s:o}", "type", "decide", "action", d->action,
+					  "input", fields_json(d->input, d->n_input)));
+			decide_one(d, &reps[n], &msgs[n]);
+			preps[n] = &reps[n];
+			n++;
+			if (r->has_until_deny && r->until_deny &&
+			    reps[n - 1].verdict == BOX__DECISION_VERDICT__VERDICT_DENY)
+				break;
+		}
+		rep.replies = preps;
+		rep.n_replies = n;
+		(void)box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, m->request_id,
+					&rep.base, NULL, 0);
+		for (size_t i = 0; i < n; i++)
+			free(msgs[i]);
+		free(msgs);
+		free(reps);
+		free(preps);
 		break;
 	}
 	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST: {
