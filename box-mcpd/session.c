@@ -160,9 +160,10 @@ static void maybe_end(struct session *s);
  * names, methods, ids): control characters become '?', so a peer cannot
  * forge lines in boxd's log.
  */
-static void slog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void slog_at(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define slog(...) slog_at(__func__, __VA_ARGS__)
 static void
-slog(const char *fmt, ...)
+slog_at(const char *func, const char *fmt, ...)
 {
 	char line[2048];
 	va_list ap;
@@ -172,7 +173,8 @@ slog(const char *fmt, ...)
 	for (char *p = line; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
-	log_info("%s", line);
+	/* The caller's name, not this wrapper's, heads the line. */
+	log_internal(LOG_LEVEL_INFO, 0, func, "%s", line);
 }
 
 size_t
