@@ -193,6 +193,12 @@ bp=$!
 _run_pids+=("$bp")
 pd=$(wait_policyd)
 check "kill: policyd runs" test -n "$pd"
+# While the agent runs (not while policyd still starts: that is a refused start).
+for _ in $(seq 100); do
+	"$RB/boxctl" ps 2>/dev/null | grep -qP '^pk\t[0-9a-f]+\trunning\t' && break
+	sleep 0.1
+done
+check "kill: the box runs" bash -c "'$RB/boxctl' ps | grep -qP '^pk\t[0-9a-f]+\trunning\t'"
 [ -n "$pd" ] && kill -KILL "$pd"
 for _ in $(seq 100); do kill -0 "$bp" 2>/dev/null || break; sleep 0.1; done
 check "kill: the box stops within 10 s" bash -c "! kill -0 $bp 2>/dev/null"
@@ -200,6 +206,7 @@ wait "$bp"
 rc=$?
 check "kill: boxctl exits 1" test "$rc" = 1
 check "kill: boxctl: error: box-policyd …" grep -q "^boxctl: error: box-policyd .*stopped" kerr
+grep -q "^boxctl: error: box-policyd .*stopped" kerr || diag "boxctl said:" "$(cat kerr)"
 check "kill: the agent is gone" no_process "/bin/sleep 30"
 check "kill: no box-policyd remains" no_policyd
 
