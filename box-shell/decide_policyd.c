@@ -13,8 +13,9 @@
  * SHD_CTL_POLICY), which passes it to box-policyd as PolicyChannelAttach.
  * So concurrent processes never read each other's replies. The channel is
  * usable at once (policyd reads it once the attach reached it). A process
- * that finds itself with a channel another pid made (a fork that skipped
- * sh_decider_forked) attaches one before its next request.
+ * that finds itself with a channel made before a fork (one that skipped
+ * sh_decider_forked; an atfork handler tells, with no getpid() per request)
+ * attaches one before its next request.
  *
  * The input fields and their spellings are decide_local.c's, as POLICY.md
  * §2 says: fs:* {path, operation}; shell:exec {command, program, arg1?,
@@ -29,6 +30,7 @@
  * from the script beyond the strings it compares.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +54,7 @@
 struct sh_decider {
 	int fd;                    /* this process's channel to box-policyd */
 	struct box_ipc_chan *chan;
-	pid_t pid;                 /* who made the channel */
+	unsigned long gen;         /* fork_gen when the channel was made */
 	int ctl_fd;                /* the session's control socket (attaches) */
 	char *home;
 	size_t home_len;
@@ -235,6 +237,28 @@ exec_fields(const struct sh_decider *d, const struct sh_exec_request *r, const c
 
 /* ---- the channel ------------------------------------------------------------- */
 
+/*
+ * Which process this is, without a getpid() per request: every fork() runs
+ * the atfork child handler, which makes this differ from what the parent's
+ * channel was made under. (box-shell forks only through fork(); a channel
+ * made before a fork that skipped sh_decider_forked is thus never used.)
+ */
+static unsigned long fork_gen = 1;
+static pthread_once_t fork_gen_once = PTHREAD_ONCE_INIT;
+
+static void
+fork_gen_child(void)
+{
+	fork_gen++;
+}
+
+static void
+fork_gen_register(void)
+{
+	if (pthread_atfork(NULL, NULL, fork_gen_child) != 0)
+		fork_gen = 0; /* cannot tell: 0 makes chan_ready attach every time */
+}
+
 static void
 chan_drop(struct sh_decider *d)
 {
@@ -259,7 +283,7 @@ chan_take(struct sh_decider *d, int fd)
 		r = box_ipc_chan_allow(d->chan, types, 2);
 	if (r < 0)
 		chan_drop(d);
-	d->pid = getpid();
+	d->gen = fork_gen;
 	return r;
 }
 
@@ -291,7 +315,7 @@ chan_attach(struct sh_decider *d)
 static int
 chan_ready(struct sh_decider *d)
 {
-	if (d->chan && d->pid == getpid())
+	if (d->chan && d->gen == fork_gen && fork_gen != 0)
 		return 0;
 	return chan_attach(d);
 }
@@ -372,6 +396,7 @@ send_record(struct sh_decider *d, bool ok, const char *action, const struct fiel
 int
 sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider **out)
 {
+	(void)pthread_once(&fork_gen_once, fork_gen_register);
 	struct sh_decider *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
