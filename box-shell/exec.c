@@ -148,9 +148,11 @@ sh_exit(struct sh_shell *sh, int status)
 	sh->status = status;
 	sh_run_exit_trap(sh);
 	bi_flush();
-	if (sh->is_child) {
+	if (sh->is_child || sh->exit_quick) {
 		if (sh->decider)
 			sh_decider_flush(sh->decider);
+		if (sh->exit_quick)
+			(void)fflush(NULL);
 		_exit(sh->status & 255);
 	}
 	exit(sh->status & 255);

@@ -366,7 +366,8 @@ fail(int status, const char *fmt, ...)
 	_exit(status);
 }
 
-static int
+/* Not inlined: its 64 KiB buffer would make every invocation's frame probe 16 stack pages. */
+static __attribute__((noinline)) int
 read_all_fd0(char **out, size_t *len)
 {
 	struct sbuf b = { 0 };
@@ -436,6 +437,7 @@ shd_invocation_run(const struct shd_invocation *inv)
 	sh->cwd = cwd;
 	sh->home = xstrdup(init->home);
 	sh->cmd_timeout_ms = -1; /* the main process times the invocation */
+	sh->exit_quick = true;   /* no destructors of main's libraries (page faults, no use) */
 	sh->host_run = shd_host_run;
 	sh->host_ctx = shd_host_new(inv->ctl_fd);
 	const char *as = so->invoked_as;

@@ -231,6 +231,8 @@ struct sh_shell {
 	bool opt_e, opt_u, opt_x, opt_f, opt_C, opt_n, opt_pipefail, opt_v, opt_a;
 	bool in_subshell;
 	bool is_child;          /* a forked copy: exit with _exit */
+	bool exit_quick;        /* exit with _exit after flushing stdio (box-shell's
+				 * invocation child: main's atexit work is not its own) */
 	bool interactive;
 	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
 	char *traps[SH_NTRAP];
