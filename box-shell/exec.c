@@ -151,8 +151,11 @@ sh_exit(struct sh_shell *sh, int status)
 	if (sh->is_child || sh->exit_quick) {
 		if (sh->decider)
 			sh_decider_flush(sh->decider);
-		if (sh->exit_quick)
+		if (sh->exit_quick) {
 			(void)fflush(NULL);
+			if (!sh->is_child && sh->exiting)
+				sh->exiting(sh->status & 255);
+		}
 		_exit(sh->status & 255);
 	}
 	exit(sh->status & 255);

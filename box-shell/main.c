@@ -111,7 +111,15 @@ static struct {
 	uint64_t next_spawn;
 	Box__ShellInit *init;
 	int exit_code;
-} M = { .next_spawn = 1 };
+	/*
+	 * The spare: the next session's invocation child, forked ahead while
+	 * box-shell is idle (signals reset, its box-policyd channel attached),
+	 * waiting on its control socket for the ShellOpen main hands it.
+	 */
+	pid_t spare_pid; /* 0: none */
+	int spare_ctl;   /* main's end of its control socket */
+	struct event *spare_ev;
+} M = { .next_spawn = 1, .spare_ctl = -1 };
 
 /* ---- the end ------------------------------------------------------------------ */
 
@@ -128,6 +136,8 @@ shd_exit(int code)
 {
 	for (struct session *s = M.sessions; s; s = s->next)
 		kill_group(s, SIGKILL);
+	if (M.spare_pid > 0)
+		(void)kill(M.spare_pid, SIGKILL);
 	M.exit_code = code;
 	event_base_loopexit(M.base, NULL);
 }
@@ -584,69 +594,129 @@ on_session_timer(evutil_socket_t fd, short what, void *arg)
 	timer_arm(s, SHD_KILL_GRACE_MS);
 }
 
+/* One packet from a control socket (daemon.h). */
+struct ctl_pkt {
+	char tag;
+	int fd;       /* SHD_CTL_POLICY, SHD_CTL_HOST: the channel; -1 for SHD_CTL_EXIT */
+	int status;   /* SHD_CTL_EXIT */
+	pid_t sender; /* SCM_CREDENTIALS (main's end has SO_PASSCRED), or 0 */
+};
+
+/*
+ * 1 and *p for a good packet; 0 nothing now; -1 every process closed it;
+ * -2 a bad packet (its fds closed). Good: the tag with its length (1, or 2
+ * for SHD_CTL_EXIT) and exactly one fd, a SOCK_SEQPACKET socket (for
+ * SHD_CTL_EXIT it only proves the packet came from box-shell's code: a
+ * script's write to the socket carries none; it is closed here).
+ */
+static int
+ctl_recv(int fd, struct ctl_pkt *p)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * 4) + CMSG_SPACE(sizeof(struct ucred))];
+	} u;
+	char data[2] = { 0, 0 };
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	*p = (struct ctl_pkt){ .fd = -1 };
+	ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	int fds[4], nfd = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_RIGHTS)
+			for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) && nfd < 4;
+			     k++)
+				memcpy(&fds[nfd++], CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+		else if (c->cmsg_type == SCM_CREDENTIALS &&
+			 c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred cr;
+			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+			p->sender = cr.pid;
+		}
+	}
+	p->tag = n >= 1 ? data[0] : 0;
+	int type = 0;
+	socklen_t tl = sizeof(type);
+	bool exit_pkt = p->tag == SHD_CTL_EXIT;
+	bool ok = n == (exit_pkt ? 2 : 1) && nfd == 1 &&
+		  !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
+		  (p->tag == SHD_CTL_POLICY || p->tag == SHD_CTL_HOST || exit_pkt) &&
+		  getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+		  type == SOCK_SEQPACKET;
+	if (ok && !exit_pkt) {
+		p->fd = fds[0];
+		return 1;
+	}
+	for (int k = 0; k < nfd; k++)
+		close(fds[k]);
+	if (ok) {
+		p->status = (unsigned char)data[1];
+		return 1;
+	}
+	return n <= 0 ? -1 : -2;
+}
+
+/* Main's end of a control socket: the sender's pid on every packet (SHD_CTL_EXIT's check). */
+static void
+ctl_passcred(int fd)
+{
+	int one = 1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+}
+
+/* A process's own box-policyd channel: passed on (PolicyChannelAttach). False: fatal. */
+static bool
+policy_attach(int fd)
+{
+	Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
+	int r = M.policyd ? box_ipc_event_send(M.policyd, BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH,
+					       0, &a.base, &fd, 1)
+			  : -EPIPE;
+	close(fd);
+	if (r < 0) {
+		log_err_errno(r, "Cannot attach a channel to box-policyd");
+		shd_exit(1);
+		return false;
+	}
+	return true;
+}
+
+static void session_exited(struct session *s, int status);
+
 static void
 on_ctl(evutil_socket_t fd, short what, void *arg)
 {
 	struct session *s = arg;
 	(void)what;
 	for (int i = 0; i < 32; i++) {
-		char tag = 0;
-		union {
-			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(int) * 4)];
-		} u;
-		struct iovec iov = { &tag, 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-				     .msg_controllen = sizeof(u.buf) };
-		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		struct ctl_pkt p;
+		int r = ctl_recv(fd, &p);
+		if (r == 0)
 			return;
-		int fds[4], nfd = 0;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-				for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) &&
-						   nfd < 4;
-				     k++)
-					memcpy(&fds[nfd++], CMSG_DATA(c) + k * sizeof(int),
-					       sizeof(int));
-		if (n <= 0) {
-			/* Every process of the session closed it. */
-			for (int k = 0; k < nfd; k++)
-				close(fds[k]);
-			event_del(s->ctl_ev);
-			s->ctl_done = true;
-			session_maybe_free(s);
-			return;
-		}
-		int type = 0;
-		socklen_t tl = sizeof(type);
-		bool ok = n == 1 && nfd == 1 && !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
-			  (tag == SHD_CTL_POLICY || tag == SHD_CTL_HOST) &&
-			  getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
-			  type == SOCK_SEQPACKET;
-		if (!ok) {
-			for (int k = 0; k < nfd; k++)
-				close(fds[k]);
-			log_err("session %u: a bad packet on its control socket; killed", s->id);
-			kill_group(s, SIGKILL);
-			event_del(s->ctl_ev);
-			s->ctl_done = true;
-			session_maybe_free(s);
-			return;
-		}
-		if (tag == SHD_CTL_HOST) {
-			host_attach(s, fds[0]);
-			continue;
-		}
-		Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
-		int r = M.policyd ? box_ipc_event_send(M.policyd,
-						       BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, 0,
-						       &a.base, fds, 1)
-				  : -EPIPE;
-		close(fds[0]);
 		if (r < 0) {
-			log_err_errno(r, "Cannot attach a channel to box-policyd");
-			shd_exit(1);
+			/* -1: every process of the session closed it. */
+			if (r == -2) {
+				log_err("session %u: a bad packet on its control socket; killed",
+					s->id);
+				kill_group(s, SIGKILL);
+			}
+			event_del(s->ctl_ev);
+			s->ctl_done = true;
+			session_maybe_free(s);
+			return;
+		}
+		if (p.tag == SHD_CTL_EXIT) {
+			/* Only the invocation child itself says so (its subshells never do). */
+			if (p.sender == s->pid && s->pid > 0)
+				session_exited(s, p.status);
+		} else if (p.tag == SHD_CTL_HOST) {
+			host_attach(s, p.fd);
+		} else if (!policy_attach(p.fd)) {
 			return;
 		}
 	}
@@ -658,7 +728,141 @@ open_dir_fd(const char *path)
 	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* ShellOpen: the invocation child, forked with the alias's fds as 0-2. */
+/*
+ * The child's first steps, in a process forked from main (a spare ahead of
+ * time, or a child for this session): its own process group; the control
+ * socket CTL at SHD_FD_PRIVATE_MIN and above (far from 3-9, which scripts
+ * redirect: `exec 3>log`); nothing else of main's above fd 2 but ALSO_KEEP
+ * (0-2 are the alias's, or replaced by them next); main's signal handlers back to the
+ * defaults (main_signals: every other signal is at its default already,
+ * loop_prepare saw to that) and no signal blocked. Returns the control
+ * socket's fd, or exits 125.
+ */
+static int
+child_begin(int ctl, int also_keep)
+{
+	(void)setpgid(0, 0);
+	int keep[2] = { fd_dup_cloexec(ctl, SHD_FD_PRIVATE_MIN), also_keep };
+	if (keep[0] < 0)
+		_exit(125);
+	(void)fd_close_all_except(3, keep, also_keep >= 0 ? 2 : 1);
+	for (size_t i = 0; i < ELEMENTSOF(shd_main_signals); i++)
+		signal(shd_main_signals[i], SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	return keep[0];
+}
+
+static void
+spare_drop(void)
+{
+	if (M.spare_ev)
+		event_free(M.spare_ev);
+	M.spare_ev = NULL;
+	M.spare_ctl = safe_close(M.spare_ctl);
+	M.spare_pid = 0;
+}
+
+/* The spare's control socket before a session takes it: its channel attach, nothing else. */
+static void
+on_spare_ctl(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	for (int i = 0; i < 4; i++) {
+		struct ctl_pkt p;
+		int r = ctl_recv(fd, &p);
+		if (r == 0)
+			return;
+		if (r > 0 && p.tag == SHD_CTL_POLICY) {
+			if (!policy_attach(p.fd))
+				return;
+			continue;
+		}
+		if (p.fd >= 0)
+			close(p.fd);
+		/* It died, or said what a process with no session cannot: gone. */
+		log_warn("The spare session process %s; replaced", r == -1 ? "exited"
+							      : "sent a bad packet");
+		(void)kill(M.spare_pid, SIGKILL);
+		spare_drop();
+		return;
+	}
+}
+
+/*
+ * Fork the spare (when there is none): the next ShellOpen goes to it, so a
+ * session starts with no fork, no signal reset and no channel attach of
+ * its own. It is forked while box-shell is idle (after a session ended, at
+ * start-up), from the same main process state a session's fork would copy.
+ */
+static void
+spare_make(void)
+{
+	int sv[2];
+	if (M.spare_pid > 0 || !M.policyd || box_ipc_socketpair(sv, false) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	if (pid == 0) {
+		int ctl = child_begin(sv[1], -1);
+		shd_spare_run(ctl);
+	}
+	close(sv[1]);
+	(void)setpgid(pid, pid);
+	ctl_passcred(sv[0]);
+	M.spare_pid = pid;
+	M.spare_ctl = sv[0];
+	M.spare_ev = event_new(M.base, M.spare_ctl, EV_READ | EV_PERSIST, on_spare_ctl, NULL);
+	if (!M.spare_ev || event_add(M.spare_ev, NULL) < 0) {
+		(void)kill(pid, SIGKILL);
+		spare_drop();
+	}
+}
+
+/*
+ * Session S takes the spare: the ShellOpen and the alias's fds go to it on
+ * its control socket (the session protocol, main in the alias's role), and
+ * the socket becomes the session's. False: no spare, or it could not take
+ * it (then it is gone, and S forks its own child).
+ */
+static bool
+spare_take(struct session *s, struct box_ipc_msg *m)
+{
+	if (M.spare_pid <= 0)
+		return false;
+	int r = box_ipc_send(M.spare_ctl, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, 0,
+			     m->msg, m->fds, m->n_fds);
+	if (r < 0) {
+		log_warn_errno(r, "Cannot hand a session to the spare process; replaced");
+		(void)kill(M.spare_pid, SIGKILL);
+		spare_drop();
+		return false;
+	}
+	s->pid = M.spare_pid;
+	s->ctl = M.spare_ctl;
+	/* Its attach may still be queued: read on as the session's. */
+	event_del(M.spare_ev);
+	if (event_assign(M.spare_ev, M.base, s->ctl, EV_READ | EV_PERSIST, on_ctl, s) == 0 &&
+	    event_add(M.spare_ev, NULL) == 0) {
+		s->ctl_ev = M.spare_ev;
+	} else {
+		event_free(M.spare_ev);
+		log_err("session %u: cannot watch its control socket", s->id);
+		kill_group(s, SIGKILL);
+	}
+	M.spare_ev = NULL;
+	M.spare_ctl = -1;
+	M.spare_pid = 0;
+	return true;
+}
+
+/* ShellOpen: the spare takes it, or an invocation child forked with the alias's fds as 0-2. */
 static void
 session_open(struct session *s, struct box_ipc_msg *m)
 {
@@ -672,13 +876,15 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		session_maybe_free(s);
 		return;
 	}
+	s->err_fd = fcntl(m->fds[2], F_DUPFD_CLOEXEC, 3);
+	if (spare_take(s, m))
+		goto started;
 	if (box_ipc_socketpair(sv, false) < 0) {
 		session_deny(s, "box-shell: cannot serve: %s", strerror(errno));
 		session_maybe_free(s);
 		return;
 	}
 	s->ctl = sv[0];
-	s->err_fd = fcntl(m->fds[2], F_DUPFD_CLOEXEC, 3);
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(sv[1]);
@@ -687,30 +893,27 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		return;
 	}
 	if (pid == 0) {
-		/* The child: nothing of the main process's but what it needs. */
-		(void)setpgid(0, 0);
-		/*
-		 * Its own fds far from 3-9, which scripts redirect (`exec 3>log`);
-		 * the alias's become 0-2.
-		 */
-		int keep[2] = { fd_dup_cloexec(sv[1], SHD_FD_PRIVATE_MIN),
-				fd_dup_cloexec(cwd_fd, SHD_FD_PRIVATE_MIN) };
+		/* The child: nothing of the main process's but what it needs; the alias's fds 0-2. */
+		int keep = fd_dup_cloexec(cwd_fd, SHD_FD_PRIVATE_MIN);
 		int src[3] = { m->fds[0], m->fds[1], m->fds[2] };
 		int dst[3] = { 0, 1, 2 };
-		if (keep[0] < 0 || keep[1] < 0 || fd_move_to(src, dst, 3) < 0)
+		if (keep < 0 || fd_move_to(src, dst, 3) < 0)
 			_exit(125);
-		(void)fd_close_all_except(3, keep, 2);
-		struct shd_invocation inv = { .open = so, .ctl_fd = keep[0], .cwd_fd = keep[1] };
+		int ctl = child_begin(sv[1], keep);
+		struct shd_invocation inv = { .open = so, .ctl_fd = ctl, .cwd_fd = keep,
+						.root_fd = -1 };
 		shd_invocation_run(&inv);
 	}
 	close(sv[1]);
 	(void)setpgid(pid, pid);
+	ctl_passcred(s->ctl);
 	s->pid = pid;
 	s->ctl_ev = event_new(M.base, s->ctl, EV_READ | EV_PERSIST, on_ctl, s);
 	if (!s->ctl_ev || event_add(s->ctl_ev, NULL) < 0) {
 		log_err("session %u: cannot watch its control socket", s->id);
 		kill_group(s, SIGKILL);
 	}
+started:
 	/* The validator caps it (366 days): no overflow in a timeval. */
 	if (M.init->has_command_timeout_ms && M.init->command_timeout_ms > 0)
 		timer_arm(s, M.init->command_timeout_ms);
@@ -803,6 +1006,26 @@ on_accept(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * The invocation child is exiting (SHD_CTL_EXIT) or was reaped: ShellExit,
+ * once, with its status (124 after a timeout), then the next session's
+ * spare is forked while the alias exits and its caller goes on.
+ */
+static void
+session_exited(struct session *s, int status)
+{
+	if (!s->conn)
+		return;
+	if (s->timed_out)
+		status = 124;
+	/* No more messages for the alias's stderr: a reader waiting for its EOF gets it. */
+	s->err_fd = safe_close(s->err_fd);
+	Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
+	ex.status = status & 255;
+	session_say(s, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base);
+	spare_make();
+}
+
 static void
 on_sigchld(evutil_socket_t sig, short what, void *arg)
 {
@@ -813,7 +1036,12 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
 		int st;
 		pid_t pid = waitpid(-1, &st, WNOHANG);
 		if (pid <= 0)
-			return;
+			break;
+		if (pid == M.spare_pid) {
+			log_warn("The spare session process died (status %d); replaced", st);
+			spare_drop();
+			continue;
+		}
 		struct session *s = M.sessions;
 		while (s && s->pid != pid)
 			s = s->next;
@@ -821,16 +1049,11 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
 			continue; /* an orphan of a session, reparented to us */
 		s->reaped = true;
 		evtimer_del(s->timer);
-		int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		if (s->timed_out)
-			status = 124;
-		/* No more messages for the alias's stderr: a reader waiting for its EOF gets it. */
-		s->err_fd = safe_close(s->err_fd);
-		Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
-		ex.status = status & 255;
-		session_say(s, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base);
+		session_exited(s, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 		session_maybe_free(s);
 	}
+	/* The spare died: the next one's child, while idle. */
+	spare_make();
 }
 
 static void
@@ -931,6 +1154,14 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid)
 		rl.rlim_cur = rl.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	/*
+	 * Every disposition main was started with back to the default but
+	 * SIGPIPE's (ignored, step 1): a session's child then resets only
+	 * main's own (shd_main_signals) to start with every signal at its default.
+	 */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGPIPE)
+			(void)signal(sig, SIG_DFL);
 	M.base = event_base_new();
 	if (!M.base)
 		start_fail(chan, rid, "cannot create the event loop");
@@ -988,6 +1219,7 @@ channels_watch(void)
 	M.accept_ev = event_new(M.base, SHD_FD_LISTEN, EV_READ | EV_PERSIST, on_accept, NULL);
 	if (!M.accept_ev || event_add(M.accept_ev, NULL) < 0)
 		fatalx("Cannot watch shell.sock");
+	spare_make(); /* the first session's child */
 }
 
 int
@@ -1020,5 +1252,7 @@ main(int argc, char **argv)
 	/* What is left is killed; the aliases in flight see the connection close: 125. */
 	for (struct session *s = M.sessions; s; s = s->next)
 		kill_group(s, SIGKILL);
+	if (M.spare_pid > 0)
+		(void)kill(M.spare_pid, SIGKILL);
 	return M.exit_code;
 }

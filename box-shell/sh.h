@@ -233,6 +233,9 @@ struct sh_shell {
 	bool is_child;          /* a forked copy: exit with _exit */
 	bool exit_quick;        /* exit with _exit after flushing stdio (box-shell's
 				 * invocation child: main's atexit work is not its own) */
+	/* exit_quick and not a forked copy: told the status just before _exit, the
+	 * output flushed (the daemon: main answers the alias then) */
+	void (*exiting)(int status);
 	bool interactive;
 	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
 	char *traps[SH_NTRAP];
