@@ -8,6 +8,7 @@
  *   host_boxd.c       sh->host_run: a permitted host program in a tool
  *                     sandbox, through the main process and boxd
  *   daemon_seccomp.c  the allow-list
+ *   zygote.c          the process that forks the spare invocation children
  *
  * Fds of the daemon (boxd arranges them; nothing else is open):
  *   3  the control channel with boxd (proto/shell.proto, box_proto_shell)
@@ -127,6 +128,22 @@ _Noreturn void shd_invocation_run(const struct shd_invocation *inv);
  * it on CTL_FD, then shd_invocation_run. main closing CTL_FD first: exit 0.
  */
 _Noreturn void shd_spare_run(int ctl_fd);
+/* invocation.c: in main before its seccomp filter: what each spare maps ahead (/proc/self/maps). */
+void shd_prefault_scan(void);
+
+/* zygote.c: the zygote's requests and reports (zygote.c says what they carry). */
+#define SHD_ZYG_FORK   'F'
+#define SHD_ZYG_EXITED 'E'
+/* The zygote's life, on its socket FD with main (never returns). */
+_Noreturn void shd_zygote_run(int fd);
+
+/*
+ * main.c: a process forked from main (or the zygote) begins: its own
+ * process group, CTL at SHD_FD_PRIVATE_MIN (+1 when ALSO_KEEP is there), nothing else of
+ * its parent's above fd 2 but ALSO_KEEP (-1: none), main's signal handlers
+ * back to the defaults, nothing blocked. Returns CTL's new fd (exits 125).
+ */
+int shd_child_begin(int ctl, int also_keep);
 
 /* daemon_seccomp.c */
 int shd_seccomp(void);

@@ -154,7 +154,7 @@ sh_exit(struct sh_shell *sh, int status)
 		if (sh->exit_quick) {
 			(void)fflush(NULL);
 			if (!sh->is_child && sh->exiting)
-				sh->exiting(sh->status & 255);
+				sh->exiting(sh, sh->status & 255);
 		}
 		_exit(sh->status & 255);
 	}

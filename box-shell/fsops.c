@@ -1489,7 +1489,8 @@ sh_fs_batch_forget(void)
 {
 	while (pre.n > 0)
 		pre_pop();
-	pre.head = 0;
+	if (pre.head)
+		pre.head = 0; /* not written when already 0: a page untouched stays shared */
 }
 
 static bool

@@ -37,7 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -396,9 +398,6 @@ read_all_fd0(char **out, size_t *len)
 	return 0;
 }
 
-/* The session's control socket, for tell_main_exiting. */
-static int exit_ctl = -1;
-
 /*
  * The invocation's last act before _exit (its output flushed): main sends
  * ShellExit at once, not after the kernel has torn this process down and
@@ -406,9 +405,9 @@ static int exit_ctl = -1;
  * signal never gets here, and main answers when it reaps it).
  */
 static void
-tell_main_exiting(int status)
+tell_main_exiting(struct sh_shell *sh, int status)
 {
-	(void)shd_ctl_send_exit(exit_ctl, status);
+	(void)shd_ctl_send_exit(sh->exiting_fd, status);
 }
 
 _Noreturn void
@@ -455,7 +454,7 @@ shd_invocation_run(const struct shd_invocation *inv)
 	sh->home = xstrdup(init->home);
 	sh->cmd_timeout_ms = -1; /* the main process times the invocation */
 	sh->exit_quick = true;   /* no destructors of main's libraries (page faults, no use) */
-	exit_ctl = inv->ctl_fd;
+	sh->exiting_fd = inv->ctl_fd;
 	sh->exiting = tell_main_exiting;
 	sh->host_run = shd_host_run;
 	sh->host_ctx = shd_host_new(inv->ctl_fd);
@@ -508,16 +507,61 @@ shd_invocation_run(const struct shd_invocation *inv)
 }
 
 /*
- * Stack pages a session's frames are likely to reach, written now (a page
- * a process touches first costs a fault; this way the spare pays them while
- * nobody waits). Not inlined: the frame exists only here.
+ * What a spare maps ahead (shd_prefault_scan, in main at start-up; the
+ * mappings do not move): the code and read-only data of box-shell, libc and
+ * libprotobuf-c, and their small writable data. A forked process has none of
+ * its parent's file pages in its page tables: each page of code it runs
+ * first is a fault, and a write to a page it shares with its parent is a
+ * copy-on-write fault. MADV_POPULATE_READ/WRITE take them in one call each,
+ * while the spare waits for a session, not while an alias does.
  */
-static __attribute__((noinline)) void
-stack_touch(void)
+#define PREFAULT_MAX 16
+#define PREFAULT_WRITE_MAX (64 * 1024) /* a writable mapping larger than this: left alone */
+static struct {
+	uintptr_t lo, hi;
+	int advice;
+} prefault[PREFAULT_MAX];
+static size_t n_prefault;
+
+void
+shd_prefault_scan(void)
 {
-	volatile char pages[32 * 1024];
-	for (size_t i = 0; i < sizeof(pages); i += 4096)
-		pages[i] = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[PATH_MAX + 128];
+	while (n_prefault < PREFAULT_MAX && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perm[8];
+		int path_at = 0;
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perm, &path_at) != 3 ||
+		    path_at == 0)
+			continue;
+		const char *path = line + path_at;
+		bool ours = strstr(path, "/box-shell\n") || strstr(path, "/libc.so") ||
+			    strstr(path, "/libprotobuf-c.so");
+		if (!ours || perm[3] != 'p')
+			continue;
+		if (perm[0] == 'r' && perm[1] == '-')
+			prefault[n_prefault++] = (typeof(prefault[0])){ lo, hi, MADV_POPULATE_READ };
+		else if (perm[0] == 'r' && perm[1] == 'w' && hi - lo <= PREFAULT_WRITE_MAX)
+			prefault[n_prefault++] = (typeof(prefault[0])){ lo, hi, MADV_POPULATE_WRITE };
+	}
+	fclose(f);
+}
+
+/* The spare's pages, ahead: the mappings above and the stack a session's frames reach. */
+static __attribute__((noinline)) void
+prefault_now(void)
+{
+	for (size_t i = 0; i < n_prefault; i++)
+		(void)madvise((void *)prefault[i].lo, prefault[i].hi - prefault[i].lo,
+			      prefault[i].advice);
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095;
+	(void)madvise((void *)(sp - 32 * 1024), 32 * 1024 + 4096, MADV_POPULATE_WRITE);
+	/* What every session reads or writes first otherwise: the vDSO's clock page, stdio's list. */
+	(void)time(NULL);
+	(void)fflush(NULL);
 }
 
 _Noreturn void
@@ -532,7 +576,7 @@ shd_spare_run(int ctl_fd)
 		close(inv.root_fd);
 		inv.root_fd = hi;
 	}
-	stack_touch();
+	prefault_now();
 
 	/* The ShellOpen main hands on: the session table, main in the alias's role. */
 	struct box_ipc_chan *chan =

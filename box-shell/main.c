@@ -14,7 +14,9 @@
  *
  * The loop (this file): a connection on fd 4 is one session
  * (box_proto_session, the alias in role alias). ShellOpen (+ the alias's
- * fds 0-2) forks one invocation child in its own process group
+ * fds 0-2) goes to the spare — the next invocation child, forked ahead by
+ * the zygote (zygote.c) and waiting on its control socket — or, with none
+ * ready, forks one invocation child in its own process group
  * (invocation.c) with those fds as 0-2 and the session's control socket
  * (daemon.h); the child and every process it forks attach their own
  * box-policyd channels and host channels through it. The main process
@@ -23,10 +25,12 @@
  * to the invocation's process group and, as SpawnSignal, to the session's
  * running tools. The alias hanging up: SIGHUP, SIGKILL 2 s later. [box]
  * command_timeout: SIGTERM, SIGKILL 2 s later, status 124. The child
- * reaped: ShellExit (status, 128+signal). What cannot be served
+ * saying it exits (SHD_CTL_EXIT), or reaped (by main, or by the zygote,
+ * which reports it): ShellExit (status, 128+signal). What cannot be served
  * (too many sessions, an unreachable cwd, fork failing): ShellDenied.
  * boxd closing fd 3 ends box-shell (exit 0), box-policyd's fd 5 hanging up
- * too (exit 1): a box-shell without policy must not serve; every session's
+ * too (exit 1): a box-shell without policy must not serve; the zygote
+ * dying too (exit 1): no session's end could be told; every session's
  * processes are killed first (their aliases see the connection close
  * without ShellExit: 125).
  * Environment: none read (no BOX_TEST_* hook).
@@ -116,10 +120,14 @@ static struct {
 	 * box-shell is idle (signals reset, its box-policyd channel attached),
 	 * waiting on its control socket for the ShellOpen main hands it.
 	 */
-	pid_t spare_pid; /* 0: none */
-	int spare_ctl;   /* main's end of its control socket */
+	pid_t spare_pid; /* 0: none, or not known yet (its first packet tells) */
+	int spare_ctl;   /* main's end of its control socket; -1: no spare */
 	struct event *spare_ev;
-} M = { .next_spawn = 1, .spare_ctl = -1 };
+	/* The zygote (zygote.c): forks the spares, reports their ends. */
+	pid_t zyg_pid;
+	int zyg_fd;
+	struct event *zyg_ev;
+} M = { .next_spawn = 1, .spare_ctl = -1, .zyg_fd = -1 };
 
 /* ---- the end ------------------------------------------------------------------ */
 
@@ -138,6 +146,8 @@ shd_exit(int code)
 		kill_group(s, SIGKILL);
 	if (M.spare_pid > 0)
 		(void)kill(M.spare_pid, SIGKILL);
+	if (M.zyg_pid > 0)
+		(void)kill(M.zyg_pid, SIGKILL);
 	M.exit_code = code;
 	event_base_loopexit(M.base, NULL);
 }
@@ -738,11 +748,13 @@ open_dir_fd(const char *path)
  * loop_prepare saw to that) and no signal blocked. Returns the control
  * socket's fd, or exits 125.
  */
-static int
-child_begin(int ctl, int also_keep)
+int
+shd_child_begin(int ctl, int also_keep)
 {
 	(void)setpgid(0, 0);
-	int keep[2] = { fd_dup_cloexec(ctl, SHD_FD_PRIVATE_MIN), also_keep };
+	/* At exactly SHD_FD_PRIVATE_MIN (what was there is the parent's, closed below anyway). */
+	int at = also_keep == SHD_FD_PRIVATE_MIN ? SHD_FD_PRIVATE_MIN + 1 : SHD_FD_PRIVATE_MIN;
+	int keep[2] = { ctl == at ? ctl : dup3(ctl, at, O_CLOEXEC), also_keep };
 	if (keep[0] < 0)
 		_exit(125);
 	(void)fd_close_all_except(3, keep, also_keep >= 0 ? 2 : 1);
@@ -764,7 +776,12 @@ spare_drop(void)
 	M.spare_pid = 0;
 }
 
-/* The spare's control socket before a session takes it: its channel attach, nothing else. */
+static void spare_make(void);
+
+/*
+ * The spare's control socket before a session takes it: its channel attach
+ * (whose SCM_CREDENTIALS say the spare's pid), nothing else.
+ */
 static void
 on_spare_ctl(evutil_socket_t fd, short what, void *arg)
 {
@@ -775,7 +792,9 @@ on_spare_ctl(evutil_socket_t fd, short what, void *arg)
 		int r = ctl_recv(fd, &p);
 		if (r == 0)
 			return;
-		if (r > 0 && p.tag == SHD_CTL_POLICY) {
+		if (r > 0 && p.tag == SHD_CTL_POLICY && p.sender > 0 &&
+		    (M.spare_pid == 0 || M.spare_pid == p.sender)) {
+			M.spare_pid = p.sender;
 			if (!policy_attach(p.fd))
 				return;
 			continue;
@@ -785,42 +804,59 @@ on_spare_ctl(evutil_socket_t fd, short what, void *arg)
 		/* It died, or said what a process with no session cannot: gone. */
 		log_warn("The spare session process %s; replaced", r == -1 ? "exited"
 							      : "sent a bad packet");
-		(void)kill(M.spare_pid, SIGKILL);
+		/* One that had started is replaced now; one the zygote could not fork, at the
+		 * next session's end (no loop of failing forks). */
+		bool started = M.spare_pid > 0;
+		if (started)
+			(void)kill(M.spare_pid, SIGKILL);
 		spare_drop();
+		if (started)
+			spare_make();
 		return;
 	}
 }
 
 /*
- * Fork the spare (when there is none): the next ShellOpen goes to it, so a
- * session starts with no fork, no signal reset and no channel attach of
- * its own. It is forked while box-shell is idle (after a session ended, at
- * start-up), from the same main process state a session's fork would copy.
+ * A spare (when there is none): the next ShellOpen goes to it, so a session
+ * starts with no fork, no signal reset and no channel attach of its own.
+ * The zygote forks it (main's pages stay its own: no fork write-protects
+ * them); with no zygote, main does. Asked for while box-shell is idle (after
+ * a session ended, at start-up).
  */
 static void
 spare_make(void)
 {
 	int sv[2];
-	if (M.spare_pid > 0 || !M.policyd || box_ipc_socketpair(sv, false) < 0)
+	if (M.spare_ctl >= 0 || !M.policyd || box_ipc_socketpair(sv, false) < 0)
 		return;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return;
-	}
-	if (pid == 0) {
-		int ctl = child_begin(sv[1], -1);
-		shd_spare_run(ctl);
-	}
-	close(sv[1]);
-	(void)setpgid(pid, pid);
 	ctl_passcred(sv[0]);
-	M.spare_pid = pid;
+	if (M.zyg_fd >= 0) {
+		int r = shd_ctl_send_fd(M.zyg_fd, SHD_ZYG_FORK, sv[1]);
+		close(sv[1]);
+		if (r < 0) {
+			close(sv[0]);
+			log_err_errno(r, "Cannot reach the zygote");
+			shd_exit(1);
+			return;
+		}
+	} else {
+		pid_t pid = fork();
+		if (pid < 0) {
+			close(sv[0]);
+			close(sv[1]);
+			return;
+		}
+		if (pid == 0)
+			shd_spare_run(shd_child_begin(sv[1], -1));
+		close(sv[1]);
+		(void)setpgid(pid, pid);
+		M.spare_pid = pid;
+	}
 	M.spare_ctl = sv[0];
 	M.spare_ev = event_new(M.base, M.spare_ctl, EV_READ | EV_PERSIST, on_spare_ctl, NULL);
 	if (!M.spare_ev || event_add(M.spare_ev, NULL) < 0) {
-		(void)kill(pid, SIGKILL);
+		if (M.spare_pid > 0)
+			(void)kill(M.spare_pid, SIGKILL);
 		spare_drop();
 	}
 }
@@ -834,8 +870,8 @@ spare_make(void)
 static bool
 spare_take(struct session *s, struct box_ipc_msg *m)
 {
-	if (M.spare_pid <= 0)
-		return false;
+	if (M.spare_ctl < 0 || M.spare_pid <= 0)
+		return false; /* none, or its first packet (its pid) has not come yet */
 	int r = box_ipc_send(M.spare_ctl, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, 0,
 			     m->msg, m->fds, m->n_fds);
 	if (r < 0) {
@@ -899,7 +935,7 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		int dst[3] = { 0, 1, 2 };
 		if (keep < 0 || fd_move_to(src, dst, 3) < 0)
 			_exit(125);
-		int ctl = child_begin(sv[1], keep);
+		int ctl = shd_child_begin(sv[1], keep);
 		struct shd_invocation inv = { .open = so, .ctl_fd = ctl, .cwd_fd = keep,
 						.root_fd = -1 };
 		shd_invocation_run(&inv);
@@ -1026,6 +1062,27 @@ session_exited(struct session *s, int status)
 	spare_make();
 }
 
+/* PID (main's child, or the zygote's) ended with wait status ST. */
+static void
+child_ended(pid_t pid, int st)
+{
+	if (pid == M.spare_pid) {
+		log_warn("The spare session process died (status %d); replaced", st);
+		spare_drop();
+		spare_make();
+		return;
+	}
+	struct session *s = M.sessions;
+	while (s && s->pid != pid)
+		s = s->next;
+	if (!s)
+		return; /* an orphan of a session, reparented to us */
+	s->reaped = true;
+	evtimer_del(s->timer);
+	session_exited(s, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	session_maybe_free(s);
+}
+
 static void
 on_sigchld(evutil_socket_t sig, short what, void *arg)
 {
@@ -1037,23 +1094,67 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
 		pid_t pid = waitpid(-1, &st, WNOHANG);
 		if (pid <= 0)
 			break;
-		if (pid == M.spare_pid) {
-			log_warn("The spare session process died (status %d); replaced", st);
-			spare_drop();
-			continue;
+		if (pid == M.zyg_pid) {
+			/* Its children's ends can no longer be told: no shell without it. */
+			log_err("The zygote exited (status %d): exiting", st);
+			M.zyg_pid = 0;
+			shd_exit(1);
+			return;
 		}
-		struct session *s = M.sessions;
-		while (s && s->pid != pid)
-			s = s->next;
-		if (!s)
-			continue; /* an orphan of a session, reparented to us */
-		s->reaped = true;
-		evtimer_del(s->timer);
-		session_exited(s, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-		session_maybe_free(s);
+		child_ended(pid, st);
 	}
-	/* The spare died: the next one's child, while idle. */
-	spare_make();
+}
+
+/* The zygote's reports: a spare, or the session it became, was reaped. */
+static void
+on_zygote(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	for (int i = 0; i < 64; i++) {
+		char pkt[1 + 2 * sizeof(int32_t) + 1];
+		ssize_t n = recv(fd, pkt, sizeof(pkt), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n != 1 + 2 * sizeof(int32_t) || pkt[0] != SHD_ZYG_EXITED) {
+			log_err("The zygote's channel %s: exiting", n == 0 ? "closed" : "failed");
+			shd_exit(1);
+			return;
+		}
+		int32_t v[2];
+		memcpy(v, pkt + 1, sizeof(v));
+		child_ended((pid_t)v[0], (int)v[1]);
+	}
+}
+
+/*
+ * The zygote, forked once before any session (zygote.c): from now on the
+ * spares are its children, and main's own pages are never write-protected
+ * by a fork again. Without it (fork failed) main forks them itself.
+ */
+static void
+zygote_start(void)
+{
+	int sv[2];
+	if (box_ipc_socketpair(sv, false) < 0) {
+		log_warn_errno(-errno, "No zygote (socketpair); main forks the spares");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		log_warn_errno(-errno, "No zygote (fork); main forks the spares");
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	if (pid == 0)
+		shd_zygote_run(shd_child_begin(sv[1], -1));
+	close(sv[1]);
+	M.zyg_pid = pid;
+	M.zyg_fd = sv[0];
+	M.zyg_ev = event_new(M.base, M.zyg_fd, EV_READ | EV_PERSIST, on_zygote, NULL);
+	if (!M.zyg_ev || event_add(M.zyg_ev, NULL) < 0)
+		fatalx("Cannot watch the zygote");
 }
 
 static void
@@ -1148,6 +1249,7 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid)
 	if (pw && pw->pw_name)
 		shd_box.user = strdup(pw->pw_name);
 	tzset();
+	shd_prefault_scan();
 	/* A session costs the main process about 4 fds: the soft limit up to the hard one. */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -1219,6 +1321,7 @@ channels_watch(void)
 	M.accept_ev = event_new(M.base, SHD_FD_LISTEN, EV_READ | EV_PERSIST, on_accept, NULL);
 	if (!M.accept_ev || event_add(M.accept_ev, NULL) < 0)
 		fatalx("Cannot watch shell.sock");
+	zygote_start();
 	spare_make(); /* the first session's child */
 }
 
@@ -1254,5 +1357,7 @@ main(int argc, char **argv)
 		kill_group(s, SIGKILL);
 	if (M.spare_pid > 0)
 		(void)kill(M.spare_pid, SIGKILL);
+	if (M.zyg_pid > 0)
+		(void)kill(M.zyg_pid, SIGKILL);
 	return M.exit_code;
 }

@@ -235,7 +235,8 @@ struct sh_shell {
 				 * invocation child: main's atexit work is not its own) */
 	/* exit_quick and not a forked copy: told the status just before _exit, the
 	 * output flushed (the daemon: main answers the alias then) */
-	void (*exiting)(int status);
+	void (*exiting)(struct sh_shell *sh, int status);
+	int exiting_fd;         /* for exiting: the daemon's control socket */
 	bool interactive;
 	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
 	char *traps[SH_NTRAP];
