@@ -684,12 +684,17 @@ grep_open_file(struct grep *g, const char *path, const char *display)
 static char *
 join_path(const char *dir, const char *name)
 {
-	char *s = NULL;
-	size_t dl = strlen(dir);
+	size_t dl = strlen(dir), nl = strlen(name);
 	if (dl == 0)
 		return strdup(name);
-	if (asprintf(&s, "%s%s%s", dir, dir[dl - 1] == '/' ? "" : "/", name) < 0)
+	bool slash = dir[dl - 1] != '/';
+	char *s = malloc(dl + slash + nl + 1); /* (no asprintf: twice per file of a walk) */
+	if (!s)
 		return NULL;
+	memcpy(s, dir, dl);
+	if (slash)
+		s[dl] = '/';
+	memcpy(s + dl + slash, name, nl + 1);
 	return s;
 }
 

@@ -157,8 +157,14 @@ static struct {
 static bool
 fd_path_is(int fd, const char *path, size_t len)
 {
-	char link[32], buf[PATH_MAX];
-	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	char link[32] = "/proc/self/fd/", digits[12], buf[PATH_MAX];
+	/* (no snprintf: this runs once per file of a walk) */
+	size_t nd = 0, at = 14;
+	for (unsigned v = (unsigned)fd; nd == 0 || v; v /= 10)
+		digits[nd++] = (char)('0' + v % 10);
+	while (nd)
+		link[at++] = digits[--nd];
+	link[at] = '\0';
 	ssize_t n = readlink(link, buf, sizeof(buf));
 	return n >= 0 && (size_t)n == len && memcmp(buf, path, len) == 0;
 }
