@@ -60,6 +60,8 @@ vmsg(struct sh_shell *sh, int line, const char *fmt, va_list ap)
 	if (len > sizeof buf - 2)
 		len = sizeof buf - 2;
 	buf[len++] = '\n';
+	if (sh_decide_before_output)
+		sh_decide_before_output();
 	(void)!write(2, buf, len);
 }
 

@@ -788,6 +788,8 @@ print_denial(struct sh_fs *fs, const char *message)
 	str_add(&b, "\n", 1);
 	if (!b.oom) {
 		ssize_t n;
+		if (sh_decide_before_output)
+			sh_decide_before_output();
 		do
 			n = write(fs->err_fd, b.s, b.len);
 		while (n < 0 && errno == EINTR);

@@ -1008,6 +1008,41 @@ test_walk_batch(void)
 	free(d);
 }
 
+/*
+ * The outcomes of a walk's file opens are held and go as one RecordBatch:
+ * still one line each (none lost, though grep's output goes to a stage that
+ * may close it early), all of them before the outcome of the command that
+ * opened them (its shell:exec record).
+ */
+static void
+test_walk_outcomes(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x,
+		       "mkdir -p wo && for f in 1 2 3 4 5 6 7 8 9; do echo y > wo/f$f; done; "
+		       "grep -rl y wo | head -n 1 >/dev/null; echo done",
+		       NULL);
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "done\n");
+	char *d = decisions(&S);
+	int n = 0;
+	const char *last = NULL;
+	for (const char *p = strstr(d, "\"record\":\"response\",\"action\":\"fs:read\",\"input\":"
+					"{\"path\":\"~/wo/f");
+	     p; p = strstr(p + 1, "\"record\":\"response\",\"action\":\"fs:read\",\"input\":"
+				  "{\"path\":\"~/wo/f")) {
+		n++;
+		last = p;
+	}
+	CHECK_INT(n, 9); /* each file's outcome, once */
+	const char *grep_done = strstr(d, "\"record\":\"response\",\"action\":\"shell:exec\","
+					  "\"input\":{\"command\":\"grep -rl y wo\"");
+	CHECK(grep_done != NULL && last != NULL && last < grep_done);
+	free(d);
+}
+
 /* File operations whose calls the allow-list must hold (fchmodat2, NSS's socket). */
 static void
 test_file_ops(void)
@@ -1739,6 +1774,7 @@ main(void)
 	RUN(test_concurrent_pipelines);
 	RUN(test_200_sessions);
 	RUN(test_walk_batch);
+	RUN(test_walk_outcomes);
 	RUN(test_file_ops);
 	RUN(test_session_cap);
 	RUN(test_signal);
