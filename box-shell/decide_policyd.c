@@ -376,7 +376,8 @@ held_release(struct sh_decider *d)
 	for (unsigned i = 0; i < n; i++) {
 		const struct held *h = &d->held[i];
 		box__record_request__init(&rec[i]);
-		rec[i].kind = h->failed ? BOX__EVENT_KIND__EVENT_ERROR : BOX__EVENT_KIND__EVENT_RESPONSE;
+		rec[i].kind = h->failed ? BOX__EVENT_KIND__EVENT_ERROR
+					: BOX__EVENT_KIND__EVENT_RESPONSE;
 		rec[i].action = (char *)fs_actions[h->action];
 		static const char *const names[3] = { "path", "operation", "result" };
 		const char *vals[3] = { h->path, fs_ops[h->op], fs_results[h->result] };
@@ -407,7 +408,8 @@ held_release(struct sh_decider *d)
 		Box__RecordBatch b = BOX__RECORD_BATCH__INIT;
 		b.records = recp;
 		b.n_records = n;
-		r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_RECORD_BATCH, 0, &b.base, NULL, 0);
+		r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_RECORD_BATCH, 0, &b.base, NULL,
+				      0);
 	}
 	held_clear(d);
 	if (r < 0)

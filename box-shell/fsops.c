@@ -330,7 +330,8 @@ open_walk_beneath(int root_fd, const char *canon, int flags, mode_t mode)
 			}
 			/* O_DIRECTORY|O_NOFOLLOW on a link is ENOTDIR; openat2 says ELOOP. */
 			if (fd == -ENOTDIR && (flags & O_DIRECTORY) &&
-			    fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+			    fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
 				fd = -ELOOP;
 			/* A directory opened: held too, its entries come next (grep -r, find). */
 			if (fd >= 0 && (flags & O_DIRECTORY) && cache) {

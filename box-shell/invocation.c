@@ -542,10 +542,13 @@ shd_prefault_scan(void)
 			    strstr(path, "/libprotobuf-c.so");
 		if (!ours || perm[3] != 'p')
 			continue;
+		int advice = -1;
 		if (perm[0] == 'r' && perm[1] == '-')
-			prefault[n_prefault++] = (typeof(prefault[0])){ lo, hi, MADV_POPULATE_READ };
+			advice = MADV_POPULATE_READ;
 		else if (perm[0] == 'r' && perm[1] == 'w' && hi - lo <= PREFAULT_WRITE_MAX)
-			prefault[n_prefault++] = (typeof(prefault[0])){ lo, hi, MADV_POPULATE_WRITE };
+			advice = MADV_POPULATE_WRITE;
+		if (advice >= 0)
+			prefault[n_prefault++] = (typeof(prefault[0])){ lo, hi, advice };
 	}
 	fclose(f);
 }
@@ -559,7 +562,7 @@ prefault_now(void)
 			      prefault[i].advice);
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095;
 	(void)madvise((void *)(sp - 32 * 1024), 32 * 1024 + 4096, MADV_POPULATE_WRITE);
-	/* What every session reads or writes first otherwise: the vDSO's clock page, stdio's list. */
+	/* What every session touches first otherwise: the vDSO's clock page, stdio's list. */
 	(void)time(NULL);
 	(void)fflush(NULL);
 }

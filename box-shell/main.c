@@ -929,7 +929,7 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		return;
 	}
 	if (pid == 0) {
-		/* The child: nothing of the main process's but what it needs; the alias's fds 0-2. */
+		/* The child: nothing of main's but what it needs; the alias's fds 0-2. */
 		int keep = fd_dup_cloexec(cwd_fd, SHD_FD_PRIVATE_MIN);
 		int src[3] = { m->fds[0], m->fds[1], m->fds[2] };
 		int dst[3] = { 0, 1, 2 };

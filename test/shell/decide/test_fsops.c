@@ -855,8 +855,8 @@ test_walk_held_fd_taken(void)
 	/* more directories than are held: every older one is evicted */
 	for (int i = 0; i < 12; i++) {
 		char mk[128], f[64];
-		snprintf(mk, sizeof(mk), "cd %%s && mkdir -p take/n%d && echo %d > take/n%d/f", i, i,
-			 i);
+		snprintf(mk, sizeof(mk), "cd %%s && mkdir -p take/n%d && echo %d > take/n%d/f", i,
+			 i, i);
 		sh(mk, base);
 		snprintf(f, sizeof(f), "take/n%d/f", i);
 		(void)read_via_fs(f);
