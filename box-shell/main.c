@@ -921,6 +921,7 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		return;
 	}
 	s->ctl = sv[0];
+	ctl_passcred(s->ctl); /* before the child can send its exit word */
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(sv[1]);
@@ -942,7 +943,6 @@ session_open(struct session *s, struct box_ipc_msg *m)
 	}
 	close(sv[1]);
 	(void)setpgid(pid, pid);
-	ctl_passcred(s->ctl);
 	s->pid = pid;
 	s->ctl_ev = event_new(M.base, s->ctl, EV_READ | EV_PERSIST, on_ctl, s);
 	if (!s->ctl_ev || event_add(s->ctl_ev, NULL) < 0) {
