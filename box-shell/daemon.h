@@ -139,7 +139,7 @@ _Noreturn void shd_zygote_run(int fd);
 
 /*
  * main.c: a process forked from main (or the zygote) begins: its own
- * process group, CTL at SHD_FD_PRIVATE_MIN (+1 when ALSO_KEEP is there), nothing else of
+ * process group, CTL at exactly SHD_FD_PRIVATE_MIN, nothing else of
  * its parent's above fd 2 but ALSO_KEEP (-1: none), main's signal handlers
  * back to the defaults, nothing blocked. Returns CTL's new fd (exits 125).
  */

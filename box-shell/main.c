@@ -753,9 +753,9 @@ shd_child_begin(int ctl, int also_keep)
 {
 	(void)setpgid(0, 0);
 	/* At exactly SHD_FD_PRIVATE_MIN (what was there is the parent's, closed below anyway). */
-	int at = also_keep == SHD_FD_PRIVATE_MIN ? SHD_FD_PRIVATE_MIN + 1 : SHD_FD_PRIVATE_MIN;
+	int at = SHD_FD_PRIVATE_MIN;
 	int keep[2] = { ctl == at ? ctl : dup3(ctl, at, O_CLOEXEC), also_keep };
-	if (keep[0] < 0)
+	if (keep[0] < 0 || also_keep == at)
 		_exit(125);
 	(void)fd_close_all_except(3, keep, also_keep >= 0 ? 2 : 1);
 	for (size_t i = 0; i < ELEMENTSOF(shd_main_signals); i++)
@@ -931,7 +931,8 @@ session_open(struct session *s, struct box_ipc_msg *m)
 	}
 	if (pid == 0) {
 		/* The child: nothing of main's but what it needs; the alias's fds 0-2. */
-		int keep = fd_dup_cloexec(cwd_fd, SHD_FD_PRIVATE_MIN);
+		/* (above SHD_FD_PRIVATE_MIN: that is the control socket's, in every child) */
+		int keep = fd_dup_cloexec(cwd_fd, SHD_FD_PRIVATE_MIN + 1);
 		int src[3] = { m->fds[0], m->fds[1], m->fds[2] };
 		int dst[3] = { 0, 1, 2 };
 		if (keep < 0 || fd_move_to(src, dst, 3) < 0)
