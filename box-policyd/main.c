@@ -28,6 +28,7 @@
  * batch, in `batch` it joins the group commit. Every decision is one line of
  * decisions.jsonl. Record:
  * an outcome event, no reply; it is fsynced by the next group commit.
+ * RecordBatch: up to 256 Records, recorded in order as one by one.
  * boxd closing its channel ends policyd (exit 0); a protocol error from any
  * peer is fatal (exit 1): they are internal peers. The exit logs how many
  * decisions and history fsyncs there were.
@@ -773,9 +774,8 @@ handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
 }
 
 static void
-handle_record(struct peer *p, struct box_ipc_msg *m)
+record_one(struct peer *p, const Box__RecordRequest *rec)
 {
-	const Box__RecordRequest *rec = (const Box__RecordRequest *)m->msg;
 	int64_t now = engine_now(), t = now;
 
 	int r = engine_record(S.engine, rec, now, &t);
@@ -792,6 +792,21 @@ handle_record(struct peer *p, struct box_ipc_msg *m)
 	if (engine_needs_sync(S.engine))
 		group_sync_schedule();
 	(void)engine_maybe_compact(S.engine, now, false);
+}
+
+static void
+handle_record(struct peer *p, struct box_ipc_msg *m)
+{
+	record_one(p, (const Box__RecordRequest *)m->msg);
+}
+
+/* RecordBatch: each recorded in order exactly as if it had come alone. */
+static void
+handle_record_batch(struct peer *p, struct box_ipc_msg *m)
+{
+	const Box__RecordBatch *b = (const Box__RecordBatch *)m->msg;
+	for (size_t i = 0; i < b->n_records; i++)
+		record_one(p, b->records[i]);
 }
 
 static void
@@ -1014,6 +1029,7 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_DECIDE_REQUEST: handle_decide(p, m); break;
 	case BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST: handle_decide_batch(p, m); break;
 	case BOX__MSG_TYPE__MSG_RECORD_REQUEST: handle_record(p, m); break;
+	case BOX__MSG_TYPE__MSG_RECORD_BATCH: handle_record_batch(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA: handle_tool_schema(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST: handle_probe(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:

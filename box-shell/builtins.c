@@ -48,6 +48,8 @@ void
 bi_flush(void)
 {
 	size_t off = 0;
+	if (olen > 0 && sh_decide_before_output)
+		sh_decide_before_output();
 	while (off < olen) {
 		ssize_t w = write(ofd, obuf + off, olen - off);
 		if (w < 0) {

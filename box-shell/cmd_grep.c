@@ -2,7 +2,7 @@
  * cmd_grep.c — box-shell's own grep (issue 12 item 2): BRE/ERE through
  * POSIX regcomp (glibc's, with its GNU extensions \| \+ \? \w \b \< \>),
  * fixed strings (-F), recursion (-r/-R) deciding each directory's entries
- * in batches (sh_fs_decide_entries, read_content) before opening them, and
+ * in batches (sh_fs_decide_entries_typed, read_content) before opening them, and
  * GNU grep 3.8's output, messages and statuses (0 selected, 1 none, 2
  * trouble). -P is refused ("not supported"), as the issue says.
  *
@@ -684,12 +684,17 @@ grep_open_file(struct grep *g, const char *path, const char *display)
 static char *
 join_path(const char *dir, const char *name)
 {
-	char *s = NULL;
-	size_t dl = strlen(dir);
+	size_t dl = strlen(dir), nl = strlen(name);
 	if (dl == 0)
 		return strdup(name);
-	if (asprintf(&s, "%s%s%s", dir, dir[dl - 1] == '/' ? "" : "/", name) < 0)
+	bool slash = dir[dl - 1] != '/';
+	char *s = malloc(dl + slash + nl + 1); /* (no asprintf: twice per file of a walk) */
+	if (!s)
 		return NULL;
+	memcpy(s, dir, dl);
+	if (slash)
+		s[dl] = '/';
+	memcpy(s + dl + slash, name, nl + 1);
 	return s;
 }
 
@@ -759,12 +764,22 @@ grep_dir(struct grep *g, const char *path, const char *display, int depth)
 		}
 	}
 	if (nfiles) {
+		/*
+		 * readdir's own types (never what a stat of a link resolved): an entry it
+		 * saw as no link is decided on dir/name with no lstat of its own (one
+		 * swapped in since is caught by the O_NOFOLLOW open, which decides again).
+		 */
 		bool *perm_f = calloc(nfiles, sizeof(bool));
-		if (perm_f && sh_fs_decide_entries(g->c->fs, path, files, nfiles, SH_FS_READ,
-						   SH_OP_READ_CONTENT, perm_f) == 0)
+		unsigned char *ftypes = calloc(nfiles, 1);
+		for (size_t k = 0; ftypes && k < nfiles; k++)
+			ftypes[k] = types ? types[file_idx[k]] : DT_UNKNOWN;
+		if (perm_f && ftypes &&
+		    sh_fs_decide_entries_typed(g->c->fs, path, files, ftypes, nfiles, SH_FS_READ,
+					       SH_OP_READ_CONTENT, perm_f) == 0)
 			for (size_t k = 0; k < nfiles; k++)
 				permitted[file_idx[k]] = perm_f[k];
 		free(perm_f);
+		free(ftypes);
 	}
 	for (size_t i = 0; i < names.n && !g->stop_all && !sh_cmd_stopped(g->c); i++) {
 		if (!want[i] && !is_dir[i])

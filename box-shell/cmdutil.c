@@ -23,13 +23,18 @@
 
 #include "cmd.h"
 #include "cmdutil.h"
+#include "decide.h"
 
 #define SH_OUT_CAP (64 * 1024)
+
+void (*sh_decide_before_output)(void);
 
 /* Write all of p to fd, retrying on EINTR and waiting out EAGAIN. */
 static int
 write_all(int fd, const char *p, size_t n)
 {
+	if (sh_decide_before_output && n > 0)
+		sh_decide_before_output();
 	while (n > 0) {
 		ssize_t w = write(fd, p, n);
 		if (w < 0) {

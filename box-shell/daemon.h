@@ -8,6 +8,7 @@
  *   host_boxd.c       sh->host_run: a permitted host program in a tool
  *                     sandbox, through the main process and boxd
  *   daemon_seccomp.c  the allow-list
+ *   zygote.c          the process that forks the spare invocation children
  *
  * Fds of the daemon (boxd arranges them; nothing else is open):
  *   3  the control channel with boxd (proto/shell.proto, box_proto_shell)
@@ -25,6 +26,12 @@
  *                   the process in role box-shell, main in role boxd:
  *                   SpawnRequest/SpawnSignal up, SpawnReply/SpawnExit down;
  *                   main renumbers the spawn ids and relays to boxd)
+ *   SHD_CTL_EXIT    two bytes (the tag, the status) and one fd: the
+ *                   invocation child says it is exiting with that status,
+ *                   its output written (main sends ShellExit now, before the
+ *                   kernel has torn the process down; main checks the
+ *                   sender's pid, SCM_CREDENTIALS, and the fd: a script's
+ *                   write to the socket carries no fd)
  * Nothing else passes on it; anything else ends the session.
  *
  * Trusts: boxd for ShellInit and the fds; nothing from a session beyond
@@ -33,6 +40,7 @@
 #ifndef BOX_SHELL_DAEMON_H
 #define BOX_SHELL_DAEMON_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -49,6 +57,7 @@
 
 #define SHD_CTL_POLICY 'P'
 #define SHD_CTL_HOST   'H'
+#define SHD_CTL_EXIT   'X'
 
 /* Sessions served at once (each: a connection, a control socket, its processes). */
 #define SHD_SESSIONS_MAX 512
@@ -61,6 +70,13 @@
 /* After SIGTERM (timeout) or SIGHUP (hangup): SIGKILL this much later. */
 #define SHD_KILL_GRACE_MS 2000
 
+/*
+ * The signals main handles (libevent: SIGCHLD, SIGTERM, SIGINT) or ignores
+ * (SIGPIPE); every other one is at its default in main (loop_prepare), so a
+ * session's child resets exactly these.
+ */
+static const int shd_main_signals[] = { SIGCHLD, SIGTERM, SIGINT, SIGPIPE };
+
 /* The box as ShellInit gave it; set before the first fork, read-only after. */
 struct shd_box {
 	const Box__ShellInit *init;
@@ -70,6 +86,8 @@ extern struct shd_box shd_box;
 
 /* One packet TAG + FD on the control socket CTL. Negative errno. */
 int shd_ctl_send_fd(int ctl, char tag, int fd);
+/* SHD_CTL_EXIT with STATUS on CTL (its fd: CTL itself). Negative errno. */
+int shd_ctl_send_exit(int ctl, int status);
 
 /* decide_policyd.c: FD >= 0: that channel (ready); -1: attach one over CTL_FD now. */
 int sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider **out);
@@ -98,9 +116,34 @@ char *shd_describe_host(const char *name, const char *path);
 struct shd_invocation {
 	const Box__ShellOpen *open;
 	int ctl_fd;   /* the session's control socket (child's end) */
-	int cwd_fd;   /* O_PATH|O_DIRECTORY of open->cwd */
+	int cwd_fd;   /* O_PATH|O_DIRECTORY of open->cwd; -1: chdir to open->cwd */
+	struct sh_decider *decider; /* attached already (the spare), or NULL: attach now */
+	int decider_err;            /* the spare's attach failed: this (negative errno) */
+	int root_fd;                /* "/" opened already (the spare), or -1 */
 };
 _Noreturn void shd_invocation_run(const struct shd_invocation *inv);
+/*
+ * invocation.c: the spare's life (never returns): its box-policyd channel
+ * attached over CTL_FD, then the ShellOpen (and the alias's fds) main hands
+ * it on CTL_FD, then shd_invocation_run. main closing CTL_FD first: exit 0.
+ */
+_Noreturn void shd_spare_run(int ctl_fd);
+/* invocation.c: in main before its seccomp filter: what each spare maps ahead (/proc/self/maps). */
+void shd_prefault_scan(void);
+
+/* zygote.c: the zygote's requests and reports (zygote.c says what they carry). */
+#define SHD_ZYG_FORK   'F'
+#define SHD_ZYG_EXITED 'E'
+/* The zygote's life, on its socket FD with main (never returns). */
+_Noreturn void shd_zygote_run(int fd);
+
+/*
+ * main.c: a process forked from main (or the zygote) begins: its own
+ * process group, CTL at exactly SHD_FD_PRIVATE_MIN, nothing else of
+ * its parent's above fd 2 but ALSO_KEEP (-1: none), main's signal handlers
+ * back to the defaults, nothing blocked. Returns CTL's new fd (exits 125).
+ */
+int shd_child_begin(int ctl, int also_keep);
 
 /* daemon_seccomp.c */
 int shd_seccomp(void);

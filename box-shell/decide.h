@@ -87,10 +87,20 @@ int sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r,
 int sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
 		 enum sh_fs_result result);
 
-/* Write out what the back end buffered (box-sh's decisions.jsonl lines):
- * call it in a forked child before _exit() or exec (exit() and the free
- * functions flush by themselves). */
+/* Write out what the back end buffered (box-sh's decisions.jsonl lines; the
+ * daemon's held fs outcome records): call it in a forked child before
+ * _exit() or exec (exit() and the free functions flush by themselves), and
+ * before a fork (a child must not send its parent's). */
 int sh_decider_flush(struct sh_decider *d);
+
+/*
+ * Called before the process writes anything to a descriptor it did not open
+ * after a decision (command output, builtin output, messages): the daemon's
+ * back end sends the fs outcome records it holds first, so that nothing
+ * another process does on what it reads is decided before them. NULL: the
+ * back end holds nothing (box-sh).
+ */
+extern void (*sh_decide_before_output)(void);
 
 /* In a child just forked (sh_fork): the back end makes what the child
  * needs of its own (the box-shell daemon: a policyd channel of its own, so

@@ -13,8 +13,9 @@
  * SHD_CTL_POLICY), which passes it to box-policyd as PolicyChannelAttach.
  * So concurrent processes never read each other's replies. The channel is
  * usable at once (policyd reads it once the attach reached it). A process
- * that finds itself with a channel another pid made (a fork that skipped
- * sh_decider_forked) attaches one before its next request.
+ * that finds itself with a channel made before a fork (one that skipped
+ * sh_decider_forked; an atfork handler tells, with no getpid() per request)
+ * attaches one before its next request.
  *
  * The input fields and their spellings are decide_local.c's, as POLICY.md
  * §2 says: fs:* {path, operation}; shell:exec {command, program, arg1?,
@@ -29,11 +30,13 @@
  * from the script beyond the strings it compares.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -49,10 +52,25 @@
 #define SH_SPAWN_MATCH_ARGS 256
 #define CRED_MAX 16 /* BOX_SHELL_CREDENTIALS_MAX */
 
+/*
+ * fs outcome records held back (see sh_record_fs): at most HOLD_MAX of them,
+ * none older than HOLD_NS when the next one comes.
+ */
+#define HOLD_MAX 64
+#define HOLD_NS 1000000LL
+
 struct sh_decider {
 	int fd;                    /* this process's channel to box-policyd */
 	struct box_ipc_chan *chan;
-	pid_t pid;                 /* who made the channel */
+	unsigned long gen;         /* fork_gen when the channel was made */
+	/* held fs outcomes, in order: one RecordBatch when they go */
+	struct held {
+		uint8_t action, op, result;
+		bool failed;
+		char *path;        /* spelled ("~/..."), owned */
+	} held[HOLD_MAX];
+	unsigned n_held;
+	int64_t held_since;        /* CLOCK_MONOTONIC of the oldest held */
 	int ctl_fd;                /* the session's control socket (attaches) */
 	char *home;
 	size_t home_len;
@@ -235,11 +253,42 @@ exec_fields(const struct sh_decider *d, const struct sh_exec_request *r, const c
 
 /* ---- the channel ------------------------------------------------------------- */
 
+/*
+ * Which process this is, without a getpid() per request: every fork() runs
+ * the atfork child handler, which makes this differ from what the parent's
+ * channel was made under. (box-shell forks only through fork(); a channel
+ * made before a fork that skipped sh_decider_forked is thus never used.)
+ */
+static unsigned long fork_gen = 1;
+static pthread_once_t fork_gen_once = PTHREAD_ONCE_INIT;
+
+static void
+fork_gen_child(void)
+{
+	fork_gen++;
+}
+
+static void
+fork_gen_register(void)
+{
+	if (pthread_atfork(NULL, NULL, fork_gen_child) != 0)
+		fork_gen = 0; /* cannot tell: 0 makes chan_ready attach every time */
+}
+
+static void
+held_clear(struct sh_decider *d)
+{
+	for (unsigned i = 0; i < d->n_held; i++)
+		free(d->held[i].path);
+	d->n_held = 0;
+}
+
 static void
 chan_drop(struct sh_decider *d)
 {
 	box_ipc_chan_freep(&d->chan);
 	d->fd = safe_close(d->fd);
+	held_clear(d); /* (a broken channel loses them, as it would have lost them sent) */
 }
 
 static int
@@ -259,7 +308,7 @@ chan_take(struct sh_decider *d, int fd)
 		r = box_ipc_chan_allow(d->chan, types, 2);
 	if (r < 0)
 		chan_drop(d);
-	d->pid = getpid();
+	d->gen = fork_gen;
 	return r;
 }
 
@@ -291,9 +340,90 @@ chan_attach(struct sh_decider *d)
 static int
 chan_ready(struct sh_decider *d)
 {
-	if (d->chan && d->pid == getpid())
+	if (d->chan && d->gen == fork_gen && fork_gen != 0)
 		return 0;
+	held_clear(d); /* made before a fork: the parent's to send, never this process's */
 	return chan_attach(d);
+}
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static const char *const fs_results[] = { "completed", "descriptor_issued", "indeterminate" };
+
+/*
+ * The held outcomes as one RecordBatch (one RecordRequest when alone), in
+ * order, before anything else leaves this process.
+ */
+static void
+held_release(struct sh_decider *d)
+{
+	unsigned n = d->n_held;
+	if (n == 0)
+		return;
+	if (!d->chan || d->gen != fork_gen || fork_gen == 0) {
+		held_clear(d);
+		return;
+	}
+	Box__RecordRequest rec[HOLD_MAX], *recp[HOLD_MAX];
+	Box__PolicyField f[HOLD_MAX][3], *in[HOLD_MAX][2], *out[HOLD_MAX][1];
+	Box__PolicyValue v[HOLD_MAX][3];
+	for (unsigned i = 0; i < n; i++) {
+		const struct held *h = &d->held[i];
+		box__record_request__init(&rec[i]);
+		rec[i].kind = h->failed ? BOX__EVENT_KIND__EVENT_ERROR
+					: BOX__EVENT_KIND__EVENT_RESPONSE;
+		rec[i].action = (char *)fs_actions[h->action];
+		static const char *const names[3] = { "path", "operation", "result" };
+		const char *vals[3] = { h->path, fs_ops[h->op], fs_results[h->result] };
+		for (int k = 0; k < 3; k++) {
+			box__policy_field__init(&f[i][k]);
+			box__policy_value__init(&v[i][k]);
+			f[i][k].name = (char *)names[k];
+			f[i][k].value = &v[i][k];
+			v[i][k].kind_case = BOX__POLICY_VALUE__KIND_STR;
+			v[i][k].str = (char *)vals[k];
+		}
+		in[i][0] = &f[i][0];
+		in[i][1] = &f[i][1];
+		out[i][0] = &f[i][2];
+		rec[i].input = in[i];
+		rec[i].n_input = 2;
+		if (!h->failed) {
+			rec[i].output = out[i];
+			rec[i].n_output = 1;
+		}
+		recp[i] = &rec[i];
+	}
+	int r;
+	if (n == 1) {
+		r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec[0].base,
+				      NULL, 0);
+	} else {
+		Box__RecordBatch b = BOX__RECORD_BATCH__INIT;
+		b.records = recp;
+		b.n_records = n;
+		r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_RECORD_BATCH, 0, &b.base, NULL,
+				      0);
+	}
+	held_clear(d);
+	if (r < 0)
+		chan_drop(d);
+}
+
+/* The decider whose records the output hook sends (one per process). */
+static struct sh_decider *held_owner;
+
+static void
+release_before_output(void)
+{
+	if (held_owner)
+		held_release(held_owner);
 }
 
 /* Wait for the reply of TYPE to request ID (EINTR: a signal handler ran; wait on). */
@@ -321,6 +451,9 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	int r = chan_ready(d);
 	if (r < 0)
 		return r;
+	held_release(d); /* the outcomes so far come before what this process asks next */
+	if (!d->chan)
+		return -EPIPE;
 	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
 	req.action = (char *)action;
 	req.input = (Box__PolicyField **)fs->p;
@@ -352,6 +485,9 @@ send_record(struct sh_decider *d, bool ok, const char *action, const struct fiel
 {
 	if (chan_ready(d) < 0)
 		return;
+	held_release(d); /* the held ones first: in order */
+	if (!d->chan)
+		return;
 	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
 	rec.kind = ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
 	rec.action = (char *)action;
@@ -372,6 +508,7 @@ send_record(struct sh_decider *d, bool ok, const char *action, const struct fiel
 int
 sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider **out)
 {
+	(void)pthread_once(&fork_gen_once, fork_gen_register);
 	struct sh_decider *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -400,6 +537,9 @@ sh_decider_policyd_free(struct sh_decider *d)
 {
 	if (!d)
 		return;
+	held_release(d);
+	if (held_owner == d)
+		held_owner = NULL;
 	chan_drop(d);
 	free(d->home);
 	free(d);
@@ -424,7 +564,7 @@ sh_decider_home(const struct sh_decider *d)
 int
 sh_decider_flush(struct sh_decider *d)
 {
-	(void)d; /* nothing is buffered: policyd writes the lines */
+	held_release(d); /* policyd writes the lines; the held outcome records go now */
 	return 0;
 }
 
@@ -472,6 +612,11 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 	}
 	if (k == 0)
 		k = chan_ready(d);
+	if (k == 0) {
+		held_release(d); /* the outcomes so far come before what this process asks next */
+		if (!d->chan)
+			k = -EPIPE;
+	}
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	if (k == 0) {
 		Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
@@ -540,21 +685,33 @@ int
 sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
 	     enum sh_fs_result result)
 {
-	static const char *const results[] = { "completed", "descriptor_issued", "indeterminate" };
-	struct fields fs;
-	if ((unsigned)result > SH_FS_INDETERMINATE)
+	if ((unsigned)result > SH_FS_INDETERMINATE || (unsigned)r->action > SH_FS_MOVE ||
+	    (unsigned)r->op > SH_OP_RENAME || !r->path || r->path[0] != '/')
 		return -EINVAL;
-	int k = fs_fields(d, r, &fs);
-	if (k < 0)
-		return k;
-	Box__PolicyField o = BOX__POLICY_FIELD__INIT;
-	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
-	o.name = (char *)"result";
-	o.value = &ov;
-	ov.kind_case = BOX__POLICY_VALUE__KIND_STR;
-	ov.str = (char *)results[result];
-	send_record(d, !failed, fs_actions[r->action], &fs, &o);
-	fields_free(&fs);
+	if (chan_ready(d) < 0)
+		return 0; /* no channel: nothing can be recorded (the next request fails too) */
+	/*
+	 * Held, not sent at once (a walk's file costs no message of its own): they
+	 * go as one RecordBatch, in order, before this process's next request of
+	 * any kind, before it writes output or a message (sh_decide_before_output),
+	 * before it forks or exits (sh_decider_flush), before its next shell:exec
+	 * or shell:spawn outcome (the command's end), and when HOLD_MAX are held
+	 * or the oldest is HOLD_NS old as another comes. Nothing this process does
+	 * next, and nothing another one does on its output, is decided before
+	 * them.
+	 */
+	char *path = spell(d, r->path);
+	if (!path)
+		return -ENOMEM;
+	int64_t now = now_ns();
+	if (d->n_held == 0)
+		d->held_since = now;
+	d->held[d->n_held++] = (struct held){ (uint8_t)r->action, (uint8_t)r->op,
+					      (uint8_t)result, failed, path };
+	held_owner = d;
+	sh_decide_before_output = release_before_output;
+	if (d->n_held >= HOLD_MAX || now - d->held_since >= HOLD_NS)
+		held_release(d);
 	return 0;
 }
 

@@ -60,6 +60,8 @@ vmsg(struct sh_shell *sh, int line, const char *fmt, va_list ap)
 	if (len > sizeof buf - 2)
 		len = sizeof buf - 2;
 	buf[len++] = '\n';
+	if (sh_decide_before_output)
+		sh_decide_before_output();
 	(void)!write(2, buf, len);
 }
 
@@ -148,9 +150,14 @@ sh_exit(struct sh_shell *sh, int status)
 	sh->status = status;
 	sh_run_exit_trap(sh);
 	bi_flush();
-	if (sh->is_child) {
+	if (sh->is_child || sh->exit_quick) {
 		if (sh->decider)
 			sh_decider_flush(sh->decider);
+		if (sh->exit_quick) {
+			(void)fflush(NULL);
+			if (!sh->is_child && sh->exiting)
+				sh->exiting(sh, sh->status & 255);
+		}
 		_exit(sh->status & 255);
 	}
 	exit(sh->status & 255);

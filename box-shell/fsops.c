@@ -122,24 +122,185 @@ rel_of(const char *canon)
 }
 
 /*
+ * Directories the walk below holds open (O_PATH), so that a directory's
+ * entries do not each cost a walk from the root: at most WALKCACHE_N, the
+ * least recently used one closed first. One is used only after the kernel
+ * said, just then, that it is still the directory at exactly that canonical
+ * path: readlink("/proc/self/fd/N") is the fd's path as the kernel resolves
+ * it from the process's root (d_path: no symlink can be in it), which is
+ * what the walk checks one component at a time (each component a directory
+ * and no link, at the moment it is passed). Anything else — the directory
+ * renamed or removed, a link swapped in anywhere on the path, the fd number
+ * reused by a redirection (`exec 105<file`), no /proc — fails the check, and
+ * the walk runs as before. Used only when the root fd is the process's root
+ * (the paths compared are the same then); a fd is closed on eviction only if
+ * it is still the directory it was (a script's redirection may have taken
+ * the number). The fds sit at WALKCACHE_FD_MIN and above, away from the
+ * fds scripts redirect, and are CLOEXEC; a forked child inherits them.
+ */
+#define WALKCACHE_N 8
+#define WALKCACHE_FD_MIN 100
+
+static struct {
+	char *path[WALKCACHE_N]; /* canonical absolute; NULL: a free slot */
+	size_t len[WALKCACHE_N];
+	int fd[WALKCACHE_N];
+	dev_t dev[WALKCACHE_N];
+	ino_t ino[WALKCACHE_N];
+	uint64_t used[WALKCACHE_N]; /* LRU clock */
+	uint64_t clock;
+	int root_fd;   /* the root fd found to be the process's root; -1: none yet */
+	bool off;      /* /proc/self/fd cannot be read: walk every time */
+} walkcache = { .root_fd = -1 };
+
+/* FD's path as the kernel has it now equals PATH (LEN bytes). */
+static bool
+fd_path_is(int fd, const char *path, size_t len)
+{
+	char link[32] = "/proc/self/fd/", digits[12], buf[PATH_MAX];
+	/* (no snprintf: this runs once per file of a walk) */
+	size_t nd = 0, at = 14;
+	for (unsigned v = (unsigned)fd; nd == 0 || v; v /= 10)
+		digits[nd++] = (char)('0' + v % 10);
+	while (nd)
+		link[at++] = digits[--nd];
+	link[at] = '\0';
+	ssize_t n = readlink(link, buf, sizeof(buf));
+	return n >= 0 && (size_t)n == len && memcmp(buf, path, len) == 0;
+}
+
+static bool
+walkcache_usable(int root_fd)
+{
+	if (walkcache.off)
+		return false;
+	if (walkcache.root_fd == root_fd)
+		return true;
+	if (!fd_path_is(root_fd, "/", 1)) {
+		char link[32], buf[8];
+		(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
+		if (readlink(link, buf, sizeof(buf)) < 0)
+			walkcache.off = true; /* no /proc/self/fd: it will not appear */
+		return false;
+	}
+	walkcache.root_fd = root_fd;
+	return true;
+}
+
+static void
+walkcache_drop(size_t k)
+{
+	struct stat st;
+	/* Still ours (a redirection may have put a file of the script's on the number)? */
+	if (fstat(walkcache.fd[k], &st) == 0 && st.st_dev == walkcache.dev[k] &&
+	    st.st_ino == walkcache.ino[k])
+		close(walkcache.fd[k]);
+	free(walkcache.path[k]);
+	walkcache.path[k] = NULL;
+}
+
+/*
+ * The held directory at canonical PATH (LEN bytes), checked as above; -1:
+ * none (a slot that fails the check is dropped).
+ */
+static int
+walkcache_get(const char *path, size_t len)
+{
+	for (size_t k = 0; k < WALKCACHE_N; k++) {
+		if (!walkcache.path[k] || walkcache.len[k] != len ||
+		    memcmp(walkcache.path[k], path, len) != 0)
+			continue;
+		if (!fd_path_is(walkcache.fd[k], path, len)) {
+			walkcache_drop(k);
+			return -1;
+		}
+		walkcache.used[k] = ++walkcache.clock;
+		return walkcache.fd[k];
+	}
+	return -1;
+}
+
+/* Hold FD (a directory at canonical PATH, LEN bytes): taken over, or closed. */
+static void
+walkcache_put(const char *path, size_t len, int fd)
+{
+	struct stat st;
+	/* " (deleted)" is how d_path marks a removed directory: never compare with it. */
+	bool deleted_like = len >= 10 && memcmp(path + len - 10, " (deleted)", 10) == 0;
+	if (len >= PATH_MAX || deleted_like || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	/* The slot: the same path again (the newer fd replaces it), a free one, the LRU one. */
+	size_t k = WALKCACHE_N;
+	for (size_t i = 0; i < WALKCACHE_N && k == WALKCACHE_N; i++)
+		if (walkcache.path[i] && walkcache.len[i] == len &&
+		    memcmp(walkcache.path[i], path, len) == 0)
+			k = i;
+	for (size_t i = 0; i < WALKCACHE_N && k == WALKCACHE_N; i++)
+		if (!walkcache.path[i])
+			k = i;
+	if (k == WALKCACHE_N) {
+		k = 0;
+		for (size_t i = 1; i < WALKCACHE_N; i++)
+			if (walkcache.used[i] < walkcache.used[k])
+				k = i;
+	}
+	char *c = malloc(len + 1);
+	int hi = fd >= WALKCACHE_FD_MIN ? fd : fcntl(fd, F_DUPFD_CLOEXEC, WALKCACHE_FD_MIN);
+	if (hi != fd)
+		close(fd);
+	if (!c || hi < 0) {
+		free(c);
+		if (hi >= 0)
+			close(hi);
+		return;
+	}
+	if (walkcache.path[k])
+		walkcache_drop(k);
+	memcpy(c, path, len);
+	c[len] = '\0';
+	walkcache.path[k] = c;
+	walkcache.len[k] = len;
+	walkcache.fd[k] = hi;
+	walkcache.dev[k] = st.st_dev;
+	walkcache.ino[k] = st.st_ino;
+	walkcache.used[k] = ++walkcache.clock;
+}
+
+/*
  * openat2's guarantee where the kernel call is refused (the box's seccomp
  * filter answers ENOSYS: it cannot read openat2's flags and mode): one
  * component at a time from the root fd, each opened O_NOFOLLOW and checked
  * to be no symlink, "." and ".." refused. The same errors: ELOOP for a
  * symlink anywhere (the last component too), ENOTDIR for a non-directory on
- * the way.
+ * the way. The last component's directory comes from the held directories
+ * above when one passes the check (then only the last component is opened),
+ * and the directory a walk reached is held for the next call.
  */
 static int
 open_walk_beneath(int root_fd, const char *canon, int flags, mode_t mode)
 {
 	const char *p = rel_of(canon);
 	int dfd = root_fd;
+	bool held = false; /* dfd is a held directory (never closed here) */
+	const char *last = strrchr(canon, '/');
+	size_t parent_len = last ? (size_t)(last - canon) : 0;
+	bool cache = walkcache_usable(root_fd);
+	if (cache && parent_len > 0) {
+		int fd = walkcache_get(canon, parent_len);
+		if (fd >= 0) {
+			dfd = fd;
+			held = true;
+			p = last + 1;
+		}
+	}
 	for (;;) {
 		const char *slash = strchr(p, '/');
 		size_t n = slash ? (size_t)(slash - p) : strlen(p);
 		char comp[NAME_MAX + 1];
 		if (n == 0 || n > NAME_MAX) {
-			if (dfd != root_fd)
+			if (dfd != root_fd && !held)
 				close(dfd);
 			return n ? -ENAMETOOLONG : -EINVAL;
 		}
@@ -150,26 +311,40 @@ open_walk_beneath(int root_fd, const char *canon, int flags, mode_t mode)
 		if (strcmp(comp, "..") == 0)
 			fd = -EXDEV; /* RESOLVE_BENEATH: never above the root */
 		else if (slash) {
-			fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			/* O_DIRECTORY: a link or a file fails (ENOTDIR); which one, only then. */
+			fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 			fd = fd < 0 ? -errno : fd;
-			if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))) {
-				int e = S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
-				close(fd);
-				fd = e;
-			}
+			if (fd == -ENOTDIR && fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				fd = -ELOOP;
 		} else {
 			do
 				fd = openat(dfd, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
 			while (fd < 0 && errno == EINTR);
 			fd = fd < 0 ? -errno : fd;
 			/* O_PATH|O_NOFOLLOW opens a symlink itself: RESOLVE_NO_SYMLINKS refuses it. */
-			if (fd >= 0 && (flags & O_PATH) && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+			if (fd >= 0 && (flags & O_PATH) && !(flags & O_DIRECTORY) &&
+			    fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
 				close(fd);
 				fd = -ELOOP;
 			}
+			/* O_DIRECTORY|O_NOFOLLOW on a link is ENOTDIR; openat2 says ELOOP. */
+			if (fd == -ENOTDIR && (flags & O_DIRECTORY) &&
+			    fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				fd = -ELOOP;
+			/* A directory opened: held too, its entries come next (grep -r, find). */
+			if (fd >= 0 && (flags & O_DIRECTORY) && cache) {
+				int dup = fcntl(fd, F_DUPFD_CLOEXEC, WALKCACHE_FD_MIN);
+				if (dup >= 0)
+					walkcache_put(canon, strlen(canon), dup);
+			}
 		}
-		if (dfd != root_fd)
+		if (!slash && cache && !held && dfd != root_fd)
+			walkcache_put(canon, parent_len, dfd); /* the directory the walk reached */
+		else if (dfd != root_fd && !held)
 			close(dfd);
+		held = false;
 		if (fd < 0 || !slash)
 			return fd;
 		dfd = fd;
@@ -614,6 +789,8 @@ print_denial(struct sh_fs *fs, const char *message)
 	str_add(&b, "\n", 1);
 	if (!b.oom) {
 		ssize_t n;
+		if (sh_decide_before_output)
+			sh_decide_before_output();
 		do
 			n = write(fs->err_fd, b.s, b.len);
 		while (n < 0 && errno == EINTR);
@@ -1321,7 +1498,8 @@ sh_fs_batch_forget(void)
 {
 	while (pre.n > 0)
 		pre_pop();
-	pre.head = 0;
+	if (pre.head)
+		pre.head = 0; /* not written when already 0: a page untouched stays shared */
 }
 
 static bool

@@ -304,15 +304,15 @@ shd_host_run(struct sh_shell *sh, const struct sh_host_request *r)
 	return st < 0 ? 125 : st > 255 ? 255 : st;
 }
 
-int
-shd_ctl_send_fd(int ctl, char tag, int fd)
+static int
+ctl_send(int ctl, const char *data, size_t len, int fd)
 {
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} u;
 	memset(&u, 0, sizeof(u));
-	struct iovec iov = { &tag, 1 };
+	struct iovec iov = { (void *)data, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			     .msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
@@ -322,10 +322,23 @@ shd_ctl_send_fd(int ctl, char tag, int fd)
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	for (;;) {
 		ssize_t n = sendmsg(ctl, &mh, MSG_NOSIGNAL);
-		if (n == 1)
+		if (n == (ssize_t)len)
 			return 0;
 		if (n < 0 && errno == EINTR)
 			continue;
 		return n < 0 ? -errno : -EIO;
 	}
+}
+
+int
+shd_ctl_send_fd(int ctl, char tag, int fd)
+{
+	return ctl_send(ctl, &tag, 1, fd);
+}
+
+int
+shd_ctl_send_exit(int ctl, int status)
+{
+	const char pkt[2] = { SHD_CTL_EXIT, (char)(status & 255) };
+	return ctl_send(ctl, pkt, 2, ctl);
 }

@@ -37,10 +37,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "fdutil.h"
+#include "ipc.h"
+#include "proto_shell.h"
 #include "sh.h"
 
 int read_script(struct sh_shell *sh, const char *path, char **out, size_t *len, int *err);
@@ -366,7 +371,8 @@ fail(int status, const char *fmt, ...)
 	_exit(status);
 }
 
-static int
+/* Not inlined: its 64 KiB buffer would make every invocation's frame probe 16 stack pages. */
+static __attribute__((noinline)) int
 read_all_fd0(char **out, size_t *len)
 {
 	struct sbuf b = { 0 };
@@ -392,30 +398,39 @@ read_all_fd0(char **out, size_t *len)
 	return 0;
 }
 
+/*
+ * The invocation's last act before _exit (its output flushed): main sends
+ * ShellExit at once, not after the kernel has torn this process down and
+ * SIGCHLD came (the reaped status is the same; a process that dies of a
+ * signal never gets here, and main answers when it reaps it).
+ */
+static void
+tell_main_exiting(struct sh_shell *sh, int status)
+{
+	(void)shd_ctl_send_exit(sh->exiting_fd, status);
+}
+
 _Noreturn void
 shd_invocation_run(const struct shd_invocation *inv)
 {
 	const Box__ShellOpen *so = inv->open;
 	const Box__ShellInit *init = shd_box.init;
 
-	/* The main process's handlers (libevent's) and mask are not ours. */
-	sigset_t none;
-	sigemptyset(&none);
-	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP)
-			signal(s, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-
-	if (fchdir(inv->cwd_fd) < 0)
-		fail(125, "box-shell: cannot enter %s\n", so->cwd);
-	close(inv->cwd_fd);
+	/* Signals: main's handlers and mask were reset when this process began (main.c). */
+	if (inv->cwd_fd >= 0 ? fchdir(inv->cwd_fd) < 0 : chdir(so->cwd) < 0)
+		fail(125, "box-shell: cannot enter %s: %s\n", so->cwd, strerror(errno));
+	if (inv->cwd_fd >= 0)
+		close(inv->cwd_fd);
+	/* The kernel's name of the cwd holds no link, no "." or "..": canonical as it is. */
 	char buf[PATH_MAX];
-	char *cwd = getcwd(buf, sizeof buf) ? realpath(buf, NULL) : NULL;
+	char *cwd = getcwd(buf, sizeof buf) && buf[0] == '/' ? xstrdup(buf) : NULL;
 	if (!cwd)
 		cwd = xstrdup(so->cwd);
 
-	struct sh_decider *d = NULL;
-	int r = sh_decider_policyd_new(-1, inv->ctl_fd, init->home, &d);
+	struct sh_decider *d = inv->decider;
+	int r = inv->decider_err;
+	if (!d && r == 0)
+		r = sh_decider_policyd_new(-1, inv->ctl_fd, init->home, &d);
 	if (r < 0)
 		fail(125, "box-shell: cannot reach box-policyd: %s\n", strerror(-r));
 
@@ -425,8 +440,10 @@ shd_invocation_run(const struct shd_invocation *inv)
 		free(*e);
 	free(env);
 	sh_current = sh;
-	sh->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (sh->root_fd >= 0) {
+	sh->root_fd = inv->root_fd;
+	if (sh->root_fd < 0)
+		sh->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sh->root_fd >= 0 && sh->root_fd < SHD_FD_PRIVATE_MIN) {
 		int hi = fcntl(sh->root_fd, F_DUPFD_CLOEXEC, SHD_FD_PRIVATE_MIN);
 		if (hi >= 0) {
 			close(sh->root_fd);
@@ -436,6 +453,9 @@ shd_invocation_run(const struct shd_invocation *inv)
 	sh->cwd = cwd;
 	sh->home = xstrdup(init->home);
 	sh->cmd_timeout_ms = -1; /* the main process times the invocation */
+	sh->exit_quick = true;   /* no destructors of main's libraries (page faults, no use) */
+	sh->exiting_fd = inv->ctl_fd;
+	sh->exiting = tell_main_exiting;
 	sh->host_run = shd_host_run;
 	sh->host_ctx = shd_host_new(inv->ctl_fd);
 	const char *as = so->invoked_as;
@@ -484,4 +504,113 @@ shd_invocation_run(const struct shd_invocation *inv)
 	if (sh->jump == J_EXIT)
 		st = sh->jump_n;
 	sh_exit(sh, st);
+}
+
+/*
+ * What a spare maps ahead (shd_prefault_scan, in main at start-up; the
+ * mappings do not move): the code and read-only data of box-shell, libc and
+ * libprotobuf-c, and their small writable data. A forked process has none of
+ * its parent's file pages in its page tables: each page of code it runs
+ * first is a fault, and a write to a page it shares with its parent is a
+ * copy-on-write fault. MADV_POPULATE_READ/WRITE take them in one call each,
+ * while the spare waits for a session, not while an alias does.
+ */
+#define PREFAULT_MAX 16
+#define PREFAULT_WRITE_MAX (64 * 1024) /* a writable mapping larger than this: left alone */
+static struct {
+	uintptr_t lo, hi;
+	int advice;
+} prefault[PREFAULT_MAX];
+static size_t n_prefault;
+
+void
+shd_prefault_scan(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[PATH_MAX + 128];
+	while (n_prefault < PREFAULT_MAX && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perm[8];
+		int path_at = 0;
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perm, &path_at) != 3 ||
+		    path_at == 0)
+			continue;
+		const char *path = line + path_at;
+		bool ours = strstr(path, "/box-shell\n") || strstr(path, "/libc.so") ||
+			    strstr(path, "/libprotobuf-c.so");
+		if (!ours || perm[3] != 'p')
+			continue;
+		int advice = -1;
+		if (perm[0] == 'r' && perm[1] == '-')
+			advice = MADV_POPULATE_READ;
+		else if (perm[0] == 'r' && perm[1] == 'w' && hi - lo <= PREFAULT_WRITE_MAX)
+			advice = MADV_POPULATE_WRITE;
+		if (advice >= 0)
+			prefault[n_prefault++] = (typeof(prefault[0])){ lo, hi, advice };
+	}
+	fclose(f);
+}
+
+/* The spare's pages, ahead: the mappings above and the stack a session's frames reach. */
+static __attribute__((noinline)) void
+prefault_now(void)
+{
+	for (size_t i = 0; i < n_prefault; i++)
+		(void)madvise((void *)prefault[i].lo, prefault[i].hi - prefault[i].lo,
+			      prefault[i].advice);
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095;
+	(void)madvise((void *)(sp - 32 * 1024), 32 * 1024 + 4096, MADV_POPULATE_WRITE);
+	/* What every session touches first otherwise: the vDSO's clock page, stdio's list. */
+	(void)time(NULL);
+	(void)fflush(NULL);
+}
+
+_Noreturn void
+shd_spare_run(int ctl_fd)
+{
+	struct shd_invocation inv = { .ctl_fd = ctl_fd, .cwd_fd = -1 };
+	/* The channel now, while nobody waits: policyd has it before the first request. */
+	inv.decider_err = sh_decider_policyd_new(-1, ctl_fd, shd_box.init->home, &inv.decider);
+	inv.root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (inv.root_fd >= 0 && inv.root_fd < SHD_FD_PRIVATE_MIN) {
+		int hi = fcntl(inv.root_fd, F_DUPFD_CLOEXEC, SHD_FD_PRIVATE_MIN);
+		close(inv.root_fd);
+		inv.root_fd = hi;
+	}
+	prefault_now();
+
+	/* The ShellOpen main hands on: the session table, main in the alias's role. */
+	struct box_ipc_chan *chan =
+	    box_ipc_chan_new(ctl_fd, &box_proto_session, BOX_SESSION_ROLE_ALIAS);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int r = chan ? -EINTR : -ENOMEM;
+	while (r == -EINTR || r == -EAGAIN)
+		r = box_ipc_recv_wait(chan, &m, -1);
+	if (r == -ECONNRESET)
+		_exit(0); /* main is gone, or replaced this spare */
+	if (r < 0 || m.type != BOX__MSG_TYPE__MSG_SHELL_OPEN || m.n_fds != 3)
+		_exit(125);
+	box_ipc_chan_free(chan);
+	/*
+	 * The alias's fds become 0-2 (straight, when none of them landed on
+	 * 0-2; else through fd_move_to); its cwd is entered by name in
+	 * shd_invocation_run (main checked it can be).
+	 */
+	if (m.fds[0] > 2 && m.fds[1] > 2 && m.fds[2] > 2) {
+		for (int i = 0; i < 3; i++)
+			if (dup2(m.fds[i], i) < 0)
+				_exit(125);
+	} else {
+		int dst[3] = { 0, 1, 2 };
+		if (fd_move_to(m.fds, dst, 3) < 0)
+			_exit(125);
+	}
+	for (int i = 0; i < 3; i++)
+		if (m.fds[i] > 2)
+			close(m.fds[i]);
+	m.n_fds = 0;
+	inv.open = (const Box__ShellOpen *)m.msg;
+	shd_invocation_run(&inv);
 }

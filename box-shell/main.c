@@ -14,7 +14,9 @@
  *
  * The loop (this file): a connection on fd 4 is one session
  * (box_proto_session, the alias in role alias). ShellOpen (+ the alias's
- * fds 0-2) forks one invocation child in its own process group
+ * fds 0-2) goes to the spare — the next invocation child, forked ahead by
+ * the zygote (zygote.c) and waiting on its control socket — or, with none
+ * ready, forks one invocation child in its own process group
  * (invocation.c) with those fds as 0-2 and the session's control socket
  * (daemon.h); the child and every process it forks attach their own
  * box-policyd channels and host channels through it. The main process
@@ -23,10 +25,12 @@
  * to the invocation's process group and, as SpawnSignal, to the session's
  * running tools. The alias hanging up: SIGHUP, SIGKILL 2 s later. [box]
  * command_timeout: SIGTERM, SIGKILL 2 s later, status 124. The child
- * reaped: ShellExit (status, 128+signal). What cannot be served
+ * saying it exits (SHD_CTL_EXIT), or reaped (by main, or by the zygote,
+ * which reports it): ShellExit (status, 128+signal). What cannot be served
  * (too many sessions, an unreachable cwd, fork failing): ShellDenied.
  * boxd closing fd 3 ends box-shell (exit 0), box-policyd's fd 5 hanging up
- * too (exit 1): a box-shell without policy must not serve; every session's
+ * too (exit 1): a box-shell without policy must not serve; the zygote
+ * dying too (exit 1): no session's end could be told; every session's
  * processes are killed first (their aliases see the connection close
  * without ShellExit: 125).
  * Environment: none read (no BOX_TEST_* hook).
@@ -111,7 +115,19 @@ static struct {
 	uint64_t next_spawn;
 	Box__ShellInit *init;
 	int exit_code;
-} M = { .next_spawn = 1 };
+	/*
+	 * The spare: the next session's invocation child, forked ahead while
+	 * box-shell is idle (signals reset, its box-policyd channel attached),
+	 * waiting on its control socket for the ShellOpen main hands it.
+	 */
+	pid_t spare_pid; /* 0: none, or not known yet (its first packet tells) */
+	int spare_ctl;   /* main's end of its control socket; -1: no spare */
+	struct event *spare_ev;
+	/* The zygote (zygote.c): forks the spares, reports their ends. */
+	pid_t zyg_pid;
+	int zyg_fd;
+	struct event *zyg_ev;
+} M = { .next_spawn = 1, .spare_ctl = -1, .zyg_fd = -1 };
 
 /* ---- the end ------------------------------------------------------------------ */
 
@@ -128,6 +144,10 @@ shd_exit(int code)
 {
 	for (struct session *s = M.sessions; s; s = s->next)
 		kill_group(s, SIGKILL);
+	if (M.spare_pid > 0)
+		(void)kill(M.spare_pid, SIGKILL);
+	if (M.zyg_pid > 0)
+		(void)kill(M.zyg_pid, SIGKILL);
 	M.exit_code = code;
 	event_base_loopexit(M.base, NULL);
 }
@@ -584,69 +604,129 @@ on_session_timer(evutil_socket_t fd, short what, void *arg)
 	timer_arm(s, SHD_KILL_GRACE_MS);
 }
 
+/* One packet from a control socket (daemon.h). */
+struct ctl_pkt {
+	char tag;
+	int fd;       /* SHD_CTL_POLICY, SHD_CTL_HOST: the channel; -1 for SHD_CTL_EXIT */
+	int status;   /* SHD_CTL_EXIT */
+	pid_t sender; /* SCM_CREDENTIALS (main's end has SO_PASSCRED), or 0 */
+};
+
+/*
+ * 1 and *p for a good packet; 0 nothing now; -1 every process closed it;
+ * -2 a bad packet (its fds closed). Good: the tag with its length (1, or 2
+ * for SHD_CTL_EXIT) and exactly one fd, a SOCK_SEQPACKET socket (for
+ * SHD_CTL_EXIT it only proves the packet came from box-shell's code: a
+ * script's write to the socket carries none; it is closed here).
+ */
+static int
+ctl_recv(int fd, struct ctl_pkt *p)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * 4) + CMSG_SPACE(sizeof(struct ucred))];
+	} u;
+	char data[2] = { 0, 0 };
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	*p = (struct ctl_pkt){ .fd = -1 };
+	ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	int fds[4], nfd = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_RIGHTS)
+			for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) && nfd < 4;
+			     k++)
+				memcpy(&fds[nfd++], CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+		else if (c->cmsg_type == SCM_CREDENTIALS &&
+			 c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred cr;
+			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+			p->sender = cr.pid;
+		}
+	}
+	p->tag = n >= 1 ? data[0] : 0;
+	int type = 0;
+	socklen_t tl = sizeof(type);
+	bool exit_pkt = p->tag == SHD_CTL_EXIT;
+	bool ok = n == (exit_pkt ? 2 : 1) && nfd == 1 &&
+		  !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
+		  (p->tag == SHD_CTL_POLICY || p->tag == SHD_CTL_HOST || exit_pkt) &&
+		  getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+		  type == SOCK_SEQPACKET;
+	if (ok && !exit_pkt) {
+		p->fd = fds[0];
+		return 1;
+	}
+	for (int k = 0; k < nfd; k++)
+		close(fds[k]);
+	if (ok) {
+		p->status = (unsigned char)data[1];
+		return 1;
+	}
+	return n <= 0 ? -1 : -2;
+}
+
+/* Main's end of a control socket: the sender's pid on every packet (SHD_CTL_EXIT's check). */
+static void
+ctl_passcred(int fd)
+{
+	int one = 1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+}
+
+/* A process's own box-policyd channel: passed on (PolicyChannelAttach). False: fatal. */
+static bool
+policy_attach(int fd)
+{
+	Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
+	int r = M.policyd ? box_ipc_event_send(M.policyd, BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH,
+					       0, &a.base, &fd, 1)
+			  : -EPIPE;
+	close(fd);
+	if (r < 0) {
+		log_err_errno(r, "Cannot attach a channel to box-policyd");
+		shd_exit(1);
+		return false;
+	}
+	return true;
+}
+
+static void session_exited(struct session *s, int status);
+
 static void
 on_ctl(evutil_socket_t fd, short what, void *arg)
 {
 	struct session *s = arg;
 	(void)what;
 	for (int i = 0; i < 32; i++) {
-		char tag = 0;
-		union {
-			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(int) * 4)];
-		} u;
-		struct iovec iov = { &tag, 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-				     .msg_controllen = sizeof(u.buf) };
-		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		struct ctl_pkt p;
+		int r = ctl_recv(fd, &p);
+		if (r == 0)
 			return;
-		int fds[4], nfd = 0;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-				for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) &&
-						   nfd < 4;
-				     k++)
-					memcpy(&fds[nfd++], CMSG_DATA(c) + k * sizeof(int),
-					       sizeof(int));
-		if (n <= 0) {
-			/* Every process of the session closed it. */
-			for (int k = 0; k < nfd; k++)
-				close(fds[k]);
-			event_del(s->ctl_ev);
-			s->ctl_done = true;
-			session_maybe_free(s);
-			return;
-		}
-		int type = 0;
-		socklen_t tl = sizeof(type);
-		bool ok = n == 1 && nfd == 1 && !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
-			  (tag == SHD_CTL_POLICY || tag == SHD_CTL_HOST) &&
-			  getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
-			  type == SOCK_SEQPACKET;
-		if (!ok) {
-			for (int k = 0; k < nfd; k++)
-				close(fds[k]);
-			log_err("session %u: a bad packet on its control socket; killed", s->id);
-			kill_group(s, SIGKILL);
-			event_del(s->ctl_ev);
-			s->ctl_done = true;
-			session_maybe_free(s);
-			return;
-		}
-		if (tag == SHD_CTL_HOST) {
-			host_attach(s, fds[0]);
-			continue;
-		}
-		Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
-		int r = M.policyd ? box_ipc_event_send(M.policyd,
-						       BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, 0,
-						       &a.base, fds, 1)
-				  : -EPIPE;
-		close(fds[0]);
 		if (r < 0) {
-			log_err_errno(r, "Cannot attach a channel to box-policyd");
-			shd_exit(1);
+			/* -1: every process of the session closed it. */
+			if (r == -2) {
+				log_err("session %u: a bad packet on its control socket; killed",
+					s->id);
+				kill_group(s, SIGKILL);
+			}
+			event_del(s->ctl_ev);
+			s->ctl_done = true;
+			session_maybe_free(s);
+			return;
+		}
+		if (p.tag == SHD_CTL_EXIT) {
+			/* Only the invocation child itself says so (its subshells never do). */
+			if (p.sender == s->pid && s->pid > 0)
+				session_exited(s, p.status);
+		} else if (p.tag == SHD_CTL_HOST) {
+			host_attach(s, p.fd);
+		} else if (!policy_attach(p.fd)) {
 			return;
 		}
 	}
@@ -658,7 +738,167 @@ open_dir_fd(const char *path)
 	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* ShellOpen: the invocation child, forked with the alias's fds as 0-2. */
+/*
+ * The child's first steps, in a process forked from main (a spare ahead of
+ * time, or a child for this session): its own process group; the control
+ * socket CTL at SHD_FD_PRIVATE_MIN and above (far from 3-9, which scripts
+ * redirect: `exec 3>log`); nothing else of main's above fd 2 but ALSO_KEEP
+ * (0-2 are the alias's, or replaced by them next); main's signal handlers back to the
+ * defaults (main_signals: every other signal is at its default already,
+ * loop_prepare saw to that) and no signal blocked. Returns the control
+ * socket's fd, or exits 125.
+ */
+int
+shd_child_begin(int ctl, int also_keep)
+{
+	(void)setpgid(0, 0);
+	/* At exactly SHD_FD_PRIVATE_MIN (what was there is the parent's, closed below anyway). */
+	int at = SHD_FD_PRIVATE_MIN;
+	int keep[2] = { ctl == at ? ctl : dup3(ctl, at, O_CLOEXEC), also_keep };
+	if (keep[0] < 0 || also_keep == at)
+		_exit(125);
+	(void)fd_close_all_except(3, keep, also_keep >= 0 ? 2 : 1);
+	for (size_t i = 0; i < ELEMENTSOF(shd_main_signals); i++)
+		signal(shd_main_signals[i], SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	return keep[0];
+}
+
+static void
+spare_drop(void)
+{
+	if (M.spare_ev)
+		event_free(M.spare_ev);
+	M.spare_ev = NULL;
+	M.spare_ctl = safe_close(M.spare_ctl);
+	M.spare_pid = 0;
+}
+
+static void spare_make(void);
+
+/*
+ * The spare's control socket before a session takes it: its channel attach
+ * (whose SCM_CREDENTIALS say the spare's pid), nothing else.
+ */
+static void
+on_spare_ctl(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	for (int i = 0; i < 4; i++) {
+		struct ctl_pkt p;
+		int r = ctl_recv(fd, &p);
+		if (r == 0)
+			return;
+		if (r > 0 && p.tag == SHD_CTL_POLICY && p.sender > 0 &&
+		    (M.spare_pid == 0 || M.spare_pid == p.sender)) {
+			M.spare_pid = p.sender;
+			if (!policy_attach(p.fd))
+				return;
+			continue;
+		}
+		if (p.fd >= 0)
+			close(p.fd);
+		/* It died, or said what a process with no session cannot: gone. */
+		log_warn("The spare session process %s; replaced", r == -1 ? "exited"
+							      : "sent a bad packet");
+		/* One that had started is replaced now; one the zygote could not fork, at the
+		 * next session's end (no loop of failing forks). */
+		bool started = M.spare_pid > 0;
+		if (started)
+			(void)kill(M.spare_pid, SIGKILL);
+		spare_drop();
+		if (started)
+			spare_make();
+		return;
+	}
+}
+
+/*
+ * A spare (when there is none): the next ShellOpen goes to it, so a session
+ * starts with no fork, no signal reset and no channel attach of its own.
+ * The zygote forks it (main's pages stay its own: no fork write-protects
+ * them); with no zygote, main does. Asked for while box-shell is idle (after
+ * a session ended, at start-up).
+ */
+static void
+spare_make(void)
+{
+	int sv[2];
+	if (M.spare_ctl >= 0 || !M.policyd || box_ipc_socketpair(sv, false) < 0)
+		return;
+	ctl_passcred(sv[0]);
+	if (M.zyg_fd >= 0) {
+		int r = shd_ctl_send_fd(M.zyg_fd, SHD_ZYG_FORK, sv[1]);
+		close(sv[1]);
+		if (r < 0) {
+			close(sv[0]);
+			log_err_errno(r, "Cannot reach the zygote");
+			shd_exit(1);
+			return;
+		}
+	} else {
+		pid_t pid = fork();
+		if (pid < 0) {
+			close(sv[0]);
+			close(sv[1]);
+			return;
+		}
+		if (pid == 0)
+			shd_spare_run(shd_child_begin(sv[1], -1));
+		close(sv[1]);
+		(void)setpgid(pid, pid);
+		M.spare_pid = pid;
+	}
+	M.spare_ctl = sv[0];
+	M.spare_ev = event_new(M.base, M.spare_ctl, EV_READ | EV_PERSIST, on_spare_ctl, NULL);
+	if (!M.spare_ev || event_add(M.spare_ev, NULL) < 0) {
+		if (M.spare_pid > 0)
+			(void)kill(M.spare_pid, SIGKILL);
+		spare_drop();
+	}
+}
+
+/*
+ * Session S takes the spare: the ShellOpen and the alias's fds go to it on
+ * its control socket (the session protocol, main in the alias's role), and
+ * the socket becomes the session's. False: no spare, or it could not take
+ * it (then it is gone, and S forks its own child).
+ */
+static bool
+spare_take(struct session *s, struct box_ipc_msg *m)
+{
+	if (M.spare_ctl < 0 || M.spare_pid <= 0)
+		return false; /* none, or its first packet (its pid) has not come yet */
+	int r = box_ipc_send(M.spare_ctl, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, 0,
+			     m->msg, m->fds, m->n_fds);
+	if (r < 0) {
+		log_warn_errno(r, "Cannot hand a session to the spare process; replaced");
+		(void)kill(M.spare_pid, SIGKILL);
+		spare_drop();
+		return false;
+	}
+	s->pid = M.spare_pid;
+	s->ctl = M.spare_ctl;
+	/* Its attach may still be queued: read on as the session's. */
+	event_del(M.spare_ev);
+	if (event_assign(M.spare_ev, M.base, s->ctl, EV_READ | EV_PERSIST, on_ctl, s) == 0 &&
+	    event_add(M.spare_ev, NULL) == 0) {
+		s->ctl_ev = M.spare_ev;
+	} else {
+		event_free(M.spare_ev);
+		log_err("session %u: cannot watch its control socket", s->id);
+		kill_group(s, SIGKILL);
+	}
+	M.spare_ev = NULL;
+	M.spare_ctl = -1;
+	M.spare_pid = 0;
+	return true;
+}
+
+/* ShellOpen: the spare takes it, or an invocation child forked with the alias's fds as 0-2. */
 static void
 session_open(struct session *s, struct box_ipc_msg *m)
 {
@@ -672,13 +912,16 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		session_maybe_free(s);
 		return;
 	}
+	s->err_fd = fcntl(m->fds[2], F_DUPFD_CLOEXEC, 3);
+	if (spare_take(s, m))
+		goto started;
 	if (box_ipc_socketpair(sv, false) < 0) {
 		session_deny(s, "box-shell: cannot serve: %s", strerror(errno));
 		session_maybe_free(s);
 		return;
 	}
 	s->ctl = sv[0];
-	s->err_fd = fcntl(m->fds[2], F_DUPFD_CLOEXEC, 3);
+	ctl_passcred(s->ctl); /* before the child can send its exit word */
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(sv[1]);
@@ -687,20 +930,16 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		return;
 	}
 	if (pid == 0) {
-		/* The child: nothing of the main process's but what it needs. */
-		(void)setpgid(0, 0);
-		/*
-		 * Its own fds far from 3-9, which scripts redirect (`exec 3>log`);
-		 * the alias's become 0-2.
-		 */
-		int keep[2] = { fd_dup_cloexec(sv[1], SHD_FD_PRIVATE_MIN),
-				fd_dup_cloexec(cwd_fd, SHD_FD_PRIVATE_MIN) };
+		/* The child: nothing of main's but what it needs; the alias's fds 0-2. */
+		/* (above SHD_FD_PRIVATE_MIN: that is the control socket's, in every child) */
+		int keep = fd_dup_cloexec(cwd_fd, SHD_FD_PRIVATE_MIN + 1);
 		int src[3] = { m->fds[0], m->fds[1], m->fds[2] };
 		int dst[3] = { 0, 1, 2 };
-		if (keep[0] < 0 || keep[1] < 0 || fd_move_to(src, dst, 3) < 0)
+		if (keep < 0 || fd_move_to(src, dst, 3) < 0)
 			_exit(125);
-		(void)fd_close_all_except(3, keep, 2);
-		struct shd_invocation inv = { .open = so, .ctl_fd = keep[0], .cwd_fd = keep[1] };
+		int ctl = shd_child_begin(sv[1], keep);
+		struct shd_invocation inv = { .open = so, .ctl_fd = ctl, .cwd_fd = keep,
+						.root_fd = -1 };
 		shd_invocation_run(&inv);
 	}
 	close(sv[1]);
@@ -711,6 +950,7 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		log_err("session %u: cannot watch its control socket", s->id);
 		kill_group(s, SIGKILL);
 	}
+started:
 	/* The validator caps it (366 days): no overflow in a timeval. */
 	if (M.init->has_command_timeout_ms && M.init->command_timeout_ms > 0)
 		timer_arm(s, M.init->command_timeout_ms);
@@ -803,6 +1043,47 @@ on_accept(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * The invocation child is exiting (SHD_CTL_EXIT) or was reaped: ShellExit,
+ * once, with its status (124 after a timeout), then the next session's
+ * spare is forked while the alias exits and its caller goes on.
+ */
+static void
+session_exited(struct session *s, int status)
+{
+	if (!s->conn)
+		return;
+	if (s->timed_out)
+		status = 124;
+	/* No more messages for the alias's stderr: a reader waiting for its EOF gets it. */
+	s->err_fd = safe_close(s->err_fd);
+	Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
+	ex.status = status & 255;
+	session_say(s, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base);
+	spare_make();
+}
+
+/* PID (main's child, or the zygote's) ended with wait status ST. */
+static void
+child_ended(pid_t pid, int st)
+{
+	if (pid == M.spare_pid) {
+		log_warn("The spare session process died (status %d); replaced", st);
+		spare_drop();
+		spare_make();
+		return;
+	}
+	struct session *s = M.sessions;
+	while (s && s->pid != pid)
+		s = s->next;
+	if (!s)
+		return; /* an orphan of a session, reparented to us */
+	s->reaped = true;
+	evtimer_del(s->timer);
+	session_exited(s, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	session_maybe_free(s);
+}
+
 static void
 on_sigchld(evutil_socket_t sig, short what, void *arg)
 {
@@ -813,24 +1094,68 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
 		int st;
 		pid_t pid = waitpid(-1, &st, WNOHANG);
 		if (pid <= 0)
+			break;
+		if (pid == M.zyg_pid) {
+			/* Its children's ends can no longer be told: no shell without it. */
+			log_err("The zygote exited (status %d): exiting", st);
+			M.zyg_pid = 0;
+			shd_exit(1);
 			return;
-		struct session *s = M.sessions;
-		while (s && s->pid != pid)
-			s = s->next;
-		if (!s)
-			continue; /* an orphan of a session, reparented to us */
-		s->reaped = true;
-		evtimer_del(s->timer);
-		int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		if (s->timed_out)
-			status = 124;
-		/* No more messages for the alias's stderr: a reader waiting for its EOF gets it. */
-		s->err_fd = safe_close(s->err_fd);
-		Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
-		ex.status = status & 255;
-		session_say(s, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base);
-		session_maybe_free(s);
+		}
+		child_ended(pid, st);
 	}
+}
+
+/* The zygote's reports: a spare, or the session it became, was reaped. */
+static void
+on_zygote(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	for (int i = 0; i < 64; i++) {
+		char pkt[1 + 2 * sizeof(int32_t) + 1];
+		ssize_t n = recv(fd, pkt, sizeof(pkt), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n != 1 + 2 * sizeof(int32_t) || pkt[0] != SHD_ZYG_EXITED) {
+			log_err("The zygote's channel %s: exiting", n == 0 ? "closed" : "failed");
+			shd_exit(1);
+			return;
+		}
+		int32_t v[2];
+		memcpy(v, pkt + 1, sizeof(v));
+		child_ended((pid_t)v[0], (int)v[1]);
+	}
+}
+
+/*
+ * The zygote, forked once before any session (zygote.c): from now on the
+ * spares are its children, and main's own pages are never write-protected
+ * by a fork again. Without it (fork failed) main forks them itself.
+ */
+static void
+zygote_start(void)
+{
+	int sv[2];
+	if (box_ipc_socketpair(sv, false) < 0) {
+		log_warn_errno(-errno, "No zygote (socketpair); main forks the spares");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		log_warn_errno(-errno, "No zygote (fork); main forks the spares");
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	if (pid == 0)
+		shd_zygote_run(shd_child_begin(sv[1], -1));
+	close(sv[1]);
+	M.zyg_pid = pid;
+	M.zyg_fd = sv[0];
+	M.zyg_ev = event_new(M.base, M.zyg_fd, EV_READ | EV_PERSIST, on_zygote, NULL);
+	if (!M.zyg_ev || event_add(M.zyg_ev, NULL) < 0)
+		fatalx("Cannot watch the zygote");
 }
 
 static void
@@ -925,12 +1250,21 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid)
 	if (pw && pw->pw_name)
 		shd_box.user = strdup(pw->pw_name);
 	tzset();
+	shd_prefault_scan();
 	/* A session costs the main process about 4 fds: the soft limit up to the hard one. */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	/*
+	 * Every disposition main was started with back to the default but
+	 * SIGPIPE's (ignored, step 1): a session's child then resets only
+	 * main's own (shd_main_signals) to start with every signal at its default.
+	 */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGPIPE)
+			(void)signal(sig, SIG_DFL);
 	M.base = event_base_new();
 	if (!M.base)
 		start_fail(chan, rid, "cannot create the event loop");
@@ -988,6 +1322,8 @@ channels_watch(void)
 	M.accept_ev = event_new(M.base, SHD_FD_LISTEN, EV_READ | EV_PERSIST, on_accept, NULL);
 	if (!M.accept_ev || event_add(M.accept_ev, NULL) < 0)
 		fatalx("Cannot watch shell.sock");
+	zygote_start();
+	spare_make(); /* the first session's child */
 }
 
 int
@@ -1020,5 +1356,9 @@ main(int argc, char **argv)
 	/* What is left is killed; the aliases in flight see the connection close: 125. */
 	for (struct session *s = M.sessions; s; s = s->next)
 		kill_group(s, SIGKILL);
+	if (M.spare_pid > 0)
+		(void)kill(M.spare_pid, SIGKILL);
+	if (M.zyg_pid > 0)
+		(void)kill(M.zyg_pid, SIGKILL);
 	return M.exit_code;
 }

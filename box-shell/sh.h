@@ -231,6 +231,12 @@ struct sh_shell {
 	bool opt_e, opt_u, opt_x, opt_f, opt_C, opt_n, opt_pipefail, opt_v, opt_a;
 	bool in_subshell;
 	bool is_child;          /* a forked copy: exit with _exit */
+	bool exit_quick;        /* exit with _exit after flushing stdio (box-shell's
+				 * invocation child: main's atexit work is not its own) */
+	/* exit_quick and not a forked copy: told the status just before _exit, the
+	 * output flushed (the daemon: main answers the alias then) */
+	void (*exiting)(struct sh_shell *sh, int status);
+	int exiting_fd;         /* for exiting: the daemon's control socket */
 	bool interactive;
 	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
 	char *traps[SH_NTRAP];

@@ -336,6 +336,18 @@ box_validate_record_request(const Box__RecordRequest *m)
 }
 
 int
+box_validate_record_batch(const Box__RecordBatch *m)
+{
+	REQUIRE(m->n_records >= 1, -EINVAL);
+	REQUIRE(m->n_records <= BOX_POLICY_BATCH_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_records; i++) {
+		REQUIRE(m->records[i], -EINVAL);
+		TRY(box_validate_record_request(m->records[i]));
+	}
+	return 0;
+}
+
+int
 box_validate_policy_log_fd(const Box__PolicyLogFd *m)
 {
 	REQUIRE(m->generation > 0, -ERANGE);
@@ -383,6 +395,8 @@ box_validate_policy_msg(const ProtobufCMessage *m)
 		return box_validate_decide_batch_reply((const Box__DecideBatchReply *)m);
 	if (d == &box__record_request__descriptor)
 		return box_validate_record_request((const Box__RecordRequest *)m);
+	if (d == &box__record_batch__descriptor)
+		return box_validate_record_batch((const Box__RecordBatch *)m);
 	if (d == &box__policy_log_fd__descriptor)
 		return box_validate_policy_log_fd((const Box__PolicyLogFd *)m);
 	if (d == &box__policy_tool_schema__descriptor)

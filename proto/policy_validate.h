@@ -52,6 +52,8 @@ int box_validate_policy_ready(const Box__PolicyReady *m);
 int box_validate_decide_request(const Box__DecideRequest *m);
 int box_validate_decide_reply(const Box__DecideReply *m);
 int box_validate_record_request(const Box__RecordRequest *m);
+/* 1..BOX_POLICY_BATCH_MAX records (-E2BIG above), each as box_validate_record_request. */
+int box_validate_record_batch(const Box__RecordBatch *m);
 /* 1..BOX_POLICY_BATCH_MAX requests (-E2BIG above), each as box_validate_decide_request. */
 int box_validate_decide_batch_request(const Box__DecideBatchRequest *m);
 /* At most BOX_POLICY_BATCH_MAX replies, each as box_validate_decide_reply. */

@@ -26,6 +26,7 @@ VALIDATOR(box_validate_policy_ready, Box__PolicyReady)
 VALIDATOR(box_validate_decide_request, Box__DecideRequest)
 VALIDATOR(box_validate_decide_reply, Box__DecideReply)
 VALIDATOR(box_validate_record_request, Box__RecordRequest)
+VALIDATOR(box_validate_record_batch, Box__RecordBatch)
 VALIDATOR(box_validate_decide_batch_request, Box__DecideBatchRequest)
 VALIDATOR(box_validate_decide_batch_reply, Box__DecideBatchReply)
 VALIDATOR(box_validate_policy_log_fd, Box__PolicyLogFd)
@@ -57,6 +58,10 @@ static const struct box_ipc_type policy_types[] = {
 	  S(READY), SAME, NULL },
 	{ BOX__MSG_TYPE__MSG_RECORD_REQUEST, "RecordRequest", &box__record_request__descriptor,
 	  box_validate_record_request_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 1u << 20,
+	  FROM(BOXD) | FROM(PEER), S(READY), SAME, NULL },
+	/* Up to 256 Records (box-shell's file operations of a walk): reassembled up to 8 MiB. */
+	{ BOX__MSG_TYPE__MSG_RECORD_BATCH, "RecordBatch", &box__record_batch__descriptor,
+	  box_validate_record_batch_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 8u << 20,
 	  FROM(BOXD) | FROM(PEER), S(READY), SAME, NULL },
 	/* Up to 256 Decides (box-shell's directory entries): reassembled up to 8 MiB. */
 	{ BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, "DecideBatchRequest",

@@ -343,6 +343,78 @@ test_outcome_lines(void)
  * history_sync = batch: decisions wait for the group fsync (slowed here); an
  * outcome recorded while they wait gets its line after theirs, in time order.
  */
+/*
+ * RecordBatch (box-shell's outcomes of a walk): each record a line of its
+ * own and a history event, in order, exactly as if sent one by one (the
+ * temporal budget counts them as it counts single records).
+ */
+static void
+test_record_batch(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, "1700000000000000000,1000000");
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	static const char *const paths[3] = { "~/rb/a", "~/rb/b", "~/rb/c" };
+	Box__RecordRequest rec[3], *recp[3];
+	Box__PolicyField f[3][3], *in[3][2], *out[3][1];
+	Box__PolicyValue v[3][3];
+	for (int i = 0; i < 3; i++) {
+		static const char *const names[3] = { "path", "operation", "result" };
+		const char *vals[3] = { paths[i], "read_content", "descriptor_issued" };
+		box__record_request__init(&rec[i]);
+		for (int k = 0; k < 3; k++) {
+			box__policy_field__init(&f[i][k]);
+			box__policy_value__init(&v[i][k]);
+			f[i][k].name = (char *)names[k];
+			f[i][k].value = &v[i][k];
+			v[i][k].kind_case = BOX__POLICY_VALUE__KIND_STR;
+			v[i][k].str = (char *)vals[k];
+		}
+		in[i][0] = &f[i][0];
+		in[i][1] = &f[i][1];
+		out[i][0] = &f[i][2];
+		rec[i].kind = BOX__EVENT_KIND__EVENT_RESPONSE;
+		rec[i].action = "fs:read";
+		rec[i].input = in[i];
+		rec[i].n_input = 2;
+		rec[i].output = out[i];
+		rec[i].n_output = 1;
+		recp[i] = &rec[i];
+	}
+	Box__RecordBatch b = BOX__RECORD_BATCH__INIT;
+	b.records = recp;
+	b.n_records = 3;
+	CHECK_INT(box_ipc_send(pd.fd[PD_SHELL], &box_proto_policy, BOX__MSG_TYPE__MSG_RECORD_BATCH,
+			       pd.next_id++, &b.base, NULL, 0),
+		  0);
+	/* a decision after it on the same channel: its line comes after all three */
+	CHECK(decide(&pd, PD_SHELL, W("~/rb/d"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop(&pd), 0);
+	_cleanup_free_ char *log = slurp("decisions.jsonl");
+	const char *want[] = {
+		"\"record\":\"response\",\"action\":\"fs:read\",\"input\":{\"path\":\"~/rb/a\","
+		"\"operation\":\"read_content\"},\"output\":{\"result\":\"descriptor_issued\"},"
+		"\"source\":\"box-shell\"}\n",
+		"\"record\":\"response\",\"action\":\"fs:read\",\"input\":{\"path\":\"~/rb/b\"",
+		"\"record\":\"response\",\"action\":\"fs:read\",\"input\":{\"path\":\"~/rb/c\"",
+		"\"action\":\"fs:write\",\"resource\":\"~/rb/d\"",
+	};
+	const char *at = log;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *p = at ? strstr(at, want[i]) : NULL;
+		CHECK(p != NULL);
+		if (!p)
+			printf("# line %zu missing or out of order in:\n%s", i, log);
+		at = p ? p + 1 : NULL;
+	}
+	/* one line each: three record lines, not one */
+	int n = 0;
+	for (const char *p = strstr(log, "\"record\":"); p; p = strstr(p + 1, "\"record\":"))
+		n++;
+	CHECK_INT(n, 3);
+}
+
 static void
 test_outcome_waits_behind_held(void)
 {
@@ -1511,6 +1583,7 @@ main(void)
 	RUN(test_decision_log_exact);
 	RUN(test_decision_log_live);
 	RUN(test_outcome_lines);
+	RUN(test_record_batch);
 	RUN(test_outcome_waits_behind_held);
 	RUN(test_sigterm_flushes);
 	RUN(test_log_rotation);

@@ -396,6 +396,39 @@ test_record(void)
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_REQUEST, &m.base), -EINVAL);
 }
 
+/* RecordBatch: 1..256 records, each a valid RecordRequest. */
+static void
+test_record_batch(void)
+{
+	Box__RecordRequest r = BOX__RECORD_REQUEST__INIT, bad = BOX__RECORD_REQUEST__INIT;
+	Box__PolicyField *in[1] = { fld("path", vstr("~/a")) };
+	Box__PolicyField *out[1] = { fld("result", vstr("descriptor_issued")) };
+	r.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
+	r.action = "fs:read";
+	r.input = in;
+	r.n_input = 1;
+	r.output = out;
+	r.n_output = 1;
+	bad = r;
+	bad.kind = BOX__EVENT_KIND__EVENT_REQUEST;
+	Box__RecordRequest *many[257];
+	for (int i = 0; i < 257; i++)
+		many[i] = &r;
+	Box__RecordBatch b = BOX__RECORD_BATCH__INIT;
+	b.records = many;
+	b.n_records = 3;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_BATCH, &b.base), 0);
+	b.n_records = 256;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_BATCH, &b.base), 0);
+	b.n_records = 257;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_BATCH, &b.base), -E2BIG);
+	b.n_records = 0;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_BATCH, &b.base), -EINVAL);
+	many[1] = &bad; /* one bad record refuses the whole message */
+	b.n_records = 3;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_BATCH, &b.base), -EINVAL);
+}
+
 static void
 test_init_ready_logfd(void)
 {
@@ -467,6 +500,7 @@ main(void)
 	RUN(test_decide_request);
 	RUN(test_decide_reply);
 	RUN(test_record);
+	RUN(test_record_batch);
 	RUN(test_init_ready_logfd);
 	RUN(test_history_records);
 	RUN(test_tool_schema);

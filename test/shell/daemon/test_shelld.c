@@ -15,6 +15,7 @@
  * as fds 0-2, ShellSignal, and reads ShellExit / ShellDenied.
  * Trusts: nothing; it is test code.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1007,6 +1008,41 @@ test_walk_batch(void)
 	free(d);
 }
 
+/*
+ * The outcomes of a walk's file opens are held and go as one RecordBatch:
+ * still one line each (none lost, though grep's output goes to a stage that
+ * may close it early), all of them before the outcome of the command that
+ * opened them (its shell:exec record).
+ */
+static void
+test_walk_outcomes(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x,
+		       "mkdir -p wo && for f in 1 2 3 4 5 6 7 8 9; do echo y > wo/f$f; done; "
+		       "grep -rl y wo | head -n 1 >/dev/null; echo done",
+		       NULL);
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "done\n");
+	char *d = decisions(&S);
+	int n = 0;
+	const char *last = NULL;
+	for (const char *p = strstr(d, "\"record\":\"response\",\"action\":\"fs:read\",\"input\":"
+					"{\"path\":\"~/wo/f");
+	     p; p = strstr(p + 1, "\"record\":\"response\",\"action\":\"fs:read\",\"input\":"
+				  "{\"path\":\"~/wo/f")) {
+		n++;
+		last = p;
+	}
+	CHECK_INT(n, 9); /* each file's outcome, once */
+	const char *grep_done = strstr(d, "\"record\":\"response\",\"action\":\"shell:exec\","
+					  "\"input\":{\"command\":\"grep -rl y wo\"");
+	CHECK(grep_done != NULL && last != NULL && last < grep_done);
+	free(d);
+}
+
 /* File operations whose calls the allow-list must hold (fchmodat2, NSS's socket). */
 static void
 test_file_ops(void)
@@ -1610,6 +1646,108 @@ test_boxd_bad_frame(void)
 	shd_stop(&t);
 }
 
+/* The children of PARENT (from /proc), at most MAX of them. */
+static int
+children_of(pid_t parent, pid_t *out, int max)
+{
+	int n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && n < max && (de = readdir(d))) {
+		char p[300], buf[512];
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		(void)snprintf(p, sizeof(p), "/proc/%s/stat", de->d_name);
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t l = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (l <= 0)
+			continue;
+		buf[l] = 0;
+		const char *rp = strrchr(buf, ')'); /* after the comm: " S ppid" */
+		int ppid = 0;
+		char st;
+		if (rp && sscanf(rp + 1, " %c %d", &st, &ppid) == 2 && ppid == parent)
+			out[n++] = (pid_t)atoi(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * The invocation child's word that it is exiting (SHD_CTL_EXIT) cannot be
+ * forged by the script: a write to the control socket (fd 100, as
+ * daemon.h places it) carries no fd, so main takes it for garbage and
+ * ends the session (SIGKILL), never answering the alias with the forged
+ * status.
+ */
+static void
+test_exit_word_forged(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	int st = run_c(&S, &x, "printf 'X\\007' >&100; while :; do :; done; echo survived", NULL);
+	CHECK(st != 7);
+	CHECK_INT(st, 128 + SIGKILL);
+	CHECK(strstr(x.obuf, "survived") == NULL);
+	/* and the daemon serves on */
+	CHECK_INT(run_c(&S, &x, "exit 5", NULL), 5);
+}
+
+/*
+ * The spare (the next session's child, forked ahead by the zygote): killed,
+ * it is replaced and sessions go on; the zygote killed, box-shell exits 1
+ * (its sessions' ends could no longer be told: no shell without it).
+ */
+static void
+test_spare_and_zygote(void)
+{
+	struct shd t;
+	int r = shd_start(&t, NULL);
+	CHECK_INT(r, 0);
+	if (r < 0)
+		return;
+	struct sess x;
+	CHECK_INT(run_c(&t, &x, "true", NULL), 0);
+	pid_t zyg[4], spare[4];
+	int nz = 0, ns = 0;
+	for (int i = 0; i < 100 && (nz != 1 || ns != 1); i++) {
+		msleep(20);
+		nz = children_of(t.shell, zyg, 4);
+		ns = nz == 1 ? children_of(zyg[0], spare, 4) : 0;
+	}
+	CHECK_INT(nz, 1); /* the zygote: main's only child between sessions */
+	CHECK_INT(ns, 1); /* the spare, the zygote's */
+	if (nz != 1 || ns != 1) {
+		shd_stop(&t);
+		return;
+	}
+	kill(spare[0], SIGKILL);
+	/* replaced: a new spare (a session handed to the dying one in between ends 137) */
+	pid_t again[4];
+	int na = 0;
+	for (int i = 0; i < 100 && !(na == 1 && again[0] != spare[0]); i++) {
+		msleep(20);
+		na = children_of(zyg[0], again, 4);
+	}
+	CHECK(na == 1 && again[0] != spare[0]);
+	for (int i = 0; i < 5; i++)
+		CHECK_INT(run_c(&t, &x, "echo again", NULL), 0);
+	CHECK_STR(x.obuf, "again\n");
+	kill(zyg[0], SIGKILL);
+	CHECK_INT(shd_wait_shell(&t, 5000), 1);
+	char p[600];
+	(void)snprintf(p, sizeof(p), "%s/shell.err", t.dir);
+	char *e = read_file(p);
+	CHECK(strstr(e, "zygote") != NULL);
+	free(e);
+	shd_stop(&t);
+}
+
 static void
 test_stop(void)
 {
@@ -1636,6 +1774,7 @@ main(void)
 	RUN(test_concurrent_pipelines);
 	RUN(test_200_sessions);
 	RUN(test_walk_batch);
+	RUN(test_walk_outcomes);
 	RUN(test_file_ops);
 	RUN(test_session_cap);
 	RUN(test_signal);
@@ -1649,9 +1788,11 @@ main(void)
 	if (geteuid() == 0)
 		RUN(test_real_alias);
 	RUN(test_bad_frames);
+	RUN(test_exit_word_forged);
 	RUN(test_stop);
 	RUN(test_timeout);
 	RUN(test_policyd_death);
 	RUN(test_boxd_bad_frame);
+	RUN(test_spare_and_zygote);
 	return tap_done();
 }

@@ -4,7 +4,10 @@
  * operation (POLICY.md §2), denials (EACCES + "box-shell: CMD: MESSAGE"),
  * batches of directory entries, and the openat2 guarantee: a symlink swapped
  * in between the decision and the open is never followed (a deterministic
- * swap inside the decision, the 8-try limit, and a racing thread).
+ * swap inside the decision, the 8-try limit, and a racing thread). All of it
+ * runs twice: with openat2, then with openat2 refused by a seccomp filter
+ * (ENOSYS, as the box's filter answers), through fsops's component walk and
+ * the directories it holds open (a held one moved, its fd number taken).
  *
  * The decider here is this file's own implementation of decide.h (as
  * cmd.h allows test programs): it logs each call into a string and denies
@@ -13,13 +16,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "decide.h"
@@ -760,30 +768,180 @@ test_racing_thread(void)
 	CHECK(refused > 0);
 }
 
+/* ---- the walk (openat2 refused, as in a box) and the directories it holds ------ */
+
+/* First bytes of FILE (relative to base) opened through fsops, or "" (and the error). */
+static const char *
+read_via_fs(const char *file)
+{
+	static char buf[64];
+	buf[0] = '\0';
+	int fd = sh_fs_open(&FS, file, O_RDONLY, 0);
+	if (fd < 0) {
+		snprintf(buf, sizeof(buf), "(%s)", strerror(-fd));
+		return buf;
+	}
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+	return buf;
+}
+
+/* The fds at 100 and above whose path is base/REL (the walk's held directories). */
+static int
+held_fds(const char *rel, int *fds, int max)
+{
+	char want[8192], link[64], got[8192];
+	snprintf(want, sizeof(want), "%s/%s", base, rel);
+	int n = 0;
+	for (int fd = 100; fd < 1024 && n < max; fd++) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t l = readlink(link, got, sizeof(got) - 1);
+		if (l < 0)
+			continue;
+		got[l] = '\0';
+		if (strcmp(got, want) == 0)
+			fds[n++] = fd;
+	}
+	return n;
+}
+
+/*
+ * A held directory moved away and another one made at its path: the next
+ * open in that path opens the new one (the kernel's path of the held fd no
+ * longer matches), and the moved one is reached at its new path.
+ */
+static void
+test_walk_held_dir_moved(void)
+{
+	sh("cd %s && mkdir -p held/d && echo one > held/d/f", base);
+	reset();
+	CHECK_STR(read_via_fs("held/d/f"), "one\n");
+	int fds[4];
+	CHECK_INT(held_fds("held/d", fds, 4), 1); /* held: the next entry costs no walk */
+	sh("cd %s && mv held/d held/e && mkdir held/d && echo two > held/d/f", base);
+	CHECK_STR(read_via_fs("held/d/f"), "two\n");
+	CHECK_STR(read_via_fs("held/e/f"), "one\n");
+	/* a link swapped in for the held directory's path: decided again where it leads */
+	sh("cd %s && rm -rf held/d && ln -s ../forbidden held/d", base);
+	reset();
+	CHECK_STR(read_via_fs("held/d/s.txt"), "(Permission denied)");
+	CHECK(strstr(D.log, "fs:read read_content @/forbidden/s.txt\n") != NULL);
+	(void)err_text();
+}
+
+/*
+ * A script's redirection takes a held fd's number (`exec 105<dir`): the
+ * directory it now names is never used for the held path, and evicting the
+ * held entry later does not close the script's fd.
+ */
+static void
+test_walk_held_fd_taken(void)
+{
+	sh("cd %s && mkdir -p take/a take/b && echo A > take/a/f && echo B > take/b/f", base);
+	reset();
+	CHECK_STR(read_via_fs("take/a/f"), "A\n");
+	int fds[4];
+	int n = held_fds("take/a", fds, 4);
+	CHECK_INT(n, 1);
+	if (n != 1)
+		return;
+	char b[8192];
+	snprintf(b, sizeof(b), "%s/take/b", base);
+	int other = open(b, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(other >= 0 && dup2(other, fds[0]) == fds[0]);
+	close(other);
+	CHECK_STR(read_via_fs("take/a/f"), "A\n");
+	/* more directories than are held: every older one is evicted */
+	for (int i = 0; i < 12; i++) {
+		char mk[128], f[64];
+		snprintf(mk, sizeof(mk), "cd %%s && mkdir -p take/n%d && echo %d > take/n%d/f", i,
+			 i, i);
+		sh(mk, base);
+		snprintf(f, sizeof(f), "take/n%d/f", i);
+		(void)read_via_fs(f);
+	}
+	CHECK(fcntl(fds[0], F_GETFD) >= 0); /* still the script's */
+	int still = held_fds("take/b", fds + 1, 3);
+	CHECK(still >= 1 && fds[1] == fds[0]);
+	close(fds[0]);
+}
+
+/* fsops's walk runs where openat2 answers ENOSYS, as the box's seccomp filter makes it. */
+static bool
+refuse_openat2(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = (unsigned short)(sizeof(f) / sizeof(f[0])), .filter = f };
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	       syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
+}
+
+/* RUN with the test named "walk: NAME". */
+#define RUN_WALK(fn)                                                                      \
+	do {                                                                              \
+		int before_ = tap_failed_checks;                                          \
+		fn();                                                                     \
+		if (tap_failed_checks != before_) {                                       \
+			printf("not ok - walk: %s\n", #fn);                              \
+			tap_failed++;                                                     \
+		} else {                                                                  \
+			printf("ok - walk: %s\n", #fn);                                  \
+			tap_passed++;                                                     \
+		}                                                                         \
+		fflush(stdout);                                                           \
+	} while (0)
+
+#define ALL_TESTS(R)                                                                      \
+	do {                                                                              \
+		R(test_canon);                                                            \
+		R(test_canon_loop);                                                       \
+		R(test_open_read);                                                        \
+		R(test_open_write_rdwr);                                                  \
+		R(test_open_missing);                                                     \
+		R(test_own_streams);                                                      \
+		R(test_denied);                                                           \
+		R(test_stat_readlink);                                                    \
+		R(test_stat_at);                                                          \
+		R(test_dirs);                                                             \
+		R(test_rename);                                                           \
+		R(test_rename_cross_device);                                              \
+		R(test_links);                                                            \
+		R(test_chmod_touch_truncate);                                             \
+		R(test_batches);                                                          \
+		R(test_swap_between_decision_and_open);                                   \
+		R(test_retry_limit);                                                      \
+		R(test_racing_thread);                                                    \
+	} while (0)
+
 int
 main(void)
 {
 	setup();
 	if (chdir(base) < 0)
 		abort();
-	RUN(test_canon);
-	RUN(test_canon_loop);
-	RUN(test_open_read);
-	RUN(test_open_write_rdwr);
-	RUN(test_open_missing);
-	RUN(test_own_streams);
-	RUN(test_denied);
-	RUN(test_stat_readlink);
-	RUN(test_stat_at);
-	RUN(test_dirs);
-	RUN(test_rename);
-	RUN(test_rename_cross_device);
-	RUN(test_links);
-	RUN(test_chmod_touch_truncate);
-	RUN(test_batches);
-	RUN(test_swap_between_decision_and_open);
-	RUN(test_retry_limit);
-	RUN(test_racing_thread);
+	ALL_TESTS(RUN);
+	if (chdir("/") < 0)
+		abort();
+	sh("rm -rf %s", base);
+	/* Again on fresh fixtures, through the component walk (and its held directories). */
+	if (!refuse_openat2()) {
+		printf("not ok - walk: cannot refuse openat2 with a seccomp filter: %s\n",
+		       strerror(errno));
+		tap_failed++;
+		return tap_done();
+	}
+	setup();
+	if (chdir(base) < 0)
+		abort();
+	ALL_TESTS(RUN_WALK);
+	RUN_WALK(test_walk_held_dir_moved);
+	RUN_WALK(test_walk_held_fd_taken);
 	sh("rm -rf %s", base);
 	return tap_done();
 }
