@@ -5,8 +5,9 @@
 #               tools/call round trips
 #   box         a real box (boxctl run, embedded boxd) whose agent is the same mcpclient; it
 #               runs the alias /run/box/bin/calc, so every call goes harness -> box-mcpd ->
-#               mcp:call Decide -> the per-tool refinement Decide (calc::Action::"add", a rule
-#               on its argument a) -> the server in its own sandbox -> box-mcpd -> harness;
+#               box-policyd (mcp:call and the per-tool refinement calc::Action::"add", a rule
+#               on its argument a: one DecideBatch, until_deny) -> the server in its own
+#               sandbox -> box-mcpd -> harness (and a Record of the outcome to box-policyd);
 #               once with [box] history_sync = off (target: added p50 <= 100 us) and once, in
 #               a second box, with history_sync = always (reported). The policy has a temporal
 #               call budget (never reached), so box-policyd keeps a history and the setting
