@@ -47,6 +47,7 @@
 
 #include "boxd.pb-c.h"
 #include "daemon.h"
+#include "workload.h"
 #include "ipc_event.h"
 #include "plan.pb-c.h"
 #include "proto/recheck_shared.h"
@@ -194,35 +195,17 @@ struct recheck_result {
 	size_t n_problems;
 };
 
-/* One tool sandbox box-shell asked for (SpawnRequest), until its trampoline is reaped. */
+/* One host program box-shell asked for (SpawnRequest), until its trampoline is reaped. */
 struct tool_spawn {
-	struct box *b;
+	struct workload w;        /* id: box-shell's spawn id; gateway_tag "tool.NAME", "agent" */
 	struct tool_spawn *next;
-	uint64_t spawn_id;        /* box-shell's */
-	pid_t pid;                /* the outer trampoline, or 0 once reaped */
-	int status_fd;            /* the trampoline's fd 4 until EOF */
-	struct event *status_ev;
 	char *sandbox;            /* "tool.NAME" or "exec" (SpawnReply) */
-	char *gateway_tag;        /* the listener's tag at the gateway ("tool.NAME", "agent") */
-	char *setup_error;        /* the trampoline's SetupError, as box-shell is told */
-	bool replied;             /* SpawnReply sent (ok or not) */
-	bool started;             /* SpawnReply ok: a SpawnExit follows the reap */
-	uint32_t listener_id;     /* at the gateway, or 0 */
 };
 
 /* One MCP server sandbox box-mcpd asked for (McpServerStart), until its trampoline is reaped. */
 struct mcp_server_run {
-	struct box *b;
+	struct workload w;        /* id: box-mcpd's start id; gateway_tag "mcp.NAME" */
 	struct mcp_server_run *next;
-	uint64_t start_id;        /* box-mcpd's */
-	pid_t pid;                /* the outer trampoline, or 0 once reaped */
-	int status_fd;            /* the trampoline's fd 4 until EOF */
-	struct event *status_ev;
-	char *gateway_tag;        /* "mcp.NAME" */
-	char *setup_error;        /* the trampoline's SetupError, as box-mcpd is told */
-	bool replied;             /* McpServerStarted sent (ok or not) */
-	bool started;             /* McpServerStarted ok: an McpServerExit follows the reap */
-	uint32_t listener_id;     /* at the gateway, or 0 */
 };
 
 /* An [egress] binding's placeholder, in `variable` of every contained sandbox's environment. */

@@ -70,18 +70,6 @@ set_error(struct box_daemon *dm, const char *why)
 		dm->error = NULL;
 }
 
-/* "status N", "killed by signal N" (a trampoline reports a signal as 128+N). */
-static void
-status_text(int status, char *buf, size_t len)
-{
-	if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
-	else if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
-		snprintf(buf, len, "killed by signal %d", WEXITSTATUS(status) - 128);
-	else
-		snprintf(buf, len, "status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-}
-
 void
 daemon_lost(struct box_daemon *dm, const char *why)
 {
@@ -195,7 +183,7 @@ daemon_reaped(struct box_daemon *dm, pid_t pid, int status)
 	if (dm->pid <= 0 || pid != dm->pid)
 		return false;
 	dm->pid = 0;
-	status_text(status, why, sizeof(why));
+	workload_status_text(status, why, sizeof(why));
 	if (dm->starting) {
 		if (!(dm->ops->start_failed && dm->ops->start_failed(dm)))
 			daemon_ready(dm, -ECHILD, "%s exited before it was ready (%s)", dm->ops->name,

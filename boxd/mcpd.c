@@ -37,7 +37,9 @@
  * (An embedded boxd's box-mcpd is the owner: `boxctl mcp` reads the file of
  * a stopped box as the owner; a service box's needs root or the box running.)
  *
- * McpServerStart (+3 fds: the server's stdin, stdout, stderr) is re-checked
+ * McpServerStart (+3 fds: the server's stdin, stdout, stderr; the sandbox's
+ * life from spawn to reap is workload.c's, shared with box-shell's tools) is
+ * re-checked
  * against boxd's own config: the name must be a stdio [mcp.NAME] of this box
  * — box-mcpd names a server, boxd decides program, arguments, grants and
  * sandbox (plan_mcp_server: SANDBOX_TOOL, the section's grants, env and
@@ -100,11 +102,7 @@ server_free(struct mcp_server_run *t)
 {
 	if (!t)
 		return;
-	if (t->status_ev)
-		event_free(t->status_ev);
-	safe_close(t->status_fd);
-	free(t->gateway_tag);
-	free(t->setup_error);
+	workload_release(&t->w);
 	free(t);
 }
 
@@ -123,7 +121,7 @@ static struct mcp_server_run *
 server_find(struct box *b, uint64_t id)
 {
 	for (struct mcp_server_run *t = b->mcp_servers; t; t = t->next)
-		if (t->start_id == id)
+		if (t->w.id == id)
 			return t;
 	return NULL;
 }
@@ -150,99 +148,31 @@ send_started(struct box *b, uint64_t id, bool ok, const char *error)
 			       b->id);
 }
 
+/* The server's start: McpServerStarted (the alias prints a refusal and exits 126). */
 static void
-server_started(struct mcp_server_run *t)
+on_server_started(struct workload *w, bool ok, const char *error)
 {
-	if (t->replied)
-		return;
-	t->replied = t->started = true;
-	send_started(t->b, t->start_id, true, NULL);
+	send_started(w->b, w->id, ok, error);
 }
 
+/* The server ended after it started: McpServerExit with its status. */
 static void
-server_status_close(struct mcp_server_run *t)
+on_server_exited(struct workload *w, int status)
 {
-	if (t->status_ev) {
-		event_free(t->status_ev);
-		t->status_ev = NULL;
-	}
-	t->status_fd = safe_close(t->status_fd);
+	struct box *b = w->b;
+	Box__McpServerExit x = BOX__MCP_SERVER_EXIT__INIT;
+	x.start_id = w->id;
+	x.status = status;
+	int r = daemon_send(&b->mcpd, BOX__MSG_TYPE__MSG_MCP_SERVER_EXIT, &x.base, NULL, 0);
+	if (r < 0 && r != -ENOTCONN)
+		log_warn_errno(r, "box %s (%s): cannot send McpServerExit", b->name, b->id);
 }
 
-/* Everything the server's trampoline has on fd 4 now (all of it once reaped). */
-static void
-server_status_drain(struct mcp_server_run *t)
-{
-	struct box *b = t->b;
-
-	for (int i = 0; i < 16 && t->status_fd >= 0; i++) {
-		Box__TrampolineStatus *s = NULL;
-		char why[256] = "";
-		int fd = -1;
-		int r = spawn_status_read(t->status_fd, &s, &fd, why, sizeof(why));
-		if (r == -EAGAIN)
-			return;
-		if (r <= 0) {
-			server_status_close(t);
-			if (r < 0 && !t->replied && !t->setup_error &&
-			    asprintf(&t->setup_error, "box-trampoline sent a bad status message: %s",
-				     why[0] ? why : strerror(-r)) < 0)
-				t->setup_error = NULL;
-			if (r < 0 && t->pid > 0)
-				kill(t->pid, SIGKILL);
-			if (!t->replied && !t->setup_error && r == 0)
-				server_started(t);
-			return;
-		}
-		switch (s->msg_case) {
-		case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
-			/* A contained server's one listener, on the gateway's port. */
-			if (fd >= 0 && !t->listener_id && s->listener->port == gateway_port(b)) {
-				int k = gateway_listener_add(b, t->gateway_tag, TAKE_FD(fd),
-							     &t->listener_id);
-				if (k < 0 && !t->setup_error &&
-				    asprintf(&t->setup_error, "cannot hand the server's listener to "
-							      "box-gateway: %s", strerror(-k)) < 0)
-					t->setup_error = NULL;
-				if (k < 0 && t->pid > 0)
-					kill(t->pid, SIGKILL);
-			} else if (t->pid > 0)
-				kill(t->pid, SIGKILL);
-			break;
-		case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
-			if (!t->setup_error) {
-				if (strcmp(s->error->step, "exec") == 0)
-					r = asprintf(&t->setup_error, "cannot execute the server: %s",
-						     s->error->reason);
-				else
-					r = asprintf(&t->setup_error, "sandbox setup failed at %s: %s",
-						     s->error->step, s->error->reason);
-				if (r < 0)
-					t->setup_error = NULL;
-			}
-			if (!t->replied) {
-				t->replied = true;
-				send_started(b, t->start_id, false,
-					     t->setup_error ? t->setup_error : "sandbox setup failed");
-			}
-			break;
-		case BOX__TRAMPOLINE_STATUS__MSG_PTY:
-		case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
-		default:
-			if (t->pid > 0)
-				kill(t->pid, SIGKILL); /* a server gets no pty */
-			break;
-		}
-		safe_close(fd);
-		box__trampoline_status__free_unpacked(s, NULL);
-	}
-}
-
-static void
-on_server_status(evutil_socket_t fd, short what, void *arg)
-{
-	server_status_drain(arg);
-}
+static const struct workload_ops server_ops = {
+	.what = "server",
+	.started = on_server_started,
+	.exited = on_server_exited,
+};
 
 static void
 start_refuse(struct box *b, uint64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -299,16 +229,11 @@ server_start(struct box *b, const Box__McpServerStart *rq, const int fds[3])
 		plan_free(plan);
 		return start_refuse(b, rq->start_id, "out of memory");
 	}
-	t->b = b;
-	t->start_id = rq->start_id;
-	t->status_fd = -1;
-	if (asprintf(&t->gateway_tag, "mcp.%s", b->spec->mcp[idx]->name) < 0) {
-		t->gateway_tag = NULL;
-		plan_free(plan);
-		server_free(t);
-		return start_refuse(b, rq->start_id, "out of memory");
-	}
-	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &t->pid, &t->status_fd);
+	char *tag = NULL;
+	if (asprintf(&tag, "mcp.%s", b->spec->mcp[idx]->name) < 0)
+		tag = NULL;
+	workload_init(&t->w, &server_ops, b, rq->start_id, tag);
+	int r = workload_start(&t->w, plan, fds);
 	plan_free(plan);
 	if (r < 0) {
 		server_free(t);
@@ -318,13 +243,8 @@ server_start(struct box *b, const Box__McpServerStart *rq, const int fds[3])
 	t->next = b->mcp_servers;
 	b->mcp_servers = t;
 	b->n_mcp_servers++;
-	(void)fd_set_nonblock(t->status_fd, true);
-	t->status_ev = event_new(b->d->base, t->status_fd, EV_READ | EV_PERSIST, on_server_status,
-				 t);
-	if (!t->status_ev || event_add(t->status_ev, NULL) < 0)
-		kill(t->pid, SIGKILL); /* unwatched it cannot be answered: the reap answers */
 	log_debug("box %s (%s): MCP server %s (start %llu) pid %d", b->name, b->id, rq->server,
-		  (unsigned long long)t->start_id, (int)t->pid);
+		  (unsigned long long)t->w.id, (int)t->w.pid);
 }
 
 static void
@@ -333,43 +253,16 @@ server_stop(struct box *b, const Box__McpServerStop *m)
 	struct mcp_server_run *t = server_find(b, m->start_id);
 
 	/* The outer trampoline dies; PID 1 sees its pipe close and takes the namespace down. */
-	if (t && t->pid > 0)
-		kill(t->pid, SIGKILL);
+	if (t)
+		workload_kill(&t->w);
 }
 
 static void
 server_reaped(struct mcp_server_run *t, int status)
 {
-	struct box *b = t->b;
+	struct box *b = t->w.b;
 
-	t->pid = 0;
-	server_status_drain(t);
-	if (!t->replied) {
-		if (t->setup_error) {
-			t->replied = true;
-			send_started(b, t->start_id, false, t->setup_error);
-		} else if (t->status_fd < 0) {
-			server_started(t);
-		} else {
-			t->replied = true;
-			send_started(b, t->start_id, false,
-				     "box-trampoline ended before the server started");
-		}
-	}
-	if (t->started) {
-		Box__McpServerExit x = BOX__MCP_SERVER_EXIT__INIT;
-		x.start_id = t->start_id;
-		if (WIFEXITED(status))
-			x.status = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			x.status = 128 + WTERMSIG(status);
-		else
-			x.status = 126;
-		int r = daemon_send(&b->mcpd, BOX__MSG_TYPE__MSG_MCP_SERVER_EXIT, &x.base, NULL, 0);
-		if (r < 0 && r != -ENOTCONN)
-			log_warn_errno(r, "box %s (%s): cannot send McpServerExit", b->name, b->id);
-	}
-	gateway_listener_closed(b, t->listener_id);
+	workload_reaped(&t->w, status);
 	server_unlink(b, t);
 	server_free(t);
 }
@@ -379,9 +272,7 @@ servers_kill_all(struct box *b)
 {
 	while (b->mcp_servers) {
 		struct mcp_server_run *t = b->mcp_servers;
-		if (t->pid > 0)
-			kill(t->pid, SIGKILL);
-		gateway_listener_closed(b, t->listener_id);
+		workload_kill(&t->w);
 		server_unlink(b, t);
 		server_free(t);
 	}
@@ -662,7 +553,7 @@ bool
 mcpd_reaped(struct box *b, pid_t pid, int status)
 {
 	for (struct mcp_server_run *t = b->mcp_servers; t; t = t->next)
-		if (t->pid > 0 && t->pid == pid) {
+		if (t->w.pid > 0 && t->w.pid == pid) {
 			server_reaped(t, status);
 			return true;
 		}

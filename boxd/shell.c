@@ -26,7 +26,9 @@
  * alias in flight gets 125). The channel, the ready wait, the loss and the
  * exit wait are daemon.c's generic lifecycle (b->shell); this file adds the
  * trampoline's status fd (a SetupError explains a start that failed).
- * SpawnRequest (+3 fds: the host program's stdin, stdout, stderr): re-checked
+ * SpawnRequest (+3 fds: the host program's stdin, stdout, stderr; the
+ * sandbox's life from spawn to reap is workload.c's, shared with box-mcpd's
+ * servers): re-checked
  * against boxd's own config (toolmatch.c) — box-shell names a table, it
  * never defines the sandbox; at most BOXD_SPAWNS_MAX live per box; a tool
  * plan (plan_tool: the table's grants, or the agent's for an exec entry,
@@ -82,18 +84,6 @@ seterr(char **err, const char *fmt, ...)
 	if (vasprintf(err, fmt, ap) < 0)
 		*err = NULL;
 	va_end(ap);
-}
-
-/* "status N", "killed by signal N" from a trampoline's wait status (it reports 128+N). */
-static void
-status_text(int status, char *buf, size_t len)
-{
-	if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
-	else if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
-		snprintf(buf, len, "killed by signal %d", WEXITSTATUS(status) - 128);
-	else
-		snprintf(buf, len, "status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -189,12 +179,8 @@ spawn_free(struct tool_spawn *t)
 {
 	if (!t)
 		return;
-	if (t->status_ev)
-		event_free(t->status_ev);
-	safe_close(t->status_fd);
+	workload_release(&t->w);
 	free(t->sandbox);
-	free(t->gateway_tag);
-	free(t->setup_error);
 	free(t);
 }
 
@@ -213,7 +199,7 @@ static struct tool_spawn *
 spawn_find(struct box *b, uint64_t id)
 {
 	for (struct tool_spawn *t = b->spawns; t; t = t->next)
-		if (t->spawn_id == id)
+		if (t->w.id == id)
 			return t;
 	return NULL;
 }
@@ -243,99 +229,35 @@ send_reply(struct box *b, uint64_t id, bool ok, const char *sandbox, const char 
 		log_warn_errno(r, "box %s (%s): cannot send SpawnReply to box-shell", b->name, b->id);
 }
 
-/* The program exec'd (fd 4 EOF without an error): SpawnReply ok, once. */
+/* The tool's start: SpawnReply (box-shell prints a refusal and answers 126). */
 static void
-spawn_started(struct tool_spawn *t)
+on_tool_started(struct workload *w, bool ok, const char *error)
 {
-	if (t->replied)
+	struct tool_spawn *t = WORKLOAD_OF(w, struct tool_spawn);
+	send_reply(w->b, w->id, ok, t->sandbox, error);
+}
+
+/* The tool ended after it started: SpawnExit with its status. */
+static void
+on_tool_exited(struct workload *w, int status)
+{
+	struct box *b = w->b;
+
+	if (!b->shell.ev)
 		return;
-	t->replied = t->started = true;
-	send_reply(t->b, t->spawn_id, true, t->sandbox, NULL);
+	Box__SpawnExit x = BOX__SPAWN_EXIT__INIT;
+	x.spawn_id = w->id;
+	x.status = status;
+	int r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SPAWN_EXIT, &x.base, NULL, 0);
+	if (r < 0)
+		log_warn_errno(r, "box %s (%s): cannot send SpawnExit", b->name, b->id);
 }
 
-static void
-spawn_status_close(struct tool_spawn *t)
-{
-	if (t->status_ev) {
-		event_free(t->status_ev);
-		t->status_ev = NULL;
-	}
-	t->status_fd = safe_close(t->status_fd);
-}
-
-/* Everything the tool's trampoline has on fd 4 now (all of it once reaped). */
-static void
-spawn_status_drain(struct tool_spawn *t)
-{
-	struct box *b = t->b;
-
-	for (int i = 0; i < 16 && t->status_fd >= 0; i++) {
-		Box__TrampolineStatus *s = NULL;
-		char why[256] = "";
-		int fd = -1;
-		int r = spawn_status_read(t->status_fd, &s, &fd, why, sizeof(why));
-		if (r == -EAGAIN)
-			return;
-		if (r <= 0) {
-			spawn_status_close(t);
-			if (r < 0 && !t->replied && !t->setup_error &&
-			    asprintf(&t->setup_error, "box-trampoline sent a bad status message: %s",
-				     why[0] ? why : strerror(-r)) < 0)
-				t->setup_error = NULL;
-			if (r < 0 && t->pid > 0)
-				kill(t->pid, SIGKILL);
-			if (!t->replied && !t->setup_error && r == 0)
-				spawn_started(t);
-			return;
-		}
-		switch (s->msg_case) {
-		case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
-			if (fd >= 0 && !t->listener_id && s->listener->port == gateway_port(b)) {
-				int k = gateway_listener_add(b, t->gateway_tag, TAKE_FD(fd),
-							     &t->listener_id);
-				if (k < 0 && !t->setup_error &&
-				    asprintf(&t->setup_error, "cannot hand the tool's listener to "
-							      "box-gateway: %s", strerror(-k)) < 0)
-					t->setup_error = NULL;
-				if (k < 0 && t->pid > 0)
-					kill(t->pid, SIGKILL);
-			} else if (t->pid > 0)
-				kill(t->pid, SIGKILL); /* one listener, on the gateway's port */
-			break;
-		case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
-			if (!t->setup_error) {
-				if (strcmp(s->error->step, "exec") == 0)
-					r = asprintf(&t->setup_error, "cannot execute the tool: %s",
-						     s->error->reason);
-				else
-					r = asprintf(&t->setup_error, "sandbox setup failed at %s: %s",
-						     s->error->step, s->error->reason);
-				if (r < 0)
-					t->setup_error = NULL;
-			}
-			if (!t->replied) {
-				t->replied = true;
-				send_reply(b, t->spawn_id, false, NULL,
-					   t->setup_error ? t->setup_error : "sandbox setup failed");
-			}
-			break;
-		case BOX__TRAMPOLINE_STATUS__MSG_PTY:
-		case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
-		default:
-			if (t->pid > 0)
-				kill(t->pid, SIGKILL); /* a tool gets no pty of its own */
-			break;
-		}
-		safe_close(fd);
-		box__trampoline_status__free_unpacked(s, NULL);
-	}
-}
-
-static void
-on_spawn_status(evutil_socket_t fd, short what, void *arg)
-{
-	spawn_status_drain(arg);
-}
+static const struct workload_ops tool_ops = {
+	.what = "tool",
+	.started = on_tool_started,
+	.exited = on_tool_exited,
+};
 
 /* A refusal before anything started: SpawnReply ok = false (box-shell: 126). */
 static void
@@ -382,19 +304,18 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 		plan_free(plan);
 		return spawn_refuse(b, rq->spawn_id, "out of memory");
 	}
-	t->b = b;
-	t->spawn_id = rq->spawn_id;
-	t->status_fd = -1;
 	const char *name = idx >= 0 ? b->spec->tools[idx]->name : NULL;
 	if (name ? asprintf(&t->sandbox, "tool.%s", name) < 0 : !(t->sandbox = strdup("exec")))
 		t->sandbox = NULL;
-	t->gateway_tag = name ? strdup(t->sandbox ? t->sandbox : "") : strdup("agent");
-	if (!t->sandbox || !t->gateway_tag) {
+	/* An exec entry's program has the agent's grants: its listener is the agent's. */
+	workload_init(&t->w, &tool_ops, b, rq->spawn_id,
+		      name ? strdup(t->sandbox ? t->sandbox : "") : strdup("agent"));
+	if (!t->sandbox || !t->w.gateway_tag) {
 		plan_free(plan);
 		spawn_free(t);
 		return spawn_refuse(b, rq->spawn_id, "out of memory");
 	}
-	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &t->pid, &t->status_fd);
+	int r = workload_start(&t->w, plan, fds);
 	plan_free(plan);
 	if (r < 0) {
 		spawn_free(t);
@@ -403,14 +324,8 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 	t->next = b->spawns;
 	b->spawns = t;
 	b->n_spawns++;
-	(void)fd_set_nonblock(t->status_fd, true);
-	t->status_ev = event_new(b->d->base, t->status_fd, EV_READ | EV_PERSIST, on_spawn_status, t);
-	if (!t->status_ev || event_add(t->status_ev, NULL) < 0) {
-		/* Unwatched it cannot be answered: kill it; the reap answers. */
-		kill(t->pid, SIGKILL);
-	}
 	log_debug("box %s (%s): spawn %llu %s (%s) pid %d", b->name, b->id,
-		  (unsigned long long)t->spawn_id, rq->program_path, t->sandbox, (int)t->pid);
+		  (unsigned long long)t->w.id, rq->program_path, t->sandbox, (int)t->w.pid);
 }
 
 /* The program's own pid on the host: PID 1's child (PID 1 = the outer trampoline's child). */
@@ -478,56 +393,26 @@ spawn_signal(struct box *b, const Box__SpawnSignal *m)
 {
 	struct tool_spawn *t = spawn_find(b, m->spawn_id);
 
-	if (!t || t->pid <= 0)
+	if (!t || t->w.pid <= 0)
 		return; /* ended already: its SpawnExit is on the way */
 	int sig = m->signal;
 	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGKILL) {
-		kill(t->pid, sig);
+		kill(t->w.pid, sig);
 		return;
 	}
-	int r = signal_workload(t->pid, sig);
+	int r = signal_workload(t->w.pid, sig);
 	if (r < 0)
 		log_debug_errno(r, "box %s (%s): signal %d to spawn %llu", b->name, b->id, sig,
-				(unsigned long long)t->spawn_id);
+				(unsigned long long)t->w.id);
 }
 
 /* A tool's trampoline was reaped: SpawnExit (started) or the late refusal, then it goes. */
 static void
 spawn_reaped(struct tool_spawn *t, int status)
 {
-	struct box *b = t->b;
+	struct box *b = t->w.b;
 
-	t->pid = 0;
-	spawn_status_drain(t);
-	if (!t->replied) {
-		if (t->setup_error) {
-			t->replied = true;
-			send_reply(b, t->spawn_id, false, NULL, t->setup_error);
-		} else if (t->status_fd < 0) {
-			spawn_started(t); /* fd 4 ended cleanly: it exec'd */
-		} else {
-			t->replied = true;
-			char st[64], msg[128];
-			status_text(status, st, sizeof(st));
-			snprintf(msg, sizeof(msg), "box-trampoline ended (%s) before the tool started",
-				 st);
-			send_reply(b, t->spawn_id, false, NULL, msg);
-		}
-	}
-	if (t->started && b->shell.ev) {
-		Box__SpawnExit x = BOX__SPAWN_EXIT__INIT;
-		x.spawn_id = t->spawn_id;
-		if (WIFEXITED(status))
-			x.status = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			x.status = 128 + WTERMSIG(status);
-		else
-			x.status = 126;
-		int r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SPAWN_EXIT, &x.base, NULL, 0);
-		if (r < 0)
-			log_warn_errno(r, "box %s (%s): cannot send SpawnExit", b->name, b->id);
-	}
-	gateway_listener_closed(b, t->listener_id);
+	workload_reaped(&t->w, status);
 	spawn_unlink(b, t);
 	spawn_free(t);
 }
@@ -538,9 +423,7 @@ spawns_kill_all(struct box *b)
 {
 	while (b->spawns) {
 		struct tool_spawn *t = b->spawns;
-		if (t->pid > 0)
-			kill(t->pid, SIGKILL);
-		gateway_listener_closed(b, t->listener_id);
+		workload_kill(&t->w);
 		spawn_unlink(b, t);
 		spawn_free(t);
 	}
@@ -796,7 +679,7 @@ bool
 shell_reaped(struct box *b, pid_t pid, int status)
 {
 	for (struct tool_spawn *t = b->spawns; t; t = t->next)
-		if (t->pid > 0 && t->pid == pid) {
+		if (t->w.pid > 0 && t->w.pid == pid) {
 			spawn_reaped(t, status);
 			return true;
 		}

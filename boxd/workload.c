@@ -1,0 +1,209 @@
+/*
+ * workload.c — a sandbox a per-box daemon asked for, from the trampoline's
+ * spawn to its reap (workload.h): box-shell's tools (shell.c) and
+ * box-mcpd's MCP servers (mcpd.c). Every step is an event of boxd's loop;
+ * nothing here blocks.
+ * Trusts: the trampoline's fd 4 only through spawn_status_read(); whatever a
+ * sandbox sends beyond its one listener on the gateway's port is a reason to
+ * kill it, never to act.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "boxd.h"
+#include "cleanup.h"
+#include "fdutil.h"
+#include "log.h"
+#include "workload.h"
+
+void
+workload_status_text(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
+		snprintf(buf, len, "killed by signal %d", WEXITSTATUS(status) - 128);
+	else
+		snprintf(buf, len, "status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+void
+workload_init(struct workload *w, const struct workload_ops *ops, struct box *b, uint64_t id,
+	      char *tag)
+{
+	memset(w, 0, sizeof(*w));
+	w->ops = ops;
+	w->b = b;
+	w->id = id;
+	w->status_fd = -1;
+	w->gateway_tag = tag;
+}
+
+/* The start's answer, once. */
+static void
+answer(struct workload *w, bool ok, const char *error)
+{
+	if (w->replied)
+		return;
+	w->replied = true;
+	w->started = ok;
+	w->ops->started(w, ok, error);
+}
+
+/* Why the start failed (the first reason only). */
+static void set_error(struct workload *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+set_error(struct workload *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->setup_error)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&w->setup_error, fmt, ap) < 0)
+		w->setup_error = NULL;
+	va_end(ap);
+}
+
+static void
+status_close(struct workload *w)
+{
+	if (w->status_ev) {
+		event_free(w->status_ev);
+		w->status_ev = NULL;
+	}
+	w->status_fd = safe_close(w->status_fd);
+}
+
+/* Everything the trampoline has on fd 4 now (all of it once reaped). */
+static void
+status_drain(struct workload *w)
+{
+	struct box *b = w->b;
+
+	for (int i = 0; i < 16 && w->status_fd >= 0; i++) {
+		Box__TrampolineStatus *s = NULL;
+		char why[256] = "";
+		int fd = -1;
+		int r = spawn_status_read(w->status_fd, &s, &fd, why, sizeof(why));
+		if (r == -EAGAIN)
+			return;
+		if (r <= 0) {
+			status_close(w);
+			if (r < 0 && !w->replied)
+				set_error(w, "box-trampoline sent a bad status message: %s",
+					  why[0] ? why : strerror(-r));
+			if (r < 0 && w->pid > 0)
+				kill(w->pid, SIGKILL);
+			if (r == 0 && !w->setup_error)
+				answer(w, true, NULL); /* fd 4 ended cleanly: the program exec'd */
+			return;
+		}
+		switch (s->msg_case) {
+		case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
+			/* A contained sandbox's one listener, on the gateway's port. */
+			if (fd >= 0 && !w->listener_id && s->listener->port == gateway_port(b)) {
+				int k = gateway_listener_add(b, w->gateway_tag, TAKE_FD(fd),
+							     &w->listener_id);
+				if (k < 0) {
+					set_error(w, "cannot hand the %s's listener to box-gateway: %s",
+						  w->ops->what, strerror(-k));
+					if (w->pid > 0)
+						kill(w->pid, SIGKILL);
+				}
+			} else if (w->pid > 0) {
+				kill(w->pid, SIGKILL);
+			}
+			break;
+		case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
+			if (strcmp(s->error->step, "exec") == 0) {
+				set_error(w, "cannot execute the %s: %s", w->ops->what,
+					  s->error->reason);
+			} else {
+				set_error(w, "sandbox setup failed at %s: %s", s->error->step,
+					  s->error->reason);
+			}
+			answer(w, false, w->setup_error ? w->setup_error : "sandbox setup failed");
+			break;
+		case BOX__TRAMPOLINE_STATUS__MSG_PTY:
+		case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
+		default:
+			if (w->pid > 0)
+				kill(w->pid, SIGKILL); /* a tool or a server gets no pty of its own */
+			break;
+		}
+		safe_close(fd);
+		box__trampoline_status__free_unpacked(s, NULL);
+	}
+}
+
+static void
+on_status(evutil_socket_t fd, short what, void *arg)
+{
+	status_drain(arg);
+}
+
+int
+workload_start(struct workload *w, const Box__Plan *plan, const int fds[3])
+{
+	struct box *b = w->b;
+
+	if (!w->gateway_tag)
+		return -ENOMEM;
+	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &w->pid, &w->status_fd);
+	if (r < 0)
+		return r;
+	(void)fd_set_nonblock(w->status_fd, true);
+	w->status_ev = event_new(b->d->base, w->status_fd, EV_READ | EV_PERSIST, on_status, w);
+	if (!w->status_ev || event_add(w->status_ev, NULL) < 0)
+		kill(w->pid, SIGKILL); /* unwatched it cannot be answered: the reap answers */
+	return 0;
+}
+
+void
+workload_reaped(struct workload *w, int status)
+{
+	w->pid = 0;
+	status_drain(w);
+	if (!w->replied) {
+		if (w->setup_error) {
+			answer(w, false, w->setup_error);
+		} else if (w->status_fd < 0) {
+			answer(w, true, NULL); /* fd 4 ended cleanly: it exec'd */
+		} else {
+			char st[64], msg[160];
+			workload_status_text(status, st, sizeof(st));
+			snprintf(msg, sizeof(msg), "box-trampoline ended (%s) before the %s started",
+				 st, w->ops->what);
+			answer(w, false, msg);
+		}
+	}
+	if (w->started)
+		w->ops->exited(w, WIFEXITED(status)   ? WEXITSTATUS(status) :
+				  WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
+							126);
+}
+
+void
+workload_kill(struct workload *w)
+{
+	if (w->pid > 0)
+		kill(w->pid, SIGKILL);
+}
+
+void
+workload_release(struct workload *w)
+{
+	status_close(w);
+	gateway_listener_closed(w->b, w->listener_id);
+	w->listener_id = 0;
+	free(w->gateway_tag);
+	w->gateway_tag = NULL;
+	free(w->setup_error);
+	w->setup_error = NULL;
+}
