@@ -209,14 +209,6 @@ on_stop_signal(evutil_socket_t sig, short what, void *arg)
 
 /* ---- start-up ----------------------------------------------------------------- */
 
-static bool
-is_listening(int fd)
-{
-	int v = 0;
-	socklen_t l = sizeof(v);
-	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v;
-}
-
 /* A refusal to start: McpReady ok=false with the reason, then exit 1. */
 static noreturn void
 start_fail(struct box_ipc_chan *chan, uint64_t rid, const char *fmt, ...)
@@ -248,7 +240,7 @@ channels_check(void)
 		       MCPD_FD_BOXD);
 	if (!fd_is_seqpacket(MCPD_FD_POLICYD))
 		fatalx("fd %d is not box-policyd's SOCK_SEQPACKET channel", MCPD_FD_POLICYD);
-	if (!fd_is_seqpacket(MCPD_FD_LISTEN) || !is_listening(MCPD_FD_LISTEN))
+	if (!fd_is_seqpacket(MCPD_FD_LISTEN) || !fd_is_listening(MCPD_FD_LISTEN))
 		fatalx("fd %d is not the listening SOCK_SEQPACKET mcp.sock", MCPD_FD_LISTEN);
 	for (int fd = MCPD_FD_BOXD; fd <= MCPD_FD_LISTEN; fd++)
 		if (fd_set_cloexec(fd, true) < 0)

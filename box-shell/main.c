@@ -1169,14 +1169,6 @@ on_stop_signal(evutil_socket_t sig, short what, void *arg)
 
 /* ---- start-up ----------------------------------------------------------------- */
 
-static bool
-is_listening(int fd)
-{
-	int v = 0;
-	socklen_t l = sizeof(v);
-	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v;
-}
-
 /* A refusal to start: ShellReady ok=false with the reason, then exit 1. */
 static noreturn void
 start_fail(struct box_ipc_chan *chan, uint64_t rid, const char *fmt, ...)
@@ -1206,7 +1198,7 @@ channels_check(void)
 	if (!fd_is_seqpacket(SHD_FD_BOXD))
 		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-shell is started by boxd)",
 		       SHD_FD_BOXD);
-	if (!fd_is_seqpacket(SHD_FD_LISTEN) || !is_listening(SHD_FD_LISTEN))
+	if (!fd_is_seqpacket(SHD_FD_LISTEN) || !fd_is_listening(SHD_FD_LISTEN))
 		fatalx("fd %d is not the listening SOCK_SEQPACKET shell.sock", SHD_FD_LISTEN);
 	if (!fd_is_seqpacket(SHD_FD_POLICYD))
 		fatalx("fd %d is not box-policyd's SOCK_SEQPACKET channel", SHD_FD_POLICYD);

@@ -25,6 +25,19 @@ daemon_init(struct box_daemon *dm, const struct box_daemon_ops *ops, struct box 
 	dm->b = b;
 }
 
+void
+seterr(char **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || *err)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+}
+
 bool
 daemon_running(const struct box_daemon *dm)
 {

@@ -83,6 +83,11 @@ void daemon_lost(struct box_daemon *dm, const char *why);
 bool daemon_reaped(struct box_daemon *dm, pid_t pid, int status);
 bool daemon_finish(struct box_daemon *dm);
 void daemon_stop(struct box_daemon *dm);
+/*
+ * A start's error message: *ERR = the message, unless ERR is NULL or holds
+ * one already (the first reason stands; left NULL when out of memory).
+ */
+void seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Running (spawned and not yet gone)? */
 bool daemon_running(const struct box_daemon *dm);
 

@@ -82,21 +82,6 @@
 
 extern char **environ;
 
-static void
-seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-seterr(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || *err)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
-
 /* ------------------------------------------------------------------ */
 /* the config (CONFIG.md [gateway], [egress.NAME])                      */
 

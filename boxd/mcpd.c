@@ -80,21 +80,6 @@
 #define MCP_DIR "mcp"
 #define PINS_FILE "pins.jsonl"
 
-static void
-seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-seterr(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || *err)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
-
 /* ---- the server sandboxes ------------------------------------------ */
 
 static void

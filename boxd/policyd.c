@@ -67,22 +67,6 @@
 #define DECISIONS_FILE "decisions.jsonl"
 #define DECISIONS_OLD "decisions.jsonl.1"
 
-/* *err = the message (left NULL when out of memory: the caller has a fallback). */
-static void
-seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-seterr(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (*err)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
-
 /* The ids policyd (and box-mcpd) run as: ours (embedded), else the daemon user. */
 int
 policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid)

@@ -71,21 +71,6 @@
 #include "plan_validate.h"
 #include "proto_shell.h"
 
-static void
-seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-seterr(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || *err)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
-
 /* ------------------------------------------------------------------ */
 /* while the box runs: losing box-shell is daemon.c's (daemon_lost)     */
 

@@ -56,7 +56,8 @@ answer(struct workload *w, bool ok, const char *error)
 }
 
 /* Why the start failed (the first reason only). */
-static void set_error(struct workload *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(struct workload *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void
 set_error(struct workload *w, const char *fmt, ...)
 {

@@ -65,6 +65,14 @@ fd_is_seqpacket(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET;
 }
 
+bool
+fd_is_listening(int fd)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == 0 && v;
+}
+
 static int
 fd_in(int fd, const int *list, unsigned n)
 {

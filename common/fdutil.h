@@ -29,6 +29,8 @@ int fd_move_to(const int *fds, const int *targets, unsigned n);
 bool fd_is_open(int fd);
 /* Is fd a SOCK_SEQPACKET socket (a daemon's channel)? */
 bool fd_is_seqpacket(int fd);
+/* Is fd a socket that listens (a daemon's listener, e.g. shell.sock, mcp.sock)? */
+bool fd_is_listening(int fd);
 /* Read/write the whole buffer, retrying on EINTR and short counts. */
 int fd_read_full(int fd, void *buf, unsigned long len);
 int fd_write_full(int fd, const void *buf, unsigned long len);

@@ -1,5 +1,6 @@
 /*
- * test_fdutil.c — fd helpers: CLOEXEC, fixed-number moves, close-all, file reads.
+ * test_fdutil.c — fd helpers: CLOEXEC, fixed-number moves, close-all, file reads, socket
+ * kinds (a daemon's channel, a listener).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -7,6 +8,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -121,6 +124,34 @@ test_chmod_opath(void)
 	rmdir(dir);
 }
 
+/* A listening SOCK_SEQPACKET socket is a listener; a channel, a pipe, a bound socket are not. */
+static void
+test_socket_kinds(void)
+{
+	int sv[2], p[2];
+	CHECK_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	CHECK_INT(pipe2(p, O_CLOEXEC), 0);
+	CHECK(fd_is_seqpacket(sv[0]));
+	CHECK(!fd_is_seqpacket(p[0]));
+	CHECK(!fd_is_listening(sv[0]));
+	CHECK(!fd_is_listening(p[0]));
+	CHECK(!fd_is_listening(-1));
+	int l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	/* An abstract name: nothing on disk to clean up. */
+	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "box-test-fdutil-%d", (int)getpid());
+	CHECK_INT(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	CHECK(!fd_is_listening(l));
+	CHECK_INT(listen(l, 1), 0);
+	CHECK(fd_is_listening(l));
+	CHECK(fd_is_seqpacket(l));
+	close(l);
+	close(sv[0]);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
 int
 main(void)
 {
@@ -128,5 +159,6 @@ main(void)
 	RUN(test_move_and_close);
 	RUN(test_read_file);
 	RUN(test_chmod_opath);
+	RUN(test_socket_kinds);
 	return tap_done();
 }
