@@ -491,25 +491,25 @@ refuse(struct gw_conn *c, const char *message)
 /* ---- records --------------------------------------------------------------------- */
 
 static void
-http_fields(struct gw_conn *c, struct gw_fields *fs, uint64_t body_bytes)
+http_fields(struct gw_conn *c, struct policy_fields *fs, uint64_t body_bytes)
 {
-	gw_fields_init(fs);
-	gw_fields_str(fs, "host", c->host);
-	gw_fields_long(fs, "port", c->port);
-	gw_fields_str(fs, "method", c->req.method);
-	gw_fields_str(fs, "path", c->path ? c->path : "/");
-	gw_fields_long(fs, "body_bytes", (int64_t)body_bytes);
-	gw_fields_bool(fs, "intercepted", c->mode == M_TLS);
+	policy_fields_init(fs);
+	policy_fields_str(fs, "host", c->host);
+	policy_fields_long(fs, "port", c->port);
+	policy_fields_str(fs, "method", c->req.method);
+	policy_fields_str(fs, "path", c->path ? c->path : "/");
+	policy_fields_long(fs, "body_bytes", (int64_t)body_bytes);
+	policy_fields_bool(fs, "intercepted", c->mode == M_TLS);
 }
 
 static void
 record_http(struct gw_conn *c, bool ok)
 {
-	struct gw_fields in, out;
+	struct policy_fields in, out;
 	http_fields(c, &in, c->delivered);
-	gw_fields_init(&out);
+	policy_fields_init(&out);
 	if (ok)
-		gw_fields_long(&out, "status", c->status);
+		policy_fields_long(&out, "status", c->status);
 	gw_record(ok, "http:request", &in, ok ? &out : NULL);
 }
 
@@ -788,7 +788,7 @@ on_http_decided(void *arg, bool permit, const char *message)
 static void
 decide_http(struct gw_conn *c)
 {
-	struct gw_fields fs;
+	struct policy_fields fs;
 	http_fields(c, &fs, c->body_bytes);
 	c->phase = P_DECIDE;
 	cli_read_update(c);
@@ -925,10 +925,10 @@ estab_done(struct gw_conn *c)
 	c->addrs = NULL;
 	(void)snprintf(c->up_host, sizeof(c->up_host), "%s", c->host);
 	c->up_port = c->port;
-	struct gw_fields fs;
-	gw_fields_init(&fs);
-	gw_fields_str(&fs, "host", c->host);
-	gw_fields_long(&fs, "port", c->port);
+	struct policy_fields fs;
+	policy_fields_init(&fs);
+	policy_fields_str(&fs, "host", c->host);
+	policy_fields_long(&fs, "port", c->port);
 	gw_record(true, "net:connect", &fs, NULL);
 
 	if (!c->is_connect) {
@@ -981,7 +981,7 @@ estab_done(struct gw_conn *c)
 static void
 estab_fail(struct gw_conn *c)
 {
-	struct gw_fields fs;
+	struct policy_fields fs;
 	char body[640];
 
 	free(c->addrs);
@@ -994,9 +994,9 @@ estab_fail(struct gw_conn *c)
 		free(m);
 		return;
 	}
-	gw_fields_init(&fs);
-	gw_fields_str(&fs, "host", c->host);
-	gw_fields_long(&fs, "port", c->port);
+	policy_fields_init(&fs);
+	policy_fields_str(&fs, "host", c->host);
+	policy_fields_long(&fs, "port", c->port);
 	gw_record(false, "net:connect", &fs, NULL);
 	(void)snprintf(body, sizeof(body), "box-gateway: cannot connect to %s:%u: %s", c->host,
 		       c->port, c->last_err[0] ? c->last_err : "no address");
@@ -1112,11 +1112,11 @@ try_addr(struct gw_conn *c)
 			c->addr_i++;
 			continue;
 		}
-		struct gw_fields fs;
-		gw_fields_init(&fs);
-		gw_fields_str(&fs, "host", c->host);
-		gw_fields_long(&fs, "port", c->port);
-		gw_fields_str(&fs, "ip", ip);
+		struct policy_fields fs;
+		policy_fields_init(&fs);
+		policy_fields_str(&fs, "host", c->host);
+		policy_fields_long(&fs, "port", c->port);
+		policy_fields_str(&fs, "ip", ip);
 		c->decide = gw_decide("net:connect", &fs, on_ip_decided, c);
 		if (!c->decide) {
 			refuse(c, "box-gateway: the decision could not be asked");
@@ -1186,10 +1186,10 @@ start_estab(struct gw_conn *c)
 	free(c->refuse_msg);
 	c->refuse_msg = NULL;
 	cli_read_update(c);
-	struct gw_fields fs;
-	gw_fields_init(&fs);
-	gw_fields_str(&fs, "host", c->host);
-	gw_fields_long(&fs, "port", c->port);
+	struct policy_fields fs;
+	policy_fields_init(&fs);
+	policy_fields_str(&fs, "host", c->host);
+	policy_fields_long(&fs, "port", c->port);
 	/* Before any DNS query: a denied host is never looked up. */
 	c->decide = gw_decide("net:connect", &fs, on_host_decided, c);
 	if (!c->decide)

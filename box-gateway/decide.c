@@ -33,52 +33,8 @@ static struct gw_decide *head, **tail = &head;
 static size_t in_flight;
 static uint64_t next_id = 1;
 
-void
-gw_fields_init(struct gw_fields *fs)
-{
-	fs->n = 0;
-}
-
-static Box__PolicyValue *
-field_add(struct gw_fields *fs, const char *name)
-{
-	if (fs->n >= GW_FIELDS_MAX)
-		abort(); /* a programming error: the actions have at most 7 fields */
-	size_t i = fs->n++;
-	box__policy_field__init(&fs->f[i]);
-	box__policy_value__init(&fs->v[i]);
-	fs->f[i].name = (char *)name;
-	fs->f[i].value = &fs->v[i];
-	fs->p[i] = &fs->f[i];
-	return &fs->v[i];
-}
-
-void
-gw_fields_str(struct gw_fields *fs, const char *name, const char *v)
-{
-	Box__PolicyValue *pv = field_add(fs, name);
-	pv->kind_case = BOX__POLICY_VALUE__KIND_STR;
-	pv->str = (char *)v;
-}
-
-void
-gw_fields_long(struct gw_fields *fs, const char *name, int64_t v)
-{
-	Box__PolicyValue *pv = field_add(fs, name);
-	pv->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
-	pv->integer = v;
-}
-
-void
-gw_fields_bool(struct gw_fields *fs, const char *name, bool v)
-{
-	Box__PolicyValue *pv = field_add(fs, name);
-	pv->kind_case = BOX__POLICY_VALUE__KIND_BOOLEAN;
-	pv->boolean = v;
-}
-
 struct gw_decide *
-gw_decide(const char *action, const struct gw_fields *in, gw_decide_fn fn, void *arg)
+gw_decide(const char *action, const struct policy_fields *in, gw_decide_fn fn, void *arg)
 {
 	return gw_decide_fields(action, (Box__PolicyField **)in->p, in->n, fn, arg);
 }
@@ -126,7 +82,7 @@ gw_decides_in_flight(void)
 }
 
 void
-gw_record(bool ok, const char *action, const struct gw_fields *in, const struct gw_fields *out)
+gw_record(bool ok, const char *action, const struct policy_fields *in, const struct policy_fields *out)
 {
 	if (!G.policyd)
 		return;

@@ -31,6 +31,7 @@
 #include "http.h"
 #include "gateway.pb-c.h"
 #include "policy.pb-c.h"
+#include "policy_fields.h"
 
 #define GW_FD_BOXD 3
 #define GW_FD_POLICYD 4
@@ -100,17 +101,7 @@ struct gw_listener {
 /* ---- decide.c -------------------------------------------------------------- */
 
 /* A DecideRequest/RecordRequest input under construction (no allocation). */
-#define GW_FIELDS_MAX 8
-struct gw_fields {
-	Box__PolicyField f[GW_FIELDS_MAX];
-	Box__PolicyValue v[GW_FIELDS_MAX];
-	Box__PolicyField *p[GW_FIELDS_MAX];
-	size_t n;
-};
-void gw_fields_init(struct gw_fields *fs);
-void gw_fields_str(struct gw_fields *fs, const char *name, const char *v);
-void gw_fields_long(struct gw_fields *fs, const char *name, int64_t v);
-void gw_fields_bool(struct gw_fields *fs, const char *name, bool v);
+/* A request's fields: struct policy_fields (proto/policy_fields.h). */
 
 /* permit, and the decision's message (valid during the call). */
 typedef void (*gw_decide_fn)(void *arg, bool permit, const char *message);
@@ -119,7 +110,7 @@ struct gw_decide;
  * Send a DecideRequest; fn is called once with the reply. NULL when it could
  * not be sent (the caller denies).
  */
-struct gw_decide *gw_decide(const char *action, const struct gw_fields *in, gw_decide_fn fn,
+struct gw_decide *gw_decide(const char *action, const struct policy_fields *in, gw_decide_fn fn,
 			    void *arg);
 /* The same with a built input (MCP tool arguments: nested values). */
 struct gw_decide *gw_decide_fields(const char *action, Box__PolicyField **in, size_t n,
@@ -129,8 +120,8 @@ typedef void (*gw_schema_fn)(void *arg, bool ok, const char *error);
 int gw_tool_schema(const Box__PolicyToolSchema *m, gw_schema_fn fn, void *arg);
 /* The asker is gone: fn will not be called. */
 void gw_decide_cancel(struct gw_decide *d);
-void gw_record(bool ok, const char *action, const struct gw_fields *in,
-	       const struct gw_fields *out);
+void gw_record(bool ok, const char *action, const struct policy_fields *in,
+	       const struct policy_fields *out);
 int gw_decide_start(int fd);
 size_t gw_decides_in_flight(void);
 

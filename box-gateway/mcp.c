@@ -690,17 +690,17 @@ tools_listed(struct gw_mcp_server *s, json_t *tools, bool page)
 /* ---- deciding a request ------------------------------------------------------------------- */
 
 static void
-call_fields(const struct gw_mcp_call *c, struct gw_fields *fs)
+call_fields(const struct gw_mcp_call *c, struct policy_fields *fs)
 {
-	gw_fields_init(fs);
-	gw_fields_str(fs, "server", c->s->name);
-	gw_fields_str(fs, "method", c->reply_to ? c->reply_to : c->method);
+	policy_fields_init(fs);
+	policy_fields_str(fs, "server", c->s->name);
+	policy_fields_str(fs, "method", c->reply_to ? c->reply_to : c->method);
 	if (c->tool)
-		gw_fields_str(fs, "tool", c->tool);
+		policy_fields_str(fs, "tool", c->tool);
 	if (c->prompt)
-		gw_fields_str(fs, "prompt", c->prompt);
+		policy_fields_str(fs, "prompt", c->prompt);
 	if (c->uri)
-		gw_fields_str(fs, "uri", c->uri);
+		policy_fields_str(fs, "uri", c->uri);
 }
 
 static void
@@ -921,7 +921,7 @@ gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len)
 		if (strcmp(c->reply_to, "ping") == 0)
 			return GW_MCP_FORWARD;
 	}
-	struct gw_fields fs;
+	struct policy_fields fs;
 	call_fields(c, &fs);
 	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
 	req.action = (char *)"mcp:call";
@@ -946,7 +946,7 @@ record(struct gw_mcp_call *c, bool ok)
 	if (!c->permitted || c->recorded)
 		return;
 	c->recorded = true;
-	struct gw_fields fs;
+	struct policy_fields fs;
 	call_fields(c, &fs);
 	gw_record(ok, "mcp:call", &fs, NULL);
 }

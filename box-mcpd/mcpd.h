@@ -18,6 +18,7 @@
 #include "ipc_event.h"
 #include "mcp.pb-c.h"
 #include "policy.pb-c.h"
+#include "policy_fields.h"
 #include "toolschema.h"
 
 #define MCPD_FD_BOXD 3
@@ -79,16 +80,7 @@ void sessions_stop_all(void);
 
 /* ---- policy.c ------------------------------------------------------------- */
 
-/* Fields of a DecideRequest / RecordRequest input or output. */
-struct pfields {
-	Box__PolicyField *p[8];
-	Box__PolicyField f[8];
-	Box__PolicyValue v[8];
-	size_t n;
-};
-void pfields_init(struct pfields *fs);
-void pfields_str(struct pfields *fs, const char *name, const char *v);
-void pfields_long(struct pfields *fs, const char *name, int64_t v);
+/* A request's fields: struct policy_fields (proto/policy_fields.h). */
 
 /*
  * A reply from box-policyd: DecideReply, DecideBatchReply (pd_decide_then),

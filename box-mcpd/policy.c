@@ -34,42 +34,6 @@ struct pd_req {
 static struct pd_req *head, **tail = &head;
 static uint64_t next_id = 1;
 
-void
-pfields_init(struct pfields *fs)
-{
-	fs->n = 0;
-}
-
-static Box__PolicyValue *
-field_add(struct pfields *fs, const char *name)
-{
-	if (fs->n >= sizeof(fs->f) / sizeof(fs->f[0]))
-		abort(); /* a programming error: the actions have at most 8 fields */
-	size_t i = fs->n++;
-	box__policy_field__init(&fs->f[i]);
-	box__policy_value__init(&fs->v[i]);
-	fs->f[i].name = (char *)name;
-	fs->f[i].value = &fs->v[i];
-	fs->p[i] = &fs->f[i];
-	return &fs->v[i];
-}
-
-void
-pfields_str(struct pfields *fs, const char *name, const char *v)
-{
-	Box__PolicyValue *pv = field_add(fs, name);
-	pv->kind_case = BOX__POLICY_VALUE__KIND_STR;
-	pv->str = (char *)v;
-}
-
-void
-pfields_long(struct pfields *fs, const char *name, int64_t v)
-{
-	Box__PolicyValue *pv = field_add(fs, name);
-	pv->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
-	pv->integer = v;
-}
-
 static uint32_t
 reply_type_of(uint32_t type)
 {

@@ -267,17 +267,17 @@ call_unlink(struct session *s, enum dir d, struct call *c)
 
 /* mcp:call's input (POLICY.md §2): server, method, tool?, prompt?, uri?. */
 static void
-call_fields(const struct session *s, const struct call *c, struct pfields *fs)
+call_fields(const struct session *s, const struct call *c, struct policy_fields *fs)
 {
-	pfields_init(fs);
-	pfields_str(fs, "server", s->srv->cfg->name);
-	pfields_str(fs, "method", c->method);
+	policy_fields_init(fs);
+	policy_fields_str(fs, "server", s->srv->cfg->name);
+	policy_fields_str(fs, "method", c->method);
 	if (c->tool)
-		pfields_str(fs, "tool", c->tool);
+		policy_fields_str(fs, "tool", c->tool);
 	if (c->prompt)
-		pfields_str(fs, "prompt", c->prompt);
+		policy_fields_str(fs, "prompt", c->prompt);
 	if (c->uri)
-		pfields_str(fs, "uri", c->uri);
+		policy_fields_str(fs, "uri", c->uri);
 }
 
 static void
@@ -285,7 +285,7 @@ call_record(struct session *s, const struct call *c, bool ok)
 {
 	if (!c->decided)
 		return;
-	struct pfields fs;
+	struct policy_fields fs;
 	call_fields(s, c, &fs);
 	pd_record(ok, "mcp:call", fs.p, fs.n, NULL, 0);
 }
@@ -782,7 +782,7 @@ c2s_frame(struct session *s, char *line, size_t len)
 		if (passes_undecided(f->method)) {
 			item_pass(it);
 		} else {
-			struct pfields fs;
+			struct policy_fields fs;
 			call_fields(s, c, &fs);
 			it->waiting++;
 			item_enqueue(s, it);
@@ -818,7 +818,7 @@ c2s_frame(struct session *s, char *line, size_t len)
 		if (strcmp(c->method, "ping") == 0) {
 			item_pass(it);
 		} else {
-			struct pfields fs;
+			struct policy_fields fs;
 			call_fields(s, c, &fs);
 			it->waiting++;
 			item_enqueue(s, it);
@@ -919,7 +919,7 @@ tools_list_probe(struct session *s, struct item *it)
 	it->probes = calloc(it->n_probes, sizeof(*it->probes));
 	Box__DecideRequest *reqs = calloc(BOX_POLICY_BATCH_MAX, sizeof(*reqs));
 	Box__DecideRequest **preqs = calloc(BOX_POLICY_BATCH_MAX, sizeof(*preqs));
-	struct pfields *fs = calloc(BOX_POLICY_BATCH_MAX, sizeof(*fs));
+	struct policy_fields *fs = calloc(BOX_POLICY_BATCH_MAX, sizeof(*fs));
 	if (!it->probes || !reqs || !preqs || !fs) {
 		free(reqs);
 		free(preqs);
@@ -937,10 +937,10 @@ tools_list_probe(struct session *s, struct item *it)
 			const struct mcp_tool *t = mcp_catalog_tool(srv->catalog, it->first + k);
 			size_t i = pr->n++;
 			pr->idx[i] = it->first + k;
-			pfields_init(&fs[i]);
-			pfields_str(&fs[i], "server", srv->cfg->name);
-			pfields_str(&fs[i], "method", "tools/call");
-			pfields_str(&fs[i], "tool", t->name);
+			policy_fields_init(&fs[i]);
+			policy_fields_str(&fs[i], "server", srv->cfg->name);
+			policy_fields_str(&fs[i], "method", "tools/call");
+			policy_fields_str(&fs[i], "tool", t->name);
 			box__decide_request__init(&reqs[i]);
 			reqs[i].action = "mcp:call";
 			reqs[i].input = fs[i].p;
@@ -1515,27 +1515,27 @@ on_session_timer(evutil_socket_t fd, short what, void *arg)
 /* ---- start ---------------------------------------------------------------------- */
 
 static void
-spawn_fields(const struct session *s, struct pfields *fs)
+spawn_fields(const struct session *s, struct policy_fields *fs)
 {
-	pfields_init(fs);
-	pfields_str(fs, "command", s->sp_command);
-	pfields_str(fs, "program", s->sp_program);
+	policy_fields_init(fs);
+	policy_fields_str(fs, "command", s->sp_command);
+	policy_fields_str(fs, "program", s->sp_program);
 	if (s->sp_arg1)
-		pfields_str(fs, "arg1", s->sp_arg1);
+		policy_fields_str(fs, "arg1", s->sp_arg1);
 	if (s->sp_arg2)
-		pfields_str(fs, "arg2", s->sp_arg2);
-	pfields_long(fs, "arg_count", s->sp_argc);
-	pfields_str(fs, "cwd", s->sp_cwd);
-	pfields_str(fs, "program_path", s->sp_path);
+		policy_fields_str(fs, "arg2", s->sp_arg2);
+	policy_fields_long(fs, "arg_count", s->sp_argc);
+	policy_fields_str(fs, "cwd", s->sp_cwd);
+	policy_fields_str(fs, "program_path", s->sp_path);
 }
 
 static void
 spawn_record(struct session *s, int status)
 {
-	struct pfields in, out;
+	struct policy_fields in, out;
 	spawn_fields(s, &in);
-	pfields_init(&out);
-	pfields_long(&out, "status", status);
+	policy_fields_init(&out);
+	policy_fields_long(&out, "status", status);
 	pd_record(true, "shell:spawn", in.p, in.n, out.p, out.n);
 }
 
@@ -1647,7 +1647,7 @@ on_open(struct session *s, struct box_ipc_msg *m)
 		return;
 	}
 	s->state = SS_GATE;
-	struct pfields fs;
+	struct policy_fields fs;
 	spawn_fields(s, &fs);
 	(void)pd_decide("shell:spawn", fs.p, fs.n, on_gate, s, s);
 }
