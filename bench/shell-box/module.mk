@@ -2,13 +2,22 @@
 # alias vs outside any box, `bash -c 'git --version'` through a tool sandbox vs bwrap, and part
 # 1's workloads (bench/shell) through box-policyd vs bash + GNU tools; one timer program
 # (sbtime.c) measures both sides. make check runs its smoke mode (smoke.sh).
+# sbtime also runs the alias's own code in-process (its "@alias" workloads: the round trip without
+# a process launch), so it links box-alias/alias.o. sbnop is the empty program whose launch is the
+# machine's floor: x86-64 only, built without libc, the sanitizers or the project's flags.
 SBTIME_OBJS := $(BUILD)/bench/shell-box/sbtime.o
 ALL_OBJS    += $(SBTIME_OBJS)
 
-$(BUILD)/bench/shell-box/sbtime: $(SBTIME_OBJS)
+$(SBTIME_OBJS): private MODULE_CPPFLAGS := -Ibox-alias -Iproto $(call pkg_cflags,libprotobuf-c)
+$(BUILD)/bench/shell-box/sbtime: $(SBTIME_OBJS) $(BUILD)/box-alias/alias.o $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
+$(BUILD)/bench/shell-box/sbtime: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c)
 
-bench: $(BUILD)/bench/shell-box/sbtime
+$(BUILD)/bench/shell-box/sbnop: bench/shell-box/sbnop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -static -nostdlib -fno-pie -no-pie -fno-stack-protector -fcf-protection=none -o $@ $<
+
+bench: $(BUILD)/bench/shell-box/sbtime $(BUILD)/bench/shell-box/sbnop
 BENCH_SCRIPTS += bench/shell-box/run.sh
-CHECK_DEPS    += $(BUILD)/bench/shell-box/sbtime
+CHECK_DEPS    += $(BUILD)/bench/shell-box/sbtime $(BUILD)/bench/shell-box/sbnop
 CHECK_SCRIPTS += bench/shell-box/smoke.sh
