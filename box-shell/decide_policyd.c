@@ -44,10 +44,10 @@
 #include "decide.h"
 #include "fdutil.h"
 #include "ipc.h"
+#include "policy_fields.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
 
-#define FIELDS_MAX 10
 /* fixed arguments a tool table can name (the match looks no further) */
 #define SH_SPAWN_MATCH_ARGS 256
 #define CRED_MAX 16 /* BOX_SHELL_CREDENTIALS_MAX */
@@ -79,11 +79,9 @@ struct sh_decider {
 
 /* One request's input fields (the strings are borrowed or in `own`). */
 struct fields {
-	Box__PolicyField f[FIELDS_MAX];
-	Box__PolicyValue v[FIELDS_MAX];
-	Box__PolicyField *p[FIELDS_MAX];
+	struct policy_fields in;
 	char *own[4];
-	size_t n, n_own;
+	size_t n_own;
 	/* credential_reads (shell:spawn of a matched tool): the set, its elements */
 	Box__PolicyValueSet creds;
 	Box__PolicyValue cred_v[CRED_MAX];
@@ -96,34 +94,6 @@ fields_free(struct fields *fs)
 	for (size_t i = 0; i < fs->n_own; i++)
 		free(fs->own[i]);
 	fs->n_own = 0;
-}
-
-static Box__PolicyValue *
-field_add(struct fields *fs, const char *name)
-{
-	size_t i = fs->n++;
-	box__policy_field__init(&fs->f[i]);
-	box__policy_value__init(&fs->v[i]);
-	fs->f[i].name = (char *)name;
-	fs->f[i].value = &fs->v[i];
-	fs->p[i] = &fs->f[i];
-	return &fs->v[i];
-}
-
-static void
-field_str(struct fields *fs, const char *name, const char *s)
-{
-	Box__PolicyValue *v = field_add(fs, name);
-	v->kind_case = BOX__POLICY_VALUE__KIND_STR;
-	v->str = (char *)s;
-}
-
-static void
-field_long(struct fields *fs, const char *name, int64_t n)
-{
-	Box__PolicyValue *v = field_add(fs, name);
-	v->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
-	v->integer = n;
 }
 
 /* PATH (canonical absolute) with the owner's home written "~" / "~/rel"; malloc'd. */
@@ -166,15 +136,16 @@ static const char *const fs_ops[] = {
 static int
 fs_fields(const struct sh_decider *d, const struct sh_fs_request *r, struct fields *fs)
 {
-	fs->n = fs->n_own = 0;
+	policy_fields_init(&fs->in);
+	fs->n_own = 0;
 	if ((unsigned)r->action > SH_FS_MOVE || (unsigned)r->op > SH_OP_RENAME || !r->path ||
 	    r->path[0] != '/')
 		return -EINVAL;
 	int k = own_add(fs, spell(d, r->path));
 	if (k < 0)
 		return k;
-	field_str(fs, "path", fs->own[0]);
-	field_str(fs, "operation", fs_ops[r->op]);
+	policy_fields_str(&fs->in, "path", fs->own[0]);
+	policy_fields_str(&fs->in, "operation", fs_ops[r->op]);
 	return 0;
 }
 
@@ -205,9 +176,7 @@ spawn_credential_reads(struct fields *fs, const struct sh_exec_request *r,
 	}
 	fs->creds.elems = fs->cred_p;
 	fs->creds.n_elems = k;
-	Box__PolicyValue *v = field_add(fs, "credential_reads");
-	v->kind_case = BOX__POLICY_VALUE__KIND_SET;
-	v->set = &fs->creds;
+	policy_fields_set(&fs->in, "credential_reads", &fs->creds);
 }
 
 /* shell:exec fields, plus program_path for shell:spawn (NULL: exec). */
@@ -215,7 +184,8 @@ static int
 exec_fields(const struct sh_decider *d, const struct sh_exec_request *r, const char *program_path,
 	    struct fields *fs)
 {
-	fs->n = fs->n_own = 0;
+	policy_fields_init(&fs->in);
+	fs->n_own = 0;
 	if (!r->program || !r->cwd || (r->n_args && !r->args))
 		return -EINVAL;
 	size_t len = strlen(r->program) + 1;
@@ -236,16 +206,16 @@ exec_fields(const struct sh_decider *d, const struct sh_exec_request *r, const c
 		fields_free(fs);
 		return k;
 	}
-	field_str(fs, "command", cmd);
-	field_str(fs, "program", r->program);
+	policy_fields_str(&fs->in, "command", cmd);
+	policy_fields_str(&fs->in, "program", r->program);
 	if (r->n_args >= 1)
-		field_str(fs, "arg1", r->args[0]);
+		policy_fields_str(&fs->in, "arg1", r->args[0]);
 	if (r->n_args >= 2)
-		field_str(fs, "arg2", r->args[1]);
-	field_long(fs, "arg_count", (int64_t)r->n_args);
-	field_str(fs, "cwd", fs->own[1]);
+		policy_fields_str(&fs->in, "arg2", r->args[1]);
+	policy_fields_long(&fs->in, "arg_count", (int64_t)r->n_args);
+	policy_fields_str(&fs->in, "cwd", fs->own[1]);
 	if (program_path) {
-		field_str(fs, "program_path", fs->own[2]);
+		policy_fields_str(&fs->in, "program_path", fs->own[2]);
 		spawn_credential_reads(fs, r, program_path);
 	}
 	return 0;
@@ -456,8 +426,8 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 		return -EPIPE;
 	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
 	req.action = (char *)action;
-	req.input = (Box__PolicyField **)fs->p;
-	req.n_input = fs->n;
+	req.input = (Box__PolicyField **)fs->in.p;
+	req.n_input = fs->in.n;
 	uint64_t id = d->next_id++;
 	r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id, &req.base, NULL, 0);
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
@@ -491,8 +461,8 @@ send_record(struct sh_decider *d, bool ok, const char *action, const struct fiel
 	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
 	rec.kind = ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
 	rec.action = (char *)action;
-	rec.input = (Box__PolicyField **)in->p;
-	rec.n_input = in->n;
+	rec.input = (Box__PolicyField **)in->in.p;
+	rec.n_input = in->in.n;
 	Box__PolicyField *outs[1] = { out };
 	if (ok && out) {
 		rec.output = outs;
@@ -606,8 +576,8 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 		k = fs_fields(d, &r[i], &fs[i]);
 		box__decide_request__init(&reqs[i]);
 		reqs[i].action = (char *)fs_actions[r[i].action];
-		reqs[i].input = fs[i].p;
-		reqs[i].n_input = fs[i].n;
+		reqs[i].input = fs[i].in.p;
+		reqs[i].n_input = fs[i].in.n;
 		pr[i] = &reqs[i];
 	}
 	if (k == 0)

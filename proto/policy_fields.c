@@ -49,3 +49,11 @@ policy_fields_bool(struct policy_fields *fs, const char *name, bool v)
 	pv->kind_case = BOX__POLICY_VALUE__KIND_BOOLEAN;
 	pv->boolean = v;
 }
+
+void
+policy_fields_set(struct policy_fields *fs, const char *name, Box__PolicyValueSet *set)
+{
+	Box__PolicyValue *pv = field_add(fs, name);
+	pv->kind_case = BOX__POLICY_VALUE__KIND_SET;
+	pv->set = set;
+}

@@ -1,7 +1,7 @@
 /*
  * policy_fields.h — the input (or output) fields of one DecideRequest or
  * RecordRequest, built on the stack: a daemon that asks box-policyd
- * (box-gateway, box-mcpd) names each field and its value; the arrays point
+ * (box-gateway, box-mcpd, box-shell) names each field and its value; the arrays point
  * into the caller's strings, nothing is copied or allocated.
  *
  * The fields of one request are at most POLICY_FIELDS_MAX (POLICY.md §2: the
@@ -32,5 +32,7 @@ void policy_fields_init(struct policy_fields *fs);
 void policy_fields_str(struct policy_fields *fs, const char *name, const char *v);
 void policy_fields_long(struct policy_fields *fs, const char *name, int64_t v);
 void policy_fields_bool(struct policy_fields *fs, const char *name, bool v);
+/* SET (its elements too) is borrowed, like NAME. */
+void policy_fields_set(struct policy_fields *fs, const char *name, Box__PolicyValueSet *set);
 
 #endif

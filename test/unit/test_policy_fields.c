@@ -71,11 +71,39 @@ test_eight_fit(void)
 	CHECK_STR(fs.p[7]->name, "credential_reads");
 }
 
+/* A set (shell:spawn's credential_reads) is borrowed, elements and all. */
+static void
+test_set_borrowed(void)
+{
+	Box__PolicyValue e[2], *ep[2] = { &e[0], &e[1] };
+	Box__PolicyValueSet set = BOX__POLICY_VALUE_SET__INIT;
+	for (int i = 0; i < 2; i++) {
+		box__policy_value__init(&e[i]);
+		e[i].kind_case = BOX__POLICY_VALUE__KIND_STR;
+		e[i].str = (char *)(i ? "~/.npmrc" : "~/.gitconfig");
+	}
+	set.elems = ep;
+	set.n_elems = 2;
+	struct policy_fields fs;
+	policy_fields_init(&fs);
+	policy_fields_str(&fs, "program", "git");
+	policy_fields_set(&fs, "credential_reads", &set);
+	CHECK_INT((long long)fs.n, 2);
+	CHECK(fs.p[1]->value->kind_case == BOX__POLICY_VALUE__KIND_SET &&
+	      fs.p[1]->value->set == &set && fs.p[1]->value->set->n_elems == 2);
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = (char *)"shell:spawn";
+	req.input = fs.p;
+	req.n_input = fs.n;
+	CHECK_INT(box_validate_decide_request(&req), 0);
+}
+
 int
 main(void)
 {
 	RUN(test_fields_in_order);
 	RUN(test_request_round_trip);
 	RUN(test_eight_fit);
+	RUN(test_set_borrowed);
 	return tap_done();
 }
