@@ -24,13 +24,9 @@
 # boxes' state, hence the history that `always` fsyncs, lives there).
 # Trusts: nothing; it is a benchmark.
 set -u
-smoke=false
-[ "${1:-}" = --smoke ] && smoke=true
-BOX_BUILD=${BOX_BUILD:-build}
-BOX_BIN=${BOX_BIN:-$BOX_BUILD/bin}
-BOX_BUILD=$(cd "$BOX_BUILD" && pwd)
-BOX_BIN=$(cd "$BOX_BIN" && pwd)
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+BENCH_NAME=mcp
+# shellcheck source=bench/lib-smoke.sh
+. "$(dirname "$0")/../lib-smoke.sh"
 
 if $smoke; then
 	n=200 warm=20
@@ -38,20 +34,6 @@ else
 	n=${BENCH_MCP_CALLS:-1000} warm=50
 fi
 deny_a=5000000
-pass=0 fail=0
-ok() { echo "ok - mcp: $*"; pass=$((pass + 1)); }
-not_ok() { echo "not ok - mcp: $*"; fail=$((fail + 1)); }
-say() { if $smoke; then echo "# $*"; else echo "$*"; fi; }
-# bad MSG: a failure — a TAP line in smoke mode, a report line otherwise.
-bad() { if $smoke; then not_ok "$*"; else echo "mcp: $*"; fi; }
-finish() {
-	if $smoke; then
-		echo "# $pass passed, $fail failed"
-		[ "$fail" -eq 0 ]
-		exit
-	fi
-	exit 0
-}
 
 work=$(mktemp -d "${BENCH_MCP_DIR:-/var/tmp}/mcp-bench.XXXXXX") || exit 1
 chmod 755 "$work"

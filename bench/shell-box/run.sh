@@ -28,31 +28,15 @@
 # Env: BENCH_SHELL_BOX_RUNS (alias runs, default 300), BENCH_SHELL_DIR (default /var/tmp).
 # Trusts: nothing; it is a benchmark.
 set -u
-smoke=false
-[ "${1:-}" = --smoke ] && smoke=true
-BOX_BUILD=${BOX_BUILD:-build}
-BOX_BIN=${BOX_BIN:-$BOX_BUILD/bin}
-BOX_BUILD=$(cd "$BOX_BUILD" && pwd)
-BOX_BIN=$(cd "$BOX_BIN" && pwd)
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+BENCH_NAME=shell-box
+# shellcheck source=bench/lib-smoke.sh
+. "$(dirname "$0")/../lib-smoke.sh"
 
 if $smoke; then
 	n_alias=30 n_session=30 n_tool=6 n_work=1 dirs=10
 else
 	n_alias=${BENCH_SHELL_BOX_RUNS:-300} n_session=1000 n_tool=40 n_work=3 dirs=100
 fi
-pass=0 fail=0
-ok() { echo "ok - shell-box: $*"; pass=$((pass + 1)); }
-not_ok() { echo "not ok - shell-box: $*"; fail=$((fail + 1)); }
-say() { if $smoke; then echo "# $*"; else echo "$*"; fi; }
-finish() {
-	if $smoke; then
-		echo "# $pass passed, $fail failed"
-		[ "$fail" -eq 0 ]
-		exit
-	fi
-	exit 0
-}
 
 work=$(mktemp -d "${BENCH_SHELL_DIR:-/var/tmp}/shell-box-bench.XXXXXX") || exit 1
 chmod 755 "$work"
@@ -209,7 +193,7 @@ for name in alias_session alias_true alias_floor tool_git $(for w in "${workload
 	[ "$name" = alias_session ] && hs=0 # the box's plan only: `true` exits 0
 	if [ -z "$bf" ] || [ "$bf" != 0 ] || [ "$bs" != "$hs" ]; then
 		m="$name: in the box fails=${bf:-none} status=${bs:-none}, outside status=${hs:-none}"
-		if $smoke; then not_ok "$m"; else echo "shell-box: $m"; fi
+		bad "$m"
 		grep -v '^box' "$work/box.err" | head -5 | sed 's/^/#   /'
 	elif $smoke; then
 		ok "$name: every run in the box exits as outside (status $bs)"
@@ -223,7 +207,7 @@ for name in tool_git $(for w in "${workloads[@]}"; do echo "${w%%|*}"; done); do
 		eval "same_$name=true"
 	else
 		m="$name: the box's output differs from the output outside"
-		if $smoke; then not_ok "$m"; else echo "shell-box: $m"; fi
+		bad "$m"
 		diff <(sort "$work/out/$name.out" 2>/dev/null) <(sort "$work/host/$name.out") | head -5 | sed 's/^/#   /'
 		eval "same_$name=false"
 	fi
