@@ -46,6 +46,18 @@ as_boxtest() {
 	su -s /bin/sh boxtest -c "cd '$W' && env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME BOX_SOCKET='$BOX_SOCKET' $*"
 }
 
+# as_user U CMD: a shell command line as U in $W — the caller's own shell, or su to another user
+# with no XDG dirs and the caller's BOX_SOCKET and ASAN_OPTIONS.
+as_user() {
+	local u=$1
+	shift
+	if [ "$u" = "$(id -un)" ]; then
+		(cd "$W" && sh -c "$*")
+	else
+		su -s /bin/sh "$u" -c "cd '$W' && unset XDG_RUNTIME_DIR XDG_STATE_HOME && export BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='${ASAN_OPTIONS:-detect_leaks=0}' && $*"
+	fi
+}
+
 # wait_for FILE PATTERN: up to 10 s for PATTERN to show up in FILE.
 wait_for() {
 	for _ in $(seq 100); do

@@ -11,7 +11,7 @@
 #                           (each box's state_dir is $W/U/state/NAME: nothing of an
 #                           earlier run is read back)
 #   box_run U OUT ERR ARGS  `boxctl run ARGS` as U in $W, under a timeout (exit status kept)
-#   as_user U CMD           a shell command line as U in $W
+#   as_user U CMD           a shell command line as U in $W (lib-run.sh's)
 #   step_rc OUT NAME        a step's exit status from the agent's output
 #   step_out OUT NAME       its stdout; step_err OUT NAME its stderr
 #   step_kv OUT NAME KEY    the value of KEY=… among its extra lines
@@ -61,16 +61,6 @@ user_dir() {
 	chown "$1:" "$d" "$d/state"
 	chmod 755 "$d"
 	echo "$d"
-}
-
-as_user() {
-	local u=$1
-	shift
-	if [ "$u" = "$(id -un)" ]; then
-		(cd "$W" && sh -c "$*")
-	else
-		su -s /bin/sh "$u" -c "cd '$W' && unset XDG_RUNTIME_DIR XDG_STATE_HOME && export BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' && $*"
-	fi
 }
 
 # box_run U OUT ERR ARGS...: every box of these tests ends in SHELL_BOX_TIMEOUT seconds (a

@@ -35,16 +35,6 @@ else
 	skip "the control channel as boxtest" "needs root to create and become the user boxtest"
 fi
 
-as_user() {
-	local u=$1
-	shift
-	if [ "$u" = "$(id -un)" ]; then
-		(cd "$W" && sh -c "$*")
-	else
-		su -s /bin/sh "$u" -c "cd '$W' && unset XDG_RUNTIME_DIR XDG_STATE_HOME && export BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' && $*"
-	fi
-}
-
 # The agent waits (at most 30 s) until the stand-in has played its part.
 cat >"$W/agent.py" <<'EOF'
 import os, sys, time

@@ -45,16 +45,6 @@ else
 	skip "MCP boxes as boxtest" "needs root to create and become the user boxtest"
 fi
 
-as_user() {
-	local u=$1
-	shift
-	if [ "$u" = "$(id -un)" ]; then
-		(cd "$W" && sh -c "$*")
-	else
-		su -s /bin/sh "$u" -c "cd '$W' && unset XDG_RUNTIME_DIR XDG_STATE_HOME && export BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' && $*"
-	fi
-}
-
 # A host listener on loopback: the server's sandbox must not reach it.
 python3 - "$W/hostport" <<'EOF' &
 import socket, sys
