@@ -26,13 +26,35 @@
  *                   the process in role box-shell, main in role boxd:
  *                   SpawnRequest/SpawnSignal up, SpawnReply/SpawnExit down;
  *                   main renumbers the spawn ids and relays to boxd)
- *   SHD_CTL_EXIT    two bytes (the tag, the status) and one fd: the
- *                   invocation child says it is exiting with that status,
- *                   its output written (main sends ShellExit now, before the
- *                   kernel has torn the process down; main checks the
- *                   sender's pid, SCM_CREDENTIALS, and the fd: a script's
- *                   write to the socket carries no fd)
- * Nothing else passes on it; anything else ends the session.
+ *   SHD_CTL_EXIT    three bytes (the tag, the status, said) and one fd:
+ *                   the invocation child says it is exiting with that
+ *                   status, its output written (main sends ShellExit now,
+ *                   before the kernel has torn the process down; main checks
+ *                   the sender's pid, SCM_CREDENTIALS, and the fd: a
+ *                   script's write to the socket carries no fd). said = 1:
+ *                   a session the spare took at the door, whose child
+ *                   sends ShellExit itself, right after this packet, on the
+ *                   connection it kept (main only closes its own copy)
+ * and, from a spare only (before it is a session's):
+ *   SHD_CTL_KNOCK   one fd: a connection the spare accepted at the door
+ *                   (below) whose ShellOpen did not come within
+ *                   SHD_KNOCK_MS; main serves it as one it accepted itself
+ *   SHD_CTL_TAKEN   two fds, the connection and the alias's stderr: the
+ *                   spare accepted it, read its ShellOpen and is its
+ *                   session's invocation child from now on; main watches
+ *                   the connection (ShellSignal, hang-up), times the
+ *                   command and tells the alias its status, as for any
+ * Nothing else passes on it; anything else ends the session. The other
+ * way, main sends one byte, SHD_CTL_TIMED_OUT, when [box] command_timeout
+ * ends the session: a child that finds it there at exit leaves ShellExit
+ * to main (status 124). Nothing else reads the socket.
+ *
+ * The door: fd 4, shell.sock's listening socket (non-blocking), is shared
+ * by main, the zygote and the spare. While a spare waits, the spare answers
+ * it (poll, accept4) and main does not watch it: a session then starts with
+ * one wake-up (the alias's connect wakes the spare) instead of two (main,
+ * then the spare). With no spare waiting, main answers it and forks the
+ * session's child itself.
  *
  * Trusts: boxd for ShellInit and the fds; nothing from a session beyond
  * what the protocol tables validated.
@@ -58,6 +80,9 @@
 #define SHD_CTL_POLICY 'P'
 #define SHD_CTL_HOST   'H'
 #define SHD_CTL_EXIT   'X'
+#define SHD_CTL_KNOCK  'K'
+#define SHD_CTL_TAKEN  'T'
+#define SHD_CTL_TIMED_OUT 't'
 
 /* Sessions served at once (each: a connection, a control socket, its processes). */
 #define SHD_SESSIONS_MAX 512
@@ -67,6 +92,20 @@
 #define SHD_SPAWNS_MAX 256
 /* How long an accepted connection may take to send ShellOpen. */
 #define SHD_OPEN_TIMEOUT_MS 10000
+/*
+ * How long a spare that accepted a connection waits for its first packet
+ * (the alias sends ShellOpen right after connect) before it hands the
+ * connection to main, which waits for it instead (SHD_CTL_KNOCK).
+ */
+#define SHD_KNOCK_MS 50
+/* How long a spare reads a ShellOpen that began to come (its fragments): then closed. */
+#define SHD_DOOR_READ_MS 1000
+/*
+ * A session taken at the door whose alias hangs up before its child's exit
+ * word came: SIGHUP this much later, unless the exit word comes (the child
+ * tells the alias first, then main; the alias may go in between).
+ */
+#define SHD_HANGUP_WAIT_MS 100
 /* After SIGTERM (timeout) or SIGHUP (hangup): SIGKILL this much later. */
 #define SHD_KILL_GRACE_MS 2000
 
@@ -86,8 +125,18 @@ extern struct shd_box shd_box;
 
 /* One packet TAG + FD on the control socket CTL. Negative errno. */
 int shd_ctl_send_fd(int ctl, char tag, int fd);
-/* SHD_CTL_EXIT with STATUS on CTL (its fd: CTL itself). Negative errno. */
-int shd_ctl_send_exit(int ctl, int status);
+/* One packet TAG + FD and FD2 (SHD_CTL_TAKEN). Negative errno. */
+int shd_ctl_send_fds(int ctl, char tag, int fd, int fd2);
+/*
+ * main.c: read and drop what an alias sent on connection FD that nobody
+ * will read (closing its fds): a unix socket closed with unread data resets
+ * its peer, whose next read then fails before it reaches our last message.
+ */
+void shd_conn_drain(int fd);
+/* main.c: a ShellDenied text made one line (control characters become spaces). */
+void shd_denied_text(char *why);
+/* SHD_CTL_EXIT with STATUS (SAID: the alias has it already) on CTL (its fd: CTL itself). */
+int shd_ctl_send_exit(int ctl, int status, bool said);
 
 /* decide_policyd.c: FD >= 0: that channel (ready); -1: attach one over CTL_FD now. */
 int sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider **out);
@@ -124,8 +173,10 @@ struct shd_invocation {
 _Noreturn void shd_invocation_run(const struct shd_invocation *inv);
 /*
  * invocation.c: the spare's life (never returns): its box-policyd channel
- * attached over CTL_FD, then the ShellOpen (and the alias's fds) main hands
- * it on CTL_FD, then shd_invocation_run. main closing CTL_FD first: exit 0.
+ * attached over CTL_FD, a rehearsal, then the door (SHD_FD_LISTEN, which it
+ * was forked with): the first connection whose ShellOpen comes at once is
+ * its session (SHD_CTL_TAKEN), then shd_invocation_run. main closing
+ * CTL_FD first: exit 0.
  */
 _Noreturn void shd_spare_run(int ctl_fd);
 /* invocation.c: in main before its seccomp filter: what each spare maps ahead (/proc/self/maps). */

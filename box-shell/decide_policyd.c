@@ -75,6 +75,19 @@ struct sh_decider {
 	char *home;
 	size_t home_len;
 	uint64_t next_id;
+	/*
+	 * A spare's rehearsal (sh_decider_rehearse): the requests go on a
+	 * socketpair of its own whose far end, `stage`, holds a permit for
+	 * each before it is sent; the real channel waits aside.
+	 */
+	struct {
+		bool on;
+		int stage;
+		int fd;
+		struct box_ipc_chan *chan;
+		unsigned long gen;
+		uint64_t next_id;
+	} rehearsal;
 };
 
 /* One request's input fields (the strings are borrowed or in `own`). */
@@ -288,8 +301,8 @@ chan_attach(struct sh_decider *d)
 {
 	int sv[2];
 	chan_drop(d);
-	if (d->ctl_fd < 0)
-		return -ENOTCONN;
+	if (d->ctl_fd < 0 || d->rehearsal.on)
+		return -ENOTCONN; /* (a rehearsal never reaches box-policyd) */
 	if (box_ipc_socketpair(sv, false) < 0)
 		return -errno;
 	/* Far from the fds scripts redirect (daemon.h). */
@@ -396,6 +409,21 @@ release_before_output(void)
 		held_release(held_owner);
 }
 
+/* The rehearsal's answer to request ID, ahead of it: what box-policyd says to a permitted one. */
+static void
+rehearsal_permit(struct sh_decider *d, uint64_t id)
+{
+	static char *rules[] = { "policy_0" };
+	Box__DecideReply rep = BOX__DECIDE_REPLY__INIT;
+	rep.verdict = BOX__DECISION_VERDICT__VERDICT_PERMIT;
+	rep.cause = BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	rep.rules = rules;
+	rep.n_rules = 1;
+	rep.message = (char *)"policy policy_0 permits it";
+	(void)box_ipc_send(d->rehearsal.stage, &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REPLY, id,
+			   &rep.base, NULL, 0);
+}
+
 /* Wait for the reply of TYPE to request ID (EINTR: a signal handler ran; wait on). */
 static int
 reply_wait(struct sh_decider *d, uint32_t type, uint64_t id, struct box_ipc_msg *m)
@@ -429,6 +457,8 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	req.input = (Box__PolicyField **)fs->in.p;
 	req.n_input = fs->in.n;
 	uint64_t id = d->next_id++;
+	if (d->rehearsal.on)
+		rehearsal_permit(d, id);
 	r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id, &req.base, NULL, 0);
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	if (r == 0)
@@ -529,6 +559,44 @@ const char *
 sh_decider_home(const struct sh_decider *d)
 {
 	return d->home;
+}
+
+int
+sh_decider_rehearse(struct sh_decider *d, bool on)
+{
+	if (on == d->rehearsal.on)
+		return -EALREADY;
+	if (!on) {
+		chan_drop(d); /* the rehearsal's channel, and what it held */
+		d->rehearsal.stage = safe_close(d->rehearsal.stage);
+		d->fd = d->rehearsal.fd;
+		d->chan = d->rehearsal.chan;
+		d->gen = d->rehearsal.gen;
+		d->next_id = d->rehearsal.next_id;
+		d->rehearsal.on = false;
+		return 0;
+	}
+	if (d->n_held)
+		return -EBUSY; /* outcomes of the real channel's: not to be dropped */
+	int sv[2];
+	if (box_ipc_socketpair(sv, false) < 0)
+		return -errno;
+	d->rehearsal.fd = d->fd;
+	d->rehearsal.chan = d->chan;
+	d->rehearsal.gen = d->gen;
+	d->rehearsal.next_id = d->next_id;
+	d->chan = NULL;
+	int r = chan_take(d, sv[0]);
+	if (r < 0) {
+		close(sv[1]);
+		d->fd = d->rehearsal.fd;
+		d->chan = d->rehearsal.chan;
+		d->gen = d->rehearsal.gen;
+		return r;
+	}
+	d->rehearsal.stage = sv[1];
+	d->rehearsal.on = true;
+	return 0;
 }
 
 int

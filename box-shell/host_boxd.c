@@ -305,21 +305,23 @@ shd_host_run(struct sh_shell *sh, const struct sh_host_request *r)
 }
 
 static int
-ctl_send(int ctl, const char *data, size_t len, int fd)
+ctl_send(int ctl, const char *data, size_t len, const int *fds, unsigned n_fds)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
 	} u;
+	if (n_fds < 1 || n_fds > 2)
+		return -EINVAL;
 	memset(&u, 0, sizeof(u));
 	struct iovec iov = { (void *)data, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf) };
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * n_fds) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
 	for (;;) {
 		ssize_t n = sendmsg(ctl, &mh, MSG_NOSIGNAL);
 		if (n == (ssize_t)len)
@@ -333,12 +335,19 @@ ctl_send(int ctl, const char *data, size_t len, int fd)
 int
 shd_ctl_send_fd(int ctl, char tag, int fd)
 {
-	return ctl_send(ctl, &tag, 1, fd);
+	return ctl_send(ctl, &tag, 1, &fd, 1);
 }
 
 int
-shd_ctl_send_exit(int ctl, int status)
+shd_ctl_send_fds(int ctl, char tag, int fd, int fd2)
 {
-	const char pkt[2] = { SHD_CTL_EXIT, (char)(status & 255) };
-	return ctl_send(ctl, pkt, 2, ctl);
+	const int fds[2] = { fd, fd2 };
+	return ctl_send(ctl, &tag, 1, fds, 2);
+}
+
+int
+shd_ctl_send_exit(int ctl, int status, bool said)
+{
+	const char pkt[3] = { SHD_CTL_EXIT, (char)(status & 255), said ? 1 : 0 };
+	return ctl_send(ctl, pkt, 3, &ctl, 1);
 }

@@ -1,10 +1,11 @@
 /*
  * invocation.c — one invocation of the shell in the box-shell daemon: the
- * child the main process forked for a session (main.c), in its own process
- * group, with the alias's fds as 0-2 and the session's control socket
- * (daemon.h) at a high fd. It runs one fresh interpreter (libshell.a) and
- * exits with the script's status, which the main process sends as
- * ShellExit.
+ * child the main process forked for a session (main.c), or the spare that
+ * answered the door (shd_spare_run, daemon.h), in its own process group,
+ * with the alias's fds as 0-2 and the session's control socket (daemon.h)
+ * at a high fd. It runs one fresh interpreter (libshell.a) and exits with
+ * the script's status, which the main process sends as ShellExit (the
+ * spare's session: this process, on the connection it accepted).
  *
  * What it gets (DESIGN.md §5): the caller's cwd (the fd main opened) and
  * environment, filtered: CONFIG.md's reserved names are removed (loader and
@@ -25,12 +26,16 @@
  * Decisions: box-policyd, over a channel of this process's own
  * (decide_policyd.c); host programs: boxd, through the main process
  * (host_boxd.c). Never execve (box-shell's seccomp forbids it).
- * Trusts: the ShellOpen the protocol table validated; nothing in the script.
+ * Trusts: the ShellOpen the protocol table validated; nothing in the script;
+ * an alias knocking at the door no more than main would (its connection is
+ * read through the same session table, its cwd opened as main opens it).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,10 +43,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "daemon.h"
 #include "fdutil.h"
 #include "ipc.h"
@@ -399,15 +407,78 @@ read_all_fd0(char **out, size_t *len)
 }
 
 /*
- * The invocation's last act before _exit (its output flushed): main sends
- * ShellExit at once, not after the kernel has torn this process down and
- * SIGCHLD came (the reaped status is the same; a process that dies of a
- * signal never gets here, and main answers when it reaps it).
+ * A session taken at the door (door_answer): the alias's connection, which
+ * the invocation child keeps to send ShellExit itself; -1 otherwise. Never
+ * in a process the child forks (closed there at once).
+ */
+static int alias_conn = -1;
+
+static void
+alias_conn_forked(void)
+{
+	alias_conn = safe_close(alias_conn);
+}
+
+/*
+ * The invocation's last act before _exit (its output flushed): main hears
+ * it at once, not after the kernel has torn this process down and SIGCHLD
+ * came (the reaped status is the same; a process that dies of a signal
+ * never gets here, and main answers when it reaps it). A session taken at
+ * the door tells the alias itself, then main (which lets go of the
+ * connection, and does not take the alias's hang-up that may come first for
+ * one while the command ran: main.c), unless main timed it out (its
+ * SHD_CTL_TIMED_OUT waits on the control socket): then main says 124.
+ * Otherwise main says the status, and gets the CPU first.
  */
 static void
 tell_main_exiting(struct sh_shell *sh, int status)
 {
-	(void)shd_ctl_send_exit(sh->exiting_fd, status);
+	char mark;
+	bool say = alias_conn >= 0 &&
+		   recv(sh->exiting_fd, &mark, 1, MSG_PEEK | MSG_DONTWAIT) != 1;
+	if (say) {
+		/* The alias first: main, woken first, would take the CPU before it is told. */
+		Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
+		ex.status = status & 255;
+		say = box_ipc_send(alias_conn, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_EXIT, 0,
+				   &ex.base, NULL, 0) == 0;
+		(void)shd_ctl_send_exit(sh->exiting_fd, status, say);
+	} else {
+		(void)shd_ctl_send_exit(sh->exiting_fd, status, false);
+	}
+	/*
+	 * The process just woken (the alias, or main to tell it) runs before
+	 * this process's teardown (its page tables, its files: a millisecond on
+	 * a virtual machine), which would otherwise hold the CPU it was woken
+	 * on: the teardown at the lowest priority, and the CPU given up now.
+	 */
+	(void)setpriority(PRIO_PROCESS, 0, 19);
+	(void)sched_yield();
+}
+
+/* An invocation's shell: fresh state from SO, in CWD (taken), with D deciding. */
+static struct sh_shell *
+shell_new(const Box__ShellOpen *so, struct sh_decider *d, char *cwd, int root_fd)
+{
+	char **env = environment(so, cwd);
+	struct sh_shell *sh = sh_new(d, env, so->arg0, (int)so->n_args, so->args);
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+	sh_current = sh;
+	sh->root_fd = root_fd;
+	sh->cwd = cwd;
+	sh->home = xstrdup(shd_box.init->home);
+	sh->cmd_timeout_ms = -1; /* the main process times the invocation */
+	sh->exit_quick = true;   /* no destructors of main's libraries (page faults, no use) */
+	const char *as = so->invoked_as;
+	sh->expand_aliases = strcmp(as, "sh") == 0 || strcmp(as, "dash") == 0;
+	sh->opt_e = so->errexit;
+	sh->opt_u = so->nounset;
+	sh->opt_x = so->xtrace;
+	sh->opt_pipefail = so->pipefail;
+	sh_update_fs(sh, "box-shell");
+	return sh;
 }
 
 _Noreturn void
@@ -434,37 +505,21 @@ shd_invocation_run(const struct shd_invocation *inv)
 	if (r < 0)
 		fail(125, "box-shell: cannot reach box-policyd: %s\n", strerror(-r));
 
-	char **env = environment(so, cwd);
-	struct sh_shell *sh = sh_new(d, env, so->arg0, (int)so->n_args, so->args);
-	for (char **e = env; *e; e++)
-		free(*e);
-	free(env);
-	sh_current = sh;
-	sh->root_fd = inv->root_fd;
-	if (sh->root_fd < 0)
-		sh->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (sh->root_fd >= 0 && sh->root_fd < SHD_FD_PRIVATE_MIN) {
-		int hi = fcntl(sh->root_fd, F_DUPFD_CLOEXEC, SHD_FD_PRIVATE_MIN);
+	int root_fd = inv->root_fd;
+	if (root_fd < 0)
+		root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd >= 0 && root_fd < SHD_FD_PRIVATE_MIN) {
+		int hi = fcntl(root_fd, F_DUPFD_CLOEXEC, SHD_FD_PRIVATE_MIN);
 		if (hi >= 0) {
-			close(sh->root_fd);
-			sh->root_fd = hi;
+			close(root_fd);
+			root_fd = hi;
 		}
 	}
-	sh->cwd = cwd;
-	sh->home = xstrdup(init->home);
-	sh->cmd_timeout_ms = -1; /* the main process times the invocation */
-	sh->exit_quick = true;   /* no destructors of main's libraries (page faults, no use) */
+	struct sh_shell *sh = shell_new(so, d, cwd, root_fd);
 	sh->exiting_fd = inv->ctl_fd;
 	sh->exiting = tell_main_exiting;
 	sh->host_run = shd_host_run;
 	sh->host_ctx = shd_host_new(inv->ctl_fd);
-	const char *as = so->invoked_as;
-	sh->expand_aliases = strcmp(as, "sh") == 0 || strcmp(as, "dash") == 0;
-	sh->opt_e = so->errexit;
-	sh->opt_u = so->nounset;
-	sh->opt_x = so->xtrace;
-	sh->opt_pipefail = so->pipefail;
-	sh_update_fs(sh, "box-shell");
 
 	char *text = NULL;
 	size_t len = 0;
@@ -567,6 +622,133 @@ prefault_now(void)
 	(void)fflush(NULL);
 }
 
+/*
+ * The spare's rehearsal, while it waits: a ShellOpen of `bash -c true`
+ * with a typical agent environment goes the way main's will (packed, sent
+ * with three fds on a socketpair, received and validated by the session
+ * table), and its shell runs the command with the decider rehearsing
+ * (decide.h: permits from a channel of its own, nothing reaches
+ * box-policyd), then is freed. On this kind of machine (measured: a
+ * virtual machine where a new process's first touch of each page costs
+ * microseconds even when the page is mapped) a session's first command
+ * otherwise takes those faults (the parser, the expander, the builtins, the
+ * request's fields, the packing and unpacking, the heap they grow) while
+ * an alias waits: about 0.2 ms of bench/shell-box's round trip. Nothing of
+ * the rehearsal's shell is left when the session's shell is made.
+ */
+static void
+rehearse(struct sh_decider *d, int root_fd)
+{
+	static char *env[] = {
+		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/agent", "USER=agent",
+		"LOGNAME=agent", "SHELL=/bin/bash", "TERM=xterm-256color", "LANG=C.UTF-8",
+		"PWD=/home/agent", "SHLVL=1", "COLUMNS=120", "LINES=40", "EDITOR=vi",
+		"PAGER=cat", "GIT_PAGER=cat", "TMPDIR=/tmp", "NO_COLOR=1",
+	};
+	static char *args[] = { "true" };
+	Box__ShellOpen so = BOX__SHELL_OPEN__INIT;
+	so.mode = BOX__SHELL_MODE__SHELL_MODE_COMMAND;
+	so.command = "true";
+	so.arg0 = "bash";
+	so.invoked_as = "bash";
+	so.args = args;
+	so.n_args = 0;
+	so.env = env;
+	so.n_env = sizeof(env) / sizeof(env[0]);
+	so.cwd = "/";
+
+	int sv[2];
+	if (!d || box_ipc_socketpair(sv, false) < 0)
+		return;
+	int fds[3] = { 0, 1, 2 };
+	struct box_ipc_chan *chan =
+	    box_ipc_chan_new(sv[1], &box_proto_session, BOX_SESSION_ROLE_ALIAS);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	if (chan &&
+	    box_ipc_send(sv[0], &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, 0, &so.base,
+			 fds, 3) == 0 &&
+	    box_ipc_recv_wait(chan, &m, 100) == 1 && m.type == BOX__MSG_TYPE__MSG_SHELL_OPEN &&
+	    sh_decider_rehearse(d, true) == 0) {
+		const Box__ShellOpen *got = (const Box__ShellOpen *)m.msg;
+		struct sh_shell *sh = shell_new(got, d, xstrdup("/"), root_fd);
+		(void)exec_text(sh, got->command, strlen(got->command), 1, NULL);
+		sh->root_fd = -1; /* the spare's, for the session */
+		sh_free(sh);
+		sh_current = NULL;
+		(void)sh_decider_rehearse(d, false);
+	}
+	box_ipc_msg_done(&m);
+	box_ipc_chan_free(chan);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * A knock at the door: accept the connection (non-blocking: main, or
+ * nobody, may have taken it first). Its ShellOpen comes at once (the
+ * alias's next system call after connect): read and validated by the
+ * session table, its cwd opened (*cwd; one it cannot enter is denied, as
+ * main would), then the connection and the alias's stderr go to main
+ * (SHD_CTL_TAKEN), and 0 with *m the ShellOpen and its fds: this process
+ * is that session's from now on. Nothing within SHD_KNOCK_MS: the
+ * connection goes to main as it is (SHD_CTL_KNOCK), which waits for it,
+ * so a stalled alias does not hold the door (one stalled in the middle of
+ * its ShellOpen: SHD_DOOR_READ_MS at most, then closed). Garbage, or a
+ * hang-up: the connection is closed, as main would close it. -1: wait on.
+ */
+static int
+door_answer(int door, int ctl_fd, struct box_ipc_msg *m, int *cwd)
+{
+	int c = accept4(door, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (c < 0)
+		return -1;
+	struct pollfd pf = { c, POLLIN, 0 };
+	int n;
+	while ((n = poll(&pf, 1, SHD_KNOCK_MS)) < 0 && errno == EINTR)
+		;
+	if (n == 0) {
+		if (shd_ctl_send_fd(ctl_fd, SHD_CTL_KNOCK, c) < 0)
+			_exit(125); /* main is gone */
+		close(c);
+		return -1;
+	}
+	struct box_ipc_chan *chan = box_ipc_chan_new(c, &box_proto_session, BOX_SESSION_ROLE_ALIAS);
+	int r = chan ? box_ipc_recv_wait(chan, m, SHD_DOOR_READ_MS) : -ENOMEM;
+	box_ipc_chan_free(chan);
+	if (r != 1 || m->type != BOX__MSG_TYPE__MSG_SHELL_OPEN || m->n_fds != 3) {
+		box_ipc_msg_done(m);
+		close(c);
+		return -1;
+	}
+	/* A cwd it cannot enter: ShellDenied, as main says it; the spare stays at the door. */
+	const Box__ShellOpen *so = (const Box__ShellOpen *)m->msg;
+	int cwd_fd = open(so->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cwd_fd < 0) {
+		char why[512];
+		(void)snprintf(why, sizeof(why), "box-shell: cannot enter %s: %s", so->cwd,
+			       strerror(errno));
+		shd_denied_text(why);
+		Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
+		d.message = why;
+		(void)box_ipc_send(c, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_DENIED, 0, &d.base,
+				   NULL, 0);
+		shd_conn_drain(c);
+		box_ipc_msg_done(m);
+		close(c);
+		return -1;
+	}
+	*cwd = fd_dup_cloexec(cwd_fd, SHD_FD_PRIVATE_MIN);
+	close(cwd_fd);
+	if (shd_ctl_send_fds(ctl_fd, SHD_CTL_TAKEN, c, m->fds[2]) < 0)
+		_exit(125); /* main is gone: the alias sees the connection close */
+	/* Kept for ShellExit (tell_main_exiting), away from the fds scripts redirect. */
+	alias_conn = fd_dup_cloexec(c, SHD_FD_PRIVATE_MIN);
+	close(c);
+	if (alias_conn >= 0 && pthread_atfork(NULL, NULL, alias_conn_forked) != 0)
+		alias_conn = safe_close(alias_conn); /* main says it, as for its own sessions */
+	return 0;
+}
+
 _Noreturn void
 shd_spare_run(int ctl_fd)
 {
@@ -579,24 +761,33 @@ shd_spare_run(int ctl_fd)
 		close(inv.root_fd);
 		inv.root_fd = hi;
 	}
+	/* The door, away from the fds scripts redirect (daemon.h). */
+	int door = fd_dup_cloexec(SHD_FD_LISTEN, SHD_FD_PRIVATE_MIN);
+	close(SHD_FD_LISTEN);
+	if (door < 0)
+		_exit(125); /* main sees it exit, and answers the door itself */
 	prefault_now();
+	rehearse(inv.decider, inv.root_fd);
 
-	/* The ShellOpen main hands on: the session table, main in the alias's role. */
-	struct box_ipc_chan *chan =
-	    box_ipc_chan_new(ctl_fd, &box_proto_session, BOX_SESSION_ROLE_ALIAS);
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	int r = chan ? -EINTR : -ENOMEM;
-	while (r == -EINTR || r == -EAGAIN)
-		r = box_ipc_recv_wait(chan, &m, -1);
-	if (r == -ECONNRESET)
-		_exit(0); /* main is gone, or replaced this spare */
-	if (r < 0 || m.type != BOX__MSG_TYPE__MSG_SHELL_OPEN || m.n_fds != 3)
-		_exit(125);
-	box_ipc_chan_free(chan);
+	for (;;) {
+		/* main never writes to a spare: its socket readable means main is gone. */
+		struct pollfd pf[2] = { { door, POLLIN, 0 }, { ctl_fd, POLLIN, 0 } };
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(125);
+		}
+		if (pf[1].revents)
+			_exit(0);
+		if ((pf[0].revents & POLLIN) && door_answer(door, ctl_fd, &m, &inv.cwd_fd) == 0)
+			break;
+	}
+	close(door);
 	/*
 	 * The alias's fds become 0-2 (straight, when none of them landed on
-	 * 0-2; else through fd_move_to); its cwd is entered by name in
-	 * shd_invocation_run (main checked it can be).
+	 * 0-2; else through fd_move_to); its cwd (opened at the door) is
+	 * entered in shd_invocation_run.
 	 */
 	if (m.fds[0] > 2 && m.fds[1] > 2 && m.fds[2] > 2) {
 		for (int i = 0; i < 3; i++)

@@ -12,21 +12,24 @@
  * event loop, the signals, RLIMIT_NOFILE) -> its seccomp allow-list
  * (daemon_seccomp.c: no execve, ever) -> ShellReady -> the loop.
  *
- * The loop (this file): a connection on fd 4 is one session
- * (box_proto_session, the alias in role alias). ShellOpen (+ the alias's
- * fds 0-2) goes to the spare — the next invocation child, forked ahead by
- * the zygote (zygote.c) and waiting on its control socket — or, with none
- * ready, forks one invocation child in its own process group
- * (invocation.c) with those fds as 0-2 and the session's control socket
- * (daemon.h); the child and every process it forks attach their own
- * box-policyd channels and host channels through it. The main process
+ * The loop (this file): a connection on fd 4, the door, is one session
+ * (box_proto_session, the alias in role alias). While a spare waits — the
+ * next invocation child, forked ahead by the zygote (zygote.c) — the spare
+ * answers the door itself (invocation.c) and hands main the connection once
+ * it has the ShellOpen (SHD_CTL_TAKEN, daemon.h); main does not watch the
+ * door then. Otherwise main accepts, and on ShellOpen (+ the alias's fds
+ * 0-2) forks one invocation child in its own process group (invocation.c)
+ * with those fds as 0-2 and the session's control socket (daemon.h); the
+ * child and every process it forks attach their own box-policyd channels
+ * and host channels through it. The main process
  * relays: PolicyChannelAttach to policyd; SpawnRequest to boxd under an id
  * of its own, SpawnReply/SpawnExit back to the asking process; ShellSignal
  * to the invocation's process group and, as SpawnSignal, to the session's
  * running tools. The alias hanging up: SIGHUP, SIGKILL 2 s later. [box]
  * command_timeout: SIGTERM, SIGKILL 2 s later, status 124. The child
  * saying it exits (SHD_CTL_EXIT), or reaped (by main, or by the zygote,
- * which reports it): ShellExit (status, 128+signal). What cannot be served
+ * which reports it): ShellExit (status, 128+signal), which a child that
+ * took its session at the door sends itself. What cannot be served
  * (too many sessions, an unreachable cwd, fork failing): ShellDenied.
  * boxd closing fd 3 ends box-shell (exit 0), box-policyd's fd 5 hanging up
  * too (exit 1): a box-shell without policy must not serve; the zygote
@@ -35,7 +38,9 @@
  * without ShellExit: 125).
  * Environment: none read (no BOX_TEST_* hook).
  * Trusts: boxd for ShellInit and the fds (fd kinds re-checked); nothing from
- * an alias or a session process beyond what the tables validated; boxd's
+ * an alias or a session process beyond what the tables validated; a spare's
+ * SHD_CTL_KNOCK and SHD_CTL_TAKEN only on its own socket, from its pid (the
+ * kernel's SCM_CREDENTIALS), before it is a session's; boxd's
  * spawn replies must name a spawn in flight (else a protocol error, fatal).
  */
 #include <errno.h>
@@ -96,6 +101,9 @@ struct session {
 	bool reaped;
 	bool timed_out;
 	bool killing;               /* SIGKILL follows when the timer fires */
+	bool door;                  /* taken at the door: the child says ShellExit itself */
+	bool exited;                /* its exit word (or its end) came */
+	bool hangup_pending;        /* the alias hung up: SIGHUP when the timer fires */
 	struct event *timer;        /* ShellOpen wait, command timeout, kill grace */
 	unsigned n_hosts;
 };
@@ -117,8 +125,8 @@ static struct {
 	int exit_code;
 	/*
 	 * The spare: the next session's invocation child, forked ahead while
-	 * box-shell is idle (signals reset, its box-policyd channel attached),
-	 * waiting on its control socket for the ShellOpen main hands it.
+	 * box-shell is idle (signals reset, its box-policyd channel attached,
+	 * rehearsed), waiting at the door (daemon.h).
 	 */
 	pid_t spare_pid; /* 0: none, or not known yet (its first packet tells) */
 	int spare_ctl;   /* main's end of its control socket; -1: no spare */
@@ -485,13 +493,9 @@ session_free(struct session *s)
 	free(s);
 }
 
-/*
- * Read and drop what the alias sent and nobody will read (closing its fds):
- * a unix socket closed with unread data resets its peer, whose next read
- * then fails before it reaches our last message.
- */
-static void
-conn_drain(int fd)
+/* daemon.h */
+void
+shd_conn_drain(int fd)
 {
 	for (int i = 0; i < 64; i++) {
 		char buf[256];
@@ -523,7 +527,7 @@ session_say(struct session *s, uint32_t type, const ProtobufCMessage *msg)
 	int r = box_ipc_chan_send(box_ipc_event_chan(s->conn), type, 0, msg, NULL, 0);
 	if (r < 0 && r != -EPIPE)
 		log_warn_errno(r, "session %u: cannot answer the alias", s->id);
-	conn_drain(box_ipc_event_fd(s->conn));
+	shd_conn_drain(box_ipc_event_fd(s->conn));
 	s->conn = box_ipc_event_free(s->conn);
 }
 
@@ -535,12 +539,18 @@ session_deny(struct session *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	for (char *p = why; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
+	shd_denied_text(why);
 	Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
 	d.message = why;
 	session_say(s, BOX__MSG_TYPE__MSG_SHELL_DENIED, &d.base);
+}
+
+void
+shd_denied_text(char *why)
+{
+	for (char *p = why; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
 }
 
 /*
@@ -563,6 +573,25 @@ timer_arm(struct session *s, uint64_t ms)
 		(void)evtimer_add(s->timer, &tv);
 }
 
+/* [box] command_timeout, from now (the validator caps it at 366 days: no overflow in a timeval). */
+static void
+command_timer_arm(struct session *s)
+{
+	if (M.init->has_command_timeout_ms && M.init->command_timeout_ms > 0)
+		timer_arm(s, M.init->command_timeout_ms);
+}
+
+/* The alias is gone while the command runs: SIGHUP to everything it runs, SIGKILL 2 s later. */
+static void
+session_hangup(struct session *s)
+{
+	kill_group(s, SIGHUP);
+	session_signal_spawns(s, SIGHUP);
+	s->killing = true;
+	evtimer_del(s->timer);
+	timer_arm(s, SHD_KILL_GRACE_MS);
+}
+
 static void
 on_session_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -579,6 +608,12 @@ on_session_timer(evutil_socket_t fd, short what, void *arg)
 	}
 	if (s->reaped)
 		return;
+	if (s->hangup_pending) {
+		s->hangup_pending = false;
+		if (!s->exited)
+			session_hangup(s);
+		return;
+	}
 	if (s->killing) {
 		kill_group(s, SIGKILL);
 		session_signal_spawns(s, SIGKILL);
@@ -599,6 +634,9 @@ on_session_timer(evutil_socket_t fd, short what, void *arg)
 		if (n > 0)
 			(void)!write(s->err_fd, msg, (size_t)n);
 	}
+	/* Before the signal: the child must leave ShellExit (124) to main. */
+	if (s->ctl >= 0)
+		(void)send(s->ctl, (const char[]){ SHD_CTL_TIMED_OUT }, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	kill_group(s, SIGTERM);
 	session_signal_spawns(s, SIGTERM);
 	timer_arm(s, SHD_KILL_GRACE_MS);
@@ -607,17 +645,23 @@ on_session_timer(evutil_socket_t fd, short what, void *arg)
 /* One packet from a control socket (daemon.h). */
 struct ctl_pkt {
 	char tag;
-	int fd;       /* SHD_CTL_POLICY, SHD_CTL_HOST: the channel; -1 for SHD_CTL_EXIT */
+	int fd;       /* SHD_CTL_POLICY, SHD_CTL_HOST: the channel; SHD_CTL_KNOCK,
+		       * SHD_CTL_TAKEN: the connection; -1 for SHD_CTL_EXIT */
+	int fd2;      /* SHD_CTL_TAKEN: the alias's stderr; else -1 */
 	int status;   /* SHD_CTL_EXIT */
+	bool said;    /* SHD_CTL_EXIT: the child sends ShellExit itself */
 	pid_t sender; /* SCM_CREDENTIALS (main's end has SO_PASSCRED), or 0 */
 };
 
 /*
  * 1 and *p for a good packet; 0 nothing now; -1 every process closed it;
- * -2 a bad packet (its fds closed). Good: the tag with its length (1, or 2
+ * -2 a bad packet (its fds closed). Good: the tag with its length (1, or 3
  * for SHD_CTL_EXIT) and exactly one fd, a SOCK_SEQPACKET socket (for
  * SHD_CTL_EXIT it only proves the packet came from box-shell's code: a
- * script's write to the socket carries none; it is closed here).
+ * script's write to the socket carries none; it is closed here), or for
+ * SHD_CTL_TAKEN two, the first such a socket (the second is the alias's
+ * stderr: any kind of file). Which tags a socket may carry is the caller's
+ * to check.
  */
 static int
 ctl_recv(int fd, struct ctl_pkt *p)
@@ -626,11 +670,11 @@ ctl_recv(int fd, struct ctl_pkt *p)
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int) * 4) + CMSG_SPACE(sizeof(struct ucred))];
 	} u;
-	char data[2] = { 0, 0 };
+	char data[3] = { 0, 0, 0 };
 	struct iovec iov = { data, sizeof(data) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			     .msg_controllen = sizeof(u.buf) };
-	*p = (struct ctl_pkt){ .fd = -1 };
+	*p = (struct ctl_pkt){ .fd = -1, .fd2 = -1 };
 	ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
@@ -653,19 +697,24 @@ ctl_recv(int fd, struct ctl_pkt *p)
 	int type = 0;
 	socklen_t tl = sizeof(type);
 	bool exit_pkt = p->tag == SHD_CTL_EXIT;
-	bool ok = n == (exit_pkt ? 2 : 1) && nfd == 1 &&
+	bool taken = p->tag == SHD_CTL_TAKEN;
+	bool ok = n == (exit_pkt ? 3 : 1) && nfd == (taken ? 2 : 1) &&
+		  (!exit_pkt || (unsigned char)data[2] <= 1) &&
 		  !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
-		  (p->tag == SHD_CTL_POLICY || p->tag == SHD_CTL_HOST || exit_pkt) &&
+		  (p->tag == SHD_CTL_POLICY || p->tag == SHD_CTL_HOST || exit_pkt ||
+		   p->tag == SHD_CTL_KNOCK || taken) &&
 		  getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
 		  type == SOCK_SEQPACKET;
 	if (ok && !exit_pkt) {
 		p->fd = fds[0];
+		p->fd2 = taken ? fds[1] : -1;
 		return 1;
 	}
 	for (int k = 0; k < nfd; k++)
 		close(fds[k]);
 	if (ok) {
 		p->status = (unsigned char)data[1];
+		p->said = data[2] == 1;
 		return 1;
 	}
 	return n <= 0 ? -1 : -2;
@@ -696,7 +745,7 @@ policy_attach(int fd)
 	return true;
 }
 
-static void session_exited(struct session *s, int status);
+static void session_exited(struct session *s, int status, bool said);
 
 static void
 on_ctl(evutil_socket_t fd, short what, void *arg)
@@ -708,6 +757,12 @@ on_ctl(evutil_socket_t fd, short what, void *arg)
 		int r = ctl_recv(fd, &p);
 		if (r == 0)
 			return;
+		if (r > 0 && (p.tag == SHD_CTL_KNOCK || p.tag == SHD_CTL_TAKEN)) {
+			/* A spare's words, from a session: box-shell's own bug. */
+			safe_close(p.fd);
+			safe_close(p.fd2);
+			r = -2;
+		}
 		if (r < 0) {
 			/* -1: every process of the session closed it. */
 			if (r == -2) {
@@ -723,7 +778,7 @@ on_ctl(evutil_socket_t fd, short what, void *arg)
 		if (p.tag == SHD_CTL_EXIT) {
 			/* Only the invocation child itself says so (its subshells never do). */
 			if (p.sender == s->pid && s->pid > 0)
-				session_exited(s, p.status);
+				session_exited(s, p.status, p.said);
 		} else if (p.tag == SHD_CTL_HOST) {
 			host_attach(s, p.fd);
 		} else if (!policy_attach(p.fd)) {
@@ -766,6 +821,18 @@ shd_child_begin(int ctl, int also_keep)
 	return keep[0];
 }
 
+/* Main answers the door itself (ON) or leaves it to the spare waiting there. */
+static void
+door_watch(bool on)
+{
+	if (!M.accept_ev)
+		return;
+	if (on)
+		(void)event_add(M.accept_ev, NULL);
+	else
+		(void)event_del(M.accept_ev);
+}
+
 static void
 spare_drop(void)
 {
@@ -774,6 +841,58 @@ spare_drop(void)
 	M.spare_ev = NULL;
 	M.spare_ctl = safe_close(M.spare_ctl);
 	M.spare_pid = 0;
+	door_watch(true);
+}
+
+static struct session *session_new(int c);
+
+/*
+ * The spare took a connection at the door (SHD_CTL_TAKEN): CONN, whose
+ * ShellOpen it read, and ERR_FD, the alias's stderr. The spare becomes
+ * that session's invocation child, its control socket the session's, and
+ * main answers the door until the next spare waits there.
+ */
+static void
+spare_took(int conn, int err_fd)
+{
+	pid_t pid = M.spare_pid;
+	int ctl = M.spare_ctl;
+	struct event *ev = M.spare_ev;
+	M.spare_ev = NULL;
+	M.spare_ctl = -1;
+	M.spare_pid = 0;
+	door_watch(true);
+
+	struct session *s = session_new(conn); /* (too many: ShellDenied, and the spare is killed) */
+	if (s && box_ipc_chan_set_state(box_ipc_event_chan(s->conn), BOX_SESSION_RUNNING) < 0) {
+		s->conn = box_ipc_event_free(s->conn);
+		session_maybe_free(s);
+		s = NULL;
+	}
+	if (!s) {
+		(void)kill(-pid, SIGKILL);
+		(void)kill(pid, SIGKILL);
+		event_free(ev);
+		close(ctl);
+		close(err_fd);
+		return;
+	}
+	evtimer_del(s->timer);
+	s->door = true;
+	s->err_fd = fd_dup_cloexec(err_fd, 3);
+	close(err_fd);
+	s->pid = pid;
+	s->ctl = ctl;
+	event_del(ev);
+	if (event_assign(ev, M.base, s->ctl, EV_READ | EV_PERSIST, on_ctl, s) == 0 &&
+	    event_add(ev, NULL) == 0) {
+		s->ctl_ev = ev;
+	} else {
+		event_free(ev);
+		log_err("session %u: cannot watch its control socket", s->id);
+		kill_group(s, SIGKILL);
+	}
+	command_timer_arm(s);
 }
 
 static void spare_make(void);
@@ -794,13 +913,23 @@ on_spare_ctl(evutil_socket_t fd, short what, void *arg)
 			return;
 		if (r > 0 && p.tag == SHD_CTL_POLICY && p.sender > 0 &&
 		    (M.spare_pid == 0 || M.spare_pid == p.sender)) {
+			if (M.spare_pid == 0)
+				door_watch(false); /* it answers the door from now on */
 			M.spare_pid = p.sender;
 			if (!policy_attach(p.fd))
 				return;
 			continue;
 		}
-		if (p.fd >= 0)
-			close(p.fd);
+		if (r > 0 && p.tag == SHD_CTL_KNOCK && p.sender > 0 && p.sender == M.spare_pid) {
+			(void)session_new(p.fd);
+			continue;
+		}
+		if (r > 0 && p.tag == SHD_CTL_TAKEN && p.sender > 0 && p.sender == M.spare_pid) {
+			spare_took(p.fd, p.fd2);
+			return; /* what comes next on the socket is the session's (on_ctl) */
+		}
+		safe_close(p.fd);
+		safe_close(p.fd2);
 		/* It died, or said what a process with no session cannot: gone. */
 		log_warn("The spare session process %s; replaced", r == -1 ? "exited"
 							      : "sent a bad packet");
@@ -847,7 +976,7 @@ spare_make(void)
 			return;
 		}
 		if (pid == 0)
-			shd_spare_run(shd_child_begin(sv[1], -1));
+			shd_spare_run(shd_child_begin(sv[1], SHD_FD_LISTEN));
 		close(sv[1]);
 		(void)setpgid(pid, pid);
 		M.spare_pid = pid;
@@ -862,43 +991,11 @@ spare_make(void)
 }
 
 /*
- * Session S takes the spare: the ShellOpen and the alias's fds go to it on
- * its control socket (the session protocol, main in the alias's role), and
- * the socket becomes the session's. False: no spare, or it could not take
- * it (then it is gone, and S forks its own child).
+ * ShellOpen on a connection main accepted (no spare was at the door, or
+ * its ShellOpen was slow to come): an invocation child forked with the
+ * alias's fds as 0-2. The spare stays at the door: it is never handed a
+ * session, so it cannot be both at once.
  */
-static bool
-spare_take(struct session *s, struct box_ipc_msg *m)
-{
-	if (M.spare_ctl < 0 || M.spare_pid <= 0)
-		return false; /* none, or its first packet (its pid) has not come yet */
-	int r = box_ipc_send(M.spare_ctl, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, 0,
-			     m->msg, m->fds, m->n_fds);
-	if (r < 0) {
-		log_warn_errno(r, "Cannot hand a session to the spare process; replaced");
-		(void)kill(M.spare_pid, SIGKILL);
-		spare_drop();
-		return false;
-	}
-	s->pid = M.spare_pid;
-	s->ctl = M.spare_ctl;
-	/* Its attach may still be queued: read on as the session's. */
-	event_del(M.spare_ev);
-	if (event_assign(M.spare_ev, M.base, s->ctl, EV_READ | EV_PERSIST, on_ctl, s) == 0 &&
-	    event_add(M.spare_ev, NULL) == 0) {
-		s->ctl_ev = M.spare_ev;
-	} else {
-		event_free(M.spare_ev);
-		log_err("session %u: cannot watch its control socket", s->id);
-		kill_group(s, SIGKILL);
-	}
-	M.spare_ev = NULL;
-	M.spare_ctl = -1;
-	M.spare_pid = 0;
-	return true;
-}
-
-/* ShellOpen: the spare takes it, or an invocation child forked with the alias's fds as 0-2. */
 static void
 session_open(struct session *s, struct box_ipc_msg *m)
 {
@@ -913,8 +1010,6 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		return;
 	}
 	s->err_fd = fcntl(m->fds[2], F_DUPFD_CLOEXEC, 3);
-	if (spare_take(s, m))
-		goto started;
 	if (box_ipc_socketpair(sv, false) < 0) {
 		session_deny(s, "box-shell: cannot serve: %s", strerror(errno));
 		session_maybe_free(s);
@@ -950,10 +1045,7 @@ session_open(struct session *s, struct box_ipc_msg *m)
 		log_err("session %u: cannot watch its control socket", s->id);
 		kill_group(s, SIGKILL);
 	}
-started:
-	/* The validator caps it (366 days): no overflow in a timeval. */
-	if (M.init->has_command_timeout_ms && M.init->command_timeout_ms > 0)
-		timer_arm(s, M.init->command_timeout_ms);
+	command_timer_arm(s);
 }
 
 static void
@@ -972,6 +1064,19 @@ on_session_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	}
 }
 
+/*
+ * The child's exit word waits unread on the control socket: the alias that
+ * just hung up did so after its ShellExit (a session taken at the door,
+ * whose child tells it first), not while the command ran.
+ */
+static bool
+exit_word_queued(const struct session *s)
+{
+	char pkt[3];
+	return s->ctl >= 0 && recv(s->ctl, pkt, sizeof(pkt), MSG_PEEK | MSG_DONTWAIT) == 3 &&
+	       pkt[0] == SHD_CTL_EXIT;
+}
+
 /* The alias went away (or sent garbage): everything it runs gets SIGHUP, then SIGKILL. */
 static void
 on_session_close(struct box_ipc_event *e, int error, void *userdata)
@@ -981,14 +1086,64 @@ on_session_close(struct box_ipc_event *e, int error, void *userdata)
 	if (error != -ECONNRESET && error != -EPROTO)
 		log_warn_errno(error, "session %u: protocol error from the alias; closed", s->id);
 	s->conn = box_ipc_event_free(s->conn);
-	if (s->pid > 0 && !s->reaped) {
-		kill_group(s, SIGHUP);
-		session_signal_spawns(s, SIGHUP);
-		s->killing = true;
-		evtimer_del(s->timer);
-		timer_arm(s, SHD_KILL_GRACE_MS);
+	if (s->pid > 0 && !s->reaped && !s->exited && !exit_word_queued(s)) {
+		if (s->door) {
+			/* Its ShellExit may have come just before its exit word: wait for that. */
+			s->hangup_pending = true;
+			evtimer_del(s->timer);
+			timer_arm(s, SHD_HANGUP_WAIT_MS);
+		} else {
+			session_hangup(s);
+		}
 	}
 	session_maybe_free(s);
+}
+
+/*
+ * A session for connection C (accepted by main, or by the spare): its
+ * connection watched, the ShellOpen awaited. NULL: refused (too many
+ * sessions: ShellDenied) or no memory; C is closed then.
+ */
+static struct session *
+session_new(int c)
+{
+	if (M.n_sessions >= SHD_SESSIONS_MAX) {
+		char why[96];
+		(void)snprintf(why, sizeof(why), "box-shell: too many shells running at once (max %u)",
+			       SHD_SESSIONS_MAX);
+		Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
+		d.message = why;
+		shd_conn_drain(c); /* its ShellOpen (and fds), already queued */
+		(void)box_ipc_send(c, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_DENIED, 0, &d.base,
+				   NULL, 0);
+		shd_conn_drain(c);
+		close(c);
+		return NULL;
+	}
+	struct session *s = calloc(1, sizeof(*s));
+	if (!s) {
+		close(c);
+		return NULL;
+	}
+	s->id = ++M.next_session;
+	s->ctl = s->err_fd = -1;
+	s->conn = box_ipc_event_new(M.base, c, &box_proto_session, BOX_SESSION_ROLE_ALIAS,
+				    on_session_msg, on_session_close, s);
+	s->timer = evtimer_new(M.base, on_session_timer, s);
+	if (!s->conn || !s->timer) {
+		if (!s->conn)
+			close(c);
+		box_ipc_event_free(s->conn);
+		if (s->timer)
+			event_free(s->timer);
+		free(s);
+		return NULL;
+	}
+	s->next = M.sessions;
+	M.sessions = s;
+	M.n_sessions++;
+	timer_arm(s, SHD_OPEN_TIMEOUT_MS);
+	return s;
 }
 
 static void
@@ -1003,63 +1158,43 @@ on_accept(evutil_socket_t fd, short what, void *arg)
 				log_warn_errno(-errno, "Cannot accept a session");
 			return;
 		}
-		if (M.n_sessions >= SHD_SESSIONS_MAX) {
-			char why[96];
-			(void)snprintf(why, sizeof(why),
-				       "box-shell: too many shells running at once (max %u)",
-				       SHD_SESSIONS_MAX);
-			Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
-			d.message = why;
-			conn_drain(c); /* its ShellOpen (and fds), already queued */
-			(void)box_ipc_send(c, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_DENIED, 0,
-					   &d.base, NULL, 0);
-			conn_drain(c);
-			close(c);
-			continue;
-		}
-		struct session *s = calloc(1, sizeof(*s));
-		if (!s) {
-			close(c);
-			continue;
-		}
-		s->id = ++M.next_session;
-		s->ctl = s->err_fd = -1;
-		s->conn = box_ipc_event_new(M.base, c, &box_proto_session, BOX_SESSION_ROLE_ALIAS,
-					    on_session_msg, on_session_close, s);
-		s->timer = evtimer_new(M.base, on_session_timer, s);
-		if (!s->conn || !s->timer) {
-			if (!s->conn)
-				close(c);
-			box_ipc_event_free(s->conn);
-			if (s->timer)
-				event_free(s->timer);
-			free(s);
-			continue;
-		}
-		s->next = M.sessions;
-		M.sessions = s;
-		M.n_sessions++;
-		timer_arm(s, SHD_OPEN_TIMEOUT_MS);
+		(void)session_new(c);
 	}
 }
 
 /*
  * The invocation child is exiting (SHD_CTL_EXIT) or was reaped: ShellExit,
  * once, with its status (124 after a timeout), then the next session's
- * spare is forked while the alias exits and its caller goes on.
+ * spare is forked while the alias exits and its caller goes on. SAID: the
+ * child tells the alias itself (a session taken at the door): main only
+ * lets go of the connection.
  */
 static void
-session_exited(struct session *s, int status)
+session_exited(struct session *s, int status, bool said)
 {
-	if (!s->conn)
+	s->exited = true;
+	if (s->hangup_pending) {
+		s->hangup_pending = false; /* the alias hung up after its ShellExit */
+		evtimer_del(s->timer);
+	}
+	if (!s->conn && !said) {
+		spare_make(); /* (the alias hung up, or was told: one is there already) */
 		return;
-	if (s->timed_out)
-		status = 124;
+	}
 	/* No more messages for the alias's stderr: a reader waiting for its EOF gets it. */
 	s->err_fd = safe_close(s->err_fd);
-	Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
-	ex.status = status & 255;
-	session_say(s, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base);
+	if (said) {
+		if (s->conn) {
+			shd_conn_drain(box_ipc_event_fd(s->conn));
+			s->conn = box_ipc_event_free(s->conn);
+		}
+	} else {
+		if (s->timed_out)
+			status = 124;
+		Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
+		ex.status = status & 255;
+		session_say(s, BOX__MSG_TYPE__MSG_SHELL_EXIT, &ex.base);
+	}
 	spare_make();
 }
 
@@ -1080,7 +1215,7 @@ child_ended(pid_t pid, int st)
 		return; /* an orphan of a session, reparented to us */
 	s->reaped = true;
 	evtimer_del(s->timer);
-	session_exited(s, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	session_exited(s, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), false);
 	session_maybe_free(s);
 }
 
@@ -1149,7 +1284,7 @@ zygote_start(void)
 		return;
 	}
 	if (pid == 0)
-		shd_zygote_run(shd_child_begin(sv[1], -1));
+		shd_zygote_run(shd_child_begin(sv[1], SHD_FD_LISTEN));
 	close(sv[1]);
 	M.zyg_pid = pid;
 	M.zyg_fd = sv[0];

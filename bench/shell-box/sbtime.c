@@ -13,7 +13,10 @@
  *                          on sbtime's fds 0-2 (0 and 1 from /dev/null or OUT), and only its
  *                          call is timed: the alias's round trip (connect, ShellOpen with
  *                          the fds, box-shell runs the command, ShellExit) without the launch
- *                          of a process, which no shell can avoid and the machine prices
+ *                          of a process, which no shell can avoid and the machine prices.
+ *                          "@alias:US": the same with US microseconds between calls (not
+ *                          timed): each call finds the box at rest, as an agent's commands do,
+ *                          instead of sharing the CPUs with the last session's teardown
  *   sbtime NAME N CMD...   one workload from the command line (stdout to /dev/null)
  *
  * For each workload it prints one line:
@@ -133,11 +136,28 @@ workload(const char *name, long n, const char *out, char *const argv[])
 	t = calloc((size_t)n, sizeof(*t));
 	if (!t)
 		return -1;
-	bool in_process = strcmp(argv[0], "@alias") == 0;
+	bool in_process = strncmp(argv[0], "@alias", 6) == 0;
+	long pace_us = 0;
+	if (in_process && argv[0][6]) {
+		char *end = NULL;
+		if (argv[0][6] == ':')
+			pace_us = strtol(argv[0] + 7, &end, 10);
+		if (!end || end == argv[0] + 7 || *end || pace_us < 0 || pace_us > 1000000) {
+			fprintf(stderr, "sbtime: %s: %s: want @alias or @alias:US (US 0-1000000)\n",
+				name, argv[0]);
+			free(t);
+			return -1;
+		}
+	}
 	for (long i = 0; i < n; i++) {
 		/* Only the last run's stdout is kept: the others go to /dev/null. */
 		const char *o = i == n - 1 ? out : NULL;
 		t[i] = 0;
+		if (pace_us > 0) {
+			struct timespec gap = { pace_us / 1000000, (pace_us % 1000000) * 1000 };
+			while (nanosleep(&gap, &gap) < 0 && errno == EINTR)
+				;
+		}
 		last = in_process ? run_alias(argv, o, &t[i]) : run_once(argv, o, &t[i]);
 		if (i == 0)
 			first = last;

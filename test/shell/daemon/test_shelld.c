@@ -488,6 +488,9 @@ sess_connect(struct shd *s)
 	return fd;
 }
 
+/* Between connect and ShellOpen, sess_open waits this long (test_spare_door's slow alias). */
+static int open_delay_ms;
+
 static char *default_env[] = { (char *)"BAR=inherited", (char *)"LD_PRELOAD=/evil.so",
 			       (char *)"BOX_NAME=fake", (char *)"PWD=/wrong",
 			       (char *)"LC_ALL=C", NULL };
@@ -538,6 +541,8 @@ sess_open(struct shd *s, struct sess *x, Box__ShellMode mode, const char *text,
 	char home[600];
 	(void)snprintf(home, sizeof(home), "%s/home", s->dir);
 	op.cwd = (char *)(cwd ? cwd : home);
+	if (open_delay_ms > 0)
+		msleep(open_delay_ms);
 	int r = box_ipc_send(x->conn, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, 1,
 			     &op.base, fds, 3);
 	if (tty < 0) {
@@ -1748,6 +1753,158 @@ test_spare_and_zygote(void)
 	shd_stop(&t);
 }
 
+/* The zygote's only child, the spare, once it is there and other than NOT (0: any); 0: none. */
+static pid_t
+spare_of(struct shd *t, pid_t not)
+{
+	pid_t zyg[4], spare[4];
+	for (int i = 0; i < 150; i++) {
+		msleep(20);
+		if (children_of(t->shell, zyg, 4) == 1 && children_of(zyg[0], spare, 4) == 1 &&
+		    spare[0] != not)
+			return spare[0];
+	}
+	return 0;
+}
+
+/*
+ * The spare answers the door (daemon.h): the next session is the spare
+ * process itself ($$), whose rehearsal left nothing behind: none of its
+ * environment in the session, none of its decisions in box-policyd's log.
+ * An alias slow to send its ShellOpen is handed to main, which serves it
+ * with a child of its own while the spare stays at the door; garbage at
+ * the door is closed and the spare serves the next one.
+ */
+static void
+test_spare_door(void)
+{
+	struct shd t;
+	struct shd_opts o = { .timeout_ms = 3000 };
+	int r = shd_start(&t, &o);
+	CHECK_INT(r, 0);
+	if (r < 0)
+		return;
+	struct sess x;
+	char want[64];
+	pid_t sp = spare_of(&t, 0);
+	CHECK(sp > 0);
+	msleep(300); /* its rehearsal done, at the door */
+	char *d = decisions(&t);
+	CHECK(strstr(d, "shell:exec") == NULL); /* the rehearsal's `true` never reached policyd */
+	free(d);
+	CHECK_INT(run_c(&t, &x, "echo $$ ${NO_COLOR-unset}:${GIT_PAGER-unset}:${EDITOR-unset}:$BAR",
+			NULL),
+		  0);
+	(void)snprintf(want, sizeof(want), "%d unset:unset:unset:inherited\n", (int)sp);
+	CHECK_STR(x.obuf, want);
+	d = decisions(&t);
+	CHECK(strstr(d, "\"command\":\"true\"") == NULL);
+	CHECK(strstr(d, "\"program\":\"echo\"") != NULL);
+	free(d);
+
+	/* A slow alias: main's, not the spare's (which serves the next one). */
+	sp = spare_of(&t, sp);
+	CHECK(sp > 0);
+	msleep(300);
+	open_delay_ms = 300; /* well past daemon.h's SHD_KNOCK_MS (50) */
+	CHECK_INT(run_c(&t, &x, "echo $$ slow", NULL), 0);
+	open_delay_ms = 0;
+	(void)snprintf(want, sizeof(want), "%d slow\n", (int)sp);
+	CHECK(strstr(x.obuf, " slow\n") != NULL && strcmp(x.obuf, want) != 0);
+	CHECK_INT(run_c(&t, &x, "echo $$ quick", NULL), 0);
+	(void)snprintf(want, sizeof(want), "%d quick\n", (int)sp);
+	CHECK_STR(x.obuf, want);
+
+	/* Garbage at the door: closed; the next spare serves on. */
+	sp = spare_of(&t, sp);
+	CHECK(sp > 0);
+	msleep(300);
+	int fd = sess_connect(&t);
+	CHECK(fd >= 0);
+	(void)!write(fd, "garbage", 7);
+	struct pollfd pf = { fd, POLLIN, 0 };
+	char b[64];
+	CHECK(poll(&pf, 1, 5000) == 1 && read(fd, b, sizeof(b)) <= 0);
+	safe_close(fd);
+	CHECK_INT(run_c(&t, &x, "echo $$ after", NULL), 0);
+	(void)snprintf(want, sizeof(want), "%d after\n", (int)sp);
+	CHECK_STR(x.obuf, want);
+
+	/*
+	 * Its child tells the alias the status itself; a background job it
+	 * leaves keeps running though the alias hangs up at once after that
+	 * (no SIGHUP: the hang-up came after the ShellExit).
+	 */
+	sp = spare_of(&t, sp);
+	msleep(300);
+	CHECK_INT(run_c(&t, &x, "echo $$; (sleep 1; echo late > bg.out) >/dev/null 2>&1 & exit 7",
+			NULL),
+		  7);
+	(void)snprintf(want, sizeof(want), "%d\n", (int)sp);
+	CHECK_STR(x.obuf, want);
+	char bg[600];
+	(void)snprintf(bg, sizeof(bg), "%s/home/bg.out", t.dir);
+	char *late = NULL;
+	for (int i = 0; i < 60 && !(late && strcmp(late, "late\n") == 0); i++) {
+		free(late);
+		msleep(50);
+		late = read_file(bg);
+	}
+	CHECK_STR(late, "late\n");
+	free(late);
+
+	/* [box] command_timeout ends a door session too: 124, from main, with its message. */
+	sp = spare_of(&t, sp);
+	msleep(300);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_INT(run_c(&t, &x, "echo $$; sleep 30", NULL), 124);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	(void)snprintf(want, sizeof(want), "%d\n", (int)sp);
+	CHECK_STR(x.obuf, want);
+	CHECK(strstr(x.ebuf, "timed out") != NULL);
+	CHECK(t1.tv_sec - t0.tv_sec < 8);
+
+	/* The alias hanging up while a door session runs: SIGHUP, its output closes. */
+	sp = spare_of(&t, sp);
+	msleep(300);
+	CHECK_INT(sess_open(&t, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, "echo $$; sleep 30", NULL,
+			    0, -1, NULL),
+		  0);
+	x.in = safe_close(x.in);
+	for (int i = 0; i < 100 && !strchr(x.obuf, '\n'); i++)
+		sess_pump(&x, 50);
+	(void)snprintf(want, sizeof(want), "%d\n", (int)sp);
+	CHECK_STR(x.obuf, want);
+	x.conn = safe_close(x.conn);
+	bool out_closed = false;
+	for (int i = 0; i < 40 && !out_closed; i++) {
+		struct pollfd op = { x.out, POLLIN, 0 };
+		char ob[64];
+		if (poll(&op, 1, 50) > 0 && read(x.out, ob, sizeof(ob)) <= 0)
+			out_closed = true;
+	}
+	CHECK(out_closed); /* within 2 s: before the command timeout (3 s) could end it */
+	sess_close(&x);
+
+	/* A cwd it cannot enter: ShellDenied, as main says it; the same spare serves the next. */
+	sp = spare_of(&t, sp);
+	msleep(300);
+	if (sess_open(&t, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, "true", NULL, 0, -1,
+		      "/nonexistent-door") == 0) {
+		for (int i = 0; i < 200 && !sess_pump(&x, 50); i++)
+			;
+		sess_close(&x);
+		CHECK_INT(x.status, -2);
+		CHECK(strstr(x.denied, "cannot enter /nonexistent-door") != NULL);
+	}
+	CHECK_INT(run_c(&t, &x, "echo $$ entered", NULL), 0);
+	(void)snprintf(want, sizeof(want), "%d entered\n", (int)sp);
+	CHECK_STR(x.obuf, want);
+	shd_stop(&t);
+	CHECK_INT(t.status, 0);
+}
+
 static void
 test_stop(void)
 {
@@ -1794,5 +1951,6 @@ main(void)
 	RUN(test_policyd_death);
 	RUN(test_boxd_bad_frame);
 	RUN(test_spare_and_zygote);
+	RUN(test_spare_door);
 	return tap_done();
 }
