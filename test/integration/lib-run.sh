@@ -46,15 +46,15 @@ as_boxtest() {
 	su -s /bin/sh boxtest -c "cd '$W' && env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME BOX_SOCKET='$BOX_SOCKET' $*"
 }
 
-# as_user U CMD: a shell command line as U in $W — the caller's own shell, or su to another user
-# with no XDG dirs and the caller's BOX_SOCKET and ASAN_OPTIONS.
+# as_user U CMD: a shell command line as U in $AS_USER_DIR (default $W) — the caller's own
+# shell, or su to another user with no XDG dirs and the caller's BOX_SOCKET and ASAN_OPTIONS.
 as_user() {
-	local u=$1
+	local u=$1 d=${AS_USER_DIR:-$W}
 	shift
 	if [ "$u" = "$(id -un)" ]; then
-		(cd "$W" && sh -c "$*")
+		(cd "$d" && sh -c "$*")
 	else
-		su -s /bin/sh "$u" -c "cd '$W' && unset XDG_RUNTIME_DIR XDG_STATE_HOME && export BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='${ASAN_OPTIONS:-detect_leaks=0}' && $*"
+		su -s /bin/sh "$u" -c "cd '$d' && unset XDG_RUNTIME_DIR XDG_STATE_HOME && export BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='${ASAN_OPTIONS:-detect_leaks=0}' && $*"
 	fi
 }
 

@@ -77,16 +77,6 @@ if [ "$users" != "$(id -un)" ] &&
 fi
 cp "$REPO/test/mcp/daemon/fake_server.py" "$W/fake_server.py"
 
-as_user() {
-	local u=$1
-	shift
-	if [ "$u" = "$(id -un)" ]; then
-		(cd "$D" && sh -c "$*")
-	else
-		su -s /bin/sh "$u" -c "cd '$D' && unset XDG_RUNTIME_DIR XDG_STATE_HOME && export BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' && $*"
-	fi
-}
-
 # The agent: the three clients, one after the other, each line of theirs prefixed.
 cat >"$W/agent.py" <<'EOF'
 import json, os, select, subprocess, sys, time
@@ -309,6 +299,7 @@ P="policy denied this operation on"
 
 for u in $users; do
 	D=$W/$u
+	AS_USER_DIR=$D # lib-run.sh's as_user runs there
 	mkdir -p "$D/proj" "$D/state"
 	cp "$W/pol.cedar" "$D/pol.cedar"
 	chown -R "$u:" "$D"
