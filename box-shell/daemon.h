@@ -128,13 +128,12 @@ int shd_ctl_send_fd(int ctl, char tag, int fd);
 /* One packet TAG + FD and FD2 (SHD_CTL_TAKEN). Negative errno. */
 int shd_ctl_send_fds(int ctl, char tag, int fd, int fd2);
 /*
- * main.c: read and drop what an alias sent on connection FD that nobody
- * will read (closing its fds): a unix socket closed with unread data resets
- * its peer, whose next read then fails before it reaches our last message.
+ * main.c: ShellDenied with WHY (made one line in place) as the last word on
+ * an alias's connection FD, what the alias sent dropped before and after
+ * (closing its fds: a unix socket closed with unread data resets its peer,
+ * whose next read would fail before it reaches that word). FD stays open.
  */
-void shd_conn_drain(int fd);
-/* main.c: a ShellDenied text made one line (control characters become spaces). */
-void shd_denied_text(char *why);
+void shd_conn_deny(int fd, char *why);
 /* SHD_CTL_EXIT with STATUS (SAID: the alias has it already) on CTL (its fd: CTL itself). */
 int shd_ctl_send_exit(int ctl, int status, bool said);
 

@@ -561,6 +561,16 @@ sh_decider_home(const struct sh_decider *d)
 	return d->home;
 }
 
+/* The real channel back from aside (the rehearsal's dropped first). */
+static void
+rehearsal_restore(struct sh_decider *d)
+{
+	d->fd = d->rehearsal.fd;
+	d->chan = d->rehearsal.chan;
+	d->gen = d->rehearsal.gen;
+	d->next_id = d->rehearsal.next_id;
+}
+
 int
 sh_decider_rehearse(struct sh_decider *d, bool on)
 {
@@ -569,10 +579,7 @@ sh_decider_rehearse(struct sh_decider *d, bool on)
 	if (!on) {
 		chan_drop(d); /* the rehearsal's channel, and what it held */
 		d->rehearsal.stage = safe_close(d->rehearsal.stage);
-		d->fd = d->rehearsal.fd;
-		d->chan = d->rehearsal.chan;
-		d->gen = d->rehearsal.gen;
-		d->next_id = d->rehearsal.next_id;
+		rehearsal_restore(d);
 		d->rehearsal.on = false;
 		return 0;
 	}
@@ -586,12 +593,10 @@ sh_decider_rehearse(struct sh_decider *d, bool on)
 	d->rehearsal.gen = d->gen;
 	d->rehearsal.next_id = d->next_id;
 	d->chan = NULL;
-	int r = chan_take(d, sv[0]);
+	int r = chan_take(d, sv[0]); /* (on failure it closed sv[0]) */
 	if (r < 0) {
 		close(sv[1]);
-		d->fd = d->rehearsal.fd;
-		d->chan = d->rehearsal.chan;
-		d->gen = d->rehearsal.gen;
+		rehearsal_restore(d);
 		return r;
 	}
 	d->rehearsal.stage = sv[1];

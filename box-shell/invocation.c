@@ -434,18 +434,15 @@ static void
 tell_main_exiting(struct sh_shell *sh, int status)
 {
 	char mark;
-	bool say = alias_conn >= 0 &&
-		   recv(sh->exiting_fd, &mark, 1, MSG_PEEK | MSG_DONTWAIT) != 1;
-	if (say) {
+	bool said = false;
+	if (alias_conn >= 0 && recv(sh->exiting_fd, &mark, 1, MSG_PEEK | MSG_DONTWAIT) != 1) {
 		/* The alias first: main, woken first, would take the CPU before it is told. */
 		Box__ShellExit ex = BOX__SHELL_EXIT__INIT;
 		ex.status = status & 255;
-		say = box_ipc_send(alias_conn, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_EXIT, 0,
-				   &ex.base, NULL, 0) == 0;
-		(void)shd_ctl_send_exit(sh->exiting_fd, status, say);
-	} else {
-		(void)shd_ctl_send_exit(sh->exiting_fd, status, false);
+		said = box_ipc_send(alias_conn, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_EXIT, 0,
+				    &ex.base, NULL, 0) == 0;
 	}
+	(void)shd_ctl_send_exit(sh->exiting_fd, status, said);
 	/*
 	 * The process just woken (the alias, or main to tell it) runs before
 	 * this process's teardown (its page tables, its files: a millisecond on
@@ -454,6 +451,21 @@ tell_main_exiting(struct sh_shell *sh, int status)
 	 */
 	(void)setpriority(PRIO_PROCESS, 0, 19);
 	(void)sched_yield();
+}
+
+/* "/" (O_PATH), at SHD_FD_PRIVATE_MIN or above when it can be: the shell's root_fd. */
+static int
+root_open(void)
+{
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && fd < SHD_FD_PRIVATE_MIN) {
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, SHD_FD_PRIVATE_MIN);
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+	}
+	return fd;
 }
 
 /* An invocation's shell: fresh state from SO, in CWD (taken), with D deciding. */
@@ -505,17 +517,7 @@ shd_invocation_run(const struct shd_invocation *inv)
 	if (r < 0)
 		fail(125, "box-shell: cannot reach box-policyd: %s\n", strerror(-r));
 
-	int root_fd = inv->root_fd;
-	if (root_fd < 0)
-		root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd >= 0 && root_fd < SHD_FD_PRIVATE_MIN) {
-		int hi = fcntl(root_fd, F_DUPFD_CLOEXEC, SHD_FD_PRIVATE_MIN);
-		if (hi >= 0) {
-			close(root_fd);
-			root_fd = hi;
-		}
-	}
-	struct sh_shell *sh = shell_new(so, d, cwd, root_fd);
+	struct sh_shell *sh = shell_new(so, d, cwd, inv->root_fd >= 0 ? inv->root_fd : root_open());
 	sh->exiting_fd = inv->ctl_fd;
 	sh->exiting = tell_main_exiting;
 	sh->host_run = shd_host_run;
@@ -645,14 +647,11 @@ rehearse(struct sh_decider *d, int root_fd)
 		"PWD=/home/agent", "SHLVL=1", "COLUMNS=120", "LINES=40", "EDITOR=vi",
 		"PAGER=cat", "GIT_PAGER=cat", "TMPDIR=/tmp", "NO_COLOR=1",
 	};
-	static char *args[] = { "true" };
 	Box__ShellOpen so = BOX__SHELL_OPEN__INIT;
 	so.mode = BOX__SHELL_MODE__SHELL_MODE_COMMAND;
 	so.command = "true";
 	so.arg0 = "bash";
 	so.invoked_as = "bash";
-	so.args = args;
-	so.n_args = 0;
 	so.env = env;
 	so.n_env = sizeof(env) / sizeof(env[0]);
 	so.cwd = "/";
@@ -727,12 +726,7 @@ door_answer(int door, int ctl_fd, struct box_ipc_msg *m, int *cwd)
 		char why[512];
 		(void)snprintf(why, sizeof(why), "box-shell: cannot enter %s: %s", so->cwd,
 			       strerror(errno));
-		shd_denied_text(why);
-		Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
-		d.message = why;
-		(void)box_ipc_send(c, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_DENIED, 0, &d.base,
-				   NULL, 0);
-		shd_conn_drain(c);
+		shd_conn_deny(c, why);
 		box_ipc_msg_done(m);
 		close(c);
 		return -1;
@@ -755,12 +749,7 @@ shd_spare_run(int ctl_fd)
 	struct shd_invocation inv = { .ctl_fd = ctl_fd, .cwd_fd = -1 };
 	/* The channel now, while nobody waits: policyd has it before the first request. */
 	inv.decider_err = sh_decider_policyd_new(-1, ctl_fd, shd_box.init->home, &inv.decider);
-	inv.root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (inv.root_fd >= 0 && inv.root_fd < SHD_FD_PRIVATE_MIN) {
-		int hi = fcntl(inv.root_fd, F_DUPFD_CLOEXEC, SHD_FD_PRIVATE_MIN);
-		close(inv.root_fd);
-		inv.root_fd = hi;
-	}
+	inv.root_fd = root_open();
 	/* The door, away from the fds scripts redirect (daemon.h). */
 	int door = fd_dup_cloexec(SHD_FD_LISTEN, SHD_FD_PRIVATE_MIN);
 	close(SHD_FD_LISTEN);

@@ -493,9 +493,13 @@ session_free(struct session *s)
 	free(s);
 }
 
-/* daemon.h */
-void
-shd_conn_drain(int fd)
+/*
+ * Read and drop what the alias sent and nobody will read (closing its fds):
+ * a unix socket closed with unread data resets its peer, whose next read
+ * then fails before it reaches our last message.
+ */
+static void
+conn_drain(int fd)
 {
 	for (int i = 0; i < 64; i++) {
 		char buf[256];
@@ -527,8 +531,17 @@ session_say(struct session *s, uint32_t type, const ProtobufCMessage *msg)
 	int r = box_ipc_chan_send(box_ipc_event_chan(s->conn), type, 0, msg, NULL, 0);
 	if (r < 0 && r != -EPIPE)
 		log_warn_errno(r, "session %u: cannot answer the alias", s->id);
-	shd_conn_drain(box_ipc_event_fd(s->conn));
+	conn_drain(box_ipc_event_fd(s->conn));
 	s->conn = box_ipc_event_free(s->conn);
+}
+
+/* A ShellDenied text made one line: control characters become spaces. */
+static void
+denied_text(char *why)
+{
+	for (char *p = why; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
 }
 
 static void
@@ -539,18 +552,23 @@ session_deny(struct session *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	shd_denied_text(why);
+	denied_text(why);
 	Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
 	d.message = why;
 	session_say(s, BOX__MSG_TYPE__MSG_SHELL_DENIED, &d.base);
 }
 
+/* daemon.h */
 void
-shd_denied_text(char *why)
+shd_conn_deny(int fd, char *why)
 {
-	for (char *p = why; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
+	denied_text(why);
+	Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
+	d.message = why;
+	conn_drain(fd); /* its ShellOpen (and fds), when queued still */
+	(void)box_ipc_send(fd, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_DENIED, 0, &d.base,
+			   NULL, 0);
+	conn_drain(fd);
 }
 
 /*
@@ -1111,12 +1129,7 @@ session_new(int c)
 		char why[96];
 		(void)snprintf(why, sizeof(why), "box-shell: too many shells running at once (max %u)",
 			       SHD_SESSIONS_MAX);
-		Box__ShellDenied d = BOX__SHELL_DENIED__INIT;
-		d.message = why;
-		shd_conn_drain(c); /* its ShellOpen (and fds), already queued */
-		(void)box_ipc_send(c, &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_DENIED, 0, &d.base,
-				   NULL, 0);
-		shd_conn_drain(c);
+		shd_conn_deny(c, why);
 		close(c);
 		return NULL;
 	}
@@ -1185,7 +1198,7 @@ session_exited(struct session *s, int status, bool said)
 	s->err_fd = safe_close(s->err_fd);
 	if (said) {
 		if (s->conn) {
-			shd_conn_drain(box_ipc_event_fd(s->conn));
+			conn_drain(box_ipc_event_fd(s->conn));
 			s->conn = box_ipc_event_free(s->conn);
 		}
 	} else {
