@@ -240,6 +240,20 @@ call_free(struct call *c)
 	free(c);
 }
 
+/* An entry for frame F's call: its method and id key ("" without an id); NULL: no memory. */
+static struct call *
+call_new(struct session *s, const struct mcp_frame *f)
+{
+	struct call *c = calloc(1, sizeof(*c));
+	if (!c || !(c->method = strdup(f->method))) {
+		free(c);
+		return NULL;
+	}
+	c->s = s;
+	(void)snprintf(c->key, sizeof(c->key), "%s", f->id_key);
+	return c;
+}
+
 static struct call *
 call_find(struct session *s, enum dir d, const char *key)
 {
@@ -784,15 +798,12 @@ c2s_frame(struct session *s, char *line, size_t len)
 			call_unlink(s, C2S, old);
 			call_free(old);
 		}
-		struct call *c = calloc(1, sizeof(*c));
-		if (!c || !(c->method = strdup(f->method))) {
-			free(c);
+		struct call *c = call_new(s, f);
+		if (!c) {
 			item_free(it);
 			session_close(s, 1, "out of memory");
 			return;
 		}
-		c->s = s;
-		(void)snprintf(c->key, sizeof(c->key), "%s", f->id_key);
 		bool is_call = strcmp(f->method, "tools/call") == 0;
 		c->tool = is_call ? dup_or_null(mcp_frame_tool(f)) : NULL;
 		c->prompt = dup_or_null(mcp_frame_prompt(f));
@@ -1136,15 +1147,12 @@ s2c_frame(struct session *s, char *line, size_t len)
 			item_free(it);
 			return;
 		}
-		struct call *c = calloc(1, sizeof(*c));
-		if (!c || !(c->method = strdup(f->method))) {
-			free(c);
+		struct call *c = call_new(s, f);
+		if (!c) {
 			item_free(it);
 			session_close(s, 1, "out of memory");
 			return;
 		}
-		c->s = s;
-		(void)snprintf(c->key, sizeof(c->key), "%s", f->id_key);
 		c->next = s->calls[S2C];
 		s->calls[S2C] = c;
 		s->ncalls[S2C]++;
@@ -1158,14 +1166,12 @@ s2c_frame(struct session *s, char *line, size_t len)
 		 * without an id no reply can come, so the call itself is decided as
 		 * that reply would be: mcp:call {server, method}.
 		 */
-		struct call *c = calloc(1, sizeof(*c));
-		if (!c || !(c->method = strdup(f->method))) {
-			free(c);
+		struct call *c = call_new(s, f);
+		if (!c) {
 			item_free(it);
 			session_close(s, 1, "out of memory");
 			return;
 		}
-		c->s = s;
 		it->call = c;
 		struct policy_fields fs;
 		call_fields(s, c, &fs);

@@ -408,19 +408,21 @@ test_call_names(void)
 		MCP_ERR_PARAMS, "params.uri must be a string", NULL);
 	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":[\"x\"]}",
 		MCP_ERR_INVALID, "params must be an object", "n:1");
-	char line[5000], name[4098];
-	memset(name, 'n', 257);
-	name[257] = 0;
-	snprintf(line, sizeof(line),
-		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\"}}",
-		 name);
-	check_refused(line, strlen(line), MCP_ERR_PARAMS, "1 to 256 bytes", "n:1");
-	memset(name, 'u', 4097);
-	name[4097] = 0;
-	snprintf(line, sizeof(line),
-		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":\"%s\"}}",
-		 name);
-	check_refused(line, strlen(line), MCP_ERR_PARAMS, "1 to 4096 bytes", "n:1");
+	/* one byte over the caps */
+	static const struct {
+		const char *method, *key, *why;
+		size_t len;
+	} over[] = { { "tools/call", "name", "1 to 256 bytes", MCP_NAME_MAX + 1 },
+		     { "resources/read", "uri", "1 to 4096 bytes", MCP_URI_MAX + 1 } };
+	for (size_t i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
+		char line[5000], value[MCP_URI_MAX + 2];
+		memset(value, 'v', over[i].len);
+		value[over[i].len] = 0;
+		snprintf(line, sizeof(line),
+			 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":{\"%s\":\"%s\"}}",
+			 over[i].method, over[i].key, value);
+		check_refused(line, strlen(line), MCP_ERR_PARAMS, over[i].why, "n:1");
+	}
 	/* a name tools/call and prompts/get do not read is not checked; a notification's uri neither */
 	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":"
 			"{\"name\":5}}",
@@ -443,39 +445,38 @@ test_idless_calls(void)
 	const char *why;
 
 	/* A method without an id is a notification only under notifications/. */
-	static const char *const idless[] = {
-		"{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{}}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"sampling/createMessage\",\"params\":{}}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/\"}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"notificationsX\"}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"x/notifications/y\"}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"no/such\"}",
+	static const struct {
+		const char *text;
+		enum mcp_kind kind;
+	} cases[] = {
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}",
+		  MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{}}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"sampling/createMessage\",\"params\":{}}",
+		  MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notificationsX\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"x/notifications/y\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"no/such\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", MCP_NOTIFICATION },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}",
+		  MCP_NOTIFICATION },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/call\",\"params\":{\"name\":5}}",
+		  MCP_NOTIFICATION },
 	};
-	for (size_t i = 0; i < sizeof(idless) / sizeof(idless[0]); i++) {
-		CHECK_INT(parse(idless[i], &f, &code, &why), 0);
-		CHECK_INT(f.kind, MCP_IDLESS_CALL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_INT(parse(cases[i].text, &f, &code, &why), 0);
+		CHECK_INT(f.kind, cases[i].kind);
 		CHECK(f.id == NULL);
 		CHECK_STR(f.id_key, "");
-		if (f.kind != MCP_IDLESS_CALL)
-			printf("#   %s\n", idless[i]);
+		if (f.kind != cases[i].kind)
+			printf("#   %s\n", cases[i].text);
 		mcp_frame_clear(&f);
 	}
-	CHECK_INT(parse(idless[0], &f, &code, &why), 0);
+	CHECK_INT(parse(cases[0].text, &f, &code, &why), 0);
 	CHECK_STR(mcp_frame_tool(&f), "rm");
 	mcp_frame_clear(&f);
-
-	static const char *const notes[] = {
-		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/call\",\"params\":{\"name\":5}}",
-	};
-	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++) {
-		CHECK_INT(parse(notes[i], &f, &code, &why), 0);
-		CHECK_INT(f.kind, MCP_NOTIFICATION);
-		mcp_frame_clear(&f);
-	}
 
 	/* With an id a notifications/ method is a request like any other. */
 	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"notifications/x\"}", &f, &code,
