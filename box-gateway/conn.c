@@ -1314,10 +1314,14 @@ send_request(struct gw_conn *c)
 		const struct http_header *h = &c->req.headers[i];
 		if (http_is_hop_by_hop(h->name, conn_v) || strcasecmp(h->name, "Host") == 0 ||
 		    strcasecmp(h->name, "Expect") == 0 ||
-		    strcasecmp(h->name, "Content-Length") == 0)
+		    strcasecmp(h->name, "Content-Length") == 0 ||
+		    (c->mcp && strcasecmp(h->name, "Accept-Encoding") == 0))
 			continue;
 		evbuffer_add_printf(o, "%s: %s\r\n", h->name, h->value);
 	}
+	/* A remote MCP server's replies are read as they pass (mcp.c): uncompressed. */
+	if (c->mcp)
+		evbuffer_add_printf(o, "Accept-Encoding: identity\r\n");
 	if (c->req.upgrade) {
 		const struct http_header *u =
 		    http_find_header(c->req.headers, c->req.n_headers, "Upgrade");
@@ -1368,7 +1372,8 @@ deliver(struct gw_conn *c, size_t n)
 	if (!n)
 		return;
 	if (c->mcp && gw_mcp_response_data(c->mcp, c->up->in, n) < 0) {
-		/* A reply over max_frame: cut (the client sees a truncated response). */
+		/* A reply over max_frame, or a server message mcp.c refuses: cut before
+		 * these bytes go out (the client sees a truncated response). */
 		record_http(c, false);
 		conn_destroy(c);
 		return;
@@ -1545,7 +1550,10 @@ response_head(struct gw_conn *c)
 		c->mcp_deadline = 0;
 		const struct http_header *ct =
 		    http_find_header(resp->headers, resp->n_headers, "Content-Type");
-		gw_mcp_response_head(c->mcp, resp->status, ct ? ct->value : NULL);
+		const struct http_header *ce =
+		    http_find_header(resp->headers, resp->n_headers, "Content-Encoding");
+		gw_mcp_response_head(c->mcp, resp->status, ct ? ct->value : NULL,
+				     ce ? ce->value : NULL);
 	}
 	if (resp->status == 101) {
 		if (!c->req.upgrade) {

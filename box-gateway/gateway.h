@@ -191,9 +191,12 @@ unsigned gw_mcp_answer(const struct gw_mcp_call *c, const char **body);
 void gw_mcp_timed_out(struct gw_mcp_call *c);
 /* FORWARD: the body to send instead (a refused reply to the server), or NULL. */
 const char *gw_mcp_replacement(const struct gw_mcp_call *c, size_t *len);
-/* The response: its head, n body bytes at the start of `from` (copied, not
- * drained; negative: over max_frame, close), its end. */
-void gw_mcp_response_head(struct gw_mcp_call *c, unsigned status, const char *content_type);
+/* The response: its head (its Content-Type and Content-Encoding values, or
+ * NULL), n body bytes at the start of `from` (copied, not drained; negative:
+ * over max_frame, or a server message mcp.c refuses — close before they reach
+ * the client), its end. */
+void gw_mcp_response_head(struct gw_mcp_call *c, unsigned status, const char *content_type,
+			  const char *content_encoding);
 int gw_mcp_response_data(struct gw_mcp_call *c, struct evbuffer *from, size_t n);
 void gw_mcp_response_end(struct gw_mcp_call *c);
 /* A forwarded request whose reply never came records mcp:call error here. */

@@ -4,12 +4,18 @@
  * with a server's url, after http:request permitted the request.
  *
  * A POST to the url carries one JSON-RPC message (its body, at most
- * max_frame, buffered by conn.c). It is classified and decided here:
- *   - a notification (no id), `ping`, `server/discover` and
- *     `subscriptions/listen` pass without a decision (POLICY.md §2);
+ * max_frame, buffered by conn.c). It is classified by box-mcpd's classifier
+ * (box-mcpd/jsonrpc.c: one rule for what is a request, a notification and an
+ * id-less call wherever box meets MCP) and decided here:
+ *   - a notification (no id, a method under `notifications/`), and `ping`,
+ *     `server/discover` and `subscriptions/listen` with an id, pass without a
+ *     decision (POLICY.md §2);
  *   - every other request, `initialize` included (over HTTP there is no
- *     start gate to stand in for it), is `mcp:call {server, method, tool?,
- *     prompt?, uri?}`;
+ *     start gate to stand in for it), and every other method without an id
+ *     (an id-less call: a server dispatching on the method runs it), is
+ *     `mcp:call {server, method, tool?, prompt?, uri?}`; an id-less call
+ *     refused or denied is answered HTTP 403 (no JSON-RPC reply can name it)
+ *     and logged;
  *   - `tools/call` after that permit: the server must not be failed
  *     (-32002), the tool must be in the last tools/list seen and unchanged
  *     since it was first listed unless allow_tool_changes (-32003), then the
@@ -20,10 +26,22 @@
  *     to a server's `ping` passes; denied, the server gets a -32001 error in
  *     its place; a reply to no request the gateway saw is refused (-32600);
  *   - malformed: invalid JSON or UTF-8 -32700, a batch, a non-object, jsonrpc
- *     other than "2.0" -32600 (HTTP 400, nothing sent upstream).
+ *     other than "2.0", an id that is null or not a string or an integer, keys
+ *     equal but for letter case, a method in another case than MCP's -32600
+ *     (HTTP 400, nothing sent upstream); a name or uri that is there but not
+ *     a usable string, or an argument spelled like a typed property but for
+ *     letter case, -32602.
  * A denial is answered HTTP 200 with the JSON-RPC error body and nothing is
- * sent upstream. The response (application/json, or text/event-stream events)
- * is parsed as it is relayed (a copy: the bytes reach the client unchanged):
+ * sent upstream. Requests to the url ask for uncompressed replies. The
+ * response (application/json, or text/event-stream events, read as clients
+ * read them: lines end at CR, LF or CRLF, a leading BOM is dropped) is parsed
+ * as it is relayed (a copy: the bytes reach the client unchanged, or not at
+ * all): every message in it is classified, and one the gateway refuses — a
+ * server's call without an id (it cannot be held for a decision, and MCP's
+ * server->client requests carry one), text that looks like JSON but does not
+ * load as box loads it, a message the classifier refuses, a compressed body,
+ * a type naming both JSON and a stream — cuts the response before the byte
+ * that completes it reaches the client (logged). Then
  * the reply to a permitted request records mcp:call response (result) or
  * error (error, or no reply at all); a tools/list result replaces the server's
  * tool catalog (a request with params.cursor adds a page to it) and is sent
@@ -48,7 +66,8 @@
  * bytes, nesting 32; 1024 server->client requests remembered per server;
  * 16384 first-seen tool definitions per server.
  * Trusts: nothing from the client or the server (every message is parsed by
- * jansson under the caps); the server table from GatewayInit (validated);
+ * jansson under the caps, classified by box-mcpd/jsonrpc.c); the server
+ * table from GatewayInit (validated);
  * policyd's verdicts. Never logs a body or an argument.
  */
 #include <errno.h>
@@ -62,6 +81,7 @@
 #include <event2/buffer.h>
 #include <jansson.h>
 
+#include "box-mcpd/jsonrpc.h"
 #include "gateway.h"
 #include "log.h"
 #include "policy_validate.h"
@@ -95,17 +115,18 @@ struct gw_mcp_server {
 	char *fail_msg;
 };
 
-enum rmode { RM_IGNORE, RM_JSON, RM_SSE };
+/* How a response body is read: not at all, one JSON value, an event stream, or refused. */
+enum rmode { RM_IGNORE, RM_JSON, RM_SSE, RM_REFUSE };
 
 struct gw_mcp_call {
 	struct gw_mcp_server *s;
 	gw_mcp_fn fn;
 	void *arg;
 	struct gw_decide *decide;
-	json_t *msg;
-	json_t *id; /* borrowed from msg */
+	struct mcp_frame f; /* the POSTed message, classified (box-mcpd/jsonrpc.h) */
+	json_t *id;	    /* f.id: NULL for a notification or an id-less call */
 	char *idkey;
-	const char *method, *tool, *prompt, *uri; /* borrowed from msg */
+	const char *method, *tool, *prompt, *uri; /* borrowed from f */
 	const char *reply_to;                     /* a client's reply: the server's method */
 	bool refining;
 	bool permitted; /* forwarded after a permitted mcp:call: its reply is recorded */
@@ -115,11 +136,17 @@ struct gw_mcp_call {
 	char *answer, *replacement;
 	/* the response */
 	enum rmode rmode;
+	const char *refuse_why; /* RM_REFUSE: why the body is refused */
 	bool over;
-	char *buf; /* JSON: the body; SSE: the line being read */
+	size_t seen;   /* body bytes read so far (a leading BOM is skipped) */
+	char *buf;     /* JSON: the body; SSE: the line being read */
 	size_t len, cap;
-	char *ev; /* SSE: the event's data */
+	char *ev;      /* SSE: the event's data */
 	size_t evlen, evcap;
+	bool sse_cr;   /* SSE: the last line ended with CR (an LF next ends nothing) */
+	/* JSON: where the top-level value stands (a scan of the bytes as they come) */
+	unsigned jdepth;
+	bool jstr, jesc, jdone;
 };
 
 static struct gw_mcp_server *servers;
@@ -226,6 +253,17 @@ error_body(json_t *id, int code, const char *message)
 static enum gw_mcp_verdict
 answer(struct gw_mcp_call *c, unsigned status, int code, const char *message)
 {
+	if (c->f.kind == MCP_IDLESS_CALL && c->f.method && status == 200) {
+		/*
+		 * Refused or denied without an id: no JSON-RPC reply can name it, so
+		 * the HTTP status says it (a client's notification() sees an error),
+		 * the body is the error with id null, and a line is logged.
+		 */
+		status = 403;
+		log_info("[mcp.%s]: %s without an id refused (%d): HTTP 403, nothing sent upstream "
+			 "(no JSON-RPC reply can name it)",
+			 c->s->name, c->f.method, code);
+	}
 	free(c->answer);
 	c->answer = error_body(c->id, code, message);
 	c->answer_status = status;
@@ -516,6 +554,59 @@ value_of(json_t *v, json_t *sch, int depth)
 	return pv;
 }
 
+/*
+ * A member of the arguments OBJ spelled like a typed property of its schema
+ * SCH but for letter case, at any depth (records, sets of records): a server
+ * that folds keys (Go's encoding/json) reads it as that property, which the
+ * typing passes by exact name only. Its name, or NULL.
+ */
+static const char *
+arg_case_variant(json_t *obj, json_t *sch, int depth)
+{
+	json_t *props = json_is_object(sch) ? json_object_get(sch, "properties") : NULL, *p, *a;
+	const char *k, *key, *bad = NULL;
+	if (!json_is_object(props) || depth > MCP_DEPTH_MAX)
+		return NULL;
+	if (json_is_array(obj)) {
+		size_t i;
+		json_array_foreach (obj, i, a)
+			if ((bad = arg_case_variant(a, sch, depth + 1)))
+				return bad;
+		return NULL;
+	}
+	if (!json_is_object(obj))
+		return NULL;
+	/* The properties folded into a hash: one fold per member, whatever their numbers. */
+	json_t *folded = json_object();
+	json_object_foreach (props, k, p) {
+		char *fp = mcp_key_fold(k);
+		if (fp)
+			(void)json_object_set_new(folded, fp, json_true());
+		free(fp);
+	}
+	json_object_foreach (obj, key, a) {
+		if (json_object_get(props, key))
+			continue;
+		char *fk = mcp_key_fold(key);
+		bool same = fk && json_object_get(folded, fk);
+		free(fk);
+		if (same) {
+			bad = key;
+			break;
+		}
+	}
+	json_decref(folded);
+	if (bad)
+		return bad;
+	json_object_foreach (props, k, p) {
+		json_t *items = json_object_get(p, "items");
+		a = json_object_get(obj, k);
+		if (a && (bad = arg_case_variant(a, json_is_array(a) ? items : p, depth + 1)))
+			return bad;
+	}
+	return NULL;
+}
+
 static void
 fields_free(Box__PolicyField **fs, size_t n)
 {
@@ -774,10 +865,18 @@ refine(struct gw_mcp_call *c)
 		}
 	}
 	/* No tools/list yet: no arguments are typed; policyd denies (pending schema). */
-	json_t *params = json_object_get(c->msg, "params");
+	json_t *params = c->f.params;
 	json_t *args = json_is_object(params) ? json_object_get(params, "arguments") : NULL;
 	Box__PolicyField **fs = NULL;
 	size_t n = 0;
+	const char *variant = sch ? arg_case_variant(args, sch, 1) : NULL;
+	if (variant) {
+		(void)snprintf(m, sizeof(m),
+			       "box-gateway: argument '%.256s' of tool '%.256s' is spelled like a "
+			       "property of its schema but for letter case",
+			       variant, c->tool);
+		return answer(c, 200, RPC_PARAMS, m);
+	}
 	if (sch && fields_of(args, sch, &fs, &n, 1) < 0)
 		return answer(c, 500, RPC_POLICY, "box-gateway: out of memory");
 	char *action = tool_action(s->ns, c->tool);
@@ -851,65 +950,49 @@ gw_mcp_call_new(const struct gw_mcp_server *s, gw_mcp_fn fn, void *arg)
 	return c;
 }
 
-static const char *
-param_str(json_t *params, const char *key)
-{
-	json_t *v = json_is_object(params) ? json_object_get(params, key) : NULL;
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
+/* The POSTed message's verdict: decided (PENDING), forwarded, or answered. */
 enum gw_mcp_verdict
 gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len)
 {
-	json_error_t err;
 	char m[400];
-	/* jansson refuses invalid UTF-8 and NUL bytes as invalid JSON. */
-	c->msg = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
-	if (!c->msg) {
-		(void)snprintf(m, sizeof(m), "box-gateway: parse error: %s", err.text);
-		return answer(c, 400, RPC_PARSE, m);
+	int code;
+	const char *why;
+	/* One classifier for box: box-mcpd/jsonrpc.c (ids, keys, methods, names). */
+	int r = mcp_frame_parse(body, len, &c->f, &code, &why);
+	c->id = c->f.id;
+	if (r == -ENOMEM)
+		return answer(c, 500, RPC_INVALID, "box-gateway: out of memory");
+	if (r < 0) {
+		/* Malformed: 400; a name or uri it cannot decide on: 200 (403 without an id). */
+		(void)snprintf(m, sizeof(m), "box-gateway: %s", why);
+		return answer(c, code == RPC_PARAMS ? 200 : 400, code, m);
 	}
-	if (json_is_array(c->msg))
-		return answer(c, 400, RPC_INVALID,
-			      "box-gateway: a JSON-RPC batch is not accepted (one message a POST)");
-	if (!json_is_object(c->msg))
-		return answer(c, 400, RPC_INVALID, "box-gateway: not a JSON-RPC message (an object)");
-	c->id = json_object_get(c->msg, "id");
-	if (c->id && !json_is_string(c->id) && !json_is_integer(c->id) && !json_is_null(c->id)) {
-		c->id = NULL;
-		return answer(c, 400, RPC_INVALID, "box-gateway: the id must be a string or an integer");
-	}
-	json_t *ver = json_object_get(c->msg, "jsonrpc");
-	if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)
-		return answer(c, 400, RPC_INVALID, "box-gateway: jsonrpc must be \"2.0\"");
 	if (c->id) {
 		c->idkey = json_dumps(c->id, JSON_ENCODE_ANY | JSON_COMPACT);
 		if (!c->idkey)
 			return answer(c, 500, RPC_INVALID, "box-gateway: out of memory");
 	}
-	json_t *method = json_object_get(c->msg, "method");
-	if (method) {
-		if (!json_is_string(method))
-			return answer(c, 400, RPC_INVALID, "box-gateway: method must be a string");
-		c->method = json_string_value(method);
-		/* POLICY.md §2: these pass undecided; over HTTP initialize does not. */
-		if (!c->id || strcmp(c->method, "ping") == 0 ||
-		    strcmp(c->method, "server/discover") == 0 ||
-		    strcmp(c->method, "subscriptions/listen") == 0)
+	switch (c->f.kind) {
+	case MCP_NOTIFICATION:
+		return GW_MCP_FORWARD;
+	case MCP_REQUEST:
+	case MCP_IDLESS_CALL:
+		c->method = c->f.method;
+		/* POLICY.md §2: these pass undecided with an id; over HTTP initialize does not. */
+		if (c->f.kind == MCP_REQUEST && (strcmp(c->method, "ping") == 0 ||
+						 strcmp(c->method, "server/discover") == 0 ||
+						 strcmp(c->method, "subscriptions/listen") == 0))
 			return GW_MCP_FORWARD;
-		json_t *params = json_object_get(c->msg, "params");
-		if (strcmp(c->method, "tools/call") == 0)
-			c->tool = param_str(params, "name");
-		else if (strcmp(c->method, "prompts/get") == 0)
-			c->prompt = param_str(params, "name");
-		c->uri = param_str(params, "uri");
+		c->tool = mcp_frame_tool(&c->f);
+		c->prompt = mcp_frame_prompt(&c->f);
+		c->uri = mcp_frame_uri(&c->f);
 		c->is_tools_list = strcmp(c->method, "tools/list") == 0;
-		c->has_cursor = param_str(params, "cursor") != NULL;
-	} else {
+		c->has_cursor = json_is_object(c->f.params) &&
+				json_is_string(json_object_get(c->f.params, "cursor"));
+		break;
+	case MCP_RESPONSE:
+	default: {
 		/* A reply (result or error) to a request the server made. */
-		if (!c->id || !(json_object_get(c->msg, "result") || json_object_get(c->msg, "error")))
-			return answer(c, 400, RPC_INVALID,
-				      "box-gateway: neither a request, a notification nor a reply");
 		json_t *sm = json_object_get(c->s->srv_reqs, c->idkey);
 		if (!json_is_string(sm))
 			return answer(c, 400, RPC_INVALID,
@@ -920,6 +1003,8 @@ gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len)
 			return answer(c, 500, RPC_INVALID, "box-gateway: out of memory");
 		if (strcmp(c->reply_to, "ping") == 0)
 			return GW_MCP_FORWARD;
+		break;
+	}
 	}
 	struct policy_fields fs;
 	call_fields(c, &fs);
@@ -951,72 +1036,154 @@ record(struct gw_mcp_call *c, bool ok)
 	gw_record(ok, "mcp:call", &fs, NULL);
 }
 
-/* One JSON-RPC message from the server. */
-static void
+/*
+ * One JSON-RPC message from the server (element M of what it sent), by the
+ * classifier box-mcpd uses. Returns NULL, or why the response must be cut:
+ * a message the gateway cannot read as the client would, or a server's call
+ * without an id — a server->client request is decided on the client's reply,
+ * and an id-less one has none, while the stream cannot wait for a decision:
+ * it is refused (MCP's server->client requests carry an id).
+ */
+static const char *
 server_msg(struct gw_mcp_call *c, json_t *m)
 {
-	if (!json_is_object(m))
-		return;
-	json_t *id = json_object_get(m, "id"), *method = json_object_get(m, "method");
-	if (json_is_string(method)) {
+	struct mcp_frame f;
+	int code;
+	const char *why;
+	int r = mcp_frame_classify(m, &f, &code, &why);
+	const char *cut = NULL;
+	if (r == -ENOMEM) {
+		cut = "out of memory";
+		goto out;
+	}
+	if (r < 0) {
+		cut = why;
+		goto out;
+	}
+	if (f.kind == MCP_IDLESS_CALL) {
+		cut = "a request without an id (only notifications/ methods go without one)";
+		goto out;
+	}
+	if (f.kind == MCP_NOTIFICATION)
+		goto out;
+	char *k = json_dumps(f.id, JSON_ENCODE_ANY | JSON_COMPACT);
+	if (!k) {
+		cut = "out of memory";
+		goto out;
+	}
+	if (f.kind == MCP_REQUEST) {
 		/* A server->client request: its reply will be decided on its method. */
-		if (!id || json_is_null(id))
-			return;
-		char *k = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-		if (!k)
-			return;
 		if (json_object_size(c->s->srv_reqs) >= MCP_SRV_REQS_MAX)
 			json_object_clear(c->s->srv_reqs);
-		json_object_set(c->s->srv_reqs, k, method);
+		json_object_set_new(c->s->srv_reqs, k, json_string(f.method));
 		free(k);
-		return;
+		goto out;
 	}
-	if (!id || !c->idkey)
-		return;
-	char *k = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-	bool mine = k && strcmp(k, c->idkey) == 0;
+	bool mine = c->idkey && strcmp(k, c->idkey) == 0;
 	free(k);
 	if (!mine)
-		return;
-	json_t *result = json_object_get(m, "result");
-	record(c, result != NULL && json_object_get(m, "error") == NULL);
-	if (c->is_tools_list && json_is_object(result)) {
-		json_t *tools = json_object_get(result, "tools");
+		goto out;
+	record(c, !f.is_error);
+	if (c->is_tools_list && json_is_object(f.result)) {
+		json_t *tools = json_object_get(f.result, "tools");
 		if (json_is_array(tools))
 			tools_listed(c->s, tools, c->has_cursor);
 	}
+out:
+	mcp_frame_clear(&f);
+	return cut;
 }
 
-static void
+/* The first non-whitespace byte of TEXT, or 0. */
+static char
+first_byte(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
+			return text[i];
+	return 0;
+}
+
+/*
+ * What the server sent in one event or JSON body: a message or a batch.
+ * Returns 0, or -EPROTO (logged) when the response must be cut. Text that is
+ * not JSON at all (an event a client cannot read as a message either) is
+ * passed over; text that looks like JSON but does not load as box loads it
+ * (duplicate or case-variant keys, numbers out of range, \u0000, a lone
+ * surrogate: what some client's parser might read anyway) is refused.
+ */
+static int
 parse_messages(struct gw_mcp_call *c, const char *text, size_t len)
 {
-	json_error_t err;
-	json_t *j = json_loadb(text, len, JSON_DECODE_ANY, &err);
-	if (!j)
-		return;
-	if (json_is_array(j)) {
+	json_t *j;
+	int code;
+	const char *why, *cut = NULL;
+	char b = first_byte(text, len);
+	if (mcp_json_load(text, len, &j, &code, &why) < 0) {
+		if (b != '{' && b != '[')
+			return 0;
+		cut = why;
+	} else if (json_is_array(j)) {
 		size_t i;
 		json_t *e;
 		json_array_foreach (j, i, e)
-			server_msg(c, e);
+			if ((cut = server_msg(c, e)))
+				break;
+		if (!cut && json_array_size(j) == 0)
+			cut = "an empty batch";
+		json_decref(j);
 	} else {
-		server_msg(c, j);
+		cut = server_msg(c, j);
+		json_decref(j);
 	}
-	json_decref(j);
+	if (!cut)
+		return 0;
+	log_info("[mcp.%s]: the server sent a message the gateway refuses: %s: the response is "
+		 "cut before the client can read it",
+		 c->s->name, cut);
+	return -EPROTO;
+}
+
+/* Whether the header value V mentions WORD, in any case. */
+static bool
+mentions(const char *v, const char *word)
+{
+	size_t n = strlen(word);
+	for (; *v; v++)
+		if (strncasecmp(v, word, n) == 0)
+			return true;
+	return false;
 }
 
 void
-gw_mcp_response_head(struct gw_mcp_call *c, unsigned status, const char *content_type)
+gw_mcp_response_head(struct gw_mcp_call *c, unsigned status, const char *content_type,
+		     const char *content_encoding)
 {
 	c->rmode = RM_IGNORE;
-	c->len = c->evlen = 0;
-	if (status < 200 || status > 299 || !content_type)
-		return;
-	size_t tl = strcspn(content_type, "; \t");
-	if (tl == 16 && strncasecmp(content_type, "application/json", 16) == 0)
-		c->rmode = RM_JSON;
-	else if (tl == 17 && strncasecmp(content_type, "text/event-stream", 17) == 0)
-		c->rmode = RM_SSE;
+	c->len = c->evlen = c->seen = 0;
+	c->jdepth = 0;
+	c->jstr = c->jesc = c->jdone = c->sse_cr = false;
+	if (status < 200 || status > 299)
+		return; /* an error status: clients read no message out of it */
+	/*
+	 * Read as the clients read it: the TypeScript SDK takes a type that
+	 * contains text/event-stream as a stream, one that contains
+	 * application/json as JSON, and its GET stream whatever the type;
+	 * Python's takes the type's start. So: a stream when it names
+	 * event-stream, JSON when it names json, a stream otherwise; both named
+	 * is refused, as is a compressed body (it cannot be read here).
+	 */
+	const char *ct = content_type ? content_type : "";
+	bool sse = mentions(ct, "event-stream"), json = mentions(ct, "json");
+	if (content_encoding && content_encoding[0] && strcasecmp(content_encoding, "identity")) {
+		c->rmode = RM_REFUSE;
+		c->refuse_why = "a compressed body (Content-Encoding), which cannot be read here";
+	} else if (sse && json) {
+		c->rmode = RM_REFUSE;
+		c->refuse_why = "a Content-Type naming both JSON and an event stream";
+	} else {
+		c->rmode = json ? RM_JSON : RM_SSE;
+	}
 }
 
 static int
@@ -1039,20 +1206,29 @@ grow(char **b, size_t *cap, size_t need, uint64_t max)
 	return 0;
 }
 
-/* One SSE line (no line end): data lines gather, an empty line dispatches. */
+/*
+ * One SSE line (no line end), as the event stream format reads it: a line
+ * starting with ':' is a comment; "data" with or without ':' adds its value
+ * (one space after the colon dropped) to the event's data; other fields do
+ * not count here; an empty line dispatches the event, whatever its type
+ * (stricter than clients, which read only "message" events).
+ */
 static int
 sse_line(struct gw_mcp_call *c, const char *l, size_t n)
 {
 	if (n == 0) {
+		int r = 0;
 		if (c->evlen)
-			parse_messages(c, c->ev, c->evlen);
+			r = parse_messages(c, c->ev, c->evlen);
 		c->evlen = 0;
-		return 0;
+		return r;
 	}
-	if (n < 5 || memcmp(l, "data", 4) != 0 || (n > 4 && l[4] != ':'))
-		return 0; /* event:, id:, retry:, comments */
-	l += 5;
-	n -= 5;
+	const char *colon = memchr(l, ':', n);
+	size_t name = colon ? (size_t)(colon - l) : n;
+	if (name != 4 || memcmp(l, "data", 4) != 0)
+		return 0; /* a comment, event:, id:, retry:, anything else */
+	l += colon ? name + 1 : n;
+	n -= colon ? name + 1 : n;
 	if (n && *l == ' ') {
 		l++;
 		n--;
@@ -1068,23 +1244,31 @@ sse_line(struct gw_mcp_call *c, const char *l, size_t n)
 	return 0;
 }
 
+/* Stream bytes: lines end at CRLF, LF or CR, as the event stream format says. */
 static int
 sse_feed(struct gw_mcp_call *c, const char *p, size_t n)
 {
 	while (n) {
-		const char *nl = memchr(p, '\n', n);
-		size_t take = nl ? (size_t)(nl - p) : n;
+		if (c->sse_cr && *p == '\n') {
+			/* the LF of a CRLF split across reads */
+			p++;
+			n--;
+			c->sse_cr = false;
+			continue;
+		}
+		c->sse_cr = false;
+		size_t take = 0;
+		while (take < n && p[take] != '\n' && p[take] != '\r')
+			take++;
 		int r = grow(&c->buf, &c->cap, c->len + take, c->s->max_frame);
 		if (r < 0)
 			return r;
 		memcpy(c->buf + c->len, p, take);
 		c->len += take;
-		if (!nl)
+		if (take == n)
 			return 0;
-		size_t ll = c->len;
-		if (ll && c->buf[ll - 1] == '\r')
-			ll--;
-		r = sse_line(c, c->buf, ll);
+		c->sse_cr = p[take] == '\r';
+		r = sse_line(c, c->buf, c->len);
 		c->len = 0;
 		if (r < 0)
 			return r;
@@ -1094,11 +1278,65 @@ sse_feed(struct gw_mcp_call *c, const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * JSON body bytes: kept (up to max_frame) and scanned for the end of the
+ * top-level value, which is parsed the moment its last byte arrives — before
+ * that byte reaches the client, so a refused message is cut while the client
+ * still holds an incomplete body. Anything but whitespace after it is refused.
+ */
+static int
+json_feed(struct gw_mcp_call *c, const char *p, size_t n)
+{
+	int r = grow(&c->buf, &c->cap, c->len + n, c->s->max_frame);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		char ch = p[i];
+		c->buf[c->len++] = ch;
+		if (c->jdone) {
+			if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') {
+				log_info("[mcp.%s]: the server sent data after its JSON reply: the "
+					 "response is cut",
+					 c->s->name);
+				return -EPROTO;
+			}
+			continue;
+		}
+		if (c->jstr) {
+			if (c->jesc)
+				c->jesc = false;
+			else if (ch == '\\')
+				c->jesc = true;
+			else if (ch == '"')
+				c->jstr = false;
+			continue;
+		}
+		if (ch == '"') {
+			c->jstr = true;
+		} else if (ch == '{' || ch == '[') {
+			c->jdepth++;
+		} else if ((ch == '}' || ch == ']') && c->jdepth > 0 && --c->jdepth == 0) {
+			c->jdone = true;
+			r = parse_messages(c, c->buf, c->len);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 int
 gw_mcp_response_data(struct gw_mcp_call *c, struct evbuffer *from, size_t n)
 {
 	if (c->rmode == RM_IGNORE || c->over || !n)
 		return 0;
+	if (c->rmode == RM_REFUSE) {
+		c->over = true;
+		log_info("[mcp.%s]: the server's response is %s: it is cut before the client can "
+			 "read it",
+			 c->s->name, c->refuse_why);
+		return -EPROTO;
+	}
 	struct evbuffer_ptr pos;
 	if (evbuffer_ptr_set(from, &pos, 0, EVBUFFER_PTR_SET) < 0)
 		return 0;
@@ -1107,21 +1345,26 @@ gw_mcp_response_data(struct gw_mcp_call *c, struct evbuffer *from, size_t n)
 		if (evbuffer_peek(from, (ev_ssize_t)n, &pos, &v, 1) < 1)
 			break;
 		size_t k = v.iov_len < n ? v.iov_len : n;
-		int r;
-		if (c->rmode == RM_JSON) {
-			r = grow(&c->buf, &c->cap, c->len + k, c->s->max_frame);
-			if (r == 0) {
-				memcpy(c->buf + c->len, v.iov_base, k);
-				c->len += k;
+		const char *p = v.iov_base;
+		size_t skip = 0;
+		/* A UTF-8 byte order mark opening a body or a stream: clients drop it. */
+		static const char bom[] = "\xef\xbb\xbf";
+		while (c->seen < 3 && skip < k) {
+			if (p[skip] != bom[c->seen]) {
+				c->seen = 3;
+				break;
 			}
-		} else {
-			r = sse_feed(c, v.iov_base, k);
+			skip++;
+			c->seen++;
 		}
+		int r = c->rmode == RM_JSON ? json_feed(c, p + skip, k - skip)
+					    : sse_feed(c, p + skip, k - skip);
 		if (r < 0) {
 			c->over = true;
-			log_info("[mcp.%s]: a reply over max_frame (%llu bytes): the connection "
-				 "is closed",
-				 c->s->name, (unsigned long long)c->s->max_frame);
+			if (r == -E2BIG)
+				log_info("[mcp.%s]: a reply over max_frame (%llu bytes): the "
+					 "connection is closed",
+					 c->s->name, (unsigned long long)c->s->max_frame);
 			return r;
 		}
 		n -= k;
@@ -1134,8 +1377,9 @@ gw_mcp_response_data(struct gw_mcp_call *c, struct evbuffer *from, size_t n)
 void
 gw_mcp_response_end(struct gw_mcp_call *c)
 {
-	if (c->rmode == RM_JSON && !c->over && c->len)
-		parse_messages(c, c->buf, c->len);
+	/* Delivered whole: read for the record; too late to refuse anything. */
+	if (c->rmode == RM_JSON && !c->over && !c->jdone && c->len)
+		(void)parse_messages(c, c->buf, c->len);
 	else if (c->rmode == RM_SSE && !c->over) {
 		if (c->len)
 			(void)sse_line(c, c->buf, c->len);
@@ -1151,8 +1395,8 @@ gw_mcp_call_free(struct gw_mcp_call *c)
 	if (!c)
 		return;
 	gw_decide_cancel(c->decide);
-	record(c, false); /* forwarded, and no reply came */
-	json_decref(c->msg);
+	record(c, false); /* forwarded, and no reply came (an id-less call never gets one) */
+	mcp_frame_clear(&c->f);
 	free(c->idkey);
 	free((char *)c->reply_to);
 	free(c->answer);

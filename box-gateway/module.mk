@@ -3,7 +3,9 @@
 # the unit tests and fuzz targets link; main.c is the daemon's start-up.
 # Links common/, proto/ (gateway + policy tables), libevent (core, extra for
 # evdns), BoringSSL, jansson (remote MCP, issue 14) and libseccomp — never
-# OpenSSL or libevent_openssl.
+# OpenSSL or libevent_openssl — and box-mcpd's libmcpd.a for jsonrpc.o alone:
+# the one JSON-RPC classifier (what is a request, a notification, an id-less
+# call), so the gateway and the broker cannot disagree.
 GATEWAY_LIB_SRCS := $(filter-out box-gateway/main.c,$(wildcard box-gateway/*.c))
 GATEWAY_LIB_OBJS := $(GATEWAY_LIB_SRCS:%.c=$(BUILD)/%.o)
 GATEWAY_MAIN_OBJ := $(BUILD)/box-gateway/main.o
@@ -23,6 +25,8 @@ $(GATEWAY_LIB_OBJS) $(GATEWAY_MAIN_OBJ): private MODULE_CPPFLAGS := $(GATEWAY_CP
 $(LIBGATEWAY): $(GATEWAY_LIB_OBJS)
 	$(archive)
 
-$(BIN)/box-gateway: $(GATEWAY_MAIN_OBJ) $(LIBGATEWAY) $(LIBPROTO) $(LIBCOMMON)
+# (libmcpd.a by its path: box-mcpd/lib.mk, which names it, is read after this file.)
+$(BIN)/box-gateway: $(GATEWAY_MAIN_OBJ) $(LIBGATEWAY) $(BUILD)/box-mcpd/libmcpd.a $(LIBPROTO) \
+		$(LIBCOMMON)
 	$(link_program)
 $(BIN)/box-gateway: private MODULE_LDLIBS := $(GATEWAY_LIBS)

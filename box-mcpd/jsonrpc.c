@@ -2,12 +2,14 @@
  * jsonrpc.c — parse and classify one MCP stdio frame, build error replies
  * (jsonrpc.h). Pure: no I/O, no logging.
  *
- * Trusts: nothing. Each line comes from the harness or from a server. The
- * bytes are checked as strict UTF-8 here before jansson parses them (so the
- * error names the offending byte), objects with a duplicate key are refused
- * (the broker decides on the value a server would read), NUL is refused
- * (every string the broker hands on is a C string), and each field the
- * broker decides on is type-checked and capped.
+ * Trusts: nothing. Each line comes from the harness or from a server (or,
+ * through box-gateway, a remote server's POST body or event). The bytes are
+ * checked as strict UTF-8 here before jansson parses them (so the error names
+ * the offending byte), objects with a duplicate key are refused — keys equal
+ * but for letter case too (the broker decides on the value a server would
+ * read, and some servers' decoders fold case) — NUL is refused (every string
+ * the broker hands on is a C string), and each field the broker decides on
+ * is type-checked and capped: present but unusable refuses the frame.
  */
 #include "box-mcpd/jsonrpc.h"
 
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Length of the valid UTF-8 sequence at S[0..LEN), or 0 if none starts there. */
 static size_t
@@ -109,23 +112,181 @@ refuse(int code, const char *msg, int *rpc_code, const char **why)
 	return -EINVAL;
 }
 
+/* ---- keys equal but for letter case ------------------------------------------------ */
+
+/* Whether KEY changes when folded: an ASCII capital or a non-ASCII byte. */
+static bool
+key_folds(const char *key)
+{
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		if ((*p >= 'A' && *p <= 'Z') || *p >= 0x80)
+			return true;
+	return false;
+}
+
+char *
+mcp_key_fold(const char *key)
+{
+	size_t n = strlen(key);
+	char *out = malloc(n + 1), *o = out;
+	const unsigned char *p = (const unsigned char *)key;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		if (*p >= 'A' && *p <= 'Z') {
+			*o++ = (char)(*p++ + ('a' - 'A'));
+		} else if (p[0] == 0xc5 && p[1] == 0xbf) {
+			*o++ = 's';
+			p += 2;
+		} else if (p[0] == 0xe2 && p[1] == 0x84 && p[2] == 0xaa) {
+			*o++ = 'k';
+			p += 3;
+		} else {
+			*o++ = (char)*p++;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One object's keys folded and sorted: 1 when two are equal, 0, or -ENOMEM. */
+static int
+object_fold_dup(json_t *obj)
+{
+	size_t n = json_object_size(obj), i = 0;
+	const char *key;
+	json_t *v;
+	int r = 0;
+	char **keys = calloc(n, sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	json_object_foreach (obj, key, v) {
+		if (!(keys[i++] = mcp_key_fold(key))) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	qsort(keys, n, sizeof(*keys), cmp_str);
+	for (i = 1; i < n && r == 0; i++)
+		if (strcmp(keys[i - 1], keys[i]) == 0)
+			r = 1;
+out:
+	for (i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	return r;
+}
+
+/*
+ * 1 when an object anywhere in V has two keys equal but for case, 0, or
+ * -ENOMEM. jansson already refused exact duplicates, so an object whose keys
+ * all fold to themselves is skipped without allocating. The depth is
+ * jansson's parse depth (JSON_PARSER_MAX_DEPTH).
+ */
+static int
+fold_dups(json_t *v)
+{
+	const char *key;
+	json_t *x;
+	size_t i;
+	int r;
+
+	if (json_is_object(v)) {
+		bool folds = false;
+		json_object_foreach (v, key, x)
+			folds = folds || key_folds(key);
+		if (folds && json_object_size(v) > 1 && (r = object_fold_dup(v)) != 0)
+			return r;
+		json_object_foreach (v, key, x)
+			if ((r = fold_dups(x)) != 0)
+				return r;
+	} else if (json_is_array(v)) {
+		json_array_foreach (v, i, x)
+			if ((r = fold_dups(x)) != 0)
+				return r;
+	}
+	return 0;
+}
+
+/* A member of OBJ spelled like one of NAMES but for letter case: its name, or NULL. */
+static const char *
+case_variant(json_t *obj, const char *const *names, size_t n)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach (obj, key, v) {
+		if (!key_folds(key))
+			continue;
+		char *folded = mcp_key_fold(key);
+		for (size_t i = 0; folded && i < n; i++)
+			if (strcmp(folded, names[i]) == 0) {
+				free(folded);
+				return key;
+			}
+		free(folded);
+	}
+	return NULL;
+}
+
+/* ---- methods ------------------------------------------------------------------------ */
+
+/* MCP's methods (2025-06-18 and the tasks of the draft) other than its notifications. */
+static const char *const mcp_methods[] = {
+	"initialize",	     "ping",		"tools/list",
+	"tools/call",	     "prompts/list",	"prompts/get",
+	"resources/list",    "resources/read",	"resources/templates/list",
+	"resources/subscribe", "resources/unsubscribe", "logging/setLevel",
+	"completion/complete", "sampling/createMessage", "roots/list",
+	"elicitation/create", "server/discover",	"subscriptions/listen",
+	"tasks/get",	     "tasks/list",	"tasks/result",
+	"tasks/cancel",
+};
+
+#define NOTIFICATIONS "notifications/"
+
+/* NULL when METHOD is acceptable, else why not (static). */
+static const char *
+method_refusal(const char *method, size_t len)
+{
+	if (len == 0 || len > MCP_METHOD_MAX)
+		return "method must have 1 to 256 bytes";
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)method[i] < 0x21 || (unsigned char)method[i] > 0x7e)
+			return "method must be printable ASCII without spaces";
+	if (strncasecmp(method, NOTIFICATIONS, strlen(NOTIFICATIONS)) == 0 &&
+	    strncmp(method, NOTIFICATIONS, strlen(NOTIFICATIONS)) != 0)
+		return "method differs from MCP's notifications/ only in letter case";
+	for (size_t i = 0; i < sizeof(mcp_methods) / sizeof(mcp_methods[0]); i++)
+		if (strcasecmp(method, mcp_methods[i]) == 0 && strcmp(method, mcp_methods[i]) != 0)
+			return "method differs from one of MCP's only in letter case";
+	return NULL;
+}
+
+/* ---- loading and classifying ---------------------------------------------------------- */
+
 int
-mcp_frame_parse(const char *line, size_t len, struct mcp_frame *f, int *rpc_code,
-		const char **why)
+mcp_json_load(const char *text, size_t len, json_t **root, int *rpc_code, const char **why)
 {
 	json_error_t jerr;
 	size_t bad;
 
-	memset(f, 0, sizeof(*f));
+	*root = NULL;
 	*rpc_code = 0;
 	*why = NULL;
-	if (len && line[len - 1] == '\r')
-		len--;
-	if (!mcp_utf8_valid(line, len, &bad))
-		return refuse(MCP_ERR_PARSE, bad < len && line[bad] == 0 ?
+	if (!mcp_utf8_valid(text, len, &bad))
+		return refuse(MCP_ERR_PARSE, bad < len && text[bad] == 0 ?
 				  "invalid JSON: NUL byte" : "invalid UTF-8", rpc_code, why);
-	f->root = json_loadb(line, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
-	if (!f->root) {
+	json_t *j = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+	if (!j) {
 		switch (json_error_code(&jerr)) {
 		case json_error_out_of_memory:
 			*why = "out of memory";
@@ -145,10 +306,46 @@ mcp_frame_parse(const char *line, size_t len, struct mcp_frame *f, int *rpc_code
 			return refuse(MCP_ERR_PARSE, "invalid JSON", rpc_code, why);
 		}
 	}
-	if (json_is_array(f->root))
-		return refuse(MCP_ERR_INVALID, "batches are not supported", rpc_code, why);
-	if (!json_is_object(f->root))
-		return refuse(MCP_ERR_INVALID, "a frame must be a JSON object", rpc_code, why);
+	int r = fold_dups(j);
+	if (r != 0) {
+		json_decref(j);
+		if (r < 0) {
+			*why = "out of memory";
+			return r;
+		}
+		return refuse(MCP_ERR_INVALID,
+			      "ambiguous JSON: two object keys differ only in letter case", rpc_code,
+			      why);
+	}
+	*root = j;
+	return 0;
+}
+
+/* params.KEY of a decided call: absent, or a string of 1 to MAX bytes. */
+static bool
+param_usable(const json_t *params, const char *key, size_t max)
+{
+	json_t *v = json_is_object(params) ? json_object_get(params, key) : NULL;
+	return !v || (json_is_string(v) && json_string_length(v) >= 1 &&
+		      json_string_length(v) <= max);
+}
+
+static const char *const jsonrpc_members[] = { "jsonrpc", "id", "method", "params", "result",
+					       "error" };
+static const char *const param_members[] = { "name", "uri", "arguments", "cursor" };
+
+int
+mcp_frame_classify(json_t *msg, struct mcp_frame *f, int *rpc_code, const char **why)
+{
+	memset(f, 0, sizeof(*f));
+	*rpc_code = 0;
+	*why = NULL;
+	if (!json_is_object(msg))
+		return refuse(MCP_ERR_INVALID,
+			      json_is_array(msg) ? "batches are not supported" :
+						   "a frame must be a JSON object",
+			      rpc_code, why);
+	f->root = json_incref(msg);
 
 	json_t *id = json_object_get(f->root, "id");
 	json_t *method = json_object_get(f->root, "method");
@@ -160,33 +357,55 @@ mcp_frame_parse(const char *line, size_t len, struct mcp_frame *f, int *rpc_code
 		f->id_key[0] = 0;
 	if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0)
 		return refuse(MCP_ERR_INVALID, "jsonrpc must be \"2.0\"", rpc_code, why);
+	if (case_variant(f->root, jsonrpc_members,
+			 sizeof(jsonrpc_members) / sizeof(jsonrpc_members[0])))
+		return refuse(MCP_ERR_INVALID,
+			      "a member is spelled like a JSON-RPC member but for letter case",
+			      rpc_code, why);
 
 	if (method) {
 		if (!json_is_string(method))
 			return refuse(MCP_ERR_INVALID, "method must be a string", rpc_code, why);
-		if (json_string_length(method) == 0 ||
-		    json_string_length(method) > MCP_METHOD_MAX)
-			return refuse(MCP_ERR_INVALID, "method must have 1 to 256 bytes", rpc_code,
-				      why);
+		const char *no = method_refusal(json_string_value(method),
+						json_string_length(method));
+		if (no)
+			return refuse(MCP_ERR_INVALID, no, rpc_code, why);
 		if (json_object_get(f->root, "result") || json_object_get(f->root, "error"))
 			return refuse(MCP_ERR_INVALID, "a request cannot carry result or error",
 				      rpc_code, why);
-		json_t *params = json_object_get(f->root, "params");
-		if (params && !json_is_object(params) && !json_is_array(params))
-			return refuse(MCP_ERR_INVALID, "params must be an object or an array",
+		if (id && !f->id)
+			return refuse(MCP_ERR_INVALID,
+				      json_is_string(id) ? "id longer than 256 bytes" :
+				      json_is_null(id)	 ? "id must be a string or an integer "
+							   "(null is neither a request nor a "
+							   "notification)" :
+							   "id must be a string or an integer",
 				      rpc_code, why);
+		json_t *params = json_object_get(f->root, "params");
+		if (params && !json_is_object(params))
+			return refuse(MCP_ERR_INVALID, "params must be an object", rpc_code, why);
 		f->method = json_string_value(method);
 		f->params = params;
-		if (!id) {
+		size_t nl = strlen(NOTIFICATIONS);
+		if (!id && strncmp(f->method, NOTIFICATIONS, nl) == 0 && f->method[nl]) {
 			f->kind = MCP_NOTIFICATION;
 			return 0;
 		}
-		if (!f->id)
-			return refuse(MCP_ERR_INVALID,
-				      json_is_string(id) ? "id longer than 256 bytes" :
-							   "id must be a string or an integer",
+		f->kind = id ? MCP_REQUEST : MCP_IDLESS_CALL;
+		if (params && case_variant(params, param_members,
+					   sizeof(param_members) / sizeof(param_members[0])))
+			return refuse(MCP_ERR_PARAMS,
+				      "a member of params is spelled like name, uri, arguments or "
+				      "cursor but for letter case",
 				      rpc_code, why);
-		f->kind = MCP_REQUEST;
+		bool named = strcmp(f->method, "tools/call") == 0 ||
+			     strcmp(f->method, "prompts/get") == 0;
+		if (named && !param_usable(params, "name", MCP_NAME_MAX))
+			return refuse(MCP_ERR_PARAMS, "params.name must be a string of 1 to 256 bytes",
+				      rpc_code, why);
+		if (!param_usable(params, "uri", MCP_URI_MAX))
+			return refuse(MCP_ERR_PARAMS, "params.uri must be a string of 1 to 4096 bytes",
+				      rpc_code, why);
 		return 0;
 	}
 
@@ -221,6 +440,23 @@ mcp_frame_parse(const char *line, size_t len, struct mcp_frame *f, int *rpc_code
 						   "id must be a string or an integer",
 			      rpc_code, why);
 	return 0;
+}
+
+int
+mcp_frame_parse(const char *line, size_t len, struct mcp_frame *f, int *rpc_code,
+		const char **why)
+{
+	json_t *root;
+
+	memset(f, 0, sizeof(*f));
+	if (len && line[len - 1] == '\r')
+		len--;
+	int r = mcp_json_load(line, len, &root, rpc_code, why);
+	if (r < 0)
+		return r;
+	r = mcp_frame_classify(root, f, rpc_code, why);
+	json_decref(root);
+	return r;
 }
 
 /* params.KEY when it is a non-empty string of at most MAX bytes. */

@@ -240,6 +240,20 @@ call_free(struct call *c)
 	free(c);
 }
 
+/* An entry for frame F's call: its method and id key ("" without an id); NULL: no memory. */
+static struct call *
+call_new(struct session *s, const struct mcp_frame *f)
+{
+	struct call *c = calloc(1, sizeof(*c));
+	if (!c || !(c->method = strdup(f->method))) {
+		free(c);
+		return NULL;
+	}
+	c->s = s;
+	(void)snprintf(c->key, sizeof(c->key), "%s", f->id_key);
+	return c;
+}
+
 static struct call *
 call_find(struct session *s, enum dir d, const char *key)
 {
@@ -320,8 +334,9 @@ item_free(struct item *it)
 	free(it->hidden);
 	free(it->probes);
 	mcp_args_free(&it->args);
-	if (it->dir == S2C)
-		call_free(it->call); /* a tools/list reply owns its request's entry */
+	if (it->dir == S2C || it->f.kind == MCP_IDLESS_CALL)
+		call_free(it->call); /* a tools/list reply owns its request's entry; an id-less
+				      * call's entry is in no list */
 	call_free(it->reply_to);
 	free(it);
 }
@@ -416,6 +431,15 @@ queue_run(struct session *s, enum dir d)
 			}
 			if (it->fwd)
 				it->fwd->forwarded = true;
+			if (it->f.kind == MCP_IDLESS_CALL && it->call && it->call->decided) {
+				/* No reply can come: its outcome is an error, recorded now. */
+				slog("session %u: %s: forwarded %s%s%s without an id to the %s (no "
+				     "reply can come)",
+				     s->id, sname(s), it->call->method, it->call->tool ? " " : "",
+				     it->call->tool ? it->call->tool : "",
+				     d == C2S ? "server" : "harness");
+				call_record(s, it->call, false);
+			}
 			if (d == C2S && it->call && it->f.kind == MCP_REQUEST && !it->call->timer) {
 				struct call *c = it->call;
 				c->forwarded = true;
@@ -441,6 +465,30 @@ queue_run(struct session *s, enum dir d)
 
 /* ---- decisions on harness -> server frames ---------------------------------------- */
 
+/* What a log line about a refused harness call adds when the call has no id. */
+static const char *
+noid(const struct item *it)
+{
+	return it->f.kind == MCP_IDLESS_CALL ? " (it has no id: dropped, no reply can be sent)"
+					     : "";
+}
+
+/*
+ * A harness call refused or denied: nothing goes to the server; the harness
+ * gets CODE and MSG — unless the call has no id, which no reply can name
+ * (the caller's log line says so).
+ */
+static void
+call_drop(struct session *s, struct item *it, int code, const char *msg)
+{
+	if (it->f.kind != MCP_IDLESS_CALL)
+		say_error(s, S2C, it->f.id, code, msg);
+	call_unlink(s, C2S, it->call);
+	call_free(it->call);
+	it->call = NULL;
+	item_drop(it);
+}
+
 /* The refinement's verdict: the frame goes to the server, or -32001 to the harness. */
 static void
 refine_decided(struct session *s, struct item *it, const Box__DecideReply *r)
@@ -449,13 +497,9 @@ refine_decided(struct session *s, struct item *it, const Box__DecideReply *r)
 		item_pass(it);
 		return;
 	}
-	slog("session %u: %s: tools/call %s denied: %s", s->id, sname(s), it->call->tool,
-	     r->message);
-	say_error(s, S2C, it->f.id, MCP_ERR_POLICY, r->message);
-	call_unlink(s, C2S, it->call);
-	call_free(it->call);
-	it->call = NULL;
-	item_drop(it);
+	slog("session %u: %s: tools/call %s denied: %s%s", s->id, sname(s), it->call->tool,
+	     r->message, noid(it));
+	call_drop(s, it, MCP_ERR_POLICY, r->message);
 }
 
 static void
@@ -472,13 +516,9 @@ on_refine(void *arg, const ProtobufCMessage *reply)
 static void
 refuse_call(struct session *s, struct item *it, int code, const char *msg)
 {
-	slog("session %u: %s: tools/call %s refused (%d): %s", s->id, sname(s),
-		 it->call->tool ? it->call->tool : "(no name)", code, msg);
-	say_error(s, S2C, it->f.id, code, msg);
-	call_unlink(s, C2S, it->call);
-	call_free(it->call);
-	it->call = NULL;
-	item_drop(it);
+	slog("session %u: %s: tools/call %s refused (%d): %s%s", s->id, sname(s),
+	     it->call->tool ? it->call->tool : "(no name)", code, msg, noid(it));
+	call_drop(s, it, code, msg);
 }
 
 /*
@@ -587,13 +627,10 @@ tools_call_check(struct session *s, struct item *it)
 static void
 mcp_call_denied(struct session *s, struct item *it, const Box__DecideReply *r)
 {
-	slog("session %u: %s: %s%s%s denied: %s", s->id, sname(s), it->call->method,
-	     it->call->tool ? " " : "", it->call->tool ? it->call->tool : "", r->message);
-	say_error(s, S2C, it->f.id, MCP_ERR_POLICY, r->message);
-	call_unlink(s, C2S, it->call);
-	call_free(it->call);
-	it->call = NULL;
-	item_drop(it);
+	slog("session %u: %s: %s%s%s denied: %s%s", s->id, sname(s), it->call->method,
+	     it->call->tool ? " " : "", it->call->tool ? it->call->tool : "", r->message,
+	     noid(it));
+	call_drop(s, it, MCP_ERR_POLICY, r->message);
 }
 
 static void
@@ -739,33 +776,34 @@ c2s_frame(struct session *s, char *line, size_t len)
 	case MCP_NOTIFICATION:
 		item_pass(it);
 		break;
-	case MCP_REQUEST: {
-		if (call_find(s, C2S, f->id_key) && !call_find(s, C2S, f->id_key)->timed_out) {
+	case MCP_REQUEST:
+	case MCP_IDLESS_CALL: {
+		/* An id-less call is decided as a request is; it is in no list (no reply). */
+		bool idless = f->kind == MCP_IDLESS_CALL;
+		if (!idless && call_find(s, C2S, f->id_key) &&
+		    !call_find(s, C2S, f->id_key)->timed_out) {
 			say_error(s, S2C, f->id, MCP_ERR_INVALID,
 				  "box-mcpd: duplicate id: a request with this id is in flight");
 			item_free(it);
 			return;
 		}
-		if (s->ncalls[C2S] >= MCPD_INFLIGHT_MAX) {
+		if (!idless && s->ncalls[C2S] >= MCPD_INFLIGHT_MAX) {
 			say_error(s, S2C, f->id, MCP_ERR_INVALID,
 				  "box-mcpd: too many requests in flight (1024)");
 			item_free(it);
 			return;
 		}
-		struct call *old = call_find(s, C2S, f->id_key);
+		struct call *old = idless ? NULL : call_find(s, C2S, f->id_key);
 		if (old) { /* a tombstone: the id is reused */
 			call_unlink(s, C2S, old);
 			call_free(old);
 		}
-		struct call *c = calloc(1, sizeof(*c));
-		if (!c || !(c->method = strdup(f->method))) {
-			free(c);
+		struct call *c = call_new(s, f);
+		if (!c) {
 			item_free(it);
 			session_close(s, 1, "out of memory");
 			return;
 		}
-		c->s = s;
-		(void)snprintf(c->key, sizeof(c->key), "%s", f->id_key);
 		bool is_call = strcmp(f->method, "tools/call") == 0;
 		c->tool = is_call ? dup_or_null(mcp_frame_tool(f)) : NULL;
 		c->prompt = dup_or_null(mcp_frame_prompt(f));
@@ -775,11 +813,13 @@ c2s_frame(struct session *s, char *line, size_t len)
 			c->cursor = json_is_object(f->params) &&
 				    json_object_get(f->params, "cursor") != NULL;
 		}
-		c->next = s->calls[C2S];
-		s->calls[C2S] = c;
-		s->ncalls[C2S]++;
 		it->call = c;
-		if (passes_undecided(f->method)) {
+		if (!idless) {
+			c->next = s->calls[C2S];
+			s->calls[C2S] = c;
+			s->ncalls[C2S]++;
+		}
+		if (!idless && passes_undecided(f->method)) {
 			item_pass(it);
 		} else {
 			struct policy_fields fs;
@@ -1043,6 +1083,28 @@ tools_list_start(struct session *s, struct item *it)
 	free(tools);
 }
 
+/* mcp:call on a server's id-less call: forwarded to the harness, or dropped. */
+static void
+on_server_idless(void *arg, const ProtobufCMessage *reply)
+{
+	struct item *it = arg;
+	struct session *s = it->s;
+	const Box__DecideReply *r = (const Box__DecideReply *)reply;
+	it->waiting--;
+	if (r->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) {
+		it->call->decided = true;
+		item_pass(it);
+	} else {
+		slog("session %u: %s: the server's %s denied: %s (it has no id: dropped, no reply "
+		     "can be sent)",
+		     s->id, sname(s), it->call->method, r->message);
+		call_free(it->call);
+		it->call = NULL;
+		item_drop(it);
+	}
+	queue_run(s, S2C);
+}
+
 /* One line from the server. */
 static void
 s2c_frame(struct session *s, char *line, size_t len)
@@ -1085,21 +1147,38 @@ s2c_frame(struct session *s, char *line, size_t len)
 			item_free(it);
 			return;
 		}
-		struct call *c = calloc(1, sizeof(*c));
-		if (!c || !(c->method = strdup(f->method))) {
-			free(c);
+		struct call *c = call_new(s, f);
+		if (!c) {
 			item_free(it);
 			session_close(s, 1, "out of memory");
 			return;
 		}
-		c->s = s;
-		(void)snprintf(c->key, sizeof(c->key), "%s", f->id_key);
 		c->next = s->calls[S2C];
 		s->calls[S2C] = c;
 		s->ncalls[S2C]++;
 		it->fwd = c;
 		item_pass(it);
 		break;
+	}
+	case MCP_IDLESS_CALL: {
+		/*
+		 * A server's request is forwarded and the harness's reply decided;
+		 * without an id no reply can come, so the call itself is decided as
+		 * that reply would be: mcp:call {server, method}.
+		 */
+		struct call *c = call_new(s, f);
+		if (!c) {
+			item_free(it);
+			session_close(s, 1, "out of memory");
+			return;
+		}
+		it->call = c;
+		struct policy_fields fs;
+		call_fields(s, c, &fs);
+		it->waiting++;
+		item_enqueue(s, it);
+		(void)pd_decide("mcp:call", fs.p, fs.n, on_server_idless, it, s);
+		return;
 	}
 	case MCP_RESPONSE: {
 		struct call *c = call_find(s, C2S, f->id_key);

@@ -13,6 +13,7 @@
  * number field, a real for a string field) the call is refused here.
  */
 #include "box-mcpd/toolschema.h"
+#include "box-mcpd/jsonrpc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -657,6 +658,52 @@ set_str(struct conv *cv, Box__PolicyValue *v, const char *s, size_t len)
 }
 
 /*
+ * A member of object VAL spelled like one of record SCHEMA's typed properties
+ * (at CHILD_DEPTH) but for letter case: refused, since a server that folds
+ * keys (Go's encoding/json) reads it as that property, and the broker would
+ * decide without it. One fold per member (the properties folded into a hash
+ * first), so a frame of many members costs no more than its size.
+ */
+static int
+case_variants(struct conv *cv, const json_t *schema, unsigned child_depth, const json_t *val)
+{
+	json_t *folded = json_object(), *sub, *a;
+	struct prop_iter pi = { 0 };
+	const char *prop, *key;
+	int r = 0;
+
+	if (!folded)
+		return -ENOMEM;
+	while ((prop = next_prop(schema, child_depth, &pi, &sub)) && r == 0) {
+		char *f = mcp_key_fold(prop);
+		if (!f || json_object_set_new(folded, f, json_string(prop)) < 0)
+			r = -ENOMEM;
+		free(f);
+	}
+	json_t *props = json_object_get(schema, "properties");
+	json_object_foreach ((json_t *)val, key, a) {
+		if (r != 0)
+			break;
+		if (json_object_get(props, key))
+			continue;
+		char *f = mcp_key_fold(key);
+		if (!f) {
+			r = -ENOMEM;
+			break;
+		}
+		const char *like = json_string_value(json_object_get(folded, f));
+		free(f);
+		if (like) {
+			size_t old = path_push(cv, "%s%s", cv->path[0] ? "." : "", key);
+			r = fail(cv, "spelled like the schema's '%s' but for letter case", like);
+			cv->path[old] = 0;
+		}
+	}
+	json_decref(folded);
+	return r;
+}
+
+/*
  * Record fields out of object VAL: with SCHEMA (a record schema at DEPTH),
  * its typed properties; with SCHEMA NULL (no type to follow), every member
  * with a valid field name, up to MCP_TOOL_FIELDS_MAX.
@@ -676,6 +723,9 @@ convert_fields(struct conv *cv, const json_t *schema, const json_t *val, unsigne
 		struct prop_iter pi = { 0 };
 		json_t *sub;
 		const char *key;
+		int cr = case_variants(cv, schema, depth + 1, val);
+		if (cr < 0)
+			return cr;
 		while ((key = next_prop(schema, depth + 1, &pi, &sub))) {
 			json_t *a = json_object_get(val, key);
 			if (!a || json_is_null(a))
@@ -838,6 +888,9 @@ mcp_args_build(const struct mcp_tool *tool, const json_t *arguments, struct mcp_
 	if (!out->fields)
 		return -ENOMEM;
 	json_t *props = json_object_get(tool->input_schema, "properties");
+	int r = case_variants(&cv, tool->input_schema, 0, arguments);
+	if (r < 0)
+		return r;
 	/* Exactly the fields policyd was told about, typed the same way. */
 	for (size_t i = 0; i < tool->ptool.n_fields; i++) {
 		const char *name = tool->ptool.fields[i]->name;
@@ -847,7 +900,7 @@ mcp_args_build(const struct mcp_tool *tool, const json_t *arguments, struct mcp_
 			continue;
 		snprintf(cv.path, sizeof(cv.path), "%s", name);
 		Box__PolicyValue *pv;
-		int r = convert(&cv, sub, classify(sub, 0), a, 0, &pv);
+		r = convert(&cv, sub, classify(sub, 0), a, 0, &pv);
 		if (r < 0)
 			return r;
 		Box__PolicyField *f = pool_alloc(pool, sizeof(*f));

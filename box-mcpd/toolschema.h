@@ -119,9 +119,12 @@ struct mcp_args {
  * Returns 0, or -EINVAL with ERR (ERRLEN bytes) naming the argument and what
  * is wrong ("argument opt.tags[2]: ..."): arguments not an object, a value
  * nested deeper than MCP_TYPE_DEPTH_MAX, an array over 4096 elements, a
- * string over 256 KiB, null inside an array, and the type confusions no
+ * string over 256 KiB, null inside an array, the type confusions no
  * PolicyValue can carry (anything but a number for a number field, which
- * policyd sees as a String; a real for a string field), or -ENOMEM. The
+ * policyd sees as a String; a real for a string field), and an argument
+ * spelled like a typed property but for letter case (a server decoding keys
+ * case-insensitively reads it as that property, which would not be
+ * decided), or -ENOMEM. The
  * broker answers -EINVAL with -32602 and forwards nothing. mcp_args_free in
  * every case.
  */

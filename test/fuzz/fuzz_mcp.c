@@ -6,9 +6,17 @@
  * input also read as a pins file.
  *
  * Invariants (a violation traps):
- *   - a refused frame is -EINVAL with -32700 or -32600 and a reason; an
- *     accepted request has a method and a canonical id key, and the error
+ *   - a refused frame is -EINVAL with -32700, -32600 or -32602 and a reason;
+ *     an accepted request has a method and a canonical id key, and the error
  *     reply built for it reads back as an error response with that key;
+ *   - a notification has no id and a method under "notifications/"; an
+ *     id-less call has no id and any other method; the method of either, and
+ *     of a request, is printable ASCII; a tools/call or prompts/get that has
+ *     params.name names it (mcp_frame_tool / mcp_frame_prompt), and one with
+ *     params.uri names that (mcp_frame_uri) — nothing the broker decides on
+ *     is left out of a decision;
+ *   - mcp_json_load then mcp_frame_classify (box-gateway's way) agrees with
+ *     mcp_frame_parse on every line that is not a batch;
  *   - every field type of a usable tool registers with libboxpolicy
  *     (bp_schema_add_field), every canonical definition is at most 64 KiB;
  *   - arguments that build pass proto's box_validate_policy_fields; refused
@@ -35,9 +43,71 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define NOW "2026-12-01T10:00:00Z"
 
+static bool
+starts_notifications(const char *m)
+{
+	return strncmp(m, "notifications/", 14) == 0 && m[14];
+}
+
+static void
+check_kinds(const struct mcp_frame *f)
+{
+	if (f->kind == MCP_RESPONSE) {
+		if (f->method || !f->id)
+			__builtin_trap();
+		return;
+	}
+	if (!f->method)
+		__builtin_trap();
+	for (const char *p = f->method; *p; p++)
+		if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e)
+			__builtin_trap();
+	if (f->kind == MCP_NOTIFICATION && (f->id || !starts_notifications(f->method)))
+		__builtin_trap();
+	if (f->kind == MCP_IDLESS_CALL && (f->id || starts_notifications(f->method)))
+		__builtin_trap();
+	if (f->kind == MCP_NOTIFICATION)
+		return;
+	json_t *name = json_is_object(f->params) ? json_object_get(f->params, "name") : NULL;
+	json_t *uri = json_is_object(f->params) ? json_object_get(f->params, "uri") : NULL;
+	if (name && strcmp(f->method, "tools/call") == 0 && !mcp_frame_tool(f))
+		__builtin_trap();
+	if (name && strcmp(f->method, "prompts/get") == 0 && !mcp_frame_prompt(f))
+		__builtin_trap();
+	if (uri && !mcp_frame_uri(f))
+		__builtin_trap();
+}
+
+/* box-gateway loads, then classifies: the same verdict as the stdio parse. */
+static void
+check_two_step(const char *line, size_t len, int r, const struct mcp_frame *f)
+{
+	json_t *root;
+	int code;
+	const char *why;
+	if (len && line[len - 1] == '\r')
+		len--;
+	int lr = mcp_json_load(line, len, &root, &code, &why);
+	if (lr == -ENOMEM)
+		return;
+	if (lr < 0) {
+		if (r == 0)
+			__builtin_trap();
+		return;
+	}
+	struct mcp_frame g;
+	int cr = mcp_frame_classify(root, &g, &code, &why);
+	if (!json_is_array(root) && cr != -ENOMEM &&
+	    ((cr == 0) != (r == 0) || (r == 0 && g.kind != f->kind)))
+		__builtin_trap();
+	mcp_frame_clear(&g);
+	json_decref(root);
+}
+
 static void
 check_frame(struct mcp_catalog *c, const struct mcp_frame *f)
 {
+	check_kinds(f);
 	if (f->kind == MCP_REQUEST) {
 		if (!f->method || !f->id ||
 		    (strncmp(f->id_key, "s:", 2) != 0 && strncmp(f->id_key, "n:", 2) != 0))
@@ -144,12 +214,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int code = 0;
 		const char *why = NULL;
 		int r = mcp_frame_parse(text + pos, end - pos, &f, &code, &why);
-		if (r == -EINVAL && (!why || (code != MCP_ERR_PARSE && code != MCP_ERR_INVALID)))
+		if (r == -EINVAL && (!why || (code != MCP_ERR_PARSE && code != MCP_ERR_INVALID &&
+					      code != MCP_ERR_PARAMS)))
 			__builtin_trap();
 		if (r != 0 && r != -EINVAL && r != -ENOMEM)
 			__builtin_trap();
 		if (r == 0)
 			check_frame(c, &f);
+		check_two_step(text + pos, end - pos, r, &f);
 		mcp_frame_clear(&f);
 		pos = end + 1;
 	}

@@ -13,6 +13,14 @@ for tools/call "ask" a server->client request sampling/createMessage with id "sr
 reply). A notification or a reply gets 202 with no body. "x-test-variant: 2" changes the
 description of tool "add" in tools/list (a rug pull); "x-test-delay-ms: N" answers a request
 N ms late. GET gets 405.
+It dispatches on the method alone, as a careless server would: the method is trimmed and
+lowered, and a tools/call runs whether it has an id or not (an id-less one is answered 202);
+each run is logged {"event":"ran","tool":NAME,"id":ID,"arguments":{...}}. Every request's
+Accept-Encoding is logged as "accept_encoding" in its message line.
+Server->client messages the gateway must refuse, put before a request's reply by
+"x-test-s2c: KIND" (see S2C below; in an event of their own in a stream, or as the first
+element of a JSON batch body); "x-test-ctype: TYPE" sends the reply with that Content-Type;
+"x-test-gzip: 1" sends a JSON reply gzip-compressed (Content-Encoding: gzip).
 Tools: add {a: integer, b: integer} -> "a+b"; echo {text: string, note?: string};
 nested {cfg: {depth: integer, name?: string}, tags?: [string], ratio?: number}; ask {}.
 Usage: mcp-server.py --tls CERT KEY [--path /mcp]... [--port-file F] [--log F]
@@ -20,6 +28,7 @@ Python 3 standard library only. Trusts: nothing from peers; it is test code.
 """
 
 import argparse
+import gzip
 import http.server
 import json
 import os
@@ -50,6 +59,19 @@ TOOLS = [
                      "required": ["cfg"]}},
     {"name": "ask", "description": "asks the client", "inputSchema": {"type": "object"}},
 ]
+
+# x-test-s2c: the raw text of what the server sends the client before the reply.
+S2C = {
+    "ok": '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}',
+    "noid": '{"jsonrpc":"2.0","method":"sampling/createMessage","params":{"messages":[]}}',
+    "idnull": '{"jsonrpc":"2.0","id":null,"method":"roots/list"}',
+    "dupkey": '{"jsonrpc":"2.0","id":"s-d","method":"roots/list","method":"sampling/createMessage"}',
+    "casekey": '{"jsonrpc":"2.0","ID":"s-c","method":"sampling/createMessage"}',
+    "casemethod": '{"jsonrpc":"2.0","id":"s-m","method":"Sampling/CreateMessage"}',
+    "bignum": '{"jsonrpc":"2.0","id":"s-n","method":"roots/list","params":{"n":1e400}}',
+    "batch": '[{"jsonrpc":"2.0","id":"s-b","method":"roots/list"},'
+             '{"jsonrpc":"2.0","method":"sampling/createMessage"}]',
+}
 
 lock = threading.Lock()
 log_file = None
@@ -138,7 +160,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         log({"event": "message", "method": msg.get("method"), "id": msg.get("id"),
              "kind": kind, "authorization": self.headers.get("Authorization"),
              "arguments": params.get("arguments"), "body_length": n,
-             "error": msg.get("error")})
+             "error": msg.get("error"),
+             "accept_encoding": self.headers.get("Accept-Encoding")})
+        method = msg.get("method")
+        if isinstance(method, str) and method.strip().lower() == "tools/call":
+            log({"event": "ran", "tool": params.get("name"), "id": msg.get("id"),
+                 "arguments": params.get("arguments")})
         if kind != "request":
             self.send_response(202)
             self.send_header("Content-Length", "0")
@@ -152,17 +179,41 @@ class Handler(http.server.BaseHTTPRequestHandler):
                    "error": {"code": -32601, "message": "method not found"}}
         else:
             out = {"jsonrpc": "2.0", "id": msg["id"], "result": res}
+        s2c = S2C.get(self.headers.get("x-test-s2c") or "")
+        ctype = self.headers.get("x-test-ctype")
         if self.headers.get("x-test-reply") != "sse":
-            self.reply_json(200, out)
+            if s2c is None and not ctype and not self.headers.get("x-test-gzip"):
+                self.reply_json(200, out)
+                return
+            data = json.dumps(out).encode()
+            if s2c is not None:
+                data = b"[" + s2c.encode() + b"," + data + b"]"
+            self.send_response(200)
+            self.send_header("Content-Type", ctype or "application/json")
+            if self.headers.get("x-test-gzip"):
+                data = gzip.compress(data)
+                self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            # The body in two writes: the start may reach the client, never its end.
+            self.wfile.write(data[:len(data) // 2])
+            self.wfile.flush()
+            time.sleep(0.05)
+            self.wfile.write(data[len(data) // 2:])
+            self.wfile.flush()
             return
         self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Type", ctype or "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
         self.chunk(b": comment\n\nevent: message\ndata: " + json.dumps(
             {"jsonrpc": "2.0", "method": "notifications/progress",
              "params": {"progress": 1}}).encode() + b"\n\n")
+        if s2c is not None:
+            # "x-test-s2c-cr: 1": the event's lines end with CR alone (the format allows it).
+            end = b"\r\r" if self.headers.get("x-test-s2c-cr") else b"\n\n"
+            self.chunk(b"data: " + s2c.encode() + end)
         if msg.get("method") == "tools/call" and params.get("name") == "ask":
             self.chunk(b"data: " + json.dumps(
                 {"jsonrpc": "2.0", "id": "srv-1", "method": "sampling/createMessage",

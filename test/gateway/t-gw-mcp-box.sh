@@ -4,7 +4,9 @@
 # box-gateway (GatewayInit), the disclosure names it as served (not inactive), the agent's
 # JSON-RPC POSTs through the gateway are decided by box-policyd (initialize and tools/call as
 # mcp:call, the tools/list schema registered, add refined with `a > 100` denied -32001), the
-# [mcp] secret is injected (the agent holds no placeholder) and never reaches the agent.
+# [mcp] secret is injected (the agent holds no placeholder) and never reaches the agent; a
+# forbidden add sent without an id (403, the same -32001), with id null or inside a batch
+# (-32600) never runs on the server, which runs tools/call with or without an id.
 # The server is test/gateway/mcp-server.py on 127.0.0.1 (TLS, test CA).
 # Trusts: nothing; test code. Packets only to 127.0.0.1.
 . test/lib.sh
@@ -86,6 +88,9 @@ INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 LIST='{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 ADD='{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}'
 BIG='{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":200,"b":1}}}'
+NOID='{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":300,"b":1}}}'
+NULLID='{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"add","arguments":{"a":400,"b":1}}}'
+BATCH='[{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"a":500,"b":1}}}]'
 # resp N FILE: the N-th response body (1-based)
 resp() { grep '^resp=' "$2" | sed -n "$1p" | sed 's/^resp=//'; }
 jget() { python3 -c "import json,sys; j=json.loads(sys.argv[1]); print($2)" "$1" 2>/dev/null; }
@@ -98,10 +103,10 @@ for u in $users; do
 	before=$(grep -c '"method": "tools/call"' "$MLOG")
 	if [ "$u" = root ]; then
 		"$RB/boxctl" run -c "$u.ini" -- "https://mcp.gwm.test:$MP/mcp" "$INIT" "$LIST" "$ADD" \
-			"$BIG" >"$u.out" 2>"$u.err"
+			"$BIG" "$NOID" "$NULLID" "$BATCH" >"$u.out" 2>"$u.err"
 		dec=$XDG_STATE_HOME/box/$name/decisions.jsonl
 	else
-		as_boxtest "GWM_B_SECRET=$secret '$RB/boxctl' run -c $u.ini -- https://mcp.gwm.test:$MP/mcp '$INIT' '$LIST' '$ADD' '$BIG'" \
+		as_boxtest "GWM_B_SECRET=$secret '$RB/boxctl' run -c $u.ini -- https://mcp.gwm.test:$MP/mcp '$INIT' '$LIST' '$ADD' '$BIG' '$NOID' '$NULLID' '$BATCH'" \
 			>"$u.out" 2>"$u.err"
 		dec=$(getent passwd boxtest | cut -d: -f6)/.local/state/box/$name/decisions.jsonl
 	fi
@@ -116,10 +121,16 @@ for u in $users; do
 		test "$(jget "$(resp 3 "$u.out")" 'j["result"]["content"][0]["text"]')" = 5
 	check "$u: add a=200: -32001 [policy: big] ($(resp 4 "$u.out"))" \
 		test "$(jget "$(resp 4 "$u.out")" 'str(j["error"]["code"])+" "+str("[policy: big]: no big sums" in j["error"]["message"])')" = "-32001 True"
-	check "$u: the server saw one tools/call (not the denied one)" \
+	check "$u: add a=300 without an id: -32001 [policy: big], id null ($(resp 5 "$u.out"))" \
+		test "$(jget "$(resp 5 "$u.out")" 'str(j["id"])+" "+str(j["error"]["code"])+" "+str("[policy: big]: no big sums" in j["error"]["message"])')" = "None -32001 True"
+	check "$u: add a=400 with id null, a=500 in a batch: -32600 each" \
+		test "$(jget "$(resp 6 "$u.out")" 'j["error"]["code"]') $(jget "$(resp 7 "$u.out")" 'j["error"]["code"]')" = "-32600 -32600"
+	check "$u: the server, which runs tools/call with or without an id, never ran add with a > 100" \
+		test "$(grep '"event": "ran"' "$MLOG" | grep -cE '"a": (200|300|400|500)')" = 0
+	check "$u: the server saw one tools/call (not the denied ones)" \
 		test "$(grep -c '"method": "tools/call"' "$MLOG")" = "$((before + 1))"
 	check "$u: the server got the secret on every message" \
-		test "$(tail -3 "$MLOG" | grep -c "\"authorization\": \"Bearer $secret\"")" = 3
+		test "$(grep '"event": "message"' "$MLOG" | tail -3 | grep -c "\"authorization\": \"Bearer $secret\"")" = 3
 	check "$u: box-policyd decided initialize as mcp:call" \
 		grep -q '"action":"mcp:call","resource":"f-remote/initialize","verdict":"permit"' "$dec"
 	check "$u: and the refinement of add (not_refined, then forbidden)" \

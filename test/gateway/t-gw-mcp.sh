@@ -7,6 +7,11 @@
 # upstream; the [mcp] secret is injected; a message over max_frame is 413; batches and
 # garbage are refused; a server->client request's reply is decided on its method; a tool
 # whose description changed is refused (-32003); outcomes are recorded.
+# A call without an id is decided as one with an id (the test server runs tools/call either
+# way): denied, HTTP 403 and nothing sent; every other spelling of "no id" or of a member (a
+# null id, a batch, case variants, duplicate keys) is refused. What the server sends is read
+# as a client reads it (CR line ends, any Content-Type, compression refused): a call without
+# an id, or a message read another way, cuts the response before the client has it.
 # The server is test/gateway/mcp-server.py on 127.0.0.1 (TLS, test CA).
 # Trusts: nothing; it is test code.
 set -u
@@ -80,9 +85,46 @@ import json, sys
 n = 0
 for line in open(sys.argv[1]):
     m = json.loads(line)
-    if eval(sys.argv[2]):
-        n += 1
+    try:
+        n += bool(eval(sys.argv[2]))
+    except (KeyError, TypeError):
+        pass
 print(n)
+PY
+}
+# eventually EXPR WANT: gw_dec_count EXPR reaches WANT within 5 s (a record is sent when the
+# exchange ends, which may be after curl returned); prints the last count.
+eventually() {
+	local n
+	for _ in $(seq 50); do
+		n=$(gw_dec_count "$1")
+		[ "$n" = "$2" ] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
+# sse_events FILE: the data of each complete event of the stream in FILE, one a line (JSON
+# re-dumped compact when it is JSON), read as the event stream format says: lines end at
+# CRLF, LF or CR; an event ends at an empty line, and one the stream ends inside is dropped.
+sse_events() {
+	python3 - "$1" <<'PY'
+import json, re, sys
+t = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+t = t[1:] if t.startswith("\ufeff") else t
+data = []
+for line in re.split(r"\r\n|\r|\n", t)[:-1]:
+    if line == "":
+        if data:
+            d = "\n".join(data)
+            try:
+                print(json.dumps(json.loads(d), separators=(",", ":")))
+            except ValueError:
+                print(repr(d))
+        data = []
+    elif not line.startswith(":"):
+        name, _, val = line.partition(":")
+        if name == "data":
+            data.append(val[1:] if val.startswith(" ") else val)
 PY
 }
 # sse_msgs TEXT: the JSON-RPC messages of an event stream, one compact JSON a line
@@ -251,6 +293,104 @@ check "no answer within call_timeout (1500 ms): -32001 timed out ($(jget "$out" 
 	test "$(jget "$out" 'str(j["id"])+" "+str(j["error"]["code"])+" "+str("timed out after 1500 ms" in j["error"]["message"])')" = "20 -32001 True"
 check "and its mcp:call is recorded as an error" test "$(gw_dec_count \
 	'd["kind"]=="record" and d["action"]=="mcp:call" and d["event"]=="error" and i.get("tool")=="echo"')" = 1
+
+# --- a call without an id is decided as one with an id; the server runs tools/call either way
+out=$(post '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":30}}}}')
+check "an id-less tools/call the refinement denies: HTTP 403, -32001, id null ($(status))" \
+	test "$(status) $(jget "$out" 'str(j["id"])+" "+str(j["error"]["code"])+" "+str("[policy: deep]" in j["error"]["message"])')" = "403 None -32001 True"
+check "… the server never had it (it would have run it)" \
+	test "$(server_saw 'm.get("event")=="ran" and "30" in json.dumps(m.get("arguments"))')" = 0
+check "… and the gateway logged the refusal (no JSON-RPC reply can name it)" \
+	grep -q '\[mcp.f-mcpt\]: tools/call without an id refused (-32001): HTTP 403' "$GW_ERR"
+check "… decided as the same call with an id: mcp:call {tool}, then the refinement" \
+	sh -c "test '$(gw_dec_count 'd["kind"]=="decide" and d["action"]=="mcp:call" and i=={"server":"f-mcpt","method":"tools/call","tool":"nested"}')' -ge 3 && test '$(gw_dec_count 'd["kind"]=="decide" and d.get("action")=="f_mcpt::Action::\"nested\"" and i=={"cfg":{"depth":30}} and d["verdict"]=="deny"')' = 1"
+out=$(post '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":1}}}}')
+check "an id-less tools/call permitted: forwarded (the server's 202) and run once ($(status))" \
+	test "$(status) $(server_saw 'm.get("event")=="ran" and m["id"] is None and m.get("tool")=="nested"')" = "202 1"
+check "… its outcome recorded as an error (no reply can come)" test "$(eventually \
+	'd["kind"]=="record" and d["action"]=="mcp:call" and d["event"]=="error" and i.get("tool")=="nested"' 1)" = 1
+out=$(post '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nosuch","arguments":{}}}')
+check "an id-less call of a tool not in the last tools/list: 403, -32003, not sent" \
+	test "$(status) $(jget "$out" 'j["error"]["code"]') $(server_saw 'm.get("event")=="ran" and m.get("tool")=="nosuch"')" = "403 -32003 0"
+out=$(post '{"jsonrpc":"2.0","method":"resources/read","params":{"uri":"file:///etc/passwd"}}')
+check "an id-less resources/read that mcp:call denies: 403, -32001 [policy: no_read], not sent" \
+	test "$(status) $(jget "$out" 'str(j["error"]["code"])+" "+str("no_read" in j["error"]["message"])') $(server_saw 'm.get("method")=="resources/read" and m.get("id") is None')" = "403 -32001 True 0"
+out=$(post '{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":40}}}}')
+check "\"id\": null: 400, -32600 (neither a request nor a notification), not sent" \
+	test "$(status) $(jget "$out" 'str(j["error"]["code"])+" "+str("null is neither" in j["error"]["message"])') $(server_saw 'm.get("event")=="ran" and "40" in json.dumps(m.get("arguments"))')" = "400 -32600 True 0"
+# Other spellings: each refused, none reaches the server (which lowers and trims methods and
+# reads the last of duplicate keys).
+i=0
+for body in \
+	'{"jsonrpc":"2.0","id":41,"method":"Tools/Call","params":{"name":"nested","arguments":{"cfg":{"depth":50}}}}' \
+	'{"jsonrpc":"2.0","id":42,"method":" tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":50}}}}' \
+	'{"jsonrpc":"2.0","id":43,"method":"ping","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":50}}}}' \
+	'{"jsonrpc":"2.0","id":44,"method":"ping","Method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":50}}}}' \
+	'{"jsonrpc":"2.0","ID":45,"method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":50}}}}' \
+	'{"jsonrpc":"2.0","id":46,"id":true,"method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":50}}}}' \
+	'{"jsonrpc":"2.0","id":[47],"method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":50}}}}' \
+	'{"method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":50}}}}' \
+	'[{"jsonrpc":"2.0","id":48,"method":"ping"},{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":50}}}}]'; do
+	i=$((i + 1))
+	out=$(post "$body")
+	check "spelling $i of a call the policy forbids is refused: 400 ($(status), $(jget "$out" 'j["error"]["code"]') $(jget "$out" 'j["error"]["message"]'))" \
+		test "$(status)" = 400
+done
+out=$(post '{"jsonrpc":"2.0","id":49,"method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":1},"CFG":{"depth":50}}}}')
+check "arguments equal but for case: 400, -32600" test "$(status) $(jget "$out" 'j["error"]["code"]')" = "400 -32600"
+out=$(post '{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"nested","arguments":{"CFG":{"depth":50}}}}')
+check "an argument spelled like a property but for case: 200, -32602 naming it" \
+	test "$(status) $(jget "$out" 'str(j["error"]["code"])+" "+str("argument '"'CFG'"'" in j["error"]["message"])')" = "200 -32602 True"
+out=$(post '{"jsonrpc":"2.0","id":52,"method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"DEPTH":50}}}}')
+check "… at any depth" test "$(status) $(jget "$out" 'j["error"]["code"]')" = "200 -32602"
+out=$(post '{"jsonrpc":"2.0","id":51,"method":"tools/call","params":{"name":"echo","Name":"nested","arguments":{"cfg":{"depth":50}}}}')
+check "params.name and params.Name: 400, -32600" test "$(status)" = 400
+check "none of these reached the server: it never ran nested with a depth over 3" \
+	test "$(server_saw 'm.get("event")=="ran" and m.get("tool")=="nested" and "depth\": 50" in json.dumps(m.get("arguments"))')" = 0
+
+# --- what the server sends is read as a client reads it: a server's call without an id, or a
+# message a client could read another way, cuts the response before the client has it
+for k in noid idnull dupkey casekey casemethod bignum batch; do
+	post "{\"jsonrpc\":\"2.0\",\"id\":\"s2c-$k\",\"method\":\"tools/call\",\"params\":{\"name\":\"nested\",\"arguments\":{\"cfg\":{\"depth\":1}}}}" \
+		/mcp -H 'x-test-reply: sse' -H "x-test-s2c: $k" >"$SRV_DIR/s2c.out" 2>/dev/null
+	check "a server's $k message in its event stream: cut before the event ends (no event but the progress one reached the client)" \
+		test "$(sse_events "$SRV_DIR/s2c.out" | grep -vc notifications/progress)" = 0
+done
+check "… each cut logged" test "$(grep -c 'the server sent a message the gateway refuses' "$GW_ERR")" = 7
+check "… and the server was asked each time (the requests were permitted)" \
+	test "$(server_saw 'm.get("event")=="ran" and str(m.get("id")).startswith("s2c-")')" = 7
+post '{"jsonrpc":"2.0","id":"s2c-ok","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":1}}}}' \
+	/mcp -H 'x-test-reply: sse' -H 'x-test-s2c: ok' >"$SRV_DIR/s2c.out" 2>/dev/null
+check "a server's notification in the stream passes: progress, the notification, the reply" \
+	test "$(sse_events "$SRV_DIR/s2c.out" | python3 -c 'import json,sys; print(",".join(json.loads(l).get("method") or str(json.loads(l).get("id")) for l in sys.stdin))')" = "notifications/progress,notifications/message,s2c-ok"
+post '{"jsonrpc":"2.0","id":"s2c-cr","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":1}}}}' \
+	/mcp -H 'x-test-reply: sse' -H 'x-test-s2c: noid' -H 'x-test-s2c-cr: 1' >"$SRV_DIR/s2c.out" 2>/dev/null
+check "… an id-less call in an event whose lines end with CR alone: cut too" \
+	test "$(sse_events "$SRV_DIR/s2c.out" | grep -vc notifications/progress)" = 0
+post '{"jsonrpc":"2.0","id":"s2c-plain","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":1}}}}' \
+	/mcp -H 'x-test-reply: sse' -H 'x-test-s2c: noid' -H 'x-test-ctype: text/plain' >"$SRV_DIR/s2c.out" 2>/dev/null
+check "… a stream sent as text/plain is read as a stream all the same: cut" \
+	test "$(sse_events "$SRV_DIR/s2c.out" | grep -vc notifications/progress)" = 0
+post '{"jsonrpc":"2.0","id":"s2c-both","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":1}}}}' \
+	/mcp -H 'x-test-reply: sse' -H 'x-test-ctype: application/json; x=text/event-stream' >"$SRV_DIR/s2c.out" 2>/dev/null
+check "… a Content-Type naming both JSON and a stream: cut before the first byte" \
+	test ! -s "$SRV_DIR/s2c.out"
+out=$(post '{"jsonrpc":"2.0","id":"j-noid","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":1}}}}' \
+	/mcp -H 'x-test-s2c: noid' 2>/dev/null)
+check "a JSON batch reply holding a server's call without an id: cut before its last byte (not JSON)" \
+	sh -c "! printf '%s' '$out' | python3 -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null"
+out=$(post '{"jsonrpc":"2.0","id":"j-ok","method":"tools/call","params":{"name":"nested","arguments":{"cfg":{"depth":1}}}}' \
+	/mcp -H 'x-test-s2c: ok')
+check "… a JSON batch of a notification and the reply passes whole" \
+	test "$(jget "$out" 'j[0]["method"]+" "+j[1]["result"]["content"][0]["text"]')" = "notifications/message ok"
+# (/fail's server has no secret: a compressed reply to a credentialed request is blocked
+# already, 502.)
+out=$(post '{"jsonrpc":"2.0","id":"j-gz","method":"ping"}' /fail -H 'x-test-gzip: 1' \
+	-H 'Accept-Encoding: gzip' 2>/dev/null)
+check "a compressed reply (which the gateway cannot read): cut before the client has a byte" \
+	sh -c "test -z '$out' && grep -q 'response is a compressed body (Content-Encoding)' '$GW_ERR'"
+check "… the gateway had asked for an uncompressed one (Accept-Encoding: identity, the client's gzip dropped)" \
+	test "$(server_saw 'm.get("id")=="j-gz" and m.get("accept_encoding")=="identity"')" = 1
 
 # --- other requests to the same host are untouched by MCP handling
 code=$(gw_curl -o /dev/null -w '%{http_code}' "https://mcp.box.test:$MP/mcp")

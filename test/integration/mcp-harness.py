@@ -9,7 +9,8 @@
 #   open S ALIAS              start /run/box/bin/ALIAS as session S
 #   init S TAG                initialize (then notifications/initialized): prints the reply
 #   req S TAG METHOD [JSON]   a request (next id; params JSON), waits for its reply:
-#                             prints TAG {"reply": …, "ms": elapsed, "srvreqs": [methods]}
+#                             prints TAG {"reply": …, "ms": elapsed, "srvreqs": [methods],
+#                             "srvnoid": [methods of the server's frames without an id]}
 #   reqid S TAG ID METHOD [JSON]  the same with the id ID (JSON)
 #   send S TAG ID METHOD [JSON]   a request with id ID, not waited for (see waitreply)
 #   waitreply S TAG           waits for the reply to what `send` TAG sent, prints as req
@@ -55,6 +56,7 @@ class Session:
         self.replies = {}      # json id -> reply
         self.nulls = []        # replies with id null, in order
         self.srvreqs = []      # methods of the server's requests, in order
+        self.srvnoid = []      # methods of the server's frames without an id, in order
         self.notifications = 0
         self.bad = 0
         self.eof = False
@@ -102,6 +104,7 @@ class Session:
             elif "method" in msg:
                 with self.cv:
                     self.notifications += 1
+                    self.srvnoid.append(msg["method"])
             else:
                 with self.cv:
                     if msg.get("id") is None:
@@ -132,19 +135,19 @@ class Session:
             m["params"] = params
         with self.cv:
             self.replies.pop(json.dumps(mid), None)
-            mark = len(self.srvreqs)
+            mark = (len(self.srvreqs), len(self.srvnoid))
         self.write(json.dumps(m).encode() + b"\n")
         return (json.dumps(mid), mark, time.monotonic())
 
     def wait_reply(self, pending):
-        key, mark, t0 = pending
+        key, (mark, nmark), t0 = pending
         end = t0 + TIMEOUT
         with self.cv:
             while key not in self.replies and not self.eof and time.monotonic() < end:
                 self.cv.wait(end - time.monotonic())
             r = self.replies.pop(key, None)
             res = {"reply": r, "ms": int((time.monotonic() - t0) * 1000),
-                   "srvreqs": self.srvreqs[mark:]}
+                   "srvreqs": self.srvreqs[mark:], "srvnoid": self.srvnoid[nmark:]}
             if r is None:
                 res["timeout" if not self.eof else "eof"] = True
             return res

@@ -15,10 +15,15 @@
 #             a run); seen {} (every frame this process received, as "kind|id|name"); hang {}
 #             (never answered); garbage {} (a line that is not JSON); flood {count?} (COUNT
 #             1 KiB notifications, as fast as the pipe takes them); bigline {bytes} (a reply
-#             line of that many bytes)
+#             line of that many bytes); noidask {} (sends the client sampling/createMessage
+#             and roots/list without an id, then answers "asked")
 #   prompts   prompts/list, prompts/get (greet {who}, leak)
 #   resources resources/list, resources/read {uri} (file:///pub/readme.txt, file:///secret/keys.txt)
 #   ping; anything else -32601.
+# It dispatches on the method alone, as a careless server would: the method is trimmed and
+# lowered, and a frame with a method and no id is run too (its answer goes nowhere: there is
+# no id); only notifications/ methods are not run. Each tool run appends "ran TOOL ID" to
+# MARKS/NAME.log.
 # Control: at start one line "started PID" is appended to MARKS/NAME.log (the start gate's
 # proof: a server the policy refused never wrote it). Each tools/list reads CTL/NAME.json when
 # present: {"desc": {TOOL: description}, "schema_extra": {TOOL: {PROP: schema}}} — a rug pull
@@ -40,9 +45,12 @@ mutated = {}      # tool -> description (the mutate tool)
 seen = []         # "kind|id|name" per frame received
 asks = {}         # our request id -> the tools/call id waiting for its answer
 next_ask = 1
+mute = False      # running a call without an id: its answer is not written
 
 
 def send(obj):
+    if mute and "method" not in obj:
+        return
     out.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
     out.flush()
 
@@ -88,6 +96,7 @@ def tools():
         ("garbage", "Writes a line that is not JSON", obj({})),
         ("flood", "Floods its stdout", obj({"count": I})),
         ("bigline", "Answers with a long line", obj({"bytes": I}, ["bytes"])),
+        ("noidask", "Asks the client without an id", obj({})),
     ]
     ctl = {}
     if CTL:
@@ -107,8 +116,15 @@ def tools():
     return res
 
 
+def mark(line):
+    if MARKS:
+        with open(os.path.join(MARKS, NAME + ".log"), "a") as f:
+            f.write(line + "\n")
+
+
 def call_tool(mid, name, a):
     global next_ask
+    mark("ran %s %s" % (name, mid))
     if name == "echo":
         text(mid, a.get("text", ""))
     elif name == "add":
@@ -166,6 +182,13 @@ def call_tool(mid, name, a):
                   "params": {"level": "info", "data": "%d %s" % (i, pad)}})
     elif name == "bigline":
         text(mid, "b" * a["bytes"])
+    elif name == "noidask":
+        send({"jsonrpc": "2.0", "method": "sampling/createMessage",
+              "params": {"messages": [{"role": "user",
+                                       "content": {"type": "text", "text": "hi"}}],
+                         "maxTokens": 10}})
+        send({"jsonrpc": "2.0", "method": "roots/list"})
+        text(mid, "asked")
     else:
         error(mid, -32602, "unknown tool " + str(name))
 
@@ -178,6 +201,19 @@ RESOURCES = {"file:///pub/readme.txt": "public readme",
 
 
 def handle(msg):
+    global mute
+    method = msg.get("method")
+    if isinstance(method, str):
+        method = method.strip().lower()
+        msg = dict(msg, method=method)
+    mute = method is not None and msg.get("id") is None
+    try:
+        dispatch(msg)
+    finally:
+        mute = False
+
+
+def dispatch(msg):
     mid = msg.get("id")
     method = msg.get("method")
     params = msg.get("params") or {}
@@ -191,7 +227,7 @@ def handle(msg):
         return
     label = params.get("name") or params.get("uri") or ""
     seen.append("%s|%s|%s" % (method, mid, label))
-    if mid is None:
+    if mid is None and method.startswith("notifications/"):
         return  # a notification
     if method == "initialize":
         reply(mid, {"protocolVersion": "2025-06-18",

@@ -29,6 +29,11 @@
 #     in-flight id -32600, a server that never answers -32001 after call_timeout, a frame
 #     over max_frame from the harness or the server closes the session with the message, a
 #     server writing garbage or flooding has its session closed while another goes on;
+#   - frames without an id (the test server runs any method it reads, id or not): a forbidden
+#     tools/call without an id, with "id": null, inside a batch, or as "Tools/Call" never runs
+#     (no "ran" line in its marks); a permitted one without an id runs, gets no reply, and its
+#     outcome is recorded as an error; the server's sampling/createMessage without an id (the
+#     policy forbids sampling) never reaches the harness, its roots/list without an id does;
 #   - the decisions in boxctl log (source box-mcpd; mcp:call, tsrv::Action::"…", shell:spawn;
 #     verdicts and causes).
 # Trusts: nothing; test code. Packets only to 127.0.0.1 (the host listener) and inside the
@@ -268,6 +273,15 @@ req A budget2 $A"budget","arguments":{}}
 req A budget3 $A"budget","arguments":{}}
 list A lists_spent 1
 req A budget4 $A"budget","arguments":{}}
+# frames without an id, and other spellings of one
+raw A noid_secret - '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"secret","arguments":{}}}'
+raw A noid_passwd - '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"write","arguments":{"path":"/etc/passwd","text":"x"}}}'
+raw A noid_echo - '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"no id"}}}'
+raw A idnull_secret null '{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"secret","arguments":{}}}'
+raw A batch_secret null '[{"jsonrpc":"2.0","method":"tools/call","params":{"name":"secret","arguments":{}}},{"jsonrpc":"2.0","id":71,"method":"tools/call","params":{"name":"secret","arguments":{}}}]'
+raw A case_secret 72 '{"jsonrpc":"2.0","id":72,"method":"Tools/Call","params":{"name":"secret","arguments":{}}}'
+raw A dupname_secret null '{"jsonrpc":"2.0","id":73,"method":"tools/call","params":{"name":"echo","name":"secret","arguments":{}}}'
+req A noid_ask $A"noidask","arguments":{}}
 req A seen_a $A"seen","arguments":{}}
 # robustness, while A stays open
 open R robust
@@ -383,11 +397,11 @@ EOF
 	# -- the filtered tools/list, the probe and the budget --
 	want "$u: tools/list filtered: every tool but secret (denied by the policy), ten times alike" \
 		'[sorted(x) for x in J("lists")["names"]] == [sorted(names("lists"))] * 10 and sorted(names("lists"))' \
-		'["add", "ask", "bigline", "budget", "connect", "echo", "flood", "garbage", "hang", "mutate", "nested", "readfile", "seen", "write"]'
+		'["add", "ask", "bigline", "budget", "connect", "echo", "flood", "garbage", "hang", "mutate", "nested", "noidask", "readfile", "seen", "write"]'
 	want "$u: after ten listings the budget is whole: three budget calls answered" \
 		'[txt("budget%d" % i) for i in (1, 2, 3)]' '["budget done", "budget done", "budget done"]'
 	want "$u: … then budget is hidden from tools/list (the probe sees none left)" \
-		'"budget" in names("lists_spent") or "secret" in names("lists_spent") or len(names("lists_spent"))' 13
+		'"budget" in names("lists_spent") or "secret" in names("lists_spent") or len(names("lists_spent"))' 14
 	want "$u: … and a fourth call is denied -32001 with the rule's message" 'err("budget4")' \
 		"-32001 policy denied this operation on 'tsrv/budget' [policy: budget]: three budget calls an hour."
 
@@ -445,6 +459,28 @@ EOF
 		'(lambda e: "%s %s %s" % (e["error"]["code"], e["error"]["message"], "result" in e))(json.loads(txt("ask_sampling")))' \
 		"-32001 policy denied this operation on 'tsrv/sampling/createMessage' [policy: no_sampling]: no sampling here. False"
 
+	# -- frames without an id --
+	# RE: [id, code, message] of the error reply a step got
+	RE='(lambda r: [r["id"], r["error"]["code"], r["error"]["message"]])(J("%s")["reply"])'
+	check "$u: a forbidden tools/call without an id, with id null, in a batch, as Tools/Call or under a duplicate name never ran (the server runs any method it reads)" \
+		sh -c "! grep -q '^ran secret' '$D/marks/tsrv.log' && ! grep -q '^ran write None' '$D/marks/tsrv.log'"
+	check "$u: … a permitted one without an id ran (no reply came to it)" \
+		grep -qx 'ran echo None' "$D/marks/tsrv.log"
+	check "$u: … each refusal without an id logged as dropped" \
+		sh -c "grep -q \"tsrv: tools/call secret denied: .* (it has no id: dropped, no reply can be sent)\" '$D/run1.err' && grep -q \"tsrv: tools/call write denied: .* (it has no id: dropped, no reply can be sent)\" '$D/run1.err'"
+	want "$u: \"id\": null: -32600, id null" "${RE/\%s/idnull_secret}" \
+		'[null, -32600, "box-mcpd: id must be a string or an integer (null is neither a request nor a notification)"]'
+	want "$u: a batch holding one: -32600" "${RE/\%s/batch_secret}" \
+		'[null, -32600, "box-mcpd: batches are not supported"]'
+	want "$u: Tools/Call: -32600 answering its id" "${RE/\%s/case_secret}" \
+		'[72, -32600, "box-mcpd: method differs from one of MCP'"'"'s only in letter case"]'
+	want "$u: a duplicate name: -32700" "${RE/\%s/dupname_secret}" \
+		'[null, -32700, "box-mcpd: invalid JSON: duplicate object key"]'
+	want "$u: the server's sampling/createMessage without an id (sampling forbidden) never reached the harness; its roots/list without an id did" \
+		'[J("noid_ask")["srvnoid"], txt("noid_ask")]' '[["roots/list"], "asked"]'
+	check "$u: … the dropped one logged" \
+		grep -q "tsrv: the server's sampling/createMessage denied: .* (it has no id: dropped, no reply can be sent)" "$D/run1.err"
+
 	# -- the server's sandbox --
 	want "$u: the server cannot read the agent's workspace file" 'txt("rd_secret").split(":")[0]' error
 	want "$u: … but reads a file its own grants hold" 'txt("rd_granted")' "content:server-may-read"
@@ -465,7 +501,6 @@ EOF
 		'["response|srv-1|result", "response|srv-2|error:-32001"]'
 
 	# -- robustness --
-	RE='(lambda r: [r["id"], r["error"]["code"], r["error"]["message"]])(J("%s")["reply"])'
 	want "$u: invalid JSON: -32700, id null" "${RE/\%s/rb_json}" '[null, -32700, "box-mcpd: invalid JSON"]'
 	want "$u: … and the session goes on (ping answered)" 'J("rb_json_after")["reply"]["result"]' '{}'
 	want "$u: a batch: -32600, id null" "${RE/\%s/rb_batch}" \
@@ -508,18 +543,18 @@ EOF
 	check "$u: … the change logged as allowed" \
 		grep -q "loose: tool 'echo' changed since it was pinned (description): allowed (allow_tool_changes)" "$D/run1.err"
 	want "$u: rug pull within a run: the changed echo is hidden from tools/list" \
-		'"echo" in names("rug_list") or len(names("rug_list"))' 12
+		'"echo" in names("rug_list") or len(names("rug_list"))' 13
 	want "$u: … and its call refused -32003 naming what changed" 'err("rug_echo")' \
 		"-32003 box-mcpd: tsrv: tool 'echo' changed since it was pinned (description); accept it with boxctl mcp accept m-$u tsrv echo"
 	want "$u: … after boxctl mcp accept the call goes through (same session)" 'txt("rug_accepted")' accepted
 	want "$u: … and echo is listed again" '"echo" in names("rug_list2")' true
 	want "$u: the tsrv session ended with the server's status 0" 'J("a_end")["rc"]' 0
 	check "$u: the hidden tools are logged once per list (13 lists of tsrv)" \
-		test "$(grep -c "tsrv: tools/list: 15 tools, " "$D/run1.err")" = 13
+		test "$(grep -c "tsrv: tools/list: 16 tools, " "$D/run1.err")" = 13
 	check "$u: … naming what was hidden and why" \
-		grep -q "tsrv: tools/list: 15 tools, 1 hidden: secret (denied by the policy)\$" "$D/run1.err"
+		grep -q "tsrv: tools/list: 16 tools, 1 hidden: secret (denied by the policy)\$" "$D/run1.err"
 	check "$u: … with the reason for a changed one" \
-		grep -q "tsrv: tools/list: 15 tools, 3 hidden: echo (changed since it was pinned), secret (denied by the policy), budget (denied by the policy)" "$D/run1.err"
+		grep -q "tsrv: tools/list: 16 tools, 3 hidden: echo (changed since it was pinned), secret (denied by the policy), budget (denied by the policy)" "$D/run1.err"
 
 	# -- the decision log --
 	cp "$D/run1.ini" "$D/box.ini"
@@ -539,17 +574,19 @@ EOF
 	want "$u: tsrv::Action::\"add\": not_refined twice (no rule matched), forbidden, error (\"200\" kept a String)" \
 		'[(d["verdict"], d["cause"], d["rules"], d["input"]) for d in D if d["action"] == "tsrv::Action::\"add\"" and "verdict" in d]' \
 		'[["permit", "not_refined", [], {"a": 2, "b": 3}], ["permit", "not_refined", [], {"a": 100, "b": 1, "note": "edge"}], ["deny", "forbidden", ["big"], {"a": 200, "b": 1}], ["deny", "error", [], {"a": "200", "b": 1}]]'
-	want "$u: tsrv::Action::\"echo\": permit, cause permitted (echo_ok), five times" \
-		'dcount(lambda d: d["action"] == "tsrv::Action::\"echo\"" and d.get("cause") == "permitted" and d["rules"] == ["echo_ok"])' 5
+	want "$u: tsrv::Action::\"echo\": permit, cause permitted (echo_ok), six times (one without an id)" \
+		'dcount(lambda d: d["action"] == "tsrv::Action::\"echo\"" and d.get("cause") == "permitted" and d["rules"] == ["echo_ok"])' 6
 	want "$u: the harness's replies decided as mcp:call on the server's method: roots/list permitted, sampling/createMessage denied" \
 		'sorted((d["resource"], d["input"], d["verdict"]) for d in D if d["action"] == "mcp:call" and d.get("input", {}).get("method") in ("roots/list", "sampling/createMessage") and "verdict" in d)' \
-		'[["tsrv/roots/list", {"method": "roots/list", "server": "tsrv"}, "permit"], ["tsrv/sampling/createMessage", {"method": "sampling/createMessage", "server": "tsrv"}, "deny"]]'
+		'[["tsrv/roots/list", {"method": "roots/list", "server": "tsrv"}, "permit"], ["tsrv/roots/list", {"method": "roots/list", "server": "tsrv"}, "permit"], ["tsrv/sampling/createMessage", {"method": "sampling/createMessage", "server": "tsrv"}, "deny"], ["tsrv/sampling/createMessage", {"method": "sampling/createMessage", "server": "tsrv"}, "deny"]]'
 	want "$u: prompts/get and resources/read decided as mcp:call with their prompt and uri fields" \
 		'[(d["input"], d["verdict"], d["rules"]) for d in D if d["action"] == "mcp:call" and d.get("input", {}).get("method") in ("prompts/get", "resources/read") and "verdict" in d]' \
 		'[[{"method": "prompts/get", "prompt": "greet", "server": "tsrv"}, "permit", ["mcp"]], [{"method": "prompts/get", "prompt": "leak", "server": "tsrv"}, "deny", ["no_leak"]], [{"method": "resources/read", "server": "tsrv", "uri": "file:///pub/readme.txt"}, "permit", ["mcp"]], [{"method": "resources/read", "server": "tsrv", "uri": "file:///secret/keys.txt"}, "deny", ["no_secret_uri"]]]'
 	want "$u: the refinement got the typed arguments (nested Record, optional left out)" \
 		'[d["input"] for d in D if d["action"] == "tsrv::Action::\"nested\"" and "verdict" in d][:2]' \
 		'[{"obj": {"flag": true, "inner": {"label": "fine", "x": 5}}}, {"obj": {"inner": {"x": 10}}}]'
+	want "$u: the outcome of the echo without an id recorded as an error" \
+		'dcount(lambda d: d.get("record") == "error" and d["action"] == "mcp:call" and d.get("input", {}).get("tool") == "echo")' 1
 	want "$u: the hang's outcome recorded as an error" \
 		'dcount(lambda d: d.get("record") == "error" and d["action"] == "mcp:call" and d.get("input", {}).get("tool") == "hang")' 1
 	evaluate "$OUT" "$D/dec1.jsonl"
@@ -582,7 +619,7 @@ EOF
 	check "$u: run 2: the box ran to its end (rc $rc)" test "$rc" = 0
 	[ "$rc" = 0 ] || tail -30 "$D/run2.err" | sed 's/^/#   /'
 	want "$u: run 2: the first tools/list hides add and echo (changed), budget (spent in run 1), secret" \
-		'[t for t in ["add", "budget", "echo", "secret"] if t in names("list1")] or len(names("list1"))' 11
+		'[t for t in ["add", "budget", "echo", "secret"] if t in names("list1")] or len(names("list1"))' 12
 	want "$u: run 2: add refused -32003 naming the inputSchema" 'err("add_changed")' \
 		"-32003 box-mcpd: tsrv: tool 'add' changed since it was pinned (inputSchema); accept it with boxctl mcp accept m-$u tsrv add"
 	want "$u: run 2: echo (its old text differs from the pin accepted in run 1) refused -32003" 'err("echo_changed")' \

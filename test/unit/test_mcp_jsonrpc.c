@@ -3,10 +3,18 @@
  * classified (every MCP.md robustness case at the parsing level: invalid
  * JSON, batches, versions, invalid UTF-8 incl. overlongs and surrogates,
  * duplicate keys, ids), what mcp:call names, and the replies box-mcpd
- * writes itself.
+ * writes itself; what is a request, a notification and an id-less call
+ * (every other spelling of "no id": a null id, a wrong type, duplicate and
+ * case-variant keys, methods in another case), and a generated test that
+ * reads each frame as servers of several kinds would (exact or
+ * case-insensitive keys, first or last duplicate wins, methods trimmed and
+ * lowered) and holds the classifier to one rule: a frame it accepts means
+ * the same to every one of them.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,12 +80,9 @@ test_request(void)
 	CHECK(f.params == NULL);
 	mcp_frame_clear(&f);
 
-	/* params may be an array (JSON-RPC by-position) */
-	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[1]}", &f,
-			&code, &why),
-		  0);
-	CHECK(json_is_array(f.params));
-	mcp_frame_clear(&f);
+	/* MCP has no by-position params: an array is refused */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[1]}",
+		MCP_ERR_INVALID, "params must be an object", "n:1");
 
 	/* a 256-byte string id is fine */
 	char line[600];
@@ -265,11 +270,15 @@ test_invalid_utf8(void)
 	struct mcp_frame f;
 	int code;
 	const char *why;
-	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"é€\xf0\x9f\x98\x80\\ud83d\\ude00\"}",
+	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"t\":"
+			"\"é€\xf0\x9f\x98\x80\\ud83d\\ude00\"}}",
 			&f, &code, &why),
 		  0);
-	CHECK_STR(f.method, "é€😀😀");
+	CHECK_STR(json_string_value(json_object_get(f.params, "t")), "é€😀😀");
 	mcp_frame_clear(&f);
+	/* ... but not in a method, which is printable ASCII */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"é\"}", MCP_ERR_INVALID,
+		"printable ASCII", "n:1");
 }
 
 static void
@@ -341,9 +350,9 @@ test_method_and_params(void)
 	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\"}", MCP_ERR_INVALID,
 		"method must have 1 to 256 bytes", "n:1");
 	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":\"x\"}", MCP_ERR_INVALID,
-		"params must be an object or an array", "n:1");
+		"params must be an object", "n:1");
 	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":null}", MCP_ERR_INVALID,
-		"params must be an object or an array", "n:1");
+		"params must be an object", "n:1");
 	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"result\":1}", MCP_ERR_INVALID,
 		"cannot carry result or error", "n:1");
 	char line[600], m[258];
@@ -377,36 +386,532 @@ test_call_names(void)
 	CHECK(mcp_frame_tool(&f) == NULL && mcp_frame_prompt(&f) == NULL);
 	mcp_frame_clear(&f);
 
-	/* not strings, empty, or params an array: nothing named */
-	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
-			"{\"name\":5,\"uri\":[]}}",
+	/*
+	 * A name or uri the broker decides on that is there but unusable (not a
+	 * string, empty, over its cap) refuses the call: decided without it, the
+	 * call could name what the policy forbids (a server may coerce [\"x\"] to
+	 * "x", or ignore what follows a long uri's '#').
+	 */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		"{\"name\":5}}",
+		MCP_ERR_PARAMS, "params.name must be a string", "n:1");
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"\"}}",
+		MCP_ERR_PARAMS, "params.name must be a string", "n:1");
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/get\",\"params\":"
+		"{\"name\":[\"leak\"]}}",
+		MCP_ERR_PARAMS, "params.name must be a string", "n:1");
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":"
+		"{\"uri\":[\"file:///secret\"]}}",
+		MCP_ERR_PARAMS, "params.uri must be a string", "n:1");
+	REFUSED("{\"jsonrpc\":\"2.0\",\"method\":\"resources/read\",\"params\":{\"uri\":null}}",
+		MCP_ERR_PARAMS, "params.uri must be a string", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":[\"x\"]}",
+		MCP_ERR_INVALID, "params must be an object", "n:1");
+	/* one byte over the caps */
+	static const struct {
+		const char *method, *key, *why;
+		size_t len;
+	} over[] = { { "tools/call", "name", "1 to 256 bytes", MCP_NAME_MAX + 1 },
+		     { "resources/read", "uri", "1 to 4096 bytes", MCP_URI_MAX + 1 } };
+	for (size_t i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
+		char line[5000], value[MCP_URI_MAX + 2];
+		memset(value, 'v', over[i].len);
+		value[over[i].len] = 0;
+		snprintf(line, sizeof(line),
+			 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":{\"%s\":\"%s\"}}",
+			 over[i].method, over[i].key, value);
+		check_refused(line, strlen(line), MCP_ERR_PARAMS, over[i].why, "n:1");
+	}
+	/* a name tools/call and prompts/get do not read is not checked; a notification's uri neither */
+	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":"
+			"{\"name\":5}}",
 			&f, &code, &why),
 		  0);
-	CHECK(mcp_frame_tool(&f) == NULL);
-	CHECK(mcp_frame_uri(&f) == NULL);
 	mcp_frame_clear(&f);
-	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
-			"{\"name\":\"\"}}",
+	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\","
+			"\"params\":{\"uri\":5}}",
 			&f, &code, &why),
 		  0);
-	CHECK(mcp_frame_tool(&f) == NULL);
+	CHECK_INT(f.kind, MCP_NOTIFICATION);
 	mcp_frame_clear(&f);
-	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":[\"x\"]}",
-			&f, &code, &why),
-		  0);
-	CHECK(mcp_frame_tool(&f) == NULL);
+}
+
+static void
+test_idless_calls(void)
+{
+	struct mcp_frame f;
+	int code;
+	const char *why;
+
+	/* A method without an id is a notification only under notifications/. */
+	static const struct {
+		const char *text;
+		enum mcp_kind kind;
+	} cases[] = {
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}",
+		  MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{}}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"sampling/createMessage\",\"params\":{}}",
+		  MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notificationsX\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"x/notifications/y\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"no/such\"}", MCP_IDLESS_CALL },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", MCP_NOTIFICATION },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}",
+		  MCP_NOTIFICATION },
+		{ "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/call\",\"params\":{\"name\":5}}",
+		  MCP_NOTIFICATION },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_INT(parse(cases[i].text, &f, &code, &why), 0);
+		CHECK_INT(f.kind, cases[i].kind);
+		CHECK(f.id == NULL);
+		CHECK_STR(f.id_key, "");
+		if (f.kind != cases[i].kind)
+			printf("#   %s\n", cases[i].text);
+		mcp_frame_clear(&f);
+	}
+	CHECK_INT(parse(cases[0].text, &f, &code, &why), 0);
+	CHECK_STR(mcp_frame_tool(&f), "rm");
 	mcp_frame_clear(&f);
 
-	/* a name over MCP_NAME_MAX is not named */
-	char line[700], name[258];
-	memset(name, 'n', 257);
-	name[257] = 0;
-	snprintf(line, sizeof(line),
-		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\"}}",
-		 name);
-	CHECK_INT(parse(line, &f, &code, &why), 0);
-	CHECK(mcp_frame_tool(&f) == NULL);
+	/* With an id a notifications/ method is a request like any other. */
+	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"notifications/x\"}", &f, &code,
+			&why),
+		  0);
+	CHECK_INT(f.kind, MCP_REQUEST);
 	mcp_frame_clear(&f);
+
+	/* An id-less call's name and uri are checked as a request's are. */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":[\"rm\"]}}",
+		MCP_ERR_PARAMS, "params.name", NULL);
+	/* ... and a response without an id is no frame at all */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"result\":{}}", MCP_ERR_INVALID, "needs a method or an id",
+		NULL);
+}
+
+static void
+test_null_and_odd_ids(void)
+{
+	/*
+	 * JSON-RPC reads "id": null as a request (with a discouraged id), some
+	 * servers as a notification; MCP forbids it. Refused, as every id that is
+	 * not a string or an integer.
+	 */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"rm\"}}",
+		MCP_ERR_INVALID, "null is neither a request nor a notification", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":false,\"method\":\"tools/call\"}", MCP_ERR_INVALID,
+		"id must be a string or an integer", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"tools/call\"}", MCP_ERR_INVALID,
+		"id must be a string or an integer", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":[],\"method\":\"tools/call\"}", MCP_ERR_INVALID,
+		"id must be a string or an integer", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"tools/call\"}", MCP_ERR_INVALID,
+		"id must be a string or an integer", NULL);
+	/* two ids, however spelled */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"\\u0069d\":2,\"method\":\"m\"}", MCP_ERR_PARSE,
+		"duplicate object key", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"ID\":2,\"method\":\"m\"}", MCP_ERR_INVALID,
+		"differ only in letter case", NULL);
+	/* an id spelled in another case alone: a Go server reads it, the broker would not */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"Id\":2,\"method\":\"tools/call\"}", MCP_ERR_INVALID,
+		"spelled like a JSON-RPC member", NULL);
+	/* jsonrpc missing: whatever else the frame says */
+	REFUSED("{\"method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}", MCP_ERR_INVALID,
+		"jsonrpc must be \"2.0\"", NULL);
+	REFUSED("{\"JSONRPC\":\"2.0\",\"method\":\"tools/call\"}", MCP_ERR_INVALID,
+		"jsonrpc must be \"2.0\"", NULL);
+}
+
+static void
+test_case_variants(void)
+{
+	/* methods that differ from MCP's only in case, or carry spaces */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"Tools/Call\"}", MCP_ERR_INVALID,
+		"only in letter case", "n:1");
+	REFUSED("{\"jsonrpc\":\"2.0\",\"method\":\"TOOLS/CALL\"}", MCP_ERR_INVALID,
+		"only in letter case", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"method\":\"sampling/createmessage\"}", MCP_ERR_INVALID,
+		"only in letter case", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"method\":\"Notifications/initialized\"}", MCP_ERR_INVALID,
+		"notifications/ only in letter case", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\" tools/call\"}", MCP_ERR_INVALID,
+		"printable ASCII without spaces", "n:1");
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\\n\"}", MCP_ERR_INVALID,
+		"printable ASCII without spaces", "n:1");
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\\u00a0\"}", MCP_ERR_INVALID,
+		"printable ASCII without spaces", "n:1");
+	/* keys equal but for case, anywhere; ASCII and the two letters Go folds onto ASCII */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"Method\":\"tools/call\"}",
+		MCP_ERR_INVALID, "differ only in letter case", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+		"\"Name\":\"rm\"}}",
+		MCP_ERR_INVALID, "differ only in letter case", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\","
+		"\"arguments\":{\"path\":\"/tmp\",\"PATH\":\"/etc\"}}}",
+		MCP_ERR_INVALID, "differ only in letter case", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"},"
+		"\"param\xc5\xbf\":{\"name\":\"rm\"}}",
+		MCP_ERR_INVALID, "differ only in letter case", NULL);
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"k\":1,\"\xe2\x84\xaa\":2}]}}",
+		MCP_ERR_INVALID, "differ only in letter case", NULL);
+	/* a member of params spelled like one the broker reads but for case */
+	REFUSED("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/get\",\"params\":{\"Name\":\"leak\"}}",
+		MCP_ERR_PARAMS, "spelled like name, uri", "n:1");
+	REFUSED("{\"jsonrpc\":\"2.0\",\"method\":\"resources/read\",\"params\":{\"URI\":\"file:///s\"}}",
+		MCP_ERR_PARAMS, "spelled like name, uri", NULL);
+	/* ordinary keys in any case pass, and distinct keys that share a prefix */
+	struct mcp_frame f;
+	int code;
+	const char *why;
+	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+			"\"t\",\"arguments\":{\"Path\":1,\"paths\":2,\"\xc3\xa9\":3,\"\xc3\x89\":4}}}",
+			&f, &code, &why),
+		  0);
+	mcp_frame_clear(&f);
+	/* a custom method keeps its case */
+	CHECK_INT(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x/DoThing\"}", &f, &code, &why),
+		  0);
+	CHECK_STR(f.method, "x/DoThing");
+	mcp_frame_clear(&f);
+}
+
+static void
+test_load_and_classify_batch(void)
+{
+	/* box-gateway reads a server's batch element by element, each by the same rules */
+	json_t *root = NULL;
+	int code;
+	const char *why;
+	const char *text = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}},"
+			   "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"},"
+			   "{\"jsonrpc\":\"2.0\",\"method\":\"sampling/createMessage\"},"
+			   "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"roots/list\"}]";
+	CHECK_INT(mcp_json_load(text, strlen(text), &root, &code, &why), 0);
+	CHECK(json_is_array(root));
+	int want[] = { MCP_RESPONSE, MCP_NOTIFICATION, MCP_IDLESS_CALL, -1 };
+	for (size_t i = 0; i < json_array_size(root); i++) {
+		struct mcp_frame f;
+		int r = mcp_frame_classify(json_array_get(root, i), &f, &code, &why);
+		CHECK_INT(r == 0 ? (int)f.kind : -1, want[i]);
+		mcp_frame_clear(&f);
+	}
+	json_decref(root);
+	/* the load refuses what a frame's parse refuses, wherever it is in a batch */
+	text = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":1,\"A\":2}}]";
+	CHECK_INT(mcp_json_load(text, strlen(text), &root, &code, &why), -EINVAL);
+	CHECK_INT(code, MCP_ERR_INVALID);
+	CHECK(root == NULL);
+	text = "[{\"id\":1,\"id\":2}]";
+	CHECK_INT(mcp_json_load(text, strlen(text), &root, &code, &why), -EINVAL);
+	CHECK_INT(code, MCP_ERR_PARSE);
+	/* a non-object element */
+	struct mcp_frame f;
+	json_t *n = json_integer(3);
+	CHECK_INT(mcp_frame_classify(n, &f, &code, &why), -EINVAL);
+	CHECK_STR(why, "a frame must be a JSON object");
+	mcp_frame_clear(&f);
+	json_decref(n);
+}
+
+/*
+ * ---- generated frames, read as servers of several kinds would -----------------------
+ *
+ * Each frame is built from members chosen at random (a fixed seed): spellings
+ * of jsonrpc, id, method and params (exact, another case, a \u escape, the
+ * long s that Go folds to 's'), values of every type, duplicates, and params
+ * with spellings of name. A reader picks a member by its key exactly or
+ * case-insensitively (Go's encoding/json), keeping the first or the last of
+ * duplicates; a lenient reader also trims and lowers the method before it
+ * dispatches. When the classifier accepts a frame, every reader must see
+ * the id the classifier saw (or none), the very method it decided on, and,
+ * for tools/call and prompts/get, the very name; a notification must be a
+ * notifications/ method with no id under any reading.
+ */
+
+struct gen_member {
+	const char *key_json; /* as written between the quotes */
+	const char *key;      /* decoded */
+	char val[256];        /* JSON text */
+	/* params only: its members (a params object), or is_array */
+	struct gen_member *sub;
+	size_t n_sub;
+	bool is_array;
+};
+
+static unsigned long long gen_state = 0x9e3779b97f4a7c15ULL;
+
+static unsigned
+gen_rand(unsigned n)
+{
+	gen_state ^= gen_state << 13;
+	gen_state ^= gen_state >> 7;
+	gen_state ^= gen_state << 17;
+	return (unsigned)(gen_state % n);
+}
+
+/* The reference fold (written apart from jsonrpc.c's): ASCII, U+017F, U+212A. */
+static void
+ref_fold(const char *k, char *out, size_t size)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)k; *p && o + 1 < size;) {
+		if (p[0] == 0xc5 && p[1] == 0xbf) {
+			out[o++] = 's';
+			p += 2;
+		} else if (p[0] == 0xe2 && p[1] == 0x84 && p[2] == 0xaa) {
+			out[o++] = 'k';
+			p += 3;
+		} else {
+			out[o++] = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+			p++;
+		}
+	}
+	out[o] = 0;
+}
+
+enum { READ_EXACT = 1, READ_FOLD = 2, READ_FIRST = 4 };
+
+/* The member a reader of MODE takes for NAME, or NULL. */
+static const struct gen_member *
+ref_pick(const struct gen_member *m, size_t n, const char *name, int mode)
+{
+	const struct gen_member *got = NULL;
+	for (size_t i = 0; i < n; i++) {
+		char f[64];
+		ref_fold(m[i].key, f, sizeof(f));
+		bool match = (mode & READ_FOLD) ? strcmp(f, name) == 0 : strcmp(m[i].key, name) == 0;
+		if (match) {
+			got = &m[i];
+			if (mode & READ_FIRST)
+				break;
+		}
+	}
+	return got;
+}
+
+static void
+ref_lenient(const char *in, char *out, size_t size)
+{
+	while (*in == ' ' || *in == '\t' || *in == '\n')
+		in++;
+	size_t n = 0;
+	for (; *in && n + 1 < size; in++)
+		out[n++] = (char)((*in >= 'A' && *in <= 'Z') ? *in + 32 : *in);
+	while (n && (out[n - 1] == ' ' || out[n - 1] == '\t' || out[n - 1] == '\n'))
+		n--;
+	out[n] = 0;
+}
+
+static bool
+ref_known(const char *m)
+{
+	static const char *const known[] = { "tools/call", "tools/list", "ping", "prompts/get",
+					     "sampling/createmessage" };
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(m, known[i]) == 0)
+			return true;
+	return strncmp(m, "notifications/", 14) == 0;
+}
+
+static void
+gen_add(struct gen_member *m, size_t *n, const char *key_json, const char *key, const char *val)
+{
+	m[*n].key_json = key_json;
+	m[*n].key = key;
+	snprintf(m[*n].val, sizeof(m[*n].val), "%s", val);
+	m[*n].sub = NULL;
+	m[*n].n_sub = 0;
+	m[*n].is_array = false;
+	(*n)++;
+}
+
+static size_t
+gen_emit(char *out, size_t size, const struct gen_member *m, size_t n)
+{
+	size_t o = 0;
+	o += (size_t)snprintf(out + o, size - o, "{");
+	for (size_t i = 0; i < n && o < size; i++) {
+		o += (size_t)snprintf(out + o, size - o, "%s\"%s\":", i ? "," : "", m[i].key_json);
+		if (m[i].sub || m[i].is_array) {
+			if (m[i].is_array)
+				o += (size_t)snprintf(out + o, size - o, "[\"secret\"]");
+			else
+				o += gen_emit(out + o, size - o, m[i].sub, m[i].n_sub);
+		} else {
+			o += (size_t)snprintf(out + o, size - o, "%s", m[i].val);
+		}
+	}
+	if (o < size)
+		o += (size_t)snprintf(out + o, size - o, "}");
+	return o < size ? o : size - 1;
+}
+
+static void
+gen_shuffle(struct gen_member *m, size_t n)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = gen_rand((unsigned)i);
+		struct gen_member t = m[i - 1];
+		m[i - 1] = m[j];
+		m[j] = t;
+	}
+}
+
+/* The value text of a member as a string, or NULL when it is not a JSON string. */
+static const char *
+gen_string(const struct gen_member *m, char *buf, size_t size)
+{
+	if (!m || m->sub || m->is_array)
+		return NULL;
+	json_error_t e;
+	json_t *j = json_loads(m->val, JSON_DECODE_ANY, &e);
+	const char *r = NULL;
+	if (json_is_string(j)) {
+		snprintf(buf, size, "%s", json_string_value(j));
+		r = buf;
+	}
+	json_decref(j);
+	return r;
+}
+
+static void
+test_generated_readers(void)
+{
+	static const char *const ids[] = { "1", "\"a\"", "null", "true", "1.5", "{}", "[]", "2" };
+	static const char *const methods[] = {
+		"\"tools/call\"", "\"Tools/Call\"", "\" tools/call\"", "\"tools/call \"", "\"ping\"",
+		"\"notifications/initialized\"", "\"Notifications/initialized\"",
+		"\"notifications/\"", "\"tools/list\"", "5", "\"TOOLS/CALL\"", "\"tools/call\\t\"",
+		"\"prompts/get\"", "\"x/custom\"",
+	};
+	static const char *const names[] = { "\"secret\"", "\"echo\"", "5", "\"\"", "null" };
+	static const struct {
+		const char *json, *key;
+	} id_keys[] = { { "id", "id" }, { "ID", "ID" }, { "Id", "Id" }, { "\\u0069d", "id" } },
+	  method_keys[] = { { "method", "method" }, { "Method", "Method" },
+			    { "METHOD", "METHOD" }, { "\\u006dethod", "method" } },
+	  params_keys[] = { { "params", "params" }, { "Params", "Params" },
+			    { "param\xc5\xbf", "param\xc5\xbf" } },
+	  name_keys[] = { { "name", "name" }, { "Name", "Name" }, { "NAME", "NAME" },
+			  { "n\\u0061me", "name" } },
+	  ver_keys[] = { { "jsonrpc", "jsonrpc" }, { "JSONRPC", "JSONRPC" } };
+	static const int modes[] = { READ_EXACT, READ_EXACT | READ_FIRST, READ_FOLD,
+				     READ_FOLD | READ_FIRST };
+	unsigned accepted[4] = { 0 }, violations = 0, tools_calls = 0;
+
+	for (int round = 0; round < 30000; round++) {
+		struct gen_member top[12], sub[2][4];
+		size_t nt = 0;
+		if (gen_rand(10) < 9) {
+			unsigned k = gen_rand(8) == 0;
+			gen_add(top, &nt, ver_keys[k].json, ver_keys[k].key,
+				gen_rand(12) ? "\"2.0\"" : "\"1.0\"");
+		}
+		for (unsigned i = 0, n = gen_rand(6) < 3 ? 0 : gen_rand(5) ? 1 : 2; i < n; i++) {
+			unsigned k = gen_rand(5) ? 0 : gen_rand(4);
+			gen_add(top, &nt, id_keys[k].json, id_keys[k].key,
+				ids[gen_rand(3) ? gen_rand(2) : gen_rand(8)]);
+		}
+		for (unsigned i = 0, n = gen_rand(8) == 0 ? 0 : gen_rand(5) ? 1 : 2; i < n; i++) {
+			unsigned k = gen_rand(5) ? 0 : gen_rand(4);
+			gen_add(top, &nt, method_keys[k].json, method_keys[k].key,
+				methods[gen_rand(3) ? gen_rand(2) * 12 : gen_rand(14)]);
+		}
+		for (unsigned i = 0, n = gen_rand(4) == 0 ? 0 : gen_rand(6) ? 1 : 2; i < n; i++) {
+			unsigned k = gen_rand(6) ? 0 : gen_rand(3);
+			gen_add(top, &nt, params_keys[k].json, params_keys[k].key, "");
+			struct gen_member *pm = &top[nt - 1];
+			if (gen_rand(12) == 0) {
+				pm->is_array = true;
+				continue;
+			}
+			pm->sub = sub[i];
+			for (unsigned j = 0, nn = gen_rand(6) ? 1 : gen_rand(3); j < nn; j++) {
+				unsigned nk = gen_rand(5) ? 0 : gen_rand(4);
+				gen_add(sub[i], &pm->n_sub, name_keys[nk].json, name_keys[nk].key,
+					names[gen_rand(3) ? gen_rand(2) : gen_rand(5)]);
+			}
+		}
+		if (gen_rand(8) == 0)
+			gen_add(top, &nt, "result", "result", "{}");
+		gen_shuffle(top, nt);
+		char text[4096];
+		size_t len = gen_emit(text, sizeof(text), top, nt);
+
+		struct mcp_frame f;
+		int code;
+		const char *why;
+		if (mcp_frame_parse(text, len, &f, &code, &why) != 0) {
+			mcp_frame_clear(&f);
+			continue;
+		}
+		accepted[f.kind]++;
+		const char *tool = (f.method && (strcmp(f.method, "tools/call") == 0 ||
+						 strcmp(f.method, "prompts/get") == 0))
+					   ? json_string_value(json_object_get(f.params, "name"))
+					   : NULL;
+		tools_calls += f.method && strcmp(f.method, "tools/call") == 0;
+		bool bad = false;
+		for (size_t mi = 0; mi < sizeof(modes) / sizeof(modes[0]); mi++) {
+			int mode = modes[mi];
+			const struct gen_member *id = ref_pick(top, nt, "id", mode);
+			const struct gen_member *me = ref_pick(top, nt, "method", mode);
+			const struct gen_member *pa = ref_pick(top, nt, "params", mode);
+			char mb[300], nb[300], low[300];
+			const char *m = gen_string(me, mb, sizeof(mb));
+			/* the id: there exactly when the classifier saw one, the same value */
+			bool has_id = f.kind == MCP_REQUEST || f.kind == MCP_RESPONSE;
+			if (!id != !has_id)
+				bad = true;
+			if (id && f.id) {
+				json_error_t e;
+				json_t *v = json_loads(id->val, JSON_DECODE_ANY, &e);
+				bad |= !json_equal(v, f.id);
+				json_decref(v);
+			}
+			/* the method: the very one decided on, by every reader */
+			if ((f.method == NULL) != (me == NULL))
+				bad = true;
+			if (f.method && (!m || strcmp(m, f.method) != 0))
+				bad = true;
+			if (m) {
+				ref_lenient(m, low, sizeof(low));
+				if (ref_known(low) && f.method && strcmp(low, f.method) != 0)
+					bad = true; /* a lenient server dispatches another method */
+			}
+			if (f.kind == MCP_NOTIFICATION && strncmp(f.method, "notifications/", 14) != 0)
+				bad = true;
+			/* the name of tools/call and prompts/get: the very one decided on */
+			if (f.method && (strcmp(f.method, "tools/call") == 0 ||
+					 strcmp(f.method, "prompts/get") == 0)) {
+				const struct gen_member *nm =
+				    pa && pa->sub ? ref_pick(pa->sub, pa->n_sub, "name", mode) : NULL;
+				const char *n = gen_string(nm, nb, sizeof(nb));
+				if ((pa && pa->is_array) || (nm && !n) || (!n) != (!tool) ||
+				    (n && strcmp(n, tool) != 0))
+					bad = true;
+			}
+		}
+		if (bad) {
+			violations++;
+			if (violations <= 5)
+				printf("#   read differently by a server: %s\n", text);
+		}
+		mcp_frame_clear(&f);
+	}
+	CHECK_INT(violations, 0);
+	/* the generator reached every kind, and real calls among them */
+	CHECK(accepted[MCP_REQUEST] > 1000 && accepted[MCP_NOTIFICATION] > 100 &&
+	      accepted[MCP_IDLESS_CALL] > 1000 && accepted[MCP_RESPONSE] > 10 && tools_calls > 500);
+	printf("# generated: %u requests, %u notifications, %u id-less calls, %u responses "
+	       "accepted (%u tools/call)\n",
+	       accepted[MCP_REQUEST], accepted[MCP_NOTIFICATION], accepted[MCP_IDLESS_CALL],
+	       accepted[MCP_RESPONSE], tools_calls);
 }
 
 static void
@@ -475,6 +980,11 @@ main(void)
 	RUN(test_request_ids);
 	RUN(test_method_and_params);
 	RUN(test_call_names);
+	RUN(test_idless_calls);
+	RUN(test_null_and_odd_ids);
+	RUN(test_case_variants);
+	RUN(test_load_and_classify_batch);
+	RUN(test_generated_readers);
 	RUN(test_error_reply);
 	RUN(test_dump);
 	return tap_done();

@@ -639,6 +639,32 @@ test_args_refused_confusions(void)
 }
 
 static void
+test_args_case_variants(void)
+{
+	/*
+	 * A server whose JSON decoder folds keys (Go's encoding/json) reads "S"
+	 * or "\u017f" (long s) as the property "s": the broker, which types by
+	 * exact name, would decide without it. Refused, at every depth; a key
+	 * that is no property in any case, or an untyped one, is not.
+	 */
+	struct argcase ac = { 0 };
+	CHECK_INT(build(&ac, "{\"a\":1,\"S\":\"x\"}"), -EINVAL);
+	CHECK_STR(ac.err, "argument S: spelled like the schema's 's' but for letter case");
+	done(&ac);
+	CHECK_INT(build(&ac, "{\"a\":1,\"\u017f\":\"x\"}"), -EINVAL);
+	CHECK_STR(ac.err, "argument \xc5\xbf: spelled like the schema's 's' but for letter case");
+	done(&ac);
+	CHECK_INT(build(&ac, "{\"a\":1,\"opt\":{\"x\":1,\"Y\":\"z\"}}"), -EINVAL);
+	CHECK_STR(ac.err, "argument opt.Y: spelled like the schema's 'y' but for letter case");
+	done(&ac);
+	CHECK_INT(build(&ac, "{\"a\":1,\"list\":[{\"K\":1}]}"), -EINVAL);
+	CHECK_STR(ac.err, "argument list[0].K: spelled like the schema's 'k' but for letter case");
+	done(&ac);
+	CHECK_INT(build(&ac, "{\"a\":1,\"Untyped\":1,\"zz\":2,\"opt\":{\"U\":1}}"), 0);
+	done(&ac);
+}
+
+static void
 test_args_numbers(void)
 {
 	struct {
@@ -790,6 +816,7 @@ main(void)
 	RUN(test_args_typed);
 	RUN(test_args_type_confusion);
 	RUN(test_args_refused_confusions);
+	RUN(test_args_case_variants);
 	RUN(test_args_numbers);
 	RUN(test_args_null_and_absent);
 	RUN(test_args_caps);

@@ -4,6 +4,9 @@
 # stdin/stdout. MODE:
 #   normal   tools echo/add/nested/secret/slow/ask/bogus, prompts/get,
 #            resources/read, ping; exits 0 on stdin EOF
+#   noid     as normal, and the tools ran (what it ran: "METHOD|NAME|ID" per
+#            call, as JSON) and s2c {lines} (writes each line as it is, then
+#            answers)
 #   change   as normal, but from the second tools/list on, echo's
 #            description differs
 #   exit3    as normal, exits 3 on stdin EOF
@@ -13,6 +16,9 @@
 #   garbage  on initialize: a line that is not JSON
 #   badutf8  on initialize: a reply with an invalid UTF-8 byte
 #   nonobj   on initialize: a JSON number
+# It dispatches on the method alone, as a careless server would: a frame with a
+# method and no id runs too (its answer is not written: there is no id), and the
+# method is trimmed and lowered first; only notifications/ methods are not run.
 # Trusts: nothing; it is test code.
 import json
 import sys
@@ -21,9 +27,13 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "normal"
 out = sys.stdout.buffer
 lists = 0
 pending_ask = {}  # server request id -> the tools/call id waiting for it
+ran = []          # "METHOD|NAME|ID" of every call run
+mute = False      # running a call that has no id: its answer goes nowhere
 
 
 def send(obj):
+    if mute and "method" not in obj:
+        return
     out.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
     out.flush()
 
@@ -61,13 +71,37 @@ def tools():
          "inputSchema": {"type": "object", "properties": {}}},
         {"name": "huge", "description": "z" * 70000,
          "inputSchema": {"type": "object", "properties": {}}},
-    ]
+    ] + ([] if mode != "noid" else [
+        {"name": "ran", "description": "What this server ran",
+         "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "s2c", "description": "Writes lines to the client",
+         "inputSchema": {"type": "object",
+                         "properties": {"lines": {"type": "array",
+                                                  "items": {"type": "string"}}}}},
+    ])
 
 
 def handle(msg):
+    global mute
+    method = msg.get("method")
+    if isinstance(method, str):
+        method = method.strip().lower()
+        if msg.get("id") is None and method.startswith("notifications/"):
+            return  # a notification
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        ran.append("%s|%s|%s" % (method, params.get("name") or "", msg.get("id")))
+        mute = msg.get("id") is None
+        try:
+            dispatch(msg, method)
+        finally:
+            mute = False
+        return
+    dispatch(msg, method)
+
+
+def dispatch(msg, method):
     global lists
     mid = msg.get("id")
-    method = msg.get("method")
     if method is None:
         # a reply from the client to one of our requests
         call_id = pending_ask.pop(mid, None)
@@ -75,8 +109,6 @@ def handle(msg):
             send({"jsonrpc": "2.0", "id": call_id,
                   "result": {"content": [{"type": "text", "text": json.dumps(msg)}]}})
         return
-    if mid is None:
-        return  # a notification
     if method == "initialize":
         if mode == "flood":
             line = {"jsonrpc": "2.0", "method": "notifications/message",
@@ -133,6 +165,17 @@ def handle(msg):
             return
         if name == "bogus":
             send({"jsonrpc": "2.0", "id": 99999, "result": {}})
+            return
+        if name == "ran":
+            send({"jsonrpc": "2.0", "id": mid,
+                  "result": {"content": [{"type": "text", "text": json.dumps(ran)}]}})
+            return
+        if name == "s2c":
+            for line in msg["params"]["arguments"]["lines"]:
+                out.write(line.encode() + b"\n")
+            out.flush()
+            send({"jsonrpc": "2.0", "id": mid,
+                  "result": {"content": [{"type": "text", "text": "sent"}]}})
             return
         args = msg["params"].get("arguments", {})
         send({"jsonrpc": "2.0", "id": mid,

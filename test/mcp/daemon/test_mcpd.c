@@ -123,6 +123,7 @@ static const struct srvdef servers[] = {
 	{ "garbage", "garbage", 4u << 20, 60000, false },
 	{ "gated", "denied", 4u << 20, 60000, false },
 	{ "nonobj", "nonobj", 4u << 20, 60000, false },
+	{ "noid", "noid", 4u << 20, 60000, false },
 	{ "nostart", "normal", 4u << 20, 60000, false },
 	{ "paged", "paged", 4u << 20, 60000, false },
 	{ "pinned", "normal", 4u << 20, 60000, false },
@@ -1086,7 +1087,6 @@ test_tools_list_filtered(void)
 	CHECK_STR(err_msg(j), "the secret tool is off limits");
 	json_decref(j);
 	char *log = read_file("/dev/null");
-	free(log);
 	client_end(&c, NULL, 0);
 	client_free(&c);
 	char path[400];
@@ -1094,7 +1094,6 @@ test_tools_list_filtered(void)
 	log = read_file(path);
 	CHECK(strstr(log, "secret (denied by the policy)") != NULL);
 	CHECK(strstr(log, "huge (definition over 64 KiB)") != NULL);
-	free(log);
 }
 
 /*
@@ -1243,7 +1242,6 @@ test_tools_call_catalog(void)
 	char *log = read_file(lp);
 	CHECK(strstr(log, "x?FORGED-LINE") != NULL);
 	CHECK(strstr(log, "\nFORGED-LINE") == NULL);
-	free(log);
 	client_end(&c, NULL, 0);
 	client_free(&c);
 }
@@ -1419,6 +1417,194 @@ test_server_request_decided(void)
 	json_decref(j);
 	client_end(&c, NULL, 0);
 	client_free(&c);
+}
+
+/* The text of a tools/call result. */
+static const char *
+result_text(const json_t *j)
+{
+	const char *t = json_string_value(json_object_get(
+	    json_array_get(json_object_get(json_object_get(j, "result"), "content"), 0), "text"));
+	return t ? t : "";
+}
+
+/* What the noid server ran so far ("METHOD|NAME|ID" lines, as one JSON text). */
+static char *
+server_ran(struct client *c, int id)
+{
+	char line[200];
+	(void)snprintf(line, sizeof(line),
+		       "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"
+		       "\"name\":\"ran\",\"arguments\":{}}}",
+		       id);
+	json_t *j = rpc(c, line);
+	CHECK_INT(json_integer_value(json_object_get(j, "id")), id);
+	char *t = strdup(result_text(j));
+	json_decref(j);
+	return t;
+}
+
+static void
+test_idless_harness_calls(void)
+{
+	/*
+	 * The noid server runs whatever method it reads, id or not. A tools/call
+	 * without an id is decided as one with an id: denied or refused, it is
+	 * dropped — no reply (there is no id), nothing reaches the server;
+	 * permitted, it runs, and its outcome is recorded as an error.
+	 */
+	rules("deny|mcp:call|tool|secret|the secret tool is off limits\n"
+	      "deny|noid::Action::\"add\"|a|>100|no big sums\n");
+	pol_reset();
+	struct client c;
+	CHECK(session_ready(&c, "noid", true));
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":"
+			"\"secret\",\"arguments\":{}}}");
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":"
+			"\"add\",\"arguments\":{\"a\":500}}}");
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":"
+			"\"nosuch\",\"arguments\":{}}}");
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":"
+			"\"echo\",\"arguments\":{\"text\":\"no id\"}}}");
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	/* Every other spelling of "no id" a careless server might still run. */
+	json_t *j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"tools/call\",\"params\":"
+			    "{\"name\":\"secret\",\"arguments\":{}}}");
+	CHECK_INT(err_code(j), -32600);
+	CHECK(json_is_null(json_object_get(j, "id")));
+	CHECK(strstr(err_msg(j), "null is neither a request nor a notification") != NULL);
+	json_decref(j);
+	j = rpc(&c, "[{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"echo\",\"arguments\":{\"text\":\"b\"}}},{\"jsonrpc\":\"2.0\",\"method\":"
+		    "\"tools/call\",\"params\":{\"name\":\"secret\",\"arguments\":{}}}]");
+	CHECK_INT(err_code(j), -32600);
+	json_decref(j);
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"Tools/Call\",\"params\":{\"name\":"
+		    "\"secret\",\"arguments\":{}}}");
+	CHECK_INT(err_code(j), -32600);
+	CHECK_INT(json_integer_value(json_object_get(j, "id")), 41);
+	json_decref(j);
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"ping\",\"Method\":\"tools/call\","
+		    "\"params\":{\"name\":\"secret\",\"arguments\":{}}}");
+	CHECK_INT(err_code(j), -32600);
+	json_decref(j);
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":43,\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"echo\",\"Name\":\"secret\",\"arguments\":{}}}");
+	CHECK_INT(err_code(j), -32600);
+	json_decref(j);
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"ID\":44,\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"secret\",\"arguments\":{}}}");
+	CHECK_INT(err_code(j), -32600);
+	json_decref(j);
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":45,\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"add\",\"arguments\":{\"a\":1,\"A\":500}}}");
+	CHECK_INT(err_code(j), -32600);
+	json_decref(j);
+	j = rpc(&c, "{\"jsonrpc\":\"2.0\",\"id\":46,\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"add\",\"arguments\":{\"A\":500}}}");
+	CHECK_INT(err_code(j), -32602);
+	CHECK(strstr(err_msg(j), "spelled like the schema's 'a'") != NULL);
+	json_decref(j);
+	/* No reply came to any id-less frame: the next line answers id 50. */
+	char *ran = server_ran(&c, 50);
+	CHECK(strstr(ran, "\"tools/call|echo|None\"") != NULL);
+	CHECK(strstr(ran, "secret") == NULL);
+	CHECK(strstr(ran, "nosuch") == NULL);
+	CHECK(strstr(ran, "tools/call|add") == NULL);
+	if (strstr(ran, "secret"))
+		printf("#   the server ran: %s\n", ran);
+	free(ran);
+	msleep(50);
+	/* Decided as calls with an id are: mcp:call, the refinement, the outcome an error. */
+	CHECK_INT(pol_count("decide", "mcp:call", "\"tool\":\"secret\""), 1);
+	json_t *d = pol_find("decide", "noid::Action::\"add\"", "500");
+	CHECK(d != NULL);
+	json_decref(d);
+	CHECK_INT(pol_count("decide", "mcp:call", "\"tool\":\"nosuch\""), 1);
+	d = pol_find("decide", "noid::Action::\"echo\"", "no id");
+	CHECK(d != NULL);
+	json_decref(d);
+	json_t *rec = pol_find("record", "mcp:call", "\"tool\":\"echo\"");
+	CHECK_STR(json_string_value(json_object_get(rec, "kind")), "error");
+	json_decref(rec);
+	CHECK_INT(pol_count("record", "mcp:call", "secret"), 0);
+	/* An id-less ping or initialize is decided too (only notifications/ pass). */
+	rules("deny|mcp:call|method|ping|no pings without an id\n");
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}");
+	ran = server_ran(&c, 51);
+	CHECK(strstr(ran, "\"ping|") == NULL);
+	free(ran);
+	CHECK_INT(pol_count("decide", "mcp:call", "\"method\":\"ping\""), 1);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+}
+
+static void
+test_idless_server_calls(void)
+{
+	/*
+	 * A server's request is decided on the harness's reply; one without an id
+	 * gets none, so the call itself is decided: mcp:call {server, method}.
+	 * Denied: dropped (the harness never sees it); permitted: forwarded, in
+	 * order with the frames around it.
+	 */
+	rules("deny|mcp:call|method|sampling/createMessage|no sampling\n");
+	pol_reset();
+	struct client c;
+	CHECK(session_ready(&c, "noid", true));
+	client_send(&c,
+		    "{\"jsonrpc\":\"2.0\",\"id\":60,\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"s2c\",\"arguments\":{\"lines\":["
+		    "\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"method\\\":\\\"sampling/createMessage\\\","
+		    "\\\"params\\\":{}}\","
+		    "\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"method\\\":\\\"roots/list\\\"}\","
+		    "\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"method\\\":\\\"notifications/message\\\","
+		    "\\\"params\\\":{}}\"]}}}");
+	json_t *a = client_reply(&c, 5000), *b = client_reply(&c, 5000),
+	       *r = client_reply(&c, 5000);
+	CHECK_STR(json_string_value(json_object_get(a, "method")), "roots/list");
+	CHECK(json_object_get(a, "id") == NULL);
+	CHECK_STR(json_string_value(json_object_get(b, "method")), "notifications/message");
+	CHECK_INT(json_integer_value(json_object_get(r, "id")), 60);
+	CHECK_STR(result_text(r), "sent");
+	json_decref(a);
+	json_decref(b);
+	json_decref(r);
+	msleep(50);
+	json_t *d = pol_find("decide", "mcp:call", "sampling/createMessage");
+	json_t *in = json_object_get(d, "input");
+	CHECK_STR(json_string_value(json_object_get(in, "server")), "noid");
+	CHECK_INT(json_object_size(in), 2);
+	json_decref(d);
+	CHECK_INT(pol_count("decide", "mcp:call", "roots/list"), 1);
+	CHECK_INT(pol_count("decide", "mcp:call", "notifications/message"), 0);
+	json_t *rec = pol_find("record", "mcp:call", "roots/list");
+	CHECK_STR(json_string_value(json_object_get(rec, "kind")), "error");
+	json_decref(rec);
+	client_end(&c, NULL, 0);
+	client_free(&c);
+
+	/* A server's request with a null id, or a method in another case: the session ends. */
+	static const char *const bad[] = {
+		"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":null,\\\"method\\\":\\\"roots/list\\\"}",
+		"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"method\\\":\\\"Sampling/CreateMessage\\\"}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(session_ready(&c, "noid", true));
+		char line[600];
+		(void)snprintf(line, sizeof(line),
+			       "{\"jsonrpc\":\"2.0\",\"id\":61,\"method\":\"tools/call\",\"params\":{"
+			       "\"name\":\"s2c\",\"arguments\":{\"lines\":[\"%s\"]}}}",
+			       bad[i]);
+		client_send(&c, line);
+		char msg[512];
+		CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 1);
+		CHECK(strstr(msg, "the server wrote a bad frame") != NULL);
+		json_t *seen = client_reply(&c, 200);
+		CHECK(seen == NULL); /* the harness got nothing of it */
+		json_decref(seen);
+		client_free(&c);
+	}
 }
 
 static void
@@ -1841,6 +2027,8 @@ main(void)
 	RUN(test_pin_change_allowed);
 	RUN(test_pin_from_earlier_run);
 	RUN(test_server_request_decided);
+	RUN(test_idless_harness_calls);
+	RUN(test_idless_server_calls);
 	RUN(test_robust_harness_frames);
 	RUN(test_call_timeout);
 	RUN(test_frame_over_max);

@@ -12,6 +12,8 @@
 //   resources uris=U1,…                                OP "resources"
 //   read URI ok text=TEXT                              OP "read URI"
 //   ping ok                                            OP "ping"
+//   notify METHOD sent                                 OP "notify METHOD JSON-PARAMS": the SDK's
+//                                                      notification() — a frame without an id
 //   KIND NAME error code=C message=M                   any step answered with a JSON-RPC error
 //                                                      (M: the error's own message, without the
 //                                                      SDK's "MCP error C: " prefix)
@@ -86,7 +88,7 @@ for (const op of ops) {
 	let rest = sp < 0 ? "" : op.slice(sp + 1);
 	let name = rest;
 	let args = {};
-	if (kind === "call" || kind === "prompt") {
+	if (kind === "call" || kind === "prompt" || kind === "notify") {
 		const sp2 = rest.indexOf(" ");
 		name = sp2 < 0 ? rest : rest.slice(0, sp2);
 		args = sp2 < 0 ? {} : JSON.parse(rest.slice(sp2 + 1));
@@ -127,6 +129,11 @@ for (const op of ops) {
 		case "ping":
 			await client.ping(opts);
 			out("ping ok");
+			break;
+		case "notify":
+			// Any method: the SDK sends it as JSON-RPC's notification, with no id.
+			await client.notification({ method: name, params: args });
+			out(`notify ${name} sent`);
 			break;
 		default:
 			console.error(`client.mjs: unknown op ${kind}`);

@@ -15,9 +15,11 @@
 #       resources listed and read, a prompt and a uri the policy forbids (-32001); ping;
 #   (b) client.mjs against the Python server (the SDK client interoperating with a server that
 #       is not the SDK's: its namespace py_files normalized from py-files, its over-64-KiB tool
-#       hidden and refused -32003, its roots/list request denied by the policy) and a plain
-#       scripted Python client against the SDK server (the SDK server interoperating with a
-#       client that is not the SDK's);
+#       hidden and refused -32003, its roots/list request denied by the policy; the SDK
+#       client's notification() of tools/call — a frame without an id, which the Python
+#       server runs as it runs any method it reads — decided as a call: secret and add(a=300)
+#       never run, echo runs) and a plain scripted Python client against the SDK server (the
+#       SDK server interoperating with a client that is not the SDK's);
 #   (c) `boxctl log BOX --source box-mcpd` of the ended box shows the decisions: shell:spawn of
 #       both servers, the permits and denies above with their rules, the refinements; the
 #       probes of the filtered tools/list wrote no line.
@@ -119,7 +121,11 @@ client("py", "pyfiles", "list",
        'call add {"a":200}',
        'call secret {}',
        'call huge {}',
-       'call ask {}')
+       'call ask {}',
+       'notify tools/call {"name":"secret","arguments":{}}',
+       'notify tools/call {"name":"add","arguments":{"a":300}}',
+       'notify tools/call {"name":"echo","arguments":{"text":"no id"}}',
+       'call ran {}')
 
 # A plain scripted client (no SDK) against the SDK server: one request at a time, each reply
 # awaited (bounded), printed compact with sorted keys.
@@ -223,7 +229,7 @@ mkbox() {
 			"$W" "$SDK" "$D"
 		printf '[mcp.sdk]\ntype = stdio\nalias = sdk\ncommand = %s %s/server.mjs\n\n' "$NODE" "$SDK"
 		printf '[mcp.sdk.filesystem]\nread = %s\n\n' "$SDK"
-		printf '[mcp.py-files]\ntype = stdio\nalias = pyfiles\ncommand = /usr/bin/python3 %s/fake_server.py normal\n\n' "$W"
+		printf '[mcp.py-files]\ntype = stdio\nalias = pyfiles\ncommand = /usr/bin/python3 %s/fake_server.py noid\n\n' "$W"
 		printf '[mcp.py-files.filesystem]\nread_file = %s/fake_server.py\n' "$W"
 	} >"$D/box.ini"
 	chown "$u:" "$D/box.ini"
@@ -350,7 +356,7 @@ for u in $users; do
 	line "SDK client → Python server: initialize (the server's protocol 2025-06-18 negotiated)" \
 		"py: init ok server=fake/1 protocol=2025-06-18"
 	line "… tools/list filtered: secret (mcp:call forbids it) and huge (over 64 KiB, not pinnable) hidden" \
-		"py: list tools=add,ask,bogus,echo,nested,slow"
+		"py: list tools=add,ask,bogus,echo,nested,ran,s2c,slow"
 	line "… echo" 'py: call echo ok text={"text": "hi"}'
 	line "… add(a=2) permitted by the refinement py_files::Action::\"add\" (namespace of py-files)" \
 		'py: call add ok text={"a": 2}'
@@ -362,6 +368,9 @@ for u in $users; do
 		"py: call huge error code=-32003 message=box-mcpd: py-files: tool 'huge' is refused: definition over 64 KiB"
 	check "$u: … the SDK client's reply to the server's roots/list denied: the server got -32001" \
 		grep -qF "py: call ask ok text={\"jsonrpc\": \"2.0\", \"id\": \"srv-1\", \"error\": {\"code\": -32001, \"message\": \"$P 'py-files/roots/list' [policy: no-py-roots]: py-files may not see the roots.\"}}" "$D/out"
+	line "… the SDK client's notification() of tools/call (no id) is sent" "py: notify tools/call sent"
+	check "$u: … the server (which runs a method with or without an id) ran the permitted echo, never secret nor add(a=300)" \
+		bash -c "grep -q '^py: call ran ok text=.*tools/call|echo|None' '$D/out' && ! grep -q '^py: call ran ok text=.*\(secret\|tools/call|add|None\)' '$D/out'"
 	line "… the SDK client closed (exit 0)" "py-rc=0"
 	# … and the SDK server against a plain scripted client
 	judge raw
@@ -387,6 +396,8 @@ for u in $users; do
 	logline "the permit of the server's roots/list (the SDK client's reply)" "permit mcp:call sdk/roots/list mcp"
 	logline "the deny of py-files' roots/list" "deny mcp:call py-files/roots/list no-py-roots"
 	logline "the refinement's deny in namespace py_files" "deny py_files::Action::\"add\" py_files/add py-small-adds"
+	check "$u: log: the id-less secret and add(a=300) denied as the calls with an id were" \
+		test "$(grep -cE ' deny (mcp:call py-files/secret no-secret|py_files::Action::"add" py_files/add py-small-adds)$' "$D/log")" = 4
 	judge log
 	[ "$_tap_fail" -gt "$fails" ] && sed 's/^/#   log: /' "$D/log" "$D/log.err" | head -80
 done
