@@ -19,6 +19,7 @@
 
 #include "addr.h"
 #include "cleanup.h"
+#include "encode.h"
 #include "http.h"
 
 /* Content-Length above 2^53 is refused: no peer has a reason to send more, and
@@ -59,18 +60,6 @@ static bool
 is_ows(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-static int
-hex_value(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static bool
@@ -637,7 +626,7 @@ chunked_line_byte(struct http_chunked *c, unsigned char b, char *why, size_t why
 	switch (c->state) {
 	case CH_SIZE_START:
 	case CH_SIZE: {
-		int d = hex_value(b);
+		int d = enc_hex_value((char)b);
 		if (d >= 0) {
 			if (c->line_len >= 16) {
 				set_why(why, why_len, "bad chunk size (more than 16 hex digits)");
@@ -970,13 +959,6 @@ http_parse_absolute(const char *target, char host_out[HTTP_HOST_MAX], uint16_t *
 	return 0;
 }
 
-static bool
-is_unreserved(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '-' || c == '.' || c == '_' || c == '~';
-}
-
 /*
  * RFC 3986 §5.2.4 on an absolute path: `in` is consumed (it is rewritten as the
  * algorithm says), `out` (at least as large) receives the result.
@@ -1044,14 +1026,14 @@ http_canonical_path(const char *origin_form, char **path_out)
 			decoded[k++] = (char)c;
 			continue;
 		}
-		int hi = i + 2 < n ? hex_value((unsigned char)origin_form[i + 1]) : -1;
-		int lo = i + 2 < n ? hex_value((unsigned char)origin_form[i + 2]) : -1;
+		int hi = i + 2 < n ? enc_hex_value(origin_form[i + 1]) : -1;
+		int lo = i + 2 < n ? enc_hex_value(origin_form[i + 2]) : -1;
 		if (hi < 0 || lo < 0) {
 			free(out);
 			return -EBADMSG;
 		}
 		unsigned char d = (unsigned char)(hi << 4 | lo);
-		if (is_unreserved(d)) {
+		if (enc_is_unreserved(d)) {
 			decoded[k++] = (char)d;
 		} else {
 			decoded[k++] = '%';
@@ -1067,3 +1049,4 @@ http_canonical_path(const char *origin_form, char **path_out)
 	*path_out = out;
 	return 0;
 }
+
