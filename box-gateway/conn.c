@@ -428,22 +428,28 @@ static void next_request(struct gw_conn *c);
 /*
  * A response the gateway makes: Content-Length always; Connection: close
  * when the connection cannot continue. `refused`: a policy (or
- * before-policy) refusal, marked x-box-egress: refused.
+ * before-policy) refusal, marked x-box-egress: refused, and x-box-reason:
+ * the body (the decision's message, naming the rule and its description)
+ * made safe for a header (http_reason_header: printable ASCII, bounded).
  */
 static void
 reply_typed(struct gw_conn *c, unsigned status, const char *reason, const char *ctype,
 	    const char *body, bool refused, bool close_after)
 {
 	size_t bl = body ? strlen(body) : 0;
+	char why[HTTP_REASON_MAX];
 	if (!c->client_keep && c->have_req)
 		close_after = true;
 	if (c->have_req && !c->req.keep_alive)
 		close_after = true;
+	if (refused)
+		(void)http_reason_header(body ? body : "refused", why, sizeof(why));
 	evbuffer_add_printf(c->cli->out,
 			    "HTTP/1.1 %u %s\r\nContent-Type: %s\r\n"
-			    "Content-Length: %zu\r\n%s%s\r\n",
+			    "Content-Length: %zu\r\n%s%s%s%s\r\n",
 			    status, reason ? reason : reason_of(status), ctype, bl,
-			    refused ? "x-box-egress: refused\r\n" : "",
+			    refused ? "x-box-egress: refused\r\nx-box-reason: " : "",
+			    refused ? why : "", refused ? "\r\n" : "",
 			    close_after ? "Connection: close\r\n" : "");
 	if (bl)
 		evbuffer_add(c->cli->out, body, bl);

@@ -1050,3 +1050,88 @@ http_canonical_path(const char *origin_form, char **path_out)
 	return 0;
 }
 
+/* ---- x-box-reason ------------------------------------------------------------------- */
+
+/* One character of s[0..n) as it goes into a header value: printable ASCII as it is, any
+ * other character as \u{X} (a byte that is not UTF-8 as \u{fffd}). Returns its length in s. */
+static size_t
+reason_char(const char *s, size_t n, char *buf, size_t *bl)
+{
+	unsigned char c = (unsigned char)s[0];
+	if (c >= 0x20 && c < 0x7f) {
+		buf[0] = (char)c;
+		*bl = 1;
+		return 1;
+	}
+	uint32_t cp = 0xfffd;
+	size_t len = c < 0x80 ? 1 : enc_utf8_char((const uint8_t *)s, n, &cp);
+	if (c < 0x80)
+		cp = c;
+	*bl = (size_t)snprintf(buf, 16, "\\u{%x}", (unsigned)cp);
+	return len ? len : 1;
+}
+
+/* s[0..n) escaped into out; cut with "..." to fit cap - 1 bytes. Returns the length. */
+static size_t
+reason_escape(const char *s, size_t n, char *out, size_t cap, bool *cut)
+{
+	size_t total = 0, o = 0;
+	char buf[16];
+	size_t bl;
+	for (size_t i = 0; i < n;) {
+		i += reason_char(s + i, n - i, buf, &bl);
+		total += bl;
+	}
+	*cut = total > cap - 1;
+	for (size_t i = 0; i < n;) {
+		i += reason_char(s + i, n - i, buf, &bl);
+		if (o + bl > cap - 1 - (*cut ? 3 : 0))
+			break;
+		memcpy(out + o, buf, bl);
+		o += bl;
+	}
+	if (*cut) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+size_t
+http_reason_header(const char *msg, char *out, size_t cap)
+{
+	bool cut;
+	size_t n = strlen(msg);
+	if (cap < 8) {
+		if (cap)
+			out[0] = '\0';
+		return 0;
+	}
+	size_t len = reason_escape(msg, n, out, cap, &cut);
+	if (!cut)
+		return len;
+	/* Too long: a decision's message (box-policy(5)) loses its resource, reading as one
+	 * without a resource does, so that the rule and its description stay. The resource
+	 * ends at the first quote not escaped. */
+	static const char denied[] = "policy denied this operation on '";
+	if (strncmp(msg, denied, sizeof(denied) - 1) != 0)
+		return len;
+	const char *on = msg + sizeof(denied) - 6, *q = msg + sizeof(denied) - 1;
+	while (*q && *q != '\'') {
+		if (*q == '\\' && q[1])
+			q++;
+		q++;
+	}
+	if (!*q)
+		return len;
+	size_t head = (size_t)(on - msg), tail = strlen(q + 1);
+	char *shorter = malloc(head + tail + 1);
+	if (!shorter)
+		return len;
+	memcpy(shorter, msg, head);
+	memcpy(shorter + head, q + 1, tail + 1);
+	len = reason_escape(shorter, head + tail, out, cap, &cut);
+	free(shorter);
+	return len;
+}
