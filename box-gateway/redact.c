@@ -32,6 +32,15 @@
 #include "redact.h"
 
 #define CRED_REDACTED_LEN (sizeof(CRED_REDACTED) - 1)
+/* The shift table: 4 KiB, so that it stays in L1 (the window's next position waits on it). */
+#define SHIFT_SIZE 4096u
+
+/* A 2-byte block's slot; blocks that share one get the smaller shift, which is safe. */
+static inline size_t
+block2(const uint8_t *w)
+{
+	return ((size_t)w[0] << 4 ^ w[1]) & (SHIFT_SIZE - 1);
+}
 
 /* ---- building the spellings ----------------------------------------------------- */
 
@@ -153,7 +162,7 @@ cred_spellings_free(struct cred_spellings *sp)
 	if (!sp)
 		return;
 	free_secret(sp->bytes, sp->bytes_len);
-	free_secret(sp->shift, sp->block == 2 ? 65536 : 256);
+	free_secret(sp->shift, SHIFT_SIZE);
 	free(sp->pat);
 	free(sp->len);
 	explicit_bzero(sp, sizeof(*sp));
@@ -163,20 +172,20 @@ cred_spellings_free(struct cred_spellings *sp)
 static int
 spellings_index(struct cred_spellings *sp)
 {
-	size_t m = sp->min_len, B = m >= 2 ? 2 : 1, size = B == 2 ? 65536 : 256;
+	size_t m = sp->min_len, B = m >= 2 ? 2 : 1;
 	sp->block = (unsigned)B;
-	sp->shift = malloc(size);
+	sp->shift = malloc(SHIFT_SIZE);
 	if (!sp->shift)
 		return -ENOMEM;
 	size_t def = m - B + 1;
-	memset(sp->shift, def > 255 ? 255 : (int)def, size);
+	memset(sp->shift, def > 255 ? 255 : (int)def, SHIFT_SIZE);
 	for (size_t k = 0; k < sp->n; k++) {
 		const uint8_t *s = sp->pat[k];
 		sp->first[s[0] >> 3] |= (uint8_t)(1u << (s[0] & 7));
 		/* a block at offset j of a spelling's first m bytes: the window may move at most
 		 * m - B - j past a window that ends in it */
 		for (size_t j = 0; j + B <= m; j++) {
-			size_t idx = B == 2 ? (size_t)s[j] | (size_t)s[j + 1] << 8 : s[j];
+			size_t idx = B == 2 ? block2(s + j) : s[j];
 			size_t sh = m - B - j;
 			if (sh < sp->shift[idx])
 				sp->shift[idx] = (uint8_t)sh;
@@ -275,7 +284,8 @@ static enum scan_ev
 scan(const struct cred_spellings *sp, const uint8_t *buf, size_t n, size_t from, size_t limit,
      bool at_end, size_t *at, size_t *mlen)
 {
-	const size_t m = sp->min_len, B = sp->block;
+	const size_t m = sp->min_len;
+	const uint8_t *shift = sp->shift;
 	size_t p = from;
 	if (limit > n)
 		limit = n;
@@ -283,8 +293,7 @@ scan(const struct cred_spellings *sp, const uint8_t *buf, size_t n, size_t from,
 	 * partial: the window's last block would sit in that spelling's first m bytes at an
 	 * offset where no spelling has it. */
 	while (p < limit && n - p >= m) {
-		const uint8_t *w = buf + p + m - B;
-		size_t s = sp->shift[B == 2 ? (size_t)w[0] | (size_t)w[1] << 8 : w[0]];
+		size_t s = sp->block == 2 ? shift[block2(buf + p + m - 2)] : shift[buf[p]];
 		if (s) {
 			p += s;
 			continue;

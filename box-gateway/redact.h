@@ -46,7 +46,7 @@ struct cred_spellings {
 	size_t bytes_len;
 	size_t min_len, max_len;
 	unsigned block;	   /* 2, or 1 when min_len is 1 */
-	uint8_t *shift;	   /* 65536 (or 256) entries: how far a window may move */
+	uint8_t *shift;	   /* 4096 slots, 2-byte blocks hashed: how far a window may move */
 	uint8_t first[32]; /* bitmap of the spellings' first bytes */
 };
 int cred_spellings_new(const uint8_t *secret, size_t len, struct cred_spellings **out);
