@@ -336,13 +336,18 @@ if [ -n "$GW_PID" ]; then
 	for h in api cred; do
 		lg gw gets "https://$h.box.test:$NGINX_PORT/small" --conns 1 --requests 10 >/dev/null ||
 			fail "gw: $h warm-up failed"
-		c0=$(cpu_ticks "$GW_PID")
-		out=$(lg gw --timeout 600 download "https://$h.box.test:$NGINX_PORT/text") ||
-			fail "gw: $h text download failed"
+		# five downloads: the best MB/s (the least disturbed by whatever else runs), the
+		# gateway's CPU over all five (clock ticks are 10 ms: one download is too short)
+		c0=$(cpu_ticks "$GW_PID") best=0
+		for _ in 1 2 3 4 5; do
+			out=$(lg gw --timeout 600 download "https://$h.box.test:$NGINX_PORT/text") ||
+				fail "gw: $h text download failed"
+			best=$(echo "$out" | field MBps | awk -v b="$best" '{ print ($1 > b ? $1 : b) }')
+			say "gw, $h.box.test text: $out"
+		done
 		c1=$(cpu_ticks "$GW_PID")
-		R[txt_$h]=$(echo "$out" | field MBps)
-		R[txtcpu_$h]=$(awk -v a="$c0" -v b="$c1" -v t="$tck" -v mb="$big_mb" 'BEGIN { printf "%.2f", (b - a) / t / (mb / 1000) }')
-		say "gw, $h.box.test text: $out"
+		R[txt_$h]=$best
+		R[txtcpu_$h]=$(awk -v a="$c0" -v b="$c1" -v t="$tck" -v mb="$big_mb" 'BEGIN { printf "%.2f", (b - a) / t / (5 * mb / 1000) }')
 		out=$(lg gw --timeout 600 gets "https://$h.box.test:$NGINX_PORT/small" --conns 64 --requests "${n64[1]}") ||
 			fail "gw: $h gets 64 failed"
 		R[crps64_$h]=$(echo "$out" | field rps)
@@ -374,7 +379,7 @@ echo "(idle connections: box-gateway ${R[idle_n_gw]:-0}, mitmdump ${R[idle_n_mit
 if [ -n "$GW_PID" ]; then
 	echo
 	printf '%-34s %12s %12s %10s\n' "box-gateway, redaction" "no secret" "redacted" ratio
-	for k in "txt:text download ${big_mb} MB (MB/s)" "txtcpu:CPU-s per GB (text)" \
+	for k in "txt:text download ${big_mb} MB, best of 5 (MB/s)" "txtcpu:CPU-s per GB (text, 5 runs)" \
 		"crps64:GETs, 64 conns (req/s)"; do
 		printf '%-34s %12s %12s %10s\n' "${k#*:}" "${R[${k%%:*}_api]:--}" "${R[${k%%:*}_cred]:--}" \
 			"$(ratio "${R[${k%%:*}_cred]:-}" "${R[${k%%:*}_api]:-}")"
