@@ -316,12 +316,17 @@ chan_attach(struct sh_decider *d)
 		return -ENOTCONN; /* (a rehearsal never reaches box-policyd) */
 	if (box_ipc_socketpair(sv, false) < 0)
 		return -errno;
-	/* Far from the fds scripts redirect (daemon.h). */
+	/*
+	 * Far from the fds scripts redirect (daemon.h), or none: a channel at a
+	 * script's fd number could take what a builtin writes to its stdout.
+	 */
 	int hi = fd_dup_cloexec(sv[0], SHD_FD_PRIVATE_MIN);
-	if (hi >= 0) {
-		close(sv[0]);
-		sv[0] = hi;
+	close(sv[0]);
+	if (hi < 0) {
+		close(sv[1]);
+		return hi;
 	}
+	sv[0] = hi;
 	int r = shd_ctl_send_fd(d->ctl_fd, SHD_CTL_POLICY, sv[1]);
 	close(sv[1]);
 	if (r < 0) {
