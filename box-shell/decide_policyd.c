@@ -569,6 +569,8 @@ sh_decider_policyd_free(struct sh_decider *d)
 	if (held_owner == d)
 		held_owner = NULL;
 	chan_drop(d);
+	if (d->rehearsal.on) /* the real channel's, aside */
+		policy_permits_free(d->rehearsal.permits);
 	free(d->home);
 	free(d);
 }
