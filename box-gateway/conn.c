@@ -512,7 +512,8 @@ static void
 record_http(struct gw_conn *c, bool ok)
 {
 	struct policy_fields in, out;
-	http_fields(c, &in, c->delivered);
+	/* The input it was decided with: the Record names that permit (gw_record). */
+	http_fields(c, &in, c->body_bytes);
 	policy_fields_init(&out);
 	if (ok)
 		policy_fields_long(&out, "status", c->status);

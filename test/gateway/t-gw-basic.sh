@@ -84,8 +84,10 @@ check "http:request has host, port, method, path (no query), body_bytes, interce
 	test "$(gw_dec_count "d['kind']=='decide' and d['action']=='http:request' and i=={'host':'api.box.test','port':$TP,'method':'GET','path':'/echo','body_bytes':0,'intercepted':True}")" -ge 1
 check "net:connect outcome recorded (response, host and port only)" \
 	test "$(gw_dec_count "d['kind']=='record' and d['action']=='net:connect' and d['event']=='response' and i=={'host':'api.box.test','port':$TP}")" -ge 1
-check "http:request outcome recorded with status and delivered bytes" \
-	test "$(gw_dec_count "d['kind']=='record' and d['action']=='http:request' and d['output']=={'status':200} and i['body_bytes']>100")" -ge 1
+check "http:request outcome recorded with its status and the input it was decided with" \
+	test "$(gw_dec_count "d['kind']=='record' and d['action']=='http:request' and d['output']=={'status':200} and i=={'host':'api.box.test','port':$TP,'method':'GET','path':'/echo','body_bytes':0,'intercepted':True}")" -ge 1
+check "every record names a permitted Decide not recorded before (decide_id)" \
+	test "$(gw_dec_count "d['kind']=='bad_record'")" -eq 0
 
 # --- a denied host: 403 before the tunnel, the decision's message as body
 resp=$(printf 'CONNECT other.box.test:%s HTTP/1.1\r\nHost: other.box.test\r\n\r\n' "$TP" |
