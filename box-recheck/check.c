@@ -452,8 +452,9 @@ child_mask(struct child *c, const char *candidate)
 }
 
 static bool
-walk_skip(void *user, const char *path)
+walk_skip(void *user, const char *path, const struct stat *st)
 {
+	(void)st;
 	struct child *c = user;
 	for (size_t i = 0; i < c->n_masks; i++)
 		if (path_is_under(path, c->masks[i]))
