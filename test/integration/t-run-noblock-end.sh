@@ -140,7 +140,7 @@ fi
 # The name is free again at once: the run lock went before RunExit.
 "$RB/boxctl" run -q -c j2-fin.ini --detach >fin2.out 2>fin2.err
 check "j2-fin runs again right after (its run lock was released before RunExit)" \
-	grep -qxE "[0-9a-f]{12}" fin2.out
+	grep -qxE "[0-9a-f]{12}" fin2.out || diag "$(cat fin2.err)"
 
 # --- the cgroups go from the loop too: a box with pids_max whose agent leaves 20 children
 cat >j2-cg.ini <<INI
