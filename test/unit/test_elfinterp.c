@@ -1,6 +1,6 @@
 /*
  * test_elfinterp.c — common/elfinterp.c: the PT_INTERP of real programs on
- * this host (a dynamic one, box's own static alias when built), and every
+ * this host (a dynamic one, the escape suite's static probe when built), and every
  * refusal on images cut or bent on purpose: not ELF, another class, program
  * headers or the interpreter beyond what was read, a string without its NUL
  * or with one inside, a relative path, an output buffer too small.
@@ -122,15 +122,15 @@ test_host_programs(void)
 	_cleanup_close_ int script = open("/usr/bin/ldd", O_RDONLY | O_CLOEXEC);
 	if (script >= 0)
 		CHECK_INT(elf_interp_fd(script, out2, sizeof(out2)), -ENOEXEC);
-	/* box's shell alias is a static program: no loader. */
+	/* The escape suite's probe is a static program (in every build): no loader. */
 	const char *bin = getenv("BOX_BIN");
-	char alias[4096];
-	snprintf(alias, sizeof(alias), "%s/box-alias", bin ? bin : "build/bin");
-	_cleanup_close_ int a = open(alias, O_RDONLY | O_CLOEXEC);
+	char probe[4096];
+	snprintf(probe, sizeof(probe), "%s/box-escape-probe", bin ? bin : "build/bin");
+	_cleanup_close_ int a = open(probe, O_RDONLY | O_CLOEXEC);
 	if (a >= 0)
 		CHECK_INT(elf_interp_fd(a, out2, sizeof(out2)), -ENOENT);
 	else
-		printf("# %s not built: its check left out\n", alias);
+		printf("# %s not built: its check left out\n", probe);
 }
 
 int
