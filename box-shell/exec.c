@@ -235,6 +235,18 @@ errexit_check(struct sh_shell *sh, int st)
 	}
 }
 
+void
+sh_fatal(struct sh_shell *sh, enum sh_fatal kind)
+{
+	sh->jump = J_EXIT;
+	if (sh->dash_errors)
+		sh->jump_n = 2;
+	else if (kind == SH_FATAL_UNSET && sh->command_string && !sh->in_subshell)
+		sh->jump_n = 127;
+	else
+		sh->jump_n = 1;
+}
+
 /* ---- lookup and decisions ---- */
 
 char *
@@ -763,15 +775,9 @@ exec_simple(struct sh_shell *sh, struct node *n)
 	last_cmdsub_status = -1;
 	if (expand_words(sh, n->u.s.words, &av) < 0) {
 		strv_free(&av);
-		if (sh->jump == J_NONE && !sh->in_subshell) {
-			sh->jump = J_EXIT;
-			sh->jump_n = 1;
-		} else if (sh->jump == J_NONE) {
-			sh->jump = J_EXIT;
-			sh->jump_n = 1;
-		}
-		if (sh->jump == J_EXIT)
-			sh->jump_n = 1;
+		/* the error's own status when it set one (sh_fatal) */
+		if (sh->jump == J_NONE)
+			sh_fatal(sh, SH_FATAL_ERROR);
 		return 1;
 	}
 	if (av.n == 0) {
@@ -779,11 +785,9 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		for (struct word *w = n->u.s.assigns; w; w = w->next) {
 			if (do_assign(sh, w->s, 0) < 0) {
 				st = 1;
-				if (sh->jump == J_NONE && !sh->interactive) {
+				if (sh->jump == J_NONE && !sh->interactive)
 					/* bash: a failed assignment ends a script */
-					sh->jump = J_EXIT;
-					sh->jump_n = 1;
-				}
+					sh_fatal(sh, SH_FATAL_ERROR);
 				break;
 			}
 			if (sh->opt_x) {
@@ -1321,10 +1325,8 @@ exec_node(struct sh_shell *sh, struct node *n)
 		if (n->u.f.has_in) {
 			if (expand_words(sh, n->u.f.words, &items) < 0) {
 				strv_free(&items);
-				if (sh->jump == J_NONE) {
-					sh->jump = J_EXIT;
-					sh->jump_n = 1;
-				}
+				if (sh->jump == J_NONE)
+					sh_fatal(sh, SH_FATAL_ERROR);
 				st = 1;
 				break;
 			}

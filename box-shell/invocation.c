@@ -485,6 +485,8 @@ shell_new(const Box__ShellOpen *so, struct sh_decider *d, char *cwd, int root_fd
 	sh->exit_quick = true;   /* no destructors of main's libraries (page faults, no use) */
 	const char *as = so->invoked_as;
 	sh->expand_aliases = strcmp(as, "sh") == 0 || strcmp(as, "dash") == 0;
+	sh->dash_errors = sh->expand_aliases; /* the sh/dash dialect: dash's exit statuses */
+	sh->command_string = so->mode == BOX__SHELL_MODE__SHELL_MODE_COMMAND;
 	sh->opt_e = so->errexit;
 	sh->opt_u = so->nounset;
 	sh->opt_x = so->xtrace;

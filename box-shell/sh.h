@@ -264,6 +264,11 @@ struct sh_shell {
 	sh_host_run_fn host_run;  /* NULL: fork+execve (box-sh) */
 	void *host_ctx;           /* the back end's */
 	bool importing;           /* sh_new: the inherited environment */
+	/* The personality of fatal errors (sh_fatal): dash_errors, the sh/dash
+	 * dialect, exits 2 as dash; else bash's statuses, where command_string
+	 * (a -c text) makes an unset parameter's error 127 in the top process. */
+	bool dash_errors;
+	bool command_string;
 };
 
 /* vars.c */
@@ -345,6 +350,16 @@ void sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 pid_t sh_fork(struct sh_shell *sh);
 int sh_wait_pid(struct sh_shell *sh, pid_t pid);
 void sh_check_traps(struct sh_shell *sh);
+/*
+ * A fatal shell error in a non-interactive shell: the shell exits (jump
+ * J_EXIT) with the status of its personality. SH_FATAL_UNSET: an unset
+ * parameter (set -u, ${x?}, ${x:?}): bash exits 127 for a -c text's top
+ * process (its run_one_command's FORCE_EOF), 1 elsewhere. SH_FATAL_ERROR:
+ * any other (bad substitution, readonly assignment, arithmetic): 1. The sh
+ * and dash dialect: 2 for both, as dash.
+ */
+enum sh_fatal { SH_FATAL_UNSET, SH_FATAL_ERROR };
+void sh_fatal(struct sh_shell *sh, enum sh_fatal kind);
 int sh_decide_cmd(struct sh_shell *sh, const char *program, int argc, char **argv,
 		  const char *path);
 void sh_record_cmd(struct sh_shell *sh, const char *program, int argc, char **argv, int st);
