@@ -523,6 +523,7 @@ shd_invocation_run(const struct shd_invocation *inv)
 	sh->exiting_fd = inv->ctl_fd;
 	sh->exiting = tell_main_exiting;
 	sh->host_run = shd_host_run;
+	sh->host_check = shd_host_check;
 	sh->host_ctx = shd_host_new(inv->ctl_fd);
 
 	char *text = NULL;

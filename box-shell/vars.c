@@ -667,6 +667,18 @@ sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc, char
 }
 
 void
+sh_fatal(struct sh_shell *sh, enum sh_fatal kind)
+{
+	sh->jump = J_EXIT;
+	if (sh->dash_errors)
+		sh->jump_n = 2;
+	else if (kind == SH_FATAL_UNSET && sh->command_string && !sh->in_subshell)
+		sh->jump_n = 127;
+	else
+		sh->jump_n = 1;
+}
+
+void
 sh_free(struct sh_shell *sh)
 {
 	if (!sh)

@@ -174,6 +174,7 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 		n->home = sh->home ? xstrdup(sh->home) : NULL;
 		/* host programs the way the outer shell runs them (the daemon: through boxd) */
 		n->host_run = sh->host_run;
+		n->host_check = sh->host_check;
 		n->host_ctx = sh->host_ctx;
 		n->is_child = true;
 		n->opt_e = child_opts->opt_e;

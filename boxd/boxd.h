@@ -50,6 +50,7 @@
 #include "workload.h"
 #include "ipc_event.h"
 #include "plan.pb-c.h"
+#include "shell.pb-c.h"
 #include "proto/recheck_shared.h"
 
 /* A sanitizer build: the helpers boxd starts get ASAN_OPTIONS=detect_leaks=0. */
@@ -441,10 +442,10 @@ int plan_agent_shell(const struct box *b, Box__Plan *agent);
  * A tool sandbox for a re-checked SpawnRequest: tool_idx into spec->tools,
  * or -1 for an agent exec entry. The base plan per table is made once
  * (b->tool_plans, b->exec_plan: masks); each spawn gets a copy with its
- * argv (program_path first), environment and workspace. *err on failure.
+ * argv (program_path first; the request's argv[0] as the name the program
+ * sees), environment (none with clear_env) and workspace. *err on failure.
  */
-int plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
-	      char *const *argv, size_t argc, char *const *env, size_t n_env, const char *cwd,
+int plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *rq,
 	      Box__Plan **ret, char **err);
 /* Does the box have a stdio [mcp] server (then box-mcpd serves it)? */
 bool mcpd_wanted(const Box__BoxSpec *s);

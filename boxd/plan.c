@@ -1086,10 +1086,10 @@ tool_env(struct box *b, const Box__CfgEnv *e, bool contained, char *const *req_e
 }
 
 int
-plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
-	  char *const *argv, size_t argc, char *const *req_env, size_t n_env, const char *cwd,
+plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *rq,
 	  Box__Plan **ret, char **err)
 {
+	const char *cwd = rq->cwd;
 	const Box__CfgTool *t = tool_idx >= 0 ? b->spec->tools[tool_idx] : NULL;
 	const Box__CfgFilesystem *fs = t ? t->filesystem : b->spec->agent->filesystem;
 	Box__Plan **base = tool_idx >= 0 ? &b->tool_plans[tool_idx] : &b->exec_plan;
@@ -1112,12 +1112,24 @@ plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
 		r = -ENOMEM;
 		goto fail;
 	}
-	/* argv[0]: the canonical program (the trampoline execs argv[0]), then the arguments. */
-	strv_add(&av, strdup(program_path));
-	for (size_t i = 1; i < argc; i++)
-		strv_add(&av, strdup(argv[i]));
-	if (av.oom || (r = tool_env(b, t ? t->env : b->spec->agent->env, p->contain_egress, req_env,
-				    n_env, ws, &env)) < 0) {
+	/*
+	 * argv[0]: the canonical program (the trampoline execs argv[0]), then the
+	 * arguments; the name the program sees is the request's argv[0] (as typed,
+	 * or exec -a NAME): a name only, boxd matched the program by its path.
+	 */
+	strv_add(&av, strdup(rq->program_path));
+	for (size_t i = 1; i < rq->n_argv; i++)
+		strv_add(&av, strdup(rq->argv[i]));
+	if (av.oom || (!rq->clear_env &&
+		       (r = tool_env(b, t ? t->env : b->spec->agent->env, p->contain_egress, rq->env,
+				     rq->n_env, ws, &env)) < 0)) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	free(p->argv0);
+	if (strcmp(rq->argv[0], rq->program_path) == 0)
+		p->argv0 = NULL;
+	else if (!(p->argv0 = strdup(rq->argv[0]))) {
 		r = -ENOMEM;
 		goto fail;
 	}

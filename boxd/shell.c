@@ -280,8 +280,7 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 	if (tool_match(b->spec, b->tool_prog, rq->tool, rq->program_path, rq->argv, rq->n_argv,
 		       &idx, msg, sizeof(msg)) < 0)
 		return spawn_refuse(b, rq->spawn_id, "boxd refuses the spawn: %s", msg);
-	if (plan_tool(b->d, b, idx, rq->program_path, rq->argv, rq->n_argv, rq->env, rq->n_env,
-		      rq->cwd, &plan, &err) < 0)
+	if (plan_tool(b->d, b, idx, rq, &plan, &err) < 0)
 		return spawn_refuse(b, rq->spawn_id, "%s", err ? err : "cannot plan the tool");
 
 	struct tool_spawn *t = calloc(1, sizeof(*t));
