@@ -14,11 +14,15 @@
 #     decision (awk → mawk, which the policy does not permit: no shell:spawn is decided);
 #   a command not found inside a pipeline is reported on stderr (127);
 #   bash -c 'set -u; echo $x' exits 127 as bash 5.2, sh -c 2 as dash; ${x?} ${x:?} likewise.
+#   docs/box-policy.5.md's one_push_per_10m, as the manual writes it: the first push runs, the
+#     second one is refused.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
 . test/integration/lib-shell.sh
 set -u
+# the manual's rule, verbatim (its first line to the end of the rule)
+push_rule=$(awk '/^@id\("one_push_per_10m"\)/ { p = 1 } p { print } p && /};$/ { exit }' docs/box-policy.5.md)
 cd "$W"
 
 if ! shell_built; then
@@ -57,6 +61,8 @@ when { ["$py_path", "$P/gradlew", "$P/node_modules/jest/bin/jest.js"].contains(c
 @id("no_spawn_as_ugrep") @description("the program decides, not the name")
 forbid (principal, action == Box::Action::"shell:spawn", resource)
 when { context.input.program == "ugrep" };
+
+$push_rule
 EOF
 	orig='import sys; print(sys.orig_argv[0])'
 	cat >"$D/steps/compat.py" <<EOF
@@ -73,6 +79,8 @@ EOF
  ("exec_a_missing", ["bash", "-c", "exec -a; echo after=\$?"]),
  ("exec_no_command", ["bash", "-c", "exec -a foo 2>/dev/null; echo to-null >&2; echo after=\$?"]),
  ("gradlew", ["bash", "-c", "./gradlew build --offline"]),
+ ("push1", ["bash", "-c", "./gradlew push"]),
+ ("push2", ["bash", "-c", "./gradlew push --force"]),
  ("gradlew_test_x", ["bash", "-c", "test -x ./gradlew && echo is-x; test -x nox.sh || echo nox-not-x"]),
  ("jest_rel", ["bash", "-c", "node_modules/.bin/jest --ci"]),
  ("jest_path", ["bash", "-c", "PATH=\$PWD/node_modules/.bin:\$PATH; jest --watch=false"]),
@@ -181,6 +189,12 @@ PY
 	cs "a file without an x bit: 126 Permission denied" nox \
 		bash -c "[ '$(step_rc "$out" nox)' = 126 ] && grep -q 'Permission denied' <<<\"\$1\"" _ "$(step_err "$out" nox)"
 	check "$u: … and neither ran" bash -c "! grep -q -- '-ran' <<<\"\$1\"" _ "$(step_out "$out" unlisted; step_out "$out" nox)"
+
+	# the manual's temporal example in a real box
+	check "$u: docs/box-policy.5.md's one_push_per_10m was found" grep -q "formerly within 10m" <<<"$push_rule"
+	cs "one_push_per_10m: the first push runs" push1 out_is "$out" push1 "gradlew-ran push"
+	cs "… the second one, a moment later, is refused (126, its description)" push2 \
+		bash -c "[ '$(step_rc "$out" push2)' = 126 ] && grep -q 'one push every ten minutes' <<<\"\$1\"" _ "$(step_err "$out" push2)"
 
 	# a host program no table selects: its 126 before any decision
 	cs "awk ($awk_path, no [tool]): 126" awk rc_is "$out" awk 126
