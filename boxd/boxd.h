@@ -463,7 +463,6 @@ const char *plan_mcp_cwd(const struct box *b, size_t mcp_idx);
 const char *plan_agent_path(const struct box *b);
 /* The start-up disclosure lines (no "box: " prefix). */
 int plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *n);
-bool plan_env_reserved(const char *name);
 /* The owner's credential store (".aws") that PATH is or lies inside, or NULL. */
 const char *plan_credential_store_of(const struct box *b, const char *path);
 

@@ -37,46 +37,14 @@
 
 #include "boxd.h"
 #include "cleanup.h"
+#include "envnames.h"
 #include "log.h"
 #include "path.h"
 #include "plan_validate.h"
+#include "spec_check.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
-static const char *const reserved_names[] = {
-	"HTTP_PROXY",	  "HTTPS_PROXY",	"http_proxy",	   "https_proxy",
-	"NO_PROXY",	  "no_proxy",		"ALL_PROXY",	   "all_proxy",
-	"SSL_CERT_FILE",  "SSL_CERT_DIR",	"REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-	"NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "GIT_SSL_CAINFO",  "NODE_USE_ENV_PROXY",
-	"PWD",		  "USER",		"NODE_OPTIONS",	   "BASH_ENV",
-	"ENV",		  "PERL5LIB",		"PERL5OPT",	   "RUBYOPT",
-	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",	"GCONV_PATH",	   "LOCPATH",
-};
-
-bool
-plan_env_reserved(const char *name)
-{
-	for (size_t i = 0; i < ELEMENTSOF(reserved_names); i++)
-		if (strcmp(name, reserved_names[i]) == 0)
-			return true;
-	return strncmp(name, "LD_", 3) == 0 || strncmp(name, "PYTHON", 6) == 0 ||
-	       strncmp(name, "BOX_", 4) == 0;
-}
-
-/* A variable an [egress] binding names is reserved too. */
-static bool
-egress_variable(const Box__BoxSpec *s, const char *name)
-{
-	for (size_t i = 0; i < s->n_egress; i++) {
-		const Box__CfgEgress *e = s->egress[i];
-		if (e->variable && strcmp(e->variable->value, name) == 0)
-			return true;
-		if (!e->variable && strncmp(e->secret->ref, "env://", 6) == 0 &&
-		    strcmp(e->secret->ref + 6, name) == 0)
-			return true;
-	}
-	return false;
-}
 
 /* ------------------------------------------------------------------ */
 /* small builders (everything malloc'd: box__plan__free_unpacked frees) */
@@ -283,7 +251,18 @@ own_paths_refuse(struct box *b, const struct own_paths *own, const Box__CfgPath 
 	return false;
 }
 
-/* Cheap re-checks of the request that need no file system access. */
+static void
+add_problem_cb(void *arg, Box__Problem *p)
+{
+	add_problem(arg, p);
+}
+
+/*
+ * Cheap re-checks of the request that need no file system access: the
+ * spec's own refusals (proto/spec_check.c, the function boxctl check calls
+ * too), then what only this boxd knows: the box's runtime dir, box's own
+ * directories and sockets.
+ */
 static void
 plan_recheck(struct box *b)
 {
@@ -292,34 +271,8 @@ plan_recheck(struct box *b)
 	const char *state = b->rc.state_dir;
 	const char *rt = b->runtime_dir;
 
-	if (s->agent->env)
-		for (size_t i = 0; i < s->agent->env->n_vars; i++) {
-			const Box__CfgEnvVar *v = s->agent->env->vars[i];
-			if (plan_env_reserved(v->name) || egress_variable(s, v->name))
-				add_problem(b, problem_new(v->line, "agent.env", v->name,
-							   "%s is reserved: box sets it", v->name));
-		}
-	/* A tool box-shell would start unsupervised where the config asks for supervision: no box. */
-	for (size_t i = 0; i < s->n_tools; i++) {
-		const Box__CfgTool *t = s->tools[i];
-		char sec[48];
-		snprintf(sec, sizeof(sec), "tool.%s", t->name);
-		if (t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS)
-			add_problem(b, problem_new(t->has_supervise_line ? t->supervise_line : t->line,
-						   sec, "supervise",
-						   "supervise = fs: supervised programs are not built "
-						   "yet, so box cannot decide this tool's file system "
-						   "calls; use supervise = none"));
-		const Box__CfgEnv *te = t->env;
-		for (size_t k = 0; te && k < te->n_vars; k++)
-			if (plan_env_reserved(te->vars[k]->name) ||
-			    egress_variable(s, te->vars[k]->name)) {
-				snprintf(sec, sizeof(sec), "tool.%s.env", t->name);
-				add_problem(b, problem_new(te->vars[k]->line, sec, te->vars[k]->name,
-							   "%s is reserved: box sets it",
-							   te->vars[k]->name));
-			}
-	}
+	if (box_spec_problems(s, add_problem_cb, b) < 0)
+		add_problem(b, problem_new(0, NULL, NULL, "out of memory"));
 	if (!fs)
 		return;
 	struct {
@@ -342,20 +295,14 @@ plan_recheck(struct box *b)
 	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
 		for (size_t i = 0; i < lists[l].n; i++) {
 			const Box__CfgPath *e = lists[l].v[i];
-			if (strcmp(e->path, "/") == 0)
-				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
-							   "/ is refused as a whole"));
+			if (box_spec_grant_refused(e->path))
+				; /* box_spec_problems said so */
 			else if (rt && path_is_under(e->path, rt))
 				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
 							   "%s reaches the box runtime dir %s",
 							   e->path, rt));
-			else if (lists[l].v != fs->deny && own_paths_refuse(b, &own, e, lists[l].key))
-				;
-			else if (path_is_under(e->path, "/proc") || path_is_under(e->path, "/dev") ||
-				 path_is_under(e->path, "/run/box"))
-				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
-							   "%s is built by the sandbox itself",
-							   e->path));
+			else if (lists[l].v != fs->deny)
+				(void)own_paths_refuse(b, &own, e, lists[l].key);
 		}
 	own_paths_clear(&own);
 }
@@ -1066,7 +1013,7 @@ tool_env(struct box *b, const Box__CfgEnv *e, bool contained, char *const *req_e
 		_cleanup_free_ char *name = strndup(req_env[i], (size_t)(eq - req_env[i]));
 		if (!name)
 			return -ENOMEM;
-		if (plan_env_reserved(name) || egress_variable(s, name))
+		if (box_env_reserved(name) || box_spec_egress_variable(s, name))
 			continue;
 		env_set(env, strdup(req_env[i]));
 	}
