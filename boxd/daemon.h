@@ -90,5 +90,13 @@ void daemon_stop(struct box_daemon *dm);
 void seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Running (spawned and not yet gone)? */
 bool daemon_running(const struct box_daemon *dm);
+/*
+ * Where a box's daemon logs, one rule for box-policyd, box-gateway, box-mcpd
+ * and box-shell: a detached embedded box's agent.log; else boxd's stderr (or
+ * NULLFD when boxd has none). *QUIET: give it "-q" (warnings and errors
+ * only), as an embedded boxd itself logs to the user's terminal unless
+ * BOXD_DEBUG is set.
+ */
+int daemon_stderr(const struct box *b, int nullfd, bool *quiet);
 
 #endif

@@ -778,7 +778,8 @@ strv_take(struct strv *v, char ***dst, size_t *n)
 #define SHELL_TEST_ENV_PREFIX "BOX_TEST_SHELL_"
 
 int
-plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Plan **ret,
+plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, bool quiet,
+	   Box__Plan **ret,
 	   char **err)
 {
 	extern char **environ;
@@ -819,6 +820,8 @@ plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Pl
 	p->argv = p->env = NULL;
 	p->n_argv = p->n_env = 0;
 	strv_add(&argv, strdup(exe));
+	if (quiet)
+		strv_add(&argv, strdup("-q")); /* warnings only: daemon_stderr */
 	/* Its own environment is box's, not the agent's: each invocation brings the caller's. */
 	strv_add(&env, fmt("HOME=%s", b->owner.home));
 	strv_add(&env, fmt("PATH=%s", DEFAULT_PATH));

@@ -370,9 +370,8 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	if (nullfd < 0)
 		return -errno;
 	/* A detached embedded box's boxd writes to agent.log; so does its policyd. */
-	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
-		    fd_is_open(STDERR_FILENO)			  ? STDERR_FILENO :
-									    nullfd;
+	bool quiet;
+	int errfd = daemon_stderr(b, nullfd, &quiet);
 
 	/* Its environment: nothing of a user's; the test hooks only if boxd was given them. */
 	char env_clock[96], env_delay[96];
@@ -397,8 +396,6 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	char uid_s[16], gid_s[16];
 	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)uid);
 	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)gid);
-	/* An embedded box logs to the user's terminal: warnings only, unless debugging. */
-	bool quiet = d->embedded && !getenv("BOXD_DEBUG");
 	char *argv[] = { (char *)"box-policyd", (char *)"-u", uid_s, (char *)"-g", gid_s,
 			 quiet ? (char *)"-q" : NULL, NULL };
 

@@ -608,19 +608,15 @@ shell_start(struct boxd *d, struct box *b, char **err)
 		seterr(err, "out of memory");
 		return r;
 	}
-	if ((r = plan_shell(b, b->agent_plan, exe, &plan, &perr)) < 0) {
+	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
+		return -errno;
+	/* Its stderr and log level: the one rule of every daemon (daemon_stderr). */
+	bool quiet;
+	int errfd = daemon_stderr(b, nullfd, &quiet);
+	if ((r = plan_shell(b, b->agent_plan, exe, quiet, &plan, &perr)) < 0) {
 		seterr(err, "%s", perr ? perr : "cannot plan box-shell's sandbox");
 		return r;
 	}
-	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* Its stderr as box-gateway's: an attached embedded box's terminal stays quiet. */
-	bool terminal_quiet = d->embedded && !b->detach && !getenv("BOXD_DEBUG");
-	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
-		    !terminal_quiet && fd_is_open(STDERR_FILENO)  ? STDERR_FILENO :
-									    nullfd;
 	if ((r = box_ipc_socketpair(sv, false)) < 0)
 		goto out;
 	int stdio[3] = { nullfd, nullfd, errfd };

@@ -25,6 +25,12 @@ enum log_level {
 
 /* Set once per process: the title and whether to prefix function names. */
 void log_init(const char *title, int with_function);
+/*
+ * A box daemon's arguments (boxd starts each with fds, no arguments): none,
+ * or "-q" — warnings and errors only (boxd's own level for a box whose
+ * stderr is the user's terminal). 0, or -1 for anything else.
+ */
+int log_daemon_args(int argc, char **argv);
 void log_set_max_level(enum log_level level);
 enum log_level log_get_max_level(void);
 

@@ -16,12 +16,15 @@
 #   bash -c 'set -u; echo $x' exits 127 as bash 5.2, sh -c 2 as dash; ${x?} ${x:?} likewise.
 #   docs/box-policy.5.md's one_push_per_10m, as the manual writes it: the first push runs, the
 #     second one is refused.
+#   `boxctl run -q`: no daemon's info line on the user's terminal (box-mcpd, box-gateway,
+#     box-shell, box-policyd: each gets -q from boxd), with an [mcp] server declared.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
 . test/integration/lib-shell.sh
 set -u
 # the manual's rule, verbatim (its first line to the end of the rule)
+cp test/integration/mcp-test-server.py "$W/mcp-test-server.py" && chmod 644 "$W/mcp-test-server.py"
 push_rule=$(awk '/^@id\("one_push_per_10m"\)/ { p = 1 } p { print } p && /};$/ { exit }' docs/box-policy.5.md)
 cd "$W"
 
@@ -130,6 +133,13 @@ write = $P
 command = $P/node_modules/.bin/jest
 [tool.jest.filesystem]
 read = $P
+
+[mcp.echo]
+type = stdio
+alias = mcp-echo
+command = /usr/bin/python3 $W/mcp-test-server.py --name echo
+[mcp.echo.filesystem]
+read_file = $W/mcp-test-server.py
 EOF
 	chown -R "$u:" "$D"
 	chmod 644 "$D/box.ini" "$D/compat.cedar"
@@ -139,6 +149,8 @@ EOF
 	check "$u: the box runs to its end (rc $rc)" test "$rc" = 0
 	check "$u: the agent ran every step" grep -qx "@@ agent done" "$out"
 	if [ "$rc" != 0 ]; then head -20 "$err" | sed 's/^/#   /'; fi
+	daemon_lines=$(grep -E '^box-(mcpd|gateway|shell|policyd)\[' "$err" | head -3)
+	check "$u: -q: no daemon's info line on stderr${daemon_lines:+ ($daemon_lines)}" test -z "$daemon_lines"
 	cs() { check_step "$u: $1" "$out" "$2" "${@:3}"; }
 
 	# exec -a / -l / -c
