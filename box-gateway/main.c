@@ -400,7 +400,7 @@ main(int argc, char **argv)
 
 	log_init("box-gateway", 1);
 	if (log_daemon_args(argc, argv) < 0) {
-		fprintf(stderr, "usage: box-gateway [-q]  (started by boxd, fds 3-4)\n");
+		fprintf(stderr, "usage: box-gateway [-n|-q]  (started by boxd, fds 3-4)\n");
 		return 2;
 	}
 	channels_check();

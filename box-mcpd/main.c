@@ -378,7 +378,7 @@ main(int argc, char **argv)
 
 	log_init("box-mcpd", 1);
 	if (log_daemon_args(argc, argv) < 0) {
-		fprintf(stderr, "usage: box-mcpd [-q]  (started by boxd, fds 3-5)\n");
+		fprintf(stderr, "usage: box-mcpd [-n|-q]  (started by boxd, fds 3-5)\n");
 		return 2;
 	}
 	channels_check();

@@ -1473,7 +1473,7 @@ main(int argc, char **argv)
 
 	log_init("box-shell", 1);
 	if (log_daemon_args(argc, argv) < 0) {
-		fprintf(stderr, "usage: box-shell [-q]  (started by boxd, fds 3-5)\n");
+		fprintf(stderr, "usage: box-shell [-n|-q]  (started by boxd, fds 3-5)\n");
 		return 2;
 	}
 	channels_check();

@@ -432,10 +432,11 @@ void plan_free(Box__Plan *p);
 /*
  * box-shell's SANDBOX_SHELL plan from the agent's (its view, Landlock
  * rights and shared runtime dirs; no /run/box, no gateway): argv and
- * workload_bin = exe (with -q when QUIET), pass_fds 3. *err on failure.
+ * workload_bin = exe (then LEVEL_ARG, daemon_stderr's, unless NULL), pass_fds 3.
+ * *err on failure.
  */
-int plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, bool quiet,
-	       Box__Plan **ret, char **err);
+int plan_shell(const struct box *b, const Box__Plan *agent, const char *exe,
+	       const char *level_arg, Box__Plan **ret, char **err);
 /* The agent's plan gets /run/box/bin, /run/box/shell.sock, the alias over the shells. */
 int plan_agent_shell(const struct box *b, Box__Plan *agent);
 /*

@@ -47,9 +47,9 @@ daemon_running(const struct box_daemon *dm)
 }
 
 int
-daemon_stderr(const struct box *b, int nullfd, bool *quiet)
+daemon_stderr(const struct box *b, int nullfd, const char **level_arg)
 {
-	*quiet = b->d->embedded && !getenv("BOXD_DEBUG");
+	*level_arg = !b->d->embedded || getenv("BOXD_DEBUG") ? NULL : b->quiet ? "-q" : "-n";
 	if (b->d->embedded && b->detach && b->rc.log_fd >= 0)
 		return b->rc.log_fd;
 	return fd_is_open(STDERR_FILENO) ? STDERR_FILENO : nullfd;

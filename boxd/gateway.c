@@ -846,10 +846,10 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		goto out;
 	}
 	/* Its stderr and log level: the one rule of every daemon (daemon_stderr). */
-	bool quiet;
-	int errfd = daemon_stderr(b, nullfd, &quiet);
+	const char *level_arg;
+	int errfd = daemon_stderr(b, nullfd, &level_arg);
 	(void)test_env(test_store, envp);
-	char *argv[] = { (char *)"box-gateway", quiet ? (char *)"-q" : NULL, NULL };
+	char *argv[] = { (char *)"box-gateway", (char *)level_arg, NULL };
 	if ((r = box_ipc_socketpair(sv, false)) < 0)
 		goto out;
 	struct child_setup_args args = { .nofile = gateway_nofile(b), .uid = uid, .gid = gid };

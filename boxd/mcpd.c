@@ -503,14 +503,14 @@ mcpd_start(struct boxd *d, struct box *b, char **err)
 		return r;
 	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
 		return -errno;
-	bool quiet;
-	int errfd = daemon_stderr(b, nullfd, &quiet);
+	const char *level_arg;
+	int errfd = daemon_stderr(b, nullfd, &level_arg);
 	char *envp[2] = { NULL, NULL };
 #if BOXD_ASAN
 	/* LeakSanitizer cannot stop the world under box-mcpd's seccomp filter. */
 	envp[0] = (char *)"ASAN_OPTIONS=detect_leaks=0";
 #endif
-	char *argv[] = { (char *)"box-mcpd", quiet ? (char *)"-q" : NULL, NULL };
+	char *argv[] = { (char *)"box-mcpd", (char *)level_arg, NULL };
 	struct mcpd_ids ids = { uid, gid };
 	if ((r = box_ipc_socketpair(sv, false)) < 0)
 		return r;

@@ -275,24 +275,14 @@ plan_recheck(struct box *b)
 		add_problem(b, problem_new(0, NULL, NULL, "out of memory"));
 	if (!fs)
 		return;
-	struct {
-		Box__CfgPath **v;
-		size_t n;
-		const char *key;
-	} lists[] = {
-		{ fs->read, fs->n_read, "read" },
-		{ fs->write, fs->n_write, "write" },
-		{ fs->read_file, fs->n_read_file, "read_file" },
-		{ fs->write_file, fs->n_write_file, "write_file" },
-		{ fs->exec, fs->n_exec, "exec" },
-		{ fs->deny, fs->n_deny, "deny" },
-	};
+	struct box_spec_fs_list lists[BOX_SPEC_FS_LISTS];
+	box_spec_fs_lists(fs, lists);
 	struct own_paths own;
 	if (own_paths_build(b, state, &own) < 0) {
 		add_problem(b, problem_new(0, NULL, NULL, "out of memory"));
 		return;
 	}
-	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+	for (size_t l = 0; l < BOX_SPEC_FS_LISTS; l++)
 		for (size_t i = 0; i < lists[l].n; i++) {
 			const Box__CfgPath *e = lists[l].v[i];
 			if (box_spec_grant_refused(e->path))
@@ -778,9 +768,8 @@ strv_take(struct strv *v, char ***dst, size_t *n)
 #define SHELL_TEST_ENV_PREFIX "BOX_TEST_SHELL_"
 
 int
-plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, bool quiet,
-	   Box__Plan **ret,
-	   char **err)
+plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, const char *level_arg,
+	   Box__Plan **ret, char **err)
 {
 	extern char **environ;
 	Box__Plan *p = NULL;
@@ -820,8 +809,8 @@ plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, bool qu
 	p->argv = p->env = NULL;
 	p->n_argv = p->n_env = 0;
 	strv_add(&argv, strdup(exe));
-	if (quiet)
-		strv_add(&argv, strdup("-q")); /* warnings only: daemon_stderr */
+	if (level_arg)
+		strv_add(&argv, strdup(level_arg)); /* its log level: daemon_stderr */
 	/* Its own environment is box's, not the agent's: each invocation brings the caller's. */
 	strv_add(&env, fmt("HOME=%s", b->owner.home));
 	strv_add(&env, fmt("PATH=%s", DEFAULT_PATH));

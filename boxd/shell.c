@@ -611,9 +611,9 @@ shell_start(struct boxd *d, struct box *b, char **err)
 	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
 		return -errno;
 	/* Its stderr and log level: the one rule of every daemon (daemon_stderr). */
-	bool quiet;
-	int errfd = daemon_stderr(b, nullfd, &quiet);
-	if ((r = plan_shell(b, b->agent_plan, exe, quiet, &plan, &perr)) < 0) {
+	const char *level_arg;
+	int errfd = daemon_stderr(b, nullfd, &level_arg);
+	if ((r = plan_shell(b, b->agent_plan, exe, level_arg, &plan, &perr)) < 0) {
 		seterr(err, "%s", perr ? perr : "cannot plan box-shell's sandbox");
 		return r;
 	}

@@ -26,9 +26,10 @@ enum log_level {
 /* Set once per process: the title and whether to prefix function names. */
 void log_init(const char *title, int with_function);
 /*
- * A box daemon's arguments (boxd starts each with fds, no arguments): none,
- * or "-q" — warnings and errors only (boxd's own level for a box whose
- * stderr is the user's terminal). 0, or -1 for anything else.
+ * A box daemon's arguments (boxd starts each with fds): none (info and up),
+ * "-n" (notices and up: what the user of an embedded box should see) or
+ * "-q" (warnings and errors only: `boxctl run -q`). 0, or -1 for anything
+ * else.
  */
 int log_daemon_args(int argc, char **argv);
 void log_set_max_level(enum log_level level);

@@ -32,6 +32,17 @@ box_spec_grant_refused(const char *path)
 	       path_is_under(path, "/dev") || path_is_under(path, "/run/box");
 }
 
+void
+box_spec_fs_lists(const Box__CfgFilesystem *fs, struct box_spec_fs_list out[BOX_SPEC_FS_LISTS])
+{
+	out[0] = (struct box_spec_fs_list){ fs->read, fs->n_read, "read" };
+	out[1] = (struct box_spec_fs_list){ fs->write, fs->n_write, "write" };
+	out[2] = (struct box_spec_fs_list){ fs->read_file, fs->n_read_file, "read_file" };
+	out[3] = (struct box_spec_fs_list){ fs->write_file, fs->n_write_file, "write_file" };
+	out[4] = (struct box_spec_fs_list){ fs->exec, fs->n_exec, "exec" };
+	out[5] = (struct box_spec_fs_list){ fs->deny, fs->n_deny, "deny" };
+}
+
 static int
 add(box_spec_problem_fn fn, void *arg, Box__Problem *p)
 {
@@ -81,19 +92,9 @@ box_spec_problems(const Box__BoxSpec *s, box_spec_problem_fn fn, void *arg)
 	const Box__CfgFilesystem *fs = s->agent->filesystem;
 	if (!fs)
 		return 0;
-	const struct {
-		Box__CfgPath **v;
-		size_t n;
-		const char *key;
-	} lists[] = {
-		{ fs->read, fs->n_read, "read" },
-		{ fs->write, fs->n_write, "write" },
-		{ fs->read_file, fs->n_read_file, "read_file" },
-		{ fs->write_file, fs->n_write_file, "write_file" },
-		{ fs->exec, fs->n_exec, "exec" },
-		{ fs->deny, fs->n_deny, "deny" },
-	};
-	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+	struct box_spec_fs_list lists[BOX_SPEC_FS_LISTS];
+	box_spec_fs_lists(fs, lists);
+	for (size_t l = 0; l < BOX_SPEC_FS_LISTS; l++)
 		for (size_t i = 0; i < lists[l].n; i++) {
 			const Box__CfgPath *e = lists[l].v[i];
 			if (!box_spec_grant_refused(e->path))

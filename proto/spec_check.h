@@ -23,5 +23,13 @@ int box_spec_problems(const Box__BoxSpec *s, box_spec_problem_fn add, void *arg)
 bool box_spec_egress_variable(const Box__BoxSpec *s, const char *name);
 /* Is an [agent.filesystem] entry PATH refused by box_spec_problems? */
 bool box_spec_grant_refused(const char *path);
+/* The path lists of a [*.filesystem] section, with their keys, in box.ini(5)'s order. */
+struct box_spec_fs_list {
+	Box__CfgPath **v;
+	size_t n;
+	const char *key;
+};
+#define BOX_SPEC_FS_LISTS 6
+void box_spec_fs_lists(const Box__CfgFilesystem *fs, struct box_spec_fs_list out[BOX_SPEC_FS_LISTS]);
 
 #endif

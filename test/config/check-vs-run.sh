@@ -20,12 +20,8 @@ n=0
 for ini in "$here"/*.ini; do
 	case_prepare "$ini" || continue
 	if [ $as_nobody = 1 ]; then
-		chmod 711 "$tmp" "$tmp/cases"
-		chmod -R a+rX "$case"
 		for cmd in check run; do
-			(cd "$case" && env -i PATH=/usr/local/bin:/usr/bin:/bin \
-				BOX_SOCKET="$tmp/sock/boxd.sock" setpriv --reuid=65534 --regid=65534 \
-				--clear-groups timeout -k 5 60 "$boxctl" $cmd -c box.ini) \
+			as_nobody_run "$case" timeout -k 5 60 "$boxctl" $cmd -c box.ini \
 				</dev/null >"$case/$cmd.out" 2>"$case/$cmd.err"
 			echo $? >"$case/$cmd.rc"
 		done

@@ -4,7 +4,7 @@
 # cgroup controllers, and case_prepare INI: the case's directory $case with its box.ini and
 # policy, $name, and $as_nobody (1: run as nobody); it returns 1 after a skip line when the
 # host cannot run the case; run_env DIR CMD ARGS: CMD in DIR in the environment run_check
-# gives `boxctl check`. Source after test/lib.sh, with $here set.
+# gives `boxctl check`; as_nobody_run DIR CMD ARGS: CMD as nobody. Source after test/lib.sh, with $here set.
 # Trusts: nothing; it is test code.
 
 boxctl=${BOXCTL:-$BOX_BIN/boxctl}
@@ -89,6 +89,13 @@ run_env() {
 		ASAN_OPTIONS="${ASAN_OPTIONS:-}" "${@:2}")
 }
 run_check() { run_env "$1" "$boxctl" check "${@:2}"; }
+# as_nobody_run DIR CMD...: CMD in DIR as nobody (setpriv), the case tree made readable by it.
+as_nobody_run() {
+	chmod 711 "$tmp" "$tmp/cases"
+	chmod -R a+rX "$1"
+	(cd "$1" && env -i PATH=/usr/local/bin:/usr/bin:/bin BOX_SOCKET="$tmp/sock/boxd.sock" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "${@:2}")
+}
 
 landlock_abi=$(python3 -c 'import ctypes; print(max(0, ctypes.CDLL(None, use_errno=True).syscall(444, None, 0, 1)))' 2>/dev/null || echo 0)
 # Memory and pids controllers, v1 hierarchies or the unified tree's controllers.

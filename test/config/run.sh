@@ -23,11 +23,7 @@ n=0
 for ini in "$here"/*.ini; do
 	case_prepare "$ini" || continue
 	if [ $as_nobody = 1 ]; then
-		chmod 711 "$tmp" "$tmp/cases"
-		chmod -R a+rX "$case"
-		(cd "$case" && env -i PATH=/usr/local/bin:/usr/bin:/bin BOX_SOCKET="$tmp/sock/boxd.sock" \
-			setpriv --reuid=65534 --regid=65534 --clear-groups "$boxctl" check -c box.ini) \
-			>"$case/stdout" 2>"$case/stderr"
+		as_nobody_run "$case" "$boxctl" check -c box.ini >"$case/stdout" 2>"$case/stderr"
 	else
 		run_check "$case" -c box.ini >"$case/stdout" 2>"$case/stderr"
 	fi
