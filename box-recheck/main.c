@@ -239,8 +239,8 @@ open_state_dir(struct child *c, const Box__RecheckRequest *q)
 		_cleanup_close_ int fd =
 			open(q->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			child_problem(c, sline, "box", "state_dir", "cannot open %s: %s", q->state_dir,
-				      strerror(errno));
+			child_problem(c, sline, "box", "state_dir", "cannot open %s: %s",
+				      q->state_dir, strerror(errno));
 			return -1;
 		}
 		if (!(p = state_dir_problem(sline, q->state_dir, &st, 0, c->owner_uid, c->owner)))

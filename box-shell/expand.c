@@ -1288,8 +1288,8 @@ expand_simple_param(struct xctx *x, const char *name, size_t nl, bool dq)
 	if (!pv.set && x->sh->opt_u && !(nl == 1 && (name[0] == '@' || name[0] == '*')) &&
 	    !(nl == 1 && name[0] == '!')) {
 		/* bash names a positional parameter $N here (${N}: N) */
-		sh_err(x->sh, "%s%.*s: unbound variable", isdigit((unsigned char)name[0]) ? "$" : "",
-		       (int)nl, name);
+		sh_err(x->sh, "%s%.*s: unbound variable",
+		       isdigit((unsigned char)name[0]) ? "$" : "", (int)nl, name);
 		x->err = true;
 		sh_fatal(x->sh, SH_FATAL_UNSET);
 		pval_free(&pv);

@@ -138,8 +138,8 @@ print_problems(const struct box_config *cfg, const Box__BoxSpec *spec, Box__Prob
 			file = cfg->path;
 		else if (x->has_file && x->file < spec->n_files)
 			file = spec->files[x->file];
-		const char *sev =
-			x->severity == BOX__PROBLEM__SEVERITY__SEVERITY_WARNING ? "warning" : "error";
+		bool warning = x->severity == BOX__PROBLEM__SEVERITY__SEVERITY_WARNING;
+		const char *sev = warning ? "warning" : "error";
 		fputs("boxctl: ", stderr);
 		if (file && x->has_line && x->has_column)
 			fprintf(stderr, "%s:%u:%u: %s: ", file, x->line, x->column, sev);

@@ -177,8 +177,9 @@ struct config_host {
 	/* lstat(): something that exists and is not a directory. */
 	bool (*exists_not_dir)(const char *path);
 	/* The cgroup controllers the host offers (box_host_cgroups_probe). */
-	int (*cgroups)(const char *mountinfo, const char *root_prefix, struct box_host_cgroups *ret);	/* The state dir as the box owner O would use it: box-recheck's verdict (0, or an error
-	 * reported at LINE), without creating anything. */
+	int (*cgroups)(const char *mountinfo, const char *root_prefix, struct box_host_cgroups *ret);
+	/* The state dir as the box owner O would use it: box-recheck's verdict (0, or an
+	 * error reported at LINE), without creating anything. */
 	void (*state_dir_check)(struct ctx *c, const char *path, unsigned line,
 				const struct box_owner *o);
 };

@@ -863,12 +863,11 @@ interpret(struct ctx *c)
 	mcp_cross_check(c);
 	if (!c->opts.offline) {
 		limits_check(c);
-		/* the state dir as box-recheck will use it (a service boxd makes its default one) */
-		if (cfg->box.state_dir.value && cfg->agent.user.name &&
-		    (cfg->box.state_dir.src.line || !cfg->service))
-			c->host->state_dir_check(c, cfg->box.state_dir.value,
-						 cfg->box.state_dir.src.line ? cfg->box.state_dir.src.line :
-									       cfg->box.src.line,
+		/* the state dir as box-recheck uses it (a service boxd makes its default one) */
+		const struct box_str *sd = &cfg->box.state_dir;
+		if (sd->value && cfg->agent.user.name && (sd->src.line || !cfg->service))
+			c->host->state_dir_check(c, sd->value,
+						 sd->src.line ? sd->src.line : cfg->box.src.line,
 						 &cfg->agent.user);
 	}
 }

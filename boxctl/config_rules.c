@@ -1253,7 +1253,8 @@ process_egress(struct ctx *c, struct group *gr, struct box_egress *e)
 		}
 	} else if (e->secret.ref && e->secret.kind == BOX_SECRET_ENV) {
 		const char *name = e->secret.ref + 6;
-		if (box_env_reserved(name) || strcmp(name, "HOME") == 0 || strcmp(name, "PATH") == 0)
+		if (box_env_reserved(name) || strcmp(name, "HOME") == 0 ||
+		    strcmp(name, "PATH") == 0)
 			err_at(c, e->secret.src.line, s->name, "secret",
 			       "%s would bind the reserved variable %s; set variable", e->secret.ref,
 			       name);

@@ -1059,9 +1059,9 @@ plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *
 	strv_add(&av, strdup(rq->program_path));
 	for (size_t i = 1; i < rq->n_argv; i++)
 		strv_add(&av, strdup(rq->argv[i]));
-	if (av.oom || (!rq->clear_env &&
-		       (r = tool_env(b, t ? t->env : b->spec->agent->env, p->contain_egress, rq->env,
-				     rq->n_env, ws, &env)) < 0)) {
+	const Box__CfgEnv *cfg_env = t ? t->env : b->spec->agent->env;
+	if (av.oom || (!rq->clear_env && (r = tool_env(b, cfg_env, p->contain_egress, rq->env,
+						       rq->n_env, ws, &env)) < 0)) {
 		r = -ENOMEM;
 		goto fail;
 	}

@@ -86,8 +86,9 @@ state_dir_problem(uint32_t line, const char *path, const struct stat *st, int cr
 		  unsigned owner_uid, const char *owner)
 {
 	if (!st && create_err)
-		return problem_new(line, "box", "state_dir", "cannot create %s as the box owner (%s): %s",
-				   path, owner, strerror(create_err));
+		return problem_new(line, "box", "state_dir",
+				   "cannot create %s as the box owner (%s): %s", path, owner,
+				   strerror(create_err));
 	if (!st)
 		return NULL;
 	if (!S_ISDIR(st->st_mode))

@@ -59,8 +59,8 @@ env_problems(const Box__BoxSpec *s, const Box__CfgEnv *e, const char *section,
 	for (size_t i = 0; e && i < e->n_vars; i++) {
 		const Box__CfgEnvVar *v = e->vars[i];
 		if ((box_env_reserved(v->name) || box_spec_egress_variable(s, v->name)) &&
-		    add(fn, arg, problem_new(v->line, section, v->name, "%s is reserved: box sets it",
-					     v->name)) < 0)
+		    add(fn, arg, problem_new(v->line, section, v->name,
+					     "%s is reserved: box sets it", v->name)) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -75,7 +75,7 @@ box_spec_problems(const Box__BoxSpec *s, box_spec_problem_fn fn, void *arg)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_tools; i++) {
 		const Box__CfgTool *t = s->tools[i];
-		/* box-shell would start the tool unsupervised where the config asks for supervision */
+		/* box-shell would start the tool unsupervised where supervision is asked for */
 		snprintf(sec, sizeof(sec), "tool.%s", t->name);
 		if (t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS &&
 		    add(fn, arg,

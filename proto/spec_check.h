@@ -30,6 +30,7 @@ struct box_spec_fs_list {
 	const char *key;
 };
 #define BOX_SPEC_FS_LISTS 6
-void box_spec_fs_lists(const Box__CfgFilesystem *fs, struct box_spec_fs_list out[BOX_SPEC_FS_LISTS]);
+void box_spec_fs_lists(const Box__CfgFilesystem *fs,
+		       struct box_spec_fs_list out[BOX_SPEC_FS_LISTS]);
 
 #endif
