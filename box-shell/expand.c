@@ -971,7 +971,8 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 	if (i == n) {
 		/* bash >= 4.4: "$@" and "${a[@]}" of an unset array are no error */
 		if (!pv.set && sh->opt_u && !pv.list && !(nl == 1 && name[0] == '!')) {
-			sh_err(sh, "%s: unbound variable", sub ? xstrndup(s, n) : namebuf);
+			sh_err(sh, "%.*s: unbound variable", sub ? (int)n : (int)strlen(namebuf),
+			       sub ? s : namebuf);
 			x->err = true;
 			sh_fatal(sh, SH_FATAL_UNSET);
 			pval_free(&pv);
