@@ -403,11 +403,10 @@ int
 main(int argc, char **argv)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	(void)argv;
 
 	log_init("box-gateway", 1);
-	if (argc != 1) {
-		fprintf(stderr, "usage: box-gateway  (started by boxd, fds 3-4)\n");
+	if (log_daemon_args(argc, argv) < 0) {
+		fprintf(stderr, "usage: box-gateway [-n|-q]  (started by boxd, fds 3-4)\n");
 		return 2;
 	}
 	channels_check();

@@ -156,9 +156,11 @@ static void obuf_flush(struct session *s, enum dir to);
 static void maybe_end(struct session *s);
 
 /*
- * log_info for lines that carry what a harness or a server wrote (tool
- * names, methods, ids): control characters become '?', so a peer cannot
- * forge lines in boxd's log.
+ * A session's events (its start and end, hidden tools, pin changes, refused
+ * and denied calls) at notice level: what the user of an embedded box sees
+ * (boxd's -n); the daemon's own start and end stay at info. These lines carry
+ * what a harness or a server wrote (tool names, methods, ids): control
+ * characters become '?', so a peer cannot forge lines in boxd's log.
  */
 static void slog_at(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define slog(...) slog_at(__func__, __VA_ARGS__)
@@ -174,7 +176,7 @@ slog_at(const char *func, const char *fmt, ...)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	/* The caller's name, not this wrapper's, heads the line. */
-	log_internal(LOG_LEVEL_INFO, 0, func, "%s", line);
+	log_internal(LOG_LEVEL_NOTICE, 0, func, "%s", line);
 }
 
 size_t

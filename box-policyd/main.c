@@ -1414,7 +1414,7 @@ args_parse(int argc, char **argv, struct privdrop *pd)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "u:g:q")) >= 0) {
+	while ((opt = getopt(argc, argv, "u:g:nq")) >= 0) {
 		uint64_t v;
 		switch (opt) {
 		case 'u':
@@ -1427,9 +1427,10 @@ args_parse(int argc, char **argv, struct privdrop *pd)
 				usage();
 			pd->gid = (gid_t)v;
 			break;
+		case 'n':
 		case 'q':
-			/* Embedded boxes: the user's terminal gets warnings only. */
-			log_set_max_level(LOG_LEVEL_WARNING);
+			/* Embedded boxes: the user's terminal (boxd/daemon.c daemon_stderr). */
+			log_set_max_level(opt == 'q' ? LOG_LEVEL_WARNING : LOG_LEVEL_NOTICE);
 			break;
 		default: usage();
 		}

@@ -349,9 +349,37 @@ check_command(struct child *c, const Box__RecheckRequest *s)
 }
 
 /*
+ * A [tool.NAME] or [mcp.NAME] command's program as the owner: element 0 as
+ * written — an absolute path, or a bare name looked up on the section's own
+ * env PATH, else box's default PATH (CONFIG.md `command`; as the agent's) —
+ * to its canonical file, executable by the owner. NULL after a problem.
+ */
+static char *
+section_program(struct child *c, const Box__CfgArgv *cmd, const Box__CfgEnv *env,
+		const char *sec)
+{
+	const char *w0 = cmd->argv[0], *path = DEFAULT_PATH;
+	for (size_t i = 0; env && i < env->n_vars; i++)
+		if (strcmp(env->vars[i]->name, "PATH") == 0)
+			path = env->vars[i]->value;
+	_cleanup_free_ char *found = w0[0] == '/' ? strdup(w0) : path_search(w0, path);
+	char *canon = NULL;
+	if (!found || !is_exec_file(found) || path_canonicalize(found, &canon) < 0 ||
+	    !is_exec_file(canon)) {
+		free(canon);
+		child_problem(c, cmd->line, sec, "command",
+			      w0[0] == '/' ? "%s is not an executable file for the box owner (%s)" :
+					     "%s is not found on PATH as the box owner (%s)",
+			      w0, c->owner);
+		return NULL;
+	}
+	return canon;
+}
+
+/*
  * Each [tool.NAME]: its grants as the owner (refusals name
- * [tool.NAME.filesystem]), and its command's program — element 0 as boxctl
- * resolved it (absolute) — to its canonical file, executable by the owner:
+ * [tool.NAME.filesystem]), and its command's program (section_program)
+ * to its canonical file, executable by the owner:
  * the record "tool.NAME PATH" is what boxd matches a spawn's program_path
  * against (CONFIG.md: the same canonical file).
  */
@@ -371,15 +399,9 @@ check_tools(struct child *c, const Box__RecheckRequest *s)
 			check_list(c, sec, NEED_DENY, fs->deny, fs->n_deny);
 		}
 		snprintf(sec, sizeof(sec), "tool.%s", t->name);
-		const char *w0 = t->command->argv[0];
-		_cleanup_free_ char *canon = NULL;
-		if (w0[0] != '/' || !is_exec_file(w0) || path_canonicalize(w0, &canon) < 0 ||
-		    !is_exec_file(canon)) {
-			child_problem(c, t->command->line, sec, "command",
-				      "%s is not an executable file for the box owner (%s)", w0,
-				      c->owner);
+		_cleanup_free_ char *canon = section_program(c, t->command, t->env, sec);
+		if (!canon)
 			continue;
-		}
 		snprintf(kind, sizeof(kind), "tool.%s", t->name);
 		child_record(c, kind, canon);
 	}
@@ -407,15 +429,9 @@ check_mcp(struct child *c, const Box__RecheckRequest *s)
 			check_list(c, sec, NEED_DENY, fs->deny, fs->n_deny);
 		}
 		snprintf(sec, sizeof(sec), "mcp.%s", m->name);
-		const char *w0 = m->command->argv[0];
-		_cleanup_free_ char *canon = NULL;
-		if (w0[0] != '/' || !is_exec_file(w0) || path_canonicalize(w0, &canon) < 0 ||
-		    !is_exec_file(canon)) {
-			child_problem(c, m->command->line, sec, "command",
-				      "%s is not an executable file for the box owner (%s)", w0,
-				      c->owner);
+		_cleanup_free_ char *canon = section_program(c, m->command, m->env, sec);
+		if (!canon)
 			continue;
-		}
 		snprintf(kind, sizeof(kind), "mcp.%s", m->name);
 		child_record(c, kind, canon);
 	}

@@ -49,6 +49,7 @@
 #include "privdrop.h"
 #include "proto_recheck.h"
 #include "recheck.h"
+#include "recheck_shared.h"
 
 #define RECHECK_CHANNEL_FD 3
 #define RECHECK_REQUEST_WAIT_MS 20000
@@ -230,26 +231,24 @@ open_state_dir(struct child *c, const Box__RecheckRequest *q)
 	uint32_t sline = q->box->state_dir ? q->box->state_dir->line : q->box->line;
 	struct stat st;
 	int r = mkdir_p(q->state_dir);
+	Box__Problem *p = NULL;
 
 	if (r < 0) {
-		child_problem(c, sline, "box", "state_dir",
-			      "cannot create %s as the box owner (%s): %s", q->state_dir, c->owner,
-			      strerror(-r));
-		return -1;
+		p = state_dir_problem(sline, q->state_dir, NULL, -r, c->owner_uid, c->owner);
+	} else {
+		_cleanup_close_ int fd =
+			open(q->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			child_problem(c, sline, "box", "state_dir", "cannot open %s: %s",
+				      q->state_dir, strerror(errno));
+			return -1;
+		}
+		if (!(p = state_dir_problem(sline, q->state_dir, &st, 0, c->owner_uid, c->owner)))
+			return TAKE_FD(fd);
 	}
-	_cleanup_close_ int fd = open(q->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		child_problem(c, sline, "box", "state_dir", "cannot open %s: %s", q->state_dir,
-			      strerror(errno));
-	else if (st.st_uid != c->owner_uid)
-		child_problem(c, sline, "box", "state_dir",
-			      "%s is owned by uid %u, not by the box owner (%s)", q->state_dir,
-			      (unsigned)st.st_uid, c->owner);
-	else if (st.st_mode & 022)
-		child_problem(c, sline, "box", "state_dir", "%s is writable by others (mode %04o)",
-			      q->state_dir, (unsigned)(st.st_mode & 07777));
-	else
-		return TAKE_FD(fd);
+	child_problem(c, sline, "box", "state_dir", "%s",
+		      p && p->message ? p->message : "out of memory");
+	problem_free(p);
 	return -1;
 }
 

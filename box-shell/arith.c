@@ -222,7 +222,8 @@ lval_get(struct ax *a, struct lval *lv)
 		return value_of(a, v->arr[lv->idx]);
 	}
 	const char *val = var_value(a->sh, lv->name);
-	if (!val && a->sh->opt_u && !a->noeval) {
+	/* dash: set -u does not reach arithmetic */
+	if (!val && a->sh->opt_u && !a->noeval && !a->sh->dash_errors) {
 		ax_fail(a, "unbound variable", NULL);
 		a->s = lv->name;
 		return 0;
@@ -604,9 +605,11 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 			ax_fail(&a, "syntax error: invalid arithmetic operator", a.p);
 	}
 	if (a.err) {
-		if (a.errmsg && a.errmsg[0] == 'u')
+		if (a.errmsg && a.errmsg[0] == 'u') {
+			/* bash ends the shell here, whatever evaluates it (( )), let) */
 			sh_err(sh, "%s: unbound variable", a.s);
-		else if (a.errmsg) {
+			sh_fatal(sh, SH_FATAL_UNSET);
+		} else if (a.errmsg) {
 			/* trailing blanks of the expression are not shown */
 			size_t n = strlen(a.s);
 			while (n > 0 && (a.s[n - 1] == ' ' || a.s[n - 1] == '\n'))

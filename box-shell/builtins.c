@@ -554,7 +554,9 @@ test_unary(struct sh_shell *sh, const char *op, const char *arg, int *res)
 			int mode = o == 'r' ? R_OK : o == 'w' ? W_OK : X_OK;
 			char *canon = NULL;
 			if (sh_fs_canon(&sh->fs, arg, false, &canon) == 0) {
-				*res = access(canon, mode) == 0;
+				/* -x: a file on a noexec grant by its mode, as the PATH search */
+				*res = access(canon, mode) == 0 ||
+				       (o == 'x' && sh_runnable_file(canon, &st));
 				free(canon);
 			} else
 				*res = 0;
@@ -1847,15 +1849,88 @@ b_break(struct sh_shell *sh, int argc, char **argv)
 	return 0;
 }
 
+static void
+unexport_var(struct var *v, void *arg)
+{
+	(void)arg;
+	v->flags &= ~V_EXPORT;
+}
+
+int
+sh_exec_parse(struct sh_shell *sh, int argc, char **argv, struct sh_exec_opts *o)
+{
+	*o = (struct sh_exec_opts){0};
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return i + 1;
+		for (const char *p = argv[i] + 1; *p; p++) {
+			if (*p == 'c') {
+				o->clear_env = true;
+			} else if (*p == 'l') {
+				o->login = true;
+			} else if (*p == 'a') {
+				if (p[1]) {
+					o->name = p + 1;
+				} else if (i + 1 < argc) {
+					o->name = argv[++i];
+				} else {
+					if (sh)
+						sh_err(sh, "exec: -a: option requires an argument");
+					goto usage;
+				}
+				break;
+			} else {
+				if (sh)
+					sh_err(sh, "exec: -%c: invalid option", *p);
+				goto usage;
+			}
+		}
+	}
+	return i;
+usage:
+	if (sh) {
+		bi_flush();
+		(void)!write(2, SH_EXEC_USAGE "\n", sizeof(SH_EXEC_USAGE));
+	}
+	return -1;
+}
+
+/*
+ * exec [-cl] [-a NAME] [COMMAND [ARGS]]: runs COMMAND, then the shell ends
+ * with its status (the process is not replaced: docs/box-sh.1.md). -a NAME
+ * and -l (a leading '-') are the argv[0] a host program sees; -c runs it
+ * with no environment. Without COMMAND the options do nothing and the
+ * redirections stay (the caller's, as sh_exec_parse tells it).
+ */
 static int
 b_exec(struct sh_shell *sh, int argc, char **argv)
 {
-	int i = 1;
-	if (i < argc && strcmp(argv[i], "--") == 0)
-		i++;
+	struct sh_exec_opts o;
+	int i = sh_exec_parse(sh, argc, argv, &o);
+	if (i < 0)
+		return 2;
 	if (i >= argc)
 		return 0; /* the redirections stay: handled by the caller */
+	char *login_name = NULL;
+	if (o.login) {
+		const char *n = o.name ? o.name : argv[i];
+		size_t l = strlen(n);
+		login_name = xmalloc(l + 2);
+		login_name[0] = '-';
+		memcpy(login_name + 1, n, l + 1);
+	}
+	if (o.clear_env) {
+		/* the shell ends after this command: nothing of it is exported any more */
+		var_foreach(sh, unexport_var, NULL);
+		sh->env_dirty = true;
+	}
+	sh->exec_argv0 = login_name ? login_name : o.name;
+	sh->exec_clear_env = o.clear_env;
 	int st = exec_argv(sh, argc - i, argv + i, true, -1, -1, -1);
+	sh->exec_argv0 = NULL;
+	sh->exec_clear_env = false;
+	free(login_name);
 	sh->jump = J_EXIT;
 	sh->jump_n = st;
 	return st;

@@ -147,6 +147,8 @@ struct sh_host_request;
 struct shd_host;
 struct shd_host *shd_host_new(int ctl_fd);
 int shd_host_run(struct sh_shell *sh, const struct sh_host_request *r);
+/* sh_host_check_fn: a [tool.NAME] or exec entry selects it (0), else the 126 message. */
+int shd_host_check(const char *name, const char *program_path, int argc, char *const *argv);
 /*
  * The [tool.NAME] for PROGRAM_PATH with ARGV (argv[0] the command word):
  * same canonical program, fixed arguments a prefix of argv[1..], the longest

@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -237,17 +238,51 @@ errexit_check(struct sh_shell *sh, int st)
 
 /* ---- lookup and decisions ---- */
 
+/*
+ * May PATH be run as a host program: executable for this process by the
+ * kernel, or, on a noexec mount (every grant of the agent's, where
+ * access(X_OK) answers EACCES for every file), by its mode bits as the
+ * kernel would read them elsewhere. Whether such a file runs is then the
+ * back end's business: a [tool.NAME] whose command is that file runs it in
+ * its own sandbox (exec-capable); any other gets its 126 saying what to
+ * add, and fork+execve (box-sh) the kernel's EACCES.
+ */
+bool
+sh_runnable_file(const char *path, const struct stat *st)
+{
+	if (access(path, X_OK) == 0)
+		return true;
+	struct statvfs vfs;
+	if (errno != EACCES || !S_ISREG(st->st_mode) || statvfs(path, &vfs) < 0 ||
+	    !(vfs.f_flag & ST_NOEXEC))
+		return false;
+	uid_t uid = geteuid();
+	if (uid == 0)
+		return (st->st_mode & 0111) != 0;
+	if (st->st_uid == uid)
+		return (st->st_mode & S_IXUSR) != 0;
+	bool member = st->st_gid == getegid();
+	gid_t groups[256];
+	int n = member ? 0 : getgroups(256, groups);
+	for (int i = 0; i < n && !member; i++)
+		member = groups[i] == st->st_gid;
+	return (st->st_mode & (member ? S_IXGRP : S_IXOTH)) != 0;
+}
+
 char *
 find_in_path(struct sh_shell *sh, const char *name)
 {
 	if (strchr(name, '/')) {
 		struct stat st;
-		if (stat(name, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (stat(name, &st) < 0)
+			return NULL; /* errno: ENOENT, EACCES … */
+		if (S_ISDIR(st.st_mode)) {
 			errno = EISDIR;
 			return NULL;
 		}
-		if (access(name, X_OK) == 0)
+		if (sh_runnable_file(name, &st))
 			return xstrdup(name);
+		errno = EACCES;
 		return NULL;
 	}
 	const char *path = var_value(sh, "PATH");
@@ -263,7 +298,7 @@ find_in_path(struct sh_shell *sh, const char *name)
 		else
 			snprintf(buf, sizeof buf, "%.*s/%s", (int)l, p, name);
 		struct stat st;
-		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && sh_runnable_file(buf, &st))
 			return xstrdup(buf);
 		if (!e)
 			break;
@@ -333,6 +368,18 @@ sh_decide_cmd(struct sh_shell *sh, const char *program, int argc, char **argv, c
 	if (rc == 0)
 		sh_verdict_clear(&v);
 	return 126;
+}
+
+/* A host program the back end cannot run whatever policy says: its status
+ * (126, the message printed) before any decision; 0: decide it. */
+static int
+host_check(struct sh_shell *sh, const char *name, const char *program_path, int argc,
+	   char **argv)
+{
+	if (!sh->host_check)
+		return 0;
+	bi_flush();
+	return sh->host_check(name, program_path, argc, argv);
 }
 
 void
@@ -431,9 +478,11 @@ run_own(struct sh_shell *sh, sh_cmd_fn fn, int argc, char **argv)
 	return st;
 }
 
-/* A permitted host program on fds 0-2: the back end's, or fork+execve. */
+/* A permitted host program on fds 0-2: the back end's, or fork+execve.
+ * argv0: the name it sees (exec -a/-l), NULL for argv[0]; clear_env: exec -c. */
 static int
-run_host(struct sh_shell *sh, const char *name, const char *path, int argc, char **argv)
+run_host(struct sh_shell *sh, const char *name, const char *path, int argc, char **argv,
+	 const char *argv0, bool clear_env)
 {
 	if (sh->host_run) {
 		char *canon = realpath(path, NULL);
@@ -441,6 +490,7 @@ run_host(struct sh_shell *sh, const char *name, const char *path, int argc, char
 			.name = name, .path = path, .program_path = canon ? canon : path,
 			.argc = argc, .argv = argv, .envp = sh_environ(sh),
 			.assigned = sh_assigned_environ(sh), .cwd = sh->cwd,
+			.argv0 = argv0, .clear_env = clear_env,
 		};
 		bi_flush();
 		int st = sh->host_run(sh, &r);
@@ -452,8 +502,11 @@ run_host(struct sh_shell *sh, const char *name, const char *path, int argc, char
 	if (pid < 0)
 		return 126;
 	if (pid == 0) {
+		static char *const no_env[] = {NULL};
 		signal(SIGPIPE, SIG_DFL);
-		execve(path, argv, sh_environ(sh));
+		if (argv0)
+			argv[0] = (char *)argv0; /* this copy of the shell ends here */
+		execve(path, argv, clear_env ? no_env : sh_environ(sh));
 		int e = errno;
 		if (e == ENOEXEC) {
 			/* a script without #!: run it in a fresh shell */
@@ -517,6 +570,11 @@ exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, int o
 	}
 	int st;
 	const char *name = argv[0];
+	/* exec's -a/-l/-c: for this command only, never one it runs in turn */
+	const char *argv0 = sh->exec_argv0;
+	bool clear_env = sh->exec_clear_env;
+	sh->exec_argv0 = NULL;
+	sh->exec_clear_env = false;
 	struct func *f = nofunc ? NULL : func_get(sh, name);
 	const struct sh_builtin *b;
 	sh_cmd_fn fn;
@@ -550,9 +608,11 @@ exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, int o
 			st = strchr(name, '/') && errno == EACCES ? 126 : 127;
 		} else {
 			char *canon = realpath(path, NULL);
-			st = sh_decide_cmd(sh, name, argc, argv, canon ? canon : path);
+			st = host_check(sh, name, canon ? canon : path, argc, argv);
+			if (st == 0)
+				st = sh_decide_cmd(sh, name, argc, argv, canon ? canon : path);
 			if (st == 0) {
-				st = run_host(sh, name, path, argc, argv);
+				st = run_host(sh, name, path, argc, argv, argv0, clear_env);
 				record_host(sh, name, argc, argv, path, st);
 			}
 			free(canon);
@@ -763,15 +823,9 @@ exec_simple(struct sh_shell *sh, struct node *n)
 	last_cmdsub_status = -1;
 	if (expand_words(sh, n->u.s.words, &av) < 0) {
 		strv_free(&av);
-		if (sh->jump == J_NONE && !sh->in_subshell) {
-			sh->jump = J_EXIT;
-			sh->jump_n = 1;
-		} else if (sh->jump == J_NONE) {
-			sh->jump = J_EXIT;
-			sh->jump_n = 1;
-		}
-		if (sh->jump == J_EXIT)
-			sh->jump_n = 1;
+		/* the error's own status when it set one (sh_fatal) */
+		if (sh->jump == J_NONE)
+			sh_fatal(sh, SH_FATAL_ERROR);
 		return 1;
 	}
 	if (av.n == 0) {
@@ -779,11 +833,9 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		for (struct word *w = n->u.s.assigns; w; w = w->next) {
 			if (do_assign(sh, w->s, 0) < 0) {
 				st = 1;
-				if (sh->jump == J_NONE && !sh->interactive) {
+				if (sh->jump == J_NONE && !sh->interactive)
 					/* bash: a failed assignment ends a script */
-					sh->jump = J_EXIT;
-					sh->jump_n = 1;
-				}
+					sh_fatal(sh, SH_FATAL_ERROR);
 				break;
 			}
 			if (sh->opt_x) {
@@ -854,13 +906,18 @@ exec_simple(struct sh_shell *sh, struct node *n)
 	/* decision */
 	if (b || own || path) {
 		char *canon = path ? realpath(path, NULL) : NULL;
-		st = sh_decide_cmd(sh, name, (int)av.n, av.v, path ? (canon ? canon : path) : NULL);
+		st = path ? host_check(sh, name, canon ? canon : path, (int)av.n, av.v) : 0;
+		if (st == 0)
+			st = sh_decide_cmd(sh, name, (int)av.n, av.v,
+					   path ? (canon ? canon : path) : NULL);
 		free(canon);
 		if (st != 0)
 			goto restore;
 	}
 	struct redir_state rs = {0};
-	bool permanent = b && av.n == 1 && strcmp(name, "exec") == 0;
+	struct sh_exec_opts xo;
+	bool permanent = b && strcmp(name, "exec") == 0 &&
+			 sh_exec_parse(NULL, (int)av.n, av.v, &xo) == (int)av.n;
 	if (redir_apply(sh, n->redirs, permanent ? NULL : &rs) < 0) {
 		redir_restore(&rs);
 		st = 1;
@@ -881,7 +938,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		st = run_own(sh, own, (int)av.n, av.v);
 		sh_record_cmd(sh, name, (int)av.n, av.v, st);
 	} else if (path && sh->host_run) {
-		st = run_host(sh, name, path, (int)av.n, av.v);
+		st = run_host(sh, name, path, (int)av.n, av.v, NULL, false);
 		record_host(sh, name, (int)av.n, av.v, path, st);
 	} else if (path) {
 		pid_t pid = sh_fork(sh);
@@ -1325,10 +1382,8 @@ exec_node(struct sh_shell *sh, struct node *n)
 		if (n->u.f.has_in) {
 			if (expand_words(sh, n->u.f.words, &items) < 0) {
 				strv_free(&items);
-				if (sh->jump == J_NONE) {
-					sh->jump = J_EXIT;
-					sh->jump_n = 1;
-				}
+				if (sh->jump == J_NONE)
+					sh_fatal(sh, SH_FATAL_ERROR);
 				st = 1;
 				break;
 			}

@@ -796,8 +796,7 @@ bad_subst(struct xctx *x, const char *s, size_t n)
 {
 	sh_err(x->sh, "${%.*s}: bad substitution", (int)n, s);
 	x->err = true;
-	x->sh->jump = J_EXIT;
-	x->sh->jump_n = 1;
+	sh_fatal(x->sh, SH_FATAL_ERROR);
 }
 
 static void
@@ -960,8 +959,7 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 			if (!pv.set && sh->opt_u && !is_special_name(name, nl)) {
 				sh_err(sh, "%s: unbound variable", namebuf);
 				x->err = true;
-				sh->jump = J_EXIT;
-				sh->jump_n = 1;
+				sh_fatal(sh, SH_FATAL_UNSET);
 				pval_free(&pv);
 				return;
 			}
@@ -971,11 +969,12 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 		return;
 	}
 	if (i == n) {
-		if (!pv.set && sh->opt_u && !(pv.list && !sub) && !(nl == 1 && name[0] == '!')) {
-			sh_err(sh, "%s: unbound variable", sub ? xstrndup(s, n) : namebuf);
+		/* bash >= 4.4: "$@" and "${a[@]}" of an unset array are no error */
+		if (!pv.set && sh->opt_u && !pv.list && !(nl == 1 && name[0] == '!')) {
+			sh_err(sh, "%.*s: unbound variable", sub ? (int)n : (int)strlen(namebuf),
+			       sub ? s : namebuf);
 			x->err = true;
-			sh->jump = J_EXIT;
-			sh->jump_n = 1;
+			sh_fatal(sh, SH_FATAL_UNSET);
 			pval_free(&pv);
 			return;
 		}
@@ -1272,8 +1271,7 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 				sh_err(sh, "%s: %s", namebuf, msg);
 			free(msg);
 			x->err = true;
-			sh->jump = J_EXIT;
-			sh->jump_n = 1;
+			sh_fatal(sh, SH_FATAL_UNSET);
 		} else
 			emit_pval(x, &pv, dq);
 		break;
@@ -1290,10 +1288,11 @@ expand_simple_param(struct xctx *x, const char *name, size_t nl, bool dq)
 	get_param(x->sh, name, nl, NULL, 0, &pv);
 	if (!pv.set && x->sh->opt_u && !(nl == 1 && (name[0] == '@' || name[0] == '*')) &&
 	    !(nl == 1 && name[0] == '!')) {
-		sh_err(x->sh, "%.*s: unbound variable", (int)nl, name);
+		/* bash names a positional parameter $N here (${N}: N) */
+		sh_err(x->sh, "%s%.*s: unbound variable",
+		       isdigit((unsigned char)name[0]) ? "$" : "", (int)nl, name);
 		x->err = true;
-		x->sh->jump = J_EXIT;
-		x->sh->jump_n = 1;
+		sh_fatal(x->sh, SH_FATAL_UNSET);
 		pval_free(&pv);
 		return;
 	}
@@ -1360,8 +1359,8 @@ expand_arith(struct xctx *x, const char *e, size_t n, bool dq)
 		free(s);
 	if (r < 0) {
 		x->err = true;
-		x->sh->jump = J_EXIT;
-		x->sh->jump_n = 1;
+		if (x->sh->jump != J_EXIT) /* arith_eval's own: an unset variable */
+			sh_fatal(x->sh, SH_FATAL_ERROR);
 		return;
 	}
 	char b[32];

@@ -238,14 +238,22 @@ wait_for(struct shd_host *h, uint32_t type, uint64_t id, struct box_ipc_msg *m)
 }
 
 int
+shd_host_check(const char *name, const char *program_path, int argc, char *const *argv)
+{
+	if (shd_tool_match(program_path, argc, argv) || shd_exec_entry_match(program_path))
+		return 0;
+	say_no_table(name, program_path);
+	return 126;
+}
+
+int
 shd_host_run(struct sh_shell *sh, const struct sh_host_request *r)
 {
 	struct shd_host *h = sh->host_ctx;
+	/* the interpreter asked shd_host_check before the decisions; the choice is made here */
 	const Box__ShellTool *tool = shd_tool_match(r->program_path, r->argc, r->argv);
-	if (!tool && !shd_exec_entry_match(r->program_path)) {
-		say_no_table(r->name, r->program_path);
+	if (!tool && shd_host_check(r->name, r->program_path, r->argc, r->argv) != 0)
 		return 126;
-	}
 	int k = chan_ready(h);
 	if (k < 0) {
 		dprintf(2, "box-shell: %s: cannot reach the box's supervisor: %s\n", r->name,
@@ -270,16 +278,23 @@ shd_host_run(struct sh_shell *sh, const struct sh_host_request *r)
 	req.spawn_id = id;
 	req.tool = tool ? tool->name : NULL;
 	req.program_path = (char *)r->program_path;
+	/* argv[0]: the name the program sees (as typed, or exec -a/-l's); boxd matches the path */
+	char *argv0_saved = r->argv[0];
+	if (r->argv0)
+		r->argv[0] = (char *)r->argv0;
 	req.argv = r->argv;
 	req.n_argv = (size_t)r->argc;
-	req.env = r->assigned;
-	req.n_env = n_env;
+	req.env = r->clear_env ? NULL : r->assigned;
+	req.n_env = r->clear_env ? 0 : n_env;
+	req.has_clear_env = r->clear_env;
+	req.clear_env = r->clear_env;
 	req.cwd = (char *)r->cwd;
 	k = fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0
 		    ? box_ipc_chan_send(h->chan, BOX__MSG_TYPE__MSG_SPAWN_REQUEST, 0, &req.base, fds,
 					3)
 		    : -EBADF;
 	safe_close(nullfd);
+	r->argv[0] = argv0_saved;
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	if (k == 0)
 		k = wait_for(h, BOX__MSG_TYPE__MSG_SPAWN_REPLY, id, &m);

@@ -51,6 +51,7 @@
 
 #include "cleanup.h"
 #include "daemon.h"
+#include "envnames.h"
 #include "fdutil.h"
 #include "ipc.h"
 #include "proto_shell.h"
@@ -71,31 +72,6 @@ __attribute__((used)) static const struct sh_cmd_def *const box_shell_command_ta
 	sh_text_commands,
 	sh_file_commands,
 };
-
-/* CONFIG.md's reserved names: exact, and prefixes (LD_* PYTHON* BOX_*). */
-static const char *const reserved_exact[] = {
-	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",
-	"ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-	"CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "GIT_SSL_CAINFO",
-	"NODE_USE_ENV_PROXY", "PWD", "USER", "NODE_OPTIONS", "BASH_ENV", "ENV", "PERL5LIB",
-	"PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "LOCPATH",
-};
-static const char *const reserved_prefix[] = { "LD_", "PYTHON", "BOX_" };
-
-static bool
-env_reserved(const char *entry, size_t name_len)
-{
-	for (size_t i = 0; i < sizeof(reserved_exact) / sizeof(*reserved_exact); i++)
-		if (strlen(reserved_exact[i]) == name_len &&
-		    memcmp(reserved_exact[i], entry, name_len) == 0)
-			return true;
-	for (size_t i = 0; i < sizeof(reserved_prefix) / sizeof(*reserved_prefix); i++) {
-		size_t l = strlen(reserved_prefix[i]);
-		if (name_len >= l && memcmp(reserved_prefix[i], entry, l) == 0)
-			return true;
-	}
-	return false;
-}
 
 static char *
 cat2(const char *a, const char *b)
@@ -142,7 +118,7 @@ environment(const Box__ShellOpen *so, const char *cwd)
 	for (size_t i = 0; i < so->n_env; i++) {
 		const char *e = so->env[i];
 		const char *eq = strchr(e, '=');
-		if (!eq || env_reserved(e, (size_t)(eq - e)))
+		if (!eq || box_env_reserved_n(e, (size_t)(eq - e)))
 			continue;
 		if (eq - e == 4 && memcmp(e, "PATH", 4) == 0) {
 			if (have_path)
@@ -489,6 +465,8 @@ shell_new(const Box__ShellOpen *so, struct sh_decider *d, char *cwd, int root_fd
 	sh->exit_quick = true;   /* no destructors of main's libraries (page faults, no use) */
 	const char *as = so->invoked_as;
 	sh->expand_aliases = strcmp(as, "sh") == 0 || strcmp(as, "dash") == 0;
+	sh->dash_errors = sh->expand_aliases; /* the sh/dash dialect: dash's exit statuses */
+	sh->command_string = so->mode == BOX__SHELL_MODE__SHELL_MODE_COMMAND;
 	sh->opt_e = so->errexit;
 	sh->opt_u = so->nounset;
 	sh->opt_x = so->xtrace;
@@ -525,6 +503,7 @@ shd_invocation_run(const struct shd_invocation *inv)
 	sh->exiting_fd = inv->ctl_fd;
 	sh->exiting = tell_main_exiting;
 	sh->host_run = shd_host_run;
+	sh->host_check = shd_host_check;
 	sh->host_ctx = shd_host_new(inv->ctl_fd);
 
 	char *text = NULL;

@@ -1470,11 +1470,10 @@ int
 main(int argc, char **argv)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	(void)argv;
 
 	log_init("box-shell", 1);
-	if (argc != 1) {
-		fprintf(stderr, "usage: box-shell  (started by boxd, fds 3-5)\n");
+	if (log_daemon_args(argc, argv) < 0) {
+		fprintf(stderr, "usage: box-shell [-n|-q]  (started by boxd, fds 3-5)\n");
 		return 2;
 	}
 	channels_check();

@@ -332,6 +332,7 @@ main(int argc, char **argv)
 		}
 	}
 	sh->root_fd = root;
+	sh->command_string = cmd != NULL; /* box-sh is bash: 127 for -c's fatal unset */
 	char cwdbuf[PATH_MAX];
 	if (getcwd(cwdbuf, sizeof cwdbuf))
 		sh->cwd = realpath(cwdbuf, NULL);

@@ -210,8 +210,18 @@ struct sh_host_request {
 	char **envp;               /* the whole exported environment */
 	char **assigned;           /* NAME=value: exported and set by this invocation */
 	const char *cwd;           /* canonical absolute */
+	const char *argv0;         /* exec -a NAME / -l: the name the program sees; NULL: argv[0] */
+	bool clear_env;            /* exec -c: no environment at all */
 };
 typedef int (*sh_host_run_fn)(struct sh_shell *sh, const struct sh_host_request *r);
+/*
+ * Before any decision on a host program: 0 when the back end can run it at
+ * all, else its status (126) after the message saying why and what to add
+ * (the daemon: no [tool.NAME] or exec entry selects it; no permit could).
+ * PROGRAM_PATH canonical, ARGV as typed.
+ */
+typedef int (*sh_host_check_fn)(const char *name, const char *program_path, int argc,
+				char *const *argv);
 
 struct sh_shell {
 	struct var *vars[256];
@@ -268,8 +278,19 @@ struct sh_shell {
 	long cmd_timeout_ms;
 	char *home;
 	sh_host_run_fn host_run;  /* NULL: fork+execve (box-sh) */
+	sh_host_check_fn host_check; /* NULL: every program can run (box-sh) */
 	void *host_ctx;           /* the back end's */
 	bool importing;           /* sh_new: the inherited environment */
+	/* The personality of fatal errors (sh_fatal): dash_errors, the sh/dash
+	 * dialect, exits 2 as dash; else bash's statuses, where command_string
+	 * (a -c text) makes an unset parameter's error 127 in the top process. */
+	bool dash_errors;
+	bool command_string;
+	/* exec -a/-l/-c for the command exec runs: taken (and cleared) by the
+	 * next exec_argv, used only by a host program (the shell's own commands
+	 * keep their names; -c unexports every variable before it). */
+	const char *exec_argv0;
+	bool exec_clear_env;
 };
 
 /* vars.c */
@@ -300,6 +321,16 @@ void alias_set(struct sh_shell *sh, const char *name, const char *val);
 int alias_unset(struct sh_shell *sh, const char *name);
 size_t var_array_count(const struct var *v);
 void var_foreach(struct sh_shell *sh, void (*fn)(struct var *, void *), void *arg);
+/*
+ * A fatal shell error in a non-interactive shell: the shell exits (jump
+ * J_EXIT) with the status of its personality. SH_FATAL_UNSET: an unset
+ * parameter (set -u, ${x?}, ${x:?}): bash exits 127 for a -c text's top
+ * process (its run_one_command's FORCE_EOF), 1 elsewhere. SH_FATAL_ERROR:
+ * any other (bad substitution, readonly assignment, arithmetic): 1. The sh
+ * and dash dialect: 2 for both, as dash.
+ */
+enum sh_fatal { SH_FATAL_UNSET, SH_FATAL_ERROR };
+void sh_fatal(struct sh_shell *sh, enum sh_fatal kind);
 
 /* expand.c */
 struct strv {
@@ -355,6 +386,10 @@ int sh_decide_cmd(struct sh_shell *sh, const char *program, int argc, char **arg
 		  const char *path);
 void sh_record_cmd(struct sh_shell *sh, const char *program, int argc, char **argv, int st);
 char *find_in_path(struct sh_shell *sh, const char *name);
+/* PATH (ST its stat) is a program to run: access(X_OK), or on a noexec mount
+ * its mode bits (find_in_path's and test -x's rule). */
+struct stat;
+bool sh_runnable_file(const char *path, const struct stat *st);
 void sh_update_fs(struct sh_shell *sh, const char *cmdname);
 int run_nested_shell(struct sh_shell *sh, int argc, char **argv);
 int sh_assign_word(struct sh_shell *sh, const char *w, int flags);
@@ -392,6 +427,15 @@ struct sh_builtin {
 	bool special;
 };
 const struct sh_builtin *builtin_find(const char *name);
+/* exec's options: the index of its command in argv (argc: none), or -1 after
+ * a usage error (printed when sh is given). */
+struct sh_exec_opts {
+	const char *name; /* -a NAME */
+	bool login;       /* -l */
+	bool clear_env;   /* -c */
+};
+#define SH_EXEC_USAGE "exec: usage: exec [-cl] [-a name] [command [argument ...]] [redirection ...]"
+int sh_exec_parse(struct sh_shell *sh, int argc, char **argv, struct sh_exec_opts *o);
 sh_cmd_fn own_command_find(const char *name);
 /* Buffered output of builtins on an fd. */
 void bi_out(int fd, const char *s, size_t n);

@@ -219,6 +219,8 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 	struct var *v = var_get(sh, name);
 	if (v && (v->flags & V_READONLY)) {
 		sh_err(sh, "%s: readonly variable", name);
+		if (sh->dash_errors) /* dash: a fatal error */
+			sh_fatal(sh, SH_FATAL_ERROR);
 		return -1;
 	}
 	if (check_len(sh, name, val) < 0)
@@ -271,6 +273,8 @@ var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val)
 	struct var *v = var_get(sh, name);
 	if (v && (v->flags & V_READONLY)) {
 		sh_err(sh, "%s: readonly variable", name);
+		if (sh->dash_errors) /* dash: a fatal error */
+			sh_fatal(sh, SH_FATAL_ERROR);
 		return -1;
 	}
 	if (idx > SH_MAX_ARRAY) {
@@ -352,6 +356,8 @@ var_unset(struct sh_shell *sh, const char *name)
 		return 0;
 	if (v->flags & V_READONLY) {
 		sh_err(sh, "unset: %s: cannot unset: readonly variable", name);
+		if (sh->dash_errors) /* dash: a fatal error */
+			sh_fatal(sh, SH_FATAL_ERROR);
 		return -1;
 	}
 	/* In a function scope that saved it, keep a placeholder so that the
@@ -662,6 +668,18 @@ sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc, char
 	var_set(sh, "PPID", buf, 0);
 	sh->env_dirty = true;
 	return sh;
+}
+
+void
+sh_fatal(struct sh_shell *sh, enum sh_fatal kind)
+{
+	sh->jump = J_EXIT;
+	if (sh->dash_errors)
+		sh->jump_n = 2;
+	else if (kind == SH_FATAL_UNSET && sh->command_string && !sh->in_subshell)
+		sh->jump_n = 127;
+	else
+		sh->jump_n = 1;
 }
 
 void

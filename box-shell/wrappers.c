@@ -175,6 +175,7 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 		n->home = sh->home ? xstrdup(sh->home) : NULL;
 		/* host programs the way the outer shell runs them (the daemon: through boxd) */
 		n->host_run = sh->host_run;
+		n->host_check = sh->host_check;
 		n->host_ctx = sh->host_ctx;
 		n->is_child = true;
 		n->opt_e = child_opts->opt_e;
@@ -187,6 +188,8 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 		n->opt_a = child_opts->opt_a;
 		/* sh and dash expand aliases in scripts; bash does not */
 		n->expand_aliases = strcmp(argv[0], "bash") != 0;
+		n->dash_errors = strcmp(argv[0], "bash") != 0;
+		n->command_string = cmd != NULL;
 		n->rootpid = getpid();
 		var_set(n, "PWD", n->cwd, V_EXPORT);
 		for (int s = 1; s < 65; s++)

@@ -218,7 +218,10 @@ pid1_run(struct tramp *t, char **envp)
 			if (r < 0)
 				tramp_fail(t, STEP_SECCOMP, -r, "%s", why);
 		}
-		execve(argv[0], argv, envp);
+		/* the file is argv[0]'s path; the workload may see another name (plan.argv0) */
+		if (p->argv0)
+			argv[0] = p->argv0;
+		execve(p->argv[0], argv, envp);
 		int e = errno;
 		tramp_fail(t, STEP_EXEC, e, "%s", p->argv[0]);
 	}

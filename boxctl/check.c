@@ -22,6 +22,10 @@
 #include "boxpolicy.h"
 #include "boxpolicy_temporal.h"
 #include "config.h"
+#include "recheck_shared.h"
+#include "spec.h"
+#include "spec_check.h"
+#include "validate.h"
 
 DEFINE_FREEP(struct bp_schema, bp_schema_free)
 
@@ -67,7 +71,7 @@ print_policy_diags(const char *file, const struct bp_diags *d, enum bp_severity 
  * decided action is denied. Errors are printed and refuse (exit 2);
  * warnings are returned in *ret_diags for printing after the config.
  */
-int
+static int
 check_policy(struct box_config *cfg, long *n_rules, struct bp_diags **ret_diags)
 {
 	_cleanup_(bp_schema_freep) struct bp_schema *schema = NULL;
@@ -124,6 +128,110 @@ check_print_policy_warnings(const struct box_config *cfg, const struct bp_diags 
 	print_policy_diags(cfg->box.policy.path, warnings, BP_WARNING);
 }
 
+void
+print_problems(const struct box_config *cfg, const Box__BoxSpec *spec, Box__Problem **p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const Box__Problem *x = p[i];
+		const char *file = NULL;
+		if (x->has_file && x->file == 0)
+			file = cfg->path;
+		else if (x->has_file && x->file < spec->n_files)
+			file = spec->files[x->file];
+		bool warning = x->severity == BOX__PROBLEM__SEVERITY__SEVERITY_WARNING;
+		const char *sev = warning ? "warning" : "error";
+		fputs("boxctl: ", stderr);
+		if (file && x->has_line && x->has_column)
+			fprintf(stderr, "%s:%u:%u: %s: ", file, x->line, x->column, sev);
+		else if (file && x->has_line && x->line)
+			fprintf(stderr, "%s:%u: ", file, x->line);
+		else if (file)
+			fprintf(stderr, "%s: ", file);
+		if (x->section && x->key)
+			fprintf(stderr, "[%s] %s: ", x->section, x->key);
+		else if (x->section)
+			fprintf(stderr, "[%s]: ", x->section);
+		fprintf(stderr, "%s\n", x->message);
+	}
+}
+
+struct problems {
+	Box__Problem **v;
+	size_t n;
+	bool oom;
+};
+
+static void
+problem_add(void *arg, Box__Problem *p)
+{
+	struct problems *ps = arg;
+	Box__Problem **nv = realloc(ps->v, (ps->n + 1) * sizeof(*nv));
+	if (!nv) {
+		problem_free(p);
+		ps->oom = true;
+		return;
+	}
+	ps->v = nv;
+	ps->v[ps->n++] = p;
+}
+
+int
+box_load(const char *path, bool service, struct box_config **ret_cfg, Box__BoxSpec **ret_spec,
+	 long *n_rules, struct bp_diags **warnings)
+{
+	struct box_config_options opts = { .service = service };
+	struct box_config_errors errs = { 0 };
+	struct box_config *cfg = NULL;
+	Box__BoxSpec *spec = NULL;
+	char cwd[4096];
+
+	*ret_cfg = NULL;
+	*ret_spec = NULL;
+	*warnings = NULL;
+	int r = box_config_load(path, &opts, &cfg, &errs);
+	if (r == -EINVAL) {
+		box_config_errors_print(stderr, &errs);
+		box_config_errors_clear(&errs);
+		return BOXCTL_EXIT_USAGE;
+	}
+	if (r < 0) {
+		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(-r));
+		return BOXCTL_EXIT_FAILURE;
+	}
+	r = check_policy(cfg, n_rules, warnings);
+	if (r == BOXCTL_EXIT_OK && !getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "boxctl: error: getcwd: %s\n", strerror(errno));
+		r = BOXCTL_EXIT_FAILURE;
+	}
+	if (r != BOXCTL_EXIT_OK) {
+		box_config_free(cfg);
+		return r;
+	}
+	box_spec_from_config(cfg, cwd, &spec);
+	/* What boxd does with the spec before it looks at any file: the same functions. */
+	struct problems ps = { 0 };
+	int v = box_validate_box_spec(spec);
+	if (v < 0)
+		fprintf(stderr, "boxctl: error: %s: boxd would refuse the request made of it: %s\n",
+			cfg->path, strerror(-v));
+	else if (box_spec_problems(spec, problem_add, &ps) < 0 || ps.oom)
+		v = -ENOMEM;
+	print_problems(cfg, spec, ps.v, ps.n);
+	for (size_t i = 0; i < ps.n; i++)
+		problem_free(ps.v[i]);
+	free(ps.v);
+	if (v < 0 || ps.n) {
+		bp_diags_free(*warnings);
+		*warnings = NULL;
+		box_spec_free(spec);
+		box_config_free(cfg);
+		return v == -ENOMEM ? BOXCTL_EXIT_FAILURE : BOXCTL_EXIT_USAGE;
+	}
+	*ret_cfg = cfg;
+	*ret_spec = spec;
+	return BOXCTL_EXIT_OK;
+}
+
 static int
 usage(void)
 {
@@ -140,8 +248,6 @@ cmd_check(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "box.ini";
-	struct box_config_options opts = { 0 };
-	struct box_config_errors errs = { 0 };
 	struct box_config *cfg = NULL;
 	long rules = -1;
 	struct bp_diags *warnings = NULL;
@@ -163,18 +269,8 @@ cmd_check(int argc, char **argv)
 	if (optind != argc)
 		return usage();
 
-	opts.service = service_answers();
-	int r = box_config_load(path, &opts, &cfg, &errs);
-	if (r == -EINVAL) {
-		box_config_errors_print(stderr, &errs);
-		box_config_errors_clear(&errs);
-		return BOXCTL_EXIT_USAGE;
-	}
-	if (r < 0) {
-		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(-r));
-		return BOXCTL_EXIT_FAILURE;
-	}
-	r = check_policy(cfg, &rules, &warnings);
+	Box__BoxSpec *spec = NULL;
+	int r = box_load(path, service_answers(), &cfg, &spec, &rules, &warnings);
 	if (r == BOXCTL_EXIT_OK) {
 		if (box_config_print(stdout, cfg) < 0)
 			r = BOXCTL_EXIT_FAILURE;
@@ -183,6 +279,7 @@ cmd_check(int argc, char **argv)
 		(void)fflush(stdout);
 		print_policy_diags(cfg->box.policy.path, warnings, BP_WARNING);
 	}
+	box_spec_free(spec);
 	bp_diags_free(warnings);
 	box_config_free(cfg);
 	if (fflush(stdout) != 0 && r == BOXCTL_EXIT_OK)

@@ -11,17 +11,31 @@ enum {
 	BOXCTL_EXIT_USAGE = 2,
 };
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "boxd.pb-c.h"
+
 struct box_config;
 struct bp_diags;
 
 int cmd_check(int argc, char **argv);
 /*
- * The policy step of `check` (check.c), which `run` runs too before it
- * contacts boxd: errors printed as `boxctl: FILE:LINE:COL: error: …`;
- * returns a BOXCTL_EXIT_* code, the warnings in *warnings.
+ * box.ini as a box start takes it (check.c): the config as the caller sees it
+ * (SERVICE: a boxd service answers), its policy, the BoxSpec boxd is sent,
+ * boxd's own validation of that spec and the spec's own refusals
+ * (proto/spec_check.c, which boxd applies again). `check` and `run` both
+ * load through here, so check refuses whatever run would refuse before a
+ * box is built. Refusals are printed (box.ini:LINE, policy FILE:LINE:COL);
+ * returns a BOXCTL_EXIT_* code, and with OK *cfg, *spec, the rule count and
+ * the policy's warnings (to print after what the command prints).
  */
-int check_policy(struct box_config *cfg, long *n_rules, struct bp_diags **warnings);
+int box_load(const char *path, bool service, struct box_config **cfg, Box__BoxSpec **spec,
+	     long *n_rules, struct bp_diags **warnings);
 void check_print_policy_warnings(const struct box_config *cfg, const struct bp_diags *warnings);
+/* Refusals from boxd or box_load: `boxctl: FILE:LINE: [SECTION] KEY: MESSAGE` on stderr. */
+void print_problems(const struct box_config *cfg, const Box__BoxSpec *spec, Box__Problem **p,
+		    size_t n);
 int cmd_policy(int argc, char **argv);
 /* `boxctl policy suggest` (policy_suggest.c), dispatched by cmd_policy. */
 int cmd_policy_suggest(int argc, char **argv);

@@ -26,7 +26,9 @@
 #include "hostprobe.h"
 #include "log.h"
 #include "parse.h"
+#include "owner.h"
 #include "path.h"
+#include "recheck_shared.h"
 #include "treewalk.h"
 
 /* ------------------------------------------------------------------ */
@@ -433,6 +435,39 @@ is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Could the owner create PATH (mkdir -p): 0, or the errno its nearest existing ancestor gives. */
+static int
+owner_can_create(const char *path, const struct box_owner *o)
+{
+	_cleanup_free_ char *anc = xstrdup(path);
+	struct stat st;
+	while (lstat(anc, &st) < 0) {
+		if (errno != ENOENT)
+			return errno;
+		char *slash = strrchr(anc, '/');
+		if (!slash)
+			return ENOENT;
+		if (slash == anc)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	return owner_access(anc, W_OK | X_OK, o->uid, o->gid, o->name);
+}
+
+static void
+state_dir_check(struct ctx *c, const char *path, unsigned line, const struct box_owner *o)
+{
+	struct stat st;
+	bool exists = stat(path, &st) == 0;
+	int create_err = exists ? 0 : owner_can_create(path, o);
+	Box__Problem *p = state_dir_problem(line, path, exists ? &st : NULL, create_err,
+					    (unsigned)o->uid, o->name);
+	if (p)
+		err_at(c, line, "box", "state_dir", "%s", p->message);
+	problem_free(p);
+}
+
 static bool
 exists_not_dir(const char *path)
 {
@@ -452,6 +487,7 @@ const struct config_host config_host_caller = {
 	.is_dir = is_dir,
 	.exists_not_dir = exists_not_dir,
 	.cgroups = box_host_cgroups_probe,
+	.state_dir_check = state_dir_check,
 };
 
 /* ------------------------------------------------------------------ */

@@ -180,6 +180,10 @@ struct config_host {
 	bool (*exists_not_dir)(const char *path);
 	/* The cgroup controllers the host offers (box_host_cgroups_probe). */
 	int (*cgroups)(const char *mountinfo, const char *root_prefix, struct box_host_cgroups *ret);
+	/* The state dir as the box owner O would use it: box-recheck's verdict (0, or an
+	 * error reported at LINE), without creating anything. */
+	void (*state_dir_check)(struct ctx *c, const char *path, unsigned line,
+				const struct box_owner *o);
 };
 
 /* The host as the caller (config_host.c). */
@@ -213,7 +217,6 @@ bool get_enum(struct ctx *c, struct raw_section *s, const char *key, const char 
 	 struct box_enum *dst, int def);
 bool valid_name(const char *s, size_t max, const char *extra);
 bool valid_env_name(const char *s);
-bool env_reserved(const char *name);
 int config_load(struct ctx *c, const char *data, size_t len, struct box_config **ret);
 void config_ctx_init(struct ctx *c, const char *name, const struct box_config_options *opts,
 		     const struct config_host *host, struct box_config_errors *errs);

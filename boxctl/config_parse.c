@@ -661,22 +661,6 @@ valid_env_name(const char *s)
 	return true;
 }
 
-static const char *const reserved_env[] = {
-	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",
-	"ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-	"CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "GIT_SSL_CAINFO",
-	"NODE_USE_ENV_PROXY", "PWD", "USER", "NODE_OPTIONS", "BASH_ENV", "ENV", "PERL5LIB",
-	"PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "LOCPATH", NULL,
-};
-
-bool
-env_reserved(const char *name)
-{
-	return in_list(reserved_env, name) || strncmp(name, "LD_", 3) == 0 ||
-	       strncmp(name, "PYTHON", 6) == 0 || strncmp(name, "BOX_", 4) == 0;
-}
-
-
 /* ------------------------------------------------------------------ */
 /* sections to groups                                                  */
 
@@ -888,8 +872,15 @@ interpret(struct ctx *c)
 	free(files);
 	egress_cross_check(c);
 	mcp_cross_check(c);
-	if (!c->opts.offline)
+	if (!c->opts.offline) {
 		limits_check(c);
+		/* the state dir as box-recheck uses it (a service boxd makes its default one) */
+		const struct box_str *sd = &cfg->box.state_dir;
+		if (sd->value && cfg->agent.user.name && (sd->src.line || !cfg->service))
+			c->host->state_dir_check(c, sd->value,
+						 sd->src.line ? sd->src.line : cfg->box.src.line,
+						 &cfg->agent.user);
+	}
 }
 
 struct err_order {

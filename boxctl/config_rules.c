@@ -20,6 +20,7 @@
 #include "cleanup.h"
 #include "cmdline.h"
 #include "config_internal.h"
+#include "envnames.h"
 #include "log.h"
 #include "parse.h"
 #include "path.h"
@@ -490,7 +491,7 @@ process_env(struct ctx *c, struct raw_section *s, struct box_env *env)
 				       "not a valid variable name; accepted: [A-Za-z_][A-Za-z0-9_]*");
 				continue;
 			}
-			if (env_reserved(k->name)) {
+			if (box_env_reserved(k->name)) {
 				err_at(c, k->line, s->name, k->name,
 				       "reserved: box sets it (proxy, CA, identity or loader variable)");
 				continue;
@@ -1249,7 +1250,7 @@ process_egress(struct ctx *c, struct group *gr, struct box_egress *e)
 			err_at(c, vline(k), s->name, "variable",
 			       "%s is not a valid variable name; accepted: [A-Za-z_][A-Za-z0-9_]*",
 			       q(c, val(k)));
-		else if (env_reserved(val(k)) || strcmp(val(k), "HOME") == 0 ||
+		else if (box_env_reserved(val(k)) || strcmp(val(k), "HOME") == 0 ||
 			 strcmp(val(k), "PATH") == 0)
 			err_at(c, vline(k), s->name, "variable", "%s is reserved: box sets it",
 			       q(c, val(k)));
@@ -1259,7 +1260,8 @@ process_egress(struct ctx *c, struct group *gr, struct box_egress *e)
 		}
 	} else if (e->secret.ref && e->secret.kind == BOX_SECRET_ENV) {
 		const char *name = e->secret.ref + 6;
-		if (env_reserved(name) || strcmp(name, "HOME") == 0 || strcmp(name, "PATH") == 0)
+		if (box_env_reserved(name) || strcmp(name, "HOME") == 0 ||
+		    strcmp(name, "PATH") == 0)
 			err_at(c, e->secret.src.line, s->name, "secret",
 			       "%s would bind the reserved variable %s; set variable", e->secret.ref,
 			       name);

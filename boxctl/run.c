@@ -105,33 +105,6 @@ format_duration(uint64_t ms, char *buf, size_t len)
 		snprintf(buf, len, "%llums", (unsigned long long)ms);
 }
 
-static void
-print_problems(const struct box_config *cfg, const Box__BoxSpec *spec, Box__Problem **p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const Box__Problem *x = p[i];
-		const char *file = NULL;
-		if (x->has_file && x->file == 0)
-			file = cfg->path;
-		else if (x->has_file && x->file < spec->n_files)
-			file = spec->files[x->file];
-		const char *sev =
-			x->severity == BOX__PROBLEM__SEVERITY__SEVERITY_WARNING ? "warning" : "error";
-		fputs("boxctl: ", stderr);
-		if (file && x->has_line && x->has_column)
-			fprintf(stderr, "%s:%u:%u: %s: ", file, x->line, x->column, sev);
-		else if (file && x->has_line && x->line)
-			fprintf(stderr, "%s:%u: ", file, x->line);
-		else if (file)
-			fprintf(stderr, "%s: ", file);
-		if (x->section && x->key)
-			fprintf(stderr, "[%s] %s: ", x->section, x->key);
-		else if (x->section)
-			fprintf(stderr, "[%s]: ", x->section);
-		fprintf(stderr, "%s\n", x->message);
-	}
-}
-
 /* memory_max as a person writes it: the largest unit that divides it (100M, not 104857600). */
 static void
 format_size(uint64_t bytes, char *buf, size_t len)
@@ -501,32 +474,14 @@ run_load(struct run *r, const char *path)
 	r->fd = client_connect(r->service);
 	r->service_err = r->fd < 0 ? -r->fd : 0;
 
-	struct box_config_options opts = { .service = r->fd >= 0 };
-	struct box_config_errors errs = { 0 };
-	int k = box_config_load(path, &opts, &r->cfg, &errs);
-	if (k == -EINVAL) {
-		box_config_errors_print(stderr, &errs);
-		box_config_errors_clear(&errs);
-		return BOXCTL_EXIT_USAGE;
-	}
-	if (k < 0) {
-		fprintf(stderr, "boxctl: error: %s: %s\n", path, strerror(-k));
-		return BOXCTL_EXIT_FAILURE;
-	}
-	/* The policy loads exactly as `boxctl check` loads it, or nothing starts (exit 2). */
+	/* Loaded exactly as `boxctl check` loads it, or nothing starts (exit 2). */
 	long n_rules = 0;
 	struct bp_diags *warnings = NULL;
-	k = check_policy(r->cfg, &n_rules, &warnings);
-	check_print_policy_warnings(r->cfg, warnings);
-	bp_diags_free(warnings);
+	int k = box_load(path, r->fd >= 0, &r->cfg, &r->spec, &n_rules, &warnings);
 	if (k != BOXCTL_EXIT_OK)
 		return k;
-	char cwd[4096];
-	if (!getcwd(cwd, sizeof(cwd))) {
-		fprintf(stderr, "boxctl: error: getcwd: %s\n", strerror(errno));
-		return BOXCTL_EXIT_FAILURE;
-	}
-	box_spec_from_config(r->cfg, cwd, &r->spec);
+	check_print_policy_warnings(r->cfg, warnings);
+	bp_diags_free(warnings);
 	return RUN_GO_ON;
 }
 

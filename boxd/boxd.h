@@ -50,6 +50,7 @@
 #include "workload.h"
 #include "ipc_event.h"
 #include "plan.pb-c.h"
+#include "shell.pb-c.h"
 #include "proto/recheck_shared.h"
 
 /* A sanitizer build: the helpers boxd starts get ASAN_OPTIONS=detect_leaks=0. */
@@ -434,20 +435,21 @@ void plan_free(Box__Plan *p);
 /*
  * box-shell's SANDBOX_SHELL plan from the agent's (its view, Landlock
  * rights and shared runtime dirs; no /run/box, no gateway): argv and
- * workload_bin = exe, pass_fds 3. *err on failure.
+ * workload_bin = exe (then LEVEL_ARG, daemon_stderr's, unless NULL), pass_fds 3.
+ * *err on failure.
  */
-int plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Plan **ret,
-	       char **err);
+int plan_shell(const struct box *b, const Box__Plan *agent, const char *exe,
+	       const char *level_arg, Box__Plan **ret, char **err);
 /* The agent's plan gets /run/box/bin, /run/box/shell.sock, the alias over the shells. */
 int plan_agent_shell(const struct box *b, Box__Plan *agent);
 /*
  * A tool sandbox for a re-checked SpawnRequest: tool_idx into spec->tools,
  * or -1 for an agent exec entry. The base plan per table is made once
  * (b->tool_plans, b->exec_plan: masks); each spawn gets a copy with its
- * argv (program_path first), environment and workspace. *err on failure.
+ * argv (program_path first; the request's argv[0] as the name the program
+ * sees), environment (none with clear_env) and workspace. *err on failure.
  */
-int plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
-	      char *const *argv, size_t argc, char *const *env, size_t n_env, const char *cwd,
+int plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *rq,
 	      Box__Plan **ret, char **err);
 /* Does the box have a stdio [mcp] server (then box-mcpd serves it)? */
 bool mcpd_wanted(const Box__BoxSpec *s);
@@ -465,7 +467,6 @@ const char *plan_mcp_cwd(const struct box *b, size_t mcp_idx);
 const char *plan_agent_path(const struct box *b);
 /* The start-up disclosure lines (no "box: " prefix). */
 int plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *n);
-bool plan_env_reserved(const char *name);
 /* The owner's credential store (".aws") that PATH is or lies inside, or NULL. */
 const char *plan_credential_store_of(const struct box *b, const char *path);
 

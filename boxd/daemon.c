@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "boxd.h"
 #include "daemon.h"
+#include "fdutil.h"
 #include "log.h"
 
 void
@@ -42,6 +44,15 @@ bool
 daemon_running(const struct box_daemon *dm)
 {
 	return dm->pid > 0;
+}
+
+int
+daemon_stderr(const struct box *b, int nullfd, const char **level_arg)
+{
+	*level_arg = !b->d->embedded || getenv("BOXD_DEBUG") ? NULL : b->quiet ? "-q" : "-n";
+	if (b->d->embedded && b->detach && b->rc.log_fd >= 0)
+		return b->rc.log_fd;
+	return fd_is_open(STDERR_FILENO) ? STDERR_FILENO : nullfd;
 }
 
 static void

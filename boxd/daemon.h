@@ -90,5 +90,15 @@ void daemon_stop(struct box_daemon *dm);
 void seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Running (spawned and not yet gone)? */
 bool daemon_running(const struct box_daemon *dm);
+/*
+ * Where and how much a box's daemon logs, one rule for box-policyd,
+ * box-gateway, box-mcpd and box-shell: a detached embedded box's agent.log,
+ * else boxd's stderr (or NULLFD when boxd has none); *LEVEL_ARG, its
+ * argument: in an embedded box (the user's terminal) "-n" (notices: what
+ * the box did with the agent's requests, such as box-mcpd's), or "-q" for
+ * `boxctl run -q` (warnings and errors only); NULL (info) for a service box
+ * (the journal) or with BOXD_DEBUG.
+ */
+int daemon_stderr(const struct box *b, int nullfd, const char **level_arg);
 
 #endif

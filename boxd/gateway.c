@@ -845,20 +845,11 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		r = -errno;
 		goto out;
 	}
-	/*
-	 * Its stderr: agent.log for a detached embedded box; boxd's otherwise —
-	 * except an attached embedded box, whose boxd writes to the user's
-	 * terminal: box-gateway logs its start and end at info level and has no
-	 * warnings-only switch (policyd's -q), so there it gets /dev/null unless
-	 * BOXD_DEBUG is set (its refusals reach the user through GatewayReady,
-	 * its death through boxd's own message).
-	 */
-	bool terminal_quiet = d->embedded && !b->detach && !getenv("BOXD_DEBUG");
-	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
-		    !terminal_quiet && fd_is_open(STDERR_FILENO)  ? STDERR_FILENO :
-									    nullfd;
+	/* Its stderr and log level: the one rule of every daemon (daemon_stderr). */
+	const char *level_arg;
+	int errfd = daemon_stderr(b, nullfd, &level_arg);
 	(void)test_env(test_store, envp);
-	char *argv[] = { (char *)"box-gateway", NULL };
+	char *argv[] = { (char *)"box-gateway", (char *)level_arg, NULL };
 	if ((r = box_ipc_socketpair(sv, false)) < 0)
 		goto out;
 	struct child_setup_args args = { .nofile = gateway_nofile(b), .uid = uid, .gid = gid };

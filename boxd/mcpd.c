@@ -503,15 +503,14 @@ mcpd_start(struct boxd *d, struct box *b, char **err)
 		return r;
 	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
 		return -errno;
-	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
-		    fd_is_open(STDERR_FILENO)			  ? STDERR_FILENO :
-									    nullfd;
+	const char *level_arg;
+	int errfd = daemon_stderr(b, nullfd, &level_arg);
 	char *envp[2] = { NULL, NULL };
 #if BOXD_ASAN
 	/* LeakSanitizer cannot stop the world under box-mcpd's seccomp filter. */
 	envp[0] = (char *)"ASAN_OPTIONS=detect_leaks=0";
 #endif
-	char *argv[] = { (char *)"box-mcpd", NULL };
+	char *argv[] = { (char *)"box-mcpd", (char *)level_arg, NULL };
 	struct mcpd_ids ids = { uid, gid };
 	if ((r = box_ipc_socketpair(sv, false)) < 0)
 		return r;

@@ -44,47 +44,15 @@
 
 #include "boxd.h"
 #include "cleanup.h"
+#include "envnames.h"
 #include "hostprobe.h"
 #include "log.h"
 #include "path.h"
 #include "plan_validate.h"
+#include "spec_check.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
-static const char *const reserved_names[] = {
-	"HTTP_PROXY",	  "HTTPS_PROXY",	"http_proxy",	   "https_proxy",
-	"NO_PROXY",	  "no_proxy",		"ALL_PROXY",	   "all_proxy",
-	"SSL_CERT_FILE",  "SSL_CERT_DIR",	"REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-	"NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "GIT_SSL_CAINFO",  "NODE_USE_ENV_PROXY",
-	"PWD",		  "USER",		"NODE_OPTIONS",	   "BASH_ENV",
-	"ENV",		  "PERL5LIB",		"PERL5OPT",	   "RUBYOPT",
-	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",	"GCONV_PATH",	   "LOCPATH",
-};
-
-bool
-plan_env_reserved(const char *name)
-{
-	for (size_t i = 0; i < ELEMENTSOF(reserved_names); i++)
-		if (strcmp(name, reserved_names[i]) == 0)
-			return true;
-	return strncmp(name, "LD_", 3) == 0 || strncmp(name, "PYTHON", 6) == 0 ||
-	       strncmp(name, "BOX_", 4) == 0;
-}
-
-/* A variable an [egress] binding names is reserved too. */
-static bool
-egress_variable(const Box__BoxSpec *s, const char *name)
-{
-	for (size_t i = 0; i < s->n_egress; i++) {
-		const Box__CfgEgress *e = s->egress[i];
-		if (e->variable && strcmp(e->variable->value, name) == 0)
-			return true;
-		if (!e->variable && strncmp(e->secret->ref, "env://", 6) == 0 &&
-		    strcmp(e->secret->ref + 6, name) == 0)
-			return true;
-	}
-	return false;
-}
 
 /* ------------------------------------------------------------------ */
 /* small builders (everything malloc'd: box__plan__free_unpacked frees) */
@@ -170,39 +138,16 @@ is_deny_dir(const struct box *b, const char *path)
 	return false;
 }
 
-/* One list of a [X.filesystem] section, with its key. */
-struct fs_list {
-	Box__CfgPath **v;
-	size_t n;
-	const char *key;
-};
-
-/* The grant lists of fs (read write read_file write_file exec), then deny: FS_LISTS of them. */
-#define FS_LISTS 6
-static void
-fs_lists(const Box__CfgFilesystem *fs, struct fs_list out[FS_LISTS])
-{
-	const struct fs_list l[FS_LISTS] = {
-		{ fs->read, fs->n_read, "read" },
-		{ fs->write, fs->n_write, "write" },
-		{ fs->read_file, fs->n_read_file, "read_file" },
-		{ fs->write_file, fs->n_write_file, "write_file" },
-		{ fs->exec, fs->n_exec, "exec" },
-		{ fs->deny, fs->n_deny, "deny" },
-	};
-	memcpy(out, l, sizeof(l));
-}
-
 /* Is `p` inside a grant (not a deny) of fs? */
 static bool
 granted(const Box__CfgFilesystem *fs, const char *p)
 {
-	struct fs_list l[FS_LISTS];
+	struct box_spec_fs_list l[BOX_SPEC_FS_LISTS];
 
 	if (!fs)
 		return false;
-	fs_lists(fs, l);
-	for (size_t k = 0; k < FS_LISTS - 1; k++)
+	box_spec_fs_lists(fs, l);
+	for (size_t k = 0; k < BOX_SPEC_FS_LISTS - 1; k++)
 		for (size_t i = 0; i < l[k].n; i++)
 			if (path_is_under(p, l[k].v[i]->path))
 				return true;
@@ -232,17 +177,17 @@ under_deny(const Box__CfgFilesystem *fs, const char *p)
 static const char **
 grant_paths(const Box__CfgFilesystem *fs, size_t *n)
 {
-	struct fs_list l[FS_LISTS];
+	struct box_spec_fs_list l[BOX_SPEC_FS_LISTS];
 	size_t total = 0;
 
 	*n = 0;
 	if (fs) {
-		fs_lists(fs, l);
-		for (size_t k = 0; k < FS_LISTS - 1; k++)
+		box_spec_fs_lists(fs, l);
+		for (size_t k = 0; k < BOX_SPEC_FS_LISTS - 1; k++)
 			total += l[k].n;
 	}
 	const char **v = calloc(total ? total : 1, sizeof(*v));
-	for (size_t k = 0; v && fs && k < FS_LISTS - 1; k++)
+	for (size_t k = 0; v && fs && k < BOX_SPEC_FS_LISTS - 1; k++)
 		for (size_t i = 0; i < l[k].n; i++)
 			v[(*n)++] = l[k].v[i]->path;
 	return v;
@@ -341,10 +286,10 @@ own_paths_refuse(struct box *b, const struct own_paths *own, const Box__CfgPath 
 static const char *
 grant_key(const Box__CfgFilesystem *fs, const char *path, uint32_t *line)
 {
-	struct fs_list l[FS_LISTS];
+	struct box_spec_fs_list l[BOX_SPEC_FS_LISTS];
 
-	fs_lists(fs, l);
-	for (size_t k = 0; k < FS_LISTS - 1; k++)
+	box_spec_fs_lists(fs, l);
+	for (size_t k = 0; k < BOX_SPEC_FS_LISTS - 1; k++)
 		for (size_t i = 0; i < l[k].n; i++)
 			if (strcmp(l[k].v[i]->path, path) == 0) {
 				*line = l[k].v[i]->line;
@@ -377,7 +322,18 @@ agent_deny_refuse(struct box *b, const Box__CfgFilesystem *fs, const char *sec)
 	}
 }
 
-/* Cheap re-checks of the request that need no file system access. */
+static void
+add_problem_cb(void *arg, Box__Problem *p)
+{
+	add_problem(arg, p);
+}
+
+/*
+ * Cheap re-checks of the request that need no file system access: the
+ * spec's own refusals (proto/spec_check.c, the function boxctl check calls
+ * too), then what only this boxd knows: the box's runtime dir, box's own
+ * directories and sockets.
+ */
 static void
 plan_recheck(struct box *b)
 {
@@ -386,34 +342,8 @@ plan_recheck(struct box *b)
 	const char *state = b->rc.state_dir;
 	const char *rt = b->runtime_dir;
 
-	if (s->agent->env)
-		for (size_t i = 0; i < s->agent->env->n_vars; i++) {
-			const Box__CfgEnvVar *v = s->agent->env->vars[i];
-			if (plan_env_reserved(v->name) || egress_variable(s, v->name))
-				add_problem(b, problem_new(v->line, "agent.env", v->name,
-							   "%s is reserved: box sets it", v->name));
-		}
-	/* A tool box-shell would start unsupervised where the config asks for supervision: no box. */
-	for (size_t i = 0; i < s->n_tools; i++) {
-		const Box__CfgTool *t = s->tools[i];
-		char sec[48];
-		snprintf(sec, sizeof(sec), "tool.%s", t->name);
-		if (t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS)
-			add_problem(b, problem_new(t->has_supervise_line ? t->supervise_line : t->line,
-						   sec, "supervise",
-						   "supervise = fs: supervised programs are not built "
-						   "yet, so box cannot decide this tool's file system "
-						   "calls; use supervise = none"));
-		const Box__CfgEnv *te = t->env;
-		for (size_t k = 0; te && k < te->n_vars; k++)
-			if (plan_env_reserved(te->vars[k]->name) ||
-			    egress_variable(s, te->vars[k]->name)) {
-				snprintf(sec, sizeof(sec), "tool.%s.env", t->name);
-				add_problem(b, problem_new(te->vars[k]->line, sec, te->vars[k]->name,
-							   "%s is reserved: box sets it",
-							   te->vars[k]->name));
-			}
-	}
+	if (box_spec_problems(s, add_problem_cb, b) < 0)
+		add_problem(b, problem_new(0, NULL, NULL, "out of memory"));
 	for (size_t i = 0; i < s->n_tools; i++) {
 		char sec[64];
 		snprintf(sec, sizeof(sec), "tool.%s.filesystem", s->tools[i]->name);
@@ -426,30 +356,24 @@ plan_recheck(struct box *b)
 	}
 	if (!fs)
 		return;
-	struct fs_list lists[FS_LISTS];
-	fs_lists(fs, lists);
+	struct box_spec_fs_list lists[BOX_SPEC_FS_LISTS];
+	box_spec_fs_lists(fs, lists);
 	struct own_paths own;
 	if (own_paths_build(b, state, &own) < 0) {
 		add_problem(b, problem_new(0, NULL, NULL, "out of memory"));
 		return;
 	}
-	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+	for (size_t l = 0; l < BOX_SPEC_FS_LISTS; l++)
 		for (size_t i = 0; i < lists[l].n; i++) {
 			const Box__CfgPath *e = lists[l].v[i];
-			if (strcmp(e->path, "/") == 0)
-				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
-							   "/ is refused as a whole"));
+			if (box_spec_grant_refused(e->path))
+				; /* box_spec_problems said so */
 			else if (rt && path_is_under(e->path, rt))
 				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
 							   "%s reaches the box runtime dir %s",
 							   e->path, rt));
-			else if (lists[l].v != fs->deny && own_paths_refuse(b, &own, e, lists[l].key))
-				;
-			else if (path_is_under(e->path, "/proc") || path_is_under(e->path, "/dev") ||
-				 path_is_under(e->path, "/run/box"))
-				add_problem(b, problem_new(e->line, "agent.filesystem", lists[l].key,
-							   "%s is built by the sandbox itself",
-							   e->path));
+			else if (lists[l].v != fs->deny)
+				(void)own_paths_refuse(b, &own, e, lists[l].key);
 		}
 	own_paths_clear(&own);
 }
@@ -989,8 +913,8 @@ strv_take(struct strv *v, char ***dst, size_t *n)
 #define SHELL_TEST_ENV_PREFIX "BOX_TEST_SHELL_"
 
 int
-plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Plan **ret,
-	   char **err)
+plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, const char *level_arg,
+	   Box__Plan **ret, char **err)
 {
 	extern char **environ;
 	Box__Plan *p = NULL;
@@ -1033,6 +957,8 @@ plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Pl
 	p->argv = p->env = NULL;
 	p->n_argv = p->n_env = 0;
 	strv_add(&argv, strdup(exe));
+	if (level_arg)
+		strv_add(&argv, strdup(level_arg)); /* its log level: daemon_stderr */
 	/* Its own environment is box's, not the agent's: each invocation brings the caller's. */
 	strv_add(&env, fmt("HOME=%s", b->owner.home));
 	strv_add(&env, fmt("PATH=%s", DEFAULT_PATH));
@@ -1230,7 +1156,7 @@ tool_env(struct box *b, const Box__CfgEnv *e, bool contained, char *const *req_e
 		_cleanup_free_ char *name = strndup(req_env[i], (size_t)(eq - req_env[i]));
 		if (!name)
 			return -ENOMEM;
-		if (plan_env_reserved(name) || egress_variable(s, name))
+		if (box_env_reserved(name) || box_spec_egress_variable(s, name))
 			continue;
 		env_set(env, strdup(req_env[i]));
 	}
@@ -1250,10 +1176,10 @@ tool_env(struct box *b, const Box__CfgEnv *e, bool contained, char *const *req_e
 }
 
 int
-plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
-	  char *const *argv, size_t argc, char *const *req_env, size_t n_env, const char *cwd,
+plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *rq,
 	  Box__Plan **ret, char **err)
 {
+	const char *cwd = rq->cwd;
 	const Box__CfgTool *t = tool_idx >= 0 ? b->spec->tools[tool_idx] : NULL;
 	const Box__CfgFilesystem *fs = t ? t->filesystem : b->spec->agent->filesystem;
 	Box__Plan **base = tool_idx >= 0 ? &b->tool_plans[tool_idx] : &b->exec_plan;
@@ -1276,12 +1202,24 @@ plan_tool(struct boxd *d, struct box *b, int tool_idx, const char *program_path,
 		r = -ENOMEM;
 		goto fail;
 	}
-	/* argv[0]: the canonical program (the trampoline execs argv[0]), then the arguments. */
-	strv_add(&av, strdup(program_path));
-	for (size_t i = 1; i < argc; i++)
-		strv_add(&av, strdup(argv[i]));
-	if (av.oom || (r = tool_env(b, t ? t->env : b->spec->agent->env, p->contain_egress, req_env,
-				    n_env, ws, &env)) < 0) {
+	/*
+	 * argv[0]: the canonical program (the trampoline execs argv[0]), then the
+	 * arguments; the name the program sees is the request's argv[0] (as typed,
+	 * or exec -a NAME): a name only, boxd matched the program by its path.
+	 */
+	strv_add(&av, strdup(rq->program_path));
+	for (size_t i = 1; i < rq->n_argv; i++)
+		strv_add(&av, strdup(rq->argv[i]));
+	const Box__CfgEnv *cfg_env = t ? t->env : b->spec->agent->env;
+	if (av.oom || (!rq->clear_env && (r = tool_env(b, cfg_env, p->contain_egress, rq->env,
+						       rq->n_env, ws, &env)) < 0)) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	free(p->argv0);
+	if (strcmp(rq->argv[0], rq->program_path) == 0)
+		p->argv0 = NULL;
+	else if (!(p->argv0 = strdup(rq->argv[0]))) {
 		r = -ENOMEM;
 		goto fail;
 	}

@@ -370,9 +370,8 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	if (nullfd < 0)
 		return -errno;
 	/* A detached embedded box's boxd writes to agent.log; so does its policyd. */
-	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
-		    fd_is_open(STDERR_FILENO)			  ? STDERR_FILENO :
-									    nullfd;
+	const char *level_arg;
+	int errfd = daemon_stderr(b, nullfd, &level_arg);
 
 	/* Its environment: nothing of a user's; the test hooks only if boxd was given them. */
 	char env_clock[96], env_delay[96];
@@ -397,10 +396,8 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	char uid_s[16], gid_s[16];
 	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)uid);
 	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)gid);
-	/* An embedded box logs to the user's terminal: warnings only, unless debugging. */
-	bool quiet = d->embedded && !getenv("BOXD_DEBUG");
 	char *argv[] = { (char *)"box-policyd", (char *)"-u", uid_s, (char *)"-g", gid_s,
-			 quiet ? (char *)"-q" : NULL, NULL };
+			 (char *)level_arg, NULL };
 
 	int gw[2] = { -1, -1 }, sh[2] = { -1, -1 }, mc[2] = { -1, -1 };
 	r = box_ipc_socketpair(sv, false);

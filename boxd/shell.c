@@ -281,8 +281,7 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 	if (tool_match(b->spec, b->tool_prog, rq->tool, rq->program_path, rq->argv, rq->n_argv,
 		       &idx, msg, sizeof(msg)) < 0)
 		return spawn_refuse(b, rq->spawn_id, "boxd refuses the spawn: %s", msg);
-	if (plan_tool(b->d, b, idx, rq->program_path, rq->argv, rq->n_argv, rq->env, rq->n_env,
-		      rq->cwd, &plan, &err) < 0)
+	if (plan_tool(b->d, b, idx, rq, &plan, &err) < 0)
 		return spawn_refuse(b, rq->spawn_id, "%s", err ? err : "cannot plan the tool");
 
 	struct tool_spawn *t = calloc(1, sizeof(*t));
@@ -586,19 +585,15 @@ shell_start(struct boxd *d, struct box *b, char **err)
 		seterr(err, "out of memory");
 		return r;
 	}
-	if ((r = plan_shell(b, b->agent_plan, exe, &plan, &perr)) < 0) {
+	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
+		return -errno;
+	/* Its stderr and log level: the one rule of every daemon (daemon_stderr). */
+	const char *level_arg;
+	int errfd = daemon_stderr(b, nullfd, &level_arg);
+	if ((r = plan_shell(b, b->agent_plan, exe, level_arg, &plan, &perr)) < 0) {
 		seterr(err, "%s", perr ? perr : "cannot plan box-shell's sandbox");
 		return r;
 	}
-	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* Its stderr as box-gateway's: an attached embedded box's terminal stays quiet. */
-	bool terminal_quiet = d->embedded && !b->detach && !getenv("BOXD_DEBUG");
-	int errfd = d->embedded && b->detach && b->rc.log_fd >= 0 ? b->rc.log_fd :
-		    !terminal_quiet && fd_is_open(STDERR_FILENO)  ? STDERR_FILENO :
-									    nullfd;
 	if ((r = box_ipc_socketpair(sv, false)) < 0)
 		goto out;
 	int stdio[3] = { nullfd, nullfd, errfd };

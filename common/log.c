@@ -57,6 +57,16 @@ log_init(const char *title, int with_function)
 		log_max_level = LOG_LEVEL_DEBUG;
 }
 
+int
+log_daemon_args(int argc, char **argv)
+{
+	if (argc == 2 && (strcmp(argv[1], "-q") == 0 || strcmp(argv[1], "-n") == 0)) {
+		log_set_max_level(argv[1][1] == 'q' ? LOG_LEVEL_WARNING : LOG_LEVEL_NOTICE);
+		return 0;
+	}
+	return argc == 1 ? 0 : -1;
+}
+
 void
 log_set_max_level(enum log_level level)
 {

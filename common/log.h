@@ -25,6 +25,13 @@ enum log_level {
 
 /* Set once per process: the title and whether to prefix function names. */
 void log_init(const char *title, int with_function);
+/*
+ * A box daemon's arguments (boxd starts each with fds): none (info and up),
+ * "-n" (notices and up: what the user of an embedded box should see) or
+ * "-q" (warnings and errors only: `boxctl run -q`). 0, or -1 for anything
+ * else.
+ */
+int log_daemon_args(int argc, char **argv);
 void log_set_max_level(enum log_level level);
 enum log_level log_get_max_level(void);
 

@@ -354,6 +354,8 @@ box_plan_validate(const Box__Plan *p, char *why, size_t why_len)
 		return fail(why, why_len, -E2BIG, "argv: 1..%u words", BOX_PLAN_ARGV_MAX);
 	if (!is_path(p->argv[0]))
 		return fail(why, why_len, -EINVAL, "argv[0] is not an absolute clean path");
+	if (p->argv0 && p->kind != BOX__SANDBOX_KIND__SANDBOX_TOOL)
+		return fail(why, why_len, -EINVAL, "argv0: a tool's only");
 	r = check_shell(p, why, why_len);
 	if (r < 0)
 		return r;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cleanup.h"
 #include "path.h"
@@ -78,4 +79,26 @@ own_paths_maskable(const Box__CfgFilesystem *fs, const char *p)
 		if (path_is_under(p, fs->deny[i]->path))
 			return false; /* masked already */
 	return inside;
+}
+
+Box__Problem *
+state_dir_problem(uint32_t line, const char *path, const struct stat *st, int create_err,
+		  unsigned owner_uid, const char *owner)
+{
+	if (!st && create_err)
+		return problem_new(line, "box", "state_dir",
+				   "cannot create %s as the box owner (%s): %s", path, owner,
+				   strerror(create_err));
+	if (!st)
+		return NULL;
+	if (!S_ISDIR(st->st_mode))
+		return problem_new(line, "box", "state_dir", "%s is not a directory", path);
+	if (st->st_uid != owner_uid)
+		return problem_new(line, "box", "state_dir",
+				   "%s is owned by uid %u, not by the box owner (%s)", path,
+				   (unsigned)st->st_uid, owner);
+	if (st->st_mode & 022)
+		return problem_new(line, "box", "state_dir", "%s is writable by others (mode %04o)",
+				   path, (unsigned)(st->st_mode & 07777));
+	return NULL;
 }

@@ -22,6 +22,17 @@
 Box__Problem *problem_new(uint32_t line, const char *section, const char *key, const char *fmt,
 			  ...) __attribute__((format(printf, 4, 5)));
 void problem_free(Box__Problem *p);
+/*
+ * The box's state dir as the owner would use it ([box] state_dir, LINE):
+ * ST its stat when it exists (then it must be the owner's and not writable
+ * by others), else CREATE_ERR: 0 when the owner can create it, or the
+ * errno that stops it. NULL: no refusal. box-recheck (which creates it as
+ * the owner) and boxctl check (which asks whether the owner could) both
+ * refuse through this one function.
+ */
+struct stat;
+Box__Problem *state_dir_problem(uint32_t line, const char *path, const struct stat *st,
+				int create_err, unsigned owner_uid, const char *owner);
 /* Is `p` a grant entry itself, strictly inside one, and outside every deny entry? */
 bool own_paths_maskable(const Box__CfgFilesystem *fs, const char *p);
 

@@ -171,9 +171,10 @@ box_validate_spawn_request(const Box__SpawnRequest *m)
 		REQUIRE(box_valid_name(m->tool), -EINVAL);
 	REQUIRE(abs_path_ok(m->program_path), -EINVAL);
 	REQUIRE(m->n_argv >= 1, -EINVAL);
+	/* argv[0] is only the name the program sees (exec -a NAME, '' too) */
 	TRY(strings_ok(m->argv, m->n_argv, BOX_SHELL_ARGS_MAX, 0));
-	REQUIRE(m->argv[0][0] != 0, -EINVAL);
 	TRY(env_ok(m->env, m->n_env));
+	REQUIRE(!m->clear_env || m->n_env == 0, -EINVAL); /* exec -c passes nothing */
 	REQUIRE(abs_path_ok(m->cwd), -EINVAL);
 	return 0;
 }

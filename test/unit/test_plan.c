@@ -809,15 +809,20 @@ test_tool_views(void)
 	CHECK(entry_at(p, ini_path) && entry_at(p, ini_path)->kind == BOX__VIEW_KIND__VIEW_READ_FILE);
 	CHECK(entry_at(p, pol) && entry_at(p, pol)->kind == BOX__VIEW_KIND__VIEW_READ_FILE);
 	CHECK(deny_at(p, env) && deny_at(p, secret));
-	CHECK_INT(plan_shell(b, p, "/usr/local/libexec/box/box-shell", &sh, &err), 0);
+	CHECK_INT(plan_shell(b, p, "/usr/local/libexec/box/box-shell", "-n", &sh, &err), 0);
 	CHECK(sh && sh->has_exec_system && !sh->exec_system);
 	CHECK(deny_at(sh, env) && deny_at(sh, secret));
 
 	char *argv[] = { cat };
+	Box__SpawnRequest rq = BOX__SPAWN_REQUEST__INIT;
+	rq.program_path = cat;
+	rq.argv = argv;
+	rq.n_argv = 1;
+	rq.cwd = proj;
 	int git_idx = strcmp(req->spec->tools[0]->name, "git") == 0 ? 0 : 1;
-	CHECK_INT(plan_tool(&f.d, b, git_idx, cat, argv, 1, NULL, 0, proj, &git, &err), 0);
-	CHECK_INT(plan_tool(&f.d, b, 1 - git_idx, cat, argv, 1, NULL, 0, proj, &dotenv, &err), 0);
-	CHECK_INT(plan_tool(&f.d, b, -1, cat, argv, 1, NULL, 0, proj, &exec, &err), 0);
+	CHECK_INT(plan_tool(&f.d, b, git_idx, &rq, &git, &err), 0);
+	CHECK_INT(plan_tool(&f.d, b, 1 - git_idx, &rq, &dotenv, &err), 0);
+	CHECK_INT(plan_tool(&f.d, b, -1, &rq, &exec, &err), 0);
 	CHECK_INT(plan_mcp_server(&f.d, b, 0, &mcp, &err), 0);
 	/* [tool.git] read = ~ holds both deny entries: masked there, with fresh mask objects. */
 	CHECK(git && git->exec_system);

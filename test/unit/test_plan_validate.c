@@ -238,6 +238,17 @@ test_owner_and_kind(void)
 	fixture_init(&f);
 	f.plan.kind = (Box__SandboxKind)7;
 	CHECK(validate(&f) < 0);
+	/* argv0, the name a tool sees (exec -a NAME): a tool's only; any name, '' too */
+	fixture_init(&f);
+	f.plan.argv0 = "ugrep";
+	CHECK_INT(validate(&f), -EINVAL);
+	fixture_init(&f);
+	f.plan.kind = BOX__SANDBOX_KIND__SANDBOX_TOOL;
+	f.rt.tmp = NULL;
+	f.plan.argv0 = "ugrep";
+	CHECK_INT(validate(&f), 0);
+	f.plan.argv0 = "";
+	CHECK_INT(validate(&f), 0);
 }
 
 /* A valid box-shell plan: the agent's view and dirs, its binary, three channels. */

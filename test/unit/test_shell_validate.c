@@ -475,7 +475,10 @@ test_spawn_request(void)
 	SPAWN(f.m.program_path = "/usr/bin/../bin/git", -EINVAL);
 	SPAWN(f.m.program_path = "", -EINVAL);
 	SPAWN(f.m.n_argv = 0, -EINVAL);
-	SPAWN(f.argv[0] = "", -EINVAL);
+	SPAWN(f.argv[0] = "", 0);            /* exec -a '' NAME: a name, as bash passes it */
+	SPAWN(f.argv[0] = "ugrep", 0);       /* exec -a ugrep: boxd matches program_path */
+	SPAWN(f.m.clear_env = true, -EINVAL); /* exec -c with variables */
+	SPAWN((f.m.clear_env = true, f.m.n_env = 0), 0);
 	SPAWN(f.argv[1] = "", 0);
 	SPAWN(f.argv[1] = "any\nbytes\xff", 0);
 	SPAWN(f.env[0] = "NOEQ", -EINVAL);

@@ -5,6 +5,13 @@
 # same, and stderr byte for byte after mapping the reference's prefix
 # ("SCRIPT: line N:" for bash, "SCRIPT: N:" for dash) to "box-shell: line N:".
 # A script NAME.sh may come with NAME.in (its standard input, else /dev/null).
+# The groups c-bash/ and c-sh/ hold command texts, not scripts: each NAME.sh
+# is given whole as `-c TEXT` (a non-interactive -c shell, as an agent's
+# `bash -c`), $0 = bash and then the same two arguments. c-bash/: `bash -c`
+# against `box-sh -c` (box-sh is bash; stderr mapped from "bash: line N:").
+# c-sh/: `dash -c` against box-sh's sh dialect (`box-sh -c 'sh -c "$1" …'`, the
+# nested sh); stdout and the status must agree, and stderr only in being empty
+# or not: box-shell's messages are bash's text (box-sh(1)).
 # Each runs in a fresh empty directory with a fixed environment (LC_ALL=C).
 # Usage: run.sh [SCRIPT...]   (default: the whole corpus)
 # Trusts: nothing; it is test code.
@@ -23,23 +30,31 @@ trap 'rm -rf "$tmp"' EXIT
 echo 'permit(principal, action, resource);' >"$tmp/allow.cedar"
 
 if [ $# -eq 0 ]; then
-	set -- "$here"/sh-*/*.sh "$here"/bash-*/*.sh
+	set -- "$here"/sh-*/*.sh "$here"/bash-*/*.sh "$here"/c-bash/*.sh "$here"/c-sh/*.sh
 fi
 
-run_one() { # which-shell script workdir -> files out err rc in $tmp
-	local shell=$1 script=$2 w=$3 in=/dev/null
+# run_one SHELL SCRIPT WORKDIR [c|c-sh]: out err rc of one run, in WORKDIR.{out,err,rc}.
+# SHELL: box, bash or dash; c: SCRIPT's text as -c TEXT; c-sh: for box, through its sh.
+run_one() {
+	local shell=$1 script=$2 w=$3 how=${4:-file} in=/dev/null
 	[ -f "${script%.sh}.in" ] && in=${script%.sh}.in
 	rm -rf "$w" && mkdir -p "$w/w" "$w/s" "$w/h"
 	cp "$script" "$w/s/t.sh"
+	local -a cmd
+	if [ "$shell" = box ]; then
+		cmd=("$BOX_SH" --policy "$tmp/allow.cedar")
+	else
+		cmd=("$shell")
+	fi
+	case $how/$shell in
+	file/*) cmd+=(../s/t.sh a1 'a 2') ;;
+	c-sh/box) cmd+=(-c 'sh -c "$1" bash a1 "a 2"' box-sh "$(cat "$script")") ;;
+	*) cmd+=(-c "$(cat "$script")" bash a1 'a 2') ;;
+	esac
 	(
 		cd "$w/w" || exit 99
-		if [ "$shell" = box ]; then
-			exec env -i PATH=/usr/bin:/bin HOME="$w/h" LC_ALL=C TZ=UTC \
-				timeout -k 2 20 "$BOX_SH" --policy "$tmp/allow.cedar" ../s/t.sh a1 'a 2'
-		else
-			exec env -i PATH=/usr/bin:/bin HOME="$w/h" LC_ALL=C TZ=UTC \
-				timeout -k 2 20 "$shell" ../s/t.sh a1 'a 2'
-		fi
+		exec env -i PATH=/usr/bin:/bin HOME="$w/h" LC_ALL=C TZ=UTC \
+			timeout -k 2 20 "${cmd[@]}"
 	) <"$in" >"$w.out" 2>"$w.err"
 	echo $? >"$w.rc"
 }
@@ -47,18 +62,24 @@ run_one() { # which-shell script workdir -> files out err rc in $tmp
 for script in "$@"; do
 	group=$(basename "$(dirname "$script")")
 	name=$group/$(basename "$script" .sh)
+	how=file
 	case $group in
 	sh-*) ref=dash ;;
 	bash-*) ref=bash ;;
-	*) not_ok "diff/$name: unknown group (sh-* or bash-*)"; continue ;;
+	c-bash) ref=bash how=c ;;
+	c-sh) ref=dash how=c-sh ;;
+	*) not_ok "diff/$name: unknown group (sh-*, bash-*, c-bash or c-sh)"; continue ;;
 	esac
-	run_one "$ref" "$script" "$tmp/ref"
-	run_one box "$script" "$tmp/box"
-	if [ "$ref" = bash ]; then
-		sed -i 's#^\.\./s/t\.sh: line \([0-9]*\):#box-shell: line \1:#' "$tmp/ref.err"
-	else
-		sed -i 's#^\.\./s/t\.sh: \([0-9]*\): #box-shell: line \1: #' "$tmp/ref.err"
-	fi
+	run_one "$ref" "$script" "$tmp/ref" "$how"
+	run_one box "$script" "$tmp/box" "$how"
+	case $how/$ref in
+	file/bash) sed -i 's#^\.\./s/t\.sh: line \([0-9]*\):#box-shell: line \1:#' "$tmp/ref.err" ;;
+	file/dash) sed -i 's#^\.\./s/t\.sh: \([0-9]*\): #box-shell: line \1: #' "$tmp/ref.err" ;;
+	c/bash) sed -i 's#^bash: line \([0-9]*\):#box-shell: line \1:#' "$tmp/ref.err" ;;
+	*) # c-sh: only whether there was a message
+		[ -s "$tmp/ref.err" ] && echo message >"$tmp/ref.err"
+		[ -s "$tmp/box.err" ] && echo message >"$tmp/box.err" ;;
+	esac
 	why=
 	cmp -s "$tmp/ref.out" "$tmp/box.out" || why="stdout differs"
 	cmp -s "$tmp/ref.err" "$tmp/box.err" || why="${why:+$why, }stderr differs"

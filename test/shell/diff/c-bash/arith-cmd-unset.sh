@@ -1,0 +1,1 @@
+set -u; ((x + 1)); echo after

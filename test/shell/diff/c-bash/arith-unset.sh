@@ -1,0 +1,1 @@
+set -u; echo $((x + 1)); echo after

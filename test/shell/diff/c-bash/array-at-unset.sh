@@ -1,0 +1,1 @@
+set -u; echo "[${a[@]}]"; a=(); echo "[${a[*]}]"; echo after

@@ -1,0 +1,1 @@
+set -u; a=(1); echo "${a[3]}"; echo after

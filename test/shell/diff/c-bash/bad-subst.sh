@@ -1,0 +1,1 @@
+echo ${1x}; echo after

@@ -1,0 +1,1 @@
+set -u; let x+1; echo after

@@ -1,0 +1,1 @@
+readonly r=1; export r=3; echo after $?; unset r; echo after $?

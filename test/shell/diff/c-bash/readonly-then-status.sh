@@ -1,0 +1,1 @@
+readonly r=1; echo before; r=2

@@ -1,0 +1,1 @@
+set -u; x=$y; echo after

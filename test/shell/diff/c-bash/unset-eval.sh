@@ -1,0 +1,1 @@
+set -u; eval 'echo $x'; echo after

@@ -1,0 +1,1 @@
+set -u; echo ${#x}; echo after

@@ -1,0 +1,1 @@
+set -u; echo "${3}"; echo after

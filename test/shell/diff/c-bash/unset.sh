@@ -1,0 +1,1 @@
+set -u; echo before; echo $x; echo after

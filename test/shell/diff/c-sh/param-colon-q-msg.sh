@@ -1,0 +1,1 @@
+x=; echo ${x:?empty here}; echo after

@@ -1,0 +1,1 @@
+readonly r=1; r=2; echo after $?

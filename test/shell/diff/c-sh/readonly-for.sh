@@ -1,0 +1,1 @@
+readonly r=1; for r in a; do :; done; echo after $?

@@ -1,0 +1,1 @@
+readonly r=1; unset r; echo after $?

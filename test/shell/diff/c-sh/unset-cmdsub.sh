@@ -1,0 +1,1 @@
+set -u; y=$(echo $x); echo "cmdsub $?"

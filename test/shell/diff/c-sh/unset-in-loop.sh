@@ -1,0 +1,1 @@
+set -u; for i in 1; do echo $x; done; echo after

@@ -1,0 +1,1 @@
+set -u; echo hi > $x; echo after
