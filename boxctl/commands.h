@@ -15,6 +15,8 @@ struct box_config;
 struct bp_diags;
 
 int cmd_check(int argc, char **argv);
+/* `boxctl init` (init.c): a box.ini and a policy for a coding agent. */
+int cmd_init(int argc, char **argv);
 /*
  * The policy step of `check` (check.c), which `run` runs too before it
  * contacts boxd: errors printed as `boxctl: FILE:LINE:COL: error: …`;
