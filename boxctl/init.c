@@ -474,7 +474,7 @@ write_whole(const char *dir, const char *name, const char *text)
 	_cleanup_free_ char *target = path_join(dir, name);
 	_cleanup_free_ char *tmp = NULL;
 
-	if (!target || asprintf(&tmp, "%s/.%s.boxctl-init.%d", dir, name, (int)getpid()) < 0)
+	if (!target || asprintf(&tmp, "%s.boxctl-init.%d", target, (int)getpid()) < 0)
 		return -ENOMEM;
 	_cleanup_close_ int fd =
 		open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -569,7 +569,9 @@ render_tools(struct init_vars *v, const char *home, struct tools *t, char **err)
 			if (cand && is_executable_file(cand))
 				prog = TAKE_PTR(cand);
 		}
-		if (!prog)
+		/* The policy sees the canonical program (python3 -> python3.11). */
+		_cleanup_free_ char *canon = NULL;
+		if (!prog || path_canonicalize(prog, &canon) < 0)
 			continue;
 		_cleanup_free_ char *gitconfig = NULL;
 		if (strcmp(everyday_tools[i], "git") == 0) {
@@ -590,7 +592,7 @@ render_tools(struct init_vars *v, const char *home, struct tools *t, char **err)
 		if (r < 0)
 			return r;
 		fputs(block, fb);
-		fprintf(fc, "%s\"%s\"", first ? "" : ", ", prog);
+		fprintf(fc, "%s\"%s\"", first ? "" : ", ", canon);
 		fprintf(fn, "%s%s", first ? "" : " ", everyday_tools[i]);
 		first = false;
 	}
@@ -807,11 +809,23 @@ cmd_init(int argc, char **argv)
 		return BOXCTL_EXIT_FAILURE;
 	}
 
-	/* The files: all refused, or all written. */
-	static const char *const outputs[] = { "box.ini", "policy.cedar", "gemini-settings.json" };
-	size_t n_out = strcmp(k->name, "gemini") == 0 ? 3 : 2;
+	/*
+	 * The files: all refused, or all written. Gemini CLI's project settings (the API-key
+	 * sign-in it needs when its API is moved) are the project's own file: written only
+	 * when there is none, never over one.
+	 */
+	static const char *const outputs[] = { "box.ini", "policy.cedar", ".gemini/settings.json" };
+	size_t n_out = 2;
+	bool gemini_settings_kept = false;
+	if (strcmp(k->name, "gemini") == 0) {
+		_cleanup_free_ char *p = path_join(dir, outputs[2]);
+		if (p && lstat(p, &st) == 0)
+			gemini_settings_kept = true;
+		else
+			n_out = 3;
+	}
 	bool refuse = false;
-	for (size_t i = 0; i < n_out; i++) {
+	for (size_t i = 0; i < 2; i++) {
 		_cleanup_free_ char *p = path_join(dir, outputs[i]);
 		if (p && lstat(p, &st) == 0 && !force) {
 			fprintf(stderr, "boxctl: error: init: %s exists (--force writes over it)\n", p);
@@ -843,11 +857,22 @@ cmd_init(int argc, char **argv)
 		return BOXCTL_EXIT_FAILURE;
 	}
 
-	/* The harness's state dir: made (0700) when missing, so that it can be granted. */
-	_cleanup_free_ char *state = NULL, *state_spelled = NULL;
+	/*
+	 * The harness's state dir: where the harness itself keeps it, under $HOME (box.ini's
+	 * `~` is the passwd home, which the agent's environment points the harness away from);
+	 * made (0700) when missing, so that it can be granted.
+	 */
+	_cleanup_free_ char *state = NULL, *state_spelled = NULL, *harness_home = NULL;
 	bool state_made = false;
+	const char *env_home = getenv("HOME");
+	if (env_home && env_home[0] == '/' && stat(env_home, &st) == 0 && S_ISDIR(st.st_mode))
+		(void)path_canonicalize(env_home, &harness_home);
+	if (!harness_home && !(harness_home = strdup(home))) {
+		harness_free(&h);
+		return BOXCTL_EXIT_FAILURE;
+	}
 	if (k->state) {
-		state = path_join(home, k->state);
+		state = path_join(harness_home, k->state);
 		if (!state) {
 			harness_free(&h);
 			return BOXCTL_EXIT_FAILURE;
@@ -934,7 +959,6 @@ cmd_init(int argc, char **argv)
 	snprintf(url, sizeof(url), "%s", api_url ? api_base : "");
 	_cleanup_free_ char *dir_policy = ini_spelling(dir, home);
 	_cleanup_free_ char *prog_policy = ini_spelling(h.program, home);
-	_cleanup_free_ char *gemini_settings = path_join(dir, "gemini-settings.json");
 	char why[300];
 	snprintf(why, sizeof(why), "%s's other endpoints (telemetry, metrics, feature flags) are "
 				   "not needed",
@@ -967,6 +991,7 @@ cmd_init(int argc, char **argv)
 	SET("STATE", state_spelled);
 	SET("STATE_POLICY", state_spelled);
 	SET("STATE_ABS", state);
+	SET("HARNESS_HOME", harness_home);
 	SET("INSTALL", h.install);
 	SET("INSTALL_EXEC", h.install_exec ? "1" : "");
 	SET("DENY", deny_all);
@@ -986,7 +1011,6 @@ cmd_init(int argc, char **argv)
 	SET("GOOGLE_GEMINI_BASE_URL",
 	    api_url && k->base_url_var && strcmp(k->base_url_var, "GOOGLE_GEMINI_BASE_URL") == 0 ? "1"
 												    : "");
-	SET("GEMINI_SETTINGS", gemini_settings);
 	SET("NONESSENTIAL_HOSTS", nonessential);
 	SET("NONESSENTIAL_WHY", k->nonessential_why);
 	SET("NONESSENTIAL_PATHS_WHY", why);
@@ -1017,6 +1041,14 @@ cmd_init(int argc, char **argv)
 		goto out;
 	}
 	const char *texts[] = { ini, pol, gem };
+	if (n_out == 3) {
+		_cleanup_free_ char *gdir = path_join(dir, ".gemini");
+		if (!gdir || (mkdir(gdir, 0755) < 0 && errno != EEXIST))
+			r = gdir ? -errno : -ENOMEM;
+		if (r < 0)
+			fprintf(stderr, "boxctl: error: init: cannot make %s/.gemini: %s\n", dir,
+				strerror(-r));
+	}
 	for (size_t i = 0; i < n_out && r >= 0; i++) {
 		r = write_whole(dir, outputs[i], texts[i]);
 		if (r < 0)
@@ -1029,7 +1061,12 @@ cmd_init(int argc, char **argv)
 	/* What it chose, and what to do next. */
 	printf("boxctl init: %s: %s\n", k->title, h.how);
 	printf("wrote %s/box.ini and %s/policy.cedar%s (box %s)\n", dir, dir,
-	       n_out == 3 ? " and gemini-settings.json" : "", name);
+	       n_out == 3 ? " and .gemini/settings.json" : "", name);
+	if (gemini_settings_kept)
+		printf("  note        %s/.gemini/settings.json exists and was left as it is: with "
+		       "--api-url, Gemini CLI needs \"security\": {\"auth\": {\"selectedType\": "
+		       "\"gemini-api-key\"}} in it\n",
+		       dir);
 	printf("  workspace   %s (read-write)\n", dir);
 	for (size_t i = 0; i < sc.n; i++)
 		printf("  hidden      %s (secret)\n", sc.found[i]);
