@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "envnames.h"
 #include "cleanup.h"
 #include "daemon.h"
 #include "fdutil.h"
@@ -69,13 +70,7 @@ __attribute__((used)) static const struct sh_cmd_def *const box_shell_command_ta
 };
 
 /* CONFIG.md's reserved names: exact, and prefixes (LD_* PYTHON* BOX_*). */
-static const char *const reserved_exact[] = {
-	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",
-	"ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-	"CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "GIT_SSL_CAINFO",
-	"NODE_USE_ENV_PROXY", "PWD", "USER", "NODE_OPTIONS", "BASH_ENV", "ENV", "PERL5LIB",
-	"PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "LOCPATH",
-};
+static const char *const reserved_exact[] = { BOX_ENV_RESERVED_NAMES };
 static const char *const reserved_prefix[] = { "LD_", "PYTHON", "BOX_" };
 
 static bool

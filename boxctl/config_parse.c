@@ -34,6 +34,7 @@
 #include "cleanup.h"
 #include "cmdline.h"
 #include "config_internal.h"
+#include "envnames.h"
 #include "log.h"
 #include "parse.h"
 #include "path.h"
@@ -661,13 +662,7 @@ valid_env_name(const char *s)
 	return true;
 }
 
-static const char *const reserved_env[] = {
-	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",
-	"ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-	"CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "GIT_SSL_CAINFO",
-	"NODE_USE_ENV_PROXY", "PWD", "USER", "NODE_OPTIONS", "BASH_ENV", "ENV", "PERL5LIB",
-	"PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "LOCPATH", NULL,
-};
+static const char *const reserved_env[] = { BOX_ENV_RESERVED_NAMES, NULL };
 
 bool
 env_reserved(const char *name)

@@ -16,7 +16,7 @@ packages=(
 	libevent-dev libprotobuf-c-dev protobuf-c-compiler libseccomp-dev libcap-dev
 	libinih-dev libjansson-dev android-libboringssl-dev
 	bubblewrap python3 curl openssl iproute2 procps util-linux passwd
-	git tmux
+	git tmux python3-requests python3-httpx
 	nodejs npm
 	nginx-light mitmproxy openssh-server openssh-client
 )
