@@ -143,13 +143,10 @@ struct scan {
 	bool too_many;
 };
 
+/* A secret file to hide: a deny entry, or a warning when a mask cannot hide it. */
 static int
-scan_visit(void *user, const char *path, const struct stat *st)
+scan_add(struct scan *s, const char *path, const struct stat *st)
 {
-	struct scan *s = user;
-
-	if (!S_ISREG(st->st_mode) || !secret_name(path_basename(path)))
-		return 0;
 	char ***list = st->st_nlink > 1 ? &s->linked : &s->found;
 	size_t *n = st->st_nlink > 1 ? &s->n_linked : &s->n;
 	if (*n == INIT_DENY_MAX) {
@@ -164,6 +161,14 @@ scan_visit(void *user, const char *path, const struct stat *st)
 		return -ENOMEM;
 	(*n)++;
 	return 0;
+}
+
+static int
+scan_visit(void *user, const char *path, const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode) || !secret_name(path_basename(path)))
+		return 0;
+	return scan_add(user, path, st);
 }
 
 /* Version control and dependency trees: not the project's own secrets, and large. */
@@ -871,6 +876,13 @@ cmd_init(int argc, char **argv)
 		harness_free(&h);
 		return BOXCTL_EXIT_FAILURE;
 	}
+	if (strcmp(dir, harness_home) == 0) {
+		fprintf(stderr, "boxctl: error: init: %s is your home ($HOME): give the agent a "
+				"project directory, not the whole home\n",
+			dir);
+		harness_free(&h);
+		return BOXCTL_EXIT_FAILURE;
+	}
 	if (k->state) {
 		state = path_join(harness_home, k->state);
 		if (!state) {
@@ -909,8 +921,12 @@ cmd_init(int argc, char **argv)
 	size_t n_project = sc.n;
 	for (size_t i = 0; k->state_secrets && k->state_secrets[i]; i++) {
 		_cleanup_free_ char *p = path_join(state, k->state_secrets[i]);
-		if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
-			(void)scan_visit(&sc, p, &st);
+		if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode) && scan_add(&sc, p, &st) < 0) {
+			fprintf(stderr, "boxctl: error: init: out of memory\n");
+			scan_free(&sc);
+			harness_free(&h);
+			return BOXCTL_EXIT_FAILURE;
+		}
 	}
 
 	/* The variables. */
@@ -1032,6 +1048,20 @@ cmd_init(int argc, char **argv)
 		if (!ini)
 			r = -ENOMEM;
 	}
+	/* A key line too long for box.ini (a long path): refused, nothing written. */
+	for (const char *p = ini; r >= 0 && p && *p;) {
+		size_t n = strcspn(p, "\n");
+		if (n > BOX_CONFIG_LINE_MAX) {
+			fprintf(stderr, "boxctl: error: init: box.ini would have a line of %zu bytes "
+					"(box.ini(5) takes %d): %.60s…; use shorter paths\n",
+				n, BOX_CONFIG_LINE_MAX, p);
+			r = -ENAMETOOLONG;
+			break;
+		}
+		p += n + (p[n] == '\n');
+	}
+	if (r == -ENAMETOOLONG)
+		goto out;
 	if (r >= 0)
 		r = init_render("policy.cedar.in", &v, &pol, &err);
 	if (r >= 0 && n_out == 3)
