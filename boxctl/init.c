@@ -31,6 +31,7 @@
 #include "commands.h"
 #include "config.h"
 #include "init.h"
+#include "parse.h"
 #include "path.h"
 #include "treewalk.h"
 
@@ -454,13 +455,17 @@ parse_api_url(const char *url, struct api *a)
 	p += hl;
 	a->port = 443;
 	if (*p == ':') {
-		char *end;
-		errno = 0;
-		unsigned long port = strtoul(p + 1, &end, 10);
-		if (errno || end == p + 1 || port == 0 || port > 65535 || (*end && *end != '/'))
+		char digits[8];
+		size_t dl = strcspn(p + 1, "/");
+		uint16_t port;
+		if (dl == 0 || dl >= sizeof(digits))
 			return -EINVAL;
-		a->port = (unsigned)port;
-		p = end;
+		memcpy(digits, p + 1, dl);
+		digits[dl] = '\0';
+		if (parse_port(digits, &port) < 0)
+			return -EINVAL;
+		a->port = port;
+		p += 1 + dl;
 	}
 	size_t pl = strlen(p);
 	while (pl > 0 && p[pl - 1] == '/')
