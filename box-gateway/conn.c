@@ -428,22 +428,28 @@ static void next_request(struct gw_conn *c);
 /*
  * A response the gateway makes: Content-Length always; Connection: close
  * when the connection cannot continue. `refused`: a policy (or
- * before-policy) refusal, marked x-box-egress: refused.
+ * before-policy) refusal, marked x-box-egress: refused, and x-box-reason:
+ * the body (the decision's message, naming the rule and its description)
+ * made safe for a header (http_reason_header: printable ASCII, bounded).
  */
 static void
 reply_typed(struct gw_conn *c, unsigned status, const char *reason, const char *ctype,
 	    const char *body, bool refused, bool close_after)
 {
 	size_t bl = body ? strlen(body) : 0;
+	char why[HTTP_REASON_MAX];
 	if (!c->client_keep && c->have_req)
 		close_after = true;
 	if (c->have_req && !c->req.keep_alive)
 		close_after = true;
+	if (refused)
+		(void)http_reason_header(body ? body : "refused", why, sizeof(why));
 	evbuffer_add_printf(c->cli->out,
 			    "HTTP/1.1 %u %s\r\nContent-Type: %s\r\n"
-			    "Content-Length: %zu\r\n%s%s\r\n",
+			    "Content-Length: %zu\r\n%s%s%s%s\r\n",
 			    status, reason ? reason : reason_of(status), ctype, bl,
-			    refused ? "x-box-egress: refused\r\n" : "",
+			    refused ? "x-box-egress: refused\r\nx-box-reason: " : "",
+			    refused ? why : "", refused ? "\r\n" : "",
 			    close_after ? "Connection: close\r\n" : "");
 	if (bl)
 		evbuffer_add(c->cli->out, body, bl);
@@ -506,7 +512,8 @@ static void
 record_http(struct gw_conn *c, bool ok)
 {
 	struct policy_fields in, out;
-	http_fields(c, &in, c->delivered);
+	/* The input it was decided with: the Record names that permit (gw_record). */
+	http_fields(c, &in, c->body_bytes);
 	policy_fields_init(&out);
 	if (ok)
 		policy_fields_long(&out, "status", c->status);
@@ -1345,8 +1352,7 @@ send_request(struct gw_conn *c)
 		arm_timer(c);
 	}
 	if (c->cred) {
-		c->redacting =
-		    cred_redactor_init(&c->red, c->cred->secret, c->cred->secret_len) == 0;
+		c->redacting = cred_redactor_init(&c->red, c->cred->spellings) == 0;
 		if (!c->redacting) {
 			fail_upstream(c, 502, "out of memory");
 			return;
@@ -1391,7 +1397,13 @@ deliver(struct gw_conn *c, size_t n)
 			if (evbuffer_peek(c->up->in, -1, NULL, &v, 1) < 1)
 				break;
 			size_t k = v.iov_len < left ? v.iov_len : left;
-			(void)cred_redactor_feed(&c->red, v.iov_base, k, tmp);
+			if (cred_redactor_feed(&c->red, v.iov_base, k, tmp) < 0) {
+				/* never pass on what could not be redacted */
+				evbuffer_free(tmp);
+				record_http(c, false);
+				conn_destroy(c);
+				return;
+			}
 			evbuffer_drain(c->up->in, k);
 			left -= k;
 		}
@@ -1419,16 +1431,20 @@ response_done(struct gw_conn *c)
 	struct evbuffer *o = c->cli->out;
 	if (c->redacting) {
 		struct evbuffer *tmp = evbuffer_new();
-		if (tmp) {
-			(void)cred_redactor_finish(&c->red, tmp);
-			size_t tl = evbuffer_get_length(tmp);
-			if (tl && c->chunk_out)
-				evbuffer_add_printf(o, "%zx\r\n", tl);
-			evbuffer_add_buffer(o, tmp);
-			if (tl && c->chunk_out)
-				evbuffer_add(o, "\r\n", 2);
-			evbuffer_free(tmp);
+		if (!tmp || cred_redactor_finish(&c->red, tmp) < 0) {
+			if (tmp)
+				evbuffer_free(tmp);
+			record_http(c, false);
+			conn_destroy(c);
+			return;
 		}
+		size_t tl = evbuffer_get_length(tmp);
+		if (tl && c->chunk_out)
+			evbuffer_add_printf(o, "%zx\r\n", tl);
+		evbuffer_add_buffer(o, tmp);
+		if (tl && c->chunk_out)
+			evbuffer_add(o, "\r\n", 2);
+		evbuffer_free(tmp);
 	}
 	if (c->chunk_out)
 		evbuffer_add(o, "0\r\n\r\n", 5);
@@ -1471,6 +1487,8 @@ write_response_head(struct gw_conn *c, bool upgrade)
 	bool keep_cl =
 	    r->framing == HTTP_BODY_NONE || (r->framing == HTTP_BODY_LENGTH && !c->redacting);
 
+	if (c->redacting && r->reason)
+		(void)cred_redact_string(&r->reason, c->cred->spellings);
 	evbuffer_add_printf(o, "HTTP/1.1 %u %s\r\n", r->status, r->reason ? r->reason : "");
 	for (size_t i = 0; i < r->n_headers; i++) {
 		struct http_header *h = &r->headers[i];
@@ -1486,7 +1504,7 @@ write_response_head(struct gw_conn *c, bool upgrade)
 		if (!keep_cl && strcasecmp(h->name, "Content-Length") == 0)
 			continue;
 		if (c->redacting)
-			(void)cred_redact_string(&h->value, c->cred->secret, c->cred->secret_len);
+			(void)cred_redact_string(&h->value, c->cred->spellings);
 		evbuffer_add_printf(o, "%s: %s\r\n", h->name, h->value);
 	}
 	if (r->status >= 200 && !upgrade) {

@@ -1,8 +1,8 @@
 /*
  * cred.c — credential bindings for box-gateway: which destination a binding
- * covers, the rewrite of one intercepted request (placeholder -> secret at
- * the configured placement), and the streaming redaction of the secret from
- * what upstream sends back (CONFIG.md [egress.NAME]; issue 11 items 7, 8b).
+ * covers and the rewrite of one intercepted request (placeholder -> secret at
+ * the configured placement; CONFIG.md [egress.NAME]). What upstream sends
+ * back is redacted by redact.c.
  *
  * Trusts: the bindings (boxd built them from a validated config). Nothing in
  * a request (the sandbox writes it) or a response (upstream writes it). The
@@ -33,12 +33,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include <event2/buffer.h>
-
 #include "cred.h"
-
-#define CRED_REDACTED     "[REDACTED]"
-#define CRED_REDACTED_LEN (sizeof(CRED_REDACTED) - 1)
+#include "encode.h"
 
 /* ---- destinations ------------------------------------------------------ */
 
@@ -96,158 +92,6 @@ cred_applies_to_sandbox(const struct cred_binding *b, const char *sandbox)
 	return false;
 }
 
-/* ---- encodings --------------------------------------------------------- */
-
-static const char b64_alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *
-b64_encode(const uint8_t *in, size_t n)
-{
-	size_t out_len = 4 * ((n + 2) / 3);
-	char *out = malloc(out_len + 1), *o = out;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= in[i + 2];
-		*o++ = b64_alphabet[(v >> 18) & 63];
-		*o++ = b64_alphabet[(v >> 12) & 63];
-		*o++ = i + 1 < n ? b64_alphabet[(v >> 6) & 63] : '=';
-		*o++ = i + 2 < n ? b64_alphabet[v & 63] : '=';
-	}
-	*o = '\0';
-	return out;
-}
-
-static int
-b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Strict padded base64 (RFC 4648 §4; what every Basic client sends) into a
- * malloc'd NUL-terminated buffer. Returns NULL when malformed or on ENOMEM
- * (either way: not a credential the gateway can read). */
-static char *
-b64_decode(const char *in, size_t *out_n)
-{
-	size_t n = strlen(in);
-	if (n == 0 || n % 4 != 0)
-		return NULL;
-	char *out = malloc(n / 4 * 3 + 1);
-	if (!out)
-		return NULL;
-	size_t o = 0;
-	for (size_t i = 0; i < n; i += 4) {
-		int v[4];
-		bool last = i + 4 == n;
-		for (int k = 0; k < 4; k++) {
-			v[k] = b64_value(in[i + k]);
-			if (v[k] < 0 && !(last && k >= 2 && in[i + k] == '='))
-				goto bad;
-		}
-		if (v[2] < 0 && v[3] >= 0)
-			goto bad;
-		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12;
-		if (v[2] >= 0)
-			w |= (uint32_t)v[2] << 6;
-		if (v[3] >= 0)
-			w |= (uint32_t)v[3];
-		out[o++] = (char)(w >> 16);
-		if (v[2] >= 0)
-			out[o++] = (char)(w >> 8);
-		if (v[3] >= 0)
-			out[o++] = (char)w;
-	}
-	out[o] = '\0';
-	*out_n = o;
-	return out;
-bad:
-	free(out);
-	return NULL;
-}
-
-static int
-hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decode s[0..n) into a malloc'd string; a '%' not followed by two
- * hex digits is kept as it is (lenient: this is for searching and comparing,
- * never for forwarding). *out_n excludes the NUL. */
-static char *
-pct_decode(const char *s, size_t n, size_t *out_n)
-{
-	char *out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		int hi, lo;
-		if (s[i] == '%' && i + 2 < n && (hi = hex_value(s[i + 1])) >= 0 &&
-		    (lo = hex_value(s[i + 2])) >= 0) {
-			out[o++] = (char)(hi << 4 | lo);
-			i += 2;
-		} else {
-			out[o++] = s[i];
-		}
-	}
-	out[o] = '\0';
-	*out_n = o;
-	return out;
-}
-
-static bool
-is_unreserved(uint8_t c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-/* Every byte outside RFC 3986 unreserved becomes %XX. */
-static char *
-pct_encode(const uint8_t *in, size_t n, size_t *out_n)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = malloc(3 * n + 1);
-	if (!out)
-		return NULL;
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (is_unreserved(in[i])) {
-			out[o++] = (char)in[i];
-		} else {
-			out[o++] = '%';
-			out[o++] = hex[in[i] >> 4];
-			out[o++] = hex[in[i] & 15];
-		}
-	}
-	out[o] = '\0';
-	*out_n = o;
-	return out;
-}
-
 /* ---- finding the placeholder ------------------------------------------- */
 
 static bool
@@ -285,7 +129,7 @@ str_carries(const char *s, const char *ph, int *err)
 		return true;
 	if (memchr(s, '%', n)) {
 		size_t dn;
-		char *d = pct_decode(s, n, &dn);
+		char *d = enc_pct_decode(s, n, &dn);
 		if (!d) {
 			*err = -ENOMEM;
 			return false;
@@ -298,7 +142,7 @@ str_carries(const char *s, const char *ph, int *err)
 	const char *tok = basic_token(s);
 	if (tok) {
 		size_t dn;
-		char *d = b64_decode(tok, &dn);
+		char *d = enc_b64_decode(tok, &dn);
 		if (d) {
 			bool has = mem_has(d, dn, ph);
 			free(d);
@@ -479,7 +323,7 @@ static int
 span_equals(const char *s, size_t a, size_t b, const char *want, bool *eq)
 {
 	size_t dn;
-	char *d = pct_decode(s + a, b - a, &dn);
+	char *d = enc_pct_decode(s + a, b - a, &dn);
 	if (!d)
 		return -ENOMEM;
 	*eq = dn == strlen(want) && memcmp(d, want, dn) == 0;
@@ -691,7 +535,7 @@ cred_apply(const struct cred_binding *b, const char *sandbox, struct http_reques
 			if (basic) {
 				const char *tok = basic_token(v);
 				size_t dn = 0;
-				char *d = tok ? b64_decode(tok, &dn) : NULL;
+				char *d = tok ? enc_b64_decode(tok, &dn) : NULL;
 				char *colon = d ? memchr(d, ':', dn) : NULL;
 				/* user (no ':') ":" placeholder, and the user is not the placeholder */
 				at_placement = colon && strcmp(colon + 1, ph) == 0 &&
@@ -736,11 +580,12 @@ cred_apply(const struct cred_binding *b, const char *sandbox, struct http_reques
 			}
 		}
 		if (basic) {
-			char *tok = b64_encode(b->secret, b->secret_len);
+			size_t tn;
+			char *tok = enc_b64(b->secret, b->secret_len, ENC_B64_STD, true, &tn);
 			if (tok) {
-				rw.new_value = malloc(strlen(tok) + 7);
+				rw.new_value = malloc(tn + 7);
 				if (rw.new_value)
-					snprintf(rw.new_value, strlen(tok) + 7, "Basic %s", tok);
+					snprintf(rw.new_value, tn + 7, "Basic %s", tok);
 				free_secret_string(tok);
 			}
 		} else {
@@ -812,7 +657,7 @@ cred_apply(const struct cred_binding *b, const char *sandbox, struct http_reques
 			}
 		}
 		size_t en;
-		char *enc = pct_encode(b->secret, b->secret_len, &en);
+		char *enc = enc_pct(b->secret, b->secret_len, true, &en);
 		if (!enc) {
 			rc = -ENOMEM;
 			goto out;
@@ -845,168 +690,4 @@ out:
 	}
 	rewrite_free(&rw);
 	return rc;
-}
-
-/* ---- redaction --------------------------------------------------------- */
-
-int
-cred_redactor_init(struct cred_redactor *r, const uint8_t *secret, size_t len)
-{
-	memset(r, 0, sizeof(*r));
-	if (!secret || len == 0)
-		return -EINVAL;
-	/* held never exceeds len - 1 bytes; the boundary scan needs 2 * len - 2 */
-	r->held = malloc(2 * len);
-	if (!r->held)
-		return -ENOMEM;
-	r->secret = secret;
-	r->len = len;
-	return 0;
-}
-
-/* The longest suffix of p[0..n) that is a proper prefix of the secret. */
-static size_t
-partial_suffix(const struct cred_redactor *r, const uint8_t *p, size_t n)
-{
-	size_t max = n < r->len - 1 ? n : r->len - 1;
-	const uint8_t first = r->secret[0];
-	for (size_t k = max; k > 0; k--) {
-		const uint8_t *s = p + n - k;
-		if (*s == first && memcmp(s, r->secret, k) == 0)
-			return k;
-	}
-	return 0;
-}
-
-static int
-emit(struct evbuffer *out, const void *p, size_t n)
-{
-	if (n == 0)
-		return 0;
-	return evbuffer_add(out, p, n) == 0 ? 0 : -ENOMEM;
-}
-
-static int
-emit_redacted(struct cred_redactor *r, struct evbuffer *out)
-{
-	r->redactions++;
-	return emit(out, CRED_REDACTED, CRED_REDACTED_LEN);
-}
-
-/*
- * The held bytes are always secret[0..n_held) (a suffix of the stream that is
- * a proper prefix of the secret), and no match can start before them. First
- * the boundary: held + the first len - 1 new bytes hold every match that
- * starts inside the held bytes. Then memmem over the new bytes alone.
- */
-int
-cred_redactor_feed(struct cred_redactor *r, const void *in_, size_t n, struct evbuffer *out)
-{
-	const uint8_t *in = in_;
-	size_t i = 0;
-	int rc;
-
-	if (!r->held)
-		return -EINVAL;
-	if (n == 0)
-		return 0;
-	if (r->n_held > 0) {
-		size_t h = r->n_held, t = n < r->len - 1 ? n : r->len - 1;
-		uint8_t *tmp = r->held; /* capacity 2 * len: held, then t new bytes */
-		memcpy(tmp + h, in, t);
-		const uint8_t *m = memmem(tmp, h + t, r->secret, r->len);
-		if (m && (size_t)(m - tmp) < h) {
-			size_t q = (size_t)(m - tmp);
-			if ((rc = emit(out, tmp, q)) < 0 || (rc = emit_redacted(r, out)) < 0)
-				return rc;
-			i = q + r->len - h;
-			r->n_held = 0;
-		} else if (t == n) {
-			/* all new bytes are in tmp and no match starts in the held part; a
-			 * match starting later would need n >= len, so there is none */
-			size_t k = partial_suffix(r, tmp, h + t);
-			if ((rc = emit(out, tmp, h + t - k)) < 0)
-				return rc;
-			memmove(r->held, tmp + h + t - k, k);
-			r->n_held = k;
-			return 0;
-		} else {
-			if ((rc = emit(out, tmp, h)) < 0)
-				return rc;
-			r->n_held = 0;
-		}
-	}
-	while (i < n) {
-		const uint8_t *m = memmem(in + i, n - i, r->secret, r->len);
-		if (!m)
-			break;
-		size_t at = (size_t)(m - in);
-		if ((rc = emit(out, in + i, at - i)) < 0 || (rc = emit_redacted(r, out)) < 0)
-			return rc;
-		i = at + r->len;
-	}
-	if (i < n) {
-		size_t k = partial_suffix(r, in + i, n - i);
-		if ((rc = emit(out, in + i, n - i - k)) < 0)
-			return rc;
-		memcpy(r->held, in + n - k, k);
-		r->n_held = k;
-	}
-	return 0;
-}
-
-int
-cred_redactor_finish(struct cred_redactor *r, struct evbuffer *out)
-{
-	int rc = r->held ? emit(out, r->held, r->n_held) : 0;
-	if (rc == 0)
-		r->n_held = 0;
-	return rc;
-}
-
-void
-cred_redactor_clear(struct cred_redactor *r)
-{
-	if (r->held) {
-		explicit_bzero(r->held, 2 * r->len);
-		free(r->held);
-	}
-	memset(r, 0, sizeof(*r));
-}
-
-size_t
-cred_redact_string(char **value, const uint8_t *secret, size_t len)
-{
-	if (!value || !*value || !secret || len == 0)
-		return 0;
-	char *s = *value;
-	size_t n = strlen(s), count = 0;
-	for (const char *p = s; (p = memmem(p, n - (size_t)(p - s), secret, len)); p += len)
-		count++;
-	if (count == 0)
-		return 0;
-	size_t out_len = n - count * len + count * CRED_REDACTED_LEN;
-	char *o = malloc(out_len + 1);
-	if (!o) {
-		/* no memory for the longer form: blank the secret in place instead */
-		for (char *p = s; (p = memmem(p, n - (size_t)(p - s), secret, len)); p += len)
-			memset(p, '*', len);
-		return count;
-	}
-	size_t w = 0;
-	const char *p = s, *m;
-	while ((m = memmem(p, n - (size_t)(p - s), secret, len))) {
-		memcpy(o + w, p, (size_t)(m - p));
-		w += (size_t)(m - p);
-		memcpy(o + w, CRED_REDACTED, CRED_REDACTED_LEN);
-		w += CRED_REDACTED_LEN;
-		p = m + len;
-	}
-	memcpy(o + w, p, n - (size_t)(p - s));
-	w += n - (size_t)(p - s);
-	o[w] = '\0';
-	explicit_bzero(s, n);
-	free(s);
-	*value = o;
-	return count;
 }

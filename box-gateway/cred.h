@@ -17,7 +17,7 @@
 
 #include "http.h"
 
-struct evbuffer;
+struct cred_spellings;
 
 struct cred_dest {
 	char *host;          /* lowercase; for a wildcard the domain after "*." */
@@ -43,6 +43,7 @@ struct cred_binding {
 	enum cred_inject inject;
 	char **sandboxes;            /* NULL/0: every sandbox */
 	size_t n_sandboxes;
+	struct cred_spellings *spellings; /* what replies are redacted of (redact.h) */
 };
 
 /* host/port as addr_host_spelling gives them; path: canonical, or NULL to
@@ -102,30 +103,5 @@ int cred_apply(const struct cred_binding *b, const char *sandbox, struct http_re
 const struct cred_binding *cred_find_placeholder(const struct cred_binding *b, size_t n,
 						 const struct http_request *req,
 						 const char *origin_form);
-
-/*
- * Streaming redaction of one secret in a relayed body: every occurrence
- * becomes "[REDACTED]", also across feed boundaries. It holds back only the
- * longest suffix of the data fed so far that is a prefix of the secret, so
- * data that cannot start the secret (an SSE event's end) is never delayed.
- */
-struct cred_redactor {
-	const uint8_t *secret;
-	size_t len;
-	uint8_t *held;               /* < len bytes held (room for 2 * len: the boundary scan) */
-	size_t n_held;
-	uint64_t redactions;
-};
-int cred_redactor_init(struct cred_redactor *r, const uint8_t *secret, size_t len);
-/* Feed: the output goes to out as it is decided; only a suffix that may start
- * the secret is held (at most len - 1 bytes). 0 or -ENOMEM. Finish: the held
- * bytes are sent as they are (the stream ended without the rest). */
-int cred_redactor_feed(struct cred_redactor *r, const void *in, size_t n, struct evbuffer *out);
-int cred_redactor_finish(struct cred_redactor *r, struct evbuffer *out);
-void cred_redactor_clear(struct cred_redactor *r);
-/* Redact a whole header value in place (response headers): *value is
- * replaced by a new malloc'd string. Returns the count. Without memory for the
- * new string, each occurrence is overwritten with '*' in place instead. */
-size_t cred_redact_string(char **value, const uint8_t *secret, size_t len);
 
 #endif

@@ -6,7 +6,10 @@
  * a reply is matched by id (policyd answers in order, the harness may not),
  * so a slow decision holds up only the connection that asked. A connection
  * that goes away cancels its entry; the late reply is then dropped. Records
- * (outcome events) have no reply. PolicyToolSchemas (mcp.c) are matched the
+ * (outcome events) have no reply; each names the permitted Decide it is the
+ * outcome of (proto/policy.proto): the permits are kept (policy_permits.h,
+ * with box-policyd's bounds) and a Record takes the oldest one of its action
+ * and input. PolicyToolSchemas (mcp.c) are matched the
  * same way to their PolicyToolSchemaReply. Losing the channel ends the gateway
  * (main.c's close callback): a decision must never default to permit.
  * Trusts: policyd's replies were validated by the protocol table; a reply
@@ -19,14 +22,20 @@
 #include "gateway.h"
 #include "ipc_event.h"
 #include "log.h"
+#include "policy_permits.h"
 #include "proto_policy.h"
 
 struct gw_decide {
 	uint64_t id;
 	gw_decide_fn fn;
 	void *arg;
+	uint8_t *asked; /* the DecideRequest, packed: kept if permitted */
+	size_t asked_len;
 	struct gw_decide *next;
 };
+
+/* The permits without an outcome yet: what gw_record names. */
+static struct policy_permits *permits;
 
 /* In flight, oldest first (replies come in order: the head is the usual match). */
 static struct gw_decide *head, **tail = &head;
@@ -55,10 +64,13 @@ gw_decide_fields(const char *action, Box__PolicyField **in, size_t n, gw_decide_
 	d->id = next_id++;
 	d->fn = fn;
 	d->arg = arg;
-	int r = box_ipc_event_send(G.policyd, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, d->id, &req.base,
-				   NULL, 0);
+	d->asked = policy_permits_pack(&req, &d->asked_len);
+	int r = d->asked ? box_ipc_event_send(G.policyd, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, d->id,
+					      &req.base, NULL, 0)
+			 : -ENOMEM;
 	if (r < 0) {
 		log_warn_errno(r, "Cannot send a DecideRequest to box-policyd");
+		free(d->asked);
 		free(d);
 		return NULL;
 	}
@@ -84,19 +96,25 @@ gw_decides_in_flight(void)
 void
 gw_record(bool ok, const char *action, const struct policy_fields *in, const struct policy_fields *out)
 {
+	uint64_t id;
 	if (!G.policyd)
 		return;
+	/* The permit it is the outcome of; none (forgotten by the bound): nothing to record. */
+	int r = policy_permits_take_match(permits, action, (Box__PolicyField *const *)in->p, in->n,
+					  &id);
+	if (r < 0) {
+		log_debug("No permit of %s to record an outcome of", action);
+		return;
+	}
 	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
 	rec.kind = ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
 	rec.action = (char *)action;
-	rec.n_input = in->n;
-	rec.input = (Box__PolicyField **)in->p;
+	rec.decide_id = id;
 	if (out) {
 		rec.n_output = out->n;
 		rec.output = (Box__PolicyField **)out->p;
 	}
-	int r =
-	    box_ipc_event_send(G.policyd, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base, NULL, 0);
+	r = box_ipc_event_send(G.policyd, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base, NULL, 0);
 	if (r < 0)
 		log_warn_errno(r, "Cannot send a RecordRequest to box-policyd");
 }
@@ -188,8 +206,20 @@ on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 		tail = pp;
 	in_flight--;
 	const Box__DecideReply *rep = (const Box__DecideReply *)m->msg;
+	bool permit = rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT;
+	/* Kept before fn runs (it may record the outcome at once); a cancelled one never is. */
+	int r = permit && d->fn ? policy_permits_add_packed(permits, d->id, d->asked, d->asked_len)
+				: 0;
+	if (r < 0) {
+		log_err_errno(r, "Cannot keep a permit");
+		free(d->asked);
+		free(d);
+		gw_exit(1);
+		return;
+	}
 	if (d->fn)
-		d->fn(d->arg, rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT, rep->message);
+		d->fn(d->arg, permit, rep->message);
+	free(d->asked);
 	free(d);
 }
 
@@ -208,6 +238,9 @@ on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
 int
 gw_decide_start(int fd)
 {
+	permits = policy_permits_new();
+	if (!permits)
+		return -ENOMEM;
 	G.policyd = box_ipc_event_new(G.base, fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD,
 				      on_policyd_msg, on_policyd_close, NULL);
 	if (!G.policyd)

@@ -29,6 +29,7 @@
 
 #include "cred.h"
 #include "http.h"
+#include "redact.h"
 #include "gateway.pb-c.h"
 #include "policy.pb-c.h"
 #include "policy_fields.h"

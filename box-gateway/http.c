@@ -19,6 +19,7 @@
 
 #include "addr.h"
 #include "cleanup.h"
+#include "encode.h"
 #include "http.h"
 
 /* Content-Length above 2^53 is refused: no peer has a reason to send more, and
@@ -59,18 +60,6 @@ static bool
 is_ows(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-static int
-hex_value(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static bool
@@ -637,7 +626,7 @@ chunked_line_byte(struct http_chunked *c, unsigned char b, char *why, size_t why
 	switch (c->state) {
 	case CH_SIZE_START:
 	case CH_SIZE: {
-		int d = hex_value(b);
+		int d = enc_hex_value((char)b);
 		if (d >= 0) {
 			if (c->line_len >= 16) {
 				set_why(why, why_len, "bad chunk size (more than 16 hex digits)");
@@ -970,13 +959,6 @@ http_parse_absolute(const char *target, char host_out[HTTP_HOST_MAX], uint16_t *
 	return 0;
 }
 
-static bool
-is_unreserved(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '-' || c == '.' || c == '_' || c == '~';
-}
-
 /*
  * RFC 3986 §5.2.4 on an absolute path: `in` is consumed (it is rewritten as the
  * algorithm says), `out` (at least as large) receives the result.
@@ -1044,14 +1026,14 @@ http_canonical_path(const char *origin_form, char **path_out)
 			decoded[k++] = (char)c;
 			continue;
 		}
-		int hi = i + 2 < n ? hex_value((unsigned char)origin_form[i + 1]) : -1;
-		int lo = i + 2 < n ? hex_value((unsigned char)origin_form[i + 2]) : -1;
+		int hi = i + 2 < n ? enc_hex_value(origin_form[i + 1]) : -1;
+		int lo = i + 2 < n ? enc_hex_value(origin_form[i + 2]) : -1;
 		if (hi < 0 || lo < 0) {
 			free(out);
 			return -EBADMSG;
 		}
 		unsigned char d = (unsigned char)(hi << 4 | lo);
-		if (is_unreserved(d)) {
+		if (enc_is_unreserved(d)) {
 			decoded[k++] = (char)d;
 		} else {
 			decoded[k++] = '%';
@@ -1066,4 +1048,90 @@ http_canonical_path(const char *origin_form, char **path_out)
 		strcpy(out, "/");
 	*path_out = out;
 	return 0;
+}
+
+/* ---- x-box-reason ------------------------------------------------------------------- */
+
+/* One character of s[0..n) as it goes into a header value: printable ASCII as it is, any
+ * other character as \u{X} (a byte that is not UTF-8 as \u{fffd}). Returns its length in s. */
+static size_t
+reason_char(const char *s, size_t n, char *buf, size_t *bl)
+{
+	unsigned char c = (unsigned char)s[0];
+	if (c >= 0x20 && c < 0x7f) {
+		buf[0] = (char)c;
+		*bl = 1;
+		return 1;
+	}
+	uint32_t cp = 0xfffd;
+	size_t len = c < 0x80 ? 1 : enc_utf8_char((const uint8_t *)s, n, &cp);
+	if (c < 0x80)
+		cp = c;
+	*bl = (size_t)snprintf(buf, 16, "\\u{%x}", (unsigned)cp);
+	return len ? len : 1;
+}
+
+/* s[0..n) escaped into out; cut with "..." to fit cap - 1 bytes. Returns the length. */
+static size_t
+reason_escape(const char *s, size_t n, char *out, size_t cap, bool *cut)
+{
+	size_t total = 0, o = 0;
+	char buf[16];
+	size_t bl;
+	for (size_t i = 0; i < n;) {
+		i += reason_char(s + i, n - i, buf, &bl);
+		total += bl;
+	}
+	*cut = total > cap - 1;
+	for (size_t i = 0; i < n;) {
+		i += reason_char(s + i, n - i, buf, &bl);
+		if (o + bl > cap - 1 - (*cut ? 3 : 0))
+			break;
+		memcpy(out + o, buf, bl);
+		o += bl;
+	}
+	if (*cut) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+size_t
+http_reason_header(const char *msg, char *out, size_t cap)
+{
+	bool cut;
+	size_t n = strlen(msg);
+	if (cap < 8) {
+		if (cap)
+			out[0] = '\0';
+		return 0;
+	}
+	size_t len = reason_escape(msg, n, out, cap, &cut);
+	if (!cut)
+		return len;
+	/* Too long: a decision's message (box-policy(5)) loses its resource, reading as one
+	 * without a resource does, so that the rule and its description stay. The resource
+	 * ends at the first quote not escaped. */
+	static const char denied[] = "policy denied this operation on '";
+	if (strncmp(msg, denied, sizeof(denied) - 1) != 0)
+		return len;
+	const char *on = msg + sizeof(denied) - 6, *q = msg + sizeof(denied) - 1;
+	while (*q && *q != '\'') {
+		if (*q == '\\' && q[1])
+			q++;
+		q++;
+	}
+	if (!*q)
+		return len;
+	size_t head = (size_t)(on - msg), tail = strlen(q + 1);
+	char *shorter = malloc(head + tail + 1);
+	if (!shorter)
+		return len;
+	memcpy(shorter, msg, head);
+	memcpy(shorter + head, q + 1, tail + 1);
+	len = reason_escape(shorter, head + tail, out, cap, &cut);
+	free(shorter);
+	return len;
 }

@@ -168,4 +168,15 @@ int http_parse_absolute(const char *target, char host_out[HTTP_HOST_MAX], uint16
  * are refused. canonical(canonical(p)) == canonical(p). */
 int http_canonical_path(const char *origin_form, char **path_out);
 
+/*
+ * The x-box-reason value of a refusal whose body is msg (a decision's message, or the
+ * gateway's own reason): printable ASCII as it is, every other character as \u{X} (hex code
+ * point; a byte that is not UTF-8 as \u{fffd}), so no CR, LF or other control byte and no
+ * byte above 0x7e reaches the header. At most cap - 1 bytes: a longer value first leaves out
+ * the quoted resource (" on '...'", as a message without one reads), then is cut with "...".
+ * Returns the length written (cap < 8: nothing).
+ */
+#define HTTP_REASON_MAX 1024
+size_t http_reason_header(const char *msg, char *out, size_t cap);
+
 #endif

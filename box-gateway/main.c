@@ -168,6 +168,12 @@ config_take(struct box_ipc_chan *chan, uint64_t rid, const Box__GatewayInit *in)
 		b->inject = (enum cred_inject)gc->inject;
 		b->sandboxes = gc->sandboxes;
 		b->n_sandboxes = gc->n_sandboxes;
+		/* the spellings replies are redacted of, once for every connection */
+		int r = cred_spellings_new(b->secret, b->secret_len, &b->spellings);
+		if (r < 0)
+			start_fail(chan, rid,
+				   "[%s]: cannot prepare the redaction of its secret: %s", b->name,
+				   strerror(-r));
 	}
 	char why[512] = "";
 	int r = gw_mcp_init(in, why, sizeof(why));

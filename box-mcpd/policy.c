@@ -7,7 +7,11 @@
  * PolicyToolSchema, PolicyProbeRequest), each with its own request id; a reply is matched by
  * id and by type, so a slow decision holds up only the frame that asked. A
  * session that goes away cancels its entries (pd_cancel_owner); their late
- * replies are then dropped. Records (outcome events) have no reply. Losing
+ * replies are then dropped. Records (outcome events) have no reply; each
+ * names the permitted Decide it is the outcome of (proto/policy.proto): the
+ * permits are kept (policy_permits.h, with box-policyd's bounds) and a
+ * Record takes the oldest one of its action and input. A DecideBatch of N
+ * takes N ids (its i-th request is named by its id + i). Losing
  * the channel ends box-mcpd (fail closed: a decision never defaults to
  * permit).
  * Trusts: policyd's replies were validated by the protocol table; a reply
@@ -19,7 +23,10 @@
 
 #include "log.h"
 #include "mcpd.h"
+#include "policy_permits.h"
 #include "proto_policy.h"
+
+#define PD_ASKED_MAX 2 /* the Decides of one request kept until its answer (pd_decide_then) */
 
 struct pd_req {
 	struct pd_req *next;
@@ -28,7 +35,14 @@ struct pd_req {
 	pd_fn fn;
 	void *arg;
 	const void *owner; /* NULL once cancelled */
+	/* its DecideRequests, packed: kept as permits if permitted */
+	uint8_t *asked[PD_ASKED_MAX];
+	size_t asked_len[PD_ASKED_MAX];
+	size_t n_asked;
 };
+
+/* The permits without an outcome yet: what pd_record names. */
+static struct policy_permits *permits;
 
 /* In flight, oldest first (policyd answers in order: the head is the usual match). */
 static struct pd_req *head, **tail = &head;
@@ -51,6 +65,39 @@ reply_type_of(uint32_t type)
 	}
 }
 
+static void
+req_free(struct pd_req *d)
+{
+	for (size_t i = 0; i < d->n_asked; i++)
+		free(d->asked[i]);
+	free(d);
+}
+
+/* The Decides of D's request MSG (of TYPE), packed, to keep those permitted. */
+static int
+req_keep_asked(struct pd_req *d, uint32_t type, const ProtobufCMessage *msg)
+{
+	Box__DecideRequest *const *reqs = NULL;
+	size_t n = 0;
+	if (type == BOX__MSG_TYPE__MSG_DECIDE_REQUEST) {
+		reqs = (Box__DecideRequest *const *)&msg;
+		n = 1;
+	} else if (type == BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST) {
+		const Box__DecideBatchRequest *b = (const Box__DecideBatchRequest *)msg;
+		reqs = b->requests;
+		n = b->n_requests;
+	}
+	if (n > PD_ASKED_MAX)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++) {
+		d->asked[i] = policy_permits_pack(reqs[i], &d->asked_len[i]);
+		if (!d->asked[i])
+			return -ENOMEM;
+		d->n_asked = i + 1;
+	}
+	return 0;
+}
+
 int
 pd_ask(uint32_t type, const ProtobufCMessage *msg, pd_fn fn, void *arg, const void *owner)
 {
@@ -59,14 +106,18 @@ pd_ask(uint32_t type, const ProtobufCMessage *msg, pd_fn fn, void *arg, const vo
 	struct pd_req *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->id = next_id++;
+	d->id = next_id;
 	d->reply_type = reply_type_of(type);
 	d->fn = fn;
 	d->arg = arg;
 	d->owner = owner;
-	int r = box_ipc_event_send(M.policyd, type, d->id, msg, NULL, 0);
+	int r = req_keep_asked(d, type, msg);
+	/* A batch's requests are named by its id + i: it takes one id each. */
+	next_id += d->n_asked > 1 ? d->n_asked : 1;
+	if (r == 0)
+		r = box_ipc_event_send(M.policyd, type, d->id, msg, NULL, 0);
 	if (r < 0) {
-		free(d);
+		req_free(d);
 		/* The queue is full or the channel is gone: policyd cannot keep up. Fail closed. */
 		log_err_errno(r, "Cannot send %s to box-policyd",
 			      box_ipc_type_name(&box_proto_policy, type));
@@ -121,16 +172,22 @@ void
 pd_record(bool ok, const char *action, Box__PolicyField **in, size_t n_in,
 	  Box__PolicyField **out, size_t n_out)
 {
+	uint64_t id;
 	if (!M.policyd)
 		return;
+	/* The permit it is the outcome of; none (forgotten by the bound): nothing to record. */
+	int r = policy_permits_take_match(permits, action, in, n_in, &id);
+	if (r < 0) {
+		log_debug("No permit of %s to record an outcome of", action);
+		return;
+	}
 	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
 	rec.kind = ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
 	rec.action = (char *)action;
-	rec.n_input = n_in;
-	rec.input = in;
+	rec.decide_id = id;
 	rec.n_output = ok ? n_out : 0;
 	rec.output = ok ? out : NULL;
-	int r = box_ipc_event_send(M.policyd, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base,
+	r = box_ipc_event_send(M.policyd, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base,
 				   NULL, 0);
 	if (r < 0) {
 		log_err_errno(r, "Cannot send a RecordRequest to box-policyd");
@@ -159,9 +216,27 @@ on_policyd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	*pp = d->next;
 	if (tail == &d->next)
 		tail = pp;
+	/* The permits are kept before fn runs (it may record at once); a cancelled one's never. */
+	for (size_t i = 0; d->owner && i < d->n_asked; i++) {
+		const Box__DecideReply *rep =
+			d->reply_type == BOX__MSG_TYPE__MSG_DECIDE_REPLY
+				? (const Box__DecideReply *)m->msg
+			: i < ((const Box__DecideBatchReply *)m->msg)->n_replies
+				? ((const Box__DecideBatchReply *)m->msg)->replies[i]
+				: NULL;
+		if (!rep || rep->verdict != BOX__DECISION_VERDICT__VERDICT_PERMIT)
+			continue;
+		int r = policy_permits_add_packed(permits, d->id + i, d->asked[i], d->asked_len[i]);
+		if (r < 0) {
+			log_err_errno(r, "Cannot keep a permit");
+			req_free(d);
+			mcpd_exit(1);
+			return;
+		}
+	}
 	if (d->owner)
 		d->fn(d->arg, m->msg);
-	free(d);
+	req_free(d);
 }
 
 static void
@@ -180,6 +255,9 @@ on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
 int
 pd_start(int fd)
 {
+	permits = policy_permits_new();
+	if (!permits)
+		return -ENOMEM;
 	M.policyd = box_ipc_event_new(M.base, fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD,
 				      on_policyd_msg, on_policyd_close, NULL);
 	if (!M.policyd)

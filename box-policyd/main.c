@@ -33,6 +33,25 @@
  * peer is fatal (exit 1): they are internal peers. The exit logs how many
  * decisions and history fsyncs there were.
  *
+ * Who may say what (peer_actions, one table): each kind of peer asks about
+ * (Decide, DecideBatch, probe) and records only the actions it raises itself:
+ * box-shell shell:* and fs:*, box-gateway net:connect, http:request, mcp:call
+ * and per-tool actions, box-mcpd mcp:call, per-tool actions and shell:spawn,
+ * boxd (for the programs it will supervise) fs:*; per-tool actions are never
+ * recorded. Anything else is a protocol error, logged (peer_refuse; a batch
+ * is checked whole before any of it is decided). A Record names the Decide it
+ * is the outcome of (decide_id): a permit of its own channel without an
+ * outcome yet, of the same action; the event takes the action and input from
+ * policyd's copy of that Decide and only the kind and output from the Record
+ * (an unknown, denied or recorded id, another action, or an input in the
+ * Record is a protocol error). Each channel keeps its permits without an
+ * outcome (proto/policy_permits.h): at most BOX_POLICY_PERMITS_MAX and
+ * BOX_POLICY_PERMIT_BYTES_MAX of packed Decides, the oldest forgotten beyond
+ * (a shell whose walks stop early leaves permits it never records, and must
+ * go on); a Record of a forgotten one is dropped with a warning. Decide ids
+ * increase per channel (the i-th request of a batch is its id + i), which is
+ * how a forgotten id is told from one that never was a permit.
+ *
  * MCP tool schemas (PolicyToolSchema, from box-mcpd or the gateway): the
  * namespace must be one of PolicyInit's (else a protocol error); the
  * policy is re-validated with the tools and the temporal state carried
@@ -50,9 +69,10 @@
  * BOX_POLICY_ATTACHED_MAX at a time (one more is refused: its fd is closed,
  * so that process's decisions fail, i.e. deny). An attached channel closing
  * is the normal end of a process. A protocol error on an attached channel
- * drops that channel only: such a channel serves a process that runs the
- * agent's script (whose redirections can reach the fd), so garbage on it
- * must cost that process its decisions (denied), not the box its policy.
+ * (garbage, or a message the table refuses) drops that channel only: such a
+ * channel serves a process that runs the agent's script (box-shell keeps the
+ * script from its fds, box-shell/redir.c; should that ever fail), so it must
+ * cost that process its decisions (denied), not the box its policy.
  * The shell channel (fd 6) closing is as before: logged, the rest goes on.
  *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
@@ -70,6 +90,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -89,17 +111,84 @@
 #include "log.h"
 #include "parse.h"
 #include "policy.pb-c.h"
+#include "policy_permits.h"
 #include "policyd.h"
 #include "privdrop.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
 
+/*
+ * What each kind of peer may ask about (Decide, DecideBatch, PolicyProbeRequest)
+ * and record (Record, RecordBatch): the actions it raises itself
+ * (docs/box-policy.5.md, "Actions and their fields"). Anything else is a
+ * protocol error (peer_refuse). A Record names a permit of its own channel
+ * (policy_permits.h), so only the actions a kind records are kept.
+ */
+enum {
+	ACT_FS = 1u << 0,          /* fs:read fs:write fs:delete fs:move fs:other */
+	ACT_SHELL_EXEC = 1u << 1,
+	ACT_SHELL_SPAWN = 1u << 2,
+	ACT_NET_CONNECT = 1u << 3,
+	ACT_HTTP_REQUEST = 1u << 4,
+	ACT_MCP_CALL = 1u << 5,
+	ACT_TOOL = 1u << 6,        /* NS::Action::"TOOL", a per-tool refinement */
+};
+
+enum peer_kind { PEER_SUPERVISOR, PEER_GATEWAY, PEER_MCPD, PEER_SHELL };
+
+static const struct {
+	const char *raises; /* for messages */
+	unsigned decide, record;
+} peer_actions[] = {
+	/* boxd, for the programs it will supervise (none yet: it sends no Decide today) */
+	[PEER_SUPERVISOR] = { "fs:*", ACT_FS, ACT_FS },
+	/* the agent's connections and requests, remote (type = http) MCP servers */
+	[PEER_GATEWAY] = { "net:connect, http:request, mcp:call and per-tool actions",
+			   ACT_NET_CONNECT | ACT_HTTP_REQUEST | ACT_MCP_CALL | ACT_TOOL,
+			   ACT_NET_CONNECT | ACT_HTTP_REQUEST | ACT_MCP_CALL },
+	/* stdio MCP servers: their start and their calls */
+	[PEER_MCPD] = { "mcp:call, per-tool actions and shell:spawn",
+			ACT_MCP_CALL | ACT_TOOL | ACT_SHELL_SPAWN, ACT_MCP_CALL | ACT_SHELL_SPAWN },
+	/* the agent's shell: its commands, host programs and file operations */
+	[PEER_SHELL] = { "shell:* and fs:*", ACT_FS | ACT_SHELL_EXEC | ACT_SHELL_SPAWN,
+			 ACT_FS | ACT_SHELL_EXEC | ACT_SHELL_SPAWN },
+};
+
+/* The ACT_ bit of ACTION (a validated spelling), 0 for one no peer raises. */
+static unsigned
+action_kind(const char *action)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} fixed[] = {
+		{ "fs:read", ACT_FS },
+		{ "fs:write", ACT_FS },
+		{ "fs:delete", ACT_FS },
+		{ "fs:move", ACT_FS },
+		{ "fs:other", ACT_FS },
+		{ "shell:exec", ACT_SHELL_EXEC },
+		{ "shell:spawn", ACT_SHELL_SPAWN },
+		{ "net:connect", ACT_NET_CONNECT },
+		{ "http:request", ACT_HTTP_REQUEST },
+		{ "mcp:call", ACT_MCP_CALL },
+	};
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (strcmp(action, fixed[i].name) == 0)
+			return fixed[i].bit;
+	/* box_valid_action: NS::Action::"TOOL" is the one spelling with "::" */
+	return strstr(action, "::Action::\"") ? ACT_TOOL : 0;
+}
+
 struct peer {
 	const char *name;   /* for messages */
 	const char *source; /* for the decision log */
 	int fd;
+	enum peer_kind kind;
 	struct box_ipc_event *ev;
 	size_t n_held; /* its replies held in the current group (keeps them in order) */
+	/* Its permits without an outcome yet (the Decides its Records may name). */
+	struct policy_permits *permits;
 	/* An attached box-shell channel (malloc'd; on S.attached until it closes). */
 	bool attached;
 	struct peer *next;
@@ -156,10 +245,10 @@ static struct {
 	size_t n_attached;
 } S = {
 	.peers = {
-		{ "boxd", "supervisor", POLICYD_FD_BOXD, NULL, 0 },
-		{ "gateway", "box-gateway", POLICYD_FD_GATEWAY, NULL, 0 },
-		{ "mcpd", "box-mcpd", POLICYD_FD_MCPD, NULL, 0 },
-		{ "shell", "box-shell", POLICYD_FD_SHELL, NULL, 0 },
+		{ "boxd", "supervisor", POLICYD_FD_BOXD, PEER_SUPERVISOR },
+		{ "gateway", "box-gateway", POLICYD_FD_GATEWAY, PEER_GATEWAY },
+		{ "mcpd", "box-mcpd", POLICYD_FD_MCPD, PEER_MCPD },
+		{ "shell", "box-shell", POLICYD_FD_SHELL, PEER_SHELL },
 	},
 	.decisions_fd = -1,
 };
@@ -429,6 +518,21 @@ send_reply(struct peer *p, uint64_t request_id, bool permit, int cause, const ch
 	}
 }
 
+/*
+ * Decide ID of P (REQ) was answered PERMIT: kept for the Record that may name it,
+ * when P's kind records that action (the peer may be gone: nothing to keep).
+ */
+static void
+permit_keep(struct peer *p, uint64_t id, const Box__DecideRequest *req, bool permit)
+{
+	if (!permit || !p->ev || !p->permits ||
+	    !(action_kind(req->action) & peer_actions[p->kind].record))
+		return;
+	int r = policy_permits_add(p->permits, id, req);
+	if (r < 0)
+		fatal(r, "Cannot keep a permit of %s", p->name);
+}
+
 static void
 pending_clear(struct pending *q)
 {
@@ -488,10 +592,14 @@ answer_batch(struct pending *qs, size_t n, bool failed)
 			drop_peer(p, r);
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		log_decision(p, qs[i].req, items[i].verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT,
-			     (int)items[i].cause, (const char *const *)items[i].rules,
-			     items[i].n_rules, items[i].message, qs[i].resource, qs[i].time_ns);
+	for (size_t i = 0; i < n; i++) {
+		bool permit = items[i].verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT;
+		/* The i-th request of a batch is named by the batch's id + i (policy.proto). */
+		permit_keep(p, qs[0].request_id + i, qs[i].req, permit);
+		log_decision(p, qs[i].req, permit, (int)items[i].cause,
+			     (const char *const *)items[i].rules, items[i].n_rules,
+			     items[i].message, qs[i].resource, qs[i].time_ns);
+	}
 }
 
 /*
@@ -548,6 +656,7 @@ pending_flush(bool failed)
 		} else {
 			send_reply(q->peer, q->request_id, q->permit, q->cause,
 				   (const char *const *)q->rules, q->n_rules, q->message);
+			permit_keep(q->peer, q->request_id, q->req, q->permit);
 			log_decision(q->peer, q->req, q->permit, q->cause,
 				     (const char *const *)q->rules, q->n_rules, q->message,
 				     q->resource, q->time_ns);
@@ -659,6 +768,58 @@ pending_push(struct peer *p, uint64_t request_id, Box__DecideRequest *req,
 	return 0;
 }
 
+/* ---- what a peer may send --------------------------------------------------- */
+
+/*
+ * P sent what it has no business sending (WHY: "sent …"): a protocol error,
+ * logged. An internal peer's channel ends policyd (exit 1, after the usual
+ * flush: fail closed, and what others asked still gets its answer); an
+ * attached box-shell channel serves a process that runs the agent's script,
+ * so only that channel is dropped (its process's decisions then fail, i.e.
+ * deny). Returns false: P may be freed, its message is not served.
+ */
+static bool __attribute__((format(printf, 2, 3)))
+peer_refuse(struct peer *p, const char *why, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, why);
+	(void)vsnprintf(msg, sizeof(msg), why, ap);
+	va_end(ap);
+	if (p->attached) {
+		log_warn("An attached box-shell channel %s; dropped it", msg);
+		drop_peer(p, -EPROTO);
+		attached_reap();
+		return false;
+	}
+	log_err("Protocol error from %s: it %s", p->name, msg);
+	S.exit_code = 1;
+	p->ev = box_ipc_event_free(p->ev);
+	event_base_loopexit(S.base, NULL);
+	return false;
+}
+
+/* P may ask about ACTION (peer_actions); else it is refused. */
+static bool
+decide_ok(struct peer *p, const char *what, const char *action)
+{
+	if (action_kind(action) & peer_actions[p->kind].decide)
+		return true;
+	return peer_refuse(p, "sent %s for %s, which %s does not raise (it raises %s)", what,
+			   action, p->source, peer_actions[p->kind].raises);
+}
+
+/* Decide ids of one channel increase (policy.proto): FIRST .. FIRST+N-1 come next. */
+static bool
+decide_ids_ok(struct peer *p, uint64_t first, size_t n)
+{
+	if (policy_permits_next(p->permits, first, n) == 0)
+		return true;
+	return peer_refuse(p, "sent Decide %llu, which is not above the ids of its earlier Decides",
+			   (unsigned long long)first);
+}
+
 /* ---- handlers -------------------------------------------------------------- */
 
 static void
@@ -668,6 +829,9 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 	struct engine_result res;
 	int64_t now = engine_now();
 
+	if (!decide_ok(p, "a DecideRequest", req->action) ||
+	    !decide_ids_ok(p, m->request_id, 1))
+		return;
 	int r = engine_decide(S.engine, req, now, &res);
 	if (r < 0)
 		fatal(r, "Cannot decide");
@@ -697,6 +861,7 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 	} else {
 		send_reply(p, m->request_id, res.permit, res.cause, res.rules, res.n_rules,
 			   res.message);
+		permit_keep(p, m->request_id, req, res.permit);
 		log_decision(p, req, res.permit, res.cause, res.rules, res.n_rules, res.message,
 			     res.resource, res.time_ns);
 	}
@@ -727,6 +892,12 @@ handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
 
 	if (n == 0 || n > BOX_POLICY_BATCH_MAX) /* the validator refused it already */
 		fatalx("%s sent a DecideBatch of %zu requests", p->name, n);
+	/* Each request is checked before any is decided: a refused batch decides nothing. */
+	for (size_t i = 0; i < n; i++)
+		if (!decide_ok(p, "a DecideBatchRequest", b->requests[i]->action))
+			return;
+	if (!decide_ids_ok(p, m->request_id, n))
+		return;
 	engine_defer_sync(S.engine, true);
 	for (size_t i = 0; i < n; i++) {
 		struct engine_result res;
@@ -773,14 +944,73 @@ handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
 		group_sync_schedule();
 }
 
+/*
+ * Whether P may record REC: 0 yes (its permit is kept), 1 stale (the bound on
+ * unrecorded permits forgot it), -1 no (WHY says what it sent).
+ */
+static int
+record_check(struct peer *p, const Box__RecordRequest *rec, char *why, size_t size)
+{
+	const char *decided;
+	unsigned long long id = (unsigned long long)rec->decide_id;
+
+	if (!(action_kind(rec->action) & peer_actions[p->kind].record)) {
+		(void)snprintf(why, size, "recorded an outcome of %s, which %s does not record",
+			       rec->action, p->source);
+		return -1;
+	}
+	int r = policy_permits_find(p->permits, rec->decide_id, &decided);
+	if (r == -ESTALE)
+		return 1;
+	if (r < 0) {
+		(void)snprintf(why, size,
+			       "recorded an outcome of Decide %llu, which is no permit of its "
+			       "channel still without an outcome (unknown, denied or recorded "
+			       "already)",
+			       id);
+		return -1;
+	}
+	if (strcmp(decided, rec->action) != 0) {
+		(void)snprintf(why, size,
+			       "recorded an outcome of %s for Decide %llu, which asked about %s",
+			       rec->action, id, decided);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+record_stale(struct peer *p, const Box__RecordRequest *rec)
+{
+	static unsigned said;
+	if (said++ % 1000 == 0)
+		log_warn("%s recorded the outcome of Decide %llu (%s), which the bound of %u "
+			 "permits without an outcome per channel had forgotten; dropped",
+			 p->name, (unsigned long long)rec->decide_id, rec->action,
+			 BOX_POLICY_PERMITS_MAX);
+}
+
+/*
+ * The outcome REC of a permit record_check found kept: the event is that
+ * Decide's action and input (policyd's own copy) with REC's kind and output.
+ */
 static void
 record_one(struct peer *p, const Box__RecordRequest *rec)
 {
 	int64_t now = engine_now(), t = now;
+	Box__DecideRequest *dec = NULL;
 
-	int r = engine_record(S.engine, rec, now, &t);
+	int r = policy_permits_take(p->permits, rec->decide_id, &dec);
+	if (r < 0)
+		fatal(r, "Cannot take the permit a Record of %s names", p->name);
+	Box__RecordRequest ev = *rec;
+	ev.action = dec->action;
+	ev.input = dec->input;
+	ev.n_input = dec->n_input;
+	r = engine_record(S.engine, &ev, now, &t);
 	if (r == 0)
-		log_outcome(p, rec, t);
+		log_outcome(p, &ev, t);
+	box__decide_request__free_unpacked(dec, NULL);
 	if (r == -EINVAL)
 		log_warn("%s recorded an outcome of '%s' that does not fit the schema; dropped",
 			 p->name, rec->action);
@@ -797,16 +1027,52 @@ record_one(struct peer *p, const Box__RecordRequest *rec)
 static void
 handle_record(struct peer *p, struct box_ipc_msg *m)
 {
-	record_one(p, (const Box__RecordRequest *)m->msg);
+	const Box__RecordRequest *rec = (const Box__RecordRequest *)m->msg;
+	char why[512];
+
+	int r = record_check(p, rec, why, sizeof(why));
+	if (r < 0)
+		(void)peer_refuse(p, "%s", why);
+	else if (r > 0)
+		record_stale(p, rec);
+	else
+		record_one(p, rec);
 }
 
-/* RecordBatch: each recorded in order exactly as if it had come alone. */
+/*
+ * RecordBatch: each recorded in order exactly as if it had come alone. All are
+ * checked first (one naming a permit an earlier one of the batch records is
+ * recorded already): a refused batch records nothing.
+ */
 static void
 handle_record_batch(struct peer *p, struct box_ipc_msg *m)
 {
 	const Box__RecordBatch *b = (const Box__RecordBatch *)m->msg;
-	for (size_t i = 0; i < b->n_records; i++)
-		record_one(p, b->records[i]);
+	int state[BOX_POLICY_BATCH_MAX];
+	char why[512];
+
+	if (b->n_records == 0 || b->n_records > BOX_POLICY_BATCH_MAX) /* the validator's */
+		fatalx("%s sent a RecordBatch of %zu records", p->name, b->n_records);
+	for (size_t i = 0; i < b->n_records; i++) {
+		state[i] = record_check(p, b->records[i], why, sizeof(why));
+		for (size_t k = 0; state[i] == 0 && k < i; k++)
+			if (state[k] == 0 && b->records[k]->decide_id == b->records[i]->decide_id) {
+				(void)snprintf(why, sizeof(why),
+					       "recorded two outcomes of Decide %llu in one RecordBatch",
+					       (unsigned long long)b->records[i]->decide_id);
+				state[i] = -1;
+			}
+		if (state[i] < 0) {
+			(void)peer_refuse(p, "%s", why);
+			return;
+		}
+	}
+	for (size_t i = 0; i < b->n_records; i++) {
+		if (state[i] > 0)
+			record_stale(p, b->records[i]);
+		else
+			record_one(p, b->records[i]);
+	}
 }
 
 static void
@@ -823,21 +1089,15 @@ handle_log_fd(struct box_ipc_msg *m)
 }
 
 /*
- * Only box-mcpd and the gateway speak MCP. box-shell sending it is a
- * protocol error: fatal on its own channel, that channel only when attached
- * (the agent's script may reach it). True when P may go on.
+ * Only box-mcpd and the gateway speak MCP; anyone else sending it is refused
+ * (peer_refuse). True when P may go on.
  */
 static bool
 mcp_peer_ok(struct peer *p, const char *what)
 {
-	if (p == &S.peers[1] || p == &S.peers[2])
+	if (p->kind == PEER_GATEWAY || p->kind == PEER_MCPD)
 		return true;
-	if (!p->attached)
-		fatalx("%s sent %s (only box-mcpd and the gateway do)", p->name, what);
-	log_warn("An attached box-shell channel sent %s; dropped it", what);
-	drop_peer(p, -EPROTO);
-	attached_reap();
-	return false;
+	return peer_refuse(p, "sent %s (only box-mcpd and the gateway do)", what);
 }
 
 /* A reply that is not a decision must not overtake the channel's held ones. */
@@ -911,6 +1171,9 @@ handle_probe(struct peer *p, struct box_ipc_msg *m)
 		return;
 	if (n == 0 || n > BOX_POLICY_BATCH_MAX) /* the validator refused it already */
 		fatalx("%s sent a PolicyProbeRequest of %zu requests", p->name, n);
+	for (size_t i = 0; i < n; i++)
+		if (!decide_ok(p, "a PolicyProbeRequest", b->requests[i]->action))
+			return;
 	release_held(p);
 	for (size_t i = 0; i < n; i++) {
 		struct engine_result res;
@@ -981,8 +1244,10 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 	int type = 0;
 	socklen_t len = sizeof(type);
 
-	if (p != &S.peers[POLICYD_N_PEERS - 1] && !p->attached)
-		fatalx("%s sent PolicyChannelAttach (only box-shell attaches channels)", p->name);
+	if (p->kind != PEER_SHELL) {
+		(void)peer_refuse(p, "sent PolicyChannelAttach (only box-shell attaches channels)");
+		return;
+	}
 	if (m->n_fds != 1 || getsockopt(m->fds[0], SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    type != SOCK_SEQPACKET) {
 		log_err("box-shell attached an fd that is not a SOCK_SEQPACKET socket; refused");
@@ -999,11 +1264,14 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 	if (!n)
 		fatal(-ENOMEM, "Cannot attach a box-shell channel");
 	*n = (struct peer){ .name = "shell (attached)", .source = "box-shell", .fd = m->fds[0],
-			    .attached = true };
-	n->ev = box_ipc_event_new(S.base, n->fd, &box_proto_policy, BOX_POLICY_ROLE_PEER, on_msg,
-				  on_close, n);
+			    .kind = PEER_SHELL, .attached = true };
+	n->permits = policy_permits_new();
+	n->ev = n->permits ? box_ipc_event_new(S.base, n->fd, &box_proto_policy,
+						BOX_POLICY_ROLE_PEER, on_msg, on_close, n)
+			   : NULL;
 	if (!n->ev) {
 		log_err_errno(-errno, "Cannot watch an attached box-shell channel; refused");
+		policy_permits_free(n->permits);
 		free(n); /* the fd is still the message's: closed with it */
 		return;
 	}
@@ -1011,6 +1279,7 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 	if (box_ipc_chan_set_state(box_ipc_event_chan(n->ev), BOX_POLICY_READY) < 0) {
 		log_err("Cannot set up an attached box-shell channel; refused");
 		box_ipc_event_free(n->ev);
+		policy_permits_free(n->permits);
 		free(n);
 		return;
 	}
@@ -1033,8 +1302,10 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA: handle_tool_schema(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST: handle_probe(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:
-		if (p != &S.peers[0])
-			fatalx("%s sent PolicyLogFd", p->name);
+		if (p != &S.peers[0]) {
+			(void)peer_refuse(p, "sent PolicyLogFd (only boxd does)");
+			break;
+		}
 		handle_log_fd(m);
 		break;
 	default:
@@ -1048,6 +1319,8 @@ static void
 drop_peer(struct peer *p, int error)
 {
 	p->ev = box_ipc_event_free(p->ev);
+	policy_permits_free(p->permits); /* (what it decided can no longer be recorded) */
+	p->permits = NULL;
 	if (p->attached) {
 		/* Off the live list; freed once no reply of its is held. */
 		for (struct peer **pp = &S.attached; *pp; pp = &(*pp)->next)
@@ -1348,6 +1621,9 @@ peers_watch(void)
 		 * Decide, Record and PolicyLogFd; the other peers Decide and
 		 * Record (the table's senders); a second PolicyInit is fatal.
 		 */
+		p->permits = policy_permits_new();
+		if (!p->permits)
+			fatal(-ENOMEM, "Cannot watch the %s channel", p->name);
 		p->ev = box_ipc_event_new(S.base, p->fd, &box_proto_policy,
 					  i == 0 ? BOX_POLICY_ROLE_BOXD : BOX_POLICY_ROLE_PEER,
 					  on_msg, on_close, p);
@@ -1367,8 +1643,11 @@ shutdown_flush(int dirfd)
 	log_flush();
 	log_info("%llu decisions, %llu history fsyncs", (unsigned long long)S.n_decisions,
 		 (unsigned long long)engine_history_syncs(S.engine));
-	for (int i = 0; i < POLICYD_N_PEERS; i++)
+	for (int i = 0; i < POLICYD_N_PEERS; i++) {
 		S.peers[i].ev = box_ipc_event_free(S.peers[i].ev);
+		policy_permits_free(S.peers[i].permits);
+		S.peers[i].permits = NULL;
+	}
 	while (S.attached)
 		drop_peer(S.attached, 0);
 	for (struct peer *p = S.dead, *n; p; p = n) {

@@ -1,13 +1,16 @@
 /*
  * check.c — box-recheck's checks, run as the box owner: every grant
  * (exists, not a symlink, canonical, reachable with the access its list
- * needs), the workspace, the agent's program and its #! chain, the state
- * dir and its files, the masks of box's own directories and credential
- * stores inside grants, a deny of a file with another name (st_nlink > 1,
- * walked under a denied directory) and the scan of the grants for Unix
- * sockets ("socket PATH", at most RECHECK_SOCKETS_SHOWN, "sockets /TOTAL"
- * beyond) refusing another name of boxd's socket; both walks share one
- * bound (BOX_WALK_*, "scancut /WHY"). Results go into struct child:
+ * needs), the workspace, the agent's program and its #! chain and the ELF
+ * loaders ("loader PATH": of those, of each exec file, of box's own programs;
+ * only in the system runtime), the state dir and its files, the masks of
+ * box's own directories, credential stores and file:// secrets inside grants,
+ * a deny of a file with another name (st_nlink > 1, walked under a denied
+ * directory), the scan of the agent's grants for Unix sockets ("socket
+ * PATH", at most RECHECK_SOCKETS_SHOWN, "sockets /TOTAL" beyond) refusing
+ * another name of boxd's socket, and in every section's grants another name
+ * (same device and inode: a bind mount on the host) of a denied or masked
+ * path, refused; the walks share one bound (BOX_WALK_*, "scancut /WHY"). Results go into struct child:
  * problems (refusals naming box.ini:LINE [SECTION] KEY) and typed records
  * "KIND PATH" (recheck.h).
  * Trusts: the validated RecheckRequest; runs with the owner's rights only,
@@ -25,6 +28,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "elfinterp.h"
 #include "path.h"
 #include "recheck.h"
 #include "treewalk.h"
@@ -225,6 +229,50 @@ shebang_of(const char *file, char **env_name)
 	return strdup(s);
 }
 
+/*
+ * box.ini(5) exec_system: the ELF loader `exe` names (PT_INTERP), canonical
+ * as the owner resolves it, as a "loader" record — once, and only when it
+ * lies in the system runtime (the view binds nothing else for it; a loader
+ * anywhere else must be an exec entry itself). A static program, a script
+ * or a file the owner cannot read names none.
+ */
+static void
+record_loader(struct child *c, const char *exe)
+{
+	char interp[BOX_PATH_MAX];
+	_cleanup_free_ char *canon = NULL;
+	_cleanup_close_ int fd = open(exe, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0 || elf_interp_fd(fd, interp, sizeof(interp)) < 0 ||
+	    path_canonicalize(interp, &canon) < 0 || !box_valid_path(canon) ||
+	    !path_is_system_runtime(canon))
+		return;
+	for (size_t i = 0; i < c->n_loaders; i++)
+		if (strcmp(c->loaders[i], canon) == 0)
+			return;
+	if (c->n_loaders >= ELEMENTSOF(c->loaders))
+		return; /* more loaders than any host has: the rest stay unexecutable */
+	child_record(c, "loader", canon);
+	c->loaders[c->n_loaders++] = c->records[c->n_records - 1] + strlen("loader ");
+}
+
+/*
+ * The loaders of every file the agent may execute: box's own programs' (this
+ * one's: box-shell and the alias are built alike; it stands for the host's
+ * standard loader, which an exec directory's programs use), the program's
+ * and its #! chain's (check_command), each exec entry that is a file.
+ */
+void
+check_loaders(struct child *c)
+{
+	record_loader(c, "/proc/self/exe");
+	for (size_t i = 0; c->fs && i < c->fs->n_exec; i++) {
+		struct stat st;
+		if (lstat(c->fs->exec[i]->path, &st) == 0 && S_ISREG(st.st_mode))
+			record_loader(c, c->fs->exec[i]->path);
+	}
+}
+
 void
 check_command(struct child *c, const Box__RecheckRequest *s)
 {
@@ -269,6 +317,7 @@ check_command(struct child *c, const Box__RecheckRequest *s)
 		return;
 	}
 	child_record(c, "program", cur);
+	record_loader(c, cur);
 	for (int depth = 0; depth < SHEBANG_DEPTH_MAX; depth++) {
 		_cleanup_free_ char *env_name = NULL;
 		_cleanup_free_ char *interp = shebang_of(cur, &env_name);
@@ -281,6 +330,7 @@ check_command(struct child *c, const Box__RecheckRequest *s)
 			return;
 		}
 		child_record(c, "interp", canon);
+		record_loader(c, canon);
 		if (env_name) {
 			free(canon);
 			canon = NULL;
@@ -291,6 +341,7 @@ check_command(struct child *c, const Box__RecheckRequest *s)
 				return;
 			}
 			child_record(c, "interp", canon);
+			record_loader(c, canon);
 		}
 		free(cur);
 		cur = TAKE_PTR(canon);
@@ -451,8 +502,32 @@ child_mask(struct child *c, const char *candidate)
 		child_record(c, "maskvia", candidate); /* the name it is masked for */
 }
 
+/*
+ * Is `path`, of identity st, another name of a path every view hides (a
+ * bind mount of it, or of a directory above it, somewhere in a grant)? Then
+ * the start is refused: the mask covers one name only. A hard link is the
+ * deny walk's (st_nlink); a directory has none.
+ */
 static bool
-walk_skip(void *user, const char *path)
+hidden_alias(struct child *c, const char *path, const struct stat *st)
+{
+	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1)
+		return false; /* a hard link: the deny walk refused it already, by the file's links */
+	for (size_t i = 0; i < c->n_hidden; i++) {
+		const struct hidden_id *h = &c->hidden[i];
+		if (st->st_dev != h->dev || st->st_ino != h->ino || strcmp(path, h->path) == 0)
+			continue;
+		child_problem(c, c->walking->line, c->walking_section, c->walking_key,
+			      "%s is another name of %s, which every view hides (a bind mount on the host): a mask hides one name, not the others; grant something that does not reach it",
+			      path, h->path);
+		return true;
+	}
+	return false;
+}
+
+/* Skip what the section being walked hides (its masks, its own and the agent's denies). */
+static bool
+walk_skip(void *user, const char *path, const struct stat *st)
 {
 	struct child *c = user;
 	for (size_t i = 0; i < c->n_masks; i++)
@@ -461,7 +536,10 @@ walk_skip(void *user, const char *path)
 	for (size_t i = 0; c->fs && i < c->fs->n_deny; i++)
 		if (path_is_under(path, c->fs->deny[i]->path))
 			return true;
-	return false;
+	for (size_t i = 0; c->walking_fs && i < c->walking_fs->n_deny; i++)
+		if (path_is_under(path, c->walking_fs->deny[i]->path))
+			return true;
+	return hidden_alias(c, path, st);
 }
 
 static int
@@ -485,6 +563,8 @@ static int
 socket_visit(void *user, const char *path, const struct stat *st)
 {
 	struct child *c = user;
+	if (hidden_alias(c, path, st))
+		return 0;
 	if (c->scan_delay_ms) {
 		struct timespec ts = { .tv_sec = c->scan_delay_ms / 1000,
 				       .tv_nsec = (long)(c->scan_delay_ms % 1000) * 1000000L };
@@ -533,31 +613,100 @@ walked_already(const Box__CfgFilesystem *fs, const Box__CfgPath *e)
 	return false;
 }
 
-void
-child_scan(struct child *c)
+/* The identities of what every view hides: the agent's deny entries and the masks. */
+static void
+hidden_collect(struct child *c)
 {
 	const Box__CfgFilesystem *fs = c->fs;
+	const char *paths[BOX_FS_LIST_MAX + RECHECK_MASKS_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; fs && i < fs->n_deny && n < ELEMENTSOF(paths); i++)
+		paths[n++] = fs->deny[i]->path;
+	for (size_t i = 0; i < c->n_masks && n < ELEMENTSOF(paths); i++)
+		paths[n++] = c->masks[i];
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (lstat(paths[i], &st) < 0)
+			continue;
+		c->hidden[c->n_hidden++] = (struct hidden_id){ st.st_dev, st.st_ino, paths[i] };
+	}
+}
+
+/*
+ * Walk every grant of fs (section `sec`) once; `visit` sees its files. A
+ * grant inside another of the same section, or inside a tree an earlier
+ * section walked (`done`), is not walked again.
+ */
+static void
+walk_grants(struct child *c, const Box__CfgFilesystem *fs, const char *sec,
+	    int (*visit)(void *, const char *, const struct stat *), const char **done,
+	    size_t *n_done, size_t done_max)
+{
+	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file, fs->exec };
+	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file, fs->n_exec };
+
+	c->walking_section = sec;
+	c->walking_fs = fs;
+	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+		for (size_t i = 0; i < ns[l]; i++) {
+			const char *root = lists[l][i]->path;
+			bool seen = walked_already(fs, lists[l][i]);
+			for (size_t k = 0; k < *n_done && !seen; k++)
+				seen = path_is_under(root, done[k]);
+			if (seen)
+				continue;
+			c->walking = lists[l][i];
+			c->walking_key = kind_name((enum need)l);
+			if (box_walk_tree(root, &c->walk, walk_skip, visit, c) == -ENOMEM)
+				_exit(3);
+			if (*n_done < done_max)
+				done[(*n_done)++] = root;
+		}
+	c->walking_fs = NULL;
+}
+
+/* A tool's or server's walk looks for other names of hidden paths only (no socket records). */
+static int
+alias_visit(void *user, const char *path, const struct stat *st)
+{
+	(void)hidden_alias(user, path, st);
+	return 0;
+}
+
+void
+child_scan(struct child *c, const Box__RecheckRequest *q)
+{
+	const Box__CfgFilesystem *fs = c->fs;
+	const char *done[2 * BOX_FS_LIST_MAX];
+	size_t n_done = 0;
 	char buf[32];
 
-	if (!fs)
-		return;
-	for (size_t i = 0; i < fs->n_deny; i++) {
+	for (size_t i = 0; fs && i < fs->n_deny; i++) {
 		c->walking = fs->deny[i];
 		if (box_walk_tree(fs->deny[i]->path, &c->walk, NULL, deny_link_visit, c) == -ENOMEM)
 			_exit(3);
 	}
-	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file, fs->exec };
-	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file, fs->n_exec };
-	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
-		for (size_t i = 0; i < ns[l]; i++) {
-			if (walked_already(fs, lists[l][i]))
-				continue;
-			c->walking = lists[l][i];
-			c->walking_key = kind_name((enum need)l);
-			if (box_walk_tree(lists[l][i]->path, &c->walk, walk_skip, socket_visit, c) ==
-			    -ENOMEM)
-				_exit(3);
-		}
+	hidden_collect(c);
+	if (fs)
+		walk_grants(c, fs, "agent.filesystem", socket_visit, done, &n_done,
+			    ELEMENTSOF(done));
+	for (size_t i = 0; i < q->n_tools; i++) {
+		char sec[64];
+		if (!q->tools[i]->filesystem)
+			continue;
+		snprintf(sec, sizeof(sec), "tool.%s.filesystem", q->tools[i]->name);
+		walk_grants(c, q->tools[i]->filesystem, sec, alias_visit, done, &n_done,
+			    ELEMENTSOF(done));
+	}
+	for (size_t i = 0; i < q->n_mcp; i++) {
+		char sec[64];
+		if (!q->mcp[i]->filesystem)
+			continue;
+		snprintf(sec, sizeof(sec), "mcp.%s.filesystem", q->mcp[i]->name);
+		walk_grants(c, q->mcp[i]->filesystem, sec, alias_visit, done, &n_done,
+			    ELEMENTSOF(done));
+	}
 	if (c->sockets_total > c->sockets_named) {
 		snprintf(buf, sizeof(buf), "/%zu", c->sockets_total);
 		child_record(c, "sockets", buf);

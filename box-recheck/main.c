@@ -321,6 +321,7 @@ main(int argc, char **argv)
 	check_grants(&c);
 	check_workspace(&c, q);
 	check_command(&c, q);
+	check_loaders(&c);
 	check_tools(&c, q);
 	check_mcp(&c, q);
 	unsigned n_fds = open_state_files(&c, q, fds);
@@ -330,7 +331,7 @@ main(int argc, char **argv)
 		child_masks(&c, q->mask_candidates, q->n_mask_candidates, q->tools[i]->filesystem);
 	for (size_t i = 0; i < q->n_mcp; i++)
 		child_masks(&c, q->mask_candidates, q->n_mask_candidates, q->mcp[i]->filesystem);
-	child_scan(&c);
+	child_scan(&c, q);
 	send_reply(&c, fds, n_fds);
 	return 0;
 }

@@ -513,7 +513,9 @@ test_unary(struct sh_shell *sh, const char *op, const char *arg, int *res)
 		return 0;
 	}
 	case 't': {
-		*res = isatty(atoi(arg));
+		/* the shell's own fds are not the script's to probe (fsops.h) */
+		int fd = atoi(arg);
+		*res = sh_fdset_has(&sh->script_fds, fd) && isatty(fd);
 		return 0;
 	}
 	case 'e': case 'f': case 'd': case 's': case 'r': case 'w': case 'x': case 'L':
@@ -923,7 +925,18 @@ b_read(struct sh_shell *sh, int argc, char **argv)
 				timeout_ms = (long)(t * 1000);
 				break;
 			}
-			case 'u': fd = atoi(val); break;
+			case 'u':
+				/* only an fd of the script's (fsops.h: not the shell's own) */
+				fd = strlen(val) <= 6 && strspn(val, "0123456789") == strlen(val) && *val
+					     ? atoi(val)
+					     : -1;
+				if (!sh_fdset_has(&sh->script_fds, fd) || fcntl(fd, F_GETFD) < 0) {
+					sh_err(sh, "read: %s: invalid file descriptor: Bad file "
+						   "descriptor",
+					       val);
+					return 1;
+				}
+				break;
 			default:
 				sh_err(sh, "read: -%c: invalid option", *p);
 				return 2;
@@ -1090,9 +1103,17 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 			count = atol(argv[++i]);
 		else if (strcmp(a, "-d") == 0 && i + 1 < argc)
 			delim = (unsigned char)argv[++i][0];
-		else if (strcmp(a, "-u") == 0 && i + 1 < argc)
-			fd = atoi(argv[++i]);
-		else {
+		else if (strcmp(a, "-u") == 0 && i + 1 < argc) {
+			const char *v = argv[++i];
+			/* only an fd of the script's (fsops.h: not the shell's own) */
+			fd = strlen(v) <= 6 && strspn(v, "0123456789") == strlen(v) && *v ? atoi(v)
+											  : -1;
+			if (!sh_fdset_has(&sh->script_fds, fd) || fcntl(fd, F_GETFD) < 0) {
+				sh_err(sh, "%s: %s: invalid file descriptor: Bad file descriptor",
+				       argv[0], v);
+				return 1;
+			}
+		} else {
 			sh_err(sh, "%s: %s: invalid option", argv[0], a);
 			return 2;
 		}

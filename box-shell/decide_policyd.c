@@ -5,7 +5,12 @@
  * peer), a batch as one DecideBatchRequest, an outcome as a RecordRequest.
  * box-policyd observes, decides, keeps the one history of the box and
  * writes the decisions.jsonl line (source "box-shell": the channel's, never
- * a field). The engine is not linked here.
+ * a field). The engine is not linked here. A Record names the permitted
+ * Decide it is the outcome of (proto/policy.proto): each channel's permits
+ * are kept (policy_permits.h, with box-policyd's bounds) and an outcome
+ * takes the oldest one of its action and input; one with none (its permit
+ * was made on another channel, or the bound forgot it) is not sent. A
+ * DecideBatch of N takes N ids (its i-th request is named by its id + i).
  *
  * One channel per process: a fork (an invocation, a pipeline stage, a
  * subshell) makes a socketpair, keeps one end and hands the other to the
@@ -45,6 +50,7 @@
 #include "fdutil.h"
 #include "ipc.h"
 #include "policy_fields.h"
+#include "policy_permits.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
 
@@ -62,6 +68,7 @@
 struct sh_decider {
 	int fd;                    /* this process's channel to box-policyd */
 	struct box_ipc_chan *chan;
+	struct policy_permits *permits; /* the channel's permits without an outcome yet */
 	unsigned long gen;         /* fork_gen when the channel was made */
 	/* held fs outcomes, in order: one RecordBatch when they go */
 	struct held {
@@ -85,6 +92,7 @@ struct sh_decider {
 		int stage;
 		int fd;
 		struct box_ipc_chan *chan;
+		struct policy_permits *permits;
 		unsigned long gen;
 		uint64_t next_id;
 	} rehearsal;
@@ -270,6 +278,8 @@ static void
 chan_drop(struct sh_decider *d)
 {
 	box_ipc_chan_freep(&d->chan);
+	policy_permits_free(d->permits);
+	d->permits = NULL;
 	d->fd = safe_close(d->fd);
 	held_clear(d); /* (a broken channel loses them, as it would have lost them sent) */
 }
@@ -279,8 +289,9 @@ chan_take(struct sh_decider *d, int fd)
 {
 	d->fd = fd;
 	d->chan = box_ipc_chan_new(fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
-	if (!d->chan) {
-		d->fd = safe_close(d->fd);
+	d->permits = policy_permits_new();
+	if (!d->chan || !d->permits) {
+		chan_drop(d);
 		return -ENOMEM;
 	}
 	/* A peer's channel opens `ready`; only replies may come. */
@@ -305,12 +316,17 @@ chan_attach(struct sh_decider *d)
 		return -ENOTCONN; /* (a rehearsal never reaches box-policyd) */
 	if (box_ipc_socketpair(sv, false) < 0)
 		return -errno;
-	/* Far from the fds scripts redirect (daemon.h). */
+	/*
+	 * Far from the fds scripts redirect (daemon.h), or none: a channel at a
+	 * script's fd number could take what a builtin writes to its stdout.
+	 */
 	int hi = fd_dup_cloexec(sv[0], SHD_FD_PRIVATE_MIN);
-	if (hi >= 0) {
-		close(sv[0]);
-		sv[0] = hi;
+	close(sv[0]);
+	if (hi < 0) {
+		close(sv[1]);
+		return hi;
 	}
+	sv[0] = hi;
 	int r = shd_ctl_send_fd(d->ctl_fd, SHD_CTL_POLICY, sv[1]);
 	close(sv[1]);
 	if (r < 0) {
@@ -356,8 +372,10 @@ held_release(struct sh_decider *d)
 	Box__RecordRequest rec[HOLD_MAX], *recp[HOLD_MAX];
 	Box__PolicyField f[HOLD_MAX][3], *in[HOLD_MAX][2], *out[HOLD_MAX][1];
 	Box__PolicyValue v[HOLD_MAX][3];
-	for (unsigned i = 0; i < n; i++) {
-		const struct held *h = &d->held[i];
+	unsigned k_rec = 0;
+	for (unsigned j = 0; j < n; j++) {
+		const struct held *h = &d->held[j];
+		unsigned i = k_rec;
 		box__record_request__init(&rec[i]);
 		rec[i].kind = h->failed ? BOX__EVENT_KIND__EVENT_ERROR
 					: BOX__EVENT_KIND__EVENT_RESPONSE;
@@ -375,16 +393,22 @@ held_release(struct sh_decider *d)
 		in[i][0] = &f[i][0];
 		in[i][1] = &f[i][1];
 		out[i][0] = &f[i][2];
-		rec[i].input = in[i];
-		rec[i].n_input = 2;
+		/* The permit it is the outcome of (decided {path, operation}, as fs_fields does). */
+		if (policy_permits_take_match(d->permits, rec[i].action, in[i], 2,
+					      &rec[i].decide_id) < 0)
+			continue;
 		if (!h->failed) {
 			rec[i].output = out[i];
 			rec[i].n_output = 1;
 		}
 		recp[i] = &rec[i];
+		k_rec++;
 	}
-	int r;
-	if (n == 1) {
+	n = k_rec;
+	int r = 0;
+	if (n == 0) {
+		/* none has a permit of this channel's: nothing to send */
+	} else if (n == 1) {
 		r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec[0].base,
 				      NULL, 0);
 	} else {
@@ -470,7 +494,10 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	const Box__DecideReply *rep = (const Box__DecideReply *)m.msg;
 	out->permit = rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT &&
 		      rep->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
-	if (!out->permit) {
+	/* As box-policyd keeps it: the outcome's Record will name it. */
+	if (rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT)
+		r = policy_permits_add(d->permits, id, &req);
+	if (!out->permit && r == 0) {
 		out->message = strdup(rep->message);
 		if (!out->message)
 			r = -ENOMEM;
@@ -491,8 +518,9 @@ send_record(struct sh_decider *d, bool ok, const char *action, const struct fiel
 	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
 	rec.kind = ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
 	rec.action = (char *)action;
-	rec.input = (Box__PolicyField **)in->in.p;
-	rec.n_input = in->in.n;
+	/* The permit it is the outcome of: decided with the same fields (exec_fields). */
+	if (policy_permits_take_match(d->permits, action, in->in.p, in->in.n, &rec.decide_id) < 0)
+		return;
 	Box__PolicyField *outs[1] = { out };
 	if (ok && out) {
 		rec.output = outs;
@@ -541,6 +569,8 @@ sh_decider_policyd_free(struct sh_decider *d)
 	if (held_owner == d)
 		held_owner = NULL;
 	chan_drop(d);
+	if (d->rehearsal.on) /* the real channel's, aside */
+		policy_permits_free(d->rehearsal.permits);
 	free(d->home);
 	free(d);
 }
@@ -567,6 +597,7 @@ rehearsal_restore(struct sh_decider *d)
 {
 	d->fd = d->rehearsal.fd;
 	d->chan = d->rehearsal.chan;
+	d->permits = d->rehearsal.permits;
 	d->gen = d->rehearsal.gen;
 	d->next_id = d->rehearsal.next_id;
 }
@@ -590,9 +621,11 @@ sh_decider_rehearse(struct sh_decider *d, bool on)
 		return -errno;
 	d->rehearsal.fd = d->fd;
 	d->rehearsal.chan = d->chan;
+	d->rehearsal.permits = d->permits;
 	d->rehearsal.gen = d->gen;
 	d->rehearsal.next_id = d->next_id;
 	d->chan = NULL;
+	d->permits = NULL;
 	int r = chan_take(d, sv[0]); /* (on failure it closed sv[0]) */
 	if (r < 0) {
 		close(sv[1]);
@@ -661,15 +694,18 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 			k = -EPIPE;
 	}
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	uint64_t batch_id = 0;
 	if (k == 0) {
 		Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
 		b.requests = pr;
 		b.n_requests = n;
-		uint64_t id = d->next_id++;
-		k = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, id, &b.base,
-				      NULL, 0);
+		/* Its i-th request is named by the batch's id + i: n ids. */
+		batch_id = d->next_id;
+		d->next_id += n;
+		k = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, batch_id,
+				      &b.base, NULL, 0);
 		if (k == 0)
-			k = reply_wait(d, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, id, &m);
+			k = reply_wait(d, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, batch_id, &m);
 		if (k < 0)
 			chan_drop(d);
 	}
@@ -681,7 +717,9 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 			const Box__DecideReply *one = rep->replies[i];
 			out[i].permit = one->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT &&
 					one->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
-			if (!out[i].permit && !(out[i].message = strdup(one->message)))
+			if (one->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT)
+				k = policy_permits_add(d->permits, batch_id + i, &reqs[i]);
+			if (k == 0 && !out[i].permit && !(out[i].message = strdup(one->message)))
 				k = -ENOMEM;
 		}
 		if (k < 0)

@@ -962,6 +962,7 @@ cmdsub_run(struct sh_shell *sh, const char *text, size_t len)
 		close(p[0]);
 		dup2(p[1], 1);
 		close(p[1]);
+		sh_fdset_put(&sh->script_fds, 1, true); /* its stdout: the script's (fsops.h) */
 		/* traps are not inherited by $( ) except the ignored ones */
 		for (int s = 0; s < SH_NTRAP; s++)
 			if (sh->traps[s] && sh->traps[s][0]) {
@@ -1048,11 +1049,13 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 			if (prev >= 0) {
 				dup2(prev, 0);
 				close(prev);
+				sh_fdset_put(&sh->script_fds, 0, true); /* the stage's (fsops.h) */
 			}
 			if (p[1] >= 0) {
 				dup2(p[1], 1);
 				close(p[1]);
 				close(p[0]);
+				sh_fdset_put(&sh->script_fds, 1, true);
 			}
 			int st = exec_node(sh, n->u.p.v[i]);
 			if (sh->jump == J_EXIT)
@@ -1216,6 +1219,7 @@ exec_node(struct sh_shell *sh, struct node *n)
 			if (fd >= 0) {
 				dup2(fd, 0);
 				close(fd);
+				sh_fdset_put(&sh->script_fds, 0, true); /* the job's stdin (fsops.h) */
 			}
 			int s = exec_node(sh, n->u.b.a);
 			if (sh->jump == J_EXIT)

@@ -1309,8 +1309,10 @@ run_op(struct sh_fs *fs, struct op *o)
  * /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name
  * the command's own streams through magic links, which the openat2 above
  * refuses: they are a duplicate of that fd (as bash makes them in its
- * redirections), no file operation and no decision. This assumes what
- * exec.c does: a command's fds are put at 0-2 of the process while it runs.
+ * redirections), no file operation and no decision — of a script's own fd
+ * only (fsops.h, script_fds): the process's other fds are the shell's (its
+ * box-policyd channel among them). This assumes what exec.c does: a
+ * command's fds are put at 0-2 of the process while it runs.
  * -1: not such a name.
  */
 static int
@@ -1332,11 +1334,27 @@ own_stream_fd(const char *path)
 	return atoi(n);
 }
 
+/* FD is no fd of the script's: the message (the caller says the path), then -EBADF. */
+static int
+not_a_script_fd(struct sh_fs *fs, int fd)
+{
+	char msg[160];
+	(void)snprintf(msg, sizeof(msg),
+		       "fd %d is not open in this script (a script reaches fds 0-2 and those its "
+		       "own redirections opened)",
+		       fd);
+	print_denial(fs, msg);
+	return -EBADF;
+}
+
 int
 sh_fs_open(struct sh_fs *fs, const char *path, int flags, mode_t mode)
 {
 	int own = path ? own_stream_fd(path) : -1;
 	if (own >= 0) {
+		bool ours = fs->script_fds ? sh_fdset_has(fs->script_fds, own) : own <= 2;
+		if (!ours)
+			return not_a_script_fd(fs, own);
 		int fd = fcntl(own, F_DUPFD_CLOEXEC, 3);
 		return fd < 0 ? -errno : fd;
 	}

@@ -29,10 +29,42 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include "decide.h"
+
+/*
+ * The fds a script may name (>&N, <&N, /dev/fd/N, read -u N, ...): 0-2 and
+ * those its own redirections opened, tracked per shell (sh.h: subshells and
+ * functions share it, closing forgets, a command's temporary redirections
+ * are undone with it). Every other fd of the process is the shell's own —
+ * in box-shell its box-policyd channel, its control socket, its host
+ * channel (box-shell/daemon.h) — and no spelling reaches it. A redirection
+ * opens fds below SH_FD_SCRIPT_MAX; the shell keeps its own at or above.
+ */
+#define SH_FD_SCRIPT_MAX 100
+struct sh_fdset {
+	uint64_t bits[(SH_FD_SCRIPT_MAX + 63) / 64];
+};
+
+static inline bool
+sh_fdset_has(const struct sh_fdset *s, int fd)
+{
+	return s && fd >= 0 && fd < SH_FD_SCRIPT_MAX && ((s->bits[fd / 64] >> (fd % 64)) & 1);
+}
+
+static inline void
+sh_fdset_put(struct sh_fdset *s, int fd, bool on)
+{
+	if (fd < 0 || fd >= SH_FD_SCRIPT_MAX)
+		return;
+	if (on)
+		s->bits[fd / 64] |= 1ULL << (fd % 64);
+	else
+		s->bits[fd / 64] &= ~(1ULL << (fd % 64));
+}
 
 /* The context of one command's file operations. */
 struct sh_fs {
@@ -41,6 +73,7 @@ struct sh_fs {
 	const char *cwd;         /* canonical absolute cwd of the command */
 	int err_fd;              /* where denial messages go */
 	const char *cmd_name;    /* for "box-shell: <cmd>: <message>" */
+	const struct sh_fdset *script_fds; /* the script's fds; NULL: 0-2 only */
 };
 
 /* Canonical absolute path of p (relative to fs->cwd); entry: leave the last
@@ -55,7 +88,11 @@ int sh_fs_canon(const struct sh_fs *fs, const char *p, bool entry, char **out);
  * (O_CLOEXEC) or -errno. /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N
  * and /proc/self/fd/N (exactly so spelled) are a duplicate of that fd of
  * the process (the command's own stream), not decided: they are magic
- * links, which the openat2 refuses. */
+ * links, which the openat2 refuses. Only a script's own fd (script_fds) is
+ * so duplicated: any other is -EBADF, after a message. Other spellings
+ * (/proc/PID/fd/N, /dev//fd/N, a symlink to one) are paths like any: their
+ * links resolve to what the fd is (a file is decided as that file; a
+ * socket or pipe is no path there, ENOENT). */
 int sh_fs_open(struct sh_fs *fs, const char *path, int flags, mode_t mode);
 /* Decided as enumerate; returns a DIR* (closedir frees it) or NULL + errno. */
 DIR *sh_fs_opendir(struct sh_fs *fs, const char *path);

@@ -190,11 +190,14 @@ chan_ready(struct shd_host *h)
 	int sv[2];
 	if (box_ipc_socketpair(sv, false) < 0)
 		return -errno;
+	/* Far from the fds scripts redirect (daemon.h), or none (decide_policyd.c's reason). */
 	int hi = fd_dup_cloexec(sv[0], SHD_FD_PRIVATE_MIN);
-	if (hi >= 0) {
-		close(sv[0]);
-		sv[0] = hi;
+	close(sv[0]);
+	if (hi < 0) {
+		close(sv[1]);
+		return hi;
 	}
+	sv[0] = hi;
 	int r = shd_ctl_send_fd(h->ctl_fd, SHD_CTL_HOST, sv[1]);
 	close(sv[1]);
 	if (r < 0) {

@@ -57,6 +57,10 @@
 #include "proto_shell.h"
 #include "sh.h"
 
+/* The script's fds (fsops.h) lie below this process's private ones (daemon.h). */
+_Static_assert(SH_FD_SCRIPT_MAX <= SHD_FD_PRIVATE_MIN,
+	       "a script's redirections must not reach the invocation's private fds");
+
 int read_script(struct sh_shell *sh, const char *path, char **out, size_t *len, int *err);
 
 /*

@@ -121,6 +121,11 @@ main(int argc, char **argv)
 	bool optown[64] = {false};
 	int optn = 0;
 	int i = 1;
+	/* The fds the caller gave, before box-sh opens any: the script's as well (fsops.h). */
+	struct sh_fdset inherited = {{0}};
+	for (int fd = 0; fd < SH_FD_SCRIPT_MAX; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			sh_fdset_put(&inherited, fd, true);
 	for (; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = NULL;
@@ -321,6 +326,9 @@ main(int argc, char **argv)
 		setpgid(0, 0);
 	}
 	struct sh_shell *sh = sh_new(d, environ, arg0, argc - i, argv + i);
+	for (int fd = 3; fd < SH_FD_SCRIPT_MAX; fd++)
+		if (sh_fdset_has(&inherited, fd))
+			sh_fdset_put(&sh->script_fds, fd, true);
 	sh_current = sh;
 	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root >= 0) {

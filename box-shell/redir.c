@@ -4,8 +4,17 @@
  * one is decided (read_content / write_content) before it is opened; a
  * here-doc is a sealed memfd (no file on disk, nothing to decide).
  *
- * Trusts: nothing in the words. The shell's own fds live at 10 and above
- * with CLOEXEC; a saved fd is restored after a builtin's redirection.
+ * The fds a script names (fsops.h, sh->script_fds): a redirection opens fds
+ * 0-99 only (SH_FD_SCRIPT_MAX: above them are the shell's own, in box-shell
+ * its box-policyd channel and control socket, daemon.h), and duplicates
+ * (<&N, >&N, N<&M-) or names (/dev/fd/N) only fds the script has: 0-2 and
+ * those its own redirections opened. Opening one adds it, closing one
+ * forgets it; a command's temporary redirections are undone together with
+ * what they added (redir_restore).
+ *
+ * Trusts: nothing in the words. The shell's own fds live at SH_FD_SCRIPT_MAX
+ * and above with CLOEXEC; a saved fd is restored after a builtin's
+ * redirection.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,19 +27,23 @@
 #include "sh.h"
 
 static void
-save_fd(struct redir_state *st, int fd)
+save_fd(struct sh_shell *sh, struct redir_state *st, int fd)
 {
 	if (!st)
 		return;
+	st->fds = &sh->script_fds;
 	for (size_t i = 0; i < st->n; i++)
 		if (st->v[i].fd == fd)
 			return;
 	if (st->n >= sizeof st->v / sizeof st->v[0])
 		return;
 	bi_flush();
-	int s = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+	/* Above the fds a script may open: its own redirections cannot reach the copy. */
+	int s = fcntl(fd, F_DUPFD_CLOEXEC, SH_FD_SCRIPT_MAX);
 	st->v[st->n].fd = fd;
 	st->v[st->n].saved = s;
+	/* (no copy: the restore closes it, so it is the script's no more) */
+	st->v[st->n].was_script = s >= 0 && sh_fdset_has(&sh->script_fds, fd);
 	st->n++;
 }
 
@@ -44,8 +57,37 @@ redir_restore(struct redir_state *st)
 			close(st->v[i].saved);
 		} else
 			close(st->v[i].fd);
+		if (st->fds)
+			sh_fdset_put(st->fds, st->v[i].fd, st->v[i].was_script);
 	}
 	st->n = 0;
+}
+
+/* FD may be a redirection's target (0 .. SH_FD_SCRIPT_MAX-1); else the message. */
+static bool
+target_ok(struct sh_shell *sh, int fd)
+{
+	if (fd >= 0 && fd < SH_FD_SCRIPT_MAX)
+		return true;
+	sh_err(sh, "%d: file descriptor out of range: a script's redirections use fds 0-%d",
+	       fd, SH_FD_SCRIPT_MAX - 1);
+	return false;
+}
+
+/* SRC (spelled W) is an fd of the script's to duplicate; else the message. */
+static bool
+source_ok(struct sh_shell *sh, int src, const char *w)
+{
+	bool open = fcntl(src, F_GETFD) >= 0;
+	if (open && sh_fdset_has(&sh->script_fds, src))
+		return true;
+	if (!open)
+		sh_err(sh, "%s: Bad file descriptor", w);
+	else /* the shell's own (its box-policyd channel, ...) */
+		sh_err(sh, "%s: Bad file descriptor: not open in this script (a script reaches "
+			   "fds 0-2 and those its own redirections opened)",
+		       w);
+	return false;
 }
 
 static int
@@ -117,6 +159,8 @@ redir_apply(struct sh_shell *sh, struct redir *r, struct redir_state *save)
 		case R_HERESTR: if (fd < 0) fd = 0; break;
 		default: break;
 		}
+		if (!target_ok(sh, fd))
+			return -1;
 		if (r->type == R_HEREDOC || r->type == R_HERESTR) {
 			char *text;
 			if (r->type == R_HEREDOC)
@@ -142,8 +186,9 @@ redir_apply(struct sh_shell *sh, struct redir *r, struct redir_state *save)
 				sh_err(sh, "cannot create temp file for here-document: %s", strerror(-hfd));
 				return -1;
 			}
-			save_fd(save, fd);
+			save_fd(sh, save, fd);
 			move_to(hfd, fd);
+			sh_fdset_put(&sh->script_fds, fd, true);
 			continue;
 		}
 		char *w = expand_str(sh, r->word, false);
@@ -151,8 +196,9 @@ redir_apply(struct sh_shell *sh, struct redir *r, struct redir_state *save)
 			return -1;
 		if (r->type == R_DUPIN || r->type == R_DUPOUT) {
 			if (strcmp(w, "-") == 0) {
-				save_fd(save, fd);
+				save_fd(sh, save, fd);
 				close(fd);
+				sh_fdset_put(&sh->script_fds, fd, false);
 				free(w);
 				continue;
 			}
@@ -161,22 +207,25 @@ redir_apply(struct sh_shell *sh, struct redir *r, struct redir_state *save)
 			if (close_after)
 				w[wl - 1] = 0;
 			if (all_digits(w)) {
-				int src = atoi(w);
-				if (fcntl(src, F_GETFD) < 0 || (src >= 10 && src != fd && 0)) {
-					sh_err(sh, "%s: Bad file descriptor", w);
+				/* (more digits than any fd: out of the script's range, as any above it) */
+				int src = strlen(w) > 6 ? SH_FD_SCRIPT_MAX : atoi(w);
+				if (!source_ok(sh, src, w)) {
 					free(w);
 					return -1;
 				}
 				if (src != fd) {
-					save_fd(save, fd);
+					save_fd(sh, save, fd);
 					bi_flush();
 					if (dup2(src, fd) < 0) {
 						sh_err(sh, "%s: %s", w, strerror(errno));
 						free(w);
 						return -1;
 					}
-					if (close_after)
+					sh_fdset_put(&sh->script_fds, fd, true);
+					if (close_after) {
 						close(src);
+						sh_fdset_put(&sh->script_fds, src, false);
+					}
 				}
 				free(w);
 				continue;
@@ -219,20 +268,23 @@ redir_apply(struct sh_shell *sh, struct redir *r, struct redir_state *save)
 		}
 		free(w);
 		if (r->type == R_ALLOUT || r->type == R_ALLAPPEND) {
-			save_fd(save, 1);
-			save_fd(save, 2);
+			save_fd(sh, save, 1);
+			save_fd(sh, save, 2);
 			bi_flush();
 			dup2(ofd, 2);
 			move_to(ofd, 1);
+			sh_fdset_put(&sh->script_fds, 1, true);
+			sh_fdset_put(&sh->script_fds, 2, true);
 			continue;
 		}
-		save_fd(save, fd);
+		save_fd(sh, save, fd);
 		bi_flush();
 		int e = move_to(ofd, fd);
 		if (e < 0) {
 			sh_err(sh, "%d: %s", fd, strerror(-e));
 			return -1;
 		}
+		sh_fdset_put(&sh->script_fds, fd, true);
 	}
 	return 0;
 }

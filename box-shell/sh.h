@@ -247,6 +247,12 @@ struct sh_shell {
 	struct bgjob *jobs;
 	int lineno;
 	char *cwd;              /* canonical absolute */
+	/*
+	 * The fds the script may name (fsops.h): 0-2, and those its own
+	 * redirections opened (redir.c). A subshell is a forked copy and a
+	 * nested shell (sh -c) starts with its parent's; functions share it.
+	 */
+	struct sh_fdset script_fds;
 	struct sh_fs fs;
 	struct sh_decider *decider;
 	int root_fd;
@@ -362,13 +368,18 @@ void time_start(struct time_mark *m);
 void time_report(const struct time_mark *m, bool posix);
 
 /* redir.c: apply redirections; saved fds go to *save (restore with
- * redir_restore) unless save is NULL (permanent / in a child). */
+ * redir_restore) unless save is NULL (permanent / in a child). An fd a
+ * redirection names is one of the script's (sh->script_fds): 0-2 or one its
+ * redirections opened, below SH_FD_SCRIPT_MAX; anything else is refused
+ * with a message (it may be the shell's own, e.g. its box-policyd channel). */
 struct redir_save {
 	int fd, saved;   /* saved = -1: fd was closed */
+	bool was_script; /* fd was one of the script's */
 };
 struct redir_state {
 	struct redir_save v[32];
 	size_t n;
+	struct sh_fdset *fds; /* the shell's script_fds, restored with the fds */
 };
 int redir_apply(struct sh_shell *sh, struct redir *r, struct redir_state *save);
 void redir_restore(struct redir_state *save);

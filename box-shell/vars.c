@@ -632,6 +632,10 @@ sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc, char
 	memset(sh, 0, sizeof *sh);
 	sh->decider = d;
 	sh->root_fd = -1;
+	/* a script starts with its stdin, stdout and stderr (fsops.h) */
+	for (int fd = 0; fd <= 2; fd++)
+		sh_fdset_put(&sh->script_fds, fd, true);
+	sh->fs.script_fds = &sh->script_fds;
 	sh->arg0 = xstrdup(arg0 ? arg0 : "box-sh");
 	set_positional(sh, argc, argv);
 	sh->rootpid = getpid();

@@ -169,6 +169,7 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 			text = sb_take(&b);
 		}
 		struct sh_shell *n = sh_new(sh->decider, sh_environ(sh), arg0, argc - i, argv + i);
+		n->script_fds = sh->script_fds; /* the fds it inherits, as a real sh's */
 		n->cwd = xstrdup(sh->cwd);
 		n->root_fd = sh->root_fd;
 		n->home = sh->home ? xstrdup(sh->home) : NULL;

@@ -2,7 +2,17 @@
  * landlock.c — step 5: Landlock on the finished view (SANDBOX.md §5).
  *
  * box-shell (SANDBOX_SHELL) gets the agent's rights and READ_FILE|EXECUTE on
- * its own binary; only a tool gets EXECUTE on its grants.
+ * its own binary; only a tool gets EXECUTE on its grants. EXECUTE on the
+ * system runtime (/usr /lib* /bin /sbin) only with plan.exec_system (tools;
+ * an agent with [agent] exec_system = true): otherwise the sandbox may
+ * execve exactly its VIEW_EXEC entries (the program, its #! interpreters,
+ * exec entries, the ELF loaders boxd listed), /run/box/bin and the shell
+ * alias (one rule on its inode covers every name it is mounted at) —
+ * hardening, not a boundary: LANDLOCK_ACCESS_FS_EXECUTE is checked when a
+ * file is opened for execve (the program, a #! interpreter, PT_INTERP), not
+ * on mmap(PROT_EXEC), so shared libraries need only READ_FILE, `ld.so
+ * PROGRAM` still runs PROGRAM, and a memfd (an internal mount Landlock does
+ * not restrict) runs unless vm.memfd_noexec forbids it (mount.c).
  * Handled: every filesystem right of the running ABI (capped at 7); ABI >= 6
  * also scopes abstract unix sockets and signals to the sandbox. No network
  * rules: the box has its own network namespace. Rights per path are the
@@ -39,19 +49,10 @@ struct ll {
 	uint64_t handled;
 };
 
-/*
- * Add one rule. `must_exist`: a path the plan named (a grant) must be there;
- * runtime extras the host may lack are skipped.
- */
+/* Add one rule on the object open at `fd` (O_PATH), named `path` in messages. */
 static void
-rule(struct ll *ll, const char *path, uint64_t rights, bool must_exist)
+rule_fd(struct ll *ll, int fd, const char *path, uint64_t rights)
 {
-	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		if (!must_exist && (errno == ENOENT || errno == ELOOP))
-			return;
-		tramp_fail(ll->t, STEP_LANDLOCK, errno, "%s", path);
-	}
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		tramp_fail(ll->t, STEP_LANDLOCK, errno, "%s", path);
@@ -65,6 +66,22 @@ rule(struct ll *ll, const char *path, uint64_t rights, bool must_exist)
 	struct box_landlock_path_beneath_attr pb = {.allowed_access = rights, .parent_fd = fd};
 	if (box_landlock_add_rule(ll->fd, BOX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
 		tramp_fail(ll->t, STEP_LANDLOCK, errno, "rule for %s", path);
+}
+
+/*
+ * Add one rule. `must_exist`: a path the plan named (a grant) must be there;
+ * runtime extras the host may lack are skipped.
+ */
+static void
+rule(struct ll *ll, const char *path, uint64_t rights, bool must_exist)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		if (!must_exist && (errno == ENOENT || errno == ELOOP))
+			return;
+		tramp_fail(ll->t, STEP_LANDLOCK, errno, "%s", path);
+	}
+	rule_fd(ll, fd, path, rights);
 }
 
 void
@@ -89,9 +106,9 @@ landlock_apply(struct tramp *t)
 	struct ll ll = {.t = t, .fd = fd, .handled = attr.handled_access_fs};
 
 	rule(&ll, "/", BOX_LL_FS_READ_DIR, true);
-	static const char *const sys[] = {"/usr", "/lib", "/lib64", "/bin", "/sbin"};
-	for (size_t i = 0; i < ELEMENTSOF(sys); i++)
-		rule(&ll, sys[i], R_READ | BOX_LL_FS_EXECUTE, false);
+	const uint64_t sys_x = tool || p->exec_system ? BOX_LL_FS_EXECUTE : 0;
+	for (size_t i = 0; i < ELEMENTSOF(path_system_runtime); i++)
+		rule(&ll, path_system_runtime[i], R_READ | sys_x, false);
 	static const char *const etc[] = {
 		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
 		"/etc/hosts",	    "/etc/host.conf",  "/etc/gai.conf",	    "/etc/services",
@@ -123,6 +140,11 @@ landlock_apply(struct tramp *t)
 
 	if (rt->run_box_bin)
 		rule(&ll, "/run/box/bin", BOX_LL_FS_READ_FILE | BOX_LL_FS_EXECUTE, true);
+	/* The alias mounted over sh bash zsh dash rbash: one rule on its inode covers each name. */
+	if (t->shell_alias_fd >= 0) {
+		rule_fd(&ll, t->shell_alias_fd, rt->shell_alias, BOX_LL_FS_READ_FILE | BOX_LL_FS_EXECUTE);
+		t->shell_alias_fd = safe_close(t->shell_alias_fd);
+	}
 	if (rt->ca_pem)
 		rule(&ll, "/run/box/ca.pem", BOX_LL_FS_READ_FILE, true);
 	rule(&ll, "/proc", R_READ, true);

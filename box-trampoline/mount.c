@@ -558,6 +558,8 @@ cover_shells(struct view *vw)
 				tramp_fail(t, STEP_MOUNT, -r, "%s/%s: alias", dirs[d], shells[s]);
 		}
 	}
+	/* landlock.c gives this inode EXECUTE: one rule for every name it covers. */
+	t->shell_alias_fd = TAKE_FD(src);
 }
 
 /* /etc/passwd and /etc/group: root, the owner and nobody. */

@@ -130,6 +130,7 @@ pid1_fork(struct tramp *t)
 	if (pid == 0) {
 		close(pp[1]);
 		close(sfd);
+		memfd_noexec_child(t);
 		signals_restore(&old);
 		t->parent_pipe = pp[0];
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -150,6 +151,7 @@ pid1_fork(struct tramp *t)
 
 	/* Outer trampoline. */
 	close(pp[0]);
+	memfd_noexec_handoff(t, pid); /* before the lock-down: fails the start with a status */
 	/* The outer trampoline's one lock-down: no capability, no_new_privs, not dumpable. */
 	const char *failed = NULL;
 	int r = privdrop_lock_down(true, &failed);

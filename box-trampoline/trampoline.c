@@ -7,7 +7,8 @@
  *   plan            fd 3: one packet, capped, no fds, decoded and validated
  *   layers          Landlock / seccomp present when required
  *   credentials     cgroups joined, owner ids, unshare, own id maps
- *   pid 1           fork, no_new_privs; the outer trampoline locks down, waits, forwards
+ *   pid 1           fork, no_new_privs; the outer trampoline has vm.memfd_noexec set
+ *                   for a box not owned by root (memfd.c), locks down, waits, forwards
  *   network         lo up, gateway listener sent on fd 4
  *   mount view      tmpfs root, binds, /dev, /proc, pivot_root
  *   landlock        rights per path
@@ -165,7 +166,8 @@ fds_close(struct tramp *t)
 int
 main(int argc, char **argv)
 {
-	struct tramp t = {.status_fd = -1, .parent_pipe = -1, .pty_slave = -1};
+	struct tramp t = {.status_fd = -1, .parent_pipe = -1, .pty_slave = -1, .shell_alias_fd = -1,
+			  .memfd_sock = -1, .memfd_gate = {-1, -1}};
 
 	(void)argv;
 	t.boxd_pid = getppid();
@@ -193,6 +195,7 @@ main(int argc, char **argv)
 
 	/* 1. credentials: cgroups with boxd's rights, then the owner, then namespaces. */
 	cgroups_join(&t);
+	memfd_noexec_prepare(&t); /* a root trampoline's helper, before the ids change */
 	credentials_switch(&t);
 	namespaces_enter(&t);
 	/* After the last credential change (it clears the death signal — measured). */
@@ -210,6 +213,7 @@ main(int argc, char **argv)
 	limits_apply(&t);	 /* 6 */
 	capabilities_drop(&t, true); /* 7 */
 	char **envp = environment_build(&t); /* 8 */
+	memfd_noexec_gate(&t);	 /* vm.memfd_noexec set before the workload exists */
 	fds_close(&t);		 /* 9 */
 	terminal_setup(&t);	 /* 10 */
 	pid1_run(&t, envp);	 /* 11: seccomp and exec in the workload */

@@ -56,6 +56,11 @@ struct tramp {
 	int pty_slave;	   /* PID 1: the workload's terminal, or -1 */
 	bool owner_is_root;
 	unsigned n_pass;   /* fds TRAMP_PASS_FD_FIRST.. passed through (plan.pass_fds) */
+	int shell_alias_fd; /* PID 1: O_PATH of the alias mount.c bound over the shells, or -1 */
+	/* memfd.c: the root helper's socket, its pid, and PID 1's gate (read, write end), or -1 */
+	int memfd_sock;
+	pid_t memfd_helper;
+	int memfd_gate[2];
 };
 
 /* Report a setup failure on fd 4 (stderr if fd 4 is gone) and _exit(1). */
@@ -81,6 +86,20 @@ void pid1_fork(struct tramp *t);
 void pid1_parent_check(struct tramp *t, const char *step);
 /* pid1.c: fork the workload, close fd 4, reap and forward signals; never returns. */
 noreturn void pid1_run(struct tramp *t, char **envp);
+
+/*
+ * memfd.c: vm.memfd_noexec = 2 for a box not owned by root, by a root
+ * trampoline. prepare: before the credential switch, fork the root helper
+ * (nothing to do for a root owner, a non-root trampoline or a kernel without
+ * the sysctl). child: PID 1 drops the outer trampoline's ends. handoff: the
+ * outer trampoline has the helper set it for PID 1's namespace, then opens
+ * the gate (a failure fails the start). gate: PID 1 waits for that before
+ * it starts the workload.
+ */
+void memfd_noexec_prepare(struct tramp *t);
+void memfd_noexec_child(struct tramp *t);
+void memfd_noexec_handoff(struct tramp *t, pid_t pid1);
+void memfd_noexec_gate(struct tramp *t);
 
 /* net.c */
 void network_setup(struct tramp *t);

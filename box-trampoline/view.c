@@ -20,7 +20,6 @@
 #include "path.h"
 #include "view.h"
 
-static const char *const system_dirs[] = {"/usr", "/lib", "/lib64", "/bin", "/sbin"};
 static const char *const etc_files[] = {
 	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "hosts",	"host.conf",
 	"gai.conf",    "services",   "protocols",    "localtime",     "ssl",	"ca-certificates",
@@ -121,8 +120,8 @@ view_collect(struct view *vw)
 		    p->kind == BOX__SANDBOX_KIND__SANDBOX_SHELL;
 	const uint64_t grant_noexec = vw->agent ? MOUNT_ATTR_NOEXEC : 0;
 
-	for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++)
-		vent_add(vw, system_dirs[i], NULL, VK_SYSTEM, 0, base | ro);
+	for (size_t i = 0; i < ELEMENTSOF(path_system_runtime); i++)
+		vent_add(vw, path_system_runtime[i], NULL, VK_SYSTEM, 0, base | ro);
 	for (size_t i = 0; i < ELEMENTSOF(etc_files); i++) {
 		char *path = path_join("/etc", etc_files[i]);
 		if (!path)

@@ -176,6 +176,7 @@ struct box_box {
 	struct box_u64 timeout_ms;           /* set == false: none */
 	struct box_u64 command_timeout_ms;   /* set == false: none */
 	struct box_enum history_sync;        /* enum box_history_sync; AUTO until the policy is loaded */
+	struct box_bool show_policy;         /* the policy shown read-only instead of masked */
 	struct box_src src;
 };
 
@@ -195,6 +196,7 @@ struct box_agent {
 	struct box_owner user;
 	struct box_u64 memory_max;           /* bytes; set == false: none */
 	struct box_u64 pids_max;             /* set == false: none */
+	struct box_bool exec_system;         /* every system program executable (Landlock) */
 	struct box_src src;
 };
 

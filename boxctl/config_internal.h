@@ -126,6 +126,7 @@ struct ctx {
 		const char *what;
 	} own[6], sockets[6];
 	size_t n_own, n_sockets;
+	size_t n_file_secrets; /* file:// secrets so far: each is masked in every view */
 };
 
 
@@ -146,6 +147,7 @@ enum num_kind { NUM_DURATION, NUM_SIZE, NUM_COUNT, NUM_PORT };
 struct masked_file {
 	const char *path;
 	const char *what;
+	const char *how; /* "masked in every sandbox view", "shown read-only in every sandbox view" */
 };
 
 /*
@@ -235,6 +237,10 @@ void fs_cross_check(struct ctx *c, const char *secname, struct box_filesystem *f
 void egress_cross_check(struct ctx *c);
 void mcp_cross_check(struct ctx *c);
 void landlock_check(struct ctx *c, struct box_process *p, const char *secname);
+/* A tool's or server's grant inside an [agent.filesystem] deny entry: refused (path_reach). */
+void agent_deny_check(struct ctx *c, const char *secname, const struct box_filesystem *fs);
+/* The grant paths of fs (every list but deny), for path_reach; caller frees the array. */
+const char **fs_grant_paths(const struct box_filesystem *fs, size_t *n);
 void limits_check(struct ctx *c);
 
 #endif

@@ -837,34 +837,45 @@ interpret(struct ctx *c)
 	/* Files masked in every view, and those a write grant must not hold in a subdirectory. */
 	struct masked_file *files = NULL;
 	size_t n_files = 0;
+	static const char masked[] = "masked in every sandbox view";
 	if (cfg->abs_path)
-		*GROW(files, n_files) = (struct masked_file){ cfg->abs_path, "box.ini" };
+		*GROW(files, n_files) = (struct masked_file){ cfg->abs_path, "box.ini",
+							      "shown read-only in every sandbox view" };
 	if (cfg->box.policy.path)
-		*GROW(files, n_files) = (struct masked_file){ cfg->box.policy.path, "the policy file" };
+		*GROW(files, n_files) = (struct masked_file){
+			cfg->box.policy.path, "the policy file",
+			cfg->box.show_policy.value ? "shown read-only in every sandbox view "
+						     "([box] show_policy = true)" :
+						     masked
+		};
 	for (size_t i = 0; i < cfg->n_egress; i++)
 		if (cfg->egress[i].secret.path && cfg->egress[i].secret.ref)
 			*GROW(files, n_files) = (struct masked_file){
 				cfg->egress[i].secret.path,
-				keep(c, xasprintf("the secret of [%s]", c->egress[i].main->name))
+				keep(c, xasprintf("the secret of [%s]", c->egress[i].main->name)), masked
 			};
 	for (size_t i = 0; i < cfg->n_mcp; i++)
 		if (cfg->mcp[i].secret.path && cfg->mcp[i].secret.ref)
 			*GROW(files, n_files) = (struct masked_file){
 				cfg->mcp[i].secret.path,
-				keep(c, xasprintf("the secret of [%s]", c->mcp[i].main->name))
+				keep(c, xasprintf("the secret of [%s]", c->mcp[i].main->name)), masked
 			};
 
 	if (c->agent_fs)
 		fs_cross_check(c, c->agent_fs->name, &cfg->agent.proc.fs, files, n_files);
 	for (size_t i = 0; i < cfg->n_tools; i++) {
-		if (c->tools[i].fs)
+		if (c->tools[i].fs) {
 			fs_cross_check(c, c->tools[i].fs->name, &cfg->tools[i].proc.fs, files, n_files);
+			agent_deny_check(c, c->tools[i].fs->name, &cfg->tools[i].proc.fs);
+		}
 		landlock_check(c, &cfg->tools[i].proc,
 			       c->tools[i].net ? c->tools[i].net->name : c->tools[i].main->name);
 	}
 	for (size_t i = 0; i < cfg->n_mcp; i++) {
-		if (c->mcp[i].fs)
+		if (c->mcp[i].fs) {
 			fs_cross_check(c, c->mcp[i].fs->name, &cfg->mcp[i].proc.fs, files, n_files);
+			agent_deny_check(c, c->mcp[i].fs->name, &cfg->mcp[i].proc.fs);
+		}
 		if (cfg->mcp[i].type.value == BOX_MCP_STDIO)
 			landlock_check(c, &cfg->mcp[i].proc,
 				       c->mcp[i].net ? c->mcp[i].net->name : c->mcp[i].main->name);

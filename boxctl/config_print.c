@@ -7,8 +7,11 @@
  * whose default is "none" left out), one list entry per line, ~ expanded,
  * sizes in bytes, durations in ms, `command` re-quoted only where a word
  * needs it, secrets by reference only. The output is itself a valid box.ini
- * that loads to the same configuration. Implicit exec grants (the command
- * file and its #! chain) are shown as comments.
+ * that loads to the same configuration. What box adds is shown as comments:
+ * implicit exec grants (the command file and its #! chain), the agent's
+ * execve rule, the policy's mask, and in each tool's and server's
+ * filesystem section the agent's deny entries its grants hold (masked there)
+ * or name exactly (its exceptions, path_reach).
  * Trusts: the struct (built by config_parse.c and config_rules.c).
  */
 #include <ctype.h>
@@ -19,8 +22,10 @@
 
 #include "cmdline.h"
 #include "config.h"
+#include "config_internal.h"
 #include "log.h"
 #include "parse.h"
+#include "path.h"
 
 #define WRAP_COLUMN 150
 
@@ -148,6 +153,56 @@ print_fs(struct out *o, const struct box_filesystem *fs)
 			kv(o, fs_keys[k], fs->lists[k].v[i].path);
 }
 
+/*
+ * The agent's deny entries as a tool's or server's view has them (comments;
+ * the section's own keys stay as written): masked there, or its exception.
+ */
+static void
+print_agent_denies(struct out *o, const struct box_config *cfg, const struct box_filesystem *fs)
+{
+	const struct box_grant_list *d = &cfg->agent.proc.fs.lists[BOX_FS_DENY];
+	size_t n;
+	const char **grants = fs_grant_paths(fs, &n);
+
+	for (size_t i = 0; i < d->n; i++) {
+		bool own = false;
+		for (size_t k = 0; k < fs->lists[BOX_FS_DENY].n; k++)
+			own |= path_is_under(d->v[i].path, fs->lists[BOX_FS_DENY].v[k].path);
+		enum path_reach r = own ? PATH_REACH_NONE : path_reach(d->v[i].path, grants, n, NULL);
+		if (r == PATH_REACH_MASK) {
+			head(o);
+			fprintf(o->f, "; deny (implicit: the agent's deny): %s\n", d->v[i].path);
+		} else if (r == PATH_REACH_EXCEPTION) {
+			head(o);
+			fprintf(o->f, "; exception to agent deny: %s (named here)\n", d->v[i].path);
+		}
+	}
+	free(grants);
+}
+
+/*
+ * The policy where the agent's grants reach it: masked, or shown read-only
+ * (box.ini itself is shown read-only wherever a grant holds it; its own path
+ * is left out, so that the output loads to itself from anywhere).
+ */
+static void
+print_policy_file(struct out *o, const struct box_config *cfg)
+{
+	const char *policy = cfg->box.policy.path;
+	size_t n;
+	const char **grants = fs_grant_paths(&cfg->agent.proc.fs, &n);
+	bool reached = false;
+
+	for (size_t k = 0; policy && k < n; k++)
+		reached |= path_is_under(policy, grants[k]);
+	if (reached) {
+		head(o);
+		fprintf(o->f, "; policy (%s): %s\n",
+			cfg->box.show_policy.value ? "shown read-only" : "masked", policy);
+	}
+	free(grants);
+}
+
 static void
 print_quoted_value(struct out *o, const char *key, const char *v)
 {
@@ -205,6 +260,7 @@ box_config_print(FILE *f, const struct box_config *cfg)
 	if (cfg->box.history_sync.value != BOX_HISTORY_SYNC_AUTO)
 		kv(&o, "history_sync", hs[cfg->box.history_sync.value]);
 	kv_ms(&o, "command_timeout", &cfg->box.command_timeout_ms, false);
+	kv_bool(&o, "show_policy", cfg->box.show_policy.value);
 
 	/* [agent] */
 	const struct box_agent *a = &cfg->agent;
@@ -219,10 +275,15 @@ box_config_print(FILE *f, const struct box_config *cfg)
 	kv_u64(&o, "pids_max", &a->pids_max, false);
 	kv_u64(&o, "nofile", &a->proc.nofile, false);
 	kv_u64(&o, "nproc", &a->proc.nproc, false);
+	kv_bool(&o, "exec_system", a->exec_system.value);
+	if (!a->exec_system.value)
+		fprintf(o.f, "; execve: only the program, its #! interpreters, the exec entries, box's "
+			     "aliases and the ELF loader (Landlock)\n");
 	begin(&o, "agent.env", NULL, NULL);
 	print_env(&o, &a->proc.env);
 	begin(&o, "agent.filesystem", NULL, NULL);
 	print_fs(&o, &a->proc.fs);
+	print_policy_file(&o, cfg);
 
 	for (size_t i = 0; i < cfg->n_tools; i++) {
 		const struct box_tool *t = &cfg->tools[i];
@@ -238,6 +299,7 @@ box_config_print(FILE *f, const struct box_config *cfg)
 		print_env(&o, &t->proc.env);
 		begin(&o, "tool", t->name, ".filesystem");
 		print_fs(&o, &t->proc.fs);
+		print_agent_denies(&o, cfg, &t->proc.fs);
 		begin(&o, "tool", t->name, ".network");
 		kv_bool(&o, "contain_egress", t->proc.contain_egress.value);
 	}
@@ -293,6 +355,7 @@ box_config_print(FILE *f, const struct box_config *cfg)
 		print_env(&o, &m->proc.env);
 		begin(&o, "mcp", m->name, ".filesystem");
 		print_fs(&o, &m->proc.fs);
+		print_agent_denies(&o, cfg, &m->proc.fs);
 		begin(&o, "mcp", m->name, ".network");
 		kv_bool(&o, "contain_egress", m->proc.contain_egress.value);
 	}

@@ -26,9 +26,9 @@
 #include "proto/validate.h"
 
 static const char *const box_keys[] = { "name", "policy", "state_dir", "require", "timeout",
-					"history_sync", "command_timeout", NULL };
+					"history_sync", "command_timeout", "show_policy", NULL };
 static const char *const agent_keys[] = { "command", "workspace", "user", "memory_max",
-					  "pids_max", "nofile", "nproc", NULL };
+					  "pids_max", "nofile", "nproc", "exec_system", NULL };
 static const char *const tool_keys[] = { "command", "workspace", "nofile", "nproc", "supervise",
 					 NULL };
 static const char *const egress_keys[] = { "destinations", "secret", "variable", "placement",
@@ -731,6 +731,7 @@ process_box(struct ctx *c)
 		b->history_sync.value++;
 	else
 		b->history_sync.value = BOX_HISTORY_SYNC_AUTO;
+	get_bool(c, s, "show_policy", &b->show_policy, false);
 	report_unknown(c, s, box_keys, NULL);
 }
 
@@ -1056,6 +1057,12 @@ get_secret(struct ctx *c, struct raw_section *s, struct box_secret *sec, bool re
 		_cleanup_free_ char *abs = path_from_spelling(c, line, s->name, "secret", p, NULL);
 		if (!abs)
 			return;
+		if (++c->n_file_secrets > BOX_FILE_SECRETS_MAX) {
+			err_at(c, line, s->name, "secret",
+			       "%s: at most %d file:// secrets per box (each is masked in every view)",
+			       q(c, v), BOX_FILE_SECRETS_MAX);
+			return;
+		}
 		sec->kind = BOX_SECRET_FILE;
 		if (!c->opts.offline) {
 			const char *why;
@@ -1332,6 +1339,7 @@ process_agent(struct ctx *c)
 	get_num(c, s, "pids_max", NUM_COUNT, 1 << 22, &a->pids_max, 0);
 	get_num(c, s, "nofile", NUM_COUNT, 1 << 30, &a->proc.nofile, 0);
 	get_num(c, s, "nproc", NUM_COUNT, 1 << 22, &a->proc.nproc, 0);
+	get_bool(c, s, "exec_system", &a->exec_system, false);
 	take_scalar(c, s, "user"); /* handled in process_owner */
 	report_unknown(c, s, agent_keys, NULL);
 	process_fs(c, c->agent_fs, &a->proc.fs, true);
@@ -1521,8 +1529,8 @@ fs_cross_check(struct ctx *c, const char *secname, struct box_filesystem *fs,
 			for (size_t i = 0; i < n_files && !bad; i++) {
 				if (strcmp(g->path, files[i].path) == 0) {
 					err_at(c, g->src.line, secname, key,
-					       "%s is %s, which is masked in every sandbox view",
-					       q(c, g->spelling), files[i].what);
+					       "%s is %s, which is %s",
+					       q(c, g->spelling), files[i].what, files[i].how);
 					bad = true;
 					continue;
 				}
@@ -1539,6 +1547,49 @@ fs_cross_check(struct ctx *c, const char *secname, struct box_filesystem *fs,
 				}
 			}
 		}
+	}
+}
+
+const char **
+fs_grant_paths(const struct box_filesystem *fs, size_t *n)
+{
+	size_t total = 0;
+	for (int kind = 0; kind < BOX_FS_KIND_COUNT; kind++)
+		if (kind != BOX_FS_DENY)
+			total += fs->lists[kind].n;
+	const char **v = xmalloc((total ? total : 1) * sizeof(*v));
+	*n = 0;
+	for (int kind = 0; kind < BOX_FS_KIND_COUNT; kind++)
+		for (size_t i = 0; kind != BOX_FS_DENY && i < fs->lists[kind].n; i++)
+			v[(*n)++] = fs->lists[kind].v[i].path;
+	return v;
+}
+
+/*
+ * box.ini(5): the agent's deny entries hold in every sandbox. A tool or
+ * server may name a denied path exactly (an exception, disclosed); a grant
+ * strictly inside one is refused, as a grant inside a credential store is.
+ */
+void
+agent_deny_check(struct ctx *c, const char *secname, const struct box_filesystem *fs)
+{
+	const struct box_grant_list *d = &c->cfg->agent.proc.fs.lists[BOX_FS_DENY];
+	size_t n, which;
+	_cleanup_free_ const char **grants = fs_grant_paths(fs, &n);
+
+	for (size_t i = 0; i < d->n; i++) {
+		if (path_reach(d->v[i].path, grants, n, &which) != PATH_REACH_INSIDE)
+			continue;
+		for (int kind = 0; kind < BOX_FS_KIND_COUNT; kind++)
+			for (size_t j = 0; kind != BOX_FS_DENY && j < fs->lists[kind].n; j++) {
+				const struct box_grant *g = &fs->lists[kind].v[j];
+				if (g->path != grants[which])
+					continue;
+				err_at(c, g->src.line, secname, fs_names[kind],
+				       "%s lies inside the agent's deny entry %s (line %u), which holds in every sandbox; name %s itself to make it this section's exception",
+				       q(c, g->spelling), q(c, d->v[i].spelling), d->v[i].src.line,
+				       q(c, d->v[i].spelling));
+			}
 	}
 }
 

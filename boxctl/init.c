@@ -174,7 +174,7 @@ scan_visit(void *user, const char *path, const struct stat *st)
 
 /* Version control and dependency trees: not the project's own secrets, and large. */
 static bool
-scan_skip(void *user, const char *path)
+scan_skip(void *user, const char *path, const struct stat *st)
 {
 	const char *b = path_basename(path);
 	return strcmp(b, ".git") == 0 || strcmp(b, "node_modules") == 0 ||

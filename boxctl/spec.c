@@ -227,6 +227,7 @@ cfg_box(const struct box_config *cfg, bool *has_policy)
 		m->require_line = b->require.src.line;
 	}
 	m->timeout_ms = opt_u64(&b->timeout_ms);
+	m->show_policy = opt_bool(&b->show_policy);
 	if (b->history_sync.set && b->history_sync.src.line &&
 	    b->history_sync.value != BOX_HISTORY_SYNC_AUTO) {
 		m->has_history_sync = 1;
@@ -258,6 +259,7 @@ cfg_agent(const struct box_config *cfg)
 	m->pids_max = opt_u64(&a->pids_max);
 	m->nofile = opt_u64(&a->proc.nofile);
 	m->nproc = opt_u64(&a->proc.nproc);
+	m->exec_system = opt_bool(&a->exec_system);
 	m->env = cfg_env(&a->proc.env);
 	m->filesystem = cfg_filesystem(&a->proc.fs, true);
 	return m;

@@ -165,6 +165,9 @@ struct recheck_result {
 	char *program;            /* canonical */
 	char **interpreters;      /* canonical #! chain, outermost first */
 	size_t n_interpreters;
+	/* canonical ELF loaders (PT_INTERP) of the program, its #! chain and exec entries, and box's own */
+	char **loaders;
+	size_t n_loaders;
 	char **deny_dirs;         /* deny entries (and masked files) that are directories */
 	size_t n_deny_dirs;
 	/* CONFIG.md masks inside broader grants (credential stores, box's own dirs), as found */

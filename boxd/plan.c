@@ -2,12 +2,19 @@
  * plan.c — a validated BoxSpec (+ the owner's recheck) → the agent's Plan
  * (proto/plan.proto), and the start-up disclosure (CLI.md).
  *
- * View: the [agent.filesystem] lists as they are; each deny entry, box.ini
- * and the policy file (when a grant reaches them), and the credential stores
- * and box's own directories the owner's recheck found strictly inside a grant
- * (CONFIG.md; disclosed as "masked (WHY): PATH") covered by a mode-0000
- * mask made in the runtime dir; an implicit exec entry for the resolved
- * program and each #! interpreter. Environment (CONFIG.md [agent.env], CLI.md
+ * View: the [agent.filesystem] lists as they are; each deny entry, the policy
+ * file (when a grant reaches it, unless [box] show_policy shows it read-only),
+ * and the credential stores, box's own directories and file:// secrets the
+ * owner's recheck found strictly inside a grant (CONFIG.md; disclosed as
+ * "masked (WHY): PATH") covered by a mode-0000 mask made in the runtime dir;
+ * box.ini bound read-only over itself; an implicit exec entry for the
+ * resolved program, each #! interpreter and the ELF loaders the recheck found
+ * — with [agent] exec_system = false (plan.exec_system) the only files the
+ * agent may execve, beside /run/box/bin and the shell alias. Every sandbox of
+ * the box gets the agent's deny entries where its grants hold them (tools,
+ * MCP servers, exec entries, box-shell: "hidden in every view"; a grant naming
+ * one exactly is its disclosed exception, one inside one is refused,
+ * path_reach). Environment (CONFIG.md [agent.env], CLI.md
  * "The agent's view"): the section's variables, HOME (the owner's passwd
  * home) and PATH defaults, TERM LANG TZ from the caller, USER, PWD,
  * BOX_NAME, BOX_ID; once box-gateway serves the box (GatewayReady), the
@@ -38,6 +45,7 @@
 #include "boxd.h"
 #include "cleanup.h"
 #include "envnames.h"
+#include "hostprobe.h"
 #include "log.h"
 #include "path.h"
 #include "plan_validate.h"
@@ -155,27 +163,42 @@ is_deny_dir(const struct box *b, const char *path)
 	return false;
 }
 
-/* Is `p` inside a grant (not a deny) of the agent? */
+/* One list of a [X.filesystem] section, with its key. */
+struct fs_list {
+	Box__CfgPath **v;
+	size_t n;
+	const char *key;
+};
+
+/* The grant lists of fs (read write read_file write_file exec), then deny: FS_LISTS of them. */
+#define FS_LISTS 6
+static void
+fs_lists(const Box__CfgFilesystem *fs, struct fs_list out[FS_LISTS])
+{
+	const struct fs_list l[FS_LISTS] = {
+		{ fs->read, fs->n_read, "read" },
+		{ fs->write, fs->n_write, "write" },
+		{ fs->read_file, fs->n_read_file, "read_file" },
+		{ fs->write_file, fs->n_write_file, "write_file" },
+		{ fs->exec, fs->n_exec, "exec" },
+		{ fs->deny, fs->n_deny, "deny" },
+	};
+	memcpy(out, l, sizeof(l));
+}
+
+/* Is `p` inside a grant (not a deny) of fs? */
 static bool
 granted(const Box__CfgFilesystem *fs, const char *p)
 {
+	struct fs_list l[FS_LISTS];
+
 	if (!fs)
 		return false;
-	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file, fs->exec };
-	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file, fs->n_exec };
-	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
-		for (size_t i = 0; i < ns[l]; i++)
-			if (path_is_under(p, lists[l][i]->path))
+	fs_lists(fs, l);
+	for (size_t k = 0; k < FS_LISTS - 1; k++)
+		for (size_t i = 0; i < l[k].n; i++)
+			if (path_is_under(p, l[k].v[i]->path))
 				return true;
-	return false;
-}
-
-static bool
-denied(const Box__CfgFilesystem *fs, const char *p)
-{
-	for (size_t i = 0; fs && i < fs->n_deny; i++)
-		if (strcmp(fs->deny[i]->path, p) == 0)
-			return true;
 	return false;
 }
 
@@ -188,6 +211,52 @@ exec_covers(const Box__CfgFilesystem *fs, const char *p)
 	return false;
 }
 
+/* Is `p` at or inside one of fs's deny entries? */
+static bool
+under_deny(const Box__CfgFilesystem *fs, const char *p)
+{
+	for (size_t i = 0; fs && i < fs->n_deny; i++)
+		if (path_is_under(p, fs->deny[i]->path))
+			return true;
+	return false;
+}
+
+/* The grant paths of fs (every list but deny), for path_reach; NULL: out of memory. */
+static const char **
+grant_paths(const Box__CfgFilesystem *fs, size_t *n)
+{
+	struct fs_list l[FS_LISTS];
+	size_t total = 0;
+
+	*n = 0;
+	if (fs) {
+		fs_lists(fs, l);
+		for (size_t k = 0; k < FS_LISTS - 1; k++)
+			total += l[k].n;
+	}
+	const char **v = calloc(total ? total : 1, sizeof(*v));
+	for (size_t k = 0; v && fs && k < FS_LISTS - 1; k++)
+		for (size_t i = 0; i < l[k].n; i++)
+			v[(*n)++] = l[k].v[i]->path;
+	return v;
+}
+
+/*
+ * How a sandbox with grants fs reaches the agent's deny entry `denied`
+ * (path_reach): an entry of fs's own deny list, or a path inside one, is
+ * hidden there already (PATH_REACH_NONE).
+ */
+static enum path_reach
+agent_deny_reach(const Box__CfgFilesystem *fs, const char *denied, size_t *which)
+{
+	size_t n;
+	_cleanup_free_ const char **grants = grant_paths(fs, &n);
+
+	if (!grants || under_deny(fs, denied))
+		return PATH_REACH_NONE;
+	return path_reach(denied, grants, n, which);
+}
+
 /* Is `p` strictly inside one of the CONFIG.md masks a view of fs gets (rc.masks, re-checked)? */
 static bool
 under_auto_mask_fs(const struct box *b, const Box__CfgFilesystem *fs, const char *p)
@@ -196,21 +265,6 @@ under_auto_mask_fs(const struct box *b, const Box__CfgFilesystem *fs, const char
 		if (strcmp(p, b->rc.masks[i]) != 0 && path_is_under(p, b->rc.masks[i]) &&
 		    own_paths_maskable(fs, b->rc.masks[i]))
 			return true;
-	return false;
-}
-
-/* Does a grant contain the owner's home (then it is not box-managed)? */
-static bool
-home_granted(const Box__CfgFilesystem *fs, const char *home)
-{
-	if (!fs)
-		return false;
-	Box__CfgPath **lists[] = { fs->read, fs->write, fs->read_file, fs->write_file, fs->exec };
-	size_t ns[] = { fs->n_read, fs->n_write, fs->n_read_file, fs->n_write_file, fs->n_exec };
-	for (size_t l = 0; l < ELEMENTSOF(lists); l++)
-		for (size_t i = 0; i < ns[l]; i++)
-			if (path_is_under(home, lists[l][i]->path))
-				return true;
 	return false;
 }
 
@@ -276,6 +330,46 @@ own_paths_refuse(struct box *b, const struct own_paths *own, const Box__CfgPath 
 	return false;
 }
 
+/* The list key of the grant entry of fs at `path` ("read", ...). */
+static const char *
+grant_key(const Box__CfgFilesystem *fs, const char *path, uint32_t *line)
+{
+	struct fs_list l[FS_LISTS];
+
+	fs_lists(fs, l);
+	for (size_t k = 0; k < FS_LISTS - 1; k++)
+		for (size_t i = 0; i < l[k].n; i++)
+			if (strcmp(l[k].v[i]->path, path) == 0) {
+				*line = l[k].v[i]->line;
+				return l[k].key;
+			}
+	*line = 0;
+	return "read";
+}
+
+/* CONFIG.md: a tool's or server's grant inside one of the agent's deny entries is refused. */
+static void
+agent_deny_refuse(struct box *b, const Box__CfgFilesystem *fs, const char *sec)
+{
+	const Box__CfgFilesystem *afs = b->spec->agent->filesystem;
+	size_t n;
+
+	if (!fs || !afs)
+		return;
+	_cleanup_free_ const char **grants = grant_paths(fs, &n);
+	for (size_t i = 0; grants && i < afs->n_deny; i++) {
+		size_t which;
+		if (agent_deny_reach(fs, afs->deny[i]->path, &which) != PATH_REACH_INSIDE)
+			continue;
+		uint32_t line;
+		const char *key = grant_key(fs, grants[which], &line);
+		add_problem(b, problem_new(line, sec, key,
+					   "%s lies inside the agent's deny entry %s (line %u), which holds in every sandbox; name %s itself to make it this section's exception",
+					   grants[which], afs->deny[i]->path, afs->deny[i]->line,
+					   afs->deny[i]->path));
+	}
+}
+
 /* Cheap re-checks of the request that need no file system access. */
 static void
 plan_recheck(struct box *b)
@@ -313,20 +407,20 @@ plan_recheck(struct box *b)
 							   te->vars[k]->name));
 			}
 	}
+	for (size_t i = 0; i < s->n_tools; i++) {
+		char sec[64];
+		snprintf(sec, sizeof(sec), "tool.%s.filesystem", s->tools[i]->name);
+		agent_deny_refuse(b, s->tools[i]->filesystem, sec);
+	}
+	for (size_t i = 0; i < s->n_mcp; i++) {
+		char sec[64];
+		snprintf(sec, sizeof(sec), "mcp.%s.filesystem", s->mcp[i]->name);
+		agent_deny_refuse(b, s->mcp[i]->filesystem, sec);
+	}
 	if (!fs)
 		return;
-	struct {
-		Box__CfgPath **v;
-		size_t n;
-		const char *key;
-	} lists[] = {
-		{ fs->read, fs->n_read, "read" },
-		{ fs->write, fs->n_write, "write" },
-		{ fs->read_file, fs->n_read_file, "read_file" },
-		{ fs->write_file, fs->n_write_file, "write_file" },
-		{ fs->exec, fs->n_exec, "exec" },
-		{ fs->deny, fs->n_deny, "deny" },
-	};
+	struct fs_list lists[FS_LISTS];
+	fs_lists(fs, lists);
 	struct own_paths own;
 	if (own_paths_build(b, state, &own) < 0) {
 		add_problem(b, problem_new(0, NULL, NULL, "out of memory"));
@@ -559,7 +653,29 @@ view_denies(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs, struct 
 	return 0;
 }
 
-/* box.ini and the policy file: masked as if listed in deny, when a grant reaches them. */
+/* Is `p` at or inside a mask the view has already (nothing can be mounted inside one)? */
+static bool
+under_view_mask(const struct viewv *view, const char *p)
+{
+	for (size_t i = 0; i < view->n; i++)
+		if (view->v[i]->kind == BOX__VIEW_KIND__VIEW_DENY && path_is_under(p, view->v[i]->path))
+			return true;
+	return false;
+}
+
+/* Is the policy shown read-only instead of masked ([box] show_policy)? */
+static bool
+policy_shown(const Box__BoxSpec *s)
+{
+	return s->box->show_policy && s->box->show_policy->value;
+}
+
+/*
+ * box.ini (files[0]) and the policy (files[1]) where a grant reaches them:
+ * box.ini shown read-only (a read-only bind over itself: it holds no secret
+ * value, and git reads it like any file); the policy masked, or shown
+ * read-only with [box] show_policy = true (box.ini(5)).
+ */
 static int
 view_config_files(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
 		  struct viewv *view, unsigned *n_masks)
@@ -568,25 +684,58 @@ view_config_files(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
 
 	for (size_t i = 0; i < s->n_files && i < 2; i++) {
 		const char *f = s->files[i];
-		if (!granted(fs, f) || denied(fs, f) || under_auto_mask_fs(b, fs, f))
+		if (!granted(fs, f) || under_deny(fs, f) || under_auto_mask_fs(b, fs, f) ||
+		    under_view_mask(view, f))
 			continue;
-		int r = view_mask(d, b, view, n_masks, f, false);
+		bool shown = i == 0 || policy_shown(s);
+		int r = shown ? view_add(view, f, BOX__VIEW_KIND__VIEW_READ_FILE, NULL) :
+				view_mask(d, b, view, n_masks, f, false);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-/* Implicit exec entries: the program and each #! interpreter. */
+/*
+ * box.ini(5) "hidden in every view": each of the agent's deny entries that
+ * a grant of fs (a tool's, a server's) holds gets a mask in that view too,
+ * unless a mask of box's covers it already. An entry fs names exactly is its
+ * exception (disclosed); one with a grant inside it was refused (plan_recheck).
+ */
+static int
+view_agent_denies(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
+		  struct viewv *view, unsigned *n_masks)
+{
+	const Box__CfgFilesystem *afs = b->spec->agent->filesystem;
+
+	for (size_t i = 0; afs && i < afs->n_deny; i++) {
+		const char *path = afs->deny[i]->path;
+		if (agent_deny_reach(fs, path, NULL) != PATH_REACH_MASK ||
+		    under_auto_mask_fs(b, fs, path) || under_view_mask(view, path))
+			continue;
+		int r = view_mask(d, b, view, n_masks, path, is_deny_dir(b, path));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Implicit exec entries: the program, each #! interpreter and the ELF
+ * loaders box-recheck found (box.ini(5) exec_system: Landlock EXECUTE on
+ * exactly these, the exec entries and box's aliases).
+ */
 static int
 view_implicit_exec(const struct box *b, const Box__CfgFilesystem *fs, struct viewv *view)
 {
-	const char *impl[1 + 8];
+	const char *impl[1 + 8 + RECHECK_LOADERS_MAX];
 	size_t ni = 0;
 
 	impl[ni++] = b->rc.program;
-	for (size_t i = 0; i < b->rc.n_interpreters && ni < ELEMENTSOF(impl); i++)
+	for (size_t i = 0; i < b->rc.n_interpreters && ni < 1 + 8; i++)
 		impl[ni++] = b->rc.interpreters[i];
+	for (size_t i = 0; i < b->rc.n_loaders && i < RECHECK_LOADERS_MAX; i++)
+		impl[ni++] = b->rc.loaders[i];
 	for (size_t i = 0; i < ni; i++) {
 		bool dup = exec_covers(fs, impl[i]);
 		for (size_t k = 0; k < i; k++)
@@ -635,7 +784,7 @@ plan_runtime(const struct box *b, Box__Plan *p)
 	rt->dev_shm = path_join(b->runtime_dir, "dev_shm");
 	if (!rt->dir || !rt->tmp || !rt->var_tmp || !rt->dev_shm)
 		return -ENOMEM;
-	if (!home_granted(fs, b->owner.home) && home_manageable(b->owner.home)) {
+	if (!granted(fs, b->owner.home) && home_manageable(b->owner.home)) {
 		rt->home = path_join(b->runtime_dir, "home");
 		if (!rt->home)
 			return -ENOMEM;
@@ -736,6 +885,13 @@ plan_limits(const struct box *b, Box__Plan *p)
 	return plan_limits_of(b, p, b->spec->agent->nofile, b->spec->agent->nproc);
 }
 
+/* [agent] exec_system (default false): every system program executable. */
+static bool
+agent_exec_system(const Box__CfgAgent *a)
+{
+	return a->exec_system && a->exec_system->value;
+}
+
 /* Required layers, and the fds that are the caller's terminal (they get the box's pty slave). */
 static void
 plan_layers_and_pty(const struct box *b, Box__Plan *p)
@@ -769,6 +925,8 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	    (r = plan_limits(b, p)) < 0)
 		goto fail;
 	plan_layers_and_pty(b, p);
+	p->has_exec_system = 1;
+	p->exec_system = agent_exec_system(b->spec->agent);
 	if ((r = box_plan_validate(p, why, sizeof(why))) < 0) {
 		*err = fmt("the sandbox plan is invalid: %s", why);
 		goto fail;
@@ -835,6 +993,9 @@ plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, Box__Pl
 		goto fail;
 	p->kind = BOX__SANDBOX_KIND__SANDBOX_SHELL;
 	p->contain_egress = true;
+	/* box-shell never execs: its own binary (workload_bin) and the loader are all it runs. */
+	p->has_exec_system = 1;
+	p->exec_system = false;
 	p->has_gateway_port = 0;
 	p->gateway_port = 0;
 	p->has_pty_fds = p->has_pty_rows = p->has_pty_cols = 0;
@@ -966,9 +1127,12 @@ sandbox_base_plan(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
 		goto fail;
 	p->kind = BOX__SANDBOX_KIND__SANDBOX_TOOL;
 	p->contain_egress = contained;
+	p->has_exec_system = 1;
+	p->exec_system = true;
 	if (fs && ((r = view_grants(fs, &view)) < 0 ||
 		   (r = view_auto_masks(d, b, fs, &view, &b->n_masks_made)) < 0 ||
-		   (r = view_denies(d, b, fs, &view, &b->n_masks_made)) < 0))
+		   (r = view_denies(d, b, fs, &view, &b->n_masks_made)) < 0 ||
+		   (r = view_agent_denies(d, b, fs, &view, &b->n_masks_made)) < 0))
 		goto fail;
 	if ((r = view_config_files(d, b, fs, &view, &b->n_masks_made)) < 0)
 		goto fail;
@@ -1365,6 +1529,55 @@ mount_flags(const Box__Plan *p, const Box__ViewEntry *e, char *buf, size_t len)
  */
 static char *join_argv(char **v, size_t n);
 
+/*
+ * The agent's deny entries in the view of a sandbox with grants fs: each
+ * masked there, as a deny line of its listing; each fs names exactly, as an
+ * exception line (the warning is disclose_deny_exceptions').
+ */
+static void
+disclose_agent_denies(const struct box *b, const Box__CfgFilesystem *fs, struct strv *out)
+{
+	const Box__CfgFilesystem *afs = b->spec->agent->filesystem;
+
+	for (size_t i = 0; afs && i < afs->n_deny; i++) {
+		const char *path = afs->deny[i]->path;
+		enum path_reach r = agent_deny_reach(fs, path, NULL);
+		if (r == PATH_REACH_MASK && !under_auto_mask_fs(b, fs, path))
+			strv_add(out, fmt("  %-11s %s  (masked: the agent's deny)", "deny", path));
+		else if (r == PATH_REACH_EXCEPTION)
+			strv_add(out, fmt("  %-11s %s  (exception to agent deny: named here)",
+					  "exception", path));
+	}
+}
+
+/* Warnings (quiet too): each agent deny entry a tool or server names exactly, and where. */
+static void
+disclose_deny_exceptions(const struct box *b, struct strv *out)
+{
+	const Box__BoxSpec *s = b->spec;
+	const Box__CfgFilesystem *afs = s->agent->filesystem;
+
+	for (size_t i = 0; afs && i < afs->n_deny; i++) {
+		const char *path = afs->deny[i]->path;
+		uint32_t line;
+		for (size_t k = 0; k < s->n_tools; k++)
+			if (agent_deny_reach(s->tools[k]->filesystem, path, NULL) ==
+			    PATH_REACH_EXCEPTION)
+				strv_add(out, fmt("warning: exception to agent deny: %s is visible to "
+						  "tool.%s (its %s entry names it)",
+						  path, s->tools[k]->name,
+						  grant_key(s->tools[k]->filesystem, path, &line)));
+		for (size_t k = 0; k < s->n_mcp; k++)
+			if (s->mcp[k]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO &&
+			    agent_deny_reach(s->mcp[k]->filesystem, path, NULL) ==
+				    PATH_REACH_EXCEPTION)
+				strv_add(out, fmt("warning: exception to agent deny: %s is visible to "
+						  "mcp.%s (its %s entry names it)",
+						  path, s->mcp[k]->name,
+						  grant_key(s->mcp[k]->filesystem, path, &line)));
+	}
+}
+
 static void
 disclose_tools(const struct box *b, struct strv *out)
 {
@@ -1397,6 +1610,7 @@ disclose_tools(const struct box *b, struct strv *out)
 			for (size_t k = 0; k < lists[l].n; k++)
 				strv_add(out, fmt("  %-11s %s%s", lists[l].key, lists[l].v[k]->path,
 						  lists[l].flags));
+		disclose_agent_denies(b, fs, out);
 		if (!granted(fs, prog))
 			strv_add(out, fmt("  %-11s %s  (implicit: the tool's program)", "exec", prog));
 		if (t->workspace)
@@ -1457,6 +1671,7 @@ disclose_tools(const struct box *b, struct strv *out)
 			for (size_t k = 0; k < lists[l].n; k++)
 				strv_add(out, fmt("  %-11s %s%s", lists[l].key, lists[l].v[k]->path,
 						  lists[l].flags));
+		disclose_agent_denies(b, fs, out);
 		if (!granted(fs, prog))
 			strv_add(out, fmt("  %-11s %s  (implicit: the server's program)", "exec",
 					  prog));
@@ -1572,6 +1787,13 @@ auto_mask_reason(const struct box *b, const char *path, const char **via)
 		return NULL;
 	if (is_credential_store(b, name))
 		return "credential store";
+	for (size_t i = 0; i < b->spec->n_egress + b->spec->n_mcp; i++) {
+		const Box__CfgSecret *sec = i < b->spec->n_egress ?
+						    b->spec->egress[i]->secret :
+						    b->spec->mcp[i - b->spec->n_egress]->secret;
+		if (sec && strncmp(sec->ref, "file://", 7) == 0 && strcmp(sec->ref + 7, name) == 0)
+			return "a file:// secret";
+	}
 	if (b->rc.state_dir && strcmp(name, b->rc.state_dir) == 0)
 		return "this box's state dir";
 	if (strcmp(name, b->d->runtime_base) == 0)
@@ -1628,6 +1850,26 @@ join_argv(char **v, size_t n)
 	return s;
 }
 
+/*
+ * A policy masked inside the agent's grants: git there cannot read it
+ * (box.ini(5) [box] show_policy says what each git command does with it).
+ */
+static void
+disclose_hidden_policy(const struct box *b, const Box__Plan *p, struct strv *out)
+{
+	const Box__BoxSpec *s = b->spec;
+
+	for (size_t i = 0; s->n_files > 1 && i < p->n_view; i++)
+		if (p->view[i]->kind == BOX__VIEW_KIND__VIEW_DENY &&
+		    strcmp(p->view[i]->path, s->files[1]) == 0)
+			strv_add(out, fmt("warning: the policy %s is hidden (masked) inside a grant: git "
+					  "cannot read it there, so `git add -A`, `git diff` and `git "
+					  "stash` fail on it; keep it outside the grants, have git skip "
+					  "it (.gitignore, git update-index --skip-worktree), or set "
+					  "[box] show_policy = true",
+					  s->files[1]));
+}
+
 int
 plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *n)
 {
@@ -1649,15 +1891,23 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 		    is_credential_store(b, p->view[i]->path))
 			strv_add(&out, fmt("warning: credential store granted: %s (%s)",
 					   p->view[i]->path, view_kind_name(p->view[i]->kind)));
+	disclose_deny_exceptions(b, &out);
+	disclose_hidden_policy(b, p, &out);
 	for (size_t i = 0; i < s->n_tools; i++)
 		if (!tool_contained(s->tools[i]))
 			strv_add(&out, fmt("warning: tool %s shares the host network "
 					   "(contain_egress = false): no gateway, no decision, no "
 					   "credential injection",
 					   s->tools[i]->name));
-	if (b->owner.uid != 0)
+	/* mount.c (a root owner's PID 1) or memfd.c (a root trampoline's helper) set it. */
+	if (!hostprobe_memfd_noexec())
+		strv_add(&out, fmt("warning: this kernel has no vm.memfd_noexec (Linux 6.3): a memfd "
+				   "the agent writes can be run through /proc/self/fd/N (Landlock "
+				   "does not restrict memfds)"));
+	else if (b->owner.uid != 0 && !b->d->root)
 		strv_add(&out, fmt("warning: vm.memfd_noexec cannot be set for a box not owned by "
-				   "root: memfds stay executable (hygiene only, not the boundary)"));
+				   "root by a boxd that is not root: a memfd the agent writes can be "
+				   "run through /proc/self/fd/N (Landlock does not restrict memfds)"));
 	if (b->nproc_fallback)
 		/* Measured: in the box's own user namespace the count is of the box's processes. */
 		strv_add(&out, fmt("warning: pids_max is enforced with RLIMIT_NPROC (no cgroup pids "
@@ -1682,13 +1932,20 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 		    strcmp(e->path, b->rc.program) == 0)
 			note = "  (implicit: the agent's program)";
 		else if (e->kind == BOX__VIEW_KIND__VIEW_EXEC) {
+			for (size_t k = 0; k < b->rc.n_loaders; k++)
+				if (strcmp(e->path, b->rc.loaders[k]) == 0)
+					note = "  (implicit: ELF loader)";
 			for (size_t k = 0; k < b->rc.n_interpreters; k++)
 				if (strcmp(e->path, b->rc.interpreters[k]) == 0)
 					note = "  (implicit: #! interpreter)";
+		} else if (e->kind == BOX__VIEW_KIND__VIEW_READ_FILE && s->n_files > 0 &&
+			   strcmp(e->path, s->files[0]) == 0) {
+			note = "  (box.ini: shown read-only)";
+		} else if (e->kind == BOX__VIEW_KIND__VIEW_READ_FILE && s->n_files > 1 &&
+			   strcmp(e->path, s->files[1]) == 0) {
+			note = "  (policy file: shown read-only, [box] show_policy = true)";
 		} else if (e->kind == BOX__VIEW_KIND__VIEW_DENY) {
-			if (s->n_files > 0 && strcmp(e->path, s->files[0]) == 0)
-				note = "  (box.ini: masked)";
-			else if (s->n_files > 1 && strcmp(e->path, s->files[1]) == 0)
+			if (s->n_files > 1 && strcmp(e->path, s->files[1]) == 0)
 				note = "  (policy file: masked)";
 			else if (auto_mask_reason(b, e->path, NULL)) {
 				snprintf(nb, sizeof(nb), "  (masked: %s)",
@@ -1700,6 +1957,12 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 		strv_add(&out, fmt("  %-11s %s%s%s", view_kind_name(e->kind), e->path, flags, note));
 	}
 	strv_add(&out, fmt("  %-11s %s", "workspace", p->workspace));
+	if (!p->exec_system)
+		strv_add(&out, fmt("  %-11s only the exec entries above and box's aliases may be "
+				   "started with execve (Landlock; [agent] exec_system = false); "
+				   "not a boundary: the ELF loader runs any readable program, and "
+				   "an interpreter does what it likes itself",
+				   "execute"));
 	if (p->runtime->shell_sock)
 		strv_add(&out, fmt("  %-11s /run/box/bin/{sh,bash,zsh,python3,python} first on PATH, "
 				   "and over sh bash zsh dash rbash in /bin and /usr/bin: the shell "
@@ -1713,7 +1976,10 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				   "mcp"));
 	disclose_tools(b, &out);
 	strv_add(&out, fmt("box adds:"));
-	strv_add(&out, fmt("  %-11s /usr /lib /lib64 /bin /sbin (read-only, exec)", "system"));
+	strv_add(&out, fmt("  %-11s /usr /lib /lib64 /bin /sbin (read-only, %s)", "system",
+			   p->exec_system ? "exec" :
+					    "mapped exec for shared libraries; execve only of "
+					    "the exec entries above"));
 	strv_add(&out, fmt("  %-11s /etc: ld.so.*, nsswitch.conf, hosts, ssl, ca-certificates, "
 			   "localtime, ...; generated passwd and group",
 			   "system"));

@@ -185,7 +185,7 @@ static int
 recheck_send(struct box *b, const char *state_dir)
 {
 	struct own_paths own;
-	char *cands[ELEMENTSOF(own.own) + ELEMENTSOF(own.stores)];
+	char *cands[ELEMENTSOF(own.own) + ELEMENTSOF(own.stores) + BOX_FILE_SECRETS_MAX];
 	char *socks[ELEMENTSOF(own.sockets)];
 	uint32_t groups[BOXD_GROUPS_MAX];
 	size_t nc = 0, ns = 0;
@@ -197,6 +197,20 @@ recheck_send(struct box *b, const char *state_dir)
 		cands[nc++] = own.own[i].path;
 	for (size_t i = 0; i < own.n_stores; i++)
 		cands[nc++] = own.stores[i].path;
+	/* file:// secrets: masked in every view whose grants hold them (CONFIG.md). */
+	const Box__BoxSpec *s = b->spec;
+	size_t n_secrets = 0;
+	for (size_t i = 0; i < s->n_egress + s->n_mcp; i++) {
+		const Box__CfgSecret *sec = i < s->n_egress ? s->egress[i]->secret :
+							      s->mcp[i - s->n_egress]->secret;
+		if (!sec || strncmp(sec->ref, "file://", 7) != 0)
+			continue;
+		if (++n_secrets > BOX_FILE_SECRETS_MAX) {
+			own_paths_clear(&own);
+			return -E2BIG;
+		}
+		cands[nc++] = sec->ref + 7;
+	}
 	for (size_t i = 0; i < own.n_sockets; i++)
 		socks[ns++] = own.sockets[i].path;
 	for (size_t i = 0; i < b->owner.n_groups; i++)

@@ -1,7 +1,8 @@
 /*
  * recheck_parse.c — box-recheck's RecheckReply into boxd's struct
  * recheck_result (recheck_parse.h): the typed records "KIND PATH" (argv0,
- * program, workspace: one each; interp, denydir; maskdir/maskfile with an
+ * program, workspace: one each; interp, denydir; loader (an ELF loader under
+ * the system runtime, at most RECHECK_LOADERS_MAX, each once); maskdir/maskfile with an
  * optional maskvia after each, at most RECHECK_MASKS_MAX; socket, at most
  * RECHECK_SOCKETS_SHOWN, and sockets /TOTAL; scancut /time or /entries),
  * "tool.NAME PATH" (the canonical program of each [tool.NAME], once each),
@@ -20,6 +21,7 @@
 
 #include "cleanup.h"
 #include "parse.h"
+#include "path.h"
 #include "recheck_parse.h"
 #include "validate.h"
 
@@ -86,6 +88,15 @@ take_record(struct recheck_result *res, const char *rec)
 	}
 	if (IS("interp"))
 		return add_string(&res->interpreters, &res->n_interpreters, p);
+	if (IS("loader")) {
+		/* an ELF loader in the system runtime, once each (box-recheck's elf_loaders) */
+		if (res->n_loaders >= RECHECK_LOADERS_MAX || !path_is_system_runtime(p))
+			return -EBADMSG;
+		for (size_t i = 0; i < res->n_loaders; i++)
+			if (strcmp(res->loaders[i], p) == 0)
+				return -EBADMSG;
+		return add_string(&res->loaders, &res->n_loaders, p);
+	}
 	if (IS("denydir"))
 		return add_string(&res->deny_dirs, &res->n_deny_dirs, p);
 	if (IS("maskdir") || IS("maskfile")) {

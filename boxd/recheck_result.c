@@ -19,6 +19,9 @@ recheck_result_clear(struct recheck_result *res)
 	for (size_t i = 0; i < res->n_interpreters; i++)
 		free(res->interpreters[i]);
 	free(res->interpreters);
+	for (size_t i = 0; i < res->n_loaders; i++)
+		free(res->loaders[i]);
+	free(res->loaders);
 	for (size_t i = 0; i < res->n_deny_dirs; i++)
 		free(res->deny_dirs[i]);
 	free(res->deny_dirs);

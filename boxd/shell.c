@@ -65,6 +65,7 @@
 #include "boxd.h"
 #include "cleanup.h"
 #include "fdutil.h"
+#include "hostprobe.h"
 #include "ipc.h"
 #include "log.h"
 #include "parse.h"
@@ -329,30 +330,6 @@ child_of(pid_t parent)
 	return parse_u64(buf, INT32_MAX, &v) == 0 && v > 1 ? (pid_t)v : -1;
 }
 
-static pid_t
-parent_of(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* "PID (COMM) STATE PPID ...": after the last ')', a state letter, then the ppid. */
-	const char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-		return -1;
-	char num[16];
-	size_t k = strspn(p + 4, "0123456789");
-	if (k == 0 || k >= sizeof(num))
-		return -1;
-	memcpy(num, p + 4, k);
-	num[k] = '\0';
-	uint64_t v;
-	return parse_u64(num, INT32_MAX, &v) == 0 ? (pid_t)v : -1;
-}
-
 /*
  * A signal the trampolines do not forward, to the program itself: its pid is
  * PID 1's first child; a pidfd taken on it, then its parent checked again,
@@ -368,7 +345,7 @@ signal_workload(pid_t outer, int sig)
 	_cleanup_close_ int pfd = (int)syscall(SYS_pidfd_open, work, 0);
 	if (pfd < 0)
 		return -errno;
-	if (parent_of(work) != pid1 || parent_of(pid1) != outer)
+	if (hostprobe_parent_of(work) != pid1 || hostprobe_parent_of(pid1) != outer)
 		return -ESRCH;
 	return syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0 ? -errno : 0;
 }

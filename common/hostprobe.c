@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/magic.h>
@@ -17,6 +18,7 @@
 #include "cleanup.h"
 #include "compat/landlock.h"
 #include "hostprobe.h"
+#include "parse.h"
 
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb
@@ -144,4 +146,36 @@ hostprobe_cgroup2_controllers(const char *dir, struct hostprobe_controllers *ret
 			ret->pids = true;
 	}
 	return 0;
+}
+
+int
+hostprobe_parent_of(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "PID (COMM) STATE PPID ...": after the last ')', a state letter, then the ppid. */
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return -1;
+	char num[16];
+	size_t k = strspn(p + 4, "0123456789");
+	if (k == 0 || k >= sizeof(num))
+		return -1;
+	memcpy(num, p + 4, k);
+	num[k] = '\0';
+	uint64_t v;
+	return parse_u64(num, INT32_MAX, &v) == 0 ? (int)v : -1;
+}
+
+bool
+hostprobe_memfd_noexec(void)
+{
+	return access("/proc/sys/vm/memfd_noexec", F_OK) == 0;
 }

@@ -20,6 +20,15 @@
  */
 int hostprobe_landlock_abi(void);
 
+/*
+ * The parent of process PID as /proc/PID/stat names it (a pid of the caller's
+ * PID namespace), or -1 when it cannot be read (gone, not ours to see).
+ */
+int hostprobe_parent_of(int pid);
+
+/* Does this kernel have vm.memfd_noexec (Linux 6.3, per PID namespace)? */
+bool hostprobe_memfd_noexec(void);
+
 /* The cgroup hierarchy FD is on: 1 (v1) or 2 (v2); -EMEDIUMTYPE for another fs; -errno. */
 int hostprobe_cgroup_version(int fd);
 

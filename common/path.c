@@ -165,3 +165,39 @@ path_dirname(const char *p, char **ret)
 	*ret = r;
 	return 0;
 }
+
+const char *const path_system_runtime[5] = { "/usr", "/lib", "/lib64", "/bin", "/sbin" };
+
+bool
+path_is_system_runtime(const char *p)
+{
+	for (size_t i = 0; i < 5; i++)
+		if (path_is_under(p, path_system_runtime[i]))
+			return true;
+	return false;
+}
+
+enum path_reach
+path_reach(const char *denied, const char *const *grants, size_t n, size_t *which)
+{
+	enum path_reach r = PATH_REACH_NONE;
+	size_t w = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(grants[i], denied) == 0) {
+			r = PATH_REACH_EXCEPTION; /* named exactly: the user's explicit choice */
+			w = i;
+			break;
+		}
+		if (path_is_under(grants[i], denied) && r != PATH_REACH_INSIDE) {
+			r = PATH_REACH_INSIDE;
+			w = i;
+		} else if (path_is_under(denied, grants[i]) && r == PATH_REACH_NONE) {
+			r = PATH_REACH_MASK;
+			w = i;
+		}
+	}
+	if (which)
+		*which = w;
+	return r;
+}

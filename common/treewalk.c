@@ -55,7 +55,7 @@ budget_take(struct box_walk_budget *b)
 
 struct walk {
 	struct box_walk_budget *b;
-	bool (*skip)(void *, const char *);
+	bool (*skip)(void *, const char *, const struct stat *);
 	int (*visit)(void *, const char *, const struct stat *);
 	void *user;
 	char path[BOX_PATH_MAX];
@@ -89,10 +89,10 @@ walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 			w->path[len] = '/';
 		memcpy(w->path + len + !at_root, de->d_name, nl + 1);
 		size_t clen = len + !at_root + nl;
-		if (w->skip && w->skip(w->user, w->path))
-			goto next;
 		struct stat st;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			goto next;
+		if (w->skip && w->skip(w->user, w->path, &st))
 			goto next;
 		if (S_ISDIR(st.st_mode)) {
 			if (depth + 1 >= BOX_WALK_DEPTH_MAX) {
@@ -116,7 +116,7 @@ next:
 
 int
 box_walk_tree(const char *root, struct box_walk_budget *b,
-	      bool (*skip)(void *user, const char *path),
+	      bool (*skip)(void *user, const char *path, const struct stat *st),
 	      int (*visit)(void *user, const char *path, const struct stat *st), void *user)
 {
 	struct walk w = { .b = b, .skip = skip, .visit = visit, .user = user };
@@ -126,11 +126,11 @@ box_walk_tree(const char *root, struct box_walk_budget *b,
 	if (len == 0 || len >= sizeof(w.path))
 		return -ENAMETOOLONG;
 	memcpy(w.path, root, len + 1);
-	if (skip && skip(user, root))
-		return 0;
 	if (!budget_take(b))
 		return 0;
 	if (lstat(root, &st) < 0)
+		return 0;
+	if (skip && skip(user, root, &st))
 		return 0;
 	if (!S_ISDIR(st.st_mode))
 		return visit ? visit(user, root, &st) : 0;

@@ -34,15 +34,16 @@ struct box_walk_budget {
 void box_walk_budget_init(struct box_walk_budget *b, size_t entries, unsigned ms);
 
 /*
- * Walk `root` (a file or a directory). `skip(user, path)` true: neither visit
- * nor descend into `path` (masked or denied trees). `visit(user, path, st)`
+ * Walk `root` (a file or a directory). `skip(user, path, st)` (st from lstat,
+ * every entry, directories too) true: neither visit nor descend into `path`
+ * (masked or denied trees). `visit(user, path, st)`
  * is called for every entry that is not a directory (st from lstat); a
  * negative return stops the walk and is returned. Unreadable directories are
  * passed over (the walker has only its caller's rights). Returns 0 or a
  * negative errno (-ENOMEM, -ENAMETOOLONG only for the root).
  */
 int box_walk_tree(const char *root, struct box_walk_budget *b,
-		  bool (*skip)(void *user, const char *path),
+		  bool (*skip)(void *user, const char *path, const struct stat *st),
 		  int (*visit)(void *user, const char *path, const struct stat *st), void *user);
 
 #endif

@@ -318,6 +318,8 @@ box_plan_validate(const Box__Plan *p, char *why, size_t why_len)
 
 	if (!p->contain_egress && p->kind != BOX__SANDBOX_KIND__SANDBOX_TOOL)
 		return fail(why, why_len, -EINVAL, "contain_egress = false is for tools only");
+	if (!p->exec_system && p->kind == BOX__SANDBOX_KIND__SANDBOX_TOOL)
+		return fail(why, why_len, -EINVAL, "exec_system = false: a tool runs host programs");
 	if (p->has_gateway_port && (p->gateway_port < 1 || p->gateway_port > 65535))
 		return fail(why, why_len, -ERANGE, "gateway_port out of range");
 	if (p->has_gateway_port && !p->contain_egress)

@@ -332,6 +332,8 @@ box_validate_record_request(const Box__RecordRequest *m)
 	REQUIRE(m->kind == BOX__EVENT_KIND__EVENT_RESPONSE ||
 			m->kind == BOX__EVENT_KIND__EVENT_ERROR,
 		-EINVAL);
+	/* The input is box-policyd's copy of the Decide the Record names, never the peer's. */
+	REQUIRE(m->n_input == 0, -EINVAL);
 	return v_outcome(m->kind, m->action, m->input, m->n_input, m->output, m->n_output);
 }
 

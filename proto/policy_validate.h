@@ -51,6 +51,7 @@ int box_validate_policy_init(const Box__PolicyInit *m);
 int box_validate_policy_ready(const Box__PolicyReady *m);
 int box_validate_decide_request(const Box__DecideRequest *m);
 int box_validate_decide_reply(const Box__DecideReply *m);
+/* A RecordRequest as a peer sends it: RESPONSE or ERROR, no input (policyd has the Decide's). */
 int box_validate_record_request(const Box__RecordRequest *m);
 /* 1..BOX_POLICY_BATCH_MAX records (-E2BIG above), each as box_validate_record_request. */
 int box_validate_record_batch(const Box__RecordBatch *m);

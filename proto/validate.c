@@ -253,6 +253,7 @@ v_cfg_box(const struct vctx *x, const Box__CfgBox *v)
 				v->history_sync_line <= BOX_LINE_MAX,
 			-EINVAL);
 	TRY(v_cfg_u64(x, v->command_timeout_ms, 1, YEAR_MS));
+	TRY(v_cfg_bool(x, v->show_policy));
 	return 0;
 }
 
@@ -277,6 +278,7 @@ v_cfg_agent(const struct vctx *x, const Box__CfgAgent *v)
 	TRY(v_cfg_u64(x, v->pids_max, 1, 1u << 22));
 	TRY(v_cfg_u64(x, v->nofile, 1, 1u << 30));
 	TRY(v_cfg_u64(x, v->nproc, 1, 1u << 22));
+	TRY(v_cfg_bool(x, v->exec_system));
 	TRY(v_cfg_env(x, v->env));
 	TRY(v_cfg_filesystem(x, v->filesystem, true));
 	return 0;

@@ -7,7 +7,10 @@
 #   - small keep-alive GETs against nginx at 1 and 64 connections (requests/s, p50/p99);
 #   - time to the first event of an event stream (httpd.py /sse, 2 events 100 ms apart);
 #   - RSS per idle intercepted keep-alive connection: box-gateway at 10,000 connections
-#     (max_connections = 10000; root raises RLIMIT_NOFILE), mitmdump at 1,000.
+#     (max_connections = 10000; root raises RLIMIT_NOFILE), mitmdump at 1,000;
+#   - what redaction costs (box-gateway only): the same text download (base64 of random
+#     bytes, the alphabet of a secret's base64 spellings) and the 64-connection GETs to a host
+#     without and with an [egress] binding (inject = always: every reply is redacted).
 # Prints each number per proxy, the ratios against direct and mitmdump, and PASS/MISS per
 # target. Everything listens on 127.0.0.1 (nginx also on ::1 for mitmdump's "localhost").
 #   BENCH_QUICK=1       fewer requests, 1,000 idle connections (a few seconds per proxy)
@@ -55,6 +58,7 @@ head -c 128 /dev/zero | tr '\0' x >"$T/www/small"
 big_mb=100
 [ "$smoke" -eq 1 ] && big_mb=8
 head -c $((big_mb * 1000000)) /dev/zero >"$T/www/big"
+head -c $((big_mb * 760000)) /dev/urandom | base64 -w 76 | head -c $((big_mb * 1000000)) >"$T/www/text"
 chmod -R a+rX "$T/www"
 
 start_nginx() {
@@ -144,19 +148,26 @@ start_gateway() {
 // bench/gateway: connections and requests to the benchmark's loopback servers only.
 @id("bench_connect")
 permit (principal, action == Box::Action::"net:connect", resource)
-when { context.input.host == "api.box.test" };
+when { ["api.box.test", "cred.box.test"].contains(context.input.host) };
 
 @id("bench_http")
 permit (principal, action == Box::Action::"http:request", resource)
-when { context.input.host == "api.box.test" };
+when { ["api.box.test", "cred.box.test"].contains(context.input.host) };
 EOF
-	echo "127.0.0.1 api.box.test" >"$T/gw/hosts"
-	python3 - "$T/gw/init.json" "$SRV_CA" "$T/gw/hosts" <<'EOF'
+	printf '127.0.0.1 api.box.test\n127.0.0.1 cred.box.test\n' >"$T/gw/hosts"
+	# cred.box.test: every request gets the secret, every reply is redacted (a 40-byte key
+	# with '/' and '+', so its percent, JSON and base64 spellings all differ).
+	python3 - "$T/gw/init.json" "$SRV_CA" "$T/gw/hosts" "$NGINX_PORT" <<'EOF'
 import json, sys
-out, ca, hosts = sys.argv[1:4]
+out, ca, hosts, port = sys.argv[1:5]
 json.dump({"box_name": "gwtest-bench", "upstream_ca_pem_file": ca, "hosts_file_path": hosts,
            "allow_host_loopback": True, "max_connections": 10000,
-           "idle_timeout_ms": 600000}, open(out, "w"))
+           "idle_timeout_ms": 600000,
+           "credentials": [{"name": "egress.bench",
+                            "destinations": [{"host": "cred.box.test", "port": int(port)}],
+                            "secret": "sk-bench/0123456789+abcdefghijklmnopqrst",
+                            "placeholder": "box_" + "0" * 64, "placement": "header",
+                            "inject": "always"}]}, open(out, "w"))
 EOF
 	# The harness exits when its stdin closes: hold a pipe open until the end.
 	mkfifo "$T/gw/stdin"
@@ -320,6 +331,30 @@ for p in "${proxies[@]}"; do
 	idx=$((idx + 1))
 done
 
+# ---- what redaction costs: the same workloads to a host with and without a credential
+if [ -n "$GW_PID" ]; then
+	for h in api cred; do
+		lg gw gets "https://$h.box.test:$NGINX_PORT/small" --conns 1 --requests 10 >/dev/null ||
+			fail "gw: $h warm-up failed"
+		# five downloads: the best MB/s (the least disturbed by whatever else runs), the
+		# gateway's CPU over all five (clock ticks are 10 ms: one download is too short)
+		c0=$(cpu_ticks "$GW_PID") best=0
+		for _ in 1 2 3 4 5; do
+			out=$(lg gw --timeout 600 download "https://$h.box.test:$NGINX_PORT/text") ||
+				fail "gw: $h text download failed"
+			best=$(echo "$out" | field MBps | awk -v b="$best" '{ print ($1 > b ? $1 : b) }')
+			say "gw, $h.box.test text: $out"
+		done
+		c1=$(cpu_ticks "$GW_PID")
+		R[txt_$h]=$best
+		R[txtcpu_$h]=$(awk -v a="$c0" -v b="$c1" -v t="$tck" -v mb="$big_mb" 'BEGIN { printf "%.2f", (b - a) / t / (5 * mb / 1000) }')
+		out=$(lg gw --timeout 600 gets "https://$h.box.test:$NGINX_PORT/small" --conns 64 --requests "${n64[1]}") ||
+			fail "gw: $h gets 64 failed"
+		R[crps64_$h]=$(echo "$out" | field rps)
+		say "gw, $h.box.test: $out"
+	done
+fi
+
 # ---- the table
 ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 row() {
@@ -341,6 +376,15 @@ row "SSE first event p50 (ms)" sse
 row "proxy CPU-s per GB relayed" cpu
 row "RSS per idle conn (KiB)" idle_kib
 echo "(idle connections: box-gateway ${R[idle_n_gw]:-0}, mitmdump ${R[idle_n_mitm]:-0}; mitmdump runs with stream_large_bodies=1m: by default it buffers whole bodies)"
+if [ -n "$GW_PID" ]; then
+	echo
+	printf '%-34s %12s %12s %10s\n' "box-gateway, redaction" "no secret" "redacted" ratio
+	for k in "txt:text download ${big_mb} MB, best of 5 (MB/s)" "txtcpu:CPU-s per GB (text, 5 runs)" \
+		"crps64:GETs, 64 conns (req/s)"; do
+		printf '%-34s %12s %12s %10s\n' "${k#*:}" "${R[${k%%:*}_api]:--}" "${R[${k%%:*}_cred]:--}" \
+			"$(ratio "${R[${k%%:*}_cred]:-}" "${R[${k%%:*}_api]:-}")"
+	done
+fi
 
 # ---- targets (ISSUE 11 item 11)
 echo

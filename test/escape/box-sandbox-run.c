@@ -12,13 +12,16 @@
  *       [--no-require-landlock] [--no-require-seccomp] [--shell-alias FILE]
  *       [--run-box-bin DIR] [--ca-pem FILE] [--leak-fd N] [--raw-plan FILE]
  *       [--trampoline PATH] [--dump-plan FILE] [--shell] [--workload-bin PATH]
- *       [--pass-fd FD]... [--pass-fds N] [--runtime-dir DIR] [--no-validate] -- ARGV...
+ *       [--pass-fd FD]... [--pass-fds N] [--runtime-dir DIR] [--no-validate]
+ *       [--no-exec-system] -- ARGV...
  *
  * --shell builds a box-shell plan (SANDBOX_SHELL: the agent's runtime dirs);
  * each --pass-fd FD becomes the trampoline's fd 5, 6, ... (plan.pass_fds =
  * their count, or N with --pass-fds); --runtime-dir uses (and keeps) an
  * existing BASE/ID so that two sandboxes share tmp/var_tmp/dev_shm/home;
- * --no-validate sends the plan unchecked, for the trampoline to refuse.
+ * --no-validate sends the plan unchecked, for the trampoline to refuse;
+ * --no-exec-system: plan.exec_system = false (Landlock EXECUTE only on the
+ * --exec entries, as boxd plans an agent without [agent] exec_system).
  *
  * Only BOX_TEST_ABSENT and BOX_TEST_LANDLOCK_ABI pass to the trampoline's
  * environment. Test code: it trusts its command line.
@@ -276,7 +279,7 @@ struct opts {
 	size_t n_env;
 	const char *workspace, *user, *shell_alias, *run_box_bin, *ca_pem, *raw_plan, *trampoline, *dump_plan;
 	const char *workload_bin, *runtime_dir;
-	bool tool, no_egress, pty, no_ll, no_sc, shell, no_validate;
+	bool tool, no_egress, pty, no_ll, no_sc, shell, no_validate, no_exec_system;
 	long gateway_port, nofile, nproc, pids_max, leak_fd, n_pass_plan;
 	int pass_fd[8];
 	size_t n_pass;
@@ -317,7 +320,7 @@ main(int argc, char **argv)
 		O_READ = 256, O_WRITE, O_READ_FILE, O_WRITE_FILE, O_EXEC, O_DENY, O_WS, O_ENV,
 		O_TOOL, O_NOEGRESS, O_GW, O_PTY, O_NOFILE, O_NPROC, O_PIDS, O_MEM, O_USER, O_NOLL,
 		O_NOSC, O_ALIAS, O_RBB, O_CA, O_LEAK, O_RAW, O_TRAMP, O_DUMP, O_SHELL, O_WBIN,
-		O_PASSFD, O_PASSFDS, O_RTDIR, O_NOVAL,
+		O_PASSFD, O_PASSFDS, O_RTDIR, O_NOVAL, O_NOEXECSYS,
 	};
 	static const struct option lo[] = {
 		{"read", 1, 0, O_READ},		   {"write", 1, 0, O_WRITE},
@@ -336,6 +339,7 @@ main(int argc, char **argv)
 		{"shell", 0, 0, O_SHELL},	   {"workload-bin", 1, 0, O_WBIN},
 		{"pass-fd", 1, 0, O_PASSFD},	   {"pass-fds", 1, 0, O_PASSFDS},
 		{"runtime-dir", 1, 0, O_RTDIR},	   {"no-validate", 0, 0, O_NOVAL},
+		{"no-exec-system", 0, 0, O_NOEXECSYS},
 		{0, 0, 0, 0},
 	};
 	int c;
@@ -383,6 +387,7 @@ main(int argc, char **argv)
 		case O_PASSFDS: o.n_pass_plan = num(optarg); break;
 		case O_RTDIR: o.runtime_dir = optarg; break;
 		case O_NOVAL: o.no_validate = true; break;
+		case O_NOEXECSYS: o.no_exec_system = true; break;
 		default: die("usage: see the comment at the top of box-sandbox-run.c");
 		}
 	}
@@ -568,6 +573,10 @@ main(int argc, char **argv)
 		plan.limits = &lim;
 	plan.require_landlock = !o.no_ll;
 	plan.require_seccomp = !o.no_sc;
+	if (o.no_exec_system) {
+		plan.has_exec_system = 1;
+		plan.exec_system = false;
+	}
 	plan.has_pty_fds = o.pty;
 	plan.pty_fds = o.pty ? 7 : 0; /* fds 0-2 all get the slave */
 

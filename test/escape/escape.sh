@@ -101,6 +101,22 @@ EOF
 		"$P" exec "$P" "$T/ro/probe-copy" "$T/ws"
 	case_ "ld.so on a copy in the noexec workspace fails" "${base[@]}" -- "$P" ldso "$T/ws"
 	case_ "fexecve of a memfd: EPERM" "${base[@]}" -- "$P" memfd "$P"
+	# exec_system = false: EXECUTE on the exec entries only (a dynamic one with its loader,
+	# as boxd lists it); shared libraries still map.
+	local loader
+	loader=$(readlink -f /lib64/ld-linux-x86-64.so.2)
+	case_ "execve outside the exec list (exec_system = false): EACCES" --no-exec-system \
+		--exec /usr/bin/id --exec "$loader" "${base[@]}" -- "$P" execlist "$P" /usr/bin/id
+	if [ ! -e /proc/sys/vm/memfd_noexec ]; then
+		skip "$label: a memfd run through /proc/self/fd/N: EACCES" \
+			"this kernel ($(uname -r)) has no vm.memfd_noexec (Linux 6.3)"
+	elif [ "$(id -u)" -eq 0 ]; then
+		case_ "a memfd run through /proc/self/fd/N: EACCES (vm.memfd_noexec = 2)" \
+			--no-exec-system "${base[@]}" -- "$P" memfd-proc "$P"
+	else
+		skip "$label: a memfd run through /proc/self/fd/N: EACCES" \
+			"vm.memfd_noexec is set only for a box owned by root"
+	fi
 	case_ "/proc shows only the box, /proc/sys read-only" "${base[@]}" -- "$P" proc "$$"
 	case_ "kill/ptrace a host process" "${base[@]}" -- "$P" kill "$$"
 	case_ "mount, unshare, setns, pivot_root, clone3" "${base[@]}" -- "$P" namespaces

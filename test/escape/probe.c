@@ -608,6 +608,44 @@ main(int argc, char **argv)
 		if (e != EACCES)
 			result(1, "exec of a copy in the workspace: %s", e ? strerror(e) : "ran");
 		result(0, "execve outside exec grants: EACCES");
+	} else if (!strcmp(c, "execlist")) { /* a2: self (exec entry), a3: a dynamic exec entry */
+		/* exec_system = false: execve reaches the exec entries (and the loader) only. */
+		char *ok[] = {(char *)a2, "true", NULL};
+		int st = run(ok, &e);
+		CONTROL(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exec of the probe, an exec entry");
+		/* Its shared libraries map without EXECUTE (Landlock checks execve, not mmap). */
+		char *dyn[] = {(char *)a3, NULL};
+		st = run(dyn, &e);
+		CONTROL(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exec of a dynamic exec entry");
+		char *sys[] = {"/usr/bin/true", NULL};
+		run(sys, &e);
+		if (e != EACCES)
+			result(1, "execve of /usr/bin/true: %s", e ? strerror(e) : "ran");
+		result(0, "execve of a system program outside the exec list: EACCES");
+	} else if (!strcmp(c, "memfd-proc")) { /* a2: self */
+		/* A memfd run through /proc/self/fd/N: Landlock cannot see it; vm.memfd_noexec = 2 can. */
+		char *ok[] = {(char *)a2, "true", NULL};
+		int st = run(ok, &e);
+		CONTROL(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exec of the probe");
+		int in = open(a2, O_RDONLY | O_CLOEXEC);
+		int m = (int)syscall(SYS_memfd_create, "x", 0);
+		if (m < 0 && (errno == EACCES || errno == EINVAL))
+			result(0, "memfd_create without MFD_NOEXEC_SEAL refused (vm.memfd_noexec = 2)");
+		CONTROL(in >= 0 && m >= 0, "memfd_create");
+		char buf[65536];
+		ssize_t n;
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			CONTROL(write(m, buf, (size_t)n) == n, "write");
+		close(in);
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", m);
+		char *mv[] = {path, "true", NULL};
+		st = run(mv, &e);
+		if (!e)
+			result(1, "a memfd ran through %s", path);
+		if (e != EACCES)
+			result(1, "a memfd through /proc/self/fd: %s (want EACCES)", strerror(e));
+		result(0, "a memfd run through /proc/self/fd/N: EACCES");
 	} else if (!strcmp(c, "ldso")) { /* a2: workspace */
 		const char *ld = "/lib64/ld-linux-x86-64.so.2";
 		char *ok[] = {(char *)ld, "/bin/true", NULL};

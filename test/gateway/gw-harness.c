@@ -58,6 +58,7 @@
 
 #include "engine.h"
 #include "fdutil.h"
+#include "policy_permits.h"
 #include "ipc.h"
 #include "proto_gateway.h"
 #include "proto_policy.h"
@@ -426,6 +427,8 @@ flush_laters(struct box_ipc_chan *pc, bool all)
 }
 
 static uint64_t decide_count;
+/* The permits without an outcome, as box-policyd keeps them: a Record names one. */
+static struct policy_permits *permits;
 
 static void
 on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m)
@@ -450,6 +453,10 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		json_object_set_new(o, "cause", json_integer(cause));
 		json_object_set_new(o, "message", json_string(message));
 		log_line(o);
+		if (!permits)
+			permits = policy_permits_new();
+		if (permit && (!permits || policy_permits_add(permits, m->request_id, req) < 0))
+			die("cannot keep a permit");
 		int ms = delay_for(req);
 		if (ms > 0) {
 			struct later *l = calloc(1, sizeof(*l));
@@ -500,9 +507,25 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		return;
 	}
 	if (m->type == BOX__MSG_TYPE__MSG_RECORD_REQUEST) {
-		const Box__RecordRequest *rec = (const Box__RecordRequest *)m->msg;
+		Box__RecordRequest ev = *(const Box__RecordRequest *)m->msg;
+		const Box__RecordRequest *rec = &ev;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
+		/* The event is the Decide's action and input (box-policyd's rule): one it names. */
+		Box__DecideRequest *dec = NULL;
+		if (!permits || policy_permits_take(permits, rec->decide_id, &dec) < 0 ||
+		    strcmp(dec->action, rec->action) != 0) {
+			json_t *o = json_object();
+			json_object_set_new(o, "kind", json_string("bad_record"));
+			json_object_set_new(o, "action", json_string(rec->action));
+			json_object_set_new(o, "decide_id", json_integer((json_int_t)rec->decide_id));
+			log_line(o);
+			if (dec)
+				box__decide_request__free_unpacked(dec, NULL);
+			return;
+		}
+		ev.input = dec->input;
+		ev.n_input = dec->n_input;
 		int64_t rec_t;
 		(void)engine_record(eng, rec, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, &rec_t);
 		json_t *o = json_object();
@@ -515,6 +538,7 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		json_object_set_new(o, "input", fields_json(rec->input, rec->n_input));
 		json_object_set_new(o, "output", fields_json(rec->output, rec->n_output));
 		log_line(o);
+		box__decide_request__free_unpacked(dec, NULL);
 	}
 }
 

@@ -2,7 +2,8 @@
 # t-gw-basic.sh — box-gateway alone under gw-harness: start-up (GatewayReady, the CA, the
 # process locked down under its seccomp filter), CONNECT decided by net:connect before the
 # tunnel, requests decided by http:request (host, port, method, path and its canonical
-# forms), denials as POLICY.md §5 shows them, plain absolute-form requests, the targets the
+# forms), denials as POLICY.md §5 shows them (body and x-box-reason header, plain HTTP, CONNECT
+# and intercepted HTTPS, curl as the client), plain absolute-form requests, the targets the
 # proxy refuses (400), outcome records, keep-alive with mixed verdicts, listener close, and
 # the ends (boxd leaving: exit 0; policyd lost: exit 1).
 # Trusts: nothing; it is test code.
@@ -42,6 +43,11 @@ when { context.input.method == "POST" && context.input.path == "/upload" };
 @description("no secrets here")
 forbid (principal, action == Box::Action::"http:request", resource)
 when { context.input.path like "/echo/secret*" };
+
+@id("no_cafe")
+@description("pas de café ☕")
+forbid (principal, action == Box::Action::"http:request", resource)
+when { context.input.path like "/echo/cafe*" };
 EOF
 
 if gw_start "$SRV_DIR/init.json" "$SRV_DIR/policy.dw"; then
@@ -78,8 +84,10 @@ check "http:request has host, port, method, path (no query), body_bytes, interce
 	test "$(gw_dec_count "d['kind']=='decide' and d['action']=='http:request' and i=={'host':'api.box.test','port':$TP,'method':'GET','path':'/echo','body_bytes':0,'intercepted':True}")" -ge 1
 check "net:connect outcome recorded (response, host and port only)" \
 	test "$(gw_dec_count "d['kind']=='record' and d['action']=='net:connect' and d['event']=='response' and i=={'host':'api.box.test','port':$TP}")" -ge 1
-check "http:request outcome recorded with status and delivered bytes" \
-	test "$(gw_dec_count "d['kind']=='record' and d['action']=='http:request' and d['output']=={'status':200} and i['body_bytes']>100")" -ge 1
+check "http:request outcome recorded with its status and the input it was decided with" \
+	test "$(gw_dec_count "d['kind']=='record' and d['action']=='http:request' and d['output']=={'status':200} and i=={'host':'api.box.test','port':$TP,'method':'GET','path':'/echo','body_bytes':0,'intercepted':True}")" -ge 1
+check "every record names a permitted Decide not recorded before (decide_id)" \
+	test "$(gw_dec_count "d['kind']=='bad_record'")" -eq 0
 
 # --- a denied host: 403 before the tunnel, the decision's message as body
 resp=$(printf 'CONNECT other.box.test:%s HTTP/1.1\r\nHost: other.box.test\r\n\r\n' "$TP" |
@@ -92,6 +100,7 @@ check "a denied CONNECT gets 403, never 200" sh -c "echo '$resp' | head -1 | gre
 check "the refusal carries x-box-egress: refused" sh -c "echo \"\$1\" | grep -qi '^x-box-egress: refused'" _ "$resp"
 check "the refusal is text/plain" sh -c "echo \"\$1\" | grep -qi '^content-type: text/plain'" _ "$resp"
 check "the refusal's body is the decision message" sh -c "test \"\$(echo \"\$1\" | tail -1)\" = \"\$2\"" _ "$resp" "$msg"
+check "and so is its x-box-reason header" sh -c "echo \"\$1\" | grep -qxF \"x-box-reason: \$2\"" _ "$resp" "$msg"
 check "the message names the resource host:port" sh -c "echo \"\$1\" | grep -q \"policy denied this operation on 'other.box.test:$TP'\"" _ "$msg"
 check "a host denied by net:connect is never resolved again per address" \
 	test "$(gw_dec_count "d['kind']=='decide' and i.get('host')=='other.box.test'")" -eq 1
@@ -155,6 +164,38 @@ check "https:// absolute-form: 400 ($code)" sh -c "echo '$code' | grep -q ' 400 
 code=$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' --proxy "http://127.0.0.1:$GW_PORT" \
 	"http://other.box.test:$PP/echo")
 check "a plain request to a denied host: 403 ($code)" test "$code" = 403
+
+# --- x-box-reason: the refusal's rule and description in a header (printable ASCII only)
+# header_of FILE NAME: the value of NAME in a curl -D dump (the last response in it)
+header_of() { tr -d '\r' <"$1" | awk -v n="$2" 'tolower($0) ~ "^" n ":" { v = substr($0, length(n) + 3) } END { print v }'; }
+last_message() { python3 -c "import json,sys
+m=''
+for l in open(sys.argv[1]):
+    d=json.loads(l)
+    if d['kind']=='decide' and d['verdict']=='deny': m=d['message']
+print(m)" "$GW_DEC"; }
+curl -sS --max-time 10 -D "$SRV_DIR/rh" -o "$SRV_DIR/rb" --proxy "http://127.0.0.1:$GW_PORT" \
+	"http://plain.box.test:$PP/echo/secret/x"
+msg=$(last_message)
+check "plain HTTP refused by a forbid: x-box-reason names the rule and its description" \
+	test "$(header_of "$SRV_DIR/rh" x-box-reason)" = "policy denied this operation on 'plain.box.test:$PP/echo/secret/x' [policy: no_secret]: no secrets here."
+check "plain HTTP: x-box-reason and the body are the decision's message" \
+	sh -c 'test "$(cat "$1")" = "$2" && test "$3" = "$2"' _ "$SRV_DIR/rb" "$msg" "$(header_of "$SRV_DIR/rh" x-box-reason)"
+gw_curl -D "$SRV_DIR/rh" -o "$SRV_DIR/rb" "https://api.box.test:$TP/echo/secret/y"
+check "intercepted HTTPS refused: x-box-reason names the rule and its description" \
+	test "$(header_of "$SRV_DIR/rh" x-box-reason)" = "policy denied this operation on 'api.box.test:$TP/echo/secret/y' [policy: no_secret]: no secrets here."
+check "intercepted HTTPS: the body is the same message" \
+	test "$(cat "$SRV_DIR/rb")" = "policy denied this operation on 'api.box.test:$TP/echo/secret/y' [policy: no_secret]: no secrets here."
+gw_curl -D "$SRV_DIR/rh" -o /dev/null "https://other.box.test:$TP/echo" 2>/dev/null
+check "CONNECT refused (curl sees the proxy's 403): x-box-reason names the default deny" \
+	test "$(header_of "$SRV_DIR/rh" x-box-reason)" = "policy denied this operation on 'other.box.test:$TP' [default-deny]: No permit policy matched this request."
+gw_curl -D "$SRV_DIR/rh" -o "$SRV_DIR/rb" "https://api.box.test:$TP/echo/cafe"
+v=$(header_of "$SRV_DIR/rh" x-box-reason)
+check "non-ASCII in a description is escaped in the header ($v)" \
+	test "$v" = "policy denied this operation on 'api.box.test:$TP/echo/cafe' [policy: no_cafe]: pas de caf\\u{e9} \\u{2615}."
+check "and kept as it is in the body" grep -q 'pas de café ☕' "$SRV_DIR/rb"
+check "the refusal's head is printable ASCII throughout" \
+	sh -c "! tr -d '\r\n' <'$SRV_DIR/rh' | LC_ALL=C grep -q '[^ -~]'"
 
 # --- upstream failures
 code=$(gw_curl -o /dev/null -w '%{http_code}' "https://api.box.test:1/echo" 2>/dev/null)

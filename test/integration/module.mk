@@ -30,3 +30,11 @@ $(BIN)/box-test-mcpdfake: $(BUILD)/test/integration/mcpd-fake.o $(LIBPROTO) $(LI
 	$(link_program)
 $(BIN)/box-test-mcpdfake: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c)
 CHECK_DEPS += $(BIN)/box-test-mcpdfake
+
+# The forger of t-shell-fds.sh: the bytes of a box-policyd message a script would write.
+$(BUILD)/test/integration/forge.o: private MODULE_CPPFLAGS := -Iproto \
+	$(call pkg_cflags,libprotobuf-c)
+$(BIN)/box-test-forge: $(BUILD)/test/integration/forge.o $(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BIN)/box-test-forge: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c)
+CHECK_DEPS += $(BIN)/box-test-forge

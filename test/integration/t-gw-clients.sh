@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # t-gw-clients.sh — real clients inside real boxes through box-gateway (embedded
 # boxd, as root and as boxtest): `git clone` over HTTPS from a loopback smart-HTTP
-# server (git is the agent's exec grant; GIT_SSL_CAINFO and https_proxy are the
+# server (git and its helpers in /usr/lib/git-core are the agent's exec grants: nothing
+# else of /usr is executable for it; GIT_SSL_CAINFO and https_proxy are the
 # box's), node 20 with an explicit CONNECT agent (and a plain node 20 fetch, which
 # ignores the proxy variables, gets no network), and a client that dials an
 # address itself (no route: the box's network namespace has only lo).
@@ -104,6 +105,7 @@ workspace = $W
 read = $W/connect.js
 write = $3
 exec = /usr/bin/git
+exec = /usr/lib/git-core
 exec = /usr/bin/node
 exec = /usr/bin/curl
 

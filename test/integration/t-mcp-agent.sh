@@ -17,7 +17,8 @@
 #     and its reply decided as mcp:call on that method (allowed: the server gets the
 #     harness's reply; denied: it gets -32001 instead);
 #   - the server's sandbox: the agent's workspace file is not readable, a file of its own
-#     grants is; the gateway's listener answers, the host's loopback does not;
+#     grants is, except one the agent's deny names (masked there too); the gateway's
+#     listener answers, the host's loopback does not;
 #   - the filtered tools/list (secret hidden), and the probe moved no budget: ten listings
 #     leave a three-call budget whole, three calls spend it (then hidden and denied);
 #   - the rug pull within a run (description changed: hidden, -32003 naming it; boxctl mcp
@@ -142,6 +143,8 @@ mkini() {
 		printf '[agent.filesystem]\nread_file = %s/mcp-harness.py\nread_file = %s/%s.steps\n' \
 			"$W" "$D" "$run"
 		printf 'read = %s/go\nwrite = %s/proj\n' "$D" "$D"
+		# The agent's deny holds in every sandbox: masked in the servers' read = ctl.
+		printf 'deny = %s/ctl/denied.txt\n' "$D"
 		for s in tsrv robust loose gated; do
 			printf '\n[mcp.%s]\ntype = stdio\nalias = %s\n' "$s" "$s"
 			printf 'command = /usr/bin/python3 %s/mcp-test-server.py --name %s --ctl %s/ctl --marks %s/marks\n' \
@@ -229,6 +232,7 @@ for u in $users; do
 	mkdir -p "$D/proj" "$D/ctl" "$D/marks" "$D/go" "$D/state"
 	echo agent-secret >"$D/proj/secret.txt"
 	echo server-may-read >"$D/ctl/granted.txt"
+	echo agent-denied >"$D/ctl/denied.txt"
 	inD() { su -s /bin/sh "$u" -c "cd '$D' && unset XDG_STATE_HOME XDG_RUNTIME_DIR && BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' $*"; }
 	[ "$u" = "$(id -un)" ] && inD() { (cd "$D" && sh -c "$*"); }
 	A='tools/call {"name":'
@@ -266,6 +270,7 @@ req A ask_roots $A"ask","arguments":{"what":"roots"}}
 req A ask_sampling $A"ask","arguments":{"what":"sampling"}}
 req A rd_secret $A"readfile","arguments":{"path":"$D/proj/secret.txt"}}
 req A rd_granted $A"readfile","arguments":{"path":"$D/ctl/granted.txt"}}
+req A rd_denied $A"readfile","arguments":{"path":"$D/ctl/denied.txt"}}
 req A net_gw $A"connect","arguments":{"port":3128}}
 req A net_host $A"connect","arguments":{"port":$HOSTPORT}}
 req A budget1 $A"budget","arguments":{}}
@@ -484,6 +489,8 @@ EOF
 	# -- the server's sandbox --
 	want "$u: the server cannot read the agent's workspace file" 'txt("rd_secret").split(":")[0]' error
 	want "$u: … but reads a file its own grants hold" 'txt("rd_granted")' "content:server-may-read"
+	want "$u: … except one the agent's deny names (masked in the server's view too)" \
+		'txt("rd_denied")' "error:PermissionError"
 	want "$u: … its network: the gateway's listener on 127.0.0.1:3128 answers" 'txt("net_gw")' connected
 	want "$u: … the host's loopback listener does not" 'txt("net_host").split(":")[0]' refused
 

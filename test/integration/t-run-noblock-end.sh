@@ -140,7 +140,7 @@ fi
 # The name is free again at once: the run lock went before RunExit.
 "$RB/boxctl" run -q -c j2-fin.ini --detach >fin2.out 2>fin2.err
 check "j2-fin runs again right after (its run lock was released before RunExit)" \
-	grep -qxE "[0-9a-f]{12}" fin2.out
+	grep -qxE "[0-9a-f]{12}" fin2.out || diag "$(cat fin2.err)"
 
 # --- the cgroups go from the loop too: a box with pids_max whose agent leaves 20 children
 cat >j2-cg.ini <<INI
@@ -181,7 +181,8 @@ fin_rc=$?
 wait "$sp"
 sp_rc=$?
 t1=$(now_ms)
-check "SIGTERM while j2-fin finishes: its boxctl gets exit status 7 (got $fin_rc)" test "$fin_rc" = 7
+check "SIGTERM while j2-fin finishes: its boxctl gets exit status 7 (got $fin_rc)" test "$fin_rc" = 7 ||
+	diag "$(cat fin3.err)"
 check "SIGTERM while j2-fin finishes: then boxd exits 0 (got $sp_rc, after $((t1 - t0)) ms)" \
 	test "$sp_rc" = 0
 check "SIGTERM: no box-policyd is left" test -z "$(policyds)"
@@ -192,7 +193,8 @@ t0=$(now_ms)
 "$RB/boxctl" run -q -c j2-fin.ini >fin4.out 2>fin4.err
 fin_rc=$?
 t1=$(now_ms)
-check "policyd stuck: boxctl gets exit status 7 (got $fin_rc)" test "$fin_rc" = 7
+check "policyd stuck: boxctl gets exit status 7 (got $fin_rc)" test "$fin_rc" = 7 ||
+	diag "$(cat fin4.err)"
 check "policyd stuck: after the 3 s wait, not its 10 s ($((t1 - t0)) ms)" \
 	test $((t1 - t0)) -ge 3000 -a $((t1 - t0)) -lt 9000
 check "policyd stuck: boxd says it killed it" grep -q "box-policyd (pid [0-9]*) did not exit within 3 s; killing it" boxd.log

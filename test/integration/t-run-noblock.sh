@@ -94,7 +94,8 @@ read -r q_rc q_ms < <(as_boxtest "$W/quick.sh")
 check "boxtest's run during the stall: RunReply OK (exit ${q_rc:-?})" test "${q_rc:-1}" = 0
 check "boxtest's run during the stall: within $limit_ms ms (took ${q_ms:-?} ms)" \
 	test "${q_ms:-99999}" -lt "$limit_ms"
-check "boxtest's run printed its box id" grep -qxE "[0-9a-f]{12}" bt/quick.out
+check "boxtest's run printed its box id" grep -qxE "[0-9a-f]{12}" bt/quick.out ||
+	diag "$(cat bt/quick.err)"
 check "the stalled box is still starting meanwhile" kill -0 "$stall_pid"
 
 wait "$stall_pid"

@@ -61,6 +61,42 @@ if have_boxtest; then
 	check "ps as root: every box" test "$(grep -c '^svc-a' rps)" = 2
 	as_boxtest "'$RB/boxctl' stop $uout"
 	check "stop as boxtest: its own box (exit 0)" test $? = 0
+	# A root boxd sets vm.memfd_noexec = 2 for boxtest's box too (box-trampoline/memfd.c).
+	cat >memfd.py <<'PY'
+import os, subprocess
+print("noexec=" + open("/proc/sys/vm/memfd_noexec").read().strip())
+try:
+    fd = os.memfd_create("x", 0)
+    os.write(fd, open("/usr/bin/true", "rb").read())
+    r = subprocess.run(["/proc/self/fd/%d" % fd], pass_fds=(fd,))
+    print("run=%d" % r.returncode)
+except OSError as e:
+    print("run=error-%d" % e.errno)
+PY
+	cat >memfd.ini <<EOF
+[box]
+name = svc-memfd
+
+[agent]
+command = /usr/bin/python3 $W/memfd.py
+workspace = $W
+
+[agent.filesystem]
+read_file = $W/memfd.py
+EOF
+	chmod 644 memfd.ini memfd.py
+	if [ -e /proc/sys/vm/memfd_noexec ]; then
+		mout=$(as_boxtest "'$RB/boxctl' run -c memfd.ini" 2>merr)
+		check "service: boxtest's box has vm.memfd_noexec = 2 ($(tr '\n' ' ' <<<"$mout"))" \
+			grep -qx "noexec=2" <<<"$mout"
+		check "service: … a memfd does not run through /proc/self/fd/N" \
+			bash -c "grep -q '^run=' <<<\"\$1\" && ! grep -qx 'run=0' <<<\"\$1\"" _ "$mout"
+		check "service: … and the disclosure does not say it could not be set" \
+			test "$(grep -c 'memfd_noexec' merr)" = 0
+	else
+		skip "service: vm.memfd_noexec for boxtest's box" \
+			"this kernel ($(uname -r)) has no vm.memfd_noexec (Linux 6.3)"
+	fi
 else
 	skip "service: boxes of an ordinary user" "no boxtest user"
 fi
@@ -74,7 +110,7 @@ check "service: boxd exits on SIGTERM" test $? = 0
 check "service: the socket is removed" test ! -e "$BOX_SOCKET"
 # the service keeps state in /var/lib/box/UID/NAME: remove this test's boxes'
 for u in 0 "$(id -u boxtest 2>/dev/null)"; do
-	[ -n "$u" ] && rm -rf "/var/lib/box/$u/svc-a" "/var/lib/box/$u/svc-echo"
+	[ -n "$u" ] && rm -rf "/var/lib/box/$u/svc-a" "/var/lib/box/$u/svc-echo" "/var/lib/box/$u/svc-memfd"
 done
 
 # socket activation (packaging/systemd/boxd.socket): the listener arrives as fd 3

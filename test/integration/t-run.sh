@@ -117,11 +117,12 @@ check "--detach: returns even when stderr is captured too" grep -qxE "[0-9a-f]{1
 
 # boxctl SIGKILLed: the whole box dies, a double-forked setsid daemon too
 cat >proj/daemon.py <<'EOF'
-import os, time
+import os, sys, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        os.execv("/bin/sleep", ["sleep", "4242.5"])
+        # The agent's own interpreter: the only system program it may execve.
+        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(4242.5)", "sleep-4242.5"])
     os._exit(0)
 print("daemonized", flush=True)
 time.sleep(600)
@@ -130,11 +131,11 @@ mkini kill "/usr/bin/python3 daemon.py"
 "$RB/boxctl" run -q -c kill.ini >kill.out 2>&1 &
 bp=$!
 _run_pids+=("$bp")
-wait_for kill.out daemonized && pgrep -f "sleep 4242.5" >/dev/null
+wait_for kill.out daemonized && pgrep -f "sleep-4242.5" >/dev/null
 check "kill: the daemon runs inside the box" test $? = 0
 kill -9 "$bp"
 wait "$bp" 2>/dev/null
-check "kill: boxctl SIGKILLed -> the double-forked daemon is gone" no_process "sleep 4242.5"
+check "kill: boxctl SIGKILLed -> the double-forked daemon is gone" no_process "sleep-4242.5"
 check "kill: boxctl SIGKILLed -> the agent is gone" no_process "python3 daemon.py"
 
 # [box] timeout

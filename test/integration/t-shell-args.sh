@@ -66,7 +66,7 @@ for u in $(shell_users); do
  ("usr_bin_sh", ["/usr/bin/sh", "-c", "echo usr-bin-sh-ok"]),
  ("zsh", ["zsh", "-c", "echo zsh-ok"]),
  ("run_box_bin", ["/run/box/bin/bash", "-c", "echo run-box-bin-ok"]),
- ("path", ["/usr/bin/env"]),
+ ("path", ["/usr/bin/python3", "-c", "import os; print('PATH=' + os.environ['PATH'])"]),
  ("python3", ["python3", "-c", "print('no')"]),
  ("python3_in_shell", ["bash", "-c", "python3 -c 'print(1)'"]),
  ("python", ["python", "-c", "print(1)"]),

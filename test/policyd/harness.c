@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -20,6 +21,52 @@
 #include "envelope.pb-c.h"
 #include "fdutil.h"
 #include "harness.h"
+#include "proto/policy_permits.h"
+
+/* A Decide sent and not answered yet (packed: kept as a permit if permitted). */
+struct pd_asked {
+	int peer;
+	uint64_t id;
+	uint8_t *data;
+	size_t len;
+};
+
+static int
+asked_keep(struct pd *pd, int peer, uint64_t id, const Box__DecideRequest *req)
+{
+	if (pd->n_asked == pd->cap_asked) {
+		size_t cap = pd->cap_asked ? pd->cap_asked * 2 : 64;
+		struct pd_asked *a = realloc(pd->asked, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		pd->asked = a;
+		pd->cap_asked = cap;
+	}
+	struct pd_asked *a = &pd->asked[pd->n_asked];
+	a->data = policy_permits_pack(req, &a->len);
+	if (!a->data)
+		return -ENOMEM;
+	a->peer = peer;
+	a->id = id;
+	pd->n_asked++;
+	return 0;
+}
+
+/* Decide ID of PEER was answered: a permit is kept (what a Record of it names). */
+static void
+asked_answer(struct pd *pd, int peer, uint64_t id, bool permit)
+{
+	for (size_t i = 0; i < pd->n_asked; i++) {
+		struct pd_asked *a = &pd->asked[i];
+		if (a->peer != peer || a->id != id)
+			continue;
+		if (permit && pd->permits[peer])
+			(void)policy_permits_add_packed(pd->permits[peer], id, a->data, a->len);
+		free(a->data);
+		*a = pd->asked[--pd->n_asked];
+		return;
+	}
+}
 
 const char *
 pd_binary(void)
@@ -222,6 +269,8 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 	for (int i = 0; i < PD_N; i++) {
 		int sv[2];
 		pd->fd[i] = theirs[i] = -1;
+		if (!(pd->permits[i] = policy_permits_new()))
+			return -ENOMEM;
 		if (i > 0 && o->no_peers)
 			continue;
 		if (box_ipc_socketpair(sv, false) < 0)
@@ -334,7 +383,14 @@ close_all(struct pd *pd)
 	for (int i = 0; i < PD_N; i++) {
 		box_ipc_chan_freep(&pd->chan[i]);
 		pd->fd[i] = safe_close(pd->fd[i]);
+		policy_permits_free(pd->permits[i]);
+		pd->permits[i] = NULL;
 	}
+	for (size_t i = 0; i < pd->n_asked; i++)
+		free(pd->asked[i].data);
+	free(pd->asked);
+	pd->asked = NULL;
+	pd->n_asked = pd->cap_asked = 0;
 }
 
 int
@@ -361,6 +417,21 @@ pd_kill(struct pd *pd)
 	close_all(pd);
 }
 
+int
+pd_exited_within(struct pd *pd, int ms)
+{
+	for (int t = 0; pd->pid > 0 && t < ms; t += 10) {
+		int st;
+		if (waitpid(pd->pid, &st, WNOHANG) == pd->pid) {
+			pd->pid = -1;
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
 /* ---- messages ----------------------------------------------------------------- */
 
 int
@@ -369,6 +440,10 @@ pd_send_decide(struct pd *pd, int peer, const Box__DecideRequest *req, uint64_t 
 	uint64_t id = pd->next_id++;
 	int r = box_ipc_send(pd->fd[peer], &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id,
 			     &req->base, NULL, 0);
+	if (r == 0)
+		r = asked_keep(pd, peer, id, req);
+	if (r == 0)
+		pd->last_decide_id = id;
 	if (r == 0 && ret_id)
 		*ret_id = id;
 	return r;
@@ -386,6 +461,9 @@ pd_wait_reply(struct pd *pd, int peer, Box__DecideReply **reply, uint64_t *ret_i
 		box_ipc_msg_done(&m);
 		return -EBADMSG;
 	}
+	asked_answer(pd, peer, m.request_id,
+		     ((const Box__DecideReply *)m.msg)->verdict ==
+			     BOX__DECISION_VERDICT__VERDICT_PERMIT);
 	if (ret_id)
 		*ret_id = m.request_id;
 	if (reply) {
@@ -416,13 +494,21 @@ pd_send_line(struct pd *pd, int peer, const char *line, Box__DecideReply **reply
 				 : BOX__EVENT_KIND__EVENT_RESPONSE;
 		m.action = (char *)action;
 		r = fields_from(json_object_get(j, "input"), &m.input, &m.n_input);
+		/* The permit it is the outcome of; the input stays here (policyd has its own). */
+		if (r == 0)
+			r = policy_permits_take_match(pd->permits[peer], action, m.input, m.n_input,
+						      &m.decide_id);
+		Box__PolicyField **in = m.input;
+		size_t n_in = m.n_input;
+		m.input = NULL;
+		m.n_input = 0;
 		if (r == 0)
 			r = fields_from(json_object_get(j, "output"), &m.output, &m.n_output);
 		if (r == 0)
 			r = box_ipc_send(pd->fd[peer], &box_proto_policy,
 					 BOX__MSG_TYPE__MSG_RECORD_REQUEST, pd->next_id++, &m.base,
 					 NULL, 0);
-		pd_fields_free(m.input, m.n_input);
+		pd_fields_free(in, n_in);
 		pd_fields_free(m.output, m.n_output);
 		json_decref(j);
 		return r;
@@ -476,13 +562,19 @@ send_batch(struct pd *pd, int peer, const char *const *lines, size_t n, bool unt
 		reqs[i].action = (char *)json_string_value(a);
 		r = fields_from(json_object_get(js[i], "input"), &reqs[i].input, &reqs[i].n_input);
 	}
-	uint64_t id = pd->next_id++;
+	/* Its i-th request is named by its id + i (policy.proto): n ids. */
+	uint64_t id = pd->next_id;
+	pd->next_id += n ? n : 1;
 	if (r == 0) {
 		b.requests = ptrs;
 		b.n_requests = n;
 		r = box_ipc_send(pd->fd[peer], &box_proto_policy,
 				 BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, id, &b.base, NULL, 0);
 	}
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = asked_keep(pd, peer, id + i, &reqs[i]);
+	if (r == 0)
+		pd->last_decide_id = id;
 	for (size_t i = 0; reqs && js && i < n; i++) {
 		pd_fields_free(reqs[i].input, reqs[i].n_input);
 		json_decref(js[i]);
@@ -500,6 +592,11 @@ send_batch(struct pd *pd, int peer, const char *const *lines, size_t n, bool unt
 		box_ipc_msg_done(&m);
 		return -EBADMSG;
 	}
+	const Box__DecideBatchReply *br = (const Box__DecideBatchReply *)m.msg;
+	for (size_t i = 0; i < n; i++)
+		asked_answer(pd, peer, id + i,
+			     i < br->n_replies &&
+				     br->replies[i]->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT);
 	if (reply) {
 		*reply = (Box__DecideBatchReply *)m.msg;
 		m.msg = NULL;
@@ -685,6 +782,29 @@ pd_send_probe(struct pd *pd, int peer, const char *const *lines, size_t n,
 		return r;
 	return wait_for(pd, peer, BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY, id,
 			(ProtobufCMessage **)reply);
+}
+
+int
+pd_send_record(struct pd *pd, int peer, uint64_t decide_id, const char *action, bool error,
+	       const char *output_json)
+{
+	Box__RecordRequest m = BOX__RECORD_REQUEST__INIT;
+	int r = 0;
+
+	m.kind = error ? BOX__EVENT_KIND__EVENT_ERROR : BOX__EVENT_KIND__EVENT_RESPONSE;
+	m.action = (char *)action;
+	m.decide_id = decide_id;
+	json_t *j = output_json ? json_loads(output_json, 0, NULL) : NULL;
+	if (output_json && !j)
+		return -EINVAL;
+	if (j)
+		r = fields_from(j, &m.output, &m.n_output);
+	if (r == 0)
+		r = box_ipc_send(pd->fd[peer], &box_proto_policy, BOX__MSG_TYPE__MSG_RECORD_REQUEST,
+				 pd->next_id++, &m.base, NULL, 0);
+	pd_fields_free(m.output, m.n_output);
+	json_decref(j);
+	return r;
 }
 
 int

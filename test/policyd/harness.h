@@ -3,7 +3,9 @@
  * daemon at fixed fds, sends PolicyInit with the state fds, and talks
  * Decide/Record over the peers' channels. Requests are written as the JSON
  * lines of `boxctl policy eval` (POLICY.md §6) and converted to
- * DecideRequest / RecordRequest.
+ * DecideRequest / RecordRequest. Like every peer it keeps each channel's
+ * permits (proto/policy_permits.h), so that a record line names the oldest
+ * permit of its action and input (RecordRequest.decide_id).
  * Used by test/policyd/test_policyd.c and bench/policyd/policyd_bench.c.
  * Trusts: nothing; it is test code.
  */
@@ -20,11 +22,17 @@
 
 enum { PD_BOXD = 0, PD_GATEWAY = 1, PD_MCPD = 2, PD_SHELL = 3, PD_N = 4 };
 
+struct pd_asked;
+
 struct pd {
 	pid_t pid;
 	int fd[PD_N];
 	struct box_ipc_chan *chan[PD_N];
 	uint64_t next_id;
+	struct policy_permits *permits[PD_N]; /* each channel's permits without an outcome */
+	struct pd_asked *asked;               /* Decides sent, not answered yet */
+	size_t n_asked, cap_asked;
+	uint64_t last_decide_id;              /* of the last Decide (a batch: its first) sent */
 };
 
 struct pd_opts {
@@ -54,6 +62,8 @@ int pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready);
 int pd_stop(struct pd *pd);
 /* Kill it (SIGKILL) and reap. */
 void pd_kill(struct pd *pd);
+/* Its exit status (0..255, 128+sig) if it exits within MS (reaped), else -1. */
+int pd_exited_within(struct pd *pd, int ms);
 
 /* Convert a JSON object {"a":1,...} into a field list (free with pd_fields_free). */
 int pd_fields_from_json(const char *json_obj, Box__PolicyField ***ret, size_t *n);
@@ -63,9 +73,17 @@ void pd_fields_free(Box__PolicyField **f, size_t n);
  * Send one eval-format JSON line as PEER: a request line
  * {"action":…,"input":{…}} is a DecideRequest and *reply (may be NULL)
  * gets the DecideReply; a {"record":"response"|"error",…} line is a
- * RecordRequest (no reply). Negative errno on failure.
+ * RecordRequest (no reply) naming the oldest permit of PEER's channel with that
+ * action and input (-ENOENT: none). Negative errno on failure.
  */
 int pd_send_line(struct pd *pd, int peer, const char *line, Box__DecideReply **reply);
+/*
+ * A RecordRequest as it is (no permit looked up): DECIDE_ID, ACTION, ERROR
+ * (an error event) or a response with OUTPUT_JSON (a JSON object, or NULL).
+ * For tests of what policyd refuses.
+ */
+int pd_send_record(struct pd *pd, int peer, uint64_t decide_id, const char *action, bool error,
+		   const char *output_json);
 /* Send a DecideRequest without waiting (bench); then pd_wait_reply. */
 int pd_send_decide(struct pd *pd, int peer, const Box__DecideRequest *req, uint64_t *ret_id);
 int pd_wait_reply(struct pd *pd, int peer, Box__DecideReply **reply, uint64_t *ret_id,

@@ -6,8 +6,9 @@
  * Checked: decisions on attached and nested channels, logged as box-shell;
  * an attach from any other peer is fatal; an attached channel closing is
  * normal, the fd-6 channel closing leaves the attached ones working; garbage
- * on an attached channel drops that channel only; a non-SEQPACKET fd is
- * refused; at most BOX_POLICY_ATTACHED_MAX at a time.
+ * on an attached channel drops that channel only, and so does an action
+ * box-shell does not raise or a Record of no permit of its own; a
+ * non-SEQPACKET fd is refused; at most BOX_POLICY_ATTACHED_MAX at a time.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
@@ -105,7 +106,10 @@ decide_on(int fd, const char *program)
 	req.action = (char *)"shell:exec";
 	req.input = p;
 	req.n_input = 4;
-	int r = box_ipc_send(fd, &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, 7, &req.base,
+	/* The Decide ids of a channel increase (one counter serves every channel here). */
+	static uint64_t next_id = 1;
+	uint64_t id = next_id++;
+	int r = box_ipc_send(fd, &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id, &req.base,
 			     NULL, 0);
 	if (r < 0)
 		return r;
@@ -114,7 +118,7 @@ decide_on(int fd, const char *program)
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	r = box_ipc_recv_wait(c, &m, 5000);
 	if (r >= 0) {
-		r = m.type == BOX__MSG_TYPE__MSG_DECIDE_REPLY && m.request_id == 7
+		r = m.type == BOX__MSG_TYPE__MSG_DECIDE_REPLY && m.request_id == id
 			    ? ((Box__DecideReply *)m.msg)->verdict ==
 				      BOX__DECISION_VERDICT__VERDICT_PERMIT
 			    : -EBADMSG;
@@ -122,22 +126,6 @@ decide_on(int fd, const char *program)
 	box_ipc_msg_done(&m);
 	box_ipc_chan_free(c);
 	return r;
-}
-
-/* policyd's status if it exits within MS, else -1. */
-static int
-exited_within(struct pd *pd, int ms)
-{
-	for (int t = 0; t < ms; t += 10) {
-		int st;
-		if (waitpid(pd->pid, &st, WNOHANG) == pd->pid) {
-			pd->pid = -1;
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		}
-		struct timespec ts = { 0, 10000000 };
-		nanosleep(&ts, NULL);
-	}
-	return -1;
 }
 
 /* The other end of FD closed within MS. */
@@ -196,7 +184,7 @@ test_attach_from_other_peer_is_fatal(void)
 	int sv[2];
 	CHECK_INT(box_ipc_socketpair(sv, false), 0);
 	CHECK_INT(attach_on(pd.fd[PD_GATEWAY], sv[1]), 0);
-	CHECK_INT(exited_within(&pd, 5000), 1);
+	CHECK_INT(pd_exited_within(&pd, 5000), 1);
 	close(sv[0]);
 	close(sv[1]);
 	finish(&pd);
@@ -204,7 +192,7 @@ test_attach_from_other_peer_is_fatal(void)
 	CHECK_INT(start(&pd), 0);
 	CHECK_INT(box_ipc_socketpair(sv, false), 0);
 	CHECK_INT(attach_on(pd.fd[PD_BOXD], sv[1]), 0);
-	CHECK_INT(exited_within(&pd, 5000), 1);
+	CHECK_INT(pd_exited_within(&pd, 5000), 1);
 	close(sv[0]);
 	close(sv[1]);
 	finish(&pd);
@@ -227,7 +215,7 @@ test_closing_and_garbage(void)
 	CHECK((ssize_t)send(b, "garbage", 7, 0) == 7);
 	CHECK(closed_within(b, 5000));
 	close(b);
-	CHECK_INT(exited_within(&pd, 100), -1);
+	CHECK_INT(pd_exited_within(&pd, 100), -1);
 	CHECK_INT(decide_on(c, "echo"), 1);
 	/* A pipe is no channel: refused (closed), nothing else changes. */
 	int p[2];
@@ -242,10 +230,70 @@ test_closing_and_garbage(void)
 	/* The shell channel (fd 6) closing: as before; the attached ones work on. */
 	box_ipc_chan_freep(&pd.chan[PD_SHELL]);
 	pd.fd[PD_SHELL] = safe_close(pd.fd[PD_SHELL]);
-	CHECK_INT(exited_within(&pd, 100), -1);
+	CHECK_INT(pd_exited_within(&pd, 100), -1);
 	CHECK_INT(decide_on(c, "echo"), 1);
 	close(c);
 	CHECK_INT(pd_stop(&pd), 0);
+	finish(&pd);
+}
+
+/*
+ * An attached channel that asks about an action box-shell does not raise,
+ * or records an outcome of no permit of its own, is dropped (the agent's
+ * script could reach such a channel: it costs that process its decisions,
+ * not the box its policy); the others serve on.
+ */
+static void
+test_attached_refusals(void)
+{
+	struct pd pd;
+	CHECK_INT(start(&pd), 0);
+	int a = new_channel(pd.fd[PD_SHELL]);
+	int b = new_channel(pd.fd[PD_SHELL]);
+	int c = new_channel(pd.fd[PD_SHELL]);
+	CHECK(a >= 0 && b >= 0 && c >= 0);
+	/* net:connect is box-gateway's */
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = (char *)"net:connect";
+	CHECK_INT(pd_fields_from_json("{\"host\":\"h.test\",\"port\":443}", &req.input,
+				      &req.n_input),
+		  0);
+	CHECK_INT(box_ipc_send(a, &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, 1000,
+			       &req.base, NULL, 0),
+		  0);
+	pd_fields_free(req.input, req.n_input);
+	CHECK(closed_within(a, 5000));
+	/* a Record naming a Decide this channel never had */
+	CHECK_INT(decide_on(b, "echo"), 1);
+	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
+	rec.kind = BOX__EVENT_KIND__EVENT_ERROR;
+	rec.action = (char *)"shell:exec";
+	rec.decide_id = 999999;
+	CHECK_INT(box_ipc_send(b, &box_proto_policy, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base,
+			       NULL, 0),
+		  0);
+	CHECK(closed_within(b, 5000));
+	CHECK_INT(pd_exited_within(&pd, 100), -1);
+	CHECK_INT(decide_on(c, "echo"), 1);
+	close(a);
+	close(b);
+	close(c);
+	CHECK_INT(pd_stop(&pd), 0);
+	char path[600];
+	(void)snprintf(path, sizeof(path), "%s/policyd.err", dir);
+	char *err = NULL;
+	unsigned long len = 0;
+	CHECK_INT(fd_read_file(AT_FDCWD, path, 1 << 20, &err, &len), 0);
+	CHECK(err && strstr(err, "An attached box-shell channel sent a DecideRequest for "
+				 "net:connect, which box-shell does not raise") != NULL);
+	CHECK(err && strstr(err, "An attached box-shell channel recorded an outcome of Decide "
+				 "999999") != NULL);
+	free(err);
+	(void)snprintf(path, sizeof(path), "%s/decisions.jsonl", dir);
+	char *log = NULL;
+	CHECK_INT(fd_read_file(AT_FDCWD, path, 1 << 20, &log, &len), 0);
+	CHECK(log && !strstr(log, "net:connect") && !strstr(log, "\"record\""));
+	free(log);
 	finish(&pd);
 }
 
@@ -298,6 +346,7 @@ main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	RUN(test_attached_decides_as_box_shell);
+	RUN(test_attached_refusals);
 	RUN(test_attach_from_other_peer_is_fatal);
 	RUN(test_closing_and_garbage);
 	RUN(test_cap);

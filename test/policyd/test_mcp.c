@@ -581,7 +581,7 @@ test_protocol_errors(void)
 	/* box-shell does not speak MCP; boxd may not send it at all (the table). */
 	CHECK_INT(pd_tool_schema("docs", "docs", "{\"add\":{\"a\":\"Long\"}}", &m), 0);
 	expect_fatal(&m->base, BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, PD_SHELL,
-		     "shell sent PolicyToolSchema (only box-mcpd and the gateway do)");
+		     "shell: it sent PolicyToolSchema (only box-mcpd and the gateway do)");
 	expect_fatal(&m->base, BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA, PD_BOXD,
 		     "Protocol error from boxd");
 	pd_tool_schema_free(m);

@@ -24,6 +24,7 @@
 
 #include "cleanup.h"
 #include "harness.h"
+#include "proto/policy_permits.h"
 #include "proto/policy_validate.h"
 #include "tap.h"
 
@@ -68,6 +69,10 @@ static const char *budget_v2 = PERMIT_ALL_FS
 #define W_DONE(path)                                                                    \
 	"{\"record\":\"response\",\"action\":\"fs:write\",\"input\":{\"path\":\"" path     \
 	"\",\"operation\":\"write_content\"},\"output\":{\"result\":\"completed\"}}"
+#define R(path) "{\"action\":\"fs:read\",\"input\":{\"path\":\"" path "\",\"operation\":\"read_content\"}}"
+#define R_DONE(path)                                                                    \
+	"{\"record\":\"response\",\"action\":\"fs:read\",\"input\":{\"path\":\"" path     \
+	"\",\"operation\":\"read_content\"},\"output\":{\"result\":\"completed\"}}"
 #define D(path) "{\"action\":\"fs:delete\",\"input\":{\"path\":\"" path "\",\"operation\":\"remove_file\"}}"
 #define D_DONE(path)                                                                    \
 	"{\"record\":\"response\",\"action\":\"fs:delete\",\"input\":{\"path\":\"" path    \
@@ -184,16 +189,20 @@ test_round_trip(void)
 		     "{\"action\":\"mcp:call\",\"input\":{\"server\":\"gh\",\"method\":\"tools/call\","
 		     "\"tool\":\"x\"}}",
 		     false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH));
-	CHECK(decide(&pd, PD_BOXD,
+	CHECK(decide(&pd, PD_SHELL,
 		     "{\"action\":\"shell:exec\",\"input\":{\"command\":\"echo hi\",\"program\":\"echo\","
 		     "\"arg1\":\"hi\",\"arg_count\":1,\"cwd\":\"~\"}}",
+		     true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	/* boxd (source supervisor) for the programs it will supervise: fs:* */
+	CHECK(decide(&pd, PD_BOXD,
+		     "{\"action\":\"fs:read\",\"input\":{\"path\":\"~/p/b.txt\",\"operation\":"
+		     "\"read_content\"}}",
 		     true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
 	/* A request that does not fit the schema: deny, cause error. */
 	CHECK(decide(&pd, PD_SHELL, "{\"action\":\"fs:read\",\"input\":{\"path\":\"~/x\"}}", false,
 		     BOX__DECISION_CAUSE__CAUSE_ERROR));
-	CHECK(decide(&pd, PD_SHELL, "{\"action\":\"fs:bogus\",\"input\":{}}", false,
-		     BOX__DECISION_CAUSE__CAUSE_ERROR));
 	/* Records are accepted (and ignored: no temporal rule). */
+	CHECK(decide(&pd, PD_SHELL, W("~/p/a"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
 	record(&pd, PD_SHELL, W_DONE("~/p/a"));
 	CHECK(decide(&pd, PD_SHELL, W("~/p/a"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
 	CHECK_INT(pd_stop(&pd), 0);
@@ -246,7 +255,7 @@ test_decision_log_exact(void)
 		     "{\"action\":\"http:request\",\"input\":{\"host\":\"api.example.com\",\"port\":443,"
 		     "\"method\":\"GET\",\"path\":\"/v1/x\",\"body_bytes\":0,\"intercepted\":true}}",
 		     false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH));
-	CHECK(decide(&pd, PD_BOXD,
+	CHECK(decide(&pd, PD_SHELL,
 		     "{\"action\":\"shell:exec\",\"input\":{\"command\":\"echo \\\"a'b\\\"\","
 		     "\"program\":\"echo\",\"arg1\":\"a'b\",\"arg_count\":1,\"cwd\":\"~/p\"}}",
 		     true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
@@ -269,7 +278,7 @@ test_decision_log_exact(void)
 		"{\"time\":\"2023-11-14T22:13:24.623Z\",\"time_ns\":1700000004623456789,\"box\":\"demo\",\"id\":\"0123456789ab\","
 		"\"action\":\"shell:exec\",\"resource\":\"echo\",\"verdict\":\"permit\","
 		"\"cause\":\"permitted\",\"rules\":[\"policy_2\"],\"message\":\"policy permitted "
-		"this operation on 'echo'.\",\"source\":\"supervisor\",\"input\":{\"command\":"
+		"this operation on 'echo'.\",\"source\":\"box-shell\",\"input\":{\"command\":"
 		"\"echo \\\"a'b\\\"\",\"program\":\"echo\",\"arg1\":\"a'b\",\"arg_count\":1,"
 		"\"cwd\":\"~/p\"}}\n";
 	CHECK_STR(log, want);
@@ -296,9 +305,9 @@ test_outcome_lines(void)
 		CHECK(decide(&pd, PD_SHELL, W("~/o/a"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
 		CHECK_INT(pd_send_line(&pd, PD_SHELL, W_DONE("~/o/a"), NULL), 0);
 		CHECK(decide(&pd, PD_SHELL, W("~/o/b"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
-		CHECK_INT(pd_send_line(&pd, PD_GATEWAY,
-				       "{\"record\":\"error\",\"action\":\"net:connect\",\"input\":"
-				       "{\"host\":\"h.example\",\"port\":443}}",
+		CHECK_INT(pd_send_line(&pd, PD_SHELL,
+				       "{\"record\":\"error\",\"action\":\"fs:write\",\"input\":"
+				       "{\"path\":\"~/o/b\",\"operation\":\"write_content\"}}",
 				       NULL),
 			  0);
 		CHECK(decide(&pd, PD_GATEWAY,
@@ -321,8 +330,8 @@ test_outcome_lines(void)
 			"\"resource\":\"~/o/b\"",
 			"\n{\"time\":\"2023-11-14T22:13:20.004Z\",\"time_ns\":1700000000004000000,"
 			"\"box\":\"demo\",\"id\":\"0123456789ab\",\"record\":\"error\","
-			"\"action\":\"net:connect\",\"input\":{\"host\":\"h.example\",\"port\":443},"
-			"\"source\":\"box-gateway\"}\n",
+			"\"action\":\"fs:write\",\"input\":{\"path\":\"~/o/b\",\"operation\":"
+			"\"write_content\"},\"source\":\"box-shell\"}\n",
 			"\n{\"time\":\"2023-11-14T22:13:20.005Z\",\"time_ns\":1700000000005000000,"
 			"\"box\":\"demo\",\"id\":\"0123456789ab\",\"action\":\"net:connect\"",
 		};
@@ -356,8 +365,16 @@ test_record_batch(void)
 	struct pd_opts o = opts(basic_policy, "1700000000000000000,1000000");
 	CHECK_INT(pd_start(&o, &pd, NULL), 0);
 	static const char *const paths[3] = { "~/rb/a", "~/rb/b", "~/rb/c" };
+	/* Decided as one batch: its i-th request is named by the batch's id + i. */
+	static const char *const asked[3] = {
+		"{\"action\":\"fs:read\",\"input\":{\"path\":\"~/rb/a\",\"operation\":\"read_content\"}}",
+		"{\"action\":\"fs:read\",\"input\":{\"path\":\"~/rb/b\",\"operation\":\"read_content\"}}",
+		"{\"action\":\"fs:read\",\"input\":{\"path\":\"~/rb/c\",\"operation\":\"read_content\"}}",
+	};
+	CHECK_INT(pd_send_batch(&pd, PD_SHELL, asked, 3, NULL), 0);
+	uint64_t first = pd.last_decide_id;
 	Box__RecordRequest rec[3], *recp[3];
-	Box__PolicyField f[3][3], *in[3][2], *out[3][1];
+	Box__PolicyField f[3][3], *out[3][1];
 	Box__PolicyValue v[3][3];
 	for (int i = 0; i < 3; i++) {
 		static const char *const names[3] = { "path", "operation", "result" };
@@ -371,13 +388,10 @@ test_record_batch(void)
 			v[i][k].kind_case = BOX__POLICY_VALUE__KIND_STR;
 			v[i][k].str = (char *)vals[k];
 		}
-		in[i][0] = &f[i][0];
-		in[i][1] = &f[i][1];
 		out[i][0] = &f[i][2];
 		rec[i].kind = BOX__EVENT_KIND__EVENT_RESPONSE;
 		rec[i].action = "fs:read";
-		rec[i].input = in[i];
-		rec[i].n_input = 2;
+		rec[i].decide_id = first + (uint64_t)i;
 		rec[i].output = out[i];
 		rec[i].n_output = 1;
 		recp[i] = &rec[i];
@@ -429,9 +443,11 @@ test_outcome_waits_behind_held(void)
 				      &m.input, &m.n_input),
 		  0);
 	uint64_t id = 0, got = 0;
-	/* The decide, then at once the outcome of an earlier write, before any reply. */
+	/* An earlier write (on boxd's channel: a supervised program's), answered. */
+	CHECK(decide(&pd, PD_BOXD, W("~/h/0"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	/* The decide, then at once the outcome of the earlier write, before any reply. */
 	CHECK_INT(pd_send_decide(&pd, PD_SHELL, &m, &id), 0);
-	CHECK_INT(pd_send_line(&pd, PD_GATEWAY, W_DONE("~/h/0"), NULL), 0);
+	CHECK_INT(pd_send_line(&pd, PD_BOXD, W_DONE("~/h/0"), NULL), 0);
 	Box__DecideReply *rep = NULL;
 	CHECK_INT(pd_wait_reply(&pd, PD_SHELL, &rep, &got, 20000), 0);
 	if (rep)
@@ -440,6 +456,7 @@ test_outcome_waits_behind_held(void)
 	CHECK_INT(pd_stop(&pd), 0);
 	_cleanup_free_ char *log = slurp("decisions.jsonl");
 	const char *d = strstr(log, "\"resource\":\"~/h/1\"");
+	CHECK(strstr(log, "\"resource\":\"~/h/0\"") < d);
 	const char *r = strstr(log, "\"record\":\"response\"");
 	CHECK(d && r && d < r);
 	/* and the times go up line by line */
@@ -570,7 +587,7 @@ test_peer_close(void)
 	/* The shell going away does not end policyd... */
 	box_ipc_chan_freep(&pd.chan[PD_SHELL]);
 	pd.fd[PD_SHELL] = safe_close(pd.fd[PD_SHELL]);
-	CHECK(decide(&pd, PD_GATEWAY, W("~/a"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK(decide(&pd, PD_BOXD, W("~/a"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
 	/* ...boxd going away does (exit 0), with the other peers still open. */
 	box_ipc_chan_freep(&pd.chan[PD_BOXD]);
 	pd.fd[PD_BOXD] = safe_close(pd.fd[PD_BOXD]);
@@ -921,8 +938,11 @@ test_unwritable_history_denies(void)
 
 /*
  * Long enough for the history to be compacted while running (> 1 MiB):
- * 8000 writes with responses 10 ms apart (160 s); the file keeps only what
- * the 60 s window can still see, and the state after a restart is intact.
+ * 8000 reads with responses 10 ms apart (160 s), then the 6 writes the
+ * budget allows; the file keeps only what the 60 s window can still see,
+ * and the state after a restart is intact. (A Record names a permit: only a
+ * permitted request has an outcome, so the bulk are reads, which no budget
+ * denies.)
  */
 static void
 test_compaction(void)
@@ -938,13 +958,14 @@ test_compaction(void)
 	o.history_sync = "off";
 	CHECK_INT(pd_start(&o, &pd, NULL), 0);
 	unsigned bad = 0;
-	for (int i = 0; i < 8000; i++) {
+	for (int i = 0; i < 8000 + 6; i++) {
 		Box__DecideReply *rep = NULL;
-		if (pd_send_line(&pd, PD_SHELL, W("~/p/f"), &rep) < 0)
+		bool w = i >= 8000;
+		if (pd_send_line(&pd, PD_SHELL, w ? W("~/p/f") : R("~/p/f"), &rep) < 0)
 			bad++;
 		else
 			box_msg_free(&rep->base);
-		if (pd_send_line(&pd, PD_SHELL, W_DONE("~/p/f"), NULL) < 0)
+		if (pd_send_line(&pd, PD_SHELL, w ? W_DONE("~/p/f") : R_DONE("~/p/f"), NULL) < 0)
 			bad++;
 	}
 	CHECK_INT(bad, 0);
@@ -1096,14 +1117,14 @@ test_group_commit_in_flight(void)
 		char name[32];
 		(void)snprintf(name, sizeof(name), "g%02d", i);
 		write_req(&req, name, true);
-		CHECK_INT(pd_send_decide(&pd, PD_GATEWAY, &req, &ids[i]), 0);
+		CHECK_INT(pd_send_decide(&pd, PD_BOXD, &req, &ids[i]), 0);
 		write_req_free(&req);
 	}
 	unsigned bad_id = 0, denied = 0;
 	for (int i = 0; i < N; i++) {
 		Box__DecideReply *rep = NULL;
 		uint64_t id = 0;
-		int r = pd_wait_reply(&pd, PD_GATEWAY, &rep, &id, 20000);
+		int r = pd_wait_reply(&pd, PD_BOXD, &rep, &id, 20000);
 		CHECK_INT(r, 0);
 		if (r < 0)
 			break;
@@ -1156,20 +1177,20 @@ test_group_commit_one_in_flight(void)
 		o.history_sync = modes[m];
 		CHECK_INT(pd_start(&o, &pd, NULL), 0);
 		for (int i = 0; i < 10; i++)
-			CHECK(decide(&pd, PD_GATEWAY, W("~/p/one"), true,
+			CHECK(decide(&pd, PD_BOXD, W("~/p/one"), true,
 				     BOX__DECISION_CAUSE__CAUSE_PERMITTED));
 		uint64_t ids[64];
 		if (m == 1) {
 			for (int i = 0; i < 64; i++) {
 				Box__DecideRequest req;
 				write_req(&req, "many", true);
-				CHECK_INT(pd_send_decide(&pd, PD_GATEWAY, &req, &ids[i]), 0);
+				CHECK_INT(pd_send_decide(&pd, PD_BOXD, &req, &ids[i]), 0);
 				write_req_free(&req);
 			}
 			for (int i = 0; i < 64; i++) {
 				Box__DecideReply *rep = NULL;
 				uint64_t id = 0;
-				CHECK_INT(pd_wait_reply(&pd, PD_GATEWAY, &rep, &id, 20000), 0);
+				CHECK_INT(pd_wait_reply(&pd, PD_BOXD, &rep, &id, 20000), 0);
 				CHECK_INT(id, ids[i]);
 				if (rep)
 					box_msg_free(&rep->base);
@@ -1207,14 +1228,14 @@ test_group_commit_flood(void)
 	write_req(&misfit, "flood", false);
 	unsigned send_err = 0;
 	for (int i = 0; i < N; i++)
-		if (pd_send_decide(&pd, PD_GATEWAY, i % 100 == 50 ? &misfit : &fit, &ids[i]) < 0)
+		if (pd_send_decide(&pd, PD_BOXD, i % 100 == 50 ? &misfit : &fit, &ids[i]) < 0)
 			send_err++;
 	CHECK_INT(send_err, 0);
 	unsigned bad_id = 0, bad_verdict = 0, got = 0;
 	for (int i = 0; i < N; i++) {
 		Box__DecideReply *rep = NULL;
 		uint64_t id = 0;
-		if (pd_wait_reply(&pd, PD_GATEWAY, &rep, &id, 20000) < 0)
+		if (pd_wait_reply(&pd, PD_BOXD, &rep, &id, 20000) < 0)
 			break;
 		got++;
 		if (id != ids[i])
@@ -1569,6 +1590,373 @@ test_decide_batch_refused(void)
 	CHECK(strstr(err, "Protocol error from shell") != NULL);
 }
 
+
+/* ---- what each peer may decide and record (box-policyd/main.c's table) ------- */
+
+static const char *peers_policy =
+	"permit (principal, action, resource);\n"
+	"@id(\"no_no\")\n"
+	"forbid (principal, action == Box::Action::\"fs:read\", resource)\n"
+	"when { context.input.path == \"~/no\" };\n";
+
+#define FS_READ(path)                                                                      \
+	"{\"action\":\"fs:read\",\"input\":{\"path\":\"" path "\",\"operation\":\"read_content\"}}"
+#define SHELL_EXEC                                                                         \
+	"{\"action\":\"shell:exec\",\"input\":{\"command\":\"echo hi\",\"program\":\"echo\","  \
+	"\"arg1\":\"hi\",\"arg_count\":1,\"cwd\":\"~\"}}"
+#define SHELL_SPAWN                                                                        \
+	"{\"action\":\"shell:spawn\",\"input\":{\"command\":\"make test\",\"program\":\"make\"," \
+	"\"arg1\":\"test\",\"arg_count\":1,\"cwd\":\"~\",\"program_path\":\"/usr/bin/make\"}}"
+#define NET_CONNECT "{\"action\":\"net:connect\",\"input\":{\"host\":\"h.test\",\"port\":443}}"
+#define HTTP_REQUEST                                                                       \
+	"{\"action\":\"http:request\",\"input\":{\"host\":\"h.test\",\"port\":443,"            \
+	"\"method\":\"GET\",\"path\":\"/\",\"body_bytes\":0,\"intercepted\":true}}"
+#define MCP_CALL                                                                           \
+	"{\"action\":\"mcp:call\",\"input\":{\"server\":\"gh\",\"method\":\"tools/call\","     \
+	"\"tool\":\"x\"}}"
+#define TOOL_CALL "{\"action\":\"gh::Action::\\\"x\\\"\",\"input\":{}}"
+
+/* Each line's record line (its action and input: a response with no output). */
+static char *
+as_record(const char *decide_line)
+{
+	char *r = NULL;
+	if (asprintf(&r, "{\"record\":\"response\",%s", decide_line + 1) < 0)
+		abort();
+	return r;
+}
+
+static void
+names_peer_refused(struct pd *pd, const char *what, const char *want)
+{
+	int st = pd_exited_within(pd, 10000);
+	if (st != 1)
+		printf("#   %s: exit status %d, expected 1\n", what, st);
+	CHECK_INT(st, 1);
+	pd_stop(pd);
+	_cleanup_free_ char *err = slurp("stderr");
+	if (!strstr(err, want))
+		printf("#   %s: stderr lacks \"%s\":\n%s", what, want, err);
+	CHECK(strstr(err, want) != NULL);
+}
+
+/*
+ * Each peer decides and records its own actions (box-shell shell:* and fs:*,
+ * box-gateway net:connect, http:request, mcp:call, box-mcpd mcp:call and
+ * shell:spawn, boxd fs:*): permitted, logged with its source, and each
+ * record line holds the input of the Decide it names.
+ */
+static void
+test_peer_actions_allowed(void)
+{
+	static const struct {
+		int peer;
+		const char *line, *source;
+	} ok[] = {
+		{ PD_SHELL, FS_READ("~/a"), "box-shell" },   { PD_SHELL, SHELL_EXEC, "box-shell" },
+		{ PD_SHELL, SHELL_SPAWN, "box-shell" },      { PD_GATEWAY, NET_CONNECT, "box-gateway" },
+		{ PD_GATEWAY, HTTP_REQUEST, "box-gateway" }, { PD_GATEWAY, MCP_CALL, "box-gateway" },
+		{ PD_MCPD, MCP_CALL, "box-mcpd" },           { PD_MCPD, SHELL_SPAWN, "box-mcpd" },
+		{ PD_BOXD, FS_READ("~/b"), "supervisor" },
+	};
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(peers_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CHECK(decide(&pd, ok[i].peer, ok[i].line, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+		_cleanup_free_ char *rec = as_record(ok[i].line);
+		record(&pd, ok[i].peer, rec);
+	}
+	/* The gateway and box-mcpd ask about per-tool actions (never recorded). */
+	CHECK(decide(&pd, PD_GATEWAY, TOOL_CALL, false, BOX__DECISION_CAUSE__CAUSE_ERROR));
+	CHECK(decide(&pd, PD_MCPD, TOOL_CALL, false, BOX__DECISION_CAUSE__CAUSE_ERROR));
+	CHECK_INT(pd_stop(&pd), 0);
+	_cleanup_free_ char *log = slurp("decisions.jsonl");
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		/* ...,"record":"response","action":A,"input":I,"output":{},"source":S} */
+		char want[1024];
+		(void)snprintf(want, sizeof(want),
+			       "\"record\":\"response\",%.*s,\"output\":{},\"source\":\"%s\"}",
+			       (int)(strlen(ok[i].line) - 2), ok[i].line + 1, ok[i].source);
+		if (!strstr(log, want))
+			printf("#   no record line %s in:\n%s", want, log);
+		CHECK(strstr(log, want) != NULL);
+	}
+}
+
+/* A peer asking about an action it does not raise: a protocol error, nothing decided. */
+static void
+test_peer_actions_refused(void)
+{
+	static const struct {
+		int peer;
+		const char *line, *want;
+	} bad[] = {
+		{ PD_SHELL, NET_CONNECT,
+		  "Protocol error from shell: it sent a DecideRequest for net:connect, which "
+		  "box-shell does not raise (it raises shell:* and fs:*)" },
+		{ PD_SHELL, HTTP_REQUEST, "for http:request, which box-shell does not raise" },
+		{ PD_SHELL, MCP_CALL, "for mcp:call, which box-shell does not raise" },
+		{ PD_SHELL, TOOL_CALL, "which box-shell does not raise" },
+		{ PD_SHELL, "{\"action\":\"fs:bogus\",\"input\":{}}",
+		  "for fs:bogus, which box-shell does not raise" },
+		{ PD_GATEWAY, SHELL_EXEC,
+		  "Protocol error from gateway: it sent a DecideRequest for shell:exec, which "
+		  "box-gateway does not raise (it raises net:connect, http:request, mcp:call and "
+		  "per-tool actions)" },
+		{ PD_GATEWAY, SHELL_SPAWN, "for shell:spawn, which box-gateway does not raise" },
+		{ PD_GATEWAY, FS_READ("~/a"), "for fs:read, which box-gateway does not raise" },
+		{ PD_MCPD, HTTP_REQUEST,
+		  "Protocol error from mcpd: it sent a DecideRequest for http:request, which "
+		  "box-mcpd does not raise (it raises mcp:call, per-tool actions and shell:spawn)" },
+		{ PD_MCPD, SHELL_EXEC, "for shell:exec, which box-mcpd does not raise" },
+		{ PD_MCPD, NET_CONNECT, "for net:connect, which box-mcpd does not raise" },
+		{ PD_BOXD, NET_CONNECT,
+		  "Protocol error from boxd: it sent a DecideRequest for net:connect, which "
+		  "supervisor does not raise (it raises fs:*)" },
+		{ PD_BOXD, SHELL_EXEC, "for shell:exec, which supervisor does not raise" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pd pd;
+		fresh_state();
+		struct pd_opts o = opts(peers_policy, NULL);
+		CHECK_INT(pd_start(&o, &pd, NULL), 0);
+		(void)pd_send_line(&pd, bad[i].peer, bad[i].line, NULL);
+		names_peer_refused(&pd, bad[i].line, bad[i].want);
+		const char *a = strstr(bad[i].line, "\"action\":");
+		char needle[96];
+		(void)snprintf(needle, sizeof(needle), "%.*s", (int)strcspn(a + 9, ","), a);
+		CHECK(!file_has("decisions.jsonl", needle));
+	}
+	/* A DecideBatch with one foreign request decides none of it. */
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(peers_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	const char *batch[2] = { FS_READ("~/first"), NET_CONNECT };
+	(void)pd_send_batch(&pd, PD_SHELL, batch, 2, NULL);
+	names_peer_refused(&pd, "batch",
+			   "it sent a DecideBatchRequest for net:connect, which box-shell does not "
+			   "raise");
+	CHECK(!file_has("decisions.jsonl", "~/first"));
+	/* A probe of an action the gateway does not raise. */
+	fresh_state();
+	o = opts(peers_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	const char *probe[1] = { SHELL_EXEC };
+	(void)pd_send_probe(&pd, PD_GATEWAY, probe, 1, NULL);
+	names_peer_refused(&pd, "probe",
+			   "it sent a PolicyProbeRequest for shell:exec, which box-gateway does not "
+			   "raise");
+}
+
+/* Start policyd, decide LINE on the shell channel (the verdict PERMIT): its Decide id. */
+static uint64_t
+start_and_decide(struct pd *pd, const char *line, bool permit)
+{
+	fresh_state();
+	struct pd_opts o = opts(peers_policy, NULL);
+	CHECK_INT(pd_start(&o, pd, NULL), 0);
+	CHECK(decide(pd, PD_SHELL, line, permit,
+		     permit ? BOX__DECISION_CAUSE__CAUSE_PERMITTED
+			    : BOX__DECISION_CAUSE__CAUSE_FORBIDDEN));
+	return pd->last_decide_id;
+}
+
+/*
+ * A Record names a permitted Decide of its channel that has no outcome yet,
+ * of the same action: anything else is a protocol error, and nothing is
+ * recorded. The event's input is policyd's copy of the Decide's: a Record
+ * that carries one is refused.
+ */
+static void
+test_record_refused(void)
+{
+	struct pd pd;
+	uint64_t id;
+	/* An id no Decide of this channel had (the next one). */
+	id = start_and_decide(&pd, FS_READ("~/a"), true);
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, id + 1, "fs:read", false,
+				 "{\"result\":\"completed\"}"),
+		  0);
+	names_peer_refused(&pd, "unknown id",
+			   "Protocol error from shell: it recorded an outcome of Decide");
+	CHECK(!file_has("decisions.jsonl", "\"record\""));
+	/* A denied one. */
+	id = start_and_decide(&pd, FS_READ("~/no"), false);
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, id, "fs:read", false, "{\"result\":\"completed\"}"),
+		  0);
+	names_peer_refused(&pd, "denied id",
+			   "which is no permit of its channel still without an outcome (unknown, "
+			   "denied or recorded already)");
+	CHECK(!file_has("decisions.jsonl", "\"record\""));
+	/* One recorded already: the first record stands, the second is refused. */
+	id = start_and_decide(&pd, FS_READ("~/a"), true);
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, id, "fs:read", false, "{\"result\":\"completed\"}"),
+		  0);
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, id, "fs:read", false, "{\"result\":\"completed\"}"),
+		  0);
+	names_peer_refused(&pd, "recorded twice", "recorded already");
+	_cleanup_free_ char *log = slurp("decisions.jsonl");
+	const char *one = strstr(log, "\"record\"");
+	CHECK(one && !strstr(one + 1, "\"record\""));
+	/* Another action than the Decide's. */
+	id = start_and_decide(&pd, FS_READ("~/a"), true);
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, id, "fs:write", false, "{\"result\":\"completed\"}"),
+		  0);
+	names_peer_refused(&pd, "other action",
+			   "it recorded an outcome of fs:write for Decide");
+	CHECK(!file_has("decisions.jsonl", "\"record\""));
+	/* An action the peer does not record (checked before the id). */
+	id = start_and_decide(&pd, FS_READ("~/a"), true);
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, id, "net:connect", false, NULL), 0);
+	names_peer_refused(&pd, "foreign action",
+			   "it recorded an outcome of net:connect, which box-shell does not record");
+	/* A per-tool action: decided by the gateway, never recorded. */
+	fresh_state();
+	struct pd_opts o = opts(peers_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK_INT(pd_send_record(&pd, PD_GATEWAY, 1, "gh::Action::\"x\"", false, NULL), 0);
+	names_peer_refused(&pd, "tool record", "which box-gateway does not record");
+	/* A Record with an input of its own (the validator: a malformed message). */
+	id = start_and_decide(&pd, FS_READ("~/a"), true);
+	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
+	rec.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
+	rec.action = "fs:read";
+	rec.decide_id = id;
+	CHECK_INT(pd_fields_from_json("{\"path\":\"~/forged\",\"operation\":\"read_content\"}",
+				      &rec.input, &rec.n_input),
+		  0);
+	CHECK_INT(box_validate_record_request(&rec), -EINVAL);
+	size_t len = protobuf_c_message_get_packed_size(&rec.base);
+	_cleanup_free_ uint8_t *buf = malloc(len);
+	protobuf_c_message_pack(&rec.base, buf);
+	pd_fields_free(rec.input, rec.n_input);
+	CHECK_INT(pd_send_raw(&pd, PD_SHELL, BOX__MSG_TYPE__MSG_RECORD_REQUEST, buf, len), 0);
+	names_peer_refused(&pd, "record with input", "Protocol error from shell");
+	CHECK(!file_has("decisions.jsonl", "~/forged"));
+	/* A RecordBatch naming one permit twice records none of it. */
+	id = start_and_decide(&pd, FS_READ("~/a"), true);
+	Box__RecordRequest r2[2] = { BOX__RECORD_REQUEST__INIT, BOX__RECORD_REQUEST__INIT };
+	Box__RecordRequest *rp[2] = { &r2[0], &r2[1] };
+	for (int i = 0; i < 2; i++) {
+		r2[i].kind = BOX__EVENT_KIND__EVENT_ERROR;
+		r2[i].action = "fs:read";
+		r2[i].decide_id = id;
+	}
+	Box__RecordBatch b = BOX__RECORD_BATCH__INIT;
+	b.records = rp;
+	b.n_records = 2;
+	CHECK_INT(box_ipc_send(pd.fd[PD_SHELL], &box_proto_policy, BOX__MSG_TYPE__MSG_RECORD_BATCH,
+			       pd.next_id++, &b.base, NULL, 0),
+		  0);
+	names_peer_refused(&pd, "batch twice", "recorded two outcomes of Decide");
+	CHECK(!file_has("decisions.jsonl", "\"record\""));
+	/* A Record on another channel than its Decide's. */
+	id = start_and_decide(&pd, FS_READ("~/a"), true);
+	CHECK_INT(pd_send_record(&pd, PD_BOXD, id, "fs:read", false, "{\"result\":\"completed\"}"),
+		  0);
+	names_peer_refused(&pd, "other channel", "Protocol error from boxd: it recorded an outcome");
+	/* Decide ids that do not increase. */
+	id = start_and_decide(&pd, FS_READ("~/a"), true);
+	Box__DecideRequest again = BOX__DECIDE_REQUEST__INIT;
+	again.action = "fs:read";
+	CHECK_INT(pd_fields_from_json("{\"path\":\"~/b\",\"operation\":\"read_content\"}",
+				      &again.input, &again.n_input),
+		  0);
+	CHECK_INT(box_ipc_send(pd.fd[PD_SHELL], &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REQUEST,
+			       id, &again.base, NULL, 0),
+		  0);
+	pd_fields_free(again.input, again.n_input);
+	names_peer_refused(&pd, "repeated id",
+			   "which is not above the ids of its earlier Decides");
+	CHECK(!file_has("decisions.jsonl", "~/b"));
+}
+
+/*
+ * The event of a Record is the Decide's action and input with the Record's
+ * output: a temporal rule sees exactly what was decided.
+ */
+static void
+test_record_takes_the_decide(void)
+{
+	struct pd pd;
+	uint64_t id = start_and_decide(&pd, SHELL_SPAWN, true);
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, id, "shell:spawn", false, "{\"status\":2}"), 0);
+	CHECK_INT(pd_stop(&pd), 0);
+	CHECK(file_has("decisions.jsonl",
+		       "\"record\":\"response\",\"action\":\"shell:spawn\",\"input\":{\"command\":"
+		       "\"make test\",\"program\":\"make\",\"arg1\":\"test\",\"arg_count\":1,"
+		       "\"cwd\":\"~\",\"program_path\":\"/usr/bin/make\"},\"output\":{\"status\":2},"
+		       "\"source\":\"box-shell\"}"));
+}
+
+/*
+ * The bound on a channel's permits without an outcome: BOX_POLICY_PERMITS_MAX
+ * (a long-running shell whose walks stop early leaves many): one more forgets
+ * the oldest. Deciding goes on; a Record naming a forgotten permit is dropped
+ * with a warning (no event, no error); the kept ones record as ever.
+ */
+static void
+test_unrecorded_bound(void)
+{
+	enum { EXTRA = 8 };
+	const size_t n = BOX_POLICY_PERMITS_MAX + EXTRA;
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(peers_policy, NULL);
+	o.history_sync = "off";
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	static char lines[BOX_POLICY_BATCH_MAX][96];
+	const char *ptrs[BOX_POLICY_BATCH_MAX];
+	uint64_t first = 0, last = 0;
+	bool ok = true;
+	for (size_t done = 0; ok && done < n;) {
+		size_t k = n - done < BOX_POLICY_BATCH_MAX ? n - done : BOX_POLICY_BATCH_MAX;
+		for (size_t i = 0; i < k; i++) {
+			(void)snprintf(lines[i], sizeof(lines[i]), FS_READ("~/w/%zu"), done + i);
+			ptrs[i] = lines[i];
+		}
+		Box__DecideBatchReply *rep = NULL;
+		ok = pd_send_batch(&pd, PD_SHELL, ptrs, k, &rep) == 0 && rep && rep->n_replies == k;
+		if (rep)
+			box_msg_free(&rep->base);
+		if (done == 0)
+			first = pd.last_decide_id;
+		last = pd.last_decide_id + k - 1;
+		done += k;
+	}
+	CHECK(ok);
+	CHECK_INT(last - first + 1, n);
+	/* The oldest, forgotten: dropped; policyd serves on. */
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, first, "fs:read", false, "{\"result\":\"completed\"}"),
+		  0);
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, first + EXTRA - 1, "fs:read", false,
+				 "{\"result\":\"completed\"}"),
+		  0);
+	/* The oldest kept, and the newest: recorded. */
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, first + EXTRA, "fs:read", false,
+				 "{\"result\":\"completed\"}"),
+		  0);
+	CHECK_INT(pd_send_record(&pd, PD_SHELL, last, "fs:read", false, "{\"result\":\"completed\"}"),
+		  0);
+	CHECK(decide(&pd, PD_SHELL, FS_READ("~/after"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop(&pd), 0);
+	char want[128];
+	(void)snprintf(want, sizeof(want), "\"record\":\"response\",\"action\":\"fs:read\","
+		       "\"input\":{\"path\":\"~/w/%d\"", EXTRA);
+	CHECK(file_has("decisions.jsonl", want));
+	(void)snprintf(want, sizeof(want), "\"input\":{\"path\":\"~/w/%zu\",\"operation\":"
+		       "\"read_content\"},\"output\"", n - 1);
+	CHECK(file_has("decisions.jsonl", want));
+	CHECK(!file_has("decisions.jsonl", "\"input\":{\"path\":\"~/w/0\",\"operation\":"
+					   "\"read_content\"},\"output\""));
+	_cleanup_free_ char *err = slurp("stderr");
+	CHECK(strstr(err, "which the bound of 16384 permits without an outcome per channel had "
+			  "forgotten; dropped") != NULL);
+}
+
 int
 main(void)
 {
@@ -1606,6 +1994,11 @@ main(void)
 	RUN(test_decide_batch_in_order);
 	RUN(test_decide_batch_until_deny);
 	RUN(test_decide_batch_refused);
+	RUN(test_peer_actions_allowed);
+	RUN(test_peer_actions_refused);
+	RUN(test_record_refused);
+	RUN(test_record_takes_the_decide);
+	RUN(test_unrecorded_bound);
 	if (state) {
 		pd_rmtree(state);
 		free(state);

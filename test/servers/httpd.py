@@ -32,12 +32,22 @@ Endpoints (any method unless said; unknown paths 404):
   /status/N                      status N, body "status N\\n" (none for 1xx/204/304)
   /redirect                      302, Location: /echo
   /gzip                          Content-Encoding: gzip body of "hello gzip\\n" * 100
-  /reflect-auth?split=A,B,..&header=NAME&delay_ms=D&type=CT
+  /reflect-auth?split=A,B,..&header=NAME&delay_ms=D&type=CT&as=S1,S2,..&param=P&framing=F
                                  body = value of header NAME (default authorization) + "\\n" +
-                                 the whole query string + "\\n", sent chunked and cut at the byte
+                                 the whole query string + "\\n", then one line per spelling Si
+                                 of the credential (below); sent chunked and cut at the byte
                                  offsets A, B, ... (so a secret can straddle chunk boundaries),
-                                 D ms between chunks; response header X-Reflect = the header's
-                                 value; Content-Type CT (default text/plain)
+                                 D ms between chunks; framing=length: with Content-Length, each
+                                 piece its own write. Response headers X-Reflect = the header's
+                                 value, X-Reflect-Query = the query string, X-Reflect-As = the
+                                 first spelling; Content-Type CT (default text/plain).
+                                 The credential: the percent-decoded value of query parameter P,
+                                 else header NAME's value after "Bearer " or base64-decoded after
+                                 "Basic ". Spellings: raw; b64-K / b64url-K (K = 0, 1, 2):
+                                 base64 of K bytes "x", the credential and "!!" (unpadded for
+                                 b64url); pct / pctlower (every byte outside unreserved as %XX);
+                                 json (Python's json.dumps, non-ASCII as \\u), jsonslash ('/' as
+                                 \\/ too), jsonhtml (< > & as \\u003c \\u003e \\u0026)
   /ws                            WebSocket (RFC 6455) echo of text and binary messages; answers
                                  ping with pong and close with close
   /slow?delay_ms=D               waits D ms, then 200 "slow\\n"
@@ -54,6 +64,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import resource
 import socket
 import ssl
@@ -66,6 +77,7 @@ import urllib.parse
 MAX_HEAD = 64 * 1024
 MAX_HEADERS = 200
 ECHO_BODY_CAP = 1 << 20
+re_pct = re.compile(r"%[0-9A-F]{2}")
 WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 log_lock = threading.Lock()
@@ -336,6 +348,48 @@ def ws_frame(b0, payload):
     return head + payload
 
 
+def credential(req, name):
+    """The credential a /reflect-auth request carries (bytes), as the docstring says."""
+    param = req.params.get("param")
+    if param is not None:
+        for k, v in urllib.parse.parse_qsl(req.query, keep_blank_values=True, encoding="latin-1"):
+            if k == param:
+                return v.encode("latin-1")
+        return b""
+    value = req.headers.get(name, "")
+    if value[:7].lower() == "bearer ":
+        return value[7:].encode("latin-1")
+    if value[:6].lower() == "basic ":
+        try:
+            return base64.b64decode(value[6:].strip(), validate=True)
+        except ValueError:
+            raise BadRequest("bad basic credential")
+    return value.encode("latin-1")
+
+
+def spelling(cred, how):
+    """One spelling of the credential (bytes) for /reflect-auth?as=."""
+    if how == "raw":
+        return cred
+    if how[:4] == "b64-" or how[:7] == "b64url-":
+        k = int(how.rsplit("-", 1)[1])
+        text = b"x" * k + cred + b"!!"
+        if how[:4] == "b64-":
+            return base64.b64encode(text)
+        return base64.urlsafe_b64encode(text).rstrip(b"=")
+    if how in ("pct", "pctlower"):
+        q = urllib.parse.quote_from_bytes(cred, safe="-._~")
+        return (q if how == "pct" else re_pct.sub(lambda m: m.group(0).lower(), q)).encode()
+    if how in ("json", "jsonslash", "jsonhtml"):
+        j = json.dumps(cred.decode("utf-8", "surrogateescape"))[1:-1]
+        if how == "jsonslash":
+            j = j.replace("/", "\\/")
+        if how == "jsonhtml":
+            j = j.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        return j.encode()
+    raise BadRequest("bad spelling " + how)
+
+
 def handle(conn, req):
     """Answers one request; returns whether the connection stays open."""
     conn_hdr = req.headers.get("connection", "").lower()
@@ -416,13 +470,20 @@ def handle(conn, req):
         name = req.params.get("header", "authorization").lower()
         value = req.headers.get(name, "")
         body = (value + "\n" + req.query + "\n").encode("latin-1", "replace")
+        spellings = [spelling(credential(req, name), how)
+                     for how in req.params.get("as", "").split(",") if how]
+        body += b"".join(x + b"\n" for x in spellings)
         try:
             cuts = sorted({int(x) for x in req.params.get("split", "").split(",") if x})
         except ValueError:
             raise BadRequest("bad split")
         delay = int_param(req, "delay_ms", 0, 0, 600000) / 1000.0
         ctype = req.params.get("type", "text/plain")
-        r.start(200, [("Content-Type", ctype), ("X-Reflect", value)])
+        headers = [("Content-Type", ctype), ("X-Reflect", value), ("X-Reflect-Query", req.query)]
+        if spellings:
+            headers.append(("X-Reflect-As", spellings[0].decode("latin-1")))
+        length = len(body) if req.params.get("framing") == "length" else None
+        r.start(200, headers, length)
         prev = 0
         for cut in [c for c in cuts if 0 < c < len(body)] + [len(body)]:
             if prev and delay:

@@ -53,6 +53,15 @@ check "httpd /reflect-auth cuts the body at the split offsets" \
 	sh -c "printf '%s' \"\$1\" | sed -n '/^\$/,\$p' | tr '\n' '|' | grep -qF '|3|Bea|6|rer SE|1a|CRET42
 split=3,9
 |0||'" _ "$raw"
+# spellings of the credential: "Basic dTpzM2NyM3Qvcw==" is u:s3cr3t/s
+out=$("${C[@]}" -D "$SRV_DIR/rh" -H 'Authorization: Basic dTpzM2NyM3Qvcw==' \
+	"$U/reflect-auth?as=raw,b64-1,b64url-2,pct,pctlower,jsonslash&framing=length&split=5" | tail -6 | tr '\n' '|')
+check "httpd /reflect-auth?as= spells the decoded Basic credential ($out)" \
+	test "$out" = 'u:s3cr3t/s|eHU6czNjcjN0L3MhIQ==|eHh1OnMzY3IzdC9zISE|u%3As3cr3t%2Fs|u%3as3cr3t%2fs|u:s3cr3t\/s|'
+check "httpd /reflect-auth framing=length: a Content-Length reply" \
+	grep -qi '^content-length: ' "$SRV_DIR/rh"
+out=$("${C[@]}" "$U/reflect-auth?key=a%2Bb%20c&param=key&as=raw,json" | tail -2 | tr '\n' '|')
+check "httpd /reflect-auth param= takes the query parameter, decoded ($out)" test "$out" = 'a+b c|a+b c|'
 up=$(head -c 300000 /dev/urandom | tee "$SRV_DIR/up.bin" | "${C[@]}" -H 'Transfer-Encoding: chunked' --data-binary @- "$U/upload")
 want=$(sha256sum "$SRV_DIR/up.bin" | cut -d' ' -f1)
 check "httpd /upload hashes a chunked body" test "$up" = "{\"length\": 300000, \"sha256\": \"$want\"}"

@@ -3,7 +3,8 @@
  * grammar and every request-smuggling refusal of issue 11 item 3), the caps,
  * incremental parsing, ownership of parsed strings, hop-by-hop fields, the
  * chunked decoder (split at every byte boundary), authorities, absolute-form
- * targets and the canonical path of POLICY.md §2.
+ * targets, the canonical path of POLICY.md §2, and the x-box-reason value of a
+ * refusal (no control or non-ASCII byte, bounded, the rule kept).
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
@@ -1188,6 +1189,68 @@ test_canonical_path(void)
 	}
 }
 
+/* Every byte of a header value is printable ASCII. */
+static bool
+header_safe(const char *v)
+{
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			return false;
+	return true;
+}
+
+static void
+test_reason_header(void)
+{
+	char out[HTTP_REASON_MAX];
+	const char *m = "policy denied this operation on 'api.x.test:443/echo/secret' "
+			"[policy: no_secret]: no secrets here.";
+	CHECK_INT(http_reason_header(m, out, sizeof(out)), strlen(m));
+	CHECK_STR(out, m);
+
+	/* CR, LF, other controls, DEL, non-ASCII and a byte that is not UTF-8 */
+	CHECK_INT(
+	    http_reason_header("a\r\nx-evil: 1\tb\x7f\xc3\xa9\xe2\x80\xae\xff!", out, sizeof(out)),
+	    55);
+	CHECK_STR(out, "a\\u{d}\\u{a}x-evil: 1\\u{9}b\\u{7f}\\u{e9}\\u{202e}\\u{fffd}!");
+	CHECK(header_safe(out));
+
+	/* too long: the resource goes first, the rule and description stay */
+	char big[4200];
+	int n = snprintf(big, sizeof(big), "policy denied this operation on '");
+	for (int i = 0; i < 1000; i++)
+		big[n++] = i % 50 == 0 ? '\'' : 'r'; /* (escaped in a real message: \') */
+	n += snprintf(big + n, sizeof(big) - (size_t)n, "' [policy: r1]: one; [policy: r2]: two.");
+	memmove(big + 34, big + 33, (size_t)n - 33 + 1); /* a "\'" at the resource's start */
+	big[33] = '\\';
+	for (int i = 34; i < 33 + 1000; i++)
+		if (big[i] == '\'' && big[i - 1] != '\\')
+			big[i] = 'r';
+	size_t len = http_reason_header(big, out, sizeof(out));
+	CHECK_STR(out, "policy denied this operation [policy: r1]: one; [policy: r2]: two.");
+	CHECK_INT(len, strlen(out));
+
+	/* and when that is not enough, cut at HTTP_REASON_MAX - 1 with "..." */
+	n = snprintf(big, sizeof(big), "policy denied this operation on 'x' [policy: r]: ");
+	while (n < 3000)
+		big[n++] = (char)0xe9; /* not UTF-8 alone: \u{fffd} each, 8 bytes */
+	big[n] = '\0';
+	len = http_reason_header(big, out, sizeof(out));
+	CHECK(len <= HTTP_REASON_MAX - 1 && len == strlen(out));
+	CHECK(len >= HTTP_REASON_MAX - 12);
+	CHECK(strncmp(out, "policy denied this operation [policy: r]: \\u{fffd}", 50) == 0);
+	CHECK(strcmp(out + len - 3, "...") == 0);
+	CHECK(header_safe(out));
+
+	/* the gateway's own reasons have no resource: just cut */
+	memset(big, 'g', 2000);
+	big[2000] = '\0';
+	len = http_reason_header(big, out, sizeof(out));
+	CHECK_INT(len, HTTP_REASON_MAX - 1);
+	CHECK(strcmp(out + len - 3, "...") == 0);
+	CHECK_INT(http_reason_header("x", out, 4), 0);
+}
+
 int
 main(void)
 {
@@ -1214,5 +1277,6 @@ main(void)
 	RUN(test_authority);
 	RUN(test_absolute);
 	RUN(test_canonical_path);
+	RUN(test_reason_header);
 	return tap_done();
 }

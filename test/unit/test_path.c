@@ -88,10 +88,50 @@ test_canonicalize(void)
 	CHECK(b == NULL);
 }
 
+/* path_reach: how a sandbox's grants reach a denied path (box.ini(5) "hidden in every view"). */
+static void
+test_reach(void)
+{
+	const char *g[] = { "/p", "/q/file", "/r/deep/inner" };
+	size_t w = 99;
+	CHECK_INT(path_reach("/p/.env", g, 3, &w), PATH_REACH_MASK);
+	CHECK_INT(w, 0);
+	CHECK_INT(path_reach("/q/file", g, 3, &w), PATH_REACH_EXCEPTION);
+	CHECK_INT(w, 1);
+	CHECK_INT(path_reach("/r", g, 3, &w), PATH_REACH_INSIDE);
+	CHECK_INT(w, 2);
+	CHECK_INT(path_reach("/s/x", g, 3, NULL), PATH_REACH_NONE);
+	/* Component-wise: /pp is neither inside /p nor around it. */
+	CHECK_INT(path_reach("/pp/.env", g, 3, NULL), PATH_REACH_NONE);
+	CHECK_INT(path_reach("/q", g, 3, NULL), PATH_REACH_INSIDE);
+	/* Naming it exactly wins over a grant that holds it or lies inside it. */
+	const char *both[] = { "/r/deep/inner", "/", "/r" };
+	CHECK_INT(path_reach("/r", both, 3, &w), PATH_REACH_EXCEPTION);
+	CHECK_INT(w, 2);
+	/* A grant inside it is refused even when another one holds it. */
+	const char *nest[] = { "/", "/r/deep/inner" };
+	CHECK_INT(path_reach("/r", nest, 2, &w), PATH_REACH_INSIDE);
+	CHECK_INT(w, 1);
+	CHECK_INT(path_reach("/r", NULL, 0, NULL), PATH_REACH_NONE);
+}
+
+static void
+test_system_runtime(void)
+{
+	CHECK(path_is_system_runtime("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"));
+	CHECK(path_is_system_runtime("/lib64/ld-linux-x86-64.so.2"));
+	CHECK(path_is_system_runtime("/bin"));
+	CHECK(!path_is_system_runtime("/usrx/lib/ld.so"));
+	CHECK(!path_is_system_runtime("/home/me/ld.so"));
+	CHECK(!path_is_system_runtime("/"));
+}
+
 int
 main(void)
 {
 	RUN(test_clean_absolute);
+	RUN(test_reach);
+	RUN(test_system_runtime);
 	RUN(test_under);
 	RUN(test_join_dirname);
 	RUN(test_home_forms);

@@ -285,6 +285,8 @@ test_plan_and_disclosure(void)
 	b->rc.program = strdup(cat);
 	b->rc.interpreters = strv(1, "/usr/bin/env");
 	b->rc.n_interpreters = 1;
+	b->rc.loaders = strv(1, "/usr/lib/ld-test.so.2");
+	b->rc.n_loaders = 1;
 	b->rc.deny_dirs = strv(1, secret);
 	b->rc.n_deny_dirs = 1;
 	/* The recheck found ~/.ssh and ~/.aws (a symlink to ~/aws) inside `read = ~`. */
@@ -315,9 +317,12 @@ test_plan_and_disclosure(void)
 	CHECK_STR(p->owner->home, home);
 	CHECK_STR(p->owner->shell, "/bin/bash");
 
-	/* Grants as listed, then the found masks, the deny list, box.ini + policy, implicit exec. */
-	CHECK_INT(p->n_view, 11);
-	if (p->n_view == 11) {
+	/*
+	 * Grants as listed, then the found masks, the deny list, box.ini (shown read-only) and
+	 * the policy (masked), implicit exec entries: the program, its #! interpreter, the loader.
+	 */
+	CHECK_INT(p->n_view, 12);
+	if (p->n_view == 12) {
 		check_view(p->view[0], BOX__VIEW_KIND__VIEW_READ, home, false);
 		check_view(p->view[1], BOX__VIEW_KIND__VIEW_WRITE, proj, false);
 		check_view(p->view[2], BOX__VIEW_KIND__VIEW_EXEC, bin, false);
@@ -328,12 +333,15 @@ test_plan_and_disclosure(void)
 		/* deny ~/.ssh/id_rsa lies inside the ~/.ssh mask: no entry of its own. */
 		check_view(p->view[6], BOX__VIEW_KIND__VIEW_DENY, secret, true);
 		check_mask(b, p->view[6], true);
-		check_view(p->view[7], BOX__VIEW_KIND__VIEW_DENY, ini_path, true);
-		check_mask(b, p->view[7], false);
+		check_view(p->view[7], BOX__VIEW_KIND__VIEW_READ_FILE, ini_path, false);
 		check_view(p->view[8], BOX__VIEW_KIND__VIEW_DENY, pol, true);
+		check_mask(b, p->view[8], false);
 		check_view(p->view[9], BOX__VIEW_KIND__VIEW_EXEC, cat, false);
 		check_view(p->view[10], BOX__VIEW_KIND__VIEW_EXEC, "/usr/bin/env", false);
+		check_view(p->view[11], BOX__VIEW_KIND__VIEW_EXEC, "/usr/lib/ld-test.so.2", false);
 	}
+	/* [agent] exec_system unset: Landlock EXECUTE only on the exec entries and aliases. */
+	CHECK(p->has_exec_system && !p->exec_system);
 	CHECK_INT(p->n_argv, 3);
 	if (p->n_argv == 3) {
 		CHECK_STR(p->argv[0], "/bin/cat");
@@ -374,7 +382,7 @@ test_plan_and_disclosure(void)
 	char **lines = NULL;
 	size_t n = 0;
 	CHECK_INT(plan_disclosure(b, p, &lines, &n), 0);
-	char want[32][512];
+	char want[40][512];
 	size_t nw = 0;
 #define WANT(...) snprintf(want[nw++], sizeof(want[0]), __VA_ARGS__)
 	WANT("box i3plan, id 0123456789ab, owner i3owner");
@@ -382,8 +390,18 @@ test_plan_and_disclosure(void)
 	     "kernel lacks it");
 	WANT("warning: tool t1 shares the host network (contain_egress = false): no gateway, no "
 	     "decision, no credential injection");
-	WANT("warning: vm.memfd_noexec cannot be set for a box not owned by root: memfds stay "
-	     "executable (hygiene only, not the boundary)");
+	WANT("warning: the policy %s is hidden (masked) inside a grant: git cannot read it there, "
+	     "so `git add -A`, `git diff` and `git stash` fail on it; keep it outside the grants, "
+	     "have git skip it (.gitignore, git update-index --skip-worktree), or set [box] "
+	     "show_policy = true", pol);
+	if (access("/proc/sys/vm/memfd_noexec", F_OK) == 0)
+		WANT("warning: vm.memfd_noexec cannot be set for a box not owned by root by a boxd "
+		     "that is not root: a memfd the agent writes can be run through "
+		     "/proc/self/fd/N (Landlock does not restrict memfds)");
+	else
+		WANT("warning: this kernel has no vm.memfd_noexec (Linux 6.3): a memfd the agent "
+		     "writes can be run through /proc/self/fd/N (Landlock does not restrict "
+		     "memfds)");
 	WANT("warning: reachable unix socket in a grant: %s", sock);
 	WANT("warning: and 2 more reachable unix sockets in the grants");
 	WANT("warning: the socket scan stopped after 2 s: sockets beyond it were not checked "
@@ -399,11 +417,15 @@ test_plan_and_disclosure(void)
 	WANT("  deny        %s  (masked: credential store)", ssh);
 	WANT("  deny        %s  (masked: credential store)", awsr);
 	WANT("  deny        %s  (masked)", secret);
-	WANT("  deny        %s  (box.ini: masked)", ini_path);
+	WANT("  read_file   %s  (read-only, noexec)  (box.ini: shown read-only)", ini_path);
 	WANT("  deny        %s  (policy file: masked)", pol);
 	WANT("  exec        %s  (read-only, exec)  (implicit: the agent's program)", cat);
 	WANT("  exec        /usr/bin/env  (read-only, exec)  (implicit: #! interpreter)");
+	WANT("  exec        /usr/lib/ld-test.so.2  (read-only, exec)  (implicit: ELF loader)");
 	WANT("  workspace   %s", proj);
+	WANT("  execute     only the exec entries above and box's aliases may be started with "
+	     "execve (Landlock; [agent] exec_system = false); not a boundary: the ELF loader runs "
+	     "any readable program, and an interpreter does what it likes itself");
 	WANT("tool t1: /bin/cat (after a shell:spawn permit, in its own sandbox)");
 	WANT("  exec        /bin/cat  (implicit: the tool's program)");
 	WANT("  network     the host network (contain_egress = false: no gateway, no decision, "
@@ -433,7 +455,7 @@ test_plan_and_disclosure(void)
 	/* Quiet: the warnings only. */
 	b->quiet = true;
 	CHECK_INT(plan_disclosure(b, p, &lines, &n), 0);
-	CHECK_INT(n, 6);
+	CHECK_INT(n, 7);
 	for (size_t i = 0; i < n; i++) {
 		CHECK(strncmp(lines[i], "warning: ", 9) == 0);
 		free(lines[i]);
@@ -724,6 +746,170 @@ test_forged_request_refused(void)
 	fixture_clear(&f);
 }
 
+/* A plan's DENY entry at `path`, or NULL. */
+static const Box__ViewEntry *
+deny_at(const Box__Plan *p, const char *path)
+{
+	for (size_t i = 0; p && i < p->n_view; i++)
+		if (p->view[i]->kind == BOX__VIEW_KIND__VIEW_DENY && strcmp(p->view[i]->path, path) == 0)
+			return p->view[i];
+	return NULL;
+}
+
+static const Box__ViewEntry *
+entry_at(const Box__Plan *p, const char *path)
+{
+	for (size_t i = 0; p && i < p->n_view; i++)
+		if (strcmp(p->view[i]->path, path) == 0)
+			return p->view[i];
+	return NULL;
+}
+
+/*
+ * box.ini(5) "hidden in every view": the agent's deny entries in the views of
+ * a tool, an MCP server and the agent's exec entries (each masked where a
+ * grant holds it, the exception where one names it exactly), box.ini and a
+ * shown policy read-only in each view, [agent] exec_system in the plans
+ * (box-shell's never executes the system runtime, a tool's always may), the
+ * disclosure of masks and exceptions; and boxd's own refusal of a tool grant
+ * inside a deny entry (boxctl refuses it at load, boxd trusts nothing it sends).
+ */
+static void
+test_tool_views(void)
+{
+	char ini[2048];
+	snprintf(ini, sizeof(ini),
+		 "[box]\nname = i3views\npolicy = policy.dw\nshow_policy = true\nstate_dir = %s/state\n\n"
+		 "[agent]\ncommand = /bin/cat\nworkspace = %s/home/proj\nexec_system = true\n\n"
+		 "[agent.filesystem]\nread = %s/home/proj\nexec = %s/bin\n"
+		 "deny = %s/home/proj/.env\ndeny = %s/home/proj/secret\n\n"
+		 "[tool.git]\ncommand = /bin/cat\n[tool.git.filesystem]\nread = %s/home\n\n"
+		 "[tool.dotenv]\ncommand = /bin/cat\n[tool.dotenv.filesystem]\nread_file = %s/home/proj/.env\n\n"
+		 "[mcp.files]\ntype = stdio\ncommand = /bin/cat\n[mcp.files.filesystem]\nread = %s/home/proj\n",
+		 dir, dir, dir, dir, dir, dir, dir, dir, dir);
+	Box__RunRequest *req = request_of(ini);
+	CHECK(req != NULL);
+	if (!req)
+		return;
+	struct fixture f;
+	CHECK(fixture_init(&f, req, "0123456789ae"));
+	struct box *b = &f.b;
+	_cleanup_free_ char *cat = realpath("/bin/cat", NULL);
+	_cleanup_free_ char *env = at("home/proj/.env"), *secret = at("home/proj/secret");
+	_cleanup_free_ char *ini_path = at("home/proj/box.ini"), *pol = at("home/proj/policy.dw");
+	_cleanup_free_ char *proj = at("home/proj");
+	b->rc.argv0 = strdup("/bin/cat");
+	b->rc.program = strdup(cat);
+	b->rc.deny_dirs = strv(1, secret);
+	b->rc.n_deny_dirs = 1;
+	b->rc.mcp_names = strv(1, "files");
+	b->rc.mcp_programs = strv(1, cat);
+	b->rc.n_mcp = 1;
+	char *progs[2] = { cat, cat };
+	b->tool_prog = progs;
+	b->tool_plans = calloc(2, sizeof(*b->tool_plans));
+
+	Box__Plan *p = NULL, *sh = NULL, *git = NULL, *dotenv = NULL, *exec = NULL, *mcp = NULL;
+	char *err = NULL;
+	CHECK_INT(plan_build(&f.d, b, &p, &err), 0);
+	CHECK(p && p->has_exec_system && p->exec_system);
+	/* box.ini and the shown policy: read-only binds in the agent's view. */
+	CHECK(entry_at(p, ini_path) && entry_at(p, ini_path)->kind == BOX__VIEW_KIND__VIEW_READ_FILE);
+	CHECK(entry_at(p, pol) && entry_at(p, pol)->kind == BOX__VIEW_KIND__VIEW_READ_FILE);
+	CHECK(deny_at(p, env) && deny_at(p, secret));
+	CHECK_INT(plan_shell(b, p, "/usr/local/libexec/box/box-shell", &sh, &err), 0);
+	CHECK(sh && sh->has_exec_system && !sh->exec_system);
+	CHECK(deny_at(sh, env) && deny_at(sh, secret));
+
+	char *argv[] = { cat };
+	int git_idx = strcmp(req->spec->tools[0]->name, "git") == 0 ? 0 : 1;
+	CHECK_INT(plan_tool(&f.d, b, git_idx, cat, argv, 1, NULL, 0, proj, &git, &err), 0);
+	CHECK_INT(plan_tool(&f.d, b, 1 - git_idx, cat, argv, 1, NULL, 0, proj, &dotenv, &err), 0);
+	CHECK_INT(plan_tool(&f.d, b, -1, cat, argv, 1, NULL, 0, proj, &exec, &err), 0);
+	CHECK_INT(plan_mcp_server(&f.d, b, 0, &mcp, &err), 0);
+	/* [tool.git] read = ~ holds both deny entries: masked there, with fresh mask objects. */
+	CHECK(git && git->exec_system);
+	CHECK(deny_at(git, env) != NULL);
+	if (deny_at(git, env))
+		check_mask(b, deny_at(git, env), false);
+	CHECK(deny_at(git, secret) != NULL);
+	if (deny_at(git, secret))
+		check_mask(b, deny_at(git, secret), true);
+	CHECK(entry_at(git, ini_path) && entry_at(git, ini_path)->kind == BOX__VIEW_KIND__VIEW_READ_FILE);
+	/* [tool.dotenv] names .env exactly: its exception, nothing masked over its one grant. */
+	CHECK(dotenv && deny_at(dotenv, env) == NULL);
+	CHECK(dotenv && entry_at(dotenv, env) &&
+	      entry_at(dotenv, env)->kind == BOX__VIEW_KIND__VIEW_READ_FILE);
+	/* The exec entries' sandbox has the agent's grants: its deny entries once each. */
+	size_t n_env = 0;
+	for (size_t i = 0; exec && i < exec->n_view; i++)
+		n_env += exec->view[i]->kind == BOX__VIEW_KIND__VIEW_DENY &&
+			 strcmp(exec->view[i]->path, env) == 0;
+	CHECK_INT(n_env, 1);
+	/* The MCP server's grant holds both: masked. */
+	CHECK(mcp && deny_at(mcp, env) && deny_at(mcp, secret));
+
+	char **lines = NULL;
+	size_t n = 0;
+	b->policy_rules = 1;
+	CHECK_INT(plan_disclosure(b, p, &lines, &n), 0);
+	char want[8][512];
+	size_t nw = 0;
+#define WANT(...) snprintf(want[nw++], sizeof(want[0]), __VA_ARGS__)
+	WANT("warning: exception to agent deny: %s is visible to tool.dotenv (its read_file entry "
+	     "names it)", env);
+	WANT("  read_file   %s  (read-only, noexec)  (policy file: shown read-only, [box] show_policy = "
+	     "true)",
+	     pol);
+	WANT("  deny        %s  (masked: the agent's deny)", env);
+	WANT("  deny        %s  (masked: the agent's deny)", secret);
+	WANT("  exception   %s  (exception to agent deny: named here)", env);
+	WANT("  system      /usr /lib /lib64 /bin /sbin (read-only, exec)");
+#undef WANT
+	for (size_t i = 0; i < nw; i++)
+		CHECK(has_line(lines, n, want[i]));
+	for (size_t i = 0; i < n; i++) {
+		CHECK(strstr(lines[i], "hidden (masked) inside a grant") == NULL); /* shown */
+		CHECK(strstr(lines[i], "  execute  ") == NULL); /* exec_system = true */
+		free(lines[i]);
+	}
+	free(lines);
+	plan_free(p);
+	plan_free(sh);
+	plan_free(git);
+	plan_free(dotenv);
+	plan_free(exec);
+	plan_free(mcp);
+	for (size_t i = 0; i < 2; i++)
+		plan_free(b->tool_plans[i]);
+	free(b->tool_plans);
+	plan_free(b->exec_plan);
+	for (size_t i = 0; b->mcp_plans && i < 1; i++)
+		plan_free(b->mcp_plans[i]);
+	free(b->mcp_plans);
+	b->tool_prog = NULL;
+
+	/* Forged past boxctl: a tool grant inside the agent's deny entry is refused by boxd too. */
+	Box__CfgFilesystem *tfs = req->spec->tools[1 - git_idx]->filesystem;
+	free(tfs->read_file[0]->path);
+	tfs->read_file[0]->path = at("home/proj/secret/key");
+	p = NULL;
+	CHECK_INT(plan_build(&f.d, b, &p, &err), -EINVAL);
+	CHECK_INT(b->rc.n_problems, 1);
+	if (b->rc.n_problems == 1) {
+		const Box__Problem *pr = b->rc.problems[0];
+		char got[512], exp[512];
+		snprintf(got, sizeof(got), "%s %s: %s", pr->section, pr->key, pr->message);
+		snprintf(exp, sizeof(exp),
+			 "tool.dotenv.filesystem read_file: %s/key lies inside the agent's deny entry "
+			 "%s (line 16), which holds in every sandbox; name %s itself to make it this "
+			 "section's exception",
+			 secret, secret, secret);
+		CHECK_STR(got, exp);
+	}
+	fixture_clear(&f);
+}
+
 int
 main(void)
 {
@@ -746,6 +932,7 @@ main(void)
 	write_file("home/.ssh/id_rsa", "key\n", 0600);
 	write_file("home/f", "f\n", 0644);
 	write_file("home/proj/policy.dw", "// empty\n", 0644);
+	write_file("home/proj/.env", "SECRET=1\n", 0600);
 	setenv("TERM", "xterm-i3plan", 1);
 	unsetenv("LANG");
 	unsetenv("TZ");
@@ -756,6 +943,7 @@ main(void)
 	RUN(test_runtime_home_and_limits);
 	RUN(test_gateway_view);
 	RUN(test_forged_request_refused);
+	RUN(test_tool_views);
 	RUN(test_credential_store_of);
 
 	char cmd[128];

@@ -383,10 +383,14 @@ test_record(void)
 	Box__PolicyField *out[1] = { fld("result", vstr("completed")) };
 	m.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
 	m.action = "fs:write";
+	m.decide_id = 7;
 	m.input = in;
 	m.n_input = 1;
 	m.output = out;
 	m.n_output = 1;
+	/* The input is policyd's copy of Decide 7's: a peer sends none. */
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_REQUEST, &m.base), -EINVAL);
+	m.n_input = 0;
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_REQUEST, &m.base), 0);
 	m.kind = BOX__EVENT_KIND__EVENT_ERROR; /* an error event has no output */
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_REQUEST, &m.base), -EINVAL);
@@ -405,12 +409,14 @@ test_record_batch(void)
 	Box__PolicyField *out[1] = { fld("result", vstr("descriptor_issued")) };
 	r.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
 	r.action = "fs:read";
-	r.input = in;
-	r.n_input = 1;
+	r.decide_id = 3;
 	r.output = out;
 	r.n_output = 1;
 	bad = r;
 	bad.kind = BOX__EVENT_KIND__EVENT_REQUEST;
+	Box__RecordRequest with_input = r;
+	with_input.input = in;
+	with_input.n_input = 1;
 	Box__RecordRequest *many[257];
 	for (int i = 0; i < 257; i++)
 		many[i] = &r;
@@ -426,6 +432,8 @@ test_record_batch(void)
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_BATCH, &b.base), -EINVAL);
 	many[1] = &bad; /* one bad record refuses the whole message */
 	b.n_records = 3;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_BATCH, &b.base), -EINVAL);
+	many[1] = &with_input;
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_RECORD_BATCH, &b.base), -EINVAL);
 }
 

@@ -37,6 +37,7 @@
 
 #include "boxd/boxd.h"
 #include "cleanup.h"
+#include "elfinterp.h"
 #include "boxd/recheck_parse.h"
 #include "ipc.h"
 #include "proto/proto_recheck.h"
@@ -46,6 +47,7 @@ static char root[64];
 static char sh_canon[PATH_MAX];
 static unsigned corpus_seq;
 static char env_canon[PATH_MAX];
+static char loader_canon[PATH_MAX]; /* the ELF loader of the host's programs, box's own too */
 static const char *helper_extra_env; /* one more BOX_TEST_* hook for the next run, or NULL */
 
 /* ------------------------------------------------------------------ */
@@ -133,6 +135,13 @@ tree_make(void)
 	make_socket(P("/boxd.sock"));
 	if (!realpath("/bin/sh", sh_canon) || !realpath("/usr/bin/env", env_canon))
 		must(-1, "realpath /bin/sh, /usr/bin/env");
+	/* This test is built as box-recheck is: its PT_INTERP is the loader box-recheck reports. */
+	char interp[PATH_MAX];
+	int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (self < 0 || elf_interp_fd(self, interp, sizeof(interp)) < 0 ||
+	    !realpath(interp, loader_canon))
+		must(-1, "the ELF loader of /proc/self/exe");
+	close(self);
 }
 
 static void
@@ -550,7 +559,7 @@ test_good_grant(void)
 	check_state_fds(&a, &r, getuid(), false);
 	check_records(&a, rec("denydir", P("/dd")), rec("workspace", P("/ws")),
 		      rec("argv0", P("/bin/agent")), rec("program", P("/bin/agent")),
-		      rec("interp", sh_canon), rec("maskdir", P("/ws/.ssh")),
+		      rec("interp", sh_canon), rec("loader", loader_canon), rec("maskdir", P("/ws/.ssh")),
 		      rec("maskdir", P("/ws/real-aws")), rec("maskvia", P("/ws/.aws")), NULL);
 	/* boxd's parse: the same answer in struct recheck_result, the fds moved into it */
 	CHECK_INT(parse(&a, false, &res), 0);
@@ -697,7 +706,7 @@ test_socket_in_grant(void)
 	check_state_fds(&a, &r, getuid(), false);
 	check_records(&a, rec("denydir", P("/dd")), rec("workspace", P("/ws")),
 		      rec("argv0", P("/bin/agent")), rec("program", P("/bin/agent")),
-		      rec("interp", sh_canon), rec("maskdir", P("/ws/.ssh")),
+		      rec("interp", sh_canon), rec("loader", loader_canon), rec("maskdir", P("/ws/.ssh")),
 		      rec("maskdir", P("/ws/real-aws")), rec("maskvia", P("/ws/.aws")),
 		      rec("socket", P("/sock/agent.sock")), NULL);
 	CHECK_INT(parse(&a, false, &res), 0);
@@ -761,7 +770,8 @@ test_program(void)
 	check_state_fds(&a, &r, getuid(), false);
 	check_records(&a, rec("denydir", P("/dd")), rec("workspace", P("/ws")),
 		      rec("argv0", P("/bin/plain")), rec("program", P("/bin/plain")),
-		      rec("maskdir", P("/ws/.ssh")), rec("maskdir", P("/ws/real-aws")),
+		      rec("loader", loader_canon), rec("maskdir", P("/ws/.ssh")),
+		      rec("maskdir", P("/ws/real-aws")),
 		      rec("maskvia", P("/ws/.aws")), NULL);
 	answer_done(&a);
 	req_free_paths(&r);
@@ -798,7 +808,8 @@ test_mcp_program(void)
 	check_state_fds(&a, &r, getuid(), false);
 	check_records(&a, rec("denydir", P("/dd")), rec("workspace", P("/ws")),
 		      rec("argv0", P("/bin/plain")), rec("program", P("/bin/plain")),
-		      rec("mcp.srv", P("/bin/plain")), rec("maskdir", P("/ws/.ssh")),
+		      rec("loader", loader_canon), rec("mcp.srv", P("/bin/plain")),
+		      rec("maskdir", P("/ws/.ssh")),
 		      rec("maskdir", P("/ws/real-aws")), rec("maskvia", P("/ws/.aws")), NULL);
 	answer_done(&a);
 
@@ -829,7 +840,7 @@ test_env_interpreter(void)
 	check_state_fds(&a, &r, getuid(), false);
 	check_records(&a, rec("denydir", P("/dd")), rec("workspace", P("/ws")),
 		      rec("argv0", P("/bin/via-env")), rec("program", P("/bin/via-env")),
-		      rec("interp", env_canon), rec("interp", sh_found),
+		      rec("interp", env_canon), rec("loader", loader_canon), rec("interp", sh_found),
 		      rec("maskdir", P("/ws/.ssh")), rec("maskdir", P("/ws/real-aws")),
 		      rec("maskvia", P("/ws/.aws")), NULL);
 	answer_done(&a);
@@ -851,7 +862,8 @@ test_mask_file(void)
 	check_state_fds(&a, &r, getuid(), false);
 	check_records(&a, rec("denydir", P("/dd")), rec("workspace", P("/ws")),
 		      rec("argv0", P("/bin/agent")), rec("program", P("/bin/agent")),
-		      rec("interp", sh_canon), rec("maskfile", P("/ws/.netrc")), NULL);
+		      rec("interp", sh_canon), rec("loader", loader_canon),
+		      rec("maskfile", P("/ws/.netrc")), NULL);
 	CHECK_INT(parse(&a, false, &res), 0);
 	CHECK_INT(res.n_masks, 1);
 	if (res.n_masks == 1)
@@ -1111,6 +1123,11 @@ test_parse_crafted(void)
 	EXPECT(-EBADMSG, 0, true, false, "socketx /a");
 	EXPECT(-EBADMSG, 0, true, false, "maskvia /a");
 	EXPECT(-EBADMSG, 0, true, false, "maskdir /a", "maskvia /b", "maskvia /c");
+	/* a loader outside the system runtime (the view binds nothing else for it), twice */
+	EXPECT(-EBADMSG, 0, true, false, "loader /home/me/ld.so");
+	EXPECT(-EBADMSG, 0, true, false, "loader /usr/lib/ld.so", "loader /usr/lib/ld.so");
+	EXPECT(0, 5, false, false, "argv0 /usr/bin/a", "program /usr/bin/a", "workspace /w",
+	       "loader /usr/lib/ld.so", "loader /lib/other-ld.so");
 	EXPECT(-EBADMSG, 0, true, false, "sockets /0");
 	EXPECT(-EBADMSG, 0, true, false, "sockets /x");
 	EXPECT(-EBADMSG, 0, true, false, "scancut /never");
@@ -1175,7 +1192,8 @@ test_as_boxtest(void)
 	ask(&a, &r);
 	check_state_fds(&a, &r, pw->pw_uid, false);
 	check_records(&a, rec("workspace", P("/bt")), rec("argv0", P("/bin/agent")),
-		      rec("program", P("/bin/agent")), rec("interp", sh_canon), NULL);
+		      rec("program", P("/bin/agent")), rec("interp", sh_canon),
+		      rec("loader", loader_canon), NULL);
 	answer_done(&a);
 
 	/* what boxtest cannot read is refused, though root (boxd) could */

@@ -39,10 +39,11 @@ count_visit(void *user, const char *path, const struct stat *st)
 }
 
 static bool
-skip_masked(void *user, const char *path)
+skip_masked(void *user, const char *path, const struct stat *st)
 {
 	(void)user;
-	return strcmp(path_basename(path), "masked") == 0;
+	/* Every entry comes with its lstat: a directory here. */
+	return S_ISDIR(st->st_mode) && strcmp(path_basename(path), "masked") == 0;
 }
 
 static void

@@ -45,6 +45,7 @@
 #include "cleanup.h"
 #include "ipc.h"
 #include "pins.h"
+#include "proto/policy_permits.h"
 #include "proto/proto_mcp.h"
 #include "proto/proto_policy.h"
 #include "tap.h"
@@ -285,6 +286,18 @@ decide_one(const Box__DecideRequest *r, Box__DecideReply *rep, char **msg_out)
 	*msg_out = rep->message;
 }
 
+/* The permits without an outcome, as box-policyd keeps them: a Record names one. */
+static struct policy_permits *permits;
+
+static void
+keep_permit(uint64_t id, const Box__DecideRequest *r, const Box__DecideReply *rep)
+{
+	if (!permits)
+		permits = policy_permits_new();
+	if (rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT)
+		(void)policy_permits_add(permits, id, r);
+}
+
 static void
 fake_policyd_msg(struct box_ipc_chan *c, struct box_ipc_msg *m)
 {
@@ -297,6 +310,7 @@ fake_policyd_msg(struct box_ipc_chan *c, struct box_ipc_msg *m)
 		Box__DecideReply rep;
 		char *msg;
 		decide_one(r, &rep, &msg);
+		keep_permit(m->request_id, r, &rep);
 		(void)box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_DECIDE_REPLY, m->request_id,
 					&rep.base, NULL, 0);
 		free(msg);
@@ -315,6 +329,8 @@ fake_policyd_msg(struct box_ipc_chan *c, struct box_ipc_msg *m)
 			pol_log(json_pack("{s:s,s:s,s:o}", "type", "decide", "action", d->action,
 					  "input", fields_json(d->input, d->n_input)));
 			decide_one(d, &reps[n], &msgs[n]);
+			/* the i-th request of a batch is named by its id + i */
+			keep_permit(m->request_id + n, d, &reps[n]);
 			preps[n] = &reps[n];
 			n++;
 			if (r->has_until_deny && r->until_deny &&
@@ -382,11 +398,19 @@ fake_policyd_msg(struct box_ipc_chan *c, struct box_ipc_msg *m)
 		break;
 	}
 	case BOX__MSG_TYPE__MSG_RECORD_REQUEST: {
+		/* The Decide it names gives the input (a bad one is logged as such). */
 		const Box__RecordRequest *r = (const Box__RecordRequest *)m->msg;
-		pol_log(json_pack("{s:s,s:s,s:s,s:o,s:o}", "type", "record", "kind",
+		Box__DecideRequest *d = NULL;
+		bool named = permits && policy_permits_take(permits, r->decide_id, &d) == 0 &&
+			     strcmp(d->action, r->action) == 0;
+		pol_log(json_pack("{s:s,s:s,s:s,s:o,s:o}", "type", named ? "record" : "bad_record",
+				  "kind",
 				  r->kind == BOX__EVENT_KIND__EVENT_RESPONSE ? "response" : "error",
-				  "action", r->action, "input", fields_json(r->input, r->n_input),
+				  "action", r->action,
+				  "input", d ? fields_json(d->input, d->n_input) : json_object(),
 				  "output", fields_json(r->output, r->n_output)));
+		if (d)
+			box__decide_request__free_unpacked(d, NULL);
 		break;
 	}
 	default:
@@ -899,7 +923,10 @@ test_start_gate_allow_and_status(void)
 	json_t *rec = pol_find("record", "shell:spawn", NULL);
 	CHECK(rec != NULL);
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(rec, "output"), "status")), 3);
+	/* its input is the Decide's the Record names (decide_id) */
+	CHECK_STR(json_string_value(json_object_get(json_object_get(rec, "input"), "command")), cmd);
 	json_decref(rec);
+	CHECK_INT(pol_count("bad_record", NULL, NULL), 0);
 }
 
 static void
@@ -1049,6 +1076,8 @@ test_mcp_call_deny_and_fields(void)
 	json_t *rec = pol_find("record", "mcp:call", "no/such");
 	CHECK_STR(json_string_value(json_object_get(rec, "kind")), "error");
 	json_decref(rec);
+	/* every Record named a permitted Decide of its own, once */
+	CHECK_INT(pol_count("bad_record", NULL, NULL), 0);
 	client_end(&c, NULL, 0);
 	client_free(&c);
 }

@@ -225,8 +225,9 @@ mkbox() {
 			"$name" "$D" "$D" "$name"
 		printf '[agent]\ncommand = /usr/bin/python3 %s/agent.py %s %s\nworkspace = %s/proj\n\n' \
 			"$W" "$NODE" "$SDK" "$D"
-		printf '[agent.filesystem]\nread_file = %s/agent.py\nread = %s\nwrite = %s/proj\n\n' \
-			"$W" "$SDK" "$D"
+		# The agent starts node itself (the SDK client): an exec entry (box.ini(5) exec_system).
+		printf '[agent.filesystem]\nread_file = %s/agent.py\nread = %s\nwrite = %s/proj\nexec = %s\n\n' \
+			"$W" "$SDK" "$D" "$NODE"
 		printf '[mcp.sdk]\ntype = stdio\nalias = sdk\ncommand = %s %s/server.mjs\n\n' "$NODE" "$SDK"
 		printf '[mcp.sdk.filesystem]\nread = %s\n\n' "$SDK"
 		printf '[mcp.py-files]\ntype = stdio\nalias = pyfiles\ncommand = /usr/bin/python3 %s/fake_server.py noid\n\n' "$W"

@@ -190,7 +190,7 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	struct sh_fs fs = {&dec, root, cwd, 2, argv[1]};
+	struct sh_fs fs = {&dec, root, cwd, 2, argv[1], NULL}; /* NULL: fds 0-2 */
 	struct sh_out out, err;
 	sh_out_init(&out, 1);
 	sh_out_init(&err, 2);

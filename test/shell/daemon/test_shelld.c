@@ -1048,6 +1048,169 @@ test_walk_outcomes(void)
 	free(d);
 }
 
+/* ---- the invocation's private fds ------------------------------------------------ */
+
+static int
+forge_emit(void *userdata, const uint8_t *pkt, size_t len, const int *fds, unsigned n_fds)
+{
+	(void)fds;
+	(void)n_fds;
+	return fwrite(pkt, 1, len, userdata) == len ? 0 : -EIO;
+}
+
+/*
+ * S.dir/home/NAME: the packet box-policyd reads as MSG (TYPE): bytes a script
+ * would write into its channel; NAME.fmt: the same as a printf format.
+ */
+static void
+forge(const char *name, uint32_t type, const ProtobufCMessage *msg)
+{
+	char p[600];
+	(void)snprintf(p, sizeof(p), "%s/home/%s", S.dir, name);
+	FILE *f = fopen(p, "we");
+	CHECK(f && box_ipc_pack(&box_proto_policy, type, 1, msg, NULL, 0, forge_emit, f) == 0);
+	if (f)
+		fclose(f);
+	char *bytes = read_file(p);
+	struct stat st;
+	size_t n = stat(p, &st) == 0 ? (size_t)st.st_size : 0;
+	(void)snprintf(p, sizeof(p), "%s/home/%s.fmt", S.dir, name);
+	f = fopen(p, "we");
+	for (size_t i = 0; f && i < n; i++)
+		fprintf(f, "\\%03o", (unsigned char)bytes[i]);
+	if (f)
+		fclose(f);
+	free(bytes);
+}
+
+/*
+ * A script reaches fds 0-2 and those its own redirections opened, never the
+ * invocation's private ones at 100 and above (daemon.h: the control socket,
+ * its box-policyd channel, its host channel): every spelling is refused with
+ * a message, and nothing written reaches box-policyd — no forged decision
+ * line (a DecideRequest for net:connect, a Record of "make test" exiting 0),
+ * and the session's own decisions go on.
+ */
+static void
+test_private_fds(void)
+{
+	struct sess x;
+	if (!started)
+		return;
+	Box__PolicyField f[2], *fp[2] = { &f[0], &f[1] };
+	Box__PolicyValue v[2];
+	for (int i = 0; i < 2; i++) {
+		box__policy_field__init(&f[i]);
+		box__policy_value__init(&v[i]);
+		f[i].value = &v[i];
+	}
+	f[0].name = "host";
+	v[0].kind_case = BOX__POLICY_VALUE__KIND_STR;
+	v[0].str = "forged.example";
+	f[1].name = "port";
+	v[1].kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	v[1].integer = 443;
+	Box__DecideRequest d = BOX__DECIDE_REQUEST__INIT;
+	d.action = "net:connect";
+	d.input = fp;
+	d.n_input = 2;
+	forge("fd", BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &d.base);
+	Box__PolicyField st = BOX__POLICY_FIELD__INIT;
+	Box__PolicyValue stv = BOX__POLICY_VALUE__INIT;
+	Box__PolicyField *stp[1] = { &st };
+	st.name = "status";
+	st.value = &stv;
+	stv.kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	stv.integer = 0;
+	Box__RecordRequest r = BOX__RECORD_REQUEST__INIT;
+	r.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
+	r.action = "shell:spawn";
+	r.decide_id = 1;
+	r.output = stp;
+	r.n_output = 1;
+	forge("fr", BOX__MSG_TYPE__MSG_RECORD_REQUEST, &r.base);
+	char *before = decisions(&S);
+	int spawn_records = 0;
+	for (const char *q = before; (q = strstr(q, "\"record\":\"response\",\"action\":\"shell:spawn\""));
+	     q++)
+		spawn_records++;
+	free(before);
+
+	static const struct {
+		const char *script, *says;
+	} tries[] = {
+		/* the spellings box-shell duplicates: only a script's own fd */
+		{ "cat fd >/dev/fd/101", "fd 101 is not open in this script" },
+		{ "cat fr >/proc/self/fd/101", "fd 101 is not open in this script" },
+		{ "cat fd 1<>/dev/fd/101", "fd 101 is not open in this script" },
+		{ "tee /dev/fd/101 <fd", "fd 101 is not open in this script" },
+		{ "printf \"$(cat fd.fmt)\" >/dev/fd/101", "fd 101 is not open in this script" },
+		{ "exec 1>&-; cat fd >/dev/stdout", "fd 1 is not open in this script" },
+		/* redirections naming a private fd */
+		{ "cat fd >&101", "101: Bad file descriptor: not open in this script" },
+		{ "cat fr >&101", "101: Bad file descriptor: not open in this script" },
+		{ "exec 7>&101; cat fd >&7", "101: Bad file descriptor: not open in this script" },
+		{ "exec 3<&101-", "101: Bad file descriptor: not open in this script" },
+		{ "cat <&100", "100: Bad file descriptor: not open in this script" },
+		{ "for n in 100 101 102 103 104 105 106; do cat fd >&$n; done; exit 1",
+		  "106: Bad file descriptor" },
+		{ "eval 'cat fd >&101'", "101: Bad file descriptor: not open in this script" },
+		{ "( cat fd >&101 )", "101: Bad file descriptor: not open in this script" },
+		{ "f() { cat fd >&101; }; f", "101: Bad file descriptor: not open in this script" },
+		{ "cat fd | cat >&101", "101: Bad file descriptor: not open in this script" },
+		{ "x=$(cat fd >&101)", "101: Bad file descriptor: not open in this script" },
+		{ "sh -c 'cat fd >&101'", "101: Bad file descriptor: not open in this script" },
+		{ "cat <<< x >&101", "101: Bad file descriptor: not open in this script" },
+		/* a private fd as a redirection's target: out of the script's range */
+		{ "exec 101>&-", "101: file descriptor out of range" },
+		{ "exec 101<fd", "101: file descriptor out of range" },
+		{ "cat fd 100>&1", "100: file descriptor out of range" },
+		/* builtins that take an fd */
+		{ "read -u 101 line", "read: 101: invalid file descriptor" },
+		{ "mapfile -u 100 a", "mapfile: 100: invalid file descriptor" },
+		/* other paths to the same fd: they resolve to what the fd is, a socket: no file */
+		{ "cat fd >/proc/$$/fd/101", "/proc/" },
+		{ "cat fd >/proc/thread-self/fd/101", "/proc/thread-self/fd/101" },
+		{ "cat fd >/dev//fd/101", "/dev//fd/101" },
+		{ "ln -sf /dev/fd/101 lnk && cat fd >lnk", "lnk" },
+	};
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		int rc = run_c(&S, &x, tries[i].script, NULL);
+		bool ok = rc != 0 && strstr(x.ebuf, tries[i].says) != NULL;
+		if (!ok)
+			printf("#   %s: status %d, stderr: %s\n", tries[i].script, rc, x.ebuf);
+		CHECK(ok);
+	}
+	/* test -t of a private fd: not the script's to probe */
+	CHECK_INT(run_c(&S, &x, "test -t 101 && echo yes || echo no", NULL), 0);
+	CHECK_STR(x.obuf, "no\n");
+	/* a script's own fds work as ever */
+	CHECK_INT(run_c(&S, &x,
+			"exec 9>own; echo mine >&9; exec 9>&-; cat own; exec 5>&1; echo five >&5; "
+			"exec 4<own; read -u 4 l; echo \"$l\"; cat /dev/fd/5 </dev/null; "
+			"echo after-forgery",
+			NULL),
+		  0);
+	CHECK_STR(x.obuf, "mine\nfive\nmine\nafter-forgery\n");
+	char *dec = decisions(&S);
+	CHECK(strstr(dec, "forged.example") == NULL);
+	/* no shell:spawn outcome came with the forged Record (no host program ran here) */
+	int spawn_records_after = 0;
+	for (const char *q = dec; (q = strstr(q, "\"record\":\"response\",\"action\":\"shell:spawn\""));
+	     q++)
+		spawn_records_after++;
+	CHECK_INT(spawn_records_after, spawn_records);
+	CHECK(strstr(dec, "\"command\":\"echo after-forgery\"") != NULL);
+	free(dec);
+	/* policyd dropped no channel and saw no garbage */
+	char p[600];
+	(void)snprintf(p, sizeof(p), "%s/policyd.err", S.dir);
+	char *err = read_file(p);
+	CHECK(strstr(err, "An attached box-shell channel") == NULL);
+	CHECK(strstr(err, "Protocol error") == NULL);
+	free(err);
+}
+
 /* File operations whose calls the allow-list must hold (fchmodat2, NSS's socket). */
 static void
 test_file_ops(void)
@@ -1684,10 +1847,10 @@ children_of(pid_t parent, pid_t *out, int max)
 
 /*
  * The invocation child's word that it is exiting (SHD_CTL_EXIT) cannot be
- * forged by the script: a write to the control socket (fd 100, as
- * daemon.h places it) carries no fd, so main takes it for garbage and
- * ends the session (SIGKILL), never answering the alias with the forged
- * status.
+ * forged by the script: the control socket (fd 100, as daemon.h places it)
+ * is no fd of the script's, so the write is refused before it happens (and
+ * a write without an fd would be garbage main ends the session for,
+ * SIGKILL, never answering the alias with a forged status).
  */
 static void
 test_exit_word_forged(void)
@@ -1695,10 +1858,11 @@ test_exit_word_forged(void)
 	struct sess x;
 	if (!started)
 		return;
-	int st = run_c(&S, &x, "printf 'X\\007' >&100; while :; do :; done; echo survived", NULL);
+	int st = run_c(&S, &x, "printf 'X\\007' >&100; echo \"survived $?\"", NULL);
 	CHECK(st != 7);
-	CHECK_INT(st, 128 + SIGKILL);
-	CHECK(strstr(x.obuf, "survived") == NULL);
+	CHECK_INT(st, 0);
+	CHECK_STR(x.obuf, "survived 1\n");
+	CHECK(strstr(x.ebuf, "100: Bad file descriptor: not open in this script") != NULL);
 	/* and the daemon serves on */
 	CHECK_INT(run_c(&S, &x, "exit 5", NULL), 5);
 }
@@ -1933,6 +2097,7 @@ main(void)
 	RUN(test_walk_batch);
 	RUN(test_walk_outcomes);
 	RUN(test_file_ops);
+	RUN(test_private_fds);
 	RUN(test_session_cap);
 	RUN(test_signal);
 	RUN(test_hangup);

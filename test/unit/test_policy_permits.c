@@ -1,0 +1,206 @@
+/*
+ * test_policy_permits.c — proto/policy_permits.c: a channel's permitted
+ * Decides without an outcome (what box-policyd checks a Record against, and
+ * what a peer finds the id of its Record in). Checked: ids must increase
+ * (batches take one each); a permit is found and taken by id once, with its
+ * Decide intact; unknown ids are -ENOENT, those at or below the highest one
+ * the bounds forgot -ESTALE; the count and byte bounds forget the oldest
+ * first (the newest stays even alone over the bytes); a match by action and
+ * exact input takes the oldest; the packed form a peer keeps works alike.
+ * Trusts: nothing; it is test code.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/policy_permits.h"
+#include "tap.h"
+
+/* A Decide of fs:read PATH (read_content), fields in F/V/P. */
+struct req {
+	Box__DecideRequest m;
+	Box__PolicyField f[2];
+	Box__PolicyValue v[2];
+	Box__PolicyField *p[2];
+};
+
+static void
+req_init(struct req *r, const char *action, const char *path, const char *op)
+{
+	static const char *const names[2] = { "path", "operation" };
+	const char *vals[2] = { path, op };
+	box__decide_request__init(&r->m);
+	for (int i = 0; i < 2; i++) {
+		box__policy_field__init(&r->f[i]);
+		box__policy_value__init(&r->v[i]);
+		r->f[i].name = (char *)names[i];
+		r->f[i].value = &r->v[i];
+		r->v[i].kind_case = BOX__POLICY_VALUE__KIND_STR;
+		r->v[i].str = (char *)vals[i];
+		r->p[i] = &r->f[i];
+	}
+	r->m.action = (char *)action;
+	r->m.input = r->p;
+	r->m.n_input = 2;
+}
+
+static void
+test_ids_increase(void)
+{
+	struct policy_permits *s = policy_permits_new();
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	CHECK_INT(policy_permits_next(s, 5, 1), 0);
+	CHECK_INT(policy_permits_next(s, 5, 1), -EPROTO); /* repeated */
+	CHECK_INT(policy_permits_next(s, 4, 1), -EPROTO); /* lower */
+	CHECK_INT(policy_permits_next(s, 6, 3), 0);       /* a batch: 6, 7, 8 */
+	CHECK_INT(policy_permits_next(s, 8, 1), -EPROTO); /* its last one */
+	CHECK_INT(policy_permits_next(s, 9, 0), -EPROTO); /* no request */
+	CHECK_INT(policy_permits_next(s, UINT64_MAX - 1, 3), -EPROTO); /* wraps */
+	CHECK_INT(policy_permits_next(s, UINT64_MAX - 1, 2), 0);
+	policy_permits_free(s);
+}
+
+static void
+test_take_by_id(void)
+{
+	struct policy_permits *s = policy_permits_new();
+	struct req a, b;
+	req_init(&a, "fs:read", "~/a", "read_content");
+	req_init(&b, "fs:write", "~/b", "write_content");
+	CHECK_INT(policy_permits_add(s, 10, &a.m), 0);
+	CHECK_INT(policy_permits_add(s, 11, &b.m), 0);
+	CHECK_INT(policy_permits_add(s, 11, &a.m), -EEXIST);
+	CHECK_INT(policy_permits_count(s), 2);
+	const char *action = NULL;
+	CHECK_INT(policy_permits_find(s, 11, &action), 0);
+	CHECK_STR(action, "fs:write");
+	CHECK_INT(policy_permits_find(s, 12, NULL), -ENOENT);
+	Box__DecideRequest *got = NULL;
+	CHECK_INT(policy_permits_take(s, 11, &got), 0);
+	CHECK(got && strcmp(got->action, "fs:write") == 0 && got->n_input == 2 &&
+	      strcmp(got->input[0]->value->str, "~/b") == 0 &&
+	      strcmp(got->input[1]->value->str, "write_content") == 0);
+	if (got)
+		box__decide_request__free_unpacked(got, NULL);
+	/* recorded once: not again */
+	CHECK_INT(policy_permits_take(s, 11, &got), -ENOENT);
+	CHECK(got == NULL);
+	CHECK_INT(policy_permits_count(s), 1);
+	policy_permits_free(s);
+}
+
+static void
+test_count_bound(void)
+{
+	struct policy_permits *s = policy_permits_new();
+	struct req r;
+	char path[32];
+	for (uint64_t id = 1; id <= BOX_POLICY_PERMITS_MAX + 3; id++) {
+		(void)snprintf(path, sizeof(path), "~/f%llu", (unsigned long long)id);
+		req_init(&r, "fs:read", path, "read_content");
+		CHECK_INT(policy_permits_add(s, id, &r.m), 0);
+	}
+	CHECK_INT(policy_permits_count(s), BOX_POLICY_PERMITS_MAX);
+	/* the three oldest were forgotten: stale, as is any lower id */
+	CHECK_INT(policy_permits_find(s, 1, NULL), -ESTALE);
+	CHECK_INT(policy_permits_find(s, 3, NULL), -ESTALE);
+	CHECK_INT(policy_permits_find(s, 0, NULL), -ESTALE);
+	CHECK_INT(policy_permits_find(s, 4, NULL), 0);
+	CHECK_INT(policy_permits_find(s, BOX_POLICY_PERMITS_MAX + 3, NULL), 0);
+	CHECK_INT(policy_permits_find(s, BOX_POLICY_PERMITS_MAX + 4, NULL), -ENOENT);
+	/* taking one makes room: the next add forgets nothing */
+	Box__DecideRequest *got = NULL;
+	CHECK_INT(policy_permits_take(s, 100, &got), 0);
+	box__decide_request__free_unpacked(got, NULL);
+	req_init(&r, "fs:read", "~/more", "read_content");
+	CHECK_INT(policy_permits_add(s, BOX_POLICY_PERMITS_MAX + 10, &r.m), 0);
+	CHECK_INT(policy_permits_find(s, 4, NULL), 0);
+	/* recorded already, and above the forgotten ones: unknown */
+	CHECK_INT(policy_permits_find(s, 100, NULL), -ENOENT);
+	policy_permits_free(s);
+}
+
+static void
+test_byte_bound(void)
+{
+	struct policy_permits *s = policy_permits_new();
+	/* ~1 MiB paths: four fit in 4 MiB with their framing only just not */
+	size_t big = (1u << 20) - 64;
+	char *path = malloc(big + 1);
+	memset(path, 'x', big);
+	path[big] = '\0';
+	path[0] = '/';
+	struct req r;
+	req_init(&r, "fs:read", path, "read_content");
+	for (uint64_t id = 1; id <= 6; id++)
+		CHECK_INT(policy_permits_add(s, id, &r.m), 0);
+	CHECK(policy_permits_bytes(s) <= BOX_POLICY_PERMIT_BYTES_MAX);
+	CHECK(policy_permits_count(s) >= 3 && policy_permits_count(s) <= 4);
+	CHECK_INT(policy_permits_find(s, 1, NULL), -ESTALE);
+	CHECK_INT(policy_permits_find(s, 6, NULL), 0);
+	/* one alone over the bound is still kept (the newest always is) */
+	char *huge = malloc(BOX_POLICY_PERMIT_BYTES_MAX + 2);
+	memset(huge, 'y', BOX_POLICY_PERMIT_BYTES_MAX + 1);
+	huge[BOX_POLICY_PERMIT_BYTES_MAX + 1] = '\0';
+	req_init(&r, "fs:read", huge, "read_content");
+	CHECK_INT(policy_permits_add(s, 7, &r.m), 0);
+	CHECK_INT(policy_permits_count(s), 1);
+	CHECK_INT(policy_permits_find(s, 7, NULL), 0);
+	CHECK_INT(policy_permits_find(s, 6, NULL), -ESTALE);
+	free(huge);
+	free(path);
+	policy_permits_free(s);
+}
+
+static void
+test_match(void)
+{
+	struct policy_permits *s = policy_permits_new();
+	struct req a1, b, a2, q;
+	req_init(&a1, "fs:read", "~/a", "read_content");
+	req_init(&b, "fs:read", "~/b", "read_content");
+	req_init(&a2, "fs:read", "~/a", "read_content");
+	CHECK_INT(policy_permits_add(s, 1, &a1.m), 0);
+	CHECK_INT(policy_permits_add(s, 2, &b.m), 0);
+	/* the packed form a peer keeps until the answer */
+	size_t len = 0;
+	uint8_t *packed = policy_permits_pack(&a2.m, &len);
+	CHECK(packed != NULL);
+	CHECK_INT(policy_permits_add_packed(s, 3, packed, len), 0);
+	free(packed);
+	const char *action = NULL;
+	CHECK_INT(policy_permits_find(s, 3, &action), 0);
+	CHECK_STR(action, "fs:read");
+	uint64_t id = 0;
+	/* another action, operation or path: none */
+	req_init(&q, "fs:write", "~/a", "read_content");
+	CHECK_INT(policy_permits_take_match(s, q.m.action, q.p, 2, &id), -ENOENT);
+	req_init(&q, "fs:read", "~/a", "read_metadata");
+	CHECK_INT(policy_permits_take_match(s, q.m.action, q.p, 2, &id), -ENOENT);
+	req_init(&q, "fs:read", "~/a", "read_content");
+	CHECK_INT(policy_permits_take_match(s, q.m.action, q.p, 1, &id), -ENOENT);
+	/* the oldest of the two equal ones first, then the other, then none */
+	CHECK_INT(policy_permits_take_match(s, q.m.action, q.p, 2, &id), 0);
+	CHECK_INT(id, 1);
+	CHECK_INT(policy_permits_take_match(s, q.m.action, q.p, 2, &id), 0);
+	CHECK_INT(id, 3);
+	CHECK_INT(policy_permits_take_match(s, q.m.action, q.p, 2, &id), -ENOENT);
+	CHECK_INT(policy_permits_count(s), 1);
+	CHECK_INT(policy_permits_find(s, 2, NULL), 0);
+	policy_permits_free(s);
+	policy_permits_free(NULL);
+}
+
+int
+main(void)
+{
+	RUN(test_ids_increase);
+	RUN(test_take_by_id);
+	RUN(test_count_bound);
+	RUN(test_byte_bound);
+	RUN(test_match);
+	return tap_done();
+}
