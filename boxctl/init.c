@@ -923,7 +923,6 @@ cmd_init(int argc, char **argv)
 		return BOXCTL_EXIT_FAILURE;
 	}
 	qsort(sc.found, sc.n, sizeof(char *), cmp_str);
-	size_t n_project = sc.n;
 	for (size_t i = 0; k->state_secrets && k->state_secrets[i]; i++) {
 		_cleanup_free_ char *p = path_join(state, k->state_secrets[i]);
 		if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode) && scan_add(&sc, p, &st) < 0) {
@@ -936,32 +935,24 @@ cmd_init(int argc, char **argv)
 
 	/* The variables. */
 	struct init_vars v = { 0 };
-	_cleanup_free_ char *deny_all = NULL, *deny_project = NULL, *command = NULL;
-	size_t dl = 0, pl = 0, cl = 0;
+	_cleanup_free_ char *deny_all = NULL, *command = NULL;
+	size_t dl = 0, cl = 0;
 	FILE *fd_all = open_memstream(&deny_all, &dl);
-	FILE *fd_proj = open_memstream(&deny_project, &pl);
 	FILE *fcmd = open_memstream(&command, &cl);
-	if (!fd_all || !fd_proj || !fcmd) {
+	if (!fd_all || !fcmd) {
 		fprintf(stderr, "boxctl: error: init: out of memory\n");
 		return BOXCTL_EXIT_FAILURE;
 	}
-	if (sc.n) {
-		fprintf(fd_all, "; hidden: secret files (a mask over each)\n");
-		fprintf(fd_proj, "; hidden: the project's secret files\n");
-	}
+	if (sc.n)
+		fprintf(fd_all, "; hidden: secret files (a mask over each, in every sandbox of the box)\n");
 	for (size_t i = 0; i < sc.n; i++) {
 		_cleanup_free_ char *s = ini_spelling(sc.found[i], home);
 		fprintf(fd_all, "deny = %s\n", s ? s : sc.found[i]);
-		if (i < n_project)
-			fprintf(fd_proj, "deny = %s\n", s ? s : sc.found[i]);
 	}
 	fclose(fd_all);
-	fclose(fd_proj);
 	/* Trailing newline off: the template puts the line break. */
 	if (dl && deny_all[dl - 1] == '\n')
 		deny_all[dl - 1] = '\0';
-	if (pl && deny_project[pl - 1] == '\n')
-		deny_project[pl - 1] = '\0';
 	append_word(fcmd, h.program);
 	for (int i = program ? 0 : 1; generic && i < n_cmd; i++) {
 		fputc(' ', fcmd);
@@ -1016,7 +1007,6 @@ cmd_init(int argc, char **argv)
 	SET("INSTALL", h.install);
 	SET("INSTALL_EXEC", h.install_exec ? "1" : "");
 	SET("DENY", deny_all);
-	SET("DENY_PROJECT", deny_project);
 	SET("SECRET_VAR", generic ? "" : k->secret_var);
 	SET("EGRESS", k->egress);
 	SET("API_HOST", generic ? "" : api.host);

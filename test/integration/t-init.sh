@@ -71,8 +71,8 @@ check "… its state dir ~/.claude (under \$HOME) was made 0700 and granted, CLA
 check "… the model API: [egress.anthropic] from ANTHROPIC_API_KEY as x-api-key" \
 	bash -c "grep -qx 'destinations = api.anthropic.com' '$P/box.ini' && grep -qx 'secret = env://ANTHROPIC_API_KEY' '$P/box.ini' && grep -qx 'header = x-api-key' '$P/box.ini'"
 for f in .env .env.local keys/server.key keys/cert.pem .npmrc; do
-	check "… $f is hidden (deny) from the agent and the tools" \
-		test "$(grep -cx "deny = $P/$f" "$P/box.ini")" -ge 2
+	check "… $f is hidden (deny: in every sandbox of the box)" \
+		test "$(grep -cx "deny = $P/$f" "$P/box.ini")" = 1
 done
 check "… a dependency's and git's files are not the project's secrets" \
 	bash -c "! grep -q 'node_modules/dep/.env\|.git/id_rsa' '$P/box.ini'"
