@@ -922,7 +922,8 @@ cmd_init(int argc, char **argv)
 		harness_free(&h);
 		return BOXCTL_EXIT_FAILURE;
 	}
-	qsort(sc.found, sc.n, sizeof(char *), cmp_str);
+	if (sc.n > 1)
+		qsort(sc.found, sc.n, sizeof(char *), cmp_str);
 	for (size_t i = 0; k->state_secrets && k->state_secrets[i]; i++) {
 		_cleanup_free_ char *p = path_join(state, k->state_secrets[i]);
 		if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode) && scan_add(&sc, p, &st) < 0) {
