@@ -16,8 +16,7 @@
 # any project file the harness reads its MCP servers from.
 #
 # For each user: a project (README, a .env, a git repository) under a directory no other
-# user can write (Gemini CLI ignores a settings file below a world-writable one such as
-# /tmp); `boxctl init --agent AGENT --api-url https://API_HOST:PORT/URL_PATH` with HOME at
+# user can write, as a user's project is (not below /tmp); `boxctl init --agent AGENT --api-url https://API_HOST:PORT/URL_PATH` with HOME at
 # a scratch home (never the caller's own ~/.claude); the test's own additions (the test CA,
 # a hosts file naming API_HOST 127.0.0.1, a resolver nothing answers, and an MCP server with
 # a rule on its arguments) appended to box.ini and the policy; then `boxctl run` with the
@@ -26,10 +25,10 @@
 # the key variable (a placeholder inside); two MCP calls through box-mcpd, one refused on
 # its arguments; a secret file refused. Checked: the mock saw only the real key and every
 # step's result; the files and git history on disk; `boxctl log`'s decisions.
-# Outside: the same session in a network namespace with only lo (`unshare -n`), hosts and
-# bash replaced in a private mount namespace: bash by capture-shell.py, which records what
-# the harness sends its shell; replay.py then runs each recording in bash and in box-sh and
-# compares. Both sessions are timed (`# time:` lines).
+# Outside: the same session in a network namespace with only lo (`unshare -n`), /etc/hosts,
+# bash and dash replaced in a private mount namespace: the shells by capture-shell.py, which
+# records what the harness sends its shell; replay.py then runs each recording in that shell
+# and in box-sh and compares (known-divergences lists what box-sh does not run alike yet). Both sessions are timed (`# time:` lines).
 # Every packet stays on 127.0.0.0/8: the box's gateway refuses every host the policy does not
 # permit before any DNS query, its resolver is a closed loopback port, and outside there is
 # no network but lo.
@@ -72,8 +71,8 @@ else
 	skip "$AGENT as boxtest" "needs root to create and become the user boxtest"
 fi
 
-# The projects live where no other user can write: root's under /var/lib, a user's under
-# its own cache dir. Removed at exit with lib-run.sh's work dir.
+# The projects live where no other user can write, as a user's own do: root's under /var/lib,
+# a user's under its own cache dir. Removed at exit with lib-run.sh's work dir.
 if [ "$(id -u)" -eq 0 ]; then
 	TB=$(mktemp -d /var/lib/box-test-harness.XXXXXX)
 else
