@@ -116,7 +116,7 @@ main(int argc, char **argv)
 {
 	const char *policy = NULL, *home = NULL, *decisions = NULL, *timeout = NULL;
 	const char *cmd = NULL;
-	bool from_stdin = false;
+	bool from_stdin = false, want_cmd = false;
 	char *optv[64];
 	bool optown[64] = {false};
 	int optn = 0;
@@ -170,6 +170,10 @@ main(int argc, char **argv)
 			i++;
 			break;
 		}
+		/* bash's: a login shell reads a profile (box-sh reads no startup file) */
+		if (strcmp(a, "--login") == 0 || strcmp(a, "--norc") == 0 ||
+		    strcmp(a, "--noprofile") == 0)
+			continue;
 		if (a[0] == '-' && a[1] == '-') {
 			fprintf(stderr, "box-sh: unknown option %s (see --help)\n", a);
 			return 2;
@@ -183,6 +187,8 @@ main(int argc, char **argv)
 			for (const char *p = a + 1; *p && k < 60; p++) {
 				if (*p == 'c')
 					want_c = true;
+				else if (*p == 'l')
+					continue; /* login: no profile to read */
 				else if (*p == 's')
 					from_stdin = true;
 				else {
@@ -201,22 +207,23 @@ main(int argc, char **argv)
 					optv[optn++] = argv[++i];
 				}
 			}
-			if (want_c) {
-				if (i + 1 >= argc) {
-					fprintf(stderr, "box-sh: -c: option requires an argument\n");
-					return 2;
-				}
-				cmd = argv[++i];
-				i++;
-				break;
-			}
-			if (from_stdin) {
+			/* As bash: options may follow -c (`-c -l CMD`); CMD is the first operand. */
+			if (want_c)
+				want_cmd = true;
+			if (from_stdin && !want_cmd) {
 				i++;
 				break;
 			}
 			continue;
 		}
 		break;
+	}
+	if (want_cmd) {
+		if (i >= argc) {
+			fprintf(stderr, "box-sh: -c: option requires an argument\n");
+			return 2;
+		}
+		cmd = argv[i++];
 	}
 	if (!policy) {
 		fprintf(stderr, "box-sh: --policy FILE is required (see --help)\n");

@@ -20,6 +20,9 @@ struct command {
 static int cmd_version(int argc, char **argv);
 
 static const struct command commands[] = {
+	{ "init", cmd_init,
+	  "init [--agent claude-code|codex|gemini|generic] [--api-url URL] [--program PATH] "
+	  "[--force] [DIR] [-- COMMAND [ARGS...]]" },
 	{ "check", cmd_check, "check [-c box.ini]" },
 	{ "policy", cmd_policy, "policy check|eval|replay|suggest ..." },
 	{ "run", cmd_run, "run [-c box.ini] [-q] [--detach] [-- ARGS...]" },

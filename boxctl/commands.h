@@ -20,6 +20,8 @@ struct box_config;
 struct bp_diags;
 
 int cmd_check(int argc, char **argv);
+/* `boxctl init` (init.c): a box.ini and a policy for a coding agent. */
+int cmd_init(int argc, char **argv);
 /*
  * box.ini as a box start takes it (check.c): the config as the caller sees it
  * (SERVICE: a boxd service answers), its policy, the BoxSpec boxd is sent,

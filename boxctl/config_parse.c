@@ -34,6 +34,7 @@
 #include "cleanup.h"
 #include "cmdline.h"
 #include "config_internal.h"
+#include "envnames.h"
 #include "log.h"
 #include "parse.h"
 #include "path.h"

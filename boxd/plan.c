@@ -389,11 +389,8 @@ requires(const Box__CfgBox *box, Box__Layer layer)
 	return false;
 }
 
-/* The trust variables of CLI.md, all pointing at the box CA. */
-static const char *const ca_variables[] = {
-	"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-	"AWS_CA_BUNDLE", "GIT_SSL_CAINFO",
-};
+/* The trust variables (envnames.h), all pointing at the box CA. */
+static const char *const ca_variables[] = { BOX_ENV_CA_VARIABLES };
 
 /*
  * What a sandbox the gateway serves sees (CLI.md "The agent's view"):
@@ -403,14 +400,14 @@ static const char *const ca_variables[] = {
 static void
 gateway_env(const struct box *b, struct strv *env)
 {
-	static const char *const proxies[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-					       "https_proxy" };
+	static const char *const proxies[] = { BOX_ENV_PROXY_VARIABLES };
+	static const char *const no_proxies[] = { BOX_ENV_NO_PROXY_VARIABLES };
 	if (!b->gateway_serving)
 		return;
 	for (size_t i = 0; i < ELEMENTSOF(proxies); i++)
 		strv_add(env, fmt("%s=http://127.0.0.1:%u", proxies[i], (unsigned)gateway_port(b)));
-	strv_add(env, fmt("NO_PROXY=localhost,127.0.0.1,::1"));
-	strv_add(env, fmt("no_proxy=localhost,127.0.0.1,::1"));
+	for (size_t i = 0; i < ELEMENTSOF(no_proxies); i++)
+		strv_add(env, fmt("%s=localhost,127.0.0.1,::1", no_proxies[i]));
 	strv_add(env, fmt("NODE_USE_ENV_PROXY=1"));
 	for (size_t i = 0; i < ELEMENTSOF(ca_variables); i++)
 		strv_add(env, fmt("%s=/run/box/ca.pem", ca_variables[i]));
@@ -1670,6 +1667,10 @@ disclose_network(const struct box *b, struct strv *out)
 			  "network", (unsigned)gateway_port(b)));
 	strv_add(out, fmt("  %-11s /run/box/ca.pem (the box CA, in SSL_CERT_FILE and the other "
 			  "trust variables); HTTPS is intercepted",
+			  "network"));
+	strv_add(out, fmt("  %-11s npm, pip, cargo, git, curl, Go, Python and node 22.21+ use the "
+			  "proxy and the box CA as they are; node 18 and 20 do not use the proxy "
+			  "(fetch, https): a node program there needs an agent of its own",
 			  "network"));
 	for (size_t i = 0; i < s->n_egress; i++) {
 		const Box__CfgEgress *e = s->egress[i];

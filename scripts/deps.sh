@@ -5,8 +5,9 @@
 # consulted when everything is present. As an ordinary user it prints the exact
 # command to run as root and fails. Then the service's system users
 # (packaging/sysusers.d/box.conf), which tests and `make demo` rely on, (as
-# root) the ordinary test user boxtest the tests run boxes as, and the pinned
-# MCP TypeScript SDK of test/mcp/sdk/ (npm ci of its package-lock.json).
+# root) the ordinary test user boxtest the tests run boxes as, the pinned
+# MCP TypeScript SDK of test/mcp/sdk/ (npm ci of its package-lock.json), and the
+# coding-agent harnesses of test/harness/ (npm ci of theirs, once per machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +16,7 @@ packages=(
 	libevent-dev libprotobuf-c-dev protobuf-c-compiler libseccomp-dev libcap-dev
 	libinih-dev libjansson-dev android-libboringssl-dev
 	bubblewrap python3 curl openssl iproute2 procps util-linux passwd
-	git tmux
+	git tmux python3-requests python3-httpx
 	nodejs npm
 	nginx-light mitmproxy openssh-server openssh-client
 )
@@ -98,11 +99,48 @@ ensure_mcp_sdk() {
 	echo "$want" >"$stamp"
 }
 
+# The coding-agent harnesses of test/harness/ (t-harness-*.sh): Claude Code, Codex and Gemini
+# CLI from npm, pinned by test/harness/package-lock.json. Claude Code's and Codex's native
+# binaries are some 400 MB each, so they are installed once per machine, outside any checkout,
+# in the directory test/harness/where.sh names after the lock's hash (a changed lock installs
+# beside the old one), 0755 so that boxtest and a box's grants read them. As in
+# ensure_mcp_sdk: npm ci (an unreachable registry fails), no package scripts (nothing of the
+# registry's runs as root: Claude Code's postinstall only copies the native binary its
+# platform package already holds), a stamp with the lock's hash written last.
+ensure_harnesses() {
+	local dir stamp want
+	dir=$(test/harness/where.sh)
+	stamp=$dir/node_modules/.box-deps-stamp
+	want=$(sha256sum test/harness/package-lock.json | cut -d' ' -f1)
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+		return 0
+	fi
+	if [ "$(id -u)" -ne 0 ] && ! mkdir -p "$dir" 2>/dev/null; then
+		echo "deps: the harnesses of test/harness/ are not installed in $dir; as root run:" >&2
+		echo "  make deps   (or BOX_TEST_HARNESS_ROOT=DIR make deps for a directory of yours)" >&2
+		exit 1
+	fi
+	echo "deps: installing the coding-agent harnesses in $dir (npm ci; about 900 MB)"
+	(umask 022 && mkdir -p "$dir" && rm -rf "$dir/node_modules" &&
+		cp test/harness/package.json test/harness/package-lock.json "$dir/") ||
+		{ echo "deps: cannot prepare $dir" >&2; exit 1; }
+	if ! (cd "$dir" && umask 022 && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
+		echo "deps: npm ci in $dir failed (is the npm registry reachable?)" >&2
+		exit 1
+	fi
+	for p in @anthropic-ai/claude-code @openai/codex @google/gemini-cli; do
+		[ -f "$dir/node_modules/$p/package.json" ] ||
+			{ echo "deps: npm ci in $dir did not install $p" >&2; exit 1; }
+	done
+	echo "$want" >"$stamp"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "deps: all ${#packages[@]} packages present"
 	ensure_users
 	ensure_test_user
 	ensure_mcp_sdk
+	ensure_harnesses
 	exit 0
 fi
 
@@ -146,3 +184,4 @@ fi
 ensure_users
 ensure_test_user
 ensure_mcp_sdk
+ensure_harnesses

@@ -17,6 +17,10 @@ Usage: httpd.py [--listen HOST:PORT] [--port-file F] [--log F] [--tls CERT KEY] 
                 {"event":"connection","conn":N,"peer":"ip:port"} when a connection is accepted
                 and {"event":"tls_error","conn":N,"error":E} when its handshake fails
   --tls         serve HTTPS with this certificate chain and key (ALPN http/1.1)
+  --root DIR    a GET or HEAD of a path no endpoint below takes serves DIR/PATH: a file as
+                it is (Content-Type by extension: .json .html .tgz .whl), a directory as its
+                index.json (application/json) or index.html — enough for a loopback npm
+                registry (packument and tarball) or a PEP 503 package index
 
 Endpoints (any method unless said; unknown paths 404):
   /echo                          200 JSON {method, path, query, version, headers, body_length,
@@ -493,9 +497,33 @@ def handle(conn, req):
     elif path == "/upload":
         body = json.dumps({"length": length, "sha256": digest.hexdigest()})
         r.simple(200, body.encode() + b"\n", "application/json")
+    elif static_root and req.method in ("GET", "HEAD") and static_file(path):
+        f = static_file(path)
+        ext = os.path.splitext(f)[1]
+        with open(f, "rb") as fh:
+            r.simple(200, fh.read(), STATIC_TYPES.get(ext, "application/octet-stream"))
     else:
         r.simple(404, b"not found\n")
     return r.keep_alive
+
+
+STATIC_TYPES = {".json": "application/json", ".html": "text/html", ".tgz": "application/gzip",
+                ".whl": "application/zip"}
+static_root = None
+
+
+def static_file(path):
+    """The file --root serves for PATH, or None (nothing outside the root, no dot segments)."""
+    parts = [p for p in urllib.parse.unquote(path).split("/") if p]
+    if any(p in (".", "..") or "\0" in p for p in parts):
+        return None
+    f = os.path.join(static_root, *parts)
+    if os.path.isdir(f):
+        for index in ("index.json", "index.html"):
+            if os.path.isfile(os.path.join(f, index)):
+                return os.path.join(f, index)
+        return None
+    return f if os.path.isfile(f) else None
 
 
 def log_request(conn, req, body_length):
@@ -543,14 +571,16 @@ def serve_connection(sock, peer, cid, tls_ctx):
 
 
 def main():
-    global log_file, log_connections, conn_counter
+    global log_file, log_connections, conn_counter, static_root
     ap = argparse.ArgumentParser(description="loopback HTTP/1.1 test server")
     ap.add_argument("--listen", default="127.0.0.1:0")
     ap.add_argument("--port-file")
     ap.add_argument("--log")
     ap.add_argument("--log-connections", action="store_true")
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+    ap.add_argument("--root")
     args = ap.parse_args()
+    static_root = args.root
 
     host, _, port = args.listen.rpartition(":")
     host = host.strip("[]")

@@ -518,7 +518,11 @@ test_gateway_view(void)
 		"NODE_USE_ENV_PROXY=1",		    "SSL_CERT_FILE=/run/box/ca.pem",
 		"REQUESTS_CA_BUNDLE=/run/box/ca.pem", "CURL_CA_BUNDLE=/run/box/ca.pem",
 		"NODE_EXTRA_CA_CERTS=/run/box/ca.pem", "AWS_CA_BUNDLE=/run/box/ca.pem",
-		"GIT_SSL_CAINFO=/run/box/ca.pem",
+		"GIT_SSL_CAINFO=/run/box/ca.pem", "npm_config_cafile=/run/box/ca.pem",
+		"PIP_CERT=/run/box/ca.pem", "CARGO_HTTP_CAINFO=/run/box/ca.pem",
+		"npm_config_proxy=http://127.0.0.1:8123", "npm_config_https_proxy=http://127.0.0.1:8123",
+		"PIP_PROXY=http://127.0.0.1:8123", "CARGO_HTTP_PROXY=http://127.0.0.1:8123",
+		"npm_config_noproxy=localhost,127.0.0.1,::1",
 	};
 	for (size_t i = 0; i < ELEMENTSOF(want_env); i++)
 		CHECK(has_line(p->env, p->n_env, want_env[i]));
@@ -537,6 +541,10 @@ test_gateway_view(void)
 	CHECK(has_line(lines, n, "  network     proxy 127.0.0.1:8123 (box-gateway; HTTP/1.1 only "
 				 "— HTTP/2 and gRPC clients fall back through the proxy); no other "
 				 "route out"));
+	CHECK(has_line(lines, n, "  network     npm, pip, cargo, git, curl, Go, Python and node "
+				 "22.21+ use the proxy and the box CA as they are; node 18 and 20 do "
+				 "not use the proxy (fetch, https): a node program there needs an "
+				 "agent of its own"));
 	CHECK(has_line(lines, n, "  egress      api.example.com: header Authorization, for agent "
 				 "([egress.e1], in $I3_PLAN_KEY)"));
 	CHECK(has_line(lines, n, "  egress      q.example.com:8443: query param key, for every "
