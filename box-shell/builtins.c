@@ -468,6 +468,67 @@ b_printf(struct sh_shell *sh, int argc, char **argv)
 	return st;
 }
 
+/* ---- set -o options ---- */
+
+/*
+ * bash's `set -o` options, in the order `set -o` lists them. The ones this
+ * interpreter honours point at their flag; the others are shown at the value
+ * they have here (brace expansion and comments always on, no job control,
+ * no history, no editing). `set -o`/`set +o` of a fixed one marked settable
+ * (scripts commonly set them) is accepted and changes nothing; the other
+ * fixed ones are refused as unknown names, as before this table.
+ */
+#define OPT_FIXED SIZE_MAX
+static const struct set_option {
+	const char *name;
+	size_t off;   /* offsetof a bool in struct sh_shell, or OPT_FIXED */
+	bool fixed;   /* the value of an OPT_FIXED option */
+	bool settable; /* an OPT_FIXED option that `set -o`/`set +o` accepts (no-op) */
+} set_options[] = {
+	{"allexport", offsetof(struct sh_shell, opt_a), false, true},
+	{"braceexpand", OPT_FIXED, true, true},
+	{"emacs", OPT_FIXED, false, false},
+	{"errexit", offsetof(struct sh_shell, opt_e), false, true},
+	{"errtrace", OPT_FIXED, false, false},
+	{"functrace", OPT_FIXED, false, false},
+	{"hashall", OPT_FIXED, true, true},
+	{"histexpand", OPT_FIXED, false, false},
+	{"history", OPT_FIXED, false, false},
+	{"ignoreeof", OPT_FIXED, false, false},
+	{"interactive-comments", OPT_FIXED, true, true},
+	{"keyword", OPT_FIXED, false, false},
+	{"monitor", OPT_FIXED, false, true},
+	{"noclobber", offsetof(struct sh_shell, opt_C), false, true},
+	{"noexec", offsetof(struct sh_shell, opt_n), false, true},
+	{"noglob", offsetof(struct sh_shell, opt_f), false, true},
+	{"nolog", OPT_FIXED, false, true},
+	{"notify", OPT_FIXED, false, false},
+	{"nounset", offsetof(struct sh_shell, opt_u), false, true},
+	{"onecmd", OPT_FIXED, false, false},
+	{"physical", OPT_FIXED, false, false},
+	{"pipefail", offsetof(struct sh_shell, opt_pipefail), false, true},
+	{"posix", OPT_FIXED, false, true},
+	{"privileged", OPT_FIXED, false, false},
+	{"verbose", offsetof(struct sh_shell, opt_v), false, true},
+	{"vi", OPT_FIXED, false, false},
+	{"xtrace", offsetof(struct sh_shell, opt_x), false, true},
+};
+
+static const struct set_option *
+set_option_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof set_options / sizeof set_options[0]; i++)
+		if (strcmp(set_options[i].name, name) == 0)
+			return &set_options[i];
+	return NULL;
+}
+
+static bool
+set_option_value(struct sh_shell *sh, const struct set_option *o)
+{
+	return o->off == OPT_FIXED ? o->fixed : *(bool *)((char *)sh + o->off);
+}
+
 /* ---- test ---- */
 
 static int
@@ -489,23 +550,8 @@ test_unary(struct sh_shell *sh, const char *op, const char *arg, int *res)
 	case 'z': *res = arg[0] == 0; return 0;
 	case 'n': *res = arg[0] != 0; return 0;
 	case 'o': {
-		static const struct {
-			const char *n;
-			size_t off;
-		} opts[] = {
-			{"errexit", offsetof(struct sh_shell, opt_e)},
-			{"nounset", offsetof(struct sh_shell, opt_u)},
-			{"xtrace", offsetof(struct sh_shell, opt_x)},
-			{"noglob", offsetof(struct sh_shell, opt_f)},
-			{"noclobber", offsetof(struct sh_shell, opt_C)},
-			{"pipefail", offsetof(struct sh_shell, opt_pipefail)},
-			{"allexport", offsetof(struct sh_shell, opt_a)},
-			{"verbose", offsetof(struct sh_shell, opt_v)},
-		};
-		*res = 0;
-		for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-			if (strcmp(opts[i].n, arg) == 0)
-				*res = *(bool *)((char *)sh + opts[i].off);
+		const struct set_option *so = set_option_find(arg);
+		*res = so && set_option_value(sh, so);
 		return 0;
 	}
 	case 'v': {
@@ -1504,30 +1550,6 @@ b_shift(struct sh_shell *sh, int argc, char **argv)
 /* ---- set ---- */
 
 static bool *
-opt_by_name(struct sh_shell *sh, const char *n)
-{
-	if (strcmp(n, "errexit") == 0)
-		return &sh->opt_e;
-	if (strcmp(n, "nounset") == 0)
-		return &sh->opt_u;
-	if (strcmp(n, "xtrace") == 0)
-		return &sh->opt_x;
-	if (strcmp(n, "noglob") == 0)
-		return &sh->opt_f;
-	if (strcmp(n, "noclobber") == 0)
-		return &sh->opt_C;
-	if (strcmp(n, "noexec") == 0)
-		return &sh->opt_n;
-	if (strcmp(n, "pipefail") == 0)
-		return &sh->opt_pipefail;
-	if (strcmp(n, "verbose") == 0)
-		return &sh->opt_v;
-	if (strcmp(n, "allexport") == 0)
-		return &sh->opt_a;
-	return NULL;
-}
-
-static bool *
 opt_by_letter(struct sh_shell *sh, char c)
 {
 	switch (c) {
@@ -1542,8 +1564,6 @@ opt_by_letter(struct sh_shell *sh, char c)
 	default: return NULL;
 	}
 }
-
-static bool ignore_flag;
 
 int sh_set_options(struct sh_shell *sh, int argc, char **argv, int *consumed);
 int
@@ -1572,19 +1592,14 @@ sh_set_options(struct sh_shell *sh, int argc, char **argv, int *consumed)
 					*consumed = i + 1;
 					return on ? 2 : 3;
 				}
-				bool *o = opt_by_name(sh, argv[++i]);
-				if (!o) {
-					const char *nm = argv[i];
-					if (strcmp(nm, "posix") == 0 || strcmp(nm, "braceexpand") == 0 ||
-					    strcmp(nm, "hashall") == 0 || strcmp(nm, "interactive-comments") == 0 ||
-					    strcmp(nm, "monitor") == 0 || strcmp(nm, "nolog") == 0) {
-						o = &ignore_flag;
-					} else {
-						sh_err(sh, "set: %s: invalid option name", nm);
-						return -1;
-					}
+				const char *nm = argv[++i];
+				const struct set_option *so = set_option_find(nm);
+				if (!so || (so->off == OPT_FIXED && !so->settable)) {
+					sh_err(sh, "set: %s: invalid option name", nm);
+					return -1;
 				}
-				*o = on;
+				if (so->off != OPT_FIXED)
+					*(bool *)((char *)sh + so->off) = on;
 				break;
 			}
 			bool *o = opt_by_letter(sh, *p);
@@ -1623,16 +1638,14 @@ b_set(struct sh_shell *sh, int argc, char **argv)
 	if (r < 0)
 		return 2;
 	if (r == 2 || r == 3) {
-		static const char *const names[] = {"allexport", "errexit",   "noclobber",
-						    "noexec",    "noglob",    "nounset",
-						    "pipefail",  "verbose",   "xtrace"};
-		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-			bool v = *opt_by_name(sh, names[k]);
+		for (size_t k = 0; k < sizeof set_options / sizeof set_options[0]; k++) {
+			const struct set_option *so = &set_options[k];
+			bool v = set_option_value(sh, so);
 			char b[128];
 			if (r == 2)
-				snprintf(b, sizeof b, "%-15s\t%s\n", names[k], v ? "on" : "off");
+				snprintf(b, sizeof b, "%-15s\t%s\n", so->name, v ? "on" : "off");
 			else
-				snprintf(b, sizeof b, "set %co %s\n", v ? '-' : '+', names[k]);
+				snprintf(b, sizeof b, "set %co %s\n", v ? '-' : '+', so->name);
 			bi_outs(1, b);
 		}
 		return 0;
