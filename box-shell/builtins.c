@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,10 +216,59 @@ put_b(struct sbuf *o, const char *a)
 	return false;
 }
 
-/* The conversion specs handed to snprintf are rebuilt from validated flags,
- * width, precision and one conversion letter, never the script's text. */
+/*
+ * The conversion specs handed to vsnprintf are rebuilt from validated flags
+ * and one conversion letter, never the script's text; the width and the
+ * precision always go as int arguments (`*` and `.*`), whether the format
+ * wrote them as digits or asked for an argument: a precision of -1 is none.
+ * Neither may pass SH_MAX_EXPANSION, nor may the output.
+ */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static bool
+sb_format(struct sbuf *o, const char *spec, ...)
+{
+	va_list ap;
+	va_start(ap, spec);
+	int need = vsnprintf(NULL, 0, spec, ap);
+	va_end(ap);
+	if (need < 0 || (size_t)need > SH_MAX_EXPANSION - o->len)
+		return false;
+	char *t = xmalloc((size_t)need + 1);
+	va_start(ap, spec);
+	vsnprintf(t, (size_t)need + 1, spec, ap);
+	va_end(ap);
+	sb_addn(o, t, (size_t)need);
+	free(t);
+	return true;
+}
+#pragma GCC diagnostic pop
+
+/* A width or precision: its digits at fmt[*j], or (`*`) the next argument
+ * as a number (missing: 0). Values past SH_MAX_EXPANSION are clamped just
+ * past it, so the output cap refuses them. */
+static int
+printf_width(struct sh_shell *sh, const char *fmt, size_t fl, size_t *j, int argc, char **argv,
+	     int *ai, bool *used_arg, int *st)
+{
+	intmax_t v = 0;
+	if (*j < fl && fmt[*j] == '*') {
+		(*j)++;
+		if (*ai < argc) {
+			num_arg(sh, argv[(*ai)++], &v, st);
+			*used_arg = true;
+		}
+	} else {
+		while (*j < fl && isdigit((unsigned char)fmt[*j])) {
+			if (v <= SH_MAX_EXPANSION)
+				v = v * 10 + (fmt[*j] - '0');
+			(*j)++;
+		}
+	}
+	intmax_t lim = (intmax_t)SH_MAX_EXPANSION + 1;
+	return (int)(v > lim ? lim : v < -lim ? -lim : v);
+}
+
 static int
 do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char **argv)
 {
@@ -247,49 +297,25 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 				i++;
 				continue;
 			}
-			/* %[flags][width][.prec]conv */
-			char spec[64];
-			size_t sl = 0;
-			spec[sl++] = '%';
+			/* %[flags][width][.prec][length]conv: each flag kept once */
+			char flags[8];
+			size_t nfl = 0;
 			size_t j = i + 1;
-			while (j < fl && strchr("-+ #0", fmt[j]) && sl < 40)
-				spec[sl++] = fmt[j++];
-			int width = -1, prec = -1;
-			bool have_w = false, have_p = false;
-			if (j < fl && fmt[j] == '*') {
-				intmax_t v = 0;
-				if (ai < argc) {
-					num_arg(sh, argv[ai++], &v, &st);
-					used_arg = true;
-				}
-				width = (int)v;
-				have_w = true;
-				j++;
-			} else {
-				while (j < fl && isdigit((unsigned char)fmt[j]) && sl < 50)
-					spec[sl++] = fmt[j++];
-			}
+			for (; j < fl && strchr("-+ #0", fmt[j]); j++)
+				if (!memchr(flags, fmt[j], nfl))
+					flags[nfl++] = fmt[j];
+			flags[nfl] = 0;
+			int width = printf_width(sh, fmt, fl, &j, argc, argv, &ai, &used_arg, &st);
+			int prec = -1;
 			if (j < fl && fmt[j] == '.') {
 				j++;
-				if (j < fl && fmt[j] == '*') {
-					intmax_t v = 0;
-					if (ai < argc) {
-						num_arg(sh, argv[ai++], &v, &st);
-						used_arg = true;
-					}
-					prec = (int)v;
-					have_p = true;
-					j++;
-				} else {
-					spec[sl++] = '.';
-					while (j < fl && isdigit((unsigned char)fmt[j]) && sl < 58)
-						spec[sl++] = fmt[j++];
-				}
+				prec = printf_width(sh, fmt, fl, &j, argc, argv, &ai, &used_arg, &st);
 			}
 			while (j < fl && strchr("hlLjzt", fmt[j]))
 				j++;
 			if (j >= fl) {
-				sh_err(sh, "printf: `%s': missing format character", spec);
+				sh_err(sh, "printf: `%.*s': missing format character", (int)(j - i),
+				       fmt + i);
 				return 1;
 			}
 			char conv = fmt[j];
@@ -299,11 +325,8 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 				ai++;
 				used_arg = true;
 			}
-			char buf[512];
-			char *big = NULL;
-			int k = 0;
-			spec[sl] = 0;
-			char full[80];
+			char spec[24];
+			bool fits = true;
 			switch (conv) {
 			case 'd':
 			case 'i':
@@ -314,16 +337,8 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 				intmax_t v = 0;
 				if (arg)
 					num_arg(sh, arg, &v, &st);
-				snprintf(full, sizeof full, "%s%s%c", spec, "j",
-					 conv == 'i' ? 'd' : conv);
-				if (have_w && have_p)
-					k = snprintf(buf, sizeof buf, full, width, prec, v);
-				else if (have_w)
-					k = snprintf(buf, sizeof buf, full, width, v);
-				else if (have_p)
-					k = snprintf(buf, sizeof buf, full, prec, v);
-				else
-					k = snprintf(buf, sizeof buf, full, v);
+				snprintf(spec, sizeof spec, "%%%s*.*j%c", flags, conv == 'i' ? 'd' : conv);
+				fits = sb_format(o, spec, width, prec, v);
 				break;
 			}
 			case 'f':
@@ -343,30 +358,14 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 						st = 1;
 					}
 				}
-				snprintf(full, sizeof full, "%sL%c", spec, conv);
-				if (have_w && have_p)
-					k = snprintf(buf, sizeof buf, full, width, prec, v);
-				else if (have_w)
-					k = snprintf(buf, sizeof buf, full, width, v);
-				else if (have_p)
-					k = snprintf(buf, sizeof buf, full, prec, v);
-				else
-					k = snprintf(buf, sizeof buf, full, v);
+				snprintf(spec, sizeof spec, "%%%s*.*L%c", flags, conv);
+				fits = sb_format(o, spec, width, prec, v);
 				break;
 			}
 			case 'c':
-				snprintf(full, sizeof full, "%sc", spec);
-				if (have_w)
-					k = snprintf(buf, sizeof buf, full, width, arg && *arg ? arg[0] : 0);
-				else
-					k = snprintf(buf, sizeof buf, full, arg && *arg ? arg[0] : 0);
-				if (!arg || !*arg) {
-					/* %c of nothing prints nothing (bash) */
-					k = 0;
-					if (have_w && width > 1)
-						for (; k < width - 1 && k < 500; k++)
-							buf[k] = ' ';
-				}
+				/* %c of nothing is a NUL byte (bash) */
+				snprintf(spec, sizeof spec, "%%%s*c", flags);
+				fits = sb_format(o, spec, width, arg ? arg[0] : 0);
 				break;
 			case 's':
 			case 'b':
@@ -387,50 +386,20 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 					}
 				} else
 					sb_adds(&tmp, arg ? arg : "");
-				snprintf(full, sizeof full, "%ss", spec);
-				const char *sv = tmp.s ? tmp.s : "";
-				int need;
-				if (have_w && have_p)
-					need = snprintf(NULL, 0, full, width, prec, sv);
-				else if (have_w)
-					need = snprintf(NULL, 0, full, width, sv);
-				else if (have_p)
-					need = snprintf(NULL, 0, full, prec, sv);
-				else
-					need = snprintf(NULL, 0, full, sv);
-				if (need < 0)
-					need = 0;
-				big = xmalloc((size_t)need + 1);
-				if (have_w && have_p)
-					k = snprintf(big, (size_t)need + 1, full, width, prec, sv);
-				else if (have_w)
-					k = snprintf(big, (size_t)need + 1, full, width, sv);
-				else if (have_p)
-					k = snprintf(big, (size_t)need + 1, full, prec, sv);
-				else
-					k = snprintf(big, (size_t)need + 1, full, sv);
+				snprintf(spec, sizeof spec, "%%%s*.*s", flags);
 				/* %s of a value with NUL: only up to it (bash the same) */
+				fits = sb_format(o, spec, width, prec, tmp.s ? tmp.s : "");
 				sb_free(&tmp);
-				if (stop) {
-					sb_addn(o, big, (size_t)k);
-					free(big);
+				if (stop && fits)
 					return st;
-				}
 				break;
 			}
 			default:
 				sh_err(sh, "printf: `%c': invalid format character", conv);
 				return 1;
 			}
-			if (k < 0)
-				k = 0;
-			if (big) {
-				sb_addn(o, big, (size_t)k);
-				free(big);
-			} else
-				sb_addn(o, buf, (size_t)k < sizeof buf ? (size_t)k : sizeof buf - 1);
-			if (o->len > SH_MAX_EXPANSION) {
-				sh_err(sh, "printf: output too large");
+			if (!fits) {
+				sh_err(sh, "printf: output too large (max %u bytes)", SH_MAX_EXPANSION);
 				return 1;
 			}
 		}
@@ -440,7 +409,6 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 	return st;
 }
 
-#pragma GCC diagnostic pop
 
 static int
 b_printf(struct sh_shell *sh, int argc, char **argv)
