@@ -1152,13 +1152,8 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 		}
 	}
 	sb_free(&line);
-	if (idx == 0) {
-		var_set_elem(sh, name, 0, "");
-		struct var *v = var_get(sh, name);
-		free(v->arr[0]);
-		v->arr[0] = NULL;
-		v->narr = 0;
-	}
+	if (idx == 0 && var_set_empty_array(sh, name) < 0)
+		return 1;
 	return 0;
 }
 
@@ -1287,13 +1282,8 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 		} else {
 			/* declared without a value */
 			var_set(sh, name, NULL, flags | V_UNSET_PLACEHOLDER);
-			if (flags & V_ARRAY) {
-				var_set_elem(sh, name, 0, "");
-				v = var_get(sh, name);
-				free(v->arr[0]);
-				v->arr[0] = NULL;
-				v->narr = 0;
-			}
+			if (flags & V_ARRAY)
+				var_set_empty_array(sh, name);
 		}
 	}
 	free(name);
@@ -1346,7 +1336,7 @@ static int
 b_declare(struct sh_shell *sh, int argc, char **argv)
 {
 	int flags = 0, unflags = 0;
-	bool print = false, funcs = false;
+	bool print = false, funcs = false, global = false;
 	bool local = strcmp(argv[0], "local") == 0;
 	if (local && !sh->frame) {
 		sh_err(sh, "local: can only be used in a function");
@@ -1369,7 +1359,7 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 			case 'p': print = true; break;
 			case 'f':
 			case 'F': funcs = true; break;
-			case 'g':
+			case 'g': global = !local && minus; break;
 			case 'l':
 			case 'u':
 			case 'n':
@@ -1414,17 +1404,21 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 				print_var_decl(v, (void *)"d");
 			continue;
 		}
-		st |= assign_arg(sh, argv[0], argv[i], flags, local || (sh->frame && !local));
+		/* in a function a declared name is local, unless -g: then the
+		 * global variable is set, the locals stay as they are (bash) */
+		size_t nl = strcspn(argv[i], "=[+");
+		char *nm = xstrndup(argv[i], nl);
+		struct saved_var *slot = global ? var_global_begin(sh, nm) : NULL;
+		st |= assign_arg(sh, argv[0], argv[i], flags, local || (sh->frame && !global));
 		if (unflags) {
-			char *eq = strchr(argv[i], '=');
-			char *nm = eq ? xstrndup(argv[i], (size_t)(eq - argv[i])) : xstrdup(argv[i]);
 			struct var *v = var_get(sh, nm);
 			if (v) {
 				v->flags &= ~(unflags & ~V_READONLY);
 				sh->env_dirty = true;
 			}
-			free(nm);
 		}
+		var_global_end(sh, slot);
+		free(nm);
 	}
 	return st;
 }

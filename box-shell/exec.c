@@ -652,10 +652,8 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 				}
 				int keep = v ? v->flags & (V_EXPORT | V_INTEGER) : 0;
 				var_unset(sh, name);
-				var_set_elem(sh, name, 0, "");
+				var_set_empty_array(sh, name);
 				v = var_get(sh, name);
-				free(v->arr[0]);
-				v->arr[0] = NULL;
 				v->flags |= keep;
 			}
 			size_t idx = start;

@@ -278,6 +278,17 @@ int var_set(struct sh_shell *sh, const char *name, const char *val, int flags);
 int var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val);
 int var_unset(struct sh_shell *sh, const char *name);
 void var_local(struct sh_shell *sh, const char *name);
+/* NAME becomes an indexed array without elements (declare -a x, x=()). */
+int var_set_empty_array(struct sh_shell *sh, const char *name);
+/*
+ * declare -g inside a function: from var_global_begin until var_global_end
+ * (called in pairs, in the same builtin) the table holds NAME's global
+ * variable in place of the visible local one, which a frame keeps meanwhile;
+ * whatever runs in between sees a consistent table. Returns the slot to give
+ * var_global_end, NULL when the visible variable is already the global one.
+ */
+struct saved_var *var_global_begin(struct sh_shell *sh, const char *name);
+void var_global_end(struct sh_shell *sh, struct saved_var *slot);
 void frame_push(struct sh_shell *sh);
 void frame_pop(struct sh_shell *sh);
 char **sh_environ(struct sh_shell *sh);

@@ -361,12 +361,30 @@ var_unset(struct sh_shell *sh, const char *name)
 	return 0;
 }
 
+int
+var_set_empty_array(struct sh_shell *sh, const char *name)
+{
+	struct var *v = var_get(sh, name);
+	if (v && (v->flags & V_READONLY)) {
+		sh_err(sh, "%s: readonly variable", name);
+		return -1;
+	}
+	if (!v)
+		v = var_create(sh, name);
+	var_clear_value(v);
+	v->flags |= V_ARRAY;
+	if (v->flags & V_EXPORT)
+		sh->env_dirty = true;
+	return 0;
+}
+
+/* A deep copy: the copy shares no string or array with V (every field that
+ * owns memory is set here, none is inherited from *v). */
 static struct var *
 var_copy(const struct var *v)
 {
 	struct var *c = xmalloc(sizeof *c);
-	*c = *v;
-	c->next = NULL;
+	*c = (struct var){.flags = v->flags, .narr = v->narr};
 	c->name = xstrdup(v->name);
 	c->val = v->val ? xstrdup(v->val) : NULL;
 	if (v->narr) {
@@ -430,6 +448,58 @@ frame_pop(struct sh_shell *sh)
 		free(s);
 	}
 	free(f);
+}
+
+/* Unlinks NAME's variable from the table (NULL when it has none). */
+static struct var *
+var_detach(struct sh_shell *sh, const char *name)
+{
+	unsigned h = hash(name, strlen(name)) & 255;
+	for (struct var **pp = &sh->vars[h]; *pp; pp = &(*pp)->next) {
+		if (strcmp((*pp)->name, name) == 0) {
+			struct var *v = *pp;
+			*pp = v->next;
+			v->next = NULL;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+/* The table's NAME and the one a frame saved trade places. */
+static void
+var_swap_saved(struct sh_shell *sh, struct saved_var *s)
+{
+	struct var *visible = var_detach(sh, s->name);
+	if (s->old) {
+		unsigned h = hash(s->name, strlen(s->name)) & 255;
+		s->old->next = sh->vars[h];
+		sh->vars[h] = s->old;
+	}
+	s->old = visible;
+	sh->env_dirty = true;
+}
+
+struct saved_var *
+var_global_begin(struct sh_shell *sh, const char *name)
+{
+	/* the global value is the one the outermost frame that made NAME
+	 * local saved */
+	struct saved_var *outer = NULL;
+	for (struct frame *f = sh->frame; f; f = f->up)
+		for (struct saved_var *s = f->saved; s; s = s->next)
+			if (strcmp(s->name, name) == 0)
+				outer = s;
+	if (outer)
+		var_swap_saved(sh, outer);
+	return outer;
+}
+
+void
+var_global_end(struct sh_shell *sh, struct saved_var *slot)
+{
+	if (slot)
+		var_swap_saved(sh, slot);
 }
 
 void
