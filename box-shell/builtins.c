@@ -2059,6 +2059,17 @@ b_unalias(struct sh_shell *sh, int argc, char **argv)
 
 /* ---- getopts ---- */
 
+/* OPTIND and the position inside its argument, for the next call. */
+static void
+getopts_store(struct sh_shell *sh, long optind, int sub)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%ld", optind);
+	var_set(sh, "OPTIND", buf, 0); /* resets getopts_sub: set after */
+	sh->getopts_optind = optind;
+	sh->getopts_sub = sub;
+}
+
 static int
 b_getopts(struct sh_shell *sh, int argc, char **argv)
 {
@@ -2074,39 +2085,41 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 	if (silent)
 		opts++;
 	const char *oi = var_value(sh, "OPTIND");
-	long optind = oi ? atol(oi) : 1;
+	long optind = oi ? strtol(oi, NULL, 10) : 1;
 	if (optind < 1)
 		optind = 1;
-	static long last_optind = -1;
-	if (optind != last_optind)
+	/* the position inside a grouped option holds only while OPTIND is the
+	 * value getopts wrote, and inside the argument it reads now */
+	if (optind != sh->getopts_optind)
 		sh->getopts_sub = 0;
-	char buf[32];
 	if (optind > nargs) {
+		/* past the end: OPTIND names the first non-option (bash) */
+		getopts_store(sh, (long)nargs + 1, 0);
 		var_set(sh, name, "?", 0);
 		var_unset(sh, "OPTARG");
 		return 1;
 	}
 	const char *a = args[optind - 1];
-	if (sh->getopts_sub == 0) {
+	size_t sub = (size_t)sh->getopts_sub;
+	if (sub >= strlen(a))
+		sub = 0;
+	if (sub == 0) {
 		if (a[0] != '-' || !a[1]) {
 			var_set(sh, name, "?", 0);
 			return 1;
 		}
 		if (strcmp(a, "--") == 0) {
-			snprintf(buf, sizeof buf, "%ld", optind + 1);
-			var_set(sh, "OPTIND", buf, 0);
-			last_optind = optind + 1;
+			getopts_store(sh, optind + 1, 0);
 			var_set(sh, name, "?", 0);
 			return 1;
 		}
-		sh->getopts_sub = 1;
+		sub = 1;
 	}
-	char c = a[sh->getopts_sub++];
-	const char *p = strchr(opts, c);
-	bool end_of_arg = a[sh->getopts_sub] == 0;
-	int st = 0;
-	if (!p || c == ':') {
-		char cs[2] = {c, 0};
+	char c = a[sub++];
+	const char *p = c == ':' ? NULL : strchr(opts, c);
+	bool end_of_arg = a[sub] == 0;
+	char cs[2] = {c, 0};
+	if (!p) {
 		if (silent) {
 			var_set(sh, "OPTARG", cs, 0);
 		} else {
@@ -2116,40 +2129,30 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		var_set(sh, name, "?", 0);
 	} else if (p[1] == ':') {
 		if (!end_of_arg) {
-			var_set(sh, "OPTARG", a + sh->getopts_sub, 0);
+			var_set(sh, "OPTARG", a + sub, 0);
 			end_of_arg = true;
+			var_set(sh, name, cs, 0);
 		} else if (optind < nargs) {
 			var_set(sh, "OPTARG", args[optind], 0);
 			optind++;
+			var_set(sh, name, cs, 0);
+		} else if (silent) {
+			var_set(sh, name, ":", 0);
+			var_set(sh, "OPTARG", cs, 0);
 		} else {
-			char cs[2] = {c, 0};
-			if (silent) {
-				var_set(sh, name, ":", 0);
-				var_set(sh, "OPTARG", cs, 0);
-			} else {
-				sh_err(sh, "option requires an argument -- %c", c);
-				var_set(sh, name, "?", 0);
-				var_unset(sh, "OPTARG");
-			}
-			end_of_arg = true;
-			goto advance;
+			sh_err(sh, "option requires an argument -- %c", c);
+			var_set(sh, name, "?", 0);
+			var_unset(sh, "OPTARG");
 		}
-		char cs[2] = {c, 0};
-		var_set(sh, name, cs, 0);
 	} else {
-		char cs[2] = {c, 0};
 		var_set(sh, name, cs, 0);
 		var_unset(sh, "OPTARG");
 	}
-advance:
-	if (end_of_arg) {
-		optind++;
-		sh->getopts_sub = 0;
-	}
-	snprintf(buf, sizeof buf, "%ld", optind);
-	var_set(sh, "OPTIND", buf, 0);
-	last_optind = optind;
-	return st;
+	if (end_of_arg)
+		getopts_store(sh, optind + 1, 0);
+	else
+		getopts_store(sh, optind, (int)sub);
+	return 0;
 }
 
 /* ---- umask, wait, trap, kill, let, shopt ---- */

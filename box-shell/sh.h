@@ -178,6 +178,10 @@ struct saved_var {
 struct frame {
 	struct frame *up;
 	struct saved_var *saved;
+	/* getopts' state at the call, back at the return when the function
+	 * made OPTIND local (bash): a recursive getopts loop resumes */
+	int getopts_sub;
+	long getopts_optind;
 };
 
 enum jump { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT };
@@ -258,7 +262,8 @@ struct sh_shell {
 	double start_time;
 	unsigned random_state;
 	volatile sig_atomic_t interrupted;
-	int getopts_sub;        /* position inside a grouped option */
+	int getopts_sub;        /* position inside a grouped option (0: none) */
+	long getopts_optind;    /* the OPTIND getopts last wrote (0: none) */
 	long cmd_timeout_ms;
 	char *home;
 	sh_host_run_fn host_run;  /* NULL: fork+execve (box-sh) */

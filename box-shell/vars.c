@@ -262,6 +262,8 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 		sh->env_dirty = true;
 	if (strcmp(name, "RANDOM") == 0 && val)
 		sh->random_state = (unsigned)strtoul(val, NULL, 10);
+	if (strcmp(name, "OPTIND") == 0)
+		sh->getopts_sub = 0; /* an assignment restarts getopts (bash) */
 	return 0;
 }
 
@@ -424,6 +426,8 @@ frame_push(struct sh_shell *sh)
 	struct frame *f = xmalloc(sizeof *f);
 	f->up = sh->frame;
 	f->saved = NULL;
+	f->getopts_sub = sh->getopts_sub;
+	f->getopts_optind = sh->getopts_optind;
 	sh->frame = f;
 }
 
@@ -437,6 +441,10 @@ frame_pop(struct sh_shell *sh)
 	while (f->saved) {
 		struct saved_var *s = f->saved;
 		f->saved = s->next;
+		if (strcmp(s->name, "OPTIND") == 0) {
+			sh->getopts_sub = f->getopts_sub;
+			sh->getopts_optind = f->getopts_optind;
+		}
 		var_destroy(sh, s->name);
 		if (s->old) {
 			unsigned h = hash(s->name, strlen(s->name)) & 255;
