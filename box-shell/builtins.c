@@ -2059,14 +2059,14 @@ b_unalias(struct sh_shell *sh, int argc, char **argv)
 
 /* ---- getopts ---- */
 
-/* OPTIND and the position inside its argument, for the next call. */
+/* OPTIND (IND) and the position inside its argument, for the next call. */
 static void
-getopts_store(struct sh_shell *sh, long optind, int sub)
+getopts_store(struct sh_shell *sh, long ind, int sub)
 {
 	char buf[32];
-	snprintf(buf, sizeof buf, "%ld", optind);
+	snprintf(buf, sizeof buf, "%ld", ind);
 	var_set(sh, "OPTIND", buf, 0); /* resets getopts_sub: set after */
-	sh->getopts_optind = optind;
+	sh->getopts_optind = ind;
 	sh->getopts_sub = sub;
 }
 
@@ -2085,21 +2085,21 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 	if (silent)
 		opts++;
 	const char *oi = var_value(sh, "OPTIND");
-	long optind = oi ? strtol(oi, NULL, 10) : 1;
-	if (optind < 1)
-		optind = 1;
+	long ind = oi ? strtol(oi, NULL, 10) : 1;
+	if (ind < 1)
+		ind = 1;
 	/* the position inside a grouped option holds only while OPTIND is the
 	 * value getopts wrote, and inside the argument it reads now */
-	if (optind != sh->getopts_optind)
+	if (ind != sh->getopts_optind)
 		sh->getopts_sub = 0;
-	if (optind > nargs) {
+	if (ind > nargs) {
 		/* past the end: OPTIND names the first non-option (bash) */
 		getopts_store(sh, (long)nargs + 1, 0);
 		var_set(sh, name, "?", 0);
 		var_unset(sh, "OPTARG");
 		return 1;
 	}
-	const char *a = args[optind - 1];
+	const char *a = args[ind - 1];
 	size_t sub = (size_t)sh->getopts_sub;
 	if (sub >= strlen(a))
 		sub = 0;
@@ -2109,7 +2109,7 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 			return 1;
 		}
 		if (strcmp(a, "--") == 0) {
-			getopts_store(sh, optind + 1, 0);
+			getopts_store(sh, ind + 1, 0);
 			var_set(sh, name, "?", 0);
 			return 1;
 		}
@@ -2132,9 +2132,9 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 			var_set(sh, "OPTARG", a + sub, 0);
 			end_of_arg = true;
 			var_set(sh, name, cs, 0);
-		} else if (optind < nargs) {
-			var_set(sh, "OPTARG", args[optind], 0);
-			optind++;
+		} else if (ind < nargs) {
+			var_set(sh, "OPTARG", args[ind], 0);
+			ind++;
 			var_set(sh, name, cs, 0);
 		} else if (silent) {
 			var_set(sh, name, ":", 0);
@@ -2149,9 +2149,9 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		var_unset(sh, "OPTARG");
 	}
 	if (end_of_arg)
-		getopts_store(sh, optind + 1, 0);
+		getopts_store(sh, ind + 1, 0);
 	else
-		getopts_store(sh, optind, (int)sub);
+		getopts_store(sh, ind, (int)sub);
 	return 0;
 }
 

@@ -20,7 +20,7 @@ void sh_out_init(struct sh_out *o, int fd);
 /* Flush, then free the buffer (malloc'd by sh_out or by the caller). Returns
  * the flush's result (the sticky error, if any). */
 int sh_out_release(struct sh_out *o);
-int sh_out_vprintf(struct sh_out *o, const char *fmt, va_list ap);
+int sh_out_vprintf(struct sh_out *o, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* The name messages start with: c->fs->cmd_name, else "box-shell". */
 const char *sh_cmd_name(const struct sh_cmd *c);

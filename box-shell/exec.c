@@ -41,7 +41,7 @@ static void errexit_check(struct sh_shell *sh, int st);
 
 /* ---- messages ---- */
 
-static void
+static void __attribute__((format(printf, 3, 0)))
 vmsg(struct sh_shell *sh, int line, const char *fmt, va_list ap)
 {
 	char buf[4096];
@@ -1145,6 +1145,13 @@ exec_node(struct sh_shell *sh, struct node *n)
 		return sh->status;
 	if (sh->jump != J_NONE)
 		return sh->status;
+	if (sh->step_limit && ++sh->steps > sh->step_limit) {
+		if (sh->steps == sh->step_limit + 1)
+			sh_err(sh, "step budget exhausted (%lu)", sh->step_limit);
+		sh->jump = J_EXIT;
+		sh->jump_n = 124;
+		return sh->status = 124;
+	}
 	if (sh->interactive && sh->interrupted) {
 		/*
 		 * Ctrl-C at an interactive shell (the box-shell daemon) abandons the

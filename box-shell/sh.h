@@ -269,6 +269,11 @@ struct sh_shell {
 	sh_host_run_fn host_run;  /* NULL: fork+execve (box-sh) */
 	void *host_ctx;           /* the back end's */
 	bool importing;           /* sh_new: the inherited environment */
+	/* A harness's budget of nodes run (the fuzz target, which must tell an
+	 * endless loop in the script from a hang in the interpreter): past it
+	 * the script ends with 124, as on a timeout. 0: none. */
+	unsigned long step_limit;
+	unsigned long steps;
 };
 
 /* vars.c */
