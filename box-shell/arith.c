@@ -291,7 +291,7 @@ ax_primary(struct ax *a)
 		if (!parse_lval(a, &lv)) {
 			ax_fail(a, "syntax error: operand expected", a->p);
 		} else {
-			v = lval_get(a, &lv) + (inc ? 1 : -1);
+			v = (intmax_t)((uintmax_t)lval_get(a, &lv) + (inc ? 1 : UINTMAX_MAX));
 			lval_set(a, &lv, v);
 		}
 	} else if (eat(a, "!")) {
@@ -316,11 +316,11 @@ ax_primary(struct ax *a)
 		if (a->p[0] == '+' && a->p[1] == '+') {
 			a->p += 2;
 			v = lval_get(a, &lv);
-			lval_set(a, &lv, v + 1);
+			lval_set(a, &lv, (intmax_t)((uintmax_t)v + 1)); /* wraps, as + does */
 		} else if (a->p[0] == '-' && a->p[1] == '-') {
 			a->p += 2;
 			v = lval_get(a, &lv);
-			lval_set(a, &lv, v - 1);
+			lval_set(a, &lv, (intmax_t)((uintmax_t)v - 1));
 		} else
 			v = lval_get(a, &lv);
 	} else if (*p == '$') {
