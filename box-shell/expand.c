@@ -701,7 +701,6 @@ static char *
 do_replace(const char *s, const char *pat, const char *rep, int kind)
 {
 	/* kind 0: first, 1: all, 2: prefix (#), 3: suffix (%) */
-	size_t n = strlen(s);
 	struct sbuf b = {0};
 	if (kind == 2) {
 		long m = pat_prefix(pat, s, true);
@@ -721,47 +720,7 @@ do_replace(const char *s, const char *pat, const char *rep, int kind)
 	}
 	if (!*pat)
 		return xstrdup(s);
-	size_t i = 0;
-	bool done = false;
-	char *tmp = xstrdup(s);
-	while (i <= n) {
-		if (done) {
-			sb_adds(&b, s + i);
-			break;
-		}
-		long best = -1;
-		/* longest match at i */
-		for (size_t j = n; j >= i; j--) {
-			char c = tmp[j];
-			tmp[j] = 0;
-			bool m = pat_match(pat, s + i);
-			(void)m;
-			bool mm = pat_match(pat, tmp + i);
-			tmp[j] = c;
-			if (mm) {
-				best = (long)j;
-				break;
-			}
-			if (j == i)
-				break;
-		}
-		if (best >= 0 && (size_t)best > i) {
-			sb_adds(&b, rep);
-			i = (size_t)best;
-			if (kind == 0)
-				done = true;
-			continue;
-		}
-		if (best >= 0 && (size_t)best == i && kind == 1 && 0) {
-		}
-		if (i < n)
-			sb_addc(&b, s[i]);
-		i++;
-	}
-	free(tmp);
-	if (!b.s)
-		return xstrdup("");
-	return sb_take(&b);
+	return pat_replace(pat, s, rep, kind == 1);
 }
 
 /* Find the end of a sub-word inside ${...} at depth, stopping at an
@@ -998,7 +957,10 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 	}
 	if (i == n) {
 		if (!pv.set && sh->opt_u && !(pv.list && !sub) && !(nl == 1 && name[0] == '!')) {
-			sh_err(sh, "%s: unbound variable", sub ? xstrndup(s, n) : namebuf);
+			if (sub)
+				sh_err(sh, "%.*s: unbound variable", (int)n, s);
+			else
+				sh_err(sh, "%s: unbound variable", namebuf);
 			x->err = true;
 			sh->jump = J_EXIT;
 			sh->jump_n = 1;

@@ -348,6 +348,9 @@ bool pat_match(const char *pat, const char *s);  /* whole string */
 /* Longest/shortest prefix/suffix match lengths: -1 none. */
 long pat_prefix(const char *pat, const char *s, bool longest);
 long pat_suffix(const char *pat, const char *s, bool longest);
+/* S with the first (ALL: every) non-empty leftmost-longest match of PAT
+ * replaced by REP (malloc'd). */
+char *pat_replace(const char *pat, const char *s, const char *rep, bool all);
 bool pat_has_meta(const char *pat);
 void pat_unescape(char *s);
 /* Glob one pattern through sh_fs_opendir; appends sorted matches (0 if none). */
