@@ -62,8 +62,8 @@
 #include "sh_host_stub.h"
 
 #define FUZZ_SCRIPT_MAX (64 << 10)
-#define FUZZ_STEPS      20000
-#define FUZZ_FORKS      24
+#define FUZZ_STEPS      5000
+#define FUZZ_FORKS      8
 #define FUZZ_STACK      (256UL << 20)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -165,7 +165,12 @@ __wrap_fork(void)
 		return -1;
 	}
 	pid_t parent = getpid();
+	/* no signal reaches the child before its handlers are its own */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
 	pid_t pid = __real_fork();
+	int e = errno;
 	if (pid == 0) {
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(125);
@@ -176,6 +181,8 @@ __wrap_fork(void)
 			    saved_sig[s].sa_handler != SIG_IGN)
 				__real_signal(s, SIG_DFL);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
 	return pid;
 }
 
