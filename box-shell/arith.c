@@ -15,6 +15,13 @@
 
 #include "sh.h"
 
+/* Copies of variables' values an error message points into, freed when
+ * the whole evaluation ends. */
+struct ax_held {
+	struct ax_held *next;
+	char *s;
+};
+
 struct ax {
 	struct sh_shell *sh;
 	const char *s, *p;
@@ -24,6 +31,8 @@ struct ax {
 	const char *errtok;
 	const char *errmsg;
 	const char *lastop; /* the last operator read (bash's error token at the end) */
+	struct ax_held **held; /* the outermost evaluation's list */
+	char unbound[256];     /* the variable of an "unbound variable" error */
 };
 
 static int arith_rec_depth;
@@ -155,18 +164,32 @@ value_of(struct ax *a, const char *str)
 	}
 	arith_rec_depth++;
 	intmax_t v = 0;
-	struct ax sub = {.sh = a->sh, .s = str, .p = str};
+	/* STR is a variable's value: the expression may assign that variable
+	 * (i=i=0; ((i++))) and free it, so it is evaluated from a copy */
+	char *own = xstrdup(str);
+	struct ax sub = {.sh = a->sh, .s = own, .p = own, .held = a->held};
 	v = ax_comma(&sub);
 	ws(&sub);
 	if (!sub.err && *sub.p)
 		ax_fail(&sub, "syntax error in expression", sub.p);
 	arith_rec_depth--;
-	if (sub.err) {
+	if (sub.err && !a->err) {
+		/* the message points into the copy: it lives until arith_eval ends */
+		struct ax_held *h = xmalloc(sizeof *h);
+		*h = (struct ax_held){.next = *a->held, .s = own};
+		*a->held = h;
+		own = NULL;
 		a->err = true;
 		a->errmsg = sub.errmsg;
 		a->errtok = sub.errtok;
-		a->s = sub.s;
+		if (sub.s == sub.unbound) {
+			memcpy(a->unbound, sub.unbound, sizeof a->unbound);
+			a->s = a->unbound;
+		} else {
+			a->s = sub.s;
+		}
 	}
+	free(own);
 	return v;
 }
 
@@ -223,8 +246,11 @@ lval_get(struct ax *a, struct lval *lv)
 	}
 	const char *val = var_value(a->sh, lv->name);
 	if (!val && a->sh->opt_u && !a->noeval) {
-		ax_fail(a, "unbound variable", NULL);
-		a->s = lv->name;
+		if (!a->err) {
+			ax_fail(a, "unbound variable", NULL);
+			snprintf(a->unbound, sizeof a->unbound, "%s", lv->name);
+			a->s = a->unbound;
+		}
 		return 0;
 	}
 	return value_of(a, val);
@@ -591,7 +617,8 @@ ax_comma(struct ax *a)
 int
 arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 {
-	struct ax a = {.sh = sh, .s = expr, .p = expr};
+	struct ax_held *held = NULL;
+	struct ax a = {.sh = sh, .s = expr, .p = expr, .held = &held};
 	ws(&a);
 	intmax_t v = 0;
 	if (*a.p)
@@ -630,8 +657,14 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 			sh_err(sh, "%.*s%s: %s (error token is \"%.*s%s\")", (int)(n > 200 ? 200 : n), st,
 			       more, a.errmsg, (int)(tn > 200 ? 200 : tn), t, tmore);
 		}
-		return -1;
+	} else {
+		*out = v;
 	}
-	*out = v;
-	return 0;
+	while (held) {
+		struct ax_held *h = held;
+		held = h->next;
+		free(h->s);
+		free(h);
+	}
+	return a.err ? -1 : 0;
 }

@@ -319,6 +319,31 @@ pval_free(struct pval *p)
 	}
 }
 
+/*
+ * A value borrowed from the variable table (or the positional parameters)
+ * becomes the pval's own: an operator's word is expanded after the value
+ * was read, and that expansion may assign the very variable (${x/$((x=1))/y},
+ * ${x:${x:=5}}), which frees what was borrowed.
+ */
+static void
+pval_own(struct pval *p)
+{
+	if (p->s && p->s != p->own) {
+		char *c = xstrdup(p->s);
+		free(p->own);
+		p->own = c;
+		p->s = c;
+	}
+	if (p->v && p->v != p->ownv) {
+		char **c = xmalloc((p->n + 1) * sizeof(char *));
+		for (size_t i = 0; i < p->n; i++)
+			c[i] = xstrdup(p->v[i]);
+		c[p->n] = NULL;
+		p->ownv = c;
+		p->v = c;
+	}
+}
+
 static char numbuf[64];
 
 static bool
@@ -971,7 +996,8 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 		pval_free(&pv);
 		return;
 	}
-	/* operators */
+	/* operators: their words are expanded before the value is used */
+	pval_own(&pv);
 	const char *op = s + i;
 	size_t rest = n - i;
 	bool colon = op[0] == ':';
