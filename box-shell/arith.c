@@ -297,6 +297,11 @@ static intmax_t
 ax_primary(struct ax *a)
 {
 	ws(a);
+	if (sh_stack_exhausted(a->sh)) {
+		a->err = true; /* said */
+		a->errmsg = NULL;
+		return 0;
+	}
 	if (++a->depth > SH_MAX_PARSE_DEPTH) {
 		ax_fail(a, "expression nesting too deep", a->p);
 		return 0;
@@ -520,8 +525,38 @@ ax_lor(struct ax *a)
 	return ax_binary(a, 1);
 }
 
+/* Counts a level of the recursive descent (?: and assignments nest to the
+ * right); false past SH_MAX_PARSE_DEPTH, after failing. */
+static bool
+ax_enter(struct ax *a)
+{
+	if (sh_stack_exhausted(a->sh)) {
+		a->err = true; /* said */
+		a->errmsg = NULL;
+		return false;
+	}
+	if (++a->depth > SH_MAX_PARSE_DEPTH) {
+		ax_fail(a, "expression nesting too deep", a->p);
+		a->depth--;
+		return false;
+	}
+	return true;
+}
+
+static intmax_t ax_cond_in(struct ax *a);
+
 static intmax_t
 ax_cond(struct ax *a)
+{
+	if (!ax_enter(a))
+		return 0;
+	intmax_t c = ax_cond_in(a);
+	a->depth--;
+	return c;
+}
+
+static intmax_t
+ax_cond_in(struct ax *a)
 {
 	intmax_t c = ax_lor(a);
 	if (eat(a, "?")) {
@@ -543,8 +578,20 @@ ax_cond(struct ax *a)
 	return c;
 }
 
+static intmax_t ax_assign_in(struct ax *a);
+
 static intmax_t
 ax_assign(struct ax *a)
+{
+	if (!ax_enter(a))
+		return 0;
+	intmax_t v = ax_assign_in(a);
+	a->depth--;
+	return v;
+}
+
+static intmax_t
+ax_assign_in(struct ax *a)
 {
 	ws(a);
 	const char *save = a->p;

@@ -694,6 +694,7 @@ struct tst {
 	char **v;
 	int n, i;
 	int err; /* 2: syntax error */
+	int depth; /* ( ) nesting */
 };
 
 static int t_or(struct tst *t);
@@ -708,12 +709,25 @@ t_prim(struct tst *t)
 	}
 	const char *a = t->v[t->i];
 	if (strcmp(a, "!") == 0 && t->i + 1 < t->n) {
-		t->i++;
-		return !t_prim(t);
+		/* a run of them in a loop: the arguments may hold 100000 */
+		bool neg = false;
+		while (t->i + 1 < t->n && strcmp(t->v[t->i], "!") == 0) {
+			neg = !neg;
+			t->i++;
+		}
+		int r = t_prim(t);
+		return neg ? !r : r;
 	}
 	if (strcmp(a, "(") == 0 && t->i + 1 < t->n) {
+		if (t->depth >= SH_MAX_PARSE_DEPTH) {
+			sh_err(t->sh, "%s: expression nested too deeply", test_name);
+			t->err = 2;
+			return 0;
+		}
 		t->i++;
+		t->depth++;
 		int r = t_or(t);
+		t->depth--;
 		if (t->i >= t->n || strcmp(t->v[t->i], ")") != 0) {
 			if (!t->err)
 				sh_err(t->sh, "test: `)' expected");

@@ -816,6 +816,10 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 	/* s: the text between ${ and } */
 	struct sh_shell *sh = x->sh;
 	size_t i = 0;
+	if (sh_stack_exhausted(sh)) {
+		x->err = true;
+		return;
+	}
 	bool length = false, indirect = false;
 	if (n == 0) {
 		bad_subst(x, s, n);
@@ -1974,7 +1978,7 @@ brace_items(struct sh_shell *sh, const char *w, size_t i, size_t j, unsigned dep
 static enum brace_err
 brace_words(struct sh_shell *sh, const char *w, size_t n, unsigned depth, struct bwords *out)
 {
-	if (depth > SH_MAX_PARSE_DEPTH)
+	if (depth > SH_MAX_PARSE_DEPTH || sh_stack_low())
 		return BRACE_TOO_DEEP;
 	enum brace_err e = bwords_add(out, "", 0, false);
 	size_t lit = 0; /* start of the text not yet appended */

@@ -428,6 +428,8 @@ glob_dir(struct sh_shell *sh, const char *dir, char **comps, size_t nc, size_t c
 {
 	const char *comp = comps[ci];
 	bool last = ci + 1 == nc;
+	if (sh_stack_low())
+		return 0; /* one level per component: a path of 30000 matches nothing */
 	if (!pat_has_meta(comp)) {
 		char *lit = xstrdup(comp);
 		pat_unescape(lit);

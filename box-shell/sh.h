@@ -277,6 +277,11 @@ struct sh_shell {
 };
 
 /* vars.c */
+/* Whether a recursion must stop: this thread's stack is nearly used up
+ * (SH_STACK_RESERVE left). Every recursive path checks one of them;
+ * sh_stack_exhausted also ends the script with an error (once). */
+bool sh_stack_low(void);
+bool sh_stack_exhausted(struct sh_shell *sh);
 struct sh_shell *sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc,
 			char **argv);
 void sh_free(struct sh_shell *sh);
@@ -367,6 +372,7 @@ void sh_err(struct sh_shell *sh, const char *fmt, ...) __attribute__((format(pri
 void sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 pid_t sh_fork(struct sh_shell *sh);
+
 int sh_wait_pid(struct sh_shell *sh, pid_t pid);
 void sh_check_traps(struct sh_shell *sh);
 int sh_decide_cmd(struct sh_shell *sh, const char *program, int argc, char **argv,

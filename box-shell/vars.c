@@ -8,6 +8,7 @@
  * longer than SH_MAX_VALUE and an array index above SH_MAX_ARRAY are refused.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,52 @@ sh_utf8_locale(struct sh_shell *sh)
 			return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
 	}
 	return false;
+}
+
+/* ---- the stack ---- */
+
+/*
+ * The caps on nesting count levels (1000 function calls, 1000 nested
+ * compound commands...), but what a level costs on the stack depends on
+ * what it nests (a function whose body is a case in an if in a while) and
+ * on the build (a sanitizer's frames are twice as large): 1000 such calls
+ * overflowed 8 MiB. So every recursion also checks the stack itself: below
+ * SH_STACK_RESERVE of the end of this thread's stack, the script ends with
+ * an error instead of the process with SIGSEGV. The reserve covers what may
+ * run below a check (a command substitution's 64 KiB buffer, libc, a
+ * sanitizer's report).
+ */
+#define SH_STACK_RESERVE (512u << 10)
+
+bool
+sh_stack_low(void)
+{
+	static __thread uintptr_t floor_; /* lowest address a check accepts; 1: unknown */
+	if (!floor_) {
+		pthread_attr_t at;
+		void *lo = NULL;
+		size_t size = 0;
+		floor_ = 1;
+		if (pthread_getattr_np(pthread_self(), &at) == 0) {
+			if (pthread_attr_getstack(&at, &lo, &size) == 0 && size > 2 * SH_STACK_RESERVE)
+				floor_ = (uintptr_t)lo + SH_STACK_RESERVE;
+			pthread_attr_destroy(&at);
+		}
+	}
+	/* the frame itself: a sanitizer's fake stack may hold the locals */
+	return (uintptr_t)__builtin_frame_address(0) < floor_;
+}
+
+bool
+sh_stack_exhausted(struct sh_shell *sh)
+{
+	if (!sh_stack_low())
+		return false;
+	if (sh->jump != J_EXIT)
+		sh_err(sh, "maximum nesting level exceeded: the stack is used up");
+	sh->jump = J_EXIT;
+	sh->jump_n = 1;
+	return true;
 }
 
 void *

@@ -19,8 +19,8 @@
  *    at the end of the input is killed and reaped (the harness is a child
  *    subreaper);
  *  - the interpreter's own caps (nesting and call depth 1000, values,
- *    expansions, fields): the stack is raised to FUZZ_STACK at start, the
- *    depth a sanitizer build needs for them;
+ *    expansions, fields), on the stack it was given (8 MiB as a rule, the
+ *    programs' own: deeper recursion than the caps allow is a bug);
  *  - fds 0-2 are /dev/null during the input (no output is kept).
  *
  * The process stays the fuzzer's: linked with --wrap (fuzz_sh_interp.mk),
@@ -53,7 +53,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,7 +63,6 @@
 #define FUZZ_SCRIPT_MAX (64 << 10)
 #define FUZZ_STEPS      5000
 #define FUZZ_FORKS      8
-#define FUZZ_STACK      (256UL << 20)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -328,15 +326,6 @@ harness_init(void)
 		__sanitizer_set_report_fd((void *)(intptr_t)saved_std[2]);
 	/* what is left of an input's processes comes back here to be reaped */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
-	/* the interpreter's caps assume a production stack frame size */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < FUZZ_STACK) {
-		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= FUZZ_STACK
-				      ? FUZZ_STACK
-				      : rl.rlim_max;
-		(void)setrlimit(RLIMIT_STACK, &rl);
-	}
 	/* a write to a pipe nobody reads is EPIPE here, never the fuzzer's death */
 	__real_signal(SIGPIPE, SIG_IGN);
 	for (int s = 1; s < NSIG; s++)
