@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmdutil.h"
 #include "declog.h"
 #include "sh.h"
 
@@ -1602,7 +1603,7 @@ db_regex(struct sh_shell *sh, const char *s, struct word *rw, bool *err)
 	sb_adds(&re, pat);
 	free(pat);
 	regex_t rx;
-	int rc = regcomp(&rx, re.s ? re.s : "", REG_EXTENDED);
+	int rc = sh_regcomp(&rx, re.s ? re.s : "", REG_EXTENDED);
 	sb_free(&re);
 	if (rc != 0) {
 		*err = true;

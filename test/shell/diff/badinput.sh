@@ -107,6 +107,18 @@ expect "recursion through compound commands: an error, not SIGSEGV" 1 \
 python3 -c "print('echo /' + 'a/' * 30000 + 'b*')" >globdeep.sh
 expect "a glob of 30,000 components matches nothing" 0 '' -- bsh globdeep.sh
 rm -f globdeep.sh
+# a regex whose nested counts multiply past RE_DUP_MAX: refused at once (glibc
+# took minutes and gigabytes building it, in bash too)
+expect "=~ with nested counted repetitions: refused" 2 '' -- \
+	bsh -c '[[ aaa =~ ((a{1,255}){1,255}){1,255} ]]'
+expect "grep -E with nested counted repetitions: refused" 2 'grep: Memory exhausted' -- \
+	bsh -c 'echo aaa | grep -E "((a{1,255}){1,255}){1,255}"'
+expect "grep (BRE) with nested counted repetitions: refused" 2 'grep: Memory exhausted' -- \
+	bsh -c 'echo aaa | grep "\(\(a\{1,255\}\)\{1,255\}\)\{1,255\}"'
+expect "sed -E with nested counted repetitions: refused" 1 'Memory exhausted' -- \
+	bsh -c 'echo aaa | sed -E "s/((a{1,255}){1,255}){1,255}/x/"'
+expect "a counted regex under the bound still matches" 0 '' -- \
+	bsh -c '[[ 1.2.3.4 =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] && echo 10.0.0.1 | grep -qE "^([0-9]{1,3}\.){3}[0-9]{1,3}$"'
 expect "brace expansion cap" 1 'too many words \(max 1048576\)' -- bsh -c 'echo {1..100000000}'
 expect "variable length cap (doubling loop ends)" 1 'value too long \(max 16777216 bytes\)' -- \
 	bsh -c 'x=y; while :; do x=$x$x; done'
