@@ -26,3 +26,7 @@ echo "end $OPTIND"
 set -- -xy -z arg rest
 OPTIND=1; while getopts xyz: o; do echo "$o ${OPTARG-}"; done; shift $((OPTIND - 1)); echo "$@"
 OPTIND=3; getopts a o -a; echo "$o $? $OPTIND"
+# local OPTIND without a value, nested groups, option arguments
+f() { local OPTIND o; while getopts "ab" o "$@"; do echo "f$#:$o"; [ "$o" = a ] && f -b; done; }; f -a -b
+g() { local OPTIND=1 o; while getopts "abc" o "$@"; do echo "g:$o $OPTIND"; case $o in a) g -bc;; b) g -c;; esac; done; }; g -abc -a
+h() { local OPTIND o; while getopts ":x:y" o "$@"; do echo "h:$o:${OPTARG-}"; [ "$o" = x ] && h -y; done; }; h -xarg -y -x v
