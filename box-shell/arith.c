@@ -543,16 +543,23 @@ ax_enter(struct ax *a)
 	return true;
 }
 
+/* FN one level deeper. */
+static intmax_t
+ax_nested(struct ax *a, intmax_t (*fn)(struct ax *))
+{
+	if (!ax_enter(a))
+		return 0;
+	intmax_t v = fn(a);
+	a->depth--;
+	return v;
+}
+
 static intmax_t ax_cond_in(struct ax *a);
 
 static intmax_t
 ax_cond(struct ax *a)
 {
-	if (!ax_enter(a))
-		return 0;
-	intmax_t c = ax_cond_in(a);
-	a->depth--;
-	return c;
+	return ax_nested(a, ax_cond_in);
 }
 
 static intmax_t
@@ -583,11 +590,7 @@ static intmax_t ax_assign_in(struct ax *a);
 static intmax_t
 ax_assign(struct ax *a)
 {
-	if (!ax_enter(a))
-		return 0;
-	intmax_t v = ax_assign_in(a);
-	a->depth--;
-	return v;
+	return ax_nested(a, ax_assign_in);
 }
 
 static intmax_t

@@ -102,17 +102,6 @@ sh_decide_fs(struct sh_decider *d, const struct sh_fs_request *r, struct sh_verd
 }
 
 int
-sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n,
-		   struct sh_verdict *out)
-{
-	if (n > SH_DECIDE_BATCH_MAX)
-		return -E2BIG;
-	for (size_t i = 0; i < n; i++)
-		(void)sh_decide_fs(d, &r[i], &out[i]);
-	return 0;
-}
-
-int
 sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int status)
 {
 	(void)d;
@@ -133,29 +122,10 @@ sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 }
 
 int
-sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
-	     enum sh_fs_result result)
-{
-	(void)d;
-	(void)r;
-	(void)failed;
-	(void)result;
-	return 0;
-}
-
-int
 sh_decider_flush(struct sh_decider *d)
 {
 	(void)d;
 	return 0;
-}
-
-int
-sh_decider_rehearse(struct sh_decider *d, bool on)
-{
-	(void)d;
-	(void)on;
-	return -EOPNOTSUPP;
 }
 
 int
