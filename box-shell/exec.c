@@ -822,11 +822,16 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		xtrace(sh, NULL, (int)av.n, av.v);
 	int st;
 	/* temporary assignments */
-	struct tmpvar tv[64];
+	/* as many as the command has (a fixed 64 dropped the rest silently) */
+	struct tmpvar *tv = NULL;
 	size_t ntv = 0;
 	/* a host program run by a back end (no fork here) takes them like a builtin */
 	if (n->u.s.assigns && (f || b || own || (path && sh->host_run))) {
-		for (struct word *w = n->u.s.assigns; w && ntv < 64; w = w->next) {
+		size_t na = 0;
+		for (struct word *w = n->u.s.assigns; w; w = w->next)
+			na++;
+		tv = xmalloc(na * sizeof *tv);
+		for (struct word *w = n->u.s.assigns; w; w = w->next) {
 			const char *eq = strchr(w->s, '=');
 			char *nm = xstrndup(w->s, (size_t)(eq - w->s));
 			if (nm[0] && nm[strlen(nm) - 1] == '+')
@@ -936,6 +941,7 @@ restore:
 		free(tv[i].name);
 		free(tv[i].old);
 	}
+	free(tv);
 	free(path);
 	strv_free(&av);
 	return st;
