@@ -26,7 +26,6 @@
 
 #include "sh.h"
 
-size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode);
 int wrappers_find(const char *name, sh_builtin_fn *fn);
 
 /* ---- buffered output of builtins ---- */
@@ -148,7 +147,7 @@ b_echo(struct sh_shell *sh, int argc, char **argv)
 		size_t n = strlen(a);
 		for (size_t k = 0; k < n; k++) {
 			if (a[k] == '\\' && k + 1 < n) {
-				char o[8];
+				char o[SH_ESCAPE_MAX];
 				size_t on;
 				size_t used = ansi_escape(a + k + 1, n - k - 1, o, &on, true);
 				if (used == (size_t)-1)
@@ -203,7 +202,7 @@ put_b(struct sbuf *o, const char *a)
 	size_t n = strlen(a);
 	for (size_t k = 0; k < n; k++) {
 		if (a[k] == '\\' && k + 1 < n) {
-			char e[8];
+			char e[SH_ESCAPE_MAX];
 			size_t en;
 			size_t used = ansi_escape(a + k + 1, n - k - 1, e, &en, true);
 			if (used == (size_t)-1)
@@ -279,7 +278,7 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 		for (size_t i = 0; i < fl; i++) {
 			char c = fmt[i];
 			if (c == '\\') {
-				char e[8];
+				char e[SH_ESCAPE_MAX];
 				size_t en;
 				size_t used = ansi_escape(fmt + i + 1, fl - i - 1, e, &en, false);
 				if (i + 1 < fl && fmt[i + 1] == 'c')

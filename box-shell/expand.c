@@ -547,9 +547,6 @@ utf8_put(char *o, unsigned long cp)
 	return 4;
 }
 
-/* Decode one backslash escape at s (after the '\'); returns bytes consumed,
- * output in o (up to 4 bytes), *on its length. echo_mode: \0NNN octal, \c. */
-size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode);
 size_t
 ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 {
@@ -608,7 +605,7 @@ ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 		}
 		if (v >= 0x80 && sh_current && !sh_utf8_locale(sh_current)) {
 			/* no conversion outside UTF-8: bash prints the escape */
-			*on = (size_t)snprintf(o, 12, c == 'u' ? "\\u%04lX" : "\\U%08lX", v);
+			*on = (size_t)snprintf(o, SH_ESCAPE_MAX, c == 'u' ? "\\u%04lX" : "\\U%08lX", v);
 			return i;
 		}
 		*on = utf8_put(o, v);
@@ -654,7 +651,7 @@ add_ansi(struct xctx *x, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\\' && i + 1 < n) {
-			char o[8];
+			char o[SH_ESCAPE_MAX];
 			size_t on;
 			size_t used = ansi_escape(s + i + 1, n - i - 1, o, &on, false);
 			xadd(x, o, on, FQ);

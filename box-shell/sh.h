@@ -344,6 +344,14 @@ char *expand_re(struct sh_shell *sh, const char *raw);
 bool sh_utf8_locale(struct sh_shell *sh);
 char *cmdsub_run(struct sh_shell *sh, const char *text, size_t len);
 char *shell_quote(const char *s);
+/*
+ * Decode one backslash escape at S (after the '\\'): returns the bytes
+ * consumed ((size_t)-1: echo's \\c, stop), the output in O, which holds
+ * SH_ESCAPE_MAX bytes (a UTF-8 character, or an escape kept as text when the
+ * locale is not UTF-8: "\\U0DDDDDDD"), *ON its length. echo_mode: \\0NNN, \\c.
+ */
+#define SH_ESCAPE_MAX 16
+size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode);
 
 /* arith.c: -1 on error (printed). */
 int arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out);

@@ -1,0 +1,1 @@
+echo $'\U0ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd9'e0o $'\U09'd0
