@@ -101,9 +101,17 @@ expect "SIGTERM ignored: SIGKILL 2 s later, still 124" 124 'timed out' -- \
 expect "function nesting cap" 1 'maximum (function nesting level exceeded \(1000\)|nesting level exceeded: the stack is used up)' -- \
 	bsh -c 'f() { f; }; f'
 # a level's stack depends on what it nests: checked against the stack itself
-expect "recursion through compound commands: an error, not SIGSEGV" 1 \
-	'maximum (function nesting level exceeded \(1000\)|nesting level exceeded: the stack is used up)' -- \
-	bsh -c 'h() { case 1 in 1) if true; then while true; do { h; }; break; done; fi;; esac; }; h'
+# (which cap comes first depends on the stack's size: 1 for the stack, 0
+# for the call cap, whose failure the loop's break then clears)
+bsh -c 'h() { case 1 in 1) if true; then while true; do { h; }; break; done; fi;; esac; }; h' \
+	>out 2>err
+rc=$?
+if [ "$rc" -le 1 ] && grep -Eq 'maximum (function nesting level exceeded \(1000\)|nesting level exceeded: the stack is used up)' err; then
+	ok "recursion through compound commands: an error, not SIGSEGV"
+else
+	not_ok "recursion through compound commands: status $rc"
+	head -c 400 err | sed 's/^/#   /'
+fi
 python3 -c "print('echo /' + 'a/' * 30000 + 'b*')" >globdeep.sh
 expect "a glob of 30,000 components matches nothing" 0 '' -- bsh globdeep.sh
 rm -f globdeep.sh
