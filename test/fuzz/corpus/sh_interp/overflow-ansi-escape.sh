@@ -1,1 +1,3 @@
-echo $'\U0ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd9'e0o $'\U09'd0
+# found by fuzz_sh_interp: stack-buffer-overflow (an escape kept as text, 11 bytes in 8)
+echo $'\U0ddddddd' $'\U09'
+echo -e "\U0ddddddd"; printf "%b\U0ddddddd\n" "\U0ddddddd"
