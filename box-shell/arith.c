@@ -15,6 +15,13 @@
 
 #include "sh.h"
 
+/* Copies of variables' values an error message points into, freed when
+ * the whole evaluation ends. */
+struct ax_held {
+	struct ax_held *next;
+	char *s;
+};
+
 struct ax {
 	struct sh_shell *sh;
 	const char *s, *p;
@@ -24,6 +31,8 @@ struct ax {
 	const char *errtok;
 	const char *errmsg;
 	const char *lastop; /* the last operator read (bash's error token at the end) */
+	struct ax_held **held; /* the outermost evaluation's list */
+	char unbound[256];     /* the variable of an "unbound variable" error */
 };
 
 static int arith_rec_depth;
@@ -155,18 +164,32 @@ value_of(struct ax *a, const char *str)
 	}
 	arith_rec_depth++;
 	intmax_t v = 0;
-	struct ax sub = {.sh = a->sh, .s = str, .p = str};
+	/* STR is a variable's value: the expression may assign that variable
+	 * (i=i=0; ((i++))) and free it, so it is evaluated from a copy */
+	char *own = xstrdup(str);
+	struct ax sub = {.sh = a->sh, .s = own, .p = own, .held = a->held};
 	v = ax_comma(&sub);
 	ws(&sub);
 	if (!sub.err && *sub.p)
 		ax_fail(&sub, "syntax error in expression", sub.p);
 	arith_rec_depth--;
-	if (sub.err) {
+	if (sub.err && !a->err) {
+		/* the message points into the copy: it lives until arith_eval ends */
+		struct ax_held *h = xmalloc(sizeof *h);
+		*h = (struct ax_held){.next = *a->held, .s = own};
+		*a->held = h;
+		own = NULL;
 		a->err = true;
 		a->errmsg = sub.errmsg;
 		a->errtok = sub.errtok;
-		a->s = sub.s;
+		if (sub.s == sub.unbound) {
+			memcpy(a->unbound, sub.unbound, sizeof a->unbound);
+			a->s = a->unbound;
+		} else {
+			a->s = sub.s;
+		}
 	}
+	free(own);
 	return v;
 }
 
@@ -224,8 +247,11 @@ lval_get(struct ax *a, struct lval *lv)
 	const char *val = var_value(a->sh, lv->name);
 	/* dash: set -u does not reach arithmetic */
 	if (!val && a->sh->opt_u && !a->noeval && !a->sh->dash_errors) {
-		ax_fail(a, "unbound variable", NULL);
-		a->s = lv->name;
+		if (!a->err) {
+			ax_fail(a, "unbound variable", NULL);
+			snprintf(a->unbound, sizeof a->unbound, "%s", lv->name);
+			a->s = a->unbound;
+		}
 		return 0;
 	}
 	return value_of(a, val);
@@ -272,6 +298,11 @@ static intmax_t
 ax_primary(struct ax *a)
 {
 	ws(a);
+	if (sh_stack_exhausted(a->sh)) {
+		a->err = true; /* said */
+		a->errmsg = NULL;
+		return 0;
+	}
 	if (++a->depth > SH_MAX_PARSE_DEPTH) {
 		ax_fail(a, "expression nesting too deep", a->p);
 		return 0;
@@ -292,7 +323,7 @@ ax_primary(struct ax *a)
 		if (!parse_lval(a, &lv)) {
 			ax_fail(a, "syntax error: operand expected", a->p);
 		} else {
-			v = lval_get(a, &lv) + (inc ? 1 : -1);
+			v = (intmax_t)((uintmax_t)lval_get(a, &lv) + (inc ? 1 : UINTMAX_MAX));
 			lval_set(a, &lv, v);
 		}
 	} else if (eat(a, "!")) {
@@ -317,11 +348,11 @@ ax_primary(struct ax *a)
 		if (a->p[0] == '+' && a->p[1] == '+') {
 			a->p += 2;
 			v = lval_get(a, &lv);
-			lval_set(a, &lv, v + 1);
+			lval_set(a, &lv, (intmax_t)((uintmax_t)v + 1)); /* wraps, as + does */
 		} else if (a->p[0] == '-' && a->p[1] == '-') {
 			a->p += 2;
 			v = lval_get(a, &lv);
-			lval_set(a, &lv, v - 1);
+			lval_set(a, &lv, (intmax_t)((uintmax_t)v - 1));
 		} else
 			v = lval_get(a, &lv);
 	} else if (*p == '$') {
@@ -495,8 +526,45 @@ ax_lor(struct ax *a)
 	return ax_binary(a, 1);
 }
 
+/* Counts a level of the recursive descent (?: and assignments nest to the
+ * right); false past SH_MAX_PARSE_DEPTH, after failing. */
+static bool
+ax_enter(struct ax *a)
+{
+	if (sh_stack_exhausted(a->sh)) {
+		a->err = true; /* said */
+		a->errmsg = NULL;
+		return false;
+	}
+	if (++a->depth > SH_MAX_PARSE_DEPTH) {
+		ax_fail(a, "expression nesting too deep", a->p);
+		a->depth--;
+		return false;
+	}
+	return true;
+}
+
+/* FN one level deeper. */
+static intmax_t
+ax_nested(struct ax *a, intmax_t (*fn)(struct ax *))
+{
+	if (!ax_enter(a))
+		return 0;
+	intmax_t v = fn(a);
+	a->depth--;
+	return v;
+}
+
+static intmax_t ax_cond_in(struct ax *a);
+
 static intmax_t
 ax_cond(struct ax *a)
+{
+	return ax_nested(a, ax_cond_in);
+}
+
+static intmax_t
+ax_cond_in(struct ax *a)
 {
 	intmax_t c = ax_lor(a);
 	if (eat(a, "?")) {
@@ -518,8 +586,16 @@ ax_cond(struct ax *a)
 	return c;
 }
 
+static intmax_t ax_assign_in(struct ax *a);
+
 static intmax_t
 ax_assign(struct ax *a)
+{
+	return ax_nested(a, ax_assign_in);
+}
+
+static intmax_t
+ax_assign_in(struct ax *a)
 {
 	ws(a);
 	const char *save = a->p;
@@ -592,7 +668,8 @@ ax_comma(struct ax *a)
 int
 arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 {
-	struct ax a = {.sh = sh, .s = expr, .p = expr};
+	struct ax_held *held = NULL;
+	struct ax a = {.sh = sh, .s = expr, .p = expr, .held = &held};
 	ws(&a);
 	intmax_t v = 0;
 	if (*a.p)
@@ -633,8 +710,14 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 			sh_err(sh, "%.*s%s: %s (error token is \"%.*s%s\")", (int)(n > 200 ? 200 : n), st,
 			       more, a.errmsg, (int)(tn > 200 ? 200 : tn), t, tmore);
 		}
-		return -1;
+	} else {
+		*out = v;
 	}
-	*out = v;
-	return 0;
+	while (held) {
+		struct ax_held *h = held;
+		held = h->next;
+		free(h->s);
+		free(h);
+	}
+	return a.err ? -1 : 0;
 }

@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,6 @@
 
 #include "sh.h"
 
-size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode);
 int wrappers_find(const char *name, sh_builtin_fn *fn);
 
 /* ---- buffered output of builtins ---- */
@@ -147,7 +147,7 @@ b_echo(struct sh_shell *sh, int argc, char **argv)
 		size_t n = strlen(a);
 		for (size_t k = 0; k < n; k++) {
 			if (a[k] == '\\' && k + 1 < n) {
-				char o[8];
+				char o[SH_ESCAPE_MAX];
 				size_t on;
 				size_t used = ansi_escape(a + k + 1, n - k - 1, o, &on, true);
 				if (used == (size_t)-1)
@@ -202,7 +202,7 @@ put_b(struct sbuf *o, const char *a)
 	size_t n = strlen(a);
 	for (size_t k = 0; k < n; k++) {
 		if (a[k] == '\\' && k + 1 < n) {
-			char e[8];
+			char e[SH_ESCAPE_MAX];
 			size_t en;
 			size_t used = ansi_escape(a + k + 1, n - k - 1, e, &en, true);
 			if (used == (size_t)-1)
@@ -215,10 +215,59 @@ put_b(struct sbuf *o, const char *a)
 	return false;
 }
 
-/* The conversion specs handed to snprintf are rebuilt from validated flags,
- * width, precision and one conversion letter, never the script's text. */
+/*
+ * The conversion specs handed to vsnprintf are rebuilt from validated flags
+ * and one conversion letter, never the script's text; the width and the
+ * precision always go as int arguments (`*` and `.*`), whether the format
+ * wrote them as digits or asked for an argument: a precision of -1 is none.
+ * Neither may pass SH_MAX_EXPANSION, nor may the output.
+ */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static bool
+sb_format(struct sbuf *o, const char *spec, ...)
+{
+	va_list ap;
+	va_start(ap, spec);
+	int need = vsnprintf(NULL, 0, spec, ap);
+	va_end(ap);
+	if (need < 0 || (size_t)need > SH_MAX_EXPANSION - o->len)
+		return false;
+	char *t = xmalloc((size_t)need + 1);
+	va_start(ap, spec);
+	vsnprintf(t, (size_t)need + 1, spec, ap);
+	va_end(ap);
+	sb_addn(o, t, (size_t)need);
+	free(t);
+	return true;
+}
+#pragma GCC diagnostic pop
+
+/* A width or precision: its digits at fmt[*j], or (`*`) the next argument
+ * as a number (missing: 0). Values past SH_MAX_EXPANSION are clamped just
+ * past it, so the output cap refuses them. */
+static int
+printf_width(struct sh_shell *sh, const char *fmt, size_t fl, size_t *j, int argc, char **argv,
+	     int *ai, bool *used_arg, int *st)
+{
+	intmax_t v = 0;
+	if (*j < fl && fmt[*j] == '*') {
+		(*j)++;
+		if (*ai < argc) {
+			num_arg(sh, argv[(*ai)++], &v, st);
+			*used_arg = true;
+		}
+	} else {
+		while (*j < fl && isdigit((unsigned char)fmt[*j])) {
+			if (v <= SH_MAX_EXPANSION)
+				v = v * 10 + (fmt[*j] - '0');
+			(*j)++;
+		}
+	}
+	intmax_t lim = (intmax_t)SH_MAX_EXPANSION + 1;
+	return (int)(v > lim ? lim : v < -lim ? -lim : v);
+}
+
 static int
 do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char **argv)
 {
@@ -229,7 +278,7 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 		for (size_t i = 0; i < fl; i++) {
 			char c = fmt[i];
 			if (c == '\\') {
-				char e[8];
+				char e[SH_ESCAPE_MAX];
 				size_t en;
 				size_t used = ansi_escape(fmt + i + 1, fl - i - 1, e, &en, false);
 				if (i + 1 < fl && fmt[i + 1] == 'c')
@@ -247,49 +296,25 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 				i++;
 				continue;
 			}
-			/* %[flags][width][.prec]conv */
-			char spec[64];
-			size_t sl = 0;
-			spec[sl++] = '%';
+			/* %[flags][width][.prec][length]conv: each flag kept once */
+			char flags[8];
+			size_t nfl = 0;
 			size_t j = i + 1;
-			while (j < fl && strchr("-+ #0", fmt[j]) && sl < 40)
-				spec[sl++] = fmt[j++];
-			int width = -1, prec = -1;
-			bool have_w = false, have_p = false;
-			if (j < fl && fmt[j] == '*') {
-				intmax_t v = 0;
-				if (ai < argc) {
-					num_arg(sh, argv[ai++], &v, &st);
-					used_arg = true;
-				}
-				width = (int)v;
-				have_w = true;
-				j++;
-			} else {
-				while (j < fl && isdigit((unsigned char)fmt[j]) && sl < 50)
-					spec[sl++] = fmt[j++];
-			}
+			for (; j < fl && strchr("-+ #0", fmt[j]); j++)
+				if (!memchr(flags, fmt[j], nfl))
+					flags[nfl++] = fmt[j];
+			flags[nfl] = 0;
+			int width = printf_width(sh, fmt, fl, &j, argc, argv, &ai, &used_arg, &st);
+			int prec = -1;
 			if (j < fl && fmt[j] == '.') {
 				j++;
-				if (j < fl && fmt[j] == '*') {
-					intmax_t v = 0;
-					if (ai < argc) {
-						num_arg(sh, argv[ai++], &v, &st);
-						used_arg = true;
-					}
-					prec = (int)v;
-					have_p = true;
-					j++;
-				} else {
-					spec[sl++] = '.';
-					while (j < fl && isdigit((unsigned char)fmt[j]) && sl < 58)
-						spec[sl++] = fmt[j++];
-				}
+				prec = printf_width(sh, fmt, fl, &j, argc, argv, &ai, &used_arg, &st);
 			}
 			while (j < fl && strchr("hlLjzt", fmt[j]))
 				j++;
 			if (j >= fl) {
-				sh_err(sh, "printf: `%s': missing format character", spec);
+				sh_err(sh, "printf: `%.*s': missing format character", (int)(j - i),
+				       fmt + i);
 				return 1;
 			}
 			char conv = fmt[j];
@@ -299,11 +324,8 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 				ai++;
 				used_arg = true;
 			}
-			char buf[512];
-			char *big = NULL;
-			int k = 0;
-			spec[sl] = 0;
-			char full[80];
+			char spec[24];
+			bool fits = true;
 			switch (conv) {
 			case 'd':
 			case 'i':
@@ -314,16 +336,8 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 				intmax_t v = 0;
 				if (arg)
 					num_arg(sh, arg, &v, &st);
-				snprintf(full, sizeof full, "%s%s%c", spec, "j",
-					 conv == 'i' ? 'd' : conv);
-				if (have_w && have_p)
-					k = snprintf(buf, sizeof buf, full, width, prec, v);
-				else if (have_w)
-					k = snprintf(buf, sizeof buf, full, width, v);
-				else if (have_p)
-					k = snprintf(buf, sizeof buf, full, prec, v);
-				else
-					k = snprintf(buf, sizeof buf, full, v);
+				snprintf(spec, sizeof spec, "%%%s*.*j%c", flags, conv == 'i' ? 'd' : conv);
+				fits = sb_format(o, spec, width, prec, v);
 				break;
 			}
 			case 'f':
@@ -343,30 +357,14 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 						st = 1;
 					}
 				}
-				snprintf(full, sizeof full, "%sL%c", spec, conv);
-				if (have_w && have_p)
-					k = snprintf(buf, sizeof buf, full, width, prec, v);
-				else if (have_w)
-					k = snprintf(buf, sizeof buf, full, width, v);
-				else if (have_p)
-					k = snprintf(buf, sizeof buf, full, prec, v);
-				else
-					k = snprintf(buf, sizeof buf, full, v);
+				snprintf(spec, sizeof spec, "%%%s*.*L%c", flags, conv);
+				fits = sb_format(o, spec, width, prec, v);
 				break;
 			}
 			case 'c':
-				snprintf(full, sizeof full, "%sc", spec);
-				if (have_w)
-					k = snprintf(buf, sizeof buf, full, width, arg && *arg ? arg[0] : 0);
-				else
-					k = snprintf(buf, sizeof buf, full, arg && *arg ? arg[0] : 0);
-				if (!arg || !*arg) {
-					/* %c of nothing prints nothing (bash) */
-					k = 0;
-					if (have_w && width > 1)
-						for (; k < width - 1 && k < 500; k++)
-							buf[k] = ' ';
-				}
+				/* %c of nothing is a NUL byte (bash) */
+				snprintf(spec, sizeof spec, "%%%s*c", flags);
+				fits = sb_format(o, spec, width, arg ? arg[0] : 0);
 				break;
 			case 's':
 			case 'b':
@@ -387,50 +385,20 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 					}
 				} else
 					sb_adds(&tmp, arg ? arg : "");
-				snprintf(full, sizeof full, "%ss", spec);
-				const char *sv = tmp.s ? tmp.s : "";
-				int need;
-				if (have_w && have_p)
-					need = snprintf(NULL, 0, full, width, prec, sv);
-				else if (have_w)
-					need = snprintf(NULL, 0, full, width, sv);
-				else if (have_p)
-					need = snprintf(NULL, 0, full, prec, sv);
-				else
-					need = snprintf(NULL, 0, full, sv);
-				if (need < 0)
-					need = 0;
-				big = xmalloc((size_t)need + 1);
-				if (have_w && have_p)
-					k = snprintf(big, (size_t)need + 1, full, width, prec, sv);
-				else if (have_w)
-					k = snprintf(big, (size_t)need + 1, full, width, sv);
-				else if (have_p)
-					k = snprintf(big, (size_t)need + 1, full, prec, sv);
-				else
-					k = snprintf(big, (size_t)need + 1, full, sv);
+				snprintf(spec, sizeof spec, "%%%s*.*s", flags);
 				/* %s of a value with NUL: only up to it (bash the same) */
+				fits = sb_format(o, spec, width, prec, tmp.s ? tmp.s : "");
 				sb_free(&tmp);
-				if (stop) {
-					sb_addn(o, big, (size_t)k);
-					free(big);
+				if (stop && fits)
 					return st;
-				}
 				break;
 			}
 			default:
 				sh_err(sh, "printf: `%c': invalid format character", conv);
 				return 1;
 			}
-			if (k < 0)
-				k = 0;
-			if (big) {
-				sb_addn(o, big, (size_t)k);
-				free(big);
-			} else
-				sb_addn(o, buf, (size_t)k < sizeof buf ? (size_t)k : sizeof buf - 1);
-			if (o->len > SH_MAX_EXPANSION) {
-				sh_err(sh, "printf: output too large");
+			if (!fits) {
+				sh_err(sh, "printf: output too large (max %u bytes)", SH_MAX_EXPANSION);
 				return 1;
 			}
 		}
@@ -440,7 +408,6 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 	return st;
 }
 
-#pragma GCC diagnostic pop
 
 static int
 b_printf(struct sh_shell *sh, int argc, char **argv)
@@ -468,6 +435,67 @@ b_printf(struct sh_shell *sh, int argc, char **argv)
 	return st;
 }
 
+/* ---- set -o options ---- */
+
+/*
+ * bash's `set -o` options, in the order `set -o` lists them. The ones this
+ * interpreter honours point at their flag; the others are shown at the value
+ * they have here (brace expansion and comments always on, no job control,
+ * no history, no editing). `set -o`/`set +o` of a fixed one marked settable
+ * (scripts commonly set them) is accepted and changes nothing; the other
+ * fixed ones are refused as unknown names, as before this table.
+ */
+#define OPT_FIXED SIZE_MAX
+static const struct set_option {
+	const char *name;
+	size_t off;   /* offsetof a bool in struct sh_shell, or OPT_FIXED */
+	bool fixed;   /* the value of an OPT_FIXED option */
+	bool settable; /* an OPT_FIXED option that `set -o`/`set +o` accepts (no-op) */
+} set_options[] = {
+	{"allexport", offsetof(struct sh_shell, opt_a), false, true},
+	{"braceexpand", OPT_FIXED, true, true},
+	{"emacs", OPT_FIXED, false, false},
+	{"errexit", offsetof(struct sh_shell, opt_e), false, true},
+	{"errtrace", OPT_FIXED, false, false},
+	{"functrace", OPT_FIXED, false, false},
+	{"hashall", OPT_FIXED, true, true},
+	{"histexpand", OPT_FIXED, false, false},
+	{"history", OPT_FIXED, false, false},
+	{"ignoreeof", OPT_FIXED, false, false},
+	{"interactive-comments", OPT_FIXED, true, true},
+	{"keyword", OPT_FIXED, false, false},
+	{"monitor", OPT_FIXED, false, true},
+	{"noclobber", offsetof(struct sh_shell, opt_C), false, true},
+	{"noexec", offsetof(struct sh_shell, opt_n), false, true},
+	{"noglob", offsetof(struct sh_shell, opt_f), false, true},
+	{"nolog", OPT_FIXED, false, true},
+	{"notify", OPT_FIXED, false, false},
+	{"nounset", offsetof(struct sh_shell, opt_u), false, true},
+	{"onecmd", OPT_FIXED, false, false},
+	{"physical", OPT_FIXED, false, false},
+	{"pipefail", offsetof(struct sh_shell, opt_pipefail), false, true},
+	{"posix", OPT_FIXED, false, true},
+	{"privileged", OPT_FIXED, false, false},
+	{"verbose", offsetof(struct sh_shell, opt_v), false, true},
+	{"vi", OPT_FIXED, false, false},
+	{"xtrace", offsetof(struct sh_shell, opt_x), false, true},
+};
+
+static const struct set_option *
+set_option_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof set_options / sizeof set_options[0]; i++)
+		if (strcmp(set_options[i].name, name) == 0)
+			return &set_options[i];
+	return NULL;
+}
+
+static bool
+set_option_value(struct sh_shell *sh, const struct set_option *o)
+{
+	return o->off == OPT_FIXED ? o->fixed : *(bool *)((char *)sh + o->off);
+}
+
 /* ---- test ---- */
 
 static int
@@ -489,23 +517,8 @@ test_unary(struct sh_shell *sh, const char *op, const char *arg, int *res)
 	case 'z': *res = arg[0] == 0; return 0;
 	case 'n': *res = arg[0] != 0; return 0;
 	case 'o': {
-		static const struct {
-			const char *n;
-			size_t off;
-		} opts[] = {
-			{"errexit", offsetof(struct sh_shell, opt_e)},
-			{"nounset", offsetof(struct sh_shell, opt_u)},
-			{"xtrace", offsetof(struct sh_shell, opt_x)},
-			{"noglob", offsetof(struct sh_shell, opt_f)},
-			{"noclobber", offsetof(struct sh_shell, opt_C)},
-			{"pipefail", offsetof(struct sh_shell, opt_pipefail)},
-			{"allexport", offsetof(struct sh_shell, opt_a)},
-			{"verbose", offsetof(struct sh_shell, opt_v)},
-		};
-		*res = 0;
-		for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-			if (strcmp(opts[i].n, arg) == 0)
-				*res = *(bool *)((char *)sh + opts[i].off);
+		const struct set_option *so = set_option_find(arg);
+		*res = so && set_option_value(sh, so);
 		return 0;
 	}
 	case 'v': {
@@ -684,6 +697,7 @@ struct tst {
 	char **v;
 	int n, i;
 	int err; /* 2: syntax error */
+	int depth; /* ( ) nesting */
 };
 
 static int t_or(struct tst *t);
@@ -698,12 +712,25 @@ t_prim(struct tst *t)
 	}
 	const char *a = t->v[t->i];
 	if (strcmp(a, "!") == 0 && t->i + 1 < t->n) {
-		t->i++;
-		return !t_prim(t);
+		/* a run of them in a loop: the arguments may hold 100000 */
+		bool neg = false;
+		while (t->i + 1 < t->n && strcmp(t->v[t->i], "!") == 0) {
+			neg = !neg;
+			t->i++;
+		}
+		int r = t_prim(t);
+		return neg ? !r : r;
 	}
 	if (strcmp(a, "(") == 0 && t->i + 1 < t->n) {
+		if (t->depth >= SH_MAX_PARSE_DEPTH) {
+			sh_err(t->sh, "%s: expression nested too deeply", test_name);
+			t->err = 2;
+			return 0;
+		}
 		t->i++;
+		t->depth++;
 		int r = t_or(t);
+		t->depth--;
 		if (t->i >= t->n || strcmp(t->v[t->i], ")") != 0) {
 			if (!t->err)
 				sh_err(t->sh, "test: `)' expected");
@@ -1161,13 +1188,8 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 		}
 	}
 	sb_free(&line);
-	if (idx == 0) {
-		var_set_elem(sh, name, 0, "");
-		struct var *v = var_get(sh, name);
-		free(v->arr[0]);
-		v->arr[0] = NULL;
-		v->narr = 0;
-	}
+	if (idx == 0 && var_set_empty_array(sh, name) < 0)
+		return 1;
 	return 0;
 }
 
@@ -1296,13 +1318,8 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 		} else {
 			/* declared without a value */
 			var_set(sh, name, NULL, flags | V_UNSET_PLACEHOLDER);
-			if (flags & V_ARRAY) {
-				var_set_elem(sh, name, 0, "");
-				v = var_get(sh, name);
-				free(v->arr[0]);
-				v->arr[0] = NULL;
-				v->narr = 0;
-			}
+			if (flags & V_ARRAY)
+				var_set_empty_array(sh, name);
 		}
 	}
 	free(name);
@@ -1355,7 +1372,7 @@ static int
 b_declare(struct sh_shell *sh, int argc, char **argv)
 {
 	int flags = 0, unflags = 0;
-	bool print = false, funcs = false;
+	bool print = false, funcs = false, global = false;
 	bool local = strcmp(argv[0], "local") == 0;
 	if (local && !sh->frame) {
 		sh_err(sh, "local: can only be used in a function");
@@ -1378,7 +1395,7 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 			case 'p': print = true; break;
 			case 'f':
 			case 'F': funcs = true; break;
-			case 'g':
+			case 'g': global = !local && minus; break;
 			case 'l':
 			case 'u':
 			case 'n':
@@ -1423,17 +1440,21 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 				print_var_decl(v, (void *)"d");
 			continue;
 		}
-		st |= assign_arg(sh, argv[0], argv[i], flags, local || (sh->frame && !local));
+		/* in a function a declared name is local, unless -g: then the
+		 * global variable is set, the locals stay as they are (bash) */
+		size_t nl = strcspn(argv[i], "=[+");
+		char *nm = xstrndup(argv[i], nl);
+		struct saved_var *slot = global ? var_global_begin(sh, nm) : NULL;
+		st |= assign_arg(sh, argv[0], argv[i], flags, local || (sh->frame && !global));
 		if (unflags) {
-			char *eq = strchr(argv[i], '=');
-			char *nm = eq ? xstrndup(argv[i], (size_t)(eq - argv[i])) : xstrdup(argv[i]);
 			struct var *v = var_get(sh, nm);
 			if (v) {
 				v->flags &= ~(unflags & ~V_READONLY);
 				sh->env_dirty = true;
 			}
-			free(nm);
 		}
+		var_global_end(sh, slot);
+		free(nm);
 	}
 	return st;
 }
@@ -1527,30 +1548,6 @@ b_shift(struct sh_shell *sh, int argc, char **argv)
 /* ---- set ---- */
 
 static bool *
-opt_by_name(struct sh_shell *sh, const char *n)
-{
-	if (strcmp(n, "errexit") == 0)
-		return &sh->opt_e;
-	if (strcmp(n, "nounset") == 0)
-		return &sh->opt_u;
-	if (strcmp(n, "xtrace") == 0)
-		return &sh->opt_x;
-	if (strcmp(n, "noglob") == 0)
-		return &sh->opt_f;
-	if (strcmp(n, "noclobber") == 0)
-		return &sh->opt_C;
-	if (strcmp(n, "noexec") == 0)
-		return &sh->opt_n;
-	if (strcmp(n, "pipefail") == 0)
-		return &sh->opt_pipefail;
-	if (strcmp(n, "verbose") == 0)
-		return &sh->opt_v;
-	if (strcmp(n, "allexport") == 0)
-		return &sh->opt_a;
-	return NULL;
-}
-
-static bool *
 opt_by_letter(struct sh_shell *sh, char c)
 {
 	switch (c) {
@@ -1565,8 +1562,6 @@ opt_by_letter(struct sh_shell *sh, char c)
 	default: return NULL;
 	}
 }
-
-static bool ignore_flag;
 
 int sh_set_options(struct sh_shell *sh, int argc, char **argv, int *consumed);
 int
@@ -1595,19 +1590,14 @@ sh_set_options(struct sh_shell *sh, int argc, char **argv, int *consumed)
 					*consumed = i + 1;
 					return on ? 2 : 3;
 				}
-				bool *o = opt_by_name(sh, argv[++i]);
-				if (!o) {
-					const char *nm = argv[i];
-					if (strcmp(nm, "posix") == 0 || strcmp(nm, "braceexpand") == 0 ||
-					    strcmp(nm, "hashall") == 0 || strcmp(nm, "interactive-comments") == 0 ||
-					    strcmp(nm, "monitor") == 0 || strcmp(nm, "nolog") == 0) {
-						o = &ignore_flag;
-					} else {
-						sh_err(sh, "set: %s: invalid option name", nm);
-						return -1;
-					}
+				const char *nm = argv[++i];
+				const struct set_option *so = set_option_find(nm);
+				if (!so || (so->off == OPT_FIXED && !so->settable)) {
+					sh_err(sh, "set: %s: invalid option name", nm);
+					return -1;
 				}
-				*o = on;
+				if (so->off != OPT_FIXED)
+					*(bool *)((char *)sh + so->off) = on;
 				break;
 			}
 			bool *o = opt_by_letter(sh, *p);
@@ -1646,16 +1636,14 @@ b_set(struct sh_shell *sh, int argc, char **argv)
 	if (r < 0)
 		return 2;
 	if (r == 2 || r == 3) {
-		static const char *const names[] = {"allexport", "errexit",   "noclobber",
-						    "noexec",    "noglob",    "nounset",
-						    "pipefail",  "verbose",   "xtrace"};
-		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-			bool v = *opt_by_name(sh, names[k]);
+		for (size_t k = 0; k < sizeof set_options / sizeof set_options[0]; k++) {
+			const struct set_option *so = &set_options[k];
+			bool v = set_option_value(sh, so);
 			char b[128];
 			if (r == 2)
-				snprintf(b, sizeof b, "%-15s\t%s\n", names[k], v ? "on" : "off");
+				snprintf(b, sizeof b, "%-15s\t%s\n", so->name, v ? "on" : "off");
 			else
-				snprintf(b, sizeof b, "set %co %s\n", v ? '-' : '+', names[k]);
+				snprintf(b, sizeof b, "set %co %s\n", v ? '-' : '+', so->name);
 			bi_outs(1, b);
 		}
 		return 0;
@@ -2180,6 +2168,17 @@ b_unalias(struct sh_shell *sh, int argc, char **argv)
 
 /* ---- getopts ---- */
 
+/* OPTIND (IND) and the position inside its argument, for the next call. */
+static void
+getopts_store(struct sh_shell *sh, long ind, int sub)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%ld", ind);
+	var_set(sh, "OPTIND", buf, 0); /* resets getopts_sub: set after */
+	sh->getopts_optind = ind;
+	sh->getopts_sub = sub;
+}
+
 static int
 b_getopts(struct sh_shell *sh, int argc, char **argv)
 {
@@ -2195,39 +2194,41 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 	if (silent)
 		opts++;
 	const char *oi = var_value(sh, "OPTIND");
-	long optind = oi ? atol(oi) : 1;
-	if (optind < 1)
-		optind = 1;
-	static long last_optind = -1;
-	if (optind != last_optind)
+	long ind = oi ? strtol(oi, NULL, 10) : 1;
+	if (ind < 1)
+		ind = 1;
+	/* the position inside a grouped option holds only while OPTIND is the
+	 * value getopts wrote, and inside the argument it reads now */
+	if (ind != sh->getopts_optind)
 		sh->getopts_sub = 0;
-	char buf[32];
-	if (optind > nargs) {
+	if (ind > nargs) {
+		/* past the end: OPTIND names the first non-option (bash) */
+		getopts_store(sh, (long)nargs + 1, 0);
 		var_set(sh, name, "?", 0);
 		var_unset(sh, "OPTARG");
 		return 1;
 	}
-	const char *a = args[optind - 1];
-	if (sh->getopts_sub == 0) {
+	const char *a = args[ind - 1];
+	size_t sub = (size_t)sh->getopts_sub;
+	if (sub >= strlen(a))
+		sub = 0;
+	if (sub == 0) {
 		if (a[0] != '-' || !a[1]) {
 			var_set(sh, name, "?", 0);
 			return 1;
 		}
 		if (strcmp(a, "--") == 0) {
-			snprintf(buf, sizeof buf, "%ld", optind + 1);
-			var_set(sh, "OPTIND", buf, 0);
-			last_optind = optind + 1;
+			getopts_store(sh, ind + 1, 0);
 			var_set(sh, name, "?", 0);
 			return 1;
 		}
-		sh->getopts_sub = 1;
+		sub = 1;
 	}
-	char c = a[sh->getopts_sub++];
-	const char *p = strchr(opts, c);
-	bool end_of_arg = a[sh->getopts_sub] == 0;
-	int st = 0;
-	if (!p || c == ':') {
-		char cs[2] = {c, 0};
+	char c = a[sub++];
+	const char *p = c == ':' ? NULL : strchr(opts, c);
+	bool end_of_arg = a[sub] == 0;
+	char cs[2] = {c, 0};
+	if (!p) {
 		if (silent) {
 			var_set(sh, "OPTARG", cs, 0);
 		} else {
@@ -2237,40 +2238,30 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		var_set(sh, name, "?", 0);
 	} else if (p[1] == ':') {
 		if (!end_of_arg) {
-			var_set(sh, "OPTARG", a + sh->getopts_sub, 0);
+			var_set(sh, "OPTARG", a + sub, 0);
 			end_of_arg = true;
-		} else if (optind < nargs) {
-			var_set(sh, "OPTARG", args[optind], 0);
-			optind++;
+			var_set(sh, name, cs, 0);
+		} else if (ind < nargs) {
+			var_set(sh, "OPTARG", args[ind], 0);
+			ind++;
+			var_set(sh, name, cs, 0);
+		} else if (silent) {
+			var_set(sh, name, ":", 0);
+			var_set(sh, "OPTARG", cs, 0);
 		} else {
-			char cs[2] = {c, 0};
-			if (silent) {
-				var_set(sh, name, ":", 0);
-				var_set(sh, "OPTARG", cs, 0);
-			} else {
-				sh_err(sh, "option requires an argument -- %c", c);
-				var_set(sh, name, "?", 0);
-				var_unset(sh, "OPTARG");
-			}
-			end_of_arg = true;
-			goto advance;
+			sh_err(sh, "option requires an argument -- %c", c);
+			var_set(sh, name, "?", 0);
+			var_unset(sh, "OPTARG");
 		}
-		char cs[2] = {c, 0};
-		var_set(sh, name, cs, 0);
 	} else {
-		char cs[2] = {c, 0};
 		var_set(sh, name, cs, 0);
 		var_unset(sh, "OPTARG");
 	}
-advance:
-	if (end_of_arg) {
-		optind++;
-		sh->getopts_sub = 0;
-	}
-	snprintf(buf, sizeof buf, "%ld", optind);
-	var_set(sh, "OPTIND", buf, 0);
-	last_optind = optind;
-	return st;
+	if (end_of_arg)
+		getopts_store(sh, ind + 1, 0);
+	else
+		getopts_store(sh, ind, (int)sub);
+	return 0;
 }
 
 /* ---- umask, wait, trap, kill, let, shopt ---- */

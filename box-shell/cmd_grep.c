@@ -1095,7 +1095,7 @@ compile(struct grep *g)
 	if (!g->res)
 		return -ENOMEM;
 	for (size_t i = 0; i < nsrc; i++) {
-		int r = regcomp(&g->res[i], srcs[i], cflags);
+		int r = sh_regcomp(&g->res[i], srcs[i], cflags);
 		if (r != 0) {
 			char msg[256];
 			regerror(r, &g->res[i], msg, sizeof(msg));

@@ -296,7 +296,7 @@ compile_re(struct sed *s, const char *p, size_t n, char delim, int flags, struct
 		return -ENOMEM;
 	}
 	s->res = nr;
-	int e = regcomp(&r->re, src, flags | (s->ere ? REG_EXTENDED : 0));
+	int e = sh_regcomp(&r->re, src, flags | (s->ere ? REG_EXTENDED : 0));
 	if (e) {
 		char msg[200];
 		regerror(e, &r->re, msg, sizeof(msg));

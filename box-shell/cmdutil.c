@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <regex.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -162,6 +163,96 @@ sh_out_release(struct sh_out *o)
 	o->buf = NULL;
 	o->cap = o->len = 0;
 	return r;
+}
+
+/* The largest product of nested counted repetitions in SRC: ERE's "(" ")"
+ * "{m,n}", BRE's "\\(" "\\)" "\\{m,n\\}"; bracket expressions skipped. */
+static unsigned long
+regex_repeat_cost(const char *p, bool ere)
+{
+	enum { MAXD = 256 };
+	unsigned long max[MAXD + 1];
+	int d = 0;
+	max[0] = 1;
+	unsigned long last = 1; /* the cost of the atom just read */
+	while (*p) {
+		bool open = ere ? *p == '(' : (p[0] == '\\' && p[1] == '(');
+		bool close = ere ? *p == ')' : (p[0] == '\\' && p[1] == ')');
+		bool brace = ere ? *p == '{' : (p[0] == '\\' && p[1] == '{');
+		if (open) {
+			p += ere ? 1 : 2;
+			if (d < MAXD)
+				max[++d] = 1;
+			last = 1;
+			continue;
+		}
+		if (close) {
+			p += ere ? 1 : 2;
+			last = max[d];
+			if (d > 0)
+				d--;
+			if (last > max[d])
+				max[d] = last;
+			continue;
+		}
+		if (brace) {
+			const char *q = p + (ere ? 1 : 2);
+			unsigned long m = 0, n = 0;
+			bool comma = false;
+			while (*q >= '0' && *q <= '9' && m < 100000)
+				m = m * 10 + (unsigned long)(*q++ - '0');
+			if (*q == ',') {
+				comma = true;
+				q++;
+				while (*q >= '0' && *q <= '9' && n < 100000)
+					n = n * 10 + (unsigned long)(*q++ - '0');
+			}
+			unsigned long k = comma && n ? n : m ? m : 1;
+			unsigned long c = last * k;
+			if (c > 1UL << 31)
+				c = 1UL << 31;
+			if (c > max[d])
+				max[d] = c;
+			last = c;
+			p = q;
+			continue;
+		}
+		if (*p == '[') {
+			/* a bracket expression: ']' first is a member, [:x:] [.x.] [=x=] nest */
+			const char *q = p + 1;
+			if (*q == '^')
+				q++;
+			if (*q == ']')
+				q++;
+			while (*q && *q != ']') {
+				if (q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+					const char *e = strchr(q + 2, q[1]);
+					q = e && e[1] == ']' ? e + 2 : q + 1;
+				} else {
+					q++;
+				}
+			}
+			p = *q ? q + 1 : q;
+			last = 1;
+			continue;
+		}
+		p += p[0] == '\\' && p[1] ? 2 : 1;
+		last = 1;
+	}
+	while (d > 0) {
+		if (max[d] > max[d - 1])
+			max[d - 1] = max[d];
+		d--;
+	}
+	return max[0];
+}
+
+int
+sh_regcomp(struct re_pattern_buffer *re, const char *src, int cflags)
+{
+	if (regex_repeat_cost(src, cflags & REG_EXTENDED) > RE_DUP_MAX)
+		return REG_ESPACE;
+	return regcomp(re, src, cflags);
 }
 
 const char *

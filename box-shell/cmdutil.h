@@ -20,7 +20,16 @@ void sh_out_init(struct sh_out *o, int fd);
 /* Flush, then free the buffer (malloc'd by sh_out or by the caller). Returns
  * the flush's result (the sticky error, if any). */
 int sh_out_release(struct sh_out *o);
-int sh_out_vprintf(struct sh_out *o, const char *fmt, va_list ap);
+int sh_out_vprintf(struct sh_out *o, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+/*
+ * regcomp(3), first refusing a regex whose nested counted repetitions
+ * multiply past RE_DUP_MAX ((a{1,255}){1,255}){1,255}: glibc would build
+ * an automaton of 255^3 copies, taking minutes and gigabytes). Returns
+ * REG_ESPACE for those (regerror: "Memory exhausted"), else regcomp's code.
+ */
+struct re_pattern_buffer;
+int sh_regcomp(struct re_pattern_buffer *re, const char *src, int cflags);
 
 /* The name messages start with: c->fs->cmd_name, else "box-shell". */
 const char *sh_cmd_name(const struct sh_cmd *c);

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmdutil.h"
 #include "declog.h"
 #include "sh.h"
 
@@ -42,7 +43,7 @@ static void errexit_check(struct sh_shell *sh, int st);
 
 /* ---- messages ---- */
 
-static void
+static void __attribute__((format(printf, 3, 0)))
 vmsg(struct sh_shell *sh, int line, const char *fmt, va_list ap)
 {
 	char buf[4096];
@@ -712,10 +713,8 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 				}
 				int keep = v ? v->flags & (V_EXPORT | V_INTEGER) : 0;
 				var_unset(sh, name);
-				var_set_elem(sh, name, 0, "");
+				var_set_empty_array(sh, name);
 				v = var_get(sh, name);
-				free(v->arr[0]);
-				v->arr[0] = NULL;
 				v->flags |= keep;
 			}
 			size_t idx = start;
@@ -875,11 +874,16 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		xtrace(sh, NULL, (int)av.n, av.v);
 	int st;
 	/* temporary assignments */
-	struct tmpvar tv[64];
+	/* as many as the command has (a fixed 64 dropped the rest silently) */
+	struct tmpvar *tv = NULL;
 	size_t ntv = 0;
 	/* a host program run by a back end (no fork here) takes them like a builtin */
 	if (n->u.s.assigns && (f || b || own || (path && sh->host_run))) {
-		for (struct word *w = n->u.s.assigns; w && ntv < 64; w = w->next) {
+		size_t na = 0;
+		for (struct word *w = n->u.s.assigns; w; w = w->next)
+			na++;
+		tv = xmalloc(na * sizeof *tv);
+		for (struct word *w = n->u.s.assigns; w; w = w->next) {
 			const char *eq = strchr(w->s, '=');
 			char *nm = xstrndup(w->s, (size_t)(eq - w->s));
 			if (nm[0] && nm[strlen(nm) - 1] == '+')
@@ -994,6 +998,7 @@ restore:
 		free(tv[i].name);
 		free(tv[i].old);
 	}
+	free(tv);
 	free(path);
 	strv_free(&av);
 	return st;
@@ -1197,6 +1202,7 @@ case_match(struct sh_shell *sh, const char *word, struct word *pats, bool *err)
 
 static int dbrack_eval(struct sh_shell *sh, struct word **tp, int prec, bool *err);
 static bool db_noeval; /* the untaken side of && ||: parsed, not evaluated */
+static unsigned db_depth; /* ( ) nesting being evaluated */
 
 static int exec_loop_body(struct sh_shell *sh, struct node *body, bool *stop);
 
@@ -1207,6 +1213,15 @@ exec_node(struct sh_shell *sh, struct node *n)
 		return sh->status;
 	if (sh->jump != J_NONE)
 		return sh->status;
+	if (sh_stack_exhausted(sh))
+		return sh->status = 1;
+	if (sh->step_limit && ++sh->steps > sh->step_limit) {
+		if (sh->steps == sh->step_limit + 1)
+			sh_err(sh, "step budget exhausted (%lu)", sh->step_limit);
+		sh->jump = J_EXIT;
+		sh->jump_n = 124;
+		return sh->status = 124;
+	}
 	if (sh->interactive && sh->interrupted) {
 		/*
 		 * Ctrl-C at an interactive shell (the box-shell daemon) abandons the
@@ -1298,13 +1313,42 @@ exec_node(struct sh_shell *sh, struct node *n)
 	}
 	case N_AND:
 	case N_OR: {
+		/*
+		 * a && b || c … is a left-deep tree, one level per operator: its
+		 * spine runs in a loop (a list of 100000 operators overflowed the
+		 * stack). Every left operand runs with errexit off, as does the
+		 * right one of an inner node (it is its parent's left operand).
+		 */
+		size_t k = 0, cap = 16;
+		struct node *small[16], **spine = small;
+		for (struct node *m = n; m->type == N_AND || m->type == N_OR; m = m->u.b.a) {
+			if (k == cap) {
+				struct node **big = xmalloc(2 * cap * sizeof *big);
+				memcpy(big, spine, k * sizeof *big);
+				if (spine != small)
+					free(spine);
+				spine = big;
+				cap *= 2;
+			}
+			spine[k++] = m;
+		}
 		sh->errexit_off++;
-		st = exec_node(sh, n->u.b.a);
+		st = exec_node(sh, spine[k - 1]->u.b.a);
 		sh->errexit_off--;
+		for (size_t i = k; i-- > 0 && sh->jump == J_NONE;) {
+			struct node *m = spine[i];
+			if ((m->type == N_AND) == (st == 0)) {
+				sh->errexit_off += i > 0;
+				st = exec_node(sh, m->u.b.b);
+				sh->errexit_off -= i > 0;
+			}
+			if (i > 0)
+				sh->status = st;
+		}
+		if (spine != small)
+			free(spine);
 		if (sh->jump != J_NONE)
 			break;
-		if ((n->type == N_AND) == (st == 0))
-			st = exec_node(sh, n->u.b.b);
 		sh->status = st;
 		break;
 	}
@@ -1335,20 +1379,32 @@ exec_node(struct sh_shell *sh, struct node *n)
 	case N_GROUP:
 		st = exec_node(sh, n->u.b.a);
 		break;
-	case N_IF:
-		sh->errexit_off++;
-		st = exec_node(sh, n->u.b.a);
-		sh->errexit_off--;
+	case N_IF: {
+		/* elif is an if in the else branch: the chain runs in a loop */
+		struct node *m = n;
+		for (;;) {
+			sh->errexit_off++;
+			st = exec_node(sh, m->u.b.a);
+			sh->errexit_off--;
+			if (sh->jump != J_NONE)
+				break;
+			if (st == 0) {
+				st = exec_node(sh, m->u.b.b);
+			} else if (m->u.b.c && m->u.b.c->type == N_IF && !m->u.b.c->redirs) {
+				m = m->u.b.c;
+				continue;
+			} else if (m->u.b.c) {
+				st = exec_node(sh, m->u.b.c);
+			} else {
+				st = 0;
+			}
+			break;
+		}
 		if (sh->jump != J_NONE)
 			break;
-		if (st == 0)
-			st = exec_node(sh, n->u.b.b);
-		else if (n->u.b.c)
-			st = exec_node(sh, n->u.b.c);
-		else
-			st = 0;
 		sh->status = st;
 		break;
+	}
 	case N_WHILE:
 	case N_UNTIL: {
 		st = 0;
@@ -1612,7 +1668,7 @@ db_regex(struct sh_shell *sh, const char *s, struct word *rw, bool *err)
 	sb_adds(&re, pat);
 	free(pat);
 	regex_t rx;
-	int rc = regcomp(&rx, re.s ? re.s : "", REG_EXTENDED);
+	int rc = sh_regcomp(&rx, re.s ? re.s : "", REG_EXTENDED);
 	sb_free(&re);
 	if (rc != 0) {
 		*err = true;
@@ -1647,12 +1703,26 @@ db_primary(struct sh_shell *sh, struct word **tp, bool *err)
 		return 0;
 	}
 	if (is_op(t, "!")) {
-		*tp = t->next;
-		return !db_primary(sh, tp, err);
+		/* a run of them in a loop: the script may write 100000 */
+		bool neg = false;
+		while (t && is_op(t, "!")) {
+			neg = !neg;
+			t = t->next;
+		}
+		*tp = t;
+		int r = db_primary(sh, tp, err);
+		return neg ? !r : r;
 	}
 	if (is_op(t, "(")) {
+		if (db_depth >= SH_MAX_PARSE_DEPTH) {
+			sh_err(sh, "syntax error in conditional expression: nesting too deep");
+			*err = true;
+			return 0;
+		}
 		*tp = t->next;
+		db_depth++;
 		int r = dbrack_eval(sh, tp, 0, err);
+		db_depth--;
 		if (!is_op(*tp, ")")) {
 			if (!*err)
 				sh_err(sh, "syntax error in conditional expression");

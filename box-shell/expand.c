@@ -74,9 +74,10 @@ strv_free(struct strv *a)
 static void
 xb_grow(struct xctx *x, size_t need)
 {
-	if (x->b.n + need <= x->b.cap)
+	/* b.n <= b.cap <= SH_MAX_EXPANSION: compared without a sum that could wrap */
+	if (need <= x->b.cap - x->b.n)
 		return;
-	if (x->b.n + need > SH_MAX_EXPANSION) {
+	if (need > SH_MAX_EXPANSION - x->b.n) {
 		if (!x->err)
 			sh_err(x->sh, "expansion too large (max %u bytes)", SH_MAX_EXPANSION);
 		x->err = true;
@@ -188,13 +189,21 @@ skip_dsq(const char *s, size_t i, size_t n)
 	return i < n ? i + 1 : n;
 }
 
+/* i at '`': the index of its closing '`', or N when there is none. */
 static size_t
-skip_bq(const char *s, size_t i, size_t n)
+bq_close(const char *s, size_t i, size_t n)
 {
 	for (i++; i < n && s[i] != '`'; i++)
 		if (s[i] == '\\')
 			i++;
-	return i < n ? i + 1 : n;
+	return i < n ? i : n;
+}
+
+static size_t
+skip_bq(const char *s, size_t i, size_t n)
+{
+	size_t c = bq_close(s, i, n);
+	return c < n ? c + 1 : n;
 }
 
 static size_t skip_dollar(struct sh_shell *sh, const char *s, size_t i, size_t n);
@@ -215,6 +224,23 @@ skip_dq(struct sh_shell *sh, const char *s, size_t i, size_t n)
 			i = skip_dollar(sh, s, i, n) - 1;
 	}
 	return n;
+}
+
+/*
+ * The length of a construct's body: it opened at I with OPEN bytes, and a
+ * skip_* function ended it at E, just past its closing byte CLOSE when it is
+ * terminated (always so below N). Text the parser did not check (a cut
+ * word, a value) may end inside the construct: its body then runs to N.
+ * Never more than N - I - OPEN, never negative.
+ */
+static size_t
+body_len(const char *s, size_t i, size_t open, size_t e, size_t n, char close)
+{
+	size_t start = i + open;
+	if (e <= start)
+		return 0;
+	bool closed = e < n || s[e - 1] == close;
+	return e - start - (closed ? 1 : 0);
 }
 
 /* i at '$' followed by '(' or '{'; returns the index after the construct. */
@@ -290,6 +316,31 @@ pval_free(struct pval *p)
 		for (size_t i = 0; i < p->n; i++)
 			free(p->ownv[i]);
 		free(p->ownv);
+	}
+}
+
+/*
+ * A value borrowed from the variable table (or the positional parameters)
+ * becomes the pval's own: an operator's word is expanded after the value
+ * was read, and that expansion may assign the very variable (${x/$((x=1))/y},
+ * ${x:${x:=5}}), which frees what was borrowed.
+ */
+static void
+pval_own(struct pval *p)
+{
+	if (p->s && p->s != p->own) {
+		char *c = xstrdup(p->s);
+		free(p->own);
+		p->own = c;
+		p->s = c;
+	}
+	if (p->v && p->v != p->ownv) {
+		char **c = xmalloc((p->n + 1) * sizeof(char *));
+		for (size_t i = 0; i < p->n; i++)
+			c[i] = xstrdup(p->v[i]);
+		c[p->n] = NULL;
+		p->ownv = c;
+		p->v = c;
 	}
 }
 
@@ -496,9 +547,6 @@ utf8_put(char *o, unsigned long cp)
 	return 4;
 }
 
-/* Decode one backslash escape at s (after the '\'); returns bytes consumed,
- * output in o (up to 4 bytes), *on its length. echo_mode: \0NNN octal, \c. */
-size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode);
 size_t
 ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 {
@@ -557,7 +605,7 @@ ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 		}
 		if (v >= 0x80 && sh_current && !sh_utf8_locale(sh_current)) {
 			/* no conversion outside UTF-8: bash prints the escape */
-			*on = (size_t)snprintf(o, 12, c == 'u' ? "\\u%04lX" : "\\U%08lX", v);
+			*on = (size_t)snprintf(o, SH_ESCAPE_MAX, c == 'u' ? "\\u%04lX" : "\\U%08lX", v);
 			return i;
 		}
 		*on = utf8_put(o, v);
@@ -603,7 +651,7 @@ add_ansi(struct xctx *x, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\\' && i + 1 < n) {
-			char o[8];
+			char o[SH_ESCAPE_MAX];
 			size_t on;
 			size_t used = ansi_escape(s + i + 1, n - i - 1, o, &on, false);
 			xadd(x, o, on, FQ);
@@ -675,7 +723,6 @@ static char *
 do_replace(const char *s, const char *pat, const char *rep, int kind)
 {
 	/* kind 0: first, 1: all, 2: prefix (#), 3: suffix (%) */
-	size_t n = strlen(s);
 	struct sbuf b = {0};
 	if (kind == 2) {
 		long m = pat_prefix(pat, s, true);
@@ -695,47 +742,7 @@ do_replace(const char *s, const char *pat, const char *rep, int kind)
 	}
 	if (!*pat)
 		return xstrdup(s);
-	size_t i = 0;
-	bool done = false;
-	char *tmp = xstrdup(s);
-	while (i <= n) {
-		if (done) {
-			sb_adds(&b, s + i);
-			break;
-		}
-		long best = -1;
-		/* longest match at i */
-		for (size_t j = n; j >= i; j--) {
-			char c = tmp[j];
-			tmp[j] = 0;
-			bool m = pat_match(pat, s + i);
-			(void)m;
-			bool mm = pat_match(pat, tmp + i);
-			tmp[j] = c;
-			if (mm) {
-				best = (long)j;
-				break;
-			}
-			if (j == i)
-				break;
-		}
-		if (best >= 0 && (size_t)best > i) {
-			sb_adds(&b, rep);
-			i = (size_t)best;
-			if (kind == 0)
-				done = true;
-			continue;
-		}
-		if (best >= 0 && (size_t)best == i && kind == 1 && 0) {
-		}
-		if (i < n)
-			sb_addc(&b, s[i]);
-		i++;
-	}
-	free(tmp);
-	if (!b.s)
-		return xstrdup("");
-	return sb_take(&b);
+	return pat_replace(pat, s, rep, kind == 1);
 }
 
 /* Find the end of a sub-word inside ${...} at depth, stopping at an
@@ -805,6 +812,10 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 	/* s: the text between ${ and } */
 	struct sh_shell *sh = x->sh;
 	size_t i = 0;
+	if (sh_stack_exhausted(sh)) {
+		x->err = true;
+		return;
+	}
 	bool length = false, indirect = false;
 	if (n == 0) {
 		bad_subst(x, s, n);
@@ -971,8 +982,10 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 	if (i == n) {
 		/* bash >= 4.4: "$@" and "${a[@]}" of an unset array are no error */
 		if (!pv.set && sh->opt_u && !pv.list && !(nl == 1 && name[0] == '!')) {
-			sh_err(sh, "%.*s: unbound variable", sub ? (int)n : (int)strlen(namebuf),
-			       sub ? s : namebuf);
+			if (sub)
+				sh_err(sh, "%.*s: unbound variable", (int)n, s);
+			else
+				sh_err(sh, "%s: unbound variable", namebuf);
 			x->err = true;
 			sh_fatal(sh, SH_FATAL_UNSET);
 			pval_free(&pv);
@@ -982,7 +995,8 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 		pval_free(&pv);
 		return;
 	}
-	/* operators */
+	/* operators: their words are expanded before the value is used */
+	pval_own(&pv);
 	const char *op = s + i;
 	size_t rest = n - i;
 	bool colon = op[0] == ':';
@@ -1379,7 +1393,7 @@ expand_dollar(struct xctx *x, const char *s, size_t i, size_t n, bool dq)
 	char c = s[i + 1];
 	if (c == '{') {
 		size_t e = skip_dollar(x->sh, s, i, n);
-		expand_brace_param(x, s + i + 2, e - i - 3, dq);
+		expand_brace_param(x, s + i + 2, body_len(s, i, 2, e, n, '}'), dq);
 		return e;
 	}
 	if (c == '(') {
@@ -1406,12 +1420,12 @@ expand_dollar(struct xctx *x, const char *s, size_t i, size_t n, bool dq)
 				return e;
 			}
 		}
-		emit_cmdsub(x, s + i + 2, e - i - 3, dq);
+		emit_cmdsub(x, s + i + 2, body_len(s, i, 2, e, n, ')'), dq);
 		return e;
 	}
 	if (c == '\'' && !dq && x->mode != M_HEREDOC) {
 		size_t e = skip_dsq(s, i + 1, n);
-		add_ansi(x, s + i + 2, e - i - 3);
+		add_ansi(x, s + i + 2, body_len(s, i, 2, e, n, '\''));
 		xmark(x, FM);
 		return e;
 	}
@@ -1505,7 +1519,7 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 		if (c == '\'' && !dq && x->mode != M_HEREDOC) {
 			size_t e = skip_sq(s, i, n);
 			xmark(x, FM);
-			xadd(x, s + i + 1, e - i - 2 + (e == n && s[n - 1] != '\'' ? 1 : 0), FQ);
+			xadd(x, s + i + 1, body_len(s, i, 1, e, n, '\''), FQ);
 			i = e;
 			continue;
 		}
@@ -1517,7 +1531,7 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 			x->brace_dq = false;
 			xmark(x, FM);
 			size_t after = x->b.n;
-			expand_into(x, s + i + 1, e - i - 2, true);
+			expand_into(x, s + i + 1, body_len(s, i, 1, e, n, '"'), true);
 			x->brace_dq = save_bdq;
 			if (x->at_empty && x->b.n == after && !x->err) {
 				/* "$@" with no parameters: no field */
@@ -1528,9 +1542,25 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 			continue;
 		}
 		if (c == '`') {
-			size_t e = skip_bq(s, i, n);
-			expand_backquote(x, s + i + 1, e - i - 2, dq);
-			i = e;
+			size_t cl = bq_close(s, i, n);
+			if (cl == n) {
+				/* Only in text the parser did not check (a brace
+				 * sequence's '`'): bash keeps a last lone '`' and
+				 * refuses one with text after it. */
+				if (i + 1 == n) {
+					xadd(x, "`", 1, dq ? FQ : 0);
+					i = n;
+					continue;
+				}
+				sh_err(x->sh, "bad substitution: no closing \"`\" in %.*s", (int)(n - i),
+				       s + i);
+				x->err = true;
+				x->sh->jump = J_EXIT;
+				x->sh->jump_n = 1;
+				return;
+			}
+			expand_backquote(x, s + i + 1, cl - i - 1, dq);
+			i = cl + 1;
 			continue;
 		}
 		if (c == '$') {
@@ -1614,25 +1644,14 @@ expand_word_raw(struct xctx *x, const char *s, size_t n)
 		i = j;
 	}
 	if (x->assign) {
-		/* NAME=~...:~... */
-		const char *eq = memchr(s, '=', n);
+		/*
+		 * An assignment's value (the caller passes the text after NAME=,
+		 * whose leading '~' was handled above): a tilde prefix also after
+		 * each unquoted ':'. A '=' in the value is plain text (bash:
+		 * x=a=~/b keeps its '~'), and a construct is never cut in two.
+		 */
 		size_t st = i;
-		if (eq && i == 0) {
-			size_t e = (size_t)(eq - s) + 1;
-			expand_into(x, s, e, false);
-			st = e;
-			if (st < n && s[st] == '~') {
-				size_t j = tilde_prefix(x, s, n, st);
-				if (j == st) {
-					xadd(x, "~", 1, 0);
-					j = st + 1;
-				}
-				st = j;
-			}
-		}
-		/* after each unquoted ':' */
-		size_t k = st;
-		for (; k < n; k++) {
+		for (size_t k = st; k < n; k++) {
 			char c = s[k];
 			if (c == '\\') {
 				k++;
@@ -1640,6 +1659,8 @@ expand_word_raw(struct xctx *x, const char *s, size_t n)
 			}
 			if (c == '\'')
 				k = skip_sq(s, k, n) - 1;
+			else if (c == '$' && k + 1 < n && s[k + 1] == '\'')
+				k = skip_dsq(s, k + 1, n) - 1;
 			else if (c == '"')
 				k = skip_dq(x->sh, s, k, n) - 1;
 			else if (c == '`')
@@ -1665,167 +1686,371 @@ expand_word_raw(struct xctx *x, const char *s, size_t n)
 
 /* ---- brace expansion ---- */
 
+/*
+ * Brace expansion works on the word's source text, left to right: each
+ * brace expression multiplies the words built so far by its items (a comma
+ * list's items, themselves brace-expanded, or a sequence), and the text
+ * after it is read once, never together with an item (bash: a generated '\'
+ * or '`' does not quote what follows it for brace expansion). Sequential
+ * expressions are a loop; only nested ones recurse, at most
+ * SH_MAX_PARSE_DEPTH deep. The words are capped at SH_MAX_FIELDS and their
+ * bytes at SH_MAX_EXPANSION.
+ */
+struct bword {
+	struct sbuf b;
+	bool gen_bs; /* ends with a '\' that a sequence generated */
+};
+
+struct bwords {
+	struct bword *v;
+	size_t n, cap;
+	size_t bytes;
+};
+
+enum brace_err { BRACE_OK, BRACE_TOO_MANY, BRACE_TOO_LARGE, BRACE_TOO_DEEP };
+
 static void
-brace_expand(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany)
+bwords_free(struct bwords *l)
 {
-	size_t n = strlen(w);
-	/* find an unquoted '{' with a matching '}' that has a top-level ',' or '..' */
-	for (size_t i = 0; i < n; i++) {
-		char c = w[i];
-		if (c == '\\') {
-			i++;
+	for (size_t i = 0; i < l->n; i++)
+		sb_free(&l->v[i].b);
+	free(l->v);
+	*l = (struct bwords){0};
+}
+
+static enum brace_err
+bwords_add(struct bwords *l, const char *s, size_t n, bool gen_bs)
+{
+	if (l->n >= SH_MAX_FIELDS)
+		return BRACE_TOO_MANY;
+	if (n > SH_MAX_EXPANSION - l->bytes)
+		return BRACE_TOO_LARGE;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+	}
+	struct bword *w = &l->v[l->n++];
+	*w = (struct bword){.gen_bs = gen_bs};
+	sb_addn(&w->b, s, n);
+	l->bytes += n;
+	return BRACE_OK;
+}
+
+/* Every word of L followed by each word of ITEMS, in order, into L. */
+static enum brace_err
+bwords_product(struct bwords *l, const struct bwords *items)
+{
+	if (items->n == 1 && !items->v[0].b.len && !items->v[0].gen_bs)
+		return BRACE_OK;
+	if (items->n && l->n > SH_MAX_FIELDS / items->n)
+		return BRACE_TOO_MANY;
+	struct bwords r = {0};
+	enum brace_err e = BRACE_OK;
+	for (size_t i = 0; i < l->n && e == BRACE_OK; i++) {
+		for (size_t k = 0; k < items->n && e == BRACE_OK; k++) {
+			const struct bword *a = &l->v[i], *b = &items->v[k];
+			if (b->b.len > SIZE_MAX - a->b.len) {
+				e = BRACE_TOO_LARGE;
+				break;
+			}
+			e = bwords_add(&r, a->b.s, a->b.len, a->gen_bs);
+			if (e != BRACE_OK)
+				break;
+			struct bword *w = &r.v[r.n - 1];
+			if (b->b.len > SH_MAX_EXPANSION - r.bytes) {
+				e = BRACE_TOO_LARGE;
+				break;
+			}
+			sb_addn(&w->b, b->b.s, b->b.len);
+			r.bytes += b->b.len;
+			if (b->b.len)
+				w->gen_bs = b->gen_bs;
+		}
+	}
+	if (e != BRACE_OK) {
+		bwords_free(&r);
+		return e;
+	}
+	bwords_free(l);
+	*l = r;
+	return BRACE_OK;
+}
+
+/* Appends S (N bytes of source text) to every word of L. */
+static enum brace_err
+bwords_append(struct bwords *l, const char *s, size_t n)
+{
+	if (!n)
+		return BRACE_OK;
+	if (l->n && n > (SH_MAX_EXPANSION - l->bytes) / l->n)
+		return BRACE_TOO_LARGE;
+	for (size_t i = 0; i < l->n; i++) {
+		sb_addn(&l->v[i].b, s, n);
+		l->v[i].gen_bs = false;
+	}
+	l->bytes += n * l->n;
+	return BRACE_OK;
+}
+
+static size_t skip_quoted(struct sh_shell *sh, const char *w, size_t i, size_t n);
+
+/* w[i] is the '$' of "${": the index after the '}' that closes it when
+ * the braces inside are counted, as bash's brace expansion counts them
+ * ({${x:-{c,d}},e} has two items); N when none does. */
+static size_t
+skip_dollar_brace_nested(struct sh_shell *sh, const char *w, size_t i, size_t n)
+{
+	int d = 1;
+	for (size_t j = i + 2; j < n; j++) {
+		size_t q = skip_quoted(sh, w, j, n);
+		if (q != j) {
+			j = q - 1;
 			continue;
 		}
-		if (c == '\'') {
-			i = skip_sq(w, i, n) - 1;
+		if (w[j] == '{')
+			d++;
+		else if (w[j] == '}' && --d == 0)
+			return j + 1;
+	}
+	return n;
+}
+
+/* w[i] opens a quoted or substituted construct (\x '…' "…" `…` $'…' $(…)
+ * ${…}): the index after it; else i. Brace expansion sees no brace or
+ * comma inside one. */
+static size_t
+skip_quoted(struct sh_shell *sh, const char *w, size_t i, size_t n)
+{
+	switch (w[i]) {
+	case '\\':
+		return i + 2 <= n ? i + 2 : n;
+	case '\'':
+		return skip_sq(w, i, n);
+	case '"':
+		return skip_dq(sh, w, i, n);
+	case '`':
+		return skip_bq(w, i, n);
+	case '$':
+		if (i + 1 < n && w[i + 1] == '{')
+			return skip_dollar_brace_nested(sh, w, i, n);
+		if (i + 1 < n && w[i + 1] == '(')
+			return skip_dollar(sh, w, i, n);
+		if (i + 1 < n && w[i + 1] == '\'')
+			return skip_dsq(w, i + 1, n);
+		return i;
+	default:
+		return i;
+	}
+}
+
+/* A sequence {A..B[..STEP]} (the text between the braces, INNER): its items
+ * into ITEMS; false when INNER is not one (then the braces are text). */
+static bool
+brace_sequence(const char *inner, size_t len, struct bwords *items, enum brace_err *err)
+{
+	char buf[256];
+	if (len >= sizeof buf)
+		return false;
+	memcpy(buf, inner, len);
+	buf[len] = 0;
+	char *dd = strstr(buf, "..");
+	if (!dd)
+		return false;
+	*dd = 0;
+	char *a = buf, *b = dd + 2, *stp = strstr(b, "..");
+	if (stp) {
+		*stp = 0;
+		stp += 2;
+	}
+	char *e1, *e2, *e3 = NULL;
+	errno = 0;
+	long long x1 = strtoll(a, &e1, 10), x2 = strtoll(b, &e2, 10);
+	long long step = stp ? strtoll(stp, &e3, 10) : 1;
+	if (errno == ERANGE)
+		return false; /* bash: out of range, the braces stay text */
+	bool step_ok = !stp || (*stp && !*e3);
+	bool numeric = *a && *b && !*e1 && !*e2 && step_ok;
+	bool alpha = strlen(a) == 1 && strlen(b) == 1 && isalpha((unsigned char)a[0]) &&
+		     isalpha((unsigned char)b[0]) && step_ok;
+	if (!numeric && !alpha)
+		return false;
+	if (alpha) {
+		x1 = (unsigned char)a[0];
+		x2 = (unsigned char)b[0];
+	}
+	/* the step's sign is ignored, 0 is 1 (bash); in unsigned arithmetic:
+	 * the ends may be LLONG_MIN and LLONG_MAX */
+	unsigned long long ustep = step == 0 ? 1 : step < 0 ? 0ULL - (unsigned long long)step
+							   : (unsigned long long)step;
+	bool up = x1 <= x2;
+	unsigned long long span = up ? (unsigned long long)x2 - (unsigned long long)x1
+				     : (unsigned long long)x1 - (unsigned long long)x2;
+	unsigned long long count = span / ustep + 1;
+	if (count > SH_MAX_FIELDS) {
+		*err = BRACE_TOO_MANY;
+		return true;
+	}
+	int width = 0;
+	if (numeric) {
+		const char *aa = a[0] == '-' ? a + 1 : a;
+		const char *bb = b[0] == '-' ? b + 1 : b;
+		if ((aa[0] == '0' && aa[1]) || (bb[0] == '0' && bb[1])) {
+			width = (int)strlen(a);
+			if ((int)strlen(b) > width)
+				width = (int)strlen(b);
+		}
+	}
+	for (unsigned long long k = 0; k < count; k++) {
+		unsigned long long d = k * ustep; /* <= span: no wrap */
+		long long v = (long long)(up ? (unsigned long long)x1 + d : (unsigned long long)x1 - d);
+		char num[64];
+		int nn;
+		if (alpha)
+			nn = snprintf(num, sizeof num, "%c", (char)v);
+		else
+			nn = snprintf(num, sizeof num, "%0*lld", width, v);
+		*err = bwords_add(items, num, (size_t)nn, alpha && v == '\\');
+		if (*err != BRACE_OK)
+			return true;
+	}
+	return true;
+}
+
+static enum brace_err brace_words(struct sh_shell *sh, const char *w, size_t n, unsigned depth,
+				  struct bwords *out);
+
+/* The brace expression w[i..j] (w[i] == '{', w[j] == '}'): its items into
+ * ITEMS; false when it is none (no top-level ',' and no sequence). */
+static bool
+brace_items(struct sh_shell *sh, const char *w, size_t i, size_t j, unsigned depth,
+	    struct bwords *items, enum brace_err *err)
+{
+	bool comma = false;
+	int d = 0;
+	for (size_t k = i; k < j && !comma; k++) {
+		size_t q = skip_quoted(sh, w, k, j);
+		if (q != k) {
+			k = q - 1;
 			continue;
 		}
-		if (c == '"') {
-			i = skip_dq(sh, w, i, n) - 1;
+		if (w[k] == '{')
+			d++;
+		else if (w[k] == '}')
+			d--;
+		else if (w[k] == ',' && d == 1)
+			comma = true;
+	}
+	if (!comma)
+		return brace_sequence(w + i + 1, j - i - 1, items, err);
+	size_t st = i + 1;
+	d = 0;
+	for (size_t k = i + 1; k <= j; k++) {
+		size_t q = k < j ? skip_quoted(sh, w, k, j) : k;
+		if (q != k) {
+			k = q - 1;
 			continue;
 		}
-		if (c == '`') {
-			i = skip_bq(w, i, n) - 1;
+		if (k < j && w[k] == '{')
+			d++;
+		else if (k < j && w[k] == '}')
+			d--;
+		else if (k == j || (w[k] == ',' && d == 0)) {
+			struct bwords one = {0};
+			*err = brace_words(sh, w + st, k - st, depth + 1, &one);
+			for (size_t m = 0; m < one.n && *err == BRACE_OK; m++)
+				*err = bwords_add(items, one.v[m].b.s ? one.v[m].b.s : "",
+						  one.v[m].b.len, one.v[m].gen_bs);
+			bwords_free(&one);
+			if (*err != BRACE_OK)
+				return true;
+			st = k + 1;
+		}
+	}
+	return true;
+}
+
+/* The brace expansion of w[0..n) into OUT (which it starts). */
+static enum brace_err
+brace_words(struct sh_shell *sh, const char *w, size_t n, unsigned depth, struct bwords *out)
+{
+	if (depth > SH_MAX_PARSE_DEPTH || sh_stack_low())
+		return BRACE_TOO_DEEP;
+	enum brace_err e = bwords_add(out, "", 0, false);
+	size_t lit = 0; /* start of the text not yet appended */
+	for (size_t i = 0; i < n && e == BRACE_OK; i++) {
+		size_t q = skip_quoted(sh, w, i, n);
+		if (q != i) {
+			i = q - 1;
 			continue;
 		}
-		if (c == '$' && i + 1 < n && (w[i + 1] == '(' || w[i + 1] == '{')) {
-			i = skip_dollar(sh, w, i, n) - 1;
+		if (w[i] != '{')
 			continue;
-		}
-		if (c == '$' && i + 1 < n && w[i + 1] == '\'') {
-			i = skip_dsq(w, i + 1, n) - 1;
-			continue;
-		}
-		if (c != '{')
-			continue;
-		/* find matching '}' and commas at depth 1 */
+		/* the matching '}' */
 		int d = 0;
-		size_t commas[4096];
-		size_t nc = 0;
 		size_t j = i;
-		bool found = false;
 		for (; j < n; j++) {
-			char cc = w[j];
-			if (cc == '\\') {
-				j++;
+			size_t qq = skip_quoted(sh, w, j, n);
+			if (qq != j) {
+				j = qq - 1;
 				continue;
 			}
-			if (cc == '\'') {
-				j = skip_sq(w, j, n) - 1;
-				continue;
-			}
-			if (cc == '"') {
-				j = skip_dq(sh, w, j, n) - 1;
-				continue;
-			}
-			if (cc == '$' && j + 1 < n && (w[j + 1] == '(' || w[j + 1] == '{')) {
-				j = skip_dollar(sh, w, j, n) - 1;
-				continue;
-			}
-			if (cc == '{')
+			if (w[j] == '{')
 				d++;
-			else if (cc == '}') {
-				if (--d == 0) {
-					found = true;
-					break;
-				}
-			} else if (cc == ',' && d == 1 && nc < 4096)
-				commas[nc++] = j;
+			else if (w[j] == '}' && --d == 0)
+				break;
 		}
-		if (!found)
-			break;
-		const char *pre = w;
-		size_t pren = i;
-		const char *post = w + j + 1;
-		if (nc > 0) {
-			size_t st = i + 1;
-			for (size_t k = 0; k <= nc; k++) {
-				size_t en = k < nc ? commas[k] : j;
-				struct sbuf b = {0};
-				sb_addn(&b, pre, pren);
-				sb_addn(&b, w + st, en - st);
-				sb_adds(&b, post);
-				brace_expand(sh, b.s, out, toomany);
-				sb_free(&b);
-				st = en + 1;
-				if (*toomany)
-					return;
-			}
-			return;
+		if (j >= n)
+			continue; /* unmatched: text, and the scan goes on inside (bash) */
+		struct bwords items = {0};
+		if (!brace_items(sh, w, i, j, depth, &items, &e)) {
+			bwords_free(&items);
+			continue; /* not an expression: braces inside it may be */
 		}
-		/* {a..b[..step]} */
-		char *inner = xstrndup(w + i + 1, j - i - 1);
-		char *dd = strstr(inner, "..");
-		bool done = false;
-		if (dd) {
-			*dd = 0;
-			char *a = inner, *b = dd + 2, *stp = strstr(b, "..");
-			if (stp) {
-				*stp = 0;
-				stp += 2;
-			}
-			char *e1, *e2, *e3 = NULL;
-			long long x1 = strtoll(a, &e1, 10), x2 = strtoll(b, &e2, 10);
-			long long step = stp ? strtoll(stp, &e3, 10) : 1;
-			bool numeric = *a && *b && !*e1 && !*e2 && (!stp || (*stp && !*e3));
-			bool alpha = strlen(a) == 1 && strlen(b) == 1 && isalpha((unsigned char)a[0]) &&
-				     isalpha((unsigned char)b[0]) && (!stp || (*stp && !*e3));
-			if (numeric || alpha) {
-				if (alpha) {
-					x1 = (unsigned char)a[0];
-					x2 = (unsigned char)b[0];
-				}
-				if (step == 0)
-					step = 1;
-				if (step < 0)
-					step = -step;
-				int width = 0;
-				if (numeric) {
-					const char *aa = a[0] == '-' ? a + 1 : a;
-					const char *bb = b[0] == '-' ? b + 1 : b;
-					if ((aa[0] == '0' && aa[1]) || (bb[0] == '0' && bb[1])) {
-						width = (int)strlen(a);
-						if ((int)strlen(b) > width)
-							width = (int)strlen(b);
-					}
-				}
-				long long count = (x1 <= x2 ? x2 - x1 : x1 - x2) / step + 1;
-				if (count > (long long)SH_MAX_FIELDS || out->n + (size_t)count > SH_MAX_FIELDS) {
-					*toomany = true;
-					free(inner);
-					return;
-				}
-				for (long long v = x1; x1 <= x2 ? v <= x2 : v >= x2;
-				     v += x1 <= x2 ? step : -step) {
-					struct sbuf bb = {0};
-					sb_addn(&bb, pre, pren);
-					char num[64];
-					if (alpha)
-						snprintf(num, sizeof num, "%c", (char)v);
-					else if (width)
-						snprintf(num, sizeof num, "%0*lld", width, v);
-					else
-						snprintf(num, sizeof num, "%lld", v);
-					sb_adds(&bb, num);
-					sb_adds(&bb, post);
-					brace_expand(sh, bb.s, out, toomany);
-					sb_free(&bb);
-					if (*toomany)
-						break;
-				}
-				done = true;
-			}
-		}
-		free(inner);
-		if (done)
-			return;
-		/* not a brace expression: keep scanning after this '{' */
+		if (e == BRACE_OK)
+			e = bwords_append(out, w + lit, i - lit);
+		if (e == BRACE_OK)
+			e = bwords_product(out, &items);
+		bwords_free(&items);
+		lit = j + 1;
+		i = j;
 	}
-	if (out->n >= SH_MAX_FIELDS) {
-		*toomany = true;
-		return;
+	if (e == BRACE_OK)
+		e = bwords_append(out, w + lit, n - lit);
+	return e;
+}
+
+static int
+brace_expand(struct sh_shell *sh, const char *w, struct strv *out)
+{
+	struct bwords l = {0};
+	enum brace_err e = brace_words(sh, w, strlen(w), 0, &l);
+	for (size_t i = 0; i < l.n && e == BRACE_OK; i++) {
+		/* a generated '\' that ends the word is removed as a quote
+		 * would be (bash), leaving an empty word: written as '' */
+		if (l.v[i].gen_bs) {
+			l.v[i].b.len--;
+			sb_adds(&l.v[i].b, "''");
+		}
+		strv_add(out, l.v[i].b.s ? sb_take(&l.v[i].b) : xstrdup(""));
 	}
-	strv_add(out, xstrdup(w));
+	bwords_free(&l);
+	switch (e) {
+	case BRACE_OK:
+		return 0;
+	case BRACE_TOO_MANY:
+		sh_err(sh, "too many words (max %u)", SH_MAX_FIELDS);
+		break;
+	case BRACE_TOO_LARGE:
+		sh_err(sh, "brace expansion too large (max %u bytes)", SH_MAX_EXPANSION);
+		break;
+	case BRACE_TOO_DEEP:
+		sh_err(sh, "brace expansion: nesting too deep (max %u)", SH_MAX_PARSE_DEPTH);
+		break;
+	default:
+		break;
+	}
+	strv_free(out);
+	return -1;
 }
 
 static bool
@@ -2005,9 +2230,10 @@ expand_words(struct sh_shell *sh, struct word *w, struct strv *out)
 		struct strv braced = {0};
 		char *one[2] = {w->s, NULL};
 		bool has_brace = may_have_brace(w->s);
-		if (has_brace)
-			brace_expand(sh, w->s, &braced, &toomany);
-		else
+		if (has_brace) {
+			if (brace_expand(sh, w->s, &braced) < 0)
+				return -1;
+		} else
 			braced = (struct strv){.v = one, .n = 1};
 		for (size_t k = 0; k < braced.n && !toomany; k++) {
 			struct xctx x = {.sh = sh, .mode = M_FIELDS};

@@ -931,7 +931,8 @@ new_word(char *s)
 static bool
 depth_enter(struct parser *p)
 {
-	if (++p->depth > SH_MAX_PARSE_DEPTH || ++parse_depth_total > SH_MAX_PARSE_DEPTH * 2) {
+	if (++p->depth > SH_MAX_PARSE_DEPTH || ++parse_depth_total > SH_MAX_PARSE_DEPTH * 2 ||
+	    sh_stack_low()) {
 		error_msg(p, p->line, "syntax error: nesting too deep");
 		return false;
 	}
@@ -1445,42 +1446,38 @@ parse_case(struct parser *p)
 	return NULL;
 }
 
+/* if … elif … else … fi: each elif an N_IF in the else branch of the one
+ * before, built in a loop (a script may chain 100000 of them). */
 static struct node *
 parse_if(struct parser *p)
 {
-	consume(p); /* if / elif */
-	struct node *n = new_node(p, N_IF);
-	n->u.b.a = parse_list(p, true);
-	if (!n->u.b.a || !expect_word(p, "then")) {
-		node_free(n);
-		return NULL;
-	}
-	n->u.b.b = parse_list(p, true);
-	if (!n->u.b.b) {
-		node_free(n);
-		return NULL;
-	}
-	if (is_word(p, "elif")) {
-		n->u.b.c = parse_if(p);
-		if (!n->u.b.c) {
-			node_free(n);
-			return NULL;
+	struct node *head = NULL, **slot = &head;
+	for (;;) {
+		consume(p); /* if / elif */
+		struct node *n = new_node(p, N_IF);
+		*slot = n;
+		n->u.b.a = parse_list(p, true);
+		if (!n->u.b.a || !expect_word(p, "then"))
+			break;
+		n->u.b.b = parse_list(p, true);
+		if (!n->u.b.b)
+			break;
+		if (is_word(p, "elif")) {
+			slot = &n->u.b.c;
+			continue;
 		}
-		return n;
-	}
-	if (is_word(p, "else")) {
-		consume(p);
-		n->u.b.c = parse_list(p, true);
-		if (!n->u.b.c) {
-			node_free(n);
-			return NULL;
+		if (is_word(p, "else")) {
+			consume(p);
+			n->u.b.c = parse_list(p, true);
+			if (!n->u.b.c)
+				break;
 		}
+		if (!expect_word(p, "fi"))
+			break;
+		return head;
 	}
-	if (!expect_word(p, "fi")) {
-		node_free(n);
-		return NULL;
-	}
-	return n;
+	node_free(head);
+	return NULL;
 }
 
 static struct node *
@@ -1876,77 +1873,86 @@ words_free(struct word *w)
 	}
 }
 
+/* Iterative along the child that chains: the left operand of && and ||
+ * (a left-deep list) and the else branch of an if (elif), so that a long
+ * chain does not recurse once per link. */
 void
 node_free(struct node *n)
 {
-	if (!n)
-		return;
-	for (struct redir *r = n->redirs; r;) {
-		struct redir *nx = r->next;
-		free(r->word);
-		free(r->body);
-		free(r);
-		r = nx;
-	}
-	switch (n->type) {
-	case N_SIMPLE:
-		words_free(n->u.s.assigns);
-		words_free(n->u.s.words);
-		break;
-	case N_PIPE:
-	case N_LIST:
-		for (size_t i = 0; i < n->u.p.n; i++)
-			node_free(n->u.p.v[i]);
-		free(n->u.p.v);
-		break;
-	case N_AND:
-	case N_OR:
-	case N_ASYNC:
-	case N_NOT:
-	case N_SUBSHELL:
-	case N_GROUP:
-	case N_IF:
-	case N_WHILE:
-	case N_UNTIL:
-		node_free(n->u.b.a);
-		node_free(n->u.b.b);
-		node_free(n->u.b.c);
-		break;
-	case N_FOR:
-		free(n->u.f.var);
-		words_free(n->u.f.words);
-		node_free(n->u.f.body);
-		break;
-	case N_AFOR:
-		free(n->u.af.init);
-		free(n->u.af.cond);
-		free(n->u.af.step);
-		node_free(n->u.af.body);
-		break;
-	case N_CASE:
-		free(n->u.c.word);
-		for (struct case_item *c = n->u.c.items; c;) {
-			struct case_item *nx = c->next;
-			words_free(c->pats);
-			node_free(c->body);
-			free(c);
-			c = nx;
+	while (n) {
+		struct node *next = NULL;
+		for (struct redir *r = n->redirs; r;) {
+			struct redir *nx = r->next;
+			free(r->word);
+			free(r->body);
+			free(r);
+			r = nx;
 		}
-		break;
-	case N_FUNC:
-		free(n->u.fn.name);
-		node_release(n->u.fn.body);
-		break;
-	case N_DBRACK:
-		words_free(n->u.db.toks);
-		break;
-	case N_ARITH:
-		free(n->u.ar.expr);
-		break;
-	default:
-		break;
+		switch (n->type) {
+		case N_SIMPLE:
+			words_free(n->u.s.assigns);
+			words_free(n->u.s.words);
+			break;
+		case N_PIPE:
+		case N_LIST:
+			for (size_t i = 0; i < n->u.p.n; i++)
+				node_free(n->u.p.v[i]);
+			free(n->u.p.v);
+			break;
+		case N_AND:
+		case N_OR:
+			node_free(n->u.b.b);
+			node_free(n->u.b.c);
+			next = n->u.b.a;
+			break;
+		case N_ASYNC:
+		case N_NOT:
+		case N_SUBSHELL:
+		case N_GROUP:
+		case N_IF:
+		case N_WHILE:
+		case N_UNTIL:
+			node_free(n->u.b.a);
+			node_free(n->u.b.b);
+			next = n->u.b.c;
+			break;
+		case N_FOR:
+			free(n->u.f.var);
+			words_free(n->u.f.words);
+			node_free(n->u.f.body);
+			break;
+		case N_AFOR:
+			free(n->u.af.init);
+			free(n->u.af.cond);
+			free(n->u.af.step);
+			node_free(n->u.af.body);
+			break;
+		case N_CASE:
+			free(n->u.c.word);
+			for (struct case_item *c = n->u.c.items; c;) {
+				struct case_item *nx = c->next;
+				words_free(c->pats);
+				node_free(c->body);
+				free(c);
+				c = nx;
+			}
+			break;
+		case N_FUNC:
+			free(n->u.fn.name);
+			node_release(n->u.fn.body);
+			break;
+		case N_DBRACK:
+			words_free(n->u.db.toks);
+			break;
+		case N_ARITH:
+			free(n->u.ar.expr);
+			break;
+		default:
+			break;
+		}
+		free(n);
+		n = next;
 	}
-	free(n);
 }
 
 void

@@ -7,7 +7,8 @@
  * unreadable directory simply matches nothing, as in bash. No `**`.
  *
  * Trusts: nothing in patterns or names. Matching is iterative with one
- * backtrack point per '*', so it is O(n*m) at worst, never exponential.
+ * backtrack point per '*', so it is O(n*m) at worst, never exponential;
+ * prefix, suffix and replacement searches are one NFA pass each, O(n*m).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -140,54 +141,246 @@ pat_match(const char *p, const char *s)
 	}
 }
 
+/*
+ * Prefix, suffix and leftmost-longest searches run the pattern as an NFA
+ * over its tokens (a character, '?', a bracket expression, '*'), all the
+ * candidate lengths at once: O(n*m) for one search where trying each
+ * length with pat_match would be O(n^2*m) (a longest prefix of a long
+ * value) or worse (replacing each match of a leading star pattern). The
+ * tokens mean exactly what pat_match reads.
+ */
+enum ptok_kind { PT_CHAR, PT_ANY, PT_CLASS, PT_STAR };
+struct ptok {
+	enum ptok_kind kind;
+	unsigned char c;   /* PT_CHAR */
+	const char *cls;   /* PT_CLASS: after its '[' */
+};
+
+struct pnfa {
+	struct ptok *t;
+	size_t n;
+	/* per state 0..n: the smallest start of a thread there, or -1 */
+	long *cur, *nxt;
+};
+
+static void
+pnfa_compile(struct pnfa *a, const char *p, bool reverse)
+{
+	size_t cap = strlen(p) + 1;
+	a->t = xmalloc(cap * sizeof *a->t);
+	a->n = 0;
+	while (*p) {
+		struct ptok k = {.kind = PT_CHAR};
+		const char *e;
+		if (*p == '*') {
+			while (*p == '*')
+				p++;
+			k.kind = PT_STAR;
+		} else if (*p == '?') {
+			k.kind = PT_ANY;
+			p++;
+		} else if (*p == '[' && match_bracket(p + 1, 0, &e) >= 0) {
+			k.kind = PT_CLASS;
+			k.cls = p + 1;
+			p = e;
+		} else if (*p == '\\' && p[1]) {
+			k.c = (unsigned char)p[1];
+			p += 2;
+		} else {
+			k.c = (unsigned char)*p++;
+		}
+		a->t[a->n++] = k;
+	}
+	if (reverse)
+		for (size_t i = 0; i < a->n / 2; i++) {
+			struct ptok x = a->t[i];
+			a->t[i] = a->t[a->n - 1 - i];
+			a->t[a->n - 1 - i] = x;
+		}
+	a->cur = xmalloc((a->n + 1) * sizeof(long));
+	a->nxt = xmalloc((a->n + 1) * sizeof(long));
+}
+
+static void
+pnfa_free(struct pnfa *a)
+{
+	free(a->t);
+	free(a->cur);
+	free(a->nxt);
+}
+
+static bool
+ptok_match(const struct ptok *k, unsigned char c)
+{
+	const char *e;
+	switch (k->kind) {
+	case PT_CHAR: return k->c == c;
+	case PT_ANY: return true;
+	case PT_CLASS: return match_bracket(k->cls, c, &e) == 1;
+	case PT_STAR: return true;
+	default: return false;
+	}
+}
+
+/* A thread of start ST enters state K (and what '*' reaches from there). */
+static void
+pnfa_enter(const struct pnfa *a, long *set, size_t k, long st)
+{
+	for (;;) {
+		if (set[k] >= 0 && set[k] <= st)
+			return;
+		set[k] = st;
+		if (k == a->n || a->t[k].kind != PT_STAR)
+			return;
+		k++;
+	}
+}
+
+/*
+ * The leftmost-longest match of the pattern in S[0..n) (character I is
+ * S[I], or S[n-1-I] when REVERSE) starting at FROM or later (ANCHORED: at
+ * FROM only): its start in *st and end in *en; false when none.
+ */
+static bool
+pnfa_search(struct pnfa *a, const char *s, size_t n, bool reverse, size_t from, bool anchored,
+	    size_t *st, size_t *en)
+{
+	for (size_t k = 0; k <= a->n; k++)
+		a->cur[k] = -1;
+	long best = -1;
+	size_t best_end = 0;
+	for (size_t i = from;; i++) {
+		if (best < 0 && (!anchored || i == from))
+			pnfa_enter(a, a->cur, 0, (long)i);
+		/* a match ends here: the smaller start wins, then the longer */
+		long acc = a->cur[a->n];
+		if (acc >= 0 && (best < 0 || acc <= best)) {
+			best = acc;
+			best_end = i;
+		}
+		bool alive = false;
+		for (size_t k = 0; k <= a->n; k++)
+			if (a->cur[k] >= 0 && (best < 0 || a->cur[k] <= best) && k < a->n)
+				alive = true;
+		if (i >= n || !alive)
+			break;
+		unsigned char c = (unsigned char)(reverse ? s[n - 1 - i] : s[i]);
+		for (size_t k = 0; k <= a->n; k++)
+			a->nxt[k] = -1;
+		for (size_t k = 0; k < a->n; k++) {
+			long t = a->cur[k];
+			if (t < 0 || (best >= 0 && t > best) || !ptok_match(&a->t[k], c))
+				continue;
+			/* '*' consumes and stays; the others move on */
+			pnfa_enter(a, a->nxt, a->t[k].kind == PT_STAR ? k : k + 1, t);
+		}
+		long *sw = a->cur;
+		a->cur = a->nxt;
+		a->nxt = sw;
+	}
+	if (best < 0)
+		return false;
+	*st = (size_t)best;
+	*en = best_end;
+	return true;
+}
+
+/* The shortest match at S[0..): its length, or -1. */
+static long
+pnfa_shortest(struct pnfa *a, const char *s, size_t n, bool reverse)
+{
+	for (size_t k = 0; k <= a->n; k++)
+		a->cur[k] = -1;
+	pnfa_enter(a, a->cur, 0, 0);
+	for (size_t i = 0;; i++) {
+		if (a->cur[a->n] >= 0)
+			return (long)i;
+		if (i >= n)
+			return -1;
+		unsigned char c = (unsigned char)(reverse ? s[n - 1 - i] : s[i]);
+		bool alive = false;
+		for (size_t k = 0; k <= a->n; k++)
+			a->nxt[k] = -1;
+		for (size_t k = 0; k < a->n; k++)
+			if (a->cur[k] >= 0 && ptok_match(&a->t[k], c)) {
+				pnfa_enter(a, a->nxt, a->t[k].kind == PT_STAR ? k : k + 1, 0);
+				alive = true;
+			}
+		if (!alive)
+			return -1;
+		long *sw = a->cur;
+		a->cur = a->nxt;
+		a->nxt = sw;
+	}
+}
+
+/* The length of the matching prefix (SUFFIX: of the reversed string, with
+ * the pattern reversed), or -1. */
+static long
+pat_affix(const char *pat, const char *s, bool longest, bool suffix)
+{
+	size_t n = strlen(s);
+	struct pnfa a;
+	pnfa_compile(&a, pat, suffix);
+	long r;
+	if (longest) {
+		size_t st, en;
+		r = pnfa_search(&a, s, n, suffix, 0, true, &st, &en) ? (long)en : -1;
+	} else {
+		r = pnfa_shortest(&a, s, n, suffix);
+	}
+	pnfa_free(&a);
+	return r;
+}
+
 long
 pat_prefix(const char *pat, const char *s, bool longest)
 {
-	size_t n = strlen(s);
-	char *tmp = xstrdup(s);
-	long r = -1;
-	if (longest) {
-		for (size_t i = n + 1; i-- > 0;) {
-			char c = tmp[i];
-			tmp[i] = 0;
-			bool m = pat_match(pat, tmp);
-			tmp[i] = c;
-			if (m) {
-				r = (long)i;
-				break;
-			}
-		}
-	} else {
-		for (size_t i = 0; i <= n; i++) {
-			char c = tmp[i];
-			tmp[i] = 0;
-			bool m = pat_match(pat, tmp);
-			tmp[i] = c;
-			if (m) {
-				r = (long)i;
-				break;
-			}
-		}
-	}
-	free(tmp);
-	return r;
+	return pat_affix(pat, s, longest, false);
 }
 
 /* Returns the start index of the matching suffix. */
 long
 pat_suffix(const char *pat, const char *s, bool longest)
 {
+	long l = pat_affix(pat, s, longest, true);
+	return l < 0 ? -1 : (long)strlen(s) - l;
+}
+
+/* Replaces the first (ALL: every) non-empty leftmost-longest match. */
+char *
+pat_replace(const char *pat, const char *s, const char *rep, bool all)
+{
 	size_t n = strlen(s);
-	if (longest) {
-		for (size_t i = 0; i <= n; i++)
-			if (pat_match(pat, s + i))
-				return (long)i;
-	} else {
-		for (size_t i = n + 1; i-- > 0;)
-			if (pat_match(pat, s + i))
-				return (long)i;
+	struct pnfa a;
+	pnfa_compile(&a, pat, false);
+	struct sbuf b = {0};
+	size_t i = 0;
+	while (i <= n) {
+		size_t st, en;
+		if (!pnfa_search(&a, s, n, false, i, false, &st, &en))
+			break;
+		if (en == st) {
+			/* an empty match replaces nothing (bash), but in an empty
+			 * string: look again one on */
+			if (n == 0)
+				sb_adds(&b, rep);
+			if (st >= n)
+				break;
+			sb_addn(&b, s + i, st + 1 - i);
+			i = st + 1;
+			continue;
+		}
+		sb_addn(&b, s + i, st - i);
+		sb_adds(&b, rep);
+		i = en;
+		if (!all)
+			break;
 	}
-	return -1;
+	if (i < n)
+		sb_adds(&b, s + i);
+	pnfa_free(&a);
+	return sb_take(&b);
 }
 
 bool
@@ -235,6 +428,8 @@ glob_dir(struct sh_shell *sh, const char *dir, char **comps, size_t nc, size_t c
 {
 	const char *comp = comps[ci];
 	bool last = ci + 1 == nc;
+	if (sh_stack_low())
+		return 0; /* one level per component: a path of 30000 matches nothing */
 	if (!pat_has_meta(comp)) {
 		char *lit = xstrdup(comp);
 		pat_unescape(lit);

@@ -178,6 +178,10 @@ struct saved_var {
 struct frame {
 	struct frame *up;
 	struct saved_var *saved;
+	/* getopts' state at the call, back at the return when the function
+	 * made OPTIND local (bash): a recursive getopts loop resumes */
+	int getopts_sub;
+	long getopts_optind;
 };
 
 enum jump { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT };
@@ -274,7 +278,8 @@ struct sh_shell {
 	double start_time;
 	unsigned random_state;
 	volatile sig_atomic_t interrupted;
-	int getopts_sub;        /* position inside a grouped option */
+	int getopts_sub;        /* position inside a grouped option (0: none) */
+	long getopts_optind;    /* the OPTIND getopts last wrote (0: none) */
 	long cmd_timeout_ms;
 	char *home;
 	sh_host_run_fn host_run;  /* NULL: fork+execve (box-sh) */
@@ -291,9 +296,19 @@ struct sh_shell {
 	 * keep their names; -c unexports every variable before it). */
 	const char *exec_argv0;
 	bool exec_clear_env;
+	/* A harness's budget of nodes run (the fuzz target, which must tell an
+	 * endless loop in the script from a hang in the interpreter): past it
+	 * the script ends with 124, as on a timeout. 0: none. */
+	unsigned long step_limit;
+	unsigned long steps;
 };
 
 /* vars.c */
+/* Whether a recursion must stop: this thread's stack is nearly used up
+ * (SH_STACK_RESERVE left). Every recursive path checks one of them;
+ * sh_stack_exhausted also ends the script with an error (once). */
+bool sh_stack_low(void);
+bool sh_stack_exhausted(struct sh_shell *sh);
 struct sh_shell *sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc,
 			char **argv);
 void sh_free(struct sh_shell *sh);
@@ -305,6 +320,17 @@ int var_set(struct sh_shell *sh, const char *name, const char *val, int flags);
 int var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val);
 int var_unset(struct sh_shell *sh, const char *name);
 void var_local(struct sh_shell *sh, const char *name);
+/* NAME becomes an indexed array without elements (declare -a x, x=()). */
+int var_set_empty_array(struct sh_shell *sh, const char *name);
+/*
+ * declare -g inside a function: from var_global_begin until var_global_end
+ * (called in pairs, in the same builtin) the table holds NAME's global
+ * variable in place of the visible local one, which a frame keeps meanwhile;
+ * whatever runs in between sees a consistent table. Returns the slot to give
+ * var_global_end, NULL when the visible variable is already the global one.
+ */
+struct saved_var *var_global_begin(struct sh_shell *sh, const char *name);
+void var_global_end(struct sh_shell *sh, struct saved_var *slot);
 void frame_push(struct sh_shell *sh);
 void frame_pop(struct sh_shell *sh);
 char **sh_environ(struct sh_shell *sh);
@@ -355,6 +381,14 @@ char *expand_re(struct sh_shell *sh, const char *raw);
 bool sh_utf8_locale(struct sh_shell *sh);
 char *cmdsub_run(struct sh_shell *sh, const char *text, size_t len);
 char *shell_quote(const char *s);
+/*
+ * Decode one backslash escape at S (after the '\\'): returns the bytes
+ * consumed ((size_t)-1: echo's \\c, stop), the output in O, which holds
+ * SH_ESCAPE_MAX bytes (a UTF-8 character, or an escape kept as text when the
+ * locale is not UTF-8: "\\U0DDDDDDD"), *ON its length. echo_mode: \\0NNN, \\c.
+ */
+#define SH_ESCAPE_MAX 16
+size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode);
 
 /* arith.c: -1 on error (printed). */
 int arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out);
@@ -364,6 +398,9 @@ bool pat_match(const char *pat, const char *s);  /* whole string */
 /* Longest/shortest prefix/suffix match lengths: -1 none. */
 long pat_prefix(const char *pat, const char *s, bool longest);
 long pat_suffix(const char *pat, const char *s, bool longest);
+/* S with the first (ALL: every) non-empty leftmost-longest match of PAT
+ * replaced by REP (malloc'd). */
+char *pat_replace(const char *pat, const char *s, const char *rep, bool all);
 bool pat_has_meta(const char *pat);
 void pat_unescape(char *s);
 /* Glob one pattern through sh_fs_opendir; appends sorted matches (0 if none). */
@@ -380,6 +417,7 @@ void sh_err(struct sh_shell *sh, const char *fmt, ...) __attribute__((format(pri
 void sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 pid_t sh_fork(struct sh_shell *sh);
+
 int sh_wait_pid(struct sh_shell *sh, pid_t pid);
 void sh_check_traps(struct sh_shell *sh);
 int sh_decide_cmd(struct sh_shell *sh, const char *program, int argc, char **argv,

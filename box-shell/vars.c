@@ -8,6 +8,7 @@
  * longer than SH_MAX_VALUE and an array index above SH_MAX_ARRAY are refused.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,52 @@ sh_utf8_locale(struct sh_shell *sh)
 			return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
 	}
 	return false;
+}
+
+/* ---- the stack ---- */
+
+/*
+ * The caps on nesting count levels (1000 function calls, 1000 nested
+ * compound commands...), but what a level costs on the stack depends on
+ * what it nests (a function whose body is a case in an if in a while) and
+ * on the build (a sanitizer's frames are twice as large): 1000 such calls
+ * overflowed 8 MiB. So every recursion also checks the stack itself: below
+ * SH_STACK_RESERVE of the end of this thread's stack, the script ends with
+ * an error instead of the process with SIGSEGV. The reserve covers what may
+ * run below a check (a command substitution's 64 KiB buffer, libc, a
+ * sanitizer's report).
+ */
+#define SH_STACK_RESERVE (512u << 10)
+
+bool
+sh_stack_low(void)
+{
+	static __thread uintptr_t floor_; /* lowest address a check accepts; 1: unknown */
+	if (!floor_) {
+		pthread_attr_t at;
+		void *lo = NULL;
+		size_t size = 0;
+		floor_ = 1;
+		if (pthread_getattr_np(pthread_self(), &at) == 0) {
+			if (pthread_attr_getstack(&at, &lo, &size) == 0 && size > 2 * SH_STACK_RESERVE)
+				floor_ = (uintptr_t)lo + SH_STACK_RESERVE;
+			pthread_attr_destroy(&at);
+		}
+	}
+	/* the frame itself: a sanitizer's fake stack may hold the locals */
+	return (uintptr_t)__builtin_frame_address(0) < floor_;
+}
+
+bool
+sh_stack_exhausted(struct sh_shell *sh)
+{
+	if (!sh_stack_low())
+		return false;
+	if (sh->jump != J_EXIT)
+		sh_err(sh, "maximum nesting level exceeded: the stack is used up");
+	sh->jump = J_EXIT;
+	sh->jump_n = 1;
+	return true;
 }
 
 void *
@@ -264,6 +311,8 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 		sh->env_dirty = true;
 	if (strcmp(name, "RANDOM") == 0 && val)
 		sh->random_state = (unsigned)strtoul(val, NULL, 10);
+	if (strcmp(name, "OPTIND") == 0)
+		sh->getopts_sub = 0; /* an assignment restarts getopts (bash) */
 	return 0;
 }
 
@@ -367,12 +416,30 @@ var_unset(struct sh_shell *sh, const char *name)
 	return 0;
 }
 
+int
+var_set_empty_array(struct sh_shell *sh, const char *name)
+{
+	struct var *v = var_get(sh, name);
+	if (v && (v->flags & V_READONLY)) {
+		sh_err(sh, "%s: readonly variable", name);
+		return -1;
+	}
+	if (!v)
+		v = var_create(sh, name);
+	var_clear_value(v);
+	v->flags |= V_ARRAY;
+	if (v->flags & V_EXPORT)
+		sh->env_dirty = true;
+	return 0;
+}
+
+/* A deep copy: the copy shares no string or array with V (every field that
+ * owns memory is set here, none is inherited from *v). */
 static struct var *
 var_copy(const struct var *v)
 {
 	struct var *c = xmalloc(sizeof *c);
-	*c = *v;
-	c->next = NULL;
+	*c = (struct var){.flags = v->flags, .narr = v->narr};
 	c->name = xstrdup(v->name);
 	c->val = v->val ? xstrdup(v->val) : NULL;
 	if (v->narr) {
@@ -412,6 +479,8 @@ frame_push(struct sh_shell *sh)
 	struct frame *f = xmalloc(sizeof *f);
 	f->up = sh->frame;
 	f->saved = NULL;
+	f->getopts_sub = sh->getopts_sub;
+	f->getopts_optind = sh->getopts_optind;
 	sh->frame = f;
 }
 
@@ -425,6 +494,10 @@ frame_pop(struct sh_shell *sh)
 	while (f->saved) {
 		struct saved_var *s = f->saved;
 		f->saved = s->next;
+		if (strcmp(s->name, "OPTIND") == 0) {
+			sh->getopts_sub = f->getopts_sub;
+			sh->getopts_optind = f->getopts_optind;
+		}
 		var_destroy(sh, s->name);
 		if (s->old) {
 			unsigned h = hash(s->name, strlen(s->name)) & 255;
@@ -436,6 +509,58 @@ frame_pop(struct sh_shell *sh)
 		free(s);
 	}
 	free(f);
+}
+
+/* Unlinks NAME's variable from the table (NULL when it has none). */
+static struct var *
+var_detach(struct sh_shell *sh, const char *name)
+{
+	unsigned h = hash(name, strlen(name)) & 255;
+	for (struct var **pp = &sh->vars[h]; *pp; pp = &(*pp)->next) {
+		if (strcmp((*pp)->name, name) == 0) {
+			struct var *v = *pp;
+			*pp = v->next;
+			v->next = NULL;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+/* The table's NAME and the one a frame saved trade places. */
+static void
+var_swap_saved(struct sh_shell *sh, struct saved_var *s)
+{
+	struct var *visible = var_detach(sh, s->name);
+	if (s->old) {
+		unsigned h = hash(s->name, strlen(s->name)) & 255;
+		s->old->next = sh->vars[h];
+		sh->vars[h] = s->old;
+	}
+	s->old = visible;
+	sh->env_dirty = true;
+}
+
+struct saved_var *
+var_global_begin(struct sh_shell *sh, const char *name)
+{
+	/* the global value is the one the outermost frame that made NAME
+	 * local saved */
+	struct saved_var *outer = NULL;
+	for (struct frame *f = sh->frame; f; f = f->up)
+		for (struct saved_var *s = f->saved; s; s = s->next)
+			if (strcmp(s->name, name) == 0)
+				outer = s;
+	if (outer)
+		var_swap_saved(sh, outer);
+	return outer;
+}
+
+void
+var_global_end(struct sh_shell *sh, struct saved_var *slot)
+{
+	if (slot)
+		var_swap_saved(sh, slot);
 }
 
 void

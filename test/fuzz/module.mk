@@ -1,7 +1,9 @@
 # test/fuzz/ — one target per decoder: test/fuzz/fuzz_NAME.c defines
 # LLVMFuzzerTestOneInput; its committed corpus is test/fuzz/corpus/NAME/; a
 # sidecar test/fuzz/fuzz_NAME.mk sets FUZZ_DEPS_NAME (objects and static libs
-# to link) and FUZZ_LIBS_NAME (linker flags).
+# to link), FUZZ_LIBS_NAME (linker flags) and optionally, for `make fuzz`,
+# FUZZ_ARGS_NAME (libFuzzer flags) and FUZZ_SEEDS_NAME (more seed directories,
+# only read).
 #
 # Every build links each target with fuzz-main.c into a replay program that
 # runs in `make check` over the corpus. `make fuzz` (clang + libFuzzer) builds
@@ -26,12 +28,11 @@ fuzz:
 	@command -v clang >/dev/null || { echo "fuzz: clang is required (make deps)"; exit 1; }
 	$(MAKE) CC=clang BUILD=build/fuzz SAN=address,undefined FUZZ=1 \
 		$(FUZZ_NAMES:%=build/fuzz/test/fuzz/libfuzzer_%)
-	@set -e; for n in $(FUZZ_NAMES); do \
-		mkdir -p build/fuzz/corpus/$$n; \
-		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
-		build/fuzz/test/fuzz/libfuzzer_$$n -max_total_time=$(FUZZ_SECONDS) \
-			build/fuzz/corpus/$$n test/fuzz/corpus/$$n; \
-	done
+	@set -e; $(foreach n,$(FUZZ_NAMES), \
+		mkdir -p build/fuzz/corpus/$(n); \
+		echo "fuzz: $(n) for $(FUZZ_SECONDS)s"; \
+		build/fuzz/test/fuzz/libfuzzer_$(n) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS_$(n)) \
+			build/fuzz/corpus/$(n) test/fuzz/corpus/$(n) $(FUZZ_SEEDS_$(n));)
 
 ifeq ($(FUZZ),1)
 define fuzz_libfuzzer_rule

@@ -1,0 +1,1 @@
+(while :; do :; done) & (exec 3>&-; sleep 100) & wait

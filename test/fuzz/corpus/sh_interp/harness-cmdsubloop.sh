@@ -1,0 +1,1 @@
+x=$(while :; do :; done); echo hi

@@ -1,0 +1,1 @@
+for i in {1..100}; do x=$(echo $i); done

@@ -1,0 +1,1 @@
+exec /bin/ls; ls; /bin/true

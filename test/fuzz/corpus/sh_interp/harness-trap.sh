@@ -1,0 +1,1 @@
+trap "" ALRM SEGV; trap "echo int" INT; kill -INT $$; echo after
