@@ -2569,9 +2569,35 @@ static const struct sh_builtin builtins[] = {
 	{NULL, NULL, false},
 };
 
+/*
+ * `/bin/sh`, `/usr/bin/bash` …: in a box these paths are box's shell alias
+ * (docs/box-shell.md), so a shell named by its path runs as the interpreter
+ * itself, as `sh` does, and is never looked up as a host program (no [tool]
+ * could start the alias). The shell names the nested builtin takes.
+ */
+static const char *
+shell_by_path(const char *name)
+{
+	static const char *const dirs[] = { "/bin/", "/usr/bin/" };
+	static const char *const shells[] = { "sh", "bash", "dash" };
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
+		size_t l = strlen(dirs[d]);
+		if (strncmp(name, dirs[d], l) != 0)
+			continue;
+		for (size_t i = 0; i < sizeof(shells) / sizeof(*shells); i++)
+			if (strcmp(name + l, shells[i]) == 0)
+				return shells[i];
+	}
+	return NULL;
+}
+
 const struct sh_builtin *
 builtin_find(const char *name)
 {
+	const char *shell = shell_by_path(name);
+	if (shell)
+		name = shell;
 	/* a small linear table: the names are short; first letters filter */
 	for (const struct sh_builtin *b = builtins; b->name; b++)
 		if (b->name[0] == name[0] && strcmp(b->name, name) == 0)

@@ -582,7 +582,8 @@ exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, int o
 	if (f) {
 		st = call_function(sh, f, argc, argv);
 	} else if ((b = builtin_find(name))) {
-		st = sh_decide_cmd(sh, name, argc, argv, NULL);
+		/* b->name: `/bin/sh` is decided and logged as the shell it is, `sh` */
+		st = sh_decide_cmd(sh, b->name, argc, argv, NULL);
 		if (st == 0) {
 			bi_take_error();
 			st = b->fn(sh, argc, argv);
@@ -591,7 +592,7 @@ exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, int o
 				sh_err(sh, "%s: write error: %s", name, strerror(we));
 				st = 1;
 			}
-			sh_record_cmd(sh, name, argc, argv, st);
+			sh_record_cmd(sh, b->name, argc, argv, st);
 		}
 	} else if ((fn = own_command_find(name))) {
 		st = sh_decide_cmd(sh, name, argc, argv, NULL);
@@ -912,7 +913,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		char *canon = path ? realpath(path, NULL) : NULL;
 		st = path ? host_check(sh, name, canon ? canon : path, (int)av.n, av.v) : 0;
 		if (st == 0)
-			st = sh_decide_cmd(sh, name, (int)av.n, av.v,
+			st = sh_decide_cmd(sh, b ? b->name : name, (int)av.n, av.v,
 					   path ? (canon ? canon : path) : NULL);
 		free(canon);
 		if (st != 0)
@@ -937,7 +938,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 			sh_err(sh, "%s: write error: %s", name, strerror(we));
 			st = 1;
 		}
-		sh_record_cmd(sh, name, (int)av.n, av.v, st);
+		sh_record_cmd(sh, b->name, (int)av.n, av.v, st);
 	} else if (own) {
 		st = run_own(sh, own, (int)av.n, av.v);
 		sh_record_cmd(sh, name, (int)av.n, av.v, st);

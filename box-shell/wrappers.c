@@ -187,8 +187,9 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 		n->opt_pipefail = child_opts->opt_pipefail;
 		n->opt_a = child_opts->opt_a;
 		/* sh and dash expand aliases in scripts; bash does not */
-		n->expand_aliases = strcmp(argv[0], "bash") != 0;
-		n->dash_errors = strcmp(argv[0], "bash") != 0;
+		const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+		n->expand_aliases = strcmp(base, "bash") != 0;
+		n->dash_errors = strcmp(base, "bash") != 0;
 		n->command_string = cmd != NULL;
 		n->rootpid = getpid();
 		var_set(n, "PWD", n->cwd, V_EXPORT);

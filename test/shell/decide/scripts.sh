@@ -73,6 +73,20 @@ D shell:exec echo permit
 R shell:exec echo status=0
 EOF
 
+# In a box /bin/sh and /usr/bin/bash are box's shell alias: by its path, a shell is the
+# interpreter itself, decided as the shell it is (another spelling of `sh` is no bypass).
+expect_seq "a shell named by its path is decided as that shell" \
+	"/bin/sh -c 'echo hi'; /usr/bin/bash -c true" <<'EOF'
+D shell:exec sh permit
+D shell:exec echo permit
+R shell:exec echo status=0
+R shell:exec sh status=0
+D shell:exec bash permit
+D shell:exec true permit
+R shell:exec true status=0
+R shell:exec bash status=0
+EOF
+
 expect_seq "an assignment-only command is not decided" 'x=1; y=$x; echo "$y"' <<'EOF'
 D shell:exec echo permit
 R shell:exec echo status=0
