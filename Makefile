@@ -27,8 +27,8 @@ BIN := $(BUILD)/bin
 
 # systemd units `make install` places beside the programs (packaging/).
 PACKAGING_UNITS := packaging/systemd/boxd.service packaging/systemd/boxd.socket
-# The front door and docs/ go to DOCDIR (boxd.service's Documentation= names it).
-INSTALL_DOCS    := README.md $(sort $(wildcard docs/*.md))
+# The front door, the licence and docs/ go to DOCDIR (boxd.service's Documentation= names it).
+INSTALL_DOCS    := README.md LICENSE $(sort $(wildcard docs/*.md))
 
 # Internal static libraries, named here so any module may link them whatever
 # the include order.
@@ -107,8 +107,9 @@ install: all
 	install -m 0644 $(PACKAGING_UNITS) $(DESTDIR)$(UNITDIR)/
 	install -m 0644 packaging/sysusers.d/box.conf $(DESTDIR)$(SYSUSERSDIR)/box.conf
 	install -m 0644 packaging/tmpfiles.d/box.conf $(DESTDIR)$(TMPFILESDIR)/box.conf
-	install -d $(DESTDIR)$(DOCDIR)
+	install -d $(DESTDIR)$(DOCDIR) $(DESTDIR)$(COMPLETIONDIR)
 	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 packaging/completion/boxctl $(DESTDIR)$(COMPLETIONDIR)/boxctl
 	@# Never setuid: the trampoline gets its rights from boxd, not from its mode.
 	@! find $(DESTDIR)$(BINDIR)/boxctl $(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),$(DESTDIR)$(SBINDIR)/$(notdir $(p))) \
 		$(foreach p,$(LIBEXEC_PROGRAMS),$(DESTDIR)$(LIBEXECDIR)/$(notdir $(p))) -perm /6000 | grep .
@@ -124,6 +125,7 @@ print-install-data:
 	@$(foreach u,$(PACKAGING_UNITS),echo $(UNITDIR)/$(notdir $(u));)
 	@echo $(SYSUSERSDIR)/box.conf
 	@echo $(TMPFILESDIR)/box.conf
+	@echo $(COMPLETIONDIR)/boxctl
 	@$(foreach d,$(INSTALL_DOCS),echo $(DOCDIR)/$(notdir $(d));)
 
 clean:

@@ -10,6 +10,7 @@ SBINDIR     ?= $(PREFIX)/sbin
 LIBEXECDIR  ?= $(PREFIX)/libexec/box
 DATADIR     ?= $(PREFIX)/share
 DOCDIR      ?= $(DATADIR)/doc/box
+COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 UNITDIR     ?= /lib/systemd/system
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 TMPFILESDIR ?= /usr/lib/tmpfiles.d

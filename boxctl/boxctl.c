@@ -31,7 +31,7 @@ static const struct command commands[] = {
 	{ "log", cmd_log,
 	  "log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T] [--source D]" },
 	{ "mcp", cmd_mcp, "mcp pins BOX | mcp accept BOX SERVER [TOOL]" },
-	{ "version", cmd_version, "version" },
+	{ "version", cmd_version, "version | --version" },
 	{ "help", NULL, "help" },
 };
 
@@ -57,6 +57,8 @@ main(int argc, char **argv)
 	log_init("boxctl", 0);
 	if (argc < 2)
 		return usage(stderr);
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+		return cmd_version(argc - 1, argv + 1);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		(void)usage(stdout);

@@ -29,8 +29,8 @@
 
 DEFINE_FREEP(struct bp_schema, bp_schema_free)
 
-/* Does a service boxd answer on $BOX_SOCKET (else /run/box/boxd.sock)? */
-static bool
+/* Does a service boxd answer on $BOX_SOCKET (else /run/box/boxd.sock)? (commands.h) */
+bool
 service_answers(void)
 {
 	const char *path = getenv("BOX_SOCKET");

@@ -32,6 +32,8 @@ int cmd_init(int argc, char **argv);
  * returns a BOXCTL_EXIT_* code, and with OK *cfg, *spec, the rule count and
  * the policy's warnings (to print after what the command prints).
  */
+/* Does a service boxd answer on $BOX_SOCKET (else /run/box/boxd.sock)? */
+bool service_answers(void);
 int box_load(const char *path, bool service, struct box_config **cfg, Box__BoxSpec **spec,
 	     long *n_rules, struct bp_diags **warnings);
 void check_print_policy_warnings(const struct box_config *cfg, const struct bp_diags *warnings);

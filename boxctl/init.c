@@ -27,12 +27,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "boxpolicy.h"
 #include "cleanup.h"
 #include "commands.h"
 #include "config.h"
 #include "init.h"
 #include "parse.h"
 #include "path.h"
+#include "spec.h"
 #include "treewalk.h"
 
 /* The secret-file scan of the project: bounded like the load checks' walks. */
@@ -689,6 +691,44 @@ wrap_comments(const char *text)
 	return out;
 }
 
+/*
+ * What init wrote must pass `boxctl check` (the same box_load run uses): a
+ * config that check or run would refuse is removed again and the refusal
+ * printed. The key variable of the model API need not be set yet (the user
+ * exports it before `boxctl run`): a stand-in value is set for the check only.
+ */
+static int
+init_verify(const char *dir, const char *const *outputs, size_t n_out, const char *secret_var)
+{
+	_cleanup_free_ char *ini = path_join(dir, "box.ini");
+	struct box_config *cfg = NULL;
+	Box__BoxSpec *spec = NULL;
+	struct bp_diags *warnings = NULL;
+	long n_rules = 0;
+	bool stand_in = secret_var && !(getenv(secret_var) && *getenv(secret_var));
+
+	if (!ini)
+		return -ENOMEM;
+	if (stand_in && setenv(secret_var, "box-init-check", 1) < 0)
+		return -errno;
+	int code = box_load(ini, service_answers(), &cfg, &spec, &n_rules, &warnings);
+	if (stand_in)
+		unsetenv(secret_var);
+	box_spec_free(spec);
+	box_config_free(cfg);
+	bp_diags_free(warnings);
+	if (code == BOXCTL_EXIT_OK)
+		return 0;
+	for (size_t i = 0; i < n_out; i++) {
+		_cleanup_free_ char *p = path_join(dir, outputs[i]);
+		if (p)
+			(void)unlink(p);
+	}
+	fprintf(stderr, "boxctl: error: init: the config written would not pass `boxctl check` "
+			"(above), so nothing was kept; name another program\n");
+	return -EINVAL;
+}
+
 int
 cmd_init(int argc, char **argv)
 {
@@ -1082,6 +1122,8 @@ cmd_init(int argc, char **argv)
 				strerror(-r));
 	}
 	if (r < 0)
+		goto out;
+	if ((r = init_verify(dir, outputs, n_out, generic ? NULL : k->secret_var)) < 0)
 		goto out;
 
 	/* What it chose, and what to do next. */

@@ -160,6 +160,14 @@ refuse 2 "expected https://HOST[:PORT][/PATH]" "an http:// API URL" --agent code
 refuse 2 "expected https://HOST[:PORT][/PATH]" "an upper-case API host" --agent codex --api-url https://API.x "$P"
 refuse 1 "is your home" "the home as the project" --agent generic "$HOME" -- /usr/bin/true
 refuse 1 "not a directory" "a file as the project" --agent generic "$P/src/a.c" -- /usr/bin/true
+# What init writes passes `boxctl check`, or nothing is kept: a shell as the agent (which
+# box's shell alias replaces inside the box) is refused with check's own message.
+S=$W/shell-agent
+mkdir -p "$S"
+PATH=/usr/bin:/bin "$BOXCTL" init --agent generic "$S" -- /bin/sh -c 'echo hi' >"$W/out" 2>"$W/err"
+rc=$?
+check "refused: a shell as the agent (exit $rc): check's message, nothing kept" \
+	bash -c "[ $rc = 1 ] && grep -q 'replaced by box.s shell alias' '$W/err' && grep -q 'would not pass .boxctl check.' '$W/err' && [ ! -e '$S/box.ini' ] && [ ! -e '$S/policy.cedar' ]"
 PATH=/usr/bin:/bin "$BOXCTL" init --agent gemini --force "$P" >"$W/out" 2>"$W/err"
 check "refused: a harness not on PATH (exit $?), naming --program" grep -q 'gemini not found on PATH.*--program PATH' "$W/err"
 
