@@ -1,5 +1,6 @@
 /*
- * run.c — `boxctl run [-c box.ini] [-q] [--detach] [-- ARGS...]` (CLI.md).
+ * run.c — `boxctl run [-c box.ini] [-q] [--detach | --dry-run] [-- ARGS...]`
+ * (docs/boxctl.1.md).
  *
  * Loads box.ini and the policy as the caller, exactly as `check` does (a
  * refusal exits 2 before any boxd is contacted), sends it as a BoxSpec to
@@ -14,8 +15,11 @@
  * boxctl dies, boxd sees the channel close and
  * kills the whole box. --detach prints the box ID once the agent has
  * exec'd and exits 0; the agent's output goes to STATE_DIR/agent.log.
+ * --dry-run sends no stdio: boxd builds the box up to the agent's start
+ * (daemons, plan, disclosure), tears it down, and replies with the
+ * disclosure, which boxctl prints before exiting 0.
  *
- * stdio (SANDBOX.md §10): no fd of boxctl's own enters the box. Each of
+ * stdio (docs/sandbox.md): no fd of boxctl's own enters the box. Each of
  * fds 0-2 that is a terminal becomes, in the agent, the slave of the box's
  * own pty; boxd hands boxctl the master with RunReply and boxctl relays it
  * to the terminal (raw mode on fd 0 when fd 0 is the terminal: Ctrl-C
@@ -87,7 +91,7 @@ tty_raw(void)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: boxctl run [-c box.ini] [-q] [--detach] [-- ARGS...]\n");
+	fprintf(stderr, "usage: boxctl run [-c box.ini] [-q] [--detach | --dry-run] [-- ARGS...]\n");
 	return BOXCTL_EXIT_USAGE;
 }
 
@@ -154,6 +158,7 @@ struct run {
 	int fd;
 	int sfd;              /* signalfd */
 	bool detach, quiet;
+	bool dry_run; /* --dry-run: check, disclosure, no agent */
 	unsigned tty_mask;    /* bit N: fd N is a terminal */
 	int ws_fd;            /* the terminal fd the window size is read from, or -1 */
 	int term_fd;          /* where the pty's output goes (a terminal fd), or -1 */
@@ -416,6 +421,7 @@ run_parse_args(struct run *r, int argc, char **argv, const char **path)
 		{ "config", required_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "detach", no_argument, NULL, 'd' },
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -433,12 +439,19 @@ run_parse_args(struct run *r, int argc, char **argv, const char **path)
 		case 'd':
 			r->detach = true;
 			break;
+		case 'n':
+			r->dry_run = true;
+			break;
 		case 'h':
-			printf("usage: boxctl run [-c box.ini] [-q] [--detach] [-- ARGS...]\n");
+			printf("usage: boxctl run [-c box.ini] [-q] [--detach | --dry-run] [-- ARGS...]\n");
 			return BOXCTL_EXIT_OK;
 		default:
 			return usage();
 		}
+	}
+	if (r->detach && r->dry_run) {
+		fprintf(stderr, "boxctl: error: run: --detach and --dry-run exclude each other\n");
+		return BOXCTL_EXIT_USAGE;
 	}
 	r->extra_args = argv + optind;
 	r->n_extra_args = (size_t)(argc - optind);
@@ -561,9 +574,12 @@ run_send_request(struct run *r)
 	req.has_detach = req.has_quiet = 1;
 	req.detach = r->detach;
 	req.quiet = r->quiet;
+	req.has_dry_run = r->dry_run;
+	req.dry_run = r->dry_run;
 	for (int i = 0; i < S_N; i++)
 		stream_init(&r->st[i], "", -1, -1);
-	if (!r->detach && (k = run_stdio(r, &req, stdio, &n_stdio)) != RUN_GO_ON)
+	/* A dry run starts no agent: no streams, no terminal. */
+	if (!r->detach && !r->dry_run && (k = run_stdio(r, &req, stdio, &n_stdio)) != RUN_GO_ON)
 		return k;
 	k = box_ipc_send(r->fd, &box_proto_client, BOX__MSG_TYPE__MSG_RUN_REQUEST, 1, &req.base,
 			 stdio, n_stdio);
@@ -643,13 +659,24 @@ run_wait_reply(struct run *r, struct box_ipc_chan *chan)
 		code = run_refused(r, rep);
 		goto out;
 	}
+	if (rep->dry_run != r->dry_run) {
+		/* A box that started when only a dry run was asked for (or the reverse). */
+		fprintf(stderr, "boxctl: error: boxd answered a %s with a %s\n",
+			r->dry_run ? "dry run" : "run", rep->dry_run ? "dry run" : "started box");
+		code = BOXCTL_EXIT_FAILURE;
+		goto out;
+	}
 	snprintf(r->box_id, sizeof(r->box_id), "%s", rep->box_id);
 	if (rep->pty && m.n_fds == 1)
 		r->master = TAKE_FD(m.fds[0]);
-	if (r->detach) {
+	if (r->detach || r->dry_run) {
 		for (size_t i = 0; i < rep->n_disclosure; i++)
 			fprintf(stderr, "box: %s\n", rep->disclosure[i]);
-		printf("%s\n", r->box_id);
+		if (r->dry_run)
+			fprintf(stderr, "box: dry run: the agent was not started; box %s (%s) is "
+				"torn down\n", r->cfg->box.name.value, r->box_id);
+		else
+			printf("%s\n", r->box_id);
 		code = fflush(stdout) == 0 ? BOXCTL_EXIT_OK : BOXCTL_EXIT_FAILURE;
 	}
 out:

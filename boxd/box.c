@@ -103,7 +103,10 @@ reply_run(struct box *b, Box__ReplyStatus status, const char *error, char **disc
 	if (b->id[0]) {
 		r.box_id = b->id;
 	}
-	if (status == BOX__REPLY_STATUS__REPLY_OK) {
+	if (status == BOX__REPLY_STATUS__REPLY_OK && b->dry_run) {
+		r.has_dry_run = r.dry_run = 1;
+		r.state_dir = b->rc.state_dir;
+	} else if (status == BOX__REPLY_STATUS__REPLY_OK) {
 		r.has_pid = 1;
 		r.pid = b->pid;
 		r.state_dir = b->rc.state_dir;
@@ -847,6 +850,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->caller_uid = c->cred.uid;
 	b->detach = req->detach;
 	b->quiet = req->quiet;
+	b->dry_run = req->dry_run;
 	b->stdio_tty = req->stdio_tty;
 	/* The pipe ends, in fd order, skipping the fds that are terminals (validated counts). */
 	for (unsigned i = 0, k = 0; i < 3; i++)
@@ -1185,11 +1189,28 @@ box_gateway_ready(struct box *b, int r, const char *err)
 
 /* ---- ShellReady → starting ------------------------------------------ */
 
+/* A dry run is over: boxctl gets RunReply OK with the disclosure, once the box is gone. */
+static void
+finished_dry_run(struct box *b)
+{
+	reply_run(b, BOX__REPLY_STATUS__REPLY_OK, NULL, b->disclosure, b->n_disclosure);
+}
+
 /* Everything serves: the disclosure, then the agent's trampoline. */
 static void
 start_agent(struct box *b)
 {
 	Box__Plan *plan = TAKE_PTR(b->agent_plan);
+	if (b->dry_run) {
+		/* The same disclosure a real start prints, from the same plan; no agent. */
+		int r = plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure);
+		plan_free(plan);
+		if (r < 0)
+			return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+					  "cannot write the disclosure: %s", strerror(-r));
+		log_info("box %s (%s): dry run done, tearing down", b->name, b->id);
+		return box_teardown(b, finished_dry_run);
+	}
 	/* The disclosure, before the agent starts. */
 	if (plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
 		disclose_to_client(b);

@@ -229,6 +229,7 @@ struct box {
 	pid_t pid;                /* the outer trampoline */
 	struct timespec started;  /* CLOCK_MONOTONIC */
 	bool detach, quiet;
+	bool dry_run;             /* boxctl run --dry-run: everything but the agent */
 	uint32_t stdio_tty;       /* RunRequest.stdio_tty: the caller's fds that are terminals */
 	uint64_t request_id;      /* of the RunRequest, echoed in replies */
 	struct client *client;    /* attached client, or NULL */

@@ -574,6 +574,8 @@ box_validate_run_request(const Box__RunRequest *m)
 	unsigned ttys = (m->stdio_tty & 1) + ((m->stdio_tty >> 1) & 1) + ((m->stdio_tty >> 2) & 1);
 	REQUIRE((m->n_stdio_fds == 0 && ttys == 0) || m->n_stdio_fds + ttys == 3, -EINVAL);
 	REQUIRE(!(m->detach && (m->n_stdio_fds != 0 || ttys != 0)), -EINVAL);
+	/* A dry run starts no agent: no streams, and nothing to detach from. */
+	REQUIRE(!(m->dry_run && (m->detach || m->n_stdio_fds != 0 || ttys != 0)), -EINVAL);
 	TRY(v_winsize(m->has_rows, m->rows, m->has_cols, m->cols));
 	REQUIRE(!(m->has_rows && ttys == 0), -EINVAL);
 	return 0;
@@ -582,9 +584,12 @@ box_validate_run_request(const Box__RunRequest *m)
 int
 box_validate_run_reply(const Box__RunReply *m)
 {
+	REQUIRE(!(m->dry_run && (m->status != BOX__REPLY_STATUS__REPLY_OK || m->has_pid || m->pty)),
+		-EINVAL);
 	if (m->status == BOX__REPLY_STATUS__REPLY_OK) {
 		REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
-		REQUIRE(m->has_pid && m->pid > 0, -EINVAL);
+		/* A started box has its agent's pid; a dry run has none. */
+		REQUIRE(m->dry_run || (m->has_pid && m->pid > 0), -EINVAL);
 	} else if (m->box_id) {
 		REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
 	}

@@ -31,7 +31,8 @@ check "commands: every boxctl(1) command is offered" \
 	bash -c "for c in init check policy run ps stop log mcp version help; do grep -qx \"\$c\" <<<'$out' || exit 1; done"
 check "init --agent: the four agents" \
 	bash -c '[ "$(complete_words boxctl init --agent "" | sort | tr "\n" " ")" = "claude-code codex gemini generic " ]'
-check "run options: --d → --detach" bash -c '[ "$(complete_words boxctl run --d)" = --detach ]'
+check "run options: --de → --detach" bash -c '[ "$(complete_words boxctl run --de)" = --detach ]'
+check "run options: --dr → --dry-run" bash -c '[ "$(complete_words boxctl run --dr)" = --dry-run ]'
 check "policy subcommands: su → suggest" bash -c '[ "$(complete_words boxctl policy su)" = suggest ]'
 check "log --verdict: permit and deny" \
 	bash -c '[ "$(complete_words boxctl log --verdict "" | sort | tr "\n" " ")" = "deny permit " ]'

@@ -586,8 +586,20 @@ test_roundtrip_spec_requests(void)
 	run.n_stdio_fds = 0;
 	CHECK_INT(box_validate_run_request(&run), 0);
 	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REQUEST, &run.base, NULL, 0);
+	/* A dry run carries no stream and cannot be detached. */
+	run.has_dry_run = run.dry_run = 1;
+	CHECK_INT(box_validate_run_request(&run), -EINVAL); /* the three terminals */
 	run.has_stdio_tty = run.stdio_tty = 0;
 	run.has_rows = run.has_cols = 0;
+	CHECK_INT(box_validate_run_request(&run), 0);
+	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REQUEST, &run.base, NULL, 0);
+	run.n_stdio_fds = 3;
+	CHECK_INT(box_validate_run_request(&run), -EINVAL);
+	run.n_stdio_fds = 0;
+	run.has_detach = run.detach = 1;
+	CHECK_INT(box_validate_run_request(&run), -EINVAL);
+	run.has_detach = run.detach = 0;
+	run.has_dry_run = run.dry_run = 0;
 	run.n_stdio_fds = 3;
 
 	/* RunReply OK with the pty master (one fd); the disclosure before the spawn. */
@@ -600,6 +612,24 @@ test_roundtrip_spec_requests(void)
 	ptyrep.has_pty = ptyrep.pty = 1;
 	CHECK_INT(box_validate_run_reply(&ptyrep), 0);
 	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REPLY, &ptyrep.base, fds, 1);
+	/* A dry run's OK has no agent: no pid, no pty; OK without a pid is not a start. */
+	Box__RunReply dry;
+	box__run_reply__init(&dry);
+	dry.status = BOX__REPLY_STATUS__REPLY_OK;
+	dry.box_id = "0123456789ab";
+	CHECK_INT(box_validate_run_reply(&dry), -EINVAL);
+	dry.has_dry_run = dry.dry_run = 1;
+	CHECK_INT(box_validate_run_reply(&dry), 0);
+	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REPLY, &dry.base, NULL, 0);
+	dry.has_pid = 1;
+	dry.pid = 7;
+	CHECK_INT(box_validate_run_reply(&dry), -EINVAL);
+	dry.has_pid = 0;
+	dry.has_pty = dry.pty = 1;
+	CHECK_INT(box_validate_run_reply(&dry), -EINVAL);
+	dry.has_pty = dry.pty = 0;
+	dry.status = BOX__REPLY_STATUS__REPLY_FAILED;
+	CHECK_INT(box_validate_run_reply(&dry), -EINVAL);
 	Box__RunStarting starting;
 	box__run_starting__init(&starting);
 	static char *lines[] = { "box a, id 0123456789ab", "  read        /x" };
