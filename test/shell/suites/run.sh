@@ -13,7 +13,8 @@
 #   "SHELL: line N:" on both sides (the shell's name or the script's path is in it).
 # A file /bin/bash itself fails here (no locale, no tty, root, ash-only behaviour) is
 # excluded and listed with bash's result. Each shell's run of a file is bounded by
-# BOX_SUITES_TIMEOUT seconds (default 60): past it the file is a HANG. A sanitizer report
+# BOX_SUITES_TIMEOUT seconds (default 120), box-sh's by BOX_SUITES_SLOWER (4) times what bash
+# took if that is more: past it the file is a HANG (bash's own HANG excludes the file). A sanitizer report
 # (ASan/UBSan, halt_on_error, logged into the scratch directory) or box-sh killed by SIGSEGV,
 # SIGBUS, SIGFPE, SIGILL or SIGABRT is a CRASH.
 #
@@ -24,7 +25,8 @@
 # BOX_SUITES_TARGET_BUSYBOX=250 busybox files) are reported, not enforced.
 #
 # Usage: run.sh [FILE...]  FILE: bash/run-NAME or busybox/ash-DIR/NAME (default: all).
-# Env: BOX_SH (default build/san/bin/box-sh), BOX_SUITES_JOBS (2), BOX_SUITES_TIMEOUT (60),
+# Env: BOX_SH (default build/san/bin/box-sh), BOX_SUITES_JOBS (2), BOX_SUITES_TIMEOUT (120),
+# BOX_SUITES_SLOWER (4),
 # BOX_SUITES_VERBOSE=1 (show the first lines of box-sh's diff for every failing file).
 # Runs in a scratch directory it removes; leaves nothing behind.
 # Trusts: the suites' files as fetch.sh verified them; it is test code.
@@ -37,6 +39,7 @@ if [ "${1:-}" = --job ]; then
 	id=$2
 	suite=${id%%/*} rest=${id#*/}
 	res=$SCR/res/${id//\//__}
+	limit=$SUITES_TIMEOUT
 	for who in bash box; do
 		if [ $who = bash ]; then sh=/bin/bash; else sh=$SCR/bin/box-sh; fi
 		w=$SCR/w/${id//\//__}.$who
@@ -48,16 +51,19 @@ if [ "${1:-}" = --job ]; then
 			cp -a "$SUITES_BB/shell/ash_test/${rest%/*}" "$w/t"
 			dir=$w/t cmd=("$sh" "./${rest#*/}.tests") path=$SCR/helpers-bb
 		fi
-		(
+		t0=$(date +%s)
+		# (braces: bash's own "Killed" report of a file that SIGKILLs itself goes nowhere)
+		{ (
 			cd "$dir" || exit 99
 			exec env -i PATH="$path:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
 				HOME="$w/home" TMPDIR="$w/tmp" TERM=dumb USER=root LOGNAME=root \
 				THIS_SH="$sh" BASH_TSTOUT="$w/tmp/bashtst" \
 				ASAN_OPTIONS="log_path=$w/san/asan:halt_on_error=1:detect_leaks=0:handle_abort=1:handle_sigill=1:handle_segv=1:handle_sigbus=1:handle_sigfpe=1" \
 				UBSAN_OPTIONS="log_path=$w/san/ubsan:halt_on_error=1:print_stacktrace=1" \
-				setsid -w timeout -k 5 "$SUITES_TIMEOUT" "${cmd[@]}"
-		) </dev/null >"$w/out" 2>&1
+				setsid -w timeout -k 5 "$limit" "${cmd[@]}"
+		) </dev/null >"$w/out" 2>&1; } 2>/dev/null
 		rc=$?
+		took=$(($(date +%s) - t0))
 		verdict=FAIL
 		if [ "$suite" = bash ]; then
 			grep -va '^warning: ' "$w/out" >"$w/diff"
@@ -69,15 +75,25 @@ if [ "${1:-}" = --job ]; then
 			sed "$norm" "$name.right" >"$w/want"
 			diff -u "$w/want" "$w/got" >"$w/diff" && verdict=PASS
 		fi
-		case $rc in 124 | 137) verdict=HANG ;; esac
+		# timeout's 124 (or 137 after -k's SIGKILL) once the bound is reached; a script may
+		# SIGKILL itself (ash-signals/reap1.tests: `kill -9 $$`), so the time decides.
+		case $rc in 124 | 137) [ "$took" -ge "$limit" ] && verdict=HANG ;; esac
 		if [ $who = box ]; then
-			case $rc in 132 | 134 | 135 | 136 | 139) [ "$suite" = busybox ] && verdict=CRASH ;; esac
+			# SIGILL SIGABRT SIGBUS SIGFPE SIGSEGV, unless bash ended the same way.
+			case $rc in 132 | 134 | 135 | 136 | 139) [ "$suite" = busybox ] && [ "$rc" != "$bash_rc" ] && verdict=CRASH ;; esac
 			if [ -n "$(ls -A "$w/san")" ]; then
 				verdict=CRASH
 				cat "$w/san"/* | head -30 >"$w/diff"
 			fi
 		fi
 		echo "$verdict" >"$res.$who"
+		echo "$took" >"$res.$who.time"
+		# box-sh's bound: the timeout, or SUITES_SLOWER times what bash took if more (a file
+		# that is slow in bash on this machine, loaded or not, is no hang of box-sh's).
+		[ $who = bash ] && bash_rc=$rc
+		if [ $who = bash ] && [ $verdict != HANG ] && [ $((took * SUITES_SLOWER)) -gt "$limit" ]; then
+			limit=$((took * SUITES_SLOWER))
+		fi
 		head -40 "$w/diff" >"$res.$who.diff"
 		rm -rf "$w"
 	done
@@ -88,7 +104,8 @@ fi
 root=$(cd "$here/../../.." && pwd)
 BOX_SH=${BOX_SH:-$root/build/san/bin/box-sh}
 case $BOX_SH in /*) ;; *) BOX_SH=$PWD/$BOX_SH ;; esac
-SUITES_TIMEOUT=${BOX_SUITES_TIMEOUT:-60}
+SUITES_TIMEOUT=${BOX_SUITES_TIMEOUT:-120}
+SUITES_SLOWER=${BOX_SUITES_SLOWER:-4}
 jobs=${BOX_SUITES_JOBS:-2}
 passing=$here/passing.txt
 fail_setup() {
@@ -136,10 +153,15 @@ if [ $# -gt 0 ]; then
 	for f in "${want[@]}"; do all+=("${f%.tests}"); done
 fi
 
-export SCR SUITES_TIMEOUT SUITES_ROOT
+export SCR SUITES_TIMEOUT SUITES_SLOWER SUITES_ROOT
 start=$SECONDS
 printf '%s\n' "${all[@]}" | xargs -d '\n' -P "$jobs" -n 1 "$here/run.sh" --job
-echo "# ran ${#all[@]} files against bash and box-sh in $((SECONDS - start)) s (timeout ${SUITES_TIMEOUT} s per file, $jobs jobs)"
+echo "# ran ${#all[@]} files against bash and box-sh in $((SECONDS - start)) s ($jobs jobs; bound per file and shell: ${SUITES_TIMEOUT} s, for box-sh ${SUITES_SLOWER} times bash's time if more)"
+echo "# slowest (seconds: bash, box-sh):"
+for id in "${all[@]}"; do
+	r=$SCR/res/${id//\//__}
+	echo "$(cat "$r.bash.time" 2>/dev/null || echo 0) $(cat "$r.box.time" 2>/dev/null || echo 0) $id"
+done | sort -k2,2nr -k1,1nr | head -5 | sed 's/^/#   /'
 
 declare -A listed=()
 if [ -f "$passing" ]; then
@@ -172,7 +194,7 @@ for id in "${all[@]}"; do
 	HANG)
 		if [ "$b" != HANG ]; then
 			n_hang[$s]=$((n_hang[$s] + 1))
-			not_ok "conformance/$id: box-sh HANG (no end within ${SUITES_TIMEOUT} s; bash: $b)"
+			not_ok "conformance/$id: box-sh HANG (no end in $(cat "$r.box.time") s; bash: $b in $(cat "$r.bash.time") s)"
 			continue
 		fi ;;
 	*) ;;
