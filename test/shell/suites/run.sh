@@ -28,7 +28,9 @@
 # Env: BOX_SH (default build/san/bin/box-sh), BOX_SUITES_JOBS (2), BOX_SUITES_TIMEOUT (120),
 # BOX_SUITES_SLOWER (4),
 # BOX_SUITES_VERBOSE=1 (show the first lines of box-sh's diff for every failing file).
-# Runs in a scratch directory it removes; leaves nothing behind.
+# Runs in a scratch directory it removes (/var/tmp/box-suites.*); as root each shell's run of
+# a file has its own pid and mount namespaces with a private /tmp: nothing is left behind
+# (so BOX_SH must not live under /tmp).
 # Trusts: the suites' files as fetch.sh verified them; it is test code.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,10 +42,18 @@ if [ "${1:-}" = --job ]; then
 	suite=${id%%/*} rest=${id#*/}
 	res=$SCR/res/${id//\//__}
 	limit=$SUITES_TIMEOUT
+	# As root each run has its own pid and mount namespaces: a private /tmp (the suites
+	# write fixed names there: /tmp/redir-test, …) and no process outliving the file.
+	ISOLATE=() tmpdir=
+	if [ "$SUITES_ISOLATE" = 1 ]; then
+		ISOLATE=(unshare --mount --pid --fork --mount-proc --propagation private "$SCR/bin/private-tmp")
+		tmpdir=/tmp
+	fi
 	for who in bash box; do
 		if [ $who = bash ]; then sh=/bin/bash; else sh=$SCR/bin/box-sh; fi
 		w=$SCR/w/${id//\//__}.$who
 		mkdir -p "$w/tmp" "$w/home" "$w/san"
+		[ -n "$tmpdir" ] || tmpdir=$w/tmp
 		if [ "$suite" = bash ]; then
 			cp -a "$SUITES_BASH/tests" "$w/t"
 			dir=$w/t cmd=(sh "$rest") path=$SCR/helpers-bash
@@ -56,11 +66,11 @@ if [ "${1:-}" = --job ]; then
 		{ (
 			cd "$dir" || exit 99
 			exec env -i PATH="$path:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
-				HOME="$w/home" TMPDIR="$w/tmp" TERM=dumb USER=root LOGNAME=root \
+				HOME="$w/home" TMPDIR="$tmpdir" TERM=dumb USER=root LOGNAME=root \
 				THIS_SH="$sh" BASH_TSTOUT="$w/tmp/bashtst" \
 				ASAN_OPTIONS="log_path=$w/san/asan:halt_on_error=1:detect_leaks=0:handle_abort=1:handle_sigill=1:handle_segv=1:handle_sigbus=1:handle_sigfpe=1" \
 				UBSAN_OPTIONS="log_path=$w/san/ubsan:halt_on_error=1:print_stacktrace=1" \
-				setsid -w timeout -k 5 "$limit" "${cmd[@]}"
+				setsid -w "${ISOLATE[@]}" timeout -k 5 "$limit" "${cmd[@]}"
 		) </dev/null >"$w/out" 2>&1; } 2>/dev/null
 		rc=$?
 		took=$(($(date +%s) - t0))
@@ -118,9 +128,19 @@ for d in "$SUITES_BASH/tests" "$SUITES_BB/shell/ash_test"; do
 	[ -d "$d" ] || fail_setup "the suites are fetched ($d missing: run make deps, test/shell/suites/fetch.sh)"
 done
 
-SCR=$(mktemp -d /tmp/box-suites.XXXXXX)
+# Not under /tmp: each file's run gets a private /tmp where it can (SUITES_ISOLATE).
+SCR=$(mktemp -d /var/tmp/box-suites.XXXXXX)
 trap 'rm -rf "$SCR"' EXIT
 mkdir -p "$SCR/res" "$SCR/w" "$SCR/bin" "$SCR/helpers-bash" "$SCR/helpers-bb"
+printf '#!/bin/sh\n# In new mount and pid namespaces: a private /tmp, then the command.\nmount -t tmpfs -o mode=1777,size=256m box-suites-tmp /tmp || exit 98\nexec "$@"\n' >"$SCR/bin/private-tmp"
+chmod 0755 "$SCR/bin/private-tmp"
+SUITES_ISOLATE=0
+if [ "$(id -u)" -eq 0 ] &&
+	unshare --mount --pid --fork --mount-proc --propagation private "$SCR/bin/private-tmp" true 2>/dev/null; then
+	SUITES_ISOLATE=1
+else
+	echo "# not root or no namespaces: the files share /tmp and may leave processes behind"
+fi
 echo 'permit(principal, action, resource);' >"$SCR/allow.cedar"
 printf '#!/bin/sh\nexec "%s" --policy "%s" "$@"\n' "$BOX_SH" "$SCR/allow.cedar" >"$SCR/bin/box-sh"
 chmod 0755 "$SCR/bin/box-sh"
@@ -153,7 +173,7 @@ if [ $# -gt 0 ]; then
 	for f in "${want[@]}"; do all+=("${f%.tests}"); done
 fi
 
-export SCR SUITES_TIMEOUT SUITES_SLOWER SUITES_ROOT
+export SCR SUITES_TIMEOUT SUITES_SLOWER SUITES_ROOT SUITES_ISOLATE
 start=$SECONDS
 printf '%s\n' "${all[@]}" | xargs -d '\n' -P "$jobs" -n 1 "$here/run.sh" --job
 echo "# ran ${#all[@]} files against bash and box-sh in $((SECONDS - start)) s ($jobs jobs; bound per file and shell: ${SUITES_TIMEOUT} s, for box-sh ${SUITES_SLOWER} times bash's time if more)"
@@ -184,7 +204,6 @@ for id in "${all[@]}"; do
 	fi
 	b=$(cat "$r.bash") x=$(cat "$r.box")
 	n_files[$s]=$((n_files[$s] + 1))
-	[ "$x" = PASS ] && now_passing+=("$id")
 	case $x in
 	CRASH)
 		n_crash[$s]=$((n_crash[$s] + 1))
@@ -206,6 +225,7 @@ for id in "${all[@]}"; do
 	n_bash[$s]=$((n_bash[$s] + 1))
 	if [ "$x" = PASS ]; then
 		n_agree[$s]=$((n_agree[$s] + 1))
+		now_passing+=("$id")
 		if [ -n "${listed[$id]:-}" ]; then
 			ok "conformance/$id"
 		else
@@ -242,7 +262,9 @@ for s in bash busybox; do
 		"${n_crash[$s]}" "${n_hang[$s]}" "$tm"
 done
 
-if [ "${BOX_SUITES_WRITE_PASSING:-0}" = 1 ]; then
+if [ "${BOX_SUITES_WRITE_PASSING:-0}" = 1 ] && [ $# -gt 0 ]; then
+	echo "# BOX_SUITES_WRITE_PASSING=1 rewrites the list from a run of every file only: not written"
+elif [ "${BOX_SUITES_WRITE_PASSING:-0}" = 1 ]; then
 	{
 		echo "# test/shell/suites/passing.txt — the files of the outside suites box-sh passes"
 		echo "# (test/shell/suites/run.sh): one failing is a regression of make check-conformance."
