@@ -1233,8 +1233,13 @@ exec_node(struct sh_shell *sh, struct node *n)
 		return sh->status = 130;
 	}
 	if (sh->pending[SIGINT] || sh->pending[SIGTERM] || sh->pending[SIGHUP] ||
-	    sh->pending[SIGUSR1] || sh->pending[SIGUSR2] || sh->pending[SIGALRM])
+	    sh->pending[SIGUSR1] || sh->pending[SIGUSR2] || sh->pending[SIGALRM]) {
 		sh_check_traps(sh);
+		/* A trap that ran `exit`: this command does not run (else a `continue`
+		 * here would replace the exit and `while continue; do …` never end). */
+		if (sh->jump == J_EXIT)
+			return sh->status;
+	}
 	struct redir_state rs = {0};
 	bool redirected = false;
 	if (n->redirs && n->type != N_SIMPLE) {
@@ -1607,11 +1612,30 @@ exec_node(struct sh_shell *sh, struct node *n)
 	return st;
 }
 
+/*
+ * Collects the background jobs that have ended (their status kept for `wait`), as bash does
+ * on SIGCHLD: after each complete command and after each loop iteration, so that a loop
+ * polling a job (`while kill -0 $pid; do …; done`) sees it gone instead of a zombie forever.
+ */
+void
+sh_jobs_reap(struct sh_shell *sh)
+{
+	for (struct bgjob *j = sh->jobs; j; j = j->next)
+		if (!j->done) {
+			int ws;
+			if (waitpid(j->pid, &ws, WNOHANG) == j->pid) {
+				j->done = true;
+				j->status = status_of(ws);
+			}
+		}
+}
+
 /* Runs one loop body; handles break/continue N. */
 static int
 exec_loop_body(struct sh_shell *sh, struct node *body, bool *stop)
 {
 	int st = body ? exec_node(sh, body) : sh->status;
+	sh_jobs_reap(sh);
 	*stop = false;
 	if (sh->interactive && sh->interrupted) {
 		/* Ctrl-C at an interactive shell: see exec_node. */
@@ -1900,15 +1924,7 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 		ran = true;
 		st = exec_node(sh, n);
 		node_free(n);
-		if (sh->jobs)
-			for (struct bgjob *j = sh->jobs; j; j = j->next)
-				if (!j->done) {
-					int ws;
-					if (waitpid(j->pid, &ws, WNOHANG) == j->pid) {
-						j->done = true;
-						j->status = status_of(ws);
-					}
-				}
+		sh_jobs_reap(sh);
 	}
 	if (!ran)
 		st = sh->jump == J_NONE ? 0 : sh->status;

@@ -413,6 +413,7 @@ int exec_argv(struct sh_shell *sh, int argc, char **argv, bool nofunc, int in, i
 _Noreturn void sh_exit(struct sh_shell *sh, int status);
 _Noreturn void sh_child_exit(struct sh_shell *sh, int st); /* flush, _exit */
 void sh_run_exit_trap(struct sh_shell *sh);
+void sh_jobs_reap(struct sh_shell *sh);
 void sh_err(struct sh_shell *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -7,7 +7,9 @@
 # (packaging/sysusers.d/box.conf), which tests and `make demo` rely on, (as
 # root) the ordinary test user boxtest the tests run boxes as, the pinned
 # MCP TypeScript SDK of test/mcp/sdk/ (npm ci of its package-lock.json), and the
-# coding-agent harnesses of test/harness/ (npm ci of theirs, once per machine).
+# coding-agent harnesses of test/harness/ (npm ci of theirs, once per machine), and the
+# outside shell conformance suites of test/shell/suites/ (Debian's bash and busybox sources,
+# apt-get source with a private deb-src list: fetch.sh there, once per machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +19,7 @@ packages=(
 	libinih-dev libjansson-dev android-libboringssl-dev
 	bubblewrap python3 curl openssl iproute2 procps util-linux passwd
 	git tmux python3-requests python3-httpx
+	dpkg-dev bzip2 xz-utils debian-archive-keyring
 	nodejs npm
 	nginx-light mitmproxy openssh-server openssh-client
 )
@@ -135,12 +138,19 @@ ensure_harnesses() {
 	echo "$want" >"$stamp"
 }
 
+# The outside shell conformance suites of test/shell/suites/ (make check-conformance): their
+# fetch.sh is idempotent (a stamp, no network once present) and fails loudly.
+ensure_suites() {
+	test/shell/suites/fetch.sh || exit 1
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "deps: all ${#packages[@]} packages present"
 	ensure_users
 	ensure_test_user
 	ensure_mcp_sdk
 	ensure_harnesses
+	ensure_suites
 	exit 0
 fi
 
@@ -185,3 +195,4 @@ ensure_users
 ensure_test_user
 ensure_mcp_sdk
 ensure_harnesses
+ensure_suites
