@@ -345,7 +345,7 @@ interactive(struct sh_shell *sh)
 			continue;
 		if (editor)
 			lineedit_remember(editor, line.s, line.len);
-		jobs_line(line.s, line.len);
+		jobs_line(sh, line.s, line.len);
 		if (got_winch) { /* it came between the check above and the read */
 			got_winch = 0;
 			window_size(sh);
@@ -359,6 +359,7 @@ interactive(struct sh_shell *sh)
 		/* Ctrl-C (the terminal echoed ^C): the prompt comes back on a line of its own. */
 		if (got_int && isatty(2))
 			(void)!write(2, "\n", 1);
+		jobs_line(sh, NULL, 0); /* the jobs this line started get their numbers */
 		if (sh->jump == J_EXIT)
 			sh_exit(sh, sh->jump_n);
 		sh->jump = J_NONE;

@@ -40,9 +40,15 @@ static size_t n_table;
 static char *line_text;
 static int current, previous; /* %+ and %- */
 
+static void jobs_sync(struct sh_shell *sh);
+
 void
-jobs_line(const char *text, size_t len)
+jobs_line(struct sh_shell *sh, const char *text, size_t len)
 {
+	if (!text) {
+		jobs_sync(sh);
+		return;
+	}
 	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
 		len--;
 	free(line_text);

@@ -471,7 +471,8 @@ int b_jobs(struct sh_shell *sh, int argc, char **argv);
 int b_fg(struct sh_shell *sh, int argc, char **argv);
 int b_bg(struct sh_shell *sh, int argc, char **argv);
 pid_t jobs_pid(struct sh_shell *sh, const char *who, const char *spec); /* -1: said why */
-void jobs_line(const char *text, size_t len); /* the line the next jobs start from */
+/* TEXT: the line the next jobs start from; NULL: number the jobs started since. */
+void jobs_line(struct sh_shell *sh, const char *text, size_t len);
 /* exec's options: the index of its command in argv (argc: none), or -1 after
  * a usage error (printed when sh is given). */
 struct sh_exec_opts {

@@ -47,7 +47,7 @@ EOF
 name = $name
 state_dir = $D/state/$name
 policy = allow.cedar
-timeout = 120s
+timeout = 300s
 
 [agent]
 workspace = $P
@@ -67,7 +67,7 @@ EOF
 	else
 		run="cd '$P' && exec setpriv --reuid '$u' --regid '$(id -g "$u")' --init-groups env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME HOME='$(getent passwd "$u" | cut -d: -f6)' BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' '$RB/boxctl' run -q -c '$D/ed.ini'"
 	fi
-	tmux_start 24 100 "timeout --foreground -k 5 150 sh -c \"$run\""
+	tmux_start 24 100 "timeout --foreground -k 5 330 sh -c \"$run\""
 
 	alive=true
 	twait() { $alive && tmux_wait "$@"; }
@@ -96,7 +96,7 @@ EOF
 	check "$u: … and no escape sequence was run as a command" \
 		test "$(tmux_screen | grep -cE '\^\[\[A|\[A: (command )?not found')" -eq 0
 	# Line editing: type, move left, insert.
-	tmux_keys 'echo edit-A' Left Left 'X'
+	tmux_keys 'echo edit-A' Left 'X'
 	tmux_keys Enter
 	check "$u: a line is edited (left-arrow, insert)" twait_line "edit-XA" 5
 
@@ -147,7 +147,7 @@ EOF
 	# A refused command: refused as for an agent, logged as a person's session.
 	tmux_type 'rmdir subdir-zq; echo rmdir-rc-$?'
 	check "$u: a command the policy refuses is refused (126)" twait_line "rmdir-rc-126" 5
-	check "$u: … with box-shell's message" twait "box-shell: rmdir:" 2
+	check "$u: … with box-shell's message" twait "box-shell: rmdir subdir-zq: policy denied" 2
 
 	tmux_type 'exit 4'
 	rc=$($alive && tmux_wait_exit 20 || echo "no shell")
@@ -157,9 +157,13 @@ EOF
 	fi
 	tmux_stop
 	log=$W/log-$u
-	as_user "$u" "cd '$P' && '$RB/boxctl' log --json -c '$D/ed.ini'" >"$log" 2>&1 || true
+	cp "$D/ed.ini" "$D/box.ini"
+	chown "$u:" "$D/box.ini"
+	as_user "$u" "cd '$D' && '$RB/boxctl' log $name --json" >"$log" 2>&1 || true
 	check "$u: boxctl log: the refusal, from a person's session" \
 		grep -q '"session":"person".*rmdir\|rmdir.*"session":"person"' "$log"
+	check "$u: … and its refusal line says so too" \
+		grep -q '"verdict":"deny".*"session":"person"' "$log"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
 done
 tap_done
