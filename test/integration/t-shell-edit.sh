@@ -7,7 +7,8 @@
 # command name, and lists the candidates when there are several; Ctrl-C at the prompt and
 # during `sleep 100` brings the prompt back on a line of its own and the shell goes on;
 # `sleep 100 &` then `jobs`, `kill %1`, `fg %1`; a command the policy refuses is refused as
-# for an agent and `boxctl log` shows it as a person's session; `exit 4` is boxctl's status.
+# for an agent and `boxctl log` shows it as a person's session; `exit 4` is boxctl's status;
+# without a terminal the shell runs the script on stdin, or the file after `--`.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -164,6 +165,19 @@ EOF
 		grep -q '"session":"person".*rmdir\|rmdir.*"session":"person"' "$log"
 	check "$u: … and its refusal line says so too" \
 		grep -q '"verdict":"deny".*"session":"person"' "$log"
+	# No terminal: the person's shell reads a script from stdin; `-- FILE` runs a file.
+	printf 'echo piped-$((2+3))\nexit 6\n' >"$P/script-zq.sh"
+	chown "$u:" "$P/script-zq.sh"
+	as_user "$u" "cd '$P' && timeout -k 5 120 '$RB/boxctl' run -q -c '$D/ed.ini' <'$P/script-zq.sh'" \
+		>"$W/piped-$u" 2>"$W/piped-$u.err"
+	rc=$?
+	check "$u: with stdin no terminal, the shell runs the script it reads (rc $rc)" \
+		sh -c "[ $rc = 6 ] && grep -qx piped-5 '$W/piped-$u'"
+	as_user "$u" "cd '$P' && timeout -k 5 120 '$RB/boxctl' run -q -c '$D/ed.ini' -- script-zq.sh </dev/null" \
+		>"$W/file-$u" 2>"$W/file-$u.err"
+	rc=$?
+	check "$u: boxctl run -- FILE runs that file in the box's shell (rc $rc)" \
+		sh -c "[ $rc = 6 ] && grep -qx piped-5 '$W/file-$u'"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
 done
 tap_done
