@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <histedit.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@ struct sh_lineedit {
 	void (*resized)(struct sh_shell *sh);
 	char *prompt;
 	bool eof;
+	locale_t utf8; /* the editor's own character set (uselocale around each read) */
 	bool tab_again; /* the last key was a Tab that completed nothing: the next one lists */
 	mbstate_t mbs;
 };
@@ -390,19 +392,30 @@ lineedit_open(struct sh_shell *sh, const volatile sig_atomic_t *intr,
 	le->winch = winch;
 	le->resized = resized;
 	/* The editor's output (prompt, echo) goes to fd 2, as bash's does. */
+	/*
+	 * The terminal's characters are UTF-8: libedit decodes and re-encodes
+	 * them with the thread's locale, which is UTF-8 only while a line is
+	 * read, so the interpreter itself keeps the C locale's byte semantics.
+	 */
+	le->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 	le->out = fdopen(2, "w");
 	if (!le->out) {
 		free(le);
 		return NULL;
 	}
 	(void)setvbuf(le->out, NULL, _IOFBF, 4096);
+	locale_t old = le->utf8 ? uselocale(le->utf8) : (locale_t)0;
 	le->el = el_init_fd("box-sh", stdin, le->out, le->out, 0, 2, 2);
+	if (old)
+		(void)uselocale(old);
 	le->hist = history_init();
 	if (!le->el || !le->hist) {
 		if (le->el)
 			el_end(le->el);
 		if (le->hist)
 			history_end(le->hist);
+		if (le->utf8)
+			freelocale(le->utf8);
 		free(le);
 		return NULL;
 	}
@@ -424,6 +437,15 @@ lineedit_open(struct sh_shell *sh, const volatile sig_atomic_t *intr,
 	el_set(le->el, EL_BIND, "\033[H", "ed-move-to-beg", NULL);
 	el_set(le->el, EL_BIND, "\033[F", "ed-move-to-end", NULL);
 	el_set(le->el, EL_BIND, "\033[3~", "ed-delete-next-char", NULL);
+	/*
+	 * Characters U+0080-U+00FF (é, ü, ß) are text, not Meta keys: libedit's
+	 * emacs map binds those codes to M-… commands, so é (U+00E9) would be
+	 * M-i. Alt-KEY still works: a terminal sends it as ESC KEY.
+	 */
+	for (wchar_t c = 0x80; c <= 0xff; c++) {
+		wchar_t key[2] = { c, 0 };
+		el_wset(le->el, EL_BIND, key, L"ed-insert", NULL);
+	}
 	return le;
 }
 
@@ -436,7 +458,10 @@ lineedit_read(struct sh_lineedit *le, const char *prompt, struct sbuf *line)
 	le->eof = false;
 	memset(&le->mbs, 0, sizeof le->mbs);
 	int n = 0;
+	locale_t old = le->utf8 ? uselocale(le->utf8) : (locale_t)0;
 	const char *s = el_gets(le->el, &n);
+	if (old)
+		(void)uselocale(old);
 	fflush(le->out);
 	if (*le->intr) {
 		/* Abandon what was typed: the next prompt starts on an empty line. */

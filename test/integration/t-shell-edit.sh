@@ -100,6 +100,10 @@ EOF
 	tmux_keys 'echo edit-A' Left 'X'
 	tmux_keys Enter
 	check "$u: a line is edited (left-arrow, insert)" twait_line "edit-XA" 5
+	# UTF-8 typed at the terminal, edited as characters: one Left goes over the é.
+	tmux_keys 'echo caf-é' Left 'X'
+	tmux_keys Enter
+	check "$u: UTF-8 is typed and edited by character (caf-Xé)" twait_line "caf-Xé" 5
 
 	# Tab: a file name, a directory, a command name.
 	tmux_keys 'cat uniq' Tab
