@@ -123,10 +123,6 @@ names_add(struct names *ns, const char *name, size_t len, bool dir)
 {
 	if (ns->n >= LE_MAX_NAMES)
 		return;
-	for (size_t i = 0; i < ns->n; i++)
-		if (strncmp(ns->v[i], name, len) == 0 && ns->v[i][len] == (dir ? '/' : '\0') &&
-		    (!dir || ns->v[i][len + 1] == '\0'))
-			return;
 	if (ns->n == ns->cap) {
 		ns->cap = ns->cap ? ns->cap * 2 : 64;
 		ns->v = xrealloc(ns->v, ns->cap * sizeof(*ns->v));
@@ -152,7 +148,7 @@ name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The entries of DIR starting with PREFIX; dirs_only: directories only, with a '/'. */
+/* The entries of DIR starting with PREFIX (a directory with a '/'); programs: executable files only. */
 static void
 list_dir(struct names *ns, const char *dir, const char *prefix, bool programs)
 {
@@ -240,15 +236,15 @@ command_position(const char *buf, size_t start)
 
 /* Print the candidates in columns under the line, then redraw it. */
 static void
-show_names(struct sh_lineedit *le, struct names *ns, size_t strip)
+show_names(struct sh_lineedit *le, struct names *ns)
 {
 	size_t width = 0, cols = 80;
 	const char *c = var_value(le->sh, "COLUMNS");
 	if (c && atoi(c) > 10)
 		cols = (size_t)atoi(c);
 	for (size_t i = 0; i < ns->n; i++)
-		if (strlen(ns->v[i] + strip) > width)
-			width = strlen(ns->v[i] + strip);
+		if (strlen(ns->v[i]) > width)
+			width = strlen(ns->v[i]);
 	width += 2;
 	size_t per = cols / width ? cols / width : 1;
 	size_t rows = (ns->n + per - 1) / per;
@@ -262,7 +258,7 @@ show_names(struct sh_lineedit *le, struct names *ns, size_t strip)
 			size_t i = k * rows + r;
 			if (i >= ns->n)
 				break;
-			const char *s = ns->v[i] + strip;
+			const char *s = ns->v[i];
 			fprintf(le->out, "%-*s", (int)(k + 1 < per && i + rows < ns->n ? width : 0), s);
 		}
 		fputc('\n', le->out);
@@ -315,7 +311,6 @@ le_complete(EditLine *el, int ch)
 	word[wl] = '\0';
 
 	struct names ns = { 0 };
-	size_t strip = 0; /* what of a candidate the listing leaves out (its directory) */
 	const char *base = word;
 	if (command_position(buf, start) && !strchr(word, '/')) {
 		command_names(le, &ns, word);
@@ -343,6 +338,15 @@ le_complete(EditLine *el, int ch)
 		goto out;
 	}
 	qsort(ns.v, ns.n, sizeof(*ns.v), name_cmp);
+	/* A name found twice (a builtin also on PATH, a program in two PATH dirs): once. */
+	size_t u = 1;
+	for (size_t i = 1; i < ns.n; i++) {
+		if (strcmp(ns.v[i], ns.v[u - 1]) == 0)
+			free(ns.v[i]);
+		else
+			ns.v[u++] = ns.v[i];
+	}
+	ns.n = u;
 	size_t bl = strlen(base);
 	/* The longest common prefix of the candidates. */
 	size_t common = strlen(ns.v[0]);
@@ -352,6 +356,9 @@ le_complete(EditLine *el, int ch)
 			k++;
 		common = k;
 	}
+	/* Never half a UTF-8 character: back to the start of the one it cuts. */
+	while (common > bl && ((unsigned char)ns.v[0][common] & 0xc0) == 0x80)
+		common--;
 	if (ns.n == 1) {
 		const char *s = ns.v[0];
 		size_t l = strlen(s);
@@ -360,7 +367,7 @@ le_complete(EditLine *el, int ch)
 	} else if (common > bl) {
 		insert_quoted(el, ns.v[0] + bl, common - bl);
 	} else if (le->tab_again) {
-		show_names(le, &ns, strip);
+		show_names(le, &ns);
 		rc = CC_REDISPLAY;
 	} else {
 		le->tab_again = true; /* as bash: the second Tab lists */
