@@ -177,6 +177,14 @@ EOF
 	rc=$?
 	check "$u: with stdin no terminal, the shell runs the script it reads (rc $rc)" \
 		sh -c "[ $rc = 6 ] && grep -qx piped-5 '$W/piped-$u'"
+	as_user "$u" "cd '$P' && timeout -k 5 120 '$RB/boxctl' run -c '$D/ed.ini' </dev/null" \
+		>/dev/null 2>"$W/disclose-$u.err"
+	check "$u: the disclosure says the agent is a person's box shell" \
+		grep -q "^box: agent: a person's interactive box shell (/usr/bin/bash: box's shell alias" \
+		"$W/disclose-$u.err"
+	as_user "$u" "'$RB/boxctl' check -c '$D/ed.ini'" >"$W/check-$u.out" 2>&1
+	check "$u: boxctl check shows no command, and why" \
+		grep -q "^; command: none: a person's interactive box shell" "$W/check-$u.out"
 	as_user "$u" "cd '$P' && timeout -k 5 120 '$RB/boxctl' run -q -c '$D/ed.ini' -- script-zq.sh </dev/null" \
 		>"$W/file-$u" 2>"$W/file-$u.err"
 	rc=$?
