@@ -439,6 +439,17 @@ run_session(const struct alias_invocation *inv, char **envp)
 	if (sigprocmask(SIG_BLOCK, &fwd, NULL) < 0)
 		return cannot_serve("sigprocmask: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * An interactive session's commands run in box-shell, not in the
+	 * terminal's foreground group: Ctrl-Z would stop only the alias, which
+	 * could then never pass on the session's end. The terminal's job-control
+	 * stops are ignored (docs/box-sh.1.md "Interactive": no Ctrl-Z).
+	 */
+	if (inv->mode == BOX__SHELL_MODE__SHELL_MODE_INTERACTIVE) {
+		signal(SIGTSTP, SIG_IGN);
+		signal(SIGTTIN, SIG_IGN);
+		signal(SIGTTOU, SIG_IGN);
+	}
 	_cleanup_close_ int sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
 		return cannot_serve("signalfd: %s", strerror(errno));

@@ -400,6 +400,10 @@ declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap
 	sb_str(&b, e->message);
 	SB_LIT(&b, ",\"source\":");
 	sb_str(&b, e->source);
+	if (e->session) {
+		SB_LIT(&b, ",\"session\":");
+		sb_str(&b, e->session);
+	}
 	SB_LIT(&b, ",\"input\":");
 	sb_fields(&b, e->input, e->n_input);
 	SB_LIT(&b, "}\n");
@@ -433,6 +437,10 @@ declog_append_outcome(const struct declog_outcome *o, char **buf, size_t *len, s
 	}
 	SB_LIT(&b, ",\"source\":");
 	sb_str(&b, o->source);
+	if (o->session) {
+		SB_LIT(&b, ",\"session\":");
+		sb_str(&b, o->session);
+	}
 	SB_LIT(&b, "}\n");
 	return sb_finish(&b, buf, len, cap);
 }

@@ -23,6 +23,7 @@ struct declog_entry {
 	size_t n_rules;
 	const char *message;
 	const char *source; /* box-shell box-gateway box-mcpd supervisor */
+	const char *session; /* "person" (a person's box shell), or NULL: no key */
 	Box__PolicyField *const *input;
 	size_t n_input;
 };
@@ -34,6 +35,7 @@ struct declog_outcome {
 	bool error;
 	const char *action;
 	const char *source;
+	const char *session; /* as declog_entry's */
 	Box__PolicyField *const *input;
 	size_t n_input;
 	Box__PolicyField *const *output; /* response only */

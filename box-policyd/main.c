@@ -224,6 +224,7 @@ static struct {
 	int decisions_fd;
 	char box_name[64];
 	char box_id[16];
+	bool person_session; /* PolicyInit: box-shell's sessions are a person's */
 	struct event *group_sync; /* lowest priority: runs once no channel has input */
 	bool group_sync_active;
 	unsigned sync_delay_ms; /* BOX_TEST_POLICYD_SYNC_DELAY_MS */
@@ -400,6 +401,13 @@ log_hold(int r, char *line, size_t len, const char *what)
 	S.pending[S.n_pending++] = (struct pending){ .line = line, .line_len = len };
 }
 
+/* "person" for box-shell's channels in a person's box shell (PolicyInit), else NULL. */
+static const char *
+session_of(const struct peer *p)
+{
+	return S.person_session && p->source && strcmp(p->source, "box-shell") == 0 ? "person" : NULL;
+}
+
 static void
 log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cause,
 	     const char *const *rules, size_t n_rules, const char *message, const char *resource,
@@ -417,6 +425,7 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 		.n_rules = n_rules,
 		.message = message,
 		.source = p->source,
+		.session = session_of(p),
 		.input = req->input,
 		.n_input = req->n_input,
 	};
@@ -456,6 +465,7 @@ log_outcome(struct peer *p, const Box__RecordRequest *rec, int64_t time_ns)
 		.error = rec->kind == BOX__EVENT_KIND__EVENT_ERROR,
 		.action = rec->action,
 		.source = p->source,
+		.session = session_of(p),
 		.input = rec->input,
 		.n_input = rec->n_input,
 		.output = rec->output,
@@ -1510,6 +1520,7 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 	*ret_dirfd = TAKE_FD(m->fds[0]);
 	S.decisions_fd = TAKE_FD(m->fds[1]);
 	(void)snprintf(S.box_name, sizeof(S.box_name), "%s", init->box_name);
+	S.person_session = init->has_person_session && init->person_session;
 	(void)snprintf(S.box_id, sizeof(S.box_id), "%s", init->box_id);
 	return 1;
 }

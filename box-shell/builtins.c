@@ -2335,7 +2335,11 @@ b_wait(struct sh_shell *sh, int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "-n") == 0)
 			continue;
-		pid_t pid = (pid_t)atol(a[0] == '%' ? a + 1 : a);
+		pid_t pid = a[0] == '%' ? jobs_pid(sh, "wait", a) : (pid_t)atol(a);
+		if (pid < 0) {
+			st = 127;
+			continue;
+		}
 		struct bgjob **pp = &sh->jobs, *j = NULL;
 		for (; *pp; pp = &(*pp)->next)
 			if ((*pp)->pid == pid) {
@@ -2489,8 +2493,12 @@ b_kill(struct sh_shell *sh, int argc, char **argv)
 		i++;
 	int st = 0;
 	for (; i < argc; i++) {
-		char *e;
-		long pid = strtol(argv[i][0] == '%' ? argv[i] + 1 : argv[i], &e, 10);
+		char *e = (char *)"";
+		long pid = argv[i][0] == '%' ? jobs_pid(sh, "kill", argv[i]) : strtol(argv[i], &e, 10);
+		if (pid < 0 && argv[i][0] == '%') {
+			st = 1;
+			continue;
+		}
 		if (*e) {
 			sh_err(sh, "kill: %s: arguments must be process or job IDs", argv[i]);
 			st = 1;
@@ -2566,8 +2574,16 @@ static const struct sh_builtin builtins[] = {
 	{"times", b_times, true},    {"trap", b_trap, true},     {"true", b_true, false},
 	{"type", b_type, false},     {"typeset", b_declare, false}, {"umask", b_umask, false},
 	{"unalias", b_unalias, false}, {"unset", b_unset, true}, {"wait", b_wait, false},
+	{"jobs", b_jobs, false},     {"fg", b_fg, false},        {"bg", b_bg, false},
 	{NULL, NULL, false},
 };
+
+/* The builtins' names, one by one (NULL past the last): the line editor's completion. */
+const char *
+builtin_name(size_t i)
+{
+	return i < sizeof(builtins) / sizeof(*builtins) ? builtins[i].name : NULL;
+}
 
 /*
  * `/bin/sh`, `/usr/bin/bash` …: in a box these paths are box's shell alias

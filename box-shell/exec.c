@@ -1293,6 +1293,9 @@ exec_node(struct sh_shell *sh, struct node *n)
 	case N_ASYNC: {
 		pid_t pid = sh_fork(sh);
 		if (pid == 0) {
+			/* Interactive: a job of its own group, which Ctrl-C does not reach (jobs.c). */
+			if (sh->interactive)
+				(void)setpgid(0, 0);
 			int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 			if (fd >= 0) {
 				dup2(fd, 0);

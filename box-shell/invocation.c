@@ -53,6 +53,7 @@
 #include "daemon.h"
 #include "envnames.h"
 #include "fdutil.h"
+#include "lineedit.h"
 #include "ipc.h"
 #include "proto_shell.h"
 #include "sh.h"
@@ -264,6 +265,24 @@ read_line(struct sh_shell *sh, struct sbuf *line)
 	}
 }
 
+/*
+ * The line editor (lineedit.c) when fd 0 and fd 2 are a terminal, else fd 0
+ * a byte at a time with the prompt written to fd 2. A script may redirect fd
+ * 0 or 2 (`exec 0<file`): the editor is used only while both are still a
+ * terminal.
+ */
+static struct sh_lineedit *editor;
+
+static int
+prompt_read(struct sh_shell *sh, const char *p, struct sbuf *line)
+{
+	bi_flush();
+	if (editor && isatty(0) && isatty(2))
+		return lineedit_read(editor, p, line);
+	(void)!write(2, p, strlen(p));
+	return read_line(sh, line);
+}
+
 static _Noreturn void
 interactive(struct sh_shell *sh)
 {
@@ -277,6 +296,7 @@ interactive(struct sh_shell *sh)
 	(void)sigaction(SIGWINCH, &sa, NULL);
 	(void)pthread_atfork(NULL, NULL, interactive_child);
 	window_size(sh);
+	editor = lineedit_open(sh, &got_int, &got_winch, window_size);
 	struct sbuf line = { 0 };
 	for (;;) {
 		if (got_winch) {
@@ -286,10 +306,8 @@ interactive(struct sh_shell *sh)
 		got_int = 0;
 		sh->interrupted = 0;
 		char *p = prompt(sh);
-		bi_flush();
-		(void)!write(2, p, strlen(p));
+		int r = prompt_read(sh, p, &line);
 		free(p);
-		int r = read_line(sh, &line);
 		if (r < 0) {
 			(void)!write(2, "\n", 1);
 			sh->status = 130;
@@ -310,10 +328,8 @@ interactive(struct sh_shell *sh)
 			const char *ps2 = var_value(sh, "PS2");
 			if (!ps2)
 				ps2 = "> ";
-			bi_flush();
-			(void)!write(2, ps2, strlen(ps2));
 			struct sbuf more = { 0 };
-			int rm = read_line(sh, &more);
+			int rm = prompt_read(sh, ps2, &more);
 			if (rm < 0) {
 				(void)!write(2, "\n", 1);
 				sh->status = 130;
@@ -327,6 +343,9 @@ interactive(struct sh_shell *sh)
 		}
 		if (dropped)
 			continue;
+		if (editor)
+			lineedit_remember(editor, line.s, line.len);
+		jobs_line(sh, line.s, line.len);
 		if (got_winch) { /* it came between the check above and the read */
 			got_winch = 0;
 			window_size(sh);
@@ -337,6 +356,10 @@ interactive(struct sh_shell *sh)
 		sh->status = st;
 		if (got_int && st == 0)
 			sh->status = 130;
+		/* Ctrl-C (the terminal echoed ^C): the prompt comes back on a line of its own. */
+		if (got_int && isatty(2))
+			(void)!write(2, "\n", 1);
+		jobs_line(sh, NULL, 0); /* the jobs this line started get their numbers */
 		if (sh->jump == J_EXIT)
 			sh_exit(sh, sh->jump_n);
 		sh->jump = J_NONE;

@@ -6,7 +6,8 @@
 # decide_local.c is box-sh's back end of decide.h and is not part of
 # libshell.a; neither are the daemon's files.
 SHD_SRCS         := box-shell/main.c box-shell/invocation.c box-shell/decide_policyd.c \
-		    box-shell/host_boxd.c box-shell/daemon_seccomp.c box-shell/zygote.c
+		    box-shell/host_boxd.c box-shell/daemon_seccomp.c box-shell/zygote.c \
+		    box-shell/lineedit.c
 SHD_OBJS         := $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(SHD_SRCS)))
 SHELL_MAIN_SRCS  := box-shell/main_sh.c box-shell/decide_local.c $(SHD_SRCS)
 SHELL_LIB_SRCS   := $(filter-out $(SHELL_MAIN_SRCS),$(wildcard box-shell/*.c))
@@ -19,7 +20,7 @@ SHELL_CPPFLAGS := -Iproto -Ibox-shell $(call pkg_cflags,libprotobuf-c libevent j
 SHELL_LIBS     := $(call pkg_libs,libprotobuf-c libevent jansson) -lm
 
 $(SHELL_LIB_OBJS) $(BOXSH_OBJS) $(SHD_OBJS): private MODULE_CPPFLAGS := $(SHELL_CPPFLAGS)
-$(SHD_OBJS): private MODULE_CPPFLAGS := $(SHELL_CPPFLAGS) $(call pkg_cflags,libseccomp)
+$(SHD_OBJS): private MODULE_CPPFLAGS := $(SHELL_CPPFLAGS) $(call pkg_cflags,libseccomp libedit)
 
 $(LIBSHELL): $(SHELL_LIB_OBJS)
 	$(archive)
@@ -37,5 +38,5 @@ LIBEXEC_PROGRAMS += $(BIN)/box-shell
 $(BIN)/box-shell: $(SHD_OBJS) $(LIBSHELL) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BIN)/box-shell: private MODULE_LDLIBS := \
-	$(call pkg_libs,libprotobuf-c libevent jansson libseccomp libcap) -lm -lpthread
+	$(call pkg_libs,libprotobuf-c libevent jansson libseccomp libcap libedit) -lm -lpthread
 endif

@@ -466,6 +466,14 @@ struct sh_builtin {
 	bool special;
 };
 const struct sh_builtin *builtin_find(const char *name);
+const char *builtin_name(size_t i); /* NULL past the last */
+/* jobs.c: the shell's jobs by number (jobs, fg, bg; %N for kill and wait). */
+int b_jobs(struct sh_shell *sh, int argc, char **argv);
+int b_fg(struct sh_shell *sh, int argc, char **argv);
+int b_bg(struct sh_shell *sh, int argc, char **argv);
+pid_t jobs_pid(struct sh_shell *sh, const char *who, const char *spec); /* -1: said why */
+/* TEXT: the line the next jobs start from; NULL: number the jobs started since. */
+void jobs_line(struct sh_shell *sh, const char *text, size_t len);
 /* exec's options: the index of its command in argv (argc: none), or -1 after
  * a usage error (printed when sh is given). */
 struct sh_exec_opts {

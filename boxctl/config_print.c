@@ -265,7 +265,12 @@ box_config_print(FILE *f, const struct box_config *cfg)
 	/* [agent] */
 	const struct box_agent *a = &cfg->agent;
 	begin(&o, "agent", NULL, NULL);
-	if (a->proc.command.argc)
+	if (a->person_shell) {
+		head(&o);
+		fprintf(o.f, "; command: none: a person's interactive box shell (%s, inside the box: "
+			     "box's shell alias)\n",
+			a->proc.command.argc ? a->proc.command.argv[0] : "bash");
+	} else if (a->proc.command.argc)
 		print_command(&o, &a->proc.command);
 	if (a->proc.workspace.value)
 		kv(&o, "workspace", a->proc.workspace.value);

@@ -396,12 +396,50 @@ const char *const shell_msg =
 	"is replaced by box's shell alias inside the box; run a program, or declare a [tool.NAME]";
 
 
+/*
+ * No [agent] command: the box is a person's interactive shell
+ * (docs/boxctl.1.md "run"). The agent is bash, which inside the box is box's
+ * shell alias (docs/box-shell.md): with a terminal on stdin it asks
+ * box-shell for an interactive session, every command line decided as an
+ * agent's. The host's bash is named only so that the box has a program to
+ * start: it is mounted over by the alias and never runs.
+ */
+static void
+person_shell_command(struct ctx *c, struct raw_section *s, struct box_process *p)
+{
+	static const char *const shells[] = { "/usr/bin/bash", "/bin/bash", "/usr/bin/sh", "/bin/sh" };
+	struct box_command *cmd = &p->command;
+	const char *pick = NULL;
+	for (size_t i = 0; i < sizeof(shells) / sizeof(*shells) && !pick; i++)
+		if (c->opts.offline || access(shells[i], X_OK) == 0)
+			pick = shells[i];
+	if (!pick) {
+		err_at(c, s->line, s->name, "command",
+		       "unset (a person's box shell), but the host has no /usr/bin/bash or /bin/sh "
+		       "to stand for it; name the agent's program");
+		return;
+	}
+	cmd->src = src_at(c, s->line);
+	cmd->argv = xmalloc(2 * sizeof(char *));
+	cmd->argv[1] = NULL;
+	cmd->argv[0] = xstrdup(pick);
+	cmd->argc = 1;
+	cmd->written0 = xstrdup(pick);
+	if (c->opts.offline || path_canonicalize(pick, &cmd->program) < 0)
+		cmd->program = xstrdup(pick);
+	c->cfg->agent.person_shell = true;
+}
+
 /* Parse `command`, resolve element 0 and its #! chain. */
 static void
 process_command(struct ctx *c, struct raw_section *s, struct box_process *p, bool agent)
 {
 	struct box_command *cmd = &p->command;
 	struct raw_key *k = take_command(c, s);
+	if (!k && agent && s) {
+		person_shell_command(c, s, p);
+		return;
+	}
 	if (!k) {
 		if (s)
 			err_at(c, s->line, s->name, "command", "required key is missing");

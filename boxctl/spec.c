@@ -251,6 +251,10 @@ cfg_agent(const struct box_config *cfg)
 	box__cfg_agent__init(m);
 	m->line = a->src.line;
 	m->command = cfg_argv(&a->proc.command);
+	if (a->person_shell) {
+		m->has_person_shell = 1;
+		m->person_shell = 1;
+	}
 	if (a->proc.workspace.value && a->proc.workspace.src.line)
 		m->workspace = cfg_path(a->proc.workspace.value, a->proc.workspace.src.line);
 	if (a->user.set && a->user.name && a->user.src.line)

@@ -1866,7 +1866,13 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 	disclose_policy(b, &out);
 	cmd = join_argv(p->argv, p->n_argv);
 	how = disclose_resolution(s->agent);
-	strv_add(&out, fmt("agent: %s%s", cmd ? cmd : "?", how ? how : ""));
+	if (s->agent->has_person_shell && s->agent->person_shell)
+		/* No [agent] command: the program is bash, which in the box is the alias. */
+		strv_add(&out, fmt("agent: a person's interactive box shell (%s: box's shell alias; "
+				   "its commands decided as an agent's, logged as a person's)",
+				   cmd ? cmd : "?"));
+	else
+		strv_add(&out, fmt("agent: %s%s", cmd ? cmd : "?", how ? how : ""));
 	for (size_t i = 0; i < p->n_view; i++) {
 		const Box__ViewEntry *e = p->view[i];
 		const char *note = "";

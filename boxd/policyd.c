@@ -323,6 +323,10 @@ send_init(struct box *b, int dirfd, char **err)
 	}
 	in.mcp_namespaces = ns;
 	in.n_mcp_namespaces = n_ns;
+	if (s->agent && s->agent->has_person_shell && s->agent->person_shell) {
+		in.has_person_session = 1;
+		in.person_session = 1;
+	}
 	int fds[2] = { dirfd, b->rc.decisions_fd };
 	r = box_ipc_event_send(b->policyd.ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds, 2);
 	if (r < 0)

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 packages=(
 	build-essential pkg-config clang libclang-rt-14-dev clang-format
 	libevent-dev libprotobuf-c-dev protobuf-c-compiler libseccomp-dev libcap-dev
-	libinih-dev libjansson-dev android-libboringssl-dev
+	libinih-dev libjansson-dev android-libboringssl-dev libedit-dev
 	bubblewrap python3 curl openssl iproute2 procps util-linux passwd
 	git tmux python3-requests python3-httpx
 	dpkg-dev bzip2 xz-utils debian-archive-keyring

@@ -300,6 +300,21 @@ test_outcome(void)
 			     "\"box\":\"demo\",\"id\":\"0123456789ab\",\"record\":\"error\","
 			     "\"action\":\"fs:write\",\"input\":{\"path\":\"~/p/\\\"a\\\"\\n\"},"
 			     "\"source\":\"box-shell\"}\n");
+	/* A person's box shell: "session" after "source", on outcomes as on decisions. */
+	size_t two = len;
+	o.error = false;
+	o.session = "person";
+	CHECK_INT(declog_append_outcome(&o, &buf, &len, &cap), 0);
+	CHECK(strstr(buf + two, ",\"source\":\"box-shell\",\"session\":\"person\"}\n") != NULL);
+	struct declog_entry e = {
+		.time_ns = 1764469184123456789LL, .box = "demo", .id = "0123456789ab",
+		.action = "shell:exec", .resource = "rmdir", .permit = false, .cause = "forbidden",
+		.message = "m", .source = "box-shell", .session = "person", .input = in, .n_input = 1,
+	};
+	size_t three = len;
+	CHECK_INT(declog_append(&e, &buf, &len, &cap), 0);
+	CHECK(strstr(buf + three, "\"source\":\"box-shell\",\"session\":\"person\",\"input\":") !=
+	      NULL);
 	json_error_t err;
 	json_t *j = json_loadb(buf, one, JSON_REJECT_DUPLICATES, &err);
 	char *again = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
