@@ -522,7 +522,35 @@ test_unary(struct sh_shell *sh, const char *op, const char *arg, int *res)
 		return 0;
 	}
 	case 'v': {
-		*res = var_value(sh, arg) != NULL || (var_get(sh, arg) && var_get(sh, arg)->narr);
+		const char *br = strchr(arg, '[');
+		size_t al = strlen(arg);
+		if (br && al > 0 && arg[al - 1] == ']') {
+			/* -v a[sub]: that element is set */
+			char *name = xstrndup(arg, (size_t)(br - arg));
+			char *sub = xstrndup(br + 1, al - (size_t)(br - arg) - 2);
+			struct var *v = var_get(sh, name);
+			intmax_t idx;
+			*res = 0;
+			if (!v)
+				;
+			else if (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0)
+				*res = var_array_count(v) > 0;
+			else if (v->flags & V_ASSOC)
+				*res = assoc_get(v, sub) != NULL;
+			else if (arith_eval(sh, sub, &idx) == 0) {
+				if (!(v->flags & V_ARRAY))
+					*res = idx == 0 && v->val;
+				else {
+					if (idx < 0)
+						idx += (intmax_t)v->narr;
+					*res = idx >= 0 && (size_t)idx < v->narr && v->arr[idx];
+				}
+			}
+			free(name);
+			free(sub);
+			return 0;
+		}
+		*res = var_value(sh, arg) != NULL || (var_get(sh, arg) && var_array_count(var_get(sh, arg)));
 		return 0;
 	}
 	case 't': {
@@ -1195,6 +1223,99 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 
 /* ---- variables ---- */
 
+/* "S" with bash's escapes for declare -p: \ before " \ $ ` */
+static void
+put_dq(struct sbuf *b, const char *s)
+{
+	sb_addc(b, '"');
+	for (const char *p = s; *p; p++) {
+		if (strchr("\"\\$`", *p))
+			sb_addc(b, '\\');
+		sb_addc(b, *p);
+	}
+	sb_addc(b, '"');
+}
+
+/* bash's attribute letters of V, in its order (${x@a}, declare -p) */
+void
+var_attr_letters(const struct var *v, char out[8])
+{
+	char *o = out;
+	if (v->flags & V_ARRAY)
+		*o++ = 'a';
+	if (v->flags & V_ASSOC)
+		*o++ = 'A';
+	if (v->flags & V_INTEGER)
+		*o++ = 'i';
+	if (v->flags & V_READONLY)
+		*o++ = 'r';
+	if (v->flags & V_EXPORT)
+		*o++ = 'x';
+	*o = 0;
+}
+
+char *
+var_decl_text(const struct var *v, bool single_quoted)
+{
+	struct sbuf b = {0};
+	char attrs[8];
+	var_attr_letters(v, attrs);
+	if (single_quoted && !attrs[0] && v->val) { /* ${x@A} of a plain scalar */
+		sb_adds(&b, v->name);
+		sb_addc(&b, '=');
+		char *q = bash_quote(v->val);
+		sb_adds(&b, q);
+		free(q);
+		return sb_take(&b);
+	}
+	sb_adds(&b, "declare -");
+	sb_adds(&b, attrs[0] ? attrs : "-");
+	sb_addc(&b, ' ');
+	sb_adds(&b, v->name);
+	if ((v->flags & V_ASSOC) && v->as) {
+		/* bash: declare -A a=([k]="v" ["a b"]="w" ) */
+		struct strv ks = {0}, vs = {0};
+		var_elems(v, &ks, &vs);
+		sb_adds(&b, "=(");
+		for (size_t i = 0; i < ks.n; i++) {
+			sb_addc(&b, '[');
+			if (strpbrk(ks.v[i], " \t\n'\"\\|&;()<>!{}*[?]^$`") || ks.v[i][0] == '~' ||
+			    ks.v[i][0] == '#' || !ks.v[i][0])
+				put_dq(&b, ks.v[i]);
+			else
+				sb_adds(&b, ks.v[i]);
+			sb_adds(&b, "]=");
+			put_dq(&b, vs.v[i]);
+			sb_addc(&b, ' ');
+		}
+		sb_addc(&b, ')');
+		strv_free(&ks);
+		strv_free(&vs);
+	} else if (v->flags & V_ARRAY) {
+		sb_adds(&b, "=(");
+		bool first = true;
+		for (size_t i = 0; i < v->narr; i++) {
+			if (!v->arr[i])
+				continue;
+			char ib[32];
+			snprintf(ib, sizeof ib, "%s[%zu]=", first ? "" : " ", i);
+			sb_adds(&b, ib);
+			put_dq(&b, v->arr[i]);
+			first = false;
+		}
+		sb_addc(&b, ')');
+	} else if (v->val) {
+		sb_addc(&b, '=');
+		if (single_quoted) {
+			char *q = bash_quote(v->val);
+			sb_adds(&b, q);
+			free(q);
+		} else
+			put_dq(&b, v->val);
+	}
+	return sb_take(&b);
+}
+
 static void
 print_var_decl(struct var *v, void *arg)
 {
@@ -1203,12 +1324,12 @@ print_var_decl(struct var *v, void *arg)
 		return;
 	if (how[0] == 'r' && !(v->flags & V_READONLY))
 		return;
-	struct sbuf b = {0};
 	if (how[0] == 's') {
-		if (v->flags & V_ARRAY)
+		if (v->flags & (V_ARRAY | V_ASSOC))
 			return;
 		if (!v->val)
 			return;
+		struct sbuf b = {0};
 		sb_adds(&b, v->name);
 		sb_addc(&b, '=');
 		char *q = shell_quote(v->val);
@@ -1219,49 +1340,10 @@ print_var_decl(struct var *v, void *arg)
 		sb_free(&b);
 		return;
 	}
-	sb_adds(&b, "declare -");
-	if (v->flags & V_ARRAY)
-		sb_addc(&b, 'a');
-	if (v->flags & V_INTEGER)
-		sb_addc(&b, 'i');
-	if (v->flags & V_READONLY)
-		sb_addc(&b, 'r');
-	if (v->flags & V_EXPORT)
-		sb_addc(&b, 'x');
-	if (!(v->flags & (V_ARRAY | V_INTEGER | V_READONLY | V_EXPORT)))
-		sb_addc(&b, '-');
-	sb_addc(&b, ' ');
-	sb_adds(&b, v->name);
-	if (v->flags & V_ARRAY) {
-		sb_adds(&b, "=(");
-		bool first = true;
-		for (size_t i = 0; i < v->narr; i++) {
-			if (!v->arr[i])
-				continue;
-			char ib[32];
-			snprintf(ib, sizeof ib, "%s[%zu]=\"", first ? "" : " ", i);
-			sb_adds(&b, ib);
-			for (const char *p = v->arr[i]; *p; p++) {
-				if (strchr("\"\\$`", *p))
-					sb_addc(&b, '\\');
-				sb_addc(&b, *p);
-			}
-			sb_addc(&b, '"');
-			first = false;
-		}
-		sb_addc(&b, ')');
-	} else if (v->val) {
-		sb_adds(&b, "=\"");
-		for (const char *p = v->val; *p; p++) {
-			if (strchr("\"\\$`", *p))
-				sb_addc(&b, '\\');
-			sb_addc(&b, *p);
-		}
-		sb_addc(&b, '"');
-	}
-	sb_addc(&b, '\n');
-	bi_out(1, b.s, b.len);
-	sb_free(&b);
+	char *t = var_decl_text(v, false);
+	bi_outs(1, t);
+	bi_out(1, "\n", 1);
+	free(t);
 }
 
 static int
@@ -1281,6 +1363,19 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 	if (local)
 		var_local(sh, name);
 	int r = 0;
+	if (flags & V_ASSOC) {
+		struct var *v = var_get(sh, name);
+		if (v && (v->flags & V_ARRAY)) {
+			sh_err(sh, "%s: %s: cannot convert indexed to associative array", cmd, name);
+			free(name);
+			return 1;
+		}
+		if ((!v || !(v->flags & V_ASSOC)) && var_set_empty_assoc(sh, name, false) < 0) {
+			free(name);
+			return 1;
+		}
+		flags &= ~V_ASSOC;
+	}
 	if (eq) {
 		if (eq[1] == '(' && !br) {
 			/* declare -a x=(…): re-run as an assignment */
@@ -1401,9 +1496,7 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 			case 'n':
 			case 't':
 				break;
-			case 'A':
-				sh_err(sh, "%s: -A: associative arrays are not supported", argv[0]);
-				return 2;
+			case 'A': f = V_ASSOC; break;
 			default:
 				sh_err(sh, "%s: -%c: invalid option", argv[0], *p);
 				return 2;
@@ -1494,7 +1587,14 @@ b_unset(struct sh_shell *sh, int argc, char **argv)
 			char *ie = xstrndup(br + 1, strlen(br + 1) - 1);
 			struct var *v = var_get(sh, name);
 			intmax_t idx;
-			if (strcmp(ie, "@") == 0 || strcmp(ie, "*") == 0)
+			if (v && (v->flags & V_ASSOC)) {
+				/* the key as written, expanded once already (bash) */
+				if (v->flags & V_READONLY) {
+					sh_err(sh, "%s: cannot unset: readonly variable", name);
+					st = 1;
+				} else /* bash 5.2: a[@] is the key "@" here */
+					assoc_unset(v, ie);
+			} else if (strcmp(ie, "@") == 0 || strcmp(ie, "*") == 0)
 				var_unset(sh, name);
 			else if (v && (v->flags & V_ARRAY) && arith_eval(sh, ie, &idx) == 0) {
 				if (idx < 0)

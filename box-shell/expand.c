@@ -479,7 +479,13 @@ get_param(struct sh_shell *sh, const char *name, size_t n, const char *sub, size
 		size_t c = var_array_count(v);
 		pv->ownv = xmalloc((c + 1) * sizeof(char *));
 		size_t k = 0;
-		if (v->flags & V_ARRAY) {
+		if (v->flags & V_ASSOC) {
+			struct strv vals = {0};
+			var_elems(v, NULL, &vals);
+			for (size_t i = 0; i < vals.n && k < c; i++)
+				pv->ownv[k++] = vals.v[i];
+			free(vals.v);
+		} else if (v->flags & V_ARRAY) {
 			for (size_t i = 0; i < v->narr; i++)
 				if (v->arr[i])
 					pv->ownv[k++] = xstrdup(v->arr[i]);
@@ -495,6 +501,16 @@ get_param(struct sh_shell *sh, const char *name, size_t n, const char *sub, size
 	if (err) {
 		free(idxs);
 		return -1;
+	}
+	if (v && (v->flags & V_ASSOC)) {
+		/* the key is a string; the value stays the array's (pv->s) */
+		const char *val = assoc_get(v, idxs);
+		free(idxs);
+		if (val) {
+			pv->s = val;
+			pv->set = true;
+		}
+		return 0;
 	}
 	intmax_t idx;
 	if (arith_eval(sh, idxs, &idx) < 0) {
@@ -662,6 +678,8 @@ add_ansi(struct xctx *x, const char *s, size_t n)
 }
 
 /* ---- parameter expansion ---- */
+
+static char *ansi_expand(const char *s);
 
 static void
 emit_str(struct xctx *x, const char *s, size_t n, bool dq)
@@ -869,7 +887,13 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 			pv.star = sub[0] == '*';
 			size_t c = v ? var_array_count(v) : 0;
 			pv.ownv = xmalloc((c + 1) * sizeof(char *));
-			if (v && (v->flags & V_ARRAY)) {
+			if (v && (v->flags & V_ASSOC)) {
+				struct strv keys = {0};
+				var_elems(v, &keys, NULL);
+				for (size_t k = 0; k < keys.n && pv.n < c; k++)
+					pv.ownv[pv.n++] = keys.v[k];
+				free(keys.v);
+			} else if (v && (v->flags & V_ARRAY)) {
 				for (size_t k = 0; k < v->narr; k++)
 					if (v->arr[k]) {
 						char b[32];
@@ -1203,18 +1227,76 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 		pval_free(&pv);
 		return;
 	} else if (o == '@' && rest == 2 && strchr("QEPAaUuLK", op[1])) {
-		const char *v = pv.s ? pv.s : "";
+		struct var *var = is_special_name(name, nl) ? NULL : var_getn(sh, name, nl);
 		char *res = NULL;
-		switch (op[1]) {
-		case 'Q': res = shell_quote(v); break;
-		case 'U': res = case_conv(v, NULL, 2); break;
-		case 'L': res = case_conv(v, NULL, 4); break;
-		case 'u': res = case_conv(v, NULL, 1); break;
-		default: res = xstrdup(v); break;
+		if (op[1] == 'A' || op[1] == 'a' || (op[1] == 'K' && var && pv.list)) {
+			/* the variable, not its values */
+			if (op[1] == 'a') {
+				char attrs[8] = "";
+				if (var)
+					var_attr_letters(var, attrs);
+				res = xstrdup(attrs);
+			} else if (op[1] == 'A') {
+				if (var && pv.set)
+					res = var_decl_text(var, true);
+				else
+					res = xstrdup("");
+			} else {
+				/* ${a[@]@K}: key "value" pairs */
+				struct strv ks = {0}, vs = {0};
+				var_elems(var, &ks, &vs);
+				struct sbuf b = {0};
+				for (size_t k = 0; k < ks.n; k++) {
+					if (k && !(var->flags & V_ASSOC))
+						sb_addc(&b, ' ');
+					sb_adds(&b, ks.v[k]);
+					sb_addc(&b, ' ');
+					/* bash: "value" as declare -p writes it */
+					sb_addc(&b, '"');
+					for (const char *p = vs.v[k]; *p; p++) {
+						if (strchr("\"\\$`", *p))
+							sb_addc(&b, '\\');
+						sb_addc(&b, *p);
+					}
+					sb_addc(&b, '"');
+					if (var->flags & V_ASSOC)
+						sb_addc(&b, ' ');
+				}
+				strv_free(&ks);
+				strv_free(&vs);
+				res = sb_take(&b);
+			}
+			if (pv.set || pv.list || (op[1] == 'a' && var))
+				emit_str(x, res, strlen(res), dq);
+			free(res);
+			pval_free(&pv);
+			return;
 		}
-		if (pv.set)
-			emit_str(x, res, strlen(res), dq);
-		free(res);
+		/* each value on its own */
+		struct pval r = {0};
+		size_t cnt = pv.list ? pv.n : 1;
+		r.list = pv.list;
+		r.star = pv.star;
+		r.ownv = xmalloc((cnt + 1) * sizeof(char *));
+		for (size_t k = 0; k < cnt; k++) {
+			const char *v = pv.list ? pv.v[k] : (pv.s ? pv.s : "");
+			switch (op[1]) {
+			case 'Q':
+			case 'K': res = bash_quote(v); break;
+			case 'E': res = ansi_expand(v); break;
+			case 'U': res = case_conv(v, NULL, 2); break;
+			case 'L': res = case_conv(v, NULL, 4); break;
+			case 'u': res = case_conv(v, NULL, 1); break;
+			default: res = xstrdup(v); break;
+			}
+			r.ownv[r.n++] = res;
+		}
+		r.v = r.ownv;
+		if (!r.list)
+			r.s = r.ownv[0];
+		if (pv.set || pv.list)
+			emit_pval(x, &r, dq);
+		pval_free(&r);
 		pval_free(&pv);
 		return;
 	} else {
@@ -2306,6 +2388,73 @@ char *
 expand_heredoc(struct sh_shell *sh, const char *body)
 {
 	return expand_to_str(sh, body, M_HEREDOC, false, false);
+}
+
+char *
+bash_quote(const char *s)
+{
+	bool ctl = false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			ctl = true;
+	struct sbuf b = {0};
+	if (!ctl) {
+		sb_addc(&b, '\'');
+		for (const char *p = s; *p; p++) {
+			if (*p == '\'')
+				sb_adds(&b, "'\\''");
+			else
+				sb_addc(&b, *p);
+		}
+		sb_addc(&b, '\'');
+		return sb_take(&b);
+	}
+	sb_adds(&b, "$'");
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		const char *e = NULL;
+		switch (c) {
+		case '\a': e = "\\a"; break;
+		case '\b': e = "\\b"; break;
+		case 27: e = "\\E"; break;
+		case '\f': e = "\\f"; break;
+		case '\n': e = "\\n"; break;
+		case '\r': e = "\\r"; break;
+		case '\t': e = "\\t"; break;
+		case '\v': e = "\\v"; break;
+		case '\\': e = "\\\\"; break;
+		case '\'': e = "\\'"; break;
+		default: break;
+		}
+		if (e)
+			sb_adds(&b, e);
+		else if (c < 0x20 || c == 0x7f) {
+			char o[8];
+			snprintf(o, sizeof o, "\\%03o", c);
+			sb_adds(&b, o);
+		} else
+			sb_addc(&b, (char)c);
+	}
+	sb_addc(&b, '\'');
+	return sb_take(&b);
+}
+
+/* S with its backslash escapes expanded as in $'…' (${x@E}); malloc'd */
+static char *
+ansi_expand(const char *s)
+{
+	struct sbuf b = {0};
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n) {
+			char o[SH_ESCAPE_MAX];
+			size_t on;
+			i += ansi_escape(s + i + 1, n - i - 1, o, &on, false);
+			sb_addn(&b, o, on);
+		} else
+			sb_addc(&b, s[i]);
+	}
+	return sb_take(&b);
 }
 
 char *

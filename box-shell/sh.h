@@ -151,6 +151,19 @@ enum {
 	/* set by this invocation (not inherited): what a tool's environment may
 	 * take (DESIGN.md §5) */
 	V_ASSIGNED = 32,
+	V_ASSOC = 64, /* an associative array (declare -A): as, never arr/val */
+};
+/* An associative array: bash's own hash table (FNV-1 keys, 1024 buckets to
+ * start, a new key at the head of its bucket, four times the buckets once
+ * there are twice as many keys as buckets), so that ${!a[@]} and declare -p
+ * list the keys in bash's order. */
+struct assoc_ent {
+	struct assoc_ent *next;
+	char *key, *val;
+};
+struct assoc {
+	size_t nb, n;
+	struct assoc_ent **b;
 };
 struct var {
 	struct var *next;   /* hash chain */
@@ -158,6 +171,7 @@ struct var {
 	char *val;          /* scalar (NULL: declared without value) */
 	char **arr;         /* V_ARRAY: elements, NULL = unset */
 	size_t narr;
+	struct assoc *as;   /* V_ASSOC: the elements (NULL: none yet) */
 	int flags;
 };
 struct func {
@@ -346,6 +360,21 @@ const char *alias_get(struct sh_shell *sh, const char *name);
 void alias_set(struct sh_shell *sh, const char *name, const char *val);
 int alias_unset(struct sh_shell *sh, const char *name);
 size_t var_array_count(const struct var *v);
+struct strv;
+/* NAME becomes an associative array without elements: declared without a
+ * value (declare -A x) or, SET, the empty array (x=()). */
+int var_set_empty_assoc(struct sh_shell *sh, const char *name, bool set);
+/* The value of KEY in the associative array V, NULL when unset. */
+const char *assoc_get(const struct var *v, const char *key);
+/* NAME[KEY]=VAL in the associative array NAME (made one when unset):
+ * 0, or -1 after printing an error (readonly, too long, too many). */
+int assoc_set(struct sh_shell *sh, const char *name, const char *key, const char *val);
+/* unset NAME[KEY]: whether there was one. */
+bool assoc_unset(struct var *v, const char *key);
+/* An array's (indexed or associative) subscripts and values in bash's order,
+ * as malloc'd strings added to KEYS and VALS (either may be NULL); a scalar
+ * is the element 0. */
+void var_elems(const struct var *v, struct strv *keys, struct strv *vals);
 void var_foreach(struct sh_shell *sh, void (*fn)(struct var *, void *), void *arg);
 /*
  * A fatal shell error in a non-interactive shell: the shell exits (jump
@@ -381,6 +410,13 @@ char *expand_re(struct sh_shell *sh, const char *raw);
 bool sh_utf8_locale(struct sh_shell *sh);
 char *cmdsub_run(struct sh_shell *sh, const char *text, size_t len);
 char *shell_quote(const char *s);
+/* bash's ${x@Q}: 'S' ('\\'' for a quote), $'S' with escapes when S holds a
+ * control character; malloc'd. */
+char *bash_quote(const char *s);
+/* builtins.c: declare -p's text of V (no newline), malloc'd; SINGLE_QUOTED:
+ * ${x@A}'s (a scalar's value in bash_quote, no declare without attributes). */
+char *var_decl_text(const struct var *v, bool single_quoted);
+void var_attr_letters(const struct var *v, char out[8]);
 /*
  * Decode one backslash escape at S (after the '\\'): returns the bytes
  * consumed ((size_t)-1: echo's \\c, stop), the output in O, which holds
