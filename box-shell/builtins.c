@@ -2618,21 +2618,71 @@ b_let(struct sh_shell *sh, int argc, char **argv)
 	return v ? 0 : 1;
 }
 
+/* The shopt names box-shell honours; the others are accepted and ignored
+ * (docs/box-sh.1.md). */
+static bool *
+shopt_flag(struct sh_shell *sh, const char *name)
+{
+	if (strcmp(name, "expand_aliases") == 0)
+		return &sh->expand_aliases;
+	if (strcmp(name, "extglob") == 0)
+		return &sh->extglob;
+	if (strcmp(name, "nullglob") == 0)
+		return &sh->nullglob;
+	if (strcmp(name, "dotglob") == 0)
+		return &sh->dotglob;
+	return NULL;
+}
+
 static int
 b_shopt(struct sh_shell *sh, int argc, char **argv)
 {
-	/* expand_aliases is honoured; the other options are accepted and
-	 * ignored: the behaviour is fixed (docs/box-sh.1.md) */
 	int on = -1;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-s") == 0)
-			on = 1;
-		else if (strcmp(argv[i], "-u") == 0)
-			on = 0;
-		else if (strcmp(argv[i], "expand_aliases") == 0 && on >= 0)
-			sh->expand_aliases = on;
+	bool quiet = false, print = false;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		for (const char *p = argv[i] + 1; *p; p++) {
+			if (*p == 's')
+				on = 1;
+			else if (*p == 'u')
+				on = 0;
+			else if (*p == 'q')
+				quiet = true;
+			else if (*p == 'p')
+				print = true;
+			else if (*p != 'o') {
+				sh_err(sh, "shopt: -%c: invalid option", *p);
+				return 2;
+			}
+		}
 	}
-	return 0;
+	int st = 0;
+	for (; i < argc; i++) {
+		bool *f = shopt_flag(sh, argv[i]);
+		if (on >= 0) {
+			if (f)
+				*f = on;
+			continue;
+		}
+		if (!f) /* accepted, shown as off */
+			st = 1;
+		else if (!*f)
+			st = 1;
+		if (quiet)
+			continue;
+		bool v = f && *f;
+		char line[300];
+		if (print)
+			snprintf(line, sizeof line, "shopt %s %s\n", v ? "-s" : "-u", argv[i]);
+		else
+			snprintf(line, sizeof line, "%-15s\t%s\n", argv[i], v ? "on" : "off");
+		bi_outs(1, line);
+	}
+	return st;
 }
 
 static int

@@ -1729,7 +1729,9 @@ exec_node(struct sh_shell *sh, struct node *n)
 			(void)!write(2, b.s, b.len);
 			sb_free(&b);
 		}
+		sh->in_dbrack++;
 		int r = dbrack_eval(sh, &t, 0, &err);
+		sh->in_dbrack--;
 		if (!err && t) {
 			sh_err(sh, "syntax error in conditional expression");
 			err = true;

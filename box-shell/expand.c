@@ -811,7 +811,7 @@ expand_pattern_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
 	expand_into(&x, s, n, false);
 	if (x.err)
 		*err = true;
-	char *r = xb_string(&x, false, "*?[]\\");
+	char *r = xb_string(&x, false, PAT_SPECIAL);
 	xb_free(&x);
 	return r;
 }
@@ -2174,17 +2174,18 @@ push_field(struct sh_shell *sh, const char *s, const unsigned char *f, unsigned 
 		for (size_t i = 0; i < n; i++) {
 			char c = s[i];
 			unsigned char fl = f ? f[i] : flag;
-			if ((fl & FQ) && strchr("*?[]\\", c))
+			if ((fl & FQ) && strchr(PAT_SPECIAL, c))
 				sb_addc(&pat, '\\');
 			else if (!(fl & FQ) && c == '\\' && (fl & FX))
 				sb_addc(&pat, '\\');
 			sb_addc(&pat, c);
 		}
 		size_t before = out->n;
-		if (pat_has_meta(pat.s))
+		bool meta = pat_has_meta(pat.s);
+		if (meta)
 			glob_expand(sh, pat.s, out);
 		sb_free(&pat);
-		if (out->n > before)
+		if (out->n > before || (meta && sh->nullglob))
 			return;
 	}
 	strv_add(out, xstrndup(s, n));
@@ -2202,7 +2203,8 @@ field_push(struct sh_shell *sh, struct field *fd, struct strv *out, bool *tooman
 static inline bool
 glob_char(char c)
 {
-	return c == '*' || c == '?' || c == '[';
+	return c == '*' || c == '?' || c == '[' ||
+	       ((c == '@' || c == '+' || c == '!') && sh_current && sh_current->extglob);
 }
 
 static void
@@ -2353,7 +2355,7 @@ expand_to_str(struct sh_shell *sh, const char *raw, enum mode m, bool assign, bo
 		xb_free(&x);
 		return NULL;
 	}
-	char *r = xb_string(&x, !pattern, pattern ? "*?[]\\" : NULL);
+	char *r = xb_string(&x, !pattern, pattern ? PAT_SPECIAL : NULL);
 	xb_free(&x);
 	return r;
 }

@@ -267,6 +267,9 @@ struct sh_shell {
 	int exiting_fd;         /* for exiting: the daemon's control socket */
 	bool interactive;
 	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
+	bool extglob;           /* shopt extglob: ?(…) *(…) +(…) @(…) !(…) */
+	bool nullglob, dotglob; /* shopt nullglob, dotglob */
+	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
 	char *traps[SH_NTRAP];
 	bool in_trap;
 	volatile sig_atomic_t pending[SH_NTRAP];
@@ -430,6 +433,11 @@ size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 int arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out);
 
 /* pattern.c */
+/* The characters a quoted one of is escaped with '\\' in a pattern */
+#define PAT_SPECIAL "*?[]\\()|@+!"
+/* Whether extglob's ?(…) *(…) +(…) @(…) !(…) are patterns now (shopt
+ * extglob, or inside [[ ]]). */
+bool pat_extglob(void);
 bool pat_match(const char *pat, const char *s);  /* whole string */
 /* Longest/shortest prefix/suffix match lengths: -1 none. */
 long pat_prefix(const char *pat, const char *s, bool longest);

@@ -17,11 +17,11 @@ declare -A c; declare -p c
 c=(); declare -p c
 (( c[n]++ )); (( c[n]+=5 )); echo "${c[n]}"
 declare -A d=(k1 v1 k2 v2); declare -p d
-f() { local -A l=([x]=1); l[y]=2; declare -p l; }; f; declare -p l 2>&1
-declare -a ia=(1); declare -A ia 2>&1; echo $?
+f() { local -A l=([x]=1); l[y]=2; declare -p l; }; f; declare -p l
+declare -a ia=(1); declare -A ia; echo $?
 echo "${a}" "${a[0]}"; a=zero; echo "${a[0]}"
 [[ -v a[foo] ]] && echo set; [[ -v a[nope] ]] || echo unset
 echo ${#a[foo]}
 declare -Ar ro=([k]=v); declare -p ro
-unset a; declare -p a 2>&1
-declare -A e; e[a]=1; unset 'e[@]'; declare -p e 2>&1
+unset a; declare -p a
+declare -A e; e[a]=1; unset 'e[@]'; declare -p e
