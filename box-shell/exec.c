@@ -1247,6 +1247,76 @@ cmdsub_run(struct sh_shell *sh, const char *text, size_t len)
 	return b.s;
 }
 
+int
+procsub_open(struct sh_shell *sh, const char *text, size_t len, bool out)
+{
+	if (sh->nprocsub >= SH_FD_SCRIPT_MAX) {
+		sh_err(sh, "process substitution: too many (max %d)", SH_FD_SCRIPT_MAX);
+		return -1;
+	}
+	/* a free fd the script does not hold, from 63 down (bash's choice) */
+	int target = -1;
+	for (int fd = 63; fd >= 10 && target < 0; fd--)
+		if (!sh_fdset_has(&sh->script_fds, fd) && fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			target = fd;
+	if (target < 0) {
+		sh_err(sh, "process substitution: no free file descriptor");
+		return -1;
+	}
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		sh_err(sh, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid_t pid = sh_fork(sh);
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int std = out ? 0 : 1;
+		dup2(out ? p[0] : p[1], std);
+		close(p[0]);
+		close(p[1]);
+		sh_fdset_put(&sh->script_fds, std, true); /* the script's (fsops.h) */
+		for (int t = 0; t < SH_NTRAP; t++)
+			if (sh->traps[t] && sh->traps[t][0]) {
+				free(sh->traps[t]);
+				sh->traps[t] = NULL;
+			}
+		sh->nprocsub = 0;
+		sh->errexit_off = 0;
+		int st = exec_text(sh, text, len, sh->lineno, NULL);
+		if (sh->jump == J_EXIT)
+			st = sh->jump_n;
+		sh_exit(sh, st);
+	}
+	int keep = out ? p[1] : p[0];
+	close(out ? p[0] : p[1]);
+	/* the script's fd as a redirection's: inherited by what it runs */
+	if (dup2(keep, target) < 0) {
+		sh_err(sh, "process substitution: %s", strerror(errno));
+		close(keep);
+		return -1;
+	}
+	close(keep);
+	sh_fdset_put(&sh->script_fds, target, true);
+	sh->procsub_fds[sh->nprocsub++] = target;
+	return target;
+}
+
+/* Closes the process substitutions opened since MARK. */
+static void
+procsub_close(struct sh_shell *sh, size_t mark)
+{
+	while (sh->nprocsub > mark) {
+		int fd = sh->procsub_fds[--sh->nprocsub];
+		close(fd);
+		sh_fdset_put(&sh->script_fds, fd, false);
+	}
+}
+
 /* ---- compound commands ---- */
 
 static int
@@ -1369,8 +1439,19 @@ static unsigned db_depth; /* ( ) nesting being evaluated */
 
 static int exec_loop_body(struct sh_shell *sh, struct node *body, bool *stop);
 
+static int exec_node_body(struct sh_shell *sh, struct node *n);
+
 int
 exec_node(struct sh_shell *sh, struct node *n)
+{
+	size_t mark = sh->nprocsub;
+	int st = exec_node_body(sh, n);
+	procsub_close(sh, mark);
+	return st;
+}
+
+static int
+exec_node_body(struct sh_shell *sh, struct node *n)
 {
 	if (!n)
 		return sh->status;

@@ -1567,6 +1567,21 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 {
 	for (size_t i = 0; i < n && !x->err;) {
 		char c = s[i];
+		if (i == 0 && !dq && (c == '<' || c == '>') && n > 2 && s[1] == '(' &&
+		    !x->sh->dash_errors) {
+			/* <(…) >(…): the word is /dev/fd/N of the pipe's end (exec.c) */
+			size_t e = skip_dollar(x->sh, s, 0, n);
+			int fd = procsub_open(x->sh, s + 2, body_len(s, 0, 2, e, n, ')'), c == '>');
+			if (fd < 0) {
+				x->err = true;
+				return;
+			}
+			char path[32];
+			int pl = snprintf(path, sizeof path, "/dev/fd/%d", fd);
+			xadd(x, path, (size_t)pl, FQ);
+			i = e;
+			continue;
+		}
 		if (c == '\\') {
 			if (i + 1 >= n) {
 				xadd(x, "\\", 1, dq ? FQ : 0);
@@ -2284,7 +2299,7 @@ split_fields(struct sh_shell *sh, struct xctx *x, struct strv *out, bool *tooman
 static bool
 literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany)
 {
-	if (w[0] == '~' || w[0] == 0)
+	if (w[0] == '~' || w[0] == 0 || ((w[0] == '<' || w[0] == '>') && w[1] == '('))
 		return false;
 	bool glob = false;
 	size_t n = 0;

@@ -470,9 +470,23 @@ scan_word(struct parser *p, bool regex)
 				continue;
 			}
 		}
+		long e;
+		if ((c == '<' || c == '>') && b.len == 0 && i + 1 < p->len && p->s[i + 1] == '(' &&
+		    !regex && !(p->sh && p->sh->dash_errors)) {
+			/* <(…) >(…) at a word's start: to the matching ')' as $( ) */
+			e = scan_dollar(p, i);
+			if (e < 0) {
+				if (!p->error)
+					goto unterminated_paren;
+				free(b.s);
+				return NULL;
+			}
+			sb_addn(&b, p->s + i, (size_t)e - i);
+			i = (size_t)e;
+			continue;
+		}
 		if (is_meta(c))
 			break;
-		long e;
 		switch (c) {
 		case '\\':
 			if (i + 1 < p->len && p->s[i + 1] == '\n') {
@@ -710,6 +724,8 @@ lex(struct parser *p)
 	} else if (left > 2 && s[0] == '{' && 0) {
 		/* {varname}> is not supported */
 	}
+	if (fd < 0 && (s[0] == '<' || s[0] == '>') && AT(1, '(') && !(p->sh && p->sh->dash_errors))
+		goto word; /* <(…) >(…): a process substitution, a word (bash) */
 	if (s[0] == '<' || s[0] == '>') {
 		p->rfd = fd;
 		p->rstrip = false;
@@ -730,9 +746,6 @@ lex(struct parser *p)
 			} else if (AT(1, '>')) {
 				p->pos += 2;
 				p->rtype = R_RDWR;
-			} else if (AT(1, '(')) {
-				p->pos += 1;
-				p->rtype = R_IN;
 			} else {
 				p->pos += 1;
 				p->rtype = R_IN;
@@ -755,6 +768,7 @@ lex(struct parser *p)
 		return p->t = T_REDIR;
 	}
 #undef AT
+word:;
 	char *w = scan_word(p, false);
 	if (!w) {
 		/* an error (printed); a nested $( ) may have left its token in p->word */

@@ -284,6 +284,10 @@ struct sh_shell {
 	 * nested shell (sh -c) starts with its parent's; functions share it.
 	 */
 	struct sh_fdset script_fds;
+	/* process substitutions' fds (the shell's end of each pipe), open until
+	 * the command that expanded them ends (exec_node) */
+	int procsub_fds[SH_FD_SCRIPT_MAX];
+	size_t nprocsub;
 	struct sh_fs fs;
 	struct sh_decider *decider;
 	int root_fd;
@@ -412,6 +416,11 @@ char *expand_heredoc(struct sh_shell *sh, const char *body);
 char *expand_re(struct sh_shell *sh, const char *raw);
 bool sh_utf8_locale(struct sh_shell *sh);
 char *cmdsub_run(struct sh_shell *sh, const char *text, size_t len);
+/* <(TEXT) (OUT false) or >(TEXT): TEXT runs in a child writing to (reading
+ * from) a pipe whose other end becomes one of the script's fds (below
+ * SH_FD_SCRIPT_MAX, from 63 down, as bash): its number, or -1 after a
+ * message. The fd closes when the command that expanded it ends. */
+int procsub_open(struct sh_shell *sh, const char *text, size_t len, bool out);
 char *shell_quote(const char *s);
 /* bash's ${x@Q}: 'S' ('\\'' for a quote), $'S' with escapes when S holds a
  * control character; malloc'd. */
