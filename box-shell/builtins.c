@@ -312,6 +312,47 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 			}
 			while (j < fl && strchr("hlLjzt", fmt[j]))
 				j++;
+			if (j < fl && fmt[j] == '(') {
+				/* %(strftime)T: the argument's seconds (-1 or none: now) */
+				const char *cl = memchr(fmt + j, ')', fl - j);
+				if (!cl || (size_t)(cl - fmt) + 1 >= fl || cl[1] != 'T') {
+					sh_err(sh, "printf: `%.*s': missing format character",
+					       (int)(fl - i), fmt + i);
+					return 1;
+				}
+				const char *targ = ai < argc ? argv[ai] : NULL;
+				if (targ) {
+					ai++;
+					used_arg = true;
+				}
+				intmax_t secs = -1;
+				if (targ && *targ)
+					num_arg(sh, targ, &secs, &st);
+				time_t t = secs == -1 ? time(NULL) : secs == -2 ? (time_t)sh->start_time
+									: (time_t)secs;
+				struct tm tm;
+				char tf[256], tout[1024];
+				size_t tfl = (size_t)(cl - (fmt + j + 1));
+				if (tfl >= sizeof tf)
+					tfl = sizeof tf - 1;
+				memcpy(tf, fmt + j + 1, tfl);
+				tf[tfl] = 0;
+				/* strftime reads no arguments: the script's format is safe */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+				size_t tn = localtime_r(&t, &tm) ? strftime(tout, sizeof tout, tf, &tm) : 0;
+#pragma GCC diagnostic pop
+				tout[tn] = 0;
+				char tspec[24];
+				snprintf(tspec, sizeof tspec, "%%%s*.*s", flags);
+				if (!sb_format(o, tspec, width, prec, tout)) {
+					sh_err(sh, "printf: output too large (max %u bytes)",
+					       SH_MAX_EXPANSION);
+					return 1;
+				}
+				i = (size_t)(cl - fmt) + 1;
+				continue;
+			}
 			if (j >= fl) {
 				sh_err(sh, "printf: `%.*s': missing format character", (int)(j - i),
 				       fmt + i);
@@ -375,8 +416,17 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 					stop = put_b(&tmp, arg ? arg : "");
 				else if (conv == 'q') {
 					const char *qa = arg ? arg : "";
+					bool ctl = false;
+					for (const char *qp = qa; *qp; qp++)
+						ctl |= (unsigned char)*qp < 0x20 || *qp == 0x7f;
 					if (!*qa)
 						sb_adds(&tmp, "''");
+					if (ctl) { /* $'…' as bash */
+						char *bq = bash_quote(qa);
+						sb_adds(&tmp, bq);
+						free(bq);
+						qa = "";
+					}
 					for (const char *qp = qa; *qp; qp++) {
 						if (!(isalnum((unsigned char)*qp) || strchr("_-./=:,+@%^", *qp) ||
 						      (unsigned char)*qp >= 0x80))
@@ -869,6 +919,208 @@ b_test(struct sh_shell *sh, int argc, char **argv)
 
 /* ---- cd / pwd ---- */
 
+/* Changes the directory to DIR as cd does (decided: change_dir), messages
+ * naming CMD; PRINT: the new directory on stdout. */
+static int
+change_dir(struct sh_shell *sh, const char *cmd, const char *dir, bool print)
+{
+	sh_update_fs(sh, cmd);
+	char *canon = NULL;
+	int r = sh_fs_chdir_check(&sh->fs, dir, &canon);
+	if (r < 0) {
+		sh_err(sh, "%s: %s: %s", cmd, dir, strerror(-r));
+		return 1;
+	}
+	if (chdir(canon) < 0) {
+		sh_err(sh, "%s: %s: %s", cmd, dir, strerror(errno));
+		free(canon);
+		return 1;
+	}
+	char *old = sh->cwd ? xstrdup(sh->cwd) : NULL;
+	free(sh->cwd);
+	sh->cwd = canon;
+	if (old)
+		var_set(sh, "OLDPWD", old, 0);
+	free(old);
+	var_set(sh, "PWD", canon, 0);
+	sh_update_fs(sh, cmd);
+	if (print) {
+		bi_outs(1, canon);
+		bi_out(1, "\n", 1);
+	}
+	return 0;
+}
+
+/* dirs' form of a directory: ~ for $HOME unless LONG */
+static void
+dirs_add(struct sh_shell *sh, struct sbuf *b, const char *d, bool lng)
+{
+	const char *home = var_value(sh, "HOME");
+	size_t hl = home ? strlen(home) : 0;
+	if (!lng && hl > 1 && strncmp(d, home, hl) == 0 && (d[hl] == '/' || !d[hl])) {
+		sb_addc(b, '~');
+		sb_adds(b, d + hl);
+	} else
+		sb_adds(b, d);
+}
+
+static int
+dirs_print(struct sh_shell *sh, bool lng, bool per_line, bool numbered)
+{
+	struct sbuf b = {0};
+	size_t n = sh->dirstack ? sh->dirstack->n : 0;
+	for (size_t k = 0; k <= n; k++) {
+		const char *d = k == 0 ? (sh->cwd ? sh->cwd : "/") : sh->dirstack->v[n - k];
+		if (numbered) {
+			char nb[32];
+			snprintf(nb, sizeof nb, "%2zu  ", k);
+			sb_adds(&b, nb);
+		} else if (k > 0)
+			sb_addc(&b, per_line ? '\n' : ' ');
+		dirs_add(sh, &b, d, lng);
+		if (numbered && k < n)
+			sb_addc(&b, '\n');
+	}
+	sb_addc(&b, '\n');
+	bi_out(1, b.s, b.len);
+	sb_free(&b);
+	return 0;
+}
+
+static int
+b_dirs(struct sh_shell *sh, int argc, char **argv)
+{
+	bool lng = false, per_line = false, numbered = false;
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] != '-' || !argv[i][1]) {
+			sh_err(sh, "dirs: %s: invalid argument", argv[i]);
+			return 1;
+		}
+		for (const char *p = argv[i] + 1; *p; p++) {
+			if (*p == 'c') {
+				if (sh->dirstack)
+					strv_free(sh->dirstack);
+			} else if (*p == 'l')
+				lng = true;
+			else if (*p == 'p')
+				per_line = true;
+			else if (*p == 'v')
+				per_line = numbered = true;
+			else {
+				sh_err(sh, "dirs: -%c: invalid option", *p);
+				return 2;
+			}
+		}
+	}
+	for (int i = 1; i < argc; i++)
+		if (strchr(argv[i], 'c'))
+			return 0;
+	return dirs_print(sh, lng, per_line, numbered);
+}
+
+/* hash: box-shell remembers no command paths (each command is looked up
+ * afresh): -r and -d forget nothing, a NAME is checked in PATH; the table
+ * is always empty. */
+static int
+b_hash(struct sh_shell *sh, int argc, char **argv)
+{
+	int i = 1, st = 0;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		for (const char *p = argv[i] + 1; *p; p++)
+			if (!strchr("rdlt", *p)) {
+				sh_err(sh, "hash: -%c: invalid option", *p);
+				return 2;
+			}
+	}
+	if (i >= argc) {
+		if (argc == 1)
+			bi_outs(1, "hash: hash table empty\n");
+		return 0;
+	}
+	for (; i < argc; i++) {
+		if (builtin_find(argv[i]) || func_get(sh, argv[i]))
+			continue;
+		char *p = strchr(argv[i], '/') ? NULL : find_in_path(sh, argv[i]);
+		if (!p && !strchr(argv[i], '/')) {
+			sh_err(sh, "hash: %s: not found", argv[i]);
+			st = 1;
+		}
+		free(p);
+	}
+	return st;
+}
+
+static int
+b_pushd(struct sh_shell *sh, int argc, char **argv)
+{
+	int i = 1;
+	bool quiet = false;
+	if (i < argc && strcmp(argv[i], "-n") == 0) {
+		quiet = true; /* -n: bash would not change directory; accepted as plain */
+		i++;
+	}
+	if (i < argc && strcmp(argv[i], "--") == 0)
+		i++;
+	if (!sh->dirstack) {
+		sh->dirstack = xmalloc(sizeof *sh->dirstack);
+		memset(sh->dirstack, 0, sizeof *sh->dirstack);
+	}
+	struct strv *st = sh->dirstack;
+	char *here = xstrdup(sh->cwd ? sh->cwd : "/");
+	if (i >= argc) {
+		/* exchange the top two */
+		if (st->n == 0) {
+			sh_err(sh, "pushd: no other directory");
+			free(here);
+			return 1;
+		}
+		char *to = st->v[st->n - 1];
+		if (change_dir(sh, "pushd", to, false) != 0) {
+			free(here);
+			return 1;
+		}
+		free(to);
+		st->v[st->n - 1] = here;
+	} else {
+		if (st->n >= SH_MAX_FIELDS) {
+			sh_err(sh, "pushd: directory stack full");
+			free(here);
+			return 1;
+		}
+		if (change_dir(sh, "pushd", argv[i], false) != 0) {
+			free(here);
+			return 1;
+		}
+		strv_add(st, here);
+	}
+	(void)quiet;
+	return dirs_print(sh, false, false, false);
+}
+
+static int
+b_popd(struct sh_shell *sh, int argc, char **argv)
+{
+	struct strv *st = sh->dirstack;
+	if (argc > 1 && strcmp(argv[1], "--") != 0 && strcmp(argv[1], "-n") != 0) {
+		sh_err(sh, "popd: %s: invalid argument", argv[1]);
+		return 1;
+	}
+	if (!st || st->n == 0) {
+		sh_err(sh, "popd: directory stack empty");
+		return 1;
+	}
+	char *to = st->v[st->n - 1];
+	if (change_dir(sh, "popd", to, false) != 0)
+		return 1;
+	free(to);
+	st->n--;
+	return dirs_print(sh, false, false, false);
+}
+
 static int
 b_cd(struct sh_shell *sh, int argc, char **argv)
 {
@@ -899,31 +1151,7 @@ b_cd(struct sh_shell *sh, int argc, char **argv)
 		dir = argv[i];
 	if (!*dir)
 		return 0;
-	sh_update_fs(sh, "cd");
-	char *canon = NULL;
-	int r = sh_fs_chdir_check(&sh->fs, dir, &canon);
-	if (r < 0) {
-		sh_err(sh, "cd: %s: %s", dir, strerror(-r));
-		return 1;
-	}
-	if (chdir(canon) < 0) {
-		sh_err(sh, "cd: %s: %s", dir, strerror(errno));
-		free(canon);
-		return 1;
-	}
-	char *old = sh->cwd ? xstrdup(sh->cwd) : NULL;
-	free(sh->cwd);
-	sh->cwd = canon;
-	if (old)
-		var_set(sh, "OLDPWD", old, 0);
-	free(old);
-	var_set(sh, "PWD", canon, 0);
-	sh_update_fs(sh, "cd");
-	if (print) {
-		bi_outs(1, canon);
-		bi_out(1, "\n", 1);
-	}
-	return 0;
+	return change_dir(sh, "cd", dir, print);
 }
 
 static int
@@ -2404,6 +2632,50 @@ b_umask(struct sh_shell *sh, int argc, char **argv)
 		bi_outs(1, b);
 		return 0;
 	}
+	if (!isdigit((unsigned char)argv[i][0])) {
+		/* symbolic: [ugoa]*[=+-][rwx]* clauses, on the permitted bits */
+		mode_t m = umask(0);
+		umask(m);
+		mode_t perm = ~m & 0777;
+		const char *p = argv[i];
+		for (;;) {
+			mode_t who = 0;
+			for (; strchr("ugoa", *p) && *p; p++)
+				who |= *p == 'u' ? 0700 : *p == 'g' ? 070 : *p == 'o' ? 07 : 0777;
+			if (!who)
+				who = 0777;
+			if (!*p || !strchr("=+-", *p)) {
+				sh_err(sh, "umask: `%c': invalid symbolic mode operator", *p ? *p : ' ');
+				return 1;
+			}
+			char op = *p++;
+			mode_t bits = 0;
+			for (; *p && *p != ','; p++) {
+				if (*p == 'r')
+					bits |= 0444;
+				else if (*p == 'w')
+					bits |= 0222;
+				else if (*p == 'x')
+					bits |= 0111;
+				else {
+					sh_err(sh, "umask: `%c': invalid symbolic mode character", *p);
+					return 1;
+				}
+			}
+			bits &= who;
+			if (op == '=')
+				perm = (perm & ~who) | bits;
+			else if (op == '+')
+				perm |= bits;
+			else
+				perm &= ~bits;
+			if (*p != ',')
+				break;
+			p++;
+		}
+		umask(~perm & 0777);
+		return 0;
+	}
 	char *e;
 	long v = strtol(argv[i], &e, 8);
 	if (*e || v < 0 || v > 0777) {
@@ -2703,7 +2975,7 @@ b_nested(struct sh_shell *sh, int argc, char **argv)
 static const struct sh_builtin builtins[] = {
 	{":", b_true, true},         {".", b_source, true},      {"[", b_test, false},
 	{"alias", b_alias, false},   {"bash", b_nested, false},  {"break", b_break, true},
-	{"builtin", b_builtin, false}, {"cd", b_cd, false},      {"command", b_command, false},
+	{"builtin", b_builtin, false}, {"cd", b_cd, false}, {"dirs", b_dirs, false}, {"hash", b_hash, false}, {"pushd", b_pushd, false}, {"popd", b_popd, false},      {"command", b_command, false},
 	{"continue", b_break, true}, {"dash", b_nested, false},  {"declare", b_declare, false},
 	{"echo", b_echo, false},     {"eval", b_eval, true},     {"exec", b_exec, true},
 	{"exit", b_exit, true},      {"export", b_export, true}, {"false", b_false, false},

@@ -270,6 +270,7 @@ struct sh_shell {
 	bool extglob;           /* shopt extglob: ?(…) *(…) +(…) @(…) !(…) */
 	bool nullglob, dotglob; /* shopt nullglob, dotglob */
 	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
+	struct strv *dirstack;  /* pushd/popd: the directories below the current one */
 	char *traps[SH_NTRAP];
 	bool in_trap;
 	volatile sig_atomic_t pending[SH_NTRAP];

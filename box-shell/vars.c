@@ -1054,6 +1054,10 @@ sh_free(struct sh_shell *sh)
 {
 	if (!sh)
 		return;
+	if (sh->dirstack) {
+		strv_free(sh->dirstack);
+		free(sh->dirstack);
+	}
 	for (int i = 0; i < 256; i++)
 		while (sh->vars[i]) {
 			struct var *v = sh->vars[i];
