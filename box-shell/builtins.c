@@ -2972,10 +2972,172 @@ b_nested(struct sh_shell *sh, int argc, char **argv)
 
 
 
+static const struct sh_builtin builtins[];
+
+static int
+cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * compgen (the subset scripts use to list names, not completion itself):
+ * -v -e -b -k -A variable|export|function|builtin|keyword|alias and -W
+ * WORDS, then an optional word: the names that start with it, one a line.
+ * complete accepts its arguments and does nothing (no interactive shell).
+ */
+static int
+b_compgen(struct sh_shell *sh, int argc, char **argv)
+{
+	static const char *const kw_names[] = {"if", "then", "else", "elif", "fi", "case",
+					       "esac", "for", "select", "while", "until", "do",
+					       "done", "in", "function", "time", "{", "}", "!",
+					       "[[", "]]", "coproc", NULL};
+	bool vars = false, exported = false, funcs = false, bins = false, kws = false,
+	     aliases = false;
+	const char *words = NULL;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		for (const char *p = argv[i] + 1; *p; p++) {
+			const char *val = NULL;
+			if (*p == 'A' || *p == 'W') {
+				val = p[1] ? p + 1 : (i + 1 < argc ? argv[++i] : NULL);
+				if (!val) {
+					sh_err(sh, "compgen: -%c: option requires an argument", *p);
+					return 2;
+				}
+			}
+			switch (*p) {
+			case 'v': vars = true; break;
+			case 'e': exported = true; break;
+			case 'b': bins = true; break;
+			case 'k': kws = true; break;
+			case 'a': aliases = true; break;
+			case 'W': words = val; break;
+			case 'A':
+				if (strcmp(val, "variable") == 0)
+					vars = true;
+				else if (strcmp(val, "export") == 0)
+					exported = true;
+				else if (strcmp(val, "function") == 0)
+					funcs = true;
+				else if (strcmp(val, "builtin") == 0)
+					bins = true;
+				else if (strcmp(val, "keyword") == 0)
+					kws = true;
+				else if (strcmp(val, "alias") == 0)
+					aliases = true;
+				else {
+					sh_err(sh, "compgen: %s: invalid action name", val);
+					return 2;
+				}
+				break;
+			default:
+				sh_err(sh, "compgen: -%c: invalid option", *p);
+				return 2;
+			}
+			if (val)
+				break;
+		}
+	}
+	const char *pre = i < argc ? argv[i] : "";
+	size_t pl = strlen(pre);
+	struct strv out = {0};
+	if (vars || exported) {
+		struct strv names = {0};
+		for (int h = 0; h < 256; h++)
+			for (struct var *v = sh->vars[h]; v; v = v->next) {
+				bool set = v->val || v->narr || (v->as && v->as->n);
+				if ((exported && (v->flags & V_EXPORT) && set) || (vars && set))
+					if (strncmp(v->name, pre, pl) == 0)
+						strv_add(&names, xstrdup(v->name));
+			}
+		if (names.n > 1)
+			qsort(names.v, names.n, sizeof(char *), cmp_strp);
+		for (size_t k = 0; k < names.n; k++)
+			strv_add(&out, names.v[k]);
+		free(names.v);
+	}
+	if (funcs) {
+		struct strv names = {0};
+		for (int h = 0; h < 64; h++)
+			for (struct func *f = sh->funcs[h]; f; f = f->next)
+				if (strncmp(f->name, pre, pl) == 0)
+					strv_add(&names, xstrdup(f->name));
+		if (names.n > 1)
+			qsort(names.v, names.n, sizeof(char *), cmp_strp);
+		for (size_t k = 0; k < names.n; k++)
+			strv_add(&out, names.v[k]);
+		free(names.v);
+	}
+	if (aliases) {
+		struct strv names = {0};
+		for (struct alias *a = sh->aliases; a; a = a->next)
+			if (strncmp(a->name, pre, pl) == 0)
+				strv_add(&names, xstrdup(a->name));
+		if (names.n > 1)
+			qsort(names.v, names.n, sizeof(char *), cmp_strp);
+		for (size_t k = 0; k < names.n; k++)
+			strv_add(&out, names.v[k]);
+		free(names.v);
+	}
+	if (bins) {
+		struct strv names = {0};
+		for (const struct sh_builtin *b = builtins; b->name; b++)
+			if (strncmp(b->name, pre, pl) == 0)
+				strv_add(&names, xstrdup(b->name));
+		if (names.n > 1)
+			qsort(names.v, names.n, sizeof(char *), cmp_strp);
+		for (size_t k = 0; k < names.n; k++)
+			strv_add(&out, names.v[k]);
+		free(names.v);
+	}
+	if (kws)
+		for (int k = 0; kw_names[k]; k++)
+			if (strncmp(kw_names[k], pre, pl) == 0)
+				strv_add(&out, xstrdup(kw_names[k]));
+	if (words) {
+		/* split at IFS's characters (blanks by default), no expansion */
+		const char *ifs = var_value(sh, "IFS");
+		if (!ifs)
+			ifs = " \t\n";
+		const char *p = words;
+		while (*p) {
+			size_t n = strcspn(p, ifs);
+			if (n && n >= pl && strncmp(p, pre, pl) == 0)
+				strv_add(&out, xstrndup(p, n));
+			p += n;
+			if (*p)
+				p++;
+		}
+	}
+	struct sbuf b = {0};
+	for (size_t k = 0; k < out.n; k++) {
+		sb_adds(&b, out.v[k]);
+		sb_addc(&b, '\n');
+	}
+	if (b.len)
+		bi_out(1, b.s, b.len);
+	sb_free(&b);
+	int st = out.n ? 0 : 1;
+	strv_free(&out);
+	return st;
+}
+
+static int
+b_complete(struct sh_shell *sh, int argc, char **argv)
+{
+	return 0;
+}
+
 static const struct sh_builtin builtins[] = {
 	{":", b_true, true},         {".", b_source, true},      {"[", b_test, false},
 	{"alias", b_alias, false},   {"bash", b_nested, false},  {"break", b_break, true},
-	{"builtin", b_builtin, false}, {"cd", b_cd, false}, {"dirs", b_dirs, false}, {"hash", b_hash, false}, {"pushd", b_pushd, false}, {"popd", b_popd, false},      {"command", b_command, false},
+	{"builtin", b_builtin, false}, {"cd", b_cd, false}, {"dirs", b_dirs, false}, {"compgen", b_compgen, false}, {"complete", b_complete, false}, {"hash", b_hash, false}, {"pushd", b_pushd, false}, {"popd", b_popd, false},      {"command", b_command, false},
 	{"continue", b_break, true}, {"dash", b_nested, false},  {"declare", b_declare, false},
 	{"echo", b_echo, false},     {"eval", b_eval, true},     {"exec", b_exec, true},
 	{"exit", b_exit, true},      {"export", b_export, true}, {"false", b_false, false},
