@@ -50,27 +50,6 @@ struct xctx {
 	bool assign;
 };
 
-void
-strv_add(struct strv *a, char *s)
-{
-	if (a->n + 2 > a->cap) {
-		a->cap = a->cap ? a->cap * 2 : 8;
-		a->v = xrealloc(a->v, a->cap * sizeof(char *));
-	}
-	a->v[a->n++] = s;
-	a->v[a->n] = NULL;
-}
-
-void
-strv_free(struct strv *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		free(a->v[i]);
-	free(a->v);
-	a->v = NULL;
-	a->n = a->cap = 0;
-}
-
 static void
 xb_grow(struct xctx *x, size_t need)
 {

@@ -167,6 +167,27 @@ sb_free(struct sbuf *b)
 	b->len = b->cap = 0;
 }
 
+void
+strv_add(struct strv *a, char *s)
+{
+	if (a->n + 2 > a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 8;
+		a->v = xrealloc(a->v, a->cap * sizeof(char *));
+	}
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+}
+
+void
+strv_free(struct strv *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	a->v = NULL;
+	a->n = a->cap = 0;
+}
+
 static unsigned
 hash(const char *s, size_t n)
 {
