@@ -198,6 +198,9 @@ struct lval {
 	char name[256];
 	bool elem;
 	intmax_t idx;
+	/* an associative array's element: its key, the text between the brackets */
+	const char *key;
+	size_t keyn;
 };
 
 static bool
@@ -217,6 +220,24 @@ parse_lval(struct ax *a, struct lval *lv)
 	lv->name[n] = 0;
 	lv->elem = false;
 	a->p = p;
+	lv->key = NULL;
+	struct var *av = *p == '[' ? var_get(a->sh, lv->name) : NULL;
+	if (av && (av->flags & V_ASSOC)) {
+		/* a[key]: a string up to the matching bracket, not an expression */
+		const char *k = p + 1, *e = k;
+		int depth = 0;
+		for (; *e && (*e != ']' || depth > 0); e++)
+			depth += *e == '[' ? 1 : *e == ']' ? -1 : 0;
+		if (*e != ']' || e == k) {
+			ax_fail(a, "bad array subscript", a->p);
+			return true;
+		}
+		lv->key = k;
+		lv->keyn = (size_t)(e - k);
+		lv->elem = true;
+		a->p = e + 1;
+		return true;
+	}
 	if (*p == '[') {
 		a->p = p + 1;
 		lv->idx = ax_comma(a);
@@ -234,6 +255,13 @@ parse_lval(struct ax *a, struct lval *lv)
 static intmax_t
 lval_get(struct ax *a, struct lval *lv)
 {
+	if (lv->elem && lv->key) {
+		char *k = xstrndup(lv->key, lv->keyn);
+		struct var *v = var_get(a->sh, lv->name);
+		const char *val = v ? assoc_get(v, k) : NULL;
+		free(k);
+		return value_of(a, val);
+	}
 	if (lv->elem) {
 		struct var *v = var_get(a->sh, lv->name);
 		if (!v)
@@ -280,7 +308,11 @@ lval_set(struct ax *a, struct lval *lv, intmax_t v)
 	char b[32];
 	fmt_intmax(b, v);
 	int r;
-	if (lv->elem) {
+	if (lv->elem && lv->key) {
+		char *k = xstrndup(lv->key, lv->keyn);
+		r = assoc_set(a->sh, lv->name, k, b);
+		free(k);
+	} else if (lv->elem) {
 		if (lv->idx < 0) {
 			ax_fail(a, "bad array subscript", NULL);
 			return;

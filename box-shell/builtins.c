@@ -312,6 +312,47 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 			}
 			while (j < fl && strchr("hlLjzt", fmt[j]))
 				j++;
+			if (j < fl && fmt[j] == '(') {
+				/* %(strftime)T: the argument's seconds (-1 or none: now) */
+				const char *cl = memchr(fmt + j, ')', fl - j);
+				if (!cl || (size_t)(cl - fmt) + 1 >= fl || cl[1] != 'T') {
+					sh_err(sh, "printf: `%.*s': missing format character",
+					       (int)(fl - i), fmt + i);
+					return 1;
+				}
+				const char *targ = ai < argc ? argv[ai] : NULL;
+				if (targ) {
+					ai++;
+					used_arg = true;
+				}
+				intmax_t secs = -1;
+				if (targ && *targ)
+					num_arg(sh, targ, &secs, &st);
+				time_t t = secs == -1 ? time(NULL) : secs == -2 ? (time_t)sh->start_time
+									: (time_t)secs;
+				struct tm tm;
+				char tf[256], tout[1024];
+				size_t tfl = (size_t)(cl - (fmt + j + 1));
+				if (tfl >= sizeof tf)
+					tfl = sizeof tf - 1;
+				memcpy(tf, fmt + j + 1, tfl);
+				tf[tfl] = 0;
+				/* strftime reads no arguments: the script's format is safe */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+				size_t tn = localtime_r(&t, &tm) ? strftime(tout, sizeof tout, tf, &tm) : 0;
+#pragma GCC diagnostic pop
+				tout[tn] = 0;
+				char tspec[24];
+				snprintf(tspec, sizeof tspec, "%%%s*.*s", flags);
+				if (!sb_format(o, tspec, width, prec, tout)) {
+					sh_err(sh, "printf: output too large (max %u bytes)",
+					       SH_MAX_EXPANSION);
+					return 1;
+				}
+				i = (size_t)(cl - fmt) + 1;
+				continue;
+			}
 			if (j >= fl) {
 				sh_err(sh, "printf: `%.*s': missing format character", (int)(j - i),
 				       fmt + i);
@@ -375,8 +416,17 @@ do_printf(struct sh_shell *sh, struct sbuf *o, const char *fmt, int argc, char *
 					stop = put_b(&tmp, arg ? arg : "");
 				else if (conv == 'q') {
 					const char *qa = arg ? arg : "";
+					bool ctl = false;
+					for (const char *qp = qa; *qp; qp++)
+						ctl |= (unsigned char)*qp < 0x20 || *qp == 0x7f;
 					if (!*qa)
 						sb_adds(&tmp, "''");
+					if (ctl) { /* $'…' as bash */
+						char *bq = bash_quote(qa);
+						sb_adds(&tmp, bq);
+						free(bq);
+						qa = "";
+					}
 					for (const char *qp = qa; *qp; qp++) {
 						if (!(isalnum((unsigned char)*qp) || strchr("_-./=:,+@%^", *qp) ||
 						      (unsigned char)*qp >= 0x80))
@@ -522,7 +572,35 @@ test_unary(struct sh_shell *sh, const char *op, const char *arg, int *res)
 		return 0;
 	}
 	case 'v': {
-		*res = var_value(sh, arg) != NULL || (var_get(sh, arg) && var_get(sh, arg)->narr);
+		const char *br = strchr(arg, '[');
+		size_t al = strlen(arg);
+		if (br && al > 0 && arg[al - 1] == ']') {
+			/* -v a[sub]: that element is set */
+			char *name = xstrndup(arg, (size_t)(br - arg));
+			char *sub = xstrndup(br + 1, al - (size_t)(br - arg) - 2);
+			struct var *v = var_get(sh, name);
+			intmax_t idx;
+			*res = 0;
+			if (!v)
+				;
+			else if (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0)
+				*res = var_array_count(v) > 0;
+			else if (v->flags & V_ASSOC)
+				*res = assoc_get(v, sub) != NULL;
+			else if (arith_eval(sh, sub, &idx) == 0) {
+				if (!(v->flags & V_ARRAY))
+					*res = idx == 0 && v->val;
+				else {
+					if (idx < 0)
+						idx += (intmax_t)v->narr;
+					*res = idx >= 0 && (size_t)idx < v->narr && v->arr[idx];
+				}
+			}
+			free(name);
+			free(sub);
+			return 0;
+		}
+		*res = var_value(sh, arg) != NULL || (var_get(sh, arg) && var_array_count(var_get(sh, arg)));
 		return 0;
 	}
 	case 't': {
@@ -841,6 +919,208 @@ b_test(struct sh_shell *sh, int argc, char **argv)
 
 /* ---- cd / pwd ---- */
 
+/* Changes the directory to DIR as cd does (decided: change_dir), messages
+ * naming CMD; PRINT: the new directory on stdout. */
+static int
+change_dir(struct sh_shell *sh, const char *cmd, const char *dir, bool print)
+{
+	sh_update_fs(sh, cmd);
+	char *canon = NULL;
+	int r = sh_fs_chdir_check(&sh->fs, dir, &canon);
+	if (r < 0) {
+		sh_err(sh, "%s: %s: %s", cmd, dir, strerror(-r));
+		return 1;
+	}
+	if (chdir(canon) < 0) {
+		sh_err(sh, "%s: %s: %s", cmd, dir, strerror(errno));
+		free(canon);
+		return 1;
+	}
+	char *old = sh->cwd ? xstrdup(sh->cwd) : NULL;
+	free(sh->cwd);
+	sh->cwd = canon;
+	if (old)
+		var_set(sh, "OLDPWD", old, 0);
+	free(old);
+	var_set(sh, "PWD", canon, 0);
+	sh_update_fs(sh, cmd);
+	if (print) {
+		bi_outs(1, canon);
+		bi_out(1, "\n", 1);
+	}
+	return 0;
+}
+
+/* dirs' form of a directory: ~ for $HOME unless LONG */
+static void
+dirs_add(struct sh_shell *sh, struct sbuf *b, const char *d, bool lng)
+{
+	const char *home = var_value(sh, "HOME");
+	size_t hl = home ? strlen(home) : 0;
+	if (!lng && hl > 1 && strncmp(d, home, hl) == 0 && (d[hl] == '/' || !d[hl])) {
+		sb_addc(b, '~');
+		sb_adds(b, d + hl);
+	} else
+		sb_adds(b, d);
+}
+
+static int
+dirs_print(struct sh_shell *sh, bool lng, bool per_line, bool numbered)
+{
+	struct sbuf b = {0};
+	size_t n = sh->dirstack ? sh->dirstack->n : 0;
+	for (size_t k = 0; k <= n; k++) {
+		const char *d = k == 0 ? (sh->cwd ? sh->cwd : "/") : sh->dirstack->v[n - k];
+		if (numbered) {
+			char nb[32];
+			snprintf(nb, sizeof nb, "%2zu  ", k);
+			sb_adds(&b, nb);
+		} else if (k > 0)
+			sb_addc(&b, per_line ? '\n' : ' ');
+		dirs_add(sh, &b, d, lng);
+		if (numbered && k < n)
+			sb_addc(&b, '\n');
+	}
+	sb_addc(&b, '\n');
+	bi_out(1, b.s, b.len);
+	sb_free(&b);
+	return 0;
+}
+
+static int
+b_dirs(struct sh_shell *sh, int argc, char **argv)
+{
+	bool lng = false, per_line = false, numbered = false;
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] != '-' || !argv[i][1]) {
+			sh_err(sh, "dirs: %s: invalid argument", argv[i]);
+			return 1;
+		}
+		for (const char *p = argv[i] + 1; *p; p++) {
+			if (*p == 'c') {
+				if (sh->dirstack)
+					strv_free(sh->dirstack);
+			} else if (*p == 'l')
+				lng = true;
+			else if (*p == 'p')
+				per_line = true;
+			else if (*p == 'v')
+				per_line = numbered = true;
+			else {
+				sh_err(sh, "dirs: -%c: invalid option", *p);
+				return 2;
+			}
+		}
+	}
+	for (int i = 1; i < argc; i++)
+		if (strchr(argv[i], 'c'))
+			return 0;
+	return dirs_print(sh, lng, per_line, numbered);
+}
+
+/* hash: box-shell remembers no command paths (each command is looked up
+ * afresh): -r and -d forget nothing, a NAME is checked in PATH; the table
+ * is always empty. */
+static int
+b_hash(struct sh_shell *sh, int argc, char **argv)
+{
+	int i = 1, st = 0;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		for (const char *p = argv[i] + 1; *p; p++)
+			if (!strchr("rdlt", *p)) {
+				sh_err(sh, "hash: -%c: invalid option", *p);
+				return 2;
+			}
+	}
+	if (i >= argc) {
+		if (argc == 1)
+			bi_outs(1, "hash: hash table empty\n");
+		return 0;
+	}
+	for (; i < argc; i++) {
+		if (builtin_find(argv[i]) || func_get(sh, argv[i]))
+			continue;
+		char *p = strchr(argv[i], '/') ? NULL : find_in_path(sh, argv[i]);
+		if (!p && !strchr(argv[i], '/')) {
+			sh_err(sh, "hash: %s: not found", argv[i]);
+			st = 1;
+		}
+		free(p);
+	}
+	return st;
+}
+
+static int
+b_pushd(struct sh_shell *sh, int argc, char **argv)
+{
+	int i = 1;
+	bool quiet = false;
+	if (i < argc && strcmp(argv[i], "-n") == 0) {
+		quiet = true; /* -n: bash would not change directory; accepted as plain */
+		i++;
+	}
+	if (i < argc && strcmp(argv[i], "--") == 0)
+		i++;
+	if (!sh->dirstack) {
+		sh->dirstack = xmalloc(sizeof *sh->dirstack);
+		memset(sh->dirstack, 0, sizeof *sh->dirstack);
+	}
+	struct strv *st = sh->dirstack;
+	char *here = xstrdup(sh->cwd ? sh->cwd : "/");
+	if (i >= argc) {
+		/* exchange the top two */
+		if (st->n == 0) {
+			sh_err(sh, "pushd: no other directory");
+			free(here);
+			return 1;
+		}
+		char *to = st->v[st->n - 1];
+		if (change_dir(sh, "pushd", to, false) != 0) {
+			free(here);
+			return 1;
+		}
+		free(to);
+		st->v[st->n - 1] = here;
+	} else {
+		if (st->n >= SH_MAX_FIELDS) {
+			sh_err(sh, "pushd: directory stack full");
+			free(here);
+			return 1;
+		}
+		if (change_dir(sh, "pushd", argv[i], false) != 0) {
+			free(here);
+			return 1;
+		}
+		strv_add(st, here);
+	}
+	(void)quiet;
+	return dirs_print(sh, false, false, false);
+}
+
+static int
+b_popd(struct sh_shell *sh, int argc, char **argv)
+{
+	struct strv *st = sh->dirstack;
+	if (argc > 1 && strcmp(argv[1], "--") != 0 && strcmp(argv[1], "-n") != 0) {
+		sh_err(sh, "popd: %s: invalid argument", argv[1]);
+		return 1;
+	}
+	if (!st || st->n == 0) {
+		sh_err(sh, "popd: directory stack empty");
+		return 1;
+	}
+	char *to = st->v[st->n - 1];
+	if (change_dir(sh, "popd", to, false) != 0)
+		return 1;
+	free(to);
+	st->n--;
+	return dirs_print(sh, false, false, false);
+}
+
 static int
 b_cd(struct sh_shell *sh, int argc, char **argv)
 {
@@ -871,31 +1151,7 @@ b_cd(struct sh_shell *sh, int argc, char **argv)
 		dir = argv[i];
 	if (!*dir)
 		return 0;
-	sh_update_fs(sh, "cd");
-	char *canon = NULL;
-	int r = sh_fs_chdir_check(&sh->fs, dir, &canon);
-	if (r < 0) {
-		sh_err(sh, "cd: %s: %s", dir, strerror(-r));
-		return 1;
-	}
-	if (chdir(canon) < 0) {
-		sh_err(sh, "cd: %s: %s", dir, strerror(errno));
-		free(canon);
-		return 1;
-	}
-	char *old = sh->cwd ? xstrdup(sh->cwd) : NULL;
-	free(sh->cwd);
-	sh->cwd = canon;
-	if (old)
-		var_set(sh, "OLDPWD", old, 0);
-	free(old);
-	var_set(sh, "PWD", canon, 0);
-	sh_update_fs(sh, "cd");
-	if (print) {
-		bi_outs(1, canon);
-		bi_out(1, "\n", 1);
-	}
-	return 0;
+	return change_dir(sh, "cd", dir, print);
 }
 
 static int
@@ -1195,6 +1451,99 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 
 /* ---- variables ---- */
 
+/* "S" with bash's escapes for declare -p: \ before " \ $ ` */
+static void
+put_dq(struct sbuf *b, const char *s)
+{
+	sb_addc(b, '"');
+	for (const char *p = s; *p; p++) {
+		if (strchr("\"\\$`", *p))
+			sb_addc(b, '\\');
+		sb_addc(b, *p);
+	}
+	sb_addc(b, '"');
+}
+
+/* bash's attribute letters of V, in its order (${x@a}, declare -p) */
+void
+var_attr_letters(const struct var *v, char out[8])
+{
+	char *o = out;
+	if (v->flags & V_ARRAY)
+		*o++ = 'a';
+	if (v->flags & V_ASSOC)
+		*o++ = 'A';
+	if (v->flags & V_INTEGER)
+		*o++ = 'i';
+	if (v->flags & V_READONLY)
+		*o++ = 'r';
+	if (v->flags & V_EXPORT)
+		*o++ = 'x';
+	*o = 0;
+}
+
+char *
+var_decl_text(const struct var *v, bool single_quoted)
+{
+	struct sbuf b = {0};
+	char attrs[8];
+	var_attr_letters(v, attrs);
+	if (single_quoted && !attrs[0] && v->val) { /* ${x@A} of a plain scalar */
+		sb_adds(&b, v->name);
+		sb_addc(&b, '=');
+		char *q = bash_quote(v->val);
+		sb_adds(&b, q);
+		free(q);
+		return sb_take(&b);
+	}
+	sb_adds(&b, "declare -");
+	sb_adds(&b, attrs[0] ? attrs : "-");
+	sb_addc(&b, ' ');
+	sb_adds(&b, v->name);
+	if ((v->flags & V_ASSOC) && v->as) {
+		/* bash: declare -A a=([k]="v" ["a b"]="w" ) */
+		struct strv ks = {0}, vs = {0};
+		var_elems(v, &ks, &vs);
+		sb_adds(&b, "=(");
+		for (size_t i = 0; i < ks.n; i++) {
+			sb_addc(&b, '[');
+			if (strpbrk(ks.v[i], " \t\n'\"\\|&;()<>!{}*[?]^$`") || ks.v[i][0] == '~' ||
+			    ks.v[i][0] == '#' || !ks.v[i][0])
+				put_dq(&b, ks.v[i]);
+			else
+				sb_adds(&b, ks.v[i]);
+			sb_adds(&b, "]=");
+			put_dq(&b, vs.v[i]);
+			sb_addc(&b, ' ');
+		}
+		sb_addc(&b, ')');
+		strv_free(&ks);
+		strv_free(&vs);
+	} else if (v->flags & V_ARRAY) {
+		sb_adds(&b, "=(");
+		bool first = true;
+		for (size_t i = 0; i < v->narr; i++) {
+			if (!v->arr[i])
+				continue;
+			char ib[32];
+			snprintf(ib, sizeof ib, "%s[%zu]=", first ? "" : " ", i);
+			sb_adds(&b, ib);
+			put_dq(&b, v->arr[i]);
+			first = false;
+		}
+		sb_addc(&b, ')');
+	} else if (v->val) {
+		sb_addc(&b, '=');
+		if (single_quoted) {
+			char *q = bash_quote(v->val);
+			sb_adds(&b, q);
+			free(q);
+		} else
+			put_dq(&b, v->val);
+	}
+	return sb_take(&b);
+}
+
 static void
 print_var_decl(struct var *v, void *arg)
 {
@@ -1203,12 +1552,12 @@ print_var_decl(struct var *v, void *arg)
 		return;
 	if (how[0] == 'r' && !(v->flags & V_READONLY))
 		return;
-	struct sbuf b = {0};
 	if (how[0] == 's') {
-		if (v->flags & V_ARRAY)
+		if (v->flags & (V_ARRAY | V_ASSOC))
 			return;
 		if (!v->val)
 			return;
+		struct sbuf b = {0};
 		sb_adds(&b, v->name);
 		sb_addc(&b, '=');
 		char *q = shell_quote(v->val);
@@ -1219,49 +1568,10 @@ print_var_decl(struct var *v, void *arg)
 		sb_free(&b);
 		return;
 	}
-	sb_adds(&b, "declare -");
-	if (v->flags & V_ARRAY)
-		sb_addc(&b, 'a');
-	if (v->flags & V_INTEGER)
-		sb_addc(&b, 'i');
-	if (v->flags & V_READONLY)
-		sb_addc(&b, 'r');
-	if (v->flags & V_EXPORT)
-		sb_addc(&b, 'x');
-	if (!(v->flags & (V_ARRAY | V_INTEGER | V_READONLY | V_EXPORT)))
-		sb_addc(&b, '-');
-	sb_addc(&b, ' ');
-	sb_adds(&b, v->name);
-	if (v->flags & V_ARRAY) {
-		sb_adds(&b, "=(");
-		bool first = true;
-		for (size_t i = 0; i < v->narr; i++) {
-			if (!v->arr[i])
-				continue;
-			char ib[32];
-			snprintf(ib, sizeof ib, "%s[%zu]=\"", first ? "" : " ", i);
-			sb_adds(&b, ib);
-			for (const char *p = v->arr[i]; *p; p++) {
-				if (strchr("\"\\$`", *p))
-					sb_addc(&b, '\\');
-				sb_addc(&b, *p);
-			}
-			sb_addc(&b, '"');
-			first = false;
-		}
-		sb_addc(&b, ')');
-	} else if (v->val) {
-		sb_adds(&b, "=\"");
-		for (const char *p = v->val; *p; p++) {
-			if (strchr("\"\\$`", *p))
-				sb_addc(&b, '\\');
-			sb_addc(&b, *p);
-		}
-		sb_addc(&b, '"');
-	}
-	sb_addc(&b, '\n');
-	bi_out(1, b.s, b.len);
-	sb_free(&b);
+	char *t = var_decl_text(v, false);
+	bi_outs(1, t);
+	bi_out(1, "\n", 1);
+	free(t);
 }
 
 static int
@@ -1281,6 +1591,19 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 	if (local)
 		var_local(sh, name);
 	int r = 0;
+	if (flags & V_ASSOC) {
+		struct var *v = var_get(sh, name);
+		if (v && (v->flags & V_ARRAY)) {
+			sh_err(sh, "%s: %s: cannot convert indexed to associative array", cmd, name);
+			free(name);
+			return 1;
+		}
+		if ((!v || !(v->flags & V_ASSOC)) && var_set_empty_assoc(sh, name, false) < 0) {
+			free(name);
+			return 1;
+		}
+		flags &= ~V_ASSOC;
+	}
 	if (eq) {
 		if (eq[1] == '(' && !br) {
 			/* declare -a x=(…): re-run as an assignment */
@@ -1401,9 +1724,7 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 			case 'n':
 			case 't':
 				break;
-			case 'A':
-				sh_err(sh, "%s: -A: associative arrays are not supported", argv[0]);
-				return 2;
+			case 'A': f = V_ASSOC; break;
 			default:
 				sh_err(sh, "%s: -%c: invalid option", argv[0], *p);
 				return 2;
@@ -1494,7 +1815,14 @@ b_unset(struct sh_shell *sh, int argc, char **argv)
 			char *ie = xstrndup(br + 1, strlen(br + 1) - 1);
 			struct var *v = var_get(sh, name);
 			intmax_t idx;
-			if (strcmp(ie, "@") == 0 || strcmp(ie, "*") == 0)
+			if (v && (v->flags & V_ASSOC)) {
+				/* the key as written, expanded once already (bash) */
+				if (v->flags & V_READONLY) {
+					sh_err(sh, "%s: cannot unset: readonly variable", name);
+					st = 1;
+				} else /* bash 5.2: a[@] is the key "@" here */
+					assoc_unset(v, ie);
+			} else if (strcmp(ie, "@") == 0 || strcmp(ie, "*") == 0)
 				var_unset(sh, name);
 			else if (v && (v->flags & V_ARRAY) && arith_eval(sh, ie, &idx) == 0) {
 				if (idx < 0)
@@ -2304,6 +2632,50 @@ b_umask(struct sh_shell *sh, int argc, char **argv)
 		bi_outs(1, b);
 		return 0;
 	}
+	if (!isdigit((unsigned char)argv[i][0])) {
+		/* symbolic: [ugoa]*[=+-][rwx]* clauses, on the permitted bits */
+		mode_t m = umask(0);
+		umask(m);
+		mode_t perm = ~m & 0777;
+		const char *p = argv[i];
+		for (;;) {
+			mode_t who = 0;
+			for (; strchr("ugoa", *p) && *p; p++)
+				who |= *p == 'u' ? 0700 : *p == 'g' ? 070 : *p == 'o' ? 07 : 0777;
+			if (!who)
+				who = 0777;
+			if (!*p || !strchr("=+-", *p)) {
+				sh_err(sh, "umask: `%c': invalid symbolic mode operator", *p ? *p : ' ');
+				return 1;
+			}
+			char op = *p++;
+			mode_t bits = 0;
+			for (; *p && *p != ','; p++) {
+				if (*p == 'r')
+					bits |= 0444;
+				else if (*p == 'w')
+					bits |= 0222;
+				else if (*p == 'x')
+					bits |= 0111;
+				else {
+					sh_err(sh, "umask: `%c': invalid symbolic mode character", *p);
+					return 1;
+				}
+			}
+			bits &= who;
+			if (op == '=')
+				perm = (perm & ~who) | bits;
+			else if (op == '+')
+				perm |= bits;
+			else
+				perm &= ~bits;
+			if (*p != ',')
+				break;
+			p++;
+		}
+		umask(~perm & 0777);
+		return 0;
+	}
 	char *e;
 	long v = strtol(argv[i], &e, 8);
 	if (*e || v < 0 || v > 0777) {
@@ -2526,21 +2898,71 @@ b_let(struct sh_shell *sh, int argc, char **argv)
 	return v ? 0 : 1;
 }
 
+/* The shopt names box-shell honours; the others are accepted and ignored
+ * (docs/box-sh.1.md). */
+static bool *
+shopt_flag(struct sh_shell *sh, const char *name)
+{
+	if (strcmp(name, "expand_aliases") == 0)
+		return &sh->expand_aliases;
+	if (strcmp(name, "extglob") == 0)
+		return &sh->extglob;
+	if (strcmp(name, "nullglob") == 0)
+		return &sh->nullglob;
+	if (strcmp(name, "dotglob") == 0)
+		return &sh->dotglob;
+	return NULL;
+}
+
 static int
 b_shopt(struct sh_shell *sh, int argc, char **argv)
 {
-	/* expand_aliases is honoured; the other options are accepted and
-	 * ignored: the behaviour is fixed (docs/box-sh.1.md) */
 	int on = -1;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-s") == 0)
-			on = 1;
-		else if (strcmp(argv[i], "-u") == 0)
-			on = 0;
-		else if (strcmp(argv[i], "expand_aliases") == 0 && on >= 0)
-			sh->expand_aliases = on;
+	bool quiet = false, print = false;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		for (const char *p = argv[i] + 1; *p; p++) {
+			if (*p == 's')
+				on = 1;
+			else if (*p == 'u')
+				on = 0;
+			else if (*p == 'q')
+				quiet = true;
+			else if (*p == 'p')
+				print = true;
+			else if (*p != 'o') {
+				sh_err(sh, "shopt: -%c: invalid option", *p);
+				return 2;
+			}
+		}
 	}
-	return 0;
+	int st = 0;
+	for (; i < argc; i++) {
+		bool *f = shopt_flag(sh, argv[i]);
+		if (on >= 0) {
+			if (f)
+				*f = on;
+			continue;
+		}
+		if (!f) /* accepted, shown as off */
+			st = 1;
+		else if (!*f)
+			st = 1;
+		if (quiet)
+			continue;
+		bool v = f && *f;
+		char line[300];
+		if (print)
+			snprintf(line, sizeof line, "shopt %s %s\n", v ? "-s" : "-u", argv[i]);
+		else
+			snprintf(line, sizeof line, "%-15s\t%s\n", argv[i], v ? "on" : "off");
+		bi_outs(1, line);
+	}
+	return st;
 }
 
 static int
@@ -2558,10 +2980,172 @@ b_nested(struct sh_shell *sh, int argc, char **argv)
 
 
 
+static const struct sh_builtin builtins[];
+
+static int
+cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * compgen (the subset scripts use to list names, not completion itself):
+ * -v -e -b -k -A variable|export|function|builtin|keyword|alias and -W
+ * WORDS, then an optional word: the names that start with it, one a line.
+ * complete accepts its arguments and does nothing (no interactive shell).
+ */
+static int
+b_compgen(struct sh_shell *sh, int argc, char **argv)
+{
+	static const char *const kw_names[] = {"if", "then", "else", "elif", "fi", "case",
+					       "esac", "for", "select", "while", "until", "do",
+					       "done", "in", "function", "time", "{", "}", "!",
+					       "[[", "]]", "coproc", NULL};
+	bool vars = false, exported = false, funcs = false, bins = false, kws = false,
+	     aliases = false;
+	const char *words = NULL;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		for (const char *p = argv[i] + 1; *p; p++) {
+			const char *val = NULL;
+			if (*p == 'A' || *p == 'W') {
+				val = p[1] ? p + 1 : (i + 1 < argc ? argv[++i] : NULL);
+				if (!val) {
+					sh_err(sh, "compgen: -%c: option requires an argument", *p);
+					return 2;
+				}
+			}
+			switch (*p) {
+			case 'v': vars = true; break;
+			case 'e': exported = true; break;
+			case 'b': bins = true; break;
+			case 'k': kws = true; break;
+			case 'a': aliases = true; break;
+			case 'W': words = val; break;
+			case 'A':
+				if (strcmp(val, "variable") == 0)
+					vars = true;
+				else if (strcmp(val, "export") == 0)
+					exported = true;
+				else if (strcmp(val, "function") == 0)
+					funcs = true;
+				else if (strcmp(val, "builtin") == 0)
+					bins = true;
+				else if (strcmp(val, "keyword") == 0)
+					kws = true;
+				else if (strcmp(val, "alias") == 0)
+					aliases = true;
+				else {
+					sh_err(sh, "compgen: %s: invalid action name", val);
+					return 2;
+				}
+				break;
+			default:
+				sh_err(sh, "compgen: -%c: invalid option", *p);
+				return 2;
+			}
+			if (val)
+				break;
+		}
+	}
+	const char *pre = i < argc ? argv[i] : "";
+	size_t pl = strlen(pre);
+	struct strv out = {0};
+	if (vars || exported) {
+		struct strv names = {0};
+		for (int h = 0; h < 256; h++)
+			for (struct var *v = sh->vars[h]; v; v = v->next) {
+				bool set = v->val || v->narr || (v->as && v->as->n);
+				if ((exported && (v->flags & V_EXPORT) && set) || (vars && set))
+					if (strncmp(v->name, pre, pl) == 0)
+						strv_add(&names, xstrdup(v->name));
+			}
+		if (names.n > 1)
+			qsort(names.v, names.n, sizeof(char *), cmp_strp);
+		for (size_t k = 0; k < names.n; k++)
+			strv_add(&out, names.v[k]);
+		free(names.v);
+	}
+	if (funcs) {
+		struct strv names = {0};
+		for (int h = 0; h < 64; h++)
+			for (struct func *f = sh->funcs[h]; f; f = f->next)
+				if (strncmp(f->name, pre, pl) == 0)
+					strv_add(&names, xstrdup(f->name));
+		if (names.n > 1)
+			qsort(names.v, names.n, sizeof(char *), cmp_strp);
+		for (size_t k = 0; k < names.n; k++)
+			strv_add(&out, names.v[k]);
+		free(names.v);
+	}
+	if (aliases) {
+		struct strv names = {0};
+		for (struct alias *a = sh->aliases; a; a = a->next)
+			if (strncmp(a->name, pre, pl) == 0)
+				strv_add(&names, xstrdup(a->name));
+		if (names.n > 1)
+			qsort(names.v, names.n, sizeof(char *), cmp_strp);
+		for (size_t k = 0; k < names.n; k++)
+			strv_add(&out, names.v[k]);
+		free(names.v);
+	}
+	if (bins) {
+		struct strv names = {0};
+		for (const struct sh_builtin *b = builtins; b->name; b++)
+			if (strncmp(b->name, pre, pl) == 0)
+				strv_add(&names, xstrdup(b->name));
+		if (names.n > 1)
+			qsort(names.v, names.n, sizeof(char *), cmp_strp);
+		for (size_t k = 0; k < names.n; k++)
+			strv_add(&out, names.v[k]);
+		free(names.v);
+	}
+	if (kws)
+		for (int k = 0; kw_names[k]; k++)
+			if (strncmp(kw_names[k], pre, pl) == 0)
+				strv_add(&out, xstrdup(kw_names[k]));
+	if (words) {
+		/* split at IFS's characters (blanks by default), no expansion */
+		const char *ifs = var_value(sh, "IFS");
+		if (!ifs)
+			ifs = " \t\n";
+		const char *p = words;
+		while (*p) {
+			size_t n = strcspn(p, ifs);
+			if (n && n >= pl && strncmp(p, pre, pl) == 0)
+				strv_add(&out, xstrndup(p, n));
+			p += n;
+			if (*p)
+				p++;
+		}
+	}
+	struct sbuf b = {0};
+	for (size_t k = 0; k < out.n; k++) {
+		sb_adds(&b, out.v[k]);
+		sb_addc(&b, '\n');
+	}
+	if (b.len)
+		bi_out(1, b.s, b.len);
+	sb_free(&b);
+	int st = out.n ? 0 : 1;
+	strv_free(&out);
+	return st;
+}
+
+static int
+b_complete(struct sh_shell *sh, int argc, char **argv)
+{
+	return 0;
+}
+
 static const struct sh_builtin builtins[] = {
 	{":", b_true, true},         {".", b_source, true},      {"[", b_test, false},
 	{"alias", b_alias, false},   {"bash", b_nested, false},  {"break", b_break, true},
-	{"builtin", b_builtin, false}, {"cd", b_cd, false},      {"command", b_command, false},
+	{"builtin", b_builtin, false}, {"cd", b_cd, false}, {"dirs", b_dirs, false}, {"compgen", b_compgen, false}, {"complete", b_complete, false}, {"hash", b_hash, false}, {"pushd", b_pushd, false}, {"popd", b_popd, false},      {"command", b_command, false},
 	{"continue", b_break, true}, {"dash", b_nested, false},  {"declare", b_declare, false},
 	{"echo", b_echo, false},     {"eval", b_eval, true},     {"exec", b_exec, true},
 	{"exit", b_exit, true},      {"export", b_export, true}, {"false", b_false, false},

@@ -14,6 +14,7 @@
  * "box-shell: <command>: <message>" and has status 126, and the script goes
  * on. The decider (decide.h) is trusted to answer.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -655,6 +656,60 @@ struct tmpvar {
 	bool existed;
 };
 
+/* NAME=(…) or NAME+=(…) on the associative array V: items "[key]=value"
+ * ("[key]+=value" appends) or, bash 5.1's form, key value pairs. */
+static int
+assign_assoc_items(struct sh_shell *sh, const char *name, struct var *v, struct strv *items,
+		   bool append)
+{
+	if (!append) {
+		if (v->flags & V_READONLY) {
+			sh_err(sh, "%s: readonly variable", name);
+			return -1;
+		}
+		if (var_set_empty_assoc(sh, name, true) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < items->n; i++) {
+		const char *it = items->v[i];
+		char *key;
+		const char *val;
+		bool add = false;
+		const char *cb = it[0] == '[' ? strstr(it, "]=") : NULL;
+		const char *cbp = it[0] == '[' ? strstr(it, "]+=") : NULL;
+		if (cbp && (!cb || cbp < cb)) {
+			key = xstrndup(it + 1, (size_t)(cbp - it - 1));
+			val = cbp + 3;
+			add = true;
+		} else if (cb) {
+			key = xstrndup(it + 1, (size_t)(cb - it - 1));
+			val = cb + 2;
+		} else {
+			key = xstrdup(it);
+			val = i + 1 < items->n ? items->v[++i] : "";
+		}
+		if (!*key) {
+			sh_err(sh, "%s: %s: bad array subscript", name, it);
+			free(key);
+			continue;
+		}
+		int r;
+		const char *old = add ? assoc_get(var_get(sh, name), key) : NULL;
+		if (old) {
+			char *nv = xmalloc(strlen(old) + strlen(val) + 1);
+			strcpy(nv, old);
+			strcat(nv, val);
+			r = assoc_set(sh, name, key, nv);
+			free(nv);
+		} else
+			r = assoc_set(sh, name, key, val);
+		free(key);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 do_assign(struct sh_shell *sh, const char *w, int flags)
 {
@@ -703,6 +758,11 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 				return -1;
 			}
 			struct var *v = var_get(sh, name);
+			if (v && (v->flags & V_ASSOC)) {
+				rc = assign_assoc_items(sh, name, v, &items, append);
+				strv_free(&items);
+				return rc;
+			}
 			size_t start = 0;
 			if (append && v) {
 				start = (v->flags & V_ARRAY) ? v->narr : (v->val ? 1 : 0);
@@ -745,6 +805,35 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 	if (!v)
 		return -1;
 	int r;
+	struct var *av = br ? var_get(sh, name) : NULL;
+	if (av && (av->flags & V_ASSOC)) {
+		/* a[key]=v: the key is a string, not arithmetic */
+		char *sub = xstrndup(br + 1, nl - base - 2);
+		char *key = expand_str(sh, sub, false);
+		free(sub);
+		if (!key) {
+			free(v);
+			return -1;
+		}
+		if (!*key) {
+			sh_err(sh, "%s[]: bad array subscript", name);
+			free(key);
+			free(v);
+			return -1;
+		}
+		if (append) {
+			const char *old = assoc_get(av, key);
+			char *nv = xmalloc(strlen(old ? old : "") + strlen(v) + 1);
+			strcpy(nv, old ? old : "");
+			strcat(nv, v);
+			free(v);
+			v = nv;
+		}
+		r = assoc_set(sh, name, key, v);
+		free(key);
+		free(v);
+		return r;
+	}
 	if (br) {
 		char *sub = xstrndup(br + 1, nl - base - 2);
 		char *se = expand_str(sh, sub, false);
@@ -815,13 +904,86 @@ is_special_builtin(const char *name)
 
 static int last_cmdsub_status = -1;
 
+/* Length of W's "NAME=", "NAME+=", "NAME[…]=" prefix as written (no quoting
+ * in it), 0 when W is no assignment. */
+static size_t
+assign_prefix(const char *w)
+{
+	size_t i = 0;
+	while (isalnum((unsigned char)w[i]) || w[i] == '_')
+		i++;
+	if (i == 0 || isdigit((unsigned char)w[0]))
+		return 0;
+	if (w[i] == '[') {
+		int depth = 0;
+		for (; w[i]; i++) {
+			if (w[i] == '[')
+				depth++;
+			else if (w[i] == ']' && --depth == 0)
+				break;
+		}
+		if (w[i] != ']')
+			return 0;
+		i++;
+	}
+	if (w[i] == '+')
+		i++;
+	return w[i] == '=' ? i + 1 : 0;
+}
+
+/*
+ * The words of a simple command. After declare, typeset, local, export and
+ * readonly (bash's declaration builtins) an argument that is an assignment is
+ * expanded as one (no field splitting nor globbing, ~ after = and :), and a
+ * compound one NAME=(…) goes as written, for the assignment to expand.
+ */
+static int
+expand_cmd_words(struct sh_shell *sh, struct word *words, struct strv *av)
+{
+	static const char *const decl[] = {"declare", "typeset", "local", "export", "readonly",
+					   NULL};
+	bool is_decl = false;
+	for (int i = words ? 0 : -1; i >= 0 && decl[i]; i++)
+		if (strcmp(words->s, decl[i]) == 0)
+			is_decl = true;
+	if (!is_decl)
+		return expand_words(sh, words, av);
+	for (struct word *w = words; w; w = w->next) {
+		size_t pl = w == words ? 0 : assign_prefix(w->s);
+		if (pl == 0) {
+			struct word *nx = w->next;
+			w->next = NULL;
+			int r = expand_words(sh, w, av);
+			w->next = nx;
+			if (r < 0)
+				return -1;
+			continue;
+		}
+		const char *val = w->s + pl;
+		size_t vl = strlen(val);
+		if (val[0] == '(' && vl >= 2 && val[vl - 1] == ')') {
+			strv_add(av, xstrdup(w->s));
+			continue;
+		}
+		char *e = expand_str(sh, val, true);
+		if (!e)
+			return -1;
+		char *a = xmalloc(pl + strlen(e) + 1);
+		memcpy(a, w->s, pl);
+		strcpy(a + pl, e);
+		free(e);
+		strv_add(av, a);
+	}
+	return 0;
+}
+
 static int
 exec_simple(struct sh_shell *sh, struct node *n)
 {
 	sh->lineno = n->line;
 	struct strv av = {0};
 	last_cmdsub_status = -1;
-	if (expand_words(sh, n->u.s.words, &av) < 0) {
+	if (expand_cmd_words(sh, n->u.s.words, &av) < 0) {
 		strv_free(&av);
 		/* the error's own status when it set one (sh_fatal) */
 		if (sh->jump == J_NONE)
@@ -1085,6 +1247,76 @@ cmdsub_run(struct sh_shell *sh, const char *text, size_t len)
 	return b.s;
 }
 
+int
+procsub_open(struct sh_shell *sh, const char *text, size_t len, bool out)
+{
+	if (sh->nprocsub >= SH_FD_SCRIPT_MAX) {
+		sh_err(sh, "process substitution: too many (max %d)", SH_FD_SCRIPT_MAX);
+		return -1;
+	}
+	/* a free fd the script does not hold, from 63 down (bash's choice) */
+	int target = -1;
+	for (int fd = 63; fd >= 10 && target < 0; fd--)
+		if (!sh_fdset_has(&sh->script_fds, fd) && fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			target = fd;
+	if (target < 0) {
+		sh_err(sh, "process substitution: no free file descriptor");
+		return -1;
+	}
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		sh_err(sh, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid_t pid = sh_fork(sh);
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int std = out ? 0 : 1;
+		dup2(out ? p[0] : p[1], std);
+		close(p[0]);
+		close(p[1]);
+		sh_fdset_put(&sh->script_fds, std, true); /* the script's (fsops.h) */
+		for (int t = 0; t < SH_NTRAP; t++)
+			if (sh->traps[t] && sh->traps[t][0]) {
+				free(sh->traps[t]);
+				sh->traps[t] = NULL;
+			}
+		sh->nprocsub = 0;
+		sh->errexit_off = 0;
+		int st = exec_text(sh, text, len, sh->lineno, NULL);
+		if (sh->jump == J_EXIT)
+			st = sh->jump_n;
+		sh_exit(sh, st);
+	}
+	int keep = out ? p[1] : p[0];
+	close(out ? p[0] : p[1]);
+	/* the script's fd as a redirection's: inherited by what it runs */
+	if (dup2(keep, target) < 0) {
+		sh_err(sh, "process substitution: %s", strerror(errno));
+		close(keep);
+		return -1;
+	}
+	close(keep);
+	sh_fdset_put(&sh->script_fds, target, true);
+	sh->procsub_fds[sh->nprocsub++] = target;
+	return target;
+}
+
+/* Closes the process substitutions opened since MARK. */
+static void
+procsub_close(struct sh_shell *sh, size_t mark)
+{
+	while (sh->nprocsub > mark) {
+		int fd = sh->procsub_fds[--sh->nprocsub];
+		close(fd);
+		sh_fdset_put(&sh->script_fds, fd, false);
+	}
+}
+
 /* ---- compound commands ---- */
 
 static int
@@ -1207,8 +1439,19 @@ static unsigned db_depth; /* ( ) nesting being evaluated */
 
 static int exec_loop_body(struct sh_shell *sh, struct node *body, bool *stop);
 
+static int exec_node_body(struct sh_shell *sh, struct node *n);
+
 int
 exec_node(struct sh_shell *sh, struct node *n)
+{
+	size_t mark = sh->nprocsub;
+	int st = exec_node_body(sh, n);
+	procsub_close(sh, mark);
+	return st;
+}
+
+static int
+exec_node_body(struct sh_shell *sh, struct node *n)
 {
 	if (!n)
 		return sh->status;
@@ -1575,7 +1818,9 @@ exec_node(struct sh_shell *sh, struct node *n)
 			(void)!write(2, b.s, b.len);
 			sb_free(&b);
 		}
+		sh->in_dbrack++;
 		int r = dbrack_eval(sh, &t, 0, &err);
+		sh->in_dbrack--;
 		if (!err && t) {
 			sh_err(sh, "syntax error in conditional expression");
 			err = true;

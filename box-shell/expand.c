@@ -50,27 +50,6 @@ struct xctx {
 	bool assign;
 };
 
-void
-strv_add(struct strv *a, char *s)
-{
-	if (a->n + 2 > a->cap) {
-		a->cap = a->cap ? a->cap * 2 : 8;
-		a->v = xrealloc(a->v, a->cap * sizeof(char *));
-	}
-	a->v[a->n++] = s;
-	a->v[a->n] = NULL;
-}
-
-void
-strv_free(struct strv *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		free(a->v[i]);
-	free(a->v);
-	a->v = NULL;
-	a->n = a->cap = 0;
-}
-
 static void
 xb_grow(struct xctx *x, size_t need)
 {
@@ -479,7 +458,13 @@ get_param(struct sh_shell *sh, const char *name, size_t n, const char *sub, size
 		size_t c = var_array_count(v);
 		pv->ownv = xmalloc((c + 1) * sizeof(char *));
 		size_t k = 0;
-		if (v->flags & V_ARRAY) {
+		if (v->flags & V_ASSOC) {
+			struct strv vals = {0};
+			var_elems(v, NULL, &vals);
+			for (size_t i = 0; i < vals.n && k < c; i++)
+				pv->ownv[k++] = vals.v[i];
+			free(vals.v);
+		} else if (v->flags & V_ARRAY) {
 			for (size_t i = 0; i < v->narr; i++)
 				if (v->arr[i])
 					pv->ownv[k++] = xstrdup(v->arr[i]);
@@ -495,6 +480,16 @@ get_param(struct sh_shell *sh, const char *name, size_t n, const char *sub, size
 	if (err) {
 		free(idxs);
 		return -1;
+	}
+	if (v && (v->flags & V_ASSOC)) {
+		/* the key is a string; the value stays the array's (pv->s) */
+		const char *val = assoc_get(v, idxs);
+		free(idxs);
+		if (val) {
+			pv->s = val;
+			pv->set = true;
+		}
+		return 0;
 	}
 	intmax_t idx;
 	if (arith_eval(sh, idxs, &idx) < 0) {
@@ -663,6 +658,8 @@ add_ansi(struct xctx *x, const char *s, size_t n)
 
 /* ---- parameter expansion ---- */
 
+static char *ansi_expand(const char *s);
+
 static void
 emit_str(struct xctx *x, const char *s, size_t n, bool dq)
 {
@@ -793,7 +790,7 @@ expand_pattern_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
 	expand_into(&x, s, n, false);
 	if (x.err)
 		*err = true;
-	char *r = xb_string(&x, false, "*?[]\\");
+	char *r = xb_string(&x, false, PAT_SPECIAL);
 	xb_free(&x);
 	return r;
 }
@@ -869,7 +866,13 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 			pv.star = sub[0] == '*';
 			size_t c = v ? var_array_count(v) : 0;
 			pv.ownv = xmalloc((c + 1) * sizeof(char *));
-			if (v && (v->flags & V_ARRAY)) {
+			if (v && (v->flags & V_ASSOC)) {
+				struct strv keys = {0};
+				var_elems(v, &keys, NULL);
+				for (size_t k = 0; k < keys.n && pv.n < c; k++)
+					pv.ownv[pv.n++] = keys.v[k];
+				free(keys.v);
+			} else if (v && (v->flags & V_ARRAY)) {
 				for (size_t k = 0; k < v->narr; k++)
 					if (v->arr[k]) {
 						char b[32];
@@ -1203,18 +1206,76 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 		pval_free(&pv);
 		return;
 	} else if (o == '@' && rest == 2 && strchr("QEPAaUuLK", op[1])) {
-		const char *v = pv.s ? pv.s : "";
+		struct var *var = is_special_name(name, nl) ? NULL : var_getn(sh, name, nl);
 		char *res = NULL;
-		switch (op[1]) {
-		case 'Q': res = shell_quote(v); break;
-		case 'U': res = case_conv(v, NULL, 2); break;
-		case 'L': res = case_conv(v, NULL, 4); break;
-		case 'u': res = case_conv(v, NULL, 1); break;
-		default: res = xstrdup(v); break;
+		if (op[1] == 'A' || op[1] == 'a' || (op[1] == 'K' && var && pv.list)) {
+			/* the variable, not its values */
+			if (op[1] == 'a') {
+				char attrs[8] = "";
+				if (var)
+					var_attr_letters(var, attrs);
+				res = xstrdup(attrs);
+			} else if (op[1] == 'A') {
+				if (var && pv.set)
+					res = var_decl_text(var, true);
+				else
+					res = xstrdup("");
+			} else {
+				/* ${a[@]@K}: key "value" pairs */
+				struct strv ks = {0}, vs = {0};
+				var_elems(var, &ks, &vs);
+				struct sbuf b = {0};
+				for (size_t k = 0; k < ks.n; k++) {
+					if (k && !(var->flags & V_ASSOC))
+						sb_addc(&b, ' ');
+					sb_adds(&b, ks.v[k]);
+					sb_addc(&b, ' ');
+					/* bash: "value" as declare -p writes it */
+					sb_addc(&b, '"');
+					for (const char *p = vs.v[k]; *p; p++) {
+						if (strchr("\"\\$`", *p))
+							sb_addc(&b, '\\');
+						sb_addc(&b, *p);
+					}
+					sb_addc(&b, '"');
+					if (var->flags & V_ASSOC)
+						sb_addc(&b, ' ');
+				}
+				strv_free(&ks);
+				strv_free(&vs);
+				res = sb_take(&b);
+			}
+			if (pv.set || pv.list || (op[1] == 'a' && var))
+				emit_str(x, res, strlen(res), dq);
+			free(res);
+			pval_free(&pv);
+			return;
 		}
-		if (pv.set)
-			emit_str(x, res, strlen(res), dq);
-		free(res);
+		/* each value on its own */
+		struct pval r = {0};
+		size_t cnt = pv.list ? pv.n : 1;
+		r.list = pv.list;
+		r.star = pv.star;
+		r.ownv = xmalloc((cnt + 1) * sizeof(char *));
+		for (size_t k = 0; k < cnt; k++) {
+			const char *v = pv.list ? pv.v[k] : (pv.s ? pv.s : "");
+			switch (op[1]) {
+			case 'Q':
+			case 'K': res = bash_quote(v); break;
+			case 'E': res = ansi_expand(v); break;
+			case 'U': res = case_conv(v, NULL, 2); break;
+			case 'L': res = case_conv(v, NULL, 4); break;
+			case 'u': res = case_conv(v, NULL, 1); break;
+			default: res = xstrdup(v); break;
+			}
+			r.ownv[r.n++] = res;
+		}
+		r.v = r.ownv;
+		if (!r.list)
+			r.s = r.ownv[0];
+		if (pv.set || pv.list)
+			emit_pval(x, &r, dq);
+		pval_free(&r);
 		pval_free(&pv);
 		return;
 	} else {
@@ -1485,6 +1546,21 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 {
 	for (size_t i = 0; i < n && !x->err;) {
 		char c = s[i];
+		if (i == 0 && !dq && (c == '<' || c == '>') && n > 2 && s[1] == '(' &&
+		    !x->sh->dash_errors) {
+			/* <(…) >(…): the word is /dev/fd/N of the pipe's end (exec.c) */
+			size_t e = skip_dollar(x->sh, s, 0, n);
+			int fd = procsub_open(x->sh, s + 2, body_len(s, 0, 2, e, n, ')'), c == '>');
+			if (fd < 0) {
+				x->err = true;
+				return;
+			}
+			char path[32];
+			int pl = snprintf(path, sizeof path, "/dev/fd/%d", fd);
+			xadd(x, path, (size_t)pl, FQ);
+			i = e;
+			continue;
+		}
 		if (c == '\\') {
 			if (i + 1 >= n) {
 				xadd(x, "\\", 1, dq ? FQ : 0);
@@ -2092,17 +2168,18 @@ push_field(struct sh_shell *sh, const char *s, const unsigned char *f, unsigned 
 		for (size_t i = 0; i < n; i++) {
 			char c = s[i];
 			unsigned char fl = f ? f[i] : flag;
-			if ((fl & FQ) && strchr("*?[]\\", c))
+			if ((fl & FQ) && strchr(PAT_SPECIAL, c))
 				sb_addc(&pat, '\\');
 			else if (!(fl & FQ) && c == '\\' && (fl & FX))
 				sb_addc(&pat, '\\');
 			sb_addc(&pat, c);
 		}
 		size_t before = out->n;
-		if (pat_has_meta(pat.s))
+		bool meta = pat_has_meta(pat.s);
+		if (meta)
 			glob_expand(sh, pat.s, out);
 		sb_free(&pat);
-		if (out->n > before)
+		if (out->n > before || (meta && sh->nullglob))
 			return;
 	}
 	strv_add(out, xstrndup(s, n));
@@ -2120,7 +2197,8 @@ field_push(struct sh_shell *sh, struct field *fd, struct strv *out, bool *tooman
 static inline bool
 glob_char(char c)
 {
-	return c == '*' || c == '?' || c == '[';
+	return c == '*' || c == '?' || c == '[' ||
+	       ((c == '@' || c == '+' || c == '!') && sh_current && sh_current->extglob);
 }
 
 static void
@@ -2200,7 +2278,7 @@ split_fields(struct sh_shell *sh, struct xctx *x, struct strv *out, bool *tooman
 static bool
 literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany)
 {
-	if (w[0] == '~' || w[0] == 0)
+	if (w[0] == '~' || w[0] == 0 || ((w[0] == '<' || w[0] == '>') && w[1] == '('))
 		return false;
 	bool glob = false;
 	size_t n = 0;
@@ -2271,7 +2349,7 @@ expand_to_str(struct sh_shell *sh, const char *raw, enum mode m, bool assign, bo
 		xb_free(&x);
 		return NULL;
 	}
-	char *r = xb_string(&x, !pattern, pattern ? "*?[]\\" : NULL);
+	char *r = xb_string(&x, !pattern, pattern ? PAT_SPECIAL : NULL);
 	xb_free(&x);
 	return r;
 }
@@ -2306,6 +2384,73 @@ char *
 expand_heredoc(struct sh_shell *sh, const char *body)
 {
 	return expand_to_str(sh, body, M_HEREDOC, false, false);
+}
+
+char *
+bash_quote(const char *s)
+{
+	bool ctl = false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			ctl = true;
+	struct sbuf b = {0};
+	if (!ctl) {
+		sb_addc(&b, '\'');
+		for (const char *p = s; *p; p++) {
+			if (*p == '\'')
+				sb_adds(&b, "'\\''");
+			else
+				sb_addc(&b, *p);
+		}
+		sb_addc(&b, '\'');
+		return sb_take(&b);
+	}
+	sb_adds(&b, "$'");
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		const char *e = NULL;
+		switch (c) {
+		case '\a': e = "\\a"; break;
+		case '\b': e = "\\b"; break;
+		case 27: e = "\\E"; break;
+		case '\f': e = "\\f"; break;
+		case '\n': e = "\\n"; break;
+		case '\r': e = "\\r"; break;
+		case '\t': e = "\\t"; break;
+		case '\v': e = "\\v"; break;
+		case '\\': e = "\\\\"; break;
+		case '\'': e = "\\'"; break;
+		default: break;
+		}
+		if (e)
+			sb_adds(&b, e);
+		else if (c < 0x20 || c == 0x7f) {
+			char o[8];
+			snprintf(o, sizeof o, "\\%03o", c);
+			sb_adds(&b, o);
+		} else
+			sb_addc(&b, (char)c);
+	}
+	sb_addc(&b, '\'');
+	return sb_take(&b);
+}
+
+/* S with its backslash escapes expanded as in $'…' (${x@E}); malloc'd */
+static char *
+ansi_expand(const char *s)
+{
+	struct sbuf b = {0};
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n) {
+			char o[SH_ESCAPE_MAX];
+			size_t on;
+			i += ansi_escape(s + i + 1, n - i - 1, o, &on, false);
+			sb_addn(&b, o, on);
+		} else
+			sb_addc(&b, s[i]);
+	}
+	return sb_take(&b);
 }
 
 char *

@@ -1380,6 +1380,11 @@ sh_fs_opendir(struct sh_fs *fs, const char *path)
 int
 sh_fs_stat(struct sh_fs *fs, const char *path, struct stat *st, bool follow)
 {
+	/* a script's own stream (a process substitution's /dev/fd/N): what that
+	 * fd is, as sh_fs_open duplicates it; any other fd goes the path's way */
+	int own = path && follow ? own_stream_fd(path) : -1;
+	if (own >= 0 && (fs->script_fds ? sh_fdset_has(fs->script_fds, own) : own <= 2))
+		return fstat(own, st) < 0 ? -errno : 0;
 	struct op o = { .kind = OP_STAT, .path = path, .st = st, .follow = follow,
 			.entry = !follow };
 	return run_op(fs, &o);

@@ -470,9 +470,23 @@ scan_word(struct parser *p, bool regex)
 				continue;
 			}
 		}
+		long e;
+		if ((c == '<' || c == '>') && b.len == 0 && i + 1 < p->len && p->s[i + 1] == '(' &&
+		    !regex && !(p->sh && p->sh->dash_errors)) {
+			/* <(…) >(…) at a word's start: to the matching ')' as $( ) */
+			e = scan_dollar(p, i);
+			if (e < 0) {
+				if (!p->error)
+					goto unterminated_paren;
+				free(b.s);
+				return NULL;
+			}
+			sb_addn(&b, p->s + i, (size_t)e - i);
+			i = (size_t)e;
+			continue;
+		}
 		if (is_meta(c))
 			break;
-		long e;
 		switch (c) {
 		case '\\':
 			if (i + 1 < p->len && p->s[i + 1] == '\n') {
@@ -530,10 +544,14 @@ scan_word(struct parser *p, bool regex)
 		}
 		sb_addn(&b, p->s + i, (size_t)e - i);
 		i = (size_t)e;
-		/* compound assignment: word so far is NAME= or NAME+= and '(' follows */
-		if (i < p->len && p->s[i] == '(' && b.len >= 2 && b.s[b.len - 1] == '=' &&
-		    (is_name(b.s, b.len - 1) ||
-		     (b.s[b.len - 2] == '+' && is_name(b.s, b.len - 2)))) {
+		/* compound assignment: word so far is NAME= or NAME+= and '(' follows;
+		 * or an extglob group ?( *( +( @( !( (shopt extglob; always in [[ ]]) */
+		if (i < p->len && p->s[i] == '(' &&
+		    ((b.len >= 2 && b.s[b.len - 1] == '=' &&
+		      (is_name(b.s, b.len - 1) ||
+		       (b.s[b.len - 2] == '+' && is_name(b.s, b.len - 2)))) ||
+		     (b.len >= 1 && strchr("?*+@!", b.s[b.len - 1]) && p->sh &&
+		      (p->sh->extglob || p->in_dbrack)))) {
 			int d = 0;
 			size_t j = i;
 			for (; j < p->len; j++) {
@@ -706,6 +724,8 @@ lex(struct parser *p)
 	} else if (left > 2 && s[0] == '{' && 0) {
 		/* {varname}> is not supported */
 	}
+	if (fd < 0 && (s[0] == '<' || s[0] == '>') && AT(1, '(') && !(p->sh && p->sh->dash_errors))
+		goto word; /* <(…) >(…): a process substitution, a word (bash) */
 	if (s[0] == '<' || s[0] == '>') {
 		p->rfd = fd;
 		p->rstrip = false;
@@ -726,9 +746,6 @@ lex(struct parser *p)
 			} else if (AT(1, '>')) {
 				p->pos += 2;
 				p->rtype = R_RDWR;
-			} else if (AT(1, '(')) {
-				p->pos += 1;
-				p->rtype = R_IN;
 			} else {
 				p->pos += 1;
 				p->rtype = R_IN;
@@ -751,6 +768,7 @@ lex(struct parser *p)
 		return p->t = T_REDIR;
 	}
 #undef AT
+word:;
 	char *w = scan_word(p, false);
 	if (!w) {
 		/* an error (printed); a nested $( ) may have left its token in p->word */
@@ -1145,12 +1163,26 @@ scan_arith(struct parser *p)
 	return NULL;
 }
 
+static struct node *parse_dbrack_words(struct parser *p);
+
+/* [[ … ]]: its words may hold extglob groups whatever shopt says (bash) */
 static struct node *
 parse_dbrack(struct parser *p)
+{
+	bool was = p->in_dbrack;
+	p->in_dbrack = true;
+	struct node *n = parse_dbrack_words(p);
+	p->in_dbrack = was;
+	return n;
+}
+
+static struct node *
+parse_dbrack_words(struct parser *p)
 {
 	struct node *n = new_node(p, N_DBRACK);
 	struct word **tail = &n->u.db.toks;
 	bool regex_next = false;
+	char last_tok[3] = ""; /* the previous word when an operator of 1-2 characters */
 	for (;;) {
 		/* blanks and newlines */
 		while (p->pos < p->len &&
@@ -1173,7 +1205,11 @@ parse_dbrack(struct parser *p)
 			p->pos += 2;
 			break;
 		}
-		if (!regex_next && (s[0] == '(' || s[0] == ')' || (s[0] == '!' && is_meta(s[1])))) {
+		/* after == != = a pattern: !( starts an extglob group there */
+		bool pat_next = (strcmp(last_tok, "==") == 0 ||
+					     strcmp(last_tok, "!=") == 0 || strcmp(last_tok, "=") == 0);
+		if (!regex_next && (s[0] == '(' || s[0] == ')' ||
+				    (s[0] == '!' && is_meta(s[1]) && !(pat_next && s[1] == '(')))) {
 			tok = xstrndup(s, 1);
 			p->pos++;
 		} else if (!regex_next && p->pos + 1 < p->len &&
@@ -1214,6 +1250,7 @@ parse_dbrack(struct parser *p)
 			   strcmp(tok, ">") == 0) &&
 			  !regex_next;
 		regex_next = strcmp(tok, "=~") == 0;
+		snprintf(last_tok, sizeof last_tok, "%s", strlen(tok) <= 2 ? tok : "");
 		if (op) {
 			char *t2 = xmalloc(strlen(tok) + 2);
 			t2[0] = '\001';

@@ -1,7 +1,8 @@
 /*
  * pattern.c — shell patterns (issue 12 item 1): `* ? [...]` with ranges,
  * `[!...]`/`[^...]` and `[:class:]`, a backslash quoting the next character;
- * used by case, [[ == ]], ${x#p} ${x%p} ${x/p/r} and pathname expansion.
+ * used by case, [[ == ]], ${x#p} ${x%p} ${x/p/r} and pathname expansion;
+ * with shopt extglob (and always in [[ ]]) also ?(…) *(…) +(…) @(…) !(…).
  * Globbing enumerates each directory through sh_fs_opendir, so every
  * directory read is an fs:read enumerate decision (fsops.h); a denied or
  * unreadable directory simply matches nothing, as in bash. No `**`.
@@ -9,6 +10,8 @@
  * Trusts: nothing in patterns or names. Matching is iterative with one
  * backtrack point per '*', so it is O(n*m) at worst, never exponential;
  * prefix, suffix and replacement searches are one NFA pass each, O(n*m).
+ * An extglob pattern is matched by backtracking over its groups with a step
+ * budget (PAT_EXT_STEPS): past it the pattern matches nothing, never a hang.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -85,8 +88,198 @@ match_bracket(const char *p, unsigned char c, const char **end)
 	return ok != neg;
 }
 
+static bool pat_match_plain(const char *p, const char *s);
+
+/* ---- extglob ---- */
+
+#define PAT_EXT_STEPS (1L << 22)
+
+bool
+pat_extglob(void)
+{
+	return sh_current && (sh_current->extglob || sh_current->in_dbrack > 0);
+}
+
+/* P at '(' of a group: its matching ')', or NULL. */
+static const char *
+ext_close(const char *p)
+{
+	int depth = 0;
+	for (; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			continue;
+		}
+		if (*p == '[') {
+			const char *e;
+			if (match_bracket(p + 1, 0, &e) >= 0) {
+				p = e - 1;
+				continue;
+			}
+		}
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && --depth == 0)
+			return p;
+	}
+	return NULL;
+}
+
+static bool
+is_ext_start(const char *p)
+{
+	return (*p == '?' || *p == '*' || *p == '+' || *p == '@' || *p == '!') && p[1] == '(' &&
+	       ext_close(p + 1);
+}
+
+/* Whether P holds an extglob group (and extglob is on). */
+static bool
+has_ext(const char *p)
+{
+	if (!pat_extglob())
+		return false;
+	for (; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			continue;
+		}
+		if (is_ext_start(p))
+			return true;
+	}
+	return false;
+}
+
+struct xm {
+	long budget;
+};
+
+static bool xm_match(struct xm *m, const char *p, const char *pe, const char *s, const char *se);
+
+/* Whether one of the alternatives in [a, ae) (split at top-level '|')
+ * matches [s, se) whole. */
+static bool
+xm_alts(struct xm *m, const char *a, const char *ae, const char *s, const char *se)
+{
+	const char *st = a;
+	int depth = 0;
+	for (const char *p = a; m->budget >= 0; p++) {
+		if (p == ae || (*p == '|' && depth == 0)) {
+			if (xm_match(m, st, p, s, se))
+				return true;
+			if (p == ae)
+				return false;
+			st = p + 1;
+			continue;
+		}
+		if (*p == '\\' && p + 1 < ae)
+			p++;
+		else if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth--;
+	}
+	return false;
+}
+
+/* Whether the group OP(a…ae) matches [s, se) whole. */
+static bool
+xm_group(struct xm *m, char op, const char *a, const char *ae, const char *s, const char *se)
+{
+	if (--m->budget < 0)
+		return false;
+	switch (op) {
+	case '@': return xm_alts(m, a, ae, s, se);
+	case '?': return s == se || xm_alts(m, a, ae, s, se);
+	case '!': return !xm_alts(m, a, ae, s, se);
+	case '*':
+		if (s == se)
+			return true;
+		/* fall through */
+	case '+':
+		/* one alternative's match, then the group again (a non-empty first
+		 * part: an empty one would not advance) */
+		for (const char *k = se; k > s && m->budget >= 0; k--)
+			if (xm_alts(m, a, ae, s, k) &&
+			    (k == se || xm_group(m, '*', a, ae, k, se)))
+				return true;
+		return false;
+	default: return false;
+	}
+}
+
+static bool
+xm_match(struct xm *m, const char *p, const char *pe, const char *s, const char *se)
+{
+	while (p < pe) {
+		if (--m->budget < 0)
+			return false;
+		if (is_ext_start(p)) {
+			const char *cl = ext_close(p + 1);
+			if (cl && cl < pe) {
+				for (const char *k = se;; k--) {
+					if (xm_group(m, *p, p + 2, cl, s, k) && xm_match(m, cl + 1, pe, k, se))
+						return true;
+					if (k == s || m->budget < 0)
+						return false;
+				}
+			}
+		}
+		if (*p == '*') {
+			while (p < pe && *p == '*' && !is_ext_start(p))
+				p++;
+			if (p == pe)
+				return true;
+			for (const char *k = s; k <= se && m->budget >= 0; k++)
+				if (xm_match(m, p, pe, k, se))
+					return true;
+			return false;
+		}
+		if (s == se)
+			return false;
+		if (*p == '?') {
+			p++;
+			s++;
+			continue;
+		}
+		if (*p == '[') {
+			const char *e;
+			int r = match_bracket(p + 1, (unsigned char)*s, &e);
+			if (r == 1 && e <= pe) {
+				p = e;
+				s++;
+				continue;
+			}
+			if (r == 0)
+				return false;
+		}
+		if (*p == '\\' && p + 1 < pe)
+			p++;
+		if (*p != *s)
+			return false;
+		p++;
+		s++;
+	}
+	return s == se;
+}
+
+static bool
+ext_match_n(struct xm *m, const char *p, const char *s, size_t n)
+{
+	return m->budget >= 0 && xm_match(m, p, p + strlen(p), s, s + n);
+}
+
 bool
 pat_match(const char *p, const char *s)
+{
+	if (has_ext(p)) {
+		struct xm m = {.budget = PAT_EXT_STEPS};
+		return ext_match_n(&m, p, s, strlen(s));
+	}
+	return pat_match_plain(p, s);
+}
+
+static bool
+pat_match_plain(const char *p, const char *s)
 {
 	const char *star_p = NULL, *star_s = NULL;
 	for (;;) {
@@ -320,6 +513,16 @@ static long
 pat_affix(const char *pat, const char *s, bool longest, bool suffix)
 {
 	size_t n = strlen(s);
+	if (has_ext(pat)) {
+		/* each length in turn, all within one step budget */
+		struct xm m = {.budget = PAT_EXT_STEPS};
+		for (size_t k = 0; k <= n && m.budget >= 0; k++) {
+			size_t l = longest ? n - k : k;
+			if (suffix ? ext_match_n(&m, pat, s + n - l, l) : ext_match_n(&m, pat, s, l))
+				return (long)l;
+		}
+		return -1;
+	}
 	struct pnfa a;
 	pnfa_compile(&a, pat, suffix);
 	long r;
@@ -352,6 +555,31 @@ char *
 pat_replace(const char *pat, const char *s, const char *rep, bool all)
 {
 	size_t n = strlen(s);
+	if (has_ext(pat)) {
+		/* leftmost, then longest, non-empty match at each position */
+		struct sbuf b = {0};
+		struct xm m = {.budget = PAT_EXT_STEPS};
+		size_t i = 0;
+		while (i < n) {
+			size_t l = 0;
+			for (size_t k = n - i; k > 0 && m.budget >= 0; k--)
+				if (ext_match_n(&m, pat, s + i, k)) {
+					l = k;
+					break;
+				}
+			if (l == 0) {
+				sb_addc(&b, s[i++]);
+				continue;
+			}
+			sb_adds(&b, rep);
+			i += l;
+			if (!all)
+				break;
+		}
+		if (i < n)
+			sb_adds(&b, s + i);
+		return sb_take(&b);
+	}
 	struct pnfa a;
 	pnfa_compile(&a, pat, false);
 	struct sbuf b = {0};
@@ -386,6 +614,8 @@ pat_replace(const char *pat, const char *s, const char *rep, bool all)
 bool
 pat_has_meta(const char *p)
 {
+	if (has_ext(p))
+		return true;
 	for (; *p; p++) {
 		if (*p == '\\' && p[1]) {
 			p++;
@@ -458,7 +688,8 @@ glob_dir(struct sh_shell *sh, const char *dir, char **comps, size_t nc, size_t c
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		const char *nm = de->d_name;
-		if (nm[0] == '.' && comp[0] != '.' && !(comp[0] == '\\' && comp[1] == '.'))
+		if (nm[0] == '.' && comp[0] != '.' && !(comp[0] == '\\' && comp[1] == '.') &&
+		    !sh->dotglob)
 			continue;
 		if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0) {
 			if (comp[0] != '.')

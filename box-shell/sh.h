@@ -151,6 +151,19 @@ enum {
 	/* set by this invocation (not inherited): what a tool's environment may
 	 * take (DESIGN.md §5) */
 	V_ASSIGNED = 32,
+	V_ASSOC = 64, /* an associative array (declare -A): as, never arr/val */
+};
+/* An associative array: bash's own hash table (FNV-1 keys, 1024 buckets to
+ * start, a new key at the head of its bucket, four times the buckets once
+ * there are twice as many keys as buckets), so that ${!a[@]} and declare -p
+ * list the keys in bash's order. */
+struct assoc_ent {
+	struct assoc_ent *next;
+	char *key, *val;
+};
+struct assoc {
+	size_t nb, n;
+	struct assoc_ent **b;
 };
 struct var {
 	struct var *next;   /* hash chain */
@@ -158,6 +171,7 @@ struct var {
 	char *val;          /* scalar (NULL: declared without value) */
 	char **arr;         /* V_ARRAY: elements, NULL = unset */
 	size_t narr;
+	struct assoc *as;   /* V_ASSOC: the elements (NULL: none yet) */
 	int flags;
 };
 struct func {
@@ -253,6 +267,10 @@ struct sh_shell {
 	int exiting_fd;         /* for exiting: the daemon's control socket */
 	bool interactive;
 	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
+	bool extglob;           /* shopt extglob: ?(…) *(…) +(…) @(…) !(…) */
+	bool nullglob, dotglob; /* shopt nullglob, dotglob */
+	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
+	struct strv *dirstack;  /* pushd/popd: the directories below the current one */
 	char *traps[SH_NTRAP];
 	bool in_trap;
 	volatile sig_atomic_t pending[SH_NTRAP];
@@ -267,6 +285,10 @@ struct sh_shell {
 	 * nested shell (sh -c) starts with its parent's; functions share it.
 	 */
 	struct sh_fdset script_fds;
+	/* process substitutions' fds (the shell's end of each pipe), open until
+	 * the command that expanded them ends (exec_node) */
+	int procsub_fds[SH_FD_SCRIPT_MAX];
+	size_t nprocsub;
 	struct sh_fs fs;
 	struct sh_decider *decider;
 	int root_fd;
@@ -346,6 +368,21 @@ const char *alias_get(struct sh_shell *sh, const char *name);
 void alias_set(struct sh_shell *sh, const char *name, const char *val);
 int alias_unset(struct sh_shell *sh, const char *name);
 size_t var_array_count(const struct var *v);
+struct strv;
+/* NAME becomes an associative array without elements: declared without a
+ * value (declare -A x) or, SET, the empty array (x=()). */
+int var_set_empty_assoc(struct sh_shell *sh, const char *name, bool set);
+/* The value of KEY in the associative array V, NULL when unset. */
+const char *assoc_get(const struct var *v, const char *key);
+/* NAME[KEY]=VAL in the associative array NAME (made one when unset):
+ * 0, or -1 after printing an error (readonly, too long, too many). */
+int assoc_set(struct sh_shell *sh, const char *name, const char *key, const char *val);
+/* unset NAME[KEY]: whether there was one. */
+bool assoc_unset(struct var *v, const char *key);
+/* An array's (indexed or associative) subscripts and values in bash's order,
+ * as malloc'd strings added to KEYS and VALS (either may be NULL); a scalar
+ * is the element 0. */
+void var_elems(const struct var *v, struct strv *keys, struct strv *vals);
 void var_foreach(struct sh_shell *sh, void (*fn)(struct var *, void *), void *arg);
 /*
  * A fatal shell error in a non-interactive shell: the shell exits (jump
@@ -380,7 +417,19 @@ char *expand_heredoc(struct sh_shell *sh, const char *body);
 char *expand_re(struct sh_shell *sh, const char *raw);
 bool sh_utf8_locale(struct sh_shell *sh);
 char *cmdsub_run(struct sh_shell *sh, const char *text, size_t len);
+/* <(TEXT) (OUT false) or >(TEXT): TEXT runs in a child writing to (reading
+ * from) a pipe whose other end becomes one of the script's fds (below
+ * SH_FD_SCRIPT_MAX, from 63 down, as bash): its number, or -1 after a
+ * message. The fd closes when the command that expanded it ends. */
+int procsub_open(struct sh_shell *sh, const char *text, size_t len, bool out);
 char *shell_quote(const char *s);
+/* bash's ${x@Q}: 'S' ('\\'' for a quote), $'S' with escapes when S holds a
+ * control character; malloc'd. */
+char *bash_quote(const char *s);
+/* builtins.c: declare -p's text of V (no newline), malloc'd; SINGLE_QUOTED:
+ * ${x@A}'s (a scalar's value in bash_quote, no declare without attributes). */
+char *var_decl_text(const struct var *v, bool single_quoted);
+void var_attr_letters(const struct var *v, char out[8]);
 /*
  * Decode one backslash escape at S (after the '\\'): returns the bytes
  * consumed ((size_t)-1: echo's \\c, stop), the output in O, which holds
@@ -394,6 +443,11 @@ size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 int arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out);
 
 /* pattern.c */
+/* The characters a quoted one of is escaped with '\\' in a pattern */
+#define PAT_SPECIAL "*?[]\\()|@+!"
+/* Whether extglob's ?(…) *(…) +(…) @(…) !(…) are patterns now (shopt
+ * extglob, or inside [[ ]]). */
+bool pat_extglob(void);
 bool pat_match(const char *pat, const char *s);  /* whole string */
 /* Longest/shortest prefix/suffix match lengths: -1 none. */
 long pat_prefix(const char *pat, const char *s, bool longest);

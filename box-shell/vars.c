@@ -1,5 +1,5 @@
 /*
- * vars.c — the shell's state: variables (scalars and indexed arrays, with
+ * vars.c — the shell's state: variables (scalars, indexed and associative arrays, with
  * export/readonly/integer flags), function-local scopes (bash's dynamic
  * scoping: `local` saves the caller's variable and the return restores it),
  * positional parameters, functions and aliases; small string helpers.
@@ -167,6 +167,27 @@ sb_free(struct sbuf *b)
 	b->len = b->cap = 0;
 }
 
+void
+strv_add(struct strv *a, char *s)
+{
+	if (a->n + 2 > a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 8;
+		a->v = xrealloc(a->v, a->cap * sizeof(char *));
+	}
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+}
+
+void
+strv_free(struct strv *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	a->v = NULL;
+	a->n = a->cap = 0;
+}
+
 static unsigned
 hash(const char *s, size_t n)
 {
@@ -206,9 +227,173 @@ var_create(struct sh_shell *sh, const char *name)
 	return v;
 }
 
+/* ---- associative arrays (bash's hash table, for bash's order) ---- */
+
+static unsigned
+assoc_hash(const char *s)
+{
+	unsigned h = 2166136261u; /* FNV-1, 32 bits: bash's hash_string */
+	for (; *s; s++) {
+		h *= 16777619u;
+		h ^= (unsigned)(unsigned char)*s;
+	}
+	return h;
+}
+
+static struct assoc *
+assoc_new(void)
+{
+	struct assoc *a = xmalloc(sizeof *a);
+	a->nb = 1024;
+	a->n = 0;
+	a->b = xmalloc(a->nb * sizeof *a->b);
+	memset(a->b, 0, a->nb * sizeof *a->b);
+	return a;
+}
+
+static void
+assoc_free(struct assoc *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nb; i++)
+		for (struct assoc_ent *e = a->b[i], *nx; e; e = nx) {
+			nx = e->next;
+			free(e->key);
+			free(e->val);
+			free(e);
+		}
+	free(a->b);
+	free(a);
+}
+
+static struct assoc_ent *
+assoc_find(const struct assoc *a, const char *key)
+{
+	if (!a)
+		return NULL;
+	for (struct assoc_ent *e = a->b[assoc_hash(key) & (a->nb - 1)]; e; e = e->next)
+		if (strcmp(e->key, key) == 0)
+			return e;
+	return NULL;
+}
+
+/* KEY (new) at the head of its bucket, VAL owned; four times the buckets once
+ * there are twice as many keys (each moved to the head of its new bucket,
+ * walking the old ones in order, as bash). */
+static void
+assoc_insert(struct assoc *a, char *key, char *val)
+{
+	struct assoc_ent *e = xmalloc(sizeof *e);
+	size_t bi = assoc_hash(key) & (a->nb - 1);
+	*e = (struct assoc_ent){.next = a->b[bi], .key = key, .val = val};
+	a->b[bi] = e;
+	if (++a->n < a->nb * 2)
+		return;
+	size_t nb = a->nb * 4;
+	struct assoc_ent **b = xmalloc(nb * sizeof *b);
+	memset(b, 0, nb * sizeof *b);
+	for (size_t i = 0; i < a->nb; i++)
+		for (struct assoc_ent *x = a->b[i], *nx; x; x = nx) {
+			nx = x->next;
+			size_t j = assoc_hash(x->key) & (nb - 1);
+			x->next = b[j];
+			b[j] = x;
+		}
+	free(a->b);
+	a->b = b;
+	a->nb = nb;
+}
+
+static struct assoc *
+assoc_copy(const struct assoc *a)
+{
+	if (!a)
+		return NULL;
+	struct assoc *c = xmalloc(sizeof *c);
+	c->nb = a->nb;
+	c->n = a->n;
+	c->b = xmalloc(a->nb * sizeof *c->b);
+	for (size_t i = 0; i < a->nb; i++) {
+		struct assoc_ent **tail = &c->b[i];
+		for (const struct assoc_ent *e = a->b[i]; e; e = e->next) {
+			struct assoc_ent *x = xmalloc(sizeof *x);
+			*x = (struct assoc_ent){.key = xstrdup(e->key), .val = xstrdup(e->val)};
+			*tail = x;
+			tail = &x->next;
+		}
+		*tail = NULL;
+	}
+	return c;
+}
+
+const char *
+assoc_get(const struct var *v, const char *key)
+{
+	struct assoc_ent *e = (v->flags & V_ASSOC) ? assoc_find(v->as, key) : NULL;
+	return e ? e->val : NULL;
+}
+
+bool
+assoc_unset(struct var *v, const char *key)
+{
+	if (!(v->flags & V_ASSOC) || !v->as)
+		return false;
+	struct assoc *a = v->as;
+	for (struct assoc_ent **pp = &a->b[assoc_hash(key) & (a->nb - 1)]; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->key, key) == 0) {
+			struct assoc_ent *e = *pp;
+			*pp = e->next;
+			free(e->key);
+			free(e->val);
+			free(e);
+			a->n--;
+			return true;
+		}
+	return false;
+}
+
+void
+var_elems(const struct var *v, struct strv *keys, struct strv *vals)
+{
+	if (v->flags & V_ASSOC) {
+		if (!v->as)
+			return;
+		for (size_t i = 0; i < v->as->nb; i++)
+			for (const struct assoc_ent *e = v->as->b[i]; e; e = e->next) {
+				if (keys)
+					strv_add(keys, xstrdup(e->key));
+				if (vals)
+					strv_add(vals, xstrdup(e->val));
+			}
+		return;
+	}
+	if (!(v->flags & V_ARRAY)) {
+		if (v->val) {
+			if (keys)
+				strv_add(keys, xstrdup("0"));
+			if (vals)
+				strv_add(vals, xstrdup(v->val));
+		}
+		return;
+	}
+	for (size_t i = 0; i < v->narr; i++)
+		if (v->arr[i]) {
+			if (keys) {
+				char b[32];
+				snprintf(b, sizeof b, "%zu", i);
+				strv_add(keys, xstrdup(b));
+			}
+			if (vals)
+				strv_add(vals, xstrdup(v->arr[i]));
+		}
+}
+
 static void
 var_clear_value(struct var *v)
 {
+	assoc_free(v->as);
+	v->as = NULL;
 	free(v->val);
 	v->val = NULL;
 	for (size_t i = 0; i < v->narr; i++)
@@ -245,6 +430,8 @@ var_value(struct sh_shell *sh, const char *name)
 		}
 		return NULL;
 	}
+	if (v->flags & V_ASSOC)
+		return assoc_get(v, "0");
 	if (v->flags & V_ARRAY)
 		return v->narr > 0 ? v->arr[0] : NULL;
 	return v->val;
@@ -272,6 +459,10 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 	}
 	if (check_len(sh, name, val) < 0)
 		return -1;
+	if (v && (v->flags & V_ASSOC)) { /* a=x on an associative array: a[0]=x */
+		v->flags |= flags & (V_EXPORT | V_READONLY);
+		return val ? assoc_set(sh, name, "0", val) : 0;
+	}
 	if (!v)
 		v = var_create(sh, name);
 	v->flags |= flags & V_INTEGER; /* declare -i n=2+3 evaluates */
@@ -332,6 +523,11 @@ var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val)
 	}
 	if (check_len(sh, name, val) < 0)
 		return -1;
+	if (v && (v->flags & V_ASSOC)) {
+		char k[32];
+		snprintf(k, sizeof k, "%zu", idx);
+		return assoc_set(sh, name, k, val);
+	}
 	if (!v)
 		v = var_create(sh, name);
 	if (!(v->flags & V_ARRAY)) {
@@ -367,9 +563,75 @@ var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val)
 	return 0;
 }
 
+int
+assoc_set(struct sh_shell *sh, const char *name, const char *key, const char *val)
+{
+	struct var *v = var_get(sh, name);
+	if (v && (v->flags & V_READONLY)) {
+		sh_err(sh, "%s: readonly variable", name);
+		return -1;
+	}
+	if (check_len(sh, name, val) < 0)
+		return -1;
+	if (!v)
+		v = var_create(sh, name);
+	if (!(v->flags & V_ASSOC)) {
+		var_clear_value(v);
+		v->flags = (v->flags & ~V_ARRAY) | V_ASSOC;
+	}
+	char *nv;
+	if (v->flags & V_INTEGER) {
+		intmax_t r;
+		if (arith_eval(sh, val, &r) < 0)
+			return -1;
+		char b[32];
+		snprintf(b, sizeof b, "%jd", r);
+		nv = xstrdup(b);
+	} else
+		nv = xstrdup(val);
+	if (!v->as)
+		v->as = assoc_new();
+	struct assoc_ent *e = assoc_find(v->as, key);
+	if (e) {
+		free(e->val);
+		e->val = nv;
+	} else if (v->as->n >= SH_MAX_ARRAY) {
+		sh_err(sh, "%s[%s]: too many elements (max %u)", name, key, SH_MAX_ARRAY);
+		free(nv);
+		return -1;
+	} else
+		assoc_insert(v->as, xstrdup(key), nv);
+	if (!sh->importing)
+		v->flags |= V_ASSIGNED;
+	if (v->flags & V_EXPORT)
+		sh->env_dirty = true;
+	return 0;
+}
+
+int
+var_set_empty_assoc(struct sh_shell *sh, const char *name, bool set)
+{
+	struct var *v = var_get(sh, name);
+	if (v && (v->flags & V_READONLY)) {
+		sh_err(sh, "%s: readonly variable", name);
+		return -1;
+	}
+	if (!v)
+		v = var_create(sh, name);
+	var_clear_value(v);
+	v->flags = (v->flags & ~V_ARRAY) | V_ASSOC;
+	if (set)
+		v->as = assoc_new();
+	if (v->flags & V_EXPORT)
+		sh->env_dirty = true;
+	return 0;
+}
+
 size_t
 var_array_count(const struct var *v)
 {
+	if (v->flags & V_ASSOC)
+		return v->as ? v->as->n : 0;
 	if (!(v->flags & V_ARRAY))
 		return v->val ? 1 : 0;
 	size_t c = 0;
@@ -442,6 +704,7 @@ var_copy(const struct var *v)
 	*c = (struct var){.flags = v->flags, .narr = v->narr};
 	c->name = xstrdup(v->name);
 	c->val = v->val ? xstrdup(v->val) : NULL;
+	c->as = assoc_copy(v->as);
 	if (v->narr) {
 		c->arr = xmalloc(v->narr * sizeof(char *));
 		for (size_t i = 0; i < v->narr; i++)
@@ -812,6 +1075,10 @@ sh_free(struct sh_shell *sh)
 {
 	if (!sh)
 		return;
+	if (sh->dirstack) {
+		strv_free(sh->dirstack);
+		free(sh->dirstack);
+	}
 	for (int i = 0; i < 256; i++)
 		while (sh->vars[i]) {
 			struct var *v = sh->vars[i];

@@ -52,6 +52,28 @@ expect "1 MiB command line runs" 0 '' -- bsh -s <big.sh
 [ "$(wc -c <out)" -eq $(((1 << 20) + 1)) ] && ok "1 MiB command line: all of it echoed" ||
 	not_ok "1 MiB command line: $(wc -c <out) bytes"
 
+# an extglob pattern that backtracks exponentially (bash takes minutes): the
+# step budget ends it as no match (pattern.c), under the command timeout
+cat >extglob.sh <<'EOF2'
+shopt -s extglob
+v=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab
+[[ $v == *(a|aa)*(a|aa)*(a|aa)c ]] && echo match || echo nomatch
+echo "${v//*(a|aa)*(a|aa)c/X}"
+EOF2
+expect "extglob backtracking: ends within its step budget" 0 '' -- bsh --command-timeout 60s extglob.sh
+[ "$(head -1 out)" = nomatch ] && ok "extglob backtracking: no match" ||
+	not_ok "extglob backtracking: $(head -1 out)"
+
+# a process substitution's fd is the script's only while its command runs:
+# after it, /dev/fd/N is refused as any fd the script did not open
+cat >procsub.sh <<'EOF2'
+cat <(echo inside)
+cat /dev/fd/63
+EOF2
+expect "process substitution: its fd closes with its command" 1 'fd 63 is not open in this script' -- bsh procsub.sh
+[ "$(head -1 out)" = inside ] && ok "process substitution: read while open" ||
+	not_ok "process substitution: $(head -1 out)"
+
 python3 -c "print('( ' * 10000 + 'echo deep' + ' )' * 10000)" >deep.sh
 expect "10,000 nested parentheses: a syntax error" 2 'nesting too deep' -- bsh deep.sh
 python3 -c "print('{ ' * 10000 + 'echo deep; ' + '} ' * 10000)" >deepb.sh
