@@ -11,6 +11,8 @@
 #   make / all     build everything
 #   make check     build, then run every test; ends with "N passed, N failed"
 #   make check-build  build what make check runs, without running it
+#   make check-COMPONENT  only one program's or library's tests (check-boxd, check-box-shell,
+#                  check-libboxpolicy, ...: test/components.mk; HACKING.md lists them)
 #   make demo      run the demo box
 #   make bench     run the benchmarks (ratios against peers)
 #   make fuzz      build libFuzzer targets with clang (FUZZ=1) and run them briefly
@@ -68,6 +70,9 @@ endef
 include proto/module.mk
 include common/module.mk
 include $(sort $(filter-out proto/module.mk common/module.mk,$(wildcard */module.mk) $(wildcard */lib.mk) $(wildcard test/*/module.mk) $(wildcard bench/module.mk)))
+
+# Which tests belong to which component (make check-COMPONENT); after every module.mk.
+include test/components.mk
 
 $(BUILD)/%.o: %.c | $(PROTO_GEN_H) $(COMMON_GEN_H)
 	$(compile_c)
