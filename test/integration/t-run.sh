@@ -103,7 +103,7 @@ check "run lock: 'box NAME is already running (id ID)'" \
 "$RB/boxctl" stop det
 check "stop NAME: exit 0" test $? = 0
 "$RB/boxctl" ps >ps.out
-check "stop: the box is gone from ps" test "$(grep -c det ps.out)" = 0
+check "stop: the box is gone from ps" test "$(grep -cP "^det\t$id\t" ps.out)" = 0
 check "stop: the agent is gone" no_process "detached-out"
 "$RB/boxctl" stop det 2>err
 check "stop: an unknown box exits 1" test $? = 1

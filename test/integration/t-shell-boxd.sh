@@ -250,14 +250,14 @@ check "… naming the line: FILE:LINE: [tool.sup] supervise: …" \
 check "… the agent never ran" test ! -s "$W/r5"
 
 # The cap: 256 live tool sandboxes per box; the 257th and 258th are refused.
-write_ini r6 "many 258 sleeper /usr/bin/sleep $W/ws -- sleep 999"
+write_ini r6 "many 258 sleeper /usr/bin/sleep $W/ws -- sleep 999.$$"
 run_box root "$W/r6" r6
 check "258 spawns at once: 256 started, 2 refused" grep -qx 'started 256 refused 2' "$W/r6"
 check "… refused: too many tools running in this box (at most 256)" \
 	grep -qx 'refusal: too many tools running in this box (at most 256)' "$W/r6"
 check "… each started one killed through SpawnSignal SIGKILL, each SpawnExit came" \
 	grep -qx 'exits 256' "$W/r6"
-check "… none left" no_process 'sleep 999'
+check "… none left" no_process "sleep 999.$$"
 
 write_ini r4 "spawn sleeper /usr/bin/sleep $W/ws -- sleep 987654"
 run_box root "$W/r4" r4 &
