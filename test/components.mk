@@ -57,11 +57,11 @@ TESTS_harness := test/harness/%
 TESTS_docs := test/docs/%
 TESTS_layering := test/layering/%
 
-# Every test make check runs, each spelled as TESTS_c spells it.
-CHECK_TESTS = $(patsubst $(BUILD)/%,%,$(CHECK_PROGRAMS)) $(CHECK_SCRIPTS)
+# Every test make check and make check-slow run, each spelled as TESTS_c spells it.
+CHECK_TESTS = $(patsubst $(BUILD)/%,%,$(CHECK_PROGRAMS)) $(CHECK_SCRIPTS) $(SLOW_SCRIPTS)
 # component_tests C: the tests of component C, as run-tests.sh takes them.
 component_tests = $(foreach t,$(filter $(TESTS_$(1)),$(CHECK_TESTS)), \
-	$(if $(filter $(t),$(CHECK_SCRIPTS)),$(t),$(BUILD)/$(t)))
+	$(if $(filter $(t),$(CHECK_SCRIPTS) $(SLOW_SCRIPTS)),$(t),$(BUILD)/$(t)))
 
 define component_rule
 check-$(1):
