@@ -14,6 +14,9 @@
 # lines; those run alone, one by one, after the others have finished. The per-test lines
 # come in a fixed order whatever the timing: the parallel tests in the order given, then
 # the serial ones in the order given. Each test's output is in build/test-logs/NAME.log.
+# The parallel ones start longest first, by their times in the last run
+# (build/test-logs/durations; a test without one counts as long), so that a long test
+# does not start last.
 # Trusts: the test list it is given (paths from the Makefile).
 set -u
 
@@ -53,6 +56,16 @@ for i in "${!tests[@]}"; do
 		parallel+=("$i")
 	fi
 done
+
+# Start longest first, by the last run's times (unknown: first, as if long); print in order.
+durations="$log_dir/durations"
+order=("${parallel[@]}")
+if [ -s "$durations" ] && [ "${#parallel[@]}" -gt 1 ]; then
+	mapfile -t order < <(for i in "${parallel[@]}"; do
+		d=$(awk -v n="${names[i]}" '$1 == n { d = $2 } END { print d == "" ? 1e9 : d }' "$durations")
+		echo "$d $i"
+	done | sort -s -k1,1gr | cut -d' ' -f2)
+fi
 
 # run_one I: run test I, count its lines, write "P F S SECONDS" to its result file.
 run_one() {
@@ -105,7 +118,7 @@ flush() {
 	done
 }
 running=0
-for i in "${parallel[@]}"; do
+for i in "${order[@]}"; do
 	while [ "$running" -ge "$jobs" ]; do
 		wait -n
 		running=$(jobs -rp | wc -l)
@@ -122,6 +135,14 @@ for i in "${serial[@]}"; do
 	run_one "$i"
 	report "$i"
 done
+
+# This run's times for the next one's order (kept for tests it did not run).
+{
+	for i in "${!tests[@]}"; do
+		[ -e "$res_dir/$i" ] && echo "${names[i]} $(cut -d' ' -f4 "$res_dir/$i")"
+	done
+	[ -e "$durations" ] && cat "$durations"
+} | awk '!seen[$1]++' >"$durations.tmp" && mv "$durations.tmp" "$durations"
 
 if [ ${#failures[@]} -ne 0 ]; then
 	echo "failed: ${failures[*]} (logs in $log_dir)"

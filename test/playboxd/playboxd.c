@@ -19,7 +19,10 @@
 
 enum { PB_MAX_FDS = 16, PB_MAX_ENV = 128 };
 
-/* ENV (ours or boxd's) with the edits of S->env applied, into OUT (PB_MAX_ENV slots). */
+/*
+ * The child's environment into OUT (PB_MAX_ENV slots): boxd's or ours, ASAN_OPTIONS with
+ * detect_leaks=0 either way, then the edits of S->env.
+ */
 static void
 child_env(const struct pb_spawn *s, char **out)
 {
@@ -27,18 +30,15 @@ child_env(const struct pb_spawn *s, char **out)
 	static char asan[512];
 	size_t n = 0;
 	const char *ao = getenv("ASAN_OPTIONS");
-	if (s->boxd_env) {
-		(void)snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s%sdetect_leaks=0", ao ? ao : "",
-			       ao && *ao ? ":" : "");
-		out[n++] = asan;
-		for (char **e = environ; *e && n < PB_MAX_ENV - 32; e++)
-			if (strncmp(*e, "BOX_TEST_", 9) == 0 || strncmp(*e, "UBSAN_OPTIONS=", 14) == 0)
-				out[n++] = *e;
-	} else {
-		for (char **e = environ; *e && n < PB_MAX_ENV - 32; e++)
+	(void)snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s%sdetect_leaks=0", ao ? ao : "",
+		       ao && *ao ? ":" : "");
+	out[n++] = asan;
+	for (char **e = environ; *e && n < PB_MAX_ENV - 32; e++) {
+		if (strncmp(*e, "ASAN_OPTIONS=", 13) == 0)
+			continue;
+		if (!s->boxd_env || strncmp(*e, "BOX_TEST_", 9) == 0 ||
+		    strncmp(*e, "UBSAN_OPTIONS=", 14) == 0)
 			out[n++] = *e;
-		if (!ao)
-			out[n++] = (char *)"ASAN_OPTIONS=detect_leaks=0";
 	}
 	out[n] = NULL;
 	for (const char *const *ed = s->env; ed && *ed && n < PB_MAX_ENV - 1; ed++) {

@@ -23,10 +23,9 @@ struct pb_spawn {
 	unsigned n_fds;
 	const char *stderr_path;  /* appended to (created 0600); NULL: this process's stderr */
 	/*
-	 * boxd's environment: only BOX_TEST_* hooks and UBSAN_OPTIONS of ours, and
-	 * ASAN_OPTIONS with detect_leaks=0 (LeakSanitizer's ptrace is refused under a
-	 * daemon's seccomp filter). false: ours, with ASAN_OPTIONS=detect_leaks=0 added
-	 * when we have none.
+	 * boxd's environment: only BOX_TEST_* hooks and UBSAN_OPTIONS of ours; false: all of
+	 * ours. Either way ASAN_OPTIONS gets detect_leaks=0 (LeakSanitizer's ptrace is refused
+	 * under a daemon's seccomp filter).
 	 */
 	bool boxd_env;
 	const char *const *env;   /* then: "NAME=VALUE" sets, "NAME" unsets; NULL-terminated */

@@ -44,6 +44,7 @@
 
 #include "cleanup.h"
 #include "ipc.h"
+#include "playboxd.h"
 #include "pins.h"
 #include "proto/policy_permits.h"
 #include "proto/proto_mcp.h"
@@ -570,14 +571,10 @@ static bool
 mcpd_start(void)
 {
 	int ctl[2], pol[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pol) < 0)
+	if (box_ipc_socketpair(ctl, false) < 0 || box_ipc_socketpair(pol, false) < 0)
 		return false;
-	unlink(E.sock);
-	int l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	(void)snprintf(a.sun_path, sizeof(a.sun_path), "%s", E.sock);
-	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 512) < 0)
+	int l = pb_listen(E.sock, 512);
+	if (l < 0)
 		return false;
 	int pins_fd = open(E.pins, pins_open_flags | O_CREAT | O_CLOEXEC, 0600);
 	if (pins_fd < 0)
@@ -590,23 +587,12 @@ mcpd_start(void)
 		fake_peers(ctl[0], pol[0], pins_fd);
 	}
 	close(pins_fd);
-	E.mcpd = fork();
-	if (E.mcpd == 0) {
-		int src[3] = { fcntl(ctl[1], F_DUPFD, 20), fcntl(pol[1], F_DUPFD, 20),
-			       fcntl(l, F_DUPFD, 20) };
-		for (int i = 0; i < 3; i++)
-			dup2(src[i], 3 + i);
-		for (int i = 0; i < 3; i++)
-			close(src[i]);
-		char errlog[400];
-		(void)snprintf(errlog, sizeof(errlog), "%s/mcpd.log", E.dir);
-		int e = open(errlog, O_WRONLY | O_APPEND | O_CREAT, 0644);
-		if (e >= 0)
-			dup2(e, 2);
-		char *argv[] = { "box-mcpd", NULL };
-		execv(mcpd_binary(), argv);
-		_exit(127);
-	}
+	char errlog[400];
+	(void)snprintf(errlog, sizeof(errlog), "%s/mcpd.log", E.dir);
+	int theirs[3] = { ctl[1], pol[1], l };
+	struct pb_spawn sp = { .binary = mcpd_binary(), .argv0 = "box-mcpd", .fds = theirs,
+			       .n_fds = 3, .stderr_path = errlog };
+	E.mcpd = pb_spawn(&sp);
 	close(ctl[0]);
 	close(ctl[1]);
 	close(pol[0]);

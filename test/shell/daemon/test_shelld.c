@@ -45,6 +45,7 @@
 #include "fdutil.h"
 #include "harness.h"
 #include "ipc.h"
+#include "playboxd.h"
 #include "proto/proto_policy.h"
 #include "proto/proto_shell.h"
 #include "tap.h"
@@ -288,6 +289,23 @@ host_programs(const char *dir)
 	write_file(p, "#!/bin/sh\necho \"ran $0\"\n", 0755);
 }
 
+
+/*
+ * As in a box: the box's filter answers openat2 with ENOSYS (it cannot read its flags),
+ * so box-shell's file operations take their fallback. In the child, before exec.
+ */
+static int
+no_openat2(void *arg)
+{
+	(void)arg;
+	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+	if (!f || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0) < 0 ||
+	    seccomp_load(f) < 0)
+		return -1;
+	return 0;
+}
+
 static int
 shd_start(struct shd *s, const struct shd_opts *o)
 {
@@ -309,37 +327,19 @@ shd_start(struct shd *s, const struct shd_opts *o)
 	if (r < 0)
 		return r;
 	(void)snprintf(s->sock, sizeof(s->sock), "%s/shell.sock", s->dir);
-	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	(void)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->sock);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 512) < 0)
-		return -errno;
+	int lfd = pb_listen(s->sock, 512);
+	if (lfd < 0)
+		return lfd;
 	int cs[2];
 	if (box_ipc_socketpair(cs, false) < 0)
 		return -errno;
 	int pfd = s->pd.fd[PD_SHELL];
-	s->shell = fork();
-	if (s->shell == 0) {
-		int e = open(serr, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (e >= 0)
-			dup2(e, 2);
-		int src[3] = { cs[1], lfd, pfd }, dst[3] = { 3, 4, 5 };
-		if (fd_move_to(src, dst, 3) < 0)
-			_exit(126);
-		(void)fd_close_all_except(3, dst, 3);
-		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-		/*
-		 * As in a box: the box's filter answers openat2 with ENOSYS (it cannot
-		 * read its flags), so box-shell's file operations take their fallback.
-		 */
-		scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
-		if (!f || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-		    seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0) < 0 ||
-		    seccomp_load(f) < 0)
-			_exit(125);
-		execl(shell_binary(), "box-shell", (char *)NULL);
-		_exit(127);
-	}
+	int theirs[3] = { cs[1], lfd, pfd };
+	struct pb_spawn sp = { .binary = shell_binary(), .argv0 = "box-shell", .fds = theirs,
+			       .n_fds = 3, .stderr_path = serr, .before_exec = no_openat2 };
+	s->shell = pb_spawn(&sp);
+	if (s->shell < 0)
+		return (int)s->shell;
 	close(cs[1]);
 	close(lfd);
 	/* box-shell has policyd's shell channel now; ours goes. */
@@ -399,14 +399,10 @@ shd_start(struct shd *s, const struct shd_opts *o)
 		in.has_command_timeout_ms = true;
 		in.command_timeout_ms = o->timeout_ms;
 	}
-	r = box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_SHELL_INIT, 1, &in.base, NULL, 0);
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	if (r == 0)
-		r = box_ipc_recv_wait(c, &m, 20000);
-	if (r > 0)
-		r = 0;
-	if (r == 0 && (m.type != BOX__MSG_TYPE__MSG_SHELL_READY ||
-		       !((Box__ShellReady *)m.msg)->ok))
+	r = pb_init(c, BOX__MSG_TYPE__MSG_SHELL_INIT, &in.base, NULL, 0,
+		    BOX__MSG_TYPE__MSG_SHELL_READY, 20000, &m);
+	if (r == -EBADMSG || (r == 0 && !((Box__ShellReady *)m.msg)->ok))
 		r = -EPROTO;
 	box_ipc_msg_done(&m);
 	box_ipc_chan_free(c);
