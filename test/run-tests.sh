@@ -40,6 +40,8 @@ log_dir="$BOX_BUILD/test-logs"
 mkdir -p "$log_dir"
 res_dir=$(mktemp -d "$log_dir/.results.XXXXXX") || exit 2
 trap 'rm -rf "$res_dir"' EXIT
+# Stopped: stop the running tests too (each run_one stops its own), then exit.
+trap 'trap - INT TERM; kill -TERM $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
 
 tests=("$@")
 names=() logs=()
@@ -71,9 +73,14 @@ fi
 run_one() {
 	local i=$1 t=${tests[$1]} log=${logs[$1]} rc p s f start end
 	start=$(date +%s.%N)
-	# A hung test fails on its own instead of hanging the run.
-	timeout -k 10 "$timeout_s" "$t" >"$log" 2>&1 </dev/null
+	# A hung test fails on its own instead of hanging the run. timeout puts the test in its
+	# own process group: a stopped run (SIGINT, SIGTERM) stops it through timeout.
+	timeout -k 10 "$timeout_s" "$t" >"$log" 2>&1 </dev/null &
+	local tp=$!
+	trap 'kill -TERM "$tp" 2>/dev/null; wait "$tp"; exit 143' TERM INT
+	wait "$tp"
 	rc=$?
+	trap - TERM INT
 	[ "$rc" -eq 124 ] && echo "not ok - ${names[i]} timed out after ${timeout_s}s" >>"$log"
 	end=$(date +%s.%N)
 	p=$(grep -cE '^ok( [0-9]+)?( -|$)' "$log" | head -1)
