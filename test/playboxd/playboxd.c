@@ -93,7 +93,13 @@ pb_init(struct box_ipc_chan *c, uint32_t init_type, const ProtobufCMessage *init
 	int r = box_ipc_chan_send(c, init_type, 1, init, fds, n_fds);
 	if (r < 0)
 		return r;
-	r = box_ipc_recv_wait(c, m, timeout_ms);
+	return pb_ready(c, ready_type, timeout_ms, m);
+}
+
+int
+pb_ready(struct box_ipc_chan *c, uint32_t ready_type, int timeout_ms, struct box_ipc_msg *m)
+{
+	int r = box_ipc_recv_wait(c, m, timeout_ms);
 	if (r < 0)
 		return r;
 	return m->type == ready_type ? 0 : -EBADMSG;

@@ -38,13 +38,17 @@ struct pb_spawn {
 pid_t pb_spawn(const struct pb_spawn *s);
 
 /*
- * Send INIT (message INIT_TYPE, request id 1, with N_FDS fds) on C, then wait up to
- * TIMEOUT_MS for the reply into *M (box_ipc_msg_done it): 0 when it is READY_TYPE,
- * -EBADMSG when another message came, negative errno when none did.
+ * Send INIT (message INIT_TYPE, request id 1, with N_FDS fds) on C, then pb_ready. The
+ * send's own error (a message the sender-side checks refuse) is returned as it is.
  */
 int pb_init(struct box_ipc_chan *c, uint32_t init_type, const ProtobufCMessage *init,
 	    const int *fds, unsigned n_fds, uint32_t ready_type, int timeout_ms,
 	    struct box_ipc_msg *m);
+/*
+ * Wait up to TIMEOUT_MS for the daemon's answer to its Init into *M (box_ipc_msg_done it):
+ * 0 when it is READY_TYPE, -EBADMSG when another message came, negative errno when none did.
+ */
+int pb_ready(struct box_ipc_chan *c, uint32_t ready_type, int timeout_ms, struct box_ipc_msg *m);
 
 /* A box's listening SOCK_SEQPACKET socket at PATH (an old one removed), CLOEXEC; or -errno. */
 int pb_listen(const char *path, int backlog);
