@@ -11,6 +11,9 @@
 #   make / all     build everything
 #   make check     build, then run every test; ends with "N passed, N failed"
 #   make check-build  build what make check runs, without running it
+#   make check-slow  the tests that take over 30 s alone (SLOW_SCRIPTS), kept out of make check
+#   make check-COMPONENT  only one program's or library's tests (check-boxd, check-box-shell,
+#                  check-libboxpolicy, ...: test/components.mk; HACKING.md lists them)
 #   make demo      run the demo box
 #   make bench     run the benchmarks (ratios against peers)
 #   make fuzz      build libFuzzer targets with clang (FUZZ=1) and run them briefly
@@ -42,6 +45,8 @@ LIBEXEC_PROGRAMS :=
 CHECK_PROGRAMS  :=
 CHECK_DEPS      :=
 CHECK_SCRIPTS   :=
+# Tests over 30 s alone: `make check-slow` runs them, `make check` does not (HACKING.md).
+SLOW_SCRIPTS    :=
 BENCH_SCRIPTS   :=
 ALL_OBJS        :=
 PROTO_FILES     :=
@@ -69,6 +74,9 @@ include proto/module.mk
 include common/module.mk
 include $(sort $(filter-out proto/module.mk common/module.mk,$(wildcard */module.mk) $(wildcard */lib.mk) $(wildcard test/*/module.mk) $(wildcard bench/module.mk)))
 
+# Which tests belong to which component (make check-COMPONENT); after every module.mk.
+include test/components.mk
+
 $(BUILD)/%.o: %.c | $(PROTO_GEN_H) $(COMMON_GEN_H)
 	$(compile_c)
 
@@ -86,6 +94,11 @@ check-build: all $(CHECK_PROGRAMS) $(CHECK_DEPS)
 
 check-run:
 	@BOX_BUILD=$(BUILD) BOX_BIN=$(BIN) SAN=$(SAN) test/run-tests.sh $(CHECK_PROGRAMS) $(CHECK_SCRIPTS)
+
+check-slow:
+	@scripts/deps.sh
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(CHECK_DEPS)
+	@BOX_BUILD=$(BUILD) BOX_BIN=$(BIN) SAN=$(SAN) test/run-tests.sh $(SLOW_SCRIPTS)
 
 bench: all
 	@set -e; for b in $(BENCH_SCRIPTS); do BOX_BUILD=$(BUILD) BOX_BIN=$(BIN) $$b; done
@@ -137,6 +150,6 @@ format:
 help:
 	@sed -n '2,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 
-.PHONY: print-install-list print-install-data all check check-build check-run bench demo deps install clean format help fuzz
+.PHONY: print-install-list print-install-data all check check-build check-run check-slow bench demo deps install clean format help fuzz
 
 -include $(ALL_OBJS:.o=.d)

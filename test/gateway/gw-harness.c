@@ -60,6 +60,7 @@
 #include "fdutil.h"
 #include "policy_permits.h"
 #include "ipc.h"
+#include "playboxd.h"
 #include "proto_gateway.h"
 #include "proto_policy.h"
 
@@ -570,6 +571,27 @@ status_of(int st)
 	return 99;
 }
 
+/* The gateway's RLIMIT_NOFILE, set in the child before exec (playboxd.h's before_exec). */
+struct gw_limits {
+	unsigned long nofile;
+};
+
+static int
+gw_set_limits(void *arg)
+{
+	const struct gw_limits *l = arg;
+	unsigned long nf = l->nofile;
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_max != RLIM_INFINITY && nf > rl.rlim_max)
+		nf = rl.rlim_max;
+	rl.rlim_cur = nf;
+	if (rl.rlim_max < nf)
+		rl.rlim_max = nf;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+	return 0;
+}
+
 static void
 usage(void)
 {
@@ -674,43 +696,20 @@ main(int argc, char **argv)
 	int bx[2], px[2];
 	if (box_ipc_socketpair(bx, false) < 0 || box_ipc_socketpair(px, false) < 0)
 		die("socketpair: %s", strerror(errno));
-	pid_t pid = fork();
+	int theirs[2] = {bx[1], px[1]};
+	struct gw_limits lim = {opt_nofile ? opt_nofile : 2 * init.max_connections + 256};
+	/* As boxd: only BOX_TEST_* hooks, and no LeakSanitizer (its ptrace is refused by the
+	 * gateway's seccomp filter). */
+	struct pb_spawn sp = {.binary = opt_gateway,
+			      .argv0 = "box-gateway",
+			      .fds = theirs,
+			      .n_fds = 2,
+			      .boxd_env = true,
+			      .before_exec = gw_set_limits,
+			      .arg = &lim};
+	pid_t pid = pb_spawn(&sp);
 	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int from[2] = {bx[1], px[1]}, to[2] = {3, 4};
-		if (fd_move_to(from, to, 2) < 0)
-			_exit(127);
-		int keep[2] = {3, 4};
-		(void)fd_close_all_except(5, keep, 2);
-		unsigned long nf = opt_nofile ? opt_nofile : 2 * init.max_connections + 256;
-		struct rlimit rl;
-		getrlimit(RLIMIT_NOFILE, &rl);
-		if (rl.rlim_max != RLIM_INFINITY && nf > rl.rlim_max)
-			nf = rl.rlim_max;
-		rl.rlim_cur = nf;
-		if (rl.rlim_max < nf)
-			rl.rlim_max = nf;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-		/* As boxd: only BOX_TEST_* hooks, and no LeakSanitizer (its ptrace is refused
-		 * by the gateway's seccomp filter). */
-		extern char **environ;
-		static char *envp[64];
-		static char asan[512];
-		size_t ne = 0;
-		const char *ao = getenv("ASAN_OPTIONS");
-		(void)snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s%sdetect_leaks=0", ao ? ao : "",
-			       ao && *ao ? ":" : "");
-		envp[ne++] = asan;
-		for (char **e = environ; *e && ne < 62; e++)
-			if (strncmp(*e, "BOX_TEST_", 9) == 0 ||
-			    strncmp(*e, "UBSAN_OPTIONS=", 14) == 0)
-				envp[ne++] = *e;
-		envp[ne] = NULL;
-		char *argv_gw[] = {(char *)"box-gateway", NULL};
-		execve(opt_gateway, argv_gw, envp);
-		_exit(127);
-	}
+		die("fork: %s", strerror((int)-pid));
 	close(bx[1]);
 	close(px[1]);
 	struct box_ipc_chan *bc =
@@ -718,11 +717,12 @@ main(int argc, char **argv)
 	struct box_ipc_chan *pc = box_ipc_chan_new(px[0], &box_proto_policy, BOX_POLICY_ROLE_PEER);
 	if (!bc || !pc || box_ipc_chan_set_state(pc, BOX_POLICY_READY) < 0)
 		die("cannot set up the channels");
+	/* Sent here, not by pb_init: t-gw-mcp.sh looks for this refusal of the sender's checks. */
 	int r = box_ipc_chan_send(bc, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &init.base, NULL, 0);
 	if (r < 0)
 		die("cannot send GatewayInit: %s", strerror(-r));
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	r = box_ipc_recv_wait(bc, &m, 30000);
+	r = pb_ready(bc, BOX__MSG_TYPE__MSG_GATEWAY_READY, 30000, &m);
 	int st;
 	if (r < 0) {
 		fprintf(stderr, "gw-harness: no GatewayReady: %s\n", strerror(-r));

@@ -6,10 +6,11 @@ GW_HARNESS     := $(BUILD)/test/gateway/gw-harness
 GW_HARNESS_OBJ := $(BUILD)/test/gateway/gw-harness.o
 ALL_OBJS       += $(GW_HARNESS_OBJ)
 
-$(GW_HARNESS_OBJ): private MODULE_CPPFLAGS := -Iproto -Ibox-policyd \
+$(GW_HARNESS_OBJ): private MODULE_CPPFLAGS := -Iproto -Ibox-policyd -Itest/playboxd \
 	$(call pkg_cflags,libprotobuf-c jansson)
 
-$(GW_HARNESS): $(GW_HARNESS_OBJ) $(BUILD)/box-policyd/engine.o $(BUILD)/box-policyd/history.o \
+$(GW_HARNESS): $(GW_HARNESS_OBJ) $(BUILD)/test/playboxd/playboxd.o $(BUILD)/box-policyd/engine.o \
+		$(BUILD)/box-policyd/history.o \
 		$(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(GW_HARNESS): private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)

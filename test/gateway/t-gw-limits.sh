@@ -5,6 +5,9 @@
 # once), a slow decision does not stall other connections (several Decides in flight), the
 # memory an idle intercepted keep-alive connection costs (<= 40 KiB, both TLS legs), and
 # 4,000 concurrent proxied connections (passthrough to echod) all served at once.
+# Serial: its windows are the gateway's own sub-second timeouts and a decision delay under
+# idle_timeout, and it measures memory; it runs alone, after the parallel tests.
+# box-test: serial
 # Trusts: nothing; it is test code.
 set -u
 cd "$(dirname "$0")/../.."

@@ -14,6 +14,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 0
 fi
 cd "$W"
+# Box names of this run only: the service keeps state per name in /var/lib/box, and
+# `boxctl ps` as root also lists every other box of the host (other tests', the user's).
+n=$$
 export BOX_SOCKET="$W/boxd.sock"
 "$RB/boxd" --listen "$BOX_SOCKET" 2>boxd.log &
 sp=$!
@@ -24,7 +27,7 @@ chmod 666 "$BOX_SOCKET" # the test's stand-in for group box-clients
 
 cat >a.ini <<EOF
 [box]
-name = svc-a
+name = svc-a-$n
 
 [agent]
 command = /bin/sleep 60
@@ -38,7 +41,7 @@ rid=$out
 
 cat >echo.ini <<EOF
 [box]
-name = svc-echo
+name = svc-echo-$n
 
 [agent]
 command = /usr/bin/python3 -c "import sys; sys.exit(5)"
@@ -53,12 +56,12 @@ if have_boxtest; then
 	# same name, other owner: its own state dir, so no lock conflict
 	check "service: boxtest runs its own box" grep -qxE "[0-9a-f]{12}" <<<"$uout"
 	as_boxtest "'$RB/boxctl' ps" >ups
-	check "ps as boxtest: its own box" grep -qP "^svc-a\t$uout\trunning\t" ups
+	check "ps as boxtest: its own box" grep -qP "^svc-a-$n\t$uout\trunning\t" ups
 	check "ps as boxtest: not root's box" test "$(grep -c "$rid" ups)" = 0
 	as_boxtest "'$RB/boxctl' stop $rid" 2>uerr
 	check "stop as boxtest: root's box is not found (exit 1)" test $? = 1
 	"$RB/boxctl" ps >rps
-	check "ps as root: every box" test "$(grep -c '^svc-a' rps)" = 2
+	check "ps as root: every box" test "$(grep -cP "^svc-a-$n\t" rps)" = 2
 	as_boxtest "'$RB/boxctl' stop $uout"
 	check "stop as boxtest: its own box (exit 0)" test $? = 0
 	# A root boxd sets vm.memfd_noexec = 2 for boxtest's box too (box-trampoline/memfd.c).
@@ -75,7 +78,7 @@ except OSError as e:
 PY
 	cat >memfd.ini <<EOF
 [box]
-name = svc-memfd
+name = svc-memfd-$n
 
 [agent]
 command = /usr/bin/python3 $W/memfd.py
@@ -103,14 +106,15 @@ fi
 "$RB/boxctl" stop "$rid"
 check "stop as root: exit 0" test $? = 0
 "$RB/boxctl" ps >rps
-check "ps: nothing left" test "$(wc -l <rps)" = 1
+check "ps: a header line" grep -qxP "NAME\tID\tSTATE\tPID\tUPTIME" rps
+check "ps: none of this test's boxes left" test "$(grep -cP "^svc-(a|echo|memfd)-$n\t" rps)" = 0
 kill -TERM "$sp"
 wait "$sp"
 check "service: boxd exits on SIGTERM" test $? = 0
 check "service: the socket is removed" test ! -e "$BOX_SOCKET"
 # the service keeps state in /var/lib/box/UID/NAME: remove this test's boxes'
 for u in 0 "$(id -u boxtest 2>/dev/null)"; do
-	[ -n "$u" ] && rm -rf "/var/lib/box/$u/svc-a" "/var/lib/box/$u/svc-echo" "/var/lib/box/$u/svc-memfd"
+	[ -n "$u" ] && rm -rf "/var/lib/box/$u/svc-a-$n" "/var/lib/box/$u/svc-echo-$n" "/var/lib/box/$u/svc-memfd-$n"
 done
 
 # socket activation (packaging/systemd/boxd.socket): the listener arrives as fd 3

@@ -1,3 +1,4 @@
 # test/layering/ — the structure of the code itself: no call cycle between files,
 # no raw number parsing, each program linking only the messages it speaks.
-CHECK_SCRIPTS += test/layering/calls.sh test/layering/parsers.sh test/layering/symbols.sh
+CHECK_SCRIPTS += test/layering/calls.sh test/layering/parsers.sh test/layering/symbols.sh \
+	test/layering/components.sh

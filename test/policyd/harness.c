@@ -21,6 +21,7 @@
 #include "envelope.pb-c.h"
 #include "fdutil.h"
 #include "harness.h"
+#include "playboxd.h"
 #include "proto/policy_permits.h"
 
 /* A Decide sent and not answered yet (packed: kept as a permit if permitted). */
@@ -288,41 +289,22 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 	if (dirfd < 0 || logfd < 0)
 		return -errno;
 
-	pid_t pid = fork();
+	int src[PD_N];
+	unsigned n = 0;
+	for (int i = 0; i < PD_N; i++)
+		if (theirs[i] >= 0)
+			src[n++] = theirs[i]; /* at 3 + i: only the boxd channel may stand alone */
+	char clock_env[300], delay_env[300];
+	(void)snprintf(clock_env, sizeof(clock_env), "BOX_TEST_CLOCK%s%s", o->test_clock ? "=" : "",
+		       o->test_clock ? o->test_clock : "");
+	(void)snprintf(delay_env, sizeof(delay_env), "BOX_TEST_POLICYD_SYNC_DELAY_MS%s%s",
+		       o->sync_delay_ms ? "=" : "", o->sync_delay_ms ? o->sync_delay_ms : "");
+	const char *env[] = { clock_env, delay_env, NULL };
+	struct pb_spawn sp = { .binary = o->binary, .argv0 = "box-policyd", .fds = src, .n_fds = n,
+			       .stderr_path = o->stderr_path, .env = env };
+	pid_t pid = pb_spawn(&sp);
 	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int src[PD_N], dst[PD_N];
-		unsigned n = 0;
-		for (int i = 0; i < PD_N; i++) {
-			if (theirs[i] < 0)
-				continue;
-			src[n] = theirs[i];
-			dst[n] = 3 + i;
-			n++;
-		}
-		if (o->stderr_path) {
-			int e = open(o->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-			if (e >= 0)
-				dup2(e, 2);
-		}
-		if (fd_move_to(src, dst, n) < 0)
-			_exit(126);
-		int keep[PD_N];
-		for (unsigned i = 0; i < n; i++)
-			keep[i] = dst[i];
-		(void)fd_close_all_except(3, keep, n);
-		if (o->test_clock)
-			setenv("BOX_TEST_CLOCK", o->test_clock, 1);
-		else
-			unsetenv("BOX_TEST_CLOCK");
-		if (o->sync_delay_ms)
-			setenv("BOX_TEST_POLICYD_SYNC_DELAY_MS", o->sync_delay_ms, 1);
-		else
-			unsetenv("BOX_TEST_POLICYD_SYNC_DELAY_MS");
-		execl(o->binary, "box-policyd", (char *)NULL);
-		_exit(127);
-	}
+		return (int)pid;
 	pd->pid = pid;
 	for (int i = 0; i < PD_N; i++)
 		safe_close(theirs[i]);
@@ -357,17 +339,13 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 					    : BOX__HISTORY_SYNC__HISTORY_SYNC_OFF;
 	}
 	int fds[2] = { dirfd, logfd };
-	r = box_ipc_chan_send(pd->chan[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_INIT, pd->next_id++,
-			      &init.base, fds, 2);
-	if (r < 0)
-		return r;
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	r = box_ipc_recv_wait(pd->chan[PD_BOXD], &m, 20000);
-	if (r < 0)
-		return r;
-	if (m.type != BOX__MSG_TYPE__MSG_POLICY_READY) {
+	pd->next_id++; /* PolicyInit is request 1 */
+	r = pb_init(pd->chan[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_INIT, &init.base, fds, 2,
+		    BOX__MSG_TYPE__MSG_POLICY_READY, 20000, &m);
+	if (r < 0) {
 		box_ipc_msg_done(&m);
-		return -EBADMSG;
+		return r;
 	}
 	if (ready) {
 		*ready = (Box__PolicyReady *)m.msg;

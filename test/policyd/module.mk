@@ -4,10 +4,11 @@
 POLICYD_TEST_OBJS := $(BUILD)/test/policyd/harness.o $(BUILD)/test/policyd/test_policyd.o
 ALL_OBJS          += $(POLICYD_TEST_OBJS)
 
-$(POLICYD_TEST_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd \
+$(POLICYD_TEST_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -Itest/playboxd \
 	$(call pkg_cflags,libprotobuf-c jansson)
 
-$(BUILD)/test/policyd/test_policyd: $(POLICYD_TEST_OBJS) $(LIBPROTO) $(LIBCOMMON)
+$(BUILD)/test/policyd/test_policyd: $(POLICYD_TEST_OBJS) $(BUILD)/test/playboxd/playboxd.o \
+		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BUILD)/test/policyd/test_policyd: private MODULE_LDLIBS := \
 	$(call pkg_libs,libprotobuf-c jansson)
@@ -19,9 +20,9 @@ CHECK_SCRIPTS += test/policyd/log.sh
 # Attached box-shell channels (PolicyChannelAttach).
 POLICYD_ATTACH_OBJS := $(BUILD)/test/policyd/test_attach.o
 ALL_OBJS            += $(POLICYD_ATTACH_OBJS)
-$(POLICYD_ATTACH_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd \
+$(POLICYD_ATTACH_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -Itest/playboxd \
 	$(call pkg_cflags,libprotobuf-c jansson)
-$(BUILD)/test/policyd/test_attach: $(POLICYD_ATTACH_OBJS) $(BUILD)/test/policyd/harness.o \
+$(BUILD)/test/policyd/test_attach: $(POLICYD_ATTACH_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o \
 		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BUILD)/test/policyd/test_attach: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
@@ -30,9 +31,9 @@ CHECK_PROGRAMS += $(BUILD)/test/policyd/test_attach
 # MCP tool schemas and probes (PolicyToolSchema, PolicyProbeRequest).
 POLICYD_MCP_OBJS := $(BUILD)/test/policyd/test_mcp.o
 ALL_OBJS         += $(POLICYD_MCP_OBJS)
-$(POLICYD_MCP_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd \
+$(POLICYD_MCP_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -Itest/playboxd \
 	$(call pkg_cflags,libprotobuf-c jansson)
-$(BUILD)/test/policyd/test_mcp: $(POLICYD_MCP_OBJS) $(BUILD)/test/policyd/harness.o \
+$(BUILD)/test/policyd/test_mcp: $(POLICYD_MCP_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o \
 		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BUILD)/test/policyd/test_mcp: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)

@@ -11,10 +11,11 @@ MCPD_TEST_DIR  := $(BUILD)/test/mcp/daemon
 MCPD_TEST_OBJS := $(MCPD_TEST_DIR)/test_mcpd.o
 ALL_OBJS       += $(MCPD_TEST_OBJS)
 
-$(MCPD_TEST_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Ibox-mcpd \
+$(MCPD_TEST_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Ibox-mcpd -Itest/playboxd \
 	$(call pkg_cflags,libprotobuf-c jansson)
 
-$(MCPD_TEST_DIR)/test_mcpd: $(MCPD_TEST_OBJS) $(LIBMCPD) $(LIBPROTO) $(LIBCOMMON)
+$(MCPD_TEST_DIR)/test_mcpd: $(MCPD_TEST_OBJS) $(BUILD)/test/playboxd/playboxd.o $(LIBMCPD) \
+		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(MCPD_TEST_DIR)/test_mcpd: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson) -lm
 

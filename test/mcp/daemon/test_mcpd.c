@@ -44,6 +44,7 @@
 
 #include "cleanup.h"
 #include "ipc.h"
+#include "playboxd.h"
 #include "pins.h"
 #include "proto/policy_permits.h"
 #include "proto/proto_mcp.h"
@@ -56,6 +57,12 @@ struct env {
 	pid_t mcpd, peers;
 };
 static struct env E;
+
+/*
+ * How long a reply, a status or a log line may take: a cap that only a hang reaches, not a
+ * loaded machine running other tests beside this one.
+ */
+enum { WAIT_MS = 60000 };
 
 static void
 msleep(int ms)
@@ -570,14 +577,10 @@ static bool
 mcpd_start(void)
 {
 	int ctl[2], pol[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pol) < 0)
+	if (box_ipc_socketpair(ctl, false) < 0 || box_ipc_socketpair(pol, false) < 0)
 		return false;
-	unlink(E.sock);
-	int l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	(void)snprintf(a.sun_path, sizeof(a.sun_path), "%s", E.sock);
-	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 512) < 0)
+	int l = pb_listen(E.sock, 512);
+	if (l < 0)
 		return false;
 	int pins_fd = open(E.pins, pins_open_flags | O_CREAT | O_CLOEXEC, 0600);
 	if (pins_fd < 0)
@@ -590,29 +593,18 @@ mcpd_start(void)
 		fake_peers(ctl[0], pol[0], pins_fd);
 	}
 	close(pins_fd);
-	E.mcpd = fork();
-	if (E.mcpd == 0) {
-		int src[3] = { fcntl(ctl[1], F_DUPFD, 20), fcntl(pol[1], F_DUPFD, 20),
-			       fcntl(l, F_DUPFD, 20) };
-		for (int i = 0; i < 3; i++)
-			dup2(src[i], 3 + i);
-		for (int i = 0; i < 3; i++)
-			close(src[i]);
-		char errlog[400];
-		(void)snprintf(errlog, sizeof(errlog), "%s/mcpd.log", E.dir);
-		int e = open(errlog, O_WRONLY | O_APPEND | O_CREAT, 0644);
-		if (e >= 0)
-			dup2(e, 2);
-		char *argv[] = { "box-mcpd", NULL };
-		execv(mcpd_binary(), argv);
-		_exit(127);
-	}
+	char errlog[400];
+	(void)snprintf(errlog, sizeof(errlog), "%s/mcpd.log", E.dir);
+	int theirs[3] = { ctl[1], pol[1], l };
+	struct pb_spawn sp = { .binary = mcpd_binary(), .argv0 = "box-mcpd", .fds = theirs,
+			       .n_fds = 3, .stderr_path = errlog };
+	E.mcpd = pb_spawn(&sp);
 	close(ctl[0]);
 	close(ctl[1]);
 	close(pol[0]);
 	close(pol[1]);
 	close(l);
-	if (!wait_for_line(E.ctllog, "ready ", 10000))
+	if (!wait_for_line(E.ctllog, "ready ", WAIT_MS))
 		return false;
 	return wait_for_line(E.ctllog, "ready ok", 10);
 }
@@ -721,7 +713,7 @@ static json_t *
 rpc(struct client *c, const char *line)
 {
 	client_send(c, line);
-	return client_reply(c, 5000);
+	return client_reply(c, WAIT_MS);
 }
 
 /* McpClose: its status (-1 when the connection closed without it). */
@@ -763,7 +755,7 @@ static int
 client_end(struct client *c, char *msg, size_t size)
 {
 	c->in_w = safe_close(c->in_w);
-	return client_close_status(c, msg, size, 10000);
+	return client_close_status(c, msg, size, WAIT_MS);
 }
 
 static long long
@@ -937,7 +929,7 @@ test_start_gate_deny(void)
 	struct client c;
 	CHECK(client_open(&c, "gated"));
 	char msg[512];
-	CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 126);
+	CHECK_INT(client_close_status(&c, msg, sizeof(msg), WAIT_MS), 126);
 	CHECK_STR(msg, "box-mcpd: gated: starting this server is forbidden");
 	client_free(&c);
 	char *ctl = read_file(E.ctllog);
@@ -952,7 +944,7 @@ test_start_gate_deny(void)
 	rules(rule);
 	CHECK(client_open(&c, "gated"));
 	static char big[8192];
-	CHECK_INT(client_close_status(&c, big, sizeof(big), 5000), 126);
+	CHECK_INT(client_close_status(&c, big, sizeof(big), WAIT_MS), 126);
 	CHECK(strlen(big) <= 4096 && strlen(big) >= 4090);
 	CHECK(strncmp(big, "box-mcpd: gated: \xc3\xa9", 19) == 0);
 	client_free(&c);
@@ -965,7 +957,7 @@ test_start_failed(void)
 	struct client c;
 	CHECK(client_open(&c, "nostart"));
 	char msg[512];
-	CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 126);
+	CHECK_INT(client_close_status(&c, msg, sizeof(msg), WAIT_MS), 126);
 	CHECK_STR(msg, "box: the fake boxd cannot start nostart");
 	client_free(&c);
 }
@@ -976,7 +968,7 @@ test_unknown_alias(void)
 	struct client c;
 	CHECK(client_open(&c, "nosuch"));
 	char msg[512];
-	CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 126);
+	CHECK_INT(client_close_status(&c, msg, sizeof(msg), WAIT_MS), 126);
 	CHECK(strstr(msg, "nosuch") != NULL);
 	client_free(&c);
 }
@@ -1001,7 +993,7 @@ test_unwatchable_stdin(void)
 	for (int i = 0; i < 3; i++)
 		close(fds[i]);
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	CHECK_INT(box_ipc_recv_wait(ch, &m, 5000), 1);
+	CHECK_INT(box_ipc_recv_wait(ch, &m, WAIT_MS), 1);
 	if (m.msg) {
 		const Box__McpClose *cl = (const Box__McpClose *)m.msg;
 		CHECK_INT(cl->status, 1);
@@ -1418,12 +1410,12 @@ test_server_request_decided(void)
 	CHECK(session_ready(&c, "srv", true));
 	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{"
 			"\"name\":\"ask\",\"arguments\":{}}}");
-	json_t *req = client_reply(&c, 5000);
+	json_t *req = client_reply(&c, WAIT_MS);
 	CHECK_STR(json_string_value(json_object_get(req, "method")), "roots/list");
 	CHECK_STR(json_string_value(json_object_get(req, "id")), "srv-1");
 	json_decref(req);
 	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"result\":{\"roots\":[]}}");
-	json_t *j = client_reply(&c, 5000);
+	json_t *j = client_reply(&c, WAIT_MS);
 	CHECK(j && has_result(j));
 	char *t = json_dumps(j, JSON_COMPACT);
 	CHECK(strstr(t, "roots") != NULL); /* the server got the client's reply */
@@ -1436,10 +1428,10 @@ test_server_request_decided(void)
 	rules("deny|mcp:call|method|roots/list|no roots for you\n");
 	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{"
 			"\"name\":\"ask\",\"arguments\":{}}}");
-	req = client_reply(&c, 5000);
+	req = client_reply(&c, WAIT_MS);
 	json_decref(req);
 	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"result\":{\"roots\":[]}}");
-	j = client_reply(&c, 5000);
+	j = client_reply(&c, WAIT_MS);
 	t = json_dumps(j, JSON_COMPACT);
 	CHECK(t && strstr(t, "no roots for you") != NULL && strstr(t, "-32001") != NULL);
 	free(t);
@@ -1589,8 +1581,8 @@ test_idless_server_calls(void)
 		    "\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"method\\\":\\\"roots/list\\\"}\","
 		    "\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"method\\\":\\\"notifications/message\\\","
 		    "\\\"params\\\":{}}\"]}}}");
-	json_t *a = client_reply(&c, 5000), *b = client_reply(&c, 5000),
-	       *r = client_reply(&c, 5000);
+	json_t *a = client_reply(&c, WAIT_MS), *b = client_reply(&c, WAIT_MS),
+	       *r = client_reply(&c, WAIT_MS);
 	CHECK_STR(json_string_value(json_object_get(a, "method")), "roots/list");
 	CHECK(json_object_get(a, "id") == NULL);
 	CHECK_STR(json_string_value(json_object_get(b, "method")), "notifications/message");
@@ -1627,7 +1619,7 @@ test_idless_server_calls(void)
 			       bad[i]);
 		client_send(&c, line);
 		char msg[512];
-		CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 1);
+		CHECK_INT(client_close_status(&c, msg, sizeof(msg), WAIT_MS), 1);
 		CHECK(strstr(msg, "the server wrote a bad frame") != NULL);
 		json_t *seen = client_reply(&c, 200);
 		CHECK(seen == NULL); /* the harness got nothing of it */
@@ -1687,7 +1679,7 @@ test_call_timeout(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"slow-1\",\"method\":\"tools/call\","
 			"\"params\":{\"name\":\"slow\",\"arguments\":{}}}");
-	json_t *j = client_reply(&c, 5000);
+	json_t *j = client_reply(&c, WAIT_MS);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	CHECK_INT(err_code(j), -32001);
@@ -1722,13 +1714,13 @@ test_frame_over_max(void)
 		       big);
 	client_send(&c, line);
 	char msg[512];
-	CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 1);
+	CHECK_INT(client_close_status(&c, msg, sizeof(msg), WAIT_MS), 1);
 	CHECK(strstr(msg, "over max_frame") != NULL && strstr(msg, "harness") != NULL);
 	client_free(&c);
 	/* Either side: the server's 200 KiB line against max_frame 64 KiB. */
 	CHECK(client_open(&c, "bigline"));
 	client_send(&c, INIT_LINE);
-	CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 1);
+	CHECK_INT(client_close_status(&c, msg, sizeof(msg), WAIT_MS), 1);
 	CHECK(strstr(msg, "over max_frame") != NULL && strstr(msg, "server") != NULL);
 	client_free(&c);
 }
@@ -1743,7 +1735,7 @@ bad_server(const char *alias, const char *want)
 	CHECK(client_open(&bad, alias));
 	client_send(&bad, INIT_LINE);
 	char msg[512];
-	CHECK_INT(client_close_status(&bad, msg, sizeof(msg), 10000), 1);
+	CHECK_INT(client_close_status(&bad, msg, sizeof(msg), WAIT_MS), 1);
 	if (!strstr(msg, want))
 		printf("#   %s: McpClose message: %s\n", alias, msg);
 	CHECK(strstr(msg, want) != NULL);
@@ -1796,7 +1788,7 @@ test_server_reply_never_sent(void)
 	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
 			"\"name\":\"bogus\",\"arguments\":{}}}");
 	char msg[512];
-	CHECK_INT(client_close_status(&c, msg, sizeof(msg), 5000), 1);
+	CHECK_INT(client_close_status(&c, msg, sizeof(msg), WAIT_MS), 1);
 	CHECK(strstr(msg, "replied to id 99999, which was never sent") != NULL);
 	client_free(&c);
 }
@@ -1881,7 +1873,7 @@ test_order_held(void)
 	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"prompts/get\",\"params\":"
 			"{\"name\":\"x\"}}");
 	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"ping\"}");
-	json_t *j1 = client_reply(&c, 5000), *j2 = client_reply(&c, 5000);
+	json_t *j1 = client_reply(&c, WAIT_MS), *j2 = client_reply(&c, WAIT_MS);
 	CHECK_STR(json_string_value(json_object_get(j1, "id")), "a");
 	CHECK_STR(json_string_value(json_object_get(j2, "id")), "b");
 	json_decref(j1);
@@ -1890,8 +1882,8 @@ test_order_held(void)
 	 * overtaken by the ping reply behind it. */
 	client_send(&c, LIST_LINE("l"));
 	client_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"ping\"}");
-	j1 = client_reply(&c, 5000);
-	j2 = client_reply(&c, 5000);
+	j1 = client_reply(&c, WAIT_MS);
+	j2 = client_reply(&c, WAIT_MS);
 	CHECK_STR(json_string_value(json_object_get(j1, "id")), "l");
 	CHECK(tool_listed(j1, "echo"));
 	CHECK_STR(json_string_value(json_object_get(j2, "id")), "c");
@@ -1916,7 +1908,7 @@ test_inflight_cap(void)
 			       1000 + i);
 		client_send(&c, line);
 	}
-	json_t *j = client_reply(&c, 20000);
+	json_t *j = client_reply(&c, WAIT_MS);
 	CHECK_INT(err_code(j), -32600);
 	CHECK(strstr(err_msg(j), "too many requests in flight") != NULL);
 	CHECK_INT(json_integer_value(json_object_get(j, "id")), 2024);
@@ -1954,7 +1946,7 @@ test_refuses_pins_not_append(void)
 	pins_open_flags = O_RDWR;
 	CHECK(!mcpd_start());
 	pins_open_flags = O_RDWR | O_APPEND;
-	CHECK(wait_for_line(E.ctllog, "ready the pins file was not opened O_RDWR|O_APPEND", 5000));
+	CHECK(wait_for_line(E.ctllog, "ready the pins file was not opened O_RDWR|O_APPEND", WAIT_MS));
 	int st = 0;
 	CHECK(waitpid(E.mcpd, &st, 0) == E.mcpd);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);

@@ -7,10 +7,10 @@ SHD_TEST_DIR  := $(BUILD)/test/shell/daemon
 SHD_TEST_OBJS := $(SHD_TEST_DIR)/test_shelld.o
 ALL_OBJS      += $(SHD_TEST_OBJS)
 
-$(SHD_TEST_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd \
+$(SHD_TEST_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -Itest/playboxd \
 	$(call pkg_cflags,libprotobuf-c jansson libseccomp)
 
-$(SHD_TEST_DIR)/test_shelld: $(SHD_TEST_OBJS) $(BUILD)/test/policyd/harness.o $(LIBPROTO) \
+$(SHD_TEST_DIR)/test_shelld: $(SHD_TEST_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o $(LIBPROTO) \
 		$(LIBCOMMON)
 	$(link_program)
 $(SHD_TEST_DIR)/test_shelld: private MODULE_LDLIBS := \

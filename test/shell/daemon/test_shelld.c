@@ -33,6 +33,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,6 +45,7 @@
 #include "fdutil.h"
 #include "harness.h"
 #include "ipc.h"
+#include "playboxd.h"
 #include "proto/proto_policy.h"
 #include "proto/proto_shell.h"
 #include "tap.h"
@@ -271,7 +273,7 @@ host_programs(const char *dir)
 	(void)snprintf(p, sizeof(p), "%s/bin/sleeper", dir);
 	write_file(p, "#!/bin/sh\necho started\nexec sleep 30\n", 0755);
 	(void)snprintf(p, sizeof(p), "%s/bin/slowcount", dir);
-	write_file(p, "#!/bin/sh\nfor i in 1 2 3; do echo $i; sleep 0.3; done\n", 0755);
+	write_file(p, "#!/bin/sh\nfor i in 1 2 3; do echo $i; sleep 1; done\n", 0755);
 	(void)snprintf(p, sizeof(p), "%s/bin/yes3", dir);
 	write_file(p, "#!/bin/sh\nexec yes\n", 0755);
 	(void)snprintf(p, sizeof(p), "%s/bin/refusedtool", dir);
@@ -285,6 +287,23 @@ host_programs(const char *dir)
 	write_file(p, "#!/bin/sh\necho never\n", 0755);
 	(void)snprintf(p, sizeof(p), "%s/execdir/runme", dir);
 	write_file(p, "#!/bin/sh\necho \"ran $0\"\n", 0755);
+}
+
+
+/*
+ * As in a box: the box's filter answers openat2 with ENOSYS (it cannot read its flags),
+ * so box-shell's file operations take their fallback. In the child, before exec.
+ */
+static int
+no_openat2(void *arg)
+{
+	(void)arg;
+	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+	if (!f || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0) < 0 ||
+	    seccomp_load(f) < 0)
+		return -1;
+	return 0;
 }
 
 static int
@@ -308,37 +327,19 @@ shd_start(struct shd *s, const struct shd_opts *o)
 	if (r < 0)
 		return r;
 	(void)snprintf(s->sock, sizeof(s->sock), "%s/shell.sock", s->dir);
-	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	(void)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->sock);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 512) < 0)
-		return -errno;
+	int lfd = pb_listen(s->sock, 512);
+	if (lfd < 0)
+		return lfd;
 	int cs[2];
 	if (box_ipc_socketpair(cs, false) < 0)
 		return -errno;
 	int pfd = s->pd.fd[PD_SHELL];
-	s->shell = fork();
-	if (s->shell == 0) {
-		int e = open(serr, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (e >= 0)
-			dup2(e, 2);
-		int src[3] = { cs[1], lfd, pfd }, dst[3] = { 3, 4, 5 };
-		if (fd_move_to(src, dst, 3) < 0)
-			_exit(126);
-		(void)fd_close_all_except(3, dst, 3);
-		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-		/*
-		 * As in a box: the box's filter answers openat2 with ENOSYS (it cannot
-		 * read its flags), so box-shell's file operations take their fallback.
-		 */
-		scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
-		if (!f || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-		    seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0) < 0 ||
-		    seccomp_load(f) < 0)
-			_exit(125);
-		execl(shell_binary(), "box-shell", (char *)NULL);
-		_exit(127);
-	}
+	int theirs[3] = { cs[1], lfd, pfd };
+	struct pb_spawn sp = { .binary = shell_binary(), .argv0 = "box-shell", .fds = theirs,
+			       .n_fds = 3, .stderr_path = serr, .before_exec = no_openat2 };
+	s->shell = pb_spawn(&sp);
+	if (s->shell < 0)
+		return (int)s->shell;
 	close(cs[1]);
 	close(lfd);
 	/* box-shell has policyd's shell channel now; ours goes. */
@@ -398,14 +399,10 @@ shd_start(struct shd *s, const struct shd_opts *o)
 		in.has_command_timeout_ms = true;
 		in.command_timeout_ms = o->timeout_ms;
 	}
-	r = box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_SHELL_INIT, 1, &in.base, NULL, 0);
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	if (r == 0)
-		r = box_ipc_recv_wait(c, &m, 20000);
-	if (r > 0)
-		r = 0;
-	if (r == 0 && (m.type != BOX__MSG_TYPE__MSG_SHELL_READY ||
-		       !((Box__ShellReady *)m.msg)->ok))
+	r = pb_init(c, BOX__MSG_TYPE__MSG_SHELL_INIT, &in.base, NULL, 0,
+		    BOX__MSG_TYPE__MSG_SHELL_READY, 20000, &m);
+	if (r == -EBADMSG || (r == 0 && !((Box__ShellReady *)m.msg)->ok))
 		r = -EPROTO;
 	box_ipc_msg_done(&m);
 	box_ipc_chan_free(c);
@@ -643,6 +640,24 @@ decisions(struct shd *s)
 	return read_file(p);
 }
 
+/*
+ * decisions.jsonl once it holds NEEDLE (the last line a check expects), polled for up to
+ * 30 s: policyd writes its lines soon after its reply, later on a loaded machine.
+ */
+static char *
+decisions_with(struct shd *s, const char *needle)
+{
+	char *d = decisions(s);
+	for (int t = 0; t < 30000 && !strstr(d, needle); t += 50) {
+		free(d);
+		msleep(50);
+		char p[600];
+		(void)snprintf(p, sizeof(p), "%s/decisions.jsonl", s->dir);
+		d = read_file(p);
+	}
+	return d;
+}
+
 static char *
 spawns(struct shd *s)
 {
@@ -651,12 +666,12 @@ spawns(struct shd *s)
 	return read_file(p);
 }
 
-/* spawns.log once it holds NEEDLE (the fake boxd logs within its poll round), or after 3 s. */
+/* spawns.log once it holds NEEDLE (the fake boxd logs within its poll round), or after 30 s. */
 static char *
 spawns_wait(struct shd *s, const char *needle)
 {
 	char *sp = spawns(s);
-	for (int t = 0; t < 3000 && !strstr(sp, needle); t += 50) {
+	for (int t = 0; t < 30000 && !strstr(sp, needle); t += 50) {
 		free(sp);
 		msleep(50);
 		sp = spawns(s);
@@ -703,7 +718,7 @@ test_builtins_and_host(void)
 	CHECK_INT(st, 0);
 	CHECK_STR(x.obuf, "one\nhello two\nthree\n");
 	CHECK_STR(x.ebuf, "");
-	char *d = decisions(&S);
+	char *d = decisions_with(&S, "\"program\":\"printf\"");
 	const char *order[] = {
 		"\"action\":\"shell:exec\"", "\"source\":\"box-shell\"", "\"program\":\"echo\"",
 		"\"action\":\"fs:read\"", "\"source\":\"box-shell\"", "\"operation\":\"exec\"",
@@ -795,7 +810,7 @@ test_tool_routing(void)
 	CHECK(strstr(sp, "notool") == NULL);
 	free(sp);
 	/* shell:spawn names the matched table's credential stores, and only its */
-	char *d = decisions(&S);
+	char *d = decisions_with(&S, "\"command\":\"hello y\"");
 	const char *cred[] = { "\"action\":\"shell:spawn\"", "\"command\":\"hello x y\"",
 			       "\"credential_reads\":[\"~/.aws\"]", NULL };
 	CHECK(in_order(d, cred));
@@ -859,8 +874,9 @@ test_stdin_streaming(void)
 		sess_pump(&x, 50);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double first = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	/* Streamed: its first line came while it still ran (no clock bound: a loaded machine). */
 	CHECK(x.olen >= 2 && !x.done);
-	CHECK(first < 0.5);
+	printf("# slowcount's first line after %.2f s\n", first);
 	for (int t = 0; t < 10000 && !sess_pump(&x, 50); t += 50)
 		;
 	sess_close(&x);
@@ -1004,7 +1020,7 @@ test_walk_batch(void)
 		       NULL);
 	CHECK_INT(st, 0);
 	CHECK_STR(x.obuf, "walk/a:1:xa\nwalk/b:1:xb\nwalk/c:1:xc\n");
-	char *d = decisions(&S);
+	char *d = decisions_with(&S, "\"path\":\"~/walk/c\",\"operation\":\"read_content\"");
 	const char *files[] = { "\"path\":\"~/walk/a\",\"operation\":\"read_content\"",
 				"\"path\":\"~/walk/b\",\"operation\":\"read_content\"",
 				"\"path\":\"~/walk/c\",\"operation\":\"read_content\"" };
@@ -1031,7 +1047,8 @@ test_walk_outcomes(void)
 		       NULL);
 	CHECK_INT(st, 0);
 	CHECK_STR(x.obuf, "done\n");
-	char *d = decisions(&S);
+	char *d = decisions_with(&S, "\"record\":\"response\",\"action\":\"shell:exec\","
+				     "\"input\":{\"command\":\"grep -rl y wo\"");
 	int n = 0;
 	const char *last = NULL;
 	for (const char *p = strstr(d, "\"record\":\"response\",\"action\":\"fs:read\",\"input\":"
@@ -1192,7 +1209,7 @@ test_private_fds(void)
 			NULL),
 		  0);
 	CHECK_STR(x.obuf, "mine\nfive\nmine\nafter-forgery\n");
-	char *dec = decisions(&S);
+	char *dec = decisions_with(&S, "\"command\":\"echo after-forgery\"");
 	CHECK(strstr(dec, "forged.example") == NULL);
 	/* no shell:spawn outcome came with the forged Record (no host program ran here) */
 	int spawn_records_after = 0;
@@ -1249,7 +1266,7 @@ test_hangup_kill(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	x.conn = safe_close(x.conn);
 	bool out_closed = false;
-	for (int t = 0; t < 8000 && !out_closed; t += 50) {
+	for (int t = 0; t < 60000 && !out_closed; t += 50) {
 		struct pollfd pf = { x.out, POLLIN, 0 };
 		if (poll(&pf, 1, 50) > 0 && read(x.out, x.obuf, sizeof(x.obuf)) <= 0)
 			out_closed = true;
@@ -1257,7 +1274,9 @@ test_hangup_kill(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	CHECK(out_closed);
-	CHECK(took >= 1.5 && took < 6);
+	/* Not before the 2 s; no upper bound (a loaded machine is slow), only the loop's cap. */
+	printf("# SIGKILL %.2f s after the hang-up\n", took);
+	CHECK(took >= 1.5);
 	sess_close(&x);
 }
 
@@ -1281,11 +1300,18 @@ test_session_cap(void)
 	}
 	int opened = 0;
 	for (int i = 0; i < N; i++)
-		if (sess_open(&S, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND, "read line; echo $line",
-			      NULL, 0, -1, NULL) == 0)
+		if (sess_open(&S, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND,
+			      "echo up; read line; echo $line", NULL, 0, -1, NULL) == 0)
 			opened++;
 	CHECK_INT(opened, N);
-	msleep(300);
+	/* Every one of them runs (its "up" came), so box-shell counts them all: no clock. */
+	int up = 0;
+	for (int i = 0; i < N; i++) {
+		for (int t = 0; t < 60000 && xs[i].olen < 3 && !xs[i].done; t += 50)
+			sess_pump(&xs[i], 50);
+		up += xs[i].olen >= 3 && strncmp(xs[i].obuf, "up\n", 3) == 0;
+	}
+	CHECK_INT(up, N);
 	struct sess extra;
 	CHECK_INT(run_c(&S, &extra, "echo over", NULL), -2);
 	CHECK(strstr(extra.denied, "too many shells") != NULL);
@@ -1297,14 +1323,16 @@ test_session_cap(void)
 	for (int i = 0; i < N; i++) {
 		for (int t = 0; t < 20000 && !sess_pump(&xs[i], 50); t += 50)
 			;
-		if (xs[i].status == 0 && strcmp(xs[i].obuf, "ok\n") == 0)
+		if (xs[i].status == 0 && strcmp(xs[i].obuf, "up\nok\n") == 0)
 			right++;
 		sess_close(&xs[i]);
 	}
 	CHECK_INT(right, N);
-	/* Room again. */
-	msleep(200);
-	CHECK_INT(run_c(&S, &extra, "echo again", NULL), 0);
+	/* Room again, once box-shell has seen the sessions end (up to 30 s: only a leak). */
+	int st = -2;
+	for (int t = 0; t < 30000 && (st = run_c(&S, &extra, "echo again", NULL)) == -2; t += 100)
+		msleep(100);
+	CHECK_INT(st, 0);
 	CHECK_STR(extra.obuf, "again\n");
 }
 
@@ -1412,7 +1440,7 @@ test_denied_spawn(void)
 	char *sp = spawns(&S);
 	CHECK(strstr(sp, "bin/marker") == NULL);
 	free(sp);
-	char *d = decisions(&S);
+	char *d = decisions_with(&S, "\"rules\":[\"no_marker\"]");
 	const char *order[] = { "\"action\":\"shell:spawn\"", "\"verdict\":\"deny\"",
 				"\"rules\":[\"no_marker\"]", NULL };
 	CHECK(in_order(d, order));
@@ -1780,7 +1808,7 @@ test_policyd_death(void)
 	}
 	pd_kill(&t.pd);
 	/* box-shell exits (1) and the session ends without ShellExit (the alias: 125). */
-	CHECK_INT(shd_wait_shell(&t, 5000), 1);
+	CHECK_INT(shd_wait_shell(&t, 30000), 1);
 	for (int i = 0; i < 100 && !sess_pump(&x, 50); i++)
 		;
 	CHECK(x.done);
@@ -1812,7 +1840,7 @@ test_boxd_bad_frame(void)
 	CHECK_INT(box_ipc_send(t.ctl, &box_proto_shell, BOX__MSG_TYPE__MSG_SPAWN_EXIT, 0, &ex.base,
 			       NULL, 0),
 		  0);
-	CHECK_INT(shd_wait_shell(&t, 5000), 1);
+	CHECK_INT(shd_wait_shell(&t, 30000), 1);
 	shd_stop(&t);
 	/* boxd closing fd 3: box-shell exits 0. */
 	r = shd_start(&t, NULL);
@@ -1823,7 +1851,7 @@ test_boxd_bad_frame(void)
 	waitpid(t.boxd, NULL, 0);
 	t.boxd = 0;
 	t.ctl = safe_close(t.ctl);
-	CHECK_INT(shd_wait_shell(&t, 5000), 0);
+	CHECK_INT(shd_wait_shell(&t, 30000), 0);
 	shd_stop(&t);
 }
 
@@ -1897,7 +1925,7 @@ test_spare_and_zygote(void)
 	CHECK_INT(run_c(&t, &x, "true", NULL), 0);
 	pid_t zyg[4], spare[4];
 	int nz = 0, ns = 0;
-	for (int i = 0; i < 100 && (nz != 1 || ns != 1); i++) {
+	for (int i = 0; i < 1500 && (nz != 1 || ns != 1); i++) {
 		msleep(20);
 		nz = children_of(t.shell, zyg, 4);
 		ns = nz == 1 ? children_of(zyg[0], spare, 4) : 0;
@@ -1912,7 +1940,7 @@ test_spare_and_zygote(void)
 	/* replaced: a new spare (a session handed to the dying one in between ends 137) */
 	pid_t again[4];
 	int na = 0;
-	for (int i = 0; i < 100 && !(na == 1 && again[0] != spare[0]); i++) {
+	for (int i = 0; i < 1500 && !(na == 1 && again[0] != spare[0]); i++) {
 		msleep(20);
 		na = children_of(zyg[0], again, 4);
 	}
@@ -1921,7 +1949,7 @@ test_spare_and_zygote(void)
 		CHECK_INT(run_c(&t, &x, "echo again", NULL), 0);
 	CHECK_STR(x.obuf, "again\n");
 	kill(zyg[0], SIGKILL);
-	CHECK_INT(shd_wait_shell(&t, 5000), 1);
+	CHECK_INT(shd_wait_shell(&t, 30000), 1);
 	char p[600];
 	(void)snprintf(p, sizeof(p), "%s/shell.err", t.dir);
 	char *e = read_file(p);
@@ -1930,18 +1958,55 @@ test_spare_and_zygote(void)
 	shd_stop(&t);
 }
 
-/* The zygote's only child, the spare, once it is there and other than NOT (0: any); 0: none. */
+/*
+ * The zygote's only child, the spare, once it is there and other than NOT (0: any); 0: none
+ * after 30 s.
+ */
 static pid_t
 spare_of(struct shd *t, pid_t not)
 {
 	pid_t zyg[4], spare[4];
-	for (int i = 0; i < 150; i++) {
+	for (int i = 0; i < 1500; i++) {
 		msleep(20);
 		if (children_of(t->shell, zyg, 4) == 1 && children_of(zyg[0], spare, 4) == 1 &&
 		    spare[0] != not)
 			return spare[0];
 	}
 	return 0;
+}
+
+/*
+ * Until the spare SP is at the door: blocked in its poll of the door and main's socket
+ * (2 fds, no timeout: box-shell/invocation.c), its rehearsal done, as /proc/SP/syscall
+ * shows twice in a row; where that file cannot be read (the spare of another user, not
+ * dumpable), asleep ('S' in /proc/SP/stat) for 10 samples in a row. Up to 30 s.
+ */
+static void
+at_door(pid_t sp)
+{
+	char sysc[64], stat[64];
+	(void)snprintf(sysc, sizeof(sysc), "/proc/%d/syscall", (int)sp);
+	(void)snprintf(stat, sizeof(stat), "/proc/%d/stat", (int)sp);
+	int seen = 0, want = 2;
+	for (int t = 0; t < 30000 && seen < want; t += 20) {
+		char *sc = read_file(sysc);
+		long nr = -1;
+		unsigned long fds = 0, nfds = 0, tmo = 0;
+		bool at;
+		if (*sc) {
+			at = sscanf(sc, "%ld %lx %lx %lx", &nr, &fds, &nfds, &tmo) == 4 && nfds == 2 &&
+			     ((nr == SYS_poll && tmo == ~0UL) || (nr == SYS_ppoll && tmo == 0));
+		} else {
+			char *st = read_file(stat);
+			const char *rp = strrchr(st, ')');
+			at = rp && rp[1] == ' ' && rp[2] == 'S';
+			want = 10;
+			free(st);
+		}
+		free(sc);
+		seen = at ? seen + 1 : 0;
+		msleep(20);
+	}
 }
 
 /*
@@ -1965,7 +2030,7 @@ test_spare_door(void)
 	char want[64];
 	pid_t sp = spare_of(&t, 0);
 	CHECK(sp > 0);
-	msleep(300); /* its rehearsal done, at the door */
+	at_door(sp); /* its rehearsal done */
 	char *d = decisions(&t);
 	CHECK(strstr(d, "shell:exec") == NULL); /* the rehearsal's `true` never reached policyd */
 	free(d);
@@ -1974,7 +2039,7 @@ test_spare_door(void)
 		  0);
 	(void)snprintf(want, sizeof(want), "%d unset:unset:unset:inherited\n", (int)sp);
 	CHECK_STR(x.obuf, want);
-	d = decisions(&t);
+	d = decisions_with(&t, "\"program\":\"echo\"");
 	CHECK(strstr(d, "\"command\":\"true\"") == NULL);
 	CHECK(strstr(d, "\"program\":\"echo\"") != NULL);
 	free(d);
@@ -1982,7 +2047,7 @@ test_spare_door(void)
 	/* A slow alias: main's, not the spare's (which serves the next one). */
 	sp = spare_of(&t, sp);
 	CHECK(sp > 0);
-	msleep(300);
+	at_door(sp);
 	open_delay_ms = 300; /* well past daemon.h's SHD_KNOCK_MS (50) */
 	CHECK_INT(run_c(&t, &x, "echo $$ slow", NULL), 0);
 	open_delay_ms = 0;
@@ -1995,7 +2060,7 @@ test_spare_door(void)
 	/* Garbage at the door: closed; the next spare serves on. */
 	sp = spare_of(&t, sp);
 	CHECK(sp > 0);
-	msleep(300);
+	at_door(sp);
 	int fd = sess_connect(&t);
 	CHECK(fd >= 0);
 	(void)!write(fd, "garbage", 7);
@@ -2013,7 +2078,7 @@ test_spare_door(void)
 	 * (no SIGHUP: the hang-up came after the ShellExit).
 	 */
 	sp = spare_of(&t, sp);
-	msleep(300);
+	at_door(sp);
 	CHECK_INT(run_c(&t, &x, "echo $$; (sleep 1; echo late > bg.out) >/dev/null 2>&1 & exit 7",
 			NULL),
 		  7);
@@ -2022,7 +2087,7 @@ test_spare_door(void)
 	char bg[600];
 	(void)snprintf(bg, sizeof(bg), "%s/home/bg.out", t.dir);
 	char *late = NULL;
-	for (int i = 0; i < 60 && !(late && strcmp(late, "late\n") == 0); i++) {
+	for (int i = 0; i < 600 && !(late && strcmp(late, "late\n") == 0); i++) {
 		free(late);
 		msleep(50);
 		late = read_file(bg);
@@ -2032,7 +2097,7 @@ test_spare_door(void)
 
 	/* [box] command_timeout ends a door session too: 124, from main, with its message. */
 	sp = spare_of(&t, sp);
-	msleep(300);
+	at_door(sp);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK_INT(run_c(&t, &x, "echo $$; sleep 30", NULL), 124);
@@ -2040,7 +2105,7 @@ test_spare_door(void)
 	(void)snprintf(want, sizeof(want), "%d\n", (int)sp);
 	CHECK_STR(x.obuf, want);
 	CHECK(strstr(x.ebuf, "timed out") != NULL);
-	CHECK(t1.tv_sec - t0.tv_sec < 8);
+	CHECK(t1.tv_sec - t0.tv_sec < 25); /* the 3 s timeout, not the 30 s sleep */
 
 	/* The alias hanging up while a door session runs: SIGHUP, its output closes. */
 	sp = spare_of(&t, sp);

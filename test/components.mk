@@ -1,0 +1,84 @@
+# test/components.mk — which tests belong to which program or library, for
+# `make check-COMPONENT` (e.g. check-boxd, check-box-shell, check-libboxpolicy).
+#
+# TESTS_c lists make patterns (one % each) over the tests `make check` runs
+# ($(CHECK_PROGRAMS) $(CHECK_SCRIPTS), programs without the $(BUILD)/ prefix). A test
+# may belong to several components (an end-to-end test belongs to each part it
+# drives); every test belongs to at least one: test/layering/components.sh fails on a
+# test no component names (make print-test-components lists them). check-COMPONENT
+# builds what make check builds for the programs it runs, then runs only its tests,
+# in parallel like make check, with the same summary line.
+
+COMPONENTS := common proto libboxpolicy boxctl boxd box-trampoline box-policyd box-gateway \
+	box-clientd box-recheck box-alias box-shell box-mcpd harness docs layering
+
+TESTS_common := $(addprefix test/unit/test_,fdutil parse path peer privdrop spawn treewalk \
+		hostprobe elfinterp) \
+	test/fuzz/replay_elfinterp
+TESTS_proto := $(addprefix test/unit/test_,ipc plan_validate policy_proto policy_fields \
+		policy_permits shell_validate proto_mcp) \
+	$(addprefix test/fuzz/replay_,ipc plan shell)
+TESTS_libboxpolicy := $(addprefix test/unit/test_,policy explain suggest temporal temporal_incr \
+		policy_history) \
+	test/fuzz/replay_policy test/differential/% test/temporal/% test/conformance/% \
+	test/docs/policy-examples.sh test/integration/t-policy-%
+TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec policy_history) \
+	test/fuzz/replay_config test/config/% test/conformance/policy-cli.sh \
+	test/integration/t-policy-% test/integration/t-init.sh test/integration/t-completion.sh \
+	test/integration/t-install.sh test/integration/t-first-box.sh \
+	test/integration/t-log-filters.sh test/integration/t-run% bench/replay/%
+TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck) \
+	$(addprefix test/fuzz/replay_,request recheck_reply) \
+	test/config/check-vs-run.sh test/integration/t-run% test/integration/t-teardown-race.sh \
+	test/integration/t-mask-outside.sh test/integration/t-peer-pidns.sh \
+	test/integration/t-tty.sh test/integration/t-first-box.sh test/integration/t-clientd.sh \
+	test/integration/t-policyd.sh test/integration/t-gw-boxd.sh test/integration/t-gw-run.sh \
+	test/integration/t-mcp-boxd% test/integration/t-shell-boxd.sh
+TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view plan) \
+	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
+	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh
+TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history) test/fuzz/replay_history \
+	test/policyd/% test/integration/t-policyd.sh test/integration/t-run-noblock-end.sh
+TESTS_box-gateway := test/unit/test_gw_% test/fuzz/replay_gw_% test/gateway/% test/servers/% \
+	test/integration/t-gw-% bench/gateway/%
+TESTS_box-clientd := test/unit/test_clientd test/fuzz/replay_clientd test/integration/t-clientd.sh
+TESTS_box-recheck := test/unit/test_recheck test/fuzz/replay_recheck_reply \
+	test/integration/t-run-noblock.sh
+TESTS_box-alias := test/unit/test_alias_parse test/alias/%
+TESTS_box-shell := test/unit/test_sh_parse test/unit/test_shell_validate \
+	$(addprefix test/fuzz/replay_,sh_parse sh_interp shell) test/shell/% \
+	test/integration/t-shell-% test/integration/t-tramp-shell.sh bench/shell-box/%
+TESTS_box-mcpd := test/unit/test_mcp_% test/unit/test_proto_mcp test/fuzz/replay_mcp test/mcp/% \
+	test/policyd/test_mcp test/alias/t-alias-mcp.sh test/integration/t-mcp-% \
+	test/gateway/t-gw-mcp% bench/mcp/%
+# Real coding-agent harnesses in boxes: the whole product at once.
+TESTS_harness := test/harness/%
+# The documentation and the code's own structure.
+TESTS_docs := test/docs/%
+TESTS_layering := test/layering/%
+
+# Every test make check and make check-slow run, each spelled as TESTS_c spells it.
+CHECK_TESTS = $(patsubst $(BUILD)/%,%,$(CHECK_PROGRAMS)) $(CHECK_SCRIPTS) $(SLOW_SCRIPTS)
+# component_tests C: the tests of component C, as run-tests.sh takes them.
+component_tests = $(foreach t,$(filter $(TESTS_$(1)),$(CHECK_TESTS)), \
+	$(if $(filter $(t),$(CHECK_SCRIPTS) $(SLOW_SCRIPTS)),$(t),$(BUILD)/$(t)))
+
+define component_rule
+check-$(1):
+	@scripts/deps.sh
+	@$$(MAKE) --no-print-directory -j$$(JOBS) all \
+		$$(filter $$(call component_tests,$(1)),$$(CHECK_PROGRAMS)) $$(CHECK_DEPS)
+	@BOX_BUILD=$$(BUILD) BOX_BIN=$$(BIN) SAN=$$(SAN) test/run-tests.sh $$(call component_tests,$(1))
+.PHONY: check-$(1)
+endef
+$(foreach c,$(COMPONENTS),$(eval $(call component_rule,$(c))))
+
+# One line per test: the test, then the components it belongs to (none: a line with
+# the test alone, which test/layering/components.sh refuses).
+print-test-components:
+	@$(foreach t,$(CHECK_TESTS),echo "$(strip $(t) $(foreach c,$(COMPONENTS),$(if $(filter $(TESTS_$(c)),$(t)),$(c))))";)
+.PHONY: print-test-components
+
+print-components:
+	@echo $(COMPONENTS)
+.PHONY: print-components
