@@ -21,9 +21,7 @@
 #include "policy_fields.h"
 #include "toolschema.h"
 
-#define MCPD_FD_BOXD 3
-#define MCPD_FD_POLICYD 4
-#define MCPD_FD_LISTEN 5
+#include "daemon_fds.h" /* DAEMON_FD_BOXD, DAEMON_FD_POLICYD, DAEMON_FD_LISTEN */
 
 #define MCPD_SESSIONS_MAX 256      /* concurrent sessions, all servers */
 #define MCPD_INFLIGHT_MAX 1024     /* requests in flight per session, each direction */

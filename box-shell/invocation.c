@@ -734,8 +734,8 @@ shd_spare_run(int ctl_fd)
 	inv.decider_err = sh_decider_policyd_new(-1, ctl_fd, shd_box.init->home, &inv.decider);
 	inv.root_fd = root_open();
 	/* The door, away from the fds scripts redirect (daemon.h). */
-	int door = fd_dup_cloexec(SHD_FD_LISTEN, SHD_FD_PRIVATE_MIN);
-	close(SHD_FD_LISTEN);
+	int door = fd_dup_cloexec(DAEMON_FD_LISTEN, SHD_FD_PRIVATE_MIN);
+	close(DAEMON_FD_LISTEN);
 	if (door < 0)
 		_exit(125); /* main sees it exit, and answers the door itself */
 	prefault_now();

@@ -512,8 +512,6 @@ bool client_child_reaped(struct boxd *d, pid_t pid, int status);
  * tears the box down (policyd_stop).
  */
 int policyd_start(struct boxd *d, struct box *b, char **err);
-/* The ids box-policyd and box-mcpd run as: boxd's own (embedded), else the daemon user. */
-int policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid);
 /* policyd's channel hung up already: stop the box for that (true), else false. */
 bool policyd_check_gone(struct box *b);
 /*

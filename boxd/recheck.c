@@ -40,7 +40,6 @@
 #include "spawn.h"
 #include "validate.h"
 
-#define RECHECK_FD 3
 
 static int
 take_reply(struct box *b, const Box__RecheckReply *rep, struct box_ipc_msg *m)

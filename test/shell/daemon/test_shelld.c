@@ -5,8 +5,8 @@
  *
  * The harness plays boxd: it starts the real box-policyd (test/policyd
  * harness, PolicyInit with a policy), binds a listening SOCK_SEQPACKET
- * shell.sock, starts box-shell with fd 3 = the control channel, 4 = the
- * listener, 5 = policyd's shell channel, sends ShellInit and, in a forked
+ * shell.sock, starts box-shell with fd 3 = the control channel, 4 =
+ * policyd's shell channel, 5 = the listener (common/daemon_fds.h), sends ShellInit and, in a forked
  * "fake boxd" process, answers every SpawnRequest itself: fork + exec of
  * the program with the request's 3 fds as stdio, its argv, its env (+ PATH),
  * SpawnReply, SpawnExit when reaped, SpawnSignal as kill(). It logs each
@@ -322,7 +322,7 @@ shd_start(struct shd *s, const struct shd_opts *o)
 		int e = open(serr, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (e >= 0)
 			dup2(e, 2);
-		int src[3] = { cs[1], lfd, pfd }, dst[3] = { 3, 4, 5 };
+		int src[3] = { cs[1], pfd, lfd }, dst[3] = { 3, 4, 5 };
 		if (fd_move_to(src, dst, 3) < 0)
 			_exit(126);
 		(void)fd_close_all_except(3, dst, 3);
