@@ -1,5 +1,5 @@
 /*
- * main.c — box-clientd: a root boxd's client child (DESIGN.md §2).
+ * main.c — box-clientd: a root boxd's client child (docs/design.md).
  *
  *   box-clientd [-u UID] [-g GID] [-p CLIENT_PID]
  *

@@ -1,5 +1,5 @@
 /*
- * main.c — box-gateway: the per-box HTTP(S) egress proxy (DESIGN.md §2-§4,
+ * main.c — box-gateway: the per-box HTTP(S) egress proxy (docs/design.md,
  * box-gateway/README.md).
  *
  *   box-gateway  (started by boxd: fd 3 = boxd, fd 4 = its box-policyd channel)

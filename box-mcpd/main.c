@@ -1,5 +1,5 @@
 /*
- * main.c — box-mcpd, the MCP broker (issue 14; DESIGN.md §2;
+ * main.c — box-mcpd, the MCP broker (docs/design.md;
  * docs/box-mcpd.md).
  *
  *   box-mcpd  (started by boxd: fd 3 = boxd's control channel (mcpctl),

@@ -61,7 +61,7 @@ void mcpd_exit(int code);
 /* McpServerStart for a session: start id, or 0 when it could not be sent. */
 uint64_t mcpd_server_start(const char *server, const int fds[3]);
 void mcpd_server_stop(uint64_t start_id);
-/* The owner's home written "~" (POLICY.md §2 spellings); malloc'd. */
+/* The owner's home written "~" (docs/box-policy.5.md spellings); malloc'd. */
 char *mcpd_spell(const char *path);
 
 /* ---- session.c ------------------------------------------------------------ */

@@ -1,5 +1,5 @@
 /*
- * main.c — box-policyd: the per-box policy daemon (DESIGN.md §2, §4).
+ * main.c — box-policyd: the per-box policy daemon (docs/design.md).
  *
  *   box-policyd [-u UID] [-g GID] [-q]
  *
@@ -443,7 +443,7 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 }
 
 /*
- * A recorded outcome's line (CLI.md: "record", its input and output), so
+ * A recorded outcome's line (docs/boxctl.1.md: "record", its input and output), so
  * that `boxctl policy replay` can rebuild the history; TIME_NS is the time
  * the engine stamped it with.
  */

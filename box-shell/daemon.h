@@ -1,5 +1,5 @@
 /*
- * daemon.h — the in-box box-shell daemon (issue 13 item 2; DESIGN.md §2,
+ * daemon.h — the in-box box-shell daemon (docs/design.md,
  * §5; docs/box-shell.md "daemon"), shared by its parts:
  *   main.c            start-up and the main process: the event loop, the
  *                     sessions, the relay of spawns to boxd, signals, timeouts

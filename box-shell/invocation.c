@@ -7,8 +7,8 @@
  * the script's status, which the main process sends as ShellExit (the
  * spare's session: this process, on the connection it accepted).
  *
- * What it gets (DESIGN.md §5): the caller's cwd (the fd main opened) and
- * environment, filtered: CONFIG.md's reserved names are removed (loader and
+ * What it gets (docs/design.md): the caller's cwd (the fd main opened) and
+ * environment, filtered: docs/box.ini.5.md's reserved names are removed (loader and
  * interpreter hooks LD_* PYTHON* NODE_OPTIONS BASH_ENV ENV PERL5LIB PERL5OPT
  * RUBYOPT JAVA_TOOL_OPTIONS _JAVA_OPTIONS GCONV_PATH LOCPATH; the proxy and
  * CA variables; PWD USER BOX_*), then box's own are set: PWD = the cwd,

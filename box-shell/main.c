@@ -1,5 +1,5 @@
 /*
- * main.c — box-shell, the in-box shell daemon (issue 13 item 2; DESIGN.md
+ * main.c — box-shell, the in-box shell daemon (docs/design.md
  * §2, §5; docs/box-shell.md "daemon").
  *
  *   box-shell  (started by boxd through the trampoline: fd 3 = boxd's control

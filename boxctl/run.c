@@ -1,5 +1,5 @@
 /*
- * run.c — `boxctl run [-c box.ini] [-q] [--detach] [-- ARGS...]` (CLI.md).
+ * run.c — `boxctl run [-c box.ini] [-q] [--detach] [-- ARGS...]` (docs/boxctl.1.md).
  *
  * Loads box.ini and the policy as the caller, exactly as `check` does (a
  * refusal exits 2 before any boxd is contacted), sends it as a BoxSpec to
@@ -15,7 +15,7 @@
  * kills the whole box. --detach prints the box ID once the agent has
  * exec'd and exits 0; the agent's output goes to STATE_DIR/agent.log.
  *
- * stdio (SANDBOX.md §10): no fd of boxctl's own enters the box. Each of
+ * stdio (docs/sandbox.md): no fd of boxctl's own enters the box. Each of
  * fds 0-2 that is a terminal becomes, in the agent, the slave of the box's
  * own pty; boxd hands boxctl the master with RunReply and boxctl relays it
  * to the terminal (raw mode on fd 0 when fd 0 is the terminal: Ctrl-C

@@ -15,7 +15,7 @@
  * the exec (a root boxd may raise the hard limit up to fs.nr_open, when it
  * holds CAP_SYS_RESOURCE; otherwise, and in an unprivileged boxd, a limit
  * above its own hard limit refuses the box).
- * Then GatewayInit: the [gateway] settings with CONFIG.md's defaults, the
+ * Then GatewayInit: the [gateway] settings with docs/box.ini.5.md's defaults, the
  * upstream CA and hosts file boxctl read, every [egress.NAME] binding (and
  * each http [mcp.NAME] with a secret, as "mcp.NAME") with its secret, its
  * effective placement/header/prefix/param/inject, its sandboxes and a fresh
@@ -73,10 +73,10 @@
 #define CA_FILE "ca.pem"
 
 /* ------------------------------------------------------------------ */
-/* the config (CONFIG.md [gateway], [egress.NAME])                      */
+/* the config (docs/box.ini.5.md [gateway], [egress.NAME])                      */
 
 /*
- * A destination as CONFIG.md spells it: host | host:port | *.domain[:port],
+ * A destination as docs/box.ini.5.md spells it: host | host:port | *.domain[:port],
  * then /path-prefix (egress only). The host is lowercased LDH labels or an
  * IPv4 address; the port 443 when not written; a path is whole segments
  * without a trailing '/'. Shape only: boxctl checked the rest, and the
@@ -137,7 +137,7 @@ dest_parse(const char *spelling, bool egress, bool port_required, Box__GatewayDe
 	return 0;
 }
 
-/* placeholder_prefix + 64 lowercase hex digits from getrandom (CONFIG.md). */
+/* placeholder_prefix + 64 lowercase hex digits from getrandom (docs/box.ini.5.md). */
 static int
 placeholder_new(const char *prefix, char **ret)
 {
@@ -173,7 +173,7 @@ placement_of(bool has, Box__Placement p)
 }
 
 /*
- * header / prefix per CONFIG.md for a header placement: header defaults to
+ * header / prefix per docs/box.ini.5.md for a header placement: header defaults to
  * Authorization; prefix to "Bearer " on Authorization, else "".
  */
 static int
@@ -254,7 +254,7 @@ credential_new(const char *name, Box__CfgStr *const *dests, size_t n_dests,
  * One http [mcp.NAME] for the gateway (proto/gateway.proto GatewayMcpServer):
  * the url "https://host[:port]/path" split as dest_parse splits a
  * destination (the path as written, "/" when none), its namespace, and
- * CONFIG.md's defaults: max_frame 4M, call_timeout 60s.
+ * docs/box.ini.5.md's defaults: max_frame 4M, call_timeout 60s.
  */
 static int
 mcp_server_new(const Box__CfgMcp *m, Box__GatewayMcpServer **ret)
@@ -395,9 +395,9 @@ init_build(struct box *b, Box__GatewayInit **ret, uint32_t *line, const char **w
 		_cleanup_free_ char *name = NULL, *spelling = strdup(m->url->value + 8);
 		if (!spelling || asprintf(&name, "mcp.%s", m->name) < 0)
 			return -ENOMEM;
-		/* A url path may end with '/' (CONFIG.md); the prefix drops it. */
+		/* A url path may end with '/' (docs/box.ini.5.md); the prefix drops it. */
 		dest.value = spelling;
-		/* inject = always: an MCP client holds no placeholder (CONFIG.md gives
+		/* inject = always: an MCP client holds no placeholder (docs/box.ini.5.md gives
 		 * [mcp] no variable), the gateway sets the secret on every request. */
 		r = credential_new(name, &dp, 1, m->secret, m->has_placement, m->placement,
 				   m->header, m->prefix, NULL, true, "box_", NULL, 0,

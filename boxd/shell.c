@@ -471,7 +471,7 @@ init_free(Box__ShellInit *in)
 /*
  * shell:spawn's credential_reads for a tool: the owner's credential stores
  * its grants name ("~/.aws" for a grant of ~/.aws or a file inside it), each
- * once. A store inside a broader grant is masked (CONFIG.md), so it is not
+ * once. A store inside a broader grant is masked (docs/box.ini.5.md), so it is not
  * read and not listed.
  */
 static int

@@ -2,7 +2,7 @@
  * harness.h — plays boxd for box-policyd: makes the socketpairs, starts the
  * daemon at fixed fds, sends PolicyInit with the state fds, and talks
  * Decide/Record over the peers' channels. Requests are written as the JSON
- * lines of `boxctl policy eval` (POLICY.md §6) and converted to
+ * lines of `boxctl policy eval` (docs/box-policy.5.md) and converted to
  * DecideRequest / RecordRequest. Like every peer it keeps each channel's
  * permits (proto/policy_permits.h), so that a record line names the oldest
  * permit of its action and input (RecordRequest.decide_id).
