@@ -44,7 +44,7 @@
 #include "proto_shell.h"
 #include "text.h"
 
-/* What a refusal lists (CLI.md); --help says the same at length. */
+/* What a refusal lists (docs/boxctl.1.md); --help says the same at length. */
 #define ACCEPTS                                                                              \
 	"the box's shell alias accepts -c CMD [ARG0 [ARGS...]], -s [ARGS...], SCRIPT [ARGS...], " \
 	"-e -u -x -l -i (combined: -lc, -ec), -o pipefail|errexit|nounset|xtrace, +e +u +x +o " \

@@ -1,5 +1,5 @@
 /*
- * alias.h — the shell alias (spec/CLI.md "The agent's view"): the program
+ * alias.h — the shell alias (docs/boxctl.1.md "The agent's view"): the program
  * behind /run/box/bin/{sh,bash,zsh,python3,python} and the files mounted
  * over sh bash zsh dash rbash in /bin and /usr/bin inside the agent's
  * sandbox. It parses its arguments as bash does, hands the invocation and
@@ -30,7 +30,7 @@
 
 #include "shell.pb-c.h"
 
-/* The one place the alias connects to (SANDBOX.md §4: the agent's view). */
+/* The one place the alias connects to (docs/sandbox.md: the agent's view). */
 #define BOX_ALIAS_SOCKET "/run/box/shell.sock"
 
 /* The MCP aliases' socket: box-mcpd's (proto/mcp.proto, the session protocol). */
@@ -39,7 +39,7 @@
 /* Exit status of an MCP alias in a box with no MCP broker (no /run/box/mcp.sock). */
 #define BOX_ALIAS_NO_BROKER 127
 
-/* Exit status when box-shell cannot serve, or the arguments are refused (CLI.md). */
+/* Exit status when box-shell cannot serve, or the arguments are refused (docs/boxctl.1.md). */
 #define BOX_ALIAS_CANNOT_SERVE 125
 
 /* The command text a python3/python invocation runs in box-shell (README.md). */
@@ -72,7 +72,7 @@ struct alias_invocation {
 };
 
 /*
- * Parse argv as bash does (CLI.md). `exe_name` is the basename of the file
+ * Parse argv as bash does (docs/boxctl.1.md). `exe_name` is the basename of the file
  * the kernel ran (/proc/self/exe), used when argv[0] names no shell (NULL:
  * unknown); `stdin_tty` says whether fd 0 is a terminal (no operand then
  * means an interactive shell). Returns 0, or -EINVAL with action

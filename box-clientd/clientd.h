@@ -3,10 +3,10 @@
  * seccomp filter and the fuzz target share.
  *
  * A root (service-mode) boxd starts one box-clientd per client connection
- * with fork+exec: fd 3 = the client's connection (accepted by boxd, which
- * took SO_PEERCRED and checked the PID namespace on it first), fd 4 = one end
+ * with fork+exec: fd 4 = the client's connection (accepted by boxd, which
+ * took SO_PEERCRED and checked the PID namespace on it first), fd 3 = one end
  * of a SOCK_SEQPACKET socketpair whose other end is boxd's channel for that
- * client, 0-1 /dev/null, 2 boxd's stderr, nothing else open.
+ * client (common/daemon_fds.h), 0-1 /dev/null, 2 boxd's stderr, nothing else open.
  * Trusts: the fds boxd arranged; nothing that arrives on fd 3.
  */
 #ifndef BOX_CLIENTD_H
@@ -17,8 +17,7 @@
 
 #include "ipc.h"
 
-#define CLIENTD_FD_CLIENT 3
-#define CLIENTD_FD_BOXD 4
+#include "daemon_fds.h" /* DAEMON_FD_BOXD, DAEMON_FD_CLIENT */
 
 /* Bytes of packets waiting in one direction before that side is read no more. */
 #define CLIENTD_QUEUE_MAX (32u << 20)

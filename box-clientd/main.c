@@ -1,16 +1,17 @@
 /*
- * main.c — box-clientd: a root boxd's client child (DESIGN.md §2).
+ * main.c — box-clientd: a root boxd's client child (docs/design.md).
  *
- *   box-clientd -u UID -g GID [-p CLIENT_PID]
+ *   box-clientd [-u UID] [-g GID] [-p CLIENT_PID]
  *
  * A service boxd runs as root and serves every user; since this program
  * exists it parses no byte a client wrote. It takes the client's
  * SO_PEERCRED and checks its PID namespace on the accepted socket itself,
  * then starts one box-clientd per connection (fork+exec, as sshd hands a
- * connection to sshd-session) with fd 3 = the client's connection and fd 4 =
- * its end of a SOCK_SEQPACKET socketpair with boxd (clientd.h). main() is
+ * connection to sshd-session) with fd 4 = the client's connection and fd 3 =
+ * its end of a SOCK_SEQPACKET socketpair with boxd (common/daemon_fds.h). main() is
  * the start-up, one named step a line: arguments → fds → privilege drop to
- * UID:GID (boxd passes box-daemon's ids, else nobody's) → buffers → seccomp
+ * UID:GID (default, and what boxd starts it as: box-daemon's ids, else
+ * nobody's; never 0) → buffers → seccomp
  * allow-list → relay → exit.
  *
  * The relay: every packet from the client goes through clientd_forward()
@@ -45,6 +46,7 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "clientd.h"
+#include "daemon_start.h"
 #include "fdutil.h"
 #include "ipc.h"
 #include "log.h"
@@ -249,7 +251,7 @@ client_read(void)
 {
 	int fds[BOX_IPC_MAX_FDS];
 	unsigned n_fds;
-	ssize_t n = packet_recv(CLIENTD_FD_CLIENT, fds, &n_fds);
+	ssize_t n = packet_recv(DAEMON_FD_CLIENT, fds, &n_fds);
 	if (n == -EAGAIN || n == -EINTR)
 		return;
 	if (n == 0) {
@@ -273,7 +275,7 @@ boxd_read(void)
 {
 	int fds[BOX_IPC_MAX_FDS];
 	unsigned n_fds;
-	ssize_t n = packet_recv(CLIENTD_FD_BOXD, fds, &n_fds);
+	ssize_t n = packet_recv(DAEMON_FD_BOXD, fds, &n_fds);
 	if (n == -EAGAIN || n == -EINTR)
 		return;
 	if (n <= 0) {
@@ -320,8 +322,8 @@ relay(void)
 		if (S.boxd_open && S.to_boxd.head)
 			bev |= POLLOUT;
 		struct pollfd p[2] = {
-			{ .fd = cev ? CLIENTD_FD_CLIENT : -1, .events = cev },
-			{ .fd = bev ? CLIENTD_FD_BOXD : -1, .events = bev },
+			{ .fd = cev ? DAEMON_FD_CLIENT : -1, .events = cev },
+			{ .fd = bev ? DAEMON_FD_BOXD : -1, .events = bev },
 		};
 		int wait = -1;
 		if (deadline >= 0) {
@@ -337,12 +339,12 @@ relay(void)
 			continue;
 
 		if (p[0].revents & POLLOUT) {
-			int r = queue_flush(CLIENTD_FD_CLIENT, &S.to_client);
+			int r = queue_flush(DAEMON_FD_CLIENT, &S.to_client);
 			if (r < 0)
 				client_end(0); /* the client went away while we wrote */
 		}
 		if (p[1].revents & POLLOUT) {
-			int r = queue_flush(CLIENTD_FD_BOXD, &S.to_boxd);
+			int r = queue_flush(DAEMON_FD_BOXD, &S.to_boxd);
 			if (r < 0)
 				boxd_end(r);
 		}
@@ -355,10 +357,10 @@ relay(void)
 		else if (S.boxd_open && (p[1].revents & (POLLHUP | POLLERR)) && !S.to_boxd.head)
 			boxd_end(0);
 		/* What was just queued goes out at once when the socket has room. */
-		if (S.client_open && S.to_client.head && queue_flush(CLIENTD_FD_CLIENT, &S.to_client) < 0)
+		if (S.client_open && S.to_client.head && queue_flush(DAEMON_FD_CLIENT, &S.to_client) < 0)
 			client_end(0);
 		if (S.boxd_open && S.to_boxd.head) {
-			int r = queue_flush(CLIENTD_FD_BOXD, &S.to_boxd);
+			int r = queue_flush(DAEMON_FD_BOXD, &S.to_boxd);
 			if (r < 0)
 				boxd_end(r);
 		}
@@ -370,16 +372,18 @@ relay(void)
 static noreturn void
 usage(void)
 {
-	fprintf(stderr, "usage: box-clientd -u UID -g GID [-p CLIENT_PID]  (started by boxd, "
+	fprintf(stderr, "usage: box-clientd [-u UID] [-g GID] [-p CLIENT_PID]  (started by boxd, "
 			"fds 3-4)\n");
 	exit(2);
 }
 
-/* Step 1: -u UID and -g GID (required: boxd names the unprivileged user), -p CLIENT_PID. */
+/*
+ * Step 1: -u UID and -g GID (default: the ids it runs as; boxd switches to
+ * the unprivileged user before the exec), -p CLIENT_PID.
+ */
 static void
 args_parse(int argc, char **argv, struct privdrop *pd)
 {
-	bool have_uid = false, have_gid = false;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "u:g:p:")) >= 0) {
@@ -389,13 +393,11 @@ args_parse(int argc, char **argv, struct privdrop *pd)
 			if (parse_u64(optarg, (uid_t)-2, &v) < 0)
 				usage();
 			pd->uid = (uid_t)v;
-			have_uid = true;
 			break;
 		case 'g':
 			if (parse_u64(optarg, (gid_t)-2, &v) < 0)
 				usage();
 			pd->gid = (gid_t)v;
-			have_gid = true;
 			break;
 		case 'p':
 			if (parse_u64(optarg, INT32_MAX, &v) < 0)
@@ -405,40 +407,30 @@ args_parse(int argc, char **argv, struct privdrop *pd)
 		default: usage();
 		}
 	}
-	if (optind != argc || !have_uid || !have_gid)
+	if (optind != argc)
 		usage();
 	/* The whole point is to parse as someone who owns nothing: never as root. */
 	if (pd->uid == 0 || pd->gid == 0)
-		fatalx("refusing to run as uid or gid 0 (boxd passes box-daemon's or nobody's ids)");
+		fatalx("refusing to run as uid or gid 0 (boxd starts it as box-daemon or nobody)");
 }
 
-static bool
-is_seqpacket(int fd)
-{
-	int type = 0;
-	socklen_t len = sizeof(type);
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET;
-}
-
-/* Step 2: fd 3 the client, fd 4 boxd; both SOCK_SEQPACKET, CLOEXEC, non-blocking. */
+/* Step 2: fd 3 boxd, fd 4 the client; both SOCK_SEQPACKET, CLOEXEC, non-blocking. */
 static void
 fds_take(void)
 {
-	static const int fds[2] = { CLIENTD_FD_CLIENT, CLIENTD_FD_BOXD };
-	static const char *const what[2] = { "the client's connection", "boxd's channel" };
-	for (int i = 0; i < 2; i++) {
-		if (!is_seqpacket(fds[i]))
-			fatalx("fd %d is not %s, a SOCK_SEQPACKET socket (box-clientd is started by "
-			       "boxd)",
-			       fds[i], what[i]);
-		int r = fd_set_cloexec(fds[i], true);
-		if (r >= 0)
-			r = fd_set_nonblock(fds[i], true);
-		if (r < 0)
-			fatal(r, "fd %d", fds[i]);
-	}
-	/* Writes to a closed peer are -EPIPE (MSG_NOSIGNAL everywhere; this is the backstop). */
-	signal(SIGPIPE, SIG_IGN);
+	static const struct daemon_fd_want want[] = {
+		{ DAEMON_FD_BOXD, DAEMON_FD_CHANNEL, "boxd's channel, a SOCK_SEQPACKET socket" },
+		{ DAEMON_FD_CLIENT, DAEMON_FD_CHANNEL,
+		  "the client's connection, a SOCK_SEQPACKET socket" },
+	};
+	/* Writes to a closed peer are -EPIPE (MSG_NOSIGNAL everywhere; SIGPIPE ignored too). */
+	size_t bad = 0;
+	int r = daemon_fds_take(want, 2, NULL, &bad);
+	if (r < 0)
+		fatal(r, "fd %d is not %s (started by boxd)", want[bad].fd, want[bad].what);
+	for (size_t i = 0; i < 2; i++)
+		if ((r = fd_set_nonblock(want[i].fd, true)) < 0)
+			fatal(r, "fd %d", want[i].fd);
 }
 
 /* Step 3: ids, then capabilities and no_new_privs (common/privdrop.c). */
@@ -446,7 +438,7 @@ static void
 privileges_drop(const struct privdrop *pd)
 {
 	const char *failed = NULL;
-	int r = privdrop_apply(pd, &failed);
+	int r = daemon_lock_down(pd->uid, pd->gid, &failed);
 	if (r < 0)
 		fatal(r, "Cannot drop privileges to %u:%u (%s)", (unsigned)pd->uid,
 		      (unsigned)pd->gid, failed ? failed : "?");
@@ -457,7 +449,7 @@ static void
 buffers_prepare(void)
 {
 	S.buf = malloc(BOX_IPC_MAX + 1);
-	S.client_chan = clientd_chan_new(CLIENTD_FD_CLIENT);
+	S.client_chan = clientd_chan_new(DAEMON_FD_CLIENT);
 	if (!S.buf || !S.client_chan)
 		fatal(-ENOMEM, "Cannot allocate the client channel");
 	S.to_boxd.tail = &S.to_boxd.head;
@@ -477,7 +469,7 @@ seccomp_enter(void)
 int
 main(int argc, char **argv)
 {
-	struct privdrop pd = { .uid = 0, .gid = 0 };
+	struct privdrop pd = { .uid = getuid(), .gid = getgid() };
 
 	log_init("box-clientd", 1);
 	args_parse(argc, argv, &pd);

@@ -1,6 +1,6 @@
 # box-clientd/ — a root boxd's client child: one per client connection,
 # decodes and validates each request, passes boxd a canonical re-encoding
-# (DESIGN.md §2). Links common/, proto/ (+ libprotobuf-c) and libseccomp; no
+# (docs/design.md). Links common/, proto/ (+ libprotobuf-c) and libseccomp; no
 # libevent, nothing privileged.
 CLIENTD_SRCS := $(wildcard box-clientd/*.c)
 CLIENTD_OBJS := $(CLIENTD_SRCS:%.c=$(BUILD)/%.o)

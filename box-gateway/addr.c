@@ -1,6 +1,6 @@
 /*
  * addr.c — the `host` and `ip` spellings a policy compares, and the addresses
- * refused before policy (addr.h; POLICY.md §2). Pure: no I/O, no DNS.
+ * refused before policy (addr.h; docs/box-policy.5.md). Pure: no I/O, no DNS.
  *
  * Trusts nothing: hosts come from the sandbox (CONNECT, Host, absolute-form)
  * and addresses from a resolver the sandbox may steer. The point of the
@@ -22,7 +22,7 @@
 #define ADDR_NAME_MAX 253
 #define ADDR_LABEL_MAX 63
 
-/* The IPv4 address an IPv6 address embeds (POLICY.md §2: mapped, compatible, 6to4,
+/* The IPv4 address an IPv6 address embeds (docs/box-policy.5.md: mapped, compatible, 6to4,
  * Teredo), in network order; false when it embeds none. */
 static bool
 embedded_ipv4(const struct in6_addr *a6, struct in_addr *a4)

@@ -1,6 +1,6 @@
 /*
  * addr.h — the spellings of hosts and addresses a policy compares, and the
- * addresses refused before policy (POLICY.md §2; CONFIG.md [gateway]
+ * addresses refused before policy (docs/box-policy.5.md; docs/box.ini.5.md [gateway]
  * allow_host_loopback). Pure functions, no I/O, no DNS.
  *
  * Trusts nothing: every input comes from the sandbox (CONNECT, Host) or a

@@ -1,6 +1,6 @@
 /*
  * ca.h — box-gateway's per-box TLS authority and its TLS contexts
- * (DESIGN.md §3; issue 11 item 1).
+ * (docs/design.md).
  *
  * A fresh ECDSA P-256 CA is made at start; its key never leaves this
  * process's memory (only the certificate PEM goes to boxd). Per-host leaf

@@ -1,6 +1,6 @@
 /*
  * conn.c — one client connection of box-gateway: the proxy protocol, the
- * decisions in POLICY.md §2's order, and the relay (README.md has the
+ * decisions in docs/box-policy.5.md's order, and the relay (README.md has the
  * state machine).
  *
  * Phases of a connection:

@@ -1,7 +1,7 @@
 /*
  * cred.c — credential bindings for box-gateway: which destination a binding
  * covers and the rewrite of one intercepted request (placeholder -> secret at
- * the configured placement; CONFIG.md [egress.NAME]). What upstream sends
+ * the configured placement; docs/box.ini.5.md [egress.NAME]). What upstream sends
  * back is redacted by redact.c.
  *
  * Trusts: the bindings (boxd built them from a validated config). Nothing in
@@ -11,7 +11,7 @@
  * (every allocation made) before the request is touched, so a request is
  * either rewritten exactly or left as it was.
  *
- * Decisions where CONFIG.md is silent (docs: the header comment in cred.h):
+ * Decisions where docs/box.ini.5.md is silent (docs: the header comment in cred.h):
  * - The header prefix ("Bearer ") and the "Basic" scheme are compared
  *   case-insensitively (HTTP auth schemes are); the rewritten value uses the
  *   configured prefix.

@@ -1,7 +1,7 @@
 /*
  * cred.h — credential bindings ([egress.NAME], http [mcp.NAME]) and
- * passthrough matching for box-gateway (CONFIG.md [egress.NAME], [gateway]
- * passthrough; issue 11 items 7-8). No I/O, nothing here logs.
+ * passthrough matching for box-gateway (docs/box.ini.5.md [egress.NAME], [gateway]
+ * passthrough). No I/O, nothing here logs.
  *
  * Trusts: the bindings (boxd built them from a validated config); nothing
  * in a request or response (the sandbox and upstream are untrusted). A

@@ -1,6 +1,6 @@
 /*
- * dns.c — resolving a permitted host once, asynchronously (POLICY.md §2;
- * CONFIG.md [gateway] resolver, hosts_file).
+ * dns.c — resolving a permitted host once, asynchronously (docs/box-policy.5.md;
+ * docs/box.ini.5.md [gateway] resolver, hosts_file).
  *
  * Order: an address literal needs no lookup; then the GatewayInit hosts
  * file (every address of the name, in file order); then evdns (A and AAAA,

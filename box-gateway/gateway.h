@@ -34,8 +34,7 @@
 #include "policy.pb-c.h"
 #include "policy_fields.h"
 
-#define GW_FD_BOXD 3
-#define GW_FD_POLICYD 4
+#include "daemon_fds.h" /* DAEMON_FD_BOXD, DAEMON_FD_POLICYD */
 
 /* Fixed caps (README.md "Limits"). */
 #define GW_HEAD_MAX (64u << 10)	    /* request or response head */

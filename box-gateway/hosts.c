@@ -1,5 +1,5 @@
 /*
- * hosts.c — the hosts(5) text of GatewayInit.hosts_file (CONFIG.md
+ * hosts.c — the hosts(5) text of GatewayInit.hosts_file (docs/box.ini.5.md
  * [gateway] hosts_file), parsed once at start (gateway.h).
  *
  * A line: optional blanks, an IPv4 or IPv6 address (inet_pton forms only,

@@ -854,7 +854,7 @@ http_chunked_step(struct http_chunked *c, const uint8_t *in, size_t n, size_t *u
 	return r;
 }
 
-/* ---- authorities, absolute-form and the canonical path (POLICY.md §2) ---- */
+/* ---- authorities, absolute-form and the canonical path (docs/box-policy.5.md) ---- */
 
 static int
 parse_port(const char *s, size_t n, uint16_t *port)

@@ -4,7 +4,7 @@
  * The gateway parses what the sandbox sends (requests) and what upstream
  * servers send (responses) with these functions only. Both peers are
  * untrusted: every length is capped by struct http_limits, and anything
- * RFC 9112 lets a recipient reject is rejected (issue 11 item 3): CL together
+ * RFC 9112 lets a recipient reject is rejected: CL together
  * with TE, more than one Content-Length (repeated or comma-joined), a
  * Transfer-Encoding other than exactly "chunked", obs-fold, a bare LF, a
  * NUL or other control byte in a field, whitespace before a colon, a bad
@@ -140,7 +140,7 @@ int http_chunked_step(struct http_chunked *c, const uint8_t *in, size_t n, size_
 		      size_t *data_off, size_t *data_len, char *why, size_t why_len);
 
 /*
- * Targets and authorities (the spellings POLICY.md §2 gives `host` and
+ * Targets and authorities (the spellings docs/box-policy.5.md gives `host` and
  * `path`). host_out gets addr_host_spelling() of the host (IP literals
  * included), at most HTTP_HOST_MAX bytes with the NUL.
  */
@@ -158,7 +158,7 @@ int http_parse_authority(const char *s, uint16_t default_port, char host_out[HTT
  * other scheme or a bad authority -EBADMSG. */
 int http_parse_absolute(const char *target, char host_out[HTTP_HOST_MAX], uint16_t *port_out,
 			bool *is_ip, char **origin_form);
-/* Origin-form "/path[?query]" -> the canonical path of POLICY.md (percent-
+/* Origin-form "/path[?query]" -> the canonical path of docs/box-policy.5.md (percent-
  * decode unreserved characters only, other escapes' hex uppercased, dot
  * segments removed, query dropped), malloc'd. -EBADMSG: not origin-form, a
  * bad escape, a control byte. Decoding comes first, so "%2e%2e" is removed

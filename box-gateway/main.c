@@ -1,5 +1,5 @@
 /*
- * main.c — box-gateway: the per-box HTTP(S) egress proxy (DESIGN.md §2-§4,
+ * main.c — box-gateway: the per-box HTTP(S) egress proxy (docs/design.md,
  * box-gateway/README.md).
  *
  *   box-gateway  (started by boxd: fd 3 = boxd, fd 4 = its box-policyd channel)
@@ -40,6 +40,7 @@
 
 #include "ca.h"
 #include "cleanup.h"
+#include "daemon_start.h"
 #include "fdutil.h"
 #include "gateway.h"
 #include "ipc.h"
@@ -76,38 +77,36 @@ start_fail(struct box_ipc_chan *chan, uint64_t rid, const char *fmt, ...)
 	exit(1);
 }
 
-/* Step 1: fd 3 is boxd's channel, fd 4 policyd's; SIGPIPE is a write error. */
+/* Step 1: fd 3 is boxd's channel, fd 4 policyd's (daemon_fds.h); SIGPIPE is a write error. */
 static void
 channels_check(void)
 {
-	if (!fd_is_seqpacket(GW_FD_BOXD))
-		fatalx(
-		    "fd %d is not boxd's SOCK_SEQPACKET channel (box-gateway is started by boxd)",
-		    GW_FD_BOXD);
-	if (!fd_is_seqpacket(GW_FD_POLICYD))
-		fatalx("fd %d is not box-policyd's SOCK_SEQPACKET channel", GW_FD_POLICYD);
-	signal(SIGPIPE, SIG_IGN);
+	static const struct daemon_fd_want want[] = {
+		{ DAEMON_FD_BOXD, DAEMON_FD_CHANNEL, "boxd's SOCK_SEQPACKET channel" },
+		{ DAEMON_FD_POLICYD, DAEMON_FD_CHANNEL, "box-policyd's SOCK_SEQPACKET channel" },
+	};
+	size_t bad = 0;
+	int r = daemon_fds_take(want, sizeof(want) / sizeof(want[0]), NULL, &bad);
+	if (r < 0)
+		fatal(r, "fd %d is not %s (started by boxd)", want[bad].fd, want[bad].what);
 }
 
 /* Step 2: GatewayInit, the first message. Returns false if boxd gave up first. */
 static bool
 init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
 {
-	int r = box_ipc_recv_wait(chan, m, GW_INIT_TIMEOUT_MS);
-	if (r == -ECONNRESET)
-		return false;
+	int r = daemon_init_receive(chan, m, GW_INIT_TIMEOUT_MS);
 	if (r < 0)
 		fatal(r, "No valid GatewayInit from boxd");
-	return true;
+	return r > 0;
 }
 
 /* Step 3: the ids it runs as (boxd chose them), then no capabilities, no_new_privs. */
 static void
 privileges_lock_down(void)
 {
-	struct privdrop pd = {.uid = getuid(), .gid = getgid()};
 	const char *failed = NULL;
-	int r = privdrop_apply(&pd, &failed);
+	int r = daemon_lock_down(getuid(), getgid(), &failed);
 	if (r < 0)
 		fatal(r, "Cannot lock down privileges (%s)", failed ? failed : "?");
 }
@@ -390,11 +389,11 @@ on_boxd_close(struct box_ipc_event *e, int error, void *userdata)
 static void
 channels_watch(void)
 {
-	G.boxd = box_ipc_event_new(G.base, GW_FD_BOXD, &box_proto_gateway, BOX_GATEWAY_ROLE_BOXD,
+	G.boxd = box_ipc_event_new(G.base, DAEMON_FD_BOXD, &box_proto_gateway, BOX_GATEWAY_ROLE_BOXD,
 				   on_boxd_msg, on_boxd_close, NULL);
 	if (!G.boxd || box_ipc_chan_set_state(box_ipc_event_chan(G.boxd), BOX_GATEWAY_SERVING) < 0)
 		fatal(-errno, "Cannot watch the boxd channel");
-	int r = gw_decide_start(GW_FD_POLICYD);
+	int r = gw_decide_start(DAEMON_FD_POLICYD);
 	if (r < 0)
 		fatal(r, "Cannot watch the box-policyd channel");
 }
@@ -411,7 +410,7 @@ main(int argc, char **argv)
 	}
 	channels_check();
 	struct box_ipc_chan *chan =
-	    box_ipc_chan_new(GW_FD_BOXD, &box_proto_gateway, BOX_GATEWAY_ROLE_BOXD);
+	    box_ipc_chan_new(DAEMON_FD_BOXD, &box_proto_gateway, BOX_GATEWAY_ROLE_BOXD);
 	if (!chan)
 		fatal(-ENOMEM, "Cannot allocate the boxd channel");
 	if (!init_receive(chan, &m))

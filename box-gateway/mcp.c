@@ -1,6 +1,6 @@
 /*
- * mcp.c — remote MCP servers (http [mcp.NAME], CONFIG.md; POLICY.md §2-§3;
- * issue 14 item 7): what box-gateway decides of a Streamable HTTP exchange
+ * mcp.c — remote MCP servers (http [mcp.NAME], docs/box.ini.5.md; docs/box-policy.5.md):
+ * what box-gateway decides of a Streamable HTTP exchange
  * with a server's url, after http:request permitted the request.
  *
  * A POST to the url carries one JSON-RPC message (its body, at most
@@ -9,7 +9,7 @@
  * id-less call wherever box meets MCP) and decided here:
  *   - a notification (no id, a method under `notifications/`), and `ping`,
  *     `server/discover` and `subscriptions/listen` with an id, pass without a
- *     decision (POLICY.md §2);
+ *     decision (docs/box-policy.5.md);
  *   - every other request, `initialize` included (over HTTP there is no
  *     start gate to stand in for it), and every other method without an id
  *     (an id-less call: a server dispatching on the method runs it), is
@@ -48,7 +48,7 @@
  * to policyd as PolicyToolSchema before the client can have read it, so a
  * tools/call that follows is decided against it; until then policyd denies
  * NS actions (the pending schema).
- * Typing (POLICY.md §2, MCP.md): integer -> Long, number -> String (decimal
+ * Typing (docs/box-policy.5.md, docs/box-mcpd.md): integer -> Long, number -> String (decimal
  * text), string -> String, boolean -> Bool, array with typed items -> Set<T>,
  * object with properties -> Record; a property outside `required` is
  * optional; a property without one such type or with a name outside
@@ -93,7 +93,7 @@
 #define MCP_SRV_REQS_MAX 1024u
 #define MCP_FIRST_DEFS_MAX 16384u
 
-/* JSON-RPC error codes (POLICY.md §5, MCP.md). */
+/* JSON-RPC error codes (docs/box-policy.5.md, docs/box-mcpd.md). */
 #define RPC_PARSE -32700
 #define RPC_INVALID -32600
 #define RPC_PARAMS -32602
@@ -301,7 +301,7 @@ gw_mcp_replacement(const struct gw_mcp_call *c, size_t *len)
 	return c->replacement;
 }
 
-/* ---- typing (POLICY.md §2) ---------------------------------------------------------- */
+/* ---- typing (docs/box-policy.5.md) ---------------------------------------------------------- */
 
 static bool
 field_name_ok(const char *s)
@@ -978,7 +978,7 @@ gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len)
 	case MCP_REQUEST:
 	case MCP_IDLESS_CALL:
 		c->method = c->f.method;
-		/* POLICY.md §2: these pass undecided with an id; over HTTP initialize does not. */
+		/* docs/box-policy.5.md: these pass undecided with an id; over HTTP initialize does not. */
 		if (c->f.kind == MCP_REQUEST && (strcmp(c->method, "ping") == 0 ||
 						 strcmp(c->method, "server/discover") == 0 ||
 						 strcmp(c->method, "subscriptions/listen") == 0))

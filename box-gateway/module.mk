@@ -1,8 +1,8 @@
-# box-gateway/ — the per-box HTTP(S) egress proxy (DESIGN.md §2-§4;
+# box-gateway/ — the per-box HTTP(S) egress proxy (docs/design.md;
 # box-gateway/README.md). Every file but main.c goes into libgateway.a, which
 # the unit tests and fuzz targets link; main.c is the daemon's start-up.
 # Links common/, proto/ (gateway + policy tables), libevent (core, extra for
-# evdns), BoringSSL, jansson (remote MCP, issue 14) and libseccomp — never
+# evdns), BoringSSL, jansson (remote MCP) and libseccomp — never
 # OpenSSL or libevent_openssl — and box-mcpd's libmcpd.a for jsonrpc.o alone:
 # the one JSON-RPC classifier (what is a request, a notification, an id-less
 # call), so the gateway and the broker cannot disagree.

@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* JSON-RPC 2.0 and MCP error codes (POLICY.md §5, MCP.md). */
+/* JSON-RPC 2.0 and MCP error codes (docs/box-policy.5.md, docs/box-mcpd.md). */
 #define MCP_ERR_PARSE -32700     /* invalid JSON / invalid UTF-8: reply id null */
 #define MCP_ERR_INVALID -32600   /* not a valid JSON-RPC 2.0 object (batch, version, id...) */
 #define MCP_ERR_NO_METHOD -32601
@@ -140,7 +140,7 @@ int mcp_frame_parse(const char *line, size_t len, struct mcp_frame *f, int *rpc_
 void mcp_frame_clear(struct mcp_frame *f);
 
 /*
- * What mcp:call names (POLICY.md §2), NULL when absent: tools/call's
+ * What mcp:call names (docs/box-policy.5.md), NULL when absent: tools/call's
  * params.name, prompts/get's params.name, and params.uri of any method —
  * each only when it is a string within its cap (MCP_NAME_MAX, MCP_URI_MAX;
  * mcp_frame_classify refused a request or id-less call where one is not).

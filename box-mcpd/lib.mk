@@ -1,6 +1,6 @@
 # box-mcpd/lib.mk — libmcpd.a: box-mcpd's pure modules (jsonrpc: one frame
 # parsed and classified, error replies; toolschema: tool catalog, canonical
-# definitions, POLICY.md §2 typing of schemas and arguments; pins: the pins
+# definitions, docs/box-policy.5.md typing of schemas and arguments; pins: the pins
 # file's state and lines). No I/O, no logging; jansson + the generated
 # policy.pb-c structs. boxctl links it too (pins.c for `boxctl mcp`).
 #

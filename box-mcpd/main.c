@@ -1,5 +1,5 @@
 /*
- * main.c — box-mcpd, the MCP broker (issue 14; DESIGN.md §2;
+ * main.c — box-mcpd, the MCP broker (docs/design.md;
  * docs/box-mcpd.md).
  *
  *   box-mcpd  (started by boxd: fd 3 = boxd's control channel (mcpctl),
@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "daemon_start.h"
 #include "fdutil.h"
 #include "ipc.h"
 #include "ipc_event.h"
@@ -235,26 +236,23 @@ start_fail(struct box_ipc_chan *chan, uint64_t rid, const char *fmt, ...)
 static void
 channels_check(void)
 {
-	if (!fd_is_seqpacket(MCPD_FD_BOXD))
-		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-mcpd is started by boxd)",
-		       MCPD_FD_BOXD);
-	if (!fd_is_seqpacket(MCPD_FD_POLICYD))
-		fatalx("fd %d is not box-policyd's SOCK_SEQPACKET channel", MCPD_FD_POLICYD);
-	if (!fd_is_seqpacket(MCPD_FD_LISTEN) || !fd_is_listening(MCPD_FD_LISTEN))
-		fatalx("fd %d is not the listening SOCK_SEQPACKET mcp.sock", MCPD_FD_LISTEN);
-	for (int fd = MCPD_FD_BOXD; fd <= MCPD_FD_LISTEN; fd++)
-		if (fd_set_cloexec(fd, true) < 0)
-			fatal(-errno, "Cannot set CLOEXEC on fd %d", fd);
-	signal(SIGPIPE, SIG_IGN);
+	static const struct daemon_fd_want want[] = {
+		{ DAEMON_FD_BOXD, DAEMON_FD_CHANNEL, "boxd's SOCK_SEQPACKET channel" },
+		{ DAEMON_FD_POLICYD, DAEMON_FD_CHANNEL, "box-policyd's SOCK_SEQPACKET channel" },
+		{ DAEMON_FD_LISTEN, DAEMON_FD_LISTENER, "the listening SOCK_SEQPACKET mcp.sock" },
+	};
+	size_t bad = 0;
+	int r = daemon_fds_take(want, sizeof(want) / sizeof(want[0]), NULL, &bad);
+	if (r < 0)
+		fatal(r, "fd %d is not %s (started by boxd)", want[bad].fd, want[bad].what);
 }
 
 /* Step 2: the ids it runs as (boxd chose them), then no capabilities, no_new_privs. */
 static void
 privileges_lock_down(void)
 {
-	struct privdrop pd = { .uid = getuid(), .gid = getgid() };
 	const char *failed = NULL;
-	int r = privdrop_apply(&pd, &failed);
+	int r = daemon_lock_down(getuid(), getgid(), &failed);
 	if (r < 0)
 		fatal(r, "Cannot lock down privileges (%s)", failed ? failed : "?");
 }
@@ -263,8 +261,8 @@ privileges_lock_down(void)
 static bool
 init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
 {
-	int r = box_ipc_recv_wait(chan, m, MCPD_INIT_TIMEOUT_MS);
-	if (r == -ECONNRESET)
+	int r = daemon_init_receive(chan, m, MCPD_INIT_TIMEOUT_MS);
+	if (r == 0)
 		return false;
 	if (r < 0)
 		fatal(r, "No valid McpInit from boxd");
@@ -357,16 +355,16 @@ ready_send(struct box_ipc_chan *chan, uint64_t rid)
 static void
 channels_watch(void)
 {
-	M.boxd = box_ipc_event_new(M.base, MCPD_FD_BOXD, &box_proto_mcpctl, BOX_MCPCTL_ROLE_BOXD,
+	M.boxd = box_ipc_event_new(M.base, DAEMON_FD_BOXD, &box_proto_mcpctl, BOX_MCPCTL_ROLE_BOXD,
 				   on_boxd_msg, on_boxd_close, NULL);
 	if (!M.boxd || box_ipc_chan_set_state(box_ipc_event_chan(M.boxd), BOX_MCPCTL_SERVING) < 0)
 		fatal(-errno, "Cannot watch the boxd channel");
-	int r = pd_start(MCPD_FD_POLICYD);
+	int r = pd_start(DAEMON_FD_POLICYD);
 	if (r < 0)
 		fatal(r, "Cannot watch the box-policyd channel");
-	if (fd_set_nonblock(MCPD_FD_LISTEN, true) < 0)
+	if (fd_set_nonblock(DAEMON_FD_LISTEN, true) < 0)
 		fatal(-errno, "Cannot make mcp.sock non-blocking");
-	accept_ev = event_new(M.base, MCPD_FD_LISTEN, EV_READ | EV_PERSIST, on_accept, NULL);
+	accept_ev = event_new(M.base, DAEMON_FD_LISTEN, EV_READ | EV_PERSIST, on_accept, NULL);
 	if (!accept_ev || event_add(accept_ev, NULL) < 0)
 		fatalx("Cannot watch mcp.sock");
 }
@@ -384,7 +382,7 @@ main(int argc, char **argv)
 	channels_check();
 	privileges_lock_down();
 	struct box_ipc_chan *chan =
-	    box_ipc_chan_new(MCPD_FD_BOXD, &box_proto_mcpctl, BOX_MCPCTL_ROLE_BOXD);
+	    box_ipc_chan_new(DAEMON_FD_BOXD, &box_proto_mcpctl, BOX_MCPCTL_ROLE_BOXD);
 	if (!chan)
 		fatal(-ENOMEM, "Cannot allocate the boxd channel");
 	if (!init_receive(chan, &m))

@@ -21,9 +21,7 @@
 #include "policy_fields.h"
 #include "toolschema.h"
 
-#define MCPD_FD_BOXD 3
-#define MCPD_FD_POLICYD 4
-#define MCPD_FD_LISTEN 5
+#include "daemon_fds.h" /* DAEMON_FD_BOXD, DAEMON_FD_POLICYD, DAEMON_FD_LISTEN */
 
 #define MCPD_SESSIONS_MAX 256      /* concurrent sessions, all servers */
 #define MCPD_INFLIGHT_MAX 1024     /* requests in flight per session, each direction */
@@ -63,7 +61,7 @@ void mcpd_exit(int code);
 /* McpServerStart for a session: start id, or 0 when it could not be sent. */
 uint64_t mcpd_server_start(const char *server, const int fds[3]);
 void mcpd_server_stop(uint64_t start_id);
-/* The owner's home written "~" (POLICY.md §2 spellings); malloc'd. */
+/* The owner's home written "~" (docs/box-policy.5.md spellings); malloc'd. */
 char *mcpd_spell(const char *path);
 
 /* ---- session.c ------------------------------------------------------------ */

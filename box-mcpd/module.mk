@@ -1,4 +1,4 @@
-# box-mcpd/ — the MCP broker (issue 14; docs/box-mcpd.md): one daemon per box
+# box-mcpd/ — the MCP broker (docs/box-mcpd.md): one daemon per box
 # with a stdio [mcp.NAME], started by boxd with fds 3 (control), 4 (its
 # box-policyd channel), 5 (the listening mcp.sock). Links common/, proto/
 # (+ libprotobuf-c), libevent, jansson and libseccomp; no network code,

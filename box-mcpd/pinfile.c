@@ -1,6 +1,6 @@
 /*
  * pinfile.c — box-mcpd's I/O on the pins file (STATE/mcp/pins.jsonl) that
- * boxd opened and passed in McpInit (DESIGN.md §4: a daemon never opens
+ * boxd opened and passed in McpInit (docs/design.md: a daemon never opens
  * state itself; the seccomp filter has no open). pins.c (pure) keeps the
  * state; this file reads what was appended since the last read (boxctl mcp
  * accept while the box runs) with pread from its own offset, and appends

@@ -7,7 +7,7 @@
  * box-mcpd only moves bytes between fds it was given or made: packets on its
  * SOCK_SEQPACKET channels (with fd passing), accept on mcp.sock, pipes for
  * a server's stdio, reads and appends on the pins file, the event loop and
- * the clock. Never: open (the pins file is boxd's fd; DESIGN.md §4), socket
+ * the clock. Never: open (the pins file is boxd's fd; docs/design.md), socket
  * or connect (no network), exec, fork/clone, ptrace, mount, namespaces,
  * ioctl. Anything else kills the process (SIGSYS). The sanitizer runtime's
  * own calls are added by common/seccomp_allow.c in sanitizer builds only.

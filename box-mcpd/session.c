@@ -1,8 +1,8 @@
 /*
  * session.c — one MCP session: an alias's connection to mcp.sock, the
  * harness's fds 0 and 1 it passed, one server process boxd started on two
- * pipes of ours, and the broker's rules on every frame both ways (MCP.md
- * "The broker's rules"; POLICY.md §2-§3, §5; docs/box-mcpd.md).
+ * pipes of ours, and the broker's rules on every frame both ways (docs/box-mcpd.md
+ * "The broker's rules"; docs/box-policy.5.md; docs/box-mcpd.md).
  *
  * Life: McpOpen (the alias, 3 fds) -> the start gate (shell:spawn decided on
  * the configured program; denied: McpClose 126) -> two pipes, McpServerStart
@@ -281,7 +281,7 @@ call_unlink(struct session *s, enum dir d, struct call *c)
 		}
 }
 
-/* mcp:call's input (POLICY.md §2): server, method, tool?, prompt?, uri?. */
+/* mcp:call's input (docs/box-policy.5.md): server, method, tool?, prompt?, uri?. */
 static void
 call_fields(const struct session *s, const struct call *c, struct policy_fields *fs)
 {

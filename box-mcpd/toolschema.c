@@ -1,5 +1,5 @@
 /*
- * toolschema.c — tool catalog, canonical definitions, POLICY.md §2 typing of
+ * toolschema.c — tool catalog, canonical definitions, docs/box-policy.5.md typing of
  * input schemas and of tools/call arguments (toolschema.h). Pure: no I/O,
  * no logging.
  *

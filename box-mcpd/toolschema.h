@@ -2,7 +2,7 @@
  * toolschema.h — an MCP server's tool catalog as box-mcpd sees it: the tools
  * of a tools/list result (pages added up), each with its canonical
  * definition (what pins.c compares) and its per-tool policy action's input
- * schema (POLICY.md §2 typing → PolicyTool, sent as PolicyToolSchema); and a
+ * schema (docs/box-policy.5.md typing → PolicyTool, sent as PolicyToolSchema); and a
  * tools/call's arguments typed against that schema (→ PolicyField list, the
  * DecideRequest's input). Pure: no I/O, no logging.
  *
@@ -13,7 +13,7 @@
  * field stays a String) so that policyd's schema check refuses a type
  * confusion instead of the broker coercing it.
  *
- * Typing (MCP.md): integer → Long; number → String (the value's decimal
+ * Typing (docs/box-mcpd.md): integer → Long; number → String (the value's decimal
  * text); string → String; boolean → Bool; array with typed `items` →
  * Set<T>; object with `properties` → Record "{a: T, b?: T}" (optional = not
  * in its `required`); anything else (no type, a type list, null, $ref...) or

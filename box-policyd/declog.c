@@ -1,7 +1,7 @@
 /*
  * declog.c — decisions.jsonl lines (declog.h).
  *
- * Key order is the one of spec/CLI.md: time time_ns box id action resource
+ * Key order is the one of docs/boxctl.1.md: time time_ns box id action resource
  * verdict cause rules message source input for a decision, and time time_ns
  * box id record action input output source for a recorded outcome (what
  * `boxctl policy replay` needs to rebuild the history). `time_ns` is the

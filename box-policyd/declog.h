@@ -1,6 +1,6 @@
 /*
  * declog.h — one line of STATE/decisions.jsonl per decision and one per
- * recorded outcome (spec/CLI.md "Decision log"), written with a single write() on the O_APPEND fd boxd
+ * recorded outcome (docs/boxctl.1.md "Decision log"), written with a single write() on the O_APPEND fd boxd
  * passes, so concurrent readers (boxctl log -f) never see half a line.
  * Trusts: its inputs were validated (UTF-8, caps) by the IPC layer.
  */

@@ -180,7 +180,7 @@ fill_request(struct bp_request *r, const char *action, Box__PolicyField *const *
 	return 0;
 }
 
-/* ---- resource label (POLICY.md §5), unescaped, for the decision log ------ */
+/* ---- resource label (docs/box-policy.5.md), unescaped, for the decision log ------ */
 
 static const Box__PolicyValue *
 field(Box__PolicyField *const *f, size_t n, const char *name)

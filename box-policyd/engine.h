@@ -1,12 +1,12 @@
 /*
  * engine.h — box-policyd's deciding core: the loaded policy, the temporal
- * monitor and the durable history, tied together (POLICY.md §1, §4).
+ * monitor and the durable history, tied together (docs/box-policy.5.md).
  *
  * Observe, then decide: a Decide appends the request event to the history
  * (when the policy has a temporal rule) before it is evaluated, and a
  * history that cannot be written makes the decision a deny. Records append
  * outcome events. With no temporal rule nothing is written at all.
- * MCP tool schemas (POLICY.md §2-§3): each namespace of PolicyInit is
+ * MCP tool schemas (docs/box-policy.5.md): each namespace of PolicyInit is
  * pending until its PolicyToolSchema; then the policy is re-validated with
  * the tools (bp_policy_reload) and the monitor migrated (unchanged rules,
  * i.e. all of them, keep their retained events: budgets do not reset). A
@@ -133,7 +133,7 @@ void engine_poison_history(struct engine *e);
 
 /* The message of a deny with cause error, from a decision's MESSAGE (same resource). */
 int engine_error_message(const char *message, char *buf, size_t len);
-/* Resource label of POLICY.md §5 for a decision log (malloc'd). */
+/* Resource label of docs/box-policy.5.md for a decision log (malloc'd). */
 char *engine_resource_label(const char *action, Box__PolicyField *const *f, size_t n);
 
 #endif

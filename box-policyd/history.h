@@ -1,6 +1,6 @@
 /*
  * history.h — box-policyd's durable event history: an append-only file of
- * framed records in the STATE/policy/ directory boxd passes (DESIGN.md §4).
+ * framed records in the STATE/policy/ directory boxd passes (docs/design.md).
  *
  * Frame: u32 len | u32 crc32c(payload) | u32 crc32c(the 8 bytes before) |
  * payload (len bytes: u8 type, then the record's bytes), little-endian. The

@@ -1,5 +1,5 @@
 /*
- * main.c — box-policyd: the per-box policy daemon (DESIGN.md §2, §4).
+ * main.c — box-policyd: the per-box policy daemon (docs/design.md).
  *
  *   box-policyd [-u UID] [-g GID] [-q]
  *
@@ -105,6 +105,7 @@
 #include "cleanup.h"
 #include "declog.h"
 #include "engine.h"
+#include "daemon_start.h"
 #include "fdutil.h"
 #include "ipc.h"
 #include "ipc_event.h"
@@ -246,7 +247,7 @@ static struct {
 	size_t n_attached;
 } S = {
 	.peers = {
-		{ "boxd", "supervisor", POLICYD_FD_BOXD, PEER_SUPERVISOR },
+		{ "boxd", "supervisor", DAEMON_FD_BOXD, PEER_SUPERVISOR },
 		{ "gateway", "box-gateway", POLICYD_FD_GATEWAY, PEER_GATEWAY },
 		{ "mcpd", "box-mcpd", POLICYD_FD_MCPD, PEER_MCPD },
 		{ "shell", "box-shell", POLICYD_FD_SHELL, PEER_SHELL },
@@ -451,7 +452,7 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 }
 
 /*
- * A recorded outcome's line (CLI.md: "record", its input and output), so
+ * A recorded outcome's line (docs/boxctl.1.md: "record", its input and output), so
  * that `boxctl policy replay` can rebuild the history; TIME_NS is the time
  * the engine stamped it with.
  */
@@ -1453,17 +1454,20 @@ args_parse(int argc, char **argv, struct privdrop *pd)
 static void
 channels_take(void)
 {
-	if (!fd_is_seqpacket(POLICYD_FD_BOXD))
-		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-policyd is started by boxd)",
-		       POLICYD_FD_BOXD);
-	for (int i = 1; i < POLICYD_N_PEERS; i++) {
-		int fd = S.peers[i].fd;
-		if (!fd_is_open(fd))
+	static const struct daemon_fd_want want[POLICYD_N_PEERS] = {
+		{ DAEMON_FD_BOXD, DAEMON_FD_CHANNEL, "boxd's SOCK_SEQPACKET channel" },
+		{ POLICYD_FD_GATEWAY, DAEMON_FD_CHANNEL_OPTIONAL, "box-gateway's SOCK_SEQPACKET channel" },
+		{ POLICYD_FD_MCPD, DAEMON_FD_CHANNEL_OPTIONAL, "box-mcpd's SOCK_SEQPACKET channel" },
+		{ POLICYD_FD_SHELL, DAEMON_FD_CHANNEL_OPTIONAL, "box-shell's SOCK_SEQPACKET channel" },
+	};
+	bool present[POLICYD_N_PEERS];
+	size_t bad = 0;
+	int r = daemon_fds_take(want, POLICYD_N_PEERS, present, &bad);
+	if (r < 0)
+		fatal(r, "fd %d is not %s (started by boxd)", want[bad].fd, want[bad].what);
+	for (int i = 1; i < POLICYD_N_PEERS; i++)
+		if (!present[i])
 			S.peers[i].fd = -1;
-		else if (!fd_is_seqpacket(fd))
-			fatalx("fd %d (%s) is not a SOCK_SEQPACKET socket", fd, S.peers[i].name);
-	}
-	signal(SIGPIPE, SIG_IGN);
 	/*
 	 * Up to BOX_POLICY_ATTACHED_MAX attached channels, one fd each: the soft
 	 * limit goes up to the hard one (boxd sets the hard one).
@@ -1484,7 +1488,7 @@ static void
 privileges_drop(const struct privdrop *pd)
 {
 	const char *failed = NULL;
-	int r = privdrop_apply(pd, &failed);
+	int r = daemon_lock_down(pd->uid, pd->gid, &failed);
 	if (r < 0)
 		fatal(r, "Cannot drop privileges to %u:%u (%s)", (unsigned)pd->uid,
 		      (unsigned)pd->gid, failed ? failed : "?");
@@ -1500,7 +1504,7 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
 
 	/* A fresh channel (state `init`) accepts PolicyInit from boxd and nothing else. */
-	chan = box_ipc_chan_new(POLICYD_FD_BOXD, &box_proto_policy, BOX_POLICY_ROLE_BOXD);
+	chan = box_ipc_chan_new(DAEMON_FD_BOXD, &box_proto_policy, BOX_POLICY_ROLE_BOXD);
 	if (!chan)
 		fatal(-ENOMEM, "Cannot allocate the boxd channel");
 	int r = box_ipc_recv_wait(chan, m, POLICYD_INIT_TIMEOUT_MS);
@@ -1596,7 +1600,7 @@ engine_start(const struct box_ipc_msg *m, int dirfd)
 			(void)snprintf(why, sizeof(why), "%s", strerror(-r));
 		printable(why);
 		log_err("Refusing to start box '%s': %s", S.box_name, why);
-		send_ready(POLICYD_FD_BOXD, m->request_id, false, why, NULL);
+		send_ready(DAEMON_FD_BOXD, m->request_id, false, why, NULL);
 		return false;
 	}
 	struct engine_stats es;
@@ -1611,7 +1615,7 @@ engine_start(const struct box_ipc_msg *m, int dirfd)
 	log_info("box '%s' (%s): %zu rules, %zu temporal, %llu history events, %zu rules kept",
 		 S.box_name, S.box_id, es.rules, es.temporal_rules,
 		 (unsigned long long)es.history_events, es.rules_kept);
-	send_ready(POLICYD_FD_BOXD, m->request_id, true, NULL, &es);
+	send_ready(DAEMON_FD_BOXD, m->request_id, true, NULL, &es);
 	return true;
 }
 

@@ -1,5 +1,5 @@
 # box-policyd/ — the per-box policy daemon: policy + durable event history,
-# answers Decide/Record from its peers (DESIGN.md §2). Links libboxpolicy,
+# answers Decide/Record from its peers (docs/design.md). Links libboxpolicy,
 # common/, proto/ (+ libprotobuf-c), libevent, jansson and libseccomp; no
 # network code, nothing privileged.
 POLICYD_SRCS := $(wildcard box-policyd/*.c)

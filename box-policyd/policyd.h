@@ -10,10 +10,8 @@
 #ifndef BOX_POLICYD_H
 #define BOX_POLICYD_H
 
-#define POLICYD_FD_BOXD 3
-#define POLICYD_FD_GATEWAY 4
-#define POLICYD_FD_MCPD 5
-#define POLICYD_FD_SHELL 6
+#include "daemon_fds.h" /* DAEMON_FD_BOXD, POLICYD_FD_GATEWAY, _MCPD, _SHELL */
+
 #define POLICYD_N_PEERS 4
 
 /*

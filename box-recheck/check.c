@@ -286,7 +286,7 @@ check_command(struct child *c, const Box__RecheckRequest *s)
 			if (strcmp(s->agent->env->vars[i]->name, "PATH") == 0)
 				path = s->agent->env->vars[i]->value;
 	if (!path)
-		path = DEFAULT_PATH; /* never the caller's PATH (CONFIG.md `command`) */
+		path = DEFAULT_PATH; /* never the caller's PATH (docs/box.ini.5.md `command`) */
 
 	if (w0[0] == '/') {
 		if (!is_exec_file(w0)) {
@@ -351,7 +351,7 @@ check_command(struct child *c, const Box__RecheckRequest *s)
 /*
  * A [tool.NAME] or [mcp.NAME] command's program as the owner: element 0 as
  * written — an absolute path, or a bare name looked up on the section's own
- * env PATH, else box's default PATH (CONFIG.md `command`; as the agent's) —
+ * env PATH, else box's default PATH (docs/box.ini.5.md `command`; as the agent's) —
  * to its canonical file, executable by the owner. NULL after a problem.
  */
 static char *
@@ -381,7 +381,7 @@ section_program(struct child *c, const Box__CfgArgv *cmd, const Box__CfgEnv *env
  * [tool.NAME.filesystem]), and its command's program (section_program)
  * to its canonical file, executable by the owner:
  * the record "tool.NAME PATH" is what boxd matches a spawn's program_path
- * against (CONFIG.md: the same canonical file).
+ * against (docs/box.ini.5.md: the same canonical file).
  */
 void
 check_tools(struct child *c, const Box__RecheckRequest *s)
@@ -479,7 +479,7 @@ mkdir_p(const char *p)
 }
 
 /* ------------------------------------------------------------------ */
-/* masks, hard links under deny, sockets in grants (CONFIG.md)         */
+/* masks, hard links under deny, sockets in grants (docs/box.ini.5.md)         */
 
 /*
  * An own directory or credential store strictly inside a grant is masked if

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "daemon_fds.h" /* fd 3: its channel with boxd, as every helper's */
 #include "fdutil.h"
 #include "ipc.h"
 #include "log.h"
@@ -51,7 +52,6 @@
 #include "recheck.h"
 #include "recheck_shared.h"
 
-#define RECHECK_CHANNEL_FD 3
 #define RECHECK_REQUEST_WAIT_MS 20000
 
 /* Exit codes boxd may see (it reports "cannot re-check the request"). */
@@ -68,17 +68,17 @@ check_channel(void)
 	int type = 0;
 	socklen_t l = sizeof(type);
 
-	if (getsockopt(RECHECK_CHANNEL_FD, SOL_SOCKET, SO_TYPE, &type, &l) < 0 ||
+	if (getsockopt(DAEMON_FD_BOXD, SOL_SOCKET, SO_TYPE, &type, &l) < 0 ||
 	    type != SOCK_SEQPACKET)
 		fatalx("fd 3 is not a SOCK_SEQPACKET socket (boxd starts me)");
-	(void)fd_set_cloexec(RECHECK_CHANNEL_FD, true);
+	(void)fd_set_cloexec(DAEMON_FD_BOXD, true);
 }
 
 static const Box__RecheckRequest *
 read_request(struct box_ipc_msg *m)
 {
 	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan =
-		box_ipc_chan_new(RECHECK_CHANNEL_FD, &box_proto_recheck, BOX_RECHECK_ROLE_BOXD);
+		box_ipc_chan_new(DAEMON_FD_BOXD, &box_proto_recheck, BOX_RECHECK_ROLE_BOXD);
 	uint32_t type = BOX__MSG_TYPE__MSG_RECHECK_REQUEST;
 
 	if (!chan || box_ipc_chan_allow(chan, &type, 1) < 0)
@@ -293,7 +293,7 @@ send_reply(const struct child *c, const int *fds, unsigned n_fds)
 	reply.disclosure = (char **)c->records;
 	reply.n_disclosure = c->n_records;
 	reply.n_fds = c->n_problems ? 0 : n_fds;
-	int r = box_ipc_send(RECHECK_CHANNEL_FD, &box_proto_recheck, BOX__MSG_TYPE__MSG_RECHECK_REPLY, 0, &reply.base,
+	int r = box_ipc_send(DAEMON_FD_BOXD, &box_proto_recheck, BOX__MSG_TYPE__MSG_RECHECK_REPLY, 0, &reply.base,
 			     fds, reply.n_fds);
 	if (r < 0) {
 		log_err_errno(r, "sending the RecheckReply: %m");

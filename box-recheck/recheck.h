@@ -36,7 +36,7 @@ struct child {
 	const char *owner;
 	uid_t owner_uid;
 	const Box__CfgFilesystem *fs;
-	struct box_walk_budget walk;   /* the deny and socket walks, together (CONFIG.md) */
+	struct box_walk_budget walk;   /* the deny and socket walks, together (docs/box.ini.5.md) */
 	struct socket_id boxd_sockets[8];
 	size_t n_boxd_sockets;
 	char *masks[RECHECK_MASKS_MAX]; /* what this recheck masks (mask records) */

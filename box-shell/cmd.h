@@ -1,6 +1,6 @@
 /*
  * cmd.h — the interface between box-shell's interpreter and its own
- * commands (issue 12 item 2): `cat grep sed ls find …` run in process, on
+ * commands: `cat grep sed ls find …` run in process, on
  * the fds the interpreter gives them, and touch files only through
  * fsops.h, so every file operation is decided.
  *

@@ -1,5 +1,5 @@
 /*
- * cmd_bin.c — box-shell's own byte-level commands (issue 12 item 2): od
+ * cmd_bin.c — box-shell's own byte-level commands: od
  * (-A -t -b -c -d -o -x -N -j -v -w), base64 (-d -i -w), sha256sum and
  * md5sum (-c --quiet --status --tag -b -t), GNU coreutils 9's output.
  * The hashes are cmd_hash.c's.

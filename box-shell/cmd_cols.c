@@ -1,5 +1,5 @@
 /*
- * cmd_cols.c — box-shell's own line and column commands (issue 12 item 2):
+ * cmd_cols.c — box-shell's own line and column commands:
  * uniq cut tr nl paste comm join split, GNU coreutils 9 in the C locale
  * (bytes are characters). split creates its pieces through fsops
  * (write_content each).

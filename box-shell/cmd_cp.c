@@ -1,6 +1,6 @@
 /*
  * cmd_cp.c — box-shell's own `cp` (-r -R -p -a -d -P -f -n -v -T -t) and `mv`
- * (-f -n -v -T -t; a rename is its legs, POLICY.md §2; across file systems
+ * (-f -n -v -T -t; a rename is its legs, docs/box-policy.5.md; across file systems
  * a copy with -a's semantics, then a recursive removal).
  * Never sets setuid/setgid: cp -p/-a of a setuid/setgid file copies it
  * without those bits and says why (status 1), as box-shell's chmod refuses

@@ -1,5 +1,5 @@
 /*
- * cmd_diff.c — box-shell's own diff (issue 12 item 2): normal and unified
+ * cmd_diff.c — box-shell's own diff: normal and unified
  * (-u, -U N) output, -q, -s, -r (directories walked through fsops: an
  * enumerate per directory, read_content per file), -N, -a, -i, -b, -w,
  * --label; GNU diffutils 3.8's messages and statuses (0 same, 1 different,

@@ -4,7 +4,7 @@
  * truncate, which. The big ones live in cmd_ls.c, cmd_find.c, cmd_cp.c (cp,
  * mv), cmd_rm.c (rm, rmdir), cmd_chmod.c (chmod, mkdir, install) and
  * cmd_stat.c (stat, du, df).
- * Decisions (POLICY.md §2): touch = write_content (opening the file,
+ * Decisions (docs/box-policy.5.md): touch = write_content (opening the file,
  * created if missing; a directory: write_content of its times); ln = the
  * destination's read_metadata (is it a directory?), then a hard link's
  * read_content + write_content or a symlink's read_content (target) +

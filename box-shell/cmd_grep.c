@@ -1,5 +1,5 @@
 /*
- * cmd_grep.c — box-shell's own grep (issue 12 item 2): BRE/ERE through
+ * cmd_grep.c — box-shell's own grep: BRE/ERE through
  * POSIX regcomp (glibc's, with its GNU extensions \| \+ \? \w \b \< \>),
  * fixed strings (-F), recursion (-r/-R) deciding each directory's entries
  * in batches (sh_fs_decide_entries_typed, read_content) before opening them, and

@@ -4,7 +4,7 @@
  * uses after a copy across file systems.
  * Decisions: `rm FILE` one remove_file (no stat first); `rm -r X` read_metadata
  * on X, then for a directory enumerate, each entry its own remove_file or
- * remove_dir (a recursive delete is one decision per entry, POLICY.md §2;
+ * remove_dir (a recursive delete is one decision per entry, docs/box-policy.5.md;
  * the files' removals decided in batches of up to 256 before any is removed;
  * entry types come from readdir, or a read_metadata each where the file
  * system gives none), the directory's remove_dir last.

@@ -1,5 +1,5 @@
 /*
- * cmd_sed.c — box-shell's own sed (issue 12 item 2), GNU sed 4.9's language
+ * cmd_sed.c — box-shell's own sed, GNU sed 4.9's language
  * for what agents use: addresses (N, $, /re/ and \%re% with I/M, first~step,
  * 0,/re/, addr,+N, addr,~N, !), ranges, blocks, s (flags g p N i I m M w),
  * p d D n N P q Q a i c y = l h H g G x b t T : r w and comments; options

@@ -1,5 +1,5 @@
 /*
- * cmd_sort.c — box-shell's own sort (issue 12 item 2), GNU sort's C-locale
+ * cmd_sort.c — box-shell's own sort, GNU sort's C-locale
  * ordering: -b -d -f -g -h -n -V -r keys (-k POS1[,POS2] with per-key
  * modifiers), -t, -s, -u, -c/-C, -o (written after all input was read, so
  * it may name an input), -z; a stable merge sort whose last resort is the

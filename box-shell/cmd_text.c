@@ -1,5 +1,5 @@
 /*
- * cmd_text.c — box-shell's own text commands (issue 12 item 2), the table
+ * cmd_text.c — box-shell's own text commands, the table
  * sh_text_commands[] and the small ones: cat head tail wc tee tac basename
  * dirname seq. The bigger ones live in cmd_grep.c, cmd_sed.c, cmd_sort.c,
  * cmd_diff.c, cmd_cols.c (cut paste tr comm join uniq nl split) and

@@ -1,5 +1,5 @@
 /*
- * daemon.h — the in-box box-shell daemon (issue 13 item 2; DESIGN.md §2,
+ * daemon.h — the in-box box-shell daemon (docs/design.md,
  * §5; docs/box-shell.md "daemon"), shared by its parts:
  *   main.c            start-up and the main process: the event loop, the
  *                     sessions, the relay of spawns to boxd, signals, timeouts
@@ -49,7 +49,7 @@
  * ends the session: a child that finds it there at exit leaves ShellExit
  * to main (status 124). Nothing else reads the socket.
  *
- * The door: fd 4, shell.sock's listening socket (non-blocking), is shared
+ * The door: fd 5, shell.sock's listening socket (non-blocking), is shared
  * by main, the zygote and the spare. While a spare waits, the spare answers
  * it (poll, accept4) and main does not watch it: a session then starts with
  * one wake-up (the alias's connect wakes the spare) instead of two (main,
@@ -70,9 +70,7 @@
 #include "decide.h"
 #include "shell.pb-c.h"
 
-#define SHD_FD_BOXD    3
-#define SHD_FD_LISTEN  4
-#define SHD_FD_POLICYD 5
+#include "daemon_fds.h" /* DAEMON_FD_BOXD, DAEMON_FD_POLICYD, DAEMON_FD_LISTEN */
 
 /* A session process keeps its own fds at or above this (scripts redirect 3-9). */
 #define SHD_FD_PRIVATE_MIN 100

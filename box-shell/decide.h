@@ -1,9 +1,9 @@
 /*
- * decide.h — how the shell asks for decisions (POLICY.md §1-§2, §5).
+ * decide.h — how the shell asks for decisions (docs/box-policy.5.md).
  *
- * One interface, two back ends: box-sh (standalone, issue 12) decides in
+ * One interface, two back ends: box-sh (standalone) decides in
  * process with libboxpolicy (temporal rules included) and may write each
- * decision as a decisions.jsonl line; the in-box box-shell daemon (issue 13)
+ * decision as a decisions.jsonl line; the in-box box-shell daemon
  * asks box-policyd over its channel and never links the engine. The
  * interpreter and the commands see only this header.
  *
@@ -27,7 +27,7 @@ struct sh_decider;
 
 enum sh_fs_action { SH_FS_READ, SH_FS_WRITE, SH_FS_DELETE, SH_FS_MOVE };
 
-/* The operation enums of POLICY.md §2, by action. */
+/* The operation enums of docs/box-policy.5.md, by action. */
 enum sh_fs_op {
 	/* fs:read */
 	SH_OP_READ_CONTENT, SH_OP_READ_METADATA, SH_OP_ENUMERATE, SH_OP_READ_LINK,
@@ -49,7 +49,7 @@ struct sh_verdict {
 void sh_verdict_clear(struct sh_verdict *v);
 
 /* One fs request: `path` is canonical and absolute (the decider spells it
- * with "~/" under the owner's home, POLICY.md §2). */
+ * with "~/" under the owner's home, docs/box-policy.5.md). */
 struct sh_fs_request {
 	enum sh_fs_action action;
 	enum sh_fs_op op;
@@ -66,7 +66,7 @@ struct sh_exec_request {
 };
 
 int sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_verdict *out);
-/* shell:spawn (POLICY.md §2): before a host program starts, the shell:exec
+/* shell:spawn (docs/box-policy.5.md): before a host program starts, the shell:exec
  * fields plus program_path, the canonical path of the binary (box-sh runs it
  * as a plain child process; the caller raises fs:read exec on program_path
  * first). Added by shcore; implemented by decide_local.c (shdecide). */

@@ -1,7 +1,7 @@
 /*
- * decide_local.c — box-sh's in-process back end of decide.h (issue 12 item
- * 6): the policy is loaded and validated with libboxpolicy, and every
- * request is decided observe-then-decide (POLICY.md §1) through a temporal
+ * decide_local.c — box-sh's in-process back end of decide.h: the
+ * policy is loaded and validated with libboxpolicy, and every
+ * request is decided observe-then-decide (docs/box-policy.5.md) through a temporal
  * monitor held in memory, exactly as `boxctl policy eval` and box-policyd do:
  * the request becomes a history event stamped with the decider's clock
  * (never going backwards), then it is evaluated, so a rule such as "at most
@@ -9,11 +9,11 @@
  * become response/error events. A policy without temporal terms needs no
  * monitor and keeps no events.
  *
- * Spellings (POLICY.md §2): path, program_path and cwd are given canonical
+ * Spellings (docs/box-policy.5.md): path, program_path and cwd are given canonical
  * and absolute; under the owner's home they are written "~/rel" ("~" for the
  * home itself). Messages are libboxpolicy's (§5). With decisions_fd >= 0
  * each decision and each recorded outcome is one decisions.jsonl line
- * (spec/CLI.md, source "box-shell", box and id empty: box-sh is no box).
+ * (docs/boxctl.1.md, source "box-shell", box and id empty: box-sh is no box).
  *
  * Cheap on purpose (a `while [ … ]` loop decides every `[`): the request,
  * decision and event objects are reused, the scratch strings grow once, a

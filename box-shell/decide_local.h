@@ -1,6 +1,6 @@
 /*
- * decide_local.h — box-sh's in-process back end of decide.h (issue 12 item
- * 6): libboxpolicy evaluates each request, temporal rules included, and a
+ * decide_local.h — box-sh's in-process back end of decide.h:
+ * libboxpolicy evaluates each request, temporal rules included, and a
  * decisions.jsonl line is written per decision when decisions_fd >= 0.
  * Implemented by decide_local.c (helper shdecide); main_sh.c codes against
  * exactly these two functions.

@@ -1,6 +1,6 @@
 /*
  * decide_policyd.c — the in-box box-shell daemon's back end of decide.h
- * (issue 13 item 5): every request goes to box-policyd over a
+ *: every request goes to box-policyd over a
  * SOCK_SEQPACKET channel of this process's own (proto/policy.proto, role
  * peer), a batch as one DecideBatchRequest, an outcome as a RecordRequest.
  * box-policyd observes, decides, keeps the one history of the box and
@@ -22,7 +22,7 @@
  * sh_decider_forked; an atfork handler tells, with no getpid() per request)
  * attaches one before its next request.
  *
- * The input fields and their spellings are decide_local.c's, as POLICY.md
+ * The input fields and their spellings are decide_local.c's, as docs/box-policy.5.md
  * §2 says: fs:* {path, operation}; shell:exec {command, program, arg1?,
  * arg2?, arg_count, cwd}; shell:spawn adds program_path; paths canonical,
  * "~/rel" under the owner's home; shell:spawn of a program a [tool.NAME]

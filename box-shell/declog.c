@@ -1,7 +1,7 @@
 /*
  * declog.c — decisions.jsonl lines for box-sh (declog.h).
  *
- * Key order (spec/CLI.md): time time_ns box id action resource verdict cause
+ * Key order (docs/boxctl.1.md): time time_ns box id action resource verdict cause
  * rules message source input, and for outcomes time time_ns box id record
  * action input output source. Escapes as jansson writes them (\" \\ \b \f
  * \n \r \t, \u00XX upper case for other control characters, the rest raw),

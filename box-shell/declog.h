@@ -1,7 +1,7 @@
 /*
- * declog.h — box-sh's decisions.jsonl lines (spec/CLI.md "Decision log"):
+ * declog.h — box-sh's decisions.jsonl lines (docs/boxctl.1.md "Decision log"):
  * one line per decision and one per recorded outcome, in the key order of
- * CLI.md, with "source":"box-shell", "time" (RFC 3339 UTC, milliseconds)
+ * docs/boxctl.1.md, with "source":"box-shell", "time" (RFC 3339 UTC, milliseconds)
  * and "time_ns" (the decider's clock, as temporal windows see it).
  *
  * Lines are built straight into one growing buffer (a decision is made for

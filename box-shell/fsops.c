@@ -1,8 +1,8 @@
 /*
  * fsops.c — every file operation of the shell and its commands, decided
- * before it happens (fsops.h; POLICY.md §2; issue 12 item 3).
+ * before it happens (fsops.h; docs/box-policy.5.md).
  *
- * Each operation: canonicalize (sh_fs_canon), decide the legs POLICY.md §2
+ * Each operation: canonicalize (sh_fs_canon), decide the legs docs/box-policy.5.md
  * names in order (all must permit; the first deny stops), then act on
  * exactly the decided path: the file, or the parent directory of an entry,
  * is opened with openat2(root, rel, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -1491,7 +1491,7 @@ int
 sh_fs_chmod(struct sh_fs *fs, const char *path, mode_t mode, bool follow)
 {
 	if (mode & (S_ISUID | S_ISGID))
-		return -EPERM; /* never setuid/setgid (issue 12 item 2): the caller says why */
+		return -EPERM; /* never setuid/setgid: the caller says why */
 	struct op o = { .kind = OP_CHMOD, .path = path, .mode = mode & 07777, .follow = follow,
 			.entry = !follow };
 	return run_op(fs, &o);
@@ -1528,7 +1528,7 @@ sh_fs_batch_forget(void)
 static bool
 entry_op(enum sh_fs_op op)
 {
-	/* Operations on the entry itself (POLICY.md §2); read_metadata as lstat (ls -l, find). */
+	/* Operations on the entry itself (docs/box-policy.5.md); read_metadata as lstat (ls -l, find). */
 	return op == SH_OP_REMOVE_FILE || op == SH_OP_REMOVE_DIR || op == SH_OP_RENAME ||
 	       op == SH_OP_READ_LINK || op == SH_OP_SYMLINK || op == SH_OP_READ_METADATA;
 }

@@ -1,6 +1,6 @@
 /*
  * fsops.h — every file operation the shell and its own commands make, each
- * decided before it happens (POLICY.md §2; issue 12 item 3).
+ * decided before it happens (docs/box-policy.5.md).
  *
  * A path is canonicalized (symlinks resolved; for an operation on a
  * directory entry itself every component but the last), decided, then
@@ -144,7 +144,7 @@ int sh_fs_mkdir(struct sh_fs *fs, const char *path, mode_t mode);               
 int sh_fs_unlink(struct sh_fs *fs, const char *path);                            /* remove_file */
 int sh_fs_rmdir(struct sh_fs *fs, const char *path);                             /* remove_dir */
 /* rename: fs:read (source, read_content), fs:move source, fs:move destination,
- * fs:delete destination when it exists — all must permit (POLICY.md §2). */
+ * fs:delete destination when it exists — all must permit (docs/box-policy.5.md). */
 int sh_fs_rename(struct sh_fs *fs, const char *from, const char *to);
 /* hard link: fs:read source read_content + fs:write destination write_content. */
 int sh_fs_link(struct sh_fs *fs, const char *from, const char *to);
@@ -152,7 +152,7 @@ int sh_fs_link(struct sh_fs *fs, const char *from, const char *to);
 int sh_fs_symlink(struct sh_fs *fs, const char *target, const char *linkpath);
 /* chmod (never setuid/setgid: -EPERM, the caller says why); follow=false: chmod -h. */
 int sh_fs_chmod(struct sh_fs *fs, const char *path, mode_t mode, bool follow);
-/* touch of an existing file: write_content (POLICY.md §2). times NULL = now. */
+/* touch of an existing file: write_content (docs/box-policy.5.md). times NULL = now. */
 int sh_fs_utimens(struct sh_fs *fs, const char *path, const struct timespec times[2], bool follow);
 int sh_fs_truncate(struct sh_fs *fs, const char *path, off_t len);               /* write_content */
 

@@ -1,6 +1,6 @@
 /*
- * host_boxd.c — the box-shell daemon's host-program back end (sh->host_run,
- * issue 13 items 3-4; docs/box-shell.md "host programs").
+ * host_boxd.c — the box-shell daemon's host-program back end (sh->host_run;
+ * docs/box-shell.md "host programs").
  *
  * The interpreter calls it for a program found on PATH once fs:read (exec)
  * and shell:spawn permitted it. The sandbox is chosen here, by the tables

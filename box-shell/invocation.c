@@ -7,8 +7,8 @@
  * the script's status, which the main process sends as ShellExit (the
  * spare's session: this process, on the connection it accepted).
  *
- * What it gets (DESIGN.md §5): the caller's cwd (the fd main opened) and
- * environment, filtered: CONFIG.md's reserved names are removed (loader and
+ * What it gets (docs/design.md): the caller's cwd (the fd main opened) and
+ * environment, filtered: docs/box.ini.5.md's reserved names are removed (loader and
  * interpreter hooks LD_* PYTHON* NODE_OPTIONS BASH_ENV ENV PERL5LIB PERL5OPT
  * RUBYOPT JAVA_TOOL_OPTIONS _JAVA_OPTIONS GCONV_PATH LOCPATH; the proxy and
  * CA variables; PWD USER BOX_*), then box's own are set: PWD = the cwd,
@@ -757,8 +757,8 @@ shd_spare_run(int ctl_fd)
 	inv.decider_err = sh_decider_policyd_new(-1, ctl_fd, shd_box.init->home, &inv.decider);
 	inv.root_fd = root_open();
 	/* The door, away from the fds scripts redirect (daemon.h). */
-	int door = fd_dup_cloexec(SHD_FD_LISTEN, SHD_FD_PRIVATE_MIN);
-	close(SHD_FD_LISTEN);
+	int door = fd_dup_cloexec(DAEMON_FD_LISTEN, SHD_FD_PRIVATE_MIN);
+	close(DAEMON_FD_LISTEN);
 	if (door < 0)
 		_exit(125); /* main sees it exit, and answers the door itself */
 	prefault_now();

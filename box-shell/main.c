@@ -1,9 +1,10 @@
 /*
- * main.c — box-shell, the in-box shell daemon (issue 13 item 2; DESIGN.md
+ * main.c — box-shell, the in-box shell daemon (docs/design.md
  * §2, §5; docs/box-shell.md "daemon").
  *
  *   box-shell  (started by boxd through the trampoline: fd 3 = boxd's control
- *              channel, 4 = the listening shell.sock, 5 = its box-policyd channel)
+ *              channel, 4 = its box-policyd channel, 5 = the listening shell.sock;
+ *              common/daemon_fds.h)
  *
  * main() is the start-up, one named step a line: arguments -> the fds
  * checked -> the ids it runs as, capabilities and no_new_privs dropped
@@ -12,7 +13,7 @@
  * event loop, the signals, RLIMIT_NOFILE) -> its seccomp allow-list
  * (daemon_seccomp.c: no execve, ever) -> ShellReady -> the loop.
  *
- * The loop (this file): a connection on fd 4, the door, is one session
+ * The loop (this file): a connection on fd 5, the door, is one session
  * (box_proto_session, the alias in role alias). While a spare waits — the
  * next invocation child, forked ahead by the zygote (zygote.c) — the spare
  * answers the door itself (invocation.c) and hands main the connection once
@@ -31,7 +32,7 @@
  * which reports it): ShellExit (status, 128+signal), which a child that
  * took its session at the door sends itself. What cannot be served
  * (too many sessions, an unreachable cwd, fork failing): ShellDenied.
- * boxd closing fd 3 ends box-shell (exit 0), box-policyd's fd 5 hanging up
+ * boxd closing fd 3 ends box-shell (exit 0), box-policyd's fd 4 hanging up
  * too (exit 1): a box-shell without policy must not serve; the zygote
  * dying too (exit 1): no session's end could be told; every session's
  * processes are killed first (their aliases see the connection close
@@ -59,6 +60,7 @@
 
 #include "cleanup.h"
 #include "daemon.h"
+#include "daemon_start.h"
 #include "fdutil.h"
 #include "ipc.h"
 #include "ipc_event.h"
@@ -994,7 +996,7 @@ spare_make(void)
 			return;
 		}
 		if (pid == 0)
-			shd_spare_run(shd_child_begin(sv[1], SHD_FD_LISTEN));
+			shd_spare_run(shd_child_begin(sv[1], DAEMON_FD_LISTEN));
 		close(sv[1]);
 		(void)setpgid(pid, pid);
 		M.spare_pid = pid;
@@ -1297,7 +1299,7 @@ zygote_start(void)
 		return;
 	}
 	if (pid == 0)
-		shd_zygote_run(shd_child_begin(sv[1], SHD_FD_LISTEN));
+		shd_zygote_run(shd_child_begin(sv[1], DAEMON_FD_LISTEN));
 	close(sv[1]);
 	M.zyg_pid = pid;
 	M.zyg_fd = sv[0];
@@ -1339,30 +1341,27 @@ start_fail(struct box_ipc_chan *chan, uint64_t rid, const char *fmt, ...)
 	exit(1);
 }
 
-/* Step 1: fd 3 boxd's channel, fd 4 the listening shell.sock, fd 5 box-policyd's. */
+/* Step 1: fd 3 boxd's channel, fd 4 box-policyd's, fd 5 the listening shell.sock. */
 static void
 channels_check(void)
 {
-	if (!fd_is_seqpacket(SHD_FD_BOXD))
-		fatalx("fd %d is not boxd's SOCK_SEQPACKET channel (box-shell is started by boxd)",
-		       SHD_FD_BOXD);
-	if (!fd_is_seqpacket(SHD_FD_LISTEN) || !fd_is_listening(SHD_FD_LISTEN))
-		fatalx("fd %d is not the listening SOCK_SEQPACKET shell.sock", SHD_FD_LISTEN);
-	if (!fd_is_seqpacket(SHD_FD_POLICYD))
-		fatalx("fd %d is not box-policyd's SOCK_SEQPACKET channel", SHD_FD_POLICYD);
-	for (int fd = SHD_FD_BOXD; fd <= SHD_FD_POLICYD; fd++)
-		if (fd_set_cloexec(fd, true) < 0)
-			fatal(-errno, "Cannot set CLOEXEC on fd %d", fd);
-	signal(SIGPIPE, SIG_IGN);
+	static const struct daemon_fd_want want[] = {
+		{ DAEMON_FD_BOXD, DAEMON_FD_CHANNEL, "boxd's SOCK_SEQPACKET channel" },
+		{ DAEMON_FD_POLICYD, DAEMON_FD_CHANNEL, "box-policyd's SOCK_SEQPACKET channel" },
+		{ DAEMON_FD_LISTEN, DAEMON_FD_LISTENER, "the listening SOCK_SEQPACKET shell.sock" },
+	};
+	size_t bad = 0;
+	int r = daemon_fds_take(want, sizeof(want) / sizeof(want[0]), NULL, &bad);
+	if (r < 0)
+		fatal(r, "fd %d is not %s (started by boxd)", want[bad].fd, want[bad].what);
 }
 
 /* Step 2: the ids it runs as (boxd chose them), then no capabilities, no_new_privs. */
 static void
 privileges_lock_down(void)
 {
-	struct privdrop pd = { .uid = getuid(), .gid = getgid() };
 	const char *failed = NULL;
-	int r = privdrop_apply(&pd, &failed);
+	int r = daemon_lock_down(getuid(), getgid(), &failed);
 	if (r < 0)
 		fatal(r, "Cannot lock down privileges (%s)", failed ? failed : "?");
 }
@@ -1371,8 +1370,8 @@ privileges_lock_down(void)
 static bool
 init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
 {
-	int r = box_ipc_recv_wait(chan, m, SHD_INIT_TIMEOUT_MS);
-	if (r == -ECONNRESET)
+	int r = daemon_init_receive(chan, m, SHD_INIT_TIMEOUT_MS);
+	if (r == 0)
 		return false;
 	if (r < 0)
 		fatal(r, "No valid ShellInit from boxd");
@@ -1445,21 +1444,21 @@ ready_send(struct box_ipc_chan *chan, uint64_t rid)
 static void
 channels_watch(void)
 {
-	M.boxd = box_ipc_event_new(M.base, SHD_FD_BOXD, &box_proto_shell, BOX_SHELL_ROLE_BOXD,
+	M.boxd = box_ipc_event_new(M.base, DAEMON_FD_BOXD, &box_proto_shell, BOX_SHELL_ROLE_BOXD,
 				   on_boxd_msg, on_boxd_close, NULL);
 	if (!M.boxd || box_ipc_chan_set_state(box_ipc_event_chan(M.boxd), BOX_SHELL_SERVING) < 0)
 		fatal(-errno, "Cannot watch the boxd channel");
-	/* fd 5 carries only attaches up; anything that comes down is a protocol error. */
-	M.policyd = box_ipc_event_new(M.base, SHD_FD_POLICYD, &box_proto_policy,
+	/* fd 4 carries only attaches up; anything that comes down is a protocol error. */
+	M.policyd = box_ipc_event_new(M.base, DAEMON_FD_POLICYD, &box_proto_policy,
 				      BOX_POLICY_ROLE_POLICYD, on_policyd_msg, on_policyd_close,
 				      NULL);
 	if (!M.policyd ||
 	    box_ipc_chan_set_state(box_ipc_event_chan(M.policyd), BOX_POLICY_READY) < 0 ||
 	    box_ipc_chan_allow(box_ipc_event_chan(M.policyd), NULL, 0) < 0)
 		fatal(-errno, "Cannot watch the box-policyd channel");
-	if (fd_set_nonblock(SHD_FD_LISTEN, true) < 0)
+	if (fd_set_nonblock(DAEMON_FD_LISTEN, true) < 0)
 		fatal(-errno, "Cannot make shell.sock non-blocking");
-	M.accept_ev = event_new(M.base, SHD_FD_LISTEN, EV_READ | EV_PERSIST, on_accept, NULL);
+	M.accept_ev = event_new(M.base, DAEMON_FD_LISTEN, EV_READ | EV_PERSIST, on_accept, NULL);
 	if (!M.accept_ev || event_add(M.accept_ev, NULL) < 0)
 		fatalx("Cannot watch shell.sock");
 	zygote_start();
@@ -1479,7 +1478,7 @@ main(int argc, char **argv)
 	channels_check();
 	privileges_lock_down();
 	struct box_ipc_chan *chan =
-	    box_ipc_chan_new(SHD_FD_BOXD, &box_proto_shell, BOX_SHELL_ROLE_BOXD);
+	    box_ipc_chan_new(DAEMON_FD_BOXD, &box_proto_shell, BOX_SHELL_ROLE_BOXD);
 	if (!chan)
 		fatal(-ENOMEM, "Cannot allocate the boxd channel");
 	if (!init_receive(chan, &m))

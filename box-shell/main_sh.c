@@ -1,5 +1,5 @@
 /*
- * main_sh.c — box-sh, the standalone shell (issue 12 item 6):
+ * main_sh.c — box-sh, the standalone shell:
  *
  *   box-sh --policy FILE [--home DIR] [--decisions OUT.jsonl]
  *          [--command-timeout DUR] [-euxC] [-o OPT]

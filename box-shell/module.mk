@@ -1,7 +1,7 @@
-# box-shell/ — the shell interpreter and its own commands (issue 12; DESIGN.md
+# box-shell/ — the shell interpreter and its own commands (docs/design.md
 # §2, §5). Everything but the programs' mains goes into libshell.a: box-sh
 # (standalone, decides in process with libboxpolicy: main_sh.c) links it with
-# libboxpolicy; the in-box box-shell daemon (issue 13: main.c and the files of
+# libboxpolicy; the in-box box-shell daemon (main.c and the files of
 # daemon.h) links it without the engine (decide_policyd.c asks box-policyd).
 # decide_local.c is box-sh's back end of decide.h and is not part of
 # libshell.a; neither are the daemon's files.

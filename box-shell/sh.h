@@ -1,5 +1,5 @@
 /*
- * sh.h — the interpreter's internals (issue 12 items 1-2): the syntax tree
+ * sh.h — the interpreter's internals: the syntax tree
  * (parse.c), the shell state (vars.c), expansion (expand.c, arith.c,
  * pattern.c), execution (exec.c, redir.c) and the builtins (builtins.c).
  *
@@ -149,7 +149,7 @@ bool is_name(const char *s, size_t n);
 enum {
 	V_EXPORT = 1, V_READONLY = 2, V_ARRAY = 4, V_INTEGER = 8, V_UNSET_PLACEHOLDER = 16,
 	/* set by this invocation (not inherited): what a tool's environment may
-	 * take (DESIGN.md §5) */
+	 * take (docs/design.md) */
 	V_ASSIGNED = 32,
 	V_ASSOC = 64, /* an associative array (declare -A): as, never arr/val */
 };

@@ -1,5 +1,5 @@
 /*
- * wrappers.c — command wrappers and nested shells (issue 12 item 2):
+ * wrappers.c — command wrappers and nested shells:
  * env timeout nice nohup time stdbuf xargs, each decided as a simple
  * command by the caller, whose child command is run through exec_argv and
  * so decided as its own simple command; and `sh bash dash -c|-s|FILE`,

@@ -13,7 +13,7 @@
  *
  * On its socket with main (a SOCK_SEQPACKET socketpair, fd SHD_FD_PRIVATE_MIN
  * or above; nothing else open but 0-2 and the door, shell.sock's listening
- * socket at SHD_FD_LISTEN, which it never answers: its spares do):
+ * socket at DAEMON_FD_LISTEN, which it never answers: its spares do):
  *   main -> zygote  "F" + one fd (SCM_RIGHTS): fork a spare whose control
  *                   socket is that fd (main holds the other end; the spare's
  *                   first packet there, its policyd channel, carries its pid)
@@ -120,7 +120,7 @@ shd_zygote_run(int fd)
 			/* The spare: the zygote's mask and handler are not its own. */
 			(void)signal(SIGCHLD, SIG_DFL);
 			sigprocmask(SIG_UNBLOCK, &chld, NULL);
-			shd_spare_run(shd_child_begin(ctl, SHD_FD_LISTEN));
+			shd_spare_run(shd_child_begin(ctl, DAEMON_FD_LISTEN));
 		}
 		/* A failed fork: main's spare socket sees the end of file and main forks itself. */
 		close(ctl);

@@ -1,5 +1,5 @@
 /*
- * landlock.c — step 5: Landlock on the finished view (SANDBOX.md §5).
+ * landlock.c — step 5: Landlock on the finished view (docs/sandbox.md).
  *
  * box-shell (SANDBOX_SHELL) gets the agent's rights and READ_FILE|EXECUTE on
  * its own binary; only a tool gets EXECUTE on its grants. EXECUTE on the
@@ -16,7 +16,7 @@
  * Handled: every filesystem right of the running ABI (capped at 7); ABI >= 6
  * also scopes abstract unix sockets and signals to the sandbox. No network
  * rules: the box has its own network namespace. Rights per path are the
- * table of SANDBOX.md §5; `deny` entries get none (their masks do the work).
+ * table of docs/sandbox.md; `deny` entries get none (their masks do the work).
  * Paths are opened in the view after pivot_root, without following
  * symlinks; a path the view lacks (an optional runtime file) is skipped.
  * Trusts: the validated plan and the view mount.c built.

@@ -1,6 +1,6 @@
 /*
  * memfd.c — vm.memfd_noexec = 2 for a box its owner cannot set it for
- * (SANDBOX.md; box.ini(5) exec_system).
+ * (docs/sandbox.md; box.ini(5) exec_system).
  *
  * The sysctl is per PID namespace and is written by a process of that
  * namespace that is uid 0 of the initial user namespace: PID 1 of a box

@@ -1,4 +1,4 @@
-# box-trampoline/ — builds every sandbox from boxd's plan (spec/SANDBOX.md).
+# box-trampoline/ — builds every sandbox from boxd's plan (docs/sandbox.md).
 # Links only common/, proto/ (+ libprotobuf-c), libseccomp and libcap.
 TRAMPOLINE_SRCS := $(wildcard box-trampoline/*.c)
 TRAMPOLINE_OBJS := $(TRAMPOLINE_SRCS:%.c=$(BUILD)/%.o)

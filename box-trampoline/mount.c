@@ -1,5 +1,5 @@
 /*
- * mount.c — step 4, the mount view (SANDBOX.md §4), built by PID 1.
+ * mount.c — step 4, the mount view (docs/sandbox.md), built by PID 1.
  *
  * A tmpfs becomes the root first (old root at /oldroot, as bubblewrap does),
  * a second tmpfs at /newroot receives the view: the system runtime, /etc
@@ -480,7 +480,7 @@ bind_runtime(struct view *vw, const char *src_path, const char *view_path, uint6
 		tramp_fail(t, STEP_MOUNT, -r, "%s: bind", view_path);
 }
 
-/* /run/box: aliases, sockets, the CA certificate (SANDBOX.md §4). */
+/* /run/box: aliases, sockets, the CA certificate (docs/sandbox.md). */
 static void
 build_run_box(struct view *vw)
 {

@@ -1,6 +1,6 @@
 /*
  * seccomp.c — step 11: the workload's seccomp filters, installed last,
- * just before execve (SANDBOX.md §11).
+ * just before execve (docs/sandbox.md).
  *
  * libseccomp, default allow, foreign architectures killed. libseccomp 2.5.4
  * refuses allow rules in a default-allow filter and two comparisons on one

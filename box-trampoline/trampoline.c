@@ -1,7 +1,7 @@
 /*
  * trampoline.c — box-trampoline: builds one sandbox from the plan boxd
- * sends on fd 3, reporting on fd 4 (spec/SANDBOX.md). Straight-line, in the
- * order of SANDBOX.md; each step lives in its own file and either succeeds
+ * sends on fd 3, reporting on fd 4 (docs/sandbox.md). Straight-line, in the
+ * order of docs/sandbox.md; each step lives in its own file and either succeeds
  * or reports `sandbox setup failed at <step>: <reason>` and exits 1.
  *
  *   plan            fd 3: one packet, capped, no fds, decoded and validated

@@ -30,7 +30,7 @@
 #define TRAMP_PASS_FD_TARGET 3
 #define TRAMP_STATUS_FD_MOVED (TRAMP_PASS_FD_FIRST + TRAMP_PASS_FDS_MAX)
 
-/* Step names (SANDBOX.md: the bold words, lowercased). */
+/* Step names (docs/sandbox.md: the bold words, lowercased). */
 #define STEP_PLAN "plan"
 #define STEP_CREDENTIALS "credentials"
 #define STEP_PID1 "pid 1"

@@ -1,5 +1,5 @@
 /*
- * view.c — the mount view's entry list (SANDBOX.md §4), from the plan alone.
+ * view.c — the mount view's entry list (docs/sandbox.md), from the plan alone.
  *
  * The system runtime and /etc files, the box-managed /tmp /var/tmp HOME (or
  * private tmpfs for a tool), every grant with its flags, every mask, and the
@@ -7,7 +7,7 @@
  * cannot be renamed away; exec entries keep the read-only or read-write state
  * of their grant; box-shell's binary (workload_bin) is bound read-only and
  * exec-capable at its host path, on top of whatever else shows that path.
- * box-shell gets exactly the agent's view otherwise (DESIGN.md §5).
+ * box-shell gets exactly the agent's view otherwise (docs/design.md).
  * mount.c mounts the list in order. No system call here.
  * Trusts: the validated plan.
  */

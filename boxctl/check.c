@@ -2,7 +2,7 @@
  * check.c — `boxctl check [-c box.ini]`: load the config, print it normalized.
  *
  * Exit 0 and the normalized config on stdout when box.ini loads; every
- * refusal on stderr, one line each, and exit 2 when it does not (CLI.md).
+ * refusal on stderr, one line each, and exit 2 when it does not (docs/boxctl.1.md).
  * Runs as the caller and reads only what the caller can read.
  * Trusts: nothing in box.ini; the caller's environment for XDG_* and env://
  * secrets (a secret is read to check it is set, never printed) — never its
@@ -47,7 +47,7 @@ service_answers(void)
 	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
 }
 
-/* Print every diagnostic of SEVERITY in the CLI.md policy format. */
+/* Print every diagnostic of SEVERITY in the docs/boxctl.1.md policy format. */
 static void
 print_policy_diags(const char *file, const struct bp_diags *d, enum bp_severity want)
 {

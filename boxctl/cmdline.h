@@ -1,5 +1,5 @@
 /*
- * cmdline.h — the `command` argv syntax of box.ini (CONFIG.md) and its re-quoting.
+ * cmdline.h — the `command` argv syntax of box.ini (docs/box.ini.5.md) and its re-quoting.
  *
  * Words are split on blanks (space, tab); "…" and '…' group; a backslash
  * escapes the next character inside "…" and outside quotes (inside '…' it is

@@ -1,6 +1,6 @@
 /*
  * commands.h — boxctl's subcommands. Each returns boxctl's exit status
- * (CLI.md: 0 ok, 1 runtime failure, 2 usage or load refusal).
+ * (docs/boxctl.1.md: 0 ok, 1 runtime failure, 2 usage or load refusal).
  */
 #ifndef BOXCTL_COMMANDS_H
 #define BOXCTL_COMMANDS_H

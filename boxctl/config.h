@@ -1,8 +1,8 @@
 /*
- * config.h — box.ini (spec/CONFIG.md): load, validate, print.
+ * config.h — box.ini (docs/box.ini.5.md): load, validate, print.
  *
  * box_config_load() reads box.ini as the calling user, parses it with inih,
- * checks every rule of CONFIG.md (spelling, values, the file system as the
+ * checks every rule of docs/box.ini.5.md (spelling, values, the file system as the
  * caller sees it, secrets) and either returns a struct box_config or the
  * complete list of refusals, each naming file, line, section and key.
  * Files box itself needs (the policy, upstream_ca, hosts_file, file://
@@ -321,7 +321,7 @@ struct box_config {
 	char *abs_path;       /* canonical path of box.ini (masked in every view) */
 	uid_t caller_uid;
 	bool service;         /* state_dir resolved for the service boxd */
-	char *runtime_base;   /* BASE of CLI.md (runtime dirs live in BASE/ID) */
+	char *runtime_base;   /* BASE of docs/boxctl.1.md (runtime dirs live in BASE/ID) */
 
 	struct box_box box;
 	struct box_agent agent;
@@ -350,7 +350,7 @@ struct box_config_errors {
 };
 
 void box_config_errors_clear(struct box_config_errors *errs);
-/* One line each: "boxctl: FILE:LINE: [SECTION] KEY: MESSAGE" (CLI.md). */
+/* One line each: "boxctl: FILE:LINE: [SECTION] KEY: MESSAGE" (docs/boxctl.1.md). */
 void box_config_errors_print(FILE *f, const struct box_config_errors *errs);
 
 /* ---- loading ---- */
@@ -395,7 +395,7 @@ int box_config_parse_buffer(const char *name, const char *data, size_t len,
 void box_config_free(struct box_config *cfg);
 
 /*
- * The normalized config as canonical INI (CLI.md `check`): fixed section
+ * The normalized config as canonical INI (docs/boxctl.1.md `check`): fixed section
  * order, effective values, ~ expanded, sizes in bytes, durations in ms,
  * command re-quoted, secrets by reference only. Ends before the policy line.
  */

@@ -7,7 +7,7 @@
  * database; the cgroup controllers and the Landlock ABI (common/hostprobe).
  * config_rules.c reaches all of it through config_host_caller.
  * Race: what is checked here can change before boxd builds the box; boxd
- * and box-recheck check again as the owner (CONFIG.md).
+ * and box-recheck check again as the owner (docs/box.ini.5.md).
  * Trusts: the caller's identity (getuid), the passwd database, the kernel's
  * answers; nothing in box.ini or in the files it names.
  */
@@ -113,7 +113,7 @@ read_user_file(struct ctx *c, const char *path, size_t max, bool secret, char **
 
 
 /*
- * CONFIG.md: a deny mask hides a path, not an inode, so a denied file with
+ * docs/box.ini.5.md: a deny mask hides a path, not an inode, so a denied file with
  * another name (st_nlink > 1), or a denied directory holding one, is refused.
  * A directory is walked within the load's bound (BOX_WALK_*): what lies
  * beyond a cut walk is not checked here (box-recheck walks it again).

@@ -1,5 +1,5 @@
 /*
- * config_parse.c — box.ini as bytes (spec/CONFIG.md): pre-scan, inih, keys,
+ * config_parse.c — box.ini as bytes (docs/box.ini.5.md): pre-scan, inih, keys,
  * value syntax, the order of the passes and the error list.
  *
  * Three passes. (1) A pre-scan classifies every line: over-long lines, NUL

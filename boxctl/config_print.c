@@ -1,5 +1,5 @@
 /*
- * config_print.c — the normalized box.ini that `boxctl check` prints (CLI.md).
+ * config_print.c — the normalized box.ini that `boxctl check` prints (docs/boxctl.1.md).
  *
  * Canonical INI: sections in a fixed order ([box], [agent], [agent.env],
  * [agent.filesystem], tools, egress, mcp, [gateway]; families sorted by

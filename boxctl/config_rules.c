@@ -1,5 +1,5 @@
 /*
- * config_rules.c — box.ini's section rules (spec/CONFIG.md): what each key
+ * config_rules.c — box.ini's section rules (docs/box.ini.5.md): what each key
  * of each section means and accepts, and the cross-section checks.
  *
  * Works on the raw sections config_parse.c made. Whatever needs the host
@@ -122,7 +122,7 @@ report_unknown(struct ctx *c, struct raw_section *s, const char *const *accepted
 
 
 /*
- * Check a path as written (CONFIG.md spelling rules) and expand ~ against
+ * Check a path as written (docs/box.ini.5.md spelling rules) and expand ~ against
  * the owner's home. `relative_base`: a relative spelling is joined to it
  * (the policy), else refused. Returns the absolute path or NULL (reported).
  */
@@ -225,7 +225,7 @@ own_add(struct own_path *v, size_t *n, size_t cap, char *path, const char *what)
 }
 
 /*
- * CONFIG.md [agent.filesystem]: box's own directories — any box's default
+ * docs/box.ini.5.md [agent.filesystem]: box's own directories — any box's default
  * state dir (the owner's state base, /var/lib/box), the runtime base, this
  * box's state_dir — may not be granted or lie under a grant (inside one they
  * are masked, boxd/plan.c); and no grant may contain a socket that drives

@@ -1,6 +1,6 @@
 /*
  * log.c — `boxctl log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T]
- * [--source D]`: a box's decisions (CLI.md).
+ * [--source D]`: a box's decisions (docs/boxctl.1.md).
  *
  * A running box first: the boxd that runs it (the service at $BOX_SOCKET,
  * else /run/box/boxd.sock, then this user's embedded boxds) answers a
@@ -154,7 +154,7 @@ show_line(struct logview *v, const char *line, size_t len)
 	}
 	json_t *o = json_loadb(line, len, 0, &je);
 	if (json_is_object(o) && json_object_get(o, "record")) {
-		/* An outcome line (CLI.md): not a decision; --json shows it unless filtered out. */
+		/* An outcome line (docs/boxctl.1.md): not a decision; --json shows it unless filtered out. */
 		if (v->json && line_matches(v, o)) {
 			fwrite(line, 1, len, stdout);
 			fputc('\n', stdout);

@@ -1,6 +1,6 @@
 /*
  * mcp.c — `boxctl mcp pins BOX` and `boxctl mcp accept BOX SERVER [TOOL]`
- * (CLI.md; the pins file's format in proto/mcp.proto, its rules in
+ * (docs/boxctl.1.md; the pins file's format in proto/mcp.proto, its rules in
  * box-mcpd/pins.h, whose pure module this links).
  *
  * The pins file STATE/mcp/pins.jsonl of a running box comes from the boxd

@@ -1,5 +1,5 @@
 /*
- * policy_cmd.c — `boxctl policy check` and `boxctl policy eval` (POLICY.md
+ * policy_cmd.c — `boxctl policy check` and `boxctl policy eval` (docs/box-policy.5.md
  * §6): validate a policy file, or decide JSON-line requests offline.
  *
  * Temporal policies (§4) are decided observe-then-decide through a monitor;
@@ -268,7 +268,7 @@ cmd_policy_check(int argc, char **argv)
 		fprintf(stderr, "boxctl: error: %s: %s\n", file, strerror(-r));
 		return BOXCTL_EXIT_FAILURE;
 	}
-	/* the one line of success (CLI.md): warnings, if any, went to stderr above */
+	/* the one line of success (docs/boxctl.1.md): warnings, if any, went to stderr above */
 	printf("%zu rule%s loaded\n", n_rules, n_rules == 1 ? "" : "s");
 	return BOXCTL_EXIT_OK;
 usage:
@@ -309,7 +309,7 @@ format_ns(int64_t ns, char *buf, size_t size)
 	snprintf(buf, size, "%s.%09ldZ", day, frac);
 }
 
-/* The explanation as JSON (POLICY.md §6, docs/boxctl.1.md "policy eval --explain"). */
+/* The explanation as JSON (docs/box-policy.5.md, docs/boxctl.1.md "policy eval --explain"). */
 static json_t *
 explain_json(const struct bp_explain *x)
 {

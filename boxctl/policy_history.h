@@ -1,5 +1,5 @@
 /*
- * policy_history.h — `boxctl policy eval --history F` (POLICY.md §6): replay
+ * policy_history.h — `boxctl policy eval --history F` (docs/box-policy.5.md): replay
  * lines in the eval input format into a temporal monitor before the input,
  * printing nothing, and the pieces the eval loop needs for temporal
  * policies: exact `at` times, request and outcome lines.

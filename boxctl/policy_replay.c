@@ -1,6 +1,6 @@
 /*
  * policy_replay.c — `boxctl policy replay [--home DIR] [--json] POLICY NAME|ID|LOG...`
- * (CLI.md, POLICY.md §6): re-decide every request of a box's decision log
+ * (docs/boxctl.1.md, docs/box-policy.5.md): re-decide every request of a box's decision log
  * under a candidate policy and print what would change.
  *
  * Inputs, in order: for a NAME or ID, that box's decisions.jsonl.1 then

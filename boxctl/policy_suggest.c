@@ -1,6 +1,6 @@
 /*
  * policy_suggest.c — `boxctl policy suggest NAME|ID|LOG... [--action A] [--since T]`
- * (issue 15 item 3, CLI.md): from a box's denied requests whose cause is
+ * (docs/boxctl.1.md): from a box's denied requests whose cause is
  * `no_match` (no permit matched), propose the narrowest permit rules that
  * would allow them, printed as a policy file that `boxctl policy check` loads.
  *

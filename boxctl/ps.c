@@ -2,7 +2,7 @@
  * ps.c — `boxctl ps`: the boxes of this user (all boxes for root, from the
  * service), from the service boxd and from every embedded boxd of this
  * user (BASE/ID/boxd.sock). A header line, then one tab-separated line per
- * box: NAME ID STATE PID UPTIME (CLI.md).
+ * box: NAME ID STATE PID UPTIME (docs/boxctl.1.md).
  * Trusts: replies only after box_ipc_decode() validated them.
  */
 #include <errno.h>

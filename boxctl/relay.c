@@ -1,5 +1,5 @@
 /*
- * relay.c — boxctl's byte relay (SANDBOX.md §10): its stdin → the agent's
+ * relay.c — boxctl's byte relay (docs/sandbox.md): its stdin → the agent's
  * stdin pipe, the agent's stdout/stderr pipes → its fds 1/2, and at a
  * terminal the terminal ↔ the box's pty master.
  *

@@ -1,6 +1,6 @@
 /*
  * relay.h — boxctl's byte relay between its own fds and the box's pipes and
- * pty master (SANDBOX.md §10). See relay.c.
+ * pty master (docs/sandbox.md). See relay.c.
  */
 #ifndef BOXCTL_RELAY_H
 #define BOXCTL_RELAY_H

@@ -425,7 +425,7 @@ cfg_caller(const char *cwd)
 	Box__Caller *m = xcalloc(1, sizeof(*m));
 	box__caller__init(m);
 	m->cwd = xstrdup(cwd);
-	/* No PATH: the caller's PATH resolves nothing in a box (CONFIG.md `command`). */
+	/* No PATH: the caller's PATH resolves nothing in a box (docs/box.ini.5.md `command`). */
 	m->inherit = xcalloc(3, sizeof(*m->inherit));
 	for (size_t i = 0; i < 3; i++) {
 		const char *v = getenv(inherited[i]);

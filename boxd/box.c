@@ -56,7 +56,7 @@
  * boxctl's fds 0-2 that is not a terminal, the box-side end of a pipe that
  * boxctl relays (checked here to be an anonymous pipe open the right way),
  * and /dev/null stands in for a terminal's fd until the workload puts the
- * pty slave there (SANDBOX.md §10).
+ * pty slave there (docs/sandbox.md).
  * Trusts: the RunRequest only after box_ipc_decode() validated it; status
  * messages from the trampoline only after box_status_decode(); every path
  * only through box-recheck, running as the owner.
@@ -784,7 +784,7 @@ open_null(int flags)
  * Is FD the box-side end of an anonymous pipe (same pipefs as one we make),
  * open read-only for stdin and write-only for stdout/stderr? boxctl sends
  * nothing else: a file, a socket or a terminal of the caller's must not
- * reach the agent (SANDBOX.md §10).
+ * reach the agent (docs/sandbox.md).
  */
 static bool
 stdio_is_pipe_end(int fd, int n)

@@ -27,7 +27,7 @@
  *              tool sandbox each, SpawnReply / SpawnExit / SpawnSignal
  *   toolmatch.c  a SpawnRequest against the box's own [tool.NAME] tables
  *              and exec entries (pure: unit-tested alone)
- *   cgroup.c   pids_max / memory_max (SANDBOX.md §6)
+ *   cgroup.c   pids_max / memory_max (docs/sandbox.md)
  *
  * Trusts: the root part handles only messages that box_ipc_decode() has
  * decoded and validated (proto/validate.c) — in service mode decoded from
@@ -77,7 +77,7 @@
 #define BOXD_DECISIONS_ROTATE_BYTES (64ull << 20)
 #define BOXD_GATEWAY_READY_TIMEOUT_MS 20000 /* GatewayInit → GatewayReady */
 #define BOXD_GATEWAY_EXIT_WAIT_MS 3000      /* fd 3 closed → gateway gone, else SIGKILL */
-#define BOXD_GATEWAY_DEFAULT_PORT 3128      /* CONFIG.md [gateway] port */
+#define BOXD_GATEWAY_DEFAULT_PORT 3128      /* docs/box.ini.5.md [gateway] port */
 #define BOXD_SHELL_READY_TIMEOUT_MS 20000   /* box-shell spawned → ShellReady */
 #define BOXD_SHELL_EXIT_WAIT_MS 3000        /* fd 3 closed → box-shell gone, else SIGKILL */
 #define BOXD_SPAWNS_MAX 256                 /* live tool sandboxes per box */
@@ -112,7 +112,7 @@ struct boxd {
 	bool embedded;
 	bool root;              /* euid 0 */
 	char *self_dir;         /* directory of /proc/self/exe */
-	char *runtime_base;     /* BASE (CLI.md) */
+	char *runtime_base;     /* BASE (docs/boxctl.1.md) */
 	char *service_path;     /* --listen PATH (unlinked at exit), or NULL */
 	int listen_fd;
 	struct event *listen_ev;
@@ -171,7 +171,7 @@ struct recheck_result {
 	size_t n_loaders;
 	char **deny_dirs;         /* deny entries (and masked files) that are directories */
 	size_t n_deny_dirs;
-	/* CONFIG.md masks inside broader grants (credential stores, box's own dirs), as found */
+	/* docs/box.ini.5.md masks inside broader grants (credential stores, box's own dirs), as found */
 	char **masks;
 	bool *mask_is_dir;
 	char **mask_via;          /* NULL, or the path behind a symlink each mask is for */
@@ -513,8 +513,6 @@ bool client_child_reaped(struct boxd *d, pid_t pid, int status);
  * tears the box down (policyd_stop).
  */
 int policyd_start(struct boxd *d, struct box *b, char **err);
-/* The ids box-policyd and box-mcpd run as: boxd's own (embedded), else the daemon user. */
-int policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid);
 /* policyd's channel hung up already: stop the box for that (true), else false. */
 bool policyd_check_gone(struct box *b);
 /*
@@ -533,7 +531,7 @@ void policyd_stop(struct box *b);
 bool policyd_reaped(struct box *b, pid_t pid, int status);
 
 /* ---- gateway.c ---- */
-/* [gateway] port (CONFIG.md default 3128). */
+/* [gateway] port (docs/box.ini.5.md default 3128). */
 static inline uint16_t
 gateway_port(const struct box *b)
 {
@@ -593,7 +591,7 @@ bool shell_reaped(struct box *b, pid_t pid, int status);
 
 /* ---- toolmatch.c ---- */
 /*
- * Re-check a SpawnRequest against the box's own config (CONFIG.md
+ * Re-check a SpawnRequest against the box's own config (docs/box.ini.5.md
  * [tool.NAME]): with `tool` named, that table exists, its canonical
  * program (programs[i], as box-recheck resolved spec->tools[i]) is
  * program_path, its fixed arguments are a prefix of argv[1..], and no other

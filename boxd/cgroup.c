@@ -1,5 +1,5 @@
 /*
- * cgroup.c — box-wide pids_max and memory_max (SANDBOX.md §6).
+ * cgroup.c — box-wide pids_max and memory_max (docs/sandbox.md).
  *
  * In order: the cgroup v2 controller when the unified tree offers it (root
  * boxd: MOUNT/box/ID with the controller enabled down the path); else the

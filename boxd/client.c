@@ -294,7 +294,7 @@ open_pins(const struct box *b, bool accept, int *ret)
 	struct stat st;
 	char self[32];
 
-	if (b->rc.state_dirfd < 0 || policyd_ids(b->d, &mcpd_uid, &mcpd_gid) < 0)
+	if (b->rc.state_dirfd < 0 || daemon_ids(b->d, DAEMON_MCPD, &mcpd_uid, &mcpd_gid) < 0)
 		return 0;
 	_cleanup_close_ int dfd = openat(b->rc.state_dirfd, "mcp",
 					 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -18,7 +18,10 @@
  * An embedded boxd runs as its caller and serves only that caller: it keeps
  * decoding its clients itself and starts no box-clientd.
  *
- * Started through common/spawn.c like every other helper of boxd.
+ * Started from its entry in daemon_table (daemon.c) like every daemon of
+ * boxd: as box-daemon (else nobody), switched in the child before execve,
+ * fd 3 = boxd's end of the channel, fd 4 = the client (common/daemon_fds.h),
+ * stderr boxd's.
  * Trusts: its own executable's directory (spawn_find_helper), the password
  * database for box-daemon's ids.
  */
@@ -39,18 +42,7 @@
 #include "log.h"
 #include "spawn.h"
 
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#define CLIENTD_SPAWN_ASAN 1
-#else
-#define CLIENTD_SPAWN_ASAN 0
-#endif
-
 #define CLIENTD_NAME "box-clientd"
-#define CLIENTD_FD_CLIENT 3 /* box-clientd/clientd.h */
-#define CLIENTD_FD_BOXD 4
 #define CLIENTD_EXIT_REFUSED 3
 /* Children outlive their client for a moment (they exit when boxd closes its end). */
 #define CLIENTD_CHILDREN_MAX (2 * BOXD_CLIENTS_MAX)
@@ -63,20 +55,6 @@ static struct clientd_child {
 } children[CLIENTD_CHILDREN_MAX];
 static unsigned n_children;
 
-/* box-clientd's ids: box-daemon's (packaging/sysusers.d/box.conf), else nobody's; never 0. */
-static int
-clientd_ids(uid_t *uid, gid_t *gid)
-{
-	const struct passwd *pw = getpwnam("box-daemon");
-	if (!pw)
-		pw = getpwnam("nobody");
-	if (!pw || pw->pw_uid == 0 || pw->pw_gid == 0)
-		return -ESRCH;
-	*uid = pw->pw_uid;
-	*gid = pw->pw_gid;
-	return 0;
-}
-
 int
 client_child_check(const struct boxd *d)
 {
@@ -87,7 +65,7 @@ client_child_check(const struct boxd *d)
 	if (r < 0)
 		return log_err_errno(r, "cannot find %s (it decodes every client's requests)",
 				     CLIENTD_NAME);
-	r = clientd_ids(&uid, &gid);
+	r = daemon_ids(d, DAEMON_CLIENTD, &uid, &gid);
 	if (r < 0)
 		return log_err_errno(r, "no user to run %s as (box-daemon or nobody)", CLIENTD_NAME);
 	return 0;
@@ -96,61 +74,27 @@ client_child_check(const struct boxd *d)
 int
 client_child_start(struct boxd *d, const struct ucred *cred, int *fd)
 {
-	_cleanup_free_ char *exe = NULL;
-	_cleanup_close_ int nullfd = -1;
-	int sv[2] = { -1, -1 };
-	uid_t uid;
-	gid_t gid;
-	int r;
+	_cleanup_free_ char *err = NULL;
+	struct daemon_spawn_args args = { .fds = { -1, -1, -1, -1, -1, -1, -1 } };
+	char pid_s[16];
+	pid_t pid = 0;
+	int ctl = -1;
 
 	if (d->embedded)
 		return 0; /* the caller's own boxd: it decodes for itself */
 	if (n_children >= CLIENTD_CHILDREN_MAX)
 		return log_warn_errno(EAGAIN, "too many %s children; refusing client pid %d",
 				      CLIENTD_NAME, (int)cred->pid);
-	r = spawn_find_helper(d, CLIENTD_NAME, &exe);
-	if (r < 0)
-		return log_err_errno(r, "cannot find %s", CLIENTD_NAME);
-	r = clientd_ids(&uid, &gid);
-	if (r < 0)
-		return log_err_errno(r, "no user to run %s as (box-daemon or nobody)", CLIENTD_NAME);
-	nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (nullfd < 0)
-		return log_err_errno(errno, "/dev/null");
-	int errfd = fd_is_open(STDERR_FILENO) ? STDERR_FILENO : nullfd;
-
-	/* Its environment: nothing of anyone's. */
-	char *envp[2] = { NULL, NULL };
-#if CLIENTD_SPAWN_ASAN
-	/* LeakSanitizer cannot stop the world under box-clientd's seccomp filter. */
-	envp[0] = (char *)"ASAN_OPTIONS=detect_leaks=0";
-#endif
-	char uid_s[16], gid_s[16], pid_s[16];
-	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)uid);
-	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)gid);
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)cred->pid);
-	char *argv[] = { (char *)CLIENTD_NAME, (char *)"-u", uid_s, (char *)"-g", gid_s,
-			 (char *)"-p", pid_s, NULL };
-
-	r = box_ipc_socketpair(sv, false);
+	const char *const extra[] = { "-p", pid_s, NULL };
+	args.fds[DAEMON_FD_CLIENT] = *fd;
+	args.args = extra;
+	int r = daemon_spawn(d, NULL, DAEMON_CLIENTD, &args, &pid, &ctl, NULL, &err);
 	if (r < 0)
-		return log_err_errno(r, "socketpair for %s", CLIENTD_NAME);
-	/* fds 0-2 /dev/null (stderr: boxd's, for its log lines), 3 the client, 4 boxd. */
-	const int fds[] = { nullfd, nullfd, errfd, *fd, sv[1] };
-	const struct spawn_req req = {
-		.path = exe, .argv = argv, .envp = envp, .fds = fds, .n_fds = 5,
-	};
-	pid_t pid;
-	r = spawn_process(&req, &pid);
-	if (r < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return log_err_errno(r, "cannot start %s", CLIENTD_NAME);
-	}
-	close(sv[1]);
+		return log_err_errno(r, "%s", err ? err : "cannot start " CLIENTD_NAME);
 	/* Root keeps no copy of the client's socket: the child's death closes it. */
 	close(*fd);
-	*fd = sv[0];
+	*fd = ctl;
 	children[n_children++] = (struct clientd_child){
 		.pid = pid,
 		.client_pid = cred->pid,

@@ -1,29 +1,315 @@
 /*
- * daemon.c — one per-box daemon's lifecycle (daemon.h): channel, ready
- * wait, loss, exit wait. Every step is an event of boxd's loop; nothing
- * here blocks.
+ * daemon.c — the daemons boxd starts, declared once (daemon_table), their
+ * start (daemon_spawn) and a per-box daemon's lifecycle (daemon.h):
+ * channel, ready wait, loss, exit wait. Every step after the spawn is an
+ * event of boxd's loop; nothing here blocks.
  * Trusts: the channel's messages only after box_ipc_decode() and the
- * protocol table (ipc_event.c); the daemon's module checks their meaning.
+ * protocol table (ipc_event.c); the daemon's module checks their meaning;
+ * the password database for the daemon user's ids; boxd's own environment
+ * for the test hooks (only the names the table lists, bounded).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "boxd.h"
+#include "cleanup.h"
 #include "daemon.h"
 #include "fdutil.h"
+#include "ipc.h"
 #include "log.h"
+#include "proto_gateway.h"
+#include "proto_mcp.h"
+#include "proto_policy.h"
+#include "proto_shell.h"
+#include "spawn.h"
+
+extern char **environ;
+
+/* ------------------------------------------------------------------ */
+/* the table: every daemon boxd starts                                  */
+
+static const struct daemon_env_hook policyd_env[] = {
+	/* the test clock (box-policyd/main.c), and a slower exit for one named box */
+	{ "BOX_TEST_CLOCK", false, sizeof("BOX_TEST_CLOCK=") - 1 + 64, NULL },
+	{ "BOX_TEST_POLICYD_EXIT_DELAY_MS", false, sizeof("BOX_TEST_POLICYD_EXIT_DELAY_MS=") - 1 + 16,
+	  "BOX_TEST_POLICYD_EXIT_DELAY_NAME" },
+	{ NULL, false, 0, NULL },
+};
+
+static const struct daemon_env_hook gateway_env[] = {
+	{ "BOX_TEST_GATEWAY_", true, 256, NULL },
+	{ NULL, false, 0, NULL },
+};
+
+/*
+ * Start order: box-policyd (every other daemon's decisions), box-gateway,
+ * box-shell, box-mcpd (only with a stdio [mcp]), then the agent (box.c);
+ * the end goes the other way, policyd last (the others' last Records reach it).
+ */
+const struct daemon_desc daemon_table[DAEMON__N] = {
+	[DAEMON_POLICYD] = {
+		.name = "box-policyd",
+		.user = DAEMON_USER_SERVICE,
+		.log = DAEMON_LOG_BOX,
+		.fds = DAEMON_FD(DAEMON_FD_BOXD),
+		.fds_optional = DAEMON_FD(POLICYD_FD_GATEWAY) | DAEMON_FD(POLICYD_FD_MCPD) |
+				DAEMON_FD(POLICYD_FD_SHELL),
+		.env = policyd_env,
+		.start_state = BOX_POLICYD,
+		.ready_name = "PolicyReady",
+		.lost_suffix = " (no policy, no box)",
+		.proto = &box_proto_policy,
+		.peer_role = BOX_POLICY_ROLE_POLICYD,
+		.ready_timeout_ms = BOXD_POLICYD_READY_TIMEOUT_MS,
+		.exit_wait_ms = BOXD_POLICYD_EXIT_WAIT_MS,
+	},
+	[DAEMON_GATEWAY] = {
+		.name = "box-gateway",
+		.user = DAEMON_USER_SERVICE,
+		.log = DAEMON_LOG_BOX,
+		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD),
+		.env = gateway_env,
+		.start_state = BOX_GATEWAY,
+		.ready_name = "GatewayReady",
+		.proto = &box_proto_gateway,
+		.peer_role = BOX_GATEWAY_ROLE_GATEWAY,
+		.ready_timeout_ms = BOXD_GATEWAY_READY_TIMEOUT_MS,
+		.exit_wait_ms = BOXD_GATEWAY_EXIT_WAIT_MS,
+	},
+	[DAEMON_SHELL] = {
+		.name = "box-shell",
+		.trampoline = true,
+		.user = DAEMON_USER_OWNER,
+		.log = DAEMON_LOG_BOX,
+		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
+		       DAEMON_FD(DAEMON_FD_LISTEN),
+		.start_state = BOX_SHELL,
+		.ready_name = "ShellReady",
+		.lost_suffix = " (no shell, no box)",
+		.proto = &box_proto_shell,
+		.peer_role = BOX_SHELL_ROLE_SHELL,
+		.ready_timeout_ms = BOXD_SHELL_READY_TIMEOUT_MS,
+		.exit_wait_ms = BOXD_SHELL_EXIT_WAIT_MS,
+	},
+	[DAEMON_MCPD] = {
+		.name = "box-mcpd",
+		.user = DAEMON_USER_SERVICE,
+		.log = DAEMON_LOG_BOX,
+		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
+		       DAEMON_FD(DAEMON_FD_LISTEN),
+		.start_state = BOX_MCPD,
+		.ready_name = "McpReady",
+		.proto = &box_proto_mcpctl,
+		.peer_role = BOX_MCPCTL_ROLE_MCPD,
+		.ready_timeout_ms = BOXD_MCPD_READY_TIMEOUT_MS,
+		.exit_wait_ms = BOXD_MCPD_EXIT_WAIT_MS,
+	},
+	/* One per client connection of a root service boxd (clientd.c); no box, no ready message. */
+	[DAEMON_CLIENTD] = {
+		.name = "box-clientd",
+		.user = DAEMON_USER_SERVICE,
+		.log = DAEMON_LOG_BOXD,
+		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_CLIENT),
+		.start_state = -1,
+	},
+};
+
+int
+daemon_ids(const struct boxd *d, enum daemon_id id, uid_t *uid, gid_t *gid)
+{
+	if (daemon_table[id].user != DAEMON_USER_SERVICE)
+		return -EINVAL;
+	if (d->embedded || !d->root) {
+		*uid = geteuid();
+		*gid = getegid();
+		return 0;
+	}
+	/* packaging/sysusers.d/box.conf's box-daemon, else nobody; never root */
+	const struct passwd *pw = getpwnam("box-daemon");
+	if (!pw)
+		pw = getpwnam("nobody");
+	if (!pw || pw->pw_uid == 0 || pw->pw_gid == 0)
+		return -ESRCH;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+/* The hooks of boxd's own environment the entry lists (bounded), then the sanitizer's. */
+static void
+env_build(const struct daemon_desc *dd, const struct box *b,
+	  char *envp[DAEMON_ENV_HOOKS_MAX + 2])
+{
+	size_t n = 0;
+
+	for (const struct daemon_env_hook *h = dd->env; h && h->name; h++) {
+		if (h->only_box) {
+			const char *only = getenv(h->only_box);
+			if (only && (!b || strcmp(only, b->name) != 0))
+				continue;
+		}
+		size_t nl = strlen(h->name);
+		for (char **e = environ; e && *e && n < DAEMON_ENV_HOOKS_MAX; e++)
+			if (strncmp(*e, h->name, nl) == 0 && (h->prefix || (*e)[nl] == '=') &&
+			    strlen(*e) < h->entry_max)
+				envp[n++] = *e;
+	}
+#if BOXD_ASAN
+	/* LeakSanitizer cannot stop the world under the daemon's seccomp filter. */
+	envp[n++] = (char *)"ASAN_OPTIONS=detect_leaks=0";
+#endif
+	envp[n] = NULL;
+}
+
+struct child_setup_args {
+	uint64_t nofile;
+	uid_t uid;
+	gid_t gid;
+};
+
+/*
+ * In the child, between fork and execve: its file limit, soft and hard
+ * (raising the hard one needs root, so first), then its ids: a root boxd
+ * empties the bounding set and switches them (no supplementary groups, gid, uid, each real = effective =
+ * saved), and either way they are read back and uid 0 proven not
+ * regainable. The daemon starts as what it runs as and only locks itself
+ * down further (common/privdrop.c in its own main.c). Only syscalls here.
+ */
+static int
+child_setup(void *userdata)
+{
+	const struct child_setup_args *a = userdata;
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	if (a->nofile) {
+		struct rlimit rl = { (rlim_t)a->nofile, (rlim_t)a->nofile };
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return -errno;
+	}
+	bool root = geteuid() == 0;
+	/* The bounding set while root may (CAP_SETPCAP): nothing the daemon could regain. */
+	for (int cap = 0; root && cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return -errno;
+	if (root && (setgroups(0, NULL) < 0 || setresgid(a->gid, a->gid, a->gid) < 0 ||
+		     setresuid(a->uid, a->uid, a->uid) < 0))
+		return -errno;
+	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
+		return -errno;
+	if (ru != a->uid || eu != a->uid || su != a->uid || rg != a->gid || eg != a->gid ||
+	    sg != a->gid || (root && getgroups(0, NULL) != 0))
+		return -EPERM;
+	if (a->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+		return -EPERM;
+	return 0;
+}
+
+int
+daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
+	     const struct daemon_spawn_args *args, pid_t *pid, int *ctl, int *status_fd, char **err)
+{
+	const struct daemon_desc *dd = &daemon_table[id];
+	_cleanup_free_ char *exe = NULL;
+	_cleanup_close_ int nullfd = -1;
+	struct child_setup_args cs = { .nofile = args->nofile };
+	int sv[2] = { -1, -1 };
+	int r;
+
+	if ((r = spawn_find_helper(d, dd->name, &exe)) < 0) {
+		seterr(err, "cannot find %s: %s", dd->name, strerror(-r));
+		return r;
+	}
+	if (dd->user == DAEMON_USER_SERVICE &&
+	    (r = daemon_ids(d, id, &cs.uid, &cs.gid)) < 0) {
+		seterr(err, "no user to run %s as (box-daemon or nobody)", dd->name);
+		return r;
+	}
+	for (int fd = DAEMON_FD_BOXD + 1; fd < DAEMON_FDS_MAX; fd++)
+		if ((dd->fds & DAEMON_FD(fd)) && args->fds[fd] < 0) {
+			seterr(err, "%s's fd %d is not open", dd->name, fd);
+			return -EBADF;
+		}
+	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0) {
+		r = -errno;
+		seterr(err, "cannot open /dev/null: %s", strerror(-r));
+		return r;
+	}
+	/* Its stderr and log level: the box's rule (daemon_stderr), or boxd's own stderr. */
+	const char *level_arg = NULL;
+	int errfd = dd->log == DAEMON_LOG_BOX && b ? daemon_stderr(b, nullfd, &level_arg) :
+		    fd_is_open(STDERR_FILENO)     ? STDERR_FILENO :
+						    nullfd;
+	if ((r = box_ipc_socketpair(sv, false)) < 0) {
+		seterr(err, "cannot make %s's channel: %s", dd->name, strerror(-r));
+		return r;
+	}
+	if (dd->trampoline) {
+		Box__Plan *plan = NULL;
+		if ((r = args->plan(b, exe, level_arg, &plan, err)) >= 0) {
+			int stdio[3] = { nullfd, nullfd, errfd };
+			int pass[3] = { sv[1], args->fds[DAEMON_FD_BOXD + 1],
+					args->fds[DAEMON_FD_BOXD + 2] };
+			r = spawn_trampoline_fds(d, plan, stdio, pass, 3, pid, status_fd);
+			plan_free(plan);
+			if (r < 0)
+				seterr(err, "cannot start %s's trampoline: %s", dd->name,
+				       strerror(-r));
+		}
+	} else {
+		char *envp[DAEMON_ENV_HOOKS_MAX + 2];
+		const char *argv[8] = { dd->name };
+		size_t na = 1;
+		if (level_arg)
+			argv[na++] = level_arg;
+		for (size_t i = 0; args->args && args->args[i] && na < 7; i++)
+			argv[na++] = args->args[i];
+		env_build(dd, b, envp);
+		int fds[DAEMON_FDS_MAX] = { nullfd, nullfd, errfd, sv[1] };
+		unsigned n_fds = DAEMON_FD_BOXD + 1;
+		for (int fd = DAEMON_FD_BOXD + 1; fd < DAEMON_FDS_MAX; fd++) {
+			fds[fd] = (dd->fds | dd->fds_optional) & DAEMON_FD(fd) ? args->fds[fd] : -1;
+			if (fds[fd] >= 0)
+				n_fds = (unsigned)fd + 1;
+		}
+		struct spawn_req req = { .path = exe, .argv = (char *const *)argv, .envp = envp,
+					 .fds = fds, .n_fds = n_fds, .setup = child_setup,
+					 .userdata = &cs };
+		if (dd->user != DAEMON_USER_SERVICE)
+			req.setup = NULL;
+		r = spawn_process(&req, pid);
+		if (r < 0)
+			seterr(err, "cannot start %s: %s", exe, strerror(-r));
+	}
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		return r;
+	}
+	*ctl = sv[0];
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* a per-box daemon's lifecycle                                         */
 
 void
 daemon_init(struct box_daemon *dm, const struct box_daemon_ops *ops, struct box *b)
 {
 	memset(dm, 0, sizeof(*dm));
 	dm->ops = ops;
+	dm->desc = &daemon_table[ops->id];
 	dm->b = b;
 }
 
@@ -80,7 +366,7 @@ daemon_ready(struct box_daemon *dm, int r, const char *fmt, ...)
 		va_end(ap);
 	}
 	if (r >= 0)
-		log_info("box %s (%s): %s (pid %d) ready", dm->b->name, dm->b->id, dm->ops->name,
+		log_info("box %s (%s): %s (pid %d) ready", dm->b->name, dm->b->id, dm->desc->name,
 			 (int)dm->pid);
 	dm->ops->ready(dm->b, r < 0 ? r : 0, r < 0 ? msg : NULL);
 }
@@ -89,8 +375,8 @@ static void
 set_error(struct box_daemon *dm, const char *why)
 {
 	free(dm->error);
-	if (asprintf(&dm->error, "%s exited (%s): the box was stopped%s", dm->ops->name, why,
-		     dm->ops->lost_suffix ? dm->ops->lost_suffix : "") < 0)
+	if (asprintf(&dm->error, "%s exited (%s): the box was stopped%s", dm->desc->name, why,
+		     dm->desc->lost_suffix ? dm->desc->lost_suffix : "") < 0)
 		dm->error = NULL;
 }
 
@@ -105,7 +391,7 @@ daemon_lost(struct box_daemon *dm, const char *why)
 	if (dm != &b->policyd && policyd_check_gone(b))
 		return;
 	dm->lost = true;
-	log_err("box %s (%s): %s exited (%s); stopping the box", b->name, b->id, dm->ops->name,
+	log_err("box %s (%s): %s exited (%s); stopping the box", b->name, b->id, dm->desc->name,
 		why);
 	set_error(dm, why);
 	if (b->state == BOX_STARTING && !b->setup_error && dm->error)
@@ -135,9 +421,9 @@ on_close(struct box_ipc_event *e, int error, void *userdata)
 			return;
 		if (error == -ECONNRESET || error == -EPROTO)
 			return daemon_ready(dm, error, "%s exited before it was ready (see its "
-						       "messages above)", dm->ops->name);
-		return daemon_ready(dm, error, "%s sent garbage instead of %s: %s", dm->ops->name,
-				    dm->ops->ready_name, strerror(-error));
+						       "messages above)", dm->desc->name);
+		return daemon_ready(dm, error, "%s sent garbage instead of %s: %s", dm->desc->name,
+				    dm->desc->ready_name, strerror(-error));
 	}
 	if (error == -ECONNRESET)
 		snprintf(why, sizeof(why), "its channel closed");
@@ -150,28 +436,28 @@ static void
 on_ready_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	struct box_daemon *dm = arg;
-	daemon_ready(dm, -ETIMEDOUT, "%s did not get ready within %u s", dm->ops->name,
-		     dm->ops->ready_timeout_ms / 1000);
+	daemon_ready(dm, -ETIMEDOUT, "%s did not get ready within %u s", dm->desc->name,
+		     dm->desc->ready_timeout_ms / 1000);
 }
 
 int
 daemon_watch(struct box_daemon *dm, pid_t pid, int fd, char **err)
 {
-	struct timeval tv = { dm->ops->ready_timeout_ms / 1000,
-			      (dm->ops->ready_timeout_ms % 1000) * 1000 };
+	struct timeval tv = { dm->desc->ready_timeout_ms / 1000,
+			      (dm->desc->ready_timeout_ms % 1000) * 1000 };
 
 	dm->pid = pid;
-	dm->ev = box_ipc_event_new(dm->b->d->base, fd, dm->ops->proto, dm->ops->peer_role, on_msg,
+	dm->ev = box_ipc_event_new(dm->b->d->base, fd, dm->desc->proto, dm->desc->peer_role, on_msg,
 				   on_close, dm);
 	if (!dm->ev) {
 		close(fd);
-		if (asprintf(err, "cannot watch %s's channel", dm->ops->name) < 0)
+		if (asprintf(err, "cannot watch %s's channel", dm->desc->name) < 0)
 			*err = NULL;
 		return -ENOMEM;
 	}
 	dm->ready_timer = evtimer_new(dm->b->d->base, on_ready_timeout, dm);
 	if (!dm->ready_timer || evtimer_add(dm->ready_timer, &tv) < 0) {
-		if (asprintf(err, "cannot arm %s's ready timer", dm->ops->name) < 0)
+		if (asprintf(err, "cannot arm %s's ready timer", dm->desc->name) < 0)
 			*err = NULL;
 		return -ENOMEM;
 	}
@@ -210,7 +496,7 @@ daemon_reaped(struct box_daemon *dm, pid_t pid, int status)
 	workload_status_text(status, why, sizeof(why));
 	if (dm->starting) {
 		if (!(dm->ops->start_failed && dm->ops->start_failed(dm)))
-			daemon_ready(dm, -ECHILD, "%s exited before it was ready (%s)", dm->ops->name,
+			daemon_ready(dm, -ECHILD, "%s exited before it was ready (%s)", dm->desc->name,
 				     why);
 	} else if (!dm->closing && !b->reaped) {
 		if (dm->lost)
@@ -242,7 +528,7 @@ on_exit_timeout(evutil_socket_t fd, short what, void *arg)
 	struct box_daemon *dm = arg;
 
 	log_warn("box %s (%s): %s (pid %d) did not exit within %u s; killing it", dm->b->name,
-		 dm->b->id, dm->ops->name, (int)dm->pid, dm->ops->exit_wait_ms / 1000);
+		 dm->b->id, dm->desc->name, (int)dm->pid, dm->desc->exit_wait_ms / 1000);
 	if (dm->pid > 0)
 		kill(dm->pid, SIGKILL);
 	dm->pid = 0;
@@ -252,7 +538,7 @@ on_exit_timeout(evutil_socket_t fd, short what, void *arg)
 bool
 daemon_finish(struct box_daemon *dm)
 {
-	struct timeval tv = { dm->ops->exit_wait_ms / 1000, (dm->ops->exit_wait_ms % 1000) * 1000 };
+	struct timeval tv = { dm->desc->exit_wait_ms / 1000, (dm->desc->exit_wait_ms % 1000) * 1000 };
 
 	if (!dm->ops)
 		return false;

@@ -1,11 +1,19 @@
 /*
- * daemon.h — the life of one per-box daemon that boxd starts and watches
- * (box-policyd, box-gateway, box-shell, box-mcpd): its control channel, the
- * ready wait, losing it while the box runs, the exit wait at the end. The
- * daemon's own module (policyd.c, gateway.c, shell.c, mcpd.c) spawns it,
- * says what its messages mean and what "ready" is; this code holds the
- * lifecycle they share:
+ * daemon.h — the daemons boxd starts (box-policyd, box-gateway, box-shell,
+ * box-mcpd per box; box-clientd per client of a service boxd), declared
+ * once in daemon_table[]: program, user, log, environment, fds by name
+ * (common/daemon_fds.h, the numbers both sides include), start order,
+ * readiness message and what losing it does. daemon_spawn() starts any of
+ * them from its entry; the daemon's own module (policyd.c, gateway.c,
+ * shell.c, mcpd.c, clientd.c) adds only what is its own (the fds it made,
+ * its init message, what its messages mean). Then the lifecycle the per-box
+ * ones share:
  *
+ *   daemon_spawn      fork+exec (or the trampoline, for box-shell) as the
+ *                     table says: ids switched in the child before execve and
+ *                     read back, stderr and log level by one rule, an
+ *                     environment of the test hooks boxd's own has and the
+ *                     sanitizer's setting; our end of fd 3 returned
  *   daemon_watch      the spawned daemon's pid and channel (ours, taken);
  *                     arms the ready timer (ops->ready_timeout_ms)
  *   daemon_ready      the start's outcome (ok, or why not) → ops->ready, once
@@ -30,17 +38,93 @@
 
 #include "ipc_event.h"
 
+#include "daemon_fds.h"
+#include "plan.pb-c.h"
+
 struct box;
+struct boxd;
 struct box_daemon;
 
-struct box_daemon_ops {
-	const char *name;            /* "box-mcpd": in every message */
+enum daemon_id {
+	DAEMON_POLICYD,
+	DAEMON_GATEWAY,
+	DAEMON_SHELL,
+	DAEMON_MCPD,
+	DAEMON_CLIENTD,
+	DAEMON__N,
+};
+
+/* Who runs it. */
+enum daemon_user {
+	/* A root service boxd's daemon user (box-daemon, else nobody; never root); boxd's own
+	 * ids when embedded or unprivileged. */
+	DAEMON_USER_SERVICE,
+	/* The box's owner, through its sandbox (box-trampoline switches). */
+	DAEMON_USER_OWNER,
+};
+
+/* Where it logs. */
+enum daemon_log {
+	DAEMON_LOG_BOX,  /* daemon_stderr(): the box's rule, with the level argument */
+	DAEMON_LOG_BOXD, /* boxd's stderr (or /dev/null), no level argument */
+};
+
+/* A test hook of boxd's own environment a daemon gets (NAME, or a NAME_ prefix). */
+struct daemon_env_hook {
+	const char *name;
+	bool prefix;             /* every variable starting with name */
+	size_t entry_max;        /* "NAME=value" shorter than this, else left out */
+	const char *only_box;    /* when set in boxd's environment: only for the box it names */
+};
+
+#define DAEMON_ENV_HOOKS_MAX 8
+
+/* One daemon, declared once. */
+struct daemon_desc {
+	const char *name;            /* program, beside boxd (else BOX_LIBEXECDIR): "box-mcpd" */
+	bool trampoline;             /* started in its sandbox through box-trampoline */
+	enum daemon_user user;
+	enum daemon_log log;
+	/* Its fds beyond 0-2, by number (common/daemon_fds.h): required ones, optional ones. */
+	unsigned fds, fds_optional;  /* bit N: fd N */
+	const struct daemon_env_hook *env; /* NULL-named end; NULL: none */
+	int start_state;             /* enum box_state while its ready message is awaited; -1 */
 	const char *ready_name;      /* "McpReady": what the start waits for */
 	const char *lost_suffix;     /* after "…: the box was stopped" (" (no shell, no box)"), or NULL */
 	const struct box_ipc_protocol *proto;
 	unsigned peer_role;          /* the daemon's role in proto */
 	unsigned ready_timeout_ms;   /* spawned → ready */
 	unsigned exit_wait_ms;       /* channel closed → exited, else SIGKILL */
+};
+
+#define DAEMON_FD(n) (1u << (n))
+
+extern const struct daemon_desc daemon_table[DAEMON__N];
+
+/* What one spawn adds to its table entry. */
+struct daemon_spawn_args {
+	/* fds[N]: what goes to its fd N (3 is made here: leave it -1); -1 elsewhere. Borrowed. */
+	int fds[DAEMON_FDS_MAX];
+	const char *const *args;     /* more arguments after the level argument, or NULL */
+	uint64_t nofile;             /* RLIMIT_NOFILE soft and hard, set in the child; 0: boxd's */
+	/* A trampoline's daemon: its plan from the program and the level argument (*err on failure). */
+	int (*plan)(const struct box *b, const char *exe, const char *level_arg, Box__Plan **ret,
+		    char **err);
+};
+
+/*
+ * Start daemon ID for box B (NULL: not a box's, box-clientd) as its entry
+ * says, with ARGS's fds in place: *pid, *ctl our end of its fd 3 and, for a
+ * trampoline's, *status_fd (its fd 4). <0 with *err (nothing left running).
+ */
+int daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
+		 const struct daemon_spawn_args *args, pid_t *pid, int *ctl, int *status_fd,
+		 char **err);
+/* The ids daemon ID runs as (DAEMON_USER_SERVICE's rule); -ESRCH: no such user. */
+int daemon_ids(const struct boxd *d, enum daemon_id id, uid_t *uid, gid_t *gid);
+
+struct box_daemon_ops {
+	enum daemon_id id;           /* its entry in daemon_table */
 	/* A message on its channel (fds: the module may TAKE_FD them). */
 	void (*on_msg)(struct box_daemon *dm, struct box_ipc_msg *m);
 	/* The start's outcome: r 0 ready, else err says why (once). */
@@ -58,6 +142,7 @@ struct box_daemon_ops {
 
 struct box_daemon {
 	const struct box_daemon_ops *ops;
+	const struct daemon_desc *desc; /* daemon_table[ops->id] */
 	struct box *b;
 	pid_t pid;                   /* 0: not running (or reaped) */
 	struct box_ipc_event *ev;    /* the control channel, or NULL */

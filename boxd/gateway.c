@@ -1,25 +1,21 @@
 /*
  * gateway.c — boxd's side of box-gateway, the per-box egress proxy
- * (DESIGN.md §2-§4; proto/gateway.proto; box-gateway/README.md).
+ * (docs/design.md; proto/gateway.proto; docs/box-gateway.md).
  *
  * Every box has one (its agent is always a contained sandbox). After
- * box-policyd is ready and before the agent's trampoline: fork+exec
- * box-gateway (next to boxd's own executable, else BOX_LIBEXECDIR, never
- * through the environment) with fd 3 = our end of a SOCK_SEQPACKET
- * socketpair (proto_gateway, we are `boxd`), fd 4 = its box-policyd channel
- * (the other end of policyd's fd 4, made when policyd was spawned), 0 and 1
- * /dev/null, 2 boxd's stderr (agent.log for a detached embedded box,
- * /dev/null for an attached embedded one unless BOXD_DEBUG);
- * RLIMIT_NOFILE soft and hard = 2 × [gateway] max_connections + 256, set in
- * the child before the exec (a root boxd may raise the hard limit up to
- * fs.nr_open, when it holds CAP_SYS_RESOURCE; otherwise, and in an
- * unprivileged boxd, a limit above its own hard limit refuses the box); an
- * environment of nothing but the BOX_TEST_GATEWAY_* hooks boxd's own has
- * (and ASAN_OPTIONS in a sanitizer build); no arguments. Its ids are
- * policyd's — an embedded boxd's own, a service boxd's daemon user —
- * switched to in the child before the exec (it starts as what it runs as,
- * then locks itself down: box-gateway/main.c).
- * Then GatewayInit: the [gateway] settings with CONFIG.md's defaults, the
+ * box-policyd is ready and before the agent's trampoline: box-gateway
+ * started from its entry in daemon_table (daemon.c: program, ids — an
+ * embedded boxd's own, a service boxd's daemon user, switched to in the
+ * child before the exec; it then locks itself down, box-gateway/main.c —
+ * log, the BOX_TEST_GATEWAY_* hooks boxd's own environment has) with fd 3 =
+ * our end of its channel (proto_gateway, we are `boxd`), fd 4 =
+ * DAEMON_FD_POLICYD, its box-policyd channel (the other end of policyd's
+ * POLICYD_FD_GATEWAY, made when policyd was spawned) and RLIMIT_NOFILE soft
+ * and hard = 2 × [gateway] max_connections + 256, set in the child before
+ * the exec (a root boxd may raise the hard limit up to fs.nr_open, when it
+ * holds CAP_SYS_RESOURCE; otherwise, and in an unprivileged boxd, a limit
+ * above its own hard limit refuses the box).
+ * Then GatewayInit: the [gateway] settings with docs/box.ini.5.md's defaults, the
  * upstream CA and hosts file boxctl read, every [egress.NAME] binding (and
  * each http [mcp.NAME] with a secret, as "mcp.NAME") with its secret, its
  * effective placement/header/prefix/param/inject, its sandboxes and a fresh
@@ -74,19 +70,13 @@
 #include "spawn.h"
 #include "validate.h"
 
-#define GATEWAY_FD 3
-#define GATEWAY_POLICYD_FD 4
 #define CA_FILE "ca.pem"
-#define TEST_ENV_PREFIX "BOX_TEST_GATEWAY_"
-#define TEST_ENV_MAX 8
-
-extern char **environ;
 
 /* ------------------------------------------------------------------ */
-/* the config (CONFIG.md [gateway], [egress.NAME])                      */
+/* the config (docs/box.ini.5.md [gateway], [egress.NAME])                      */
 
 /*
- * A destination as CONFIG.md spells it: host | host:port | *.domain[:port],
+ * A destination as docs/box.ini.5.md spells it: host | host:port | *.domain[:port],
  * then /path-prefix (egress only). The host is lowercased LDH labels or an
  * IPv4 address; the port 443 when not written; a path is whole segments
  * without a trailing '/'. Shape only: boxctl checked the rest, and the
@@ -147,7 +137,7 @@ dest_parse(const char *spelling, bool egress, bool port_required, Box__GatewayDe
 	return 0;
 }
 
-/* placeholder_prefix + 64 lowercase hex digits from getrandom (CONFIG.md). */
+/* placeholder_prefix + 64 lowercase hex digits from getrandom (docs/box.ini.5.md). */
 static int
 placeholder_new(const char *prefix, char **ret)
 {
@@ -183,7 +173,7 @@ placement_of(bool has, Box__Placement p)
 }
 
 /*
- * header / prefix per CONFIG.md for a header placement: header defaults to
+ * header / prefix per docs/box.ini.5.md for a header placement: header defaults to
  * Authorization; prefix to "Bearer " on Authorization, else "".
  */
 static int
@@ -264,7 +254,7 @@ credential_new(const char *name, Box__CfgStr *const *dests, size_t n_dests,
  * One http [mcp.NAME] for the gateway (proto/gateway.proto GatewayMcpServer):
  * the url "https://host[:port]/path" split as dest_parse splits a
  * destination (the path as written, "/" when none), its namespace, and
- * CONFIG.md's defaults: max_frame 4M, call_timeout 60s.
+ * docs/box.ini.5.md's defaults: max_frame 4M, call_timeout 60s.
  */
 static int
 mcp_server_new(const Box__CfgMcp *m, Box__GatewayMcpServer **ret)
@@ -405,9 +395,9 @@ init_build(struct box *b, Box__GatewayInit **ret, uint32_t *line, const char **w
 		_cleanup_free_ char *name = NULL, *spelling = strdup(m->url->value + 8);
 		if (!spelling || asprintf(&name, "mcp.%s", m->name) < 0)
 			return -ENOMEM;
-		/* A url path may end with '/' (CONFIG.md); the prefix drops it. */
+		/* A url path may end with '/' (docs/box.ini.5.md); the prefix drops it. */
 		dest.value = spelling;
-		/* inject = always: an MCP client holds no placeholder (CONFIG.md gives
+		/* inject = always: an MCP client holds no placeholder (docs/box.ini.5.md gives
 		 * [mcp] no variable), the gateway sets the secret on every request. */
 		r = credential_new(name, &dp, 1, m->secret, m->has_placement, m->placement,
 				   m->header, m->prefix, NULL, true, "box_", NULL, 0,
@@ -601,12 +591,7 @@ on_gateway_closing(struct box_daemon *dm)
 }
 
 static const struct box_daemon_ops gateway_ops = {
-	.name = "box-gateway",
-	.ready_name = "GatewayReady",
-	.proto = &box_proto_gateway,
-	.peer_role = BOX_GATEWAY_ROLE_GATEWAY,
-	.ready_timeout_ms = BOXD_GATEWAY_READY_TIMEOUT_MS,
-	.exit_wait_ms = BOXD_GATEWAY_EXIT_WAIT_MS,
+	.id = DAEMON_GATEWAY,
 	.on_msg = on_gateway_msg,
 	.ready = box_gateway_ready,
 	.finished = box_gateway_finished,
@@ -646,25 +631,6 @@ gateway_listener_closed(struct box *b, uint32_t id)
 
 /* ------------------------------------------------------------------ */
 /* start                                                               */
-
-/* The ids the gateway runs as: policyd's (ours embedded, else the daemon user). */
-static int
-gateway_ids(const struct boxd *d, uid_t *uid, gid_t *gid)
-{
-	if (d->embedded || !d->root) {
-		*uid = geteuid();
-		*gid = getegid();
-		return 0;
-	}
-	const struct passwd *pw = getpwnam("box-daemon");
-	if (!pw)
-		pw = getpwnam("nobody");
-	if (!pw || pw->pw_uid == 0)
-		return -ESRCH;
-	*uid = pw->pw_uid;
-	*gid = pw->pw_gid;
-	return 0;
-}
 
 /* fs.nr_open: the most a root boxd may give as RLIMIT_NOFILE. */
 static uint64_t
@@ -743,89 +709,21 @@ gateway_nofile_check(const struct box *b, char **err)
 	return -EMFILE;
 }
 
-struct child_setup_args {
-	uint64_t nofile;
-	uid_t uid;
-	gid_t gid;
-};
-
-/*
- * In the child, before exec: its file limit, soft and hard (raising the
- * hard one needs root, so first), then — in a root boxd — its ids: no
- * supplementary groups, gid, uid, each real = effective = saved, verified,
- * and uid 0 not regainable. The gateway starts as what it runs as and only
- * locks itself down further (box-gateway/main.c). Only syscalls here: this
- * runs between fork and exec.
- */
-static int
-child_setup(void *userdata)
-{
-	const struct child_setup_args *a = userdata;
-	struct rlimit rl = { (rlim_t)a->nofile, (rlim_t)a->nofile };
-	uid_t ru, eu, su;
-	gid_t rg, eg, sg;
-
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return -errno;
-	if (geteuid() != 0)
-		return 0;
-	if (setgroups(0, NULL) < 0 || setresgid(a->gid, a->gid, a->gid) < 0 ||
-	    setresuid(a->uid, a->uid, a->uid) < 0)
-		return -errno;
-	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
-		return -errno;
-	if (ru != a->uid || eu != a->uid || su != a->uid || rg != a->gid || eg != a->gid ||
-	    sg != a->gid || getgroups(0, NULL) != 0)
-		return -EPERM;
-	if (a->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
-		return -EPERM;
-	return 0;
-}
-
-/* boxd's BOX_TEST_GATEWAY_* hooks (bounded), then the sanitizer's setting. */
-static size_t
-test_env(char *store[TEST_ENV_MAX], char **envp)
-{
-	size_t n = 0;
-
-	for (char **e = environ; e && *e && n < TEST_ENV_MAX; e++)
-		if (strncmp(*e, TEST_ENV_PREFIX, strlen(TEST_ENV_PREFIX)) == 0 && strlen(*e) < 256 &&
-		    (store[n] = strdup(*e)))
-			envp[n] = store[n], n++;
-#if BOXD_ASAN
-	/* LeakSanitizer cannot stop the world under the gateway's seccomp filter. */
-	envp[n++] = (char *)"ASAN_OPTIONS=detect_leaks=0";
-#endif
-	envp[n] = NULL;
-	return n;
-}
-
 int
 gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **bad_key,
 	      char **err)
 {
-	_cleanup_free_ char *exe = NULL;
-	_cleanup_close_ int nullfd = -1;
 	Box__GatewayInit *in = NULL;
-	char *test_store[TEST_ENV_MAX] = { NULL };
-	char *envp[TEST_ENV_MAX + 2];
-	uid_t uid;
-	gid_t gid;
-	int sv[2] = { -1, -1 };
+	struct daemon_spawn_args args = { .fds = { -1, -1, -1, -1, -1, -1, -1 },
+					  .nofile = gateway_nofile(b) };
+	pid_t pid = 0;
+	int ctl = -1;
 	int r;
 
 	*err = NULL;
 	*bad_line = 0;
 	*bad_key = NULL;
 	daemon_init(&b->gateway, &gateway_ops, b);
-	if ((r = spawn_find_helper(d, "box-gateway", &exe)) < 0) {
-		seterr(err, "cannot find box-gateway: %s", strerror(-r));
-		return r;
-	}
-	if ((r = gateway_ids(d, &uid, &gid)) < 0) {
-		seterr(err, "no user to run box-gateway as (box-daemon or nobody)");
-		return r;
-	}
 	if (b->gateway_policyd_fd < 0) {
 		seterr(err, "box-policyd's channel for box-gateway is not open");
 		return -EBADF;
@@ -841,41 +739,19 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		seterr(err, "out of memory");
 		goto out;
 	}
-	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* Its stderr and log level: the one rule of every daemon (daemon_stderr). */
-	const char *level_arg;
-	int errfd = daemon_stderr(b, nullfd, &level_arg);
-	(void)test_env(test_store, envp);
-	char *argv[] = { (char *)"box-gateway", (char *)level_arg, NULL };
-	if ((r = box_ipc_socketpair(sv, false)) < 0)
-		goto out;
-	struct child_setup_args args = { .nofile = gateway_nofile(b), .uid = uid, .gid = gid };
-	int fds[5] = { nullfd, nullfd, errfd, sv[1], b->gateway_policyd_fd };
-	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds,
-				 .n_fds = GATEWAY_POLICYD_FD + 1, .setup = child_setup,
-				 .userdata = &args };
-	pid_t pid = 0;
-	r = spawn_process(&req, &pid);
-	close(sv[1]);
+	args.fds[DAEMON_FD_POLICYD] = b->gateway_policyd_fd;
+	r = daemon_spawn(d, b, DAEMON_GATEWAY, &args, &pid, &ctl, NULL, err);
 	/* Its policyd channel is the gateway's now (or nobody's). */
 	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
-	if (r < 0) {
-		close(sv[0]);
-		seterr(err, "cannot start %s: %s", exe, strerror(-r));
+	if (r < 0)
 		goto out;
-	}
-	if ((r = daemon_watch(&b->gateway, pid, sv[0], err)) < 0)
+	if ((r = daemon_watch(&b->gateway, pid, ctl, err)) < 0)
 		goto out;
 	r = box_ipc_event_send(b->gateway.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
 	if (r < 0)
 		seterr(err, "cannot send GatewayInit to box-gateway: %s", strerror(-r));
 out:
 	init_free(in);
-	for (size_t i = 0; i < TEST_ENV_MAX; i++)
-		free(test_store[i]);
 	return r;
 }
 

@@ -1,21 +1,21 @@
 /*
- * mcpd.c — boxd's side of box-mcpd, the per-box MCP broker (DESIGN.md §2;
+ * mcpd.c — boxd's side of box-mcpd, the per-box MCP broker (docs/design.md;
  * proto/mcp.proto's control channel; docs/box-mcpd.md), and the MCP server
  * sandboxes it asks for.
  *
  * Only a box with at least one stdio [mcp.NAME] has one. It starts after
  * box-shell is ready and before the agent, through the generic lifecycle of
- * daemon.c: fork+exec of box-mcpd (found beside boxd, else BOX_LIBEXECDIR,
- * never through the environment) with no arguments, already running as the
- * ids box-policyd gets — the daemon user of a service boxd (box-daemon, else
- * nobody), boxd's own when embedded; set in the child before execve, then
- * locked by box-mcpd itself (no capabilities, no_new_privs) — with stdin and stdout
- * /dev/null, stderr boxd's (agent.log for a detached embedded box), an
- * environment of nothing but ASAN_OPTIONS in a sanitizer build, and
+ * daemon.c: box-mcpd started from its entry in daemon_table (program,
+ * log, no arguments, an environment of nothing but ASAN_OPTIONS in a
+ * sanitizer build) already running as the ids box-policyd gets — the daemon
+ * user of a service boxd (box-daemon, else nobody), boxd's own when
+ * embedded; switched in the child before execve and read back
+ * (common/privdrop.c), then locked by box-mcpd itself (no capabilities,
+ * no_new_privs) — with its fds at common/daemon_fds.h's numbers:
  *   fd 3  our end of the control socketpair (mcpctl, we are boxd)
- *   fd 4  the other end of box-policyd's fd 5 (made when policyd started)
- *   fd 5  RUNTIME/mcp.sock, bound and listening (runtime.c, through the
- *         runtime dir's fd); the agent reaches it at /run/box/mcp.sock
+ *   fd 4  DAEMON_FD_POLICYD: the other end of box-policyd's POLICYD_FD_MCPD
+ *   fd 5  DAEMON_FD_LISTEN: RUNTIME/mcp.sock, bound and listening (runtime.c,
+ *         through the runtime dir's fd); the agent reaches it at /run/box/mcp.sock
  * Then McpInit from boxd's own config: every stdio server sorted by name
  * with its namespace, alias, canonical program (box-recheck resolved it as
  * the owner), configured argv, cwd (the agent's workspace when the server's
@@ -299,12 +299,7 @@ on_mcpd_closing(struct box_daemon *dm)
 }
 
 static const struct box_daemon_ops mcpd_ops = {
-	.name = "box-mcpd",
-	.ready_name = "McpReady",
-	.proto = &box_proto_mcpctl,
-	.peer_role = BOX_MCPCTL_ROLE_MCPD,
-	.ready_timeout_ms = BOXD_MCPD_READY_TIMEOUT_MS,
-	.exit_wait_ms = BOXD_MCPD_EXIT_WAIT_MS,
+	.id = DAEMON_MCPD,
 	.on_msg = on_mcpd_msg,
 	.ready = box_mcpd_ready,
 	.finished = box_mcpd_finished,
@@ -389,26 +384,6 @@ pins_open(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 	return 0;
 }
 
-/* In the child, before execve: box-mcpd starts as the ids boxd chose (it locks them). */
-struct mcpd_ids {
-	uid_t uid;
-	gid_t gid;
-};
-
-static int
-child_ids(void *userdata)
-{
-	const struct mcpd_ids *ids = userdata;
-
-	if (getuid() == ids->uid && geteuid() == ids->uid && getgid() == ids->gid &&
-	    getegid() == ids->gid)
-		return 0;
-	if (setgroups(0, NULL) < 0 || setresgid(ids->gid, ids->gid, ids->gid) < 0 ||
-	    setresuid(ids->uid, ids->uid, ids->uid) < 0)
-		return -errno;
-	return 0;
-}
-
 static int
 cmp_server(const void *a, const void *b)
 {
@@ -478,57 +453,31 @@ out:
 int
 mcpd_start(struct boxd *d, struct box *b, char **err)
 {
-	_cleanup_free_ char *exe = NULL;
-	_cleanup_close_ int nullfd = -1, pins_fd = -1;
+	_cleanup_close_ int pins_fd = -1;
+	struct daemon_spawn_args args = { .fds = { -1, -1, -1, -1, -1, -1, -1 } };
 	uid_t uid;
 	gid_t gid;
-	int sv[2] = { -1, -1 };
+	pid_t pid = 0;
+	int ctl = -1;
 	int r;
 
 	*err = NULL;
 	daemon_init(&b->mcpd, &mcpd_ops, b);
-	if ((r = spawn_find_helper(d, "box-mcpd", &exe)) < 0) {
-		seterr(err, "cannot find box-mcpd: %s", strerror(-r));
-		return r;
-	}
-	if ((r = policyd_ids(d, &uid, &gid)) < 0) {
+	if ((r = daemon_ids(d, DAEMON_MCPD, &uid, &gid)) < 0) {
 		seterr(err, "no user to run box-mcpd as (box-daemon or nobody)");
 		return r;
 	}
-	if (b->mcpd_policyd_fd < 0 || b->mcp_listen_fd < 0) {
-		seterr(err, "box-mcpd's socket or policyd channel is not open");
-		return -EBADF;
-	}
 	if ((r = pins_open(b, uid, gid, &pins_fd, err)) < 0)
 		return r;
-	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
-		return -errno;
-	const char *level_arg;
-	int errfd = daemon_stderr(b, nullfd, &level_arg);
-	char *envp[2] = { NULL, NULL };
-#if BOXD_ASAN
-	/* LeakSanitizer cannot stop the world under box-mcpd's seccomp filter. */
-	envp[0] = (char *)"ASAN_OPTIONS=detect_leaks=0";
-#endif
-	char *argv[] = { (char *)"box-mcpd", (char *)level_arg, NULL };
-	struct mcpd_ids ids = { uid, gid };
-	if ((r = box_ipc_socketpair(sv, false)) < 0)
-		return r;
-	int fds[6] = { nullfd, nullfd, errfd, sv[1], b->mcpd_policyd_fd, b->mcp_listen_fd };
-	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds, .n_fds = 6,
-				 .setup = child_ids, .userdata = &ids };
-	pid_t pid = 0;
-	r = spawn_process(&req, &pid);
-	close(sv[1]);
+	args.fds[DAEMON_FD_POLICYD] = b->mcpd_policyd_fd;
+	args.fds[DAEMON_FD_LISTEN] = b->mcp_listen_fd;
+	r = daemon_spawn(d, b, DAEMON_MCPD, &args, &pid, &ctl, NULL, err);
 	/* policyd's channel and the listener are box-mcpd's now (or nobody's). */
 	b->mcpd_policyd_fd = safe_close(b->mcpd_policyd_fd);
 	b->mcp_listen_fd = safe_close(b->mcp_listen_fd);
-	if (r < 0) {
-		close(sv[0]);
-		seterr(err, "cannot start %s: %s", exe, strerror(-r));
+	if (r < 0)
 		return r;
-	}
-	if ((r = daemon_watch(&b->mcpd, pid, sv[0], err)) < 0)
+	if ((r = daemon_watch(&b->mcpd, pid, ctl, err)) < 0)
 		return r;
 	return send_init(b, pins_fd, err);
 }

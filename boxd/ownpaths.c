@@ -1,5 +1,5 @@
 /*
- * ownpaths.c — the paths CONFIG.md [agent.filesystem] treats specially, as
+ * ownpaths.c — the paths docs/box.ini.5.md [agent.filesystem] treats specially, as
  * boxd sees them: box's own directories (this box's state dir, the owner's
  * default state base ~/.local/state/box and $XDG_STATE_HOME/box of an
  * embedded boxd, /var/lib/box, the runtime base), the places of sockets that

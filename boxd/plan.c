@@ -1,11 +1,11 @@
 /*
  * plan.c — a validated BoxSpec (+ the owner's recheck) → the agent's Plan
- * (proto/plan.proto), and the start-up disclosure (CLI.md).
+ * (proto/plan.proto), and the start-up disclosure (docs/boxctl.1.md).
  *
  * View: the [agent.filesystem] lists as they are; each deny entry, the policy
  * file (when a grant reaches it, unless [box] show_policy shows it read-only),
  * and the credential stores, box's own directories and file:// secrets the
- * owner's recheck found strictly inside a grant (CONFIG.md; disclosed as
+ * owner's recheck found strictly inside a grant (docs/box.ini.5.md; disclosed as
  * "masked (WHY): PATH") covered by a mode-0000 mask made in the runtime dir;
  * box.ini bound read-only over itself; an implicit exec entry for the
  * resolved program, each #! interpreter and the ELF loaders the recheck found
@@ -14,21 +14,21 @@
  * the box gets the agent's deny entries where its grants hold them (tools,
  * MCP servers, exec entries, box-shell: "hidden in every view"; a grant naming
  * one exactly is its disclosed exception, one inside one is refused,
- * path_reach). Environment (CONFIG.md [agent.env], CLI.md
+ * path_reach). Environment (docs/box.ini.5.md [agent.env], docs/boxctl.1.md
  * "The agent's view"): the section's variables, HOME (the owner's passwd
  * home) and PATH defaults, TERM LANG TZ from the caller, USER, PWD,
  * BOX_NAME, BOX_ID; once box-gateway serves the box (GatewayReady), the
  * proxy variables (both cases, NO_PROXY, NODE_USE_ENV_PROXY), /run/box/ca.pem
- * in every trust variable of CLI.md, and each [egress] placeholder in its
+ * in every trust variable of docs/boxctl.1.md, and each [egress] placeholder in its
  * variable — the plan then mounts RUNTIME/ca.pem at /run/box/ca.pem and asks
  * for the listener on 127.0.0.1:<port>; /run/box/bin first on PATH when the
  * box has a shell (b->alias_exe), and plan_agent_shell adds /run/box/bin,
  * shell.sock and the alias over the shells. No MCP variables yet ("a box that
  * has no gateway or MCP server yet gets no variables pointing at them").
- * Limits per SANDBOX.md §6. plan_shell derives box-shell's SANDBOX_SHELL plan
+ * Limits per docs/sandbox.md. plan_shell derives box-shell's SANDBOX_SHELL plan
  * from the agent's; plan_tool makes a tool sandbox per SpawnRequest (a base
  * plan per table, made once: its masks) with the composed environment and the
- * workspace rule of CONFIG.md [tool.NAME]; the disclosure lists each tool as
+ * workspace rule of docs/box.ini.5.md [tool.NAME]; the disclosure lists each tool as
  * box-shell serves it.
  * Trusts: the spec after box_ipc_decode() validated it; the recheck result
  * (paths the owner could reach; a mask it reports is made only where a grant
@@ -209,7 +209,7 @@ agent_deny_reach(const Box__CfgFilesystem *fs, const char *denied, size_t *which
 	return path_reach(denied, grants, n, which);
 }
 
-/* Is `p` strictly inside one of the CONFIG.md masks a view of fs gets (rc.masks, re-checked)? */
+/* Is `p` strictly inside one of the docs/box.ini.5.md masks a view of fs gets (rc.masks, re-checked)? */
 static bool
 under_auto_mask_fs(const struct box *b, const Box__CfgFilesystem *fs, const char *p)
 {
@@ -244,7 +244,7 @@ add_problem(struct box *b, Box__Problem *p)
 }
 
 /*
- * CONFIG.md: a grant inside one of box's own directories, or containing the
+ * docs/box.ini.5.md: a grant inside one of box's own directories, or containing the
  * place of a socket that drives boxd or the user's session, is refused.
  */
 static bool
@@ -299,7 +299,7 @@ grant_key(const Box__CfgFilesystem *fs, const char *path, uint32_t *line)
 	return "read";
 }
 
-/* CONFIG.md: a tool's or server's grant inside one of the agent's deny entries is refused. */
+/* docs/box.ini.5.md: a tool's or server's grant inside one of the agent's deny entries is refused. */
 static void
 agent_deny_refuse(struct box *b, const Box__CfgFilesystem *fs, const char *sec)
 {
@@ -393,7 +393,7 @@ requires(const Box__CfgBox *box, Box__Layer layer)
 static const char *const ca_variables[] = { BOX_ENV_CA_VARIABLES };
 
 /*
- * What a sandbox the gateway serves sees (CLI.md "The agent's view"):
+ * What a sandbox the gateway serves sees (docs/boxctl.1.md "The agent's view"):
  * nothing until GatewayReady, so a box without a gateway gets no variable
  * pointing at one.
  */
@@ -429,7 +429,7 @@ build_env(struct box *b, const char *workspace, struct strv *env)
 		have_path |= strcmp(n, "PATH") == 0;
 		for (size_t k = 0; k < 3; k++)
 			have[k] |= strcmp(n, inherited[k]) == 0;
-		/* CLI.md: /run/box/bin first on the agent's PATH (when box-shell serves the box). */
+		/* docs/boxctl.1.md: /run/box/bin first on the agent's PATH (when box-shell serves the box). */
 		if (strcmp(n, "PATH") == 0 && b->alias_exe)
 			strv_add(env, fmt("PATH=/run/box/bin:%s", e->vars[i]->value));
 		else
@@ -546,7 +546,7 @@ view_mask(struct boxd *d, struct box *b, struct viewv *view, unsigned *n_masks,
 }
 
 /*
- * CONFIG.md: credential stores and box's own directories strictly inside
+ * docs/box.ini.5.md: credential stores and box's own directories strictly inside
  * a grant, as the owner's recheck found them (a symlink there: its target).
  * Re-checked here: only a path inside a grant, outside every deny, is masked.
  */
@@ -1012,7 +1012,7 @@ plan_agent_shell(const struct box *b, Box__Plan *p)
 	return rt->run_box_bin && rt->shell_sock && rt->shell_alias ? 0 : -ENOMEM;
 }
 
-/* Does a contained tool reach the gateway (CONFIG.md contain_egress, default true)? */
+/* Does a contained tool reach the gateway (docs/box.ini.5.md contain_egress, default true)? */
 static bool
 tool_contained(const Box__CfgTool *t)
 {
@@ -1069,7 +1069,7 @@ sandbox_base_plan(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
 		goto fail;
 	if ((r = view_config_files(d, b, fs, &view, &b->n_masks_made)) < 0)
 		goto fail;
-	/* Its command file gets an implicit exec grant (CONFIG.md), unless a grant holds it. */
+	/* Its command file gets an implicit exec grant (docs/box.ini.5.md), unless a grant holds it. */
 	if (program && !granted(fs, program) &&
 	    (r = view_add(&view, program, BOX__VIEW_KIND__VIEW_EXEC, NULL)) < 0)
 		goto fail;
@@ -1122,7 +1122,7 @@ env_set(struct strv *env, char *entry)
 }
 
 /*
- * A tool's environment (DESIGN.md §5, CONFIG.md [tool.NAME.env]): the
+ * A tool's environment (docs/design.md, docs/box.ini.5.md [tool.NAME.env]): the
  * section's variables (the agent's for an exec entry), HOME and PATH
  * defaults (no /run/box/bin), TERM LANG TZ from the caller; then the
  * variables this invocation assigned, minus the reserved names and the
@@ -1190,7 +1190,7 @@ plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *
 		goto fail;
 	if ((r = plan_copy(*base, &p)) < 0)
 		goto fail;
-	/* CONFIG.md: the table's workspace; else the shell's cwd when its grants hold it. */
+	/* docs/box.ini.5.md: the table's workspace; else the shell's cwd when its grants hold it. */
 	const char *ws = t && t->workspace ? t->workspace->path :
 			 granted(fs, cwd)	   ? cwd :
 						     b->rc.workspace;
@@ -1715,7 +1715,7 @@ disclose_network(const struct box *b, struct strv *out)
 				  "passthrough", g->passthrough[i]->value));
 }
 
-/* ---- disclosure of CONFIG.md masks and of the socket scan (issue 9 items 4-6) ---- */
+/* ---- disclosure of docs/box.ini.5.md masks and of the socket scan ---- */
 
 /* Why box masked `path` (one of rc.masks), or NULL: not one of those masks. */
 static const char *

@@ -1,24 +1,20 @@
 /*
  * policyd.c — boxd's side of box-policyd, the per-box policy daemon
- * (DESIGN.md §2, §4; box-policyd/README.md).
+ * (docs/design.md; box-policyd/README.md).
  *
- * For every box, before its trampoline: fork+exec box-policyd (found next
- * to boxd's own executable, else in BOX_LIBEXECDIR, never through the
- * environment) with fd 3 = our end of a SOCK_SEQPACKET socketpair, fd 4 =
- * one end of another, whose other end becomes box-gateway's fd 4 (kept in
- * b->gateway_policyd_fd until gateway.c spawns it), fd 5 = one end of a
- * further one when the box has a stdio [mcp] (its other end becomes
- * box-mcpd's fd 4, kept in b->mcpd_policyd_fd until mcpd.c spawns it; else
- * closed: nothing would speak on it),
- * fd 6 = one end of a third, whose other end becomes box-shell's fd 5 (kept
- * in b->shell_policyd_fd until shell.c spawns it), stdin and stdout /dev/null,
- * stderr boxd's (agent.log for a detached embedded box), and an
- * environment of nothing but the test hooks boxd's own has: BOX_TEST_CLOCK,
- * and BOX_TEST_POLICYD_EXIT_DELAY_MS (only for the box that
- * BOX_TEST_POLICYD_EXIT_DELAY_NAME names, when set; it slows policyd's
- * exit after its final flush). Its
- * ids: an embedded boxd's own; a service boxd's daemon user (box-daemon,
- * else nobody). Then PolicyInit with the STATE/policy/ dir fd and the
+ * For every box, before its trampoline: box-policyd started from its entry
+ * in daemon_table (daemon.c: program, ids — an embedded boxd's own, a
+ * service boxd's daemon user, switched in the child before execve — log,
+ * the test hooks BOX_TEST_CLOCK and BOX_TEST_POLICYD_EXIT_DELAY_MS, the
+ * latter only for the box BOX_TEST_POLICYD_EXIT_DELAY_NAME names, when
+ * set) with fd 3 = our end of its channel and one end of a SOCK_SEQPACKET
+ * socketpair per peer at common/daemon_fds.h's numbers: POLICYD_FD_GATEWAY
+ * (the other end kept in b->gateway_policyd_fd until gateway.c spawns
+ * box-gateway with it at DAEMON_FD_POLICYD), POLICYD_FD_MCPD only when the
+ * box has a stdio [mcp] (else closed: nothing would speak on it; the other
+ * end in b->mcpd_policyd_fd for box-mcpd), POLICYD_FD_SHELL (the other end
+ * in b->shell_policyd_fd for box-shell). Then PolicyInit with the
+ * STATE/policy/ dir fd and the
  * decisions.jsonl fd that box-recheck opened as the owner; PolicyReady
  * arrives as an event (box_policyd_ready(): the box start goes on), or a
  * refusal (a corrupt history…) refuses the box with policyd's message, or
@@ -60,31 +56,8 @@
 #include "proto_policy.h"
 #include "spawn.h"
 
-#define POLICYD_FD 3
-#define POLICYD_GATEWAY_FD 4 /* box-policyd's peer channel for box-gateway */
-#define POLICYD_MCPD_FD 5    /* box-policyd's peer channel for box-mcpd */
-#define POLICYD_SHELL_FD 6   /* box-policyd's peer channel for box-shell */
 #define DECISIONS_FILE "decisions.jsonl"
 #define DECISIONS_OLD "decisions.jsonl.1"
-
-/* The ids policyd (and box-mcpd) run as: ours (embedded), else the daemon user. */
-int
-policyd_ids(const struct boxd *d, uid_t *uid, gid_t *gid)
-{
-	if (d->embedded || !d->root) {
-		*uid = geteuid();
-		*gid = getegid();
-		return 0;
-	}
-	const struct passwd *pw = getpwnam("box-daemon");
-	if (!pw)
-		pw = getpwnam("nobody");
-	if (!pw || pw->pw_uid == 0)
-		return -ESRCH;
-	*uid = pw->pw_uid;
-	*gid = pw->pw_gid;
-	return 0;
-}
 
 /*
  * Make the STATE/policy/ fd box-recheck opened as the owner (O_PATH, the
@@ -214,13 +187,7 @@ on_policyd_closing(struct box_daemon *dm)
 }
 
 static const struct box_daemon_ops policyd_ops = {
-	.name = "box-policyd",
-	.ready_name = "PolicyReady",
-	.lost_suffix = " (no policy, no box)",
-	.proto = &box_proto_policy,
-	.peer_role = BOX_POLICY_ROLE_POLICYD,
-	.ready_timeout_ms = BOXD_POLICYD_READY_TIMEOUT_MS,
-	.exit_wait_ms = BOXD_POLICYD_EXIT_WAIT_MS,
+	.id = DAEMON_POLICYD,
 	.on_msg = on_policyd_msg,
 	.ready = box_policyd_ready,
 	.finished = box_policyd_finished,
@@ -340,22 +307,18 @@ out:
 int
 policyd_start(struct boxd *d, struct box *b, char **err)
 {
-	_cleanup_free_ char *exe = NULL;
-	_cleanup_close_ int dirfd = -1, nullfd = -1;
+	_cleanup_close_ int dirfd = -1;
+	struct daemon_spawn_args args = { .fds = { -1, -1, -1, -1, -1, -1, -1 } };
+	int gw[2] = { -1, -1 }, sh[2] = { -1, -1 }, mc[2] = { -1, -1 };
 	uid_t uid;
 	gid_t gid;
-	int sv[2] = { -1, -1 };
+	pid_t pid = 0;
+	int ctl = -1;
 	int r;
 
 	*err = NULL;
 	daemon_init(&b->policyd, &policyd_ops, b);
-	r = spawn_find_helper(d, "box-policyd", &exe);
-	if (r < 0) {
-		seterr(err, "cannot find box-policyd: %s", strerror(-r));
-		return r;
-	}
-	r = policyd_ids(d, &uid, &gid);
-	if (r < 0) {
+	if ((r = daemon_ids(d, DAEMON_POLICYD, &uid, &gid)) < 0) {
 		seterr(err, "no user to run box-policyd as (box-daemon or nobody)");
 		return r;
 	}
@@ -370,82 +333,34 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 				       strerror(-r));
 		return r;
 	}
-	nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (nullfd < 0)
-		return -errno;
-	/* A detached embedded box's boxd writes to agent.log; so does its policyd. */
-	const char *level_arg;
-	int errfd = daemon_stderr(b, nullfd, &level_arg);
-
-	/* Its environment: nothing of a user's; the test hooks only if boxd was given them. */
-	char env_clock[96], env_delay[96];
-	char *envp[4];
-	size_t ne = 0;
-	const char *v = getenv("BOX_TEST_CLOCK");
-	if (v && strlen(v) < 64) {
-		snprintf(env_clock, sizeof(env_clock), "BOX_TEST_CLOCK=%s", v);
-		envp[ne++] = env_clock;
+	/* One channel per peer; box-mcpd's only with a stdio [mcp] (else nothing would speak on it). */
+	if ((r = box_ipc_socketpair(gw, false)) < 0 || (r = box_ipc_socketpair(sh, false)) < 0 ||
+	    (mcpd_wanted(b->spec) && (r = box_ipc_socketpair(mc, false)) < 0)) {
+		seterr(err, "cannot make box-policyd's peer channels: %s", strerror(-r));
+		goto out;
 	}
-	const char *delay = getenv("BOX_TEST_POLICYD_EXIT_DELAY_MS");
-	const char *delay_name = getenv("BOX_TEST_POLICYD_EXIT_DELAY_NAME");
-	if (delay && strlen(delay) < 16 && (!delay_name || strcmp(delay_name, b->name) == 0)) {
-		snprintf(env_delay, sizeof(env_delay), "BOX_TEST_POLICYD_EXIT_DELAY_MS=%s", delay);
-		envp[ne++] = env_delay;
-	}
-#if BOXD_ASAN
-	/* LeakSanitizer cannot stop the world under policyd's seccomp filter. */
-	envp[ne++] = (char *)"ASAN_OPTIONS=detect_leaks=0";
-#endif
-	envp[ne] = NULL;
-	char uid_s[16], gid_s[16];
-	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)uid);
-	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)gid);
-	char *argv[] = { (char *)"box-policyd", (char *)"-u", uid_s, (char *)"-g", gid_s,
-			 (char *)level_arg, NULL };
-
-	int gw[2] = { -1, -1 }, sh[2] = { -1, -1 }, mc[2] = { -1, -1 };
-	r = box_ipc_socketpair(sv, false);
-	if (r < 0)
-		return r;
-	r = box_ipc_socketpair(gw, false);
-	if (r >= 0 && (r = box_ipc_socketpair(sh, false)) < 0) {
-		close(gw[0]);
-		close(gw[1]);
-	}
-	if (r >= 0 && mcpd_wanted(b->spec) && (r = box_ipc_socketpair(mc, false)) < 0) {
-		close(gw[0]);
-		close(gw[1]);
-		close(sh[0]);
-		close(sh[1]);
-	}
-	if (r < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return r;
-	}
-	int fds[7] = { nullfd, nullfd, errfd, sv[1], gw[1], mc[1], sh[1] };
-	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds,
-				 .n_fds = POLICYD_SHELL_FD + 1 };
-	pid_t pid = 0;
-	r = spawn_process(&req, &pid);
-	close(sv[1]);
-	close(gw[1]);
-	close(sh[1]);
-	safe_close(mc[1]);
-	safe_close(b->mcpd_policyd_fd);
-	b->mcpd_policyd_fd = mc[0];
+	args.fds[POLICYD_FD_GATEWAY] = gw[1];
+	args.fds[POLICYD_FD_MCPD] = mc[1];
+	args.fds[POLICYD_FD_SHELL] = sh[1];
+	r = daemon_spawn(d, b, DAEMON_POLICYD, &args, &pid, &ctl, NULL, err);
+	/* The other ends wait in the box until each peer is spawned (and takes its own). */
 	safe_close(b->gateway_policyd_fd);
-	b->gateway_policyd_fd = gw[0];
+	b->gateway_policyd_fd = TAKE_FD(gw[0]);
+	safe_close(b->mcpd_policyd_fd);
+	b->mcpd_policyd_fd = TAKE_FD(mc[0]);
 	safe_close(b->shell_policyd_fd);
-	b->shell_policyd_fd = sh[0];
-	if (r < 0) {
-		close(sv[0]);
-		seterr(err, "cannot start %s: %s", exe, strerror(-r));
-		return r;
+	b->shell_policyd_fd = TAKE_FD(sh[0]);
+	if (r < 0)
+		goto out;
+	if ((r = daemon_watch(&b->policyd, pid, ctl, err)) >= 0)
+		r = send_init(b, dirfd, err);
+out:
+	for (int i = 0; i < 2; i++) {
+		safe_close(gw[i]);
+		safe_close(sh[i]);
+		safe_close(mc[i]);
 	}
-	if ((r = daemon_watch(&b->policyd, pid, sv[0], err)) < 0)
-		return r;
-	return send_init(b, dirfd, err);
+	return r;
 }
 
 /* ------------------------------------------------------------------ */

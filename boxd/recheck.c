@@ -40,7 +40,6 @@
 #include "spawn.h"
 #include "validate.h"
 
-#define RECHECK_FD 3
 
 static int
 take_reply(struct box *b, const Box__RecheckReply *rep, struct box_ipc_msg *m)
@@ -197,7 +196,7 @@ recheck_send(struct box *b, const char *state_dir)
 		cands[nc++] = own.own[i].path;
 	for (size_t i = 0; i < own.n_stores; i++)
 		cands[nc++] = own.stores[i].path;
-	/* file:// secrets: masked in every view whose grants hold them (CONFIG.md). */
+	/* file:// secrets: masked in every view whose grants hold them (docs/box.ini.5.md). */
 	const Box__BoxSpec *s = b->spec;
 	size_t n_secrets = 0;
 	for (size_t i = 0; i < s->n_egress + s->n_mcp; i++) {

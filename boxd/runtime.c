@@ -1,6 +1,6 @@
 /*
- * runtime.c — the runtime base and a box's runtime dir BASE/ID (CLI.md,
- * SANDBOX.md §4), its mask objects, and the state dir's run lock.
+ * runtime.c — the runtime base and a box's runtime dir BASE/ID (docs/boxctl.1.md,
+ * docs/sandbox.md), its mask objects, and the state dir's run lock.
  *
  * BASE is $XDG_RUNTIME_DIR/box, else /run/box for root, else /tmp/box-UID;
  * it must be a directory owned by boxd's euid that nobody else can write

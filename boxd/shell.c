@@ -1,6 +1,6 @@
 /*
- * shell.c — boxd's side of box-shell, the per-box shell daemon (DESIGN.md
- * §2, §5; proto/shell.proto), and the tool sandboxes it asks for.
+ * shell.c — boxd's side of box-shell, the per-box shell daemon (docs/design.md,
+ * docs/box-shell.md; proto/shell.proto), and the tool sandboxes it asks for.
  *
  * Every box has one, started after box-gateway is ready and before the
  * agent: through box-trampoline with a SANDBOX_SHELL plan made from the
@@ -9,13 +9,14 @@
  * workload_bin = box-shell, found beside boxd, else BOX_LIBEXECDIR, never
  * through the environment) with stdin and stdout /dev/null, stderr as
  * box-gateway's (boxd's; agent.log for a detached embedded box; /dev/null
- * for an attached embedded one unless BOXD_DEBUG), and three fds passed
- * through (the workload's 3, 4, 5): our end of the control socketpair
- * (proto_shell, we are `boxd`), RUNTIME/shell.sock listening (runtime.c
- * bound it while BASE/ID was boxd's; the agent reaches it at
- * /run/box/shell.sock) and box-shell's box-policyd channel (the other end of
- * policyd's fd 6). Then ShellInit: the box, the owner's home, the agent's
- * workspace and PATH (without /run/box/bin), [box] command_timeout, every
+ * for an attached embedded one unless BOXD_DEBUG) — its entry in
+ * daemon_table (daemon.c) — and three fds passed through (the workload's 3,
+ * 4, 5; common/daemon_fds.h): our end of the control socketpair
+ * (proto_shell, we are `boxd`), box-shell's box-policyd channel (the other
+ * end of policyd's POLICYD_FD_SHELL) and RUNTIME/shell.sock listening
+ * (runtime.c bound it while BASE/ID was boxd's; the agent reaches it at
+ * /run/box/shell.sock). Then ShellInit: the box, the owner's home, the
+ * agent's workspace and PATH (without /run/box/bin), [box] command_timeout, every
  * [tool.NAME] with its canonical program as box-recheck resolved it as the
  * owner and its fixed arguments, the agent's exec entries, whether a
  * [tool.python3] exists. ShellReady arrives as an event: ok = false refuses
@@ -420,13 +421,7 @@ on_shell_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 }
 
 static const struct box_daemon_ops shell_ops = {
-	.name = "box-shell",
-	.ready_name = "ShellReady",
-	.lost_suffix = " (no shell, no box)",
-	.proto = &box_proto_shell,
-	.peer_role = BOX_SHELL_ROLE_SHELL,
-	.ready_timeout_ms = BOXD_SHELL_READY_TIMEOUT_MS,
-	.exit_wait_ms = BOXD_SHELL_EXIT_WAIT_MS,
+	.id = DAEMON_SHELL,
 	.on_msg = on_shell_msg,
 	.ready = box_shell_ready,
 	.finished = box_shell_finished,
@@ -476,7 +471,7 @@ init_free(Box__ShellInit *in)
 /*
  * shell:spawn's credential_reads for a tool: the owner's credential stores
  * its grants name ("~/.aws" for a grant of ~/.aws or a file inside it), each
- * once. A store inside a broader grant is masked (CONFIG.md), so it is not
+ * once. A store inside a broader grant is masked (docs/box.ini.5.md), so it is not
  * read and not listed.
  */
 static int
@@ -562,21 +557,29 @@ out:
 	return r;
 }
 
+/* box-shell's SANDBOX_SHELL plan, from the agent's (daemon_spawn asks for it). */
+static int
+shell_plan(const struct box *b, const char *exe, const char *level_arg, Box__Plan **ret,
+	   char **err)
+{
+	_cleanup_free_ char *perr = NULL;
+	int r = plan_shell(b, b->agent_plan, exe, level_arg, ret, &perr);
+	if (r < 0)
+		seterr(err, "%s", perr ? perr : "cannot plan box-shell's sandbox");
+	return r;
+}
+
 int
 shell_start(struct boxd *d, struct box *b, char **err)
 {
-	_cleanup_free_ char *exe = NULL, *perr = NULL;
-	_cleanup_close_ int nullfd = -1;
-	Box__Plan *plan = NULL;
-	int sv[2] = { -1, -1 };
+	struct daemon_spawn_args args = { .fds = { -1, -1, -1, -1, -1, -1, -1 },
+					  .plan = shell_plan };
+	pid_t pid = 0;
+	int ctl = -1;
 	int r;
 
 	*err = NULL;
 	daemon_init(&b->shell, &shell_ops, b);
-	if ((r = spawn_find_helper(d, "box-shell", &exe)) < 0) {
-		seterr(err, "cannot find box-shell: %s", strerror(-r));
-		return r;
-	}
 	if (b->shell_listen_fd < 0 || b->shell_policyd_fd < 0 || !b->agent_plan) {
 		seterr(err, "box-shell's socket or policyd channel is not open");
 		return -EBADF;
@@ -585,47 +588,28 @@ shell_start(struct boxd *d, struct box *b, char **err)
 		seterr(err, "out of memory");
 		return r;
 	}
-	if ((nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
-		return -errno;
-	/* Its stderr and log level: the one rule of every daemon (daemon_stderr). */
-	const char *level_arg;
-	int errfd = daemon_stderr(b, nullfd, &level_arg);
-	if ((r = plan_shell(b, b->agent_plan, exe, level_arg, &plan, &perr)) < 0) {
-		seterr(err, "%s", perr ? perr : "cannot plan box-shell's sandbox");
-		return r;
-	}
-	if ((r = box_ipc_socketpair(sv, false)) < 0)
-		goto out;
-	int stdio[3] = { nullfd, nullfd, errfd };
-	int pass[3] = { sv[1], b->shell_listen_fd, b->shell_policyd_fd };
-	pid_t pid = 0;
-	r = spawn_trampoline_fds(d, plan, stdio, pass, 3, &pid, &b->shell_status_fd);
-	close(sv[1]);
+	args.fds[DAEMON_FD_POLICYD] = b->shell_policyd_fd;
+	args.fds[DAEMON_FD_LISTEN] = b->shell_listen_fd;
+	r = daemon_spawn(d, b, DAEMON_SHELL, &args, &pid, &ctl, &b->shell_status_fd, err);
 	/* The listener and policyd's channel are box-shell's now (or nobody's). */
 	b->shell_listen_fd = safe_close(b->shell_listen_fd);
 	b->shell_policyd_fd = safe_close(b->shell_policyd_fd);
-	if (r < 0) {
-		close(sv[0]);
-		seterr(err, "cannot start box-shell's trampoline: %s", strerror(-r));
-		goto out;
-	}
+	if (r < 0)
+		return r;
 	b->shell.pid = pid; /* killed by the teardown even if watching fails below */
 	(void)fd_set_nonblock(b->shell_status_fd, true);
 	b->shell_status_ev = event_new(d->base, b->shell_status_fd, EV_READ | EV_PERSIST,
 				       on_shell_status, b);
 	if (!b->shell_status_ev || event_add(b->shell_status_ev, NULL) < 0) {
-		close(sv[0]);
+		close(ctl);
 		seterr(err, "cannot watch box-shell's trampoline");
-		r = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
 	/* Its channel and ready timer: daemon.c's lifecycle from here on. */
-	if ((r = daemon_watch(&b->shell, pid, sv[0], err)) < 0)
-		goto out;
+	if ((r = daemon_watch(&b->shell, pid, ctl, err)) < 0)
+		return r;
 	r = send_init(b, err);
 	log_debug("box %s (%s): box-shell's trampoline pid %d", b->name, b->id, (int)pid);
-out:
-	plan_free(plan);
 	return r;
 }
 

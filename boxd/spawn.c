@@ -1,6 +1,6 @@
 /*
  * spawn.c — box-trampoline started (common/spawn.c) with its fds at fixed numbers
- * (SANDBOX.md): 0-2 the pipe ends boxctl relays (/dev/null for a terminal's
+ * (docs/sandbox.md): 0-2 the pipe ends boxctl relays (/dev/null for a terminal's
  * fd: the workload puts the box's pty slave there; agent.log for --detach) —
  * for a tool the fds box-shell passed, for box-shell /dev/null and boxd's
  * stderr —, 3 the plan socket, 4 the status socket, 5.. the fds a

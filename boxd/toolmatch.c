@@ -1,7 +1,7 @@
 /*
  * toolmatch.c — boxd's re-check of a SpawnRequest (proto/shell.proto)
  * against the box's own config, before any tool sandbox is built
- * (CONFIG.md [tool.NAME]; DESIGN.md §5). box-shell names a table; it never
+ * (docs/box.ini.5.md [tool.NAME]; docs/design.md). box-shell names a table; it never
  * defines what the sandbox gets: boxd starts a tool only when its own
  * tables say the same program with the same fixed arguments selects that
  * table — the longest match, as box-shell must have found it — or, with no

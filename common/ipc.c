@@ -1,6 +1,6 @@
 /*
  * ipc.c — box IPC framing: envelopes over SOCK_SEQPACKET, fragments, fds,
- * and the one decode-and-validate wrapper (DESIGN.md §4, ipc.h).
+ * and the one decode-and-validate wrapper (docs/design.md, ipc.h).
  *
  * Receive path: recvmsg(MSG_CMSG_CLOEXEC) into a BOX_IPC_MAX+1 buffer, so a
  * packet that is exactly one byte too long is seen; MSG_TRUNC/MSG_CTRUNC and

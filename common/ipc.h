@@ -1,5 +1,5 @@
 /*
- * ipc.h — box IPC: protobuf-c messages over SOCK_SEQPACKET (DESIGN.md §4).
+ * ipc.h — box IPC: protobuf-c messages over SOCK_SEQPACKET (docs/design.md).
  *
  * One packet is one packed box.Envelope (common/envelope.proto) of at most
  * BOX_IPC_MAX bytes; messages larger than one packet travel as fragments and

@@ -1,5 +1,5 @@
 /*
- * ipc_event.h — box IPC on a libevent loop, for the daemons (DESIGN.md §4).
+ * ipc_event.h — box IPC on a libevent loop, for the daemons (docs/design.md).
  *
  * One persistent EV_READ event per SOCK_SEQPACKET socket reads packets with
  * box_ipc_recv() (never a bufferevent: it would lose packet boundaries and

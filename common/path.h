@@ -1,5 +1,5 @@
 /*
- * path.h — path spelling: canonical checks and the `~/` form of POLICY.md §2.
+ * path.h — path spelling: canonical checks and the `~/` form of docs/box-policy.5.md.
  *
  * Pure string functions except path_canonicalize (realpath). Negative errno.
  * Trusts: nothing; paths come from users and peers.

@@ -1,6 +1,6 @@
 /*
  * treewalk.h — a bounded walk of a directory tree, for the load checks that
- * look inside grants and deny entries (CONFIG.md: hard links under a deny,
+ * look inside grants and deny entries (docs/box.ini.5.md: hard links under a deny,
  * Unix sockets reachable in a grant).
  *
  * The walk never follows a symbolic link (every open is O_NOFOLLOW and
@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-/* CONFIG.md: 100,000 entries or 2 s per start, whichever first. */
+/* docs/box.ini.5.md: 100,000 entries or 2 s per start, whichever first. */
 #define BOX_WALK_ENTRIES_MAX 100000
 #define BOX_WALK_TIME_MS 2000
 #define BOX_WALK_DEPTH_MAX 128

@@ -1,5 +1,5 @@
 /*
- * message.c — the decision message of POLICY.md §5, byte-exact: resource
+ * message.c — the decision message of docs/box-policy.5.md, byte-exact: resource
  * label per action, escaping of the resource (Rust char::escape_debug) and of
  * rule ids and descriptions, forbids sorted by rule id, 1024-byte resource
  * and 4096-byte message caps.

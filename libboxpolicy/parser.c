@@ -367,7 +367,7 @@ capture_temporal(struct parse_ctx *pc, struct rule *r, uint32_t *index)
 			depth++;
 		else if (t->k == T_RBRACE && --depth == 0)
 			break;
-		/* the window test of POLICY.md §3: at most 24h */
+		/* the window test of docs/box-policy.5.md: at most 24h */
 		if (is_kw(t, "within")) {
 			const struct token *num = peek2(pc);
 			if (num->k == T_INT && pc->pos + 2 < pc->n_toks) {

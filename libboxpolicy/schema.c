@@ -1,5 +1,5 @@
 /*
- * schema.c — the action vocabulary: the fixed Box actions of POLICY.md §2
+ * schema.c — the action vocabulary: the fixed Box actions of docs/box-policy.5.md
  * and the MCP tool namespaces added at run time.
  *
  * Trusts: nothing; namespace, tool and field names and type texts come from

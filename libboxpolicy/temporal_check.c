@@ -1,6 +1,6 @@
 /*
  * temporal_check.c — the load-time acceptance rules for temporal terms
- * (reference/box-policy.md §4.3): declared events and leaf field paths,
+ * (docs/box-policy.5.md): declared events and leaf field paths,
  * consistent types, closed variables, range restriction, producers before
  * consumers, aggregates only as comparison operands, tp-dependence, windows
  * ≤ 24h (the parser). Also the analysis the monitor needs (horizon, whether a

@@ -1,6 +1,6 @@
 /*
- * temporal_monitor.c — the incremental temporal monitor (POLICY.md §1, §4;
- * reference/box-policy.md §4.2, §5): events, per-rule retained state pruned
+ * temporal_monitor.c — the incremental temporal monitor (docs/box-policy.5.md;
+ * docs/box-policy.5.md): events, per-rule retained state pruned
  * to each rule's horizon, observe-then-decide, and the evaluator of compiled
  * temporal terms behind bp_decide's temporal hook.
  *

@@ -1,7 +1,7 @@
 /*
  * temporal_parse.c — parses the text of one `temporal { … }` term (captured
  * by the policy parser) into a syntax tree (temporal.h), following the
- * reference grammar (reference/box-policy.md §4.1); prints that tree and
+ * reference grammar (docs/box-policy.5.md); prints that tree and
  * whole rules canonically for bp_policy_rule_hash.
  *
  * Trusts: nothing; the term text is hostile. Nesting is capped at

@@ -2,7 +2,7 @@
  * validate.c — strict validation of a parsed policy set against the action
  * schema (Cedar's strict typechecker, per action environment) and Box's own
  * load checks: duplicate @id, fs:other-only rules, caps written as permits,
- * ~/ and trailing-slash spellings (POLICY.md §3).
+ * ~/ and trailing-slash spellings (docs/box-policy.5.md).
  *
  * Trusts: the AST from parser.c (well formed); nothing about its content.
  */
@@ -1466,7 +1466,7 @@ check_spelling(struct bp_policy *p, struct bp_diags *d)
 
 /*
  * A principal or resource scope that admits the one entity every request
- * carries (POLICY.md §1: the principal is always Box::Agent::"self", the
+ * carries (docs/box-policy.5.md: the principal is always Box::Agent::"self", the
  * resource Box::Resource::"unused").
  */
 static bool

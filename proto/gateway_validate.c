@@ -155,7 +155,7 @@ url_path_ok(const char *s)
 	return true;
 }
 
-/* The namespace of NAME: every char outside [A-Za-z0-9_] becomes '_' (POLICY.md §2). */
+/* The namespace of NAME: every char outside [A-Za-z0-9_] becomes '_' (docs/box-policy.5.md). */
 static bool
 mcp_ns_ok(const char *name, const char *ns)
 {
@@ -227,7 +227,7 @@ box_validate_gateway_ready(const Box__GatewayReady *m)
 		REQUIRE(m->has_ca_cert_pem && m->ca_cert_pem.len >= 64 &&
 				m->ca_cert_pem.len <= 64u << 10 && !m->message,
 			-EINVAL);
-		/* A certificate, never a key (DESIGN.md §3). */
+		/* A certificate, never a key (docs/design.md). */
 		static const char begin[] = "-----BEGIN CERTIFICATE-----";
 		REQUIRE(memcmp(m->ca_cert_pem.data, begin, sizeof(begin) - 1) == 0, -EINVAL);
 		REQUIRE(box_valid_utf8((const char *)m->ca_cert_pem.data, m->ca_cert_pem.len) &&

@@ -3,10 +3,10 @@
  * Shape and ranges only: which program a server runs, with which grants, is
  * boxd's business (it re-checks every McpServerStart against its own
  * config); what a JSON-RPC frame means is box-mcpd's.
- * Names follow CONFIG.md [mcp.NAME]: a server name is 1-32 of [A-Za-z0-9_-]
+ * Names follow docs/box.ini.5.md [mcp.NAME]: a server name is 1-32 of [A-Za-z0-9_-]
  * (not "Box", not starting with a digit, not a Cedar keyword: its namespace
  * must be a Cedar identifier), an alias 1-32 of [A-Za-z0-9._-] but not "." or
- * "..", and the namespace must be the server name normalized (POLICY.md §2).
+ * "..", and the namespace must be the server name normalized (docs/box-policy.5.md).
  * Trusts: nothing. Pure; never logs.
  */
 #include <errno.h>
@@ -62,7 +62,7 @@ box_mcp_namespace(const char *name, char *ns, size_t size)
 	return true;
 }
 
-/* A namespace Cedar can parse and policyd accepts (POLICY.md §2). */
+/* A namespace Cedar can parse and policyd accepts (docs/box-policy.5.md). */
 static bool
 namespace_ok(const char *ns)
 {

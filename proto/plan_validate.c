@@ -193,7 +193,7 @@ check_runtime(const Box__Plan *p, char *why, size_t why_len)
 }
 
 /*
- * SANDBOX_SHELL (box-shell, DESIGN.md §5): the agent's view and rights, its
+ * SANDBOX_SHELL (box-shell, docs/design.md): the agent's view and rights, its
  * own network namespace with only lo, the workload binary bound in from its
  * host path, up to three channels passed through. pass_fds and workload_bin
  * mean nothing for the other kinds and are refused there.

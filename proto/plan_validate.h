@@ -2,7 +2,7 @@
  * plan_validate.h — decode and check the sandbox plan (plan.proto) and the
  * trampoline's status messages.
  *
- * box-trampoline runs every step of SANDBOX.md with what the plan says, so
+ * box-trampoline runs every step of docs/sandbox.md with what the plan says, so
  * it re-checks every field here before any step: absolute clean paths,
  * ranges, counts, combinations. Unknown fields (at any depth) are an error.
  * Returns 0 or a negative errno (-EINVAL bad value, -ERANGE number out of

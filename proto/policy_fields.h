@@ -4,7 +4,7 @@
  * (box-gateway, box-mcpd, box-shell) names each field and its value; the arrays point
  * into the caller's strings, nothing is copied or allocated.
  *
- * The fields of one request are at most POLICY_FIELDS_MAX (POLICY.md §2: the
+ * The fields of one request are at most POLICY_FIELDS_MAX (docs/box-policy.5.md: the
  * widest action, shell:spawn, has 8); a ninth is a programming error and
  * aborts, never a silently dropped field. Pure; no logging.
  * Trusts: its callers (the names are the actions' own, the values theirs).

@@ -204,7 +204,7 @@ box_validate_decide_reply(const Box__DecideReply *m)
 			-EINVAL);
 	REQUIRE(value_str_ok(m->message) && strlen(m->message) <= BOX_POLICY_MESSAGE_MAX,
 		-EINVAL);
-	/* A permit is permitted, or a per-tool refinement no rule matched (POLICY.md §3). */
+	/* A permit is permitted, or a per-tool refinement no rule matched (docs/box-policy.5.md). */
 	REQUIRE((m->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) ==
 			(m->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED ||
 			 m->cause == BOX__DECISION_CAUSE__CAUSE_NOT_REFINED),

@@ -30,7 +30,7 @@
 #define BOX_POLICY_ACTION_MAX 512        /* "fs:read", NS::Action::"tool" */
 #define BOX_POLICY_RULES_MAX 65536       /* rule names in a reply */
 #define BOX_POLICY_RULE_NAME_MAX 4096
-#define BOX_POLICY_MESSAGE_MAX 4096      /* decision message (POLICY.md §5) */
+#define BOX_POLICY_MESSAGE_MAX 4096      /* decision message (docs/box-policy.5.md) */
 #define BOX_POLICY_HASHES_MAX 65536      /* rule hashes of one history epoch */
 #define BOX_POLICY_HASH_MAX 64           /* bytes of one rule hash */
 #define BOX_POLICY_NAMESPACES_MAX 256

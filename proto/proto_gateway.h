@@ -28,7 +28,7 @@ enum box_gateway_state {
 	BOX_GATEWAY_N_STATES,
 };
 
-/* Caps the validator enforces (CONFIG.md [gateway], [egress]). */
+/* Caps the validator enforces (docs/box.ini.5.md [gateway], [egress]). */
 #define BOX_GATEWAY_SECRET_MAX      8192u
 #define BOX_GATEWAY_PEM_MAX         (4u << 20)
 #define BOX_GATEWAY_HOSTS_MAX       (1u << 20)
@@ -36,7 +36,7 @@ enum box_gateway_state {
 #define BOX_GATEWAY_DESTS_MAX       1024u
 #define BOX_GATEWAY_SANDBOX_MAX     (4u + 1u + 32u) /* "tool." + NAME */
 #define BOX_GATEWAY_MCP_MAX         256u            /* http [mcp.NAME] servers */
-#define BOX_GATEWAY_MCP_FRAME_MAX   (64u << 20)     /* CONFIG.md [mcp] max_frame */
+#define BOX_GATEWAY_MCP_FRAME_MAX   (64u << 20)     /* docs/box.ini.5.md [mcp] max_frame */
 
 extern const struct box_ipc_protocol box_proto_gateway;
 

@@ -60,7 +60,7 @@ enum box_mcpctl_state {
 #define BOX_MCP_REASM_MAX      (4u << 20)   /* a whole McpOpen / McpInit (reassembled) */
 #define BOX_MCP_MAX_FRAME_MIN  1024ull      /* [mcp.NAME] max_frame: 1 KiB .. 64 MiB */
 #define BOX_MCP_MAX_FRAME_MAX  (64ull << 20)
-/* call_timeout: 1 ms .. 366 days (as long as any duration of CONFIG.md). */
+/* call_timeout: 1 ms .. 366 days (as long as any duration of docs/box.ini.5.md). */
 #define BOX_MCP_TIMEOUT_MAX_MS (366ull * 24 * 3600 * 1000)
 
 extern const struct box_ipc_protocol box_proto_mcpsession;
@@ -68,7 +68,7 @@ extern const struct box_ipc_protocol box_proto_mcpctl;
 
 /* An alias name: 1-32 of [A-Za-z0-9._-], not "." nor "..". */
 bool box_valid_mcp_alias(const char *s);
-/* The policy namespace of server `name` (POLICY.md §2): every char outside
+/* The policy namespace of server `name` (docs/box-policy.5.md): every char outside
  * [A-Za-z0-9_] replaced by '_'. ns must hold BOX_NAME_MAX + 1 bytes; false
  * when name is not a valid server name. */
 bool box_mcp_namespace(const char *name, char *ns, size_t size);

@@ -39,7 +39,7 @@ three_fds(const ProtobufCMessage *m, unsigned n_fds)
 #define SFROM(x) BOX_IPC_BIT(BOX_SESSION_ROLE_##x)
 
 static const struct box_ipc_type session_types[] = {
-	/* A 1 MiB command line (CLI.md, issue 12 item 7) is fragmented. */
+	/* A 1 MiB command line (docs/boxctl.1.md) is fragmented. */
 	{ BOX__MSG_TYPE__MSG_SHELL_OPEN, "ShellOpen", &box__shell_open__descriptor,
 	  box_validate_shell_open_row, three_fds, BOX_IPC_PAYLOAD_MAX, 3, BOX_SHELL_OPEN_MAX,
 	  SFROM(ALIAS), SS(OPEN), BOX_SESSION_RUNNING, NULL },

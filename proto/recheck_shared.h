@@ -14,7 +14,7 @@
 #include "boxd.pb-c.h"
 
 #define RECHECK_SOCKETS_SHOWN 20 /* reachable sockets named in the disclosure */
-#define RECHECK_MASKS_MAX 32     /* CONFIG.md masks inside grants (stores, own dirs) */
+#define RECHECK_MASKS_MAX 32     /* docs/box.ini.5.md masks inside grants (stores, own dirs) */
 #define RECHECK_LOADERS_MAX 8    /* ELF loaders of the agent's executables (box.ini(5) exec_system) */
 #define RECHECK_FDS_MAX 6        /* state dir, lock, policy/, decisions.jsonl, ca.pem, agent.log */
 

@@ -4,7 +4,7 @@
  * box-shell's business; which sandbox a SpawnRequest gets is boxd's (it
  * re-checks the named table against its own config).
  * Shell text and arguments may be any bytes but NUL (box-shell reports text
- * that is not UTF-8 itself, issue 12 item 7); names, paths and messages are
+ * that is not UTF-8 itself); names, paths and messages are
  * checked here.
  * Trusts: nothing. Pure; never logs.
  */

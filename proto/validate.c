@@ -6,7 +6,7 @@
  * and every enum is in range here. What remains is meaning: lengths,
  * charsets, ranges, clean absolute paths, counts, uniqueness of section
  * names, combinations of keys, and that each origin (file index, line)
- * points inside the spec. The rules mirror spec/CONFIG.md; boxctl refuses
+ * points inside the spec. The rules mirror docs/box.ini.5.md; boxctl refuses
  * earlier with better messages, so a refusal here means a broken or hostile
  * client.
  * Trusts: nothing; pure functions over a decoded tree. Never logs.
@@ -242,7 +242,7 @@ v_cfg_box(const struct vctx *x, const Box__CfgBox *v)
 			REQUIRE(!(seen & bit), -EINVAL);
 			seen |= bit;
 		}
-		/* userns, mountns and netns cannot be left out (CONFIG.md [box]). */
+		/* userns, mountns and netns cannot be left out (docs/box.ini.5.md [box]). */
 		REQUIRE(seen & (1u << BOX__LAYER__LAYER_USERNS), -EINVAL);
 		REQUIRE(seen & (1u << BOX__LAYER__LAYER_MOUNTNS), -EINVAL);
 		REQUIRE(seen & (1u << BOX__LAYER__LAYER_NETNS), -EINVAL);

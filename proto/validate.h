@@ -37,8 +37,8 @@
 #define BOX_SECRET_MAX (64u << 10)
 #define BOX_PEM_MAX (1u << 20)     /* upstream_ca, hosts_file contents */
 #define BOX_MCP_FRAME_MAX (64ull << 20)
-/* [mcp.NAME] call_timeout (CONFIG.md): default 60 s, at most 366 days. */
-/* [mcp.NAME] max_frame default (CONFIG.md). */
+/* [mcp.NAME] call_timeout (docs/box.ini.5.md): default 60 s, at most 366 days. */
+/* [mcp.NAME] max_frame default (docs/box.ini.5.md). */
 #define BOX_MCP_FRAME_DEFAULT (4ull << 20)
 #define BOX_MCP_CALL_TIMEOUT_DEFAULT_MS (60ull * 1000)
 #define BOX_MCP_CALL_TIMEOUT_MAX_MS (366ull * 86400 * 1000)

@@ -1,4 +1,4 @@
-# bench/mcp/ — box-mcpd's tools/call round trip (issue 14 item 9): a C MCP client (the harness;
+# bench/mcp/ — box-mcpd's tools/call round trip: a C MCP client (the harness;
 # inside a box it is the agent and runs the alias) and a C stdio MCP server, measured through
 # box-mcpd in a real box and directly, in one run. make check runs its smoke mode (smoke.sh).
 MCPBENCH_CLIENT_OBJS := $(BUILD)/bench/mcp/mcpclient.o

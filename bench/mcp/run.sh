@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh — `make bench` entry for box-mcpd (issue 14 item 9): the tools/call round trip through
+# run.sh — `make bench` entry for box-mcpd: the tools/call round trip through
 # the broker against the same client talking to the same server directly, in one run.
 #   direct      mcpclient spawns mcpserver on two pipes (no box) and times N sequential
 #               tools/call round trips

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh — the cost of boxctl's stdio relay (SANDBOX.md §10): an agent
+# run.sh — the cost of boxctl's stdio relay (docs/sandbox.md): an agent
 # writes RELAY_MIB (1024) MiB to its stdout, which `boxctl run` relays
 # through its pipe (splice) to a consumer (`wc -c`), against the same agent
 # run directly into the same consumer, alternately, RELAY_RUNS (3) times in

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh — `boxctl policy replay` against `boxctl policy eval` of the same requests, in the
-# same run (issue 15 item 7): a generated decision log of BENCH_REPLAY_LINES lines (default
+# same run: a generated decision log of BENCH_REPLAY_LINES lines (default
 # 1,000,000: requests over every fixed action, an outcome line after every 10th fs request;
 # ~400 bytes a line, as box-policyd writes them) and bench/policy's 500-rule policy as the
 # candidate with every 25th rule's effect flipped. Prints each one's rate (lines/s, wall

@@ -1,4 +1,4 @@
-# bench/shell-box/ — box's shell in a real box (issue 13 item 7): `bash -c true` through the
+# bench/shell-box/ — box's shell in a real box: `bash -c true` through the
 # alias vs outside any box, `bash -c 'git --version'` through a tool sandbox vs bwrap, and part
 # 1's workloads (bench/shell) through box-policyd vs bash + GNU tools; one timer program
 # (sbtime.c) measures both sides. make check runs its smoke mode (smoke.sh).

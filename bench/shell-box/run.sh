@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh — `make bench` entry for box's shell in a real box (issue 13 item 7), in one run:
+# run.sh — `make bench` entry for box's shell in a real box, in one run:
 #   alias round trip   the alias's own code run in the agent's process (sbtime's "@alias"):
 #                      connect, ShellOpen with fds 0-2, box-shell runs `true`, ShellExit;
 #                      target p50 <= 1 ms. No process is launched, so the machine's price of

@@ -1,5 +1,5 @@
 # bench/shell/ — box-sh (allow-all policy, every decision made and logged)
-# against bash with GNU tools (issue 12 item 9): grep -rn literal/regex over a
+# against bash with GNU tools: grep -rn literal/regex over a
 # 10,000-file tree, find | xargs wc -l, sed -n over 50 MB, a 100,000-iteration
 # while loop, `-c true` start-up. A workload box-sh cannot run yet prints n/a.
 ifneq ($(wildcard box-shell/main_sh.c),)

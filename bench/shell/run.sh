@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh — `make bench` entry for box-sh (issue 12 item 9): each workload run
+# run.sh — `make bench` entry for box-sh: each workload run
 # by `box-sh --policy ALLOW --decisions FILE -c …` (an allow-all policy: every
 # decision is made and logged as a decisions.jsonl line) and by `bash -c …`
 # with GNU tools, best of BENCH_SHELL_RUNS (default 3; BENCH_QUICK=1: 1) wall

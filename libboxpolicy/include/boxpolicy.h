@@ -1,5 +1,5 @@
 /*
- * boxpolicy.h — the Cedar-compatible policy engine (POLICY.md §1–§3, §5).
+ * boxpolicy.h — the Cedar-compatible policy engine (docs/box-policy.5.md).
  *
  * A pure library: no I/O, no logging, no global state. Every function returns
  * 0 or a negative errno. A loaded struct bp_policy is immutable and may be
@@ -31,7 +31,7 @@ struct bp_request;  /* one request, built against one policy */
 struct bp_decision; /* one verdict with its rules and message */
 struct bp_value;    /* a request value under construction (sets, records) */
 
-/* ---- schema (run-time MCP extension, POLICY.md §2/§3) ---- */
+/* ---- schema (run-time MCP extension, docs/box-policy.5.md/§3) ---- */
 
 /* A new schema holding the fixed Box actions. */
 int bp_schema_new(struct bp_schema **ret);
@@ -128,7 +128,7 @@ int bp_request_set_string(struct bp_request *r, const char *field, const char *v
 int bp_request_set_long(struct bp_request *r, const char *field, int64_t v);
 int bp_request_set_bool(struct bp_request *r, const char *field, bool v);
 int bp_request_set_value(struct bp_request *r, const char *field, struct bp_value *v);
-/* Override the resource label shown in messages (default: POLICY.md §5). */
+/* Override the resource label shown in messages (default: docs/box-policy.5.md). */
 int bp_request_set_resource(struct bp_request *r, const char *label, size_t len);
 /*
  * Why the request does not fit the schema (NULL if it does): an unknown
@@ -161,7 +161,7 @@ enum bp_cause {
 	BP_CAUSE_ERROR,
 	/*
 	 * A per-tool MCP action (namespace other than Box) that no rule matched:
-	 * a refinement of the mcp:call that already permitted it (POLICY.md
+	 * a refinement of the mcp:call that already permitted it (docs/box-policy.5.md
 	 * §3), so it permits. Every other action that no rule matched is
 	 * BP_CAUSE_NO_MATCH (deny).
 	 */
@@ -204,7 +204,7 @@ size_t bp_decision_rule_count(const struct bp_decision *d);
 /* The i-th determining rule's index and name (file order). */
 size_t bp_decision_rule_index(const struct bp_decision *d, size_t i);
 const char *bp_decision_rule_name(const struct bp_decision *d, size_t i);
-/* The message of POLICY.md §5 (NUL-terminated, at most 4096 bytes). */
+/* The message of docs/box-policy.5.md (NUL-terminated, at most 4096 bytes). */
 const char *bp_decision_message(const struct bp_decision *d);
 
 /* ---- explaining a decision (`boxctl policy eval --explain`) ----

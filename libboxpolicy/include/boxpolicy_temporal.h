@@ -1,6 +1,6 @@
 /*
  * boxpolicy_temporal.h — temporal conditions and the incremental monitor
- * (POLICY.md §1, §4; reference/box-policy.md §2.3, §4, §5).
+ * (docs/box-policy.5.md; docs/box-policy.5.md).
  *
  * HOW IT FITS TOGETHER
  *

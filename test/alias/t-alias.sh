@@ -5,7 +5,7 @@
 #
 # Every alias runs in a private mount namespace (unshare -m) where a tmpfs
 # covers /run and the fake's socket is bind-mounted on /run/box/shell.sock,
-# so nothing global changes. Covers every argument form of spec/CLI.md, the
+# so nothing global changes. Covers every argument form of docs/boxctl.1.md, the
 # dialect (argv[0], the mounted file's name), python3, the environment and
 # cwd, the three fds (the very files of the caller: no relay), statuses,
 # every 125 (no server, refused connection, server closes, ShellDenied, a

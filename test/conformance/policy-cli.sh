@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # policy-cli.sh — what `boxctl policy check` and `boxctl check` say about a
-# policy (CLI.md output rules): "N rules loaded" on stdout for a policy that
+# policy (docs/boxctl.1.md output rules): "N rules loaded" on stdout for a policy that
 # loads (nothing there for one that does not), the permit-everything warning
 # in the `boxctl: FILE:LINE:COL: warning: …` format from both commands (they
 # share libboxpolicy's loader), and a misspelt action's suggestion from both.

@@ -1,7 +1,7 @@
 // diff.mjs — differential test of libboxpolicy against Cedar itself
 // (@cedar-policy/cedar-wasm): random policy sets and requests within our
 // dialect, decided by both engines. Checks (1) strict validation accepts and
-// refuses the same policy sets (box.cedarschema = POLICY.md §2 as a Cedar
+// refuses the same policy sets (box.cedarschema = docs/box-policy.5.md as a Cedar
 // schema), (2) the same verdict and determining rules for every request,
 // mapping Cedar's skip-on-error to our deny-on-error (cause `error`, rules =
 // the erroring policies).

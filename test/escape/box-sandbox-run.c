@@ -534,7 +534,7 @@ main(int argc, char **argv)
 	plan.env = envv;
 	plan.n_env = ne;
 
-	/* Limits, with the mechanism boxd would pick (SANDBOX.md §6). */
+	/* Limits, with the mechanism boxd would pick (docs/sandbox.md). */
 	char *cg[2];
 	size_t ncg = 0;
 	if (o.nofile >= 0) {

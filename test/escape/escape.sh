@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# escape.sh — the escape suite: every case of spec/SANDBOX.md "Expected outcomes".
+# escape.sh — the escape suite: every case of docs/sandbox.md "Expected outcomes".
 #
 # Each case runs the static probe as the agent in a real box (box-sandbox-run
 # plays boxd, box-trampoline builds the sandbox); the probe runs a positive
@@ -8,7 +8,7 @@
 # As root the suite runs twice: as root, then as the ordinary user `boxtest`
 # (created with a home when missing), from copies of the binaries in a 0755
 # directory under /tmp. Fork bomb: pids_max through the cgroup v1 pids
-# controller as root, RLIMIT_NPROC as an ordinary user (SANDBOX.md §6).
+# controller as root, RLIMIT_NPROC as an ordinary user (docs/sandbox.md).
 # Trusts: nothing; it is test code.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -202,7 +202,7 @@ EOF
 	check "$label: boxd killed (SIGKILL): the whole box dies" [ "$(leftovers)" -eq 0 ]
 
 	# A tool sandbox: exec-capable grants and private tmpfs; without
-	# contain_egress it shares the host network (CONFIG.md [tool.NAME]).
+	# contain_egress it shares the host network (docs/box.ini.5.md [tool.NAME]).
 	cp "$bin/box-escape-probe" "$T/ws/tool-probe"
 	case_ "tool: a program in its write grant runs" --tool --write "$T/ws" \
 		--workspace "$T/ws" -- "$T/ws/tool-probe" true

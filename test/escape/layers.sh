@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# layers.sh — a required layer that is missing refuses the start (SANDBOX.md,
-# CONFIG.md [box] require), simulated with BOX_TEST_ABSENT / BOX_TEST_LANDLOCK_ABI
+# layers.sh — a required layer that is missing refuses the start (docs/sandbox.md,
+# docs/box.ini.5.md [box] require), simulated with BOX_TEST_ABSENT / BOX_TEST_LANDLOCK_ABI
 # (read by box-trampoline from its own environment; they can only make a layer
 # look absent). Also: a plan the trampoline must refuse (undecodable, unknown
 # field, invalid field) never starts a box.

@@ -1,4 +1,4 @@
-# test/escape/ — the escape suite (spec/SANDBOX.md "Expected outcomes").
+# test/escape/ — the escape suite (docs/sandbox.md "Expected outcomes").
 #
 # box-sandbox-run plays boxd: it builds a plan from flags and runs
 # box-trampoline. probe is the agent: a static program (dynamic when this

@@ -4,7 +4,7 @@
  *   probe CASE [ARGS...]
  *
  * Each case first runs a positive control that must succeed in this same
- * box, then attempts one escape and checks the errno spec/SANDBOX.md gives.
+ * box, then attempts one escape and checks the errno docs/sandbox.md gives.
  * Exit 0: contained as specified; 1: the escape did not fail as specified;
  * 2: the control failed (an error, never a pass). One line on stdout says
  * what happened. Test code: it trusts its arguments (the runner's).

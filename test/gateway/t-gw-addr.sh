@@ -3,7 +3,7 @@
 # loopback, unspecified, link-local and fd00:ec2::254, in every spelling a host can take
 # (decimal 2130706433, octal 0177.0.0.1, hex 0x7f.1, IPv4-mapped ::ffff:127.0.0.1, the
 # metadata address in IPv4 and IPv6) and as a name's resolved address (hosts file), with
-# `host` spelled as POLICY.md spells `ip` so a host rule cannot be bypassed numerically.
+# `host` spelled as docs/box-policy.5.md spells `ip` so a host rule cannot be bypassed numerically.
 # Network safety: the whole test runs in its own network namespace with only lo up (it
 # re-executes itself under unshare -n), so no packet can leave even if a refusal failed.
 # Trusts: nothing; it is test code.

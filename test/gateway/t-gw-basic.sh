@@ -2,7 +2,7 @@
 # t-gw-basic.sh — box-gateway alone under gw-harness: start-up (GatewayReady, the CA, the
 # process locked down under its seccomp filter), CONNECT decided by net:connect before the
 # tunnel, requests decided by http:request (host, port, method, path and its canonical
-# forms), denials as POLICY.md §5 shows them (body and x-box-reason header, plain HTTP, CONNECT
+# forms), denials as docs/box-policy.5.md shows them (body and x-box-reason header, plain HTTP, CONNECT
 # and intercepted HTTPS, curl as the client), plain absolute-form requests, the targets the
 # proxy refuses (400), outcome records, keep-alive with mixed verdicts, listener close, and
 # the ends (boxd leaving: exit 0; policyd lost: exit 1).
@@ -128,7 +128,7 @@ check "body_bytes = Content-Length" \
 n=$(grep -c '"path": "/nope"\|"path":"/nope"' "$TLOG")
 check "a refused request never reaches the server" test "$n" -eq 0
 
-# --- canonical paths (POLICY.md §2): what the policy sees
+# --- canonical paths (docs/box-policy.5.md): what the policy sees
 for t in "/a/../echo:/echo" "/./echo/./x:/echo/x" "/%65cho:/echo" "/echo%2fx:/echo%2Fx" \
 	"/echo/a%2Fb/../c:/echo/c" "/echo?x=/../secret:/echo" "/echo/%7euser:/echo/~user"; do
 	raw=${t%%:*} want=${t#*:}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-gw-mcp.sh — remote MCP servers (http [mcp.NAME], issue 14 item 7) through box-gateway:
+# t-gw-mcp.sh — remote MCP servers (http [mcp.NAME]) through box-gateway:
 # a POST to the server's url is decided http:request, then its JSON-RPC message mcp:call
 # (initialize too; notifications and ping pass), tools/call refined per tool with the
 # arguments typed from the tools/list schema (registered with the policy engine from a JSON

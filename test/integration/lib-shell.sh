@@ -1,4 +1,4 @@
-# lib-shell.sh — shared setup of the t-shell-*.sh tests (issue 13 item 6): real boxes whose
+# lib-shell.sh — shared setup of the t-shell-*.sh tests: real boxes whose
 # agent (test/integration/shell-agent.py, python3) drives box's shell alias, as the caller
 # and, when the caller is root, as the ordinary user boxtest. Source after test/lib.sh and
 # test/integration/lib-run.sh.

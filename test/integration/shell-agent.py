@@ -2,7 +2,7 @@
 # shell-agent.py — the agent of the t-shell-*.sh tests: a stand-in for a coding agent that
 # drives the box's shell the way agents do, by running `bash -c …` (which inside a box is
 # box's shell alias: /run/box/bin first on PATH, and the same alias over /bin/sh, /bin/bash …).
-# It is python3 from /usr/bin, not a shell: CONFIG.md refuses an [agent] command that is one.
+# It is python3 from /usr/bin, not a shell: docs/box.ini.5.md refuses an [agent] command that is one.
 #
 #   shell-agent.py STEPS.py      run each step of STEPS.py (a Python literal: a list of
 #                                (NAME, ARGV) or (NAME, ARGV, OPTIONS) tuples) in order

@@ -2,8 +2,8 @@
  * shell-fake.c — a stand-in for box-shell that plays only boxd's side of the
  * control protocol, for tests of boxd alone (never installed; the box-shell
  * tests run the real daemon). boxd starts it as box-shell, through the
- * trampoline in box-shell's sandbox: fd 3 = boxd, fd 4 = the shell.sock
- * listener, fd 5 = its box-policyd channel. It reads ShellInit, answers
+ * trampoline in box-shell's sandbox: fd 3 = boxd, fd 4 = its box-policyd
+ * channel, fd 5 = the shell.sock listener (common/daemon_fds.h). It reads ShellInit, answers
  * ShellReady (ok = false with BOX_TEST_SHELL_FAKE_REFUSE as the message;
  * BOX_TEST_SHELL_FAKE_EXIT: it exits instead), then serves one session at a
  * time from the real shell alias: the alias's -c text is a directive, the
@@ -92,9 +92,9 @@ info(int out)
 	for (size_t i = 0; i < init->n_exec_entries; i++)
 		say(out, "exec %s\n", init->exec_entries[i]);
 	say(out, "fd3 %d\n", sock_type(3, NULL) == SOCK_SEQPACKET);
-	int t4 = sock_type(4, &lst);
-	say(out, "fd4 %d %d\n", t4 == SOCK_SEQPACKET, lst);
-	say(out, "fd5 %d\n", sock_type(5, NULL) == SOCK_SEQPACKET);
+	say(out, "fd4 %d\n", sock_type(4, NULL) == SOCK_SEQPACKET);
+	int t5 = sock_type(5, &lst);
+	say(out, "fd5 %d %d\n", t5 == SOCK_SEQPACKET, lst);
 	/* Every open fd (the session's own socket is the one above 5). */
 	DIR *d = opendir("/proc/self/fd");
 	int fds[64], n = 0;
@@ -285,7 +285,7 @@ main(void)
 			continue;
 		if (p[0].revents)
 			return 0;
-		int s = accept4(4, NULL, NULL, SOCK_CLOEXEC);
+		int s = accept4(5, NULL, NULL, SOCK_CLOEXEC);
 		if (s < 0)
 			continue;
 		struct box_ipc_chan *c = box_ipc_chan_new(s, &box_proto_session, BOX_SESSION_ROLE_ALIAS);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t-gw-boxd.sh — boxd's side of the gateway protocol, seen by a stand-in gateway
 # (box-test-gwfake, installed as box-gateway in a private helper dir; the other
-# t-gw-*.sh run the real one): GatewayInit carries [gateway] with CONFIG.md's
+# t-gw-*.sh run the real one): GatewayInit carries [gateway] with docs/box.ini.5.md's
 # defaults (port 3128, 10 s / 300 s, 1024 connections, 64M), the upstream CA and
 # hosts file boxctl read, the resolver, allow_host_loopback, each passthrough
 # entry parsed (host, port), and every [egress] binding and credentialed http

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-log-filters.sh — `boxctl log NAME|ID` filters (issue 15 item 5): --verdict, --action
+# t-log-filters.sh — `boxctl log NAME|ID` filters: --verdict, --action
 # (exact, or a prefix ending in '*'), --since (RFC 3339, inclusive, or a duration back from
 # now: 10m, 1h30m), --source, each alone and combined, in text and --json (outcome lines
 # shown by --json unless --verdict asks for a verdict; never a "not a decision" warning

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-mcp-agent.sh — box-mcpd end to end (issue 14 item 8): a real box (boxctl run, embedded boxd),
+# t-mcp-agent.sh — box-mcpd end to end: a real box (boxctl run, embedded boxd),
 # as the caller and as boxtest, whose agent is test/integration/mcp-harness.py acting as an
 # agent's harness: it runs the MCP aliases in /run/box/bin and speaks MCP to them; the servers
 # are test/integration/mcp-test-server.py, each in its own sandbox. Checked, with exact

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-mcp-boxd.sh — boxd's side of box-mcpd (issue 14), in real boxes (boxctl run), as the
+# t-mcp-boxd.sh — boxd's side of box-mcpd, in real boxes (boxctl run), as the
 # caller and as boxtest, embedded and (as root) through a service boxd:
 #   - a box with a stdio [mcp] starts box-mcpd: /proc shows it with Seccomp 2, NoNewPrivs 1,
 #     no capabilities, running as boxd's daemon ids (an embedded boxd's own: the caller; a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-policy-explain.sh — `boxctl policy eval --explain` (issue 15 item 4) on
+# t-policy-explain.sh — `boxctl policy eval --explain` on
 # each kind of rule: permit and forbid, when and unless, `like`, `has`, `in`,
 # a rule with no condition, an erroring rule (overflow), a temporal count
 # over a window (the events it counted) and a `::response` condition (the

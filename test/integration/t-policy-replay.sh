@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# t-policy-replay.sh — `boxctl policy replay` on the decision log of a real box (issue 15
-# items 1, 2, 6): a box whose gateway decides net:connect and http:request (curl through
+# t-policy-replay.sh — `boxctl policy replay` on the decision log of a real box:
+# a box whose gateway decides net:connect and http:request (curl through
 # box-gateway to a loopback HTTPS server) and records each response with its status,
 # plus a box-sh session (shell:exec, fs:*), replayed against the policy that made them
 # (nothing changes, exit 0), a stricter and a looser policy (the exact changed lines,

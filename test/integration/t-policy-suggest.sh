@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-policy-suggest.sh — `boxctl policy suggest` (issue 15 item 3) on real
+# t-policy-suggest.sh — `boxctl policy suggest` on real
 # decision logs: box-sh (--decisions) for shell:exec and fs:read, and a real
 # box with box-gateway (boxctl run, embedded boxd, as root) for http:request
 # and net:connect. For each: the exact rules proposed (paths of one

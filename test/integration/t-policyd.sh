@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-policyd.sh — boxd starts box-policyd for every box (DESIGN.md §2, §4):
+# t-policyd.sh — boxd starts box-policyd for every box (docs/design.md):
 # a child of boxd with the expected uid (boxd's own embedded; the daemon
 # user, box-daemon else nobody, in service mode), STATE/policy/ 0700 owned
 # by that uid, decisions.jsonl made; a temporal policy starts (its history

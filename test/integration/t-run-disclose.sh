@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# t-run-disclose.sh — what `boxctl run` resolves, refuses and says (CONFIG.md
-# `command`, CLI.md exit codes and start-up disclosure), as root and as the
+# t-run-disclose.sh — what `boxctl run` resolves, refuses and says (docs/box.ini.5.md
+# `command`, docs/boxctl.1.md exit codes and start-up disclosure), as root and as the
 # ordinary user boxtest where it applies:
 #  - a bare `command` name and `#!/usr/bin/env NAME` resolve on the box's PATH,
 #    never the caller's (a shim first on the caller's PATH is not what runs),

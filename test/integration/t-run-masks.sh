@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-run-masks.sh — CONFIG.md [agent.filesystem] masks and refusals in real boxes:
+# t-run-masks.sh — docs/box.ini.5.md [agent.filesystem] masks and refusals in real boxes:
 # `read = ~` loads, and inside the box the credential stores (~/.ssh ~/.aws
 # ~/.netrc) and box's state dirs (~/.local/state/box) are masked (EACCES) and
 # disclosed; a Unix socket inside a grant is disclosed as reachable; a hard

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t-shell-agent.sh — a coding agent's day through box's shell, in real boxes (boxctl run,
-# embedded boxd), as the caller and as boxtest (issue 13 item 6): the agent (python3, not a
+# embedded boxd), as the caller and as boxtest: the agent (python3, not a
 # shell) runs `bash -c …` = the alias -> box-shell: cat, grep -rn, sed -i, find, a git repo
 # (init, status, diff, commit) with git as [tool.git], a build with make and cc as tools and
 # the built program under an agent exec entry; `type`/`command -v`/`which` on a tool; stdin

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-shell-args.sh — every argument form of CLI.md through the real alias in a real box (as the
+# t-shell-args.sh — every argument form of docs/boxctl.1.md through the real alias in a real box (as the
 # caller and as boxtest): `-c CMD [ARG0 [ARGS…]]`, combined short options before and after
 # -c (`bash -lc`, `sh -ec`, `bash -c -e`), `-s`, SCRIPT ARGS, no operand with a pipe on stdin
 # (= -s), -e -u -x -l -i -o pipefail --login --norc --noprofile --posix, --version and

@@ -3,8 +3,8 @@
 # (box-test-shellfake, installed as box-shell in a private helper dir) that
 # the real shell alias (/run/box/bin/sh in the agent's box) reaches at
 # /run/box/shell.sock: boxd starts box-shell per box through the trampoline
-# with fd 3 = its channel, fd 4 = RUNTIME/shell.sock listening, fd 5 = its
-# box-policyd channel and nothing else, as the owner; ShellInit carries the
+# with fd 3 = its channel, fd 4 = its box-policyd channel, fd 5 =
+# RUNTIME/shell.sock listening and nothing else, as the owner; ShellInit carries the
 # box, home, workspace, the agent's PATH without /run/box/bin, command_timeout,
 # each [tool.NAME] with its canonical program and fixed arguments, the exec
 # entries and python_tool; the agent's PATH starts with /run/box/bin; a
@@ -158,8 +158,8 @@ exit 7"
 	check "$u: ShellInit: tools with canonical program and fixed arguments" \
 		bash -c "grep -qx 'tool git /usr/bin/git' '$p.out' && grep -qx 'tool gitlog /usr/bin/git log' '$p.out' && grep -qx 'tool pwd /usr/bin/pwd' '$p.out'"
 	check "$u: ShellInit: the agent's exec entries" grep -qx 'exec /usr/bin/id' "$p.out"
-	check "$u: box-shell: fd 3 and fd 5 SOCK_SEQPACKET, fd 4 a listening SOCK_SEQPACKET" \
-		bash -c "grep -qx 'fd3 1' '$p.out' && grep -qx 'fd4 1 1' '$p.out' && grep -qx 'fd5 1' '$p.out'"
+	check "$u: box-shell: fd 3 and fd 4 SOCK_SEQPACKET, fd 5 a listening SOCK_SEQPACKET" \
+		bash -c "grep -qx 'fd3 1' '$p.out' && grep -qx 'fd4 1' '$p.out' && grep -qx 'fd5 1 1' '$p.out'"
 	check "$u: box-shell holds fds 0-5, and its session's socket and the alias's 3 fds: nothing else" \
 		grep -qx 'fds 0 1 2 3 4 5 6 7 8 9' "$p.out"
 	check "$u: box-shell runs as the owner (uid $uid)" grep -qx "uid $uid" "$p.out"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# t-shell-demo.sh — `make demo`'s shell part (examples/demo.sh, issue 13 item 8): the agent's
+# t-shell-demo.sh — `make demo`'s shell part (examples/demo.sh): the agent's
 # `bash -c` runs a shell command through box-shell (its output, exit 0), a command the demo
 # policy refuses (rm -rf: 126 with the rule's message, nothing deleted) and git as the
 # [tool.git] host program; `boxctl log demo` shows each of their decisions (source box-shell:
 # shell:exec of the commands, fs:read of the file, the refused rm with no_rm_rf, git's exec
-# check and its shell:spawn), and the disclosure shows the tool. Its MCP part (issue 14 item
-# 10): the agent drives the alias /run/box/bin/notes as a harness would — initialize, a
+# check and its shell:spawn), and the disclosure shows the tool. Its MCP part: the
+# agent drives the alias /run/box/bin/notes as a harness would — initialize, a
 # tools/list from which box-mcpd hid the forbidden tool, a permitted tools/call answered by the
 # server, a forbidden tool and a call the per-tool argument rule denies (-32001 with each rule's
 # message) — and `boxctl log demo` shows the server's shell:spawn, each mcp:call and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t-tty.sh — boxctl's stdio relay (SANDBOX.md §10): no fd of boxctl's own
+# t-tty.sh — boxctl's stdio relay (docs/sandbox.md): no fd of boxctl's own
 # enters a box. A terminal on any of fds 0-2 becomes the box's own pty
 # slave (stdin /dev/null and stdout a terminal included), every other fd a
 # pipe boxctl relays (stdout to a host file: the agent sees a pipe, cannot

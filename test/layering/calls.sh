@@ -1,5 +1,5 @@
 #!/bin/bash
-# calls.sh — no call cycle between the files of a library (issue 10): for each
+# calls.sh — no call cycle between the files of a library: for each
 # object of libboxpolicy, common/, proto/ and box-gateway/, the other objects whose symbols it uses
 # (nm), then a search for a cycle in that graph. A cycle means two files
 # cannot be understood, tested or replaced apart; the fix is to move the

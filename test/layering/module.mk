@@ -1,4 +1,5 @@
 # test/layering/ — the structure of the code itself: no call cycle between files,
-# no raw number parsing, each program linking only the messages it speaks.
+# no raw number parsing, each program linking only the messages it speaks, each
+# daemon declared once (daemons.sh), each test in a component (components.sh).
 CHECK_SCRIPTS += test/layering/calls.sh test/layering/parsers.sh test/layering/symbols.sh \
-	test/layering/components.sh
+	test/layering/daemons.sh test/layering/components.sh

@@ -1,5 +1,5 @@
 #!/bin/bash
-# symbols.sh — each program links only the messages it speaks (issue 10).
+# symbols.sh — each program links only the messages it speaks.
 #
 # The protocol tables of proto/ (proto_client.c, proto_policy.c,
 # proto_plan.c, proto_recheck.c) reach common/'s framing as data, so a program that never

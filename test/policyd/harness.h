@@ -3,7 +3,7 @@
  * daemon at fixed fds (test/playboxd/playboxd.h, as every daemon's test does),
  * sends PolicyInit with the state fds, and talks Decide/Record over the peers'
  * channels. Requests are written as the JSON lines of `boxctl policy eval`
- * (POLICY.md §6) and converted to
+ * (docs/box-policy.5.md) and converted to
  * DecideRequest / RecordRequest. Like every peer it keeps each channel's
  * permits (proto/policy_permits.h), so that a record line names the oldest
  * permit of its action and input (RecordRequest.decide_id).

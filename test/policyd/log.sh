@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # log.sh — `boxctl log NAME|ID [-f] [--json]` against state dirs written by
-# hand (CLI.md "Decision log"): the line format, .1 before the current file,
+# hand (docs/boxctl.1.md "Decision log"): the line format, .1 before the current file,
 # ID filtering, escaping of control characters, --json, -f across a rotation,
 # and the errors.
 set -u

@@ -285,7 +285,7 @@ test_decision_log_exact(void)
 }
 
 /*
- * Every recorded outcome is one line (CLI.md): time, time_ns (the time the
+ * Every recorded outcome is one line (docs/boxctl.1.md): time, time_ns (the time the
  * engine stamped the event with), box, id, record, action, input, output
  * (a response's; none for an error), source — with a temporal policy and
  * without one. Under history_sync = batch the decisions wait for the group
@@ -1258,7 +1258,7 @@ test_group_commit_flood(void)
 	CHECK(fsyncs >= 1 + N / 256);
 }
 
-/* ---- DecideBatch (issue 12 item 4) ------------------------------------------------- */
+/* ---- DecideBatch ------------------------------------------------- */
 
 /* At most 3 write attempts a minute: a request budget, so a batch's later requests see
  * its earlier ones. */

@@ -4,7 +4,7 @@
  *   box-temporal-trace [--home DIR] POLICY TRACE.jsonl   decide a trace
  *   box-temporal-trace [--home DIR] --check POLICY       load-time checks only
  *
- * A trace holds POLICY.md §6 `policy eval` lines: requests
+ * A trace holds docs/box-policy.5.md `policy eval` lines: requests
  * {"action":…,"input":{…},"at":SECONDS} and outcomes
  * {"record":"response"|"error","action":…,"input":{…},"output":{…},"at":…}.
  * Requests go through bp_monitor_decide (observe, then decide); outcomes

@@ -1,6 +1,6 @@
 /*
  * test_alias_parse.c — the shell alias's argument grammar (box-alias/alias.c
- * alias_parse, alias_dialect): every form of spec/CLI.md "The agent's view",
+ * alias_parse, alias_dialect): every form of docs/boxctl.1.md "The agent's view",
  * bash's corner cases, the dialect, python3, and every refusal.
  * Trusts: nothing; it is test code.
  */

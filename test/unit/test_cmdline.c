@@ -1,7 +1,7 @@
 /*
  * test_cmdline.c — box.ini `command` splitting and re-quoting (boxctl/cmdline.c).
  *
- * Splitting follows CONFIG.md; re-quoting must read back to the same words,
+ * Splitting follows docs/box.ini.5.md; re-quoting must read back to the same words,
  * and must never produce " ;" (inih would cut the line there as a comment).
  * Trusts: nothing; it is test code.
  */

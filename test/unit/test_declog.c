@@ -266,7 +266,7 @@ test_time(void)
 	CHECK_STR(buf, "1969-12-31T23:59:59.999Z");
 }
 
-/* An outcome line: CLI.md's keys in order, jansson's bytes; an error has no output. */
+/* An outcome line: docs/boxctl.1.md's keys in order, jansson's bytes; an error has no output. */
 static void
 test_outcome(void)
 {

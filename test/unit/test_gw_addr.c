@@ -2,7 +2,7 @@
  * test_gw_addr.c — box-gateway/addr.c: the `host` spelling (every inet_aton
  * form of an IPv4 address, IPv6 literals, names), the `ip` spelling (IPv4 in
  * mapped/compatible/6to4/Teredo IPv6 unwrapped, RFC 5952 otherwise) and the
- * addresses refused before policy, also when embedded (POLICY.md §2).
+ * addresses refused before policy, also when embedded (docs/box-policy.5.md).
  * Trusts: nothing; it is test code.
  */
 #include <arpa/inet.h>

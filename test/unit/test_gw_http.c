@@ -1,9 +1,9 @@
 /*
  * test_gw_http.c — box-gateway/http.c: request and response heads (the strict
- * grammar and every request-smuggling refusal of issue 11 item 3), the caps,
+ * grammar and every request-smuggling refusal of docs/box-gateway.md), the caps,
  * incremental parsing, ownership of parsed strings, hop-by-hop fields, the
  * chunked decoder (split at every byte boundary), authorities, absolute-form
- * targets, the canonical path of POLICY.md §2, and the x-box-reason value of a
+ * targets, the canonical path of docs/box-policy.5.md, and the x-box-reason value of a
  * refusal (no control or non-ASCII byte, bounded, the rule kept).
  * Trusts: nothing; it is test code.
  */

@@ -1,6 +1,6 @@
 /*
  * test_mcp_jsonrpc.c — box-mcpd/jsonrpc.c: one MCP stdio frame parsed and
- * classified (every MCP.md robustness case at the parsing level: invalid
+ * classified (every docs/box-mcpd.md robustness case at the parsing level: invalid
  * JSON, batches, versions, invalid UTF-8 incl. overlongs and surrogates,
  * duplicate keys, ids), what mcp:call names, and the replies box-mcpd
  * writes itself; what is a request, a notification and an id-less call

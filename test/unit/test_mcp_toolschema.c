@@ -1,6 +1,6 @@
 /*
  * test_mcp_toolschema.c — box-mcpd/toolschema.c: tools/list results into a
- * catalog (pages, refused entries, caps, canonical definitions), POLICY.md
+ * catalog (pages, refused entries, caps, canonical definitions), docs/box-policy.5.md
  * §2 typing of every schema form (each type expression is then registered
  * with libboxpolicy's bp_schema_add_field, as policyd will), and tools/call
  * arguments into PolicyFields (JSON types preserved: type confusion reaches

@@ -467,7 +467,7 @@ test_plan_and_disclosure(void)
 
 /*
  * Once box-gateway serves the box (GatewayReady): the proxy, CA and
- * placeholder variables (CLI.md "The agent's view"), the CA mount and the
+ * placeholder variables (docs/boxctl.1.md "The agent's view"), the CA mount and the
  * listener in the plan, and the network lines of the disclosure — never the
  * placeholder there.
  */

@@ -177,7 +177,7 @@ test_decide_reply(void)
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), 0);
 	m.verdict = BOX__DECISION_VERDICT__VERDICT_DENY;
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), -EINVAL);
-	/* A per-tool refinement no rule matched permits (POLICY.md §3). */
+	/* A per-tool refinement no rule matched permits (docs/box-policy.5.md). */
 	m.cause = BOX__DECISION_CAUSE__CAUSE_NOT_REFINED;
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), -EINVAL);
 	m.verdict = BOX__DECISION_VERDICT__VERDICT_PERMIT;

@@ -336,7 +336,7 @@ test_shell_init(void)
 	INIT_BAD(f.m.box_name = "", -EINVAL);
 	INIT_BAD(f.m.box_name = "a\nb", -EINVAL);
 	INIT_BAD(f.m.box_name = "\xff", -EINVAL);
-	INIT_BAD(f.m.box_name = "my box", -EINVAL); /* CONFIG.md: A-Za-z0-9_- */
+	INIT_BAD(f.m.box_name = "my box", -EINVAL); /* docs/box.ini.5.md: A-Za-z0-9_- */
 	INIT_BAD(f.m.box_name = "d\xc3\xa9mo", -EINVAL);
 	INIT_BAD(f.m.box_name = "a.b", -EINVAL);
 	INIT_OK(f.m.box_name = "My_box-2");

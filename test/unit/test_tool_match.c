@@ -1,7 +1,7 @@
 /*
  * test_tool_match.c — boxd/toolmatch.c, boxd's re-check of box-shell's
  * SpawnRequest against its own [tool.NAME] tables and the agent's exec
- * entries (CONFIG.md [tool.NAME]): the named table must exist, run the same
+ * entries (docs/box.ini.5.md [tool.NAME]): the named table must exist, run the same
  * canonical program, have its fixed arguments as a prefix of the
  * invocation's, and be the longest match; with no table named, no table may
  * match and the program must lie under an exec entry. Spec built by hand

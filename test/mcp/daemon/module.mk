@@ -1,4 +1,4 @@
-# test/mcp/daemon/ — box-mcpd alone (issue 14 item 2-6): test_mcpd plays
+# test/mcp/daemon/ — box-mcpd alone: test_mcpd plays
 # boxd (McpInit, McpServerStart answered by running fake_server.py on the
 # passed fds) and box-policyd (a rule table answers every Decide, Probe and
 # ToolSchema and logs what it was asked) and the alias + harness (McpOpen

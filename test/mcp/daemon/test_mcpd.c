@@ -1,5 +1,5 @@
 /*
- * test_mcpd.c — box-mcpd, the MCP broker, alone (issue 14 item 2-6; MCP.md
+ * test_mcpd.c — box-mcpd, the MCP broker, alone (docs/box-mcpd.md
  * "The broker's rules"), outside a sandbox (the servers' sandboxes are
  * boxd's part); box-mcpd's own seccomp allow-list is on, as always.
  *

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # t-mcp-sdk.sh — the official MCP TypeScript SDK (@modelcontextprotocol/sdk, pinned in
 # test/mcp/sdk/package-lock.json, installed by `make deps`) as both client and server through
-# box-mcpd, in real boxes (boxctl run, embedded boxd), as the caller and as boxtest (issue 14
-# item 8). One box per user with two stdio servers: [mcp.sdk] = node server.mjs (an SDK
+# box-mcpd, in real boxes (boxctl run, embedded boxd), as the caller and as boxtest.
+# One box per user with two stdio servers: [mcp.sdk] = node server.mjs (an SDK
 # McpServer) and [mcp.py-files] = test/mcp/daemon/fake_server.py (a plain Python server). Its
 # agent runs, one after the other:
 #   (a) client.mjs (an SDK Client over StdioClientTransport) spawning /run/box/bin/sdk as a

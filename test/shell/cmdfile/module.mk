@@ -1,4 +1,4 @@
-# test/shell/cmdfile/ — box-shell's own file commands (issue 12 item 2):
+# test/shell/cmdfile/ — box-shell's own file commands:
 # filerun runs one command directly (an allow-all decider logging each
 # decision; a trivial fork+exec sh_run_child), t-file.sh compares each
 # command and flag with GNU coreutils/findutils and checks the decision

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# t-boxsh.sh — box-shell's own file commands run by box-sh (issue 12 items
-# 2, 3, 5): scripts of file commands give the same stdout, stderr, status
+# t-boxsh.sh — box-shell's own file commands run by box-sh:
+# scripts of file commands give the same stdout, stderr, status
 # and resulting tree as bash with GNU coreutils/findutils; --decisions shows
 # one shell:exec per command (a find -exec child its own) and the fs:*
-# decisions POLICY.md §2 names; a policy's forbid on one entry of `rm -r`
+# decisions docs/box-policy.5.md names; a policy's forbid on one entry of `rm -r`
 # keeps that entry, fails as unlink(2) would and the script goes on.
 # Trusts: nothing; it is test code.
 set -u

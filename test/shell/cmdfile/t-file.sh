@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t-file.sh — box-shell's own file commands against GNU coreutils/findutils
-# (issue 12 items 2, 3, 5): each case runs the GNU tool and the own command
+#: each case runs the GNU tool and the own command
 # (through filerun) in the same fresh fixture (fixed mtimes, so ls -t and
 # find -newer are deterministic) and compares stdout, stderr, the status and
 # the resulting tree (`find -printf '%p %y %m %s %l %T@'`). Then the exact
@@ -385,7 +385,7 @@ check "which -z: Illegal option, status 2" \
 	[ "$out" = "Usage: which [-a] args
 rc=2" ] && [ "$(cat "$tmp/e")" = "Illegal option -z" ]
 
-# --- never setuid/setgid (issue 12 item 2: an error says why) ---
+# --- never setuid/setgid (an error says why) ---
 setid() {
 	local name=$1 want=$2
 	shift 2
@@ -422,7 +422,7 @@ fixture
 "$FILERUN" chmod -R 700 d 2>/dev/null
 check "chmod -R on a setgid-free tree works" [ "$(stat -c %a d/s)" = 700 ]
 
-# --- decision sequences (POLICY.md §2) ---
+# --- decision sequences (docs/box-policy.5.md) ---
 # dseq NAME EXPECTED CMD ARGS...: the decisions filerun logged, with $W as T.
 # DSEQ_SORT=1: compared sorted (several entries of a directory come in
 # readdir order, which depends on the file system).

@@ -1,4 +1,4 @@
-# test/shell/daemon/ — the box-shell daemon end to end (issue 13 item 2-5):
+# test/shell/daemon/ — the box-shell daemon end to end:
 # test_shelld plays boxd (the real box-policyd through test/policyd's
 # harness, a listening shell.sock, ShellInit, a fake boxd answering
 # SpawnRequests by fork+exec) and the alias (ShellOpen with pipes or a pty);

@@ -5,8 +5,8 @@
  *
  * The harness plays boxd: it starts the real box-policyd (test/policyd
  * harness, PolicyInit with a policy), binds a listening SOCK_SEQPACKET
- * shell.sock, starts box-shell with fd 3 = the control channel, 4 = the
- * listener, 5 = policyd's shell channel, sends ShellInit and, in a forked
+ * shell.sock, starts box-shell with fd 3 = the control channel, 4 =
+ * policyd's shell channel, 5 = the listener (common/daemon_fds.h), sends ShellInit and, in a forked
  * "fake boxd" process, answers every SpawnRequest itself: fork + exec of
  * the program with the request's 3 fds as stdio, its argv, its env (+ PATH),
  * SpawnReply, SpawnExit when reaped, SpawnSignal as kill(). It logs each
@@ -334,7 +334,7 @@ shd_start(struct shd *s, const struct shd_opts *o)
 	if (box_ipc_socketpair(cs, false) < 0)
 		return -errno;
 	int pfd = s->pd.fd[PD_SHELL];
-	int theirs[3] = { cs[1], lfd, pfd };
+	int theirs[3] = { cs[1], pfd, lfd }; /* 3 boxd, 4 box-policyd, 5 shell.sock: common/daemon_fds.h */
 	struct pb_spawn sp = { .binary = shell_binary(), .argv0 = "box-shell", .fds = theirs,
 			       .n_fds = 3, .stderr_path = serr, .before_exec = no_openat2 };
 	s->shell = pb_spawn(&sp);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # findstat.sh — box-sh's find reads an entry's type from readdir when its
-# expression needs nothing more (issue 12 item 9: `find . -name '*.c'`): every
+# expression needs nothing more (`find . -name '*.c'`): every
 # entry is still decided read_metadata and recorded, as before, but no stat
 # call is made per entry; an expression that reads sizes or times (-size,
 # -newer, -mtime, -empty, -printf) still stats each entry. Symlinks and

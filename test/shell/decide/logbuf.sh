@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # logbuf.sh — box-sh's decisions.jsonl loses no line when its writes are
-# batched (issue 12 item 9): a pipeline stage buffers its lines as the main
+# batched: a pipeline stage buffers its lines as the main
 # process does (one write per 64 KiB or 100 ms, not one per decision), and
 # every way such a process ends still writes them: an ordinary exit, death by
 # SIGPIPE (a closed pipe), the command timeout's SIGTERM (and the SIGKILL 2 s

@@ -1,4 +1,4 @@
-# test/shell/decide/ — box-shell's decisions (issue 12 items 3-5):
+# test/shell/decide/ — box-shell's decisions:
 # test_fsops (fsops.c against a recording decider: each operation's
 # decisions and outcomes, batches, the openat2 guarantee and the symlink
 # race), test_decide_local (box-sh's in-process back end: libboxpolicy,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts.sh — the decisions whole scripts raise in box-sh (issue 12 items 3
-# and 5): `box-sh --policy P --home H --decisions OUT -c SCRIPT`, then the
+# scripts.sh — the decisions whole scripts raise in box-sh:
+# `box-sh --policy P --home H --decisions OUT -c SCRIPT`, then the
 # exact sequence of decision and outcome lines of OUT (seq.py: action,
 # resource, operation, verdict / result) compared with the expected one; and
 # denials: a refused command prints "box-shell: <command>: <message>" and

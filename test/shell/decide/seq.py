@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# seq.py — a decisions.jsonl file (spec/CLI.md) as one compact line per entry,
+# seq.py — a decisions.jsonl file (docs/boxctl.1.md) as one compact line per entry,
 # for exact comparison in test/shell/decide/scripts.sh:
 #   D ACTION RESOURCE [OPERATION] VERDICT      a decision
 #   R ACTION RESOURCE RESULT|STATUS|error      a recorded outcome

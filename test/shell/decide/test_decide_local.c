@@ -1,9 +1,9 @@
 /*
  * test_decide_local.c — box-sh's in-process back end (box-shell/decide_local.c):
  * policy load errors, the fields and spellings of fs:*, shell:exec and
- * shell:spawn requests (POLICY.md §2), messages (§5), temporal rules
+ * shell:spawn requests (docs/box-policy.5.md), messages (§5), temporal rules
  * decided observe-then-decide (§1, §4), batches decided as one by one, and
- * the decisions.jsonl lines (spec/CLI.md) including outcomes, times and a
+ * the decisions.jsonl lines (docs/boxctl.1.md) including outcomes, times and a
  * forked child's lines.
  * Trusts: nothing; it is test code.
  */
@@ -237,7 +237,7 @@ test_log_lines(void)
 	CHECK_INT(n, 4);
 	if (n == 4) {
 		char *s = json_dumps(l[0], JSON_COMPACT | JSON_PRESERVE_ORDER);
-		/* the key order of CLI.md */
+		/* the key order of docs/boxctl.1.md */
 		const char *t = strstr(s, "\"time_ns\":");
 		CHECK(strncmp(s, "{\"time\":\"", 9) == 0 && t != NULL);
 		CHECK(strstr(s, ",\"box\":\"\",\"id\":\"\",\"action\":\"shell:exec\",\"resource\":"
@@ -444,7 +444,7 @@ test_cost(void)
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("# 100000 shell:exec decisions + outcomes, logged: %.3f s of CPU\n", s);
 #ifndef __SANITIZE_ADDRESS__
-	/* bash runs the whole loop in 0.73 s (issue 12 item 9): the decisions alone must fit */
+	/* bash runs the whole loop in 0.73 s: the decisions alone must fit */
 	CHECK(s < 0.73);
 #endif
 	unlink(path);

@@ -1,7 +1,7 @@
 /*
  * test_fsops.c — box-shell/fsops.c against a recording decider: the exact
  * decisions (action, operation, canonical path) and outcomes of every file
- * operation (POLICY.md §2), denials (EACCES + "box-shell: CMD: MESSAGE"),
+ * operation (docs/box-policy.5.md), denials (EACCES + "box-shell: CMD: MESSAGE"),
  * batches of directory entries, and the openat2 guarantee: a symlink swapped
  * in between the decision and the open is never followed (a deterministic
  * swap inside the decision, the 8-try limit, and a racing thread). All of it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# badinput.sh — box-sh on bad input and at its caps (issue 12 item 7), its
+# badinput.sh — box-sh on bad input and at its caps, its
 # parse errors, its denials and the decisions it raises (items 3, 5, 6):
 # each bad input gets an error or a timeout, never a crash or unbounded
 # memory; a refused command prints "box-shell: <command>: <message>", has

@@ -1,5 +1,5 @@
-# test/shell/diff/ — the differential corpus of box-sh's language (issue 12
-# item 8): every script under sh-*/ runs in box-sh and dash, every script
+# test/shell/diff/ — the differential corpus of box-sh's language:
+# every script under sh-*/ runs in box-sh and dash, every script
 # under bash-*/ in box-sh and bash; stdout, stderr and the status must agree.
 CHECK_SCRIPTS += test/shell/diff/run.sh
 CHECK_DEPS    += $(BIN)/box-sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh — the differential corpus (issue 12 item 8): each script under
+# run.sh — the differential corpus: each script under
 # test/shell/diff/sh-*/ runs in box-sh (allow-all policy) and in dash, each
 # under bash-*/ in box-sh and in bash; stdout and the exit status must be the
 # same, and stderr byte for byte after mapping the reference's prefix
