@@ -1721,7 +1721,7 @@ b_source(struct sh_shell *sh, int argc, char **argv)
 	const char *f = argv[1];
 	char *path = NULL;
 	if (!strchr(f, '/')) {
-		path = find_in_path(sh, f);
+		path = find_source_in_path(sh, f);
 		struct stat st;
 		if (!path && stat(f, &st) == 0)
 			path = xstrdup(f);
@@ -1781,7 +1781,8 @@ exit_code_arg(struct sh_shell *sh, const char *name, const char *a, int *code)
 static int
 b_exit(struct sh_shell *sh, int argc, char **argv)
 {
-	int code = sh->status;
+	/* in a trap, `exit` alone is the status the trap began with (POSIX) */
+	int code = sh->in_trap ? sh->trap_status : sh->status;
 	if (argc > 2) {
 		sh_err(sh, "exit: too many arguments");
 		return 1;
@@ -2314,6 +2315,67 @@ b_umask(struct sh_shell *sh, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Waits for one job. A signal with a trap ends the wait (POSIX: wait returns
+ * 128+N at once and the trap runs): its number, after its trap ran; 0 when
+ * the job ended (j->status).
+ */
+static int
+wait_job(struct sh_shell *sh, struct bgjob *j)
+{
+	for (;;) {
+		int ws;
+		pid_t r = waitpid(j->pid, &ws, 0);
+		if (r == j->pid) {
+			j->done = true;
+			j->status = WIFEXITED(ws) ? WEXITSTATUS(ws)
+				    : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
+		} else if (r < 0 && errno == EINTR) {
+			/* below */
+		} else {
+			j->done = true;
+			j->status = 127;
+		}
+		/* a job that sends the signal and ends at once: the wait may see
+		 * both, the signal still counts */
+		for (int s = 1; s < 65; s++)
+			if (sh->pending[s] && sh->traps[s] && *sh->traps[s] && !sh->in_trap) {
+				sh_check_traps(sh);
+				return s;
+			}
+		if (j->done)
+			return 0;
+	}
+}
+
+/* %N (the Nth job still known, in the order they started), %% %+ (the
+ * last one), %- (the one before): where it sits in sh->jobs (newest first). */
+static struct bgjob **
+job_spec(struct sh_shell *sh, const char *spec)
+{
+	size_t n = 0;
+	for (struct bgjob *j = sh->jobs; j; j = j->next)
+		n++;
+	size_t want; /* index from the newest */
+	if (!*spec || !strcmp(spec, "%") || !strcmp(spec, "+")) {
+		want = 0;
+	} else if (!strcmp(spec, "-")) {
+		want = 1;
+	} else {
+		char *e;
+		long k = strtol(spec, &e, 10);
+		if (!isdigit((unsigned char)*spec) || *e || k < 1 || (size_t)k > n)
+			return NULL;
+		want = n - (size_t)k;
+	}
+	if (want >= n)
+		return NULL;
+	struct bgjob **pp = &sh->jobs;
+	while (want--)
+		pp = &(*pp)->next;
+	return pp;
+}
+
 static int
 b_wait(struct sh_shell *sh, int argc, char **argv)
 {
@@ -2321,8 +2383,9 @@ b_wait(struct sh_shell *sh, int argc, char **argv)
 	if (argc == 1) {
 		for (struct bgjob *j = sh->jobs; j; j = j->next)
 			if (!j->done) {
-				j->status = sh_wait_pid(sh, j->pid);
-				j->done = true;
+				int sig = wait_job(sh, j);
+				if (sig)
+					return 128 + sig;
 			}
 		while (sh->jobs) {
 			struct bgjob *j = sh->jobs;
@@ -2335,21 +2398,38 @@ b_wait(struct sh_shell *sh, int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "-n") == 0)
 			continue;
-		pid_t pid = (pid_t)atol(a[0] == '%' ? a + 1 : a);
 		struct bgjob **pp = &sh->jobs, *j = NULL;
-		for (; *pp; pp = &(*pp)->next)
-			if ((*pp)->pid == pid) {
-				j = *pp;
-				break;
+		if (a[0] == '%') {
+			pp = job_spec(sh, a + 1);
+			if (!pp) {
+				sh_err(sh, "wait: %s: no such job", a);
+				st = 127;
+				continue;
 			}
+			j = *pp;
+		} else {
+			char *e;
+			long pid = strtol(a, &e, 10);
+			if (!*a || *e || pid <= 0) {
+				sh_err(sh, "wait: `%s': not a pid or valid job spec", a);
+				st = 2;
+				continue;
+			}
+			for (; *pp; pp = &(*pp)->next)
+				if ((*pp)->pid == (pid_t)pid) {
+					j = *pp;
+					break;
+				}
+		}
 		if (!j) {
 			sh_err(sh, "wait: pid %s is not a child of this shell", a);
 			st = 127;
 			continue;
 		}
 		if (!j->done) {
-			j->status = sh_wait_pid(sh, j->pid);
-			j->done = true;
+			int sig = wait_job(sh, j);
+			if (sig)
+				return 128 + sig;
 		}
 		st = j->status;
 		*pp = j->next;
@@ -2439,6 +2519,10 @@ b_trap(struct sh_shell *sh, int argc, char **argv)
 			st = 1;
 			continue;
 		}
+		/* ignored when the shell began: it stays so (POSIX, non-interactive) */
+		if (s > 0 && s < 65 && !sh->interactive &&
+		    (sh->ignored_at_entry & (1ull << (s - 1))))
+			continue;
 		free(sh->traps[s]);
 		sh->traps[s] = reset ? NULL : xstrdup(action);
 		if (s > 0 && s < 65 && s != SIGKILL && s != SIGSTOP) {

@@ -39,6 +39,43 @@ extern const struct sh_cmd_def sh_text_commands[] __attribute__((weak));
 extern const struct sh_cmd_def sh_file_commands[] __attribute__((weak));
 
 static int exec_simple(struct sh_shell *sh, struct node *n);
+
+/*
+ * A forked copy's last command (a subshell's, a background job's, a pipeline
+ * stage's) when that is a simple command: a host program it names runs in
+ * this process (execve without another fork), as bash does, so that `$!` is
+ * the program's pid and a signal sent to the job reaches the program.
+ */
+static void
+mark_final(struct sh_shell *sh, struct node *n)
+{
+	while (n && !n->redirs &&
+	       ((n->type == N_LIST && n->u.p.n == 1) ||
+		(n->type == N_PIPE && n->u.p.n == 1 && !n->u.p.bang && !n->u.p.timed)))
+		n = n->u.p.v[0];
+	sh->exec_final = n && n->type == N_SIMPLE ? n : NULL;
+}
+
+/* A subshell or a background job: the traps set (not ignored) are reset, as
+ * bash does; an ignored signal stays ignored, the ERR trap is kept. */
+static void
+reset_traps(struct sh_shell *sh)
+{
+	for (int s = 0; s < SH_NTRAP; s++)
+		if (sh->traps[s] && sh->traps[s][0] && s != TRAP_ERR) {
+			free(sh->traps[s]);
+			sh->traps[s] = NULL;
+		}
+}
+
+/* Whether that last command may replace the copy: nothing of the copy runs
+ * after it (no trap) and no outcome is to be recorded after it ends. */
+static bool
+can_replace(const struct sh_shell *sh)
+{
+	return !sh->traps[TRAP_EXIT] && !sh->traps[TRAP_ERR] &&
+	       !sh_decider_wants_outcomes(sh->decider);
+}
 static void errexit_check(struct sh_shell *sh, int st);
 
 /* ---- messages ---- */
@@ -49,9 +86,13 @@ vmsg(struct sh_shell *sh, int line, const char *fmt, va_list ap)
 	char buf[4096];
 	int k;
 	bi_flush();
-	if (line > 0)
-		k = snprintf(buf, sizeof buf, "box-shell: line %d: ", line);
-	else
+	if (line > 0) {
+		/* bash's prefix: the file being read (a script, a `.` file), else $0 */
+		const char *name = sh->script_name ? sh->script_name : sh->arg0;
+		if (!name || !*name)
+			name = "box-shell";
+		k = snprintf(buf, sizeof buf, "%.1024s: line %d: ", name, line);
+	} else
 		k = snprintf(buf, sizeof buf, "box-shell: ");
 	if (k < 0)
 		return;
@@ -150,6 +191,11 @@ _Noreturn void
 sh_exit(struct sh_shell *sh, int status)
 {
 	sh->status = status;
+	/* a trapped signal that came during the last command: its trap first */
+	enum jump was = sh->jump;
+	sh_check_traps(sh);
+	if (was != J_EXIT && sh->jump == J_EXIT)
+		sh->status = sh->jump_n;
 	sh_run_exit_trap(sh);
 	bi_flush();
 	if (sh->is_child || sh->exit_quick) {
@@ -173,6 +219,7 @@ sh_run_exit_trap(struct sh_shell *sh)
 		return;
 	sh->traps[TRAP_EXIT] = NULL;
 	int save = sh->status;
+	sh->trap_status = save;
 	sh->in_trap = true;
 	sh->jump = J_NONE;
 	exec_text(sh, t, strlen(t), sh->lineno, NULL);
@@ -196,6 +243,7 @@ sh_check_traps(struct sh_shell *sh)
 			continue;
 		t = xstrdup(t);
 		int save = sh->status;
+		sh->trap_status = save;
 		sh->in_trap = true;
 		enum jump j = sh->jump;
 		sh->jump = J_NONE;
@@ -270,8 +318,8 @@ sh_runnable_file(const char *path, const struct stat *st)
 	return (st->st_mode & (member ? S_IXGRP : S_IXOTH)) != 0;
 }
 
-char *
-find_in_path(struct sh_shell *sh, const char *name)
+static char *
+path_search(struct sh_shell *sh, const char *name, bool readable)
 {
 	if (strchr(name, '/')) {
 		struct stat st;
@@ -299,13 +347,27 @@ find_in_path(struct sh_shell *sh, const char *name)
 		else
 			snprintf(buf, sizeof buf, "%.*s/%s", (int)l, p, name);
 		struct stat st;
-		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && sh_runnable_file(buf, &st))
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (readable ? access(buf, R_OK) == 0 : sh_runnable_file(buf, &st)))
 			return xstrdup(buf);
 		if (!e)
 			break;
 		p = e + 1;
 	}
 	return NULL;
+}
+
+char *
+find_in_path(struct sh_shell *sh, const char *name)
+{
+	return path_search(sh, name, false);
+}
+
+/* `.` and `source`: a readable file in PATH, as bash (no execute bit needed) */
+char *
+find_source_in_path(struct sh_shell *sh, const char *name)
+{
+	return path_search(sh, name, true);
 }
 
 void
@@ -818,6 +880,9 @@ static int last_cmdsub_status = -1;
 static int
 exec_simple(struct sh_shell *sh, struct node *n)
 {
+	/* the forked copy's last command (mark_final), not one a trap runs first */
+	bool final = sh->exec_final == n && sh->is_child;
+	sh->exec_final = NULL;
 	sh->lineno = n->line;
 	struct strv av = {0};
 	last_cmdsub_status = -1;
@@ -932,7 +997,12 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		st = call_function(sh, f, (int)av.n, av.v);
 	} else if (b) {
 		bi_take_error();
+		/* a nested shell as the copy's last command: the copy runs it */
+		sh->exec_in_place = final && can_replace(sh) &&
+				    (!strcmp(b->name, "sh") || !strcmp(b->name, "bash") ||
+				     !strcmp(b->name, "dash"));
 		st = b->fn(sh, (int)av.n, av.v);
+		sh->exec_in_place = false;
 		int we = bi_take_error();
 		if (we && we != EPIPE) {
 			sh_err(sh, "%s: write error: %s", name, strerror(we));
@@ -946,7 +1016,18 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		st = run_host(sh, name, path, (int)av.n, av.v, NULL, false);
 		record_host(sh, name, (int)av.n, av.v, path, st);
 	} else if (path) {
-		pid_t pid = sh_fork(sh);
+		/* in place: nothing of this copy runs after it (no trap; no outcome
+		 * to record: with --decisions the status is written after it ends) */
+		bool in_place = final && can_replace(sh);
+		pid_t pid;
+		if (in_place) {
+			bi_flush();
+			if (sh->decider)
+				sh_decider_flush(sh->decider);
+			pid = 0;
+		} else {
+			pid = sh_fork(sh);
+		}
 		if (pid == 0) {
 			for (struct word *w = n->u.s.assigns; w; w = w->next)
 				do_assign(sh, w->s, V_EXPORT);
@@ -1120,6 +1201,7 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 				close(p[0]);
 				sh_fdset_put(&sh->script_fds, 1, true);
 			}
+			mark_final(sh, n->u.p.v[i]);
 			int st = exec_node(sh, n->u.p.v[i]);
 			if (sh->jump == J_EXIT)
 				st = sh->jump_n;
@@ -1232,9 +1314,14 @@ exec_node(struct sh_shell *sh, struct node *n)
 		sh->jump_n = INT_MAX;
 		return sh->status = 130;
 	}
+	if (sh->opt_n && !sh->interactive)
+		return sh->status; /* set -n: read, no longer run (bash, POSIX) */
 	if (sh->pending[SIGINT] || sh->pending[SIGTERM] || sh->pending[SIGHUP] ||
-	    sh->pending[SIGUSR1] || sh->pending[SIGUSR2] || sh->pending[SIGALRM])
+	    sh->pending[SIGUSR1] || sh->pending[SIGUSR2] || sh->pending[SIGALRM]) {
 		sh_check_traps(sh);
+		if (sh->jump != J_NONE)
+			return sh->status; /* the trap's exit or return */
+	}
 	struct redir_state rs = {0};
 	bool redirected = false;
 	if (n->redirs && n->type != N_SIMPLE) {
@@ -1294,6 +1381,8 @@ exec_node(struct sh_shell *sh, struct node *n)
 				close(fd);
 				sh_fdset_put(&sh->script_fds, 0, true); /* the job's stdin (fsops.h) */
 			}
+			reset_traps(sh);
+			mark_final(sh, n->u.b.a);
 			int s = exec_node(sh, n->u.b.a);
 			if (sh->jump == J_EXIT)
 				s = sh->jump_n;
@@ -1362,11 +1451,8 @@ exec_node(struct sh_shell *sh, struct node *n)
 	case N_SUBSHELL: {
 		pid_t pid = sh_fork(sh);
 		if (pid == 0) {
-			for (int s = 0; s < SH_NTRAP; s++)
-				if (sh->traps[s] && sh->traps[s][0] && s != TRAP_ERR) {
-					free(sh->traps[s]);
-					sh->traps[s] = NULL;
-				}
+			reset_traps(sh);
+			mark_final(sh, n->u.b.a);
 			int s = exec_node(sh, n->u.b.a);
 			if (sh->jump == J_EXIT)
 				s = sh->jump_n;
@@ -1431,6 +1517,8 @@ exec_node(struct sh_shell *sh, struct node *n)
 				break;
 		}
 		sh->loop_depth--;
+		if (sh->jump == J_RETURN)
+			st = sh->status; /* return's status, not the loop's */
 		sh->status = st;
 		break;
 	}
@@ -1462,6 +1550,8 @@ exec_node(struct sh_shell *sh, struct node *n)
 		}
 		sh->loop_depth--;
 		strv_free(&items);
+		if (sh->jump == J_RETURN)
+			st = sh->status; /* return's status, not the loop's */
 		sh->status = st;
 		break;
 	}
@@ -1506,6 +1596,8 @@ exec_node(struct sh_shell *sh, struct node *n)
 			}
 		}
 		sh->loop_depth--;
+		if (sh->jump == J_RETURN)
+			st = sh->status; /* return's status, not the loop's */
 		sh->status = st;
 		break;
 	}
@@ -1875,10 +1967,17 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 		for (const char *p = text; p < z; p++)
 			if (*p == '\n')
 				ln++;
+		const char *outer = sh->script_name;
+		if (name)
+			sh->script_name = name;
 		sh_errline(sh, ln, "NUL byte in the script: refused");
+		sh->script_name = outer;
 		return 2;
 	}
 	sh->call_depth++;
+	const char *saved_name = sh->script_name;
+	if (name)
+		sh->script_name = name;
 	struct parser *p = parser_new(sh, text, len, line);
 	struct node *n;
 	int r, st = 0;
@@ -1888,6 +1987,7 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 			st = 2;
 			sh->status = 2;
 			sh->call_depth--;
+			sh->script_name = saved_name;
 			parser_free(p);
 			return -2;
 		}
@@ -1914,6 +2014,7 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 		st = sh->jump == J_NONE ? 0 : sh->status;
 	parser_free(p);
 	sh->call_depth--;
+	sh->script_name = saved_name;
 	return st;
 }
 

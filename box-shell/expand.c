@@ -826,7 +826,8 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 	      s[1] == '%' || s[1] == '#' || s[1] == '/') ) {
 		length = true;
 		i = 1;
-	} else if (s[0] == '#' && n > 1 && s[1] == '#' && n == 2) {
+	} else if (s[0] == '#' && n == 2 && strchr("?#$!-@*", s[1])) {
+		/* ${#?} ${##} ${#-}: the length of that special parameter */
 		length = true;
 		i = 1;
 	} else if (s[0] == '!' && n > 1) {

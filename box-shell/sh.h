@@ -274,7 +274,7 @@ struct sh_shell {
 	bool env_dirty;
 	int *pipestatus;
 	size_t npipestatus;
-	const char *script_name; /* for messages: NULL = "box-shell" */
+	const char *script_name; /* the file being read (messages); NULL: $0 */
 	double start_time;
 	unsigned random_state;
 	volatile sig_atomic_t interrupted;
@@ -301,6 +301,14 @@ struct sh_shell {
 	 * the script ends with 124, as on a timeout. 0: none. */
 	unsigned long step_limit;
 	unsigned long steps;
+	/* A forked copy's last simple command (exec.c mark_final): a host program
+	 * it names replaces the copy. */
+	const struct node *exec_final;
+	bool exec_in_place;     /* for the builtin sh/bash/dash: run in this copy */
+	/* Signals ignored when this shell started: a non-interactive shell
+	 * cannot trap or reset them (POSIX); bit N-1 for signal N. */
+	uint64_t ignored_at_entry;
+	int trap_status;        /* $? when the running trap began: `exit` there */
 };
 
 /* vars.c */
@@ -424,6 +432,7 @@ int sh_decide_cmd(struct sh_shell *sh, const char *program, int argc, char **arg
 		  const char *path);
 void sh_record_cmd(struct sh_shell *sh, const char *program, int argc, char **argv, int st);
 char *find_in_path(struct sh_shell *sh, const char *name);
+char *find_source_in_path(struct sh_shell *sh, const char *name);
 /* PATH (ST its stat) is a program to run: access(X_OK), or on a noexec mount
  * its mode bits (find_in_path's and test -x's rule). */
 struct stat;

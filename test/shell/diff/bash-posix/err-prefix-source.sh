@@ -1,0 +1,6 @@
+# messages name the file being read: a `.` file's own name and line, then the script's again
+printf '\n\nnosuch_posix_cmd\n' > s.sh
+. ./s.sh
+echo "st $?"
+nosuch_posix_cmd2
+x=${1x}
