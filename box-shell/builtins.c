@@ -474,7 +474,7 @@ static const struct set_option {
 	{"onecmd", OPT_FIXED, false, false},
 	{"physical", OPT_FIXED, false, false},
 	{"pipefail", offsetof(struct sh_shell, opt_pipefail), false, true},
-	{"posix", OPT_FIXED, false, true},
+	{"posix", offsetof(struct sh_shell, opt_posix), false, true},
 	{"privileged", OPT_FIXED, false, false},
 	{"verbose", offsetof(struct sh_shell, opt_v), false, true},
 	{"vi", OPT_FIXED, false, false},
@@ -1666,7 +1666,9 @@ b_eval(struct sh_shell *sh, int argc, char **argv)
 	}
 	if (!b.s)
 		return 0;
+	sh->parse_eval = true; /* taken by exec_text's parser (its messages) */
 	int st = exec_text(sh, b.s, b.len, sh->lineno, NULL);
+	sh->parse_eval = false;
 	sb_free(&b);
 	if (st == -2)
 		return 2;

@@ -80,8 +80,8 @@ static void errexit_check(struct sh_shell *sh, int st);
 
 /* ---- messages ---- */
 
-static void __attribute__((format(printf, 3, 0)))
-vmsg(struct sh_shell *sh, int line, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 4, 0)))
+vmsg(struct sh_shell *sh, const char *in, int line, const char *fmt, va_list ap)
 {
 	char buf[4096];
 	int k;
@@ -91,7 +91,8 @@ vmsg(struct sh_shell *sh, int line, const char *fmt, va_list ap)
 		const char *name = sh->script_name ? sh->script_name : sh->arg0;
 		if (!name || !*name)
 			name = "box-shell";
-		k = snprintf(buf, sizeof buf, "%.1024s: line %d: ", name, line);
+		k = snprintf(buf, sizeof buf, "%.1024s: %s%sline %d: ", name, in ? in : "",
+			     in ? ": " : "", line);
 	} else
 		k = snprintf(buf, sizeof buf, "box-shell: ");
 	if (k < 0)
@@ -113,7 +114,7 @@ sh_err(struct sh_shell *sh, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vmsg(sh, sh->lineno > 0 ? sh->lineno : 1, fmt, ap);
+	vmsg(sh, NULL, sh->lineno > 0 ? sh->lineno : 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -122,7 +123,16 @@ sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vmsg(sh, line, fmt, ap);
+	vmsg(sh, NULL, line, fmt, ap);
+	va_end(ap);
+}
+
+void
+sh_errline_in(struct sh_shell *sh, const char *in, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(sh, in, line, fmt, ap);
 	va_end(ap);
 }
 
@@ -955,7 +965,8 @@ exec_simple(struct sh_shell *sh, struct node *n)
 			if (nm[0] && nm[strlen(nm) - 1] == '+')
 				nm[strlen(nm) - 1] = 0;
 			struct var *v = var_get(sh, nm);
-			bool keep = b && is_special_builtin(name) && false;
+			/* POSIX mode: an assignment before a special builtin stays */
+			bool keep = b && sh->opt_posix && is_special_builtin(name);
 			if (keep) {
 				free(nm);
 			} else {
@@ -965,7 +976,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 				tv[ntv].oldflags = v ? v->flags : 0;
 				ntv++;
 			}
-			if (do_assign(sh, w->s, V_EXPORT) < 0) {
+			if (do_assign(sh, w->s, keep ? 0 : V_EXPORT) < 0) {
 				st = 1;
 				goto restore;
 			}

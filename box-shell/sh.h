@@ -243,6 +243,7 @@ struct sh_shell {
 	int call_depth;
 	int errexit_off;        /* in a condition: no -e, no ERR trap */
 	bool opt_e, opt_u, opt_x, opt_f, opt_C, opt_n, opt_pipefail, opt_v, opt_a;
+	bool opt_posix;         /* set -o posix: assignments before a special builtin stay */
 	bool in_subshell;
 	bool is_child;          /* a forked copy: exit with _exit */
 	bool exit_quick;        /* exit with _exit after flushing stdio (box-shell's
@@ -309,6 +310,7 @@ struct sh_shell {
 	 * cannot trap or reset them (POSIX); bit N-1 for signal N. */
 	uint64_t ignored_at_entry;
 	int trap_status;        /* $? when the running trap began: `exit` there */
+	bool parse_eval;        /* the next parser_new parses eval's text (messages) */
 };
 
 /* vars.c */
@@ -424,6 +426,9 @@ void sh_run_exit_trap(struct sh_shell *sh);
 void sh_err(struct sh_shell *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* IN: what is being read, between the name and the line ("eval"), or NULL */
+void sh_errline_in(struct sh_shell *sh, const char *in, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 pid_t sh_fork(struct sh_shell *sh);
 
 int sh_wait_pid(struct sh_shell *sh, pid_t pid);

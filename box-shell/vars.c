@@ -797,6 +797,13 @@ sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc, char
 	char buf[32];
 	snprintf(buf, sizeof buf, "%ld", (long)getppid());
 	var_set(sh, "PPID", buf, 0);
+	/* bash's UID and EUID: set by the shell (not taken from the environment), readonly */
+	snprintf(buf, sizeof buf, "%lu", (unsigned long)getuid());
+	var_unset(sh, "UID");
+	var_set(sh, "UID", buf, V_READONLY);
+	snprintf(buf, sizeof buf, "%lu", (unsigned long)geteuid());
+	var_unset(sh, "EUID");
+	var_set(sh, "EUID", buf, V_READONLY);
 	sh->env_dirty = true;
 	return sh;
 }

@@ -148,6 +148,19 @@ expect "bad policy" 2 'box-sh: ' -- "$BOX_SH" --policy /nonexistent-shcore -c tr
 "$BOX_SH" --help | grep -q 'NO sandbox' && ok "--help says standalone mode has no sandbox" ||
 	not_ok "--help says standalone mode has no sandbox"
 
+# -- invocation (bash's options) --
+echo 'echo "$#:$1:$2"' >sargs.sh
+bsh -s -- a b <sargs.sh >out 2>err
+[ "$(cat out)" = "2:a:b" ] && ok "-s -- ARGS: the arguments after --" || not_ok "-s -- ARGS: got '$(cat out)'"
+printf 'false\necho no\n' >se.sh
+bsh -s -e x <se.sh >out 2>err
+rc=$?
+[ $rc -eq 1 ] && [ ! -s out ] && ok "-s -e ARG: -e is an option" || not_ok "-s -e ARG: status $rc, out '$(cat out)'"
+expect "+i: accepted (not interactive)" 0 '' -- bsh +i -c 'echo ok'
+grep -qx ok out && ok "+i: the command ran" || not_ok "+i: the command ran"
+expect "a message's prefix is \$0 under -c" 127 '^zz: line 1: nosuch_posix: command not found$' -- \
+	bsh -c 'nosuch_posix' zz
+
 # -- denials --
 cat >deny.cedar <<'POL'
 permit (principal, action, resource);

@@ -3,4 +3,7 @@ printf '\n\nnosuch_posix_cmd\n' > s.sh
 . ./s.sh
 echo "st $?"
 nosuch_posix_cmd2
+eval 'echo in eval; nosuch_in_eval'
+eval 'case x in x) ;; esac; esac'
+echo "eval $?"
 x=${1x}
