@@ -1800,7 +1800,9 @@ b_exit(struct sh_shell *sh, int argc, char **argv)
 static int
 b_return(struct sh_shell *sh, int argc, char **argv)
 {
-	int code = sh->status;
+	/* `return` alone in a trap: the status the trap began with */
+	int code = sh->in_trap && sh->func_depth == sh->trap_func_depth ? sh->trap_status
+									  : sh->status;
 	if (argc > 1 && exit_code_arg(sh, "return", argv[1], &code) < 0) {
 		code = 2;
 	}

@@ -188,10 +188,8 @@ sh_wait_pid(struct sh_shell *sh, pid_t pid)
 		pid_t r = waitpid(pid, &st, 0);
 		if (r == pid)
 			break;
-		if (r < 0 && errno == EINTR) {
-			sh_check_traps(sh);
-			continue;
-		}
+		if (r < 0 && errno == EINTR)
+			continue; /* a trap runs once the command ended (exec_node), as bash */
 		return 127;
 	}
 	return status_of(st);
@@ -230,6 +228,7 @@ sh_run_exit_trap(struct sh_shell *sh)
 	sh->traps[TRAP_EXIT] = NULL;
 	int save = sh->status;
 	sh->trap_status = save;
+	sh->trap_func_depth = sh->func_depth;
 	sh->in_trap = true;
 	sh->jump = J_NONE;
 	exec_text(sh, t, strlen(t), sh->lineno, NULL);
@@ -254,6 +253,7 @@ sh_check_traps(struct sh_shell *sh)
 		t = xstrdup(t);
 		int save = sh->status;
 		sh->trap_status = save;
+		sh->trap_func_depth = sh->func_depth;
 		sh->in_trap = true;
 		enum jump j = sh->jump;
 		sh->jump = J_NONE;

@@ -309,7 +309,8 @@ struct sh_shell {
 	/* Signals ignored when this shell started: a non-interactive shell
 	 * cannot trap or reset them (POSIX); bit N-1 for signal N. */
 	uint64_t ignored_at_entry;
-	int trap_status;        /* $? when the running trap began: `exit` there */
+	int trap_status;        /* $? when the running trap began: `exit`, `return` there */
+	int trap_func_depth;    /* func_depth when it began: its own `return` */
 	bool parse_eval;        /* the next parser_new parses eval's text (messages) */
 };
 
