@@ -524,7 +524,7 @@ static const struct set_option {
 	{"onecmd", OPT_FIXED, false, false},
 	{"physical", OPT_FIXED, false, false},
 	{"pipefail", offsetof(struct sh_shell, opt_pipefail), false, true},
-	{"posix", OPT_FIXED, false, true},
+	{"posix", offsetof(struct sh_shell, opt_posix), false, true},
 	{"privileged", OPT_FIXED, false, false},
 	{"verbose", offsetof(struct sh_shell, opt_v), false, true},
 	{"vi", OPT_FIXED, false, false},
@@ -1994,7 +1994,9 @@ b_eval(struct sh_shell *sh, int argc, char **argv)
 	}
 	if (!b.s)
 		return 0;
+	sh->parse_eval = true; /* taken by exec_text's parser (its messages) */
 	int st = exec_text(sh, b.s, b.len, sh->lineno, NULL);
+	sh->parse_eval = false;
 	sb_free(&b);
 	if (st == -2)
 		return 2;
@@ -2049,7 +2051,7 @@ b_source(struct sh_shell *sh, int argc, char **argv)
 	const char *f = argv[1];
 	char *path = NULL;
 	if (!strchr(f, '/')) {
-		path = find_in_path(sh, f);
+		path = find_source_in_path(sh, f);
 		struct stat st;
 		if (!path && stat(f, &st) == 0)
 			path = xstrdup(f);
@@ -2109,7 +2111,8 @@ exit_code_arg(struct sh_shell *sh, const char *name, const char *a, int *code)
 static int
 b_exit(struct sh_shell *sh, int argc, char **argv)
 {
-	int code = sh->status;
+	/* in a trap, `exit` alone is the status the trap began with (POSIX) */
+	int code = sh->in_trap ? sh->trap_status : sh->status;
 	if (argc > 2) {
 		sh_err(sh, "exit: too many arguments");
 		return 1;
@@ -2125,7 +2128,9 @@ b_exit(struct sh_shell *sh, int argc, char **argv)
 static int
 b_return(struct sh_shell *sh, int argc, char **argv)
 {
-	int code = sh->status;
+	/* `return` alone in a trap: the status the trap began with */
+	int code = sh->in_trap && sh->func_depth == sh->trap_func_depth ? sh->trap_status
+									  : sh->status;
 	if (argc > 1 && exit_code_arg(sh, "return", argv[1], &code) < 0) {
 		code = 2;
 	}
@@ -2686,6 +2691,39 @@ b_umask(struct sh_shell *sh, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Waits for one job. A signal with a trap ends the wait (POSIX: wait returns
+ * 128+N at once and the trap runs): its number, after its trap ran; 0 when
+ * the job ended (j->status).
+ */
+static int
+wait_job(struct sh_shell *sh, struct bgjob *j)
+{
+	for (;;) {
+		int ws;
+		pid_t r = waitpid(j->pid, &ws, 0);
+		if (r == j->pid) {
+			j->done = true;
+			j->status = WIFEXITED(ws) ? WEXITSTATUS(ws)
+				    : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
+		} else if (r < 0 && errno == EINTR) {
+			/* below */
+		} else {
+			j->done = true;
+			j->status = 127;
+		}
+		/* a job that sends the signal and ends at once: the wait may see
+		 * both, the signal still counts */
+		for (int s = 1; s < 65; s++)
+			if (sh->pending[s] && sh->traps[s] && *sh->traps[s] && !sh->in_trap) {
+				sh_check_traps(sh);
+				return s;
+			}
+		if (j->done)
+			return 0;
+	}
+}
+
 static int
 b_wait(struct sh_shell *sh, int argc, char **argv)
 {
@@ -2693,8 +2731,9 @@ b_wait(struct sh_shell *sh, int argc, char **argv)
 	if (argc == 1) {
 		for (struct bgjob *j = sh->jobs; j; j = j->next)
 			if (!j->done) {
-				j->status = sh_wait_pid(sh, j->pid);
-				j->done = true;
+				int sig = wait_job(sh, j);
+				if (sig)
+					return 128 + sig;
 			}
 		while (sh->jobs) {
 			struct bgjob *j = sh->jobs;
@@ -2707,12 +2746,25 @@ b_wait(struct sh_shell *sh, int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "-n") == 0)
 			continue;
-		pid_t pid = a[0] == '%' ? jobs_pid(sh, "wait", a) : (pid_t)atol(a);
-		if (pid < 0) {
-			st = 127;
-			continue;
-		}
 		struct bgjob **pp = &sh->jobs, *j = NULL;
+		pid_t pid;
+		if (a[0] == '%') {
+			/* The job table's numbering (jobs.c); it names an unknown job itself. */
+			pid = jobs_pid(sh, "wait", a);
+			if (pid < 0) {
+				st = 127;
+				continue;
+			}
+		} else {
+			char *e;
+			long l = strtol(a, &e, 10);
+			if (!*a || *e || l <= 0 || l > INT_MAX) {
+				sh_err(sh, "wait: `%s': not a pid or valid job spec", a);
+				st = 2;
+				continue;
+			}
+			pid = (pid_t)l;
+		}
 		for (; *pp; pp = &(*pp)->next)
 			if ((*pp)->pid == pid) {
 				j = *pp;
@@ -2724,8 +2776,9 @@ b_wait(struct sh_shell *sh, int argc, char **argv)
 			continue;
 		}
 		if (!j->done) {
-			j->status = sh_wait_pid(sh, j->pid);
-			j->done = true;
+			int sig = wait_job(sh, j);
+			if (sig)
+				return 128 + sig;
 		}
 		st = j->status;
 		*pp = j->next;
@@ -2815,6 +2868,10 @@ b_trap(struct sh_shell *sh, int argc, char **argv)
 			st = 1;
 			continue;
 		}
+		/* ignored when the shell began: it stays so (POSIX, non-interactive) */
+		if (s > 0 && s < 65 && !sh->interactive &&
+		    (sh->ignored_at_entry & (1ull << (s - 1))))
+			continue;
 		free(sh->traps[s]);
 		sh->traps[s] = reset ? NULL : xstrdup(action);
 		if (s > 0 && s < 65 && s != SIGKILL && s != SIGSTOP) {

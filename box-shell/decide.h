@@ -87,6 +87,10 @@ int sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r,
 int sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
 		 enum sh_fs_result result);
 
+/* Whether outcomes are kept (a decisions log, a monitor): a permitted host
+ * program must then be waited for, its status recorded. d may be NULL. */
+bool sh_decider_wants_outcomes(const struct sh_decider *d);
+
 /* Write out what the back end buffered (box-sh's decisions.jsonl lines; the
  * daemon's held fs outcome records): call it in a forked child before
  * _exit() or exec (exit() and the free functions flush by themselves), and

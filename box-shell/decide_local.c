@@ -274,6 +274,12 @@ sh_decider_forked(struct sh_decider *d)
 	return 0;
 }
 
+bool
+sh_decider_wants_outcomes(const struct sh_decider *d)
+{
+	return d && (d->log_fd >= 0 || d->mon);
+}
+
 int
 sh_decider_flush(struct sh_decider *d)
 {

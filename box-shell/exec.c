@@ -40,19 +40,61 @@ extern const struct sh_cmd_def sh_text_commands[] __attribute__((weak));
 extern const struct sh_cmd_def sh_file_commands[] __attribute__((weak));
 
 static int exec_simple(struct sh_shell *sh, struct node *n);
+
+/*
+ * A forked copy's last command (a subshell's, a background job's, a pipeline
+ * stage's) when that is a simple command: a host program it names runs in
+ * this process (execve without another fork), as bash does, so that `$!` is
+ * the program's pid and a signal sent to the job reaches the program.
+ */
+static void
+mark_final(struct sh_shell *sh, struct node *n)
+{
+	while (n && !n->redirs &&
+	       ((n->type == N_LIST && n->u.p.n == 1) ||
+		(n->type == N_PIPE && n->u.p.n == 1 && !n->u.p.bang && !n->u.p.timed)))
+		n = n->u.p.v[0];
+	sh->exec_final = n && n->type == N_SIMPLE ? n : NULL;
+}
+
+/* A subshell or a background job: the traps set (not ignored) are reset, as
+ * bash does; an ignored signal stays ignored, the ERR trap is kept. */
+static void
+reset_traps(struct sh_shell *sh)
+{
+	for (int s = 0; s < SH_NTRAP; s++)
+		if (sh->traps[s] && sh->traps[s][0] && s != TRAP_ERR) {
+			free(sh->traps[s]);
+			sh->traps[s] = NULL;
+		}
+}
+
+/* Whether that last command may replace the copy: nothing of the copy runs
+ * after it (no trap) and no outcome is to be recorded after it ends. */
+static bool
+can_replace(const struct sh_shell *sh)
+{
+	return !sh->traps[TRAP_EXIT] && !sh->traps[TRAP_ERR] &&
+	       !sh_decider_wants_outcomes(sh->decider);
+}
 static void errexit_check(struct sh_shell *sh, int st);
 
 /* ---- messages ---- */
 
-static void __attribute__((format(printf, 3, 0)))
-vmsg(struct sh_shell *sh, int line, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 4, 0)))
+vmsg(struct sh_shell *sh, const char *in, int line, const char *fmt, va_list ap)
 {
 	char buf[4096];
 	int k;
 	bi_flush();
-	if (line > 0)
-		k = snprintf(buf, sizeof buf, "box-shell: line %d: ", line);
-	else
+	if (line > 0) {
+		/* bash's prefix: the file being read (a script, a `.` file), else $0 */
+		const char *name = sh->script_name ? sh->script_name : sh->arg0;
+		if (!name || !*name)
+			name = "box-shell";
+		k = snprintf(buf, sizeof buf, "%.1024s: %s%sline %d: ", name, in ? in : "",
+			     in ? ": " : "", line);
+	} else
 		k = snprintf(buf, sizeof buf, "box-shell: ");
 	if (k < 0)
 		return;
@@ -73,7 +115,7 @@ sh_err(struct sh_shell *sh, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vmsg(sh, sh->lineno > 0 ? sh->lineno : 1, fmt, ap);
+	vmsg(sh, NULL, sh->lineno > 0 ? sh->lineno : 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -82,7 +124,16 @@ sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vmsg(sh, line, fmt, ap);
+	vmsg(sh, NULL, line, fmt, ap);
+	va_end(ap);
+}
+
+void
+sh_errline_in(struct sh_shell *sh, const char *in, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(sh, in, line, fmt, ap);
 	va_end(ap);
 }
 
@@ -138,10 +189,8 @@ sh_wait_pid(struct sh_shell *sh, pid_t pid)
 		pid_t r = waitpid(pid, &st, 0);
 		if (r == pid)
 			break;
-		if (r < 0 && errno == EINTR) {
-			sh_check_traps(sh);
-			continue;
-		}
+		if (r < 0 && errno == EINTR)
+			continue; /* a trap runs once the command ended (exec_node), as bash */
 		return 127;
 	}
 	return status_of(st);
@@ -151,6 +200,11 @@ _Noreturn void
 sh_exit(struct sh_shell *sh, int status)
 {
 	sh->status = status;
+	/* a trapped signal that came during the last command: its trap first */
+	enum jump was = sh->jump;
+	sh_check_traps(sh);
+	if (was != J_EXIT && sh->jump == J_EXIT)
+		sh->status = sh->jump_n;
 	sh_run_exit_trap(sh);
 	bi_flush();
 	if (sh->is_child || sh->exit_quick) {
@@ -174,6 +228,8 @@ sh_run_exit_trap(struct sh_shell *sh)
 		return;
 	sh->traps[TRAP_EXIT] = NULL;
 	int save = sh->status;
+	sh->trap_status = save;
+	sh->trap_func_depth = sh->func_depth;
 	sh->in_trap = true;
 	sh->jump = J_NONE;
 	exec_text(sh, t, strlen(t), sh->lineno, NULL);
@@ -197,6 +253,8 @@ sh_check_traps(struct sh_shell *sh)
 			continue;
 		t = xstrdup(t);
 		int save = sh->status;
+		sh->trap_status = save;
+		sh->trap_func_depth = sh->func_depth;
 		sh->in_trap = true;
 		enum jump j = sh->jump;
 		sh->jump = J_NONE;
@@ -271,8 +329,8 @@ sh_runnable_file(const char *path, const struct stat *st)
 	return (st->st_mode & (member ? S_IXGRP : S_IXOTH)) != 0;
 }
 
-char *
-find_in_path(struct sh_shell *sh, const char *name)
+static char *
+path_search(struct sh_shell *sh, const char *name, bool readable)
 {
 	if (strchr(name, '/')) {
 		struct stat st;
@@ -300,13 +358,27 @@ find_in_path(struct sh_shell *sh, const char *name)
 		else
 			snprintf(buf, sizeof buf, "%.*s/%s", (int)l, p, name);
 		struct stat st;
-		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && sh_runnable_file(buf, &st))
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (readable ? access(buf, R_OK) == 0 : sh_runnable_file(buf, &st)))
 			return xstrdup(buf);
 		if (!e)
 			break;
 		p = e + 1;
 	}
 	return NULL;
+}
+
+char *
+find_in_path(struct sh_shell *sh, const char *name)
+{
+	return path_search(sh, name, false);
+}
+
+/* `.` and `source`: a readable file in PATH, as bash (no execute bit needed) */
+char *
+find_source_in_path(struct sh_shell *sh, const char *name)
+{
+	return path_search(sh, name, true);
 }
 
 void
@@ -980,6 +1052,9 @@ expand_cmd_words(struct sh_shell *sh, struct word *words, struct strv *av)
 static int
 exec_simple(struct sh_shell *sh, struct node *n)
 {
+	/* the forked copy's last command (mark_final), not one a trap runs first */
+	bool final = sh->exec_final == n && sh->is_child;
+	sh->exec_final = NULL;
 	sh->lineno = n->line;
 	struct strv av = {0};
 	last_cmdsub_status = -1;
@@ -1052,7 +1127,8 @@ exec_simple(struct sh_shell *sh, struct node *n)
 			if (nm[0] && nm[strlen(nm) - 1] == '+')
 				nm[strlen(nm) - 1] = 0;
 			struct var *v = var_get(sh, nm);
-			bool keep = b && is_special_builtin(name) && false;
+			/* POSIX mode: an assignment before a special builtin stays */
+			bool keep = b && sh->opt_posix && is_special_builtin(name);
 			if (keep) {
 				free(nm);
 			} else {
@@ -1062,7 +1138,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 				tv[ntv].oldflags = v ? v->flags : 0;
 				ntv++;
 			}
-			if (do_assign(sh, w->s, V_EXPORT) < 0) {
+			if (do_assign(sh, w->s, keep ? 0 : V_EXPORT) < 0) {
 				st = 1;
 				goto restore;
 			}
@@ -1094,7 +1170,12 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		st = call_function(sh, f, (int)av.n, av.v);
 	} else if (b) {
 		bi_take_error();
+		/* a nested shell as the copy's last command: the copy runs it */
+		sh->exec_in_place = final && can_replace(sh) &&
+				    (!strcmp(b->name, "sh") || !strcmp(b->name, "bash") ||
+				     !strcmp(b->name, "dash"));
 		st = b->fn(sh, (int)av.n, av.v);
+		sh->exec_in_place = false;
 		int we = bi_take_error();
 		if (we && we != EPIPE) {
 			sh_err(sh, "%s: write error: %s", name, strerror(we));
@@ -1108,7 +1189,18 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		st = run_host(sh, name, path, (int)av.n, av.v, NULL, false);
 		record_host(sh, name, (int)av.n, av.v, path, st);
 	} else if (path) {
-		pid_t pid = sh_fork(sh);
+		/* in place: nothing of this copy runs after it (no trap; no outcome
+		 * to record: with --decisions the status is written after it ends) */
+		bool in_place = final && can_replace(sh);
+		pid_t pid;
+		if (in_place) {
+			bi_flush();
+			if (sh->decider)
+				sh_decider_flush(sh->decider);
+			pid = 0;
+		} else {
+			pid = sh_fork(sh);
+		}
 		if (pid == 0) {
 			for (struct word *w = n->u.s.assigns; w; w = w->next)
 				do_assign(sh, w->s, V_EXPORT);
@@ -1352,6 +1444,7 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 				close(p[0]);
 				sh_fdset_put(&sh->script_fds, 1, true);
 			}
+			mark_final(sh, n->u.p.v[i]);
 			int st = exec_node(sh, n->u.p.v[i]);
 			if (sh->jump == J_EXIT)
 				st = sh->jump_n;
@@ -1475,13 +1568,15 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		sh->jump_n = INT_MAX;
 		return sh->status = 130;
 	}
+	if (sh->opt_n && !sh->interactive)
+		return sh->status; /* set -n: read, no longer run (bash, POSIX) */
 	if (sh->pending[SIGINT] || sh->pending[SIGTERM] || sh->pending[SIGHUP] ||
 	    sh->pending[SIGUSR1] || sh->pending[SIGUSR2] || sh->pending[SIGALRM]) {
 		sh_check_traps(sh);
-		/* A trap that ran `exit`: this command does not run (else a `continue`
-		 * here would replace the exit and `while continue; do …` never end). */
-		if (sh->jump == J_EXIT)
-			return sh->status;
+		/* A trap that ran `exit` or `return`: this command does not run (else a
+		 * `continue` here would replace the exit and `while continue; do …` never end). */
+		if (sh->jump != J_NONE)
+			return sh->status; /* the trap's exit or return */
 	}
 	struct redir_state rs = {0};
 	bool redirected = false;
@@ -1545,6 +1640,8 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 				close(fd);
 				sh_fdset_put(&sh->script_fds, 0, true); /* the job's stdin (fsops.h) */
 			}
+			reset_traps(sh);
+			mark_final(sh, n->u.b.a);
 			int s = exec_node(sh, n->u.b.a);
 			if (sh->jump == J_EXIT)
 				s = sh->jump_n;
@@ -1613,11 +1710,8 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 	case N_SUBSHELL: {
 		pid_t pid = sh_fork(sh);
 		if (pid == 0) {
-			for (int s = 0; s < SH_NTRAP; s++)
-				if (sh->traps[s] && sh->traps[s][0] && s != TRAP_ERR) {
-					free(sh->traps[s]);
-					sh->traps[s] = NULL;
-				}
+			reset_traps(sh);
+			mark_final(sh, n->u.b.a);
 			int s = exec_node(sh, n->u.b.a);
 			if (sh->jump == J_EXIT)
 				s = sh->jump_n;
@@ -1682,6 +1776,8 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 				break;
 		}
 		sh->loop_depth--;
+		if (sh->jump == J_RETURN)
+			st = sh->status; /* return's status, not the loop's */
 		sh->status = st;
 		break;
 	}
@@ -1713,6 +1809,8 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		}
 		sh->loop_depth--;
 		strv_free(&items);
+		if (sh->jump == J_RETURN)
+			st = sh->status; /* return's status, not the loop's */
 		sh->status = st;
 		break;
 	}
@@ -1757,6 +1855,8 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 			}
 		}
 		sh->loop_depth--;
+		if (sh->jump == J_RETURN)
+			st = sh->status; /* return's status, not the loop's */
 		sh->status = st;
 		break;
 	}
@@ -2147,10 +2247,17 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 		for (const char *p = text; p < z; p++)
 			if (*p == '\n')
 				ln++;
+		const char *outer = sh->script_name;
+		if (name)
+			sh->script_name = name;
 		sh_errline(sh, ln, "NUL byte in the script: refused");
+		sh->script_name = outer;
 		return 2;
 	}
 	sh->call_depth++;
+	const char *saved_name = sh->script_name;
+	if (name)
+		sh->script_name = name;
 	struct parser *p = parser_new(sh, text, len, line);
 	struct node *n;
 	int r, st = 0;
@@ -2160,6 +2267,7 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 			st = 2;
 			sh->status = 2;
 			sh->call_depth--;
+			sh->script_name = saved_name;
 			parser_free(p);
 			return -2;
 		}
@@ -2178,6 +2286,7 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 		st = sh->jump == J_NONE ? 0 : sh->status;
 	parser_free(p);
 	sh->call_depth--;
+	sh->script_name = saved_name;
 	return st;
 }
 

@@ -823,7 +823,8 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 	      s[1] == '%' || s[1] == '#' || s[1] == '/') ) {
 		length = true;
 		i = 1;
-	} else if (s[0] == '#' && n > 1 && s[1] == '#' && n == 2) {
+	} else if (s[0] == '#' && n == 2 && strchr("?#$!-@*", s[1])) {
+		/* ${#?} ${##} ${#-}: the length of that special parameter */
 		length = true;
 		i = 1;
 	} else if (s[0] == '!' && n > 1) {
@@ -2295,11 +2296,54 @@ literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany
 	return true;
 }
 
+/* NAME= or NAME+= at the start of s: its length (0: none) */
+static size_t
+assign_prefix(const char *s)
+{
+	size_t i = 0;
+	if (!isalpha((unsigned char)s[0]) && s[0] != '_')
+		return 0;
+	while (isalnum((unsigned char)s[i]) || s[i] == '_')
+		i++;
+	if (s[i] == '+')
+		i++;
+	return s[i] == '=' ? i + 1 : 0;
+}
+
+/* bash's declaration commands: their NAME=VALUE arguments are assignments */
+static bool
+declaration_command(const char *s)
+{
+	return !strcmp(s, "export") || !strcmp(s, "readonly") || !strcmp(s, "declare") ||
+	       !strcmp(s, "typeset") || !strcmp(s, "local");
+}
+
 int
 expand_words(struct sh_shell *sh, struct word *w, struct strv *out)
 {
 	bool toomany = false;
+	size_t first = out->n;
 	for (; w; w = w->next) {
+		size_t ak;
+		if (out->n > first && declaration_command(out->v[first]) &&
+		    (ak = assign_prefix(w->s)) > 0 && w->s[ak] != '(') {
+			/* `export P=$x:~/bin`: expanded as an assignment's value (tilde
+			 * after '=' and ':', no splitting, no globbing), as bash */
+			char *v = expand_str(sh, w->s + ak, true);
+			if (!v)
+				return -1;
+			if (out->n >= SH_MAX_FIELDS) {
+				free(v);
+				toomany = true;
+				break;
+			}
+			struct sbuf b = {0};
+			sb_addn(&b, w->s, ak);
+			sb_adds(&b, v);
+			free(v);
+			strv_add(out, sb_take(&b));
+			continue;
+		}
 		if (literal_word(sh, w->s, out, &toomany)) {
 			if (toomany)
 				break;

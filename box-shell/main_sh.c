@@ -191,6 +191,8 @@ main(int argc, char **argv)
 					continue; /* login: no profile to read */
 				else if (*p == 's')
 					from_stdin = true;
+				else if (*p == 'i' && a[0] == '+')
+					continue; /* not interactive: what box-sh always is */
 				else {
 					if (*p == 'o')
 						want_o = true;
@@ -208,12 +210,9 @@ main(int argc, char **argv)
 				}
 			}
 			/* As bash: options may follow -c (`-c -l CMD`); CMD is the first operand. */
+			/* -s too: `-s -e ARG` takes -e as an option, as bash */
 			if (want_c)
 				want_cmd = true;
-			if (from_stdin && !want_cmd) {
-				i++;
-				break;
-			}
 			continue;
 		}
 		break;

@@ -58,13 +58,14 @@ struct parser {
 	bool no_alias;    /* a $( ) sub-parser: never splice into the shared text */
 	bool quiet;       /* parse_complete: print nothing, change nothing in sh */
 	bool at_eof;      /* the error was the text ending too early (more input would do) */
+	bool in_eval;     /* eval's text: bash's messages say "NAME: eval: line N:" */
 };
 
 /* Errors go to the shell's stderr, except for parse_complete's silent parse. */
-#define PERR(p, ...)                                  \
-	do {                                          \
-		if (!(p)->quiet)                      \
-			sh_errline((p)->sh, __VA_ARGS__); \
+#define PERR(p, ...)                                                          \
+	do {                                                                  \
+		if (!(p)->quiet)                                              \
+			sh_errline_in((p)->sh, (p)->in_eval ? "eval" : NULL, __VA_ARGS__); \
 	} while (0)
 
 static int parse_depth_total;
@@ -392,6 +393,7 @@ scan_dollar(struct parser *p, size_t i)
 		sub.line = p->line;
 		sub.hd_tail = &sub.hd;
 		sub.stop_rparen = true;
+		sub.in_eval = p->in_eval;
 		sub.no_alias = true; /* the text is shared: aliases apply when it runs */
 		sub.depth = p->depth;
 		sub.quiet = p->quiet;
@@ -1779,6 +1781,8 @@ parser_new(struct sh_shell *sh, const char *text, size_t len, int first_line)
 	p->len = len;
 	p->line = first_line;
 	p->hd_tail = &p->hd;
+	p->in_eval = sh->parse_eval;
+	sh->parse_eval = false;
 	return p;
 }
 

@@ -257,6 +257,7 @@ struct sh_shell {
 	int call_depth;
 	int errexit_off;        /* in a condition: no -e, no ERR trap */
 	bool opt_e, opt_u, opt_x, opt_f, opt_C, opt_n, opt_pipefail, opt_v, opt_a;
+	bool opt_posix;         /* set -o posix: assignments before a special builtin stay */
 	bool in_subshell;
 	bool is_child;          /* a forked copy: exit with _exit */
 	bool exit_quick;        /* exit with _exit after flushing stdio (box-shell's
@@ -296,7 +297,7 @@ struct sh_shell {
 	bool env_dirty;
 	int *pipestatus;
 	size_t npipestatus;
-	const char *script_name; /* for messages: NULL = "box-shell" */
+	const char *script_name; /* the file being read (messages); NULL: $0 */
 	double start_time;
 	unsigned random_state;
 	volatile sig_atomic_t interrupted;
@@ -323,6 +324,16 @@ struct sh_shell {
 	 * the script ends with 124, as on a timeout. 0: none. */
 	unsigned long step_limit;
 	unsigned long steps;
+	/* A forked copy's last simple command (exec.c mark_final): a host program
+	 * it names replaces the copy. */
+	const struct node *exec_final;
+	bool exec_in_place;     /* for the builtin sh/bash/dash: run in this copy */
+	/* Signals ignored when this shell started: a non-interactive shell
+	 * cannot trap or reset them (POSIX); bit N-1 for signal N. */
+	uint64_t ignored_at_entry;
+	int trap_status;        /* $? when the running trap began: `exit`, `return` there */
+	int trap_func_depth;    /* func_depth when it began: its own `return` */
+	bool parse_eval;        /* the next parser_new parses eval's text (messages) */
 };
 
 /* vars.c */
@@ -471,6 +482,9 @@ void sh_jobs_reap(struct sh_shell *sh);
 void sh_err(struct sh_shell *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* IN: what is being read, between the name and the line ("eval"), or NULL */
+void sh_errline_in(struct sh_shell *sh, const char *in, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 pid_t sh_fork(struct sh_shell *sh);
 
 int sh_wait_pid(struct sh_shell *sh, pid_t pid);
@@ -479,6 +493,7 @@ int sh_decide_cmd(struct sh_shell *sh, const char *program, int argc, char **arg
 		  const char *path);
 void sh_record_cmd(struct sh_shell *sh, const char *program, int argc, char **argv, int st);
 char *find_in_path(struct sh_shell *sh, const char *name);
+char *find_source_in_path(struct sh_shell *sh, const char *name);
 /* PATH (ST its stat) is a program to run: access(X_OK), or on a noexec mount
  * its mode bits (find_in_path's and test -x's rule). */
 struct stat;

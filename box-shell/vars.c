@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1033,6 +1034,11 @@ sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc, char
 	sh->arg0 = xstrdup(arg0 ? arg0 : "box-sh");
 	set_positional(sh, argc, argv);
 	sh->rootpid = getpid();
+	for (int s = 1; s < 65; s++) {
+		struct sigaction sa;
+		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			sh->ignored_at_entry |= 1ull << (s - 1);
+	}
 	sh->start_time = (double)time(NULL);
 	sh->random_state = (unsigned)getpid() ^ (unsigned)time(NULL);
 	sh->importing = true;
@@ -1054,6 +1060,13 @@ sh_new(struct sh_decider *d, char *const *envp, const char *arg0, int argc, char
 	char buf[32];
 	snprintf(buf, sizeof buf, "%ld", (long)getppid());
 	var_set(sh, "PPID", buf, 0);
+	/* bash's UID and EUID: set by the shell (not taken from the environment), readonly */
+	snprintf(buf, sizeof buf, "%lu", (unsigned long)getuid());
+	var_unset(sh, "UID");
+	var_set(sh, "UID", buf, V_READONLY);
+	snprintf(buf, sizeof buf, "%lu", (unsigned long)geteuid());
+	var_unset(sh, "EUID");
+	var_set(sh, "EUID", buf, V_READONLY);
 	sh->env_dirty = true;
 	return sh;
 }

@@ -70,6 +70,9 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 	const char *cmd = NULL;
 	bool from_stdin = false;
 	int i = 1;
+	/* a forked copy's last command (exec.c): the nested shell is this copy */
+	bool in_place = sh->exec_in_place && sh->is_child;
+	sh->exec_in_place = false;
 	struct sh_shell *child_opts = sh_new(NULL, NULL, argv[0], 0, NULL);
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -142,7 +145,14 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 	} else {
 		from_stdin = true;
 	}
-	pid_t pid = sh_fork(sh);
+	pid_t pid = 0;
+	if (in_place) {
+		bi_flush();
+		if (sh->decider)
+			sh_decider_flush(sh->decider);
+	} else {
+		pid = sh_fork(sh);
+	}
 	if (pid < 0) {
 		free(text);
 		sh_free(child_opts);

@@ -106,6 +106,13 @@ sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 {
 	return 0;
 }
+bool
+sh_decider_wants_outcomes(const struct sh_decider *d)
+{
+	(void)d;
+	return false;
+}
+
 
 int
 sh_decider_flush(struct sh_decider *d)

@@ -39,7 +39,7 @@ expect() {
 
 # -- bad input --
 printf 'echo a\necho b\0c\n' >nul.sh
-expect "NUL byte refused, naming the line" 2 '^box-shell: line 2: NUL byte in the script: refused$' -- bsh nul.sh
+expect "NUL byte refused, naming the line" 2 '^nul.sh: line 2: NUL byte in the script: refused$' -- bsh nul.sh
 [ ! -s out ] && ok "NUL byte: nothing ran" || not_ok "NUL byte: nothing ran"
 
 printf 'echo \377\376 ok\n' >latin.sh
@@ -107,7 +107,7 @@ expect "10,000 chained assignments in arithmetic: an error" 1 'nesting too deep'
 
 printf 'cat <<EOF\nno end\n' >hd.sh
 expect "here-doc without its end: a warning" 0 \
-	"^box-shell: line 2: warning: here-document at line 1 delimited by end-of-file \(wanted \`EOF'\)$" -- bsh hd.sh
+	"^hd.sh: line 2: warning: here-document at line 1 delimited by end-of-file \(wanted \`EOF'\)$" -- bsh hd.sh
 grep -qx 'no end' out && ok "here-doc without its end: body kept" || not_ok "here-doc without its end: body kept"
 
 start=$(date +%s)
@@ -157,11 +157,11 @@ expect "eval nesting cap" 1 'maximum (function )?nesting level exceeded' -- \
 	bsh -c 'e="eval \"\$e\""; eval "$e"'
 
 # -- parse errors (exit 2, bash's messages) --
-expect "syntax error near token" 2 "^box-shell: line 2: syntax error near unexpected token \`fi'$" -- \
+expect "syntax error near token" 2 "^box-sh: line 2: syntax error near unexpected token \`fi'$" -- \
 	bsh -c 'echo a
 fi'
 grep -qx a out && ok "commands before a syntax error ran" || not_ok "commands before a syntax error ran"
-expect "unexpected end of file" 2 '^box-shell: line 2: syntax error: unexpected end of file$' -- \
+expect "unexpected end of file" 2 '^box-sh: line 2: syntax error: unexpected end of file$' -- \
 	bsh -c 'if true; then
 echo x'
 expect "unmatched quote" 2 "unexpected EOF while looking for matching \`''" -- bsh -c "echo 'abc"
@@ -169,6 +169,19 @@ expect "bad usage" 2 'policy FILE is required' -- "$BOX_SH" -c true
 expect "bad policy" 2 'box-sh: ' -- "$BOX_SH" --policy /nonexistent-shcore -c true
 "$BOX_SH" --help | grep -q 'NO sandbox' && ok "--help says standalone mode has no sandbox" ||
 	not_ok "--help says standalone mode has no sandbox"
+
+# -- invocation (bash's options) --
+echo 'echo "$#:$1:$2"' >sargs.sh
+bsh -s -- a b <sargs.sh >out 2>err
+[ "$(cat out)" = "2:a:b" ] && ok "-s -- ARGS: the arguments after --" || not_ok "-s -- ARGS: got '$(cat out)'"
+printf 'false\necho no\n' >se.sh
+bsh -s -e x <se.sh >out 2>err
+rc=$?
+[ $rc -eq 1 ] && [ ! -s out ] && ok "-s -e ARG: -e is an option" || not_ok "-s -e ARG: status $rc, out '$(cat out)'"
+expect "+i: accepted (not interactive)" 0 '' -- bsh +i -c 'echo ok'
+grep -qx ok out && ok "+i: the command ran" || not_ok "+i: the command ran"
+expect "a message's prefix is \$0 under -c" 127 '^zz: line 1: nosuch_posix: command not found$' -- \
+	bsh -c 'nosuch_posix' zz
 
 # -- denials --
 cat >deny.cedar <<'POL'

@@ -2,13 +2,13 @@
 # run.sh — the differential corpus: each script under
 # test/shell/diff/sh-*/ runs in box-sh (allow-all policy) and in dash, each
 # under bash-*/ in box-sh and in bash; stdout and the exit status must be the
-# same, and stderr byte for byte after mapping the reference's prefix
-# ("SCRIPT: line N:" for bash, "SCRIPT: N:" for dash) to "box-shell: line N:".
+# same, and stderr byte for byte (box-sh's messages are bash's, "$0: line N: …";
+# dash's "SCRIPT: N: " prefix is mapped to that).
 # A script NAME.sh may come with NAME.in (its standard input, else /dev/null).
 # The groups c-bash/ and c-sh/ hold command texts, not scripts: each NAME.sh
 # is given whole as `-c TEXT` (a non-interactive -c shell, as an agent's
 # `bash -c`), $0 = bash and then the same two arguments. c-bash/: `bash -c`
-# against `box-sh -c` (box-sh is bash; stderr mapped from "bash: line N:").
+# against `box-sh -c` (box-sh is bash; both print "bash: line N:").
 # c-sh/: `dash -c` against box-sh's sh dialect (`box-sh -c 'sh -c "$1" …'`, the
 # nested sh); stdout and the status must agree, and stderr only in being empty
 # or not: box-shell's messages are bash's text (box-sh(1)).
@@ -73,9 +73,8 @@ for script in "$@"; do
 	run_one "$ref" "$script" "$tmp/ref" "$how"
 	run_one box "$script" "$tmp/box" "$how"
 	case $how/$ref in
-	file/bash) sed -i 's#^\.\./s/t\.sh: line \([0-9]*\):#box-shell: line \1:#' "$tmp/ref.err" ;;
-	file/dash) sed -i 's#^\.\./s/t\.sh: \([0-9]*\): #box-shell: line \1: #' "$tmp/ref.err" ;;
-	c/bash) sed -i 's#^bash: line \([0-9]*\):#box-shell: line \1:#' "$tmp/ref.err" ;;
+	file/bash | c/bash) ;; # the same prefix: "$0: line N:"
+	file/dash) sed -i 's#^\.\./s/t\.sh: \([0-9]*\): #../s/t.sh: line \1: #' "$tmp/ref.err" ;;
 	*) # c-sh: only whether there was a message
 		[ -s "$tmp/ref.err" ] && echo message >"$tmp/ref.err"
 		[ -s "$tmp/box.err" ] && echo message >"$tmp/box.err" ;;

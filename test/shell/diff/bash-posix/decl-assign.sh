@@ -1,0 +1,10 @@
+# NAME=VALUE arguments of export/readonly/declare/local are assignments: no
+# splitting, no globbing, a tilde after '=' and ':'
+HOME=/home/posixtest
+x='a  b *'
+export e1=$x; echo "$e1"
+declare d1=$x:~/bin; echo "$d1"
+f() { local l1=~/q:$x; echo "$l1"; }; f
+readonly r1=~; echo "$r1"
+export e2="~/no":~; echo "$e2"
+export e3 =x 2>/dev/null; echo "st $?"

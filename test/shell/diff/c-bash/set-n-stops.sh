@@ -1,0 +1,2 @@
+echo a; set -n; echo NO
+echo NO2

@@ -1,0 +1,1 @@
+echo "$UID $EUID"; (UID=5) 2>/dev/null; echo "st $?"
