@@ -45,6 +45,20 @@ sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 	messages++;
 }
 
+void
+sh_errline_in(struct sh_shell *sh, const char *in, int line, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	(void)sh;
+	(void)in;
+	(void)line;
+	messages++;
+}
+
 static size_t
 count(struct node *n)
 {

@@ -47,6 +47,16 @@ sh_errline(struct sh_shell *sh, int line, const char *fmt, ...)
 	va_end(ap);
 }
 
+void
+sh_errline_in(struct sh_shell *sh, const char *in, int line, const char *fmt, ...)
+{
+	va_list ap;
+	(void)in;
+	va_start(ap, fmt);
+	capture(line, fmt, ap);
+	va_end(ap);
+}
+
 static struct sh_shell *sh;
 
 /* parse_all's list of complete commands, down to its only command. */
