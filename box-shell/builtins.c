@@ -1,5 +1,5 @@
 /*
- * builtins.c — the shell's builtins (issue 12 item 2), run in the shell's
+ * builtins.c — the shell's builtins, run in the shell's
  * process: : true false cd pwd echo printf test [ read export unset readonly
  * shift set eval . source exec exit return type command builtin alias
  * unalias getopts umask wait local declare typeset let trap break continue

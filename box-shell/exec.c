@@ -1,5 +1,5 @@
 /*
- * exec.c — running the syntax tree (issue 12 items 1-3): simple commands
+ * exec.c — running the syntax tree: simple commands
  * (lookup: function, builtin, own command, host program), pipelines,
  * lists, compound commands, subshells, command substitution, background
  * jobs, traps, set -e/-x, and the shell:exec decision of every simple

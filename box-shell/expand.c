@@ -1,5 +1,5 @@
 /*
- * expand.c — word expansion (issue 12 item 1), in bash's order: brace
+ * expand.c — word expansion, in bash's order: brace
  * expansion, tilde, parameter / command / arithmetic expansion (left to
  * right), IFS field splitting, pathname expansion, quote removal.
  *

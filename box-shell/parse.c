@@ -1,5 +1,5 @@
 /*
- * parse.c — the lexer and parser of box-shell's language (issue 12 item 1):
+ * parse.c — the lexer and parser of box-shell's language:
  * POSIX sh as dash reads it plus bash's [[ ]], (( )), arrays, $'…', <<<,
  * &>, |&, function NAME, ;& ;;&.
  *

@@ -1,5 +1,5 @@
 /*
- * pattern.c — shell patterns (issue 12 item 1): `* ? [...]` with ranges,
+ * pattern.c — shell patterns: `* ? [...]` with ranges,
  * `[!...]`/`[^...]` and `[:class:]`, a backslash quoting the next character;
  * used by case, [[ == ]], ${x#p} ${x%p} ${x/p/r} and pathname expansion;
  * with shopt extglob (and always in [[ ]]) also ?(…) *(…) +(…) @(…) !(…).

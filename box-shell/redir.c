@@ -1,5 +1,5 @@
 /*
- * redir.c — redirections (issue 12 item 1): < > >> >| <> <& >& &> &>> n>&-
+ * redir.c — redirections: < > >> >| <> <& >& &> &>> n>&-
  * here-docs and here-strings. A file is opened through sh_fs_open, so each
  * one is decided (read_content / write_content) before it is opened; a
  * here-doc is a sealed memfd (no file on disk, nothing to decide).
