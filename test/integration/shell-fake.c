@@ -36,6 +36,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "daemon_fds.h"
 #include "ipc.h"
 #include "proto_shell.h"
 
@@ -279,13 +280,14 @@ main(void)
 	if (refuse)
 		return 0;
 	for (;;) {
-		/* boxd closing fd 3 ends box-shell (as the real one). */
-		struct pollfd p[2] = { { .fd = 3, .events = POLLIN }, { .fd = 4, .events = POLLIN } };
+		/* boxd closing its channel ends box-shell (as the real one); the listener takes aliases. */
+		struct pollfd p[2] = { { .fd = DAEMON_FD_BOXD, .events = POLLIN },
+				       { .fd = DAEMON_FD_LISTEN, .events = POLLIN } };
 		if (poll(p, 2, -1) < 0)
 			continue;
 		if (p[0].revents)
 			return 0;
-		int s = accept4(5, NULL, NULL, SOCK_CLOEXEC);
+		int s = accept4(DAEMON_FD_LISTEN, NULL, NULL, SOCK_CLOEXEC);
 		if (s < 0)
 			continue;
 		struct box_ipc_chan *c = box_ipc_chan_new(s, &box_proto_session, BOX_SESSION_ROLE_ALIAS);
