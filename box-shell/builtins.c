@@ -2909,7 +2909,8 @@ b_kill(struct sh_shell *sh, int argc, char **argv)
 	}
 	if (i < argc && argv[i][0] == '-' && argv[i][1]) {
 		const char *s = argv[i] + 1;
-		if (strcmp(s, "s") == 0 && i + 1 < argc)
+		/* -s NAME, and bash's -n NUMBER */
+		if ((strcmp(s, "s") == 0 || strcmp(s, "n") == 0) && i + 1 < argc)
 			s = argv[++i];
 		sig = sig_number(s);
 		if (sig < 0 || sig == TRAP_ERR) {
@@ -3216,6 +3217,7 @@ static const struct sh_builtin builtins[] = {
 	{"type", b_type, false},     {"typeset", b_declare, false}, {"umask", b_umask, false},
 	{"unalias", b_unalias, false}, {"unset", b_unset, true}, {"wait", b_wait, false},
 	{"jobs", b_jobs, false},     {"fg", b_fg, false},        {"bg", b_bg, false},
+	{"disown", b_disown, false},
 	{NULL, NULL, false},
 };
 

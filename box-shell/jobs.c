@@ -323,3 +323,69 @@ b_bg(struct sh_shell *sh, int argc, char **argv)
 	}
 	return st;
 }
+
+/*
+ * disown [-a] [-r] [-h] [JOB…]: the shell forgets the jobs — `jobs` no longer lists them and
+ * `wait` no longer waits for them; they run on. -a: every job; -r: only running ones; -h:
+ * keep them (box-shell sends no SIGHUP to its jobs at exit, so there is nothing to spare).
+ */
+int
+b_disown(struct sh_shell *sh, int argc, char **argv)
+{
+	bool all = false, running = false, keep = false;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		for (const char *o = argv[i] + 1; *o; o++) {
+			if (*o == 'a')
+				all = true;
+			else if (*o == 'r')
+				running = true;
+			else if (*o == 'h')
+				keep = true;
+			else {
+				sh_err(sh, "disown: -%c: invalid option\ndisown: usage: disown [-h] [-ar] "
+					   "[jobspec ... | pid ...]", *o);
+				return 2;
+			}
+		}
+	}
+	jobs_sync(sh);
+	int st = 0;
+	pid_t want[JOBS_MAX];
+	size_t n_want = 0;
+	if (all || (i == argc && running)) {
+		for (size_t t = 0; t < n_table && n_want < JOBS_MAX; t++)
+			want[n_want++] = table[t].pid;
+	} else if (i == argc) {
+		struct jobinfo *ji = job_spec(sh, "disown", NULL);
+		if (!ji)
+			return 1;
+		want[n_want++] = ji->pid;
+	} else {
+		for (; i < argc && n_want < JOBS_MAX; i++) {
+			struct jobinfo *ji = job_spec(sh, "disown", argv[i]);
+			if (ji)
+				want[n_want++] = ji->pid;
+			else
+				st = 1;
+		}
+	}
+	if (keep)
+		return st;
+	for (size_t w = 0; w < n_want; w++) {
+		for (struct bgjob **pp = &sh->jobs; *pp; pp = &(*pp)->next) {
+			struct bgjob *j = *pp;
+			if (j->pid != want[w] || (running && j->done))
+				continue;
+			*pp = j->next;
+			free(j);
+			break;
+		}
+	}
+	jobs_sync(sh);
+	return st;
+}

@@ -538,6 +538,7 @@ const struct sh_builtin *builtin_find(const char *name);
 const char *builtin_name(size_t i); /* NULL past the last */
 /* jobs.c: the shell's jobs by number (jobs, fg, bg; %N for kill and wait). */
 int b_jobs(struct sh_shell *sh, int argc, char **argv);
+int b_disown(struct sh_shell *sh, int argc, char **argv);
 int b_fg(struct sh_shell *sh, int argc, char **argv);
 int b_bg(struct sh_shell *sh, int argc, char **argv);
 pid_t jobs_pid(struct sh_shell *sh, const char *who, const char *spec); /* -1: said why */
