@@ -2956,27 +2956,144 @@ b_let(struct sh_shell *sh, int argc, char **argv)
 	return v ? 0 : 1;
 }
 
-/* The shopt names box-shell honours; the others are accepted and ignored
- * (docs/box-sh.1.md). */
-static bool *
-shopt_flag(struct sh_shell *sh, const char *name)
+/*
+ * bash 5.2's shopt options, in the order `shopt` lists them, at the values a
+ * non-interactive bash starts with. The ones this interpreter honours point
+ * at their flag; login_shell is read-only (how the shell was started); the
+ * others change nothing here, but keep the value a script gave them, so a
+ * snapshot of the options (`shopt -p`, which harnesses save and source back)
+ * reads as bash's (docs/box-sh.1.md).
+ */
+#define SHOPT_STORED SIZE_MAX
+#define SHOPT_LOGIN (SIZE_MAX - 1)
+static const struct shopt_option {
+	const char *name;
+	size_t off;   /* offsetof a bool in struct sh_shell, SHOPT_STORED or SHOPT_LOGIN */
+	bool initial; /* a stored option's value at start */
+} shopt_options[] = {
+	{"autocd", SHOPT_STORED, false},
+	{"assoc_expand_once", SHOPT_STORED, false},
+	{"cdable_vars", SHOPT_STORED, false},
+	{"cdspell", SHOPT_STORED, false},
+	{"checkhash", SHOPT_STORED, false},
+	{"checkjobs", SHOPT_STORED, false},
+	{"checkwinsize", SHOPT_STORED, true},
+	{"cmdhist", SHOPT_STORED, true},
+	{"compat31", SHOPT_STORED, false},
+	{"compat32", SHOPT_STORED, false},
+	{"compat40", SHOPT_STORED, false},
+	{"compat41", SHOPT_STORED, false},
+	{"compat42", SHOPT_STORED, false},
+	{"compat43", SHOPT_STORED, false},
+	{"compat44", SHOPT_STORED, false},
+	{"complete_fullquote", SHOPT_STORED, true},
+	{"direxpand", SHOPT_STORED, false},
+	{"dirspell", SHOPT_STORED, false},
+	{"dotglob", offsetof(struct sh_shell, dotglob), false},
+	{"execfail", SHOPT_STORED, false},
+	{"expand_aliases", offsetof(struct sh_shell, expand_aliases), false},
+	{"extdebug", SHOPT_STORED, false},
+	{"extglob", offsetof(struct sh_shell, extglob), false},
+	{"extquote", SHOPT_STORED, true},
+	{"failglob", SHOPT_STORED, false},
+	{"force_fignore", SHOPT_STORED, true},
+	{"globasciiranges", SHOPT_STORED, true},
+	{"globskipdots", SHOPT_STORED, true},
+	{"globstar", SHOPT_STORED, false},
+	{"gnu_errfmt", SHOPT_STORED, false},
+	{"histappend", SHOPT_STORED, false},
+	{"histreedit", SHOPT_STORED, false},
+	{"histverify", SHOPT_STORED, false},
+	{"hostcomplete", SHOPT_STORED, true},
+	{"huponexit", SHOPT_STORED, false},
+	{"inherit_errexit", SHOPT_STORED, false},
+	{"interactive_comments", SHOPT_STORED, true},
+	{"lastpipe", SHOPT_STORED, false},
+	{"lithist", SHOPT_STORED, false},
+	{"localvar_inherit", SHOPT_STORED, false},
+	{"localvar_unset", SHOPT_STORED, false},
+	{"login_shell", SHOPT_LOGIN, false},
+	{"mailwarn", SHOPT_STORED, false},
+	{"no_empty_cmd_completion", SHOPT_STORED, false},
+	{"nocaseglob", SHOPT_STORED, false},
+	{"nocasematch", SHOPT_STORED, false},
+	{"noexpand_translation", SHOPT_STORED, false},
+	{"nullglob", offsetof(struct sh_shell, nullglob), false},
+	{"patsub_replacement", SHOPT_STORED, true},
+	{"progcomp", SHOPT_STORED, true},
+	{"progcomp_alias", SHOPT_STORED, false},
+	{"promptvars", SHOPT_STORED, true},
+	{"restricted_shell", SHOPT_STORED, false},
+	{"shift_verbose", SHOPT_STORED, false},
+	{"sourcepath", SHOPT_STORED, true},
+	{"varredir_close", SHOPT_STORED, false},
+	{"xpg_echo", SHOPT_STORED, false},
+};
+#define N_SHOPT (sizeof shopt_options / sizeof shopt_options[0])
+_Static_assert(N_SHOPT <= 64, "shopt_stored is a 64-bit set");
+
+static size_t
+shopt_find(const char *name)
 {
-	if (strcmp(name, "expand_aliases") == 0)
-		return &sh->expand_aliases;
-	if (strcmp(name, "extglob") == 0)
-		return &sh->extglob;
-	if (strcmp(name, "nullglob") == 0)
-		return &sh->nullglob;
-	if (strcmp(name, "dotglob") == 0)
-		return &sh->dotglob;
-	return NULL;
+	for (size_t i = 0; i < N_SHOPT; i++)
+		if (strcmp(shopt_options[i].name, name) == 0)
+			return i;
+	return N_SHOPT;
 }
 
+static bool
+shopt_value(struct sh_shell *sh, size_t i)
+{
+	const struct shopt_option *o = &shopt_options[i];
+	if (o->off == SHOPT_LOGIN)
+		return sh->login_shell;
+	if (o->off == SHOPT_STORED)
+		/* the set holds what differs from the initial value: zero at start */
+		return o->initial != ((sh->shopt_changed >> i) & 1);
+	return *(bool *)((char *)sh + o->off);
+}
+
+static void
+shopt_set(struct sh_shell *sh, size_t i, bool on)
+{
+	const struct shopt_option *o = &shopt_options[i];
+	if (o->off == SHOPT_LOGIN)
+		return;
+	if (o->off == SHOPT_STORED) {
+		if (on != o->initial)
+			sh->shopt_changed |= 1ull << i;
+		else
+			sh->shopt_changed &= ~(1ull << i);
+		return;
+	}
+	*(bool *)((char *)sh + o->off) = on;
+}
+
+/* One option as `shopt` (NAME<tab>on) or `shopt -p` (shopt -s NAME; set -o NAME) shows it. */
+static void
+shopt_show(const char *name, bool on, bool as_command, bool set_o)
+{
+	char line[300];
+	if (as_command && set_o)
+		snprintf(line, sizeof line, "set %co %s\n", on ? '-' : '+', name);
+	else if (as_command)
+		snprintf(line, sizeof line, "shopt -%c %s\n", on ? 's' : 'u', name);
+	else
+		snprintf(line, sizeof line, "%-15s\t%s\n", name, on ? "on" : "off");
+	bi_outs(1, line);
+}
+
+/*
+ * shopt [-pqsu] [-o] [NAME...], as bash: -s/-u set or unset the names (with
+ * no names, -s/-u list the options that are on/off); -p shows them as
+ * commands; -q only answers (0: every name is on); -o takes `set -o` names.
+ * An unknown name is an error (status 1) and the others still apply.
+ */
 static int
 b_shopt(struct sh_shell *sh, int argc, char **argv)
 {
 	int on = -1;
-	bool quiet = false, print = false;
+	bool quiet = false, print = false, set_o = false;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (strcmp(argv[i], "--") == 0) {
@@ -2987,38 +3104,73 @@ b_shopt(struct sh_shell *sh, int argc, char **argv)
 			if (*p == 's')
 				on = 1;
 			else if (*p == 'u')
-				on = 0;
+				on = on == 1 ? 2 : 0;
 			else if (*p == 'q')
 				quiet = true;
 			else if (*p == 'p')
 				print = true;
-			else if (*p != 'o') {
+			else if (*p == 'o')
+				set_o = true;
+			else {
 				sh_err(sh, "shopt: -%c: invalid option", *p);
+				bi_outs(2, "shopt: usage: shopt [-pqsu] [-o] [optname ...]\n");
 				return 2;
 			}
 		}
 	}
+	if (on == 2) {
+		sh_err(sh, "shopt: cannot set and unset shell options simultaneously");
+		return 1;
+	}
+	if (i == argc) { /* every option: all, or those on (-s) / off (-u) */
+		size_t n = set_o ? sizeof set_options / sizeof set_options[0] : N_SHOPT;
+		for (size_t k = 0; k < n; k++) {
+			const char *name = set_o ? set_options[k].name : shopt_options[k].name;
+			bool v = set_o ? set_option_value(sh, &set_options[k]) : shopt_value(sh, k);
+			if ((on == 1 && !v) || (on == 0 && v) || quiet)
+				continue;
+			shopt_show(name, v, print, set_o);
+		}
+		return 0;
+	}
 	int st = 0;
 	for (; i < argc; i++) {
-		bool *f = shopt_flag(sh, argv[i]);
-		if (on >= 0) {
-			if (f)
-				*f = on;
+		if (set_o) {
+			const struct set_option *so = set_option_find(argv[i]);
+			if (!so) {
+				sh_err(sh, "shopt: %s: invalid option name", argv[i]);
+				st = 1;
+				continue;
+			}
+			if (on >= 0) {
+				char *av[] = {"set", on ? "-o" : "+o", argv[i], NULL};
+				int used;
+				if (sh_set_options(sh, 2, av + 1, &used) < 0)
+					st = 1;
+				continue;
+			}
+			bool v = set_option_value(sh, so);
+			if (!v)
+				st = 1;
+			if (!quiet)
+				shopt_show(so->name, v, print, true);
 			continue;
 		}
-		if (!f) /* accepted, shown as off */
+		size_t k = shopt_find(argv[i]);
+		if (k == N_SHOPT) {
+			sh_err(sh, "shopt: %s: invalid shell option name", argv[i]);
 			st = 1;
-		else if (!*f)
-			st = 1;
-		if (quiet)
 			continue;
-		bool v = f && *f;
-		char line[300];
-		if (print)
-			snprintf(line, sizeof line, "shopt %s %s\n", v ? "-s" : "-u", argv[i]);
-		else
-			snprintf(line, sizeof line, "%-15s\t%s\n", argv[i], v ? "on" : "off");
-		bi_outs(1, line);
+		}
+		if (on >= 0) {
+			shopt_set(sh, k, on);
+			continue;
+		}
+		bool v = shopt_value(sh, k);
+		if (!v)
+			st = 1;
+		if (!quiet)
+			shopt_show(shopt_options[k].name, v, print, false);
 	}
 	return st;
 }

@@ -494,6 +494,7 @@ shell_new(const Box__ShellOpen *so, struct sh_decider *d, char *cwd, int root_fd
 	sh->opt_u = so->nounset;
 	sh->opt_x = so->xtrace;
 	sh->opt_pipefail = so->pipefail;
+	sh->login_shell = so->login;
 	sh_update_fs(sh, "box-shell");
 	return sh;
 }

@@ -116,7 +116,7 @@ main(int argc, char **argv)
 {
 	const char *policy = NULL, *home = NULL, *decisions = NULL, *timeout = NULL;
 	const char *cmd = NULL;
-	bool from_stdin = false, want_cmd = false;
+	bool from_stdin = false, want_cmd = false, login = false;
 	char *optv[64];
 	bool optown[64] = {false};
 	int optn = 0;
@@ -171,8 +171,11 @@ main(int argc, char **argv)
 			break;
 		}
 		/* bash's: a login shell reads a profile (box-sh reads no startup file) */
-		if (strcmp(a, "--login") == 0 || strcmp(a, "--norc") == 0 ||
-		    strcmp(a, "--noprofile") == 0)
+		if (strcmp(a, "--login") == 0) {
+			login = true;
+			continue;
+		}
+		if (strcmp(a, "--norc") == 0 || strcmp(a, "--noprofile") == 0)
 			continue;
 		if (a[0] == '-' && a[1] == '-') {
 			fprintf(stderr, "box-sh: unknown option %s (see --help)\n", a);
@@ -188,7 +191,7 @@ main(int argc, char **argv)
 				if (*p == 'c')
 					want_c = true;
 				else if (*p == 'l')
-					continue; /* login: no profile to read */
+					login = true; /* no profile to read: shopt login_shell only */
 				else if (*p == 's')
 					from_stdin = true;
 				else if (*p == 'i' && a[0] == '+')
@@ -325,6 +328,7 @@ main(int argc, char **argv)
 		setpgid(0, 0);
 	}
 	struct sh_shell *sh = sh_new(d, environ, arg0, argc - i, argv + i);
+	sh->login_shell = login || argv[0][0] == '-';
 	for (int fd = 3; fd < SH_FD_SCRIPT_MAX; fd++)
 		if (sh_fdset_has(&inherited, fd))
 			sh_fdset_put(&sh->script_fds, fd, true);

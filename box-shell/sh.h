@@ -270,6 +270,8 @@ struct sh_shell {
 	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
 	bool extglob;           /* shopt extglob: ?(…) *(…) +(…) @(…) !(…) */
 	bool nullglob, dotglob; /* shopt nullglob, dotglob */
+	bool login_shell;       /* started as a login shell (-l, --login, argv[0] "-…") */
+	uint64_t shopt_changed; /* shopt options without effect here set away from their start */
 	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
 	struct strv *dirstack;  /* pushd/popd: the directories below the current one */
 	char *traps[SH_NTRAP];

@@ -72,6 +72,7 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 	int i = 1;
 	/* a forked copy's last command (exec.c): the nested shell is this copy */
 	bool in_place = sh->exec_in_place && sh->is_child;
+	bool login = false;
 	sh->exec_in_place = false;
 	struct sh_shell *child_opts = sh_new(NULL, NULL, argv[0], 0, NULL);
 	for (; i < argc; i++) {
@@ -82,8 +83,11 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 		}
 		if ((a[0] != '-' && a[0] != '+') || !a[1])
 			break;
-		if (strcmp(a, "--norc") == 0 || strcmp(a, "--noprofile") == 0 ||
-		    strcmp(a, "--posix") == 0 || strcmp(a, "-l") == 0 || strcmp(a, "--login") == 0)
+		if (strcmp(a, "-l") == 0 || strcmp(a, "--login") == 0) {
+			login = true;
+			continue;
+		}
+		if (strcmp(a, "--norc") == 0 || strcmp(a, "--noprofile") == 0 || strcmp(a, "--posix") == 0)
 			continue;
 		if (a[1] == '-') {
 			sh_err(sh, "%s: %s: invalid option", argv[0], a);
@@ -100,6 +104,8 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 				cmd = "";
 			else if (*p == 's')
 				from_stdin = true;
+			else if (*p == 'l')
+				login = true;
 			else if (*p == 'i') {
 			} else {
 				if (*p == 'o')
@@ -188,6 +194,7 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 		n->host_check = sh->host_check;
 		n->host_ctx = sh->host_ctx;
 		n->is_child = true;
+		n->login_shell = login;
 		n->opt_e = child_opts->opt_e;
 		n->opt_u = child_opts->opt_u;
 		n->opt_x = child_opts->opt_x;
@@ -227,12 +234,14 @@ static int
 w_env(struct sh_shell *sh, int argc, char **argv)
 {
 	int i = 1;
-	bool clear = false;
+	bool clear = false, nul = false;
 	struct strv unsets = {0};
 	for (; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "-i") == 0 || strcmp(a, "-") == 0 || strcmp(a, "--ignore-environment") == 0)
 			clear = true;
+		else if (strcmp(a, "-0") == 0 || strcmp(a, "--null") == 0)
+			nul = true; /* GNU env: each NAME=VALUE ends with a NUL (values may hold newlines) */
 		else if (strcmp(a, "-u") == 0 && i + 1 < argc)
 			strv_add(&unsets, xstrdup(argv[++i]));
 		else if (strncmp(a, "-u", 2) == 0 && a[2])
@@ -252,6 +261,11 @@ w_env(struct sh_shell *sh, int argc, char **argv)
 	int first_assign = i;
 	while (i < argc && strchr(argv[i], '=') && argv[i][0] != '=')
 		i++;
+	if (nul && i < argc) {
+		sh_errline(sh, 0, "env: cannot specify --null (-0) with command");
+		strv_free(&unsets);
+		return 125;
+	}
 	pid_t pid = sh_fork(sh);
 	if (pid < 0) {
 		strv_free(&unsets);
@@ -287,7 +301,7 @@ w_env(struct sh_shell *sh, int argc, char **argv)
 			char **e = sh_environ(sh);
 			for (; *e; e++) {
 				bi_outs(1, *e);
-				bi_out(1, "\n", 1);
+				bi_out(1, nul ? "" : "\n", 1);
 			}
 			st = 0;
 		} else {

@@ -83,6 +83,8 @@ chmod 755 "$TB"
 _harness_pids=()
 harness_cleanup() {
 	for p in "${_harness_pids[@]}"; do kill "$p" 2>/dev/null; done
+	# BOX_HARNESS_KEEP=DIR keeps the projects and the recordings, to work on a divergence.
+	[ -z "${BOX_HARNESS_KEEP:-}" ] || cp -a "$TB" "$BOX_HARNESS_KEEP/" || true
 	rm -rf "$TB"
 	run_cleanup
 }

@@ -106,6 +106,18 @@ def known_divergences(agent):
     return out
 
 
+def print_differences(a, b, shell):
+    """Each part of two runs that differs, as a unified diff in TAP comments."""
+    for k in a:
+        if a[k] == b[k]:
+            continue
+        print("#   %s differs:" % k)
+        x = a[k].splitlines() if isinstance(a[k], str) else json.dumps(a[k], indent=0, sort_keys=True).splitlines()
+        y = b[k].splitlines() if isinstance(b[k], str) else json.dumps(b[k], indent=0, sort_keys=True).splitlines()
+        for l in list(difflib.unified_diff(x, y, shell, "box-sh", lineterm=""))[:40]:
+            print("#     " + l)
+
+
 def main():
     known = known_divergences(tag.split()[0])
     invs = []
@@ -132,19 +144,16 @@ def main():
                    "runs alike now: remove its line from known-divergences" if same else
                    "differs as written down", why[0]))
             fails += same
+            if not same:
+                # What still differs, so the line can be worked off.
+                print_differences(a, b, inv["shell"])
             continue
         print("%s - %s: recording %d (%s %s…) runs alike in %s and box-sh (status %s)" %
               ("ok" if same else "not ok", tag, n, inv["shell"], first, inv["shell"],
                a["status"]))
         if not same:
             fails += 1
-            for k in a:
-                if a[k] != b[k]:
-                    print("#   %s differs:" % k)
-                    x = json.dumps(a[k], indent=0, sort_keys=True).splitlines() if not isinstance(a[k], str) else a[k].splitlines()
-                    y = json.dumps(b[k], indent=0, sort_keys=True).splitlines() if not isinstance(b[k], str) else b[k].splitlines()
-                    for l in list(difflib.unified_diff(x, y, inv["shell"], "box-sh", lineterm=""))[:40]:
-                        print("#     " + l)
+            print_differences(a, b, inv["shell"])
     return 1 if fails else 0
 
 
