@@ -25,7 +25,7 @@ static const struct command commands[] = {
 	  "[--force] [DIR] [-- COMMAND [ARGS...]]" },
 	{ "check", cmd_check, "check [-c box.ini]" },
 	{ "policy", cmd_policy, "policy check|eval|replay|suggest ..." },
-	{ "run", cmd_run, "run [-c box.ini] [-q] [--detach | --dry-run] [-- ARGS...]" },
+	{ "run", cmd_run, "run [-c box.ini] [-q] [--timings] [--detach | --dry-run] [-- ARGS...]" },
 	{ "ps", cmd_ps, "ps" },
 	{ "stop", cmd_stop, "stop NAME|ID" },
 	{ "log", cmd_log,

@@ -1,5 +1,5 @@
 /*
- * run.c — `boxctl run [-c box.ini] [-q] [--detach | --dry-run] [-- ARGS...]`
+ * run.c — `boxctl run [-c box.ini] [-q] [--timings] [--detach | --dry-run] [-- ARGS...]`
  * (docs/boxctl.1.md).
  *
  * Loads box.ini and the policy as the caller, exactly as `check` does (a
@@ -55,6 +55,7 @@
 #include "config.h"
 #include "relay.h"
 #include "spec.h"
+#include "validate.h"
 
 #define HANGUP_GRACE_MS 2000 /* a hung-up terminal: SIGHUP, then leave (boxd kills the box) */
 #define DRAIN_IDLE_MS 2000   /* after RunExit: a pipe that stays silent this long is given up */
@@ -91,7 +92,8 @@ tty_raw(void)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: boxctl run [-c box.ini] [-q] [--detach | --dry-run] [-- ARGS...]\n");
+	fprintf(stderr, "usage: boxctl run [-c box.ini] [-q] [--timings] [--detach | --dry-run] "
+			"[-- ARGS...]\n");
 	return BOXCTL_EXIT_USAGE;
 }
 
@@ -159,6 +161,9 @@ struct run {
 	int sfd;              /* signalfd */
 	bool detach, quiet;
 	bool dry_run; /* --dry-run: check, disclosure, no agent */
+	bool timings; /* --timings: print the start's timeline */
+	/* boxctl's own steps, CLOCK_MONOTONIC µs (boxd's come in RunReply.timeline) */
+	uint64_t t_started, t_checked, t_connected, t_sent, t_reply;
 	unsigned tty_mask;    /* bit N: fd N is a terminal */
 	int ws_fd;            /* the terminal fd the window size is read from, or -1 */
 	int term_fd;          /* where the pty's output goes (a terminal fd), or -1 */
@@ -177,6 +182,59 @@ struct run {
 	char **extra_args;    /* after --, for the agent */
 	size_t n_extra_args;
 };
+
+static uint64_t
+usec_now(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+}
+
+/*
+ * --timings: boxctl's steps and boxd's (RunReply.timeline), merged in time
+ * order, in ms since boxctl started, each with the time it took after the
+ * step before. Both read CLOCK_MONOTONIC on the same host; a boxd step from
+ * before boxctl started (another clock) is printed relative to boxd's first.
+ */
+static void
+print_timings(const struct run *r, const Box__RunReply *rep)
+{
+	struct { const char *who, *step; uint64_t usec; } t[BOX_TIMELINE_MAX + 5];
+	size_t n = 0;
+	const struct { const char *step; uint64_t usec; } own[] = {
+		{ "config and policy checked", r->t_checked },
+		{ r->embedded_pid > 0 ? "embedded boxd started" : "boxd service connected",
+		  r->t_connected },
+		{ "request sent", r->t_sent },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(own); i++)
+		if (own[i].usec)
+			t[n++] = (__typeof__(t[0])){ "boxctl", own[i].step, own[i].usec };
+	uint64_t shift = 0;
+	if (rep->n_timeline && rep->timeline[0]->usec < r->t_sent)
+		shift = r->t_sent - rep->timeline[0]->usec; /* another clock: line it up */
+	for (size_t i = 0; i < rep->n_timeline && n < ELEMENTSOF(t) - 1; i++)
+		t[n++] = (__typeof__(t[0])){ "boxd", rep->timeline[i]->step,
+					     rep->timeline[i]->usec + shift };
+	t[n++] = (__typeof__(t[0])){ "boxctl", "reply received", r->t_reply };
+	/* insertion sort: a handful of steps, boxd's already in order */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && t[j].usec < t[j - 1].usec; j--) {
+			__typeof__(t[0]) x = t[j];
+			t[j] = t[j - 1];
+			t[j - 1] = x;
+		}
+	fprintf(stderr, "box: timings (ms since boxctl started, +ms since the step before):\n");
+	uint64_t prev = r->t_started;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = t[i].usec > r->t_started ? t[i].usec - r->t_started : 0;
+		uint64_t d = t[i].usec > prev ? t[i].usec - prev : 0;
+		fprintf(stderr, "box: %8.1f  +%6.1f  %-6s  %s\n", (double)at / 1000.0,
+			(double)d / 1000.0, t[i].who, t[i].step);
+		prev = t[i].usec > prev ? t[i].usec : prev;
+	}
+}
 
 static int64_t
 ms_since(const struct timespec *t)
@@ -422,6 +480,7 @@ run_parse_args(struct run *r, int argc, char **argv, const char **path)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "detach", no_argument, NULL, 'd' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "timings", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -442,8 +501,12 @@ run_parse_args(struct run *r, int argc, char **argv, const char **path)
 		case 'n':
 			r->dry_run = true;
 			break;
+		case 't':
+			r->timings = true;
+			break;
 		case 'h':
-			printf("usage: boxctl run [-c box.ini] [-q] [--detach | --dry-run] [-- ARGS...]\n");
+			printf("usage: boxctl run [-c box.ini] [-q] [--timings] [--detach | --dry-run] "
+			       "[-- ARGS...]\n");
 			return BOXCTL_EXIT_OK;
 		default:
 			return usage();
@@ -495,6 +558,7 @@ run_load(struct run *r, const char *path)
 		return k;
 	check_print_policy_warnings(r->cfg, warnings);
 	bp_diags_free(warnings);
+	r->t_checked = usec_now();
 	return RUN_GO_ON;
 }
 
@@ -502,9 +566,12 @@ run_load(struct run *r, const char *path)
 static int
 run_embedded(struct run *r)
 {
-	if (r->fd >= 0)
+	if (r->fd >= 0) {
+		r->t_connected = r->t_checked; /* connected before the check (run_load) */
 		return RUN_GO_ON;
+	}
 	int k = client_start_embedded(&r->fd, &r->embedded_pid);
+	r->t_connected = usec_now();
 	if (k < 0) {
 		fprintf(stderr, "boxctl: error: no boxd answers at %s and an embedded boxd cannot start: %s\n",
 			r->service, strerror(-k));
@@ -576,6 +643,8 @@ run_send_request(struct run *r)
 	req.quiet = r->quiet;
 	req.has_dry_run = r->dry_run;
 	req.dry_run = r->dry_run;
+	req.has_timings = r->timings;
+	req.timings = r->timings;
 	for (int i = 0; i < S_N; i++)
 		stream_init(&r->st[i], "", -1, -1);
 	/* A dry run starts no agent: no streams, no terminal. */
@@ -590,6 +659,7 @@ run_send_request(struct run *r)
 		fprintf(stderr, "boxctl: error: sending the request to boxd: %s\n", strerror(-k));
 		return BOXCTL_EXIT_FAILURE;
 	}
+	r->t_sent = usec_now();
 	return RUN_GO_ON;
 }
 
@@ -666,7 +736,10 @@ run_wait_reply(struct run *r, struct box_ipc_chan *chan)
 		code = BOXCTL_EXIT_FAILURE;
 		goto out;
 	}
+	r->t_reply = usec_now();
 	snprintf(r->box_id, sizeof(r->box_id), "%s", rep->box_id);
+	if (r->timings)
+		print_timings(r, rep);
 	if (rep->pty && m.n_fds == 1)
 		r->master = TAKE_FD(m.fds[0]);
 	if (r->detach || r->dry_run) {
@@ -790,7 +863,7 @@ int
 cmd_run(int argc, char **argv)
 {
 	struct run r = { .fd = -1, .sfd = -1, .ws_fd = -1, .term_fd = -1, .master = -1,
-			 .box_end = { -1, -1, -1 }, .embedded_pid = -1 };
+			 .box_end = { -1, -1, -1 }, .embedded_pid = -1, .t_started = usec_now() };
 	const char *path = "box.ini";
 	int code = run_parse_args(&r, argc, argv, &path);
 

@@ -94,11 +94,23 @@ box_uptime_s(const struct box *b)
 /* ------------------------------------------------------------------ */
 /* replies                                                             */
 
+void
+box_mark(struct box *b, const char *step)
+{
+	struct timespec now;
+	if (b->n_timeline >= BOX_TIMELINE_MAX || clock_gettime(CLOCK_MONOTONIC, &now) < 0)
+		return;
+	b->timeline[b->n_timeline].step = step;
+	b->timeline[b->n_timeline].usec = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+	b->n_timeline++;
+}
+
 static void
 reply_run(struct box *b, Box__ReplyStatus status, const char *error, char **disclosure,
 	  size_t n_disclosure)
 {
 	Box__RunReply r = BOX__RUN_REPLY__INIT;
+	Box__StartStep steps[BOX_TIMELINE_MAX], *timeline[BOX_TIMELINE_MAX];
 	r.status = status;
 	if (b->id[0]) {
 		r.box_id = b->id;
@@ -118,6 +130,16 @@ reply_run(struct box *b, Box__ReplyStatus status, const char *error, char **disc
 	r.error = (char *)error;
 	if (status == BOX__REPLY_STATUS__REPLY_OK && b->pty_master >= 0)
 		r.has_pty = r.pty = 1;
+	if (status == BOX__REPLY_STATUS__REPLY_OK && b->timings) {
+		for (size_t i = 0; i < b->n_timeline; i++) {
+			box__start_step__init(&steps[i]);
+			steps[i].step = (char *)b->timeline[i].step;
+			steps[i].usec = b->timeline[i].usec;
+			timeline[i] = &steps[i];
+		}
+		r.timeline = timeline;
+		r.n_timeline = b->n_timeline;
+	}
 	/* With a pty, the master goes to boxctl, which relays it; boxd keeps no copy. */
 	if (b->client)
 		(void)b->d->hooks->client_send(b->client, BOX__MSG_TYPE__MSG_RUN_REPLY, b->request_id,
@@ -605,6 +627,7 @@ static void
 box_started(struct box *b)
 {
 	b->state = BOX_RUNNING;
+	box_mark(b, "agent started");
 	log_info("box %s (%s) running, trampoline pid %d", b->name, b->id, (int)b->pid);
 	if (b->detach) {
 		reply_run(b, BOX__REPLY_STATUS__REPLY_OK, NULL, b->disclosure, b->n_disclosure);
@@ -851,6 +874,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->detach = req->detach;
 	b->quiet = req->quiet;
 	b->dry_run = req->dry_run;
+	b->timings = req->timings;
 	b->stdio_tty = req->stdio_tty;
 	/* The pipe ends, in fd order, skipping the fds that are terminals (validated counts). */
 	for (unsigned i = 0, k = 0; i < 3; i++)
@@ -862,6 +886,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	d->n_boxes++;
 	c->box = b;
 	clock_gettime(CLOCK_MONOTONIC, &b->started);
+	box_mark(b, "request received");
 	return b;
 }
 
@@ -1084,9 +1109,11 @@ box_recheck_done(struct box *b, int r)
 				  strerror(-r));
 	if (b->rc.n_problems)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
+	box_mark(b, "re-checked as the owner");
 	if (start_lock(b) < 0 || start_gateway_limits(b) < 0 || start_stdio(b) < 0 ||
 	    start_runtime_dir(b) < 0 || start_limits(b) < 0 || start_policyd(b) < 0)
 		return;
+	box_mark(b, "box-policyd spawned");
 	b->state = BOX_POLICYD;
 }
 
@@ -1155,6 +1182,7 @@ box_policyd_ready(struct box *b, int r, const char *err)
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  err ? err : "cannot start box-policyd");
+	box_mark(b, "box-policyd ready");
 	r = gateway_start(b->d, b, &line, &key, &gerr);
 	if (r == -EINVAL && line)
 		/* boxctl checked these entries; one that still does not parse is a failure. */
@@ -1178,9 +1206,11 @@ box_gateway_ready(struct box *b, int r, const char *err)
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  err ? err : "cannot start box-gateway");
+	box_mark(b, "box-gateway ready");
 	/* The agent's plan first: box-shell's view is the agent's (its masks made once). */
 	if (start_plan(b, &b->agent_plan) < 0)
 		return;
+	box_mark(b, "agent's plan built");
 	if (shell_start(b->d, b, &serr) < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  serr ? serr : "cannot start box-shell");
@@ -1208,6 +1238,7 @@ start_agent(struct box *b)
 		if (r < 0)
 			return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
 					  "cannot write the disclosure: %s", strerror(-r));
+		box_mark(b, "disclosure written (dry run)");
 		log_info("box %s (%s): dry run done, tearing down", b->name, b->id);
 		return box_teardown(b, finished_dry_run);
 	}
@@ -1216,6 +1247,7 @@ start_agent(struct box *b)
 		disclose_to_client(b);
 	if (start_trampoline(b, plan) < 0)
 		return;
+	box_mark(b, "box-trampoline spawned");
 	start_watch(b);
 }
 
@@ -1229,6 +1261,7 @@ box_shell_ready(struct box *b, int r, const char *err)
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  err ? err : "cannot start box-shell");
+	box_mark(b, "box-shell ready");
 	if (!mcpd_wanted(b->spec))
 		return start_agent(b);
 	/* A stdio [mcp]: box-mcpd serves its aliases before the agent can run one. */
@@ -1248,5 +1281,6 @@ box_mcpd_ready(struct box *b, int r, const char *err)
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  err ? err : "cannot start box-mcpd");
+	box_mark(b, "box-mcpd ready");
 	start_agent(b);
 }

@@ -50,6 +50,7 @@
 #include "workload.h"
 #include "ipc_event.h"
 #include "plan.pb-c.h"
+#include "proto/validate.h" /* BOX_TIMELINE_MAX */
 #include "shell.pb-c.h"
 #include "proto/recheck_shared.h"
 
@@ -230,6 +231,12 @@ struct box {
 	struct timespec started;  /* CLOCK_MONOTONIC */
 	bool detach, quiet;
 	bool dry_run;             /* boxctl run --dry-run: everything but the agent */
+	bool timings;             /* boxctl run --timings: the timeline goes in RunReply */
+	struct box_step {         /* the start's timeline (box_mark), sent when timings */
+		const char *step; /* a string literal */
+		uint64_t usec;    /* CLOCK_MONOTONIC */
+	} timeline[BOX_TIMELINE_MAX];
+	size_t n_timeline;
 	uint32_t stdio_tty;       /* RunRequest.stdio_tty: the caller's fds that are terminals */
 	uint64_t request_id;      /* of the RunRequest, echoed in replies */
 	struct client *client;    /* attached client, or NULL */
@@ -343,6 +350,8 @@ bool box_reaped(struct box *b, pid_t pid, int status);
 /* The attached client went away (a start not detached is abandoned). */
 void box_client_gone(struct box *b);
 /* The start's events: box-recheck answered (r < 0: it could not), box-policyd is ready. */
+/* A step of the start ended now (STEP: a string literal); kept for RunReply.timeline. */
+void box_mark(struct box *b, const char *step);
 void box_recheck_done(struct box *b, int r);
 void box_policyd_ready(struct box *b, int r, const char *err);
 /* box-gateway is ready (r 0: the CA files are written), or why not. */

@@ -581,6 +581,19 @@ box_validate_run_request(const Box__RunRequest *m)
 	return 0;
 }
 
+/* A start's timeline: a few short step names, each ended no earlier than the one before. */
+static int
+v_timeline(Box__StartStep *const *t, size_t n)
+{
+	REQUIRE(n <= BOX_TIMELINE_MAX, -E2BIG);
+	for (size_t i = 0; i < n; i++) {
+		REQUIRE(t[i] && t[i]->step && t[i]->step[0], -EINVAL);
+		TRY(v_opt_text(t[i]->step, BOX_TIMELINE_STEP_MAX));
+		REQUIRE(i == 0 || t[i]->usec >= t[i - 1]->usec, -EINVAL);
+	}
+	return 0;
+}
+
 int
 box_validate_run_reply(const Box__RunReply *m)
 {
@@ -598,6 +611,7 @@ box_validate_run_reply(const Box__RunReply *m)
 	TRY(v_problems(m->problems, m->n_problems));
 	TRY(v_lines(m->disclosure, m->n_disclosure));
 	TRY(v_opt_text(m->error, BOX_STR_MAX));
+	TRY(v_timeline(m->timeline, m->n_timeline));
 	if (m->state_dir)
 		REQUIRE(box_valid_path(m->state_dir), -EINVAL);
 	REQUIRE(!(m->pty && m->status != BOX__REPLY_STATUS__REPLY_OK), -EINVAL);

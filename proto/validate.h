@@ -26,6 +26,8 @@
 /* Limits shared by boxctl (which refuses earlier, with a line) and boxd. */
 /* BOX_NAME_MAX, BOX_ID_LEN, BOX_STR_MAX: text.h. */
 #define BOX_ARGV_MAX 1024          /* words of one command */
+#define BOX_TIMELINE_MAX 32        /* steps of RunReply.timeline */
+#define BOX_TIMELINE_STEP_MAX 64   /* bytes of a step's name */
 #define BOX_ARGV_BYTES_MAX (128u << 10)
 #define BOX_ENV_MAX 1024           /* variables of one env section */
 #define BOX_ENV_VALUE_MAX (32u << 10)

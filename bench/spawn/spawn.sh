@@ -5,7 +5,8 @@
 # system runtime and /etc files read-only, new /proc and /dev, tmpfs /tmp,
 # all namespaces), measured alternately in the same run; prints the medians
 # and their ratio (target: within 3x bwrap). When `boxctl run` exists, the
-# full embedded `boxctl run -- /bin/true` is timed beside it.
+# full embedded `boxctl run -- /bin/true` is timed beside it, and its start's
+# timeline (`boxctl run --timings`) printed step by step, each step's median.
 # Trusts: nothing; it is a benchmark.
 set -eu
 BOX_BIN=${BOX_BIN:-build/bin}
@@ -35,7 +36,7 @@ box=("$run" --workspace "$ws" -- /bin/true)
 "${bw[@]}" || { echo "spawn: bwrap does not start"; exit 1; }
 
 /usr/bin/python3 - "$N" "$BOX_BIN" "$ws" <<'PY' "${box[@]}" --- "${bw[@]}"
-import os, statistics, subprocess, sys, time
+import os, re, statistics, subprocess, sys, time
 n = int(sys.argv[1]); bin_dir = sys.argv[2]; ws = sys.argv[3]
 rest = sys.argv[4:]
 i = rest.index("---")
@@ -65,6 +66,21 @@ for k, v in med.items():
     print("spawn: %-24s median %7.2f ms over %d runs" % (k, v, n))
 if "boxctl run (embedded)" in med:
     print("spawn: boxctl run (embedded) / bwrap = %.2fx" % (med["boxctl run (embedded)"] / med["bwrap"]))
+    # Where the start's time goes: `boxctl run --timings`, each step's median.
+    steps = {}
+    k = max(5, n // 4)
+    for _ in range(k):
+        r = subprocess.run([boxctl, "run", "-q", "--timings", "-c", ini], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        for line in r.stderr.splitlines():
+            m = re.match(r"box: +([0-9.]+)  \+ *([0-9.]+)  (\S+) +(.*)$", line)
+            if m:
+                steps.setdefault((m.group(3), m.group(4)), []).append(
+                    (float(m.group(1)), float(m.group(2))))
+    print("spawn: boxctl run --timings, median of %d runs (ms since boxctl started, +ms the step took):" % k)
+    for (who, step), v in sorted(steps.items(), key=lambda kv: statistics.median(a for a, _ in kv[1])):
+        print("spawn:   %7.2f  +%6.2f  %-6s %s" % (statistics.median(a for a, _ in v),
+                                                   statistics.median(d for _, d in v), who, step))
     # boxd's peak RSS: run a box whose agent sleeps, read the embedded boxd's
     # VmHWM (a child of boxctl) until the box ends.
     with open(ini, "w") as f:

@@ -33,6 +33,7 @@ check "init --agent: the four agents" \
 	bash -c '[ "$(complete_words boxctl init --agent "" | sort | tr "\n" " ")" = "claude-code codex gemini generic " ]'
 check "run options: --de → --detach" bash -c '[ "$(complete_words boxctl run --de)" = --detach ]'
 check "run options: --dr → --dry-run" bash -c '[ "$(complete_words boxctl run --dr)" = --dry-run ]'
+check "run options: --ti → --timings" bash -c '[ "$(complete_words boxctl run --ti)" = --timings ]'
 check "policy subcommands: su → suggest" bash -c '[ "$(complete_words boxctl policy su)" = suggest ]'
 check "log --verdict: permit and deny" \
 	bash -c '[ "$(complete_words boxctl log --verdict "" | sort | tr "\n" " ")" = "deny permit " ]'

@@ -630,6 +630,33 @@ test_roundtrip_spec_requests(void)
 	dry.has_pty = dry.pty = 0;
 	dry.status = BOX__REPLY_STATUS__REPLY_FAILED;
 	CHECK_INT(box_validate_run_reply(&dry), -EINVAL);
+	dry.status = BOX__REPLY_STATUS__REPLY_OK;
+	/* --timings: a few named steps, each no earlier than the one before. */
+	Box__StartStep steps[BOX_TIMELINE_MAX + 1], *timeline[BOX_TIMELINE_MAX + 1];
+	for (size_t i = 0; i <= BOX_TIMELINE_MAX; i++) {
+		box__start_step__init(&steps[i]);
+		steps[i].step = "box-policyd ready";
+		steps[i].usec = 1000 + i;
+		timeline[i] = &steps[i];
+	}
+	dry.timeline = timeline;
+	dry.n_timeline = 3;
+	CHECK_INT(box_validate_run_reply(&dry), 0);
+	check_roundtrip(BOX__MSG_TYPE__MSG_RUN_REPLY, &dry.base, NULL, 0);
+	dry.n_timeline = BOX_TIMELINE_MAX + 1;
+	CHECK_INT(box_validate_run_reply(&dry), -E2BIG);
+	dry.n_timeline = 3;
+	steps[2].usec = 5; /* before the step ahead of it */
+	CHECK_INT(box_validate_run_reply(&dry), -EINVAL);
+	steps[2].usec = 1002;
+	steps[1].step = "";
+	CHECK_INT(box_validate_run_reply(&dry), -EINVAL);
+	steps[1].step = "a\nforged line";
+	CHECK_INT(box_validate_run_reply(&dry), -EINVAL);
+	steps[1].step = "a step name longer than sixty-four bytes is not one boxd would send..";
+	CHECK_INT(box_validate_run_reply(&dry), -E2BIG);
+	dry.n_timeline = 0;
+	dry.timeline = NULL;
 	Box__RunStarting starting;
 	box__run_starting__init(&starting);
 	static char *lines[] = { "box a, id 0123456789ab", "  read        /x" };

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# t-run-timings.sh — `boxctl run --timings` (docs/boxctl.1.md), as root and as the ordinary
+# user boxtest: the start's timeline is printed after the disclosure, boxctl's steps and
+# boxd's merged in time order (each step's ms since boxctl started never goes back), boxd's
+# steps named in the order boxd takes them, the last line the reply; a dry run's timeline
+# ends at the disclosure, without the agent; without --timings nothing of it is printed.
+# Only names and order are checked: how long a step takes is make bench's (bench/spawn).
+. test/lib.sh
+. test/integration/lib-run.sh
+set -u
+
+cd "$W"
+mkdir proj
+chmod 777 proj
+
+users=(root)
+[ "$(id -u)" -eq 0 ] || users=()
+if have_boxtest; then
+	users+=(boxtest)
+else
+	skip "as the ordinary user boxtest" "cannot create it (not root)"
+fi
+
+runas() {
+	local who=$1
+	shift
+	if [ "$who" = root ]; then
+		(eval "$*")
+	else
+		as_boxtest "$*"
+	fi
+}
+
+# steps FILE: the timeline's step names, "who step", in printed order.
+steps() {
+	sed -nE 's/^box: +[0-9]+\.[0-9]  \+ *[0-9]+\.[0-9]  (boxctl|boxd) +(.*)$/\1 \2/p' "$1"
+}
+
+# not_in FILE TEXT: FILE has no line holding TEXT.
+not_in() {
+	! grep -qF -- "$2" "$1"
+}
+
+# in_order FILE: the ms column never goes back.
+in_order() {
+	sed -nE 's/^box: +([0-9]+\.[0-9])  \+.*/\1/p' "$1" | sort -c -g
+}
+
+boxd_steps_run="boxd request received
+boxd re-checked as the owner
+boxd box-policyd spawned
+boxd box-policyd ready
+boxd box-gateway ready
+boxd agent's plan built
+boxd box-shell ready
+boxd box-trampoline spawned
+boxd agent started"
+
+for u in "${users[@]}"; do
+	p=timings-$u-$$ # this test's box names, distinct from other tests' and other runs'
+	marker=$W/proj/ran-$u
+	printf 'permit (principal, action, resource);\n' >"$p.cedar"
+	printf '[box]\nname = %s\npolicy = %s/%s.cedar\n\n[agent]\ncommand = /usr/bin/touch %s\nworkspace = %s/proj\n\n[agent.filesystem]\nwrite = %s/proj\n' \
+		"$p" "$W" "$p" "$marker" "$W" "$W" >"$p.ini"
+	chmod 644 "$p.ini" "$p.cedar"
+
+	runas "$u" "'$RB/boxctl' run --timings -c $p.ini" >"$p.out" 2>"$p.err"
+	rc=$?
+	grep -A14 '^box: timings' "$p.err" | sed 's/^/#   /'
+	check "$u: run --timings exits 0 (rc $rc)" test "$rc" = 0
+	check "$u: … the agent ran" test -e "$marker"
+	check "$u: … a header says what the columns are" \
+		grep -qxF 'box: timings (ms since boxctl started, +ms since the step before):' "$p.err"
+	check "$u: … boxd's steps, in the order boxd takes them" \
+		test "$(steps "$p.err" | grep '^boxd ')" = "$boxd_steps_run"
+	s=$(steps "$p.err")
+	check "$u: … boxctl's own steps: checked, connected, sent, then the reply" \
+		test "$(grep -c '^boxctl ' <<<"$s")" = 4
+	n_checked=$(grep -n 'config and policy checked' <<<"$s" | cut -d: -f1)
+	n_sent=$(grep -n 'request sent' <<<"$s" | cut -d: -f1)
+	check "$u: … boxctl checked the config before it sent the request" \
+		test "${n_checked:-9}" -lt "${n_sent:-0}"
+	check "$u: … the ms column never goes back" in_order "$p.err"
+	check "$u: … the last line is the reply" test "$(tail -n1 <<<"$s")" = "boxctl reply received"
+	n_disclosed=$(grep -n -m1 "^box: agent: /usr/bin/touch $marker\$" "$p.err" | cut -d: -f1)
+	n_timings=$(grep -n -m1 '^box: timings' "$p.err" | cut -d: -f1)
+	check "$u: … the timeline comes after the disclosure" \
+		test "${n_disclosed:-9999}" -lt "${n_timings:-0}"
+	rm -f "$marker"
+	runas "$u" "'$RB/boxctl' run --dry-run --timings -c $p.ini" >/dev/null 2>"$p.dry"
+	rc=$?
+	check "$u: run --dry-run --timings exits 0 (rc $rc)" test "$rc" = 0
+	s=$(steps "$p.dry")
+	check "$u: … the dry run's timeline ends at the disclosure, without an agent" \
+		test "$(grep '^boxd ' <<<"$s" | tail -n1)" = "boxd disclosure written (dry run)"
+	check "$u: … no agent started in it" not_in "$p.dry" 'agent started'
+	check "$u: … and the agent did not run" test ! -e "$marker"
+
+	runas "$u" "'$RB/boxctl' run -c $p.ini" >/dev/null 2>"$p.plain"
+	rc=$?
+	check "$u: a run without --timings exits 0 (rc $rc)" test "$rc" = 0
+	check "$u: … and prints no timeline" not_in "$p.plain" 'box: timings'
+done
+
+tap_done
