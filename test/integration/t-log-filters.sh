@@ -34,8 +34,9 @@ S=$W/state/box/$name
 for _ in $(seq 50); do [ -f "$S/decisions.jsonl" ] && break; sleep 0.1; done
 
 now=$(date +%s)
-# Relative windows (--since 5m, 10m, 1h30m, 2h) sit minutes away from the lines' ages, so a
-# slow machine running this for several minutes still sees the same lines in them.
+# Relative windows (--since 50m, 100m, 12h30m, 15h, 30h) sit at least 40 minutes away from the
+# lines' ages, so a loaded machine (a sanitizer build took 11 minutes for this test) running
+# it for many minutes still sees the same lines in them.
 # stamp SECONDS_AGO: the "time" and "time_ns" of a line that long ago.
 stamp() {
 	local t=$((now - $1))
@@ -52,16 +53,16 @@ dline() {
 		"$(stamp "$1")" "$name" "$id" "$3" "$4" "$2" "$cause" "$rules" "$5"
 }
 {
-	dline 7200 permit fs:read "~/a" box-shell fs_ok             # L1
-	dline 3600 deny fs:write "~/b" box-shell ""                 # L2
-	dline 300 deny net:connect "evil.test:443" box-gateway ""   # L3
-	dline 60 permit http:request "ok.test:443/x" box-gateway ok # L4
+	dline 72000 permit fs:read "~/a" box-shell fs_ok            # L1
+	dline 36000 deny fs:write "~/b" box-shell ""                # L2
+	dline 3000 deny net:connect "evil.test:443" box-gateway ""  # L3
+	dline 600 permit http:request "ok.test:443/x" box-gateway ok # L4
 	printf '{%s,"box":"%s","id":"%s","record":"response","action":"http:request","input":{"host":"ok.test"},"output":{"status":200},"source":"box-gateway"}\n' \
-		"$(stamp 59)" "$name" "$id"                             # L5, an outcome
-	dline 30 deny shell:exec rm box-shell no_rm                 # L6
+		"$(stamp 599)" "$name" "$id"                            # L5, an outcome
+	dline 300 deny shell:exec rm box-shell no_rm                # L6
 	# L7: an older line, no time_ns
 	printf '{"time":"%s","box":"%s","id":"%s","action":"fs:read","resource":"~/c","verdict":"permit","cause":"permitted","rules":["fs_ok"],"message":"m","source":"supervisor","input":{}}\n' \
-		"$(iso 20)" "$name" "$id"
+		"$(iso 200)" "$name" "$id"
 } >lines.jsonl
 cat lines.jsonl >>"$S/decisions.jsonl"
 # L N...: the text lines of those log lines, as `boxctl log` prints them.
@@ -101,24 +102,24 @@ for phase in running ended; do
 		"$(L 1 2 3 4 6 7)" "$name"
 	expect "$p --verdict deny" "$(L 2 3 6)" "$name" --verdict deny
 	expect "$p --verdict permit" "$(L 1 4 7)" "$name" --verdict permit
-	expect "$p --action fs:read (exact)" "$(L 1 7)" "$name" --action fs:read --since 3h
-	expect "$p --action 'fs:*' (a prefix)" "$(L 1 2 7)" "$name" --action 'fs:*' --since 3h
+	expect "$p --action fs:read (exact)" "$(L 1 7)" "$name" --action fs:read --since 30h
+	expect "$p --action 'fs:*' (a prefix)" "$(L 1 2 7)" "$name" --action 'fs:*' --since 30h
 	expect "$p --action shell:exec" "$(L 6)" "$name" --action shell:exec
 	expect "$p --source box-gateway" "$(L 3 4)" "$name" --source box-gateway
-	expect "$p --source supervisor (an older line without time_ns)" "$(L 7)" "$name" --source supervisor --since 5m
-	expect "$p --since 10m (a duration)" "$(L 3 4 6 7)" "$name" --since 10m
-	expect "$p --since 1h30m" "$(L 2 3 4 6 7)" "$name" --since 1h30m
-	expect "$p --since RFC 3339 (inclusive: L4's own time)" "$(L 4 6 7)" "$name" --since "$(iso 60)"
+	expect "$p --source supervisor (an older line without time_ns)" "$(L 7)" "$name" --source supervisor --since 50m
+	expect "$p --since 100m (a duration)" "$(L 3 4 6 7)" "$name" --since 100m
+	expect "$p --since 12h30m" "$(L 2 3 4 6 7)" "$name" --since 12h30m
+	expect "$p --since RFC 3339 (inclusive: L4's own time)" "$(L 4 6 7)" "$name" --since "$(iso 600)"
 	expect "$p --since with an offset (+02:00)" "$(L 4 6 7)" "$name" \
-		--since "$(date -u -d "@$((now - 60 + 7200))" +%Y-%m-%dT%H:%M:%S+02:00)"
-	expect "$p combined: --verdict deny --source box-shell --since 2h" "$(L 2 6)" \
-		"$name" --verdict deny --source box-shell --since 2h
+		--since "$(date -u -d "@$((now - 600 + 7200))" +%Y-%m-%dT%H:%M:%S+02:00)"
+	expect "$p combined: --verdict deny --source box-shell --since 15h" "$(L 2 6)" \
+		"$name" --verdict deny --source box-shell --since 15h
 	expect "$p combined: --verdict permit --action 'http:*' --source box-gateway" "$(L 4)" \
 		"$name" --verdict permit --action 'http:*' --source box-gateway
 	expect "$p --json --verdict deny: the raw lines" "$(J 2 3 6)" "$name" --json --verdict deny
 	expect "$p --json --source box-gateway: the outcome line too" "$(J 3 4 5)" \
 		"$name" --json --source box-gateway
-	expect "$p --json --action http:request --since 5m" "$(J 4 5)" "$name" --json --action http:request --since 5m
+	expect "$p --json --action http:request --since 50m" "$(J 4 5)" "$name" --json --action http:request --since 50m
 	expect "$p by run ID with a filter" "$(L 3)" "$id" --verdict deny --source box-gateway
 	"$B" log "$name" --verdict deny --action mcp:call >none.out 2>none.err
 	rc=$?
