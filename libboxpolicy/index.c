@@ -42,12 +42,20 @@
 static uint64_t
 hash_bytes(uint64_t h, const void *p, size_t n)
 {
+	/* eight bytes at a time, multiply and fold (the same function both ways) */
 	const unsigned char *s = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ULL;
+	const uint64_t k = 0x9e3779b97f4a7c15ULL;
+	for (; n >= 8; s += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
 	}
-	return h;
+	uint64_t w = (uint64_t)n << 56;
+	for (size_t i = 0; i < n; i++)
+		w |= (uint64_t)s[i] << (8 * i);
+	h = (h ^ w) * k;
+	return h ^ (h >> 32);
 }
 
 uint64_t

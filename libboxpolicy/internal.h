@@ -468,6 +468,21 @@ size_t index_lookup(const struct ix_field *f, const struct val *v, const uint32_
 
 /* ---- policy ---- */
 
+enum label_field {
+	LF_PATH = 0,
+	LF_HOST,
+	LF_PORT,
+	LF_PROGRAM,
+	LF_PROGRAM_PATH,
+	LF_SERVER,
+	LF_TOOL,
+	LF_PROMPT,
+	LF_URI,
+	LF_METHOD,
+	LF_COUNT,
+};
+extern const char *const label_field_names[LF_COUNT];
+
 struct bp_policy {
 	struct arena ar;
 	struct bp_schema schema;
@@ -486,6 +501,8 @@ struct bp_policy {
 	/* interned strings evaluation compares by pointer */
 	const char *t_agent, *t_resource;
 	uint32_t atom_input;
+	/* the fields a decision message's resource label reads (message.c), by atom */
+	uint32_t label_atom[LF_COUNT];
 };
 
 /* ---- diagnostics ---- */

@@ -168,6 +168,12 @@ load(const char *text, size_t len, const char *home, const struct bp_schema *sch
 		goto fail;
 	p->t_agent = p->atoms.names[a1];
 	p->t_resource = p->atoms.names[a2];
+	for (size_t i = 0; i < LF_COUNT; i++) {
+		const char *name = label_field_names[i];
+		p->label_atom[i] = atom_intern(&p->atoms, &p->ar, name, strlen(name));
+		if (p->label_atom[i] == UINT32_MAX)
+			goto fail;
+	}
 	for (size_t i = 0; i < p->schema.n_actions; i++) {
 		r = intern_rtype(p, &p->schema.actions[i].input, 0);
 		if (r < 0)

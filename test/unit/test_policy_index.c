@@ -8,7 +8,8 @@
  * rules; `like` prefixes that overlap; `||`; action tests in conditions;
  * `unless` and temporal clauses; rules without a target), then random policy
  * sets of those shapes over random requests. It also checks the index is not
- * vacuous: it evaluates fewer rules than the whole action list.
+ * vacuous: it evaluates fewer rules than the whole action list. And the
+ * decision message's resource escaping, which reads eight bytes at a time.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
@@ -545,9 +546,61 @@ test_random(void)
 	       sets, decisions, permits, forbids, errors, no_match, ev_ix, ev_all);
 }
 
+/*
+ * The decision message escapes the resource eight bytes at a time
+ * (libboxpolicy/message.c): each byte that needs an escape, at every offset
+ * around those chunks, is escaped as docs/box-policy.5.md says.
+ */
+static void
+test_message_escapes(void)
+{
+	struct bp_policy *p = load("permit (principal, action == Box::Action::\"fs:read\", resource)\n"
+				   "when { context.input.path == \"never\" };\n",
+				   false);
+	struct bp_request *r = NULL;
+	struct bp_decision *d = NULL;
+	CHECK(p && bp_request_new(p, &r) == 0 && bp_decision_new(&d) == 0);
+	if (!r || !d) {
+		bp_decision_free(d);
+		bp_request_free(r);
+		bp_policy_free(p);
+		return;
+	}
+	static const struct {
+		const char *raw, *esc;
+	} specials[] = {
+		{ "\t", "\\t" }, { "\r", "\\r" }, { "\n", "\\n" }, { "\\", "\\\\" },
+		{ "'", "\\'" }, { "\"", "\\\"" }, { "\x7f", "\\u{7f}" }, { "\x01", "\\u{1}" },
+		{ "\xff", "\xef\xbf\xbd" }, { "\xc3\xa9", "\xc3\xa9" }, { " ", " " }, { "~", "~" },
+	};
+	unsigned bad = 0;
+	for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++)
+		for (size_t off = 0; off < 20; off++) {
+			char path[64], want[256];
+			memset(path, 'a', off);
+			snprintf(path + off, sizeof(path) - off, "%sbcdefghijk", specials[k].raw);
+			memset(want, 0, sizeof(want));
+			snprintf(want, sizeof(want), "policy denied this operation on '%.*s%sbcdefghijk' "
+				 "[default-deny]: No permit policy matched this request.", (int)off,
+				 "aaaaaaaaaaaaaaaaaaaa", specials[k].esc);
+			bp_request_reset(r);
+			bp_request_set_action(r, "fs:read");
+			bp_request_set_string(r, "path", path, strlen(path));
+			bp_request_set_string(r, "operation", "read_content", 12);
+			CHECK_INT(bp_decide(p, r, NULL, d), 0);
+			if (strcmp(bp_decision_message(d), want) != 0 && bad++ < 5)
+				printf("#   got  %s\n#   want %s\n", bp_decision_message(d), want);
+		}
+	CHECK_INT(bad, 0);
+	bp_decision_free(d);
+	bp_request_free(r);
+	bp_policy_free(p);
+}
+
 int
 main(void)
 {
+	RUN(test_message_escapes);
 	RUN(test_seams);
 	RUN(test_action_changed);
 	RUN(test_temporal);
