@@ -232,6 +232,21 @@ ev_method(struct ev *x, const struct expr *e, struct val *out)
 	}
 }
 
+/* E is `context.input` (a record of the request's fields, never an error). */
+static inline bool
+is_input(const struct ev *x, const struct expr *e)
+{
+	return e->kind == EX_ATTR && e->atom == x->p->atom_input && e->a->kind == EX_VAR &&
+	       e->a->var == VAR_CONTEXT;
+}
+
+/* E is `context.input.F` (its atom is F's). */
+static inline bool
+input_field_of(const struct ev *x, const struct expr *e)
+{
+	return e->kind == EX_ATTR && is_input(x, e->a);
+}
+
 static int
 ev_inner(struct ev *x, const struct expr *e, struct val *out)
 {
@@ -289,6 +304,11 @@ ev_inner(struct ev *x, const struct expr *e, struct val *out)
 		return 0;
 	}
 	case EX_HAS:
+		if (is_input(x, e->a)) { /* context.input has F: the request's fields */
+			out->t = V_BOOL;
+			out->u.b = request_field(x->req, e->atom) != NULL;
+			return 0;
+		}
 		if (ev(x, e->a, &l) < 0)
 			return EV_ERR;
 		out->t = V_BOOL;
@@ -301,6 +321,14 @@ ev_inner(struct ev *x, const struct expr *e, struct val *out)
 		out->u.b = rec_get(&l, e->atom, e->name) != NULL;
 		return 0;
 	case EX_LIKE:
+		if (input_field_of(x, e->a)) { /* context.input.F like P, without recursing */
+			const struct val *v = request_field(x->req, e->a->atom);
+			if (!v || v->t != V_STR)
+				return EV_ERR;
+			out->t = V_BOOL;
+			out->u.b = like_match(e->pat, v->u.s, v->len);
+			return 0;
+		}
 		if (ev(x, e->a, &l) < 0 || l.t != V_STR)
 			return EV_ERR;
 		out->t = V_BOOL;

@@ -194,11 +194,28 @@ is_action_var(const struct expr *e)
 	return e && e->kind == EX_VAR && e->var == VAR_ACTION;
 }
 
-/* Conjunct E for ACTION: passed over (cannot error), always false there, or where to stop. */
+static bool
+action_has_field(const struct s_action *action, uint32_t atom)
+{
+	for (size_t i = 0; i < action->input.n; i++)
+		if (action->input.attrs[i].atom == atom)
+			return true;
+	return false;
+}
+
+/*
+ * E, for a request of ACTION: PASS_OVER when it cannot error (noting a
+ * `has` into GUARD), PASS_FALSE when it is false without an error, else
+ * PASS_STOP. bp_decide uses the index only for a request whose every field
+ * was set under its action (checked against that action's fields), so
+ * `context.input has F` is false when the action has no field F.
+ */
 static enum pass
 pass_over(const struct bp_policy *p, const struct expr *e, const struct s_action *action,
-	  uint32_t *guard, size_t *n_guard, size_t cap_guard)
+	  uint32_t *guard, size_t *n_guard, size_t cap_guard, int depth)
 {
+	if (!e || depth > BP_MAX_DEPTH)
+		return PASS_STOP;
 	struct val act = { .t = V_ENT, .u.e = { .etype = action->etype, .id = action->id },
 			   .len = (uint32_t)strlen(action->id) };
 	if (e->kind == EX_LIT && e->v.t == V_BOOL)
@@ -223,10 +240,38 @@ pass_over(const struct bp_policy *p, const struct expr *e, const struct s_action
 		}
 		return any ? PASS_OVER : PASS_FALSE;
 	}
-	if (e->kind == EX_HAS && e->atom != UINT32_MAX && is_context_input(p, e->a)) {
+	if (e->kind == EX_HAS && is_context_input(p, e->a)) {
+		if (e->atom == UINT32_MAX || !action_has_field(action, e->atom))
+			return PASS_FALSE;
 		if (*n_guard < cap_guard)
 			guard[(*n_guard)++] = e->atom;
 		return PASS_OVER;
+	}
+	if (e->kind == EX_AND) {
+		/* false when its left is; when its left cannot error, also when its right is */
+		enum pass l = pass_over(p, e->a, action, guard, n_guard, cap_guard, depth + 1);
+		if (l != PASS_OVER)
+			return l;
+		return pass_over(p, e->b, action, guard, n_guard, cap_guard, depth + 1);
+	}
+	if (e->kind == EX_OR) {
+		/* guards inside an `||` guard nothing after it: none noted */
+		uint32_t g[1];
+		size_t ng = 0;
+		enum pass l = pass_over(p, e->a, action, g, &ng, 0, depth + 1);
+		if (l == PASS_STOP)
+			return PASS_STOP;
+		enum pass r = pass_over(p, e->b, action, g, &ng, 0, depth + 1);
+		if (l == PASS_FALSE)
+			return r; /* the `||` is its right side */
+		return r == PASS_STOP ? PASS_STOP : PASS_OVER;
+	}
+	if (e->kind == EX_NOT) {
+		/* `unless`: the negation of what cannot error cannot error */
+		uint32_t g[1];
+		size_t ng = 0;
+		return pass_over(p, e->a, action, g, &ng, 0, depth + 1) == PASS_STOP ? PASS_STOP
+										     : PASS_OVER;
 	}
 	return PASS_STOP;
 }
@@ -425,7 +470,7 @@ index_action(struct bp_policy *p, size_t a, struct ix_action *ia)
 		size_t n_guard = 0, k = 0;
 		enum pass ps = PASS_OVER;
 		for (; k < nc; k++) {
-			ps = pass_over(p, conj[k], act, guard, &n_guard, MAX_GUARD);
+			ps = pass_over(p, conj[k], act, guard, &n_guard, MAX_GUARD, 0);
 			if (ps != PASS_OVER)
 				break;
 		}
