@@ -14,6 +14,23 @@
 
 #include "internal.h"
 
+/* The first LEN-byte run R in S (N bytes), or NULL: short runs by their first byte. */
+static const char *
+find_run(const char *s, size_t n, const char *r, size_t len)
+{
+	if (len > 16)
+		return memmem(s, n, r, len);
+	const char *end = s + n - len + 1;
+	for (const char *q = s; q < end; q++) {
+		q = memchr(q, r[0], (size_t)(end - q));
+		if (!q)
+			return NULL;
+		if (memcmp(q + 1, r + 1, len - 1) == 0)
+			return q;
+	}
+	return NULL;
+}
+
 bool
 like_match(const struct pattern *p, const char *s, size_t n)
 {
@@ -30,7 +47,7 @@ like_match(const struct pattern *p, const char *s, size_t n)
 			continue;
 		if (end - pos < len)
 			return false;
-		const char *hit = memmem(s + pos, end - pos, p->runs[r], len);
+		const char *hit = find_run(s + pos, end - pos, p->runs[r], len);
 		if (!hit)
 			return false;
 		pos = (size_t)(hit - s) + len;
@@ -232,21 +249,6 @@ ev_method(struct ev *x, const struct expr *e, struct val *out)
 	}
 }
 
-/* E is `context.input` (a record of the request's fields, never an error). */
-static inline bool
-is_input(const struct ev *x, const struct expr *e)
-{
-	return e->kind == EX_ATTR && e->atom == x->p->atom_input && e->a->kind == EX_VAR &&
-	       e->a->var == VAR_CONTEXT;
-}
-
-/* E is `context.input.F` (its atom is F's). */
-static inline bool
-input_field_of(const struct ev *x, const struct expr *e)
-{
-	return e->kind == EX_ATTR && is_input(x, e->a);
-}
-
 static int
 ev_inner(struct ev *x, const struct expr *e, struct val *out)
 {
@@ -304,11 +306,6 @@ ev_inner(struct ev *x, const struct expr *e, struct val *out)
 		return 0;
 	}
 	case EX_HAS:
-		if (is_input(x, e->a)) { /* context.input has F: the request's fields */
-			out->t = V_BOOL;
-			out->u.b = request_field(x->req, e->atom) != NULL;
-			return 0;
-		}
 		if (ev(x, e->a, &l) < 0)
 			return EV_ERR;
 		out->t = V_BOOL;
@@ -321,14 +318,6 @@ ev_inner(struct ev *x, const struct expr *e, struct val *out)
 		out->u.b = rec_get(&l, e->atom, e->name) != NULL;
 		return 0;
 	case EX_LIKE:
-		if (input_field_of(x, e->a)) { /* context.input.F like P, without recursing */
-			const struct val *v = request_field(x->req, e->a->atom);
-			if (!v || v->t != V_STR)
-				return EV_ERR;
-			out->t = V_BOOL;
-			out->u.b = like_match(e->pat, v->u.s, v->len);
-			return 0;
-		}
 		if (ev(x, e->a, &l) < 0 || l.t != V_STR)
 			return EV_ERR;
 		out->t = V_BOOL;
@@ -512,6 +501,63 @@ ev(struct ev *x, const struct expr *e, struct val *out)
 	return r;
 }
 
+/*
+ * A condition's truth for bp_decide: 1, 0 or EV_ERR, exactly as ev_bool.
+ * &&, || and ! are walked here; the shapes index.c marked (enum fast_kind)
+ * are read from their node alone, without building values or visiting the
+ * context.input.F nodes below; anything else goes through ev_bool.
+ */
+static int
+truth(struct ev *x, const struct expr *e)
+{
+	if (++x->depth > BP_MAX_DEPTH * 2) {
+		x->depth--;
+		return EV_ERR;
+	}
+	int r;
+	const struct val *v;
+	switch (e->fast) {
+	case FAST_HAS:
+		r = request_field(x->req, e->fatom) != NULL;
+		goto done;
+	case FAST_LIKE:
+		v = request_field(x->req, e->fatom);
+		r = v && v->t == V_STR ? like_match(e->pat, v->u.s, v->len) : EV_ERR;
+		goto done;
+	case FAST_EQ_A:
+	case FAST_EQ_B:
+		v = request_field(x->req, e->fatom);
+		r = v ? val_eq(v, e->fast == FAST_EQ_B ? &e->b->v : &e->a->v) : EV_ERR;
+		goto done;
+	default: break;
+	}
+	switch (e->kind) {
+	case EX_AND:
+		r = truth(x, e->a);
+		if (r == 1)
+			r = truth(x, e->b);
+		break;
+	case EX_OR:
+		r = truth(x, e->a);
+		if (r == 0)
+			r = truth(x, e->b);
+		break;
+	case EX_NOT:
+		r = truth(x, e->a);
+		if (r >= 0)
+			r = !r;
+		break;
+	default: {
+		bool b;
+		x->depth--;
+		return ev_bool(x, e, &b) < 0 ? EV_ERR : b;
+	}
+	}
+done:
+	x->depth--;
+	return r;
+}
+
 int
 eval_expr(const struct bp_policy *p, const struct bp_request *req,
 	  const struct bp_temporal_hook *hook, size_t rule, struct arena *scratch,
@@ -678,17 +724,17 @@ bp_decide(const struct bp_policy *p, const struct bp_request *req,
 	for (size_t k = 0; k < n; k++) {
 		size_t i = cand ? cand[k] : all[k];
 		const struct rule *rule = &p->rules[i];
-		bool sat = true;
 		if (rule->cond) {
 			x.rule = i;
 			x.depth = 0;
-			if (ev_bool(&x, rule->cond, &sat) < 0) {
+			int t = truth(&x, rule->cond);
+			if (t < 0) {
 				d->errors[ne++] = i;
 				continue;
 			}
+			if (!t)
+				continue;
 		}
-		if (!sat)
-			continue;
 		if (rule->forbid)
 			d->forbids[nf++] = i;
 		else

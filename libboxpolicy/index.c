@@ -536,9 +536,54 @@ index_action(struct bp_policy *p, size_t a, struct ix_action *ia)
 	return r;
 }
 
+/*
+ * Mark the shapes truth() (eval.c) reads from the node alone. The walk is
+ * bounded: a node past the bound stays unmarked and is evaluated the
+ * general way, which gives the same result.
+ */
+static void
+mark_fast(const struct bp_policy *p, struct expr *e, int depth)
+{
+	if (!e || depth > 4 * BP_MAX_DEPTH)
+		return;
+	uint32_t f;
+	switch (e->kind) {
+	case EX_HAS:
+		if (e->atom != UINT32_MAX && is_context_input(p, e->a)) {
+			e->fast = FAST_HAS;
+			e->fatom = e->atom;
+		}
+		return;
+	case EX_LIKE:
+		if (e->pat && (f = input_field(p, e->a)) != UINT32_MAX) {
+			e->fast = FAST_LIKE;
+			e->fatom = f;
+		}
+		return;
+	case EX_EQ:
+		if ((f = input_field(p, e->a)) != UINT32_MAX && e->b && e->b->kind == EX_LIT) {
+			e->fast = FAST_EQ_B;
+			e->fatom = f;
+		} else if ((f = input_field(p, e->b)) != UINT32_MAX && e->a && e->a->kind == EX_LIT) {
+			e->fast = FAST_EQ_A;
+			e->fatom = f;
+		}
+		return;
+	case EX_AND:
+	case EX_OR:
+		mark_fast(p, e->a, depth + 1);
+		mark_fast(p, e->b, depth + 1);
+		return;
+	case EX_NOT: mark_fast(p, e->a, depth + 1); return;
+	default: return;
+	}
+}
+
 int
 index_build(struct bp_policy *p)
 {
+	for (size_t i = 0; i < p->n_rules; i++)
+		mark_fast(p, p->rules[i].cond, 0);
 	size_t na = p->schema.n_actions;
 	p->ix = arena_alloc(&p->ar, (na ? na : 1) * sizeof(*p->ix));
 	if (!p->ix)

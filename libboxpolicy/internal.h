@@ -333,12 +333,24 @@ struct pattern {
 	uint32_t text_len;
 };
 
+enum fast_kind { /* a shape bp_decide reads from the node alone (index.c marks it) */
+	FAST_NONE = 0,
+	FAST_HAS,   /* context.input has F (fatom) */
+	FAST_LIKE,  /* context.input.F like pat */
+	FAST_EQ_B,  /* context.input.F == b, b a literal */
+	FAST_EQ_A,  /* a == context.input.F, a a literal */
+};
+
 struct expr {
 	uint8_t kind;
-	uint8_t var; /* EX_VAR / EX_SLOT */
-	uint8_t fn;  /* EX_CALL / EX_METHOD */
+	uint8_t var;  /* EX_VAR / EX_SLOT */
+	uint8_t fn;   /* EX_CALL / EX_METHOD */
+	uint8_t fast; /* enum fast_kind; FAST_NONE in a policy loaded with no_rule_index */
 	uint32_t line, col;
+	uint32_t fatom; /* the field F of a fast shape */
+	/* what bp_decide reads first, in the node's first cache line */
 	struct expr *a, *b, *c;
+	struct pattern *pat; /* EX_LIKE */
 	size_t n; /* EX_SET / EX_RECORD / EX_CALL / EX_METHOD args */
 	struct expr **items;
 	const char **keys; /* EX_RECORD */
@@ -346,7 +358,6 @@ struct expr {
 	const char *name; /* EX_ATTR / EX_HAS / EX_INPUT attribute; EX_IS type */
 	uint32_t atom;
 	struct val v;        /* EX_LIT */
-	struct pattern *pat; /* EX_LIKE */
 	uint32_t temporal;   /* EX_TEMPORAL index in the rule */
 	uint32_t off, end;   /* source span [off, end) in the policy text (explain.c) */
 };
