@@ -199,8 +199,8 @@ main(int argc, char **argv)
 	double dps = (double)count / (t1 - t0);
 	double cps = (double)count / (cpu_now() - c0);
 
-	/* latency, one decision at a time */
-	size_t samples = 200000;
+	/* latency, one decision at a time (no more samples than the throughput run made) */
+	size_t samples = count < 200000 ? (size_t)count : 200000;
 	uint64_t *lat = malloc(samples * sizeof(*lat));
 	if (!lat)
 		return 1;
