@@ -502,58 +502,57 @@ ev(struct ev *x, const struct expr *e, struct val *out)
 }
 
 /*
- * A condition's truth for bp_decide: 1, 0 or EV_ERR, exactly as ev_bool.
- * &&, || and ! are walked here; the shapes index.c marked (enum fast_kind)
- * are read from their node alone, without building values or visiting the
- * context.input.F nodes below; anything else goes through ev_bool.
+ * A compiled condition's truth (struct cnode, index.c) at node I: 1, 0 or
+ * EV_ERR, exactly as ev_bool on the AST it came from, counting depth per
+ * node as ev does.
  */
 static int
-truth(struct ev *x, const struct expr *e)
+run(struct ev *x, const struct cnode *c, uint32_t i)
 {
 	if (++x->depth > BP_MAX_DEPTH * 2) {
 		x->depth--;
 		return EV_ERR;
 	}
-	int r;
+	const struct cnode *n = &c[i];
 	const struct val *v;
-	switch (e->fast) {
-	case FAST_HAS:
-		r = request_field(x->req, e->fatom) != NULL;
-		goto done;
-	case FAST_LIKE:
-		v = request_field(x->req, e->fatom);
-		r = v && v->t == V_STR ? like_match(e->pat, v->u.s, v->len) : EV_ERR;
-		goto done;
-	case FAST_EQ_A:
-	case FAST_EQ_B:
-		v = request_field(x->req, e->fatom);
-		r = v ? val_eq(v, e->fast == FAST_EQ_B ? &e->b->v : &e->a->v) : EV_ERR;
-		goto done;
-	default: break;
-	}
-	switch (e->kind) {
-	case EX_AND:
-		r = truth(x, e->a);
+	int r;
+	switch (n->op) {
+	case C_AND:
+		r = run(x, c, i + 1);
 		if (r == 1)
-			r = truth(x, e->b);
+			r = run(x, c, n->right);
 		break;
-	case EX_OR:
-		r = truth(x, e->a);
+	case C_OR:
+		r = run(x, c, i + 1);
 		if (r == 0)
-			r = truth(x, e->b);
+			r = run(x, c, n->right);
 		break;
-	case EX_NOT:
-		r = truth(x, e->a);
+	case C_NOT:
+		r = run(x, c, i + 1);
 		if (r >= 0)
 			r = !r;
+		break;
+	/* the evaluator would visit context.input (and context) below these: as deep */
+	case C_HAS:
+		r = x->depth + 2 > BP_MAX_DEPTH * 2 ? EV_ERR
+						    : request_field(x->req, n->fatom) != NULL;
+		break;
+	case C_LIKE:
+		v = request_field(x->req, n->fatom);
+		r = v && v->t == V_STR && x->depth + 1 <= BP_MAX_DEPTH * 2
+			    ? like_match(n->arg, v->u.s, v->len)
+			    : EV_ERR;
+		break;
+	case C_EQ:
+		v = request_field(x->req, n->fatom);
+		r = v && x->depth + 1 <= BP_MAX_DEPTH * 2 ? val_eq(v, n->arg) : EV_ERR;
 		break;
 	default: {
 		bool b;
 		x->depth--;
-		return ev_bool(x, e, &b) < 0 ? EV_ERR : b;
+		return ev_bool(x, n->arg, &b) < 0 ? EV_ERR : b;
 	}
 	}
-done:
 	x->depth--;
 	return r;
 }
@@ -727,7 +726,13 @@ bp_decide(const struct bp_policy *p, const struct bp_request *req,
 		if (rule->cond) {
 			x.rule = i;
 			x.depth = 0;
-			int t = truth(&x, rule->cond);
+			int t;
+			if (p->prog) {
+				t = run(&x, p->prog, p->prog_at[i]);
+			} else {
+				bool b;
+				t = ev_bool(&x, rule->cond, &b) < 0 ? EV_ERR : b;
+			}
 			if (t < 0) {
 				d->errors[ne++] = i;
 				continue;

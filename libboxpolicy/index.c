@@ -536,60 +536,155 @@ index_action(struct bp_policy *p, size_t a, struct ix_action *ia)
 	return r;
 }
 
+/* ---- compiling conditions (struct cnode) ---- */
+
+struct prog {
+	struct cnode *c;
+	size_t n, cap;
+	bool oom;
+};
+
+static uint32_t
+emit(struct prog *pg, uint8_t op, uint32_t fatom, const void *arg)
+{
+	if (pg->n == pg->cap) {
+		size_t cap = pg->cap ? pg->cap * 2 : 256;
+		struct cnode *c = cap < UINT32_MAX ? realloc(pg->c, cap * sizeof(*c)) : NULL;
+		if (!c) {
+			pg->oom = true;
+			return 0;
+		}
+		pg->c = c;
+		pg->cap = cap;
+	}
+	pg->c[pg->n] = (struct cnode){ .op = op, .fatom = fatom, .arg = arg };
+	return (uint32_t)pg->n++;
+}
+
+/* A pattern in one block (the struct, its runs and their bytes), near the program. */
+static const struct pattern *
+copy_pattern(struct bp_policy *p, const struct pattern *src)
+{
+	size_t bytes = 0;
+	for (size_t i = 0; i < src->n_runs; i++)
+		bytes += src->lens[i];
+	size_t n = src->n_runs ? src->n_runs : 1;
+	char *blk = arena_alloc(&p->ar, sizeof(struct pattern) + n * sizeof(char *) +
+						 n * sizeof(uint32_t) + bytes + 1);
+	if (!blk)
+		return NULL;
+	struct pattern *d = (struct pattern *)blk;
+	*d = *src;
+	d->runs = (const char **)(blk + sizeof(*d));
+	d->lens = (uint32_t *)(blk + sizeof(*d) + n * sizeof(char *));
+	char *chars = (char *)d->lens + n * sizeof(uint32_t);
+	for (size_t i = 0; i < src->n_runs; i++) {
+		memcpy(chars, src->runs[i], src->lens[i]);
+		d->runs[i] = chars;
+		d->lens[i] = src->lens[i];
+		chars += src->lens[i];
+	}
+	return d;
+}
+
 /*
- * Mark the shapes truth() (eval.c) reads from the node alone. The walk is
- * bounded: a node past the bound stays unmarked and is evaluated the
- * general way, which gives the same result.
+ * Compile E into PG. Each node stands for one AST node, so bp_decide counts
+ * evaluation depth as the evaluator does; a subtree past the bound is one
+ * C_GENERAL node (evaluated from the AST: the same result).
  */
 static void
-mark_fast(const struct bp_policy *p, struct expr *e, int depth)
+compile(struct bp_policy *p, struct prog *pg, const struct expr *e, int depth)
 {
-	if (!e || depth > 4 * BP_MAX_DEPTH)
-		return;
 	uint32_t f;
+	const struct expr *lit;
+	if (depth > 4 * BP_MAX_DEPTH)
+		goto general;
 	switch (e->kind) {
-	case EX_HAS:
-		if (e->atom != UINT32_MAX && is_context_input(p, e->a)) {
-			e->fast = FAST_HAS;
-			e->fatom = e->atom;
-		}
-		return;
-	case EX_LIKE:
-		if (e->pat && (f = input_field(p, e->a)) != UINT32_MAX) {
-			e->fast = FAST_LIKE;
-			e->fatom = f;
-		}
-		return;
-	case EX_EQ:
-		if ((f = input_field(p, e->a)) != UINT32_MAX && e->b && e->b->kind == EX_LIT) {
-			e->fast = FAST_EQ_B;
-			e->fatom = f;
-		} else if ((f = input_field(p, e->b)) != UINT32_MAX && e->a && e->a->kind == EX_LIT) {
-			e->fast = FAST_EQ_A;
-			e->fatom = f;
-		}
-		return;
 	case EX_AND:
-	case EX_OR:
-		mark_fast(p, e->a, depth + 1);
-		mark_fast(p, e->b, depth + 1);
+	case EX_OR: {
+		uint32_t at = emit(pg, e->kind == EX_AND ? C_AND : C_OR, 0, NULL);
+		compile(p, pg, e->a, depth + 1);
+		uint32_t right = (uint32_t)pg->n;
+		compile(p, pg, e->b, depth + 1);
+		if (!pg->oom)
+			pg->c[at].right = right;
 		return;
-	case EX_NOT: mark_fast(p, e->a, depth + 1); return;
-	default: return;
 	}
+	case EX_NOT:
+		emit(pg, C_NOT, 0, NULL);
+		compile(p, pg, e->a, depth + 1);
+		return;
+	case EX_HAS:
+		if (e->atom == UINT32_MAX || !is_context_input(p, e->a))
+			goto general;
+		emit(pg, C_HAS, e->atom, NULL);
+		return;
+	case EX_LIKE: {
+		if (!e->pat || (f = input_field(p, e->a)) == UINT32_MAX)
+			goto general;
+		const struct pattern *pat = copy_pattern(p, e->pat);
+		if (!pat) {
+			pg->oom = true;
+			return;
+		}
+		emit(pg, C_LIKE, f, pat);
+		return;
+	}
+	case EX_EQ: {
+		if ((f = input_field(p, e->a)) != UINT32_MAX && e->b && e->b->kind == EX_LIT)
+			lit = e->b;
+		else if ((f = input_field(p, e->b)) != UINT32_MAX && e->a && e->a->kind == EX_LIT)
+			lit = e->a;
+		else
+			goto general;
+		struct val *v = arena_alloc(&p->ar, sizeof(*v));
+		if (!v) {
+			pg->oom = true;
+			return;
+		}
+		*v = lit->v;
+		emit(pg, C_EQ, f, v);
+		return;
+	}
+	default: break;
+	}
+general:
+	emit(pg, C_GENERAL, 0, e);
+}
+
+static int
+compile_rules(struct bp_policy *p)
+{
+	p->prog_at = arena_alloc(&p->ar, (p->n_rules + 1) * sizeof(*p->prog_at));
+	if (!p->prog_at)
+		return -ENOMEM;
+	struct prog pg = { 0 };
+	for (size_t i = 0; i < p->n_rules && !pg.oom; i++) {
+		p->prog_at[i] = p->rules[i].cond ? (uint32_t)pg.n : UINT32_MAX;
+		if (p->rules[i].cond)
+			compile(p, &pg, p->rules[i].cond, 0);
+	}
+	if (!pg.oom) {
+		p->prog = arena_alloc(&p->ar, (pg.n + 1) * sizeof(*p->prog));
+		if (p->prog)
+			memcpy(p->prog, pg.c, pg.n * sizeof(*p->prog));
+	}
+	free(pg.c);
+	return pg.oom || !p->prog ? -ENOMEM : 0;
 }
 
 int
 index_build(struct bp_policy *p)
 {
-	for (size_t i = 0; i < p->n_rules; i++)
-		mark_fast(p, p->rules[i].cond, 0);
+	int r = compile_rules(p);
+	if (r < 0)
+		return r;
 	size_t na = p->schema.n_actions;
 	p->ix = arena_alloc(&p->ar, (na ? na : 1) * sizeof(*p->ix));
 	if (!p->ix)
 		return -ENOMEM;
 	for (size_t a = 0; a < na; a++) {
-		int r = index_action(p, a, &p->ix[a]);
+		r = index_action(p, a, &p->ix[a]);
 		if (r < 0)
 			return r;
 	}

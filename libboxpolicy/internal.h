@@ -333,24 +333,12 @@ struct pattern {
 	uint32_t text_len;
 };
 
-enum fast_kind { /* a shape bp_decide reads from the node alone (index.c marks it) */
-	FAST_NONE = 0,
-	FAST_HAS,   /* context.input has F (fatom) */
-	FAST_LIKE,  /* context.input.F like pat */
-	FAST_EQ_B,  /* context.input.F == b, b a literal */
-	FAST_EQ_A,  /* a == context.input.F, a a literal */
-};
-
 struct expr {
 	uint8_t kind;
-	uint8_t var;  /* EX_VAR / EX_SLOT */
-	uint8_t fn;   /* EX_CALL / EX_METHOD */
-	uint8_t fast; /* enum fast_kind; FAST_NONE in a policy loaded with no_rule_index */
+	uint8_t var; /* EX_VAR / EX_SLOT */
+	uint8_t fn;  /* EX_CALL / EX_METHOD */
 	uint32_t line, col;
-	uint32_t fatom; /* the field F of a fast shape */
-	/* what bp_decide reads first, in the node's first cache line */
 	struct expr *a, *b, *c;
-	struct pattern *pat; /* EX_LIKE */
 	size_t n; /* EX_SET / EX_RECORD / EX_CALL / EX_METHOD args */
 	struct expr **items;
 	const char **keys; /* EX_RECORD */
@@ -358,6 +346,7 @@ struct expr {
 	const char *name; /* EX_ATTR / EX_HAS / EX_INPUT attribute; EX_IS type */
 	uint32_t atom;
 	struct val v;        /* EX_LIT */
+	struct pattern *pat; /* EX_LIKE */
 	uint32_t temporal;   /* EX_TEMPORAL index in the rule */
 	uint32_t off, end;   /* source span [off, end) in the policy text (explain.c) */
 };
@@ -462,6 +451,29 @@ struct ix_field {
 
 #define MIXED_ACTIONS (SIZE_MAX - 1)
 
+/*
+ * A rule's condition compiled for bp_decide (index.c): its &&, ||, ! and
+ * the shapes read without building values, in prefix order in one array
+ * per policy (a condition's nodes side by side, not scattered over the
+ * parse arena); anything else is one C_GENERAL node evaluated from the AST.
+ */
+enum cnode_op {
+	C_GENERAL = 0, /* arg: the struct expr, through the evaluator */
+	C_AND,	       /* operands at i + 1 and right */
+	C_OR,
+	C_NOT,	       /* operand at i + 1 */
+	C_HAS,	       /* context.input has F */
+	C_LIKE,	       /* context.input.F like P; arg: a copy of the pattern */
+	C_EQ,	       /* context.input.F == literal (either side); arg: a copy of the literal */
+};
+
+struct cnode {
+	uint8_t op;
+	uint32_t fatom;
+	uint32_t right;
+	const void *arg;
+};
+
 struct ix_action {
 	uint64_t required;    /* the action's required input attributes (the first 64) */
 	bool required_in_mask; /* none beyond the first 64 */
@@ -509,6 +521,9 @@ struct bp_policy {
 	size_t *n_by_action;
 	/* per schema action: the rule index (index.c); NULL when loaded with no_rule_index */
 	struct ix_action *ix;
+	/* with the index: each rule's compiled condition starts at prog[prog_at[rule]] */
+	struct cnode *prog;
+	uint32_t *prog_at;
 	/* interned strings evaluation compares by pointer */
 	const char *t_agent, *t_resource;
 	uint32_t atom_input;
