@@ -14,6 +14,18 @@
 
 #include "internal.h"
 
+/* A == B for N bytes; short runs (most of a pattern's) without calling memcmp. */
+static inline bool
+same_bytes(const char *a, const char *b, size_t n)
+{
+	if (n > 16)
+		return memcmp(a, b, n) == 0;
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
 /* The first LEN-byte run R in S (N bytes), or NULL: short runs by their first byte. */
 static const char *
 find_run(const char *s, size_t n, const char *r, size_t len)
@@ -25,7 +37,7 @@ find_run(const char *s, size_t n, const char *r, size_t len)
 		q = memchr(q, r[0], (size_t)(end - q));
 		if (!q)
 			return NULL;
-		if (memcmp(q + 1, r + 1, len - 1) == 0)
+		if (same_bytes(q + 1, r + 1, len - 1))
 			return q;
 	}
 	return NULL;
@@ -37,8 +49,8 @@ like_match(const struct pattern *p, const char *s, size_t n)
 	if (p->n_runs == 1)
 		return val_str_eq(p->runs[0], p->lens[0], s, n);
 	size_t first = p->lens[0], last = p->lens[p->n_runs - 1];
-	if (first + last > n || memcmp(s, p->runs[0], first) != 0 ||
-	    memcmp(s + n - last, p->runs[p->n_runs - 1], last) != 0)
+	if (first + last > n || !same_bytes(s, p->runs[0], first) ||
+	    !same_bytes(s + n - last, p->runs[p->n_runs - 1], last))
 		return false;
 	size_t pos = first, end = n - last;
 	for (size_t r = 1; r + 1 < p->n_runs; r++) {
@@ -722,16 +734,23 @@ bp_decide(const struct bp_policy *p, const struct bp_request *req,
 	struct ev x = { .p = p, .req = req, .hook = hook, .scratch = &d->scratch };
 	for (size_t k = 0; k < n; k++) {
 		size_t i = cand ? cand[k] : all[k];
-		const struct rule *rule = &p->rules[i];
-		if (rule->cond) {
+		bool has_cond, forbid;
+		if (p->code) {
+			has_cond = p->code[i].at != UINT32_MAX;
+			forbid = p->code[i].forbid;
+		} else {
+			has_cond = p->rules[i].cond != NULL;
+			forbid = p->rules[i].forbid;
+		}
+		if (has_cond) {
 			x.rule = i;
 			x.depth = 0;
 			int t;
-			if (p->prog) {
-				t = run(&x, p->prog, p->prog_at[i]);
+			if (p->code) {
+				t = run(&x, p->prog, p->code[i].at);
 			} else {
 				bool b;
-				t = ev_bool(&x, rule->cond, &b) < 0 ? EV_ERR : b;
+				t = ev_bool(&x, p->rules[i].cond, &b) < 0 ? EV_ERR : b;
 			}
 			if (t < 0) {
 				d->errors[ne++] = i;
@@ -740,7 +759,7 @@ bp_decide(const struct bp_policy *p, const struct bp_request *req,
 			if (!t)
 				continue;
 		}
-		if (rule->forbid)
+		if (forbid)
 			d->forbids[nf++] = i;
 		else
 			d->permits[np++] = i;

@@ -655,12 +655,13 @@ general:
 static int
 compile_rules(struct bp_policy *p)
 {
-	p->prog_at = arena_alloc(&p->ar, (p->n_rules + 1) * sizeof(*p->prog_at));
-	if (!p->prog_at)
+	p->code = arena_alloc(&p->ar, (p->n_rules + 1) * sizeof(*p->code));
+	if (!p->code)
 		return -ENOMEM;
 	struct prog pg = { 0 };
 	for (size_t i = 0; i < p->n_rules && !pg.oom; i++) {
-		p->prog_at[i] = p->rules[i].cond ? (uint32_t)pg.n : UINT32_MAX;
+		p->code[i].at = p->rules[i].cond ? (uint32_t)pg.n : UINT32_MAX;
+		p->code[i].forbid = p->rules[i].forbid;
 		if (p->rules[i].cond)
 			compile(p, &pg, p->rules[i].cond, 0);
 	}

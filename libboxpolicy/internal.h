@@ -474,6 +474,11 @@ struct cnode {
 	const void *arg;
 };
 
+struct rule_code { /* what bp_decide reads of a rule, 8 bytes instead of struct rule's */
+	uint32_t at; /* its condition in prog, or UINT32_MAX: none (true) */
+	bool forbid;
+};
+
 struct ix_action {
 	uint64_t required;    /* the action's required input attributes (the first 64) */
 	bool required_in_mask; /* none beyond the first 64 */
@@ -521,9 +526,9 @@ struct bp_policy {
 	size_t *n_by_action;
 	/* per schema action: the rule index (index.c); NULL when loaded with no_rule_index */
 	struct ix_action *ix;
-	/* with the index: each rule's compiled condition starts at prog[prog_at[rule]] */
+	/* with the index: each rule's compiled condition starts at prog[code[rule].at] */
 	struct cnode *prog;
-	uint32_t *prog_at;
+	struct rule_code *code;
 	/* interned strings evaluation compares by pointer */
 	const char *t_agent, *t_resource;
 	uint32_t atom_input;
