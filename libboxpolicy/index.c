@@ -667,7 +667,7 @@ compile_rules(struct bp_policy *p)
 	}
 	if (!pg.oom) {
 		p->prog = arena_alloc(&p->ar, (pg.n + 1) * sizeof(*p->prog));
-		if (p->prog)
+		if (p->prog && pg.n)
 			memcpy(p->prog, pg.c, pg.n * sizeof(*p->prog));
 	}
 	free(pg.c);
