@@ -10,9 +10,12 @@
  * condition's conjuncts are read in evaluation order (bp_decide's `&&` is
  * short-circuit, left to right):
  *   - leading conjuncts that cannot error are passed over: `true`, an
- *     action test against literals (`action == A`, `action in [A, B]`,
- *     decided here for each action: when false, the rule is not a candidate
- *     of that action), and `context.input has F` (F noted as guarded);
+ *     action test against literals (`action == A`, `action in [A, B]`),
+ *     `context.input has F` (F noted as guarded), and `||`, `&&`, `!` of
+ *     those. Each is decided here per action where it can be: an action
+ *     test, and `has F` for an action without a field F (bp_decide uses the
+ *     index only when every field of the request was set under its action),
+ *     so a rule false for an action is no candidate of it;
  *   - the first other conjunct is the key test when it is one of
  *     `context.input.F == LIT` (either side), `[LIT, …].contains(
  *     context.input.F)`, `context.input.F like "P"` with a literal start
@@ -27,6 +30,10 @@
  *     a key the index cannot read) goes to the always-evaluated list.
  * The lists keep file order; bp_decide merges a request's candidates back
  * into file order before evaluating them.
+ *
+ * It also compiles every rule's condition (struct cnode in internal.h) into
+ * one array, so bp_decide reads a rule's nodes side by side instead of
+ * walking the parse tree, whose nodes are large and scattered.
  *
  * Trusts: a policy that passed validation; builds read-only tables in the
  * policy's arena (concurrent bp_decide calls only read them).
