@@ -14,14 +14,43 @@
 
 #include "internal.h"
 
+/* A == B for N bytes; short runs (most of a pattern's) without calling memcmp. */
+static inline bool
+same_bytes(const char *a, const char *b, size_t n)
+{
+	if (n > 16)
+		return memcmp(a, b, n) == 0;
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* The first LEN-byte run R in S (N bytes), or NULL: short runs by their first byte. */
+static const char *
+find_run(const char *s, size_t n, const char *r, size_t len)
+{
+	if (len > 16)
+		return memmem(s, n, r, len);
+	const char *end = s + n - len + 1;
+	for (const char *q = s; q < end; q++) {
+		q = memchr(q, r[0], (size_t)(end - q));
+		if (!q)
+			return NULL;
+		if (same_bytes(q + 1, r + 1, len - 1))
+			return q;
+	}
+	return NULL;
+}
+
 bool
 like_match(const struct pattern *p, const char *s, size_t n)
 {
 	if (p->n_runs == 1)
 		return val_str_eq(p->runs[0], p->lens[0], s, n);
 	size_t first = p->lens[0], last = p->lens[p->n_runs - 1];
-	if (first + last > n || memcmp(s, p->runs[0], first) != 0 ||
-	    memcmp(s + n - last, p->runs[p->n_runs - 1], last) != 0)
+	if (first + last > n || !same_bytes(s, p->runs[0], first) ||
+	    !same_bytes(s + n - last, p->runs[p->n_runs - 1], last))
 		return false;
 	size_t pos = first, end = n - last;
 	for (size_t r = 1; r + 1 < p->n_runs; r++) {
@@ -30,7 +59,7 @@ like_match(const struct pattern *p, const char *s, size_t n)
 			continue;
 		if (end - pos < len)
 			return false;
-		const char *hit = memmem(s + pos, end - pos, p->runs[r], len);
+		const char *hit = find_run(s + pos, end - pos, p->runs[r], len);
 		if (!hit)
 			return false;
 		pos = (size_t)(hit - s) + len;
@@ -484,6 +513,62 @@ ev(struct ev *x, const struct expr *e, struct val *out)
 	return r;
 }
 
+/*
+ * A compiled condition's truth (struct cnode, index.c) at node I: 1, 0 or
+ * EV_ERR, exactly as ev_bool on the AST it came from, counting depth per
+ * node as ev does.
+ */
+static int
+run(struct ev *x, const struct cnode *c, uint32_t i)
+{
+	if (++x->depth > BP_MAX_DEPTH * 2) {
+		x->depth--;
+		return EV_ERR;
+	}
+	const struct cnode *n = &c[i];
+	const struct val *v;
+	int r;
+	switch (n->op) {
+	case C_AND:
+		r = run(x, c, i + 1);
+		if (r == 1)
+			r = run(x, c, n->right);
+		break;
+	case C_OR:
+		r = run(x, c, i + 1);
+		if (r == 0)
+			r = run(x, c, n->right);
+		break;
+	case C_NOT:
+		r = run(x, c, i + 1);
+		if (r >= 0)
+			r = !r;
+		break;
+	/* the evaluator would visit context.input (and context) below these: as deep */
+	case C_HAS:
+		r = x->depth + 2 > BP_MAX_DEPTH * 2 ? EV_ERR
+						    : request_field(x->req, n->fatom) != NULL;
+		break;
+	case C_LIKE:
+		v = request_field(x->req, n->fatom);
+		r = v && v->t == V_STR && x->depth + 1 <= BP_MAX_DEPTH * 2
+			    ? like_match(n->arg, v->u.s, v->len)
+			    : EV_ERR;
+		break;
+	case C_EQ:
+		v = request_field(x->req, n->fatom);
+		r = v && x->depth + 1 <= BP_MAX_DEPTH * 2 ? val_eq(v, n->arg) : EV_ERR;
+		break;
+	default: {
+		bool b;
+		x->depth--;
+		return ev_bool(x, n->arg, &b) < 0 ? EV_ERR : b;
+	}
+	}
+	x->depth--;
+	return r;
+}
+
 int
 eval_expr(const struct bp_policy *p, const struct bp_request *req,
 	  const struct bp_temporal_hook *hook, size_t rule, struct arena *scratch,
@@ -519,9 +604,99 @@ grow_work(struct bp_decision *d, size_t n)
 	if (!r)
 		return -ENOMEM;
 	d->rules = r;
+	uint32_t *c = realloc(d->cand, cap * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	d->cand = c;
+	uint64_t *m = realloc(d->marks, (cap / 64 + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	d->marks = m;
 	d->cap_work = cap;
 	d->cap_rules = cap;
 	return 0;
+}
+
+/* Merge sorted A (N) and sorted B (M) into OUT, dropping repeats; returns the count. */
+static size_t
+merge_sorted(const uint32_t *a, size_t n, const uint32_t *b, size_t m, uint32_t *out)
+{
+	size_t i = 0, j = 0, k = 0;
+	while (i < n || j < m) {
+		uint32_t x = j >= m || (i < n && a[i] <= b[j]) ? a[i++] : b[j++];
+		if (k == 0 || out[k - 1] != x)
+			out[k++] = x;
+	}
+	return k;
+}
+
+#define MAX_LISTS 32
+#define SMALL_HITS 32
+
+/*
+ * The rules REQ must evaluate, in file order, into D->cand (index.c): the
+ * action's always-evaluated rules and, per indexed field, the rules filed
+ * under the request's value. Returns their count.
+ */
+static size_t
+candidates(const struct bp_policy *p, const struct bp_request *req, struct bp_decision *d)
+{
+	const struct ix_action *ia = &p->ix[req->action];
+	const uint32_t *lists[MAX_LISTS];
+	uint32_t counts[MAX_LISTS];
+	uint32_t hits[SMALL_HITS];
+	size_t nh = 0;
+	bool marking = false;
+	size_t words = p->n_rules / 64 + 1;
+	for (uint32_t fi = 0; fi < ia->n_fields; fi++) {
+		const struct ix_field *f = &ia->fields[fi];
+		size_t nl = index_lookup(f, request_field(req, f->atom), lists, counts, MAX_LISTS);
+		for (size_t l = 0; l < nl; l++) {
+			if (!marking && nh + counts[l] <= SMALL_HITS) {
+				memcpy(hits + nh, lists[l], counts[l] * sizeof(*hits));
+				nh += counts[l];
+				continue;
+			}
+			if (!marking) {
+				marking = true;
+				memset(d->marks, 0, words * sizeof(*d->marks));
+				for (size_t h = 0; h < nh; h++)
+					d->marks[hits[h] / 64] |= 1ULL << (hits[h] % 64);
+			}
+			for (uint32_t h = 0; h < counts[l]; h++)
+				d->marks[lists[l][h] / 64] |= 1ULL << (lists[l][h] % 64);
+		}
+	}
+	if (marking) {
+		for (uint32_t h = 0; h < ia->n_always; h++)
+			d->marks[ia->always[h] / 64] |= 1ULL << (ia->always[h] % 64);
+		size_t n = 0;
+		for (size_t w = 0; w < words; w++)
+			for (uint64_t bits = d->marks[w]; bits; bits &= bits - 1)
+				d->cand[n++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+		return n;
+	}
+	/* a few hits: sort them (insertion), then merge with the always list */
+	for (size_t i = 1; i < nh; i++) {
+		uint32_t x = hits[i];
+		size_t j = i;
+		for (; j > 0 && hits[j - 1] > x; j--)
+			hits[j] = hits[j - 1];
+		hits[j] = x;
+	}
+	return merge_sorted(ia->always, ia->n_always, hits, nh, d->cand);
+}
+
+static bool
+missing_required(const struct bp_policy *p, const struct bp_request *req)
+{
+	if (p->ix && req->fields_action == req->action && p->ix[req->action].required_in_mask)
+		return (p->ix[req->action].required & ~req->present) != 0;
+	const struct rtype *in = &p->schema.actions[req->action].input;
+	for (size_t i = 0; i < in->n; i++)
+		if (!in->attrs[i].optional && !request_field(req, in->attrs[i].atom))
+			return true;
+	return false;
 }
 
 int
@@ -535,37 +710,56 @@ bp_decide(const struct bp_policy *p, const struct bp_request *req,
 		return r;
 	d->p = p;
 	d->n_rules = 0;
+	d->n_evaluated = 0;
 	d->verdict = BP_DENY;
 	arena_reset(&d->scratch);
-	if (req->action == SIZE_MAX || req->problem[0] || req->action_pending) {
+	if (req->action == SIZE_MAX || req->problem[0] || req->action_pending ||
+	    missing_required(p, req)) {
 		d->cause = BP_CAUSE_ERROR;
 		return format_message(p, req, d);
 	}
-	const struct rtype *in = &p->schema.actions[req->action].input;
-	for (size_t i = 0; i < in->n; i++)
-		if (!in->attrs[i].optional && !request_field(req, in->attrs[i].atom)) {
-			d->cause = BP_CAUSE_ERROR;
-			return format_message(p, req, d);
-		}
 	size_t nf = 0, np = 0, ne = 0;
-	const size_t *cand = p->by_action[req->action];
-	size_t n = p->n_by_action[req->action];
+	size_t n;
+	const size_t *all = NULL;
+	const uint32_t *cand = NULL;
+	/* the index reads fields by atom: only when every field is the action's own */
+	if (p->ix && (req->n_fields == 0 || req->fields_action == req->action)) {
+		n = candidates(p, req, d);
+		cand = d->cand;
+	} else {
+		all = p->by_action[req->action];
+		n = p->n_by_action[req->action];
+	}
+	d->n_evaluated = n;
 	struct ev x = { .p = p, .req = req, .hook = hook, .scratch = &d->scratch };
 	for (size_t k = 0; k < n; k++) {
-		size_t i = cand[k];
-		const struct rule *rule = &p->rules[i];
-		bool sat = true;
-		if (rule->cond) {
+		size_t i = cand ? cand[k] : all[k];
+		bool has_cond, forbid;
+		if (p->code) {
+			has_cond = p->code[i].at != UINT32_MAX;
+			forbid = p->code[i].forbid;
+		} else {
+			has_cond = p->rules[i].cond != NULL;
+			forbid = p->rules[i].forbid;
+		}
+		if (has_cond) {
 			x.rule = i;
 			x.depth = 0;
-			if (ev_bool(&x, rule->cond, &sat) < 0) {
+			int t;
+			if (p->code) {
+				t = run(&x, p->prog, p->code[i].at);
+			} else {
+				bool b;
+				t = ev_bool(&x, p->rules[i].cond, &b) < 0 ? EV_ERR : b;
+			}
+			if (t < 0) {
 				d->errors[ne++] = i;
 				continue;
 			}
+			if (!t)
+				continue;
 		}
-		if (!sat)
-			continue;
-		if (rule->forbid)
+		if (forbid)
 			d->forbids[nf++] = i;
 		else
 			d->permits[np++] = i;
@@ -618,6 +812,8 @@ bp_decision_free(struct bp_decision *d)
 	free(d->forbids);
 	free(d->permits);
 	free(d->errors);
+	free(d->cand);
+	free(d->marks);
 	arena_free(&d->scratch);
 	free(d);
 }
@@ -656,6 +852,12 @@ const char *
 bp_decision_message(const struct bp_decision *d)
 {
 	return d->msg;
+}
+
+size_t
+bp_decision_rules_evaluated(const struct bp_decision *d)
+{
+	return d->n_evaluated;
 }
 
 const char *

@@ -428,7 +428,88 @@ struct atoms {
 uint32_t atom_intern(struct atoms *t, struct arena *ar, const char *s, size_t n);
 uint32_t atom_find(const struct atoms *t, const char *s, size_t n);
 
+/* ---- the rule index (index.c) ---- */
+
+struct ix_slot {
+	uint64_t h;
+	struct val key;
+	bool prefix;	 /* key is a `like` prefix, else an exact value */
+	uint32_t len;	 /* key bytes (strings, entity ids) */
+	uint32_t n;	 /* rules, file order */
+	const uint32_t *rules; /* NULL: an empty slot */
+};
+
+struct ix_field {
+	uint32_t atom; /* context.input.ATOM */
+	bool str_only; /* a `like` key: a value that is not a string errors, evaluate all */
+	uint32_t n_all, n_absent, n_plens, mask;
+	const uint32_t *all;    /* every rule keyed on the field, file order */
+	const uint32_t *absent; /* those evaluated when the field is absent (no `has` guard) */
+	const uint32_t *plens;  /* distinct prefix-key lengths, ascending */
+	struct ix_slot *slots;  /* mask + 1 of them, open addressing */
+};
+
+#define MIXED_ACTIONS (SIZE_MAX - 1)
+
+/*
+ * A rule's condition compiled for bp_decide (index.c): its &&, ||, ! and
+ * the shapes read without building values, in prefix order in one array
+ * per policy (a condition's nodes side by side, not scattered over the
+ * parse arena); anything else is one C_GENERAL node evaluated from the AST.
+ */
+enum cnode_op {
+	C_GENERAL = 0, /* arg: the struct expr, through the evaluator */
+	C_AND,	       /* operands at i + 1 and right */
+	C_OR,
+	C_NOT,	       /* operand at i + 1 */
+	C_HAS,	       /* context.input has F */
+	C_LIKE,	       /* context.input.F like P; arg: a copy of the pattern */
+	C_EQ,	       /* context.input.F == literal (either side); arg: a copy of the literal */
+};
+
+struct cnode {
+	uint8_t op;
+	uint32_t fatom;
+	uint32_t right;
+	const void *arg;
+};
+
+struct rule_code { /* what bp_decide reads of a rule, 8 bytes instead of struct rule's */
+	uint32_t at; /* its condition in prog, or UINT32_MAX: none (true) */
+	bool forbid;
+};
+
+struct ix_action {
+	uint64_t required;    /* the action's required input attributes (the first 64) */
+	bool required_in_mask; /* none beyond the first 64 */
+	uint32_t n_always, n_fields;
+	const uint32_t *always; /* rules evaluated for every request, file order */
+	struct ix_field *fields;
+};
+
+struct bp_policy;
+int index_build(struct bp_policy *p);
+uint64_t index_hash(const struct val *v, bool prefix, size_t len);
+/* The rule lists of F a request value V (NULL: absent) must evaluate; at most CAP. */
+size_t index_lookup(const struct ix_field *f, const struct val *v, const uint32_t **lists,
+		    uint32_t *counts, size_t cap);
+
 /* ---- policy ---- */
+
+enum label_field {
+	LF_PATH = 0,
+	LF_HOST,
+	LF_PORT,
+	LF_PROGRAM,
+	LF_PROGRAM_PATH,
+	LF_SERVER,
+	LF_TOOL,
+	LF_PROMPT,
+	LF_URI,
+	LF_METHOD,
+	LF_COUNT,
+};
+extern const char *const label_field_names[LF_COUNT];
 
 struct bp_policy {
 	struct arena ar;
@@ -443,9 +524,16 @@ struct bp_policy {
 	/* per schema action: candidate rules in file order */
 	size_t **by_action;
 	size_t *n_by_action;
+	/* per schema action: the rule index (index.c); NULL when loaded with no_rule_index */
+	struct ix_action *ix;
+	/* with the index: each rule's compiled condition starts at prog[code[rule].at] */
+	struct cnode *prog;
+	struct rule_code *code;
 	/* interned strings evaluation compares by pointer */
 	const char *t_agent, *t_resource;
 	uint32_t atom_input;
+	/* the fields a decision message's resource label reads (message.c), by atom */
+	uint32_t label_atom[LF_COUNT];
 };
 
 /* ---- diagnostics ---- */
@@ -545,6 +633,11 @@ struct bp_request {
 	 * plain action's index, and the input attribute of the i-th field set */
 	size_t action_hint;
 	size_t n_puts;
+	/* the action every field was set under (MIXED_ACTIONS if not one), and
+	 * which of its input attributes (the first 64) are set: bp_decide's
+	 * required-field check and rule index trust the fields only then */
+	size_t fields_action;
+	uint64_t present;
 	uint16_t attr_hint[16];
 	char problem[640]; /* the message and its suggestion tail (suggest.c) */
 };
@@ -560,6 +653,9 @@ struct bp_decision {
 	/* work lists */
 	size_t *forbids, *permits, *errors;
 	size_t cap_work;
+	uint32_t *cand;	  /* the index's candidates, file order (cap_work) */
+	uint64_t *marks;  /* candidates as bits, when many lists hit (cap_work / 64 + 1 words) */
+	size_t n_evaluated; /* rules the last decision evaluated */
 };
 
 int format_message(const struct bp_policy *p, const struct bp_request *req,

@@ -122,6 +122,35 @@ escape_char(uint32_t cp, bool debug, char *buf)
 	return (size_t)snprintf(buf, 16, "\\u{%x}", cp);
 }
 
+static bool
+plain_byte(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '\\' && c != '\'' && c != '"';
+}
+
+/* How many bytes from S on need no escape: eight at a time while none of them does. */
+static size_t
+plain_run(const char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = ones * 0x80;
+	size_t j = 0;
+	for (; j + 8 <= n; j += 8) {
+		uint64_t x;
+		memcpy(&x, s + j, 8);
+		/* a byte below 0x20 or from 0x80 up, or equal to 0x7f, `\\`, `'` or `"` */
+		uint64_t bad = ((x - ones * 0x20) & ~x) | x;
+		const uint64_t eq[] = { x ^ (ones * 0x7f), x ^ (ones * '\\'), x ^ (ones * '\''),
+					x ^ (ones * '"') };
+		for (size_t k = 0; k < 4; k++)
+			bad |= (eq[k] - ones) & ~eq[k];
+		if (bad & highs)
+			break;
+	}
+	while (j < n && plain_byte((unsigned char)s[j]))
+		j++;
+	return j;
+}
+
 /* ESC_Q of the resource into o, at most 1024 bytes of escaped text, then "...". */
 static void
 put_resource(struct out *o, const char *s, size_t n)
@@ -129,10 +158,7 @@ put_resource(struct out *o, const char *s, size_t n)
 	size_t used = 0;
 	for (size_t i = 0; i < n;) {
 		/* a run of printable ASCII needing no escape, at once */
-		size_t j = i;
-		while (j < n && (unsigned char)s[j] >= 0x20 && (unsigned char)s[j] < 0x7f &&
-		       s[j] != '\\' && s[j] != '\'' && s[j] != '"')
-			j++;
+		size_t j = i + plain_run(s + i, n - i);
 		if (j > i) {
 			size_t m = j - i;
 			if (used + m > 1024) {
@@ -186,76 +212,108 @@ put_annotation(struct out *o, const char *s)
 	}
 }
 
+const char *const label_field_names[LF_COUNT] = {
+	[LF_PATH] = "path", [LF_HOST] = "host", [LF_PORT] = "port", [LF_PROGRAM] = "program",
+	[LF_PROGRAM_PATH] = "program_path", [LF_SERVER] = "server", [LF_TOOL] = "tool",
+	[LF_PROMPT] = "prompt", [LF_URI] = "uri", [LF_METHOD] = "method",
+};
+
 static const struct val *
-field(const struct bp_request *r, const char *name)
+field(const struct bp_request *r, enum label_field f)
 {
-	uint32_t atom = atom_find(&r->p->atoms, name, strlen(name));
-	if (atom == UINT32_MAX)
-		return NULL;
-	const struct val *v = request_field(r, atom);
-	return v;
+	return request_field(r, r->p->label_atom[f]);
+}
+
+/*
+ * A resource label being built. Only its first LABEL_KEEP bytes can show:
+ * put_resource writes at least one byte per input byte and stops at 1024,
+ * so a longer label is cut here (no allocation) and still ends in "...".
+ */
+#define LABEL_KEEP 1100
+struct label {
+	char p[LABEL_KEEP];
+	size_t len;
+};
+
+static void
+label_put(struct label *l, const char *s, size_t n)
+{
+	if (n > LABEL_KEEP - l->len)
+		n = LABEL_KEEP - l->len;
+	memcpy(l->p + l->len, s, n);
+	l->len += n;
 }
 
 static void
-put_str_field(struct buf *b, const struct bp_request *r, const char *name)
+put_str_field(struct label *b, const struct bp_request *r, enum label_field f)
 {
-	const struct val *v = field(r, name);
+	const struct val *v = field(r, f);
 	if (v && v->t == V_STR)
-		buf_put(b, v->u.s, v->len);
+		label_put(b, v->u.s, v->len);
 }
 
 static void
-put_port(struct buf *b, const struct bp_request *r)
+put_port(struct label *b, const struct bp_request *r)
 {
-	const struct val *v = field(r, "port");
-	if (v && v->t == V_LONG)
-		buf_printf(b, ":%lld", (long long)v->u.l);
+	const struct val *v = field(r, LF_PORT);
+	if (!v || v->t != V_LONG)
+		return;
+	char digits[24];
+	size_t n = sizeof(digits);
+	uint64_t u = v->u.l < 0 ? -(uint64_t)v->u.l : (uint64_t)v->u.l;
+	do
+		digits[--n] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v->u.l < 0)
+		digits[--n] = '-';
+	digits[--n] = ':';
+	label_put(b, digits + n, sizeof(digits) - n);
 }
 
 static void
-resource_label(const struct bp_request *req, struct buf *b)
+resource_label(const struct bp_request *req, struct label *b)
 {
 	if (req->resource_set) {
-		buf_put(b, req->resource, req->resource_len);
+		label_put(b, req->resource, req->resource_len);
 		return;
 	}
 	if (req->action_pending && req->pending_name) {
-		buf_puts(b, req->pending_name);
+		label_put(b, req->pending_name, strlen(req->pending_name));
 		return;
 	}
 	if (req->action == SIZE_MAX)
 		return;
 	const struct s_action *a = &req->p->schema.actions[req->action];
 	switch (a->label) {
-	case LABEL_PATH: put_str_field(b, req, "path"); break;
+	case LABEL_PATH: put_str_field(b, req, LF_PATH); break;
 	case LABEL_HOSTPORT:
-		put_str_field(b, req, "host");
+		put_str_field(b, req, LF_HOST);
 		put_port(b, req);
 		break;
 	case LABEL_HTTP:
-		put_str_field(b, req, "host");
+		put_str_field(b, req, LF_HOST);
 		put_port(b, req);
-		put_str_field(b, req, "path");
+		put_str_field(b, req, LF_PATH);
 		break;
-	case LABEL_PROGRAM: put_str_field(b, req, "program"); break;
-	case LABEL_PROGRAM_PATH: put_str_field(b, req, "program_path"); break;
+	case LABEL_PROGRAM: put_str_field(b, req, LF_PROGRAM); break;
+	case LABEL_PROGRAM_PATH: put_str_field(b, req, LF_PROGRAM_PATH); break;
 	case LABEL_MCP: {
-		put_str_field(b, req, "server");
-		buf_putc(b, '/');
-		const char *alts[] = { "tool", "prompt", "uri", "method" };
+		put_str_field(b, req, LF_SERVER);
+		label_put(b, "/", 1);
+		static const enum label_field alts[] = { LF_TOOL, LF_PROMPT, LF_URI, LF_METHOD };
 		for (size_t i = 0; i < 4; i++) {
 			const struct val *v = field(req, alts[i]);
 			if (v && v->t == V_STR) {
-				buf_put(b, v->u.s, v->len);
+				label_put(b, v->u.s, v->len);
 				break;
 			}
 		}
 		break;
 	}
 	case LABEL_TOOL:
-		buf_puts(b, a->ns);
-		buf_putc(b, '/');
-		buf_puts(b, a->id);
+		label_put(b, a->ns, strlen(a->ns));
+		label_put(b, "/", 1);
+		label_put(b, a->id, strlen(a->id));
 		break;
 	default: break;
 	}
@@ -297,19 +355,20 @@ sort_rules(const struct bp_policy *p, size_t *v, size_t *tmp, size_t n)
 int
 format_message(const struct bp_policy *p, const struct bp_request *req, struct bp_decision *d)
 {
-	char big[BP_MAX_MESSAGE * 2 + 64];
-	struct out o = { .p = big, .cap = sizeof(big) - 1 };
-	big[0] = 0;
-	struct buf label = { 0 };
+	/* written in place: a message over BP_MAX_MESSAGE bytes fills it (o.full), then is cut */
+	struct out o = { .p = d->msg, .cap = BP_MAX_MESSAGE };
+	d->msg[0] = 0;
+	struct label label;
+	label.len = 0;
 	const char *lp;
 	size_t ll;
 	/* a label that is one string field is used where it is (no copy) */
 	const struct val *one = NULL;
 	if (!req->resource_set && !req->action_pending && req->action != SIZE_MAX) {
 		switch (req->p->schema.actions[req->action].label) {
-		case LABEL_PATH: one = field(req, "path"); break;
-		case LABEL_PROGRAM: one = field(req, "program"); break;
-		case LABEL_PROGRAM_PATH: one = field(req, "program_path"); break;
+		case LABEL_PATH: one = field(req, LF_PATH); break;
+		case LABEL_PROGRAM: one = field(req, LF_PROGRAM); break;
+		case LABEL_PROGRAM_PATH: one = field(req, LF_PROGRAM_PATH); break;
 		default: break;
 		}
 		if (one && one->t != V_STR)
@@ -330,7 +389,6 @@ format_message(const struct bp_policy *p, const struct bp_request *req, struct b
 		put_resource(&o, lp, ll);
 		puts_(&o, "'");
 	}
-	buf_free(&label);
 	switch (d->cause) {
 	case BP_CAUSE_PERMITTED:
 	case BP_CAUSE_NOT_REFINED: puts_(&o, "."); break;
@@ -381,10 +439,7 @@ format_message(const struct bp_policy *p, const struct bp_request *req, struct b
 		size_t cut = BP_MAX_MESSAGE - 3;
 		while (cut > 0 && ((unsigned char)o.p[cut] & 0xC0) == 0x80)
 			cut--;
-		memcpy(d->msg, o.p, cut);
 		memcpy(d->msg + cut, "...", 4);
-	} else {
-		memcpy(d->msg, o.p, o.len + 1);
 	}
 	return 0;
 }

@@ -137,7 +137,7 @@ bp_policy_free(struct bp_policy *p)
 
 static int
 load(const char *text, size_t len, const char *home, const struct bp_schema *schema,
-     bool allow_unknown, struct bp_policy **ret, struct bp_diags *d)
+     bool allow_unknown, bool no_index, struct bp_policy **ret, struct bp_diags *d)
 {
 	*ret = NULL;
 	if (len > BP_MAX_POLICY_BYTES)
@@ -168,6 +168,12 @@ load(const char *text, size_t len, const char *home, const struct bp_schema *sch
 		goto fail;
 	p->t_agent = p->atoms.names[a1];
 	p->t_resource = p->atoms.names[a2];
+	for (size_t i = 0; i < LF_COUNT; i++) {
+		const char *name = label_field_names[i];
+		p->label_atom[i] = atom_intern(&p->atoms, &p->ar, name, strlen(name));
+		if (p->label_atom[i] == UINT32_MAX)
+			goto fail;
+	}
 	for (size_t i = 0; i < p->schema.n_actions; i++) {
 		r = intern_rtype(p, &p->schema.actions[i].input, 0);
 		if (r < 0)
@@ -214,6 +220,8 @@ load(const char *text, size_t len, const char *home, const struct bp_schema *sch
 		goto fail;
 	}
 	r = build_index(p);
+	if (r == 0 && !no_index)
+		r = index_build(p);
 	if (r < 0)
 		goto fail;
 	*ret = p;
@@ -231,8 +239,8 @@ bp_policy_load(const char *text, size_t len, const struct bp_load_options *opts,
 	if (!d)
 		return -ENOMEM;
 	int r = load(text ? text : "", text ? len : 0, opts ? opts->home : NULL,
-		     opts ? opts->schema : NULL, opts ? opts->allow_unknown_namespaces : false, ret,
-		     d);
+		     opts ? opts->schema : NULL, opts ? opts->allow_unknown_namespaces : false,
+		     opts ? opts->no_rule_index : false, ret, d);
 	if (diags)
 		*diags = d;
 	else
@@ -245,7 +253,8 @@ bp_policy_reload(const struct bp_policy *p, const struct bp_schema *schema,
 		 struct bp_policy **ret, struct bp_diags **diags)
 {
 	struct bp_load_options o = {
-		.home = p->home, .schema = schema, .allow_unknown_namespaces = p->allow_unknown_ns
+		.home = p->home, .schema = schema, .allow_unknown_namespaces = p->allow_unknown_ns,
+		.no_rule_index = !p->ix,
 	};
 	return bp_policy_load(p->text, p->text_len, &o, ret, diags);
 }
@@ -299,6 +308,7 @@ bp_request_new(const struct bp_policy *p, struct bp_request **ret)
 		return -ENOMEM;
 	r->p = p;
 	r->action = SIZE_MAX;
+	r->fields_action = MIXED_ACTIONS;
 	r->ar.cap = BP_MAX_REQ_BYTES;
 	*ret = r;
 	return 0;
@@ -337,6 +347,8 @@ bp_request_reset(struct bp_request *r)
 	r->pending_name = NULL;
 	r->pending_failed = NULL;
 	r->n_fields = 0;
+	r->fields_action = MIXED_ACTIONS;
+	r->present = 0;
 	r->resource = NULL;
 	r->resource_len = 0;
 	r->resource_set = false;
@@ -551,6 +563,15 @@ put_field(struct bp_request *r, const char *field, const struct val *v)
 		problem(r, "field \"%s\" has the wrong type", a->name);
 		return -EINVAL;
 	}
+	if (r->n_fields == 0) {
+		r->fields_action = r->action;
+		r->present = 0;
+	} else if (r->fields_action != r->action) {
+		r->fields_action = MIXED_ACTIONS;
+	}
+	size_t ai = (size_t)(a - r->p->schema.actions[r->action].input.attrs);
+	if (ai < 64)
+		r->present |= 1ULL << ai;
 	for (size_t i = 0; i < r->n_fields; i++)
 		if (r->fields[i].atom == a->atom) {
 			r->fields[i].v = conv;

@@ -19,8 +19,8 @@ TESTS_proto := $(addprefix test/unit/test_,ipc plan_validate policy_proto policy
 		policy_permits shell_validate proto_mcp) \
 	$(addprefix test/fuzz/replay_,ipc plan shell)
 TESTS_libboxpolicy := $(addprefix test/unit/test_,policy explain suggest temporal temporal_incr \
-		policy_history) \
-	test/fuzz/replay_policy test/differential/% test/temporal/% test/conformance/% \
+		policy_history policy_index) \
+	test/fuzz/replay_policy bench/policy/smoke.sh test/differential/% test/temporal/% test/conformance/% \
 	test/docs/policy-examples.sh test/integration/t-policy-%
 TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec policy_history) \
 	test/fuzz/replay_config test/config/% test/conformance/policy-cli.sh \

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-# gen.py — writes the benchmark inputs: a 5-rule policy, a 500-rule policy and
-# 1000 requests over every fixed action (deterministic). Trusts: nothing.
+# gen.py — writes the benchmark inputs: a 5-rule policy, a 500-rule policy,
+# 1000 requests over every fixed action, and a 500-rule policy of `like` and
+# `||` rules without a target (deterministic). Frozen: run.sh refuses to
+# compare figures when the files it writes change (their SHA-256 sums are in
+# inputs.sha256); a new input is a new file with a new sum. Trusts: nothing.
 import json, random, sys
 
 out = sys.argv[1]
@@ -63,3 +66,26 @@ with open(f"{out}/requests.jsonl", "w") as f:
             inp = {"server": f"s{i}", "method": "tools/call"}
             if rnd.random() < 0.7: inp["tool"] = rnd.choice(["read_file", "write_file"])
         f.write(json.dumps({"action": a, "input": inp}) + "\n")
+
+# 500 rules without a target: `like` patterns with a leading `*` and `||`
+# across fields, which no literal key of the rule index reads.
+like = []
+for i in range(500):
+    eff = "forbid" if i % 9 == 0 else "permit"
+    k = i % 5
+    if k == 0:
+        c = f'context.input has path && (context.input.path like "*/p{i}/*" || context.input.path like "*p{i}.txt")'
+    elif k == 1:
+        c = (f'context.input has host && context.input.host like "*h{i}.example" || '
+             f'context.input has program && context.input.program like "*ool{i}"')
+    elif k == 2:
+        c = (f'context.input has server && context.input.server like "*{i}" && '
+             f'(context.input has tool && context.input.tool like "*read*" || context.input has method && context.input.method like "*s/c*")')
+    elif k == 3:
+        c = (f'context.input has program_path && context.input.program_path like "*/t{i}" || '
+             f'context.input has path && context.input.path like "*/p{i}"')
+    else:
+        c = (f'context.input has path && context.input.path like "*p{i}*" }} '
+             f'unless {{ context.input has path && context.input.path like "*.secret*"')
+    like.append(f'@id("l{i}")\n{eff} (principal, action, resource)\nwhen {{ {c} }};')
+open(f"{out}/plike.dw", "w").write("\n".join(like) + "\n")

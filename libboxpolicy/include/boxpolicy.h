@@ -75,6 +75,12 @@ struct bp_load_options {
 	 * unless the schema marks the namespace pending.
 	 */
 	bool allow_unknown_namespaces;
+	/*
+	 * When true, bp_decide evaluates every rule whose scope names the
+	 * request's action instead of the index's candidates (docs/box-policy.5.md,
+	 * "Evaluation"): the same decisions, slower. For tests that compare.
+	 */
+	bool no_rule_index;
 };
 
 /*
@@ -206,6 +212,8 @@ size_t bp_decision_rule_index(const struct bp_decision *d, size_t i);
 const char *bp_decision_rule_name(const struct bp_decision *d, size_t i);
 /* The message of docs/box-policy.5.md (NUL-terminated, at most 4096 bytes). */
 const char *bp_decision_message(const struct bp_decision *d);
+/* How many rules the last bp_decide evaluated (the rule index's candidates). */
+size_t bp_decision_rules_evaluated(const struct bp_decision *d);
 
 /* ---- explaining a decision (`boxctl policy eval --explain`) ----
  *

@@ -4,7 +4,10 @@
 // refuses the same policy sets (box.cedarschema = docs/box-policy.5.md as a Cedar
 // schema), (2) the same verdict and determining rules for every request,
 // mapping Cedar's skip-on-error to our deny-on-error (cause `error`, rules =
-// the erroring policies).
+// the erroring policies). Half the rules open with what the rule index
+// (libboxpolicy/index.c) files under a literal — `F == lit`, `[..].contains(F)`,
+// `F like "prefix*"`, `||` of those, after `has F` and action tests — and the
+// literals are the requests' values, in several cases and Unicode forms.
 // Usage: node diff.mjs CEDAR_WASM_JS BOXCTL COUNT SEED WORKDIR
 // Trusts: nothing; it is test code. Prints TAP-like lines.
 import fs from 'fs';
@@ -53,7 +56,9 @@ const ACTIONS = {
 	'mcp:call': { server: S(), method: S(), tool: S(true), prompt: S(true), uri: S(true) },
 };
 const NAMES = Object.keys(ACTIONS);
-const STRS = ['a', 'b', '/tmp/x', '~/p', '~/p/a.txt', 'GET', 'POST', 'rm', '-rf', 'git', 'api.example.com', '', 'x y', 'é', '10.0.0.1'];
+const STRS = ['a', 'b', '/tmp/x', '~/p', '~/p/a.txt', 'GET', 'POST', 'rm', '-rf', 'git', 'api.example.com', '', 'x y', 'é', '10.0.0.1',
+	'Git', 'GIT', 'e\u0301', 'É'];
+const PREFIXES = ['~/p*', '~/p/*', 'g*', 'G*', '/tmp/*', 'a*', 'e*', 'é*', 'api.*', '-*'];
 const PATS = ['*', 'a*', '*a', '~/p/*', '/tmp/*', '*x*', 'G*T', '\\*', '**', '~/p', '*.*.*.*', ''];
 const LONGS_REQ = [0, 1, -1, 2, 80, 443, 8080, 4503599627370496, -4503599627370496];
 const LONGS_POL = ['0', '1', '2', '80', '443', '1000', '9223372036854775807', '4611686018427387904', '3037000500', '(-9223372036854775808)', '(-1)'];
@@ -135,6 +140,35 @@ function atom(scope, st) {
 	return `if ${atom(scope, st)} then ${atom(scope, st)} else ${atom(scope, st)}`;
 }
 
+// A test the rule index reads as a key: on one field F of the scope, the literals it may equal.
+function keyed(scope) {
+	const all = fieldsOf(scope);
+	const names = Object.keys(all).filter((f) => {
+		const occ = all[f];
+		return occ.every(([, t]) => t.t === occ[0][1].t && t.e === occ[0][1].e) && ['String', 'Long', 'Bool', 'Enum'].includes(occ[0][1].t);
+	});
+	if (!names.length) return null;
+	const f = pick(names);
+	const occ = all[f];
+	const ty = occ[0][1];
+	const guard = ty.opt || occ.length !== scope.length;
+	let t;
+	switch (ty.t) {
+	case 'String': {
+		const k = rnd();
+		if (k < 0.3) t = chance(0.5) ? `${inp(f)} == ${q(pick(STRS))}` : `${q(pick(STRS))} == ${inp(f)}`;
+		else if (k < 0.5) t = `[${q(pick(STRS))}, ${q(pick(STRS))}].contains(${inp(f)})`;
+		else if (k < 0.7) t = `${inp(f)} like ${q(pick(PREFIXES))}`;
+		else t = `${inp(f)} == ${q(pick(STRS))} || ${inp(f)} like ${q(pick(PREFIXES))} || ${inp(f)} == ${q(pick(STRS))}`;
+		break;
+	}
+	case 'Long': t = `${inp(f)} == ${pick(['0', '1', '80', '443', '2'])}`; break;
+	case 'Bool': t = `${inp(f)} == ${pick(['true', 'false'])}`; break;
+	default: t = `${inp(f)} == ${ty.e}::${q(pick(ENUMS[ty.e]))}`; break;
+	}
+	return guard ? `${inp('')}`.slice(0, -1) + ` has ${f} && (${t})` : t;
+}
+
 function expr(scope, st, depth) {
 	if (depth <= 0 || chance(0.4)) return atom(scope, st);
 	const k = rnd();
@@ -168,7 +202,19 @@ function genRule(st) {
 	const resource = pick(['resource', 'resource', 'resource == Box::Resource::"unused"']);
 	let text = `${effect} (${principal}, ${actionText}, ${resource})`;
 	const clauses = scope === NAMES ? (chance(0.5) ? 0 : 1) : Math.floor(rnd() * 3);
-	for (let i = 0; i < clauses; i++)
+	const key = !st.invalid && chance(0.5) ? keyed(scope) : null;
+	if (key) {
+		// an action test first (no target), the key, then maybe more
+		let c = key;
+		if (scope === NAMES && chance(0.5)) {
+			const a = pick(NAMES);
+			const k2 = keyed([a]);
+			if (k2) c = `${chance(0.5) ? `action == Box::Action::${q(a)}` : `action in [Box::Action::${q(a)}, Box::Action::${q(pick(NAMES))}]`} && ${k2}`;
+		}
+		if (chance(0.5)) c = `${c} && (${expr(scope, st, 2)})`;
+		text += ` when { ${c} }`;
+	}
+	for (let i = key ? 1 : 0; i < clauses; i++)
 		text += ` ${chance(0.75) ? 'when' : 'unless'} { ${expr(scope, st, 3)} }`;
 	return text + ';';
 }
@@ -204,8 +250,9 @@ const sorted = (a) => [...a].sort();
 for (let n = 0; n < COUNT; n++) {
 	const st = { invalid: chance(0.25) };
 	const rules = [];
-	const nr = 1 + Math.floor(rnd() * 4);
-	for (let i = 0; i < nr; i++) rules.push(genRule(st));
+	// sometimes many rules, and the same rule twice: keys shared between rules
+	const nr = chance(0.2) ? 5 + Math.floor(rnd() * 8) : 1 + Math.floor(rnd() * 4);
+	for (let i = 0; i < nr; i++) rules.push(i > 0 && chance(0.1) ? rules[i - 1] : genRule(st));
 	const policies = {};
 	rules.forEach((r, i) => { policies[`policy_${i}`] = r; });
 	const text = rules.join('\n') + '\n';

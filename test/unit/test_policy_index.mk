@@ -1,0 +1,1 @@
+UNIT_DEPS_policy_index := $(LIBBOXPOLICY)
