@@ -1151,7 +1151,8 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 			kind = 3;
 			i++;
 		}
-		size_t sl = find_unquoted(sh, s, i, n, '/');
+		/* ${x///p/r}: a pattern's first '/' is the pattern's (bash) */
+		size_t sl = find_unquoted(sh, s, kind == 1 && i < n && s[i] == '/' ? i + 1 : i, n, '/');
 		bool err = false;
 		char *pat = expand_pattern_sub(sh, s + i, sl - i, &err);
 		char *rep = sl < n ? expand_sub(sh, s + sl + 1, n - sl - 1, M_STR, false, &err)
