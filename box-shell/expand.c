@@ -769,6 +769,20 @@ find_unquoted(struct sh_shell *sh, const char *s, size_t i, size_t n, char stop)
 
 static void expand_into(struct xctx *x, const char *s, size_t n, bool dq);
 static void expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq);
+static size_t tilde_prefix(struct xctx *x, const char *s, size_t n, size_t i);
+
+/* expand_into after a tilde prefix at the start: the word of ${x:-~/w} (unquoted), the
+ * pattern and the replacement of ${x#~} ${x/~/~} (quoted or not), as bash. */
+static void
+expand_tilde_into(struct xctx *x, const char *s, size_t n, bool dq)
+{
+	if (n > 0 && s[0] == '~') {
+		size_t j = tilde_prefix(x, s, n, 0);
+		s += j;
+		n -= j;
+	}
+	expand_into(x, s, n, dq);
+}
 
 static char *
 expand_sub(struct sh_shell *sh, const char *s, size_t n, enum mode m, bool dq, bool *err)
@@ -782,12 +796,25 @@ expand_sub(struct sh_shell *sh, const char *s, size_t n, enum mode m, bool dq, b
 	return r;
 }
 
+/* The replacement of ${x/p/r}: a tilde prefix expands (bash, in "…" too). */
+static char *
+expand_rep_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
+{
+	struct xctx x = {.sh = sh, .mode = M_STR};
+	expand_tilde_into(&x, s, n, false);
+	if (x.err)
+		*err = true;
+	char *r = xb_string(&x, false, NULL);
+	xb_free(&x);
+	return r;
+}
+
 /* A pattern operand: quoted chars escaped. */
 static char *
 expand_pattern_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
 {
 	struct xctx x = {.sh = sh, .mode = M_STR};
-	expand_into(&x, s, n, false);
+	expand_tilde_into(&x, s, n, false);
 	if (x.err)
 		*err = true;
 	char *r = xb_string(&x, false, PAT_SPECIAL);
@@ -1155,8 +1182,7 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 		size_t sl = find_unquoted(sh, s, kind == 1 && i < n && s[i] == '/' ? i + 1 : i, n, '/');
 		bool err = false;
 		char *pat = expand_pattern_sub(sh, s + i, sl - i, &err);
-		char *rep = sl < n ? expand_sub(sh, s + sl + 1, n - sl - 1, M_STR, false, &err)
-				   : xstrdup("");
+		char *rep = sl < n ? expand_rep_sub(sh, s + sl + 1, n - sl - 1, &err) : xstrdup("");
 		if (err) {
 			free(pat);
 			free(rep);
@@ -1662,7 +1688,10 @@ expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq)
 		x->litx = true;
 	else
 		x->brace_dq = true;
-	expand_into(x, w, wn, dq);
+	if (dq)
+		expand_into(x, w, wn, dq);
+	else
+		expand_tilde_into(x, w, wn, dq);
 	x->litx = save;
 	x->brace_dq = save_bdq;
 }
