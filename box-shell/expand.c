@@ -649,6 +649,8 @@ add_ansi(struct xctx *x, const char *s, size_t n)
 			char o[SH_ESCAPE_MAX];
 			size_t on;
 			size_t used = ansi_escape(s + i + 1, n - i - 1, o, &on, false);
+			if (on == 1 && o[0] == 0)
+				return; /* a NUL ends the $'…' (bash: $'a\0b'c is ac) */
 			xadd(x, o, on, FQ);
 			i += used;
 		} else
