@@ -2201,9 +2201,9 @@ push_field(struct sh_shell *sh, const char *s, const unsigned char *f, unsigned 
 		for (size_t i = 0; i < n; i++) {
 			char c = s[i];
 			unsigned char fl = f ? f[i] : flag;
+			/* (a backslash an unquoted expansion gave quotes the next character,
+			 * as bash 5.2: v='\*' globs a literal '*') */
 			if ((fl & FQ) && strchr(PAT_SPECIAL, c))
-				sb_addc(&pat, '\\');
-			else if (!(fl & FQ) && c == '\\' && (fl & FX))
 				sb_addc(&pat, '\\');
 			sb_addc(&pat, c);
 		}
