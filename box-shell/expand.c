@@ -1566,6 +1566,9 @@ special_in(const struct xctx *x, char c, bool dq)
 		return !dq && x->mode != M_HEREDOC;
 	case '"':
 		return (!dq || x->brace_dq) && x->mode != M_HEREDOC;
+	case '<':
+	case '>':
+		return !dq && x->mode == M_FIELDS; /* <(…) >(…) in a word */
 	default:
 		return false;
 	}
@@ -1576,11 +1579,13 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 {
 	for (size_t i = 0; i < n && !x->err;) {
 		char c = s[i];
-		if (i == 0 && !dq && (c == '<' || c == '>') && n > 2 && s[1] == '(' &&
-		    !x->sh->dash_errors) {
-			/* <(…) >(…): the word is /dev/fd/N of the pipe's end (exec.c) */
-			size_t e = skip_dollar(x->sh, s, 0, n);
-			int fd = procsub_open(x->sh, s + 2, body_len(s, 0, 2, e, n, ')'), c == '>');
+		if (!dq && (c == '<' || c == '>') && i + 2 < n && s[i + 1] == '(' &&
+		    !x->sh->dash_errors && x->mode != M_HEREDOC && (i == 0 || x->mode == M_FIELDS)) {
+			/* <(…) >(…): /dev/fd/N of the pipe's end (exec.c); at a value's start
+			 * (x=<(…)) or anywhere in a command's word (--in=<(…)), not in a
+			 * here-doc or an arithmetic text */
+			size_t e = skip_dollar(x->sh, s, i, n);
+			int fd = procsub_open(x->sh, s + i + 2, body_len(s, i, 2, e, n, ')'), c == '>');
 			if (fd < 0) {
 				x->err = true;
 				return;
@@ -2311,7 +2316,7 @@ split_fields(struct sh_shell *sh, struct xctx *x, struct strv *out, bool *tooman
 static bool
 literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany)
 {
-	if (w[0] == '~' || w[0] == 0 || ((w[0] == '<' || w[0] == '>') && w[1] == '('))
+	if (w[0] == '~' || w[0] == 0)
 		return false;
 	bool glob = false;
 	size_t n = 0;
@@ -2321,6 +2326,8 @@ literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany
 			break;
 		if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\' || c == '{')
 			return false;
+		if ((c == '<' || c == '>') && w[n + 1] == '(')
+			return false; /* a process substitution (expand_into) */
 		if (glob_char(c))
 			glob = true;
 	}

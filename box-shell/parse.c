@@ -599,9 +599,10 @@ scan_word(struct parser *p, bool regex)
 			}
 		}
 		long e;
-		if ((c == '<' || c == '>') && b.len == 0 && i + 1 < p->len && p->s[i + 1] == '(' &&
+		if ((c == '<' || c == '>') && i + 1 < p->len && p->s[i + 1] == '(' &&
 		    !regex && !(p->sh && p->sh->dash_errors)) {
-			/* <(…) >(…) at a word's start: to the matching ')' as $( ) */
+			/* <(…) >(…), anywhere in a word (bash: x=<(…), --in=<(…)): to the
+			 * matching ')' as $( ) */
 			e = scan_dollar(p, i);
 			if (e < 0) {
 				if (!p->error)
@@ -877,7 +878,9 @@ lex(struct parser *p)
 	int fd = -1;
 	while (k < left && k < 4 && isdigit((unsigned char)s[k]))
 		k++;
-	if (k > 0 && k < left && (s[k] == '<' || s[k] == '>')) {
+	if (k > 0 && k < left && (s[k] == '<' || s[k] == '>') &&
+	    !(k + 1 < left && s[k + 1] == '(' && !(p->sh && p->sh->dash_errors))) {
+		/* (2>(…) is the word 2/dev/fd/N, bash) */
 		fd = atoi(s);
 		s += k;
 		left -= k;
