@@ -57,6 +57,19 @@ ws(struct ax *a)
 		a->p++;
 }
 
+/*
+ * ++ and -- are increments only next to a name (bash): before one (blanks between
+ * allowed) here, after one in ax_primary. Elsewhere "++" is two signs: 0++1 is 0 + +1,
+ * (a)+++3 is (a) + + +3.
+ */
+static bool
+name_follows(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	return isalpha((unsigned char)*p) || *p == '_';
+}
+
 static bool
 eat(struct ax *a, const char *op)
 {
@@ -74,7 +87,7 @@ eat(struct ax *a, const char *op)
 		return false;
 	if (n == 1 && strchr("+-*/%^!", op[0]) && nx == '=')
 		return false;
-	if (n == 1 && (op[0] == '+' || op[0] == '-') && nx == op[0])
+	if (n == 1 && (op[0] == '+' || op[0] == '-') && nx == op[0] && name_follows(a->p + 2))
 		return false;
 	if (n == 1 && op[0] == '*' && nx == '*')
 		return false;
@@ -349,7 +362,8 @@ ax_primary(struct ax *a)
 			ax_fail(a, "missing `)'", a->p);
 		else
 			a->p++;
-	} else if (eat(a, "++") || eat(a, "--")) {
+	} else if ((p[0] == '+' || p[0] == '-') && p[1] == p[0] && name_follows(p + 2)) {
+		a->p += 2;
 		bool inc = a->p[-1] == '+';
 		struct lval lv;
 		if (!parse_lval(a, &lv)) {
@@ -453,9 +467,9 @@ peek_binop(const char *p, size_t *len)
 			return *len = 2, OP_GE;
 		return OP_GT;
 	case '+':
-		return p[1] == '=' || p[1] == '+' ? OP_NONE : OP_ADD;
+		return p[1] == '=' || (p[1] == '+' && name_follows(p + 2)) ? OP_NONE : OP_ADD;
 	case '-':
-		return p[1] == '=' || p[1] == '-' ? OP_NONE : OP_SUB;
+		return p[1] == '=' || (p[1] == '-' && name_follows(p + 2)) ? OP_NONE : OP_SUB;
 	case '*':
 		if (p[1] == '*')
 			return p[2] == '=' ? OP_NONE : (*len = 2, OP_POW);
@@ -708,7 +722,9 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 		v = ax_comma(&a);
 	ws(&a);
 	if (!a.err && *a.p) {
-		if (*a.p == ')' || *a.p == '(' || isalnum((unsigned char)*a.p))
+		/* (an increment before a name where an operator belongs: 0++b) */
+		if (*a.p == ')' || *a.p == '(' || isalnum((unsigned char)*a.p) ||
+		    ((*a.p == '+' || *a.p == '-') && a.p[1] == *a.p))
 			ax_fail(&a, "syntax error in expression", a.p);
 		else
 			ax_fail(&a, "syntax error: invalid arithmetic operator", a.p);

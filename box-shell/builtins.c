@@ -1172,6 +1172,7 @@ b_read(struct sh_shell *sh, int argc, char **argv)
 	int delim = '\n';
 	long nchars = -1;
 	long timeout_ms = -1;
+	bool probe = false;
 	bool exact = false;
 	int fd = 0;
 	int i = 1;
@@ -1207,7 +1208,10 @@ b_read(struct sh_shell *sh, int argc, char **argv)
 					sh_err(sh, "read: %s: invalid timeout specification", val);
 					return 1;
 				}
-				timeout_ms = (long)(t * 1000);
+				/* -t 0 only asks whether input is there (below); a timeout past
+				 * poll's int milliseconds waits that long */
+				probe = t == 0;
+				timeout_ms = t * 1000 >= INT_MAX ? INT_MAX : (long)(t * 1000);
 				break;
 			}
 			case 'u':
@@ -1229,6 +1233,12 @@ b_read(struct sh_shell *sh, int argc, char **argv)
 			if (val)
 				break;
 		}
+	}
+	if (probe) {
+		/* bash: read nothing, assign nothing; 0 when a read would not block (data or
+		 * end of file), else 1 */
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		return poll(&pf, 1, 0) > 0 ? 0 : 1;
 	}
 	if (prompt && isatty(0))
 		bi_outs(2, prompt);

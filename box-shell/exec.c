@@ -181,19 +181,70 @@ status_of(int st)
 	return 1;
 }
 
+/* pid's wait status into *st; -1 if it cannot be waited for. */
+static int
+wait_raw(pid_t pid, int *st)
+{
+	for (;;) {
+		pid_t r = waitpid(pid, st, 0);
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno == EINTR)
+			continue; /* a trap runs once the command ended (exec_node), as bash */
+		return -1;
+	}
+}
+
 int
 sh_wait_pid(struct sh_shell *sh, pid_t pid)
 {
 	int st;
-	for (;;) {
-		pid_t r = waitpid(pid, &st, 0);
-		if (r == pid)
-			break;
-		if (r < 0 && errno == EINTR)
-			continue; /* a trap runs once the command ended (exec_node), as bash */
+	if (wait_raw(pid, &st) < 0)
 		return 127;
-	}
 	return status_of(st);
+}
+
+/*
+ * A foreground program killed by a signal, as bash reports it on stderr (its jobs.c,
+ * notify_of_job_status): nothing for SIGINT and SIGPIPE; the signal's description alone
+ * when the shell traps the signal (an ignoring trap too), for SIGTERM, and in an
+ * interactive shell; else "NAME: line N: PID DESCRIPTION  COMMAND", the description
+ * padded to 24 columns and the command its assignments and words as written.
+ */
+static void
+report_killed(struct sh_shell *sh, pid_t pid, int ws, const struct node *n)
+{
+	int sig = WTERMSIG(ws);
+	if (sig == SIGINT || sig == SIGPIPE)
+		return;
+	const char *d = strsignal(sig);
+	char desc[96];
+	snprintf(desc, sizeof desc, "%s%s", d ? d : "Unknown signal",
+		 WCOREDUMP(ws) ? " (core dumped)" : "");
+	if ((sig < SH_NTRAP && sh->traps[sig]) || sig == SIGTERM || sh->interactive) {
+		char line[128];
+		int k = snprintf(line, sizeof line, "%s\n", desc);
+		if (k > 0) {
+			if (sh_decide_before_output)
+				sh_decide_before_output();
+			(void)!write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
+		}
+		return;
+	}
+	struct sbuf t = {0};
+	for (const struct word *w = n->u.s.assigns; w; w = w->next) {
+		sb_adds(&t, w->s);
+		sb_addc(&t, ' ');
+	}
+	for (const struct word *w = n->u.s.words; w; w = w->next) {
+		sb_adds(&t, w->s);
+		sb_addc(&t, ' ');
+	}
+	if (t.len)
+		t.s[--t.len] = 0;
+	int pad = 24 - (int)strlen(desc);
+	sh_err(sh, "%5ld %s%*s%s", (long)pid, desc, pad > 0 ? pad : 0, "", t.s ? t.s : "");
+	sb_free(&t);
 }
 
 _Noreturn void
@@ -1215,7 +1266,16 @@ exec_simple(struct sh_shell *sh, struct node *n)
 			sh_err(sh, "%s: %s", name, strerror(e));
 			_exit(e == ENOENT ? 127 : 126);
 		}
-		st = pid < 0 ? 126 : sh_wait_pid(sh, pid);
+		int ws;
+		if (pid < 0)
+			st = 126;
+		else if (wait_raw(pid, &ws) < 0)
+			st = 127;
+		else {
+			st = status_of(ws);
+			if (WIFSIGNALED(ws))
+				report_killed(sh, pid, ws, n);
+		}
 		record_host(sh, name, (int)av.n, av.v, path, st);
 	} else {
 		if (strchr(name, '/')) {

@@ -649,6 +649,8 @@ add_ansi(struct xctx *x, const char *s, size_t n)
 			char o[SH_ESCAPE_MAX];
 			size_t on;
 			size_t used = ansi_escape(s + i + 1, n - i - 1, o, &on, false);
+			if (on == 1 && o[0] == 0)
+				return; /* a NUL ends the $'…' (bash: $'a\0b'c is ac) */
 			xadd(x, o, on, FQ);
 			i += used;
 		} else
@@ -769,6 +771,20 @@ find_unquoted(struct sh_shell *sh, const char *s, size_t i, size_t n, char stop)
 
 static void expand_into(struct xctx *x, const char *s, size_t n, bool dq);
 static void expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq);
+static size_t tilde_prefix(struct xctx *x, const char *s, size_t n, size_t i);
+
+/* expand_into after a tilde prefix at the start: the word of ${x:-~/w} (unquoted), the
+ * pattern and the replacement of ${x#~} ${x/~/~} (quoted or not), as bash. */
+static void
+expand_tilde_into(struct xctx *x, const char *s, size_t n, bool dq)
+{
+	if (n > 0 && s[0] == '~') {
+		size_t j = tilde_prefix(x, s, n, 0);
+		s += j;
+		n -= j;
+	}
+	expand_into(x, s, n, dq);
+}
 
 static char *
 expand_sub(struct sh_shell *sh, const char *s, size_t n, enum mode m, bool dq, bool *err)
@@ -782,12 +798,25 @@ expand_sub(struct sh_shell *sh, const char *s, size_t n, enum mode m, bool dq, b
 	return r;
 }
 
+/* The replacement of ${x/p/r}: a tilde prefix expands (bash, in "…" too). */
+static char *
+expand_rep_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
+{
+	struct xctx x = {.sh = sh, .mode = M_STR};
+	expand_tilde_into(&x, s, n, false);
+	if (x.err)
+		*err = true;
+	char *r = xb_string(&x, false, NULL);
+	xb_free(&x);
+	return r;
+}
+
 /* A pattern operand: quoted chars escaped. */
 static char *
 expand_pattern_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
 {
 	struct xctx x = {.sh = sh, .mode = M_STR};
-	expand_into(&x, s, n, false);
+	expand_tilde_into(&x, s, n, false);
 	if (x.err)
 		*err = true;
 	char *r = xb_string(&x, false, PAT_SPECIAL);
@@ -1151,11 +1180,11 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 			kind = 3;
 			i++;
 		}
-		size_t sl = find_unquoted(sh, s, i, n, '/');
+		/* ${x///p/r}: a pattern's first '/' is the pattern's (bash) */
+		size_t sl = find_unquoted(sh, s, kind == 1 && i < n && s[i] == '/' ? i + 1 : i, n, '/');
 		bool err = false;
 		char *pat = expand_pattern_sub(sh, s + i, sl - i, &err);
-		char *rep = sl < n ? expand_sub(sh, s + sl + 1, n - sl - 1, M_STR, false, &err)
-				   : xstrdup("");
+		char *rep = sl < n ? expand_rep_sub(sh, s + sl + 1, n - sl - 1, &err) : xstrdup("");
 		if (err) {
 			free(pat);
 			free(rep);
@@ -1537,6 +1566,9 @@ special_in(const struct xctx *x, char c, bool dq)
 		return !dq && x->mode != M_HEREDOC;
 	case '"':
 		return (!dq || x->brace_dq) && x->mode != M_HEREDOC;
+	case '<':
+	case '>':
+		return !dq && x->mode == M_FIELDS; /* <(…) >(…) in a word */
 	default:
 		return false;
 	}
@@ -1547,11 +1579,13 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 {
 	for (size_t i = 0; i < n && !x->err;) {
 		char c = s[i];
-		if (i == 0 && !dq && (c == '<' || c == '>') && n > 2 && s[1] == '(' &&
-		    !x->sh->dash_errors) {
-			/* <(…) >(…): the word is /dev/fd/N of the pipe's end (exec.c) */
-			size_t e = skip_dollar(x->sh, s, 0, n);
-			int fd = procsub_open(x->sh, s + 2, body_len(s, 0, 2, e, n, ')'), c == '>');
+		if (!dq && (c == '<' || c == '>') && i + 2 < n && s[i + 1] == '(' &&
+		    !x->sh->dash_errors && x->mode != M_HEREDOC && (i == 0 || x->mode == M_FIELDS)) {
+			/* <(…) >(…): /dev/fd/N of the pipe's end (exec.c); at a value's start
+			 * (x=<(…)) or anywhere in a command's word (--in=<(…)), not in a
+			 * here-doc or an arithmetic text */
+			size_t e = skip_dollar(x->sh, s, i, n);
+			int fd = procsub_open(x->sh, s + i + 2, body_len(s, i, 2, e, n, ')'), c == '>');
 			if (fd < 0) {
 				x->err = true;
 				return;
@@ -1661,7 +1695,10 @@ expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq)
 		x->litx = true;
 	else
 		x->brace_dq = true;
-	expand_into(x, w, wn, dq);
+	if (dq)
+		expand_into(x, w, wn, dq);
+	else
+		expand_tilde_into(x, w, wn, dq);
 	x->litx = save;
 	x->brace_dq = save_bdq;
 }
@@ -2169,9 +2206,9 @@ push_field(struct sh_shell *sh, const char *s, const unsigned char *f, unsigned 
 		for (size_t i = 0; i < n; i++) {
 			char c = s[i];
 			unsigned char fl = f ? f[i] : flag;
+			/* (a backslash an unquoted expansion gave quotes the next character,
+			 * as bash 5.2: v='\*' globs a literal '*') */
 			if ((fl & FQ) && strchr(PAT_SPECIAL, c))
-				sb_addc(&pat, '\\');
-			else if (!(fl & FQ) && c == '\\' && (fl & FX))
 				sb_addc(&pat, '\\');
 			sb_addc(&pat, c);
 		}
@@ -2279,7 +2316,7 @@ split_fields(struct sh_shell *sh, struct xctx *x, struct strv *out, bool *tooman
 static bool
 literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany)
 {
-	if (w[0] == '~' || w[0] == 0 || ((w[0] == '<' || w[0] == '>') && w[1] == '('))
+	if (w[0] == '~' || w[0] == 0)
 		return false;
 	bool glob = false;
 	size_t n = 0;
@@ -2289,6 +2326,8 @@ literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany
 			break;
 		if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\' || c == '{')
 			return false;
+		if ((c == '<' || c == '>') && w[n + 1] == '(')
+			return false; /* a process substitution (expand_into) */
 		if (glob_char(c))
 			glob = true;
 	}

@@ -34,6 +34,13 @@ struct alias_guard {
 	size_t end;
 };
 
+/* Offsets of the backslash-newline pairs the scanners dropped from the word being scanned
+ * (see hole_add). At most one per two bytes of the text. */
+struct holes {
+	size_t *v;
+	size_t n, cap;
+};
+
 struct parser {
 	struct sh_shell *sh;
 	char *s;          /* owned copy (aliases splice into it) */
@@ -59,6 +66,8 @@ struct parser {
 	bool quiet;       /* parse_complete: print nothing, change nothing in sh */
 	bool at_eof;      /* the error was the text ending too early (more input would do) */
 	bool in_eval;     /* eval's text: bash's messages say "NAME: eval: line N:" */
+	struct holes *holes; /* own_holes, or the parent's in a $( ) sub-parser */
+	struct holes own_holes;
 };
 
 /* Errors go to the shell's stderr, except for parse_complete's silent parse. */
@@ -164,6 +173,72 @@ error_msg(struct parser *p, int line, const char *msg)
 
 /* ---- lexer ---- */
 
+/*
+ * A backslash-newline is a line continuation: bash drops it before the lexer sees the text,
+ * wherever it stands (inside a word, an operator, `$(`, `$((`, `))`, a double-quoted string,
+ * ${…}, `…`), except inside single quotes, $'…', a comment and a quoted here-doc's body.
+ * Words keep their raw text (expand.c reads them), so the scanners note each pair they pass
+ * in that sense here, and add_seg leaves the noted pairs out of the word's text.
+ */
+static void
+hole_add(struct parser *p, size_t at)
+{
+	struct holes *h = p->holes;
+	if (h->n && h->v[h->n - 1] >= at)
+		return; /* scanned a second time (a failed $(( guess) */
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 16;
+		h->v = xrealloc(h->v, h->cap * sizeof *h->v);
+	}
+	h->v[h->n++] = at;
+}
+
+/* Past the backslash-newline pairs at j, noting them and counting their lines. */
+static size_t
+skip_cont(struct parser *p, size_t j)
+{
+	while (j + 1 < p->len && p->s[j] == '\\' && p->s[j + 1] == '\n') {
+		hole_add(p, j);
+		p->line++;
+		j += 2;
+	}
+	return j;
+}
+
+/* The same as a look ahead: nothing noted, nothing counted. */
+static size_t
+peek_cont(const struct parser *p, size_t j)
+{
+	while (j + 1 < p->len && p->s[j] == '\\' && p->s[j + 1] == '\n')
+		j += 2;
+	return j;
+}
+
+/* Does a `$` at i start $( or ${ (a continuation between them allowed)? */
+static bool
+dollar_opens(const struct parser *p, size_t i)
+{
+	size_t j = peek_cont(p, i + 1);
+	return j < p->len && (p->s[j] == '(' || p->s[j] == '{');
+}
+
+/* Append the text [i, e) to b without the noted backslash-newline pairs. */
+static void
+add_seg(struct parser *p, struct sbuf *b, size_t i, size_t e)
+{
+	const struct holes *h = p->holes;
+	size_t k = 0;
+	while (k < h->n && h->v[k] < i)
+		k++;
+	while (i < e) {
+		size_t stop = e;
+		if (k < h->n && h->v[k] < e)
+			stop = h->v[k++];
+		sb_addn(b, p->s + i, stop - i);
+		i = stop + 2;
+	}
+}
+
 static bool
 is_meta(char c)
 {
@@ -179,15 +254,19 @@ read_heredocs(struct parser *p)
 		p->hd = h->next;
 		struct redir *r = h->r;
 		free(h);
-		/* The delimiter is the word with its quotes removed. */
+		/* The delimiter is the word with its quotes removed: inside "…" a backslash
+		 * quotes only $ ` " \ (<<"\EOF" ends at \EOF), inside '…' nothing. */
 		struct sbuf d = {0};
 		const char *w = r->word;
+		char in = 0;
 		for (size_t i = 0; w[i]; i++) {
-			if (w[i] == '\'' || w[i] == '"') {
+			if ((w[i] == '\'' && in != '"') || (w[i] == '"' && in != '\'')) {
 				r->quoted = true;
+				in = in ? 0 : w[i];
 				continue;
 			}
-			if (w[i] == '\\' && w[i + 1]) {
+			if (w[i] == '\\' && w[i + 1] && in != '\'' &&
+			    (in != '"' || strchr("$`\"\\", w[i + 1]))) {
 				r->quoted = true;
 				i++;
 			}
@@ -198,26 +277,46 @@ read_heredocs(struct parser *p)
 		struct sbuf body = {0};
 		int start_line = p->line;
 		bool found = false;
+		struct sbuf ln = {0};
 		while (p->pos < p->len) {
-			size_t e = p->pos;
-			while (e < p->len && p->s[e] != '\n')
-				e++;
-			const char *ln = p->s + p->pos;
-			size_t n = e - p->pos;
-			if (r->strip_tabs)
-				while (n > 0 && *ln == '\t') {
-					ln++;
-					n--;
-				}
-			p->pos = e < p->len ? e + 1 : e;
-			p->line++;
-			if (n == dl && memcmp(ln, delim, dl) == 0) {
+			/* One line. In an unquoted body a backslash-newline joins the next line to
+			 * it before the delimiter is looked for (bash: "EO\<newline>F" ends it);
+			 * <<- strips the tabs of the first line only. */
+			ln.len = 0;
+			for (bool first = true;; first = false) {
+				size_t e = p->pos;
+				while (e < p->len && p->s[e] != '\n')
+					e++;
+				const char *a = p->s + p->pos;
+				size_t n = e - p->pos;
+				if (r->strip_tabs && first)
+					while (n > 0 && *a == '\t') {
+						a++;
+						n--;
+					}
+				p->pos = e < p->len ? e + 1 : e;
+				p->line++;
+				sb_addn(&ln, a, n);
+				if (r->quoted || e >= p->len || p->pos >= p->len)
+					break;
+				/* a backslash pairs with the character after it */
+				bool esc = false;
+				for (size_t k = 0; k < ln.len; k++)
+					if (ln.s[k] == '\\' && ++k == ln.len)
+						esc = true;
+				if (!esc)
+					break;
+				ln.len--;
+			}
+			if (ln.len == dl && (dl == 0 || memcmp(ln.s, delim, dl) == 0)) {
 				found = true;
 				break;
 			}
-			sb_addn(&body, ln, n);
+			if (ln.len)
+				sb_addn(&body, ln.s, ln.len);
 			sb_addc(&body, '\n');
 		}
+		free(ln.s);
 		if (!found)
 			p->at_eof = true;
 		if (!found)
@@ -269,6 +368,10 @@ scan_backquote(struct parser *p, size_t i)
 {
 	for (i++; i < p->len; i++) {
 		if (p->s[i] == '\\' && i + 1 < p->len) {
+			if (p->s[i + 1] == '\n') {
+				hole_add(p, i);
+				p->line++;
+			}
 			i++;
 			continue;
 		}
@@ -286,8 +389,10 @@ scan_dquote(struct parser *p, size_t i)
 	for (i++; i < p->len; i++) {
 		char c = p->s[i];
 		if (c == '\\' && i + 1 < p->len) {
-			if (p->s[i + 1] == '\n')
+			if (p->s[i + 1] == '\n') {
+				hole_add(p, i);
 				p->line++;
+			}
 			i++;
 			continue;
 		}
@@ -300,7 +405,7 @@ scan_dquote(struct parser *p, size_t i)
 			if (e < 0)
 				return -1;
 			i = (size_t)e - 1;
-		} else if (c == '$' && i + 1 < p->len && (p->s[i + 1] == '(' || p->s[i + 1] == '{')) {
+		} else if (c == '$' && dollar_opens(p, i)) {
 			long e = scan_dollar(p, i);
 			if (e < 0)
 				return -1;
@@ -310,7 +415,7 @@ scan_dquote(struct parser *p, size_t i)
 	return -1;
 }
 
-/* i at '$' followed by '(' or '{' */
+/* i at '$' followed by '(' or '{' (dollar_opens); <( and >( too */
 static long
 scan_dollar(struct parser *p, size_t i)
 {
@@ -321,11 +426,16 @@ scan_dollar(struct parser *p, size_t i)
 		return -1;
 	}
 	long ret = -1;
-	if (p->s[i + 1] == '{') {
-		size_t j = i + 2;
+	size_t o = skip_cont(p, i + 1); /* the '(' or '{' */
+	if (p->s[o] == '{') {
+		size_t j = o + 1;
 		for (; j < p->len; j++) {
 			char c = p->s[j];
 			if (c == '\\' && j + 1 < p->len) {
+				if (p->s[j + 1] == '\n') {
+					hole_add(p, j);
+					p->line++;
+				}
 				j++;
 				continue;
 			}
@@ -342,7 +452,7 @@ scan_dollar(struct parser *p, size_t i)
 				e = scan_dquote(p, j);
 			else if (c == '`')
 				e = scan_backquote(p, j);
-			else if (c == '$' && j + 1 < p->len && (p->s[j + 1] == '(' || p->s[j + 1] == '{'))
+			else if (c == '$' && dollar_opens(p, j))
 				e = scan_dollar(p, j);
 			else
 				continue;
@@ -350,24 +460,35 @@ scan_dollar(struct parser *p, size_t i)
 				break;
 			j = (size_t)e - 1;
 		}
-	} else if (i + 2 < p->len && p->s[i + 2] == '(') {
-		/* $(( arithmetic )) */
+	} else if (peek_cont(p, o + 1) < p->len && p->s[peek_cont(p, o + 1)] == '(') {
+		/* $(( arithmetic )): a guess, undone (lines and noted pairs) if no )) ends it */
+		int line0 = p->line;
+		size_t holes0 = p->holes->n;
 		int d = 0;
-		size_t j = i + 3;
+		size_t j = skip_cont(p, o + 1) + 1;
 		for (; j < p->len; j++) {
 			char c = p->s[j];
+			if (c == '\\' && j + 1 < p->len && p->s[j + 1] == '\n') {
+				hole_add(p, j);
+				p->line++;
+				j++;
+				continue;
+			}
 			if (c == '\n')
 				p->line++;
 			if (c == '(')
 				d++;
 			else if (c == ')') {
 				if (d == 0) {
-					if (j + 1 < p->len && p->s[j + 1] == ')')
-						ret = (long)j + 2;
+					size_t k = peek_cont(p, j + 1);
+					if (k < p->len && p->s[k] == ')') {
+						skip_cont(p, j + 1);
+						ret = (long)k + 1;
+					}
 					break;
 				}
 				d--;
-			} else if (c == '$' && j + 1 < p->len && (p->s[j + 1] == '(' || p->s[j + 1] == '{')) {
+			} else if (c == '$' && dollar_opens(p, j)) {
 				long e = scan_dollar(p, j);
 				if (e < 0)
 					break;
@@ -381,16 +502,19 @@ scan_dollar(struct parser *p, size_t i)
 		}
 		if (ret < 0 && !p->error) {
 			/* Not arithmetic after all: $( (subshell) ) */
+			p->line = line0;
+			p->holes->n = holes0;
 		}
 	}
-	if (ret < 0 && p->s[i + 1] == '(' && !p->error) {
+	if (ret < 0 && p->s[o] == '(' && !p->error) {
 		/* $( command ): a sub-parser to the matching ')' */
 		struct parser sub = {0};
 		sub.sh = p->sh;
 		sub.s = p->s;
 		sub.len = p->len;
-		sub.pos = i + 2;
+		sub.pos = o + 1;
 		sub.line = p->line;
+		sub.holes = p->holes;
 		sub.hd_tail = &sub.hd;
 		sub.stop_rparen = true;
 		sub.in_eval = p->in_eval;
@@ -441,6 +565,8 @@ scan_word(struct parser *p, bool regex)
 	struct sbuf b = {0};
 	int pdepth = 0;
 	size_t i = p->pos;
+	if (p->holes == &p->own_holes)
+		p->holes->n = 0; /* the pairs of the words before are out of their text */
 	while (i < p->len) {
 		char c = p->s[i];
 		if (regex) {
@@ -473,9 +599,10 @@ scan_word(struct parser *p, bool regex)
 			}
 		}
 		long e;
-		if ((c == '<' || c == '>') && b.len == 0 && i + 1 < p->len && p->s[i + 1] == '(' &&
+		if ((c == '<' || c == '>') && i + 1 < p->len && p->s[i + 1] == '(' &&
 		    !regex && !(p->sh && p->sh->dash_errors)) {
-			/* <(…) >(…) at a word's start: to the matching ')' as $( ) */
+			/* <(…) >(…), anywhere in a word (bash: x=<(…), --in=<(…)): to the
+			 * matching ')' as $( ) */
 			e = scan_dollar(p, i);
 			if (e < 0) {
 				if (!p->error)
@@ -483,7 +610,7 @@ scan_word(struct parser *p, bool regex)
 				free(b.s);
 				return NULL;
 			}
-			sb_addn(&b, p->s + i, (size_t)e - i);
+			add_seg(p, &b, i, (size_t)e);
 			i = (size_t)e;
 			continue;
 		}
@@ -519,11 +646,11 @@ scan_word(struct parser *p, bool regex)
 				e = scan_dsquote(p, i + 1);
 				if (e < 0)
 					goto unterminated_sq;
-			} else if (i + 1 < p->len && (p->s[i + 1] == '(' || p->s[i + 1] == '{')) {
+			} else if (dollar_opens(p, i)) {
 				e = scan_dollar(p, i);
 				if (e < 0) {
 					if (!p->error) {
-						if (p->s[i + 1] == '{')
+						if (p->s[peek_cont(p, i + 1)] == '{')
 							goto unterminated_brace;
 						goto unterminated_paren;
 					}
@@ -544,7 +671,7 @@ scan_word(struct parser *p, bool regex)
 			e = (long)i + 1;
 			break;
 		}
-		sb_addn(&b, p->s + i, (size_t)e - i);
+		add_seg(p, &b, i, (size_t)e);
 		i = (size_t)e;
 		/* compound assignment: word so far is NAME= or NAME+= and '(' follows;
 		 * or an extglob group ?( *( +( @( !( (shopt extglob; always in [[ ]]) */
@@ -561,6 +688,10 @@ scan_word(struct parser *p, bool regex)
 				if (cc == '\n')
 					p->line++;
 				if (cc == '\\') {
+					if (j + 1 < p->len && p->s[j + 1] == '\n') {
+						hole_add(p, j);
+						p->line++;
+					}
 					j++;
 					continue;
 				}
@@ -571,7 +702,7 @@ scan_word(struct parser *p, bool regex)
 					j = (size_t)ee - 1;
 					continue;
 				}
-				if (cc == '$' && j + 1 < p->len && (p->s[j + 1] == '(' || p->s[j + 1] == '{')) {
+				if (cc == '$' && dollar_opens(p, j)) {
 					long ee = scan_dollar(p, j);
 					if (ee < 0)
 						goto unterminated_paren;
@@ -585,7 +716,7 @@ scan_word(struct parser *p, bool regex)
 			}
 			if (j >= p->len)
 				goto unterminated_paren;
-			sb_addn(&b, p->s + i, j + 1 - i);
+			add_seg(p, &b, i, j + 1);
 			i = j + 1;
 		}
 	}
@@ -637,6 +768,30 @@ skip_blanks(struct parser *p)
 	}
 }
 
+static void
+op_chars(const struct parser *p, char oc[3], size_t opos[3])
+{
+	size_t j = p->pos;
+	for (int k = 0; k < 3; k++) {
+		if (k)
+			j = peek_cont(p, j);
+		opos[k] = j;
+		oc[k] = j < p->len ? p->s[j] : 0;
+		if (j < p->len)
+			j++;
+	}
+}
+
+static void
+op_adv(struct parser *p, const size_t opos[3], int n)
+{
+	size_t to = opos[n - 1] + 1;
+	for (size_t j = p->pos; j < to; j++)
+		if (p->s[j] == '\n')
+			p->line++;
+	p->pos = to;
+}
+
 static enum tok
 lex(struct parser *p)
 {
@@ -652,7 +807,12 @@ lex(struct parser *p)
 		return p->t = T_EOF;
 	const char *s = p->s + p->pos;
 	size_t left = p->len - p->pos;
-#define AT(k, ch) (left > (k) && s[k] == (ch))
+	/* An operator's characters may have backslash-newlines between them (bash): oc[k] is
+	 * its k-th character (0 past the end), op_adv moves past k of them. */
+	char oc[3];
+	size_t opos[3];
+	op_chars(p, oc, opos);
+#define AT(k, ch) (oc[k] == (ch))
 	switch (s[0]) {
 	case '\n':
 		p->pos++;
@@ -662,31 +822,31 @@ lex(struct parser *p)
 		return p->t = T_NL;
 	case ';':
 		if (AT(1, ';') && AT(2, '&')) {
-			p->pos += 3;
+			op_adv(p, opos, 3);
 			return p->t = T_DSEMIAMP;
 		}
 		if (AT(1, ';')) {
-			p->pos += 2;
+			op_adv(p, opos, 2);
 			return p->t = T_DSEMI;
 		}
 		if (AT(1, '&')) {
-			p->pos += 2;
+			op_adv(p, opos, 2);
 			return p->t = T_SEMIAMP;
 		}
 		p->pos++;
 		return p->t = T_SEMI;
 	case '&':
 		if (AT(1, '&')) {
-			p->pos += 2;
+			op_adv(p, opos, 2);
 			return p->t = T_AND;
 		}
 		if (AT(1, '>')) {
 			p->rfd = -1;
 			if (AT(2, '>')) {
-				p->pos += 3;
+				op_adv(p, opos, 3);
 				p->rtype = R_ALLAPPEND;
 			} else {
-				p->pos += 2;
+				op_adv(p, opos, 2);
 				p->rtype = R_ALLOUT;
 			}
 			return p->t = T_REDIR;
@@ -695,11 +855,11 @@ lex(struct parser *p)
 		return p->t = T_AMP;
 	case '|':
 		if (AT(1, '|')) {
-			p->pos += 2;
+			op_adv(p, opos, 2);
 			return p->t = T_OR;
 		}
 		if (AT(1, '&')) {
-			p->pos += 2;
+			op_adv(p, opos, 2);
 			return p->t = T_PIPEAMP;
 		}
 		p->pos++;
@@ -718,52 +878,55 @@ lex(struct parser *p)
 	int fd = -1;
 	while (k < left && k < 4 && isdigit((unsigned char)s[k]))
 		k++;
-	if (k > 0 && k < left && (s[k] == '<' || s[k] == '>')) {
+	if (k > 0 && k < left && (s[k] == '<' || s[k] == '>') &&
+	    !(k + 1 < left && s[k + 1] == '(' && !(p->sh && p->sh->dash_errors))) {
+		/* (2>(…) is the word 2/dev/fd/N, bash) */
 		fd = atoi(s);
 		s += k;
 		left -= k;
 		p->pos += k;
+		op_chars(p, oc, opos);
 	} else if (left > 2 && s[0] == '{' && 0) {
 		/* {varname}> is not supported */
 	}
-	if (fd < 0 && (s[0] == '<' || s[0] == '>') && AT(1, '(') && !(p->sh && p->sh->dash_errors))
+	if (fd < 0 && (s[0] == '<' || s[0] == '>') && left > 1 && s[1] == '(' && !(p->sh && p->sh->dash_errors))
 		goto word; /* <(…) >(…): a process substitution, a word (bash) */
 	if (s[0] == '<' || s[0] == '>') {
 		p->rfd = fd;
 		p->rstrip = false;
 		if (s[0] == '<') {
 			if (AT(1, '<') && AT(2, '<')) {
-				p->pos += 3;
+				op_adv(p, opos, 3);
 				p->rtype = R_HERESTR;
 			} else if (AT(1, '<') && AT(2, '-')) {
-				p->pos += 3;
+				op_adv(p, opos, 3);
 				p->rtype = R_HEREDOC;
 				p->rstrip = true;
 			} else if (AT(1, '<')) {
-				p->pos += 2;
+				op_adv(p, opos, 2);
 				p->rtype = R_HEREDOC;
 			} else if (AT(1, '&')) {
-				p->pos += 2;
+				op_adv(p, opos, 2);
 				p->rtype = R_DUPIN;
 			} else if (AT(1, '>')) {
-				p->pos += 2;
+				op_adv(p, opos, 2);
 				p->rtype = R_RDWR;
 			} else {
-				p->pos += 1;
+				op_adv(p, opos, 1);
 				p->rtype = R_IN;
 			}
 		} else {
 			if (AT(1, '>')) {
-				p->pos += 2;
+				op_adv(p, opos, 2);
 				p->rtype = R_APPEND;
 			} else if (AT(1, '|')) {
-				p->pos += 2;
+				op_adv(p, opos, 2);
 				p->rtype = R_CLOBBER;
 			} else if (AT(1, '&')) {
-				p->pos += 2;
+				op_adv(p, opos, 2);
 				p->rtype = R_DUPOUT;
 			} else {
-				p->pos += 1;
+				op_adv(p, opos, 1);
 				p->rtype = R_OUT;
 			}
 		}
@@ -1781,6 +1944,7 @@ parser_new(struct sh_shell *sh, const char *text, size_t len, int first_line)
 	p->len = len;
 	p->line = first_line;
 	p->hd_tail = &p->hd;
+	p->holes = &p->own_holes;
 	p->in_eval = sh->parse_eval;
 	sh->parse_eval = false;
 	return p;
@@ -1793,6 +1957,7 @@ parser_free(struct parser *p)
 		return;
 	free(p->s);
 	free(p->word);
+	free(p->own_holes.v);
 	while (p->hd) {
 		struct pending_heredoc *h = p->hd;
 		p->hd = h->next;

@@ -456,8 +456,9 @@ size_t ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 int arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out);
 
 /* pattern.c */
-/* The characters a quoted one of is escaped with '\\' in a pattern */
-#define PAT_SPECIAL "*?[]\\()|@+!"
+/* The characters a quoted one of is escaped with '\\' in a pattern ('-' and '^': inside
+ * […], "-" is no range and "^" no negation: [a"-"c], [\^]) */
+#define PAT_SPECIAL "*?[]\\()|@+!-^"
 /* Whether extglob's ?(…) *(…) +(…) @(…) !(…) are patterns now (shopt
  * extglob, or inside [[ ]]). */
 bool pat_extglob(void);
