@@ -39,6 +39,7 @@ struct pending {
 	/* its DecideRequests: packed (asked) or borrowed (blocking mode) */
 	size_t n_asked;
 	Box__DecideRequest *const *borrowed;
+	Box__DecideRequest *one; /* a lone DecideRequest borrowed (borrowed points here) */
 	struct asked asked[];
 };
 
@@ -152,7 +153,9 @@ pending_new(struct policy_client *c, uint32_t type, const ProtobufCMessage *msg,
 		return -ENOMEM;
 	p->reply_type = reply_type_of(type);
 	if (borrow) {
-		p->borrowed = reqs;
+		/* (REQS may point at MSG itself: one Decide is kept here, not in this frame) */
+		p->one = n == 1 ? reqs[0] : NULL;
+		p->borrowed = n == 1 ? &p->one : reqs;
 		p->n_asked = n;
 	}
 	for (size_t i = 0; !borrow && i < n; i++) {
@@ -337,6 +340,12 @@ int
 policy_client_fd(const struct policy_client *c)
 {
 	return c->ev ? box_ipc_event_fd(c->ev) : c->fd;
+}
+
+uint64_t
+policy_client_next_id(const struct policy_client *c)
+{
+	return c->next_id;
 }
 
 size_t

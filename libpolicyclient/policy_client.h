@@ -80,6 +80,11 @@ int policy_client_new_sync(int fd, const uint32_t *reply_types, unsigned n,
 /* Closes the fd; the callbacks of requests in flight are never called. NULL-tolerant. */
 void policy_client_free(struct policy_client *c);
 int policy_client_fd(const struct policy_client *c);
+/*
+ * The id the next request will take: what a peer that answers ahead of the
+ * request (box-shell's rehearsal decider, a test) names its reply with.
+ */
+uint64_t policy_client_next_id(const struct policy_client *c);
 /* Requests sent and not answered (event mode). */
 size_t policy_client_in_flight(const struct policy_client *c);
 /* Permits kept without an outcome yet. */
