@@ -29,7 +29,7 @@ TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec po
 	test/integration/t-policy-% test/integration/t-init.sh test/integration/t-completion.sh \
 	test/integration/t-install.sh test/integration/t-first-box.sh \
 	test/integration/t-log-filters.sh test/integration/t-run% bench/replay/%
-TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck) \
+TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch) \
 	$(addprefix test/fuzz/replay_,request recheck_reply) \
 	test/config/check-vs-run.sh test/integration/t-run% test/integration/t-teardown-race.sh \
 	test/integration/t-mask-outside.sh test/integration/t-peer-pidns.sh \
