@@ -81,13 +81,10 @@ gw_tool_schema(const Box__PolicyToolSchema *m, gw_decide_fn fn, void *arg)
 static void
 on_policyd_end(void *arg, int error, const char *why)
 {
+	char text[256];
 	(void)arg;
-	if (error == -ECONNRESET)
-		log_err("box-policyd closed its channel: exiting");
-	else if (why[0])
-		log_err_errno(error, "box-policyd sent %s: exiting", why);
-	else
-		log_err_errno(error, "The box-policyd channel failed: exiting");
+	policy_client_end_text(error, why, text, sizeof(text));
+	log_err("%s: exiting", text);
 	gw_exit(1);
 }
 

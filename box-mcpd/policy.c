@@ -95,13 +95,10 @@ pd_record(bool ok, const char *action, Box__PolicyField **in, size_t n_in,
 static void
 on_policyd_end(void *arg, int error, const char *why)
 {
+	char text[256];
 	(void)arg;
-	if (error == -ECONNRESET)
-		log_err("box-policyd closed its channel: exiting");
-	else if (why[0])
-		log_err_errno(error, "box-policyd sent %s: exiting", why);
-	else
-		log_err_errno(error, "The box-policyd channel failed: exiting");
+	policy_client_end_text(error, why, text, sizeof(text));
+	log_err("%s: exiting", text);
 	policy_client_free(M.policyd); /* (allowed in its end callback) */
 	M.policyd = NULL;
 	mcpd_exit(1);

@@ -236,32 +236,44 @@ on_close(struct box_ipc_event *e, int error, void *userdata)
 
 /* ---- both ------------------------------------------------------------------------- */
 
+/* A client for FD, whatever its way of waiting (made by its caller): on failure FD is closed. */
 static int
-client_new(const uint32_t *reply_types, unsigned n, struct policy_client **out)
+client_new(int fd, const uint32_t *reply_types, unsigned n, struct policy_client **out)
 {
-	if (n == 0 || n > POLICY_CLIENT_REPLY_TYPES_MAX || !reply_types)
-		return -EINVAL;
-	struct policy_client *c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
+	int r = -EINVAL;
+	struct policy_client *c = NULL;
+	if (n > 0 && n <= POLICY_CLIENT_REPLY_TYPES_MAX && reply_types) {
+		r = -ENOMEM;
+		c = calloc(1, sizeof(*c));
+		if (c && (c->permits = policy_permits_new()))
+			r = 0;
+	}
+	if (r < 0) {
+		free(c);
+		close(fd);
+		return r;
+	}
 	c->fd = -1;
 	c->next_id = 1;
 	c->tail = &c->head;
-	c->permits = policy_permits_new();
-	if (!c->permits) {
-		free(c);
-		return -ENOMEM;
-	}
 	*out = c;
 	return 0;
 }
 
 /* A peer's channel opens in `ready` (it never sees PolicyInit); only these replies may come. */
 static int
-chan_ready(struct box_ipc_chan *chan, const uint32_t *reply_types, unsigned n)
+client_ready(struct policy_client *c, const uint32_t *reply_types, unsigned n,
+	     struct policy_client **out)
 {
-	int r = box_ipc_chan_set_state(chan, BOX_POLICY_READY);
-	return r < 0 ? r : box_ipc_chan_allow(chan, reply_types, n);
+	int r = c->chan ? box_ipc_chan_set_state(c->chan, BOX_POLICY_READY) : -ENOMEM;
+	if (r == 0)
+		r = box_ipc_chan_allow(c->chan, reply_types, n);
+	if (r < 0) {
+		policy_client_free(c);
+		return r;
+	}
+	*out = c;
+	return 0;
 }
 
 int
@@ -270,11 +282,9 @@ policy_client_new_event(struct event_base *base, int fd, const uint32_t *reply_t
 			struct policy_client **out)
 {
 	struct policy_client *c = NULL;
-	int r = client_new(reply_types, n, &c);
-	if (r < 0) {
-		close(fd);
+	int r = client_new(fd, reply_types, n, &c);
+	if (r < 0)
 		return r;
-	}
 	c->on_end = on_end;
 	c->arg = arg;
 	c->ev = box_ipc_event_new(base, fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD, on_msg,
@@ -286,13 +296,7 @@ policy_client_new_event(struct event_base *base, int fd, const uint32_t *reply_t
 		return r;
 	}
 	c->chan = box_ipc_event_chan(c->ev);
-	r = chan_ready(c->chan, reply_types, n);
-	if (r < 0) {
-		policy_client_free(c);
-		return r;
-	}
-	*out = c;
-	return 0;
+	return client_ready(c, reply_types, n, out);
 }
 
 int
@@ -300,20 +304,12 @@ policy_client_new_sync(int fd, const uint32_t *reply_types, unsigned n,
 		       struct policy_client **out)
 {
 	struct policy_client *c = NULL;
-	int r = client_new(reply_types, n, &c);
-	if (r < 0) {
-		close(fd);
+	int r = client_new(fd, reply_types, n, &c);
+	if (r < 0)
 		return r;
-	}
 	c->fd = fd;
 	c->chan = box_ipc_chan_new(fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
-	r = c->chan ? chan_ready(c->chan, reply_types, n) : -ENOMEM;
-	if (r < 0) {
-		policy_client_free(c);
-		return r;
-	}
-	*out = c;
-	return 0;
+	return client_ready(c, reply_types, n, out);
 }
 
 void
@@ -334,6 +330,17 @@ policy_client_free(struct policy_client *c)
 		close(c->fd);
 	policy_permits_free(c->permits);
 	free(c);
+}
+
+void
+policy_client_end_text(int error, const char *why, char *buf, size_t len)
+{
+	if (error == -ECONNRESET)
+		snprintf(buf, len, "box-policyd closed its channel");
+	else if (why && why[0])
+		snprintf(buf, len, "box-policyd sent %s (%s)", why, strerror(-error));
+	else
+		snprintf(buf, len, "the box-policyd channel failed: %s", strerror(-error));
 }
 
 int

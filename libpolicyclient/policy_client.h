@@ -60,6 +60,9 @@ typedef void (*policy_client_reply_fn)(void *arg, const ProtobufCMessage *reply)
  */
 typedef void (*policy_client_end_fn)(void *arg, int error, const char *why);
 
+/* What ended the channel (an end callback's ERROR and WHY), as one line for a log. */
+void policy_client_end_text(int error, const char *why, char *buf, size_t len);
+
 /* Replies one client may allow (policy_client_new_*'s reply_types). */
 #define POLICY_CLIENT_REPLY_TYPES_MAX 4u
 /* Outcomes one policy_client_record may send (one RecordBatch). */

@@ -546,8 +546,16 @@ test_event_errors(void)
 		loop_until(base, &end.ended, 1);
 		CHECK_INT(end.ended, 1);
 		CHECK_INT(end.error, want);
-		if (k == 0)
+		char text[256];
+		policy_client_end_text(end.error, end.why, text, sizeof(text));
+		if (k == 0) {
 			CHECK(strstr(end.why, "asked for another reply") != NULL);
+			CHECK(strstr(text, "box-policyd sent DecideBatchReply for request 1") == text);
+		} else if (k == 1) {
+			CHECK_STR(text, "box-policyd closed its channel");
+		} else {
+			CHECK(strstr(text, "the box-policyd channel failed: ") == text);
+		}
 		CHECK_INT(a.calls, 0);
 		CHECK_INT(policy_client_permits(c), 0);
 		CHECK_INT(policy_client_decide(c, req.action, req.input, 1, on_reply, &a, &a), -EPIPE);
