@@ -38,6 +38,7 @@ INSTALL_DOCS    := README.md LICENSE $(sort $(wildcard docs/*.md))
 LIBCOMMON    := $(BUILD)/common/libboxcommon.a
 LIBPROTO     := $(BUILD)/proto/libboxproto.a
 LIBBOXPOLICY := $(BUILD)/libboxpolicy/libboxpolicy.a
+LIBPOLICYCLIENT := $(BUILD)/libpolicyclient/libpolicyclient.a
 
 # Filled in by module.mk files. CHECK_DEPS: helpers the test scripts need built.
 PROGRAMS        :=
@@ -56,7 +57,7 @@ define compile_c
 	@mkdir -p $(@D)
 	$(CC) $(BOX_CPPFLAGS) $(MODULE_CPPFLAGS) $(BOX_CFLAGS) $(MODULE_CFLAGS) -c $< -o $@
 endef
-# Libraries in dependency order, each once: libboxpolicy, libboxproto, then
+# Libraries in dependency order, each once: libpolicyclient, libboxpolicy, libboxproto, then
 # libboxcommon (a leaf). No link group: a cycle between them is a build error.
 define link_program
 	@mkdir -p $(@D)

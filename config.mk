@@ -62,7 +62,7 @@ OPTFLAGS += -fsanitize=fuzzer-no-link
 endif
 
 BOX_CFLAGS   := -std=gnu11 $(OPTFLAGS) $(WARNINGS) $(HARDENING_CFLAGS) -pipe
-BOX_CPPFLAGS := -D_GNU_SOURCE -I. -Icommon -I$(BUILD)/common -I$(BUILD)/proto -Ilibboxpolicy/include \
+BOX_CPPFLAGS := -D_GNU_SOURCE -I. -Icommon -I$(BUILD)/common -I$(BUILD)/proto -Ilibboxpolicy/include -Ilibpolicyclient \
 	-DBOX_LIBEXECDIR='"$(LIBEXECDIR)"' -DBOX_VERSION='"$(BOX_VERSION)"' -MMD -MP
 BOX_LDFLAGS  := $(HARDENING_LDFLAGS) $(SAN_LDFLAGS)
 

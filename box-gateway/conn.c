@@ -101,7 +101,7 @@ struct gw_conn {
 	bool dial_timed_out;
 	char last_err[96];
 	char *refuse_msg;
-	struct gw_decide *decide;
+	bool decide; /* a Decide in flight (its owner: this) */
 	struct gw_resolve *resolve;
 
 	/* The request being served. */
@@ -232,8 +232,8 @@ conn_destroy(struct gw_conn *c)
 	gw_stream_kill(c->cli);
 	if (c->up)
 		gw_stream_kill(c->up);
-	gw_decide_cancel(c->decide);
-	c->decide = NULL;
+	gw_decide_cancel(c);
+	c->decide = false;
 	gw_resolve_cancel(c->resolve);
 	c->resolve = NULL;
 	if (c->timer)
@@ -766,10 +766,12 @@ mcp_request(struct gw_conn *c)
 }
 
 static void
-on_http_decided(void *arg, bool permit, const char *message)
+on_http_decided(void *arg, const ProtobufCMessage *verdict)
 {
+	const char *message;
+	bool permit = gw_verdict(verdict, &message);
 	struct gw_conn *c = arg;
-	c->decide = NULL;
+	c->decide = false;
 	if (!permit) {
 		refuse(c, message);
 		return;
@@ -799,7 +801,7 @@ decide_http(struct gw_conn *c)
 	http_fields(c, &fs, c->body_bytes);
 	c->phase = P_DECIDE;
 	cli_read_update(c);
-	c->decide = gw_decide("http:request", &fs, on_http_decided, c);
+	c->decide = gw_decide("http:request", &fs, on_http_decided, c) == 0;
 	if (!c->decide)
 		refuse(c, "box-gateway: the decision could not be asked (box-policyd unreachable)");
 }
@@ -1077,10 +1079,12 @@ on_up_connected(struct gw_stream *s, int err, void *arg)
 }
 
 static void
-on_ip_decided(void *arg, bool permit, const char *message)
+on_ip_decided(void *arg, const ProtobufCMessage *verdict)
 {
+	const char *message;
+	bool permit = gw_verdict(verdict, &message);
 	struct gw_conn *c = arg;
-	c->decide = NULL;
+	c->decide = false;
 	if (!permit) {
 		c->refusals++;
 		free(c->refuse_msg);
@@ -1124,7 +1128,7 @@ try_addr(struct gw_conn *c)
 		policy_fields_str(&fs, "host", c->host);
 		policy_fields_long(&fs, "port", c->port);
 		policy_fields_str(&fs, "ip", ip);
-		c->decide = gw_decide("net:connect", &fs, on_ip_decided, c);
+		c->decide = gw_decide("net:connect", &fs, on_ip_decided, c) == 0;
 		if (!c->decide) {
 			refuse(c, "box-gateway: the decision could not be asked");
 			return;
@@ -1157,10 +1161,12 @@ on_resolved(void *arg, const char *err, const struct gw_addrs *addrs)
 }
 
 static void
-on_host_decided(void *arg, bool permit, const char *message)
+on_host_decided(void *arg, const ProtobufCMessage *verdict)
 {
+	const char *message;
+	bool permit = gw_verdict(verdict, &message);
 	struct gw_conn *c = arg;
-	c->decide = NULL;
+	c->decide = false;
 	if (!permit) {
 		refuse(c, message);
 		return;
@@ -1198,7 +1204,7 @@ start_estab(struct gw_conn *c)
 	policy_fields_str(&fs, "host", c->host);
 	policy_fields_long(&fs, "port", c->port);
 	/* Before any DNS query: a denied host is never looked up. */
-	c->decide = gw_decide("net:connect", &fs, on_host_decided, c);
+	c->decide = gw_decide("net:connect", &fs, on_host_decided, c) == 0;
 	if (!c->decide)
 		refuse(c, "box-gateway: the decision could not be asked");
 }

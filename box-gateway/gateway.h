@@ -32,6 +32,7 @@
 #include "redact.h"
 #include "gateway.pb-c.h"
 #include "policy.pb-c.h"
+#include "policy_client.h"
 #include "policy_fields.h"
 
 #include "daemon_fds.h" /* DAEMON_FD_BOXD, DAEMON_FD_POLICYD */
@@ -75,7 +76,8 @@ struct gw_state {
 	struct evdns_base *dns;
 	struct gw_hosts *hosts;
 	/* running */
-	struct box_ipc_event *boxd, *policyd;
+	struct box_ipc_event *boxd;
+	struct policy_client *policyd;
 	struct gw_listener *listeners;
 	uint64_t n_conns;
 	uint64_t refused_over_limit;
@@ -103,27 +105,29 @@ struct gw_listener {
 /* A DecideRequest/RecordRequest input under construction (no allocation). */
 /* A request's fields: struct policy_fields (proto/policy_fields.h). */
 
-/* permit, and the decision's message (valid during the call). */
-typedef void (*gw_decide_fn)(void *arg, bool permit, const char *message);
-struct gw_decide;
 /*
- * Send a DecideRequest; fn is called once with the reply. NULL when it could
- * not be sent (the caller denies).
+ * A reply from box-policyd (DecideReply; PolicyToolSchemaReply for gw_tool_schema),
+ * valid during the call: libpolicyclient/policy_client.h.
  */
-struct gw_decide *gw_decide(const char *action, const struct policy_fields *in, gw_decide_fn fn,
-			    void *arg);
+typedef policy_client_reply_fn gw_decide_fn;
+/* A DecideReply's verdict, and its message (valid during the callback). */
+bool gw_verdict(const ProtobufCMessage *reply, const char **message);
+/*
+ * Send a DecideRequest; fn(owner, reply) is called once with the reply, unless
+ * gw_decide_cancel(owner) comes first. Negative errno when it could not be sent
+ * (logged; the caller denies).
+ */
+int gw_decide(const char *action, const struct policy_fields *in, gw_decide_fn fn, void *owner);
 /* The same with a built input (MCP tool arguments: nested values). */
-struct gw_decide *gw_decide_fields(const char *action, Box__PolicyField **in, size_t n,
-				   gw_decide_fn fn, void *arg);
+int gw_decide_fields(const char *action, Box__PolicyField **in, size_t n, gw_decide_fn fn,
+		     void *owner);
 /* PolicyToolSchema; fn gets PolicyToolSchemaReply (ok, error). Negative errno: not sent. */
-typedef void (*gw_schema_fn)(void *arg, bool ok, const char *error);
-int gw_tool_schema(const Box__PolicyToolSchema *m, gw_schema_fn fn, void *arg);
-/* The asker is gone: fn will not be called. */
-void gw_decide_cancel(struct gw_decide *d);
+int gw_tool_schema(const Box__PolicyToolSchema *m, gw_decide_fn fn, void *arg);
+/* The asker is gone: none of its callbacks will be called. */
+void gw_decide_cancel(const void *owner);
 void gw_record(bool ok, const char *action, const struct policy_fields *in,
 	       const struct policy_fields *out);
 int gw_decide_start(int fd);
-size_t gw_decides_in_flight(void);
 
 /* ---- dns.c ----------------------------------------------------------------- */
 

@@ -122,7 +122,7 @@ struct gw_mcp_call {
 	struct gw_mcp_server *s;
 	gw_mcp_fn fn;
 	void *arg;
-	struct gw_decide *decide;
+	bool decide; /* a Decide in flight (its owner: this) */
 	struct mcp_frame f; /* the POSTed message, classified (box-mcpd/jsonrpc.h) */
 	json_t *id;	    /* f.id: NULL for a notification or an id-less call */
 	char *idkey;
@@ -618,9 +618,12 @@ fields_free(Box__PolicyField **fs, size_t n)
 /* ---- the tool catalog and its schema --------------------------------------------------- */
 
 static void
-on_schema_reply(void *arg, bool ok, const char *error)
+on_schema_reply(void *arg, const ProtobufCMessage *reply)
 {
 	struct gw_mcp_server *s = arg;
+	const Box__PolicyToolSchemaReply *rep = (const Box__PolicyToolSchemaReply *)reply;
+	bool ok = rep->ok;
+	const char *error = rep->error;
 	s->failed = !ok;
 	free(s->fail_msg);
 	s->fail_msg = NULL;
@@ -801,10 +804,12 @@ finish(struct gw_mcp_call *c, enum gw_mcp_verdict v)
 }
 
 static void
-on_refined(void *arg, bool permit, const char *message)
+on_refined(void *arg, const ProtobufCMessage *verdict)
 {
+	const char *message;
+	bool permit = gw_verdict(verdict, &message);
 	struct gw_mcp_call *c = arg;
-	c->decide = NULL;
+	c->decide = false;
 	if (!permit) {
 		finish(c, answer(c, 200, RPC_POLICY, message));
 		return;
@@ -900,7 +905,7 @@ refine(struct gw_mcp_call *c)
 		return answer(c, 200, RPC_PARAMS, m);
 	}
 	c->refining = true;
-	c->decide = gw_decide_fields(action, fs, n, on_refined, c);
+	c->decide = gw_decide_fields(action, fs, n, on_refined, c) == 0;
 	free(action);
 	fields_free(fs, n);
 	if (!c->decide)
@@ -910,10 +915,12 @@ refine(struct gw_mcp_call *c)
 }
 
 static void
-on_call_decided(void *arg, bool permit, const char *message)
+on_call_decided(void *arg, const ProtobufCMessage *verdict)
 {
+	const char *message;
+	bool permit = gw_verdict(verdict, &message);
 	struct gw_mcp_call *c = arg;
-	c->decide = NULL;
+	c->decide = false;
 	if (!permit) {
 		if (c->reply_to) {
 			/* The client's reply is refused: the server gets the error instead. */
@@ -1016,7 +1023,7 @@ gw_mcp_decide(struct gw_mcp_call *c, const char *body, size_t len)
 		return answer(c, 200, RPC_PARAMS,
 			      "box-gateway: the request's name or uri is beyond what policy can "
 			      "decide (256 KiB)");
-	c->decide = gw_decide("mcp:call", &fs, on_call_decided, c);
+	c->decide = gw_decide("mcp:call", &fs, on_call_decided, c) == 0;
 	if (!c->decide)
 		return answer(c, 200, RPC_POLICY,
 			      "box-gateway: the decision could not be asked (box-policyd unreachable)");
@@ -1394,7 +1401,7 @@ gw_mcp_call_free(struct gw_mcp_call *c)
 {
 	if (!c)
 		return;
-	gw_decide_cancel(c->decide);
+	gw_decide_cancel(c);
 	record(c, false); /* forwarded, and no reply came (an id-less call never gets one) */
 	mcp_frame_clear(&c->f);
 	free(c->idkey);

@@ -18,6 +18,7 @@
 #include "ipc_event.h"
 #include "mcp.pb-c.h"
 #include "policy.pb-c.h"
+#include "policy_client.h"
 #include "policy_fields.h"
 #include "toolschema.h"
 
@@ -41,7 +42,8 @@ struct mcpd_server {
 
 struct mcpd {
 	struct event_base *base;
-	struct box_ipc_event *boxd, *policyd;
+	struct box_ipc_event *boxd;
+	struct policy_client *policyd;
 	Box__McpInit *init;
 	struct mcpd_server *servers;
 	size_t n_servers;

@@ -44,8 +44,6 @@ struct declog_outcome {
 
 /* Before the seccomp filter: jansson seeds its hash function from /dev/urandom once. */
 void declog_init(void);
-/* "2026-11-30T02:39:44.123Z" (RFC 3339 UTC, milliseconds) into buf (>= 32 bytes). */
-void declog_time(int64_t time_ns, char *buf, size_t len);
 /* The JSON line with its "\n" (malloc'd). NULL on failure (errno set). */
 char *declog_format(const struct declog_entry *e, size_t *ret_len);
 /*

@@ -138,6 +138,15 @@ int shd_ctl_send_exit(int ctl, int status, bool said);
 /* decide_policyd.c: FD >= 0: that channel (ready); -1: attach one over CTL_FD now. */
 int sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider **out);
 void sh_decider_policyd_free(struct sh_decider *d);
+/*
+ * A rehearsal's own decider (a spare rehearses a command with it, invocation.c,
+ * so that the session's first request runs on pages already faulted in): the
+ * same code as REAL's, with REAL's home, on a channel of its own whose far end
+ * holds a permit for each request before it is sent; nothing reaches
+ * box-policyd and REAL is not touched. Free with sh_decider_policyd_free.
+ * -EBUSY: REAL holds outcomes (they must go first).
+ */
+int sh_decider_rehearsal_new(const struct sh_decider *real, struct sh_decider **out);
 
 /* host_boxd.c */
 struct sh_shell;

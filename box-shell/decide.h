@@ -97,16 +97,6 @@ bool sh_decider_wants_outcomes(const struct sh_decider *d);
  * before a fork (a child must not send its parent's). */
 int sh_decider_flush(struct sh_decider *d);
 /*
- * box-shell's decider only: ON sets the channel to box-policyd aside and
- * sends every request on a channel of the decider's own, where a permit
- * waits for each; OFF drops that channel and what it held and takes the
- * real one back. A spare rehearses a command with it (invocation.c), so
- * that the session's first request runs on pages already faulted in.
- * -EALREADY: already so; -EBUSY: outcomes are held for the real channel.
- */
-int sh_decider_rehearse(struct sh_decider *d, bool on);
-
-/*
  * Called before the process writes anything to a descriptor it did not open
  * after a decision (command output, builtin output, messages): the daemon's
  * back end sends the fs outcome records it holds first, so that nothing

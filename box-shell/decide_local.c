@@ -181,7 +181,7 @@ after_fork_child(void)
 {
 	/* Nothing inherited is left to write (before_fork did); the child may _exit() any time. */
 	for (struct sh_decider *d = live; d; d = d->next_live) {
-		d->log.len = 0;
+		d->log.j.len = 0;
 		d->log.committed = 0;
 		d->unbuffered = true;
 	}
@@ -284,7 +284,7 @@ int
 sh_decider_flush(struct sh_decider *d)
 {
 	signals_checked = false; /* a disposition may have changed (trap) */
-	if (!d || d->log_fd < 0 || d->log.len == 0)
+	if (!d || d->log_fd < 0 || d->log.j.len == 0)
 		return 0;
 	d->last_flush_ns = clock_ns();
 	return shlog_flush(&d->log, d->log_fd);
@@ -298,7 +298,7 @@ maybe_flush(struct sh_decider *d, int64_t now)
 		d->unbuffered = false; /* a pipeline stage: buffered as the main process */
 	if (!signals_checked)
 		check_signals();
-	if (d->unbuffered || !term_is_ours || shlog_write_through || d->log.len >= LOG_FLUSH_BYTES ||
+	if (d->unbuffered || !term_is_ours || shlog_write_through || d->log.j.len >= LOG_FLUSH_BYTES ||
 	    now - d->last_flush_ns >= LOG_FLUSH_NS) {
 		d->last_flush_ns = now;
 		(void)shlog_flush(&d->log, d->log_fd);

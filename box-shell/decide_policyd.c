@@ -5,12 +5,13 @@
  * peer), a batch as one DecideBatchRequest, an outcome as a RecordRequest.
  * box-policyd observes, decides, keeps the one history of the box and
  * writes the decisions.jsonl line (source "box-shell": the channel's, never
- * a field). The engine is not linked here. A Record names the permitted
- * Decide it is the outcome of (proto/policy.proto): each channel's permits
- * are kept (policy_permits.h, with box-policyd's bounds) and an outcome
- * takes the oldest one of its action and input; one with none (its permit
- * was made on another channel, or the bound forgot it) is not sent. A
- * DecideBatch of N takes N ids (its i-th request is named by its id + i).
+ * a field). The engine is not linked here. The channel is the shared
+ * client's (libpolicyclient/policy_client.h, blocking: one request at a time
+ * per process): it numbers the requests (a DecideBatch of N takes N ids),
+ * matches each reply, keeps each channel's permits and sends an outcome as
+ * the Record of the oldest permit of its action and input; one with none
+ * (its permit was made on another channel, or the bound forgot it) is not
+ * sent.
  *
  * One channel per process: a fork (an invocation, a pipeline stage, a
  * subshell) makes a socketpair, keeps one end and hands the other to the
@@ -27,6 +28,10 @@
  * arg2?, arg_count, cwd}; shell:spawn adds program_path; paths canonical,
  * "~/rel" under the owner's home; shell:spawn of a program a [tool.NAME]
  * matches adds credential_reads, the stores its grants name (ShellInit).
+ *
+ * A spare's rehearsal has a decider of its own (sh_decider_rehearsal_new),
+ * whose channel's far end answers each request with a permit before it is
+ * sent: the decider that reaches box-policyd never forges one.
  *
  * Fail closed: a channel that breaks, a reply that does not match, or a
  * channel that cannot be made returns a negative errno; the interpreter
@@ -49,8 +54,8 @@
 #include "decide.h"
 #include "fdutil.h"
 #include "ipc.h"
+#include "policy_client.h"
 #include "policy_fields.h"
-#include "policy_permits.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
 
@@ -66,9 +71,8 @@
 #define HOLD_NS 1000000LL
 
 struct sh_decider {
-	int fd;                    /* this process's channel to box-policyd */
-	struct box_ipc_chan *chan;
-	struct policy_permits *permits; /* the channel's permits without an outcome yet */
+	/* this process's channel to box-policyd: its ids, replies and permits */
+	struct policy_client *pc;
 	unsigned long gen;         /* fork_gen when the channel was made */
 	/* held fs outcomes, in order: one RecordBatch when they go */
 	struct held {
@@ -78,24 +82,15 @@ struct sh_decider {
 	} held[HOLD_MAX];
 	unsigned n_held;
 	int64_t held_since;        /* CLOCK_MONOTONIC of the oldest held */
-	int ctl_fd;                /* the session's control socket (attaches) */
+	int ctl_fd;                /* the session's control socket (attaches; -1: none) */
 	char *home;
 	size_t home_len;
-	uint64_t next_id;
 	/*
-	 * A spare's rehearsal (sh_decider_rehearse): the requests go on a
-	 * socketpair of its own whose far end, `stage`, holds a permit for
-	 * each before it is sent; the real channel waits aside.
+	 * A rehearsal's decider only (sh_decider_rehearsal_new): the far end of
+	 * its channel, where a permit for each request waits before it is sent.
+	 * Never set in a decider that reaches box-policyd; -1 there.
 	 */
-	struct {
-		bool on;
-		int stage;
-		int fd;
-		struct box_ipc_chan *chan;
-		struct policy_permits *permits;
-		unsigned long gen;
-		uint64_t next_id;
-	} rehearsal;
+	int stage;
 };
 
 /* One request's input fields (the strings are borrowed or in `own`). */
@@ -277,33 +272,19 @@ held_clear(struct sh_decider *d)
 static void
 chan_drop(struct sh_decider *d)
 {
-	box_ipc_chan_freep(&d->chan);
-	policy_permits_free(d->permits);
-	d->permits = NULL;
-	d->fd = safe_close(d->fd);
+	policy_client_free(d->pc);
+	d->pc = NULL;
 	held_clear(d); /* (a broken channel loses them, as it would have lost them sent) */
 }
 
+/* FD (taken) as this process's channel: only Decide replies may come. */
 static int
 chan_take(struct sh_decider *d, int fd)
 {
-	d->fd = fd;
-	d->chan = box_ipc_chan_new(fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
-	d->permits = policy_permits_new();
-	if (!d->chan || !d->permits) {
-		chan_drop(d);
-		return -ENOMEM;
-	}
-	/* A peer's channel opens `ready`; only replies may come. */
 	static const uint32_t types[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY,
 					  BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY };
-	int r = box_ipc_chan_set_state(d->chan, BOX_POLICY_READY);
-	if (r == 0)
-		r = box_ipc_chan_allow(d->chan, types, 2);
-	if (r < 0)
-		chan_drop(d);
 	d->gen = fork_gen;
-	return r;
+	return policy_client_new_sync(fd, types, 2, &d->pc);
 }
 
 /* A channel of this process's own: one end to the main process, which attaches it. */
@@ -312,8 +293,8 @@ chan_attach(struct sh_decider *d)
 {
 	int sv[2];
 	chan_drop(d);
-	if (d->ctl_fd < 0 || d->rehearsal.on)
-		return -ENOTCONN; /* (a rehearsal never reaches box-policyd) */
+	if (d->ctl_fd < 0)
+		return -ENOTCONN; /* (a rehearsal's decider never reaches box-policyd) */
 	if (box_ipc_socketpair(sv, false) < 0)
 		return -errno;
 	/*
@@ -339,7 +320,7 @@ chan_attach(struct sh_decider *d)
 static int
 chan_ready(struct sh_decider *d)
 {
-	if (d->chan && d->gen == fork_gen && fork_gen != 0)
+	if (d->pc && d->gen == fork_gen && fork_gen != 0)
 		return 0;
 	held_clear(d); /* made before a fork: the parent's to send, never this process's */
 	return chan_attach(d);
@@ -357,7 +338,8 @@ static const char *const fs_results[] = { "completed", "descriptor_issued", "ind
 
 /*
  * The held outcomes as one RecordBatch (one RecordRequest when alone), in
- * order, before anything else leaves this process.
+ * order, before anything else leaves this process; those whose permit this
+ * channel does not keep are not sent (policy_client_record).
  */
 static void
 held_release(struct sh_decider *d)
@@ -365,21 +347,15 @@ held_release(struct sh_decider *d)
 	unsigned n = d->n_held;
 	if (n == 0)
 		return;
-	if (!d->chan || d->gen != fork_gen || fork_gen == 0) {
+	if (!d->pc || d->gen != fork_gen || fork_gen == 0) {
 		held_clear(d);
 		return;
 	}
-	Box__RecordRequest rec[HOLD_MAX], *recp[HOLD_MAX];
+	struct policy_client_outcome o[HOLD_MAX];
 	Box__PolicyField f[HOLD_MAX][3], *in[HOLD_MAX][2], *out[HOLD_MAX][1];
 	Box__PolicyValue v[HOLD_MAX][3];
-	unsigned k_rec = 0;
-	for (unsigned j = 0; j < n; j++) {
-		const struct held *h = &d->held[j];
-		unsigned i = k_rec;
-		box__record_request__init(&rec[i]);
-		rec[i].kind = h->failed ? BOX__EVENT_KIND__EVENT_ERROR
-					: BOX__EVENT_KIND__EVENT_RESPONSE;
-		rec[i].action = (char *)fs_actions[h->action];
+	for (unsigned i = 0; i < n; i++) {
+		const struct held *h = &d->held[i];
 		static const char *const names[3] = { "path", "operation", "result" };
 		const char *vals[3] = { h->path, fs_ops[h->op], fs_results[h->result] };
 		for (int k = 0; k < 3; k++) {
@@ -393,31 +369,13 @@ held_release(struct sh_decider *d)
 		in[i][0] = &f[i][0];
 		in[i][1] = &f[i][1];
 		out[i][0] = &f[i][2];
-		/* The permit it is the outcome of (decided {path, operation}, as fs_fields does). */
-		if (policy_permits_take_match(d->permits, rec[i].action, in[i], 2,
-					      &rec[i].decide_id) < 0)
-			continue;
-		if (!h->failed) {
-			rec[i].output = out[i];
-			rec[i].n_output = 1;
-		}
-		recp[i] = &rec[i];
-		k_rec++;
+		/* Decided with {path, operation}, as fs_fields does; the result only when done. */
+		o[i] = (struct policy_client_outcome){ .ok = !h->failed,
+						       .action = fs_actions[h->action],
+						       .in = in[i], .n_in = 2,
+						       .out = out[i], .n_out = 1 };
 	}
-	n = k_rec;
-	int r = 0;
-	if (n == 0) {
-		/* none has a permit of this channel's: nothing to send */
-	} else if (n == 1) {
-		r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec[0].base,
-				      NULL, 0);
-	} else {
-		Box__RecordBatch b = BOX__RECORD_BATCH__INIT;
-		b.records = recp;
-		b.n_records = n;
-		r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_RECORD_BATCH, 0, &b.base, NULL,
-				      0);
-	}
+	int r = policy_client_record(d->pc, o, n);
 	held_clear(d);
 	if (r < 0)
 		chan_drop(d);
@@ -433,7 +391,11 @@ release_before_output(void)
 		held_release(held_owner);
 }
 
-/* The rehearsal's answer to request ID, ahead of it: what box-policyd says to a permitted one. */
+/*
+ * A rehearsal decider's answer to request ID, ahead of it: what box-policyd
+ * says to a permitted one. Only a decider made by sh_decider_rehearsal_new has
+ * a stage; its channel reaches nothing else.
+ */
 static void
 rehearsal_permit(struct sh_decider *d, uint64_t id)
 {
@@ -444,25 +406,8 @@ rehearsal_permit(struct sh_decider *d, uint64_t id)
 	rep.rules = rules;
 	rep.n_rules = 1;
 	rep.message = (char *)"policy policy_0 permits it";
-	(void)box_ipc_send(d->rehearsal.stage, &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REPLY, id,
+	(void)box_ipc_send(d->stage, &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REPLY, id,
 			   &rep.base, NULL, 0);
-}
-
-/* Wait for the reply of TYPE to request ID (EINTR: a signal handler ran; wait on). */
-static int
-reply_wait(struct sh_decider *d, uint32_t type, uint64_t id, struct box_ipc_msg *m)
-{
-	int r;
-	do
-		r = box_ipc_recv_wait(d->chan, m, -1);
-	while (r == -EINTR);
-	if (r < 0)
-		return r;
-	if (m->type != type || m->request_id != id) {
-		box_ipc_msg_done(m);
-		return -EBADMSG;
-	}
-	return 0;
 }
 
 static int
@@ -474,30 +419,25 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	if (r < 0)
 		return r;
 	held_release(d); /* the outcomes so far come before what this process asks next */
-	if (!d->chan)
+	if (!d->pc)
 		return -EPIPE;
 	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
 	req.action = (char *)action;
 	req.input = (Box__PolicyField **)fs->in.p;
 	req.n_input = fs->in.n;
-	uint64_t id = d->next_id++;
-	if (d->rehearsal.on)
-		rehearsal_permit(d, id);
-	r = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id, &req.base, NULL, 0);
+	if (d->stage >= 0)
+		rehearsal_permit(d, policy_client_next_id(d->pc));
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	if (r == 0)
-		r = reply_wait(d, BOX__MSG_TYPE__MSG_DECIDE_REPLY, id, &m);
+	r = policy_client_call(d->pc, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &req.base, &m);
 	if (r < 0) {
 		chan_drop(d); /* broken: the next request attaches afresh, or fails too */
 		return r;
 	}
+	/* (A permit is kept by the client: the outcome's Record will name it.) */
 	const Box__DecideReply *rep = (const Box__DecideReply *)m.msg;
-	out->permit = rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT &&
+	out->permit = policy_client_permitted(rep) &&
 		      rep->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
-	/* As box-policyd keeps it: the outcome's Record will name it. */
-	if (rep->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT)
-		r = policy_permits_add(d->permits, id, &req);
-	if (!out->permit && r == 0) {
+	if (!out->permit) {
 		out->message = strdup(rep->message);
 		if (!out->message)
 			r = -ENOMEM;
@@ -513,21 +453,13 @@ send_record(struct sh_decider *d, bool ok, const char *action, const struct fiel
 	if (chan_ready(d) < 0)
 		return;
 	held_release(d); /* the held ones first: in order */
-	if (!d->chan)
+	if (!d->pc)
 		return;
-	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
-	rec.kind = ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
-	rec.action = (char *)action;
 	/* The permit it is the outcome of: decided with the same fields (exec_fields). */
-	if (policy_permits_take_match(d->permits, action, in->in.p, in->in.n, &rec.decide_id) < 0)
-		return;
 	Box__PolicyField *outs[1] = { out };
-	if (ok && out) {
-		rec.output = outs;
-		rec.n_output = 1;
-	}
-	if (box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base, NULL, 0) <
-	    0)
+	struct policy_client_outcome o = { .ok = ok, .action = action, .in = in->in.p,
+					   .n_in = in->in.n, .out = outs, .n_out = out ? 1 : 0 };
+	if (policy_client_record(d->pc, &o, 1) < 0)
 		chan_drop(d);
 }
 
@@ -540,9 +472,8 @@ sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider *
 	struct sh_decider *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->fd = -1;
 	d->ctl_fd = ctl_fd;
-	d->next_id = 1;
+	d->stage = -1;
 	d->home = strdup(home && home[0] == '/' ? home : "/");
 	if (!d->home) {
 		free(d);
@@ -569,8 +500,7 @@ sh_decider_policyd_free(struct sh_decider *d)
 	if (held_owner == d)
 		held_owner = NULL;
 	chan_drop(d);
-	if (d->rehearsal.on) /* the real channel's, aside */
-		policy_permits_free(d->rehearsal.permits);
+	safe_close(d->stage);
 	free(d->home);
 	free(d);
 }
@@ -591,49 +521,22 @@ sh_decider_home(const struct sh_decider *d)
 	return d->home;
 }
 
-/* The real channel back from aside (the rehearsal's dropped first). */
-static void
-rehearsal_restore(struct sh_decider *d)
-{
-	d->fd = d->rehearsal.fd;
-	d->chan = d->rehearsal.chan;
-	d->permits = d->rehearsal.permits;
-	d->gen = d->rehearsal.gen;
-	d->next_id = d->rehearsal.next_id;
-}
-
 int
-sh_decider_rehearse(struct sh_decider *d, bool on)
+sh_decider_rehearsal_new(const struct sh_decider *real, struct sh_decider **out)
 {
-	if (on == d->rehearsal.on)
-		return -EALREADY;
-	if (!on) {
-		chan_drop(d); /* the rehearsal's channel, and what it held */
-		d->rehearsal.stage = safe_close(d->rehearsal.stage);
-		rehearsal_restore(d);
-		d->rehearsal.on = false;
-		return 0;
-	}
-	if (d->n_held)
-		return -EBUSY; /* outcomes of the real channel's: not to be dropped */
+	if (real->n_held)
+		return -EBUSY; /* their records must go before anything of a rehearsal's */
 	int sv[2];
 	if (box_ipc_socketpair(sv, false) < 0)
 		return -errno;
-	d->rehearsal.fd = d->fd;
-	d->rehearsal.chan = d->chan;
-	d->rehearsal.permits = d->permits;
-	d->rehearsal.gen = d->gen;
-	d->rehearsal.next_id = d->next_id;
-	d->chan = NULL;
-	d->permits = NULL;
-	int r = chan_take(d, sv[0]); /* (on failure it closed sv[0]) */
+	struct sh_decider *d = NULL;
+	int r = sh_decider_policyd_new(sv[0], -1, real->home, &d); /* (takes sv[0]) */
 	if (r < 0) {
 		close(sv[1]);
-		rehearsal_restore(d);
 		return r;
 	}
-	d->rehearsal.stage = sv[1];
-	d->rehearsal.on = true;
+	d->stage = sv[1];
+	*out = d;
 	return 0;
 }
 
@@ -696,22 +599,16 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 		k = chan_ready(d);
 	if (k == 0) {
 		held_release(d); /* the outcomes so far come before what this process asks next */
-		if (!d->chan)
+		if (!d->pc)
 			k = -EPIPE;
 	}
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	uint64_t batch_id = 0;
 	if (k == 0) {
+		/* Its i-th request is named by the batch's id + i (the client takes n ids). */
 		Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
 		b.requests = pr;
 		b.n_requests = n;
-		/* Its i-th request is named by the batch's id + i: n ids. */
-		batch_id = d->next_id;
-		d->next_id += n;
-		k = box_ipc_chan_send(d->chan, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, batch_id,
-				      &b.base, NULL, 0);
-		if (k == 0)
-			k = reply_wait(d, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, batch_id, &m);
+		k = policy_client_call(d->pc, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, &b.base, &m);
 		if (k < 0)
 			chan_drop(d);
 	}
@@ -721,11 +618,9 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 			k = -EBADMSG;
 		for (size_t i = 0; k == 0 && i < n; i++) {
 			const Box__DecideReply *one = rep->replies[i];
-			out[i].permit = one->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT &&
+			out[i].permit = policy_client_permitted(one) &&
 					one->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
-			if (one->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT)
-				k = policy_permits_add(d->permits, batch_id + i, &reqs[i]);
-			if (k == 0 && !out[i].permit && !(out[i].message = strdup(one->message)))
+			if (!out[i].permit && !(out[i].message = strdup(one->message)))
 				k = -ENOMEM;
 		}
 		if (k < 0)

@@ -4,9 +4,9 @@
  * docs/boxctl.1.md, with "source":"box-shell", "time" (RFC 3339 UTC, milliseconds)
  * and "time_ns" (the decider's clock, as temporal windows see it).
  *
- * Lines are built straight into one growing buffer (a decision is made for
- * every `[` of a loop: no JSON library, no allocation per line) and written
- * with whole lines only. Strings that are not UTF-8 (file names may hold any
+ * Lines are built with the pieces box-policyd's writer uses too
+ * (common/jsonl.h: one growing buffer, jansson's escapes) and written with
+ * whole lines only. Strings that are not UTF-8 (file names may hold any
  * byte) have each invalid byte written as U+FFFD, so the line stays JSON.
  * Trusts: nothing in the strings (agent-chosen paths and command lines).
  */
@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "jsonl.h"
 
 /* One input or output field: a string, or (is_long) an integer. */
 struct shlog_field {
@@ -28,12 +30,10 @@ struct shlog_field {
 };
 
 struct shlog {
-	char *buf;
-	size_t len, cap;
-	/* the whole lines at the start of buf: what a signal handler may write
+	struct jsonl j;     /* the lines (common/jsonl.h); a line that fails is dropped whole */
+	/* the whole lines at the start of j.buf: what a signal handler may write
 	 * (shlog_write_committed) while a line is being added after them */
 	size_t committed;
-	bool oom;           /* a line could not be buffered (it is dropped whole) */
 };
 
 /*
@@ -46,9 +46,6 @@ extern int shlog_stage_buffered;
 /* Set to 1 in a process that may be killed with no catchable signal first
  * (the child of `timeout -s KILL`): no process of its tree buffers lines. */
 extern int shlog_write_through;
-
-/* "2026-12-01T11:49:40.123Z" into buf (>= 32 bytes). */
-void shlog_time(int64_t time_ns, char *buf, size_t len);
 
 /* A decision line. rules: n_rules names. */
 int shlog_decision(struct shlog *l, int64_t time_ns, const char *box, const char *id,

@@ -635,9 +635,10 @@ prefault_now(void)
  * The spare's rehearsal, while it waits: a ShellOpen of `bash -c true`
  * with a typical agent environment goes the way main's will (packed, sent
  * with three fds on a socketpair, received and validated by the session
- * table), and its shell runs the command with the decider rehearsing
- * (decide.h: permits from a channel of its own, nothing reaches
- * box-policyd), then is freed. On this kind of machine (measured: a
+ * table), and its shell runs the command with a rehearsal decider of its
+ * own (daemon.h: the same code as the real one's, permits from a channel of
+ * its own, nothing reaches box-policyd; the real decider is not touched),
+ * then both are freed. On this kind of machine (measured: a
  * virtual machine where a new process's first touch of each page costs
  * microseconds even when the page is mapped) a session's first command
  * otherwise takes those faults (the parser, the expander, the builtins, the
@@ -664,6 +665,7 @@ rehearse(struct sh_decider *d, int root_fd)
 	so.cwd = "/";
 
 	int sv[2];
+	struct sh_decider *rd = NULL;
 	if (!d || box_ipc_socketpair(sv, false) < 0)
 		return;
 	int fds[3] = { 0, 1, 2 };
@@ -674,15 +676,15 @@ rehearse(struct sh_decider *d, int root_fd)
 	    box_ipc_send(sv[0], &box_proto_session, BOX__MSG_TYPE__MSG_SHELL_OPEN, 0, &so.base,
 			 fds, 3) == 0 &&
 	    box_ipc_recv_wait(chan, &m, 100) == 1 && m.type == BOX__MSG_TYPE__MSG_SHELL_OPEN &&
-	    sh_decider_rehearse(d, true) == 0) {
+	    sh_decider_rehearsal_new(d, &rd) == 0) {
 		const Box__ShellOpen *got = (const Box__ShellOpen *)m.msg;
-		struct sh_shell *sh = shell_new(got, d, xstrdup("/"), root_fd);
+		struct sh_shell *sh = shell_new(got, rd, xstrdup("/"), root_fd);
 		(void)exec_text(sh, got->command, strlen(got->command), 1, NULL);
 		sh->root_fd = -1; /* the spare's, for the session */
 		sh_free(sh);
 		sh_current = NULL;
-		(void)sh_decider_rehearse(d, false);
 	}
+	sh_decider_policyd_free(rd);
 	box_ipc_msg_done(&m);
 	box_ipc_chan_free(chan);
 	close(sv[0]);

@@ -32,10 +32,11 @@ $(BIN)/box-sh: $(BOXSH_OBJS) $(LIBSHELL) $(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON
 $(BIN)/box-sh: private MODULE_LDLIBS := $(SHELL_LIBS)
 endif
 
-# The in-box daemon: libshell + proto + common, never libboxpolicy.
+# The in-box daemon: libshell + libpolicyclient (decide_policyd.c's channel) + proto +
+# common, never libboxpolicy.
 ifneq ($(wildcard box-shell/main.c),)
 LIBEXEC_PROGRAMS += $(BIN)/box-shell
-$(BIN)/box-shell: $(SHD_OBJS) $(LIBSHELL) $(LIBPROTO) $(LIBCOMMON)
+$(BIN)/box-shell: $(SHD_OBJS) $(LIBSHELL) $(LIBPOLICYCLIENT) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BIN)/box-shell: private MODULE_LDLIBS := \
 	$(call pkg_libs,libprotobuf-c libevent jansson libseccomp libcap libedit) -lm -lpthread

@@ -266,11 +266,7 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 	b->on_finished = on_finished;
 	recheck_stop(b);
 	b->pty_master = safe_close(b->pty_master);
-	if (b->status_ev) {
-		event_free(b->status_ev);
-		b->status_ev = NULL;
-	}
-	b->status_fd = safe_close(b->status_fd);
+	status_watch_close(&b->status);
 	if (b->timeout_ev)
 		event_del(b->timeout_ev);
 	if (b->kill_ev)
@@ -422,15 +418,13 @@ box_free(struct box *b)
 	safe_close(b->shell_listen_fd);
 	plan_free(b->agent_plan);
 	free(b->alias_exe);
-	if (b->status_ev)
-		event_free(b->status_ev);
+	status_watch_close(&b->status);
 	if (b->timeout_ev)
 		event_free(b->timeout_ev);
 	if (b->kill_ev)
 		event_free(b->kill_ev);
 	if (b->cgroup_timer)
 		event_free(b->cgroup_timer);
-	safe_close(b->status_fd);
 	safe_close(b->pty_master);
 	for (size_t i = 0; i < b->n_disclosure; i++)
 		free(b->disclosure[i]);
@@ -453,9 +447,6 @@ box_free(struct box *b)
 	box_msg_free(b->req_msg);
 	free(b);
 }
-
-/* Read whatever the trampoline still has on fd 4. Returns true at EOF. */
-static bool status_drain(struct box *b);
 
 /* The end of a box whose agent ran: RunExit (status, 128+N, timed_out, the OOM kill). */
 static void
@@ -514,7 +505,7 @@ box_reaped(struct box *b, pid_t pid, int status)
 	gateway_listener_closed(b, b->agent_listener_id);
 	b->agent_listener_id = 0;
 	if (b->state == BOX_STARTING)
-		(void)status_drain(b);
+		(void)status_watch_drain(&b->status); /* what the trampoline still has on fd 4 */
 
 	if (b->state == BOX_STARTING || b->setup_error) {
 		b->end_status = BOX__REPLY_STATUS__REPLY_FAILED;
@@ -647,18 +638,13 @@ box_started(struct box *b)
 	}
 }
 
-static void
-status_message(struct box *b, const uint8_t *buf, size_t len, int fd)
+/* What the agent's trampoline says before the exec: its listener, its pty, a setup error. */
+static bool
+on_status(void *arg, const Box__TrampolineStatus *s, int *fdp)
 {
-	Box__TrampolineStatus *s = NULL;
-	char why[256];
-	if (box_status_decode(buf, len, &s, why, sizeof(why)) < 0) {
-		safe_close(fd);
-		if (!b->setup_error && asprintf(&b->setup_error, "box-trampoline sent a bad status message: %s", why) < 0)
-			b->setup_error = NULL;
-		box_kill(b);
-		return;
-	}
+	struct box *b = arg;
+	int fd = TAKE_FD(*fdp);
+
 	switch (s->msg_case) {
 	case BOX__TRAMPOLINE_STATUS__MSG_LISTENER: {
 		/* The agent's in-namespace proxy listener: the gateway serves it. One per sandbox. */
@@ -706,92 +692,28 @@ status_message(struct box *b, const uint8_t *buf, size_t len, int fd)
 		safe_close(fd);
 		break;
 	}
-	box__trampoline_status__free_unpacked(s, NULL);
-}
-
-/* One packet from fd 4: 1 message, 0 EOF, -EAGAIN nothing now, other <0 error. */
-static int
-status_read_one(struct box *b)
-{
-	_cleanup_free_ uint8_t *buf = malloc(BOX_PLAN_BYTES_MAX + 1);
-	union {
-		char c[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr a;
-	} u;
-	if (!buf)
-		return -ENOMEM;
-	struct iovec iov = { .iov_base = buf, .iov_len = BOX_PLAN_BYTES_MAX + 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c,
-			     .msg_controllen = sizeof(u.c) };
-	ssize_t n = recvmsg(b->status_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? -EAGAIN : -errno;
-	int fd = -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int x;
-			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (fd < 0)
-				fd = x;
-			else
-				close(x); /* one fd per message at most */
-		}
-	}
-	if (n == 0) {
-		safe_close(fd);
-		return 0;
-	}
-	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n > BOX_PLAN_BYTES_MAX) {
-		safe_close(fd);
-		return -EMSGSIZE;
-	}
-	status_message(b, buf, (size_t)n, fd);
-	return 1;
-}
-
-static void
-status_eof(struct box *b)
-{
-	if (b->status_ev) {
-		event_free(b->status_ev);
-		b->status_ev = NULL;
-	}
-	b->status_fd = safe_close(b->status_fd);
-	if (!b->setup_error && b->state == BOX_STARTING)
-		box_started(b);
-}
-
-static bool
-status_drain(struct box *b)
-{
-	for (int i = 0; i < 64 && b->status_fd >= 0; i++) {
-		int r = status_read_one(b);
-		if (r == 0 || (r < 0 && r != -EAGAIN)) {
-			status_eof(b);
-			return true;
-		}
-		if (r == -EAGAIN)
-			return false;
-	}
 	return false;
 }
 
-static void
-on_status(evutil_socket_t fd, short what, void *arg)
+/* fd 4 ended: at EOF the agent exec'd (the box runs); a bad message or read kills it. */
+static bool
+on_status_end(void *arg, int error, const char *why)
 {
 	struct box *b = arg;
-	int r = status_read_one(b);
-	if (r == 0)
-		status_eof(b);
-	else if (r < 0 && r != -EAGAIN) {
-		if (!b->setup_error && asprintf(&b->setup_error, "reading box-trampoline's status: %s", strerror(-r)) < 0)
+
+	if (error < 0) {
+		if (!b->setup_error &&
+		    asprintf(&b->setup_error, error == -EBADMSG
+						      ? "box-trampoline sent a bad status message: %s"
+						      : "reading box-trampoline's status: %s",
+			     why) < 0)
 			b->setup_error = NULL;
-		status_eof(b);
 		box_kill(b);
+		return true;
 	}
+	if (!b->setup_error && b->state == BOX_STARTING)
+		box_started(b);
+	return false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -861,9 +783,11 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->spec = req->spec;
 	b->extra_args = req->extra_args;
 	b->n_extra_args = req->n_extra_args;
-	b->status_fd = b->pty_master = -1;
+	status_watch_init(&b->status);
+	status_watch_init(&b->shell_status);
+	b->pty_master = -1;
 	b->gateway_policyd_fd = b->ca_runtime_fd = -1;
-	b->shell_policyd_fd = b->shell_listen_fd = b->shell_status_fd = -1;
+	b->shell_policyd_fd = b->shell_listen_fd = -1;
 	b->mcpd_policyd_fd = b->mcp_listen_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
@@ -1137,7 +1061,7 @@ start_plan(struct box *b, Box__Plan **plan)
 static int
 start_trampoline(struct box *b, Box__Plan *plan)
 {
-	int r = spawn_trampoline(b->d, b, plan, &b->pid, &b->status_fd);
+	int r = spawn_trampoline(b->d, b, plan, &b->pid, &b->status.fd);
 
 	plan_free(plan);
 	for (int i = 0; i < 3; i++)
@@ -1155,9 +1079,8 @@ start_watch(struct box *b)
 {
 	const Box__CfgU64 *timeout = b->spec->box->timeout_ms;
 
-	(void)fd_set_nonblock(b->status_fd, true);
-	b->status_ev = event_new(b->d->base, b->status_fd, EV_READ | EV_PERSIST, on_status, b);
-	if (!b->status_ev || event_add(b->status_ev, NULL) < 0)
+	if (status_watch_start(&b->status, b->d->base, b->status.fd, on_status, on_status_end, b) <
+	    0)
 		return box_kill(b);
 	if (timeout) {
 		uint64_t ms = timeout->value;

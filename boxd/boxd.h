@@ -250,8 +250,7 @@ struct box {
 
 	char *runtime_dir;        /* BASE/ID */
 	int stdio[3];             /* boxctl's pipe ends (or /dev/null, agent.log) */
-	int status_fd;            /* fd 4's other end */
-	struct event *status_ev;
+	struct status_watch status; /* the agent's trampoline's fd 4, until EOF */
 	char *setup_error;        /* "sandbox setup failed at STEP: REASON" */
 	bool exec_failed;
 
@@ -305,8 +304,7 @@ struct box {
 	int shell_listen_fd;      /* RUNTIME/shell.sock (listening): box-shell's fd 4 until spawned */
 	int shell_policyd_fd;     /* policyd's fd 6, other end: box-shell's fd 5 until spawned */
 	struct box_daemon shell;  /* its lifecycle (daemon.c); pid: its outer trampoline */
-	int shell_status_fd;      /* that trampoline's fd 4, until EOF */
-	struct event *shell_status_ev;
+	struct status_watch shell_status; /* that trampoline's fd 4, until EOF */
 	Box__Plan *agent_plan;    /* built before box-shell starts (its view), spawned after ready */
 	unsigned n_masks_made;    /* mask objects made in RUNTIME/masks: the next one's index */
 	struct tool_spawn *spawns;
@@ -492,14 +490,6 @@ int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t
  */
 int spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 			 const int *extra, unsigned n_extra, pid_t *pid, int *status_fd);
-/*
- * One status message from a trampoline's fd 4 (non-blocking): 1 with *s
- * (free with box__trampoline_status__free_unpacked) and *fd (-1 or the one
- * fd it carried), 0 at EOF, -EAGAIN for nothing now, else -errno / -EBADMSG
- * (why set).
- */
-int spawn_status_read(int status_fd, Box__TrampolineStatus **s, int *fd, char *why,
-		      size_t why_len);
 
 /* ---- clientd.c ---- */
 /* Service mode: box-clientd and a user to run it as exist (checked at start-up). */

@@ -81,82 +81,56 @@
 static void
 shell_status_close(struct box *b)
 {
-	if (b->shell_status_ev) {
-		event_free(b->shell_status_ev);
-		b->shell_status_ev = NULL;
-	}
-	b->shell_status_fd = safe_close(b->shell_status_fd);
+	status_watch_close(&b->shell_status);
 }
 
 /*
- * Read what box-shell's trampoline says: nothing but EOF (box-shell exec'd)
- * or a SetupError is expected (no listener, no pty). Returns true when the
- * start failed here.
+ * What box-shell's trampoline says: nothing but EOF (box-shell exec'd) or a
+ * SetupError is expected (no listener, no pty). Each returns true when the
+ * start failed here (daemon_ready: the box may be gone with it).
  */
 static bool
-shell_status_drain(struct box *b)
+on_shell_status_end(void *arg, int error, const char *why)
 {
-	for (int i = 0; i < 16 && b->shell_status_fd >= 0; i++) {
-		Box__TrampolineStatus *s = NULL;
-		char why[256] = "";
-		int fd = -1;
-		int r = spawn_status_read(b->shell_status_fd, &s, &fd, why, sizeof(why));
-		if (r == -EAGAIN)
-			return false;
-		if (r == 0) {
-			shell_status_close(b);
-			return false;
-		}
-		safe_close(fd);
-		if (r < 0) {
-			shell_status_close(b);
-			if (b->shell.starting) {
-				daemon_ready(&b->shell, r,
-					     "box-shell's trampoline sent a bad status message: %s",
-					     why[0] ? why : strerror(-r));
-				return true;
-			}
-			return false;
-		}
-		bool failed = false;
-		if (s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_ERROR) {
-			shell_status_close(b);
-			if (b->shell.starting) {
-				if (strcmp(s->error->step, "exec") == 0)
-					daemon_ready(&b->shell, -EIO, "cannot execute box-shell: %s",
-						     s->error->reason);
-				else
-					daemon_ready(&b->shell, -EIO,
-						     "sandbox setup failed at %s: %s (box-shell's "
-						     "sandbox)",
-						     s->error->step, s->error->reason);
-				failed = true;
-			}
-		} else if (b->shell.starting) {
-			shell_status_close(b);
-			daemon_ready(&b->shell, -EPROTO, "box-shell's trampoline sent an unexpected %s",
-				     s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_LISTENER ? "listener" :
-											     "pty");
-			failed = true;
-		}
-		box__trampoline_status__free_unpacked(s, NULL);
-		if (failed)
-			return true;
+	struct box *b = arg;
+	if (error < 0 && b->shell.starting) {
+		daemon_ready(&b->shell, error, "box-shell's trampoline sent a bad status message: %s",
+			     why);
+		return true;
 	}
 	return false;
 }
 
-static void
-on_shell_status(evutil_socket_t fd, short what, void *arg)
+static bool
+on_shell_status(void *arg, const Box__TrampolineStatus *s, int *fd)
 {
-	(void)shell_status_drain(arg);
+	struct box *b = arg;
+	if (s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_ERROR) {
+		shell_status_close(b);
+		if (!b->shell.starting)
+			return false;
+		if (strcmp(s->error->step, "exec") == 0)
+			daemon_ready(&b->shell, -EIO, "cannot execute box-shell: %s",
+				     s->error->reason);
+		else
+			daemon_ready(&b->shell, -EIO,
+				     "sandbox setup failed at %s: %s (box-shell's sandbox)",
+				     s->error->step, s->error->reason);
+		return true;
+	}
+	if (!b->shell.starting)
+		return false;
+	shell_status_close(b);
+	daemon_ready(&b->shell, -EPROTO, "box-shell's trampoline sent an unexpected %s",
+		     s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_LISTENER ? "listener" : "pty");
+	return true;
 }
 
 /* box-shell went away while starting: its trampoline may have said why (a setup error). */
 static bool
 shell_start_failed(struct box_daemon *dm)
 {
-	return shell_status_drain(dm->b);
+	return status_watch_drain(&dm->b->shell_status);
 }
 
 /* ---- the tool spawns ------------------------------------------------ */
@@ -590,17 +564,16 @@ shell_start(struct boxd *d, struct box *b, char **err)
 	}
 	args.fds[DAEMON_FD_POLICYD] = b->shell_policyd_fd;
 	args.fds[DAEMON_FD_LISTEN] = b->shell_listen_fd;
-	r = daemon_spawn(d, b, DAEMON_SHELL, &args, &pid, &ctl, &b->shell_status_fd, err);
+	int sfd = -1;
+	r = daemon_spawn(d, b, DAEMON_SHELL, &args, &pid, &ctl, &sfd, err);
 	/* The listener and policyd's channel are box-shell's now (or nobody's). */
 	b->shell_listen_fd = safe_close(b->shell_listen_fd);
 	b->shell_policyd_fd = safe_close(b->shell_policyd_fd);
 	if (r < 0)
 		return r;
 	b->shell.pid = pid; /* killed by the teardown even if watching fails below */
-	(void)fd_set_nonblock(b->shell_status_fd, true);
-	b->shell_status_ev = event_new(d->base, b->shell_status_fd, EV_READ | EV_PERSIST,
-				       on_shell_status, b);
-	if (!b->shell_status_ev || event_add(b->shell_status_ev, NULL) < 0) {
+	if (status_watch_start(&b->shell_status, d->base, sfd, on_shell_status,
+			       on_shell_status_end, b) < 0) {
 		close(ctl);
 		seterr(err, "cannot watch box-shell's trampoline");
 		return -ENOMEM;

@@ -3,7 +3,7 @@
  * spawn to its reap (workload.h): box-shell's tools (shell.c) and
  * box-mcpd's MCP servers (mcpd.c). Every step is an event of boxd's loop;
  * nothing here blocks.
- * Trusts: the trampoline's fd 4 only through spawn_status_read(); whatever a
+ * Trusts: the trampoline's fd 4 only through status.h's reader; whatever a
  * sandbox sends beyond its one listener on the gateway's port is a reason to
  * kill it, never to act.
  */
@@ -40,7 +40,7 @@ workload_init(struct workload *w, const struct workload_ops *ops, struct box *b,
 	w->ops = ops;
 	w->b = b;
 	w->id = id;
-	w->status_fd = -1;
+	status_watch_init(&w->status);
 	w->gateway_tag = tag;
 }
 
@@ -71,82 +71,62 @@ set_error(struct workload *w, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void
-status_close(struct workload *w)
+/* fd 4 ended: cleanly (the program exec'd: the start succeeded) or not (kill it). */
+static bool
+on_status_end(void *arg, int error, const char *why)
 {
-	if (w->status_ev) {
-		event_free(w->status_ev);
-		w->status_ev = NULL;
+	struct workload *w = arg;
+	if (error < 0) {
+		if (!w->replied)
+			set_error(w, "box-trampoline sent a bad status message: %s", why);
+		if (w->pid > 0)
+			kill(w->pid, SIGKILL);
+	} else if (!w->setup_error) {
+		answer(w, true, NULL);
 	}
-	w->status_fd = safe_close(w->status_fd);
+	return false;
 }
 
-/* Everything the trampoline has on fd 4 now (all of it once reaped). */
-static void
-status_drain(struct workload *w)
+/* What the trampoline says before the exec: one listener, or a setup error. */
+static bool
+on_status(void *arg, const Box__TrampolineStatus *s, int *fd)
 {
+	struct workload *w = arg;
 	struct box *b = w->b;
 
-	for (int i = 0; i < 16 && w->status_fd >= 0; i++) {
-		Box__TrampolineStatus *s = NULL;
-		char why[256] = "";
-		int fd = -1;
-		int r = spawn_status_read(w->status_fd, &s, &fd, why, sizeof(why));
-		if (r == -EAGAIN)
-			return;
-		if (r <= 0) {
-			status_close(w);
-			if (r < 0 && !w->replied)
-				set_error(w, "box-trampoline sent a bad status message: %s",
-					  why[0] ? why : strerror(-r));
-			if (r < 0 && w->pid > 0)
-				kill(w->pid, SIGKILL);
-			if (r == 0 && !w->setup_error)
-				answer(w, true, NULL); /* fd 4 ended cleanly: the program exec'd */
-			return;
-		}
-		switch (s->msg_case) {
-		case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
-			/* A contained sandbox's one listener, on the gateway's port. */
-			if (fd >= 0 && !w->listener_id && s->listener->port == gateway_port(b)) {
-				int k = gateway_listener_add(b, w->gateway_tag, TAKE_FD(fd),
-							     &w->listener_id);
-				if (k < 0) {
-					set_error(w, "cannot hand the %s's listener to box-gateway: %s",
-						  w->ops->what, strerror(-k));
-					if (w->pid > 0)
-						kill(w->pid, SIGKILL);
-				}
-			} else if (w->pid > 0) {
-				kill(w->pid, SIGKILL);
+	switch (s->msg_case) {
+	case BOX__TRAMPOLINE_STATUS__MSG_LISTENER:
+		/* A contained sandbox's one listener, on the gateway's port. */
+		if (*fd >= 0 && !w->listener_id && s->listener->port == gateway_port(b)) {
+			int k = gateway_listener_add(b, w->gateway_tag, TAKE_FD(*fd),
+						     &w->listener_id);
+			if (k < 0) {
+				set_error(w, "cannot hand the %s's listener to box-gateway: %s",
+					  w->ops->what, strerror(-k));
+				if (w->pid > 0)
+					kill(w->pid, SIGKILL);
 			}
-			break;
-		case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
-			if (strcmp(s->error->step, "exec") == 0) {
-				set_error(w, "cannot execute the %s: %s", w->ops->what,
-					  s->error->reason);
-			} else {
-				set_error(w, "sandbox setup failed at %s: %s", s->error->step,
-					  s->error->reason);
-			}
-			answer(w, false, w->setup_error ? w->setup_error : "sandbox setup failed");
-			break;
-		case BOX__TRAMPOLINE_STATUS__MSG_PTY:
-		case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
-		default:
-			if (w->pid > 0)
-				kill(w->pid, SIGKILL); /* a tool or a server gets no pty of its own */
-			break;
+		} else if (w->pid > 0) {
+			kill(w->pid, SIGKILL);
 		}
-		safe_close(fd);
-		box__trampoline_status__free_unpacked(s, NULL);
+		break;
+	case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
+		if (strcmp(s->error->step, "exec") == 0) {
+			set_error(w, "cannot execute the %s: %s", w->ops->what, s->error->reason);
+		} else {
+			set_error(w, "sandbox setup failed at %s: %s", s->error->step,
+				  s->error->reason);
+		}
+		answer(w, false, w->setup_error ? w->setup_error : "sandbox setup failed");
+		break;
+	case BOX__TRAMPOLINE_STATUS__MSG_PTY:
+	case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
+	default:
+		if (w->pid > 0)
+			kill(w->pid, SIGKILL); /* a tool or a server gets no pty of its own */
+		break;
 	}
-}
-
-static void
-on_status(evutil_socket_t fd, short what, void *arg)
-{
-	status_drain(arg);
+	return false;
 }
 
 int
@@ -156,12 +136,11 @@ workload_start(struct workload *w, const Box__Plan *plan, const int fds[3])
 
 	if (!w->gateway_tag)
 		return -ENOMEM;
-	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &w->pid, &w->status_fd);
+	int sfd = -1;
+	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &w->pid, &sfd);
 	if (r < 0)
 		return r;
-	(void)fd_set_nonblock(w->status_fd, true);
-	w->status_ev = event_new(b->d->base, w->status_fd, EV_READ | EV_PERSIST, on_status, w);
-	if (!w->status_ev || event_add(w->status_ev, NULL) < 0)
+	if (status_watch_start(&w->status, b->d->base, sfd, on_status, on_status_end, w) < 0)
 		kill(w->pid, SIGKILL); /* unwatched it cannot be answered: the reap answers */
 	return 0;
 }
@@ -170,11 +149,11 @@ void
 workload_reaped(struct workload *w, int status)
 {
 	w->pid = 0;
-	status_drain(w);
+	(void)status_watch_drain(&w->status);
 	if (!w->replied) {
 		if (w->setup_error) {
 			answer(w, false, w->setup_error);
-		} else if (w->status_fd < 0) {
+		} else if (w->status.fd < 0) {
 			answer(w, true, NULL); /* fd 4 ended cleanly: it exec'd */
 		} else {
 			char st[64], msg[160];
@@ -200,7 +179,7 @@ workload_kill(struct workload *w)
 void
 workload_release(struct workload *w)
 {
-	status_close(w);
+	status_watch_close(&w->status);
 	gateway_listener_closed(w->b, w->listener_id);
 	w->listener_id = 0;
 	free(w->gateway_tag);

@@ -33,6 +33,7 @@
 #include <event2/event.h>
 
 #include "plan.pb-c.h"
+#include "status.h"
 
 struct box;
 struct workload;
@@ -50,8 +51,7 @@ struct workload {
 	struct box *b;
 	uint64_t id;              /* the asking daemon's (spawn id, start id) */
 	pid_t pid;                /* the outer trampoline, or 0 once reaped */
-	int status_fd;            /* the trampoline's fd 4 until EOF */
-	struct event *status_ev;
+	struct status_watch status; /* the trampoline's fd 4 until EOF */
 	char *gateway_tag;        /* the listener's tag at the gateway ("tool.NAME", "mcp.NAME") */
 	char *setup_error;        /* the trampoline's SetupError, as the daemon is told */
 	bool replied;             /* the start answered (ok or not) */

@@ -9,7 +9,7 @@
 # builds what make check builds for the programs it runs, then runs only its tests,
 # in parallel like make check, with the same summary line.
 
-COMPONENTS := common proto libboxpolicy boxctl boxd box-trampoline box-policyd box-gateway \
+COMPONENTS := common proto libboxpolicy libpolicyclient boxctl boxd box-trampoline box-policyd box-gateway \
 	box-clientd box-recheck box-alias box-shell box-mcpd harness docs layering
 
 TESTS_common := $(addprefix test/unit/test_,fdutil parse path peer privdrop spawn treewalk \
@@ -22,12 +22,14 @@ TESTS_libboxpolicy := $(addprefix test/unit/test_,policy explain suggest tempora
 		policy_history policy_index) \
 	test/fuzz/replay_policy bench/policy/smoke.sh test/differential/% test/temporal/% test/conformance/% \
 	test/docs/policy-examples.sh test/integration/t-policy-%
+# box-policyd's peers' client: its own test, and the askers' (each component below names it).
+TESTS_libpolicyclient := test/unit/test_policy_client test/layering/symbols.sh
 TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec policy_history) \
 	test/fuzz/replay_config test/config/% test/conformance/policy-cli.sh \
 	test/integration/t-policy-% test/integration/t-init.sh test/integration/t-completion.sh \
 	test/integration/t-install.sh test/integration/t-first-box.sh \
 	test/integration/t-log-filters.sh test/integration/t-run% bench/replay/%
-TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck) \
+TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch) \
 	$(addprefix test/fuzz/replay_,request recheck_reply) \
 	test/config/check-vs-run.sh test/integration/t-run% test/integration/t-teardown-race.sh \
 	test/integration/t-mask-outside.sh test/integration/t-peer-pidns.sh \
@@ -39,16 +41,16 @@ TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view p
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh
 TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history) test/fuzz/replay_history \
 	test/policyd/% test/integration/t-policyd.sh test/integration/t-run-noblock-end.sh
-TESTS_box-gateway := test/unit/test_gw_% test/fuzz/replay_gw_% test/gateway/% test/servers/% \
+TESTS_box-gateway := test/unit/test_gw_% test/unit/test_policy_client test/fuzz/replay_gw_% test/gateway/% test/servers/% \
 	test/integration/t-gw-% bench/gateway/%
 TESTS_box-clientd := test/unit/test_clientd test/fuzz/replay_clientd test/integration/t-clientd.sh
 TESTS_box-recheck := test/unit/test_recheck test/fuzz/replay_recheck_reply \
 	test/integration/t-run-noblock.sh
 TESTS_box-alias := test/unit/test_alias_parse test/alias/%
-TESTS_box-shell := test/unit/test_sh_parse test/unit/test_shell_validate \
+TESTS_box-shell := test/unit/test_sh_parse test/unit/test_policy_client test/unit/test_shell_validate \
 	$(addprefix test/fuzz/replay_,sh_parse sh_interp shell) test/shell/% \
 	test/integration/t-shell-% test/integration/t-tramp-shell.sh bench/shell-box/%
-TESTS_box-mcpd := test/unit/test_mcp_% test/unit/test_proto_mcp test/fuzz/replay_mcp test/mcp/% \
+TESTS_box-mcpd := test/unit/test_mcp_% test/unit/test_policy_client test/unit/test_proto_mcp test/fuzz/replay_mcp test/mcp/% \
 	test/policyd/test_mcp test/alias/t-alias-mcp.sh test/integration/t-mcp-% \
 	test/gateway/t-gw-mcp% bench/mcp/%
 # Real coding-agent harnesses in boxes: the whole product at once.

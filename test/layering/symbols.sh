@@ -6,8 +6,10 @@
 # names a protocol's table never links that protocol's descriptors and
 # validators. This reads the symbol tables (nm) of the seven programs:
 # each must hold its own protocols' tables and none of the others'
-# descriptors, validators or tables. Then common/ must be a leaf: no symbol
-# libboxcommon.a needs is defined by libboxproto.a or libboxpolicy.a.
+# descriptors, validators or tables. box-gateway, box-mcpd and box-shell ask
+# box-policyd through libpolicyclient.a and no other program links it. Then
+# common/ must be a leaf: no symbol libboxcommon.a needs is defined by
+# libboxproto.a or libboxpolicy.a, and neither of them uses libpolicyclient.a.
 # Trusts: nothing; it is test code reading the build's binaries.
 . "$(dirname "$0")/../lib.sh"
 
@@ -80,6 +82,27 @@ check box-mcpd "$mcp $policy" "$client $plan $recheck $gateway $shell $engine"
 check box-shell "$shell $policy" "$client $plan $recheck $gateway $engine $mcp"
 check boxd "$client $policy $plan $recheck $mcp box_proto_shell" ""
 
+# box-policyd's askers share one client (libpolicyclient/); nobody else links it (boxd speaks
+# the policy protocol as its starter, box-policyd is the other end).
+pclient='policy_client_ask policy_client_call policy_client_record'
+for prog in box-gateway box-mcpd box-shell; do
+	f=$BIN/$prog
+	if nm "$f" 2>/dev/null | awk '$2 ~ /^[Tt]$/ { print $3 }' | grep -qx policy_client_record; then
+		ok "$prog: asks box-policyd through libpolicyclient"
+	else
+		not_ok "$prog: lacks libpolicyclient's policy_client_record (a copy of the client?)"
+	fi
+done
+for prog in boxctl boxd box-policyd box-trampoline box-clientd box-recheck box-sh; do
+	f=$BIN/$prog
+	extra=$(nm "$f" 2>/dev/null | awk '$2 ~ /^[Tt]$/ { print $3 }' | grep -x -F "$(printf '%s\n' $pclient)" | tr '\n' ' ')
+	if [ -x "$f" ] && [ -z "$extra" ]; then
+		ok "$prog: links no box-policyd client"
+	else
+		not_ok "$prog: links the box-policyd peers' client (or is not built): $extra"
+	fi
+done
+
 # common/ is a leaf: what its objects need comes from libc and libraries, never from proto/.
 lib_common=$BUILD/common/libboxcommon.a
 if [ ! -f "$lib_common" ] || [ ! -f "$BUILD/proto/libboxproto.a" ]; then
@@ -93,6 +116,20 @@ else
 		ok "libboxcommon.a is a leaf: it uses nothing of libboxproto.a or libboxpolicy.a"
 	else
 		not_ok "libboxcommon.a uses symbols of proto/ or libboxpolicy/: $up"
+	fi
+fi
+# libpolicyclient/ sits above proto/ and common/: neither uses anything of it.
+lib_pc=$BUILD/libpolicyclient/libpolicyclient.a
+if [ ! -f "$lib_pc" ] || [ ! -f "$lib_common" ] || [ ! -f "$BUILD/proto/libboxproto.a" ]; then
+	not_ok "libpolicyclient.a is above proto/ and common/: libraries not built"
+else
+	needs=$(nm -u "$lib_common" "$BUILD/proto/libboxproto.a" 2>/dev/null | awk '{ print $NF }' | sort -u)
+	defs=$(nm --defined-only "$lib_pc" 2>/dev/null | awk 'NF == 3 && $2 ~ /^[TDRBV]$/ { print $3 }' | sort -u)
+	up=$(comm -12 <(printf '%s\n' "$needs") <(printf '%s\n' "$defs") | tr '\n' ' ')
+	if [ -n "$defs" ] && [ -z "$up" ]; then
+		ok "libboxproto.a and libboxcommon.a use nothing of libpolicyclient.a"
+	else
+		not_ok "proto/ or common/ uses libpolicyclient/ (or it defines nothing): $up"
 	fi
 fi
 tap_done

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "box-policyd/declog.h"
+#include "jsonl.h"
 #include "cleanup.h"
 #include "tap.h"
 
@@ -251,18 +252,18 @@ static void
 test_time(void)
 {
 	char buf[32];
-	declog_time(1764469184123456789LL, buf, sizeof(buf));
+	jsonl_time(1764469184123456789LL, buf, sizeof(buf));
 	CHECK_STR(buf, "2025-11-30T02:19:44.123Z");
 	/* The same second again (the cached part), then the next one and back. */
-	declog_time(1764469184999000000LL, buf, sizeof(buf));
+	jsonl_time(1764469184999000000LL, buf, sizeof(buf));
 	CHECK_STR(buf, "2025-11-30T02:19:44.999Z");
-	declog_time(1764469185000000000LL, buf, sizeof(buf));
+	jsonl_time(1764469185000000000LL, buf, sizeof(buf));
 	CHECK_STR(buf, "2025-11-30T02:19:45.000Z");
-	declog_time(1764469184001000000LL, buf, sizeof(buf));
+	jsonl_time(1764469184001000000LL, buf, sizeof(buf));
 	CHECK_STR(buf, "2025-11-30T02:19:44.001Z");
-	declog_time(0, buf, sizeof(buf));
+	jsonl_time(0, buf, sizeof(buf));
 	CHECK_STR(buf, "1970-01-01T00:00:00.000Z");
-	declog_time(-1, buf, sizeof(buf));
+	jsonl_time(-1, buf, sizeof(buf));
 	CHECK_STR(buf, "1969-12-31T23:59:59.999Z");
 }
 

@@ -15,7 +15,7 @@ $(SHDECIDE_TEST_DIR)/test_fsops: $(SHDECIDE_FSOPS_OBJS) $(LIBSHELL)
 $(SHDECIDE_TEST_DIR)/test_fsops: private MODULE_LDLIBS := -lpthread
 
 $(SHDECIDE_TEST_DIR)/test_decide_local: $(SHDECIDE_LOCAL_OBJS) $(BUILD)/box-shell/decide_local.o \
-		$(LIBSHELL) $(LIBBOXPOLICY)
+		$(LIBSHELL) $(LIBBOXPOLICY) $(LIBCOMMON)
 	$(link_program)
 $(SHDECIDE_TEST_DIR)/test_decide_local: private MODULE_LDLIBS := $(call pkg_libs,jansson) -lpthread -lm
 

@@ -1,0 +1,498 @@
+/*
+ * policy_client.c — a peer's side of its box-policyd channel (policy_client.h).
+ *
+ * Requests in flight are a list, oldest first: box-policyd answers one channel's
+ * requests in order, so the head is the usual match and a reply's search is short.
+ * A request's DecideRequests are what its permits will be: in event mode they are
+ * packed when it is sent (the caller's message is gone when the reply comes), in
+ * blocking mode they are borrowed from the caller, who waits.
+ * Library code: negative errno, never logs.
+ * Trusts: replies only once common/ipc.c and the protocol table validated them (caps,
+ * fields, the sender's role, the channel's allow list); their ids and types are
+ * matched here before anything is kept or called.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc_event.h"
+#include "policy_client.h"
+#include "policy_permits.h"
+#include "policy_validate.h"
+#include "proto_policy.h"
+
+struct asked {
+	uint8_t *data; /* a DecideRequest, packed (event mode) */
+	size_t len;
+};
+
+struct pending {
+	struct pending *next;
+	uint64_t id;
+	uint32_t reply_type;
+	policy_client_reply_fn fn;
+	void *arg;
+	const void *owner;
+	bool cancelled;
+	/* its DecideRequests: packed (asked) or borrowed (blocking mode) */
+	size_t n_asked;
+	Box__DecideRequest *const *borrowed;
+	Box__DecideRequest *one; /* a lone DecideRequest borrowed (borrowed points here) */
+	struct asked asked[];
+};
+
+struct policy_client {
+	struct box_ipc_event *ev; /* event mode: owns the fd */
+	struct box_ipc_chan *chan; /* the event's channel, or blocking mode's own */
+	int fd;                    /* blocking mode's (owned) */
+	bool broken;               /* ended (event mode) or failed (blocking): -EPIPE */
+	struct policy_permits *permits;
+	uint64_t next_id;
+	struct pending *head, **tail;
+	size_t in_flight;
+	policy_client_end_fn on_end;
+	void *arg;
+};
+
+static uint32_t
+reply_type_of(uint32_t type)
+{
+	switch (type) {
+	case BOX__MSG_TYPE__MSG_DECIDE_REQUEST:
+		return BOX__MSG_TYPE__MSG_DECIDE_REPLY;
+	case BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST:
+		return BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY;
+	case BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA:
+		return BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY;
+	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST:
+		return BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY;
+	default:
+		return 0;
+	}
+}
+
+/* The DecideRequests MSG of TYPE carries (*n of them; none for the other requests). */
+static Box__DecideRequest *const *
+decides_of(uint32_t type, const ProtobufCMessage *const *msg, size_t *n)
+{
+	*n = 0;
+	if (type == BOX__MSG_TYPE__MSG_DECIDE_REQUEST) {
+		*n = 1;
+		return (Box__DecideRequest *const *)msg;
+	}
+	if (type == BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST) {
+		const Box__DecideBatchRequest *b = (const Box__DecideBatchRequest *)*msg;
+		*n = b->n_requests;
+		return b->requests;
+	}
+	return NULL;
+}
+
+static void
+pending_free(struct pending *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; !p->borrowed && i < p->n_asked; i++)
+		free(p->asked[i].data);
+	free(p);
+}
+
+/*
+ * The permitted Decides of P's reply M, kept as permits (a cancelled request's never:
+ * its outcome will not come). -EBADMSG: more replies than P asked.
+ */
+static int
+settle(struct policy_client *c, const struct pending *p, const struct box_ipc_msg *m, char *why,
+       size_t why_len)
+{
+	const Box__DecideReply *const *reps = NULL;
+	size_t n = 0;
+	if (m->type == BOX__MSG_TYPE__MSG_DECIDE_REPLY) {
+		reps = (const Box__DecideReply *const *)&m->msg;
+		n = 1;
+	} else if (m->type == BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY) {
+		const Box__DecideBatchReply *b = (const Box__DecideBatchReply *)m->msg;
+		reps = (const Box__DecideReply *const *)b->replies;
+		n = b->n_replies;
+	}
+	if (n > p->n_asked) {
+		snprintf(why, why_len, "%s of %zu replies to request %llu of %zu",
+			 box_ipc_type_name(&box_proto_policy, m->type), n,
+			 (unsigned long long)p->id, p->n_asked);
+		return -EBADMSG;
+	}
+	for (size_t i = 0; !p->cancelled && i < n; i++) {
+		if (!policy_client_permitted(reps[i]))
+			continue;
+		int r = p->borrowed ? policy_permits_add(c->permits, p->id + i, p->borrowed[i])
+				    : policy_permits_add_packed(c->permits, p->id + i,
+								p->asked[i].data, p->asked[i].len);
+		if (r < 0) {
+			snprintf(why, why_len, "cannot keep the permit of request %llu",
+				 (unsigned long long)(p->id + i));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* A request of TYPE: its id taken (a batch takes one per Decide), its Decides kept. */
+static int
+pending_new(struct policy_client *c, uint32_t type, const ProtobufCMessage *msg, bool borrow,
+	    struct pending **out)
+{
+	size_t n;
+	Box__DecideRequest *const *reqs = decides_of(type, &msg, &n);
+	if (!reply_type_of(type) || n > BOX_POLICY_BATCH_MAX)
+		return -EINVAL;
+	struct pending *p = calloc(1, sizeof(*p) + (borrow ? 0 : n) * sizeof(struct asked));
+	if (!p)
+		return -ENOMEM;
+	p->reply_type = reply_type_of(type);
+	if (borrow) {
+		/* (REQS may point at MSG itself: one Decide is kept here, not in this frame) */
+		p->one = n == 1 ? reqs[0] : NULL;
+		p->borrowed = n == 1 ? &p->one : reqs;
+		p->n_asked = n;
+	}
+	for (size_t i = 0; !borrow && i < n; i++) {
+		p->asked[i].data = policy_permits_pack(reqs[i], &p->asked[i].len);
+		if (!p->asked[i].data) {
+			pending_free(p);
+			return -ENOMEM;
+		}
+		p->n_asked = i + 1;
+	}
+	p->id = c->next_id;
+	c->next_id += n > 1 ? n : 1;
+	*out = p;
+	return 0;
+}
+
+static int
+send_msg(struct policy_client *c, uint32_t type, uint64_t id, const ProtobufCMessage *msg)
+{
+	if (c->ev)
+		return box_ipc_event_send(c->ev, type, id, msg, NULL, 0);
+	return box_ipc_chan_send(c->chan, type, id, msg, NULL, 0);
+}
+
+/* ---- event mode ------------------------------------------------------------------ */
+
+static void
+end(struct policy_client *c, int error, const char *why)
+{
+	c->ev = box_ipc_event_free(c->ev); /* (safe inside its callbacks: ipc_event.h) */
+	c->chan = NULL;
+	c->broken = true;
+	if (c->on_end)
+		c->on_end(c->arg, error, why);
+}
+
+static void
+on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	struct policy_client *c = userdata;
+	char why[160] = "";
+	(void)e;
+	struct pending **pp = &c->head, *p = NULL;
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == m->request_id) {
+			p = *pp;
+			break;
+		}
+	if (!p || p->reply_type != m->type) {
+		snprintf(why, sizeof(why), "%s for request %llu, which %s",
+			 box_ipc_type_name(&box_proto_policy, m->type),
+			 (unsigned long long)m->request_id,
+			 p ? "asked for another reply" : "is not in flight");
+		end(c, -EBADMSG, why);
+		return;
+	}
+	*pp = p->next;
+	if (c->tail == &p->next)
+		c->tail = pp;
+	c->in_flight--;
+	int r = settle(c, p, m, why, sizeof(why));
+	if (r < 0) {
+		pending_free(p);
+		end(c, r, why);
+		return;
+	}
+	if (!p->cancelled)
+		p->fn(p->arg, m->msg);
+	pending_free(p);
+}
+
+static void
+on_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	(void)e;
+	end(userdata, error, "");
+}
+
+/* ---- both ------------------------------------------------------------------------- */
+
+/* A client for FD, whatever its way of waiting (made by its caller): on failure FD is closed. */
+static int
+client_new(int fd, const uint32_t *reply_types, unsigned n, struct policy_client **out)
+{
+	int r = -EINVAL;
+	struct policy_client *c = NULL;
+	if (n > 0 && n <= POLICY_CLIENT_REPLY_TYPES_MAX && reply_types) {
+		r = -ENOMEM;
+		c = calloc(1, sizeof(*c));
+		if (c && (c->permits = policy_permits_new()))
+			r = 0;
+	}
+	if (r < 0) {
+		free(c);
+		close(fd);
+		return r;
+	}
+	c->fd = -1;
+	c->next_id = 1;
+	c->tail = &c->head;
+	*out = c;
+	return 0;
+}
+
+/* A peer's channel opens in `ready` (it never sees PolicyInit); only these replies may come. */
+static int
+client_ready(struct policy_client *c, const uint32_t *reply_types, unsigned n,
+	     struct policy_client **out)
+{
+	int r = c->chan ? box_ipc_chan_set_state(c->chan, BOX_POLICY_READY) : -ENOMEM;
+	if (r == 0)
+		r = box_ipc_chan_allow(c->chan, reply_types, n);
+	if (r < 0) {
+		policy_client_free(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+int
+policy_client_new_event(struct event_base *base, int fd, const uint32_t *reply_types,
+			unsigned n, policy_client_end_fn on_end, void *arg,
+			struct policy_client **out)
+{
+	struct policy_client *c = NULL;
+	int r = client_new(fd, reply_types, n, &c);
+	if (r < 0)
+		return r;
+	c->on_end = on_end;
+	c->arg = arg;
+	c->ev = box_ipc_event_new(base, fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD, on_msg,
+				  on_close, c);
+	if (!c->ev) {
+		r = -errno;
+		close(fd);
+		policy_client_free(c);
+		return r;
+	}
+	c->chan = box_ipc_event_chan(c->ev);
+	return client_ready(c, reply_types, n, out);
+}
+
+int
+policy_client_new_sync(int fd, const uint32_t *reply_types, unsigned n,
+		       struct policy_client **out)
+{
+	struct policy_client *c = NULL;
+	int r = client_new(fd, reply_types, n, &c);
+	if (r < 0)
+		return r;
+	c->fd = fd;
+	c->chan = box_ipc_chan_new(fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
+	return client_ready(c, reply_types, n, out);
+}
+
+void
+policy_client_free(struct policy_client *c)
+{
+	if (!c)
+		return;
+	while (c->head) {
+		struct pending *p = c->head;
+		c->head = p->next;
+		pending_free(p);
+	}
+	if (c->ev)
+		box_ipc_event_free(c->ev);
+	else
+		box_ipc_chan_free(c->chan);
+	if (c->fd >= 0)
+		close(c->fd);
+	policy_permits_free(c->permits);
+	free(c);
+}
+
+void
+policy_client_end_text(int error, const char *why, char *buf, size_t len)
+{
+	if (error == -ECONNRESET)
+		snprintf(buf, len, "box-policyd closed its channel");
+	else if (why && why[0])
+		snprintf(buf, len, "box-policyd sent %s (%s)", why, strerror(-error));
+	else
+		snprintf(buf, len, "the box-policyd channel failed: %s", strerror(-error));
+}
+
+int
+policy_client_fd(const struct policy_client *c)
+{
+	return c->ev ? box_ipc_event_fd(c->ev) : c->fd;
+}
+
+uint64_t
+policy_client_next_id(const struct policy_client *c)
+{
+	return c->next_id;
+}
+
+size_t
+policy_client_in_flight(const struct policy_client *c)
+{
+	return c->in_flight;
+}
+
+size_t
+policy_client_permits(const struct policy_client *c)
+{
+	return policy_permits_count(c->permits);
+}
+
+int
+policy_client_ask(struct policy_client *c, uint32_t type, const ProtobufCMessage *msg,
+		  policy_client_reply_fn fn, void *arg, const void *owner)
+{
+	if (!c->ev || !fn)
+		return c->broken ? -EPIPE : -EINVAL;
+	struct pending *p;
+	int r = pending_new(c, type, msg, false, &p);
+	if (r < 0)
+		return r;
+	p->fn = fn;
+	p->arg = arg;
+	p->owner = owner;
+	r = send_msg(c, type, p->id, msg);
+	if (r < 0) {
+		pending_free(p);
+		return r;
+	}
+	*c->tail = p;
+	c->tail = &p->next;
+	c->in_flight++;
+	return 0;
+}
+
+int
+policy_client_decide(struct policy_client *c, const char *action, Box__PolicyField **in,
+		     size_t n, policy_client_reply_fn fn, void *arg, const void *owner)
+{
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = (char *)action;
+	req.n_input = n;
+	req.input = in;
+	return policy_client_ask(c, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &req.base, fn, arg, owner);
+}
+
+void
+policy_client_cancel(struct policy_client *c, const void *owner)
+{
+	if (!c || !owner)
+		return;
+	for (struct pending *p = c->head; p; p = p->next)
+		if (p->owner == owner)
+			p->cancelled = true;
+}
+
+int
+policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMessage *msg,
+		   struct box_ipc_msg *reply)
+{
+	if (c->broken)
+		return -EPIPE;
+	if (c->ev)
+		return -EINVAL;
+	struct pending *p;
+	int r = pending_new(c, type, msg, true, &p);
+	if (r < 0)
+		return r;
+	char why[160];
+	r = send_msg(c, type, p->id, msg);
+	while (r == 0 && (r = box_ipc_recv_wait(c->chan, reply, -1)) == -EINTR)
+		r = 0;
+	if (r > 0) {
+		r = reply->type == p->reply_type && reply->request_id == p->id
+			    ? settle(c, p, reply, why, sizeof(why))
+			    : -EBADMSG;
+		if (r < 0)
+			box_ipc_msg_done(reply);
+	}
+	pending_free(p);
+	if (r < 0) {
+		c->broken = true; /* half a conversation: the caller attaches a new channel */
+		return r;
+	}
+	return 0;
+}
+
+int
+policy_client_record(struct policy_client *c, const struct policy_client_outcome *o, size_t n)
+{
+	if (n > POLICY_CLIENT_RECORDS_MAX)
+		return -E2BIG;
+	if (c->broken || !c->chan)
+		return -EPIPE;
+	if (n == 0)
+		return 0;
+	Box__RecordRequest one, *recs = n == 1 ? &one : calloc(n, sizeof(*recs));
+	Box__RecordRequest **recp = n == 1 ? NULL : calloc(n, sizeof(*recp));
+	if (!recs || (n > 1 && !recp)) {
+		if (recs != &one)
+			free(recs);
+		return -ENOMEM;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		Box__RecordRequest *rec = &recs[k];
+		box__record_request__init(rec);
+		/* The permit it is the outcome of: decided with the same action and input. */
+		if (policy_permits_take_match(c->permits, o[i].action, o[i].in, o[i].n_in,
+					      &rec->decide_id) < 0)
+			continue;
+		rec->kind = o[i].ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
+		rec->action = (char *)o[i].action;
+		if (o[i].ok && o[i].n_out) {
+			rec->output = (Box__PolicyField **)o[i].out;
+			rec->n_output = o[i].n_out;
+		}
+		if (recp)
+			recp[k] = rec;
+		k++;
+	}
+	int r = 0;
+	if (k == 1) {
+		r = send_msg(c, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &recs[0].base);
+	} else if (k > 1) {
+		Box__RecordBatch b = BOX__RECORD_BATCH__INIT;
+		b.records = recp;
+		b.n_records = k;
+		r = send_msg(c, BOX__MSG_TYPE__MSG_RECORD_BATCH, 0, &b.base);
+	}
+	if (recs != &one)
+		free(recs);
+	free(recp);
+	if (r < 0) {
+		if (!c->ev)
+			c->broken = true;
+		return r;
+	}
+	return (int)k;
+}
