@@ -26,6 +26,11 @@ BUILD       ?= build/san
 else
 BUILD       ?= build
 endif
+# One spelling of the build tree: BUILD=$PWD/build (test/integration/t-install.sh runs
+# `make install` with the tests' absolute BOX_BUILD) must name the same targets as BUILD=build,
+# or the dependency files written by one run (-MMD: "/abs/build/x.o: x.c sh.h …") attach the
+# headers to targets the other run never asks for, and a changed header rebuilds nothing.
+override BUILD := $(patsubst $(CURDIR)/%,%,$(BUILD))
 
 # Libraries every build needs (the names are pkg-config modules).
 PKG_MODULES := libevent libprotobuf-c libseccomp libcap inih jansson
