@@ -192,6 +192,8 @@ struct peer {
 	struct policy_permits *permits;
 	/* An attached box-shell channel (malloc'd; on S.attached until it closes). */
 	bool attached;
+	/* A process of a person's session (`boxctl shell`): PolicyChannelAttach.person. */
+	bool person;
 	struct peer *next;
 };
 
@@ -402,11 +404,16 @@ log_hold(int r, char *line, size_t len, const char *what)
 	S.pending[S.n_pending++] = (struct pending){ .line = line, .line_len = len };
 }
 
-/* "person" for box-shell's channels in a person's box shell (PolicyInit), else NULL. */
+/*
+ * "person" for box-shell's channels in a person's box shell (PolicyInit) and
+ * for those of a person's session in any box (PolicyChannelAttach.person), else NULL.
+ */
 static const char *
 session_of(const struct peer *p)
 {
-	return S.person_session && p->source && strcmp(p->source, "box-shell") == 0 ? "person" : NULL;
+	return (S.person_session || p->person) && p->source && strcmp(p->source, "box-shell") == 0
+		       ? "person"
+		       : NULL;
 }
 
 static void
@@ -1259,6 +1266,15 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 		(void)peer_refuse(p, "sent PolicyChannelAttach (only box-shell attaches channels)");
 		return;
 	}
+	/*
+	 * A person's channel: asked for by box-shell's main process (fd 6), or
+	 * inherited from a person's channel. An agent's process never makes one.
+	 */
+	bool want_person = ((const Box__PolicyChannelAttach *)m->msg)->person;
+	if (want_person && p->attached && !p->person) {
+		(void)peer_refuse(p, "asked for a person's channel from an agent's channel");
+		return;
+	}
 	if (m->n_fds != 1 || getsockopt(m->fds[0], SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    type != SOCK_SEQPACKET) {
 		log_err("box-shell attached an fd that is not a SOCK_SEQPACKET socket; refused");
@@ -1275,7 +1291,8 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 	if (!n)
 		fatal(-ENOMEM, "Cannot attach a box-shell channel");
 	*n = (struct peer){ .name = "shell (attached)", .source = "box-shell", .fd = m->fds[0],
-			    .kind = PEER_SHELL, .attached = true };
+			    .kind = PEER_SHELL, .attached = true,
+			    .person = p->person || want_person };
 	n->permits = policy_permits_new();
 	n->ev = n->permits ? box_ipc_event_new(S.base, n->fd, &box_proto_policy,
 						BOX_POLICY_ROLE_PEER, on_msg, on_close, n)
