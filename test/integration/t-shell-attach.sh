@@ -193,9 +193,11 @@ if [ "$(id -u)" -eq 0 ] && have_boxtest; then
 	D=$W/svc
 	mkdir -p "$D/proj"
 	name=e2e-at-svc-$$
+	echo 'permit (principal, action, resource);' >"$D/allow.cedar"
 	cat >"$D/svc.ini" <<EOF
 [box]
 name = $name
+policy = allow.cedar
 timeout = 300s
 
 [agent]
@@ -203,7 +205,7 @@ command = /bin/sleep 290
 workspace = $D/proj
 EOF
 	chmod 755 "$D" "$D/proj"
-	chmod 644 "$D/svc.ini"
+	chmod 644 "$D/svc.ini" "$D/allow.cedar"
 	id=$("$RB/boxctl" run --detach -q -c "$D/svc.ini" 2>"$W/svc-run.err")
 	check "service: root's box runs detached through the service" grep -qxE '[0-9a-f]{12}' <<<"$id"
 	on svcu tmux_start 24 100 "sh -c \"$(as_cmd boxtest "$W" "'$RB/boxctl' shell '$name'")\""
