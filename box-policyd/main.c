@@ -74,6 +74,11 @@
  * script from its fds, box-shell/redir.c; should that ever fail), so it must
  * cost that process its decisions (denied), not the box its policy.
  * The shell channel (fd 6) closing is as before: logged, the rest goes on.
+ * A person's channel (PolicyChannelAttach.person: a process of a `boxctl
+ * shell` session) is logged with "session": "person"; box-shell's main
+ * process asks for it on fd 6, and a channel attached from a person's
+ * channel is one too. An agent's attached channel asking for one is such a
+ * protocol error: it must not pass its process's decisions off as a person's.
  *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default

@@ -3,7 +3,8 @@
 # t-shell-attach.sh — `boxctl shell NAME`: a person's interactive box shell in a running box,
 # at a real terminal (tmux, lib-tmux.sh), as the caller and as boxtest. The box runs detached
 # (its agent a sleep); boxctl shell opens a session served by the box's box-shell. Checked: the
-# session runs commands and prints; a command the policy refuses is refused (126) with
+# session runs commands and prints, at the caller's terminal size, and follows a resize; a
+# command the policy refuses is refused (126) with
 # box-shell's message; Ctrl-C stops a running command and the prompt comes back; a second and
 # a third session work at the same time, each with its own status; `exit 4` is boxctl's status
 # and the box keeps running; `boxctl log` shows the session's decisions as a person's; the box
@@ -48,11 +49,12 @@ wait_line() {
 	done
 	return 1
 }
-# as_cmd U CMD: CMD (a command line) as user U in its project dir, for a tmux pane.
+# as_cmd U DIR CMD: CMD (a command line) as user U in DIR, for a tmux pane (whose environment
+# is the tmux server's: BOX_SOCKET is passed as it is now).
 as_cmd() {
 	local u=$1 d=$2 cmd=$3
 	if [ "$u" = "$(id -un)" ]; then
-		echo "cd '$d' && exec $cmd"
+		echo "cd '$d' && BOX_SOCKET='$BOX_SOCKET' exec $cmd"
 	else
 		echo "cd '$d' && exec setpriv --reuid '$u' --regid '$(id -g "$u")' --init-groups env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME HOME='$(getent passwd "$u" | cut -d: -f6)' BOX_SOCKET='$BOX_SOCKET' ASAN_OPTIONS='$ASAN_OPTIONS' $cmd"
 	fi
@@ -109,6 +111,12 @@ EOF
 	on "$s1" tmux_type 'echo first-$((20+3)); pwd'
 	check "$u: a command runs and prints" wait_line "$s1" "first-23"
 	check "$u: … in the agent's workspace" wait_line "$s1" "$P" 5
+	on "$s1" tmux_type 'echo size-$COLUMNS-$LINES'
+	check "$u: the session's terminal has the caller's size" wait_line "$s1" "size-100-24" 5
+	on "$s1" tmux_resize 30 120
+	sleep 1
+	on "$s1" tmux_type 'echo resized-$COLUMNS-$LINES'
+	check "$u: a resize reaches the session (SIGWINCH)" wait_line "$s1" "resized-120-30" 10
 	on "$s1" tmux_type 'cat unique-file-qx.txt'
 	check "$u: … it reads the workspace" wait_line "$s1" "data" 5
 	on "$s1" tmux_type 'rmdir subdir-zq; echo rmdir-rc-$?'
