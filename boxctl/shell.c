@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -41,6 +42,7 @@
 
 #define SHELL_REPLY_TIMEOUT_MS 30000 /* boxd asks box-shell: a fork and a pty */
 #define SHELL_DRAIN_IDLE_MS 2000     /* after the end: a pty a background job holds open */
+#define SHELL_DRAIN_MAX_MS 5000      /* … and one it keeps writing to */
 
 struct attached {
 	int master, end;
@@ -94,18 +96,32 @@ attach(const Box__AttachRequest *req, struct attached *a, char **err)
 	return r;
 }
 
-/* The session ended: what the pty still holds, to EOF or SHELL_DRAIN_IDLE_MS of silence. */
+/*
+ * The session ended: what the pty still holds, to EOF, SHELL_DRAIN_IDLE_MS of
+ * silence, or SHELL_DRAIN_MAX_MS in all (a background job the session left
+ * may keep writing to it: boxctl does not wait for that).
+ */
 static void
 drain_screen(struct stream *screen)
 {
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!screen->done && !screen->hangup) {
 		struct pollfd p;
 		if (!stream_poll(screen, &p))
 			return;
-		int k = poll(&p, 1, screen->polled_out ? -1 : SHELL_DRAIN_IDLE_MS);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long spent = (long)(now.tv_sec - t0.tv_sec) * 1000 +
+			     (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (spent >= SHELL_DRAIN_MAX_MS)
+			return;
+		long left = SHELL_DRAIN_MAX_MS - spent;
+		int k = poll(&p, 1, (int)(screen->polled_out || left < SHELL_DRAIN_IDLE_MS
+						  ? left
+						  : SHELL_DRAIN_IDLE_MS));
 		if (k < 0 && errno != EINTR)
 			return;
-		if (k == 0)
+		if (k == 0 && !screen->polled_out)
 			return;
 		if (k > 0)
 			stream_ready(screen, p.revents);
