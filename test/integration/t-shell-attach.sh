@@ -151,8 +151,9 @@ EOF
 	check "$u: a permitted change is made" wait_line "$s1" "mkdir-rc-0" 10
 
 	# The agent cannot reach the person's terminal: its /dev/pts is another devpts.
-	on "$s1" tmux_type 'ls /dev/pts'
-	check "$u: the session's pty is in box-shell's devpts (ls /dev/pts: 0)" wait_line "$s1" "0" 5
+	on "$s1" tmux_type "printf 'pts-%s\\n' /dev/pts/*"
+	check "$u: the session's pty is in box-shell's devpts (/dev/pts/0)" \
+		wait_line "$s1" "pts-/dev/pts/0" 5
 	on "$s1" tmux_type 'touch go-zq; while [ ! -e pts-seen-zq ]; do sleep 0.2; done; cat pts-seen-zq'
 	check "$u: the agent's /dev/pts has no pty of the session, it cannot open one (ENOENT)" \
 		wait_line "$s1" "agent-pts: ptmx refused-2" 20
