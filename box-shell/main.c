@@ -32,6 +32,11 @@
  * which reports it): ShellExit (status, 128+signal), which a child that
  * took its session at the door sends itself. What cannot be served
  * (too many sessions, an unreachable cwd, fork failing): ShellDenied.
+ * ShellAttach from boxd (`boxctl shell`): a pty of box-shell's own devpts
+ * and its holder (attach.c), whose connection main serves as one more
+ * session, a person's: its processes' channels are attached with
+ * PolicyChannelAttach.person; the master and the end pipe go back to boxd
+ * in ShellAttached.
  * boxd closing fd 3 ends box-shell (exit 0), box-policyd's fd 4 hanging up
  * too (exit 1): a box-shell without policy must not serve; the zygote
  * dying too (exit 1): no session's end could be told; every session's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * shell.c — `boxctl shell NAME|ID` (docs/boxctl.1.md): an interactive box
  * shell in a running box, a person's session.

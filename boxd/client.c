@@ -3,7 +3,9 @@
  * namespace, reading requests, dispatching them and sending replies.
  *
  * Every client is identified by SO_PEERCRED: a user sees and controls only
- * its own boxes (owner or caller), root all of them. A client whose PID
+ * its own boxes (owner or caller), root all of them. A shell in a box
+ * (`boxctl shell`) is for its owner or root only, not for the caller who
+ * started it for another owner. A client whose PID
  * namespace is not boxd's own is refused whatever it asks (one ErrorReply,
  * then disconnected): every box, tool sandbox and MCP sandbox has a PID
  * namespace of its own, so such a client is a process inside a sandbox that

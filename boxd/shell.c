@@ -47,6 +47,11 @@
  * 1's child and signalled through a pidfd. When the box ends every tool is
  * SIGKILLed and box-shell's channel closed (it exits); the end goes on once
  * its trampoline is reaped, or after BOXD_SHELL_EXIT_WAIT_MS with a SIGKILL.
+ * `boxctl shell` (client.c checked the caller is the owner or root):
+ * ShellAttach under an id of boxd's, at most BOXD_ATTACHES_MAX in flight per
+ * box; ShellAttached naming one passes to that client as AttachReply, its fds
+ * only when they are a pty master (5:2) and a pipe; the client gone, they
+ * are closed; the box ending answers each request in flight.
  * Trusts: nothing box-shell sends beyond box_ipc_decode()'s validation and
  * the re-check here; the trampolines' status messages after
  * box_status_decode().
