@@ -74,6 +74,11 @@
  * script from its fds, box-shell/redir.c; should that ever fail), so it must
  * cost that process its decisions (denied), not the box its policy.
  * The shell channel (fd 6) closing is as before: logged, the rest goes on.
+ * A person's channel (PolicyChannelAttach.person: a process of a `boxctl
+ * shell` session) is logged with "session": "person"; box-shell's main
+ * process asks for it on fd 6, and a channel attached from a person's
+ * channel is one too. An agent's attached channel asking for one is such a
+ * protocol error: it must not pass its process's decisions off as a person's.
  *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default
@@ -192,6 +197,8 @@ struct peer {
 	struct policy_permits *permits;
 	/* An attached box-shell channel (malloc'd; on S.attached until it closes). */
 	bool attached;
+	/* A process of a person's session (`boxctl shell`): PolicyChannelAttach.person. */
+	bool person;
 	struct peer *next;
 };
 
@@ -402,11 +409,16 @@ log_hold(int r, char *line, size_t len, const char *what)
 	S.pending[S.n_pending++] = (struct pending){ .line = line, .line_len = len };
 }
 
-/* "person" for box-shell's channels in a person's box shell (PolicyInit), else NULL. */
+/*
+ * "person" for box-shell's channels in a person's box shell (PolicyInit) and
+ * for those of a person's session in any box (PolicyChannelAttach.person), else NULL.
+ */
 static const char *
 session_of(const struct peer *p)
 {
-	return S.person_session && p->source && strcmp(p->source, "box-shell") == 0 ? "person" : NULL;
+	return (S.person_session || p->person) && p->source && strcmp(p->source, "box-shell") == 0
+		       ? "person"
+		       : NULL;
 }
 
 static void
@@ -1259,6 +1271,15 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 		(void)peer_refuse(p, "sent PolicyChannelAttach (only box-shell attaches channels)");
 		return;
 	}
+	/*
+	 * A person's channel: asked for by box-shell's main process (fd 6), or
+	 * inherited from a person's channel. An agent's process never makes one.
+	 */
+	bool want_person = ((const Box__PolicyChannelAttach *)m->msg)->person;
+	if (want_person && p->attached && !p->person) {
+		(void)peer_refuse(p, "asked for a person's channel from an agent's channel");
+		return;
+	}
 	if (m->n_fds != 1 || getsockopt(m->fds[0], SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    type != SOCK_SEQPACKET) {
 		log_err("box-shell attached an fd that is not a SOCK_SEQPACKET socket; refused");
@@ -1275,7 +1296,8 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 	if (!n)
 		fatal(-ENOMEM, "Cannot attach a box-shell channel");
 	*n = (struct peer){ .name = "shell (attached)", .source = "box-shell", .fd = m->fds[0],
-			    .kind = PEER_SHELL, .attached = true };
+			    .kind = PEER_SHELL, .attached = true,
+			    .person = p->person || want_person };
 	n->permits = policy_permits_new();
 	n->ev = n->permits ? box_ipc_event_new(S.base, n->fd, &box_proto_policy,
 						BOX_POLICY_ROLE_PEER, on_msg, on_close, n)

@@ -132,6 +132,17 @@ int shd_ctl_send_fds(int ctl, char tag, int fd, int fd2);
  * whose next read would fail before it reaches that word). FD stays open.
  */
 void shd_conn_deny(int fd, char *why);
+/*
+ * attach.c (`boxctl shell`): a new pty of box-shell's own devpts, sized
+ * ROWS x COLS (0: left as is): its master and slave, O_CLOEXEC. Negative errno.
+ */
+int shd_pty_open(unsigned rows, unsigned cols, int *master, int *slave);
+/*
+ * The holder of a person's session's terminal, forked from main: the slave
+ * its controlling terminal, then the alias's side of the session on CONN
+ * (ShellOpen; signals as ShellSignal); the status to END_W when it ends.
+ */
+_Noreturn void shd_holder_run(int conn, int slave, int end_w, const char *term);
 /* SHD_CTL_EXIT with STATUS (SAID: the alias has it already) on CTL (its fd: CTL itself). */
 int shd_ctl_send_exit(int ctl, int status, bool said);
 

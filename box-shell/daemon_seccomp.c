@@ -7,7 +7,8 @@
  * box-shell is a whole shell without exec: files (open, stat, read, write,
  * directories, links, renames, modes, times), processes (fork through
  * clone without namespace flags, wait, kill, process groups), pipes and
- * AF_UNIX socketpairs with fd passing, terminals (a few ioctls), the clock
+ * AF_UNIX socketpairs with fd passing, terminals (a few ioctls; the pty of
+ * `boxctl shell` and setsid for the process that holds it), the clock
  * and signals. Never: execve/execveat (a host program runs in a tool
  * sandbox through boxd), a socket of its own (socketpair is enough;
  * socket() answers EACCES, so NSS falls back from nscd to the files),
@@ -62,6 +63,7 @@ static const int allowed[] = {
 	SCMP_SYS(restart_syscall), SCMP_SYS(getrusage), SCMP_SYS(times), SCMP_SYS(prlimit64),
 	SCMP_SYS(getrlimit), SCMP_SYS(setrlimit), SCMP_SYS(getpriority), SCMP_SYS(setpriority),
 	SCMP_SYS(sched_getaffinity), SCMP_SYS(sched_yield), SCMP_SYS(uname), SCMP_SYS(sysinfo),
+	SCMP_SYS(setsid), /* `boxctl shell`: the terminal's holder leads a session (attach.c) */
 	/* memory, time */
 	SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(mprotect), SCMP_SYS(brk),
 	SCMP_SYS(madvise), SCMP_SYS(futex), SCMP_SYS(getrandom), SCMP_SYS(clock_gettime),
@@ -75,10 +77,18 @@ static const int allowed[] = {
 	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait), SCMP_SYS(epoll_ctl), SCMP_SYS(eventfd2),
 };
 
-/* The terminal requests a shell makes (no TIOCSTI: nothing is typed into a terminal). */
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+/*
+ * The terminal requests a shell makes (no TIOCSTI: nothing is typed into a
+ * terminal), and those of `boxctl shell`'s pty (attach.c): unlock it, size it,
+ * open its slave through the master, make the slave the holder's terminal.
+ */
 static const unsigned long ioctls[] = {
-	TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGWINSZ, TIOCGPGRP, FIONREAD, FIONBIO, FIOCLEX,
-	FIONCLEX,
+	TCGETS,	     TCSETS,	  TCSETSW,     TCSETSF,	    TIOCGWINSZ, TIOCGPGRP, FIONREAD,
+	FIONBIO,     FIOCLEX,	  FIONCLEX,    TIOCSPTLCK,  TIOCSWINSZ, TIOCGPTPEER, TIOCSCTTY,
 };
 
 #ifdef __NR_fchmodat2

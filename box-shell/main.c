@@ -32,6 +32,11 @@
  * which reports it): ShellExit (status, 128+signal), which a child that
  * took its session at the door sends itself. What cannot be served
  * (too many sessions, an unreachable cwd, fork failing): ShellDenied.
+ * ShellAttach from boxd (`boxctl shell`): a pty of box-shell's own devpts
+ * and its holder (attach.c), whose connection main serves as one more
+ * session, a person's: its processes' channels are attached with
+ * PolicyChannelAttach.person; the master and the end pipe go back to boxd
+ * in ShellAttached.
  * boxd closing fd 3 ends box-shell (exit 0), box-policyd's fd 4 hanging up
  * too (exit 1): a box-shell without policy must not serve; the zygote
  * dying too (exit 1): no session's end could be told; every session's
@@ -48,6 +53,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +114,7 @@ struct session {
 	bool hangup_pending;        /* the alias hung up: SIGHUP when the timer fires */
 	struct event *timer;        /* ShellOpen wait, command timeout, kill grace */
 	unsigned n_hosts;
+	bool person;                /* `boxctl shell`: its channels are attached as a person's */
 };
 
 struct shd_box shd_box;
@@ -416,12 +423,15 @@ boxd_spawn_exit(struct box_ipc_msg *m)
 	spawn_remove(sp);
 }
 
+static void shell_attach(const Box__ShellAttach *a);
+
 static void
 on_boxd_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
 	(void)e;
 	(void)userdata;
 	switch (m->type) {
+	case BOX__MSG_TYPE__MSG_SHELL_ATTACH: shell_attach((const Box__ShellAttach *)m->msg); return;
 	case BOX__MSG_TYPE__MSG_SPAWN_REPLY: boxd_spawn_reply(m); return;
 	case BOX__MSG_TYPE__MSG_SPAWN_EXIT: boxd_spawn_exit(m); return;
 	default:
@@ -748,11 +758,16 @@ ctl_passcred(int fd)
 	(void)setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
 }
 
-/* A process's own box-policyd channel: passed on (PolicyChannelAttach). False: fatal. */
+/*
+ * A process's own box-policyd channel: passed on (PolicyChannelAttach), as a
+ * person's for a person's session (`boxctl shell`). False: fatal.
+ */
 static bool
-policy_attach(int fd)
+policy_attach(int fd, bool person)
 {
 	Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
+	a.has_person = person;
+	a.person = person;
 	int r = M.policyd ? box_ipc_event_send(M.policyd, BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH,
 					       0, &a.base, &fd, 1)
 			  : -EPIPE;
@@ -801,7 +816,7 @@ on_ctl(evutil_socket_t fd, short what, void *arg)
 				session_exited(s, p.status, p.said);
 		} else if (p.tag == SHD_CTL_HOST) {
 			host_attach(s, p.fd);
-		} else if (!policy_attach(p.fd)) {
+		} else if (!policy_attach(p.fd, s->person)) {
 			return;
 		}
 	}
@@ -936,7 +951,7 @@ on_spare_ctl(evutil_socket_t fd, short what, void *arg)
 			if (M.spare_pid == 0)
 				door_watch(false); /* it answers the door from now on */
 			M.spare_pid = p.sender;
-			if (!policy_attach(p.fd))
+			if (!policy_attach(p.fd, false))
 				return;
 			continue;
 		}
@@ -1175,6 +1190,86 @@ on_accept(evutil_socket_t fd, short what, void *arg)
 		}
 		(void)session_new(c);
 	}
+}
+
+/* ShellAttached: OK with the pty master and the end pipe's read end, else why not. */
+static void
+attach_answer(uint64_t id, const int fds[2], const char *fmt, ...)
+{
+	Box__ShellAttached rep = BOX__SHELL_ATTACHED__INIT;
+	char why[256];
+	rep.attach_id = id;
+	rep.ok = fds != NULL;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		(void)vsnprintf(why, sizeof(why), fmt, ap);
+		va_end(ap);
+		denied_text(why);
+		rep.error = why;
+	}
+	int r = M.boxd ? box_ipc_event_send(M.boxd, BOX__MSG_TYPE__MSG_SHELL_ATTACHED, 0, &rep.base,
+					    fds, fds ? 2 : 0)
+		       : -EPIPE;
+	if (r < 0)
+		log_warn_errno(r, "Cannot answer boxd's ShellAttach");
+}
+
+/*
+ * `boxctl shell` (ShellAttach from boxd): a pty of box-shell's own devpts,
+ * its holder forked (attach.c), and a session for the holder's connection,
+ * its processes' channels a person's. The master and the end pipe's read
+ * end go back to boxd, which hands them to boxctl; box-shell keeps neither.
+ */
+static void
+shell_attach(const Box__ShellAttach *a)
+{
+	if (M.n_sessions >= SHD_SESSIONS_MAX) {
+		attach_answer(a->attach_id, NULL, "too many shells running at once (max %u)",
+			      SHD_SESSIONS_MAX);
+		return;
+	}
+	_cleanup_close_ int master = -1, slave = -1, end_r = -1, end_w = -1, conn = -1,
+			    theirs = -1;
+	int r = shd_pty_open(a->has_rows ? a->rows : 0, a->has_cols ? a->cols : 0, &master,
+			     &slave);
+	if (r < 0) {
+		log_warn_errno(r, "boxctl shell: cannot open a pty in box-shell's /dev/pts: %m");
+		attach_answer(a->attach_id, NULL, "cannot open a pty in the box: %s", strerror(-r));
+		return;
+	}
+	int end[2], sv[2];
+	if (pipe2(end, O_CLOEXEC) < 0) {
+		attach_answer(a->attach_id, NULL, "cannot serve: pipe: %s", strerror(errno));
+		return;
+	}
+	end_r = end[0];
+	end_w = end[1];
+	if (box_ipc_socketpair(sv, false) < 0) {
+		attach_answer(a->attach_id, NULL, "cannot serve: socketpair: %s", strerror(errno));
+		return;
+	}
+	conn = sv[0];
+	theirs = sv[1];
+	pid_t pid = fork();
+	if (pid < 0) {
+		attach_answer(a->attach_id, NULL, "cannot fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0)
+		shd_holder_run(theirs, slave, end_w, a->term);
+	(void)fcntl(conn, F_SETFL, fcntl(conn, F_GETFL) | O_NONBLOCK);
+	struct session *s = session_new(TAKE_FD(conn)); /* (too many: ShellDenied to the holder) */
+	if (!s) {
+		(void)kill(pid, SIGKILL);
+		attach_answer(a->attach_id, NULL, "cannot serve a session now");
+		return;
+	}
+	s->person = true;
+	log_info("session %u: a person's shell (boxctl shell), its terminal's holder pid %d", s->id,
+		 (int)pid);
+	int fds[2] = { master, end_r };
+	attach_answer(a->attach_id, fds, NULL);
 }
 
 /*

@@ -7,7 +7,7 @@
 # libshell.a; neither are the daemon's files.
 SHD_SRCS         := box-shell/main.c box-shell/invocation.c box-shell/decide_policyd.c \
 		    box-shell/host_boxd.c box-shell/daemon_seccomp.c box-shell/zygote.c \
-		    box-shell/lineedit.c
+		    box-shell/lineedit.c box-shell/attach.c
 SHD_OBJS         := $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(SHD_SRCS)))
 SHELL_MAIN_SRCS  := box-shell/main_sh.c box-shell/decide_local.c $(SHD_SRCS)
 SHELL_LIB_SRCS   := $(filter-out $(SHELL_MAIN_SRCS),$(wildcard box-shell/*.c))

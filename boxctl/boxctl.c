@@ -28,6 +28,7 @@ static const struct command commands[] = {
 	{ "run", cmd_run, "run [-c box.ini] [-q] [--timings] [--detach | --dry-run] [-- ARGS...]" },
 	{ "ps", cmd_ps, "ps" },
 	{ "stop", cmd_stop, "stop NAME|ID" },
+	{ "shell", cmd_shell, "shell NAME|ID" },
 	{ "log", cmd_log,
 	  "log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T] [--source D]" },
 	{ "mcp", cmd_mcp, "mcp pins BOX | mcp accept BOX SERVER [TOOL]" },

@@ -46,6 +46,8 @@ int cmd_policy_suggest(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+/* `boxctl shell NAME|ID` (shell.c): a person's interactive box shell in a running box. */
+int cmd_shell(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 /* `boxctl mcp pins|accept` (mcp.c). */
 int cmd_mcp(int argc, char **argv);

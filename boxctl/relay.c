@@ -21,6 +21,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -201,4 +203,81 @@ stream_ready(struct stream *s, short revents)
 		do_splice(s);
 	else
 		do_read(s);
+}
+
+/* ---- the caller's terminal and a box's pty --------------------------------- */
+
+static struct termios saved_tio;
+static bool raw_mode;
+
+void
+relay_tty_restore(void)
+{
+	if (raw_mode) {
+		(void)tcsetattr(0, TCSADRAIN, &saved_tio);
+		raw_mode = false;
+	}
+}
+
+void
+relay_tty_raw(void)
+{
+	static bool registered;
+	struct termios t;
+	if (tcgetattr(0, &saved_tio) < 0)
+		return;
+	t = saved_tio;
+	cfmakeraw(&t);
+	if (!registered) {
+		atexit(relay_tty_restore);
+		registered = true;
+	}
+	if (tcsetattr(0, TCSADRAIN, &t) == 0)
+		raw_mode = true;
+}
+
+bool
+relay_term_fds(unsigned tty_mask, int *term_fd, int *ws_fd, unsigned *rows, unsigned *cols)
+{
+	static const int order[3] = { 1, 2, 0 };
+	*term_fd = *ws_fd = -1;
+	for (int j = 0; j < 3 && *term_fd < 0; j++) {
+		int fd = order[j];
+		int fl = fcntl(fd, F_GETFL);
+		if ((tty_mask & (1u << fd)) && fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
+			*term_fd = fd;
+	}
+	for (int i = 0; i < 3 && *ws_fd < 0; i++)
+		if (tty_mask & (1u << i))
+			*ws_fd = i;
+	struct winsize ws;
+	if (*ws_fd >= 0 && ioctl(*ws_fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+		return true;
+	}
+	return false;
+}
+
+void
+relay_winsize(int ws_fd, int master)
+{
+	struct winsize ws;
+	if (master >= 0 && ws_fd >= 0 && ioctl(ws_fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row &&
+	    ws.ws_col)
+		(void)ioctl(master, TIOCSWINSZ, &ws);
+}
+
+void
+relay_pty_start(struct stream *keys, struct stream *screen, int in_fd, int master, int term_fd,
+		int ws_fd)
+{
+	(void)fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+	stream_init(keys, "keys", in_fd, master);
+	keys->tty_from = true;
+	stream_init(screen, "screen", master, term_fd);
+	screen->tty_to = true;
+	if (in_fd == 0)
+		relay_tty_raw();
+	relay_winsize(ws_fd, master);
 }

@@ -37,4 +37,28 @@ void stream_stop(struct stream *s);
 /* Nothing buffered and `from` at EOF: finish (close `to` when it should). */
 bool stream_finished(const struct stream *s);
 
+/*
+ * The caller's terminal and a box's pty master (`boxctl run` at a terminal,
+ * `boxctl shell`): shared so both relay it the same way.
+ */
+/* fd 0 in raw mode (Ctrl-C travels as a byte); restored by relay_tty_restore and at exit. */
+void relay_tty_raw(void);
+void relay_tty_restore(void);
+/*
+ * Of fds 0-2 (bit N of TTY_MASK: fd N is a terminal): *TERM_FD where the
+ * pty's output goes (stdout's terminal, else stderr's, else stdin's if
+ * writable; -1: none), *WS_FD the one the window size is read from (-1:
+ * none). True with *ROWS and *COLS when the size is known.
+ */
+bool relay_term_fds(unsigned tty_mask, int *term_fd, int *ws_fd, unsigned *rows, unsigned *cols);
+/* The window size of WS_FD onto MASTER (at the start, on SIGWINCH). */
+void relay_winsize(int ws_fd, int master);
+/*
+ * The two pty streams: KEYS from IN_FD (the terminal on fd 0, or -1) to the
+ * master, SCREEN from the master to TERM_FD; the master made non-blocking,
+ * fd 0 raw when it is IN_FD, the window size set from WS_FD.
+ */
+void relay_pty_start(struct stream *keys, struct stream *screen, int in_fd, int master,
+		     int term_fd, int ws_fd);
+
 #endif

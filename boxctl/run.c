@@ -41,10 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,35 +57,6 @@
 
 #define HANGUP_GRACE_MS 2000 /* a hung-up terminal: SIGHUP, then leave (boxd kills the box) */
 #define DRAIN_IDLE_MS 2000   /* after RunExit: a pipe that stays silent this long is given up */
-
-static struct termios saved_tio;
-static bool raw_mode;
-
-static void
-tty_restore(void)
-{
-	if (raw_mode) {
-		(void)tcsetattr(0, TCSADRAIN, &saved_tio);
-		raw_mode = false;
-	}
-}
-
-static void
-tty_raw(void)
-{
-	static bool registered;
-	struct termios t;
-	if (tcgetattr(0, &saved_tio) < 0)
-		return;
-	t = saved_tio;
-	cfmakeraw(&t);
-	if (!registered) {
-		atexit(tty_restore);
-		registered = true;
-	}
-	if (tcsetattr(0, TCSADRAIN, &t) == 0)
-		raw_mode = true;
-}
 
 static int
 usage(void)
@@ -275,32 +244,14 @@ stdio_pipes(struct run *r)
 	return 0;
 }
 
-/* Terminal side: the window size onto the master (start, SIGWINCH). */
-static void
-winsize_to_master(struct run *r)
-{
-	struct winsize ws;
-	if (r->master >= 0 && r->ws_fd >= 0 && ioctl(r->ws_fd, TIOCGWINSZ, &ws) == 0 &&
-	    ws.ws_row && ws.ws_col)
-		(void)ioctl(r->master, TIOCSWINSZ, &ws);
-}
-
 /* RunReply OK: start every stream (the pty ones when the master came). */
 static void
 relay_start(struct run *r)
 {
 	r->relaying = true;
-	if (r->master < 0)
-		return;
-	(void)fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
-	struct stream *keys = &r->st[S_KEYS], *screen = &r->st[S_SCREEN];
-	stream_init(keys, "keys", (r->tty_mask & 1) ? 0 : -1, r->master);
-	keys->tty_from = true;
-	stream_init(screen, "screen", r->master, r->term_fd);
-	screen->tty_to = true;
-	if (r->tty_mask & 1)
-		tty_raw();
-	winsize_to_master(r);
+	if (r->master >= 0)
+		relay_pty_start(&r->st[S_KEYS], &r->st[S_SCREEN], (r->tty_mask & 1) ? 0 : -1,
+				r->master, r->term_fd, r->ws_fd);
 }
 
 /* The caller's terminal went away: a hang-up (forwarded once), then a grace period. */
@@ -311,7 +262,7 @@ hang_up(struct run *r)
 		return;
 	r->hung_up = true;
 	clock_gettime(CLOCK_MONOTONIC, &r->hup_at);
-	tty_restore();
+	relay_tty_restore();
 	/* Nothing goes to or comes from it any more. */
 	stream_stop(&r->st[S_KEYS]);
 	r->st[S_SCREEN].to = -1;
@@ -398,7 +349,7 @@ wait_message(struct run *r, struct box_ipc_chan *chan, struct box_ipc_msg *m)
 				continue;
 			int sig = (int)si.ssi_signo;
 			if (sig == SIGWINCH) {
-				winsize_to_master(r);
+				relay_winsize(r->ws_fd, r->master);
 			} else if (r->box_id[0]) {
 				/* At a terminal Ctrl-C is a byte; SIGINT from kill is still forwarded. */
 				if (sig == SIGHUP)
@@ -452,7 +403,7 @@ relay_drain(struct run *r)
 			stream_ready(&r->st[idx[j]], p[j].revents);
 			if (r->st[idx[j]].hangup && !r->hung_up) {
 				r->hung_up = true;
-				tty_restore();
+				relay_tty_restore();
 				r->st[S_SCREEN].to = -1;
 			}
 		}
@@ -607,22 +558,11 @@ run_stdio(struct run *r, Box__RunRequest *req, int stdio[3], unsigned *n_stdio)
 	req->n_stdio_fds = *n_stdio;
 	req->has_stdio_tty = 1;
 	req->stdio_tty = r->tty_mask;
-	/* The pty's output: stdout's terminal, else stderr's, else stdin's if writable. */
-	static const int order[3] = { 1, 2, 0 };
-	for (int j = 0; j < 3 && r->term_fd < 0; j++) {
-		int fd = order[j];
-		int fl = fcntl(fd, F_GETFL);
-		if ((r->tty_mask & (1u << fd)) && fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
-			r->term_fd = fd;
-	}
-	for (int i = 0; i < 3 && r->ws_fd < 0; i++)
-		if (r->tty_mask & (1u << i))
-			r->ws_fd = i;
-	struct winsize ws;
-	if (r->ws_fd >= 0 && ioctl(r->ws_fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+	unsigned rows, cols;
+	if (relay_term_fds(r->tty_mask, &r->term_fd, &r->ws_fd, &rows, &cols)) {
 		req->has_rows = req->has_cols = 1;
-		req->rows = ws.ws_row;
-		req->cols = ws.ws_col;
+		req->rows = rows;
+		req->cols = cols;
 	}
 	return RUN_GO_ON;
 }
@@ -792,11 +732,11 @@ run_relay_until_exit(struct run *r, struct box_ipc_chan *chan)
 	int k = wait_message(r, chan, &m);
 	if (k == -ETIMEDOUT) {
 		/* Hung up and still running: leaving makes boxd kill the box. */
-		tty_restore();
+		relay_tty_restore();
 		return 128 + SIGHUP;
 	}
 	if (k < 0) {
-		tty_restore();
+		relay_tty_restore();
 		fprintf(stderr, "boxctl: error: boxd: %s\n",
 			k == -ECONNRESET ? "the connection closed while the box ran" : strerror(-k));
 		return BOXCTL_EXIT_FAILURE;
@@ -804,7 +744,7 @@ run_relay_until_exit(struct run *r, struct box_ipc_chan *chan)
 	/* Everything the agent wrote, before boxctl's own last words. */
 	if (m.type == BOX__MSG_TYPE__MSG_RUN_EXIT)
 		relay_drain(r);
-	tty_restore();
+	relay_tty_restore();
 	if (m.type != BOX__MSG_TYPE__MSG_RUN_EXIT)
 		fprintf(stderr, "boxctl: error: boxd sent %s instead of RunExit\n",
 			box_ipc_type_name(&box_proto_client, m.type));
@@ -839,7 +779,7 @@ run_box(struct run *r)
 static void
 run_finish(struct run *r)
 {
-	tty_restore();
+	relay_tty_restore();
 	relay_free(r);
 	if (r->fd >= 0)
 		close(r->fd);

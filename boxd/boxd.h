@@ -82,6 +82,7 @@
 #define BOXD_SHELL_READY_TIMEOUT_MS 20000   /* box-shell spawned → ShellReady */
 #define BOXD_SHELL_EXIT_WAIT_MS 3000        /* fd 3 closed → box-shell gone, else SIGKILL */
 #define BOXD_SPAWNS_MAX 256                 /* live tool sandboxes per box */
+#define BOXD_ATTACHES_MAX 16                /* `boxctl shell` requests in flight per box */
 #define BOXD_MCPD_READY_TIMEOUT_MS 20000    /* McpInit → McpReady */
 #define BOXD_MCPD_EXIT_WAIT_MS 3000         /* fd 3 closed → box-mcpd gone, else SIGKILL */
 #define BOXD_MCP_SERVERS_MAX 256            /* live MCP server sandboxes per box */
@@ -312,6 +313,9 @@ struct box {
 	Box__Plan **tool_plans;   /* per spec->tools[i], made at its first spawn (masks once) */
 	Box__Plan *exec_plan;     /* the agent's exec entries' tool sandbox, likewise */
 	char **tool_prog;         /* parallel to spec->tools: rc.tool_programs' (not owned) */
+	struct shell_attach *attaches; /* `boxctl shell` requests box-shell has not answered */
+	unsigned n_attaches;
+	uint64_t next_attach_id;
 
 	/* box-mcpd (mcpd.c) and the MCP server sandboxes it asks for */
 	struct box_daemon mcpd;
@@ -587,6 +591,13 @@ bool shell_finish(struct box *b);
 void shell_stop(struct box *b);
 /* A child exited: true when it was box-shell's trampoline or a tool's. */
 bool shell_reaped(struct box *b, pid_t pid, int status);
+/*
+ * `boxctl shell` (AttachRequest from C, whom the caller checked is the box's
+ * owner or root): ShellAttach to box-shell; AttachReply once it answers.
+ */
+void shell_attach(struct box *b, struct client *c, uint64_t rid, const Box__AttachRequest *m);
+/* C is gone: its requests in flight are answered to nobody (the fds closed). */
+void shell_attach_client_gone(struct boxd *d, struct client *c);
 
 /* ---- toolmatch.c ---- */
 /*

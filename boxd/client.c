@@ -3,7 +3,9 @@
  * namespace, reading requests, dispatching them and sending replies.
  *
  * Every client is identified by SO_PEERCRED: a user sees and controls only
- * its own boxes (owner or caller), root all of them. A client whose PID
+ * its own boxes (owner or caller), root all of them. A shell in a box
+ * (`boxctl shell`) is for its owner or root only, not for the caller who
+ * started it for another owner. A client whose PID
  * namespace is not boxd's own is refused whatever it asks (one ErrorReply,
  * then disconnected): every box, tool sandbox and MCP sandbox has a PID
  * namespace of its own, so such a client is a process inside a sandbox that
@@ -73,6 +75,7 @@ client_close(struct client *c)
 			break;
 		}
 	c->ipc = box_ipc_event_free(c->ipc);
+	shell_attach_client_gone(d, c);
 	if (c->box) {
 		struct box *b = c->box;
 		c->box = NULL;
@@ -361,6 +364,33 @@ handle_mcp_pins(struct boxd *d, struct client *c, uint64_t rid, const Box__McpPi
 #define FOREIGN_PEER_MESSAGE \
 	"boxd refuses clients from another PID namespace (a process inside a sandbox cannot drive boxd)"
 
+/*
+ * `boxctl shell NAME|ID`: a person's interactive session in a running box,
+ * for its owner or root only (SO_PEERCRED). The user who started a box for
+ * another owner sees it, but a shell in it would be a shell as its owner:
+ * refused, as a box of another user is (not found).
+ */
+static void
+handle_attach(struct boxd *d, struct client *c, uint64_t rid, const Box__AttachRequest *m)
+{
+	Box__AttachReply rep = BOX__ATTACH_REPLY__INIT;
+	char msg[160];
+	struct box *b = find_one_box(d, c, m->box, &rep.status, msg);
+
+	if (b && c->cred.uid != 0 && c->cred.uid != b->owner.uid) {
+		rep.status = BOX__REPLY_STATUS__REPLY_DENIED;
+		snprintf(msg, sizeof(msg), "box %.64s runs as another user: only its owner or root "
+			 "may open a shell in it", m->box);
+		b = NULL;
+	}
+	if (!b) {
+		rep.error = msg;
+		(void)client_send(c, BOX__MSG_TYPE__MSG_ATTACH_REPLY, rid, &rep.base, NULL, 0);
+		return;
+	}
+	shell_attach(b, c, rid, m);
+}
+
 static void
 on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
@@ -412,6 +442,9 @@ on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_MCP_PINS_REQUEST:
 		handle_mcp_pins(d, c, m->request_id, (const Box__McpPinsRequest *)m->msg);
 		return;
+	case BOX__MSG_TYPE__MSG_ATTACH_REQUEST:
+		handle_attach(d, c, m->request_id, (const Box__AttachRequest *)m->msg);
+		return;
 	default:
 		error_reply(c, m->request_id, ENOSYS, "boxd does not serve this request yet");
 		return;
@@ -425,7 +458,7 @@ client_add(struct boxd *d, int fd, bool channel)
 		BOX__MSG_TYPE__MSG_RUN_REQUEST, BOX__MSG_TYPE__MSG_RUN_CONTROL,
 		BOX__MSG_TYPE__MSG_PS_REQUEST,	BOX__MSG_TYPE__MSG_STOP_REQUEST,
 		BOX__MSG_TYPE__MSG_LOG_REQUEST, BOX__MSG_TYPE__MSG_CHECK_REQUEST,
-		BOX__MSG_TYPE__MSG_MCP_PINS_REQUEST,
+		BOX__MSG_TYPE__MSG_MCP_PINS_REQUEST, BOX__MSG_TYPE__MSG_ATTACH_REQUEST,
 	};
 	struct client *c = calloc(1, sizeof(*c));
 	if (!c) {

@@ -47,6 +47,11 @@
  * 1's child and signalled through a pidfd. When the box ends every tool is
  * SIGKILLed and box-shell's channel closed (it exits); the end goes on once
  * its trampoline is reaped, or after BOXD_SHELL_EXIT_WAIT_MS with a SIGKILL.
+ * `boxctl shell` (client.c checked the caller is the owner or root):
+ * ShellAttach under an id of boxd's, at most BOXD_ATTACHES_MAX in flight per
+ * box; ShellAttached naming one passes to that client as AttachReply, its fds
+ * only when they are a pty master (5:2) and a pipe; the client gone, they
+ * are closed; the box ending answers each request in flight.
  * Trusts: nothing box-shell sends beyond box_ipc_decode()'s validation and
  * the re-check here; the trampolines' status messages after
  * box_status_decode().
@@ -59,7 +64,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -365,6 +372,142 @@ spawns_kill_all(struct box *b)
 	}
 }
 
+/* ---- `boxctl shell` -------------------------------------------------- */
+
+/* One AttachRequest box-shell has not answered yet. */
+struct shell_attach {
+	struct shell_attach *next;
+	uint64_t id;       /* ShellAttach.attach_id */
+	struct client *c;  /* NULL once the client is gone */
+	uint64_t rid;      /* the client's request id */
+};
+
+static void
+attach_reply(struct box *b, struct client *c, uint64_t rid, const int fds[2], const char *fmt,
+	     ...) __attribute__((format(printf, 5, 6)));
+static void
+attach_reply(struct box *b, struct client *c, uint64_t rid, const int fds[2], const char *fmt,
+	     ...)
+{
+	Box__AttachReply rep = BOX__ATTACH_REPLY__INIT;
+	char why[512];
+	if (!c)
+		return;
+	rep.status = fds ? BOX__REPLY_STATUS__REPLY_OK : BOX__REPLY_STATUS__REPLY_FAILED;
+	rep.box_id = b->id;
+	rep.name = b->name;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		(void)vsnprintf(why, sizeof(why), fmt, ap);
+		va_end(ap);
+		rep.error = why;
+	}
+	(void)client_send(c, BOX__MSG_TYPE__MSG_ATTACH_REPLY, rid, &rep.base, fds, fds ? 2 : 0);
+}
+
+void
+shell_attach(struct box *b, struct client *c, uint64_t rid, const Box__AttachRequest *m)
+{
+	if (b->state != BOX_RUNNING || !b->shell.ev) {
+		attach_reply(b, c, rid, NULL, "box %s has no box shell serving now (%s)", b->name,
+			     b->state < BOX_RUNNING ? "it is still starting" : "it is stopping");
+		return;
+	}
+	if (b->n_attaches >= BOXD_ATTACHES_MAX) {
+		attach_reply(b, c, rid, NULL, "box %s: %u shells are being opened already; try again",
+			     b->name, BOXD_ATTACHES_MAX);
+		return;
+	}
+	struct shell_attach *a = calloc(1, sizeof(*a));
+	if (!a) {
+		attach_reply(b, c, rid, NULL, "out of memory");
+		return;
+	}
+	a->id = ++b->next_attach_id;
+	a->c = c;
+	a->rid = rid;
+	Box__ShellAttach sa = BOX__SHELL_ATTACH__INIT;
+	sa.attach_id = a->id;
+	sa.has_rows = m->has_rows;
+	sa.rows = m->rows;
+	sa.has_cols = m->has_cols;
+	sa.cols = m->cols;
+	sa.term = m->term;
+	int r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SHELL_ATTACH, &sa.base, NULL, 0);
+	if (r < 0) {
+		free(a);
+		attach_reply(b, c, rid, NULL, "cannot reach box %s's box-shell: %s", b->name,
+			     strerror(-r));
+		return;
+	}
+	a->next = b->attaches;
+	b->attaches = a;
+	b->n_attaches++;
+	log_info("box %s (%s): a person's shell for uid %u (boxctl shell)", b->name, b->id,
+		 (unsigned)c->cred.uid);
+}
+
+/*
+ * A pty master of a devpts (the ptmx node's device, 5:2) and a pipe: what
+ * box-shell must have sent. Anything else is not passed on to the client.
+ */
+static bool
+attach_fds_ok(const int fds[2])
+{
+	struct stat st[2];
+	return fstat(fds[0], &st[0]) == 0 && S_ISCHR(st[0].st_mode) &&
+	       major(st[0].st_rdev) == 5 && minor(st[0].st_rdev) == 2 &&
+	       fstat(fds[1], &st[1]) == 0 && S_ISFIFO(st[1].st_mode);
+}
+
+/* ShellAttached: passed on to the client that asked (its fds closed with the message after). */
+static void
+shell_attached(struct box *b, const Box__ShellAttached *m, const int *fds)
+{
+	struct shell_attach **pp = &b->attaches;
+	while (*pp && (*pp)->id != m->attach_id)
+		pp = &(*pp)->next;
+	struct shell_attach *a = *pp;
+	if (!a) {
+		/* Not asked for: box-shell's bug. Its fds close with the message. */
+		log_warn("box %s (%s): box-shell answered ShellAttach %llu, which was not asked",
+			 b->name, b->id, (unsigned long long)m->attach_id);
+		return;
+	}
+	*pp = a->next;
+	b->n_attaches--;
+	if (!m->ok)
+		attach_reply(b, a->c, a->rid, NULL, "box %s: %s", b->name, m->error);
+	else if (!attach_fds_ok(fds))
+		attach_reply(b, a->c, a->rid, NULL, "box %s: box-shell sent no terminal", b->name);
+	else
+		attach_reply(b, a->c, a->rid, fds, NULL);
+	free(a);
+}
+
+/* The box ends: every request in flight is answered. */
+static void
+attaches_fail_all(struct box *b)
+{
+	while (b->attaches) {
+		struct shell_attach *a = b->attaches;
+		b->attaches = a->next;
+		attach_reply(b, a->c, a->rid, NULL, "box %s stopped", b->name);
+		free(a);
+	}
+	b->n_attaches = 0;
+}
+
+void
+shell_attach_client_gone(struct boxd *d, struct client *c)
+{
+	for (struct box *b = d->boxes; b; b = b->next)
+		for (struct shell_attach *a = b->attaches; a; a = a->next)
+			if (a->c == c)
+				a->c = NULL;
+}
+
 /* ---- the control channel ------------------------------------------- */
 
 static void
@@ -388,6 +531,10 @@ on_shell_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 		break;
 	case BOX__MSG_TYPE__MSG_SPAWN_SIGNAL:
 		spawn_signal(b, (const Box__SpawnSignal *)m->msg);
+		break;
+	case BOX__MSG_TYPE__MSG_SHELL_ATTACHED:
+		/* 2 fds when ok (the table's check); closed with the message once sent on. */
+		shell_attached(b, (const Box__ShellAttached *)m->msg, m->fds);
 		break;
 	default:
 		break;
@@ -612,6 +759,7 @@ fds_close(struct box *b)
 bool
 shell_finish(struct box *b)
 {
+	attaches_fail_all(b);
 	spawns_kill_all(b);
 	fds_close(b);
 	return b->shell.ops && daemon_finish(&b->shell);
@@ -620,6 +768,7 @@ shell_finish(struct box *b)
 void
 shell_stop(struct box *b)
 {
+	attaches_fail_all(b);
 	spawns_kill_all(b);
 	fds_close(b);
 	daemon_stop(&b->shell);

@@ -39,6 +39,8 @@ VALIDATOR(box_validate_check_reply, Box__CheckReply)
 VALIDATOR(box_validate_error_reply, Box__ErrorReply)
 VALIDATOR(box_validate_mcp_pins_request, Box__McpPinsRequest)
 VALIDATOR(box_validate_mcp_pins_reply, Box__McpPinsReply)
+VALIDATOR(box_validate_attach_request, Box__AttachRequest)
+VALIDATOR(box_validate_attach_reply, Box__AttachReply)
 
 /* Only a started box makes the connection `running`; a refusal leaves it as it was. */
 static bool
@@ -98,6 +100,12 @@ static const struct box_ipc_type client_types[] = {
 	  box_validate_mcp_pins_request_row, NULL, 256, 0, 0, FROM_CLIENT, ANY, SAME, NULL },
 	{ BOX__MSG_TYPE__MSG_MCP_PINS_REPLY, "McpPinsReply", &box__mcp_pins_reply__descriptor,
 	  box_validate_mcp_pins_reply_row, box_validate_fd_count, 8192, 1, 0, FROM_BOXD, ANY, SAME,
+	  NULL },
+	/* `boxctl shell`: a person's session in a running box, 2 fds when OK. */
+	{ BOX__MSG_TYPE__MSG_ATTACH_REQUEST, "AttachRequest", &box__attach_request__descriptor,
+	  box_validate_attach_request_row, NULL, 256, 0, 0, FROM_CLIENT, ANY, SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_ATTACH_REPLY, "AttachReply", &box__attach_reply__descriptor,
+	  box_validate_attach_reply_row, box_validate_fd_count, 8192, 2, 0, FROM_BOXD, ANY, SAME,
 	  NULL },
 	{ BOX__MSG_TYPE__MSG_ERROR_REPLY, "ErrorReply", &box__error_reply__descriptor,
 	  box_validate_error_reply_row, NULL, 8192, 0, 0, FROM_BOXD, ANY, SAME, NULL },

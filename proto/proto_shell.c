@@ -26,6 +26,8 @@ VALIDATOR(box_validate_spawn_request, Box__SpawnRequest)
 VALIDATOR(box_validate_spawn_reply, Box__SpawnReply)
 VALIDATOR(box_validate_spawn_exit, Box__SpawnExit)
 VALIDATOR(box_validate_spawn_signal, Box__SpawnSignal)
+VALIDATOR(box_validate_shell_attach, Box__ShellAttach)
+VALIDATOR(box_validate_shell_attached, Box__ShellAttached)
 
 /* ShellOpen and SpawnRequest carry exactly stdin, stdout and stderr. */
 static int
@@ -33,6 +35,12 @@ three_fds(const ProtobufCMessage *m, unsigned n_fds)
 {
 	(void)m;
 	return n_fds == 3 ? 0 : -EBADMSG;
+}
+
+int
+box_validate_shell_attached_fds(const ProtobufCMessage *m, unsigned n_fds)
+{
+	return n_fds == (((const Box__ShellAttached *)m)->ok ? 2u : 0u) ? 0 : -EBADMSG;
 }
 
 #define SS(x) BOX_IPC_BIT(BOX_SESSION_##x)
@@ -97,6 +105,13 @@ static const struct box_ipc_type shell_types[] = {
 	{ BOX__MSG_TYPE__MSG_SPAWN_SIGNAL, "SpawnSignal", &box__spawn_signal__descriptor,
 	  box_validate_spawn_signal_row, NULL, 64, 0, 0, CFROM(SHELL), CS(SERVING),
 	  BOX_IPC_STATE_SAME, NULL },
+	/* `boxctl shell`: a person's session on a pty of box-shell's devpts. */
+	{ BOX__MSG_TYPE__MSG_SHELL_ATTACH, "ShellAttach", &box__shell_attach__descriptor,
+	  box_validate_shell_attach_row, NULL, 256, 0, 0, CFROM(BOXD), CS(SERVING),
+	  BOX_IPC_STATE_SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_SHELL_ATTACHED, "ShellAttached", &box__shell_attached__descriptor,
+	  box_validate_shell_attached_row, box_validate_shell_attached_fds, 8192, 2, 0,
+	  CFROM(SHELL), CS(SERVING), BOX_IPC_STATE_SAME, NULL },
 };
 
 static const char *const shell_roles[BOX_SHELL_N_ROLES] = { "boxd", "box-shell" };

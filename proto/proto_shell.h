@@ -76,5 +76,9 @@ int box_validate_spawn_request(const Box__SpawnRequest *m);
 int box_validate_spawn_reply(const Box__SpawnReply *m);
 int box_validate_spawn_exit(const Box__SpawnExit *m);
 int box_validate_spawn_signal(const Box__SpawnSignal *m);
+int box_validate_shell_attach(const Box__ShellAttach *m);
+int box_validate_shell_attached(const Box__ShellAttached *m);
+/* ShellAttached carries 2 fds when ok (the pty master, the end pipe), none otherwise. */
+int box_validate_shell_attached_fds(const ProtobufCMessage *m, unsigned n_fds);
 
 #endif

@@ -213,3 +213,34 @@ box_validate_spawn_signal(const Box__SpawnSignal *m)
 			return 0;
 	return -EINVAL;
 }
+
+/* Both or neither; each 1-65535 (a struct winsize field). */
+static int
+size_ok(bool has_rows, uint32_t rows, bool has_cols, uint32_t cols)
+{
+	REQUIRE(has_rows == has_cols, -EINVAL);
+	if (has_rows)
+		REQUIRE(rows >= 1 && rows <= 65535 && cols >= 1 && cols <= 65535, -ERANGE);
+	return 0;
+}
+
+int
+box_validate_shell_attach(const Box__ShellAttach *m)
+{
+	REQUIRE(m->attach_id != 0, -EINVAL);
+	TRY(size_ok(m->has_rows, m->rows, m->has_cols, m->cols));
+	if (m->term)
+		REQUIRE(box_valid_term(m->term), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_shell_attached(const Box__ShellAttached *m)
+{
+	REQUIRE(m->attach_id != 0, -EINVAL);
+	if (m->ok)
+		REQUIRE(!m->error, -EINVAL);
+	else
+		REQUIRE(message_ok(m->error), -EINVAL);
+	return 0;
+}

@@ -67,6 +67,12 @@ box_valid_env_name(const char *s)
 }
 
 bool
+box_valid_term(const char *s)
+{
+	return box_text_len_ok(s, 1, 64) && box_text_all_in(s, "._+-");
+}
+
+bool
 box_valid_path(const char *s)
 {
 	return box_text_len_ok(s, 1, BOX_PATH_MAX - 1) && path_is_clean_absolute(s) &&

@@ -22,6 +22,7 @@ bool box_valid_name(const char *s);     /* 1-32 of [A-Za-z0-9_-] */
 bool box_valid_box_id(const char *s);   /* 12 lowercase hex digits */
 bool box_valid_env_name(const char *s); /* [A-Za-z_][A-Za-z0-9_]*, <= 255 */
 bool box_valid_path(const char *s);     /* clean absolute, no glob, < 4096 */
+bool box_valid_term(const char *s);     /* a TERM value: 1-64 of [A-Za-z0-9._+-] */
 /* Valid UTF-8 of exactly len bytes, no NUL, no overlong form or surrogate. */
 bool box_valid_utf8(const char *s, size_t len);
 

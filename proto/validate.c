@@ -738,6 +738,38 @@ box_validate_mcp_pins_reply(const Box__McpPinsReply *m)
 }
 
 int
+box_validate_attach_request(const Box__AttachRequest *m)
+{
+	REQUIRE(box_valid_name(m->box), -EINVAL);
+	/* The window: both or neither, each a struct winsize field (1-65535). */
+	REQUIRE(m->has_rows == m->has_cols, -EINVAL);
+	if (m->has_rows)
+		REQUIRE(m->rows >= 1 && m->rows <= 65535 && m->cols >= 1 && m->cols <= 65535,
+			-ERANGE);
+	if (m->term)
+		REQUIRE(box_valid_term(m->term), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_attach_reply(const Box__AttachReply *m)
+{
+	if (m->status == BOX__REPLY_STATUS__REPLY_OK) {
+		REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+		REQUIRE(box_valid_name(m->name), -EINVAL);
+		REQUIRE(!m->error, -EINVAL);
+	} else {
+		if (m->box_id)
+			REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+		if (m->name)
+			REQUIRE(box_valid_name(m->name), -EINVAL);
+		REQUIRE(m->error != NULL, -EINVAL);
+	}
+	TRY(v_opt_text(m->error, BOX_STR_MAX));
+	return 0;
+}
+
+int
 box_validate_check_request(const Box__CheckRequest *m)
 {
 	return box_validate_box_spec(m->spec);
@@ -826,6 +858,9 @@ box_validate_fd_count(const ProtobufCMessage *m, unsigned n_fds)
 		       (unsigned)((const Box__LogReply *)m)->has_previous;
 	else if (m->descriptor == &box__mcp_pins_reply__descriptor)
 		want = ((const Box__McpPinsReply *)m)->status == BOX__REPLY_STATUS__REPLY_OK;
+	else if (m->descriptor == &box__attach_reply__descriptor)
+		/* The pty master and the end pipe's read end. */
+		want = ((const Box__AttachReply *)m)->status == BOX__REPLY_STATUS__REPLY_OK ? 2 : 0;
 	else
 		/* Other types: bounded by the IPC table's max_fds alone. */
 		return 0;

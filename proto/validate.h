@@ -71,6 +71,8 @@ int box_validate_log_reply(const Box__LogReply *m);
 /* McpPinsRequest/Reply (94/95): a box name or id; OK names the box and carries 1 fd. */
 int box_validate_mcp_pins_request(const Box__McpPinsRequest *m);
 int box_validate_mcp_pins_reply(const Box__McpPinsReply *m);
+int box_validate_attach_request(const Box__AttachRequest *m);
+int box_validate_attach_reply(const Box__AttachReply *m);
 int box_validate_check_request(const Box__CheckRequest *m);
 int box_validate_check_reply(const Box__CheckReply *m);
 /* box-recheck (recheck.proto). */

@@ -18,7 +18,7 @@
  *     box's canonical form and nothing of the client's choosing.
  * Any breach aborts.
  * Seeds (test/fuzz/corpus/clientd) are real PsRequest, StopRequest,
- * LogRequest, RunRequest (attached and detached) and RunControl packets as
+ * LogRequest, RunRequest (attached and detached), AttachRequest and RunControl packets as
  * boxctl sent them, recorded on a listening socket, plus refusals.
  * Trusts: nothing; the input is arbitrary bytes.
  */

@@ -2,7 +2,7 @@
 # t-completion.sh — packaging/completion/boxctl, the bash completion `make install`
 # places: loaded into bash (without bash-completion's helpers, as on a minimal
 # system), its function completes commands, options, agents, and the names of the
-# caller's running boxes (from `boxctl ps`) for log and stop; and `boxctl --version`
+# caller's running boxes (from `boxctl ps`) for log, stop and shell; and `boxctl --version`
 # prints the version.
 # Trusts: nothing; test code.
 set -u
@@ -28,7 +28,7 @@ check "the completion file is valid bash" bash -n "$comp"
 check "commands: r → run" bash -c '[ "$(complete_words boxctl r)" = run ]'
 out=$(complete_words boxctl "")
 check "commands: every boxctl(1) command is offered" \
-	bash -c "for c in init check policy run ps stop log mcp version help; do grep -qx \"\$c\" <<<'$out' || exit 1; done"
+	bash -c "for c in init check policy run ps stop shell log mcp version help; do grep -qx \"\$c\" <<<'$out' || exit 1; done"
 check "init --agent: the four agents" \
 	bash -c '[ "$(complete_words boxctl init --agent "" | sort | tr "\n" " ")" = "claude-code codex gemini generic " ]'
 check "run options: --de → --detach" bash -c '[ "$(complete_words boxctl run --de)" = --detach ]'
@@ -52,6 +52,9 @@ for _ in $(seq 100); do "$RB/boxctl" ps 2>/dev/null | grep -q "^$name	" && break
 check "log: the running box's name is offered" \
 	bash -c "complete_words boxctl log cmp-$$ | grep -qx '$name'"
 check "stop: likewise" bash -c "complete_words boxctl stop cmp | grep -qx '$name'"
+check "shell: likewise" bash -c "complete_words boxctl shell cmp | grep -qx '$name'"
+check "shell: one box only (nothing after the name)" \
+	bash -c "[ -z \"\$(complete_words boxctl shell '$name' cmp)\" ]"
 "$RB/boxctl" stop "$name" >/dev/null 2>&1
 
 ver=$("$RB/boxctl" --version)

@@ -8,7 +8,11 @@
  * normal, the fd-6 channel closing leaves the attached ones working; garbage
  * on an attached channel drops that channel only, and so does an action
  * box-shell does not raise or a Record of no permit of its own; a
- * non-SEQPACKET fd is refused; at most BOX_POLICY_ATTACHED_MAX at a time.
+ * non-SEQPACKET fd is refused; at most BOX_POLICY_ATTACHED_MAX at a time;
+ * a person's channel (PolicyChannelAttach.person, `boxctl shell`): asked for
+ * on fd 6, inherited by the channels attached from it, logged with
+ * "session":"person" while the others are not; an agent's channel asking for
+ * one is dropped.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
@@ -58,29 +62,43 @@ finish(struct pd *pd)
 	dir = NULL;
 }
 
-/* PolicyChannelAttach with FD on socket S. */
+/* PolicyChannelAttach with FD on socket S (PERSON: a person's channel). */
 static int
-attach_on(int s, int fd)
+attach_as(int s, int fd, bool person)
 {
 	Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
+	a.has_person = person;
+	a.person = person;
 	return box_ipc_send(s, &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, 0,
 			    &a.base, &fd, 1);
 }
 
+static int
+attach_on(int s, int fd)
+{
+	return attach_as(s, fd, false);
+}
+
 /* A new attached channel over S: our end, or -1. */
 static int
-new_channel(int s)
+new_channel_as(int s, bool person)
 {
 	int sv[2];
 	if (box_ipc_socketpair(sv, false) < 0)
 		return -1;
-	int r = attach_on(s, sv[1]);
+	int r = attach_as(s, sv[1], person);
 	close(sv[1]);
 	if (r < 0) {
 		close(sv[0]);
 		return -1;
 	}
 	return sv[0];
+}
+
+static int
+new_channel(int s)
+{
+	return new_channel_as(s, false);
 }
 
 /* shell:exec of PROGRAM on channel FD: 1 permit, 0 deny, negative errno. */
@@ -173,6 +191,72 @@ test_attached_decides_as_box_shell(void)
 	CHECK_INT(n, 5);
 	CHECK(log && strstr(log, "\"verdict\":\"deny\"") != NULL);
 	free(log);
+	finish(&pd);
+}
+
+/* The log's lines holding NEEDLE (and, when AND is set, AND too). */
+static int
+count_lines(const char *log, const char *needle, const char *and)
+{
+	int n = 0;
+	for (const char *l = log; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		char *line = strndup(l, len);
+		if (line && strstr(line, needle) && (!and || strstr(line, and)))
+			n++;
+		free(line);
+		l = e ? e + 1 : NULL;
+	}
+	return n;
+}
+
+/*
+ * `boxctl shell`: a person's channel, asked for on fd 6, and one attached
+ * from it, are logged as the person's; an agent's channel beside them is
+ * not; an agent's channel asking for a person's one is dropped.
+ */
+static void
+test_person_channels(void)
+{
+	struct pd pd;
+	CHECK_INT(start(&pd), 0);
+	int agent = new_channel(pd.fd[PD_SHELL]);
+	int person = new_channel_as(pd.fd[PD_SHELL], true);
+	CHECK(agent >= 0 && person >= 0);
+	int child = new_channel(person); /* a person's process's subprocess: the person's too */
+	CHECK(child >= 0);
+	CHECK_INT(decide_on(agent, "echo"), 1);
+	CHECK_INT(decide_on(person, "echo"), 1);
+	CHECK_INT(decide_on(child, "rm"), 0);
+	/* An agent's channel asking for a person's one: dropped, the new fd refused. */
+	int sv[2];
+	CHECK_INT(box_ipc_socketpair(sv, false), 0);
+	CHECK_INT(attach_as(agent, sv[1], true), 0);
+	close(sv[1]);
+	CHECK(closed_within(agent, 5000));
+	CHECK(closed_within(sv[0], 5000));
+	close(sv[0]);
+	CHECK_INT(pd_exited_within(&pd, 100), -1);
+	CHECK_INT(decide_on(person, "echo"), 1);
+	close(agent);
+	close(person);
+	close(child);
+	CHECK_INT(pd_stop(&pd), 0);
+	char path[600];
+	(void)snprintf(path, sizeof(path), "%s/decisions.jsonl", dir);
+	char *log = NULL;
+	unsigned long len = 0;
+	CHECK_INT(fd_read_file(AT_FDCWD, path, 1 << 20, &log, &len), 0);
+	CHECK_INT(count_lines(log, "\"source\":\"box-shell\"", NULL), 4);
+	CHECK_INT(count_lines(log, "\"session\":\"person\"", NULL), 3);
+	CHECK_INT(count_lines(log, "\"session\":\"person\"", "\"verdict\":\"deny\""), 1);
+	free(log);
+	(void)snprintf(path, sizeof(path), "%s/policyd.err", dir);
+	char *err = NULL;
+	CHECK_INT(fd_read_file(AT_FDCWD, path, 1 << 20, &err, &len), 0);
+	CHECK(err && strstr(err, "asked for a person's channel from an agent's channel") != NULL);
+	free(err);
 	finish(&pd);
 }
 
@@ -347,6 +431,7 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	RUN(test_attached_decides_as_box_shell);
 	RUN(test_attached_refusals);
+	RUN(test_person_channels);
 	RUN(test_attach_from_other_peer_is_fatal);
 	RUN(test_closing_and_garbage);
 	RUN(test_cap);

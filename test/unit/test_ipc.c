@@ -779,6 +779,25 @@ test_roundtrip_replies(void)
 	mr.box_id = mr.name = NULL;
 	mr.error = "no box named demo";
 	check_roundtrip(BOX__MSG_TYPE__MSG_MCP_PINS_REPLY, &mr.base, NULL, 0);
+	/* `boxctl shell` (98/99): the pty master and the end pipe with an OK reply. */
+	Box__AttachRequest aq;
+	box__attach_request__init(&aq);
+	aq.box = "demo";
+	aq.has_rows = aq.has_cols = 1;
+	aq.rows = 24;
+	aq.cols = 80;
+	aq.term = "xterm-256color";
+	check_roundtrip(BOX__MSG_TYPE__MSG_ATTACH_REQUEST, &aq.base, NULL, 0);
+	Box__AttachReply ar;
+	box__attach_reply__init(&ar);
+	ar.status = BOX__REPLY_STATUS__REPLY_OK;
+	ar.box_id = "0123456789ab";
+	ar.name = "demo";
+	check_roundtrip(BOX__MSG_TYPE__MSG_ATTACH_REPLY, &ar.base, p, 2);
+	ar.status = BOX__REPLY_STATUS__REPLY_NOT_FOUND;
+	ar.box_id = ar.name = NULL;
+	ar.error = "no box named demo";
+	check_roundtrip(BOX__MSG_TYPE__MSG_ATTACH_REPLY, &ar.base, NULL, 0);
 	close(p[0]);
 	close(p[1]);
 
@@ -1821,6 +1840,55 @@ test_reply_validators(void)
 	CHECK_INT(box_validate_fd_count(&mr.base, 1), 0);
 	mr.status = BOX__REPLY_STATUS__REPLY_FAILED;
 	CHECK_INT(box_validate_fd_count(&mr.base, 1), -EBADMSG);
+	/* AttachRequest: a box name or id, both sizes or neither, a TERM of safe characters. */
+	Box__AttachRequest aq;
+	box__attach_request__init(&aq);
+	aq.box = "../x";
+	CHECK_INT(box_validate_attach_request(&aq), -EINVAL);
+	aq.box = "0123456789ab";
+	CHECK_INT(box_validate_attach_request(&aq), 0);
+	aq.has_rows = 1;
+	aq.rows = 24;
+	CHECK_INT(box_validate_attach_request(&aq), -EINVAL);
+	aq.has_cols = 1;
+	aq.cols = 70000;
+	CHECK_INT(box_validate_attach_request(&aq), -ERANGE);
+	aq.cols = 80;
+	aq.rows = 0;
+	CHECK_INT(box_validate_attach_request(&aq), -ERANGE);
+	aq.rows = 24;
+	CHECK_INT(box_validate_attach_request(&aq), 0);
+	aq.term = "xterm\x1b]0;pwned\x07";
+	CHECK_INT(box_validate_attach_request(&aq), -EINVAL);
+	aq.term = "";
+	CHECK_INT(box_validate_attach_request(&aq), -EINVAL);
+	aq.term = "vt100";
+	CHECK_INT(box_validate_attach_request(&aq), 0);
+	Box__AttachReply ar;
+	box__attach_reply__init(&ar);
+	ar.status = BOX__REPLY_STATUS__REPLY_OK; /* OK names the box */
+	CHECK_INT(box_validate_attach_reply(&ar), -EINVAL);
+	ar.box_id = "0123456789ab";
+	ar.name = "demo";
+	CHECK_INT(box_validate_attach_reply(&ar), 0);
+	ar.error = "x"; /* OK with an error */
+	CHECK_INT(box_validate_attach_reply(&ar), -EINVAL);
+	ar.status = BOX__REPLY_STATUS__REPLY_DENIED;
+	CHECK_INT(box_validate_attach_reply(&ar), 0);
+	ar.error = NULL; /* a refusal says why */
+	CHECK_INT(box_validate_attach_reply(&ar), -EINVAL);
+	ar.error = "line\nbreak";
+	CHECK(box_validate_attach_reply(&ar) < 0);
+	/* OK carries exactly two fds (master, end pipe); another status none. */
+	ar.error = "denied";
+	CHECK_INT(box_validate_fd_count(&ar.base, 0), 0);
+	CHECK_INT(box_validate_fd_count(&ar.base, 2), -EBADMSG);
+	ar.status = BOX__REPLY_STATUS__REPLY_OK;
+	ar.error = NULL;
+	CHECK_INT(box_validate_fd_count(&ar.base, 2), 0);
+	CHECK_INT(box_validate_fd_count(&ar.base, 1), -EBADMSG);
+	CHECK(box_valid_term("xterm-256color"));
+	CHECK(!box_valid_term("x/y"));
 	Box__StopRequest st;
 	box__stop_request__init(&st);
 	st.box = "../x";

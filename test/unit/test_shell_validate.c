@@ -944,6 +944,103 @@ test_control_table(void)
 		close(devnull[i]);
 }
 
+/* `boxctl shell`: ShellAttach (boxd -> box-shell) and ShellAttached (2 fds when ok). */
+static void
+test_shell_attach(void)
+{
+	Box__ShellAttach a = BOX__SHELL_ATTACH__INIT;
+	CHECK_INT(box_validate_shell_attach(&a), -EINVAL); /* attach_id 0 */
+	a.attach_id = 3;
+	CHECK_INT(box_validate_shell_attach(&a), 0); /* no size, no TERM: fine */
+	a.has_rows = 1;
+	a.rows = 24;
+	CHECK_INT(box_validate_shell_attach(&a), -EINVAL); /* rows without cols */
+	a.has_cols = 1;
+	a.cols = 80;
+	CHECK_INT(box_validate_shell_attach(&a), 0);
+	a.cols = 0;
+	CHECK_INT(box_validate_shell_attach(&a), -ERANGE);
+	a.cols = 65536; /* no struct winsize field */
+	CHECK_INT(box_validate_shell_attach(&a), -ERANGE);
+	a.cols = 80;
+	a.term = "xterm-256color";
+	CHECK_INT(box_validate_shell_attach(&a), 0);
+	a.term = "screen.xterm+x";
+	CHECK_INT(box_validate_shell_attach(&a), 0);
+	const char *bad_terms[] = { "", "xterm\n", "../../x", "x y", "xterm;rm",
+				    "$(id)", "\x1b[2J",
+				    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" };
+	for (size_t i = 0; i < ELEMENTSOF(bad_terms); i++) {
+		a.term = (char *)bad_terms[i];
+		CHECK_INT(box_validate_shell_attach(&a), -EINVAL);
+	}
+
+	Box__ShellAttached r = BOX__SHELL_ATTACHED__INIT;
+	r.ok = true;
+	CHECK_INT(box_validate_shell_attached(&r), -EINVAL); /* attach_id 0 */
+	r.attach_id = 3;
+	CHECK_INT(box_validate_shell_attached(&r), 0);
+	CHECK_INT(box_validate_shell_attached_fds(&r.base, 2), 0);
+	CHECK_INT(box_validate_shell_attached_fds(&r.base, 1), -EBADMSG);
+	CHECK_INT(box_validate_shell_attached_fds(&r.base, 0), -EBADMSG);
+	r.error = "x";
+	CHECK_INT(box_validate_shell_attached(&r), -EINVAL); /* ok with an error */
+	r.ok = false;
+	CHECK_INT(box_validate_shell_attached(&r), 0);
+	CHECK_INT(box_validate_shell_attached_fds(&r.base, 0), 0);
+	CHECK_INT(box_validate_shell_attached_fds(&r.base, 2), -EBADMSG); /* a refusal carries none */
+	r.error = NULL;
+	CHECK_INT(box_validate_shell_attached(&r), -EINVAL);
+	r.error = "cannot\nopen";
+	CHECK_INT(box_validate_shell_attached(&r), -EINVAL);
+
+	/* The table: ShellAttach from boxd only, while serving; ShellAttached from box-shell. */
+	struct pair p;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	a.term = "xterm";
+	pair_open(&p, &box_proto_shell, BOX_SHELL_ROLE_SHELL, BOX_SHELL_ROLE_BOXD);
+	CHECK_INT(box_ipc_chan_may_send(p.c[0], BOX__MSG_TYPE__MSG_SHELL_ATTACH), -EPERM); /* init */
+	box_ipc_chan_set_state(p.c[0], BOX_SHELL_SERVING);
+	box_ipc_chan_set_state(p.c[1], BOX_SHELL_SERVING);
+	CHECK_INT(box_ipc_chan_send(p.c[0], BOX__MSG_TYPE__MSG_SHELL_ATTACH, 0, &a.base, NULL, 0), 0);
+	CHECK_INT(recv_on(&p, 1, &m), 1);
+	CHECK_STR(((Box__ShellAttach *)m.msg)->term, "xterm");
+	box_ipc_msg_done(&m);
+	int pp[2];
+	CHECK_INT(pipe2(pp, O_CLOEXEC), 0);
+	r.ok = true;
+	r.error = NULL;
+	CHECK_INT(box_ipc_chan_send(p.c[1], BOX__MSG_TYPE__MSG_SHELL_ATTACHED, 0, &r.base, pp, 2),
+		  0);
+	CHECK_INT(recv_on(&p, 0, &m), 1);
+	CHECK_INT(m.n_fds, 2);
+	box_ipc_msg_done(&m);
+	/* ok with one fd: refused. */
+	CHECK_INT(send_with_fds(p.sv[1], &box_proto_shell, BOX__MSG_TYPE__MSG_SHELL_ATTACHED,
+				&r.base, pp, 2, 1),
+		  0);
+	CHECK_INT(recv_on(&p, 0, &m), -EBADMSG);
+	pair_close(&p);
+	/* box-shell may not ask for a session; boxd may not answer one. */
+	pair_open(&p, &box_proto_shell, BOX_SHELL_ROLE_SHELL, BOX_SHELL_ROLE_BOXD);
+	box_ipc_chan_set_state(p.c[0], BOX_SHELL_SERVING);
+	box_ipc_chan_set_state(p.c[1], BOX_SHELL_SERVING);
+	CHECK_INT(box_ipc_send(p.sv[1], &box_proto_shell, BOX__MSG_TYPE__MSG_SHELL_ATTACH, 0, &a.base,
+			       NULL, 0),
+		  0);
+	CHECK_INT(recv_on(&p, 0, &m), -EPERM);
+	pair_close(&p);
+	pair_open(&p, &box_proto_shell, BOX_SHELL_ROLE_SHELL, BOX_SHELL_ROLE_BOXD);
+	box_ipc_chan_set_state(p.c[1], BOX_SHELL_SERVING);
+	CHECK_INT(box_ipc_send(p.sv[0], &box_proto_shell, BOX__MSG_TYPE__MSG_SHELL_ATTACHED, 0,
+			       &r.base, pp, 2),
+		  0);
+	CHECK_INT(recv_on(&p, 1, &m), -EPERM);
+	pair_close(&p);
+	close(pp[0]);
+	close(pp[1]);
+}
+
 /* Hostile bytes: every row decodes garbage, truncations and unknown fields without harm. */
 static void
 test_decode_hostile(void)
@@ -1172,6 +1269,7 @@ main(void)
 	RUN(test_session_table);
 	RUN(test_session_big_open);
 	RUN(test_control_table);
+	RUN(test_shell_attach);
 	RUN(test_decode_hostile);
 	return tap_done();
 }
