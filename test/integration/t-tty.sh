@@ -136,6 +136,9 @@ run_checks() {
 	"$RB/boxctl" run -q -c tty.ini -- big 40 >"$L.fifo" 2>"$L.err" </dev/null &
 	local bp=$!
 	exec 7<"$L.fifo"
+	# The agent first has to start (a loaded machine: seconds); then, unread, it must stay
+	# blocked in its writes rather than finish.
+	for _ in $(seq 600); do pgrep -f "probe.py big 40" >/dev/null && break; sleep 0.1; done
 	sleep 2
 	check "$L: a stalled reader stalls the agent (it is still writing)" pgrep -f "probe.py big 40"
 	n=$(wc -c <&7)
