@@ -48,6 +48,7 @@ struct xctx {
 	bool litx;       /* inside an unquoted ${x-word}: the word's text splits */
 	bool brace_dq;   /* the word of "${x-word}": a '"' in it quotes again (bash) */
 	bool assign;
+	bool assign_word; /* a NAME=VALUE word of a command (bash, not posix): tilde after '=' and ':' */
 };
 
 static void
@@ -1707,6 +1708,8 @@ tilde_prefix(struct xctx *x, const char *s, size_t n, size_t i)
 	return j;
 }
 
+static size_t assign_prefix(const char *s);
+
 /* Expand one raw word into x (tilde + the rest). */
 static void
 expand_word_raw(struct xctx *x, const char *s, size_t n)
@@ -1720,7 +1723,25 @@ expand_word_raw(struct xctx *x, const char *s, size_t n)
 		}
 		i = j;
 	}
-	if (x->assign) {
+	size_t ak;
+	bool asg = x->assign;
+	if (x->assign_word && !x->assign && (ak = assign_prefix(s)) > 0) {
+		/* bash (not in posix mode): `echo foo=bar:~` expands the tilde after
+		 * the '=' and each ':' as in an assignment; splitting and globbing
+		 * stay as for any word */
+		expand_into(x, s, ak, false);
+		i = ak;
+		asg = x->assign = true;
+		if (i < n && s[i] == '~') {
+			size_t j = tilde_prefix(x, s, n, i);
+			if (j == i) {
+				xadd(x, "~", 1, 0);
+				j = i + 1;
+			}
+			i = j;
+		}
+	}
+	if (asg) {
 		/*
 		 * An assignment's value (the caller passes the text after NAME=,
 		 * whose leading '~' was handled above): a tilde prefix also after
@@ -2287,7 +2308,7 @@ literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany
 		char c = w[n];
 		if (c == 0)
 			break;
-		if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\' || c == '{')
+		if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\' || c == '{' || c == '~')
 			return false;
 		if (glob_char(c))
 			glob = true;
@@ -2358,7 +2379,7 @@ expand_words(struct sh_shell *sh, struct word *w, struct strv *out)
 		} else
 			braced = (struct strv){.v = one, .n = 1};
 		for (size_t k = 0; k < braced.n && !toomany; k++) {
-			struct xctx x = {.sh = sh, .mode = M_FIELDS};
+			struct xctx x = {.sh = sh, .mode = M_FIELDS, .assign_word = !sh->opt_posix};
 			expand_word_raw(&x, braced.v[k], strlen(braced.v[k]));
 			if (x.err) {
 				xb_free(&x);
