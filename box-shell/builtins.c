@@ -1544,6 +1544,31 @@ var_decl_text(const struct var *v, bool single_quoted)
 	return sb_take(&b);
 }
 
+/*
+ * A value as `set` prints it, as bash's print_var_value: $'…' when it holds a
+ * control character, '…' when it holds a character the shell would read as
+ * syntax (a lone quote as \'), else as it is (an empty value prints nothing).
+ */
+static char *
+set_quote(const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return bash_quote(s);
+	if (!strcmp(s, "'"))
+		return xstrdup("\\'");
+	bool meta = false;
+	for (const char *p = s; *p && !meta; p++) {
+		if (strchr(" \t\n'\"\\|&;()<>!{}*[?]^$`", *p))
+			meta = true;
+		else if (*p == '~' && (p == s || p[-1] == '=' || p[-1] == ':'))
+			meta = true;
+		else if (*p == '#' && p == s)
+			meta = true;
+	}
+	return meta ? shell_quote(s) : xstrdup(s);
+}
+
 static void
 print_var_decl(struct var *v, void *arg)
 {
@@ -1560,7 +1585,7 @@ print_var_decl(struct var *v, void *arg)
 		struct sbuf b = {0};
 		sb_adds(&b, v->name);
 		sb_addc(&b, '=');
-		char *q = shell_quote(v->val);
+		char *q = set_quote(v->val);
 		sb_adds(&b, q);
 		free(q);
 		sb_addc(&b, '\n');
