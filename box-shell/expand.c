@@ -771,6 +771,19 @@ find_unquoted(struct sh_shell *sh, const char *s, size_t i, size_t n, char stop)
 static void expand_into(struct xctx *x, const char *s, size_t n, bool dq);
 static void expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq);
 
+static size_t tilde_prefix(struct xctx *x, const char *s, size_t n, size_t i);
+
+/* The word of ${x-word}, ${x=word}, ${x#word}: a leading unquoted tilde
+ * prefix expands (bash), then the rest as usual. */
+static void
+expand_into_tilde(struct xctx *x, const char *s, size_t n, bool dq)
+{
+	size_t i = 0;
+	if (!dq && n > 0 && s[0] == '~')
+		i = tilde_prefix(x, s, n, 0);
+	expand_into(x, s + i, n - i, dq);
+}
+
 static char *
 expand_sub(struct sh_shell *sh, const char *s, size_t n, enum mode m, bool dq, bool *err)
 {
@@ -788,7 +801,7 @@ static char *
 expand_pattern_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
 {
 	struct xctx x = {.sh = sh, .mode = M_STR};
-	expand_into(&x, s, n, false);
+	expand_into_tilde(&x, s, n, false);
 	if (x.err)
 		*err = true;
 	char *r = xb_string(&x, false, PAT_SPECIAL);
@@ -1311,7 +1324,12 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 				break;
 			}
 			bool err = false;
-			char *val = expand_sub(sh, w, wn, M_STR, dq, &err);
+			struct xctx xw = {.sh = sh, .mode = M_STR};
+			expand_into_tilde(&xw, w, wn, dq);
+			if (xw.err)
+				err = true;
+			char *val = xb_string(&xw, false, NULL);
+			xb_free(&xw);
 			if (err) {
 				free(val);
 				x->err = true;
@@ -1662,7 +1680,7 @@ expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq)
 		x->litx = true;
 	else
 		x->brace_dq = true;
-	expand_into(x, w, wn, dq);
+	expand_into_tilde(x, w, wn, dq);
 	x->litx = save;
 	x->brace_dq = save_bdq;
 }
