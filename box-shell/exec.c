@@ -1445,6 +1445,8 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 				sh_fdset_put(&sh->script_fds, 1, true);
 			}
 			mark_final(sh, n->u.p.v[i]);
+			if (n->u.p.bang) /* bash: `! a | b` runs its stages with -e ignored */
+				sh->errexit_off++;
 			int st = exec_node(sh, n->u.p.v[i]);
 			if (sh->jump == J_EXIT)
 				st = sh->jump_n;
