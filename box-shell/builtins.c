@@ -2994,6 +2994,8 @@ shopt_flag(struct sh_shell *sh, const char *name)
 		return &sh->nullglob;
 	if (strcmp(name, "dotglob") == 0)
 		return &sh->dotglob;
+	if (strcmp(name, "inherit_errexit") == 0)
+		return &sh->inherit_errexit;
 	return NULL;
 }
 

@@ -1287,6 +1287,9 @@ cmdsub_run(struct sh_shell *sh, const char *text, size_t len)
 				sh->traps[s] = NULL;
 			}
 		sh->errexit_off = 0;
+		/* bash clears -e in $( ) outside posix mode (shopt inherit_errexit keeps it) */
+		if (!sh->opt_posix && !sh->inherit_errexit)
+			sh->opt_e = false;
 		int st = exec_text(sh, text, len, sh->lineno, NULL);
 		if (sh->jump == J_EXIT)
 			st = sh->jump_n;
