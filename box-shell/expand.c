@@ -47,6 +47,7 @@ struct xctx {
 	bool at_empty;   /* "$@" with no parameters inside the current quotes */
 	bool litx;       /* inside an unquoted ${x-word}: the word's text splits */
 	bool brace_dq;   /* the word of "${x-word}": a '"' in it quotes again (bash) */
+	bool bs_any;     /* inside such a "…" again: a '\\' quotes any character (bash) */
 	bool assign;
 	bool assign_word; /* a NAME=VALUE word of a command (bash, not posix): tilde after '=' and ':' */
 };
@@ -1599,7 +1600,9 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 				continue;
 			}
 			if (dq) {
-				if (nx == '$' || nx == '`' || nx == '"' || nx == '\\')
+				if (x->bs_any && nx != '\n')
+					xadd(x, &nx, 1, FQ);
+				else if (nx == '$' || nx == '`' || nx == '"' || nx == '\\')
 					xadd(x, &nx, 1, FQ);
 				else if (nx == '\n') {
 				} else
@@ -1622,13 +1625,15 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 		if (c == '"' && (!dq || x->brace_dq) && x->mode != M_HEREDOC) {
 			size_t e = skip_dq(x->sh, s, i, n);
 			size_t mpos = x->b.n;
-			bool save = x->at_empty, save_bdq = x->brace_dq;
+			bool save = x->at_empty, save_bdq = x->brace_dq, save_any = x->bs_any;
 			x->at_empty = false;
 			x->brace_dq = false;
+			x->bs_any = dq;
 			xmark(x, FM);
 			size_t after = x->b.n;
 			expand_into(x, s + i + 1, body_len(s, i, 1, e, n, '"'), true);
 			x->brace_dq = save_bdq;
+			x->bs_any = save_any;
 			if (x->at_empty && x->b.n == after && !x->err) {
 				/* "$@" with no parameters: no field */
 				x->b.n = mpos;
@@ -1675,14 +1680,16 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 static void
 expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq)
 {
-	bool save = x->litx, save_bdq = x->brace_dq;
+	bool save = x->litx, save_bdq = x->brace_dq, save_any = x->bs_any;
 	if (!dq)
 		x->litx = true;
 	else
 		x->brace_dq = true;
+	x->bs_any = false;
 	expand_into_tilde(x, w, wn, dq);
 	x->litx = save;
 	x->brace_dq = save_bdq;
+	x->bs_any = save_any;
 }
 
 /* ---- tilde ---- */
