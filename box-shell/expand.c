@@ -188,6 +188,7 @@ skip_bq(const char *s, size_t i, size_t n)
 }
 
 static size_t skip_dollar(struct sh_shell *sh, const char *s, size_t i, size_t n);
+static size_t skip_dollar_in(struct sh_shell *sh, const char *s, size_t i, size_t n, bool dq);
 
 static size_t
 skip_dq(struct sh_shell *sh, const char *s, size_t i, size_t n)
@@ -202,7 +203,7 @@ skip_dq(struct sh_shell *sh, const char *s, size_t i, size_t n)
 		if (s[i] == '`')
 			i = skip_bq(s, i, n) - 1;
 		else if (s[i] == '$' && i + 1 < n && (s[i + 1] == '(' || s[i + 1] == '{'))
-			i = skip_dollar(sh, s, i, n) - 1;
+			i = skip_dollar_in(sh, s, i, n, true) - 1;
 	}
 	return n;
 }
@@ -228,7 +229,15 @@ body_len(const char *s, size_t i, size_t open, size_t e, size_t n, char close)
 static size_t
 skip_dollar(struct sh_shell *sh, const char *s, size_t i, size_t n)
 {
+	return skip_dollar_in(sh, s, i, n, false);
+}
+
+/* DQ: the construct is inside "…" (posix mode: a '\'' in ${…} is then plain, bash) */
+static size_t
+skip_dollar_in(struct sh_shell *sh, const char *s, size_t i, size_t n, bool dq)
+{
 	if (s[i + 1] == '{') {
+		bool sq_plain = dq && sh->opt_posix;
 		for (size_t j = i + 2; j < n; j++) {
 			char c = s[j];
 			if (c == '\\') {
@@ -237,7 +246,7 @@ skip_dollar(struct sh_shell *sh, const char *s, size_t i, size_t n)
 			}
 			if (c == '}')
 				return j + 1;
-			if (c == '\'')
+			if (c == '\'' && !sq_plain)
 				j = skip_sq(s, j, n) - 1;
 			else if (c == '"')
 				j = skip_dq(sh, s, j, n) - 1;
@@ -1474,7 +1483,7 @@ expand_dollar(struct xctx *x, const char *s, size_t i, size_t n, bool dq)
 	}
 	char c = s[i + 1];
 	if (c == '{') {
-		size_t e = skip_dollar(x->sh, s, i, n);
+		size_t e = skip_dollar_in(x->sh, s, i, n, dq);
 		expand_brace_param(x, s + i + 2, body_len(s, i, 2, e, n, '}'), dq);
 		return e;
 	}
@@ -1529,9 +1538,14 @@ expand_dollar(struct xctx *x, const char *s, size_t i, size_t n, bool dq)
 static void
 expand_backquote(struct xctx *x, const char *s, size_t n, bool dq)
 {
-	/* s: between the backquotes; \\ \` \$ (and \" in dq) lose the backslash */
+	/* s: between the backquotes; \\ \` \$ (and \" in dq) lose the backslash,
+	 * and a backslash-newline goes, even inside quotes there (bash) */
 	struct sbuf b = {0};
 	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
+			i++;
+			continue;
+		}
 		if (s[i] == '\\' && i + 1 < n &&
 		    (s[i + 1] == '\\' || s[i + 1] == '`' || s[i + 1] == '$' ||
 		     (dq && s[i + 1] == '"'))) {

@@ -59,6 +59,7 @@ struct parser {
 	bool quiet;       /* parse_complete: print nothing, change nothing in sh */
 	bool at_eof;      /* the error was the text ending too early (more input would do) */
 	bool in_eval;     /* eval's text: bash's messages say "NAME: eval: line N:" */
+	bool scan_in_dq;  /* scan_dollar called from inside "…" */
 };
 
 /* Errors go to the shell's stderr, except for parse_complete's silent parse. */
@@ -301,7 +302,10 @@ scan_dquote(struct parser *p, size_t i)
 				return -1;
 			i = (size_t)e - 1;
 		} else if (c == '$' && i + 1 < p->len && (p->s[i + 1] == '(' || p->s[i + 1] == '{')) {
+			bool save = p->scan_in_dq;
+			p->scan_in_dq = true;
 			long e = scan_dollar(p, i);
+			p->scan_in_dq = save;
 			if (e < 0)
 				return -1;
 			i = (size_t)e - 1;
@@ -321,7 +325,11 @@ scan_dollar(struct parser *p, size_t i)
 		return -1;
 	}
 	long ret = -1;
+	bool in_dq = p->scan_in_dq;
+	p->scan_in_dq = false;
 	if (p->s[i + 1] == '{') {
+		/* posix mode: in "${x+'a}" the quote is a plain character (bash) */
+		bool sq_plain = in_dq && p->sh && p->sh->opt_posix;
 		size_t j = i + 2;
 		for (; j < p->len; j++) {
 			char c = p->s[j];
@@ -336,7 +344,7 @@ scan_dollar(struct parser *p, size_t i)
 				break;
 			}
 			long e = 0;
-			if (c == '\'')
+			if (c == '\'' && !sq_plain)
 				e = scan_squote(p, j);
 			else if (c == '"')
 				e = scan_dquote(p, j);
