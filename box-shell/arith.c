@@ -719,28 +719,27 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 			sh_err(sh, "%s: unbound variable", a.s);
 			sh_fatal(sh, SH_FATAL_UNSET);
 		} else if (a.errmsg) {
-			/* trailing blanks of the expression are not shown */
+			/* the expression and the token as bash shows them: leading blanks
+			 * dropped, trailing ones kept */
 			size_t n = strlen(a.s);
-			while (n > 0 && (a.s[n - 1] == ' ' || a.s[n - 1] == '\n'))
-				n--;
 			const char *t = a.errtok ? a.errtok : "";
-			while (*t == ' ')
+			while (*t == ' ' || *t == '\t' || *t == '\n')
 				t++;
 			if (!*t && a.lastop)
 				t = a.lastop;
 			size_t tn = strlen(t);
-			while (tn > 0 && (t[tn - 1] == ' ' || t[tn - 1] == '\n'))
-				tn--;
 			const char *st = a.s;
-			while (*st == ' ') {
+			while (*st == ' ' || *st == '\t' || *st == '\n') {
 				st++;
 				n--;
 			}
 			/* long expressions are cut (a message stays one readable line) */
 			const char *more = n > 200 ? "..." : "";
 			const char *tmore = tn > 200 ? "..." : "";
-			sh_err(sh, "%.*s%s: %s (error token is \"%.*s%s\")", (int)(n > 200 ? 200 : n), st,
-			       more, a.errmsg, (int)(tn > 200 ? 200 : tn), t, tmore);
+			const char *who = sh->arith_who ? sh->arith_who : "";
+			sh_err(sh, "%s%s%.*s%s: %s (error token is \"%.*s%s\")", who, *who ? ": " : "",
+			       (int)(n > 200 ? 200 : n), st, more, a.errmsg, (int)(tn > 200 ? 200 : tn), t,
+			       tmore);
 		}
 	} else {
 		*out = v;

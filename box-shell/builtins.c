@@ -2975,9 +2975,13 @@ b_let(struct sh_shell *sh, int argc, char **argv)
 		return 1;
 	}
 	intmax_t v = 0;
-	for (int i = 1; i < argc; i++)
-		if (arith_eval(sh, argv[i], &v) < 0)
+	for (int i = 1; i < argc; i++) {
+		sh->arith_who = "let";
+		int r = arith_eval(sh, argv[i], &v);
+		sh->arith_who = NULL;
+		if (r < 0)
 			return 1;
+	}
 	return v ? 0 : 1;
 }
 

@@ -284,6 +284,16 @@ run_err_trap(struct sh_shell *sh)
 	free(t);
 }
 
+/* (( )) and for (( ; ; )): their messages say "((: " (bash) */
+static int
+arith_cmd(struct sh_shell *sh, const char *e, intmax_t *v)
+{
+	sh->arith_who = "((";
+	int r = arith_eval(sh, e, v);
+	sh->arith_who = NULL;
+	return r;
+}
+
 static void
 errexit_check(struct sh_shell *sh, int st)
 {
@@ -1825,9 +1835,9 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		sh->lineno = n->line;
 		if (*n->u.af.init) {
 			char *e = expand_str(sh, n->u.af.init, false);
-			if (!e || arith_eval(sh, e, &v) < 0) {
+			if (!e || arith_cmd(sh, e, &v) < 0) {
 				free(e);
-				st = 1;
+				st = sh->status = 1;
 				break;
 			}
 			free(e);
@@ -1836,7 +1846,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		for (;;) {
 			if (*n->u.af.cond) {
 				char *e = expand_str(sh, n->u.af.cond, false);
-				if (!e || arith_eval(sh, e, &v) < 0) {
+				if (!e || arith_cmd(sh, e, &v) < 0) {
 					free(e);
 					st = 1;
 					break;
@@ -1851,7 +1861,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 				break;
 			if (*n->u.af.step) {
 				char *e = expand_str(sh, n->u.af.step, false);
-				if (!e || arith_eval(sh, e, &v) < 0) {
+				if (!e || arith_cmd(sh, e, &v) < 0) {
 					free(e);
 					st = 1;
 					break;
@@ -1939,7 +1949,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		sh->lineno = n->line;
 		char *e = expand_str(sh, n->u.ar.expr, false);
 		intmax_t v = 0;
-		if (!e || arith_eval(sh, e, &v) < 0)
+		if (!e || arith_cmd(sh, e, &v) < 0)
 			st = 1;
 		else
 			st = v ? 0 : 1;
@@ -2184,10 +2194,14 @@ db_primary(struct sh_shell *sh, struct word **tp, bool *err)
 			if (o[0] == '-' && strcmp(o, "-nt") && strcmp(o, "-ot") && strcmp(o, "-ef")) {
 				/* arithmetic comparisons evaluate expressions */
 				intmax_t x, y;
-				if (arith_eval(sh, a, &x) < 0 || arith_eval(sh, b, &y) < 0) {
-					*err = true;
+				sh->arith_who = "[[";
+				int r = arith_eval(sh, a, &x) < 0 || arith_eval(sh, b, &y) < 0 ? -1 : 0;
+				sh->arith_who = NULL;
+				if (r < 0) {
+					/* bash: the test is false (1), not an error (2) */
 					free(a);
 					free(b);
+					*tp = bw->next;
 					return 0;
 				}
 				char xs[32], ys[32];

@@ -270,6 +270,7 @@ struct sh_shell {
 	bool expand_aliases;    /* bash: off in scripts (shopt); sh/dash: on */
 	bool extglob;           /* shopt extglob: ?(…) *(…) +(…) @(…) !(…) */
 	bool nullglob, dotglob; /* shopt nullglob, dotglob */
+	const char *arith_who;  /* "let", "((", "[[": arith_eval's messages name it (bash) */
 	bool inherit_errexit;   /* shopt inherit_errexit: $( ) keeps -e outside posix mode too */
 	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
 	struct strv *dirstack;  /* pushd/popd: the directories below the current one */
