@@ -2470,6 +2470,64 @@ expand_pat(struct sh_shell *sh, const char *raw)
 	return expand_to_str(sh, raw, M_STR, false, true);
 }
 
+/*
+ * The right side of =~ as an ERE: a quoted character matches itself — a '\\'
+ * before the ERE's special ones, except inside a bracket expression, where a
+ * backslash is itself a member: there it stands as it is (bash: [[ x =~ ["."] ]]
+ * is [.]). Only unquoted '[' and ']' open and close a bracket expression.
+ */
+static char *
+xb_regex(const struct xctx *x)
+{
+	static const char esc[] = ".[]()*+?{}|^$\\";
+	const char *c = x->b.c;
+	const unsigned char *f = x->b.f;
+	struct sbuf b = {0};
+	bool in = false;   /* inside [ ] */
+	size_t first = 0;  /* output length where a leading ']' is a member */
+	for (size_t i = 0; i < x->b.n; i++) {
+		if (f[i] & (FB | FM))
+			continue;
+		bool q = f[i] & FQ;
+		char ch = c[i];
+		if (!in) {
+			if (q && strchr(esc, ch))
+				sb_addc(&b, '\\');
+			sb_addc(&b, ch);
+			if (!q && ch == '[') {
+				in = true;
+				first = b.len;
+				/* [^ : the ']' after it is still a member */
+				if (i + 1 < x->b.n && c[i + 1] == '^' && !(f[i + 1] & (FB | FM | FQ))) {
+					sb_addc(&b, '^');
+					i++;
+					first = b.len;
+				}
+			}
+			continue;
+		}
+		if (!q && ch == '[' && i + 1 < x->b.n && strchr(":=.", c[i + 1]) &&
+		    !(f[i + 1] & FQ)) {
+			/* [:class:] [=e=] [.c.]: to its closing pair */
+			char d = c[i + 1];
+			size_t j = i + 2;
+			while (j + 1 < x->b.n && !(c[j] == d && c[j + 1] == ']'))
+				j++;
+			if (j + 1 < x->b.n) {
+				for (size_t k = i; k <= j + 1; k++)
+					if (!(f[k] & (FB | FM)))
+						sb_addc(&b, c[k]);
+				i = j + 1;
+				continue;
+			}
+		}
+		sb_addc(&b, ch);
+		if (!q && ch == ']' && b.len - 1 != first)
+			in = false;
+	}
+	return sb_take(&b);
+}
+
 char *
 expand_re(struct sh_shell *sh, const char *raw)
 {
@@ -2479,7 +2537,7 @@ expand_re(struct sh_shell *sh, const char *raw)
 		xb_free(&x);
 		return NULL;
 	}
-	char *r = xb_string(&x, false, ".[]()*+?{}|^$\\");
+	char *r = xb_regex(&x);
 	xb_free(&x);
 	return r;
 }
