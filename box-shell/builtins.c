@@ -1479,6 +1479,12 @@ var_attr_letters(const struct var *v, char out[8])
 		*o++ = 'r';
 	if (v->flags & V_EXPORT)
 		*o++ = 'x';
+	if (v->flags & V_CAPCASE)
+		*o++ = 'c';
+	if (v->flags & V_LOWER)
+		*o++ = 'l';
+	if (v->flags & V_UPPER)
+		*o++ = 'u';
 	*o = 0;
 }
 
@@ -1642,6 +1648,8 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 			struct var *v = var_get(sh, name);
 			if (v && (flags & V_INTEGER))
 				v->flags |= V_INTEGER;
+			if (v && (flags & V_CASE))
+				v->flags = (v->flags & ~V_CASE) | (flags & V_CASE);
 			if (append) {
 				const char *old = var_value(sh, name);
 				char *nv = xmalloc(strlen(old ? old : "") + strlen(eq + 1) + 1);
@@ -1659,6 +1667,8 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 			r = 1;
 		} else if (v) {
 			v->flags |= flags & (V_EXPORT | V_READONLY | V_INTEGER);
+			if (flags & V_CASE)
+				v->flags = (v->flags & ~V_CASE) | (flags & V_CASE);
 			if (flags & V_ARRAY && !(v->flags & V_ARRAY))
 				var_set_elem(sh, name, 0, v->val ? v->val : ""),
 					v = var_get(sh, name);
@@ -1744,8 +1754,9 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 			case 'f':
 			case 'F': funcs = true; break;
 			case 'g': global = !local && minus; break;
-			case 'l':
-			case 'u':
+			case 'l': f = V_LOWER; break;
+			case 'u': f = V_UPPER; break;
+			case 'c': f = V_CAPCASE; break;
 			case 'n':
 			case 't':
 				break;

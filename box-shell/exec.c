@@ -854,7 +854,9 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 					strv_free(&items);
 					return -1;
 				}
-				int keep = v ? v->flags & (V_EXPORT | V_INTEGER) : 0;
+				int keep = v ? v->flags & (V_EXPORT | V_INTEGER | V_CASE) : 0;
+				if (flags & V_CASE) /* declare -u a=(…) */
+					keep = (keep & ~V_CASE) | (flags & V_CASE);
 				var_unset(sh, name);
 				var_set_empty_array(sh, name);
 				v = var_get(sh, name);

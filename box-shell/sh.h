@@ -152,6 +152,8 @@ enum {
 	 * take (docs/design.md) */
 	V_ASSIGNED = 32,
 	V_ASSOC = 64, /* an associative array (declare -A): as, never arr/val */
+	V_UPPER = 128, V_LOWER = 256, V_CAPCASE = 512, /* declare -u -l -c: a value assigned is cased */
+	V_CASE = V_UPPER | V_LOWER | V_CAPCASE,
 };
 /* An associative array: bash's own hash table (FNV-1 keys, 1024 buckets to
  * start, a new key at the head of its bucket, four times the buckets once

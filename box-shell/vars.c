@@ -7,6 +7,7 @@
  * Trusts: nothing in names or values (they come from the script); a value
  * longer than SH_MAX_VALUE and an array index above SH_MAX_ARRAY are refused.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -448,6 +449,37 @@ check_len(struct sh_shell *sh, const char *name, const char *val)
 	return 0;
 }
 
+
+/*
+ * VAL as variable V keeps it (malloc'd): evaluated for declare -i, cased for
+ * declare -u -l -c (ASCII letters, as bash in the C locale). NULL: the
+ * evaluation failed (its message printed).
+ */
+static char *
+attr_value(struct sh_shell *sh, const struct var *v, const char *val)
+{
+	if (v->flags & V_INTEGER) {
+		intmax_t r;
+		if (arith_eval(sh, val, &r) < 0)
+			return NULL;
+		char b[32];
+		snprintf(b, sizeof b, "%jd", r);
+		return xstrdup(b);
+	}
+	char *nv = xstrdup(val);
+	if (v->flags & V_CASE)
+		for (char *p = nv; *p; p++) {
+			unsigned char c = (unsigned char)*p;
+			if (c >= 0x80)
+				continue;
+			if ((v->flags & V_UPPER) || ((v->flags & V_CAPCASE) && p == nv))
+				*p = (char)toupper(c);
+			else
+				*p = (char)tolower(c);
+		}
+	return nv;
+}
+
 int
 var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 {
@@ -467,17 +499,12 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 	if (!v)
 		v = var_create(sh, name);
 	v->flags |= flags & V_INTEGER; /* declare -i n=2+3 evaluates */
+	if (flags & V_CASE) /* declare -u n=x: the last of -u -l -c holds */
+		v->flags = (v->flags & ~V_CASE) | (flags & V_CASE);
 	char *nv = NULL;
 	if (val) {
-		if (v->flags & V_INTEGER) {
-			intmax_t r;
-			if (arith_eval(sh, val, &r) < 0)
-				return -1;
-			char b[32];
-			snprintf(b, sizeof b, "%jd", r);
-			nv = xstrdup(b);
-		} else
-			nv = xstrdup(val);
+		if (!(nv = attr_value(sh, v, val)))
+			return -1;
 	}
 	if (v->flags & V_ARRAY) {
 		if (nv) {
@@ -548,15 +575,8 @@ var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val)
 		v->narr = idx + 1;
 	}
 	char *nv;
-	if (v->flags & V_INTEGER) {
-		intmax_t r;
-		if (arith_eval(sh, val, &r) < 0)
-			return -1;
-		char b[32];
-		snprintf(b, sizeof b, "%jd", r);
-		nv = xstrdup(b);
-	} else
-		nv = xstrdup(val);
+	if (!(nv = attr_value(sh, v, val)))
+		return -1;
 	free(v->arr[idx]);
 	v->arr[idx] = nv;
 	if (v->flags & V_EXPORT)
@@ -581,15 +601,8 @@ assoc_set(struct sh_shell *sh, const char *name, const char *key, const char *va
 		v->flags = (v->flags & ~V_ARRAY) | V_ASSOC;
 	}
 	char *nv;
-	if (v->flags & V_INTEGER) {
-		intmax_t r;
-		if (arith_eval(sh, val, &r) < 0)
-			return -1;
-		char b[32];
-		snprintf(b, sizeof b, "%jd", r);
-		nv = xstrdup(b);
-	} else
-		nv = xstrdup(val);
+	if (!(nv = attr_value(sh, v, val)))
+		return -1;
 	if (!v->as)
 		v->as = assoc_new();
 	struct assoc_ent *e = assoc_find(v->as, key);
