@@ -1455,6 +1455,14 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 static void
 put_dq(struct sbuf *b, const char *s)
 {
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			/* bash: a value with a control character as $'…' */
+			char *q = bash_quote(s);
+			sb_adds(b, q);
+			free(q);
+			return;
+		}
 	sb_addc(b, '"');
 	for (const char *p = s; *p; p++) {
 		if (strchr("\"\\$`", *p))
