@@ -1614,8 +1614,8 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 				continue;
 			}
 			if (dq) {
-				if (x->bs_any && nx != '\n')
-					xadd(x, &nx, 1, FQ);
+				if ((x->bs_any && nx != '\n') || (x->brace_dq && nx == '}'))
+					xadd(x, &nx, 1, FQ); /* "${x+\}}" is "}" (bash) */
 				else if (nx == '$' || nx == '`' || nx == '"' || nx == '\\')
 					xadd(x, &nx, 1, FQ);
 				else if (nx == '\n') {
