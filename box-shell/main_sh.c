@@ -174,6 +174,15 @@ main(int argc, char **argv)
 		if (strcmp(a, "--login") == 0 || strcmp(a, "--norc") == 0 ||
 		    strcmp(a, "--noprofile") == 0)
 			continue;
+		if (strcmp(a, "--posix") == 0) { /* bash's: set -o posix */
+			if (optn < 60) {
+				optown[optn] = false;
+				optv[optn++] = (char *)"-o";
+				optown[optn] = false;
+				optv[optn++] = (char *)"posix";
+			}
+			continue;
+		}
 		if (a[0] == '-' && a[1] == '-') {
 			fprintf(stderr, "box-sh: unknown option %s (see --help)\n", a);
 			return 2;
