@@ -3019,6 +3019,8 @@ shopt_flag(struct sh_shell *sh, const char *name)
 		return &sh->dotglob;
 	if (strcmp(name, "inherit_errexit") == 0)
 		return &sh->inherit_errexit;
+	if (strcmp(name, "lastpipe") == 0)
+		return &sh->lastpipe;
 	return NULL;
 }
 

@@ -1438,7 +1438,31 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 	}
 	pid_t *pids = xmalloc(k * sizeof(pid_t));
 	int prev = -1;
+	int last_st = -1; /* shopt lastpipe: the last command's status, run here */
 	for (size_t i = 0; i < k; i++) {
+		if (i + 1 == k && sh->lastpipe && prev >= 0) {
+			/* bash (no job control here): the last command runs in this shell,
+			 * its standard input the pipe; the shell's own comes back after */
+			int saved = fcntl(0, F_DUPFD_CLOEXEC, 10);
+			if (prev != 0) { /* with fd 0 closed, the pipe's read end may be 0 */
+				dup2(prev, 0);
+				close(prev);
+			} else
+				fcntl(0, F_SETFD, 0);
+			prev = -1;
+			if (n->u.p.bang)
+				sh->errexit_off++;
+			last_st = exec_node(sh, n->u.p.v[i]);
+			if (n->u.p.bang)
+				sh->errexit_off--;
+			if (saved >= 0) {
+				dup2(saved, 0);
+				close(saved);
+			} else
+				close(0);
+			pids[i] = 0;
+			break;
+		}
 		int p[2] = {-1, -1};
 		if (i + 1 < k && pipe2(p, O_CLOEXEC) < 0) {
 			sh_err(sh, "pipe: %s", strerror(errno));
@@ -1449,8 +1473,11 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 		if (pid == 0) {
 			shlog_stage_buffered = 1; /* box-sh: this stage's decision lines are buffered */
 			if (prev >= 0) {
-				dup2(prev, 0);
-				close(prev);
+				if (prev != 0) { /* with fd 0 closed, a pipe's read end may be 0 */
+					dup2(prev, 0);
+					close(prev);
+				} else
+					fcntl(0, F_SETFD, 0);
 				sh_fdset_put(&sh->script_fds, 0, true); /* the stage's (fsops.h) */
 			}
 			if (p[1] >= 0) {
@@ -1481,7 +1508,7 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 	sh->npipestatus = k;
 	int st = 0, fail = 0;
 	for (size_t i = 0; i < k; i++) {
-		int s = pids[i] > 0 ? sh_wait_pid(sh, pids[i]) : 1;
+		int s = pids[i] > 0 ? sh_wait_pid(sh, pids[i]) : (i + 1 == k && last_st >= 0 ? last_st : 1);
 		sh->pipestatus[i] = s;
 		st = s;
 		if (s != 0)

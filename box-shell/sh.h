@@ -273,6 +273,7 @@ struct sh_shell {
 	bool extglob;           /* shopt extglob: ?(…) *(…) +(…) @(…) !(…) */
 	bool nullglob, dotglob; /* shopt nullglob, dotglob */
 	const char *arith_who;  /* "let", "((", "[[": arith_eval's messages name it (bash) */
+	bool lastpipe;          /* shopt lastpipe: a pipeline's last command runs in this shell */
 	bool inherit_errexit;   /* shopt inherit_errexit: $( ) keeps -e outside posix mode too */
 	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
 	struct strv *dirstack;  /* pushd/popd: the directories below the current one */
