@@ -2556,15 +2556,65 @@ getopts_store(struct sh_shell *sh, long ind, int sub)
 	sh->getopts_sub = sub;
 }
 
+/* getopts' own messages, as bash's: "$0: TEXT", unless OPTERR=0 */
+static void
+getopts_msg(struct sh_shell *sh, const char *what, char c)
+{
+	const char *oe = var_value(sh, "OPTERR");
+	if (oe && !strcmp(oe, "0"))
+		return;
+	char line[1200];
+	int k = snprintf(line, sizeof line, "%.1024s: %s -- %c\n", sh->arg0 ? sh->arg0 : "box-sh",
+			 what, c);
+	if (k > 0) {
+		bi_flush();
+		(void)!write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
+	}
+}
+
+/* bash clears OPTARG quietly: a readonly OPTARG stays as it is */
+static void
+getopts_unset_optarg(struct sh_shell *sh)
+{
+	struct var *v = var_get(sh, "OPTARG");
+	if (v && (v->flags & V_READONLY))
+		return;
+	var_unset(sh, "OPTARG");
+}
+
+static void
+getopts_set_name(struct sh_shell *sh, const char *name, const char *val, bool bad)
+{
+	if (bad)
+		sh_err(sh, "getopts: `%s': not a valid identifier", name);
+	else
+		var_set(sh, name, val, 0);
+}
+
 static int
 b_getopts(struct sh_shell *sh, int argc, char **argv)
 {
+	static const char usage[] = "getopts: usage: getopts optstring name [arg ...]\n";
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1] && strcmp(argv[1], "--")) {
+		sh_err(sh, "getopts: %.2s: invalid option", argv[1]);
+		bi_flush();
+		(void)!write(2, usage, sizeof usage - 1);
+		return 2;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--")) {
+		argv++;
+		argc--;
+	}
 	if (argc < 3) {
-		sh_err(sh, "getopts: usage: getopts optstring name [arg ...]");
+		/* bash: the usage line has no "NAME: line N:" before it */
+		bi_flush();
+		(void)!write(2, usage, sizeof usage - 1);
 		return 2;
 	}
 	const char *opts = argv[1];
 	const char *name = argv[2];
+	/* bash: a bad NAME still reads the option (OPTIND moves), then fails */
+	bool badname = !is_name(name, strlen(name));
 	char **args = argc > 3 ? argv + 3 : sh->argv;
 	int nargs = argc > 3 ? argc - 3 : sh->argc;
 	bool silent = opts[0] == ':';
@@ -2581,8 +2631,8 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 	if (ind > nargs) {
 		/* past the end: OPTIND names the first non-option (bash) */
 		getopts_store(sh, (long)nargs + 1, 0);
-		var_set(sh, name, "?", 0);
-		var_unset(sh, "OPTARG");
+		getopts_set_name(sh, name, "?", badname);
+		getopts_unset_optarg(sh);
 		return 1;
 	}
 	const char *a = args[ind - 1];
@@ -2591,12 +2641,12 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		sub = 0;
 	if (sub == 0) {
 		if (a[0] != '-' || !a[1]) {
-			var_set(sh, name, "?", 0);
+			getopts_set_name(sh, name, "?", badname);
 			return 1;
 		}
 		if (strcmp(a, "--") == 0) {
 			getopts_store(sh, ind + 1, 0);
-			var_set(sh, name, "?", 0);
+			getopts_set_name(sh, name, "?", badname);
 			return 1;
 		}
 		sub = 1;
@@ -2609,36 +2659,36 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		if (silent) {
 			var_set(sh, "OPTARG", cs, 0);
 		} else {
-			sh_err(sh, "illegal option -- %c", c);
-			var_unset(sh, "OPTARG");
+			getopts_msg(sh, "illegal option", c);
+			getopts_unset_optarg(sh);
 		}
-		var_set(sh, name, "?", 0);
+		getopts_set_name(sh, name, "?", badname);
 	} else if (p[1] == ':') {
 		if (!end_of_arg) {
 			var_set(sh, "OPTARG", a + sub, 0);
 			end_of_arg = true;
-			var_set(sh, name, cs, 0);
+			getopts_set_name(sh, name, cs, badname);
 		} else if (ind < nargs) {
 			var_set(sh, "OPTARG", args[ind], 0);
 			ind++;
-			var_set(sh, name, cs, 0);
+			getopts_set_name(sh, name, cs, badname);
 		} else if (silent) {
-			var_set(sh, name, ":", 0);
+			getopts_set_name(sh, name, ":", badname);
 			var_set(sh, "OPTARG", cs, 0);
 		} else {
-			sh_err(sh, "option requires an argument -- %c", c);
-			var_set(sh, name, "?", 0);
-			var_unset(sh, "OPTARG");
+			getopts_msg(sh, "option requires an argument", c);
+			getopts_set_name(sh, name, "?", badname);
+			getopts_unset_optarg(sh);
 		}
 	} else {
-		var_set(sh, name, cs, 0);
-		var_unset(sh, "OPTARG");
+		getopts_set_name(sh, name, cs, badname);
+		getopts_unset_optarg(sh);
 	}
 	if (end_of_arg)
 		getopts_store(sh, ind + 1, 0);
 	else
 		getopts_store(sh, ind, (int)sub);
-	return 0;
+	return badname ? 1 : 0;
 }
 
 /* ---- umask, wait, trap, kill, let, shopt ---- */
