@@ -430,12 +430,26 @@ var_value(struct sh_shell *sh, const char *name)
 			snprintf(dynbuf, sizeof dynbuf, "%ld", (long)getpid());
 			return dynbuf;
 		}
+		if (strcmp(name, "EPOCHSECONDS") == 0 || strcmp(name, "EPOCHREALTIME") == 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			if (name[5] == 'S')
+				snprintf(dynbuf, sizeof dynbuf, "%lld", (long long)ts.tv_sec);
+			else
+				snprintf(dynbuf, sizeof dynbuf, "%lld.%06ld", (long long)ts.tv_sec,
+					 ts.tv_nsec / 1000);
+			return dynbuf;
+		}
+		if (strcmp(name, "BASH_ARGV0") == 0)
+			return sh->arg0;
 		return NULL;
 	}
 	if (v->flags & V_ASSOC)
 		return assoc_get(v, "0");
 	if (v->flags & V_ARRAY)
 		return v->narr > 0 ? v->arr[0] : NULL;
+	if (!v->val && name[0] == 'B' && strcmp(name, "BASH_ARGV0") == 0)
+		return sh->arg0; /* assigned: the value went to $0 */
 	return v->val;
 }
 
@@ -530,6 +544,12 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 		sh->env_dirty = true;
 	if (strcmp(name, "RANDOM") == 0 && val)
 		sh->random_state = (unsigned)strtoul(val, NULL, 10);
+	if (strcmp(name, "BASH_ARGV0") == 0 && val) {
+		/* bash: an assignment sets $0; the variable then reads $0 again */
+		free(sh->arg0);
+		sh->arg0 = xstrdup(val);
+		var_clear_value(v);
+	}
 	if (strcmp(name, "OPTIND") == 0)
 		sh->getopts_sub = 0; /* an assignment restarts getopts (bash) */
 	return 0;
