@@ -656,7 +656,24 @@ static void
 add_ansi(struct xctx *x, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\\' && i + 1 < n) {
+		if (s[i] == '\\' && i + 2 < n && s[i + 1] == 'x' && s[i + 2] == '{') {
+			/* $'\x{HHH…}' (bash, after ksh93): every hex digit up to a
+			 * '}', the value's low byte */
+			size_t j = i + 3;
+			unsigned v = 0;
+			while (j < n && isxdigit((unsigned char)s[j])) {
+				v = v * 16 + (unsigned)(isdigit((unsigned char)s[j])
+							    ? s[j] - '0'
+							    : (tolower((unsigned char)s[j]) - 'a' + 10));
+				v &= 0xfff;
+				j++;
+			}
+			if (j < n && s[j] == '}')
+				j++;
+			char b = (char)(v & 0xff);
+			xadd(x, &b, 1, FQ);
+			i = j - 1;
+		} else if (s[i] == '\\' && i + 1 < n) {
 			char o[SH_ESCAPE_MAX];
 			size_t on;
 			size_t used = ansi_escape(s + i + 1, n - i - 1, o, &on, false);
