@@ -2326,15 +2326,100 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 			continue;
 		}
 		ran = true;
+		off_t want = -1;
+		int sline = 0;
+		struct stat sst;
+		if (text == sh->stdin_text && fstat(0, &sst) == 0 &&
+		    (unsigned long long)sst.st_dev == sh->stdin_dev &&
+		    (unsigned long long)sst.st_ino == sh->stdin_ino) {
+			want = (off_t)sh->stdin_off + (off_t)parser_consumed(p, &sline);
+			if (lseek(0, want, SEEK_SET) != want)
+				want = -1;
+		}
 		st = exec_node(sh, n);
 		node_free(n);
 		sh_jobs_reap(sh);
+		if (want >= 0 && sh->jump == J_NONE && fstat(0, &sst) == 0 &&
+		    (unsigned long long)sst.st_dev == sh->stdin_dev &&
+		    (unsigned long long)sst.st_ino == sh->stdin_ino) {
+			off_t now = lseek(0, 0, SEEK_CUR);
+			if (now >= 0 && now != want) {
+				/* a command read on from the script's input: go on from there */
+				sh->stdin_moved = true;
+				sh->stdin_off = now;
+				sh->stdin_line = sline;
+				break;
+			}
+		}
 	}
 	if (!ran)
 		st = sh->jump == J_NONE ? 0 : sh->status;
 	parser_free(p);
 	sh->call_depth--;
 	sh->script_name = saved_name;
+	return st;
+}
+
+int
+sh_read_script_fd(int fd, char **out, size_t *len)
+{
+	struct sbuf b = {0};
+	char buf[65536];
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			sb_free(&b);
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		if (b.len + (size_t)r > SH_MAX_SCRIPT) {
+			sb_free(&b);
+			return -EFBIG;
+		}
+		sb_addn(&b, buf, (size_t)r);
+	}
+	*len = b.len;
+	*out = sb_take(&b);
+	return 0;
+}
+
+void
+sh_stdin_note(struct sh_shell *sh)
+{
+	struct stat sst;
+	off_t off0 = lseek(0, 0, SEEK_CUR);
+	if (off0 >= 0 && fstat(0, &sst) == 0 && S_ISREG(sst.st_mode)) {
+		sh->stdin_off = off0;
+		sh->stdin_dev = (unsigned long long)sst.st_dev;
+		sh->stdin_ino = (unsigned long long)sst.st_ino;
+	}
+}
+
+int
+exec_stdin_script(struct sh_shell *sh, char **text, size_t len)
+{
+	if (sh->stdin_ino)
+		sh->stdin_text = *text;
+	int st = exec_text(sh, *text, len, 1, NULL);
+	while (sh->stdin_moved && st != -2 && sh->jump == J_NONE) {
+		/* a command moved fd 0's offset: the script goes on from there */
+		sh->stdin_moved = false;
+		free(*text);
+		*text = NULL;
+		len = 0;
+		int prev = sh->status;
+		if (lseek(0, (off_t)sh->stdin_off, SEEK_SET) < 0 ||
+		    sh_read_script_fd(0, text, &len) < 0 || !*text || len == 0) {
+			st = prev; /* nothing left: the last command's status */
+			break;
+		}
+		sh->stdin_text = *text;
+		st = exec_text(sh, *text, len, sh->stdin_line, NULL);
+	}
+	sh->stdin_text = NULL;
 	return st;
 }
 

@@ -60,6 +60,7 @@ struct parser {
 	bool at_eof;      /* the error was the text ending too early (more input would do) */
 	bool in_eval;     /* eval's text: bash's messages say "NAME: eval: line N:" */
 	bool scan_in_dq;  /* scan_dollar called from inside "…" */
+	size_t len0;      /* the text's length before any alias spliced into it */
 };
 
 /* Errors go to the shell's stderr, except for parse_complete's silent parse. */
@@ -1787,11 +1788,22 @@ parser_new(struct sh_shell *sh, const char *text, size_t len, int first_line)
 	memcpy(p->s, text, len);
 	p->s[len] = 0;
 	p->len = len;
+	p->len0 = len;
 	p->line = first_line;
 	p->hd_tail = &p->hd;
 	p->in_eval = sh->parse_eval;
 	sh->parse_eval = false;
 	return p;
+}
+
+/* How much of the original text the commands parsed so far took (aliases
+ * spliced in are not counted), and the line parsing goes on at. */
+size_t
+parser_consumed(const struct parser *p, int *line)
+{
+	size_t grown = p->len - p->len0;
+	*line = p->line;
+	return p->pos > grown ? (p->pos - grown > p->len0 ? p->len0 : p->pos - grown) : 0;
 }
 
 void

@@ -130,6 +130,16 @@ void parser_free(struct parser *p);
 /* 1: *out is a command (may be NULL for an empty line); 0: end of text; -1:
  * syntax error (printed). */
 int parse_next(struct parser *p, struct node **out);
+size_t parser_consumed(const struct parser *p, int *line);
+/* A script on standard input: sh_read_script_fd reads FD whole (at most
+ * SH_MAX_SCRIPT bytes: -EFBIG; -errno). sh_stdin_note, called before the read,
+ * notes fd 0's offset when it is a regular file; exec_stdin_script then runs
+ * TEXT (owned: it may be replaced) as bash does such a script: fd 0's offset
+ * kept just past the command running, and a command that reads on (a child's
+ * `read`) takes those lines from the script. */
+int sh_read_script_fd(int fd, char **out, size_t *len);
+void sh_stdin_note(struct sh_shell *sh);
+int exec_stdin_script(struct sh_shell *sh, char **text, size_t len);
 void node_free(struct node *n);
 void node_release(struct node *n); /* drop one reference of a function body */
 /* Whole text, no execution (fuzz target, functions): -1 on error. */
@@ -274,6 +284,14 @@ struct sh_shell {
 	bool nullglob, dotglob; /* shopt nullglob, dotglob */
 	const char *arith_who;  /* "let", "((", "[[": arith_eval's messages name it (bash) */
 	bool lastpipe;          /* shopt lastpipe: a pipeline's last command runs in this shell */
+	/* A script read from a seekable standard input (bash): before each command
+	 * fd 0's offset is put just past it; a command that moved it (a child's
+	 * `read`) makes main read on from there (stdin_moved, at stdin_line). */
+	const char *stdin_text;
+	long long stdin_off;
+	unsigned long long stdin_dev, stdin_ino; /* fd 0 is still that file */
+	bool stdin_moved;
+	int stdin_line;
 	bool inherit_errexit;   /* shopt inherit_errexit: $( ) keeps -e outside posix mode too */
 	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
 	struct strv *dirstack;  /* pushd/popd: the directories below the current one */
