@@ -544,6 +544,8 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 		sh->env_dirty = true;
 	if (strcmp(name, "RANDOM") == 0 && val)
 		sh->random_state = (unsigned)strtoul(val, NULL, 10);
+	if (strcmp(name, "POSIXLY_CORRECT") == 0 && !sh->importing)
+		sh->opt_posix = true; /* bash: assigning it turns posix mode on */
 	if (strcmp(name, "BASH_ARGV0") == 0 && val) {
 		/* bash: an assignment sets $0; the variable then reads $0 again */
 		free(sh->arg0);
