@@ -1660,9 +1660,14 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 				v->flags = (v->flags & ~V_CASE) | (flags & V_CASE);
 			if (append) {
 				const char *old = var_value(sh, name);
-				char *nv = xmalloc(strlen(old ? old : "") + strlen(eq + 1) + 1);
-				strcpy(nv, old ? old : "");
-				strcat(nv, eq + 1);
+				char *nv = xmalloc(strlen(old ? old : "") + strlen(eq + 1) + 6);
+				v = var_get(sh, name);
+				if (old && *old && ((v && (v->flags & V_INTEGER)) || (flags & V_INTEGER)))
+					sprintf(nv, "(%s)+(%s)", old, eq + 1); /* declare -i x+=e adds */
+				else {
+					strcpy(nv, old ? old : "");
+					strcat(nv, eq + 1);
+				}
 				r = var_set(sh, name, nv, flags) < 0 ? 1 : 0;
 				free(nv);
 			} else

@@ -857,6 +857,7 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 				int keep = v ? v->flags & (V_EXPORT | V_INTEGER | V_CASE) : 0;
 				if (flags & V_CASE) /* declare -u a=(…) */
 					keep = (keep & ~V_CASE) | (flags & V_CASE);
+				keep |= flags & V_INTEGER; /* declare -ia a=(…) */
 				var_unset(sh, name);
 				var_set_empty_array(sh, name);
 				v = var_get(sh, name);
@@ -865,18 +866,40 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 			size_t idx = start;
 			for (size_t i = 0; i < items.n; i++) {
 				const char *it = items.v[i];
+				bool add = false; /* [k]+=v: appended to the element (bash) */
 				if (it[0] == '[') {
 					const char *cb = strstr(it, "]=");
+					const char *cp = strstr(it, "]+=");
+					if (cp && (!cb || cp < cb)) {
+						cb = cp;
+						add = true;
+					}
 					if (cb) {
 						char *ie = xstrndup(it + 1, (size_t)(cb - it - 1));
 						intmax_t k;
 						if (arith_eval(sh, ie, &k) == 0 && k >= 0)
 							idx = (size_t)k;
 						free(ie);
-						it = cb + 2;
+						it = cb + (add ? 3 : 2);
 					}
 				}
-				if (var_set_elem(sh, name, idx++, it) < 0) {
+				char *joined = NULL;
+				if (add) {
+					struct var *cv = var_get(sh, name);
+					const char *old = cv && (cv->flags & V_ARRAY) && idx < cv->narr
+								  ? cv->arr[idx]
+								  : NULL;
+					if (old) {
+						/* an integer array adds: (old)+(new), evaluated */
+						bool num = cv->flags & V_INTEGER;
+						joined = xmalloc(strlen(old) + strlen(it) + 6);
+						sprintf(joined, num ? "(%s)+(%s)" : "%s%s", old, it);
+						it = joined;
+					}
+				}
+				int er = var_set_elem(sh, name, idx++, it);
+				free(joined);
+				if (er < 0) {
 					strv_free(&items);
 					return -1;
 				}
@@ -943,9 +966,13 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 				old = var->arr[idx];
 			else if (var && !(var->flags & V_ARRAY) && idx == 0)
 				old = var->val;
-			char *nv = xmalloc(strlen(old ? old : "") + strlen(v) + 1);
-			strcpy(nv, old ? old : "");
-			strcat(nv, v);
+			char *nv = xmalloc(strlen(old ? old : "") + strlen(v) + 6);
+			if (old && (var->flags & V_INTEGER)) /* a[i]+=e adds (bash) */
+				sprintf(nv, "(%s)+(%s)", old, v);
+			else {
+				strcpy(nv, old ? old : "");
+				strcat(nv, v);
+			}
 			free(v);
 			v = nv;
 		}
@@ -954,7 +981,9 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 		if (append) {
 			struct var *var = var_get(sh, name);
 			if (var && (var->flags & V_INTEGER)) {
-				const char *old = var->val ? var->val : "0";
+				const char *old = var_value(sh, name); /* an array's: element 0 */
+				if (!old || !*old)
+					old = "0";
 				char *e = xmalloc(strlen(old) + strlen(v) + 8);
 				sprintf(e, "(%s)+(%s)", old, v);
 				free(v);
@@ -1082,9 +1111,20 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		for (struct word *w = n->u.s.assigns; w; w = w->next) {
 			if (do_assign(sh, w->s, 0) < 0) {
 				st = 1;
-				if (sh->jump == J_NONE && !sh->interactive)
-					/* bash: a failed assignment ends a script */
-					sh_fatal(sh, SH_FATAL_ERROR);
+				if (sh->jump == J_NONE && !sh->interactive) {
+					/* bash: a failed assignment ends a script; a readonly
+					 * variable's (outside posix mode) only the top-level
+					 * command it is part of */
+					size_t nl = strcspn(w->s, "[+=");
+					char *nm = xstrndup(w->s, nl);
+					struct var *rv = var_get(sh, nm);
+					free(nm);
+					if (!sh->opt_posix && rv && (rv->flags & V_READONLY)) {
+						sh->status = 1;
+						sh->jump = J_TOP;
+					} else
+						sh_fatal(sh, SH_FATAL_ERROR);
+				}
 				break;
 			}
 			if (sh->opt_x) {
@@ -2339,6 +2379,11 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 		st = exec_node(sh, n);
 		node_free(n);
 		sh_jobs_reap(sh);
+		if (sh->jump == J_TOP && sh->call_depth == 1) {
+			/* the top level: on with the next command */
+			sh->jump = J_NONE;
+			st = sh->status = 1;
+		}
 		if (want >= 0 && sh->jump == J_NONE && fstat(0, &sst) == 0 &&
 		    (unsigned long long)sst.st_dev == sh->stdin_dev &&
 		    (unsigned long long)sst.st_ino == sh->stdin_ino) {

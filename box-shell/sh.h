@@ -210,7 +210,10 @@ struct frame {
 	long getopts_optind;
 };
 
-enum jump { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT };
+/* J_TOP: bash's jump to the top level (a readonly variable assigned, outside
+ * posix mode): the rest of the script's current top-level command is skipped,
+ * the script goes on with the next one (exec_text at the outermost level). */
+enum jump { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT, J_TOP };
 
 #define SH_NTRAP (65 + 2)
 #define TRAP_EXIT 0
