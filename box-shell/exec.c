@@ -1097,6 +1097,21 @@ exec_simple(struct sh_shell *sh, struct node *n)
 	bool final = sh->exec_final == n && sh->is_child;
 	sh->exec_final = NULL;
 	sh->lineno = n->line;
+	if (!sh->in_trap) {
+		/* BASH_COMMAND: its assignments and words as written (bash prints
+		 * them from its parse; one space apart here), at most a value's cap */
+		struct sbuf bc = {0};
+		for (int pass = 0; pass < 2; pass++)
+			for (struct word *w = pass ? n->u.s.words : n->u.s.assigns; w; w = w->next) {
+				if (bc.len + strlen(w->s) + 1 > SH_MAX_VALUE)
+					break;
+				if (bc.len)
+					sb_addc(&bc, ' ');
+				sb_adds(&bc, w->s);
+			}
+		free(sh->bash_command);
+		sh->bash_command = sb_take(&bc);
+	}
 	struct strv av = {0};
 	last_cmdsub_status = -1;
 	if (expand_cmd_words(sh, n->u.s.words, &av) < 0) {

@@ -295,6 +295,7 @@ struct sh_shell {
 	unsigned long long stdin_dev, stdin_ino; /* fd 0 is still that file */
 	bool stdin_moved;
 	int stdin_line;
+	char *bash_command;     /* BASH_COMMAND: the simple command running, its words' text */
 	bool inherit_errexit;   /* shopt inherit_errexit: $( ) keeps -e outside posix mode too */
 	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
 	struct strv *dirstack;  /* pushd/popd: the directories below the current one */

@@ -442,6 +442,8 @@ var_value(struct sh_shell *sh, const char *name)
 		}
 		if (strcmp(name, "BASH_ARGV0") == 0)
 			return sh->arg0;
+		if (strcmp(name, "BASH_COMMAND") == 0)
+			return sh->bash_command ? sh->bash_command : "";
 		return NULL;
 	}
 	if (v->flags & V_ASSOC)
@@ -1156,6 +1158,7 @@ sh_free(struct sh_shell *sh)
 		free(sh->argv[i]);
 	free(sh->argv);
 	free(sh->arg0);
+	free(sh->bash_command);
 	for (int i = 0; i < SH_NTRAP; i++)
 		free(sh->traps[i]);
 	if (sh->envp_cache) {
