@@ -323,6 +323,11 @@ lval_set(struct ax *a, struct lval *lv, intmax_t v)
 	if (r < 0) {
 		a->err = true;
 		a->errmsg = NULL;
+		/* a readonly variable: $(( )) then skips the rest of the top-level
+		 * command (expand.c) */
+		struct var *rv = var_get(a->sh, lv->name);
+		if (rv && (rv->flags & V_READONLY))
+			a->sh->arith_readonly = true;
 	}
 }
 
@@ -702,6 +707,7 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 {
 	struct ax_held *held = NULL;
 	struct ax a = {.sh = sh, .s = expr, .p = expr, .held = &held};
+	sh->arith_readonly = false;
 	ws(&a);
 	intmax_t v = 0;
 	if (*a.p)

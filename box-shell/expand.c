@@ -1481,7 +1481,13 @@ expand_arith(struct xctx *x, const char *e, size_t n, bool dq)
 		free(s);
 	if (r < 0) {
 		x->err = true;
-		if (x->sh->jump != J_EXIT) /* arith_eval's own: an unset variable */
+		if (x->sh->jump == J_NONE && x->sh->arith_readonly && !x->sh->opt_posix &&
+		    !x->sh->interactive) {
+			/* bash: a readonly variable assigned skips the rest of the
+			 * top-level command (exec.c), the script goes on */
+			x->sh->status = 1;
+			x->sh->jump = J_TOP;
+		} else if (x->sh->jump != J_EXIT) /* arith_eval's own: an unset variable */
 			sh_fatal(x->sh, SH_FATAL_ERROR);
 		return;
 	}

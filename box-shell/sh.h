@@ -296,6 +296,7 @@ struct sh_shell {
 	bool stdin_moved;
 	int stdin_line;
 	char *bash_command;     /* BASH_COMMAND: the simple command running, its words' text */
+	bool arith_readonly;    /* arith_eval failed assigning a readonly variable */
 	bool inherit_errexit;   /* shopt inherit_errexit: $( ) keeps -e outside posix mode too */
 	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
 	struct strv *dirstack;  /* pushd/popd: the directories below the current one */

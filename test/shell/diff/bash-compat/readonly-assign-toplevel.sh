@@ -8,3 +8,7 @@ f; echo after-f
 for k in 1 2; do r=4; echo loop$k; done
 echo "end $?"
 ( r=5; echo in-subshell ); echo "sub $?"
+readonly xx=1
+case 1 in $((xx++)) ) echo hi1 ;; *) echo hi2; esac; echo not-here
+echo "${xx}.$?"
+(( xx = 3 )); echo "arith cmd $?"
