@@ -284,6 +284,24 @@ run_err_trap(struct sh_shell *sh)
 	free(t);
 }
 
+static void xtrace_text(struct sh_shell *sh, const char *text);
+
+/* for (( ; ; ))'s part E under set -x: "+ (( E ))", E's leading blanks dropped (bash) */
+static void
+xtrace_afor(struct sh_shell *sh, const char *e)
+{
+	if (!sh->opt_x)
+		return;
+	while (*e == ' ' || *e == '\t' || *e == '\n')
+		e++;
+	struct sbuf t = {0};
+	sb_adds(&t, "(( ");
+	sb_adds(&t, e);
+	sb_adds(&t, " ))");
+	xtrace_text(sh, t.s);
+	sb_free(&t);
+}
+
 /* (( )) and for (( ; ; )): their messages say "((: " (bash) */
 static int
 arith_cmd(struct sh_shell *sh, const char *e, intmax_t *v)
@@ -522,6 +540,39 @@ own_command_find(const char *name)
 	return NULL;
 }
 
+/*
+ * Where set -x writes: BASH_XTRACEFD when it names a fd the script opened (or
+ * 1, 2), else fd 2, as bash.
+ */
+static void
+xtrace_write(struct sh_shell *sh, const char *s, size_t n)
+{
+	int fd = 2;
+	const char *xf = var_value(sh, "BASH_XTRACEFD");
+	if (xf && *xf) {
+		char *end;
+		long v = strtol(xf, &end, 10);
+		if (!*end && v >= 0 && v < SH_FD_SCRIPT_MAX &&
+		    (v == 1 || v == 2 || sh_fdset_has(&sh->script_fds, (int)v)))
+			fd = (int)v;
+	}
+	bi_flush();
+	(void)!write(fd, s, n);
+}
+
+/* set -x's line for a compound command: PS4 and TEXT, a newline */
+static void
+xtrace_text(struct sh_shell *sh, const char *text)
+{
+	struct sbuf b = {0};
+	const char *ps4 = var_value(sh, "PS4");
+	sb_adds(&b, ps4 ? ps4 : "+ ");
+	sb_adds(&b, text);
+	sb_addc(&b, '\n');
+	xtrace_write(sh, b.s, b.len);
+	sb_free(&b);
+}
+
 static void
 xtrace(struct sh_shell *sh, struct word *assigns_done, int argc, char **argv)
 {
@@ -536,8 +587,7 @@ xtrace(struct sh_shell *sh, struct word *assigns_done, int argc, char **argv)
 		free(q);
 	}
 	sb_addc(&b, '\n');
-	bi_flush();
-	(void)!write(2, b.s, b.len);
+	xtrace_write(sh, b.s, b.len);
 	sb_free(&b);
 }
 
@@ -1151,7 +1201,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 				char *q = shell_quote(v ? v : "");
 				sb_adds(&b, v && *v ? q : "");
 				sb_addc(&b, '\n');
-				(void)!write(2, b.s, b.len);
+				xtrace_write(sh, b.s, b.len);
 				free(q);
 				free(v);
 				sb_free(&b);
@@ -1897,6 +1947,21 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		st = 0;
 		sh->loop_depth++;
 		for (size_t i = 0; i < items.n; i++) {
+			if (sh->opt_x) {
+				/* bash: "+ for NAME in WORDS" before each pass */
+				struct sbuf t = {0};
+				sb_adds(&t, "for ");
+				sb_adds(&t, n->u.f.var);
+				sb_adds(&t, " in");
+				for (size_t k = 0; k < items.n && t.len < SH_MAX_VALUE; k++) {
+					char *q = shell_quote(items.v[k]);
+					sb_addc(&t, ' ');
+					sb_adds(&t, q);
+					free(q);
+				}
+				xtrace_text(sh, t.s);
+				sb_free(&t);
+			}
 			if (var_set(sh, n->u.f.var, items.v[i], 0) < 0) {
 				st = 1;
 				break;
@@ -1919,6 +1984,8 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		sh->lineno = n->line;
 		if (*n->u.af.init) {
 			char *e = expand_str(sh, n->u.af.init, false);
+			if (e)
+				xtrace_afor(sh, e);
 			if (!e || arith_cmd(sh, e, &v) < 0) {
 				free(e);
 				st = sh->status = 1;
@@ -1930,6 +1997,8 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		for (;;) {
 			if (*n->u.af.cond) {
 				char *e = expand_str(sh, n->u.af.cond, false);
+				if (e)
+					xtrace_afor(sh, e);
 				if (!e || arith_cmd(sh, e, &v) < 0) {
 					free(e);
 					st = 1;
@@ -1945,6 +2014,8 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 				break;
 			if (*n->u.af.step) {
 				char *e = expand_str(sh, n->u.af.step, false);
+				if (e)
+					xtrace_afor(sh, e);
 				if (!e || arith_cmd(sh, e, &v) < 0) {
 					free(e);
 					st = 1;
@@ -1965,6 +2036,14 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		if (!w) {
 			st = 1;
 			break;
+		}
+		if (sh->opt_x) {
+			struct sbuf t = {0};
+			sb_adds(&t, "case ");
+			sb_adds(&t, n->u.c.word); /* as written (bash) */
+			sb_adds(&t, " in");
+			xtrace_text(sh, t.s);
+			sb_free(&t);
 		}
 		st = 0;
 		bool fall = false;
@@ -2014,7 +2093,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 				free(e);
 			}
 			sb_adds(&b, " ]]\n");
-			(void)!write(2, b.s, b.len);
+			xtrace_write(sh, b.s, b.len);
 			sb_free(&b);
 		}
 		sh->in_dbrack++;
@@ -2043,7 +2122,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 			sb_adds(&b, "(( ");
 			sb_adds(&b, e);
 			sb_adds(&b, " ))\n");
-			(void)!write(2, b.s, b.len);
+			xtrace_write(sh, b.s, b.len);
 			sb_free(&b);
 		}
 		free(e);
