@@ -336,6 +336,11 @@ lval_set(struct ax *a, struct lval *lv, intmax_t v)
 	if (r < 0) {
 		a->err = true;
 		a->errmsg = NULL;
+		/* a readonly variable: $(( )) then skips the rest of the top-level
+		 * command (expand.c) */
+		struct var *rv = var_get(a->sh, lv->name);
+		if (rv && (rv->flags & V_READONLY))
+			a->sh->arith_readonly = true;
 	}
 }
 
@@ -716,6 +721,7 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 {
 	struct ax_held *held = NULL;
 	struct ax a = {.sh = sh, .s = expr, .p = expr, .held = &held};
+	sh->arith_readonly = false;
 	ws(&a);
 	intmax_t v = 0;
 	if (*a.p)
@@ -735,28 +741,27 @@ arith_eval(struct sh_shell *sh, const char *expr, intmax_t *out)
 			sh_err(sh, "%s: unbound variable", a.s);
 			sh_fatal(sh, SH_FATAL_UNSET);
 		} else if (a.errmsg) {
-			/* trailing blanks of the expression are not shown */
+			/* the expression and the token as bash shows them: leading blanks
+			 * dropped, trailing ones kept */
 			size_t n = strlen(a.s);
-			while (n > 0 && (a.s[n - 1] == ' ' || a.s[n - 1] == '\n'))
-				n--;
 			const char *t = a.errtok ? a.errtok : "";
-			while (*t == ' ')
+			while (*t == ' ' || *t == '\t' || *t == '\n')
 				t++;
 			if (!*t && a.lastop)
 				t = a.lastop;
 			size_t tn = strlen(t);
-			while (tn > 0 && (t[tn - 1] == ' ' || t[tn - 1] == '\n'))
-				tn--;
 			const char *st = a.s;
-			while (*st == ' ') {
+			while (*st == ' ' || *st == '\t' || *st == '\n') {
 				st++;
 				n--;
 			}
 			/* long expressions are cut (a message stays one readable line) */
 			const char *more = n > 200 ? "..." : "";
 			const char *tmore = tn > 200 ? "..." : "";
-			sh_err(sh, "%.*s%s: %s (error token is \"%.*s%s\")", (int)(n > 200 ? 200 : n), st,
-			       more, a.errmsg, (int)(tn > 200 ? 200 : tn), t, tmore);
+			const char *who = sh->arith_who ? sh->arith_who : "";
+			sh_err(sh, "%s%s%.*s%s: %s (error token is \"%.*s%s\")", who, *who ? ": " : "",
+			       (int)(n > 200 ? 200 : n), st, more, a.errmsg, (int)(tn > 200 ? 200 : tn), t,
+			       tmore);
 		}
 	} else {
 		*out = v;

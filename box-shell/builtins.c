@@ -1465,6 +1465,14 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 static void
 put_dq(struct sbuf *b, const char *s)
 {
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			/* bash: a value with a control character as $'…' */
+			char *q = bash_quote(s);
+			sb_adds(b, q);
+			free(q);
+			return;
+		}
 	sb_addc(b, '"');
 	for (const char *p = s; *p; p++) {
 		if (strchr("\"\\$`", *p))
@@ -1489,6 +1497,12 @@ var_attr_letters(const struct var *v, char out[8])
 		*o++ = 'r';
 	if (v->flags & V_EXPORT)
 		*o++ = 'x';
+	if (v->flags & V_CAPCASE)
+		*o++ = 'c';
+	if (v->flags & V_LOWER)
+		*o++ = 'l';
+	if (v->flags & V_UPPER)
+		*o++ = 'u';
 	*o = 0;
 }
 
@@ -1554,6 +1568,31 @@ var_decl_text(const struct var *v, bool single_quoted)
 	return sb_take(&b);
 }
 
+/*
+ * A value as `set` prints it, as bash's print_var_value: $'…' when it holds a
+ * control character, '…' when it holds a character the shell would read as
+ * syntax (a lone quote as \'), else as it is (an empty value prints nothing).
+ */
+static char *
+set_quote(const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return bash_quote(s);
+	if (!strcmp(s, "'"))
+		return xstrdup("\\'");
+	bool meta = false;
+	for (const char *p = s; *p && !meta; p++) {
+		if (strchr(" \t\n'\"\\|&;()<>!{}*[?]^$`", *p))
+			meta = true;
+		else if (*p == '~' && (p == s || p[-1] == '=' || p[-1] == ':'))
+			meta = true;
+		else if (*p == '#' && p == s)
+			meta = true;
+	}
+	return meta ? shell_quote(s) : xstrdup(s);
+}
+
 static void
 print_var_decl(struct var *v, void *arg)
 {
@@ -1570,7 +1609,7 @@ print_var_decl(struct var *v, void *arg)
 		struct sbuf b = {0};
 		sb_adds(&b, v->name);
 		sb_addc(&b, '=');
-		char *q = shell_quote(v->val);
+		char *q = set_quote(v->val);
 		sb_adds(&b, q);
 		free(q);
 		sb_addc(&b, '\n');
@@ -1627,11 +1666,18 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 			struct var *v = var_get(sh, name);
 			if (v && (flags & V_INTEGER))
 				v->flags |= V_INTEGER;
+			if (v && (flags & V_CASE))
+				v->flags = (v->flags & ~V_CASE) | (flags & V_CASE);
 			if (append) {
 				const char *old = var_value(sh, name);
-				char *nv = xmalloc(strlen(old ? old : "") + strlen(eq + 1) + 1);
-				strcpy(nv, old ? old : "");
-				strcat(nv, eq + 1);
+				char *nv = xmalloc(strlen(old ? old : "") + strlen(eq + 1) + 6);
+				v = var_get(sh, name);
+				if (old && *old && ((v && (v->flags & V_INTEGER)) || (flags & V_INTEGER)))
+					sprintf(nv, "(%s)+(%s)", old, eq + 1); /* declare -i x+=e adds */
+				else {
+					strcpy(nv, old ? old : "");
+					strcat(nv, eq + 1);
+				}
 				r = var_set(sh, name, nv, flags) < 0 ? 1 : 0;
 				free(nv);
 			} else
@@ -1644,6 +1690,8 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 			r = 1;
 		} else if (v) {
 			v->flags |= flags & (V_EXPORT | V_READONLY | V_INTEGER);
+			if (flags & V_CASE)
+				v->flags = (v->flags & ~V_CASE) | (flags & V_CASE);
 			if (flags & V_ARRAY && !(v->flags & V_ARRAY))
 				var_set_elem(sh, name, 0, v->val ? v->val : ""),
 					v = var_get(sh, name);
@@ -1729,8 +1777,9 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 			case 'f':
 			case 'F': funcs = true; break;
 			case 'g': global = !local && minus; break;
-			case 'l':
-			case 'u':
+			case 'l': f = V_LOWER; break;
+			case 'u': f = V_UPPER; break;
+			case 'c': f = V_CAPCASE; break;
 			case 'n':
 			case 't':
 				break;
@@ -2522,15 +2571,65 @@ getopts_store(struct sh_shell *sh, long ind, int sub)
 	sh->getopts_sub = sub;
 }
 
+/* getopts' own messages, as bash's: "$0: TEXT", unless OPTERR=0 */
+static void
+getopts_msg(struct sh_shell *sh, const char *what, char c)
+{
+	const char *oe = var_value(sh, "OPTERR");
+	if (oe && !strcmp(oe, "0"))
+		return;
+	char line[1200];
+	int k = snprintf(line, sizeof line, "%.1024s: %s -- %c\n", sh->arg0 ? sh->arg0 : "box-sh",
+			 what, c);
+	if (k > 0) {
+		bi_flush();
+		(void)!write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
+	}
+}
+
+/* bash clears OPTARG quietly: a readonly OPTARG stays as it is */
+static void
+getopts_unset_optarg(struct sh_shell *sh)
+{
+	struct var *v = var_get(sh, "OPTARG");
+	if (v && (v->flags & V_READONLY))
+		return;
+	var_unset(sh, "OPTARG");
+}
+
+static void
+getopts_set_name(struct sh_shell *sh, const char *name, const char *val, bool bad)
+{
+	if (bad)
+		sh_err(sh, "getopts: `%s': not a valid identifier", name);
+	else
+		var_set(sh, name, val, 0);
+}
+
 static int
 b_getopts(struct sh_shell *sh, int argc, char **argv)
 {
+	static const char usage[] = "getopts: usage: getopts optstring name [arg ...]\n";
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1] && strcmp(argv[1], "--")) {
+		sh_err(sh, "getopts: %.2s: invalid option", argv[1]);
+		bi_flush();
+		(void)!write(2, usage, sizeof usage - 1);
+		return 2;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--")) {
+		argv++;
+		argc--;
+	}
 	if (argc < 3) {
-		sh_err(sh, "getopts: usage: getopts optstring name [arg ...]");
+		/* bash: the usage line has no "NAME: line N:" before it */
+		bi_flush();
+		(void)!write(2, usage, sizeof usage - 1);
 		return 2;
 	}
 	const char *opts = argv[1];
 	const char *name = argv[2];
+	/* bash: a bad NAME still reads the option (OPTIND moves), then fails */
+	bool badname = !is_name(name, strlen(name));
 	char **args = argc > 3 ? argv + 3 : sh->argv;
 	int nargs = argc > 3 ? argc - 3 : sh->argc;
 	bool silent = opts[0] == ':';
@@ -2547,8 +2646,8 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 	if (ind > nargs) {
 		/* past the end: OPTIND names the first non-option (bash) */
 		getopts_store(sh, (long)nargs + 1, 0);
-		var_set(sh, name, "?", 0);
-		var_unset(sh, "OPTARG");
+		getopts_set_name(sh, name, "?", badname);
+		getopts_unset_optarg(sh);
 		return 1;
 	}
 	const char *a = args[ind - 1];
@@ -2557,12 +2656,12 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		sub = 0;
 	if (sub == 0) {
 		if (a[0] != '-' || !a[1]) {
-			var_set(sh, name, "?", 0);
+			getopts_set_name(sh, name, "?", badname);
 			return 1;
 		}
 		if (strcmp(a, "--") == 0) {
 			getopts_store(sh, ind + 1, 0);
-			var_set(sh, name, "?", 0);
+			getopts_set_name(sh, name, "?", badname);
 			return 1;
 		}
 		sub = 1;
@@ -2575,36 +2674,36 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		if (silent) {
 			var_set(sh, "OPTARG", cs, 0);
 		} else {
-			sh_err(sh, "illegal option -- %c", c);
-			var_unset(sh, "OPTARG");
+			getopts_msg(sh, "illegal option", c);
+			getopts_unset_optarg(sh);
 		}
-		var_set(sh, name, "?", 0);
+		getopts_set_name(sh, name, "?", badname);
 	} else if (p[1] == ':') {
 		if (!end_of_arg) {
 			var_set(sh, "OPTARG", a + sub, 0);
 			end_of_arg = true;
-			var_set(sh, name, cs, 0);
+			getopts_set_name(sh, name, cs, badname);
 		} else if (ind < nargs) {
 			var_set(sh, "OPTARG", args[ind], 0);
 			ind++;
-			var_set(sh, name, cs, 0);
+			getopts_set_name(sh, name, cs, badname);
 		} else if (silent) {
-			var_set(sh, name, ":", 0);
+			getopts_set_name(sh, name, ":", badname);
 			var_set(sh, "OPTARG", cs, 0);
 		} else {
-			sh_err(sh, "option requires an argument -- %c", c);
-			var_set(sh, name, "?", 0);
-			var_unset(sh, "OPTARG");
+			getopts_msg(sh, "option requires an argument", c);
+			getopts_set_name(sh, name, "?", badname);
+			getopts_unset_optarg(sh);
 		}
 	} else {
-		var_set(sh, name, cs, 0);
-		var_unset(sh, "OPTARG");
+		getopts_set_name(sh, name, cs, badname);
+		getopts_unset_optarg(sh);
 	}
 	if (end_of_arg)
 		getopts_store(sh, ind + 1, 0);
 	else
 		getopts_store(sh, ind, (int)sub);
-	return 0;
+	return badname ? 1 : 0;
 }
 
 /* ---- umask, wait, trap, kill, let, shopt ---- */
@@ -2960,9 +3059,13 @@ b_let(struct sh_shell *sh, int argc, char **argv)
 		return 1;
 	}
 	intmax_t v = 0;
-	for (int i = 1; i < argc; i++)
-		if (arith_eval(sh, argv[i], &v) < 0)
+	for (int i = 1; i < argc; i++) {
+		sh->arith_who = "let";
+		int r = arith_eval(sh, argv[i], &v);
+		sh->arith_who = NULL;
+		if (r < 0)
 			return 1;
+	}
 	return v ? 0 : 1;
 }
 
@@ -3016,9 +3119,9 @@ static const struct shopt_option {
 	{"histverify", SHOPT_STORED, false},
 	{"hostcomplete", SHOPT_STORED, true},
 	{"huponexit", SHOPT_STORED, false},
-	{"inherit_errexit", SHOPT_STORED, false},
+	{"inherit_errexit", offsetof(struct sh_shell, inherit_errexit), false},
 	{"interactive_comments", SHOPT_STORED, true},
-	{"lastpipe", SHOPT_STORED, false},
+	{"lastpipe", offsetof(struct sh_shell, lastpipe), false},
 	{"lithist", SHOPT_STORED, false},
 	{"localvar_inherit", SHOPT_STORED, false},
 	{"localvar_unset", SHOPT_STORED, false},

@@ -335,6 +335,34 @@ run_err_trap(struct sh_shell *sh)
 	free(t);
 }
 
+static void xtrace_text(struct sh_shell *sh, const char *text);
+
+/* for (( ; ; ))'s part E under set -x: "+ (( E ))", E's leading blanks dropped (bash) */
+static void
+xtrace_afor(struct sh_shell *sh, const char *e)
+{
+	if (!sh->opt_x)
+		return;
+	while (*e == ' ' || *e == '\t' || *e == '\n')
+		e++;
+	struct sbuf t = {0};
+	sb_adds(&t, "(( ");
+	sb_adds(&t, e);
+	sb_adds(&t, " ))");
+	xtrace_text(sh, t.s);
+	sb_free(&t);
+}
+
+/* (( )) and for (( ; ; )): their messages say "((: " (bash) */
+static int
+arith_cmd(struct sh_shell *sh, const char *e, intmax_t *v)
+{
+	sh->arith_who = "((";
+	int r = arith_eval(sh, e, v);
+	sh->arith_who = NULL;
+	return r;
+}
+
 static void
 errexit_check(struct sh_shell *sh, int st)
 {
@@ -563,6 +591,39 @@ own_command_find(const char *name)
 	return NULL;
 }
 
+/*
+ * Where set -x writes: BASH_XTRACEFD when it names a fd the script opened (or
+ * 1, 2), else fd 2, as bash.
+ */
+static void
+xtrace_write(struct sh_shell *sh, const char *s, size_t n)
+{
+	int fd = 2;
+	const char *xf = var_value(sh, "BASH_XTRACEFD");
+	if (xf && *xf) {
+		char *end;
+		long v = strtol(xf, &end, 10);
+		if (!*end && v >= 0 && v < SH_FD_SCRIPT_MAX &&
+		    (v == 1 || v == 2 || sh_fdset_has(&sh->script_fds, (int)v)))
+			fd = (int)v;
+	}
+	bi_flush();
+	(void)!write(fd, s, n);
+}
+
+/* set -x's line for a compound command: PS4 and TEXT, a newline */
+static void
+xtrace_text(struct sh_shell *sh, const char *text)
+{
+	struct sbuf b = {0};
+	const char *ps4 = var_value(sh, "PS4");
+	sb_adds(&b, ps4 ? ps4 : "+ ");
+	sb_adds(&b, text);
+	sb_addc(&b, '\n');
+	xtrace_write(sh, b.s, b.len);
+	sb_free(&b);
+}
+
 static void
 xtrace(struct sh_shell *sh, struct word *assigns_done, int argc, char **argv)
 {
@@ -577,8 +638,7 @@ xtrace(struct sh_shell *sh, struct word *assigns_done, int argc, char **argv)
 		free(q);
 	}
 	sb_addc(&b, '\n');
-	bi_flush();
-	(void)!write(2, b.s, b.len);
+	xtrace_write(sh, b.s, b.len);
 	sb_free(&b);
 }
 
@@ -895,7 +955,10 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 					strv_free(&items);
 					return -1;
 				}
-				int keep = v ? v->flags & (V_EXPORT | V_INTEGER) : 0;
+				int keep = v ? v->flags & (V_EXPORT | V_INTEGER | V_CASE) : 0;
+				if (flags & V_CASE) /* declare -u a=(…) */
+					keep = (keep & ~V_CASE) | (flags & V_CASE);
+				keep |= flags & V_INTEGER; /* declare -ia a=(…) */
 				var_unset(sh, name);
 				var_set_empty_array(sh, name);
 				v = var_get(sh, name);
@@ -904,18 +967,40 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 			size_t idx = start;
 			for (size_t i = 0; i < items.n; i++) {
 				const char *it = items.v[i];
+				bool add = false; /* [k]+=v: appended to the element (bash) */
 				if (it[0] == '[') {
 					const char *cb = strstr(it, "]=");
+					const char *cp = strstr(it, "]+=");
+					if (cp && (!cb || cp < cb)) {
+						cb = cp;
+						add = true;
+					}
 					if (cb) {
 						char *ie = xstrndup(it + 1, (size_t)(cb - it - 1));
 						intmax_t k;
 						if (arith_eval(sh, ie, &k) == 0 && k >= 0)
 							idx = (size_t)k;
 						free(ie);
-						it = cb + 2;
+						it = cb + (add ? 3 : 2);
 					}
 				}
-				if (var_set_elem(sh, name, idx++, it) < 0) {
+				char *joined = NULL;
+				if (add) {
+					struct var *cv = var_get(sh, name);
+					const char *old = cv && (cv->flags & V_ARRAY) && idx < cv->narr
+								  ? cv->arr[idx]
+								  : NULL;
+					if (old) {
+						/* an integer array adds: (old)+(new), evaluated */
+						bool num = cv->flags & V_INTEGER;
+						joined = xmalloc(strlen(old) + strlen(it) + 6);
+						sprintf(joined, num ? "(%s)+(%s)" : "%s%s", old, it);
+						it = joined;
+					}
+				}
+				int er = var_set_elem(sh, name, idx++, it);
+				free(joined);
+				if (er < 0) {
 					strv_free(&items);
 					return -1;
 				}
@@ -982,9 +1067,13 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 				old = var->arr[idx];
 			else if (var && !(var->flags & V_ARRAY) && idx == 0)
 				old = var->val;
-			char *nv = xmalloc(strlen(old ? old : "") + strlen(v) + 1);
-			strcpy(nv, old ? old : "");
-			strcat(nv, v);
+			char *nv = xmalloc(strlen(old ? old : "") + strlen(v) + 6);
+			if (old && (var->flags & V_INTEGER)) /* a[i]+=e adds (bash) */
+				sprintf(nv, "(%s)+(%s)", old, v);
+			else {
+				strcpy(nv, old ? old : "");
+				strcat(nv, v);
+			}
 			free(v);
 			v = nv;
 		}
@@ -993,7 +1082,9 @@ do_assign(struct sh_shell *sh, const char *w, int flags)
 		if (append) {
 			struct var *var = var_get(sh, name);
 			if (var && (var->flags & V_INTEGER)) {
-				const char *old = var->val ? var->val : "0";
+				const char *old = var_value(sh, name); /* an array's: element 0 */
+				if (!old || !*old)
+					old = "0";
 				char *e = xmalloc(strlen(old) + strlen(v) + 8);
 				sprintf(e, "(%s)+(%s)", old, v);
 				free(v);
@@ -1107,6 +1198,21 @@ exec_simple(struct sh_shell *sh, struct node *n)
 	bool final = sh->exec_final == n && sh->is_child;
 	sh->exec_final = NULL;
 	sh->lineno = n->line;
+	if (!sh->in_trap) {
+		/* BASH_COMMAND: its assignments and words as written (bash prints
+		 * them from its parse; one space apart here), at most a value's cap */
+		struct sbuf bc = {0};
+		for (int pass = 0; pass < 2; pass++)
+			for (struct word *w = pass ? n->u.s.words : n->u.s.assigns; w; w = w->next) {
+				if (bc.len + strlen(w->s) + 1 > SH_MAX_VALUE)
+					break;
+				if (bc.len)
+					sb_addc(&bc, ' ');
+				sb_adds(&bc, w->s);
+			}
+		free(sh->bash_command);
+		sh->bash_command = sb_take(&bc);
+	}
 	struct strv av = {0};
 	last_cmdsub_status = -1;
 	if (expand_cmd_words(sh, n->u.s.words, &av) < 0) {
@@ -1121,9 +1227,20 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		for (struct word *w = n->u.s.assigns; w; w = w->next) {
 			if (do_assign(sh, w->s, 0) < 0) {
 				st = 1;
-				if (sh->jump == J_NONE && !sh->interactive)
-					/* bash: a failed assignment ends a script */
-					sh_fatal(sh, SH_FATAL_ERROR);
+				if (sh->jump == J_NONE && !sh->interactive) {
+					/* bash: a failed assignment ends a script; a readonly
+					 * variable's (outside posix mode) only the top-level
+					 * command it is part of */
+					size_t nl = strcspn(w->s, "[+=");
+					char *nm = xstrndup(w->s, nl);
+					struct var *rv = var_get(sh, nm);
+					free(nm);
+					if (!sh->opt_posix && rv && (rv->flags & V_READONLY)) {
+						sh->status = 1;
+						sh->jump = J_TOP;
+					} else
+						sh_fatal(sh, SH_FATAL_ERROR);
+				}
 				break;
 			}
 			if (sh->opt_x) {
@@ -1135,7 +1252,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 				char *q = shell_quote(v ? v : "");
 				sb_adds(&b, v && *v ? q : "");
 				sb_addc(&b, '\n');
-				(void)!write(2, b.s, b.len);
+				xtrace_write(sh, b.s, b.len);
 				free(q);
 				free(v);
 				sb_free(&b);
@@ -1347,6 +1464,9 @@ cmdsub_run(struct sh_shell *sh, const char *text, size_t len)
 				sh->traps[s] = NULL;
 			}
 		sh->errexit_off = 0;
+		/* bash clears -e in $( ) outside posix mode (shopt inherit_errexit keeps it) */
+		if (!sh->opt_posix && !sh->inherit_errexit)
+			sh->opt_e = false;
 		int st = exec_text(sh, text, len, sh->lineno, NULL);
 		if (sh->jump == J_EXIT)
 			st = sh->jump_n;
@@ -1483,7 +1603,31 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 	}
 	pid_t *pids = xmalloc(k * sizeof(pid_t));
 	int prev = -1;
+	int last_st = -1; /* shopt lastpipe: the last command's status, run here */
 	for (size_t i = 0; i < k; i++) {
+		if (i + 1 == k && sh->lastpipe && prev >= 0) {
+			/* bash (no job control here): the last command runs in this shell,
+			 * its standard input the pipe; the shell's own comes back after */
+			int saved = fcntl(0, F_DUPFD_CLOEXEC, 10);
+			if (prev != 0) { /* with fd 0 closed, the pipe's read end may be 0 */
+				dup2(prev, 0);
+				close(prev);
+			} else
+				fcntl(0, F_SETFD, 0);
+			prev = -1;
+			if (n->u.p.bang)
+				sh->errexit_off++;
+			last_st = exec_node(sh, n->u.p.v[i]);
+			if (n->u.p.bang)
+				sh->errexit_off--;
+			if (saved >= 0) {
+				dup2(saved, 0);
+				close(saved);
+			} else
+				close(0);
+			pids[i] = 0;
+			break;
+		}
 		int p[2] = {-1, -1};
 		if (i + 1 < k && pipe2(p, O_CLOEXEC) < 0) {
 			sh_err(sh, "pipe: %s", strerror(errno));
@@ -1494,8 +1638,11 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 		if (pid == 0) {
 			shlog_stage_buffered = 1; /* box-sh: this stage's decision lines are buffered */
 			if (prev >= 0) {
-				dup2(prev, 0);
-				close(prev);
+				if (prev != 0) { /* with fd 0 closed, a pipe's read end may be 0 */
+					dup2(prev, 0);
+					close(prev);
+				} else
+					fcntl(0, F_SETFD, 0);
 				sh_fdset_put(&sh->script_fds, 0, true); /* the stage's (fsops.h) */
 			}
 			if (p[1] >= 0) {
@@ -1505,6 +1652,8 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 				sh_fdset_put(&sh->script_fds, 1, true);
 			}
 			mark_final(sh, n->u.p.v[i]);
+			if (n->u.p.bang) /* bash: `! a | b` runs its stages with -e ignored */
+				sh->errexit_off++;
 			int st = exec_node(sh, n->u.p.v[i]);
 			if (sh->jump == J_EXIT)
 				st = sh->jump_n;
@@ -1524,7 +1673,7 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 	sh->npipestatus = k;
 	int st = 0, fail = 0;
 	for (size_t i = 0; i < k; i++) {
-		int s = pids[i] > 0 ? sh_wait_pid(sh, pids[i]) : 1;
+		int s = pids[i] > 0 ? sh_wait_pid(sh, pids[i]) : (i + 1 == k && last_st >= 0 ? last_st : 1);
 		sh->pipestatus[i] = s;
 		st = s;
 		if (s != 0)
@@ -1858,6 +2007,21 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		st = 0;
 		sh->loop_depth++;
 		for (size_t i = 0; i < items.n; i++) {
+			if (sh->opt_x) {
+				/* bash: "+ for NAME in WORDS" before each pass */
+				struct sbuf t = {0};
+				sb_adds(&t, "for ");
+				sb_adds(&t, n->u.f.var);
+				sb_adds(&t, " in");
+				for (size_t k = 0; k < items.n && t.len < SH_MAX_VALUE; k++) {
+					char *q = shell_quote(items.v[k]);
+					sb_addc(&t, ' ');
+					sb_adds(&t, q);
+					free(q);
+				}
+				xtrace_text(sh, t.s);
+				sb_free(&t);
+			}
 			if (var_set(sh, n->u.f.var, items.v[i], 0) < 0) {
 				st = 1;
 				break;
@@ -1880,9 +2044,11 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		sh->lineno = n->line;
 		if (*n->u.af.init) {
 			char *e = expand_str(sh, n->u.af.init, false);
-			if (!e || arith_eval(sh, e, &v) < 0) {
+			if (e)
+				xtrace_afor(sh, e);
+			if (!e || arith_cmd(sh, e, &v) < 0) {
 				free(e);
-				st = 1;
+				st = sh->status = 1;
 				break;
 			}
 			free(e);
@@ -1891,7 +2057,9 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		for (;;) {
 			if (*n->u.af.cond) {
 				char *e = expand_str(sh, n->u.af.cond, false);
-				if (!e || arith_eval(sh, e, &v) < 0) {
+				if (e)
+					xtrace_afor(sh, e);
+				if (!e || arith_cmd(sh, e, &v) < 0) {
 					free(e);
 					st = 1;
 					break;
@@ -1906,7 +2074,9 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 				break;
 			if (*n->u.af.step) {
 				char *e = expand_str(sh, n->u.af.step, false);
-				if (!e || arith_eval(sh, e, &v) < 0) {
+				if (e)
+					xtrace_afor(sh, e);
+				if (!e || arith_cmd(sh, e, &v) < 0) {
 					free(e);
 					st = 1;
 					break;
@@ -1926,6 +2096,14 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		if (!w) {
 			st = 1;
 			break;
+		}
+		if (sh->opt_x) {
+			struct sbuf t = {0};
+			sb_adds(&t, "case ");
+			sb_adds(&t, n->u.c.word); /* as written (bash) */
+			sb_adds(&t, " in");
+			xtrace_text(sh, t.s);
+			sb_free(&t);
 		}
 		st = 0;
 		bool fall = false;
@@ -1975,7 +2153,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 				free(e);
 			}
 			sb_adds(&b, " ]]\n");
-			(void)!write(2, b.s, b.len);
+			xtrace_write(sh, b.s, b.len);
 			sb_free(&b);
 		}
 		sh->in_dbrack++;
@@ -1994,7 +2172,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		sh->lineno = n->line;
 		char *e = expand_str(sh, n->u.ar.expr, false);
 		intmax_t v = 0;
-		if (!e || arith_eval(sh, e, &v) < 0)
+		if (!e || arith_cmd(sh, e, &v) < 0)
 			st = 1;
 		else
 			st = v ? 0 : 1;
@@ -2004,7 +2182,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 			sb_adds(&b, "(( ");
 			sb_adds(&b, e);
 			sb_adds(&b, " ))\n");
-			(void)!write(2, b.s, b.len);
+			xtrace_write(sh, b.s, b.len);
 			sb_free(&b);
 		}
 		free(e);
@@ -2239,10 +2417,14 @@ db_primary(struct sh_shell *sh, struct word **tp, bool *err)
 			if (o[0] == '-' && strcmp(o, "-nt") && strcmp(o, "-ot") && strcmp(o, "-ef")) {
 				/* arithmetic comparisons evaluate expressions */
 				intmax_t x, y;
-				if (arith_eval(sh, a, &x) < 0 || arith_eval(sh, b, &y) < 0) {
-					*err = true;
+				sh->arith_who = "[[";
+				int r = arith_eval(sh, a, &x) < 0 || arith_eval(sh, b, &y) < 0 ? -1 : 0;
+				sh->arith_who = NULL;
+				if (r < 0) {
+					/* bash: the test is false (1), not an error (2) */
 					free(a);
 					free(b);
+					*tp = bw->next;
 					return 0;
 				}
 				char xs[32], ys[32];
@@ -2338,15 +2520,105 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 			continue;
 		}
 		ran = true;
+		off_t want = -1;
+		int sline = 0;
+		struct stat sst;
+		if (text == sh->stdin_text && fstat(0, &sst) == 0 &&
+		    (unsigned long long)sst.st_dev == sh->stdin_dev &&
+		    (unsigned long long)sst.st_ino == sh->stdin_ino) {
+			want = (off_t)sh->stdin_off + (off_t)parser_consumed(p, &sline);
+			if (lseek(0, want, SEEK_SET) != want)
+				want = -1;
+		}
 		st = exec_node(sh, n);
 		node_free(n);
 		sh_jobs_reap(sh);
+		if (sh->jump == J_TOP && sh->call_depth == 1) {
+			/* the top level: on with the next command */
+			sh->jump = J_NONE;
+			st = sh->status = 1;
+		}
+		if (want >= 0 && sh->jump == J_NONE && fstat(0, &sst) == 0 &&
+		    (unsigned long long)sst.st_dev == sh->stdin_dev &&
+		    (unsigned long long)sst.st_ino == sh->stdin_ino) {
+			off_t now = lseek(0, 0, SEEK_CUR);
+			if (now >= 0 && now != want) {
+				/* a command read on from the script's input: go on from there */
+				sh->stdin_moved = true;
+				sh->stdin_off = now;
+				sh->stdin_line = sline;
+				break;
+			}
+		}
 	}
 	if (!ran)
 		st = sh->jump == J_NONE ? 0 : sh->status;
 	parser_free(p);
 	sh->call_depth--;
 	sh->script_name = saved_name;
+	return st;
+}
+
+int
+sh_read_script_fd(int fd, char **out, size_t *len)
+{
+	struct sbuf b = {0};
+	char buf[65536];
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			sb_free(&b);
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		if (b.len + (size_t)r > SH_MAX_SCRIPT) {
+			sb_free(&b);
+			return -EFBIG;
+		}
+		sb_addn(&b, buf, (size_t)r);
+	}
+	*len = b.len;
+	*out = sb_take(&b);
+	return 0;
+}
+
+void
+sh_stdin_note(struct sh_shell *sh)
+{
+	struct stat sst;
+	off_t off0 = lseek(0, 0, SEEK_CUR);
+	if (off0 >= 0 && fstat(0, &sst) == 0 && S_ISREG(sst.st_mode)) {
+		sh->stdin_off = off0;
+		sh->stdin_dev = (unsigned long long)sst.st_dev;
+		sh->stdin_ino = (unsigned long long)sst.st_ino;
+	}
+}
+
+int
+exec_stdin_script(struct sh_shell *sh, char **text, size_t len)
+{
+	if (sh->stdin_ino)
+		sh->stdin_text = *text;
+	int st = exec_text(sh, *text, len, 1, NULL);
+	while (sh->stdin_moved && st != -2 && sh->jump == J_NONE) {
+		/* a command moved fd 0's offset: the script goes on from there */
+		sh->stdin_moved = false;
+		free(*text);
+		*text = NULL;
+		len = 0;
+		int prev = sh->status;
+		if (lseek(0, (off_t)sh->stdin_off, SEEK_SET) < 0 ||
+		    sh_read_script_fd(0, text, &len) < 0 || !*text || len == 0) {
+			st = prev; /* nothing left: the last command's status */
+			break;
+		}
+		sh->stdin_text = *text;
+		st = exec_text(sh, *text, len, sh->stdin_line, NULL);
+	}
+	sh->stdin_text = NULL;
 	return st;
 }
 

@@ -47,7 +47,9 @@ struct xctx {
 	bool at_empty;   /* "$@" with no parameters inside the current quotes */
 	bool litx;       /* inside an unquoted ${x-word}: the word's text splits */
 	bool brace_dq;   /* the word of "${x-word}": a '"' in it quotes again (bash) */
+	bool bs_any;     /* inside such a "…" again: a '\\' quotes any character (bash) */
 	bool assign;
+	bool assign_word; /* a NAME=VALUE word of a command (bash, not posix): tilde after '=' and ':' */
 };
 
 static void
@@ -186,6 +188,7 @@ skip_bq(const char *s, size_t i, size_t n)
 }
 
 static size_t skip_dollar(struct sh_shell *sh, const char *s, size_t i, size_t n);
+static size_t skip_dollar_in(struct sh_shell *sh, const char *s, size_t i, size_t n, bool dq);
 
 static size_t
 skip_dq(struct sh_shell *sh, const char *s, size_t i, size_t n)
@@ -200,7 +203,7 @@ skip_dq(struct sh_shell *sh, const char *s, size_t i, size_t n)
 		if (s[i] == '`')
 			i = skip_bq(s, i, n) - 1;
 		else if (s[i] == '$' && i + 1 < n && (s[i + 1] == '(' || s[i + 1] == '{'))
-			i = skip_dollar(sh, s, i, n) - 1;
+			i = skip_dollar_in(sh, s, i, n, true) - 1;
 	}
 	return n;
 }
@@ -226,7 +229,15 @@ body_len(const char *s, size_t i, size_t open, size_t e, size_t n, char close)
 static size_t
 skip_dollar(struct sh_shell *sh, const char *s, size_t i, size_t n)
 {
+	return skip_dollar_in(sh, s, i, n, false);
+}
+
+/* DQ: the construct is inside "…" (posix mode: a '\'' in ${…} is then plain, bash) */
+static size_t
+skip_dollar_in(struct sh_shell *sh, const char *s, size_t i, size_t n, bool dq)
+{
 	if (s[i + 1] == '{') {
+		bool sq_plain = dq && sh->opt_posix;
 		for (size_t j = i + 2; j < n; j++) {
 			char c = s[j];
 			if (c == '\\') {
@@ -235,7 +246,7 @@ skip_dollar(struct sh_shell *sh, const char *s, size_t i, size_t n)
 			}
 			if (c == '}')
 				return j + 1;
-			if (c == '\'')
+			if (c == '\'' && !sq_plain)
 				j = skip_sq(s, j, n) - 1;
 			else if (c == '"')
 				j = skip_dq(sh, s, j, n) - 1;
@@ -645,7 +656,24 @@ static void
 add_ansi(struct xctx *x, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\\' && i + 1 < n) {
+		if (s[i] == '\\' && i + 2 < n && s[i + 1] == 'x' && s[i + 2] == '{') {
+			/* $'\x{HHH…}' (bash, after ksh93): every hex digit up to a
+			 * '}', the value's low byte */
+			size_t j = i + 3;
+			unsigned v = 0;
+			while (j < n && isxdigit((unsigned char)s[j])) {
+				v = v * 16 + (unsigned)(isdigit((unsigned char)s[j])
+							    ? s[j] - '0'
+							    : (tolower((unsigned char)s[j]) - 'a' + 10));
+				v &= 0xfff;
+				j++;
+			}
+			if (j < n && s[j] == '}')
+				j++;
+			char b = (char)(v & 0xff);
+			xadd(x, &b, 1, FQ);
+			i = j - 1;
+		} else if (s[i] == '\\' && i + 1 < n) {
 			char o[SH_ESCAPE_MAX];
 			size_t on;
 			size_t used = ansi_escape(s + i + 1, n - i - 1, o, &on, false);
@@ -773,12 +801,13 @@ static void expand_into(struct xctx *x, const char *s, size_t n, bool dq);
 static void expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq);
 static size_t tilde_prefix(struct xctx *x, const char *s, size_t n, size_t i);
 
-/* expand_into after a tilde prefix at the start: the word of ${x:-~/w} (unquoted), the
- * pattern and the replacement of ${x#~} ${x/~/~} (quoted or not), as bash. */
+/* expand_into after a leading unquoted tilde prefix: the word of ${x-~/w}, ${x=~} (not in
+ * "…"), the pattern and the replacement of ${x#~} ${x/~/~} (their callers pass dq false:
+ * expanded in "…" too), as bash. */
 static void
 expand_tilde_into(struct xctx *x, const char *s, size_t n, bool dq)
 {
-	if (n > 0 && s[0] == '~') {
+	if (!dq && n > 0 && s[0] == '~') {
 		size_t j = tilde_prefix(x, s, n, 0);
 		s += j;
 		n -= j;
@@ -1339,7 +1368,12 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 				break;
 			}
 			bool err = false;
-			char *val = expand_sub(sh, w, wn, M_STR, dq, &err);
+			struct xctx xw = {.sh = sh, .mode = M_STR};
+			expand_tilde_into(&xw, w, wn, dq);
+			if (xw.err)
+				err = true;
+			char *val = xb_string(&xw, false, NULL);
+			xb_free(&xw);
 			if (err) {
 				free(val);
 				x->err = true;
@@ -1464,7 +1498,13 @@ expand_arith(struct xctx *x, const char *e, size_t n, bool dq)
 		free(s);
 	if (r < 0) {
 		x->err = true;
-		if (x->sh->jump != J_EXIT) /* arith_eval's own: an unset variable */
+		if (x->sh->jump == J_NONE && x->sh->arith_readonly && !x->sh->opt_posix &&
+		    !x->sh->interactive) {
+			/* bash: a readonly variable assigned skips the rest of the
+			 * top-level command (exec.c), the script goes on */
+			x->sh->status = 1;
+			x->sh->jump = J_TOP;
+		} else if (x->sh->jump != J_EXIT) /* arith_eval's own: an unset variable */
 			sh_fatal(x->sh, SH_FATAL_ERROR);
 		return;
 	}
@@ -1483,7 +1523,7 @@ expand_dollar(struct xctx *x, const char *s, size_t i, size_t n, bool dq)
 	}
 	char c = s[i + 1];
 	if (c == '{') {
-		size_t e = skip_dollar(x->sh, s, i, n);
+		size_t e = skip_dollar_in(x->sh, s, i, n, dq);
 		expand_brace_param(x, s + i + 2, body_len(s, i, 2, e, n, '}'), dq);
 		return e;
 	}
@@ -1538,9 +1578,14 @@ expand_dollar(struct xctx *x, const char *s, size_t i, size_t n, bool dq)
 static void
 expand_backquote(struct xctx *x, const char *s, size_t n, bool dq)
 {
-	/* s: between the backquotes; \\ \` \$ (and \" in dq) lose the backslash */
+	/* s: between the backquotes; \\ \` \$ (and \" in dq) lose the backslash,
+	 * and a backslash-newline goes, even inside quotes there (bash) */
 	struct sbuf b = {0};
 	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
+			i++;
+			continue;
+		}
 		if (s[i] == '\\' && i + 1 < n &&
 		    (s[i + 1] == '\\' || s[i + 1] == '`' || s[i + 1] == '$' ||
 		     (dq && s[i + 1] == '"'))) {
@@ -1614,7 +1659,9 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 				continue;
 			}
 			if (dq) {
-				if (nx == '$' || nx == '`' || nx == '"' || nx == '\\')
+				if ((x->bs_any && nx != '\n') || (x->brace_dq && nx == '}'))
+					xadd(x, &nx, 1, FQ); /* "${x+\}}" is "}" (bash) */
+				else if (nx == '$' || nx == '`' || nx == '"' || nx == '\\')
 					xadd(x, &nx, 1, FQ);
 				else if (nx == '\n') {
 				} else
@@ -1637,13 +1684,15 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 		if (c == '"' && (!dq || x->brace_dq) && x->mode != M_HEREDOC) {
 			size_t e = skip_dq(x->sh, s, i, n);
 			size_t mpos = x->b.n;
-			bool save = x->at_empty, save_bdq = x->brace_dq;
+			bool save = x->at_empty, save_bdq = x->brace_dq, save_any = x->bs_any;
 			x->at_empty = false;
 			x->brace_dq = false;
+			x->bs_any = dq;
 			xmark(x, FM);
 			size_t after = x->b.n;
 			expand_into(x, s + i + 1, body_len(s, i, 1, e, n, '"'), true);
 			x->brace_dq = save_bdq;
+			x->bs_any = save_any;
 			if (x->at_empty && x->b.n == after && !x->err) {
 				/* "$@" with no parameters: no field */
 				x->b.n = mpos;
@@ -1690,17 +1739,16 @@ expand_into(struct xctx *x, const char *s, size_t n, bool dq)
 static void
 expand_param_word(struct xctx *x, const char *w, size_t wn, bool dq)
 {
-	bool save = x->litx, save_bdq = x->brace_dq;
+	bool save = x->litx, save_bdq = x->brace_dq, save_any = x->bs_any;
 	if (!dq)
 		x->litx = true;
 	else
 		x->brace_dq = true;
-	if (dq)
-		expand_into(x, w, wn, dq);
-	else
-		expand_tilde_into(x, w, wn, dq);
+	x->bs_any = false;
+	expand_tilde_into(x, w, wn, dq);
 	x->litx = save;
 	x->brace_dq = save_bdq;
+	x->bs_any = save_any;
 }
 
 /* ---- tilde ---- */
@@ -1744,6 +1792,8 @@ tilde_prefix(struct xctx *x, const char *s, size_t n, size_t i)
 	return j;
 }
 
+static size_t assign_prefix(const char *s);
+
 /* Expand one raw word into x (tilde + the rest). */
 static void
 expand_word_raw(struct xctx *x, const char *s, size_t n)
@@ -1757,7 +1807,25 @@ expand_word_raw(struct xctx *x, const char *s, size_t n)
 		}
 		i = j;
 	}
-	if (x->assign) {
+	size_t ak;
+	bool asg = x->assign;
+	if (x->assign_word && !x->assign && (ak = assign_prefix(s)) > 0) {
+		/* bash (not in posix mode): `echo foo=bar:~` expands the tilde after
+		 * the '=' and each ':' as in an assignment; splitting and globbing
+		 * stay as for any word */
+		expand_into(x, s, ak, false);
+		i = ak;
+		asg = x->assign = true;
+		if (i < n && s[i] == '~') {
+			size_t j = tilde_prefix(x, s, n, i);
+			if (j == i) {
+				xadd(x, "~", 1, 0);
+				j = i + 1;
+			}
+			i = j;
+		}
+	}
+	if (asg) {
 		/*
 		 * An assignment's value (the caller passes the text after NAME=,
 		 * whose leading '~' was handled above): a tilde prefix also after
@@ -2324,7 +2392,7 @@ literal_word(struct sh_shell *sh, const char *w, struct strv *out, bool *toomany
 		char c = w[n];
 		if (c == 0)
 			break;
-		if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\' || c == '{')
+		if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\' || c == '{' || c == '~')
 			return false;
 		if ((c == '<' || c == '>') && w[n + 1] == '(')
 			return false; /* a process substitution (expand_into) */
@@ -2397,7 +2465,7 @@ expand_words(struct sh_shell *sh, struct word *w, struct strv *out)
 		} else
 			braced = (struct strv){.v = one, .n = 1};
 		for (size_t k = 0; k < braced.n && !toomany; k++) {
-			struct xctx x = {.sh = sh, .mode = M_FIELDS};
+			struct xctx x = {.sh = sh, .mode = M_FIELDS, .assign_word = !sh->opt_posix};
 			expand_word_raw(&x, braced.v[k], strlen(braced.v[k]));
 			if (x.err) {
 				xb_free(&x);
@@ -2449,6 +2517,64 @@ expand_pat(struct sh_shell *sh, const char *raw)
 	return expand_to_str(sh, raw, M_STR, false, true);
 }
 
+/*
+ * The right side of =~ as an ERE: a quoted character matches itself — a '\\'
+ * before the ERE's special ones, except inside a bracket expression, where a
+ * backslash is itself a member: there it stands as it is (bash: [[ x =~ ["."] ]]
+ * is [.]). Only unquoted '[' and ']' open and close a bracket expression.
+ */
+static char *
+xb_regex(const struct xctx *x)
+{
+	static const char esc[] = ".[]()*+?{}|^$\\";
+	const char *c = x->b.c;
+	const unsigned char *f = x->b.f;
+	struct sbuf b = {0};
+	bool in = false;   /* inside [ ] */
+	size_t first = 0;  /* output length where a leading ']' is a member */
+	for (size_t i = 0; i < x->b.n; i++) {
+		if (f[i] & (FB | FM))
+			continue;
+		bool q = f[i] & FQ;
+		char ch = c[i];
+		if (!in) {
+			if (q && strchr(esc, ch))
+				sb_addc(&b, '\\');
+			sb_addc(&b, ch);
+			if (!q && ch == '[') {
+				in = true;
+				first = b.len;
+				/* [^ : the ']' after it is still a member */
+				if (i + 1 < x->b.n && c[i + 1] == '^' && !(f[i + 1] & (FB | FM | FQ))) {
+					sb_addc(&b, '^');
+					i++;
+					first = b.len;
+				}
+			}
+			continue;
+		}
+		if (!q && ch == '[' && i + 1 < x->b.n && strchr(":=.", c[i + 1]) &&
+		    !(f[i + 1] & FQ)) {
+			/* [:class:] [=e=] [.c.]: to its closing pair */
+			char d = c[i + 1];
+			size_t j = i + 2;
+			while (j + 1 < x->b.n && !(c[j] == d && c[j + 1] == ']'))
+				j++;
+			if (j + 1 < x->b.n) {
+				for (size_t k = i; k <= j + 1; k++)
+					if (!(f[k] & (FB | FM)))
+						sb_addc(&b, c[k]);
+				i = j + 1;
+				continue;
+			}
+		}
+		sb_addc(&b, ch);
+		if (!q && ch == ']' && b.len - 1 != first)
+			in = false;
+	}
+	return sb_take(&b);
+}
+
 char *
 expand_re(struct sh_shell *sh, const char *raw)
 {
@@ -2458,7 +2584,7 @@ expand_re(struct sh_shell *sh, const char *raw)
 		xb_free(&x);
 		return NULL;
 	}
-	char *r = xb_string(&x, false, ".[]()*+?{}|^$\\");
+	char *r = xb_regex(&x);
 	xb_free(&x);
 	return r;
 }

@@ -76,32 +76,6 @@ usage(FILE *f)
 	      f);
 }
 
-static int
-read_all_fd(int fd, char **out, size_t *len)
-{
-	struct sbuf b = {0};
-	char buf[65536];
-	for (;;) {
-		ssize_t r = read(fd, buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			sb_free(&b);
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		if (b.len + (size_t)r > SH_MAX_SCRIPT) {
-			sb_free(&b);
-			return -EFBIG;
-		}
-		sb_addn(&b, buf, (size_t)r);
-	}
-	*len = b.len;
-	*out = sb_take(&b);
-	return 0;
-}
-
 static pid_t timed_child;
 
 static void
@@ -177,6 +151,15 @@ main(int argc, char **argv)
 		}
 		if (strcmp(a, "--norc") == 0 || strcmp(a, "--noprofile") == 0)
 			continue;
+		if (strcmp(a, "--posix") == 0) { /* bash's: set -o posix */
+			if (optn < 60) {
+				optown[optn] = false;
+				optv[optn++] = (char *)"-o";
+				optown[optn] = false;
+				optv[optn++] = (char *)"posix";
+			}
+			continue;
+		}
 		if (a[0] == '-' && a[1] == '-') {
 			fprintf(stderr, "box-sh: unknown option %s (see --help)\n", a);
 			return 2;
@@ -246,7 +229,7 @@ main(int argc, char **argv)
 	}
 	char *ptext;
 	size_t plen;
-	int r = read_all_fd(pfd, &ptext, &plen);
+	int r = sh_read_script_fd(pfd, &ptext, &plen);
 	close(pfd);
 	if (r < 0) {
 		fprintf(stderr, "box-sh: %s: %s\n", policy, strerror(-r));
@@ -364,7 +347,8 @@ main(int argc, char **argv)
 			return err == ENOENT ? 127 : 126;
 		}
 	} else if (from_stdin) {
-		r = read_all_fd(0, &text, &len);
+		sh_stdin_note(sh);
+		r = sh_read_script_fd(0, &text, &len);
 		if (r < 0) {
 			if (r == -EFBIG)
 				fprintf(stderr, "box-shell: script too large (max %u bytes)\n",
@@ -378,7 +362,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "box-shell: script too large (max %u bytes)\n", SH_MAX_SCRIPT);
 		return 2;
 	}
-	int st = exec_text(sh, text, len, 1, script);
+	int st = from_stdin ? exec_stdin_script(sh, &text, len)
+			    : exec_text(sh, text, len, 1, script);
 	free(text);
 	if (st == -2)
 		st = 2;

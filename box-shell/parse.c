@@ -68,6 +68,8 @@ struct parser {
 	bool in_eval;     /* eval's text: bash's messages say "NAME: eval: line N:" */
 	struct holes *holes; /* own_holes, or the parent's in a $( ) sub-parser */
 	struct holes own_holes;
+	bool scan_in_dq;  /* scan_dollar called from inside "…" */
+	size_t len0;      /* the text's length before any alias spliced into it */
 };
 
 /* Errors go to the shell's stderr, except for parse_complete's silent parse. */
@@ -406,7 +408,10 @@ scan_dquote(struct parser *p, size_t i)
 				return -1;
 			i = (size_t)e - 1;
 		} else if (c == '$' && dollar_opens(p, i)) {
+			bool save = p->scan_in_dq;
+			p->scan_in_dq = true;
 			long e = scan_dollar(p, i);
+			p->scan_in_dq = save;
 			if (e < 0)
 				return -1;
 			i = (size_t)e - 1;
@@ -426,8 +431,12 @@ scan_dollar(struct parser *p, size_t i)
 		return -1;
 	}
 	long ret = -1;
+	bool in_dq = p->scan_in_dq;
+	p->scan_in_dq = false;
 	size_t o = skip_cont(p, i + 1); /* the '(' or '{' */
 	if (p->s[o] == '{') {
+		/* posix mode: in "${x+'a}" the quote is a plain character (bash) */
+		bool sq_plain = in_dq && p->sh && p->sh->opt_posix;
 		size_t j = o + 1;
 		for (; j < p->len; j++) {
 			char c = p->s[j];
@@ -446,7 +455,7 @@ scan_dollar(struct parser *p, size_t i)
 				break;
 			}
 			long e = 0;
-			if (c == '\'')
+			if (c == '\'' && !sq_plain)
 				e = scan_squote(p, j);
 			else if (c == '"')
 				e = scan_dquote(p, j);
@@ -1942,12 +1951,23 @@ parser_new(struct sh_shell *sh, const char *text, size_t len, int first_line)
 	memcpy(p->s, text, len);
 	p->s[len] = 0;
 	p->len = len;
+	p->len0 = len;
 	p->line = first_line;
 	p->hd_tail = &p->hd;
 	p->holes = &p->own_holes;
 	p->in_eval = sh->parse_eval;
 	sh->parse_eval = false;
 	return p;
+}
+
+/* How much of the original text the commands parsed so far took (aliases
+ * spliced in are not counted), and the line parsing goes on at. */
+size_t
+parser_consumed(const struct parser *p, int *line)
+{
+	size_t grown = p->len - p->len0;
+	*line = p->line;
+	return p->pos > grown ? (p->pos - grown > p->len0 ? p->len0 : p->pos - grown) : 0;
 }
 
 void

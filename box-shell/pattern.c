@@ -21,6 +21,65 @@
 
 #include "sh.h"
 
+/* POSIX's names of collating symbols (the C locale's), for [.NAME.] */
+static const struct {
+	const char *name;
+	unsigned char c;
+} collsyms[] = {
+	{"NUL", 0}, {"alert", 7}, {"backspace", 8}, {"tab", 9}, {"newline", 10},
+	{"vertical-tab", 11}, {"form-feed", 12}, {"carriage-return", 13}, {"ESC", 27},
+	{"space", ' '}, {"exclamation-mark", '!'}, {"quotation-mark", '"'},
+	{"number-sign", '#'}, {"dollar-sign", '$'}, {"percent-sign", '%'}, {"ampersand", '&'},
+	{"apostrophe", '\''}, {"left-parenthesis", '('}, {"right-parenthesis", ')'},
+	{"asterisk", '*'}, {"plus-sign", '+'}, {"comma", ','}, {"hyphen", '-'},
+	{"hyphen-minus", '-'}, {"period", '.'}, {"full-stop", '.'}, {"slash", '/'},
+	{"solidus", '/'}, {"zero", '0'}, {"one", '1'}, {"two", '2'}, {"three", '3'},
+	{"four", '4'}, {"five", '5'}, {"six", '6'}, {"seven", '7'}, {"eight", '8'},
+	{"nine", '9'}, {"colon", ':'}, {"semicolon", ';'}, {"less-than-sign", '<'},
+	{"equals-sign", '='}, {"greater-than-sign", '>'}, {"question-mark", '?'},
+	{"commercial-at", '@'}, {"left-square-bracket", '['}, {"backslash", '\\'},
+	{"reverse-solidus", '\\'}, {"right-square-bracket", ']'}, {"circumflex", '^'},
+	{"circumflex-accent", '^'}, {"underscore", '_'}, {"low-line", '_'},
+	{"grave-accent", '`'}, {"left-brace", '{'}, {"left-curly-bracket", '{'},
+	{"vertical-line", '|'}, {"right-brace", '}'}, {"right-curly-bracket", '}'},
+	{"tilde", '~'}, {"DEL", 127},
+};
+
+/*
+ * One element of a bracket expression at *pp, moved past it: a character
+ * (a '\\' quoting the next), a collating symbol [.c.] or [.NAME.], or an
+ * equivalence class [=c=] (in the C locale the character itself). -1: a
+ * symbol that names no character (it matches nothing).
+ */
+static int
+bracket_elem(const char **pp)
+{
+	const char *p = *pp;
+	if (p[0] == '[' && (p[1] == '.' || p[1] == '=') && p[2]) {
+		char close[3] = {p[1], ']', 0};
+		const char *q = p + 2;
+		const char *e = strstr(q + 1, close);
+		if (e) {
+			size_t n = (size_t)(e - q);
+			*pp = e + 2;
+			if (n == 1)
+				return (unsigned char)*q;
+			if (p[1] == '.')
+				for (size_t i = 0; i < sizeof collsyms / sizeof collsyms[0]; i++)
+					if (strlen(collsyms[i].name) == n && !memcmp(collsyms[i].name, q, n))
+						return collsyms[i].c;
+			return -1;
+		}
+	}
+	int c = (unsigned char)*p;
+	if (c == '\\' && p[1]) {
+		p++;
+		c = (unsigned char)*p;
+	}
+	*pp = p + 1;
+	return c;
+}
+
 /* Match a bracket expression at p (after '['); sets *end past ']'. -1: not a
  * bracket expression (treat '[' literally). */
 static int
@@ -56,6 +115,7 @@ match_bracket(const char *p, unsigned char c, const char **end)
 				CL("graph", isgraph)
 				CL("cntrl", iscntrl)
 				CL("xdigit", isxdigit)
+				CL("ascii", isascii)
 #undef CL
 				if (m)
 					ok = true;
@@ -63,23 +123,15 @@ match_bracket(const char *p, unsigned char c, const char **end)
 				continue;
 			}
 		}
-		unsigned char lo = (unsigned char)*p;
-		if (lo == '\\' && p[1]) {
-			p++;
-			lo = (unsigned char)*p;
-		}
-		p++;
-		unsigned char hi = lo;
+		int lo = bracket_elem(&p);
+		int hi = lo;
 		if (p[0] == '-' && p[1] && p[1] != ']') {
 			p++;
-			hi = (unsigned char)*p;
-			if (hi == '\\' && p[1]) {
-				p++;
-				hi = (unsigned char)*p;
-			}
-			p++;
+			hi = bracket_elem(&p);
 		}
-		if (c >= lo && c <= hi)
+		/* an invalid collating symbol as an end of a range: the range
+		 * matches nothing (bash) */
+		if (lo >= 0 && hi >= 0 && c >= lo && c <= hi)
 			ok = true;
 	}
 	if (*p != ']')

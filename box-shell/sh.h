@@ -130,6 +130,16 @@ void parser_free(struct parser *p);
 /* 1: *out is a command (may be NULL for an empty line); 0: end of text; -1:
  * syntax error (printed). */
 int parse_next(struct parser *p, struct node **out);
+size_t parser_consumed(const struct parser *p, int *line);
+/* A script on standard input: sh_read_script_fd reads FD whole (at most
+ * SH_MAX_SCRIPT bytes: -EFBIG; -errno). sh_stdin_note, called before the read,
+ * notes fd 0's offset when it is a regular file; exec_stdin_script then runs
+ * TEXT (owned: it may be replaced) as bash does such a script: fd 0's offset
+ * kept just past the command running, and a command that reads on (a child's
+ * `read`) takes those lines from the script. */
+int sh_read_script_fd(int fd, char **out, size_t *len);
+void sh_stdin_note(struct sh_shell *sh);
+int exec_stdin_script(struct sh_shell *sh, char **text, size_t len);
 void node_free(struct node *n);
 void node_release(struct node *n); /* drop one reference of a function body */
 /* Whole text, no execution (fuzz target, functions): -1 on error. */
@@ -152,6 +162,8 @@ enum {
 	 * take (docs/design.md) */
 	V_ASSIGNED = 32,
 	V_ASSOC = 64, /* an associative array (declare -A): as, never arr/val */
+	V_UPPER = 128, V_LOWER = 256, V_CAPCASE = 512, /* declare -u -l -c: a value assigned is cased */
+	V_CASE = V_UPPER | V_LOWER | V_CAPCASE,
 };
 /* An associative array: bash's own hash table (FNV-1 keys, 1024 buckets to
  * start, a new key at the head of its bucket, four times the buckets once
@@ -198,7 +210,10 @@ struct frame {
 	long getopts_optind;
 };
 
-enum jump { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT };
+/* J_TOP: bash's jump to the top level (a readonly variable assigned, outside
+ * posix mode): the rest of the script's current top-level command is skipped,
+ * the script goes on with the next one (exec_text at the outermost level). */
+enum jump { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT, J_TOP };
 
 #define SH_NTRAP (65 + 2)
 #define TRAP_EXIT 0
@@ -272,6 +287,19 @@ struct sh_shell {
 	bool nullglob, dotglob; /* shopt nullglob, dotglob */
 	bool login_shell;       /* started as a login shell (-l, --login, argv[0] "-…") */
 	uint64_t shopt_changed; /* shopt options without effect here set away from their start */
+	const char *arith_who;  /* "let", "((", "[[": arith_eval's messages name it (bash) */
+	bool lastpipe;          /* shopt lastpipe: a pipeline's last command runs in this shell */
+	/* A script read from a seekable standard input (bash): before each command
+	 * fd 0's offset is put just past it; a command that moved it (a child's
+	 * `read`) makes main read on from there (stdin_moved, at stdin_line). */
+	const char *stdin_text;
+	long long stdin_off;
+	unsigned long long stdin_dev, stdin_ino; /* fd 0 is still that file */
+	bool stdin_moved;
+	int stdin_line;
+	char *bash_command;     /* BASH_COMMAND: the simple command running, its words' text */
+	bool arith_readonly;    /* arith_eval failed assigning a readonly variable */
+	bool inherit_errexit;   /* shopt inherit_errexit: $( ) keeps -e outside posix mode too */
 	int in_dbrack;          /* evaluating [[ ]]: its patterns are extglob (bash) */
 	struct strv *dirstack;  /* pushd/popd: the directories below the current one */
 	char *traps[SH_NTRAP];

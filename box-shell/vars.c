@@ -7,6 +7,7 @@
  * Trusts: nothing in names or values (they come from the script); a value
  * longer than SH_MAX_VALUE and an array index above SH_MAX_ARRAY are refused.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -429,12 +430,28 @@ var_value(struct sh_shell *sh, const char *name)
 			snprintf(dynbuf, sizeof dynbuf, "%ld", (long)getpid());
 			return dynbuf;
 		}
+		if (strcmp(name, "EPOCHSECONDS") == 0 || strcmp(name, "EPOCHREALTIME") == 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			if (name[5] == 'S')
+				snprintf(dynbuf, sizeof dynbuf, "%lld", (long long)ts.tv_sec);
+			else
+				snprintf(dynbuf, sizeof dynbuf, "%lld.%06ld", (long long)ts.tv_sec,
+					 ts.tv_nsec / 1000);
+			return dynbuf;
+		}
+		if (strcmp(name, "BASH_ARGV0") == 0)
+			return sh->arg0;
+		if (strcmp(name, "BASH_COMMAND") == 0)
+			return sh->bash_command ? sh->bash_command : "";
 		return NULL;
 	}
 	if (v->flags & V_ASSOC)
 		return assoc_get(v, "0");
 	if (v->flags & V_ARRAY)
 		return v->narr > 0 ? v->arr[0] : NULL;
+	if (!v->val && name[0] == 'B' && strcmp(name, "BASH_ARGV0") == 0)
+		return sh->arg0; /* assigned: the value went to $0 */
 	return v->val;
 }
 
@@ -446,6 +463,37 @@ check_len(struct sh_shell *sh, const char *name, const char *val)
 		return -1;
 	}
 	return 0;
+}
+
+
+/*
+ * VAL as variable V keeps it (malloc'd): evaluated for declare -i, cased for
+ * declare -u -l -c (ASCII letters, as bash in the C locale). NULL: the
+ * evaluation failed (its message printed).
+ */
+static char *
+attr_value(struct sh_shell *sh, const struct var *v, const char *val)
+{
+	if (v->flags & V_INTEGER) {
+		intmax_t r;
+		if (arith_eval(sh, val, &r) < 0)
+			return NULL;
+		char b[32];
+		snprintf(b, sizeof b, "%jd", r);
+		return xstrdup(b);
+	}
+	char *nv = xstrdup(val);
+	if (v->flags & V_CASE)
+		for (char *p = nv; *p; p++) {
+			unsigned char c = (unsigned char)*p;
+			if (c >= 0x80)
+				continue;
+			if ((v->flags & V_UPPER) || ((v->flags & V_CAPCASE) && p == nv))
+				*p = (char)toupper(c);
+			else
+				*p = (char)tolower(c);
+		}
+	return nv;
 }
 
 int
@@ -467,17 +515,12 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 	if (!v)
 		v = var_create(sh, name);
 	v->flags |= flags & V_INTEGER; /* declare -i n=2+3 evaluates */
+	if (flags & V_CASE) /* declare -u n=x: the last of -u -l -c holds */
+		v->flags = (v->flags & ~V_CASE) | (flags & V_CASE);
 	char *nv = NULL;
 	if (val) {
-		if (v->flags & V_INTEGER) {
-			intmax_t r;
-			if (arith_eval(sh, val, &r) < 0)
-				return -1;
-			char b[32];
-			snprintf(b, sizeof b, "%jd", r);
-			nv = xstrdup(b);
-		} else
-			nv = xstrdup(val);
+		if (!(nv = attr_value(sh, v, val)))
+			return -1;
 	}
 	if (v->flags & V_ARRAY) {
 		if (nv) {
@@ -503,6 +546,14 @@ var_set(struct sh_shell *sh, const char *name, const char *val, int flags)
 		sh->env_dirty = true;
 	if (strcmp(name, "RANDOM") == 0 && val)
 		sh->random_state = (unsigned)strtoul(val, NULL, 10);
+	if (strcmp(name, "POSIXLY_CORRECT") == 0 && !sh->importing)
+		sh->opt_posix = true; /* bash: assigning it turns posix mode on */
+	if (strcmp(name, "BASH_ARGV0") == 0 && val) {
+		/* bash: an assignment sets $0; the variable then reads $0 again */
+		free(sh->arg0);
+		sh->arg0 = xstrdup(val);
+		var_clear_value(v);
+	}
 	if (strcmp(name, "OPTIND") == 0)
 		sh->getopts_sub = 0; /* an assignment restarts getopts (bash) */
 	return 0;
@@ -548,15 +599,8 @@ var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val)
 		v->narr = idx + 1;
 	}
 	char *nv;
-	if (v->flags & V_INTEGER) {
-		intmax_t r;
-		if (arith_eval(sh, val, &r) < 0)
-			return -1;
-		char b[32];
-		snprintf(b, sizeof b, "%jd", r);
-		nv = xstrdup(b);
-	} else
-		nv = xstrdup(val);
+	if (!(nv = attr_value(sh, v, val)))
+		return -1;
 	free(v->arr[idx]);
 	v->arr[idx] = nv;
 	if (v->flags & V_EXPORT)
@@ -581,15 +625,8 @@ assoc_set(struct sh_shell *sh, const char *name, const char *key, const char *va
 		v->flags = (v->flags & ~V_ARRAY) | V_ASSOC;
 	}
 	char *nv;
-	if (v->flags & V_INTEGER) {
-		intmax_t r;
-		if (arith_eval(sh, val, &r) < 0)
-			return -1;
-		char b[32];
-		snprintf(b, sizeof b, "%jd", r);
-		nv = xstrdup(b);
-	} else
-		nv = xstrdup(val);
+	if (!(nv = attr_value(sh, v, val)))
+		return -1;
 	if (!v->as)
 		v->as = assoc_new();
 	struct assoc_ent *e = assoc_find(v->as, key);
@@ -1121,6 +1158,7 @@ sh_free(struct sh_shell *sh)
 		free(sh->argv[i]);
 	free(sh->argv);
 	free(sh->arg0);
+	free(sh->bash_command);
 	for (int i = 0; i < SH_NTRAP; i++)
 		free(sh->traps[i]);
 	if (sh->envp_cache) {

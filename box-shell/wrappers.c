@@ -165,24 +165,20 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 		return 126;
 	}
 	if (pid == 0) {
-		if (from_stdin && !cmd && !text) {
-			struct sbuf b = {0};
-			char buf[65536];
-			for (;;) {
-				ssize_t r = read(0, buf, sizeof buf);
-				if (r < 0 && errno == EINTR)
-					continue;
-				if (r <= 0)
-					break;
-				if (b.len + (size_t)r > SH_MAX_SCRIPT) {
-					sh_err(sh, "%s: script too large (max %u bytes)", argv[0],
-					       SH_MAX_SCRIPT);
-					_exit(2);
-				}
-				sb_addn(&b, buf, (size_t)r);
+		bool stdin_script = from_stdin && !cmd && !text;
+		if (stdin_script) {
+			/* (this child's copy of the outer shell notes fd 0 for n) */
+			sh->stdin_ino = 0;
+			sh_stdin_note(sh);
+			int r = sh_read_script_fd(0, &text, &len);
+			if (r == -EFBIG) {
+				sh_err(sh, "%s: script too large (max %u bytes)", argv[0], SH_MAX_SCRIPT);
+				_exit(2);
 			}
-			len = b.len;
-			text = sb_take(&b);
+			if (r < 0) {
+				text = xstrdup("");
+				len = 0;
+			}
 		}
 		struct sh_shell *n = sh_new(sh->decider, sh_environ(sh), arg0, argc - i, argv + i);
 		n->script_fds = sh->script_fds; /* the fds it inherits, as a real sh's */
@@ -214,9 +210,17 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 			if (sh->traps[s] && sh->traps[s][0])
 				signal(s, SIG_DFL);
 		sh_current = n;
-		const char *t = cmd ? cmd : text;
-		size_t tl = cmd ? strlen(cmd) : len;
-		int st = exec_text(n, t, tl, 1, NULL);
+		int st;
+		if (stdin_script) {
+			n->stdin_off = sh->stdin_off;
+			n->stdin_dev = sh->stdin_dev;
+			n->stdin_ino = sh->stdin_ino;
+			st = exec_stdin_script(n, &text, len);
+		} else {
+			const char *t = cmd ? cmd : text;
+			size_t tl = cmd ? strlen(cmd) : len;
+			st = exec_text(n, t, tl, 1, NULL);
+		}
 		if (st == -2)
 			st = 2;
 		if (n->jump == J_EXIT)
