@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # box — top-level, non-recursive Makefile.
 #
 # Every directory contributes a module.mk (a shared library of a program's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # config.mk — toolchain, flags, install directories and library probes.
 #
 # Included once by the top-level Makefile. Every external library is found

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib-smoke.sh — sourced by the bench run.sh scripts that make check also runs short
 # (`run.sh --smoke`, through their smoke.sh): the mode, the build's paths, and how a result is
 # told — TAP lines counted in smoke mode, plain report lines under `make bench`.

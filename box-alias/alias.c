@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * alias.c — the shell alias (alias.h; box-alias/README.md): bash's argument
  * grammar, then one session with box-shell on /run/box/shell.sock.

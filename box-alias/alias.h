@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * alias.h — the shell alias (docs/boxctl.1.md "The agent's view"): the program
  * behind /run/box/bin/{sh,bash,zsh,python3,python} and the files mounted

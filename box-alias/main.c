@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — box-alias, the shell alias program (alias.h, README.md).
  * Trusts: see alias.c.

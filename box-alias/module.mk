@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # box-alias/ — the shell alias (README.md): one small static program that boxd
 # copies into RUNTIME/bin as box-alias (sh bash zsh python3 python are links
 # to it) and the trampoline mounts over the shells of /bin and /usr/bin in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clientd.h — box-clientd's fixed fd layout and the pieces main.c, the
  * seccomp filter and the fuzz target share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * forward.c — box-clientd's whole judgement of a client packet: decode and
  * validate it exactly as boxd did before box-clientd existed (the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — box-clientd: a root boxd's client child (docs/design.md).
  *

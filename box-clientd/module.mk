@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # box-clientd/ — a root boxd's client child: one per client connection,
 # decodes and validates each request, passes boxd a canonical re-encoding
 # (docs/design.md). Links common/, proto/ (+ libprotobuf-c) and libseccomp; no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp.c — box-clientd's own allow-list, installed after the privilege
  * drop and before the first byte of the client is read.

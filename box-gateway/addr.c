@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * addr.c — the `host` and `ip` spellings a policy compares, and the addresses
  * refused before policy (addr.h; docs/box-policy.5.md). Pure: no I/O, no DNS.

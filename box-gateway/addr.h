@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * addr.h — the spellings of hosts and addresses a policy compares, and the
  * addresses refused before policy (docs/box-policy.5.md; docs/box.ini.5.md [gateway]

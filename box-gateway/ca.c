@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ca.c — box-gateway's per-box certificate authority, its leaf cache and
  * the two TLS contexts (server side for intercepted connections, client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ca.h — box-gateway's per-box TLS authority and its TLS contexts
  * (docs/design.md).

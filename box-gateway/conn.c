@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * conn.c — one client connection of box-gateway: the proxy protocol, the
  * decisions in docs/box-policy.5.md's order, and the relay (README.md has the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cred.c — credential bindings for box-gateway: which destination a binding
  * covers and the rewrite of one intercepted request (placeholder -> secret at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cred.h — credential bindings ([egress.NAME], http [mcp.NAME]) and
  * passthrough matching for box-gateway (docs/box.ini.5.md [egress.NAME], [gateway]

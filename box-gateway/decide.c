@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decide.c — box-gateway's side of its box-policyd channel (fd 4,
  * proto/policy.proto, the gateway in role `peer`), on the shared client

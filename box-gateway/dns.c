@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dns.c — resolving a permitted host once, asynchronously (docs/box-policy.5.md;
  * docs/box.ini.5.md [gateway] resolver, hosts_file).

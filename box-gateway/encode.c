@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * encode.c — base64, percent-encoding and JSON string escaping for box-gateway
  * (encode.h). Pure functions over bytes: no I/O, no logging, no global state.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * encode.h — the byte encodings box-gateway writes a credential in and reads
  * a placeholder out of: base64 (RFC 4648, standard and URL-safe), percent-

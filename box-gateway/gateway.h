@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gateway.h — box-gateway's shared state and the interfaces between its
  * files (box-gateway/README.md has the whole picture).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hosts.c — the hosts(5) text of GatewayInit.hosts_file (docs/box.ini.5.md
  * [gateway] hosts_file), parsed once at start (gateway.h).

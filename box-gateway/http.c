@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http.c — strict HTTP/1.1 heads, chunked bodies and request targets for
  * box-gateway (http.h; RFC 9110, RFC 9112, RFC 3986). No I/O, no logging.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http.h — strict HTTP/1.1 message parsing for box-gateway (no I/O).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — box-gateway: the per-box HTTP(S) egress proxy (docs/design.md,
  * box-gateway/README.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mcp.c — remote MCP servers (http [mcp.NAME], docs/box.ini.5.md; docs/box-policy.5.md):
  * what box-gateway decides of a Streamable HTTP exchange

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # box-gateway/ — the per-box HTTP(S) egress proxy (docs/design.md;
 # box-gateway/README.md). Every file but main.c goes into libgateway.a, which
 # the unit tests and fuzz targets link; main.c is the daemon's start-up.

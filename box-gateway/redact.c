@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * redact.c — the spellings of a secret and their removal from what a bound
  * destination sends back (redact.h; docs/box-gateway.md, "Redaction").

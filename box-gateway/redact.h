@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * redact.h — what box-gateway removes from a credentialed reply: every
  * spelling of a binding's secret that the gateway itself produced or that an

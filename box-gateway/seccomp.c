@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp.c — box-gateway's own allow-list, installed after the privilege
  * drop, the CA, the TLS contexts and the resolver configuration, and before

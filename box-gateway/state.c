@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * state.c — box-gateway's one shared state (gateway.h) and the way out of
  * its loop. A leaf: every other file may use it, it uses none of them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stream.c — nonblocking sockets with BoringSSL or plain I/O (stream.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stream.h — one nonblocking TCP socket of box-gateway, plain or TLS
  * (BoringSSL driven directly on the fd: no libevent_openssl), with an input

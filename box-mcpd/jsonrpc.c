@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * jsonrpc.c — parse and classify one MCP stdio frame, build error replies
  * (jsonrpc.h). Pure: no I/O, no logging.

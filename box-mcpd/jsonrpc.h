@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * jsonrpc.h — one MCP stdio frame (a line of newline-delimited JSON-RPC 2.0):
  * parse and classify it, and build the frames box-mcpd writes itself

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # box-mcpd/lib.mk — libmcpd.a: box-mcpd's pure modules (jsonrpc: one frame
 # parsed and classified, error replies; toolschema: tool catalog, canonical
 # definitions, docs/box-policy.5.md typing of schemas and arguments; pins: the pins

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — box-mcpd, the MCP broker (docs/design.md;
  * docs/box-mcpd.md).

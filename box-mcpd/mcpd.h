@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mcpd.h — box-mcpd's shared state (main.c: start-up, control channel,
  * listener; session.c: one MCP session and the broker's rules; policy.c:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pinfile.c — box-mcpd's I/O on the pins file (STATE/mcp/pins.jsonl) that
  * boxd opened and passed in McpInit (docs/design.md: a daemon never opens

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pins.c — the MCP pins file's state and lines (pins.h). Pure: the caller
  * reads and appends the file and gives the time; no logging.

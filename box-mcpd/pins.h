@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pins.h — the MCP pins file (STATE/mcp/pins.jsonl; format in
  * proto/mcp.proto's header): rug-pull protection. Holds, per (server, tool),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy.c — box-mcpd's side of its box-policyd channel (fd 4,
  * proto/policy.proto, box-mcpd in role `peer`; policyd logs it as source

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp.c — box-mcpd's own allow-list (HACKING.md convention 3), installed
  * after the privilege drop, McpInit and the pins file's first read, before

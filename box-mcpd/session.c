@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * session.c — one MCP session: an alias's connection to mcp.sock, the
  * harness's fds 0 and 1 it passed, one server process boxd started on two

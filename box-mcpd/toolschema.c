@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * toolschema.c — tool catalog, canonical definitions, docs/box-policy.5.md typing of
  * input schemas and of tools/call arguments (toolschema.h). Pure: no I/O,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * toolschema.h — an MCP server's tool catalog as box-mcpd sees it: the tools
  * of a tools/list result (pages added up), each with its canonical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * declog.h — one line of STATE/decisions.jsonl per decision and one per
  * recorded outcome (docs/boxctl.1.md "Decision log"), written with a single write() on the O_APPEND fd boxd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine.c — policy + temporal monitor + durable history (engine.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine.h — box-policyd's deciding core: the loaded policy, the temporal
  * monitor and the durable history, tied together (docs/box-policy.5.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * history.c — the append-only, checksummed event history (history.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * history.h — box-policyd's durable event history: an append-only file of
  * framed records in the STATE/policy/ directory boxd passes (docs/design.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — box-policyd: the per-box policy daemon (docs/design.md).
  *

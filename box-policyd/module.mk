@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # box-policyd/ — the per-box policy daemon: policy + durable event history,
 # answers Decide/Record from its peers (docs/design.md). Links libboxpolicy,
 # common/, proto/ (+ libprotobuf-c), libevent, jansson and libseccomp; no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policyd.h — box-policyd's fixed fd layout and its own internal API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp.c — box-policyd's own allow-list, installed after the privilege
  * drop and before it reads the history or any peer message.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check.c — box-recheck's checks, run as the box owner: every grant
  * (exists, not a symlink, canonical, reachable with the access its list

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — box-recheck: one box start's paths, re-checked as the box owner
  * (one role per binary: boxd exec's it for every RunRequest; it is not a

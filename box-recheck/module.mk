@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # box-recheck/ — the owner's recheck of a box start: exec'd by boxd for each
 # RunRequest, switches to the box owner, re-checks every path, opens the
 # state files and hands their fds back (proto/recheck.proto). Links common/

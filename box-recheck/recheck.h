@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * recheck.h — box-recheck's internal interface: main.c (the straight line:
  * request, owner's ids, checks, reply) and check.c (the checks).

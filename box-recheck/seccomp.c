@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp.c — box-recheck's own allow-list, its last start-up step (after
  * the switch to the owner, before the first path of the request).

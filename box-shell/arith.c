@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * arith.c — shell arithmetic ($((…)), ((…)), let, array indices, integer
  * variables): intmax_t, C precedence, ** , assignments and ++/--, ?: and

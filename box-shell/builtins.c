@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * builtins.c — the shell's builtins, run in the shell's
  * process: : true false cd pwd echo printf test [ read export unset readonly

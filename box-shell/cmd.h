@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd.h — the interface between box-shell's interpreter and its own
  * commands: `cat grep sed ls find …` run in process, on

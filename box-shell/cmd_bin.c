@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_bin.c — box-shell's own byte-level commands: od
  * (-A -t -b -c -d -o -x -N -j -v -w), base64 (-d -i -w), sha256sum and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_chmod.c — box-shell's own `chmod` (octal and symbolic modes, -R -c -f
  * -v), `mkdir` (-p -m -v) and `install` (-d -D -m -p -t -T -v), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_cols.c — box-shell's own line and column commands:
  * uniq cut tr nl paste comm join split, GNU coreutils 9 in the C locale

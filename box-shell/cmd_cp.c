@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_cp.c — box-shell's own `cp` (-r -R -p -a -d -P -f -n -v -T -t) and `mv`
  * (-f -n -v -T -t; a rename is its legs, docs/box-policy.5.md; across file systems

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_diff.c — box-shell's own diff: normal and unified
  * (-u, -U N) output, -q, -s, -r (directories walked through fsops: an

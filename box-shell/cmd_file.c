@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_file.c — box-shell's own file commands' table (sh_file_commands[]) and
  * the small ones: touch, ln, realpath, readlink, mktemp, date, sleep,

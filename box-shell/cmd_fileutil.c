@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_fileutil.c — shared pieces of box-shell's own file commands (see
  * cmd_fileutil.h): option parsing in GNU's manner, messages, paths, mode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_fileutil.h — what box-shell's own file commands (cmd_file.c, cmd_ls.c,
  * cmd_find.c, cmd_cp.c, cmd_stat.c) share: a reentrant GNU-style option

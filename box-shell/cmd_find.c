@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_find.c — box-shell's own `find`: starting points, then an expression of
  * -name -iname -path -ipath -wholename -type -maxdepth -mindepth -depth

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_grep.c — box-shell's own grep: BRE/ERE through
  * POSIX regcomp (glibc's, with its GNU extensions \| \+ \? \w \b \< \>),

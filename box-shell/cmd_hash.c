@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_hash.c — SHA-256 (FIPS 180-4) and MD5 (RFC 1321) for the own
  * sha256sum and md5sum: box-shell links no crypto library, and these two

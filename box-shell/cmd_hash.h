@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_hash.h — SHA-256 and MD5 for sha256sum / md5sum (cmd_hash.c).
  * Trusts: nothing.

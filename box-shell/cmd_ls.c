@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_ls.c — box-shell's own `ls` (-l -a -A -1 -R -d -t -S -r -h -F), with
  * GNU ls's output when stdout is not a terminal and LC_ALL=C: one name per

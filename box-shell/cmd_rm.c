@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_rm.c — box-shell's own `rm` (-r -R -f -d -v, --preserve-root) and
  * `rmdir` (-p -v --ignore-fail-on-non-empty), and the recursive removal mv

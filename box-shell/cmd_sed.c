@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_sed.c — box-shell's own sed, GNU sed 4.9's language
  * for what agents use: addresses (N, $, /re/ and \%re% with I/M, first~step,

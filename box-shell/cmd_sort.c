@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_sort.c — box-shell's own sort, GNU sort's C-locale
  * ordering: -b -d -f -g -h -n -V -r keys (-k POS1[,POS2] with per-key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_stat.c — box-shell's own `stat` (default format, -c/--format,
  * --printf, -L), `du` (-s -h -a -c -k -b -d/--max-depth) and `df` (-h -k -P,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_text.c — box-shell's own text commands, the table
  * sh_text_commands[] and the small ones: cat head tail wc tee tac basename

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_text.h — the text commands' entry points (cmd_*.c), gathered into
  * sh_text_commands[] by cmd_text.c. Private to box-shell.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmdutil.c — what every own command of box-shell shares (cmd.h): the
  * buffered output (sh_out_*), GNU-style error lines (sh_cmd_error) and the

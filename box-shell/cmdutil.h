@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmdutil.h — helpers the own commands share beyond cmd.h (cmdutil.c):
  * sh_out set-up and release, the command's name for messages, a reentrant

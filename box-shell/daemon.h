@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon.h — the in-box box-shell daemon (docs/design.md,
  * §5; docs/box-shell.md "daemon"), shared by its parts:

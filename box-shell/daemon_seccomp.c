@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon_seccomp.c — box-shell's own allow-list (HACKING.md convention 3),
  * installed after the privilege drop and ShellInit, before ShellReady, so

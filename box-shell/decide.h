@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decide.h — how the shell asks for decisions (docs/box-policy.5.md).
  *

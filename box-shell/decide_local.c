@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decide_local.c — box-sh's in-process back end of decide.h: the
  * policy is loaded and validated with libboxpolicy, and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decide_local.h — box-sh's in-process back end of decide.h:
  * libboxpolicy evaluates each request, temporal rules included, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decide_policyd.c — the in-box box-shell daemon's back end of decide.h
  *: every request goes to box-policyd over a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * declog.c — decisions.jsonl lines for box-sh (declog.h).
  *

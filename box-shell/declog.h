@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * declog.h — box-sh's decisions.jsonl lines (docs/boxctl.1.md "Decision log"):
  * one line per decision and one per recorded outcome, in the key order of

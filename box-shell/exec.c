@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exec.c — running the syntax tree: simple commands
  * (lookup: function, builtin, own command, host program), pipelines,

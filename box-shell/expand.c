@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * expand.c — word expansion, in bash's order: brace
  * expansion, tilde, parameter / command / arithmetic expansion (left to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fsops.c — every file operation of the shell and its commands, decided
  * before it happens (fsops.h; docs/box-policy.5.md).

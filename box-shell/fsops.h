@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fsops.h — every file operation the shell and its own commands make, each
  * decided before it happens (docs/box-policy.5.md).

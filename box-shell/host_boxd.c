@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * host_boxd.c — the box-shell daemon's host-program back end (sh->host_run;
  * docs/box-shell.md "host programs").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * invocation.c — one invocation of the shell in the box-shell daemon: the
  * child the main process forked for a session (main.c), or the spare that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — box-shell, the in-box shell daemon (docs/design.md
  * §2, §5; docs/box-shell.md "daemon").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main_sh.c — box-sh, the standalone shell:
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # box-shell/ — the shell interpreter and its own commands (docs/design.md
 # §2, §5). Everything but the programs' mains goes into libshell.a: box-sh
 # (standalone, decides in process with libboxpolicy: main_sh.c) links it with

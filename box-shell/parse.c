@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse.c — the lexer and parser of box-shell's language:
  * POSIX sh as dash reads it plus bash's [[ ]], (( )), arrays, $'…', <<<,

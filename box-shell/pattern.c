@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pattern.c — shell patterns: `* ? [...]` with ranges,
  * `[!...]`/`[^...]` and `[:class:]`, a backslash quoting the next character;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * redir.c — redirections: < > >> >| <> <& >& &> &>> n>&-
  * here-docs and here-strings. A file is opened through sh_fs_open, so each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sh.h — the interpreter's internals: the syntax tree
  * (parse.c), the shell state (vars.c), expansion (expand.c, arith.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vars.c — the shell's state: variables (scalars, indexed and associative arrays, with
  * export/readonly/integer flags), function-local scopes (bash's dynamic

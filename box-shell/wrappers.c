@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wrappers.c — command wrappers and nested shells:
  * env timeout nice nohup time stdbuf xargs, each decided as a simple

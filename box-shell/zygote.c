@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * zygote.c — the box-shell daemon's zygote (daemon.h): the process that
  * forks the spare invocation children, so that the main process never forks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * caps.c — step 7: no capability survives into the box.
  *

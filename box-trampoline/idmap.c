@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * idmap.c — the trampoline writes its own user namespace maps (step 1):
  * owner uid -> same uid, owner gid -> same gid, setgroups = deny.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * landlock.c — step 5: Landlock on the finished view (docs/sandbox.md).
  *

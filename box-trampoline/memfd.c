@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * memfd.c — vm.memfd_noexec = 2 for a box its owner cannot set it for
  * (docs/sandbox.md; box.ini(5) exec_system).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # box-trampoline/ — builds every sandbox from boxd's plan (docs/sandbox.md).
 # Links only common/, proto/ (+ libprotobuf-c), libseccomp and libcap.
 TRAMPOLINE_SRCS := $(wildcard box-trampoline/*.c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mount.c — step 4, the mount view (docs/sandbox.md), built by PID 1.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * net.c — step 3: the box's own network namespace.
  *

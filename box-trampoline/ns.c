@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ns.c — layer probes, cgroup membership, step 1 (credentials and
  * namespaces).

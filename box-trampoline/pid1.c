@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pid1.c — step 2: PID 1 of the box's PID namespace, and the outer
  * trampoline that waits for it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rlimit.c — step 6, limits: RLIMIT_CORE 0, nofile and nproc from the plan.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp.c — step 11: the workload's seccomp filters, installed last,
  * just before execve (docs/sandbox.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * status.c — fd 4: status messages from the trampoline to boxd.
  *

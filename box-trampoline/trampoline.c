@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trampoline.c — box-trampoline: builds one sandbox from the plan boxd
  * sends on fd 3, reporting on fd 4 (docs/sandbox.md). Straight-line, in the

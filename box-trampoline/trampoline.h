@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trampoline.h — box-trampoline's internal interface: one file per concern
  * (credentials and namespaces, id maps, PID 1, network, mount view, Landlock,

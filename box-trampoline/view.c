@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * view.c — the mount view's entry list (docs/sandbox.md), from the plan alone.
  *

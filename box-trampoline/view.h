@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * view.h — the mount view as a list of entries, computed from the plan alone
  * (no system call): box-trampoline/view.c builds it, mount.c mounts it. Kept

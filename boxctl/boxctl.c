@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * boxctl.c — the client: dispatches `boxctl COMMAND ...` to its handler.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * boxlog.h — finding a box's decision log the way `boxctl log` does
  * (log.c), for `boxctl policy replay`: a running box's boxd hands over the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check.c — `boxctl check [-c box.ini]`: load the config, print it normalized.
  *

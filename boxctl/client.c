@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * client.c — connecting to boxd, starting an embedded one, and one
  * request/reply exchange (see client.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * client.h — boxctl's side of the boxctl <-> boxd channel.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmdline.c — split a box.ini `command` value into words; re-quote words for output.
  *

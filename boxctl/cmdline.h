@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmdline.h — the `command` argv syntax of box.ini (docs/box.ini.5.md) and its re-quoting.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * commands.h — boxctl's subcommands. Each returns boxctl's exit status
  * (docs/boxctl.1.md: 0 ok, 1 runtime failure, 2 usage or load refusal).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config.h — box.ini (docs/box.ini.5.md): load, validate, print.
  *

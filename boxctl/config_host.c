@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config_host.c — box.ini's checks on the host, as the caller (boxctl runs as
  * the calling user): reading box.ini, the policy, auxiliary files and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config_internal.h — what boxctl's box.ini loader shares between its parts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config_parse.c — box.ini as bytes (docs/box.ini.5.md): pre-scan, inih, keys,
  * value syntax, the order of the passes and the error list.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config_print.c — the normalized box.ini that `boxctl check` prints (docs/boxctl.1.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config_rules.c — box.ini's section rules (docs/box.ini.5.md): what each key
  * of each section means and accepts, and the cross-section checks.

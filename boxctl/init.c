@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * init.c — `boxctl init [--agent NAME] [--api-url URL] [--force] [DIR] [-- COMMAND [ARGS]]`:
  * write a box.ini and a policy for a coding agent working on the project in DIR.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * init.h — `boxctl init`'s templates (boxctl/init/ templates, embedded at build time by
  * boxctl/init/embed.sh) and the small language that renders them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * init_template.c — the renderer of `boxctl init`'s templates (the language is in init.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * log.c — `boxctl log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T]
  * [--source D]`: a box's decisions (docs/boxctl.1.md).

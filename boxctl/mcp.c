@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mcp.c — `boxctl mcp pins BOX` and `boxctl mcp accept BOX SERVER [TOOL]`
  * (docs/boxctl.1.md; the pins file's format in proto/mcp.proto, its rules in

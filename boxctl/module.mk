@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # boxctl/ — the client binary. Links common/, proto/, libboxpolicy (offline
 # policy tools) and libmcpd's pins module, nothing privileged.
 BOXCTL_SRCS := $(wildcard boxctl/*.c)

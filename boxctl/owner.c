@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * owner.c — access() as the box owner (owner.h), for `boxctl check`'s view of
  * what box-recheck will do as the owner. Root naming another user ([agent]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * owner.h — a question about a path answered by the kernel as the box owner.
  */

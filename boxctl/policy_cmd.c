@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_cmd.c — `boxctl policy check` and `boxctl policy eval` (docs/box-policy.5.md
  * §6): validate a policy file, or decide JSON-line requests offline.

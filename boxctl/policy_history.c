@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_history.c — temporal replay for `boxctl policy eval` (policy_history.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_history.h — `boxctl policy eval --history F` (docs/box-policy.5.md): replay
  * lines in the eval input format into a temporal monitor before the input,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_replay.c — `boxctl policy replay [--home DIR] [--json] POLICY NAME|ID|LOG...`
  * (docs/boxctl.1.md, docs/box-policy.5.md): re-decide every request of a box's decision log

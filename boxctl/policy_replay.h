@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_replay.h — `boxctl policy replay` (policy_replay.c), dispatched
  * from `boxctl policy` (policy_cmd.c). Returns boxctl's exit status: 0 no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_suggest.c — `boxctl policy suggest NAME|ID|LOG... [--action A] [--since T]`
  * (docs/boxctl.1.md): from a box's denied requests whose cause is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ps.c — `boxctl ps`: the boxes of this user (all boxes for root, from the
  * service), from the service boxd and from every embedded boxd of this

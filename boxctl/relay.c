@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * relay.c — boxctl's byte relay (docs/sandbox.md): its stdin → the agent's
  * stdin pipe, the agent's stdout/stderr pipes → its fds 1/2, and at a

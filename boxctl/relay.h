@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * relay.h — boxctl's byte relay between its own fds and the box's pipes and
  * pty master (docs/sandbox.md). See relay.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run.c — `boxctl run [-c box.ini] [-q] [--timings] [--detach | --dry-run] [-- ARGS...]`
  * (docs/boxctl.1.md).

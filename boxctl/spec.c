@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spec.c — struct box_config → Box__BoxSpec (see spec.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spec.h — struct box_config (boxctl/config.h) → Box__BoxSpec (proto/boxd.proto).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stop.c — `boxctl stop NAME|ID`: asks the boxd that runs the box (the
  * service, else this user's embedded boxds) to SIGTERM its agent, SIGKILL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * termsafe.c — escaping box-chosen strings for a terminal (termsafe.h).
  * Trusts: nothing in the strings.

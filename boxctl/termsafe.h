@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * termsafe.h — printing strings that came from a box (agent-chosen paths,
  * commands, hosts) to a terminal: control characters, DEL, C1 controls and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * box.c — one box's life: checking → policyd → gateway → shell →
  * starting → running → stopping → finishing → gone. Every step that waits for another process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * boxd.c — the box daemon: builds sandboxes, spawns, reaps; nothing else.
  *

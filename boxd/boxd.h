@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * boxd.h — boxd's internal interface, one file per concern:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgroup.c — box-wide pids_max and memory_max (docs/sandbox.md).
  *

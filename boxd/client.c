@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * client.c — boxd's clients: accept, SO_PEERCRED, the peer's PID
  * namespace, reading requests, dispatching them and sending replies.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clientd.c — a root boxd parses no byte a client wrote: every client
  * connection of a service boxd is handed to its own box-clientd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon.c — the daemons boxd starts, declared once (daemon_table), their
  * start (daemon_spawn) and a per-box daemon's lifecycle (daemon.h):

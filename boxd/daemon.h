@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon.h — the daemons boxd starts (box-policyd, box-gateway, box-shell,
  * box-mcpd per box; box-clientd per client of a service boxd), declared

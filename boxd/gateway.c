@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gateway.c — boxd's side of box-gateway, the per-box egress proxy
  * (docs/design.md; proto/gateway.proto; docs/box-gateway.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mcpd.c — boxd's side of box-mcpd, the per-box MCP broker (docs/design.md;
  * proto/mcp.proto's control channel; docs/box-mcpd.md), and the MCP server

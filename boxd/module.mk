@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # boxd/ — the box daemon (service and embedded mode). Links common/ (IPC,
 # libevent glue) and proto/ (messages, validators), nothing else.
 BOXD_SRCS := $(wildcard boxd/*.c)

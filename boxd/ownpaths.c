@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ownpaths.c — the paths docs/box.ini.5.md [agent.filesystem] treats specially, as
  * boxd sees them: box's own directories (this box's state dir, the owner's

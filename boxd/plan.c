@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plan.c — a validated BoxSpec (+ the owner's recheck) → the agent's Plan
  * (proto/plan.proto), and the start-up disclosure (docs/boxctl.1.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policyd.c — boxd's side of box-policyd, the per-box policy daemon
  * (docs/design.md; box-policyd/README.md).

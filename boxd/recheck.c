@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * recheck.c — boxd's side of box-recheck: every path of a box start,
  * re-checked as the box owner, without blocking the event loop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * recheck_parse.c — box-recheck's RecheckReply into boxd's struct
  * recheck_result (recheck_parse.h): the typed records "KIND PATH" (argv0,

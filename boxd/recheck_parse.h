@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * recheck_parse.h — a validated RecheckReply into boxd's struct
  * recheck_result (boxd.h): the typed "KIND PATH" records, the problems and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * recheck_result.c — freeing a box-recheck result (boxd.h struct
  * recheck_result): its strings, its problems and the state fds box-recheck

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * runtime.c — the runtime base and a box's runtime dir BASE/ID (docs/boxctl.1.md,
  * docs/sandbox.md), its mask objects, and the state dir's run lock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * shell.c — boxd's side of box-shell, the per-box shell daemon (docs/design.md,
  * docs/box-shell.md; proto/shell.proto), and the tool sandboxes it asks for.

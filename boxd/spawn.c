@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spawn.c — box-trampoline started (common/spawn.c) with its fds at fixed numbers
  * (docs/sandbox.md): 0-2 the pipe ends boxctl relays (/dev/null for a terminal's

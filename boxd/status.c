@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * status.c — the one reader of a sandbox's status fd (status.h).
  * Trusts: nothing that arrives on the fd: the packet is capped before it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * status.h — the one reader of a sandbox's status fd: box-trampoline's fd 4
  * (docs/sandbox.md), which says TrampolineStatus messages (plan.proto: a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * toolmatch.c — boxd's re-check of a SpawnRequest (proto/shell.proto)
  * against the box's own config, before any tool sandbox is built

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * workload.c — a sandbox a per-box daemon asked for, from the trampoline's
  * spawn to its reap (workload.h): box-shell's tools (shell.c) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * workload.h — one sandbox a per-box daemon asked boxd for: a host program
  * box-shell starts (a tool, SpawnRequest) or an MCP server box-mcpd starts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cleanup.h — scope-bound ownership: _cleanup_ attributes, TAKE_PTR, TAKE_FD.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clock.h — the monotonic clock in milliseconds, for deadlines (poll
  * timeouts, drains). One definition for common/ and the daemons.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon_fds.h — the fd numbers of every channel boxd hands its daemons,
  * one definition for both sides: boxd's spawn table (boxd/daemon.c) places

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon_start.c — the start-up steps every daemon shares (daemon_start.h).
  * Library code: negative errno, never logs.

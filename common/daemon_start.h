@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon_start.h — the start-up steps every daemon boxd starts shares
  * (box-policyd, box-gateway, box-mcpd, box-shell, box-clientd), after the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * elfinterp.c — a program's PT_INTERP (elfinterp.h).
  * Trusts: nothing in the image: the header, every program header and the

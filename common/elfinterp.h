@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * elfinterp.h — the ELF interpreter (PT_INTERP: the dynamic loader the kernel opens
  * for execve) a program names, for the agent's Landlock EXECUTE list

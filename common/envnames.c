@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * envnames.c — the reserved environment variable names (envnames.h).
  * Trusts: its arguments. Pure, never logs.

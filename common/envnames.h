@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * envnames.h — the environment variable names box reserves (docs/box.ini.5.md
  * [agent.env]): what box sets itself in a contained sandbox (the gateway's

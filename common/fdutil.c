@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fdutil.c — CLOEXEC helpers, fixed-number fd layout for exec, full I/O.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fdutil.h — file descriptor helpers: CLOEXEC from birth, fixed-number layout.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hostprobe.c — host kernel probes (see hostprobe.h).
  *

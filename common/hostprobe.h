@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hostprobe.h — what the host kernel offers, asked in one place: the Landlock
  * ABI, which cgroup hierarchy a directory is on, and /proc/self/mountinfo

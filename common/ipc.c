@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ipc.c — box IPC framing: envelopes over SOCK_SEQPACKET, fragments, fds,
  * and the one decode-and-validate wrapper (docs/design.md, ipc.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ipc.h — box IPC: protobuf-c messages over SOCK_SEQPACKET (docs/design.md).
  *

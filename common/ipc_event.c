@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ipc_event.c — libevent glue for box IPC: a persistent read event that
  * decodes packets into messages, and a bounded write queue (ipc_event.h).

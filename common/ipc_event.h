@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ipc_event.h — box IPC on a libevent loop, for the daemons (docs/design.md).
  *

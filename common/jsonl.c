@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * jsonl.c — the pieces of a decisions.jsonl line (jsonl.h).
  * Trusts: nothing in the strings: each is escaped, its UTF-8 checked sequence by

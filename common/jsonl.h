@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * jsonl.h — the pieces of a decisions.jsonl line (docs/boxctl.1.md "Decision log"),
  * shared by its two writers: box-policyd's (box-policyd/declog.c, every box's log) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # common/ — libboxcommon.a: log, cleanup, parsers, fds, paths, privdrop, and
 # the IPC framing (envelope, fragments, fds; common/envelope.proto). A leaf:
 # it links against nothing of proto/ or libboxpolicy/ (the message tables

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse.c — checked number, duration, size, boolean and port parsers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse.h — checked parsers for numbers, durations, sizes, booleans and ports;
  * a comma-list lookup.

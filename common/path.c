@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * path.c — path spellings: clean absolute checks, nesting, `~/` forms.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * path.h — path spelling: canonical checks and the `~/` form of docs/box-policy.5.md.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * peer.c — is a Unix socket's peer in our own PID namespace?
  *

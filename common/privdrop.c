@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * privdrop.c — the ordered privilege drop (see privdrop.h for the order):
  * the id switch, and the capabilities-and-no_new_privs lock-down.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * privdrop.h — the audited privilege drop, in two steps every process runs in
  * the same order.

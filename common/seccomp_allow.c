@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp_allow.c — one way for a daemon to build its allow-list filter
  * (seccomp_allow.h): default SCMP_ACT_KILL_PROCESS, the daemon's list, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp_allow.h — the daemons' own seccomp allow-lists (HACKING.md
  * convention 3: the last step before the event loop).

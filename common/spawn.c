@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spawn.c — fork + execve with channels at fixed fds and exec errors
  * reported to the parent (spawn.h).

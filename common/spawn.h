@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spawn.h — the one way box starts a process: fork + execve with its
  * channels at fixed fds (HACKING.md convention 2).

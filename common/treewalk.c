@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * treewalk.c — a bounded, fd-relative walk of a directory tree (treewalk.h).
  *

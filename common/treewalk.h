@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * treewalk.h — a bounded walk of a directory tree, for the load checks that
  * look inside grants and deny entries (docs/box.ini.5.md: hard links under a deny,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # The demo agent: one allowed and one refused file access, then one HTTPS
 # request per URL given (through box-gateway: HTTPS_PROXY, the box CA in
 # SSL_CERT_FILE), printing what came back; then three commands through the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # demo.sh — the demo box: generate box.ini from the template (grants must be
 # absolute existing paths), validate it, and run the demo agent in a real box:
 # two file reads (one denied), an allowed and a denied HTTPS request through

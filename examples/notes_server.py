@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # notes_server.py — the demo's MCP server ([mcp.notes] in box.ini.in): a stdio server
 # (newline-delimited JSON-RPC 2.0 on stdin/stdout) holding a few notes in memory, with two
 # tools: read_note {name} and delete_note {name}. Inside the demo box the agent reaches it only

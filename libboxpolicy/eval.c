@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * eval.c — the evaluator: `like`, short-circuit evaluation with overflow as
  * an error, and the Box decision rule (deny by default, forbid overrides, any

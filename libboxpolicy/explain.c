@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * explain.c — why a request was decided as it was (boxpolicy.h, bp_explain;
  * `boxctl policy eval --explain`): for every rule whose scope names the

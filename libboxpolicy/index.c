@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * index.c — the rule index bp_decide walks instead of every rule whose scope
  * names the action: per action, the rules that must always be evaluated,

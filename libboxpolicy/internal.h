@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * internal.h — libboxpolicy's private types: arena, tokens, values, AST,
  * schema, policy, request, decision.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lexer.c — splits policy text into tokens with 1-based line:column
  * positions (columns count characters, not bytes).

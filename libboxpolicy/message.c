@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * message.c — the decision message of docs/box-policy.5.md, byte-exact: resource
  * label per action, escaping of the resource (Rust char::escape_debug) and of

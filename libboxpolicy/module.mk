@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libboxpolicy/ — the Cedar-compatible policy engine (pure: no I/O, no logging).
 LIBBOXPOLICY_SRCS := $(wildcard libboxpolicy/*.c)
 LIBBOXPOLICY_OBJS := $(LIBBOXPOLICY_SRCS:%.c=$(BUILD)/%.o)

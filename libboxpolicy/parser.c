@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parser.c — recursive-descent parser for the Cedar policy grammar (cedar
  * 4.x, with Dogwood's `temporal { … }` and `guardrails { … }`) into the AST of

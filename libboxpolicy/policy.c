@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy.c — loading a policy set (lex, parse, validate, index rules by
  * action), its accessors, and building requests against it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * request_field.c — a request's context.input field by atom. A leaf of
  * libboxpolicy (it calls nothing else here), so the evaluator, the message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * schema.c — the action vocabulary: the fixed Box actions of docs/box-policy.5.md
  * and the MCP tool namespaces added at run time.

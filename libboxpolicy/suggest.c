@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * suggest.c — the tail of a load error that names something the schema does
  * not know (an action, a field of an action's input, an enum value, an entity

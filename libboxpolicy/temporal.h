@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * temporal.h — libboxpolicy's private temporal types: the syntax tree of a
  * `temporal { … }` term, its parser, the load-time checks and the printer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * temporal_check.c — the load-time acceptance rules for temporal terms
  * (docs/box-policy.5.md): declared events and leaf field paths,

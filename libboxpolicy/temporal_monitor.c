@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * temporal_monitor.c — the incremental temporal monitor (docs/box-policy.5.md;
  * docs/box-policy.5.md): events, per-rule retained state pruned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * temporal_parse.c — parses the text of one `temporal { … }` term (captured
  * by the policy parser) into a syntax tree (temporal.h), following the

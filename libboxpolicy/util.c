@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * util.c — libboxpolicy's small building blocks: the arena, a growable
  * buffer, the atom table (interned names) and the diagnostics list.

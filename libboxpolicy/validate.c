@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * validate.c — strict validation of a parsed policy set against the action
  * schema (Cedar's strict typechecker, per action environment) and Box's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * value.c — Cedar values: the extension types' parsers (ipaddr, decimal,
  * datetime, duration) and equality. A leaf of libboxpolicy: it calls nothing

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libpolicyclient/ — libpolicyclient.a: a peer's side of its box-policyd channel
 # (policy_client.h), shared by box-gateway, box-mcpd and box-shell. Library code
 # (negative errno, never logs) beside proto/: it speaks the policy protocol's

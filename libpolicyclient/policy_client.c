@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_client.c — a peer's side of its box-policyd channel (policy_client.h).
  *

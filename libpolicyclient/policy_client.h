@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_client.h — a peer's side of its box-policyd channel (proto/policy.proto, the
  * asker in role `peer`): the one client box-gateway, box-mcpd and box-shell share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gateway_validate.c — validators for the gateway protocol's messages
  * (proto_gateway.h). Shape and ranges only: what a destination or a binding

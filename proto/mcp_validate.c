@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mcp_validate.c — validators for box-mcpd's two protocols (proto_mcp.h).
  * Shape and ranges only: which program a server runs, with which grants, is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # proto/ — protobuf-c messages (generated into $(BUILD)/proto), one table per
 # protocol, the walker and the validators (proto/README.md). Depends only on
 # common/ (path.c); listed before libboxcommon, once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plan_validate.c — the hand-written validator of plan.proto.
  *

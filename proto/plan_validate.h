@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plan_validate.h — decode and check the sandbox plan (plan.proto) and the
  * trampoline's status messages.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_fields.c — a request's fields on the stack (policy_fields.h).
  * Trusts: its callers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_fields.h — the input (or output) fields of one DecideRequest or
  * RecordRequest, built on the stack: a daemon that asks box-policyd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_permits.c — a channel's permitted Decides without an outcome yet
  * (policy_permits.h).

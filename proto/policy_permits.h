@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_permits.h — the permitted Decides of one policy channel that have no
  * outcome yet (proto/policy.proto: RecordRequest.decide_id).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_validate.c — validators for box-policyd's messages (policy_validate.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_validate.h — validators for box-policyd's messages (proto/policy.proto).
  *

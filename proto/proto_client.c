@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_client.c — the table of the client protocol (proto_client.h):
  * boxctl <-> boxd. Every row: type, descriptor, validator (validate.c),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_client.h — the client protocol: boxctl <-> boxd (boxd.proto).
  *

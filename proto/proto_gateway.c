@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_gateway.c — the table of the gateway protocol (proto_gateway.h).
  * Every row: type, descriptor, validator (gateway_validate.c), size caps,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_gateway.h — the gateway protocol: boxd <-> box-gateway
  * (gateway.proto) on box-gateway's fd 3.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_mcp.c — the tables of box-mcpd's two protocols (proto_mcp.h).
  * Every row: type, descriptor, validator (mcp_validate.c), size caps, fds,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_mcp.h — box-mcpd's protocols (mcp.proto):
  *   box_proto_mcpsession  an MCP alias <-> box-mcpd, one connection to

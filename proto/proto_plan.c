@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_plan.c — the table of the trampoline protocol (proto_plan.h) and
  * the decoders of its two bare-packet channels (plan_validate.h): the row's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_plan.h — the trampoline protocol: boxd -> box-trampoline's plan on
  * fd 3, box-trampoline -> boxd's status on fd 4 (plan.proto).

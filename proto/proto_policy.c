@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_policy.c — the table of the policy protocol (proto_policy.h). Every
  * row: type, descriptor, validator (policy_validate.c), size caps, fds, who

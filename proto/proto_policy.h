@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_policy.h — the policy protocol: boxd, gateway, mcpd, shell <-> box-policyd
  * (policy.proto).

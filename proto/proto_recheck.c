@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_recheck.c — the table of the recheck protocol (proto_recheck.h).
  * Every row: type, descriptor, validator (validate.c: the request's sections

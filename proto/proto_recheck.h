@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_recheck.h — the recheck protocol: boxd <-> box-recheck
  * (recheck.proto), one exchange on box-recheck's fd 3.

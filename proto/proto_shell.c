@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_shell.c — the tables of box-shell's two protocols (proto_shell.h).
  * Every row: type, descriptor, validator (shell_validate.c), size caps,

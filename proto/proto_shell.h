@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proto_shell.h — box-shell's protocols (shell.proto):
  *   box_proto_session  the shell alias <-> box-shell, one connection to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * recheck_shared.c — refusal records and the mask rule shared by boxd and
  * box-recheck (recheck_shared.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * recheck_shared.h — what boxd and box-recheck both need of a recheck:
  * the refusal records (box.ini:LINE [SECTION] KEY: MESSAGE), which paths

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * shell_validate.c — validators for box-shell's two protocols
  * (proto_shell.h). Shape and ranges only: what a command means is

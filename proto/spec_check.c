@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spec_check.c — a BoxSpec's own refusals (spec_check.h).
  * Trusts: the validated spec. Pure (malloc aside), never logs.

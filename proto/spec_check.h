@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spec_check.h — the refusals a BoxSpec earns by itself, before any file is
  * looked at (docs/box.ini.5.md): reserved environment names, supervise = fs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * text.c — name, id, path and UTF-8 checks shared by every validator
  * (text.h). A leaf of proto/: it calls only common/path.c and libc.

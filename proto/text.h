@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * text.h — the name, id, path and UTF-8 checks every validator of proto/
  * uses (and boxctl, boxd and box-policyd for the same rules).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * validate.c — hand-written validators for the boxctl <-> boxd messages.
  *

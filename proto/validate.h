@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * validate.h — one hand-written validator per IPC message of proto/boxd.proto.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * validate_macros.h — the two early-return helpers of the hand-written
  * validators (validate.c, policy_validate.c); private to them, so the names

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk.c — the decode-and-validate walker of every protocol table (walk.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk.h — the one decode-and-validate walker of every protocol (proto/README.md).
  *

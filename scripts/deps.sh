@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deps.sh — install the Debian packages box's build and tests need.
 #
 # Idempotent: packages already installed are not touched and apt is not even

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/components.mk — which tests belong to which program or library, for
 # `make check-COMPONENT` (e.g. check-boxd, check-box-shell, check-libboxpolicy).
 #

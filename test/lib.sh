@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib.sh — helpers for shell tests: TAP-like lines that test/run-tests.sh counts.
 # Source it; call ok/not_ok/skip, or check "name" cmd...; end with tap_done.
 # Trusts: nothing; it is test code.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run-tests.sh — run every test program and script, count TAP-like lines.
 #
 # Each test prints lines "ok - NAME", "not ok - NAME" or "ok - NAME # skip REASON"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * loadgen.c — the load generator of bench/gateway: HTTP/1.1 over TLS (or plain), directly or
  * through an HTTP proxy with CONNECT, driven by one epoll loop.

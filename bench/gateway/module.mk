@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/gateway/ — box-gateway against direct and mitmdump (bench/gateway/run.sh), driven by
 # one C load generator that speaks CONNECT (loadgen.c, BoringSSL).
 LOADGEN_OBJS := $(BUILD)/bench/gateway/loadgen.o

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — `make bench` entry for box-gateway (ISSUE 11 item 11): the same workloads direct,
 # through box-gateway (driven by the standalone harness build/test/gateway/gw-harness) and
 # through mitmdump (Debian's mitmproxy), all driven by build/bench/gateway/loadgen:

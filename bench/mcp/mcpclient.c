@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mcpclient.c — the MCP client of bench/mcp: plays an agent's harness over the stdio transport
  * and times tools/call round trips. It spawns CMD on two pipes (outside a box: the bench's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mcpserver.c — the MCP server of bench/mcp: a small stdio server (newline-delimited JSON-RPC
  * 2.0 on stdin/stdout) written in C so that no interpreter dominates the round trip being

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/mcp/ — box-mcpd's tools/call round trip: a C MCP client (the harness;
 # inside a box it is the agent and runs the alias) and a C stdio MCP server, measured through
 # box-mcpd in a real box and directly, in one run. make check runs its smoke mode (smoke.sh).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — `make bench` entry for box-mcpd: the tools/call round trip through
 # the broker against the same client talking to the same server directly, in one run.
 #   direct      mcpclient spawns mcpserver on two pipes (no box) and times N sequential

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_cedar.mjs — cedar-wasm on the same policy and requests as
 // bench_policy: decisions/s and p50/p99 latency. The policy set is parsed
 // once (preparsePolicySet + statefulIsAuthorized), Cedar's fastest path.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_policy.c — libboxpolicy in-process: decisions per second and p50/p99
  * latency of bp_decide for one policy over a file of JSON-line requests

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # gen.py — writes the benchmark inputs: a 5-rule policy, a 500-rule policy,
 # 1000 requests over every fixed action, and a 500-rule policy of `like` and
 # `||` rules without a target (deterministic). Frozen: run.sh refuses to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/policy/ — libboxpolicy against cedar-wasm (decisions/s, p50/p99); make check runs
 # its smoke mode (smoke.sh).
 BENCH_POLICY_OBJS := $(BUILD)/bench/policy/bench_policy.o

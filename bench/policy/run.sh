@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — policy benchmark: libboxpolicy in-process against cedar-wasm in
 # node, the same policies and the same 1000 requests, in the same run; prints
 # decisions/s, p50/p99 latency and the ratios. Three policies (gen.py): 5

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/policyd/ — box-policyd Decide round trips and the temporal history;
 # it shares test/policyd/harness.c with the tests.
 

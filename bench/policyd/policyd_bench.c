@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policyd_bench.c — box-policyd over its socket:
  *   1. Decide round trips/s, p50, p99 with 1 and 4 concurrent peers, no

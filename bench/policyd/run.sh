@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — `make bench` entry for box-policyd: Decide round trips (1 and 4
 # peers on any CPU, 1 peer with client and policyd on one CPU) against a bare
 # seqpacket echo between two processes placed the same way, history_sync

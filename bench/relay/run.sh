@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — the cost of boxctl's stdio relay (docs/sandbox.md): an agent
 # writes RELAY_MIB (1024) MiB to its stdout, which `boxctl run` relays
 # through its pipe (splice) to a consumer (`wc -c`), against the same agent

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # gen.py — the inputs of bench/replay: OUT/old.dw (bench/policy's 500-rule policy),
 # OUT/cand.dw (the same with every 25th rule's effect flipped: a candidate that changes a
 # few decisions), OUT/eval.jsonl (N lines in `boxctl policy eval`'s format: requests and,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/replay/ — `boxctl policy replay` against `boxctl policy eval` of the same requests
 # (bench/replay/run.sh: a 1,000,000-line log, 500 rules; the ratio, MET/MISSED, peak RSS).
 bench: $(BIN)/boxctl

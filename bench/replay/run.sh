@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — `boxctl policy replay` against `boxctl policy eval` of the same requests, in the
 # same run: a generated decision log of BENCH_REPLAY_LINES lines (default
 # 1,000,000: requests over every fixed action, an outcome line after every 10th fs request;

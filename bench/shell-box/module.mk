@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/shell-box/ — box's shell in a real box: `bash -c true` through the
 # alias vs outside any box, `bash -c 'git --version'` through a tool sandbox vs bwrap, and part
 # 1's workloads (bench/shell) through box-policyd vs bash + GNU tools; one timer program

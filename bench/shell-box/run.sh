@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — `make bench` entry for box's shell in a real box, in one run:
 #   alias round trip   the alias's own code run in the agent's process (sbtime's "@alias"):
 #                      connect, ShellOpen with fds 0-2, box-shell runs `true`, ShellExit;

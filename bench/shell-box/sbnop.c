@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sbnop.c — the least a program can be: no libc, no loader, two pages; its _start exits 0.
  * bench/shell-box times `sbnop` with sbtime beside `bash -c true` to show what launching any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sbtime.c — the timer of bench/shell-box: runs commands N times each with fork+execve and
  * prints the wall time of every run's round trip (fork to reaped), so the same program measures

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — `make bench` entry for box-sh: each workload run
 # by `box-sh --policy ALLOW --decisions FILE -c …` (an allow-all policy: every
 # decision is made and logged as a decisions.jsonl line) and by `bash -c …`

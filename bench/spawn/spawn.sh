@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # spawn.sh — spawn cost: box-trampoline building a minimal agent sandbox and
 # running /bin/true (through box-sandbox-run, which does boxd's part: runtime
 # dir, plan, fd 3/4) against bwrap with an equivalent view (tmpfs root, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # embed.sh OUT.c FILE... — the templates of `boxctl init` (boxctl/init/*.in) as C strings,
 # so that boxctl carries them and reads no data file at run time. Each FILE becomes one entry
 # of `const struct init_template init_templates[]` (init.h), named by its basename, its text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * compat/landlock.h — Landlock ABI 1–7 constants and structs.
  *

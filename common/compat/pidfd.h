@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * compat/pidfd.h — peer pidfds and pidfs ioctls Debian 12's headers lack.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * compat/syscalls.h — x86-64 syscall numbers Debian 12's headers and
  * libseccomp 2.5.4 cannot name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * boxpolicy.h — the Cedar-compatible policy engine (docs/box-policy.5.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * boxpolicy_temporal.h — temporal conditions and the incremental monitor
  * (docs/box-policy.5.md; docs/box-policy.5.md).

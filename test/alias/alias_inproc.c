@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * alias_inproc.c — the alias run in-process with a -c text longer than
  * execve(2) lets one argument be (128 KiB), for test/alias/t-alias.sh:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fake_mcpd.c — a fake box-mcpd for the MCP alias's tests
  * (test/alias/t-alias-mcp.sh): the MCP session protocol's box-mcpd side

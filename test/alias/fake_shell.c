@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fake_shell.c — a fake box-shell for the alias's tests (test/alias/t-alias.sh):
  * the session protocol's box-shell side (box_proto_session, peer role alias),

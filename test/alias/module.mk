@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/alias/ — the shell alias (box-alias) against a fake box-shell
 # (fake_shell.c: the session protocol's box-shell side) in a private mount
 # namespace where the fake's socket is /run/box/shell.sock (t-alias.sh); its MCP

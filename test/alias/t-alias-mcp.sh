@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-alias-mcp.sh — box-alias's MCP mode (a link /run/box/bin/NAME for a stdio
 # [mcp.NAME]) against a fake box-mcpd (box-test-fakemcpd: the MCP session
 # protocol's box-mcpd side, which records each McpOpen and answers as the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-alias.sh — the shell alias (box-alias) against a fake box-shell
 # (box-test-fakeshell: the session protocol's box-shell side, which records
 # what each ShellOpen carried and answers as the session's FAKE_ACTION says).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check-vs-run.sh — `boxctl check` refuses exactly what `boxctl run` refuses (docs/boxctl.1.md):
 # every test/config/*.ini case goes through both, in the same directory and environment (no
 # boxd service: run starts an embedded boxd, which validates the spec, re-checks it as the

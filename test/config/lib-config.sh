@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib-config.sh — the fixtures and case setup of test/config/'s tests (run.sh, check-vs-run.sh):
 # boxctl ($boxctl), a fresh fixture tree ($tmp, $fx), the placeholders of the cases (subst,
 # unsubst), `boxctl check` in a fixed environment (run_check), the host's Landlock ABI and

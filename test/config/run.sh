@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — golden tests of box.ini loading: `boxctl check` on every test/config/*.ini.
 #
 # NAME.ini is checked from its own directory (@CASE@) with `-c box.ini`;

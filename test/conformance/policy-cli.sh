@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # policy-cli.sh — what `boxctl policy check` and `boxctl check` say about a
 # policy (docs/boxctl.1.md output rules): "N rules loaded" on stdout for a policy that
 # loads (nothing there for one that does not), the permit-everything warning

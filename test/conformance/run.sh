@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — policy conformance: decides every request of cases/NAME.req under
 # cases/NAME.dw with `boxctl policy eval` and compares each output line with
 # cases/NAME.out (one test per request line); loads refuse/*.dw and warn/*.dw

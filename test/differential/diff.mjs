@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // diff.mjs — differential test of libboxpolicy against Cedar itself
 // (@cedar-policy/cedar-wasm): random policy sets and requests within our
 // dialect, decided by both engines. Checks (1) strict validation accepts and

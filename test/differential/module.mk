@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/differential/ — libboxpolicy against cedar-wasm (random policies and requests).
 CHECK_SCRIPTS += test/differential/run.sh
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — differential test against Cedar itself: installs
 # @cedar-policy/cedar-wasm into $BOX_BUILD/cedar-wasm with npm (once), then runs
 # diff.mjs over DIFF_COUNT random policy sets (default 200; `make diff-long`

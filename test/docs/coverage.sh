@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # coverage.sh — the manual pages in docs/ cover what the programs accept, asked
 # of the programs themselves (so a new key, action or command without its
 # documentation fails here):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # links.sh — the project documents itself: README.md, HACKING.md, docs/*.md and
 # every */README.md may link only inside the repository, and every link must
 # resolve. Checked per file: no mention of ../shared (a clone has none); each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # policy-examples.sh — every policy example in docs/ holds in a box: each fenced block marked
 # `cedar` in docs/*.md (docs/box-policy.5.md "Examples": such a block is a whole policy) loads
 # with `boxctl policy check` (no error), and `boxctl policy eval --home /home/dev` of its trace

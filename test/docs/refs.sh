@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # refs.sh — what the tree cites is in the tree. Every file git tracks (code, comments,
 # tests, docs) may name a Markdown file only if it exists in the repository: under the
 # root, beside the file that names it, or in docs/ (a section of a specification kept

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * box-sandbox-run — plays boxd's part for tests and the spawn benchmark:
  * builds a plan from simple flags, prepares what boxd prepares (runtime dir

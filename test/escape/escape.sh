@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # escape.sh — the escape suite: every case of docs/sandbox.md "Expected outcomes".
 #
 # Each case runs the static probe as the agent in a real box (box-sandbox-run

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # layers.sh — a required layer that is missing refuses the start (docs/sandbox.md,
 # docs/box.ini.5.md [box] require), simulated with BOX_TEST_ABSENT / BOX_TEST_LANDLOCK_ABI
 # (read by box-trampoline from its own environment; they can only make a layer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/escape/ — the escape suite (docs/sandbox.md "Expected outcomes").
 #
 # box-sandbox-run plays boxd: it builds a plan from flags and runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe.c — the escape suite's agent: one static program, one case per run.
  *

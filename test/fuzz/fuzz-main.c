@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz-main.c — replays a fuzz target's committed corpus without libFuzzer.
  *

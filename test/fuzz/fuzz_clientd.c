@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_clientd.c — box-clientd's judgement of client packets
  * (box-clientd/forward.c): decode → validate → canonical re-encoding, and

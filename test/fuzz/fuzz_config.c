@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_config.c — box.ini parsing on arbitrary bytes (boxctl/config_parse.c,
  * config_rules.c, config_print.c, cmdline.c).

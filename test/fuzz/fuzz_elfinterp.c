@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_elfinterp.c — common/elfinterp.c on arbitrary images: it must never read
  * past what it was given, and whatever it returns as an interpreter is an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_gw_hosts.c — box-gateway's hosts(5) parser (box-gateway/hosts.c) on
  * arbitrary bytes: GatewayInit.hosts_file is the one text the gateway parses

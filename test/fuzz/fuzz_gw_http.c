@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_gw_http.c — box-gateway's HTTP parsing (http.c) and host spelling
  * (addr.c) on arbitrary bytes.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fuzz_gw_http — box-gateway's HTTP heads, chunked decoder, targets and host spellings
 # (box-gateway/http.c, addr.c, linked from libgateway.a).
 FUZZ_DEPS_gw_http := $(LIBGATEWAY)

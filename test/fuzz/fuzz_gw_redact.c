@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_gw_redact.c — box-gateway's reply redaction (box-gateway/redact.c) on
  * arbitrary bytes: what a bound destination sends back is the one input the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_history.c — box-policyd's history recovery (box-policyd/history.c and
  * the engine's two recovery passes in engine.c), fed arbitrary bytes as the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fuzz_history — box-policyd's history recovery: history.c alone, then through
 # the engine's recovery passes (engine.c + libboxpolicy).
 FUZZ_DEPS_history := $(BUILD)/box-policyd/history.o $(BUILD)/box-policyd/engine.o \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_ipc.c — the IPC receive path: envelopes, fragments, every message
  * type's decode-and-validate (common/ipc.c, proto/validate.c).

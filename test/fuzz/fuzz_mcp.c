@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_mcp.c — box-mcpd's pure library (box-mcpd/jsonrpc.c, toolschema.c,
  * pins.c) fed arbitrary bytes, as the broker meets them: each line a frame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_plan.c — box-trampoline's input: the plan decoder and validator
  * (box_plan_decode) and boxd's: the status decoder (box_status_decode).

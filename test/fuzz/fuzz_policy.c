@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_policy.c — libFuzzer target for the policy parser and validator: the
  * input is a policy text, loaded with an owner home and an MCP tool schema;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_recheck_reply.c — boxd's intake of box-recheck's answer on arbitrary
  * bytes: one packet fed to a recheck channel as boxd's end sees it (role

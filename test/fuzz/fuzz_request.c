@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_request.c — boxd's request checks on arbitrary bytes: a RunRequest
  * decoded and validated as boxd does (box_ipc_decode: common/ipc.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_sh_interp.c — box-shell's interpreter on arbitrary scripts: parse,
  * expansion (brace, tilde, parameter, arithmetic, command substitution,

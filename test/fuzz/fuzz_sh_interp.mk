@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fuzz_sh_interp — box-shell's interpreter (parse, expand, arith, pattern,
 # vars, builtins, exec, redir, wrappers, jobs; cmdutil and declog for their buffers)
 # over sh_host_stub.c's host: no fsops.o, no decision back end, no own

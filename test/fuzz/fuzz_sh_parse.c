@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_sh_parse.c — box-shell's lexer and parser on arbitrary bytes
  * (box-shell/parse.c, with vars.c for aliases and arith.c it pulls in; no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fuzz_sh_parse — box-shell's lexer and parser (parse.c, with vars.c and arith.c;
 # no execution: the target provides the two message functions of exec.c).
 FUZZ_DEPS_sh_parse := $(BUILD)/box-shell/parse.o $(BUILD)/box-shell/vars.o \

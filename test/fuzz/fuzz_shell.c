@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_shell.c — box-shell's two protocols on the receive path (proto/
  * proto_shell.c, proto/shell_validate.c): the session (alias <-> box-shell)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_view.c — box-trampoline's plan path without privileges: the plan
  * decoder and validator (box_plan_decode), then the mount view computed from

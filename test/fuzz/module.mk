@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/fuzz/ — one target per decoder: test/fuzz/fuzz_NAME.c defines
 # LLVMFuzzerTestOneInput; its committed corpus is test/fuzz/corpus/NAME/; a
 # sidecar test/fuzz/fuzz_NAME.mk sets FUZZ_DEPS_NAME (objects and static libs

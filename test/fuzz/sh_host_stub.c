@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sh_host_stub.c — every host operation box-shell's interpreter reaches, for
  * fuzz_sh_interp.c: no real file, no host program, no daemon.

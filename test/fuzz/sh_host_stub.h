@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sh_host_stub.h — the fuzzing instance of the interpreter's host
  * operations (sh_host_stub.c): a decider and an in-memory file system.

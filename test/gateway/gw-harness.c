@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gw-harness.c — box-gateway alone: this program plays boxd (fd 3) and
  * box-policyd (fd 4) so the gateway can be tested and audited by itself.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib-gw.sh — run box-gateway under test/gateway/gw-harness from a shell test.
 # Source it after test/lib.sh; it sources test/servers/lib-servers.sh (whose $SRV_DIR holds
 # everything and is removed at exit).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """mcp-server.py — a loopback remote MCP server (Streamable HTTP over TLS) for the gateway tests.
 
 Endpoints: POST PATH (default /mcp; --path may be repeated; a trailing / is the same path),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/gateway/ — box-gateway alone: gw-harness plays boxd (fd 3) and box-policyd (fd 4,
 # the policy evaluated by box-policyd's engine over libboxpolicy); the t-*.sh scripts drive
 # it with the loopback servers of test/servers/. The harness may link libboxpolicy; the

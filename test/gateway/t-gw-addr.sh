@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-addr.sh — addresses refused before policy ([gateway] allow_host_loopback = false):
 # loopback, unspecified, link-local and fd00:ec2::254, in every spelling a host can take
 # (decimal 2130706433, octal 0177.0.0.1, hex 0x7f.1, IPv4-mapped ::ffff:127.0.0.1, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-basic.sh — box-gateway alone under gw-harness: start-up (GatewayReady, the CA, the
 # process locked down under its seccomp filter), CONNECT decided by net:connect before the
 # tunnel, requests decided by http:request (host, port, method, path and its canonical

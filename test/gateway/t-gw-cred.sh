@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-cred.sh — [egress.NAME] credentials in box-gateway: the placeholder becomes the secret
 # on an intercepted request to the bound destination (the server sees the secret, the agent
 # sees [REDACTED] in reflected headers and bodies, also when the secret straddles chunk

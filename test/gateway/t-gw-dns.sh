@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-dns.sh — the order of docs/box-policy.5.md against a resolver that records every query
 # (test/servers/dnsd.py): net:connect {host, port} is decided before any DNS query (a denied
 # host is never looked up), a permitted host is resolved once and pinned (no second lookup

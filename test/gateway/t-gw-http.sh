@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-http.sh — the HTTP/1.1 side of box-gateway: each request-smuggling case gets 400 and
 # nothing reaches the server (CL+TE, duplicate and comma-joined Content-Length, obs-fold,
 # bare LF, a bad chunk size, an oversize head, too many fields), SNI / Host / CONNECT

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-limits.sh — box-gateway's limits and concurrency: a slowloris client (a head byte at a
 # time) is closed by the head timeout (min(30 s, idle_timeout)), a silent connection and an
 # idle keep-alive tunnel by idle_timeout, max_connections (beyond it: accepted and closed at

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-mcp-box.sh — a remote MCP server (http [mcp.NAME]) in real boxes (embedded boxd, as root
 # and, when it can be made, as the ordinary user boxtest): boxd hands the server to
 # box-gateway (GatewayInit), the disclosure names it as served (not inactive), the agent's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-mcp.sh — remote MCP servers (http [mcp.NAME]) through box-gateway:
 # a POST to the server's url is decided http:request, then its JSON-RPC message mcp:call
 # (initialize too; notifications and ping pass), tools/call refined per tool with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-redact.sh — every spelling of a credential an echoing bound host sends back is redacted
 # (docs/box-gateway.md, "Redaction"): for placement = basic_auth (curl -u), header (Bearer) and
 # query_param, the loopback httpd reflects the credential it received in headers and in the

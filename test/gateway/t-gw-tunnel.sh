@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-tunnel.sh — [gateway] passthrough: a CONNECT to a passthrough destination is relayed
 # as plain TCP once net:connect permits it (no TLS interception, no http:request): an echo
 # server through it (bytes both ways, the server speaking first), a refused passthrough

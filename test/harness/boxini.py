@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """boxini.py BOX.INI command|env — what a box.ini tells its agent, for running the same
 harness outside the box: `command` prints [agent] command's words (continuation lines
 included, quotes and backslashes as box.ini(5) reads them), `env` the [agent.env] lines as

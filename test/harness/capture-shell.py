@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # capture-shell.py — stands in for a shell during a harness test's run outside the box:
 # mounted (in a private mount namespace) over /usr/bin/bash and /usr/bin/dash (/bin/sh), it
 # records what the harness sent its shell — argv, cwd, environment, the harness's shell

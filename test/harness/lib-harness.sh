@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib-harness.sh — a real coding-agent harness (pinned in test/harness/package-lock.json,
 # installed by `make deps`) driven through one scripted session by a loopback mock of its
 # model API (model-mock.py), in a box made by `boxctl init` and outside any box, as the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """model-mock.py — a loopback mock of a coding agent's model API that drives a scripted session.
 
 One HTTPS server (one thread per connection, HTTP/1.1 keep-alive) speaking one of three APIs:

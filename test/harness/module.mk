@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/harness/ — real coding-agent harnesses (Claude Code, Codex, Gemini CLI; pinned in
 # package-lock.json, installed by `make deps` in test/harness/where.sh's directory) in boxes
 # made by `boxctl init`, each against a loopback mock of its model API (model-mock.py), and

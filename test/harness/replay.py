@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """replay.py CAPTURE_DIR REAL_SHELLS BOX_SH POLICY WORKDIR BASE_PROJECT TAG — run every shell
 invocation capture-shell.py recorded again, once in the shell the harness ran (bash, or dash
 for sh; copies in REAL_SHELLS) and once in box-sh, and compare.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-harness-claude.sh — Claude Code (@anthropic-ai/claude-code, its native binary) in a box
 # made by `boxctl init --agent claude-code`, against a loopback mock of the Anthropic Messages
 # API (server-sent events), and outside the box; see lib-harness.sh.

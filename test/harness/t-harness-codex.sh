@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-harness-codex.sh — Codex (@openai/codex, its native binary) in a box made by
 # `boxctl init --agent codex`, against a loopback mock of the OpenAI Responses API
 # (server-sent events; Codex's code-mode `exec` tool drives exec_command, apply_patch and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-harness-gemini.sh — Gemini CLI (@google/gemini-cli, a node bundle) in a box made by
 # `boxctl init --agent gemini`, against a loopback mock of the Gemini API
 # (streamGenerateContent with server-sent events), and outside the box; see lib-harness.sh.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # where.sh — the directory the harnesses of test/harness/package-lock.json are installed in
 # (by scripts/deps.sh, `make deps`): /opt/box-test/harnesses-HASH, HASH the first 16 hex
 # digits of the lock's sha256. One install per lock on the machine, outside any checkout,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * forge.c — box-test-forge: the bytes of one box-policyd message, as a script
  * that reached a box-shell process's policyd channel would write them (for

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """gitd.py — a loopback HTTPS git smart-HTTP server for t-gw-clients.sh: every request
 is handed to `git http-backend` (CGI) for the repositories under --root.
 

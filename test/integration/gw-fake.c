@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gw-fake.c — a stand-in for box-gateway that plays only boxd's side of the
  * protocol, for tests of boxd alone (never installed; the gateway tests run

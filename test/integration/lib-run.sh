@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib-run.sh — shared setup for the t-run*.sh tests: real boxes started with
 # `boxctl run`. Source after test/lib.sh.
 #

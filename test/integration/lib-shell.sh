@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib-shell.sh — shared setup of the t-shell-*.sh tests: real boxes whose
 # agent (test/integration/shell-agent.py, python3) drives box's shell alias, as the caller
 # and, when the caller is root, as the ordinary user boxtest. Source after test/lib.sh and

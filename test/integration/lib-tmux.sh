@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib-tmux.sh — a tmux driver for tests of programs at a real terminal (t-shell-tty.sh): one
 # private tmux server (its own socket under $W, no config of the user's), one session whose
 # single pane runs the command; keys are typed into it and its screen is read back, so a test

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # mcp-harness.py STEPS — the test client of t-mcp-agent.sh: it runs as a box's agent and acts
 # as the agent's harness would, running /run/box/bin/ALIAS (an MCP alias) as a subprocess and
 # speaking MCP (newline-delimited JSON-RPC 2.0) to it over its stdin and stdout. It runs the

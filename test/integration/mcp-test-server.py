@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # mcp-test-server.py --name NAME --ctl DIR --marks DIR — the stdio MCP server of
 # t-mcp-agent.sh, run by box-mcpd (through boxd, in the server's own sandbox) when the
 # agent's harness runs its alias. Newline-delimited JSON-RPC 2.0 on stdin/stdout, protocol

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mcpd-fake.c — a stand-in for box-mcpd that plays only boxd's side of the
  * MCP control protocol (proto/mcp.proto, table mcpctl), for tests of boxd

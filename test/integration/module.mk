@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/integration/ — shell tests against the built binaries (t-*.sh, TAP-like).
 CHECK_SCRIPTS += $(sort $(wildcard test/integration/t-*.sh))
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # shell-agent.py — the agent of the t-shell-*.sh tests: a stand-in for a coding agent that
 # drives the box's shell the way agents do, by running `bash -c …` (which inside a box is
 # box's shell alias: /run/box/bin first on PATH, and the same alias over /bin/sh, /bin/bash …).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * shell-fake.c — a stand-in for box-shell that plays only boxd's side of the
  * control protocol, for tests of boxd alone (never installed; the box-shell

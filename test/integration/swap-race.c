@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * swap-race.c — the racing owner of t-teardown-race.sh: swaps a directory
  * entry for a symlink while boxd's teardown walk is at it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-clientd.sh — a root (service) boxd parses no client bytes: every client
 # connection is served by its own box-clientd (box-clientd/main.c), a child
 # of boxd running as box-daemon (else nobody) under its own seccomp filter,

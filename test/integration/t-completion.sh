@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-completion.sh — packaging/completion/boxctl, the bash completion `make install`
 # places: loaded into bash (without bash-completion's helpers, as on a minimal
 # system), its function completes commands, options, agents, and the names of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-first-box.sh — README.md's "Your first box" walk-through, run as it is written
 # (the fenced block after the `first-box` marker), as root and as boxtest, with
 # the built boxctl first on PATH. It checks what the prose around it promises:

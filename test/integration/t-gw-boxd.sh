@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-boxd.sh — boxd's side of the gateway protocol, seen by a stand-in gateway
 # (box-test-gwfake, installed as box-gateway in a private helper dir; the other
 # t-gw-*.sh run the real one): GatewayInit carries [gateway] with docs/box.ini.5.md's

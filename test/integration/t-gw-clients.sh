@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-clients.sh — real clients inside real boxes through box-gateway (embedded
 # boxd, as root and as boxtest): `git clone` over HTTPS from a loopback smart-HTTP
 # server (git and its helpers in /usr/lib/git-core are the agent's exec grants: nothing

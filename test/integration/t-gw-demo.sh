@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-demo.sh — `make demo`'s script (examples/demo.sh) does what it says: the
 # agent's allowed HTTPS GET through box-gateway gets the loopback server's answer,
 # a request the policy denies inside the tunnel gets 403 with x-box-egress and

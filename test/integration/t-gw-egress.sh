@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-egress.sh — what boxd hands box-gateway, end to end in real boxes
 # (embedded boxd as root; a service boxd for root's and boxtest's boxes):
 # an [egress] binding's secret replaces the placeholder the agent sends

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-run.sh — box-gateway in real boxes (boxctl run, embedded boxd; as root
 # and as the ordinary user boxtest): the agent's view (proxy, NO_PROXY,
 # NODE_USE_ENV_PROXY, the CA in the six trust variables, the placeholder;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-gw-trust.sh — the clients an agent's commands use trust the box CA and go through the
 # proxy with no configuration of their own, even where the user's configuration points them
 # elsewhere (embedded boxd, as root and as boxtest). The agent runs each client through box's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-init.sh — `boxctl init` on its own (the real harnesses run in boxes it made in
 # test/harness/): it finds each harness as its installs lay it out (Claude Code's native
 # install and npm's launcher or stub beside the platform package, Codex's npm launcher and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-install.sh — `make install` into a DESTDIR: every program lands where the
 # install variables say, with mode 0755, and nothing is setuid or setgid
 # (box-trampoline in particular is never installed setuid); the systemd

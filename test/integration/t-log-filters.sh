@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-log-filters.sh — `boxctl log NAME|ID` filters: --verdict, --action
 # (exact, or a prefix ending in '*'), --since (RFC 3339, inclusive, or a duration back from
 # now: 10m, 1h30m), --source, each alone and combined, in text and --json (outcome lines

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-mask-outside.sh — a mask (box.ini, the policy, a `deny` entry) that no
 # grant contains must not bring its parent directories into the view. The
 # trampoline binds the directories between a grant and a mask onto themselves

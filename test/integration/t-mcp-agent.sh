@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-mcp-agent.sh — box-mcpd end to end: a real box (boxctl run, embedded boxd),
 # as the caller and as boxtest, whose agent is test/integration/mcp-harness.py acting as an
 # agent's harness: it runs the MCP aliases in /run/box/bin and speaks MCP to them; the servers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-mcp-boxd-ctl.sh — boxd's side of box-mcpd's control channel alone, against a stand-in
 # (box-test-mcpdfake installed as box-mcpd in the test's helper dir; real boxes through
 # boxctl run, embedded boxd, as the caller and as boxtest):

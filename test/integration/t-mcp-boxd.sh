@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-mcp-boxd.sh — boxd's side of box-mcpd, in real boxes (boxctl run), as the
 # caller and as boxtest, embedded and (as root) through a service boxd:
 #   - a box with a stdio [mcp] starts box-mcpd: /proc shows it with Seccomp 2, NoNewPrivs 1,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-peer-pidns.sh — boxd refuses every client whose PID namespace is not its
 # own (a process inside a sandbox that reached a boxd socket through a grant):
 # a service boxd (root) and an embedded boxd's BASE/ID/boxd.sock, a client in

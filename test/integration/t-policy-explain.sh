@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-policy-explain.sh — `boxctl policy eval --explain` on
 # each kind of rule: permit and forbid, when and unless, `like`, `has`, `in`,
 # a rule with no condition, an erroring rule (overflow), a temporal count

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-policy-replay.sh — `boxctl policy replay` on the decision log of a real box:
 # a box whose gateway decides net:connect and http:request (curl through
 # box-gateway to a loopback HTTPS server) and records each response with its status,

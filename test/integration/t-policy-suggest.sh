@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-policy-suggest.sh — `boxctl policy suggest` on real
 # decision logs: box-sh (--decisions) for shell:exec and fs:read, and a real
 # box with box-gateway (boxctl run, embedded boxd, as root) for http:request

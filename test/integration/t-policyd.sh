@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-policyd.sh — boxd starts box-policyd for every box (docs/design.md):
 # a child of boxd with the expected uid (boxd's own embedded; the daemon
 # user, box-daemon else nobody, in service mode), STATE/policy/ 0700 owned

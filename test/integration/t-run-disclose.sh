@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run-disclose.sh — what `boxctl run` resolves, refuses and says (docs/box.ini.5.md
 # `command`, docs/boxctl.1.md exit codes and start-up disclosure), as root and as the
 # ordinary user boxtest where it applies:

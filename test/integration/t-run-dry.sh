@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run-dry.sh — `boxctl run --dry-run` (docs/boxctl.1.md), as root and as the ordinary user
 # boxtest:
 #  - the agent never runs (its marker file stays absent), exit 0;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run-masks.sh — docs/box.ini.5.md [agent.filesystem] masks and refusals in real boxes:
 # `read = ~` loads, and inside the box the credential stores (~/.ssh ~/.aws
 # ~/.netrc) and box's state dirs (~/.local/state/box) are masked (EACCES) and

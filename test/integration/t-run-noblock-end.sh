@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run-noblock-end.sh — a service boxd never blocks on one box's end:
 # root's box "j2-fin" ends (its agent exits 7) while its box-policyd
 # delays its exit by 2 s after the final flush (BOX_TEST_POLICYD_EXIT_DELAY_MS

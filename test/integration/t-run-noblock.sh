@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run-noblock.sh — a service boxd never blocks on one box's start: while
 # box-recheck of root's box "i2-stall-PID" sleeps 15 s (BOX_TEST_RECHECK_STALL_MS in
 # boxd's own environment, passed to that box's box-recheck only: it slows the step, it

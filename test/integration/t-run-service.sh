@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run-service.sh — the service boxd (`boxd --listen PATH`): boxctl run
 # through $BOX_SOCKET (no embedded boxd), SO_PEERCRED: an ordinary user sees
 # and stops only its own boxes, root all; stop tears a box down. The test

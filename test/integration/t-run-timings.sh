@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run-timings.sh — `boxctl run --timings` (docs/boxctl.1.md), as root and as the ordinary
 # user boxtest: the start's timeline is printed after the disclosure, boxctl's steps and
 # boxd's merged in time order (each step's ms since boxctl started never goes back), boxd's

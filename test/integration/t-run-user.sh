@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run-user.sh — `boxctl run` as an ordinary user (`boxtest`, created with
 # a home when missing): an embedded boxd through unprivileged user
 # namespaces, the agent running as that user, pids_max through

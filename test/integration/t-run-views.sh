@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run-views.sh — box.ini(5) "hidden in every view", the agent's execve list and git on a
 # box's own config, in real boxes (boxctl run, embedded boxd), as the caller and as boxtest:
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-run.sh — `boxctl run` with an embedded boxd, real boxes (docs/boxctl.1.md): exit
 # statuses (incl. 128+N), `-- ARGS` appended, the start-up disclosure and
 # -q, a deny mask, a sandbox setup failure (exit 1), the run lock, --detach

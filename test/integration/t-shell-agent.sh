@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shell-agent.sh — a coding agent's day through box's shell, in real boxes (boxctl run,
 # embedded boxd), as the caller and as boxtest: the agent (python3, not a
 # shell) runs `bash -c …` = the alias -> box-shell: cat, grep -rn, sed -i, find, a git repo

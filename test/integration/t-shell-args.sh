@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shell-args.sh — every argument form of docs/boxctl.1.md through the real alias in a real box (as the
 # caller and as boxtest): `-c CMD [ARG0 [ARGS…]]`, combined short options before and after
 # -c (`bash -lc`, `sh -ec`, `bash -c -e`), `-s`, SCRIPT ARGS, no operand with a pipe on stdin

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shell-boxd.sh — boxd's side of box-shell, seen by a stand-in box-shell
 # (box-test-shellfake, installed as box-shell in a private helper dir) that
 # the real shell alias (/run/box/bin/sh in the agent's box) reaches at

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shell-compat.sh — what coding agents' shells do that box-shell must do as bash does, in
 # real boxes (as the caller and as boxtest; docs/box-shell.md "host programs", box-sh(1)):
 #   exec -a NAME / -l / -c: the host program (a [tool.python3]) sees NAME, -NAME, no

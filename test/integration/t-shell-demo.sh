@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shell-demo.sh — `make demo`'s shell part (examples/demo.sh): the agent's
 # `bash -c` runs a shell command through box-shell (its output, exit 0), a command the demo
 # policy refuses (rm -rf: 126 with the rule's message, nothing deleted) and git as the

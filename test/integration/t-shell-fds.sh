@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shell-fds.sh — a script in a real box cannot write into its own box-policyd channel (as the
 # caller and as boxtest). The invocation's private fds (box-shell/daemon.h: 100 the control
 # socket, 101 its box-policyd channel, ...) are no script's: the agent writes forged policyd

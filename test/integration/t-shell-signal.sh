@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shell-signal.sh — signals and failures through box's shell in real boxes (as the caller
 # and as boxtest): SIGINT to the alias stops a pipeline of own commands and one with a tool
 # in it (status 130, within seconds, the tool's process gone); SIGTERM likewise (143);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shell-tool.sh — what a tool sandbox reaches, in real boxes (as the caller and as boxtest):
 # a [tool.python3] whose table grants only its own directory reads that and the shell's cwd
 # it was given, but not a directory only the agent's grants hold (box-shell itself reads it,

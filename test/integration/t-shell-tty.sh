@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shell-tty.sh — the interactive shell at a real terminal (tmux, lib-tmux.sh), in a real
 # box, as the caller and as boxtest: the agent execs /bin/bash with no operand at the box's
 # pty, so the alias asks box-shell for an interactive shell on that terminal: its prompt

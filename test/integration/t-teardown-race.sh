@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-teardown-race.sh — boxd's teardown of BASE/ID never follows a symlink
 # the owner swaps in. While the walk is inside BASE/ID/tmp (the agent's
 # /tmp), the owner's box-test-swap exchanges a directory entry for a

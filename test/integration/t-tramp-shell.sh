@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-tramp-shell.sh — box-trampoline's SANDBOX_SHELL (box-shell's sandbox, docs/design.md) and a
 # tool sandbox's stdio, run for real: box-sandbox-run plays boxd (builds the plan, hands it to
 # box-trampoline on fd 3, reads fd 4), test/tramp/probe.c is the workload.

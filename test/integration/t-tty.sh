@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-tty.sh — boxctl's stdio relay (docs/sandbox.md): no fd of boxctl's own
 # enters a box. A terminal on any of fds 0-2 becomes the box's own pty
 # slave (stdin /dev/null and stdout a terminal included), every other fd a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # tty-drive.py — give a command a real terminal (a pty this script holds the
 # master of) for test/integration/t-tty.sh, without making it the command's
 # controlling terminal (so closing the master sends no SIGHUP: the command

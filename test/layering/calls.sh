@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # calls.sh — no call cycle between the files of a library: for each
 # object of libboxpolicy, common/, proto/ and box-gateway/, the other objects whose symbols it uses
 # (nm), then a search for a cycle in that graph. A cycle means two files

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # components.sh — every test `make check` runs belongs to a component, so that
 # `make check-COMPONENT` (test/components.mk) runs it for the part it tests: a test no
 # component names would run only in the whole `make check`. Every component

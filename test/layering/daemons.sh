@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # daemons.sh — a daemon is declared once (docs/design.md "How a daemon is declared"):
 #   - every program of boxd's daemon table (boxd/daemon.c daemon_table) is built, and its
 #     main.c takes its fds through common/daemon_start.h (daemon_fds_take) and drops its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/layering/ — the structure of the code itself: no call cycle between files,
 # no raw number parsing, each program linking only the messages it speaks, each
 # daemon declared once (daemons.sh), each test in a component (components.sh).

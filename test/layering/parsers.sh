@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # parsers.sh — numbers from the environment, the kernel or a peer are parsed
 # by common/parse (whole string, overflow refused), never by strtol/atoi/sscanf,
 # which accept blanks, signs and trailing junk and wrap or saturate in silence.

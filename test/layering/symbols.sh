@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # symbols.sh — each program links only the messages it speaks.
 #
 # The protocol tables of proto/ (proto_client.c, proto_policy.c,

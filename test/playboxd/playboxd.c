@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * playboxd.c — start a per-box daemon as boxd does (boxd/daemon.c): fork, its
  * channels moved to fds 3.. without CLOEXEC, every other fd above 2 closed, stderr to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * playboxd.h — the one harness that plays boxd for a per-box daemon under test
  * (box-policyd, box-gateway, box-mcpd, box-shell): start the daemon as boxd starts it

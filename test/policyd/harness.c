@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * harness.c — plays boxd for box-policyd (harness.h).
  * Trusts: nothing; it is test code.

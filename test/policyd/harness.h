@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * harness.h — plays boxd for box-policyd: makes the socketpairs, starts the
  * daemon at fixed fds (test/playboxd/playboxd.h, as every daemon's test does),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # log.sh — `boxctl log NAME|ID [-f] [--json]` against state dirs written by
 # hand (docs/boxctl.1.md "Decision log"): the line format, .1 before the current file,
 # ID filtering, escaping of control characters, --json, -f across a rotation,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/policyd/ — box-policyd end to end: harness.c plays boxd (socketpairs at
 # fds 3-6, PolicyInit with the state fds) and test_policyd.c runs the cases.
 # The benchmark (bench/policyd/) shares the harness.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_attach.c — box-policyd's attached box-shell channels
  * (PolicyChannelAttach, proto/policy.proto): box-shell hands policyd one end

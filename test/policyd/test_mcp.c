@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_mcp.c — box-policyd's MCP side end to end (rows 42-45 of the policy
  * protocol), started the way boxd starts it (harness.c): a namespace is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policyd.c — box-policyd end to end, started the way boxd starts it
  * (harness.c): Decide/Record round trips on every peer channel, the exact

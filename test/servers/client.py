@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """client.py — small test clients for the loopback servers, directly or through an HTTP proxy.
 
 Subcommands (common options: --proxy HOST:PORT tunnels with CONNECT HOST:PORT first and fails

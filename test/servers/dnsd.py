@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """dnsd.py — a recording DNS server on loopback for the gateway tests (pre-DNS denial, rebinding).
 
 Answers A and AAAA queries over UDP and TCP (same port) from a JSON zone file and appends every

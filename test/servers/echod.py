@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """echod.py — a loopback TCP echo server: the far end of the gateway's passthrough tests.
 
 Every accepted connection gets back exactly the bytes it sends, until it closes (then the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """httpd.py — the loopback HTTP/1.1 (and HTTPS) upstream server of the gateway tests and bench.
 
 Serves one thread per connection, keep-alive, and answers pipelined requests in order (a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # lib-servers.sh — start the loopback test servers of test/servers/ from a shell test.
 # Source it (bash); every server it starts listens on 127.0.0.1 on an ephemeral port and is
 # killed at exit (an EXIT trap calls stop_all; a test with its own EXIT trap calls stop_all

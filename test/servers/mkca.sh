@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # mkca.sh OUTDIR NAME... — make a throwaway test CA and one server certificate with
 # the openssl CLI, for the loopback test servers (httpd.py --tls, nginx, sshd-less tests).
 #

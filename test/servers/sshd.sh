@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sshd.sh DIR PORT [--user NAME] — run a private OpenSSH server on 127.0.0.1:PORT for the
 # gateway's passthrough tests (`ssh -o ProxyCommand=...` through the gateway).
 #

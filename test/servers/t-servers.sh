@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-servers.sh — the test fixtures of test/servers/ work: the CA and leaf from mkca.sh verify,
 # httpd.py answers each endpoint over HTTP and HTTPS (keep-alive, pipelining, HTTP/1.0,
 # chunk boundaries, SSE, WebSocket) and logs what it received, dnsd.py answers and records

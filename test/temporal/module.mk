@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/temporal/ — temporal conformance: box-temporal-trace decides
 # the traces in test/conformance/temporal/ through the incremental monitor and
 # checks the load-time refusals; run.sh compares with the expected files.

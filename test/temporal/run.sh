@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — temporal conformance: decides every trace
 # test/conformance/temporal/NAME.req under NAME.dw with box-temporal-trace
 # (observe, then decide, through the incremental monitor) and compares each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace.c — box-temporal-trace: the temporal conformance driver.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/tramp/ — the workload probe of test/integration/t-tramp-shell.sh (box-shell's
 # sandbox, pass_fds, workload_bin, a tool's stdio). Static like the escape probe.
 $(BIN)/box-test-tramp-probe: test/tramp/probe.c

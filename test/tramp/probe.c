@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe.c — the workload of test/integration/t-tramp-shell.sh: runs inside a
  * box-shell (SANDBOX_SHELL), agent or tool sandbox built by box-trampoline

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gw_redact_ref.h — the naive reference the tests of box-gateway/redact.c
  * compare the streaming redactor with (test_gw_redact.c, fuzz_gw_redact.c):

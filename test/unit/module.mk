@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/unit/ — one program per module: test/unit/test_NAME.c (see tap.h).
 # Every test links libboxcommon and libboxproto; a sidecar test/unit/test_NAME.mk
 # may add UNIT_DEPS_NAME (objects/static libs) and UNIT_LIBS_NAME (linker flags).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tap.h — the unit-test harness: TAP-like lines that test/run-tests.sh counts.
  *

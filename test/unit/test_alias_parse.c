@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_alias_parse.c — the shell alias's argument grammar (box-alias/alias.c
  * alias_parse, alias_dialect): every form of docs/boxctl.1.md "The agent's view",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_cgroup_end.c — the removal of a box's cgroups at its end
  * (boxd/cgroup.c: cgroup_cleanup) is driven by boxd's event loop: a cgroup

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_clientd.c — box-clientd's judgement of client packets
  * (box-clientd/forward.c) on the committed seeds of test/fuzz/corpus/clientd:

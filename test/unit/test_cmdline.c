@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_cmdline.c — box.ini `command` splitting and re-quoting (boxctl/cmdline.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_config.c — box.ini loading through the API (boxctl/config_*.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_declog.c — box-policyd's decision-line writer against jansson.
  *

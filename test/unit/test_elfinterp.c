@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_elfinterp.c — common/elfinterp.c: the PT_INTERP of real programs on
  * this host (a dynamic one, the escape suite's static probe when built), and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_explain.c — libboxpolicy's explain API (bp_explain, explain.c, and the
  * monitor's explain hook): for each kind of rule — permit and forbid, when

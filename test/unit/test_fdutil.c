@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fdutil.c — fd helpers: CLOEXEC, fixed-number moves, close-all, file reads, socket
  * kinds (a daemon's channel, a listener).

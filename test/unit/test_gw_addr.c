@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gw_addr.c — box-gateway/addr.c: the `host` spelling (every inet_aton
  * form of an IPv4 address, IPv6 literals, names), the `ip` spelling (IPv4 in

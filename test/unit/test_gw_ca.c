@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gw_ca.c — box-gateway/ca.c: the per-box CA's fields, leaves for
  * names and IP literals (verified in-process and by the openssl CLI), the

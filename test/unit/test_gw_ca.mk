@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test_gw_ca — box-gateway/ca.c (the per-box CA, its leaf cache, the server
 # and upstream TLS contexts) with BoringSSL; it also runs the openssl CLI.
 UNIT_DEPS_gw_ca := $(LIBGATEWAY)

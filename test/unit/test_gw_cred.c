@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gw_cred.c — box-gateway/cred.c: destination matching, the rewrite of
  * intercepted requests (each placement with the placeholder present, absent,

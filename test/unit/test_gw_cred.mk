@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test_gw_cred — box-gateway/cred.c: destinations, the request rewrite, the streaming redactor.
 UNIT_DEPS_gw_cred := $(LIBGATEWAY)
 UNIT_LIBS_gw_cred := $(GATEWAY_LIBS)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gw_http.c — box-gateway/http.c: request and response heads (the strict
  * grammar and every request-smuggling refusal of docs/box-gateway.md), the caps,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test_gw_http — box-gateway/http.c: heads, the smuggling refusals, chunked bodies, targets.
 # (The object includes "box-gateway/http.h" by path: module.mk sets the unit objects' flags
 # after this file is read.)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gw_redact.c — box-gateway/encode.c and redact.c: the encodings (known
  * vectors), the spellings of a secret (vectors computed independently with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test_gw_redact — box-gateway/encode.c and redact.c: encodings, spellings, the streaming redactor.
 UNIT_DEPS_gw_redact := $(LIBGATEWAY)
 UNIT_LIBS_gw_redact := $(GATEWAY_LIBS)

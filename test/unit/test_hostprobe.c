@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_hostprobe.c — common/hostprobe.c: the Landlock ABI as the kernel
  * reports it, the cgroup version of a directory, mountinfo lines split and

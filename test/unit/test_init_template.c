@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_init_template.c — the renderer of `boxctl init`'s templates (boxctl/init.h): values,
  * a line that is only an empty value left out, `@@if`/`@@if !`/`@@else`/`@@end` nested, Cedar's

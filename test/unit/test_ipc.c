@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_ipc.c — box IPC framing, fd passing, reassembly and validators.
  *

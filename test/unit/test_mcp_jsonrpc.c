@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_mcp_jsonrpc.c — box-mcpd/jsonrpc.c: one MCP stdio frame parsed and
  * classified (every docs/box-mcpd.md robustness case at the parsing level: invalid

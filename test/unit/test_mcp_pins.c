@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_mcp_pins.c — box-mcpd/pins.c: the pins file's state (pin, change,
  * accept lines), the verdict on a definition the broker sees (new, same,

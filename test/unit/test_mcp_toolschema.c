@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_mcp_toolschema.c — box-mcpd/toolschema.c: tools/list results into a
  * catalog (pages, refused entries, caps, canonical definitions), docs/box-policy.5.md

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_parse.c — the checked parsers of common/parse.c.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_peer.c — peer_pidns_same(): a peer in our PID namespace is ours, one in
  * a new PID namespace (a sandbox's) is not, both through SO_PEERPIDFD and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_plan.c — boxd/plan.c, the root part that turns a request into the
  * agent's sandbox plan, on input shaped as boxd has it: a box.ini loaded by

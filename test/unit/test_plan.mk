@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test_plan: boxd/plan.c (plan_build, plan_disclosure) on requests built by boxctl and
 # decoded as boxd does; links the boxd objects plan.c needs (ownpaths, runtime; problem_new is
 # in proto/recheck_shared.c) and boxctl's loader and spec builder for the input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_plan_validate.c — box_plan_validate / box_plan_decode / box_status_decode.
  * Trusts: nothing; it is test code.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policy.c — libboxpolicy's C API: load errors with line:col, decide,
  * request problems, the MCP schema extension (pending → reload), per-tool

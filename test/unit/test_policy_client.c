@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policy_client — libpolicyclient/policy_client.c against a socketpair peer
  * that plays box-policyd: it reads what the client sends with the policy protocol's

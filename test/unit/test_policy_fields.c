@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policy_fields.c — proto/policy_fields.c: a request's fields built on
  * the stack, in order, typed, pointing at the caller's strings, and a

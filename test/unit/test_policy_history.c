@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policy_history.c — `boxctl policy eval --history` replay
  * (boxctl/policy_history.c): exact times (decimal seconds and RFC 3339 to

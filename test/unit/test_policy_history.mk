@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test_policy_history — boxctl/policy_history.c (`policy eval --history`) with
 # the real engine and temporal monitor.
 UNIT_DEPS_policy_history := $(BUILD)/boxctl/policy_history.o $(LIBBOXPOLICY)

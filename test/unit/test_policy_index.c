@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policy_index.c — libboxpolicy's rule index (libboxpolicy/index.c):
  * every policy is loaded twice, with the index and with no_rule_index, and

@@ -1,1 +1,2 @@
+# SPDX-License-Identifier: Apache-2.0
 UNIT_DEPS_policy_index := $(LIBBOXPOLICY)

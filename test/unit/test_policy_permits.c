@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policy_permits.c — proto/policy_permits.c: a channel's permitted
  * Decides without an outcome (what box-policyd checks a Record against, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policy_proto.c — proto/policy.proto through box_ipc_decode (the one
  * decode-and-validate wrapper) and proto/policy_validate.c: round trips of

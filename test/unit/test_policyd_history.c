@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_policyd_history.c — box-policyd's history file alone: framing, CRC,
  * recovery of a torn last record at every byte offset, refusal of damage

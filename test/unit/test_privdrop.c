@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_privdrop.c — the ordered privilege drop, checked from the outside.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_proto_mcp.c — box-mcpd's two protocols (proto/mcp_validate.c,
  * proto/proto_mcp.c): every validator with good and hostile values, and the

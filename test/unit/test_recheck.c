@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_recheck.c — the real box-recheck binary (BOX_BIN/box-recheck) on
  * hand-built RecheckRequests for a temporary tree, its replies read as boxd

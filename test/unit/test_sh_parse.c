@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_sh_parse.c — box-shell's parser, arithmetic and variable caps as
  * units (box-shell/parse.c, arith.c, vars.c; no execution): bash's syntax

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_shell_validate.c — box-shell's two protocols (proto/shell_validate.c,
  * proto/proto_shell.c): every validator with good and hostile values, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_spawn.c — common/spawn.c from the outside: the child gets exactly the
  * fds it was given at 0..n-1 (an open inheritable fd of the parent is not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_spec.c — boxctl/spec.c: a box.ini loaded as the caller becomes a
  * BoxSpec that the IPC layer packs, decodes and validates (what boxd will

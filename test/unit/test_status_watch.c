@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_status_watch — boxd/status.c, the one reader of a sandbox's status fd, against a
  * socketpair end that plays box-trampoline's fd 4: messages with and without an fd, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_suggest.c — the suggestion tail of libboxpolicy's load errors
  * (suggest.c): the edit distance, the closeness threshold, the exact text of

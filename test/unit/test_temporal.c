@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_temporal.c — the incremental temporal monitor's internals: state stays
  * flat over a million events (pruning to the rule's window), the clock never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_temporal_incr.c — the temporal monitor's incremental aggregates
  * (temporal_monitor.c): on randomized event streams (window edges hit

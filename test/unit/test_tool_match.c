@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_tool_match.c — boxd/toolmatch.c, boxd's re-check of box-shell's
  * SpawnRequest against its own [tool.NAME] tables and the agent's exec

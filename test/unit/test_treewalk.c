@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_treewalk.c — common/treewalk.c: every entry once, no symlink followed,
  * skipped subtrees left out, and the entry bound stops the walk (budget->cut).

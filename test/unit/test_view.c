@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_view.c — box-trampoline's mount view computed from a plan, without
  * privileges (box-trampoline/view.c, the list mount.c then mounts).

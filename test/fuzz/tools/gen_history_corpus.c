@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gen_history_corpus.c — writes the seed corpus of fuzz_history with the real
  * writers: box-policyd's engine (epoch and event records through

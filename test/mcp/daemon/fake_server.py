@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # fake_server.py MODE — a tiny stdio MCP server for test_mcpd.c (the broker
 # alone; the full test server is test/mcp/'s). Newline-delimited JSON-RPC on
 # stdin/stdout. MODE:

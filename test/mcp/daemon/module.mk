@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/mcp/daemon/ — box-mcpd alone: test_mcpd plays
 # boxd (McpInit, McpServerStart answered by running fake_server.py on the
 # passed fds) and box-policyd (a rule table answers every Decide, Probe and

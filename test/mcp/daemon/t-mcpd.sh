@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # t-mcpd.sh — box-mcpd alone under test_mcpd.c (it plays boxd, box-policyd,
 # the alias and the harness), as root and as the ordinary user boxtest (its
 # binaries copied to a 0755 temp dir, as test/integration/lib-run.sh does).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_mcpd.c — box-mcpd, the MCP broker, alone (docs/box-mcpd.md
  * "The broker's rules"), outside a sandbox (the servers' sandboxes are

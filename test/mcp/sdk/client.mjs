@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // client.mjs ALIAS OP... — an MCP client built with the official TypeScript SDK
 // (@modelcontextprotocol/sdk: Client over StdioClientTransport), acting as an agent's harness
 // for t-mcp-sdk.sh: it spawns ALIAS (/run/box/bin/NAME in a box: box-alias, which hands its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/mcp/sdk/ — the official MCP TypeScript SDK (@modelcontextprotocol/sdk, pinned in
 # package-lock.json, installed by `make deps` with npm ci) as both client and server
 # through box-mcpd in real boxes: t-mcp-sdk.sh, as root and as boxtest.

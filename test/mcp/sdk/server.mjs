@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server.mjs — a stdio MCP server built with the official TypeScript SDK
 // (@modelcontextprotocol/sdk: McpServer over StdioServerTransport), for t-mcp-sdk.sh: box-mcpd
 // starts it in the server's own sandbox and the SDK's client (client.mjs) or a plain scripted

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-mcp-sdk.sh — the official MCP TypeScript SDK (@modelcontextprotocol/sdk, pinned in
 # test/mcp/sdk/package-lock.json, installed by `make deps`) as both client and server through
 # box-mcpd, in real boxes (boxctl run, embedded boxd), as the caller and as boxtest.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmdrun.c — runs one of box-shell's own text commands directly, for the
  * differential tests: `cmdrun NAME ARGS...` on fds 0-2, with an allow-all

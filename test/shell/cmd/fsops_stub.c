@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fsops_stub.c — test-only stand-in for box-shell/fsops.c while it does not
  * exist (module.mk drops this file once it does): the fsops.h calls the text

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/shell/cmd/ — box-shell's own text commands run directly by cmdrun (an
 # allow-all decider, optionally logging to $CMDRUN_LOG) and compared with GNU
 # coreutils, grep, sed and diffutils (t-text.sh). Until box-shell/fsops.c

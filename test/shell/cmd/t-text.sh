@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-text.sh — box-shell's own text commands against GNU coreutils, grep, sed
 # and diffutils: each case runs `cmdrun NAME ARGS...` and the GNU program with
 # the same arguments and stdin on the same fixtures (tricky ones included: no

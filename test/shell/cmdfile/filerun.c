@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * filerun.c — runs one of box-shell's own file commands (sh_file_commands[])
  * directly, for the differential tests in t-file.sh: `filerun CMD ARGS...`.

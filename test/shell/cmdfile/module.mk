@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/shell/cmdfile/ — box-shell's own file commands:
 # filerun runs one command directly (an allow-all decider logging each
 # decision; a trivial fork+exec sh_run_child), t-file.sh compares each

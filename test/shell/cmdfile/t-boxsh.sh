@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-boxsh.sh — box-shell's own file commands run by box-sh:
 # scripts of file commands give the same stdout, stderr, status
 # and resulting tree as bash with GNU coreutils/findutils; --decisions shows

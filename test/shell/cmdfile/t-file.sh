@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t-file.sh — box-shell's own file commands against GNU coreutils/findutils
 #: each case runs the GNU tool and the own command
 # (through filerun) in the same fresh fixture (fixed mtimes, so ls -t and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/shell/daemon/ — the box-shell daemon end to end:
 # test_shelld plays boxd (the real box-policyd through test/policyd's
 # harness, a listening shell.sock, ShellInit, a fake boxd answering

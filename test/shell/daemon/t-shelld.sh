@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # t-shelld.sh — the box-shell daemon end to end (test_shelld.c), as root and
 # as the ordinary user boxtest (its binaries copied to a 0755 temp dir, as
 # test/integration/lib-run.sh does).

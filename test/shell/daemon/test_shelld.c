@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_shelld.c — the box-shell daemon end to end, outside a sandbox (the
  * sandbox is boxd's and the trampoline's part; box-shell's own seccomp

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # findstat.sh — box-sh's find reads an entry's type from readdir when its
 # expression needs nothing more (`find . -name '*.c'`): every
 # entry is still decided read_metadata and recorded, as before, but no stat

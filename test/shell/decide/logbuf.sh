@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # logbuf.sh — box-sh's decisions.jsonl loses no line when its writes are
 # batched: a pipeline stage buffers its lines as the main
 # process does (one write per 64 KiB or 100 ms, not one per decision), and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/shell/decide/ — box-shell's decisions:
 # test_fsops (fsops.c against a recording decider: each operation's
 # decisions and outcomes, batches, the openat2 guarantee and the symlink

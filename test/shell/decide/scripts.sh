@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts.sh — the decisions whole scripts raise in box-sh:
 # `box-sh --policy P --home H --decisions OUT -c SCRIPT`, then the
 # exact sequence of decision and outcome lines of OUT (seq.py: action,

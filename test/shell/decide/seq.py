@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # seq.py — a decisions.jsonl file (docs/boxctl.1.md) as one compact line per entry,
 # for exact comparison in test/shell/decide/scripts.sh:
 #   D ACTION RESOURCE [OPERATION] VERDICT      a decision

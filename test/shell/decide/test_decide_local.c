@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_decide_local.c — box-sh's in-process back end (box-shell/decide_local.c):
  * policy load errors, the fields and spellings of fs:*, shell:exec and

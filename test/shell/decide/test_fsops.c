@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fsops.c — box-shell/fsops.c against a recording decider: the exact
  * decisions (action, operation, canonical path) and outcomes of every file

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/shell/diff/ — the differential corpus of box-sh's language:
 # every script under sh-*/ runs in box-sh and dash, every script
 # under bash-*/ in box-sh and bash; stdout, stderr and the status must agree.

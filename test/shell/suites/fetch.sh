@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fetch.sh — fetch the outside shell conformance suites run.sh runs (bash's tests/ and
 # busybox's shell/ash_test/) from Debian's source packages, once per machine, into the
 # directory where.sh names. Called by scripts/deps.sh (`make deps`, `make check`).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # test/shell/suites/ — outside shell conformance suites: bash's own tests/ and busybox's
 # shell/ash_test/ (Debian source packages, fetched by fetch.sh from scripts/deps.sh) run
 # against /bin/bash and the sanitizer box-sh by run.sh. Not part of `make check` (it takes

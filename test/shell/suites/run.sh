@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — outside shell conformance suites (`make check-conformance`): every file of bash's
 # own tests/ (its 83 run-* scripts) and of busybox's shell/ash_test/ (its 333 *.tests), as
 # test/shell/suites/fetch.sh installed them, runs against /bin/bash and against box-sh (the

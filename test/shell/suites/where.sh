@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # where.sh — sourced by fetch.sh and run.sh of test/shell/suites/: which Debian source
 # packages hold the outside shell conformance suites and where they live on this machine.
 # The versions and the sha256 of their .dsc files are pinned: the .dsc lists the checksums of
