@@ -360,7 +360,8 @@ finish_field(struct bp_policy *p, struct pending_field *pf, struct ix_field *f)
 	memcpy((uint32_t *)f->all, pf->rules, pf->n_rules * sizeof(*f->all));
 	memcpy((uint32_t *)f->absent, pf->absent, pf->n_absent * sizeof(*f->absent));
 
-	qsort(pf->keys, pf->n_keys, sizeof(*pf->keys), cmp_pending_key);
+	if (bp_msort(pf->keys, pf->n_keys, sizeof(*pf->keys), cmp_pending_key) < 0)
+		return -ENOMEM;
 	size_t n_distinct = 0, n_plens = 0;
 	uint32_t *plens = malloc((pf->n_keys + 1) * sizeof(*plens));
 	if (!plens)
@@ -371,7 +372,10 @@ finish_field(struct bp_policy *p, struct pending_field *pf, struct ix_field *f)
 		if (pf->keys[i].k.prefix)
 			plens[n_plens++] = (uint32_t)pf->keys[i].len;
 	}
-	qsort(plens, n_plens, sizeof(*plens), cmp_u32);
+	if (bp_msort(plens, n_plens, sizeof(*plens), cmp_u32) < 0) {
+		free(plens);
+		return -ENOMEM;
+	}
 	size_t u = 0;
 	for (size_t i = 0; i < n_plens; i++)
 		if (u == 0 || plens[u - 1] != plens[i])

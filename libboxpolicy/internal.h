@@ -31,6 +31,8 @@ void *arena_alloc(struct arena *a, size_t n); /* zeroed; NULL on ENOMEM or cap *
 char *arena_strndup(struct arena *a, const char *s, size_t n);
 void arena_reset(struct arena *a); /* keep the first chunk */
 void arena_free(struct arena *a);
+/* A stable merge sort (sort.c): 0, -ENOMEM, -EOVERFLOW. Never qsort: glibc's calls sysinfo(2). */
+int bp_msort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 /* ---- growable buffer ---- */
 

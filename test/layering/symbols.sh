@@ -10,7 +10,8 @@
 # descriptors, validators or tables. box-gateway, box-mcpd and box-shell ask
 # box-policyd through libpolicyclient.a and no other program links it. Then
 # common/ must be a leaf: no symbol libboxcommon.a needs is defined by
-# libboxproto.a or libboxpolicy.a, and neither of them uses libpolicyclient.a.
+# libboxproto.a or libboxpolicy.a, and neither of them uses libpolicyclient.a. None of the
+# libraries the daemons link calls qsort (glibc's calls sysinfo(2)).
 # Trusts: nothing; it is test code reading the build's binaries.
 . "$(dirname "$0")/../lib.sh"
 
@@ -133,4 +134,16 @@ else
 		not_ok "proto/ or common/ uses libpolicyclient/ (or it defines nothing): $up"
 	fi
 fi
+# glibc's qsort asks sysinfo(2) how much memory there is before sorting over 1 KiB, and the
+# daemons' seccomp allow-lists kill that (a policy with enough indexed rules killed
+# box-policyd): the libraries the daemons link sort with their own merge sorts.
+for lib in "$BUILD/libboxpolicy/libboxpolicy.a" "$BUILD/proto/libboxproto.a" "$lib_common" "$lib_pc"; do
+	if [ ! -f "$lib" ]; then
+		not_ok "$(basename "$lib") calls no qsort: not built"
+	elif nm -u "$lib" 2>/dev/null | awk '{ print $NF }' | grep -qE '^qsort(_r)?$'; then
+		not_ok "$(basename "$lib") calls no qsort (glibc's calls sysinfo(2), which the daemons' filters kill)"
+	else
+		ok "$(basename "$lib") calls no qsort"
+	fi
+done
 tap_done
