@@ -2073,31 +2073,12 @@ read_script(struct sh_shell *sh, const char *path, char **out, size_t *len, int 
 		*err = -fd;
 		return -1;
 	}
-	struct sbuf b = {0};
-	char buf[65536];
-	for (;;) {
-		ssize_t r = read(fd, buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			*err = errno;
-			close(fd);
-			sb_free(&b);
-			return -1;
-		}
-		if (r == 0)
-			break;
-		if (b.len + (size_t)r > SH_MAX_SCRIPT) {
-			*err = EFBIG;
-			close(fd);
-			sb_free(&b);
-			return -1;
-		}
-		sb_addn(&b, buf, (size_t)r);
-	}
+	int r = sh_read_script_fd(fd, out, len);
 	close(fd);
-	*len = b.len;
-	*out = sb_take(&b);
+	if (r < 0) {
+		*err = -r;
+		return -1;
+	}
 	return 0;
 }
 

@@ -383,33 +383,6 @@ fail(int status, const char *fmt, ...)
 	_exit(status);
 }
 
-/* Not inlined: its 64 KiB buffer would make every invocation's frame probe 16 stack pages. */
-static __attribute__((noinline)) int
-read_all_fd0(char **out, size_t *len)
-{
-	struct sbuf b = { 0 };
-	char buf[65536];
-	for (;;) {
-		ssize_t r = read(0, buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			sb_free(&b);
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		if (b.len + (size_t)r > SH_MAX_SCRIPT) {
-			sb_free(&b);
-			return -EFBIG;
-		}
-		sb_addn(&b, buf, (size_t)r);
-	}
-	*len = b.len;
-	*out = sb_take(&b);
-	return 0;
-}
-
 /*
  * A session taken at the door (door_answer): the alias's connection, which
  * the invocation child keeps to send ShellExit itself; -1 otherwise. Never
@@ -555,7 +528,7 @@ shd_invocation_run(const struct shd_invocation *inv)
 	case BOX__SHELL_MODE__SHELL_MODE_STDIN:
 	case _BOX__SHELL_MODE_IS_INT_SIZE:
 	default:
-		r = read_all_fd0(&text, &len);
+		r = sh_read_script_fd(0, &text, &len);
 		if (r == -EFBIG)
 			fail(2, "box-shell: script too large\n");
 		if (r < 0)
