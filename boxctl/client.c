@@ -218,3 +218,17 @@ client_call(int fd, uint32_t type, const ProtobufCMessage *msg, uint32_t reply_t
 	}
 	return 0;
 }
+
+const char *
+client_box_operand(int argc, char **argv, const char *cmd)
+{
+	if (argc != 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: boxctl %s NAME|ID\n", cmd);
+		return NULL;
+	}
+	if (!box_valid_name(argv[1]) && !box_valid_box_id(argv[1])) {
+		fprintf(stderr, "boxctl: error: '%s' is not a box name or id\n", argv[1]);
+		return NULL;
+	}
+	return argv[1];
+}

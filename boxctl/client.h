@@ -44,4 +44,10 @@ int client_embedded_sockets(char ***ret);
 int client_call(int fd, uint32_t type, const ProtobufCMessage *msg, uint32_t reply_type,
 		struct box_ipc_msg *reply, char **err_msg, int timeout_ms);
 
+/*
+ * `boxctl CMD NAME|ID`: the one operand, a box name or id. NULL after the
+ * usage line or the error on stderr (the caller exits BOXCTL_EXIT_USAGE).
+ */
+const char *client_box_operand(int argc, char **argv, const char *cmd);
+
 #endif

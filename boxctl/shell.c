@@ -190,15 +190,9 @@ relay(const struct attached *a, int sfd, unsigned tty_mask)
 int
 cmd_shell(int argc, char **argv)
 {
-	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: boxctl shell NAME|ID\n");
+	const char *box = client_box_operand(argc, argv, "shell");
+	if (!box)
 		return BOXCTL_EXIT_USAGE;
-	}
-	const char *box = argv[1];
-	if (!box_valid_name(box) && !box_valid_box_id(box)) {
-		fprintf(stderr, "boxctl: error: '%s' is not a box name or id\n", box);
-		return BOXCTL_EXIT_USAGE;
-	}
 	unsigned tty_mask = 0;
 	for (int i = 0; i < 3; i++)
 		if (isatty(i) == 1)

@@ -81,15 +81,9 @@ stop_one(const char *path, const char *box, char **err)
 int
 cmd_stop(int argc, char **argv)
 {
-	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: boxctl stop NAME|ID\n");
+	const char *box = client_box_operand(argc, argv, "stop");
+	if (!box)
 		return BOXCTL_EXIT_USAGE;
-	}
-	const char *box = argv[1];
-	if (!box_valid_name(box) && !box_valid_box_id(box)) {
-		fprintf(stderr, "boxctl: error: '%s' is not a box name or id\n", box);
-		return BOXCTL_EXIT_USAGE;
-	}
 	char *err = NULL;
 	int r = stop_one(client_service_path(), box, &err);
 	char **socks = NULL;
