@@ -20,6 +20,8 @@
  * Trusts: nothing in the bytes; they are copied, never interpreted.
  */
 #include <errno.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -281,4 +283,18 @@ relay_pty_start(struct stream *keys, struct stream *screen, int in_fd, int maste
 	if (in_fd == 0)
 		relay_tty_raw();
 	relay_winsize(ws_fd, master);
+}
+
+int
+relay_signalfd(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? -errno : fd;
 }

@@ -43,6 +43,9 @@ bool stream_finished(const struct stream *s);
  * `boxctl shell`): shared so both relay it the same way.
  */
 /* fd 0 in raw mode (Ctrl-C travels as a byte); restored by relay_tty_restore and at exit. */
+/* SIGINT, SIGTERM, SIGHUP and SIGWINCH blocked, and a signalfd (CLOEXEC, non-blocking) that
+ * reads them; -errno. A relay forwards them to the box rather than dying of them. */
+int relay_signalfd(void);
 void relay_tty_raw(void);
 void relay_tty_restore(void);
 /*

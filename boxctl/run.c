@@ -477,17 +477,9 @@ run_parse_args(struct run *r, int argc, char **argv, const char **path)
 static int
 run_signals(struct run *r)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	r->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	r->sfd = relay_signalfd();
 	if (r->sfd < 0) {
-		fprintf(stderr, "boxctl: error: signalfd: %s\n", strerror(errno));
+		fprintf(stderr, "boxctl: error: signalfd: %s\n", strerror(-r->sfd));
 		return BOXCTL_EXIT_FAILURE;
 	}
 	signal(SIGPIPE, SIG_IGN);

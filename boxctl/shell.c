@@ -216,16 +216,9 @@ cmd_shell(int argc, char **argv)
 		req.term = (char *)term;
 
 	/* Signals by a signalfd from here on: SIGWINCH resizes, the others end the relay. */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	_cleanup_close_ int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	_cleanup_close_ int sfd = relay_signalfd();
 	if (sfd < 0) {
-		fprintf(stderr, "boxctl: error: signalfd: %s\n", strerror(errno));
+		fprintf(stderr, "boxctl: error: signalfd: %s\n", strerror(-sfd));
 		return BOXCTL_EXIT_FAILURE;
 	}
 	signal(SIGPIPE, SIG_IGN);
