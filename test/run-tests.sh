@@ -111,7 +111,7 @@ report() {
 	printf '%-48s %4d passed %3d failed %3d skipped  (%.1fs)\n' "${names[i]}" "$p" "$f" "$s" "$secs"
 	if [ "$f" -ne 0 ]; then
 		failures+=("${names[i]}")
-		grep -E '^not ok' -A8 "${logs[i]}" | sed 's/^/    /' | head -60
+		grep -E '^not ok' -B8 -A8 "${logs[i]}" | sed 's/^/    /' | head -80
 	fi
 	grep -E '^ok.*# *(skip|SKIP)' "${logs[i]}" | sed 's/^/    /'
 }

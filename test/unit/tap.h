@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static int tap_failed_checks;
 static int tap_passed, tap_failed, tap_skipped;
@@ -51,11 +52,24 @@ static const char *tap_skip_reason;
 /* Mark the running test as skipped: only for a host capability that is absent. */
 #define SKIP(reason) (tap_skip_reason = (reason))
 
+/* A test that took long says so: the first thing to read when a loaded machine times one out. */
+static inline void
+tap_report_slow(const char *name, const struct timespec *t0, const struct timespec *t1)
+{
+	double took = (double)(t1->tv_sec - t0->tv_sec) + (double)(t1->tv_nsec - t0->tv_nsec) / 1e9;
+	if (took >= 5.0)
+		printf("# %s took %.1f s\n", name, took);
+}
+
 #define RUN(fn)                                                                           \
 	do {                                                                              \
 		int tap_before_ = tap_failed_checks;                                      \
+		struct timespec tap_t0_, tap_t1_;                                         \
 		tap_skip_reason = NULL;                                                   \
+		clock_gettime(CLOCK_MONOTONIC, &tap_t0_);                                 \
 		fn();                                                                     \
+		clock_gettime(CLOCK_MONOTONIC, &tap_t1_);                                 \
+		tap_report_slow(#fn, &tap_t0_, &tap_t1_);                                 \
 		if (tap_failed_checks != tap_before_) {                                   \
 			printf("not ok - %s\n", #fn);                                     \
 			tap_failed++;                                                     \

@@ -89,13 +89,16 @@ read_file(const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return strdup("");
-	struct stat st;
-	fstat(fd, &st);
-	char *b = calloc(1, (size_t)st.st_size + 1);
-	size_t off = 0;
+	/* Read to the end, not to st_size: /proc files (at_door's) report a size of 0. */
+	size_t cap = 4096, off = 0;
+	char *b = malloc(cap + 1);
 	ssize_t n;
-	while ((n = read(fd, b + off, (size_t)st.st_size - off)) > 0)
+	while ((n = read(fd, b + off, cap - off)) > 0) {
 		off += (size_t)n;
+		if (off == cap)
+			b = realloc(b, (cap *= 2) + 1);
+	}
+	b[off] = '\0';
 	close(fd);
 	return b;
 }
@@ -548,6 +551,13 @@ sess_open(struct shd *s, struct sess *x, Box__ShellMode mode, const char *text,
 		close(po[1]);
 		close(pe[1]);
 	}
+	/*
+	 * A box-shell at its session cap answers ShellDenied and hangs up as soon as it
+	 * accepts, maybe before the ShellOpen went out: the denial still waits to be read
+	 * (box-alias/alias.c reads it the same way).
+	 */
+	if (r == -EPIPE || r == -ECONNRESET)
+		return 0;
 	return r;
 }
 
@@ -1329,9 +1339,12 @@ test_session_cap(void)
 		sess_close(&xs[i]);
 	}
 	CHECK_INT(right, N);
-	/* Room again, once box-shell has seen the sessions end (up to 30 s: only a leak). */
+	/*
+	 * Room again, once box-shell has seen the 512 sessions end: up to 120 s, since on a
+	 * loaded 2-core machine reaping 512 shells takes a while; only a leak never ends.
+	 */
 	int st = -2;
-	for (int t = 0; t < 30000 && (st = run_c(&S, &extra, "echo again", NULL)) == -2; t += 100)
+	for (int t = 0; t < 120000 && (st = run_c(&S, &extra, "echo again", NULL)) == -2; t += 100)
 		msleep(100);
 	CHECK_INT(st, 0);
 	CHECK_STR(extra.obuf, "again\n");
@@ -1978,7 +1991,8 @@ spare_of(struct shd *t, pid_t not)
 
 /*
  * Until the spare SP is at the door: blocked in its poll of the door and main's socket
- * (2 fds, no timeout: box-shell/invocation.c), its rehearsal done, as /proc/SP/syscall
+ * (2 fds, no timeout: box-shell/invocation.c; the int -1 reaches the kernel as 0xffffffff,
+ * not sign-extended), its rehearsal done, as /proc/SP/syscall
  * shows twice in a row; where that file cannot be read (the spare of another user, not
  * dumpable), asleep ('S' in /proc/SP/stat) for 10 samples in a row. Up to 30 s.
  */
@@ -1996,7 +2010,7 @@ at_door(pid_t sp)
 		bool at;
 		if (*sc) {
 			at = sscanf(sc, "%ld %lx %lx %lx", &nr, &fds, &nfds, &tmo) == 4 && nfds == 2 &&
-			     ((nr == SYS_poll && tmo == ~0UL) || (nr == SYS_ppoll && tmo == 0));
+			     ((nr == SYS_poll && (int)tmo == -1) || (nr == SYS_ppoll && tmo == 0));
 		} else {
 			char *st = read_file(stat);
 			const char *rp = strrchr(st, ')');
