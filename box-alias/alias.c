@@ -117,9 +117,10 @@ long_option(struct alias_invocation *inv, const char *opt)
 {
 	if (strcmp(opt, "--login") == 0)
 		inv->login = true;
-	else if (strcmp(opt, "--norc") == 0 || strcmp(opt, "--noprofile") == 0 ||
-		 strcmp(opt, "--posix") == 0)
-		; /* box-shell reads no startup file and is POSIX-minded already */
+	else if (strcmp(opt, "--noprofile") == 0)
+		inv->noprofile = true;
+	else if (strcmp(opt, "--norc") == 0 || strcmp(opt, "--posix") == 0)
+		; /* box-shell reads no rc file and is POSIX-minded already */
 	else if (strcmp(opt, "--version") == 0)
 		inv->action = ALIAS_VERSION;
 	else if (strcmp(opt, "--help") == 0)
@@ -482,6 +483,7 @@ run_session(const struct alias_invocation *inv, char **envp)
 	open_msg.has_xtrace = open_msg.xtrace = inv->xtrace;
 	open_msg.has_pipefail = open_msg.pipefail = inv->pipefail;
 	open_msg.has_login = open_msg.login = inv->login;
+	open_msg.has_noprofile = open_msg.noprofile = inv->noprofile;
 	open_msg.env = env;
 	open_msg.n_env = n_env;
 	open_msg.cwd = cwd;
@@ -671,9 +673,10 @@ print_help(const struct alias_invocation *inv)
 	       "  -s            read the script from stdin (also: no operand at all)\n"
 	       "  -e -u -x      errexit, nounset, xtrace\n"
 	       "  -o NAME       pipefail, errexit, nounset or xtrace (+o NAME, +e... turn one off)\n"
-	       "  -l, --login   a login shell (no profile is read)\n"
+	       "  -l, --login   a login shell: /etc/profile and ~/.bash_profile (or ~/.profile) are read\n"
 	       "  -i            interactive (also: no operand and stdin a terminal)\n"
-	       "  --norc --noprofile --posix   accepted (box-shell reads no startup file)\n"
+	       "  --noprofile   a login shell that reads no profile\n"
+	       "  --norc --posix   accepted (box-shell reads no rc file)\n"
 	       "  --version --help\n"
 	       "Exit status: the command's; 124 timed out, 125 box-shell could not serve,\n"
 	       "126 refused by policy or not startable as a tool, 127 not found.\n",

@@ -67,7 +67,7 @@ struct alias_invocation {
 	size_t n_args;
 	const char *invoked_as; /* sh bash zsh dash rbash */
 	const char *name;       /* the name the alias answers to in messages (basename of argv[0]) */
-	bool errexit, nounset, xtrace, pipefail, login, interactive;
+	bool errexit, nounset, xtrace, pipefail, login, noprofile, interactive;
 	bool python;            /* invoked as python3 or python (README.md) */
 	char error[512];        /* ALIAS_REFUSE: one line, no trailing newline */
 };

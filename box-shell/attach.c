@@ -16,8 +16,8 @@
  * that what the terminal's line discipline signals — Ctrl-C's SIGINT, the
  * SIGWINCH of boxctl's TIOCSWINSZ, the SIGHUP of boxctl closing the master —
  * reaches it, and is then exactly an alias on that terminal: one ShellOpen
- * (interactive, the slave as fds 0-2, `bash`, the workspace as cwd, TERM and
- * HOME) on its end of a socketpair whose other end main serves as a
+ * (interactive, the slave as fds 0-2, `bash`, the workspace as cwd, the agent's
+ * environment with the caller's TERM) on its end of a socketpair whose other end main serves as a
  * session; SIGINT, SIGTERM and SIGWINCH forwarded as ShellSignal; SIGHUP
  * (the terminal went away) closes the connection, which hangs the session up
  * (SIGHUP, SIGKILL 2 s later, as for an alias killed); ShellExit's status is
@@ -33,6 +33,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -91,7 +92,7 @@ say(int tty, const char *what)
 }
 
 _Noreturn void
-shd_holder_run(int conn, int slave, int end_w, const char *term)
+shd_holder_run(int conn, int slave, int end_w, const Box__ShellAttach *a)
 {
 	int keep[3] = { conn, slave, end_w };
 	if (fd_close_all_except(3, keep, 3) < 0)
@@ -120,15 +121,29 @@ shd_holder_run(int conn, int slave, int end_w, const char *term)
 		_exit(125);
 	}
 
+	/*
+	 * The agent's environment as boxd built it (its [agent.env], HOME, the gateway's
+	 * variables), the session's TERM in place of the agent's; main's session filters it
+	 * as it filters an alias's (invocation.c). No HOME in it: the owner's.
+	 */
 	const Box__ShellInit *in = shd_box.init;
 	char term_env[80], home_env[4200];
-	char *env[2];
+	char **env = calloc(a->n_env + 2, sizeof(char *));
 	size_t n_env = 0;
-	if (term) {
-		snprintf(term_env, sizeof(term_env), "TERM=%s", term);
+	bool home = false;
+	if (!env)
+		_exit(125);
+	for (size_t i = 0; i < a->n_env; i++) {
+		if (a->term && strncmp(a->env[i], "TERM=", 5) == 0)
+			continue;
+		home |= strncmp(a->env[i], "HOME=", 5) == 0;
+		env[n_env++] = a->env[i];
+	}
+	if (a->term) {
+		snprintf(term_env, sizeof(term_env), "TERM=%s", a->term);
 		env[n_env++] = term_env;
 	}
-	if (snprintf(home_env, sizeof(home_env), "HOME=%s", in->home) < (int)sizeof(home_env))
+	if (!home && snprintf(home_env, sizeof(home_env), "HOME=%s", in->home) < (int)sizeof(home_env))
 		env[n_env++] = home_env;
 	Box__ShellOpen so = BOX__SHELL_OPEN__INIT;
 	so.mode = BOX__SHELL_MODE__SHELL_MODE_INTERACTIVE;

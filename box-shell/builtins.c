@@ -532,6 +532,31 @@ static const struct set_option {
 	{"xtrace", offsetof(struct sh_shell, opt_x), false, true},
 };
 
+/*
+ * dash's `set -o` list, in its order, for the sh/dash dialect (the options dash 0.5.12
+ * knows; the ones this interpreter honours point at their flag, the others are off here).
+ */
+static const struct set_option dash_set_options[] = {
+	{"errexit", offsetof(struct sh_shell, opt_e), false, true},
+	{"noglob", offsetof(struct sh_shell, opt_f), false, true},
+	{"ignoreeof", OPT_FIXED, false, false},
+	{"interactive", OPT_FIXED, false, false},
+	{"monitor", OPT_FIXED, false, true},
+	{"noexec", offsetof(struct sh_shell, opt_n), false, true},
+	{"stdin", OPT_FIXED, false, false},
+	{"xtrace", offsetof(struct sh_shell, opt_x), false, true},
+	{"verbose", offsetof(struct sh_shell, opt_v), false, true},
+	{"vi", OPT_FIXED, false, false},
+	{"emacs", OPT_FIXED, false, false},
+	{"noclobber", offsetof(struct sh_shell, opt_C), false, true},
+	{"allexport", offsetof(struct sh_shell, opt_a), false, true},
+	{"notify", OPT_FIXED, false, false},
+	{"nounset", offsetof(struct sh_shell, opt_u), false, true},
+	{"privileged", OPT_FIXED, false, false},
+	{"nolog", OPT_FIXED, false, true},
+	{"debug", OPT_FIXED, false, false},
+};
+
 static const struct set_option *
 set_option_find(const char *name)
 {
@@ -2024,12 +2049,20 @@ b_set(struct sh_shell *sh, int argc, char **argv)
 	if (r < 0)
 		return 2;
 	if (r == 2 || r == 3) {
-		for (size_t k = 0; k < sizeof set_options / sizeof set_options[0]; k++) {
-			const struct set_option *so = &set_options[k];
+		/* the dialect's list and format: dash's under sh/dash, else bash's */
+		bool dash = sh->dash_errors;
+		const struct set_option *list = dash ? dash_set_options : set_options;
+		size_t n = dash ? sizeof dash_set_options / sizeof dash_set_options[0]
+				: sizeof set_options / sizeof set_options[0];
+		if (dash && r == 2)
+			bi_outs(1, "Current option settings\n");
+		for (size_t k = 0; k < n; k++) {
+			const struct set_option *so = &list[k];
 			bool v = set_option_value(sh, so);
 			char b[128];
 			if (r == 2)
-				snprintf(b, sizeof b, "%-15s\t%s\n", so->name, v ? "on" : "off");
+				snprintf(b, sizeof b, dash ? "%-16s%s\n" : "%-15s\t%s\n", so->name,
+					 v ? "on" : "off");
 			else
 				snprintf(b, sizeof b, "set %co %s\n", v ? '-' : '+', so->name);
 			bi_outs(1, b);
@@ -2133,6 +2166,117 @@ b_source(struct sh_shell *sh, int argc, char **argv)
 	if (st == -2)
 		return 2;
 	return st;
+}
+
+/*
+ * bash's SHLVL: the level it came with (0 when it is not a number) plus one, never below
+ * 0; 1000 or more warns and starts again at 1 (bash's variables.c does the same).
+ */
+static void
+count_shell_level(struct sh_shell *sh)
+{
+	const char *v = var_value(sh, "SHLVL");
+	long lvl = 0;
+	if (v && *v) {
+		char *e;
+		errno = 0;
+		long n = strtol(v, &e, 10);
+		while (*e == ' ' || *e == '\t')
+			e++;
+		if (!*e && errno == 0)
+			lvl = n;
+	}
+	if (lvl < 0 || lvl == LONG_MAX)
+		lvl = 0;
+	else
+		lvl++;
+	if (lvl >= 1000) {
+		sh_err(sh, "warning: shell level (%ld) too high, resetting to 1", lvl);
+		lvl = 1;
+	}
+	char buf[24];
+	(void)snprintf(buf, sizeof buf, "%ld", lvl);
+	var_set(sh, "SHLVL", buf, V_EXPORT);
+}
+
+char *
+sh_shlvl_nofork(struct sh_shell *sh)
+{
+	const char *v = var_value(sh, "SHLVL");
+	struct var *var = var_get(sh, "SHLVL");
+	if (sh->dash_errors || !v || !var || (var->flags & V_READONLY))
+		return NULL;
+	char *e;
+	long lvl = strtol(v, &e, 10);
+	if (!*v || *e || lvl <= 0)
+		return NULL;
+	char *saved = xstrdup(v);
+	char buf[24];
+	(void)snprintf(buf, sizeof buf, "%ld", lvl - 1);
+	var_set(sh, "SHLVL", buf, 0);
+	return saved;
+}
+
+void
+sh_shlvl_restore(struct sh_shell *sh, char *saved)
+{
+	if (!saved)
+		return;
+	var_set(sh, "SHLVL", saved, 0);
+	free(saved);
+}
+
+/* One startup file, run as `.` runs it; false when it cannot be read (the next is tried). */
+static bool
+read_startup_file(struct sh_shell *sh, const char *path)
+{
+	char *text;
+	size_t len;
+	int err;
+	if (read_script(sh, path, &text, &len, &err) < 0)
+		return false;
+	int saveline = sh->lineno;
+	(void)exec_text(sh, text, len, 1, path);
+	sh->lineno = saveline;
+	free(text);
+	if (sh->jump == J_RETURN)
+		sh->jump = J_NONE;
+	return true;
+}
+
+/*
+ * How a shell starts once its dialect and options are set (box-shell/invocation.c,
+ * box-shell/main_sh.c, box-shell/wrappers.c): bash counts itself in SHLVL (dash leaves
+ * it as it came); a login shell (PROFILE: -l, --login or argv[0] "-…", without
+ * --noprofile) reads /etc/profile, then bash the first of ~/.bash_profile, ~/.bash_login
+ * and ~/.profile that it can read, dash ~/.profile. Each read is the shell's own file
+ * operation, decided as a `.` of the file is: a file the policy refuses is passed over as
+ * bash passes over one it cannot read.
+ */
+void
+sh_startup(struct sh_shell *sh, bool profile)
+{
+	bool bash = !sh->dash_errors;
+	if (bash)
+		count_shell_level(sh);
+	if (!profile)
+		return;
+	(void)read_startup_file(sh, "/etc/profile");
+	const char *home = var_value(sh, "HOME");
+	if (!home || !*home || sh->jump == J_EXIT)
+		return;
+	static const char *const bash_files[] = { ".bash_profile", ".bash_login", ".profile", NULL };
+	static const char *const dash_files[] = { ".profile", NULL };
+	for (const char *const *f = bash ? bash_files : dash_files; *f; f++) {
+		struct sbuf path = {0};
+		sb_adds(&path, home);
+		sb_addc(&path, '/');
+		sb_adds(&path, *f);
+		bool done = read_startup_file(sh, path.s);
+		sb_free(&path);
+		if (done)
+			break;
+	}
 }
 
 static int
@@ -2289,6 +2433,7 @@ b_exec(struct sh_shell *sh, int argc, char **argv)
 	}
 	sh->exec_argv0 = login_name ? login_name : o.name;
 	sh->exec_clear_env = o.clear_env;
+	free(sh_shlvl_nofork(sh)); /* bash's exec: the program takes the shell's level */
 	int st = exec_argv(sh, argc - i, argv + i, true, -1, -1, -1);
 	sh->exec_argv0 = NULL;
 	sh->exec_clear_env = false;

@@ -49,6 +49,7 @@ static int sh_cmd_date(struct sh_cmd *c, int argc, char **argv);
 static int sh_cmd_sleep(struct sh_cmd *c, int argc, char **argv);
 static int sh_cmd_truncate(struct sh_cmd *c, int argc, char **argv);
 static int sh_cmd_which(struct sh_cmd *c, int argc, char **argv);
+static int sh_cmd_id(struct sh_cmd *c, int argc, char **argv);
 
 const struct sh_cmd_def sh_file_commands[] = {
 	{"ls", sh_cmd_ls},         {"find", sh_cmd_find},     {"mkdir", sh_cmd_mkdir},
@@ -58,6 +59,7 @@ const struct sh_cmd_def sh_file_commands[] = {
 	{"readlink", sh_cmd_readlink}, {"stat", sh_cmd_stat}, {"du", sh_cmd_du},
 	{"df", sh_cmd_df},         {"mktemp", sh_cmd_mktemp}, {"date", sh_cmd_date},
 	{"sleep", sh_cmd_sleep},   {"truncate", sh_cmd_truncate}, {"which", sh_cmd_which},
+	{"id", sh_cmd_id},
 	{NULL, NULL},
 };
 
@@ -1341,4 +1343,245 @@ sh_cmd_which(struct sh_cmd *c, int argc, char **argv)
 			status = 1;
 	}
 	return sh_cmd_finish(c, status);
+}
+
+/* ---- id ---- */
+
+/*
+ * GNU id, box-shell's own (a login shell's /etc/profile asks `id -u`): the ids of the
+ * shell's process, or of USER; names from /etc/passwd and /etc/group as the shell's view
+ * has them, each read a decided file operation (no NSS: nothing is loaded or connected).
+ */
+#define ID_DB_MAX (4u << 20) /* a passwd or group file larger than this is not read */
+
+static char *
+id_read_db(struct sh_cmd *c, const char *path)
+{
+	int fd = sh_fs_open(c->fs, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 8192, len = 0;
+	char *b = malloc(cap + 1);
+	ssize_t n;
+	while (b && (n = read(fd, b + len, cap - len)) > 0) {
+		len += (size_t)n;
+		if (len == cap) {
+			char *nb = cap >= ID_DB_MAX ? NULL : realloc(b, 2 * cap + 1);
+			if (!nb) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	if (b)
+		b[len] = 0;
+	return b;
+}
+
+/* Field F (0-based) of the line of DB whose field KEYF is KEY; copied into OUT. */
+static bool
+id_db_field(const char *db, int keyf, const char *key, int f, char *out, size_t cap)
+{
+	for (const char *l = db; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *e = strchr(l, '\n');
+		size_t ll = e ? (size_t)(e - l) : strlen(l);
+		const char *fs[8];
+		size_t fl[8];
+		int nf = 0;
+		const char *p = l;
+		while (nf < 8) {
+			const char *q = memchr(p, ':', ll - (size_t)(p - l));
+			fs[nf] = p;
+			fl[nf] = q ? (size_t)(q - p) : ll - (size_t)(p - l);
+			nf++;
+			if (!q)
+				break;
+			p = q + 1;
+		}
+		if (keyf < nf && f < nf && strlen(key) == fl[keyf] &&
+		    memcmp(fs[keyf], key, fl[keyf]) == 0 && fl[f] < cap) {
+			memcpy(out, fs[f], fl[f]);
+			out[fl[f]] = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *
+id_name(const char *db, unsigned long id, char *out, size_t cap)
+{
+	char key[24];
+	(void)snprintf(key, sizeof key, "%lu", id);
+	return id_db_field(db, 2, key, 0, out, cap) ? out : NULL;
+}
+
+static void
+id_put(struct sh_cmd *c, const char *db, unsigned long id, bool name)
+{
+	char nb[256];
+	const char *n = name ? id_name(db, id, nb, sizeof nb) : NULL;
+	if (n)
+		sh_out_printf(c->out_buf, "%s", n);
+	else
+		sh_out_printf(c->out_buf, "%lu", id);
+}
+
+static int
+sh_cmd_id(struct sh_cmd *c, int argc, char **argv)
+{
+	bool u = false, g = false, G = false, n = false, zero = false;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(a, "--help") == 0) {
+			sh_out_printf(c->out_buf,
+				      "Usage: id [OPTION]... [USER]\n"
+				      "Print user and group information for USER, or the current user "
+				      "(box-shell's own id).\n"
+				      "  -g, --group    print only the effective group ID\n"
+				      "  -G, --groups   print all group IDs\n"
+				      "  -n, --name     print a name instead of a number, with -u, -g or -G\n"
+				      "  -r, --real     print the real ID instead of the effective ID\n"
+				      "  -u, --user     print only the effective user ID\n"
+				      "  -z, --zero     delimit entries with NUL characters\n");
+			return 0;
+		}
+		if (a[1] == '-') {
+			const char *l = a + 2;
+			if (strcmp(l, "user") == 0)
+				u = true;
+			else if (strcmp(l, "group") == 0)
+				g = true;
+			else if (strcmp(l, "groups") == 0)
+				G = true;
+			else if (strcmp(l, "name") == 0)
+				n = true;
+			else if (strcmp(l, "real") == 0)
+				;
+			else if (strcmp(l, "zero") == 0)
+				zero = true;
+			else
+				return fu_usage_error(c, "id", 1, "unrecognized option '%s'", a);
+			continue;
+		}
+		for (const char *q = a + 1; *q; q++) {
+			switch (*q) {
+			case 'u': u = true; break;
+			case 'g': g = true; break;
+			case 'G': G = true; break;
+			case 'n': n = true; break;
+			case 'r': break;
+			case 'z': zero = true; break;
+			case 'a': break; /* ignored, as GNU does */
+			default:
+				return fu_usage_error(c, "id", 1, "invalid option -- '%c'", *q);
+			}
+		}
+	}
+	if (u + g + G > 1)
+		return fu_err(c, 1, "id", "cannot print \"only\" of more than one choice");
+	if (n && !(u || g || G))
+		return fu_err(c, 1, "id", "cannot print only names or real IDs in default format");
+	if (zero && !(u || g || G))
+		return fu_err(c, 1, "id", "option --zero not permitted in default format");
+	if (argc - i > 1)
+		return fu_usage_error(c, "id", 1, "extra operand '%s'", argv[i + 1]);
+	char *pw = id_read_db(c, "/etc/passwd"), *gr = id_read_db(c, "/etc/group");
+	unsigned long uid = geteuid(), gid = getegid();
+	unsigned long groups[256];
+	size_t ng = 0;
+	const char *user = i < argc ? argv[i] : NULL;
+	int st = 0;
+	if (user) {
+		char f[64], name[256];
+		const char *nm = user;
+		if (id_db_field(pw ? pw : "", 0, user, 2, f, sizeof f) ||
+		    (id_db_field(pw ? pw : "", 2, user, 2, f, sizeof f) &&
+		     id_db_field(pw ? pw : "", 2, user, 0, name, sizeof name) && (nm = name))) {
+			uid = strtoul(f, NULL, 10);
+			(void)id_db_field(pw, 2, f, 3, f, sizeof f);
+			gid = strtoul(f, NULL, 10);
+			groups[ng++] = gid;
+			/* the groups that list the user as a member (field 3) */
+			for (const char *l = gr; l && *l && ng < 256;
+			     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+				const char *e = strchr(l, '\n');
+				size_t ll = e ? (size_t)(e - l) : strlen(l);
+				const char *c2 = memchr(l, ':', ll), *c3 = NULL, *c4 = NULL;
+				if (c2)
+					c3 = memchr(c2 + 1, ':', ll - (size_t)(c2 + 1 - l));
+				if (c3)
+					c4 = memchr(c3 + 1, ':', ll - (size_t)(c3 + 1 - l));
+				if (!c4)
+					continue;
+				const char *m = c4 + 1, *end = l + ll;
+				while (m < end) {
+					const char *comma = memchr(m, ',', (size_t)(end - m));
+					size_t ml = comma ? (size_t)(comma - m) : (size_t)(end - m);
+					if (ml == strlen(nm) && memcmp(m, nm, ml) == 0) {
+						unsigned long gg = strtoul(c3 + 1, NULL, 10);
+						bool dup = false;
+						for (size_t k = 0; k < ng; k++)
+							dup |= groups[k] == gg;
+						if (!dup)
+							groups[ng++] = gg;
+						break;
+					}
+					m = comma ? comma + 1 : end;
+				}
+			}
+		} else {
+			st = fu_err(c, 1, "id", "'%s': no such user", user);
+			goto out;
+		}
+	} else {
+		gid_t gl[256];
+		int k = getgroups(256, gl);
+		groups[ng++] = gid;
+		for (int j = 0; j < k && ng < 256; j++) {
+			bool dup = false;
+			for (size_t q = 0; q < ng; q++)
+				dup |= groups[q] == gl[j];
+			if (!dup)
+				groups[ng++] = gl[j];
+		}
+	}
+	const char *pdb = pw ? pw : "", *gdb = gr ? gr : "";
+	char end = zero ? '\0' : '\n';
+	if (u || g) {
+		id_put(c, u ? pdb : gdb, u ? uid : gid, n);
+		sh_out_write(c->out_buf, &end, 1);
+	} else if (G) {
+		for (size_t k = 0; k < ng; k++) {
+			if (k)
+				sh_out_write(c->out_buf, zero ? "\0" : " ", 1);
+			id_put(c, gdb, groups[k], n);
+		}
+		sh_out_write(c->out_buf, &end, 1);
+	} else {
+		char nb[256];
+		const char *nm = id_name(pdb, uid, nb, sizeof nb);
+		sh_out_printf(c->out_buf, nm ? "uid=%lu(%s)" : "uid=%lu", uid, nm);
+		nm = id_name(gdb, gid, nb, sizeof nb);
+		sh_out_printf(c->out_buf, nm ? " gid=%lu(%s)" : " gid=%lu", gid, nm);
+		for (size_t k = 0; k < ng; k++) {
+			nm = id_name(gdb, groups[k], nb, sizeof nb);
+			sh_out_printf(c->out_buf, "%s", k ? "," : " groups=");
+			sh_out_printf(c->out_buf, nm ? "%lu(%s)" : "%lu", groups[k], nm);
+		}
+		sh_out_printf(c->out_buf, "\n");
+	}
+out:
+	free(pw);
+	free(gr);
+	return st;
 }

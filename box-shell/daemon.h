@@ -143,7 +143,7 @@ int shd_pty_open(unsigned rows, unsigned cols, int *master, int *slave);
  * its controlling terminal, then the alias's side of the session on CONN
  * (ShellOpen; signals as ShellSignal); the status to END_W when it ends.
  */
-_Noreturn void shd_holder_run(int conn, int slave, int end_w, const char *term);
+_Noreturn void shd_holder_run(int conn, int slave, int end_w, const Box__ShellAttach *a);
 /* SHD_CTL_EXIT with STATUS (SAID: the alias has it already) on CTL (its fd: CTL itself). */
 int shd_ctl_send_exit(int ctl, int status, bool said);
 

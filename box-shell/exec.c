@@ -44,18 +44,48 @@ static int exec_simple(struct sh_shell *sh, struct node *n);
 
 /*
  * A forked copy's last command (a subshell's, a background job's, a pipeline
- * stage's) when that is a simple command: a host program it names runs in
+ * stage's; through lists and && || to their last operand) when that is a simple command: a host program it names runs in
  * this process (execve without another fork), as bash does, so that `$!` is
  * the program's pid and a signal sent to the job reaches the program.
  */
 static void
 mark_final(struct sh_shell *sh, struct node *n)
 {
-	while (n && !n->redirs &&
-	       ((n->type == N_LIST && n->u.p.n == 1) ||
-		(n->type == N_PIPE && n->u.p.n == 1 && !n->u.p.bang && !n->u.p.timed)))
-		n = n->u.p.v[0];
+	for (;;) {
+		if (!n || n->redirs)
+			break;
+		if ((n->type == N_LIST && n->u.p.n > 0) ||
+		    (n->type == N_PIPE && n->u.p.n == 1 && !n->u.p.bang && !n->u.p.timed))
+			n = n->u.p.v[n->u.p.n - 1];
+		else if (n->type == N_AND || n->type == N_OR)
+			n = n->u.b.b;
+		else
+			break;
+	}
 	sh->exec_final = n && n->type == N_SIMPLE ? n : NULL;
+}
+
+/*
+ * The last simple command of a -c string (N, the string's last command, with nothing but
+ * blanks after it), when bash would run it without a fork: through lists and && / ||
+ * to their last operand, never inside a compound command, never one with redirections.
+ */
+static const struct node *
+oneshot_of(const struct node *n)
+{
+	while (n && !n->redirs) {
+		if (n->type == N_SIMPLE)
+			return n;
+		if (n->type == N_LIST && n->u.p.n > 0)
+			n = n->u.p.v[n->u.p.n - 1];
+		else if (n->type == N_AND || n->type == N_OR)
+			n = n->u.b.b;
+		else if (n->type == N_PIPE && n->u.p.n == 1 && !n->u.p.bang && !n->u.p.timed)
+			n = n->u.p.v[0];
+		else
+			return NULL;
+	}
+	return NULL;
 }
 
 /* A subshell or a background job: the traps set (not ignored) are reset, as
@@ -1197,7 +1227,12 @@ exec_simple(struct sh_shell *sh, struct node *n)
 {
 	/* the forked copy's last command (mark_final), not one a trap runs first */
 	bool final = sh->exec_final == n && sh->is_child;
-	sh->exec_final = NULL;
+	if (final || !sh->is_child)
+		sh->exec_final = NULL; /* the earlier commands of its list leave it marked */
+	/* bash would exec it without a fork: a host program sees SHLVL as after `exec` */
+	bool nofork = ((final && !sh->pipe_stage) || sh->exec_oneshot == n) && can_replace(sh);
+	if (sh->exec_oneshot == n)
+		sh->exec_oneshot = NULL;
 	sh->lineno = n->line;
 	if (!sh->in_trap) {
 		/* BASH_COMMAND: its assignments and words as written (bash prints
@@ -1340,10 +1375,13 @@ exec_simple(struct sh_shell *sh, struct node *n)
 	} else if (b) {
 		bi_take_error();
 		/* a nested shell as the copy's last command: the copy runs it */
-		sh->exec_in_place = final && can_replace(sh) &&
-				    (!strcmp(b->name, "sh") || !strcmp(b->name, "bash") ||
-				     !strcmp(b->name, "dash"));
+		bool shell = !strcmp(b->name, "sh") || !strcmp(b->name, "bash") ||
+			     !strcmp(b->name, "dash");
+		sh->exec_in_place = final && can_replace(sh) && shell;
+		/* a nested shell is a host program to bash: the same SHLVL */
+		char *level = nofork && shell ? sh_shlvl_nofork(sh) : NULL;
 		st = b->fn(sh, (int)av.n, av.v);
+		sh_shlvl_restore(sh, level);
 		sh->exec_in_place = false;
 		int we = bi_take_error();
 		if (we && we != EPIPE) {
@@ -1355,12 +1393,15 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		st = run_own(sh, own, (int)av.n, av.v);
 		sh_record_cmd(sh, name, (int)av.n, av.v, st);
 	} else if (path && sh->host_run) {
+		char *level = nofork ? sh_shlvl_nofork(sh) : NULL;
 		st = run_host(sh, name, path, (int)av.n, av.v, NULL, false);
+		sh_shlvl_restore(sh, level);
 		record_host(sh, name, (int)av.n, av.v, path, st);
 	} else if (path) {
 		/* in place: nothing of this copy runs after it (no trap; no outcome
 		 * to record: with --decisions the status is written after it ends) */
 		bool in_place = final && can_replace(sh);
+		char *level = nofork ? sh_shlvl_nofork(sh) : NULL;
 		pid_t pid;
 		if (in_place) {
 			bi_flush();
@@ -1395,6 +1436,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 				report_killed(sh, pid, ws, n);
 		}
 		record_host(sh, name, (int)av.n, av.v, path, st);
+		sh_shlvl_restore(sh, level);
 	} else {
 		if (strchr(name, '/')) {
 			int e = errno;
@@ -1468,6 +1510,7 @@ cmdsub_run(struct sh_shell *sh, const char *text, size_t len)
 		/* bash clears -e in $( ) outside posix mode (shopt inherit_errexit keeps it) */
 		if (!sh->opt_posix && !sh->inherit_errexit)
 			sh->opt_e = false;
+		sh->oneshot_depth = sh->call_depth + 1; /* its last command: bash's, no fork */
 		int st = exec_text(sh, text, len, sh->lineno, NULL);
 		if (sh->jump == J_EXIT)
 			st = sh->jump_n;
@@ -1560,6 +1603,7 @@ procsub_open(struct sh_shell *sh, const char *text, size_t len, bool out)
 			}
 		sh->nprocsub = 0;
 		sh->errexit_off = 0;
+		sh->oneshot_depth = sh->call_depth + 1; /* its last command: bash's, no fork */
 		int st = exec_text(sh, text, len, sh->lineno, NULL);
 		if (sh->jump == J_EXIT)
 			st = sh->jump_n;
@@ -1652,6 +1696,7 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 				close(p[0]);
 				sh_fdset_put(&sh->script_fds, 1, true);
 			}
+			sh->pipe_stage = n->u.p.n > 1;
 			mark_final(sh, n->u.p.v[i]);
 			if (n->u.p.bang) /* bash: `! a | b` runs its stages with -e ignored */
 				sh->errexit_off++;
@@ -2521,6 +2566,17 @@ exec_text(struct sh_shell *sh, const char *text, size_t len, int line, const cha
 			continue;
 		}
 		ran = true;
+		sh->exec_oneshot = NULL;
+		if (((sh->command_string && sh->call_depth == 1) ||
+		     sh->call_depth == sh->oneshot_depth) &&
+		    !sh->interactive) {
+			int l;
+			size_t used = parser_consumed(p, &l);
+			while (used < len && strchr(" \t\n;", text[used]))
+				used++;
+			if (used >= len)
+				sh->exec_oneshot = oneshot_of(n);
+		}
 		off_t want = -1;
 		int sline = 0;
 		struct stat sst;

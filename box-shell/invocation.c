@@ -503,6 +503,10 @@ shd_invocation_run(const struct shd_invocation *inv)
 	sh->host_run = shd_host_run;
 	sh->host_check = shd_host_check;
 	sh->host_ctx = shd_host_new(inv->ctl_fd);
+	/* SHLVL, and a login shell's profile: read in the box's view and decided like a `.` */
+	sh_startup(sh, so->login && !so->noprofile);
+	if (sh->jump == J_EXIT) /* the profile's own `exit` */
+		sh_exit(sh, sh->jump_n);
 
 	char *text = NULL;
 	size_t len = 0;

@@ -1258,7 +1258,7 @@ shell_attach(const Box__ShellAttach *a)
 		return;
 	}
 	if (pid == 0)
-		shd_holder_run(theirs, slave, end_w, a->term);
+		shd_holder_run(theirs, slave, end_w, a);
 	(void)fcntl(conn, F_SETFL, fcntl(conn, F_GETFL) | O_NONBLOCK);
 	struct session *s = session_new(TAKE_FD(conn)); /* (too many: ShellDenied to the holder) */
 	if (!s) {

@@ -91,7 +91,7 @@ main(int argc, char **argv)
 {
 	const char *policy = NULL, *home = NULL, *decisions = NULL, *timeout = NULL;
 	const char *cmd = NULL;
-	bool from_stdin = false, want_cmd = false, login = false;
+	bool from_stdin = false, want_cmd = false, login = false, noprofile = false;
 	char *optv[64];
 	bool optown[64] = {false};
 	int optn = 0;
@@ -145,12 +145,16 @@ main(int argc, char **argv)
 			i++;
 			break;
 		}
-		/* bash's: a login shell reads a profile (box-sh reads no startup file) */
+		/* bash's: a login shell reads a profile (sh_startup), unless --noprofile */
 		if (strcmp(a, "--login") == 0) {
 			login = true;
 			continue;
 		}
-		if (strcmp(a, "--norc") == 0 || strcmp(a, "--noprofile") == 0)
+		if (strcmp(a, "--noprofile") == 0) {
+			noprofile = true;
+			continue;
+		}
+		if (strcmp(a, "--norc") == 0) /* box-sh is never interactive: no rc file to skip */
 			continue;
 		if (strcmp(a, "--posix") == 0) { /* bash's: set -o posix */
 			if (optn < 60) {
@@ -175,7 +179,7 @@ main(int argc, char **argv)
 				if (*p == 'c')
 					want_c = true;
 				else if (*p == 'l')
-					login = true; /* no profile to read: shopt login_shell only */
+					login = true;
 				else if (*p == 's')
 					from_stdin = true;
 				else if (*p == 'i' && a[0] == '+')
@@ -313,6 +317,10 @@ main(int argc, char **argv)
 	}
 	struct sh_shell *sh = sh_new(d, environ, arg0, argc - i, argv + i);
 	sh->login_shell = login || argv[0][0] == '-';
+	/* Run as sh or dash (a link, or argv[0] set): dash's dialect, as the alias invoked so. */
+	const char *self = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	self += *self == '-';
+	sh->expand_aliases = sh->dash_errors = strcmp(self, "sh") == 0 || strcmp(self, "dash") == 0;
 	for (int fd = 3; fd < SH_FD_SCRIPT_MAX; fd++)
 		if (sh_fdset_has(&inherited, fd))
 			sh_fdset_put(&sh->script_fds, fd, true);
@@ -341,6 +349,9 @@ main(int argc, char **argv)
 		if (sh_set_options(sh, optn, optv, &used) < 0)
 			return 2;
 	}
+	sh_startup(sh, sh->login_shell && !noprofile);
+	if (sh->jump == J_EXIT) /* the profile's own `exit` */
+		sh_exit(sh, sh->jump_n);
 	if (script) {
 		int err;
 		if (read_script(sh, script, &text, &len, &err) < 0) {

@@ -139,6 +139,12 @@ size_t parser_consumed(const struct parser *p, int *line);
  * kept just past the command running, and a command that reads on (a child's
  * `read`) takes those lines from the script. */
 int sh_read_script_fd(int fd, char **out, size_t *len);
+/* A shell's start: SHLVL (bash), and with PROFILE a login shell's profile (builtins.c). */
+void sh_startup(struct sh_shell *sh, bool profile);
+/* A host program bash would exec without forking sees SHLVL one lower, as after
+ * `exec` (bash's dialect only): the level to restore afterwards, or NULL (builtins.c). */
+char *sh_shlvl_nofork(struct sh_shell *sh);
+void sh_shlvl_restore(struct sh_shell *sh, char *saved);
 void sh_stdin_note(struct sh_shell *sh);
 int exec_stdin_script(struct sh_shell *sh, char **text, size_t len);
 void node_free(struct node *n);
@@ -186,6 +192,7 @@ struct var {
 	size_t narr;
 	struct assoc *as;   /* V_ASSOC: the elements (NULL: none yet) */
 	int flags;
+	unsigned long seq;  /* when it was made: dash's environment order (vars.c) */
 };
 struct func {
 	struct func *next;
@@ -359,6 +366,13 @@ struct sh_shell {
 	 * it names replaces the copy. */
 	const struct node *exec_final;
 	bool exec_in_place;     /* for the builtin sh/bash/dash: run in this copy */
+	/* The last simple command of a -c string, which bash runs without a fork
+	 * (exec.c mark_oneshot), and whether this copy is a stage of a pipe: both
+	 * decide the SHLVL a host program sees (sh_shlvl_nofork). */
+	unsigned long var_seq;  /* the last struct var's seq */
+	const struct node *exec_oneshot;
+	int oneshot_depth;      /* $( ), <( ): exec_text's depth whose last command is one */
+	bool pipe_stage;
 	/* Signals ignored when this shell started: a non-interactive shell
 	 * cannot trap or reset them (POSIX); bit N-1 for signal N. */
 	uint64_t ignored_at_entry;

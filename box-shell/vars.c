@@ -224,6 +224,7 @@ var_create(struct sh_shell *sh, const char *name)
 	v = xmalloc(sizeof *v);
 	memset(v, 0, sizeof *v);
 	v->name = xstrdup(name);
+	v->seq = ++sh->var_seq;
 	unsigned h = hash(name, strlen(name)) & 255;
 	v->next = sh->vars[h];
 	sh->vars[h] = v;
@@ -924,6 +925,43 @@ strv_free_array(char **v)
 	free(v);
 }
 
+/*
+ * dash's environment order (the sh/dash dialect): dash lists its variables by its hash
+ * table of 39 chains (hash: the first byte times 16 plus every byte of the name), each
+ * chain its built-in variables first, then the others in the order they were made.
+ */
+static unsigned
+dash_env_chain(const char *name)
+{
+	unsigned h = (unsigned)(unsigned char)name[0] << 4;
+	for (const char *p = name; *p; p++)
+		h += (unsigned char)*p;
+	return h % 39;
+}
+
+static int
+dash_builtin_rank(const char *name)
+{
+	static const char *const builtin[] = { "IFS", "MAIL", "MAILPATH", "PATH", "PS1",
+					       "PS2", "PS4", "OPTIND", "LINENO" };
+	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+		if (strcmp(name, builtin[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+static bool
+dash_env_before(const struct var *a, const struct var *b)
+{
+	unsigned ca = dash_env_chain(a->name), cb = dash_env_chain(b->name);
+	if (ca != cb)
+		return ca < cb;
+	int ra = dash_builtin_rank(a->name), rb = dash_builtin_rank(b->name);
+	if (ra >= 0 || rb >= 0)
+		return ra >= 0 && (rb < 0 || ra < rb);
+	return a->seq < b->seq;
+}
+
 char **
 sh_environ(struct sh_shell *sh)
 {
@@ -935,25 +973,37 @@ sh_environ(struct sh_shell *sh)
 		free(sh->envp_cache);
 	}
 	size_t n = 0, cap = 32;
-	char **e = xmalloc(cap * sizeof *e);
+	struct var **vs = xmalloc(cap * sizeof *vs);
 	for (int i = 0; i < 256; i++)
 		for (struct var *v = sh->vars[i]; v; v = v->next) {
-			if (!(v->flags & V_EXPORT))
-				continue;
 			const char *val = (v->flags & V_ARRAY) ? (v->narr ? v->arr[0] : NULL) : v->val;
-			if (!val)
+			if (!(v->flags & V_EXPORT) || !val)
 				continue;
-			if (n + 2 > cap) {
+			if (n + 1 > cap) {
 				cap *= 2;
-				e = xrealloc(e, cap * sizeof *e);
+				vs = xrealloc(vs, cap * sizeof *vs);
 			}
-			size_t a = strlen(v->name), b = strlen(val);
-			char *s = xmalloc(a + b + 2);
-			memcpy(s, v->name, a);
-			s[a] = '=';
-			memcpy(s + a + 1, val, b + 1);
-			e[n++] = s;
+			vs[n++] = v;
 		}
+	if (sh->dash_errors) /* insertion sort: stable, no libc qsort (sysinfo) */
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0 && dash_env_before(vs[j], vs[j - 1]); j--) {
+				struct var *t = vs[j];
+				vs[j] = vs[j - 1];
+				vs[j - 1] = t;
+			}
+	char **e = xmalloc((n + 1) * sizeof *e);
+	for (size_t i = 0; i < n; i++) {
+		struct var *v = vs[i];
+		const char *val = (v->flags & V_ARRAY) ? v->arr[0] : v->val;
+		size_t a = strlen(v->name), b = strlen(val);
+		char *s = xmalloc(a + b + 2);
+		memcpy(s, v->name, a);
+		s[a] = '=';
+		memcpy(s + a + 1, val, b + 1);
+		e[i] = s;
+	}
+	free(vs);
 	e[n] = NULL;
 	sh->envp_cache = e;
 	sh->env_dirty = false;

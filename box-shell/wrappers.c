@@ -73,7 +73,7 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 	int i = 1;
 	/* a forked copy's last command (exec.c): the nested shell is this copy */
 	bool in_place = sh->exec_in_place && sh->is_child;
-	bool login = false;
+	bool login = false, noprofile = false;
 	sh->exec_in_place = false;
 	struct sh_shell *child_opts = sh_new(NULL, NULL, argv[0], 0, NULL);
 	for (; i < argc; i++) {
@@ -88,7 +88,11 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 			login = true;
 			continue;
 		}
-		if (strcmp(a, "--norc") == 0 || strcmp(a, "--noprofile") == 0 || strcmp(a, "--posix") == 0)
+		if (strcmp(a, "--noprofile") == 0) {
+			noprofile = true;
+			continue;
+		}
+		if (strcmp(a, "--norc") == 0 || strcmp(a, "--posix") == 0)
 			continue;
 		if (a[1] == '-') {
 			sh_err(sh, "%s: %s: invalid option", argv[0], a);
@@ -211,6 +215,9 @@ run_nested_shell(struct sh_shell *sh, int argc, char **argv)
 			if (sh->traps[s] && sh->traps[s][0])
 				signal(s, SIG_DFL);
 		sh_current = n;
+		sh_startup(n, login && !noprofile);
+		if (n->jump == J_EXIT) /* the profile's own `exit` */
+			sh_exit(n, n->jump_n);
 		int st;
 		if (stdin_script) {
 			n->stdin_off = sh->stdin_off;

@@ -478,6 +478,10 @@ int plan_mcp_server(struct boxd *d, struct box *b, size_t mcp_idx, Box__Plan **r
 const char *plan_mcp_cwd(const struct box *b, size_t mcp_idx);
 /* The agent's PATH ([agent.env] PATH, else the default), without /run/box/bin. */
 const char *plan_agent_path(const struct box *b);
+/* The agent's environment as the agent gets it (a `boxctl shell` session starts from it):
+ * *ENV, *N allocated, freed with plan_env_free. */
+int plan_agent_env(struct box *b, char ***env, size_t *n);
+void plan_env_free(char **env, size_t n);
 /* The start-up disclosure lines (no "box: " prefix). */
 int plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *n);
 /* The owner's credential store (".aws") that PATH is or lies inside, or NULL. */

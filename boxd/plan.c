@@ -741,6 +741,26 @@ strv_free(struct strv *v)
 	free(v->v);
 }
 
+int
+plan_agent_env(struct box *b, char ***env, size_t *n)
+{
+	struct strv v = { 0 };
+	if (build_env(b, b->rc.workspace, &v) < 0) {
+		strv_free(&v);
+		return -ENOMEM;
+	}
+	*env = v.v;
+	*n = v.n;
+	return 0;
+}
+
+void
+plan_env_free(char **env, size_t n)
+{
+	struct strv v = { .v = env, .n = n };
+	strv_free(&v);
+}
+
 /* argv: the program as resolved, the command's words, boxctl's extra args; the environment. */
 static int
 plan_command(struct box *b, Box__Plan *p)

@@ -435,7 +435,14 @@ shell_attach(struct box *b, struct client *c, uint64_t rid, const Box__AttachReq
 	sa.has_cols = m->has_cols;
 	sa.cols = m->cols;
 	sa.term = m->term;
+	/* the person's session starts from the agent's environment ([agent.env] and all) */
+	if (plan_agent_env(b, &sa.env, &sa.n_env) < 0) {
+		free(a);
+		attach_reply(b, c, rid, NULL, "out of memory");
+		return;
+	}
 	int r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SHELL_ATTACH, &sa.base, NULL, 0);
+	plan_env_free(sa.env, sa.n_env);
 	if (r < 0) {
 		free(a);
 		attach_reply(b, c, rid, NULL, "cannot reach box %s's box-shell: %s", b->name,

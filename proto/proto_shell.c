@@ -108,7 +108,7 @@ static const struct box_ipc_type shell_types[] = {
 	  BOX_IPC_STATE_SAME, NULL },
 	/* `boxctl shell`: a person's session on a pty of box-shell's devpts. */
 	{ BOX__MSG_TYPE__MSG_SHELL_ATTACH, "ShellAttach", &box__shell_attach__descriptor,
-	  box_validate_shell_attach_row, NULL, 256, 0, 0, CFROM(BOXD), CS(SERVING),
+	  box_validate_shell_attach_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 0, CFROM(BOXD), CS(SERVING),
 	  BOX_IPC_STATE_SAME, NULL },
 	{ BOX__MSG_TYPE__MSG_SHELL_ATTACHED, "ShellAttached", &box__shell_attached__descriptor,
 	  box_validate_shell_attached_row, box_validate_shell_attached_fds, 8192, 2, 0,

@@ -232,6 +232,7 @@ box_validate_shell_attach(const Box__ShellAttach *m)
 	TRY(size_ok(m->has_rows, m->rows, m->has_cols, m->cols));
 	if (m->term)
 		REQUIRE(box_valid_term(m->term), -EINVAL);
+	TRY(env_ok(m->env, m->n_env));
 	return 0;
 }
 

@@ -66,7 +66,8 @@ def run(which, inv, snap_src, snap_dst, n):
         cmd = argv  # $0 as the harness gave it
         exe = os.path.join(reals, inv["shell"])
     else:
-        cmd = [boxsh, "--policy", policy, "--home", env.get("HOME", "/")] + argv[1:]
+        # argv[0] the shell's name (bash or dash): box-sh takes its dialect from it
+        cmd = [inv["shell"], "--policy", policy, "--home", env.get("HOME", "/")] + argv[1:]
         exe = boxsh
     try:
         p = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,

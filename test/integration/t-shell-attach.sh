@@ -114,6 +114,7 @@ workspace = $P
 
 [agent.env]
 $(agent_env)
+ZQ_AGENT_VAR = set-in-agent-env
 
 [agent.filesystem]
 write = $P
@@ -132,6 +133,8 @@ EOF
 	on "$s1" tmux_type 'echo first-$((20+3)); pwd'
 	check "$u: a command runs and prints" wait_line "$s1" "first-23"
 	check "$u: … in the agent's workspace" wait_line "$s1" "$P" 5
+	on "$s1" tmux_type 'echo "agentvar-$ZQ_AGENT_VAR"'
+	check "$u: the session has the agent's [agent.env]" wait_line "$s1" "agentvar-set-in-agent-env" 5
 	on "$s1" tmux_type 'echo size-$COLUMNS-$LINES'
 	check "$u: the session's terminal has the caller's size" wait_line "$s1" "size-100-24" 5
 	on "$s1" tmux_resize 30 120
