@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "box-shell/sh.h"
+#include "libshell/sh.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

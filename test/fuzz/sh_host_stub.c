@@ -38,8 +38,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "box-shell/decide.h"
-#include "box-shell/fsops.h"
+#include "libshell/decide.h"
+#include "libshell/fsops.h"
 #include "sh_host_stub.h"
 
 #define FUZZ_FS_FILES 16

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "box-shell/sh.h"
+#include "libshell/sh.h"
 #include "tap.h"
 
 /* exec.c's message functions: captured (no execution is linked). */
