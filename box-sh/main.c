@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * main_sh.c — box-sh, the standalone shell:
+ * main.c — box-sh, the standalone shell:
  *
  *   box-sh --policy FILE [--home DIR] [--decisions OUT.jsonl]
  *          [--command-timeout DUR] [-euxC] [-o OPT]

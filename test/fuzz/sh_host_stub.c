@@ -11,7 +11,7 @@
  *    is permitted (builtins, functions' commands), every host program is
  *    refused at its fs:read exec, every shell:spawn refused, so the
  *    interpreter never starts one (fuzz_sh_interp.c aborts on an execve);
- *  - the file operations (fsops.h, box-shell/fsops.c in the programs): here
+ *  - the file operations (fsops.h, libshell/fsops.c in the programs): here
  *    a flat in-memory file system of memfds, plus /dev/null and the
  *    process's own streams (/dev/stdin, /dev/fd/N…, spelled exactly as
  *    fsops.c accepts them); directories exist only as "/", FUZZ_HOME,
