@@ -40,6 +40,10 @@ LIBCOMMON    := $(BUILD)/common/libboxcommon.a
 LIBPROTO     := $(BUILD)/proto/libboxproto.a
 LIBBOXPOLICY := $(BUILD)/libboxpolicy/libboxpolicy.a
 LIBPOLICYCLIENT := $(BUILD)/libpolicyclient/libpolicyclient.a
+# The shell interpreter and its own commands (libshell/, libshell/cmd/), and the flags
+# that find its headers: box-sh/ and box-shell/ (included before it) link it.
+LIBSHELL     := $(BUILD)/libshell/libshell.a
+LIBSHELL_INCLUDES := -Ilibshell -Ilibshell/cmd
 
 # Filled in by module.mk files. CHECK_DEPS: helpers the test scripts need built.
 PROGRAMS        :=

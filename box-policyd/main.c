@@ -72,7 +72,7 @@
  * is the normal end of a process. A protocol error on an attached channel
  * (garbage, or a message the table refuses) drops that channel only: such a
  * channel serves a process that runs the agent's script (box-shell keeps the
- * script from its fds, box-shell/redir.c; should that ever fail), so it must
+ * script from its fds, libshell/redir.c; should that ever fail), so it must
  * cost that process its decisions (denied), not the box its policy.
  * The shell channel (fd 6) closing is as before: logged, the rest goes on.
  * A person's channel (PolicyChannelAttach.person: a process of a `boxctl

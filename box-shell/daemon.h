@@ -176,10 +176,10 @@ int shd_host_check(const char *name, const char *program_path, int argc, char *c
 const Box__ShellTool *shd_tool_match(const char *program_path, int argc, char *const *argv);
 /* PROGRAM_PATH lies under (or is) one of the agent's exec entries. */
 bool shd_exec_entry_match(const char *program_path);
-/* "git is a box tool (tool.git)" and the like, for type / command -v / which:
- * the description of a host program as box would run it (malloc'd), or NULL
- * outside the daemon. */
-char *shd_describe_host(const char *name, const char *path);
+/* The daemon's host table (libshell/host.h): the own commands, and host
+ * programs as box runs them ([tool] or exec entry) for command -v, which and
+ * type ("git is a box tool (tool.git)"). main installs it. */
+extern const struct sh_host_ops shd_host_ops;
 
 /* invocation.c: the invocation child's whole life (never returns). */
 struct shd_invocation {

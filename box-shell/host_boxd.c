@@ -38,6 +38,7 @@
 #include "fdutil.h"
 #include "ipc.h"
 #include "proto_shell.h"
+#include "host.h"
 #include "sh.h"
 
 struct shd_host {
@@ -126,8 +127,9 @@ say_no_table(const char *name, const char *program_path)
 			name, program_path, b, program_path, program_path);
 }
 
-char *
-shd_describe_host(const char *name, const char *path)
+/* For type and command -V: a host program as box would run it (malloc'd). */
+static char *
+describe_host(const char *name, const char *path)
 {
 	char *canon = realpath(path, NULL);
 	const char *pp = canon ? canon : path;
@@ -156,12 +158,10 @@ shd_describe_host(const char *name, const char *path)
 
 /*
  * For `command -v` and `which`: 1 a host program box runs (a tool, an exec
- * entry), 0 one it would refuse (126). Weakly referenced by the interpreter
- * (absent in box-sh, which runs every permitted program).
+ * entry), 0 one it would refuse (126).
  */
-int shd_host_runnable(const char *name, const char *path);
-int
-shd_host_runnable(const char *name, const char *path)
+static int
+host_runnable(const char *name, const char *path)
 {
 	char *canon = realpath(path, NULL);
 	const char *pp = canon ? canon : path;
@@ -172,6 +172,12 @@ shd_host_runnable(const char *name, const char *path)
 	free(canon);
 	return ok;
 }
+
+const struct sh_host_ops shd_host_ops = {
+	.commands = sh_own_commands,
+	.host_runnable = host_runnable,
+	.describe_host = describe_host,
+};
 
 /* ---- the channel to the main process ------------------------------------------- */
 

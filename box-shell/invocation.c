@@ -65,16 +65,6 @@ _Static_assert(SH_FD_SCRIPT_MAX <= SHD_FD_PRIVATE_MIN,
 
 int read_script(struct sh_shell *sh, const char *path, char **out, size_t *len, int *err);
 
-/*
- * The own-command tables (cmd_text.o, cmd_file.o): exec.c refers to them
- * weakly, so the daemon's main program holds the strong reference that pulls
- * them out of libshell.a (as main_sh.c does for box-sh).
- */
-__attribute__((used)) static const struct sh_cmd_def *const box_shell_command_tables[] = {
-	sh_text_commands,
-	sh_file_commands,
-};
-
 static char *
 cat2(const char *a, const char *b)
 {

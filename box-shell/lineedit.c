@@ -37,6 +37,7 @@
 #include <wchar.h>
 
 #include "cmd.h"
+#include "host.h"
 #include "sh.h"
 #include "lineedit.h"
 
@@ -183,9 +184,9 @@ command_names(struct sh_lineedit *le, struct names *ns, const char *prefix)
 	for (size_t i = 0; builtin_name(i); i++)
 		if (strncmp(builtin_name(i), prefix, pl) == 0)
 			names_add(ns, builtin_name(i), strlen(builtin_name(i)), false);
-	const struct sh_cmd_def *tabs[2] = {sh_text_commands, sh_file_commands};
-	for (int t = 0; t < 2; t++)
-		for (const struct sh_cmd_def *d = tabs[t]; d && d->name; d++)
+	const struct sh_cmd_def *const *tabs = sh_host_get()->commands;
+	for (size_t t = 0; tabs && tabs[t]; t++)
+		for (const struct sh_cmd_def *d = tabs[t]; d->name; d++)
 			if (strncmp(d->name, prefix, pl) == 0)
 				names_add(ns, d->name, strlen(d->name), false);
 	struct sh_shell *sh = le->sh;

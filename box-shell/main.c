@@ -69,6 +69,7 @@
 #include "daemon.h"
 #include "daemon_start.h"
 #include "fdutil.h"
+#include "host.h"
 #include "ipc.h"
 #include "ipc_event.h"
 #include "log.h"
@@ -1567,6 +1568,7 @@ main(int argc, char **argv)
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 
 	log_init("box-shell", 1);
+	sh_host_set(&shd_host_ops); /* every session and spare forks from here */
 	if (log_daemon_args(argc, argv) < 0) {
 		fprintf(stderr, "usage: box-shell [-n|-q]  (started by boxd, fds 3-5)\n");
 		return 2;

@@ -2,7 +2,7 @@
 /*
  * jsonl.h — the pieces of a decisions.jsonl line (docs/boxctl.1.md "Decision log"),
  * shared by its two writers: box-policyd's (box-policyd/declog.c, every box's log) and
- * box-sh's (box-shell/declog.c, a standalone shell's own log). Both write the same keys
+ * box-sh's (box-sh/declog.c, a standalone shell's own log). Both write the same keys
  * in the same order, and a reader (`boxctl log`, `boxctl policy replay`) takes either.
  *
  * A line is built straight into one growing buffer (a decision is made for every `[`

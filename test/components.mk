@@ -11,7 +11,7 @@
 # in parallel like make check, with the same summary line.
 
 COMPONENTS := common proto libboxpolicy libpolicyclient boxctl boxd box-trampoline box-policyd box-gateway \
-	box-clientd box-recheck box-alias box-shell box-mcpd harness docs layering
+	box-clientd box-recheck box-alias libshell box-sh box-shell box-mcpd harness docs layering
 
 TESTS_common := $(addprefix test/unit/test_,fdutil parse path peer privdrop spawn treewalk \
 		hostprobe elfinterp) \
@@ -51,9 +51,17 @@ TESTS_box-clientd := test/unit/test_clientd test/fuzz/replay_clientd test/integr
 TESTS_box-recheck := test/unit/test_recheck test/fuzz/replay_recheck_reply \
 	test/integration/t-run-noblock.sh
 TESTS_box-alias := test/unit/test_alias_parse test/alias/%
-TESTS_box-shell := test/unit/test_sh_parse test/unit/test_policy_client test/unit/test_shell_validate \
-	$(addprefix test/fuzz/replay_,sh_parse sh_interp shell) test/shell/% \
-	test/integration/t-shell-% test/integration/t-tramp-shell.sh bench/shell-box/%
+# The shell: the interpreter and its own commands (libshell/, libshell/cmd/), the standalone
+# box-sh (box-sh/: the interpreter's differential and whole-script tests drive it too), the
+# daemon (box-shell/). test/layering/shell.sh keeps the four apart.
+TESTS_libshell := test/unit/test_sh_parse $(addprefix test/fuzz/replay_,sh_parse sh_interp) \
+	test/shell/cmd/% test/shell/cmdfile/% test/shell/decide/test_fsops test/shell/diff/% \
+	test/layering/shell.sh
+TESTS_box-sh := test/shell/cmdfile/t-boxsh.sh test/shell/decide/% test/shell/diff/% \
+	test/layering/shell.sh
+TESTS_box-shell := test/unit/test_policy_client test/unit/test_shell_validate test/fuzz/replay_shell \
+	test/shell/daemon/% test/integration/t-shell-% test/integration/t-tramp-shell.sh \
+	bench/shell-box/% test/layering/shell.sh
 TESTS_box-mcpd := test/unit/test_mcp_% test/unit/test_policy_client test/unit/test_proto_mcp test/fuzz/replay_mcp test/mcp/% \
 	test/policyd/test_mcp test/alias/t-alias-mcp.sh test/integration/t-mcp-% \
 	test/gateway/t-gw-mcp% bench/mcp/%

@@ -3,7 +3,5 @@
 # against bash with GNU tools: grep -rn literal/regex over a
 # 10,000-file tree, find | xargs wc -l, sed -n over 50 MB, a 100,000-iteration
 # while loop, `-c true` start-up. A workload box-sh cannot run yet prints n/a.
-ifneq ($(wildcard box-shell/main_sh.c),)
 bench: $(BIN)/box-sh
-endif
 BENCH_SCRIPTS += bench/shell/run.sh

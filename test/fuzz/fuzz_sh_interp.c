@@ -58,7 +58,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "box-shell/sh.h"
+#include "libshell/sh.h"
 #include "sh_host_stub.h"
 
 #define FUZZ_SCRIPT_MAX (64 << 10)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_sh_parse.c — box-shell's lexer and parser on arbitrary bytes
- * (box-shell/parse.c, with vars.c for aliases and arith.c it pulls in; no
+ * (libshell/parse.c, with vars.c for aliases and arith.c it pulls in; no
  * execution, no decisions).
  *
  * Each input is parsed twice, with alias expansion off and then on (an
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "box-shell/sh.h"
+#include "libshell/sh.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

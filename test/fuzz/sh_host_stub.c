@@ -4,24 +4,21 @@
  * fuzz_sh_interp.c: no real file, no host program, no daemon.
  *
  * The interpreter (parse, expand, arith, pattern, vars, builtins, exec,
- * redir, wrappers) reaches its host in three ways today, all answered here
- * and only here:
+ * redir, wrappers) reaches its host in three ways, all answered here and
+ * only here:
  *  - the decision back end (decide.h, linked in by each program: box-sh's
  *    decide_local.c, the daemon's decide_policyd.c): here every shell:exec
  *    is permitted (builtins, functions' commands), every host program is
  *    refused at its fs:read exec, every shell:spawn refused, so the
  *    interpreter never starts one (fuzz_sh_interp.c aborts on an execve);
- *  - the file operations (fsops.h, box-shell/fsops.c in the programs): here
+ *  - the file operations (fsops.h, libshell/fsops.c in the programs): here
  *    a flat in-memory file system of memfds, plus /dev/null and the
  *    process's own streams (/dev/stdin, /dev/fd/N…, spelled exactly as
  *    fsops.c accepts them); directories exist only as "/", FUZZ_HOME,
  *    FUZZ_CWD, their parents and the parents of a file; enumerate and
  *    change_dir are refused;
- *  - weak references to the daemon (shd_host_runnable, shd_describe_host)
- *    and to the own-command tables (sh_text_commands, sh_file_commands):
- *    not defined here, so NULL: no daemon, no own commands.
- * When those become one explicit table of host operations, this file is
- * its fuzzing instance.
+ *  - the host-operations table (libshell/host.h): none is installed, so
+ *    no own commands and no host program filter (as a test program).
  *
  * Caps: FUZZ_FS_FILES files, FUZZ_FS_BYTES bytes in all at the time a
  * file is opened for writing (a single write may pass it; the memfds are
@@ -38,8 +35,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "box-shell/decide.h"
-#include "box-shell/fsops.h"
+#include "libshell/decide.h"
+#include "libshell/fsops.h"
 #include "sh_host_stub.h"
 
 #define FUZZ_FS_FILES 16

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_sh_parse.c — box-shell's parser, arithmetic and variable caps as
- * units (box-shell/parse.c, arith.c, vars.c; no execution): bash's syntax
+ * units (libshell/parse.c, arith.c, vars.c; no execution): bash's syntax
  * error messages and their lines, the nesting cap, here-document bodies, the
  * node shapes, arithmetic results and errors, a variable's length cap and
  * the array index cap.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "box-shell/sh.h"
+#include "libshell/sh.h"
 #include "tap.h"
 
 /* exec.c's message functions: captured (no execution is linked). */

@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # test/shell/cmd/ — box-shell's own text commands run directly by cmdrun (an
 # allow-all decider, optionally logging to $CMDRUN_LOG) and compared with GNU
-# coreutils, grep, sed and diffutils (t-text.sh). Until box-shell/fsops.c
-# exists, fsops_stub.c stands in for it (plain syscalls, test-only).
-CMDRUN_SRCS := test/shell/cmd/cmdrun.c $(if $(wildcard box-shell/fsops.c),,test/shell/cmd/fsops_stub.c)
+# coreutils, grep, sed and diffutils (t-text.sh).
+CMDRUN_SRCS := test/shell/cmd/cmdrun.c
 CMDRUN_OBJS := $(CMDRUN_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS    += $(CMDRUN_OBJS)
 

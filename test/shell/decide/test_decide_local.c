@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_decide_local.c — box-sh's in-process back end (box-shell/decide_local.c):
+ * test_decide_local.c — box-sh's in-process back end (box-sh/decide_local.c):
  * policy load errors, the fields and spellings of fs:*, shell:exec and
  * shell:spawn requests (docs/box-policy.5.md), messages (§5), temporal rules
  * decided observe-then-decide (§1, §4), batches decided as one by one, and

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_fsops.c — box-shell/fsops.c against a recording decider: the exact
+ * test_fsops.c — libshell/fsops.c against a recording decider: the exact
  * decisions (action, operation, canonical path) and outcomes of every file
  * operation (docs/box-policy.5.md), denials (EACCES + "box-shell: CMD: MESSAGE"),
  * batches of directory entries, and the openat2 guarantee: a symlink swapped

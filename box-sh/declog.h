@@ -37,17 +37,6 @@ struct shlog {
 	size_t committed;
 };
 
-/*
- * Set to 1 by a pipeline stage just forked (exec.c): box-sh's back end then
- * buffers that process's lines as the main process's are, where any other
- * forked child writes each line at once. Every fork clears it (the back end's
- * fork handler), so it holds for the stage's own process only.
- */
-extern int shlog_stage_buffered;
-/* Set to 1 in a process that may be killed with no catchable signal first
- * (the child of `timeout -s KILL`): no process of its tree buffers lines. */
-extern int shlog_write_through;
-
 /* A decision line. rules: n_rules names. */
 int shlog_decision(struct shlog *l, int64_t time_ns, const char *box, const char *id,
 		   const char *action, const char *resource, bool permit, const char *cause,

@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "declog.h"
 #include "sh.h"
 
 int sh_set_options(struct sh_shell *sh, int argc, char **argv, int *consumed);
@@ -469,7 +468,7 @@ w_timeout(struct sh_shell *sh, int argc, char **argv)
 		/* SIGKILL gives no process of this tree the chance to write its
 		 * buffered decision lines: write them at once */
 		if (sig == SIGKILL)
-			shlog_write_through = 1;
+			sh_decider_write_through = 1;
 		int st = exec_argv(sh, argc - i, argv + i, true, -1, -1, -1);
 		sh_child_exit(sh, st);
 	}

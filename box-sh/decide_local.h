@@ -3,7 +3,7 @@
  * decide_local.h — box-sh's in-process back end of decide.h:
  * libboxpolicy evaluates each request, temporal rules included, and a
  * decisions.jsonl line is written per decision when decisions_fd >= 0.
- * Implemented by decide_local.c (helper shdecide); main_sh.c codes against
+ * Implemented by decide_local.c (helper shdecide); box-sh/main.c codes against
  * exactly these two functions.
  *
  * Trusts: the policy text is the operator's (parsed and validated here; an

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * main_sh.c — box-sh, the standalone shell:
+ * main.c — box-sh, the standalone shell:
  *
  *   box-sh --policy FILE [--home DIR] [--decisions OUT.jsonl]
  *          [--command-timeout DUR] [-euxC] [-o OPT]
@@ -27,17 +27,12 @@
 #include <unistd.h>
 
 #include "decide_local.h"
+#include "host.h"
 #include "sh.h"
 
-/*
- * box-sh runs its own commands: exec.c refers to the command tables weakly
- * (so that test programs may link libshell.a without them), and a weak
- * reference alone does not pull a member out of a static archive. This
- * strong reference, in box-sh's own main, brings cmd_text.o and cmd_file.o in.
- */
-__attribute__((used)) static const struct sh_cmd_def *const box_sh_command_tables[] = {
-	sh_text_commands,
-	sh_file_commands,
+/* box-sh's host (libshell/host.h): its own commands; every permitted host program runs. */
+static const struct sh_host_ops box_sh_host = {
+	.commands = sh_own_commands,
 };
 
 extern char **environ;
@@ -91,6 +86,7 @@ main(int argc, char **argv)
 {
 	const char *policy = NULL, *home = NULL, *decisions = NULL, *timeout = NULL;
 	const char *cmd = NULL;
+	sh_host_set(&box_sh_host);
 	bool from_stdin = false, want_cmd = false, login = false, noprofile = false;
 	char *optv[64];
 	bool optown[64] = {false};

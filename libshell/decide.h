@@ -112,6 +112,19 @@ extern void (*sh_decide_before_output)(void);
  * nothing. */
 int sh_decider_forked(struct sh_decider *d);
 
+/*
+ * Hints for a back end that buffers what it writes (box-sh's decisions.jsonl
+ * lines), set by the interpreter in a child it just forked (host.c holds
+ * them). stage_buffered: set by a pipeline stage: its lines are buffered as
+ * the main process's are, where any other forked child writes each line at
+ * once; the back end clears it on every fork, so it holds for the stage's
+ * own process only. write_through: set in a process that may be killed with
+ * no catchable signal first (the child of `timeout -s KILL`): no process of
+ * its tree buffers lines.
+ */
+extern int sh_decider_stage_buffered;
+extern int sh_decider_write_through;
+
 /* The owner's home (for "~" spellings and tilde expansion). */
 const char *sh_decider_home(const struct sh_decider *d);
 

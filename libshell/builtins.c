@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host.h"
 #include "sh.h"
 
 int wrappers_find(const char *name, sh_builtin_fn *fn);
@@ -2458,10 +2459,6 @@ is_keyword(const char *s)
 	return false;
 }
 
-/* The box-shell daemon's view of host programs (host_boxd.c); NULL in box-sh. */
-extern int shd_host_runnable(const char *name, const char *path) __attribute__((weak));
-extern char *shd_describe_host(const char *name, const char *path) __attribute__((weak));
-
 /* mode: 'v' command -v, 'V' command -V / type, 't' type -t */
 static int
 describe(struct sh_shell *sh, const char *name, char mode, bool nofunc)
@@ -2509,12 +2506,13 @@ describe(struct sh_shell *sh, const char *name, char mode, bool nofunc)
 		return 0;
 	}
 	char *p = find_in_path(sh, name);
-	/* In the box-shell daemon: a host program as box runs it (host_boxd.c), or not at all. */
-	if (p && shd_host_runnable && mode == 'v' && !shd_host_runnable(name, p)) {
+	/* In the box-shell daemon: a host program as box runs it (host.h), or not at all. */
+	const struct sh_host_ops *ops = sh_host_get();
+	if (p && ops->host_runnable && mode == 'v' && !ops->host_runnable(name, p)) {
 		free(p);
 		return 1;
 	}
-	char *host = p && mode == 'V' && shd_describe_host ? shd_describe_host(name, p) : NULL;
+	char *host = p && mode == 'V' && ops->describe_host ? ops->describe_host(name, p) : NULL;
 	if (host) {
 		bi_outs(1, host);
 		bi_outs(1, "\n");

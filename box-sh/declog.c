@@ -20,9 +20,6 @@
 #include "declog.h"
 #include "jsonl.h"
 
-int shlog_stage_buffered;
-int shlog_write_through;
-
 #define REPLACE JSONL_UTF8_REPLACE
 
 /* A line begins: the buffer's settings (a handler may read it: signals blocked to move it). */

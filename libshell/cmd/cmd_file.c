@@ -27,6 +27,7 @@
 
 #include "cmd_fileutil.h"
 #include "cmdutil.h"
+#include "host.h"
 
 int sh_cmd_ls(struct sh_cmd *c, int argc, char **argv);
 int sh_cmd_find(struct sh_cmd *c, int argc, char **argv);
@@ -1267,13 +1268,6 @@ is_executable(const struct stat *st)
 	return st->st_mode & S_IXOTH;
 }
 
-/*
- * In the box-shell daemon (host_boxd.c): whether box runs that host program
- * (a [tool] or an exec entry). Absent in box-sh, which runs every permitted
- * program: a weak reference, NULL there.
- */
-extern int shd_host_runnable(const char *name, const char *path) __attribute__((weak));
-
 static int
 sh_cmd_which(struct sh_cmd *c, int argc, char **argv)
 {
@@ -1308,6 +1302,8 @@ sh_cmd_which(struct sh_cmd *c, int argc, char **argv)
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	int status = i < argc ? 0 : 1;
+	/* in the box-shell daemon, only a host program box runs (host.h); box-sh: any */
+	int (*runnable)(const char *, const char *) = sh_host_get()->host_runnable;
 	for (; i < argc; i++) {
 		const char *name = argv[i];
 		bool found = false;
@@ -1329,7 +1325,7 @@ sh_cmd_which(struct sh_cmd *c, int argc, char **argv)
 				else
 					sprintf(cand, "%.*s/%s", (int)dl, d, name);
 				if (sh_fs_stat(c->fs, cand, &st, true) == 0 && is_executable(&st) &&
-				    (!shd_host_runnable || shd_host_runnable(name, cand))) {
+				    (!runnable || runnable(name, cand))) {
 					sh_out_printf(c->out_buf, "%s\n", cand);
 					found = true;
 				}

@@ -186,7 +186,7 @@ after_fork_child(void)
 		d->log.committed = 0;
 		d->unbuffered = true;
 	}
-	shlog_stage_buffered = 0;
+	sh_decider_stage_buffered = 0;
 	signals_checked = false;
 }
 
@@ -295,11 +295,11 @@ sh_decider_flush(struct sh_decider *d)
 static void
 maybe_flush(struct sh_decider *d, int64_t now)
 {
-	if (d->unbuffered && shlog_stage_buffered)
+	if (d->unbuffered && sh_decider_stage_buffered)
 		d->unbuffered = false; /* a pipeline stage: buffered as the main process */
 	if (!signals_checked)
 		check_signals();
-	if (d->unbuffered || !term_is_ours || shlog_write_through || d->log.j.len >= LOG_FLUSH_BYTES ||
+	if (d->unbuffered || !term_is_ours || sh_decider_write_through || d->log.j.len >= LOG_FLUSH_BYTES ||
 	    now - d->last_flush_ns >= LOG_FLUSH_NS) {
 		d->last_flush_ns = now;
 		(void)shlog_flush(&d->log, d->log_fd);

@@ -60,10 +60,13 @@ struct sh_cmd_def {
 	sh_cmd_fn fn;
 };
 
-/* The command tables, each NULL-name terminated; the interpreter looks a
- * word up in them after functions and builtins (cmd_text.c, cmd_file.c). */
+/* The command tables, each NULL-name terminated (cmd_text.c, cmd_file.c),
+ * and the list of both (commands.c) a program puts in its host table
+ * (host.h): the interpreter looks a word up in them after functions and
+ * builtins. */
 extern const struct sh_cmd_def sh_text_commands[];
 extern const struct sh_cmd_def sh_file_commands[];
+extern const struct sh_cmd_def *const sh_own_commands[];
 
 /*
  * Run argv as a simple command of its own (xargs, find -exec, env, timeout,

@@ -34,11 +34,8 @@
 #include <unistd.h>
 
 #include "cmdutil.h"
-#include "declog.h"
+#include "host.h"
 #include "sh.h"
-
-extern const struct sh_cmd_def sh_text_commands[] __attribute__((weak));
-extern const struct sh_cmd_def sh_file_commands[] __attribute__((weak));
 
 static int exec_simple(struct sh_shell *sh, struct node *n);
 
@@ -611,14 +608,11 @@ record_host(struct sh_shell *sh, const char *program, int argc, char **argv, con
 sh_cmd_fn
 own_command_find(const char *name)
 {
-	const struct sh_cmd_def *tabs[2] = {sh_text_commands, sh_file_commands};
-	for (int t = 0; t < 2; t++) {
-		if (!tabs[t])
-			continue;
+	const struct sh_cmd_def *const *tabs = sh_host_get()->commands;
+	for (size_t t = 0; tabs && tabs[t]; t++)
 		for (const struct sh_cmd_def *d = tabs[t]; d->name; d++)
 			if (strcmp(d->name, name) == 0)
 				return d->fn;
-	}
 	return NULL;
 }
 
@@ -1681,7 +1675,7 @@ exec_pipeline(struct sh_shell *sh, struct node *n)
 		}
 		pid_t pid = sh_fork(sh);
 		if (pid == 0) {
-			shlog_stage_buffered = 1; /* box-sh: this stage's decision lines are buffered */
+			sh_decider_stage_buffered = 1; /* box-sh: this stage's decision lines are buffered */
 			if (prev >= 0) {
 				if (prev != 0) { /* with fd 0 closed, a pipe's read end may be 0 */
 					dup2(prev, 0);
