@@ -121,7 +121,7 @@ reply_run(struct box *b, Box__ReplyStatus status, const char *error, char **disc
 		r.state_dir = b->rc.state_dir;
 	} else if (status == BOX__REPLY_STATUS__REPLY_OK) {
 		r.has_pid = 1;
-		r.pid = b->pid;
+		r.pid = b->agent.pid;
 		r.state_dir = b->rc.state_dir;
 	}
 	r.problems = b->rc.problems;
@@ -288,9 +288,8 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 static void
 daemons_finished(struct box *b)
 {
-	if (b->state != BOX_FINISHING || b->shell.exit_timer || b->gateway.exit_timer ||
-	    b->mcpd.exit_timer)
-		return; /* another one is still on its way out */
+	if (b->state != BOX_FINISHING || daemons_exiting(b))
+		return; /* another one is still on its way out (policyd's wait is not armed yet) */
 	if (policyd_finish(b))
 		return; /* its reap or the exit timer: box_policyd_finished() */
 	box_policyd_finished(b);
@@ -409,14 +408,13 @@ box_free(struct box *b)
 		}
 	if (b->client && b->client->box == b)
 		b->client->box = NULL;
-	recheck_stop(b);
-	mcpd_stop(b);
-	shell_stop(b);
-	gateway_stop(b);
-	policyd_stop(b);
-	safe_close(b->gateway_policyd_fd);
-	safe_close(b->shell_policyd_fd);
-	safe_close(b->shell_listen_fd);
+	recheck_free(b);
+	mcpd_free(b);
+	shell_free(b);
+	gateway_free(b);
+	policyd_free(b);
+	/* The agent's trampoline, and anything a module left tracked, dies with the box. */
+	child_stop_box(d, b);
 	plan_free(b->agent_plan);
 	free(b->alias_exe);
 	status_watch_close(&b->status);
@@ -457,18 +455,11 @@ finished_exit(struct box *b)
 	int status = b->wait_status;
 
 	x.box_id = b->id;
-	if (b->policyd.lost) {
-		/* Stopped for want of a policy: an error, not the agent's status. */
-		x.error = b->policyd.error;
-	} else if (b->gateway.lost) {
-		/* Stopped for want of a gateway (fail closed): an error too. */
-		x.error = b->gateway.error;
-	} else if (b->shell.lost) {
-		/* Stopped for want of box-shell (fail closed): an error too. */
-		x.error = b->shell.error;
-	} else if (b->mcpd.lost) {
-		/* Stopped for want of box-mcpd (fail closed): an error too. */
-		x.error = b->mcpd.error;
+	const char *lost = daemons_error(b, true);
+	if (lost) {
+		/* Stopped for want of a policy, a gateway, a shell or box-mcpd (fail closed): an
+		 * error, not the agent's status. */
+		x.error = (char *)lost;
 	} else if (WIFEXITED(status)) {
 		x.has_exit_status = 1;
 		x.exit_status = WEXITSTATUS(status);
@@ -492,14 +483,17 @@ finished_exit(struct box *b)
 }
 
 bool
-box_reaped(struct box *b, pid_t pid, int status)
+box_agent_reaped(const struct box *b)
 {
-	if (recheck_reaped(b, pid, status) || policyd_reaped(b, pid, status) ||
-	    gateway_reaped(b, pid, status) || shell_reaped(b, pid, status) ||
-	    mcpd_reaped(b, pid, status))
-		return true;
-	if (b->pid <= 0 || pid != b->pid || b->reaped)
-		return false;
+	return b->reaped;
+}
+
+/* The agent's trampoline was reaped (child.c's reaper): the box ends. */
+static void
+on_agent_reaped(struct child *c, int status)
+{
+	struct box *b = c->arg;
+
 	b->reaped = true;
 	b->wait_status = status;
 	/* The agent's sandbox ended: its listener goes (the gateway's channel follows). */
@@ -526,7 +520,6 @@ box_reaped(struct box *b, pid_t pid, int status)
 		b->oom_killed = cgroup_oom_killed(b); /* read before the teardown removes the cgroup */
 		box_teardown(b, finished_exit);
 	}
-	return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -545,16 +538,13 @@ box_kill(struct box *b)
 	/* Nothing of the agent runs yet: a lost daemon ends the start. */
 	if (b->state == BOX_GATEWAY || b->state == BOX_SHELL || b->state == BOX_MCPD)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  b->policyd.error ? b->policyd.error :
-				  b->gateway.error ? b->gateway.error :
-				  b->shell.error   ? b->shell.error :
-				  b->mcpd.error	   ? b->mcpd.error :
+				  daemons_error(b, false) ? daemons_error(b, false) :
 						     "the box was stopped before it started");
-	if (b->reaped || b->pid <= 0 || b->state == BOX_FINISHING)
+	if (!child_running(&b->agent) || b->state == BOX_FINISHING)
 		return;
 	b->state = BOX_STOPPING;
 	/* The outer trampoline dies; PID 1 sees its pipe close and takes the namespace down. */
-	kill(b->pid, SIGKILL);
+	(void)child_kill(&b->agent, SIGKILL);
 }
 
 void
@@ -564,10 +554,10 @@ box_stop(struct box *b)
 	    b->state == BOX_SHELL || b->state == BOX_MCPD)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
 				  "the box was stopped before it started");
-	if (b->reaped || b->pid <= 0 || b->state == BOX_STOPPING || b->state == BOX_FINISHING)
+	if (!child_running(&b->agent) || b->state == BOX_STOPPING || b->state == BOX_FINISHING)
 		return;
 	b->state = BOX_STOPPING;
-	kill(b->pid, SIGTERM);
+	(void)child_kill(&b->agent, SIGTERM);
 	if (!b->kill_ev)
 		b->kill_ev = evtimer_new(b->d->base, on_kill_timer, b);
 	struct timeval tv = { BOXD_KILL_GRACE_MS / 1000, (BOXD_KILL_GRACE_MS % 1000) * 1000 };
@@ -589,9 +579,8 @@ on_timeout(evutil_socket_t fd, short what, void *arg)
 void
 box_control(struct box *b, const Box__RunControl *m)
 {
-	if (!b->reaped && b->pid > 0 &&
-	    (m->signal == SIGINT || m->signal == SIGTERM || m->signal == SIGHUP))
-		kill(b->pid, m->signal); /* the outer trampoline forwards it to PID 1 */
+	if (m->signal == SIGINT || m->signal == SIGTERM || m->signal == SIGHUP)
+		(void)child_kill(&b->agent, m->signal); /* the outer trampoline forwards it to PID 1 */
 }
 
 void
@@ -620,7 +609,7 @@ box_started(struct box *b)
 {
 	b->state = BOX_RUNNING;
 	box_mark(b, "agent started");
-	log_info("box %s (%s) running, trampoline pid %d", b->name, b->id, (int)b->pid);
+	log_info("box %s (%s) running, trampoline pid %d", b->name, b->id, (int)b->agent.pid);
 	if (b->detach) {
 		reply_run(b, BOX__REPLY_STATUS__REPLY_OK, NULL, b->disclosure, b->n_disclosure);
 		/*
@@ -784,12 +773,10 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->spec = req->spec;
 	b->extra_args = req->extra_args;
 	b->n_extra_args = req->n_extra_args;
+	child_init(&b->agent, CHILD_AGENT, b, on_agent_reaped, b);
 	status_watch_init(&b->status);
-	status_watch_init(&b->shell_status);
 	b->pty_master = -1;
-	b->gateway_policyd_fd = b->ca_runtime_fd = -1;
-	b->shell_policyd_fd = b->shell_listen_fd = -1;
-	b->mcpd_policyd_fd = b->mcp_listen_fd = -1;
+	b->ca_runtime_fd = b->shell_listen_fd = b->mcp_listen_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
@@ -819,7 +806,9 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 static int
 start_admit(struct box *b)
 {
-	if (!b->name)
+	/* Each module's handle (its own state), made with the box. */
+	if (!b->name || recheck_new(b) < 0 || policyd_new(b) < 0 || gateway_new(b) < 0 ||
+	    shell_new(b) < 0 || mcpd_new(b) < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "out of memory"), -1;
 	if (b->d->n_boxes > BOXD_BOXES_MAX)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "too many boxes"), -1;
@@ -1062,7 +1051,8 @@ start_plan(struct box *b, Box__Plan **plan)
 static int
 start_trampoline(struct box *b, Box__Plan *plan)
 {
-	int r = spawn_trampoline(b->d, b, plan, &b->pid, &b->status.fd);
+	pid_t pid = 0;
+	int r = spawn_trampoline(b->d, b, plan, &pid, &b->status.fd);
 
 	plan_free(plan);
 	for (int i = 0; i < 3; i++)
@@ -1070,6 +1060,7 @@ start_trampoline(struct box *b, Box__Plan *plan)
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
 				  "cannot start box-trampoline: %s", strerror(-r)), -1;
+	child_track(b->d, &b->agent, pid);
 	b->state = BOX_STARTING;
 	return 0;
 }
@@ -1091,7 +1082,7 @@ start_watch(struct box *b)
 			evtimer_add(b->timeout_ev, &tv);
 	}
 	log_info("box %s (%s) starting for %s, trampoline pid %d", b->name, b->id, b->owner.name,
-		 (int)b->pid);
+		 (int)b->agent.pid);
 }
 
 /* ---- PolicyReady → gateway ------------------------------------------ */

@@ -200,18 +200,7 @@ sd_notify_ready(void)
 static void
 on_sigchld(evutil_socket_t sig, short what, void *arg)
 {
-	struct boxd *d = arg;
-	for (;;) {
-		int status;
-		pid_t pid = waitpid(-1, &status, WNOHANG);
-		if (pid <= 0)
-			break;
-		if (client_child_reaped(d, pid, status))
-			continue;
-		for (struct box *b = d->boxes; b; b = b->next)
-			if (box_reaped(b, pid, status))
-				break;
-	}
+	child_reap_all(arg); /* the one reaper (child.c) */
 }
 
 static void

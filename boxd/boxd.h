@@ -15,6 +15,10 @@
  *   runtime.c  BASE/ID runtime dir, mask objects, state dir lock
  *   plan.c     BoxSpec → Plan (view, environment, limits): the agent's,
  *              box-shell's, a tool's; and the disclosure
+ *   child.c    the one tracker of every process boxd starts: one reaper,
+ *              one kill path (child.h)
+ *   daemon.c   the daemon table, daemon_spawn, a per-box daemon's lifecycle
+ *   workload.c a tool's or an MCP server's sandbox, spawn to reap
  *   spawn.c    fork+exec of box-trampoline with fds 0-4 (and passed fds 5..) in
  *              place; its status messages on fd 4
  *   clientd.c  service mode: each client connection handed to its own
@@ -47,6 +51,7 @@
 #include <event2/event.h>
 
 #include "boxd.pb-c.h"
+#include "child.h"
 #include "daemon.h"
 #include "workload.h"
 #include "ipc_event.h"
@@ -120,6 +125,7 @@ struct boxd {
 	int listen_fd;
 	struct event *listen_ev;
 	struct event *sig_ev[4];
+	struct child *children; /* every process boxd started and still tracks (child.c) */
 	struct box *boxes;      /* list */
 	unsigned n_boxes;
 	struct client *clients; /* list */
@@ -202,19 +208,6 @@ struct recheck_result {
 	size_t n_problems;
 };
 
-/* One host program box-shell asked for (SpawnRequest), until its trampoline is reaped. */
-struct tool_spawn {
-	struct workload w;        /* id: box-shell's spawn id; gateway_tag "tool.NAME", "agent" */
-	struct tool_spawn *next;
-	char *sandbox;            /* "tool.NAME" or "exec" (SpawnReply) */
-};
-
-/* One MCP server sandbox box-mcpd asked for (McpServerStart), until its trampoline is reaped. */
-struct mcp_server_run {
-	struct workload w;        /* id: box-mcpd's start id; gateway_tag "mcp.NAME" */
-	struct mcp_server_run *next;
-};
-
 /* An [egress] binding's placeholder, in `variable` of every contained sandbox's environment. */
 struct gateway_placeholder {
 	char *variable;
@@ -229,7 +222,7 @@ struct box {
 	enum box_state state;
 	uid_t caller_uid;
 	struct box_owner_id owner;
-	pid_t pid;                /* the outer trampoline */
+	struct child agent;       /* the agent's outer trampoline (child.h's tracker) */
 	struct timespec started;  /* CLOCK_MONOTONIC */
 	bool detach, quiet;
 	bool dry_run;             /* boxctl run --dry-run: everything but the agent */
@@ -268,7 +261,7 @@ struct box {
 	struct event *timeout_ev; /* [box] timeout */
 	struct event *kill_ev;    /* SIGKILL after the grace period */
 	bool timed_out;
-	bool reaped;
+	bool reaped;              /* the agent's trampoline was: wait_status is the box's */
 	int wait_status;
 	bool oom_killed;          /* read when reaped, before the cgroups go */
 
@@ -283,47 +276,34 @@ struct box {
 	char *sock_path;          /* embedded: BASE/ID/boxd.sock */
 	bool locked;              /* the run lock is ours (runtime_lock) */
 
-	pid_t recheck_pid;        /* box-recheck until reaped, or 0 */
-	struct box_ipc_event *recheck_ev;
-	struct event *recheck_timer;
-	char *recheck_state_dir;  /* until the reply moves it to rc.state_dir */
+	/*
+	 * Each helper's and daemon's own state, behind its module's handle
+	 * (made with the box, freed with it): box-recheck (recheck.c),
+	 * box-policyd (policyd.c), box-gateway (gateway.c), box-shell and its
+	 * tools (shell.c), box-mcpd and its MCP servers (mcpd.c).
+	 */
+	struct recheck *recheck;
+	struct policyd *policyd;
+	struct gateway *gateway;
+	struct shell *shell;
+	struct mcpd *mcpd;
+	/* Each started daemon's lifecycle (daemon.c), in daemon_table's order; NULL: none. */
+	struct box_daemon *daemons[DAEMON__N];
 
-	struct box_daemon policyd; /* box-policyd's lifecycle (daemon.c) */
-	struct event *rotate_ev;  /* decisions.jsonl size check, every second */
-	uint32_t decisions_generation;
-	int gateway_policyd_fd;   /* policyd's fd 4, other end: the gateway's fd 4 until spawned */
-
-	struct box_daemon gateway; /* box-gateway's lifecycle (daemon.c) */
-	bool gateway_serving;     /* GatewayReady ok: the proxy variables go into the plans */
-	uint32_t gateway_listener_seq;
-	uint32_t agent_listener_id; /* the agent's listener at the gateway, or 0 */
+	/* What the sandboxes are made of (plan.c), shared by the modules that start them */
 	int ca_runtime_fd;        /* RUNTIME/ca.pem (boxd's, 0644), until the box is freed */
+	bool gateway_serving;     /* GatewayReady ok: the proxy variables go into the plans */
 	struct gateway_placeholder *placeholders;
 	size_t n_placeholders;
-
-	/* box-shell (shell.c) and the tool sandboxes it asks for */
+	uint32_t agent_listener_id; /* the agent's listener at the gateway, or 0 */
 	char *alias_exe;          /* box-alias beside boxd: copied to RUNTIME/bin */
-	int shell_listen_fd;      /* RUNTIME/shell.sock (listening): box-shell's fd 4 until spawned */
-	int shell_policyd_fd;     /* policyd's fd 6, other end: box-shell's fd 5 until spawned */
-	struct box_daemon shell;  /* its lifecycle (daemon.c); pid: its outer trampoline */
-	struct status_watch shell_status; /* that trampoline's fd 4, until EOF */
+	int shell_listen_fd;      /* RUNTIME/shell.sock (listening): box-shell's fd 5 until spawned */
+	int mcp_listen_fd;        /* RUNTIME/mcp.sock (listening): box-mcpd's fd 5 until spawned */
 	Box__Plan *agent_plan;    /* built before box-shell starts (its view), spawned after ready */
 	unsigned n_masks_made;    /* mask objects made in RUNTIME/masks: the next one's index */
-	struct tool_spawn *spawns;
-	unsigned n_spawns;
 	Box__Plan **tool_plans;   /* per spec->tools[i], made at its first spawn (masks once) */
 	Box__Plan *exec_plan;     /* the agent's exec entries' tool sandbox, likewise */
 	char **tool_prog;         /* parallel to spec->tools: rc.tool_programs' (not owned) */
-	struct shell_attach *attaches; /* `boxctl shell` requests box-shell has not answered */
-	unsigned n_attaches;
-	uint64_t next_attach_id;
-
-	/* box-mcpd (mcpd.c) and the MCP server sandboxes it asks for */
-	struct box_daemon mcpd;
-	int mcpd_policyd_fd;      /* policyd's fd 5, other end: box-mcpd's fd 4 until spawned */
-	int mcp_listen_fd;        /* RUNTIME/mcp.sock (listening): box-mcpd's fd 5 until spawned */
-	struct mcp_server_run *mcp_servers;
-	unsigned n_mcp_servers;
 	Box__Plan **mcp_plans;    /* per spec->mcp[i], made at its first start (masks once) */
 };
 
@@ -348,8 +328,8 @@ void box_control(struct box *b, const Box__RunControl *m);
 void box_stop(struct box *b);
 /* SIGKILL everything now (client gone). */
 void box_kill(struct box *b);
-/* A child exited (SIGCHLD). Returns true when it was this box's trampoline. */
-bool box_reaped(struct box *b, pid_t pid, int status);
+/* The agent's trampoline was reaped (its wait status is the box's). */
+bool box_agent_reaped(const struct box *b);
 /* The attached client went away (a start not detached is abandoned). */
 void box_client_gone(struct box *b);
 /* The start's events: box-recheck answered (r < 0: it could not), box-policyd is ready. */
@@ -379,11 +359,11 @@ void box_mcpd_finished(struct box *b);
 /* ---- mcpd.c ---- */
 /* Spawn box-mcpd, prepare STATE/mcp/pins.jsonl, send McpInit; McpReady follows as an event. */
 int mcpd_start(struct boxd *d, struct box *b, char **err);
-/* A child exited: true when it was box-mcpd or one of the box's MCP servers. */
-bool mcpd_reaped(struct box *b, pid_t pid, int status);
 /* The box ends: servers killed, channel closed; true while its exit is awaited. */
 bool mcpd_finish(struct box *b);
-void mcpd_stop(struct box *b);
+/* The module's handle (b->mcpd), made with the box; freeing it kills what still runs (servers too). */
+int mcpd_new(struct box *b);
+void mcpd_free(struct box *b);
 
 /* ---- recheck.c ---- */
 /*
@@ -394,8 +374,9 @@ void mcpd_stop(struct box *b);
 int recheck_start(struct box *b, const char *state_dir);
 /* Stop waiting for it (killed when still running); idempotent. */
 void recheck_stop(struct box *b);
-/* A child exited: true when it was this box's box-recheck. */
-bool recheck_reaped(struct box *b, pid_t pid, int status);
+/* The module's handle (b->recheck), made with the box and freed with it. */
+int recheck_new(struct box *b);
+void recheck_free(struct box *b);
 void recheck_result_clear(struct recheck_result *res);
 
 /* ---- runtime.c ---- */
@@ -510,8 +491,6 @@ int client_child_check(const struct boxd *d);
  * errno (logged): *fd is still the caller's.
  */
 int client_child_start(struct boxd *d, const struct ucred *cred, int *fd);
-/* A child exited (SIGCHLD): true when it was a box-clientd (its death logged once). */
-bool client_child_reaped(struct boxd *d, pid_t pid, int status);
 
 /* ---- policyd.c ---- */
 /*
@@ -526,17 +505,18 @@ bool policyd_check_gone(struct box *b);
 /*
  * The box ends: close its channel (policyd flushes its decision lines, syncs
  * the history and exits). Returns true when there is an exit to wait for:
- * its reap (policyd_reaped) or, after BOXD_POLICYD_EXIT_WAIT_MS, a SIGKILL
+ * its reap or, after BOXD_POLICYD_EXIT_WAIT_MS, a SIGKILL
  * then calls box_policyd_finished(). False: no policyd (left) to wait for.
  */
 bool policyd_finish(struct box *b);
-/* Freeing a box: close its channel, kill what still runs, forget it; idempotent. */
-void policyd_stop(struct box *b);
+/* The module's handle (b->policyd), made with the box; freeing it kills what still runs. */
+int policyd_new(struct box *b);
+void policyd_free(struct box *b);
 /*
- * A child exited: true when it was this box's policyd (stops the box if
- * unexpected; while finishing, box_policyd_finished()).
+ * policyd's end of PEER's channel (box-gateway, box-shell, box-mcpd), taken
+ * by that peer's start (the caller closes it); -1 when there is none.
  */
-bool policyd_reaped(struct box *b, pid_t pid, int status);
+int policyd_take_peer(struct box *b, enum daemon_id peer);
 
 /* ---- gateway.c ---- */
 /* [gateway] port (docs/box.ini.5.md default 3128). */
@@ -573,10 +553,9 @@ void gateway_listener_closed(struct box *b, uint32_t id);
  * then box_gateway_finished() follows.
  */
 bool gateway_finish(struct box *b);
-/* Freeing a box: close, kill what still runs, forget; idempotent. */
-void gateway_stop(struct box *b);
-/* A child exited: true when it was this box's gateway (stops the box if unexpected). */
-bool gateway_reaped(struct box *b, pid_t pid, int status);
+/* The module's handle (b->gateway), made with the box; freeing it kills what still runs. */
+int gateway_new(struct box *b);
+void gateway_free(struct box *b);
 
 /* ---- shell.c ---- */
 /*
@@ -592,10 +571,9 @@ int shell_start(struct boxd *d, struct box *b, char **err);
  * BOXD_SHELL_EXIT_WAIT_MS, SIGKILL): then box_shell_finished() follows.
  */
 bool shell_finish(struct box *b);
-/* Freeing a box: close, kill what still runs (tools too), forget; idempotent. */
-void shell_stop(struct box *b);
-/* A child exited: true when it was box-shell's trampoline or a tool's. */
-bool shell_reaped(struct box *b, pid_t pid, int status);
+/* The module's handle (b->shell), made with the box; freeing it kills what still runs (tools too). */
+int shell_new(struct box *b);
+void shell_free(struct box *b);
 /*
  * `boxctl shell` (AttachRequest from C, whom the caller checked is the box's
  * owner or root): ShellAttach to box-shell; AttachReply once it answers.

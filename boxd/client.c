@@ -129,7 +129,7 @@ handle_ps(struct boxd *d, struct client *c, uint64_t rid)
 		return;
 	}
 	for (struct box *b = d->boxes; b; b = b->next) {
-		if (b->state == BOX_GONE || !visible(c, b) || !b->id[0] || b->pid <= 0)
+		if (b->state == BOX_GONE || !visible(c, b) || !b->id[0] || b->agent.pid <= 0)
 			continue;
 		Box__BoxInfo *i = &infos[rep.n_boxes];
 		box__box_info__init(i);
@@ -142,7 +142,7 @@ handle_ps(struct boxd *d, struct client *c, uint64_t rid)
 			i->state = BOX__BOX_STATE__BOX_STATE_STOPPING;
 		else
 			i->state = BOX__BOX_STATE__BOX_STATE_STARTING;
-		i->pid = b->pid;
+		i->pid = b->agent.pid;
 		i->uptime_s = box_uptime_s(b);
 		i->uid = b->owner.uid;
 		ptrs[rep.n_boxes++] = i;

@@ -14,7 +14,7 @@
  * client's socket afterwards, so when the child dies (a crash in the
  * decoder, the seccomp filter) the client's connection closes with it and
  * the client sees an error, while boxd sees its channel close, drops that
- * client as for any disconnect, logs the death once (client_child_reaped)
+ * client as for any disconnect, logs the death once (its reap, child.c)
  * and serves everyone else.
  * An embedded boxd runs as its caller and serves only that caller: it keeps
  * decoding its clients itself and starts no box-clientd.
@@ -48,13 +48,33 @@
 /* Children outlive their client for a moment (they exit when boxd closes its end). */
 #define CLIENTD_CHILDREN_MAX (2 * BOXD_CLIENTS_MAX)
 
-/* The live children, for the one log line about each death (one boxd per process). */
-static struct clientd_child {
-	pid_t pid;
+/* A live child, tracked (child.h) for the one log line about its death. */
+struct clientd_child {
+	struct child child;
 	pid_t client_pid;
 	uid_t client_uid;
-} children[CLIENTD_CHILDREN_MAX];
-static unsigned n_children;
+};
+static unsigned n_children; /* one boxd per process */
+
+/* Reaped (child.c): its death logged once, unless it exited cleanly or refused. */
+static void
+on_reaped(struct child *ch, int status)
+{
+	struct clientd_child *c = ch->arg;
+	pid_t pid = ch->pid;
+
+	n_children--;
+	if (WIFSIGNALED(status))
+		log_warn("%s pid %d (client pid %d uid %u) was killed by signal %d (%s); "
+			 "that client was disconnected",
+			 CLIENTD_NAME, (int)pid, (int)c->client_pid, (unsigned)c->client_uid,
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+		 WEXITSTATUS(status) != CLIENTD_EXIT_REFUSED)
+		log_warn("%s pid %d (client pid %d uid %u) exited with status %d", CLIENTD_NAME,
+			 (int)pid, (int)c->client_pid, (unsigned)c->client_uid, WEXITSTATUS(status));
+	free(c);
+}
 
 int
 client_child_check(const struct boxd *d)
@@ -80,6 +100,7 @@ client_child_start(struct boxd *d, const struct ucred *cred, int *fd)
 	char pid_s[16];
 	pid_t pid = 0;
 	int ctl = -1;
+	struct clientd_child *c;
 
 	if (d->embedded)
 		return 0; /* the caller's own boxd: it decodes for itself */
@@ -90,42 +111,22 @@ client_child_start(struct boxd *d, const struct ucred *cred, int *fd)
 	const char *const extra[] = { "-p", pid_s, NULL };
 	args.fds[DAEMON_FD_CLIENT] = *fd;
 	args.args = extra;
+	if (!(c = calloc(1, sizeof(*c))))
+		return log_err_errno(ENOMEM, "cannot start " CLIENTD_NAME);
 	int r = daemon_spawn(d, NULL, DAEMON_CLIENTD, &args, &pid, &ctl, NULL, &err);
-	if (r < 0)
+	if (r < 0) {
+		free(c);
 		return log_err_errno(r, "%s", err ? err : "cannot start " CLIENTD_NAME);
+	}
 	/* Root keeps no copy of the client's socket: the child's death closes it. */
 	close(*fd);
 	*fd = ctl;
-	children[n_children++] = (struct clientd_child){
-		.pid = pid,
-		.client_pid = cred->pid,
-		.client_uid = cred->uid,
-	};
+	c->client_pid = cred->pid;
+	c->client_uid = cred->uid;
+	child_init(&c->child, CHILD_CLIENTD, NULL, on_reaped, c);
+	child_track(d, &c->child, pid);
+	n_children++;
 	log_debug("client pid %d uid %u: served by %s pid %d", (int)cred->pid,
 		  (unsigned)cred->uid, CLIENTD_NAME, (int)pid);
 	return 0;
-}
-
-bool
-client_child_reaped(struct boxd *d, pid_t pid, int status)
-{
-	(void)d;
-	for (unsigned i = 0; i < n_children; i++) {
-		if (children[i].pid != pid)
-			continue;
-		struct clientd_child c = children[i];
-		children[i] = children[--n_children];
-		if (WIFSIGNALED(status))
-			log_warn("%s pid %d (client pid %d uid %u) was killed by signal %d (%s); "
-				 "that client was disconnected",
-				 CLIENTD_NAME, (int)pid, (int)c.client_pid, (unsigned)c.client_uid,
-				 WTERMSIG(status), strsignal(WTERMSIG(status)));
-		else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
-			 WEXITSTATUS(status) != CLIENTD_EXIT_REFUSED)
-			log_warn("%s pid %d (client pid %d uid %u) exited with status %d", CLIENTD_NAME,
-				 (int)pid, (int)c.client_pid, (unsigned)c.client_uid,
-				 WEXITSTATUS(status));
-		return true;
-	}
-	return false;
 }

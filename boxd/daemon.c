@@ -312,6 +312,27 @@ daemon_init(struct box_daemon *dm, const struct box_daemon_ops *ops, struct box 
 	dm->ops = ops;
 	dm->desc = &daemon_table[ops->id];
 	dm->b = b;
+	b->daemons[ops->id] = dm;
+}
+
+const char *
+daemons_error(const struct box *b, bool lost_only)
+{
+	for (int id = 0; id < DAEMON__N; id++) {
+		const struct box_daemon *dm = b->daemons[id];
+		if (dm && dm->error && (dm->lost || !lost_only))
+			return dm->error;
+	}
+	return NULL;
+}
+
+bool
+daemons_exiting(const struct box *b)
+{
+	for (int id = 0; id < DAEMON__N; id++)
+		if (b->daemons[id] && b->daemons[id]->exit_timer)
+			return true;
+	return false;
 }
 
 void
@@ -330,7 +351,7 @@ seterr(char **err, const char *fmt, ...)
 bool
 daemon_running(const struct box_daemon *dm)
 {
-	return dm->pid > 0;
+	return child_running(&dm->child);
 }
 
 int
@@ -368,7 +389,7 @@ daemon_ready(struct box_daemon *dm, int r, const char *fmt, ...)
 	}
 	if (r >= 0)
 		log_info("box %s (%s): %s (pid %d) ready", dm->b->name, dm->b->id, dm->desc->name,
-			 (int)dm->pid);
+			 (int)dm->child.pid);
 	dm->ops->ready(dm->b, r < 0 ? r : 0, r < 0 ? msg : NULL);
 }
 
@@ -389,7 +410,7 @@ daemon_lost(struct box_daemon *dm, const char *why)
 	if (dm->closing || dm->lost)
 		return;
 	/* A daemon that lost its policyd exits: report the cause, not the echo. */
-	if (dm != &b->policyd && policyd_check_gone(b))
+	if (dm->ops->id != DAEMON_POLICYD && policyd_check_gone(b))
 		return;
 	dm->lost = true;
 	log_err("box %s (%s): %s exited (%s); stopping the box", b->name, b->id, dm->desc->name,
@@ -447,7 +468,7 @@ daemon_watch(struct box_daemon *dm, pid_t pid, int fd, char **err)
 	struct timeval tv = { dm->desc->ready_timeout_ms / 1000,
 			      (dm->desc->ready_timeout_ms % 1000) * 1000 };
 
-	dm->pid = pid;
+	daemon_track(dm, pid);
 	dm->ev = box_ipc_event_new(dm->b->d->base, fd, dm->desc->proto, dm->desc->peer_role, on_msg,
 				   on_close, dm);
 	if (!dm->ev) {
@@ -485,21 +506,20 @@ exit_wait_end(struct box_daemon *dm)
 	dm->ops->finished(dm->b);
 }
 
-bool
-daemon_reaped(struct box_daemon *dm, pid_t pid, int status)
+/* Its process exited (child.c's reaper; untracked already). */
+static void
+on_reaped(struct child *c, int status)
 {
+	struct box_daemon *dm = c->arg;
 	struct box *b = dm->b;
 	char why[96];
 
-	if (dm->pid <= 0 || pid != dm->pid)
-		return false;
-	dm->pid = 0;
 	workload_status_text(status, why, sizeof(why));
 	if (dm->starting) {
 		if (!(dm->ops->start_failed && dm->ops->start_failed(dm)))
 			daemon_ready(dm, -ECHILD, "%s exited before it was ready (%s)", dm->desc->name,
 				     why);
-	} else if (!dm->closing && !b->reaped) {
+	} else if (!dm->closing && !box_agent_reaped(b)) {
 		if (dm->lost)
 			set_error(dm, why); /* the channel went first: now we know how */
 		else
@@ -508,7 +528,15 @@ daemon_reaped(struct box_daemon *dm, pid_t pid, int status)
 		set_error(dm, why); /* lost, then torn down: the reap says how it ended */
 	}
 	exit_wait_end(dm);
-	return true;
+}
+
+void
+daemon_track(struct box_daemon *dm, pid_t pid)
+{
+	if (child_running(&dm->child) && dm->child.pid == pid)
+		return;
+	child_init(&dm->child, CHILD_DAEMON, dm->b, on_reaped, dm);
+	child_track(dm->b->d, &dm->child, pid);
 }
 
 static void
@@ -529,10 +557,8 @@ on_exit_timeout(evutil_socket_t fd, short what, void *arg)
 	struct box_daemon *dm = arg;
 
 	log_warn("box %s (%s): %s (pid %d) did not exit within %u s; killing it", dm->b->name,
-		 dm->b->id, dm->desc->name, (int)dm->pid, dm->desc->exit_wait_ms / 1000);
-	if (dm->pid > 0)
-		kill(dm->pid, SIGKILL);
-	dm->pid = 0;
+		 dm->b->id, dm->desc->name, (int)dm->child.pid, dm->desc->exit_wait_ms / 1000);
+	child_stop(&dm->child); /* not waited for: the reaper drops its exit */
 	exit_wait_end(dm);
 }
 
@@ -544,15 +570,14 @@ daemon_finish(struct box_daemon *dm)
 	if (!dm->ops)
 		return false;
 	channel_close(dm);
-	if (dm->pid <= 0 || dm->exit_timer)
+	if (!child_running(&dm->child) || dm->exit_timer)
 		return dm->exit_timer != NULL;
 	dm->exit_timer = evtimer_new(dm->b->d->base, on_exit_timeout, dm);
 	if (!dm->exit_timer || evtimer_add(dm->exit_timer, &tv) < 0) {
 		if (dm->exit_timer)
 			event_free(dm->exit_timer);
 		dm->exit_timer = NULL;
-		kill(dm->pid, SIGKILL);
-		dm->pid = 0;
+		child_stop(&dm->child);
 		return false;
 	}
 	return true;
@@ -568,9 +593,9 @@ daemon_stop(struct box_daemon *dm)
 		event_free(dm->exit_timer);
 		dm->exit_timer = NULL;
 	}
-	if (dm->pid > 0)
-		kill(dm->pid, SIGKILL);
-	dm->pid = 0;
+	child_stop(&dm->child);
 	free(dm->error);
 	dm->error = NULL;
+	if (dm->b->daemons[dm->ops->id] == dm)
+		dm->b->daemons[dm->ops->id] = NULL;
 }

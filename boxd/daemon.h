@@ -20,7 +20,8 @@
  *   daemon_ready      the start's outcome (ok, or why not) → ops->ready, once
  *   daemon_lost       it went away while the box runs: ops->error_fmt's
  *                     message kept for RunExit, the box killed (fail closed)
- *   daemon_reaped     a child exited: true when it was this daemon
+ *   (reaped)          its process exited (child.c's reaper): the start
+ *                     failed, or it was lost, or its exit wait ends
  *   daemon_finish     the box ends: close the channel (it exits), wait for
  *                     the reap or ops->exit_wait_ms then SIGKILL; true while
  *                     waiting (ops->finished follows)
@@ -39,6 +40,7 @@
 
 #include "ipc_event.h"
 
+#include "child.h"
 #include "daemon_fds.h"
 #include "plan.pb-c.h"
 
@@ -145,7 +147,7 @@ struct box_daemon {
 	const struct box_daemon_ops *ops;
 	const struct daemon_desc *desc; /* daemon_table[ops->id] */
 	struct box *b;
-	pid_t pid;                   /* 0: not running (or reaped) */
+	struct child child;          /* its process (child.h's tracker; box-shell: its trampoline) */
 	struct box_ipc_event *ev;    /* the control channel, or NULL */
 	struct event *ready_timer;
 	struct event *exit_timer;
@@ -155,9 +157,19 @@ struct box_daemon {
 	char *error;                 /* why the box was stopped (RunExit), or NULL */
 };
 
-/* A daemon not started yet. */
+/* A daemon not started yet, listed in b->daemons[ops->id] (daemon_stop unlists it). */
 void daemon_init(struct box_daemon *dm, const struct box_daemon_ops *ops, struct box *b);
-/* Watch PID and its channel FD (taken, even on failure); arm the ready timer. */
+/*
+ * Why a daemon of B stopped the box (its message for RunExit), the first in
+ * daemon_table's order: of one lost while the box ran (LOST_ONLY), or of any
+ * that failed; NULL: none did.
+ */
+const char *daemons_error(const struct box *b, bool lost_only);
+/* Is a daemon of B still on its way out (its exit wait armed)? */
+bool daemons_exiting(const struct box *b);
+/* PID is its process, tracked (child.h) from now on: the end kills it. */
+void daemon_track(struct box_daemon *dm, pid_t pid);
+/* Track PID and watch its channel FD (taken, even on failure); arm the ready timer. */
 int daemon_watch(struct box_daemon *dm, pid_t pid, int fd, char **err);
 /* Send on its channel; -ENOTCONN without one. */
 int daemon_send(struct box_daemon *dm, uint32_t type, const ProtobufCMessage *m, const int *fds,
@@ -166,7 +178,6 @@ int daemon_send(struct box_daemon *dm, uint32_t type, const ProtobufCMessage *m,
 void daemon_ready(struct box_daemon *dm, int r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void daemon_lost(struct box_daemon *dm, const char *why);
-bool daemon_reaped(struct box_daemon *dm, pid_t pid, int status);
 bool daemon_finish(struct box_daemon *dm);
 void daemon_stop(struct box_daemon *dm);
 /*

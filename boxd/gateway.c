@@ -73,6 +73,18 @@
 
 #define CA_FILE "ca.pem"
 
+/* The box's box-gateway (b->gateway). */
+struct gateway {
+	struct box_daemon dm;     /* its lifecycle (daemon.c) */
+	uint32_t listener_seq;    /* the last GatewayListener id */
+};
+
+int
+gateway_new(struct box *b)
+{
+	return (b->gateway = calloc(1, sizeof(*b->gateway))) ? 0 : -ENOMEM;
+}
+
 /* ------------------------------------------------------------------ */
 /* the config (docs/box.ini.5.md [gateway], [egress.NAME])                      */
 
@@ -572,7 +584,7 @@ ready_message(struct box_daemon *dm, const Box__GatewayReady *rep)
 		return daemon_ready(dm, -EIO, "%s", err ? err : "cannot write the CA certificate");
 	b->gateway_serving = true;
 	log_info("box %s (%s): box-gateway pid %d on port %u, %zu placeholder(s)", b->name, b->id,
-		 (int)dm->pid, (unsigned)gateway_port(b), b->n_placeholders);
+		 (int)dm->child.pid, (unsigned)gateway_port(b), b->n_placeholders);
 	daemon_ready(dm, 0, NULL);
 }
 
@@ -588,7 +600,7 @@ on_gateway_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 static void
 on_gateway_closing(struct box_daemon *dm)
 {
-	dm->b->gateway_policyd_fd = safe_close(dm->b->gateway_policyd_fd);
+	safe_close(policyd_take_peer(dm->b, DAEMON_GATEWAY));
 }
 
 static const struct box_daemon_ops gateway_ops = {
@@ -605,13 +617,13 @@ gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
 	Box__GatewayListener m = BOX__GATEWAY_LISTENER__INIT;
 	int r;
 
-	if (!b->gateway.ev || !b->gateway_serving) {
+	if (!b->gateway || !b->gateway->dm.ev || !b->gateway_serving) {
 		safe_close(fd);
 		return -ENOTCONN;
 	}
-	m.listener_id = ++b->gateway_listener_seq;
+	m.listener_id = ++b->gateway->listener_seq;
 	m.sandbox = (char *)sandbox;
-	r = daemon_send(&b->gateway, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, &m.base, &fd, 1);
+	r = daemon_send(&b->gateway->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, &m.base, &fd, 1);
 	safe_close(fd); /* the send holds its own copy */
 	if (r < 0)
 		return r;
@@ -624,10 +636,10 @@ gateway_listener_closed(struct box *b, uint32_t id)
 {
 	Box__GatewayListenerClosed m = BOX__GATEWAY_LISTENER_CLOSED__INIT;
 
-	if (!id || !b->gateway.ev || !b->gateway_serving)
+	if (!id || !b->gateway || !b->gateway->dm.ev || !b->gateway_serving)
 		return;
 	m.listener_id = id;
-	(void)daemon_send(&b->gateway, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED, &m.base, NULL, 0);
+	(void)daemon_send(&b->gateway->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED, &m.base, NULL, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -724,8 +736,9 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 	*err = NULL;
 	*bad_line = 0;
 	*bad_key = NULL;
-	daemon_init(&b->gateway, &gateway_ops, b);
-	if (b->gateway_policyd_fd < 0) {
+	_cleanup_close_ int policyd_fd = policyd_take_peer(b, DAEMON_GATEWAY);
+	daemon_init(&b->gateway->dm, &gateway_ops, b);
+	if (policyd_fd < 0) {
 		seterr(err, "box-policyd's channel for box-gateway is not open");
 		return -EBADF;
 	}
@@ -740,15 +753,15 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		seterr(err, "out of memory");
 		goto out;
 	}
-	args.fds[DAEMON_FD_POLICYD] = b->gateway_policyd_fd;
+	args.fds[DAEMON_FD_POLICYD] = policyd_fd;
 	r = daemon_spawn(d, b, DAEMON_GATEWAY, &args, &pid, &ctl, NULL, err);
 	/* Its policyd channel is the gateway's now (or nobody's). */
-	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
+	policyd_fd = safe_close(policyd_fd);
 	if (r < 0)
 		goto out;
-	if ((r = daemon_watch(&b->gateway, pid, ctl, err)) < 0)
+	if ((r = daemon_watch(&b->gateway->dm, pid, ctl, err)) < 0)
 		goto out;
-	r = box_ipc_event_send(b->gateway.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
+	r = box_ipc_event_send(b->gateway->dm.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
 	if (r < 0)
 		seterr(err, "cannot send GatewayInit to box-gateway: %s", strerror(-r));
 out:
@@ -760,23 +773,21 @@ out:
 /* the end: closing its channel ends the gateway                       */
 
 bool
-gateway_reaped(struct box *b, pid_t pid, int status)
-{
-	return b->gateway.ops && daemon_reaped(&b->gateway, pid, status);
-}
-
-bool
 gateway_finish(struct box *b)
 {
-	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
-	return b->gateway.ops && daemon_finish(&b->gateway);
+	safe_close(policyd_take_peer(b, DAEMON_GATEWAY));
+	return b->gateway && b->gateway->dm.ops && daemon_finish(&b->gateway->dm);
 }
 
 void
-gateway_stop(struct box *b)
+gateway_free(struct box *b)
 {
-	daemon_stop(&b->gateway);
-	b->gateway_policyd_fd = safe_close(b->gateway_policyd_fd);
+	if (b->gateway) {
+		daemon_stop(&b->gateway->dm);
+		free(b->gateway);
+		b->gateway = NULL;
+	}
+	safe_close(policyd_take_peer(b, DAEMON_GATEWAY));
 	placeholders_free(b);
 	b->ca_runtime_fd = safe_close(b->ca_runtime_fd);
 }

@@ -81,6 +81,25 @@
 #define MCP_DIR "mcp"
 #define PINS_FILE "pins.jsonl"
 
+/* One MCP server sandbox box-mcpd asked for (McpServerStart), until its trampoline is reaped. */
+struct mcp_server_run {
+	struct workload w;        /* id: box-mcpd's start id; gateway_tag "mcp.NAME" */
+	struct mcp_server_run *next;
+};
+
+/* The box's box-mcpd (b->mcpd) and the MCP server sandboxes it asked for. */
+struct mcpd {
+	struct box_daemon dm;     /* its lifecycle (daemon.c) */
+	struct mcp_server_run *servers;
+	unsigned n_servers;
+};
+
+int
+mcpd_new(struct box *b)
+{
+	return (b->mcpd = calloc(1, sizeof(*b->mcpd))) ? 0 : -ENOMEM;
+}
+
 /* ---- the server sandboxes ------------------------------------------ */
 
 static void
@@ -95,10 +114,10 @@ server_free(struct mcp_server_run *t)
 static void
 server_unlink(struct box *b, struct mcp_server_run *t)
 {
-	for (struct mcp_server_run **pp = &b->mcp_servers; *pp; pp = &(*pp)->next)
+	for (struct mcp_server_run **pp = &b->mcpd->servers; *pp; pp = &(*pp)->next)
 		if (*pp == t) {
 			*pp = t->next;
-			b->n_mcp_servers--;
+			b->mcpd->n_servers--;
 			return;
 		}
 }
@@ -106,7 +125,7 @@ server_unlink(struct box *b, struct mcp_server_run *t)
 static struct mcp_server_run *
 server_find(struct box *b, uint64_t id)
 {
-	for (struct mcp_server_run *t = b->mcp_servers; t; t = t->next)
+	for (struct mcp_server_run *t = b->mcpd->servers; t; t = t->next)
 		if (t->w.id == id)
 			return t;
 	return NULL;
@@ -128,7 +147,7 @@ send_started(struct box *b, uint64_t id, bool ok, const char *error)
 				*c = ' ';
 		m.error = msg;
 	}
-	int r = daemon_send(&b->mcpd, BOX__MSG_TYPE__MSG_MCP_SERVER_STARTED, &m.base, NULL, 0);
+	int r = daemon_send(&b->mcpd->dm, BOX__MSG_TYPE__MSG_MCP_SERVER_STARTED, &m.base, NULL, 0);
 	if (r < 0 && r != -ENOTCONN)
 		log_warn_errno(r, "box %s (%s): cannot send McpServerStarted to box-mcpd", b->name,
 			       b->id);
@@ -149,15 +168,19 @@ on_server_exited(struct workload *w, int status)
 	Box__McpServerExit x = BOX__MCP_SERVER_EXIT__INIT;
 	x.start_id = w->id;
 	x.status = status;
-	int r = daemon_send(&b->mcpd, BOX__MSG_TYPE__MSG_MCP_SERVER_EXIT, &x.base, NULL, 0);
+	int r = daemon_send(&b->mcpd->dm, BOX__MSG_TYPE__MSG_MCP_SERVER_EXIT, &x.base, NULL, 0);
 	if (r < 0 && r != -ENOTCONN)
 		log_warn_errno(r, "box %s (%s): cannot send McpServerExit", b->name, b->id);
 }
 
+static void server_gone(struct workload *w);
+
 static const struct workload_ops server_ops = {
 	.what = "server",
+	.kind = CHILD_MCP_SERVER,
 	.started = on_server_started,
 	.exited = on_server_exited,
+	.gone = server_gone,
 };
 
 static void
@@ -198,7 +221,7 @@ server_start(struct box *b, const Box__McpServerStart *rq, const int fds[3])
 	if (server_find(b, rq->start_id))
 		return start_refuse(b, rq->start_id, "start id %llu is in use",
 				    (unsigned long long)rq->start_id);
-	if (b->n_mcp_servers >= BOXD_MCP_SERVERS_MAX)
+	if (b->mcpd->n_servers >= BOXD_MCP_SERVERS_MAX)
 		return start_refuse(b, rq->start_id,
 				    "too many MCP servers running in this box (at most %u)",
 				    BOXD_MCP_SERVERS_MAX);
@@ -226,11 +249,11 @@ server_start(struct box *b, const Box__McpServerStart *rq, const int fds[3])
 		return start_refuse(b, rq->start_id, "cannot start box-trampoline: %s",
 				    strerror(-r));
 	}
-	t->next = b->mcp_servers;
-	b->mcp_servers = t;
-	b->n_mcp_servers++;
+	t->next = b->mcpd->servers;
+	b->mcpd->servers = t;
+	b->mcpd->n_servers++;
 	log_debug("box %s (%s): MCP server %s (start %llu) pid %d", b->name, b->id, rq->server,
-		  (unsigned long long)t->w.id, (int)t->w.pid);
+		  (unsigned long long)t->w.id, (int)t->w.child.pid);
 }
 
 static void
@@ -240,25 +263,25 @@ server_stop(struct box *b, const Box__McpServerStop *m)
 
 	/* The outer trampoline dies; PID 1 sees its pipe close and takes the namespace down. */
 	if (t)
-		workload_kill(&t->w);
+		workload_kill(&t->w, SIGKILL);
 }
 
+/* A server's trampoline was reaped (McpServerExit or the late refusal sent): it goes. */
 static void
-server_reaped(struct mcp_server_run *t, int status)
+server_gone(struct workload *w)
 {
-	struct box *b = t->w.b;
+	struct mcp_server_run *t = WORKLOAD_OF(w, struct mcp_server_run);
 
-	workload_reaped(&t->w, status);
-	server_unlink(b, t);
+	server_unlink(w->b, t);
 	server_free(t);
 }
 
 static void
 servers_kill_all(struct box *b)
 {
-	while (b->mcp_servers) {
-		struct mcp_server_run *t = b->mcp_servers;
-		workload_kill(&t->w);
+	while (b->mcpd->servers) {
+		struct mcp_server_run *t = b->mcpd->servers;
+		workload_stop(&t->w);
 		server_unlink(b, t);
 		server_free(t);
 	}
@@ -441,7 +464,7 @@ send_init(struct box *b, int pins_fd, char **err)
 		seterr(err, "boxd's own McpInit does not validate (%s)", strerror(-r));
 		goto out;
 	}
-	r = daemon_send(&b->mcpd, BOX__MSG_TYPE__MSG_MCP_INIT, &in.base, &pins_fd, 1);
+	r = daemon_send(&b->mcpd->dm, BOX__MSG_TYPE__MSG_MCP_INIT, &in.base, &pins_fd, 1);
 	if (r < 0)
 		seterr(err, "cannot send McpInit to box-mcpd: %s", strerror(-r));
 out:
@@ -460,55 +483,51 @@ mcpd_start(struct boxd *d, struct box *b, char **err)
 	gid_t gid;
 	pid_t pid = 0;
 	int ctl = -1;
+	_cleanup_close_ int policyd_fd = policyd_take_peer(b, DAEMON_MCPD);
 	int r;
 
 	*err = NULL;
-	daemon_init(&b->mcpd, &mcpd_ops, b);
+	daemon_init(&b->mcpd->dm, &mcpd_ops, b);
 	if ((r = daemon_ids(d, DAEMON_MCPD, &uid, &gid)) < 0) {
 		seterr(err, "no user to run box-mcpd as (box-daemon or nobody)");
 		return r;
 	}
 	if ((r = pins_open(b, uid, gid, &pins_fd, err)) < 0)
 		return r;
-	args.fds[DAEMON_FD_POLICYD] = b->mcpd_policyd_fd;
+	args.fds[DAEMON_FD_POLICYD] = policyd_fd;
 	args.fds[DAEMON_FD_LISTEN] = b->mcp_listen_fd;
 	r = daemon_spawn(d, b, DAEMON_MCPD, &args, &pid, &ctl, NULL, err);
 	/* policyd's channel and the listener are box-mcpd's now (or nobody's). */
-	b->mcpd_policyd_fd = safe_close(b->mcpd_policyd_fd);
+	policyd_fd = safe_close(policyd_fd);
 	b->mcp_listen_fd = safe_close(b->mcp_listen_fd);
 	if (r < 0)
 		return r;
-	if ((r = daemon_watch(&b->mcpd, pid, ctl, err)) < 0)
+	if ((r = daemon_watch(&b->mcpd->dm, pid, ctl, err)) < 0)
 		return r;
 	return send_init(b, pins_fd, err);
 }
 
 bool
-mcpd_reaped(struct box *b, pid_t pid, int status)
-{
-	for (struct mcp_server_run *t = b->mcp_servers; t; t = t->next)
-		if (t->w.pid > 0 && t->w.pid == pid) {
-			server_reaped(t, status);
-			return true;
-		}
-	return b->mcpd.ops && daemon_reaped(&b->mcpd, pid, status);
-}
-
-bool
 mcpd_finish(struct box *b)
 {
+	if (!b->mcpd)
+		return false;
 	servers_kill_all(b);
-	b->mcpd_policyd_fd = safe_close(b->mcpd_policyd_fd);
+	safe_close(policyd_take_peer(b, DAEMON_MCPD));
 	b->mcp_listen_fd = safe_close(b->mcp_listen_fd);
-	return b->mcpd.ops && daemon_finish(&b->mcpd);
+	return b->mcpd->dm.ops && daemon_finish(&b->mcpd->dm);
 }
 
 void
-mcpd_stop(struct box *b)
+mcpd_free(struct box *b)
 {
-	servers_kill_all(b);
-	daemon_stop(&b->mcpd);
-	b->mcpd_policyd_fd = safe_close(b->mcpd_policyd_fd);
+	if (b->mcpd) {
+		servers_kill_all(b);
+		daemon_stop(&b->mcpd->dm);
+		free(b->mcpd);
+		b->mcpd = NULL;
+	}
+	safe_close(policyd_take_peer(b, DAEMON_MCPD));
 	b->mcp_listen_fd = safe_close(b->mcp_listen_fd);
 	for (size_t i = 0; b->mcp_plans && i < b->spec->n_mcp; i++)
 		plan_free(b->mcp_plans[i]);

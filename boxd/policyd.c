@@ -10,11 +10,11 @@
  * latter only for the box BOX_TEST_POLICYD_EXIT_DELAY_NAME names, when
  * set) with fd 3 = our end of its channel and one end of a SOCK_SEQPACKET
  * socketpair per peer at common/daemon_fds.h's numbers: POLICYD_FD_GATEWAY
- * (the other end kept in b->gateway_policyd_fd until gateway.c spawns
+ * (the other end kept in the module's handle until gateway.c spawns
  * box-gateway with it at DAEMON_FD_POLICYD), POLICYD_FD_MCPD only when the
  * box has a stdio [mcp] (else closed: nothing would speak on it; the other
- * end in b->mcpd_policyd_fd for box-mcpd), POLICYD_FD_SHELL (the other end
- * in b->shell_policyd_fd for box-shell). Then PolicyInit with the
+ * end kept for box-mcpd), POLICYD_FD_SHELL (the other end kept for box-shell;
+ * each taken with policyd_take_peer()). Then PolicyInit with the
  * STATE/policy/ dir fd and the
  * decisions.jsonl fd that box-recheck opened as the owner; PolicyReady
  * arrives as an event (box_policyd_ready(): the box start goes on), or a
@@ -121,6 +121,49 @@ policy_dir_prepare(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 	return 0;
 }
 
+/* The box's box-policyd (b->policyd). */
+struct policyd {
+	struct box_daemon dm;     /* its lifecycle (daemon.c) */
+	struct event *rotate_ev;  /* decisions.jsonl size check, every second */
+	uint32_t decisions_generation;
+	/* policyd's end of each peer's channel until that peer is spawned (-1: taken, none) */
+	int peer_fd[DAEMON__N];
+};
+
+int
+policyd_new(struct box *b)
+{
+	struct policyd *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (int i = 0; i < DAEMON__N; i++)
+		p->peer_fd[i] = -1;
+	b->policyd = p;
+	return 0;
+}
+
+int
+policyd_take_peer(struct box *b, enum daemon_id peer)
+{
+	return b->policyd ? TAKE_FD(b->policyd->peer_fd[peer]) : -1;
+}
+
+static void
+peers_close(struct policyd *p)
+{
+	for (int i = 0; i < DAEMON__N; i++)
+		p->peer_fd[i] = safe_close(p->peer_fd[i]);
+}
+
+static void
+rotate_stop(struct policyd *p)
+{
+	if (p->rotate_ev) {
+		event_free(p->rotate_ev);
+		p->rotate_ev = NULL;
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* while the box runs: losing policyd is daemon.c's (daemon_lost)      */
 
@@ -132,7 +175,7 @@ policy_dir_prepare(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 bool
 policyd_check_gone(struct box *b)
 {
-	struct box_daemon *dm = &b->policyd;
+	struct box_daemon *dm = &b->policyd->dm;
 
 	if (!dm->ev || dm->closing || dm->lost)
 		return dm->lost;
@@ -158,10 +201,10 @@ ready_message(struct box_daemon *dm, const Box__PolicyReady *rep)
 								    "box-policyd refused to start");
 	b->policy_rules = rep->rules;
 	log_info("box %s (%s): box-policyd pid %d: %u rules, %u temporal, %llu history events",
-		 b->name, b->id, (int)dm->pid, rep->rules, rep->temporal_rules,
+		 b->name, b->id, (int)dm->child.pid, rep->rules, rep->temporal_rules,
 		 (unsigned long long)rep->history_events);
-	b->rotate_ev = event_new(b->d->base, -1, EV_PERSIST, on_rotate_timer, b);
-	if (!b->rotate_ev || event_add(b->rotate_ev, &tv) < 0)
+	b->policyd->rotate_ev = event_new(b->d->base, -1, EV_PERSIST, on_rotate_timer, b);
+	if (!b->policyd->rotate_ev || event_add(b->policyd->rotate_ev, &tv) < 0)
 		return daemon_ready(dm, -ENOMEM, "cannot arm the " DECISIONS_FILE
 						 " rotation timer");
 	daemon_ready(dm, 0, NULL);
@@ -179,12 +222,7 @@ on_policyd_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 static void
 on_policyd_closing(struct box_daemon *dm)
 {
-	struct box *b = dm->b;
-
-	if (b->rotate_ev) {
-		event_free(b->rotate_ev);
-		b->rotate_ev = NULL;
-	}
+	rotate_stop(dm->b->policyd);
 }
 
 static const struct box_daemon_ops policyd_ops = {
@@ -221,8 +259,8 @@ decisions_rotate(struct box *b)
 		return r;
 	}
 	Box__PolicyLogFd m = BOX__POLICY_LOG_FD__INIT;
-	m.generation = ++b->decisions_generation;
-	int r = daemon_send(&b->policyd, BOX__MSG_TYPE__MSG_POLICY_LOG_FD, &m.base, &fd, 1);
+	m.generation = ++b->policyd->decisions_generation;
+	int r = daemon_send(&b->policyd->dm, BOX__MSG_TYPE__MSG_POLICY_LOG_FD, &m.base, &fd, 1);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -238,7 +276,7 @@ on_rotate_timer(evutil_socket_t fd, short what, void *arg)
 	struct box *b = arg;
 	struct stat st;
 
-	if (!b->policyd.ev || b->rc.decisions_fd < 0 || fstat(b->rc.decisions_fd, &st) < 0)
+	if (!b->policyd->dm.ev || b->rc.decisions_fd < 0 || fstat(b->rc.decisions_fd, &st) < 0)
 		return;
 	if ((uint64_t)st.st_size < BOXD_DECISIONS_ROTATE_BYTES)
 		return;
@@ -296,7 +334,7 @@ send_init(struct box *b, int dirfd, char **err)
 		in.person_session = 1;
 	}
 	int fds[2] = { dirfd, b->rc.decisions_fd };
-	r = box_ipc_event_send(b->policyd.ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds, 2);
+	r = box_ipc_event_send(b->policyd->dm.ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds, 2);
 	if (r < 0)
 		seterr(err, "cannot send PolicyInit to box-policyd: %s", strerror(-r));
 out:
@@ -318,7 +356,8 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	int r;
 
 	*err = NULL;
-	daemon_init(&b->policyd, &policyd_ops, b);
+	struct policyd *p = b->policyd;
+	daemon_init(&p->dm, &policyd_ops, b);
 	if ((r = daemon_ids(d, DAEMON_POLICYD, &uid, &gid)) < 0) {
 		seterr(err, "no user to run box-policyd as (box-daemon or nobody)");
 		return r;
@@ -344,16 +383,14 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	args.fds[POLICYD_FD_MCPD] = mc[1];
 	args.fds[POLICYD_FD_SHELL] = sh[1];
 	r = daemon_spawn(d, b, DAEMON_POLICYD, &args, &pid, &ctl, NULL, err);
-	/* The other ends wait in the box until each peer is spawned (and takes its own). */
-	safe_close(b->gateway_policyd_fd);
-	b->gateway_policyd_fd = TAKE_FD(gw[0]);
-	safe_close(b->mcpd_policyd_fd);
-	b->mcpd_policyd_fd = TAKE_FD(mc[0]);
-	safe_close(b->shell_policyd_fd);
-	b->shell_policyd_fd = TAKE_FD(sh[0]);
+	/* The other ends wait here until each peer is spawned (and takes its own). */
+	peers_close(p);
+	p->peer_fd[DAEMON_GATEWAY] = TAKE_FD(gw[0]);
+	p->peer_fd[DAEMON_MCPD] = TAKE_FD(mc[0]);
+	p->peer_fd[DAEMON_SHELL] = TAKE_FD(sh[0]);
 	if (r < 0)
 		goto out;
-	if ((r = daemon_watch(&b->policyd, pid, ctl, err)) >= 0)
+	if ((r = daemon_watch(&p->dm, pid, ctl, err)) >= 0)
 		r = send_init(b, dirfd, err);
 out:
 	for (int i = 0; i < 2; i++) {
@@ -368,23 +405,26 @@ out:
 /* the end: closing fd 3 ends policyd (it flushes and syncs first)     */
 
 bool
-policyd_reaped(struct box *b, pid_t pid, int status)
-{
-	return b->policyd.ops && daemon_reaped(&b->policyd, pid, status);
-}
-
-bool
 policyd_finish(struct box *b)
 {
-	return b->policyd.ops && daemon_finish(&b->policyd);
+	struct policyd *p = b->policyd;
+
+	if (!p)
+		return false;
+	peers_close(p); /* a peer that never started: its channel goes first */
+	return p->dm.ops && daemon_finish(&p->dm);
 }
 
 void
-policyd_stop(struct box *b)
+policyd_free(struct box *b)
 {
-	daemon_stop(&b->policyd);
-	if (b->rotate_ev) {
-		event_free(b->rotate_ev);
-		b->rotate_ev = NULL;
-	}
+	struct policyd *p = b->policyd;
+
+	if (!p)
+		return;
+	daemon_stop(&p->dm);
+	rotate_stop(p);
+	peers_close(p);
+	free(p);
+	b->policyd = NULL;
 }

@@ -37,6 +37,30 @@
 #include "ipc.h"
 #include "log.h"
 #include "proto_recheck.h"
+
+/* The box's box-recheck (b->recheck): its process, channel, timer, and the state dir asked for. */
+struct recheck {
+	struct child child;
+	struct box_ipc_event *ev;
+	struct event *timer;
+	char *state_dir;          /* until the reply moves it to rc.state_dir */
+};
+
+int
+recheck_new(struct box *b)
+{
+	return (b->recheck = calloc(1, sizeof(*b->recheck))) ? 0 : -ENOMEM;
+}
+
+void
+recheck_free(struct box *b)
+{
+	if (!b->recheck)
+		return;
+	recheck_stop(b);
+	free(b->recheck);
+	b->recheck = NULL;
+}
 #include "recheck_parse.h"
 #include "spawn.h"
 #include "validate.h"
@@ -49,7 +73,7 @@ take_reply(struct box *b, const Box__RecheckReply *rep, struct box_ipc_msg *m)
 
 	if (r < 0)
 		return r;
-	b->rc.state_dir = TAKE_PTR(b->recheck_state_dir);
+	b->rc.state_dir = TAKE_PTR(b->recheck->state_dir);
 	return 0;
 }
 
@@ -60,16 +84,19 @@ take_reply(struct box *b, const Box__RecheckReply *rep, struct box_ipc_msg *m)
 void
 recheck_stop(struct box *b)
 {
-	b->recheck_ev = box_ipc_event_free(b->recheck_ev);
-	if (b->recheck_timer) {
-		event_free(b->recheck_timer);
-		b->recheck_timer = NULL;
+	struct recheck *rk = b->recheck;
+
+	if (!rk)
+		return;
+	rk->ev = box_ipc_event_free(rk->ev);
+	if (rk->timer) {
+		event_free(rk->timer);
+		rk->timer = NULL;
 	}
-	/* Not reaped yet (recheck_reaped clears it), so the pid is still the helper's. */
-	if (b->recheck_pid > 0)
-		kill(b->recheck_pid, SIGKILL);
-	free(b->recheck_state_dir);
-	b->recheck_state_dir = NULL;
+	/* Not reaped yet (child.c's tracker says so), so the pid is still the helper's. */
+	child_stop(&rk->child);
+	free(rk->state_dir);
+	rk->state_dir = NULL;
 }
 
 static void
@@ -102,14 +129,10 @@ on_recheck_timeout(evutil_socket_t fd, short what, void *arg)
 	recheck_finish(arg, -ETIMEDOUT);
 }
 
-bool
-recheck_reaped(struct box *b, pid_t pid, int status)
+/* Reaped (child.c): its reply, or the closed channel, has told (or will tell) how it went. */
+static void
+on_recheck_reaped(struct child *c, int status)
 {
-	if (b->recheck_pid <= 0 || pid != b->recheck_pid)
-		return false;
-	/* Its reply, or the closed channel, has told (or will tell) how it went. */
-	b->recheck_pid = 0;
-	return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -170,12 +193,15 @@ recheck_spawn(struct box *b, int *sock)
 	int fds[4] = { nullfd, nullfd, errfd, sv[1] };
 	char *argv[] = { (char *)"box-recheck", NULL };
 	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds, .n_fds = 4 };
-	r = spawn_process(&req, &b->recheck_pid);
+	pid_t pid = 0;
+	r = spawn_process(&req, &pid);
 	close(sv[1]);
 	if (r < 0) {
 		close(sv[0]);
 		return r;
 	}
+	child_init(&b->recheck->child, CHILD_RECHECK, b, on_recheck_reaped, b);
+	child_track(b->d, &b->recheck->child, pid);
 	*sock = sv[0];
 	return 0;
 }
@@ -241,7 +267,7 @@ recheck_send(struct box *b, const char *state_dir)
 		if (b->spec->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO)
 			stdio_mcp[q.n_mcp++] = b->spec->mcp[i];
 	q.mcp = stdio_mcp;
-	r = box_ipc_event_send(b->recheck_ev, BOX__MSG_TYPE__MSG_RECHECK_REQUEST, 1, &q.base, NULL,
+	r = box_ipc_event_send(b->recheck->ev, BOX__MSG_TYPE__MSG_RECHECK_REQUEST, 1, &q.base, NULL,
 			       0);
 	own_paths_clear(&own);
 	return r;
@@ -255,19 +281,21 @@ recheck_start(struct box *b, const char *state_dir)
 	int sock = -1;
 	int r;
 
-	if (!(b->recheck_state_dir = strdup(state_dir)))
+	struct recheck *rk = b->recheck;
+
+	if (!(rk->state_dir = strdup(state_dir)))
 		return -ENOMEM;
 	if ((r = recheck_spawn(b, &sock)) < 0)
 		return r;
-	b->recheck_ev = box_ipc_event_new(b->d->base, sock, &box_proto_recheck,
-					  BOX_RECHECK_ROLE_RECHECK, on_recheck_msg, on_recheck_close, b);
-	if (!b->recheck_ev) {
+	rk->ev = box_ipc_event_new(b->d->base, sock, &box_proto_recheck, BOX_RECHECK_ROLE_RECHECK,
+				   on_recheck_msg, on_recheck_close, b);
+	if (!rk->ev) {
 		close(sock);
 		return -ENOMEM;
 	}
-	(void)box_ipc_chan_allow(box_ipc_event_chan(b->recheck_ev), &allowed, 1);
-	b->recheck_timer = evtimer_new(b->d->base, on_recheck_timeout, b);
-	if (!b->recheck_timer || evtimer_add(b->recheck_timer, &tv) < 0)
+	(void)box_ipc_chan_allow(box_ipc_event_chan(rk->ev), &allowed, 1);
+	rk->timer = evtimer_new(b->d->base, on_recheck_timeout, b);
+	if (!rk->timer || evtimer_add(rk->timer, &tv) < 0)
 		return -ENOMEM;
 	return recheck_send(b, state_dir);
 }

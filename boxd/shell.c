@@ -45,7 +45,8 @@
  * trampoline (it forwards them to PID 1, which forwards them to the
  * program), SIGKILL kills the outer trampoline (PID 1 follows, and with it
  * the tool's PID namespace), any other to the program itself, found as PID
- * 1's child and signalled through a pidfd. When the box ends every tool is
+ * 1's child and signalled through a pidfd (child.c's child_signal_program).
+ * When the box ends every tool is
  * SIGKILLed and box-shell's channel closed (it exits); the end goes on once
  * its trampoline is reaped, or after BOXD_SHELL_EXIT_WAIT_MS with a SIGKILL.
  * `boxctl shell` (client.c checked the caller is the owner or root):
@@ -66,7 +67,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,12 +74,40 @@
 #include "boxd.h"
 #include "cleanup.h"
 #include "fdutil.h"
-#include "hostprobe.h"
 #include "ipc.h"
 #include "log.h"
 #include "parse.h"
 #include "plan_validate.h"
 #include "proto_shell.h"
+
+/* One host program box-shell asked for (SpawnRequest), until its trampoline is reaped. */
+struct tool_spawn {
+	struct workload w;        /* id: box-shell's spawn id; gateway_tag "tool.NAME", "agent" */
+	struct tool_spawn *next;
+	char *sandbox;            /* "tool.NAME" or "exec" (SpawnReply) */
+};
+
+/* The box's box-shell (b->shell), its tools and the `boxctl shell` requests in flight. */
+struct shell {
+	struct box_daemon dm;     /* its lifecycle (daemon.c); its process: its outer trampoline */
+	struct status_watch status; /* that trampoline's fd 4, until EOF */
+	struct tool_spawn *spawns;
+	unsigned n_spawns;
+	struct shell_attach *attaches; /* `boxctl shell` requests box-shell has not answered */
+	unsigned n_attaches;
+	uint64_t next_attach_id;
+};
+
+int
+shell_new(struct box *b)
+{
+	struct shell *sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	status_watch_init(&sh->status);
+	b->shell = sh;
+	return 0;
+}
 
 /* ------------------------------------------------------------------ */
 /* while the box runs: losing box-shell is daemon.c's (daemon_lost)     */
@@ -89,7 +117,7 @@
 static void
 shell_status_close(struct box *b)
 {
-	status_watch_close(&b->shell_status);
+	status_watch_close(&b->shell->status);
 }
 
 /*
@@ -101,8 +129,8 @@ static bool
 on_shell_status_end(void *arg, int error, const char *why)
 {
 	struct box *b = arg;
-	if (error < 0 && b->shell.starting) {
-		daemon_ready(&b->shell, error, "box-shell's trampoline sent a bad status message: %s",
+	if (error < 0 && b->shell->dm.starting) {
+		daemon_ready(&b->shell->dm, error, "box-shell's trampoline sent a bad status message: %s",
 			     why);
 		return true;
 	}
@@ -115,21 +143,21 @@ on_shell_status(void *arg, const Box__TrampolineStatus *s, int *fd)
 	struct box *b = arg;
 	if (s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_ERROR) {
 		shell_status_close(b);
-		if (!b->shell.starting)
+		if (!b->shell->dm.starting)
 			return false;
 		if (strcmp(s->error->step, "exec") == 0)
-			daemon_ready(&b->shell, -EIO, "cannot execute box-shell: %s",
+			daemon_ready(&b->shell->dm, -EIO, "cannot execute box-shell: %s",
 				     s->error->reason);
 		else
-			daemon_ready(&b->shell, -EIO,
+			daemon_ready(&b->shell->dm, -EIO,
 				     "sandbox setup failed at %s: %s (box-shell's sandbox)",
 				     s->error->step, s->error->reason);
 		return true;
 	}
-	if (!b->shell.starting)
+	if (!b->shell->dm.starting)
 		return false;
 	shell_status_close(b);
-	daemon_ready(&b->shell, -EPROTO, "box-shell's trampoline sent an unexpected %s",
+	daemon_ready(&b->shell->dm, -EPROTO, "box-shell's trampoline sent an unexpected %s",
 		     s->msg_case == BOX__TRAMPOLINE_STATUS__MSG_LISTENER ? "listener" : "pty");
 	return true;
 }
@@ -138,7 +166,7 @@ on_shell_status(void *arg, const Box__TrampolineStatus *s, int *fd)
 static bool
 shell_start_failed(struct box_daemon *dm)
 {
-	return status_watch_drain(&dm->b->shell_status);
+	return status_watch_drain(&dm->b->shell->status);
 }
 
 /* ---- the tool spawns ------------------------------------------------ */
@@ -156,10 +184,10 @@ spawn_free(struct tool_spawn *t)
 static void
 spawn_unlink(struct box *b, struct tool_spawn *t)
 {
-	for (struct tool_spawn **pp = &b->spawns; *pp; pp = &(*pp)->next)
+	for (struct tool_spawn **pp = &b->shell->spawns; *pp; pp = &(*pp)->next)
 		if (*pp == t) {
 			*pp = t->next;
-			b->n_spawns--;
+			b->shell->n_spawns--;
 			return;
 		}
 }
@@ -167,7 +195,7 @@ spawn_unlink(struct box *b, struct tool_spawn *t)
 static struct tool_spawn *
 spawn_find(struct box *b, uint64_t id)
 {
-	for (struct tool_spawn *t = b->spawns; t; t = t->next)
+	for (struct tool_spawn *t = b->shell->spawns; t; t = t->next)
 		if (t->w.id == id)
 			return t;
 	return NULL;
@@ -191,9 +219,9 @@ send_reply(struct box *b, uint64_t id, bool ok, const char *sandbox, const char 
 				*c = ' ';
 		m.error = msg;
 	}
-	if (!b->shell.ev)
+	if (!b->shell->dm.ev)
 		return;
-	int r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SPAWN_REPLY, &m.base, NULL, 0);
+	int r = daemon_send(&b->shell->dm, BOX__MSG_TYPE__MSG_SPAWN_REPLY, &m.base, NULL, 0);
 	if (r < 0)
 		log_warn_errno(r, "box %s (%s): cannot send SpawnReply to box-shell", b->name, b->id);
 }
@@ -212,20 +240,24 @@ on_tool_exited(struct workload *w, int status)
 {
 	struct box *b = w->b;
 
-	if (!b->shell.ev)
+	if (!b->shell->dm.ev)
 		return;
 	Box__SpawnExit x = BOX__SPAWN_EXIT__INIT;
 	x.spawn_id = w->id;
 	x.status = status;
-	int r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SPAWN_EXIT, &x.base, NULL, 0);
+	int r = daemon_send(&b->shell->dm, BOX__MSG_TYPE__MSG_SPAWN_EXIT, &x.base, NULL, 0);
 	if (r < 0)
 		log_warn_errno(r, "box %s (%s): cannot send SpawnExit", b->name, b->id);
 }
 
+static void spawn_gone(struct workload *w);
+
 static const struct workload_ops tool_ops = {
 	.what = "tool",
+	.kind = CHILD_TOOL,
 	.started = on_tool_started,
 	.exited = on_tool_exited,
+	.gone = spawn_gone,
 };
 
 /* A refusal before anything started: SpawnReply ok = false (box-shell: 126). */
@@ -258,7 +290,7 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 	if (spawn_find(b, rq->spawn_id))
 		return spawn_refuse(b, rq->spawn_id, "spawn id %llu is in use",
 				    (unsigned long long)rq->spawn_id);
-	if (b->n_spawns >= BOXD_SPAWNS_MAX)
+	if (b->shell->n_spawns >= BOXD_SPAWNS_MAX)
 		return spawn_refuse(b, rq->spawn_id, "too many tools running in this box (at most %u)",
 				    BOXD_SPAWNS_MAX);
 	if (tool_match(b->spec, b->tool_prog, rq->tool, rq->program_path, rq->argv, rq->n_argv,
@@ -289,47 +321,11 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 		spawn_free(t);
 		return spawn_refuse(b, rq->spawn_id, "cannot start box-trampoline: %s", strerror(-r));
 	}
-	t->next = b->spawns;
-	b->spawns = t;
-	b->n_spawns++;
+	t->next = b->shell->spawns;
+	b->shell->spawns = t;
+	b->shell->n_spawns++;
 	log_debug("box %s (%s): spawn %llu %s (%s) pid %d", b->name, b->id,
-		  (unsigned long long)t->w.id, rq->program_path, t->sandbox, (int)t->w.pid);
-}
-
-/* The program's own pid on the host: PID 1's child (PID 1 = the outer trampoline's child). */
-static pid_t
-child_of(pid_t parent)
-{
-	char path[64], buf[64] = "";
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)parent, (int)parent);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, " \n")] = '\0';
-	uint64_t v;
-	return parse_u64(buf, INT32_MAX, &v) == 0 && v > 1 ? (pid_t)v : -1;
-}
-
-/*
- * A signal the trampolines do not forward, to the program itself: its pid is
- * PID 1's first child; a pidfd taken on it, then its parent checked again,
- * so a recycled pid is never signalled.
- */
-static int
-signal_workload(pid_t outer, int sig)
-{
-	pid_t pid1 = child_of(outer);
-	pid_t work = pid1 > 0 ? child_of(pid1) : -1;
-	if (work <= 0)
-		return -ESRCH;
-	_cleanup_close_ int pfd = (int)syscall(SYS_pidfd_open, work, 0);
-	if (pfd < 0)
-		return -errno;
-	if (hostprobe_parent_of(work) != pid1 || hostprobe_parent_of(pid1) != outer)
-		return -ESRCH;
-	return syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0 ? -errno : 0;
+		  (unsigned long long)t->w.id, rq->program_path, t->sandbox, (int)t->w.child.pid);
 }
 
 static void
@@ -337,27 +333,26 @@ spawn_signal(struct box *b, const Box__SpawnSignal *m)
 {
 	struct tool_spawn *t = spawn_find(b, m->spawn_id);
 
-	if (!t || t->w.pid <= 0)
+	if (!t || !child_running(&t->w.child))
 		return; /* ended already: its SpawnExit is on the way */
 	int sig = m->signal;
 	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGKILL) {
-		kill(t->w.pid, sig);
+		workload_kill(&t->w, sig);
 		return;
 	}
-	int r = signal_workload(t->w.pid, sig);
+	int r = child_signal_program(&t->w.child, sig);
 	if (r < 0)
 		log_debug_errno(r, "box %s (%s): signal %d to spawn %llu", b->name, b->id, sig,
 				(unsigned long long)t->w.id);
 }
 
-/* A tool's trampoline was reaped: SpawnExit (started) or the late refusal, then it goes. */
+/* A tool's trampoline was reaped (SpawnExit or the late refusal sent): it goes. */
 static void
-spawn_reaped(struct tool_spawn *t, int status)
+spawn_gone(struct workload *w)
 {
-	struct box *b = t->w.b;
+	struct tool_spawn *t = WORKLOAD_OF(w, struct tool_spawn);
 
-	workload_reaped(&t->w, status);
-	spawn_unlink(b, t);
+	spawn_unlink(w->b, t);
 	spawn_free(t);
 }
 
@@ -365,9 +360,9 @@ spawn_reaped(struct tool_spawn *t, int status)
 static void
 spawns_kill_all(struct box *b)
 {
-	while (b->spawns) {
-		struct tool_spawn *t = b->spawns;
-		workload_kill(&t->w);
+	while (b->shell->spawns) {
+		struct tool_spawn *t = b->shell->spawns;
+		workload_stop(&t->w);
 		spawn_unlink(b, t);
 		spawn_free(t);
 	}
@@ -410,12 +405,12 @@ attach_reply(struct box *b, struct client *c, uint64_t rid, const int fds[2], co
 void
 shell_attach(struct box *b, struct client *c, uint64_t rid, const Box__AttachRequest *m)
 {
-	if (b->state != BOX_RUNNING || !b->shell.ev) {
+	if (b->state != BOX_RUNNING || !b->shell->dm.ev) {
 		attach_reply(b, c, rid, NULL, "box %s has no box shell serving now (%s)", b->name,
 			     b->state < BOX_RUNNING ? "it is still starting" : "it is stopping");
 		return;
 	}
-	if (b->n_attaches >= BOXD_ATTACHES_MAX) {
+	if (b->shell->n_attaches >= BOXD_ATTACHES_MAX) {
 		attach_reply(b, c, rid, NULL, "box %s: %u shells are being opened already; try again",
 			     b->name, BOXD_ATTACHES_MAX);
 		return;
@@ -425,7 +420,7 @@ shell_attach(struct box *b, struct client *c, uint64_t rid, const Box__AttachReq
 		attach_reply(b, c, rid, NULL, "out of memory");
 		return;
 	}
-	a->id = ++b->next_attach_id;
+	a->id = ++b->shell->next_attach_id;
 	a->c = c;
 	a->rid = rid;
 	Box__ShellAttach sa = BOX__SHELL_ATTACH__INIT;
@@ -441,7 +436,7 @@ shell_attach(struct box *b, struct client *c, uint64_t rid, const Box__AttachReq
 		attach_reply(b, c, rid, NULL, "out of memory");
 		return;
 	}
-	int r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SHELL_ATTACH, &sa.base, NULL, 0);
+	int r = daemon_send(&b->shell->dm, BOX__MSG_TYPE__MSG_SHELL_ATTACH, &sa.base, NULL, 0);
 	plan_env_free(sa.env, sa.n_env);
 	if (r < 0) {
 		free(a);
@@ -449,9 +444,9 @@ shell_attach(struct box *b, struct client *c, uint64_t rid, const Box__AttachReq
 			     strerror(-r));
 		return;
 	}
-	a->next = b->attaches;
-	b->attaches = a;
-	b->n_attaches++;
+	a->next = b->shell->attaches;
+	b->shell->attaches = a;
+	b->shell->n_attaches++;
 	log_info("box %s (%s): a person's shell for uid %u (boxctl shell)", b->name, b->id,
 		 (unsigned)c->cred.uid);
 }
@@ -473,7 +468,7 @@ attach_fds_ok(const int fds[2])
 static void
 shell_attached(struct box *b, const Box__ShellAttached *m, const int *fds)
 {
-	struct shell_attach **pp = &b->attaches;
+	struct shell_attach **pp = &b->shell->attaches;
 	while (*pp && (*pp)->id != m->attach_id)
 		pp = &(*pp)->next;
 	struct shell_attach *a = *pp;
@@ -484,7 +479,7 @@ shell_attached(struct box *b, const Box__ShellAttached *m, const int *fds)
 		return;
 	}
 	*pp = a->next;
-	b->n_attaches--;
+	b->shell->n_attaches--;
 	if (!m->ok)
 		attach_reply(b, a->c, a->rid, NULL, "box %s: %s", b->name, m->error);
 	else if (!attach_fds_ok(fds))
@@ -498,20 +493,20 @@ shell_attached(struct box *b, const Box__ShellAttached *m, const int *fds)
 static void
 attaches_fail_all(struct box *b)
 {
-	while (b->attaches) {
-		struct shell_attach *a = b->attaches;
-		b->attaches = a->next;
+	while (b->shell->attaches) {
+		struct shell_attach *a = b->shell->attaches;
+		b->shell->attaches = a->next;
 		attach_reply(b, a->c, a->rid, NULL, "box %s stopped", b->name);
 		free(a);
 	}
-	b->n_attaches = 0;
+	b->shell->n_attaches = 0;
 }
 
 void
 shell_attach_client_gone(struct boxd *d, struct client *c)
 {
 	for (struct box *b = d->boxes; b; b = b->next)
-		for (struct shell_attach *a = b->attaches; a; a = a->next)
+		for (struct shell_attach *a = b->shell ? b->shell->attaches : NULL; a; a = a->next)
 			if (a->c == c)
 				a->c = NULL;
 }
@@ -676,7 +671,7 @@ send_init(struct box *b, char **err)
 	}
 	for (size_t i = 0; fs && i < fs->n_exec; i++)
 		in.exec_entries[in.n_exec_entries++] = fs->exec[i]->path;
-	r = daemon_send(&b->shell, BOX__MSG_TYPE__MSG_SHELL_INIT, &in.base, NULL, 0);
+	r = daemon_send(&b->shell->dm, BOX__MSG_TYPE__MSG_SHELL_INIT, &in.base, NULL, 0);
 	if (r < 0)
 		seterr(err, "cannot send ShellInit to box-shell: %s", strerror(-r));
 out:
@@ -703,13 +698,14 @@ shell_start(struct boxd *d, struct box *b, char **err)
 {
 	struct daemon_spawn_args args = { .fds = { -1, -1, -1, -1, -1, -1, -1 },
 					  .plan = shell_plan };
+	_cleanup_close_ int policyd_fd = policyd_take_peer(b, DAEMON_SHELL);
 	pid_t pid = 0;
 	int ctl = -1;
 	int r;
 
 	*err = NULL;
-	daemon_init(&b->shell, &shell_ops, b);
-	if (b->shell_listen_fd < 0 || b->shell_policyd_fd < 0 || !b->agent_plan) {
+	daemon_init(&b->shell->dm, &shell_ops, b);
+	if (b->shell_listen_fd < 0 || policyd_fd < 0 || !b->agent_plan) {
 		seterr(err, "box-shell's socket or policyd channel is not open");
 		return -EBADF;
 	}
@@ -717,24 +713,24 @@ shell_start(struct boxd *d, struct box *b, char **err)
 		seterr(err, "out of memory");
 		return r;
 	}
-	args.fds[DAEMON_FD_POLICYD] = b->shell_policyd_fd;
+	args.fds[DAEMON_FD_POLICYD] = policyd_fd;
 	args.fds[DAEMON_FD_LISTEN] = b->shell_listen_fd;
 	int sfd = -1;
 	r = daemon_spawn(d, b, DAEMON_SHELL, &args, &pid, &ctl, &sfd, err);
 	/* The listener and policyd's channel are box-shell's now (or nobody's). */
 	b->shell_listen_fd = safe_close(b->shell_listen_fd);
-	b->shell_policyd_fd = safe_close(b->shell_policyd_fd);
+	policyd_fd = safe_close(policyd_fd);
 	if (r < 0)
 		return r;
-	b->shell.pid = pid; /* killed by the teardown even if watching fails below */
-	if (status_watch_start(&b->shell_status, d->base, sfd, on_shell_status,
+	daemon_track(&b->shell->dm, pid); /* killed by the teardown even if watching fails below */
+	if (status_watch_start(&b->shell->status, d->base, sfd, on_shell_status,
 			       on_shell_status_end, b) < 0) {
 		close(ctl);
 		seterr(err, "cannot watch box-shell's trampoline");
 		return -ENOMEM;
 	}
 	/* Its channel and ready timer: daemon.c's lifecycle from here on. */
-	if ((r = daemon_watch(&b->shell, pid, ctl, err)) < 0)
+	if ((r = daemon_watch(&b->shell->dm, pid, ctl, err)) < 0)
 		return r;
 	r = send_init(b, err);
 	log_debug("box %s (%s): box-shell's trampoline pid %d", b->name, b->id, (int)pid);
@@ -744,42 +740,38 @@ shell_start(struct boxd *d, struct box *b, char **err)
 /* ------------------------------------------------------------------ */
 /* the end                                                             */
 
-bool
-shell_reaped(struct box *b, pid_t pid, int status)
-{
-	for (struct tool_spawn *t = b->spawns; t; t = t->next)
-		if (t->w.pid > 0 && t->w.pid == pid) {
-			spawn_reaped(t, status);
-			return true;
-		}
-	return b->shell.ops && daemon_reaped(&b->shell, pid, status);
-}
-
 /* Its trampoline's status fd and the fds it has not taken go with the channel. */
 static void
 fds_close(struct box *b)
 {
 	shell_status_close(b);
 	b->shell_listen_fd = safe_close(b->shell_listen_fd);
-	b->shell_policyd_fd = safe_close(b->shell_policyd_fd);
+	safe_close(policyd_take_peer(b, DAEMON_SHELL));
 }
 
 bool
 shell_finish(struct box *b)
 {
+	if (!b->shell)
+		return false;
 	attaches_fail_all(b);
 	spawns_kill_all(b);
 	fds_close(b);
-	return b->shell.ops && daemon_finish(&b->shell);
+	return b->shell->dm.ops && daemon_finish(&b->shell->dm);
 }
 
 void
-shell_stop(struct box *b)
+shell_free(struct box *b)
 {
-	attaches_fail_all(b);
-	spawns_kill_all(b);
-	fds_close(b);
-	daemon_stop(&b->shell);
+	if (b->shell) {
+		attaches_fail_all(b);
+		spawns_kill_all(b);
+		fds_close(b);
+		daemon_stop(&b->shell->dm);
+		free(b->shell);
+		b->shell = NULL;
+	}
+	b->shell_listen_fd = safe_close(b->shell_listen_fd);
 	for (size_t i = 0; b->tool_plans && i < b->spec->n_tools; i++)
 		plan_free(b->tool_plans[i]);
 	free(b->tool_plans);

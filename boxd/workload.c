@@ -33,6 +33,8 @@ workload_status_text(int status, char *buf, size_t len)
 		snprintf(buf, len, "status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+static void on_reaped(struct child *c, int status);
+
 void
 workload_init(struct workload *w, const struct workload_ops *ops, struct box *b, uint64_t id,
 	      char *tag)
@@ -41,6 +43,7 @@ workload_init(struct workload *w, const struct workload_ops *ops, struct box *b,
 	w->ops = ops;
 	w->b = b;
 	w->id = id;
+	child_init(&w->child, ops->kind, b, on_reaped, w);
 	status_watch_init(&w->status);
 	w->gateway_tag = tag;
 }
@@ -80,8 +83,7 @@ on_status_end(void *arg, int error, const char *why)
 	if (error < 0) {
 		if (!w->replied)
 			set_error(w, "box-trampoline sent a bad status message: %s", why);
-		if (w->pid > 0)
-			kill(w->pid, SIGKILL);
+		workload_kill(w, SIGKILL);
 	} else if (!w->setup_error) {
 		answer(w, true, NULL);
 	}
@@ -104,11 +106,10 @@ on_status(void *arg, const Box__TrampolineStatus *s, int *fd)
 			if (k < 0) {
 				set_error(w, "cannot hand the %s's listener to box-gateway: %s",
 					  w->ops->what, strerror(-k));
-				if (w->pid > 0)
-					kill(w->pid, SIGKILL);
+				workload_kill(w, SIGKILL);
 			}
-		} else if (w->pid > 0) {
-			kill(w->pid, SIGKILL);
+		} else {
+			workload_kill(w, SIGKILL);
 		}
 		break;
 	case BOX__TRAMPOLINE_STATUS__MSG_ERROR:
@@ -123,8 +124,7 @@ on_status(void *arg, const Box__TrampolineStatus *s, int *fd)
 	case BOX__TRAMPOLINE_STATUS__MSG_PTY:
 	case BOX__TRAMPOLINE_STATUS__MSG__NOT_SET:
 	default:
-		if (w->pid > 0)
-			kill(w->pid, SIGKILL); /* a tool or a server gets no pty of its own */
+		workload_kill(w, SIGKILL); /* a tool or a server gets no pty of its own */
 		break;
 	}
 	return false;
@@ -138,18 +138,22 @@ workload_start(struct workload *w, const Box__Plan *plan, const int fds[3])
 	if (!w->gateway_tag)
 		return -ENOMEM;
 	int sfd = -1;
-	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &w->pid, &sfd);
+	pid_t pid = 0;
+	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &pid, &sfd);
 	if (r < 0)
 		return r;
+	child_track(b->d, &w->child, pid);
 	if (status_watch_start(&w->status, b->d->base, sfd, on_status, on_status_end, w) < 0)
-		kill(w->pid, SIGKILL); /* unwatched it cannot be answered: the reap answers */
+		workload_kill(w, SIGKILL); /* unwatched it cannot be answered: the reap answers */
 	return 0;
 }
 
-void
-workload_reaped(struct workload *w, int status)
+/* The outer trampoline was reaped (child.c): the answer if none yet, the exit, then gone. */
+static void
+on_reaped(struct child *c, int status)
 {
-	w->pid = 0;
+	struct workload *w = c->arg;
+
 	(void)status_watch_drain(&w->status);
 	if (!w->replied) {
 		if (w->setup_error) {
@@ -168,18 +172,25 @@ workload_reaped(struct workload *w, int status)
 		w->ops->exited(w, WIFEXITED(status)   ? WEXITSTATUS(status) :
 				  WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
 							126);
+	w->ops->gone(w);
 }
 
 void
-workload_kill(struct workload *w)
+workload_kill(struct workload *w, int sig)
 {
-	if (w->pid > 0)
-		kill(w->pid, SIGKILL);
+	(void)child_kill(&w->child, sig);
+}
+
+void
+workload_stop(struct workload *w)
+{
+	child_stop(&w->child);
 }
 
 void
 workload_release(struct workload *w)
 {
+	child_stop(&w->child);
 	status_watch_close(&w->status);
 	gateway_listener_closed(w->b, w->listener_id);
 	w->listener_id = 0;

@@ -31,7 +31,7 @@ TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec po
 	test/integration/t-install.sh test/integration/t-first-box.sh \
 	test/integration/t-log-filters.sh test/integration/t-run% bench/replay/% \
 	test/integration/t-shell-attach.sh
-TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch) \
+TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch child) \
 	$(addprefix test/fuzz/replay_,request recheck_reply) \
 	test/config/check-vs-run.sh test/integration/t-run% test/integration/t-teardown-race.sh \
 	test/integration/t-mask-outside.sh test/integration/t-peer-pidns.sh \

@@ -88,7 +88,7 @@ plan_of(Box__RunRequest *req)
 					 .shell = (char *)"/bin/sh" };
 	b.rc.state_dirfd = b.rc.lock_fd = b.rc.log_fd = b.rc.policy_dirfd = -1;
 	b.rc.decisions_fd = b.rc.ca_fd = -1;
-	b.gateway_policyd_fd = b.ca_runtime_fd = -1;
+	b.ca_runtime_fd = b.shell_listen_fd = b.mcp_listen_fd = -1;
 	const char *w0 = s->agent->command->argv[0];
 	b.rc.argv0 = dup_or_abort(w0[0] == '/' ? w0 : "/usr/bin/true");
 	b.rc.program = dup_or_abort(b.rc.argv0);

@@ -10,6 +10,9 @@
 #     environment (ASAN_OPTIONS, BOX_TEST_* hooks), its stderr rule (daemon_stderr), the
 #     fork+exec (spawn_process) — the daemon modules call daemon_spawn() (plan.c composes
 #     sandbox environments, recheck.c starts box-recheck: a helper run as the owner);
+#   - in boxd, only child.c reaps (waitpid) and signals (kill, pidfd_send_signal) the
+#     processes boxd started: one tracker, one reaper, one kill path (cgroup.c kills what
+#     is left in a box's cgroup, processes boxd did not start);
 #   - each per-box daemon module names its table entry (.id = DAEMON_...), and the ops keep
 #     no copy of what the table says (name, ready message, timeouts).
 # Trusts: nothing; it is test code reading the sources and the build.
@@ -63,4 +66,10 @@ for m in policyd gateway shell mcpd; do
 	check "boxd/$m.c's ops copy nothing of the table" \
 		bash -c "! grep -qE '\\.(name|ready_name|lost_suffix|ready_timeout_ms|exit_wait_ms) =' <<<'$ops'"
 done
+# One reaper, one kill path: child.c's (code lines only; comments may name the calls).
+where=$(grep -HnE '(^|[^_a-z])(waitpid|waitid|kill)\(|pidfd_send_signal' boxd/*.c |
+	grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*)' | cut -d: -f1 | sort -u |
+	grep -vxE 'boxd/(child|cgroup).c' | tr '\n' ' ')
+check "boxd: only child.c reaps and signals its processes${where:+ (also: $where)}" test -z "$where"
+check "boxd: boxd.c's SIGCHLD goes to child_reap_all" grep -q 'child_reap_all(' boxd/boxd.c
 tap_done

@@ -188,7 +188,7 @@ fixture_init(struct fixture *f, Box__RunRequest *req, const char *id)
 	b->owner.shell = strdup("/bin/bash");
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
-	b->gateway_policyd_fd = b->ca_runtime_fd = -1;
+	b->ca_runtime_fd = b->shell_listen_fd = b->mcp_listen_fd = -1;
 	b->rc.state_dir = at("state");
 	b->rc.workspace = at("home/proj");
 	return runtime_dir_create(&f->d, b) == 0;
