@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -514,11 +515,12 @@ run_embedded(struct run *r)
 		r->t_connected = r->t_checked; /* connected before the check (run_load) */
 		return RUN_GO_ON;
 	}
-	int k = client_start_embedded(&r->fd, &r->embedded_pid);
+	char where[3 * PATH_MAX];
+	int k = client_start_embedded(&r->fd, &r->embedded_pid, where, sizeof(where));
 	r->t_connected = usec_now();
 	if (k < 0) {
-		fprintf(stderr, "boxctl: error: no boxd answers at %s and an embedded boxd cannot start: %s\n",
-			r->service, strerror(-k));
+		fprintf(stderr, "boxctl: error: no boxd answers at %s and an embedded boxd cannot "
+			"start (%s): %s\n", r->service, where, strerror(-k));
 		return BOXCTL_EXIT_FAILURE;
 	}
 	if (r->service_err != ENOENT && r->service_err != ECONNREFUSED)
