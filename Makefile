@@ -18,7 +18,8 @@
 #   make demo      run the demo box
 #   make bench     run the benchmarks (ratios against peers)
 #   make fuzz      build libFuzzer targets with clang (FUZZ=1) and run them briefly
-#   make install   install under $(DESTDIR)$(PREFIX)
+#   make install   install under $(DESTDIR)$(PREFIX) (packaging/install.mk)
+#   make deb       the Debian package, in $(BUILD)/deb/ (packaging/deb.mk)
 #   make format    clang-format the tree
 
 .DEFAULT_GOAL := all
@@ -78,6 +79,8 @@ include $(sort $(filter-out proto/module.mk common/module.mk,$(wildcard */module
 include test/components.mk
 # make install, the units, the man pages (after every module.mk: it reads PROGRAMS).
 include packaging/install.mk
+# make deb, the Debian package (packaging/deb/).
+include packaging/deb.mk
 
 $(BUILD)/%.o: %.c | $(PROTO_GEN_H) $(COMMON_GEN_H)
 	$(compile_c)

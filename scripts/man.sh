@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# man.sh SRC.md OUT — one man page from one page of docs/ (named NAME.N plus .md, whose first line
+# man.sh SRC OUT — one man page from one page of docs/ (named NAME.N plus .md, whose first line
 # is "# NAME(N) — what it is"). The converter is lowdown (ISC licence, Debian's `lowdown`
 # package; docs/boxd.8.md says why): a build tool, nothing of it is linked or installed.
 # Before converting: the title line becomes the NAME section, every heading moves up one
