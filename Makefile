@@ -18,7 +18,8 @@
 #   make demo      run the demo box
 #   make bench     run the benchmarks (ratios against peers)
 #   make fuzz      build libFuzzer targets with clang (FUZZ=1) and run them briefly
-#   make install   install under $(DESTDIR)$(PREFIX)
+#   make install   install under $(DESTDIR)$(PREFIX) (packaging/install.mk)
+#   make deb       the Debian package, in $(BUILD)/deb/ (packaging/deb.mk)
 #   make format    clang-format the tree
 
 .DEFAULT_GOAL := all
@@ -29,8 +30,6 @@ include config.mk
 
 BIN := $(BUILD)/bin
 
-# systemd units `make install` places beside the programs (packaging/).
-PACKAGING_UNITS := packaging/systemd/boxd.service packaging/systemd/boxd.socket
 # The front door, the licence and docs/ go to DOCDIR (boxd.service's Documentation= names it).
 INSTALL_DOCS    := README.md LICENSE $(sort $(wildcard docs/*.md))
 
@@ -82,6 +81,10 @@ include $(sort $(filter-out proto/module.mk common/module.mk,$(wildcard */module
 
 # Which tests belong to which component (make check-COMPONENT); after every module.mk.
 include test/components.mk
+# make install, the units, the man pages (after every module.mk: it reads PROGRAMS).
+include packaging/install.mk
+# make deb, the Debian package (packaging/deb/).
+include packaging/deb.mk
 
 $(BUILD)/%.o: %.c | $(PROTO_GEN_H) $(COMMON_GEN_H)
 	$(compile_c)
@@ -117,36 +120,6 @@ demo:
 deps:
 	@scripts/deps.sh
 
-install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)
-	install -m 0755 $(BIN)/boxctl $(DESTDIR)$(BINDIR)/boxctl
-	$(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),install -m 0755 $(p) $(DESTDIR)$(SBINDIR)/$(notdir $(p));)
-	$(foreach p,$(LIBEXEC_PROGRAMS),install -m 0755 $(p) $(DESTDIR)$(LIBEXECDIR)/$(notdir $(p));)
-	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
-	install -m 0644 $(PACKAGING_UNITS) $(DESTDIR)$(UNITDIR)/
-	install -m 0644 packaging/sysusers.d/box.conf $(DESTDIR)$(SYSUSERSDIR)/box.conf
-	install -m 0644 packaging/tmpfiles.d/box.conf $(DESTDIR)$(TMPFILESDIR)/box.conf
-	install -d $(DESTDIR)$(DOCDIR) $(DESTDIR)$(COMPLETIONDIR)
-	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
-	install -m 0644 packaging/completion/boxctl $(DESTDIR)$(COMPLETIONDIR)/boxctl
-	@# Never setuid: the trampoline gets its rights from boxd, not from its mode.
-	@! find $(DESTDIR)$(BINDIR)/boxctl $(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),$(DESTDIR)$(SBINDIR)/$(notdir $(p))) \
-		$(foreach p,$(LIBEXEC_PROGRAMS),$(DESTDIR)$(LIBEXECDIR)/$(notdir $(p))) -perm /6000 | grep .
-
-# The programs `install` places, one per line as DIR/NAME (for t-install.sh).
-print-install-list:
-	@echo bin/boxctl
-	@$(foreach p,$(filter-out $(BIN)/boxctl,$(PROGRAMS)),echo sbin/$(notdir $(p));)
-	@$(foreach p,$(LIBEXEC_PROGRAMS),echo libexec/box/$(notdir $(p));)
-
-# The data files `install` places (mode 0644), as absolute paths without DESTDIR.
-print-install-data:
-	@$(foreach u,$(PACKAGING_UNITS),echo $(UNITDIR)/$(notdir $(u));)
-	@echo $(SYSUSERSDIR)/box.conf
-	@echo $(TMPFILESDIR)/box.conf
-	@echo $(COMPLETIONDIR)/boxctl
-	@$(foreach d,$(INSTALL_DOCS),echo $(DOCDIR)/$(notdir $(d));)
-
 clean:
 	rm -rf build
 
@@ -156,6 +129,6 @@ format:
 help:
 	@sed -n '2,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 
-.PHONY: print-install-list print-install-data all check check-build check-run check-slow bench demo deps install clean format help fuzz
+.PHONY: all check check-build check-run check-slow bench demo deps install clean format help fuzz
 
 -include $(ALL_OBJS:.o=.d)

@@ -69,7 +69,7 @@ endif
 
 BOX_CFLAGS   := -std=gnu11 $(OPTFLAGS) $(WARNINGS) $(HARDENING_CFLAGS) -pipe
 BOX_CPPFLAGS := -D_GNU_SOURCE -I. -Icommon -I$(BUILD)/common -I$(BUILD)/proto -Ilibboxpolicy/include -Ilibpolicyclient \
-	-DBOX_LIBEXECDIR='"$(LIBEXECDIR)"' -DBOX_VERSION='"$(BOX_VERSION)"' -MMD -MP
+	-DBOX_VERSION='"$(BOX_VERSION)"' -MMD -MP
 BOX_LDFLAGS  := $(HARDENING_LDFLAGS) $(SAN_LDFLAGS)
 
 # Probe the libraries only for goals that compile something.

@@ -49,7 +49,7 @@
  * to policyd as PolicyToolSchema before the client can have read it, so a
  * tools/call that follows is decided against it; until then policyd denies
  * NS actions (the pending schema).
- * Typing (docs/box-policy.5.md, docs/box-mcpd.md): integer -> Long, number -> String (decimal
+ * Typing (docs/box-policy.5.md, docs/box-mcpd.8.md): integer -> Long, number -> String (decimal
  * text), string -> String, boolean -> Bool, array with typed items -> Set<T>,
  * object with properties -> Record; a property outside `required` is
  * optional; a property without one such type or with a name outside
@@ -94,7 +94,7 @@
 #define MCP_SRV_REQS_MAX 1024u
 #define MCP_FIRST_DEFS_MAX 16384u
 
-/* JSON-RPC error codes (docs/box-policy.5.md, docs/box-mcpd.md). */
+/* JSON-RPC error codes (docs/box-policy.5.md, docs/box-mcpd.8.md). */
 #define RPC_PARSE -32700
 #define RPC_INVALID -32600
 #define RPC_PARAMS -32602

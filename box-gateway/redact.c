@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * redact.c — the spellings of a secret and their removal from what a bound
- * destination sends back (redact.h; docs/box-gateway.md, "Redaction").
+ * destination sends back (redact.h; docs/box-gateway.8.md, "Redaction").
  *
  * Trusts: the secret it is built from. Nothing in the data it scans: every
  * position is examined at most once per feed plus once per held byte, and

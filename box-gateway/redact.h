@@ -3,7 +3,7 @@
  * redact.h — what box-gateway removes from a credentialed reply: every
  * spelling of a binding's secret that the gateway itself produced or that an
  * echoing server writes back, replaced by "[REDACTED]" in response header
- * values and bodies, also across reads and chunks (docs/box-gateway.md,
+ * values and bodies, also across reads and chunks (docs/box-gateway.8.md,
  * "Redaction"). No I/O, nothing here logs.
  *
  * Trusts: the secret (boxd's, from a validated config). Nothing in what is

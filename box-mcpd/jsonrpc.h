@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* JSON-RPC 2.0 and MCP error codes (docs/box-policy.5.md, docs/box-mcpd.md). */
+/* JSON-RPC 2.0 and MCP error codes (docs/box-policy.5.md, docs/box-mcpd.8.md). */
 #define MCP_ERR_PARSE -32700     /* invalid JSON / invalid UTF-8: reply id null */
 #define MCP_ERR_INVALID -32600   /* not a valid JSON-RPC 2.0 object (batch, version, id...) */
 #define MCP_ERR_NO_METHOD -32601

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — box-mcpd, the MCP broker (docs/design.md;
- * docs/box-mcpd.md).
+ * docs/box-mcpd.8.md).
  *
  *   box-mcpd  (started by boxd: fd 3 = boxd's control channel (mcpctl),
  *             4 = its box-policyd channel (policy, role peer), 5 = the

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# box-mcpd/ — the MCP broker (docs/box-mcpd.md): one daemon per box
+# box-mcpd/ — the MCP broker (docs/box-mcpd.8.md): one daemon per box
 # with a stdio [mcp.NAME], started by boxd with fds 3 (control), 4 (its
 # box-policyd channel), 5 (the listening mcp.sock). Links common/, proto/
 # (+ libprotobuf-c), libpolicyclient/ (its box-policyd channel), libevent,

@@ -2,8 +2,8 @@
 /*
  * session.c — one MCP session: an alias's connection to mcp.sock, the
  * harness's fds 0 and 1 it passed, one server process boxd started on two
- * pipes of ours, and the broker's rules on every frame both ways (docs/box-mcpd.md
- * "The broker's rules"; docs/box-policy.5.md; docs/box-mcpd.md).
+ * pipes of ours, and the broker's rules on every frame both ways (docs/box-mcpd.8.md
+ * "The broker's rules"; docs/box-policy.5.md; docs/box-mcpd.8.md).
  *
  * Life: McpOpen (the alias, 3 fds) -> the start gate (shell:spawn decided on
  * the configured program; denied: McpClose 126) -> two pipes, McpServerStart

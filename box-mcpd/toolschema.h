@@ -14,7 +14,7 @@
  * field stays a String) so that policyd's schema check refuses a type
  * confusion instead of the broker coercing it.
  *
- * Typing (docs/box-mcpd.md): integer → Long; number → String (the value's decimal
+ * Typing (docs/box-mcpd.8.md): integer → Long; number → String (the value's decimal
  * text); string → String; boolean → Bool; array with typed `items` →
  * Set<T>; object with `properties` → Record "{a: T, b?: T}" (optional = not
  * in its `required`); anything else (no type, a type list, null, $ref...) or

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * attach.c — `boxctl shell` on box-shell's side (docs/box-shell.md "boxctl
+ * attach.c — `boxctl shell` on box-shell's side (docs/box-shell.8.md "boxctl
  * shell"): the pty of a person's session and the process that holds its
  * terminal.
  *

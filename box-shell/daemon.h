@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * daemon.h — the in-box box-shell daemon (docs/design.md,
- * §5; docs/box-shell.md "daemon"), shared by its parts:
+ * §5; docs/box-shell.8.md "daemon"), shared by its parts:
  *   main.c            start-up and the main process: the event loop, the
  *                     sessions, the relay of spawns to boxd, signals, timeouts
  *   invocation.c      the invocation child: one fresh interpreter per session

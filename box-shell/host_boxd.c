@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * host_boxd.c — the box-shell daemon's host-program back end (sh->host_run;
- * docs/box-shell.md "host programs").
+ * docs/box-shell.8.md "host programs").
  *
  * The interpreter calls it for a program found on PATH once fs:read (exec)
  * and shell:spawn permitted it. The sandbox is chosen here, by the tables

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — box-shell, the in-box shell daemon (docs/design.md
- * §2, §5; docs/box-shell.md "daemon").
+ * §2, §5; docs/box-shell.8.md "daemon").
  *
  *   box-shell  (started by boxd through the trampoline: fd 3 = boxd's control
  *              channel, 4 = its box-policyd channel, 5 = the listening shell.sock;

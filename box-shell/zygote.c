@@ -2,7 +2,7 @@
 /*
  * zygote.c — the box-shell daemon's zygote (daemon.h): the process that
  * forks the spare invocation children, so that the main process never forks
- * one (docs/box-shell.md "daemon").
+ * one (docs/box-shell.8.md "daemon").
  *
  * main forks it once, right after start-up (ShellInit taken, the seccomp
  * allow-list on, no session yet), so every spare is a copy of that state and

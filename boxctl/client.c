@@ -3,7 +3,7 @@
  * client.c — connecting to boxd, starting an embedded one, and one
  * request/reply exchange (see client.h).
  * Trusts: nothing boxd sends before box_ipc_decode() validated it; its own
- * executable's directory for finding boxd.
+ * executable's directory and the SBINDIR it was built for (box_paths.h) for finding boxd.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "box_paths.h"
 #include "cleanup.h"
 #include "client.h"
 #include "fdutil.h"
@@ -50,18 +51,22 @@ client_connect(const char *path)
 	return fd;
 }
 
-/* boxd next to boxctl, then ../sbin (the installed layout), then LIBEXECDIR. */
+/*
+ * boxd next to boxctl (a build tree), then ../sbin (an install's layout), then the
+ * SBINDIR this boxctl was built for (box_paths.h). NULL: none, and `where` says
+ * what was tried.
+ */
 static char *
-find_boxd(void)
+find_boxd(char *where, size_t size)
 {
 	char self[PATH_MAX];
+	char *cands[3] = { NULL, NULL, path_join(BOX_SBINDIR, "boxd") };
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = '\0';
-		char *dir = NULL;
+		char *dir = NULL, *parent = NULL;
 		if (path_dirname(self, &dir) == 0) {
-			char *cands[2] = { path_join(dir, "boxd"), NULL };
-			char *parent = NULL;
+			cands[0] = path_join(dir, "boxd");
 			if (path_dirname(dir, &parent) == 0) {
 				char *sbin = path_join(parent, "sbin");
 				cands[1] = sbin ? path_join(sbin, "boxd") : NULL;
@@ -69,20 +74,24 @@ find_boxd(void)
 				free(parent);
 			}
 			free(dir);
-			for (int i = 0; i < 2; i++)
-				if (cands[i] && access(cands[i], X_OK) == 0) {
-					free(cands[1 - i]);
-					return cands[i];
-				}
-			free(cands[0]);
-			free(cands[1]);
 		}
 	}
-	char *p = path_join(BOX_LIBEXECDIR, "boxd");
-	if (p && access(p, X_OK) == 0)
-		return p;
-	free(p);
-	return NULL;
+	char *found = NULL;
+	size_t len = 0;
+	where[0] = '\0';
+	for (int i = 0; i < 3; i++) {
+		if (!cands[i])
+			continue;
+		if (!found && access(cands[i], X_OK) == 0) {
+			found = TAKE_PTR(cands[i]);
+			continue;
+		}
+		if (len < size)
+			len += (size_t)snprintf(where + len, size - len, "%s%s", len ? ", " : "",
+						cands[i]);
+		free(cands[i]);
+	}
+	return found;
 }
 
 /* In the child before exec: its own session, so terminal signals reach boxctl, which forwards them. */
@@ -93,14 +102,15 @@ embedded_setup(void *userdata)
 }
 
 int
-client_start_embedded(int *fdp, pid_t *pidp)
+client_start_embedded(int *fdp, pid_t *pidp, char *where, size_t size)
 {
-	_cleanup_free_ char *boxd = find_boxd();
+	_cleanup_free_ char *boxd = find_boxd(where, size);
 	_cleanup_close_ int null = -1;
 	int sv[2];
 
 	if (!boxd)
 		return -ENOENT;
+	snprintf(where, size, "%s", boxd);
 	null = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (null < 0)
 		return -errno;

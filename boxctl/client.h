@@ -5,7 +5,7 @@
  * `run`, `ps` and `stop` talk to the service boxd at $BOX_SOCKET, else
  * /run/box/boxd.sock. When none answers, `run` starts an embedded boxd for
  * its one box (a socketpair on the boxd's fd 3; boxd found next to boxctl's
- * own executable, then ../sbin, then BOX_LIBEXECDIR). `ps` and `stop` also
+ * own executable, then ../sbin, then BOX_SBINDIR). `ps` and `stop` also
  * reach the embedded boxds of this user at BASE/ID/boxd.sock, where BASE is
  * $XDG_RUNTIME_DIR/box, else /run/box for root, else /tmp/box-UID (a
  * directory of ours that nobody else can write, else it is skipped).
@@ -27,8 +27,9 @@
 const char *client_service_path(void);
 /* Connect to a boxd socket (SOCK_SEQPACKET). Returns the fd or negative errno. */
 int client_connect(const char *path);
-/* Start an embedded boxd; returns our end of its fd 3 and its pid. */
-int client_start_embedded(int *fd, pid_t *pid);
+/* Start an embedded boxd; returns our end of its fd 3 and its pid. `where` gets the boxd
+ * it started, or on -ENOENT every place it looked. */
+int client_start_embedded(int *fd, pid_t *pid, char *where, size_t size);
 /* BASE for this user (allocated), verified; negative errno when unusable. */
 int client_runtime_base(char **ret);
 /*

@@ -400,7 +400,7 @@ const char *const shell_msg =
 /*
  * No [agent] command: the box is a person's interactive shell
  * (docs/boxctl.1.md "run"). The agent is bash, which inside the box is box's
- * shell alias (docs/box-shell.md): with a terminal on stdin it asks
+ * shell alias (docs/box-shell.8.md): with a terminal on stdin it asks
  * box-shell for an interactive session, every command line decided as an
  * agent's. The host's bash is named only so that the box has a program to
  * start: it is mounted over by the alias and never runs.

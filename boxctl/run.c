@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * run.c — `boxctl run [-c box.ini] [-q] [--timings] [--detach | --dry-run] [-- ARGS...]`
+ * run.c — `boxctl run [-c box.ini] [-q] [--timings] [--embedded] [--detach | --dry-run] [-- ARGS...]`
  * (docs/boxctl.1.md).
  *
  * Loads box.ini and the policy as the caller, exactly as `check` does (a
@@ -37,7 +37,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +64,7 @@
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: boxctl run [-c box.ini] [-q] [--timings] [--detach | --dry-run] "
+	fprintf(stderr, "usage: boxctl run [-c box.ini] [-q] [--timings] [--embedded] [--detach | --dry-run] "
 			"[-- ARGS...]\n");
 	return BOXCTL_EXIT_USAGE;
 }
@@ -131,6 +133,7 @@ struct run {
 	int sfd;              /* signalfd */
 	bool detach, quiet;
 	bool dry_run; /* --dry-run: check, disclosure, no agent */
+	bool embedded; /* --embedded: a private boxd, the service not even asked */
 	bool timings; /* --timings: print the start's timeline */
 	/* boxctl's own steps, CLOCK_MONOTONIC µs (boxd's come in RunReply.timeline) */
 	uint64_t t_started, t_checked, t_connected, t_sent, t_reply;
@@ -433,6 +436,7 @@ run_parse_args(struct run *r, int argc, char **argv, const char **path)
 		{ "detach", no_argument, NULL, 'd' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "timings", no_argument, NULL, 't' },
+		{ "embedded", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -456,8 +460,11 @@ run_parse_args(struct run *r, int argc, char **argv, const char **path)
 		case 't':
 			r->timings = true;
 			break;
+		case 'e':
+			r->embedded = true;
+			break;
 		case 'h':
-			printf("usage: boxctl run [-c box.ini] [-q] [--timings] [--detach | --dry-run] "
+			printf("usage: boxctl run [-c box.ini] [-q] [--timings] [--embedded] [--detach | --dry-run] "
 			       "[-- ARGS...]\n");
 			return BOXCTL_EXIT_OK;
 		default:
@@ -491,8 +498,18 @@ static int
 run_load(struct run *r, const char *path)
 {
 	r->service = client_service_path();
-	r->fd = client_connect(r->service);
+	r->fd = r->embedded ? -ENOENT : client_connect(r->service);
 	r->service_err = r->fd < 0 ? -r->fd : 0;
+	if (r->service_err == EACCES || r->service_err == EPERM) {
+		/* The socket's mode refuses us (packaging/systemd/boxd.socket.in: 0660, box-clients). */
+		const struct passwd *pw = getpwuid(getuid());
+		fprintf(stderr,
+			"boxctl: error: the boxd service at %s refuses you (%s): its socket is for the "
+			"group box-clients. Join it (as root: usermod -aG box-clients %s; then log in "
+			"again), or run a private boxd for this box with `boxctl run --embedded`\n",
+			r->service, strerror(r->service_err), pw ? pw->pw_name : "USER");
+		return BOXCTL_EXIT_FAILURE;
+	}
 
 	/* Loaded exactly as `boxctl check` loads it, or nothing starts (exit 2). */
 	long n_rules = 0;
@@ -514,14 +531,18 @@ run_embedded(struct run *r)
 		r->t_connected = r->t_checked; /* connected before the check (run_load) */
 		return RUN_GO_ON;
 	}
-	int k = client_start_embedded(&r->fd, &r->embedded_pid);
+	char where[3 * PATH_MAX];
+	int k = client_start_embedded(&r->fd, &r->embedded_pid, where, sizeof(where));
 	r->t_connected = usec_now();
 	if (k < 0) {
-		fprintf(stderr, "boxctl: error: no boxd answers at %s and an embedded boxd cannot start: %s\n",
-			r->service, strerror(-k));
+		fprintf(stderr, "boxctl: error: no boxd answers at %s and an embedded boxd cannot "
+			"start (%s): %s\n", r->service, where, strerror(-k));
 		return BOXCTL_EXIT_FAILURE;
 	}
-	if (r->service_err != ENOENT && r->service_err != ECONNREFUSED)
+	if (r->embedded) {
+		if (!r->quiet)
+			fprintf(stderr, "box: --embedded: starting an embedded boxd for this box\n");
+	} else if (r->service_err != ENOENT && r->service_err != ECONNREFUSED)
 		/* A socket that is there but refuses us (EACCES…): say why we do not use it. */
 		fprintf(stderr, "box: cannot use the boxd service at %s: %s; starting an "
 			"embedded boxd for this box\n",

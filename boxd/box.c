@@ -871,10 +871,20 @@ start_recheck(struct box *b)
 
 	if ((r = state_dir_choose(b, &state_dir)) < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
-				  "cannot prepare the state dir: %s", strerror(-r)), -1;
-	if ((r = recheck_start(b, state_dir)) < 0)
+				  "cannot prepare the state dir (/var/lib/box/%u): %s",
+				  (unsigned)b->owner.uid, strerror(-r)), -1;
+	_cleanup_free_ char *exe = NULL;
+	if ((r = spawn_find_helper(b->d, "box-recheck", &exe)) < 0) {
+		char where[2 * PATH_MAX];
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
-				  "cannot re-check the request as %s: %s", b->owner.name,
+				  "cannot re-check the request as %s: cannot find box-recheck (%s): %s",
+				  b->owner.name,
+				  spawn_helper_places(b->d, "box-recheck", where, sizeof(where)),
+				  strerror(-r)), -1;
+	}
+	if ((r = recheck_start(b, exe, state_dir)) < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "cannot re-check the request as %s (%s): %s", b->owner.name, exe,
 				  strerror(-r)), -1;
 	return 0;
 }
@@ -943,9 +953,12 @@ start_runtime_dir(struct box *b)
 	/* The shell alias goes into RUNTIME/bin (runtime_dir_create): no alias, no box. */
 	int r = spawn_find_helper(b->d, "box-alias", &b->alias_exe);
 
-	if (r < 0)
-		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "cannot find box-alias: %s",
+	if (r < 0) {
+		char where[2 * PATH_MAX];
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "cannot find box-alias (%s): %s",
+				  spawn_helper_places(b->d, "box-alias", where, sizeof(where)),
 				  strerror(-r)), -1;
+	}
 	r = runtime_dir_create(b->d, b);
 
 	if (r < 0)

@@ -371,7 +371,7 @@ void mcpd_free(struct box *b);
  * every path of the spec as the owner, creates the state dir and opens its
  * files. Its reply fills b->rc and calls box_recheck_done(). <0: not started.
  */
-int recheck_start(struct box *b, const char *state_dir);
+int recheck_start(struct box *b, const char *exe, const char *state_dir);
 /* Stop waiting for it (killed when still running); idempotent. */
 void recheck_stop(struct box *b);
 /* The module's handle (b->recheck), made with the box and freed with it. */
@@ -471,6 +471,8 @@ const char *plan_credential_store_of(const struct box *b, const char *path);
 /* ---- spawn.c ---- */
 /* Find box-trampoline: next to boxd, else BOX_LIBEXECDIR. */
 int spawn_find_helper(const struct boxd *d, const char *name, char **ret);
+/* "SELF_DIR/NAME or LIBEXECDIR/NAME" into buf: where spawn_find_helper looked. */
+const char *spawn_helper_places(const struct boxd *d, const char *name, char *buf, size_t size);
 /* fork+exec the trampoline; sends the plan; returns the status socket. */
 int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pid,
 		     int *status_fd);

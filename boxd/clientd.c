@@ -83,9 +83,12 @@ client_child_check(const struct boxd *d)
 	uid_t uid;
 	gid_t gid;
 	int r = spawn_find_helper(d, CLIENTD_NAME, &exe);
-	if (r < 0)
-		return log_err_errno(r, "cannot find %s (it decodes every client's requests)",
-				     CLIENTD_NAME);
+	if (r < 0) {
+		char where[2 * PATH_MAX];
+		return log_err_errno(r, "cannot find %s (%s; it decodes every client's requests)",
+				     CLIENTD_NAME,
+				     spawn_helper_places(d, CLIENTD_NAME, where, sizeof(where)));
+	}
 	r = daemon_ids(d, DAEMON_CLIENTD, &uid, &gid);
 	if (r < 0)
 		return log_err_errno(r, "no user to run %s as (box-daemon or nobody)", CLIENTD_NAME);

@@ -229,7 +229,9 @@ daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
 	int r;
 
 	if ((r = spawn_find_helper(d, dd->name, &exe)) < 0) {
-		seterr(err, "cannot find %s: %s", dd->name, strerror(-r));
+		char where[2 * PATH_MAX];
+		seterr(err, "cannot find %s (%s): %s", dd->name,
+		       spawn_helper_places(d, dd->name, where, sizeof(where)), strerror(-r));
 		return r;
 	}
 	if (dd->user == DAEMON_USER_SERVICE &&

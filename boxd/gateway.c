@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gateway.c — boxd's side of box-gateway, the per-box egress proxy
- * (docs/design.md; proto/gateway.proto; docs/box-gateway.md).
+ * (docs/design.md; proto/gateway.proto; docs/box-gateway.8.md).
  *
  * Every box has one (its agent is always a contained sandbox). After
  * box-policyd is ready and before the agent's trampoline: box-gateway

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mcpd.c — boxd's side of box-mcpd, the per-box MCP broker (docs/design.md;
- * proto/mcp.proto's control channel; docs/box-mcpd.md), and the MCP server
+ * proto/mcp.proto's control channel; docs/box-mcpd.8.md), and the MCP server
  * sandboxes it asks for.
  *
  * Only a box with at least one stdio [mcp.NAME] has one. It starts after

@@ -3,7 +3,7 @@
  * recheck.c — boxd's side of box-recheck: every path of a box start,
  * re-checked as the box owner, without blocking the event loop.
  *
- * recheck_start() exec's box-recheck (spawn_process: beside boxd's own
+ * recheck_start() exec's box-recheck (the caller found it: beside boxd's own
  * executable, else BOX_LIBEXECDIR) with fd 3 = our end of a SOCK_SEQPACKET
  * socketpair and an environment of nothing but the BOX_TEST_* hooks that
  * slow a step, queues one RecheckRequest (the [box], [agent] and caller
@@ -172,17 +172,14 @@ recheck_env(const struct box *b, char env[3][96], char *envp[4])
 }
 
 static int
-recheck_spawn(struct box *b, int *sock)
+recheck_spawn(struct box *b, const char *exe, int *sock)
 {
-	_cleanup_free_ char *exe = NULL;
 	_cleanup_close_ int nullfd = -1;
 	char env[3][96];
 	char *envp[4];
 	int sv[2];
 	int r;
 
-	if ((r = spawn_find_helper(b->d, "box-recheck", &exe)) < 0)
-		return r;
 	nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (nullfd < 0)
 		return -errno;
@@ -274,7 +271,7 @@ recheck_send(struct box *b, const char *state_dir)
 }
 
 int
-recheck_start(struct box *b, const char *state_dir)
+recheck_start(struct box *b, const char *exe, const char *state_dir)
 {
 	static const uint32_t allowed = BOX__MSG_TYPE__MSG_RECHECK_REPLY;
 	struct timeval tv = { BOXD_RECHECK_TIMEOUT_MS / 1000, 0 };
@@ -285,7 +282,7 @@ recheck_start(struct box *b, const char *state_dir)
 
 	if (!(rk->state_dir = strdup(state_dir)))
 		return -ENOMEM;
-	if ((r = recheck_spawn(b, &sock)) < 0)
+	if ((r = recheck_spawn(b, exe, &sock)) < 0)
 		return r;
 	rk->ev = box_ipc_event_new(b->d->base, sock, &box_proto_recheck, BOX_RECHECK_ROLE_RECHECK,
 				   on_recheck_msg, on_recheck_close, b);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * shell.c — boxd's side of box-shell, the per-box shell daemon (docs/design.md,
- * docs/box-shell.md; proto/shell.proto), and the tool sandboxes it asks for.
+ * docs/box-shell.8.md; proto/shell.proto), and the tool sandboxes it asks for.
  *
  * Every box has one, started after box-gateway is ready and before the
  * agent: through box-trampoline with a SANDBOX_SHELL plan made from the

@@ -8,8 +8,8 @@
  * SANDBOX_SHELL plan passes through (pass_fds), everything else closed, an empty
  * environment (only BOX_TEST_ABSENT / BOX_TEST_LANDLOCK_ABI from boxd's own
  * environment, which can only make a layer look absent). The trampoline is
- * found next to boxd's own executable, else in BOX_LIBEXECDIR — never
- * through an environment variable.
+ * found next to boxd's own executable, else in BOX_LIBEXECDIR (box_paths.h, the
+ * install's libexec directory) — never through an environment variable.
  * Trusts: its own executable's directory.
  */
 #include <errno.h>
@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "box_paths.h"
 #include "boxd.h"
 #include "cleanup.h"
 #include "fdutil.h"
@@ -55,6 +56,17 @@ spawn_find_helper(const struct boxd *d, const char *name, char **ret)
 	return 0;
 }
 
+/* Where spawn_find_helper looked for NAME, for the error that says it is missing. */
+const char *
+spawn_helper_places(const struct boxd *d, const char *name, char *buf, size_t size)
+{
+	if (d->self_dir)
+		snprintf(buf, size, "%s/%s or %s/%s", d->self_dir, name, BOX_LIBEXECDIR, name);
+	else
+		snprintf(buf, size, "%s/%s", BOX_LIBEXECDIR, name);
+	return buf;
+}
+
 int
 spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pidp,
 		 int *status_fd)
@@ -72,8 +84,11 @@ spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 	int r;
 
 	r = spawn_find_helper(d, "box-trampoline", &tramp);
-	if (r < 0)
-		return log_err_errno(r, "cannot find box-trampoline");
+	if (r < 0) {
+		char where[2 * PATH_MAX];
+		return log_err_errno(r, "cannot find box-trampoline (%s)",
+				     spawn_helper_places(d, "box-trampoline", where, sizeof(where)));
+	}
 	size_t len = box__plan__get_packed_size(plan);
 	if (len > BOX_PLAN_BYTES_MAX)
 		return log_err_errno(E2BIG, "the plan is %zu bytes (at most %u)", len,

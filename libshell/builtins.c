@@ -3620,7 +3620,7 @@ builtin_name(size_t i)
 
 /*
  * `/bin/sh`, `/usr/bin/bash` …: in a box these paths are box's shell alias
- * (docs/box-shell.md), so a shell named by its path runs as the interpreter
+ * (docs/box-shell.8.md), so a shell named by its path runs as the interpreter
  * itself, as `sh` does, and is never looked up as a host program (no [tool]
  * could start the alias). The shell names the nested builtin takes.
  */

@@ -9,7 +9,7 @@
  * its own keyed by pid, so the job list itself stays exec.c's.
  *
  * There is no terminal job control: box-shell is not in the terminal's
- * foreground process group (docs/box-shell.md), so no job is ever stopped
+ * foreground process group (docs/box-shell.8.md), so no job is ever stopped
  * by Ctrl-Z. `fg` waits for a job as for a foreground command (Ctrl-C, which
  * reaches this process as the SIGINT the alias forwards, is passed on to the
  * job's process group); `bg` continues a job stopped by a signal (SIGCONT).

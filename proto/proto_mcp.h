@@ -52,7 +52,7 @@ enum box_mcpctl_state {
 	BOX_MCPCTL_N_STATES,
 };
 
-/* Caps the validators enforce (docs/box-mcpd.md names them). */
+/* Caps the validators enforce (docs/box-mcpd.8.md names them). */
 #define BOX_MCP_ALIAS_MAX      32u          /* an alias name: 1-32 of [A-Za-z0-9._-] */
 #define BOX_MCP_ARG_MAX        (256u << 10) /* one argv / args entry */
 #define BOX_MCP_ARGS_MAX       4096u        /* argv / args entries */

@@ -51,7 +51,7 @@ enum box_shell_state {
 	BOX_SHELL_N_STATES,
 };
 
-/* Caps the validators enforce (docs/box-shell.md names them). */
+/* Caps the validators enforce (docs/box-shell.8.md names them). */
 #define BOX_SHELL_COMMAND_MAX   (1u << 20)  /* a -c text: 1 MiB (reassembled) */
 #define BOX_SHELL_ARG_MAX       (256u << 10) /* one argument, one NAME=value */
 #define BOX_SHELL_ARGS_MAX      4096u       /* positional parameters, argv entries */

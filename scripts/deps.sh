@@ -21,6 +21,7 @@ packages=(
 	bubblewrap python3 curl openssl iproute2 procps util-linux passwd
 	git tmux python3-requests python3-httpx
 	dpkg-dev bzip2 xz-utils debian-archive-keyring
+	lowdown man-db debhelper lintian
 	nodejs npm
 	nginx-light mitmproxy openssh-server openssh-client
 )

@@ -28,7 +28,8 @@ TESTS_libpolicyclient := test/unit/test_policy_client test/layering/symbols.sh
 TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec policy_history) \
 	test/fuzz/replay_config test/config/% test/conformance/policy-cli.sh \
 	test/integration/t-policy-% test/integration/t-init.sh test/integration/t-completion.sh \
-	test/integration/t-install.sh test/integration/t-first-box.sh \
+	test/integration/t-install.sh test/integration/t-first-box.sh test/deb/% \
+	test/integration/t-doctor.sh \
 	test/integration/t-log-filters.sh test/integration/t-run% bench/replay/% \
 	test/integration/t-shell-attach.sh
 TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch child) \

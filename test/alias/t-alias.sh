@@ -462,15 +462,15 @@ else
 	not_ok "box-alias links the session table and no other protocol's, nor NSS:$foreign"
 fi
 
-# The user documentation names every option --help lists (docs/box-shell.md, "## alias").
-doc=$(awk '/^## alias/ { on = 1; next } on && /^## / { exit } on' "$root/docs/box-shell.md")
+# The user documentation names every option --help lists (docs/box-shell.8.md, "## alias").
+doc=$(awk '/^## alias/ { on = 1; next } on && /^## / { exit } on' "$root/docs/box-shell.8.md")
 missing=
 for o in $("$B/box-alias" --help | grep -oE '(^|[ ,])[-+][-a-z]+' | tr -d ' ,' | sort -u); do
 	grep -qF -- "\`$o" <<<"$doc" || grep -qE -- "\`[^\`]* $o[ \`]" <<<"$doc" || missing="$missing $o"
 done
 if [ -z "$missing" ] && [ -n "$doc" ]; then
-	ok "docs/box-shell.md (alias) names every option of --help"
+	ok "docs/box-shell.8.md (alias) names every option of --help"
 else
-	not_ok "docs/box-shell.md (alias) lacks:$missing"
+	not_ok "docs/box-shell.8.md (alias) lacks:$missing"
 fi
 tap_done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # t-gw-redact.sh — every spelling of a credential an echoing bound host sends back is redacted
-# (docs/box-gateway.md, "Redaction"): for placement = basic_auth (curl -u), header (Bearer) and
+# (docs/box-gateway.8.md, "Redaction"): for placement = basic_auth (curl -u), header (Bearer) and
 # query_param, the loopback httpd reflects the credential it received in headers and in the
 # body as the gateway sent it (the Basic token, the percent-encoded query), raw, base64 at
 # offsets 0, 1, 2 in both alphabets, percent-encoded in both hex cases and JSON-escaped three

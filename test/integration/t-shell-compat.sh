@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # t-shell-compat.sh — what coding agents' shells do that box-shell must do as bash does, in
-# real boxes (as the caller and as boxtest; docs/box-shell.md "host programs", box-sh(1)):
+# real boxes (as the caller and as boxtest; docs/box-shell.8.md "host programs", box-sh(1)):
 #   exec -a NAME / -l / -c: the host program (a [tool.python3]) sees NAME, -NAME, no
 #     environment — also inside a function in a pipeline (Claude Code's `grep` function:
 #     `exec -a ugrep BINARY …` under `| head`), and a subshell; policy decides the program,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gw_http.c — box-gateway/http.c: request and response heads (the strict
- * grammar and every request-smuggling refusal of docs/box-gateway.md), the caps,
+ * grammar and every request-smuggling refusal of docs/box-gateway.8.md), the caps,
  * incremental parsing, ownership of parsed strings, hop-by-hop fields, the
  * chunked decoder (split at every byte boundary), authorities, absolute-form
  * targets, the canonical path of docs/box-policy.5.md, and the x-box-reason value of a

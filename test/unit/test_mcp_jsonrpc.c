@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_mcp_jsonrpc.c — box-mcpd/jsonrpc.c: one MCP stdio frame parsed and
- * classified (every docs/box-mcpd.md robustness case at the parsing level: invalid
+ * classified (every docs/box-mcpd.8.md robustness case at the parsing level: invalid
  * JSON, batches, versions, invalid UTF-8 incl. overlongs and surrogates,
  * duplicate keys, ids), what mcp:call names, and the replies box-mcpd
  * writes itself; what is a request, a notification and an id-less call

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_mcpd.c — box-mcpd, the MCP broker, alone (docs/box-mcpd.md
+ * test_mcpd.c — box-mcpd, the MCP broker, alone (docs/box-mcpd.8.md
  * "The broker's rules"), outside a sandbox (the servers' sandboxes are
  * boxd's part); box-mcpd's own seccomp allow-list is on, as always.
  *

@@ -3,7 +3,7 @@
 // (@modelcontextprotocol/sdk: McpServer over StdioServerTransport), for t-mcp-sdk.sh: box-mcpd
 // starts it in the server's own sandbox and the SDK's client (client.mjs) or a plain scripted
 // client reaches it through the alias. Every input schema is the JSON Schema the SDK derives
-// from zod, so the broker's typing (docs/box-mcpd.md "Typing") is exercised on what the SDK
+// from zod, so the broker's typing (docs/box-mcpd.8.md "Typing") is exercised on what the SDK
 // really sends.
 //   tools:     add {a: integer, b: integer} → "a+b=SUM"
 //              echo {text: string} → the text
