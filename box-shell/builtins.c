@@ -2569,14 +2569,20 @@ getopts_msg(struct sh_shell *sh, const char *what, char c)
 	}
 }
 
-/* bash clears OPTARG quietly: a readonly OPTARG stays as it is */
+/* bash clears OPTARG at the end of the options and after a reported error
+ * even when it is readonly (its unbind_variable); after an option without an
+ * argument a readonly OPTARG stays, with the assignment's message. */
 static void
-getopts_unset_optarg(struct sh_shell *sh)
+getopts_unset_optarg(struct sh_shell *sh, bool force)
 {
 	struct var *v = var_get(sh, "OPTARG");
-	if (v && (v->flags & V_READONLY))
+	if (!v)
 		return;
-	var_unset(sh, "OPTARG");
+	if (!force && (v->flags & V_READONLY)) {
+		sh_err(sh, "OPTARG: readonly variable");
+		return;
+	}
+	var_unbind(sh, "OPTARG");
 }
 
 static void
@@ -2629,7 +2635,7 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		/* past the end: OPTIND names the first non-option (bash) */
 		getopts_store(sh, (long)nargs + 1, 0);
 		getopts_set_name(sh, name, "?", badname);
-		getopts_unset_optarg(sh);
+		getopts_unset_optarg(sh, true);
 		return 1;
 	}
 	const char *a = args[ind - 1];
@@ -2639,11 +2645,13 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 	if (sub == 0) {
 		if (a[0] != '-' || !a[1]) {
 			getopts_set_name(sh, name, "?", badname);
+			getopts_unset_optarg(sh, true);
 			return 1;
 		}
 		if (strcmp(a, "--") == 0) {
 			getopts_store(sh, ind + 1, 0);
 			getopts_set_name(sh, name, "?", badname);
+			getopts_unset_optarg(sh, true);
 			return 1;
 		}
 		sub = 1;
@@ -2657,7 +2665,7 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 			var_set(sh, "OPTARG", cs, 0);
 		} else {
 			getopts_msg(sh, "illegal option", c);
-			getopts_unset_optarg(sh);
+			getopts_unset_optarg(sh, true);
 		}
 		getopts_set_name(sh, name, "?", badname);
 	} else if (p[1] == ':') {
@@ -2675,11 +2683,11 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		} else {
 			getopts_msg(sh, "option requires an argument", c);
 			getopts_set_name(sh, name, "?", badname);
-			getopts_unset_optarg(sh);
+			getopts_unset_optarg(sh, true);
 		}
 	} else {
 		getopts_set_name(sh, name, cs, badname);
-		getopts_unset_optarg(sh);
+		getopts_unset_optarg(sh, false);
 	}
 	if (end_of_arg)
 		getopts_store(sh, ind + 1, 0);

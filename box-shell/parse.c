@@ -2084,6 +2084,7 @@ parse_cmdsub_end(struct sh_shell *sh, const char *s, size_t len)
 	/* s starts with "$(" */
 	struct parser *p = parser_new(sh, s, len, 1);
 	p->sh = NULL;
+	p->quiet = true; /* a scan only: the substitution's own parse reports (and sh is gone) */
 	long e = scan_dollar(p, 0);
 	parser_free(p);
 	return e;

@@ -383,6 +383,7 @@ const char *var_value(struct sh_shell *sh, const char *name); /* NULL if unset *
 int var_set(struct sh_shell *sh, const char *name, const char *val, int flags);
 int var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val);
 int var_unset(struct sh_shell *sh, const char *name);
+void var_unbind(struct sh_shell *sh, const char *name); /* even a readonly one, quietly */
 void var_local(struct sh_shell *sh, const char *name);
 /* NAME becomes an indexed array without elements (declare -a x, x=()). */
 int var_set_empty_array(struct sh_shell *sh, const char *name);
