@@ -1641,6 +1641,22 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 	if (local)
 		var_local(sh, name);
 	int r = 0;
+	/* A value "(…)" that was not written NAME=(…) unquoted (a quoted or
+	 * expanded one) is a compound assignment only with -a or -A, or for
+	 * declare/typeset/local of an array; export and readonly assign it as a
+	 * string (bash). */
+	bool compound = eq && eq[1] == '(' && !br;
+	if (compound && !sh_decl_raw(sh, a) && !(flags & (V_ARRAY | V_ASSOC))) {
+		struct var *v = var_get(sh, name);
+		compound = cmd[0] != 'e' && cmd[0] != 'r' && v && (v->flags & (V_ARRAY | V_ASSOC));
+	} else if (compound && !sh_decl_raw(sh, a)) {
+		struct var *v = var_get(sh, name);
+		if (v && (v->flags & V_READONLY)) {
+			sh_err(sh, "%s: %s: readonly variable", cmd, name);
+			free(name);
+			return 1;
+		}
+	}
 	if (flags & V_ASSOC) {
 		struct var *v = var_get(sh, name);
 		if (v && (v->flags & V_ARRAY)) {
@@ -1655,7 +1671,7 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 		flags &= ~V_ASSOC;
 	}
 	if (eq) {
-		if (eq[1] == '(' && !br) {
+		if (compound) {
 			/* declare -a x=(…): re-run as an assignment */
 			r = sh_assign_word(sh, a, flags) < 0 ? 1 : 0;
 			struct var *v = var_get(sh, name);
@@ -1711,7 +1727,7 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 static int
 b_export(struct sh_shell *sh, int argc, char **argv)
 {
-	int i = 1;
+	int i = 1, aflags = 0;
 	bool unexport = false, print = false;
 	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (strcmp(argv[i], "--") == 0) {
@@ -1724,7 +1740,11 @@ b_export(struct sh_shell *sh, int argc, char **argv)
 			else if (*p == 'p')
 				print = true;
 			else if (*p == 'f') {
-			} else {
+			} else if (*p == 'a')
+				aflags |= V_ARRAY;
+			else if (*p == 'A')
+				aflags |= V_ASSOC;
+			else {
 				sh_err(sh, "%s: -%c: invalid option", argv[0], *p);
 				return 2;
 			}
@@ -1745,7 +1765,7 @@ b_export(struct sh_shell *sh, int argc, char **argv)
 			}
 			continue;
 		}
-		st |= assign_arg(sh, argv[0], argv[i], ro ? V_READONLY : V_EXPORT, false);
+		st |= assign_arg(sh, argv[0], argv[i], (ro ? V_READONLY : V_EXPORT) | aflags, false);
 	}
 	return st;
 }

@@ -365,6 +365,11 @@ struct sh_shell {
 	int trap_status;        /* $? when the running trap began: `exit`, `return` there */
 	int trap_func_depth;    /* func_depth when it began: its own `return` */
 	bool parse_eval;        /* the next parser_new parses eval's text (messages) */
+	/* The arguments of the declaration builtin running that were written
+	 * NAME=(…) unquoted (exec.c expand_cmd_words): borrowed pointers into its
+	 * argv, so a quoted 'NAME=(…)' (a string) is told from a compound one. */
+	char **decl_raw;
+	size_t ndecl_raw;
 };
 
 /* vars.c */
@@ -534,6 +539,8 @@ bool sh_runnable_file(const char *path, const struct stat *st);
 void sh_update_fs(struct sh_shell *sh, const char *cmdname);
 int run_nested_shell(struct sh_shell *sh, int argc, char **argv);
 int sh_assign_word(struct sh_shell *sh, const char *w, int flags);
+/* A is an argument of the running declaration builtin written NAME=(…) unquoted. */
+bool sh_decl_raw(struct sh_shell *sh, const char *a);
 
 /* wrappers.c: the `time` report (bash's format) on fd 2 */
 struct time_mark {
