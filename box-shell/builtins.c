@@ -1770,11 +1770,31 @@ b_export(struct sh_shell *sh, int argc, char **argv)
 	return st;
 }
 
+static int cmp_strp(const void *a, const void *b);
+
+/* declare -f NAME: bash's text of the function; -F: "declare -f NAME" */
+static void
+print_func(struct sh_shell *sh, const char *name, bool name_only)
+{
+	struct func *f = func_get(sh, name);
+	if (!f)
+		return;
+	if (name_only) {
+		bi_outs(1, "declare -f ");
+		bi_outs(1, name);
+		bi_out(1, "\n", 1);
+		return;
+	}
+	char *t = func_text(name, f->body);
+	bi_outs(1, t);
+	free(t);
+}
+
 static int
 b_declare(struct sh_shell *sh, int argc, char **argv)
 {
 	int flags = 0, unflags = 0;
-	bool print = false, funcs = false, global = false;
+	bool print = false, funcs = false, global = false, fnames_only = false;
 	bool local = strcmp(argv[0], "local") == 0;
 	if (local && !sh->frame) {
 		sh_err(sh, "local: can only be used in a function");
@@ -1795,8 +1815,8 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 			case 'x': f = V_EXPORT; break;
 			case 'r': f = V_READONLY; break;
 			case 'p': print = true; break;
-			case 'f':
-			case 'F': funcs = true; break;
+			case 'f': funcs = true; break;
+			case 'F': funcs = fnames_only = true; break;
 			case 'g': global = !local && minus; break;
 			case 'l': f = V_LOWER; break;
 			case 'u': f = V_UPPER; break;
@@ -1817,13 +1837,27 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 	}
 	if (funcs) {
 		int st = 0;
+		if (i >= argc) {
+			/* every function, sorted by name */
+			struct strv names = {0};
+			for (int h = 0; h < 64; h++)
+				for (struct func *f = sh->funcs[h]; f; f = f->next)
+					strv_add(&names, xstrdup(f->name));
+			if (names.n > 1)
+				qsort(names.v, names.n, sizeof *names.v, cmp_strp);
+			for (size_t k = 0; k < names.n; k++)
+				print_func(sh, names.v[k], fnames_only);
+			strv_free(&names);
+			return 0;
+		}
 		for (; i < argc; i++)
 			if (!func_get(sh, argv[i]))
 				st = 1;
-			else {
+			else if (fnames_only) { /* declare -F NAME: the name alone */
 				bi_outs(1, argv[i]);
 				bi_out(1, "\n", 1);
-			}
+			} else
+				print_func(sh, argv[i], false);
 		return st;
 	}
 	if (i >= argc) {
@@ -2371,6 +2405,11 @@ describe(struct sh_shell *sh, const char *name, char mode, bool nofunc)
 		else
 			snprintf(b, sizeof b, "%s is a function\n", name);
 		bi_outs(1, b);
+		if (mode == 'V') {
+			char *t = func_text(name, func_get(sh, name)->body);
+			bi_outs(1, t);
+			free(t);
+		}
 		return 0;
 	}
 	if (builtin_find(name) || own_command_find(name)) {

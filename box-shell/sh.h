@@ -155,6 +155,8 @@ int parse_complete(struct sh_shell *sh, const char *text, size_t len);
 /* The end of a $(...) starting at s[0] after "$(": index of the ")" or -1. */
 long parse_cmdsub_end(struct sh_shell *sh, const char *s, size_t len);
 bool is_name(const char *s, size_t n);
+/* bash's text of function NAME with BODY (declare -f, type): malloc'd, ends in a newline. */
+char *func_text(const char *name, const struct node *body);
 
 /* ---- variables ---- */
 enum {
