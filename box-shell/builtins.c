@@ -618,6 +618,13 @@ test_unary(struct sh_shell *sh, const char *op, const char *arg, int *res)
 			*res = 0;
 			return 0;
 		}
+		/* /dev/fd/N of an fd that is not the script's (the shell's own, or
+		 * none): false, quietly, as for -t (bash: not open, false) */
+		if (!strncmp(arg, "/dev/fd/", 8) && arg[8] && strspn(arg + 8, "0123456789") == strlen(arg + 8) &&
+		    (strlen(arg + 8) > 6 || !sh_fdset_has(&sh->script_fds, atoi(arg + 8)))) {
+			*res = 0;
+			return 0;
+		}
 		if (fs_stat(sh, arg, &st, follow) < 0) {
 			*res = 0;
 			return 0;

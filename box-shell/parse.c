@@ -2264,6 +2264,67 @@ has_heredoc(const struct redir *r)
 	return false;
 }
 
+static void pr_inline(struct sbuf *b, const struct node *n, int ind);
+
+/* A word as written, but each $( ) in it printed from its parse, as bash 5.2
+ * does ("$( echo a )" is "$(echo a)"); one that does not parse stays as is. */
+static void
+pr_word(struct sbuf *b, const char *s)
+{
+	size_t n = strlen(s);
+	bool dq = false;
+	struct sh_shell *sh = sh_current;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '\\' && i + 1 < n) {
+			sb_addn(b, s + i, 2);
+			i++;
+			continue;
+		}
+		if (c == '\'' && !dq) {
+			const char *q = strchr(s + i + 1, '\'');
+			size_t e = q ? (size_t)(q - s) : n - 1;
+			sb_addn(b, s + i, e - i + 1);
+			i = e;
+			continue;
+		}
+		if (c == '"')
+			dq = !dq;
+		if (c == '$' && i + 1 < n && s[i + 1] == '(' && !(i + 2 < n && s[i + 2] == '(') && sh &&
+		    !sh_stack_low()) {
+			long e = parse_cmdsub_end(sh, s + i, n - i);
+			if (e > 3 && s[i + (size_t)e - 1] == ')') { /* e: just past the ')' */
+				struct parser *p = parser_new(sh, s + i + 2, (size_t)e - 3, 1);
+				p->quiet = true;
+				p->no_alias = true;
+				struct node *list = NULL, *nd;
+				int r;
+				size_t cnt = 0;
+				while ((r = parse_next(p, &nd)) > 0) {
+					if (!nd)
+						continue;
+					if (!list)
+						list = new_node(p, N_LIST);
+					list->u.p.v = xrealloc(list->u.p.v, (list->u.p.n + 1) * sizeof(struct node *));
+					list->u.p.v[list->u.p.n++] = nd;
+					cnt++;
+				}
+				parser_free(p);
+				if (r == 0 && list) {
+					sb_adds(b, "$(");
+					pr_inline(b, cnt == 1 ? list->u.p.v[0] : list, 0);
+					sb_addc(b, ')');
+					node_free(list);
+					i += (size_t)e - 1;
+					continue;
+				}
+				node_free(list);
+			}
+		}
+		sb_addc(b, c);
+	}
+}
+
 static void
 pr_words(struct sbuf *b, const struct word *w, bool first)
 {
@@ -2271,7 +2332,7 @@ pr_words(struct sbuf *b, const struct word *w, bool first)
 		if (!first)
 			sb_addc(b, ' ');
 		first = false;
-		sb_adds(b, w->s);
+		pr_word(b, w->s);
 	}
 }
 
