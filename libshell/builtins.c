@@ -644,6 +644,13 @@ test_unary(struct sh_shell *sh, const char *op, const char *arg, int *res)
 			*res = 0;
 			return 0;
 		}
+		/* /dev/fd/N of an fd that is not the script's (the shell's own, or
+		 * none): false, quietly, as for -t (bash: not open, false) */
+		if (!strncmp(arg, "/dev/fd/", 8) && arg[8] && strspn(arg + 8, "0123456789") == strlen(arg + 8) &&
+		    (strlen(arg + 8) > 6 || !sh_fdset_has(&sh->script_fds, atoi(arg + 8)))) {
+			*res = 0;
+			return 0;
+		}
 		if (fs_stat(sh, arg, &st, follow) < 0) {
 			*res = 0;
 			return 0;
@@ -1667,6 +1674,22 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 	if (local)
 		var_local(sh, name);
 	int r = 0;
+	/* A value "(…)" that was not written NAME=(…) unquoted (a quoted or
+	 * expanded one) is a compound assignment only with -a or -A, or for
+	 * declare/typeset/local of an array; export and readonly assign it as a
+	 * string (bash). */
+	bool compound = eq && eq[1] == '(' && !br;
+	if (compound && !sh_decl_raw(sh, a) && !(flags & (V_ARRAY | V_ASSOC))) {
+		struct var *v = var_get(sh, name);
+		compound = cmd[0] != 'e' && cmd[0] != 'r' && v && (v->flags & (V_ARRAY | V_ASSOC));
+	} else if (compound && !sh_decl_raw(sh, a)) {
+		struct var *v = var_get(sh, name);
+		if (v && (v->flags & V_READONLY)) {
+			sh_err(sh, "%s: %s: readonly variable", cmd, name);
+			free(name);
+			return 1;
+		}
+	}
 	if (flags & V_ASSOC) {
 		struct var *v = var_get(sh, name);
 		if (v && (v->flags & V_ARRAY)) {
@@ -1681,7 +1704,7 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 		flags &= ~V_ASSOC;
 	}
 	if (eq) {
-		if (eq[1] == '(' && !br) {
+		if (compound) {
 			/* declare -a x=(…): re-run as an assignment */
 			r = sh_assign_word(sh, a, flags) < 0 ? 1 : 0;
 			struct var *v = var_get(sh, name);
@@ -1737,7 +1760,7 @@ assign_arg(struct sh_shell *sh, const char *cmd, const char *a, int flags, bool 
 static int
 b_export(struct sh_shell *sh, int argc, char **argv)
 {
-	int i = 1;
+	int i = 1, aflags = 0;
 	bool unexport = false, print = false;
 	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (strcmp(argv[i], "--") == 0) {
@@ -1750,7 +1773,11 @@ b_export(struct sh_shell *sh, int argc, char **argv)
 			else if (*p == 'p')
 				print = true;
 			else if (*p == 'f') {
-			} else {
+			} else if (*p == 'a')
+				aflags |= V_ARRAY;
+			else if (*p == 'A')
+				aflags |= V_ASSOC;
+			else {
 				sh_err(sh, "%s: -%c: invalid option", argv[0], *p);
 				return 2;
 			}
@@ -1771,16 +1798,36 @@ b_export(struct sh_shell *sh, int argc, char **argv)
 			}
 			continue;
 		}
-		st |= assign_arg(sh, argv[0], argv[i], ro ? V_READONLY : V_EXPORT, false);
+		st |= assign_arg(sh, argv[0], argv[i], (ro ? V_READONLY : V_EXPORT) | aflags, false);
 	}
 	return st;
+}
+
+static int cmp_strp(const void *a, const void *b);
+
+/* declare -f NAME: bash's text of the function; -F: "declare -f NAME" */
+static void
+print_func(struct sh_shell *sh, const char *name, bool name_only)
+{
+	struct func *f = func_get(sh, name);
+	if (!f)
+		return;
+	if (name_only) {
+		bi_outs(1, "declare -f ");
+		bi_outs(1, name);
+		bi_out(1, "\n", 1);
+		return;
+	}
+	char *t = func_text(name, f->body);
+	bi_outs(1, t);
+	free(t);
 }
 
 static int
 b_declare(struct sh_shell *sh, int argc, char **argv)
 {
 	int flags = 0, unflags = 0;
-	bool print = false, funcs = false, global = false;
+	bool print = false, funcs = false, global = false, fnames_only = false;
 	bool local = strcmp(argv[0], "local") == 0;
 	if (local && !sh->frame) {
 		sh_err(sh, "local: can only be used in a function");
@@ -1801,8 +1848,8 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 			case 'x': f = V_EXPORT; break;
 			case 'r': f = V_READONLY; break;
 			case 'p': print = true; break;
-			case 'f':
-			case 'F': funcs = true; break;
+			case 'f': funcs = true; break;
+			case 'F': funcs = fnames_only = true; break;
 			case 'g': global = !local && minus; break;
 			case 'l': f = V_LOWER; break;
 			case 'u': f = V_UPPER; break;
@@ -1823,13 +1870,27 @@ b_declare(struct sh_shell *sh, int argc, char **argv)
 	}
 	if (funcs) {
 		int st = 0;
+		if (i >= argc) {
+			/* every function, sorted by name */
+			struct strv names = {0};
+			for (int h = 0; h < 64; h++)
+				for (struct func *f = sh->funcs[h]; f; f = f->next)
+					strv_add(&names, xstrdup(f->name));
+			if (names.n > 1)
+				qsort(names.v, names.n, sizeof *names.v, cmp_strp);
+			for (size_t k = 0; k < names.n; k++)
+				print_func(sh, names.v[k], fnames_only);
+			strv_free(&names);
+			return 0;
+		}
 		for (; i < argc; i++)
 			if (!func_get(sh, argv[i]))
 				st = 1;
-			else {
+			else if (fnames_only) { /* declare -F NAME: the name alone */
 				bi_outs(1, argv[i]);
 				bi_out(1, "\n", 1);
-			}
+			} else
+				print_func(sh, argv[i], false);
 		return st;
 	}
 	if (i >= argc) {
@@ -2493,6 +2554,11 @@ describe(struct sh_shell *sh, const char *name, char mode, bool nofunc)
 		else
 			snprintf(b, sizeof b, "%s is a function\n", name);
 		bi_outs(1, b);
+		if (mode == 'V') {
+			char *t = func_text(name, func_get(sh, name)->body);
+			bi_outs(1, t);
+			free(t);
+		}
 		return 0;
 	}
 	if (builtin_find(name) || own_command_find(name)) {
@@ -2712,14 +2778,20 @@ getopts_msg(struct sh_shell *sh, const char *what, char c)
 	}
 }
 
-/* bash clears OPTARG quietly: a readonly OPTARG stays as it is */
+/* bash clears OPTARG at the end of the options and after a reported error
+ * even when it is readonly (its unbind_variable); after an option without an
+ * argument a readonly OPTARG stays, with the assignment's message. */
 static void
-getopts_unset_optarg(struct sh_shell *sh)
+getopts_unset_optarg(struct sh_shell *sh, bool force)
 {
 	struct var *v = var_get(sh, "OPTARG");
-	if (v && (v->flags & V_READONLY))
+	if (!v)
 		return;
-	var_unset(sh, "OPTARG");
+	if (!force && (v->flags & V_READONLY)) {
+		sh_err(sh, "OPTARG: readonly variable");
+		return;
+	}
+	var_unbind(sh, "OPTARG");
 }
 
 static void
@@ -2772,7 +2844,7 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		/* past the end: OPTIND names the first non-option (bash) */
 		getopts_store(sh, (long)nargs + 1, 0);
 		getopts_set_name(sh, name, "?", badname);
-		getopts_unset_optarg(sh);
+		getopts_unset_optarg(sh, true);
 		return 1;
 	}
 	const char *a = args[ind - 1];
@@ -2782,11 +2854,13 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 	if (sub == 0) {
 		if (a[0] != '-' || !a[1]) {
 			getopts_set_name(sh, name, "?", badname);
+			getopts_unset_optarg(sh, true);
 			return 1;
 		}
 		if (strcmp(a, "--") == 0) {
 			getopts_store(sh, ind + 1, 0);
 			getopts_set_name(sh, name, "?", badname);
+			getopts_unset_optarg(sh, true);
 			return 1;
 		}
 		sub = 1;
@@ -2800,7 +2874,7 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 			var_set(sh, "OPTARG", cs, 0);
 		} else {
 			getopts_msg(sh, "illegal option", c);
-			getopts_unset_optarg(sh);
+			getopts_unset_optarg(sh, true);
 		}
 		getopts_set_name(sh, name, "?", badname);
 	} else if (p[1] == ':') {
@@ -2818,11 +2892,11 @@ b_getopts(struct sh_shell *sh, int argc, char **argv)
 		} else {
 			getopts_msg(sh, "option requires an argument", c);
 			getopts_set_name(sh, name, "?", badname);
-			getopts_unset_optarg(sh);
+			getopts_unset_optarg(sh, true);
 		}
 	} else {
 		getopts_set_name(sh, name, cs, badname);
-		getopts_unset_optarg(sh);
+		getopts_unset_optarg(sh, false);
 	}
 	if (end_of_arg)
 		getopts_store(sh, ind + 1, 0);

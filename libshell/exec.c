@@ -1177,7 +1177,7 @@ assign_prefix(const char *w)
  * compound one NAME=(…) goes as written, for the assignment to expand.
  */
 static int
-expand_cmd_words(struct sh_shell *sh, struct word *words, struct strv *av)
+expand_cmd_words(struct sh_shell *sh, struct word *words, struct strv *av, struct strv *raw)
 {
 	static const char *const decl[] = {"declare", "typeset", "local", "export", "readonly",
 					   NULL};
@@ -1201,7 +1201,9 @@ expand_cmd_words(struct sh_shell *sh, struct word *words, struct strv *av)
 		const char *val = w->s + pl;
 		size_t vl = strlen(val);
 		if (val[0] == '(' && vl >= 2 && val[vl - 1] == ')') {
-			strv_add(av, xstrdup(w->s));
+			char *c = xstrdup(w->s);
+			strv_add(av, c);
+			strv_add(raw, c); /* borrowed: av owns it */
 			continue;
 		}
 		char *e = expand_str(sh, val, true);
@@ -1243,9 +1245,10 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		free(sh->bash_command);
 		sh->bash_command = sb_take(&bc);
 	}
-	struct strv av = {0};
+	struct strv av = {0}, raw = {0};
 	last_cmdsub_status = -1;
-	if (expand_cmd_words(sh, n->u.s.words, &av) < 0) {
+	if (expand_cmd_words(sh, n->u.s.words, &av, &raw) < 0) {
+		free(raw.v);
 		strv_free(&av);
 		/* the error's own status when it set one (sh_fatal) */
 		if (sh->jump == J_NONE)
@@ -1296,6 +1299,7 @@ exec_simple(struct sh_shell *sh, struct node *n)
 				st = 1;
 			redir_restore(&rs);
 		}
+		free(raw.v);
 		strv_free(&av);
 		return st;
 	}
@@ -1374,7 +1378,13 @@ exec_simple(struct sh_shell *sh, struct node *n)
 		sh->exec_in_place = final && can_replace(sh) && shell;
 		/* a nested shell is a host program to bash: the same SHLVL */
 		char *level = nofork && shell ? sh_shlvl_nofork(sh) : NULL;
+		char **raw0 = sh->decl_raw;
+		size_t nraw0 = sh->ndecl_raw;
+		sh->decl_raw = raw.v;
+		sh->ndecl_raw = raw.n;
 		st = b->fn(sh, (int)av.n, av.v);
+		sh->decl_raw = raw0;
+		sh->ndecl_raw = nraw0;
 		sh_shlvl_restore(sh, level);
 		sh->exec_in_place = false;
 		int we = bi_take_error();
@@ -1469,6 +1479,7 @@ restore:
 	}
 	free(tv);
 	free(path);
+	free(raw.v);
 	strv_free(&av);
 	return st;
 }
@@ -2671,6 +2682,15 @@ exec_stdin_script(struct sh_shell *sh, char **text, size_t len)
 	}
 	sh->stdin_text = NULL;
 	return st;
+}
+
+bool
+sh_decl_raw(struct sh_shell *sh, const char *a)
+{
+	for (size_t i = 0; i < sh->ndecl_raw; i++)
+		if (sh->decl_raw[i] == a)
+			return true;
+	return false;
 }
 
 int

@@ -854,12 +854,27 @@ expand_pattern_sub(struct sh_shell *sh, const char *s, size_t n, bool *err)
 	return r;
 }
 
+/* An expansion error (a bad substitution, an arithmetic error): bash, outside
+ * posix mode, skips the rest of the top-level command and the script goes on
+ * (exec.c); in posix mode and as dash it is fatal. */
+static void
+expand_error_jump(struct sh_shell *sh)
+{
+	if (sh->jump != J_NONE)
+		return;
+	if (!sh->opt_posix && !sh->dash_errors && !sh->interactive) {
+		sh->status = 1;
+		sh->jump = J_TOP;
+	} else
+		sh_fatal(sh, SH_FATAL_ERROR);
+}
+
 static void
 bad_subst(struct xctx *x, const char *s, size_t n)
 {
 	sh_err(x->sh, "${%.*s}: bad substitution", (int)n, s);
 	x->err = true;
-	sh_fatal(x->sh, SH_FATAL_ERROR);
+	expand_error_jump(x->sh);
 }
 
 static void
@@ -886,6 +901,12 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 		/* ${#?} ${##} ${#-}: the length of that special parameter */
 		length = true;
 		i = 1;
+	} else if (s[0] == '#' && n == 2 && strchr(":/%=+", s[1])) {
+		/* ${#:} ${#/} ${#%} ${#=} ${#+}: bash's bad substitution */
+		bad_subst(x, s, n);
+		return;
+	} else if (s[0] == '!' && n > 2 && strchr("-+=:", s[1])) {
+		/* ${!-w} ${!:-w} ${!+w} ${!:1}: $! with an operator, no indirection (bash) */
 	} else if (s[0] == '!' && n > 1) {
 		indirect = true;
 		i = 1;
@@ -1078,11 +1099,20 @@ expand_brace_param(struct xctx *x, const char *s, size_t n, bool dq)
 		char *lens = c2 < wn ? expand_sub(sh, w + c2 + 1, wn - c2 - 1, M_STR, false, &err)
 				     : NULL;
 		intmax_t off = 0, len = 0;
-		if (err || arith_eval(sh, offs, &off) < 0 || (lens && arith_eval(sh, lens, &len) < 0)) {
+		/* an error in the offset or length names the parameter (bash: "x: %: …") */
+		const char *who0 = sh->arith_who;
+		char *who = xstrndup(name, nl);
+		sh->arith_who = who;
+		bool aerr = err || arith_eval(sh, offs, &off) < 0 ||
+			    (lens && arith_eval(sh, lens, &len) < 0);
+		sh->arith_who = who0;
+		free(who);
+		if (aerr) {
 			free(offs);
 			free(lens);
 			pval_free(&pv);
 			x->err = true;
+			expand_error_jump(sh);
 			return;
 		}
 		free(offs);
@@ -1506,7 +1536,7 @@ expand_arith(struct xctx *x, const char *e, size_t n, bool dq)
 			x->sh->status = 1;
 			x->sh->jump = J_TOP;
 		} else if (x->sh->jump != J_EXIT) /* arith_eval's own: an unset variable */
-			sh_fatal(x->sh, SH_FATAL_ERROR);
+			expand_error_jump(x->sh);
 		return;
 	}
 	char b[32];

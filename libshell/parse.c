@@ -2084,6 +2084,7 @@ parse_cmdsub_end(struct sh_shell *sh, const char *s, size_t len)
 	/* s starts with "$(" */
 	struct parser *p = parser_new(sh, s, len, 1);
 	p->sh = NULL;
+	p->quiet = true; /* a scan only: the substitution's own parse reports (and sh is gone) */
 	long e = scan_dollar(p, 0);
 	parser_free(p);
 	return e;
@@ -2187,4 +2188,373 @@ node_release(struct node *n)
 {
 	if (n && --n->refs <= 0)
 		node_free(n);
+}
+
+/* ---- bash's canonical text of a function (declare -f, type) ----
+ * print_cmd.c's layout: a function's body one command a line, four spaces
+ * an indentation level, ";" after each but the last of a list; conditions
+ * and pipelines on one line; words as written. Depth is bounded by the parse
+ * (SH_MAX_PARSE_DEPTH) and checked against the stack. */
+static void pr_node(struct sbuf *b, const struct node *n, int ind, bool nl);
+
+static void
+pr_indent(struct sbuf *b, int ind)
+{
+	for (int i = 0; i < ind; i++)
+		sb_adds(b, "    ");
+}
+
+static void
+pr_redirs(struct sbuf *b, const struct redir *r)
+{
+	for (; r; r = r->next) {
+		char fd[24] = "";
+		int def = (r->type == R_IN || r->type == R_DUPIN || r->type == R_HEREDOC ||
+			   r->type == R_HERESTR || r->type == R_RDWR)
+				  ? 0
+				  : 1;
+		bool dup = r->type == R_DUPIN || r->type == R_DUPOUT;
+		if (r->fd >= 0 && (r->fd != def || dup))
+			snprintf(fd, sizeof fd, "%d", r->fd);
+		else if (dup)
+			snprintf(fd, sizeof fd, "%d", def);
+		sb_addc(b, ' ');
+		sb_adds(b, fd);
+		const char *op = "?";
+		switch (r->type) {
+		case R_IN: op = "< "; break;
+		case R_OUT: op = "> "; break;
+		case R_CLOBBER: op = ">| "; break;
+		case R_APPEND: op = ">> "; break;
+		case R_RDWR: op = "<> "; break;
+		case R_DUPIN: op = "<&"; break;
+		case R_DUPOUT: op = ">&"; break;
+		case R_HEREDOC: op = r->strip_tabs ? "<<-" : "<<"; break;
+		case R_HERESTR: op = "<<< "; break;
+		case R_ALLOUT: op = "&> "; break;
+		case R_ALLAPPEND: op = "&>> "; break;
+		default: break;
+		}
+		sb_adds(b, op);
+		sb_adds(b, r->word ? r->word : "");
+	}
+}
+
+/* The here-documents of N's redirections, after its line. */
+static void
+pr_heredocs(struct sbuf *b, const struct redir *r)
+{
+	for (; r; r = r->next)
+		if (r->type == R_HEREDOC) {
+			sb_addc(b, '\n');
+			sb_adds(b, r->body ? r->body : "");
+			/* the delimiter as it ends the body: its quotes removed */
+			for (const char *w = r->word ? r->word : ""; *w; w++)
+				if (*w != '\'' && *w != '"' && *w != '\\')
+					sb_addc(b, *w);
+		}
+}
+
+static bool
+has_heredoc(const struct redir *r)
+{
+	for (; r; r = r->next)
+		if (r->type == R_HEREDOC)
+			return true;
+	return false;
+}
+
+static void pr_inline(struct sbuf *b, const struct node *n, int ind);
+
+/* A word as written, but each $( ) in it printed from its parse, as bash 5.2
+ * does ("$( echo a )" is "$(echo a)"); one that does not parse stays as is. */
+static void
+pr_word(struct sbuf *b, const char *s)
+{
+	size_t n = strlen(s);
+	bool dq = false;
+	struct sh_shell *sh = sh_current;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '\\' && i + 1 < n) {
+			sb_addn(b, s + i, 2);
+			i++;
+			continue;
+		}
+		if (c == '\'' && !dq) {
+			const char *q = strchr(s + i + 1, '\'');
+			size_t e = q ? (size_t)(q - s) : n - 1;
+			sb_addn(b, s + i, e - i + 1);
+			i = e;
+			continue;
+		}
+		if (c == '"')
+			dq = !dq;
+		if (c == '$' && i + 1 < n && s[i + 1] == '(' && !(i + 2 < n && s[i + 2] == '(') && sh &&
+		    !sh_stack_low()) {
+			long e = parse_cmdsub_end(sh, s + i, n - i);
+			if (e > 3 && s[i + (size_t)e - 1] == ')') { /* e: just past the ')' */
+				struct parser *p = parser_new(sh, s + i + 2, (size_t)e - 3, 1);
+				p->quiet = true;
+				p->no_alias = true;
+				struct node *list = NULL, *nd;
+				int r;
+				size_t cnt = 0;
+				while ((r = parse_next(p, &nd)) > 0) {
+					if (!nd)
+						continue;
+					if (!list)
+						list = new_node(p, N_LIST);
+					list->u.p.v = xrealloc(list->u.p.v, (list->u.p.n + 1) * sizeof(struct node *));
+					list->u.p.v[list->u.p.n++] = nd;
+					cnt++;
+				}
+				parser_free(p);
+				if (r == 0 && list) {
+					sb_adds(b, "$(");
+					pr_inline(b, cnt == 1 ? list->u.p.v[0] : list, 0);
+					sb_addc(b, ')');
+					node_free(list);
+					i += (size_t)e - 1;
+					continue;
+				}
+				node_free(list);
+			}
+		}
+		sb_addc(b, c);
+	}
+}
+
+static void
+pr_words(struct sbuf *b, const struct word *w, bool first)
+{
+	for (; w; w = w->next) {
+		if (!first)
+			sb_addc(b, ' ');
+		first = false;
+		pr_word(b, w->s);
+	}
+}
+
+/* A compound body: its commands one a line at IND, each but the last with
+ * ";" after it (LAST_SEMI: the last too, as bash prints if, while and for
+ * bodies); an asynchronous command and the next share a line ("a & b"). */
+static void
+pr_body(struct sbuf *b, const struct node *n, int ind, bool last_semi)
+{
+	const struct node *const *v = &n;
+	size_t cnt = 1;
+	if (n && n->type == N_LIST) {
+		v = (const struct node *const *)n->u.p.v;
+		cnt = n->u.p.n;
+	}
+	bool fresh = true;
+	for (size_t i = 0; i < cnt; i++) {
+		const struct node *c = v[i];
+		if (fresh)
+			pr_indent(b, ind);
+		pr_node(b, c, ind, true);
+		if (c && c->type == N_ASYNC && i + 1 < cnt) {
+			sb_addc(b, ' ');
+			fresh = false;
+			continue;
+		}
+		fresh = true;
+		if (c && c->type != N_ASYNC && (i + 1 < cnt || last_semi))
+			sb_addc(b, ';');
+		if (c && c->type == N_SIMPLE && has_heredoc(c->redirs))
+			pr_heredocs(b, c->redirs);
+		sb_addc(b, '\n');
+	}
+}
+
+/* A condition or an inline list: "a; b" */
+static void
+pr_inline(struct sbuf *b, const struct node *n, int ind)
+{
+	if (n && n->type == N_LIST) {
+		for (size_t i = 0; i < n->u.p.n; i++) {
+			if (i)
+				sb_adds(b, n->u.p.v[i - 1]->type == N_ASYNC ? " " : "; ");
+			pr_node(b, n->u.p.v[i], ind, false);
+		}
+		return;
+	}
+	pr_node(b, n, ind, false);
+}
+
+static void
+pr_node(struct sbuf *b, const struct node *n, int ind, bool nl)
+{
+	if (!n)
+		return;
+	if (sh_stack_low()) {
+		sb_adds(b, "...");
+		return;
+	}
+	switch (n->type) {
+	case N_SIMPLE:
+		pr_words(b, n->u.s.assigns, true);
+		pr_words(b, n->u.s.words, !n->u.s.assigns);
+		pr_redirs(b, n->redirs);
+		return;
+	case N_PIPE:
+		if (n->u.p.timed)
+			sb_adds(b, n->u.p.time_posix ? "time -p " : "time ");
+		if (n->u.p.bang)
+			sb_adds(b, "! ");
+		for (size_t i = 0; i < n->u.p.n; i++) {
+			if (i)
+				sb_adds(b, " | ");
+			pr_node(b, n->u.p.v[i], ind, false);
+		}
+		return;
+	case N_AND:
+	case N_OR:
+		pr_node(b, n->u.b.a, ind, false);
+		sb_adds(b, n->type == N_AND ? " && " : " || ");
+		pr_node(b, n->u.b.b, ind, false);
+		return;
+	case N_NOT:
+		sb_adds(b, "! ");
+		pr_node(b, n->u.b.a, ind, false);
+		return;
+	case N_ASYNC:
+		pr_node(b, n->u.b.a, ind, nl);
+		sb_adds(b, " &");
+		return;
+	case N_LIST:
+		if (nl) {
+			/* a list where one command stands: its commands one a line */
+			for (size_t i = 0; i < n->u.p.n; i++) {
+				if (i && n->u.p.v[i - 1]->type == N_ASYNC) {
+					sb_addc(b, ' ');
+				} else if (i) {
+					sb_adds(b, ";\n");
+					pr_indent(b, ind);
+				}
+				pr_node(b, n->u.p.v[i], ind, true);
+			}
+		} else
+			pr_inline(b, n, ind);
+		return;
+	case N_SUBSHELL:
+		sb_adds(b, "( ");
+		pr_node(b, n->u.b.a, ind, true);
+		sb_adds(b, " )");
+		break;
+	case N_GROUP:
+		sb_adds(b, "{ \n");
+		pr_body(b, n->u.b.a, ind + 1, false);
+		pr_indent(b, ind);
+		sb_addc(b, '}');
+		break;
+	case N_IF:
+		sb_adds(b, "if ");
+		pr_inline(b, n->u.b.a, ind);
+		sb_adds(b, "; then\n");
+		pr_body(b, n->u.b.b, ind + 1, true);
+		if (n->u.b.c) {
+			pr_indent(b, ind);
+			sb_adds(b, "else\n");
+			pr_body(b, n->u.b.c, ind + 1, true);
+		}
+		pr_indent(b, ind);
+		sb_adds(b, "fi");
+		break;
+	case N_WHILE:
+	case N_UNTIL:
+		sb_adds(b, n->type == N_WHILE ? "while " : "until ");
+		pr_inline(b, n->u.b.a, ind);
+		sb_adds(b, "; do\n");
+		pr_body(b, n->u.b.b, ind + 1, true);
+		pr_indent(b, ind);
+		sb_adds(b, "done");
+		break;
+	case N_FOR:
+		sb_adds(b, "for ");
+		sb_adds(b, n->u.f.var);
+		if (n->u.f.has_in) {
+			sb_adds(b, " in ");
+			pr_words(b, n->u.f.words, true);
+		} else
+			sb_adds(b, " in \"$@\"");
+		sb_adds(b, ";\n");
+		pr_indent(b, ind);
+		sb_adds(b, "do\n");
+		pr_body(b, n->u.f.body, ind + 1, true);
+		pr_indent(b, ind);
+		sb_adds(b, "done");
+		break;
+	case N_AFOR:
+		sb_adds(b, "for ((");
+		sb_adds(b, n->u.af.init ? n->u.af.init : "");
+		sb_adds(b, "; ");
+		sb_adds(b, n->u.af.cond ? n->u.af.cond : "");
+		sb_adds(b, "; ");
+		sb_adds(b, n->u.af.step ? n->u.af.step : "");
+		sb_adds(b, "))\n");
+		pr_indent(b, ind);
+		sb_adds(b, "do\n");
+		pr_body(b, n->u.af.body, ind + 1, true);
+		pr_indent(b, ind);
+		sb_adds(b, "done");
+		break;
+	case N_CASE:
+		sb_adds(b, "case ");
+		sb_adds(b, n->u.c.word);
+		sb_adds(b, " in \n");
+		for (const struct case_item *c = n->u.c.items; c; c = c->next) {
+			pr_indent(b, ind + 1);
+			for (const struct word *w = c->pats; w; w = w->next) {
+				if (w != c->pats)
+					sb_adds(b, " | ");
+				sb_adds(b, w->s);
+			}
+			sb_adds(b, ")\n");
+			if (c->body)
+				pr_body(b, c->body, ind + 2, false);
+			pr_indent(b, ind + 1);
+			sb_adds(b, c->term == 1 ? ";&\n" : c->term == 2 ? ";;&\n" : ";;\n");
+		}
+		pr_indent(b, ind);
+		sb_adds(b, "esac");
+		break;
+	case N_FUNC:
+		sb_adds(b, "function ");
+		sb_adds(b, n->u.fn.name);
+		sb_adds(b, " () \n");
+		pr_indent(b, ind);
+		pr_node(b, n->u.fn.body, ind, true);
+		return; /* the body printed its own redirections */
+	case N_DBRACK:
+		sb_adds(b, "[[");
+		for (const struct word *w = n->u.db.toks; w; w = w->next) {
+			sb_addc(b, ' ');
+			for (const char *q = w->s; *q; q++)
+				if (*q != '\x01') /* the parser's mark of an operator */
+					sb_addc(b, *q);
+		}
+		sb_adds(b, " ]]");
+		break;
+	case N_ARITH:
+		sb_adds(b, "((");
+		sb_adds(b, n->u.ar.expr);
+		sb_adds(b, "))");
+		break;
+	default:
+		break;
+	}
+	pr_redirs(b, n->redirs);
+}
+
+char *
+func_text(const char *name, const struct node *body)
+{
+	struct sbuf b = {0};
+	sb_adds(&b, name);
+	sb_adds(&b, " () \n");
+	pr_node(&b, body, 0, true);
+	sb_addc(&b, '\n');
+	return sb_take(&b);
 }

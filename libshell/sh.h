@@ -161,6 +161,8 @@ int parse_complete(struct sh_shell *sh, const char *text, size_t len);
 /* The end of a $(...) starting at s[0] after "$(": index of the ")" or -1. */
 long parse_cmdsub_end(struct sh_shell *sh, const char *s, size_t len);
 bool is_name(const char *s, size_t n);
+/* bash's text of function NAME with BODY (declare -f, type): malloc'd, ends in a newline. */
+char *func_text(const char *name, const struct node *body);
 
 /* ---- variables ---- */
 enum {
@@ -379,6 +381,11 @@ struct sh_shell {
 	int trap_status;        /* $? when the running trap began: `exit`, `return` there */
 	int trap_func_depth;    /* func_depth when it began: its own `return` */
 	bool parse_eval;        /* the next parser_new parses eval's text (messages) */
+	/* The arguments of the declaration builtin running that were written
+	 * NAME=(…) unquoted (exec.c expand_cmd_words): borrowed pointers into its
+	 * argv, so a quoted 'NAME=(…)' (a string) is told from a compound one. */
+	char **decl_raw;
+	size_t ndecl_raw;
 };
 
 /* vars.c */
@@ -397,6 +404,7 @@ const char *var_value(struct sh_shell *sh, const char *name); /* NULL if unset *
 int var_set(struct sh_shell *sh, const char *name, const char *val, int flags);
 int var_set_elem(struct sh_shell *sh, const char *name, size_t idx, const char *val);
 int var_unset(struct sh_shell *sh, const char *name);
+void var_unbind(struct sh_shell *sh, const char *name); /* even a readonly one, quietly */
 void var_local(struct sh_shell *sh, const char *name);
 /* NAME becomes an indexed array without elements (declare -a x, x=()). */
 int var_set_empty_array(struct sh_shell *sh, const char *name);
@@ -547,6 +555,8 @@ bool sh_runnable_file(const char *path, const struct stat *st);
 void sh_update_fs(struct sh_shell *sh, const char *cmdname);
 int run_nested_shell(struct sh_shell *sh, int argc, char **argv);
 int sh_assign_word(struct sh_shell *sh, const char *w, int flags);
+/* A is an argument of the running declaration builtin written NAME=(…) unquoted. */
+bool sh_decl_raw(struct sh_shell *sh, const char *a);
 
 /* wrappers.c: the `time` report (bash's format) on fd 2 */
 struct time_mark {

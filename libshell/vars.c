@@ -699,6 +699,13 @@ var_destroy(struct sh_shell *sh, const char *name)
 	}
 }
 
+/* bash's unbind_variable: getopts clears OPTARG so, readonly or not */
+void
+var_unbind(struct sh_shell *sh, const char *name)
+{
+	var_destroy(sh, name);
+}
+
 int
 var_unset(struct sh_shell *sh, const char *name)
 {

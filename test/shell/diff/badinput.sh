@@ -109,6 +109,10 @@ printf 'cat <<EOF\nno end\n' >hd.sh
 expect "here-doc without its end: a warning" 0 \
 	"^hd.sh: line 2: warning: here-document at line 1 delimited by end-of-file \(wanted \`EOF'\)$" -- bsh hd.sh
 grep -qx 'no end' out && ok "here-doc without its end: body kept" || not_ok "here-doc without its end: body kept"
+printf 'read foo <<EOF\n$(echo hi\nEOF\necho "st=$?"\ncat <<EOF\n${x:-$(echo a\nEOF\necho end\n' >hdcs.sh
+expect "here-doc with an unclosed \$( ): no crash" 0 '' -- bsh hdcs.sh
+grep -q 'end$' out && ok "here-doc with an unclosed \$( ): the script goes on" ||
+	not_ok "here-doc with an unclosed \$( ): the script goes on"
 
 start=$(date +%s)
 expect "endless while under --command-timeout: 124" 124 'timed out' -- \
