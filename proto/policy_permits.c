@@ -6,7 +6,13 @@
  * Each permit is its packed DecideRequest, on a list from oldest to newest
  * (what the bounds forget first) and in two hash tables: by id (a Record
  * names one) and by content (a peer finds the id of what it decided). The
- * tables grow with the set, so an idle channel costs a few words.
+ * tables grow with the set, so an idle channel costs a few words. Both
+ * chains are doubly linked, so taking a permit out costs the same whatever
+ * the set holds: a peer that asks the same thing over and over fills one
+ * content chain with equal permits, and the bounds forget its oldest on
+ * every Decide once the set is full. A content chain is circular and kept
+ * oldest first (a new permit joins at its tail), so the first equal permit
+ * on it is the oldest.
  * Trusts: nothing in the ids (every lookup is checked); the kept
  * DecideRequests were validated by the caller.
  */
@@ -19,10 +25,9 @@
 
 struct permit {
 	struct permit *older, *newer; /* the age list */
-	struct permit *next_id;       /* hash chains */
-	struct permit *next_content;
+	struct permit *next_id, **pprev_id;         /* the id chain (NULL-terminated) */
+	struct permit *next_content, *prev_content; /* the content chain (circular) */
 	uint64_t id;
-	uint64_t seq;                 /* the order it was kept in */
 	uint64_t content_hash;
 	size_t len;                   /* bytes of the packed DecideRequest */
 	char *action;                 /* in data, after the packed bytes */
@@ -34,7 +39,6 @@ struct policy_permits {
 	struct permit **by_id, **by_content;
 	size_t n_buckets; /* a power of two, or 0 before the first permit */
 	size_t count, bytes;
-	uint64_t seq;
 	uint64_t last_id;   /* the highest id a Decide of the channel had */
 	bool have_last;
 	uint64_t forgotten; /* the highest id the bounds forgot */
@@ -103,10 +107,22 @@ chains_insert(struct policy_permits *s, struct permit *p)
 	size_t m = s->n_buckets - 1;
 	struct permit **a = &s->by_id[id_hash(p->id) & m];
 	p->next_id = *a;
+	if (*a)
+		(*a)->pprev_id = &p->next_id;
+	p->pprev_id = a;
 	*a = p;
+	/* At the tail of its content chain: the chain stays oldest first. */
 	struct permit **c = &s->by_content[p->content_hash & m];
-	p->next_content = *c;
-	*c = p;
+	if (!*c) {
+		p->next_content = p->prev_content = p;
+		*c = p;
+	} else {
+		struct permit *head = *c, *tail = head->prev_content;
+		p->prev_content = tail;
+		p->next_content = head;
+		tail->next_content = p;
+		head->prev_content = p;
+	}
 }
 
 /* Room for one more in the tables (growing them as the set grows). */
@@ -138,15 +154,18 @@ tables_room(struct policy_permits *s)
 static void
 remove_permit(struct policy_permits *s, struct permit *p)
 {
-	size_t m = s->n_buckets - 1;
-	struct permit **a = &s->by_id[id_hash(p->id) & m];
-	while (*a != p)
-		a = &(*a)->next_id;
-	*a = p->next_id;
-	struct permit **c = &s->by_content[p->content_hash & m];
-	while (*c != p)
-		c = &(*c)->next_content;
-	*c = p->next_content;
+	*p->pprev_id = p->next_id;
+	if (p->next_id)
+		p->next_id->pprev_id = p->pprev_id;
+	struct permit **c = &s->by_content[p->content_hash & (s->n_buckets - 1)];
+	if (p->next_content == p) {
+		*c = NULL;
+	} else {
+		p->prev_content->next_content = p->next_content;
+		p->next_content->prev_content = p->prev_content;
+		if (*c == p)
+			*c = p->next_content;
+	}
 	if (p->older)
 		p->older->newer = p->newer;
 	else
@@ -188,7 +207,7 @@ add(struct policy_permits *s, uint64_t id, const char *action, const uint8_t *da
 		free(p);
 		return -ENOMEM;
 	}
-	*p = (struct permit){ .id = id, .seq = s->seq++, .len = len };
+	*p = (struct permit){ .id = id, .len = len };
 	if (pack)
 		(void)protobuf_c_message_pack(&pack->base, p->data);
 	else
@@ -290,10 +309,11 @@ policy_permits_take_match(struct policy_permits *s, const char *action,
 		return -ENOMEM;
 	(void)protobuf_c_message_pack(&req.base, buf);
 	uint64_t h = content_hash(buf, len);
-	struct permit *best = NULL;
-	for (struct permit *p = s->by_content[h & (s->n_buckets - 1)]; p; p = p->next_content)
-		if (p->content_hash == h && p->len == len && memcmp(p->data, buf, len) == 0 &&
-		    (!best || p->seq < best->seq))
+	/* The chain is oldest first: the first equal permit is the one. */
+	struct permit *head = s->by_content[h & (s->n_buckets - 1)], *best = NULL;
+	for (struct permit *p = head; p && !best;
+	     p = p->next_content == head ? NULL : p->next_content)
+		if (p->content_hash == h && p->len == len && memcmp(p->data, buf, len) == 0)
 			best = p;
 	if (buf != stack)
 		free(buf);
