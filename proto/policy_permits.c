@@ -12,7 +12,9 @@
  * content chain with equal permits, and the bounds forget its oldest on
  * every Decide once the set is full. A content chain is circular and kept
  * oldest first (a new permit joins at its tail), so the first equal permit
- * on it is the oldest.
+ * on it is the oldest. The content table is made by the first
+ * policy_permits_take_match and kept from then on: box-policyd, which only
+ * takes by id, never hashes what it keeps.
  * Trusts: nothing in the ids (every lookup is checked); the kept
  * DecideRequests were validated by the caller.
  */
@@ -36,7 +38,7 @@ struct permit {
 
 struct policy_permits {
 	struct permit *oldest, *newest;
-	struct permit **by_id, **by_content;
+	struct permit **by_id, **by_content; /* by_content: NULL until the first match */
 	size_t n_buckets; /* a power of two, or 0 before the first permit */
 	size_t count, bytes;
 	uint64_t last_id;   /* the highest id a Decide of the channel had */
@@ -102,17 +104,10 @@ policy_permits_next(struct policy_permits *s, uint64_t first, size_t n)
 }
 
 static void
-chains_insert(struct policy_permits *s, struct permit *p)
+content_insert(struct policy_permits *s, struct permit *p)
 {
-	size_t m = s->n_buckets - 1;
-	struct permit **a = &s->by_id[id_hash(p->id) & m];
-	p->next_id = *a;
-	if (*a)
-		(*a)->pprev_id = &p->next_id;
-	p->pprev_id = a;
-	*a = p;
 	/* At the tail of its content chain: the chain stays oldest first. */
-	struct permit **c = &s->by_content[p->content_hash & m];
+	struct permit **c = &s->by_content[p->content_hash & (s->n_buckets - 1)];
 	if (!*c) {
 		p->next_content = p->prev_content = p;
 		*c = p;
@@ -125,6 +120,19 @@ chains_insert(struct policy_permits *s, struct permit *p)
 	}
 }
 
+static void
+chains_insert(struct policy_permits *s, struct permit *p)
+{
+	struct permit **a = &s->by_id[id_hash(p->id) & (s->n_buckets - 1)];
+	p->next_id = *a;
+	if (*a)
+		(*a)->pprev_id = &p->next_id;
+	p->pprev_id = a;
+	*a = p;
+	if (s->by_content)
+		content_insert(s, p);
+}
+
 /* Room for one more in the tables (growing them as the set grows). */
 static int
 tables_room(struct policy_permits *s)
@@ -135,8 +143,8 @@ tables_room(struct policy_permits *s)
 	if (want == s->n_buckets)
 		return 0;
 	struct permit **ids = calloc(want, sizeof(*ids));
-	struct permit **contents = calloc(want, sizeof(*contents));
-	if (!ids || !contents) {
+	struct permit **contents = s->by_content ? calloc(want, sizeof(*contents)) : NULL;
+	if (!ids || (s->by_content && !contents)) {
 		free(ids);
 		free(contents);
 		return s->n_buckets ? 0 : -ENOMEM; /* longer chains, still correct */
@@ -151,14 +159,33 @@ tables_room(struct policy_permits *s)
 	return 0;
 }
 
+/* The content table, made once (every permit hashed, oldest first). 0 or -ENOMEM. */
+static int
+content_index(struct policy_permits *s)
+{
+	if (s->by_content)
+		return 0;
+	s->by_content = calloc(s->n_buckets, sizeof(*s->by_content));
+	if (!s->by_content)
+		return -ENOMEM;
+	for (struct permit *p = s->oldest; p; p = p->newer) {
+		p->content_hash = content_hash(p->data, p->len);
+		content_insert(s, p);
+	}
+	return 0;
+}
+
 static void
 remove_permit(struct policy_permits *s, struct permit *p)
 {
 	*p->pprev_id = p->next_id;
 	if (p->next_id)
 		p->next_id->pprev_id = p->pprev_id;
-	struct permit **c = &s->by_content[p->content_hash & (s->n_buckets - 1)];
-	if (p->next_content == p) {
+	struct permit **c =
+		s->by_content ? &s->by_content[p->content_hash & (s->n_buckets - 1)] : NULL;
+	if (!c) {
+		/* no content table yet */
+	} else if (p->next_content == p) {
 		*c = NULL;
 	} else {
 		p->prev_content->next_content = p->next_content;
@@ -214,7 +241,8 @@ add(struct policy_permits *s, uint64_t id, const char *action, const uint8_t *da
 		memcpy(p->data, data, len);
 	p->action = (char *)p->data + len;
 	memcpy(p->action, action, alen);
-	p->content_hash = content_hash(p->data, len);
+	if (s->by_content)
+		p->content_hash = content_hash(p->data, len);
 	p->older = s->newest;
 	if (s->newest)
 		s->newest->newer = p;
@@ -299,6 +327,8 @@ policy_permits_take_match(struct policy_permits *s, const char *action,
 {
 	if (!s->count)
 		return -ENOENT;
+	if (content_index(s) < 0)
+		return -ENOMEM;
 	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
 	req.action = (char *)action;
 	req.input = (Box__PolicyField **)in;

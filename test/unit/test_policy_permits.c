@@ -10,7 +10,8 @@
  * exact input takes the oldest; the packed form a peer keeps works alike;
  * a set full of equal permits (one request asked over and over, another
  * among them) keeps forgetting the oldest and still matches the oldest of
- * each, also after permits were taken from the middle of the chains.
+ * each, also after permits were taken from the middle of the chains; the
+ * content table a first match makes grows with the set.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
@@ -268,6 +269,32 @@ test_equal_past_bound(void)
 	policy_permits_free(s);
 }
 
+/* The content table made by a first match while the set is small, then grown with it. */
+static void
+test_match_then_grow(void)
+{
+	struct policy_permits *s = policy_permits_new();
+	struct req a, b;
+	req_init(&a, "fs:read", "~/a", "read_content");
+	req_init(&b, "fs:read", "~/b", "read_content");
+	uint64_t id = 0;
+	CHECK_INT(policy_permits_add(s, 1, &b.m), 0);
+	CHECK_INT(policy_permits_take_match(s, a.m.action, a.p, 2, &id), -ENOENT);
+	int bad = 0;
+	for (uint64_t i = 2; i <= 200; i++)
+		bad += policy_permits_add(s, i, i % 2 ? &b.m : &a.m) != 0;
+	CHECK_INT(bad, 0);
+	CHECK(take_is(s, &b, 1));
+	CHECK(take_is(s, &a, 2));
+	CHECK(take_is(s, &b, 3));
+	Box__DecideRequest *m = NULL;
+	CHECK_INT(policy_permits_take(s, 4, &m), 0);
+	box__decide_request__free_unpacked(m, NULL);
+	CHECK(take_is(s, &a, 6));
+	CHECK_INT(policy_permits_count(s), 195);
+	policy_permits_free(s);
+}
+
 int
 main(void)
 {
@@ -277,5 +304,6 @@ main(void)
 	RUN(test_byte_bound);
 	RUN(test_match);
 	RUN(test_equal_past_bound);
+	RUN(test_match_then_grow);
 	return tap_done();
 }
