@@ -15,7 +15,8 @@
 # Prints each number per proxy, the ratios against direct and mitmdump, and PASS/MISS per
 # target. Everything listens on 127.0.0.1 (nginx also on ::1 for mitmdump's "localhost").
 #   - the 64-connection GETs again as 5 pairs, direct then box-gateway, each pair's ratio with
-#     the load average beside it: the target is on the median and the lowest of the 5; the
+#     the load average beside it: the target is on the median and the lowest of the 5 (the
+#     table's row is the single run above); the
 #     gateway's requests per CPU-second (utime+stime of box-gateway across its runs), and
 #     the harness's (it plays box-policyd: a Decide and a Record per request).
 #   BENCH_QUICK=1       fewer requests, 1,000 idle connections (a few seconds per proxy)
@@ -392,6 +393,10 @@ for p in "${proxies[@]}"; do
 	idx=$((idx + 1))
 done
 
+# ---- the 64-connection GETs as 5 pairs, direct then box-gateway (the target's figures)
+PAIRS_MEDIAN=0 PAIRS_MIN=0
+[ -n "$GW_PID" ] && gets64_pairs 5 "${n64[1]}"
+
 # ---- what redaction costs: the same workloads to a host with and without a credential
 if [ -n "$GW_PID" ]; then
 	for h in api cred; do
@@ -460,8 +465,8 @@ target() {
 }
 g() { echo "${R[$1]:-0}"; }
 target "download >= 40% of direct" "$(g dl_gw) >= 0.4 * $(g dl_direct)" "$(ratio "$(g dl_gw)" "$(g dl_direct)")x"
-target "GETs at 64 conns >= 50% of direct" "$(g rps64_gw) >= 0.5 * $(g rps64_direct)" \
-	"$(ratio "$(g rps64_gw)" "$(g rps64_direct)")x"
+target "GETs at 64 conns: median of 5 pairs >= 50% of direct, none < 45%" \
+	"$PAIRS_MEDIAN >= 0.5 && $PAIRS_MIN >= 0.45" "median ${PAIRS_MEDIAN}x, lowest ${PAIRS_MIN}x"
 if [ -n "$MITM_PID" ]; then
 	target "GETs at 64 conns >= 20x mitmdump" "$(g rps64_gw) >= 20 * $(g rps64_mitm)" \
 		"$(ratio "$(g rps64_gw)" "$(g rps64_mitm)")x"
