@@ -5,12 +5,21 @@
  *
  * Callbacks may free the object: `busy` counts the frames of this file on
  * the stack and `dead` defers the free until the outermost one returns.
+ *
+ * Sent later (box_ipc_event_send_later): the message joins the queue and a
+ * callback-less event of the loop's default priority is made active; it runs
+ * after the events already active in this loop pass, so everything queued by
+ * then leaves together, with one sendmmsg, or earlier with the next
+ * box_ipc_event_send (which writes the queue in order, its own message last).
+ * Only a channel that was ever sent to later uses sendmmsg: its owner's
+ * seccomp list allows it (ipc_event.h).
  * Trusts: nothing from the peer. Never logs.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -27,7 +36,9 @@ struct ipc_packet {
 
 struct box_ipc_event {
 	int fd;
+	struct event_base *base;
 	struct event *rd, *wr;
+	struct event *later; /* writes what was sent later, at the end of the loop pass */
 	struct box_ipc_chan *chan;
 	box_ipc_msg_fn on_msg;
 	box_ipc_close_fn on_close;
@@ -37,6 +48,7 @@ struct box_ipc_event {
 	unsigned busy;
 	bool dead;   /* freed by a callback: free when busy drops to 0 */
 	bool closed; /* on_close has run */
+	bool mmsg;   /* sent to later once: the queue is written with sendmmsg */
 };
 
 static void
@@ -66,6 +78,8 @@ destroy(struct box_ipc_event *e)
 		event_free(e->rd);
 	if (e->wr)
 		event_free(e->wr);
+	if (e->later)
+		event_free(e->later);
 	queue_drop(e);
 	box_ipc_chan_free(e->chan);
 	(void)safe_close(e->fd);
@@ -81,6 +95,8 @@ box_ipc_event_free(struct box_ipc_event *e)
 		/* Called from inside a callback: stop now, free on the way out. */
 		event_del(e->rd);
 		event_del(e->wr);
+		if (e->later)
+			event_del(e->later);
 		e->dead = true;
 		return NULL;
 	}
@@ -97,9 +113,69 @@ channel_end(struct box_ipc_event *e, int error)
 	e->closed = true;
 	event_del(e->rd);
 	event_del(e->wr);
+	if (e->later)
+		event_del(e->later);
 	queue_drop(e);
 	if (e->on_close)
 		e->on_close(e, error, e->userdata);
+}
+
+/* Packets one sendmmsg writes at most. */
+#define MMSG_MAX 64
+
+/*
+ * Write the first packets of the queue with one sendmmsg: *sent of them
+ * left (0 when the socket is full). 0, or negative errno.
+ */
+static int
+send_some(struct box_ipc_event *e, unsigned *sent)
+{
+	struct mmsghdr mm[MMSG_MAX];
+	struct iovec iov[MMSG_MAX];
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * BOX_IPC_MAX_FDS)];
+	} cm[MMSG_MAX];
+	unsigned n = 0;
+
+	*sent = 0;
+	for (struct ipc_packet *p = e->head; p && n < MMSG_MAX; p = p->next, n++) {
+		iov[n] = (struct iovec){ .iov_base = p->data, .iov_len = p->len };
+		mm[n] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[n], .msg_iovlen = 1 } };
+		if (p->n_fds > 0) {
+			memset(&cm[n], 0, sizeof(cm[n]));
+			mm[n].msg_hdr.msg_control = cm[n].buf;
+			mm[n].msg_hdr.msg_controllen = CMSG_SPACE(sizeof(int) * p->n_fds);
+			struct cmsghdr *c = CMSG_FIRSTHDR(&mm[n].msg_hdr);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int) * p->n_fds);
+			memcpy(CMSG_DATA(c), p->fds, sizeof(int) * p->n_fds);
+		}
+	}
+	int k;
+	do
+		k = sendmmsg(e->fd, mm, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	for (int i = 0; i < k; i++)
+		if (mm[i].msg_len != iov[i].iov_len)
+			return -EIO; /* (a SOCK_SEQPACKET packet leaves whole) */
+	*sent = (unsigned)k;
+	return 0;
+}
+
+/* The first packet of the queue has left. */
+static void
+queue_pop(struct box_ipc_event *e)
+{
+	struct ipc_packet *p = e->head;
+	e->head = p->next;
+	if (!e->head)
+		e->tail = &e->head;
+	e->queued -= p->len;
+	packet_free(p);
 }
 
 /* Write queued packets until the socket is full. 0, or negative errno. */
@@ -107,6 +183,20 @@ static int
 flush(struct box_ipc_event *e)
 {
 	while (e->head) {
+		if (e->mmsg && e->head->next) {
+			unsigned sent = 0;
+			int r = send_some(e, &sent);
+			if (r < 0)
+				return r;
+			if (sent == 0) {
+				if (event_add(e->wr, NULL) < 0)
+					return -ENOMEM;
+				return 0;
+			}
+			while (sent-- > 0)
+				queue_pop(e);
+			continue;
+		}
 		struct ipc_packet *p = e->head;
 		int r = box_ipc_send_packet(e->fd, p->data, p->len, p->fds, p->n_fds, 0);
 		if (r == -EAGAIN) {
@@ -116,11 +206,7 @@ flush(struct box_ipc_event *e)
 		}
 		if (r < 0)
 			return r;
-		e->head = p->next;
-		if (!e->head)
-			e->tail = &e->head;
-		e->queued -= p->len;
-		packet_free(p);
+		queue_pop(e);
 	}
 	event_del(e->wr);
 	return 0;
@@ -132,6 +218,23 @@ on_write(evutil_socket_t fd, short what, void *arg)
 	struct box_ipc_event *e = arg;
 	(void)fd;
 	(void)what;
+	e->busy++;
+	int r = flush(e);
+	if (r < 0)
+		channel_end(e, r == -EPIPE || r == -ECONNRESET ? -ECONNRESET : r);
+	if (--e->busy == 0 && e->dead)
+		destroy(e);
+}
+
+/* The end of the loop pass in which something was sent later: write the queue. */
+static void
+on_later(evutil_socket_t fd, short what, void *arg)
+{
+	struct box_ipc_event *e = arg;
+	(void)fd;
+	(void)what;
+	if (e->closed || e->dead)
+		return;
 	e->busy++;
 	int r = flush(e);
 	if (r < 0)
@@ -190,6 +293,7 @@ box_ipc_event_new(struct event_base *base, int fd, const struct box_ipc_protocol
 	if (!e)
 		return NULL;
 	e->fd = fd;
+	e->base = base;
 	e->on_msg = on_msg;
 	e->on_close = on_close;
 	e->userdata = userdata;
@@ -337,9 +441,10 @@ pending_drop(struct pending *pd)
 	}
 }
 
-int
-box_ipc_event_send(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
-		   const ProtobufCMessage *msg, const int *fds, unsigned n_fds)
+/* Pack a message into PD, whole or not at all; the channel's state moves. */
+static int
+pack_whole(struct box_ipc_event *e, struct pending *pd, uint32_t type, uint64_t request_id,
+	   const ProtobufCMessage *msg, const int *fds, unsigned n_fds)
 {
 	if (e->closed || e->dead)
 		return -EPIPE;
@@ -351,39 +456,97 @@ box_ipc_event_send(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
 	if (r < 0)
 		return r;
 	/* A message joins the queue whole or not at all. */
-	struct pending pd = { .tail = &pd.head, .room = BOX_IPC_EVENT_QUEUE_MAX - e->queued };
+	/* (field by field: `first` needs no zeroing) */
+	pd->head = NULL;
+	pd->tail = &pd->head;
+	pd->bytes = 0;
+	pd->room = BOX_IPC_EVENT_QUEUE_MAX - e->queued;
+	pd->n = 0;
+	pd->first_len = 0;
+	pd->first_n_fds = 0;
+	pd->first_fds = NULL;
 	r = box_ipc_pack(box_ipc_chan_protocol(e->chan), type, request_id, msg, fds, n_fds,
-			 collect, &pd);
+			 collect, pd);
 	if (r < 0) {
-		pending_drop(&pd);
+		pending_drop(pd);
 		return r;
 	}
 	/* Queued whole: the conversation has moved on, whenever the bytes leave. */
 	box_ipc_chan_sent(e->chan, type, msg);
-	if (pd.first_len > 0) {
-		/* One small packet: straight out when nothing waits before it. */
-		if (!e->head) {
-			r = box_ipc_send_packet(e->fd, pd.first, pd.first_len, pd.first_fds,
-						pd.first_n_fds, 0);
-			if (r == 0)
-				return 0;
-			if (r != -EAGAIN)
-				return r == -EPIPE || r == -ECONNRESET ? -EPIPE : r;
-		}
-		r = first_to_heap(&pd);
+	return 0;
+}
+
+/* Put PD's packets at the end of the queue (the first one moved to the heap). */
+static int
+enqueue(struct box_ipc_event *e, struct pending *pd)
+{
+	if (pd->first_len > 0) {
+		int r = first_to_heap(pd);
 		if (r < 0) {
-			pending_drop(&pd);
+			pending_drop(pd);
 			return r;
 		}
 	}
-	*e->tail = pd.head;
-	if (pd.head)
-		e->tail = pd.tail;
-	e->queued += pd.bytes;
+	*e->tail = pd->head;
+	if (pd->head)
+		e->tail = pd->tail;
+	e->queued += pd->bytes;
+	return 0;
+}
+
+int
+box_ipc_event_send(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
+		   const ProtobufCMessage *msg, const int *fds, unsigned n_fds)
+{
+	struct pending pd;
+	int r = pack_whole(e, &pd, type, request_id, msg, fds, n_fds);
+	if (r < 0)
+		return r;
+	/* One small packet: straight out when nothing waits before it. */
+	if (pd.first_len > 0 && !e->head) {
+		r = box_ipc_send_packet(e->fd, pd.first, pd.first_len, pd.first_fds,
+					pd.first_n_fds, 0);
+		if (r == 0)
+			return 0;
+		if (r != -EAGAIN)
+			return r == -EPIPE || r == -ECONNRESET ? -EPIPE : r;
+	}
+	r = enqueue(e, &pd);
+	if (r < 0)
+		return r;
 
 	/* Write what fits now; the rest waits for EV_WRITE. */
 	r = flush(e);
 	if (r < 0)
 		return r == -EPIPE || r == -ECONNRESET ? -EPIPE : r;
+	return 0;
+}
+
+int
+box_ipc_event_send_later(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
+			 const ProtobufCMessage *msg, const int *fds, unsigned n_fds)
+{
+	if (!e->later) {
+		if (e->closed || e->dead)
+			return -EPIPE;
+		e->later = event_new(e->base, -1, 0, on_later, e);
+		if (!e->later)
+			return -ENOMEM;
+	}
+	struct pending pd;
+	int r = pack_whole(e, &pd, type, request_id, msg, fds, n_fds);
+	if (r < 0)
+		return r;
+	r = enqueue(e, &pd);
+	if (r < 0)
+		return r;
+	e->mmsg = true;
+	/*
+	 * After the events already active in this pass (activating an active
+	 * event again changes nothing); a queue waiting for EV_WRITE is written
+	 * by that.
+	 */
+	if (!event_pending(e->wr, EV_WRITE, NULL))
+		event_active(e->later, EV_TIMEOUT, 1);
 	return 0;
 }

@@ -80,6 +80,18 @@ int box_ipc_event_peercred(const struct box_ipc_event *e, struct ucred *ret);
  */
 int box_ipc_event_send(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
 		       const ProtobufCMessage *msg, const int *fds, unsigned n_fds);
+/*
+ * The same, but written at the end of this loop pass (after the events already
+ * active) or with the next box_ipc_event_send, whichever comes first, together
+ * with whatever else was queued by then: one sendmmsg for all of them. Order is
+ * kept: a message sent later never overtakes one sent before it, nor is it
+ * overtaken. For messages that need no answer (box-gateway's Records). Once used
+ * on a channel, that channel writes two or more waiting packets with sendmmsg:
+ * the owner's seccomp list must allow it. Errors as box_ipc_event_send; a write
+ * failure at the end of the pass ends the channel (on_close).
+ */
+int box_ipc_event_send_later(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
+			     const ProtobufCMessage *msg, const int *fds, unsigned n_fds);
 /* Bytes waiting in the write queue. */
 size_t box_ipc_event_queued(const struct box_ipc_event *e);
 

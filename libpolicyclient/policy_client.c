@@ -49,6 +49,7 @@ struct policy_client {
 	struct box_ipc_chan *chan; /* the event's channel, or blocking mode's own */
 	int fd;                    /* blocking mode's (owned) */
 	bool broken;               /* ended (event mode) or failed (blocking): -EPIPE */
+	bool records_later;        /* event mode: Records leave at the end of the loop pass */
 	struct policy_permits *permits;
 	uint64_t next_id;
 	struct pending *head, **tail;
@@ -176,6 +177,9 @@ pending_new(struct policy_client *c, uint32_t type, const ProtobufCMessage *msg,
 static int
 send_msg(struct policy_client *c, uint32_t type, uint64_t id, const ProtobufCMessage *msg)
 {
+	if (c->ev && c->records_later && (type == BOX__MSG_TYPE__MSG_RECORD_REQUEST ||
+					  type == BOX__MSG_TYPE__MSG_RECORD_BATCH))
+		return box_ipc_event_send_later(c->ev, type, id, msg, NULL, 0);
 	if (c->ev)
 		return box_ipc_event_send(c->ev, type, id, msg, NULL, 0);
 	return box_ipc_chan_send(c->chan, type, id, msg, NULL, 0);
@@ -342,6 +346,12 @@ policy_client_end_text(int error, const char *why, char *buf, size_t len)
 		snprintf(buf, len, "box-policyd sent %s (%s)", why, strerror(-error));
 	else
 		snprintf(buf, len, "the box-policyd channel failed: %s", strerror(-error));
+}
+
+void
+policy_client_records_later(struct policy_client *c)
+{
+	c->records_later = c->ev != NULL;
 }
 
 int

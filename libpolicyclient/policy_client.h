@@ -83,6 +83,14 @@ int policy_client_new_sync(int fd, const uint32_t *reply_types, unsigned n,
 			   struct policy_client **out);
 /* Closes the fd; the callbacks of requests in flight are never called. NULL-tolerant. */
 void policy_client_free(struct policy_client *c);
+/*
+ * Event mode: from now on a Record (policy_client_record) leaves at the end of the
+ * loop pass it was made in, or with the next request, whichever comes first, together
+ * with everything else queued by then (box_ipc_event_send_later: one sendmmsg, which
+ * the caller's seccomp list must allow). Nothing overtakes anything: a Record still
+ * reaches box-policyd before any request asked after it. Blocking mode: no effect.
+ */
+void policy_client_records_later(struct policy_client *c);
 int policy_client_fd(const struct policy_client *c);
 /*
  * The id the next request will take: what a peer that answers ahead of the

@@ -6,7 +6,15 @@
  * Each permit is its packed DecideRequest, on a list from oldest to newest
  * (what the bounds forget first) and in two hash tables: by id (a Record
  * names one) and by content (a peer finds the id of what it decided). The
- * tables grow with the set, so an idle channel costs a few words.
+ * tables grow with the set, so an idle channel costs a few words. Both
+ * chains are doubly linked, so taking a permit out costs the same whatever
+ * the set holds: a peer that asks the same thing over and over fills one
+ * content chain with equal permits, and the bounds forget its oldest on
+ * every Decide once the set is full. A content chain is circular and kept
+ * oldest first (a new permit joins at its tail), so the first equal permit
+ * on it is the oldest. The content table is made by the first
+ * policy_permits_take_match and kept from then on: box-policyd, which only
+ * takes by id, never hashes what it keeps.
  * Trusts: nothing in the ids (every lookup is checked); the kept
  * DecideRequests were validated by the caller.
  */
@@ -19,10 +27,9 @@
 
 struct permit {
 	struct permit *older, *newer; /* the age list */
-	struct permit *next_id;       /* hash chains */
-	struct permit *next_content;
+	struct permit *next_id, **pprev_id;         /* the id chain (NULL-terminated) */
+	struct permit *next_content, *prev_content; /* the content chain (circular) */
 	uint64_t id;
-	uint64_t seq;                 /* the order it was kept in */
 	uint64_t content_hash;
 	size_t len;                   /* bytes of the packed DecideRequest */
 	char *action;                 /* in data, after the packed bytes */
@@ -31,10 +38,9 @@ struct permit {
 
 struct policy_permits {
 	struct permit *oldest, *newest;
-	struct permit **by_id, **by_content;
+	struct permit **by_id, **by_content; /* by_content: NULL until the first match */
 	size_t n_buckets; /* a power of two, or 0 before the first permit */
 	size_t count, bytes;
-	uint64_t seq;
 	uint64_t last_id;   /* the highest id a Decide of the channel had */
 	bool have_last;
 	uint64_t forgotten; /* the highest id the bounds forgot */
@@ -98,15 +104,33 @@ policy_permits_next(struct policy_permits *s, uint64_t first, size_t n)
 }
 
 static void
+content_insert(struct policy_permits *s, struct permit *p)
+{
+	/* At the tail of its content chain: the chain stays oldest first. */
+	struct permit **c = &s->by_content[p->content_hash & (s->n_buckets - 1)];
+	if (!*c) {
+		p->next_content = p->prev_content = p;
+		*c = p;
+	} else {
+		struct permit *head = *c, *tail = head->prev_content;
+		p->prev_content = tail;
+		p->next_content = head;
+		tail->next_content = p;
+		head->prev_content = p;
+	}
+}
+
+static void
 chains_insert(struct policy_permits *s, struct permit *p)
 {
-	size_t m = s->n_buckets - 1;
-	struct permit **a = &s->by_id[id_hash(p->id) & m];
+	struct permit **a = &s->by_id[id_hash(p->id) & (s->n_buckets - 1)];
 	p->next_id = *a;
+	if (*a)
+		(*a)->pprev_id = &p->next_id;
+	p->pprev_id = a;
 	*a = p;
-	struct permit **c = &s->by_content[p->content_hash & m];
-	p->next_content = *c;
-	*c = p;
+	if (s->by_content)
+		content_insert(s, p);
 }
 
 /* Room for one more in the tables (growing them as the set grows). */
@@ -119,8 +143,8 @@ tables_room(struct policy_permits *s)
 	if (want == s->n_buckets)
 		return 0;
 	struct permit **ids = calloc(want, sizeof(*ids));
-	struct permit **contents = calloc(want, sizeof(*contents));
-	if (!ids || !contents) {
+	struct permit **contents = s->by_content ? calloc(want, sizeof(*contents)) : NULL;
+	if (!ids || (s->by_content && !contents)) {
 		free(ids);
 		free(contents);
 		return s->n_buckets ? 0 : -ENOMEM; /* longer chains, still correct */
@@ -135,18 +159,40 @@ tables_room(struct policy_permits *s)
 	return 0;
 }
 
+/* The content table, made once (every permit hashed, oldest first). 0 or -ENOMEM. */
+static int
+content_index(struct policy_permits *s)
+{
+	if (s->by_content)
+		return 0;
+	s->by_content = calloc(s->n_buckets, sizeof(*s->by_content));
+	if (!s->by_content)
+		return -ENOMEM;
+	for (struct permit *p = s->oldest; p; p = p->newer) {
+		p->content_hash = content_hash(p->data, p->len);
+		content_insert(s, p);
+	}
+	return 0;
+}
+
 static void
 remove_permit(struct policy_permits *s, struct permit *p)
 {
-	size_t m = s->n_buckets - 1;
-	struct permit **a = &s->by_id[id_hash(p->id) & m];
-	while (*a != p)
-		a = &(*a)->next_id;
-	*a = p->next_id;
-	struct permit **c = &s->by_content[p->content_hash & m];
-	while (*c != p)
-		c = &(*c)->next_content;
-	*c = p->next_content;
+	*p->pprev_id = p->next_id;
+	if (p->next_id)
+		p->next_id->pprev_id = p->pprev_id;
+	struct permit **c =
+		s->by_content ? &s->by_content[p->content_hash & (s->n_buckets - 1)] : NULL;
+	if (!c) {
+		/* no content table yet */
+	} else if (p->next_content == p) {
+		*c = NULL;
+	} else {
+		p->prev_content->next_content = p->next_content;
+		p->next_content->prev_content = p->prev_content;
+		if (*c == p)
+			*c = p->next_content;
+	}
 	if (p->older)
 		p->older->newer = p->newer;
 	else
@@ -188,14 +234,15 @@ add(struct policy_permits *s, uint64_t id, const char *action, const uint8_t *da
 		free(p);
 		return -ENOMEM;
 	}
-	*p = (struct permit){ .id = id, .seq = s->seq++, .len = len };
+	*p = (struct permit){ .id = id, .len = len };
 	if (pack)
 		(void)protobuf_c_message_pack(&pack->base, p->data);
 	else
 		memcpy(p->data, data, len);
 	p->action = (char *)p->data + len;
 	memcpy(p->action, action, alen);
-	p->content_hash = content_hash(p->data, len);
+	if (s->by_content)
+		p->content_hash = content_hash(p->data, len);
 	p->older = s->newest;
 	if (s->newest)
 		s->newest->newer = p;
@@ -280,6 +327,8 @@ policy_permits_take_match(struct policy_permits *s, const char *action,
 {
 	if (!s->count)
 		return -ENOENT;
+	if (content_index(s) < 0)
+		return -ENOMEM;
 	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
 	req.action = (char *)action;
 	req.input = (Box__PolicyField **)in;
@@ -290,10 +339,11 @@ policy_permits_take_match(struct policy_permits *s, const char *action,
 		return -ENOMEM;
 	(void)protobuf_c_message_pack(&req.base, buf);
 	uint64_t h = content_hash(buf, len);
-	struct permit *best = NULL;
-	for (struct permit *p = s->by_content[h & (s->n_buckets - 1)]; p; p = p->next_content)
-		if (p->content_hash == h && p->len == len && memcmp(p->data, buf, len) == 0 &&
-		    (!best || p->seq < best->seq))
+	/* The chain is oldest first: the first equal permit is the one. */
+	struct permit *head = s->by_content[h & (s->n_buckets - 1)], *best = NULL;
+	for (struct permit *p = head; p && !best;
+	     p = p->next_content == head ? NULL : p->next_content)
+		if (p->content_hash == h && p->len == len && memcmp(p->data, buf, len) == 0)
 			best = p;
 	if (buf != stack)
 		free(buf);

@@ -5,13 +5,13 @@
 POLICYD_BENCH_OBJS := $(BUILD)/bench/policyd/policyd_bench.o
 ALL_OBJS           += $(POLICYD_BENCH_OBJS)
 
-$(POLICYD_BENCH_OBJS): private MODULE_CPPFLAGS := -Itest/policyd -Itest/playboxd $(call pkg_cflags,libprotobuf-c jansson)
+$(POLICYD_BENCH_OBJS): private MODULE_CPPFLAGS := -Itest/policyd -Itest/playboxd -Ilibpolicyclient $(call pkg_cflags,libprotobuf-c jansson)
 
 $(BUILD)/bench/policyd/policyd_bench: $(POLICYD_BENCH_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o \
-		$(LIBPROTO) $(LIBCOMMON)
+		$(LIBPOLICYCLIENT) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BUILD)/bench/policyd/policyd_bench: private MODULE_LDLIBS := \
-	$(call pkg_libs,libprotobuf-c jansson) -lpthread
+	$(call pkg_libs,libprotobuf-c libevent jansson) -lpthread
 
 bench: $(BUILD)/bench/policyd/policyd_bench
 BENCH_SCRIPTS += bench/policyd/run.sh

@@ -7,10 +7,15 @@
  * Decide intact; unknown ids are -ENOENT, those at or below the highest one
  * the bounds forgot -ESTALE; the count and byte bounds forget the oldest
  * first (the newest stays even alone over the bytes); a match by action and
- * exact input takes the oldest; the packed form a peer keeps works alike.
+ * exact input takes the oldest; the packed form a peer keeps works alike;
+ * a set full of equal permits (one request asked over and over, another
+ * among them) keeps forgetting the oldest and still matches the oldest of
+ * each, also after permits were taken from the middle of the chains; the
+ * content table a first match makes grows with the set.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +200,101 @@ test_match(void)
 	policy_permits_free(NULL);
 }
 
+static bool
+take_is(struct policy_permits *s, const struct req *q, uint64_t want)
+{
+	uint64_t id = 0;
+	int r = policy_permits_take_match(s, q->m.action, q->p, 2, &id);
+	static unsigned said;
+	if ((r != 0 || id != want) && said++ < 3)
+		printf("# take_match %s: %d, id %llu (want %llu)\n", q->m.input[0]->value->str, r,
+		       (unsigned long long)id, (unsigned long long)want);
+	return r == 0 && id == want;
+}
+
+static void
+test_equal_past_bound(void)
+{
+	struct policy_permits *s = policy_permits_new();
+	struct req a, b;
+	req_init(&a, "fs:read", "~/a", "read_content");
+	req_init(&b, "fs:read", "~/b", "read_content");
+	uint64_t n = BOX_POLICY_PERMITS_MAX + 1000;
+	int bad = 0;
+	/* ids 1..n: every 7th is ~/b, the rest ~/a (the tables grow on the way) */
+	for (uint64_t id = 1; id <= n; id++)
+		bad += policy_permits_add(s, id, id % 7 ? &a.m : &b.m) != 0;
+	CHECK_INT(bad, 0);
+	CHECK_INT(policy_permits_count(s), BOX_POLICY_PERMITS_MAX);
+	CHECK_INT(policy_permits_find(s, 1000, NULL), -ESTALE);
+	CHECK_INT(policy_permits_find(s, 1001, NULL), 0);
+	/* taken by id: the head of ~/a's chain (1002), one in its middle, ~/b's head (1001) */
+	Box__DecideRequest *m = NULL;
+	CHECK_INT(policy_permits_take(s, 1002, &m), 0);
+	box__decide_request__free_unpacked(m, NULL);
+	CHECK_INT(policy_permits_take(s, 5000, &m), 0);
+	box__decide_request__free_unpacked(m, NULL);
+	CHECK_INT(policy_permits_take(s, 1001, &m), 0);
+	CHECK(m && strcmp(m->input[0]->value->str, "~/b") == 0);
+	box__decide_request__free_unpacked(m, NULL);
+	/* the oldest kept of each, in order */
+	CHECK(take_is(s, &a, 1003));
+	CHECK(take_is(s, &a, 1004));
+	CHECK(take_is(s, &b, 1008));
+	CHECK(take_is(s, &b, 1015));
+	/* seven were taken: eight more fill the set and forget the oldest kept (1005) */
+	bad = 0;
+	for (uint64_t id = n + 1; id <= n + 8; id++)
+		bad += policy_permits_add(s, id, id % 7 ? &a.m : &b.m) != 0;
+	CHECK_INT(bad, 0);
+	CHECK_INT(policy_permits_count(s), BOX_POLICY_PERMITS_MAX);
+	CHECK_INT(policy_permits_find(s, 1005, NULL), -ESTALE);
+	CHECK(take_is(s, &a, 1006));
+	/* ~/a down to its newest: every one comes out in order, 5000 excepted */
+	uint64_t want = 1007, taken = 0;
+	bad = 0;
+	for (;;) {
+		while (want % 7 == 0 || want == 5000)
+			want++;
+		if (want > n + 8)
+			break;
+		bad += !take_is(s, &a, want);
+		want++;
+		taken++;
+	}
+	CHECK_INT(bad, 0);
+	uint64_t id = 0;
+	CHECK_INT(policy_permits_take_match(s, a.m.action, a.p, 2, &id), -ENOENT);
+	CHECK(taken > 0 && policy_permits_count(s) > 0);
+	policy_permits_free(s);
+}
+
+/* The content table made by a first match while the set is small, then grown with it. */
+static void
+test_match_then_grow(void)
+{
+	struct policy_permits *s = policy_permits_new();
+	struct req a, b;
+	req_init(&a, "fs:read", "~/a", "read_content");
+	req_init(&b, "fs:read", "~/b", "read_content");
+	uint64_t id = 0;
+	CHECK_INT(policy_permits_add(s, 1, &b.m), 0);
+	CHECK_INT(policy_permits_take_match(s, a.m.action, a.p, 2, &id), -ENOENT);
+	int bad = 0;
+	for (uint64_t i = 2; i <= 200; i++)
+		bad += policy_permits_add(s, i, i % 2 ? &b.m : &a.m) != 0;
+	CHECK_INT(bad, 0);
+	CHECK(take_is(s, &b, 1));
+	CHECK(take_is(s, &a, 2));
+	CHECK(take_is(s, &b, 3));
+	Box__DecideRequest *m = NULL;
+	CHECK_INT(policy_permits_take(s, 4, &m), 0);
+	box__decide_request__free_unpacked(m, NULL);
+	CHECK(take_is(s, &a, 6));
+	CHECK_INT(policy_permits_count(s), 195);
+	policy_permits_free(s);
+}
+
 int
 main(void)
 {
@@ -203,5 +303,7 @@ main(void)
 	RUN(test_count_bound);
 	RUN(test_byte_bound);
 	RUN(test_match);
+	RUN(test_equal_past_bound);
+	RUN(test_match_then_grow);
 	return tap_done();
 }
