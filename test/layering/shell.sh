@@ -47,8 +47,10 @@ if [ ! -f "$lib" ] || [ ! -x "$BIN/box-sh" ] || [ ! -x "$BIN/box-shell" ]; then
 	tap_done
 	exit
 fi
-daemon_objs=$(ls "$BUILD"/box-shell/*.o 2>/dev/null)
-boxsh_objs=$(ls "$BUILD"/box-sh/*.o 2>/dev/null)
+# the objects of the sources that exist (a build tree may keep objects of moved files)
+objs_of() { for c in "$1"/*.c; do [ -e "$BUILD/${c%.c}.o" ] && echo "$BUILD/${c%.c}.o"; done; }
+daemon_objs=$(objs_of box-shell)
+boxsh_objs=$(objs_of box-sh)
 if [ -z "$daemon_objs" ] || [ -z "$boxsh_objs" ]; then
 	not_ok "the objects of box-shell/ and box-sh/ built (build first)"
 	tap_done
