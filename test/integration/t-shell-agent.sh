@@ -129,7 +129,7 @@ EOF
  ("mark_fail3", ["bash", "-c", "bin/mark fail3 fail3.marker"]),
  ("mark_after2", ["bash", "-c", "bin/mark after after2.marker"]),
  ("rm_rf", ["bash", "-c", "rm -rf src"]),
- ("no_tool", ["bash", "-c", "id -u"]),
+ ("no_tool", ["bash", "-c", "whoami"]),
  ("not_found", ["bash", "-c", "no-such-command-e2e"]),
  ("env_assigned", ["bash", "-c", "E2E_ASSIGNED=yes python3 -c 'import os; print(os.environ.get(\"E2E_ASSIGNED\"), os.environ.get(\"E2E_INHERITED\"))'"],
   {"env": {"E2E_INHERITED": "leaked"}}),
@@ -267,7 +267,7 @@ EOF
 	check_step "$u: a program no [tool]/exec entry covers: 126" "$out" no_tool rc_is "$out" no_tool 126
 	e=$(step_err "$out" no_tool)
 	check_step "$u: … the message names the program and the line to add" "$out" no_tool \
-		bash -c "grep -q 'id' <<<\"\$1\" && grep -qE '\[tool\.|exec' <<<\"\$1\"" _ "$e"
+		bash -c "grep -q 'whoami' <<<\"\$1\" && grep -qE '\[tool\.|exec' <<<\"\$1\"" _ "$e"
 	check_step "$u: command not found: 127" "$out" not_found rc_is "$out" not_found 127
 
 	# the environment a tool gets
