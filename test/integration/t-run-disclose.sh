@@ -216,9 +216,13 @@ if [ $have_user = 1 ] && [ "$(id -u)" -eq 0 ]; then
 	su -s /bin/sh boxtest -c "cd '$W' && env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME BOX_SOCKET='$W/svc.sock' '$RB/boxctl' run -q -c f-eacces.ini" \
 		>/dev/null 2>err
 	rc=$?
-	check "EACCES service socket: the box still runs embedded (rc $rc)" test "$rc" = 0
-	check "EACCES service socket: boxctl says why it falls back (even with -q)" \
-		grep -qx "box: cannot use the boxd service at $W/svc.sock: Permission denied; starting an embedded boxd for this box" err
+	check "EACCES service socket: boxctl refuses to fall back silently: exit 1 (rc $rc)" test "$rc" = 1
+	check "EACCES service socket: it says why and how (box-clients, --embedded), even with -q" \
+		grep -qF "boxctl: error: the boxd service at $W/svc.sock refuses you (Permission denied): its socket is for the group box-clients. Join it (as root: usermod -aG box-clients boxtest; then log in again), or run a private boxd for this box with \`boxctl run --embedded\`" err
+	su -s /bin/sh boxtest -c "cd '$W' && env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME BOX_SOCKET='$W/svc.sock' '$RB/boxctl' run --embedded -q -c f-eacces.ini" \
+		>/dev/null 2>err
+	rc=$?
+	check "EACCES service socket: --embedded runs the box with a private boxd (rc $rc)" test "$rc" = 0
 else
 	skip "EACCES service socket" "needs root to make a socket boxtest cannot connect to"
 fi
