@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# box-shell/ — the in-box box-shell daemon (docs/box-shell.md): its main process
+# box-shell/ — the in-box box-shell daemon (docs/box-shell.8.md): its main process
 # and sessions (main.c, invocation.c, zygote.c, attach.c), its filter
 # (daemon_seccomp.c), what it asks the main process for a host program
 # (host_boxd.c), its decision back end (decide_policyd.c: box-policyd over

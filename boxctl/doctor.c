@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "client.h"
 #include "commands.h"
 #include "hostprobe.h"
+#include "parse.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -66,8 +68,11 @@ sysctl_read(const char *name)
 	close(fd);
 	if (n <= 0)
 		return -2;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
 	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
+	int64_t v;
+	return parse_i64(buf, &v) < 0 || v < 0 || v > INT32_MAX ? -2 : (long)v;
 }
 
 static int
