@@ -29,6 +29,16 @@ packages=(
 # running an sshd or an nginx because the tests needed the binaries.
 service_packages=(nginx-light openssh-server)
 
+# A dpkg run that was cut short (a killed install, a machine stopped mid-configure) leaves
+# packages half-configured, and apt-get then refuses every install until they are configured.
+# Finish that first: it is what apt's own message asks for, and it only completes packages
+# already unpacked.
+if [ "$(id -u)" -eq 0 ] && [ -n "$(dpkg --audit 2>/dev/null)" ]; then
+	echo "deps: finishing an interrupted dpkg run (dpkg --configure -a)"
+	DEBIAN_FRONTEND=noninteractive dpkg --configure -a ||
+		{ echo "deps: dpkg --configure -a failed; the package database needs a hand" >&2; exit 1; }
+fi
+
 missing=()
 for p in "${packages[@]}"; do
 	# node and npm may come from outside Debian on this machine: accept any.
@@ -177,9 +187,11 @@ if [ ! -e "$policy_rc" ]; then
 	own_policy_rc=1
 	trap 'rm -f "$policy_rc"' EXIT
 fi
-apt-get update -qq
+# Another apt (unattended-upgrades, a second checkout's make deps) may hold the lock: wait.
+apt_wait=(-o DPkg::Lock::Timeout=300)
+apt-get "${apt_wait[@]}" update -qq
 # shellcheck disable=SC2086
-$cmd
+apt-get "${apt_wait[@]}" install -y --no-install-recommends ${missing[*]}
 if [ "$own_policy_rc" -eq 1 ]; then rm -f "$policy_rc"; fi
 
 # Where systemd runs, the units are enabled by the packages' postinst: stop
