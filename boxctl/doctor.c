@@ -291,7 +291,9 @@ check_cgroup(void)
 	while (f && fgets(line, sizeof(line), f))
 		if (strncmp(line, "0::", 3) == 0) {
 			line[strcspn(line, "\n")] = '\0';
-			snprintf(own, sizeof(own), "%s%s", mnt, line + 3);
+			/* A path that does not fit is no path: say nothing of it. */
+			if ((size_t)snprintf(own, sizeof(own), "%s%s", mnt, line + 3) >= sizeof(own))
+				own[0] = '\0';
 		}
 	if (f)
 		fclose(f);
