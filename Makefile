@@ -102,7 +102,7 @@ check:
 check-build: all $(CHECK_PROGRAMS) $(CHECK_DEPS)
 
 check-run:
-	@BOX_BUILD=$(BUILD) BOX_BIN=$(BIN) SAN=$(SAN) test/run-tests.sh $(CHECK_PROGRAMS) $(CHECK_SCRIPTS)
+	@BOX_BUILD=$(BUILD) BOX_BIN=$(BIN) SAN=$(SAN) BOX_TEST_SLOW_OVER=30 test/run-tests.sh $(CHECK_PROGRAMS) $(CHECK_SCRIPTS)
 
 check-slow:
 	@scripts/deps.sh

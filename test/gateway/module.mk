@@ -17,4 +17,8 @@ $(GW_HARNESS): $(GW_HARNESS_OBJ) $(BUILD)/test/playboxd/playboxd.o $(BUILD)/box-
 $(GW_HARNESS): private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
 
 CHECK_DEPS    += $(GW_HARNESS) $(BIN)/box-gateway
-CHECK_SCRIPTS += $(sort $(wildcard test/gateway/t-*.sh))
+# Over 30 s each (MCP through the gateway in every transport; the limits, run alone):
+# make check-slow.
+GATEWAY_SLOW  := test/gateway/t-gw-mcp.sh test/gateway/t-gw-limits.sh
+CHECK_SCRIPTS += $(filter-out $(GATEWAY_SLOW),$(sort $(wildcard test/gateway/t-*.sh)))
+SLOW_SCRIPTS  += $(GATEWAY_SLOW)

@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # test/integration/ — shell tests against the built binaries (t-*.sh, TAP-like).
-CHECK_SCRIPTS += $(sort $(wildcard test/integration/t-*.sh))
+# Over 30 s each: make check-slow.
+INTEGRATION_SLOW := test/integration/t-teardown-race.sh test/integration/t-log-filters.sh \
+	test/integration/t-shell-agent.sh
+CHECK_SCRIPTS += $(filter-out $(INTEGRATION_SLOW),$(sort $(wildcard test/integration/t-*.sh)))
+SLOW_SCRIPTS  += $(INTEGRATION_SLOW)
 
 # The racing owner of t-teardown-race.sh.
 $(BIN)/box-test-swap: test/integration/swap-race.c

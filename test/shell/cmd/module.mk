@@ -13,4 +13,5 @@ $(BUILD)/test/shell/cmdrun: $(CMDRUN_OBJS) $(LIBSHELL) $(LIBPROTO) $(LIBCOMMON)
 $(BUILD)/test/shell/cmdrun: private MODULE_LDLIBS := $(SHELL_LIBS)
 
 CHECK_DEPS    += $(BUILD)/test/shell/cmdrun
-CHECK_SCRIPTS += test/shell/cmd/t-text.sh
+# Every text command and flag against GNU: over 30 s, make check-slow.
+SLOW_SCRIPTS  += test/shell/cmd/t-text.sh

@@ -16,7 +16,8 @@ $(SHFILE_TEST_DIR)/filerun: $(SHFILE_RUN_OBJS) $(LIBSHELL) $(LIBPROTO) $(LIBCOMM
 $(SHFILE_TEST_DIR)/filerun: private MODULE_LDLIBS := -lm
 
 CHECK_DEPS    += $(SHFILE_TEST_DIR)/filerun
-CHECK_SCRIPTS += test/shell/cmdfile/t-file.sh
+# Every command and flag against GNU: over 30 s, make check-slow.
+SLOW_SCRIPTS  += test/shell/cmdfile/t-file.sh
 
 # through the interpreter: box-sh runs the same commands (t-boxsh.sh)
 CHECK_DEPS    += $(BIN)/box-sh

@@ -18,6 +18,7 @@ $(SHD_TEST_DIR)/test_shelld: private MODULE_LDLIBS := \
 	$(call pkg_libs,libprotobuf-c jansson libseccomp) -lutil
 
 ifneq ($(wildcard box-shell/main.c),)
-CHECK_SCRIPTS += test/shell/daemon/t-shelld.sh
+# Over 30 s (it fills the 512-session cap, as root and as boxtest): make check-slow.
+SLOW_SCRIPTS  += test/shell/daemon/t-shelld.sh
 CHECK_DEPS    += $(SHD_TEST_DIR)/test_shelld $(BIN)/box-shell $(BIN)/box-policyd
 endif
