@@ -543,7 +543,7 @@ run_embedded(struct run *r)
 		if (!r->quiet)
 			fprintf(stderr, "box: --embedded: starting an embedded boxd for this box\n");
 	} else if (r->service_err != ENOENT && r->service_err != ECONNREFUSED)
-		/* A socket that is there but refuses us (EACCES…): say why we do not use it. */
+		/* A socket there that fails otherwise (EACCES/EPERM ended above): say why we do not use it. */
 		fprintf(stderr, "box: cannot use the boxd service at %s: %s; starting an "
 			"embedded boxd for this box\n",
 			r->service, strerror(r->service_err));

@@ -608,6 +608,7 @@ main(int argc, char **argv)
 		if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
 			die("%s: %s", o.dump_plan, strerror(errno));
 		close(fd);
+		free(buf);
 		for (size_t i = 0; i < ncg; i++)
 			cgroup_remove(cg[i]);
 		printf("%s\n", rtdir); /* kept: a replay of the plan needs it */

@@ -28,7 +28,7 @@ printf '127.0.0.1 api.gwb.test\n' >hosts
 cp ca.pem upstream.pem
 cat >box.ini <<EOF
 [box]
-name = gwb-fake
+name = gwb-fake-$$
 
 [agent]
 command = /usr/bin/env

@@ -71,7 +71,7 @@ fi
 # An embedded boxd: its box's BASE/ID/boxd.sock, from a new PID namespace.
 cat >emb.ini <<EOF
 [box]
-name = c-peer-emb
+name = c-peer-emb-$$
 
 [agent]
 command = /bin/sleep 60
@@ -116,6 +116,6 @@ emb_case() {
 emb_case me
 if [ "$(id -u)" -eq 0 ] && have_boxtest; then
 	emb_case boxtest
-	rm -rf "$(getent passwd boxtest | cut -d: -f6)/.local/state/box/c-peer-emb"
+	rm -rf "$(getent passwd boxtest | cut -d: -f6)/.local/state/box/c-peer-emb-$$"
 fi
 tap_done

@@ -27,7 +27,7 @@ chmod 644 pub/f
 
 cat >id.ini <<EOF
 [box]
-name = user-id
+name = user-id-$$
 
 [agent]
 command = /bin/sh -c "id -u; cat $W/pub/f"
@@ -39,7 +39,7 @@ EOF
 # /bin/sh is replaced by box's shell alias: use a program instead.
 cat >id.ini <<EOF
 [box]
-name = user-id
+name = user-id-$$
 
 [agent]
 command = /usr/bin/python3 -c "import os; print(os.getuid()); print(open('$W/pub/f').read().strip())"
@@ -73,7 +73,7 @@ EOF
 chmod 644 pub/forkbomb.py
 cat >pids.ini <<EOF
 [box]
-name = user-pids
+name = user-pids-$$
 
 [agent]
 command = /usr/bin/python3 forkbomb.py
@@ -92,7 +92,7 @@ check "user: pids_max by RLIMIT_NPROC is disclosed" grep -q "^box: warning: pids
 # an unreachable grant, seen by boxctl as the user: exit 2, file:line
 cat >unreach.ini <<EOF
 [box]
-name = user-unreach
+name = user-unreach-$$
 
 [agent]
 command = /bin/cat f
@@ -111,7 +111,7 @@ check "user: the refusal names unreach.ini:9 [agent.filesystem] read" \
 # root naming [agent] user: only boxd's recheck as the owner can see it
 cat >recheck.ini <<EOF
 [box]
-name = user-recheck
+name = user-recheck-$$
 
 [agent]
 command = /bin/cat f
@@ -132,7 +132,7 @@ check "recheck: nothing of the private file leaks" test "$(grep -c private/f err
 # root naming [agent] user, reachable: the agent runs as that user
 cat >asuser.ini <<EOF
 [box]
-name = user-asuser
+name = user-asuser-$$
 
 [agent]
 command = /usr/bin/id -u

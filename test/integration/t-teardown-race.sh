@@ -20,7 +20,7 @@ cp "$BOX_BIN/box-test-swap" "$RB/" && chmod 755 "$RB/box-test-swap"
 cd "$W"
 cat >race.ini <<EOF
 [box]
-name = c-race
+name = c-race-$$
 
 [agent]
 command = /bin/sleep 60
@@ -57,7 +57,7 @@ race() {
 }
 
 if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	export BOX_SOCKET="$W/c-race.sock"
+	export BOX_SOCKET="$W/c-race-$$.sock"
 	BOX_TEST_TEARDOWN_DELAY_MS=$delay "$RB/boxd" --listen "$BOX_SOCKET" 2>boxd.log &
 	sp=$!
 	_run_pids+=("$sp")
@@ -68,14 +68,14 @@ if [ "$(id -u)" -eq 0 ] && have_boxtest; then
 	race "service boxd, box of boxtest" as_boxtest /run/box "$W/rootonly/target"
 	kill -TERM "$sp"
 	wait "$sp"
-	rm -rf "/var/lib/box/$(id -u boxtest)/c-race"
+	rm -rf "/var/lib/box/$(id -u boxtest)/c-race-$$"
 
 	export BOX_SOCKET="$W/no-service.sock"
 	mkdir -m 755 u
 	chown boxtest u
 	as_boxtest "install -m 600 /dev/null u/target"
 	race "embedded boxd of boxtest" as_boxtest "/tmp/box-$(id -u boxtest)" "$W/u/target"
-	rm -rf "$(getent passwd boxtest | cut -d: -f6)/.local/state/box/c-race"
+	rm -rf "$(getent passwd boxtest | cut -d: -f6)/.local/state/box/c-race-$$"
 elif [ "$(id -u)" -ne 0 ]; then
 	mkdir -m 700 u
 	install -m 600 /dev/null u/target

@@ -74,7 +74,7 @@ chmod 644 proj/probe.py
 # The box name carries this file's prefix (tests run side by side).
 cat >tty.ini <<INI
 [box]
-name = at-tty
+name = at-tty-$$
 
 [agent]
 command = /usr/bin/python3 probe.py
@@ -150,7 +150,7 @@ run_checks() {
 	# The start-up disclosure still comes first, on stderr.
 	"$RB/boxctl" run -c tty.ini -- quick >"$L.q.out" 2>"$L.q.err" </dev/null
 	check "$L: the disclosure is printed (box name and id)" \
-		grep -qE "^box: box at-tty, id [0-9a-f]{12}" "$L.q.err"
+		grep -qE "^box: box at-tty-$$, id [0-9a-f]{12}" "$L.q.err"
 	check "$L: the agent's output after it" grep -qx "quick-ok" "$L.q.out"
 
 	# The window size is the terminal's from the agent's first instruction.
@@ -174,11 +174,11 @@ run_checks() {
 	check "$L: hang-up without SIGHUP: boxctl exits (129)" grep -qx "rc=129" "$L.hup.drv"
 	check "$L: hang-up: no trampoline of the box is left" no_process "python3 probe.py sleep"
 	for _ in $(seq 30); do
-		"$RB/boxctl" ps 2>/dev/null | grep -q "^at-tty	" || break
+		"$RB/boxctl" ps 2>/dev/null | grep -q "^at-tty-$$	" || break
 		sleep 0.1
 	done
 	"$RB/boxctl" ps >"$L.ps" 2>&1
-	check "$L: hang-up: ps no longer lists the box" test "$(grep -c '^at-tty	' "$L.ps")" = 0
+	check "$L: hang-up: ps no longer lists the box" test "$(grep -c "^at-tty-$$	" "$L.ps")" = 0
 	out=$("$RB/boxctl" run -q -c tty.ini -- quick 2>"$L.err" </dev/null)
 	check "$L: hang-up: a second run of the same box starts" test "$out" = quick-ok
 }
