@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -197,17 +198,44 @@ sd_notify_ready(void)
 /* ------------------------------------------------------------------ */
 /* signals                                                             */
 
+/*
+ * The signals boxd acts on are blocked from main()'s first step on and read from a signalfd
+ * in the loop: a SIGTERM that arrives while boxd starts, or between two turns of the loop,
+ * waits pending until the loop reads it — it is never lost, and never ends boxd by the
+ * default action before its boxes are stopped. Every child starts with nothing blocked
+ * (common/spawn.c). Embedded, SIGINT and SIGHUP are ignored instead (the client forwards
+ * what the user meant).
+ */
 static void
-on_sigchld(evutil_socket_t sig, short what, void *arg)
+boxd_signals(sigset_t *set, bool embedded)
 {
-	child_reap_all(arg); /* the one reaper (child.c) */
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	if (!embedded) {
+		sigaddset(set, SIGINT);
+		sigaddset(set, SIGHUP);
+	}
 }
 
 static void
-on_sigterm(evutil_socket_t sig, short what, void *arg)
+block_signals(bool embedded)
 {
-	struct boxd *d = arg;
-	log_notice("signal %d: stopping every box", (int)sig);
+	sigset_t set;
+
+	boxd_signals(&set, embedded);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		fatal(errno, "cannot block the signals boxd reads");
+	if (embedded) {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+	}
+}
+
+static void
+on_sigterm(struct boxd *d, int sig)
+{
+	log_notice("signal %d: stopping every box", sig);
 	d->quitting = true;
 	if (!d->boxes) {
 		event_base_loopexit(d->base, NULL);
@@ -222,6 +250,29 @@ on_sigterm(evutil_socket_t sig, short what, void *arg)
 		next = b->next;
 		box_stop(b);
 	}
+}
+
+/* Every pending signal, in the order they came; SIGCHLD reaps once for all of them. */
+static void
+on_signals(evutil_socket_t fd, short what, void *arg)
+{
+	struct boxd *d = arg;
+	struct signalfd_siginfo si[16];
+	bool reap = false;
+	ssize_t n;
+
+	while ((n = read(fd, si, sizeof(si))) > 0) {
+		for (size_t i = 0; i < (size_t)n / sizeof(si[0]); i++) {
+			if (si[i].ssi_signo == SIGCHLD)
+				reap = true;
+			else
+				on_sigterm(d, (int)si[i].ssi_signo);
+		}
+	}
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		log_warn_errno(errno, "reading the signalfd");
+	if (reap)
+		child_reap_all(d); /* the one reaper (child.c) */
 }
 
 /* ------------------------------------------------------------------ */
@@ -316,23 +367,35 @@ setup_identity(struct boxd *d)
 		exit(1);
 }
 
+/*
+ * A test hook that only slows a step: BOX_TEST_BOXD_START_DELAY_MS (at most 10 s) holds
+ * boxd before its loop exists, so that a test can send SIGTERM into that window.
+ */
+static void
+test_start_delay(void)
+{
+	const char *s = getenv("BOX_TEST_BOXD_START_DELAY_MS");
+	uint64_t ms;
+
+	if (s && parse_u64(s, 10000, &ms) == 0 && ms > 0)
+		(void)nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000 }, NULL);
+}
+
 static void
 setup_loop(struct boxd *d)
 {
-	int sigs[4] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
+	sigset_t set;
 
 	d->base = event_base_new();
 	if (!d->base)
 		fatalx("event_base_new failed");
-	for (int i = 0; i < 4; i++) {
-		if (d->embedded && (sigs[i] == SIGINT || sigs[i] == SIGHUP)) {
-			signal(sigs[i], SIG_IGN); /* the client forwards what the user meant */
-			continue;
-		}
-		d->sig_ev[i] = evsignal_new(d->base, sigs[i], i == 0 ? on_sigchld : on_sigterm, d);
-		if (!d->sig_ev[i] || event_add(d->sig_ev[i], NULL) < 0)
-			fatalx("cannot watch signal %d", sigs[i]);
-	}
+	boxd_signals(&set, d->embedded);
+	d->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d->sig_fd < 0)
+		fatal(errno, "signalfd");
+	d->sig_ev = event_new(d->base, d->sig_fd, EV_READ | EV_PERSIST, on_signals, d);
+	if (!d->sig_ev || event_add(d->sig_ev, NULL) < 0)
+		fatalx("cannot watch the signalfd");
 }
 
 /* Embedded: the client channel on fd 3 (moved above the fixed numbers). */
@@ -404,9 +467,9 @@ shutdown_all(struct boxd *d)
 	safe_close(d->listen_fd);
 	if (d->service_path)
 		(void)unlink(d->service_path);
-	for (int i = 0; i < 4; i++)
-		if (d->sig_ev[i])
-			event_free(d->sig_ev[i]);
+	if (d->sig_ev)
+		event_free(d->sig_ev);
+	safe_close(d->sig_fd);
 	event_base_free(d->base);
 	safe_close(d->self_pidns_fd);
 	free(d->service_path);
@@ -417,11 +480,13 @@ shutdown_all(struct boxd *d)
 int
 main(int argc, char **argv)
 {
-	struct boxd d = { .hooks = &boxd_hooks, .listen_fd = -1, .self_pidns_fd = -1 };
+	struct boxd d = { .hooks = &boxd_hooks, .listen_fd = -1, .self_pidns_fd = -1, .sig_fd = -1 };
 
 	log_init("boxd", 0);
 	const char *listen_at = parse_args(&d, argc, argv);
+	block_signals(d.embedded);
 	setup_identity(&d);
+	test_start_delay();
 	setup_loop(&d);
 	if (d.embedded)
 		setup_embedded_channel(&d);

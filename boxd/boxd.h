@@ -124,7 +124,8 @@ struct boxd {
 	char *service_path;     /* --listen PATH (unlinked at exit), or NULL */
 	int listen_fd;
 	struct event *listen_ev;
-	struct event *sig_ev[4];
+	int sig_fd;             /* signalfd of the blocked signals (boxd.c) */
+	struct event *sig_ev;
 	struct child *children; /* every process boxd started and still tracks (child.c) */
 	struct box *boxes;      /* list */
 	unsigned n_boxes;

@@ -118,6 +118,20 @@ for u in 0 "$(id -u boxtest 2>/dev/null)"; do
 	[ -n "$u" ] && rm -rf "/var/lib/box/$u/svc-a-$n" "/var/lib/box/$u/svc-echo-$n" "/var/lib/box/$u/svc-memfd-$n"
 done
 
+# A SIGTERM while boxd starts (BOX_TEST_BOXD_START_DELAY_MS holds it before its loop) is
+# not lost and does not end boxd by the default action: it waits pending, and boxd stops
+# as asked — status 0, "stopping every box", the socket removed (boxd/boxd.c).
+early="$W/early.sock"
+BOX_TEST_BOXD_START_DELAY_MS=1500 "$RB/boxd" --listen "$early" 2>early.log &
+ep=$!
+_run_pids+=("$ep")
+sleep 0.3
+kill -TERM "$ep"
+wait "$ep"
+check "service: a SIGTERM while boxd starts ends it with status 0" test $? = 0
+check "service: a SIGTERM while boxd starts stops every box" grep -q "stopping every box" early.log
+check "service: a SIGTERM while boxd starts: the socket is removed" test ! -e "$early"
+
 # socket activation (packaging/systemd/boxd.socket): the listener arrives as fd 3
 act="$W/act.sock"
 python3 - "$RB/boxd" "$act" <<'PY' 2>act.log &
