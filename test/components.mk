@@ -35,6 +35,7 @@ TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec po
 TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch child) \
 	$(addprefix test/fuzz/replay_,request recheck_reply) \
 	test/config/check-vs-run.sh test/integration/t-run% test/integration/t-teardown-race.sh \
+	test/integration/t-faults.sh \
 	test/integration/t-mask-outside.sh test/integration/t-peer-pidns.sh \
 	test/integration/t-tty.sh test/integration/t-first-box.sh test/integration/t-clientd.sh \
 	test/integration/t-policyd.sh test/integration/t-gw-boxd.sh test/integration/t-gw-run.sh \
