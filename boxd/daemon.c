@@ -54,9 +54,16 @@ static const struct daemon_env_hook gateway_env[] = {
 };
 
 /*
- * Start order: box-policyd (every other daemon's decisions), box-gateway,
- * box-shell, box-mcpd (only with a stdio [mcp]), then the agent (box.c);
- * the end goes the other way, policyd last (the others' last Records reach it).
+ * Start order: box-policyd (every other daemon's decisions), then at once
+ * box-gateway, box-shell, box-mcpd (only with a stdio [mcp]) and the agent's
+ * trampoline, which builds the sandbox and waits at its gate until every
+ * daemon that gates_agent is ready (box.c): box-policyd (the policy is
+ * loaded: nothing of the agent runs under a policy that may not load) and
+ * box-gateway (the CA in the agent's view is written). The others serve
+ * sockets boxd bound before their spawn, so what the agent sends them waits
+ * in the socket until they serve; if one fails to start after the agent
+ * started, the box is stopped all the same (daemon_ready). The end goes the
+ * other way, policyd last (the others' last Records reach it).
  */
 const struct daemon_desc daemon_table[DAEMON__N] = {
 	[DAEMON_POLICYD] = {
@@ -67,7 +74,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.fds_optional = DAEMON_FD(POLICYD_FD_GATEWAY) | DAEMON_FD(POLICYD_FD_MCPD) |
 				DAEMON_FD(POLICYD_FD_SHELL),
 		.env = policyd_env,
-		.start_state = BOX_POLICYD,
+		.gates_agent = true,
 		.ready_name = "PolicyReady",
 		.lost_suffix = " (no policy, no box)",
 		.proto = &box_proto_policy,
@@ -81,7 +88,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.log = DAEMON_LOG_BOX,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD),
 		.env = gateway_env,
-		.start_state = BOX_GATEWAY,
+		.gates_agent = true,
 		.ready_name = "GatewayReady",
 		.proto = &box_proto_gateway,
 		.peer_role = BOX_GATEWAY_ROLE_GATEWAY,
@@ -95,7 +102,6 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.log = DAEMON_LOG_BOX,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
 		       DAEMON_FD(DAEMON_FD_LISTEN),
-		.start_state = BOX_SHELL,
 		.ready_name = "ShellReady",
 		.lost_suffix = " (no shell, no box)",
 		.proto = &box_proto_shell,
@@ -109,7 +115,6 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.log = DAEMON_LOG_BOX,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
 		       DAEMON_FD(DAEMON_FD_LISTEN),
-		.start_state = BOX_MCPD,
 		.ready_name = "McpReady",
 		.proto = &box_proto_mcpctl,
 		.peer_role = BOX_MCPCTL_ROLE_MCPD,
@@ -122,7 +127,6 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.user = DAEMON_USER_SERVICE,
 		.log = DAEMON_LOG_BOXD,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_CLIENT),
-		.start_state = -1,
 	},
 };
 
@@ -392,6 +396,17 @@ daemon_ready(struct box_daemon *dm, int r, const char *fmt, ...)
 	if (r >= 0)
 		log_info("box %s (%s): %s (pid %d) ready", dm->b->name, dm->b->id, dm->desc->name,
 			 (int)dm->child.pid);
+	if (r < 0 && box_agent_started(dm->b)) {
+		/* The agent runs already (this daemon does not gate it): fail closed, as a loss. */
+		struct box *b = dm->b;
+		dm->lost = true;
+		free(dm->error);
+		if (asprintf(&dm->error, "%s: the box was stopped%s", msg,
+			     dm->desc->lost_suffix ? dm->desc->lost_suffix : "") < 0)
+			dm->error = NULL;
+		log_err("box %s (%s): %s; stopping the box", b->name, b->id, msg);
+		return box_kill(b);
+	}
 	dm->ops->ready(dm->b, r < 0 ? r : 0, r < 0 ? msg : NULL);
 }
 
@@ -418,7 +433,7 @@ daemon_lost(struct box_daemon *dm, const char *why)
 	log_err("box %s (%s): %s exited (%s); stopping the box", b->name, b->id, dm->desc->name,
 		why);
 	set_error(dm, why);
-	if (b->state == BOX_STARTING && !b->setup_error && dm->error)
+	if ((b->state == BOX_DAEMONS || b->state == BOX_STARTING) && !b->setup_error && dm->error)
 		b->setup_error = strdup(dm->error);
 	box_kill(b);
 }

@@ -25,6 +25,9 @@
  * client has no placeholder variable), and each http [mcp.NAME] as a
  * GatewayMcpServer (url host/port/path, namespace, max_frame, call_timeout,
  * allow_tool_changes) so the gateway decides its JSON-RPC requests.
+ * It starts beside box-policyd and box-shell (box.c), and the plans are
+ * built for it from its spawn on; it gates the agent (daemon_table): the
+ * agent's view holds /run/box/ca.pem, written when GatewayReady comes.
  * GatewayReady arrives as an event (never waited for): its certificate
  * (checked again here: a PEM certificate, no key) is written to
  * RUNTIME/ca.pem (a root-owned 0644 file runtime.c made before BASE/ID
@@ -582,7 +585,6 @@ ready_message(struct box_daemon *dm, const Box__GatewayReady *rep)
 						  "PEM certificate alone");
 	if (ca_write(b, &rep->ca_cert_pem, &err) < 0)
 		return daemon_ready(dm, -EIO, "%s", err ? err : "cannot write the CA certificate");
-	b->gateway_serving = true;
 	log_info("box %s (%s): box-gateway pid %d on port %u, %zu placeholder(s)", b->name, b->id,
 		 (int)dm->child.pid, (unsigned)gateway_port(b), b->n_placeholders);
 	daemon_ready(dm, 0, NULL);
@@ -621,6 +623,10 @@ gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
 		safe_close(fd);
 		return -ENOTCONN;
 	}
+	if (b->gateway->dm.starting) {
+		safe_close(fd);
+		return -EAGAIN; /* its protocol takes a listener once it serves: box.c holds it */
+	}
 	m.listener_id = ++b->gateway->listener_seq;
 	m.sandbox = (char *)sandbox;
 	r = daemon_send(&b->gateway->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, &m.base, &fd, 1);
@@ -636,7 +642,8 @@ gateway_listener_closed(struct box *b, uint32_t id)
 {
 	Box__GatewayListenerClosed m = BOX__GATEWAY_LISTENER_CLOSED__INIT;
 
-	if (!id || !b->gateway || !b->gateway->dm.ev || !b->gateway_serving)
+	if (!id || !b->gateway || !b->gateway->dm.ev || !b->gateway_serving ||
+	    b->gateway->dm.starting)
 		return;
 	m.listener_id = id;
 	(void)daemon_send(&b->gateway->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED, &m.base, NULL, 0);
@@ -764,6 +771,8 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 	r = box_ipc_event_send(b->gateway->dm.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
 	if (r < 0)
 		seterr(err, "cannot send GatewayInit to box-gateway: %s", strerror(-r));
+	else
+		b->gateway_serving = true; /* it gates the agent: the plans route through it */
 out:
 	init_free(in);
 	return r;

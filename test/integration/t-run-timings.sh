@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # t-run-timings.sh — `boxctl run --timings` (docs/boxctl.1.md), as root and as the ordinary
 # user boxtest: the start's timeline is printed after the disclosure, boxctl's steps and
-# boxd's merged in time order (each step's ms since boxctl started never goes back), boxd's
-# steps named in the order boxd takes them, the last line the reply; a dry run's timeline
+# boxd's merged in time order (each step's ms since boxctl started never goes back), every
+# step of boxd's start once: its spawns in the order boxd makes them (box-policyd, then
+# box-gateway, the agent's plan, box-shell and the agent's trampoline at once), each daemon's
+# ready after its spawn in whatever order they come, box-policyd's and box-gateway's before
+# the agent's start gate opens, box-shell's anywhere after its spawn (it may come after the
+# agent started: the reply waits for it); the last line the reply; a dry run's timeline
 # ends at the disclosure, without the agent; without --timings nothing of it is printed.
 # Only names and order are checked: how long a step takes is make bench's (bench/spawn).
 . test/lib.sh
@@ -47,15 +51,34 @@ in_order() {
 	sed -nE 's/^box: +([0-9]+\.[0-9])  \+.*/\1/p' "$1" | sort -c -g
 }
 
-boxd_steps_run="boxd request received
+# boxd's spawns, in the order it makes them, and the release of the agent after them.
+boxd_spawns="boxd request received
 boxd re-checked as the owner
+boxd run lock, stdio, runtime dir and limits
 boxd box-policyd spawned
-boxd box-policyd ready
-boxd box-gateway ready
+boxd box-gateway spawned
 boxd agent's plan built
-boxd box-shell ready
+boxd box-shell spawned
 boxd box-trampoline spawned
+boxd agent released (its start gate opened)
 boxd agent started"
+boxd_ready="boxd box-policyd ready
+boxd box-gateway ready
+boxd box-shell ready"
+
+# line_of STEPS STEP: STEP's line number in STEPS (empty: absent).
+line_of() {
+	grep -nxF -- "$2" <<<"$1" | cut -d: -f1
+}
+
+# before STEPS A B: A and B are in STEPS, each once, A first.
+before() {
+	local a b
+	a=$(line_of "$1" "$2")
+	b=$(line_of "$1" "$3")
+	[ -n "$a" ] && [ -n "$b" ] && [ "$(wc -w <<<"$a")" = 1 ] && [ "$(wc -w <<<"$b")" = 1 ] &&
+		[ "$a" -lt "$b" ]
+}
 
 for u in "${users[@]}"; do
 	p=timings-$u-$$ # this test's box names, distinct from other tests' and other runs'
@@ -72,9 +95,19 @@ for u in "${users[@]}"; do
 	check "$u: … the agent ran" test -e "$marker"
 	check "$u: … a header says what the columns are" \
 		grep -qxF 'box: timings (ms since boxctl started, +ms since the step before):' "$p.err"
-	check "$u: … boxd's steps, in the order boxd takes them" \
-		test "$(steps "$p.err" | grep '^boxd ')" = "$boxd_steps_run"
 	s=$(steps "$p.err")
+	bs=$(grep '^boxd ' <<<"$s")
+	check "$u: … boxd's steps are its spawns and the daemons' ready messages, each once" \
+		test "$(sort <<<"$bs")" = "$(sort <<<"$boxd_spawns"$'\n'"$boxd_ready")"
+	check "$u: … boxd's spawns in the order boxd makes them" \
+		test "$(grep -vxF -f <(printf '%s\n' "$boxd_ready") <<<"$bs")" = "$boxd_spawns"
+	for d in box-policyd box-gateway box-shell; do
+		check "$u: … $d ready after its spawn" before "$bs" "boxd $d spawned" "boxd $d ready"
+	done
+	for d in box-policyd box-gateway; do
+		check "$u: … the agent released only once $d is ready" \
+			before "$bs" "boxd $d ready" "boxd agent released (its start gate opened)"
+	done
 	check "$u: … boxctl's own steps: checked, connected, sent, then the reply" \
 		test "$(grep -c '^boxctl ' <<<"$s")" = 4
 	n_checked=$(grep -n 'config and policy checked' <<<"$s" | cut -d: -f1)
