@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boxd.h"
@@ -377,6 +378,53 @@ ready_wait_end(struct box_daemon *dm)
 		event_free(dm->ready_timer);
 		dm->ready_timer = NULL;
 	}
+	if (dm->ready_delay) {
+		event_free(dm->ready_delay);
+		dm->ready_delay = NULL;
+	}
+}
+
+static void ready_outcome(struct box_daemon *dm, int r, const char *msg);
+
+static void
+on_ready_delayed(evutil_socket_t fd, short what, void *arg)
+{
+	struct box_daemon *dm = arg;
+	ready_outcome(dm, 0, "");
+}
+
+/*
+ * The test hook BOX_TEST_READY_DELAY_MS (at most 60 s): boxd acts on the
+ * ready message of the daemon BOX_TEST_READY_DELAY_DAEMON names ("box-shell")
+ * that much later, only for the box BOX_TEST_READY_DELAY_NAME names when set.
+ * It only slows a step: the daemon may die meanwhile (its start then fails),
+ * which is how the tests show that a daemon failing to start after the agent
+ * started still stops the box. True: the ready message waits for the timer.
+ */
+static bool
+ready_delayed(struct box_daemon *dm)
+{
+	const char *ms = getenv("BOX_TEST_READY_DELAY_MS");
+	const char *who = getenv("BOX_TEST_READY_DELAY_DAEMON");
+	const char *only = getenv("BOX_TEST_READY_DELAY_NAME");
+	char *end;
+
+	if (!ms || !who || strcmp(who, dm->desc->name) != 0 || dm->ready_delay ||
+	    (only && strcmp(only, dm->b->name) != 0))
+		return false;
+	errno = 0;
+	unsigned long v = strtoul(ms, &end, 10);
+	if (errno || end == ms || *end || v == 0 || v > 60000)
+		return false;
+	struct timeval tv = { (time_t)(v / 1000), (suseconds_t)((v % 1000) * 1000) };
+	dm->ready_delay = evtimer_new(dm->b->d->base, on_ready_delayed, dm);
+	if (!dm->ready_delay || evtimer_add(dm->ready_delay, &tv) < 0) {
+		if (dm->ready_delay)
+			event_free(dm->ready_delay);
+		dm->ready_delay = NULL;
+		return false;
+	}
+	return true;
 }
 
 void
@@ -384,15 +432,23 @@ daemon_ready(struct box_daemon *dm, int r, const char *fmt, ...)
 {
 	char msg[1200] = "";
 
-	if (!dm->starting)
+	if (!dm->starting || (r >= 0 && dm->ready_delay))
 		return;
-	ready_wait_end(dm);
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
 		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
 	}
+	if (r >= 0 && ready_delayed(dm))
+		return;
+	ready_outcome(dm, r, msg);
+}
+
+static void
+ready_outcome(struct box_daemon *dm, int r, const char *msg)
+{
+	ready_wait_end(dm);
 	if (r >= 0)
 		log_info("box %s (%s): %s (pid %d) ready", dm->b->name, dm->b->id, dm->desc->name,
 			 (int)dm->child.pid);

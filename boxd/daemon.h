@@ -151,6 +151,7 @@ struct box_daemon {
 	struct child child;          /* its process (child.h's tracker; box-shell: its trampoline) */
 	struct box_ipc_event *ev;    /* the control channel, or NULL */
 	struct event *ready_timer;
+	struct event *ready_delay;   /* BOX_TEST_READY_DELAY_MS: its ready message held (daemon.c) */
 	struct event *exit_timer;
 	bool starting;               /* the ready answer is awaited */
 	bool closing;                /* we closed its channel: its exit is expected */
