@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * box.c — one box's life: checking → policyd → gateway → shell →
- * starting → running → stopping → finishing → gone. Every step that waits for another process
+ * box.c — one box's life: checking → daemons → starting → running →
+ * stopping → finishing → gone. Every step that waits for another process
  * is an event of boxd's loop, so boxd answers its other clients meanwhile:
  *
  *   RunRequest   owner resolved (the caller, or [agent] user for root),
@@ -10,19 +10,29 @@
  *   RecheckReply refusals are REPLY_REFUSED (exit 2); run lock taken (a
  *                second run: REPLY_BUSY), stdio checked, runtime dir and
  *                masks made, limits set up, box-policyd spawned and sent
- *                PolicyInit (policyd.c)                          → policyd
- *   PolicyReady  box-gateway spawned (fd 4: policyd's fd 4's other end)
- *                and sent GatewayInit (gateway.c)                → gateway
- *   GatewayReady the CA written to RUNTIME/ca.pem and STATE/ca.pem; the
- *                agent's plan built (proxy, CA and placeholder variables,
- *                /run/box/bin, shell.sock, the alias over the shells),
- *                box-shell spawned through the trampoline with a plan of
- *                the agent's view and sent ShellInit (shell.c)  → shell
- *   ShellReady   disclosure sent to boxctl (RunStarting; in RunReply for
- *                --detach), the agent's trampoline spawned     → starting
+ *                PolicyInit (policyd.c); at once box-gateway spawned (fd 4:
+ *                policyd's fd 4's other end) and sent GatewayInit
+ *                (gateway.c), the agent's plan built (proxy, CA and
+ *                placeholder variables, /run/box/bin, shell.sock, the alias
+ *                over the shells), box-shell spawned through the trampoline
+ *                with a plan of the agent's view and sent ShellInit
+ *                (shell.c), box-mcpd (a stdio [mcp], mcpd.c), and the
+ *                agent's trampoline with plan.start_gate: it builds the
+ *                sandbox and waits on fd 3                        → daemons
+ *                Every socket a daemon serves was bound before its spawn:
+ *                what a peer sends waits there, never for readiness.
+ *   *Ready       each daemon's ready message, in any order; GatewayReady
+ *                writes the CA to RUNTIME/ca.pem and STATE/ca.pem. Once
+ *                every daemon that gates_agent (daemon.c: box-policyd,
+ *                box-gateway) is ready: the agent's listener to the gateway,
+ *                the disclosure to boxctl (RunStarting; in RunReply for
+ *                --detach), "go" at the gate                     → starting
+ *                A daemon that gates nothing may be ready after the agent
+ *                started; its failure then stops the box (daemon.c, as a
+ *                loss); --timings holds RunReply until every one is ready.
  *   listener     the trampoline's listener fd (fd 4) goes to the gateway
- *                (GatewayListener "agent"); GatewayListenerClosed when the
- *                agent's sandbox ends
+ *                (GatewayListener "agent"; held until the gateway serves);
+ *                GatewayListenerClosed when the agent's sandbox ends
  *   fd 4 EOF     the agent exec'd: RunReply OK (with the box's pty
  *                master when boxctl is at a terminal: boxctl relays it,
  *                boxd keeps no copy)                             → running
@@ -33,9 +43,10 @@
  *   client gone  (not detached) SIGKILL: PID 1 dies, the kernel kills the
  *                whole PID namespace — nothing outlives the box (before the
  *                trampoline: the start ends)
- *   policyd,     SIGKILL (fail closed); RunExit carries the error, boxctl
- *   gateway or   exits 1
- *   shell gone
+ *   a daemon     SIGKILL (fail closed); RunExit carries the error, boxctl
+ *   gone, or one exits 1 (before the agent started: the held trampoline is
+ *   failing to    killed, RunReply FAILED with the error)
+ *   start late
  *   reaped       box_teardown(): box-recheck stopped, fd 4 closed, every
  *                tool sandbox SIGKILLed, box-shell's and box-gateway's
  *                channels closed (each exits; its exit reaped, or SIGKILL
