@@ -30,6 +30,7 @@
 #include "fdutil.h"
 #include "ipc.h"
 #include "log.h"
+#include "parse.h"
 #include "proto_gateway.h"
 #include "proto_mcp.h"
 #include "proto_policy.h"
@@ -407,14 +408,12 @@ ready_delayed(struct box_daemon *dm)
 	const char *ms = getenv("BOX_TEST_READY_DELAY_MS");
 	const char *who = getenv("BOX_TEST_READY_DELAY_DAEMON");
 	const char *only = getenv("BOX_TEST_READY_DELAY_NAME");
-	char *end;
+	uint64_t v;
 
 	if (!ms || !who || strcmp(who, dm->desc->name) != 0 || dm->ready_delay ||
 	    (only && strcmp(only, dm->b->name) != 0))
 		return false;
-	errno = 0;
-	unsigned long v = strtoul(ms, &end, 10);
-	if (errno || end == ms || *end || v == 0 || v > 60000)
+	if (parse_u64(ms, 60000, &v) < 0 || v == 0)
 		return false;
 	struct timeval tv = { (time_t)(v / 1000), (suseconds_t)((v % 1000) * 1000) };
 	dm->ready_delay = evtimer_new(dm->b->d->base, on_ready_delayed, dm);
