@@ -24,14 +24,15 @@
  *   *Ready       each daemon's ready message, in any order; GatewayReady
  *                writes the CA to RUNTIME/ca.pem and STATE/ca.pem. Once
  *                every daemon that gates_agent (daemon.c: box-policyd,
- *                box-gateway) is ready: the agent's listener to the gateway,
+ *                box-gateway, box-mcpd) is ready: the agent's listener to the gateway,
  *                the disclosure to boxctl (RunStarting; in RunReply for
  *                --detach), "go" at the gate                     → starting
  *                A daemon that gates nothing may be ready after the agent
  *                started; its failure then stops the box (daemon.c, as a
  *                loss); --timings holds RunReply until every one is ready.
  *   listener     the trampoline's listener fd (fd 4) goes to the gateway
- *                (GatewayListener "agent"; held until the gateway serves);
+ *                (GatewayListener "agent"; gateway.c holds it until the
+ *                gateway serves);
  *                GatewayListenerClosed when the agent's sandbox ends
  *   fd 4 EOF     the agent exec'd: RunReply OK (with the box's pty
  *                master when boxctl is at a terminal: boxctl relays it,
@@ -283,7 +284,6 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 	/* A start abandoned with the agent's sandbox held at its gate: it dies unstarted. */
 	child_stop(&b->agent);
 	b->gate_fd = safe_close(b->gate_fd);
-	b->agent_listener_fd = safe_close(b->agent_listener_fd);
 	b->pty_master = safe_close(b->pty_master);
 	status_watch_close(&b->status);
 	if (b->timeout_ev)
@@ -435,7 +435,6 @@ box_free(struct box *b)
 	child_stop_box(d, b);
 	plan_free(b->agent_plan);
 	safe_close(b->gate_fd);
-	safe_close(b->agent_listener_fd);
 	free(b->alias_exe);
 	status_watch_close(&b->status);
 	if (b->timeout_ev)
@@ -524,7 +523,6 @@ on_agent_reaped(struct child *c, int status)
 	/* The agent's sandbox ended: its listener goes (the gateway's channel follows). */
 	gateway_listener_closed(b, b->agent_listener_id);
 	b->agent_listener_id = 0;
-	b->agent_listener_fd = safe_close(b->agent_listener_fd);
 	if (b->state == BOX_STARTING || b->state == BOX_DAEMONS)
 		(void)status_watch_drain(&b->status); /* what the trampoline still has on fd 4 */
 
@@ -678,17 +676,12 @@ on_status(void *arg, const Box__TrampolineStatus *s, int *fdp)
 	case BOX__TRAMPOLINE_STATUS__MSG_LISTENER: {
 		/* The agent's in-namespace proxy listener: the gateway serves it. One per sandbox. */
 		int r;
-		if (fd < 0 || b->agent_listener_id || b->agent_listener_fd >= 0 ||
-		    s->listener->port != gateway_port(b)) {
+		if (fd < 0 || b->agent_listener_id || s->listener->port != gateway_port(b)) {
 			safe_close(fd);
 			if (!b->setup_error &&
 			    asprintf(&b->setup_error, "box-trampoline sent an unexpected listener") < 0)
 				b->setup_error = NULL;
 			box_kill(b);
-			break;
-		}
-		if (b->state == BOX_DAEMONS) {
-			b->agent_listener_fd = fd; /* until the gateway serves (start_release) */
 			break;
 		}
 		if ((r = gateway_listener_add(b, "agent", fd, &b->agent_listener_id)) < 0) {
@@ -821,7 +814,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	status_watch_init(&b->status);
 	b->pty_master = -1;
 	b->ca_runtime_fd = b->shell_listen_fd = b->mcp_listen_fd = -1;
-	b->gate_fd = b->agent_listener_fd = -1;
+	b->gate_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
@@ -1236,9 +1229,8 @@ daemons_all_ready(const struct box *b, bool gating)
 
 /*
  * The daemons that gate the agent are ready (box-policyd has loaded the
- * policy, box-gateway serves and its CA is written): the disclosure (it
- * names the rules policyd loaded), the agent's proxy listener to the
- * gateway, then "go" at the gate — the agent starts once its sandbox is
+ * policy, box-gateway serves and its CA is written, box-mcpd serves): the
+ * disclosure (it names the rules policyd loaded), then "go" at the gate — the agent starts once its sandbox is
  * built. The others may still be starting: their sockets hold what comes.
  */
 static void
@@ -1264,15 +1256,7 @@ start_release(struct box *b)
 		return box_teardown(b, finished_dry_run);
 	}
 	if (b->gate_fd < 0)
-		return; /* its trampoline is not spawned yet: start_daemons comes back */
-	if (b->agent_listener_fd >= 0 &&
-	    (r = gateway_listener_add(b, "agent", TAKE_FD(b->agent_listener_fd),
-				      &b->agent_listener_id)) < 0) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "cannot hand the agent's listener to box-gateway: %s",
-			 strerror(-r));
-		return start_abort(b, msg);
-	}
+		return; /* its trampoline is not spawned yet */
 	/* The disclosure, before the agent starts. */
 	plan = TAKE_PTR(b->agent_plan);
 	if (plan && plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)

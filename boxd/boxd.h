@@ -297,7 +297,6 @@ struct box {
 	struct gateway_placeholder *placeholders;
 	size_t n_placeholders;
 	uint32_t agent_listener_id; /* the agent's listener at the gateway, or 0 */
-	int agent_listener_fd;    /* the agent's listener until box-gateway is ready, or -1 */
 	/* The parallel start (box.c): bit N, daemon_table[N] sent its ready message */
 	unsigned daemons_ready;
 	int gate_fd;              /* the agent's start gate (its trampoline's fd 3) until "go", or -1 */

@@ -60,11 +60,14 @@ static const struct daemon_env_hook gateway_env[] = {
  * box-gateway, box-shell, box-mcpd (only with a stdio [mcp]) and the agent's
  * trampoline, which builds the sandbox and waits at its gate until every
  * daemon that gates_agent is ready (box.c): box-policyd (the policy is
- * loaded: nothing of the agent runs under a policy that may not load) and
- * box-gateway (the CA in the agent's view is written). The others serve
- * sockets boxd bound before their spawn, so what the agent sends them waits
- * in the socket until they serve; if one fails to start after the agent
- * started, the box is stopped all the same (daemon_ready). The end goes the
+ * loaded: nothing of the agent runs under a policy that may not load),
+ * box-gateway (the CA in the agent's view is written) and box-mcpd (its
+ * refusals are the box's own configuration: its pins file, its servers —
+ * refused before the agent runs, as a box.ini error is). box-shell serves
+ * shell.sock, bound by boxd before its spawn, so what the agent sends it waits
+ * in the socket until it serves; if it fails to start after the agent
+ * started, the box is stopped all the same, with the message a failed start
+ * has (daemon_ready). The end goes the
  * other way, policyd last (the others' last Records reach it).
  */
 const struct daemon_desc daemon_table[DAEMON__N] = {
@@ -118,6 +121,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
 		       DAEMON_FD(DAEMON_FD_LISTEN),
 		.ready_name = "McpReady",
+		.gates_agent = true,
 		.proto = &box_proto_mcpctl,
 		.peer_role = BOX_MCPCTL_ROLE_MCPD,
 		.ready_timeout_ms = BOXD_MCPD_READY_TIMEOUT_MS,
@@ -452,13 +456,14 @@ ready_outcome(struct box_daemon *dm, int r, const char *msg)
 		log_info("box %s (%s): %s (pid %d) ready", dm->b->name, dm->b->id, dm->desc->name,
 			 (int)dm->child.pid);
 	if (r < 0 && box_agent_started(dm->b)) {
-		/* The agent runs already (this daemon does not gate it): fail closed, as a loss. */
+		/*
+		 * The agent runs already (this daemon does not gate it): fail closed,
+		 * as a loss; RunExit says what a failed start would have said.
+		 */
 		struct box *b = dm->b;
 		dm->lost = true;
 		free(dm->error);
-		if (asprintf(&dm->error, "%s: the box was stopped%s", msg,
-			     dm->desc->lost_suffix ? dm->desc->lost_suffix : "") < 0)
-			dm->error = NULL;
+		dm->error = strdup(msg);
 		log_err("box %s (%s): %s; stopping the box", b->name, b->id, msg);
 		return box_kill(b);
 	}
