@@ -9,8 +9,10 @@
 # full embedded `boxctl run -- /bin/true` is timed beside it, and its start's
 # timeline (`boxctl run --timings`) printed step by step, each step's median.
 # Then, with the same config (the shell alias and box-gateway in every box):
-#   start to the first shell command   `boxctl run -- /bin/sh -c true` (the alias
-#                                      asks box-shell) against bwrap running the same
+#   start to the first shell command   the agent runs `sh -c true` (`/usr/bin/env sh
+#                                      -c true`: env finds the alias in /run/box/bin,
+#                                      box-shell runs `true`; a permit-all policy)
+#                                      against bwrap running /bin/sh -c true
 #   start to the first proxied request the agent's curl GETs a loopback HTTP server
 #                                      through box-gateway ([gateway] hosts_file,
 #                                      allow_host_loopback, a permit-all policy)
@@ -60,8 +62,14 @@ if os.access(boxctl, os.X_OK) and subprocess.run([boxctl, "run", "--help"],
         f.write("[box]\nname = bench\nrequire = userns mountns netns landlock seccomp\n"
                 "[agent]\ncommand = /bin/true\nworkspace = %s\n" % ws)
     cmds["boxctl run (embedded)"] = [boxctl, "run", "-q", "-c", ini]
-    # start to the first shell command: the agent is the alias's sh, box-shell runs `true`
-    cmds["sh -c true: boxctl run"] = [boxctl, "run", "-q", "-c", ini, "--", "/bin/sh", "-c", "true"]
+    with open(os.path.join(ws, "permit.cedar"), "w") as f:
+        f.write("permit (principal, action, resource);\n")
+    # start to the first shell command: the agent's `sh` is the alias, box-shell runs `true`
+    shini = os.path.join(ws, "sh.ini")
+    with open(shini, "w") as f:
+        f.write("[box]\nname = benchsh\npolicy = %s/permit.cedar\n"
+                "[agent]\ncommand = /usr/bin/env sh -c true\nworkspace = %s\n" % (ws, ws))
+    cmds["sh -c true: boxctl run"] = [boxctl, "run", "-q", "-c", shini]
     cmds["sh -c true: bwrap"] = bw[:-1] + ["/bin/sh", "-c", "true"]
     # start to the first proxied request: a loopback HTTP server, named in a hosts file
     import http.server, threading
@@ -76,8 +84,6 @@ if os.access(boxctl, os.X_OK) and subprocess.run([boxctl, "run", "--help"],
     port = srv.server_address[1]
     with open(os.path.join(ws, "hosts"), "w") as f:
         f.write("127.0.0.1 spawn-bench.test\n")
-    with open(os.path.join(ws, "permit.cedar"), "w") as f:
-        f.write("permit (principal, action, resource);\n")
     netini = os.path.join(ws, "net.ini")
     with open(netini, "w") as f:
         f.write("[box]\nname = benchnet\npolicy = %s/permit.cedar\n"
