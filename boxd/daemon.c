@@ -427,6 +427,11 @@ ready_delayed(struct box_daemon *dm)
 		dm->ready_delay = NULL;
 		return false;
 	}
+	/* It did answer in time: only the hold is left (its exit still fails the start). */
+	if (dm->ready_timer) {
+		event_free(dm->ready_timer);
+		dm->ready_timer = NULL;
+	}
 	return true;
 }
 
