@@ -162,6 +162,8 @@ pid1_fork(struct tramp *t)
 	}
 	close(t->status_fd);
 	t->status_fd = -1;
+	if (t->start_gate >= 0) /* PID 1's to wait on */
+		t->start_gate = safe_close(t->start_gate);
 	/* The passed channels are box-shell's alone: their peers see its end as the only one. */
 	passed_fds_close(t);
 	/* pp[1] stays open (CLOEXEC): its EOF tells PID 1 we are gone. */

@@ -20,6 +20,7 @@
  *                   also gets the passed fds 5.. as its fds 3.. (the status fd
  *                   moves out of the way as soon as the plan has come)
  *   terminal        pty master sent on fd 4
+ *   start gate      with plan.start_gate: PID 1 waits for boxd's "go" on fd 3
  *   seccomp, exec   in the workload, then EOF on fd 4
  *
  * Trusts: nothing from its caller but fd 3's plan, and that only after
@@ -149,8 +150,8 @@ passed_fds_close(struct tramp *t)
 static void
 fds_close(struct tramp *t)
 {
-	int keep[2 + TRAMP_PASS_FDS_MAX] = {t->status_fd, t->parent_pipe};
-	unsigned n_keep = 2;
+	int keep[3 + TRAMP_PASS_FDS_MAX] = {t->status_fd, t->parent_pipe, t->start_gate};
+	unsigned n_keep = 3;
 	for (unsigned i = 0; i < t->n_pass; i++)
 		keep[n_keep++] = TRAMP_PASS_FD_FIRST + (int)i;
 	int r = fd_close_all_except(3, keep, n_keep);
@@ -164,11 +165,35 @@ fds_close(struct tramp *t)
 			tramp_fail(t, STEP_FDS, errno, "FD_CLOEXEC");
 }
 
+/*
+ * plan.start_gate: the sandbox is built; PID 1 waits for boxd's one packet
+ * "go" on fd 3 (boxd sends it once the daemons the agent needs are ready).
+ * EOF (boxd ended the start) or anything else fails here: no workload.
+ */
+static void
+start_gate_wait(struct tramp *t)
+{
+	char buf[8];
+	ssize_t n;
+
+	if (t->start_gate < 0)
+		return;
+	do
+		n = recv(t->start_gate, buf, sizeof(buf), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		tramp_fail(t, STEP_GATE, errno, "waiting for boxd on fd 3");
+	if (n != 2 || memcmp(buf, "go", 2) != 0)
+		tramp_fail(t, STEP_GATE, 0, "boxd ended the start");
+	close(t->start_gate);
+	t->start_gate = -1;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct tramp t = {.status_fd = -1, .parent_pipe = -1, .pty_slave = -1, .shell_alias_fd = -1,
-			  .memfd_sock = -1, .memfd_gate = {-1, -1}};
+			  .memfd_sock = -1, .memfd_gate = {-1, -1}, .start_gate = -1};
 
 	(void)argv;
 	t.boxd_pid = getppid();
@@ -188,7 +213,10 @@ main(int argc, char **argv)
 		tramp_fail(&t, STEP_PLAN, errno, "FD_CLOEXEC on fd 3");
 
 	t.plan = plan_receive(&t);
-	close(TRAMP_PLAN_FD);
+	if (t.plan->start_gate)
+		t.start_gate = TRAMP_PLAN_FD; /* CLOEXEC: the workload never holds it */
+	else
+		close(TRAMP_PLAN_FD);
 	passed_fds_take(&t);
 
 	layers_probe(&t);
@@ -217,5 +245,6 @@ main(int argc, char **argv)
 	memfd_noexec_gate(&t);	 /* vm.memfd_noexec set before the workload exists */
 	fds_close(&t);		 /* 9 */
 	terminal_setup(&t);	 /* 10 */
+	start_gate_wait(&t);	 /* held until boxd says go */
 	pid1_run(&t, envp);	 /* 11: seccomp and exec in the workload */
 }

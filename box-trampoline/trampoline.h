@@ -45,6 +45,7 @@
 #define STEP_TERMINAL "terminal"
 #define STEP_SECCOMP "seccomp"
 #define STEP_EXEC "exec"
+#define STEP_GATE "start gate"
 
 struct tramp {
 	const Box__Plan *plan;
@@ -62,6 +63,7 @@ struct tramp {
 	int memfd_sock;
 	pid_t memfd_helper;
 	int memfd_gate[2];
+	int start_gate;	   /* plan.start_gate: fd 3, kept until boxd's "go"; else -1 */
 };
 
 /* Report a setup failure on fd 4 (stderr if fd 4 is gone) and _exit(1). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * box.c — one box's life: checking → policyd → gateway → shell →
- * starting → running → stopping → finishing → gone. Every step that waits for another process
+ * box.c — one box's life: checking → daemons → starting → running →
+ * stopping → finishing → gone. Every step that waits for another process
  * is an event of boxd's loop, so boxd answers its other clients meanwhile:
  *
  *   RunRequest   owner resolved (the caller, or [agent] user for root),
@@ -10,19 +10,30 @@
  *   RecheckReply refusals are REPLY_REFUSED (exit 2); run lock taken (a
  *                second run: REPLY_BUSY), stdio checked, runtime dir and
  *                masks made, limits set up, box-policyd spawned and sent
- *                PolicyInit (policyd.c)                          → policyd
- *   PolicyReady  box-gateway spawned (fd 4: policyd's fd 4's other end)
- *                and sent GatewayInit (gateway.c)                → gateway
- *   GatewayReady the CA written to RUNTIME/ca.pem and STATE/ca.pem; the
- *                agent's plan built (proxy, CA and placeholder variables,
- *                /run/box/bin, shell.sock, the alias over the shells),
- *                box-shell spawned through the trampoline with a plan of
- *                the agent's view and sent ShellInit (shell.c)  → shell
- *   ShellReady   disclosure sent to boxctl (RunStarting; in RunReply for
- *                --detach), the agent's trampoline spawned     → starting
+ *                PolicyInit (policyd.c); at once box-gateway spawned (fd 4:
+ *                policyd's fd 4's other end) and sent GatewayInit
+ *                (gateway.c), the agent's plan built (proxy, CA and
+ *                placeholder variables, /run/box/bin, shell.sock, the alias
+ *                over the shells), box-shell spawned through the trampoline
+ *                with a plan of the agent's view and sent ShellInit
+ *                (shell.c), box-mcpd (a stdio [mcp], mcpd.c), and the
+ *                agent's trampoline with plan.start_gate: it builds the
+ *                sandbox and waits on fd 3                        → daemons
+ *                Every socket a daemon serves was bound before its spawn:
+ *                what a peer sends waits there, never for readiness.
+ *   *Ready       each daemon's ready message, in any order; GatewayReady
+ *                writes the CA to RUNTIME/ca.pem and STATE/ca.pem. Once
+ *                every daemon that gates_agent (daemon.c: box-policyd,
+ *                box-gateway, box-mcpd) is ready: the agent's listener to the gateway,
+ *                the disclosure to boxctl (RunStarting; in RunReply for
+ *                --detach), "go" at the gate                     → starting
+ *                A daemon that gates nothing may be ready after the agent
+ *                started; its failure then stops the box (daemon.c, as a
+ *                loss); --timings holds RunReply until every one is ready.
  *   listener     the trampoline's listener fd (fd 4) goes to the gateway
- *                (GatewayListener "agent"); GatewayListenerClosed when the
- *                agent's sandbox ends
+ *                (GatewayListener "agent"; gateway.c holds it until the
+ *                gateway serves);
+ *                GatewayListenerClosed when the agent's sandbox ends
  *   fd 4 EOF     the agent exec'd: RunReply OK (with the box's pty
  *                master when boxctl is at a terminal: boxctl relays it,
  *                boxd keeps no copy)                             → running
@@ -33,9 +44,10 @@
  *   client gone  (not detached) SIGKILL: PID 1 dies, the kernel kills the
  *                whole PID namespace — nothing outlives the box (before the
  *                trampoline: the start ends)
- *   policyd,     SIGKILL (fail closed); RunExit carries the error, boxctl
- *   gateway or   exits 1
- *   shell gone
+ *   a daemon     SIGKILL (fail closed); RunExit carries the error, boxctl
+ *   gone, or one exits 1 (before the agent started: the held trampoline is
+ *   failing to    killed, RunReply FAILED with the error)
+ *   start late
  *   reaped       box_teardown(): box-recheck stopped, fd 4 closed, every
  *                tool sandbox SIGKILLed, box-shell's and box-gateway's
  *                channels closed (each exits; its exit reaped, or SIGKILL
@@ -105,6 +117,9 @@ box_mark(struct box *b, const char *step)
 	b->timeline[b->n_timeline].usec = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
 	b->n_timeline++;
 }
+
+static void box_reply_started(struct box *b);
+static void start_daemons(struct box *b);
 
 static void
 reply_run(struct box *b, Box__ReplyStatus status, const char *error, char **disclosure,
@@ -266,6 +281,9 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 	b->state = BOX_FINISHING;
 	b->on_finished = on_finished;
 	recheck_stop(b);
+	/* A start abandoned with the agent's sandbox held at its gate: it dies unstarted. */
+	child_stop(&b->agent);
+	b->gate_fd = safe_close(b->gate_fd);
 	b->pty_master = safe_close(b->pty_master);
 	status_watch_close(&b->status);
 	if (b->timeout_ev)
@@ -416,6 +434,7 @@ box_free(struct box *b)
 	/* The agent's trampoline, and anything a module left tracked, dies with the box. */
 	child_stop_box(d, b);
 	plan_free(b->agent_plan);
+	safe_close(b->gate_fd);
 	free(b->alias_exe);
 	status_watch_close(&b->status);
 	if (b->timeout_ev)
@@ -454,6 +473,11 @@ finished_exit(struct box *b)
 	Box__RunExit x = BOX__RUN_EXIT__INIT;
 	int status = b->wait_status;
 
+	if (b->reply_deferred) {
+		/* --timings, a daemon never got ready: the started agent's reply, then its end */
+		b->reply_deferred = false;
+		box_reply_started(b);
+	}
 	x.box_id = b->id;
 	const char *lost = daemons_error(b, true);
 	if (lost) {
@@ -499,10 +523,10 @@ on_agent_reaped(struct child *c, int status)
 	/* The agent's sandbox ended: its listener goes (the gateway's channel follows). */
 	gateway_listener_closed(b, b->agent_listener_id);
 	b->agent_listener_id = 0;
-	if (b->state == BOX_STARTING)
+	if (b->state == BOX_STARTING || b->state == BOX_DAEMONS)
 		(void)status_watch_drain(&b->status); /* what the trampoline still has on fd 4 */
 
-	if (b->state == BOX_STARTING || b->setup_error) {
+	if (b->state == BOX_STARTING || b->state == BOX_DAEMONS || b->setup_error) {
 		b->end_status = BOX__REPLY_STATUS__REPLY_FAILED;
 		b->has_end_error = true;
 		if (b->setup_error)
@@ -535,8 +559,8 @@ on_kill_timer(evutil_socket_t fd, short what, void *arg)
 void
 box_kill(struct box *b)
 {
-	/* Nothing of the agent runs yet: a lost daemon ends the start. */
-	if (b->state == BOX_GATEWAY || b->state == BOX_SHELL || b->state == BOX_MCPD)
+	/* No trampoline of the agent yet (or a dry run): a lost daemon ends the start now. */
+	if (b->state == BOX_DAEMONS && !child_running(&b->agent))
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  daemons_error(b, false) ? daemons_error(b, false) :
 						     "the box was stopped before it started");
@@ -550,8 +574,7 @@ box_kill(struct box *b)
 void
 box_stop(struct box *b)
 {
-	if (b->state == BOX_CHECKING || b->state == BOX_POLICYD || b->state == BOX_GATEWAY ||
-	    b->state == BOX_SHELL || b->state == BOX_MCPD)
+	if (b->state == BOX_CHECKING || b->state == BOX_DAEMONS)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
 				  "the box was stopped before it started");
 	if (!child_running(&b->agent) || b->state == BOX_STOPPING || b->state == BOX_FINISHING)
@@ -589,9 +612,7 @@ box_client_gone(struct box *b)
 	b->client = NULL;
 	if (b->state == BOX_FINISHING)
 		return; /* it ends anyway; nobody is told */
-	if (!b->detach && (b->state == BOX_CHECKING || b->state == BOX_POLICYD ||
-			   b->state == BOX_GATEWAY || b->state == BOX_SHELL ||
-			   b->state == BOX_MCPD)) {
+	if (!b->detach && (b->state == BOX_CHECKING || b->state == BOX_DAEMONS)) {
 		log_info("box %s: client gone, abandoning the start", b->name);
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, NULL);
 	}
@@ -604,12 +625,28 @@ box_client_gone(struct box *b)
 /* ------------------------------------------------------------------ */
 /* fd 4                                                                */
 
+static void reply_if_deferred(struct box *b);
+static bool daemons_all_ready(const struct box *b, bool gating);
+
 static void
 box_started(struct box *b)
 {
 	b->state = BOX_RUNNING;
+	b->agent_started = true;
 	box_mark(b, "agent started");
 	log_info("box %s (%s) running, trampoline pid %d", b->name, b->id, (int)b->agent.pid);
+	/* --timings: the timeline names every step, so the reply waits for the daemons' last. */
+	if (b->timings && !daemons_all_ready(b, false)) {
+		b->reply_deferred = true;
+		return;
+	}
+	box_reply_started(b);
+}
+
+/* RunReply OK for a box whose agent started (--detach: the client goes now). */
+static void
+box_reply_started(struct box *b)
+{
 	if (b->detach) {
 		reply_run(b, BOX__REPLY_STATUS__REPLY_OK, NULL, b->disclosure, b->n_disclosure);
 		/*
@@ -777,6 +814,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	status_watch_init(&b->status);
 	b->pty_master = -1;
 	b->ca_runtime_fd = b->shell_listen_fd = b->mcp_listen_fd = -1;
+	b->gate_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
@@ -1038,13 +1076,17 @@ box_recheck_done(struct box *b, int r)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
 	box_mark(b, "re-checked as the owner");
 	if (start_lock(b) < 0 || start_gateway_limits(b) < 0 || start_stdio(b) < 0 ||
-	    start_runtime_dir(b) < 0 || start_limits(b) < 0 || start_policyd(b) < 0)
+	    start_runtime_dir(b) < 0 || start_limits(b) < 0)
+		return;
+	box_mark(b, "run lock, stdio, runtime dir and limits");
+	if (start_policyd(b) < 0)
 		return;
 	box_mark(b, "box-policyd spawned");
-	b->state = BOX_POLICYD;
+	b->state = BOX_DAEMONS;
+	start_daemons(b);
 }
 
-/* ---- PolicyReady → starting ---------------------------------------- */
+/* ---- the daemons together → the gate opens → starting ---------------- */
 
 static int
 start_plan(struct box *b, Box__Plan **plan)
@@ -1061,20 +1103,22 @@ start_plan(struct box *b, Box__Plan **plan)
 	return 0;
 }
 
+/* The agent's trampoline: it builds the sandbox, then waits at its start gate (b->gate_fd). */
 static int
 start_trampoline(struct box *b, Box__Plan *plan)
 {
 	pid_t pid = 0;
-	int r = spawn_trampoline(b->d, b, plan, &pid, &b->status.fd);
+	int r;
 
-	plan_free(plan);
+	plan->has_start_gate = 1;
+	plan->start_gate = 1;
+	r = spawn_trampoline(b->d, b, plan, &pid, &b->status.fd, &b->gate_fd);
 	for (int i = 0; i < 3; i++)
 		b->stdio[i] = safe_close(b->stdio[i]);
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
 				  "cannot start box-trampoline: %s", strerror(-r)), -1;
 	child_track(b->d, &b->agent, pid);
-	b->state = BOX_STARTING;
 	return 0;
 }
 
@@ -1098,54 +1142,71 @@ start_watch(struct box *b)
 		 (int)b->agent.pid);
 }
 
-/* ---- PolicyReady → gateway ------------------------------------------ */
-
-void
-box_policyd_ready(struct box *b, int r, const char *err)
+/*
+ * A start that cannot go on, with MSG: when the agent's trampoline runs
+ * (held at its gate, or on its way to the exec) it is killed and its reap
+ * ends the start with MSG (on_agent_reaped); else the start ends now.
+ */
+static void
+start_abort(struct box *b, const char *msg)
 {
-	_cleanup_free_ char *gerr = NULL;
+	if (child_running(&b->agent)) {
+		if (!b->setup_error)
+			b->setup_error = strdup(msg);
+		return box_kill(b);
+	}
+	start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s", msg);
+}
+
+/*
+ * After box-policyd's spawn, everything else at once: box-gateway, the
+ * agent's plan, box-shell (its view is the agent's), box-mcpd (a stdio
+ * [mcp] only), then the agent's trampoline, which builds the sandbox while
+ * they start and waits at its gate. Each daemon's listening socket was made
+ * and bound by boxd before (policyd's peer socketpairs, shell.sock,
+ * mcp.sock; the agent's proxy listener comes from its trampoline and waits
+ * here until the gateway serves), so a peer's connection waits in the
+ * backlog, never for a readiness message. Their ready messages come as
+ * events, in any order (box_*_ready below).
+ */
+static void
+start_daemons(struct box *b)
+{
+	_cleanup_free_ char *err = NULL;
 	uint32_t line;
 	const char *key;
+	int r = gateway_start(b->d, b, &line, &key, &err);
 
-	if (r < 0)
-		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  err ? err : "cannot start box-policyd");
-	box_mark(b, "box-policyd ready");
-	r = gateway_start(b->d, b, &line, &key, &gerr);
 	if (r == -EINVAL && line)
 		/* boxctl checked these entries; one that still does not parse is a failure. */
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "box.ini:%u: %s: %s", line, key,
-				  gerr ? gerr : "box-gateway cannot take this entry");
-	if (r < 0)
-		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  gerr ? gerr : "cannot start box-gateway");
-	b->state = BOX_GATEWAY;
-}
-
-/* ---- GatewayReady → shell ------------------------------------------- */
-
-void
-box_gateway_ready(struct box *b, int r, const char *err)
-{
-	_cleanup_free_ char *serr = NULL;
-
-	if (b->state != BOX_GATEWAY)
-		return;
+				  err ? err : "box-gateway cannot take this entry");
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  err ? err : "cannot start box-gateway");
-	box_mark(b, "box-gateway ready");
+	box_mark(b, "box-gateway spawned");
 	/* The agent's plan first: box-shell's view is the agent's (its masks made once). */
 	if (start_plan(b, &b->agent_plan) < 0)
 		return;
 	box_mark(b, "agent's plan built");
-	if (shell_start(b->d, b, &serr) < 0)
+	if (shell_start(b->d, b, &err) < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  serr ? serr : "cannot start box-shell");
-	b->state = BOX_SHELL;
+				  err ? err : "cannot start box-shell");
+	box_mark(b, "box-shell spawned");
+	if (mcpd_wanted(b->spec)) {
+		/* A stdio [mcp]: box-mcpd serves mcp.sock (bound here: a connection waits for it). */
+		if (mcpd_start(b->d, b, &err) < 0)
+			return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+					  err ? err : "cannot start box-mcpd");
+		box_mark(b, "box-mcpd spawned");
+	}
+	if (b->dry_run)
+		return;
+	if (start_trampoline(b, b->agent_plan) < 0)
+		return;
+	box_mark(b, "box-trampoline spawned");
+	start_watch(b);
 }
-
-/* ---- ShellReady → starting ------------------------------------------ */
 
 /* A dry run is over: boxctl gets RunReply OK with the disclosure, once the box is gone. */
 static void
@@ -1154,14 +1215,38 @@ finished_dry_run(struct box *b)
 	reply_run(b, BOX__REPLY_STATUS__REPLY_OK, NULL, b->disclosure, b->n_disclosure);
 }
 
-/* Everything serves: the disclosure, then the agent's trampoline. */
-static void
-start_agent(struct box *b)
+/* Has every daemon of B (GATING: every one that gates the agent) sent its ready message? */
+static bool
+daemons_all_ready(const struct box *b, bool gating)
 {
-	Box__Plan *plan = TAKE_PTR(b->agent_plan);
+	for (int id = 0; id < DAEMON__N; id++) {
+		const struct box_daemon *dm = b->daemons[id];
+		if (dm && (!gating || dm->desc->gates_agent) && !(b->daemons_ready & (1u << id)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The daemons that gate the agent are ready (box-policyd has loaded the
+ * policy, box-gateway serves and its CA is written, box-mcpd serves): the
+ * disclosure (it names the rules policyd loaded), then "go" at the gate — the agent starts once its sandbox is
+ * built. The others may still be starting: their sockets hold what comes.
+ */
+static void
+start_release(struct box *b)
+{
+	Box__Plan *plan;
+	int r;
+
+	if (b->state != BOX_DAEMONS || !daemons_all_ready(b, true))
+		return;
 	if (b->dry_run) {
 		/* The same disclosure a real start prints, from the same plan; no agent. */
-		int r = plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure);
+		if (!daemons_all_ready(b, false))
+			return;
+		plan = TAKE_PTR(b->agent_plan);
+		r = plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure);
 		plan_free(plan);
 		if (r < 0)
 			return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
@@ -1170,45 +1255,81 @@ start_agent(struct box *b)
 		log_info("box %s (%s): dry run done, tearing down", b->name, b->id);
 		return box_teardown(b, finished_dry_run);
 	}
+	if (b->gate_fd < 0)
+		return; /* its trampoline is not spawned yet */
 	/* The disclosure, before the agent starts. */
-	if (plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
+	plan = TAKE_PTR(b->agent_plan);
+	if (plan && plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
 		disclose_to_client(b);
-	if (start_trampoline(b, plan) < 0)
+	plan_free(plan);
+	ssize_t n;
+	do
+		n = send(b->gate_fd, "go", 2, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	b->gate_fd = safe_close(b->gate_fd);
+	if (n != 2)
+		return start_abort(b, "box-trampoline went away at its start gate");
+	box_mark(b, "agent released (its start gate opened)");
+	b->state = BOX_STARTING;
+}
+
+/* --timings: the RunReply that waited for the daemons still starting after the agent. */
+static void
+reply_if_deferred(struct box *b)
+{
+	if (!b->reply_deferred || !daemons_all_ready(b, false))
 		return;
-	box_mark(b, "box-trampoline spawned");
-	start_watch(b);
+	b->reply_deferred = false;
+	box_reply_started(b);
+}
+
+/*
+ * Daemon ID's ready message (r 0, STEP its timeline step) or why its start
+ * failed (ERR, else FALLBACK). Before the agent has started the start
+ * fails; after it daemon.c treats the failure as a loss (daemon_ready).
+ */
+static void
+daemon_ready_step(struct box *b, enum daemon_id id, int r, const char *err,
+		  const char *fallback, const char *step)
+{
+	if (b->state == BOX_FINISHING || b->state == BOX_GONE)
+		return;
+	if (r < 0)
+		return start_abort(b, err ? err : fallback);
+	b->daemons_ready |= 1u << id;
+	box_mark(b, step);
+	start_release(b);
+	reply_if_deferred(b);
+}
+
+void
+box_policyd_ready(struct box *b, int r, const char *err)
+{
+	daemon_ready_step(b, DAEMON_POLICYD, r, err, "cannot start box-policyd",
+			  "box-policyd ready");
+}
+
+void
+box_gateway_ready(struct box *b, int r, const char *err)
+{
+	daemon_ready_step(b, DAEMON_GATEWAY, r, err, "cannot start box-gateway",
+			  "box-gateway ready");
 }
 
 void
 box_shell_ready(struct box *b, int r, const char *err)
 {
-	_cleanup_free_ char *merr = NULL;
-
-	if (b->state != BOX_SHELL)
-		return;
-	if (r < 0)
-		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  err ? err : "cannot start box-shell");
-	box_mark(b, "box-shell ready");
-	if (!mcpd_wanted(b->spec))
-		return start_agent(b);
-	/* A stdio [mcp]: box-mcpd serves its aliases before the agent can run one. */
-	b->state = BOX_MCPD;
-	if (mcpd_start(b->d, b, &merr) < 0)
-		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  merr ? merr : "cannot start box-mcpd");
+	daemon_ready_step(b, DAEMON_SHELL, r, err, "cannot start box-shell", "box-shell ready");
 }
-
-/* ---- McpReady → starting -------------------------------------------- */
 
 void
 box_mcpd_ready(struct box *b, int r, const char *err)
 {
-	if (b->state != BOX_MCPD)
-		return;
-	if (r < 0)
-		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  err ? err : "cannot start box-mcpd");
-	box_mark(b, "box-mcpd ready");
-	start_agent(b);
+	daemon_ready_step(b, DAEMON_MCPD, r, err, "cannot start box-mcpd", "box-mcpd ready");
+}
+
+bool
+box_agent_started(const struct box *b)
+{
+	return b->agent_started;
 }

@@ -451,7 +451,7 @@ shutdown_all(struct boxd *d)
 	d->quitting = true;
 	for (struct box *b = d->boxes, *next; b; b = next) {
 		next = b->next;
-		if (b->state == BOX_CHECKING || b->state == BOX_POLICYD)
+		if (b->state == BOX_CHECKING || b->state == BOX_DAEMONS)
 			box_stop(b); /* the start ends (finishing, or gone at once) */
 		else
 			box_kill(b);

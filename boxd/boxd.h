@@ -149,11 +149,12 @@ struct client {
 
 enum box_state {
 	BOX_CHECKING,       /* box-recheck runs (RecheckReply awaited) */
-	BOX_POLICYD,        /* box-policyd started (PolicyReady awaited) */
-	BOX_GATEWAY,        /* box-gateway started (GatewayReady awaited) */
-	BOX_SHELL,          /* box-shell started (ShellReady awaited) */
-	BOX_MCPD,           /* box-mcpd started (McpReady awaited; only with a stdio [mcp]) */
-	BOX_STARTING,       /* the trampoline runs (fd 4 EOF awaited) */
+	/*
+	 * Its daemons spawned together, the agent's sandbox built behind its start
+	 * gate; the ready messages of the daemons that gate the agent awaited
+	 */
+	BOX_DAEMONS,
+	BOX_STARTING,       /* the gate opened: the agent's exec (fd 4 EOF) awaited */
 	BOX_RUNNING,
 	BOX_STOPPING,
 	BOX_FINISHING,      /* torn down: policyd's exit, then the cgroups' removal awaited */
@@ -293,10 +294,15 @@ struct box {
 
 	/* What the sandboxes are made of (plan.c), shared by the modules that start them */
 	int ca_runtime_fd;        /* RUNTIME/ca.pem (boxd's, 0644), until the box is freed */
-	bool gateway_serving;     /* GatewayReady ok: the proxy variables go into the plans */
+	bool gateway_serving;     /* box-gateway spawned (it gates the agent): plans route through it */
 	struct gateway_placeholder *placeholders;
 	size_t n_placeholders;
 	uint32_t agent_listener_id; /* the agent's listener at the gateway, or 0 */
+	/* The parallel start (box.c): bit N, daemon_table[N] sent its ready message */
+	unsigned daemons_ready;
+	int gate_fd;              /* the agent's start gate (its trampoline's fd 3) until "go", or -1 */
+	bool reply_deferred;      /* --timings: RunReply waits for the daemons still starting */
+	bool agent_started;       /* the agent exec'd (box_started) */
 	char *alias_exe;          /* box-alias beside boxd: copied to RUNTIME/bin */
 	int shell_listen_fd;      /* RUNTIME/shell.sock (listening): box-shell's fd 5 until spawned */
 	int mcp_listen_fd;        /* RUNTIME/mcp.sock (listening): box-mcpd's fd 5 until spawned */
@@ -331,6 +337,8 @@ void box_stop(struct box *b);
 void box_kill(struct box *b);
 /* The agent's trampoline was reaped (its wait status is the box's). */
 bool box_agent_reaped(const struct box *b);
+/* The agent has exec'd (fd 4 EOF): a daemon's start that fails now stops a running box. */
+bool box_agent_started(const struct box *b);
 /* The attached client went away (a start not detached is abandoned). */
 void box_client_gone(struct box *b);
 /* The start's events: box-recheck answered (r < 0: it could not), box-policyd is ready. */
@@ -474,9 +482,13 @@ const char *plan_credential_store_of(const struct box *b, const char *path);
 int spawn_find_helper(const struct boxd *d, const char *name, char **ret);
 /* "SELF_DIR/NAME or LIBEXECDIR/NAME" into buf: where spawn_find_helper looked. */
 const char *spawn_helper_places(const struct boxd *d, const char *name, char *buf, size_t size);
-/* fork+exec the trampoline; sends the plan; returns the status socket. */
+/*
+ * fork+exec the trampoline; sends the plan; returns the status socket and,
+ * for a plan with start_gate, *gate_fd: the plan's socket, on which one
+ * packet "go" lets the workload start (its close ends the start).
+ */
 int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pid,
-		     int *status_fd);
+		     int *status_fd, int *gate_fd);
 /*
  * The same with the workload's stdio (3 fds) and up to 3 fds more at the
  * trampoline's fds 5.. (a SANDBOX_SHELL plan's pass_fds). The caller keeps its fds.

@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boxd.h"
@@ -29,6 +30,7 @@
 #include "fdutil.h"
 #include "ipc.h"
 #include "log.h"
+#include "parse.h"
 #include "proto_gateway.h"
 #include "proto_mcp.h"
 #include "proto_policy.h"
@@ -54,9 +56,19 @@ static const struct daemon_env_hook gateway_env[] = {
 };
 
 /*
- * Start order: box-policyd (every other daemon's decisions), box-gateway,
- * box-shell, box-mcpd (only with a stdio [mcp]), then the agent (box.c);
- * the end goes the other way, policyd last (the others' last Records reach it).
+ * Start order: box-policyd (every other daemon's decisions), then at once
+ * box-gateway, box-shell, box-mcpd (only with a stdio [mcp]) and the agent's
+ * trampoline, which builds the sandbox and waits at its gate until every
+ * daemon that gates_agent is ready (box.c): box-policyd (the policy is
+ * loaded: nothing of the agent runs under a policy that may not load),
+ * box-gateway (the CA in the agent's view is written) and box-mcpd (its
+ * refusals are the box's own configuration: its pins file, its servers —
+ * refused before the agent runs, as a box.ini error is). box-shell serves
+ * shell.sock, bound by boxd before its spawn, so what the agent sends it waits
+ * in the socket until it serves; if it fails to start after the agent
+ * started, the box is stopped all the same, with the message a failed start
+ * has (daemon_ready). The end goes the
+ * other way, policyd last (the others' last Records reach it).
  */
 const struct daemon_desc daemon_table[DAEMON__N] = {
 	[DAEMON_POLICYD] = {
@@ -67,7 +79,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.fds_optional = DAEMON_FD(POLICYD_FD_GATEWAY) | DAEMON_FD(POLICYD_FD_MCPD) |
 				DAEMON_FD(POLICYD_FD_SHELL),
 		.env = policyd_env,
-		.start_state = BOX_POLICYD,
+		.gates_agent = true,
 		.ready_name = "PolicyReady",
 		.lost_suffix = " (no policy, no box)",
 		.proto = &box_proto_policy,
@@ -81,7 +93,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.log = DAEMON_LOG_BOX,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD),
 		.env = gateway_env,
-		.start_state = BOX_GATEWAY,
+		.gates_agent = true,
 		.ready_name = "GatewayReady",
 		.proto = &box_proto_gateway,
 		.peer_role = BOX_GATEWAY_ROLE_GATEWAY,
@@ -95,7 +107,6 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.log = DAEMON_LOG_BOX,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
 		       DAEMON_FD(DAEMON_FD_LISTEN),
-		.start_state = BOX_SHELL,
 		.ready_name = "ShellReady",
 		.lost_suffix = " (no shell, no box)",
 		.proto = &box_proto_shell,
@@ -109,8 +120,8 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.log = DAEMON_LOG_BOX,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
 		       DAEMON_FD(DAEMON_FD_LISTEN),
-		.start_state = BOX_MCPD,
 		.ready_name = "McpReady",
+		.gates_agent = true,
 		.proto = &box_proto_mcpctl,
 		.peer_role = BOX_MCPCTL_ROLE_MCPD,
 		.ready_timeout_ms = BOXD_MCPD_READY_TIMEOUT_MS,
@@ -122,7 +133,6 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.user = DAEMON_USER_SERVICE,
 		.log = DAEMON_LOG_BOXD,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_CLIENT),
-		.start_state = -1,
 	},
 };
 
@@ -373,6 +383,56 @@ ready_wait_end(struct box_daemon *dm)
 		event_free(dm->ready_timer);
 		dm->ready_timer = NULL;
 	}
+	if (dm->ready_delay) {
+		event_free(dm->ready_delay);
+		dm->ready_delay = NULL;
+	}
+}
+
+static void ready_outcome(struct box_daemon *dm, int r, const char *msg);
+
+static void
+on_ready_delayed(evutil_socket_t fd, short what, void *arg)
+{
+	struct box_daemon *dm = arg;
+	ready_outcome(dm, 0, "");
+}
+
+/*
+ * The test hook BOX_TEST_READY_DELAY_MS (at most 60 s): boxd acts on the
+ * ready message of the daemon BOX_TEST_READY_DELAY_DAEMON names ("box-shell")
+ * that much later, only for the box BOX_TEST_READY_DELAY_NAME names when set.
+ * It only slows a step: the daemon may die meanwhile (its start then fails),
+ * which is how the tests show that a daemon failing to start after the agent
+ * started still stops the box. True: the ready message waits for the timer.
+ */
+static bool
+ready_delayed(struct box_daemon *dm)
+{
+	const char *ms = getenv("BOX_TEST_READY_DELAY_MS");
+	const char *who = getenv("BOX_TEST_READY_DELAY_DAEMON");
+	const char *only = getenv("BOX_TEST_READY_DELAY_NAME");
+	uint64_t v;
+
+	if (!ms || !who || strcmp(who, dm->desc->name) != 0 || dm->ready_delay ||
+	    (only && strcmp(only, dm->b->name) != 0))
+		return false;
+	if (parse_u64(ms, 60000, &v) < 0 || v == 0)
+		return false;
+	struct timeval tv = { (time_t)(v / 1000), (suseconds_t)((v % 1000) * 1000) };
+	dm->ready_delay = evtimer_new(dm->b->d->base, on_ready_delayed, dm);
+	if (!dm->ready_delay || evtimer_add(dm->ready_delay, &tv) < 0) {
+		if (dm->ready_delay)
+			event_free(dm->ready_delay);
+		dm->ready_delay = NULL;
+		return false;
+	}
+	/* It did answer in time: only the hold is left (its exit still fails the start). */
+	if (dm->ready_timer) {
+		event_free(dm->ready_timer);
+		dm->ready_timer = NULL;
+	}
+	return true;
 }
 
 void
@@ -380,18 +440,38 @@ daemon_ready(struct box_daemon *dm, int r, const char *fmt, ...)
 {
 	char msg[1200] = "";
 
-	if (!dm->starting)
+	if (!dm->starting || (r >= 0 && dm->ready_delay))
 		return;
-	ready_wait_end(dm);
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
 		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
 	}
+	if (r >= 0 && ready_delayed(dm))
+		return;
+	ready_outcome(dm, r, msg);
+}
+
+static void
+ready_outcome(struct box_daemon *dm, int r, const char *msg)
+{
+	ready_wait_end(dm);
 	if (r >= 0)
 		log_info("box %s (%s): %s (pid %d) ready", dm->b->name, dm->b->id, dm->desc->name,
 			 (int)dm->child.pid);
+	if (r < 0 && box_agent_started(dm->b)) {
+		/*
+		 * The agent runs already (this daemon does not gate it): fail closed,
+		 * as a loss; RunExit says what a failed start would have said.
+		 */
+		struct box *b = dm->b;
+		dm->lost = true;
+		free(dm->error);
+		dm->error = strdup(msg);
+		log_err("box %s (%s): %s; stopping the box", b->name, b->id, msg);
+		return box_kill(b);
+	}
 	dm->ops->ready(dm->b, r < 0 ? r : 0, r < 0 ? msg : NULL);
 }
 
@@ -418,7 +498,7 @@ daemon_lost(struct box_daemon *dm, const char *why)
 	log_err("box %s (%s): %s exited (%s); stopping the box", b->name, b->id, dm->desc->name,
 		why);
 	set_error(dm, why);
-	if (b->state == BOX_STARTING && !b->setup_error && dm->error)
+	if ((b->state == BOX_DAEMONS || b->state == BOX_STARTING) && !b->setup_error && dm->error)
 		b->setup_error = strdup(dm->error);
 	box_kill(b);
 }

@@ -17,7 +17,8 @@
  *                     sanitizer's setting; our end of fd 3 returned
  *   daemon_watch      the spawned daemon's pid and channel (ours, taken);
  *                     arms the ready timer (ops->ready_timeout_ms)
- *   daemon_ready      the start's outcome (ok, or why not) → ops->ready, once
+ *   daemon_ready      the start's outcome (ok, or why not) → ops->ready, once;
+ *                     a failure once the agent has started is a loss instead
  *   daemon_lost       it went away while the box runs: ops->error_fmt's
  *                     message kept for RunExit, the box killed (fail closed)
  *   (reaped)          its process exited (child.c's reaper): the start
@@ -91,7 +92,7 @@ struct daemon_desc {
 	/* Its fds beyond 0-2, by number (common/daemon_fds.h): required ones, optional ones. */
 	unsigned fds, fds_optional;  /* bit N: fd N */
 	const struct daemon_env_hook *env; /* NULL-named end; NULL: none */
-	int start_state;             /* enum box_state while its ready message is awaited; -1 */
+	bool gates_agent;            /* the agent starts only once it is ready (box.c) */
 	const char *ready_name;      /* "McpReady": what the start waits for */
 	const char *lost_suffix;     /* after "…: the box was stopped" (" (no shell, no box)"), or NULL */
 	const struct box_ipc_protocol *proto;
@@ -150,6 +151,7 @@ struct box_daemon {
 	struct child child;          /* its process (child.h's tracker; box-shell: its trampoline) */
 	struct box_ipc_event *ev;    /* the control channel, or NULL */
 	struct event *ready_timer;
+	struct event *ready_delay;   /* BOX_TEST_READY_DELAY_MS: its ready message held (daemon.c) */
 	struct event *exit_timer;
 	bool starting;               /* the ready answer is awaited */
 	bool closing;                /* we closed its channel: its exit is expected */

@@ -25,6 +25,9 @@
  * client has no placeholder variable), and each http [mcp.NAME] as a
  * GatewayMcpServer (url host/port/path, namespace, max_frame, call_timeout,
  * allow_tool_changes) so the gateway decides its JSON-RPC requests.
+ * It starts beside box-policyd and box-shell (box.c), and the plans are
+ * built for it from its spawn on; it gates the agent (daemon_table): the
+ * agent's view holds /run/box/ca.pem, written when GatewayReady comes.
  * GatewayReady arrives as an event (never waited for): its certificate
  * (checked again here: a PEM certificate, no key) is written to
  * RUNTIME/ca.pem (a root-owned 0644 file runtime.c made before BASE/ID
@@ -34,7 +37,9 @@
  * the gateway's message; its exit or BOXD_GATEWAY_READY_TIMEOUT_MS without
  * an answer fails the start.
  * While the box runs: each listener a trampoline sends on fd 4 goes to the
- * gateway (GatewayListener, with its sandbox tag), and when that sandbox
+ * gateway (GatewayListener, with its sandbox tag; one that comes while it
+ * starts — the agent's, built beside it — is held here, at most
+ * GATEWAY_PENDING_MAX, and sent once GatewayReady came), and when that sandbox
  * ends GatewayListenerClosed. Losing the gateway (its channel or its exit)
  * stops the box (fail closed: an egress nobody decides is no egress). At
  * the end fd 3 is closed; the gateway exits, and the end goes on once its
@@ -74,10 +79,43 @@
 #define CA_FILE "ca.pem"
 
 /* The box's box-gateway (b->gateway). */
+/* A listener that came while the gateway was starting: sent once it serves. */
+struct pending_listener {
+	uint32_t id;
+	char *sandbox;
+	int fd;
+};
+
+#define GATEWAY_PENDING_MAX 32
+
 struct gateway {
 	struct box_daemon dm;     /* its lifecycle (daemon.c) */
 	uint32_t listener_seq;    /* the last GatewayListener id */
+	bool serving;             /* GatewayReady came: its protocol takes listeners */
+	/* Listeners of sandboxes started beside it (the agent's), until it serves */
+	struct pending_listener pending[GATEWAY_PENDING_MAX];
+	size_t n_pending;
 };
+
+static void
+pending_drop(struct gateway *g)
+{
+	for (size_t i = 0; i < g->n_pending; i++) {
+		safe_close(g->pending[i].fd);
+		free(g->pending[i].sandbox);
+	}
+	g->n_pending = 0;
+}
+
+static int
+listener_send(struct gateway *g, uint32_t id, const char *sandbox, int fd)
+{
+	Box__GatewayListener m = BOX__GATEWAY_LISTENER__INIT;
+
+	m.listener_id = id;
+	m.sandbox = (char *)sandbox;
+	return daemon_send(&g->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, &m.base, &fd, 1);
+}
 
 int
 gateway_new(struct box *b)
@@ -582,7 +620,18 @@ ready_message(struct box_daemon *dm, const Box__GatewayReady *rep)
 						  "PEM certificate alone");
 	if (ca_write(b, &rep->ca_cert_pem, &err) < 0)
 		return daemon_ready(dm, -EIO, "%s", err ? err : "cannot write the CA certificate");
-	b->gateway_serving = true;
+	/* It serves: the listeners that came meanwhile, in their order. */
+	struct gateway *g = b->gateway;
+	g->serving = true;
+	for (size_t i = 0; i < g->n_pending; i++) {
+		int r = listener_send(g, g->pending[i].id, g->pending[i].sandbox, g->pending[i].fd);
+		if (r < 0) {
+			pending_drop(g);
+			return daemon_ready(dm, r, "cannot hand a listener to box-gateway: %s",
+					    strerror(-r));
+		}
+	}
+	pending_drop(g);
 	log_info("box %s (%s): box-gateway pid %d on port %u, %zu placeholder(s)", b->name, b->id,
 		 (int)dm->child.pid, (unsigned)gateway_port(b), b->n_placeholders);
 	daemon_ready(dm, 0, NULL);
@@ -601,6 +650,7 @@ static void
 on_gateway_closing(struct box_daemon *dm)
 {
 	safe_close(policyd_take_peer(dm->b, DAEMON_GATEWAY));
+	pending_drop(dm->b->gateway);
 }
 
 static const struct box_daemon_ops gateway_ops = {
@@ -614,20 +664,34 @@ static const struct box_daemon_ops gateway_ops = {
 int
 gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
 {
-	Box__GatewayListener m = BOX__GATEWAY_LISTENER__INIT;
+	struct gateway *g = b->gateway;
 	int r;
 
-	if (!b->gateway || !b->gateway->dm.ev || !b->gateway_serving) {
+	if (!g || !g->dm.ev || !b->gateway_serving) {
 		safe_close(fd);
 		return -ENOTCONN;
 	}
-	m.listener_id = ++b->gateway->listener_seq;
-	m.sandbox = (char *)sandbox;
-	r = daemon_send(&b->gateway->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, &m.base, &fd, 1);
+	if (!g->serving) {
+		/* Its protocol takes a listener once it serves: held until GatewayReady. */
+		struct pending_listener *p = &g->pending[g->n_pending];
+		if (g->n_pending >= GATEWAY_PENDING_MAX) {
+			safe_close(fd);
+			return -EAGAIN;
+		}
+		if (!(p->sandbox = strdup(sandbox))) {
+			safe_close(fd);
+			return -ENOMEM;
+		}
+		p->fd = fd;
+		p->id = *id = ++g->listener_seq;
+		g->n_pending++;
+		return 0;
+	}
+	r = listener_send(g, ++g->listener_seq, sandbox, fd);
 	safe_close(fd); /* the send holds its own copy */
 	if (r < 0)
 		return r;
-	*id = m.listener_id;
+	*id = g->listener_seq;
 	return 0;
 }
 
@@ -635,11 +699,22 @@ void
 gateway_listener_closed(struct box *b, uint32_t id)
 {
 	Box__GatewayListenerClosed m = BOX__GATEWAY_LISTENER_CLOSED__INIT;
+	struct gateway *g = b->gateway;
 
-	if (!id || !b->gateway || !b->gateway->dm.ev || !b->gateway_serving)
+	if (!id || !g || !g->dm.ev || !b->gateway_serving)
+		return;
+	for (size_t i = 0; i < g->n_pending; i++)
+		if (g->pending[i].id == id) {
+			/* Never sent: it goes here. */
+			safe_close(g->pending[i].fd);
+			free(g->pending[i].sandbox);
+			g->pending[i] = g->pending[--g->n_pending];
+			return;
+		}
+	if (!g->serving)
 		return;
 	m.listener_id = id;
-	(void)daemon_send(&b->gateway->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED, &m.base, NULL, 0);
+	(void)daemon_send(&g->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER_CLOSED, &m.base, NULL, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -764,6 +839,8 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 	r = box_ipc_event_send(b->gateway->dm.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
 	if (r < 0)
 		seterr(err, "cannot send GatewayInit to box-gateway: %s", strerror(-r));
+	else
+		b->gateway_serving = true; /* it gates the agent: the plans route through it */
 out:
 	init_free(in);
 	return r;
@@ -784,6 +861,7 @@ gateway_free(struct box *b)
 {
 	if (b->gateway) {
 		daemon_stop(&b->gateway->dm);
+		pending_drop(b->gateway);
 		free(b->gateway);
 		b->gateway = NULL;
 	}

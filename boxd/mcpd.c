@@ -216,7 +216,7 @@ server_start(struct box *b, const Box__McpServerStart *rq, const int fds[3])
 	_cleanup_free_ char *err = NULL;
 	Box__Plan *plan = NULL;
 
-	if (b->state != BOX_RUNNING && b->state != BOX_STARTING)
+	if (b->state != BOX_RUNNING && b->state != BOX_STARTING && b->state != BOX_DAEMONS)
 		return start_refuse(b, rq->start_id, "the box is stopping");
 	if (server_find(b, rq->start_id))
 		return start_refuse(b, rq->start_id, "start id %llu is in use",

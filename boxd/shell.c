@@ -285,7 +285,7 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 	_cleanup_free_ char *err = NULL;
 	Box__Plan *plan = NULL;
 
-	if (b->state != BOX_RUNNING && b->state != BOX_STARTING)
+	if (b->state != BOX_RUNNING && b->state != BOX_STARTING && b->state != BOX_DAEMONS)
 		return spawn_refuse(b, rq->spawn_id, "the box is stopping");
 	if (spawn_find(b, rq->spawn_id))
 		return spawn_refuse(b, rq->spawn_id, "spawn id %llu is in use",

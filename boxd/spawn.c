@@ -67,16 +67,28 @@ spawn_helper_places(const struct boxd *d, const char *name, char *buf, size_t si
 	return buf;
 }
 
+static int trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3],
+			    const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd,
+			    int *gate_fd);
+
 int
 spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pidp,
-		 int *status_fd)
+		 int *status_fd, int *gate_fd)
 {
-	return spawn_trampoline_fds(d, plan, b->stdio, NULL, 0, pidp, status_fd);
+	return trampoline_start(d, plan, b->stdio, NULL, 0, pidp, status_fd, gate_fd);
 }
 
 int
 spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 		     const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd)
+{
+	return trampoline_start(d, plan, stdio, extra, n_extra, pidp, status_fd, NULL);
+}
+
+/* GATE_FD: with plan->start_gate, our end of fd 3 (the plan's socket) for the "go". */
+static int
+trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3], const int *extra,
+		 unsigned n_extra, pid_t *pidp, int *status_fd, int *gate_fd)
 {
 	_cleanup_free_ char *tramp = NULL;
 	_cleanup_free_ uint8_t *buf = NULL;
@@ -147,7 +159,10 @@ spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 	/* A failed send shows up as the trampoline's "no plan" error on fd 4. */
 	if (n != (ssize_t)len)
 		log_warn_errno(errno, "sending the plan");
-	close(psock[0]);
+	if (gate_fd && plan->start_gate)
+		*gate_fd = psock[0];
+	else
+		close(psock[0]);
 	*pidp = pid;
 	*status_fd = ssock[0];
 	return 0;

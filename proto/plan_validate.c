@@ -209,6 +209,8 @@ check_shell(const Box__Plan *p, char *why, size_t why_len)
 			    BOX_PLAN_PASS_FDS_MAX);
 	if (!shell && p->pass_fds)
 		return fail(why, why_len, -EINVAL, "pass_fds: for a box-shell plan only");
+	if (p->start_gate && p->kind != BOX__SANDBOX_KIND__SANDBOX_AGENT)
+		return fail(why, why_len, -EINVAL, "start_gate: for an agent's plan only");
 	if (!shell && p->workload_bin)
 		return fail(why, why_len, -EINVAL, "workload_bin: for a box-shell plan only");
 	if (!shell)

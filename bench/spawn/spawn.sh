@@ -8,6 +8,17 @@
 # and their ratio (target: within 3x bwrap). When `boxctl run` exists, the
 # full embedded `boxctl run -- /bin/true` is timed beside it, and its start's
 # timeline (`boxctl run --timings`) printed step by step, each step's median.
+# Then, with the same config (the shell alias and box-gateway in every box):
+#   start to the first shell command   the agent runs `sh -c true` (`/usr/bin/env sh
+#                                      -c true`: env finds the alias in /run/box/bin,
+#                                      box-shell runs `true`; a permit-all policy)
+#                                      against bwrap running /bin/sh -c true
+#   start to the first proxied request the agent's curl GETs a loopback HTTP server
+#                                      through box-gateway ([gateway] hosts_file,
+#                                      allow_host_loopback, a permit-all policy)
+#                                      against bwrap --share-net running the same curl
+# each whole run timed (the start, the command, the end), alternately in one run,
+# medians (a loaded machine moves single runs; the median of many does not much).
 # Trusts: nothing; it is a benchmark.
 set -eu
 BOX_BIN=${BOX_BIN:-build/bin}
@@ -51,6 +62,41 @@ if os.access(boxctl, os.X_OK) and subprocess.run([boxctl, "run", "--help"],
         f.write("[box]\nname = bench\nrequire = userns mountns netns landlock seccomp\n"
                 "[agent]\ncommand = /bin/true\nworkspace = %s\n" % ws)
     cmds["boxctl run (embedded)"] = [boxctl, "run", "-q", "-c", ini]
+    with open(os.path.join(ws, "permit.cedar"), "w") as f:
+        f.write("permit (principal, action, resource);\n")
+    # start to the first shell command: the agent's `sh` is the alias, box-shell runs `true`
+    shini = os.path.join(ws, "sh.ini")
+    with open(shini, "w") as f:
+        f.write("[box]\nname = benchsh\npolicy = %s/permit.cedar\n"
+                "[agent]\ncommand = /usr/bin/env sh -c true\nworkspace = %s\n" % (ws, ws))
+    cmds["sh -c true: boxctl run"] = [boxctl, "run", "-q", "-c", shini]
+    cmds["sh -c true: bwrap"] = bw[:-1] + ["/bin/sh", "-c", "true"]
+    # start to the first proxied request: a loopback HTTP server, named in a hosts file
+    import http.server, threading
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers()
+            self.wfile.write(b"ok")
+        def log_message(self, *a):
+            pass
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+    with open(os.path.join(ws, "hosts"), "w") as f:
+        f.write("127.0.0.1 spawn-bench.test\n")
+    netini = os.path.join(ws, "net.ini")
+    with open(netini, "w") as f:
+        f.write("[box]\nname = benchnet\npolicy = %s/permit.cedar\n"
+                "[agent]\ncommand = /usr/bin/curl -sf -o /dev/null http://spawn-bench.test:%d/\n"
+                "workspace = %s\n[gateway]\nhosts_file = %s/hosts\nallow_host_loopback = true\n"
+                % (ws, port, ws, ws))
+    if os.access("/usr/bin/curl", os.X_OK):
+        cmds["proxied GET: boxctl run"] = [boxctl, "run", "-q", "-c", netini]
+        bwnet = [a for a in bw[:-1] if a != "--unshare-all"]
+        bwnet[1:1] = ["--unshare-user-try", "--unshare-ipc", "--unshare-pid", "--unshare-uts",
+                      "--unshare-cgroup-try"]
+        cmds["proxied GET: bwrap"] = bwnet + ["/usr/bin/curl", "-sf", "-o", "/dev/null",
+                                              "http://127.0.0.1:%d/" % port]
 # No service socket: `boxctl run` starts its embedded boxd every time.
 env = dict(os.environ, BOX_SOCKET=os.path.join(ws, "no-service.sock"))
 times = {k: [] for k in cmds}
@@ -67,6 +113,13 @@ for k, v in med.items():
     print("spawn: %-24s median %7.2f ms over %d runs" % (k, v, n))
 if "boxctl run (embedded)" in med:
     print("spawn: boxctl run (embedded) / bwrap = %.2fx" % (med["boxctl run (embedded)"] / med["bwrap"]))
+    print("spawn: start to the first shell command: boxctl run %.2f ms, bwrap %.2f ms (%.2fx)" %
+          (med["sh -c true: boxctl run"], med["sh -c true: bwrap"],
+           med["sh -c true: boxctl run"] / med["sh -c true: bwrap"]))
+    if "proxied GET: boxctl run" in med:
+        print("spawn: start to the first proxied request: boxctl run %.2f ms, bwrap %.2f ms (%.2fx)" %
+              (med["proxied GET: boxctl run"], med["proxied GET: bwrap"],
+               med["proxied GET: boxctl run"] / med["proxied GET: bwrap"]))
     # Where the start's time goes: `boxctl run --timings`, each step's median.
     steps = {}
     k = max(5, n // 4)

@@ -373,6 +373,24 @@ test_shell(void)
 		box_plan_validate(&f.plan, why, sizeof(why));
 		CHECK(strstr(why, "workload_bin") != NULL);
 	}
+
+	/* start_gate is the agent's alone (a shell's fd 3 is its passed channel). */
+	fixture_init(&f);
+	f.plan.kind = BOX__SANDBOX_KIND__SANDBOX_AGENT;
+	f.plan.has_start_gate = 1;
+	f.plan.start_gate = 1;
+	CHECK_INT(validate(&f), 0);
+	fixture_init(&f);
+	f.plan.kind = BOX__SANDBOX_KIND__SANDBOX_TOOL;
+	f.plan.has_start_gate = 1;
+	f.plan.start_gate = 1;
+	CHECK_INT(validate(&f), -EINVAL);
+	box_plan_validate(&f.plan, why, sizeof(why));
+	CHECK(strstr(why, "start_gate") != NULL);
+	shell_init(&f);
+	f.plan.has_start_gate = 1;
+	f.plan.start_gate = 1;
+	CHECK_INT(validate(&f), -EINVAL);
 }
 
 static void
