@@ -54,6 +54,14 @@ struct policy_client {
 	uint64_t next_id;
 	struct pending *head, **tail;
 	size_t in_flight;
+	/*
+	 * Blocking mode: decisions made in process and outcomes, packed PolicyShipItems
+	 * in order, waiting for one PolicyShip (ship_first: its first decision's id).
+	 */
+	uint64_t ship_gen, ship_first;
+	size_t ship_n, ship_decides;
+	uint8_t *ship_data[BOX_POLICY_BATCH_MAX];
+	size_t ship_len[BOX_POLICY_BATCH_MAX];
 	policy_client_end_fn on_end;
 	void *arg;
 };
@@ -70,6 +78,8 @@ reply_type_of(uint32_t type)
 		return BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY;
 	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST:
 		return BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY;
+	case BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST:
+		return BOX__MSG_TYPE__MSG_POLICY_LOCAL;
 	default:
 		return 0;
 	}
@@ -333,6 +343,8 @@ policy_client_free(struct policy_client *c)
 		box_ipc_chan_free(c->chan);
 	if (c->fd >= 0)
 		close(c->fd);
+	for (size_t i = 0; i < c->ship_n; i++)
+		free(c->ship_data[i]);
 	policy_permits_free(c->permits);
 	free(c);
 }
@@ -431,8 +443,12 @@ policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMessag
 		return -EPIPE;
 	if (c->ev)
 		return -EINVAL;
+	/* What was decided in process reaches box-policyd before anything asked now. */
+	int r = policy_client_ship_flush(c);
+	if (r < 0)
+		return r;
 	struct pending *p;
-	int r = pending_new(c, type, msg, true, &p);
+	r = pending_new(c, type, msg, true, &p);
 	if (r < 0)
 		return r;
 	char why[160];
@@ -452,6 +468,96 @@ policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMessag
 		return r;
 	}
 	return 0;
+}
+
+/* ---- decisions made in process (blocking mode) ----------------------------------- */
+
+void
+policy_client_ship_generation(struct policy_client *c, uint64_t generation)
+{
+	c->ship_gen = generation;
+}
+
+size_t
+policy_client_shipping(const struct policy_client *c)
+{
+	return c->ship_n;
+}
+
+int
+policy_client_ship_flush(struct policy_client *c)
+{
+	if (c->ship_n == 0)
+		return 0;
+	if (c->broken || !c->chan)
+		return -EPIPE;
+	Box__PolicyShipItem *items[BOX_POLICY_BATCH_MAX];
+	Box__PolicyShip m = BOX__POLICY_SHIP__INIT;
+	size_t n = c->ship_n;
+	int r = 0;
+	m.generation = c->ship_gen;
+	m.items = items;
+	for (size_t i = 0; i < n; i++) {
+		items[i] = box__policy_ship_item__unpack(NULL, c->ship_len[i], c->ship_data[i]);
+		if (!items[i]) {
+			r = -ENOMEM;
+			n = i;
+			break;
+		}
+	}
+	if (r == 0) {
+		m.n_items = n;
+		r = send_msg(c, BOX__MSG_TYPE__MSG_POLICY_SHIP, c->ship_first, &m.base);
+	}
+	for (size_t i = 0; i < n; i++)
+		box__policy_ship_item__free_unpacked(items[i], NULL);
+	for (size_t i = 0; i < c->ship_n; i++)
+		free(c->ship_data[i]);
+	c->ship_n = c->ship_decides = 0;
+	if (r < 0)
+		c->broken = true; /* a decision made in process that never reached the log */
+	return r;
+}
+
+/* Queue IT (packed: the caller's strings need not outlive the call); full: send. */
+static int
+ship_push(struct policy_client *c, const Box__PolicyShipItem *it)
+{
+	size_t len = box__policy_ship_item__get_packed_size(it);
+	uint8_t *data = malloc(len ? len : 1);
+	if (!data)
+		return -ENOMEM;
+	box__policy_ship_item__pack(it, data);
+	c->ship_data[c->ship_n] = data;
+	c->ship_len[c->ship_n++] = len;
+	return c->ship_n == BOX_POLICY_BATCH_MAX ? policy_client_ship_flush(c) : 0;
+}
+
+int
+policy_client_ship_decide(struct policy_client *c, const Box__DecideRequest *req,
+			  const Box__DecideReply *verdict)
+{
+	if (c->ev || c->ship_gen == 0)
+		return -EINVAL;
+	if (c->broken || !c->chan)
+		return -EPIPE;
+	Box__PolicyShipItem it = BOX__POLICY_SHIP_ITEM__INIT;
+	it.decide = (Box__DecideRequest *)req;
+	it.has_verdict = it.has_cause = true;
+	it.verdict = verdict->verdict;
+	it.cause = verdict->cause;
+	it.rules = verdict->rules;
+	it.n_rules = verdict->n_rules;
+	uint64_t id = c->next_id++;
+	if (c->ship_decides++ == 0)
+		c->ship_first = id; /* the PolicyShip's id: its first decision's */
+	/* Kept before the caller acts on it, as a permit from a reply is (settle). */
+	if (policy_client_permitted(verdict)) {
+		int r = policy_permits_add(c->permits, id, req);
+		if (r < 0)
+			return r;
+	}
+	return ship_push(c, &it);
 }
 
 int
@@ -489,7 +595,14 @@ policy_client_record(struct policy_client *c, const struct policy_client_outcome
 		k++;
 	}
 	int r = 0;
-	if (k == 1) {
+	if (c->ship_n > 0) {
+		/* Behind the decisions made in process: the outcomes keep their place. */
+		for (size_t i = 0; r == 0 && i < k; i++) {
+			Box__PolicyShipItem it = BOX__POLICY_SHIP_ITEM__INIT;
+			it.record = &recs[i];
+			r = ship_push(c, &it);
+		}
+	} else if (k == 1) {
 		r = send_msg(c, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &recs[0].base);
 	} else if (k > 1) {
 		Box__RecordBatch b = BOX__RECORD_BATCH__INIT;
