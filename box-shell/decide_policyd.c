@@ -73,6 +73,8 @@
  */
 #define HOLD_MAX 64
 #define HOLD_NS 1000000LL
+/* decisions made in process: sent when the oldest waiting is this old as another comes */
+#define SHIP_NS 1000000LL
 
 struct sh_decider {
 	/* this process's channel to box-policyd: its ids, replies and permits */
@@ -98,6 +100,7 @@ struct sh_decider {
 	/* decisions in process: this decider's request and decision (made at first use) */
 	struct bp_request *req;
 	struct bp_decision *dec;
+	int64_t ship_since; /* CLOCK_MONOTONIC of the oldest decision waiting for its PolicyShip */
 };
 
 /*
@@ -537,7 +540,15 @@ local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verd
 	 * A process that may be killed with no catchable signal first (decide.h) keeps
 	 * nothing waiting: its line would never be written. It still waits for no reply.
 	 */
-	if (sh_decider_write_through && policy_client_ship_flush(d->pc) < 0) {
+	int64_t now = now_ns();
+	if (policy_client_shipping(d->pc) == 1)
+		d->ship_since = now;
+	/*
+	 * And none waits longer than SHIP_NS once another comes: a process killed outright
+	 * loses at most that much of its log (docs/box-policy.5.md).
+	 */
+	if ((sh_decider_write_through || now - d->ship_since >= SHIP_NS) &&
+	    policy_client_ship_flush(d->pc) < 0) {
 		chan_drop(d);
 		return -EPIPE;
 	}
