@@ -26,6 +26,7 @@
 
 #include <boxpolicy.h>
 #include <boxpolicy_temporal.h>
+#include <boxpolicy_proto.h>
 
 #include "cleanup.h"
 #include "engine.h"
@@ -109,77 +110,6 @@ struct engine {
 
 	struct engine_stats st;
 };
-
-/* ---- values: proto -> libboxpolicy --------------------------------------- */
-
-static struct bp_value *
-to_value(struct bp_request *r, const Box__PolicyValue *v)
-{
-	switch (v->kind_case) {
-	case BOX__POLICY_VALUE__KIND_STR: return bp_value_string(r, v->str, strlen(v->str));
-	case BOX__POLICY_VALUE__KIND_INTEGER: return bp_value_long(r, v->integer);
-	case BOX__POLICY_VALUE__KIND_BOOLEAN: return bp_value_bool(r, v->boolean);
-	case BOX__POLICY_VALUE__KIND_SET: {
-		struct bp_value *s = bp_value_set(r);
-		for (size_t i = 0; s && i < v->set->n_elems; i++) {
-			struct bp_value *e = to_value(r, v->set->elems[i]);
-			if (!e || bp_value_set_add(r, s, e) < 0)
-				return NULL;
-		}
-		return s;
-	}
-	case BOX__POLICY_VALUE__KIND_RECORD: {
-		struct bp_value *rec = bp_value_record(r);
-		for (size_t i = 0; rec && i < v->record->n_fields; i++) {
-			const Box__PolicyField *f = v->record->fields[i];
-			struct bp_value *e = to_value(r, f->value);
-			if (!e || bp_value_record_put(r, rec, f->name, e) < 0)
-				return NULL;
-		}
-		return rec;
-	}
-	case BOX__POLICY_VALUE__KIND__NOT_SET:
-	default: return NULL;
-	}
-}
-
-/*
- * Fill R. A field the schema refuses leaves its reason in
- * bp_request_problem(), which makes the decision a deny with cause error;
- * only -ENOMEM is returned.
- */
-static int
-fill_request(struct bp_request *r, const char *action, Box__PolicyField *const *f, size_t n)
-{
-	int k = bp_request_set_action(r, action);
-	if (k == -ENOMEM)
-		return k;
-	for (size_t i = 0; i < n; i++) {
-		const Box__PolicyValue *v = f[i]->value;
-		switch (v->kind_case) {
-		case BOX__POLICY_VALUE__KIND_STR:
-			k = bp_request_set_string(r, f[i]->name, v->str, strlen(v->str));
-			break;
-		case BOX__POLICY_VALUE__KIND_INTEGER:
-			k = bp_request_set_long(r, f[i]->name, v->integer);
-			break;
-		case BOX__POLICY_VALUE__KIND_BOOLEAN:
-			k = bp_request_set_bool(r, f[i]->name, v->boolean);
-			break;
-		case BOX__POLICY_VALUE__KIND_SET:
-		case BOX__POLICY_VALUE__KIND_RECORD: {
-			struct bp_value *bv = to_value(r, v);
-			k = bv ? bp_request_set_value(r, f[i]->name, bv) : -ENOMEM;
-			break;
-		}
-		case BOX__POLICY_VALUE__KIND__NOT_SET:
-		default: k = -EINVAL; break;
-		}
-		if (k == -ENOMEM)
-			return k;
-	}
-	return 0;
-}
 
 /* ---- resource label (docs/box-policy.5.md), unescaped, for the decision log ------ */
 
@@ -497,7 +427,7 @@ fill_event(struct engine *e, enum bp_event_kind kind, int64_t time_ns, const cha
 	bp_event_reset(e->ev);
 	bp_event_set_kind(e->ev, kind);
 	bp_event_set_time(e->ev, time_ns);
-	int r = fill_request(bp_event_request(e->ev), action, input, n_input);
+	int r = bp_request_fill_proto(bp_event_request(e->ev), action, input, n_input);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n_output; i++) {
@@ -894,7 +824,7 @@ engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 		return -ENOMEM;
 	res->resource = e->resource;
 	bp_request_reset(e->req);
-	r = fill_request(e->req, m->action, m->input, m->n_input);
+	r = bp_request_fill_proto(e->req, m->action, m->input, m->n_input);
 	if (r < 0)
 		return r;
 	int64_t t = stamp(e, now_ns);
@@ -954,7 +884,7 @@ engine_probe(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 		return -ENOMEM;
 	res->resource = e->resource;
 	bp_request_reset(e->req);
-	r = fill_request(e->req, m->action, m->input, m->n_input);
+	r = bp_request_fill_proto(e->req, m->action, m->input, m->n_input);
 	if (r < 0)
 		return r;
 	/* The time a Decide now would get; nothing is stamped (e->last_time stays). */
@@ -1349,6 +1279,12 @@ engine_record(struct engine *e, const Box__RecordRequest *m, int64_t now_ns, int
 	}
 	e->last_time = bp_monitor_last_time(e->mon);
 	return 0;
+}
+
+int
+engine_history_free(const struct engine *e, const char *action)
+{
+	return bp_history_free(e->policy, e->mon, action);
 }
 
 bool

@@ -132,6 +132,13 @@ int engine_maybe_compact(struct engine *e, int64_t now_ns, bool force);
 /* Tests: make every later history write fail. */
 void engine_poison_history(struct engine *e);
 
+/*
+ * ACTION's decisions need no history (bp_history_free): box-shell may decide it in
+ * process and ship the decision (docs/box-policy.5.md, "Decisions without a round
+ * trip"). 1 yes, 0 no, negative errno (an action the schema does not know).
+ */
+int engine_history_free(const struct engine *e, const char *action);
+
 /* The message of a deny with cause error, from a decision's MESSAGE (same resource). */
 int engine_error_message(const char *message, char *buf, size_t len);
 /* Resource label of docs/box-policy.5.md for a decision log (malloc'd). */

@@ -253,6 +253,13 @@ static struct {
 	/* Attached box-shell channels; closed ones wait on `dead` while replies are held. */
 	struct peer *attached, *dead;
 	size_t n_attached;
+	/*
+	 * What box-shell may decide in process (PolicyLocal, built once at start): the
+	 * policy as loaded, and its actions bp_history_free says need no history.
+	 */
+	Box__PolicyLocal local;
+	char *local_names[8];
+	bool local_probe; /* the engine keeps a history: shipped items are probed first */
 } S = {
 	.peers = {
 		{ "boxd", "supervisor", DAEMON_FD_BOXD, PEER_SUPERVISOR },
@@ -1099,6 +1106,193 @@ handle_record_batch(struct peer *p, struct box_ipc_msg *m)
 	}
 }
 
+/* ---- decisions without a round trip (docs/box-policy.5.md) ------------------ */
+
+/* ACTION is one of PolicyLocal's: box-shell may decide it in process. */
+static bool
+local_action(const char *action)
+{
+	for (size_t i = 0; i < S.local.n_actions; i++)
+		if (strcmp(S.local.actions[i], action) == 0)
+			return true;
+	return false;
+}
+
+/* Step 7b: which of box-shell's actions qualify, and the policy to send with them. */
+static void
+local_prepare(const Box__PolicyInit *init)
+{
+	static const char *const shell_actions[] = { "fs:read",	 "fs:write",   "fs:delete",
+						     "fs:move",	 "shell:exec", "shell:spawn" };
+	box__policy_local__init(&S.local);
+	S.local.generation = POLICYD_GENERATION;
+	if (init->has_policy_text) {
+		S.local.has_policy_text = true;
+		S.local.policy_text.len = init->policy_text.len;
+		S.local.policy_text.data = malloc(init->policy_text.len ? init->policy_text.len : 1);
+		if (!S.local.policy_text.data)
+			fatal(-ENOMEM, "Cannot keep the policy text");
+		memcpy(S.local.policy_text.data, init->policy_text.data, init->policy_text.len);
+	}
+	S.local.home = strdup(init->home);
+	S.local.mcp_namespaces = calloc(init->n_mcp_namespaces + 1, sizeof(char *));
+	if (!S.local.home || !S.local.mcp_namespaces)
+		fatal(-ENOMEM, "Cannot keep the policy text");
+	for (size_t i = 0; i < init->n_mcp_namespaces; i++) {
+		S.local.mcp_namespaces[i] = strdup(init->mcp_namespaces[i]);
+		if (!S.local.mcp_namespaces[i])
+			fatal(-ENOMEM, "Cannot keep the policy text");
+		S.local.n_mcp_namespaces = i + 1;
+	}
+	struct engine_stats es;
+	engine_stats(S.engine, &es);
+	S.local_probe = es.temporal;
+	S.local.actions = S.local_names;
+	for (size_t i = 0; i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
+		int r = engine_history_free(S.engine, shell_actions[i]);
+		if (r < 0)
+			fatal(r, "Cannot tell whether %s needs the history", shell_actions[i]);
+		if (r > 0)
+			S.local_names[S.local.n_actions++] = (char *)shell_actions[i];
+	}
+	log_info("box-shell decides in process: %zu of its %zu actions", S.local.n_actions,
+		 sizeof(shell_actions) / sizeof(shell_actions[0]));
+}
+
+/* PolicyLocalRequest: box-shell's channels only. */
+static void
+handle_local_request(struct peer *p, struct box_ipc_msg *m)
+{
+	if (p->kind != PEER_SHELL) {
+		(void)peer_refuse(p, "sent a PolicyLocalRequest, which only box-shell sends");
+		return;
+	}
+	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
+				   &S.local.base, NULL, 0);
+	if (r < 0) {
+		log_err_errno(r, "Cannot answer %s", p->name);
+		drop_peer(p, r);
+	}
+}
+
+/* The claim IT makes is RES: the same verdict, cause and rules, in order. */
+static bool
+ship_matches(const Box__PolicyShipItem *it, const struct engine_result *res, char *why,
+	     size_t size)
+{
+	bool permit = it->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT;
+	if (permit != res->permit || (int)it->cause != res->cause) {
+		(void)snprintf(why, size, "shipped a %s (cause %s) of %s where the policy says %s "
+			       "(cause %s)",
+			       permit ? "permit" : "deny", cause_names[it->cause % 5],
+			       it->decide->action, res->permit ? "permit" : "deny",
+			       cause_names[res->cause % 5]);
+		return false;
+	}
+	bool same = it->n_rules == res->n_rules;
+	for (size_t i = 0; same && i < it->n_rules; i++)
+		same = strcmp(it->rules[i], res->rules[i]) == 0;
+	if (!same)
+		(void)snprintf(why, size, "shipped a decision of %s naming other rules than the "
+			       "policy's", it->decide->action);
+	return same;
+}
+
+/*
+ * PolicyShip: box-shell's decisions made in process and their outcomes, in the
+ * order it made them. Each decision is checked before it counts: its action must
+ * be one PolicyLocal named, the generation this one, and a probe of the request
+ * (nothing observed; without temporal rules nothing is observed anyway, and the
+ * decision itself is compared) must give the same verdict, cause and rules; then it is
+ * decided exactly as a Decide (observed, its permit kept, its line logged). A
+ * mismatch is a protocol error at that item: what came before it stands (it was
+ * checked), nothing after it counts, so no shipped line makes a permit, a line or
+ * an event a Decide would not have made. No reply.
+ */
+static void
+handle_ship(struct peer *p, struct box_ipc_msg *m)
+{
+	const Box__PolicyShip *b = (const Box__PolicyShip *)m->msg;
+	char why[768];
+	size_t n_dec = 0;
+
+	if (p->kind != PEER_SHELL) {
+		(void)peer_refuse(p, "sent a PolicyShip, which only box-shell sends");
+		return;
+	}
+	if (b->generation != POLICYD_GENERATION) {
+		(void)peer_refuse(p, "shipped decisions of policy generation %llu (this is %u)",
+				  (unsigned long long)b->generation, POLICYD_GENERATION);
+		return;
+	}
+	for (size_t i = 0; i < b->n_items; i++) {
+		const Box__DecideRequest *req = b->items[i]->decide;
+		if (!req)
+			continue;
+		if (!decide_ok(p, "a shipped decision", req->action))
+			return;
+		if (!local_action(req->action)) {
+			(void)peer_refuse(p, "shipped a decision of %s, which needs box-policyd "
+					  "(its rules or its events are temporal)", req->action);
+			return;
+		}
+		n_dec++;
+	}
+	if (n_dec && !decide_ids_ok(p, m->request_id, n_dec))
+		return;
+	uint64_t id = m->request_id;
+	engine_defer_sync(S.engine, true);
+	for (size_t i = 0; i < b->n_items; i++) {
+		const Box__PolicyShipItem *it = b->items[i];
+		if (it->record) {
+			int r = record_check(p, it->record, why, sizeof(why));
+			if (r < 0) {
+				engine_defer_sync(S.engine, false);
+				(void)peer_refuse(p, "%s", why);
+				return;
+			}
+			if (r > 0)
+				record_stale(p, it->record);
+			else
+				record_one(p, it->record);
+			continue;
+		}
+		struct engine_result res;
+		int64_t now = engine_now();
+		int r;
+		/* With a history, a probe first: a forged item must not leave its event. */
+		if (S.local_probe) {
+			r = engine_probe(S.engine, it->decide, now, &res);
+			if (r < 0)
+				fatal(r, "Cannot decide");
+			if (!ship_matches(it, &res, why, sizeof(why))) {
+				engine_defer_sync(S.engine, false);
+				(void)peer_refuse(p, "%s", why);
+				return;
+			}
+		}
+		r = engine_decide(S.engine, it->decide, now, &res);
+		if (r < 0)
+			fatal(r, "Cannot decide");
+		if (!ship_matches(it, &res, why, sizeof(why))) {
+			/* Only a history that stopped taking events denies now (cause error). */
+			engine_defer_sync(S.engine, false);
+			(void)peer_refuse(p, "%s", why);
+			return;
+		}
+		S.n_decisions++;
+		permit_keep(p, id, it->decide, res.permit);
+		log_decision(p, it->decide, res.permit, res.cause, res.rules, res.n_rules,
+			     res.message, res.resource, res.time_ns);
+		id++;
+		(void)engine_maybe_compact(S.engine, now, false);
+	}
+	engine_defer_sync(S.engine, false);
+	/* The events join the next group commit: nothing waits for them (they are read by no rule). */
+	if (engine_needs_sync(S.engine))
+		group_sync_schedule();
+}
+
 static void
 handle_log_fd(struct box_ipc_msg *m)
 {
@@ -1335,6 +1529,8 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_RECORD_BATCH: handle_record_batch(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA: handle_tool_schema(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST: handle_probe(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST: handle_local_request(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_SHIP: handle_ship(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:
 		if (p != &S.peers[0]) {
 			(void)peer_refuse(p, "sent PolicyLogFd (only boxd does)");
@@ -1638,6 +1834,7 @@ engine_start(const struct box_ipc_msg *m, int dirfd)
 	log_info("box '%s' (%s): %zu rules, %zu temporal, %llu history events, %zu rules kept",
 		 S.box_name, S.box_id, es.rules, es.temporal_rules,
 		 (unsigned long long)es.history_events, es.rules_kept);
+	local_prepare(init);
 	send_ready(DAEMON_FD_BOXD, m->request_id, true, NULL, &es);
 	return true;
 }

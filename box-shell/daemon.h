@@ -69,6 +69,7 @@
 #include <sys/types.h>
 
 #include "decide.h"
+#include "policy.pb-c.h"
 #include "shell.pb-c.h"
 
 #include "daemon_fds.h" /* DAEMON_FD_BOXD, DAEMON_FD_POLICYD, DAEMON_FD_LISTEN */
@@ -148,6 +149,12 @@ _Noreturn void shd_holder_run(int conn, int slave, int end_w, const Box__ShellAt
 int shd_ctl_send_exit(int ctl, int status, bool said);
 
 /* decide_policyd.c: FD >= 0: that channel (ready); -1: attach one over CTL_FD now. */
+/*
+ * Decisions without a round trip (docs/box-policy.5.md): load the policy box-policyd's
+ * PolicyLocal sent, once in main before anything forks, and decide its actions in
+ * process from then on (decide_policyd.c). 0, or negative errno with WHY filled in.
+ */
+int shd_local_load(const Box__PolicyLocal *m, char *why, size_t why_len);
 int sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider **out);
 void sh_decider_policyd_free(struct sh_decider *d);
 /*

@@ -50,6 +50,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <boxpolicy.h>
+#include <boxpolicy_proto.h>
+
 #include "cleanup.h"
 #include "daemon.h"
 #include "decide.h"
@@ -70,6 +73,8 @@
  */
 #define HOLD_MAX 64
 #define HOLD_NS 1000000LL
+/* decisions made in process: sent when the oldest waiting is this old as another comes */
+#define SHIP_NS 1000000LL
 
 struct sh_decider {
 	/* this process's channel to box-policyd: its ids, replies and permits */
@@ -92,7 +97,75 @@ struct sh_decider {
 	 * Never set in a decider that reaches box-policyd; -1 there.
 	 */
 	int stage;
+	/* decisions in process: this decider's request and decision (made at first use) */
+	struct bp_request *req;
+	struct bp_decision *dec;
+	int64_t ship_since; /* CLOCK_MONOTONIC of the oldest decision waiting for its PolicyShip */
 };
+
+/*
+ * Decisions without a round trip (docs/box-policy.5.md): the policy box-policyd sent
+ * in PolicyLocal, loaded once in main before any fork (every process shares it,
+ * read-only), and the actions it said need no history. Such an action is decided
+ * here with the same engine and the same request fields, and the decision goes to
+ * box-policyd in this channel's next PolicyShip, where it is decided again and
+ * logged; a decision it does not agree with ends the channel (a protocol error).
+ */
+static const char *const local_names[] = { "fs:read",  "fs:write",   "fs:delete",
+					   "fs:move",  "shell:exec", "shell:spawn" };
+static struct {
+	struct bp_schema *schema;
+	struct bp_policy *p;
+	uint64_t generation;
+	bool qualifies[sizeof(local_names) / sizeof(local_names[0])];
+} local;
+
+_Static_assert((int)BP_CAUSE_NOT_REFINED == (int)BOX__DECISION_CAUSE__CAUSE_NOT_REFINED &&
+		       (int)BP_CAUSE_ERROR == (int)BOX__DECISION_CAUSE__CAUSE_ERROR &&
+		       (int)BP_CAUSE_NO_MATCH == (int)BOX__DECISION_CAUSE__CAUSE_NO_MATCH &&
+		       (int)BP_CAUSE_FORBIDDEN == (int)BOX__DECISION_CAUSE__CAUSE_FORBIDDEN &&
+		       (int)BP_CAUSE_PERMITTED == (int)BOX__DECISION_CAUSE__CAUSE_PERMITTED,
+	       "libboxpolicy's causes are policy.proto's");
+
+int
+shd_local_load(const Box__PolicyLocal *m, char *why, size_t why_len)
+{
+	struct bp_load_options lo = { .home = m->home };
+	int r = bp_schema_new(&local.schema);
+	for (size_t i = 0; r == 0 && i < m->n_mcp_namespaces; i++)
+		r = bp_schema_add_pending(local.schema, m->mcp_namespaces[i]);
+	if (r < 0) {
+		(void)snprintf(why, why_len, "cannot declare the MCP namespaces: %s", strerror(-r));
+		return r;
+	}
+	lo.schema = local.schema;
+	r = bp_policy_load(m->has_policy_text ? (const char *)m->policy_text.data : "",
+			   m->has_policy_text ? m->policy_text.len : 0, &lo, &local.p, NULL);
+	if (r < 0) {
+		/* box-policyd loaded this text with the same engine: it cannot differ */
+		(void)snprintf(why, why_len, "the policy box-policyd sent does not load: %s",
+			       strerror(-r));
+		return r;
+	}
+	local.generation = m->generation;
+	for (size_t i = 0; i < m->n_actions; i++)
+		for (size_t k = 0; k < sizeof(local_names) / sizeof(local_names[0]); k++)
+			if (strcmp(m->actions[i], local_names[k]) == 0)
+				local.qualifies[k] = true;
+	return 0;
+}
+
+/* ACTION is decided in process (one of PolicyLocal's). */
+static bool
+local_ok(const char *action)
+{
+	if (!local.p)
+		return false;
+	for (size_t k = 0; k < sizeof(local_names) / sizeof(local_names[0]); k++)
+		if (strcmp(action, local_names[k]) == 0)
+			return local.qualifies[k];
+	return false;
+}
 
 /* One request's input fields (the strings are borrowed or in `own`). */
 struct fields {
@@ -377,9 +450,112 @@ held_release(struct sh_decider *d)
 						       .out = out[i], .n_out = 1 };
 	}
 	int r = policy_client_record(d->pc, o, n);
+	/*
+	 * An outcome of an action box-policyd decides (temporal rules may read it) does
+	 * not wait behind decisions made in process: all go now, in order.
+	 */
+	bool now = false;
+	for (unsigned i = 0; i < n; i++)
+		now = now || !local_ok(fs_actions[d->held[i].action]);
+	if (r >= 0 && now)
+		r = policy_client_ship_flush(d->pc);
 	held_clear(d);
 	if (r < 0)
 		chan_drop(d);
+}
+
+/* The held outcomes, then the decisions made in process waiting for their PolicyShip. */
+static int
+ship_release(struct sh_decider *d)
+{
+	held_release(d);
+	if (!d->pc || d->gen != fork_gen || fork_gen == 0)
+		return 0; /* (a copy of the parent's queue: the parent sends it) */
+	int r = policy_client_ship_flush(d->pc);
+	if (r < 0)
+		chan_drop(d);
+	return r;
+}
+
+/* The decider of this process with decisions made in process (for exit()). */
+static struct sh_decider *ship_owner;
+static pthread_once_t ship_exit_once = PTHREAD_ONCE_INIT;
+
+static void
+ship_at_exit(void)
+{
+	if (ship_owner)
+		(void)ship_release(ship_owner);
+}
+
+static void
+ship_exit_register(void)
+{
+	(void)atexit(ship_at_exit);
+}
+
+/*
+ * Decide REQ in process (local_ok said its action needs no history): the same
+ * engine box-policyd runs, on the same fields; the decision joins this channel's
+ * next PolicyShip (policy_client_ship_decide keeps its permit for the outcome).
+ */
+static int
+local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verdict *out)
+{
+	if (!d->req && bp_request_new(local.p, &d->req) < 0)
+		return -ENOMEM;
+	if (!d->dec && bp_decision_new(&d->dec) < 0)
+		return -ENOMEM;
+	bp_request_reset(d->req);
+	int r = bp_request_fill_proto(d->req, req->action, req->input, req->n_input);
+	if (r == 0)
+		r = bp_decide(local.p, d->req, NULL, d->dec);
+	if (r < 0)
+		return r;
+	size_t n = bp_decision_rule_count(d->dec);
+	char *stack[16], **rules = n <= 16 ? stack : calloc(n, sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		rules[i] = (char *)bp_decision_rule_name(d->dec, i);
+	bool permit = bp_decision_verdict(d->dec) == BP_PERMIT;
+	Box__DecideReply claim = BOX__DECIDE_REPLY__INIT;
+	claim.verdict = permit ? BOX__DECISION_VERDICT__VERDICT_PERMIT
+			       : BOX__DECISION_VERDICT__VERDICT_DENY;
+	claim.cause = (Box__DecisionCause)bp_decision_cause(d->dec);
+	claim.rules = rules;
+	claim.n_rules = n;
+	claim.message = (char *)"";
+	policy_client_ship_generation(d->pc, local.generation);
+	r = policy_client_ship_decide(d->pc, req, &claim);
+	if (rules != stack)
+		free(rules);
+	if (r < 0) {
+		chan_drop(d);
+		return r;
+	}
+	(void)pthread_once(&ship_exit_once, ship_exit_register);
+	ship_owner = d;
+	/*
+	 * A process that may be killed with no catchable signal first (decide.h) keeps
+	 * nothing waiting: its line would never be written. It still waits for no reply.
+	 */
+	int64_t now = now_ns();
+	if (policy_client_shipping(d->pc) == 1)
+		d->ship_since = now;
+	/*
+	 * And none waits longer than SHIP_NS once another comes: a process killed outright
+	 * loses at most that much of its log (docs/box-policy.5.md).
+	 */
+	if ((sh_decider_write_through || now - d->ship_since >= SHIP_NS) &&
+	    policy_client_ship_flush(d->pc) < 0) {
+		chan_drop(d);
+		return -EPIPE;
+	}
+	out->permit = permit && claim.cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	if (!out->permit && !(out->message = strdup(bp_decision_message(d->dec))))
+		return -ENOMEM;
+	return 0;
 }
 
 /* The decider whose records the output hook sends (one per process). */
@@ -426,9 +602,12 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	req.action = (char *)action;
 	req.input = (Box__PolicyField **)fs->in.p;
 	req.n_input = fs->in.n;
+	if (d->stage < 0 && local_ok(action))
+		return local_decide(d, &req, out);
 	if (d->stage >= 0)
 		rehearsal_permit(d, policy_client_next_id(d->pc));
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	/* (policy_client_call ships the decisions made in process first: the log keeps their order) */
 	r = policy_client_call(d->pc, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &req.base, &m);
 	if (r < 0) {
 		chan_drop(d); /* broken: the next request attaches afresh, or fails too */
@@ -460,7 +639,11 @@ send_record(struct sh_decider *d, bool ok, const char *action, const struct fiel
 	Box__PolicyField *outs[1] = { out };
 	struct policy_client_outcome o = { .ok = ok, .action = action, .in = in->in.p,
 					   .n_in = in->in.n, .out = outs, .n_out = out ? 1 : 0 };
-	if (policy_client_record(d->pc, &o, 1) < 0)
+	int r = policy_client_record(d->pc, &o, 1);
+	/* An outcome temporal rules may read reaches box-policyd now, as before. */
+	if (r >= 0 && !local_ok(action))
+		r = policy_client_ship_flush(d->pc);
+	if (r < 0)
 		chan_drop(d);
 }
 
@@ -497,10 +680,14 @@ sh_decider_policyd_free(struct sh_decider *d)
 {
 	if (!d)
 		return;
-	held_release(d);
+	(void)ship_release(d);
 	if (held_owner == d)
 		held_owner = NULL;
+	if (ship_owner == d)
+		ship_owner = NULL;
 	chan_drop(d);
+	bp_request_free(d->req);
+	bp_decision_free(d->dec);
 	safe_close(d->stage);
 	free(d->home);
 	free(d);
@@ -550,7 +737,8 @@ sh_decider_wants_outcomes(const struct sh_decider *d)
 int
 sh_decider_flush(struct sh_decider *d)
 {
-	held_release(d); /* policyd writes the lines; the held outcome records go now */
+	/* policyd writes the lines: the held outcome records and the decisions made in process go now */
+	(void)ship_release(d);
 	return 0;
 }
 
@@ -602,6 +790,23 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 		held_release(d); /* the outcomes so far come before what this process asks next */
 		if (!d->pc)
 			k = -EPIPE;
+	}
+	bool local_all = k == 0 && d->stage < 0;
+	for (size_t i = 0; local_all && i < n; i++)
+		local_all = local_ok(reqs[i].action);
+	if (local_all) {
+		/* Each in process, in order, as a DecideBatch decides them one by one. */
+		for (size_t i = 0; k == 0 && i < n; i++)
+			k = local_decide(d, &reqs[i], &out[i]);
+		if (k < 0)
+			for (size_t i = 0; i < n; i++)
+				sh_verdict_clear(&out[i]);
+		for (size_t i = 0; i < n; i++)
+			fields_free(&fs[i]);
+		free(fs);
+		free(reqs);
+		free(pr);
+		return k;
 	}
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	if (k == 0) {

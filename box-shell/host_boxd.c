@@ -261,6 +261,11 @@ shd_host_run(struct sh_shell *sh, const struct sh_host_request *r)
 	const Box__ShellTool *tool = shd_tool_match(r->program_path, r->argc, r->argv);
 	if (!tool && shd_host_check(r->name, r->program_path, r->argc, r->argv) != 0)
 		return 126;
+	/*
+	 * The decisions made in process (its shell:spawn among them) reach box-policyd's log
+	 * before the program starts (docs/box-policy.5.md, "Decisions without a round trip").
+	 */
+	(void)sh_decider_flush(sh->decider);
 	int k = chan_ready(h);
 	if (k < 0) {
 		dprintf(2, "box-shell: %s: cannot reach the box's supervisor: %s\n", r->name,

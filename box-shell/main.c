@@ -1537,6 +1537,43 @@ ready_send(struct box_ipc_chan *chan, uint64_t rid)
 		 M.init->box_id, M.init->n_tools, M.init->n_exec_entries);
 }
 
+/*
+ * Step 5b: what box-policyd lets box-shell decide in process (PolicyLocal: the
+ * policy, its generation, the actions that need no history), asked on fd 4 before
+ * it is watched and before anything forks, so that every process has it loaded
+ * (docs/box-policy.5.md, "Decisions without a round trip"). No answer, or a policy
+ * that does not load: box-shell does not start (no shell without policy).
+ */
+static void
+local_fetch(struct box_ipc_chan *chan, uint64_t rid)
+{
+	static const uint32_t types[] = { BOX__MSG_TYPE__MSG_POLICY_LOCAL };
+	struct box_ipc_chan *c =
+	    box_ipc_chan_new(DAEMON_FD_POLICYD, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
+	Box__PolicyLocalRequest q = BOX__POLICY_LOCAL_REQUEST__INIT;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	char why[512] = "";
+	int r = c ? box_ipc_chan_set_state(c, BOX_POLICY_READY) : -ENOMEM;
+	if (r == 0)
+		r = box_ipc_chan_allow(c, types, 1);
+	if (r == 0)
+		r = box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST, 1, &q.base, NULL, 0);
+	while (r == 0 && (r = box_ipc_recv_wait(c, &m, -1)) == -EINTR)
+		r = 0;
+	if (r == 0)
+		r = -ECONNRESET;
+	if (r > 0)
+		r = m.type == BOX__MSG_TYPE__MSG_POLICY_LOCAL && m.request_id == 1
+			    ? shd_local_load((const Box__PolicyLocal *)m.msg, why, sizeof(why))
+			    : -EBADMSG;
+	if (r < 0 && !why[0])
+		(void)snprintf(why, sizeof(why), "no policy from box-policyd: %s", strerror(-r));
+	box_ipc_msg_done(&m);
+	box_ipc_chan_free(c); /* (fd 4 stays: the loop watches it next) */
+	if (r < 0)
+		start_fail(chan, rid, "%s", why);
+}
+
 /* Step 7: the channels and the listener on the loop. */
 static void
 channels_watch(void)
@@ -1582,6 +1619,7 @@ main(int argc, char **argv)
 	if (!init_receive(chan, &m))
 		return 0; /* boxd gave up before we started */
 	loop_prepare(chan, m.request_id);
+	local_fetch(chan, m.request_id);
 	seccomp_enter(chan, m.request_id);
 	ready_send(chan, m.request_id);
 	box_ipc_chan_free(chan);

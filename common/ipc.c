@@ -140,6 +140,13 @@ envelope_header(uint8_t o[static ENV_HEADER_MAX], uint32_t type, uint64_t reques
 	return n;
 }
 
+size_t
+box_ipc_header(uint8_t o[BOX_IPC_HEADER_MAX], uint32_t type, uint64_t request_id, size_t len)
+{
+	_Static_assert(BOX_IPC_HEADER_MAX >= ENV_HEADER_MAX, "room for an envelope's header");
+	return envelope_header(o, type, request_id, len);
+}
+
 /*
  * A varint of at most MAX_BYTES in its shortest form; anything else (longer,
  * padded with 0x80 0x00, running off the end) is left to protobuf-c.

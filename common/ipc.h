@@ -176,6 +176,16 @@ int box_ipc_pack(const struct box_ipc_protocol *p, uint32_t type, uint64_t reque
 		 void *userdata);
 
 /*
+ * The envelope's fields before a payload of LEN bytes sent in one packet (what
+ * box_ipc_pack writes before a message that fits): into O, their size returned. For a
+ * sender that builds a message's bytes itself (libpolicyclient's PolicyShip, one item at
+ * a time, LEN <= BOX_IPC_PAYLOAD_MAX); the receiver's table checks them as any message.
+ */
+#define BOX_IPC_HEADER_MAX 48u
+size_t box_ipc_header(uint8_t o[BOX_IPC_HEADER_MAX], uint32_t type, uint64_t request_id,
+		      size_t len);
+
+/*
  * Send one packed envelope (from box_ipc_pack) with its fds. Waits up to
  * timeout_ms for room in the socket buffer (0: return -EAGAIN at once).
  */

@@ -578,6 +578,30 @@ bp_monitor_policy(const struct bp_monitor *m)
 	return m->p;
 }
 
+int
+bp_history_free(const struct bp_policy *p, const struct bp_monitor *m, const char *action)
+{
+	size_t a;
+
+	if (!p || !action || (m && m->p != p))
+		return -EINVAL;
+	if (!schema_find_action(&p->schema, "Box::Action", action, &a) || a >= p->schema.n_actions)
+		return -ENOENT;
+	/* Every rule whose scope admits the action: its decisions read no history. */
+	for (size_t c = 0; c < p->n_by_action[a]; c++)
+		if (p->rules[p->by_action[a][c]].n_temporal)
+			return 0;
+	if (!m)
+		return bp_policy_has_temporal(p) ? -EINVAL : 1;
+	/* No temporal rule keeps its events (the same test bp_monitor_observe makes). */
+	for (size_t i = 0; i < m->n_rules; i++) {
+		const struct rstate *rs = &m->rules[i];
+		if (rs->n_terms && (rs->needs_all || rs->rel[a]))
+			return 0;
+	}
+	return 1;
+}
+
 int64_t
 bp_monitor_stamp(const struct bp_monitor *m, int64_t now_ns)
 {

@@ -54,6 +54,18 @@ struct policy_client {
 	uint64_t next_id;
 	struct pending *head, **tail;
 	size_t in_flight;
+	/*
+	 * Blocking mode: decisions made in process and outcomes, packed PolicyShipItems
+	 * in order, waiting for one PolicyShip (ship_first: its first decision's id).
+	 */
+	uint64_t ship_gen, ship_first;
+	size_t ship_n, ship_decides;
+	/*
+	 * The PolicyShip's bytes as they grow, one packed item (field 2) after another,
+	 * behind room for the envelope's header: one packet, packed once, no copy.
+	 */
+	uint8_t *ship_buf; /* BOX_IPC_HEADER_MAX + BOX_IPC_PAYLOAD_MAX bytes, made at first use */
+	size_t ship_len;   /* bytes after the header's room */
 	policy_client_end_fn on_end;
 	void *arg;
 };
@@ -70,6 +82,8 @@ reply_type_of(uint32_t type)
 		return BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA_REPLY;
 	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST:
 		return BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY;
+	case BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST:
+		return BOX__MSG_TYPE__MSG_POLICY_LOCAL;
 	default:
 		return 0;
 	}
@@ -333,6 +347,7 @@ policy_client_free(struct policy_client *c)
 		box_ipc_chan_free(c->chan);
 	if (c->fd >= 0)
 		close(c->fd);
+	free(c->ship_buf);
 	policy_permits_free(c->permits);
 	free(c);
 }
@@ -431,8 +446,12 @@ policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMessag
 		return -EPIPE;
 	if (c->ev)
 		return -EINVAL;
+	/* What was decided in process reaches box-policyd before anything asked now. */
+	int r = policy_client_ship_flush(c);
+	if (r < 0)
+		return r;
 	struct pending *p;
-	int r = pending_new(c, type, msg, true, &p);
+	r = pending_new(c, type, msg, true, &p);
 	if (r < 0)
 		return r;
 	char why[160];
@@ -452,6 +471,127 @@ policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMessag
 		return r;
 	}
 	return 0;
+}
+
+/* ---- decisions made in process (blocking mode) ----------------------------------- */
+
+void
+policy_client_ship_generation(struct policy_client *c, uint64_t generation)
+{
+	c->ship_gen = generation;
+}
+
+size_t
+policy_client_shipping(const struct policy_client *c)
+{
+	return c->ship_n;
+}
+
+/* V as a protobuf varint at P; its length. */
+static size_t
+put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+/* Room for the generation (field 1) the flush appends: a tag and a varint. */
+#define SHIP_TAIL 11u
+
+int
+policy_client_ship_flush(struct policy_client *c)
+{
+	if (c->ship_n == 0)
+		return 0;
+	if (c->broken || !c->chan)
+		return -EPIPE;
+	/* Field order does not matter to a decoder: the generation goes last. */
+	uint8_t *body = c->ship_buf + BOX_IPC_HEADER_MAX;
+	size_t len = c->ship_len;
+	body[len++] = (1 << 3) | 0; /* generation, varint */
+	len += put_varint(body + len, c->ship_gen);
+	uint8_t h[BOX_IPC_HEADER_MAX];
+	size_t hl = box_ipc_header(h, BOX__MSG_TYPE__MSG_POLICY_SHIP, c->ship_first, len);
+	memcpy(body - hl, h, hl);
+	int r = box_ipc_send_packet(c->fd, body - hl, hl + len, NULL, 0, BOX_IPC_SEND_TIMEOUT_MS);
+	c->ship_n = c->ship_decides = 0;
+	c->ship_len = 0;
+	if (r < 0)
+		c->broken = true; /* a decision made in process that never reached the log */
+	return r;
+}
+
+/*
+ * Queue IT (packed now: the caller's strings need not outlive the call), a decision
+ * named ID or an outcome (ID 0); sent when the next would not fit one packet or 256
+ * wait. An item too big for a packet alone goes as a PolicyShip of its own through
+ * the protocol table (fragmented).
+ */
+static int
+ship_push(struct policy_client *c, const Box__PolicyShipItem *it, uint64_t id)
+{
+	size_t size = box__policy_ship_item__get_packed_size(it);
+	size_t need = 1 + 10 + size;
+	int r;
+	if (need + SHIP_TAIL > BOX_IPC_PAYLOAD_MAX) {
+		r = policy_client_ship_flush(c);
+		if (r < 0)
+			return r;
+		Box__PolicyShipItem *one[1] = { (Box__PolicyShipItem *)it };
+		Box__PolicyShip m = BOX__POLICY_SHIP__INIT;
+		m.generation = c->ship_gen;
+		m.items = one;
+		m.n_items = 1;
+		r = send_msg(c, BOX__MSG_TYPE__MSG_POLICY_SHIP, id, &m.base);
+		if (r < 0)
+			c->broken = true;
+		return r;
+	}
+	if (c->ship_n > 0 && c->ship_len + need + SHIP_TAIL > BOX_IPC_PAYLOAD_MAX) {
+		r = policy_client_ship_flush(c);
+		if (r < 0)
+			return r;
+	}
+	if (!c->ship_buf && !(c->ship_buf = malloc(BOX_IPC_HEADER_MAX + BOX_IPC_PAYLOAD_MAX)))
+		return -ENOMEM;
+	if (id && c->ship_decides++ == 0)
+		c->ship_first = id; /* the PolicyShip's id: its first decision's */
+	uint8_t *body = c->ship_buf + BOX_IPC_HEADER_MAX;
+	body[c->ship_len++] = (2 << 3) | 2; /* items, length-delimited */
+	c->ship_len += put_varint(body + c->ship_len, size);
+	box__policy_ship_item__pack(it, body + c->ship_len);
+	c->ship_len += size;
+	c->ship_n++;
+	return c->ship_n == BOX_POLICY_BATCH_MAX ? policy_client_ship_flush(c) : 0;
+}
+
+int
+policy_client_ship_decide(struct policy_client *c, const Box__DecideRequest *req,
+			  const Box__DecideReply *verdict)
+{
+	if (c->ev || c->ship_gen == 0)
+		return -EINVAL;
+	if (c->broken || !c->chan)
+		return -EPIPE;
+	Box__PolicyShipItem it = BOX__POLICY_SHIP_ITEM__INIT;
+	it.decide = (Box__DecideRequest *)req;
+	it.has_verdict = it.has_cause = true;
+	it.verdict = verdict->verdict;
+	it.cause = verdict->cause;
+	it.rules = verdict->rules;
+	it.n_rules = verdict->n_rules;
+	uint64_t id = c->next_id++;
+	/* Kept before the caller acts on it, as a permit from a reply is (settle). */
+	if (policy_client_permitted(verdict)) {
+		int r = policy_permits_add(c->permits, id, req);
+		if (r < 0)
+			return r;
+	}
+	return ship_push(c, &it, id);
 }
 
 int
@@ -489,7 +629,14 @@ policy_client_record(struct policy_client *c, const struct policy_client_outcome
 		k++;
 	}
 	int r = 0;
-	if (k == 1) {
+	if (c->ship_n > 0) {
+		/* Behind the decisions made in process: the outcomes keep their place. */
+		for (size_t i = 0; r == 0 && i < k; i++) {
+			Box__PolicyShipItem it = BOX__POLICY_SHIP_ITEM__INIT;
+			it.record = &recs[i];
+			r = ship_push(c, &it, 0);
+		}
+	} else if (k == 1) {
 		r = send_msg(c, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &recs[0].base);
 	} else if (k > 1) {
 		Box__RecordBatch b = BOX__RECORD_BATCH__INIT;

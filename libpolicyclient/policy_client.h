@@ -126,6 +126,26 @@ void policy_client_cancel(struct policy_client *c, const void *owner);
 int policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMessage *msg,
 		       struct box_ipc_msg *reply);
 
+/*
+ * Decisions made in process (docs/box-policy.5.md, "Decisions without a round
+ * trip"; blocking mode only). box-shell decides the actions box-policyd's
+ * PolicyLocal named with the same policy and hands each decision here: it takes
+ * the next id, its permit is kept (so an outcome names it as any permit), and it
+ * waits, in order with the outcomes recorded after it, for one PolicyShip (no
+ * reply) that leaves when 256 items are queued, before any request
+ * policy_client_call sends, or at policy_client_ship_flush. Outcomes recorded while
+ * anything waits queue behind it. GENERATION: PolicyLocal's, set once before the
+ * first decision (0: none, and policy_client_ship_decide fails -EINVAL).
+ * ship_decide: VERDICT's verdict, cause and rules (its message is not shipped);
+ * 0, -EINVAL, -ENOMEM, -EPIPE or a send's error (the client is then broken).
+ */
+void policy_client_ship_generation(struct policy_client *c, uint64_t generation);
+int policy_client_ship_decide(struct policy_client *c, const Box__DecideRequest *req,
+			      const Box__DecideReply *verdict);
+int policy_client_ship_flush(struct policy_client *c);
+/* Items waiting for their PolicyShip. */
+size_t policy_client_shipping(const struct policy_client *c);
+
 /* A DecideReply's verdict: permitted (verdict PERMIT). */
 static inline bool
 policy_client_permitted(const Box__DecideReply *r)

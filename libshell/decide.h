@@ -5,8 +5,10 @@
  * One interface, two back ends: box-sh (standalone) decides in
  * process with libboxpolicy (temporal rules included) and may write each
  * decision as a decisions.jsonl line; the in-box box-shell daemon
- * asks box-policyd over its channel and never links the engine. The
- * interpreter and the commands see only this header.
+ * asks box-policyd over its channel, except for the actions box-policyd
+ * said need no history: those it decides in process with the same engine
+ * and ships to box-policyd, which decides them again (docs/box-policy.5.md).
+ * The interpreter and the commands see only this header.
  *
  * Deciding is observe-then-decide: each request becomes a history event
  * before it is evaluated, in the order asked. A batch is decided exactly as

@@ -351,6 +351,54 @@ box_validate_record_batch(const Box__RecordBatch *m)
 }
 
 int
+box_validate_policy_local(const Box__PolicyLocal *m)
+{
+	REQUIRE(m->generation >= 1, -EINVAL);
+	if (m->has_policy_text)
+		REQUIRE(m->policy_text.len <= BOX_POLICY_TEXT_MAX, -E2BIG);
+	REQUIRE(box_valid_path(m->home), -EINVAL);
+	REQUIRE(m->n_mcp_namespaces <= BOX_POLICY_NAMESPACES_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_mcp_namespaces; i++)
+		REQUIRE(box_valid_policy_namespace(m->mcp_namespaces[i]), -EINVAL);
+	REQUIRE(m->n_actions <= BOX_POLICY_LOCAL_ACTIONS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_actions; i++)
+		REQUIRE(m->actions[i] && text_ok(m->actions[i], 1, BOX_POLICY_ACTION_MAX), -EINVAL);
+	return 0;
+}
+
+/* A decision made in process, or an outcome: exactly one, each whole. */
+static int
+v_ship_item(const Box__PolicyShipItem *it)
+{
+	REQUIRE(it && (it->decide != NULL) != (it->record != NULL), -EINVAL);
+	if (it->record) {
+		REQUIRE(!it->has_verdict && !it->has_cause && it->n_rules == 0, -EINVAL);
+		return box_validate_record_request(it->record);
+	}
+	REQUIRE(it->has_verdict && it->has_cause, -EINVAL);
+	TRY(box_validate_decide_request(it->decide));
+	/* The claim has a reply's shape (the message is policyd's own: not shipped). */
+	Box__DecideReply claim = BOX__DECIDE_REPLY__INIT;
+	claim.verdict = it->verdict;
+	claim.cause = it->cause;
+	claim.rules = it->rules;
+	claim.n_rules = it->n_rules;
+	claim.message = (char *)"";
+	return box_validate_decide_reply(&claim);
+}
+
+int
+box_validate_policy_ship(const Box__PolicyShip *m)
+{
+	REQUIRE(m->generation >= 1, -EINVAL);
+	REQUIRE(m->n_items >= 1, -EINVAL);
+	REQUIRE(m->n_items <= BOX_POLICY_BATCH_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_items; i++)
+		TRY(v_ship_item(m->items[i]));
+	return 0;
+}
+
+int
 box_validate_policy_log_fd(const Box__PolicyLogFd *m)
 {
 	REQUIRE(m->generation > 0, -ERANGE);
@@ -411,6 +459,12 @@ box_validate_policy_msg(const ProtobufCMessage *m)
 		return box_validate_policy_probe_request((const Box__PolicyProbeRequest *)m);
 	if (d == &box__policy_probe_reply__descriptor)
 		return box_validate_policy_probe_reply((const Box__PolicyProbeReply *)m);
+	if (d == &box__policy_local_request__descriptor)
+		return 0;
+	if (d == &box__policy_local__descriptor)
+		return box_validate_policy_local((const Box__PolicyLocal *)m);
+	if (d == &box__policy_ship__descriptor)
+		return box_validate_policy_ship((const Box__PolicyShip *)m);
 	if (d == &box__history_epoch__descriptor)
 		return box_validate_history_epoch((const Box__HistoryEpoch *)m);
 	if (d == &box__history_event__descriptor)

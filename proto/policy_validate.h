@@ -42,6 +42,7 @@
 #define BOX_POLICY_TYPE_MAX 4096         /* bytes of one type expression */
 #define BOX_POLICY_WARNINGS_MAX 64       /* warnings of a PolicyToolSchemaReply */
 #define BOX_POLICY_TOOL_SCHEMA_MAX (16u << 20) /* a reassembled PolicyToolSchema */
+#define BOX_POLICY_LOCAL_ACTIONS_MAX 64  /* actions of one PolicyLocal */
 
 /* "fs:read"-style (lowercase word ':' lowercase word) or NS::Action::"TOOL". */
 bool box_valid_action(const char *s);
@@ -61,6 +62,8 @@ int box_validate_decide_batch_request(const Box__DecideBatchRequest *m);
 /* At most BOX_POLICY_BATCH_MAX replies, each as box_validate_decide_reply. */
 int box_validate_decide_batch_reply(const Box__DecideBatchReply *m);
 int box_validate_policy_log_fd(const Box__PolicyLogFd *m);
+int box_validate_policy_local(const Box__PolicyLocal *m);
+int box_validate_policy_ship(const Box__PolicyShip *m);
 /* A normalized MCP namespace: 1..32 of [A-Za-z0-9_], not "Box". */
 bool box_valid_policy_namespace(const char *ns);
 /*

@@ -35,6 +35,8 @@ VALIDATOR(box_validate_policy_tool_schema, Box__PolicyToolSchema)
 VALIDATOR(box_validate_policy_tool_schema_reply, Box__PolicyToolSchemaReply)
 VALIDATOR(box_validate_policy_probe_request, Box__PolicyProbeRequest)
 VALIDATOR(box_validate_policy_probe_reply, Box__PolicyProbeReply)
+VALIDATOR(box_validate_policy_local, Box__PolicyLocal)
+VALIDATOR(box_validate_policy_ship, Box__PolicyShip)
 
 /* A refusal (ok = false) leaves the channel starting: policyd exits next. */
 static bool
@@ -93,6 +95,18 @@ static const struct box_ipc_type policy_types[] = {
 	{ BOX__MSG_TYPE__MSG_POLICY_PROBE_REPLY, "PolicyProbeReply",
 	  &box__policy_probe_reply__descriptor, box_validate_policy_probe_reply_row, NULL,
 	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(POLICYD), S(READY), SAME, NULL },
+	/* box-shell: what it may decide in process (docs/box-policy.5.md). */
+	{ BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST, "PolicyLocalRequest",
+	  &box__policy_local_request__descriptor, NULL, NULL, 16, 0, 0, FROM(PEER), S(READY),
+	  SAME, NULL },
+	/* The policy text travels again: fragmented above 64 KiB, as PolicyInit's cap. */
+	{ BOX__MSG_TYPE__MSG_POLICY_LOCAL, "PolicyLocal", &box__policy_local__descriptor,
+	  box_validate_policy_local_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 5u << 20, FROM(POLICYD),
+	  S(READY), SAME, NULL },
+	/* Up to 256 decisions made in process and outcomes, no reply: as DecideBatch. */
+	{ BOX__MSG_TYPE__MSG_POLICY_SHIP, "PolicyShip", &box__policy_ship__descriptor,
+	  box_validate_policy_ship_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(PEER),
+	  S(READY), SAME, NULL },
 	/* fd: the new decisions.jsonl (O_APPEND). */
 	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor,
 	  box_validate_policy_log_fd_row, NULL, 64, 1, 0, FROM(BOXD), S(READY), SAME, NULL },

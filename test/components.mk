@@ -20,7 +20,7 @@ TESTS_proto := $(addprefix test/unit/test_,ipc plan_validate policy_proto policy
 		policy_permits shell_validate proto_mcp) \
 	$(addprefix test/fuzz/replay_,ipc plan shell)
 TESTS_libboxpolicy := $(addprefix test/unit/test_,policy explain suggest temporal temporal_incr \
-		policy_history policy_index) \
+		policy_history policy_index history_free) \
 	test/fuzz/replay_policy bench/policy/smoke.sh test/differential/% test/temporal/% test/conformance/% \
 	test/docs/policy-examples.sh test/integration/t-policy-%
 # box-policyd's peers' client: its own test, and the askers' (each component below names it).

@@ -134,6 +134,21 @@ int bp_monitor_new(const struct bp_policy *p, struct bp_monitor **ret, struct bp
 void bp_monitor_free(struct bp_monitor *m);
 const struct bp_policy *bp_monitor_policy(const struct bp_monitor *m);
 
+/*
+ * Whether decisions of the fixed action ACTION (a Box::Action id, "shell:exec") are
+ * free of history: no rule whose scope admits ACTION has a temporal term, and no
+ * temporal rule keeps ACTION's events (none of its predicates names ACTION, and none
+ * of its terms needs every event: `previous`, `since`, a `formerly` whose body can
+ * hold without a predicate). Such an action is decided the same by bp_decide with no
+ * hook at any moment, and where its events fall in the history changes no decision,
+ * so another process may decide it with the same policy and report it afterwards
+ * (docs/box-policy.5.md, "Decisions without a round trip"). M: the monitor of P, or
+ * NULL when P has no temporal rule (then every action qualifies). 1 yes, 0 no,
+ * -ENOENT for an action P's schema does not know, -EINVAL for a monitor of another
+ * policy or a NULL one where P has temporal rules.
+ */
+int bp_history_free(const struct bp_policy *p, const struct bp_monitor *m, const char *action);
+
 /* The time the next event gets when offered NOW_NS: max(NOW_NS, last + 1). */
 int64_t bp_monitor_stamp(const struct bp_monitor *m, int64_t now_ns);
 /* The time of the last observed event (INT64_MIN before the first). */

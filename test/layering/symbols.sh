@@ -34,7 +34,7 @@ recheck='box_proto_recheck box__recheck_request__descriptor box__recheck_reply__
 # box-gateway speaks the gateway protocol with boxd and the policy protocol as a peer.
 gateway='box_proto_gateway box__gateway_init__descriptor box__gateway_ready__descriptor
 	box__gateway_listener__descriptor box_validate_gateway_init box_validate_gateway_ready'
-# The policy engine belongs to box-policyd: the gateway asks, it never evaluates.
+# The policy engine: the gateway and the broker ask, they never evaluate.
 engine='bp_policy_load bp_decide bp_request_new engine_decide'
 
 # check PROGRAM "SPEAKS" "MUST NOT": every symbol of SPEAKS present, none of MUST NOT.
@@ -73,15 +73,20 @@ check box-trampoline "$plan" "$client $policy $recheck $gateway"
 check box-clientd "$client" "$policy $plan box_proto_recheck $gateway"
 check box-recheck "$recheck" "$policy $plan box_proto_client $gateway"
 check box-gateway "$gateway $policy" "$client $plan $recheck $engine box_proto_mcpsession box_proto_mcpctl"
-# box-shell speaks the shell protocols and the policy protocol as a peer; it never evaluates.
+# box-shell speaks the shell protocols and the policy protocol as a peer. It evaluates the
+# actions box-policyd's PolicyLocal says need no history with the same engine (libboxpolicy:
+# bp_decide on the request built by bp_request_fill_proto, docs/box-policy.5.md "Decisions
+# without a round trip"), so it must link those; box-policyd's own deciding core (engine.c:
+# the history, the monitor, the log) stays box-policyd's, and box-shell never builds a monitor.
 shell='box_proto_shell box_proto_session box__shell_init__descriptor box__spawn_request__descriptor
-	box_validate_shell_init box_validate_spawn_request'
+	box_validate_shell_init box_validate_spawn_request bp_decide bp_request_fill_proto'
+policyd_core='engine_decide engine_record bp_monitor_new bp_monitor_decide'
 # box-mcpd speaks the MCP session and control protocols and the policy protocol as a peer;
 # it never evaluates, and it never links the shell's, the gateway's or the client's messages.
 mcp='box_proto_mcpsession box_proto_mcpctl box__mcp_init__descriptor box__mcp_open__descriptor
 	box__mcp_server_start__descriptor box_validate_mcp_init box_validate_mcp_open'
 check box-mcpd "$mcp $policy" "$client $plan $recheck $gateway $shell $engine"
-check box-shell "$shell $policy" "$client $plan $recheck $gateway $engine $mcp"
+check box-shell "$shell $policy" "$client $plan $recheck $gateway $policyd_core $mcp"
 check boxd "$client $policy $plan $recheck $mcp box_proto_shell" ""
 
 # box-policyd's askers share one client (libpolicyclient/); nobody else links it (boxd speaks

@@ -39,3 +39,14 @@ $(BUILD)/test/policyd/test_mcp: $(POLICYD_MCP_OBJS) $(BUILD)/test/policyd/harnes
 	$(link_program)
 $(BUILD)/test/policyd/test_mcp: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_mcp
+
+# Decisions without a round trip (PolicyLocalRequest, PolicyShip).
+POLICYD_SHIP_OBJS := $(BUILD)/test/policyd/test_ship.o
+ALL_OBJS          += $(POLICYD_SHIP_OBJS)
+$(POLICYD_SHIP_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -Itest/playboxd \
+	$(call pkg_cflags,libprotobuf-c jansson)
+$(BUILD)/test/policyd/test_ship: $(POLICYD_SHIP_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o \
+		$(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BUILD)/test/policyd/test_ship: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
+CHECK_PROGRAMS += $(BUILD)/test/policyd/test_ship

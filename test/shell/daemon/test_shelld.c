@@ -1321,6 +1321,10 @@ test_session_cap(void)
 		for (int t = 0; t < 60000 && xs[i].olen < 3 && !xs[i].done; t += 50)
 			sess_pump(&xs[i], 50);
 		up += xs[i].olen >= 3 && strncmp(xs[i].obuf, "up\n", 3) == 0;
+		if (!(xs[i].olen >= 3 && strncmp(xs[i].obuf, "up\n", 3) == 0))
+			printf("# session %d did not say up: olen %zu done %d status %d out '%.*s' err '%.*s'\n", i,
+			       (size_t)xs[i].olen, (int)xs[i].done, xs[i].status, (int)xs[i].olen,
+			       xs[i].obuf, (int)xs[i].elen, xs[i].ebuf);
 	}
 	CHECK_INT(up, N);
 	struct sess extra;

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_ship.c — decisions without a round trip (docs/box-policy.5.md): box-policyd's
+ * PolicyLocal names the box-shell actions no temporal rule can touch, and every
+ * PolicyShip box-shell sends is decided again and logged exactly as a Decide; a
+ * shipped decision that does not agree (verdict, rules), of an action that does not
+ * qualify, or of another generation is a protocol error: fd 6 ends the daemon (exit
+ * 1), an attached channel is closed, and the forged line is never logged.
+ * Trusts: nothing; it is test code (the harness plays boxd and box-shell).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fdutil.h"
+#include "harness.h"
+#include "tap.h"
+
+/* No temporal rule: every action of box-shell's qualifies. */
+static const char *plain =
+	"@id(\"echo\") permit (principal, action == Box::Action::\"shell:exec\", resource)\n"
+	"when { context.input.program == \"echo\" };\n"
+	"@id(\"no_rm\") forbid (principal, action == Box::Action::\"shell:exec\", resource)\n"
+	"when { context.input.program == \"rm\" };\n";
+
+/* fs:write is read by a temporal rule (its own budget): it goes through box-policyd. */
+static const char *budget =
+	"@id(\"all\") permit (principal, action in [Box::Action::\"shell:exec\", "
+	"Box::Action::\"fs:write\", Box::Action::\"fs:read\"], resource);\n"
+	"@id(\"cap\") forbid (principal, action == Box::Action::\"fs:write\", resource)\n"
+	"when temporal { (count for (t: Timepoint). where formerly within 1h\n"
+	"  (Box::Action::\"fs:write\"::request{} && tp(t))) > 2 };\n";
+
+/* `previous` reads every event: nothing qualifies. */
+static const char *previous =
+	"@id(\"all\") permit (principal, action, resource)\n"
+	"when { context.input has path || context.input has command };\n"
+	"@id(\"prev\") forbid (principal, action == Box::Action::\"fs:delete\", resource)\n"
+	"when temporal { previous within 1m Box::Action::\"fs:read\"::request{} };\n";
+
+static char *dir;
+
+static int
+start(struct pd *pd, const char *policy)
+{
+	static char err[600];
+	dir = pd_tmpdir("ship");
+	(void)snprintf(err, sizeof(err), "%s/policyd.err", dir);
+	struct pd_opts o = { .binary = pd_binary(), .state_dir = dir, .policy = policy,
+			     .stderr_path = err, .box_name = "ship", .box_id = "00000000000b" };
+	return pd_start(&o, pd, NULL);
+}
+
+static void
+finish(struct pd *pd)
+{
+	pd_kill(pd);
+	if (getenv("SHIP_KEEP"))
+		printf("# kept %s\n", dir);
+	else
+		pd_rmtree(dir);
+	free(dir);
+	dir = NULL;
+}
+
+static char *
+slurp(const char *name)
+{
+	char path[600];
+	char *s = NULL;
+	unsigned long len = 0;
+	(void)snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (fd_read_file(AT_FDCWD, path, 1 << 20, &s, &len) < 0)
+		return strdup("");
+	return s;
+}
+
+/* PolicyLocal on the channel FD (request id ID): the reply, or NULL. */
+static Box__PolicyLocal *
+ask_local(int fd, uint64_t id)
+{
+	Box__PolicyLocalRequest q = BOX__POLICY_LOCAL_REQUEST__INIT;
+	if (box_ipc_send(fd, &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST, id, &q.base,
+			 NULL, 0) < 0)
+		return NULL;
+	struct box_ipc_chan *c = box_ipc_chan_new(fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
+	(void)box_ipc_chan_set_state(c, BOX_POLICY_READY);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	Box__PolicyLocal *ret = NULL;
+	if (box_ipc_recv_wait(c, &m, 10000) > 0 && m.type == BOX__MSG_TYPE__MSG_POLICY_LOCAL &&
+	    m.request_id == id) {
+		ret = (Box__PolicyLocal *)m.msg;
+		m.msg = NULL;
+	}
+	box_ipc_msg_done(&m);
+	box_ipc_chan_free(c);
+	return ret;
+}
+
+static bool
+names(const Box__PolicyLocal *l, const char *action)
+{
+	for (size_t i = 0; l && i < l->n_actions; i++)
+		if (strcmp(l->actions[i], action) == 0)
+			return true;
+	return false;
+}
+
+/* One shell:exec or fs:* request: fields kept in static storage per slot. */
+struct req {
+	Box__DecideRequest d;
+	Box__PolicyField f[4];
+	Box__PolicyValue v[4];
+	Box__PolicyField *p[4];
+};
+
+static void
+exec_req(struct req *r, const char *program)
+{
+	const char *n[4] = { "command", "program", "arg_count", "cwd" };
+	box__decide_request__init(&r->d);
+	for (int i = 0; i < 4; i++) {
+		box__policy_field__init(&r->f[i]);
+		box__policy_value__init(&r->v[i]);
+		r->f[i].name = (char *)n[i];
+		r->f[i].value = &r->v[i];
+		r->p[i] = &r->f[i];
+		r->v[i].kind_case = BOX__POLICY_VALUE__KIND_STR;
+		r->v[i].str = (char *)(i == 3 ? "/" : program);
+	}
+	r->v[2].kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	r->v[2].integer = 0;
+	r->d.action = (char *)"shell:exec";
+	r->d.input = r->p;
+	r->d.n_input = 4;
+}
+
+static void
+fs_req(struct req *r, const char *action, const char *path, const char *op)
+{
+	const char *n[2] = { "path", "operation" };
+	const char *v[2] = { path, op };
+	box__decide_request__init(&r->d);
+	for (int i = 0; i < 2; i++) {
+		box__policy_field__init(&r->f[i]);
+		box__policy_value__init(&r->v[i]);
+		r->f[i].name = (char *)n[i];
+		r->f[i].value = &r->v[i];
+		r->p[i] = &r->f[i];
+		r->v[i].kind_case = BOX__POLICY_VALUE__KIND_STR;
+		r->v[i].str = (char *)v[i];
+	}
+	r->d.action = (char *)action;
+	r->d.input = r->p;
+	r->d.n_input = 2;
+}
+
+/* A decide item claiming PERMIT (or deny) with CAUSE and RULE (NULL: none). */
+static void
+claim(Box__PolicyShipItem *it, struct req *r, bool permit, Box__DecisionCause cause,
+      char **rule)
+{
+	box__policy_ship_item__init(it);
+	it->decide = &r->d;
+	it->has_verdict = it->has_cause = true;
+	it->verdict = permit ? BOX__DECISION_VERDICT__VERDICT_PERMIT
+			     : BOX__DECISION_VERDICT__VERDICT_DENY;
+	it->cause = cause;
+	it->rules = rule;
+	it->n_rules = rule ? 1 : 0;
+}
+
+static int
+ship(int fd, uint64_t id, uint64_t gen, Box__PolicyShipItem **items, size_t n)
+{
+	Box__PolicyShip m = BOX__POLICY_SHIP__INIT;
+	m.generation = gen;
+	m.items = items;
+	m.n_items = n;
+	return box_ipc_send(fd, &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_SHIP, id, &m.base, NULL,
+			    0);
+}
+
+/* The log holds NEEDLE within 20 s (policyd writes its lines within 10 ms, later when loaded). */
+static char *
+log_with(const char *needle)
+{
+	for (int i = 0; i < 400; i++) {
+		char *s = slurp("decisions.jsonl");
+		if (strstr(s, needle))
+			return s;
+		free(s);
+		usleep(50000);
+	}
+	return slurp("decisions.jsonl");
+}
+
+static void
+test_local_actions(void)
+{
+	struct pd pd;
+	CHECK_INT(start(&pd, plain), 0);
+	Box__PolicyLocal *l = ask_local(pd.fd[PD_SHELL], pd.next_id++);
+	CHECK(l != NULL);
+	CHECK(l && l->generation == 1 && l->n_actions == 6 && names(l, "shell:exec") &&
+	      names(l, "fs:write") && names(l, "shell:spawn"));
+	CHECK(l && l->has_policy_text && l->policy_text.len == strlen(plain) &&
+	      memcmp(l->policy_text.data, plain, strlen(plain)) == 0);
+	box_msg_free(l ? &l->base : NULL);
+	/* The gateway asking is a protocol error: only box-shell decides in process. */
+	Box__PolicyLocalRequest q = BOX__POLICY_LOCAL_REQUEST__INIT;
+	CHECK_INT(box_ipc_send(pd.fd[PD_GATEWAY], &box_proto_policy,
+			       BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST, pd.next_id++, &q.base, NULL,
+			       0),
+		  0);
+	CHECK_INT(pd_exited_within(&pd, 10000), 1);
+	finish(&pd);
+
+	CHECK_INT(start(&pd, budget), 0);
+	l = ask_local(pd.fd[PD_SHELL], pd.next_id++);
+	CHECK(l && names(l, "shell:exec") && names(l, "fs:read") && !names(l, "fs:write") &&
+	      names(l, "fs:delete"));
+	box_msg_free(l ? &l->base : NULL);
+	CHECK_INT(pd_stop(&pd), 0);
+	finish(&pd);
+
+	CHECK_INT(start(&pd, previous), 0);
+	l = ask_local(pd.fd[PD_SHELL], pd.next_id++);
+	CHECK(l && l->n_actions == 0);
+	box_msg_free(l ? &l->base : NULL);
+	CHECK_INT(pd_stop(&pd), 0);
+	finish(&pd);
+}
+
+/* A true ship: each decision logged as a Decide's, its permit recorded, in order. */
+static void
+test_ship_logged(void)
+{
+	struct pd pd;
+	struct req a, b;
+	char *echo[] = { (char *)"echo" }, *no_rm[] = { (char *)"no_rm" };
+	Box__PolicyShipItem it[3], *p[3] = { &it[0], &it[1], &it[2] };
+	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
+	Box__PolicyField of = BOX__POLICY_FIELD__INIT;
+	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
+	Box__PolicyField *op[1] = { &of };
+
+	CHECK_INT(start(&pd, plain), 0);
+	exec_req(&a, "echo");
+	exec_req(&b, "rm");
+	uint64_t id = pd.next_id;
+	pd.next_id += 2;
+	claim(&it[0], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	box__policy_ship_item__init(&it[1]);
+	rec.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
+	rec.action = (char *)"shell:exec";
+	rec.decide_id = id;
+	of.name = (char *)"status";
+	of.value = &ov;
+	ov.kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	ov.integer = 0;
+	rec.output = op;
+	rec.n_output = 1;
+	it[1].record = &rec;
+	claim(&it[2], &b, false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN, no_rm);
+	CHECK_INT(ship(pd.fd[PD_SHELL], id, 1, p, 3), 0);
+	/* A Decide after it is answered: the ship was taken, nothing ended. */
+	Box__DecideReply *rep = NULL;
+	CHECK_INT(pd_send_line(&pd, PD_SHELL,
+			       "{\"action\":\"shell:exec\",\"input\":{\"command\":\"ls\","
+			       "\"program\":\"ls\",\"arg_count\":0,\"cwd\":\"/\"}}",
+			       &rep),
+		  0);
+	box_msg_free(rep ? &rep->base : NULL);
+	char *log = log_with("\"program\":\"ls\"");
+	const char *d1 = strstr(log, "\"program\":\"echo\"");
+	const char *r1 = strstr(log, "\"record\":\"response\"");
+	const char *d2 = strstr(log, "\"program\":\"rm\"");
+	const char *d3 = strstr(log, "\"program\":\"ls\"");
+	CHECK(d1 && r1 && d2 && d3 && d1 < r1 && r1 < d2 && d2 < d3);
+	CHECK(strstr(log, "\"rules\":[\"no_rm\"]") != NULL);
+	CHECK(strstr(log, "\"source\":\"box-shell\"") != NULL);
+	free(log);
+	CHECK_INT(pd_stop(&pd), 0);
+	finish(&pd);
+}
+
+/* SHIP's one item (built by the caller) on fd 6: policyd exits 1 naming WHY; no line. */
+static void
+refused(const char *policy, Box__PolicyShipItem *it, uint64_t gen, const char *why,
+	const char *program)
+{
+	struct pd pd;
+	CHECK_INT(start(&pd, policy), 0);
+	uint64_t id = pd.next_id++;
+	CHECK_INT(ship(pd.fd[PD_SHELL], id, gen, &it, 1), 0);
+	CHECK_INT(pd_exited_within(&pd, 10000), 1);
+	char *err = slurp("policyd.err");
+	CHECK(strstr(err, "Protocol error from shell") != NULL && strstr(err, why) != NULL);
+	if (!strstr(err, why))
+		printf("# policyd said: %s\n", err);
+	free(err);
+	char *log = slurp("decisions.jsonl");
+	CHECK(strstr(log, program) == NULL);
+	free(log);
+	finish(&pd);
+}
+
+static void
+test_forged_refused(void)
+{
+	struct req r;
+	Box__PolicyShipItem it;
+	char *echo[] = { (char *)"echo" }, *other[] = { (char *)"no_rm" };
+	char *all[] = { (char *)"all" };
+
+	/* A permit the policy does not give (rm is forbidden). */
+	exec_req(&r, "rm");
+	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	refused(plain, &it, 1, "shipped a permit (cause permitted) of shell:exec where the policy "
+			       "says deny", "\"program\":\"rm\"");
+	/* The right verdict, other rules. */
+	exec_req(&r, "echo");
+	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, other);
+	refused(plain, &it, 1, "naming other rules", "\"program\":\"echo\"");
+	/* A decision of another generation. */
+	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	refused(plain, &it, 2, "generation 2", "\"program\":\"echo\"");
+	/* fs:write is read by a temporal rule: even its true decision is refused. */
+	fs_req(&r, "fs:write", "/w/a", "write_content");
+	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, all);
+	refused(budget, &it, 1, "shipped a decision of fs:write, which needs box-policyd",
+		"\"path\":\"/w/a\"");
+}
+
+/* On an attached channel, a forged ship closes that channel only. */
+static void
+test_forged_attached(void)
+{
+	struct pd pd;
+	struct req r;
+	Box__PolicyShipItem it, *p = &it;
+	char *echo[] = { (char *)"echo" };
+
+	CHECK_INT(start(&pd, plain), 0);
+	int sv[2];
+	CHECK_INT(box_ipc_socketpair(sv, false), 0);
+	Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
+	CHECK_INT(box_ipc_send(pd.fd[PD_SHELL], &box_proto_policy,
+			       BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, 0, &a.base, &sv[1], 1),
+		  0);
+	close(sv[1]);
+	exec_req(&r, "rm");
+	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	CHECK_INT(ship(sv[0], 1, 1, &p, 1), 0);
+	struct pollfd pf = { sv[0], POLLIN, 0 };
+	char b[8];
+	CHECK(poll(&pf, 1, 10000) == 1 && recv(sv[0], b, sizeof(b), MSG_DONTWAIT) == 0);
+	close(sv[0]);
+	CHECK_INT(pd_exited_within(&pd, 200), -1);
+	char *log = slurp("decisions.jsonl");
+	CHECK(strstr(log, "\"program\":\"rm\"") == NULL);
+	free(log);
+	CHECK_INT(pd_stop(&pd), 0);
+	finish(&pd);
+}
+
+int
+main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	RUN(test_local_actions);
+	RUN(test_ship_logged);
+	RUN(test_forged_refused);
+	RUN(test_forged_attached);
+	return tap_done();
+}
