@@ -544,10 +544,14 @@ local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verd
 	if (policy_client_shipping(d->pc) == 1)
 		d->ship_since = now;
 	/*
-	 * And none waits longer than SHIP_NS once another comes: a process killed outright
-	 * loses at most that much of its log (docs/box-policy.5.md).
+	 * Only a permitted shell:exec waits (a built-in or own command: its own effects are
+	 * decided apart, as fs:*), and none longer than SHIP_NS once another comes: a process
+	 * killed outright loses at most those lines. A denial, and a file operation's permit,
+	 * leave before the effect they allow, so no kill can take them out of the log
+	 * (docs/box-policy.5.md).
 	 */
-	if ((sh_decider_write_through || now - d->ship_since >= SHIP_NS) &&
+	bool may_wait = permit && strcmp(req->action, "shell:exec") == 0;
+	if ((!may_wait || sh_decider_write_through || now - d->ship_since >= SHIP_NS) &&
 	    policy_client_ship_flush(d->pc) < 0) {
 		chan_drop(d);
 		return -EPIPE;

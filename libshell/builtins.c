@@ -3229,6 +3229,10 @@ b_kill(struct sh_shell *sh, int argc, char **argv)
 	}
 	if (i < argc && strcmp(argv[i], "--") == 0)
 		i++;
+	/* The signal may end this very process (kill -9 $$): its waiting decision lines go
+	 * first (decide.h). */
+	if (sh->decider)
+		(void)sh_decider_flush(sh->decider);
 	int st = 0;
 	for (; i < argc; i++) {
 		char *e = (char *)"";

@@ -123,4 +123,31 @@ if as_user "$u" "'$BOX_BIN/boxctl' policy replay '$D/a.cedar' '$D/state/a/decisi
 else
 	not_ok "boxctl policy replay failed: $(head -3 "$D/replay.err")"
 fi
+
+# C: lines a kill cannot take out of the log. A script that reads and deletes, then kills
+# itself with SIGKILL (the kill built-in sends what waits first), and a background job killed
+# with SIGKILL by its parent after a read (a file operation's permit leaves before its effect).
+echo one >"$P/f1"
+echo two >"$P/f2"
+echo three >"$P/f3"
+cat >"$D/killer.py" <<EOF
+import subprocess
+subprocess.call(["/run/box/bin/bash", "-c", "cat f1 >/dev/null; rm -f f2; kill -9 \$\$"])
+subprocess.call(["/run/box/bin/bash", "-c",
+                 "( cat f3 >/dev/null; while :; do :; done ) & sleep 1; kill -9 \$!; wait; echo reaped"])
+print("done", flush=True)
+EOF
+chmod 755 "$D/killer.py"
+sed -e "s/e2e-ipa-/e2e-ipc-/; s|state/a|state/c|; s|agent.py|killer.py|; s|^read = $D\$|read = $D\nwrite = $P|" \
+	"$D/a.ini" >"$D/c.ini"
+as_user "$u" "timeout -k 5 ${SHELL_BOX_TIMEOUT:-240} '$RB/boxctl' run -c '$D/c.ini'" >"$D/c.out" 2>"$D/c.err"
+rc=$?
+check "box c ran both scripts (boxctl $rc)" grep -qx done "$D/c.out"
+norm "$D/state/c/decisions.jsonl" >"$D/c.lines"
+# has_line ACTION TEXT: a decision line (not an outcome) of ACTION holding TEXT.
+has_line() { grep -F "\"$1\"" "$D/c.lines" | grep -v '"record"' | grep -qF "$2"; }
+check "kill -9 \$\$: the read before it is in the log" has_line fs:read "$P/f1"
+check "kill -9 \$\$: the delete before it is in the log" has_line fs:delete "$P/f2"
+check "kill -9 \$\$: f2 was deleted" test ! -e "$P/f2"
+check "a job killed by its parent: its read is in the log" has_line fs:read "$P/f3"
 tap_done
