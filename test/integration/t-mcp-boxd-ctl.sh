@@ -58,9 +58,9 @@ for u in $users; do
 	home=$(getent passwd "$u" | cut -d: -f6)
 	cat >"$D/box.ini" <<EOF
 [box]
-name = c-mcpctl-$u
+name = c-mcpctl-$u-$$
 policy = $D/pol.cedar
-state_dir = $D/state/c-mcpctl-$u
+state_dir = $D/state/c-mcpctl-$u-$$
 
 [agent]
 command = /usr/bin/python3 $W/agent.py $D/rec/done
@@ -101,7 +101,7 @@ EOF
 	[ "$rc" = 0 ] || sed 's/^/#   /' "$D/err" | tail -8
 	init=$D/rec/init log=$D/rec/log
 	check "$u: McpInit: the box, the owner's home, two stdio servers (not the http one)" \
-		bash -c "grep -qx 'box=c-mcpctl-$u' '$init' && grep -qx 'home=$home' '$init' && grep -qx 'servers=2' '$init'"
+		bash -c "grep -qx 'box=c-mcpctl-$u-$$' '$init' && grep -qx 'home=$home' '$init' && grep -qx 'servers=2' '$init'"
 	check "$u: … sorted by name, namespace and alias, the canonical program, cwd the workspace its grants hold" \
 		bash -c "sed -n 4p '$init' | grep -qx 'server=alpha-1 ns=alpha_1 alias=al program=$(readlink -f /usr/bin/python3) cwd=$D/proj max_frame=4194304 call_timeout_ms=60000 allow=0'"
 	check "$u: … the configured argv, argv[0] as written" \

@@ -194,8 +194,8 @@ for u in $users; do
 
 	# --- a box with a stdio server: links, socket, the server's sandbox ---
 	MODE=call
-	mkbox "$u" "c-mcp-$u" 1
-	as_user "$u" "timeout -k 5 120 '$RB/boxctl' run -c '$D/c-mcp-$u.ini'" >"$D/call.out" 2>"$D/call.err"
+	mkbox "$u" "c-mcp-$u-$$" 1
+	as_user "$u" "timeout -k 5 120 '$RB/boxctl' run -c '$D/c-mcp-$u-$$.ini'" >"$D/call.out" 2>"$D/call.err"
 	rc=$?
 	check "$u: a box with a stdio [mcp] runs (rc $rc)" test "$rc" = 0
 	if [ "$rc" != 0 ]; then sed 's/^/#   /' "$D/call.err" | tail -15; fi
@@ -223,7 +223,7 @@ for u in $users; do
 	check "$u: … its only interface is lo" test "$(srv "$D/call.out" ifaces)" = lo
 	check "$u: a tool's sandbox has no mcp.sock (only ca.pem in /run/box)" \
 		test "$(kv "$D/call.out" tool_runbox)" = ca.pem
-	st=$D/state/c-mcp-$u
+	st=$D/state/c-mcp-$u-$$
 	mode_of() { stat -c '%a %u' "$1" 2>/dev/null; }
 	check "$u: STATE/mcp is 0700 and box-mcpd's (uid $uid)" test "$(mode_of "$st/mcp")" = "700 $uid"
 	check "$u: STATE/mcp/pins.jsonl is a 0600 regular file of box-mcpd's" \
@@ -231,8 +231,8 @@ for u in $users; do
 
 	# --- box-mcpd's process: ids, no_new_privs, seccomp ---
 	MODE=sleep
-	mkbox "$u" "c-mcps-$u" 1
-	as_user "$u" "timeout -k 5 120 '$RB/boxctl' run -c '$D/c-mcps-$u.ini'" >"$D/sleep.out" 2>"$D/sleep.err" &
+	mkbox "$u" "c-mcps-$u-$$" 1
+	as_user "$u" "timeout -k 5 120 '$RB/boxctl' run -c '$D/c-mcps-$u-$$.ini'" >"$D/sleep.out" 2>"$D/sleep.err" &
 	bpid=$!
 	_run_pids+=($bpid)
 	wait_for "$D/sleep.out" sleeping
@@ -245,23 +245,23 @@ for u in $users; do
 		test "$(status Seccomp)" = 2 -a "$(status NoNewPrivs)" = 1
 	check "$u: box-mcpd has no capabilities" test "$(status CapEff)" = 0000000000000000
 	# --- boxctl mcp pins / accept of the running box: the file comes from its boxd ---
-	pf=$D/state/c-mcps-$u/mcp/pins.jsonl
+	pf=$D/state/c-mcps-$u-$$/mcp/pins.jsonl
 	pinlines "$pf"
-	out=$(as_user "$u" "'$RB/boxctl' mcp pins c-mcps-$u" 2>"$D/rpins.err")
+	out=$(as_user "$u" "'$RB/boxctl' mcp pins c-mcps-$u-$$" 2>"$D/rpins.err")
 	rc=$?
 	check "$u: mcp pins of a running box (through its boxd): exit 0 (rc $rc)" test "$rc" = 0
 	check "$u: … the header and one line per tool, sorted, with state and time" \
 		test "$out" = "$(printf 'SERVER\tTOOL\tSTATE\tTIME\nfiles\tedit\tchanged\t2026-12-01T11:00:00Z\nfiles\tsearch\tpinned\t2026-12-01T10:00:00Z')"
 	check "$u: … the malformed line reported as a warning" \
 		grep -q "^boxctl: warning: .*pins.jsonl: pins line 4" "$D/rpins.err"
-	as_user "$u" "'$RB/boxctl' mcp accept c-mcps-$u files edit" >"$D/racc.out" 2>"$D/racc.err"
+	as_user "$u" "'$RB/boxctl' mcp accept c-mcps-$u-$$ files edit" >"$D/racc.out" 2>"$D/racc.err"
 	rc=$?
 	check "$u: mcp accept of a running box's changed tool: exit 0 (rc $rc)" test "$rc" = 0
 	check "$u: … it showed what changed, the pinned and the new definition" \
 		bash -c "grep -qx '\[mcp.files\] tool edit: description changed' '$D/racc.out' && grep -q '\"edit a file\"' '$D/racc.out' && grep -q 'also send it to evil.example' '$D/racc.out'"
 	check "$u: … an accept line was appended through boxd's fd (the new definition)" \
 		bash -c "tail -1 '$pf' | grep -q '\"event\":\"accept\".*evil.example'"
-	as_user "$u" "'$RB/boxctl' mcp pins c-mcps-$u" >"$D/rpins2.out" 2>/dev/null
+	as_user "$u" "'$RB/boxctl' mcp pins c-mcps-$u-$$" >"$D/rpins2.out" 2>/dev/null
 	check "$u: … and the tool shows as accepted" grep -qP '^files\tedit\taccepted\t20' "$D/rpins2.out"
 
 	# --- losing box-mcpd stops the box ---
@@ -293,7 +293,7 @@ for u in $users; do
 	ln -s "$D/elsewhere" "$st/mcp/pins.jsonl"
 	chown -h "$u:" "$st/mcp/pins.jsonl"
 	chown "$u:" "$st/mcp"
-	as_user "$u" "timeout -k 5 120 '$RB/boxctl' run -c '$D/c-mcp-$u.ini'" >"$D/sym.out" 2>"$D/sym.err"
+	as_user "$u" "timeout -k 5 120 '$RB/boxctl' run -c '$D/c-mcp-$u-$$.ini'" >"$D/sym.out" 2>"$D/sym.err"
 	rc=$?
 	check "$u: a symlink at STATE/mcp/pins.jsonl refuses the start (rc $rc)" test "$rc" = 1
 	check "$u: … naming the file and why" \
@@ -306,28 +306,28 @@ for u in $users; do
 	: >"$st/mcp/pins.jsonl"
 	chown "$u:" "$st/mcp/pins.jsonl"
 	chmod 600 "$st/mcp/pins.jsonl"
-	cp "$D/c-mcp-$u.ini" "$D/box.ini"
+	cp "$D/c-mcp-$u-$$.ini" "$D/box.ini"
 	chown "$u:" "$D/box.ini"
 	inD() { su -s /bin/sh "$u" -c "cd '$D' && unset XDG_STATE_HOME XDG_RUNTIME_DIR && BOX_SOCKET='$BOX_SOCKET' $*"; }
 	[ "$u" = "$(id -un)" ] && inD() { (cd "$D" && sh -c "$*"); }
-	inD "'$RB/boxctl' mcp pins c-mcp-$u" >"$D/p0.out" 2>"$D/p0.err"
+	inD "'$RB/boxctl' mcp pins c-mcp-$u-$$" >"$D/p0.out" 2>"$D/p0.err"
 	rc=$?
 	check "$u: mcp pins, no pins yet: exit 0, nothing on stdout, a line saying so (rc $rc)" \
-		bash -c "test $rc = 0 -a ! -s '$D/p0.out' && grep -q '^boxctl: box c-mcp-$u has no pinned MCP tools yet' '$D/p0.err'"
+		bash -c "test $rc = 0 -a ! -s '$D/p0.out' && grep -q '^boxctl: box c-mcp-$u-$$ has no pinned MCP tools yet' '$D/p0.err'"
 	pinlines "$st/mcp/pins.jsonl"
-	inD "'$RB/boxctl' mcp pins c-mcp-$u" >"$D/p1.out" 2>"$D/p1.err"
+	inD "'$RB/boxctl' mcp pins c-mcp-$u-$$" >"$D/p1.out" 2>"$D/p1.err"
 	rc=$?
 	check "$u: mcp pins of a stopped box (its state dir through ./box.ini): exit 0 (rc $rc)" \
 		test "$rc" = 0 -a "$(cat "$D/p1.out")" = "$(printf 'SERVER\tTOOL\tSTATE\tTIME\nfiles\tedit\tchanged\t2026-12-01T11:00:00Z\nfiles\tsearch\tpinned\t2026-12-01T10:00:00Z')"
-	inD "'$RB/boxctl' mcp accept c-mcp-$u files search" >"$D/a0.out" 2>"$D/a0.err"
+	inD "'$RB/boxctl' mcp accept c-mcp-$u-$$ files search" >"$D/a0.out" 2>"$D/a0.err"
 	rc=$?
 	check "$u: mcp accept of a tool that did not change: exit 1, saying so (rc $rc)" \
 		bash -c "test $rc = 1 && grep -qx 'boxctl: nothing to accept: \[mcp.files\] tool search has not changed since its pin' '$D/a0.err'"
-	inD "'$RB/boxctl' mcp accept c-mcp-$u files nosuch" >"$D/a1.out" 2>"$D/a1.err"
+	inD "'$RB/boxctl' mcp accept c-mcp-$u-$$ files nosuch" >"$D/a1.out" 2>"$D/a1.err"
 	rc=$?
 	check "$u: mcp accept of an unknown tool: exit 1, saying so (rc $rc)" \
 		bash -c "test $rc = 1 && grep -q '^boxctl: nothing to accept: \[mcp.files\] has no pinned tool nosuch' '$D/a1.err'"
-	inD "'$RB/boxctl' mcp accept c-mcp-$u files" >"$D/a2.out" 2>"$D/a2.err"
+	inD "'$RB/boxctl' mcp accept c-mcp-$u-$$ files" >"$D/a2.out" 2>"$D/a2.err"
 	rc=$?
 	check "$u: mcp accept SERVER (every changed tool): exit 0, edit accepted (rc $rc)" \
 		bash -c "test $rc = 0 && grep -qx 'accepted: \[mcp.files\] tool edit (the new definition is its pin now)' '$D/a2.out' && ! grep -q 'tool search' '$D/a2.out'"
@@ -335,11 +335,11 @@ for u in $users; do
 		bash -c "grep -q '^  pinned (2026-12-01T10:00:01Z):' '$D/a2.out' && grep -q '^  new (2026-12-01T11:00:00Z):' '$D/a2.out' && grep -q '^      \"description\": \"edit a file\",' '$D/a2.out'"
 	check "$u: … one accept line appended, as the caller, the file still one 0600 file" \
 		bash -c "test \$(grep -c '\"event\":\"accept\"' '$st/mcp/pins.jsonl') = 1 && test \"\$(stat -c '%a %U' '$st/mcp/pins.jsonl')\" = '600 $u'"
-	inD "'$RB/boxctl' mcp accept c-mcp-$u files" >"$D/a3.out" 2>"$D/a3.err"
+	inD "'$RB/boxctl' mcp accept c-mcp-$u-$$ files" >"$D/a3.out" 2>"$D/a3.err"
 	rc=$?
 	check "$u: mcp accept again: nothing to accept, exit 1 (rc $rc)" \
 		bash -c "test $rc = 1 && grep -qx 'boxctl: nothing to accept: no tool of \[mcp.files\] has changed since its pin' '$D/a3.err'"
-	inD "'$RB/boxctl' mcp pins c-mcp-$u" >"$D/p2.out" 2>/dev/null
+	inD "'$RB/boxctl' mcp pins c-mcp-$u-$$" >"$D/p2.out" 2>/dev/null
 	check "$u: … mcp pins shows edit accepted (time of the accept line)" \
 		bash -c "grep -qP '^files\tedit\taccepted\t20' '$D/p2.out'"
 	inD "'$RB/boxctl' mcp pins no-such-box-$u" >/dev/null 2>"$D/p3.err"
@@ -365,8 +365,8 @@ if [ "$(id -u)" -eq 0 ] && have_boxtest; then
 	u=boxtest
 	D=$W/$u
 	MODE=sleep
-	mkbox "$u" "c-mcpsv-$u" 1
-	su -s /bin/sh "$u" -c "cd '$W' && BOX_SOCKET='$SOCK' timeout -k 5 120 '$RB/boxctl' run -c '$D/c-mcpsv-$u.ini'" \
+	mkbox "$u" "c-mcpsv-$u-$$" 1
+	su -s /bin/sh "$u" -c "cd '$W' && BOX_SOCKET='$SOCK' timeout -k 5 120 '$RB/boxctl' run -c '$D/c-mcpsv-$u-$$.ini'" \
 		>"$D/svc.out" 2>"$D/svc.err" &
 	bpid=$!
 	_run_pids+=($bpid)
@@ -376,7 +376,7 @@ if [ "$(id -u)" -eq 0 ] && have_boxtest; then
 		test -n "$pid" -a "$(sed -n 's/^Uid:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null | awk '{print $1 $2 $3 $4}')" = "$duid$duid$duid$duid"
 	check "service: … with Seccomp 2" \
 		test "$(sed -n 's/^Seccomp:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)" = 2
-	st=$D/state/c-mcpsv-$u
+	st=$D/state/c-mcpsv-$u-$$
 	check "service: STATE/mcp and pins.jsonl are the daemon user's (0700, 0600)" \
 		test "$(stat -c '%a %u' "$st/mcp")" = "700 $duid" -a "$(stat -c '%a %u' "$st/mcp/pins.jsonl")" = "600 $duid"
 	[ -n "$pid" ] && kill -9 "$pid"

@@ -47,8 +47,8 @@ EOF
 EOF
 	cat >"$D/sig.ini" <<EOF
 [box]
-name = e2e-sg-$u
-state_dir = $D/state/e2e-sg-$u
+name = e2e-sg-$u-$$
+state_dir = $D/state/e2e-sg-$u-$$
 policy = allow.cedar
 timeout = 150s
 command_timeout = 3s
@@ -69,8 +69,8 @@ command = /usr/bin/python3
 EOF
 	cat >"$D/hold.ini" <<EOF
 [box]
-name = e2e-sh-$u
-state_dir = $D/state/e2e-sh-$u
+name = e2e-sh-$u-$$
+state_dir = $D/state/e2e-sh-$u-$$
 policy = allow.cedar
 timeout = 100s
 
@@ -151,6 +151,6 @@ EOF
 	check "$u: … the agent is gone" no_process "agent.py $D/steps/hold.py"
 	check "$u: … no box-shell is left" no_shell_left
 	check "$u: … the box is gone from ps" \
-		bash -c "! grep -q '^e2e-sh-$u	' <<<\"\$1\"" _ "$(as_user "$u" "timeout 10 '$RB/boxctl' ps" 2>/dev/null)"
+		bash -c "! grep -q '^e2e-sh-$u-$$	' <<<\"\$1\"" _ "$(as_user "$u" "timeout 10 '$RB/boxctl' ps" 2>/dev/null)"
 done
 tap_done
