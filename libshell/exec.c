@@ -1861,7 +1861,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		if (n->u.p.timed)
 			time_start(&tm);
 		if (n->u.p.n == 0) {
-			st = 0;
+			st = n->u.p.bang; /* `!` alone is false, `! !` true */
 		} else if (n->u.p.n == 1 && n->u.p.bang) {
 			sh->errexit_off++;
 			st = !exec_node(sh, n->u.p.v[0]);
@@ -1877,7 +1877,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		}
 		sh->status = st;
 		if (n->u.p.timed)
-			time_report(&tm, n->u.p.time_posix);
+			time_report(sh, &tm, n->u.p.time_posix);
 		break;
 	}
 	case N_LIST:

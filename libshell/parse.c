@@ -1215,29 +1215,42 @@ parse_list(struct parser *p, bool compound)
 static struct node *
 parse_pipeline(struct parser *p)
 {
-	bool bang = false, timed = false, tposix = false;
+	bool bang = false, negated = false, timed = false, tposix = false;
 	int tline = 0;
-	if (is_word(p, "time")) {
-		/* the keyword: times the whole pipeline, reports on the shell's stderr */
-		tline = p->tline;
-		consume(p);
-		timed = true;
-		if (is_word(p, "-p")) {
+	/* bash's pipeline_command: any run of `time [-p] [--]` (the keyword: times the whole
+	 * pipeline, reports on the shell's stderr) and `!` (each inverts), then a pipeline or,
+	 * after either, nothing: `!` alone is false, `time` alone reports */
+	for (;;) {
+		if (is_word(p, "time")) {
+			if (!timed)
+				tline = p->tline;
 			consume(p);
-			tposix = true;
-		}
+			timed = true;
+			if (is_word(p, "-p")) {
+				consume(p);
+				tposix = true;
+			}
+			if (is_word(p, "--"))
+				consume(p);
+		} else if (is_word(p, "!")) {
+			if (!timed && !negated)
+				tline = p->tline;
+			consume(p);
+			bang = !bang;
+			negated = true;
+		} else
+			break;
+	}
+	if (timed || negated) {
 		enum tok t = lex(p);
-		if (t == T_NL || t == T_EOF || t == T_SEMI || t == T_AMP || at_list_end(p)) {
+		if (t == T_NL || t == T_EOF || t == T_SEMI || at_list_end(p) || (timed && t == T_AMP)) {
 			struct node *pl = new_node(p, N_PIPE);
 			pl->line = tline;
-			pl->u.p.timed = true;
+			pl->u.p.bang = bang;
+			pl->u.p.timed = timed;
 			pl->u.p.time_posix = tposix;
 			return pl;
 		}
-	}
-	while (is_word(p, "!")) {
-		consume(p);
-		bang = !bang;
 	}
 	struct node *c = parse_command(p);
 	if (!c)

@@ -564,7 +564,7 @@ struct time_mark {
 	double user, sys;
 };
 void time_start(struct time_mark *m);
-void time_report(const struct time_mark *m, bool posix);
+void time_report(struct sh_shell *sh, const struct time_mark *m, bool posix);
 
 /* redir.c: apply redirections; saved fds go to *save (restore with
  * redir_restore) unless save is NULL (permanent / in a child). An fd a
