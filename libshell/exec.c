@@ -1516,6 +1516,7 @@ cmdsub_run(struct sh_shell *sh, const char *text, size_t len)
 		if (!sh->opt_posix && !sh->inherit_errexit)
 			sh->opt_e = false;
 		sh->oneshot_depth = sh->call_depth + 1; /* its last command: bash's, no fork */
+		sh->parse_cmdsub = true; /* taken by exec_text's parser (its here-documents) */
 		int st = exec_text(sh, text, len, sh->lineno, NULL);
 		if (sh->jump == J_EXIT)
 			st = sh->jump_n;
@@ -1609,6 +1610,7 @@ procsub_open(struct sh_shell *sh, const char *text, size_t len, bool out)
 		sh->nprocsub = 0;
 		sh->errexit_off = 0;
 		sh->oneshot_depth = sh->call_depth + 1; /* its last command: bash's, no fork */
+		sh->parse_cmdsub = true; /* taken by exec_text's parser (its here-documents) */
 		int st = exec_text(sh, text, len, sh->lineno, NULL);
 		if (sh->jump == J_EXIT)
 			st = sh->jump_n;

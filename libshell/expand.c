@@ -1582,6 +1582,18 @@ expand_dollar(struct xctx *x, const char *s, size_t i, size_t n, bool dq)
 				return e;
 			}
 		}
+		if (e >= n && parse_cmdsub_end(x->sh, s + i, n - i) < 0) {
+			/* unterminated (a here-document's body: the parser never saw it):
+			 * bash's message, its line counted from the line after the
+			 * command's, and the expansion fails */
+			int line = x->sh->lineno + 1;
+			for (size_t k = i; k < n; k++)
+				line += s[k] == '\n';
+			sh_errline_in(x->sh, "command substitution", line,
+				      "unexpected EOF while looking for matching `)'");
+			x->err = true;
+			return e;
+		}
 		emit_cmdsub(x, s + i + 2, body_len(s, i, 2, e, n, ')'), dq);
 		return e;
 	}

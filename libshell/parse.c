@@ -58,6 +58,7 @@ struct parser {
 	struct pending_heredoc *hd, **hd_tail;
 	bool error;
 	bool stop_rparen; /* sub-parser of $(...) */
+	bool cmdsub_body; /* the text is a $(...)'s, run (cmdsub_run): see read_heredocs */
 	struct alias_guard guards[16];
 	int nguards;
 	bool alias_next;  /* previous alias ended in a blank */
@@ -279,13 +280,15 @@ read_heredocs(struct parser *p)
 		size_t dl = strlen(delim);
 		struct sbuf body = {0};
 		int start_line = p->line;
-		bool found = false;
+		bool found = false, rparen_end = false;
 		struct sbuf ln = {0};
 		while (p->pos < p->len) {
 			/* One line. In an unquoted body a backslash-newline joins the next line to
 			 * it before the delimiter is looked for (bash: "EO\<newline>F" ends it);
 			 * <<- strips the tabs of the first line only. */
 			ln.len = 0;
+			size_t line_start = p->pos;
+			int line0 = p->line;
 			for (bool first = true;; first = false) {
 				size_t e = p->pos;
 				while (e < p->len && p->s[e] != '\n')
@@ -315,14 +318,39 @@ read_heredocs(struct parser *p)
 				found = true;
 				break;
 			}
+			/* Inside $( ): a line starting with the delimiter and holding the `)`
+			 * after it ends the body, as at the end of the text (bash 5.2's
+			 * make_here_document: warned), and the rest of the line is read on. Run,
+			 * that $( )'s text ends with the delimiter and what stood before the `)`:
+			 * that last line ends the body there, quietly (warned at parse). */
+			if (ln.len > dl && memcmp(ln.s, delim, dl) == 0 && dl > 0 &&
+			    ((p->stop_rparen && memchr(ln.s + dl, ')', ln.len - dl)) ||
+			     (p->cmdsub_body && p->pos >= p->len &&
+			      strspn(ln.s + dl, " \t") == ln.len - dl))) {
+				if (p->cmdsub_body) {
+					found = true;
+					break;
+				}
+				p->pos = line_start;
+				while (r->strip_tabs && p->s[p->pos] == '\t')
+					p->pos++;
+				p->pos += dl;
+				p->line = line0;
+				PERR(p, line0,
+				     "warning: here-document at line %d delimited by end-of-file "
+				     "(wanted `%s')",
+				     start_line - 1 < 1 ? 1 : start_line - 1, delim);
+				rparen_end = true;
+				break;
+			}
 			if (ln.len)
 				sb_addn(&body, ln.s, ln.len);
 			sb_addc(&body, '\n');
 		}
 		free(ln.s);
-		if (!found)
+		if (!found && !rparen_end)
 			p->at_eof = true;
-		if (!found)
+		if (!found && !rparen_end)
 			PERR(p, p->len > 0 && p->s[p->len - 1] == '\n' ? p->line - 1 : p->line,
 				   "warning: here-document at line %d delimited by end-of-file "
 				   "(wanted `%s')",
@@ -540,6 +568,11 @@ scan_dollar(struct parser *p, size_t i)
 			if (sub.have && sub.t == T_RPAREN) {
 				ret = (long)sub.tstart + 1;
 				p->line = sub.line;
+			} else if (sub.have && sub.t == T_EOF) {
+				p->at_eof = true;
+				/* bash: at the line after the last, newline-ended or not */
+				error_msg(p, sub.line + (p->len && p->s[p->len - 1] != '\n'),
+					  "unexpected EOF while looking for matching `)'");
 			} else {
 				p->t = sub.t;
 				free(p->word);
@@ -1971,6 +2004,8 @@ parser_new(struct sh_shell *sh, const char *text, size_t len, int first_line)
 	p->holes = &p->own_holes;
 	p->in_eval = sh->parse_eval;
 	sh->parse_eval = false;
+	p->cmdsub_body = sh->parse_cmdsub;
+	sh->parse_cmdsub = false;
 	return p;
 }
 

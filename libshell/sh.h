@@ -381,6 +381,7 @@ struct sh_shell {
 	int trap_status;        /* $? when the running trap began: `exit`, `return` there */
 	int trap_func_depth;    /* func_depth when it began: its own `return` */
 	bool parse_eval;        /* the next parser_new parses eval's text (messages) */
+	bool parse_cmdsub;      /* the next parser_new parses a $( )'s text, run (parse.c) */
 	/* The arguments of the declaration builtin running that were written
 	 * NAME=(…) unquoted (exec.c expand_cmd_words): borrowed pointers into its
 	 * argv, so a quoted 'NAME=(…)' (a string) is told from a compound one. */
