@@ -1516,8 +1516,18 @@ cmdsub_run(struct sh_shell *sh, const char *text, size_t len)
 		if (!sh->opt_posix && !sh->inherit_errexit)
 			sh->opt_e = false;
 		sh->oneshot_depth = sh->call_depth + 1; /* its last command: bash's, no fork */
+		/* bash's line numbers inside: its first command's line is the line the
+		 * substitution ends on (the command's plus the newlines in the text), the
+		 * blank lines it starts with not counted */
+		int line = sh->lineno;
+		for (size_t k = 0; k < len; k++)
+			line += text[k] == '\n';
+		while (len && (*text == ' ' || *text == '\t' || *text == '\n')) {
+			text++;
+			len--;
+		}
 		sh->parse_cmdsub = true; /* taken by exec_text's parser (its here-documents) */
-		int st = exec_text(sh, text, len, sh->lineno, NULL);
+		int st = exec_text(sh, text, len, line, NULL);
 		if (sh->jump == J_EXIT)
 			st = sh->jump_n;
 		sh_exit(sh, st);

@@ -72,6 +72,8 @@ struct parser {
 	struct holes own_holes;
 	bool scan_in_dq;  /* scan_dollar called from inside "…" */
 	size_t len0;      /* the text's length before any alias spliced into it */
+	char *orig;       /* the text before the first alias spliced into it (or NULL) */
+	size_t orig_len;
 };
 
 /* Errors go to the shell's stderr, except for parse_complete's silent parse. */
@@ -103,6 +105,18 @@ is_name(const char *s, size_t n)
 static void
 print_line_of(struct parser *p, size_t off)
 {
+	if (p->orig) {
+		/* aliases spliced into the text: bash shows the line as written (an offset
+		 * past the splices, moved back by what they added) */
+		long at = (long)off - ((long)p->len - (long)p->orig_len);
+		size_t a = at < 0 ? 0 : (size_t)at > p->orig_len ? p->orig_len : (size_t)at, b = a;
+		while (a > 0 && p->orig[a - 1] != '\n')
+			a--;
+		while (b < p->orig_len && p->orig[b] != '\n')
+			b++;
+		PERR(p, p->tline, "`%.*s'", (int)(b - a), p->orig + a);
+		return;
+	}
 	size_t a = off, b = off;
 	if (a > p->len)
 		a = b = p->len;
@@ -556,13 +570,29 @@ scan_dollar(struct parser *p, size_t i)
 		sub.hd_tail = &sub.hd;
 		sub.stop_rparen = true;
 		sub.in_eval = p->in_eval;
-		sub.no_alias = true; /* the text is shared: aliases apply when it runs */
+		/* Aliases apply when it runs; in POSIX mode, as bash 5.2, when it is parsed:
+		 * the sub-parser splices into the shared text (taken back below), an alias
+		 * may close the substitution, and the text run is the expanded one (not
+		 * expanded again: cmdsub_run). */
+		sub.no_alias = p->no_alias || !p->sh || !p->sh->opt_posix;
+		sub.len0 = p->len0;
 		sub.depth = p->depth;
 		sub.quiet = p->quiet;
 		struct node *n = parse_list(&sub, true);
-		if (!sub.error && !sub.have)
-			(void)0;
 		node_free(n);
+		if (sub.orig) {
+			/* an alias spliced into the text: it is the sub-parser's now (the
+			 * text before, p->s, is sub.orig: kept as ours or freed) */
+			if (!p->orig) {
+				p->orig = sub.orig;
+				p->orig_len = sub.orig_len;
+			} else
+				free(sub.orig);
+			p->s = sub.s;
+			p->len = sub.len;
+		}
+		for (int g = 0; g < sub.nguards; g++)
+			free(sub.guards[g].name);
 		if (!sub.error) {
 			/* parse_list stopped at a lookahead token */
 			if (sub.have && sub.t == T_RPAREN) {
@@ -1063,7 +1093,11 @@ try_alias(struct parser *p)
 		p->nguards++;
 	}
 	p->alias_next = vl > 0 && (val[vl - 1] == ' ' || val[vl - 1] == '\t');
-	free(p->s);
+	if (!p->orig) {
+		p->orig = p->s; /* for the line a syntax error shows (print_line_of) */
+		p->orig_len = p->len;
+	} else
+		free(p->s);
 	p->s = ns;
 	p->len = newlen;
 	p->pos = p->tstart;
@@ -1210,6 +1244,10 @@ parse_list(struct parser *p, bool compound)
 		if (compound) {
 			bool sep = t == T_AMP || t == T_SEMI || lex(p) == T_NL;
 			linebreak(p);
+			/* a command word: an alias there may be the reserved word ending the
+			 * list (bash: alias DONE='}') */
+			while (!p->error && try_alias(p))
+				;
 			if (p->error || at_list_end(p))
 				break;
 			if (!sep) {
@@ -2006,6 +2044,8 @@ parser_new(struct sh_shell *sh, const char *text, size_t len, int first_line)
 	sh->parse_eval = false;
 	p->cmdsub_body = sh->parse_cmdsub;
 	sh->parse_cmdsub = false;
+	/* in POSIX mode its aliases were expanded when it was parsed (scan_dollar) */
+	p->no_alias = p->cmdsub_body && sh->opt_posix;
 	return p;
 }
 
@@ -2025,6 +2065,7 @@ parser_free(struct parser *p)
 	if (!p)
 		return;
 	free(p->s);
+	free(p->orig);
 	free(p->word);
 	free(p->own_holes.v);
 	while (p->hd) {
