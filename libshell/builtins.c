@@ -512,7 +512,7 @@ static const struct set_option {
 	{"functrace", OPT_FIXED, false, false},
 	{"hashall", OPT_FIXED, true, true},
 	{"histexpand", OPT_FIXED, false, false},
-	{"history", OPT_FIXED, false, false},
+	{"history", OPT_FIXED, false, true},
 	{"ignoreeof", OPT_FIXED, false, false},
 	{"interactive-comments", OPT_FIXED, true, true},
 	{"keyword", OPT_FIXED, false, false},

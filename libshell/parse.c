@@ -72,6 +72,7 @@ struct parser {
 	struct holes own_holes;
 	bool scan_in_dq;  /* scan_dollar called from inside "…" */
 	size_t len0;      /* the text's length before any alias spliced into it */
+	size_t alias_end; /* the end of the alias text spliced in last (its newlines: no line) */
 	char *orig;       /* the text before the first alias spliced into it (or NULL) */
 	size_t orig_len;
 };
@@ -498,7 +499,9 @@ scan_dollar(struct parser *p, size_t i)
 				break;
 			}
 			long e = 0;
-			if (c == '\'' && !sq_plain)
+			if (c == '$' && j + 1 < p->len && p->s[j + 1] == '\'' && !sq_plain)
+				e = scan_dsquote(p, j + 1); /* $'…' (bash: "${x:-$'\t'}" too) */
+			else if (c == '\'' && !sq_plain)
 				e = scan_squote(p, j);
 			else if (c == '"')
 				e = scan_dquote(p, j);
@@ -888,8 +891,10 @@ lex(struct parser *p)
 #define AT(k, ch) (oc[k] == (ch))
 	switch (s[0]) {
 	case '\n':
+		/* a newline an alias's value brought is no line of the script (bash) */
+		if (p->pos >= p->alias_end)
+			p->line++;
 		p->pos++;
-		p->line++;
 		if (p->hd)
 			read_heredocs(p);
 		return p->t = T_NL;
@@ -1087,6 +1092,9 @@ try_alias(struct parser *p)
 	for (int i = 0; i < p->nguards; i++)
 		if (p->guards[i].end >= p->pos)
 			p->guards[i].end = (size_t)((long)p->guards[i].end + delta);
+	p->alias_end = p->alias_end >= p->pos ? (size_t)((long)p->alias_end + delta) : 0;
+	if (p->alias_end < p->tstart + vl)
+		p->alias_end = p->tstart + vl;
 	if (p->nguards < 16) {
 		p->guards[p->nguards].name = xstrdup(w);
 		p->guards[p->nguards].end = p->tstart + vl;
