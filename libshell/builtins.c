@@ -3195,6 +3195,8 @@ sig_number(const char *s)
 		s += 3;
 	if (strcasecmp(s, "ERR") == 0)
 		return TRAP_ERR;
+	if (strcasecmp(s, "DEBUG") == 0)
+		return TRAP_DEBUG;
 	for (int i = 0; i < (int)(sizeof signames / sizeof signames[0]); i++)
 		if (strcasecmp(signames[i], s) == 0)
 			return i;
@@ -3218,7 +3220,10 @@ b_trap(struct sh_shell *sh, int argc, char **argv)
 		for (int s = 0; s < SH_NTRAP; s++) {
 			if (!sh->traps[s])
 				continue;
-			const char *nm = s == TRAP_ERR ? "ERR" : s < 32 ? signames[s] : "?";
+			const char *nm = s == TRAP_ERR     ? "ERR"
+					 : s == TRAP_DEBUG ? "DEBUG"
+					 : s < 32	   ? signames[s]
+							   : "?";
 			char *q = shell_quote(sh->traps[s]);
 			if (q[0] != '\'') {
 				free(q);
@@ -3227,7 +3232,7 @@ b_trap(struct sh_shell *sh, int argc, char **argv)
 			}
 			bi_outs(1, "trap -- ");
 			bi_outs(1, q);
-			bi_outs(1, s == 0 || s == TRAP_ERR ? " " : " SIG");
+			bi_outs(1, s == 0 || s >= TRAP_ERR ? " " : " SIG");
 			bi_outs(1, nm);
 			bi_outs(1, "\n");
 			free(q);
@@ -3387,7 +3392,7 @@ static const struct shopt_option {
 	{"dotglob", offsetof(struct sh_shell, dotglob), false},
 	{"execfail", SHOPT_STORED, false},
 	{"expand_aliases", offsetof(struct sh_shell, expand_aliases), false},
-	{"extdebug", SHOPT_STORED, false},
+	{"extdebug", offsetof(struct sh_shell, extdebug), false},
 	{"extglob", offsetof(struct sh_shell, extglob), false},
 	{"extquote", SHOPT_STORED, true},
 	{"failglob", SHOPT_STORED, false},

@@ -729,6 +729,41 @@ run_host(struct sh_shell *sh, const char *name, const char *path, int argc, char
 	return sh_wait_pid(sh, pid);
 }
 
+void
+funcname_sync(struct sh_shell *sh)
+{
+	var_unbind(sh, "FUNCNAME");
+	if (sh->nfunc_names == 0)
+		return;
+	for (int i = 0; i < sh->nfunc_names; i++)
+		(void)var_set_elem(sh, "FUNCNAME", (size_t)i,
+				   sh->func_names[sh->nfunc_names - 1 - i]);
+	(void)var_set_elem(sh, "FUNCNAME", (size_t)sh->nfunc_names, "main");
+}
+
+/* The DEBUG trap before a simple command at LINE (bash: with $LINENO that line and $? the
+ * last status, not in a function unless shopt extdebug; its own commands run none).
+ * Whether the command is to run: under extdebug a failing trap skips it. */
+static bool
+run_debug_trap(struct sh_shell *sh, int line)
+{
+	char *t = sh->traps[TRAP_DEBUG];
+	if (!t || !*t || sh->in_trap || sh->in_debug_trap || (sh->func_depth > 0 && !sh->extdebug))
+		return true;
+	t = xstrdup(t);
+	int save = sh->status;
+	sh->lineno = line;
+	sh->in_debug_trap = true;
+	int st = exec_text(sh, t, strlen(t), line, NULL);
+	sh->in_debug_trap = false;
+	sh->lineno = line;
+	free(t);
+	if (sh->jump != J_NONE)
+		return false;
+	sh->status = save;
+	return !(sh->extdebug && st != 0);
+}
+
 static int
 call_function(struct sh_shell *sh, struct func *f, int argc, char **argv)
 {
@@ -744,11 +779,19 @@ call_function(struct sh_shell *sh, struct func *f, int argc, char **argv)
 	set_positional(sh, argc - 1, argv + 1);
 	frame_push(sh);
 	sh->func_depth++;
+	if (sh->nfunc_names == sh->func_names_cap) {
+		sh->func_names_cap = sh->func_names_cap ? 2 * sh->func_names_cap : 16;
+		sh->func_names = xrealloc(sh->func_names, (size_t)sh->func_names_cap * sizeof(char *));
+	}
+	sh->func_names[sh->nfunc_names++] = xstrdup(argv[0]);
 	struct node *body = f->body;
+	if (sh->traps[TRAP_DEBUG] && sh->extdebug)
+		(void)run_debug_trap(sh, body->line); /* bash: once as the function begins */
 	body->refs++;
 	int st = exec_node(sh, body);
 	node_release(body);
 	sh->func_depth--;
+	free(sh->func_names[--sh->nfunc_names]);
 	frame_pop(sh);
 	for (int i = 0; i < sh->argc; i++)
 		free(sh->argv[i]);
@@ -1862,6 +1905,10 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 	int st = 0;
 	switch (n->type) {
 	case N_SIMPLE:
+		if (sh->traps[TRAP_DEBUG] && !run_debug_trap(sh, n->line)) {
+			st = sh->status;
+			break;
+		}
 		st = exec_simple(sh, n);
 		sh->status = st;
 		if (sh->jump == J_NONE)

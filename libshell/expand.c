@@ -446,6 +446,8 @@ get_param(struct sh_shell *sh, const char *name, size_t n, const char *sub, size
 	  struct pval *pv)
 {
 	memset(pv, 0, sizeof *pv);
+	if (n == 8 && memcmp(name, "FUNCNAME", 8) == 0)
+		funcname_sync(sh);
 	if (!sub) {
 		if (get_special(sh, name, n, pv))
 			return 0;

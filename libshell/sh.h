@@ -228,6 +228,7 @@ enum jump { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT, J_TOP };
 #define SH_NTRAP (65 + 2)
 #define TRAP_EXIT 0
 #define TRAP_ERR  65
+#define TRAP_DEBUG 66
 
 struct bgjob {
 	struct bgjob *next;
@@ -279,6 +280,10 @@ struct sh_shell {
 	int jump_n;
 	int loop_depth;
 	int func_depth;
+	char **func_names;      /* the functions running, outermost first (FUNCNAME) */
+	int nfunc_names, func_names_cap;
+	bool extdebug;          /* shopt extdebug: a DEBUG trap's failure skips the command */
+	bool in_debug_trap;
 	int call_depth;
 	int errexit_off;        /* in a condition: no -e, no ERR trap */
 	bool opt_e, opt_u, opt_x, opt_f, opt_C, opt_n, opt_pipefail, opt_v, opt_a;
@@ -558,6 +563,10 @@ int run_nested_shell(struct sh_shell *sh, int argc, char **argv);
 int sh_assign_word(struct sh_shell *sh, const char *w, int flags);
 /* A is an argument of the running declaration builtin written NAME=(…) unquoted. */
 bool sh_decl_raw(struct sh_shell *sh, const char *a);
+
+/* exec.c: FUNCNAME (the running functions, innermost first, then "main") made anew as a
+ * global array before it is read (expand.c) */
+void funcname_sync(struct sh_shell *sh);
 
 /* wrappers.c: the `time` report (bash's format) on fd 2 */
 struct time_mark {
