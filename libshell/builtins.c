@@ -512,7 +512,7 @@ static const struct set_option {
 	{"functrace", OPT_FIXED, false, false},
 	{"hashall", OPT_FIXED, true, true},
 	{"histexpand", OPT_FIXED, false, false},
-	{"history", OPT_FIXED, false, false},
+	{"history", OPT_FIXED, false, true},
 	{"ignoreeof", OPT_FIXED, false, false},
 	{"interactive-comments", OPT_FIXED, true, true},
 	{"keyword", OPT_FIXED, false, false},
@@ -1416,35 +1416,95 @@ b_read(struct sh_shell *sh, int argc, char **argv)
 	return eof ? 1 : 0;
 }
 
-/* mapfile / readarray [-t] [-n COUNT] [-d DELIM] [-u FD] [ARRAY] */
+/* a mapfile option's count: digits only, within a long; -1 otherwise */
+static long
+mapfile_count(const char *v)
+{
+	if (!*v || strlen(v) > 9 || strspn(v, "0123456789") != strlen(v))
+		return -1;
+	return atol(v);
+}
+
+/* mapfile / readarray [-t] [-n COUNT] [-O ORIGIN] [-s SKIP] [-d DELIM] [-u FD]
+ * [-C CALLBACK [-c QUANTUM]] [ARRAY] — bash's builtins/mapfile.def: without -O the array
+ * is emptied first; the callback is shell text, run as eval runs it (each command in it is
+ * decided as any other), every QUANTUM lines before the line is stored, with the index and
+ * the line as two more words. */
 static int
 b_mapfile(struct sh_shell *sh, int argc, char **argv)
 {
-	bool trim = false;
-	long count = -1;
+	bool trim = false, clear = true;
+	long count = 0, origin = 0, skip = 0, quantum = 5000;
+	const char *callback = NULL;
 	int delim = '\n', fd = 0;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		const char *a = argv[i];
-		if (strcmp(a, "-t") == 0)
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(a, "-t") == 0) {
 			trim = true;
-		else if (strcmp(a, "-n") == 0 && i + 1 < argc)
-			count = atol(argv[++i]);
-		else if (strcmp(a, "-d") == 0 && i + 1 < argc)
-			delim = (unsigned char)argv[++i][0];
-		else if (strcmp(a, "-u") == 0 && i + 1 < argc) {
-			const char *v = argv[++i];
+			continue;
+		}
+		if (a[2] || !strchr("ndusOcC", a[1])) {
+			sh_err(sh, "%s: %s: invalid option", argv[0], a);
+			return 2;
+		}
+		if (i + 1 >= argc) {
+			sh_err(sh, "%s: %s: option requires an argument", argv[0], a);
+			return 2;
+		}
+		const char *v = argv[++i];
+		long n = mapfile_count(v);
+		switch (a[1]) {
+		case 'n':
+			if (n < 0) {
+				sh_err(sh, "%s: %s: invalid line count", argv[0], v);
+				return 1;
+			}
+			count = n;
+			break;
+		case 'O':
+			if (n < 0) {
+				sh_err(sh, "%s: %s: invalid array origin", argv[0], v);
+				return 1;
+			}
+			origin = n;
+			clear = false;
+			break;
+		case 's':
+			if (n < 0) {
+				sh_err(sh, "%s: %s: invalid line count", argv[0], v);
+				return 1;
+			}
+			skip = n;
+			break;
+		case 'c':
+			if (n <= 0) {
+				sh_err(sh, "%s: %s: invalid callback quantum", argv[0], v);
+				return 1;
+			}
+			quantum = n;
+			break;
+		case 'C':
+			callback = v;
+			break;
+		case 'd':
+			delim = (unsigned char)v[0];
+			break;
+		case 'u':
 			/* only an fd of the script's (fsops.h: not the shell's own) */
-			fd = strlen(v) <= 6 && strspn(v, "0123456789") == strlen(v) && *v ? atoi(v)
-											  : -1;
+			fd = n >= 0 && n <= 999999 ? (int)n : -1;
 			if (!sh_fdset_has(&sh->script_fds, fd) || fcntl(fd, F_GETFD) < 0) {
 				sh_err(sh, "%s: %s: invalid file descriptor: Bad file descriptor",
 				       argv[0], v);
 				return 1;
 			}
-		} else {
-			sh_err(sh, "%s: %s: invalid option", argv[0], a);
-			return 2;
+			break;
+		default:
+			break;
 		}
 	}
 	const char *name = i < argc ? argv[i] : "MAPFILE";
@@ -1452,12 +1512,14 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 		sh_err(sh, "%s: `%s': not a valid identifier", argv[0], name);
 		return 1;
 	}
-	var_unset(sh, name);
-	size_t idx = 0;
+	if (clear)
+		var_unset(sh, name);
+	size_t idx = (size_t)origin;
+	long stored = 0, skipped = 0;
 	struct sbuf line = {0};
 	bi_flush();
 	for (;;) {
-		if (count >= 0 && (long)idx >= count)
+		if (count > 0 && stored >= count)
 			break;
 		char c;
 		ssize_t r = read(fd, &c, 1);
@@ -1471,9 +1533,30 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 				break;
 			if (trim && line.len && (unsigned char)line.s[line.len - 1] == delim)
 				line.s[--line.len] = 0;
-			if (var_set_elem(sh, name, idx++, line.s ? line.s : "") < 0) {
-				sb_free(&line);
-				return 1;
+			if (skipped < skip) {
+				skipped++;
+			} else {
+				/* bash counts from 1: the callback before every QUANTUM-th line */
+				if (callback && (stored + 1) % quantum == 0) {
+					char *q = bash_quote(line.s ? line.s : "");
+					struct sbuf cmd = {0};
+					char num[32];
+					snprintf(num, sizeof num, " %zu ", idx);
+					sb_adds(&cmd, callback);
+					sb_adds(&cmd, num);
+					sb_adds(&cmd, q);
+					free(q);
+					sh->parse_eval = true;
+					(void)exec_text(sh, cmd.s, cmd.len, sh->lineno, NULL);
+					sh->parse_eval = false;
+					sb_free(&cmd);
+					bi_flush();
+				}
+				if (var_set_elem(sh, name, idx++, line.s ? line.s : "") < 0) {
+					sb_free(&line);
+					return 1;
+				}
+				stored++;
 			}
 			line.len = 0;
 			if (line.s)
@@ -1488,7 +1571,7 @@ b_mapfile(struct sh_shell *sh, int argc, char **argv)
 		}
 	}
 	sb_free(&line);
-	if (idx == 0 && var_set_empty_array(sh, name) < 0)
+	if (stored == 0 && clear && var_set_empty_array(sh, name) < 0)
 		return 1;
 	return 0;
 }
@@ -3112,6 +3195,8 @@ sig_number(const char *s)
 		s += 3;
 	if (strcasecmp(s, "ERR") == 0)
 		return TRAP_ERR;
+	if (strcasecmp(s, "DEBUG") == 0)
+		return TRAP_DEBUG;
 	for (int i = 0; i < (int)(sizeof signames / sizeof signames[0]); i++)
 		if (strcasecmp(signames[i], s) == 0)
 			return i;
@@ -3135,7 +3220,10 @@ b_trap(struct sh_shell *sh, int argc, char **argv)
 		for (int s = 0; s < SH_NTRAP; s++) {
 			if (!sh->traps[s])
 				continue;
-			const char *nm = s == TRAP_ERR ? "ERR" : s < 32 ? signames[s] : "?";
+			const char *nm = s == TRAP_ERR     ? "ERR"
+					 : s == TRAP_DEBUG ? "DEBUG"
+					 : s < 32	   ? signames[s]
+							   : "?";
 			char *q = shell_quote(sh->traps[s]);
 			if (q[0] != '\'') {
 				free(q);
@@ -3144,7 +3232,7 @@ b_trap(struct sh_shell *sh, int argc, char **argv)
 			}
 			bi_outs(1, "trap -- ");
 			bi_outs(1, q);
-			bi_outs(1, s == 0 || s == TRAP_ERR ? " " : " SIG");
+			bi_outs(1, s == 0 || s >= TRAP_ERR ? " " : " SIG");
 			bi_outs(1, nm);
 			bi_outs(1, "\n");
 			free(q);
@@ -3308,7 +3396,7 @@ static const struct shopt_option {
 	{"dotglob", offsetof(struct sh_shell, dotglob), false},
 	{"execfail", SHOPT_STORED, false},
 	{"expand_aliases", offsetof(struct sh_shell, expand_aliases), false},
-	{"extdebug", SHOPT_STORED, false},
+	{"extdebug", offsetof(struct sh_shell, extdebug), false},
 	{"extglob", offsetof(struct sh_shell, extglob), false},
 	{"extquote", SHOPT_STORED, true},
 	{"failglob", SHOPT_STORED, false},

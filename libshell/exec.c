@@ -729,6 +729,41 @@ run_host(struct sh_shell *sh, const char *name, const char *path, int argc, char
 	return sh_wait_pid(sh, pid);
 }
 
+void
+funcname_sync(struct sh_shell *sh)
+{
+	var_unbind(sh, "FUNCNAME");
+	if (sh->nfunc_names == 0)
+		return;
+	for (int i = 0; i < sh->nfunc_names; i++)
+		(void)var_set_elem(sh, "FUNCNAME", (size_t)i,
+				   sh->func_names[sh->nfunc_names - 1 - i]);
+	(void)var_set_elem(sh, "FUNCNAME", (size_t)sh->nfunc_names, "main");
+}
+
+/* The DEBUG trap before a simple command at LINE (bash: with $LINENO that line and $? the
+ * last status, not in a function unless shopt extdebug; its own commands run none).
+ * Whether the command is to run: under extdebug a failing trap skips it. */
+static bool
+run_debug_trap(struct sh_shell *sh, int line)
+{
+	char *t = sh->traps[TRAP_DEBUG];
+	if (!t || !*t || sh->in_trap || sh->in_debug_trap || (sh->func_depth > 0 && !sh->extdebug))
+		return true;
+	t = xstrdup(t);
+	int save = sh->status;
+	sh->lineno = line;
+	sh->in_debug_trap = true;
+	int st = exec_text(sh, t, strlen(t), line, NULL);
+	sh->in_debug_trap = false;
+	sh->lineno = line;
+	free(t);
+	if (sh->jump != J_NONE)
+		return false;
+	sh->status = save;
+	return !(sh->extdebug && st != 0);
+}
+
 static int
 call_function(struct sh_shell *sh, struct func *f, int argc, char **argv)
 {
@@ -744,11 +779,19 @@ call_function(struct sh_shell *sh, struct func *f, int argc, char **argv)
 	set_positional(sh, argc - 1, argv + 1);
 	frame_push(sh);
 	sh->func_depth++;
+	if (sh->nfunc_names == sh->func_names_cap) {
+		sh->func_names_cap = sh->func_names_cap ? 2 * sh->func_names_cap : 16;
+		sh->func_names = xrealloc(sh->func_names, (size_t)sh->func_names_cap * sizeof(char *));
+	}
+	sh->func_names[sh->nfunc_names++] = xstrdup(argv[0]);
 	struct node *body = f->body;
+	if (sh->traps[TRAP_DEBUG] && sh->extdebug)
+		(void)run_debug_trap(sh, body->line); /* bash: once as the function begins */
 	body->refs++;
 	int st = exec_node(sh, body);
 	node_release(body);
 	sh->func_depth--;
+	free(sh->func_names[--sh->nfunc_names]);
 	frame_pop(sh);
 	for (int i = 0; i < sh->argc; i++)
 		free(sh->argv[i]);
@@ -1516,7 +1559,18 @@ cmdsub_run(struct sh_shell *sh, const char *text, size_t len)
 		if (!sh->opt_posix && !sh->inherit_errexit)
 			sh->opt_e = false;
 		sh->oneshot_depth = sh->call_depth + 1; /* its last command: bash's, no fork */
-		int st = exec_text(sh, text, len, sh->lineno, NULL);
+		/* bash's line numbers inside: its first command's line is the line the
+		 * substitution ends on (the command's plus the newlines in the text), the
+		 * blank lines it starts with not counted */
+		int line = sh->lineno;
+		for (size_t k = 0; k < len; k++)
+			line += text[k] == '\n';
+		while (len && (*text == ' ' || *text == '\t' || *text == '\n')) {
+			text++;
+			len--;
+		}
+		sh->parse_cmdsub = true; /* taken by exec_text's parser (its here-documents) */
+		int st = exec_text(sh, text, len, line, NULL);
 		if (sh->jump == J_EXIT)
 			st = sh->jump_n;
 		sh_exit(sh, st);
@@ -1609,6 +1663,7 @@ procsub_open(struct sh_shell *sh, const char *text, size_t len, bool out)
 		sh->nprocsub = 0;
 		sh->errexit_off = 0;
 		sh->oneshot_depth = sh->call_depth + 1; /* its last command: bash's, no fork */
+		sh->parse_cmdsub = true; /* taken by exec_text's parser (its here-documents) */
 		int st = exec_text(sh, text, len, sh->lineno, NULL);
 		if (sh->jump == J_EXIT)
 			st = sh->jump_n;
@@ -1850,6 +1905,10 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 	int st = 0;
 	switch (n->type) {
 	case N_SIMPLE:
+		if (sh->traps[TRAP_DEBUG] && !run_debug_trap(sh, n->line)) {
+			st = sh->status;
+			break;
+		}
 		st = exec_simple(sh, n);
 		sh->status = st;
 		if (sh->jump == J_NONE)
@@ -1861,7 +1920,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		if (n->u.p.timed)
 			time_start(&tm);
 		if (n->u.p.n == 0) {
-			st = 0;
+			st = n->u.p.bang; /* `!` alone is false, `! !` true */
 		} else if (n->u.p.n == 1 && n->u.p.bang) {
 			sh->errexit_off++;
 			st = !exec_node(sh, n->u.p.v[0]);
@@ -1877,7 +1936,7 @@ exec_node_body(struct sh_shell *sh, struct node *n)
 		}
 		sh->status = st;
 		if (n->u.p.timed)
-			time_report(&tm, n->u.p.time_posix);
+			time_report(sh, &tm, n->u.p.time_posix);
 		break;
 	}
 	case N_LIST:

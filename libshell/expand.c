@@ -446,6 +446,8 @@ get_param(struct sh_shell *sh, const char *name, size_t n, const char *sub, size
 	  struct pval *pv)
 {
 	memset(pv, 0, sizeof *pv);
+	if (n == 8 && memcmp(name, "FUNCNAME", 8) == 0)
+		funcname_sync(sh);
 	if (!sub) {
 		if (get_special(sh, name, n, pv))
 			return 0;
@@ -574,9 +576,18 @@ ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 	case 't': o[0] = '\t'; return 1;
 	case 'v': o[0] = '\v'; return 1;
 	case '\\': o[0] = '\\'; return 1;
-	case '\'': o[0] = '\''; return 1;
-	case '"': o[0] = '"'; return 1;
-	case '?': o[0] = '?'; return 1;
+	case '\'':
+	case '"':
+	case '?':
+		if (echo_mode) {
+			/* echo -e and %b know no \' \" \? (bash): kept as written */
+			o[0] = '\\';
+			o[1] = c;
+			*on = 2;
+			return 1;
+		}
+		o[0] = c;
+		return 1;
 	case 'x': {
 		size_t i = 1;
 		unsigned v = 0;
@@ -624,8 +635,9 @@ ansi_escape(const char *s, size_t n, char *o, size_t *on, bool echo_mode)
 			return (size_t)-1;
 		}
 		if (n > 1) {
-			o[0] = (char)(toupper((unsigned char)s[1]) ^ 0x40);
-			return 2;
+			/* bash's TOCTRL; $'\c\\' takes the escaped backslash whole (POSIX) */
+			o[0] = s[1] == '?' ? 0x7f : (char)(toupper((unsigned char)s[1]) & 0x1f);
+			return s[1] == '\\' && n > 2 && s[2] == '\\' ? 3 : 2;
 		}
 		o[0] = '\\';
 		o[1] = 'c';
@@ -786,7 +798,9 @@ find_unquoted(struct sh_shell *sh, const char *s, size_t i, size_t n, char stop)
 		}
 		if (c == stop)
 			return i;
-		if (c == '\'')
+		if (c == '$' && i + 1 < n && s[i + 1] == '\'')
+			i = skip_dsq(s, i + 1, n) - 1; /* $'…': a \' inside stays inside */
+		else if (c == '\'')
 			i = skip_sq(s, i, n) - 1;
 		else if (c == '"')
 			i = skip_dq(sh, s, i, n) - 1;
@@ -1582,10 +1596,23 @@ expand_dollar(struct xctx *x, const char *s, size_t i, size_t n, bool dq)
 				return e;
 			}
 		}
+		if (e >= n && parse_cmdsub_end(x->sh, s + i, n - i) < 0) {
+			/* unterminated (a here-document's body: the parser never saw it):
+			 * bash's message, its line counted from the line after the
+			 * command's, and the expansion fails */
+			int line = x->sh->lineno + 1;
+			for (size_t k = i; k < n; k++)
+				line += s[k] == '\n';
+			sh_errline_in(x->sh, "command substitution", line,
+				      "unexpected EOF while looking for matching `)'");
+			x->err = true;
+			return e;
+		}
 		emit_cmdsub(x, s + i + 2, body_len(s, i, 2, e, n, ')'), dq);
 		return e;
 	}
-	if (c == '\'' && !dq && x->mode != M_HEREDOC) {
+	if (c == '\'' && (!dq || (x->brace_dq && !x->sh->opt_posix)) && x->mode != M_HEREDOC) {
+		/* $'…'; in "${x-word}" too (bash, not in POSIX mode) */
 		size_t e = skip_dsq(s, i + 1, n);
 		add_ansi(x, s + i + 2, body_len(s, i, 2, e, n, '\''));
 		xmark(x, FM);

@@ -58,6 +58,7 @@ struct parser {
 	struct pending_heredoc *hd, **hd_tail;
 	bool error;
 	bool stop_rparen; /* sub-parser of $(...) */
+	bool cmdsub_body; /* the text is a $(...)'s, run (cmdsub_run): see read_heredocs */
 	struct alias_guard guards[16];
 	int nguards;
 	bool alias_next;  /* previous alias ended in a blank */
@@ -71,6 +72,9 @@ struct parser {
 	struct holes own_holes;
 	bool scan_in_dq;  /* scan_dollar called from inside "…" */
 	size_t len0;      /* the text's length before any alias spliced into it */
+	size_t alias_end; /* the end of the alias text spliced in last (its newlines: no line) */
+	char *orig;       /* the text before the first alias spliced into it (or NULL) */
+	size_t orig_len;
 };
 
 /* Errors go to the shell's stderr, except for parse_complete's silent parse. */
@@ -102,6 +106,18 @@ is_name(const char *s, size_t n)
 static void
 print_line_of(struct parser *p, size_t off)
 {
+	if (p->orig) {
+		/* aliases spliced into the text: bash shows the line as written (an offset
+		 * past the splices, moved back by what they added) */
+		long at = (long)off - ((long)p->len - (long)p->orig_len);
+		size_t a = at < 0 ? 0 : (size_t)at > p->orig_len ? p->orig_len : (size_t)at, b = a;
+		while (a > 0 && p->orig[a - 1] != '\n')
+			a--;
+		while (b < p->orig_len && p->orig[b] != '\n')
+			b++;
+		PERR(p, p->tline, "`%.*s'", (int)(b - a), p->orig + a);
+		return;
+	}
 	size_t a = off, b = off;
 	if (a > p->len)
 		a = b = p->len;
@@ -279,13 +295,15 @@ read_heredocs(struct parser *p)
 		size_t dl = strlen(delim);
 		struct sbuf body = {0};
 		int start_line = p->line;
-		bool found = false;
+		bool found = false, rparen_end = false;
 		struct sbuf ln = {0};
 		while (p->pos < p->len) {
 			/* One line. In an unquoted body a backslash-newline joins the next line to
 			 * it before the delimiter is looked for (bash: "EO\<newline>F" ends it);
 			 * <<- strips the tabs of the first line only. */
 			ln.len = 0;
+			size_t line_start = p->pos;
+			int line0 = p->line;
 			for (bool first = true;; first = false) {
 				size_t e = p->pos;
 				while (e < p->len && p->s[e] != '\n')
@@ -315,14 +333,39 @@ read_heredocs(struct parser *p)
 				found = true;
 				break;
 			}
+			/* Inside $( ): a line starting with the delimiter and holding the `)`
+			 * after it ends the body, as at the end of the text (bash 5.2's
+			 * make_here_document: warned), and the rest of the line is read on. Run,
+			 * that $( )'s text ends with the delimiter and what stood before the `)`:
+			 * that last line ends the body there, quietly (warned at parse). */
+			if (ln.len > dl && memcmp(ln.s, delim, dl) == 0 && dl > 0 &&
+			    ((p->stop_rparen && memchr(ln.s + dl, ')', ln.len - dl)) ||
+			     (p->cmdsub_body && p->pos >= p->len &&
+			      strspn(ln.s + dl, " \t") == ln.len - dl))) {
+				if (p->cmdsub_body) {
+					found = true;
+					break;
+				}
+				p->pos = line_start;
+				while (r->strip_tabs && p->s[p->pos] == '\t')
+					p->pos++;
+				p->pos += dl;
+				p->line = line0;
+				PERR(p, line0,
+				     "warning: here-document at line %d delimited by end-of-file "
+				     "(wanted `%s')",
+				     start_line - 1 < 1 ? 1 : start_line - 1, delim);
+				rparen_end = true;
+				break;
+			}
 			if (ln.len)
 				sb_addn(&body, ln.s, ln.len);
 			sb_addc(&body, '\n');
 		}
 		free(ln.s);
-		if (!found)
+		if (!found && !rparen_end)
 			p->at_eof = true;
-		if (!found)
+		if (!found && !rparen_end)
 			PERR(p, p->len > 0 && p->s[p->len - 1] == '\n' ? p->line - 1 : p->line,
 				   "warning: here-document at line %d delimited by end-of-file "
 				   "(wanted `%s')",
@@ -456,7 +499,9 @@ scan_dollar(struct parser *p, size_t i)
 				break;
 			}
 			long e = 0;
-			if (c == '\'' && !sq_plain)
+			if (c == '$' && j + 1 < p->len && p->s[j + 1] == '\'' && !sq_plain)
+				e = scan_dsquote(p, j + 1); /* $'…' (bash: "${x:-$'\t'}" too) */
+			else if (c == '\'' && !sq_plain)
 				e = scan_squote(p, j);
 			else if (c == '"')
 				e = scan_dquote(p, j);
@@ -528,18 +573,39 @@ scan_dollar(struct parser *p, size_t i)
 		sub.hd_tail = &sub.hd;
 		sub.stop_rparen = true;
 		sub.in_eval = p->in_eval;
-		sub.no_alias = true; /* the text is shared: aliases apply when it runs */
+		/* Aliases apply when it runs; in POSIX mode, as bash 5.2, when it is parsed:
+		 * the sub-parser splices into the shared text (taken back below), an alias
+		 * may close the substitution, and the text run is the expanded one (not
+		 * expanded again: cmdsub_run). */
+		sub.no_alias = p->no_alias || !p->sh || !p->sh->opt_posix;
+		sub.len0 = p->len0;
 		sub.depth = p->depth;
 		sub.quiet = p->quiet;
 		struct node *n = parse_list(&sub, true);
-		if (!sub.error && !sub.have)
-			(void)0;
 		node_free(n);
+		if (sub.orig) {
+			/* an alias spliced into the text: it is the sub-parser's now (the
+			 * text before, p->s, is sub.orig: kept as ours or freed) */
+			if (!p->orig) {
+				p->orig = sub.orig;
+				p->orig_len = sub.orig_len;
+			} else
+				free(sub.orig);
+			p->s = sub.s;
+			p->len = sub.len;
+		}
+		for (int g = 0; g < sub.nguards; g++)
+			free(sub.guards[g].name);
 		if (!sub.error) {
 			/* parse_list stopped at a lookahead token */
 			if (sub.have && sub.t == T_RPAREN) {
 				ret = (long)sub.tstart + 1;
 				p->line = sub.line;
+			} else if (sub.have && sub.t == T_EOF) {
+				p->at_eof = true;
+				/* bash: at the line after the last, newline-ended or not */
+				error_msg(p, sub.line + (p->len && p->s[p->len - 1] != '\n'),
+					  "unexpected EOF while looking for matching `)'");
 			} else {
 				p->t = sub.t;
 				free(p->word);
@@ -825,8 +891,10 @@ lex(struct parser *p)
 #define AT(k, ch) (oc[k] == (ch))
 	switch (s[0]) {
 	case '\n':
+		/* a newline an alias's value brought is no line of the script (bash) */
+		if (p->pos >= p->alias_end)
+			p->line++;
 		p->pos++;
-		p->line++;
 		if (p->hd)
 			read_heredocs(p);
 		return p->t = T_NL;
@@ -1024,13 +1092,20 @@ try_alias(struct parser *p)
 	for (int i = 0; i < p->nguards; i++)
 		if (p->guards[i].end >= p->pos)
 			p->guards[i].end = (size_t)((long)p->guards[i].end + delta);
+	p->alias_end = p->alias_end >= p->pos ? (size_t)((long)p->alias_end + delta) : 0;
+	if (p->alias_end < p->tstart + vl)
+		p->alias_end = p->tstart + vl;
 	if (p->nguards < 16) {
 		p->guards[p->nguards].name = xstrdup(w);
 		p->guards[p->nguards].end = p->tstart + vl;
 		p->nguards++;
 	}
 	p->alias_next = vl > 0 && (val[vl - 1] == ' ' || val[vl - 1] == '\t');
-	free(p->s);
+	if (!p->orig) {
+		p->orig = p->s; /* for the line a syntax error shows (print_line_of) */
+		p->orig_len = p->len;
+	} else
+		free(p->s);
 	p->s = ns;
 	p->len = newlen;
 	p->pos = p->tstart;
@@ -1177,6 +1252,10 @@ parse_list(struct parser *p, bool compound)
 		if (compound) {
 			bool sep = t == T_AMP || t == T_SEMI || lex(p) == T_NL;
 			linebreak(p);
+			/* a command word: an alias there may be the reserved word ending the
+			 * list (bash: alias DONE='}') */
+			while (!p->error && try_alias(p))
+				;
 			if (p->error || at_list_end(p))
 				break;
 			if (!sep) {
@@ -1215,29 +1294,42 @@ parse_list(struct parser *p, bool compound)
 static struct node *
 parse_pipeline(struct parser *p)
 {
-	bool bang = false, timed = false, tposix = false;
+	bool bang = false, negated = false, timed = false, tposix = false;
 	int tline = 0;
-	if (is_word(p, "time")) {
-		/* the keyword: times the whole pipeline, reports on the shell's stderr */
-		tline = p->tline;
-		consume(p);
-		timed = true;
-		if (is_word(p, "-p")) {
+	/* bash's pipeline_command: any run of `time [-p] [--]` (the keyword: times the whole
+	 * pipeline, reports on the shell's stderr) and `!` (each inverts), then a pipeline or,
+	 * after either, nothing: `!` alone is false, `time` alone reports */
+	for (;;) {
+		if (is_word(p, "time")) {
+			if (!timed)
+				tline = p->tline;
 			consume(p);
-			tposix = true;
-		}
+			timed = true;
+			if (is_word(p, "-p")) {
+				consume(p);
+				tposix = true;
+			}
+			if (is_word(p, "--"))
+				consume(p);
+		} else if (is_word(p, "!")) {
+			if (!timed && !negated)
+				tline = p->tline;
+			consume(p);
+			bang = !bang;
+			negated = true;
+		} else
+			break;
+	}
+	if (timed || negated) {
 		enum tok t = lex(p);
-		if (t == T_NL || t == T_EOF || t == T_SEMI || t == T_AMP || at_list_end(p)) {
+		if (t == T_NL || t == T_EOF || t == T_SEMI || at_list_end(p) || (timed && t == T_AMP)) {
 			struct node *pl = new_node(p, N_PIPE);
 			pl->line = tline;
-			pl->u.p.timed = true;
+			pl->u.p.bang = bang;
+			pl->u.p.timed = timed;
 			pl->u.p.time_posix = tposix;
 			return pl;
 		}
-	}
-	while (is_word(p, "!")) {
-		consume(p);
-		bang = !bang;
 	}
 	struct node *c = parse_command(p);
 	if (!c)
@@ -1958,6 +2050,10 @@ parser_new(struct sh_shell *sh, const char *text, size_t len, int first_line)
 	p->holes = &p->own_holes;
 	p->in_eval = sh->parse_eval;
 	sh->parse_eval = false;
+	p->cmdsub_body = sh->parse_cmdsub;
+	sh->parse_cmdsub = false;
+	/* in POSIX mode its aliases were expanded when it was parsed (scan_dollar) */
+	p->no_alias = p->cmdsub_body && sh->opt_posix;
 	return p;
 }
 
@@ -1977,6 +2073,7 @@ parser_free(struct parser *p)
 	if (!p)
 		return;
 	free(p->s);
+	free(p->orig);
 	free(p->word);
 	free(p->own_holes.v);
 	while (p->hd) {

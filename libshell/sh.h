@@ -228,6 +228,7 @@ enum jump { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT, J_TOP };
 #define SH_NTRAP (65 + 2)
 #define TRAP_EXIT 0
 #define TRAP_ERR  65
+#define TRAP_DEBUG 66
 
 struct bgjob {
 	struct bgjob *next;
@@ -279,6 +280,10 @@ struct sh_shell {
 	int jump_n;
 	int loop_depth;
 	int func_depth;
+	char **func_names;      /* the functions running, outermost first (FUNCNAME) */
+	int nfunc_names, func_names_cap;
+	bool extdebug;          /* shopt extdebug: a DEBUG trap's failure skips the command */
+	bool in_debug_trap;
 	int call_depth;
 	int errexit_off;        /* in a condition: no -e, no ERR trap */
 	bool opt_e, opt_u, opt_x, opt_f, opt_C, opt_n, opt_pipefail, opt_v, opt_a;
@@ -381,6 +386,7 @@ struct sh_shell {
 	int trap_status;        /* $? when the running trap began: `exit`, `return` there */
 	int trap_func_depth;    /* func_depth when it began: its own `return` */
 	bool parse_eval;        /* the next parser_new parses eval's text (messages) */
+	bool parse_cmdsub;      /* the next parser_new parses a $( )'s text, run (parse.c) */
 	/* The arguments of the declaration builtin running that were written
 	 * NAME=(…) unquoted (exec.c expand_cmd_words): borrowed pointers into its
 	 * argv, so a quoted 'NAME=(…)' (a string) is told from a compound one. */
@@ -558,13 +564,17 @@ int sh_assign_word(struct sh_shell *sh, const char *w, int flags);
 /* A is an argument of the running declaration builtin written NAME=(…) unquoted. */
 bool sh_decl_raw(struct sh_shell *sh, const char *a);
 
+/* exec.c: FUNCNAME (the running functions, innermost first, then "main") made anew as a
+ * global array before it is read (expand.c) */
+void funcname_sync(struct sh_shell *sh);
+
 /* wrappers.c: the `time` report (bash's format) on fd 2 */
 struct time_mark {
 	struct timespec wall;
 	double user, sys;
 };
 void time_start(struct time_mark *m);
-void time_report(const struct time_mark *m, bool posix);
+void time_report(struct sh_shell *sh, const struct time_mark *m, bool posix);
 
 /* redir.c: apply redirections; saved fds go to *save (restore with
  * redir_restore) unless save is NULL (permanent / in a child). An fd a

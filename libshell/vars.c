@@ -1219,6 +1219,9 @@ sh_free(struct sh_shell *sh)
 	free(sh->bash_command);
 	for (int i = 0; i < SH_NTRAP; i++)
 		free(sh->traps[i]);
+	for (int i = 0; i < sh->nfunc_names; i++)
+		free(sh->func_names[i]);
+	free(sh->func_names);
 	if (sh->envp_cache) {
 		for (char **e = sh->envp_cache; *e; e++)
 			free(*e);

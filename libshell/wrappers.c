@@ -622,28 +622,94 @@ time_start(struct time_mark *m)
 	m->sys = cpu_now(false);
 }
 
+/* One TIMEFORMAT number (bash's mkfmt): SEC seconds with PREC (0-3) digits of the fraction,
+ * truncated, not rounded; LNG: as MmS.FFFs. */
+static void
+time_fmt_one(struct sbuf *o, double sec, int prec, bool lng)
+{
+	if (sec < 0)
+		sec = 0;
+	long ms = (long)(sec * 1000.0);
+	long whole = ms / 1000, frac = ms % 1000;
+	char num[48];
+	if (lng) {
+		snprintf(num, sizeof num, "%ldm", whole / 60);
+		sb_adds(o, num);
+		whole %= 60;
+	}
+	snprintf(num, sizeof num, "%ld", whole);
+	sb_adds(o, num);
+	if (prec > 0) {
+		sb_addc(o, '.');
+		for (int base = 100, k = 0; k < prec; k++, base /= 10) {
+			sb_addc(o, (char)('0' + frac / base));
+			frac %= base;
+		}
+	}
+	if (lng)
+		sb_addc(o, 's');
+}
+
+/* The `time` keyword's report on fd 2 in bash's format: -p's POSIX one, else $TIMEFORMAT
+ * (set and empty: nothing), else bash's default; %[p][l]R|U|S, %P, %% (execute_cmd.c's
+ * print_formatted_time); an unknown % letter is an error and no report. */
 void
-time_report(const struct time_mark *m, bool posix)
+time_report(struct sh_shell *sh, const struct time_mark *m, bool posix)
 {
 	struct timespec b;
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	double real = (double)(b.tv_sec - m->wall.tv_sec) + (double)(b.tv_nsec - m->wall.tv_nsec) / 1e9;
 	double user = cpu_now(true) - m->user, sys = cpu_now(false) - m->sys;
-	char l1[64], l2[64], l3[64];
-	if (posix) {
-		snprintf(l1, sizeof l1, "real %.2f\n", real);
-		snprintf(l2, sizeof l2, "user %.2f\n", user);
-		snprintf(l3, sizeof l3, "sys %.2f\n", sys);
-	} else {
-		fmt_time(l1, sizeof l1, "real", real);
-		fmt_time(l2, sizeof l2, "user", user);
-		fmt_time(l3, sizeof l3, "sys", sys);
-		bi_outs(2, "\n");
+	const char *fmt = posix ? NULL : var_value(sh, "TIMEFORMAT");
+	if (posix)
+		fmt = "real %2R\nuser %2U\nsys %2S";
+	else if (!fmt)
+		fmt = "\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS";
+	if (!*fmt)
+		return;
+	struct sbuf o = {0};
+	for (const char *f = fmt; *f; f++) {
+		if (*f != '%' || !f[1]) {
+			sb_addc(&o, *f);
+			continue;
+		}
+		f++;
+		if (*f == '%') {
+			sb_addc(&o, '%');
+			continue;
+		}
+		if (*f == 'P') {
+			double pct = real > 0 ? (user + sys) * 100.0 / real : 0;
+			char num[48];
+			snprintf(num, sizeof num, "%.2f", pct);
+			sb_adds(&o, num);
+			continue;
+		}
+		int prec = 3;
+		bool lng = false;
+		if (*f >= '0' && *f <= '9') {
+			prec = *f - '0' > 3 ? 3 : *f - '0';
+			f++;
+		}
+		if (*f == 'l') {
+			lng = true;
+			f++;
+		}
+		if (*f == 'R' || *f == 'U' || *f == 'S') {
+			time_fmt_one(&o, *f == 'R' ? real : *f == 'U' ? user : sys, prec, lng);
+			continue;
+		}
+		sb_free(&o);
+		if (*f)
+			sh_err(sh, "TIMEFORMAT: `%c': invalid format character", *f);
+		else
+			sh_err(sh, "TIMEFORMAT: `%%': invalid format character");
+		return;
 	}
-	bi_outs(2, l1);
-	bi_outs(2, l2);
-	bi_outs(2, l3);
+	sb_addc(&o, '\n');
+	bi_outs(2, o.s);
 	bi_flush();
+	sb_free(&o);
 }
 
 static int
