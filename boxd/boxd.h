@@ -204,6 +204,14 @@ struct recheck_result {
 	int policy_dirfd;         /* STATE/policy/ (O_PATH), created 0700 as the owner */
 	int decisions_fd;         /* STATE/decisions.jsonl (O_APPEND), opened as the owner */
 	int ca_fd;                /* STATE/ca.pem (O_WRONLY|O_CREAT|O_NOFOLLOW), opened as the owner */
+	/*
+	 * [telemetry.NAME] kind = file targets, in the spec's order: how many the
+	 * reply must carry (set before it is parsed), and the files (O_APPEND,
+	 * regular, opened as the owner) once taken.
+	 */
+	unsigned telemetry_want;
+	int telemetry_fds[BOX_TELEMETRY_FILES_MAX];
+	size_t n_telemetry_fds;
 	Box__Problem **problems;  /* refusals (owned) */
 	size_t n_problems;
 };

@@ -1736,6 +1736,36 @@ disclose_network(const struct box *b, struct strv *out)
 				  "passthrough", g->passthrough[i]->value));
 }
 
+/* Each [telemetry.NAME] target: where box-gateway sends what (docs/box.ini.5.md). */
+static void
+disclose_telemetry(const struct box *b, struct strv *out)
+{
+	static const char *const names[] = { "deny", "permit", "control", "kernel", "agent" };
+	const Box__BoxSpec *s = b->spec;
+
+	for (size_t i = 0; i < s->n_telemetry; i++) {
+		const Box__CfgTelemetry *t = s->telemetry[i];
+		char what[64] = "";
+		for (size_t k = 0; k < 5; k++)
+			if (t->include & (1u << k)) {
+				if (*what)
+					strcat(what, " ");
+				strcat(what, names[k]);
+			}
+		if (t->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE)
+			strv_add(out, fmt("  %-11s %s: OTLP-JSON lines to %s (%s; opened as %s)",
+					  "telemetry", t->name, t->destination->value, what,
+					  b->owner.name));
+		else
+			strv_add(out, fmt("  %-11s %s: OTLP %s to %s (%s)%s", "telemetry", t->name,
+					  t->has_protocol && t->protocol ==
+						  BOX__TELEMETRY_PROTOCOL__TELEMETRY_PROTOCOL_JSON ?
+						  "http/json" : "http/protobuf",
+					  t->destination->value, what,
+					  t->secret ? ", with its credential" : ""));
+	}
+}
+
 /* ---- disclosure of docs/box.ini.5.md masks and of the socket scan ---- */
 
 /* Why box masked `path` (one of rc.masks), or NULL: not one of those masks. */
@@ -1965,6 +1995,7 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 			   "(null zero full random urandom tty, pts, shm)",
 			   "private"));
 	disclose_network(b, &out);
+	disclose_telemetry(b, &out);
 	if (p->limits) {
 		const Box__Limits *l = p->limits;
 		char buf[256] = "";
