@@ -611,8 +611,8 @@ static const struct box_daemon_ops gateway_ops = {
 	.closing = on_gateway_closing,
 };
 
-int
-gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
+static int
+listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id, bool otlp)
 {
 	Box__GatewayListener m = BOX__GATEWAY_LISTENER__INIT;
 	int r;
@@ -623,12 +623,26 @@ gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
 	}
 	m.listener_id = ++b->gateway->listener_seq;
 	m.sandbox = (char *)sandbox;
+	m.has_otlp = otlp;
+	m.otlp = otlp;
 	r = daemon_send(&b->gateway->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, &m.base, &fd, 1);
 	safe_close(fd); /* the send holds its own copy */
 	if (r < 0)
 		return r;
 	*id = m.listener_id;
 	return 0;
+}
+
+int
+gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
+{
+	return listener_add(b, sandbox, fd, id, false);
+}
+
+int
+gateway_otlp_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
+{
+	return listener_add(b, sandbox, fd, id, true);
 }
 
 void
@@ -761,7 +775,34 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		goto out;
 	if ((r = daemon_watch(&b->gateway->dm, pid, ctl, err)) < 0)
 		goto out;
-	r = box_ipc_event_send(b->gateway->dm.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
+	/*
+	 * The telemetry files that take the agent's records (box-recheck opened every
+	 * file target, in the spec's order: rc.telemetry_fds[k] is the k-th file target).
+	 */
+	char *tel_names[BOX_TELEMETRY_FILES_MAX];
+	int tel_fds[BOX_TELEMETRY_FILES_MAX];
+	size_t n_tel = 0, k = 0;
+	for (size_t i = 0; i < b->spec->n_telemetry; i++) {
+		const Box__CfgTelemetry *t = b->spec->telemetry[i];
+		if (t->kind != BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE)
+			continue;
+		if (k >= b->rc.n_telemetry_fds) {
+			r = -EBADF;
+			seterr(err, "the telemetry file of [telemetry.%s] is not open", t->name);
+			goto out;
+		}
+		if (t->include & 16u) {
+			tel_names[n_tel] = t->name;
+			tel_fds[n_tel++] = b->rc.telemetry_fds[k];
+		}
+		k++;
+	}
+	in->telemetry_files = tel_names;
+	in->n_telemetry_files = n_tel;
+	r = box_ipc_event_send(b->gateway->dm.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base,
+			       tel_fds, (unsigned)n_tel);
+	in->telemetry_files = NULL; /* the spec's, not init_free's */
+	in->n_telemetry_files = 0;
 	if (r < 0)
 		seterr(err, "cannot send GatewayInit to box-gateway: %s", strerror(-r));
 out:
