@@ -1249,6 +1249,16 @@ handle_tool_schema(struct peer *p, struct box_ipc_msg *m)
 			 "%s%s",
 			 ts->server, ts->ns, res.error, res.n_warnings, s_,
 			 res.n_warnings ? ": " : "", first);
+	{
+		char tools[32];
+		(void)snprintf(tools, sizeof(tools), "%zu", res.tools);
+		const char *keys[] = { "box.mcp.server", "box.mcp.tools", "box.error" };
+		const char *values[] = { ts->server, tools, res.error };
+		tel_control(res.ok ? "mcp.schema.registered" : "mcp.schema.refused",
+			    res.ok ? "an MCP server's tool schema was registered" :
+				     "an MCP server's tool schema failed the policy check",
+			    keys, values, res.ok || !res.error ? 2 : 3);
+	}
 	Box__PolicyToolSchemaReply rep = BOX__POLICY_TOOL_SCHEMA_REPLY__INIT;
 	rep.ok = res.ok;
 	rep.error = (char *)res.error;
