@@ -70,6 +70,40 @@ logs = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue":
          "severityNumber": 9}]}]}]}
 print("logs", post("/v1/logs", json.dumps(logs), "application/json")[0])
 print("type", post("/v1/metrics", b"x", "text/plain")[0])
+
+import socket
+def raw(data):
+    s = socket.create_connection((host, int(port)), timeout=60)
+    s.sendall(data)
+    out = b""
+    while b"\r\n\r\n" not in out:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        out += chunk
+    return s, out
+# a chunked body, in two chunks
+body = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "chunked log"}}]}]}]}).encode()
+half = len(body) // 2
+s, out = raw(b"POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             b"Transfer-Encoding: chunked\r\n\r\n" +
+             b"%x\r\n" % half + body[:half] + b"\r\n" +
+             b"%x\r\n" % (len(body) - half) + body[half:] + b"\r\n0\r\n\r\n")
+print("chunked", out.split(b" ")[1].decode())
+s.close()
+# a Content-Length over the cap: 413 before any body byte
+s, out = raw(b"POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             b"Content-Length: 5000000\r\n\r\n")
+print("big", out.split(b" ")[1].decode())
+s.close()
+# Expect: 100-continue, then the body
+s, out = raw(b"POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+print("continue", out.split(b" ")[1].decode())
+s.sendall(body)
+out = s.recv(4096)
+print("after-continue", out.split(b" ")[1].decode())
+s.close()
 EOF
 chmod 644 proj/agent.py
 
@@ -99,6 +133,10 @@ check "a protobuf span on the same connection after the 400: 200, empty body" gr
 check "an unknown path: 404" grep -qx 'unknown 404' run.out
 check "a log record: 200" grep -qx 'logs 200' run.out
 check "a Content-Type OTLP does not use: 415" grep -qx 'type 415' run.out
+check "a chunked body: 200" grep -qx 'chunked 200' run.out
+check "a Content-Length over 4 MiB: 413" grep -qx 'big 413' run.out
+check "Expect: 100-continue: 100, then 200 for the body" \
+	sh -c "grep -qx 'continue 100' run.out && grep -qx 'after-continue 200' run.out"
 id=$(sed -n 's/.*"box.id","value":{"stringValue":"\([0-9a-f]\{12\}\)".*/\1/p' "$name.jsonl" | head -n 1)
 python3 - "$name.jsonl" "$name" "$id" >sum.txt 2>&1 <<'EOF'
 import json, sys
@@ -123,8 +161,9 @@ check "the protobuf span: the same (the agent's box.source replaced)" \
 check "the agent's log record" grep -qx "resourceLogs agent log agent True True -" sum.txt
 check "box's own control records still reach the target" grep -q '"eventName":"box.control"' "$name.jsonl"
 check "no box.name but box's" sh -c "! grep -q forged '$name.jsonl'"
-check "the 400 and the 404 relayed nothing: 3 agent requests" \
-	test "$(grep -c '"box.source","value":{"stringValue":"agent"}' "$name.jsonl")" -eq 3
+check "the chunked log record" grep -qx "resourceLogs chunked log agent True True -" sum.txt
+check "the 400, 404, 413 and 415 relayed nothing: 5 agent requests" \
+	test "$(grep -c '"box.source","value":{"stringValue":"agent"}' "$name.jsonl")" -eq 5
 
 # Without `agent` in include: no receiver, no variables.
 ini "$name-no" "deny permit control"
