@@ -164,9 +164,7 @@ serve(struct otlp_conn *c, const struct http_request *req, const char *body, siz
 	if (json) {
 		r = otlp_json_parse(d, body, len, 16 * len + (64u << 10), &m);
 	} else {
-		r = otlp_pb_check(d, (const uint8_t *)body, len);
-		if (r == 0 && !(m = protobuf_c_message_unpack(d, NULL, len, (const uint8_t *)body)))
-			r = -EBADMSG;
+		r = otlp_pb_unpack(d, (const uint8_t *)body, len, &m);
 	}
 	if (r < 0)
 		return refuse(c, 400, "Bad Request",

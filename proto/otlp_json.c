@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "otlp_json.h"
+#include "walk.h" /* box_proto_unpack_capped */
 
 /* ------------------------------------------------------------------ */
 /* shared                                                              */
@@ -1174,4 +1175,15 @@ int
 otlp_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len)
 {
 	return pb_walk(d, data, len, 0);
+}
+
+int
+otlp_pb_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
+	       ProtobufCMessage **ret)
+{
+	int r = otlp_pb_check(d, data, len);
+	if (r < 0)
+		return r;
+	r = box_proto_unpack_capped(d, data, len, ret);
+	return r == -EMSGSIZE ? -E2BIG : r;
 }

@@ -55,6 +55,14 @@ int otlp_json_print(const ProtobufCMessage *m, size_t max, char **out, size_t *l
  * Call before protobuf_c_message_unpack.
  */
 int otlp_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len);
+/*
+ * DATA (LEN bytes) as the binary encoding of a D: otlp_pb_check, then
+ * protobuf-c's decoder with an allocator capped at 16 × LEN + 64 KiB
+ * (proto/walk.c). 0 and *RET, -EBADMSG, -E2BIG (nesting or memory), -ENOMEM.
+ * Unknown fields are kept.
+ */
+int otlp_pb_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
+		   ProtobufCMessage **ret);
 
 /*
  * Tag every resource of REQ (an ExportLogsServiceRequest,

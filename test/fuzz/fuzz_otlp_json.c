@@ -10,7 +10,8 @@
  * (never anything else, never a half-made message); a parsed request is
  * re-tagged (box.name, box.id, box.source, no other box.*), printed, and the
  * printed text parses again and prints the same (a fixed point); a binary
- * body passes otlp_pb_check before protobuf-c unpacks it.
+ * body goes through otlp_pb_unpack (nesting checked, then protobuf-c with a
+ * capped allocator).
  * Seeds: test/fuzz/corpus/otlp_json.
  * Trusts: nothing; the input is arbitrary bytes.
  */
@@ -64,13 +65,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 	if (binary) {
-		int r = otlp_pb_check(d, data, size);
+		int r = otlp_pb_unpack(d, data, size, &m);
 		if (r != 0 && r != -EBADMSG && r != -E2BIG)
 			abort();
+		if ((r == 0) != (m != NULL))
+			abort();
 		if (r != 0)
-			return 0;
-		m = protobuf_c_message_unpack(d, NULL, size, data);
-		if (!m)
 			return 0;
 	} else {
 		int r = otlp_json_parse(d, (const char *)data, size, BUDGET, &m);

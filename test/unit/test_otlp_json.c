@@ -325,6 +325,30 @@ test_binary(void)
 		bl += hl;
 	}
 	CHECK_INT(otlp_pb_check(&box__otlp__any_value__descriptor, big, bl), -E2BIG);
+	m = NULL;
+	CHECK_INT(otlp_pb_unpack(&box__otlp__any_value__descriptor, big, bl, &m), -E2BIG);
+	CHECK(m == NULL);
+
+	/* 100000 empty ResourceLogs (2 bytes each): the decoder's memory budget ends it */
+	size_t k = 100000;
+	uint8_t *many = malloc(2 * k);
+	if (!many)
+		return;
+	for (size_t i = 0; i < k; i++) {
+		many[2 * i] = 0x0a;
+		many[2 * i + 1] = 0;
+	}
+	CHECK_INT(otlp_pb_unpack(&box__otlp__export_logs_service_request__descriptor, many, 2 * k,
+				 &m),
+		  -E2BIG);
+	/* 100 of them decode */
+	CHECK_INT(otlp_pb_unpack(&box__otlp__export_logs_service_request__descriptor, many, 200, &m),
+		  0);
+	if (m) {
+		CHECK_INT(((Box__Otlp__ExportLogsServiceRequest *)m)->n_resource_logs, 100);
+		protobuf_c_message_free_unpacked(m, NULL);
+	}
+	free(many);
 }
 
 static const char *
