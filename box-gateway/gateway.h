@@ -10,6 +10,7 @@
  *   stream.c    one nonblocking socket, plain or BoringSSL, with evbuffers
  *   conn.c      one client connection: the proxy protocol and the exchange
  *   mcp.c       remote MCP servers: JSON-RPC requests decided, replies parsed
+ *   otlp.c      the agent's OTLP/HTTP receiver, relayed to the telemetry files
  *   seccomp.c   the allow-list
  *   state.c     G and gw_exit (a leaf)
  *
@@ -37,6 +38,7 @@
 #include "policy_fields.h"
 
 #include "daemon_fds.h" /* DAEMON_FD_BOXD, DAEMON_FD_POLICYD */
+#include "text.h"        /* BOX_TELEMETRY_FILES_MAX */
 
 /* Fixed caps (README.md "Limits"). */
 #define GW_HEAD_MAX (64u << 10)	    /* request or response head */
@@ -71,6 +73,10 @@ struct gw_state {
 	size_t n_creds;
 	struct http_limits lim;
 	size_t n_mcp; /* http [mcp.NAME] servers (mcp.c holds them) */
+	/* GatewayInit's telemetry files (the agent's OTLP records go there, otlp.c) */
+	int tel_fds[BOX_TELEMETRY_FILES_MAX];
+	const char *tel_names[BOX_TELEMETRY_FILES_MAX];
+	size_t n_tel;
 	/* made at start */
 	struct gw_ca *ca;
 	SSL_CTX *client_ctx;
@@ -98,6 +104,7 @@ struct gw_listener {
 	int fd;
 	struct event *ev;
 	struct gw_conn *conns; /* list (conn.c links them) */
+	bool otlp;             /* the sandbox's OTLP receiver (otlp.c), not its proxy */
 	struct gw_listener *next;
 };
 
@@ -168,6 +175,11 @@ size_t gw_hosts_lookup(const struct gw_hosts *h, const char *name, uint16_t port
 
 void gw_conn_accept(struct gw_listener *l, int fd);
 void gw_conns_close_listener(struct gw_listener *l);
+
+/* ---- otlp.c: the agent's OTLP/HTTP receiver --------------------------------- */
+
+void gw_otlp_accept(struct gw_listener *l, int fd);
+void gw_otlp_close_listener(struct gw_listener *l);
 
 /* ---- mcp.c: remote MCP servers ------------------------------------------------ */
 

@@ -102,6 +102,24 @@ init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
 	return r > 0;
 }
 
+/*
+ * Step 4b: the telemetry files GatewayInit carried (one per name, the table
+ * checked the count): each open for appending, else boxd sent something else.
+ */
+static void
+telemetry_take(struct box_ipc_chan *chan, struct box_ipc_msg *m, const Box__GatewayInit *in)
+{
+	for (size_t i = 0; i < in->n_telemetry_files && i < BOX_TELEMETRY_FILES_MAX; i++) {
+		int fl = fcntl(m->fds[i], F_GETFL);
+		if (fl < 0 || !(fl & O_APPEND) || (fl & O_ACCMODE) == O_RDONLY)
+			start_fail(chan, m->request_id, "GatewayInit: a telemetry file is not open "
+							"for appending");
+		G.tel_fds[i] = TAKE_FD(m->fds[i]);
+		G.tel_names[i] = in->telemetry_files[i];
+		G.n_tel++;
+	}
+}
+
 /* Step 3: the ids it runs as (boxd chose them), then no capabilities, no_new_privs. */
 static void
 privileges_lock_down(void)
@@ -271,7 +289,10 @@ on_accept(evutil_socket_t fd, short what, void *arg)
 					       l->sandbox);
 			return;
 		}
-		gw_conn_accept(l, c);
+		if (l->otlp)
+			gw_otlp_accept(l, c);
+		else
+			gw_conn_accept(l, c);
 	}
 }
 
@@ -324,6 +345,7 @@ listener_add(struct box_ipc_msg *m)
 		return;
 	}
 	nl->id = gl->listener_id;
+	nl->otlp = gl->has_otlp && gl->otlp;
 	(void)snprintf(nl->sandbox, sizeof(nl->sandbox), "%s", gl->sandbox);
 	nl->fd = TAKE_FD(m->fds[0]);
 	nl->ev = event_new(G.base, nl->fd, EV_READ | EV_PERSIST, on_accept, nl);
@@ -334,7 +356,8 @@ listener_add(struct box_ipc_msg *m)
 	}
 	nl->next = G.listeners;
 	G.listeners = nl;
-	log_info("listener %u: sandbox %s", nl->id, nl->sandbox);
+	log_info("listener %u: sandbox %s%s", nl->id, nl->sandbox,
+		 nl->otlp ? " (OTLP receiver)" : "");
 }
 
 static void
@@ -349,7 +372,10 @@ listener_close(const Box__GatewayListenerClosed *m)
 	*pp = l->next;
 	event_free(l->ev);
 	close(l->fd);
-	gw_conns_close_listener(l);
+	if (l->otlp)
+		gw_otlp_close_listener(l);
+	else
+		gw_conns_close_listener(l);
 	log_info("listener %u (%s) closed", l->id, l->sandbox);
 	free(l);
 }
@@ -419,6 +445,7 @@ main(int argc, char **argv)
 	privileges_lock_down();
 	const Box__GatewayInit *init = (const Box__GatewayInit *)m.msg;
 	config_take(chan, m.request_id, init);
+	telemetry_take(chan, &m, init);
 	loop_prepare(chan, m.request_id, init);
 	ca_make(chan, m.request_id);
 	seccomp_enter(chan, m.request_id);

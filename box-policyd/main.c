@@ -110,6 +110,7 @@
 
 #include "cleanup.h"
 #include "declog.h"
+#include "otlplog.h"
 #include "engine.h"
 #include "daemon_start.h"
 #include "fdutil.h"
@@ -260,6 +261,14 @@ static struct {
 	Box__PolicyLocal local;
 	char *local_names[8];
 	bool local_probe; /* the engine keeps a history: shipped items are probed first */
+	/* [telemetry.NAME] file targets (PolicyInit): OTLP-JSON lines, one batch each */
+	struct tel_target {
+		int fd;
+		uint32_t include; /* proto/policy.proto PolicyInit.telemetry_include bits */
+		struct otlplog_batch batch;
+		unsigned failures;
+	} tel[BOX_TELEMETRY_FILES_MAX];
+	size_t n_tel;
 } S = {
 	.peers = {
 		{ "boxd", "supervisor", DAEMON_FD_BOXD, PEER_SUPERVISOR },
@@ -380,11 +389,94 @@ on_stop_signal(evutil_socket_t sig, short what, void *userdata)
 	event_base_loopexit(S.base, NULL);
 }
 
+/* ---- telemetry file targets (docs/box.ini.5.md [telemetry.NAME]) ---------- */
+
+#define TEL_DENY 1u
+#define TEL_PERMIT 2u
+#define TEL_CONTROL 4u
+/* A batch is written once it holds this many records (or at the next flush). */
+#define TEL_BATCH_MAX 512u
+/* ... or this many bytes. */
+#define TEL_BATCH_BYTES (4u << 20)
+
+/* Each target's batch as one ExportLogsServiceRequest line, one write. */
+static void
+tel_flush(void)
+{
+	for (size_t i = 0; i < S.n_tel; i++) {
+		struct tel_target *t = &S.tel[i];
+		char *line = NULL;
+		size_t len = 0, off = 0;
+		int r = otlplog_line(&t->batch, S.box_name, S.box_id, &line, &len);
+		if (r == -ENODATA)
+			continue;
+		while (r == 0 && off < len) {
+			ssize_t n = write(t->fd, line + off, len - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				r = n < 0 ? -errno : -EIO;
+			else
+				off += (size_t)n;
+		}
+		free(line);
+		/* Like the decision log: a failure is reported, never a change of verdict. */
+		if (r < 0 && t->failures++ % 1000 == 0)
+			log_warn_errno(r, "Cannot write telemetry target %zu (%u failures)", i,
+				       t->failures);
+	}
+}
+
+static void log_flush_soon(void);
+
+/* A record went into target T's batch: written within the flush delay, or now when full. */
+static void
+tel_added(struct tel_target *t, int r)
+{
+	if (r < 0) {
+		if (t->failures++ % 1000 == 0)
+			log_warn_errno(r, "Cannot format a telemetry record");
+		return;
+	}
+	if (t->batch.n >= TEL_BATCH_MAX || t->batch.j.len >= TEL_BATCH_BYTES)
+		tel_flush();
+	else
+		log_flush_soon();
+}
+
+static void
+tel_decision(const struct declog_entry *e)
+{
+	uint32_t bit = e->permit ? TEL_PERMIT : TEL_DENY;
+
+	for (size_t i = 0; i < S.n_tel; i++)
+		if (S.tel[i].include & bit)
+			tel_added(&S.tel[i], otlplog_decision(&S.tel[i].batch, e, S.n_decisions));
+}
+
+static void
+tel_control(const char *event, const char *message, const char *const *keys,
+	    const char *const *values, size_t n)
+{
+	struct timespec ts;
+
+	if (!S.n_tel)
+		return;
+	/* wall time, never engine_now(): a control record must not move the test clock */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	for (size_t i = 0; i < S.n_tel; i++)
+		if (S.tel[i].include & TEL_CONTROL)
+			tel_added(&S.tel[i], otlplog_control(&S.tel[i].batch, now, event, message,
+							     keys, values, n));
+}
+
 static void
 on_log_flush(evutil_socket_t fd, short what, void *userdata)
 {
 	S.log_flush_armed = false;
 	log_flush();
+	tel_flush();
 }
 
 static int pending_reserve(size_t n);
@@ -450,6 +542,7 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 		.input = req->input,
 		.n_input = req->n_input,
 	};
+	tel_decision(&e);
 	if (S.decisions_fd < 0)
 		return;
 	if (log_held()) {
@@ -1355,6 +1448,16 @@ handle_tool_schema(struct peer *p, struct box_ipc_msg *m)
 			 "%s%s",
 			 ts->server, ts->ns, res.error, res.n_warnings, s_,
 			 res.n_warnings ? ": " : "", first);
+	{
+		char tools[32];
+		(void)snprintf(tools, sizeof(tools), "%zu", res.tools);
+		const char *keys[] = { "box.mcp.server", "box.mcp.tools", "box.error" };
+		const char *values[] = { ts->server, tools, res.error };
+		tel_control(res.ok ? "mcp.schema.registered" : "mcp.schema.refused",
+			    res.ok ? "an MCP server's tool schema was registered" :
+				     "an MCP server's tool schema failed the policy check",
+			    keys, values, res.ok || !res.error ? 2 : 3);
+	}
 	Box__PolicyToolSchemaReply rep = BOX__POLICY_TOOL_SCHEMA_REPLY__INIT;
 	rep.ok = res.ok;
 	rep.error = (char *)res.error;
@@ -1732,8 +1835,9 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 	if (r < 0)
 		fatal(r, "No valid PolicyInit from boxd");
 	Box__PolicyInit *init = (Box__PolicyInit *)m->msg;
-	if (m->n_fds != 2)
-		fatalx("PolicyInit carries %u fds, expected 2", m->n_fds);
+	if (m->n_fds != 2 + init->n_telemetry_include)
+		fatalx("PolicyInit carries %u fds, expected %zu", m->n_fds,
+		       2 + init->n_telemetry_include);
 	struct stat st;
 	if (fstat(m->fds[0], &st) < 0 || !S_ISDIR(st.st_mode))
 		fatalx("PolicyInit: the first fd is not the STATE/policy/ directory");
@@ -1742,6 +1846,16 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 		fatalx("PolicyInit: the second fd is not decisions.jsonl open for appending");
 	*ret_dirfd = TAKE_FD(m->fds[0]);
 	S.decisions_fd = TAKE_FD(m->fds[1]);
+	for (size_t i = 0; i < init->n_telemetry_include && i < BOX_TELEMETRY_FILES_MAX; i++) {
+		int tfd = m->fds[2 + i];
+		fl = fcntl(tfd, F_GETFL);
+		if (fl < 0 || !(fl & O_APPEND) || (fl & O_ACCMODE) == O_RDONLY)
+			fatalx("PolicyInit: fd %zu is not a telemetry file open for appending",
+			       3 + i);
+		S.tel[i] = (struct tel_target){ .fd = TAKE_FD(m->fds[2 + i]),
+						.include = init->telemetry_include[i] };
+		S.n_tel++;
+	}
 	(void)snprintf(S.box_name, sizeof(S.box_name), "%s", init->box_name);
 	S.person_session = init->has_person_session && init->person_session;
 	(void)snprintf(S.box_id, sizeof(S.box_id), "%s", init->box_id);
@@ -1836,6 +1950,13 @@ engine_start(const struct box_ipc_msg *m, int dirfd)
 		 (unsigned long long)es.history_events, es.rules_kept);
 	local_prepare(init);
 	send_ready(DAEMON_FD_BOXD, m->request_id, true, NULL, &es);
+	char rules[32], temporal[32];
+	(void)snprintf(rules, sizeof(rules), "%zu", es.rules);
+	(void)snprintf(temporal, sizeof(temporal), "%zu", es.temporal_rules);
+	const char *keys[] = { "box.rules", "box.rules.temporal", "box.policy.file" };
+	const char *values[] = { rules, temporal, init->policy_file };
+	tel_control("policy.loaded", "the policy was loaded", keys, values,
+		    init->policy_file ? 3 : 2);
 	return true;
 }
 
@@ -1877,6 +1998,16 @@ shutdown_flush(int dirfd)
 	if (S.n_pending || engine_needs_sync(S.engine))
 		group_commit();
 	log_flush();
+	char count[32];
+	(void)snprintf(count, sizeof(count), "%llu", (unsigned long long)S.n_decisions);
+	const char *keys[] = { "box.decisions" };
+	const char *values[] = { count };
+	tel_control("box.stopped", "the box ended", keys, values, 1);
+	tel_flush();
+	for (size_t i = 0; i < S.n_tel; i++) {
+		otlplog_batch_free(&S.tel[i].batch);
+		S.tel[i].fd = safe_close(S.tel[i].fd);
+	}
 	log_info("%llu decisions, %llu history fsyncs", (unsigned long long)S.n_decisions,
 		 (unsigned long long)engine_history_syncs(S.engine));
 	for (int i = 0; i < POLICYD_N_PEERS; i++) {

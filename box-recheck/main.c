@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -254,6 +255,41 @@ open_state_dir(struct child *c, const Box__RecheckRequest *q)
 }
 
 /*
+ * A [telemetry.NAME] kind = file destination, as the owner: appended to,
+ * created 0600 when missing, a regular file only (O_NONBLOCK: a FIFO planted
+ * there cannot hold the open; it is refused after). As the owner, whatever
+ * the path reaches the owner could reach itself.
+ */
+static int
+open_telemetry_file(struct child *c, const Box__CfgTelemetry *t)
+{
+	_cleanup_free_ char *sec = NULL;
+	struct stat st;
+	const char *path = t->destination->value;
+
+	if (asprintf(&sec, "telemetry.%s", t->name) < 0)
+		sec = NULL;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+		      0600);
+	if (fd < 0) {
+		child_problem(c, t->destination->line, sec ? sec : "telemetry", "destination",
+			      "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		child_problem(c, t->destination->line, sec ? sec : "telemetry", "destination",
+			      "%s is not a regular file", path);
+		return -1;
+	}
+	/* Writes block as a regular file's do (O_NONBLOCK only guarded the open). */
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
+/*
  * The state dir, lock, policy/, decisions.jsonl, agent.log (detach) into
  * fds[]; returns how many (all of them, or 0).
  */
@@ -275,10 +311,12 @@ open_state_files(struct child *c, const Box__RecheckRequest *q, int fds[RECHECK_
 	if (q->detach)
 		fds[5] = open_state_file(c, q, fds[0], "agent.log",
 					 O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK);
-	for (unsigned i = 0; i < n; i++)
+	for (size_t i = 0; i < q->n_telemetry && i < BOX_TELEMETRY_FILES_MAX; i++)
+		fds[n + i] = open_telemetry_file(c, q->telemetry[i]);
+	for (unsigned i = 0; i < n + q->n_telemetry; i++)
 		if (fds[i] < 0)
 			return 0;
-	return n;
+	return n + (unsigned)q->n_telemetry;
 }
 
 /* One RecheckReply; the fds only when there is no refusal. */
@@ -307,7 +345,9 @@ main(int argc, char **argv)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	struct child c = { 0 };
-	int fds[RECHECK_FDS_MAX] = { -1, -1, -1, -1, -1, -1 };
+	int fds[RECHECK_FDS_MAX];
+	for (size_t i = 0; i < RECHECK_FDS_MAX; i++)
+		fds[i] = -1;
 
 	log_init("box-recheck", 0);
 	signal(SIGPIPE, SIG_IGN);

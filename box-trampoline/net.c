@@ -4,7 +4,8 @@
  *
  * PID 1 brings `lo` up with two ioctls (no netlink library) and, for a
  * sandbox that reaches the gateway, listens on 127.0.0.1:<gateway port>
- * inside the namespace and sends that fd to boxd on fd 4 (SCM_RIGHTS).
+ * inside the namespace and sends that fd to boxd on fd 4 (SCM_RIGHTS); then
+ * the same for the OTLP receiver's port when the plan has one.
  * Nothing else exists: no other interface, no route.
  * Trusts: the validated plan (port 1..65535).
  */
@@ -56,6 +57,30 @@ listener_open(uint16_t port)
 	return TAKE_FD(s);
 }
 
+/* Listen on 127.0.0.1:PORT in the namespace and send the socket to boxd on fd 4. */
+static void
+listener_send(struct tramp *t, uint32_t port)
+{
+	int r;
+	_cleanup_close_ int l = listener_open((uint16_t)port);
+	if (l < 0)
+		tramp_fail(t, STEP_NETWORK, -l, "listening on 127.0.0.1:%u", port);
+
+	Box__ListenerFd lf = BOX__LISTENER_FD__INIT;
+	lf.port = port;
+	Box__TrampolineStatus s = BOX__TRAMPOLINE_STATUS__INIT;
+	s.msg_case = BOX__TRAMPOLINE_STATUS__MSG_LISTENER;
+	s.listener = &lf;
+	uint8_t buf[64];
+	size_t len = box__trampoline_status__get_packed_size(&s);
+	if (len > sizeof(buf))
+		tramp_fail(t, STEP_NETWORK, EMSGSIZE, "listener message");
+	box__trampoline_status__pack(&s, buf);
+	r = status_send_fd(t->status_fd, buf, len, l);
+	if (r < 0)
+		tramp_fail(t, STEP_NETWORK, -r, "sending the listener on fd 4");
+}
+
 void
 network_setup(struct tramp *t)
 {
@@ -68,21 +93,8 @@ network_setup(struct tramp *t)
 		tramp_fail(t, STEP_NETWORK, -r, "bringing lo up");
 	if (!p->has_gateway_port)
 		return;
-	_cleanup_close_ int l = listener_open((uint16_t)p->gateway_port);
-	if (l < 0)
-		tramp_fail(t, STEP_NETWORK, -l, "listening on 127.0.0.1:%u", p->gateway_port);
-
-	Box__ListenerFd lf = BOX__LISTENER_FD__INIT;
-	lf.port = p->gateway_port;
-	Box__TrampolineStatus s = BOX__TRAMPOLINE_STATUS__INIT;
-	s.msg_case = BOX__TRAMPOLINE_STATUS__MSG_LISTENER;
-	s.listener = &lf;
-	uint8_t buf[64];
-	size_t len = box__trampoline_status__get_packed_size(&s);
-	if (len > sizeof(buf))
-		tramp_fail(t, STEP_NETWORK, EMSGSIZE, "listener message");
-	box__trampoline_status__pack(&s, buf);
-	r = status_send_fd(t->status_fd, buf, len, l);
-	if (r < 0)
-		tramp_fail(t, STEP_NETWORK, -r, "sending the listener on fd 4");
+	listener_send(t, p->gateway_port);
+	/* the agent's OTLP receiver (docs/box.ini.5.md [telemetry.NAME]), served by the gateway too */
+	if (p->has_otlp_port)
+		listener_send(t, p->otlp_port);
 }

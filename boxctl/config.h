@@ -299,6 +299,47 @@ struct box_mcp {
 	struct box_src src;
 };
 
+/* ---- [telemetry.NAME] ---- */
+
+enum box_telemetry_kind {
+	BOX_TELEMETRY_FILE,
+	BOX_TELEMETRY_OTLP,
+};
+
+enum box_telemetry_protocol {
+	BOX_TELEMETRY_PROTOBUF,  /* http/protobuf */
+	BOX_TELEMETRY_JSON,      /* http/json */
+};
+
+/* include = ...: what a target receives (bits; default all). */
+enum box_telemetry_include {
+	BOX_TELEMETRY_DENY = 1 << 0,
+	BOX_TELEMETRY_PERMIT = 1 << 1,
+	BOX_TELEMETRY_CONTROL = 1 << 2,
+	BOX_TELEMETRY_KERNEL = 1 << 3,
+	BOX_TELEMETRY_AGENT = 1 << 4,
+	BOX_TELEMETRY_ALL = (1 << 5) - 1,
+};
+
+/* The names of include's bits, in bit order (NULL-ended). */
+extern const char *const box_telemetry_include_names[];
+
+struct box_telemetry {
+	char *name;
+	struct box_enum kind;                /* enum box_telemetry_kind */
+	/* file: the absolute path (~ expanded); otlp: the url as written */
+	struct box_str destination;
+	struct box_destination url_dest;     /* otlp: host, port, path (path_prefix) */
+	bool url_https;                      /* otlp: https:// */
+	struct box_u64 include;              /* enum box_telemetry_include mask */
+	struct box_enum protocol;            /* enum box_telemetry_protocol (otlp only) */
+	struct box_secret secret;            /* otlp only; kind NONE: no credential */
+	struct box_enum placement;           /* header or basic_auth */
+	struct box_str header;
+	struct box_str prefix;
+	struct box_src src;
+};
+
 /* ---- [gateway] ---- */
 
 struct box_gateway {
@@ -332,6 +373,8 @@ struct box_config {
 	size_t n_egress;
 	struct box_mcp *mcp;       /* sorted by name */
 	size_t n_mcp;
+	struct box_telemetry *telemetry; /* sorted by name */
+	size_t n_telemetry;
 	struct box_gateway gateway;
 };
 

@@ -111,8 +111,8 @@ struct ctx {
 	size_t n_secs;
 
 	struct raw_section *box, *agent, *agent_env, *agent_fs, *gateway;
-	struct group *tools, *egress, *mcp;
-	size_t n_tools, n_egress, n_mcp;
+	struct group *tools, *egress, *mcp, *telemetry;
+	size_t n_tools, n_egress, n_mcp, n_telemetry;
 
 	uid_t caller;
 	char *caller_home;
@@ -236,6 +236,7 @@ void process_egress(struct ctx *c, struct group *gr, struct box_egress *e);
 void process_agent(struct ctx *c);
 void process_tool(struct ctx *c, struct group *gr, struct box_tool *t);
 void process_mcp(struct ctx *c, struct group *gr, struct box_mcp *m);
+void process_telemetry(struct ctx *c, struct group *gr, struct box_telemetry *t);
 void fs_cross_check(struct ctx *c, const char *secname, struct box_filesystem *fs,
 	       const struct masked_file *files, size_t n_files);
 void egress_cross_check(struct ctx *c);

@@ -39,6 +39,7 @@
 #include "log.h"
 #include "parse.h"
 #include "path.h"
+#include "proto/validate.h"
 
 /* ------------------------------------------------------------------ */
 /* allocation                                                          */
@@ -687,7 +688,7 @@ group_cmp(const void *a, const void *b)
 static const char *accepted_sections =
 	"unknown section; accepted: [box] [agent] [agent.env] [agent.filesystem] [tool.NAME] "
 	"[tool.NAME.env] [tool.NAME.filesystem] [tool.NAME.network] [egress.NAME] [mcp.NAME] "
-	"[mcp.NAME.env] [mcp.NAME.filesystem] [mcp.NAME.network] [gateway]";
+	"[mcp.NAME.env] [mcp.NAME.filesystem] [mcp.NAME.network] [telemetry.NAME] [gateway]";
 
 static void
 classify(struct ctx *c)
@@ -722,6 +723,11 @@ classify(struct ctx *c)
 				fam = "egress";
 				arr = &c->egress;
 				cnt = &c->n_egress;
+				subs = false;
+			} else if (strncmp(n, "telemetry.", 10) == 0) {
+				fam = "telemetry";
+				arr = &c->telemetry;
+				cnt = &c->n_telemetry;
 				subs = false;
 			}
 			if (!fam) {
@@ -777,6 +783,8 @@ classify(struct ctx *c)
 		qsort(c->egress, c->n_egress, sizeof(*c->egress), group_cmp);
 	if (c->n_mcp)
 		qsort(c->mcp, c->n_mcp, sizeof(*c->mcp), group_cmp);
+	if (c->n_telemetry)
+		qsort(c->telemetry, c->n_telemetry, sizeof(*c->telemetry), group_cmp);
 }
 
 /* Drop groups without a main section (reported in classify). */
@@ -815,6 +823,20 @@ interpret(struct ctx *c)
 	for (size_t i = 0; i < c->n_egress; i++, cfg->n_egress++)
 		process_egress(c, &c->egress[i], &cfg->egress[i]);
 
+	cfg->telemetry = xmalloc(c->n_telemetry * sizeof(*cfg->telemetry));
+	memset(cfg->telemetry, 0, c->n_telemetry * sizeof(*cfg->telemetry));
+	for (size_t i = 0; i < c->n_telemetry; i++, cfg->n_telemetry++)
+		process_telemetry(c, &c->telemetry[i], &cfg->telemetry[i]);
+	if (c->n_telemetry > BOX_TELEMETRY_TARGETS_MAX)
+		err_at(c, c->telemetry[BOX_TELEMETRY_TARGETS_MAX].main->line,
+		       c->telemetry[BOX_TELEMETRY_TARGETS_MAX].main->name, NULL,
+		       "at most %d [telemetry.NAME] sections", BOX_TELEMETRY_TARGETS_MAX);
+	for (size_t i = 0, files = 0; i < cfg->n_telemetry; i++)
+		if (cfg->telemetry[i].kind.value == BOX_TELEMETRY_FILE &&
+		    ++files == BOX_TELEMETRY_FILES_MAX + 1)
+			err_at(c, c->telemetry[i].main->line, c->telemetry[i].main->name, NULL,
+			       "at most %d telemetry targets of kind = file", BOX_TELEMETRY_FILES_MAX);
+
 	process_agent(c);
 	cfg->tools = xmalloc(c->n_tools * sizeof(*cfg->tools));
 	memset(cfg->tools, 0, c->n_tools * sizeof(*cfg->tools));
@@ -850,6 +872,13 @@ interpret(struct ctx *c)
 			*GROW(files, n_files) = (struct masked_file){
 				cfg->mcp[i].secret.path,
 				keep(c, xasprintf("the secret of [%s]", c->mcp[i].main->name)), masked
+			};
+	for (size_t i = 0; i < cfg->n_telemetry; i++)
+		if (cfg->telemetry[i].secret.path && cfg->telemetry[i].secret.ref)
+			*GROW(files, n_files) = (struct masked_file){
+				cfg->telemetry[i].secret.path,
+				keep(c, xasprintf("the secret of [%s]", c->telemetry[i].main->name)),
+				masked
 			};
 
 	if (c->agent_fs)
@@ -937,9 +966,9 @@ ctx_free(struct ctx *c)
 	}
 	free(c->secs);
 	free(c->lines);
-	struct group *gs[] = { c->tools, c->egress, c->mcp };
-	size_t ns[] = { c->n_tools, c->n_egress, c->n_mcp };
-	for (size_t g = 0; g < 3; g++) {
+	struct group *gs[] = { c->tools, c->egress, c->mcp, c->telemetry };
+	size_t ns[] = { c->n_tools, c->n_egress, c->n_mcp, c->n_telemetry };
+	for (size_t g = 0; g < ELEMENTSOF(gs); g++) {
 		for (size_t i = 0; i < ns[g]; i++)
 			free(gs[g][i].name);
 		free(gs[g]);
@@ -1175,6 +1204,16 @@ box_config_free(struct box_config *cfg)
 		free(m->prefix.value);
 	}
 	free(cfg->mcp);
+	for (size_t i = 0; i < cfg->n_telemetry; i++) {
+		struct box_telemetry *t = &cfg->telemetry[i];
+		free(t->name);
+		free(t->destination.value);
+		dest_free(&t->url_dest);
+		secret_free(&t->secret);
+		free(t->header.value);
+		free(t->prefix.value);
+	}
+	free(cfg->telemetry);
 	file_free(&cfg->gateway.upstream_ca);
 	free(cfg->gateway.resolver.value);
 	file_free(&cfg->gateway.hosts_file);

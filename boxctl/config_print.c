@@ -3,7 +3,7 @@
  * config_print.c — the normalized box.ini that `boxctl check` prints (docs/boxctl.1.md).
  *
  * Canonical INI: sections in a fixed order ([box], [agent], [agent.env],
- * [agent.filesystem], tools, egress, mcp, [gateway]; families sorted by
+ * [agent.filesystem], tools, egress, mcp, telemetry, [gateway]; families sorted by
  * name), every key with its effective value (defaults included, a key
  * whose default is "none" left out), one list entry per line, ~ expanded,
  * sizes in bytes, durations in ms, `command` re-quoted only where a word
@@ -364,6 +364,29 @@ box_config_print(FILE *f, const struct box_config *cfg)
 		print_agent_denies(&o, cfg, &m->proc.fs);
 		begin(&o, "mcp", m->name, ".network");
 		kv_bool(&o, "contain_egress", m->proc.contain_egress.value);
+	}
+
+	for (size_t i = 0; i < cfg->n_telemetry; i++) {
+		const struct box_telemetry *t = &cfg->telemetry[i];
+		bool otlp = t->kind.value == BOX_TELEMETRY_OTLP;
+		begin(&o, "telemetry", t->name, NULL);
+		kv(&o, "kind", otlp ? "otlp" : "file");
+		if (t->destination.value)
+			kv(&o, "destination", t->destination.value);
+		head(&o);
+		fprintf(o.f, "include =");
+		for (int b = 0; box_telemetry_include_names[b]; b++)
+			if (t->include.value & (1u << b))
+				fprintf(o.f, " %s", box_telemetry_include_names[b]);
+		fprintf(o.f, "\n");
+		if (!otlp)
+			continue;
+		kv(&o, "protocol", t->protocol.value == BOX_TELEMETRY_JSON ? "http/json" :
+									      "http/protobuf");
+		if (t->secret.ref) {
+			kv(&o, "secret", t->secret.ref);
+			print_placement(&o, t->placement.value, &t->header, &t->prefix);
+		}
 	}
 
 	const struct box_gateway *g = &cfg->gateway;

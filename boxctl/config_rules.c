@@ -39,6 +39,8 @@ static const char *const egress_keys[] = { "destinations", "secret", "variable",
 static const char *const mcp_keys[] = { "type", "command", "alias", "allow_tool_changes",
 					"max_frame", "call_timeout", "url", "secret", "placement",
 					"header", "prefix", NULL };
+static const char *const telemetry_keys[] = { "kind", "destination", "include", "protocol",
+					      "secret", "placement", "header", "prefix", NULL };
 static const char *const gateway_keys[] = { "port", "connect_timeout", "idle_timeout",
 					    "max_connections", "max_request_body", "upstream_ca",
 					    "resolver", "hosts_file", "allow_host_loopback",
@@ -57,6 +59,7 @@ static const struct {
 	{ "[tool.NAME]", tool_keys },
 	{ "[egress.NAME]", egress_keys },
 	{ "[mcp.NAME]", mcp_keys },
+	{ "[telemetry.NAME]", telemetry_keys },
 	{ "[gateway]", gateway_keys },
 	{ "[agent.filesystem]", agent_fs_keys },
 	{ "[tool.NAME.network]", net_keys },
@@ -1524,6 +1527,158 @@ process_mcp(struct ctx *c, struct group *gr, struct box_mcp *m)
 			       "applies only to type = stdio");
 		}
 	report_unknown(c, s, mcp_keys, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* [telemetry.NAME]                                                    */
+
+const char *const box_telemetry_include_names[] = { "deny", "permit", "control", "kernel",
+						    "agent", NULL };
+
+/* include = any of deny permit control kernel agent, space-separated, each once. */
+static void
+get_include(struct ctx *c, struct raw_section *s, struct box_u64 *dst)
+{
+	struct raw_key *k = take_scalar(c, s, "include");
+	char **words = NULL;
+	size_t nw = 0;
+	const char *why;
+	uint64_t mask = 0;
+	bool bad = false;
+
+	dst->value = BOX_TELEMETRY_ALL;
+	if (!k)
+		return;
+	if (cmdline_split(val(k), &words, &nw, &why) < 0 || nw == 0) {
+		err_at(c, vline(k), s->name, "include",
+		       "%s is not accepted; accepted: any of deny permit control kernel agent, "
+		       "space-separated", q(c, val(k)));
+		cmdline_free(words);
+		return;
+	}
+	for (size_t i = 0; i < nw; i++) {
+		int bit = -1;
+		for (int j = 0; box_telemetry_include_names[j]; j++)
+			if (strcmp(words[i], box_telemetry_include_names[j]) == 0)
+				bit = j;
+		if (bit < 0) {
+			err_at(c, vline(k), s->name, "include",
+			       "%s is not accepted; accepted: deny, permit, control, kernel, agent",
+			       q(c, words[i]));
+			bad = true;
+		} else if (mask & (1u << bit)) {
+			err_at(c, vline(k), s->name, "include", "%s is listed twice", words[i]);
+			bad = true;
+		} else
+			mask |= 1u << bit;
+	}
+	cmdline_free(words);
+	if (bad)
+		return;
+	dst->value = mask;
+	dst->set = true;
+	dst->src = src_at(c, vline(k));
+}
+
+/* A loopback host: a secret may travel to it over plain http (a collector on this machine). */
+static bool
+loopback_host(const char *h)
+{
+	return strcmp(h, "localhost") == 0 || strncmp(h, "127.", 4) == 0;
+}
+
+/*
+ * [telemetry.NAME]: kind = file (destination a path the owner can write; box
+ * opens it as the owner at start) or otlp (destination a collector's base url
+ * http(s)://host[:port][/path]; protocol, secret, placement, header, prefix).
+ */
+void
+process_telemetry(struct ctx *c, struct group *gr, struct box_telemetry *t)
+{
+	static const char *const kind_names[] = { "file", "otlp", NULL };
+	static const char *const protocol_names[] = { "http/protobuf", "http/json", NULL };
+	static const char *const otlp_only[] = { "protocol", "secret", "placement", "header",
+						 "prefix", NULL };
+	struct raw_section *s = gr->main;
+
+	t->name = xstrdup(gr->name);
+	t->src = src_at(c, s->line);
+	bool written = false;
+	for (size_t i = 0; i < s->n; i++)
+		written |= strcmp(s->keys[i].name, "kind") == 0;
+	bool have_kind = get_enum(c, s, "kind", kind_names, &t->kind, BOX_TELEMETRY_FILE);
+	if (!written)
+		err_at(c, s->line, s->name, "kind", "required key is missing; accepted: file, otlp");
+	get_include(c, s, &t->include);
+	if (!have_kind) {
+		/* Unknown kind: take every key quietly, the kind error says it all. */
+		for (size_t i = 0; i < s->n; i++)
+			if (in_list(telemetry_keys, s->keys[i].name))
+				s->keys[i].used = true;
+		return;
+	}
+	struct raw_key *k = take_scalar(c, s, "destination");
+	if (t->kind.value == BOX_TELEMETRY_FILE) {
+		if (!k)
+			err_at(c, s->line, s->name, "destination",
+			       "required key is missing; accepted: the path of a file (/… or ~/…)");
+		else {
+			char *abs = path_from_spelling(c, vline(k), s->name, "destination", val(k),
+						       NULL);
+			if (abs && strcmp(abs, "/") == 0) {
+				err_at(c, vline(k), s->name, "destination", "%s is not a file",
+				       q(c, val(k)));
+				free(abs);
+			} else if (abs) {
+				t->destination.value = abs;
+				t->destination.src = src_at(c, vline(k));
+			}
+		}
+		for (size_t i = 0; i < s->n; i++)
+			if (!s->keys[i].used && in_list(otlp_only, s->keys[i].name)) {
+				s->keys[i].used = true;
+				err_at(c, s->keys[i].line, s->name, s->keys[i].name,
+				       "applies only to kind = otlp");
+			}
+		report_unknown(c, s, telemetry_keys, NULL);
+		return;
+	}
+	/* otlp */
+	if (!k)
+		err_at(c, s->line, s->name, "destination",
+		       "required key is missing; accepted: a collector url http(s)://host[:port]");
+	else {
+		const char *v = val(k), *rest = NULL;
+		if (strncmp(v, "https://", 8) == 0)
+			rest = v + 8, t->url_https = true;
+		else if (strncmp(v, "http://", 7) == 0)
+			rest = v + 7;
+		const char *why = rest ? parse_destination(rest, true, &t->url_dest) : NULL;
+		if (!rest)
+			err_at(c, vline(k), s->name, "destination",
+			       "%s is not accepted; accepted: a collector url http(s)://host[:port]",
+			       q(c, v));
+		else if (why)
+			err_at(c, vline(k), s->name, "destination", "%s %s", q(c, v), why);
+		else {
+			/* A url without a port means the scheme's: 80 for http. */
+			size_t hl = strcspn(rest, "/");
+			if (!t->url_https && !memchr(rest, ':', hl))
+				t->url_dest.port = 80;
+			t->destination.value = xstrdup(v);
+			t->destination.src = src_at(c, vline(k));
+			t->url_dest.src = t->destination.src;
+		}
+	}
+	get_enum(c, s, "protocol", protocol_names, &t->protocol, BOX_TELEMETRY_PROTOBUF);
+	get_secret(c, s, &t->secret, false);
+	get_placement(c, s, &t->secret, &t->placement, &t->header, &t->prefix, false);
+	if (t->secret.ref && t->destination.value && !t->url_https &&
+	    !loopback_host(t->url_dest.host))
+		err_at(c, t->secret.src.line, s->name, "secret",
+		       "would travel in plain text to %s; use an https:// destination",
+		       t->url_dest.host);
+	report_unknown(c, s, telemetry_keys, NULL);
 }
 
 /* ------------------------------------------------------------------ */

@@ -385,6 +385,43 @@ cfg_mcp(const struct box_mcp *x)
 	return m;
 }
 
+static Box__CfgTelemetry *
+cfg_telemetry(const struct box_telemetry *x)
+{
+	Box__CfgTelemetry *m = xcalloc(1, sizeof(*m));
+	box__cfg_telemetry__init(m);
+	m->name = xstrdup(x->name);
+	m->line = x->src.line;
+	m->kind = x->kind.value == BOX_TELEMETRY_OTLP ? BOX__TELEMETRY_KIND__TELEMETRY_KIND_OTLP :
+							BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE;
+	m->destination = cfg_str(x->destination.value, x->destination.src.line);
+	m->include = (uint32_t)x->include.value;
+	if (x->include.set && x->include.src.line) {
+		m->has_include_line = 1;
+		m->include_line = x->include.src.line;
+	}
+	if (x->kind.value != BOX_TELEMETRY_OTLP)
+		return m;
+	if (x->protocol.set && x->protocol.src.line) {
+		m->has_protocol = 1;
+		m->protocol = x->protocol.value == BOX_TELEMETRY_JSON ?
+				      BOX__TELEMETRY_PROTOCOL__TELEMETRY_PROTOCOL_JSON :
+				      BOX__TELEMETRY_PROTOCOL__TELEMETRY_PROTOCOL_PROTOBUF;
+		m->has_protocol_line = 1;
+		m->protocol_line = x->protocol.src.line;
+	}
+	m->secret = cfg_secret(&x->secret);
+	if (x->placement.set && x->placement.src.line) {
+		m->has_placement = 1;
+		m->placement = placement_of(x->placement.value);
+		m->has_placement_line = 1;
+		m->placement_line = x->placement.src.line;
+	}
+	m->header = opt_str(&x->header);
+	m->prefix = opt_str(&x->prefix);
+	return m;
+}
+
 static Box__CfgGateway *
 cfg_gateway(const struct box_gateway *g)
 {
@@ -472,6 +509,9 @@ box_spec_from_config(const struct box_config *cfg, const char *cwd, Box__BoxSpec
 	s->mcp = xcalloc(cfg->n_mcp, sizeof(*s->mcp));
 	for (size_t i = 0; i < cfg->n_mcp; i++)
 		s->mcp[s->n_mcp++] = cfg_mcp(&cfg->mcp[i]);
+	s->telemetry = xcalloc(cfg->n_telemetry, sizeof(*s->telemetry));
+	for (size_t i = 0; i < cfg->n_telemetry; i++)
+		s->telemetry[s->n_telemetry++] = cfg_telemetry(&cfg->telemetry[i]);
 	s->gateway = cfg_gateway(&cfg->gateway);
 	s->caller = cfg_caller(cwd);
 	*ret = s;

@@ -523,6 +523,8 @@ on_agent_reaped(struct child *c, int status)
 	/* The agent's sandbox ended: its listener goes (the gateway's channel follows). */
 	gateway_listener_closed(b, b->agent_listener_id);
 	b->agent_listener_id = 0;
+	gateway_listener_closed(b, b->agent_otlp_listener_id);
+	b->agent_otlp_listener_id = 0;
 	if (b->state == BOX_STARTING || b->state == BOX_DAEMONS)
 		(void)status_watch_drain(&b->status); /* what the trampoline still has on fd 4 */
 
@@ -676,6 +678,19 @@ on_status(void *arg, const Box__TrampolineStatus *s, int *fdp)
 	case BOX__TRAMPOLINE_STATUS__MSG_LISTENER: {
 		/* The agent's in-namespace proxy listener: the gateway serves it. One per sandbox. */
 		int r;
+		if (fd >= 0 && !b->agent_otlp_listener_id && otlp_port(b) &&
+		    s->listener->port == otlp_port(b)) {
+			/* ... and its OTLP receiver's, when a telemetry target takes the agent's */
+			if ((r = gateway_otlp_listener_add(b, "agent", fd,
+							   &b->agent_otlp_listener_id)) < 0) {
+				if (!b->setup_error &&
+				    asprintf(&b->setup_error, "cannot hand the agent's OTLP listener to "
+							      "box-gateway: %s", strerror(-r)) < 0)
+					b->setup_error = NULL;
+				box_kill(b);
+			}
+			break;
+		}
 		if (fd < 0 || b->agent_listener_id || s->listener->port != gateway_port(b)) {
 			safe_close(fd);
 			if (!b->setup_error &&

@@ -85,6 +85,7 @@
 #define BOXD_GATEWAY_READY_TIMEOUT_MS 20000 /* GatewayInit → GatewayReady */
 #define BOXD_GATEWAY_EXIT_WAIT_MS 3000      /* fd 3 closed → gateway gone, else SIGKILL */
 #define BOXD_GATEWAY_DEFAULT_PORT 3128      /* docs/box.ini.5.md [gateway] port */
+#define BOXD_OTLP_PORT 4318                 /* docs/box.ini.5.md [telemetry.NAME]: the agent's receiver */
 #define BOXD_SHELL_READY_TIMEOUT_MS 20000   /* box-shell spawned → ShellReady */
 #define BOXD_SHELL_EXIT_WAIT_MS 3000        /* fd 3 closed → box-shell gone, else SIGKILL */
 #define BOXD_SPAWNS_MAX 256                 /* live tool sandboxes per box */
@@ -206,6 +207,14 @@ struct recheck_result {
 	int policy_dirfd;         /* STATE/policy/ (O_PATH), created 0700 as the owner */
 	int decisions_fd;         /* STATE/decisions.jsonl (O_APPEND), opened as the owner */
 	int ca_fd;                /* STATE/ca.pem (O_WRONLY|O_CREAT|O_NOFOLLOW), opened as the owner */
+	/*
+	 * [telemetry.NAME] kind = file targets, in the spec's order: how many the
+	 * reply must carry (set before it is parsed), and the files (O_APPEND,
+	 * regular, opened as the owner) once taken.
+	 */
+	unsigned telemetry_want;
+	int telemetry_fds[BOX_TELEMETRY_FILES_MAX];
+	size_t n_telemetry_fds;
 	Box__Problem **problems;  /* refusals (owned) */
 	size_t n_problems;
 };
@@ -303,6 +312,7 @@ struct box {
 	int gate_fd;              /* the agent's start gate (its trampoline's fd 3) until "go", or -1 */
 	bool reply_deferred;      /* --timings: RunReply waits for the daemons still starting */
 	bool agent_started;       /* the agent exec'd (box_started) */
+	uint32_t agent_otlp_listener_id; /* the agent's OTLP receiver listener, or 0 */
 	char *alias_exe;          /* box-alias beside boxd: copied to RUNTIME/bin */
 	int shell_listen_fd;      /* RUNTIME/shell.sock (listening): box-shell's fd 5 until spawned */
 	int mcp_listen_fd;        /* RUNTIME/mcp.sock (listening): box-mcpd's fd 5 until spawned */
@@ -541,6 +551,12 @@ gateway_port(const struct box *b)
 	const Box__CfgGateway *g = b->spec->gateway;
 	return g && g->port ? (uint16_t)g->port->value : BOXD_GATEWAY_DEFAULT_PORT;
 }
+/*
+ * The agent's OTLP/HTTP receiver port inside its sandbox (docs/box.ini.5.md
+ * [telemetry.NAME]): 4318, OTLP/HTTP's own (4319 when [gateway] port is 4318);
+ * 0 when no target takes the agent's telemetry. (plan.c)
+ */
+uint16_t otlp_port(const struct box *b);
 /* The gateway's RLIMIT_NOFILE, soft and hard: 2 × max_connections (default 1024) + 256. */
 static inline uint64_t
 gateway_nofile(const struct box *b)
@@ -560,6 +576,8 @@ int gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char 
 		  char **err);
 /* A sandbox's listener (fd taken) to the gateway, tagged with its sandbox; *id for the close. */
 int gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id);
+/* The same for a sandbox's OTLP receiver listener (GatewayListener.otlp). */
+int gateway_otlp_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id);
 /* That sandbox ended. */
 void gateway_listener_closed(struct box *b, uint32_t id);
 /*

@@ -84,6 +84,7 @@ struct pending_listener {
 	uint32_t id;
 	char *sandbox;
 	int fd;
+	bool otlp; /* the agent's OTLP receiver, not its proxy */
 };
 
 #define GATEWAY_PENDING_MAX 32
@@ -108,12 +109,14 @@ pending_drop(struct gateway *g)
 }
 
 static int
-listener_send(struct gateway *g, uint32_t id, const char *sandbox, int fd)
+listener_send(struct gateway *g, uint32_t id, const char *sandbox, int fd, bool otlp)
 {
 	Box__GatewayListener m = BOX__GATEWAY_LISTENER__INIT;
 
 	m.listener_id = id;
 	m.sandbox = (char *)sandbox;
+	m.has_otlp = otlp;
+	m.otlp = otlp;
 	return daemon_send(&g->dm, BOX__MSG_TYPE__MSG_GATEWAY_LISTENER, &m.base, &fd, 1);
 }
 
@@ -624,7 +627,8 @@ ready_message(struct box_daemon *dm, const Box__GatewayReady *rep)
 	struct gateway *g = b->gateway;
 	g->serving = true;
 	for (size_t i = 0; i < g->n_pending; i++) {
-		int r = listener_send(g, g->pending[i].id, g->pending[i].sandbox, g->pending[i].fd);
+		int r = listener_send(g, g->pending[i].id, g->pending[i].sandbox, g->pending[i].fd,
+				      g->pending[i].otlp);
 		if (r < 0) {
 			pending_drop(g);
 			return daemon_ready(dm, r, "cannot hand a listener to box-gateway: %s",
@@ -661,8 +665,8 @@ static const struct box_daemon_ops gateway_ops = {
 	.closing = on_gateway_closing,
 };
 
-int
-gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
+static int
+listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id, bool otlp)
 {
 	struct gateway *g = b->gateway;
 	int r;
@@ -683,16 +687,29 @@ gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
 			return -ENOMEM;
 		}
 		p->fd = fd;
+		p->otlp = otlp;
 		p->id = *id = ++g->listener_seq;
 		g->n_pending++;
 		return 0;
 	}
-	r = listener_send(g, ++g->listener_seq, sandbox, fd);
+	r = listener_send(g, ++g->listener_seq, sandbox, fd, otlp);
 	safe_close(fd); /* the send holds its own copy */
 	if (r < 0)
 		return r;
 	*id = g->listener_seq;
 	return 0;
+}
+
+int
+gateway_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
+{
+	return listener_add(b, sandbox, fd, id, false);
+}
+
+int
+gateway_otlp_listener_add(struct box *b, const char *sandbox, int fd, uint32_t *id)
+{
+	return listener_add(b, sandbox, fd, id, true);
 }
 
 void
@@ -836,7 +853,34 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		goto out;
 	if ((r = daemon_watch(&b->gateway->dm, pid, ctl, err)) < 0)
 		goto out;
-	r = box_ipc_event_send(b->gateway->dm.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base, NULL, 0);
+	/*
+	 * The telemetry files that take the agent's records (box-recheck opened every
+	 * file target, in the spec's order: rc.telemetry_fds[k] is the k-th file target).
+	 */
+	char *tel_names[BOX_TELEMETRY_FILES_MAX];
+	int tel_fds[BOX_TELEMETRY_FILES_MAX];
+	size_t n_tel = 0, k = 0;
+	for (size_t i = 0; i < b->spec->n_telemetry; i++) {
+		const Box__CfgTelemetry *t = b->spec->telemetry[i];
+		if (t->kind != BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE)
+			continue;
+		if (k >= b->rc.n_telemetry_fds) {
+			r = -EBADF;
+			seterr(err, "the telemetry file of [telemetry.%s] is not open", t->name);
+			goto out;
+		}
+		if (t->include & 16u) {
+			tel_names[n_tel] = t->name;
+			tel_fds[n_tel++] = b->rc.telemetry_fds[k];
+		}
+		k++;
+	}
+	in->telemetry_files = tel_names;
+	in->n_telemetry_files = n_tel;
+	r = box_ipc_event_send(b->gateway->dm.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base,
+			       tel_fds, (unsigned)n_tel);
+	in->telemetry_files = NULL; /* the spec's, not init_free's */
+	in->n_telemetry_files = 0;
 	if (r < 0)
 		seterr(err, "cannot send GatewayInit to box-gateway: %s", strerror(-r));
 	else

@@ -398,6 +398,14 @@ static const char *const ca_variables[] = { BOX_ENV_CA_VARIABLES };
  * nothing until GatewayReady, so a box without a gateway gets no variable
  * pointing at one.
  */
+uint16_t
+otlp_port(const struct box *b)
+{
+	if (!box_spec_agent_telemetry(b->spec))
+		return 0;
+	return gateway_port(b) == BOXD_OTLP_PORT ? BOXD_OTLP_PORT + 1 : BOXD_OTLP_PORT;
+}
+
 static void
 gateway_env(const struct box *b, struct strv *env)
 {
@@ -451,6 +459,19 @@ build_env(struct box *b, const char *workspace, struct strv *env)
 	strv_add(env, fmt("BOX_NAME=%s", b->name));
 	strv_add(env, fmt("BOX_ID=%s", b->id));
 	gateway_env(b, env);
+	if (b->gateway_serving && otlp_port(b)) {
+		/* docs/box.ini.5.md [telemetry.NAME]: the receiver box-gateway serves in the view */
+		static const char *const signals[] = { "TRACES", "LOGS", "METRICS" };
+		static const char *const paths[] = { "traces", "logs", "metrics" };
+		unsigned port = otlp_port(b);
+		strv_add(env, fmt("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%u", port));
+		strv_add(env, fmt("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"));
+		for (size_t i = 0; i < 3; i++) {
+			strv_add(env, fmt("OTEL_EXPORTER_OTLP_%s_ENDPOINT=http://127.0.0.1:%u/v1/%s",
+					  signals[i], port, paths[i]));
+			strv_add(env, fmt("OTEL_EXPORTER_OTLP_%s_PROTOCOL=http/protobuf", signals[i]));
+		}
+	}
 #if BOXD_ASAN
 	/* A sanitizer build's shell alias runs here, under the box's seccomp filter. */
 	if (b->alias_exe)
@@ -728,6 +749,10 @@ plan_runtime(const struct box *b, Box__Plan *p)
 			return -ENOMEM;
 		p->has_gateway_port = 1;
 		p->gateway_port = gateway_port(b);
+		if (otlp_port(b)) {
+			p->has_otlp_port = 1;
+			p->otlp_port = otlp_port(b);
+		}
 	}
 	p->workspace = strdup(b->rc.workspace);
 	return p->workspace ? 0 : -ENOMEM;
@@ -950,6 +975,8 @@ plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, const c
 	p->exec_system = false;
 	p->has_gateway_port = 0;
 	p->gateway_port = 0;
+	p->has_otlp_port = 0;
+	p->otlp_port = 0;
 	p->has_pty_fds = p->has_pty_rows = p->has_pty_cols = 0;
 	p->pty_fds = p->pty_rows = p->pty_cols = 0;
 	/* No /run/box: no aliases, no sockets, no CA (box-shell reaches no network). */
@@ -1736,6 +1763,41 @@ disclose_network(const struct box *b, struct strv *out)
 				  "passthrough", g->passthrough[i]->value));
 }
 
+/* Each [telemetry.NAME] target: where box-gateway sends what (docs/box.ini.5.md). */
+static void
+disclose_telemetry(const struct box *b, struct strv *out)
+{
+	static const char *const names[] = { "deny", "permit", "control", "kernel", "agent" };
+	const Box__BoxSpec *s = b->spec;
+
+	for (size_t i = 0; i < s->n_telemetry; i++) {
+		const Box__CfgTelemetry *t = s->telemetry[i];
+		char what[64] = "";
+		for (size_t k = 0; k < 5; k++)
+			if (t->include & (1u << k)) {
+				if (*what)
+					strcat(what, " ");
+				strcat(what, names[k]);
+			}
+		if (t->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE)
+			strv_add(out, fmt("  %-11s %s: OTLP-JSON lines to %s (%s; opened as %s)",
+					  "telemetry", t->name, t->destination->value, what,
+					  b->owner.name));
+		else
+			strv_add(out, fmt("  %-11s %s: OTLP %s to %s (%s)%s", "telemetry", t->name,
+					  t->has_protocol && t->protocol ==
+						  BOX__TELEMETRY_PROTOCOL__TELEMETRY_PROTOCOL_JSON ?
+						  "http/json" : "http/protobuf",
+					  t->destination->value, what,
+					  t->secret ? ", with its credential" : ""));
+	}
+	if (b->gateway_serving && otlp_port(b))
+		strv_add(out, fmt("  %-11s the agent's OpenTelemetry: an OTLP/HTTP receiver on "
+				  "127.0.0.1:%u (box-gateway; OTEL_EXPORTER_OTLP_ENDPOINT and the "
+				  "per-signal variables), its resources tagged box.source = agent",
+				  "telemetry", (unsigned)otlp_port(b)));
+}
+
 /* ---- disclosure of docs/box.ini.5.md masks and of the socket scan ---- */
 
 /* Why box masked `path` (one of rc.masks), or NULL: not one of those masks. */
@@ -1965,6 +2027,7 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 			   "(null zero full random urandom tty, pts, shm)",
 			   "private"));
 	disclose_network(b, &out);
+	disclose_telemetry(b, &out);
 	if (p->limits) {
 		const Box__Limits *l = p->limits;
 		char buf[256] = "";

@@ -333,8 +333,28 @@ send_init(struct box *b, int dirfd, char **err)
 		in.has_person_session = 1;
 		in.person_session = 1;
 	}
-	int fds[2] = { dirfd, b->rc.decisions_fd };
-	r = box_ipc_event_send(b->policyd->dm.ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds, 2);
+	/* Then each telemetry file (box-recheck opened them as the owner), in the spec's order. */
+	int fds[2 + BOX_TELEMETRY_FILES_MAX] = { dirfd, b->rc.decisions_fd };
+	uint32_t include[BOX_TELEMETRY_FILES_MAX];
+	size_t n_tel = 0;
+	for (size_t i = 0; i < s->n_telemetry; i++) {
+		if (s->telemetry[i]->kind != BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE)
+			continue;
+		if (n_tel >= b->rc.n_telemetry_fds) {
+			r = -EBADF;
+			seterr(err, "the telemetry file of [telemetry.%s] is not open",
+			       s->telemetry[i]->name);
+			goto out;
+		}
+		/* deny, permit and control are box-policyd's records (proto/policy.proto) */
+		include[n_tel] = s->telemetry[i]->include & 7u;
+		fds[2 + n_tel] = b->rc.telemetry_fds[n_tel];
+		n_tel++;
+	}
+	in.telemetry_include = include;
+	in.n_telemetry_include = n_tel;
+	r = box_ipc_event_send(b->policyd->dm.ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds,
+			       2 + (unsigned)n_tel);
 	if (r < 0)
 		seterr(err, "cannot send PolicyInit to box-policyd: %s", strerror(-r));
 out:

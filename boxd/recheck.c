@@ -264,6 +264,14 @@ recheck_send(struct box *b, const char *state_dir)
 		if (b->spec->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO)
 			stdio_mcp[q.n_mcp++] = b->spec->mcp[i];
 	q.mcp = stdio_mcp;
+	/* The telemetry files, opened as the owner; their fds follow the state files. */
+	Box__CfgTelemetry *tel_files[BOX_TELEMETRY_FILES_MAX];
+	for (size_t i = 0; i < b->spec->n_telemetry; i++)
+		if (b->spec->telemetry[i]->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE &&
+		    q.n_telemetry < BOX_TELEMETRY_FILES_MAX)
+			tel_files[q.n_telemetry++] = b->spec->telemetry[i];
+	q.telemetry = tel_files;
+	b->rc.telemetry_want = (unsigned)q.n_telemetry;
 	r = box_ipc_event_send(b->recheck->ev, BOX__MSG_TYPE__MSG_RECHECK_REQUEST, 1, &q.base, NULL,
 			       0);
 	own_paths_clear(&own);

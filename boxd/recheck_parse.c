@@ -16,6 +16,8 @@
  * only, so whatever it reports the owner could reach itself.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,18 +168,31 @@ static int
 take_fds(struct recheck_result *res, const Box__RecheckReply *rep, struct box_ipc_msg *m,
 	 bool detach)
 {
-	unsigned want = detach ? 6 : 5;
+	unsigned base = detach ? 6 : 5;
+	unsigned want = base + res->telemetry_want;
 
+	if (res->telemetry_want > BOX_TELEMETRY_FILES_MAX)
+		return -EPROTO;
 	if (rep->n_fds == 0)
 		return res->n_problems ? 0 : -EPROTO;
 	if (rep->n_fds != want || m->n_fds != want)
 		return -EPROTO;
+	/* The telemetry files: regular files open for appending, else the reply lies. */
+	for (unsigned i = base; i < want; i++) {
+		struct stat st;
+		int fl = fcntl(m->fds[i], F_GETFL);
+		if (fstat(m->fds[i], &st) < 0 || !S_ISREG(st.st_mode) || fl < 0 ||
+		    !(fl & O_APPEND) || (fl & O_ACCMODE) == O_RDONLY)
+			return -EPROTO;
+	}
+	for (unsigned i = base; i < want; i++)
+		res->telemetry_fds[res->n_telemetry_fds++] = TAKE_FD(m->fds[i]);
 	res->state_dirfd = TAKE_FD(m->fds[0]);
 	res->lock_fd = TAKE_FD(m->fds[1]);
 	res->policy_dirfd = TAKE_FD(m->fds[2]);
 	res->decisions_fd = TAKE_FD(m->fds[3]);
 	res->ca_fd = TAKE_FD(m->fds[4]);
-	if (want == 6)
+	if (base == 6)
 		res->log_fd = TAKE_FD(m->fds[5]);
 	return 0;
 }

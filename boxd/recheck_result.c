@@ -57,6 +57,8 @@ recheck_result_clear(struct recheck_result *res)
 	res->policy_dirfd = safe_close(res->policy_dirfd);
 	res->decisions_fd = safe_close(res->decisions_fd);
 	res->ca_fd = safe_close(res->ca_fd);
+	for (size_t i = 0; i < res->n_telemetry_fds && i < BOX_TELEMETRY_FILES_MAX; i++)
+		safe_close(res->telemetry_fds[i]);
 	for (size_t i = 0; i < res->n_problems; i++)
 		problem_free(res->problems[i]);
 	free(res->problems);

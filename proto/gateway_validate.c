@@ -189,6 +189,9 @@ box_validate_gateway_init(const Box__GatewayInit *m)
 {
 	REQUIRE(box_valid_name(m->box_name) && box_valid_box_id(m->box_id), -EINVAL);
 	REQUIRE(m->port >= 1 && m->port <= 65535, -ERANGE);
+	REQUIRE(m->n_telemetry_files <= BOX_TELEMETRY_FILES_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_telemetry_files; i++)
+		REQUIRE(box_valid_name(m->telemetry_files[i]), -EINVAL);
 	REQUIRE(m->connect_timeout_ms >= 1 && m->connect_timeout_ms <= 3600000u, -ERANGE);
 	REQUIRE(m->idle_timeout_ms >= 1 && m->idle_timeout_ms <= 86400000u, -ERANGE);
 	REQUIRE(m->max_connections >= 1 && m->max_connections <= 1000000u, -ERANGE);

@@ -327,6 +327,10 @@ box_plan_validate(const Box__Plan *p, char *why, size_t why_len)
 		return fail(why, why_len, -ERANGE, "gateway_port out of range");
 	if (p->has_gateway_port && !p->contain_egress)
 		return fail(why, why_len, -EINVAL, "gateway_port without contain_egress");
+	if (p->has_otlp_port && (p->otlp_port < 1 || p->otlp_port > 65535 || !p->has_gateway_port ||
+				 p->otlp_port == p->gateway_port))
+		return fail(why, why_len, -EINVAL,
+			    "otlp_port: out of range, without gateway_port, or the same port");
 	if (p->hostname && !is_hostname(p->hostname))
 		return fail(why, why_len, -EINVAL, "hostname: bad characters or length");
 	if (p->pty_fds > 7)

@@ -172,6 +172,9 @@ box_validate_policy_init(const Box__PolicyInit *m)
 	REQUIRE(m->n_mcp_namespaces <= BOX_POLICY_NAMESPACES_MAX, -E2BIG);
 	for (size_t i = 0; i < m->n_mcp_namespaces; i++)
 		REQUIRE(box_valid_policy_namespace(m->mcp_namespaces[i]), -EINVAL);
+	REQUIRE(m->n_telemetry_include <= BOX_TELEMETRY_FILES_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_telemetry_include; i++)
+		REQUIRE(m->telemetry_include[i] <= 31, -EINVAL);
 	return 0;
 }
 

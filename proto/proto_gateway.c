@@ -9,6 +9,7 @@
 #include <errno.h>
 
 #include "proto_gateway.h"
+#include "text.h" /* BOX_TELEMETRY_FILES_MAX */
 #include "walk.h"
 
 #define S(x) BOX_IPC_BIT(BOX_GATEWAY_##x)
@@ -38,6 +39,13 @@ listener_closed_row(const ProtobufCMessage *m)
 	return box_validate_gateway_listener_closed((const Box__GatewayListenerClosed *)m);
 }
 
+/* GatewayInit carries one fd per telemetry file. */
+static int
+init_fds(const ProtobufCMessage *m, unsigned n_fds)
+{
+	return n_fds == ((const Box__GatewayInit *)m)->n_telemetry_files ? 0 : -EBADMSG;
+}
+
 /* A listener message carries exactly its socket. */
 static int
 one_fd(const ProtobufCMessage *m, unsigned n_fds)
@@ -49,7 +57,8 @@ one_fd(const ProtobufCMessage *m, unsigned n_fds)
 static const struct box_ipc_type gateway_types[] = {
 	/* The init carries the upstream CA bundle and the hosts file: fragmented. */
 	{ BOX__MSG_TYPE__MSG_GATEWAY_INIT, "GatewayInit", &box__gateway_init__descriptor, init_row,
-	  NULL, BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(BOXD), S(INIT), BOX_GATEWAY_STARTING, NULL },
+	  init_fds, BOX_IPC_PAYLOAD_MAX, BOX_TELEMETRY_FILES_MAX, 8u << 20, FROM(BOXD), S(INIT),
+	  BOX_GATEWAY_STARTING, NULL },
 	{ BOX__MSG_TYPE__MSG_GATEWAY_READY, "GatewayReady", &box__gateway_ready__descriptor,
 	  ready_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 64u << 10, FROM(GATEWAY), S(STARTING),
 	  BOX_GATEWAY_SERVING, NULL },

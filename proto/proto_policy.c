@@ -7,6 +7,7 @@
  * test/layering/symbols.sh checks).
  * Trusts: nothing; this is data the receiver enforces.
  */
+#include <errno.h>
 #include <stdbool.h>
 
 #include "policy_validate.h"
@@ -45,10 +46,22 @@ policy_ready_ok(const ProtobufCMessage *m)
 	return ((const Box__PolicyReady *)m)->ok;
 }
 
+/*
+ * PolicyInit carries its two state fds and one per telemetry file target: no
+ * more (box-policyd checks that exactly these came, and what each is).
+ */
+static int
+policy_init_fds(const ProtobufCMessage *m, unsigned n_fds)
+{
+	return n_fds <= 2 + ((const Box__PolicyInit *)m)->n_telemetry_include ? 0 : -EBADMSG;
+}
+
 static const struct box_ipc_type policy_types[] = {
-	/* fds: STATE/policy/ (O_DIRECTORY) and decisions.jsonl (policyd checks both). */
+	/* fds: STATE/policy/ (O_DIRECTORY) and decisions.jsonl (policyd checks both), then
+	 * one per telemetry file target. */
 	{ BOX__MSG_TYPE__MSG_POLICY_INIT, "PolicyInit", &box__policy_init__descriptor,
-	  box_validate_policy_init_row, NULL, BOX_IPC_PAYLOAD_MAX, 2, 5u << 20, FROM(BOXD),
+	  box_validate_policy_init_row, policy_init_fds, BOX_IPC_PAYLOAD_MAX,
+	  2 + BOX_TELEMETRY_FILES_MAX, 5u << 20, FROM(BOXD),
 	  S(INIT), BOX_POLICY_STARTING, NULL },
 	{ BOX__MSG_TYPE__MSG_POLICY_READY, "PolicyReady", &box__policy_ready__descriptor,
 	  box_validate_policy_ready_row, NULL, 8192, 0, 0, FROM(POLICYD), S(STARTING),

@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "proto_recheck.h"
+#include "recheck_shared.h"
 #include "validate.h"
 #include "walk.h"
 
@@ -39,9 +40,11 @@ static const struct box_ipc_type recheck_types[] = {
 	{ BOX__MSG_TYPE__MSG_RECHECK_REQUEST, "RecheckRequest", &box__recheck_request__descriptor,
 	  recheck_request_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(BOXD), S(ASKED),
 	  BOX_RECHECK_CHECKING, NULL },
-	/* fds: the state dir, the lock, STATE/policy/, decisions.jsonl, ca.pem, agent.log (as the owner). */
+	/* fds: the state dir, the lock, STATE/policy/, decisions.jsonl, ca.pem, agent.log, the
+	 * telemetry files (as the owner). */
 	{ BOX__MSG_TYPE__MSG_RECHECK_REPLY, "RecheckReply", &box__recheck_reply__descriptor,
-	  recheck_reply_row, recheck_reply_fds, BOX_IPC_PAYLOAD_MAX, 6, 16u << 20, FROM(RECHECK),
+	  recheck_reply_row, recheck_reply_fds, BOX_IPC_PAYLOAD_MAX, RECHECK_FDS_MAX, 16u << 20,
+	  FROM(RECHECK),
 	  S(CHECKING), BOX_RECHECK_DONE, NULL },
 };
 

@@ -13,11 +13,13 @@
 #include <stdint.h>
 
 #include "boxd.pb-c.h"
+#include "text.h" /* BOX_TELEMETRY_FILES_MAX */
 
 #define RECHECK_SOCKETS_SHOWN 20 /* reachable sockets named in the disclosure */
 #define RECHECK_MASKS_MAX 32     /* docs/box.ini.5.md masks inside grants (stores, own dirs) */
 #define RECHECK_LOADERS_MAX 8    /* ELF loaders of the agent's executables (box.ini(5) exec_system) */
-#define RECHECK_FDS_MAX 6        /* state dir, lock, policy/, decisions.jsonl, ca.pem, agent.log */
+/* state dir, lock, policy/, decisions.jsonl, ca.pem, agent.log, the telemetry files */
+#define RECHECK_FDS_MAX (6 + BOX_TELEMETRY_FILES_MAX)
 
 /* A refusal naming box.ini, LINE, [SECTION] KEY; control characters become '?'. */
 Box__Problem *problem_new(uint32_t line, const char *section, const char *key, const char *fmt,

@@ -27,6 +27,16 @@ box_spec_egress_variable(const Box__BoxSpec *s, const char *name)
 }
 
 bool
+box_spec_agent_telemetry(const Box__BoxSpec *s)
+{
+	for (size_t i = 0; i < s->n_telemetry; i++)
+		if (s->telemetry[i]->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE &&
+		    (s->telemetry[i]->include & 16u))
+			return true;
+	return false;
+}
+
+bool
 box_spec_grant_refused(const char *path)
 {
 	return strcmp(path, "/") == 0 || path_is_under(path, "/proc") ||
@@ -59,7 +69,9 @@ env_problems(const Box__BoxSpec *s, const Box__CfgEnv *e, const char *section,
 {
 	for (size_t i = 0; e && i < e->n_vars; i++) {
 		const Box__CfgEnvVar *v = e->vars[i];
-		if ((box_env_reserved(v->name) || box_spec_egress_variable(s, v->name)) &&
+		if ((box_env_reserved(v->name) || box_spec_egress_variable(s, v->name) ||
+		     (box_spec_agent_telemetry(s) &&
+		      strncmp(v->name, "OTEL_EXPORTER_OTLP_", 19) == 0)) &&
 		    add(fn, arg, problem_new(v->line, section, v->name,
 					     "%s is reserved: box sets it", v->name)) < 0)
 			return -ENOMEM;
@@ -88,6 +100,17 @@ box_spec_problems(const Box__BoxSpec *s, box_spec_problem_fn fn, void *arg)
 			return -ENOMEM;
 		snprintf(sec, sizeof(sec), "tool.%s.env", t->name);
 		if (env_problems(s, t->env, sec, fn, arg) < 0)
+			return -ENOMEM;
+	}
+	/* docs/box.ini.5.md [telemetry.NAME]: no exporter to a collector is built yet */
+	for (size_t i = 0; i < s->n_telemetry; i++) {
+		const Box__CfgTelemetry *t = s->telemetry[i];
+		snprintf(sec, sizeof(sec), "telemetry.%s", t->name);
+		if (t->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_OTLP &&
+		    add(fn, arg,
+			problem_new(t->line, sec, "kind",
+				    "kind = otlp is not served yet: box cannot export to a "
+				    "collector; use kind = file")) < 0)
 			return -ENOMEM;
 	}
 	const Box__CfgFilesystem *fs = s->agent->filesystem;

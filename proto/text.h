@@ -18,6 +18,9 @@
 #define BOX_ID_LEN 12   /* lowercase hex */
 #define BOX_STR_MAX 4096 /* a generic string field */
 #define BOX_POLICY_TEXT_MAX (4u << 20) /* policy text in BoxSpec and PolicyInit */
+/* [telemetry.NAME] kind = file targets per box: each is one more fd of RecheckReply and
+ * PolicyInit, which carry at most BOX_IPC_MAX_FDS (8) with the state files. */
+#define BOX_TELEMETRY_FILES_MAX 2
 
 bool box_valid_name(const char *s);     /* 1-32 of [A-Za-z0-9_-] */
 bool box_valid_box_id(const char *s);   /* 12 lowercase hex digits */

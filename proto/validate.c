@@ -416,6 +416,38 @@ v_cfg_mcp(const struct vctx *x, const Box__CfgMcp *v)
 	return 0;
 }
 
+/* [telemetry.NAME]: a file's absolute path, or an otlp collector's http(s) url. */
+static int
+v_cfg_telemetry(const struct vctx *x, const Box__CfgTelemetry *v)
+{
+	REQUIRE(box_valid_name(v->name), -EINVAL);
+	TRY(v_origin(x, v->line, 0));
+	REQUIRE(v->include >= 1 && v->include <= 31, -EINVAL);
+	if (v->has_include_line)
+		TRY(v_origin(x, v->include_line, 0));
+	if (v->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE) {
+		TRY(v_cfg_str(x, v->destination, 2, BOX_PATH_MAX - 1));
+		REQUIRE(box_valid_path(v->destination->value), -EINVAL);
+		REQUIRE(!v->has_protocol && !v->secret && !v->has_placement && !v->header &&
+				!v->prefix,
+			-EINVAL);
+		return 0;
+	}
+	TRY(v_cfg_str(x, v->destination, 8, 2048));
+	REQUIRE((strncmp(v->destination->value, "https://", 8) == 0 ||
+		 strncmp(v->destination->value, "http://", 7) == 0) &&
+			no_space_or_ctl(v->destination->value),
+		-EINVAL);
+	if (v->has_protocol)
+		TRY(v_origin(x, v->protocol_line, 0));
+	TRY(v_cfg_secret(x, v->secret));
+	TRY(v_placement(x, v->has_placement, v->placement, v->has_placement_line,
+			v->placement_line, v->header, v->prefix, NULL));
+	REQUIRE(!(v->has_placement && v->placement == BOX__PLACEMENT__PLACEMENT_QUERY_PARAM),
+		-EINVAL);
+	return 0;
+}
+
 static int
 v_cfg_gateway(const struct vctx *x, const Box__CfgGateway *v)
 {
@@ -505,6 +537,11 @@ box_validate_box_spec(const Box__BoxSpec *m)
 	for (size_t i = 0; i < m->n_mcp; i++)
 		TRY(v_cfg_mcp(&x, m->mcp[i]));
 	CHECK_UNIQUE(m->mcp, m->n_mcp);
+
+	REQUIRE(m->n_telemetry <= BOX_TELEMETRY_TARGETS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_telemetry; i++)
+		TRY(v_cfg_telemetry(&x, m->telemetry[i]));
+	CHECK_UNIQUE(m->telemetry, m->n_telemetry);
 
 	TRY(v_cfg_gateway(&x, m->gateway));
 	/* The policy's text travels iff the config names a policy. */
@@ -821,6 +858,12 @@ box_validate_recheck_request(const Box__RecheckRequest *m)
 		REQUIRE(m->mcp[i]->type == BOX__MCP_TYPE__MCP_TYPE_STDIO, -EINVAL);
 	}
 	CHECK_UNIQUE(m->mcp, m->n_mcp);
+	REQUIRE(m->n_telemetry <= BOX_TELEMETRY_FILES_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_telemetry; i++) {
+		TRY(v_cfg_telemetry(&x, m->telemetry[i]));
+		REQUIRE(m->telemetry[i]->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE, -EINVAL);
+	}
+	CHECK_UNIQUE(m->telemetry, m->n_telemetry);
 	return 0;
 }
 
@@ -829,7 +872,7 @@ box_validate_recheck_reply(const Box__RecheckReply *m)
 {
 	TRY(v_problems(m->problems, m->n_problems));
 	TRY(v_lines(m->disclosure, m->n_disclosure));
-	REQUIRE(m->n_fds == 0 || m->n_fds == 5 || m->n_fds == 6, -ERANGE);
+	REQUIRE(m->n_fds == 0 || (m->n_fds >= 5 && m->n_fds <= 6 + BOX_TELEMETRY_FILES_MAX), -ERANGE);
 	REQUIRE(m->n_fds == 0 || m->n_problems == 0, -EINVAL);
 	return 0;
 }
@@ -891,4 +934,6 @@ box_spec_redact(Box__BoxSpec *m)
 		redact_secret(m->egress[i]->secret);
 	for (size_t i = 0; i < m->n_mcp; i++)
 		redact_secret(m->mcp[i]->secret);
+	for (size_t i = 0; i < m->n_telemetry; i++)
+		redact_secret(m->telemetry[i]->secret);
 }

@@ -34,6 +34,7 @@
 #define BOX_ENV_VALUE_MAX (32u << 10)
 #define BOX_FS_LIST_MAX 1024       /* entries of one filesystem list */
 #define BOX_SECTIONS_MAX 256       /* tools, egress, mcp each */
+#define BOX_TELEMETRY_TARGETS_MAX 16 /* [telemetry.NAME] sections */
 #define BOX_FILE_SECRETS_MAX 16    /* file:// secrets of one box (each a mask candidate) */
 #define BOX_DESTINATIONS_MAX 256
 #define BOX_SPEC_FILES_MAX 16

@@ -43,6 +43,20 @@ cap_free_fn(void *userdata, void *p)
 	free(p);
 }
 
+int
+box_proto_unpack_capped(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+			ProtobufCMessage **ret)
+{
+	struct cap_alloc ca = { .cap = BOX_PROTO_DECODE_FACTOR * len + BOX_PROTO_DECODE_SLACK };
+	ProtobufCAllocator alloc = { cap_alloc_fn, cap_free_fn, &ca };
+	ProtobufCMessage *m = protobuf_c_message_unpack(d, &alloc, len, buf ? buf : (const uint8_t *)"");
+
+	if (!m)
+		return ca.hit ? -EMSGSIZE : ca.oom ? -ENOMEM : -EBADMSG;
+	*ret = m;
+	return 0;
+}
+
 /*
  * Every submessage: no unknown field; every enum a declared value. The
  * generated code accepts any number in an enum field, and protobuf-c keeps
@@ -126,12 +140,10 @@ box_proto_unpack(const struct box_ipc_type *t, const uint8_t *buf, size_t len,
 	if (len > 0 && !buf)
 		return -EINVAL;
 
-	struct cap_alloc ca = { .cap = BOX_PROTO_DECODE_FACTOR * len + BOX_PROTO_DECODE_SLACK };
-	ProtobufCAllocator alloc = { cap_alloc_fn, cap_free_fn, &ca };
-	ProtobufCMessage *m =
-		protobuf_c_message_unpack(t->desc, &alloc, len, buf ? buf : (const uint8_t *)"");
-	if (!m)
-		return ca.hit ? -EMSGSIZE : ca.oom ? -ENOMEM : -EBADMSG;
+	ProtobufCMessage *m = NULL;
+	int k = box_proto_unpack_capped(t->desc, buf, len, &m);
+	if (k < 0)
+		return k;
 	if (!protobuf_c_message_check(m)) {
 		protobuf_c_message_free_unpacked(m, NULL);
 		return -EBADMSG;

@@ -38,6 +38,14 @@
 /* No unknown field, no NULL list entry, declared enum values, at any depth. */
 int box_proto_walk(const ProtobufCMessage *m);
 /* Cap, capped unpack, check, walk: *ret owns the tree (box_msg_free). */
+/*
+ * protobuf_c_message_unpack of D with that capped allocator alone (no other
+ * check): 0 and *RET (free it with protobuf_c_message_free_unpacked(m, NULL)),
+ * -EMSGSIZE over the budget, -ENOMEM, -EBADMSG. For decoders of peer input
+ * that is not an IPC message (proto/otlp_json.c).
+ */
+int box_proto_unpack_capped(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+			    ProtobufCMessage **ret);
 int box_proto_unpack(const struct box_ipc_type *t, const uint8_t *buf, size_t len,
 		     ProtobufCMessage **ret);
 /* box_proto_unpack, then t->validate (when the row has one). */

@@ -158,6 +158,9 @@ mkini() {
 			printf '\n[mcp.%s.filesystem]\nread_file = %s/mcp-test-server.py\nread = %s/ctl\nwrite = %s/marks\n' \
 				"$s" "$W" "$D" "$D"
 		done
+		# box's control records (docs/box.ini.5.md [telemetry.NAME]): the schemas registered
+		printf '\n[telemetry.ctl]\nkind = file\ndestination = %s/%s-telemetry.jsonl\ninclude = control\n' \
+			"$D" "$run"
 	} >"$D/$run.ini"
 	chown "$u:" "$D/$run.ini"
 }
@@ -388,6 +391,9 @@ EOF
 	rc=$?
 	check "$u: run 1: the box ran to its end (rc $rc)" test "$rc" = 0
 	check "$u: run 1: the harness finished" grep -qx 'harness: done' "$OUT"
+	check "$u: run 1: telemetry: the control record of tsrv's registered tool schema" \
+		grep -q '"box.control.event","value":{"stringValue":"mcp.schema.registered"}},{"key":"box.mcp.server","value":{"stringValue":"tsrv"}}' \
+		"$D/run1-telemetry.jsonl"
 	[ "$rc" = 0 ] || tail -30 "$D/run1.err" | sed 's/^/#   /'
 
 	# -- the start gate --

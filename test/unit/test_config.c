@@ -66,7 +66,7 @@ test_error_format(void)
 		     "boxctl: t.ini:6: [weird]: unknown section; accepted: [box] [agent] [agent.env] "
 		     "[agent.filesystem] [tool.NAME] [tool.NAME.env] [tool.NAME.filesystem] "
 		     "[tool.NAME.network] [egress.NAME] [mcp.NAME] [mcp.NAME.env] "
-		     "[mcp.NAME.filesystem] [mcp.NAME.network] [gateway]\n");
+		     "[mcp.NAME.filesystem] [mcp.NAME.network] [telemetry.NAME] [gateway]\n");
 	free(t);
 	box_config_errors_clear(&errs);
 	CHECK_INT(errs.n, 0);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * otlplog.h — box's own records as OTLP log records in the OTLP/JSON encoding
+ * (docs/box.ini.5.md [telemetry.NAME]): one decision (event name
+ * box.policy.decision) or one control event (box.control), each a LogRecord
+ * object appended to a batch; a batch becomes one ExportLogsServiceRequest
+ * line with the box.name / box.id resource and the scope "box".
+ * Trusts: its strings were validated as UTF-8 by the IPC layer (a string that
+ * is not fails the record whole, never half a record).
+ */
+#ifndef BOX_POLICYD_OTLPLOG_H
+#define BOX_POLICYD_OTLPLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "declog.h"
+#include "jsonl.h"
+
+/* A batch of LogRecord objects, comma-separated, for one target. */
+struct otlplog_batch {
+	struct jsonl j;
+	size_t n;            /* records in it */
+};
+
+/* Append decision E as a LogRecord (seq: its number in this run). 0 or negative errno. */
+int otlplog_decision(struct otlplog_batch *b, const struct declog_entry *e, uint64_t seq);
+/*
+ * Append a control record: EVENT ("policy.loaded", "box.stopped"), a human
+ * MESSAGE, and up to N_ATTRS extra string attributes KEYS[i] = VALUES[i].
+ */
+int otlplog_control(struct otlplog_batch *b, int64_t time_ns, const char *event,
+		    const char *message, const char *const *keys, const char *const *values,
+		    size_t n_attrs);
+/*
+ * The batch as one ExportLogsServiceRequest line ("\n" ended) for box BOX
+ * (id ID), into *OUT (malloc'd, *LEN bytes); the batch is emptied. 0, or
+ * -ENOMEM / -EINVAL; -ENODATA when the batch is empty.
+ */
+int otlplog_line(struct otlplog_batch *b, const char *box, const char *id, char **out,
+		 size_t *len);
+void otlplog_batch_free(struct otlplog_batch *b);
+
+#endif
