@@ -467,6 +467,7 @@ ready_outcome(struct box_daemon *dm, int r, const char *msg)
 		 */
 		struct box *b = dm->b;
 		dm->lost = true;
+		dm->lost_starting = true;
 		free(dm->error);
 		dm->error = strdup(msg);
 		log_err("box %s (%s): %s; stopping the box", b->name, b->id, msg);
@@ -602,7 +603,13 @@ on_reaped(struct child *c, int status)
 			daemon_ready(dm, -ECHILD, "%s exited before it was ready (%s)", dm->desc->name,
 				     why);
 	} else if (!dm->closing && !box_agent_reaped(b)) {
-		if (dm->lost)
+		if (dm->lost_starting) {
+			/* Its channel went first, before it was ready: the start's words, now with how. */
+			free(dm->error);
+			if (asprintf(&dm->error, "%s exited before it was ready (%s)", dm->desc->name,
+				     why) < 0)
+				dm->error = NULL;
+		} else if (dm->lost)
 			set_error(dm, why); /* the channel went first: now we know how */
 		else
 			daemon_lost(dm, why);

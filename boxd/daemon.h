@@ -156,6 +156,7 @@ struct box_daemon {
 	bool starting;               /* the ready answer is awaited */
 	bool closing;                /* we closed its channel: its exit is expected */
 	bool lost;                   /* it went away while the box ran */
+	bool lost_starting;          /* … before it was ready, the agent already started */
 	char *error;                 /* why the box was stopped (RunExit), or NULL */
 };
 
