@@ -44,6 +44,7 @@
 #define STEP_FDS "file descriptors"
 #define STEP_TERMINAL "terminal"
 #define STEP_SECCOMP "seccomp"
+#define STEP_SUPERVISE "supervisor"
 #define STEP_EXEC "exec"
 
 struct tramp {
@@ -62,6 +63,8 @@ struct tramp {
 	int memfd_sock;
 	pid_t memfd_helper;
 	int memfd_gate[2];
+	/* plan.supervise: the supervisor's box-policyd channel (fd 5, CLOEXEC), else -1 */
+	int supervise_fd;
 };
 
 /* Report a setup failure on fd 4 (stderr if fd 4 is gone) and _exit(1). */

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# t-supervise.sh — a supervised program (supervise = fs, box-trampoline/supervise.c) in real
+# boxes, as the caller and as boxtest: python3 as a [tool.python3] whose grants hold the whole
+# project reads a permitted file but not the `.env` a forbid names (by a relative, an absolute,
+# a symlinked, a /proc/self/cwd, a dirfd-relative path, after a chdir, by stat and O_PATH);
+# writes where the policy permits and not where it forbids (no file made); os.listdir is an
+# `enumerate`; a rename asks fs:read and fs:move of the source and fs:move of the target (a
+# refused leg leaves both in place); mkdir and unlink are decided; eight threads opening at
+# once are all answered; a child it starts is supervised too; the tracee's O_CLOEXEC is kept;
+# a tracee that makes itself non-dumpable is refused. Each decision is a line of
+# decisions.jsonl with source "supervisor", shown by `boxctl log`.
+# Trusts: nothing; test code.
+. test/lib.sh
+. test/integration/lib-run.sh
+. test/integration/lib-shell.sh
+set -u
+trap run_cleanup EXIT
+probe_src=$PWD/test/integration/supervise-probe.py
+cd "$W"
+
+if ! shell_built; then
+	tap_done
+	exit 1
+fi
+if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
+	skip "supervised tools as boxtest" "needs root to create and become the user boxtest"
+fi
+
+# sup_decision FILE ACTION VERDICT PATH_SUFFIX [OPERATION]: a decision line of source supervisor.
+sup_decision() {
+	python3 - "$@" <<'PY'
+import json, sys
+path, action, verdict, suffix = sys.argv[1:5]
+op = sys.argv[5] if len(sys.argv) > 5 else None
+for l in open(path).read().splitlines():
+    try:
+        d = json.loads(l)
+    except ValueError:
+        continue
+    if d.get("record") or d.get("source") != "supervisor":
+        continue
+    i = d.get("input", {})
+    if d.get("action") == action and d.get("verdict") == verdict and \
+            str(i.get("path", "")).endswith(suffix) and (op is None or i.get("operation") == op):
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+
+for u in $(shell_users); do
+	D=$(user_dir "$u")
+	P=$D/proj
+	name=e2e-sup-$u
+	mkdir -p "$P/w" "$P/ro" "$P/sub" "$D/steps"
+	echo proj-content >"$P/p.txt"
+	echo SECRET-TOKEN >"$P/.env"
+	echo keep >"$P/w/keep.txt"
+	ln -s .env "$P/alias"
+	cp "$probe_src" "$D/probe.py"
+	cat >"$D/sup.cedar" <<'EOF'
+@id("all")
+permit (principal, action, resource);
+
+@id("no_env")
+forbid (principal, action == Box::Action::"fs:read", resource)
+when { context.input.path like "*.env" };
+
+@id("ro_dir")
+forbid (principal, action == Box::Action::"fs:write", resource)
+when { context.input.path like "*/ro/*" };
+
+@id("keep_file")
+forbid (principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
+when { context.input.path like "*/keep.txt" };
+EOF
+	cat >"$D/steps/sup.py" <<EOF
+[
+ ("probe", ["bash", "-c", "python3 $D/probe.py"]),
+]
+EOF
+	cat >"$D/box.ini" <<EOF
+[box]
+name = $name
+state_dir = $D/state/$name
+policy = sup.cedar
+timeout = 150s
+
+[agent]
+command = $W/agent.py $D/steps/sup.py
+workspace = $P
+
+[agent.env]
+$(agent_env)
+
+[agent.filesystem]
+write = $P
+read = $D/steps
+read = $D/probe.py
+
+[tool.python3]
+command = /usr/bin/python3
+supervise = fs
+[tool.python3.filesystem]
+write = $P
+read = $D/probe.py
+EOF
+	chown -R "$u:" "$D"
+	chown -h "$u:" "$P/alias"
+	chmod 644 "$D/box.ini" "$D/sup.cedar"
+	out=$D/sup.out err=$D/sup.err
+	box_run "$u" "$out" "$err" -c "$D/box.ini"
+	rc=$?
+	check "$u: the box runs to its end (rc $rc)" test "$rc" = 0
+	if [ "$rc" != 0 ]; then grep -v '^box:   ' "$err" | head -20 | sed 's/^/#   /'; fi
+	kv() { step_kv "$out" probe "$1"; }
+	is() { # NAME KEY VALUE
+		check_step "$u: $1 ($2=$(kv "$2"))" "$out" probe test "$(kv "$2")" = "$3"
+	}
+	check_step "$u: the supervised python3 ran (exit 0)" "$out" probe rc_is "$out" probe 0
+	is "reads a permitted file" read_permitted ok:proj-content
+	is "refused .env (a forbid names it)" read_env error-EACCES
+	is "… by its absolute path" read_env_abs error-EACCES
+	is "… through a symlink in the view" read_env_symlink error-EACCES
+	is "… through /proc/self/cwd" read_env_proc_cwd error-EACCES
+	is "… relative to a directory fd" read_env_dirfd error-EACCES
+	is "… relative after a chdir" read_env_after_chdir error-EACCES
+	is "… its metadata (stat)" stat_env error-EACCES
+	is "… an O_PATH open" opath_env error-EACCES
+	is "a relative read after a chdir, permitted" read_permitted_after_chdir ok:proj-content
+	is "writes where the policy permits" write_permitted ok
+	is "… and reads it back" read_back ok:written
+	is "a write the policy forbids: EACCES" write_refused error-EACCES
+	is "… and no file is made" write_refused_exists ok:False
+	is "os.listdir" listdir ok:keep.txt,new.txt
+	is "os.rename, both legs permitted" rename ok
+	is "a rename whose source a forbid names: EACCES" rename_refused error-EACCES
+	is "… the source stays" keep_still_there ok:keep
+	is "mkdir, permitted" mkdir ok
+	is "mkdir the policy forbids" mkdir_refused error-EACCES
+	is "unlink, permitted" unlink ok
+	is "unlink the policy forbids" unlink_refused error-EACCES
+	is "eight threads opening at once: every open answered" threads ok:320
+	is "a child it starts is supervised (refused .env)" child ok:rc1:True
+	is "O_CLOEXEC kept on the injected fd" cloexec ok:False
+	is "no O_CLOEXEC: the injected fd is inheritable" inheritable ok:True
+	is "a tracee that made itself non-dumpable is refused" nondumpable error-EACCES
+	check "$u: the secret never reached the output" bash -c "! grep -q SECRET-TOKEN '$out'"
+
+	forget_default_state "$u" "$name"
+	dec=$D/state/$name/decisions.jsonl
+	check "$u: decisions.jsonl: the permitted read (source supervisor)" \
+		sup_decision "$dec" fs:read permit /proj/p.txt read_content
+	check "$u: … the refused .env" sup_decision "$dec" fs:read deny /proj/.env read_content
+	check "$u: … the refused write" sup_decision "$dec" fs:write deny /proj/ro/x.txt write_content
+	check "$u: … listdir as enumerate" sup_decision "$dec" fs:read permit /proj/w enumerate
+	check "$u: … rename: fs:read of the source" sup_decision "$dec" fs:read permit /proj/w/new.txt read_content
+	check "$u: … fs:move of the source" sup_decision "$dec" fs:move permit /proj/w/new.txt rename
+	check "$u: … fs:move of the target" sup_decision "$dec" fs:move permit /proj/w/renamed.txt rename
+	check "$u: … the refused rename's source leg" sup_decision "$dec" fs:move deny /proj/w/keep.txt rename
+	check "$u: … mkdir as create_dir" sup_decision "$dec" fs:write permit /proj/w/d create_dir
+	check "$u: … unlink as remove_file" sup_decision "$dec" fs:delete permit /proj/w/renamed.txt remove_file
+	as_user "$u" "cd '$D' && '$RB/boxctl' log $name" >"$D/log" 2>&1
+	check "$u: boxctl log shows the supervisor's refusal" grep -qE "deny +fs:read +.*/proj/\.env" "$D/log"
+	check "$u: nothing of the box is left (box-shell)" no_shell_left
+done
+tap_done
