@@ -19,18 +19,19 @@
  *
  *   refused     EACCES (so does a tracee whose memory cannot be read)
  *   performed   opens (the fd injected with SECCOMP_IOCTL_NOTIF_ADDFD and
- *               the tracee's O_CLOEXEC), mkdir, unlink, rmdir, rename: done
- *               by PID 1 on the canonical path with
+ *               the tracee's O_CLOEXEC), mkdir, unlink, rmdir, rename, link,
+ *               symlink, mknod, truncate, the chmod/chown family, utimensat,
+ *               set/remove xattr: done by PID 1 on the canonical path with
  *               openat2(RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS), so the
  *               object decided is the object touched; ELOOP/EXDEV (a link
  *               swapped in since) re-canonicalizes and re-decides, at most 8
  *               times, then EACCES
- *   continued   metadata reads (stat family, access, readlink), chdir,
- *               truncate, chmod/chown family, utimensat, link, symlink, mknod,
- *               the path xattr calls: decided, then the kernel performs the
+ *   continued   metadata reads (stat family, access, readlink, get/list
+ *               xattr), chdir, exec: decided, then the kernel performs the
  *               call (SECCOMP_USER_NOTIF_FLAG_CONTINUE). The race accepted:
- *               the tracee may swap the path between the decision and the
- *               call; what it reaches then is still bounded by the view,
+ *               the tracee may swap the path (or rewrite it in its memory)
+ *               between the decision and the call; what it reaches then is
+ *               only metadata, a cwd, or a program bounded by the view,
  *               Landlock and box's filter.
  *
  * Reads (opens for reading, metadata reads) under the system runtime (/usr,
@@ -39,8 +40,8 @@
  * is refused (EPERM): the supervisor, which performs its opens, could not
  * honour it. PID 1 runs as the owner with the owner's groups, as the tracee
  * does (it has no capability to change them); a create uses the tracee's
- * umask (/proc/TID/status). A FIFO is opened non-blocking (then made blocking
- * again), so that no tracee can hang the supervisor.
+ * umask (/proc/TID/status). Every open is made non-blocking (then blocking
+ * again), so that no FIFO can hang the supervisor.
  * Fail closed: the supervisor is PID 1, and its death kills every process of
  * the sandbox. A failed Decide (box-policyd gone, a broken channel) refuses.
  * Trusts: nothing the tracee says (paths are read, resolved and re-checked
@@ -431,15 +432,12 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 	int acc = flags & O_ACCMODE;
 	bool writes = acc != O_RDONLY || creates(flags) || (flags & O_TRUNC);
 	mode_t um = creates(flags) ? tracee_umask(s) : 0;
-	_cleanup_free_ char *prev = NULL;
 	int fd = -ELOOP;
 	for (int i = 0; i <= SUP_RETRIES; i++) {
 		_cleanup_free_ char *canon = NULL;
 		r = canonical(s, abs, follow, 0, &canon);
 		if (r < 0)
 			return reply(s, 0, r, 0);
-		if (prev && strcmp(prev, canon) == 0)
-			break; /* the same path again: the error is the object's own */
 		struct stat st;
 		bool exists = stat(canon, &st) == 0;
 		const char *op;
@@ -456,19 +454,21 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 		}
 		if ((r = decide(s, a, op, canon)) < 0)
 			return reply(s, 0, r, 0);
-		int oflags = flags;
-		bool fifo = exists && S_ISFIFO(st.st_mode) && !(flags & (O_NONBLOCK | O_PATH));
-		if (fifo)
-			oflags |= O_NONBLOCK;
+		/*
+		 * Always non-blocking (a FIFO, or a path swapped for one after the
+		 * stat, must not hang the supervisor), then blocking again unless
+		 * the tracee asked for O_NONBLOCK.
+		 */
 		mode_t old = umask(um);
-		fd = open_resolved(canon, oflags & ~O_CLOEXEC, mode);
+		fd = open_resolved(canon, (flags | O_NONBLOCK) & ~O_CLOEXEC, mode);
 		umask(old);
-		if (fd >= 0 && fifo)
-			(void)fcntl(fd, F_SETFL, oflags & ~O_NONBLOCK & ~O_ACCMODE);
+		if (fd >= 0 && !(flags & (O_NONBLOCK | O_PATH)) &&
+		    fcntl(fd, F_SETFL, flags & ~(O_NONBLOCK | O_ACCMODE)) < 0) {
+			close(fd);
+			fd = -EIO;
+		}
 		if (!retry_error(fd) || (flags & O_NOFOLLOW))
 			break;
-		free(prev);
-		prev = TAKE_PTR(canon);
 		if (i == SUP_RETRIES)
 			fd = -EACCES;
 	}
@@ -506,13 +506,10 @@ do_dirop(struct sup *s, int dirfd, unsigned long long addr, int nr_kind, mode_t 
 {
 	enum { MKDIR, UNLINK, RMDIR };
 	int r = -ELOOP;
-	_cleanup_free_ char *prev = NULL;
 	for (int i = 0; i <= SUP_RETRIES; i++) {
 		_cleanup_free_ char *canon = NULL;
 		if ((r = path_arg(s, dirfd, addr, false, &canon)) < 0)
 			return reply(s, 0, r, 0);
-		if (prev && strcmp(prev, canon) == 0)
-			break;
 		r = nr_kind == MKDIR  ? decide(s, A_WRITE, "create_dir", canon) :
 		    nr_kind == UNLINK ? decide(s, A_DELETE, "remove_file", canon) :
 					decide(s, A_DELETE, "remove_dir", canon);
@@ -534,8 +531,6 @@ do_dirop(struct sup *s, int dirfd, unsigned long long addr, int nr_kind, mode_t 
 		}
 		if (!retry_error(r))
 			break;
-		free(prev);
-		prev = TAKE_PTR(canon);
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -548,16 +543,11 @@ do_rename(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned 
 	  unsigned flags)
 {
 	int r = -ELOOP;
-	_cleanup_free_ char *prev = NULL;
 	for (int i = 0; i <= SUP_RETRIES; i++) {
-		_cleanup_free_ char *from = NULL, *to = NULL, *both = NULL;
+		_cleanup_free_ char *from = NULL, *to = NULL;
 		if ((r = path_arg(s, odir, oaddr, false, &from)) < 0 ||
 		    (r = path_arg(s, ndir, naddr, false, &to)) < 0)
 			return reply(s, 0, r, 0);
-		if (asprintf(&both, "%s\n%s", from, to) < 0)
-			return reply(s, 0, -ENOMEM, 0);
-		if (prev && strcmp(prev, both) == 0)
-			break;
 		struct stat st;
 		bool target = lstat(to, &st) == 0;
 		if ((r = decide(s, A_READ, "read_content", from)) < 0 ||
@@ -579,8 +569,6 @@ do_rename(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned 
 			close(pt);
 		if (!retry_error(r) || r == -EXDEV) /* EXDEV from renameat2 is the tracee's own */
 			break;
-		free(prev);
-		prev = TAKE_PTR(both);
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -615,6 +603,181 @@ empty_path(struct sup *s, unsigned long long addr, unsigned long long atflags)
 	if (!(atflags & AT_EMPTY_PATH) || !addr)
 		return false;
 	return process_vm_readv(s->tid, &l, 1, &r, 1, 0) == 1 && c == '\0' && id_valid(s);
+}
+
+/* SIZE bytes of the tracee at ADDR (then ID_VALID). */
+static int
+read_mem(struct sup *s, unsigned long long addr, void *buf, size_t size)
+{
+	struct iovec l = { .iov_base = buf, .iov_len = size };
+	struct iovec r = { .iov_base = (void *)(uintptr_t)addr, .iov_len = size };
+	ssize_t n = process_vm_readv(s->tid, &l, 1, &r, 1, 0);
+	if (n != (ssize_t)size)
+		return n < 0 && errno != EFAULT ? -EACCES : -EFAULT;
+	return id_valid(s) ? 0 : -ESRCH;
+}
+
+#define XATTR_NAME_LEN 255
+#define XATTR_VALUE_LEN 65536
+
+/* A call PID 1 performs on one canonical path (do_perform). */
+struct op {
+	enum { OP_TRUNCATE, OP_CHMOD, OP_CHOWN, OP_UTIMENS, OP_MKNOD, OP_SETXATTR,
+	       OP_REMOVEXATTR } kind;
+	bool nofollow;             /* the last component itself, when it is a link */
+	unsigned long long n1, n2; /* length; mode; uid, gid; mode, dev; xattr flags */
+	struct timespec ts[2];
+	bool have_ts;
+	char name[SUP_PATH_MAX];   /* the xattr's name */
+	void *value;
+	size_t size;
+};
+
+struct box_xattr_args { /* linux/xattr.h's struct xattr_args (6.13) */
+	uint64_t value;
+	uint32_t size;
+	uint32_t flags;
+};
+
+static int
+apply(struct sup *s, const char *canon, const struct op *o)
+{
+	int r;
+	if (o->kind == OP_MKNOD) {
+		const char *last;
+		int pfd = open_parent(canon, &last);
+		if (pfd < 0)
+			return pfd;
+		mode_t old = umask(tracee_umask(s));
+		r = mknodat(pfd, last, (mode_t)o->n1, (dev_t)o->n2) < 0 ? -errno : 0;
+		umask(old);
+		close(pfd);
+		return r;
+	}
+	int fd = o->kind == OP_TRUNCATE ?
+			 open_resolved(canon, O_WRONLY | O_NONBLOCK | O_NOCTTY, 0) :
+			 open_resolved(canon, O_PATH | (o->nofollow ? O_NOFOLLOW : 0), 0);
+	if (fd < 0)
+		return fd;
+	switch (o->kind) {
+	case OP_TRUNCATE: r = ftruncate(fd, (off_t)o->n1); break;
+	case OP_CHMOD: r = (int)syscall(BOX_NR_fchmodat2, fd, "", (mode_t)o->n1, AT_EMPTY_PATH); break;
+	case OP_CHOWN:
+		r = fchownat(fd, "", (uid_t)o->n1, (gid_t)o->n2, AT_EMPTY_PATH);
+		break;
+	case OP_UTIMENS: r = utimensat(fd, "", o->have_ts ? o->ts : NULL, AT_EMPTY_PATH); break;
+	case OP_SETXATTR: {
+		struct box_xattr_args x = { .value = (uint64_t)(uintptr_t)o->value,
+					    .size = (uint32_t)o->size, .flags = (uint32_t)o->n1 };
+		r = (int)syscall(BOX_NR_setxattrat, fd, "", AT_EMPTY_PATH, o->name, &x, sizeof(x));
+		break;
+	}
+	case OP_REMOVEXATTR:
+		r = (int)syscall(BOX_NR_removexattrat, fd, "", AT_EMPTY_PATH, o->name);
+		break;
+	case OP_MKNOD:
+	default: r = -1; errno = EINVAL; break;
+	}
+	r = r < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+/* (DIRFD, ADDR) resolved (the last link followed when FOLLOW), decided, performed by apply. */
+static int
+do_perform(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum act a,
+	   const char *opname, const struct op *o)
+{
+	int r = -ELOOP;
+	for (int i = 0; i <= SUP_RETRIES; i++) {
+		_cleanup_free_ char *canon = NULL;
+		if ((r = path_arg(s, dirfd, addr, follow, &canon)) < 0)
+			return reply(s, 0, r, 0);
+		if ((r = decide(s, a, opname, canon)) < 0)
+			return reply(s, 0, r, 0);
+		r = apply(s, canon, o);
+		if (!retry_error(r))
+			break;
+		if (i == SUP_RETRIES)
+			r = -EACCES;
+	}
+	return reply(s, 0, r, 0);
+}
+
+/* link(at): fs:read of the source, fs:write of the new name; linked in the canonical parents. */
+static int
+do_link(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned long long naddr,
+	bool follow)
+{
+	int r = -ELOOP;
+	for (int i = 0; i <= SUP_RETRIES; i++) {
+		_cleanup_free_ char *from = NULL, *to = NULL;
+		if ((r = path_arg(s, odir, oaddr, follow, &from)) < 0 ||
+		    (r = path_arg(s, ndir, naddr, false, &to)) < 0)
+			return reply(s, 0, r, 0);
+		if ((r = decide(s, A_READ, "read_content", from)) < 0 ||
+		    (r = decide(s, A_WRITE, "write_content", to)) < 0)
+			return reply(s, 0, r, 0);
+		const char *lf, *lt;
+		int pf = open_parent(from, &lf);
+		int pt = pf >= 0 ? open_parent(to, &lt) : -EBADF;
+		if (pf < 0 || pt < 0)
+			r = pf < 0 ? pf : pt;
+		else
+			r = linkat(pf, lf, pt, lt, 0) < 0 ? -errno : 0;
+		if (pf >= 0)
+			close(pf);
+		if (pt >= 0)
+			close(pt);
+		if (!retry_error(r) || r == -EXDEV)
+			break;
+		if (i == SUP_RETRIES)
+			r = -EACCES;
+	}
+	return reply(s, 0, r, 0);
+}
+
+/*
+ * symlink(at): fs:read of the target as the link would resolve it (from the
+ * link's directory), fs:write (symlink) of the link; made in the canonical
+ * parent with the target text as read.
+ */
+static int
+do_symlink(struct sup *s, unsigned long long taddr, int ndir, unsigned long long naddr)
+{
+	char target[SUP_PATH_MAX];
+	int r = read_string(s, taddr, target);
+	if (r < 0)
+		return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
+	if (!target[0])
+		return reply(s, 0, -ENOENT, 0);
+	for (int i = 0; i <= SUP_RETRIES; i++) {
+		_cleanup_free_ char *to = NULL, *tabs = NULL, *tcanon = NULL;
+		if ((r = path_arg(s, ndir, naddr, false, &to)) < 0)
+			return reply(s, 0, r, 0);
+		const char *sl = strrchr(to, '/');
+		if (target[0] == '/')
+			tabs = strdup(target);
+		else if (asprintf(&tabs, "%.*s/%s", (int)(sl - to), to, target) < 0)
+			tabs = NULL;
+		if (!tabs)
+			return reply(s, 0, -ENOMEM, 0);
+		/* a dangling target is decided as written */
+		if ((r = decide(s, A_READ, "read_content",
+				canonical(s, tabs, true, 0, &tcanon) == 0 ? tcanon : tabs)) < 0 ||
+		    (r = decide(s, A_WRITE, "symlink", to)) < 0)
+			return reply(s, 0, r, 0);
+		const char *last;
+		int pfd = open_parent(to, &last);
+		r = pfd < 0 ? pfd : symlinkat(target, pfd, last) < 0 ? -errno : 0;
+		if (pfd >= 0)
+			close(pfd);
+		if (!retry_error(r))
+			break;
+		if (i == SUP_RETRIES)
+			r = -EACCES;
+	}
+	return reply(s, 0, r, 0);
 }
 
 static int
@@ -669,88 +832,104 @@ handle(struct sup *s)
 		if (empty_path(s, a[1], a[4]))
 			return reply(s, 0, -EPERM, 0); /* box's filter refuses it too */
 		return do_continue(s, dfd, a[1], !(a[4] & AT_SYMLINK_NOFOLLOW), A_READ, "exec");
-	case __NR_truncate: return do_continue(s, AT_FDCWD, a[0], true, A_WRITE, "write_content");
+	case __NR_truncate: {
+		struct op o = { .kind = OP_TRUNCATE, .n1 = a[1] };
+		return do_perform(s, AT_FDCWD, a[0], true, A_WRITE, "write_content", &o);
+	}
 	case __NR_chmod:
+	case __NR_fchmodat:
+	case BOX_NR_fchmodat2: {
+		bool at = d->nr != __NR_chmod;
+		bool nofollow = d->nr == BOX_NR_fchmodat2 && (a[3] & AT_SYMLINK_NOFOLLOW);
+		struct op o = { .kind = OP_CHMOD, .nofollow = nofollow, .n1 = at ? a[2] : a[1] };
+		if (d->nr == BOX_NR_fchmodat2 && empty_path(s, a[1], a[3]))
+			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* fchmod(fd) */
+		return do_perform(s, at ? dfd : AT_FDCWD, at ? a[1] : a[0], !nofollow, A_WRITE,
+				  "set_permissions", &o);
+	}
 	case __NR_chown:
+	case __NR_lchown: {
+		struct op o = { .kind = OP_CHOWN, .nofollow = d->nr == __NR_lchown, .n1 = a[1],
+				.n2 = a[2] };
+		return do_perform(s, AT_FDCWD, a[0], d->nr == __NR_chown, A_WRITE, "set_permissions",
+				  &o);
+	}
+	case __NR_fchownat: {
+		if (empty_path(s, a[1], a[4]))
+			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* fchown(fd) */
+		bool nofollow = a[4] & AT_SYMLINK_NOFOLLOW;
+		struct op o = { .kind = OP_CHOWN, .nofollow = nofollow, .n1 = a[2], .n2 = a[3] };
+		return do_perform(s, dfd, a[1], !nofollow, A_WRITE, "set_permissions", &o);
+	}
 	case __NR_utime:
 	case __NR_utimes:
-		return do_continue(s, AT_FDCWD, a[0], true, A_WRITE, "set_permissions");
-	case __NR_lchown:
-		return do_continue(s, AT_FDCWD, a[0], false, A_WRITE, "set_permissions");
-	case __NR_fchmodat:
 	case __NR_futimesat:
-		return do_continue(s, dfd, a[1], true, A_WRITE, "set_permissions");
-	case BOX_NR_fchmodat2:
-		return do_continue(s, dfd, a[1], !(a[3] & AT_SYMLINK_NOFOLLOW), A_WRITE,
-				   "set_permissions");
-	case __NR_fchownat:
-		if (empty_path(s, a[1], a[4]))
-			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-		return do_continue(s, dfd, a[1], !(a[4] & AT_SYMLINK_NOFOLLOW), A_WRITE,
-				   "set_permissions");
-	case __NR_utimensat:
-		if (!a[1])
+		return reply(s, 0, -ENOSYS, 0); /* glibc uses utimensat */
+	case __NR_utimensat: {
+		if (!a[1] || empty_path(s, a[1], a[3]))
 			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* futimens(fd) */
-		return do_continue(s, dfd, a[1], !(a[3] & AT_SYMLINK_NOFOLLOW), A_WRITE,
-				   "set_permissions");
+		bool nofollow = a[3] & AT_SYMLINK_NOFOLLOW;
+		struct op o = { .kind = OP_UTIMENS, .nofollow = nofollow };
+		if (a[2]) {
+			int r = read_mem(s, a[2], o.ts, sizeof(o.ts));
+			if (r < 0)
+				return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
+			o.have_ts = true;
+		}
+		return do_perform(s, dfd, a[1], !nofollow, A_WRITE, "set_permissions", &o);
+	}
 	case __NR_setxattr:
-	case __NR_removexattr:
-		return do_continue(s, AT_FDCWD, a[0], true, A_WRITE, "set_permissions");
 	case __NR_lsetxattr:
-	case __NR_lremovexattr:
-		return do_continue(s, AT_FDCWD, a[0], false, A_WRITE, "set_permissions");
+	case __NR_removexattr:
+	case __NR_lremovexattr: {
+		bool set = d->nr == __NR_setxattr || d->nr == __NR_lsetxattr;
+		bool nofollow = d->nr == __NR_lsetxattr || d->nr == __NR_lremovexattr;
+		struct op o = { .kind = set ? OP_SETXATTR : OP_REMOVEXATTR, .nofollow = nofollow };
+		int r = read_string(s, a[1], o.name);
+		if (r == 0 && strlen(o.name) > XATTR_NAME_LEN)
+			r = -ERANGE;
+		if (r == 0 && set) {
+			if (a[3] > XATTR_VALUE_LEN)
+				r = -E2BIG;
+			else if ((o.size = (size_t)a[3]) && !(o.value = malloc(o.size)))
+				r = -ENOMEM;
+			else if (o.size)
+				r = read_mem(s, a[2], o.value, o.size);
+			o.n1 = a[4];
+		}
+		if (r < 0) {
+			free(o.value);
+			return reply(s, 0, r == -ESRCH ? -EACCES : r, 0);
+		}
+		r = do_perform(s, AT_FDCWD, a[0], !nofollow, A_WRITE, "set_permissions", &o);
+		free(o.value);
+		return r;
+	}
 	case __NR_getxattr:
 	case __NR_listxattr:
 		return do_continue(s, AT_FDCWD, a[0], true, A_READ, "read_metadata");
 	case __NR_lgetxattr:
 	case __NR_llistxattr:
 		return do_continue(s, AT_FDCWD, a[0], false, A_READ, "read_metadata");
-	case __NR_mknod: return do_continue(s, AT_FDCWD, a[0], false, A_WRITE, "write_content");
-	case __NR_mknodat: return do_continue(s, dfd, a[1], false, A_WRITE, "write_content");
+	case __NR_mknod:
+	case __NR_mknodat: {
+		bool at = d->nr == __NR_mknodat;
+		struct op o = { .kind = OP_MKNOD, .n1 = at ? a[2] : a[1], .n2 = at ? a[3] : a[2] };
+		return do_perform(s, at ? dfd : AT_FDCWD, at ? a[1] : a[0], false, A_WRITE,
+				  "write_content", &o);
+	}
 	case __NR_link:
 	case __NR_linkat: {
 		bool at = d->nr == __NR_linkat;
-		_cleanup_free_ char *from = NULL, *to = NULL;
 		if (at && ((int)a[4] & AT_EMPTY_PATH))
 			return reply(s, 0, -EPERM, 0); /* a link to an open fd: refused */
-		int r = path_arg(s, at ? dfd : AT_FDCWD, at ? a[1] : a[0],
-				 at && ((int)a[4] & AT_SYMLINK_FOLLOW), &from);
-		if (r == 0)
-			r = path_arg(s, at ? (int)a[2] : AT_FDCWD, at ? a[3] : a[1], false, &to);
-		if (r == 0)
-			r = decide(s, A_READ, "read_content", from);
-		if (r == 0)
-			r = decide(s, A_WRITE, "write_content", to);
-		if (r < 0)
-			return reply(s, 0, r, 0);
-		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+		return do_link(s, at ? dfd : AT_FDCWD, at ? a[1] : a[0], at ? (int)a[2] : AT_FDCWD,
+			       at ? a[3] : a[1], at && ((int)a[4] & AT_SYMLINK_FOLLOW));
 	}
 	case __NR_symlink:
 	case __NR_symlinkat: {
 		bool at = d->nr == __NR_symlinkat;
-		char target[SUP_PATH_MAX];
-		_cleanup_free_ char *to = NULL, *tabs = NULL, *tcanon = NULL;
-		int r = read_string(s, a[0], target);
-		if (r == 0)
-			r = path_arg(s, at ? (int)a[1] : AT_FDCWD, at ? a[2] : a[1], false, &to);
-		if (r == 0) {
-			/* the target as the link will resolve it, from the link's directory */
-			const char *sl = strrchr(to, '/');
-			if (target[0] == '/')
-				tabs = strdup(target);
-			else if (asprintf(&tabs, "%.*s/%s", (int)(sl - to), to, target) < 0)
-				tabs = NULL;
-			r = tabs ? 0 : -ENOMEM;
-		}
-		if (r == 0 && canonical(s, tabs, true, 0, &tcanon) == 0)
-			r = decide(s, A_READ, "read_content", tcanon);
-		else if (r == 0)
-			r = decide(s, A_READ, "read_content", tabs);
-		if (r == 0)
-			r = decide(s, A_WRITE, "symlink", to);
-		if (r < 0)
-			return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
-		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+		return do_symlink(s, a[0], at ? (int)a[1] : AT_FDCWD, at ? a[2] : a[1]);
 	}
 	default:
 		return reply(s, 0, -ENOSYS, 0);

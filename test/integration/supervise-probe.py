@@ -40,7 +40,7 @@ attempt("write_permitted", lambda: write("w/new.txt", "written"))
 attempt("read_back", lambda: read("w/new.txt"))
 attempt("write_refused", lambda: write("ro/x.txt", "nope"))
 attempt("write_refused_exists", lambda: str(os.path.exists("ro/x.txt")))
-attempt("listdir", lambda: ",".join(sorted(os.listdir("w"))))
+attempt("listdir", lambda: ",".join(sorted(os.listdir("ls"))))
 attempt("rename", lambda: os.rename("w/new.txt", "w/renamed.txt"))
 attempt("rename_refused", lambda: os.rename("w/keep.txt", "w/moved.txt"))
 attempt("keep_still_there", lambda: read("w/keep.txt"))
@@ -113,6 +113,35 @@ def inheritable():
 
 
 attempt("inheritable", inheritable)
+
+
+attempt("truncate", lambda: os.truncate("w/t.txt", 2) or read("w/t.txt"))
+attempt("truncate_refused", lambda: os.truncate("ro/f.txt", 0))
+attempt("chmod", lambda: os.chmod("w/t.txt", 0o600) or oct(os.stat("w/t.txt").st_mode & 0o777))
+attempt("chmod_refused", lambda: os.chmod("ro/f.txt", 0o600))
+attempt("utime_refused", lambda: os.utime("ro/f.txt", (1, 1)))
+attempt("utime", lambda: os.utime("w/t.txt", (1, 1)) or int(os.stat("w/t.txt").st_mtime))
+attempt("link", lambda: os.link("w/t.txt", "w/t2.txt") or os.stat("w/t2.txt").st_nlink)
+attempt("link_env_refused", lambda: os.link(".env", "w/leak"))
+attempt("symlink", lambda: os.symlink("t.txt", "w/s.txt") or read("w/s.txt"))
+attempt("symlink_env_refused", lambda: os.symlink("../.env", "w/leak2"))
+attempt("mkfifo", lambda: os.mkfifo("w/fifo"))
+attempt("fifo_open_no_hang", lambda: os.close(os.open("w/fifo", os.O_RDONLY)))
+
+
+def swapped():
+    # the test swaps w/dd between a directory and a link to secretdir from outside the box
+    seen = {}
+    for _ in range(400):
+        try:
+            v = read("w/dd/x")
+        except OSError as e:
+            v = err(e)
+        seen[v] = seen.get(v, 0) + 1
+    return ",".join(sorted(seen))
+
+
+attempt("swapped", swapped)
 
 
 def nondumpable():

@@ -6,9 +6,12 @@
 # a symlinked, a /proc/self/cwd, a dirfd-relative path, after a chdir, by stat and O_PATH);
 # writes where the policy permits and not where it forbids (no file made); os.listdir is an
 # `enumerate`; a rename asks fs:read and fs:move of the source and fs:move of the target (a
-# refused leg leaves both in place); mkdir and unlink are decided; eight threads opening at
-# once are all answered; a child it starts is supervised too; the tracee's O_CLOEXEC is kept;
-# a tracee that makes itself non-dumpable is refused. Each decision is a line of
+# refused leg leaves both in place); mkdir, unlink, truncate, chmod, utime, link, symlink and
+# mkfifo are decided and performed (a hard link or symlink to .env refused); opening a FIFO
+# with no writer does not hang the supervisor; a directory swapped for a link to a forbidden
+# directory (from outside the box) during decided opens never yields its content; eight
+# threads opening at once are all answered; a child it starts is supervised too; the tracee's
+# O_CLOEXEC is kept; a tracee that makes itself non-dumpable is refused. Each decision is a line of
 # decisions.jsonl with source "supervisor", shown by `boxctl log`.
 # Trusts: nothing; test code.
 . test/lib.sh
@@ -52,11 +55,18 @@ for u in $(shell_users); do
 	D=$(user_dir "$u")
 	P=$D/proj
 	name=e2e-sup-$u
-	mkdir -p "$P/w" "$P/ro" "$P/sub" "$D/steps"
+	mkdir -p "$P/w" "$P/ro" "$P/sub" "$P/ls/a" "$D/steps"
+	touch "$P/ls/b"
 	echo proj-content >"$P/p.txt"
 	echo SECRET-TOKEN >"$P/.env"
 	echo keep >"$P/w/keep.txt"
 	ln -s .env "$P/alias"
+	echo fine >"$P/ro/f.txt"
+	echo twelve-bytes >"$P/w/t.txt"
+	mkdir -p "$P/secretdir" "$P/w/real"
+	echo SECRET-IN-DIR >"$P/secretdir/x"
+	echo fine >"$P/w/real/x"
+	ln -s ../secretdir "$P/w/link"
 	cp "$probe_src" "$D/probe.py"
 	cat >"$D/sup.cedar" <<'EOF'
 @id("all")
@@ -64,7 +74,7 @@ permit (principal, action, resource);
 
 @id("no_env")
 forbid (principal, action == Box::Action::"fs:read", resource)
-when { context.input.path like "*.env" };
+when { context.input.path like "*.env" || context.input.path like "*/secretdir/*" };
 
 @id("ro_dir")
 forbid (principal, action == Box::Action::"fs:write", resource)
@@ -109,8 +119,24 @@ EOF
 	chown -h "$u:" "$P/alias"
 	chmod 644 "$D/box.ini" "$D/sup.cedar"
 	out=$D/sup.out err=$D/sup.err
+	# From outside the box, w/dd keeps changing between a directory and a link to secretdir.
+	python3 - "$P/w" "$D/stop" <<'PY' &
+import os, sys, time
+w, stop = sys.argv[1:3]
+while not os.path.exists(stop):
+    for a in ("real", "link"):
+        try:
+            os.rename(os.path.join(w, a), os.path.join(w, "dd"))
+            os.rename(os.path.join(w, "dd"), os.path.join(w, a))
+        except OSError:
+            pass
+    time.sleep(0.001)  # a busy loop would slow every other test on the machine
+PY
+	swapper=$!
 	box_run "$u" "$out" "$err" -c "$D/box.ini"
 	rc=$?
+	touch "$D/stop"
+	wait "$swapper"
 	check "$u: the box runs to its end (rc $rc)" test "$rc" = 0
 	if [ "$rc" != 0 ]; then grep -v '^box:   ' "$err" | head -20 | sed 's/^/#   /'; fi
 	kv() { step_kv "$out" probe "$1"; }
@@ -132,7 +158,7 @@ EOF
 	is "… and reads it back" read_back ok:written
 	is "a write the policy forbids: EACCES" write_refused error-EACCES
 	is "… and no file is made" write_refused_exists ok:False
-	is "os.listdir" listdir ok:keep.txt,new.txt
+	is "os.listdir" listdir ok:a,b
 	is "os.rename, both legs permitted" rename ok
 	is "a rename whose source a forbid names: EACCES" rename_refused error-EACCES
 	is "… the source stays" keep_still_there ok:keep
@@ -144,8 +170,22 @@ EOF
 	is "a child it starts is supervised (refused .env)" child ok:rc1:True
 	is "O_CLOEXEC kept on the injected fd" cloexec ok:False
 	is "no O_CLOEXEC: the injected fd is inheritable" inheritable ok:True
+	is "truncate, permitted (performed by the supervisor)" truncate ok:tw
+	is "truncate the policy forbids" truncate_refused error-EACCES
+	is "chmod, permitted" chmod ok:0o600
+	is "chmod the policy forbids" chmod_refused error-EACCES
+	is "utime the policy forbids" utime_refused error-EACCES
+	is "utime, permitted" utime ok:1
+	is "link, permitted" link ok:2
+	is "a hard link to .env: refused (fs:read of the source)" link_env_refused error-EACCES
+	is "symlink, permitted" symlink ok:tw
+	is "a symlink to .env: refused (fs:read of its target)" symlink_env_refused error-EACCES
+	is "mkfifo, permitted" mkfifo ok
+	is "opening a FIFO with no writer does not hang the supervisor" fifo_open_no_hang ok
+	check_step "$u: a directory swapped for a link during decided opens never yields the secret ($(kv swapped))" \
+		"$out" probe bash -c "case '$(kv swapped)' in ok:*SECRET*|'') exit 1;; ok:*) exit 0;; *) exit 1;; esac"
 	is "a tracee that made itself non-dumpable is refused" nondumpable error-EACCES
-	check "$u: the secret never reached the output" bash -c "! grep -q SECRET-TOKEN '$out'"
+	check "$u: the secrets never reached the output" bash -c "! grep -q SECRET '$out'"
 
 	forget_default_state "$u" "$name"
 	dec=$D/state/$name/decisions.jsonl
@@ -153,7 +193,7 @@ EOF
 		sup_decision "$dec" fs:read permit /proj/p.txt read_content
 	check "$u: … the refused .env" sup_decision "$dec" fs:read deny /proj/.env read_content
 	check "$u: … the refused write" sup_decision "$dec" fs:write deny /proj/ro/x.txt write_content
-	check "$u: … listdir as enumerate" sup_decision "$dec" fs:read permit /proj/w enumerate
+	check "$u: … listdir as enumerate" sup_decision "$dec" fs:read permit /proj/ls enumerate
 	check "$u: … rename: fs:read of the source" sup_decision "$dec" fs:read permit /proj/w/new.txt read_content
 	check "$u: … fs:move of the source" sup_decision "$dec" fs:move permit /proj/w/new.txt rename
 	check "$u: … fs:move of the target" sup_decision "$dec" fs:move permit /proj/w/renamed.txt rename
