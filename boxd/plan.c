@@ -1336,6 +1336,11 @@ plan_mcp_server(struct boxd *d, struct box *b, size_t mcp_idx, Box__Plan **ret, 
 	}
 	strv_take(&av, &p->argv, &p->n_argv);
 	strv_take(&env, &p->env, &p->n_env);
+	/* supervise = fs: PID 1 decides each file system call (workload_start passes its channel) */
+	if (m->has_supervise && m->supervise == BOX__SUPERVISE__SUPERVISE_FS) {
+		p->has_supervise = 1;
+		p->supervise = true;
+	}
 	if ((r = box_plan_validate(p, why, sizeof(why))) < 0) {
 		*err = fmt("the MCP server's sandbox plan is invalid: %s", why);
 		goto fail;

@@ -11,7 +11,8 @@
 # with no writer does not hang the supervisor; a directory swapped for a link to a forbidden
 # directory (from outside the box) during decided opens never yields its content; eight
 # threads opening at once are all answered; a child it starts is supervised too; the tracee's
-# O_CLOEXEC is kept; a tracee that makes itself non-dumpable is refused. Each decision is a line of
+# O_CLOEXEC is kept; a tracee that makes itself non-dumpable is refused; killing the
+# supervisor (the sandbox's PID 1) kills the program (fail closed). Each decision is a line of
 # decisions.jsonl with source "supervisor", shown by `boxctl log`.
 # Trusts: nothing; test code.
 . test/lib.sh
@@ -87,6 +88,7 @@ EOF
 	cat >"$D/steps/sup.py" <<EOF
 [
  ("probe", ["bash", "-c", "python3 $D/probe.py"]),
+ ("killed", ["bash", "-c", "python3 -c 'import time; open(\\"w/started\\", \\"w\\").close(); time.sleep(60); print(\\"survived\\")' sup-kill-$name"], {"timeout": 90}),
 ]
 EOF
 	cat >"$D/box.ini" <<EOF
@@ -133,10 +135,21 @@ while not os.path.exists(stop):
     time.sleep(0.001)  # a busy loop would slow every other test on the machine
 PY
 	swapper=$!
+	# Once the "killed" step's program runs, SIGKILL its supervisor (the sandbox's PID 1).
+	(
+		for _ in $(seq 1200); do [ -e "$P/w/started" ] && break; sleep 0.1; done
+		for pid in $(pgrep -f "sup-kill-$name"); do
+			sup=$(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ')
+			if [ -n "$sup" ] && [ "$(ps -o comm= -p "$sup")" = box-trampoline ]; then
+				kill -KILL "$sup" && echo killed >"$D/killed-supervisor"
+			fi
+		done
+	) &
+	killer=$!
 	box_run "$u" "$out" "$err" -c "$D/box.ini"
 	rc=$?
 	touch "$D/stop"
-	wait "$swapper"
+	wait "$swapper" "$killer"
 	check "$u: the box runs to its end (rc $rc)" test "$rc" = 0
 	if [ "$rc" != 0 ]; then grep -v '^box:   ' "$err" | head -20 | sed 's/^/#   /'; fi
 	kv() { step_kv "$out" probe "$1"; }
@@ -185,6 +198,9 @@ PY
 	check_step "$u: a directory swapped for a link during decided opens never yields the secret ($(kv swapped))" \
 		"$out" probe bash -c "case '$(kv swapped)' in ok:*SECRET*|'') exit 1;; ok:*) exit 0;; *) exit 1;; esac"
 	is "a tracee that made itself non-dumpable is refused" nondumpable error-EACCES
+	check "$u: the supervisor (PID 1) of a running program was killed" test -s "$D/killed-supervisor"
+	check_step "$u: … and the program died with it (fail closed: rc $(step_rc "$out" killed))" \
+		"$out" killed bash -c "[ '$(step_rc "$out" killed)' != 0 ] && [ '$(step_rc "$out" killed)' != timeout ] && ! grep -q survived <<<\"\$1\"" _ "$(step_out "$out" killed)"
 	check "$u: the secrets never reached the output" bash -c "! grep -q SECRET '$out'"
 
 	forget_default_state "$u" "$name"
