@@ -43,7 +43,7 @@ TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck sta
 TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view plan) \
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
-	test/integration/t-supervise%
+	test/integration/t-supervise% bench/supervise/%
 TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history) test/fuzz/replay_history \
 	test/policyd/% test/integration/t-policyd.sh test/integration/t-run-noblock-end.sh \
 	test/integration/t-shell-attach.sh test/integration/t-supervise%
