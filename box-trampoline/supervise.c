@@ -313,6 +313,13 @@ static const char *const act_names[] = { "fs:read", "fs:write", "fs:delete", "fs
 static int
 decide(struct sup *s, enum act a, const char *op, const char *path)
 {
+	/*
+	 * PID 1's own /proc entries: PID 1 performs opens with its own
+	 * credentials, and to itself its mem, environ and fds are open;
+	 * the tracee gets none of them, whatever the policy says.
+	 */
+	if (under(path, "/proc/1"))
+		return -EACCES;
 	if (a == A_READ && runtime_path(path))
 		return 0;
 	if (!s->pc)
@@ -460,7 +467,8 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 		 * the tracee asked for O_NONBLOCK.
 		 */
 		mode_t old = umask(um);
-		fd = open_resolved(canon, (flags | O_NONBLOCK) & ~O_CLOEXEC, mode);
+		/* O_NOCTTY: a terminal never becomes PID 1's controlling one */
+		fd = open_resolved(canon, (flags | O_NONBLOCK | O_NOCTTY) & ~O_CLOEXEC, mode);
 		umask(old);
 		if (fd >= 0 && !(flags & (O_NONBLOCK | O_PATH)) &&
 		    fcntl(fd, F_SETFL, flags & ~(O_NONBLOCK | O_ACCMODE)) < 0) {

@@ -11,7 +11,7 @@
 # with no writer does not hang the supervisor; a directory swapped for a link to a forbidden
 # directory (from outside the box) during decided opens never yields its content; eight
 # threads opening at once are all answered; a child it starts is supervised too; the tracee's
-# O_CLOEXEC is kept; a tracee that makes itself non-dumpable is refused; killing the
+# O_CLOEXEC is kept; the supervisor's own /proc/1 entries are refused; a tracee that makes itself non-dumpable is refused; killing the
 # supervisor (the sandbox's PID 1) kills the program (fail closed). Each decision is a line of
 # decisions.jsonl with source "supervisor", shown by `boxctl log`.
 # Trusts: nothing; test code.
@@ -166,6 +166,9 @@ PY
 	is "… relative after a chdir" read_env_after_chdir error-EACCES
 	is "… its metadata (stat)" stat_env error-EACCES
 	is "… an O_PATH open" opath_env error-EACCES
+	is "the supervisor's own /proc/1/mem is refused (PID 1 would open it as itself)" pid1_mem error-EACCES
+	is "… and its /proc/1/environ" pid1_environ error-EACCES
+	is "the program's own /proc/self/status reads" own_status ok:True
 	is "a relative read after a chdir, permitted" read_permitted_after_chdir ok:proj-content
 	is "writes where the policy permits" write_permitted ok
 	is "… and reads it back" read_back ok:written
