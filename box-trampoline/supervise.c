@@ -355,7 +355,7 @@ decide(struct sup *s, enum act a, const char *op, const char *path)
 	return ok ? 0 : -EACCES;
 }
 
-/* The tracee's umask (/proc/TID/status), or 022 when it cannot be read. */
+/* The tracee's umask (/proc/TID/status), or 077 when it cannot be read. */
 static mode_t
 tracee_umask(struct sup *s)
 {
@@ -363,16 +363,26 @@ tracee_umask(struct sup *s)
 	snprintf(p, sizeof(p), "/proc/%d/status", (int)s->tid);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 022;
+		return 077;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 022;
+		return 077;
 	buf[n] = '\0';
 	const char *u = strstr(buf, "\nUmask:");
 	if (!u)
-		return 022;
-	return (mode_t)(strtoul(u + 7, NULL, 8) & 0777);
+		return 077;
+	/* "Umask:\t0022\n": exactly four octal digits, then the line's end */
+	const char *d = u + 7;
+	while (*d == '\t' || *d == ' ')
+		d++;
+	mode_t m = 0;
+	for (int i = 0; i < 4; i++, d++) {
+		if (*d < '0' || *d > '7')
+			return 077;
+		m = (mode_t)(m * 8 + (mode_t)(*d - '0'));
+	}
+	return *d == '\n' ? (m & 0777) : 077;
 }
 
 /* O_CREAT, or O_TMPFILE (two bits, one of them O_DIRECTORY: both must be set). */
