@@ -80,6 +80,10 @@
  * process asks for it on fd 6, and a channel attached from a person's
  * channel is one too. An agent's attached channel asking for one is such a
  * protocol error: it must not pass its process's decisions off as a person's.
+ * boxd attaches one channel per supervised program (plan.supervise) on fd 3:
+ * of boxd's kind (fs:* only), logged with source "supervisor", one of the
+ * same BOX_POLICY_ATTACHED_MAX, dropped alone on a protocol error (its
+ * program's file system calls are then refused), never a person's.
  *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default
@@ -148,7 +152,7 @@ static const struct {
 	const char *raises; /* for messages */
 	unsigned decide, record;
 } peer_actions[] = {
-	/* boxd, for the programs it will supervise (none yet: it sends no Decide today) */
+	/* supervised programs: channels boxd attaches (box-trampoline/supervise.c) */
 	[PEER_SUPERVISOR] = { "fs:*", ACT_FS, ACT_FS },
 	/* the agent's connections and requests, remote (type = http) MCP servers */
 	[PEER_GATEWAY] = { "net:connect, http:request, mcp:call and per-tool actions",
@@ -1565,8 +1569,11 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 	int type = 0;
 	socklen_t len = sizeof(type);
 
-	if (p->kind != PEER_SHELL) {
-		(void)peer_refuse(p, "sent PolicyChannelAttach (only box-shell attaches channels)");
+	/* boxd attaches a supervised program's channel: its own kind, source "supervisor". */
+	bool supervisor = p == &S.peers[0];
+	if (p->kind != PEER_SHELL && !supervisor) {
+		(void)peer_refuse(p, "sent PolicyChannelAttach (only box-shell and boxd attach "
+				     "channels)");
 		return;
 	}
 	/*
@@ -1574,6 +1581,10 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 	 * inherited from a person's channel. An agent's process never makes one.
 	 */
 	bool want_person = ((const Box__PolicyChannelAttach *)m->msg)->person;
+	if (want_person && supervisor) {
+		(void)peer_refuse(p, "asked for a person's channel for a supervised program");
+		return;
+	}
 	if (want_person && p->attached && !p->person) {
 		(void)peer_refuse(p, "asked for a person's channel from an agent's channel");
 		return;
@@ -1593,9 +1604,13 @@ handle_attach(struct peer *p, struct box_ipc_msg *m)
 	struct peer *n = calloc(1, sizeof(*n));
 	if (!n)
 		fatal(-ENOMEM, "Cannot attach a box-shell channel");
-	*n = (struct peer){ .name = "shell (attached)", .source = "box-shell", .fd = m->fds[0],
-			    .kind = PEER_SHELL, .attached = true,
-			    .person = p->person || want_person };
+	if (supervisor)
+		*n = (struct peer){ .name = "supervisor (attached)", .source = "supervisor",
+				    .fd = m->fds[0], .kind = PEER_SUPERVISOR, .attached = true };
+	else
+		*n = (struct peer){ .name = "shell (attached)", .source = "box-shell",
+				    .fd = m->fds[0], .kind = PEER_SHELL, .attached = true,
+				    .person = p->person || want_person };
 	n->permits = policy_permits_new();
 	n->ev = n->permits ? box_ipc_event_new(S.base, n->fd, &box_proto_policy,
 						BOX_POLICY_ROLE_PEER, on_msg, on_close, n)

@@ -22,11 +22,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "privdrop.h"
+#include "supervise.h"
 #include "trampoline.h"
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
@@ -104,6 +106,41 @@ outer_wait(struct tramp *t, pid_t pid1, int sfd)
 	(void)t;
 }
 
+/* The workload's listener, one fd on SOCK (SCM_RIGHTS), or -1. */
+static int
+listener_receive(int sock)
+{
+	char c;
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	int fd = -1;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nfd; i++) {
+			int k;
+			memcpy(&k, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (fd < 0 && nfd == 1)
+				fd = k;
+			else
+				close(k);
+		}
+	}
+	return fd;
+}
+
 void
 pid1_parent_check(struct tramp *t, const char *step)
 {
@@ -166,6 +203,8 @@ pid1_fork(struct tramp *t)
 		t->start_gate = safe_close(t->start_gate);
 	/* The passed channels are box-shell's alone: their peers see its end as the only one. */
 	passed_fds_close(t);
+	if (t->supervise_fd >= 0)
+		t->supervise_fd = safe_close(t->supervise_fd); /* PID 1's alone */
 	/* pp[1] stays open (CLOEXEC): its EOF tells PID 1 we are gone. */
 	outer_wait(t, pid, sfd);
 }
@@ -185,6 +224,16 @@ pid1_run(struct tramp *t, char **envp)
 	int sfd = signals_take(&old);
 	if (sfd < 0)
 		tramp_fail(t, STEP_PID1, -sfd, "signalfd");
+	/* a supervised program: the workload hands its listener to PID 1 on this pair */
+	int lsock[2] = {-1, -1};
+	if (t->supervise_fd >= 0) {
+		if (!t->seccomp_ok)
+			tramp_fail(t, STEP_SUPERVISE, ENOSYS,
+				   "the program is supervised (supervise = fs) and the kernel "
+				   "offers no seccomp filter");
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lsock) < 0)
+			tramp_fail(t, STEP_SUPERVISE, errno, "socketpair");
+	}
 	pid1_parent_check(t, STEP_PID1);
 	pid_t w = fork();
 	if (w < 0)
@@ -215,6 +264,27 @@ pid1_run(struct tramp *t, char **envp)
 			tramp_fail(t, STEP_PID1, errno, "PR_SET_PDEATHSIG");
 		if (getppid() != 1)
 			tramp_fail(t, STEP_PID1, 0, "PID 1 went away");
+		if (t->supervise_fd >= 0) {
+			/* first, while box's filter does not yet refuse new listeners */
+			close(t->supervise_fd);
+			close(lsock[0]);
+			/*
+			 * PID 1 reads this process's memory for the calls it makes
+			 * until the exec (the exec itself is one); the exec would
+			 * make it dumpable anyway, and it holds nothing the
+			 * program will not.
+			 */
+			if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+				tramp_fail(t, STEP_SUPERVISE, errno, "PR_SET_DUMPABLE 1");
+			int lfd = supervise_filter_install();
+			if (lfd < 0)
+				tramp_fail(t, STEP_SUPERVISE, -lfd, "installing the notifying filter");
+			int r = status_send_fd(lsock[1], "L", 1, lfd);
+			if (r < 0)
+				tramp_fail(t, STEP_SUPERVISE, -r, "handing the listener to PID 1");
+			close(lfd);
+			close(lsock[1]);
+		}
 		if (t->seccomp_ok) {
 			char why[256];
 			int r = seccomp_install(why, sizeof(why));
@@ -235,19 +305,37 @@ pid1_run(struct tramp *t, char **envp)
 	passed_fds_close(t);
 	if (t->pty_slave >= 0)
 		t->pty_slave = safe_close(t->pty_slave);
+	int listener = -1;
+	if (t->supervise_fd >= 0) {
+		close(lsock[1]);
+		listener = listener_receive(lsock[0]);
+		close(lsock[0]);
+		/* no listener: the workload failed before its exec (its SIGCHLD ends us) */
+		if (listener >= 0 && supervise_start(listener, t->supervise_fd, p->owner->home) < 0)
+			_exit(1); /* the workload is killed with us: fail closed */
+		t->supervise_fd = -1; /* taken by the supervisor */
+	}
 
 	for (;;) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[3] = {
 			{.fd = sfd, .events = POLLIN},
 			{.fd = t->parent_pipe, .events = POLLIN},
+			{.fd = listener, .events = POLLIN},
 		};
-		if (poll(pfd, 2, -1) < 0) {
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
 		}
 		if (pfd[1].revents)
 			_exit(128 + SIGKILL); /* the outer trampoline died: the box dies */
+		if (pfd[2].revents & POLLIN) {
+			if (supervise_one() < 0)
+				_exit(1); /* a supervisor that cannot go on: the program dies */
+			continue;
+		}
+		if (pfd[2].revents & (POLLHUP | POLLERR))
+			listener = safe_close(listener); /* no supervised task is left */
 		if (!pfd[0].revents)
 			continue;
 		struct signalfd_siginfo si;

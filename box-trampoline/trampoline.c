@@ -118,6 +118,16 @@ static void
 passed_fds_take(struct tramp *t)
 {
 	t->n_pass = t->plan->pass_fds;
+	if (t->plan->supervise) {
+		/* a supervised tool: fd 5 is PID 1's box-policyd channel */
+		if (!fd_is_seqpacket(BOX_PLAN_SUPERVISE_FD))
+			tramp_fail(t, STEP_FDS, EBADF,
+				   "fd %d is not a SOCK_SEQPACKET socket (the plan supervises the "
+				   "program)", BOX_PLAN_SUPERVISE_FD);
+		if (fd_set_cloexec(BOX_PLAN_SUPERVISE_FD, true) < 0)
+			tramp_fail(t, STEP_FDS, errno, "FD_CLOEXEC on fd %d", BOX_PLAN_SUPERVISE_FD);
+		t->supervise_fd = BOX_PLAN_SUPERVISE_FD;
+	}
 	if (!t->n_pass)
 		return;
 	for (unsigned i = 0; i < t->n_pass; i++) {
@@ -150,8 +160,9 @@ passed_fds_close(struct tramp *t)
 static void
 fds_close(struct tramp *t)
 {
-	int keep[3 + TRAMP_PASS_FDS_MAX] = {t->status_fd, t->parent_pipe, t->start_gate};
-	unsigned n_keep = 3;
+	int keep[4 + TRAMP_PASS_FDS_MAX] = {t->status_fd, t->parent_pipe, t->start_gate,
+					   t->supervise_fd};
+	unsigned n_keep = 4;
 	for (unsigned i = 0; i < t->n_pass; i++)
 		keep[n_keep++] = TRAMP_PASS_FD_FIRST + (int)i;
 	int r = fd_close_all_except(3, keep, n_keep);
@@ -193,7 +204,8 @@ int
 main(int argc, char **argv)
 {
 	struct tramp t = {.status_fd = -1, .parent_pipe = -1, .pty_slave = -1, .shell_alias_fd = -1,
-			  .memfd_sock = -1, .memfd_gate = {-1, -1}, .start_gate = -1};
+			  .memfd_sock = -1, .memfd_gate = {-1, -1}, .start_gate = -1,
+			  .supervise_fd = -1};
 
 	(void)argv;
 	t.boxd_pid = getppid();

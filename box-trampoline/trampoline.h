@@ -44,6 +44,7 @@
 #define STEP_FDS "file descriptors"
 #define STEP_TERMINAL "terminal"
 #define STEP_SECCOMP "seccomp"
+#define STEP_SUPERVISE "supervisor"
 #define STEP_EXEC "exec"
 #define STEP_GATE "start gate"
 
@@ -64,6 +65,8 @@ struct tramp {
 	pid_t memfd_helper;
 	int memfd_gate[2];
 	int start_gate;	   /* plan.start_gate: fd 3, kept until boxd's "go"; else -1 */
+	/* plan.supervise: the supervisor's box-policyd channel (fd 5, CLOEXEC), else -1 */
+	int supervise_fd;
 };
 
 /* Report a setup failure on fd 4 (stderr if fd 4 is gone) and _exit(1). */

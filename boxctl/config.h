@@ -285,6 +285,7 @@ struct box_mcp {
 	/* stdio */
 	struct box_process proc;
 	struct box_str alias;                /* effective: basename of command */
+	struct box_enum supervise;           /* enum box_supervise */
 	/* both */
 	struct box_bool allow_tool_changes;
 	struct box_u64 max_frame;            /* bytes; default 4M, at most 64M */

@@ -345,6 +345,8 @@ box_config_print(FILE *f, const struct box_config *cfg)
 			print_command(&o, &m->proc.command);
 		if (stdio && m->alias.value)
 			kv(&o, "alias", m->alias.value);
+		if (stdio)
+			kv(&o, "supervise", m->supervise.value == BOX_SUPERVISE_FS ? "fs" : "none");
 		kv_bool(&o, "allow_tool_changes", m->allow_tool_changes.value);
 		kv_u64(&o, "max_frame", &m->max_frame, true);
 		kv_ms(&o, "call_timeout", &m->call_timeout_ms, true);

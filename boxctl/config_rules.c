@@ -38,7 +38,9 @@ static const char *const egress_keys[] = { "destinations", "secret", "variable",
 					   "placeholder_prefix", "sandboxes", NULL };
 static const char *const mcp_keys[] = { "type", "command", "alias", "allow_tool_changes",
 					"max_frame", "call_timeout", "url", "secret", "placement",
-					"header", "prefix", NULL };
+					"header", "prefix", "supervise", NULL };
+/* supervise = (tools and stdio MCP servers): enum box_supervise. */
+static const char *const sup_names[] = { "none", "fs", NULL };
 static const char *const telemetry_keys[] = { "kind", "destination", "include", "protocol",
 					      "secret", "placement", "header", "prefix", NULL };
 static const char *const gateway_keys[] = { "port", "connect_timeout", "idle_timeout",
@@ -1393,7 +1395,6 @@ process_agent(struct ctx *c)
 void
 process_tool(struct ctx *c, struct group *gr, struct box_tool *t)
 {
-	static const char *const sup_names[] = { "none", "fs", NULL };
 	struct raw_section *s = gr->main;
 
 	t->name = xstrdup(gr->name);
@@ -1464,6 +1465,7 @@ process_mcp(struct ctx *c, struct group *gr, struct box_mcp *m)
 		process_env(c, gr->env, &m->proc.env);
 		section_empty_check(c, gr->env);
 		process_command(c, s, &m->proc, false);
+		get_enum(c, s, "supervise", sup_names, &m->supervise, BOX_SUPERVISE_NONE);
 		struct raw_key *k = take_scalar(c, s, "alias");
 		const char *alias = k ? val(k) :
 					m->proc.command.argc ? path_basename(m->proc.command.argv[0]) :
@@ -1497,7 +1499,7 @@ process_mcp(struct ctx *c, struct group *gr, struct box_mcp *m)
 		return;
 	}
 	/* http */
-	static const char *const stdio_only[] = { "command", "alias", NULL };
+	static const char *const stdio_only[] = { "command", "alias", "supervise", NULL };
 	struct raw_section *subs[] = { gr->env, gr->fs, gr->net };
 	for (size_t i = 0; i < ELEMENTSOF(subs); i++)
 		if (subs[i])

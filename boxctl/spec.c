@@ -370,6 +370,14 @@ cfg_mcp(const struct box_mcp *x)
 		m->env = cfg_env(&x->proc.env);
 		m->filesystem = cfg_filesystem(&x->proc.fs, false);
 		m->network = cfg_network(&x->proc);
+		if (x->supervise.set && x->supervise.src.line) {
+			m->has_supervise = 1;
+			m->supervise = x->supervise.value == BOX_SUPERVISE_FS ?
+					       BOX__SUPERVISE__SUPERVISE_FS :
+					       BOX__SUPERVISE__SUPERVISE_NONE;
+			m->has_supervise_line = 1;
+			m->supervise_line = x->supervise.src.line;
+		}
 	} else {
 		m->url = opt_str(&x->url);
 		m->secret = cfg_secret(&x->secret);

@@ -527,6 +527,8 @@ int client_child_start(struct boxd *d, const struct ucred *cred, int *fd);
 int policyd_start(struct boxd *d, struct box *b, char **err);
 /* policyd's channel hung up already: stop the box for that (true), else false. */
 bool policyd_check_gone(struct box *b);
+/* A supervised program's box-policyd channel: FD (stays the caller's) attached as boxd's kind. */
+int policyd_attach_supervisor(struct box *b, int fd);
 /*
  * The box ends: close its channel (policyd flushes its decision lines, syncs
  * the history and exits). Returns true when there is an exit to wait for:

@@ -1270,6 +1270,11 @@ plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *
 	}
 	strv_take(&av, &p->argv, &p->n_argv);
 	strv_take(&env, &p->env, &p->n_env);
+	/* supervise = fs: PID 1 decides each file system call (workload_start passes its channel) */
+	if (t && t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS) {
+		p->has_supervise = 1;
+		p->supervise = true;
+	}
 	if ((r = box_plan_validate(p, why, sizeof(why))) < 0) {
 		*err = fmt("the tool's sandbox plan is invalid: %s", why);
 		goto fail;
@@ -1358,6 +1363,11 @@ plan_mcp_server(struct boxd *d, struct box *b, size_t mcp_idx, Box__Plan **ret, 
 	}
 	strv_take(&av, &p->argv, &p->n_argv);
 	strv_take(&env, &p->env, &p->n_env);
+	/* supervise = fs: PID 1 decides each file system call (workload_start passes its channel) */
+	if (m->has_supervise && m->supervise == BOX__SUPERVISE__SUPERVISE_FS) {
+		p->has_supervise = 1;
+		p->supervise = true;
+	}
 	if ((r = box_plan_validate(p, why, sizeof(why))) < 0) {
 		*err = fmt("the MCP server's sandbox plan is invalid: %s", why);
 		goto fail;

@@ -233,6 +233,23 @@ static const struct box_daemon_ops policyd_ops = {
 	.closing = on_policyd_closing,
 };
 
+/*
+ * A supervised program's channel (plan.supervise): FD, one end of a fresh
+ * socketpair, goes to box-policyd as a channel of boxd's kind (source
+ * "supervisor", fs:* only); the other end is the trampoline's fd 5, which its
+ * PID 1 keeps. The fd stays the caller's (duplicated into the queue).
+ */
+int
+policyd_attach_supervisor(struct box *b, int fd)
+{
+	Box__PolicyChannelAttach m = BOX__POLICY_CHANNEL_ATTACH__INIT;
+
+	if (!b->policyd)
+		return -ENOTCONN;
+	return daemon_send(&b->policyd->dm, BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, &m.base,
+			   &fd, 1);
+}
+
 /* Rename decisions.jsonl to .1, make a new one, hand it to policyd. */
 static int
 decisions_rotate(struct box *b)

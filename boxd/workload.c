@@ -19,6 +19,7 @@
 #include "boxd.h"
 #include "cleanup.h"
 #include "fdutil.h"
+#include "ipc.h"
 #include "log.h"
 #include "workload.h"
 
@@ -139,7 +140,26 @@ workload_start(struct workload *w, const Box__Plan *plan, const int fds[3])
 		return -ENOMEM;
 	int sfd = -1;
 	pid_t pid = 0;
-	int r = spawn_trampoline_fds(b->d, plan, fds, NULL, 0, &pid, &sfd);
+	/*
+	 * A supervised program (plan.supervise): PID 1 asks box-policyd on a
+	 * channel of its own, attached before the trampoline exists so that its
+	 * first question finds it; the trampoline's fd 5.
+	 */
+	int sv[2] = { -1, -1 };
+	if (plan->supervise) {
+		int k = box_ipc_socketpair(sv, false);
+		if (k < 0)
+			return k;
+		if ((k = policyd_attach_supervisor(b, sv[0])) < 0) {
+			close(sv[0]);
+			close(sv[1]);
+			return k;
+		}
+		sv[0] = safe_close(sv[0]);
+	}
+	int r = spawn_trampoline_fds(b->d, plan, fds, plan->supervise ? &sv[1] : NULL,
+				     plan->supervise ? 1 : 0, &pid, &sfd);
+	safe_close(sv[1]);
 	if (r < 0)
 		return r;
 	child_track(b->d, &w->child, pid);

@@ -32,6 +32,8 @@
 /* SANDBOX_SHELL: trampoline fds 5.. become the workload's fds 3.. (plan.proto pass_fds). */
 #define BOX_PLAN_PASS_FDS_MAX 3
 #define BOX_PLAN_PASS_FD_FIRST 5
+/* A supervised tool plan (plan.supervise): the trampoline's fd 5 is the supervisor's box-policyd channel. */
+#define BOX_PLAN_SUPERVISE_FD 5
 
 /* Unpack `len` bytes into a Plan and validate it. Caller frees with
  * box__plan__free_unpacked(*ret, NULL). */

@@ -86,9 +86,12 @@ static const struct box_ipc_type policy_types[] = {
 	{ BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, "DecideBatchReply",
 	  &box__decide_batch_reply__descriptor, box_validate_decide_batch_reply_row, NULL,
 	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(POLICYD), S(READY), SAME, NULL },
-	/* fd: one more channel of box-shell's (policyd accepts it from box-shell only). */
+	/*
+	 * fd: one more channel of box-shell's (from box-shell only), or a
+	 * supervised program's (from boxd: source "supervisor").
+	 */
 	{ BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, "PolicyChannelAttach",
-	  &box__policy_channel_attach__descriptor, NULL, NULL, 16, 1, 0, FROM(PEER), S(READY),
+	  &box__policy_channel_attach__descriptor, NULL, NULL, 16, 1, 0, FROM(BOXD) | FROM(PEER), S(READY),
 	  SAME, NULL },
 	/*
 	 * A server's whole tool list (box-mcpd, the gateway): fragmented above

@@ -88,16 +88,6 @@ box_spec_problems(const Box__BoxSpec *s, box_spec_problem_fn fn, void *arg)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_tools; i++) {
 		const Box__CfgTool *t = s->tools[i];
-		/* box-shell would start the tool unsupervised where supervision is asked for */
-		snprintf(sec, sizeof(sec), "tool.%s", t->name);
-		if (t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS &&
-		    add(fn, arg,
-			problem_new(t->has_supervise_line ? t->supervise_line : t->line, sec,
-				    "supervise",
-				    "supervise = fs: supervised programs are not built yet, so box "
-				    "cannot decide this tool's file system calls; use supervise = "
-				    "none")) < 0)
-			return -ENOMEM;
 		snprintf(sec, sizeof(sec), "tool.%s.env", t->name);
 		if (env_problems(s, t->env, sec, fn, arg) < 0)
 			return -ENOMEM;

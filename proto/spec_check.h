@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spec_check.h — the refusals a BoxSpec earns by itself, before any file is
- * looked at (docs/box.ini.5.md): reserved environment names, supervise = fs,
+ * looked at (docs/box.ini.5.md): reserved environment names,
  * grants of / and of what the sandbox builds itself (/proc /dev /run/box).
  * One function for every side: boxd re-checks each client's spec with it
  * before it plans (boxd/plan.c), and boxctl's check and run call it on the

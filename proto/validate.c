@@ -398,9 +398,13 @@ v_cfg_mcp(const struct vctx *x, const Box__CfgMcp *v)
 		TRY(v_cfg_env(x, v->env));
 		TRY(v_cfg_filesystem(x, v->filesystem, false));
 		TRY(v_cfg_network(x, v->network));
+		if (v->has_supervise)
+			REQUIRE(v->has_supervise_line && v->supervise_line >= 1 &&
+					v->supervise_line <= BOX_LINE_MAX,
+				-EINVAL);
 	} else {
 		REQUIRE(v->url && !v->command && !v->alias && !v->env && !v->filesystem &&
-				!v->network,
+				!v->network && !v->has_supervise,
 			-EINVAL);
 		TRY(v_cfg_str(x, v->url, 9, 2048));
 		REQUIRE(strncmp(v->url->value, "https://", 8) == 0 &&

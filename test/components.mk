@@ -40,13 +40,16 @@ TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck sta
 	test/integration/t-tty.sh test/integration/t-first-box.sh test/integration/t-clientd.sh \
 	test/integration/t-policyd.sh test/integration/t-gw-boxd.sh test/integration/t-gw-run.sh \
 	test/integration/t-mcp-boxd% test/integration/t-shell-boxd.sh \
-	test/integration/t-shell-attach.sh test/integration/t-telemetry-%
+	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
+	test/integration/t-supervise%
 TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view plan) \
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
-	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh
+	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
+	test/integration/t-supervise% bench/supervise/%
 TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history) test/fuzz/replay_history \
 	test/policyd/% test/integration/t-policyd.sh test/integration/t-run-noblock-end.sh \
-	test/integration/t-shell-attach.sh test/integration/t-telemetry-%
+	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
+	test/integration/t-supervise%
 TESTS_box-gateway := test/unit/test_gw_% test/unit/test_policy_client test/fuzz/replay_gw_% test/gateway/% test/servers/% \
 	test/integration/t-gw-% bench/gateway/%
 TESTS_box-clientd := test/unit/test_clientd test/fuzz/replay_clientd test/integration/t-clientd.sh
@@ -66,7 +69,7 @@ TESTS_box-shell := test/unit/test_policy_client test/unit/test_shell_validate te
 	bench/shell-box/% test/layering/shell.sh
 TESTS_box-mcpd := test/unit/test_mcp_% test/unit/test_policy_client test/unit/test_proto_mcp test/fuzz/replay_mcp test/mcp/% \
 	test/policyd/test_mcp test/alias/t-alias-mcp.sh test/integration/t-mcp-% \
-	test/gateway/t-gw-mcp% bench/mcp/%
+	test/gateway/t-gw-mcp% bench/mcp/% test/integration/t-supervise-mcp.sh
 # Real coding-agent harnesses in boxes: the whole product at once.
 TESTS_harness := test/harness/%
 # The documentation and the code's own structure.

@@ -7,8 +7,9 @@
 # names a protocol's table never links that protocol's descriptors and
 # validators. This reads the symbol tables (nm) of the seven programs:
 # each must hold its own protocols' tables and none of the others'
-# descriptors, validators or tables. box-gateway, box-mcpd and box-shell ask
-# box-policyd through libpolicyclient.a and no other program links it. Then
+# descriptors, validators or tables. box-gateway, box-mcpd, box-shell and
+# box-trampoline (a supervised program's PID 1) ask box-policyd through
+# libpolicyclient.a and no other program links it. Then
 # common/ must be a leaf: no symbol libboxcommon.a needs is defined by
 # libboxproto.a or libboxpolicy.a, and neither of them uses libpolicyclient.a. None of the
 # libraries the daemons link calls qsort (glibc's calls sysinfo(2)).
@@ -69,7 +70,8 @@ check() {
 
 check boxctl "$client" "$policy $plan box_proto_recheck box_proto_gateway"
 check box-policyd "$policy" "$client $plan $recheck $gateway"
-check box-trampoline "$plan" "$client $policy $recheck $gateway"
+# box-trampoline's PID 1 supervises a program (supervise = fs): it asks box-policyd as a peer.
+check box-trampoline "$plan $policy" "$client $recheck $gateway $engine"
 check box-clientd "$client" "$policy $plan box_proto_recheck $gateway"
 check box-recheck "$recheck" "$policy $plan box_proto_client $gateway"
 check box-gateway "$gateway $policy" "$client $plan $recheck $engine box_proto_mcpsession box_proto_mcpctl"
@@ -92,7 +94,7 @@ check boxd "$client $policy $plan $recheck $mcp box_proto_shell" ""
 # box-policyd's askers share one client (libpolicyclient/); nobody else links it (boxd speaks
 # the policy protocol as its starter, box-policyd is the other end).
 pclient='policy_client_ask policy_client_call policy_client_record'
-for prog in box-gateway box-mcpd box-shell; do
+for prog in box-gateway box-mcpd box-shell box-trampoline; do
 	f=$BIN/$prog
 	if nm "$f" 2>/dev/null | awk '$2 ~ /^[Tt]$/ { print $3 }' | grep -qx policy_client_record; then
 		ok "$prog: asks box-policyd through libpolicyclient"
@@ -100,7 +102,7 @@ for prog in box-gateway box-mcpd box-shell; do
 		not_ok "$prog: lacks libpolicyclient's policy_client_record (a copy of the client?)"
 	fi
 done
-for prog in boxctl boxd box-policyd box-trampoline box-clientd box-recheck box-sh; do
+for prog in boxctl boxd box-policyd box-clientd box-recheck box-sh; do
 	f=$BIN/$prog
 	extra=$(nm "$f" 2>/dev/null | awk '$2 ~ /^[Tt]$/ { print $3 }' | grep -x -F "$(printf '%s\n' $pclient)" | tr '\n' ' ')
 	if [ -x "$f" ] && [ -z "$extra" ]; then

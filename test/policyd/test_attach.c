@@ -5,7 +5,9 @@
  * of a new socketpair over its channel (fd 6) or over one it attached
  * before; each is one more box-shell channel (ready, source "box-shell").
  * Checked: decisions on attached and nested channels, logged as box-shell;
- * an attach from any other peer is fatal; an attached channel closing is
+ * an attach from the gateway is fatal, and so is one from boxd asking for a
+ * person's channel; boxd's attach is a supervised program's channel (fs:*,
+ * source "supervisor"; another action drops that channel only); an attached channel closing is
  * normal, the fd-6 channel closing leaves the attached ones working; garbage
  * on an attached channel drops that channel only, and so does an action
  * box-shell does not raise or a Record of no permit of its own; a
@@ -273,13 +275,97 @@ test_attach_from_other_peer_is_fatal(void)
 	close(sv[0]);
 	close(sv[1]);
 	finish(&pd);
-	/* boxd may not attach either. */
+	/* boxd may attach a supervised program's channel, never a person's. */
 	CHECK_INT(start(&pd), 0);
 	CHECK_INT(box_ipc_socketpair(sv, false), 0);
-	CHECK_INT(attach_on(pd.fd[PD_BOXD], sv[1]), 0);
+	CHECK_INT(attach_as(pd.fd[PD_BOXD], sv[1], true), 0);
 	CHECK_INT(pd_exited_within(&pd, 5000), 1);
 	close(sv[0]);
 	close(sv[1]);
+	finish(&pd);
+}
+
+/* fs:read (read_content) of PATH on channel FD: 1 permit, 0 deny, negative errno. */
+static int
+decide_fs_on(int fd, const char *path)
+{
+	Box__PolicyField f[2];
+	Box__PolicyValue v[2];
+	Box__PolicyField *p[2];
+	const char *names[2] = { "path", "operation" };
+	const char *vals[2] = { path, "read_content" };
+	for (int i = 0; i < 2; i++) {
+		box__policy_field__init(&f[i]);
+		box__policy_value__init(&v[i]);
+		f[i].name = (char *)names[i];
+		f[i].value = &v[i];
+		p[i] = &f[i];
+		v[i].kind_case = BOX__POLICY_VALUE__KIND_STR;
+		v[i].str = (char *)vals[i];
+	}
+	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
+	req.action = (char *)"fs:read";
+	req.input = p;
+	req.n_input = 2;
+	/* ids increase per channel (one counter for every channel here) */
+	static uint64_t next_id = 1u << 20;
+	uint64_t id = next_id++;
+	int r = box_ipc_send(fd, &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, id, &req.base,
+			     NULL, 0);
+	if (r < 0)
+		return r;
+	struct box_ipc_chan *c = box_ipc_chan_new(fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
+	box_ipc_chan_set_state(c, BOX_POLICY_READY);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	r = box_ipc_recv_wait(c, &m, 5000);
+	if (r >= 0)
+		r = m.type == BOX__MSG_TYPE__MSG_DECIDE_REPLY && m.request_id == id
+			    ? ((Box__DecideReply *)m.msg)->verdict ==
+				      BOX__DECISION_VERDICT__VERDICT_PERMIT
+			    : -EBADMSG;
+	box_ipc_msg_done(&m);
+	box_ipc_chan_free(c);
+	return r;
+}
+
+/*
+ * A supervised program's channel (boxd attaches it, box-trampoline's PID 1
+ * asks on it): fs:* decided and logged with source "supervisor"; an action
+ * a supervisor does not raise drops that channel only.
+ */
+static void
+test_supervisor_channel(void)
+{
+	struct pd pd;
+	static const char *fs_policy =
+		"permit (principal, action == Box::Action::\"fs:read\", resource)\n"
+		"unless { context.input.path like \"*.env\" };\n";
+	static char err[600];
+	dir = pd_tmpdir("attach");
+	(void)snprintf(err, sizeof(err), "%s/policyd.err", dir);
+	struct pd_opts o = { .binary = pd_binary(), .state_dir = dir, .policy = fs_policy,
+			     .stderr_path = err, .box_name = "att", .box_id = "00000000000b" };
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	int a = new_channel(pd.fd[PD_BOXD]);
+	CHECK(a >= 0);
+	CHECK_INT(decide_fs_on(a, "/p/a.txt"), 1);
+	CHECK_INT(decide_fs_on(a, "/p/.env"), 0);
+	/* shell:exec is box-shell's (and its id is lower): this channel is dropped, the rest goes on */
+	CHECK(decide_on(a, "echo") < 0 || closed_within(a, 5000));
+	CHECK_INT(pd_exited_within(&pd, 100), -1);
+	int b = new_channel(pd.fd[PD_BOXD]);
+	CHECK_INT(decide_fs_on(b, "/p/b.txt"), 1);
+	close(a);
+	close(b);
+	CHECK_INT(pd_stop(&pd), 0);
+	char path[600];
+	(void)snprintf(path, sizeof(path), "%s/decisions.jsonl", dir);
+	char *log = NULL;
+	unsigned long len = 0;
+	CHECK_INT(fd_read_file(AT_FDCWD, path, 1 << 20, &log, &len), 0);
+	CHECK_INT(count_lines(log, "\"source\":\"supervisor\"", NULL), 3);
+	CHECK_INT(count_lines(log, "\"source\":\"supervisor\"", "\"verdict\":\"deny\""), 1);
+	free(log);
 	finish(&pd);
 }
 
@@ -434,6 +520,7 @@ main(void)
 	RUN(test_attached_refusals);
 	RUN(test_person_channels);
 	RUN(test_attach_from_other_peer_is_fatal);
+	RUN(test_supervisor_channel);
 	RUN(test_closing_and_garbage);
 	RUN(test_cap);
 	return tap_done();

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# run.sh — `make bench` entry for supervised programs (supervise = fs,
+# box-trampoline/supervise.c): one real box whose agent runs bench/supervise/bench.py twice
+# through box's shell, once in a supervised [tool.sup] and once in an unsupervised
+# [tool.plain] of the same grants, and compares:
+#   decided call      10,000 open/close and 10,000 stat of a project file: every one is a
+#                     box-policyd Decide when supervised; target: supervised - unsupervised
+#                     <= the Decide round trip + 10 µs
+#   Decide round trip measured in the same run, inside the supervised program: a decided
+#                     call minus the same call on a system runtime file (which the supervisor
+#                     performs or continues without asking)
+#   runtime open      10,000 open/close of a system runtime file (never decided); target:
+#                     supervised - unsupervised <= 8 µs
+#   start-up          `python3 -c 'import json, email, http.client'` started by the program
+#                     (so supervised or not like it); target: <= 1.3x
+# Prints every figure with MET or MISSED; exits 0 (it reports, it does not gate).
+#   --smoke   make check's short run (smoke.sh): 300 operations; TAP lines; fails when the
+#             box or a run fails or a figure is missing — never on a ratio.
+# Env: BENCH_SUPERVISE_N (operations, default 10000), BENCH_SUPERVISE_DIR (default /var/tmp).
+# Trusts: nothing; it is a benchmark.
+set -u
+BENCH_NAME=supervise
+# shellcheck source=bench/lib-smoke.sh
+. "$(dirname "$0")/../lib-smoke.sh"
+
+if $smoke; then n=300; else n=${BENCH_SUPERVISE_N:-10000}; fi
+work=$(mktemp -d "${BENCH_SUPERVISE_DIR:-/var/tmp}/supervise-bench.XXXXXX") || exit 1
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+say "== bench/supervise: python3 supervised (supervise = fs) vs unsupervised, $n operations"
+for p in boxctl boxd box-trampoline box-policyd box-gateway box-clientd box-recheck box-shell box-alias; do
+	if [ ! -x "$BOX_BIN/$p" ]; then
+		if $smoke; then not_ok "$p is built ($BOX_BIN/$p)"; else echo "supervise: $p is not built; n/a"; fi
+		finish
+	fi
+done
+# $work/b is what the box sees; boxd's state and socket stay beside it, outside every grant.
+b=$work/b
+for side in sup plain; do
+	mkdir -p "$b/$side"
+	cp "$(dirname "$0")/bench.py" "$b/$side/bench.py"
+	head -c 4096 /dev/zero >"$b/$side/data.txt"
+done
+cat >"$b/agent.py" <<EOF
+import subprocess, sys
+for side in ("plain", "sup"):
+    rc = subprocess.call(["/run/box/bin/sh", "-c",
+                          "python3 $b/%s/bench.py $n $b/%s/out" % (side, side)])
+    print("%s rc %d" % (side, rc), flush=True)
+EOF
+printf 'permit (principal, action, resource);\n' >"$b/allow.cedar"
+cat >"$b/box.ini" <<EOF
+[box]
+name = bench-supervise
+policy = allow.cedar
+timeout = 1200s
+
+[agent]
+command = /usr/bin/python3 $b/agent.py
+workspace = $b
+
+[agent.filesystem]
+read = $b
+
+[tool.sup]
+command = /usr/bin/python3 $b/sup/bench.py
+supervise = fs
+[tool.sup.filesystem]
+write = $b/sup
+
+[tool.plain]
+command = /usr/bin/python3 $b/plain/bench.py
+[tool.plain.filesystem]
+write = $b/plain
+EOF
+
+(cd "$b" && XDG_STATE_HOME="$work/state" BOX_SOCKET="$work/no-service.sock" \
+	timeout -k 5 1500 "$BOX_BIN/boxctl" run -q -c "$b/box.ini") >"$work/box.out" 2>"$work/box.err"
+rc=$?
+if [ "$rc" != 0 ] || ! grep -qx 'sup rc 0' "$work/box.out" || ! grep -qx 'plain rc 0' "$work/box.out"; then
+	bad "the box or a run failed (boxctl exit $rc: $(tr '\n' ' ' <"$work/box.out"))"
+	sed 's/^/#   /' "$work/box.err" | head -10
+	finish
+fi
+$smoke && ok "the box ran both sides (boxctl exit 0)"
+get() { awk -v k="$2" '$1 == k { print $2 }' "$b/$1/out"; }
+missing=
+for side in sup plain; do
+	for k in open_decided open_runtime stat_decided stat_runtime startup; do
+		[ -n "$(get $side $k)" ] || missing="$missing $side.$k"
+	done
+done
+if [ -n "$missing" ]; then
+	bad "figures missing:$missing"
+	finish
+fi
+$smoke && ok "both sides reported every figure"
+
+# verdict VALUE LIMIT: MET when VALUE <= LIMIT.
+verdict() { awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l) ? "MET" : "MISSED" }'; }
+f() { awk -v v="$1" 'BEGIN { printf "%.1f", v }'; }
+rt=$(awk -v a="$(get sup open_decided)" -v b="$(get sup open_runtime)" 'BEGIN { print a - b }')
+rt_stat=$(awk -v a="$(get sup stat_decided)" -v b="$(get sup stat_runtime)" 'BEGIN { print a - b }')
+say "Decide round trip (in the supervised program: decided - runtime): open $(f "$rt") µs, stat $(f "$rt_stat") µs"
+for k in open stat; do
+	s=$(get sup ${k}_decided) p=$(get plain ${k}_decided)
+	add=$(awk -v a="$s" -v b="$p" 'BEGIN { print a - b }')
+	r=$([ $k = open ] && echo "$rt" || echo "$rt_stat")
+	lim=$(awk -v r="$r" 'BEGIN { print r + 10 }')
+	say "decided $k: supervised $(f "$s") µs, unsupervised $(f "$p") µs, +$(f "$add") µs (target <= round trip + 10 = $(f "$lim") µs): $(verdict "$add" "$lim")"
+done
+s=$(get sup open_runtime) p=$(get plain open_runtime)
+add=$(awk -v a="$s" -v b="$p" 'BEGIN { print a - b }')
+say "runtime open (undecided): supervised $(f "$s") µs, unsupervised $(f "$p") µs, +$(f "$add") µs (target <= 8 µs): $(verdict "$add" 8)"
+s=$(get sup startup) p=$(get plain startup)
+ratio=$(awk -v a="$s" -v b="$p" 'BEGIN { printf "%.2f", a / b }')
+say "start-up of python3 -c 'import json, email, http.client': supervised $(f "$s") µs, unsupervised $(f "$p") µs, ${ratio}x (target <= 1.3x): $(verdict "$ratio" 1.3)"
+finish

@@ -1,0 +1,994 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * supervise.c — a supervised program (`supervise = fs`, plan.supervise): PID 1
+ * decides each file system call of the workload through seccomp user
+ * notification (docs/sandbox.md, "Supervised programs").
+ *
+ * The workload child installs, before box's own filter (which refuses new
+ * listeners), one filter that sends the calls below to a listener, with
+ * SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (a received call is not restarted by
+ * a signal, so a call the supervisor performed is never performed twice), and
+ * hands the listener to PID 1 over a socketpair. PID 1 — same mount namespace
+ * and Landlock domain as the workload (it can never widen the view), not
+ * dumpable, under no filter of the workload's — reads each call's paths from
+ * the tracee (process_vm_readv, then SECCOMP_IOCTL_NOTIF_ID_VALID: the memory
+ * and /proc links read belong to the thread that made the call), resolves them
+ * against the tracee's cwd or dirfd (/proc/TID/cwd, /proc/TID/fd/N),
+ * canonicalizes them (symbolic links resolved in PID 1's view), asks
+ * box-policyd on the channel boxd attached (source "supervisor"), and answers:
+ *
+ *   refused     EACCES (so does a tracee whose memory cannot be read)
+ *   performed   opens (the fd injected with SECCOMP_IOCTL_NOTIF_ADDFD and
+ *               the tracee's O_CLOEXEC), mkdir, unlink, rmdir, rename, link,
+ *               symlink, mknod, truncate, the chmod/chown family, utimensat,
+ *               set/remove xattr: done by PID 1 on the canonical path with
+ *               openat2(RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS), so the
+ *               object decided is the object touched; ELOOP/EXDEV (a link
+ *               swapped in since) re-canonicalizes and re-decides, at most 8
+ *               times, then EACCES
+ *   continued   metadata reads (stat family, access, readlink, get/list
+ *               xattr), chdir, exec: decided, then the kernel performs the
+ *               call (SECCOMP_USER_NOTIF_FLAG_CONTINUE). The race accepted:
+ *               the tracee may swap the path (or rewrite it in its memory)
+ *               between the decision and the call; what it reaches then is
+ *               only metadata, a cwd, or a program bounded by the view,
+ *               Landlock and box's filter.
+ *
+ * Reads (opens for reading, metadata reads) under the system runtime (/usr,
+ * /lib, /lib64, /bin, /sbin) and under /dev and /proc are performed or
+ * continued without a policy round trip. A tracee's own landlock_restrict_self
+ * is refused (EPERM): the supervisor, which performs its opens, could not
+ * honour it. PID 1 runs as the owner with the owner's groups, as the tracee
+ * does (it has no capability to change them); a create uses the tracee's
+ * umask (/proc/TID/status). Every open is made non-blocking (then blocking
+ * again), so that no FIFO can hang the supervisor.
+ * Fail closed: the supervisor is PID 1, and its death kills every process of
+ * the sandbox. A failed Decide (box-policyd gone, a broken channel) refuses.
+ * Trusts: nothing the tracee says (paths are read, resolved and re-checked
+ * here); box-policyd's replies after libpolicyclient's matching.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "compat/syscalls.h"
+#include "policy.pb-c.h"
+#include "policy_client.h"
+#include "policy_fields.h"
+#include "supervise.h"
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+#define X32_SYSCALL_BIT 0x40000000u
+#define SUP_PATH_MAX PATH_MAX
+#define SUP_RETRIES 8
+#define SUP_LINK_DEPTH 40
+
+/* The calls the listener gets (x86_64). */
+static const int trapped[] = {
+	__NR_open, __NR_openat, __NR_creat,
+	__NR_mkdir, __NR_mkdirat, __NR_unlink, __NR_unlinkat, __NR_rmdir,
+	__NR_rename, __NR_renameat, __NR_renameat2,
+	__NR_stat, __NR_lstat, __NR_newfstatat, __NR_statx, __NR_access, __NR_faccessat,
+	BOX_NR_faccessat2, __NR_readlink, __NR_readlinkat, __NR_chdir, __NR_statfs,
+	__NR_truncate, __NR_chmod, __NR_fchmodat, BOX_NR_fchmodat2, __NR_chown, __NR_lchown,
+	__NR_fchownat, __NR_utimensat, __NR_utime, __NR_utimes, __NR_futimesat,
+	__NR_link, __NR_linkat, __NR_symlink, __NR_symlinkat, __NR_mknod, __NR_mknodat,
+	__NR_setxattr, __NR_lsetxattr, __NR_getxattr, __NR_lgetxattr, __NR_listxattr,
+	__NR_llistxattr, __NR_removexattr, __NR_lremovexattr, __NR_inotify_add_watch,
+	__NR_execve, __NR_execveat,
+};
+
+#define N_TRAPPED (sizeof(trapped) / sizeof(trapped[0]))
+
+int
+supervise_filter_install(void)
+{
+	/* arch; x32 and other arches allowed here (box's own filter kills them) */
+	struct sock_filter f[6 + N_TRAPPED + 4];
+	size_t n = 0;
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, arch));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	/* landlock_restrict_self: EPERM (the supervisor could not honour it) */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_landlock_restrict_self,
+					      0, 1);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+					      SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+	/* each trapped number jumps to the USER_NOTIF return after the list */
+	for (size_t i = 0; i < N_TRAPPED; i++)
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						      (unsigned)trapped[i],
+						      (unsigned char)(N_TRAPPED - i), 0);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
+	struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			  &prog);
+	if (fd < 0)
+		return -errno;
+	return (int)fd;
+}
+
+/* ------------------------------------------------------------------ */
+
+struct sup {
+	int listener;
+	struct policy_client *pc; /* NULL once broken: every decision refuses */
+	const char *home;
+	size_t home_len;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	size_t req_size, resp_size;
+	pid_t tid; /* the current notification's thread */
+	unsigned long long decided, refused;
+};
+
+static bool
+id_valid(struct sup *s)
+{
+	return ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &s->req->id) == 0;
+}
+
+/* A NUL-terminated string at ADDR of the tracee into BUF (SUP_PATH_MAX). */
+static int
+read_string(struct sup *s, unsigned long long addr, char *buf)
+{
+	size_t got = 0;
+	if (!addr)
+		return -EFAULT;
+	while (got < SUP_PATH_MAX) {
+		/* up to the end of the page, so a string ending before an unmapped page reads */
+		size_t chunk = 4096 - ((addr + got) & 4095);
+		if (chunk > SUP_PATH_MAX - got)
+			chunk = SUP_PATH_MAX - got;
+		struct iovec l = { .iov_base = buf + got, .iov_len = chunk };
+		struct iovec r = { .iov_base = (void *)(uintptr_t)(addr + got), .iov_len = chunk };
+		ssize_t n = process_vm_readv(s->tid, &l, 1, &r, 1, 0);
+		if (n <= 0)
+			return n == 0 ? -EFAULT : (errno == EFAULT ? -EFAULT : -EACCES);
+		void *z = memchr(buf + got, '\0', (size_t)n);
+		got += (size_t)n;
+		if (z)
+			return id_valid(s) ? 0 : -ESRCH;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* readlink of /proc/TID/WHAT into a malloc'd absolute path of a live directory. */
+static int
+proc_dir_link(struct sup *s, const char *what, char **out)
+{
+	char p[64], buf[SUP_PATH_MAX];
+	snprintf(p, sizeof(p), "/proc/%d/%s", (int)s->tid, what);
+	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return errno == ENOENT ? -EBADF : -EACCES;
+	buf[n] = '\0';
+	if (!id_valid(s))
+		return -ESRCH;
+	if (buf[0] != '/')
+		return -ENOTDIR; /* a socket, a pipe, an anonymous inode */
+	static const char deleted[] = " (deleted)";
+	if ((size_t)n >= sizeof(deleted) - 1 &&
+	    strcmp(buf + n - (sizeof(deleted) - 1), deleted) == 0)
+		return -ENOENT;
+	*out = strdup(buf);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* The absolute path of PATH for the tracee (relative to DIRFD, AT_FDCWD: its cwd). */
+static int
+absolute(struct sup *s, int dirfd, const char *path, char **out)
+{
+	if (path[0] == '/') {
+		*out = strdup(path);
+		return *out ? 0 : -ENOMEM;
+	}
+	if (path[0] == '\0')
+		return -ENOENT; /* AT_EMPTY_PATH is refused by the callers */
+	_cleanup_free_ char *base = NULL;
+	char what[32];
+	if (dirfd == AT_FDCWD)
+		snprintf(what, sizeof(what), "cwd");
+	else if (dirfd < 0)
+		return -EBADF;
+	else
+		snprintf(what, sizeof(what), "fd/%d", dirfd);
+	int r = proc_dir_link(s, what, &base);
+	if (r < 0)
+		return r;
+	if (asprintf(out, "%s/%s", strcmp(base, "/") == 0 ? "" : base, path) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * The canonical path of absolute ABS: every directory resolved (realpath in
+ * PID 1's view, the tracee's too), the last component too when FOLLOW and it
+ * is a symbolic link (a dangling one is resolved through its target, for a
+ * create). /proc/self and /proc/thread-self name the tracee's.
+ */
+static int
+canonical(struct sup *s, const char *abs_in, bool follow, int depth, char **out)
+{
+	_cleanup_free_ char *abs = NULL;
+	if (depth > SUP_LINK_DEPTH)
+		return -ELOOP;
+	if (strncmp(abs_in, "/proc/self", 10) == 0 &&
+	    (abs_in[10] == '/' || abs_in[10] == '\0')) {
+		if (asprintf(&abs, "/proc/%d%s", (int)s->tid, abs_in + 10) < 0)
+			return -ENOMEM;
+	} else if (strncmp(abs_in, "/proc/thread-self", 17) == 0 &&
+		   (abs_in[17] == '/' || abs_in[17] == '\0')) {
+		if (asprintf(&abs, "/proc/%d/task/%d%s", (int)s->tid, (int)s->tid, abs_in + 17) < 0)
+			return -ENOMEM;
+	} else if (!(abs = strdup(abs_in)))
+		return -ENOMEM;
+
+	size_t len = strlen(abs);
+	while (len > 1 && abs[len - 1] == '/')
+		abs[--len] = '\0';
+	char *slash = strrchr(abs, '/');
+	const char *last = slash + 1;
+	if (strcmp(abs, "/") == 0 || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
+		char *r = realpath(abs, NULL);
+		if (!r)
+			return -errno;
+		*out = r;
+		return 0;
+	}
+	_cleanup_free_ char *dir = strndup(abs, slash == abs ? 1 : (size_t)(slash - abs));
+	if (!dir)
+		return -ENOMEM;
+	_cleanup_free_ char *rdir = realpath(dir, NULL);
+	if (!rdir)
+		return -errno;
+	_cleanup_free_ char *joined = NULL;
+	if (asprintf(&joined, "%s/%s", strcmp(rdir, "/") == 0 ? "" : rdir, last) < 0)
+		return -ENOMEM;
+	struct stat st;
+	if (!follow || lstat(joined, &st) < 0 || !S_ISLNK(st.st_mode)) {
+		*out = TAKE_PTR(joined);
+		return 0;
+	}
+	char target[SUP_PATH_MAX];
+	ssize_t n = readlink(joined, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	_cleanup_free_ char *next = NULL;
+	if (target[0] == '/')
+		next = strdup(target);
+	else if (asprintf(&next, "%s/%s", strcmp(rdir, "/") == 0 ? "" : rdir, target) < 0)
+		next = NULL;
+	if (!next)
+		return -ENOMEM;
+	return canonical(s, next, true, depth + 1, out);
+}
+
+static bool
+under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Reads here need no round trip: the system runtime, the box's own /dev and /proc. */
+static bool
+runtime_path(const char *path)
+{
+	static const char *const dirs[] = { "/usr", "/lib", "/lib64", "/bin", "/sbin", "/proc" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (under(path, dirs[i]))
+			return true;
+	return under(path, "/dev") && !under(path, "/dev/shm");
+}
+
+enum act { A_READ, A_WRITE, A_DELETE, A_MOVE };
+static const char *const act_names[] = { "fs:read", "fs:write", "fs:delete", "fs:move" };
+
+/* Decide ACTION/OP of canonical PATH: 0 permitted, -EACCES refused (or no answer). */
+static int
+decide(struct sup *s, enum act a, const char *op, const char *path)
+{
+	/*
+	 * PID 1's own /proc entries: PID 1 performs opens with its own
+	 * credentials, and to itself its mem, environ and fds are open;
+	 * the tracee gets none of them, whatever the policy says.
+	 */
+	if (under(path, "/proc/1"))
+		return -EACCES;
+	if (a == A_READ && runtime_path(path))
+		return 0;
+	if (!s->pc)
+		return -EACCES;
+	_cleanup_free_ char *spelled = NULL;
+	if (s->home_len > 1 && under(path, s->home)) {
+		const char *rest = path + s->home_len;
+		if (asprintf(&spelled, "~%s", rest) < 0)
+			return -EACCES;
+	}
+	struct policy_fields f;
+	policy_fields_init(&f);
+	policy_fields_str(&f, "path", spelled ? spelled : path);
+	policy_fields_str(&f, "operation", op);
+	Box__DecideRequest rq = BOX__DECIDE_REQUEST__INIT;
+	rq.action = (char *)act_names[a];
+	rq.input = f.p;
+	rq.n_input = f.n;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int r = policy_client_call(s->pc, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &rq.base, &m);
+	if (r < 0) {
+		/* broken: every later decision refuses (fail closed) */
+		policy_client_free(s->pc);
+		s->pc = NULL;
+		return -EACCES;
+	}
+	const Box__DecideReply *rep = (const Box__DecideReply *)m.msg;
+	bool ok = policy_client_permitted(rep) && rep->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	box_ipc_msg_done(&m);
+	s->decided++;
+	if (!ok)
+		s->refused++;
+	return ok ? 0 : -EACCES;
+}
+
+/* The tracee's umask (/proc/TID/status), or 077 when it cannot be read. */
+static mode_t
+tracee_umask(struct sup *s)
+{
+	char p[64], buf[2048];
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)s->tid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 077;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 077;
+	buf[n] = '\0';
+	const char *u = strstr(buf, "\nUmask:");
+	if (!u)
+		return 077;
+	/* "Umask:\t0022\n": exactly four octal digits, then the line's end */
+	const char *d = u + 7;
+	while (*d == '\t' || *d == ' ')
+		d++;
+	mode_t m = 0;
+	for (int i = 0; i < 4; i++, d++) {
+		if (*d < '0' || *d > '7')
+			return 077;
+		m = (mode_t)(m * 8 + (mode_t)(*d - '0'));
+	}
+	return *d == '\n' ? (m & 0777) : 077;
+}
+
+/* O_CREAT, or O_TMPFILE (two bits, one of them O_DIRECTORY: both must be set). */
+static bool
+creates(int flags)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+static int
+open_resolved(const char *path, int flags, mode_t mode)
+{
+	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC), .mode = mode,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	if (!creates(flags))
+		how.mode = 0;
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* The directory of canonical PATH, opened O_PATH without following links; *LAST in PATH. */
+static int
+open_parent(const char *path, const char **last)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	*last = slash + 1;
+	return open_resolved(dir, O_PATH | O_DIRECTORY, 0);
+}
+
+static bool
+retry_error(int r)
+{
+	return r == -ELOOP || r == -EXDEV;
+}
+
+static int
+reply(struct sup *s, long long val, int error, unsigned flags)
+{
+	memset(s->resp, 0, s->resp_size);
+	s->resp->id = s->req->id;
+	s->resp->val = val;
+	s->resp->error = error;
+	s->resp->flags = flags;
+	/* ENOENT: the tracee died or was interrupted meanwhile; nothing to answer */
+	(void)ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, s->resp);
+	return 0;
+}
+
+/* open/openat/creat, performed: the fd injected (or the error). */
+static int
+do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mode)
+{
+	char path[SUP_PATH_MAX];
+	int r = read_string(s, addr, path);
+	if (r < 0)
+		return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
+	_cleanup_free_ char *abs = NULL;
+	if ((r = absolute(s, dirfd, path, &abs)) < 0)
+		return reply(s, 0, r == -ESRCH ? -EACCES : r, 0);
+	bool follow = !(flags & O_NOFOLLOW) && !((flags & O_CREAT) && (flags & O_EXCL));
+	int acc = flags & O_ACCMODE;
+	bool writes = acc != O_RDONLY || creates(flags) || (flags & O_TRUNC);
+	mode_t um = creates(flags) ? tracee_umask(s) : 0;
+	int fd = -ELOOP;
+	for (int i = 0; i <= SUP_RETRIES; i++) {
+		_cleanup_free_ char *canon = NULL;
+		r = canonical(s, abs, follow, 0, &canon);
+		if (r < 0)
+			return reply(s, 0, r, 0);
+		struct stat st;
+		bool exists = stat(canon, &st) == 0;
+		const char *op;
+		enum act a;
+		if (flags & O_PATH) {
+			a = A_READ;
+			op = "read_metadata";
+		} else if (writes) {
+			a = A_WRITE;
+			op = "write_content";
+		} else {
+			a = A_READ;
+			op = exists && S_ISDIR(st.st_mode) ? "enumerate" : "read_content";
+		}
+		if ((r = decide(s, a, op, canon)) < 0)
+			return reply(s, 0, r, 0);
+		/*
+		 * Always non-blocking (a FIFO, or a path swapped for one after the
+		 * stat, must not hang the supervisor), then blocking again unless
+		 * the tracee asked for O_NONBLOCK.
+		 */
+		mode_t old = umask(um);
+		/* O_NOCTTY: a terminal never becomes PID 1's controlling one */
+		fd = open_resolved(canon, (flags | O_NONBLOCK | O_NOCTTY) & ~O_CLOEXEC, mode);
+		umask(old);
+		if (fd >= 0 && !(flags & (O_NONBLOCK | O_PATH)) &&
+		    fcntl(fd, F_SETFL, flags & ~(O_NONBLOCK | O_ACCMODE)) < 0) {
+			close(fd);
+			fd = -EIO;
+		}
+		if (!retry_error(fd) || (flags & O_NOFOLLOW))
+			break;
+		if (i == SUP_RETRIES)
+			fd = -EACCES;
+	}
+	if (fd < 0)
+		return reply(s, 0, fd, 0);
+	struct seccomp_notif_addfd add = {
+		.id = s->req->id,
+		.flags = SECCOMP_ADDFD_FLAG_SEND,
+		.srcfd = (unsigned)fd,
+		.newfd = 0,
+		.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+	};
+	(void)ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add); /* it answers, or the tracee is gone */
+	close(fd);
+	return 0;
+}
+
+/* One path argument resolved: the canonical path in *OUT. */
+static int
+path_arg(struct sup *s, int dirfd, unsigned long long addr, bool follow, char **out)
+{
+	char path[SUP_PATH_MAX];
+	int r = read_string(s, addr, path);
+	if (r < 0)
+		return r == -EFAULT ? -EFAULT : -EACCES;
+	_cleanup_free_ char *abs = NULL;
+	if ((r = absolute(s, dirfd, path, &abs)) < 0)
+		return r == -ESRCH ? -EACCES : r;
+	return canonical(s, abs, follow, 0, out);
+}
+
+/* mkdir(at), unlink(at), rmdir, performed in the canonical parent. */
+static int
+do_dirop(struct sup *s, int dirfd, unsigned long long addr, int nr_kind, mode_t mode)
+{
+	enum { MKDIR, UNLINK, RMDIR };
+	int r = -ELOOP;
+	for (int i = 0; i <= SUP_RETRIES; i++) {
+		_cleanup_free_ char *canon = NULL;
+		if ((r = path_arg(s, dirfd, addr, false, &canon)) < 0)
+			return reply(s, 0, r, 0);
+		r = nr_kind == MKDIR  ? decide(s, A_WRITE, "create_dir", canon) :
+		    nr_kind == UNLINK ? decide(s, A_DELETE, "remove_file", canon) :
+					decide(s, A_DELETE, "remove_dir", canon);
+		if (r < 0)
+			return reply(s, 0, r, 0);
+		const char *last;
+		int pfd = open_parent(canon, &last);
+		if (pfd >= 0) {
+			if (nr_kind == MKDIR) {
+				mode_t old = umask(tracee_umask(s));
+				r = mkdirat(pfd, last, mode) < 0 ? -errno : 0;
+				umask(old);
+			} else {
+				r = unlinkat(pfd, last, nr_kind == RMDIR ? AT_REMOVEDIR : 0) < 0 ? -errno : 0;
+			}
+			close(pfd);
+		} else {
+			r = pfd;
+		}
+		if (!retry_error(r))
+			break;
+		if (i == SUP_RETRIES)
+			r = -EACCES;
+	}
+	return reply(s, 0, r, 0);
+}
+
+/* rename(at,2): fs:read and fs:move of the source, fs:move (and fs:delete) of the target. */
+static int
+do_rename(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned long long naddr,
+	  unsigned flags)
+{
+	int r = -ELOOP;
+	for (int i = 0; i <= SUP_RETRIES; i++) {
+		_cleanup_free_ char *from = NULL, *to = NULL;
+		if ((r = path_arg(s, odir, oaddr, false, &from)) < 0 ||
+		    (r = path_arg(s, ndir, naddr, false, &to)) < 0)
+			return reply(s, 0, r, 0);
+		struct stat st;
+		bool target = lstat(to, &st) == 0;
+		if ((r = decide(s, A_READ, "read_content", from)) < 0 ||
+		    (r = decide(s, A_MOVE, "rename", from)) < 0 ||
+		    (r = decide(s, A_MOVE, "rename", to)) < 0 ||
+		    (target && (r = decide(s, A_DELETE,
+					   S_ISDIR(st.st_mode) ? "remove_dir" : "remove_file", to)) < 0))
+			return reply(s, 0, r, 0);
+		const char *lf, *lt;
+		int pf = open_parent(from, &lf);
+		int pt = pf >= 0 ? open_parent(to, &lt) : -EBADF;
+		if (pf < 0 || pt < 0)
+			r = pf < 0 ? pf : pt;
+		else
+			r = syscall(SYS_renameat2, pf, lf, pt, lt, flags) < 0 ? -errno : 0;
+		if (pf >= 0)
+			close(pf);
+		if (pt >= 0)
+			close(pt);
+		if (!retry_error(r) || r == -EXDEV) /* EXDEV from renameat2 is the tracee's own */
+			break;
+		if (i == SUP_RETRIES)
+			r = -EACCES;
+	}
+	return reply(s, 0, r, 0);
+}
+
+/* Decided, then the kernel performs it: (dirfd, path) as ACTION/OP. */
+static int
+do_continue(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum act a,
+	    const char *op)
+{
+	_cleanup_free_ char *canon = NULL;
+	int r = path_arg(s, dirfd, addr, follow, &canon);
+	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG || r == -ELOOP) {
+		/* nothing there to decide about: the kernel says the same error */
+		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+	}
+	if (r < 0)
+		return reply(s, 0, r, 0);
+	if ((r = decide(s, a, op, canon)) < 0)
+		return reply(s, 0, r, 0);
+	return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+/* An AT_EMPTY_PATH call on an fd the tracee holds: that fd was decided when it was opened. */
+static bool
+empty_path(struct sup *s, unsigned long long addr, unsigned long long atflags)
+{
+	char c = 1;
+	struct iovec l = { .iov_base = &c, .iov_len = 1 };
+	struct iovec r = { .iov_base = (void *)(uintptr_t)addr, .iov_len = 1 };
+	if (!(atflags & AT_EMPTY_PATH) || !addr)
+		return false;
+	return process_vm_readv(s->tid, &l, 1, &r, 1, 0) == 1 && c == '\0' && id_valid(s);
+}
+
+/* SIZE bytes of the tracee at ADDR (then ID_VALID). */
+static int
+read_mem(struct sup *s, unsigned long long addr, void *buf, size_t size)
+{
+	struct iovec l = { .iov_base = buf, .iov_len = size };
+	struct iovec r = { .iov_base = (void *)(uintptr_t)addr, .iov_len = size };
+	ssize_t n = process_vm_readv(s->tid, &l, 1, &r, 1, 0);
+	if (n != (ssize_t)size)
+		return n < 0 && errno != EFAULT ? -EACCES : -EFAULT;
+	return id_valid(s) ? 0 : -ESRCH;
+}
+
+#define XATTR_NAME_LEN 255
+#define XATTR_VALUE_LEN 65536
+
+/* A call PID 1 performs on one canonical path (do_perform). */
+struct op {
+	enum { OP_TRUNCATE, OP_CHMOD, OP_CHOWN, OP_UTIMENS, OP_MKNOD, OP_SETXATTR,
+	       OP_REMOVEXATTR } kind;
+	bool nofollow;             /* the last component itself, when it is a link */
+	unsigned long long n1, n2; /* length; mode; uid, gid; mode, dev; xattr flags */
+	struct timespec ts[2];
+	bool have_ts;
+	char name[SUP_PATH_MAX];   /* the xattr's name */
+	void *value;
+	size_t size;
+};
+
+struct box_xattr_args { /* linux/xattr.h's struct xattr_args (6.13) */
+	uint64_t value;
+	uint32_t size;
+	uint32_t flags;
+};
+
+static int
+apply(struct sup *s, const char *canon, const struct op *o)
+{
+	int r;
+	if (o->kind == OP_MKNOD) {
+		const char *last;
+		int pfd = open_parent(canon, &last);
+		if (pfd < 0)
+			return pfd;
+		mode_t old = umask(tracee_umask(s));
+		r = mknodat(pfd, last, (mode_t)o->n1, (dev_t)o->n2) < 0 ? -errno : 0;
+		umask(old);
+		close(pfd);
+		return r;
+	}
+	int fd = o->kind == OP_TRUNCATE ?
+			 open_resolved(canon, O_WRONLY | O_NONBLOCK | O_NOCTTY, 0) :
+			 open_resolved(canon, O_PATH | (o->nofollow ? O_NOFOLLOW : 0), 0);
+	if (fd < 0)
+		return fd;
+	switch (o->kind) {
+	case OP_TRUNCATE: r = ftruncate(fd, (off_t)o->n1); break;
+	case OP_CHMOD: r = (int)syscall(BOX_NR_fchmodat2, fd, "", (mode_t)o->n1, AT_EMPTY_PATH); break;
+	case OP_CHOWN:
+		r = fchownat(fd, "", (uid_t)o->n1, (gid_t)o->n2, AT_EMPTY_PATH);
+		break;
+	case OP_UTIMENS: r = utimensat(fd, "", o->have_ts ? o->ts : NULL, AT_EMPTY_PATH); break;
+	case OP_SETXATTR: {
+		struct box_xattr_args x = { .value = (uint64_t)(uintptr_t)o->value,
+					    .size = (uint32_t)o->size, .flags = (uint32_t)o->n1 };
+		r = (int)syscall(BOX_NR_setxattrat, fd, "", AT_EMPTY_PATH, o->name, &x, sizeof(x));
+		break;
+	}
+	case OP_REMOVEXATTR:
+		r = (int)syscall(BOX_NR_removexattrat, fd, "", AT_EMPTY_PATH, o->name);
+		break;
+	case OP_MKNOD:
+	default: r = -1; errno = EINVAL; break;
+	}
+	r = r < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+/* (DIRFD, ADDR) resolved (the last link followed when FOLLOW), decided, performed by apply. */
+static int
+do_perform(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum act a,
+	   const char *opname, const struct op *o)
+{
+	int r = -ELOOP;
+	for (int i = 0; i <= SUP_RETRIES; i++) {
+		_cleanup_free_ char *canon = NULL;
+		if ((r = path_arg(s, dirfd, addr, follow, &canon)) < 0)
+			return reply(s, 0, r, 0);
+		if ((r = decide(s, a, opname, canon)) < 0)
+			return reply(s, 0, r, 0);
+		r = apply(s, canon, o);
+		if (!retry_error(r))
+			break;
+		if (i == SUP_RETRIES)
+			r = -EACCES;
+	}
+	return reply(s, 0, r, 0);
+}
+
+/* link(at): fs:read of the source, fs:write of the new name; linked in the canonical parents. */
+static int
+do_link(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned long long naddr,
+	bool follow)
+{
+	int r = -ELOOP;
+	for (int i = 0; i <= SUP_RETRIES; i++) {
+		_cleanup_free_ char *from = NULL, *to = NULL;
+		if ((r = path_arg(s, odir, oaddr, follow, &from)) < 0 ||
+		    (r = path_arg(s, ndir, naddr, false, &to)) < 0)
+			return reply(s, 0, r, 0);
+		if ((r = decide(s, A_READ, "read_content", from)) < 0 ||
+		    (r = decide(s, A_WRITE, "write_content", to)) < 0)
+			return reply(s, 0, r, 0);
+		const char *lf, *lt;
+		int pf = open_parent(from, &lf);
+		int pt = pf >= 0 ? open_parent(to, &lt) : -EBADF;
+		if (pf < 0 || pt < 0)
+			r = pf < 0 ? pf : pt;
+		else
+			r = linkat(pf, lf, pt, lt, 0) < 0 ? -errno : 0;
+		if (pf >= 0)
+			close(pf);
+		if (pt >= 0)
+			close(pt);
+		if (!retry_error(r) || r == -EXDEV)
+			break;
+		if (i == SUP_RETRIES)
+			r = -EACCES;
+	}
+	return reply(s, 0, r, 0);
+}
+
+/*
+ * symlink(at): fs:read of the target as the link would resolve it (from the
+ * link's directory), fs:write (symlink) of the link; made in the canonical
+ * parent with the target text as read.
+ */
+static int
+do_symlink(struct sup *s, unsigned long long taddr, int ndir, unsigned long long naddr)
+{
+	char target[SUP_PATH_MAX];
+	int r = read_string(s, taddr, target);
+	if (r < 0)
+		return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
+	if (!target[0])
+		return reply(s, 0, -ENOENT, 0);
+	for (int i = 0; i <= SUP_RETRIES; i++) {
+		_cleanup_free_ char *to = NULL, *tabs = NULL, *tcanon = NULL;
+		if ((r = path_arg(s, ndir, naddr, false, &to)) < 0)
+			return reply(s, 0, r, 0);
+		const char *sl = strrchr(to, '/');
+		if (target[0] == '/')
+			tabs = strdup(target);
+		else if (asprintf(&tabs, "%.*s/%s", (int)(sl - to), to, target) < 0)
+			tabs = NULL;
+		if (!tabs)
+			return reply(s, 0, -ENOMEM, 0);
+		/* a dangling target is decided as written */
+		if ((r = decide(s, A_READ, "read_content",
+				canonical(s, tabs, true, 0, &tcanon) == 0 ? tcanon : tabs)) < 0 ||
+		    (r = decide(s, A_WRITE, "symlink", to)) < 0)
+			return reply(s, 0, r, 0);
+		const char *last;
+		int pfd = open_parent(to, &last);
+		r = pfd < 0 ? pfd : symlinkat(target, pfd, last) < 0 ? -errno : 0;
+		if (pfd >= 0)
+			close(pfd);
+		if (!retry_error(r))
+			break;
+		if (i == SUP_RETRIES)
+			r = -EACCES;
+	}
+	return reply(s, 0, r, 0);
+}
+
+static int
+handle(struct sup *s)
+{
+	const struct seccomp_data *d = &s->req->data;
+	const unsigned long long *a = d->args;
+	int dfd = (int)a[0];
+	bool nofollow_at;
+	s->tid = (pid_t)s->req->pid;
+
+	switch (d->nr) {
+	case __NR_open: return do_open(s, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2]);
+	case __NR_creat:
+		return do_open(s, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1]);
+	case __NR_openat: return do_open(s, dfd, a[1], (int)a[2], (mode_t)a[3]);
+	case __NR_mkdir: return do_dirop(s, AT_FDCWD, a[0], 0, (mode_t)a[1]);
+	case __NR_mkdirat: return do_dirop(s, dfd, a[1], 0, (mode_t)a[2]);
+	case __NR_unlink: return do_dirop(s, AT_FDCWD, a[0], 1, 0);
+	case __NR_rmdir: return do_dirop(s, AT_FDCWD, a[0], 2, 0);
+	case __NR_unlinkat:
+		if ((int)a[2] & ~AT_REMOVEDIR)
+			return reply(s, 0, -EINVAL, 0);
+		return do_dirop(s, dfd, a[1], ((int)a[2] & AT_REMOVEDIR) ? 2 : 1, 0);
+	case __NR_rename: return do_rename(s, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+	case __NR_renameat: return do_rename(s, dfd, a[1], (int)a[2], a[3], 0);
+	case __NR_renameat2: return do_rename(s, dfd, a[1], (int)a[2], a[3], (unsigned)a[4]);
+	case __NR_stat:
+	case __NR_statfs:
+	case __NR_access:
+		return do_continue(s, AT_FDCWD, a[0], true, A_READ, "read_metadata");
+	case __NR_lstat: return do_continue(s, AT_FDCWD, a[0], false, A_READ, "read_metadata");
+	case __NR_newfstatat:
+	case __NR_statx:
+		/* fstat(fd) through AT_EMPTY_PATH: the fd was decided when it was opened */
+		if (empty_path(s, a[1], a[d->nr == __NR_statx ? 2 : 3]))
+			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+		nofollow_at = a[d->nr == __NR_statx ? 2 : 3] & AT_SYMLINK_NOFOLLOW;
+		return do_continue(s, dfd, a[1], !nofollow_at, A_READ, "read_metadata");
+	case __NR_faccessat:
+		return do_continue(s, dfd, a[1], true, A_READ, "read_metadata");
+	case BOX_NR_faccessat2:
+		return do_continue(s, dfd, a[1], !(a[3] & AT_SYMLINK_NOFOLLOW), A_READ,
+				   "read_metadata");
+	case __NR_readlink: return do_continue(s, AT_FDCWD, a[0], false, A_READ, "read_link");
+	case __NR_readlinkat: return do_continue(s, dfd, a[1], false, A_READ, "read_link");
+	case __NR_chdir: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "change_dir");
+	case __NR_inotify_add_watch:
+		return do_continue(s, AT_FDCWD, a[1], true, A_READ, "read_metadata");
+	case __NR_execve: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "exec");
+	case __NR_execveat:
+		if (empty_path(s, a[1], a[4]))
+			return reply(s, 0, -EPERM, 0); /* box's filter refuses it too */
+		return do_continue(s, dfd, a[1], !(a[4] & AT_SYMLINK_NOFOLLOW), A_READ, "exec");
+	case __NR_truncate: {
+		struct op o = { .kind = OP_TRUNCATE, .n1 = a[1] };
+		return do_perform(s, AT_FDCWD, a[0], true, A_WRITE, "write_content", &o);
+	}
+	case __NR_chmod:
+	case __NR_fchmodat:
+	case BOX_NR_fchmodat2: {
+		bool at = d->nr != __NR_chmod;
+		bool nofollow = d->nr == BOX_NR_fchmodat2 && (a[3] & AT_SYMLINK_NOFOLLOW);
+		struct op o = { .kind = OP_CHMOD, .nofollow = nofollow, .n1 = at ? a[2] : a[1] };
+		if (d->nr == BOX_NR_fchmodat2 && empty_path(s, a[1], a[3]))
+			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* fchmod(fd) */
+		return do_perform(s, at ? dfd : AT_FDCWD, at ? a[1] : a[0], !nofollow, A_WRITE,
+				  "set_permissions", &o);
+	}
+	case __NR_chown:
+	case __NR_lchown: {
+		struct op o = { .kind = OP_CHOWN, .nofollow = d->nr == __NR_lchown, .n1 = a[1],
+				.n2 = a[2] };
+		return do_perform(s, AT_FDCWD, a[0], d->nr == __NR_chown, A_WRITE, "set_permissions",
+				  &o);
+	}
+	case __NR_fchownat: {
+		if (empty_path(s, a[1], a[4]))
+			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* fchown(fd) */
+		bool nofollow = a[4] & AT_SYMLINK_NOFOLLOW;
+		struct op o = { .kind = OP_CHOWN, .nofollow = nofollow, .n1 = a[2], .n2 = a[3] };
+		return do_perform(s, dfd, a[1], !nofollow, A_WRITE, "set_permissions", &o);
+	}
+	case __NR_utime:
+	case __NR_utimes:
+	case __NR_futimesat:
+		return reply(s, 0, -ENOSYS, 0); /* glibc uses utimensat */
+	case __NR_utimensat: {
+		if (!a[1] || empty_path(s, a[1], a[3]))
+			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* futimens(fd) */
+		bool nofollow = a[3] & AT_SYMLINK_NOFOLLOW;
+		struct op o = { .kind = OP_UTIMENS, .nofollow = nofollow };
+		if (a[2]) {
+			int r = read_mem(s, a[2], o.ts, sizeof(o.ts));
+			if (r < 0)
+				return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
+			o.have_ts = true;
+		}
+		return do_perform(s, dfd, a[1], !nofollow, A_WRITE, "set_permissions", &o);
+	}
+	case __NR_setxattr:
+	case __NR_lsetxattr:
+	case __NR_removexattr:
+	case __NR_lremovexattr: {
+		bool set = d->nr == __NR_setxattr || d->nr == __NR_lsetxattr;
+		bool nofollow = d->nr == __NR_lsetxattr || d->nr == __NR_lremovexattr;
+		struct op o = { .kind = set ? OP_SETXATTR : OP_REMOVEXATTR, .nofollow = nofollow };
+		int r = read_string(s, a[1], o.name);
+		if (r == 0 && strlen(o.name) > XATTR_NAME_LEN)
+			r = -ERANGE;
+		if (r == 0 && set) {
+			if (a[3] > XATTR_VALUE_LEN)
+				r = -E2BIG;
+			else if ((o.size = (size_t)a[3]) && !(o.value = malloc(o.size)))
+				r = -ENOMEM;
+			else if (o.size)
+				r = read_mem(s, a[2], o.value, o.size);
+			o.n1 = a[4];
+		}
+		if (r < 0) {
+			free(o.value);
+			return reply(s, 0, r == -ESRCH ? -EACCES : r, 0);
+		}
+		r = do_perform(s, AT_FDCWD, a[0], !nofollow, A_WRITE, "set_permissions", &o);
+		free(o.value);
+		return r;
+	}
+	case __NR_getxattr:
+	case __NR_listxattr:
+		return do_continue(s, AT_FDCWD, a[0], true, A_READ, "read_metadata");
+	case __NR_lgetxattr:
+	case __NR_llistxattr:
+		return do_continue(s, AT_FDCWD, a[0], false, A_READ, "read_metadata");
+	case __NR_mknod:
+	case __NR_mknodat: {
+		bool at = d->nr == __NR_mknodat;
+		struct op o = { .kind = OP_MKNOD, .n1 = at ? a[2] : a[1], .n2 = at ? a[3] : a[2] };
+		return do_perform(s, at ? dfd : AT_FDCWD, at ? a[1] : a[0], false, A_WRITE,
+				  "write_content", &o);
+	}
+	case __NR_link:
+	case __NR_linkat: {
+		bool at = d->nr == __NR_linkat;
+		if (at && ((int)a[4] & AT_EMPTY_PATH))
+			return reply(s, 0, -EPERM, 0); /* a link to an open fd: refused */
+		return do_link(s, at ? dfd : AT_FDCWD, at ? a[1] : a[0], at ? (int)a[2] : AT_FDCWD,
+			       at ? a[3] : a[1], at && ((int)a[4] & AT_SYMLINK_FOLLOW));
+	}
+	case __NR_symlink:
+	case __NR_symlinkat: {
+		bool at = d->nr == __NR_symlinkat;
+		return do_symlink(s, a[0], at ? (int)a[1] : AT_FDCWD, at ? a[2] : a[1]);
+	}
+	default:
+		return reply(s, 0, -ENOSYS, 0);
+	}
+}
+
+static struct sup S_sup;
+
+int
+supervise_start(int listener, int policyd_fd, const char *home)
+{
+	struct sup *s = &S_sup;
+	struct seccomp_notif_sizes sz;
+
+	s->listener = listener;
+	s->home = home && home[0] == '/' && strcmp(home, "/") != 0 ? home : "";
+	s->home_len = strlen(s->home);
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		return -errno;
+	s->req_size = sz.seccomp_notif > sizeof(*s->req) ? sz.seccomp_notif : sizeof(*s->req);
+	s->resp_size = sz.seccomp_notif_resp > sizeof(*s->resp) ? sz.seccomp_notif_resp :
+								    sizeof(*s->resp);
+	s->req = calloc(1, s->req_size);
+	s->resp = calloc(1, s->resp_size);
+	if (!s->req || !s->resp)
+		return -ENOMEM;
+	static const uint32_t replies[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY };
+	int r = policy_client_new_sync(policyd_fd, replies, 1, &s->pc);
+	if (r < 0)
+		s->pc = NULL; /* every decision refuses */
+	return 0;
+}
+
+int
+supervise_one(void)
+{
+	struct sup *s = &S_sup;
+
+	memset(s->req, 0, s->req_size);
+	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, s->req) < 0)
+		return errno == EINTR || errno == ENOENT ? 0 : -errno;
+	(void)handle(s);
+	return 0;
+}
