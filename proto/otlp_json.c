@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "otlp_json.h"
+#include "parse.h"
 #include "walk.h" /* box_proto_unpack_capped */
 
 /* ------------------------------------------------------------------ */
@@ -433,8 +434,8 @@ integer(struct jp *p, ProtobufCType t, uint64_t *u)
 	case PROTOBUF_C_TYPE_FIXED64: {
 		if (buf[0] == '-')
 			return -EBADMSG;
-		unsigned long long v = strtoull(buf, NULL, 10);
-		if (errno)
+		uint64_t v;
+		if (parse_u64(buf, UINT64_MAX, &v) < 0)
 			return -EBADMSG;
 		if ((t == PROTOBUF_C_TYPE_UINT32 || t == PROTOBUF_C_TYPE_FIXED32) && v > UINT32_MAX)
 			return -EBADMSG;
@@ -442,8 +443,8 @@ integer(struct jp *p, ProtobufCType t, uint64_t *u)
 		return 0;
 	}
 	default: {
-		long long v = strtoll(buf, NULL, 10);
-		if (errno)
+		int64_t v;
+		if (parse_i64(buf, &v) < 0)
 			return -EBADMSG;
 		if ((t == PROTOBUF_C_TYPE_INT32 || t == PROTOBUF_C_TYPE_SINT32 ||
 		     t == PROTOBUF_C_TYPE_SFIXED32 || t == PROTOBUF_C_TYPE_ENUM) &&

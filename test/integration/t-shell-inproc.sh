@@ -134,7 +134,7 @@ cat >"$D/killer.py" <<EOF
 import subprocess
 subprocess.call(["/run/box/bin/bash", "-c", "cat f1 >/dev/null; rm -f f2; kill -9 \$\$"])
 subprocess.call(["/run/box/bin/bash", "-c",
-                 "( cat f3 >/dev/null; while :; do :; done ) & sleep 1; kill -9 \$!; wait; echo reaped"])
+                 "( cat f3 >/dev/null; sleep 30 ) & sleep 1; kill -9 \$!; wait; echo reaped"])
 print("done", flush=True)
 EOF
 chmod 755 "$D/killer.py"
