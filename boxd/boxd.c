@@ -252,7 +252,18 @@ on_sigterm(struct boxd *d, int sig)
 	}
 }
 
-/* Every pending signal, in the order they came; SIGCHLD reaps once for all of them. */
+static void
+on_reap(evutil_socket_t fd, short what, void *arg)
+{
+	child_reap_all(arg); /* the one reaper (child.c) */
+}
+
+/*
+ * Every pending signal, in the order they came. SIGCHLD reaps once for all of them, after
+ * the events this turn of the loop already has: a daemon that wrote why it stops, then
+ * exited, is read before it is reaped (its PolicyReady refusal, not "exited before it was
+ * ready").
+ */
 static void
 on_signals(evutil_socket_t fd, short what, void *arg)
 {
@@ -272,7 +283,7 @@ on_signals(evutil_socket_t fd, short what, void *arg)
 	if (n < 0 && errno != EAGAIN && errno != EINTR)
 		log_warn_errno(errno, "reading the signalfd");
 	if (reap)
-		child_reap_all(d); /* the one reaper (child.c) */
+		event_active(d->reap_ev, EV_TIMEOUT, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -394,7 +405,8 @@ setup_loop(struct boxd *d)
 	if (d->sig_fd < 0)
 		fatal(errno, "signalfd");
 	d->sig_ev = event_new(d->base, d->sig_fd, EV_READ | EV_PERSIST, on_signals, d);
-	if (!d->sig_ev || event_add(d->sig_ev, NULL) < 0)
+	d->reap_ev = event_new(d->base, -1, 0, on_reap, d);
+	if (!d->sig_ev || !d->reap_ev || event_add(d->sig_ev, NULL) < 0)
 		fatalx("cannot watch the signalfd");
 }
 
@@ -469,6 +481,8 @@ shutdown_all(struct boxd *d)
 		(void)unlink(d->service_path);
 	if (d->sig_ev)
 		event_free(d->sig_ev);
+	if (d->reap_ev)
+		event_free(d->reap_ev);
 	safe_close(d->sig_fd);
 	event_base_free(d->base);
 	safe_close(d->self_pidns_fd);

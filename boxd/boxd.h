@@ -127,6 +127,7 @@ struct boxd {
 	struct event *listen_ev;
 	int sig_fd;             /* signalfd of the blocked signals (boxd.c) */
 	struct event *sig_ev;
+	struct event *reap_ev;  /* SIGCHLD: reap after this turn's other events */
 	struct child *children; /* every process boxd started and still tracks (child.c) */
 	struct box *boxes;      /* list */
 	unsigned n_boxes;
