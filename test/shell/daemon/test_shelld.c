@@ -1315,11 +1315,25 @@ test_session_cap(void)
 			      "echo up; read line; echo $line", NULL, 0, -1, NULL) == 0)
 			opened++;
 	CHECK_INT(opened, N);
-	/* Every one of them runs (its "up" came), so box-shell counts them all: no clock. */
+	/*
+	 * Every one of them runs (its "up" came), so box-shell counts them all: no clock. A
+	 * session of an earlier test may still be ending (its process ships its last decisions
+	 * and is reaped): a session denied for that is opened again, for up to 60 s.
+	 */
 	int up = 0;
 	for (int i = 0; i < N; i++) {
-		for (int t = 0; t < 60000 && xs[i].olen < 3 && !xs[i].done; t += 50)
+		for (int t = 0; t < 60000 && xs[i].olen < 3; t += 50) {
+			if (xs[i].done && xs[i].status == -2 && strstr(xs[i].denied, "too many shells")) {
+				sess_close(&xs[i]);
+				if (sess_open(&S, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND,
+					      "echo up; read line; echo $line", NULL, 0, -1, NULL) < 0)
+					break;
+				t += 200;
+			} else if (xs[i].done) {
+				break;
+			}
 			sess_pump(&xs[i], 50);
+		}
 		up += xs[i].olen >= 3 && strncmp(xs[i].obuf, "up\n", 3) == 0;
 		if (!(xs[i].olen >= 3 && strncmp(xs[i].obuf, "up\n", 3) == 0))
 			printf("# session %d did not say up: olen %zu done %d status %d out '%.*s' err '%.*s'\n", i,
