@@ -31,7 +31,7 @@
 # BOX_SUITES_VERBOSE=1 (show the first lines of box-sh's diff for every failing file).
 # Runs in a scratch directory it removes (/var/tmp/box-suites.*); as root each shell's run of
 # a file has its own pid and mount namespaces with a private /tmp: nothing is left behind
-# (so BOX_SH must not live under /tmp).
+# (so BOX_SH is copied into the scratch directory: a checkout under /tmp would be hidden).
 # Trusts: the suites' files as fetch.sh verified them; it is test code.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -143,7 +143,10 @@ else
 	echo "# not root or no namespaces: the files share /tmp and may leave processes behind"
 fi
 echo 'permit(principal, action, resource);' >"$SCR/allow.cedar"
-printf '#!/bin/sh\nexec "%s" --policy "%s" "$@"\n' "$BOX_SH" "$SCR/allow.cedar" >"$SCR/bin/box-sh"
+# The binary itself is copied out of the checkout: one under /tmp (a fresh clone there) is
+# hidden by each run's private /tmp.
+cp "$BOX_SH" "$SCR/bin/box-sh.bin" || fail_setup "box-sh can be copied into $SCR"
+printf '#!/bin/sh\nexec "%s" --policy "%s" "$@"\n' "$SCR/bin/box-sh.bin" "$SCR/allow.cedar" >"$SCR/bin/box-sh"
 chmod 0755 "$SCR/bin/box-sh"
 # The helper commands the suites' scripts call, each suite's own sources. bash's include
 # "bashansi.h" (its top directory, not kept by fetch.sh): the ANSI headers it stands for.
