@@ -73,6 +73,7 @@
 #include "ipc.h"
 #include "ipc_event.h"
 #include "log.h"
+#include "parse.h"
 #include "privdrop.h"
 #include "proto_policy.h"
 #include "proto_shell.h"
@@ -134,6 +135,7 @@ static struct {
 	uint64_t next_spawn;
 	Box__ShellInit *init;
 	int exit_code;
+	bool exiting; /* shd_exit was called: its code stands */
 	/*
 	 * The spare: the next session's invocation child, forked ahead while
 	 * box-shell is idle (signals reset, its box-policyd channel attached,
@@ -142,6 +144,13 @@ static struct {
 	pid_t spare_pid; /* 0: none, or not known yet (its first packet tells) */
 	int spare_ctl;   /* main's end of its control socket; -1: no spare */
 	struct event *spare_ev;
+	/*
+	 * BOX_TEST_SHELL_SPARE_DELAY_MS (a test hook that only slows a step, at
+	 * most 10 s): main reads the spare's control socket that much later, so
+	 * a spare can take a session, run it and end first (spare_drain).
+	 */
+	unsigned spare_delay_ms;
+	struct event *spare_delay_ev;
 	/* The zygote (zygote.c): forks the spares, reports their ends. */
 	pid_t zyg_pid;
 	int zyg_fd;
@@ -161,6 +170,13 @@ kill_group(struct session *s, int sig)
 static void
 shd_exit(int code)
 {
+	/*
+	 * The first reason stands: a stop (SIGTERM, exit 0) kills the zygote, and its end,
+	 * read in the same turn of the loop, must not turn that stop into a failure.
+	 */
+	if (M.exiting)
+		return;
+	M.exiting = true;
 	for (struct session *s = M.sessions; s; s = s->next)
 		kill_group(s, SIGKILL);
 	if (M.spare_pid > 0)
@@ -939,11 +955,9 @@ static void spare_make(void);
  * (whose SCM_CREDENTIALS say the spare's pid), nothing else.
  */
 static void
-on_spare_ctl(evutil_socket_t fd, short what, void *arg)
+spare_ctl_read(int fd, int max)
 {
-	(void)what;
-	(void)arg;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < max; i++) {
 		struct ctl_pkt p;
 		int r = ctl_recv(fd, &p);
 		if (r == 0)
@@ -980,6 +994,49 @@ on_spare_ctl(evutil_socket_t fd, short what, void *arg)
 			spare_make();
 		return;
 	}
+}
+
+static void
+on_spare_delayed(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	struct event *ev = M.spare_ev;
+	if (M.spare_ctl >= 0)
+		spare_ctl_read(M.spare_ctl, 4);
+	if (ev && M.spare_ev == ev)
+		(void)event_add(ev, NULL);
+}
+
+static void
+on_spare_ctl(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	if (M.spare_delay_ms && M.spare_delay_ev && M.spare_ev) {
+		struct timeval tv = { (time_t)(M.spare_delay_ms / 1000),
+				      (suseconds_t)(M.spare_delay_ms % 1000) * 1000 };
+		(void)event_del(M.spare_ev);
+		(void)evtimer_add(M.spare_delay_ev, &tv);
+		return;
+	}
+	spare_ctl_read(fd, 4);
+}
+
+/*
+ * Everything the spare said before it ended, read now: a spare that took a
+ * session may live out the whole session (take, run, exit) before main
+ * reads its control socket, and the zygote's report of its end, on another
+ * socket, may be read first. Read before that report is matched, its pid
+ * becomes a session's (TAKEN) or stays the spare's, as it was when it ended
+ * -- never an unknown pid whose session then waits for a reap that came.
+ */
+static void
+spare_drain(void)
+{
+	if (M.spare_ctl >= 0)
+		spare_ctl_read(M.spare_ctl, 256);
 }
 
 /*
@@ -1314,6 +1371,7 @@ session_exited(struct session *s, int status, bool said)
 static void
 child_ended(pid_t pid, int st)
 {
+	spare_drain();
 	if (pid == M.spare_pid) {
 		log_warn("The spare session process died (status %d); replaced", st);
 		spare_drop();
@@ -1507,6 +1565,18 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid)
 	M.sigchld_ev = evsignal_new(M.base, SIGCHLD, on_sigchld, NULL);
 	if (!M.sigchld_ev || evsignal_add(M.sigchld_ev, NULL) < 0)
 		start_fail(chan, rid, "cannot watch SIGCHLD");
+	const char *delay = getenv("BOX_TEST_SHELL_SPARE_DELAY_MS");
+	if (delay) {
+		uint64_t ms;
+		if (parse_u64(delay, 10000, &ms) < 0)
+			start_fail(chan, rid,
+				   "BOX_TEST_SHELL_SPARE_DELAY_MS=%s: not a number of ms up to 10000",
+				   delay);
+		M.spare_delay_ms = (unsigned)ms;
+		M.spare_delay_ev = evtimer_new(M.base, on_spare_delayed, NULL);
+		if (!M.spare_delay_ev)
+			start_fail(chan, rid, "cannot create a timer");
+	}
 	static const int sigs[2] = { SIGTERM, SIGINT };
 	for (int i = 0; i < 2; i++) {
 		M.stop_ev[i] = evsignal_new(M.base, sigs[i], on_stop_signal, NULL);

@@ -13,6 +13,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -63,6 +64,9 @@ tap_report_slow(const char *name, const struct timespec *t0, const struct timesp
 
 #define RUN(fn)                                                                           \
 	do {                                                                              \
+		const char *tap_only_ = getenv("TAP_ONLY");                               \
+		if (tap_only_ && *tap_only_ && strcmp(tap_only_, #fn) != 0)               \
+			break;                                                            \
 		int tap_before_ = tap_failed_checks;                                      \
 		struct timespec tap_t0_, tap_t1_;                                         \
 		tap_skip_reason = NULL;                                                   \

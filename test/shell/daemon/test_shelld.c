@@ -255,6 +255,7 @@ fake_boxd(const char *dir, int fd)
 
 struct shd_opts {
 	uint64_t timeout_ms;
+	const char *const *env; /* box-shell's BOX_TEST_* hooks ("NAME=VALUE"), NULL-terminated */
 	bool bad_init; /* a ShellInit box-shell must refuse? (none: the table decides) */
 };
 
@@ -340,7 +341,8 @@ shd_start(struct shd *s, const struct shd_opts *o)
 	int pfd = s->pd.fd[PD_SHELL];
 	int theirs[3] = { cs[1], pfd, lfd }; /* 3 boxd, 4 box-policyd, 5 shell.sock: common/daemon_fds.h */
 	struct pb_spawn sp = { .binary = shell_binary(), .argv0 = "box-shell", .fds = theirs,
-			       .n_fds = 3, .stderr_path = serr, .before_exec = no_openat2 };
+			       .n_fds = 3, .stderr_path = serr, .before_exec = no_openat2,
+			       .env = o ? o->env : NULL };
 	s->shell = pb_spawn(&sp);
 	if (s->shell < 0)
 		return (int)s->shell;
@@ -574,7 +576,9 @@ sess_signal(struct sess *x, int sig)
 static bool
 sess_pump(struct sess *x, int ms)
 {
-	struct pollfd pf[3] = { { x->conn, POLLIN, 0 }, { x->out_eof ? -1 : x->out, POLLIN, 0 },
+	/* Once its status came, not the connection: at its EOF, poll would return at once. */
+	struct pollfd pf[3] = { { x->done ? -1 : x->conn, POLLIN, 0 },
+				{ x->out_eof ? -1 : x->out, POLLIN, 0 },
 				{ x->err_eof ? -1 : x->err, POLLIN, 0 } };
 	if (poll(pf, 3, ms) <= 0)
 		return x->done && x->out_eof && x->err_eof;
@@ -1291,19 +1295,20 @@ test_hangup_kill(void)
 	sess_close(&x);
 }
 
-/* SHD_SESSIONS_MAX (512) sessions at once; one more is ShellDenied. */
-static void
-test_session_cap(void)
+/*
+ * 512 sessions of T at once, each running (its "up" came), and a 513th denied for the cap;
+ * room again once they ended. False: too few fds here (a skip).
+ */
+static bool
+session_cap_holds(struct shd *T)
 {
 	enum { N = 512 };
 	static struct sess xs[N];
-	if (!started)
-		return;
 	struct rlimit rl;
 	getrlimit(RLIMIT_NOFILE, &rl);
 	if (rl.rlim_max < 4 * N + 64) {
 		SKIP("RLIMIT_NOFILE hard limit too low for 512 sessions");
-		return;
+		return false;
 	}
 	if (rl.rlim_cur < 4 * N + 64) {
 		rl.rlim_cur = 4 * N + 64;
@@ -1311,7 +1316,7 @@ test_session_cap(void)
 	}
 	int opened = 0;
 	for (int i = 0; i < N; i++)
-		if (sess_open(&S, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND,
+		if (sess_open(T, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND,
 			      "echo up; read line; echo $line", NULL, 0, -1, NULL) == 0)
 			opened++;
 	CHECK_INT(opened, N);
@@ -1327,7 +1332,7 @@ test_session_cap(void)
 			if (xs[i].done && xs[i].status == -2) {
 				printf("# session %d denied (%s): opened again\n", i, xs[i].denied);
 				sess_close(&xs[i]);
-				if (sess_open(&S, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND,
+				if (sess_open(T, &xs[i], BOX__SHELL_MODE__SHELL_MODE_COMMAND,
 					      "echo up; read line; echo $line", NULL, 0, -1, NULL) < 0)
 					break;
 				t += 200;
@@ -1344,7 +1349,7 @@ test_session_cap(void)
 	}
 	CHECK_INT(up, N);
 	struct sess extra;
-	CHECK_INT(run_c(&S, &extra, "echo over", NULL), -2);
+	CHECK_INT(run_c(T, &extra, "echo over", NULL), -2);
 	CHECK(strstr(extra.denied, "too many shells") != NULL);
 	for (int i = 0; i < N; i++) {
 		(void)!write(xs[i].in, "ok\n", 3);
@@ -1364,10 +1369,20 @@ test_session_cap(void)
 	 * loaded 2-core machine reaping 512 shells takes a while; only a leak never ends.
 	 */
 	int st = -2;
-	for (int t = 0; t < 120000 && (st = run_c(&S, &extra, "echo again", NULL)) == -2; t += 100)
+	for (int t = 0; t < 120000 && (st = run_c(T, &extra, "echo again", NULL)) == -2; t += 100)
 		msleep(100);
 	CHECK_INT(st, 0);
 	CHECK_STR(extra.obuf, "again\n");
+	return true;
+}
+
+/* SHD_SESSIONS_MAX (512) sessions at once; one more is ShellDenied. Nothing of the tests
+ * before is still counted. */
+static void
+test_session_cap(void)
+{
+	if (started)
+		(void)session_cap_holds(&S);
 }
 
 static void
@@ -2182,6 +2197,61 @@ test_spare_door(void)
 	CHECK_INT(t.status, 0);
 }
 
+/*
+ * A spare that takes a session, runs it and ends before main has read a word
+ * of its control socket (BOX_TEST_SHELL_SPARE_DELAY_MS holds main's reads
+ * back): the zygote's report of its end may come first. Each session ends
+ * for the alias, and none stays counted against the cap (box-shell once
+ * kept such a session forever, its pid never seen reaped, until the 512th
+ * shell was refused). Main and the spare both watch the door until main
+ * has read the spare's first word, so who serves each try is a race: four
+ * tries, each within the delay of its spare's start, then 512 sessions.
+ */
+static void
+test_spare_reap_race(void)
+{
+	static const char *const env[] = { "BOX_TEST_SHELL_SPARE_DELAY_MS=4000", NULL };
+	struct shd t;
+	struct shd_opts o = { .env = env };
+	int r = shd_start(&t, &o);
+	CHECK_INT(r, 0);
+	if (r < 0)
+		return;
+	pid_t sp = 0, gone = 0;
+	int door = 0;
+	for (int i = 0; i < 4; i++) {
+		sp = spare_of(&t, gone); /* the same spare if main served the last try */
+		CHECK(sp > 0);
+		at_door(sp);
+		struct sess x;
+		if (sess_open(&t, &x, BOX__SHELL_MODE__SHELL_MODE_COMMAND, "echo $$ raced", NULL, 0,
+			      -1, NULL) < 0) {
+			CHECK(0);
+			break;
+		}
+		x.in = safe_close(x.in);
+		bool ended = false;
+		for (int w = 0; w < 15000 && !(ended = sess_pump(&x, 50)); w += 50)
+			;
+		sess_close(&x);
+		char want[64];
+		(void)snprintf(want, sizeof(want), "%d raced\n", (int)sp);
+		gone = strcmp(x.obuf, want) == 0 ? sp : 0;
+		door += gone != 0;
+		if (!ended)
+			printf("# try %d: done %d, stdout EOF %d, stderr EOF %d (status %d)\n", i,
+			       (int)x.done, (int)x.out_eof, (int)x.err_eof, x.status);
+		CHECK(ended);
+		CHECK_INT(x.status, 0);
+		CHECK(strstr(x.obuf, " raced\n") != NULL);
+	}
+	printf("# %d of 4 served by the spare at the door\n", door);
+	/* none of them still counted: all 512 sessions again */
+	(void)session_cap_holds(&t);
+	shd_stop(&t);
+	CHECK_INT(t.status, 0);
+}
+
 static void
 test_stop(void)
 {
@@ -2230,5 +2300,6 @@ main(void)
 	RUN(test_boxd_bad_frame);
 	RUN(test_spare_and_zygote);
 	RUN(test_spare_door);
+	RUN(test_spare_reap_race);
 	return tap_done();
 }
