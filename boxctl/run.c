@@ -719,6 +719,9 @@ run_exit_code(const struct run *r, const Box__RunExit *x)
 
 	if (x->error)
 		fprintf(stderr, "boxctl: error: %s\n", x->error);
+	if (x->stopped)
+		fprintf(stderr, "boxctl: box %s was stopped: %s\n", r->cfg->box.name.value,
+			x->stopped);
 	if (x->timed_out) {
 		char t[32];
 		format_duration(r->cfg->box.timeout_ms.value, t, sizeof(t));

@@ -493,6 +493,7 @@ finished_exit(struct box *b)
 	}
 	x.has_timed_out = 1;
 	x.timed_out = b->timed_out;
+	x.stopped = (char *)b->stopped;
 	if (b->oom_killed && (x.has_exit_status || x.has_signal)) {
 		x.has_oom_killed = 1;
 		x.oom_killed = 1;
@@ -500,10 +501,11 @@ finished_exit(struct box *b)
 	if (b->client)
 		(void)b->d->hooks->client_send(b->client, BOX__MSG_TYPE__MSG_RUN_EXIT, b->request_id,
 					       &x.base, NULL, 0);
-	log_info("box %s (%s) ended: %s %d%s", b->name, b->id,
+	log_info("box %s (%s) ended: %s %d%s%s%s", b->name, b->id,
 		 WIFEXITED(status) ? "status" : "signal",
 		 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-		 b->timed_out ? " (timed out)" : "");
+		 b->timed_out ? " (timed out)" : "", b->stopped ? ": " : "",
+		 b->stopped ? b->stopped : "");
 }
 
 bool

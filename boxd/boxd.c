@@ -246,8 +246,19 @@ on_sigterm(struct boxd *d, int sig)
 	 * grace period, then finishing); the last one's box_gone leaves the loop.
 	 * box_stop may end a box still starting at once: the next is taken first.
 	 */
+	static char why[48];
+	(void)snprintf(why, sizeof(why), "boxd is stopping (signal %d)", sig);
+	unsigned n = 0;
+	for (struct box *b = d->boxes; b; b = b->next)
+		n++;
+	log_notice("stopping %u box%s", n, n == 1 ? "" : "es");
 	for (struct box *b = d->boxes, *next; b; b = next) {
 		next = b->next;
+		/* Each by name, owner and client: the operator's record of what a restart ended. */
+		log_notice("stopping box %s (%s) of uid %u%s", b->name, b->id, (unsigned)b->owner.uid,
+			   b->detach ? ", detached" : b->client ? ", its client attached" : "");
+		if (!b->stopped)
+			b->stopped = why;
 		box_stop(b);
 	}
 }

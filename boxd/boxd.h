@@ -273,6 +273,7 @@ struct box {
 	struct event *timeout_ev; /* [box] timeout */
 	struct event *kill_ev;    /* SIGKILL after the grace period */
 	bool timed_out;
+	const char *stopped;      /* boxd stopped it on its own: why (RunExit.stopped), static */
 	bool reaped;              /* the agent's trampoline was: wait_status is the box's */
 	int wait_status;
 	bool oom_killed;          /* read when reaped, before the cgroups go */

@@ -109,13 +109,63 @@ check "stop as root: exit 0" test $? = 0
 "$RB/boxctl" ps >rps
 check "ps: a header line" grep -qxP "NAME\tID\tSTATE\tPID\tUPTIME" rps
 check "ps: none of this test's boxes left" test "$(grep -cP "^svc-(a|echo|memfd)-$n\t" rps)" = 0
+# A stop of the service (a restart) with boxes running: each is stopped and named in boxd's
+# log, with its owner and whether a client was attached; an attached client is told why.
+for k in att det; do
+	sed "s/svc-a-$n/svc-$k-$n/" a.ini >"$k.ini"
+	chmod 644 "$k.ini"
+done
+"$RB/boxctl" run -q -c att.ini >att.out 2>att.err &
+ap_att=$!
+det=$("$RB/boxctl" run -q -c det.ini --detach 2>det.err)
+check "restart: a detached box runs" grep -qxE "[0-9a-f]{12}" <<<"$det"
+uatt=
+if have_boxtest; then
+	as_boxtest "'$RB/boxctl' run -q -c att.ini" >uatt.out 2>uatt.err &
+	uatt=$!
+fi
+for _ in $(seq 100); do
+	"$RB/boxctl" ps >rps2
+	want=2
+	[ -n "$uatt" ] && want=3
+	[ "$(grep -cP "^svc-(att|det)-$n\t[0-9a-f]{12}\trunning\t" rps2)" = "$want" ] && break
+	sleep 0.2
+done
+check "restart: every box of the test runs before the stop" \
+	test "$(grep -cP "^svc-(att|det)-$n\t[0-9a-f]{12}\trunning\t" rps2)" = "$want"
 kill -TERM "$sp"
 wait "$sp"
 check "service: boxd exits on SIGTERM" test $? = 0
 check "service: the socket is removed" test ! -e "$BOX_SOCKET"
+wait "$ap_att"
+rc=$?
+check "restart: the attached client ends with the agent's signal (143, got $rc)" test "$rc" = 143
+check "restart: the attached client is told why" \
+	grep -qF "boxctl: box svc-att-$n was stopped: boxd is stopping (signal 15)" att.err
+check "restart: boxd names how many boxes it stops" grep -qE "stopping $want boxes" boxd.log
+check "restart: boxd names the attached box" \
+	grep -qE "stopping box svc-att-$n \([0-9a-f]{12}\) of uid 0, its client attached" boxd.log
+check "restart: boxd names the detached box" \
+	grep -qF "stopping box svc-det-$n ($det) of uid 0, detached" boxd.log
+check "restart: each box's end says why" \
+	test "$(grep -cE "box svc-(att|det)-$n \([0-9a-f]{12}\) ended: .*: boxd is stopping \(signal 15\)" boxd.log)" = "$want"
+if [ -n "$uatt" ]; then
+	wait "$uatt"
+	check "restart: boxtest's attached client is told why" \
+		grep -qF "was stopped: boxd is stopping (signal 15)" uatt.err
+	check "restart: boxd names boxtest's box with its uid" \
+		grep -qE "stopping box svc-att-$n \([0-9a-f]{12}\) of uid $(id -u boxtest), its client attached" boxd.log
+fi
+left=0
+for pid in $(grep -P "^svc-(att|det)-$n\t" rps2 | cut -f4); do
+	kill -0 "$pid" 2>/dev/null && left=$((left + 1))
+done
+check "restart: no trampoline of the stopped boxes is left ($(grep -cP "^svc-(att|det)-$n\t" rps2) looked at)" \
+	test "$left" = 0
 # the service keeps state in /var/lib/box/UID/NAME: remove this test's boxes'
 for u in 0 "$(id -u boxtest 2>/dev/null)"; do
-	[ -n "$u" ] && rm -rf "/var/lib/box/$u/svc-a-$n" "/var/lib/box/$u/svc-echo-$n" "/var/lib/box/$u/svc-memfd-$n"
+	[ -n "$u" ] && rm -rf "/var/lib/box/$u/svc-a-$n" "/var/lib/box/$u/svc-echo-$n" "/var/lib/box/$u/svc-memfd-$n" \
+		"/var/lib/box/$u/svc-att-$n" "/var/lib/box/$u/svc-det-$n"
 done
 
 # A SIGTERM while boxd starts (BOX_TEST_BOXD_START_DELAY_MS holds it before its loop) is
