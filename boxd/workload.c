@@ -26,7 +26,12 @@
 void
 workload_status_text(int status, char *buf, size_t len)
 {
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+		/* Only a seccomp filter's kill action ends a process by SIGSYS here; the kernel
+		 * logs the call (audit type 1326, syscall=N) when kill_process is logged. */
+		snprintf(buf, len, "killed by signal %d: a system call off its seccomp allow-list",
+			 SIGSYS);
+	else if (WIFSIGNALED(status))
 		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
 	else if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
 		snprintf(buf, len, "killed by signal %d", WEXITSTATUS(status) - 128);
