@@ -74,6 +74,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 	[DAEMON_POLICYD] = {
 		.name = "box-policyd",
 		.user = DAEMON_USER_SERVICE,
+		.service_user = "box-policy",
 		.log = DAEMON_LOG_BOX,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD),
 		.fds_optional = DAEMON_FD(POLICYD_FD_GATEWAY) | DAEMON_FD(POLICYD_FD_MCPD) |
@@ -90,6 +91,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 	[DAEMON_GATEWAY] = {
 		.name = "box-gateway",
 		.user = DAEMON_USER_SERVICE,
+		.service_user = "box-gateway",
 		.log = DAEMON_LOG_BOX,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD),
 		.env = gateway_env,
@@ -117,6 +119,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 	[DAEMON_MCPD] = {
 		.name = "box-mcpd",
 		.user = DAEMON_USER_SERVICE,
+		.service_user = "box-mcp",
 		.log = DAEMON_LOG_BOX,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
 		       DAEMON_FD(DAEMON_FD_LISTEN),
@@ -146,15 +149,35 @@ daemon_ids(const struct boxd *d, enum daemon_id id, uid_t *uid, gid_t *gid)
 		*gid = getegid();
 		return 0;
 	}
-	/* packaging/sysusers.d/box.conf's box-daemon, else nobody; never root */
-	const struct passwd *pw = getpwnam("box-daemon");
-	if (!pw)
-		pw = getpwnam("nobody");
-	if (!pw || pw->pw_uid == 0 || pw->pw_gid == 0)
-		return -ESRCH;
-	*uid = pw->pw_uid;
-	*gid = pw->pw_gid;
-	return 0;
+	/*
+	 * packaging/sysusers.d/box.conf: the daemon's own user (so that box-gateway's uid can
+	 * neither signal box-policyd nor write what box-policyd owns), else the shared
+	 * box-daemon, else nobody; never root.
+	 */
+	const char *names[3] = { daemon_table[id].service_user, "box-daemon", "nobody" };
+	for (size_t i = 0; i < 3; i++) {
+		const struct passwd *pw = names[i] ? getpwnam(names[i]) : NULL;
+		if (!pw)
+			continue;
+		if (pw->pw_uid == 0 || pw->pw_gid == 0)
+			return -ESRCH;
+		*uid = pw->pw_uid;
+		*gid = pw->pw_gid;
+		return 0;
+	}
+	return -ESRCH;
+}
+
+bool
+daemon_uid_earlier(const struct boxd *d, enum daemon_id id, uid_t uid)
+{
+	uid_t now;
+	gid_t gid;
+	if (daemon_ids(d, id, &now, &gid) == 0 && uid == now)
+		return true;
+	/* Before the daemon had a user of its own, it ran as the shared box-daemon. */
+	const struct passwd *pw = d->embedded || !d->root ? NULL : getpwnam("box-daemon");
+	return pw && pw->pw_uid != 0 && uid == pw->pw_uid;
 }
 
 /* The hooks of boxd's own environment the entry lists (bounded), then the sanitizer's. */
@@ -246,7 +269,8 @@ daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
 	}
 	if (dd->user == DAEMON_USER_SERVICE &&
 	    (r = daemon_ids(d, id, &cs.uid, &cs.gid)) < 0) {
-		seterr(err, "no user to run %s as (box-daemon or nobody)", dd->name);
+		seterr(err, "no user to run %s as (%s%sbox-daemon or nobody)", dd->name,
+		       dd->service_user ? dd->service_user : "", dd->service_user ? ", " : "");
 		return r;
 	}
 	for (int fd = DAEMON_FD_BOXD + 1; fd < DAEMON_FDS_MAX; fd++)

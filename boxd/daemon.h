@@ -88,6 +88,9 @@ struct daemon_desc {
 	const char *name;            /* program, beside boxd (else BOX_LIBEXECDIR): "box-mcpd" */
 	bool trampoline;             /* started in its sandbox through box-trampoline */
 	enum daemon_user user;
+	/* DAEMON_USER_SERVICE: its own system user ("box-policy"), tried before the shared
+	 * box-daemon and nobody (packaging/sysusers.d/box.conf); NULL: the shared one first. */
+	const char *service_user;
 	enum daemon_log log;
 	/* Its fds beyond 0-2, by number (common/daemon_fds.h): required ones, optional ones. */
 	unsigned fds, fds_optional;  /* bit N: fd N */
@@ -126,6 +129,8 @@ int daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
 		 char **err);
 /* The ids daemon ID runs as (DAEMON_USER_SERVICE's rule); -ESRCH: no such user. */
 int daemon_ids(const struct boxd *d, enum daemon_id id, uid_t *uid, gid_t *gid);
+/* UID is the daemon's now, or the shared box-daemon's it ran as before it had its own. */
+bool daemon_uid_earlier(const struct boxd *d, enum daemon_id id, uid_t uid);
 
 struct box_daemon_ops {
 	enum daemon_id id;           /* its entry in daemon_table */

@@ -366,7 +366,8 @@ pins_open(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 						     "refused)" : "");
 		return r;
 	}
-	if (st.st_uid != b->owner.uid && st.st_uid != uid && st.st_uid != me) {
+	if (st.st_uid != b->owner.uid && st.st_uid != uid && st.st_uid != me &&
+	    !daemon_uid_earlier(b->d, DAEMON_MCPD, st.st_uid)) {
 		seterr(err, "%s/%s is owned by uid %u, neither the box owner nor box-mcpd",
 		       b->rc.state_dir, MCP_DIR, (unsigned)st.st_uid);
 		return -EPERM;
@@ -392,7 +393,8 @@ pins_open(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 		       MCP_DIR, PINS_FILE);
 		return -EINVAL;
 	}
-	if (st.st_uid != b->owner.uid && st.st_uid != uid && st.st_uid != me) {
+	if (st.st_uid != b->owner.uid && st.st_uid != uid && st.st_uid != me &&
+	    !daemon_uid_earlier(b->d, DAEMON_MCPD, st.st_uid)) {
 		seterr(err, "%s/%s/%s is owned by uid %u, neither the box owner nor box-mcpd",
 		       b->rc.state_dir, MCP_DIR, PINS_FILE, (unsigned)st.st_uid);
 		return -EPERM;
@@ -489,7 +491,7 @@ mcpd_start(struct boxd *d, struct box *b, char **err)
 	*err = NULL;
 	daemon_init(&b->mcpd->dm, &mcpd_ops, b);
 	if ((r = daemon_ids(d, DAEMON_MCPD, &uid, &gid)) < 0) {
-		seterr(err, "no user to run box-mcpd as (box-daemon or nobody)");
+		seterr(err, "no user to run box-mcpd as (box-mcp, box-daemon or nobody)");
 		return r;
 	}
 	if ((r = pins_open(b, uid, gid, &pins_fd, err)) < 0)

@@ -31,6 +31,7 @@
  * Trusts: nothing policyd sends beyond box_ipc_decode()'s validation; the
  * fds from box-recheck only after fstat checks here.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -80,6 +81,41 @@
  * every name in it with O_NOFOLLOW and O_EXCL for new files, and a hard link
  * can only be to a file the owner may write anyway (fs.protected_hardlinks).
  */
+/*
+ * A policy dir box-policyd kept as the shared box-daemon before it had a user of its
+ * own: the files that user made in it (its history, never a symlink: only that user
+ * could write in the 0700 dir) become box-policyd's, so it reads its history on.
+ */
+static int
+policy_dir_files_take(int dfd, uid_t from, uid_t uid, gid_t gid)
+{
+	int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lfd < 0)
+		return -errno;
+	DIR *dir = fdopendir(lfd);
+	if (!dir) {
+		int r = -errno;
+		close(lfd);
+		return r;
+	}
+	int r = 0;
+	for (struct dirent *e; r == 0 && (e = readdir(dir));) {
+		struct stat st;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_uid != from)
+			continue;
+		if (fchownat(dfd, e->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+			r = -errno;
+	}
+	closedir(dir);
+	return r;
+}
+
 static int
 policy_dir_prepare(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 {
@@ -92,11 +128,14 @@ policy_dir_prepare(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 		seterr(err, "%s/policy is not a directory", b->rc.state_dir);
 		return -ENOTDIR;
 	}
-	if (st.st_uid != b->owner.uid && st.st_uid != uid) {
+	if (st.st_uid != b->owner.uid && st.st_uid != uid &&
+	    !daemon_uid_earlier(b->d, DAEMON_POLICYD, st.st_uid)) {
 		seterr(err, "%s/policy is owned by uid %u, neither the box owner nor box-policyd",
 			       b->rc.state_dir, (unsigned)st.st_uid);
 		return -EPERM;
 	}
+	bool from_earlier_user = st.st_uid != uid && st.st_uid != b->owner.uid;
+	uid_t earlier_uid = st.st_uid;
 	if (st.st_uid != uid || st.st_gid != gid) {
 		if (fchownat(pfd, "", uid, gid, AT_EMPTY_PATH) < 0) {
 			int r = -errno;
@@ -116,6 +155,15 @@ policy_dir_prepare(struct box *b, uid_t uid, gid_t gid, int *ret, char **err)
 		close(fd);
 		seterr(err, "cannot chmod %s/policy: %s", b->rc.state_dir, strerror(-r));
 		return r;
+	}
+	if (from_earlier_user) {
+		int r = policy_dir_files_take(fd, earlier_uid, uid, gid);
+		if (r < 0) {
+			close(fd);
+			seterr(err, "cannot give the files of %s/policy to box-policyd (uid %u): %s",
+			       b->rc.state_dir, (unsigned)uid, strerror(-r));
+			return r;
+		}
 	}
 	*ret = fd;
 	return 0;
@@ -396,7 +444,7 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	struct policyd *p = b->policyd;
 	daemon_init(&p->dm, &policyd_ops, b);
 	if ((r = daemon_ids(d, DAEMON_POLICYD, &uid, &gid)) < 0) {
-		seterr(err, "no user to run box-policyd as (box-daemon or nobody)");
+		seterr(err, "no user to run box-policyd as (box-policy, box-daemon or nobody)");
 		return r;
 	}
 	if (b->rc.policy_dirfd < 0 || b->rc.decisions_fd < 0) {

@@ -52,12 +52,17 @@ for p in "${packages[@]}"; do
 	[ "$status" = "install ok installed" ] || missing+=("$p")
 done
 
-# The service's system users (packaging/sysusers.d/box.conf): box-daemon runs
-# the per-box daemons of a root boxd (without it they run as nobody), and the
-# members of box-clients may use the service socket. systemd-sysusers reads the
+# The service's system users (packaging/sysusers.d/box.conf): box-policy,
+# box-gateway and box-mcp run those daemons of a root boxd, box-daemon its
+# client children and any daemon whose own user is absent (without it they run
+# as nobody), and the members of box-clients may use the service socket. systemd-sysusers reads the
 # same file a package installs; useradd/groupadd where it is absent.
 ensure_users() {
-	id box-daemon >/dev/null 2>&1 && getent group box-clients >/dev/null 2>&1 && return 0
+	local u all=1
+	for u in box-daemon box-policy box-gateway box-mcp; do
+		id "$u" >/dev/null 2>&1 || all=
+	done
+	[ -n "$all" ] && getent group box-clients >/dev/null 2>&1 && return 0
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "deps: the box-daemon user is missing (service daemons would run as nobody); as root run:" >&2
 		echo "  systemd-sysusers $(pwd)/packaging/sysusers.d/box.conf" >&2
@@ -67,12 +72,16 @@ ensure_users() {
 		systemd-sysusers "$PWD/packaging/sysusers.d/box.conf"
 	else
 		getent group box-clients >/dev/null 2>&1 || groupadd --system box-clients
-		id box-daemon >/dev/null 2>&1 ||
-			useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin \
-				--comment "box per-box daemons" box-daemon
+		for u in box-daemon box-policy box-gateway box-mcp; do
+			id "$u" >/dev/null 2>&1 ||
+				useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin \
+					--comment "box $u" "$u"
+		done
 	fi
-	id box-daemon >/dev/null 2>&1 || { echo "deps: could not create the box-daemon user" >&2; exit 1; }
-	echo "deps: created the box-daemon user and the box-clients group"
+	for u in box-daemon box-policy box-gateway box-mcp; do
+		id "$u" >/dev/null 2>&1 || { echo "deps: could not create the $u user" >&2; exit 1; }
+	done
+	echo "deps: created the daemons' users (box-daemon, box-policy, box-gateway, box-mcp) and the box-clients group"
 }
 
 # The tests' ordinary user: boxes are run as boxtest as well as as root, from

@@ -106,6 +106,9 @@ for round in 1 2; do
 		sed 's/^/#   /' "$tmp/install.log"
 	fi
 	check "$r the box-daemon user exists" getent passwd box-daemon
+	for du in box-policy box-gateway box-mcp; do
+		check "$r the $du user exists" getent passwd "$du"
+	done
 	check "$r the box-clients group exists" getent group box-clients
 	check "$r /var/lib/box and /run/box exist (tmpfiles.d)" test -d /var/lib/box -a -d /run/box
 	for u in boxd.socket boxd.service; do

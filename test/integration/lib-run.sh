@@ -33,6 +33,16 @@ run_cleanup() {
 trap run_cleanup EXIT
 
 # have_boxtest: create the ordinary user when missing (root only).
+# The user a root service boxd runs daemon OWN's process as: its own system user (box-policy,
+# box-gateway, box-mcp), else the shared box-daemon, else nobody (boxd/daemon.c daemon_ids).
+daemon_user() {
+	local u
+	for u in "$1" box-daemon nobody; do
+		id "$u" >/dev/null 2>&1 && { echo "$u"; return 0; }
+	done
+	return 1
+}
+
 have_boxtest() {
 	if ! id boxtest >/dev/null 2>&1; then
 		[ "$(id -u)" -eq 0 ] || return 1

@@ -8,7 +8,7 @@
 # out the agent refuses the agent's request carrying the placeholder (403,
 # nothing reaches the upstream); a `[gateway] passthrough` entry is a plain
 # TCP tunnel to a loopback echo server after net:connect (no http:request);
-# a service boxd runs the gateway as its daemon user (box-daemon, else
+# a service boxd runs the gateway as its daemon user (box-gateway, else box-daemon, else
 # nobody), not as root, and its boxes reach the upstream the same way.
 # Trusts: nothing; test code. Packets only to 127.0.0.1.
 . test/lib.sh
@@ -157,8 +157,7 @@ sp=$!
 _run_pids+=("$sp")
 for _ in $(seq 50); do [ -S "$BOX_SOCKET" ] && break; sleep 0.1; done
 chmod 666 "$BOX_SOCKET"
-daemon_user=box-daemon
-id box-daemon >/dev/null 2>&1 || daemon_user=nobody
+daemon_user=$(daemon_user box-gateway)
 users=root
 have_boxtest && users="root boxtest"
 for u in $users; do

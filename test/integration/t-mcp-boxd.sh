@@ -4,7 +4,7 @@
 # caller and as boxtest, embedded and (as root) through a service boxd:
 #   - a box with a stdio [mcp] starts box-mcpd: /proc shows it with Seccomp 2, NoNewPrivs 1,
 #     no capabilities, running as boxd's daemon ids (an embedded boxd's own: the caller; a
-#     service boxd's: box-daemon, else nobody); a box without one starts none;
+#     service boxd's: box-mcp, else box-daemon, else nobody); a box without one starts none;
 #   - the agent's /run/box/bin has one link per stdio server's alias (basename of command,
 #     or `alias`) to box-alias, and /run/box/mcp.sock; a box without a stdio server has
 #     neither (its alias, run anyway, says "no MCP broker in this box", 127); a tool's
@@ -354,8 +354,7 @@ done
 
 # --- a service boxd: box-mcpd runs as its daemon user ---
 if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	daemon=box-daemon
-	id "$daemon" >/dev/null 2>&1 || daemon=nobody
+	daemon=$(daemon_user box-mcp)
 	duid=$(id -u "$daemon")
 	SOCK=$W/boxd.sock
 	"$RB/boxd" --listen "$SOCK" 2>"$W/boxd.log" &

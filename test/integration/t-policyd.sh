@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # t-policyd.sh — boxd starts box-policyd for every box (docs/design.md):
 # a child of boxd with the expected uid (boxd's own embedded; the daemon
-# user, box-daemon else nobody, in service mode), STATE/policy/ 0700 owned
+# user, box-policy else box-daemon else nobody, in service mode), STATE/policy/ 0700 owned
 # by that uid, decisions.jsonl made; a temporal policy starts (its history
 # appears under policy/); a corrupt history refuses the next run (exit 1,
 # policyd's message); policyd SIGKILLed while the agent runs stops the box
@@ -237,7 +237,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	tap_done
 	exit $?
 fi
-if id box-daemon >/dev/null 2>&1; then du=box-daemon; else du=nobody; fi
+du=$(daemon_user box-policy)
 duid=$(id -u "$du")
 export BOX_SOCKET="$W/boxd.sock"
 "$RB/boxd" --listen "$BOX_SOCKET" 2>boxd.log &
@@ -261,6 +261,22 @@ for round in 1 2; do
 	"$RB/boxctl" stop "$sid" >/dev/null 2>&1
 	check "service (run $round): no box-policyd remains after stop" no_policyd
 done
+# A policy dir kept by the shared box-daemon (before box-policyd had a user of its own): taken
+# over with the files that user made in it, so the history goes on.
+if [ "$du" != box-daemon ] && id box-daemon >/dev/null 2>&1; then
+	# (a policy with no temporal rule keeps no history: a file stands for one)
+	echo earlier >/var/lib/box/0/svc-pd/policy/earlier-file
+	chown -R box-daemon:box-daemon /var/lib/box/0/svc-pd/policy
+	nfiles=$(find /var/lib/box/0/svc-pd/policy -type f | wc -l)
+	sid=$("$RB/boxctl" run -q -c svc-pd.ini --detach 2>serr)
+	check "service: a policy dir of box-daemon's: the box starts" grep -qxE "[0-9a-f]{12}" <<<"$sid"
+	pd=$(wait_policyd)
+	check "service: … box-policyd runs as $du ($duid)" \
+		test -n "$pd" -a "$(uid_of "${pd:-1}")" = "$duid"
+	check "service: … STATE/policy/ and its $nfiles files are $du's now" \
+		test -z "$(find /var/lib/box/0/svc-pd/policy ! -uid "$duid")" -a "$nfiles" -gt 0
+	"$RB/boxctl" stop "$sid" >/dev/null 2>&1
+fi
 kill -TERM "$sp"
 wait "$sp"
 rm -rf /var/lib/box/0/svc-pd
