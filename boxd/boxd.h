@@ -311,6 +311,7 @@ struct box {
 	/* The parallel start (box.c): bit N, daemon_table[N] sent its ready message */
 	unsigned daemons_ready;
 	int gate_fd;              /* the agent's start gate (its trampoline's fd 3) until "go", or -1 */
+	int supervise_fd;         /* [agent] supervise: PID 1's policyd channel, attached at "go", or -1 */
 	bool reply_deferred;      /* --timings: RunReply waits for the daemons still starting */
 	bool agent_started;       /* the agent exec'd (box_started) */
 	uint32_t agent_otlp_listener_id; /* the agent's OTLP receiver listener, or 0 */
@@ -497,9 +498,10 @@ const char *spawn_helper_places(const struct boxd *d, const char *name, char *bu
  * fork+exec the trampoline; sends the plan; returns the status socket and,
  * for a plan with start_gate, *gate_fd: the plan's socket, on which one
  * packet "go" lets the workload start (its close ends the start).
+ * SUPERVISE_FD (the caller's; -1: none) becomes the trampoline's fd 5 (plan.supervise).
  */
-int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pid,
-		     int *status_fd, int *gate_fd);
+int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int supervise_fd,
+		     pid_t *pid, int *status_fd, int *gate_fd);
 /*
  * The same with the workload's stdio (3 fds) and up to 3 fds more at the
  * trampoline's fds 5.. (a SANDBOX_SHELL plan's pass_fds). The caller keeps its fds.
