@@ -322,6 +322,7 @@ struct box {
 	unsigned n_masks_made;    /* mask objects made in RUNTIME/masks: the next one's index */
 	Box__Plan **tool_plans;   /* per spec->tools[i], made at its first spawn (masks once) */
 	Box__Plan *exec_plan;     /* the agent's exec entries' tool sandbox, likewise */
+	char *host_python;        /* no [tool.python3]: realpath of /usr/bin/python3 (ShellInit), or NULL */
 	char **tool_prog;         /* parallel to spec->tools: rc.tool_programs' (not owned) */
 	Box__Plan **mcp_plans;    /* per spec->mcp[i], made at its first start (masks once) */
 };
@@ -634,6 +635,13 @@ void shell_attach_client_gone(struct boxd *d, struct client *c);
 int tool_match(const Box__BoxSpec *s, char *const *programs, const char *tool,
 	       const char *program_path, char *const *argv, size_t argc, int *tool_idx,
 	       char *msg, size_t msg_len);
+/*
+ * Re-check a SpawnRequest for the host python3 (python = true): the config
+ * has no [tool.python3] and no table runs program_path, which is HOST_PYTHON
+ * (boxd's realpath of /usr/bin/python3; NULL: none). 0, or -EPERM with msg.
+ */
+int python_match(const Box__BoxSpec *s, char *const *programs, const char *host_python,
+		 const char *program_path, char *msg, size_t msg_len);
 
 /* ---- cgroup.c ---- */
 /*

@@ -1279,8 +1279,12 @@ plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *
 	}
 	strv_take(&av, &p->argv, &p->n_argv);
 	strv_take(&env, &p->env, &p->n_env);
-	/* supervise = fs: PID 1 decides each file system call (workload_start passes its channel) */
-	if (t && t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS) {
+	/*
+	 * supervise = fs: PID 1 decides each file system call (workload_start passes
+	 * its channel); the host python3 of the python aliases always (docs/sandbox.md).
+	 */
+	if ((t && t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS) ||
+	    (!t && rq->python)) {
 		p->has_supervise = 1;
 		p->supervise = true;
 	}
@@ -2030,6 +2034,15 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				   "alias -> box-shell (/run/box/shell.sock); box-shell runs as %s in "
 				   "this view",
 				   "shell", b->owner.name));
+	bool python_tool = false;
+	for (size_t i = 0; i < b->spec->n_tools; i++)
+		python_tool |= strcmp(b->spec->tools[i]->name, "python3") == 0;
+	if (p->runtime->shell_sock && !python_tool)
+		strv_add(&out, fmt("  %-11s python3 and python (no [tool.python3]): the host python3 "
+				   "(/usr/bin/python3) in a sandbox of the agent's grants, supervised: "
+				   "each of its file system calls is decided by policy (fs:*, source "
+				   "supervisor)",
+				   "python"));
 	if (p->runtime->mcp_sock)
 		strv_add(&out, fmt("  %-11s /run/box/bin/ALIAS for each stdio [mcp] server -> "
 				   "box-mcpd (/run/box/mcp.sock); box-mcpd runs outside this view (no network), "

@@ -12,6 +12,7 @@
 . test/lib.sh
 . test/integration/lib-run.sh
 . test/integration/lib-shell.sh
+. test/integration/lib-supervise.sh
 set -u
 trap run_cleanup EXIT
 SRC=$PWD
@@ -30,56 +31,14 @@ if ! command -v node >/dev/null 2>&1; then
 	skip "a supervised node agent" "node is not installed"
 fi
 
-# sup_decision FILE ACTION VERDICT PATH_SUFFIX [OPERATION]: a decision line of source supervisor.
-sup_decision() {
-	python3 - "$@" <<'PY'
-import json, sys
-path, action, verdict, suffix = sys.argv[1:5]
-op = sys.argv[5] if len(sys.argv) > 5 else None
-for l in open(path).read().splitlines():
-    try:
-        d = json.loads(l)
-    except ValueError:
-        continue
-    if d.get("record") or d.get("source") != "supervisor":
-        continue
-    i = d.get("input", {})
-    if d.get("action") == action and d.get("verdict") == verdict and \
-            str(i.get("path", "")).endswith(suffix) and (op is None or i.get("operation") == op):
-        sys.exit(0)
-sys.exit(1)
-PY
-}
-
 for u in $(shell_users); do
 	D=$(user_dir "$u")
 	cp "$SRC/test/integration/supervise-agent.py" "$SRC/test/integration/supervise-agent.js" "$D/"
-	cat >"$D/sup.cedar" <<'EOF2'
-@id("all")
-permit (principal, action, resource);
-
-@id("no_env")
-forbid (principal, action == Box::Action::"fs:read", resource)
-when { context.input.path like "*.env" };
-
-@id("ro_dir")
-forbid (principal, action == Box::Action::"fs:write", resource)
-when { context.input.path like "*/ro/*" };
-
-@id("keep_file")
-forbid (principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
-when { context.input.path like "*/keep.txt" };
-EOF2
 	for kind in py js; do
 		[ "$kind" = js ] && [ -z "$have_node" ] && continue
 		P=$D/proj-$kind
 		name=e2e-supagent-$kind-$u-$$
-		mkdir -p "$P/w" "$P/ro" "$P/ls/a"
-		touch "$P/ls/b"
-		echo proj-content >"$P/p.txt"
-		echo SECRET-TOKEN >"$P/.env"
-		echo keep >"$P/w/keep.txt"
-		echo old-text >"$P/w/edit.txt"
+		sup_fixture "$P" "$D/sup.cedar"
 		if [ "$kind" = py ]; then
 			cmd="/usr/bin/python3 $D/supervise-agent.py"
 		else

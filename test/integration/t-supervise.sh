@@ -18,6 +18,7 @@
 . test/lib.sh
 . test/integration/lib-run.sh
 . test/integration/lib-shell.sh
+. test/integration/lib-supervise.sh
 set -u
 trap run_cleanup EXIT
 probe_src=$PWD/test/integration/supervise-probe.py
@@ -31,60 +32,13 @@ if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
 	skip "supervised tools as boxtest" "needs root to create and become the user boxtest"
 fi
 
-# sup_decision FILE ACTION VERDICT PATH_SUFFIX [OPERATION]: a decision line of source supervisor.
-sup_decision() {
-	python3 - "$@" <<'PY'
-import json, sys
-path, action, verdict, suffix = sys.argv[1:5]
-op = sys.argv[5] if len(sys.argv) > 5 else None
-for l in open(path).read().splitlines():
-    try:
-        d = json.loads(l)
-    except ValueError:
-        continue
-    if d.get("record") or d.get("source") != "supervisor":
-        continue
-    i = d.get("input", {})
-    if d.get("action") == action and d.get("verdict") == verdict and \
-            str(i.get("path", "")).endswith(suffix) and (op is None or i.get("operation") == op):
-        sys.exit(0)
-sys.exit(1)
-PY
-}
-
 for u in $(shell_users); do
 	D=$(user_dir "$u")
 	P=$D/proj
 	name=e2e-sup-$u
-	mkdir -p "$P/w" "$P/ro" "$P/sub" "$P/ls/a" "$D/steps"
-	touch "$P/ls/b"
-	echo proj-content >"$P/p.txt"
-	echo SECRET-TOKEN >"$P/.env"
-	echo keep >"$P/w/keep.txt"
-	ln -s .env "$P/alias"
-	echo fine >"$P/ro/f.txt"
-	echo twelve-bytes >"$P/w/t.txt"
-	mkdir -p "$P/secretdir" "$P/w/real"
-	echo SECRET-IN-DIR >"$P/secretdir/x"
-	echo fine >"$P/w/real/x"
-	ln -s ../secretdir "$P/w/link"
+	mkdir -p "$D/steps"
+	sup_fixture "$P" "$D/sup.cedar"
 	cp "$probe_src" "$D/probe.py"
-	cat >"$D/sup.cedar" <<'EOF'
-@id("all")
-permit (principal, action, resource);
-
-@id("no_env")
-forbid (principal, action == Box::Action::"fs:read", resource)
-when { context.input.path like "*.env" || context.input.path like "*/secretdir/*" };
-
-@id("ro_dir")
-forbid (principal, action == Box::Action::"fs:write", resource)
-when { context.input.path like "*/ro/*" };
-
-@id("keep_file")
-forbid (principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
-when { context.input.path like "*/keep.txt" };
-EOF
 	cat >"$D/steps/sup.py" <<EOF
 [
  ("probe", ["bash", "-c", "python3 $D/probe.py"]),
