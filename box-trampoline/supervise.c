@@ -80,6 +80,8 @@
 #define SUP_PATH_MAX PATH_MAX
 #define SUP_RETRIES 8
 #define SUP_LINK_DEPTH 40
+/* permits of one call awaiting their outcome: rename's 4 legs, each retry decided again */
+#define SUP_PENDING_MAX (4 * (SUP_RETRIES + 1) + 4)
 
 /* The calls the listener gets (x86_64). */
 static const int trapped[] = {
@@ -143,6 +145,13 @@ struct sup {
 	size_t req_size, resp_size;
 	pid_t tid; /* the current notification's thread */
 	unsigned long long decided, refused;
+	/* the current call's permits from box-policyd, each awaiting its outcome (outcomes_send) */
+	struct pending {
+		int act;
+		const char *op;
+		char *path; /* as decided (~ spelled) */
+	} pend[SUP_PENDING_MAX];
+	unsigned n_pend;
 };
 
 static bool
@@ -352,7 +361,64 @@ decide(struct sup *s, enum act a, const char *op, const char *path)
 	s->decided++;
 	if (!ok)
 		s->refused++;
+	/* the client keeps the permit: its outcome names it (outcomes_send) */
+	if (policy_client_permitted(rep) && s->n_pend < SUP_PENDING_MAX) {
+		char *kept = strdup(spelled ? spelled : path);
+		if (kept)
+			s->pend[s->n_pend++] = (struct pending){ .act = a, .op = op, .path = kept };
+	}
 	return ok ? 0 : -EACCES;
+}
+
+enum outcome { OUT_COMPLETED, OUT_DESCRIPTOR, OUT_INDETERMINATE, OUT_FAILED };
+
+/*
+ * The outcome of each permit of the current call (docs/box-policy.5.md, Outcomes):
+ * a response with output.result completed, descriptor_issued (an open whose fd was
+ * injected) or indeterminate (a call the kernel went on to perform, EIO, EINTR), or
+ * an error event (refused by a later leg, failed, retried after a swap). One
+ * RecordRequest (or RecordBatch), sent before the next Decide, so a temporal rule
+ * (a write budget) counts what the program really did.
+ */
+static void
+outcomes_send(struct sup *s, enum outcome k)
+{
+	static const char *const results[] = { "completed", "descriptor_issued", "indeterminate" };
+	unsigned n = s->n_pend;
+	if (n && s->pc) {
+		struct policy_client_outcome o[SUP_PENDING_MAX];
+		Box__PolicyField f[SUP_PENDING_MAX][3], *in[SUP_PENDING_MAX][2], *out[SUP_PENDING_MAX][1];
+		Box__PolicyValue v[SUP_PENDING_MAX][3];
+		for (unsigned i = 0; i < n; i++) {
+			static const char *const names[3] = { "path", "operation", "result" };
+			const char *vals[3] = { s->pend[i].path, s->pend[i].op,
+						results[k == OUT_FAILED ? OUT_INDETERMINATE : k] };
+			for (int j = 0; j < 3; j++) {
+				box__policy_field__init(&f[i][j]);
+				box__policy_value__init(&v[i][j]);
+				f[i][j].name = (char *)names[j];
+				f[i][j].value = &v[i][j];
+				v[i][j].kind_case = BOX__POLICY_VALUE__KIND_STR;
+				v[i][j].str = (char *)vals[j];
+			}
+			in[i][0] = &f[i][0];
+			in[i][1] = &f[i][1];
+			out[i][0] = &f[i][2];
+			/* decided with {path, operation} (decide): the result only when done */
+			o[i] = (struct policy_client_outcome){ .ok = k != OUT_FAILED,
+							       .action = act_names[s->pend[i].act],
+							       .in = in[i], .n_in = 2,
+							       .out = out[i], .n_out = 1 };
+		}
+		if (policy_client_record(s->pc, o, n) < 0) {
+			/* broken: every later decision refuses (fail closed) */
+			policy_client_free(s->pc);
+			s->pc = NULL;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		free(s->pend[i].path);
+	s->n_pend = 0;
 }
 
 /* The tracee's umask (/proc/TID/status), or 077 when it cannot be read. */
@@ -424,6 +490,10 @@ retry_error(int r)
 static int
 reply(struct sup *s, long long val, int error, unsigned flags)
 {
+	outcomes_send(s, (flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE) ? OUT_INDETERMINATE :
+			 error == 0				      ? OUT_COMPLETED :
+			 error == -EIO || error == -EINTR	      ? OUT_INDETERMINATE :
+								OUT_FAILED);
 	memset(s->resp, 0, s->resp_size);
 	s->resp->id = s->req->id;
 	s->resp->val = val;
@@ -487,6 +557,7 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 		}
 		if (!retry_error(fd) || (flags & O_NOFOLLOW))
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			fd = -EACCES;
 	}
@@ -499,8 +570,10 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 		.newfd = 0,
 		.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
 	};
-	(void)ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add); /* it answers, or the tracee is gone */
+	/* it answers, or the tracee is gone (then no fd was issued) */
+	int k = ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
 	close(fd);
+	outcomes_send(s, k >= 0 ? OUT_DESCRIPTOR : OUT_FAILED);
 	return 0;
 }
 
@@ -549,6 +622,7 @@ do_dirop(struct sup *s, int dirfd, unsigned long long addr, int nr_kind, mode_t 
 		}
 		if (!retry_error(r))
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -587,6 +661,7 @@ do_rename(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned 
 			close(pt);
 		if (!retry_error(r) || r == -EXDEV) /* EXDEV from renameat2 is the tracee's own */
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -716,6 +791,7 @@ do_perform(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum 
 		r = apply(s, canon, o);
 		if (!retry_error(r))
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -749,6 +825,7 @@ do_link(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned lo
 			close(pt);
 		if (!retry_error(r) || r == -EXDEV)
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -792,6 +869,7 @@ do_symlink(struct sup *s, unsigned long long taddr, int ndir, unsigned long long
 			close(pfd);
 		if (!retry_error(r))
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
