@@ -27,12 +27,15 @@
  *               swapped in since) re-canonicalizes and re-decides, at most 8
  *               times, then EACCES
  *   continued   metadata reads (stat family, access, readlink, get/list
- *               xattr), chdir, exec: decided, then the kernel performs the
+ *               xattr), chdir, exec, connect/bind of an AF_UNIX path
+ *               (do_sockaddr): decided, then the kernel performs the
  *               call (SECCOMP_USER_NOTIF_FLAG_CONTINUE). The race accepted:
  *               the tracee may swap the path (or rewrite it in its memory)
  *               between the decision and the call; what it reaches then is
- *               only metadata, a cwd, or a program bounded by the view,
- *               Landlock and box's filter.
+ *               only metadata, a cwd, a socket in the view, or a program
+ *               bounded by the view, Landlock and box's filter. Each
+ *               permit's outcome is recorded before the next decision
+ *               (outcomes_send), so temporal rules count what was done.
  *
  * Reads (opens for reading, metadata reads) under the system runtime (/usr,
  * /lib, /lib64, /bin, /sbin) and under /dev and /proc are performed or
@@ -64,6 +67,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -95,7 +99,7 @@ static const int trapped[] = {
 	__NR_link, __NR_linkat, __NR_symlink, __NR_symlinkat, __NR_mknod, __NR_mknodat,
 	__NR_setxattr, __NR_lsetxattr, __NR_getxattr, __NR_lgetxattr, __NR_listxattr,
 	__NR_llistxattr, __NR_removexattr, __NR_lremovexattr, __NR_inotify_add_watch,
-	__NR_execve, __NR_execveat,
+	__NR_execve, __NR_execveat, __NR_connect, __NR_bind,
 };
 
 #define N_TRAPPED (sizeof(trapped) / sizeof(trapped[0]))
@@ -686,6 +690,50 @@ do_continue(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum
 	return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 }
 
+/*
+ * connect/bind of an AF_UNIX path (ADDR, LEN the tracee's sockaddr): fs:write
+ * write_content of the socket file (the kernel asks write permission of a connect;
+ * a bind makes the file), decided, then continued. Another family, an abstract or
+ * unnamed address, and a connect to box's own sockets under /run/box (the shell
+ * and MCP aliases') are continued undecided. The race accepted: the path may be
+ * swapped between the decision and the call; what the program reaches then is a
+ * socket the view let it reach anyway.
+ */
+static int read_mem(struct sup *s, unsigned long long addr, void *buf, size_t size);
+
+static int
+do_sockaddr(struct sup *s, unsigned long long addr, unsigned long long len, bool binds)
+{
+	struct sockaddr_un sun;
+	size_t off = offsetof(struct sockaddr_un, sun_path);
+	if (!addr || len <= off || len > sizeof(struct sockaddr_storage))
+		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* the kernel's EINVAL */
+	if (len > sizeof(sun))
+		len = sizeof(sun);
+	memset(&sun, 0, sizeof(sun));
+	int r = read_mem(s, addr, &sun, (size_t)len);
+	if (r < 0)
+		return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
+	if (sun.sun_family != AF_UNIX || sun.sun_path[0] == '\0')
+		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+	char path[sizeof(sun.sun_path) + 1];
+	memcpy(path, sun.sun_path, (size_t)len - off);
+	path[len - off] = '\0';
+	_cleanup_free_ char *abs = NULL, *canon = NULL;
+	if ((r = absolute(s, AT_FDCWD, path, &abs)) < 0)
+		return reply(s, 0, r == -ESRCH ? -EACCES : r, 0);
+	r = canonical(s, abs, !binds, 0, &canon);
+	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG || r == -ELOOP)
+		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* the kernel's error */
+	if (r < 0)
+		return reply(s, 0, r, 0);
+	if (!binds && under(canon, "/run/box"))
+		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+	if ((r = decide(s, A_WRITE, "write_content", canon)) < 0)
+		return reply(s, 0, r, 0);
+	return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
 /* An AT_EMPTY_PATH call on an fd the tracee holds: that fd was decided when it was opened. */
 static bool
 empty_path(struct sup *s, unsigned long long addr, unsigned long long atflags)
@@ -921,6 +969,8 @@ handle(struct sup *s)
 	case __NR_readlink: return do_continue(s, AT_FDCWD, a[0], false, A_READ, "read_link");
 	case __NR_readlinkat: return do_continue(s, dfd, a[1], false, A_READ, "read_link");
 	case __NR_chdir: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "change_dir");
+	case __NR_connect: return do_sockaddr(s, a[1], a[2], false);
+	case __NR_bind: return do_sockaddr(s, a[1], a[2], true);
 	case __NR_inotify_add_watch:
 		return do_continue(s, AT_FDCWD, a[1], true, A_READ, "read_metadata");
 	case __NR_execve: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "exec");

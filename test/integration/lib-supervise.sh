@@ -2,7 +2,8 @@
 # lib-supervise.sh — shared parts of the supervised-program tests (t-supervise*.sh); source
 # after test/lib.sh:
 #   sup_fixture P POLICY    the project P the probes expect (test/integration/supervise-probe.py,
-#                           supervise-agent.py/.js): p.txt, .env, w/keep.txt, ro/, ls/{a,b}, …
+#                           supervise-agent.py/.js): p.txt, .env, w/keep.txt, ro/ (with a
+#                           socket file ro/s.sock no one listens on), ls/{a,b}, …
 #                           and POLICY: permit all, but forbid fs:read of *.env and
 #                           */secretdir/*, fs:write under */ro/, fs:move and fs:delete of
 #                           */keep.txt
@@ -24,6 +25,8 @@ sup_fixture() {
 	echo SECRET-IN-DIR >"$P/secretdir/x"
 	echo fine >"$P/w/real/x"
 	ln -s ../secretdir "$P/w/link"
+	# a socket file no one listens on (a connect the policy permits: ECONNREFUSED)
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$P/ro/s.sock"
 	cat >"$pol" <<'EOF'
 @id("all")
 permit (principal, action, resource);

@@ -8,7 +8,9 @@
 # `enumerate`; a rename asks fs:read and fs:move of the source and fs:move of the target (a
 # refused leg leaves both in place); mkdir, unlink, truncate, chmod, utime, link, symlink and
 # mkfifo are decided and performed (a hard link or symlink to .env refused); opening a FIFO
-# with no writer does not hang the supervisor; a directory swapped for a link to a forbidden
+# with no writer does not hang the supervisor; bind and connect of AF_UNIX paths are decided
+# as fs:write (a refused connect is EACCES, not the kernel's ECONNREFUSED), an abstract
+# address and a TCP connect are not; a directory swapped for a link to a forbidden
 # directory (from outside the box) during decided opens never yields its content; eight
 # threads opening at once are all answered; a child it starts is supervised too; the tracee's
 # O_CLOEXEC is kept; the supervisor's own /proc/1 entries are refused; a tracee that makes itself non-dumpable is refused; killing the
@@ -150,6 +152,14 @@ PY
 	is "a hard link to .env: refused (fs:read of the source)" link_env_refused error-EACCES
 	is "symlink, permitted" symlink ok:tw
 	is "a symlink to .env: refused (fs:read of its target)" symlink_env_refused error-EACCES
+	is "bind and connect of an AF_UNIX path the policy permits" unix_bind_connect ok
+	is "bind of an AF_UNIX path the policy forbids: EACCES" unix_bind_refused error-EACCES
+	is "… and no socket file is made" unix_bind_refused_exists ok:False
+	is "connect to an AF_UNIX path the policy forbids: EACCES (not the kernel's ECONNREFUSED)" \
+		unix_connect_refused error-EACCES
+	is "an abstract address is not decided (the kernel's ECONNREFUSED)" unix_connect_abstract \
+		error-ECONNREFUSED
+	is "a TCP connect is not decided (the kernel's ECONNREFUSED)" tcp_connect error-ECONNREFUSED
 	is "mkfifo, permitted" mkfifo ok
 	is "opening a FIFO with no writer does not hang the supervisor" fifo_open_no_hang ok
 	check_step "$u: a directory swapped for a link during decided opens never yields the secret ($(kv swapped))" \
@@ -173,6 +183,8 @@ PY
 	check "$u: … the refused rename's source leg" sup_decision "$dec" fs:move deny /proj/w/keep.txt rename
 	check "$u: … mkdir as create_dir" sup_decision "$dec" fs:write permit /proj/w/d create_dir
 	check "$u: … unlink as remove_file" sup_decision "$dec" fs:delete permit /proj/w/renamed.txt remove_file
+	check "$u: … bind of an AF_UNIX path as fs:write" sup_decision "$dec" fs:write permit /proj/w/p.sock write_content
+	check "$u: … the refused connect" sup_decision "$dec" fs:write deny /proj/ro/s.sock write_content
 	as_user "$u" "cd '$D' && '$RB/boxctl' log $name" >"$D/log" 2>&1
 	check "$u: boxctl log shows the supervisor's refusal" grep -qE "deny +fs:read +.*/proj/\.env" "$D/log"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
