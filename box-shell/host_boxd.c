@@ -8,8 +8,10 @@
  * ShellInit gave: the [tool.NAME] whose program is the same canonical file
  * and whose fixed arguments are a prefix of the invocation's arguments (the
  * longest prefix wins), else an agent exec entry the program lies under;
- * else status 126 with a message naming the program and the [tool.NAME] or
- * exec line to add (python3/python: the [tool.python3] line). boxd re-checks
+ * else, for the host python3 when the config has no [tool.python3]
+ * (ShellInit.host_python), a supervised sandbox with the agent's grants
+ * (SpawnRequest.python); else status 126 with a message naming the program
+ * and the [tool.NAME] or exec line to add. boxd re-checks
  * the choice against its own config: this file names a table, it never
  * defines what the sandbox gets.
  *
@@ -108,6 +110,15 @@ is_python(const char *name, const char *program_path)
 	       strncmp(pb, "python", 6) == 0;
 }
 
+/* The host python3, run supervised with the agent's grants (no [tool.python3], no exec entry)? */
+static bool
+host_python_match(const char *program_path)
+{
+	const Box__ShellInit *init = shd_box.init;
+	return init && init->host_python && !init->python_tool &&
+	       strcmp(program_path, init->host_python) == 0;
+}
+
 /* The 126 message for a permitted program no table selects. */
 static void
 say_no_table(const char *name, const char *program_path)
@@ -117,9 +128,12 @@ say_no_table(const char *name, const char *program_path)
 	bi_flush();
 	if (is_python(name, program_path) && !shd_box.init->python_tool)
 		dprintf(2,
-			"box-shell: %s: no [tool.python3] in the box's config: python runs as a "
-			"host program only through one (add [tool.python3] with command = \"%s\")\n",
-			name, program_path);
+			"box-shell: %s: no [tool.python3] in the box's config, and %s is not the "
+			"host python3 (%s), which runs supervised with the agent's grants: add "
+			"[tool.python3] with command = \"%s\"\n",
+			name, program_path,
+			shd_box.init->host_python ? shd_box.init->host_python : "none",
+			program_path);
 	else
 		dprintf(2,
 			"box-shell: %s: %s is no box tool: add [tool.%s] with command = \"%s\", or "
@@ -149,6 +163,9 @@ describe_host(const char *name, const char *path)
 	else if (shd_exec_entry_match(pp))
 		n = asprintf(&s, "%s is %s (a host program under an exec entry: the agent's grants)",
 			     name, path);
+	else if (host_python_match(pp))
+		n = asprintf(&s, "%s is %s (the host python3, supervised with the agent's grants: "
+				 "no [tool.python3])", name, path);
 	else
 		n = asprintf(&s, "%s is %s, which box does not run (no [tool] or exec entry)", name,
 			     path);
@@ -165,7 +182,7 @@ host_runnable(const char *name, const char *path)
 {
 	char *canon = realpath(path, NULL);
 	const char *pp = canon ? canon : path;
-	int ok = shd_exec_entry_match(pp);
+	int ok = shd_exec_entry_match(pp) || host_python_match(pp);
 	for (size_t i = 0; !ok && shd_box.init && i < shd_box.init->n_tools; i++)
 		ok = strcmp(shd_box.init->tools[i]->program, pp) == 0;
 	(void)name;
@@ -247,7 +264,8 @@ wait_for(struct shd_host *h, uint32_t type, uint64_t id, struct box_ipc_msg *m)
 int
 shd_host_check(const char *name, const char *program_path, int argc, char *const *argv)
 {
-	if (shd_tool_match(program_path, argc, argv) || shd_exec_entry_match(program_path))
+	if (shd_tool_match(program_path, argc, argv) || shd_exec_entry_match(program_path) ||
+	    host_python_match(program_path))
 		return 0;
 	say_no_table(name, program_path);
 	return 126;
@@ -289,6 +307,9 @@ shd_host_run(struct sh_shell *sh, const struct sh_host_request *r)
 	uint64_t id = h->next_id++;
 	req.spawn_id = id;
 	req.tool = tool ? tool->name : NULL;
+	/* no table, no exec entry: the host python3, supervised (shd_host_check let it through) */
+	req.has_python = req.python = !tool && !shd_exec_entry_match(r->program_path) &&
+				      host_python_match(r->program_path);
 	req.program_path = (char *)r->program_path;
 	/* argv[0]: the name the program sees (as typed, or exec -a/-l's); boxd matches the path */
 	char *argv0_saved = r->argv[0];

@@ -27,12 +27,15 @@
  *               swapped in since) re-canonicalizes and re-decides, at most 8
  *               times, then EACCES
  *   continued   metadata reads (stat family, access, readlink, get/list
- *               xattr), chdir, exec: decided, then the kernel performs the
+ *               xattr), chdir, exec, connect/bind of an AF_UNIX path
+ *               (do_sockaddr): decided, then the kernel performs the
  *               call (SECCOMP_USER_NOTIF_FLAG_CONTINUE). The race accepted:
  *               the tracee may swap the path (or rewrite it in its memory)
  *               between the decision and the call; what it reaches then is
- *               only metadata, a cwd, or a program bounded by the view,
- *               Landlock and box's filter.
+ *               only metadata, a cwd, a socket in the view, or a program
+ *               bounded by the view, Landlock and box's filter. Each
+ *               permit's outcome is recorded before the next decision
+ *               (outcomes_send), so temporal rules count what was done.
  *
  * Reads (opens for reading, metadata reads) under the system runtime (/usr,
  * /lib, /lib64, /bin, /sbin) and under /dev and /proc are performed or
@@ -64,6 +67,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -80,6 +84,8 @@
 #define SUP_PATH_MAX PATH_MAX
 #define SUP_RETRIES 8
 #define SUP_LINK_DEPTH 40
+/* permits of one call awaiting their outcome: rename's 4 legs, each retry decided again */
+#define SUP_PENDING_MAX (4 * (SUP_RETRIES + 1) + 4)
 
 /* The calls the listener gets (x86_64). */
 static const int trapped[] = {
@@ -93,7 +99,7 @@ static const int trapped[] = {
 	__NR_link, __NR_linkat, __NR_symlink, __NR_symlinkat, __NR_mknod, __NR_mknodat,
 	__NR_setxattr, __NR_lsetxattr, __NR_getxattr, __NR_lgetxattr, __NR_listxattr,
 	__NR_llistxattr, __NR_removexattr, __NR_lremovexattr, __NR_inotify_add_watch,
-	__NR_execve, __NR_execveat,
+	__NR_execve, __NR_execveat, __NR_connect, __NR_bind,
 };
 
 #define N_TRAPPED (sizeof(trapped) / sizeof(trapped[0]))
@@ -143,6 +149,13 @@ struct sup {
 	size_t req_size, resp_size;
 	pid_t tid; /* the current notification's thread */
 	unsigned long long decided, refused;
+	/* the current call's permits from box-policyd, each awaiting its outcome (outcomes_send) */
+	struct pending {
+		int act;
+		const char *op;
+		char *path; /* as decided (~ spelled) */
+	} pend[SUP_PENDING_MAX];
+	unsigned n_pend;
 };
 
 static bool
@@ -352,7 +365,64 @@ decide(struct sup *s, enum act a, const char *op, const char *path)
 	s->decided++;
 	if (!ok)
 		s->refused++;
+	/* the client keeps the permit: its outcome names it (outcomes_send) */
+	if (policy_client_permitted(rep) && s->n_pend < SUP_PENDING_MAX) {
+		char *kept = strdup(spelled ? spelled : path);
+		if (kept)
+			s->pend[s->n_pend++] = (struct pending){ .act = a, .op = op, .path = kept };
+	}
 	return ok ? 0 : -EACCES;
+}
+
+enum outcome { OUT_COMPLETED, OUT_DESCRIPTOR, OUT_INDETERMINATE, OUT_FAILED };
+
+/*
+ * The outcome of each permit of the current call (docs/box-policy.5.md, Outcomes):
+ * a response with output.result completed, descriptor_issued (an open whose fd was
+ * injected) or indeterminate (a call the kernel went on to perform, EIO, EINTR), or
+ * an error event (refused by a later leg, failed, retried after a swap). One
+ * RecordRequest (or RecordBatch), sent before the next Decide, so a temporal rule
+ * (a write budget) counts what the program really did.
+ */
+static void
+outcomes_send(struct sup *s, enum outcome k)
+{
+	static const char *const results[] = { "completed", "descriptor_issued", "indeterminate" };
+	unsigned n = s->n_pend;
+	if (n && s->pc) {
+		struct policy_client_outcome o[SUP_PENDING_MAX];
+		Box__PolicyField f[SUP_PENDING_MAX][3], *in[SUP_PENDING_MAX][2], *out[SUP_PENDING_MAX][1];
+		Box__PolicyValue v[SUP_PENDING_MAX][3];
+		for (unsigned i = 0; i < n; i++) {
+			static const char *const names[3] = { "path", "operation", "result" };
+			const char *vals[3] = { s->pend[i].path, s->pend[i].op,
+						results[k == OUT_FAILED ? OUT_INDETERMINATE : k] };
+			for (int j = 0; j < 3; j++) {
+				box__policy_field__init(&f[i][j]);
+				box__policy_value__init(&v[i][j]);
+				f[i][j].name = (char *)names[j];
+				f[i][j].value = &v[i][j];
+				v[i][j].kind_case = BOX__POLICY_VALUE__KIND_STR;
+				v[i][j].str = (char *)vals[j];
+			}
+			in[i][0] = &f[i][0];
+			in[i][1] = &f[i][1];
+			out[i][0] = &f[i][2];
+			/* decided with {path, operation} (decide): the result only when done */
+			o[i] = (struct policy_client_outcome){ .ok = k != OUT_FAILED,
+							       .action = act_names[s->pend[i].act],
+							       .in = in[i], .n_in = 2,
+							       .out = out[i], .n_out = 1 };
+		}
+		if (policy_client_record(s->pc, o, n) < 0) {
+			/* broken: every later decision refuses (fail closed) */
+			policy_client_free(s->pc);
+			s->pc = NULL;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		free(s->pend[i].path);
+	s->n_pend = 0;
 }
 
 /* The tracee's umask (/proc/TID/status), or 077 when it cannot be read. */
@@ -424,6 +494,10 @@ retry_error(int r)
 static int
 reply(struct sup *s, long long val, int error, unsigned flags)
 {
+	outcomes_send(s, (flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE) ? OUT_INDETERMINATE :
+			 error == 0				      ? OUT_COMPLETED :
+			 error == -EIO || error == -EINTR	      ? OUT_INDETERMINATE :
+								OUT_FAILED);
 	memset(s->resp, 0, s->resp_size);
 	s->resp->id = s->req->id;
 	s->resp->val = val;
@@ -487,6 +561,7 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 		}
 		if (!retry_error(fd) || (flags & O_NOFOLLOW))
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			fd = -EACCES;
 	}
@@ -499,8 +574,10 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 		.newfd = 0,
 		.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
 	};
-	(void)ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add); /* it answers, or the tracee is gone */
+	/* it answers, or the tracee is gone (then no fd was issued) */
+	int k = ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
 	close(fd);
+	outcomes_send(s, k >= 0 ? OUT_DESCRIPTOR : OUT_FAILED);
 	return 0;
 }
 
@@ -549,6 +626,7 @@ do_dirop(struct sup *s, int dirfd, unsigned long long addr, int nr_kind, mode_t 
 		}
 		if (!retry_error(r))
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -587,6 +665,7 @@ do_rename(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned 
 			close(pt);
 		if (!retry_error(r) || r == -EXDEV) /* EXDEV from renameat2 is the tracee's own */
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -607,6 +686,50 @@ do_continue(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum
 	if (r < 0)
 		return reply(s, 0, r, 0);
 	if ((r = decide(s, a, op, canon)) < 0)
+		return reply(s, 0, r, 0);
+	return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+/*
+ * connect/bind of an AF_UNIX path (ADDR, LEN the tracee's sockaddr): fs:write
+ * write_content of the socket file (the kernel asks write permission of a connect;
+ * a bind makes the file), decided, then continued. Another family, an abstract or
+ * unnamed address, and a connect to box's own sockets under /run/box (the shell
+ * and MCP aliases') are continued undecided. The race accepted: the path may be
+ * swapped between the decision and the call; what the program reaches then is a
+ * socket the view let it reach anyway.
+ */
+static int read_mem(struct sup *s, unsigned long long addr, void *buf, size_t size);
+
+static int
+do_sockaddr(struct sup *s, unsigned long long addr, unsigned long long len, bool binds)
+{
+	struct sockaddr_un sun;
+	size_t off = offsetof(struct sockaddr_un, sun_path);
+	if (!addr || len <= off || len > sizeof(struct sockaddr_storage))
+		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* the kernel's EINVAL */
+	if (len > sizeof(sun))
+		len = sizeof(sun);
+	memset(&sun, 0, sizeof(sun));
+	int r = read_mem(s, addr, &sun, (size_t)len);
+	if (r < 0)
+		return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
+	if (sun.sun_family != AF_UNIX || sun.sun_path[0] == '\0')
+		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+	char path[sizeof(sun.sun_path) + 1];
+	memcpy(path, sun.sun_path, (size_t)len - off);
+	path[len - off] = '\0';
+	_cleanup_free_ char *abs = NULL, *canon = NULL;
+	if ((r = absolute(s, AT_FDCWD, path, &abs)) < 0)
+		return reply(s, 0, r == -ESRCH ? -EACCES : r, 0);
+	r = canonical(s, abs, !binds, 0, &canon);
+	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG || r == -ELOOP)
+		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* the kernel's error */
+	if (r < 0)
+		return reply(s, 0, r, 0);
+	if (!binds && under(canon, "/run/box"))
+		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+	if ((r = decide(s, A_WRITE, "write_content", canon)) < 0)
 		return reply(s, 0, r, 0);
 	return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 }
@@ -716,6 +839,7 @@ do_perform(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum 
 		r = apply(s, canon, o);
 		if (!retry_error(r))
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -749,6 +873,7 @@ do_link(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned lo
 			close(pt);
 		if (!retry_error(r) || r == -EXDEV)
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -792,6 +917,7 @@ do_symlink(struct sup *s, unsigned long long taddr, int ndir, unsigned long long
 			close(pfd);
 		if (!retry_error(r))
 			break;
+		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
 			r = -EACCES;
 	}
@@ -843,6 +969,8 @@ handle(struct sup *s)
 	case __NR_readlink: return do_continue(s, AT_FDCWD, a[0], false, A_READ, "read_link");
 	case __NR_readlinkat: return do_continue(s, dfd, a[1], false, A_READ, "read_link");
 	case __NR_chdir: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "change_dir");
+	case __NR_connect: return do_sockaddr(s, a[1], a[2], false);
+	case __NR_bind: return do_sockaddr(s, a[1], a[2], true);
 	case __NR_inotify_add_watch:
 		return do_continue(s, AT_FDCWD, a[1], true, A_READ, "read_metadata");
 	case __NR_execve: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "exec");

@@ -199,6 +199,7 @@ struct box_agent {
 	struct box_u64 pids_max;             /* set == false: none */
 	struct box_bool exec_system;         /* every system program executable (Landlock) */
 	bool person_shell;                   /* no command: a person's interactive box shell */
+	struct box_enum supervise;           /* enum box_supervise */
 	struct box_src src;
 };
 

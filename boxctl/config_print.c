@@ -285,6 +285,7 @@ box_config_print(FILE *f, const struct box_config *cfg)
 	if (!a->exec_system.value)
 		fprintf(o.f, "; execve: only the program, its #! interpreters, the exec entries, box's "
 			     "aliases and the ELF loader (Landlock)\n");
+	kv(&o, "supervise", a->supervise.value == BOX_SUPERVISE_FS ? "fs" : "none");
 	begin(&o, "agent.env", NULL, NULL);
 	print_env(&o, &a->proc.env);
 	begin(&o, "agent.filesystem", NULL, NULL);

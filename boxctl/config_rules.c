@@ -30,7 +30,8 @@
 static const char *const box_keys[] = { "name", "policy", "state_dir", "require", "timeout",
 					"history_sync", "command_timeout", "show_policy", NULL };
 static const char *const agent_keys[] = { "command", "workspace", "user", "memory_max",
-					  "pids_max", "nofile", "nproc", "exec_system", NULL };
+					  "pids_max", "nofile", "nproc", "exec_system", "supervise",
+					  NULL };
 static const char *const tool_keys[] = { "command", "workspace", "nofile", "nproc", "supervise",
 					 NULL };
 static const char *const egress_keys[] = { "destinations", "secret", "variable", "placement",
@@ -39,7 +40,7 @@ static const char *const egress_keys[] = { "destinations", "secret", "variable",
 static const char *const mcp_keys[] = { "type", "command", "alias", "allow_tool_changes",
 					"max_frame", "call_timeout", "url", "secret", "placement",
 					"header", "prefix", "supervise", NULL };
-/* supervise = (tools and stdio MCP servers): enum box_supervise. */
+/* supervise = (the agent, tools and stdio MCP servers): enum box_supervise. */
 static const char *const sup_names[] = { "none", "fs", NULL };
 static const char *const telemetry_keys[] = { "kind", "destination", "include", "protocol",
 					      "secret", "placement", "header", "prefix", NULL };
@@ -1386,6 +1387,7 @@ process_agent(struct ctx *c)
 	get_num(c, s, "nofile", NUM_COUNT, 1 << 30, &a->proc.nofile, 0);
 	get_num(c, s, "nproc", NUM_COUNT, 1 << 22, &a->proc.nproc, 0);
 	get_bool(c, s, "exec_system", &a->exec_system, false);
+	get_enum(c, s, "supervise", sup_names, &a->supervise, BOX_SUPERVISE_NONE);
 	take_scalar(c, s, "user"); /* handled in process_owner */
 	report_unknown(c, s, agent_keys, NULL);
 	process_fs(c, c->agent_fs, &a->proc.fs, true);

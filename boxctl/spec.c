@@ -265,6 +265,13 @@ cfg_agent(const struct box_config *cfg)
 	m->nofile = opt_u64(&a->proc.nofile);
 	m->nproc = opt_u64(&a->proc.nproc);
 	m->exec_system = opt_bool(&a->exec_system);
+	if (a->supervise.set && a->supervise.src.line) {
+		m->has_supervise = 1;
+		m->supervise = a->supervise.value == BOX_SUPERVISE_FS ? BOX__SUPERVISE__SUPERVISE_FS :
+									  BOX__SUPERVISE__SUPERVISE_NONE;
+		m->has_supervise_line = 1;
+		m->supervise_line = a->supervise.src.line;
+	}
 	m->env = cfg_env(&a->proc.env);
 	m->filesystem = cfg_filesystem(&a->proc.fs, true);
 	return m;

@@ -435,6 +435,7 @@ box_free(struct box *b)
 	child_stop_box(d, b);
 	plan_free(b->agent_plan);
 	safe_close(b->gate_fd);
+	safe_close(b->supervise_fd);
 	free(b->alias_exe);
 	status_watch_close(&b->status);
 	if (b->timeout_ev)
@@ -832,6 +833,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->pty_master = -1;
 	b->ca_runtime_fd = b->shell_listen_fd = b->mcp_listen_fd = -1;
 	b->gate_fd = -1;
+	b->supervise_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
@@ -1129,7 +1131,21 @@ start_trampoline(struct box *b, Box__Plan *plan)
 
 	plan->has_start_gate = 1;
 	plan->start_gate = 1;
-	r = spawn_trampoline(b->d, b, plan, &pid, &b->status.fd, &b->gate_fd);
+	/*
+	 * [agent] supervise = fs: PID 1's box-policyd channel is the trampoline's
+	 * fd 5; boxd's end is attached to box-policyd at the start gate, once
+	 * box-policyd is ready (start_release), before the agent can ask.
+	 */
+	int sv[2] = { -1, -1 };
+	if (plan->supervise && (r = box_ipc_socketpair(sv, false)) < 0) {
+		for (int i = 0; i < 3; i++)
+			b->stdio[i] = safe_close(b->stdio[i]);
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED,
+				  "cannot make the agent's supervisor channel: %s", strerror(-r)), -1;
+	}
+	b->supervise_fd = sv[0];
+	r = spawn_trampoline(b->d, b, plan, sv[1], &pid, &b->status.fd, &b->gate_fd);
+	safe_close(sv[1]);
 	for (int i = 0; i < 3; i++)
 		b->stdio[i] = safe_close(b->stdio[i]);
 	if (r < 0)
@@ -1279,6 +1295,12 @@ start_release(struct box *b)
 	if (plan && plan_disclosure(b, plan, &b->disclosure, &b->n_disclosure) == 0 && !b->detach)
 		disclose_to_client(b);
 	plan_free(plan);
+	if (b->supervise_fd >= 0) {
+		r = policyd_attach_supervisor(b, b->supervise_fd);
+		b->supervise_fd = safe_close(b->supervise_fd);
+		if (r < 0)
+			return start_abort(b, "cannot attach the agent's supervisor to box-policyd");
+	}
 	ssize_t n;
 	do
 		n = send(b->gate_fd, "go", 2, MSG_NOSIGNAL);

@@ -312,6 +312,7 @@ struct box {
 	/* The parallel start (box.c): bit N, daemon_table[N] sent its ready message */
 	unsigned daemons_ready;
 	int gate_fd;              /* the agent's start gate (its trampoline's fd 3) until "go", or -1 */
+	int supervise_fd;         /* [agent] supervise: PID 1's policyd channel, attached at "go", or -1 */
 	bool reply_deferred;      /* --timings: RunReply waits for the daemons still starting */
 	bool agent_started;       /* the agent exec'd (box_started) */
 	uint32_t agent_otlp_listener_id; /* the agent's OTLP receiver listener, or 0 */
@@ -322,6 +323,7 @@ struct box {
 	unsigned n_masks_made;    /* mask objects made in RUNTIME/masks: the next one's index */
 	Box__Plan **tool_plans;   /* per spec->tools[i], made at its first spawn (masks once) */
 	Box__Plan *exec_plan;     /* the agent's exec entries' tool sandbox, likewise */
+	char *host_python;        /* no [tool.python3]: realpath of /usr/bin/python3 (ShellInit), or NULL */
 	char **tool_prog;         /* parallel to spec->tools: rc.tool_programs' (not owned) */
 	Box__Plan **mcp_plans;    /* per spec->mcp[i], made at its first start (masks once) */
 };
@@ -498,9 +500,10 @@ const char *spawn_helper_places(const struct boxd *d, const char *name, char *bu
  * fork+exec the trampoline; sends the plan; returns the status socket and,
  * for a plan with start_gate, *gate_fd: the plan's socket, on which one
  * packet "go" lets the workload start (its close ends the start).
+ * SUPERVISE_FD (the caller's; -1: none) becomes the trampoline's fd 5 (plan.supervise).
  */
-int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pid,
-		     int *status_fd, int *gate_fd);
+int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int supervise_fd,
+		     pid_t *pid, int *status_fd, int *gate_fd);
 /*
  * The same with the workload's stdio (3 fds) and up to 3 fds more at the
  * trampoline's fds 5.. (a SANDBOX_SHELL plan's pass_fds). The caller keeps its fds.
@@ -633,6 +636,13 @@ void shell_attach_client_gone(struct boxd *d, struct client *c);
 int tool_match(const Box__BoxSpec *s, char *const *programs, const char *tool,
 	       const char *program_path, char *const *argv, size_t argc, int *tool_idx,
 	       char *msg, size_t msg_len);
+/*
+ * Re-check a SpawnRequest for the host python3 (python = true): the config
+ * has no [tool.python3] and no table runs program_path, which is HOST_PYTHON
+ * (boxd's realpath of /usr/bin/python3; NULL: none). 0, or -EPERM with msg.
+ */
+int python_match(const Box__BoxSpec *s, char *const *programs, const char *host_python,
+		 const char *program_path, char *msg, size_t msg_len);
 
 /* ---- cgroup.c ---- */
 /*

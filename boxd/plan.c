@@ -904,6 +904,12 @@ plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err)
 	plan_layers_and_pty(b, p);
 	p->has_exec_system = 1;
 	p->exec_system = agent_exec_system(b->spec->agent);
+	/* [agent] supervise = fs: PID 1 decides the agent's own file system calls (start_trampoline) */
+	if (b->spec->agent->has_supervise &&
+	    b->spec->agent->supervise == BOX__SUPERVISE__SUPERVISE_FS) {
+		p->has_supervise = 1;
+		p->supervise = true;
+	}
 	if ((r = box_plan_validate(p, why, sizeof(why))) < 0) {
 		*err = fmt("the sandbox plan is invalid: %s", why);
 		goto fail;
@@ -977,6 +983,9 @@ plan_shell(const struct box *b, const Box__Plan *agent, const char *exe, const c
 	p->gateway_port = 0;
 	p->has_otlp_port = 0;
 	p->otlp_port = 0;
+	/* box-shell decides its own file operations; [agent] supervise is the agent's alone */
+	p->has_supervise = 0;
+	p->supervise = false;
 	p->has_pty_fds = p->has_pty_rows = p->has_pty_cols = 0;
 	p->pty_fds = p->pty_rows = p->pty_cols = 0;
 	/* No /run/box: no aliases, no sockets, no CA (box-shell reaches no network). */
@@ -1270,8 +1279,12 @@ plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *
 	}
 	strv_take(&av, &p->argv, &p->n_argv);
 	strv_take(&env, &p->env, &p->n_env);
-	/* supervise = fs: PID 1 decides each file system call (workload_start passes its channel) */
-	if (t && t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS) {
+	/*
+	 * supervise = fs: PID 1 decides each file system call (workload_start passes
+	 * its channel); the host python3 of the python aliases always (docs/sandbox.md).
+	 */
+	if ((t && t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS) ||
+	    (!t && rq->python)) {
 		p->has_supervise = 1;
 		p->supervise = true;
 	}
@@ -1632,6 +1645,10 @@ disclose_tools(const struct box *b, struct strv *out)
 					  "network", (unsigned)gateway_port(b), t->name));
 		else
 			strv_add(out, fmt("  %-11s none (loopback only)", "network"));
+		if (t->has_supervise && t->supervise == BOX__SUPERVISE__SUPERVISE_FS)
+			strv_add(out, fmt("  %-11s fs: each file system call of the tool is decided by "
+					  "policy (fs:*, source supervisor) before it happens",
+					  "supervise"));
 		strv_add(out, fmt("  %-11s /tmp /var/tmp /dev/shm and HOME (tmpfs); environment: "
 				  "[tool.%s.env] and what the invocation assigned",
 				  "private", t->name));
@@ -2001,6 +2018,10 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 		strv_add(&out, fmt("  %-11s %s%s%s", view_kind_name(e->kind), e->path, flags, note));
 	}
 	strv_add(&out, fmt("  %-11s %s", "workspace", p->workspace));
+	if (p->supervise)
+		strv_add(&out, fmt("  %-11s fs: each file system call of the agent itself is decided "
+				   "by policy (fs:*, source supervisor) before it happens",
+				   "supervise"));
 	if (!p->exec_system)
 		strv_add(&out, fmt("  %-11s only the exec entries above and box's aliases may be "
 				   "started with execve (Landlock; [agent] exec_system = false); "
@@ -2013,6 +2034,15 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				   "alias -> box-shell (/run/box/shell.sock); box-shell runs as %s in "
 				   "this view",
 				   "shell", b->owner.name));
+	bool python_tool = false;
+	for (size_t i = 0; i < b->spec->n_tools; i++)
+		python_tool |= strcmp(b->spec->tools[i]->name, "python3") == 0;
+	if (p->runtime->shell_sock && !python_tool)
+		strv_add(&out, fmt("  %-11s python3 and python (no [tool.python3]): the host python3 "
+				   "(/usr/bin/python3) in a sandbox of the agent's grants, supervised: "
+				   "each of its file system calls is decided by policy (fs:*, source "
+				   "supervisor)",
+				   "python"));
 	if (p->runtime->mcp_sock)
 		strv_add(&out, fmt("  %-11s /run/box/bin/ALIAS for each stdio [mcp] server -> "
 				   "box-mcpd (/run/box/mcp.sock); box-mcpd runs outside this view (no network), "

@@ -80,6 +80,9 @@
 #include "plan_validate.h"
 #include "proto_shell.h"
 
+/* The host python3 the python aliases run supervised without a [tool.python3] (docs/sandbox.md). */
+#define HOST_PYTHON "/usr/bin/python3"
+
 /* One host program box-shell asked for (SpawnRequest), until its trampoline is reaped. */
 struct tool_spawn {
 	struct workload w;        /* id: box-shell's spawn id; gateway_tag "tool.NAME", "agent" */
@@ -293,8 +296,11 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 	if (b->shell->n_spawns >= BOXD_SPAWNS_MAX)
 		return spawn_refuse(b, rq->spawn_id, "too many tools running in this box (at most %u)",
 				    BOXD_SPAWNS_MAX);
-	if (tool_match(b->spec, b->tool_prog, rq->tool, rq->program_path, rq->argv, rq->n_argv,
-		       &idx, msg, sizeof(msg)) < 0)
+	idx = -1;
+	if (rq->python ? python_match(b->spec, b->tool_prog, b->host_python, rq->program_path, msg,
+				      sizeof(msg)) < 0 :
+			 tool_match(b->spec, b->tool_prog, rq->tool, rq->program_path, rq->argv,
+				    rq->n_argv, &idx, msg, sizeof(msg)) < 0)
 		return spawn_refuse(b, rq->spawn_id, "boxd refuses the spawn: %s", msg);
 	if (plan_tool(b->d, b, idx, rq, &plan, &err) < 0)
 		return spawn_refuse(b, rq->spawn_id, "%s", err ? err : "cannot plan the tool");
@@ -305,9 +311,10 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 		return spawn_refuse(b, rq->spawn_id, "out of memory");
 	}
 	const char *name = idx >= 0 ? b->spec->tools[idx]->name : NULL;
-	if (name ? asprintf(&t->sandbox, "tool.%s", name) < 0 : !(t->sandbox = strdup("exec")))
+	if (name ? asprintf(&t->sandbox, "tool.%s", name) < 0 :
+		   !(t->sandbox = strdup(rq->python ? "python" : "exec")))
 		t->sandbox = NULL;
-	/* An exec entry's program has the agent's grants: its listener is the agent's. */
+	/* An exec entry's program (the host python3's) has the agent's grants: the agent's listener. */
 	workload_init(&t->w, &tool_ops, b, rq->spawn_id,
 		      name ? strdup(t->sandbox ? t->sandbox : "") : strdup("agent"));
 	if (!t->sandbox || !t->w.gateway_tag) {
@@ -671,6 +678,10 @@ send_init(struct box *b, char **err)
 	}
 	for (size_t i = 0; fs && i < fs->n_exec; i++)
 		in.exec_entries[in.n_exec_entries++] = fs->exec[i]->path;
+	/* No [tool.python3]: the python aliases run the host python3 supervised (SpawnRequest.python) */
+	free(b->host_python);
+	b->host_python = in.python_tool ? NULL : realpath(HOST_PYTHON, NULL);
+	in.host_python = b->host_python;
 	r = daemon_send(&b->shell->dm, BOX__MSG_TYPE__MSG_SHELL_INIT, &in.base, NULL, 0);
 	if (r < 0)
 		seterr(err, "cannot send ShellInit to box-shell: %s", strerror(-r));
@@ -778,6 +789,8 @@ shell_free(struct box *b)
 	b->tool_plans = NULL;
 	plan_free(b->exec_plan);
 	b->exec_plan = NULL;
+	free(b->host_python);
+	b->host_python = NULL;
 	free(b->tool_prog);
 	b->tool_prog = NULL;
 }

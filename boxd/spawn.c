@@ -72,10 +72,11 @@ static int trampoline_start(struct boxd *d, const Box__Plan *plan, const int std
 			    int *gate_fd);
 
 int
-spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, pid_t *pidp,
-		 int *status_fd, int *gate_fd)
+spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int supervise_fd,
+		 pid_t *pidp, int *status_fd, int *gate_fd)
 {
-	return trampoline_start(d, plan, b->stdio, NULL, 0, pidp, status_fd, gate_fd);
+	return trampoline_start(d, plan, b->stdio, supervise_fd >= 0 ? &supervise_fd : NULL,
+				supervise_fd >= 0 ? 1 : 0, pidp, status_fd, gate_fd);
 }
 
 int

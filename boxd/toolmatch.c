@@ -7,7 +7,10 @@
  * tables say the same program with the same fixed arguments selects that
  * table — the longest match, as box-shell must have found it — or, with no
  * table named, when no table matches and the program lies under one of the
- * agent's exec entries (then the sandbox has the agent's grants).
+ * agent's exec entries (then the sandbox has the agent's grants). A request
+ * for the host python3 (SpawnRequest.python: the python aliases without a
+ * [tool.python3]) is python_match's: no such table, no table for the
+ * program, and the program is the host python3 boxd resolved itself.
  * Pure (no I/O, no logging): test/unit/test_tool_match.c links it alone.
  * Trusts: the spec after box_validate_box_spec(); the programs as box-recheck
  * resolved them as the owner (canonical); the request only after
@@ -110,4 +113,30 @@ tool_match(const Box__BoxSpec *s, char *const *programs, const char *tool,
 	say(msg, msg_len, "%s lies under no [agent.filesystem] exec entry and no [tool.NAME] runs "
 			  "it", program_path);
 	return -EPERM;
+}
+
+int
+python_match(const Box__BoxSpec *s, char *const *programs, const char *host_python,
+	     const char *program_path, char *msg, size_t msg_len)
+{
+	for (size_t i = 0; i < s->n_tools; i++) {
+		if (strcmp(s->tools[i]->name, "python3") == 0) {
+			say(msg, msg_len, "the box's config has [tool.python3]: python runs there");
+			return -EPERM;
+		}
+		if (programs[i] && strcmp(programs[i], program_path) == 0) {
+			say(msg, msg_len, "%s is [tool.%s]'s program: it runs in that table's sandbox",
+			    program_path, s->tools[i]->name);
+			return -EPERM;
+		}
+	}
+	if (!host_python) {
+		say(msg, msg_len, "this host has no python3 (/usr/bin/python3) to supervise");
+		return -EPERM;
+	}
+	if (strcmp(program_path, host_python) != 0) {
+		say(msg, msg_len, "%s is not the host python3 (%s)", program_path, host_python);
+		return -EPERM;
+	}
+	return 0;
 }

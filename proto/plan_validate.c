@@ -213,8 +213,9 @@ check_shell(const Box__Plan *p, char *why, size_t why_len)
 		return fail(why, why_len, -EINVAL, "start_gate: for an agent's plan only");
 	if (!shell && p->workload_bin)
 		return fail(why, why_len, -EINVAL, "workload_bin: for a box-shell plan only");
-	if (p->supervise && p->kind != BOX__SANDBOX_KIND__SANDBOX_TOOL)
-		return fail(why, why_len, -EINVAL, "supervise: for a tool plan only");
+	if (p->supervise && p->kind != BOX__SANDBOX_KIND__SANDBOX_TOOL &&
+	    p->kind != BOX__SANDBOX_KIND__SANDBOX_AGENT)
+		return fail(why, why_len, -EINVAL, "supervise: for an agent's or a tool's plan only");
 	if (!shell)
 		return 0;
 

@@ -151,6 +151,8 @@ box_validate_shell_init(const Box__ShellInit *m)
 	REQUIRE(m->n_exec_entries <= BOX_SHELL_EXEC_MAX, -E2BIG);
 	for (size_t i = 0; i < m->n_exec_entries; i++)
 		REQUIRE(abs_path_ok(m->exec_entries[i]), -EINVAL);
+	if (m->host_python)
+		REQUIRE(abs_path_ok(m->host_python) && !m->python_tool, -EINVAL);
 	return 0;
 }
 
@@ -177,6 +179,7 @@ box_validate_spawn_request(const Box__SpawnRequest *m)
 	TRY(env_ok(m->env, m->n_env));
 	REQUIRE(!m->clear_env || m->n_env == 0, -EINVAL); /* exec -c passes nothing */
 	REQUIRE(abs_path_ok(m->cwd), -EINVAL);
+	REQUIRE(!m->python || !m->tool, -EINVAL); /* the host python3 has no table */
 	return 0;
 }
 
@@ -186,7 +189,7 @@ box_validate_spawn_reply(const Box__SpawnReply *m)
 	REQUIRE(m->spawn_id != 0, -EINVAL);
 	if (m->ok) {
 		REQUIRE(!m->error && m->sandbox, -EINVAL);
-		REQUIRE(strcmp(m->sandbox, "exec") == 0 ||
+		REQUIRE(strcmp(m->sandbox, "exec") == 0 || strcmp(m->sandbox, "python") == 0 ||
 				(strncmp(m->sandbox, "tool.", 5) == 0 && box_valid_name(m->sandbox + 5)),
 			-EINVAL);
 	} else {

@@ -282,6 +282,10 @@ v_cfg_agent(const struct vctx *x, const Box__CfgAgent *v)
 	TRY(v_cfg_bool(x, v->exec_system));
 	TRY(v_cfg_env(x, v->env));
 	TRY(v_cfg_filesystem(x, v->filesystem, true));
+	if (v->has_supervise)
+		REQUIRE(v->has_supervise_line && v->supervise_line >= 1 &&
+				v->supervise_line <= BOX_LINE_MAX,
+			-EINVAL);
 	return 0;
 }
 

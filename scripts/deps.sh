@@ -20,6 +20,7 @@ packages=(
 	libinih-dev libjansson-dev android-libboringssl-dev libedit-dev
 	bubblewrap python3 curl openssl iproute2 procps util-linux passwd
 	git tmux python3-requests python3-httpx
+	python3-venv python3-pip python3-setuptools python3-wheel python3-pytest
 	dpkg-dev bzip2 xz-utils debian-archive-keyring
 	lowdown man-db debhelper lintian
 	nodejs npm

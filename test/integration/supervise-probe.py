@@ -132,6 +132,39 @@ attempt("mkfifo", lambda: os.mkfifo("w/fifo"))
 attempt("fifo_open_no_hang", lambda: os.close(os.open("w/fifo", os.O_RDONLY)))
 
 
+def unix(kind, path):
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        if kind == "bind":
+            s.bind(path)
+            s.listen(1)
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.connect(path)  # decided too: its own socket, permitted
+            c.close()
+        else:
+            s.connect(path)
+    finally:
+        s.close()
+
+
+def tcp_refused():
+    import socket
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", 1))  # no decision: not AF_UNIX
+    finally:
+        s.close()
+
+
+attempt("unix_bind_connect", lambda: unix("bind", "w/p.sock"))
+attempt("unix_bind_refused", lambda: unix("bind", "ro/b.sock"))
+attempt("unix_bind_refused_exists", lambda: str(os.path.exists("ro/b.sock")))
+attempt("unix_connect_refused", lambda: unix("connect", "ro/s.sock"))
+attempt("unix_connect_abstract", lambda: unix("connect", "\0box-test-no-such-abstract"))
+attempt("tcp_connect", tcp_refused)
+
+
 def swapped():
     # the test swaps w/dd between a directory and a link to secretdir from outside the box
     seen = {}

@@ -8,7 +8,9 @@
 # `enumerate`; a rename asks fs:read and fs:move of the source and fs:move of the target (a
 # refused leg leaves both in place); mkdir, unlink, truncate, chmod, utime, link, symlink and
 # mkfifo are decided and performed (a hard link or symlink to .env refused); opening a FIFO
-# with no writer does not hang the supervisor; a directory swapped for a link to a forbidden
+# with no writer does not hang the supervisor; bind and connect of AF_UNIX paths are decided
+# as fs:write (a refused connect is EACCES, not the kernel's ECONNREFUSED), an abstract
+# address and a TCP connect are not; a directory swapped for a link to a forbidden
 # directory (from outside the box) during decided opens never yields its content; eight
 # threads opening at once are all answered; a child it starts is supervised too; the tracee's
 # O_CLOEXEC is kept; the supervisor's own /proc/1 entries are refused; a tracee that makes itself non-dumpable is refused; killing the
@@ -18,6 +20,7 @@
 . test/lib.sh
 . test/integration/lib-run.sh
 . test/integration/lib-shell.sh
+. test/integration/lib-supervise.sh
 set -u
 trap run_cleanup EXIT
 probe_src=$PWD/test/integration/supervise-probe.py
@@ -31,60 +34,13 @@ if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
 	skip "supervised tools as boxtest" "needs root to create and become the user boxtest"
 fi
 
-# sup_decision FILE ACTION VERDICT PATH_SUFFIX [OPERATION]: a decision line of source supervisor.
-sup_decision() {
-	python3 - "$@" <<'PY'
-import json, sys
-path, action, verdict, suffix = sys.argv[1:5]
-op = sys.argv[5] if len(sys.argv) > 5 else None
-for l in open(path).read().splitlines():
-    try:
-        d = json.loads(l)
-    except ValueError:
-        continue
-    if d.get("record") or d.get("source") != "supervisor":
-        continue
-    i = d.get("input", {})
-    if d.get("action") == action and d.get("verdict") == verdict and \
-            str(i.get("path", "")).endswith(suffix) and (op is None or i.get("operation") == op):
-        sys.exit(0)
-sys.exit(1)
-PY
-}
-
 for u in $(shell_users); do
 	D=$(user_dir "$u")
 	P=$D/proj
 	name=e2e-sup-$u
-	mkdir -p "$P/w" "$P/ro" "$P/sub" "$P/ls/a" "$D/steps"
-	touch "$P/ls/b"
-	echo proj-content >"$P/p.txt"
-	echo SECRET-TOKEN >"$P/.env"
-	echo keep >"$P/w/keep.txt"
-	ln -s .env "$P/alias"
-	echo fine >"$P/ro/f.txt"
-	echo twelve-bytes >"$P/w/t.txt"
-	mkdir -p "$P/secretdir" "$P/w/real"
-	echo SECRET-IN-DIR >"$P/secretdir/x"
-	echo fine >"$P/w/real/x"
-	ln -s ../secretdir "$P/w/link"
+	mkdir -p "$D/steps"
+	sup_fixture "$P" "$D/sup.cedar"
 	cp "$probe_src" "$D/probe.py"
-	cat >"$D/sup.cedar" <<'EOF'
-@id("all")
-permit (principal, action, resource);
-
-@id("no_env")
-forbid (principal, action == Box::Action::"fs:read", resource)
-when { context.input.path like "*.env" || context.input.path like "*/secretdir/*" };
-
-@id("ro_dir")
-forbid (principal, action == Box::Action::"fs:write", resource)
-when { context.input.path like "*/ro/*" };
-
-@id("keep_file")
-forbid (principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
-when { context.input.path like "*/keep.txt" };
-EOF
 	cat >"$D/steps/sup.py" <<EOF
 [
  ("probe", ["bash", "-c", "python3 $D/probe.py"]),
@@ -196,6 +152,14 @@ PY
 	is "a hard link to .env: refused (fs:read of the source)" link_env_refused error-EACCES
 	is "symlink, permitted" symlink ok:tw
 	is "a symlink to .env: refused (fs:read of its target)" symlink_env_refused error-EACCES
+	is "bind and connect of an AF_UNIX path the policy permits" unix_bind_connect ok
+	is "bind of an AF_UNIX path the policy forbids: EACCES" unix_bind_refused error-EACCES
+	is "… and no socket file is made" unix_bind_refused_exists ok:False
+	is "connect to an AF_UNIX path the policy forbids: EACCES (not the kernel's ECONNREFUSED)" \
+		unix_connect_refused error-EACCES
+	is "an abstract address is not decided (the kernel's ECONNREFUSED)" unix_connect_abstract \
+		error-ECONNREFUSED
+	is "a TCP connect is not decided (the kernel's ECONNREFUSED)" tcp_connect error-ECONNREFUSED
 	is "mkfifo, permitted" mkfifo ok
 	is "opening a FIFO with no writer does not hang the supervisor" fifo_open_no_hang ok
 	check_step "$u: a directory swapped for a link during decided opens never yields the secret ($(kv swapped))" \
@@ -219,6 +183,8 @@ PY
 	check "$u: … the refused rename's source leg" sup_decision "$dec" fs:move deny /proj/w/keep.txt rename
 	check "$u: … mkdir as create_dir" sup_decision "$dec" fs:write permit /proj/w/d create_dir
 	check "$u: … unlink as remove_file" sup_decision "$dec" fs:delete permit /proj/w/renamed.txt remove_file
+	check "$u: … bind of an AF_UNIX path as fs:write" sup_decision "$dec" fs:write permit /proj/w/p.sock write_content
+	check "$u: … the refused connect" sup_decision "$dec" fs:write deny /proj/ro/s.sock write_content
 	as_user "$u" "cd '$D' && '$RB/boxctl' log $name" >"$D/log" 2>&1
 	check "$u: boxctl log shows the supervisor's refusal" grep -qE "deny +fs:read +.*/proj/\.env" "$D/log"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left

@@ -5,7 +5,9 @@
  * entries (docs/box.ini.5.md [tool.NAME]): the named table must exist, run the same
  * canonical program, have its fixed arguments as a prefix of the
  * invocation's, and be the longest match; with no table named, no table may
- * match and the program must lie under an exec entry. Spec built by hand
+ * match and the program must lie under an exec entry; the host python3
+ * (python_match) only without a [tool.python3], for a program no table
+ * runs, and only the host's own file. Spec built by hand
  * (the shape box_validate_box_spec() admits); programs as box-recheck
  * reports them (canonical).
  * Trusts: nothing; test code.
@@ -167,6 +169,29 @@ test_exec_entries(void)
 	spec.agent->filesystem = &fs;
 }
 
+static void
+test_host_python(void)
+{
+	char msg[512];
+	const char *host = "/usr/bin/python3.11";
+	CHECK_INT(python_match(&spec, programs, host, host, msg, sizeof(msg)), 0);
+	/* another python (a copy, a build of one's own), or none on this host */
+	CHECK_INT(python_match(&spec, programs, host, "/proj/bin/python3", msg, sizeof(msg)),
+		  -EPERM);
+	CHECK(strstr(msg, "is not the host python3 (/usr/bin/python3.11)"));
+	CHECK_INT(python_match(&spec, programs, NULL, host, msg, sizeof(msg)), -EPERM);
+	/* a table runs that file: its sandbox, never the supervised one */
+	programs[3] = "/usr/bin/python3.11";
+	CHECK_INT(python_match(&spec, programs, host, host, msg, sizeof(msg)), -EPERM);
+	CHECK(strstr(msg, "[tool.cc]'s program"));
+	programs[3] = "/usr/bin/x86_64-linux-gnu-gcc-12";
+	/* a [tool.python3], whatever it runs */
+	tools[3].name = "python3";
+	CHECK_INT(python_match(&spec, programs, host, host, msg, sizeof(msg)), -EPERM);
+	CHECK(strstr(msg, "has [tool.python3]"));
+	tools[3].name = "cc";
+}
+
 int
 main(void)
 {
@@ -175,5 +200,6 @@ main(void)
 	RUN(test_longest_match_wins);
 	RUN(test_named_table_refused);
 	RUN(test_exec_entries);
+	RUN(test_host_python);
 	return tap_done();
 }

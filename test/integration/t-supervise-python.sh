@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# t-supervise-python.sh — the python3/python aliases without a [tool.python3] run the host
+# python3 supervised with the agent's grants (docs/sandbox.md, Supervised programs), in real
+# boxes, as the caller and as boxtest: test/integration/supervise-probe.py through box's shell
+# alias reads a permitted file but not the `.env` a forbid names, writes where the policy
+# permits and not where it forbids (no file made), lists a directory (enumerate), renames with
+# both legs decided (a refused leg leaves the file); `python` and `python3` run as aliases
+# too; a python3 that is not the host's (a copy in the project) is still 126 with a message
+# naming both; the disclosure says what the python aliases run. Each decision is a line of
+# decisions.jsonl with source "supervisor".
+# Trusts: nothing; test code.
+. test/lib.sh
+. test/integration/lib-run.sh
+. test/integration/lib-shell.sh
+. test/integration/lib-supervise.sh
+set -u
+trap run_cleanup EXIT
+probe_src=$PWD/test/integration/supervise-probe.py
+cd "$W"
+
+if ! shell_built; then
+	tap_done
+	exit 1
+fi
+if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
+	skip "the supervised python aliases as boxtest" "needs root to create and become the user boxtest"
+fi
+host_python=$(realpath /usr/bin/python3)
+
+for u in $(shell_users); do
+	D=$(user_dir "$u")
+	P=$D/proj
+	name=e2e-suppy-$u-$$
+	mkdir -p "$D/steps" "$P/bin"
+	sup_fixture "$P" "$D/sup.cedar"
+	cp "$probe_src" "$D/probe.py"
+	cp "$host_python" "$P/bin/python3" # a python3, but not the host's
+	cat >"$D/steps/py.py" <<EOF
+[
+ ("probe", ["bash", "-c", "python3 $D/probe.py"]),
+ ("alias_python", ["python", "-c", "print(open('p.txt').read().strip())"]),
+ ("alias_python3_env", ["python3", "-c", "open('.env').read()"]),
+ ("not_host", ["bash", "-c", "$P/bin/python3 -c 'print(1)'"]),
+]
+EOF
+	cat >"$D/box.ini" <<EOF
+[box]
+name = $name
+state_dir = $D/state/$name
+policy = sup.cedar
+timeout = 150s
+
+[agent]
+command = $W/agent.py $D/steps/py.py
+workspace = $P
+
+[agent.env]
+$(agent_env)
+
+[agent.filesystem]
+write = $P
+read = $D/steps
+read = $D/probe.py
+EOF
+	chown -R "$u:" "$D"
+	chown -h "$u:" "$P/alias" "$P/w/link"
+	chmod 644 "$D/box.ini" "$D/sup.cedar"
+	out=$D/py.out err=$D/py.err
+	box_run "$u" "$out" "$err" -c "$D/box.ini"
+	rc=$?
+	check "$u: the box runs to its end (rc $rc)" test "$rc" = 0
+	if [ "$rc" != 0 ]; then grep -v '^box:   ' "$err" | head -20 | sed 's/^/#   /'; fi
+	kv() { step_kv "$out" probe "$1"; }
+	is() { # NAME KEY VALUE
+		check_step "$u: $1 ($2=$(kv "$2"))" "$out" probe test "$(kv "$2")" = "$3"
+	}
+	check_step "$u: python3 without a [tool.python3] runs (exit 0)" "$out" probe rc_is "$out" probe 0
+	is "reads a permitted file" read_permitted ok:proj-content
+	is "refused .env (a forbid names it)" read_env error-EACCES
+	is "… by its absolute path" read_env_abs error-EACCES
+	is "… through a symlink" read_env_symlink error-EACCES
+	is "… its metadata (stat)" stat_env error-EACCES
+	is "writes where the policy permits" write_permitted ok
+	is "… and reads it back" read_back ok:written
+	is "a write the policy forbids: EACCES" write_refused error-EACCES
+	is "… and no file is made" write_refused_exists ok:False
+	is "os.listdir" listdir ok:a,b
+	is "os.rename, both legs permitted" rename ok
+	is "a rename whose source a forbid names: EACCES" rename_refused error-EACCES
+	is "… the source stays" keep_still_there ok:keep
+	is "a child it starts is supervised (refused .env)" child ok:rc1:True
+	is "a tracee that made itself non-dumpable is refused" nondumpable error-EACCES
+	check_step "$u: the python alias runs the host python3 too" "$out" alias_python \
+		out_is "$out" alias_python proj-content
+	check_step "$u: the python3 alias: .env refused (PermissionError, exit 1)" "$out" \
+		alias_python3_env bash -c "[ '$(step_rc "$out" alias_python3_env)' = 1 ] && grep -q PermissionError <<<\"\$1\"" _ "$(step_err "$out" alias_python3_env)"
+	check_step "$u: a python3 that is not the host's: 126" "$out" not_host rc_is "$out" not_host 126
+	check_step "$u: … the message names it and the host python3" "$out" not_host \
+		bash -c "grep -q 'is not the host python3 ($host_python)' <<<\"\$1\"" _ "$(step_err "$out" not_host)"
+	check "$u: the secret never reached the output" bash -c "! grep -q SECRET '$out'"
+	check "$u: the disclosure says what the python aliases run" \
+		grep -qE "python +python3 and python \(no \[tool.python3\]\): the host python3" "$err"
+
+	forget_default_state "$u" "$name"
+	dec=$D/state/$name/decisions.jsonl
+	check "$u: decisions.jsonl: the permitted read (source supervisor)" \
+		sup_decision "$dec" fs:read permit /proj/p.txt read_content
+	check "$u: … the refused .env" sup_decision "$dec" fs:read deny /proj/.env read_content
+	check "$u: … the refused write" sup_decision "$dec" fs:write deny /proj/ro/x.txt write_content
+	check "$u: … listdir as enumerate" sup_decision "$dec" fs:read permit /proj/ls enumerate
+	check "$u: … rename: fs:read of the source" sup_decision "$dec" fs:read permit /proj/w/new.txt read_content
+	check "$u: … fs:move of the source" sup_decision "$dec" fs:move permit /proj/w/new.txt rename
+	check "$u: … fs:move of the target" sup_decision "$dec" fs:move permit /proj/w/renamed.txt rename
+	check "$u: … the refused rename's source leg" sup_decision "$dec" fs:move deny /proj/w/keep.txt rename
+	check "$u: nothing of the box is left (box-shell)" no_shell_left
+done
+tap_done
