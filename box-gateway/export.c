@@ -90,6 +90,9 @@ struct export_target {
 static struct export_target targets[BOX_TELEMETRY_TARGETS_MAX];
 static size_t n_targets;
 static struct box_ipc_event *tel_chan;
+static bool finishing;      /* the box ended: export at once, leave when done */
+static bool tel_chan_ended; /* box-policyd closed the telemetry channel */
+static struct event *end_timer;
 
 static const char *const signal_paths[] = { "/v1/logs", "/v1/traces", "/v1/metrics" };
 static const ProtobufCMessageDescriptor *const signal_descs[] = {
@@ -99,6 +102,7 @@ static const ProtobufCMessageDescriptor *const signal_descs[] = {
 };
 
 static void attempt(struct export_target *t);
+static void finish_check(void);
 
 static void
 item_free(struct export_item *it)
@@ -162,7 +166,7 @@ enqueue(struct export_target *t, enum gw_signal sig, uint8_t *pb, size_t len, si
 	trim(t);
 	if (t->s || t->resolve || t->failing)
 		return; /* an attempt runs, or the backoff timer will start one */
-	if (t->records >= EXPORT_BATCH_RECORDS) {
+	if (t->records >= EXPORT_BATCH_RECORDS || finishing) {
 		if (t->timer_armed)
 			evtimer_del(t->timer);
 		t->timer_armed = false;
@@ -203,12 +207,9 @@ gw_export_relay(const ProtobufCMessage *m, enum gw_signal sig, size_t records)
 }
 
 bool
-gw_export_agent(void)
+gw_export_targets(void)
 {
-	for (size_t i = 0; i < n_targets; i++)
-		if (targets[i].cfg->include & 16u)
-			return true;
-	return false;
+	return n_targets > 0;
 }
 
 /* ---- one attempt --------------------------------------------------------------- */
@@ -300,10 +301,11 @@ attempt_answered(struct export_target *t, unsigned status)
 	if (t->timer_armed)
 		evtimer_del(t->timer);
 	t->timer_armed = false;
-	if (t->records >= EXPORT_BATCH_RECORDS)
+	if (t->records >= EXPORT_BATCH_RECORDS || (finishing && t->head))
 		attempt(t);
 	else if (t->head)
 		timer_arm(t, EXPORT_DELAY_MS);
+	finish_check();
 }
 
 static void
@@ -712,6 +714,55 @@ on_tel_close(struct box_ipc_event *e, int error, void *userdata)
 	(void)userdata;
 	if (error != -ECONNRESET)
 		log_warn_errno(error, "The telemetry channel from box-policyd failed");
+	tel_chan_ended = true;
+	finish_check();
+}
+
+/* Finishing: out of the loop once box-policyd's channel ended and every queue is empty. */
+static void
+finish_check(void)
+{
+	if (!finishing || (tel_chan && !tel_chan_ended))
+		return;
+	for (size_t i = 0; i < n_targets; i++)
+		if (targets[i].head && !targets[i].failing)
+			return; /* a failing collector waits for the end timer, not for ever */
+	gw_exit(0);
+}
+
+static void
+on_end_timer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	for (size_t i = 0; i < n_targets; i++)
+		if (targets[i].records)
+			log_warn("telemetry.%s: %zu records not exported when the box ended",
+				 targets[i].cfg->name, targets[i].records);
+	gw_exit(0);
+}
+
+void
+gw_export_finish(void)
+{
+	struct timeval tv = { GW_EXPORT_END_MS / 1000, (GW_EXPORT_END_MS % 1000) * 1000 };
+	finishing = true;
+	end_timer = evtimer_new(G.base, on_end_timer, NULL);
+	if (!end_timer || evtimer_add(end_timer, &tv) < 0) {
+		gw_exit(0);
+		return;
+	}
+	for (size_t i = 0; i < n_targets; i++) {
+		struct export_target *t = &targets[i];
+		if (t->head && !t->failing && !t->s && !t->resolve) {
+			if (t->timer_armed)
+				evtimer_del(t->timer);
+			t->timer_armed = false;
+			attempt(t);
+		}
+	}
+	finish_check();
 }
 
 int

@@ -418,6 +418,23 @@ on_boxd_close(struct box_ipc_event *e, int error, void *userdata)
 {
 	(void)e;
 	(void)userdata;
+	if (error == -ECONNRESET && gw_export_targets()) {
+		/*
+		 * The box ends; an otlp target still gets what is queued and what
+		 * box-policyd sends last (box.stopped): no listener, no connection,
+		 * no box-policyd channel from here on (its close tells box-policyd
+		 * our Records ended), then out once export.c has sent it all.
+		 */
+		log_info("boxd closed its channel: exporting the last telemetry, then exiting");
+		while (G.listeners) {
+			Box__GatewayListenerClosed lc = BOX__GATEWAY_LISTENER_CLOSED__INIT;
+			lc.listener_id = G.listeners->id;
+			listener_close(&lc);
+		}
+		gw_decide_end();
+		gw_export_finish();
+		return;
+	}
 	if (error == -ECONNRESET) {
 		log_info("boxd closed its channel: exiting");
 		fatal_loop(0);

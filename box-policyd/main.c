@@ -97,6 +97,7 @@
  * Trusts: nothing from its peers; boxd for the fds and ids it gives.
  */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -281,6 +282,7 @@ static struct {
 	} tel[BOX_TELEMETRY_FILES_MAX + BOX_TELEMETRY_TARGETS_MAX];
 	size_t n_tel;
 	struct box_ipc_event *tel_chan; /* to box-gateway, with an otlp target */
+	bool ending;                    /* boxd closed: waiting for box-gateway's Records to end */
 	uint64_t tel_dropped;           /* records the channel could not take */
 } S = {
 	.peers = {
@@ -412,6 +414,8 @@ on_stop_signal(evutil_socket_t sig, short what, void *userdata)
 /* ... or this many bytes (an otlp target's: within one TelemetryRecords' cap). */
 #define TEL_BATCH_BYTES (4u << 20)
 #define TEL_OTLP_BATCH_BYTES (3u << 20)
+/* boxd closed its channel: box-gateway's Records end within this (it ends beside us). */
+#define TEL_END_WAIT_MS 2000
 
 /* An otlp target's batch (LINE, LEN with its "\n") to box-gateway; 0 or negative errno. */
 static int
@@ -1717,9 +1721,22 @@ drop_peer(struct peer *p, int error)
 	}
 	if (p == &S.peers[0]) {
 		/* boxd went away: the box is over. */
+		if (S.tel_chan && S.peers[PEER_GATEWAY].ev) {
+			/*
+			 * With an otlp target boxd ends us beside box-gateway (boxd/box.c):
+			 * its last Records first — its channel's close follows them — then
+			 * our last records go out through it. At most TEL_END_WAIT_MS.
+			 */
+			struct timeval tv = { TEL_END_WAIT_MS / 1000, (TEL_END_WAIT_MS % 1000) * 1000 };
+			S.ending = true;
+			event_base_loopexit(S.base, &tv);
+			return;
+		}
 		event_base_loopexit(S.base, NULL);
 		return;
 	}
+	if (p == &S.peers[PEER_GATEWAY] && S.ending)
+		event_base_loopexit(S.base, NULL);
 	(void)error;
 }
 
@@ -2077,6 +2094,22 @@ on_tel_close(struct box_ipc_event *e, int error, void *userdata)
 		log_warn_errno(error, "The telemetry channel to box-gateway failed");
 }
 
+/*
+ * At the end, with no peer left: what the telemetry channel still queues
+ * (box.stopped among it) is written, for at most TEL_END_WAIT_MS — box-gateway
+ * reads it while it exports (boxd/box.c ends us beside it).
+ */
+static void
+tel_chan_drain(void)
+{
+	for (int i = 0; S.tel_chan && box_ipc_event_queued(S.tel_chan) && i < TEL_END_WAIT_MS / 10;
+	     i++) {
+		struct pollfd pfd = { box_ipc_event_fd(S.tel_chan), POLLOUT, 0 };
+		(void)poll(&pfd, 1, 10);
+		(void)event_base_loop(S.base, EVLOOP_NONBLOCK);
+	}
+}
+
 static void
 tel_watch(int fd)
 {
@@ -2108,8 +2141,7 @@ shutdown_flush(int dirfd)
 	if (S.tel_dropped)
 		log_warn("%llu telemetry records box-gateway's channel could not take",
 			 (unsigned long long)S.tel_dropped);
-	/* box-gateway ended before us (boxd/box.c's teardown order): nothing more goes out */
-	S.tel_chan = box_ipc_event_free(S.tel_chan);
+
 	log_info("%llu decisions, %llu history fsyncs", (unsigned long long)S.n_decisions,
 		 (unsigned long long)engine_history_syncs(S.engine));
 	for (int i = 0; i < POLICYD_N_PEERS; i++) {
@@ -2119,6 +2151,8 @@ shutdown_flush(int dirfd)
 	}
 	while (S.attached)
 		drop_peer(S.attached, 0);
+	tel_chan_drain();
+	S.tel_chan = box_ipc_event_free(S.tel_chan);
 	for (struct peer *p = S.dead, *n; p; p = n) {
 		n = p->next;
 		free(p);

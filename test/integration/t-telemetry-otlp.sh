@@ -164,6 +164,7 @@ check "every decision arrived, in order, once, though the collector was down 10 
 	grep -qx 'in order, once True' sum.txt
 check "... at least a permit and a deny" grep -qx 'verdicts deny permit' sum.txt
 check "the control record policy.loaded" grep -q '^controls.*policy.loaded' sum.txt
+check "the control record box.stopped, sent as the box ended" grep -q '^controls.*box.stopped' sum.txt
 check "the agent's JSON span, box.source = agent, this box's name" grep -qx 'span json-span agent True' sum.txt
 check "the SDK's span, re-tagged the same (its forged box.name gone)" \
 	grep -qx 'span node-sdk-span agent True' sum.txt
