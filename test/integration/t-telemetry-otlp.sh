@@ -118,6 +118,9 @@ rc=$?
 check "the box runs to its end (rc $rc)" test "$rc" -eq 0
 [ "$rc" -eq 0 ] || diag "$(tail -n 15 run.err)"
 diag "$(cat run.out)"
+check "the gateway said the collector could not take records" \
+	grep -q "telemetry.json: the collector 127.0.0.1:$port cannot take records" run.err
+check "... and that it takes them again" grep -q "telemetry.json: the collector takes records again" run.err
 check "the disclosure names the otlp target" \
 	grep -q "telemetry   json: OTLP http/json to http://127.0.0.1:$port" run.err
 check "the agent's malformed body: 400" grep -qx 'bad 400' run.out

@@ -7,11 +7,13 @@
 # request to OUT: {"path", "type", "headers" (X-Token and Authorization), "body"
 # (the parsed JSON for application/json; for application/x-protobuf the bytes
 # as latin-1 text, enough to look for strings in)}. A JSON body that does not
-# parse gets 400, another path 404. With --discard nothing is written (a sink).
+# parse gets 400, another path 404. With --discard nothing is written (a sink);
+# with --tls CERT KEY it serves HTTPS.
 # Trusts: nothing it receives; test code.
 import argparse
 import http.server
 import json
+import os
 import sys
 import threading
 
@@ -20,6 +22,7 @@ ap.add_argument("port", type=int)
 ap.add_argument("portfile")
 ap.add_argument("out")
 ap.add_argument("--discard", action="store_true")
+ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve HTTPS with this pair")
 args = ap.parse_args()
 lock = threading.Lock()
 
@@ -76,9 +79,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 http.server.ThreadingHTTPServer.allow_reuse_address = True
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+if args.tls:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(args.tls[0], args.tls[1])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(args.portfile + ".tmp", "w") as f:
     f.write("%d\n" % srv.server_address[1])
-import os
 os.rename(args.portfile + ".tmp", args.portfile)
 sys.stdout.flush()
 srv.serve_forever()
