@@ -239,6 +239,8 @@ attempt_end(struct export_target *t)
 	}
 	if (t->deadline)
 		evtimer_del(t->deadline);
+	if (t->request && t->cfg->has_secret)
+		explicit_bzero(t->request, t->request_len); /* its head holds the credential */
 	free(t->request);
 	t->request = NULL;
 }
