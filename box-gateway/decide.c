@@ -91,6 +91,25 @@ on_policyd_end(void *arg, int error, const char *why)
 	gw_exit(1);
 }
 
+/* The Records queued for the end of this loop pass go out first; then the channel closes. */
+static void
+on_decide_end(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	policy_client_free(G.policyd);
+	G.policyd = NULL;
+}
+
+void
+gw_decide_end(void)
+{
+	struct timeval soon = { 0, 100 * 1000 };
+	if (G.policyd && event_base_once(G.base, -1, EV_TIMEOUT, on_decide_end, NULL, &soon) < 0)
+		on_decide_end(-1, 0, NULL);
+}
+
 int
 gw_decide_start(int fd)
 {

@@ -10,7 +10,8 @@
  *   stream.c    one nonblocking socket, plain or BoringSSL, with evbuffers
  *   conn.c      one client connection: the proxy protocol and the exchange
  *   mcp.c       remote MCP servers: JSON-RPC requests decided, replies parsed
- *   otlp.c      the agent's OTLP/HTTP receiver, relayed to the telemetry files
+ *   otlp.c      the agent's OTLP/HTTP receiver, relayed to the telemetry targets
+ *   export.c    the otlp telemetry targets: box-policyd's records and the agent's, exported
  *   seccomp.c   the allow-list
  *   state.c     G and gw_exit (a leaf)
  *
@@ -136,6 +137,8 @@ void gw_decide_cancel(const void *owner);
 void gw_record(bool ok, const char *action, const struct policy_fields *in,
 	       const struct policy_fields *out);
 int gw_decide_start(int fd);
+/* The box ends but the gateway stays to export (export.c): the policyd channel closes soon. */
+void gw_decide_end(void);
 
 /* ---- dns.c ----------------------------------------------------------------- */
 
@@ -180,6 +183,28 @@ void gw_conns_close_listener(struct gw_listener *l);
 
 void gw_otlp_accept(struct gw_listener *l, int fd);
 void gw_otlp_close_listener(struct gw_listener *l);
+
+/* ---- export.c: the [telemetry.NAME] kind = otlp targets ------------------------- */
+
+enum gw_signal { GW_SIGNAL_LOGS, GW_SIGNAL_TRACES, GW_SIGNAL_METRICS };
+/*
+ * The targets of GatewayInit, and the telemetry channel from box-policyd
+ * (CHAN_FD, taken; -1 without a target). 0, or negative errno with WHY.
+ */
+int gw_export_init(const Box__GatewayInit *in, int chan_fd, char *why, size_t why_len);
+/* Does the box have an otlp target? */
+bool gw_export_targets(void);
+/*
+ * The box ends: export what is queued at once and what box-policyd still
+ * sends, then leave the loop (gw_exit(0)) once the telemetry channel ended and
+ * nothing is queued, or after GW_EXPORT_END_MS (boxd's kill comes at 3 s).
+ */
+void gw_export_finish(void);
+#define GW_EXPORT_END_MS 2500
+/* The agent's request M (re-tagged; RECORDS in it) to each otlp target that takes it. */
+void gw_export_relay(const ProtobufCMessage *m, enum gw_signal sig, size_t records);
+/* At exit: what each target exported, refused, dropped, and what is still queued. */
+void gw_export_summary(void);
 
 /* ---- mcp.c: remote MCP servers ------------------------------------------------ */
 

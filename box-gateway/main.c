@@ -102,6 +102,8 @@ init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
 	return r > 0;
 }
 
+static int tel_chan_fd = -1;
+
 /*
  * Step 4b: the telemetry files GatewayInit carried (one per name, the table
  * checked the count): each open for appending, else boxd sent something else.
@@ -117,6 +119,15 @@ telemetry_take(struct box_ipc_chan *chan, struct box_ipc_msg *m, const Box__Gate
 		G.tel_fds[i] = TAKE_FD(m->fds[i]);
 		G.tel_names[i] = in->telemetry_files[i];
 		G.n_tel++;
+	}
+	/* With an otlp target, the telemetry channel from box-policyd follows (export.c). */
+	if (in->n_telemetry_targets) {
+		int cfd = m->fds[in->n_telemetry_files], type = 0;
+		socklen_t tl = sizeof(type);
+		if (getsockopt(cfd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET)
+			start_fail(chan, m->request_id,
+				   "GatewayInit: the last fd is not the telemetry channel");
+		tel_chan_fd = TAKE_FD(m->fds[in->n_telemetry_files]);
 	}
 }
 
@@ -235,6 +246,10 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid, const Box__GatewayInit *in
 		start_fail(chan, rid, "%s", why[0] ? why : strerror(-r));
 	if (why[0])
 		log_warn("%s", why);
+	why[0] = '\0';
+	r = gw_export_init(in, TAKE_FD(tel_chan_fd), why, sizeof(why));
+	if (r < 0)
+		start_fail(chan, rid, "%s", why[0] ? why : strerror(-r));
 }
 
 /* Step 6: the per-box CA (its key stays in this process). */
@@ -403,6 +418,23 @@ on_boxd_close(struct box_ipc_event *e, int error, void *userdata)
 {
 	(void)e;
 	(void)userdata;
+	if (error == -ECONNRESET && gw_export_targets()) {
+		/*
+		 * The box ends; an otlp target still gets what is queued and what
+		 * box-policyd sends last (box.stopped): no listener, no connection,
+		 * no box-policyd channel from here on (its close tells box-policyd
+		 * our Records ended), then out once export.c has sent it all.
+		 */
+		log_info("boxd closed its channel: exporting the last telemetry, then exiting");
+		while (G.listeners) {
+			Box__GatewayListenerClosed lc = BOX__GATEWAY_LISTENER_CLOSED__INIT;
+			lc.listener_id = G.listeners->id;
+			listener_close(&lc);
+		}
+		gw_decide_end();
+		gw_export_finish();
+		return;
+	}
 	if (error == -ECONNRESET) {
 		log_info("boxd closed its channel: exiting");
 		fatal_loop(0);
@@ -455,6 +487,7 @@ main(int argc, char **argv)
 	if (event_base_dispatch(G.base) < 0) /* step 10 */
 		fatalx("The event loop failed");
 	log_info("exiting (%llu connections open)", (unsigned long long)G.n_conns);
+	gw_export_summary();
 	/* The init message (with the secrets) dies with the process. */
 	return G.exit_code;
 }

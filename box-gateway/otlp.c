@@ -9,7 +9,8 @@
  * with an allocation budget), its resources re-tagged as the agent's of this
  * box (proto/otlp_tag.c: no box.* of the agent's survives), and relayed: one
  * OTLP-JSON export request a line, in one write, to each telemetry file
- * GatewayInit carried. The answer is OTLP's: 200 with an empty
+ * GatewayInit carried, and queued for each otlp target that takes the
+ * agent's (export.c). The answer is OTLP's: 200 with an empty
  * Export*ServiceResponse in the request's encoding; 400 for a body that does
  * not decode, 404 for another path, 405 for another method, 413 past
  * GW_OTLP_BODY_MAX, 415 for another Content-Type or a Content-Encoding; the
@@ -88,10 +89,39 @@ refuse(struct otlp_conn *c, unsigned status, const char *reason, const char *why
 	return answer(c, status, reason, "text/plain; charset=utf-8", why, strlen(why), close_after);
 }
 
-/* The re-tagged request as one OTLP-JSON line to each telemetry file. */
-static void
-relay(ProtobufCMessage *m)
+/* The records of an export request: log records, spans or metrics. */
+static size_t
+records_of(const ProtobufCMessage *m)
 {
+	size_t n = 0;
+	if (m->descriptor == &box__otlp__export_logs_service_request__descriptor) {
+		const Box__Otlp__ExportLogsServiceRequest *r = (const void *)m;
+		for (size_t i = 0; i < r->n_resource_logs; i++)
+			for (size_t j = 0; j < r->resource_logs[i]->n_scope_logs; j++)
+				n += r->resource_logs[i]->scope_logs[j]->n_log_records;
+	} else if (m->descriptor == &box__otlp__export_trace_service_request__descriptor) {
+		const Box__Otlp__ExportTraceServiceRequest *r = (const void *)m;
+		for (size_t i = 0; i < r->n_resource_spans; i++)
+			for (size_t j = 0; j < r->resource_spans[i]->n_scope_spans; j++)
+				n += r->resource_spans[i]->scope_spans[j]->n_spans;
+	} else {
+		const Box__Otlp__ExportMetricsServiceRequest *r = (const void *)m;
+		for (size_t i = 0; i < r->n_resource_metrics; i++)
+			for (size_t j = 0; j < r->resource_metrics[i]->n_scope_metrics; j++)
+				n += r->resource_metrics[i]->scope_metrics[j]->n_metrics;
+	}
+	return n ? n : 1;
+}
+
+/* The re-tagged request to each otlp target (export.c), and as one OTLP-JSON line to each file. */
+static void
+relay(ProtobufCMessage *m, enum gw_signal sig)
+{
+	gw_export_relay(m, sig, records_of(m));
+	if (!G.n_tel) {
+		n_relayed++;
+		return;
+	}
 	_cleanup_free_ char *line = NULL;
 	size_t len;
 	int r = otlp_json_print(m, GW_OTLP_LINE_MAX - 1, &line, &len);
@@ -129,17 +159,23 @@ serve(struct otlp_conn *c, const struct http_request *req, const char *body, siz
 	static const struct {
 		const char *path;
 		const ProtobufCMessageDescriptor *d;
+		enum gw_signal sig;
 	} signals[] = {
-		{ "/v1/traces", &box__otlp__export_trace_service_request__descriptor },
-		{ "/v1/logs", &box__otlp__export_logs_service_request__descriptor },
-		{ "/v1/metrics", &box__otlp__export_metrics_service_request__descriptor },
+		{ "/v1/traces", &box__otlp__export_trace_service_request__descriptor,
+		  GW_SIGNAL_TRACES },
+		{ "/v1/logs", &box__otlp__export_logs_service_request__descriptor, GW_SIGNAL_LOGS },
+		{ "/v1/metrics", &box__otlp__export_metrics_service_request__descriptor,
+		  GW_SIGNAL_METRICS },
 	};
 	const ProtobufCMessageDescriptor *d = NULL;
+	enum gw_signal sig = GW_SIGNAL_LOGS;
 	size_t pl = strcspn(req->target, "?");
 
 	for (size_t i = 0; i < 3; i++)
-		if (strlen(signals[i].path) == pl && memcmp(req->target, signals[i].path, pl) == 0)
+		if (strlen(signals[i].path) == pl && memcmp(req->target, signals[i].path, pl) == 0) {
 			d = signals[i].d;
+			sig = signals[i].sig;
+		}
 	if (!d)
 		return refuse(c, 404, "Not Found", "not an OTLP path: POST /v1/traces, /v1/logs or "
 						   "/v1/metrics", false);
@@ -175,7 +211,7 @@ serve(struct otlp_conn *c, const struct http_request *req, const char *body, siz
 		protobuf_c_message_free_unpacked(m, NULL);
 		return refuse(c, 503, "Service Unavailable", "out of memory", true);
 	}
-	relay(m);
+	relay(m, sig);
 	protobuf_c_message_free_unpacked(m, NULL);
 	/* an empty Export*ServiceResponse: full success */
 	return json ? answer(c, 200, "OK", "application/json", "{}", 2, !req->keep_alive) :

@@ -97,6 +97,8 @@
  * Trusts: nothing from its peers; boxd for the fds and ids it gives.
  */
 #include <errno.h>
+#include <malloc.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -128,6 +130,8 @@
 #include "privdrop.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
+#include "proto_telemetry.h"
+#include "validate.h" /* BOX_TELEMETRY_TARGETS_MAX */
 
 /*
  * What each kind of peer may ask about (Decide, DecideBatch, PolicyProbeRequest)
@@ -265,14 +269,22 @@ static struct {
 	Box__PolicyLocal local;
 	char *local_names[8];
 	bool local_probe; /* the engine keeps a history: shipped items are probed first */
-	/* [telemetry.NAME] file targets (PolicyInit): OTLP-JSON lines, one batch each */
+	/*
+	 * [telemetry.NAME] targets (PolicyInit): OTLP-JSON lines, one batch each; a
+	 * file target's written to its fd, an otlp target's sent to box-gateway on
+	 * the telemetry channel (proto/telemetry.proto) as TelemetryRecords.
+	 */
 	struct tel_target {
-		int fd;
+		int fd;           /* a file target's; -1 for an otlp target */
+		int otlp;         /* an otlp target's index in GatewayInit's list; -1 for a file */
 		uint32_t include; /* proto/policy.proto PolicyInit.telemetry_include bits */
 		struct otlplog_batch batch;
 		unsigned failures;
-	} tel[BOX_TELEMETRY_FILES_MAX];
+	} tel[BOX_TELEMETRY_FILES_MAX + BOX_TELEMETRY_TARGETS_MAX];
 	size_t n_tel;
+	struct box_ipc_event *tel_chan; /* to box-gateway, with an otlp target */
+	bool ending;                    /* boxd closed: waiting for box-gateway's Records to end */
+	uint64_t tel_dropped;           /* records the channel could not take */
 } S = {
 	.peers = {
 		{ "boxd", "supervisor", DAEMON_FD_BOXD, PEER_SUPERVISOR },
@@ -400,8 +412,30 @@ on_stop_signal(evutil_socket_t sig, short what, void *userdata)
 #define TEL_CONTROL 4u
 /* A batch is written once it holds this many records (or at the next flush). */
 #define TEL_BATCH_MAX 512u
-/* ... or this many bytes. */
+/* ... or this many bytes (an otlp target's: within one TelemetryRecords' cap). */
 #define TEL_BATCH_BYTES (4u << 20)
+#define TEL_OTLP_BATCH_BYTES (3u << 20)
+/* boxd closed its channel: box-gateway's Records end within this (it ends beside us). */
+#define TEL_END_WAIT_MS 2000
+
+/* An otlp target's batch (LINE, LEN with its "\n") to box-gateway; 0 or negative errno. */
+static int
+tel_send(struct tel_target *t, char *line, size_t len, size_t n_records)
+{
+	Box__TelemetryRecords m = BOX__TELEMETRY_RECORDS__INIT;
+
+	if (!S.tel_chan)
+		return -EPIPE;
+	m.target = (uint32_t)t->otlp;
+	m.records = (uint32_t)n_records;
+	m.request.data = (uint8_t *)line;
+	m.request.len = len - 1;
+	int r = box_ipc_event_send(S.tel_chan, BOX__MSG_TYPE__MSG_TELEMETRY_RECORDS, 0, &m.base,
+				   NULL, 0);
+	if (r < 0)
+		S.tel_dropped += n_records;
+	return r;
+}
 
 /* Each target's batch as one ExportLogsServiceRequest line, one write. */
 static void
@@ -410,10 +444,14 @@ tel_flush(void)
 	for (size_t i = 0; i < S.n_tel; i++) {
 		struct tel_target *t = &S.tel[i];
 		char *line = NULL;
-		size_t len = 0, off = 0;
+		size_t len = 0, off = 0, n_records = t->batch.n;
 		int r = otlplog_line(&t->batch, S.box_name, S.box_id, &line, &len);
 		if (r == -ENODATA)
 			continue;
+		if (r == 0 && t->otlp >= 0) {
+			r = tel_send(t, line, len, n_records);
+			off = len;
+		}
 		while (r == 0 && off < len) {
 			ssize_t n = write(t->fd, line + off, len - off);
 			if (n < 0 && errno == EINTR)
@@ -423,7 +461,7 @@ tel_flush(void)
 			else
 				off += (size_t)n;
 		}
-		free(line);
+		/* (line is the batch's buffer, kept for the next) */
 		/* Like the decision log: a failure is reported, never a change of verdict. */
 		if (r < 0 && t->failures++ % 1000 == 0)
 			log_warn_errno(r, "Cannot write telemetry target %zu (%u failures)", i,
@@ -442,7 +480,8 @@ tel_added(struct tel_target *t, int r)
 			log_warn_errno(r, "Cannot format a telemetry record");
 		return;
 	}
-	if (t->batch.n >= TEL_BATCH_MAX || t->batch.j.len >= TEL_BATCH_BYTES)
+	if (t->batch.n >= TEL_BATCH_MAX ||
+	    t->batch.j.len >= (t->otlp >= 0 ? TEL_OTLP_BATCH_BYTES : TEL_BATCH_BYTES))
 		tel_flush();
 	else
 		log_flush_soon();
@@ -1683,9 +1722,22 @@ drop_peer(struct peer *p, int error)
 	}
 	if (p == &S.peers[0]) {
 		/* boxd went away: the box is over. */
+		if (S.tel_chan && S.peers[PEER_GATEWAY].ev) {
+			/*
+			 * With an otlp target boxd ends us beside box-gateway (boxd/box.c):
+			 * its last Records first — its channel's close follows them — then
+			 * our last records go out through it. At most TEL_END_WAIT_MS.
+			 */
+			struct timeval tv = { TEL_END_WAIT_MS / 1000, (TEL_END_WAIT_MS % 1000) * 1000 };
+			S.ending = true;
+			event_base_loopexit(S.base, &tv);
+			return;
+		}
 		event_base_loopexit(S.base, NULL);
 		return;
 	}
+	if (p == &S.peers[PEER_GATEWAY] && S.ending)
+		event_base_loopexit(S.base, NULL);
 	(void)error;
 }
 
@@ -1836,7 +1888,7 @@ privileges_drop(const struct privdrop *pd)
  * fds checked. Returns 0 if boxd gave up before we started (m is then empty).
  */
 static int
-policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
+policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd, int *ret_tel_fd)
 {
 	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
 
@@ -1850,9 +1902,9 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 	if (r < 0)
 		fatal(r, "No valid PolicyInit from boxd");
 	Box__PolicyInit *init = (Box__PolicyInit *)m->msg;
-	if (m->n_fds != 2 + init->n_telemetry_include)
-		fatalx("PolicyInit carries %u fds, expected %zu", m->n_fds,
-		       2 + init->n_telemetry_include);
+	size_t want_fds = 2 + init->n_telemetry_include + (init->n_otlp_include ? 1 : 0);
+	if (m->n_fds != want_fds)
+		fatalx("PolicyInit carries %u fds, expected %zu", m->n_fds, want_fds);
 	struct stat st;
 	if (fstat(m->fds[0], &st) < 0 || !S_ISDIR(st.st_mode))
 		fatalx("PolicyInit: the first fd is not the STATE/policy/ directory");
@@ -1868,8 +1920,22 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 			fatalx("PolicyInit: fd %zu is not a telemetry file open for appending",
 			       3 + i);
 		S.tel[i] = (struct tel_target){ .fd = TAKE_FD(m->fds[2 + i]),
+						.otlp = -1,
 						.include = init->telemetry_include[i] };
 		S.n_tel++;
+	}
+	/* The otlp targets: their records go to box-gateway on the telemetry channel. */
+	for (size_t i = 0; i < init->n_otlp_include && i < BOX_TELEMETRY_TARGETS_MAX; i++)
+		S.tel[S.n_tel++] = (struct tel_target){ .fd = -1,
+							.otlp = (int)i,
+							.include = init->otlp_include[i] };
+	if (init->n_otlp_include) {
+		int cfd = m->fds[2 + init->n_telemetry_include];
+		int type = 0;
+		socklen_t tl = sizeof(type);
+		if (getsockopt(cfd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET)
+			fatalx("PolicyInit: the last fd is not the telemetry channel");
+		*ret_tel_fd = TAKE_FD(m->fds[2 + init->n_telemetry_include]);
 	}
 	(void)snprintf(S.box_name, sizeof(S.box_name), "%s", init->box_name);
 	S.person_session = init->has_person_session && init->person_session;
@@ -1881,6 +1947,14 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 static void
 loop_prepare(void)
 {
+	/*
+	 * An otlp target's batches (up to TEL_OTLP_BATCH_BYTES, and their IPC
+	 * packets) are made and freed every flush: without this glibc gives the top of
+	 * the heap back and faults it in again each time (brk), which cost more than
+	 * the records themselves (bench/telemetry).
+	 */
+	(void)mallopt(M_TRIM_THRESHOLD, 16 << 20);
+	(void)mallopt(M_MMAP_THRESHOLD, 8 << 20);
 	S.base = event_base_new();
 	/*
 	 * Before any event exists: new events get the middle priority (the
@@ -2006,6 +2080,56 @@ peers_watch(void)
 	}
 }
 
+/*
+ * The telemetry channel to box-gateway (an otlp target): written, never read
+ * (the table lets the gateway send nothing). Its end stops the export only:
+ * the records of the otlp targets are dropped from then on, counted.
+ */
+static void
+on_tel_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
+{
+	(void)e;
+	(void)m;
+	(void)userdata;
+}
+
+static void
+on_tel_close(struct box_ipc_event *e, int error, void *userdata)
+{
+	(void)e;
+	(void)userdata;
+	/* the event stays until shutdown_flush: sends on it fail with -EPIPE, counted */
+	if (error != -ECONNRESET)
+		log_warn_errno(error, "The telemetry channel to box-gateway failed");
+}
+
+/*
+ * At the end, with no peer left: what the telemetry channel still queues
+ * (box.stopped among it) is written, for at most TEL_END_WAIT_MS — box-gateway
+ * reads it while it exports (boxd/box.c ends us beside it).
+ */
+static void
+tel_chan_drain(void)
+{
+	for (int i = 0; S.tel_chan && box_ipc_event_queued(S.tel_chan) && i < TEL_END_WAIT_MS / 10;
+	     i++) {
+		struct pollfd pfd = { box_ipc_event_fd(S.tel_chan), POLLOUT, 0 };
+		(void)poll(&pfd, 1, 10);
+		(void)event_base_loop(S.base, EVLOOP_NONBLOCK);
+	}
+}
+
+static void
+tel_watch(int fd)
+{
+	if (fd < 0)
+		return;
+	S.tel_chan = box_ipc_event_new(S.base, fd, &box_proto_telemetry, BOX_TELEMETRY_ROLE_GATEWAY,
+				       on_tel_msg, on_tel_close, NULL);
+	if (!S.tel_chan)
+		fatal(-errno, "Cannot watch the telemetry channel");
+}
+
 /* Step 10: whatever waits for the group fsync gets it (or a deny); then free all. */
 static void
 shutdown_flush(int dirfd)
@@ -2023,6 +2147,10 @@ shutdown_flush(int dirfd)
 		otlplog_batch_free(&S.tel[i].batch);
 		S.tel[i].fd = safe_close(S.tel[i].fd);
 	}
+	if (S.tel_dropped)
+		log_warn("%llu telemetry records box-gateway's channel could not take",
+			 (unsigned long long)S.tel_dropped);
+
 	log_info("%llu decisions, %llu history fsyncs", (unsigned long long)S.n_decisions,
 		 (unsigned long long)engine_history_syncs(S.engine));
 	for (int i = 0; i < POLICYD_N_PEERS; i++) {
@@ -2032,6 +2160,8 @@ shutdown_flush(int dirfd)
 	}
 	while (S.attached)
 		drop_peer(S.attached, 0);
+	tel_chan_drain();
+	S.tel_chan = box_ipc_event_free(S.tel_chan);
 	for (struct peer *p = S.dead, *n; p; p = n) {
 		n = p->next;
 		free(p);
@@ -2071,13 +2201,13 @@ main(int argc, char **argv)
 {
 	struct privdrop pd = { .uid = getuid(), .gid = getgid() };
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	int dirfd = -1;
+	int dirfd = -1, tel_fd = -1;
 
 	log_init("box-policyd", 1);
 	args_parse(argc, argv, &pd);
 	channels_take();
 	privileges_drop(&pd);
-	if (policy_init_receive(&m, &dirfd) == 0)
+	if (policy_init_receive(&m, &dirfd, &tel_fd) == 0)
 		return 0;
 	loop_prepare();
 	seccomp_enter(dirfd);
@@ -2085,6 +2215,7 @@ main(int argc, char **argv)
 		return 1;
 	box_ipc_msg_done(&m);
 	peers_watch();
+	tel_watch(tel_fd);
 	if (event_base_dispatch(S.base) < 0) /* step 9 */
 		fatalx("The event loop failed");
 	shutdown_flush(dirfd);

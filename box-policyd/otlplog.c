@@ -225,27 +225,27 @@ otlplog_control(struct otlplog_batch *b, int64_t time_ns, const char *event,
 int
 otlplog_line(struct otlplog_batch *b, const char *box, const char *id, char **out, size_t *len)
 {
-	struct jsonl l = { 0 };
+	struct jsonl *l = &b->line;
 	bool first = true;
 
 	if (!b->n)
 		return -ENODATA;
-	JSONL_LIT(&l, "{\"resourceLogs\":[{\"resource\":{\"attributes\":[");
-	attr_str(&l, &first, "box.name", box);
-	attr_str(&l, &first, "box.id", id);
-	attr_str(&l, &first, "service.name", "box");
-	JSONL_LIT(&l, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"box\"},\"logRecords\":[");
-	jsonl_put(&l, b->j.buf, b->j.len);
-	JSONL_LIT(&l, "]}]}]}\n");
-	int r = jsonl_end(&l, 0);
+	l->len = 0;
+	l->bad = false;
+	JSONL_LIT(l, "{\"resourceLogs\":[{\"resource\":{\"attributes\":[");
+	attr_str(l, &first, "box.name", box);
+	attr_str(l, &first, "box.id", id);
+	attr_str(l, &first, "service.name", "box");
+	JSONL_LIT(l, "]},\"scopeLogs\":[{\"scope\":{\"name\":\"box\"},\"logRecords\":[");
+	jsonl_put(l, b->j.buf, b->j.len);
+	JSONL_LIT(l, "]}]}]}\n");
+	int r = jsonl_end(l, 0);
 	b->j.len = 0;
 	b->n = 0;
-	if (r < 0) {
-		jsonl_free(&l);
+	if (r < 0)
 		return r;
-	}
-	*out = l.buf;
-	*len = l.len;
+	*out = l->buf;
+	*len = l->len;
 	return 0;
 }
 
@@ -253,5 +253,6 @@ void
 otlplog_batch_free(struct otlplog_batch *b)
 {
 	jsonl_free(&b->j);
+	jsonl_free(&b->line);
 	b->n = 0;
 }

@@ -22,6 +22,7 @@
 struct otlplog_batch {
 	struct jsonl j;
 	size_t n;            /* records in it */
+	struct jsonl line;   /* otlplog_line's result, its buffer kept between batches */
 };
 
 /* Append decision E as a LogRecord (seq: its number in this run). 0 or negative errno. */
@@ -35,8 +36,9 @@ int otlplog_control(struct otlplog_batch *b, int64_t time_ns, const char *event,
 		    size_t n_attrs);
 /*
  * The batch as one ExportLogsServiceRequest line ("\n" ended) for box BOX
- * (id ID), into *OUT (malloc'd, *LEN bytes); the batch is emptied. 0, or
- * -ENOMEM / -EINVAL; -ENODATA when the batch is empty.
+ * (id ID): *OUT (*LEN bytes) is the batch's own buffer, valid until its next
+ * otlplog_line or otlplog_batch_free; the batch is emptied. 0, or -ENOMEM /
+ * -EINVAL; -ENODATA when the batch is empty.
  */
 int otlplog_line(struct otlplog_batch *b, const char *box, const char *id, char **out,
 		 size_t *len);

@@ -88,6 +88,7 @@
 #include <unistd.h>
 
 #include "boxd.h"
+#include "spec_check.h"
 #include "cleanup.h"
 #include "fdutil.h"
 #include "ipc.h"
@@ -302,11 +303,35 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 	box_gateway_finished(b);
 }
 
-/* box-shell and box-gateway have both exited (or were killed): policyd's turn. */
+/* Is daemon ID of box B on its way out (its exit timer armed)? */
+static bool
+daemon_exiting(const struct box *b, enum daemon_id id)
+{
+	return b->daemons[id] && b->daemons[id]->exit_timer;
+}
+
+/*
+ * box-shell and box-gateway have both exited (or were killed): policyd's turn.
+ * With a [telemetry.NAME] kind = otlp target policyd ends beside the gateway
+ * instead, once box-shell and box-mcpd are gone: its last records (box.stopped
+ * among them) go out through the gateway, which exports what it holds before it
+ * exits; policyd waits for the gateway's Records to end first (its channel's
+ * close), and the box goes on once both have exited.
+ */
 static void
 daemons_finished(struct box *b)
 {
-	if (b->state != BOX_FINISHING || daemons_exiting(b))
+	if (b->state != BOX_FINISHING)
+		return;
+	if (box_spec_otlp_targets(b->spec)) {
+		if (daemon_exiting(b, DAEMON_SHELL) || daemon_exiting(b, DAEMON_MCPD))
+			return;
+		if (policyd_finish(b) || daemons_exiting(b))
+			return; /* the last of their reaps or exit timers comes back here */
+		box_policyd_finished(b);
+		return;
+	}
+	if (daemons_exiting(b))
 		return; /* another one is still on its way out (policyd's wait is not armed yet) */
 	if (policyd_finish(b))
 		return; /* its reap or the exit timer: box_policyd_finished() */
@@ -336,6 +361,8 @@ box_policyd_finished(struct box *b)
 {
 	if (b->state != BOX_FINISHING)
 		return;
+	if (box_spec_otlp_targets(b->spec) && daemons_exiting(b))
+		return; /* the gateway still exports: its exit comes back through daemons_finished */
 	if (cgroup_cleanup(b))
 		return; /* the rmdir timer: box_cgroups_removed() */
 	box_cgroups_removed(b);

@@ -549,6 +549,12 @@ void policyd_free(struct box *b);
  * by that peer's start (the caller closes it); -1 when there is none.
  */
 int policyd_take_peer(struct box *b, enum daemon_id peer);
+/*
+ * The gateway's end of the telemetry channel (proto/telemetry.proto) policyd_start
+ * made for a box with a [telemetry.NAME] kind = otlp target, taken by gateway.c's
+ * start (the caller closes it); -1 when there is none.
+ */
+int policyd_take_telemetry(struct box *b);
 
 /* ---- gateway.c ---- */
 /* [gateway] port (docs/box.ini.5.md default 3128). */

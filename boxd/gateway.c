@@ -352,11 +352,84 @@ mcp_server_new(const Box__CfgMcp *m, Box__GatewayMcpServer **ret)
 }
 
 /* Free an init, wiping the secrets first. */
+/*
+ * A [telemetry.NAME] kind = otlp target for the gateway (proto/gateway.proto
+ * GatewayTelemetryTarget): the collector url "http(s)://host[:port][/path]"
+ * (boxctl checked it) split as dest_parse splits a destination — without a
+ * port the scheme's, 80 or 443 — the path without its trailing '/', the
+ * encoding, and the credential with [egress]'s defaults (placement_fill).
+ */
+static int
+telemetry_target_new(const Box__CfgTelemetry *t, Box__GatewayTelemetryTarget **ret)
+{
+	Box__GatewayDestination *d = NULL;
+	Box__GatewayTelemetryTarget *g = calloc(1, sizeof(*g));
+	int r;
+
+	if (!g)
+		return -ENOMEM;
+	box__gateway_telemetry_target__init(g);
+	*ret = g;
+	const char *v = t->destination->value, *rest;
+	if (strncmp(v, "https://", 8) == 0)
+		g->tls = true, rest = v + 8;
+	else if (strncmp(v, "http://", 7) == 0)
+		rest = v + 7;
+	else
+		return -EINVAL;
+	size_t hl = strcspn(rest, "/");
+	_cleanup_free_ char *hostport = NULL;
+	if (asprintf(&hostport, "%.*s%s", (int)hl, rest,
+		     memchr(rest, ':', hl) ? "" : g->tls ? ":443" : ":80") < 0)
+		return -ENOMEM;
+	if ((r = dest_parse(hostport, false, true, &d)) < 0)
+		return r;
+	g->host = d->host;
+	d->host = NULL;
+	g->port = d->port;
+	box__gateway_destination__free_unpacked(d, NULL);
+	size_t pl = strlen(rest + hl);
+	while (pl && rest[hl + pl - 1] == '/')
+		pl--;
+	g->name = strdup(t->name);
+	g->path = strndup(rest + hl, pl);
+	if (!g->name || !g->host || !g->path)
+		return -ENOMEM;
+	g->json = t->has_protocol &&
+		  t->protocol == BOX__TELEMETRY_PROTOCOL__TELEMETRY_PROTOCOL_JSON;
+	g->include = t->include;
+	if (!t->secret)
+		return 0;
+	if (!t->secret->has_secret_value || t->secret->secret_value.len == 0)
+		return -EINVAL;
+	if (!(g->secret.data = malloc(t->secret->secret_value.len)))
+		return -ENOMEM;
+	memcpy(g->secret.data, t->secret->secret_value.data, t->secret->secret_value.len);
+	g->secret.len = t->secret->secret_value.len;
+	g->has_secret = 1;
+	/* header or basic_auth (boxctl refuses query_param here); placement_fill's defaults */
+	Box__GatewayCredential c = BOX__GATEWAY_CREDENTIAL__INIT;
+	c.placement = placement_of(t->has_placement, t->placement);
+	if (c.placement == BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_QUERY_PARAM)
+		return -EINVAL;
+	if ((r = placement_fill(&c, t->header, t->prefix, NULL)) < 0)
+		return r;
+	g->has_placement = 1;
+	g->placement = c.placement;
+	g->header = c.header;
+	g->prefix = c.prefix;
+	return 0;
+}
+
 static void
 init_free(Box__GatewayInit *in)
 {
 	if (!in)
 		return;
+	for (size_t i = 0; i < in->n_telemetry_targets; i++)
+		if (in->telemetry_targets[i] && in->telemetry_targets[i]->secret.data)
+			explicit_bzero(in->telemetry_targets[i]->secret.data,
+				       in->telemetry_targets[i]->secret.len);
 	for (size_t i = 0; i < in->n_credentials; i++)
 		if (in->credentials[i] && in->credentials[i]->secret.data)
 			explicit_bzero(in->credentials[i]->secret.data, in->credentials[i]->secret.len);
@@ -460,6 +533,21 @@ init_build(struct box *b, Box__GatewayInit **ret, uint32_t *line, const char **w
 		if (r < 0) {
 			*line = m->line;
 			*what = "url";
+			return r;
+		}
+	}
+	in->telemetry_targets = calloc(s->n_telemetry + 1, sizeof(*in->telemetry_targets));
+	if (!in->telemetry_targets)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_telemetry; i++) {
+		const Box__CfgTelemetry *t = s->telemetry[i];
+		if (t->kind != BOX__TELEMETRY_KIND__TELEMETRY_KIND_OTLP)
+			continue;
+		r = telemetry_target_new(t, &in->telemetry_targets[in->n_telemetry_targets]);
+		in->n_telemetry_targets++;
+		if (r < 0) {
+			*line = t->line;
+			*what = "destination";
 			return r;
 		}
 	}
@@ -877,8 +965,22 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 	}
 	in->telemetry_files = tel_names;
 	in->n_telemetry_files = n_tel;
+	/* With an otlp target, the telemetry channel's end after the files (proto/gateway.proto). */
+	int init_fds[BOX_TELEMETRY_FILES_MAX + 1];
+	memcpy(init_fds, tel_fds, n_tel * sizeof(int));
+	unsigned n_fds = (unsigned)n_tel;
+	int tel_chan = -1;
+	if (in->n_telemetry_targets) {
+		if ((tel_chan = policyd_take_telemetry(b)) < 0) {
+			r = -EBADF;
+			seterr(err, "box-policyd's telemetry channel for box-gateway is not open");
+			goto out;
+		}
+		init_fds[n_fds++] = tel_chan;
+	}
 	r = box_ipc_event_send(b->gateway->dm.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base,
-			       tel_fds, (unsigned)n_tel);
+			       init_fds, n_fds);
+	safe_close(tel_chan); /* the gateway's own copy travelled */
 	in->telemetry_files = NULL; /* the spec's, not init_free's */
 	in->n_telemetry_files = 0;
 	if (r < 0)

@@ -57,6 +57,8 @@
 #include "policy_validate.h"
 #include "proto_policy.h"
 #include "spawn.h"
+#include "spec_check.h"
+#include "validate.h" /* BOX_TELEMETRY_TARGETS_MAX */
 
 #define DECISIONS_FILE "decisions.jsonl"
 #define DECISIONS_OLD "decisions.jsonl.1"
@@ -176,6 +178,7 @@ struct policyd {
 	uint32_t decisions_generation;
 	/* policyd's end of each peer's channel until that peer is spawned (-1: taken, none) */
 	int peer_fd[DAEMON__N];
+	int tel_fd; /* the gateway's end of the telemetry channel, until it starts */
 };
 
 int
@@ -186,6 +189,7 @@ policyd_new(struct box *b)
 		return -ENOMEM;
 	for (int i = 0; i < DAEMON__N; i++)
 		p->peer_fd[i] = -1;
+	p->tel_fd = -1;
 	b->policyd = p;
 	return 0;
 }
@@ -196,11 +200,18 @@ policyd_take_peer(struct box *b, enum daemon_id peer)
 	return b->policyd ? TAKE_FD(b->policyd->peer_fd[peer]) : -1;
 }
 
+int
+policyd_take_telemetry(struct box *b)
+{
+	return b->policyd ? TAKE_FD(b->policyd->tel_fd) : -1;
+}
+
 static void
 peers_close(struct policyd *p)
 {
 	for (int i = 0; i < DAEMON__N; i++)
 		p->peer_fd[i] = safe_close(p->peer_fd[i]);
+	p->tel_fd = safe_close(p->tel_fd);
 }
 
 static void
@@ -357,7 +368,7 @@ on_rotate_timer(evutil_socket_t fd, short what, void *arg)
 /* start                                                               */
 
 static int
-send_init(struct box *b, int dirfd, char **err)
+send_init(struct box *b, int dirfd, int tel_fd, char **err)
 {
 	const Box__BoxSpec *s = b->spec;
 	Box__PolicyInit in = BOX__POLICY_INIT__INIT;
@@ -399,7 +410,7 @@ send_init(struct box *b, int dirfd, char **err)
 		in.person_session = 1;
 	}
 	/* Then each telemetry file (box-recheck opened them as the owner), in the spec's order. */
-	int fds[2 + BOX_TELEMETRY_FILES_MAX] = { dirfd, b->rc.decisions_fd };
+	int fds[3 + BOX_TELEMETRY_FILES_MAX] = { dirfd, b->rc.decisions_fd };
 	uint32_t include[BOX_TELEMETRY_FILES_MAX];
 	size_t n_tel = 0;
 	for (size_t i = 0; i < s->n_telemetry; i++) {
@@ -418,8 +429,25 @@ send_init(struct box *b, int dirfd, char **err)
 	}
 	in.telemetry_include = include;
 	in.n_telemetry_include = n_tel;
+	/* Then the otlp targets' includes and, with any, policyd's end of the telemetry channel. */
+	uint32_t otlp_include[BOX_TELEMETRY_TARGETS_MAX];
+	size_t n_otlp = 0;
+	for (size_t i = 0; i < s->n_telemetry && n_otlp < BOX_TELEMETRY_TARGETS_MAX; i++)
+		if (s->telemetry[i]->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_OTLP)
+			otlp_include[n_otlp++] = s->telemetry[i]->include & 7u;
+	unsigned n_fds = 2 + (unsigned)n_tel;
+	if (n_otlp) {
+		if (tel_fd < 0) {
+			r = -EBADF;
+			seterr(err, "box-policyd's telemetry channel is not open");
+			goto out;
+		}
+		in.otlp_include = otlp_include;
+		in.n_otlp_include = n_otlp;
+		fds[n_fds++] = tel_fd;
+	}
 	r = box_ipc_event_send(b->policyd->dm.ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds,
-			       2 + (unsigned)n_tel);
+			       n_fds);
 	if (r < 0)
 		seterr(err, "cannot send PolicyInit to box-policyd: %s", strerror(-r));
 out:
@@ -433,7 +461,7 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 {
 	_cleanup_close_ int dirfd = -1;
 	struct daemon_spawn_args args = { .fds = { -1, -1, -1, -1, -1, -1, -1 } };
-	int gw[2] = { -1, -1 }, sh[2] = { -1, -1 }, mc[2] = { -1, -1 };
+	int gw[2] = { -1, -1 }, sh[2] = { -1, -1 }, mc[2] = { -1, -1 }, tel[2] = { -1, -1 };
 	uid_t uid;
 	gid_t gid;
 	pid_t pid = 0;
@@ -464,6 +492,11 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 		seterr(err, "cannot make box-policyd's peer channels: %s", strerror(-r));
 		goto out;
 	}
+	/* The telemetry channel to box-gateway, with a [telemetry.NAME] kind = otlp target. */
+	if (box_spec_otlp_targets(b->spec) && (r = box_ipc_socketpair(tel, false)) < 0) {
+		seterr(err, "cannot make box-policyd's telemetry channel: %s", strerror(-r));
+		goto out;
+	}
 	args.fds[POLICYD_FD_GATEWAY] = gw[1];
 	args.fds[POLICYD_FD_MCPD] = mc[1];
 	args.fds[POLICYD_FD_SHELL] = sh[1];
@@ -473,15 +506,17 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 	p->peer_fd[DAEMON_GATEWAY] = TAKE_FD(gw[0]);
 	p->peer_fd[DAEMON_MCPD] = TAKE_FD(mc[0]);
 	p->peer_fd[DAEMON_SHELL] = TAKE_FD(sh[0]);
+	p->tel_fd = TAKE_FD(tel[0]);
 	if (r < 0)
 		goto out;
 	if ((r = daemon_watch(&p->dm, pid, ctl, err)) >= 0)
-		r = send_init(b, dirfd, err);
+		r = send_init(b, dirfd, tel[1], err);
 out:
 	for (int i = 0; i < 2; i++) {
 		safe_close(gw[i]);
 		safe_close(sh[i]);
 		safe_close(mc[i]);
+		safe_close(tel[i]);
 	}
 	return r;
 }

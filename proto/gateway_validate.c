@@ -10,6 +10,7 @@
 
 #include "proto_gateway.h"
 #include "text.h"
+#include "validate.h" /* BOX_TELEMETRY_TARGETS_MAX */
 #include "validate_macros.h"
 
 #define HOST_MAX 253u
@@ -184,6 +185,33 @@ mcp_server_ok(const Box__GatewayMcpServer *s)
 	return 0;
 }
 
+/* A [telemetry.NAME] kind = otlp target (docs/box.ini.5.md): url parts, encoding, credential. */
+static int
+telemetry_target_ok(const Box__GatewayTelemetryTarget *t)
+{
+	REQUIRE(t && box_valid_name(t->name) && dest_host_ok(t->host), -EINVAL);
+	REQUIRE(t->port >= 1 && t->port <= 65535, -ERANGE);
+	REQUIRE(t->include >= 1 && t->include <= 31, -EINVAL);
+	REQUIRE(t->path[0] == '\0' || (url_path_ok(t->path) && t->path[strlen(t->path) - 1] != '/'),
+		-EINVAL);
+	if (!t->has_secret) {
+		REQUIRE(!t->has_placement && !t->header && !t->prefix, -EINVAL);
+		return 0;
+	}
+	REQUIRE(secret_ok(t->secret) && t->has_placement, -EINVAL);
+	if (t->placement == BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_HEADER) {
+		REQUIRE(t->header && token_ok(t->header, 256), -EINVAL);
+		REQUIRE(!t->prefix || box_text_utf8_ok(t->prefix, 0, 256), -EINVAL);
+		for (const char *p = t->prefix; p && *p; p++)
+			REQUIRE(*p != '\r' && *p != '\n', -EINVAL);
+	} else {
+		REQUIRE(t->placement == BOX__GATEWAY_PLACEMENT__GATEWAY_PLACEMENT_BASIC_AUTH &&
+				!t->header && !t->prefix,
+			-EINVAL);
+	}
+	return 0;
+}
+
 int
 box_validate_gateway_init(const Box__GatewayInit *m)
 {
@@ -221,6 +249,9 @@ box_validate_gateway_init(const Box__GatewayInit *m)
 					strcmp(m->mcp_servers[i]->ns, m->mcp_servers[j]->ns) != 0,
 				-EINVAL);
 	}
+	REQUIRE(m->n_telemetry_targets <= BOX_TELEMETRY_TARGETS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_telemetry_targets; i++)
+		TRY(telemetry_target_ok(m->telemetry_targets[i]));
 	return 0;
 }
 

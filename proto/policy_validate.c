@@ -17,6 +17,7 @@
 
 #include "policy_validate.h"
 #include "text.h"
+#include "validate.h" /* BOX_TELEMETRY_TARGETS_MAX */
 #include "validate_macros.h"
 
 #define text_ok box_text_utf8_ok
@@ -175,6 +176,9 @@ box_validate_policy_init(const Box__PolicyInit *m)
 	REQUIRE(m->n_telemetry_include <= BOX_TELEMETRY_FILES_MAX, -E2BIG);
 	for (size_t i = 0; i < m->n_telemetry_include; i++)
 		REQUIRE(m->telemetry_include[i] <= 31, -EINVAL);
+	REQUIRE(m->n_otlp_include <= BOX_TELEMETRY_TARGETS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_otlp_include; i++)
+		REQUIRE(m->otlp_include[i] <= 31, -EINVAL);
 	return 0;
 }
 

@@ -39,11 +39,12 @@ listener_closed_row(const ProtobufCMessage *m)
 	return box_validate_gateway_listener_closed((const Box__GatewayListenerClosed *)m);
 }
 
-/* GatewayInit carries one fd per telemetry file. */
+/* GatewayInit carries one fd per telemetry file, then the telemetry channel with an otlp target. */
 static int
 init_fds(const ProtobufCMessage *m, unsigned n_fds)
 {
-	return n_fds == ((const Box__GatewayInit *)m)->n_telemetry_files ? 0 : -EBADMSG;
+	const Box__GatewayInit *in = (const Box__GatewayInit *)m;
+	return n_fds == in->n_telemetry_files + (in->n_telemetry_targets ? 1u : 0u) ? 0 : -EBADMSG;
 }
 
 /* A listener message carries exactly its socket. */
@@ -57,7 +58,7 @@ one_fd(const ProtobufCMessage *m, unsigned n_fds)
 static const struct box_ipc_type gateway_types[] = {
 	/* The init carries the upstream CA bundle and the hosts file: fragmented. */
 	{ BOX__MSG_TYPE__MSG_GATEWAY_INIT, "GatewayInit", &box__gateway_init__descriptor, init_row,
-	  init_fds, BOX_IPC_PAYLOAD_MAX, BOX_TELEMETRY_FILES_MAX, 8u << 20, FROM(BOXD), S(INIT),
+	  init_fds, BOX_IPC_PAYLOAD_MAX, BOX_TELEMETRY_FILES_MAX + 1, 8u << 20, FROM(BOXD), S(INIT),
 	  BOX_GATEWAY_STARTING, NULL },
 	{ BOX__MSG_TYPE__MSG_GATEWAY_READY, "GatewayReady", &box__gateway_ready__descriptor,
 	  ready_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 64u << 10, FROM(GATEWAY), S(STARTING),

@@ -53,7 +53,8 @@ policy_ready_ok(const ProtobufCMessage *m)
 static int
 policy_init_fds(const ProtobufCMessage *m, unsigned n_fds)
 {
-	return n_fds <= 2 + ((const Box__PolicyInit *)m)->n_telemetry_include ? 0 : -EBADMSG;
+	const Box__PolicyInit *in = (const Box__PolicyInit *)m;
+	return n_fds <= 2 + in->n_telemetry_include + (in->n_otlp_include ? 1u : 0u) ? 0 : -EBADMSG;
 }
 
 static const struct box_ipc_type policy_types[] = {

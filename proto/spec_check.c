@@ -30,10 +30,18 @@ bool
 box_spec_agent_telemetry(const Box__BoxSpec *s)
 {
 	for (size_t i = 0; i < s->n_telemetry; i++)
-		if (s->telemetry[i]->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_FILE &&
-		    (s->telemetry[i]->include & 16u))
+		if (s->telemetry[i]->include & 16u)
 			return true;
 	return false;
+}
+
+size_t
+box_spec_otlp_targets(const Box__BoxSpec *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_telemetry; i++)
+		n += s->telemetry[i]->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_OTLP;
+	return n;
 }
 
 bool
@@ -90,17 +98,6 @@ box_spec_problems(const Box__BoxSpec *s, box_spec_problem_fn fn, void *arg)
 		const Box__CfgTool *t = s->tools[i];
 		snprintf(sec, sizeof(sec), "tool.%s.env", t->name);
 		if (env_problems(s, t->env, sec, fn, arg) < 0)
-			return -ENOMEM;
-	}
-	/* docs/box.ini.5.md [telemetry.NAME]: no exporter to a collector is built yet */
-	for (size_t i = 0; i < s->n_telemetry; i++) {
-		const Box__CfgTelemetry *t = s->telemetry[i];
-		snprintf(sec, sizeof(sec), "telemetry.%s", t->name);
-		if (t->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_OTLP &&
-		    add(fn, arg,
-			problem_new(t->line, sec, "kind",
-				    "kind = otlp is not served yet: box cannot export to a "
-				    "collector; use kind = file")) < 0)
 			return -ENOMEM;
 	}
 	const Box__CfgFilesystem *fs = s->agent->filesystem;

@@ -23,11 +23,13 @@ int box_spec_problems(const Box__BoxSpec *s, box_spec_problem_fn add, void *arg)
 /* Does an [egress] binding of S name the variable NAME (its `variable`, or env://NAME)? */
 bool box_spec_egress_variable(const Box__BoxSpec *s, const char *name);
 /*
- * Does S relay the agent's OpenTelemetry (a [telemetry.NAME] kind = file
- * target whose include has `agent`)? Then the agent gets an OTLP receiver
+ * Does S relay the agent's OpenTelemetry (a [telemetry.NAME] target whose
+ * include has `agent`)? Then the agent gets an OTLP receiver
  * and the OTEL_EXPORTER_OTLP_* variables are box's (reserved).
  */
 bool box_spec_agent_telemetry(const Box__BoxSpec *s);
+/* How many [telemetry.NAME] kind = otlp targets S has (box-gateway exports to each). */
+size_t box_spec_otlp_targets(const Box__BoxSpec *s);
 /* Is an [agent.filesystem] entry PATH refused by box_spec_problems? */
 bool box_spec_grant_refused(const char *path);
 /* The path lists of a [*.filesystem] section, with their keys, in box.ini(5)'s order. */

@@ -102,26 +102,36 @@ ensure_test_user() {
 # a run with the same lock does nothing; a changed lock reinstalls (npm ci starts from an
 # empty node_modules, so a failed install leaves no stamp). No package scripts run (nothing
 # of the registry's runs as root); umask 022 so boxtest and a box's read grant can read it.
-ensure_mcp_sdk() {
-	local dir=test/mcp/sdk stamp=test/mcp/sdk/node_modules/.box-deps-stamp want
+ensure_npm_dir() {
+	local dir=$1 pkg=$2 what=$3 stamp want
+	stamp=$dir/node_modules/.box-deps-stamp
 	want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
 	if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] &&
-		[ -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+		[ -f "$dir/node_modules/$pkg/package.json" ]; then
 		return 0
 	fi
 	if [ ! -w "$dir" ]; then
-		echo "deps: the MCP SDK of $dir is not installed; as root run:" >&2
+		echo "deps: $what of $dir is not installed; as root run:" >&2
 		echo "  (cd $PWD/$dir && npm ci --ignore-scripts --no-audit --no-fund)" >&2
 		exit 1
 	fi
-	echo "deps: installing the MCP TypeScript SDK in $dir (npm ci)"
+	echo "deps: installing $what in $dir (npm ci)"
 	if ! (cd "$dir" && umask 022 && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
 		echo "deps: npm ci in $dir failed (is the npm registry reachable?)" >&2
 		exit 1
 	fi
-	[ -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-		{ echo "deps: npm ci in $dir did not install @modelcontextprotocol/sdk" >&2; exit 1; }
+	[ -f "$dir/node_modules/$pkg/package.json" ] ||
+		{ echo "deps: npm ci in $dir did not install $pkg" >&2; exit 1; }
 	echo "$want" >"$stamp"
+}
+
+ensure_mcp_sdk() {
+	ensure_npm_dir test/mcp/sdk @modelcontextprotocol/sdk "the MCP TypeScript SDK"
+}
+
+# The OpenTelemetry JS SDK for test/otel/ (t-telemetry-otlp.sh): the same, by its lock.
+ensure_otel_sdk() {
+	ensure_npm_dir test/otel @opentelemetry/sdk-trace "the OpenTelemetry JS SDK"
 }
 
 # The coding-agent harnesses of test/harness/ (t-harness-*.sh): Claude Code, Codex and Gemini
@@ -171,6 +181,7 @@ if [ ${#missing[@]} -eq 0 ]; then
 	ensure_users
 	ensure_test_user
 	ensure_mcp_sdk
+	ensure_otel_sdk
 	ensure_harnesses
 	ensure_suites
 	exit 0
@@ -218,5 +229,6 @@ fi
 ensure_users
 ensure_test_user
 ensure_mcp_sdk
+ensure_otel_sdk
 ensure_harnesses
 ensure_suites

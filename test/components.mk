@@ -17,7 +17,7 @@ TESTS_common := $(addprefix test/unit/test_,fdutil parse path peer privdrop spaw
 		hostprobe elfinterp) \
 	test/fuzz/replay_elfinterp
 TESTS_proto := $(addprefix test/unit/test_,ipc plan_validate policy_proto policy_fields \
-		policy_permits shell_validate proto_mcp otlp_json) \
+		policy_permits shell_validate proto_mcp proto_telemetry otlp_json) \
 	$(addprefix test/fuzz/replay_,ipc plan shell otlp_json)
 TESTS_libboxpolicy := $(addprefix test/unit/test_,policy explain suggest temporal temporal_incr \
 		policy_history policy_index history_free) \

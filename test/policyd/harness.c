@@ -268,6 +268,7 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 	memset(pd, 0, sizeof(*pd));
 	pd->pid = -1;
 	pd->next_id = 1;
+	pd->tel_fd = -1;
 	for (int i = 0; i < PD_N; i++) {
 		int sv[2];
 		pd->fd[i] = theirs[i] = -1;
@@ -339,10 +340,23 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 					    ? BOX__HISTORY_SYNC__HISTORY_SYNC_BATCH
 					    : BOX__HISTORY_SYNC__HISTORY_SYNC_OFF;
 	}
-	int fds[2] = { dirfd, logfd };
+	int fds[3] = { dirfd, logfd, -1 };
+	unsigned n_fds = 2;
+	uint32_t otlp_include[1] = { 7 };
+	_cleanup_close_ int tel_theirs = -1;
+	if (o->otlp_target) {
+		int sv[2];
+		if (box_ipc_socketpair(sv, false) < 0)
+			return -errno;
+		pd->tel_fd = sv[0];
+		tel_theirs = sv[1];
+		init.otlp_include = otlp_include;
+		init.n_otlp_include = 1;
+		fds[n_fds++] = tel_theirs;
+	}
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	pd->next_id++; /* PolicyInit is request 1 */
-	r = pb_init(pd->chan[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_INIT, &init.base, fds, 2,
+	r = pb_init(pd->chan[PD_BOXD], BOX__MSG_TYPE__MSG_POLICY_INIT, &init.base, fds, n_fds,
 		    BOX__MSG_TYPE__MSG_POLICY_READY, 20000, &m);
 	if (r < 0) {
 		box_ipc_msg_done(&m);
@@ -365,6 +379,7 @@ close_all(struct pd *pd)
 		policy_permits_free(pd->permits[i]);
 		pd->permits[i] = NULL;
 	}
+	pd->tel_fd = safe_close(pd->tel_fd);
 	for (size_t i = 0; i < pd->n_asked; i++)
 		free(pd->asked[i].data);
 	free(pd->asked);

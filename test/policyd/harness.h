@@ -35,6 +35,7 @@ struct pd {
 	struct pd_asked *asked;               /* Decides sent, not answered yet */
 	size_t n_asked, cap_asked;
 	uint64_t last_decide_id;              /* of the last Decide (a batch: its first) sent */
+	int tel_fd;                           /* box-gateway's end of the telemetry channel, or -1 */
 };
 
 struct pd_opts {
@@ -49,6 +50,9 @@ struct pd_opts {
 	const char *const *mcp_namespaces; /* PolicyInit's pending namespaces */
 	size_t n_mcp_namespaces;
 	const char *box_name, *box_id, *home;
+	/* One [telemetry.NAME] kind = otlp target taking deny permit control: PolicyInit
+	 * carries the telemetry channel, whose other end is pd->tel_fd (the caller reads it). */
+	bool otlp_target;
 };
 
 /* Where box-policyd is: $BOX_BIN/box-policyd, else next to this program's ../../bin. */
