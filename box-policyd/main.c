@@ -85,6 +85,13 @@
  * same BOX_POLICY_ATTACHED_MAX, dropped alone on a protocol error (its
  * program's file system calls are then refused), never a person's.
  *
+ * Live reload (PolicyReload, boxd only, on fd 3): held replies go first, then the
+ * engine loads the text as the next generation or refuses it (engine_reload); either
+ * way one control line and one reply. box-shell follows through the generation page
+ * (a sealed memfd it maps read-only, sent with PolicyLocal) and asks for PolicyLocal
+ * again; a PolicyShip of a kept earlier generation is checked against that
+ * generation's policy (handle_ship).
+ *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default
  * 1 ms) at every event; it is read from policyd's own environment, which
@@ -104,6 +111,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -205,6 +213,8 @@ struct peer {
 	bool attached;
 	/* A process of a person's session (`boxctl shell`): PolicyChannelAttach.person. */
 	bool person;
+	/* box-shell: the generation its last PolicyLocal gave (0: it asked none on this channel) */
+	uint64_t local_gen;
 	struct peer *next;
 };
 
@@ -265,6 +275,19 @@ static struct {
 	Box__PolicyLocal local;
 	char *local_names[8];
 	bool local_probe; /* the engine keeps a history: shipped items are probed first */
+	/* The qualifying actions (bits of shell_actions) of the generations engine.c keeps. */
+	struct {
+		uint64_t generation;
+		unsigned mask;
+	} local_old[ENGINE_GENERATIONS_KEPT];
+	size_t n_local_old;
+	unsigned local_mask; /* this generation's */
+	/*
+	 * The generation page (proto/policy.proto PolicyLocal): a sealed memfd box-shell
+	 * maps read-only; it holds the generation in force, stored here after a reload.
+	 */
+	int gen_fd;
+	uint64_t *gen_page;
 	/* [telemetry.NAME] file targets (PolicyInit): OTLP-JSON lines, one batch each */
 	struct tel_target {
 		int fd;
@@ -281,6 +304,7 @@ static struct {
 		{ "shell", "box-shell", POLICYD_FD_SHELL, PEER_SHELL },
 	},
 	.decisions_fd = -1,
+	.gen_fd = -1,
 };
 
 /* Box__DecisionCause order. */
@@ -1215,22 +1239,59 @@ local_action(const char *action)
 	return false;
 }
 
+static const char *const shell_actions[] = { "fs:read",  "fs:write",   "fs:delete",
+					     "fs:move",  "shell:exec", "shell:spawn" };
+
+/* PolicyLocal's policy text: TEXT (LEN bytes), or none. */
+static void
+local_text_set(bool has, const uint8_t *text, size_t len)
+{
+	free(S.local.policy_text.data);
+	S.local.policy_text.data = NULL;
+	S.local.policy_text.len = 0;
+	S.local.has_policy_text = has;
+	if (!has)
+		return;
+	S.local.policy_text.data = malloc(len ? len : 1);
+	if (!S.local.policy_text.data)
+		fatal(-ENOMEM, "Cannot keep the policy text");
+	memcpy(S.local.policy_text.data, text, len);
+	S.local.policy_text.len = len;
+}
+
+/* The generation in force, what of box-shell's it decides in process, and the page. */
+static void
+local_actions(void)
+{
+	struct engine_stats es;
+	engine_stats(S.engine, &es);
+	S.local.generation = engine_generation(S.engine);
+	S.local_probe = es.temporal;
+	S.local.actions = S.local_names;
+	S.local.n_actions = 0;
+	S.local_mask = 0;
+	for (size_t i = 0; i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
+		int r = engine_history_free(S.engine, shell_actions[i]);
+		if (r < 0)
+			fatal(r, "Cannot tell whether %s needs the history", shell_actions[i]);
+		if (r > 0) {
+			S.local_names[S.local.n_actions++] = (char *)shell_actions[i];
+			S.local_mask |= 1u << i;
+		}
+	}
+	if (S.gen_page)
+		__atomic_store_n(S.gen_page, S.local.generation, __ATOMIC_RELEASE);
+	log_info("box-shell decides in process: %zu of its %zu actions (policy generation %llu)",
+		 S.local.n_actions, sizeof(shell_actions) / sizeof(shell_actions[0]),
+		 (unsigned long long)S.local.generation);
+}
+
 /* Step 7b: which of box-shell's actions qualify, and the policy to send with them. */
 static void
 local_prepare(const Box__PolicyInit *init)
 {
-	static const char *const shell_actions[] = { "fs:read",	 "fs:write",   "fs:delete",
-						     "fs:move",	 "shell:exec", "shell:spawn" };
 	box__policy_local__init(&S.local);
-	S.local.generation = POLICYD_GENERATION;
-	if (init->has_policy_text) {
-		S.local.has_policy_text = true;
-		S.local.policy_text.len = init->policy_text.len;
-		S.local.policy_text.data = malloc(init->policy_text.len ? init->policy_text.len : 1);
-		if (!S.local.policy_text.data)
-			fatal(-ENOMEM, "Cannot keep the policy text");
-		memcpy(S.local.policy_text.data, init->policy_text.data, init->policy_text.len);
-	}
+	local_text_set(init->has_policy_text, init->policy_text.data, init->policy_text.len);
 	S.local.home = strdup(init->home);
 	S.local.mcp_namespaces = calloc(init->n_mcp_namespaces + 1, sizeof(char *));
 	if (!S.local.home || !S.local.mcp_namespaces)
@@ -1241,19 +1302,21 @@ local_prepare(const Box__PolicyInit *init)
 			fatal(-ENOMEM, "Cannot keep the policy text");
 		S.local.n_mcp_namespaces = i + 1;
 	}
-	struct engine_stats es;
-	engine_stats(S.engine, &es);
-	S.local_probe = es.temporal;
-	S.local.actions = S.local_names;
-	for (size_t i = 0; i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
-		int r = engine_history_free(S.engine, shell_actions[i]);
-		if (r < 0)
-			fatal(r, "Cannot tell whether %s needs the history", shell_actions[i]);
-		if (r > 0)
-			S.local_names[S.local.n_actions++] = (char *)shell_actions[i];
+	local_actions();
+}
+
+/* ACTION qualified in generation GEN (kept): box-shell decided it in process then. */
+static bool
+local_action_of(uint64_t gen, const char *action)
+{
+	for (size_t i = 0; i < S.n_local_old; i++) {
+		if (S.local_old[i].generation != gen)
+			continue;
+		for (size_t k = 0; k < sizeof(shell_actions) / sizeof(shell_actions[0]); k++)
+			if (strcmp(shell_actions[k], action) == 0)
+				return S.local_old[i].mask & (1u << k);
 	}
-	log_info("box-shell decides in process: %zu of its %zu actions", S.local.n_actions,
-		 sizeof(shell_actions) / sizeof(shell_actions[0]));
+	return false;
 }
 
 /* PolicyLocalRequest: box-shell's channels only. */
@@ -1265,7 +1328,8 @@ handle_local_request(struct peer *p, struct box_ipc_msg *m)
 		return;
 	}
 	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
-				   &S.local.base, NULL, 0);
+				   &S.local.base, &S.gen_fd, S.gen_fd >= 0 ? 1 : 0);
+	p->local_gen = S.local.generation;
 	if (r < 0) {
 		log_err_errno(r, "Cannot answer %s", p->name);
 		drop_peer(p, r);
@@ -1317,9 +1381,17 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 		(void)peer_refuse(p, "sent a PolicyShip, which only box-shell sends");
 		return;
 	}
-	if (b->generation != POLICYD_GENERATION) {
-		(void)peer_refuse(p, "shipped decisions of policy generation %llu (this is %u)",
-				  (unsigned long long)b->generation, POLICYD_GENERATION);
+	uint64_t cur = engine_generation(S.engine);
+	/*
+	 * An earlier generation: decided by a process that had not yet seen the page move
+	 * (it reads it before each decision). Accepted while engine.c keeps that policy and
+	 * this channel has not asked for a newer one since; checked against that policy.
+	 */
+	bool stale = b->generation != cur;
+	if (stale && (b->generation > cur || b->generation < p->local_gen ||
+		      cur - b->generation > ENGINE_GENERATIONS_KEPT)) {
+		(void)peer_refuse(p, "shipped decisions of policy generation %llu (this is %llu)",
+				  (unsigned long long)b->generation, (unsigned long long)cur);
 		return;
 	}
 	for (size_t i = 0; i < b->n_items; i++) {
@@ -1328,7 +1400,7 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 			continue;
 		if (!decide_ok(p, "a shipped decision", req->action))
 			return;
-		if (!local_action(req->action)) {
+		if (stale ? !local_action_of(b->generation, req->action) : !local_action(req->action)) {
 			(void)peer_refuse(p, "shipped a decision of %s, which needs box-policyd "
 					  "(its rules or its events are temporal)", req->action);
 			return;
@@ -1357,6 +1429,36 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 		struct engine_result res;
 		int64_t now = engine_now();
 		int r;
+		if (stale) {
+			r = engine_decide_generation(S.engine, b->generation, it->decide, &res);
+			if (r == -ENOENT) {
+				engine_defer_sync(S.engine, false);
+				(void)peer_refuse(p, "shipped decisions of policy generation %llu, "
+						  "no longer kept", (unsigned long long)b->generation);
+				return;
+			}
+			if (r < 0)
+				fatal(r, "Cannot decide");
+			if (!ship_matches(it, &res, why, sizeof(why))) {
+				engine_defer_sync(S.engine, false);
+				(void)peer_refuse(p, "%s (policy generation %llu)", why,
+						  (unsigned long long)b->generation);
+				return;
+			}
+			bool permit = res.permit;
+			int cause = res.cause;
+			const char *msg = res.message; /* engine_decide_generation's own, kept */
+			/* Observed now, as it happened; its line says what it was decided with. */
+			r = engine_decide(S.engine, it->decide, now, &res);
+			if (r < 0)
+				fatal(r, "Cannot decide");
+			S.n_decisions++;
+			permit_keep(p, id, it->decide, permit);
+			log_decision(p, it->decide, permit, cause, (const char *const *)it->rules,
+				     it->n_rules, msg, res.resource, res.time_ns);
+			id++;
+			continue;
+		}
 		/* With a history, a probe first: a forged item must not leave its event. */
 		if (S.local_probe) {
 			r = engine_probe(S.engine, it->decide, now, &res);
@@ -1388,6 +1490,111 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 	/* The events join the next group commit: nothing waits for them (they are read by no rule). */
 	if (engine_needs_sync(S.engine))
 		group_sync_schedule();
+}
+
+static void printable(char *s);
+
+/* One control line in decisions.jsonl (behind held decisions, as any line). */
+static void
+log_reload(const struct declog_reload *c)
+{
+	if (S.decisions_fd < 0)
+		return;
+	if (log_held()) {
+		char *line = NULL;
+		size_t len = 0, cap = 0;
+		int r = declog_append_reload(c, &line, &len, &cap);
+		if (r < 0)
+			free(line);
+		log_hold(r, line, len, "Cannot format a control line");
+		return;
+	}
+	int r = declog_append_reload(c, &S.logbuf, &S.log_len, &S.log_cap);
+	if (r < 0) {
+		if (S.log_failures++ % 1000 == 0)
+			log_warn_errno(r, "Cannot format a control line");
+		return;
+	}
+	log_flush_soon();
+}
+
+/*
+ * PolicyReload (boxd only, `boxctl policy reload`): the held decisions are answered
+ * first (they were decided with the policy in force), then the text is loaded as the
+ * next generation or refused (engine_reload); box-shell's in-process decisions follow
+ * through the generation page. One control line, one telemetry record, one reply.
+ */
+static void
+handle_reload(struct peer *p, struct box_ipc_msg *m)
+{
+	const Box__PolicyReload *rl = (const Box__PolicyReload *)m->msg;
+	struct engine_reload_result res;
+	char err[BOX_STR_MAX + 1] = "";
+
+	if (p->kind != PEER_SUPERVISOR || p->attached) {
+		(void)peer_refuse(p, "sent a PolicyReload, which only boxd sends");
+		return;
+	}
+	if (S.n_pending > 0)
+		group_commit();
+	uint64_t before = engine_generation(S.engine);
+	unsigned mask = S.local_mask;
+	int64_t now = engine_now();
+	int r = engine_reload(S.engine,
+			      rl->has_policy_text ? (const char *)rl->policy_text.data : NULL,
+			      rl->has_policy_text ? rl->policy_text.len : 0, now, &res);
+	if (r < 0)
+		fatal(r, "Cannot reload the policy");
+	if (res.ok) {
+		if (S.n_local_old == ENGINE_GENERATIONS_KEPT) {
+			memmove(S.local_old, S.local_old + 1,
+				(S.n_local_old - 1) * sizeof(S.local_old[0]));
+			S.n_local_old--;
+		}
+		S.local_old[S.n_local_old].generation = before;
+		S.local_old[S.n_local_old].mask = mask;
+		S.n_local_old++;
+		local_text_set(rl->has_policy_text, rl->policy_text.data, rl->policy_text.len);
+		local_actions();
+		log_info("Policy generation %llu in force (%s, asked by uid %u): %zu rules, %zu "
+			 "temporal, %zu kept their events",
+			 (unsigned long long)res.generation, rl->policy_file ? rl->policy_file : "-",
+			 rl->uid, res.rules, res.temporal_rules, res.rules_kept);
+	} else {
+		(void)snprintf(err, sizeof(err), "%s%s%s", rl->policy_file ? rl->policy_file : "",
+			       rl->policy_file ? ": " : "", res.error ? res.error : "refused");
+		printable(err);
+		log_warn("Policy reload refused (asked by uid %u): %s; generation %llu stays in "
+			 "force", rl->uid, err, (unsigned long long)res.generation);
+	}
+	struct declog_reload c = {
+		.time_ns = now, .box = S.box_name, .id = S.box_id, .ok = res.ok,
+		.generation = res.generation, .file = rl->policy_file, .uid = rl->uid,
+		.rules = res.rules, .temporal_rules = res.temporal_rules,
+		.rules_kept = res.rules_kept, .error = res.ok ? NULL : err,
+	};
+	log_reload(&c);
+	{
+		char gen[32];
+		(void)snprintf(gen, sizeof(gen), "%llu", (unsigned long long)res.generation);
+		const char *keys[] = { "box.policy.generation", "box.policy.file", "box.error" };
+		const char *values[] = { gen, rl->policy_file ? rl->policy_file : "", err };
+		tel_control(res.ok ? "policy.reloaded" : "policy.reload.refused",
+			    res.ok ? "a new policy generation is in force"
+				   : "a policy reload was refused; the policy in force stays",
+			    keys, values, res.ok ? 2 : 3);
+	}
+	Box__PolicyReloadReply rep = BOX__POLICY_RELOAD_REPLY__INIT;
+	rep.ok = res.ok;
+	rep.message = res.ok ? NULL : err;
+	rep.generation = res.generation;
+	rep.rules = (uint32_t)res.rules;
+	rep.temporal_rules = (uint32_t)res.temporal_rules;
+	rep.rules_kept = (uint32_t)res.rules_kept;
+	r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_RELOAD_REPLY, m->request_id,
+			       &rep.base, NULL, 0);
+	if (r < 0)
+		fatal(r, "Cannot answer boxd's PolicyReload");
 }
 
 static void
@@ -1649,6 +1856,7 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST: handle_probe(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST: handle_local_request(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_SHIP: handle_ship(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_RELOAD: handle_reload(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:
 		if (p != &S.peers[0]) {
 			(void)peer_refuse(p, "sent PolicyLogFd (only boxd does)");
@@ -1877,6 +2085,38 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 	return 1;
 }
 
+/*
+ * The generation page box-shell reads before each decision it makes in process: a
+ * memfd of one page, mapped here read-write, then sealed (no write, no new writable
+ * mapping, no resize, no more seals) before its fd goes to anyone, so box-shell's
+ * mapping can only read it. A kernel without F_SEAL_FUTURE_WRITE: no page, and
+ * box-shell decides nothing in process (it asks every time).
+ */
+static void
+gen_page_make(void)
+{
+	_cleanup_close_ int fd = memfd_create("box-policy-generation",
+					      MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, 4096) < 0) {
+		log_warn_errno(-errno, "No generation page (box-shell asks for every decision)");
+		return;
+	}
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		log_warn_errno(-errno, "No generation page (box-shell asks for every decision)");
+		return;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
+					  F_SEAL_SEAL) < 0) {
+		log_warn_errno(-errno, "No generation page (box-shell asks for every decision)");
+		munmap(p, 4096);
+		return;
+	}
+	S.gen_page = p;
+	__atomic_store_n(S.gen_page, 0, __ATOMIC_RELEASE);
+	S.gen_fd = TAKE_FD(fd);
+}
+
 /* Step 5: what needs a syscall the allow-list refuses, done before it. */
 static void
 loop_prepare(void)
@@ -1889,6 +2129,7 @@ loop_prepare(void)
 	if (!S.base || event_base_priority_init(S.base, POLICYD_PRIORITIES) < 0)
 		fatalx("Cannot create the event loop");
 	declog_init();
+	gen_page_make();
 	tzset(); /* the log's timestamps read /etc/localtime once, now */
 	/* Before the filter: adding a signal event calls rt_sigaction. */
 	static const int stop_sigs[2] = { SIGTERM, SIGINT };

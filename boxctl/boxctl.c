@@ -25,7 +25,7 @@ static const struct command commands[] = {
 	  "init [--agent claude-code|codex|gemini|generic] [--api-url URL] [--program PATH] "
 	  "[--force] [DIR] [-- COMMAND [ARGS...]]" },
 	{ "check", cmd_check, "check [-c box.ini]" },
-	{ "policy", cmd_policy, "policy check|eval|replay|suggest ..." },
+	{ "policy", cmd_policy, "policy check|eval|replay|suggest|reload ..." },
 	{ "run", cmd_run, "run [-c box.ini] [-q] [--timings] [--embedded] [--detach | --dry-run] [-- ARGS...]" },
 	{ "ps", cmd_ps, "ps" },
 	{ "stop", cmd_stop, "stop NAME|ID" },

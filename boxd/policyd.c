@@ -128,6 +128,10 @@ struct policyd {
 	uint32_t decisions_generation;
 	/* policyd's end of each peer's channel until that peer is spawned (-1: taken, none) */
 	int peer_fd[DAEMON__N];
+	/* `boxctl policy reload`: one at a time; the client (NULL once gone) waits for its reply */
+	bool reload_busy;
+	struct client *reload_client;
+	uint64_t reload_rid;
 };
 
 int
@@ -210,12 +214,51 @@ ready_message(struct box_daemon *dm, const Box__PolicyReady *rep)
 	daemon_ready(dm, 0, NULL);
 }
 
+/* The answer to the waiting `boxctl policy reload` (its client may be gone). */
+static void
+reload_answer(struct box *b, const Box__PolicyReloadReply *rep, const char *error)
+{
+	struct policyd *p = b->policyd;
+	Box__PolicyReloadResult res = BOX__POLICY_RELOAD_RESULT__INIT;
+	char msg[BOX_STR_MAX + 1];
+
+	if (!p->reload_busy)
+		return;
+	p->reload_busy = false;
+	struct client *c = TAKE_PTR(p->reload_client);
+	res.box_id = b->id;
+	res.name = b->name;
+	if (rep && rep->ok) {
+		res.status = BOX__REPLY_STATUS__REPLY_OK;
+		res.has_generation = res.has_rules = res.has_rules_kept = true;
+		res.has_temporal_rules = true;
+		res.generation = rep->generation;
+		res.rules = rep->rules;
+		res.rules_kept = rep->rules_kept;
+		res.temporal_rules = rep->temporal_rules;
+		b->policy_rules = rep->rules;
+		log_info("box %s (%s): policy generation %llu in force (%u rules, %u of %u temporal "
+			 "rules kept their events)",
+			 b->name, b->id, (unsigned long long)rep->generation, rep->rules,
+			 rep->rules_kept, rep->temporal_rules);
+	} else {
+		res.status = rep ? BOX__REPLY_STATUS__REPLY_REFUSED : BOX__REPLY_STATUS__REPLY_FAILED;
+		snprintf(msg, sizeof(msg), "%s", rep && rep->message ? rep->message : error);
+		res.error = msg;
+	}
+	if (c)
+		(void)client_send(c, BOX__MSG_TYPE__MSG_POLICY_RELOAD_RESULT, p->reload_rid,
+				  &res.base, NULL, 0);
+}
+
 static void
 on_policyd_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 {
 	/* The policy table allows PolicyReady only in `starting`, then DecideReply in `ready`. */
 	if (m->type == BOX__MSG_TYPE__MSG_POLICY_READY && dm->starting)
 		ready_message(dm, (const Box__PolicyReady *)m->msg);
+	else if (m->type == BOX__MSG_TYPE__MSG_POLICY_RELOAD_REPLY)
+		reload_answer(dm->b, (const Box__PolicyReloadReply *)m->msg, NULL);
 }
 
 /* Its channel goes (lost, finish, stop): nothing left to hand a new log fd to. */
@@ -223,6 +266,52 @@ static void
 on_policyd_closing(struct box_daemon *dm)
 {
 	rotate_stop(dm->b->policyd);
+	reload_answer(dm->b, NULL, "box-policyd went away before it answered");
+}
+
+int
+policyd_reload(struct box *b, struct client *c, uint64_t rid, const Box__PolicyReloadRequest *m,
+	       char *err, size_t err_len)
+{
+	struct policyd *p = b->policyd;
+	Box__PolicyReload rl = BOX__POLICY_RELOAD__INIT;
+
+	if (!p || !p->dm.ev || b->state != BOX_RUNNING) {
+		snprintf(err, err_len, "box %s is not running", b->name);
+		return -ENOTCONN;
+	}
+	if (p->reload_busy) {
+		snprintf(err, err_len, "box %s: a policy reload is under way; try again", b->name);
+		return -EBUSY;
+	}
+	/* Re-checked here as well as by the validator: text within its cap, a path or none. */
+	if (m->has_policy_text && m->policy_text.len > BOX_POLICY_TEXT_MAX) {
+		snprintf(err, err_len, "the policy text is larger than %u bytes", BOX_POLICY_TEXT_MAX);
+		return -E2BIG;
+	}
+	rl.has_policy_text = m->has_policy_text;
+	rl.policy_text = m->policy_text;
+	rl.policy_file = m->policy_file;
+	rl.uid = (uint32_t)c->cred.uid;
+	int r = daemon_send(&p->dm, BOX__MSG_TYPE__MSG_POLICY_RELOAD, &rl.base, NULL, 0);
+	if (r < 0) {
+		snprintf(err, err_len, "cannot reach box-policyd: %s", strerror(-r));
+		return r;
+	}
+	p->reload_busy = true;
+	p->reload_client = c;
+	p->reload_rid = rid;
+	log_info("box %s (%s): policy reload asked by uid %u (%s)", b->name, b->id,
+		 (unsigned)c->cred.uid, m->policy_file ? m->policy_file : "no file named");
+	return 0;
+}
+
+void
+policyd_reload_client_gone(struct boxd *d, struct client *c)
+{
+	for (struct box *b = d->boxes; b; b = b->next)
+		if (b->policyd && b->policyd->reload_client == c)
+			b->policyd->reload_client = NULL;
 }
 
 static const struct box_daemon_ops policyd_ops = {

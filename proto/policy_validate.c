@@ -402,6 +402,27 @@ box_validate_policy_ship(const Box__PolicyShip *m)
 }
 
 int
+box_validate_policy_reload(const Box__PolicyReload *m)
+{
+	if (m->has_policy_text)
+		REQUIRE(m->policy_text.len <= BOX_POLICY_TEXT_MAX, -E2BIG);
+	if (m->policy_file)
+		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_policy_reload_reply(const Box__PolicyReloadReply *m)
+{
+	REQUIRE(m->generation >= 1, -EINVAL);
+	REQUIRE(m->ok == (m->message == NULL), -EINVAL);
+	if (m->message)
+		REQUIRE(text_ok(m->message, 1, BOX_STR_MAX), -EINVAL);
+	REQUIRE(m->temporal_rules <= m->rules && m->rules_kept <= m->temporal_rules, -EINVAL);
+	return 0;
+}
+
+int
 box_validate_policy_log_fd(const Box__PolicyLogFd *m)
 {
 	REQUIRE(m->generation > 0, -ERANGE);
@@ -468,6 +489,10 @@ box_validate_policy_msg(const ProtobufCMessage *m)
 		return box_validate_policy_local((const Box__PolicyLocal *)m);
 	if (d == &box__policy_ship__descriptor)
 		return box_validate_policy_ship((const Box__PolicyShip *)m);
+	if (d == &box__policy_reload__descriptor)
+		return box_validate_policy_reload((const Box__PolicyReload *)m);
+	if (d == &box__policy_reload_reply__descriptor)
+		return box_validate_policy_reload_reply((const Box__PolicyReloadReply *)m);
 	if (d == &box__history_epoch__descriptor)
 		return box_validate_history_epoch((const Box__HistoryEpoch *)m);
 	if (d == &box__history_event__descriptor)

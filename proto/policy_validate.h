@@ -63,6 +63,8 @@ int box_validate_decide_batch_request(const Box__DecideBatchRequest *m);
 int box_validate_decide_batch_reply(const Box__DecideBatchReply *m);
 int box_validate_policy_log_fd(const Box__PolicyLogFd *m);
 int box_validate_policy_local(const Box__PolicyLocal *m);
+int box_validate_policy_reload(const Box__PolicyReload *m);
+int box_validate_policy_reload_reply(const Box__PolicyReloadReply *m);
 int box_validate_policy_ship(const Box__PolicyShip *m);
 /* A normalized MCP namespace: 1..32 of [A-Za-z0-9_], not "Box". */
 bool box_valid_policy_namespace(const char *ns);

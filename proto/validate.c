@@ -812,6 +812,33 @@ box_validate_attach_reply(const Box__AttachReply *m)
 }
 
 int
+box_validate_policy_reload_request(const Box__PolicyReloadRequest *m)
+{
+	REQUIRE(box_valid_name(m->box), -EINVAL);
+	if (m->has_policy_text)
+		REQUIRE(m->policy_text.len <= BOX_POLICY_TEXT_MAX, -E2BIG);
+	if (m->policy_file)
+		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_policy_reload_result(const Box__PolicyReloadResult *m)
+{
+	if (m->box_id)
+		REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+	if (m->name)
+		REQUIRE(box_valid_name(m->name), -EINVAL);
+	if (m->policy_file)
+		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
+	REQUIRE((m->status == BOX__REPLY_STATUS__REPLY_OK) == (m->error == NULL), -EINVAL);
+	if (m->status == BOX__REPLY_STATUS__REPLY_OK)
+		REQUIRE(m->has_generation && m->generation >= 1 && box_valid_box_id(m->box_id), -EINVAL);
+	TRY(v_opt_text(m->error, BOX_STR_MAX));
+	return 0;
+}
+
+int
 box_validate_check_request(const Box__CheckRequest *m)
 {
 	return box_validate_box_spec(m->spec);
