@@ -187,6 +187,12 @@ declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap
 	JSONL_LIT(&j, "],\"message\":");
 	jsonl_cstr(&j, e->message, STRICT);
 	source_put(&j, e->source, e->session);
+	if (e->asker) {
+		JSONL_LIT(&j, ",\"asker\":");
+		jsonl_cstr(&j, e->asker, STRICT);
+		JSONL_LIT(&j, ",\"uid\":");
+		jsonl_long(&j, (int64_t)e->uid);
+	}
 	JSONL_LIT(&j, ",\"input\":");
 	fields_put(&j, e->input, e->n_input);
 	return line_end(&j, start, buf, len, cap);

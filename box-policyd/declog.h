@@ -27,6 +27,12 @@ struct declog_entry {
 	const char *session; /* "person" (a person's box shell), or NULL: no key */
 	Box__PolicyField *const *input;
 	size_t n_input;
+	/*
+	 * A person's answer to a decision held for them (@ask): source is "person", ASKER
+	 * the peer that asked (key "asker") and UID who answered (key "uid"); else NULL.
+	 */
+	const char *asker;
+	uint32_t uid;
 };
 
 /* A recorded outcome (RecordRequest): record "response" (with output) or "error". */

@@ -871,7 +871,26 @@ set_result(struct engine *e, struct engine_result *res, bool error_deny)
 	    res->cause != BOX__DECISION_CAUSE__CAUSE_NOT_REFINED)
 		res->permit = false;
 	res->message = bp_decision_message(e->dec);
+	res->ask = !res->permit && res->cause == BOX__DECISION_CAUSE__CAUSE_FORBIDDEN && n > 0;
+	for (size_t i = 0; res->ask && i < n; i++) {
+		bool found = false;
+		for (size_t k = 0; !found && k < e->st.rules; k++)
+			found = bp_policy_rule_is_forbid(e->policy, k) &&
+				strcmp(bp_policy_rule_name(e->policy, k), res->rules[i]) == 0 &&
+				bp_policy_rule_annotation(e->policy, k, "ask") != NULL;
+		res->ask = found;
+	}
 	return 0;
+}
+
+bool
+engine_has_ask(const struct engine *e)
+{
+	for (size_t k = 0; k < e->st.rules; k++)
+		if (bp_policy_rule_is_forbid(e->policy, k) &&
+		    bp_policy_rule_annotation(e->policy, k, "ask") != NULL)
+			return true;
+	return false;
 }
 
 int

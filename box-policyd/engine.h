@@ -54,6 +54,7 @@ struct engine_result {
 	const char *resource; /* the unescaped resource label, for the decision log */
 	int64_t time_ns;      /* the event's time */
 	bool wait_sync;       /* batch mode: the reply waits for engine_sync() */
+	bool ask;             /* forbidden, and every determining rule is a forbid with @ask */
 	int history_error;    /* < 0: the history could not be written (a deny) */
 };
 
@@ -171,6 +172,9 @@ void engine_poison_history(struct engine *e);
  * trip"). 1 yes, 0 no, negative errno (an action the schema does not know).
  */
 int engine_history_free(const struct engine *e, const char *action);
+
+/* The policy in force has a forbid annotated @ask (docs/box-policy.5.md, "Asking a person"). */
+bool engine_has_ask(const struct engine *e);
 
 /* The message of a deny with cause error, from a decision's MESSAGE (same resource). */
 int engine_error_message(const char *message, char *buf, size_t len);

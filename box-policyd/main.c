@@ -219,6 +219,33 @@ struct peer {
 };
 
 /*
+ * A Decide held for a person (docs/box-policy.5.md, "Asking a person"): every rule that
+ * forbade it is annotated @ask. Not answered until `boxctl approve|deny` (PolicyAskAnswer
+ * from boxd) or its timer (a deny); its channel's other requests go on meanwhile.
+ */
+struct ask {
+	struct ask *next;
+	uint64_t ask_id;
+	struct peer *peer;
+	uint64_t request_id;
+	Box__DecideRequest *req; /* owned (the decoded message) */
+	char **rules;
+	size_t n_rules;
+	char *message, *resource;
+	int64_t time_ns;        /* its event's time */
+	struct timespec since;  /* CLOCK_MONOTONIC when it was held */
+	struct event *timer;
+};
+
+/* A person's answer `for this box`: a later request equal to KEY is answered the same. */
+struct approval {
+	uint8_t *key; /* the packed DecideRequest (action and input, in the peer's order) */
+	size_t len;
+	bool permit;
+	uint32_t uid;
+};
+
+/*
  * A decision held for the group commit. WAITS: its event was appended and
  * the verdict stands only once the fsync succeeds; otherwise (nothing was
  * written) it is held only to stay behind its channel's earlier replies.
@@ -288,6 +315,13 @@ static struct {
 	 */
 	int gen_fd;
 	uint64_t *gen_page;
+	/* Decisions held for a person (@ask), oldest first, and the answers kept for the box. */
+	struct ask *asks;
+	size_t n_asks;
+	uint64_t next_ask_id;
+	uint32_t ask_timeout_ms;
+	struct approval *approvals;
+	size_t n_approvals;
 	/* [telemetry.NAME] file targets (PolicyInit): OTLP-JSON lines, one batch each */
 	struct tel_target {
 		int fd;
@@ -549,6 +583,24 @@ session_of(const struct peer *p)
 		       : NULL;
 }
 
+static void log_entry(const struct declog_entry *e);
+
+/* A person answered decision REQ of P (UID; held for them, @ask), or a kept answer did. */
+static void
+log_person(struct peer *p, const Box__DecideRequest *req, bool permit, int cause,
+	   const char *const *rules, size_t n_rules, const char *message, const char *resource,
+	   int64_t time_ns, uint32_t uid)
+{
+	struct declog_entry e = {
+		.time_ns = time_ns, .box = S.box_name, .id = S.box_id, .action = req->action,
+		.resource = resource, .permit = permit, .cause = cause_names[cause], .rules = rules,
+		.n_rules = n_rules, .message = message, .source = "person",
+		.session = session_of(p), .input = req->input, .n_input = req->n_input,
+		.asker = p->source, .uid = uid,
+	};
+	log_entry(&e);
+}
+
 static void
 log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cause,
 	     const char *const *rules, size_t n_rules, const char *message, const char *resource,
@@ -570,6 +622,13 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 		.input = req->input,
 		.n_input = req->n_input,
 	};
+	log_entry(&e);
+}
+
+static void
+log_entry(const struct declog_entry *ep)
+{
+	const struct declog_entry e = *ep;
 	tel_decision(&e);
 	if (S.decisions_fd < 0)
 		return;
@@ -974,6 +1033,252 @@ decide_ids_ok(struct peer *p, uint64_t first, size_t n)
 
 /* ---- handlers -------------------------------------------------------------- */
 
+
+/* ---- asking a person (@ask; docs/box-policy.5.md) ------------------------------ */
+
+#define POLICYD_ASK_TIMEOUT_MS 30000
+
+static struct ask *
+ask_free(struct ask *a)
+{
+	if (!a)
+		return NULL;
+	if (a->timer)
+		event_free(a->timer);
+	if (a->req)
+		protobuf_c_message_free_unpacked(&a->req->base, NULL);
+	for (size_t i = 0; i < a->n_rules; i++)
+		free(a->rules[i]);
+	free(a->rules);
+	free(a->message);
+	free(a->resource);
+	free(a);
+	return NULL;
+}
+
+/* A off the list (not freed). */
+static void
+ask_unlink(struct ask *a)
+{
+	for (struct ask **pp = &S.asks; *pp; pp = &(*pp)->next)
+		if (*pp == a) {
+			*pp = a->next;
+			S.n_asks--;
+			return;
+		}
+}
+
+/* REQ packed: the key of a kept answer (equal action and fields, in the same order). */
+static uint8_t *
+ask_key(const Box__DecideRequest *req, size_t *len)
+{
+	*len = protobuf_c_message_get_packed_size(&req->base);
+	uint8_t *k = malloc(*len ? *len : 1);
+	if (k)
+		(void)protobuf_c_message_pack(&req->base, k);
+	return k;
+}
+
+/* The answer kept for the box for a request equal to REQ, or NULL. */
+static const struct approval *
+approval_find(const Box__DecideRequest *req)
+{
+	size_t len;
+	_cleanup_free_ uint8_t *k = ask_key(req, &len);
+	for (size_t i = 0; k && i < S.n_approvals; i++)
+		if (S.approvals[i].len == len && memcmp(S.approvals[i].key, k, len) == 0)
+			return &S.approvals[i];
+	return NULL;
+}
+
+/*
+ * Answer held decision A: PERMIT from a person (UID, PERSON true), or a deny (a person's,
+ * or its timeout). Its line: a person's answer has source "person", the asker and the uid;
+ * a timeout is the asker's own deny, saying so.
+ */
+static void
+ask_answer(struct ask *a, bool permit, bool person, uint32_t uid)
+{
+	char msg[BOX_STR_MAX];
+	struct peer *p = a->peer;
+	int cause = permit ? BOX__DECISION_CAUSE__CAUSE_PERMITTED
+			   : BOX__DECISION_CAUSE__CAUSE_FORBIDDEN;
+
+	ask_unlink(a);
+	/* Its request event must be on disk before a permit goes out (batch mode). */
+	if (permit && engine_needs_sync(S.engine) && engine_sync(S.engine) < 0) {
+		permit = false;
+		cause = BOX__DECISION_CAUSE__CAUSE_ERROR;
+	}
+	if (!person)
+		(void)snprintf(msg, sizeof(msg), "%s (no one answered within %u s)", a->message,
+			       S.ask_timeout_ms / 1000);
+	else if (permit)
+		(void)snprintf(msg, sizeof(msg), "a person (uid %u) permitted it: %s", uid,
+			       a->message);
+	else
+		(void)snprintf(msg, sizeof(msg), "a person (uid %u) denied it: %s", uid, a->message);
+	if (p) {
+		send_reply(p, a->request_id, permit, cause, (const char *const *)a->rules,
+			   a->n_rules, msg);
+		permit_keep(p, a->request_id, a->req, permit);
+		if (person)
+			log_person(p, a->req, permit, cause, (const char *const *)a->rules,
+				   a->n_rules, msg, a->resource, a->time_ns, uid);
+		else
+			log_decision(p, a->req, permit, cause, (const char *const *)a->rules,
+				     a->n_rules, msg, a->resource, a->time_ns);
+	}
+	ask_free(a);
+}
+
+static void
+on_ask_timeout(evutil_socket_t fd, short what, void *userdata)
+{
+	ask_answer(userdata, false, false, 0);
+}
+
+/*
+ * RES (a deny of REQ of P's Decide REQUEST_ID by @ask forbids alone): held (true; the
+ * message is the queue's now), or false when it cannot be (too many wait already, no
+ * memory): the caller answers the deny at once.
+ */
+static bool
+ask_hold(struct peer *p, uint64_t request_id, struct box_ipc_msg *m,
+	 const struct engine_result *res)
+{
+	if (S.n_asks >= BOX_POLICY_ASKS_MAX || !p->ev)
+		return false;
+	struct ask *a = calloc(1, sizeof(*a));
+	if (!a)
+		return false;
+	a->peer = p;
+	a->request_id = request_id;
+	a->time_ns = res->time_ns;
+	a->rules = calloc(res->n_rules, sizeof(char *));
+	a->message = strdup(res->message);
+	a->resource = strdup(res->resource ? res->resource : "");
+	bool ok = a->rules && a->message && a->resource;
+	for (size_t i = 0; ok && i < res->n_rules; i++) {
+		a->rules[i] = strdup(res->rules[i]);
+		ok = a->rules[i] != NULL;
+		a->n_rules = i + 1;
+	}
+	struct timeval tv = { S.ask_timeout_ms / 1000, (S.ask_timeout_ms % 1000) * 1000 };
+	a->timer = ok ? evtimer_new(S.base, on_ask_timeout, a) : NULL;
+	if (!a->timer || evtimer_add(a->timer, &tv) < 0) {
+		ask_free(a);
+		return false;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &a->since);
+	a->ask_id = ++S.next_ask_id;
+	a->req = (Box__DecideRequest *)m->msg;
+	m->msg = NULL; /* the ask owns it */
+	struct ask **tail = &S.asks;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = a;
+	S.n_asks++;
+	log_info("Decision %llu (%s %s, from %s) waits for a person (boxctl approve|deny)",
+		 (unsigned long long)a->ask_id, a->req->action, a->resource, p->name);
+	return true;
+}
+
+/* P's channel is gone: what it asked is answered to no one (nothing logged: never decided). */
+static void
+ask_peer_gone(struct peer *p)
+{
+	for (struct ask *a = S.asks, *next; a; a = next) {
+		next = a->next;
+		if (a->peer == p) {
+			ask_unlink(a);
+			ask_free(a);
+		}
+	}
+}
+
+/* PolicyAskList (boxd): what waits, oldest first. */
+static void
+handle_ask_list(struct peer *p, struct box_ipc_msg *m)
+{
+	Box__PolicyAskListReply rep = BOX__POLICY_ASK_LIST_REPLY__INIT;
+	Box__PolicyAsk items[BOX_POLICY_ASKS_MAX], *ptrs[BOX_POLICY_ASKS_MAX];
+	struct timespec now;
+
+	if (p->kind != PEER_SUPERVISOR || p->attached) {
+		(void)peer_refuse(p, "sent a PolicyAskList, which only boxd sends");
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct ask *a = S.asks; a && rep.n_asks < BOX_POLICY_ASKS_MAX; a = a->next) {
+		Box__PolicyAsk *it = &items[rep.n_asks];
+		box__policy_ask__init(it);
+		it->ask_id = a->ask_id;
+		it->action = a->req->action;
+		it->resource = a->resource;
+		it->rules = a->rules;
+		it->n_rules = a->n_rules;
+		it->message = a->message;
+		it->source = (char *)(a->peer ? a->peer->source : "gone");
+		int64_t ms = (int64_t)(now.tv_sec - a->since.tv_sec) * 1000 +
+			     (now.tv_nsec - a->since.tv_nsec) / 1000000;
+		it->waited_ms = ms > 0 ? (uint64_t)ms : 0;
+		it->input = a->req->input;
+		it->n_input = a->req->n_input;
+		ptrs[rep.n_asks++] = it;
+	}
+	rep.asks = ptrs;
+	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY, m->request_id,
+				   &rep.base, NULL, 0);
+	if (r < 0)
+		fatal(r, "Cannot answer boxd's PolicyAskList");
+}
+
+/* PolicyAskAnswer (boxd): a person's answer to one held decision. */
+static void
+handle_ask_answer(struct peer *p, struct box_ipc_msg *m)
+{
+	const Box__PolicyAskAnswer *an = (const Box__PolicyAskAnswer *)m->msg;
+	Box__PolicyAskAnswerReply rep = BOX__POLICY_ASK_ANSWER_REPLY__INIT;
+	char msg[128];
+
+	if (p->kind != PEER_SUPERVISOR || p->attached) {
+		(void)peer_refuse(p, "sent a PolicyAskAnswer, which only boxd sends");
+		return;
+	}
+	struct ask *a = S.asks;
+	while (a && a->ask_id != an->ask_id)
+		a = a->next;
+	if (!a) {
+		(void)snprintf(msg, sizeof(msg), "no decision %llu waits (answered, timed out, or "
+			       "its asker is gone)", (unsigned long long)an->ask_id);
+		rep.message = msg;
+	} else {
+		rep.ok = true;
+		if (an->for_box) {
+			/* Kept for the run: a later equal request is answered the same at once. */
+			struct approval *v = realloc(S.approvals,
+						     (S.n_approvals + 1) * sizeof(*v));
+			if (v) {
+				S.approvals = v;
+				v[S.n_approvals].key = ask_key(a->req, &v[S.n_approvals].len);
+				v[S.n_approvals].permit = an->permit;
+				v[S.n_approvals].uid = an->uid;
+				if (v[S.n_approvals].key)
+					S.n_approvals++;
+			}
+		}
+		log_info("Decision %llu %s by uid %u%s", (unsigned long long)a->ask_id,
+			 an->permit ? "permitted" : "denied", an->uid,
+			 an->for_box ? " (for this box)" : "");
+		ask_answer(a, an->permit, true, an->uid);
+	}
+	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER_REPLY,
+				   m->request_id, &rep.base, NULL, 0);
+	if (r < 0)
+		fatal(r, "Cannot answer boxd's PolicyAskAnswer");
+}
+
 static void
 handle_decide(struct peer *p, struct box_ipc_msg *m)
 {
@@ -995,6 +1300,31 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 			      "Cannot write the history; every decision is denied from now on");
 	}
 	S.n_decisions++;
+	if (res.ask) {
+		/* Forbidden by @ask rules alone: a person's answer kept for the box, or ask. */
+		const struct approval *ap = approval_find(req);
+		if (ap) {
+			char msg[BOX_STR_MAX];
+			int cause = ap->permit ? BOX__DECISION_CAUSE__CAUSE_PERMITTED
+					       : BOX__DECISION_CAUSE__CAUSE_FORBIDDEN;
+			if (ap->permit && res.wait_sync && engine_sync(S.engine) < 0)
+				cause = BOX__DECISION_CAUSE__CAUSE_ERROR;
+			bool permit = cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+			(void)snprintf(msg, sizeof(msg), "a person (uid %u) %s it for this box: %s",
+				       ap->uid, permit ? "permitted" : "denied", res.message);
+			send_reply(p, m->request_id, permit, cause, res.rules, res.n_rules, msg);
+			permit_keep(p, m->request_id, req, permit);
+			log_person(p, req, permit, cause, res.rules, res.n_rules, msg, res.resource,
+				   res.time_ns, ap->uid);
+			(void)engine_maybe_compact(S.engine, now, false);
+			return;
+		}
+		if (ask_hold(p, m->request_id, m, &res)) {
+			if (res.wait_sync)
+				group_sync_schedule();
+			return;
+		}
+	}
 	if (res.wait_sync || p->n_held > 0) {
 		/*
 		 * Batch: the reply waits for the group fsync that covers its event.
@@ -1270,7 +1600,12 @@ local_actions(void)
 	S.local.actions = S.local_names;
 	S.local.n_actions = 0;
 	S.local_mask = 0;
-	for (size_t i = 0; i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
+	/*
+	 * A decision held for a person is box-policyd's to hold: with an @ask rule, box-shell
+	 * decides nothing in process.
+	 */
+	bool ask = engine_has_ask(S.engine);
+	for (size_t i = 0; !ask && i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
 		int r = engine_history_free(S.engine, shell_actions[i]);
 		if (r < 0)
 			fatal(r, "Cannot tell whether %s needs the history", shell_actions[i]);
@@ -1857,6 +2192,8 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST: handle_local_request(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_SHIP: handle_ship(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_RELOAD: handle_reload(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_ASK_LIST: handle_ask_list(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER: handle_ask_answer(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:
 		if (p != &S.peers[0]) {
 			(void)peer_refuse(p, "sent PolicyLogFd (only boxd does)");
@@ -1874,6 +2211,7 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 static void
 drop_peer(struct peer *p, int error)
 {
+	ask_peer_gone(p);
 	p->ev = box_ipc_event_free(p->ev);
 	policy_permits_free(p->permits); /* (what it decided can no longer be recorded) */
 	p->permits = NULL;
@@ -2081,6 +2419,9 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd)
 	}
 	(void)snprintf(S.box_name, sizeof(S.box_name), "%s", init->box_name);
 	S.person_session = init->has_person_session && init->person_session;
+	S.ask_timeout_ms = init->has_ask_timeout_ms && init->ask_timeout_ms > 0
+				   ? init->ask_timeout_ms
+				   : POLICYD_ASK_TIMEOUT_MS;
 	(void)snprintf(S.box_id, sizeof(S.box_id), "%s", init->box_id);
 	return 1;
 }
@@ -2251,6 +2592,17 @@ peers_watch(void)
 static void
 shutdown_flush(int dirfd)
 {
+	/* Decisions still held for a person: the box ends, no one is left to answer them. */
+	while (S.asks) {
+		struct ask *a = S.asks;
+		ask_unlink(a);
+		ask_free(a);
+	}
+	for (size_t i = 0; i < S.n_approvals; i++)
+		free(S.approvals[i].key);
+	free(S.approvals);
+	S.approvals = NULL;
+	S.n_approvals = 0;
 	if (S.n_pending || engine_needs_sync(S.engine))
 		group_commit();
 	log_flush();

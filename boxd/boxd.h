@@ -543,6 +543,12 @@ bool policyd_finish(struct box *b);
  */
 int policyd_reload(struct box *b, struct client *c, uint64_t rid, const Box__PolicyReloadRequest *m,
 		   char *err, size_t err_len);
+/*
+ * `boxctl approve|deny`: list what waits for a person in the box (M without ask_id) or
+ * hand on an answer for C's uid; the reply goes to C as AskReply under RID.
+ */
+int policyd_ask(struct box *b, struct client *c, uint64_t rid, const Box__AskRequest *m, char *err,
+		size_t err_len);
 /* C is gone: a reload answer for it is dropped. */
 void policyd_reload_client_gone(struct boxd *d, struct client *c);
 /* The module's handle (b->policyd), made with the box; freeing it kills what still runs. */

@@ -439,6 +439,36 @@ handle_policy_reload(struct boxd *d, struct client *c, uint64_t rid,
 	(void)client_send(c, BOX__MSG_TYPE__MSG_POLICY_RELOAD_RESULT, rid, &rep.base, NULL, 0);
 }
 
+/*
+ * `boxctl approve|deny NAME|ID [ID]`: what waits for a person in the box, or a person's
+ * answer to one; the box's owner or root only (SO_PEERCRED), as a reload.
+ */
+static void
+handle_ask(struct boxd *d, struct client *c, uint64_t rid, const Box__AskRequest *m)
+{
+	Box__AskReply rep = BOX__ASK_REPLY__INIT;
+	char msg[256];
+	struct box *b = find_one_box(d, c, m->box, &rep.status, msg);
+
+	if (b && c->cred.uid != 0 && c->cred.uid != b->owner.uid) {
+		rep.status = BOX__REPLY_STATUS__REPLY_DENIED;
+		snprintf(msg, sizeof(msg), "box %.64s runs as another user: only its owner or root "
+			 "may answer for it", m->box);
+		b = NULL;
+	}
+	if (b) {
+		int r = policyd_ask(b, c, rid, m, msg, sizeof(msg));
+		if (r == 0)
+			return; /* answered when box-policyd has */
+		rep.status = r == -EBUSY ? BOX__REPLY_STATUS__REPLY_BUSY
+					 : BOX__REPLY_STATUS__REPLY_FAILED;
+		rep.box_id = b->id;
+		rep.name = b->name;
+	}
+	rep.error = msg;
+	(void)client_send(c, BOX__MSG_TYPE__MSG_ASK_REPLY, rid, &rep.base, NULL, 0);
+}
+
 static void
 on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
@@ -496,6 +526,9 @@ on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_POLICY_RELOAD_REQUEST:
 		handle_policy_reload(d, c, m->request_id, (const Box__PolicyReloadRequest *)m->msg);
 		return;
+	case BOX__MSG_TYPE__MSG_ASK_REQUEST:
+		handle_ask(d, c, m->request_id, (const Box__AskRequest *)m->msg);
+		return;
 	default:
 		error_reply(c, m->request_id, ENOSYS, "boxd does not serve this request yet");
 		return;
@@ -510,7 +543,7 @@ client_add(struct boxd *d, int fd, bool channel)
 		BOX__MSG_TYPE__MSG_PS_REQUEST,	BOX__MSG_TYPE__MSG_STOP_REQUEST,
 		BOX__MSG_TYPE__MSG_LOG_REQUEST, BOX__MSG_TYPE__MSG_CHECK_REQUEST,
 		BOX__MSG_TYPE__MSG_MCP_PINS_REQUEST, BOX__MSG_TYPE__MSG_ATTACH_REQUEST,
-		BOX__MSG_TYPE__MSG_POLICY_RELOAD_REQUEST,
+		BOX__MSG_TYPE__MSG_POLICY_RELOAD_REQUEST, BOX__MSG_TYPE__MSG_ASK_REQUEST,
 	};
 	struct client *c = calloc(1, sizeof(*c));
 	if (!c) {

@@ -39,6 +39,9 @@ VALIDATOR(box_validate_policy_probe_reply, Box__PolicyProbeReply)
 VALIDATOR(box_validate_policy_local, Box__PolicyLocal)
 VALIDATOR(box_validate_policy_ship, Box__PolicyShip)
 VALIDATOR(box_validate_policy_reload, Box__PolicyReload)
+VALIDATOR(box_validate_policy_ask_list_reply, Box__PolicyAskListReply)
+VALIDATOR(box_validate_policy_ask_answer, Box__PolicyAskAnswer)
+VALIDATOR(box_validate_policy_ask_answer_reply, Box__PolicyAskAnswerReply)
 VALIDATOR(box_validate_policy_reload_reply, Box__PolicyReloadReply)
 
 /* A refusal (ok = false) leaves the channel starting: policyd exits next. */
@@ -126,6 +129,18 @@ static const struct box_ipc_type policy_types[] = {
 	{ BOX__MSG_TYPE__MSG_POLICY_RELOAD, "PolicyReload", &box__policy_reload__descriptor,
 	  box_validate_policy_reload_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 5u << 20, FROM(BOXD),
 	  S(READY), SAME, NULL },
+	/* What waits for a person (@ask), and a person's answer: boxd <-> policyd on fd 3. */
+	{ BOX__MSG_TYPE__MSG_POLICY_ASK_LIST, "PolicyAskList", &box__policy_ask_list__descriptor,
+	  NULL, NULL, 16, 0, 0, FROM(BOXD), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY, "PolicyAskListReply",
+	  &box__policy_ask_list_reply__descriptor, box_validate_policy_ask_list_reply_row, NULL,
+	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(POLICYD), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER, "PolicyAskAnswer",
+	  &box__policy_ask_answer__descriptor, box_validate_policy_ask_answer_row, NULL, 64, 0, 0,
+	  FROM(BOXD), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER_REPLY, "PolicyAskAnswerReply",
+	  &box__policy_ask_answer_reply__descriptor, box_validate_policy_ask_answer_reply_row, NULL,
+	  8192, 0, 0, FROM(POLICYD), S(READY), SAME, NULL },
 	{ BOX__MSG_TYPE__MSG_POLICY_RELOAD_REPLY, "PolicyReloadReply",
 	  &box__policy_reload_reply__descriptor, box_validate_policy_reload_reply_row, NULL, 8192,
 	  0, 0, FROM(POLICYD), S(READY), SAME, NULL },

@@ -339,6 +339,10 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 					    ? BOX__HISTORY_SYNC__HISTORY_SYNC_BATCH
 					    : BOX__HISTORY_SYNC__HISTORY_SYNC_OFF;
 	}
+	if (o->ask_timeout_ms) {
+		init.has_ask_timeout_ms = true;
+		init.ask_timeout_ms = o->ask_timeout_ms;
+	}
 	int fds[2] = { dirfd, logfd };
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	pd->next_id++; /* PolicyInit is request 1 */

@@ -49,6 +49,7 @@ struct pd_opts {
 	const char *const *mcp_namespaces; /* PolicyInit's pending namespaces */
 	size_t n_mcp_namespaces;
 	const char *box_name, *box_id, *home;
+	uint32_t ask_timeout_ms;  /* PolicyInit.ask_timeout_ms (0: absent) */
 };
 
 /* Where box-policyd is: $BOX_BIN/box-policyd, else next to this program's ../../bin. */
