@@ -136,6 +136,7 @@
 #include "privdrop.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
+#include "text.h"
 
 /*
  * What each kind of peer may ask about (Decide, DecideBatch, PolicyProbeRequest)
@@ -1096,6 +1097,15 @@ approval_find(const Box__DecideRequest *req)
  * or its timeout). Its line: a person's answer has source "person", the asker and the uid;
  * a timeout is the asker's own deny, saying so.
  */
+/* Cut S at its last whole UTF-8 character (snprintf may have split one at the cap). */
+static void
+utf8_cut(char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0 && !box_valid_utf8(s, n))
+		s[--n] = '\0';
+}
+
 static void
 ask_answer(struct ask *a, bool permit, bool person, uint32_t uid)
 {
@@ -1110,14 +1120,18 @@ ask_answer(struct ask *a, bool permit, bool person, uint32_t uid)
 		permit = false;
 		cause = BOX__DECISION_CAUSE__CAUSE_ERROR;
 	}
-	if (!person)
+	if (!person && S.ask_timeout_ms % 1000 == 0)
 		(void)snprintf(msg, sizeof(msg), "%s (no one answered within %u s)", a->message,
 			       S.ask_timeout_ms / 1000);
+	else if (!person)
+		(void)snprintf(msg, sizeof(msg), "%s (no one answered within %u ms)", a->message,
+			       S.ask_timeout_ms);
 	else if (permit)
 		(void)snprintf(msg, sizeof(msg), "a person (uid %u) permitted it: %s", uid,
 			       a->message);
 	else
 		(void)snprintf(msg, sizeof(msg), "a person (uid %u) denied it: %s", uid, a->message);
+	utf8_cut(msg);
 	if (p) {
 		send_reply(p, a->request_id, permit, cause, (const char *const *)a->rules,
 			   a->n_rules, msg);
@@ -1312,6 +1326,7 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 			bool permit = cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
 			(void)snprintf(msg, sizeof(msg), "a person (uid %u) %s it for this box: %s",
 				       ap->uid, permit ? "permitted" : "denied", res.message);
+			utf8_cut(msg);
 			send_reply(p, m->request_id, permit, cause, res.rules, res.n_rules, msg);
 			permit_keep(p, m->request_id, req, permit);
 			log_person(p, req, permit, cause, res.rules, res.n_rules, msg, res.resource,

@@ -863,13 +863,13 @@ box_validate_ask_reply(const Box__AskReply *m)
 	for (size_t i = 0; i < m->n_asks; i++) {
 		const Box__AskEntry *a = m->asks[i];
 		REQUIRE(a && a->ask_id >= 1, -EINVAL);
-		TRY(v_text(a->action, 1024));
+		TRY(v_text(a->action, BOX_STR_MAX));
 		TRY(v_text(a->resource, BOX_STR_MAX));
 		TRY(v_text(a->message, BOX_STR_MAX));
 		TRY(v_text(a->source, 32));
 		REQUIRE(a->n_rules >= 1 && a->n_rules <= 64, -EINVAL);
 		for (size_t k = 0; k < a->n_rules; k++)
-			TRY(v_text(a->rules[k], 1024));
+			TRY(v_text(a->rules[k], BOX_STR_MAX));
 	}
 	return 0;
 }
