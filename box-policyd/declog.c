@@ -5,7 +5,9 @@
  * Key order is the one of docs/boxctl.1.md: time time_ns box id action resource
  * verdict cause rules message source input for a decision, and time time_ns
  * box id record action input output source for a recorded outcome (what
- * `boxctl policy replay` needs to rebuild the history). `time_ns` is the
+ * `boxctl policy replay` needs to rebuild the history), and time time_ns box
+ * id control ok generation file uid rules temporal_rules rules_kept error
+ * source for a control line (`"control":"policy.reload"`). `time_ns` is the
  * event's time as the temporal monitor saw it (`time` has milliseconds
  * only). `input` and `output` hold the action's fields as plain JSON
  * (strings, integers, booleans, arrays for sets, objects for records), in
@@ -185,6 +187,12 @@ declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap
 	JSONL_LIT(&j, "],\"message\":");
 	jsonl_cstr(&j, e->message, STRICT);
 	source_put(&j, e->source, e->session);
+	if (e->asker) {
+		JSONL_LIT(&j, ",\"asker\":");
+		jsonl_cstr(&j, e->asker, STRICT);
+		JSONL_LIT(&j, ",\"uid\":");
+		jsonl_long(&j, (int64_t)e->uid);
+	}
 	JSONL_LIT(&j, ",\"input\":");
 	fields_put(&j, e->input, e->n_input);
 	return line_end(&j, start, buf, len, cap);
@@ -209,6 +217,40 @@ declog_append_outcome(const struct declog_outcome *o, char **buf, size_t *len, s
 		fields_put(&j, o->output, o->n_output);
 	}
 	source_put(&j, o->source, o->session);
+	return line_end(&j, start, buf, len, cap);
+}
+
+int
+declog_append_reload(const struct declog_reload *c, char **buf, size_t *len, size_t *cap)
+{
+	struct jsonl j = { .buf = *buf, .len = *len, .cap = *cap };
+	size_t start = *len;
+
+	jsonl_head(&j, c->time_ns, c->box, c->id, STRICT);
+	JSONL_LIT(&j, ",\"control\":\"policy.reload\",\"ok\":");
+	if (c->ok)
+		JSONL_LIT(&j, "true");
+	else
+		JSONL_LIT(&j, "false");
+	JSONL_LIT(&j, ",\"generation\":");
+	jsonl_long(&j, (int64_t)c->generation);
+	if (c->file) {
+		JSONL_LIT(&j, ",\"file\":");
+		jsonl_cstr(&j, c->file, STRICT);
+	}
+	JSONL_LIT(&j, ",\"uid\":");
+	jsonl_long(&j, (int64_t)c->uid);
+	JSONL_LIT(&j, ",\"rules\":");
+	jsonl_long(&j, (int64_t)c->rules);
+	JSONL_LIT(&j, ",\"temporal_rules\":");
+	jsonl_long(&j, (int64_t)c->temporal_rules);
+	JSONL_LIT(&j, ",\"rules_kept\":");
+	jsonl_long(&j, (int64_t)c->rules_kept);
+	if (c->error) {
+		JSONL_LIT(&j, ",\"error\":");
+		jsonl_cstr(&j, c->error, STRICT);
+	}
+	JSONL_LIT(&j, ",\"source\":\"boxctl\"");
 	return line_end(&j, start, buf, len, cap);
 }
 

@@ -27,6 +27,12 @@ struct declog_entry {
 	const char *session; /* "person" (a person's box shell), or NULL: no key */
 	Box__PolicyField *const *input;
 	size_t n_input;
+	/*
+	 * A person's answer to a decision held for them (@ask): source is "person", ASKER
+	 * the peer that asked (key "asker") and UID who answered (key "uid"); else NULL.
+	 */
+	const char *asker;
+	uint32_t uid;
 };
 
 /* A recorded outcome (RecordRequest): record "response" (with output) or "error". */
@@ -43,6 +49,21 @@ struct declog_outcome {
 	size_t n_output;
 };
 
+/*
+ * A control line: `boxctl policy reload` put generation GENERATION in force (ok), or
+ * refused the text (error says where and what; generation is the one still in force).
+ */
+struct declog_reload {
+	int64_t time_ns;
+	const char *box, *id;
+	bool ok;
+	uint64_t generation;
+	const char *file; /* the file boxctl read, or NULL */
+	uint32_t uid;     /* who asked */
+	size_t rules, temporal_rules, rules_kept;
+	const char *error; /* !ok */
+};
+
 /* Before the seccomp filter: jansson seeds its hash function from /dev/urandom once. */
 void declog_init(void);
 /* The JSON line with its "\n" (malloc'd). NULL on failure (errno set). */
@@ -55,6 +76,8 @@ char *declog_format(const struct declog_entry *e, size_t *ret_len);
 int declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap);
 /* The same for an outcome line. */
 int declog_append_outcome(const struct declog_outcome *o, char **buf, size_t *len, size_t *cap);
+/* The same for a reload's control line. */
+int declog_append_reload(const struct declog_reload *c, char **buf, size_t *len, size_t *cap);
 /* Format and write one line to FD. Negative errno on failure. */
 int declog_write(int fd, const struct declog_entry *e);
 

@@ -109,6 +109,22 @@ struct engine {
 	size_t n_sr_warnings;
 
 	struct engine_stats st;
+
+	/* What a reload needs of engine_opts (engine_reload). */
+	char *home;
+	int sync_opt;
+	int dirfd;
+	uint64_t generation;
+	/* The policies of the last ENGINE_GENERATIONS_KEPT generations before this one. */
+	struct {
+		uint64_t generation;
+		struct bp_policy *policy;
+		struct bp_schema *schema;
+	} old[ENGINE_GENERATIONS_KEPT];
+	size_t n_old;
+	struct bp_decision *old_dec;
+	const char **old_rules;
+	size_t cap_old_rules;
 };
 
 /* ---- resource label (docs/box-policy.5.md), unescaped, for the decision log ------ */
@@ -616,18 +632,118 @@ load_policy(struct engine *e, const struct engine_opts *o, char *why, size_t why
 	return bp_decision_new(&e->dec);
 }
 
+/* The temporal rules' hashes and the longest horizon, from E's policy. */
+static int
+rule_hashes(struct engine *e)
+{
+	free(e->hashes);
+	e->n_hashes = 0;
+	e->horizon_ns = 0;
+	e->hashes = calloc(e->st.rules ? e->st.rules : 1, sizeof(uint64_t));
+	if (!e->hashes)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->st.rules; i++) {
+		if (bp_policy_temporal_count(e->policy, i) == 0)
+			continue;
+		uint64_t h = bp_policy_rule_hash(e->policy, i);
+		if (!has_hash(e->hashes, e->n_hashes, h))
+			e->hashes[e->n_hashes++] = h;
+		int64_t hz = rule_horizon(e->policy, i);
+		if (hz > e->horizon_ns)
+			e->horizon_ns = hz;
+	}
+	return 0;
+}
+
+/*
+ * E's policy has temporal rules and E no monitor yet (a start, or a reload from a
+ * policy without any): a monitor, the history recovered and replayed into the rules
+ * it belongs to, a new epoch. On failure what it made is freed again (E has no
+ * monitor and no history, as before).
+ */
+static int
+temporal_start(struct engine *e, int64_t now_ns, char *why, size_t why_len)
+{
+	char hwhy[256] = "";
+	struct bp_diags *diags = NULL;
+	int r = bp_monitor_new(e->policy, &e->mon, &diags);
+
+	bp_diags_free(diags);
+	if (r < 0) {
+		say(why, why_len, "the temporal rules do not load", NULL);
+		goto fail;
+	}
+	r = bp_event_new(e->policy, &e->ev);
+	if (r < 0)
+		goto fail;
+	r = rule_hashes(e);
+	if (r < 0)
+		goto fail;
+	/* Pass 1 recovers the file (drops a torn tail, refuses corruption) and reads epochs. */
+	r = history_open(e->dirfd, HISTORY_FILE, pass_epochs, e, &e->hist, hwhy, sizeof(hwhy));
+	if (r < 0) {
+		say(why, why_len, "the history 'policy/" HISTORY_FILE "' cannot be used", hwhy);
+		goto fail;
+	}
+	e->st.dropped_bytes = history_dropped_bytes(e->hist);
+	epochs_effective(e);
+	e->st.rules_kept = 0;
+	if (e->n_epochs > 0) {
+		const struct epoch *last = &e->epochs[e->n_epochs - 1];
+		for (size_t i = 0; i < e->n_hashes; i++)
+			if (has_hash(last->eff, last->n_eff, e->hashes[i]))
+				e->st.rules_kept++;
+	}
+	/* Pass 2: replay. */
+	{
+		struct history *h2 = NULL;
+		e->cur_epoch = 0;
+		r = history_open(e->dirfd, HISTORY_FILE, pass_replay, e, &h2, hwhy, sizeof(hwhy));
+		history_free(h2);
+		if (r < 0) {
+			say(why, why_len, "the history 'policy/" HISTORY_FILE "' cannot be replayed",
+			    hwhy);
+			goto fail;
+		}
+	}
+	e->last_time = bp_monitor_last_time(e->mon);
+	r = write_epoch(e, now_ns);
+	if (r < 0) {
+		say(why, why_len, "cannot write the history", strerror(-r));
+		goto fail;
+	}
+	e->compacted_size = history_size(e->hist);
+	(void)engine_maybe_compact(e, now_ns, false);
+	return 0;
+fail:
+	bp_event_free(e->ev);
+	e->ev = NULL;
+	bp_monitor_free(e->mon);
+	e->mon = NULL;
+	e->hist = history_free(e->hist);
+	epochs_free(e);
+	free(e->ckpts);
+	e->ckpts = NULL;
+	e->n_ckpts = e->cap_ckpts = 0;
+	e->events_since_ckpt = 0;
+	return r;
+}
+
 int
 engine_new(const struct engine_opts *o, struct engine **ret, char *why, size_t why_len)
 {
 	struct engine *e = calloc(1, sizeof(*e));
-	char hwhy[256] = "";
 	int r;
 
 	if (!e)
 		return -ENOMEM;
 	e->last_time = INT64_MIN;
+	e->generation = 1;
+	e->sync_opt = o->sync;
+	e->dirfd = o->dirfd;
+	e->home = strdup(o->home ? o->home : "/");
 	e->nss = calloc(o->n_mcp_namespaces ? o->n_mcp_namespaces : 1, sizeof(*e->nss));
-	if (!e->nss) {
+	if (!e->nss || !e->home) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -647,72 +763,12 @@ engine_new(const struct engine_opts *o, struct engine **ret, char *why, size_t w
 				: ENGINE_SYNC_OFF;
 	e->st.temporal = e->temporal;
 	e->st.sync = e->sync;
-	if (!e->temporal) {
-		/* Nothing is written, nothing is read: the history stays as it is. */
-		*ret = e;
-		return 0;
-	}
-	{
-		struct bp_diags *diags = NULL;
-		r = bp_monitor_new(e->policy, &e->mon, &diags);
-		bp_diags_free(diags);
-		if (r < 0) {
-			say(why, why_len, "the temporal rules do not load", NULL);
-			goto fail;
-		}
-		r = bp_event_new(e->policy, &e->ev);
+	/* Without a temporal rule nothing is written, nothing is read: the history stays. */
+	if (e->temporal) {
+		r = temporal_start(e, o->now_ns, why, why_len);
 		if (r < 0)
 			goto fail;
 	}
-	e->hashes = calloc(e->st.rules ? e->st.rules : 1, sizeof(uint64_t));
-	if (!e->hashes) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	for (size_t i = 0; i < e->st.rules; i++) {
-		if (bp_policy_temporal_count(e->policy, i) == 0)
-			continue;
-		uint64_t h = bp_policy_rule_hash(e->policy, i);
-		if (!has_hash(e->hashes, e->n_hashes, h))
-			e->hashes[e->n_hashes++] = h;
-		int64_t hz = rule_horizon(e->policy, i);
-		if (hz > e->horizon_ns)
-			e->horizon_ns = hz;
-	}
-	/* Pass 1 recovers the file (drops a torn tail, refuses corruption) and reads epochs. */
-	r = history_open(o->dirfd, HISTORY_FILE, pass_epochs, e, &e->hist, hwhy, sizeof(hwhy));
-	if (r < 0) {
-		say(why, why_len, "the history 'policy/" HISTORY_FILE "' cannot be used", hwhy);
-		goto fail;
-	}
-	e->st.dropped_bytes = history_dropped_bytes(e->hist);
-	epochs_effective(e);
-	if (e->n_epochs > 0) {
-		const struct epoch *last = &e->epochs[e->n_epochs - 1];
-		for (size_t i = 0; i < e->n_hashes; i++)
-			if (has_hash(last->eff, last->n_eff, e->hashes[i]))
-				e->st.rules_kept++;
-	}
-	/* Pass 2: replay. */
-	{
-		struct history *h2 = NULL;
-		e->cur_epoch = 0;
-		r = history_open(o->dirfd, HISTORY_FILE, pass_replay, e, &h2, hwhy, sizeof(hwhy));
-		history_free(h2);
-		if (r < 0) {
-			say(why, why_len, "the history 'policy/" HISTORY_FILE "' cannot be replayed",
-			    hwhy);
-			goto fail;
-		}
-	}
-	e->last_time = bp_monitor_last_time(e->mon);
-	r = write_epoch(e, o->now_ns);
-	if (r < 0) {
-		say(why, why_len, "cannot write the history", strerror(-r));
-		goto fail;
-	}
-	e->compacted_size = history_size(e->hist);
-	(void)engine_maybe_compact(e, o->now_ns, false);
 	*ret = e;
 	return 0;
 fail:
@@ -749,6 +805,13 @@ engine_free(struct engine *e)
 	free(e->sr_error);
 	for (size_t i = 0; i < e->n_sr_warnings; i++)
 		free(e->sr_warnings[i]);
+	for (size_t i = 0; i < e->n_old; i++) {
+		bp_policy_free(e->old[i].policy);
+		bp_schema_free(e->old[i].schema);
+	}
+	bp_decision_free(e->old_dec);
+	free(e->old_rules);
+	free(e->home);
 	free(e);
 	return NULL;
 }
@@ -808,7 +871,26 @@ set_result(struct engine *e, struct engine_result *res, bool error_deny)
 	    res->cause != BOX__DECISION_CAUSE__CAUSE_NOT_REFINED)
 		res->permit = false;
 	res->message = bp_decision_message(e->dec);
+	res->ask = !res->permit && res->cause == BOX__DECISION_CAUSE__CAUSE_FORBIDDEN && n > 0;
+	for (size_t i = 0; res->ask && i < n; i++) {
+		bool found = false;
+		for (size_t k = 0; !found && k < e->st.rules; k++)
+			found = bp_policy_rule_is_forbid(e->policy, k) &&
+				strcmp(bp_policy_rule_name(e->policy, k), res->rules[i]) == 0 &&
+				bp_policy_rule_annotation(e->policy, k, "ask") != NULL;
+		res->ask = found;
+	}
 	return 0;
+}
+
+bool
+engine_has_ask(const struct engine *e)
+{
+	for (size_t k = 0; k < e->st.rules; k++)
+		if (bp_policy_rule_is_forbid(e->policy, k) &&
+		    bp_policy_rule_annotation(e->policy, k, "ask") != NULL)
+			return true;
+	return false;
 }
 
 int
@@ -1232,6 +1314,261 @@ engine_register_tools(struct engine *e, const Box__PolicyToolSchema *m,
 	res->warnings = (const char *const *)e->sr_warnings;
 	res->n_warnings = e->n_sr_warnings;
 	res->tools = n_tools;
+	return 0;
+}
+
+/* ---- live reload ---------------------------------------------------------- */
+
+/* The first error of DIAGS as "line L:C: message" into E's error (or WHAT). */
+static int
+load_error(struct engine *e, const struct bp_diags *d, const char *what)
+{
+	for (size_t i = 0; d && i < bp_diags_count(d); i++) {
+		enum bp_severity sev;
+		unsigned ln, col;
+		const char *msg = bp_diag_message(d, i, &sev, &ln, &col);
+		if (sev == BP_ERROR)
+			return sr_fail(e, "line %u:%u: %s", ln, col, msg);
+	}
+	return sr_fail(e, "%s", what);
+}
+
+/* The monitor, its event scratch and the history go: the new policy has no temporal rule. */
+static void
+temporal_stop(struct engine *e)
+{
+	if (e->hist)
+		(void)history_sync(e->hist); /* what was appended is kept, as at an exit */
+	bp_event_free(e->ev);
+	e->ev = NULL;
+	bp_monitor_free(e->mon);
+	e->mon = NULL;
+	e->hist = history_free(e->hist);
+	epochs_free(e);
+	free(e->ckpts);
+	e->ckpts = NULL;
+	e->n_ckpts = e->cap_ckpts = 0;
+	e->events_since_ckpt = 0;
+	free(e->hashes);
+	e->hashes = NULL;
+	e->n_hashes = 0;
+	e->horizon_ns = 0;
+}
+
+/* OP and OS (the policy of generation GEN) are kept for engine_decide_generation. */
+static void
+keep_old(struct engine *e, uint64_t gen, struct bp_policy *op, struct bp_schema *os)
+{
+	if (e->n_old == ENGINE_GENERATIONS_KEPT) {
+		bp_policy_free(e->old[0].policy);
+		bp_schema_free(e->old[0].schema);
+		memmove(e->old, e->old + 1, (e->n_old - 1) * sizeof(e->old[0]));
+		e->n_old--;
+	}
+	e->old[e->n_old].generation = gen;
+	e->old[e->n_old].policy = op;
+	e->old[e->n_old].schema = os;
+	e->n_old++;
+}
+
+int
+engine_reload(struct engine *e, const char *text, size_t len, int64_t now_ns,
+	      struct engine_reload_result *res)
+{
+	struct bp_schema *s = NULL;
+	struct bp_policy *np = NULL;
+	struct bp_diags *diags = NULL;
+	struct bp_request *req = NULL;
+	bool bad = false;
+	size_t n_tools = 0;
+	int r;
+
+	*res = (struct engine_reload_result){ .generation = e->generation };
+	sr_clear(e);
+	/* The schema as it stands: the MCP namespaces' tools that registered are checked. */
+	r = build_schema(e, SIZE_MAX, NULL, NULL, NULL, &s, &bad, &n_tools);
+	if (r < 0)
+		return r;
+	if (bad)
+		goto refused;
+	struct bp_load_options lo = { .home = e->home, .schema = s };
+	r = bp_policy_load(text ? text : "", text ? len : 0, &lo, &np, &diags);
+	if (r == -ENOMEM) {
+		bp_diags_free(diags);
+		bp_schema_free(s);
+		return r;
+	}
+	if (r < 0) {
+		r = load_error(e, diags, "the policy does not load");
+		bp_diags_free(diags);
+		bp_schema_free(s);
+		if (r < 0)
+			return r;
+		goto refused;
+	}
+	bp_diags_free(diags);
+	diags = NULL;
+	size_t rules = bp_policy_rule_count(np), trules = 0;
+	for (size_t i = 0; i < rules; i++)
+		if (bp_policy_temporal_count(np, i) > 0)
+			trules++;
+	r = bp_request_new(np, &req);
+	if (r < 0)
+		goto fail;
+	struct bp_policy *op = e->policy;
+	struct bp_schema *os = e->schema;
+	size_t kept = 0;
+	if (trules > 0 && e->mon) {
+		/* As across runs: a rule whose parsed text is unchanged keeps its events. */
+		struct bp_event *ev = NULL;
+		struct bp_monitor *mon = NULL;
+		r = bp_event_new(np, &ev);
+		if (r == 0)
+			r = bp_monitor_migrate(e->mon, np, &mon, &diags);
+		if (r < 0) {
+			bp_event_free(ev);
+			if (r == -ENOMEM)
+				goto fail;
+			r = load_error(e, diags, "the temporal rules do not load");
+			bp_diags_free(diags);
+			bp_request_free(req);
+			bp_policy_free(np);
+			bp_schema_free(s);
+			if (r < 0)
+				return r;
+			goto refused;
+		}
+		bp_diags_free(diags);
+		e->mon = mon; /* migrate freed the old one */
+		bp_event_free(e->ev);
+		e->ev = ev;
+		uint64_t *old_h = TAKE_PTR(e->hashes);
+		size_t n_old_h = e->n_hashes;
+		e->policy = np;
+		e->schema = s;
+		e->st.rules = rules;
+		r = rule_hashes(e);
+		for (size_t i = 0; r == 0 && i < e->n_hashes; i++)
+			if (has_hash(old_h, n_old_h, e->hashes[i]))
+				kept++;
+		free(old_h);
+		if (r < 0)
+			history_poison(e->hist); /* no epoch can say which rules are live: deny */
+		/* The epoch says which rules the events from here on belong to (a restart replays). */
+		else if ((r = write_epoch(e, now_ns)) < 0)
+			history_poison(e->hist);
+	} else if (trules > 0) {
+		/* No monitor yet: recover and replay the history, exactly as a start does. */
+		char why[512] = "";
+		e->policy = np;
+		e->schema = s;
+		e->st.rules = rules;
+		e->temporal = true;
+		r = temporal_start(e, now_ns, why, sizeof(why));
+		if (r < 0) {
+			e->policy = op;
+			e->schema = os;
+			e->temporal = false;
+			e->st.rules = bp_policy_rule_count(op);
+			free(e->hashes);
+			e->hashes = NULL;
+			e->n_hashes = 0;
+			bp_request_free(req);
+			bp_policy_free(np);
+			bp_schema_free(s);
+			if (r == -ENOMEM)
+				return r;
+			if (sr_fail(e, "%s", why[0] ? why : "the history cannot be used") < 0)
+				return -ENOMEM;
+			goto refused;
+		}
+		kept = e->st.rules_kept;
+	} else {
+		temporal_stop(e);
+		e->policy = np;
+		e->schema = s;
+	}
+	bp_request_free(e->req);
+	e->req = req;
+	keep_old(e, e->generation, op, os);
+	e->generation++;
+	e->temporal = trules > 0;
+	e->st.rules = rules;
+	e->st.temporal_rules = trules;
+	e->st.rules_kept = kept;
+	e->st.temporal = e->temporal;
+	e->sync = e->sync_opt >= 0 ? (enum engine_sync)e->sync_opt
+		  : e->temporal	   ? ENGINE_SYNC_ALWAYS
+				   : ENGINE_SYNC_OFF;
+	e->st.sync = e->sync;
+	res->ok = true;
+	res->generation = e->generation;
+	res->rules = rules;
+	res->temporal_rules = trules;
+	res->rules_kept = kept;
+	return 0;
+refused:
+	res->ok = false;
+	res->error = e->sr_error;
+	res->generation = e->generation;
+	res->rules = e->st.rules;
+	res->temporal_rules = e->st.temporal_rules;
+	res->rules_kept = e->st.rules_kept;
+	return 0;
+fail:
+	bp_request_free(req);
+	bp_policy_free(np);
+	bp_schema_free(s);
+	return r;
+}
+
+uint64_t
+engine_generation(const struct engine *e)
+{
+	return e->generation;
+}
+
+int
+engine_decide_generation(struct engine *e, uint64_t gen, const Box__DecideRequest *m,
+			 struct engine_result *res)
+{
+	struct bp_policy *p = NULL;
+	struct bp_request *req = NULL;
+
+	*res = (struct engine_result){ 0 };
+	for (size_t i = 0; i < e->n_old; i++)
+		if (e->old[i].generation == gen)
+			p = e->old[i].policy;
+	if (!p)
+		return -ENOENT;
+	if (!e->old_dec && bp_decision_new(&e->old_dec) < 0)
+		return -ENOMEM;
+	int r = bp_request_new(p, &req);
+	if (r == 0)
+		r = bp_request_fill_proto(req, m->action, m->input, m->n_input);
+	if (r == 0)
+		r = bp_decide(p, req, NULL, e->old_dec);
+	bp_request_free(req);
+	if (r < 0)
+		return r;
+	size_t n = bp_decision_rule_count(e->old_dec);
+	if (n > e->cap_old_rules) {
+		const char **v = realloc(e->old_rules, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		e->old_rules = v;
+		e->cap_old_rules = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		e->old_rules[i] = bp_decision_rule_name(e->old_dec, i);
+	res->rules = e->old_rules;
+	res->n_rules = n;
+	res->permit = bp_decision_verdict(e->old_dec) == BP_PERMIT;
+	res->cause = (int)bp_decision_cause(e->old_dec);
+	if (res->permit && res->cause != BOX__DECISION_CAUSE__CAUSE_PERMITTED &&
+	    res->cause != BOX__DECISION_CAUSE__CAUSE_NOT_REFINED)
+		res->permit = false;
+	res->message = bp_decision_message(e->old_dec);
 	return 0;
 }
 

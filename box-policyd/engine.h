@@ -54,6 +54,7 @@ struct engine_result {
 	const char *resource; /* the unescaped resource label, for the decision log */
 	int64_t time_ns;      /* the event's time */
 	bool wait_sync;       /* batch mode: the reply waits for engine_sync() */
+	bool ask;             /* forbidden, and every determining rule is a forbid with @ask */
 	int history_error;    /* < 0: the history could not be written (a deny) */
 };
 
@@ -103,6 +104,39 @@ struct engine_schema_result {
 int engine_register_tools(struct engine *e, const Box__PolicyToolSchema *m,
 			  struct engine_schema_result *res);
 
+/* Generations whose policy engine_decide_generation still knows. */
+#define ENGINE_GENERATIONS_KEPT 8
+
+struct engine_reload_result {
+	bool ok;
+	const char *error; /* !ok: line:column and what failed (owned by the engine) */
+	uint64_t generation; /* in force after the call */
+	size_t rules, temporal_rules, rules_kept;
+};
+
+/*
+ * Live reload (`boxctl policy reload`): TEXT (LEN bytes; NULL: no policy) is loaded
+ * against the schema as it stands (the MCP tools registered so far). A text that does
+ * not load changes nothing (!ok, why). One that loads is the next generation, in force
+ * at once: with temporal rules before and after, the monitor is migrated (a rule whose
+ * parsed text is unchanged keeps its events, bp_monitor_migrate) and a history epoch
+ * with the new hashes written, so that a restart replays the same way; a policy that
+ * gains its first temporal rule recovers and replays the history as a start does; one
+ * that loses its last closes it. The policy of the generation before is kept (up to
+ * ENGINE_GENERATIONS_KEPT) for engine_decide_generation. Negative errno: memory.
+ */
+int engine_reload(struct engine *e, const char *text, size_t len, int64_t now_ns,
+		  struct engine_reload_result *res);
+/* The generation in force (1 at the start, one more per reload in force). */
+uint64_t engine_generation(const struct engine *e);
+/*
+ * Decide M with the policy of an earlier generation GEN, without a monitor: for
+ * decisions box-shell made in process under that generation (their actions needed
+ * no history then). Nothing observed. -ENOENT: GEN is not kept.
+ */
+int engine_decide_generation(struct engine *e, uint64_t gen, const Box__DecideRequest *m,
+			     struct engine_result *res);
+
 /* Decide M at NOW_NS into RES (valid until the next call). */
 int engine_decide(struct engine *e, const Box__DecideRequest *m, int64_t now_ns,
 		  struct engine_result *res);
@@ -138,6 +172,9 @@ void engine_poison_history(struct engine *e);
  * trip"). 1 yes, 0 no, negative errno (an action the schema does not know).
  */
 int engine_history_free(const struct engine *e, const char *action);
+
+/* The policy in force has a forbid annotated @ask (docs/box-policy.5.md, "Asking a person"). */
+bool engine_has_ask(const struct engine *e);
 
 /* The message of a deny with cause error, from a decision's MESSAGE (same resource). */
 int engine_error_message(const char *message, char *buf, size_t len);

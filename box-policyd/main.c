@@ -85,6 +85,13 @@
  * same BOX_POLICY_ATTACHED_MAX, dropped alone on a protocol error (its
  * program's file system calls are then refused), never a person's.
  *
+ * Live reload (PolicyReload, boxd only, on fd 3): held replies go first, then the
+ * engine loads the text as the next generation or refuses it (engine_reload); either
+ * way one control line and one reply. box-shell follows through the generation page
+ * (a sealed memfd it maps read-only, sent with PolicyLocal) and asks for PolicyLocal
+ * again; a PolicyShip of a kept earlier generation is checked against that
+ * generation's policy (handle_ship).
+ *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default
  * 1 ms) at every event; it is read from policyd's own environment, which
@@ -106,6 +113,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -132,6 +140,7 @@
 #include "proto_policy.h"
 #include "proto_telemetry.h"
 #include "validate.h" /* BOX_TELEMETRY_TARGETS_MAX */
+#include "text.h"
 
 /*
  * What each kind of peer may ask about (Decide, DecideBatch, PolicyProbeRequest)
@@ -209,7 +218,36 @@ struct peer {
 	bool attached;
 	/* A process of a person's session (`boxctl shell`): PolicyChannelAttach.person. */
 	bool person;
+	/* box-shell: the generation its last PolicyLocal gave (0: it asked none on this channel) */
+	uint64_t local_gen;
 	struct peer *next;
+};
+
+/*
+ * A Decide held for a person (docs/box-policy.5.md, "Asking a person"): every rule that
+ * forbade it is annotated @ask. Not answered until `boxctl approve|deny` (PolicyAskAnswer
+ * from boxd) or its timer (a deny); its channel's other requests go on meanwhile.
+ */
+struct ask {
+	struct ask *next;
+	uint64_t ask_id;
+	struct peer *peer;
+	uint64_t request_id;
+	Box__DecideRequest *req; /* owned (the decoded message) */
+	char **rules;
+	size_t n_rules;
+	char *message, *resource;
+	int64_t time_ns;        /* its event's time */
+	struct timespec since;  /* CLOCK_MONOTONIC when it was held */
+	struct event *timer;
+};
+
+/* A person's answer `for this box`: a later request equal to KEY is answered the same. */
+struct approval {
+	uint8_t *key; /* the packed DecideRequest (action and input, in the peer's order) */
+	size_t len;
+	bool permit;
+	uint32_t uid;
 };
 
 /*
@@ -269,6 +307,26 @@ static struct {
 	Box__PolicyLocal local;
 	char *local_names[8];
 	bool local_probe; /* the engine keeps a history: shipped items are probed first */
+	/* The qualifying actions (bits of shell_actions) of the generations engine.c keeps. */
+	struct {
+		uint64_t generation;
+		unsigned mask;
+	} local_old[ENGINE_GENERATIONS_KEPT];
+	size_t n_local_old;
+	unsigned local_mask; /* this generation's */
+	/*
+	 * The generation page (proto/policy.proto PolicyLocal): a sealed memfd box-shell
+	 * maps read-only; it holds the generation in force, stored here after a reload.
+	 */
+	int gen_fd;
+	uint64_t *gen_page;
+	/* Decisions held for a person (@ask), oldest first, and the answers kept for the box. */
+	struct ask *asks;
+	size_t n_asks;
+	uint64_t next_ask_id;
+	uint32_t ask_timeout_ms;
+	struct approval *approvals;
+	size_t n_approvals;
 	/*
 	 * [telemetry.NAME] targets (PolicyInit): OTLP-JSON lines, one batch each; a
 	 * file target's written to its fd, an otlp target's sent to box-gateway on
@@ -293,6 +351,7 @@ static struct {
 		{ "shell", "box-shell", POLICYD_FD_SHELL, PEER_SHELL },
 	},
 	.decisions_fd = -1,
+	.gen_fd = -1,
 };
 
 /* Box__DecisionCause order. */
@@ -564,6 +623,24 @@ session_of(const struct peer *p)
 		       : NULL;
 }
 
+static void log_entry(const struct declog_entry *e);
+
+/* A person answered decision REQ of P (UID; held for them, @ask), or a kept answer did. */
+static void
+log_person(struct peer *p, const Box__DecideRequest *req, bool permit, int cause,
+	   const char *const *rules, size_t n_rules, const char *message, const char *resource,
+	   int64_t time_ns, uint32_t uid)
+{
+	struct declog_entry e = {
+		.time_ns = time_ns, .box = S.box_name, .id = S.box_id, .action = req->action,
+		.resource = resource, .permit = permit, .cause = cause_names[cause], .rules = rules,
+		.n_rules = n_rules, .message = message, .source = "person",
+		.session = session_of(p), .input = req->input, .n_input = req->n_input,
+		.asker = p->source, .uid = uid,
+	};
+	log_entry(&e);
+}
+
 static void
 log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cause,
 	     const char *const *rules, size_t n_rules, const char *message, const char *resource,
@@ -585,6 +662,13 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 		.input = req->input,
 		.n_input = req->n_input,
 	};
+	log_entry(&e);
+}
+
+static void
+log_entry(const struct declog_entry *ep)
+{
+	const struct declog_entry e = *ep;
 	tel_decision(&e);
 	if (S.decisions_fd < 0)
 		return;
@@ -989,6 +1073,265 @@ decide_ids_ok(struct peer *p, uint64_t first, size_t n)
 
 /* ---- handlers -------------------------------------------------------------- */
 
+
+/* ---- asking a person (@ask; docs/box-policy.5.md) ------------------------------ */
+
+#define POLICYD_ASK_TIMEOUT_MS 30000
+
+static struct ask *
+ask_free(struct ask *a)
+{
+	if (!a)
+		return NULL;
+	if (a->timer)
+		event_free(a->timer);
+	if (a->req)
+		protobuf_c_message_free_unpacked(&a->req->base, NULL);
+	for (size_t i = 0; i < a->n_rules; i++)
+		free(a->rules[i]);
+	free(a->rules);
+	free(a->message);
+	free(a->resource);
+	free(a);
+	return NULL;
+}
+
+/* A off the list (not freed). */
+static void
+ask_unlink(struct ask *a)
+{
+	for (struct ask **pp = &S.asks; *pp; pp = &(*pp)->next)
+		if (*pp == a) {
+			*pp = a->next;
+			S.n_asks--;
+			return;
+		}
+}
+
+/* REQ packed: the key of a kept answer (equal action and fields, in the same order). */
+static uint8_t *
+ask_key(const Box__DecideRequest *req, size_t *len)
+{
+	*len = protobuf_c_message_get_packed_size(&req->base);
+	uint8_t *k = malloc(*len ? *len : 1);
+	if (k)
+		(void)protobuf_c_message_pack(&req->base, k);
+	return k;
+}
+
+/* The answer kept for the box for a request equal to REQ, or NULL. */
+static const struct approval *
+approval_find(const Box__DecideRequest *req)
+{
+	size_t len;
+	_cleanup_free_ uint8_t *k = ask_key(req, &len);
+	for (size_t i = 0; k && i < S.n_approvals; i++)
+		if (S.approvals[i].len == len && memcmp(S.approvals[i].key, k, len) == 0)
+			return &S.approvals[i];
+	return NULL;
+}
+
+/*
+ * Answer held decision A: PERMIT from a person (UID, PERSON true), or a deny (a person's,
+ * or its timeout). Its line: a person's answer has source "person", the asker and the uid;
+ * a timeout is the asker's own deny, saying so.
+ */
+/* Cut S at its last whole UTF-8 character (snprintf may have split one at the cap). */
+static void
+utf8_cut(char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0 && !box_valid_utf8(s, n))
+		s[--n] = '\0';
+}
+
+static void
+ask_answer(struct ask *a, bool permit, bool person, uint32_t uid)
+{
+	char msg[BOX_STR_MAX];
+	struct peer *p = a->peer;
+	int cause = permit ? BOX__DECISION_CAUSE__CAUSE_PERMITTED
+			   : BOX__DECISION_CAUSE__CAUSE_FORBIDDEN;
+
+	ask_unlink(a);
+	/* Its request event must be on disk before a permit goes out (batch mode). */
+	if (permit && engine_needs_sync(S.engine) && engine_sync(S.engine) < 0) {
+		permit = false;
+		cause = BOX__DECISION_CAUSE__CAUSE_ERROR;
+	}
+	if (!person && S.ask_timeout_ms % 1000 == 0)
+		(void)snprintf(msg, sizeof(msg), "%s (no one answered within %u s)", a->message,
+			       S.ask_timeout_ms / 1000);
+	else if (!person)
+		(void)snprintf(msg, sizeof(msg), "%s (no one answered within %u ms)", a->message,
+			       S.ask_timeout_ms);
+	else if (permit)
+		(void)snprintf(msg, sizeof(msg), "a person (uid %u) permitted it: %s", uid,
+			       a->message);
+	else
+		(void)snprintf(msg, sizeof(msg), "a person (uid %u) denied it: %s", uid, a->message);
+	utf8_cut(msg);
+	if (p) {
+		send_reply(p, a->request_id, permit, cause, (const char *const *)a->rules,
+			   a->n_rules, msg);
+		permit_keep(p, a->request_id, a->req, permit);
+		if (person)
+			log_person(p, a->req, permit, cause, (const char *const *)a->rules,
+				   a->n_rules, msg, a->resource, a->time_ns, uid);
+		else
+			log_decision(p, a->req, permit, cause, (const char *const *)a->rules,
+				     a->n_rules, msg, a->resource, a->time_ns);
+	}
+	ask_free(a);
+}
+
+static void
+on_ask_timeout(evutil_socket_t fd, short what, void *userdata)
+{
+	ask_answer(userdata, false, false, 0);
+}
+
+/*
+ * RES (a deny of REQ of P's Decide REQUEST_ID by @ask forbids alone): held (true; the
+ * message is the queue's now), or false when it cannot be (too many wait already, no
+ * memory): the caller answers the deny at once.
+ */
+static bool
+ask_hold(struct peer *p, uint64_t request_id, struct box_ipc_msg *m,
+	 const struct engine_result *res)
+{
+	if (S.n_asks >= BOX_POLICY_ASKS_MAX || !p->ev)
+		return false;
+	struct ask *a = calloc(1, sizeof(*a));
+	if (!a)
+		return false;
+	a->peer = p;
+	a->request_id = request_id;
+	a->time_ns = res->time_ns;
+	a->rules = calloc(res->n_rules, sizeof(char *));
+	a->message = strdup(res->message);
+	a->resource = strdup(res->resource ? res->resource : "");
+	bool ok = a->rules && a->message && a->resource;
+	for (size_t i = 0; ok && i < res->n_rules; i++) {
+		a->rules[i] = strdup(res->rules[i]);
+		ok = a->rules[i] != NULL;
+		a->n_rules = i + 1;
+	}
+	struct timeval tv = { S.ask_timeout_ms / 1000, (S.ask_timeout_ms % 1000) * 1000 };
+	a->timer = ok ? evtimer_new(S.base, on_ask_timeout, a) : NULL;
+	if (!a->timer || evtimer_add(a->timer, &tv) < 0) {
+		ask_free(a);
+		return false;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &a->since);
+	a->ask_id = ++S.next_ask_id;
+	a->req = (Box__DecideRequest *)m->msg;
+	m->msg = NULL; /* the ask owns it */
+	struct ask **tail = &S.asks;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = a;
+	S.n_asks++;
+	log_info("Decision %llu (%s %s, from %s) waits for a person (boxctl approve|deny)",
+		 (unsigned long long)a->ask_id, a->req->action, a->resource, p->name);
+	return true;
+}
+
+/* P's channel is gone: what it asked is answered to no one (nothing logged: never decided). */
+static void
+ask_peer_gone(struct peer *p)
+{
+	for (struct ask *a = S.asks, *next; a; a = next) {
+		next = a->next;
+		if (a->peer == p) {
+			ask_unlink(a);
+			ask_free(a);
+		}
+	}
+}
+
+/* PolicyAskList (boxd): what waits, oldest first. */
+static void
+handle_ask_list(struct peer *p, struct box_ipc_msg *m)
+{
+	Box__PolicyAskListReply rep = BOX__POLICY_ASK_LIST_REPLY__INIT;
+	Box__PolicyAsk items[BOX_POLICY_ASKS_MAX], *ptrs[BOX_POLICY_ASKS_MAX];
+	struct timespec now;
+
+	if (p->kind != PEER_SUPERVISOR || p->attached) {
+		(void)peer_refuse(p, "sent a PolicyAskList, which only boxd sends");
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct ask *a = S.asks; a && rep.n_asks < BOX_POLICY_ASKS_MAX; a = a->next) {
+		Box__PolicyAsk *it = &items[rep.n_asks];
+		box__policy_ask__init(it);
+		it->ask_id = a->ask_id;
+		it->action = a->req->action;
+		it->resource = a->resource;
+		it->rules = a->rules;
+		it->n_rules = a->n_rules;
+		it->message = a->message;
+		it->source = (char *)(a->peer ? a->peer->source : "gone");
+		int64_t ms = (int64_t)(now.tv_sec - a->since.tv_sec) * 1000 +
+			     (now.tv_nsec - a->since.tv_nsec) / 1000000;
+		it->waited_ms = ms > 0 ? (uint64_t)ms : 0;
+		it->input = a->req->input;
+		it->n_input = a->req->n_input;
+		ptrs[rep.n_asks++] = it;
+	}
+	rep.asks = ptrs;
+	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY, m->request_id,
+				   &rep.base, NULL, 0);
+	if (r < 0)
+		fatal(r, "Cannot answer boxd's PolicyAskList");
+}
+
+/* PolicyAskAnswer (boxd): a person's answer to one held decision. */
+static void
+handle_ask_answer(struct peer *p, struct box_ipc_msg *m)
+{
+	const Box__PolicyAskAnswer *an = (const Box__PolicyAskAnswer *)m->msg;
+	Box__PolicyAskAnswerReply rep = BOX__POLICY_ASK_ANSWER_REPLY__INIT;
+	char msg[128];
+
+	if (p->kind != PEER_SUPERVISOR || p->attached) {
+		(void)peer_refuse(p, "sent a PolicyAskAnswer, which only boxd sends");
+		return;
+	}
+	struct ask *a = S.asks;
+	while (a && a->ask_id != an->ask_id)
+		a = a->next;
+	if (!a) {
+		(void)snprintf(msg, sizeof(msg), "no decision %llu waits (answered, timed out, or "
+			       "its asker is gone)", (unsigned long long)an->ask_id);
+		rep.message = msg;
+	} else {
+		rep.ok = true;
+		if (an->for_box) {
+			/* Kept for the run: a later equal request is answered the same at once. */
+			struct approval *v = realloc(S.approvals,
+						     (S.n_approvals + 1) * sizeof(*v));
+			if (v) {
+				S.approvals = v;
+				v[S.n_approvals].key = ask_key(a->req, &v[S.n_approvals].len);
+				v[S.n_approvals].permit = an->permit;
+				v[S.n_approvals].uid = an->uid;
+				if (v[S.n_approvals].key)
+					S.n_approvals++;
+			}
+		}
+		log_info("Decision %llu %s by uid %u%s", (unsigned long long)a->ask_id,
+			 an->permit ? "permitted" : "denied", an->uid,
+			 an->for_box ? " (for this box)" : "");
+		ask_answer(a, an->permit, true, an->uid);
+	}
+	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER_REPLY,
+				   m->request_id, &rep.base, NULL, 0);
+	if (r < 0)
+		fatal(r, "Cannot answer boxd's PolicyAskAnswer");
+}
+
 static void
 handle_decide(struct peer *p, struct box_ipc_msg *m)
 {
@@ -1010,6 +1353,32 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 			      "Cannot write the history; every decision is denied from now on");
 	}
 	S.n_decisions++;
+	if (res.ask) {
+		/* Forbidden by @ask rules alone: a person's answer kept for the box, or ask. */
+		const struct approval *ap = approval_find(req);
+		if (ap) {
+			char msg[BOX_STR_MAX];
+			int cause = ap->permit ? BOX__DECISION_CAUSE__CAUSE_PERMITTED
+					       : BOX__DECISION_CAUSE__CAUSE_FORBIDDEN;
+			if (ap->permit && res.wait_sync && engine_sync(S.engine) < 0)
+				cause = BOX__DECISION_CAUSE__CAUSE_ERROR;
+			bool permit = cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+			(void)snprintf(msg, sizeof(msg), "a person (uid %u) %s it for this box: %s",
+				       ap->uid, permit ? "permitted" : "denied", res.message);
+			utf8_cut(msg);
+			send_reply(p, m->request_id, permit, cause, res.rules, res.n_rules, msg);
+			permit_keep(p, m->request_id, req, permit);
+			log_person(p, req, permit, cause, res.rules, res.n_rules, msg, res.resource,
+				   res.time_ns, ap->uid);
+			(void)engine_maybe_compact(S.engine, now, false);
+			return;
+		}
+		if (ask_hold(p, m->request_id, m, &res)) {
+			if (res.wait_sync)
+				group_sync_schedule();
+			return;
+		}
+	}
 	if (res.wait_sync || p->n_held > 0) {
 		/*
 		 * Batch: the reply waits for the group fsync that covers its event.
@@ -1254,22 +1623,64 @@ local_action(const char *action)
 	return false;
 }
 
+static const char *const shell_actions[] = { "fs:read",  "fs:write",   "fs:delete",
+					     "fs:move",  "shell:exec", "shell:spawn" };
+
+/* PolicyLocal's policy text: TEXT (LEN bytes), or none. */
+static void
+local_text_set(bool has, const uint8_t *text, size_t len)
+{
+	free(S.local.policy_text.data);
+	S.local.policy_text.data = NULL;
+	S.local.policy_text.len = 0;
+	S.local.has_policy_text = has;
+	if (!has)
+		return;
+	S.local.policy_text.data = malloc(len ? len : 1);
+	if (!S.local.policy_text.data)
+		fatal(-ENOMEM, "Cannot keep the policy text");
+	memcpy(S.local.policy_text.data, text, len);
+	S.local.policy_text.len = len;
+}
+
+/* The generation in force, what of box-shell's it decides in process, and the page. */
+static void
+local_actions(void)
+{
+	struct engine_stats es;
+	engine_stats(S.engine, &es);
+	S.local.generation = engine_generation(S.engine);
+	S.local_probe = es.temporal;
+	S.local.actions = S.local_names;
+	S.local.n_actions = 0;
+	S.local_mask = 0;
+	/*
+	 * A decision held for a person is box-policyd's to hold: with an @ask rule, box-shell
+	 * decides nothing in process.
+	 */
+	bool ask = engine_has_ask(S.engine);
+	for (size_t i = 0; !ask && i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
+		int r = engine_history_free(S.engine, shell_actions[i]);
+		if (r < 0)
+			fatal(r, "Cannot tell whether %s needs the history", shell_actions[i]);
+		if (r > 0) {
+			S.local_names[S.local.n_actions++] = (char *)shell_actions[i];
+			S.local_mask |= 1u << i;
+		}
+	}
+	if (S.gen_page)
+		__atomic_store_n(S.gen_page, S.local.generation, __ATOMIC_RELEASE);
+	log_info("box-shell decides in process: %zu of its %zu actions (policy generation %llu)",
+		 S.local.n_actions, sizeof(shell_actions) / sizeof(shell_actions[0]),
+		 (unsigned long long)S.local.generation);
+}
+
 /* Step 7b: which of box-shell's actions qualify, and the policy to send with them. */
 static void
 local_prepare(const Box__PolicyInit *init)
 {
-	static const char *const shell_actions[] = { "fs:read",	 "fs:write",   "fs:delete",
-						     "fs:move",	 "shell:exec", "shell:spawn" };
 	box__policy_local__init(&S.local);
-	S.local.generation = POLICYD_GENERATION;
-	if (init->has_policy_text) {
-		S.local.has_policy_text = true;
-		S.local.policy_text.len = init->policy_text.len;
-		S.local.policy_text.data = malloc(init->policy_text.len ? init->policy_text.len : 1);
-		if (!S.local.policy_text.data)
-			fatal(-ENOMEM, "Cannot keep the policy text");
-		memcpy(S.local.policy_text.data, init->policy_text.data, init->policy_text.len);
-	}
+	local_text_set(init->has_policy_text, init->policy_text.data, init->policy_text.len);
 	S.local.home = strdup(init->home);
 	S.local.mcp_namespaces = calloc(init->n_mcp_namespaces + 1, sizeof(char *));
 	if (!S.local.home || !S.local.mcp_namespaces)
@@ -1280,19 +1691,21 @@ local_prepare(const Box__PolicyInit *init)
 			fatal(-ENOMEM, "Cannot keep the policy text");
 		S.local.n_mcp_namespaces = i + 1;
 	}
-	struct engine_stats es;
-	engine_stats(S.engine, &es);
-	S.local_probe = es.temporal;
-	S.local.actions = S.local_names;
-	for (size_t i = 0; i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
-		int r = engine_history_free(S.engine, shell_actions[i]);
-		if (r < 0)
-			fatal(r, "Cannot tell whether %s needs the history", shell_actions[i]);
-		if (r > 0)
-			S.local_names[S.local.n_actions++] = (char *)shell_actions[i];
+	local_actions();
+}
+
+/* ACTION qualified in generation GEN (kept): box-shell decided it in process then. */
+static bool
+local_action_of(uint64_t gen, const char *action)
+{
+	for (size_t i = 0; i < S.n_local_old; i++) {
+		if (S.local_old[i].generation != gen)
+			continue;
+		for (size_t k = 0; k < sizeof(shell_actions) / sizeof(shell_actions[0]); k++)
+			if (strcmp(shell_actions[k], action) == 0)
+				return S.local_old[i].mask & (1u << k);
 	}
-	log_info("box-shell decides in process: %zu of its %zu actions", S.local.n_actions,
-		 sizeof(shell_actions) / sizeof(shell_actions[0]));
+	return false;
 }
 
 /* PolicyLocalRequest: box-shell's channels only. */
@@ -1304,7 +1717,8 @@ handle_local_request(struct peer *p, struct box_ipc_msg *m)
 		return;
 	}
 	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
-				   &S.local.base, NULL, 0);
+				   &S.local.base, &S.gen_fd, S.gen_fd >= 0 ? 1 : 0);
+	p->local_gen = S.local.generation;
 	if (r < 0) {
 		log_err_errno(r, "Cannot answer %s", p->name);
 		drop_peer(p, r);
@@ -1356,9 +1770,17 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 		(void)peer_refuse(p, "sent a PolicyShip, which only box-shell sends");
 		return;
 	}
-	if (b->generation != POLICYD_GENERATION) {
-		(void)peer_refuse(p, "shipped decisions of policy generation %llu (this is %u)",
-				  (unsigned long long)b->generation, POLICYD_GENERATION);
+	uint64_t cur = engine_generation(S.engine);
+	/*
+	 * An earlier generation: decided by a process that had not yet seen the page move
+	 * (it reads it before each decision). Accepted while engine.c keeps that policy and
+	 * this channel has not asked for a newer one since; checked against that policy.
+	 */
+	bool stale = b->generation != cur;
+	if (stale && (b->generation > cur || b->generation < p->local_gen ||
+		      cur - b->generation > ENGINE_GENERATIONS_KEPT)) {
+		(void)peer_refuse(p, "shipped decisions of policy generation %llu (this is %llu)",
+				  (unsigned long long)b->generation, (unsigned long long)cur);
 		return;
 	}
 	for (size_t i = 0; i < b->n_items; i++) {
@@ -1367,7 +1789,7 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 			continue;
 		if (!decide_ok(p, "a shipped decision", req->action))
 			return;
-		if (!local_action(req->action)) {
+		if (stale ? !local_action_of(b->generation, req->action) : !local_action(req->action)) {
 			(void)peer_refuse(p, "shipped a decision of %s, which needs box-policyd "
 					  "(its rules or its events are temporal)", req->action);
 			return;
@@ -1396,6 +1818,36 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 		struct engine_result res;
 		int64_t now = engine_now();
 		int r;
+		if (stale) {
+			r = engine_decide_generation(S.engine, b->generation, it->decide, &res);
+			if (r == -ENOENT) {
+				engine_defer_sync(S.engine, false);
+				(void)peer_refuse(p, "shipped decisions of policy generation %llu, "
+						  "no longer kept", (unsigned long long)b->generation);
+				return;
+			}
+			if (r < 0)
+				fatal(r, "Cannot decide");
+			if (!ship_matches(it, &res, why, sizeof(why))) {
+				engine_defer_sync(S.engine, false);
+				(void)peer_refuse(p, "%s (policy generation %llu)", why,
+						  (unsigned long long)b->generation);
+				return;
+			}
+			bool permit = res.permit;
+			int cause = res.cause;
+			const char *msg = res.message; /* engine_decide_generation's own, kept */
+			/* Observed now, as it happened; its line says what it was decided with. */
+			r = engine_decide(S.engine, it->decide, now, &res);
+			if (r < 0)
+				fatal(r, "Cannot decide");
+			S.n_decisions++;
+			permit_keep(p, id, it->decide, permit);
+			log_decision(p, it->decide, permit, cause, (const char *const *)it->rules,
+				     it->n_rules, msg, res.resource, res.time_ns);
+			id++;
+			continue;
+		}
 		/* With a history, a probe first: a forged item must not leave its event. */
 		if (S.local_probe) {
 			r = engine_probe(S.engine, it->decide, now, &res);
@@ -1427,6 +1879,111 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 	/* The events join the next group commit: nothing waits for them (they are read by no rule). */
 	if (engine_needs_sync(S.engine))
 		group_sync_schedule();
+}
+
+static void printable(char *s);
+
+/* One control line in decisions.jsonl (behind held decisions, as any line). */
+static void
+log_reload(const struct declog_reload *c)
+{
+	if (S.decisions_fd < 0)
+		return;
+	if (log_held()) {
+		char *line = NULL;
+		size_t len = 0, cap = 0;
+		int r = declog_append_reload(c, &line, &len, &cap);
+		if (r < 0)
+			free(line);
+		log_hold(r, line, len, "Cannot format a control line");
+		return;
+	}
+	int r = declog_append_reload(c, &S.logbuf, &S.log_len, &S.log_cap);
+	if (r < 0) {
+		if (S.log_failures++ % 1000 == 0)
+			log_warn_errno(r, "Cannot format a control line");
+		return;
+	}
+	log_flush_soon();
+}
+
+/*
+ * PolicyReload (boxd only, `boxctl policy reload`): the held decisions are answered
+ * first (they were decided with the policy in force), then the text is loaded as the
+ * next generation or refused (engine_reload); box-shell's in-process decisions follow
+ * through the generation page. One control line, one telemetry record, one reply.
+ */
+static void
+handle_reload(struct peer *p, struct box_ipc_msg *m)
+{
+	const Box__PolicyReload *rl = (const Box__PolicyReload *)m->msg;
+	struct engine_reload_result res;
+	char err[BOX_STR_MAX + 1] = "";
+
+	if (p->kind != PEER_SUPERVISOR || p->attached) {
+		(void)peer_refuse(p, "sent a PolicyReload, which only boxd sends");
+		return;
+	}
+	if (S.n_pending > 0)
+		group_commit();
+	uint64_t before = engine_generation(S.engine);
+	unsigned mask = S.local_mask;
+	int64_t now = engine_now();
+	int r = engine_reload(S.engine,
+			      rl->has_policy_text ? (const char *)rl->policy_text.data : NULL,
+			      rl->has_policy_text ? rl->policy_text.len : 0, now, &res);
+	if (r < 0)
+		fatal(r, "Cannot reload the policy");
+	if (res.ok) {
+		if (S.n_local_old == ENGINE_GENERATIONS_KEPT) {
+			memmove(S.local_old, S.local_old + 1,
+				(S.n_local_old - 1) * sizeof(S.local_old[0]));
+			S.n_local_old--;
+		}
+		S.local_old[S.n_local_old].generation = before;
+		S.local_old[S.n_local_old].mask = mask;
+		S.n_local_old++;
+		local_text_set(rl->has_policy_text, rl->policy_text.data, rl->policy_text.len);
+		local_actions();
+		log_info("Policy generation %llu in force (%s, asked by uid %u): %zu rules, %zu "
+			 "temporal, %zu kept their events",
+			 (unsigned long long)res.generation, rl->policy_file ? rl->policy_file : "-",
+			 rl->uid, res.rules, res.temporal_rules, res.rules_kept);
+	} else {
+		(void)snprintf(err, sizeof(err), "%s%s%s", rl->policy_file ? rl->policy_file : "",
+			       rl->policy_file ? ": " : "", res.error ? res.error : "refused");
+		printable(err);
+		log_warn("Policy reload refused (asked by uid %u): %s; generation %llu stays in "
+			 "force", rl->uid, err, (unsigned long long)res.generation);
+	}
+	struct declog_reload c = {
+		.time_ns = now, .box = S.box_name, .id = S.box_id, .ok = res.ok,
+		.generation = res.generation, .file = rl->policy_file, .uid = rl->uid,
+		.rules = res.rules, .temporal_rules = res.temporal_rules,
+		.rules_kept = res.rules_kept, .error = res.ok ? NULL : err,
+	};
+	log_reload(&c);
+	{
+		char gen[32];
+		(void)snprintf(gen, sizeof(gen), "%llu", (unsigned long long)res.generation);
+		const char *keys[] = { "box.policy.generation", "box.policy.file", "box.error" };
+		const char *values[] = { gen, rl->policy_file ? rl->policy_file : "", err };
+		tel_control(res.ok ? "policy.reloaded" : "policy.reload.refused",
+			    res.ok ? "a new policy generation is in force"
+				   : "a policy reload was refused; the policy in force stays",
+			    keys, values, res.ok ? 2 : 3);
+	}
+	Box__PolicyReloadReply rep = BOX__POLICY_RELOAD_REPLY__INIT;
+	rep.ok = res.ok;
+	rep.message = res.ok ? NULL : err;
+	rep.generation = res.generation;
+	rep.rules = (uint32_t)res.rules;
+	rep.temporal_rules = (uint32_t)res.temporal_rules;
+	rep.rules_kept = (uint32_t)res.rules_kept;
+	r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_RELOAD_REPLY, m->request_id,
+			       &rep.base, NULL, 0);
+	if (r < 0)
+		fatal(r, "Cannot answer boxd's PolicyReload");
 }
 
 static void
@@ -1688,6 +2245,9 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_POLICY_PROBE_REQUEST: handle_probe(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST: handle_local_request(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_SHIP: handle_ship(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_RELOAD: handle_reload(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_ASK_LIST: handle_ask_list(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER: handle_ask_answer(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:
 		if (p != &S.peers[0]) {
 			(void)peer_refuse(p, "sent PolicyLogFd (only boxd does)");
@@ -1705,6 +2265,7 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 static void
 drop_peer(struct peer *p, int error)
 {
+	ask_peer_gone(p);
 	p->ev = box_ipc_event_free(p->ev);
 	policy_permits_free(p->permits); /* (what it decided can no longer be recorded) */
 	p->permits = NULL;
@@ -1939,8 +2500,43 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd, int *ret_tel_fd)
 	}
 	(void)snprintf(S.box_name, sizeof(S.box_name), "%s", init->box_name);
 	S.person_session = init->has_person_session && init->person_session;
+	S.ask_timeout_ms = init->has_ask_timeout_ms && init->ask_timeout_ms > 0
+				   ? init->ask_timeout_ms
+				   : POLICYD_ASK_TIMEOUT_MS;
 	(void)snprintf(S.box_id, sizeof(S.box_id), "%s", init->box_id);
 	return 1;
+}
+
+/*
+ * The generation page box-shell reads before each decision it makes in process: a
+ * memfd of one page, mapped here read-write, then sealed (no write, no new writable
+ * mapping, no resize, no more seals) before its fd goes to anyone, so box-shell's
+ * mapping can only read it. A kernel without F_SEAL_FUTURE_WRITE: no page, and
+ * box-shell decides nothing in process (it asks every time).
+ */
+static void
+gen_page_make(void)
+{
+	_cleanup_close_ int fd = memfd_create("box-policy-generation",
+					      MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, 4096) < 0) {
+		log_warn_errno(-errno, "No generation page (box-shell asks for every decision)");
+		return;
+	}
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		log_warn_errno(-errno, "No generation page (box-shell asks for every decision)");
+		return;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
+					  F_SEAL_SEAL) < 0) {
+		log_warn_errno(-errno, "No generation page (box-shell asks for every decision)");
+		munmap(p, 4096);
+		return;
+	}
+	S.gen_page = p;
+	__atomic_store_n(S.gen_page, 0, __ATOMIC_RELEASE);
+	S.gen_fd = TAKE_FD(fd);
 }
 
 /* Step 5: what needs a syscall the allow-list refuses, done before it. */
@@ -1963,6 +2559,7 @@ loop_prepare(void)
 	if (!S.base || event_base_priority_init(S.base, POLICYD_PRIORITIES) < 0)
 		fatalx("Cannot create the event loop");
 	declog_init();
+	gen_page_make();
 	tzset(); /* the log's timestamps read /etc/localtime once, now */
 	/* Before the filter: adding a signal event calls rt_sigaction. */
 	static const int stop_sigs[2] = { SIGTERM, SIGINT };
@@ -2134,6 +2731,17 @@ tel_watch(int fd)
 static void
 shutdown_flush(int dirfd)
 {
+	/* Decisions still held for a person: the box ends, no one is left to answer them. */
+	while (S.asks) {
+		struct ask *a = S.asks;
+		ask_unlink(a);
+		ask_free(a);
+	}
+	for (size_t i = 0; i < S.n_approvals; i++)
+		free(S.approvals[i].key);
+	free(S.approvals);
+	S.approvals = NULL;
+	S.n_approvals = 0;
 	if (S.n_pending || engine_needs_sync(S.engine))
 		group_commit();
 	log_flush();

@@ -25,13 +25,6 @@
 #define POLICYD_PRIORITIES 3
 #define POLICYD_PRIO_GROUP_SYNC 2
 #define POLICYD_LOG_FLUSH_MS 10
-/*
- * The policy generation PolicyLocal names and PolicyShip must carry. The policy
- * PolicyInit loaded is generation 1 for the daemon's life: a tool schema
- * (PolicyToolSchema) re-validates it but changes only per-tool decisions, which
- * box-shell never raises, so box-shell's qualifying actions and their decisions stay.
- */
-#define POLICYD_GENERATION 1
 /* How long boxd has to send PolicyInit. */
 #define POLICYD_INIT_TIMEOUT_MS 30000
 

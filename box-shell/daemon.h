@@ -152,9 +152,12 @@ int shd_ctl_send_exit(int ctl, int status, bool said);
 /*
  * Decisions without a round trip (docs/box-policy.5.md): load the policy box-policyd's
  * PolicyLocal sent, once in main before anything forks, and decide its actions in
- * process from then on (decide_policyd.c). 0, or negative errno with WHY filled in.
+ * process from then on (decide_policyd.c), while PAGE_FD's generation page (mapped
+ * read-only) says the same generation; when it moves, a process asks for the new
+ * policy first. No page (-1): nothing is decided in process. 0, or negative errno
+ * with WHY filled in.
  */
-int shd_local_load(const Box__PolicyLocal *m, char *why, size_t why_len);
+int shd_local_load(const Box__PolicyLocal *m, int page_fd, char *why, size_t why_len);
 int sh_decider_policyd_new(int fd, int ctl_fd, const char *home, struct sh_decider **out);
 void sh_decider_policyd_free(struct sh_decider *d);
 /*

@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,6 +119,12 @@ static struct {
 	struct bp_policy *p;
 	uint64_t generation;
 	bool qualifies[sizeof(local_names) / sizeof(local_names[0])];
+	/*
+	 * box-policyd's generation page (read-only, shared by every process): when it
+	 * no longer says `generation`, a reload put a new policy in force, and this
+	 * process asks for it (local_refresh) before it decides anything in process.
+	 */
+	const uint64_t *page;
 } local;
 
 _Static_assert((int)BP_CAUSE_NOT_REFINED == (int)BOX__DECISION_CAUSE__CAUSE_NOT_REFINED &&
@@ -127,32 +134,98 @@ _Static_assert((int)BP_CAUSE_NOT_REFINED == (int)BOX__DECISION_CAUSE__CAUSE_NOT_
 		       (int)BP_CAUSE_PERMITTED == (int)BOX__DECISION_CAUSE__CAUSE_PERMITTED,
 	       "libboxpolicy's causes are policy.proto's");
 
-int
-shd_local_load(const Box__PolicyLocal *m, char *why, size_t why_len)
+/* Load M's policy as the one decided in process (replacing any earlier one). */
+static int
+local_set(const Box__PolicyLocal *m, char *why, size_t why_len)
 {
-	struct bp_load_options lo = { .home = m->home };
-	int r = bp_schema_new(&local.schema);
+	struct bp_load_options lo = { 0 };
+	struct bp_schema *schema = NULL;
+	struct bp_policy *p = NULL;
+	int r = bp_schema_new(&schema);
 	for (size_t i = 0; r == 0 && i < m->n_mcp_namespaces; i++)
-		r = bp_schema_add_pending(local.schema, m->mcp_namespaces[i]);
+		r = bp_schema_add_pending(schema, m->mcp_namespaces[i]);
 	if (r < 0) {
+		bp_schema_free(schema);
 		(void)snprintf(why, why_len, "cannot declare the MCP namespaces: %s", strerror(-r));
 		return r;
 	}
-	lo.schema = local.schema;
+	lo.home = m->home;
+	lo.schema = schema;
 	r = bp_policy_load(m->has_policy_text ? (const char *)m->policy_text.data : "",
-			   m->has_policy_text ? m->policy_text.len : 0, &lo, &local.p, NULL);
+			   m->has_policy_text ? m->policy_text.len : 0, &lo, &p, NULL);
 	if (r < 0) {
+		bp_schema_free(schema);
 		/* box-policyd loaded this text with the same engine: it cannot differ */
 		(void)snprintf(why, why_len, "the policy box-policyd sent does not load: %s",
 			       strerror(-r));
 		return r;
 	}
+	bp_policy_free(local.p);
+	bp_schema_free(local.schema);
+	local.p = p;
+	local.schema = schema;
 	local.generation = m->generation;
+	for (size_t k = 0; k < sizeof(local_names) / sizeof(local_names[0]); k++)
+		local.qualifies[k] = false;
 	for (size_t i = 0; i < m->n_actions; i++)
 		for (size_t k = 0; k < sizeof(local_names) / sizeof(local_names[0]); k++)
 			if (strcmp(m->actions[i], local_names[k]) == 0)
 				local.qualifies[k] = true;
 	return 0;
+}
+
+int
+shd_local_load(const Box__PolicyLocal *m, int page_fd, char *why, size_t why_len)
+{
+	/*
+	 * No page (box-policyd could not seal one): nothing is decided in process, since
+	 * nothing would say when the policy changed.
+	 */
+	if (page_fd < 0)
+		return 0;
+	void *pg = mmap(NULL, sizeof(uint64_t), PROT_READ, MAP_SHARED, page_fd, 0);
+	if (pg == MAP_FAILED) {
+		(void)snprintf(why, why_len, "cannot map box-policyd's generation page: %s",
+			       strerror(errno));
+		return -errno;
+	}
+	int r = local_set(m, why, why_len);
+	if (r < 0) {
+		munmap(pg, sizeof(uint64_t));
+		return r;
+	}
+	local.page = pg;
+	return 0;
+}
+
+/*
+ * The page moved (a reload): ask box-policyd on D's channel for the policy in force
+ * (policy_client_call ships the decisions made so far first, under the generation
+ * they were made with). Anything that fails leaves this process deciding nothing in
+ * process: every later decision is asked.
+ */
+static void chan_drop(struct sh_decider *d);
+
+static void
+local_refresh(struct sh_decider *d)
+{
+	Box__PolicyLocalRequest q = BOX__POLICY_LOCAL_REQUEST__INIT;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	char why[256];
+
+	int r = policy_client_call(d->pc, BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST, &q.base, &m);
+	if (r < 0) {
+		chan_drop(d);
+		return;
+	}
+	if (local_set((const Box__PolicyLocal *)m.msg, why, sizeof(why)) < 0) {
+		bp_policy_free(local.p);
+		local.p = NULL; /* local_ok says no from here on */
+	}
+	box_ipc_msg_done(&m);
+	/* The request scratch was made for the policy before. */
+	bp_request_free(d->req);
+	d->req = NULL;
 }
 
 /* ACTION is decided in process (one of PolicyLocal's). */
@@ -351,14 +424,18 @@ chan_drop(struct sh_decider *d)
 	held_clear(d); /* (a broken channel loses them, as it would have lost them sent) */
 }
 
-/* FD (taken) as this process's channel: only Decide replies may come. */
+/*
+ * FD (taken) as this process's channel: only Decide replies may come, and PolicyLocal
+ * (the answer local_refresh asks for after a reload).
+ */
 static int
 chan_take(struct sh_decider *d, int fd)
 {
 	static const uint32_t types[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY,
-					  BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY };
+					  BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY,
+					  BOX__MSG_TYPE__MSG_POLICY_LOCAL };
 	d->gen = fork_gen;
-	return policy_client_new_sync(fd, types, 2, &d->pc);
+	return policy_client_new_sync(fd, types, 3, &d->pc);
 }
 
 /* A channel of this process's own: one end to the main process, which attaches it. */
@@ -606,7 +683,13 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	req.action = (char *)action;
 	req.input = (Box__PolicyField **)fs->in.p;
 	req.n_input = fs->in.n;
-	if (d->stage < 0 && local_ok(action))
+	if (d->stage < 0 && local.p && local.page &&
+	    __atomic_load_n(local.page, __ATOMIC_ACQUIRE) != local.generation) {
+		local_refresh(d);
+		if (!d->pc)
+			return -EPIPE;
+	}
+	if (d->stage < 0 && local.page && local_ok(action))
 		return local_decide(d, &req, out);
 	if (d->stage >= 0)
 		rehearsal_permit(d, policy_client_next_id(d->pc));

@@ -1634,7 +1634,8 @@ local_fetch(struct box_ipc_chan *chan, uint64_t rid)
 		r = -ECONNRESET;
 	if (r > 0)
 		r = m.type == BOX__MSG_TYPE__MSG_POLICY_LOCAL && m.request_id == 1
-			    ? shd_local_load((const Box__PolicyLocal *)m.msg, why, sizeof(why))
+			    ? shd_local_load((const Box__PolicyLocal *)m.msg,
+					     m.n_fds == 1 ? m.fds[0] : -1, why, sizeof(why))
 			    : -EBADMSG;
 	if (r < 0 && !why[0])
 		(void)snprintf(why, sizeof(why), "no policy from box-policyd: %s", strerror(-r));

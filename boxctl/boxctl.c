@@ -25,10 +25,12 @@ static const struct command commands[] = {
 	  "init [--agent claude-code|codex|gemini|generic] [--api-url URL] [--program PATH] "
 	  "[--force] [DIR] [-- COMMAND [ARGS...]]" },
 	{ "check", cmd_check, "check [-c box.ini]" },
-	{ "policy", cmd_policy, "policy check|eval|replay|suggest ..." },
+	{ "policy", cmd_policy, "policy check|eval|replay|suggest|reload ..." },
 	{ "run", cmd_run, "run [-c box.ini] [-q] [--timings] [--embedded] [--detach | --dry-run] [-- ARGS...]" },
 	{ "ps", cmd_ps, "ps" },
 	{ "stop", cmd_stop, "stop NAME|ID" },
+	{ "approve", cmd_approve, "approve NAME|ID [DECISION] [--box]" },
+	{ "deny", cmd_deny, "deny NAME|ID [DECISION] [--box]" },
 	{ "shell", cmd_shell, "shell NAME|ID" },
 	{ "log", cmd_log,
 	  "log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T] [--source D]" },

@@ -47,6 +47,9 @@ int cmd_policy_suggest(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+/* `boxctl approve|deny` (ask.c): a person's answer to a decision held for them. */
+int cmd_approve(int argc, char **argv);
+int cmd_deny(int argc, char **argv);
 /* `boxctl shell NAME|ID` (shell.c): a person's interactive box shell in a running box. */
 int cmd_shell(int argc, char **argv);
 int cmd_log(int argc, char **argv);

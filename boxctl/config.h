@@ -176,6 +176,7 @@ struct box_box {
 	struct box_u64 require;              /* enum box_layer mask; default BOX_LAYER_ALL */
 	struct box_u64 timeout_ms;           /* set == false: none */
 	struct box_u64 command_timeout_ms;   /* set == false: none */
+	struct box_u64 ask_timeout_ms;       /* set == false: box-policyd's default (30 s) */
 	struct box_enum history_sync;        /* enum box_history_sync; AUTO until the policy is loaded */
 	struct box_bool show_policy;         /* the policy shown read-only instead of masked */
 	struct box_src src;

@@ -261,6 +261,7 @@ box_config_print(FILE *f, const struct box_config *cfg)
 	if (cfg->box.history_sync.value != BOX_HISTORY_SYNC_AUTO)
 		kv(&o, "history_sync", hs[cfg->box.history_sync.value]);
 	kv_ms(&o, "command_timeout", &cfg->box.command_timeout_ms, false);
+	kv_ms(&o, "ask_timeout", &cfg->box.ask_timeout_ms, false);
 	kv_bool(&o, "show_policy", cfg->box.show_policy.value);
 
 	/* [agent] */

@@ -28,7 +28,7 @@
 #include "proto/validate.h"
 
 static const char *const box_keys[] = { "name", "policy", "state_dir", "require", "timeout",
-					"history_sync", "command_timeout", "show_policy", NULL };
+					"history_sync", "command_timeout", "show_policy", "ask_timeout", NULL };
 static const char *const agent_keys[] = { "command", "workspace", "user", "memory_max",
 					  "pids_max", "nofile", "nproc", "exec_system", "supervise",
 					  NULL };
@@ -778,6 +778,8 @@ process_box(struct ctx *c)
 	else
 		b->history_sync.value = BOX_HISTORY_SYNC_AUTO;
 	get_bool(c, s, "show_policy", &b->show_policy, false);
+	/* A decision held for a person (@ask): 1 s to 1 h; the default is box-policyd's 30 s. */
+	get_num(c, s, "ask_timeout", NUM_DURATION, 3600ULL * 1000, &b->ask_timeout_ms, 0);
 	report_unknown(c, s, box_keys, NULL);
 }
 

@@ -164,6 +164,40 @@ show_line(struct logview *v, const char *line, size_t len)
 		json_decref(o);
 		return;
 	}
+	if (json_is_object(o) && json_object_get(o, "control")) {
+		/*
+		 * A control line (a policy reload, docs/boxctl.1.md): shown unless a filter on
+		 * decisions' fields (verdict, action, source) is given; --since applies.
+		 */
+		int64_t ct;
+		if (v->verdict || v->action || v->source ||
+		    (v->have_since && (!line_time(o, &ct) || ct < v->since_ns))) {
+			json_decref(o);
+			return;
+		}
+		if (v->json) {
+			fwrite(line, 1, len, stdout);
+			fputc('\n', stdout);
+		} else {
+			const char *ctime_ = json_string_value(json_object_get(o, "time"));
+			const char *what = json_string_value(json_object_get(o, "control"));
+			const char *err = json_string_value(json_object_get(o, "error"));
+			json_t *gen = json_object_get(o, "generation");
+			put_safe(stdout, ctime_ ? ctime_ : "-");
+			fputc(' ', stdout);
+			put_safe(stdout, what ? what : "control");
+			printf(" generation %lld %s", (long long)json_integer_value(gen),
+			       json_is_true(json_object_get(o, "ok")) ? "in force" : "refused");
+			if (err) {
+				fputs(": ", stdout);
+				put_safe(stdout, err);
+			}
+			fputc('\n', stdout);
+		}
+		v->shown++;
+		json_decref(o);
+		return;
+	}
 	const char *t = json_string_value(json_object_get(o, "time"));
 	const char *verdict = json_string_value(json_object_get(o, "verdict"));
 	const char *action = json_string_value(json_object_get(o, "action"));

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy_cmd.c — `boxctl policy check` and `boxctl policy eval` (docs/box-policy.5.md
- * §6): validate a policy file, or decide JSON-line requests offline.
+ * §6): validate a policy file, or decide JSON-line requests offline; and `boxctl policy
+ * reload NAME|ID [FILE]` (docs/boxctl.1.md): read and check FILE as the caller, then
+ * ask the boxd that runs the box to put it in force (boxd checks who asks, box-policyd
+ * loads it again: neither trusts this check).
  *
  * Temporal policies (§4) are decided observe-then-decide through a monitor;
  * `--history F` replays F into it first (see cmd_policy_eval). `--explain`
@@ -26,6 +29,8 @@
 
 #include "boxpolicy.h"
 #include "boxpolicy_temporal.h"
+#include "cleanup.h"
+#include "client.h"
 #include "commands.h"
 #include "policy_history.h"
 #include "policy_replay.h"
@@ -685,6 +690,182 @@ usage:
 	return BOXCTL_EXIT_USAGE;
 }
 
+/*
+ * Read FILE as the caller and load it as box-policyd will (MCP namespaces unknown here
+ * are allowed: the box's own are checked there). 0 with the text, or an exit code
+ * after the error lines (file:line:column).
+ */
+static int
+reload_read(const char *file, char **text, size_t *len)
+{
+	int r = read_file(file, text, len);
+	if (r < 0) {
+		fprintf(stderr, "boxctl: error: %s: %s\n", file, strerror(-r));
+		return BOXCTL_EXIT_FAILURE;
+	}
+	struct bp_schema *schema = NULL;
+	if (bp_schema_new(&schema) < 0) {
+		free(*text);
+		fprintf(stderr, "boxctl: error: out of memory\n");
+		return BOXCTL_EXIT_FAILURE;
+	}
+	struct bp_load_options o = { .home = default_home(), .schema = schema,
+				     .allow_unknown_namespaces = true };
+	struct bp_policy *p = NULL;
+	struct bp_diags *d = NULL;
+	r = bp_policy_load(*text, *len, &o, &p, &d);
+	print_diags(file, d);
+	bp_diags_free(d);
+	bp_policy_free(p);
+	bp_schema_free(schema);
+	if (r < 0) {
+		free(*text);
+		fprintf(stderr, "boxctl: error: %s: the policy does not load; the box's policy "
+				"stays in force\n", file);
+		return r == -EINVAL ? BOXCTL_EXIT_USAGE : BOXCTL_EXIT_FAILURE;
+	}
+	return 0;
+}
+
+/*
+ * One boxd (PATH): 1 answered (*RES kept, the caller frees it with box_ipc_msg_done),
+ * 0 it runs no such box, negative errno.
+ */
+static int
+reload_ask(const char *path, const char *box, const char *text, size_t len, const char *file,
+	   struct box_ipc_msg *res, char **err)
+{
+	_cleanup_close_ int fd = client_connect(path);
+	if (fd < 0)
+		return 0;
+	Box__PolicyReloadRequest q = BOX__POLICY_RELOAD_REQUEST__INIT;
+	q.box = (char *)box;
+	if (text) {
+		q.has_policy_text = true;
+		q.policy_text.data = (uint8_t *)text;
+		q.policy_text.len = len;
+	}
+	q.policy_file = (char *)file;
+	/* A long history is replayed when a policy gains its first temporal rule. */
+	int r = client_call(fd, BOX__MSG_TYPE__MSG_POLICY_RELOAD_REQUEST, &q.base,
+			    BOX__MSG_TYPE__MSG_POLICY_RELOAD_RESULT, res, err, 120000);
+	if (r < 0)
+		return r == -EREMOTEIO ? r : 0;
+	if (((const Box__PolicyReloadResult *)res->msg)->status ==
+	    BOX__REPLY_STATUS__REPLY_NOT_FOUND) {
+		box_ipc_msg_done(res);
+		return 0;
+	}
+	return 1;
+}
+
+/* The service's boxd, then this user's embedded ones: the first that runs BOX. */
+static int
+reload_find(const char *box, const char *text, size_t len, const char *file,
+	    struct box_ipc_msg *res, char **err)
+{
+	int r = reload_ask(client_service_path(), box, text, len, file, res, err);
+	char **socks = NULL;
+	if (r == 0 && client_embedded_sockets(&socks) == 0) {
+		for (size_t i = 0; socks[i]; i++) {
+			if (r == 0)
+				r = reload_ask(socks[i], box, text, len, file, res, err);
+			free(socks[i]);
+		}
+	}
+	free(socks);
+	return r;
+}
+
+static int
+cmd_policy_reload(int argc, char **argv)
+{
+	static const char usage[] = "usage: boxctl policy reload NAME|ID [FILE]\n";
+	const char *box = NULL, *file = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (is_help(argv[i])) {
+			fputs(usage, stdout);
+			return BOXCTL_EXIT_OK;
+		}
+		if (argv[i][0] == '-' && argv[i][1] != 0)
+			goto usage;
+		if (!box)
+			box = argv[i];
+		else if (!file)
+			file = argv[i];
+		else
+			goto usage;
+	}
+	if (!box)
+		goto usage;
+
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	char *err = NULL, *text = NULL, *abs = NULL;
+	size_t len = 0;
+	int r, code = BOXCTL_EXIT_FAILURE;
+	if (!file) {
+		/* Which file the box started with: boxd names it (read here, as the caller). */
+		r = reload_find(box, NULL, 0, NULL, &m, &err);
+		if (r <= 0)
+			goto failed;
+		const Box__PolicyReloadResult *res = (const Box__PolicyReloadResult *)m.msg;
+		if (!res->policy_file) {
+			fprintf(stderr, "boxctl: error: reload %s: %s\n", box,
+				res->error ? res->error : "boxd named no policy file");
+			box_ipc_msg_done(&m);
+			return BOXCTL_EXIT_FAILURE;
+		}
+		abs = strdup(res->policy_file);
+		box_ipc_msg_done(&m);
+		if (!abs)
+			goto failed;
+	} else {
+		abs = realpath(file, NULL);
+		if (!abs) {
+			fprintf(stderr, "boxctl: error: %s: %s\n", file, strerror(errno));
+			return BOXCTL_EXIT_FAILURE;
+		}
+	}
+	code = reload_read(abs, &text, &len);
+	if (code != 0) {
+		free(abs);
+		return code;
+	}
+	code = BOXCTL_EXIT_FAILURE;
+	r = reload_find(box, text, len, abs, &m, &err);
+	free(text);
+	if (r <= 0)
+		goto failed;
+	const Box__PolicyReloadResult *res = (const Box__PolicyReloadResult *)m.msg;
+	if (res->status == BOX__REPLY_STATUS__REPLY_OK) {
+		printf("box %s: policy generation %llu in force (%s): %u rule%s, %u of %u temporal "
+		       "rule%s kept their history\n",
+		       res->name ? res->name : box, (unsigned long long)res->generation, abs,
+		       res->rules, res->rules == 1 ? "" : "s", res->rules_kept, res->temporal_rules,
+		       res->temporal_rules == 1 ? "" : "s");
+		code = BOXCTL_EXIT_OK;
+	} else {
+		fprintf(stderr, "boxctl: error: reload %s: %s\n", box,
+			res->error ? res->error : "refused");
+		code = res->status == BOX__REPLY_STATUS__REPLY_REFUSED ? BOXCTL_EXIT_USAGE
+								       : BOXCTL_EXIT_FAILURE;
+	}
+	box_ipc_msg_done(&m);
+	free(abs);
+	return code;
+failed:
+	if (r == 0)
+		fprintf(stderr, "boxctl: error: no box named %s\n", box);
+	else
+		fprintf(stderr, "boxctl: error: reload %s: %s\n", box, err ? err : strerror(-r));
+	free(err);
+	free(abs);
+	return BOXCTL_EXIT_FAILURE;
+usage:
+	fputs(usage, stderr);
+	return BOXCTL_EXIT_USAGE;
+}
+
 int
 cmd_policy(int argc, char **argv)
 {
@@ -696,12 +877,15 @@ cmd_policy(int argc, char **argv)
 		return cmd_policy_suggest(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
 		return cmd_policy_replay(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "reload") == 0)
+		return cmd_policy_reload(argc - 1, argv + 1);
 	/* Asked for: the usage on stdout, exit 0; anything else is a usage error. */
 	bool help = argc >= 2 && is_help(argv[1]);
 	fprintf(help ? stdout : stderr,
 		"usage: boxctl policy check [--home DIR] [--schema F] POLICY\n"
 		"       boxctl policy eval [--home DIR] [--history F] [--explain [--json]] POLICY [REQ|-]\n"
 		"       boxctl policy replay [--home DIR] [--json] POLICY NAME|ID|LOG...\n"
-		"       boxctl policy suggest NAME|ID|LOG... [--action A] [--since T]\n");
+		"       boxctl policy suggest NAME|ID|LOG... [--action A] [--since T]\n"
+		"       boxctl policy reload NAME|ID [FILE]\n");
 	return help ? BOXCTL_EXIT_OK : BOXCTL_EXIT_USAGE;
 }

@@ -241,6 +241,7 @@ cfg_box(const struct box_config *cfg, bool *has_policy)
 		m->history_sync_line = b->history_sync.src.line;
 	}
 	m->command_timeout_ms = opt_u64(&b->command_timeout_ms);
+	m->ask_timeout_ms = opt_u64(&b->ask_timeout_ms);
 	return m;
 }
 

@@ -541,6 +541,20 @@ int policyd_attach_supervisor(struct box *b, int fd);
  * then calls box_policyd_finished(). False: no policyd (left) to wait for.
  */
 bool policyd_finish(struct box *b);
+/*
+ * `boxctl policy reload`: M's text goes to the box's box-policyd (PolicyReload, for C's
+ * uid); its answer goes to C as PolicyReloadResult under RID. <0 with ERR: not sent.
+ */
+int policyd_reload(struct box *b, struct client *c, uint64_t rid, const Box__PolicyReloadRequest *m,
+		   char *err, size_t err_len);
+/*
+ * `boxctl approve|deny`: list what waits for a person in the box (M without ask_id) or
+ * hand on an answer for C's uid; the reply goes to C as AskReply under RID.
+ */
+int policyd_ask(struct box *b, struct client *c, uint64_t rid, const Box__AskRequest *m, char *err,
+		size_t err_len);
+/* C is gone: a reload answer for it is dropped. */
+void policyd_reload_client_gone(struct boxd *d, struct client *c);
 /* The module's handle (b->policyd), made with the box; freeing it kills what still runs. */
 int policyd_new(struct box *b);
 void policyd_free(struct box *b);

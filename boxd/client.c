@@ -77,6 +77,7 @@ client_close(struct client *c)
 		}
 	c->ipc = box_ipc_event_free(c->ipc);
 	shell_attach_client_gone(d, c);
+	policyd_reload_client_gone(d, c);
 	if (c->box) {
 		struct box *b = c->box;
 		c->box = NULL;
@@ -392,6 +393,82 @@ handle_attach(struct boxd *d, struct client *c, uint64_t rid, const Box__AttachR
 	shell_attach(b, c, rid, m);
 }
 
+/*
+ * `boxctl policy reload NAME|ID [FILE]`: for the box's owner or root only (SO_PEERCRED),
+ * as a shell is: a policy is the owner's to change. boxctl read and checked the file as
+ * the caller; box-policyd loads it again and answers (policyd.c). Without a text, the
+ * answer names the file the box started with, for boxctl to read.
+ */
+static void
+handle_policy_reload(struct boxd *d, struct client *c, uint64_t rid,
+		     const Box__PolicyReloadRequest *m)
+{
+	Box__PolicyReloadResult rep = BOX__POLICY_RELOAD_RESULT__INIT;
+	char msg[256];
+	struct box *b = find_one_box(d, c, m->box, &rep.status, msg);
+
+	if (b && c->cred.uid != 0 && c->cred.uid != b->owner.uid) {
+		rep.status = BOX__REPLY_STATUS__REPLY_DENIED;
+		snprintf(msg, sizeof(msg), "box %.64s runs as another user: only its owner or root "
+			 "may reload its policy", m->box);
+		b = NULL;
+	}
+	if (b && !m->has_policy_text) {
+		rep.status = BOX__REPLY_STATUS__REPLY_REFUSED;
+		rep.box_id = b->id;
+		rep.name = b->name;
+		if (b->spec->box->policy) {
+			rep.policy_file = b->spec->box->policy->path;
+			snprintf(msg, sizeof(msg), "no policy text: box %.64s's file is named in "
+				 "policy_file", b->name);
+		} else {
+			snprintf(msg, sizeof(msg), "box %.64s has no policy file: name one", b->name);
+		}
+		b = NULL;
+	}
+	if (b) {
+		int r = policyd_reload(b, c, rid, m, msg, sizeof(msg));
+		if (r == 0)
+			return; /* answered when box-policyd has */
+		rep.status = r == -EBUSY ? BOX__REPLY_STATUS__REPLY_BUSY
+					 : BOX__REPLY_STATUS__REPLY_FAILED;
+		rep.box_id = b->id;
+		rep.name = b->name;
+	}
+	rep.error = msg;
+	(void)client_send(c, BOX__MSG_TYPE__MSG_POLICY_RELOAD_RESULT, rid, &rep.base, NULL, 0);
+}
+
+/*
+ * `boxctl approve|deny NAME|ID [ID]`: what waits for a person in the box, or a person's
+ * answer to one; the box's owner or root only (SO_PEERCRED), as a reload.
+ */
+static void
+handle_ask(struct boxd *d, struct client *c, uint64_t rid, const Box__AskRequest *m)
+{
+	Box__AskReply rep = BOX__ASK_REPLY__INIT;
+	char msg[256];
+	struct box *b = find_one_box(d, c, m->box, &rep.status, msg);
+
+	if (b && c->cred.uid != 0 && c->cred.uid != b->owner.uid) {
+		rep.status = BOX__REPLY_STATUS__REPLY_DENIED;
+		snprintf(msg, sizeof(msg), "box %.64s runs as another user: only its owner or root "
+			 "may answer for it", m->box);
+		b = NULL;
+	}
+	if (b) {
+		int r = policyd_ask(b, c, rid, m, msg, sizeof(msg));
+		if (r == 0)
+			return; /* answered when box-policyd has */
+		rep.status = r == -EBUSY ? BOX__REPLY_STATUS__REPLY_BUSY
+					 : BOX__REPLY_STATUS__REPLY_FAILED;
+		rep.box_id = b->id;
+		rep.name = b->name;
+	}
+	rep.error = msg;
+	(void)client_send(c, BOX__MSG_TYPE__MSG_ASK_REPLY, rid, &rep.base, NULL, 0);
+}
+
 static void
 on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
@@ -446,6 +523,12 @@ on_client_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_ATTACH_REQUEST:
 		handle_attach(d, c, m->request_id, (const Box__AttachRequest *)m->msg);
 		return;
+	case BOX__MSG_TYPE__MSG_POLICY_RELOAD_REQUEST:
+		handle_policy_reload(d, c, m->request_id, (const Box__PolicyReloadRequest *)m->msg);
+		return;
+	case BOX__MSG_TYPE__MSG_ASK_REQUEST:
+		handle_ask(d, c, m->request_id, (const Box__AskRequest *)m->msg);
+		return;
 	default:
 		error_reply(c, m->request_id, ENOSYS, "boxd does not serve this request yet");
 		return;
@@ -460,6 +543,7 @@ client_add(struct boxd *d, int fd, bool channel)
 		BOX__MSG_TYPE__MSG_PS_REQUEST,	BOX__MSG_TYPE__MSG_STOP_REQUEST,
 		BOX__MSG_TYPE__MSG_LOG_REQUEST, BOX__MSG_TYPE__MSG_CHECK_REQUEST,
 		BOX__MSG_TYPE__MSG_MCP_PINS_REQUEST, BOX__MSG_TYPE__MSG_ATTACH_REQUEST,
+		BOX__MSG_TYPE__MSG_POLICY_RELOAD_REQUEST, BOX__MSG_TYPE__MSG_ASK_REQUEST,
 	};
 	struct client *c = calloc(1, sizeof(*c));
 	if (!c) {

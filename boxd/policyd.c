@@ -62,6 +62,7 @@
 
 #define DECISIONS_FILE "decisions.jsonl"
 #define DECISIONS_OLD "decisions.jsonl.1"
+#define POLICYD_ASK_WAITS 16
 
 /*
  * Make the STATE/policy/ fd box-recheck opened as the owner (O_PATH, the
@@ -179,6 +180,19 @@ struct policyd {
 	/* policyd's end of each peer's channel until that peer is spawned (-1: taken, none) */
 	int peer_fd[DAEMON__N];
 	int tel_fd; /* the gateway's end of the telemetry channel, until it starts */
+	/* `boxctl policy reload`: one at a time; the client (NULL once gone) waits for its reply */
+	bool reload_busy;
+	struct client *reload_client;
+	uint64_t reload_rid;
+	/*
+	 * `boxctl approve|deny`: the requests sent to box-policyd (PolicyAskList or
+	 * PolicyAskAnswer), answered in order on fd 3; a client gone is NULL.
+	 */
+	struct ask_wait {
+		struct client *c;
+		uint64_t rid;
+	} ask_waits[POLICYD_ASK_WAITS];
+	unsigned n_ask_waits;
 };
 
 int
@@ -269,12 +283,149 @@ ready_message(struct box_daemon *dm, const Box__PolicyReady *rep)
 	daemon_ready(dm, 0, NULL);
 }
 
+/* The answer to the waiting `boxctl policy reload` (its client may be gone). */
+static void
+reload_answer(struct box *b, const Box__PolicyReloadReply *rep, const char *error)
+{
+	struct policyd *p = b->policyd;
+	Box__PolicyReloadResult res = BOX__POLICY_RELOAD_RESULT__INIT;
+	char msg[BOX_STR_MAX + 1];
+
+	if (!p->reload_busy)
+		return;
+	p->reload_busy = false;
+	struct client *c = TAKE_PTR(p->reload_client);
+	res.box_id = b->id;
+	res.name = b->name;
+	if (rep && rep->ok) {
+		res.status = BOX__REPLY_STATUS__REPLY_OK;
+		res.has_generation = res.has_rules = res.has_rules_kept = true;
+		res.has_temporal_rules = true;
+		res.generation = rep->generation;
+		res.rules = rep->rules;
+		res.rules_kept = rep->rules_kept;
+		res.temporal_rules = rep->temporal_rules;
+		b->policy_rules = rep->rules;
+		log_info("box %s (%s): policy generation %llu in force (%u rules, %u of %u temporal "
+			 "rules kept their events)",
+			 b->name, b->id, (unsigned long long)rep->generation, rep->rules,
+			 rep->rules_kept, rep->temporal_rules);
+	} else {
+		res.status = rep ? BOX__REPLY_STATUS__REPLY_REFUSED : BOX__REPLY_STATUS__REPLY_FAILED;
+		snprintf(msg, sizeof(msg), "%s", rep && rep->message ? rep->message : error);
+		res.error = msg;
+	}
+	if (c)
+		(void)client_send(c, BOX__MSG_TYPE__MSG_POLICY_RELOAD_RESULT, p->reload_rid,
+				  &res.base, NULL, 0);
+}
+
+/* box-policyd's answer to the oldest `boxctl approve|deny` (M NULL: it went away). */
+static void
+ask_answer_client(struct box *b, const struct box_ipc_msg *m)
+{
+	struct policyd *p = b->policyd;
+	Box__AskReply rep = BOX__ASK_REPLY__INIT;
+	Box__AskEntry items[BOX_POLICY_ASKS_MAX], *ptrs[BOX_POLICY_ASKS_MAX];
+	char err[BOX_STR_MAX + 1];
+
+	if (p->n_ask_waits == 0)
+		return;
+	struct ask_wait w = p->ask_waits[0];
+	memmove(p->ask_waits, p->ask_waits + 1, --p->n_ask_waits * sizeof(p->ask_waits[0]));
+	rep.box_id = b->id;
+	rep.name = b->name;
+	if (!m) {
+		rep.status = BOX__REPLY_STATUS__REPLY_FAILED;
+		rep.error = (char *)"box-policyd went away before it answered";
+	} else if (m->type == BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY) {
+		const Box__PolicyAskListReply *l = (const Box__PolicyAskListReply *)m->msg;
+		rep.status = BOX__REPLY_STATUS__REPLY_OK;
+		for (size_t i = 0; i < l->n_asks && i < BOX_POLICY_ASKS_MAX; i++) {
+			const Box__PolicyAsk *a = l->asks[i];
+			box__ask_entry__init(&items[i]);
+			/* (no control character reaches boxctl: box_validate_ask_reply) */
+			for (char *s = a->resource; *s; s++)
+				if ((unsigned char)*s < 0x20 || *s == 0x7f)
+					*s = '?';
+			for (char *s = a->message; *s; s++)
+				if ((unsigned char)*s < 0x20 || *s == 0x7f)
+					*s = '?';
+			items[i].ask_id = a->ask_id;
+			items[i].action = a->action;
+			items[i].resource = a->resource;
+			items[i].rules = a->rules;
+			items[i].n_rules = a->n_rules;
+			items[i].message = a->message;
+			items[i].source = a->source;
+			items[i].waited_ms = a->waited_ms;
+			ptrs[i] = &items[i];
+			rep.n_asks = i + 1;
+		}
+		rep.asks = ptrs;
+	} else {
+		const Box__PolicyAskAnswerReply *a = (const Box__PolicyAskAnswerReply *)m->msg;
+		rep.status = a->ok ? BOX__REPLY_STATUS__REPLY_OK : BOX__REPLY_STATUS__REPLY_NOT_FOUND;
+		if (!a->ok) {
+			snprintf(err, sizeof(err), "%s", a->message);
+			rep.error = err;
+		}
+	}
+	if (w.c)
+		(void)client_send(w.c, BOX__MSG_TYPE__MSG_ASK_REPLY, w.rid, &rep.base, NULL, 0);
+}
+
+int
+policyd_ask(struct box *b, struct client *c, uint64_t rid, const Box__AskRequest *m, char *err,
+	    size_t err_len)
+{
+	struct policyd *p = b->policyd;
+	int r;
+
+	if (!p || !p->dm.ev || b->state != BOX_RUNNING) {
+		snprintf(err, err_len, "box %s is not running", b->name);
+		return -ENOTCONN;
+	}
+	if (p->n_ask_waits >= POLICYD_ASK_WAITS) {
+		snprintf(err, err_len, "box %s: too many approve/deny requests at once; try again",
+			 b->name);
+		return -EBUSY;
+	}
+	if (m->has_ask_id) {
+		Box__PolicyAskAnswer an = BOX__POLICY_ASK_ANSWER__INIT;
+		an.ask_id = m->ask_id;
+		an.permit = m->permit;
+		an.has_for_box = true;
+		an.for_box = m->for_box;
+		an.uid = (uint32_t)c->cred.uid;
+		r = daemon_send(&p->dm, BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER, &an.base, NULL, 0);
+		if (r == 0)
+			log_info("box %s (%s): decision %llu %s by uid %u%s", b->name, b->id,
+				 (unsigned long long)m->ask_id, m->permit ? "permitted" : "denied",
+				 (unsigned)c->cred.uid, m->for_box ? " for the box" : "");
+	} else {
+		Box__PolicyAskList l = BOX__POLICY_ASK_LIST__INIT;
+		r = daemon_send(&p->dm, BOX__MSG_TYPE__MSG_POLICY_ASK_LIST, &l.base, NULL, 0);
+	}
+	if (r < 0) {
+		snprintf(err, err_len, "cannot reach box-policyd: %s", strerror(-r));
+		return r;
+	}
+	p->ask_waits[p->n_ask_waits++] = (struct ask_wait){ c, rid };
+	return 0;
+}
+
 static void
 on_policyd_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 {
 	/* The policy table allows PolicyReady only in `starting`, then DecideReply in `ready`. */
 	if (m->type == BOX__MSG_TYPE__MSG_POLICY_READY && dm->starting)
 		ready_message(dm, (const Box__PolicyReady *)m->msg);
+	else if (m->type == BOX__MSG_TYPE__MSG_POLICY_RELOAD_REPLY)
+		reload_answer(dm->b, (const Box__PolicyReloadReply *)m->msg, NULL);
+	else if (m->type == BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY ||
+		 m->type == BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER_REPLY)
+		ask_answer_client(dm->b, m);
 }
 
 /* Its channel goes (lost, finish, stop): nothing left to hand a new log fd to. */
@@ -282,6 +433,58 @@ static void
 on_policyd_closing(struct box_daemon *dm)
 {
 	rotate_stop(dm->b->policyd);
+	reload_answer(dm->b, NULL, "box-policyd went away before it answered");
+	while (dm->b->policyd->n_ask_waits)
+		ask_answer_client(dm->b, NULL);
+}
+
+int
+policyd_reload(struct box *b, struct client *c, uint64_t rid, const Box__PolicyReloadRequest *m,
+	       char *err, size_t err_len)
+{
+	struct policyd *p = b->policyd;
+	Box__PolicyReload rl = BOX__POLICY_RELOAD__INIT;
+
+	if (!p || !p->dm.ev || b->state != BOX_RUNNING) {
+		snprintf(err, err_len, "box %s is not running", b->name);
+		return -ENOTCONN;
+	}
+	if (p->reload_busy) {
+		snprintf(err, err_len, "box %s: a policy reload is under way; try again", b->name);
+		return -EBUSY;
+	}
+	/* Re-checked here as well as by the validator: text within its cap, a path or none. */
+	if (m->has_policy_text && m->policy_text.len > BOX_POLICY_TEXT_MAX) {
+		snprintf(err, err_len, "the policy text is larger than %u bytes", BOX_POLICY_TEXT_MAX);
+		return -E2BIG;
+	}
+	rl.has_policy_text = m->has_policy_text;
+	rl.policy_text = m->policy_text;
+	rl.policy_file = m->policy_file;
+	rl.uid = (uint32_t)c->cred.uid;
+	int r = daemon_send(&p->dm, BOX__MSG_TYPE__MSG_POLICY_RELOAD, &rl.base, NULL, 0);
+	if (r < 0) {
+		snprintf(err, err_len, "cannot reach box-policyd: %s", strerror(-r));
+		return r;
+	}
+	p->reload_busy = true;
+	p->reload_client = c;
+	p->reload_rid = rid;
+	log_info("box %s (%s): policy reload asked by uid %u (%s)", b->name, b->id,
+		 (unsigned)c->cred.uid, m->policy_file ? m->policy_file : "no file named");
+	return 0;
+}
+
+void
+policyd_reload_client_gone(struct boxd *d, struct client *c)
+{
+	for (struct box *b = d->boxes; b; b = b->next) {
+		if (b->policyd && b->policyd->reload_client == c)
+			b->policyd->reload_client = NULL;
+		for (unsigned i = 0; b->policyd && i < b->policyd->n_ask_waits; i++)
+			if (b->policyd->ask_waits[i].c == c)
+				b->policyd->ask_waits[i].c = NULL;
+	}
 }
 
 static const struct box_daemon_ops policyd_ops = {
@@ -405,6 +608,10 @@ send_init(struct box *b, int dirfd, int tel_fd, char **err)
 	}
 	in.mcp_namespaces = ns;
 	in.n_mcp_namespaces = n_ns;
+	if (s->box->ask_timeout_ms) {
+		in.has_ask_timeout_ms = 1;
+		in.ask_timeout_ms = (uint32_t)s->box->ask_timeout_ms->value;
+	}
 	if (s->agent && s->agent->has_person_shell && s->agent->person_shell) {
 		in.has_person_session = 1;
 		in.person_session = 1;

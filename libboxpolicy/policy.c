@@ -291,6 +291,17 @@ bp_policy_rule_is_forbid(const struct bp_policy *p, size_t i)
 	return p && i < p->n_rules && p->rules[i].forbid;
 }
 
+const char *
+bp_policy_rule_annotation(const struct bp_policy *p, size_t i, const char *key)
+{
+	if (!p || i >= p->n_rules)
+		return NULL;
+	for (size_t k = 0; k < p->rules[i].n_annot; k++)
+		if (strcmp(p->rules[i].annot[k].key, key) == 0)
+			return p->rules[i].annot[k].value;
+	return NULL;
+}
+
 size_t
 bp_policy_temporal_count(const struct bp_policy *p, size_t rule)
 {

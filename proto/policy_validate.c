@@ -406,6 +406,68 @@ box_validate_policy_ship(const Box__PolicyShip *m)
 }
 
 int
+box_validate_policy_reload(const Box__PolicyReload *m)
+{
+	if (m->has_policy_text)
+		REQUIRE(m->policy_text.len <= BOX_POLICY_TEXT_MAX, -E2BIG);
+	if (m->policy_file)
+		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_policy_reload_reply(const Box__PolicyReloadReply *m)
+{
+	REQUIRE(m->generation >= 1, -EINVAL);
+	REQUIRE(m->ok == (m->message == NULL), -EINVAL);
+	if (m->message)
+		REQUIRE(text_ok(m->message, 1, BOX_STR_MAX), -EINVAL);
+	REQUIRE(m->temporal_rules <= m->rules && m->rules_kept <= m->temporal_rules, -EINVAL);
+	return 0;
+}
+
+int
+box_validate_policy_ask_list_reply(const Box__PolicyAskListReply *m)
+{
+	REQUIRE(m->n_asks <= BOX_POLICY_ASKS_MAX, -E2BIG);
+	for (size_t i = 0; i < m->n_asks; i++) {
+		const Box__PolicyAsk *a = m->asks[i];
+		REQUIRE(a && a->ask_id >= 1, -EINVAL);
+		Box__DecideRequest d = BOX__DECIDE_REQUEST__INIT;
+		d.action = a->action;
+		d.input = a->input;
+		d.n_input = a->n_input;
+		TRY(box_validate_decide_request(&d));
+		REQUIRE(value_str_ok(a->resource) && strlen(a->resource) <= BOX_STR_MAX, -EINVAL);
+		REQUIRE(value_str_ok(a->message) && strlen(a->message) <= BOX_POLICY_MESSAGE_MAX,
+			-EINVAL);
+		REQUIRE(text_ok(a->source, 1, 32), -EINVAL);
+		REQUIRE(a->n_rules >= 1 && a->n_rules <= BOX_POLICY_RULES_MAX, -EINVAL);
+		for (size_t k = 0; k < a->n_rules; k++)
+			REQUIRE(a->rules[k] && value_str_ok(a->rules[k]) &&
+					strlen(a->rules[k]) <= BOX_POLICY_RULE_NAME_MAX,
+				-EINVAL);
+	}
+	return 0;
+}
+
+int
+box_validate_policy_ask_answer(const Box__PolicyAskAnswer *m)
+{
+	REQUIRE(m->ask_id >= 1, -EINVAL);
+	return 0;
+}
+
+int
+box_validate_policy_ask_answer_reply(const Box__PolicyAskAnswerReply *m)
+{
+	REQUIRE(m->ok == (m->message == NULL), -EINVAL);
+	if (m->message)
+		REQUIRE(text_ok(m->message, 1, BOX_STR_MAX), -EINVAL);
+	return 0;
+}
+
+int
 box_validate_policy_log_fd(const Box__PolicyLogFd *m)
 {
 	REQUIRE(m->generation > 0, -ERANGE);
@@ -472,6 +534,18 @@ box_validate_policy_msg(const ProtobufCMessage *m)
 		return box_validate_policy_local((const Box__PolicyLocal *)m);
 	if (d == &box__policy_ship__descriptor)
 		return box_validate_policy_ship((const Box__PolicyShip *)m);
+	if (d == &box__policy_ask_list__descriptor)
+		return 0;
+	if (d == &box__policy_ask_list_reply__descriptor)
+		return box_validate_policy_ask_list_reply((const Box__PolicyAskListReply *)m);
+	if (d == &box__policy_ask_answer__descriptor)
+		return box_validate_policy_ask_answer((const Box__PolicyAskAnswer *)m);
+	if (d == &box__policy_ask_answer_reply__descriptor)
+		return box_validate_policy_ask_answer_reply((const Box__PolicyAskAnswerReply *)m);
+	if (d == &box__policy_reload__descriptor)
+		return box_validate_policy_reload((const Box__PolicyReload *)m);
+	if (d == &box__policy_reload_reply__descriptor)
+		return box_validate_policy_reload_reply((const Box__PolicyReloadReply *)m);
 	if (d == &box__history_epoch__descriptor)
 		return box_validate_history_epoch((const Box__HistoryEpoch *)m);
 	if (d == &box__history_event__descriptor)

@@ -35,6 +35,7 @@
 #define BOX_POLICY_HASHES_MAX 65536      /* rule hashes of one history epoch */
 #define BOX_POLICY_HASH_MAX 64           /* bytes of one rule hash */
 #define BOX_POLICY_NAMESPACES_MAX 256
+#define BOX_POLICY_ASKS_MAX 64           /* decisions held for a person at once (@ask) */
 #define BOX_POLICY_BATCH_MAX 256         /* requests of one DecideBatchRequest or probe */
 #define BOX_POLICY_TOOLS_MAX 4096        /* tools of one PolicyToolSchema */
 #define BOX_POLICY_TOOL_NAME_MAX 256     /* bytes of a tool's name */
@@ -63,6 +64,11 @@ int box_validate_decide_batch_request(const Box__DecideBatchRequest *m);
 int box_validate_decide_batch_reply(const Box__DecideBatchReply *m);
 int box_validate_policy_log_fd(const Box__PolicyLogFd *m);
 int box_validate_policy_local(const Box__PolicyLocal *m);
+int box_validate_policy_reload(const Box__PolicyReload *m);
+int box_validate_policy_ask_list_reply(const Box__PolicyAskListReply *m);
+int box_validate_policy_ask_answer(const Box__PolicyAskAnswer *m);
+int box_validate_policy_ask_answer_reply(const Box__PolicyAskAnswerReply *m);
+int box_validate_policy_reload_reply(const Box__PolicyReloadReply *m);
 int box_validate_policy_ship(const Box__PolicyShip *m);
 /* A normalized MCP namespace: 1..32 of [A-Za-z0-9_], not "Box". */
 bool box_valid_policy_namespace(const char *ns);

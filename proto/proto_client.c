@@ -42,6 +42,10 @@ VALIDATOR(box_validate_mcp_pins_request, Box__McpPinsRequest)
 VALIDATOR(box_validate_mcp_pins_reply, Box__McpPinsReply)
 VALIDATOR(box_validate_attach_request, Box__AttachRequest)
 VALIDATOR(box_validate_attach_reply, Box__AttachReply)
+VALIDATOR(box_validate_policy_reload_request, Box__PolicyReloadRequest)
+VALIDATOR(box_validate_policy_reload_result, Box__PolicyReloadResult)
+VALIDATOR(box_validate_ask_request, Box__AskRequest)
+VALIDATOR(box_validate_ask_reply, Box__AskReply)
 
 /* Only a started box makes the connection `running`; a refusal leaves it as it was. */
 static bool
@@ -107,6 +111,18 @@ static const struct box_ipc_type client_types[] = {
 	  box_validate_attach_request_row, NULL, 256, 0, 0, FROM_CLIENT, ANY, SAME, NULL },
 	{ BOX__MSG_TYPE__MSG_ATTACH_REPLY, "AttachReply", &box__attach_reply__descriptor,
 	  box_validate_attach_reply_row, box_validate_fd_count, 8192, 2, 0, FROM_BOXD, ANY, SAME,
+	  NULL },
+	/* The policy text travels in fragments (as BoxSpec's, up to BOX_POLICY_TEXT_MAX). */
+	{ BOX__MSG_TYPE__MSG_POLICY_RELOAD_REQUEST, "PolicyReloadRequest",
+	  &box__policy_reload_request__descriptor, box_validate_policy_reload_request_row, NULL,
+	  BOX_IPC_PAYLOAD_MAX, 0, 5u << 20, FROM_CLIENT, ANY, SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_RELOAD_RESULT, "PolicyReloadResult",
+	  &box__policy_reload_result__descriptor, box_validate_policy_reload_result_row, NULL,
+	  8192, 0, 0, FROM_BOXD, ANY, SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_ASK_REQUEST, "AskRequest", &box__ask_request__descriptor,
+	  box_validate_ask_request_row, NULL, 256, 0, 0, FROM_CLIENT, ANY, SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_ASK_REPLY, "AskReply", &box__ask_reply__descriptor,
+	  box_validate_ask_reply_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 2u << 20, FROM_BOXD, ANY, SAME,
 	  NULL },
 	{ BOX__MSG_TYPE__MSG_ERROR_REPLY, "ErrorReply", &box__error_reply__descriptor,
 	  box_validate_error_reply_row, NULL, 8192, 0, 0, FROM_BOXD, ANY, SAME, NULL },

@@ -38,6 +38,11 @@ VALIDATOR(box_validate_policy_probe_request, Box__PolicyProbeRequest)
 VALIDATOR(box_validate_policy_probe_reply, Box__PolicyProbeReply)
 VALIDATOR(box_validate_policy_local, Box__PolicyLocal)
 VALIDATOR(box_validate_policy_ship, Box__PolicyShip)
+VALIDATOR(box_validate_policy_reload, Box__PolicyReload)
+VALIDATOR(box_validate_policy_ask_list_reply, Box__PolicyAskListReply)
+VALIDATOR(box_validate_policy_ask_answer, Box__PolicyAskAnswer)
+VALIDATOR(box_validate_policy_ask_answer_reply, Box__PolicyAskAnswerReply)
+VALIDATOR(box_validate_policy_reload_reply, Box__PolicyReloadReply)
 
 /* A refusal (ok = false) leaves the channel starting: policyd exits next. */
 static bool
@@ -117,9 +122,29 @@ static const struct box_ipc_type policy_types[] = {
 	  &box__policy_local_request__descriptor, NULL, NULL, 16, 0, 0, FROM(PEER), S(READY),
 	  SAME, NULL },
 	/* The policy text travels again: fragmented above 64 KiB, as PolicyInit's cap. */
+	/* fd (at most one): the generation page, a read-only memfd box-shell checks. */
 	{ BOX__MSG_TYPE__MSG_POLICY_LOCAL, "PolicyLocal", &box__policy_local__descriptor,
-	  box_validate_policy_local_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 5u << 20, FROM(POLICYD),
+	  box_validate_policy_local_row, NULL, BOX_IPC_PAYLOAD_MAX, 1, 5u << 20, FROM(POLICYD),
 	  S(READY), SAME, NULL },
+	/* A new policy text from boxd (`boxctl policy reload`), fragmented as PolicyInit's. */
+	{ BOX__MSG_TYPE__MSG_POLICY_RELOAD, "PolicyReload", &box__policy_reload__descriptor,
+	  box_validate_policy_reload_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 5u << 20, FROM(BOXD),
+	  S(READY), SAME, NULL },
+	/* What waits for a person (@ask), and a person's answer: boxd <-> policyd on fd 3. */
+	{ BOX__MSG_TYPE__MSG_POLICY_ASK_LIST, "PolicyAskList", &box__policy_ask_list__descriptor,
+	  NULL, NULL, 16, 0, 0, FROM(BOXD), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY, "PolicyAskListReply",
+	  &box__policy_ask_list_reply__descriptor, box_validate_policy_ask_list_reply_row, NULL,
+	  BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(POLICYD), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER, "PolicyAskAnswer",
+	  &box__policy_ask_answer__descriptor, box_validate_policy_ask_answer_row, NULL, 64, 0, 0,
+	  FROM(BOXD), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER_REPLY, "PolicyAskAnswerReply",
+	  &box__policy_ask_answer_reply__descriptor, box_validate_policy_ask_answer_reply_row, NULL,
+	  8192, 0, 0, FROM(POLICYD), S(READY), SAME, NULL },
+	{ BOX__MSG_TYPE__MSG_POLICY_RELOAD_REPLY, "PolicyReloadReply",
+	  &box__policy_reload_reply__descriptor, box_validate_policy_reload_reply_row, NULL, 8192,
+	  0, 0, FROM(POLICYD), S(READY), SAME, NULL },
 	/* Up to 256 decisions made in process and outcomes, no reply: as DecideBatch. */
 	{ BOX__MSG_TYPE__MSG_POLICY_SHIP, "PolicyShip", &box__policy_ship__descriptor,
 	  box_validate_policy_ship_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(PEER),

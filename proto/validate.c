@@ -254,6 +254,7 @@ v_cfg_box(const struct vctx *x, const Box__CfgBox *v)
 				v->history_sync_line <= BOX_LINE_MAX,
 			-EINVAL);
 	TRY(v_cfg_u64(x, v->command_timeout_ms, 1, YEAR_MS));
+	TRY(v_cfg_u64(x, v->ask_timeout_ms, 1, 3600ULL * 1000));
 	TRY(v_cfg_bool(x, v->show_policy));
 	return 0;
 }
@@ -812,6 +813,68 @@ box_validate_attach_reply(const Box__AttachReply *m)
 		REQUIRE(m->error != NULL, -EINVAL);
 	}
 	TRY(v_opt_text(m->error, BOX_STR_MAX));
+	return 0;
+}
+
+int
+box_validate_policy_reload_request(const Box__PolicyReloadRequest *m)
+{
+	REQUIRE(box_valid_name(m->box), -EINVAL);
+	if (m->has_policy_text)
+		REQUIRE(m->policy_text.len <= BOX_POLICY_TEXT_MAX, -E2BIG);
+	if (m->policy_file)
+		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
+	return 0;
+}
+
+int
+box_validate_policy_reload_result(const Box__PolicyReloadResult *m)
+{
+	if (m->box_id)
+		REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+	if (m->name)
+		REQUIRE(box_valid_name(m->name), -EINVAL);
+	if (m->policy_file)
+		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
+	REQUIRE((m->status == BOX__REPLY_STATUS__REPLY_OK) == (m->error == NULL), -EINVAL);
+	if (m->status == BOX__REPLY_STATUS__REPLY_OK)
+		REQUIRE(m->has_generation && m->generation >= 1 && box_valid_box_id(m->box_id), -EINVAL);
+	TRY(v_opt_text(m->error, BOX_STR_MAX));
+	return 0;
+}
+
+int
+box_validate_ask_request(const Box__AskRequest *m)
+{
+	REQUIRE(box_valid_name(m->box), -EINVAL);
+	if (!m->has_ask_id)
+		REQUIRE(!m->permit && !m->for_box, -EINVAL);
+	else
+		REQUIRE(m->ask_id >= 1, -EINVAL);
+	return 0;
+}
+
+int
+box_validate_ask_reply(const Box__AskReply *m)
+{
+	if (m->box_id)
+		REQUIRE(box_valid_box_id(m->box_id), -EINVAL);
+	if (m->name)
+		REQUIRE(box_valid_name(m->name), -EINVAL);
+	REQUIRE((m->status == BOX__REPLY_STATUS__REPLY_OK) == (m->error == NULL), -EINVAL);
+	TRY(v_opt_text(m->error, BOX_STR_MAX));
+	REQUIRE(m->n_asks <= 64, -E2BIG);
+	for (size_t i = 0; i < m->n_asks; i++) {
+		const Box__AskEntry *a = m->asks[i];
+		REQUIRE(a && a->ask_id >= 1, -EINVAL);
+		TRY(v_text(a->action, BOX_STR_MAX));
+		TRY(v_text(a->resource, BOX_STR_MAX));
+		TRY(v_text(a->message, BOX_STR_MAX));
+		TRY(v_text(a->source, 32));
+		REQUIRE(a->n_rules >= 1 && a->n_rules <= 64, -EINVAL);
+		for (size_t k = 0; k < a->n_rules; k++)
+			TRY(v_text(a->rules[k], BOX_STR_MAX));
+	}
 	return 0;
 }
 

@@ -75,6 +75,10 @@ int box_validate_mcp_pins_request(const Box__McpPinsRequest *m);
 int box_validate_mcp_pins_reply(const Box__McpPinsReply *m);
 int box_validate_attach_request(const Box__AttachRequest *m);
 int box_validate_attach_reply(const Box__AttachReply *m);
+int box_validate_policy_reload_request(const Box__PolicyReloadRequest *m);
+int box_validate_ask_request(const Box__AskRequest *m);
+int box_validate_ask_reply(const Box__AskReply *m);
+int box_validate_policy_reload_result(const Box__PolicyReloadResult *m);
 int box_validate_check_request(const Box__CheckRequest *m);
 int box_validate_check_reply(const Box__CheckReply *m);
 /* box-recheck (recheck.proto). */

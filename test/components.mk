@@ -47,7 +47,9 @@ TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view p
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
 	test/integration/t-supervise% bench/supervise/%
 TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history) test/fuzz/replay_history \
-	test/policyd/% test/integration/t-policyd.sh test/integration/t-run-noblock-end.sh \
+	test/policyd/% test/integration/t-policyd.sh test/integration/t-policy-reload.sh \
+	test/integration/t-policy-ask.sh \
+	test/integration/t-run-noblock-end.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
 	test/integration/t-supervise%
 TESTS_box-gateway := test/unit/test_gw_% test/unit/test_policy_client test/fuzz/replay_gw_% test/gateway/% test/servers/% \

@@ -101,6 +101,8 @@ size_t bp_policy_rule_count(const struct bp_policy *p);
 /* The rule's name in decisions: its non-blank @id, else "policy_N". */
 const char *bp_policy_rule_name(const struct bp_policy *p, size_t i);
 bool bp_policy_rule_is_forbid(const struct bp_policy *p, size_t i);
+/* Rule I's annotation @KEY: its value ("" for `@KEY` without one), or NULL: none. */
+const char *bp_policy_rule_annotation(const struct bp_policy *p, size_t i, const char *key);
 /* Temporal terms: count, and each term's source text between its braces. */
 size_t bp_policy_temporal_count(const struct bp_policy *p, size_t rule);
 int bp_policy_temporal_source(const struct bp_policy *p, size_t rule, size_t term,

@@ -340,6 +340,10 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 					    ? BOX__HISTORY_SYNC__HISTORY_SYNC_BATCH
 					    : BOX__HISTORY_SYNC__HISTORY_SYNC_OFF;
 	}
+	if (o->ask_timeout_ms) {
+		init.has_ask_timeout_ms = true;
+		init.ask_timeout_ms = o->ask_timeout_ms;
+	}
 	int fds[3] = { dirfd, logfd, -1 };
 	unsigned n_fds = 2;
 	uint32_t otlp_include[1] = { 7 };

@@ -53,6 +53,7 @@ struct pd_opts {
 	/* One [telemetry.NAME] kind = otlp target taking deny permit control: PolicyInit
 	 * carries the telemetry channel, whose other end is pd->tel_fd (the caller reads it). */
 	bool otlp_target;
+	uint32_t ask_timeout_ms;  /* PolicyInit.ask_timeout_ms (0: absent) */
 };
 
 /* Where box-policyd is: $BOX_BIN/box-policyd, else next to this program's ../../bin. */

@@ -50,3 +50,14 @@ $(BUILD)/test/policyd/test_ship: $(POLICYD_SHIP_OBJS) $(BUILD)/test/policyd/harn
 	$(link_program)
 $(BUILD)/test/policyd/test_ship: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_ship
+
+# Decisions held for a person (@ask: PolicyAskList, PolicyAskAnswer).
+POLICYD_ASK_OBJS := $(BUILD)/test/policyd/test_ask.o
+ALL_OBJS         += $(POLICYD_ASK_OBJS)
+$(POLICYD_ASK_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -Itest/playboxd \
+	$(call pkg_cflags,libprotobuf-c jansson)
+$(BUILD)/test/policyd/test_ask: $(POLICYD_ASK_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o \
+		$(LIBPROTO) $(LIBCOMMON)
+	$(link_program)
+$(BUILD)/test/policyd/test_ask: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
+CHECK_PROGRAMS += $(BUILD)/test/policyd/test_ask
