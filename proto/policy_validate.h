@@ -62,6 +62,7 @@ int box_validate_decide_batch_request(const Box__DecideBatchRequest *m);
 /* At most BOX_POLICY_BATCH_MAX replies, each as box_validate_decide_reply. */
 int box_validate_decide_batch_reply(const Box__DecideBatchReply *m);
 int box_validate_policy_log_fd(const Box__PolicyLogFd *m);
+int box_validate_policy_log_head(const Box__PolicyLogHead *m);
 int box_validate_policy_local(const Box__PolicyLocal *m);
 int box_validate_policy_ship(const Box__PolicyShip *m);
 /* A normalized MCP namespace: 1..32 of [A-Za-z0-9_], not "Box". */
