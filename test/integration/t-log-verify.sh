@@ -77,8 +77,11 @@ for u in $users; do
 	echo content >"$P/a.txt"
 	printf 'permit (principal, action, resource);\n' >"$D/allow.cedar"
 	S=$D/state/$name
-	# ITER: how many `cat` the agent runs (a few lines each), 0.1 s apart
+	# mkini ITER: the agent (lib-shell.sh's) runs `cat` ITER times through box's shell, 0.1 s apart
 	mkini() {
+		cat >"$D/steps.py" <<EOF
+[("loop", ["bash", "-c", "for i in \$(seq $1); do cat a.txt >/dev/null; sleep 0.1; done"])]
+EOF
 		cat >"$D/box.ini" <<EOF
 [box]
 name = $name
@@ -87,7 +90,7 @@ policy = allow.cedar
 timeout = 200s
 
 [agent]
-command = /bin/sh -c 'for i in \$(seq $1); do cat a.txt >/dev/null; sleep 0.1; done; echo agent-done'
+command = $W/agent.py $D/steps.py
 workspace = $P
 
 [agent.env]
@@ -95,9 +98,10 @@ $(agent_env)
 
 [agent.filesystem]
 write = $P
+read = $D/steps.py
 EOF
 		chown -R "$u:" "$D"
-		chmod 644 "$D/box.ini" "$D/allow.cedar"
+		chmod 644 "$D/box.ini" "$D/allow.cedar" "$D/steps.py"
 	}
 	if [ "$u" = root ]; then mode=service; emb=; else mode=embedded; emb=--embedded; fi
 	run_box() {
@@ -113,7 +117,7 @@ EOF
 	# Run 1 and run 2: a few decisions each, no rotation.
 	mkini 3
 	run_box
-	if grep -qx agent-done "$D/run.out"; then ok "$u ($mode): run 1 ends (agent-done)"; else
+	if grep -qx "@@ agent done" "$D/run.out"; then ok "$u ($mode): run 1 ends (agent-done)"; else
 		not_ok "$u ($mode): run 1 ends (agent-done)"
 		sed 's/^/#   /' "$D/run.err"
 	fi
@@ -143,7 +147,7 @@ EOF
 	n1=$(wc -l <"$S/decisions.jsonl")
 
 	run_box
-	check "$u: run 2 ends" grep -qx agent-done "$D/run.out"
+	check "$u: run 2 ends" grep -qx "@@ agent done" "$D/run.out"
 	c2=$(python3 chain.py "$S/decisions.jsonl")
 	check "$u: run 2 goes on from run 1's sealed head, one chain, two seals ($c2)" \
 		grep -qE '^ok [0-9]+ 1 [0-9]+ 2$' <<<"$c2"
@@ -194,7 +198,7 @@ EOF
 	# Run 3: enough lines to rotate at $ROT bytes more than once.
 	mkini 60
 	run_box
-	check "$u: run 3 ends" grep -qx agent-done "$D/run.out"
+	check "$u: run 3 ends" grep -qx "@@ agent done" "$D/run.out"
 	check "$u: decisions.jsonl was rotated (decisions.jsonl.1)" test -f "$S/decisions.jsonl.1"
 	rots=$(sed -n 's/^rotations //p' "$S/decisions.chain" "$rec" 2>/dev/null | head -1)
 	check "$u: boxd counted the rotations ($rots)" test "${rots:-0}" -ge 2
@@ -219,6 +223,9 @@ if [ "$(id -u)" -eq 0 ] && have_boxtest; then
 	printf 'permit (principal, action, resource);\n' >"$D/allow.cedar"
 	name=lv-svc-$n
 	S=$D/state/$name
+	cat >"$D/steps.py" <<EOF
+[("one", ["bash", "-c", "cat a.txt"])]
+EOF
 	cat >"$D/box.ini" <<EOF
 [box]
 name = $name
@@ -226,17 +233,20 @@ state_dir = $S
 policy = allow.cedar
 
 [agent]
-command = /bin/sh -c 'cat a.txt >/dev/null; echo agent-done'
+command = $W/agent.py $D/steps.py
 workspace = $D/proj
 
 [agent.env]
 $(agent_env)
+
+[agent.filesystem]
+read = $D/steps.py
 EOF
 	chown -R boxtest: "$D"
 	chmod 755 "$D"
-	chmod 644 "$D/box.ini" "$D/allow.cedar"
+	chmod 644 "$D/box.ini" "$D/allow.cedar" "$D/steps.py"
 	AS_USER_DIR=$D as_user boxtest "timeout -k 5 240 '$RB/boxctl' run -q -c box.ini" >"$D/run.out" 2>"$D/run.err"
-	check "service, boxtest: the box runs" grep -qx agent-done "$D/run.out"
+	check "service, boxtest: the box runs" grep -qx "@@ agent done" "$D/run.out"
 	rec=/var/lib/box/chain/$(id -u boxtest)/$(printf '%s' "$S" | sha256sum | cut -d' ' -f1)
 	check "service, boxtest: the head is root's, boxtest's group may read it (0640)" \
 		test "$(stat -c '%U %G %a' "$rec" 2>/dev/null)" = "root $(id -gn boxtest) 640"
