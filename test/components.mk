@@ -14,7 +14,7 @@ COMPONENTS := common proto libboxpolicy libpolicyclient boxctl boxd box-trampoli
 	box-clientd box-recheck box-alias libshell box-sh box-shell box-mcpd harness docs layering
 
 TESTS_common := $(addprefix test/unit/test_,fdutil parse path peer privdrop spawn treewalk \
-		hostprobe elfinterp) \
+		hostprobe elfinterp logchain) \
 	test/fuzz/replay_elfinterp
 TESTS_proto := $(addprefix test/unit/test_,ipc plan_validate policy_proto policy_fields \
 		policy_permits shell_validate proto_mcp otlp_json) \
@@ -46,7 +46,7 @@ TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view p
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
 	test/integration/t-supervise% bench/supervise/%
-TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history) test/fuzz/replay_history \
+TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history logchain) test/fuzz/replay_history \
 	test/policyd/% test/integration/t-policyd.sh test/integration/t-run-noblock-end.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
 	test/integration/t-supervise% test/integration/t-log-verify.sh
