@@ -85,6 +85,13 @@
  * same BOX_POLICY_ATTACHED_MAX, dropped alone on a protocol error (its
  * program's file system calls are then refused), never a person's.
  *
+ * The decision log's chain (docs/boxctl.1.md "The chain", common/logchain.h):
+ * each line gets its seq and prev when it enters the write buffer, in the order
+ * lines are written (log_chain), starting after PolicyInit.log_head (else
+ * genesis); after each write the head goes to boxd (PolicyLogHead), after a
+ * rotated fd is taken as a rotation point, and at the end after the seal line,
+ * on a copy of fd 3 kept for that (boxd has half-closed fd 3 by then).
+ *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default
  * 1 ms) at every event; it is read from policyd's own environment, which
