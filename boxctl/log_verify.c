@@ -402,6 +402,11 @@ log_verify(const char *what)
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
+	/*
+	 * The record first: boxd writes a head only after the lines it covers, so the
+	 * files read next hold at least those (a running box's may hold more).
+	 */
+	record_load(&v, dir);
 	for (int i = 0; i < 2; i++) {
 		if (f.fd[i] < 0)
 			continue;
@@ -411,7 +416,6 @@ log_verify(const char *what)
 			goto out;
 		}
 	}
-	record_load(&v, dir);
 	for (size_t i = 0; i < v.n_lines && !v.failed; i++)
 		step(&v, i, f.fd[0] >= 0);
 	tail(&v);
