@@ -60,8 +60,7 @@ struct verify {
 	bool failed;
 };
 
-static void __attribute__((format(printf, 2, 3)))
-fail(struct verify *v, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) fail(struct verify *v, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -75,8 +74,7 @@ fail(struct verify *v, const char *fmt, ...)
 	putchar('\n');
 }
 
-static void __attribute__((format(printf, 2, 3)))
-note(struct verify *v, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) note(struct verify *v, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -152,9 +150,11 @@ add_lines(struct verify *v, int file, const char *buf, size_t len, size_t *cap)
 			v->lines = p;
 			*cap = nc;
 		}
-		v->lines[v->n_lines++] = (struct vline){ .file = file, .lineno = ++lineno,
-							 .text = buf + off, .len = n,
-							 .has_nl = nl != NULL };
+		v->lines[v->n_lines++] = (struct vline){.file = file,
+							.lineno = ++lineno,
+							.text = buf + off,
+							.len = n,
+							.has_nl = nl != NULL};
 		off += n + 1;
 	}
 	return 0;
@@ -199,23 +199,24 @@ fname(const struct verify *v, const struct vline *l)
 
 /* The first chained line L (SEQ, PREV): where may it begin? */
 static void
-anchor(struct verify *v, const struct vline *l, uint64_t seq, const uint8_t prev[32],
-       bool have_old)
+anchor(struct verify *v, const struct vline *l, uint64_t seq, const uint8_t prev[32], bool have_old)
 {
 	static const uint8_t zero[LOGCHAIN_HASH_LEN];
 	bool genesis = seq == 1 && memcmp(prev, zero, sizeof(zero)) == 0;
 
 	if (!v->have_rec) {
 		if (!genesis)
-			note(v, "the log begins at seq %llu (%s:%u): no kept head says where the "
-				"lines before it went",
+			note(v,
+			     "the log begins at seq %llu (%s:%u): no kept head says where the "
+			     "lines before it went",
 			     (unsigned long long)seq, fname(v, l), l->lineno);
 		return;
 	}
 	const struct logchain_record *r = &v->rec;
 	if (r->rotations >= 1 && !have_old) {
-		fail(v, "decisions.jsonl.1 is missing: boxd rotated the log %llu time%s, the "
-			"last time after seq %llu; the lines before %s:%u (seq %llu) are gone",
+		fail(v,
+		     "decisions.jsonl.1 is missing: boxd rotated the log %llu time%s, the "
+		     "last time after seq %llu; the lines before %s:%u (seq %llu) are gone",
 		     (unsigned long long)r->rotations, r->rotations == 1 ? "" : "s",
 		     (unsigned long long)r->rotated[r->n_rotated - 1].seq, fname(v, l), l->lineno,
 		     (unsigned long long)seq);
@@ -225,7 +226,7 @@ anchor(struct verify *v, const struct vline *l, uint64_t seq, const uint8_t prev
 	const struct logchain_point *want = NULL;
 	if (r->rotations >= 2)
 		want = r->n_rotated >= 2 ? &r->rotated[r->n_rotated - 2] : NULL;
-	struct logchain_point g = { 0 };
+	struct logchain_point g = {0};
 	if (r->rotations < 2)
 		want = &g;
 	if (!want) {
@@ -234,19 +235,22 @@ anchor(struct verify *v, const struct vline *l, uint64_t seq, const uint8_t prev
 	}
 	if (seq == want->seq + 1 && memcmp(prev, want->head, LOGCHAIN_HASH_LEN) == 0) {
 		if (want->seq > 0)
-			note(v, "lines seq 1 to %llu were rotated away (boxd rotated the log %llu "
-				"times and keeps one old file; the chain begins after the rotation "
-				"point boxd kept)",
+			note(v,
+			     "lines seq 1 to %llu were rotated away (boxd rotated the log %llu "
+			     "times and keeps one old file; the chain begins after the rotation "
+			     "point boxd kept)",
 			     (unsigned long long)want->seq, (unsigned long long)r->rotations);
 		return;
 	}
 	if (want->seq == 0)
-		fail(v, "%s:%u (seq %llu) is the first line, but the chain began at genesis "
-			"(seq 1): the lines before it were removed",
+		fail(v,
+		     "%s:%u (seq %llu) is the first line, but the chain began at genesis "
+		     "(seq 1): the lines before it were removed",
 		     fname(v, l), l->lineno, (unsigned long long)seq);
 	else
-		fail(v, "%s:%u (seq %llu) is the first line, but the oldest file must begin "
-			"after seq %llu (boxd's rotation point): lines were removed",
+		fail(v,
+		     "%s:%u (seq %llu) is the first line, but the oldest file must begin "
+		     "after seq %llu (boxd's rotation point): lines were removed",
 		     fname(v, l), l->lineno, (unsigned long long)seq,
 		     (unsigned long long)want->seq);
 }
@@ -297,20 +301,24 @@ step(struct verify *v, size_t i, bool have_old)
 			json_decref(no);
 		}
 		if (seq == v->seq + 1)
-			fail(v, "%s:%u (seq %llu) was changed: the prev of %s:%u is not its SHA-256",
+			fail(v,
+			     "%s:%u (seq %llu) was changed: the prev of %s:%u is not its SHA-256",
 			     fname(v, p), p->lineno, (unsigned long long)v->seq, fname(v, l),
 			     l->lineno);
 		else if (seq == v->seq + 2 && nseq == v->seq + 1)
-			fail(v, "%s:%u (seq %llu) and the line after it (seq %llu) are out of order",
+			fail(v,
+			     "%s:%u (seq %llu) and the line after it (seq %llu) are out of order",
 			     fname(v, l), l->lineno, (unsigned long long)seq,
 			     (unsigned long long)nseq);
 		else if (seq == v->seq + 2)
-			fail(v, "%s:%u (seq %llu): the line seq %llu before it is missing (deleted)",
+			fail(v,
+			     "%s:%u (seq %llu): the line seq %llu before it is missing (deleted)",
 			     fname(v, l), l->lineno, (unsigned long long)seq,
 			     (unsigned long long)(v->seq + 1));
 		else if (seq > v->seq + 2)
-			fail(v, "%s:%u (seq %llu): the lines seq %llu to %llu before it are missing "
-				"(deleted)",
+			fail(v,
+			     "%s:%u (seq %llu): the lines seq %llu to %llu before it are missing "
+			     "(deleted)",
 			     fname(v, l), l->lineno, (unsigned long long)seq,
 			     (unsigned long long)(v->seq + 1), (unsigned long long)(seq - 1));
 		else
@@ -332,8 +340,9 @@ step(struct verify *v, size_t i, bool have_old)
 		if (r->rotated[k].seq == seq)
 			kept = &r->rotated[k];
 	if (kept && memcmp(kept->head, v->head, LOGCHAIN_HASH_LEN) != 0)
-		fail(v, "%s:%u (seq %llu) is not the line boxd kept the head of: it or a line "
-			"before it was changed and the chain written again",
+		fail(v,
+		     "%s:%u (seq %llu) is not the line boxd kept the head of: it or a line "
+		     "before it was changed and the chain written again",
 		     fname(v, l), l->lineno, (unsigned long long)seq);
 }
 
@@ -347,15 +356,17 @@ tail(struct verify *v)
 		return;
 	if (!v->chained) {
 		if (r->head.seq > 0)
-			fail(v, "the log holds no chained line, but boxd kept seq %llu: every line "
-				"was removed",
+			fail(v,
+			     "the log holds no chained line, but boxd kept seq %llu: every line "
+			     "was removed",
 			     (unsigned long long)r->head.seq);
 		return;
 	}
 	const struct vline *l = v->last;
 	if (r->head.seq > v->seq) {
-		fail(v, "the log ends at %s:%u (seq %llu), but boxd kept seq %llu: the last "
-			"%llu line%s were removed (truncated)",
+		fail(v,
+		     "the log ends at %s:%u (seq %llu), but boxd kept seq %llu: the last "
+		     "%llu line%s were removed (truncated)",
 		     fname(v, l), l->lineno, (unsigned long long)v->seq,
 		     (unsigned long long)r->head.seq, (unsigned long long)(r->head.seq - v->seq),
 		     r->head.seq - v->seq == 1 ? "" : "s");
@@ -364,12 +375,14 @@ tail(struct verify *v)
 	if (r->head.seq < v->seq) {
 		uint64_t after = v->seq - r->head.seq;
 		if (v->running)
-			note(v, "%llu line%s after the head boxd kept: the box runs (boxd keeps its "
-				"head within a second and at its end)",
+			note(v,
+			     "%llu line%s after the head boxd kept: the box runs (boxd keeps its "
+			     "head within a second and at its end)",
 			     (unsigned long long)after, after == 1 ? "" : "s");
 		else
-			fail(v, "%llu line%s up to %s:%u (seq %llu) come%s after the head boxd "
-				"kept (seq %llu)%s: added later",
+			fail(v,
+			     "%llu line%s up to %s:%u (seq %llu) come%s after the head boxd "
+			     "kept (seq %llu)%s: added later",
 			     (unsigned long long)after, after == 1 ? "" : "s", fname(v, l),
 			     l->lineno, (unsigned long long)v->seq, after == 1 ? "s" : "",
 			     (unsigned long long)r->head.seq,
@@ -382,16 +395,17 @@ log_verify(const char *what)
 {
 	struct boxlog_files f;
 	char *err = NULL;
-	char *text[2] = { NULL, NULL };
-	size_t len[2] = { 0, 0 }, cap = 0;
-	struct verify v = { .names = { "decisions.jsonl.1", "decisions.jsonl" } };
+	char *text[2] = {NULL, NULL};
+	size_t len[2] = {0, 0}, cap = 0;
+	struct verify v = {.names = {"decisions.jsonl.1", "decisions.jsonl"}};
 	int ret = BOXCTL_EXIT_FAILURE;
 
 	int r = boxlog_open(what, &f, &err);
 	if (r < 0) {
 		fprintf(stderr, "boxctl: error: log %s: %s\n", what,
-			err ? err : r == -ENOENT ? "no decision log of this box found"
-						 : strerror(-r));
+			err	       ? err
+			: r == -ENOENT ? "no decision log of this box found"
+				       : strerror(-r));
 		free(err);
 		return BOXCTL_EXIT_FAILURE;
 	}
@@ -420,23 +434,25 @@ log_verify(const char *what)
 		step(&v, i, f.fd[0] >= 0);
 	tail(&v);
 	if (v.unchained)
-		note(&v, "%u line%s before the chain began (written by an older box) are not "
-			 "covered",
+		note(&v,
+		     "%u line%s before the chain began (written by an older box) are not "
+		     "covered",
 		     v.unchained, v.unchained == 1 ? "" : "s");
 	if (v.have_rec == 2)
-		note(&v, "the head was kept in the state dir (%s/%s) by an unprivileged boxd: the "
-			 "box's owner can rewrite it and the log alike, so against the owner this "
-			 "proves nothing without a telemetry export target",
+		note(&v,
+		     "the head was kept in the state dir (%s/%s) by an unprivileged boxd: the "
+		     "box's owner can rewrite it and the log alike, so against the owner this "
+		     "proves nothing without a telemetry export target",
 		     dir, LOGCHAIN_STATE_FILE);
 	else if (!v.have_rec)
 		note(&v, "no head of this log was kept: the chain is checked against itself only");
 	if (!v.failed) {
 		printf("ok: %s: %llu chained line%s (seq %llu to %llu)%s\n", what,
 		       (unsigned long long)v.n_chained, v.n_chained == 1 ? "" : "s",
-		       (unsigned long long)(v.chained ? v.first_seq : 0),
-		       (unsigned long long)v.seq,
-		       v.have_rec == 1 ? ", ending at the head boxd kept"
-		       : v.have_rec == 2 ? ", ending at the head kept in the state dir" : "");
+		       (unsigned long long)(v.chained ? v.first_seq : 0), (unsigned long long)v.seq,
+		       v.have_rec == 1	 ? ", ending at the head boxd kept"
+		       : v.have_rec == 2 ? ", ending at the head kept in the state dir"
+					 : "");
 		ret = BOXCTL_EXIT_OK;
 	}
 out:

@@ -103,7 +103,7 @@ logchain_record_parse(const char *text, size_t len, struct logchain_record *r)
 	unsigned seen = 0; /* bits: version seq head sealed rotations */
 	size_t off = 0;
 
-	*r = (struct logchain_record){ 0 };
+	*r = (struct logchain_record){0};
 	if (len > LOGCHAIN_RECORD_MAX || memchr(text, '\0', len))
 		return -EINVAL;
 	while (off < len) {

@@ -40,12 +40,12 @@ test_hex(void)
 static void
 test_record_round_trip(void)
 {
-	struct logchain_record r = { .head = { .seq = 537 }, .sealed = true };
+	struct logchain_record r = {.head = {.seq = 537}, .sealed = true};
 	char buf[LOGCHAIN_RECORD_MAX];
 
 	memset(r.head.head, 0xcd, sizeof(r.head.head));
 	for (uint64_t i = 1; i <= 3; i++) {
-		struct logchain_point p = { .seq = 100 * i };
+		struct logchain_point p = {.seq = 100 * i};
 		memset(p.head, (int)i, sizeof(p.head));
 		logchain_record_rotated(&r, &p);
 	}
@@ -67,7 +67,7 @@ static void
 test_record_refused(void)
 {
 	static const char *const hx =
-		"0000000000000000000000000000000000000000000000000000000000000000";
+	    "0000000000000000000000000000000000000000000000000000000000000000";
 	char good[512], bad[512];
 	struct logchain_record r;
 
@@ -76,19 +76,20 @@ test_record_refused(void)
 		       hx);
 	CHECK_INT(logchain_record_parse(good, strlen(good), &r), 0);
 	const char *const cases[] = {
-		"box-log-chain 2\nseq 5\nhead H\nsealed 0\nrotations 0\n",     /* version */
-		"box-log-chain 1\nseq 5\nseq 5\nhead H\nsealed 0\nrotations 0\n", /* twice */
-		"box-log-chain 1\nseq 5\nhead H\nrotations 0\n",               /* no sealed */
-		"box-log-chain 1\nseq -5\nhead H\nsealed 0\nrotations 0\n",    /* a sign */
-		"box-log-chain 1\nseq 5\nhead H\nsealed 2\nrotations 0\n",     /* not 0/1 */
-		"box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 0\nextra 1\n",
-		"box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 0",       /* torn */
-		"box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 0\nrotated 3 H\n", /* > rotations */
-		"box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 5\nrotated 9 H\n", /* past head */
-		"box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 5\nrotated 4 H\nrotated 3 H\n",
-		"box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 5\nrotated 1 H\nrotated 2 H\n"
-		"rotated 3 H\n",
-		"box-log-chain 1\nseq 5\nhead 00\nsealed 0\nrotations 0\n",    /* short hash */
+	    "box-log-chain 2\nseq 5\nhead H\nsealed 0\nrotations 0\n",	      /* version */
+	    "box-log-chain 1\nseq 5\nseq 5\nhead H\nsealed 0\nrotations 0\n", /* twice */
+	    "box-log-chain 1\nseq 5\nhead H\nrotations 0\n",		      /* no sealed */
+	    "box-log-chain 1\nseq -5\nhead H\nsealed 0\nrotations 0\n",	      /* a sign */
+	    "box-log-chain 1\nseq 5\nhead H\nsealed 2\nrotations 0\n",	      /* not 0/1 */
+	    "box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 0\nextra 1\n",
+	    "box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 0",		    /* torn */
+	    "box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 0\nrotated 3 H\n", /* > rotations
+										     */
+	    "box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 5\nrotated 9 H\n", /* past head */
+	    "box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 5\nrotated 4 H\nrotated 3 H\n",
+	    "box-log-chain 1\nseq 5\nhead H\nsealed 0\nrotations 5\nrotated 1 H\nrotated 2 H\n"
+	    "rotated 3 H\n",
+	    "box-log-chain 1\nseq 5\nhead 00\nsealed 0\nrotations 0\n", /* short hash */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		/* H: a valid hash, so that only the case's own fault is there */
@@ -113,18 +114,16 @@ test_record_refused(void)
 static void
 test_chain_lines(void)
 {
-	struct declog_chain c = { .seq = 0 };
+	struct declog_chain c = {.seq = 0};
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 
-	CHECK_INT(declog_append_seal(1700000000000000000LL, "b", "0123456789ab", 0, &buf, &len,
-				     &cap),
-		  0);
+	CHECK_INT(
+	    declog_append_seal(1700000000000000000LL, "b", "0123456789ab", 0, &buf, &len, &cap), 0);
 	CHECK_INT(declog_chain(&c, &buf, &len, &cap, 0), 0);
 	size_t first = len;
-	CHECK_INT(declog_append_seal(1700000000000000000LL, "b", "0123456789ab", 1, &buf, &len,
-				     &cap),
-		  0);
+	CHECK_INT(
+	    declog_append_seal(1700000000000000000LL, "b", "0123456789ab", 1, &buf, &len, &cap), 0);
 	CHECK_INT(declog_chain(&c, &buf, &len, &cap, first), 0);
 	CHECK_INT((int)c.seq, 2);
 	uint8_t h[LOGCHAIN_HASH_LEN];
@@ -137,7 +136,8 @@ test_chain_lines(void)
 		       "\"seq\":2,\"prev\":\"%s\"}\n",
 		       hex);
 	CHECK_STR(buf + first, want);
-	CHECK(strstr(buf, ",\"seq\":1,\"prev\":\"" LOGCHAIN_GENESIS_HEX "\"}\n") == buf + first - 84);
+	CHECK(strstr(buf, ",\"seq\":1,\"prev\":\"" LOGCHAIN_GENESIS_HEX "\"}\n") ==
+	      buf + first - 84);
 	logchain_sha256(buf + first, len - first - 1, h);
 	CHECK(memcmp(h, c.head, sizeof(h)) == 0);
 	/* not a line there: refused, nothing changes */
