@@ -1457,6 +1457,19 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 		group_sync_schedule();
 }
 
+/* The chain's head as a control record (docs/box.ini.5.md): box.log.seq, box.log.head. */
+static void
+chain_control(const char *event, const char *message)
+{
+	char seq[32], hex[LOGCHAIN_HEX_LEN + 1];
+
+	(void)snprintf(seq, sizeof(seq), "%llu", (unsigned long long)S.chain.seq);
+	logchain_hex(S.chain.head, hex);
+	const char *keys[] = { "box.log.seq", "box.log.head" };
+	const char *values[] = { seq, hex };
+	tel_control(event, message, keys, values, 2);
+}
+
 static void
 handle_log_fd(struct box_ipc_msg *m)
 {
@@ -1470,6 +1483,8 @@ handle_log_fd(struct box_ipc_msg *m)
 	S.decisions_fd = TAKE_FD(m->fds[0]);
 	/* The head now is the last line of the file boxd renamed: a rotation point. */
 	chain_report(true);
+	if (S.chain.seq > 0)
+		chain_control("box.log.rotated", "decisions.jsonl was rotated");
 }
 
 /*
@@ -2095,7 +2110,6 @@ static void
 chain_seal(void)
 {
 	struct timespec ts;
-	char seq[32], hex[LOGCHAIN_HEX_LEN + 1];
 
 	/* a run that wrote no line leaves the log (and the head boxd keeps) as it was */
 	if (S.decisions_fd < 0 || S.run_lines == 0)
@@ -2122,11 +2136,7 @@ chain_seal(void)
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		log_warn_errno(r, "Cannot tell boxd the sealed head of the decision log");
 	S.report_fd = safe_close(S.report_fd);
-	(void)snprintf(seq, sizeof(seq), "%llu", (unsigned long long)S.chain.seq);
-	logchain_hex(S.chain.head, hex);
-	const char *keys[] = { "box.log.seq", "box.log.head" };
-	const char *values[] = { seq, hex };
-	tel_control("box.log.sealed", "the decision log was sealed", keys, values, 2);
+	chain_control("box.log.sealed", "the decision log was sealed");
 }
 
 /* Step 10: whatever waits for the group fsync gets it (or a deny); then free all. */

@@ -394,9 +394,13 @@ on_policyd_finished(struct box *b)
 
 	if (dm->ev) {
 		struct box_ipc_chan *c = box_ipc_event_chan(dm->ev);
-		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-		for (int i = 0; i < 64 && box_ipc_recv(c, &m) == 0; i++) {
-			if (m.type == BOX__MSG_TYPE__MSG_POLICY_LOG_HEAD)
+		/* box_ipc_recv: 1 a message, 0 a fragment stored, negative: nothing more */
+		for (int i = 0; i < 64; i++) {
+			struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+			int r = box_ipc_recv(c, &m);
+			if (r < 0)
+				break;
+			if (r > 0 && m.type == BOX__MSG_TYPE__MSG_POLICY_LOG_HEAD)
 				chain_head(b, (const Box__PolicyLogHead *)m.msg);
 			box_ipc_msg_done(&m);
 		}

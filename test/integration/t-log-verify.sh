@@ -23,7 +23,7 @@ if ! shell_built; then
 	exit 1
 fi
 n=$$
-ROT=4096
+ROT=32768 # runs 1 and 2 stay below it (about 12 KiB each), run 3 goes over it again and again
 users=$(id -un)
 if [ "$(id -u)" -eq 0 ]; then
 	export BOX_SOCKET="$W/boxd.sock"
@@ -77,7 +77,8 @@ for u in $users; do
 	echo content >"$P/a.txt"
 	printf 'permit (principal, action, resource);\n' >"$D/allow.cedar"
 	S=$D/state/$name
-	# mkini ITER: the agent (lib-shell.sh's) runs `cat` ITER times through box's shell, 0.1 s apart
+	# mkini ITER [SECTIONS]: the agent (lib-shell.sh's) runs `cat` ITER times through box's
+	# shell, 0.1 s apart; SECTIONS are added to box.ini
 	mkini() {
 		cat >"$D/steps.py" <<EOF
 [("loop", ["bash", "-c", "for i in \$(seq $1); do cat a.txt >/dev/null; sleep 0.1; done"])]
@@ -99,6 +100,8 @@ $(agent_env)
 [agent.filesystem]
 write = $P
 read = $D/steps.py
+
+${2:-}
 EOF
 		chown -R "$u:" "$D"
 		chmod 644 "$D/box.ini" "$D/allow.cedar" "$D/steps.py"
@@ -195,13 +198,36 @@ EOF
 	verify
 	vcheck "$u: the pristine copy passes again" "^ok: $name: "
 
-	# Run 3: enough lines to rotate at $ROT bytes more than once.
-	mkini 60
+	# Run 3: enough lines to rotate at $ROT bytes more than once; a telemetry file target
+	# gets each rotation point (box.log.rotated) and the sealed head (box.log.sealed).
+	mkini 80 "$(printf '[telemetry.t]\nkind = file\ndestination = %s/tel.jsonl\ninclude = control\n' "$D")"
 	run_box
 	check "$u: run 3 ends" grep -qx "@@ agent done" "$D/run.out"
 	check "$u: decisions.jsonl was rotated (decisions.jsonl.1)" test -f "$S/decisions.jsonl.1"
 	rots=$(sed -n 's/^rotations //p' "$S/decisions.chain" "$rec" 2>/dev/null | head -1)
 	check "$u: boxd counted the rotations ($rots)" test "${rots:-0}" -ge 2
+	# the control records' heads: box.log.rotated at each rotation of run 3, the last one
+	# with the head of the rotated file's last line; box.log.sealed with the seal line's
+	python3 - "$D/tel.jsonl" "$S/decisions.jsonl.1" "$S/decisions.jsonl" >"$D/tel.sum" 2>&1 <<'EOF'
+import hashlib, json, sys
+ev = []
+for line in open(sys.argv[1]):
+    for rl in json.loads(line)["resourceLogs"]:
+        for sl in rl["scopeLogs"]:
+            for r in sl["logRecords"]:
+                a = {x["key"]: x["value"].get("stringValue") for x in r["attributes"]}
+                if a.get("box.control.event", "").startswith("box.log."):
+                    ev.append((a["box.control.event"], a["box.log.seq"], a["box.log.head"]))
+old = open(sys.argv[2], "rb").read().split(b"\n")[:-1]
+cur = open(sys.argv[3], "rb").read().split(b"\n")[:-1]
+h = lambda l: hashlib.sha256(l).hexdigest()
+rot = [e for e in ev if e[0] == "box.log.rotated"]
+assert ev[-1] == ("box.log.sealed", str(json.loads(cur[-1])["seq"]), h(cur[-1])), ev[-1]
+assert rot[-1] == ("box.log.rotated", str(json.loads(old[-1])["seq"]), h(old[-1])), rot[-1]
+print("rotated", len(rot))
+EOF
+	check "$u: telemetry: box.log.rotated with the rotated file's head, box.log.sealed with the seal's ($(tail -1 "$D/tel.sum"))" \
+		grep -qx "rotated [1-9][0-9]*" "$D/tel.sum"
 	c4=$(python3 chain.py "$S/decisions.jsonl.1" "$S/decisions.jsonl")
 	check "$u: the chain runs across the rotation ($c4)" grep -qE '^ok ' <<<"$c4"
 	verify
