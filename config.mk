@@ -42,6 +42,8 @@ BORINGSSL_LIBDIR := /usr/lib/$(MULTIARCH)/android
 # Debian ships only the versioned sonames: link them by file name.
 BORINGSSL_LIBS   := $(BORINGSSL_LIBDIR)/libssl.so.0 $(BORINGSSL_LIBDIR)/libcrypto.so.0 \
                     -Wl,-rpath,$(BORINGSSL_LIBDIR)
+# libcrypto alone (SHA-256 of the decision log chain, common/logchain.c): boxd, boxctl, box-policyd.
+BORINGSSL_CRYPTO_LIBS := $(BORINGSSL_LIBDIR)/libcrypto.so.0 -Wl,-rpath,$(BORINGSSL_LIBDIR)
 
 BOX_VERSION := 0.1.0
 

@@ -32,6 +32,7 @@
 
 #include "declog.h"
 #include "jsonl.h"
+#include "logchain.h"
 
 void
 declog_init(void)
@@ -147,9 +148,8 @@ source_put(struct jsonl *j, const char *source, const char *session)
 
 /* NUL-terminate and hand the buffer back; a failed line leaves nothing behind. */
 static int
-line_end(struct jsonl *j, size_t start, char **buf, size_t *len, size_t *cap)
+line_done(struct jsonl *j, size_t start, char **buf, size_t *len, size_t *cap)
 {
-	JSONL_LIT(j, "}\n");
 	if (jsonl_room(j, 1))
 		j->buf[j->len] = '\0';
 	int r = jsonl_end(j, start);
@@ -160,6 +160,14 @@ line_end(struct jsonl *j, size_t start, char **buf, size_t *len, size_t *cap)
 	*cap = j->cap;
 	*len = j->len;
 	return r;
+}
+
+/* The closing "}\n", then as line_done. */
+static int
+line_end(struct jsonl *j, size_t start, char **buf, size_t *len, size_t *cap)
+{
+	JSONL_LIT(j, "}\n");
+	return line_done(j, start, buf, len, cap);
 }
 
 int
@@ -217,6 +225,42 @@ declog_append_outcome(const struct declog_outcome *o, char **buf, size_t *len, s
 		fields_put(&j, o->output, o->n_output);
 	}
 	source_put(&j, o->source, o->session);
+	return line_end(&j, start, buf, len, cap);
+}
+
+int
+declog_chain(struct declog_chain *c, char **buf, size_t *len, size_t *cap, size_t start)
+{
+	struct jsonl j = { .buf = *buf, .len = *len, .cap = *cap };
+	char hex[LOGCHAIN_HEX_LEN + 1];
+
+	if (!j.buf || j.len < start + 3 || memcmp(j.buf + j.len - 2, "}\n", 2) != 0)
+		return -EINVAL;
+	logchain_hex(c->head, hex);
+	j.len -= 2;
+	JSONL_LIT(&j, ",\"seq\":");
+	jsonl_long(&j, (int64_t)(c->seq + 1));
+	JSONL_LIT(&j, ",\"prev\":\"");
+	jsonl_put(&j, hex, LOGCHAIN_HEX_LEN);
+	JSONL_LIT(&j, "\"}\n");
+	int r = line_done(&j, start, buf, len, cap);
+	if (r < 0)
+		return r;
+	logchain_sha256(*buf + start, *len - start - 1, c->head);
+	c->seq++;
+	return 0;
+}
+
+int
+declog_append_seal(int64_t time_ns, const char *box, const char *id, uint64_t lines, char **buf,
+		   size_t *len, size_t *cap)
+{
+	struct jsonl j = { .buf = *buf, .len = *len, .cap = *cap };
+	size_t start = *len;
+
+	jsonl_head(&j, time_ns, box, id, STRICT);
+	JSONL_LIT(&j, ",\"seal\":\"end\",\"lines\":");
+	jsonl_long(&j, (int64_t)lines);
 	return line_end(&j, start, buf, len, cap);
 }
 

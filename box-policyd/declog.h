@@ -64,6 +64,15 @@ struct declog_reload {
 	const char *error; /* !ok */
 };
 
+/*
+ * The chain (common/logchain.h): seq and SHA-256 of the last line written (seq 0
+ * and all zeros before the first line ever: genesis).
+ */
+struct declog_chain {
+	uint64_t seq;
+	uint8_t head[32];
+};
+
 /* Before the seccomp filter: jansson seeds its hash function from /dev/urandom once. */
 void declog_init(void);
 /* The JSON line with its "\n" (malloc'd). NULL on failure (errno set). */
@@ -78,6 +87,20 @@ int declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t 
 int declog_append_outcome(const struct declog_outcome *o, char **buf, size_t *len, size_t *cap);
 /* The same for a reload's control line. */
 int declog_append_reload(const struct declog_reload *c, char **buf, size_t *len, size_t *cap);
+/*
+ * Chain the line at (*BUF)[START..*LEN), which ends with "}\n": it then ends with
+ * ,"seq":N,"prev":"HEX"}\n (N = C's seq + 1, HEX = C's head) and C becomes its
+ * seq and SHA-256 (of its bytes without the newline). 0, or -ENOMEM with the line
+ * removed (*LEN = START) and C unchanged; -EINVAL: not a line there.
+ */
+int declog_chain(struct declog_chain *c, char **buf, size_t *len, size_t *cap, size_t start);
+/*
+ * The seal line at the end of a run (docs/boxctl.1.md "The chain"):
+ * {"time":…,"time_ns":…,"box":…,"id":…,"seal":"end","lines":LINES}\n, to be chained
+ * as every other line. LINES: the lines this run wrote before it.
+ */
+int declog_append_seal(int64_t time_ns, const char *box, const char *id, uint64_t lines,
+		       char **buf, size_t *len, size_t *cap);
 /* Format and write one line to FD. Negative errno on failure. */
 int declog_write(int fd, const struct declog_entry *e);
 

@@ -92,6 +92,13 @@
  * again; a PolicyShip of a kept earlier generation is checked against that
  * generation's policy (handle_ship).
  *
+ * The decision log's chain (docs/boxctl.1.md "The chain", common/logchain.h):
+ * each line gets its seq and prev when it enters the write buffer, in the order
+ * lines are written (log_chain), starting after PolicyInit.log_head (else
+ * genesis); after each write the head goes to boxd (PolicyLogHead), after a
+ * rotated fd is taken as a rotation point, and at the end after the seal line,
+ * on a copy of fd 3 kept for that (boxd has half-closed fd 3 by then).
+ *
  * BOX_TEST_CLOCK=START_NS[,STEP_NS] (tests and benchmarks only) replaces the
  * wall clock by one that starts at START_NS and advances STEP_NS (default
  * 1 ms) at every event; it is read from policyd's own environment, which
@@ -131,6 +138,7 @@
 #include "ipc.h"
 #include "ipc_event.h"
 #include "log.h"
+#include "logchain.h"
 #include "parse.h"
 #include "policy.pb-c.h"
 #include "policy_permits.h"
@@ -293,6 +301,11 @@ static struct {
 	unsigned log_failures;
 	char *logbuf; /* decision lines waiting for one write at the end of the loop pass */
 	size_t log_len, log_cap;
+	/* The chain (common/logchain.h): the last line put in logbuf; what boxd was told last. */
+	struct declog_chain chain;
+	uint64_t chain_reported;
+	uint64_t run_lines; /* lines of this run (the seal line says how many) */
+	int report_fd;      /* a copy of fd 3: the sealed head goes out after boxd half-closed it */
 	struct event *log_flush;
 	bool log_flush_armed;
 	struct event *stop_signals[2];
@@ -352,6 +365,7 @@ static struct {
 	},
 	.decisions_fd = -1,
 	.gen_fd = -1,
+	.report_fd = -1,
 };
 
 /* Box__DecisionCause order. */
@@ -429,11 +443,53 @@ sleep_ms(unsigned ms)
 static void drop_peer(struct peer *p, int error);
 static void attached_reap(void);
 
+/*
+ * Tell boxd the chain's head (PolicyLogHead): after lines were written, ROTATED
+ * after taking a rotated fd. Queued behind the channel's other messages; a
+ * failure costs boxd a fresher head, never a decision.
+ */
+static void
+chain_report(bool rotated)
+{
+	Box__PolicyLogHead h = BOX__POLICY_LOG_HEAD__INIT;
+
+	if (!S.peers[0].ev || (!rotated && S.chain_reported == S.chain.seq) || S.chain.seq == 0)
+		return;
+	h.seq = S.chain.seq;
+	h.head.data = S.chain.head;
+	h.head.len = sizeof(S.chain.head);
+	h.has_rotated = rotated;
+	h.rotated = rotated;
+	int r = box_ipc_event_send(S.peers[0].ev, BOX__MSG_TYPE__MSG_POLICY_LOG_HEAD, 0, &h.base,
+				   NULL, 0);
+	if (r < 0)
+		log_warn_errno(r, "Cannot tell boxd the decision log's head");
+	else
+		S.chain_reported = S.chain.seq;
+}
+
+/*
+ * The line that begins at START of logbuf (made there, or a held one copied
+ * there) takes its place in the chain: seq and prev, in the order lines are
+ * written. Negative: it was dropped.
+ */
+static int
+log_chain(size_t start)
+{
+	int r = declog_chain(&S.chain, &S.logbuf, &S.log_len, &S.log_cap, start);
+	if (r < 0)
+		S.log_len = start;
+	else
+		S.run_lines++;
+	return r;
+}
+
 /* Write the buffered decision lines with one write (whole lines only). */
 static void
 log_flush(void)
 {
 	size_t off = 0;
+	bool wrote = S.log_len > 0;
 
 	while (off < S.log_len && S.decisions_fd >= 0) {
 		ssize_t n = write(S.decisions_fd, S.logbuf + off, S.log_len - off);
@@ -450,6 +506,8 @@ log_flush(void)
 		off += (size_t)n;
 	}
 	S.log_len = 0;
+	if (wrote)
+		chain_report(false);
 }
 
 /*
@@ -682,7 +740,10 @@ log_entry(const struct declog_entry *ep)
 		return;
 	}
 	/* Straight into the buffer of lines waiting for their write. */
+	size_t start = S.log_len;
 	int r = declog_append(&e, &S.logbuf, &S.log_len, &S.log_cap);
+	if (r == 0)
+		r = log_chain(start);
 	if (r < 0) {
 		if (S.log_failures++ % 1000 == 0)
 			log_warn_errno(r, "Cannot format a decision line");
@@ -723,7 +784,10 @@ log_outcome(struct peer *p, const Box__RecordRequest *rec, int64_t time_ns)
 		log_hold(r, line, len, "Cannot format an outcome line");
 		return;
 	}
+	size_t start = S.log_len;
 	int r = declog_append_outcome(&o, &S.logbuf, &S.log_len, &S.log_cap);
+	if (r == 0)
+		r = log_chain(start);
 	if (r < 0) {
 		if (S.log_failures++ % 1000 == 0)
 			log_warn_errno(r, "Cannot format an outcome line");
@@ -879,9 +943,12 @@ pending_flush(bool failed)
 				S.logbuf = nb;
 				S.log_cap = cap;
 			}
+			size_t start = S.log_len;
 			memcpy(S.logbuf + S.log_len, lb, n);
 			S.log_len += n;
 			S.logbuf[S.log_len] = '\0';
+			if (log_chain(start) < 0 && S.log_failures++ % 1000 == 0)
+				log_warn("Cannot chain a decision line");
 			pending_clear(q);
 			log_flush_soon();
 			continue;
@@ -1898,7 +1965,10 @@ log_reload(const struct declog_reload *c)
 		log_hold(r, line, len, "Cannot format a control line");
 		return;
 	}
+	size_t start = S.log_len;
 	int r = declog_append_reload(c, &S.logbuf, &S.log_len, &S.log_cap);
+	if (r == 0)
+		r = log_chain(start);
 	if (r < 0) {
 		if (S.log_failures++ % 1000 == 0)
 			log_warn_errno(r, "Cannot format a control line");
@@ -1986,6 +2056,19 @@ handle_reload(struct peer *p, struct box_ipc_msg *m)
 		fatal(r, "Cannot answer boxd's PolicyReload");
 }
 
+/* The chain's head as a control record (docs/box.ini.5.md): box.log.seq, box.log.head. */
+static void
+chain_control(const char *event, const char *message)
+{
+	char seq[32], hex[LOGCHAIN_HEX_LEN + 1];
+
+	(void)snprintf(seq, sizeof(seq), "%llu", (unsigned long long)S.chain.seq);
+	logchain_hex(S.chain.head, hex);
+	const char *keys[] = { "box.log.seq", "box.log.head" };
+	const char *values[] = { seq, hex };
+	tel_control(event, message, keys, values, 2);
+}
+
 static void
 handle_log_fd(struct box_ipc_msg *m)
 {
@@ -1997,6 +2080,10 @@ handle_log_fd(struct box_ipc_msg *m)
 	log_flush();
 	safe_close(S.decisions_fd);
 	S.decisions_fd = TAKE_FD(m->fds[0]);
+	/* The head now is the last line of the file boxd renamed: a rotation point. */
+	chain_report(true);
+	if (S.chain.seq > 0)
+		chain_control("box.log.rotated", "decisions.jsonl was rotated");
 }
 
 /*
@@ -2498,6 +2585,15 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd, int *ret_tel_fd)
 			fatalx("PolicyInit: the last fd is not the telemetry channel");
 		*ret_tel_fd = TAKE_FD(m->fds[2 + init->n_telemetry_include]);
 	}
+	/* The chain goes on from the head boxd kept of the last run (else genesis). */
+	if (init->log_head) {
+		S.chain.seq = init->log_head->seq;
+		memcpy(S.chain.head, init->log_head->head.data, sizeof(S.chain.head));
+	}
+	S.chain_reported = S.chain.seq;
+	S.report_fd = fcntl(DAEMON_FD_BOXD, F_DUPFD_CLOEXEC, 3);
+	if (S.report_fd < 0)
+		fatal(-errno, "Cannot keep a copy of boxd's channel");
 	(void)snprintf(S.box_name, sizeof(S.box_name), "%s", init->box_name);
 	S.person_session = init->has_person_session && init->person_session;
 	S.ask_timeout_ms = init->has_ask_timeout_ms && init->ask_timeout_ms > 0
@@ -2727,6 +2823,46 @@ tel_watch(int fd)
 		fatal(-errno, "Cannot watch the telemetry channel");
 }
 
+/*
+ * The seal line (docs/boxctl.1.md "The chain"): how many lines this run wrote,
+ * chained like the others; then its head goes to boxd (sealed) on the copy of
+ * fd 3 — boxd half-closed the channel to end us and reads it before our exit —
+ * and out as a control record. A box without a log, or a run that wrote no
+ * line, writes none.
+ */
+static void
+chain_seal(void)
+{
+	struct timespec ts;
+
+	/* a run that wrote no line leaves the log (and the head boxd keeps) as it was */
+	if (S.decisions_fd < 0 || S.run_lines == 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	size_t start = S.log_len;
+	int r = declog_append_seal((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, S.box_name,
+				   S.box_id, S.run_lines, &S.logbuf, &S.log_len, &S.log_cap);
+	if (r == 0)
+		r = log_chain(start);
+	if (r < 0) {
+		log_warn_errno(r, "Cannot write the decision log's seal line");
+		return;
+	}
+	S.chain_reported = S.chain.seq; /* the flush reports nothing: the sealed head follows */
+	log_flush();
+	Box__PolicyLogHead h = BOX__POLICY_LOG_HEAD__INIT;
+	h.seq = S.chain.seq;
+	h.head.data = S.chain.head;
+	h.head.len = sizeof(S.chain.head);
+	h.has_sealed = h.sealed = true;
+	r = box_ipc_send(S.report_fd, &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_LOG_HEAD, 0,
+			 &h.base, NULL, 0);
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+		log_warn_errno(r, "Cannot tell boxd the sealed head of the decision log");
+	S.report_fd = safe_close(S.report_fd);
+	chain_control("box.log.sealed", "the decision log was sealed");
+}
+
 /* Step 10: whatever waits for the group fsync gets it (or a deny); then free all. */
 static void
 shutdown_flush(int dirfd)
@@ -2745,6 +2881,7 @@ shutdown_flush(int dirfd)
 	if (S.n_pending || engine_needs_sync(S.engine))
 		group_commit();
 	log_flush();
+	chain_seal();
 	char count[32];
 	(void)snprintf(count, sizeof(count), "%llu", (unsigned long long)S.n_decisions);
 	const char *keys[] = { "box.decisions" };

@@ -14,4 +14,5 @@ $(POLICYD_OBJS): private MODULE_CPPFLAGS := -Iproto \
 $(BIN)/box-policyd: $(POLICYD_OBJS) $(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BIN)/box-policyd: private MODULE_LDLIBS := \
-	$(call pkg_libs,libprotobuf-c libevent jansson libseccomp libcap)
+	$(call pkg_libs,libprotobuf-c libevent jansson libseccomp libcap) \
+	$(BORINGSSL_CRYPTO_LIBS)

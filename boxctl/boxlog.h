@@ -17,6 +17,7 @@ struct boxlog_files {
 	int fd[2];              /* [0] decisions.jsonl.1, [1] decisions.jsonl; -1: absent */
 	char path[2][PATH_MAX]; /* what to call them in messages */
 	char run_id[16];        /* WHAT was a run ID: only that run's lines count */
+	bool running;           /* a boxd runs the box (it handed the files over) */
 };
 
 /*
@@ -26,6 +27,8 @@ struct boxlog_files {
  */
 int boxlog_open(const char *what, struct boxlog_files *ret, char **err);
 void boxlog_close(struct boxlog_files *f);
+/* `boxctl log --verify WHAT` (log_verify.c): a BOXCTL_EXIT_* code. */
+int log_verify(const char *what);
 /*
  * The state dir (malloc'd) of box NAME|ID that no boxd runs, found as
  * boxlog_open finds it (by name, through ./box.ini, by run ID); NULL: none.

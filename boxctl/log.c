@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * log.c — `boxctl log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T]
- * [--source D]`: a box's decisions (docs/boxctl.1.md).
+ * [--source D]`: a box's decisions (docs/boxctl.1.md); `--verify` checks the
+ * log's chain instead (log_verify.c).
  *
  * A running box first: the boxd that runs it (the service at $BOX_SOCKET,
  * else /run/box/boxd.sock, then this user's embedded boxds) answers a
@@ -154,8 +155,11 @@ show_line(struct logview *v, const char *line, size_t len)
 		return;
 	}
 	json_t *o = json_loadb(line, len, 0, &je);
-	if (json_is_object(o) && json_object_get(o, "record")) {
-		/* An outcome line (docs/boxctl.1.md): not a decision; --json shows it unless filtered out. */
+	if (json_is_object(o) && (json_object_get(o, "record") || json_object_get(o, "seal"))) {
+		/*
+		 * An outcome line or a run's seal line (docs/boxctl.1.md): not a decision;
+		 * --json shows it unless filtered out.
+		 */
 		if (v->json && line_matches(v, o)) {
 			fwrite(line, 1, len, stdout);
 			fputc('\n', stdout);
@@ -695,6 +699,7 @@ boxlog_open(const char *what, struct boxlog_files *ret, char **err)
 	if (found < 0)
 		return found;
 	if (found > 0) {
+		ret->running = true;
 		if (strcmp(running.id, what) == 0)
 			(void)snprintf(ret->run_id, sizeof(ret->run_id), "%s", running.id);
 		ret->fd[0] = TAKE_FD(running.previous);
@@ -751,7 +756,8 @@ static int
 usage(FILE *f)
 {
 	fprintf(f, "usage: boxctl log NAME|ID [-f] [--json] [--verdict permit|deny] [--action A] "
-		   "[--since T] [--source D]\n");
+		   "[--since T] [--source D]\n"
+		   "       boxctl log --verify NAME|ID\n");
 	return BOXCTL_EXIT_USAGE;
 }
 
@@ -815,13 +821,15 @@ cmd_log(int argc, char **argv)
 {
 	struct logview v = { 0 };
 	const char *what = NULL;
-	bool follow_mode = false;
+	bool follow_mode = false, verify = false;
 	char path[PATH_MAX + 32];
 
 	for (int i = 1; i < argc; i++) {
 		bool has_arg = i + 1 < argc;
 		if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0)
 			follow_mode = true;
+		else if (strcmp(argv[i], "--verify") == 0)
+			verify = true;
 		else if (strcmp(argv[i], "--json") == 0)
 			v.json = true;
 		else if (strcmp(argv[i], "--verdict") == 0 && has_arg) {
@@ -872,6 +880,12 @@ cmd_log(int argc, char **argv)
 		fprintf(stderr, "boxctl: error: '%s' is neither a box name nor a box id\n", what);
 		return BOXCTL_EXIT_USAGE;
 	}
+	if (verify && (follow_mode || v.json || filtering(&v))) {
+		fprintf(stderr, "boxctl: error: --verify takes no -f, --json or filter\n");
+		return BOXCTL_EXIT_USAGE;
+	}
+	if (verify)
+		return log_verify(what);
 	/* A running box: its boxd opens the files (wherever its state dir is). */
 	struct boxd_log running = { .current = -1, .previous = -1 };
 	_cleanup_free_ char *from = NULL;

@@ -12,7 +12,8 @@ $(BOXCTL_OBJS): private MODULE_CPPFLAGS := -Iproto $(call pkg_cflags,inih jansso
 $(BIN)/boxctl: $(BOXCTL_OBJS) $(LIBBOXPOLICY) $(LIBMCPD) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 # libcap: common/privdrop.c, for owner.c's child that asks the kernel as the box owner.
-$(BIN)/boxctl: private MODULE_LDLIBS := $(call pkg_libs,inih jansson libprotobuf-c libcap) -lm
+$(BIN)/boxctl: private MODULE_LDLIBS := $(call pkg_libs,inih jansson libprotobuf-c libcap) -lm \
+	$(BORINGSSL_CRYPTO_LIBS)
 
 # `boxctl init`'s templates (boxctl/init/*.in) compiled in as strings (init.h).
 BOXCTL_INIT_TEMPLATES := $(sort $(wildcard boxctl/init/*.in))

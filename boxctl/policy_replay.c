@@ -838,7 +838,7 @@ schema_line(struct replay *st, const char *text, char *msg, size_t len)
 
 enum key {
 	K_OTHER, K_TIME, K_TIME_NS, K_BOX, K_ID, K_ACTION, K_RESOURCE, K_VERDICT, K_CAUSE,
-	K_RULES, K_RECORD, K_INPUT, K_OUTPUT, K_SCHEMA,
+	K_RULES, K_RECORD, K_INPUT, K_OUTPUT, K_SCHEMA, K_SEAL,
 };
 
 static enum key
@@ -847,7 +847,9 @@ key_of(const char *k, size_t n)
 	switch (n) {
 	case 2: return memcmp(k, "id", 2) == 0 ? K_ID : K_OTHER;
 	case 3: return memcmp(k, "box", 3) == 0 ? K_BOX : K_OTHER;
-	case 4: return memcmp(k, "time", 4) == 0 ? K_TIME : K_OTHER;
+	case 4:
+		return memcmp(k, "time", 4) == 0 ? K_TIME
+		     : memcmp(k, "seal", 4) == 0 ? K_SEAL : K_OTHER;
 	case 5:
 		return memcmp(k, "input", 5) == 0 ? K_INPUT
 		     : memcmp(k, "cause", 5) == 0 ? K_CAUSE
@@ -1010,6 +1012,7 @@ replay_line(struct replay *st, const char *file, unsigned lineno, char *line, si
 						refuse(st, file, lineno, "", why);
 				}
 				return;
+			case K_SEAL: /* the end of a run (docs/boxctl.1.md "The chain") */
 			case K_OTHER:
 			default:
 				if (!jr_skip(&c, 1))
@@ -1062,6 +1065,9 @@ replay_line(struct replay *st, const char *file, unsigned lineno, char *line, si
 		jr_fail(&c, "text after the object");
 		goto bad;
 	}
+	/* A seal line (docs/boxctl.1.md "The chain") is no event: nothing to replay. */
+	if (!l.action && (seen & (1u << K_SEAL)))
+		return;
 	if (!l.action) {
 		(void)snprintf(c.err, sizeof(c.err), "no \"action\": not a decision line");
 		goto bad;

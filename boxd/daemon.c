@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,6 +88,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.peer_role = BOX_POLICY_ROLE_POLICYD,
 		.ready_timeout_ms = BOXD_POLICYD_READY_TIMEOUT_MS,
 		.exit_wait_ms = BOXD_POLICYD_EXIT_WAIT_MS,
+		.half_close = true,
 	},
 	[DAEMON_GATEWAY] = {
 		.name = "box-gateway",
@@ -682,7 +684,15 @@ daemon_finish(struct box_daemon *dm)
 
 	if (!dm->ops)
 		return false;
-	channel_close(dm);
+	if (dm->desc->half_close && dm->ev && child_running(&dm->child)) {
+		/* It sees its end close and may still answer (half_close): read until it exits. */
+		dm->closing = true;
+		ready_wait_end(dm);
+		if (shutdown(box_ipc_event_fd(dm->ev), SHUT_WR) < 0)
+			channel_close(dm);
+	} else {
+		channel_close(dm);
+	}
 	if (!child_running(&dm->child) || dm->exit_timer)
 		return dm->exit_timer != NULL;
 	dm->exit_timer = evtimer_new(dm->b->d->base, on_exit_timeout, dm);

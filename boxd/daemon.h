@@ -23,7 +23,8 @@
  *                     message kept for RunExit, the box killed (fail closed)
  *   (reaped)          its process exited (child.c's reaper): the start
  *                     failed, or it was lost, or its exit wait ends
- *   daemon_finish     the box ends: close the channel (it exits), wait for
+ *   daemon_finish     the box ends: close the channel (half_close: shut down
+ *                     our sending side, still reading what it says; it exits), wait for
  *                     the reap or ops->exit_wait_ms then SIGKILL; true while
  *                     waiting (ops->finished follows)
  *   daemon_stop       now: channel closed, SIGKILL, nothing waited for
@@ -102,6 +103,12 @@ struct daemon_desc {
 	unsigned peer_role;          /* the daemon's role in proto */
 	unsigned ready_timeout_ms;   /* spawned → ready */
 	unsigned exit_wait_ms;       /* channel closed → exited, else SIGKILL */
+	/*
+	 * The end half-closes its channel (shutdown SHUT_WR): the daemon reads its
+	 * end as a close and may still send (box-policyd: its sealed log head) until
+	 * it exits; boxd goes on reading until then.
+	 */
+	bool half_close;
 };
 
 #define DAEMON_FD(n) (1u << (n))

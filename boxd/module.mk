@@ -10,4 +10,5 @@ $(BOXD_OBJS): private MODULE_CPPFLAGS := -Iproto $(call pkg_cflags,libprotobuf-c
 
 $(BIN)/boxd: $(BOXD_OBJS) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
-$(BIN)/boxd: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c libevent)
+$(BIN)/boxd: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c libevent) \
+	$(BORINGSSL_CRYPTO_LIBS)

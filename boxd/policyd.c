@@ -22,9 +22,14 @@
  * BOXD_POLICYD_READY_TIMEOUT_MS pass and the start fails — boxd's loop never
  * waits for it. While the box runs, policyd going away stops the box
  * (fail closed: "box-policyd exited (…): the box was stopped (no policy,
- * no box)"). A one-second timer rotates decisions.jsonl at 64 MiB. When the
- * box ends, closing fd 3 ends policyd (it writes its decision lines and
- * syncs the history first); the box finishes when its exit is reaped (an
+ * no box)"). A one-second timer rotates decisions.jsonl at 64 MiB
+ * (BOX_TEST_DECISIONS_ROTATE_BYTES lowers it for tests). The decision log's
+ * chain (common/logchain.h): the head kept of the last run goes to policyd in
+ * PolicyInit; each PolicyLogHead policyd sends updates it, and it is written
+ * (chain_save) within a second, at once after a rotation and at the seal.
+ * When the box ends, a half-close of fd 3 ends policyd (it writes its decision
+ * lines, syncs the history, writes the seal line and sends its sealed head on
+ * its end, which boxd still reads); the box finishes when its exit is reaped (an
  * event: RunExit follows that final flush), or after
  * BOXD_POLICYD_EXIT_WAIT_MS with a SIGKILL. The channel, the ready wait,
  * the loss and the exit wait are daemon.c's, as for every per-box daemon.
@@ -52,6 +57,8 @@
 #include "fdutil.h"
 #include "ipc.h"
 #include "log.h"
+#include "logchain.h"
+#include "parse.h"
 #include "path.h"
 #include "policy.pb-c.h"
 #include "policy_validate.h"
@@ -177,6 +184,9 @@ struct policyd {
 	struct box_daemon dm;     /* its lifecycle (daemon.c) */
 	struct event *rotate_ev;  /* decisions.jsonl size check, every second */
 	uint32_t decisions_generation;
+	/* The decision log chain's record (common/logchain.h): loaded at start, kept up to date */
+	struct logchain_record chain;
+	bool chain_dirty; /* a newer head than the file holds: written within a second */
 	/* policyd's end of each peer's channel until that peer is spawned (-1: taken, none) */
 	int peer_fd[DAEMON__N];
 	int tel_fd; /* the gateway's end of the telemetry channel, until it starts */
@@ -235,6 +245,159 @@ rotate_stop(struct policyd *p)
 		event_free(p->rotate_ev);
 		p->rotate_ev = NULL;
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* the decision log chain's record (common/logchain.h)                 */
+
+/*
+ * Where the record of B's chain is kept: a root boxd's in
+ * LOGCHAIN_SERVICE_DIR/UID/KEY, root-owned (0640, the owner's group may read,
+ * so `boxctl log --verify` as the owner can; nobody but root can write or
+ * replace it: the directories are root's, 0755 and 0750); an unprivileged
+ * boxd's in the state dir (LOGCHAIN_STATE_FILE), which its owner can write —
+ * against the owner that proves nothing (docs/boxctl.1.md "The chain").
+ * *RET_DIR: an fd of the directory (O_PATH for the service), *NAME: the file name.
+ * Race: /var/lib/box and what is below it are root's (state_dir_choose checked
+ * /var/lib/box): no entry can be swapped by anyone else; each step is an *at()
+ * call with O_NOFOLLOW relative to the fd before it.
+ */
+static int
+chain_dir(const struct box *b, bool create, int *ret_dir, char name[LOGCHAIN_HEX_LEN + 8])
+{
+	if (!b->d->root) {
+		if (b->rc.state_dirfd < 0)
+			return -EBADF;
+		*ret_dir = fcntl(b->rc.state_dirfd, F_DUPFD_CLOEXEC, 3);
+		(void)snprintf(name, LOGCHAIN_HEX_LEN + 8, "%s", LOGCHAIN_STATE_FILE);
+		return *ret_dir < 0 ? -errno : 0;
+	}
+	char uid[16];
+	if (create && mkdir("/var/lib/box", 0755) < 0 && errno != EEXIST)
+		return -errno;
+	_cleanup_close_ int lib = open("/var/lib/box", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lib < 0)
+		return -errno;
+	if (create && mkdirat(lib, "chain", 0755) < 0 && errno != EEXIST)
+		return -errno;
+	_cleanup_close_ int ch = openat(lib, "chain", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (ch < 0)
+		return -errno;
+	if (fstat(ch, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022))
+		return -EPERM;
+	(void)snprintf(uid, sizeof(uid), "%u", (unsigned)b->owner.uid);
+	if (create && mkdirat(ch, uid, 0750) < 0 && errno != EEXIST)
+		return -errno;
+	int fd = openat(ch, uid, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* root's, the owner's group may read: the owner verifies, nobody else writes */
+	if (create && (fchown(fd, 0, b->owner.gid) < 0 || fchmod(fd, 0750) < 0)) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	*ret_dir = fd;
+	logchain_key(b->rc.state_dir, name);
+	return 0;
+}
+
+/* Load B's record: 1, 0 (none: the chain starts at genesis), negative errno. */
+static int
+chain_load(struct box *b)
+{
+	_cleanup_close_ int dir = -1;
+	char name[LOGCHAIN_HEX_LEN + 8], buf[LOGCHAIN_RECORD_MAX + 1];
+
+	b->policyd->chain = (struct logchain_record){ 0 };
+	int r = chain_dir(b, false, &dir, name);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -EPERM;
+	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n > LOGCHAIN_RECORD_MAX)
+		return -EFBIG;
+	r = logchain_record_parse(buf, (size_t)n, &b->policyd->chain);
+	if (r < 0) {
+		b->policyd->chain = (struct logchain_record){ 0 };
+		return r;
+	}
+	return 1;
+}
+
+/*
+ * Write B's record (a new file renamed over the old one); SYNC: fsynced first
+ * (at a rotation and at the end; the once-a-second refresh is not).
+ */
+static int
+chain_save(struct box *b, bool sync)
+{
+	_cleanup_close_ int dir = -1;
+	char name[LOGCHAIN_HEX_LEN + 8], tmp[LOGCHAIN_HEX_LEN + 16], buf[LOGCHAIN_RECORD_MAX];
+
+	int len = logchain_record_format(&b->policyd->chain, buf, sizeof(buf));
+	if (len < 0)
+		return len;
+	int r = chain_dir(b, true, &dir, name);
+	if (r < 0)
+		return r;
+	(void)snprintf(tmp, sizeof(tmp), "%s.new", name);
+	(void)unlinkat(dir, tmp, 0);
+	_cleanup_close_ int fd = openat(dir, tmp,
+					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+					b->d->root ? 0640 : 0600);
+	if (fd < 0)
+		return -errno;
+	if (b->d->root && fchown(fd, 0, b->owner.gid) < 0)
+		r = -errno;
+	if (r == 0) {
+		ssize_t n = write(fd, buf, (size_t)len);
+		r = n < 0 ? -errno : n != len ? -EIO : 0;
+	}
+	if (r == 0 && sync && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(dir, tmp, dir, name) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlinkat(dir, tmp, 0);
+	else
+		b->policyd->chain_dirty = false;
+	return r;
+}
+
+static void
+chain_save_logged(struct box *b, bool sync)
+{
+	int r = chain_save(b, sync);
+	if (r < 0)
+		log_warn_errno(r, "box %s (%s): cannot keep the decision log's head", b->name, b->id);
+}
+
+/* PolicyLogHead: a newer head (never an older one), a rotation point, the seal. */
+static void
+chain_head(struct box *b, const Box__PolicyLogHead *h)
+{
+	struct logchain_record *c = &b->policyd->chain;
+	struct logchain_point p = { .seq = h->seq };
+
+	if (h->seq < c->head.seq || h->head.len != sizeof(p.head))
+		return;
+	memcpy(p.head, h->head.data, sizeof(p.head));
+	c->head = p;
+	c->sealed = h->sealed;
+	if (h->rotated)
+		logchain_record_rotated(c, &p);
+	b->policyd->chain_dirty = true;
+	if (h->rotated || h->sealed)
+		chain_save_logged(b, true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -426,6 +589,35 @@ on_policyd_msg(struct box_daemon *dm, struct box_ipc_msg *m)
 	else if (m->type == BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY ||
 		 m->type == BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER_REPLY)
 		ask_answer_client(dm->b, m);
+	else if (m->type == BOX__MSG_TYPE__MSG_POLICY_LOG_HEAD)
+		chain_head(dm->b, (const Box__PolicyLogHead *)m->msg);
+}
+
+/*
+ * policyd has exited (or was killed): read what it sent last — its sealed head
+ * may still wait in the channel when the reap came first — and keep the head.
+ */
+static void
+on_policyd_finished(struct box *b)
+{
+	struct box_daemon *dm = &b->policyd->dm;
+
+	if (dm->ev) {
+		struct box_ipc_chan *c = box_ipc_event_chan(dm->ev);
+		/* box_ipc_recv: 1 a message, 0 a fragment stored, negative: nothing more */
+		for (int i = 0; i < 64; i++) {
+			struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+			int r = box_ipc_recv(c, &m);
+			if (r < 0)
+				break;
+			if (r > 0 && m.type == BOX__MSG_TYPE__MSG_POLICY_LOG_HEAD)
+				chain_head(b, (const Box__PolicyLogHead *)m.msg);
+			box_ipc_msg_done(&m);
+		}
+	}
+	if (b->policyd->chain_dirty)
+		chain_save_logged(b, true);
+	box_policyd_finished(b);
 }
 
 /* Its channel goes (lost, finish, stop): nothing left to hand a new log fd to. */
@@ -491,7 +683,7 @@ static const struct box_daemon_ops policyd_ops = {
 	.id = DAEMON_POLICYD,
 	.on_msg = on_policyd_msg,
 	.ready = box_policyd_ready,
-	.finished = box_policyd_finished,
+	.finished = on_policyd_finished,
 	.closing = on_policyd_closing,
 };
 
@@ -549,15 +741,33 @@ decisions_rotate(struct box *b)
 	return 0;
 }
 
+/*
+ * The size decisions.jsonl rotates at: BOXD_DECISIONS_ROTATE_BYTES, or
+ * BOX_TEST_DECISIONS_ROTATE_BYTES from boxd's own environment (tests only:
+ * 1024 up to the default), so a test sees rotations without 64 MiB of lines.
+ */
+static uint64_t
+rotate_bytes(void)
+{
+	const char *v = getenv("BOX_TEST_DECISIONS_ROTATE_BYTES");
+	uint64_t n;
+
+	if (v && parse_u64(v, BOXD_DECISIONS_ROTATE_BYTES, &n) == 0 && n >= 1024)
+		return n;
+	return BOXD_DECISIONS_ROTATE_BYTES;
+}
+
 static void
 on_rotate_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct box *b = arg;
 	struct stat st;
 
+	if (b->policyd->chain_dirty)
+		chain_save_logged(b, false);
 	if (!b->policyd->dm.ev || b->rc.decisions_fd < 0 || fstat(b->rc.decisions_fd, &st) < 0)
 		return;
-	if ((uint64_t)st.st_size < BOXD_DECISIONS_ROTATE_BYTES)
+	if ((uint64_t)st.st_size < rotate_bytes())
 		return;
 	int r = decisions_rotate(b);
 	if (r < 0)
@@ -652,6 +862,18 @@ send_init(struct box *b, int dirfd, int tel_fd, char **err)
 		in.otlp_include = otlp_include;
 		in.n_otlp_include = n_otlp;
 		fds[n_fds++] = tel_fd;
+	}
+	/* The chain goes on from the head kept of the last run (else genesis). */
+	Box__PolicyLogHead head = BOX__POLICY_LOG_HEAD__INIT;
+	int cr = chain_load(b);
+	if (cr < 0)
+		log_warn_errno(cr, "box %s (%s): the decision log's kept head is unreadable; "
+				   "its chain starts again at genesis", b->name, b->id);
+	if (cr > 0 && b->policyd->chain.head.seq > 0) {
+		head.seq = b->policyd->chain.head.seq;
+		head.head.data = b->policyd->chain.head.head;
+		head.head.len = sizeof(b->policyd->chain.head.head);
+		in.log_head = &head;
 	}
 	r = box_ipc_event_send(b->policyd->dm.ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds,
 			       n_fds);

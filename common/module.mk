@@ -14,6 +14,8 @@ $(BUILD)/common/%.pb-c.c $(BUILD)/common/%.pb-c.h: common/%.proto
 	$(PROTOC_C) --proto_path=common --c_out=$(BUILD)/common $<
 
 $(COMMON_OBJS): private MODULE_CPPFLAGS := $(call pkg_cflags,libprotobuf-c libevent)
+# BoringSSL's SHA-256 (a program that links logchain.o adds $(BORINGSSL_CRYPTO_LIBS)).
+$(BUILD)/common/logchain.o: private MODULE_CPPFLAGS := $(BORINGSSL_CFLAGS)
 $(COMMON_GEN_C:.c=.o): private MODULE_CFLAGS := -Wno-missing-braces -Wno-missing-field-initializers
 
 $(BUILD)/common/%.pb-c.o: $(BUILD)/common/%.pb-c.c

@@ -179,6 +179,10 @@ box_validate_policy_init(const Box__PolicyInit *m)
 	REQUIRE(m->n_otlp_include <= BOX_TELEMETRY_TARGETS_MAX, -E2BIG);
 	for (size_t i = 0; i < m->n_otlp_include; i++)
 		REQUIRE(m->otlp_include[i] <= 31, -EINVAL);
+	if (m->log_head)
+		REQUIRE(box_validate_policy_log_head(m->log_head) == 0 && !m->log_head->rotated &&
+				!m->log_head->sealed,
+			-EINVAL);
 	return 0;
 }
 
@@ -475,6 +479,15 @@ box_validate_policy_log_fd(const Box__PolicyLogFd *m)
 }
 
 int
+box_validate_policy_log_head(const Box__PolicyLogHead *m)
+{
+	REQUIRE(m->head.len == 32, -EINVAL);
+	/* genesis (seq 0) is the only head a rotation or seal can never name */
+	REQUIRE(m->seq > 0 || !(m->rotated || m->sealed), -EINVAL);
+	return 0;
+}
+
+int
 box_validate_history_epoch(const Box__HistoryEpoch *m)
 {
 	REQUIRE(m->n_rule_hashes <= BOX_POLICY_HASHES_MAX, -E2BIG);
@@ -519,6 +532,8 @@ box_validate_policy_msg(const ProtobufCMessage *m)
 		return box_validate_record_batch((const Box__RecordBatch *)m);
 	if (d == &box__policy_log_fd__descriptor)
 		return box_validate_policy_log_fd((const Box__PolicyLogFd *)m);
+	if (d == &box__policy_log_head__descriptor)
+		return box_validate_policy_log_head((const Box__PolicyLogHead *)m);
 	if (d == &box__policy_tool_schema__descriptor)
 		return box_validate_policy_tool_schema((const Box__PolicyToolSchema *)m);
 	if (d == &box__policy_tool_schema_reply__descriptor)

@@ -63,6 +63,7 @@ int box_validate_decide_batch_request(const Box__DecideBatchRequest *m);
 /* At most BOX_POLICY_BATCH_MAX replies, each as box_validate_decide_reply. */
 int box_validate_decide_batch_reply(const Box__DecideBatchReply *m);
 int box_validate_policy_log_fd(const Box__PolicyLogFd *m);
+int box_validate_policy_log_head(const Box__PolicyLogHead *m);
 int box_validate_policy_local(const Box__PolicyLocal *m);
 int box_validate_policy_reload(const Box__PolicyReload *m);
 int box_validate_policy_ask_list_reply(const Box__PolicyAskListReply *m);

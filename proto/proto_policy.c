@@ -32,6 +32,7 @@ VALIDATOR(box_validate_record_batch, Box__RecordBatch)
 VALIDATOR(box_validate_decide_batch_request, Box__DecideBatchRequest)
 VALIDATOR(box_validate_decide_batch_reply, Box__DecideBatchReply)
 VALIDATOR(box_validate_policy_log_fd, Box__PolicyLogFd)
+VALIDATOR(box_validate_policy_log_head, Box__PolicyLogHead)
 VALIDATOR(box_validate_policy_tool_schema, Box__PolicyToolSchema)
 VALIDATOR(box_validate_policy_tool_schema_reply, Box__PolicyToolSchemaReply)
 VALIDATOR(box_validate_policy_probe_request, Box__PolicyProbeRequest)
@@ -152,6 +153,9 @@ static const struct box_ipc_type policy_types[] = {
 	/* fd: the new decisions.jsonl (O_APPEND). */
 	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor,
 	  box_validate_policy_log_fd_row, NULL, 64, 1, 0, FROM(BOXD), S(READY), SAME, NULL },
+	/* The chain's head (after each write of lines, a rotation, the seal): no reply. */
+	{ BOX__MSG_TYPE__MSG_POLICY_LOG_HEAD, "PolicyLogHead", &box__policy_log_head__descriptor,
+	  box_validate_policy_log_head_row, NULL, 128, 0, 0, FROM(POLICYD), S(READY), SAME, NULL },
 };
 
 static const char *const policy_roles[BOX_POLICY_N_ROLES] = { "boxd", "box-policyd", "peer" };

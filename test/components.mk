@@ -14,7 +14,7 @@ COMPONENTS := common proto libboxpolicy libpolicyclient boxctl boxd box-trampoli
 	box-clientd box-recheck box-alias libshell box-sh box-shell box-mcpd harness docs layering
 
 TESTS_common := $(addprefix test/unit/test_,fdutil parse path peer privdrop spawn treewalk \
-		hostprobe elfinterp) \
+		hostprobe elfinterp logchain) \
 	test/fuzz/replay_elfinterp
 TESTS_proto := $(addprefix test/unit/test_,ipc plan_validate policy_proto policy_fields \
 		policy_permits shell_validate proto_mcp proto_telemetry otlp_json) \
@@ -31,7 +31,7 @@ TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec po
 	test/integration/t-install.sh test/integration/t-first-box.sh test/deb/% \
 	test/integration/t-doctor.sh \
 	test/integration/t-log-filters.sh test/integration/t-run% bench/replay/% \
-	test/integration/t-shell-attach.sh
+	test/integration/t-shell-attach.sh test/integration/t-log-verify.sh
 TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch child) \
 	$(addprefix test/fuzz/replay_,request recheck_reply) \
 	test/config/check-vs-run.sh test/integration/t-run% test/integration/t-teardown-race.sh \
@@ -41,17 +41,17 @@ TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck sta
 	test/integration/t-policyd.sh test/integration/t-gw-boxd.sh test/integration/t-gw-run.sh \
 	test/integration/t-mcp-boxd% test/integration/t-shell-boxd.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
-	test/integration/t-supervise%
+	test/integration/t-supervise% test/integration/t-log-verify.sh
 TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view plan) \
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
 	test/integration/t-supervise% bench/supervise/%
-TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history) test/fuzz/replay_history \
+TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history logchain) test/fuzz/replay_history \
 	test/policyd/% test/integration/t-policyd.sh test/integration/t-policy-reload.sh \
 	test/integration/t-policy-ask.sh \
 	test/integration/t-run-noblock-end.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
-	test/integration/t-supervise%
+	test/integration/t-supervise% test/integration/t-log-verify.sh
 TESTS_box-gateway := test/unit/test_gw_% test/unit/test_policy_client test/fuzz/replay_gw_% test/gateway/% test/servers/% \
 	test/integration/t-gw-% bench/gateway/%
 TESTS_box-clientd := test/unit/test_clientd test/fuzz/replay_clientd test/integration/t-clientd.sh

@@ -11,7 +11,7 @@ $(BUILD)/bench/policyd/policyd_bench: $(POLICYD_BENCH_OBJS) $(BUILD)/test/policy
 		$(LIBPOLICYCLIENT) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BUILD)/bench/policyd/policyd_bench: private MODULE_LDLIBS := \
-	$(call pkg_libs,libprotobuf-c libevent jansson) -lpthread
+	$(call pkg_libs,libprotobuf-c libevent jansson) -lpthread $(BORINGSSL_CRYPTO_LIBS)
 
 bench: $(BUILD)/bench/policyd/policyd_bench
 BENCH_SCRIPTS += bench/policyd/run.sh

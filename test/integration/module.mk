@@ -2,6 +2,7 @@
 # test/integration/ — shell tests against the built binaries (t-*.sh, TAP-like).
 # Over 30 s each: make check-slow.
 INTEGRATION_SLOW := test/integration/t-teardown-race.sh test/integration/t-log-filters.sh \
+	test/integration/t-log-verify.sh \
 	test/integration/t-shell-agent.sh test/integration/t-faults.sh \
 	test/integration/t-supervise-agent.sh test/integration/t-supervise-python.sh \
 	test/integration/t-supervise-budget.sh test/integration/t-supervise-tools.sh

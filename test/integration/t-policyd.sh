@@ -86,14 +86,15 @@ if [ -n "$pd" ]; then
 		test "$(readlink "/proc/$pd/fd/0")$(readlink "/proc/$pd/fd/1")" = /dev/null/dev/null
 	check "box-policyd's stderr: agent.log (a detached embedded box)" \
 		test "$(readlink "/proc/$pd/fd/2")" = "$W/state/box/pa/agent.log"
-	# fd 3 is boxd's channel, fd 4 box-gateway's, fd 6 box-shell's, and one channel
+	# fd 3 is boxd's channel (and its copy: the sealed log head goes out on it after
+	# boxd half-closed fd 3), fd 4 box-gateway's, fd 6 box-shell's, and one channel
 	# box-shell's spare (the next invocation's child, forked ahead) attached (no command
 	# runs, so box-shell has attached no more); no other socket of boxd's (clients, other
 	# boxes) leaks in
 	nsock() { for f in /proc/$pd/fd/*; do readlink "$f"; done | grep -c '^socket:'; }
-	for _ in $(seq 50); do [ "$(nsock)" -ge 4 ] && break; sleep 0.1; done
-	check "box-policyd holds four sockets: fd 3 (boxd), fd 4 (box-gateway), fd 6 (box-shell), box-shell's spare's" \
-		test "$(nsock)" = 4 -a \
+	for _ in $(seq 50); do [ "$(nsock)" -ge 5 ] && break; sleep 0.1; done
+	check "box-policyd holds five sockets: fd 3 (boxd) and its copy, fd 4 (box-gateway), fd 6 (box-shell), box-shell's spare's" \
+		test "$(nsock)" = 5 -a \
 		"$(readlink "/proc/$pd/fd/3" | cut -c1-7)" = socket: -a \
 		"$(readlink "/proc/$pd/fd/4" | cut -c1-7)" = socket: -a \
 		"$(readlink "/proc/$pd/fd/6" | cut -c1-7)" = socket:

@@ -3,7 +3,7 @@
 # t-telemetry-file.sh — [telemetry.NAME] kind = file (docs/box.ini.5.md): a real box whose
 # agent runs one permitted and one denied shell command writes OTLP-JSON lines to each
 # target — every line one ExportLogsServiceRequest with the box.name / box.id resource,
-# the control records policy.loaded and box.stopped, a box.policy.decision record of
+# the control records policy.loaded, box.log.sealed and box.stopped, a box.policy.decision record of
 # each verdict with its action, resource, rules and input fields — and a target with
 # include = deny gets the deny alone. The file is opened as the box owner: as boxtest, a
 # destination the owner cannot write (a root-only directory, a symlink to a root-only
@@ -96,6 +96,12 @@ check "a permit decision with its rule and input" \
 	grep -qx 'decision permit shell:exec echo builtins echo ok' all.sum
 check "a deny decision with its rule and input" grep -qx 'decision deny shell:exec rm no_rm rm ok' all.sum
 check "control: box.stopped, the last record" test "$(tail -n 1 all.sum)" = 'box.control box.stopped'
+# The decision log's sealed head (docs/boxctl.1.md "The chain"): the seal line's SHA-256.
+seal_head=$(tail -n 1 "$W/state/box/$name/decisions.jsonl" | tr -d '\n' | sha256sum | cut -d' ' -f1)
+check "control: box.log.sealed, before box.stopped" \
+	test "$(tail -n 2 all.sum | head -n 1)" = 'box.control box.log.sealed'
+check "control: box.log.sealed carries the head of decisions.jsonl (its seal line's SHA-256)" \
+	grep -q "\"key\":\"box.log.head\",\"value\":{\"stringValue\":\"$seal_head\"}" all.jsonl
 summary deny.jsonl >deny.sum 2>&1
 check "include = deny: the deny decision alone" \
 	test "$(cat deny.sum)" = 'decision deny shell:exec rm no_rm rm ok'

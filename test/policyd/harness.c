@@ -22,6 +22,7 @@
 #include "envelope.pb-c.h"
 #include "fdutil.h"
 #include "harness.h"
+#include "logchain.h"
 #include "playboxd.h"
 #include "proto/policy_permits.h"
 
@@ -95,6 +96,77 @@ pd_binary(void)
 		*s = 0;
 	(void)snprintf(path, sizeof(path), "%s/bin/box-policyd", self);
 	return path;
+}
+
+char *
+pd_unchain(const char *text, const char **why)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+	uint8_t head[LOGCHAIN_HASH_LEN];
+	uint64_t seq = 0;
+	bool first = true;
+
+	*why = NULL;
+	if (!m) {
+		*why = "out of memory";
+		return NULL;
+	}
+	for (const char *p = text; *p && !*why;) {
+		const char *nl = strchr(p, '\n');
+		if (!nl) {
+			*why = "a line without its newline";
+			break;
+		}
+		size_t n = (size_t)(nl - p);
+		/* ,"seq":N,"prev":"<64 hex>"} */
+		const char *pv = n > 80 ? p + n - 75 : NULL;
+		const char *sq = NULL;
+		for (const char *q = pv ? pv - 1 : NULL; q && q > p; q--)
+			if (strncmp(q, ",\"seq\":", 7) == 0) {
+				sq = q;
+				break;
+			}
+		if (!pv || strncmp(pv, ",\"prev\":\"", 9) != 0 || !sq) {
+			*why = "a line without its ,\"seq\":N,\"prev\":\"…\" suffix";
+			break;
+		}
+		uint8_t prev[LOGCHAIN_HASH_LEN];
+		uint64_t s = strtoull(sq + 7, NULL, 10);
+		if (logchain_unhex(pv + 9, LOGCHAIN_HEX_LEN, prev) < 0)
+			*why = "a prev that is not 64 hex digits";
+		else if (!first && (s != seq + 1 || memcmp(prev, head, sizeof(head)) != 0))
+			*why = "a line whose seq or prev does not follow the line before";
+		logchain_sha256(p, n, head);
+		seq = s;
+		first = false;
+		if (!memmem(p, n, ",\"seal\":\"end\",", 14)) {
+			fwrite(p, 1, (size_t)(sq - p), m);
+			fputs("}\n", m);
+		}
+		p = nl + 1;
+	}
+	fclose(m);
+	if (*why) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+bool
+pd_unchain_log(char **log)
+{
+	const char *why = NULL;
+	char *u = *log ? pd_unchain(*log, &why) : NULL;
+	if (!u) {
+		printf("#   the log's chain: %s in:\n%s", why ? why : "no log", *log ? *log : "");
+		return false;
+	}
+	free(*log);
+	*log = u;
+	return true;
 }
 
 char *
@@ -340,6 +412,13 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 					    ? BOX__HISTORY_SYNC__HISTORY_SYNC_BATCH
 					    : BOX__HISTORY_SYNC__HISTORY_SYNC_OFF;
 	}
+	Box__PolicyLogHead head = BOX__POLICY_LOG_HEAD__INIT;
+	if (o->log_head_seq) {
+		head.seq = o->log_head_seq;
+		head.head.data = (uint8_t *)o->log_head;
+		head.head.len = sizeof(o->log_head);
+		init.log_head = &head;
+	}
 	if (o->ask_timeout_ms) {
 		init.has_ask_timeout_ms = true;
 		init.ask_timeout_ms = o->ask_timeout_ms;
@@ -404,6 +483,19 @@ pd_stop(struct pd *pd)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+static int pd_recv(struct pd *pd, int peer, struct box_ipc_msg *m, int timeout_ms);
+
+int
+pd_stop_sealed(struct pd *pd)
+{
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+
+	if (pd->fd[PD_BOXD] >= 0 && shutdown(pd->fd[PD_BOXD], SHUT_WR) == 0)
+		while (pd_recv(pd, PD_BOXD, &m, 20000) == 0)
+			box_ipc_msg_done(&m); /* nothing else is expected: the close ends it */
+	return pd_stop(pd);
+}
+
 void
 pd_kill(struct pd *pd)
 {
@@ -447,12 +539,32 @@ pd_send_decide(struct pd *pd, int peer, const Box__DecideRequest *req, uint64_t 
 	return r;
 }
 
+/*
+ * The next message on PEER's channel; on boxd's, the chain heads policyd sends
+ * (PolicyLogHead) are kept in pd->log_head* and read past.
+ */
+static int
+pd_recv(struct pd *pd, int peer, struct box_ipc_msg *m, int timeout_ms)
+{
+	for (;;) {
+		int r = box_ipc_recv_wait(pd->chan[peer], m, timeout_ms);
+		if (r < 0 || peer != PD_BOXD || m->type != BOX__MSG_TYPE__MSG_POLICY_LOG_HEAD)
+			return r;
+		const Box__PolicyLogHead *h = (const Box__PolicyLogHead *)m->msg;
+		pd->log_head_seq = h->seq;
+		pd->log_heads++;
+		pd->log_heads_rotated += h->rotated;
+		pd->log_heads_sealed += h->sealed;
+		box_ipc_msg_done(m);
+	}
+}
+
 int
 pd_wait_reply(struct pd *pd, int peer, Box__DecideReply **reply, uint64_t *ret_id,
 	      int timeout_ms)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	int r = box_ipc_recv_wait(pd->chan[peer], &m, timeout_ms);
+	int r = pd_recv(pd, peer, &m, timeout_ms);
 	if (r < 0)
 		return r;
 	if (m.type != BOX__MSG_TYPE__MSG_DECIDE_REPLY) {
@@ -583,7 +695,7 @@ send_batch(struct pd *pd, int peer, const char *const *lines, size_t n, bool unt
 	if (r < 0)
 		return r;
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	r = box_ipc_recv_wait(pd->chan[peer], &m, 20000);
+	r = pd_recv(pd, peer, &m, 20000);
 	if (r < 0)
 		return r;
 	if (m.type != BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY || m.request_id != id) {
@@ -707,7 +819,7 @@ static int
 wait_for(struct pd *pd, int peer, uint32_t type, uint64_t id, ProtobufCMessage **msg)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	int r = box_ipc_recv_wait(pd->chan[peer], &m, 20000);
+	int r = pd_recv(pd, peer, &m, 20000);
 	if (r < 0)
 		return r;
 	if (m.type != type || m.request_id != id) {

@@ -36,6 +36,9 @@ struct pd {
 	size_t n_asked, cap_asked;
 	uint64_t last_decide_id;              /* of the last Decide (a batch: its first) sent */
 	int tel_fd;                           /* box-gateway's end of the telemetry channel, or -1 */
+	/* PolicyLogHead read on boxd's channel: the last seq, how many, rotated, sealed */
+	uint64_t log_head_seq;
+	unsigned log_heads, log_heads_rotated, log_heads_sealed;
 };
 
 struct pd_opts {
@@ -54,6 +57,9 @@ struct pd_opts {
 	 * carries the telemetry channel, whose other end is pd->tel_fd (the caller reads it). */
 	bool otlp_target;
 	uint32_t ask_timeout_ms;  /* PolicyInit.ask_timeout_ms (0: absent) */
+	/* PolicyInit.log_head: the chain goes on after seq log_head_seq (0: genesis) */
+	uint64_t log_head_seq;
+	uint8_t log_head[32];
 };
 
 /* Where box-policyd is: $BOX_BIN/box-policyd, else next to this program's ../../bin. */
@@ -67,6 +73,11 @@ const char *pd_binary(void);
 int pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready);
 /* Close the boxd channel (and the others) and wait: the exit status (0..255, 128+sig). */
 int pd_stop(struct pd *pd);
+/*
+ * End it as boxd does: half-close the boxd channel (shutdown SHUT_WR), read what
+ * it still sends (the sealed PolicyLogHead: pd->log_head*), then close and wait.
+ */
+int pd_stop_sealed(struct pd *pd);
 /* Kill it (SIGKILL) and reap. */
 void pd_kill(struct pd *pd);
 /* Its exit status (0..255, 128+sig) if it exits within MS (reaped), else -1. */
@@ -130,6 +141,16 @@ int pd_send_raw(struct pd *pd, int peer, uint32_t type, const void *payload, siz
 
 /* A temporary directory (mkdtemp under $TMPDIR or /tmp); rm -rf with pd_rmtree. */
 char *pd_tmpdir(const char *tag);
+/*
+ * TEXT (decisions.jsonl lines) with each line's chain suffix ,"seq":N,"prev":"HEX"
+ * taken off and the seal lines left out (malloc'd), after checking the chain in
+ * it: each seq one more than the line before, each prev that line's SHA-256 (the
+ * first line's prev is not known here). NULL with *WHY when the chain is broken
+ * or a line has no suffix.
+ */
+char *pd_unchain(const char *text, const char **why);
+/* *LOG (malloc'd) replaced by pd_unchain's text; false (said on stdout, *LOG kept) when broken. */
+bool pd_unchain_log(char **log);
 void pd_rmtree(const char *path);
 
 #endif

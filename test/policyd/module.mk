@@ -12,7 +12,7 @@ $(BUILD)/test/policyd/test_policyd: $(POLICYD_TEST_OBJS) $(BUILD)/test/playboxd/
 		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BUILD)/test/policyd/test_policyd: private MODULE_LDLIBS := \
-	$(call pkg_libs,libprotobuf-c jansson)
+	$(call pkg_libs,libprotobuf-c jansson) $(BORINGSSL_CRYPTO_LIBS)
 
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_policyd
 
@@ -26,7 +26,8 @@ $(POLICYD_ATTACH_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -I
 $(BUILD)/test/policyd/test_attach: $(POLICYD_ATTACH_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o \
 		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
-$(BUILD)/test/policyd/test_attach: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
+$(BUILD)/test/policyd/test_attach: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson) \
+	$(BORINGSSL_CRYPTO_LIBS)
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_attach
 
 # MCP tool schemas and probes (PolicyToolSchema, PolicyProbeRequest).
@@ -37,7 +38,8 @@ $(POLICYD_MCP_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -Ites
 $(BUILD)/test/policyd/test_mcp: $(POLICYD_MCP_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o \
 		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
-$(BUILD)/test/policyd/test_mcp: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
+$(BUILD)/test/policyd/test_mcp: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson) \
+	$(BORINGSSL_CRYPTO_LIBS)
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_mcp
 
 # Decisions without a round trip (PolicyLocalRequest, PolicyShip).
@@ -48,7 +50,8 @@ $(POLICYD_SHIP_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -Ite
 $(BUILD)/test/policyd/test_ship: $(POLICYD_SHIP_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o \
 		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
-$(BUILD)/test/policyd/test_ship: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
+$(BUILD)/test/policyd/test_ship: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson) \
+	$(BORINGSSL_CRYPTO_LIBS)
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_ship
 
 # Decisions held for a person (@ask: PolicyAskList, PolicyAskAnswer).

@@ -104,6 +104,9 @@ slurp(const char *rel)
 		fputc(c, m);
 	fclose(f);
 	fclose(m);
+	/* the decision log as the tests compare it: chain checked, suffixes and seals off */
+	if (strncmp(rel, "decisions.jsonl", 15) == 0)
+		CHECK(pd_unchain_log(&buf));
 	return buf;
 }
 

@@ -101,6 +101,18 @@ opts(const char *policy, const char *clock)
 				 .test_clock = clock, .stderr_path = errpath };
 }
 
+/*
+ * The decision log's lines as the tests compare them: the chain checked
+ * (pd_unchain), then its suffixes and the seal lines left out.
+ */
+static char *
+unchain(const char *rel, char *buf)
+{
+	if (strncmp(rel, "decisions.jsonl", 15) == 0)
+		CHECK(pd_unchain_log(&buf));
+	return buf;
+}
+
 static char *
 slurp(const char *rel)
 {
@@ -117,7 +129,7 @@ slurp(const char *rel)
 		fputc(c, m);
 	fclose(f);
 	fclose(m);
-	return buf;
+	return unchain(rel, buf);
 }
 
 /* Decide LINE as PEER; check the verdict ("permit"/"deny") and the cause. */
@@ -515,6 +527,8 @@ test_sigterm_flushes(void)
 	pd_kill(&pd);
 }
 
+static char *slurp_bin(const char *rel, size_t *len);
+
 static void
 test_log_rotation(void)
 {
@@ -537,11 +551,53 @@ test_log_rotation(void)
 	close(fd);
 	/* On boxd's channel, so policyd has taken the new fd before it decides. */
 	CHECK(decide(&pd, PD_BOXD, W("~/two"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
-	CHECK_INT(pd_stop(&pd), 0);
+	/* the head it had when it took the new fd: the rotation point (the old file's one line) */
+	CHECK_INT(pd.log_heads_rotated, 1);
+	CHECK(pd.log_head_seq >= 1);
+	CHECK_INT(pd_stop_sealed(&pd), 0);
+	CHECK_INT(pd.log_heads_sealed, 1);
+	CHECK_INT(pd.log_head_seq, 3); /* ~/one, ~/two, the seal */
 	_cleanup_free_ char *cur = slurp("decisions.jsonl");
 	_cleanup_free_ char *old = slurp("decisions.jsonl.1");
 	CHECK(strstr(old, "\"~/one\"") && !strstr(old, "\"~/two\""));
 	CHECK(strstr(cur, "\"~/two\"") && !strstr(cur, "\"~/one\""));
+	/* one chain across the rotation: the raw files, old then new */
+	_cleanup_free_ char *raw_old = NULL, *raw_cur = NULL;
+	size_t lo = 0, lc = 0;
+	raw_old = slurp_bin("decisions.jsonl.1", &lo);
+	raw_cur = slurp_bin("decisions.jsonl", &lc);
+	_cleanup_free_ char *both = NULL;
+	CHECK(asprintf(&both, "%s%s", raw_old ? raw_old : "", raw_cur ? raw_cur : "") > 0);
+	CHECK(pd_unchain_log(&both));
+	CHECK(raw_cur && strstr(raw_cur, "\"seal\":\"end\",\"lines\":2,\"seq\":3,"));
+}
+
+/*
+ * The chain goes on from the head boxd kept (PolicyInit.log_head): the first
+ * line follows it; boxd gets a head after the lines are written and the sealed
+ * head at the end (the seal line's SHA-256).
+ */
+static void
+test_chain_goes_on(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	o.log_head_seq = 41;
+	memset(o.log_head, 0xab, sizeof(o.log_head));
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK(decide(&pd, PD_SHELL, W("~/c1"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK(decide(&pd, PD_BOXD, W("~/c2"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	CHECK_INT(pd_stop_sealed(&pd), 0);
+	CHECK_INT(pd.log_heads_sealed, 1);
+	CHECK_INT(pd.log_head_seq, 44);
+	size_t n = 0;
+	_cleanup_free_ char *raw = slurp_bin("decisions.jsonl", &n);
+	CHECK(raw && strstr(raw, "\"seq\":42,\"prev\":\"abababababababababababababababababababab"
+				 "abababababababababababab\"}\n"));
+	CHECK(raw && strstr(raw, "\"seal\":\"end\",\"lines\":2,\"seq\":44,"));
+	_cleanup_free_ char *copy = raw ? strdup(raw) : NULL;
+	CHECK(pd_unchain_log(&copy));
 }
 
 static void
@@ -1089,7 +1145,15 @@ file_has(const char *rel, const char *needle)
 	_cleanup_free_ char *buf = malloc((size_t)st.st_size + 1);
 	if (!buf || read(fd, buf, (size_t)st.st_size) != st.st_size)
 		return false;
-	return memmem(buf, (size_t)st.st_size, needle, strlen(needle)) != NULL;
+	buf[st.st_size] = '\0';
+	size_t len = (size_t)st.st_size;
+	/* the decision log as the tests spell its lines: without the chain */
+	if (strncmp(rel, "decisions.jsonl", 15) == 0) {
+		if (!pd_unchain_log(&buf))
+			return false;
+		len = strlen(buf);
+	}
+	return memmem(buf, len, needle, strlen(needle)) != NULL;
 }
 
 /*
@@ -1323,6 +1387,8 @@ slurp_bin(const char *rel, size_t *len)
 	char *buf = malloc((size_t)st.st_size + 1);
 	if (buf && read(fd, buf, (size_t)st.st_size) == st.st_size)
 		*len = (size_t)st.st_size;
+	if (buf)
+		buf[*len] = '\0';
 	close(fd);
 	return buf;
 }
@@ -1976,6 +2042,7 @@ main(void)
 	RUN(test_outcome_waits_behind_held);
 	RUN(test_sigterm_flushes);
 	RUN(test_log_rotation);
+	RUN(test_chain_goes_on);
 	RUN(test_no_policy);
 	RUN(test_bad_policy_refuses);
 	RUN(test_peer_close);

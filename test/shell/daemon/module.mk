@@ -15,7 +15,7 @@ $(SHD_TEST_DIR)/test_shelld: $(SHD_TEST_OBJS) $(BUILD)/test/policyd/harness.o $(
 		$(LIBCOMMON)
 	$(link_program)
 $(SHD_TEST_DIR)/test_shelld: private MODULE_LDLIBS := \
-	$(call pkg_libs,libprotobuf-c jansson libseccomp) -lutil
+	$(call pkg_libs,libprotobuf-c jansson libseccomp) -lutil $(BORINGSSL_CRYPTO_LIBS)
 
 ifneq ($(wildcard box-shell/main.c),)
 # Over 30 s (it fills the 512-session cap, as root and as boxtest): make check-slow.
