@@ -770,6 +770,7 @@ gw_ca_stats(const struct gw_ca *ca, struct gw_ca_stats *out)
  * using it: it is never freed. */
 static CRYPTO_BUFFER_POOL *upstream_pool;
 static int ctx_store_idx = -1;  /* SSL_CTX ex_data: its X509_STORE */
+static int ctx_roots_idx = -1;  /* SSL_CTX ex_data: struct pending_roots (deferred) */
 static int ssl_target_idx = -1; /* SSL ex_data: struct upstream_target */
 static pthread_once_t upstream_once = PTHREAD_ONCE_INIT;
 
@@ -795,11 +796,35 @@ free_ssl_target(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int index, long arg
 	free(ptr);
 }
 
+/*
+ * The system roots read at start but not parsed yet (gw_tls_client_ctx_new_deferred):
+ * parsed into the context's store by gw_tls_client_roots_load, which every upstream
+ * verification runs first, so no chain is ever checked against a store without them.
+ * A parse that failed stays failed: every later verification fails too.
+ */
+struct pending_roots {
+	char *data; /* NULL once parsed (or failed) */
+	size_t len;
+	int error;
+	char why[256];
+	char what[]; /* the file's path (in the reasons) */
+};
+
+static void
+free_ctx_roots(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int index, long argl, void *argp)
+{
+	struct pending_roots *p = ptr;
+	if (p)
+		free(p->data);
+	free(p);
+}
+
 static void
 upstream_init(void)
 {
 	upstream_pool = CRYPTO_BUFFER_POOL_new();
 	ctx_store_idx = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, free_ctx_store);
+	ctx_roots_idx = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, free_ctx_roots);
 	ssl_target_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, free_ssl_target);
 }
 
@@ -807,7 +832,31 @@ static bool
 upstream_ready(void)
 {
 	pthread_once(&upstream_once, upstream_init);
-	return upstream_pool && ctx_store_idx >= 0 && ssl_target_idx >= 0;
+	return upstream_pool && ctx_store_idx >= 0 && ctx_roots_idx >= 0 && ssl_target_idx >= 0;
+}
+
+static int add_pem_bundle(X509_STORE *store, const char *pem, size_t len, const char *what,
+			  char *why, size_t why_len);
+
+int
+gw_tls_client_roots_load(SSL_CTX *ctx, char *why, size_t why_len)
+{
+	struct pending_roots *p =
+		ctx_roots_idx >= 0 ? SSL_CTX_get_ex_data(ctx, ctx_roots_idx) : NULL;
+	if (!p)
+		return 0;
+	if (p->data) {
+		X509_STORE *store = SSL_CTX_get_ex_data(ctx, ctx_store_idx);
+		int r = store ? add_pem_bundle(store, p->data, p->len, p->what, p->why,
+					       sizeof(p->why))
+			      : -EINVAL;
+		p->error = r < 0 ? r : 0;
+		free(p->data);
+		p->data = NULL;
+	}
+	if (p->error < 0)
+		set_why(why, why_len, "%s", p->why[0] ? p->why : strerror(-p->error));
+	return p->error;
 }
 
 /* The verification BoringSSL's X509 layer would do, on a transient copy.
@@ -867,9 +916,13 @@ out:
 static enum ssl_verify_result_t
 verify_upstream(SSL *ssl, uint8_t *out_alert)
 {
-	X509_STORE *store = SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), ctx_store_idx);
+	SSL_CTX *ctx = SSL_get_SSL_CTX(ssl);
+	X509_STORE *store = SSL_CTX_get_ex_data(ctx, ctx_store_idx);
 	struct upstream_target *target = SSL_get_ex_data(ssl, ssl_target_idx);
-	int result = check_chain(store, SSL_get0_peer_certificates(ssl), target);
+	/* the system roots first, when their parse was deferred: never a partial store */
+	int result = gw_tls_client_roots_load(ctx, NULL, 0) < 0
+			     ? X509_V_ERR_UNSPECIFIED
+			     : check_chain(store, SSL_get0_peer_certificates(ssl), target);
 
 	if (result == X509_V_OK)
 		return ssl_verify_ok;
@@ -891,7 +944,9 @@ gw_tls_client_verify_result(const SSL *ssl)
 X509_STORE *
 gw_tls_client_store(SSL_CTX *ctx)
 {
-	return ctx_store_idx >= 0 ? SSL_CTX_get_ex_data(ctx, ctx_store_idx) : NULL;
+	if (ctx_store_idx < 0 || gw_tls_client_roots_load(ctx, NULL, 0) < 0)
+		return NULL;
+	return SSL_CTX_get_ex_data(ctx, ctx_store_idx);
 }
 
 /* Add every certificate of a PEM bundle to store. Text outside PEM blocks
@@ -1003,9 +1058,26 @@ out:
 	return rc;
 }
 
+static int ctx_new(const char *roots_file, bool defer, const char *extra_pem,
+		   size_t extra_len, SSL_CTX **out, char *why, size_t why_len);
+
 int
 gw_tls_client_ctx_new_roots(const char *roots_file, const char *extra_pem, size_t extra_len,
 			    SSL_CTX **out, char *why, size_t why_len)
+{
+	return ctx_new(roots_file, false, extra_pem, extra_len, out, why, why_len);
+}
+
+int
+gw_tls_client_ctx_new_deferred(const char *roots_file, const char *extra_pem, size_t extra_len,
+			       SSL_CTX **out, char *why, size_t why_len)
+{
+	return ctx_new(roots_file, true, extra_pem, extra_len, out, why, why_len);
+}
+
+static int
+ctx_new(const char *roots_file, bool defer, const char *extra_pem, size_t extra_len,
+	SSL_CTX **out, char *why, size_t why_len)
 {
 	SSL_CTX *ctx;
 	X509_STORE *store;
@@ -1036,10 +1108,24 @@ gw_tls_client_ctx_new_roots(const char *roots_file, const char *extra_pem, size_
 		rc = read_roots_file(roots_file, &data, &len, why, why_len);
 		if (rc < 0)
 			goto fail;
-		rc = add_pem_bundle(store, data, len, roots_file, why, why_len);
-		free(data);
-		if (rc < 0)
-			goto fail;
+		if (defer) {
+			/* read now (before the caller's filter), parsed by gw_tls_client_roots_load */
+			struct pending_roots *p = calloc(1, sizeof(*p) + strlen(roots_file) + 1);
+			if (!p || !SSL_CTX_set_ex_data(ctx, ctx_roots_idx, p)) {
+				free(p);
+				free(data);
+				rc = -ENOMEM;
+				goto fail;
+			}
+			p->data = data;
+			p->len = len;
+			memcpy(p->what, roots_file, strlen(roots_file) + 1);
+		} else {
+			rc = add_pem_bundle(store, data, len, roots_file, why, why_len);
+			free(data);
+			if (rc < 0)
+				goto fail;
+		}
 	}
 	if (extra_pem) {
 		rc = add_pem_bundle(store, extra_pem, extra_len, "upstream_ca", why, why_len);

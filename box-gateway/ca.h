@@ -81,6 +81,18 @@ int gw_tls_client_ctx_new(const char *extra_pem, size_t extra_len, SSL_CTX **out
  * bundle elsewhere). roots_file NULL = no system roots at all. */
 int gw_tls_client_ctx_new_roots(const char *roots_file, const char *extra_pem,
 				size_t extra_len, SSL_CTX **out, char *why, size_t why_len);
+/*
+ * The same with the system roots file read now but parsed later (the daemon's
+ * start: reading needs the file before the seccomp filter, parsing ~150
+ * certificates does not and is not on the way to GatewayReady). extra_pem is parsed
+ * now. The roots are parsed by gw_tls_client_roots_load: the daemon calls it once
+ * it is ready, and every upstream verification and gw_tls_client_store call it
+ * first, so nothing is ever verified against a store without them. 0, or the
+ * first error of the parse (why says what; every verification then fails).
+ */
+int gw_tls_client_ctx_new_deferred(const char *roots_file, const char *extra_pem,
+				   size_t extra_len, SSL_CTX **out, char *why, size_t why_len);
+int gw_tls_client_roots_load(SSL_CTX *ctx, char *why, size_t why_len);
 /* Prepare an upstream SSL (from that context) for host, once, before the
  * handshake: for a name, SNI + a SAN dNSName check (no CN fallback); for an
  * IP literal (is_ip), no SNI and an iPAddress SAN check. An SSL never
@@ -93,7 +105,8 @@ int gw_tls_client_prepare(SSL *ssl, const char *host, bool is_ip);
  * X509_V_OK when verification passed or has not run (a handshake that
  * failed for another reason). */
 long gw_tls_client_verify_result(const SSL *ssl);
-/* The context's trust store (owned by ctx; NULL for another context). */
+/* The context's trust store (owned by ctx; NULL for another context, or when its
+ * deferred system roots do not parse), with the system roots in it. */
 X509_STORE *gw_tls_client_store(SSL_CTX *ctx);
 
 #endif

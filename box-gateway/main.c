@@ -12,9 +12,10 @@
  * down (no_new_privs, no capabilities: it never needs privilege) -> the
  * settings and bindings taken -> what needs files, before the filter (the
  * event loop, the system roots + upstream_ca, /etc/resolv.conf, the hosts
- * file) -> the per-box CA -> its seccomp allow-list -> GatewayReady (the CA
- * certificate; or ok=false with the reason, then exit 1) -> both channels
- * watched -> the event loop.
+ * file; the system roots read, not parsed) -> the per-box CA -> GatewayReady (the
+ * CA certificate; or ok=false with the reason, then exit 1) -> the system roots
+ * parsed -> its seccomp allow-list -> both channels watched -> the event loop
+ * (nothing from the agent or boxd is read before the filter is on).
  *
  * Serving: GatewayListener gives a listening socket tagged with its sandbox;
  * GatewayListenerClosed stops it and closes its connections. boxd closing
@@ -235,8 +236,9 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid, const Box__GatewayInit *in
 		if (!stop_signals[i] || evsignal_add(stop_signals[i], NULL) < 0)
 			start_fail(chan, rid, "cannot watch signal %d", sigs[i]);
 	}
-	int r = gw_tls_client_ctx_new(
-	    in->has_upstream_ca_pem ? (const char *)in->upstream_ca_pem.data : NULL,
+	/* The system roots are read here and parsed once ready (roots_load). */
+	int r = gw_tls_client_ctx_new_deferred(
+	    GW_SYSTEM_ROOTS, in->has_upstream_ca_pem ? (const char *)in->upstream_ca_pem.data : NULL,
 	    in->has_upstream_ca_pem ? in->upstream_ca_pem.len : 0, &G.client_ctx, why, sizeof(why));
 	if (r < 0)
 		start_fail(chan, rid, "upstream TLS: %s", why[0] ? why : strerror(-r));
@@ -261,16 +263,33 @@ ca_make(struct box_ipc_chan *chan, uint64_t rid)
 		start_fail(chan, rid, "cannot make the box's CA: %s", strerror(-r));
 }
 
-/* Step 7: from here on only the allow-list. */
+/*
+ * Step 8: the system roots parsed, once ready: ~150 certificates are not on the way
+ * to GatewayReady, which the agent's start waits for, and nothing is served before
+ * the loop runs (a connection waits in the listener's backlog). Still before the
+ * filter, which refuses what the parse needs (glibc's qsort asks sysinfo). After
+ * GatewayReady a failure can only end the gateway (exit 1): boxd stops the box, as
+ * for any daemon lost.
+ */
 static void
-seccomp_enter(struct box_ipc_chan *chan, uint64_t rid)
+roots_parse(void)
+{
+	char why[512] = "";
+	int r = gw_tls_client_roots_load(G.client_ctx, why, sizeof(why));
+	if (r < 0)
+		fatal(r, "upstream TLS: %s", why[0] ? why : "the system roots do not parse");
+}
+
+/* Step 9: from here on only the allow-list. */
+static void
+seccomp_enter(void)
 {
 	int r = gw_seccomp();
 	if (r < 0)
-		start_fail(chan, rid, "cannot install the seccomp filter: %s", strerror(-r));
+		fatal(r, "Cannot install the seccomp filter");
 }
 
-/* Step 8: GatewayReady with the CA certificate. */
+/* Step 7: GatewayReady with the CA certificate. */
 static void
 ready_send(struct box_ipc_chan *chan, uint64_t rid)
 {
@@ -444,7 +463,7 @@ on_boxd_close(struct box_ipc_event *e, int error, void *userdata)
 	fatal_loop(1);
 }
 
-/* Step 9: both channels on the loop. */
+/* Step 10: both channels on the loop. */
 static void
 channels_watch(void)
 {
@@ -480,11 +499,12 @@ main(int argc, char **argv)
 	telemetry_take(chan, &m, init);
 	loop_prepare(chan, m.request_id, init);
 	ca_make(chan, m.request_id);
-	seccomp_enter(chan, m.request_id);
 	ready_send(chan, m.request_id);
 	box_ipc_chan_free(chan);
+	roots_parse();
+	seccomp_enter();
 	channels_watch();
-	if (event_base_dispatch(G.base) < 0) /* step 10 */
+	if (event_base_dispatch(G.base) < 0) /* step 11 */
 		fatalx("The event loop failed");
 	log_info("exiting (%llu connections open)", (unsigned long long)G.n_conns);
 	gw_export_summary();

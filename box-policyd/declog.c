@@ -60,12 +60,15 @@ fields_put(struct jsonl *j, Box__PolicyField *const *f, size_t n)
 			j->bad = true;
 			break;
 		}
+		/* (the first byte before strcmp: this runs for every field of every line) */
+		const char *name = f[i]->name;
 		bool seen = false;
 		for (size_t k = 0; k < i && !seen; k++)
-			seen = strcmp(f[k]->name, f[i]->name) == 0;
+			seen = f[k]->name[0] == name[0] && strcmp(f[k]->name, name) == 0;
 		size_t last = i;
 		for (size_t k = i + 1; !seen && k < n; k++)
-			if (f[k] && f[k]->name && strcmp(f[k]->name, f[i]->name) == 0)
+			if (f[k] && f[k]->name && f[k]->name[0] == name[0] &&
+			    strcmp(f[k]->name, name) == 0)
 				last = k;
 		if (seen || last != i) {
 			/* Emitted already, or replaced: it must still be a value jansson would take. */

@@ -1596,24 +1596,32 @@ record_stale(struct peer *p, const Box__RecordRequest *rec)
 /*
  * The outcome REC of a permit record_check found kept: the event is that
  * Decide's action and input (policyd's own copy) with REC's kind and output.
+ * KEPT: the DecideRequest that permit was packed from, when policyd still holds
+ * it (a decision of the same PolicyShip, decided here): the same bytes, not
+ * unpacked again; NULL: the permit's own copy.
  */
 static void
-record_one(struct peer *p, const Box__RecordRequest *rec)
+record_one(struct peer *p, const Box__RecordRequest *rec, const Box__DecideRequest *kept)
 {
 	int64_t now = engine_now(), t = now;
 	Box__DecideRequest *dec = NULL;
+	const Box__DecideRequest *d = kept;
 
-	int r = policy_permits_take(p->permits, rec->decide_id, &dec);
+	int r = kept ? policy_permits_drop(p->permits, rec->decide_id)
+		     : policy_permits_take(p->permits, rec->decide_id, &dec);
 	if (r < 0)
 		fatal(r, "Cannot take the permit a Record of %s names", p->name);
+	if (!kept)
+		d = dec;
 	Box__RecordRequest ev = *rec;
-	ev.action = dec->action;
-	ev.input = dec->input;
-	ev.n_input = dec->n_input;
+	ev.action = d->action;
+	ev.input = d->input;
+	ev.n_input = d->n_input;
 	r = engine_record(S.engine, &ev, now, &t);
 	if (r == 0)
 		log_outcome(p, &ev, t);
-	box__decide_request__free_unpacked(dec, NULL);
+	if (dec)
+		box__decide_request__free_unpacked(dec, NULL);
 	if (r == -EINVAL)
 		log_warn("%s recorded an outcome of '%s' that does not fit the schema; dropped",
 			 p->name, rec->action);
@@ -1639,7 +1647,7 @@ handle_record(struct peer *p, struct box_ipc_msg *m)
 	else if (r > 0)
 		record_stale(p, rec);
 	else
-		record_one(p, rec);
+		record_one(p, rec, NULL);
 }
 
 /*
@@ -1674,7 +1682,7 @@ handle_record_batch(struct peer *p, struct box_ipc_msg *m)
 		if (state[i] > 0)
 			record_stale(p, b->records[i]);
 		else
-			record_one(p, b->records[i]);
+			record_one(p, b->records[i], NULL);
 	}
 }
 
@@ -1866,6 +1874,10 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 	if (n_dec && !decide_ids_ok(p, m->request_id, n_dec))
 		return;
 	uint64_t id = m->request_id;
+	/* this ship's decide items by id - request_id (n_dec <= n_items <= BOX_POLICY_BATCH_MAX) */
+	const Box__DecideRequest *decided[BOX_POLICY_BATCH_MAX];
+	if (b->n_items > BOX_POLICY_BATCH_MAX) /* the validator's */
+		fatalx("%s sent a PolicyShip of %zu items", p->name, b->n_items);
 	engine_defer_sync(S.engine, true);
 	for (size_t i = 0; i < b->n_items; i++) {
 		const Box__PolicyShipItem *it = b->items[i];
@@ -1876,10 +1888,17 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 				(void)peer_refuse(p, "%s", why);
 				return;
 			}
+			/*
+			 * The permit of a decision this ship made (its id in [first, id)) was
+			 * packed from that item's request, which this message still holds.
+			 */
+			uint64_t did = it->record->decide_id;
+			const Box__DecideRequest *kept =
+				did >= m->request_id && did < id ? decided[did - m->request_id] : NULL;
 			if (r > 0)
 				record_stale(p, it->record);
 			else
-				record_one(p, it->record);
+				record_one(p, it->record, kept);
 			continue;
 		}
 		struct engine_result res;
@@ -1939,6 +1958,7 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 		permit_keep(p, id, it->decide, res.permit);
 		log_decision(p, it->decide, res.permit, res.cause, res.rules, res.n_rules,
 			     res.message, res.resource, res.time_ns);
+		decided[id - m->request_id] = it->decide;
 		id++;
 		(void)engine_maybe_compact(S.engine, now, false);
 	}

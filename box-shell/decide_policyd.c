@@ -102,6 +102,19 @@ struct sh_decider {
 	struct bp_request *req;
 	struct bp_decision *dec;
 	int64_t ship_since; /* CLOCK_MONOTONIC of the oldest decision waiting for its PolicyShip */
+	/*
+	 * The last shell:exec this process decided in process and permitted: its
+	 * permit's id and what it was asked with (program, the arguments, cwd: NUL-
+	 * terminated, one after another), so that its outcome, which the interpreter
+	 * records with the same request, names that permit without the fields being made
+	 * and packed again (exec_fields is a function of these strings: the home and the
+	 * tool table are fixed). Valid while last_pc is this process's channel.
+	 */
+	struct policy_client *last_pc;
+	uint64_t last_id;
+	size_t last_n_args, last_len, last_cap;
+	char *last_req;
+	bool local_made; /* the last send_decide was decided in process */
 };
 
 /*
@@ -421,6 +434,7 @@ chan_drop(struct sh_decider *d)
 {
 	policy_client_free(d->pc);
 	d->pc = NULL;
+	d->last_pc = NULL; /* (a new channel's client may reuse the address) */
 	held_clear(d); /* (a broken channel loses them, as it would have lost them sent) */
 }
 
@@ -435,6 +449,7 @@ chan_take(struct sh_decider *d, int fd)
 					  BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY,
 					  BOX__MSG_TYPE__MSG_POLICY_LOCAL };
 	d->gen = fork_gen;
+	d->last_pc = NULL;
 	return policy_client_new_sync(fd, types, 3, &d->pc);
 }
 
@@ -668,11 +683,54 @@ rehearsal_permit(struct sh_decider *d, uint64_t id)
 			   &rep.base, NULL, 0);
 }
 
+/* R as the last shell:exec decided in process, permit ID (nothing kept when out of memory). */
+static void
+last_exec_keep(struct sh_decider *d, const struct sh_exec_request *r, uint64_t id)
+{
+	d->last_pc = NULL;
+	size_t len = strlen(r->program) + strlen(r->cwd) + 2;
+	for (size_t i = 0; i < r->n_args; i++)
+		len += strlen(r->args[i]) + 1;
+	if (len > d->last_cap) {
+		char *b = realloc(d->last_req, len);
+		if (!b)
+			return;
+		d->last_req = b;
+		d->last_cap = len;
+	}
+	char *p = stpcpy(d->last_req, r->program) + 1;
+	for (size_t i = 0; i < r->n_args; i++)
+		p = stpcpy(p, r->args[i]) + 1;
+	p = stpcpy(p, r->cwd) + 1;
+	d->last_len = (size_t)(p - d->last_req);
+	d->last_n_args = r->n_args;
+	d->last_id = id;
+	d->last_pc = d->pc;
+}
+
+/* R is what the last shell:exec decided in process was asked with. */
+static bool
+last_exec_is(const struct sh_decider *d, const struct sh_exec_request *r)
+{
+	if (!d->last_pc || d->last_pc != d->pc || r->n_args != d->last_n_args)
+		return false;
+	const char *p = d->last_req, *end = d->last_req + d->last_len;
+	for (size_t i = 0; i <= r->n_args + 1; i++) {
+		const char *s = i == 0 ? r->program : i <= r->n_args ? r->args[i - 1] : r->cwd;
+		size_t n = strlen(s) + 1;
+		if ((size_t)(end - p) < n || memcmp(p, s, n) != 0)
+			return false;
+		p += n;
+	}
+	return p == end;
+}
+
 static int
 send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	    struct sh_verdict *out)
 {
 	*out = (struct sh_verdict){ 0 };
+	d->local_made = false;
 	int r = chan_ready(d);
 	if (r < 0)
 		return r;
@@ -689,8 +747,10 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 		if (!d->pc)
 			return -EPIPE;
 	}
-	if (d->stage < 0 && local.page && local_ok(action))
+	if (d->stage < 0 && local.page && local_ok(action)) {
+		d->local_made = true;
 		return local_decide(d, &req, out);
+	}
 	if (d->stage >= 0)
 		rehearsal_permit(d, policy_client_next_id(d->pc));
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
@@ -775,6 +835,7 @@ sh_decider_policyd_free(struct sh_decider *d)
 	chan_drop(d);
 	bp_request_free(d->req);
 	bp_decision_free(d->dec);
+	free(d->last_req);
 	safe_close(d->stage);
 	free(d->home);
 	free(d);
@@ -938,6 +999,8 @@ sh_decide_exec(struct sh_decider *d, const struct sh_exec_request *r, struct sh_
 	if (k == 0)
 		k = send_decide(d, "shell:exec", &fs, out);
 	fields_free(&fs);
+	if (k == 0 && out->permit && d->local_made && d->pc)
+		last_exec_keep(d, r, policy_client_next_id(d->pc) - 1);
 	return k;
 }
 
@@ -994,16 +1057,36 @@ static int
 record_status(struct sh_decider *d, const char *action, const struct sh_exec_request *r,
 	      const char *program_path, int status)
 {
-	struct fields fs;
-	int k = exec_fields(d, r, program_path, &fs);
-	if (k < 0)
-		return k;
 	Box__PolicyField o = BOX__POLICY_FIELD__INIT;
 	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
 	o.name = (char *)"status";
 	o.value = &ov;
 	ov.kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
 	ov.integer = status;
+	/*
+	 * The outcome of the shell:exec just decided in process (a built-in's, the usual
+	 * case): its permit is known, so the fields are not made again (send_record's
+	 * order: the held outcomes first, then this one).
+	 */
+	bool like = !program_path && strcmp(action, "shell:exec") == 0 && chan_ready(d) == 0 &&
+		    last_exec_is(d, r);
+	d->last_pc = NULL;
+	if (like) {
+		held_release(d);
+		Box__PolicyField *outs[1] = { &o };
+		struct policy_client_outcome oc = { .ok = true, .action = action, .out = outs,
+						    .n_out = 1 };
+		int k = d->pc ? policy_client_record_like(d->pc, d->last_id, &oc) : 0;
+		if (k < 0)
+			chan_drop(d);
+		if (k != 0)
+			return 0;
+		/* (not kept under that id: an older twin's outcome took it; look by content) */
+	}
+	struct fields fs;
+	int k = exec_fields(d, r, program_path, &fs);
+	if (k < 0)
+		return k;
 	send_record(d, true, action, &fs, &o);
 	fields_free(&fs);
 	return 0;

@@ -29,6 +29,7 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "ipc.h"
+#include "pbarena.h"
 
 /* The envelope itself, decoded by the protocol's walker when not canonical. */
 static const struct box_ipc_type envelope_row = {
@@ -61,9 +62,15 @@ box_ipc_type_name(const struct box_ipc_protocol *p, uint32_t type)
 void
 box_msg_free(ProtobufCMessage *m)
 {
+	if (!m)
+		return;
+	/* A type the decoder puts in an arena (box_ipc_type.arena) goes with its arena. */
+	if (pb_arena_marked(m->descriptor)) {
+		pb_arena_free_tree(m);
+		return;
+	}
 	/* Our allocator is malloc/free, the same as protobuf-c's default. */
-	if (m)
-		protobuf_c_message_free_unpacked(m, NULL);
+	protobuf_c_message_free_unpacked(m, NULL);
 }
 
 int

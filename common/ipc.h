@@ -87,6 +87,11 @@ struct box_ipc_type {
 	int next;           /* the state once it passed, or BOX_IPC_STATE_SAME */
 	/* NULL: it always moves the channel to `next`; else only when this says so. */
 	bool (*moves)(const ProtobufCMessage *m);
+	/*
+	 * Decoded into one arena (common/pbarena.h), freed at once by box_msg_free: for
+	 * a many-field message whose receivers never keep or free a part of it apart.
+	 */
+	bool arena;
 };
 
 /*

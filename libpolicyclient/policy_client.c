@@ -525,6 +525,60 @@ policy_client_ship_flush(struct policy_client *c)
 	return r;
 }
 
+/* The varint at P (at most N bytes) in *v: its length, or 0 when it does not end there. */
+static size_t
+get_varint(const uint8_t *p, size_t n, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (size_t i = 0; i < n && i < 10; i++) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = x;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * IT (SIZE bytes packed, small enough for one packet) packed into the ship's
+ * buffer after what waits, at *at; it counts only once ship_commit says so (the
+ * waiting items are sent first when it would not fit behind them).
+ */
+static int
+ship_place(struct policy_client *c, const Box__PolicyShipItem *it, size_t size, uint8_t **at)
+{
+	size_t need = 1 + 10 + size;
+	if (c->ship_n > 0 && c->ship_len + need + SHIP_TAIL > BOX_IPC_PAYLOAD_MAX) {
+		int r = policy_client_ship_flush(c);
+		if (r < 0)
+			return r;
+	}
+	if (!c->ship_buf && !(c->ship_buf = malloc(BOX_IPC_HEADER_MAX + BOX_IPC_PAYLOAD_MAX)))
+		return -ENOMEM;
+	uint8_t *body = c->ship_buf + BOX_IPC_HEADER_MAX;
+	size_t o = c->ship_len;
+	body[o++] = (2 << 3) | 2; /* items, length-delimited */
+	o += put_varint(body + o, size);
+	box__policy_ship_item__pack(it, body + o);
+	*at = body + o;
+	return 0;
+}
+
+/* The item ship_place packed (SIZE bytes; ID: a decision's, 0: an outcome's) counts. */
+static int
+ship_commit(struct policy_client *c, size_t size, uint64_t id)
+{
+	if (id && c->ship_decides++ == 0)
+		c->ship_first = id; /* the PolicyShip's id: its first decision's */
+	size_t vl = 1;
+	for (size_t v = size; v > 0x7f; v >>= 7)
+		vl++;
+	c->ship_len += 1 + vl + size; /* (the tag, the length's varint, the item) */
+	c->ship_n++;
+	return c->ship_n == BOX_POLICY_BATCH_MAX ? policy_client_ship_flush(c) : 0;
+}
+
 /*
  * Queue IT (packed now: the caller's strings need not outlive the call), a decision
  * named ID or an outcome (ID 0); sent when the next would not fit one packet or 256
@@ -551,22 +605,9 @@ ship_push(struct policy_client *c, const Box__PolicyShipItem *it, uint64_t id)
 			c->broken = true;
 		return r;
 	}
-	if (c->ship_n > 0 && c->ship_len + need + SHIP_TAIL > BOX_IPC_PAYLOAD_MAX) {
-		r = policy_client_ship_flush(c);
-		if (r < 0)
-			return r;
-	}
-	if (!c->ship_buf && !(c->ship_buf = malloc(BOX_IPC_HEADER_MAX + BOX_IPC_PAYLOAD_MAX)))
-		return -ENOMEM;
-	if (id && c->ship_decides++ == 0)
-		c->ship_first = id; /* the PolicyShip's id: its first decision's */
-	uint8_t *body = c->ship_buf + BOX_IPC_HEADER_MAX;
-	body[c->ship_len++] = (2 << 3) | 2; /* items, length-delimited */
-	c->ship_len += put_varint(body + c->ship_len, size);
-	box__policy_ship_item__pack(it, body + c->ship_len);
-	c->ship_len += size;
-	c->ship_n++;
-	return c->ship_n == BOX_POLICY_BATCH_MAX ? policy_client_ship_flush(c) : 0;
+	uint8_t *at;
+	r = ship_place(c, it, size, &at);
+	return r < 0 ? r : ship_commit(c, size, id);
 }
 
 int
@@ -585,13 +626,83 @@ policy_client_ship_decide(struct policy_client *c, const Box__DecideRequest *req
 	it.rules = verdict->rules;
 	it.n_rules = verdict->n_rules;
 	uint64_t id = c->next_id++;
-	/* Kept before the caller acts on it, as a permit from a reply is (settle). */
-	if (policy_client_permitted(verdict)) {
-		int r = policy_permits_add(c->permits, id, req);
+	bool keep = policy_client_permitted(verdict);
+	size_t size = box__policy_ship_item__get_packed_size(&it);
+	int r;
+	if (1 + 10 + size + SHIP_TAIL > BOX_IPC_PAYLOAD_MAX) {
+		/* A PolicyShip of its own (ship_push): the permit packed apart. */
+		if (keep && (r = policy_permits_add(c->permits, id, req)) < 0)
+			return r;
+		return ship_push(c, &it, id);
+	}
+	/*
+	 * Packed once, into the ship's buffer: the item's first field is its decide
+	 * (field 1, length-delimited), so the permit is those bytes. It is kept before
+	 * the item counts, and before the caller acts on it, as a permit from a reply
+	 * is (settle); an item whose permit cannot be kept is not shipped.
+	 */
+	uint8_t *at;
+	r = ship_place(c, &it, size, &at);
+	if (r < 0)
+		return r;
+	if (keep) {
+		uint64_t len = 0;
+		size_t vl = 0;
+		if (size >= 2 && at[0] == ((1 << 3) | 2))
+			vl = get_varint(at + 1, size - 1, &len);
+		if (vl && len <= size - 1 - vl)
+			r = policy_permits_add_bytes(c->permits, id, req->action, at + 1 + vl,
+						     (size_t)len);
+		else
+			r = policy_permits_add(c->permits, id, req); /* (protobuf-c packs field 1 first) */
 		if (r < 0)
 			return r;
 	}
-	return ship_push(c, &it, id);
+	return ship_commit(c, size, id);
+}
+
+/* REC's fields from O (the strings borrowed), naming the permit DECIDE_ID. */
+static void
+record_fill(Box__RecordRequest *rec, const struct policy_client_outcome *o, uint64_t decide_id)
+{
+	box__record_request__init(rec);
+	rec->decide_id = decide_id;
+	rec->kind = o->ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
+	rec->action = (char *)o->action;
+	if (o->ok && o->n_out) {
+		rec->output = (Box__PolicyField **)o->out;
+		rec->n_output = o->n_out;
+	}
+}
+
+int
+policy_client_record_like(struct policy_client *c, uint64_t like,
+			  const struct policy_client_outcome *o)
+{
+	if (c->broken || !c->chan)
+		return -EPIPE;
+	uint64_t id;
+	int r = policy_permits_take_like(c->permits, like, o->action, &id);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	Box__RecordRequest rec;
+	record_fill(&rec, o, id);
+	if (c->ship_n > 0) {
+		/* Behind the decisions made in process: the outcome keeps its place. */
+		Box__PolicyShipItem it = BOX__POLICY_SHIP_ITEM__INIT;
+		it.record = &rec;
+		r = ship_push(c, &it, 0);
+	} else {
+		r = send_msg(c, BOX__MSG_TYPE__MSG_RECORD_REQUEST, 0, &rec.base);
+	}
+	if (r < 0) {
+		if (!c->ev)
+			c->broken = true;
+		return r;
+	}
+	return 1;
 }
 
 int
@@ -613,17 +724,12 @@ policy_client_record(struct policy_client *c, const struct policy_client_outcome
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		Box__RecordRequest *rec = &recs[k];
-		box__record_request__init(rec);
+		uint64_t id;
 		/* The permit it is the outcome of: decided with the same action and input. */
-		if (policy_permits_take_match(c->permits, o[i].action, o[i].in, o[i].n_in,
-					      &rec->decide_id) < 0)
+		if (policy_permits_take_match(c->permits, o[i].action, o[i].in, o[i].n_in, &id) <
+		    0)
 			continue;
-		rec->kind = o[i].ok ? BOX__EVENT_KIND__EVENT_RESPONSE : BOX__EVENT_KIND__EVENT_ERROR;
-		rec->action = (char *)o[i].action;
-		if (o[i].ok && o[i].n_out) {
-			rec->output = (Box__PolicyField **)o[i].out;
-			rec->n_output = o[i].n_out;
-		}
+		record_fill(rec, &o[i], id);
 		if (recp)
 			recp[k] = rec;
 		k++;

@@ -170,5 +170,14 @@ struct policy_client_outcome {
  */
 int policy_client_record(struct policy_client *c, const struct policy_client_outcome *o,
 			 size_t n);
+/*
+ * The same for one outcome whose permit the caller knows: permit LIKE was decided
+ * with O's action and input (O's IN is not read). It names the oldest kept permit
+ * equal to LIKE, exactly the one policy_client_record would find, without packing
+ * the input again. 1 sent, 0 LIKE is not kept (nothing sent: policy_client_record
+ * then looks for a twin), or the send's negative errno.
+ */
+int policy_client_record_like(struct policy_client *c, uint64_t like,
+			      const struct policy_client_outcome *o);
 
 #endif

@@ -58,6 +58,12 @@ int policy_permits_add(struct policy_permits *s, uint64_t id, const Box__DecideR
  * policy_permits_add_packed (which copies it).
  */
 uint8_t *policy_permits_pack(const Box__DecideRequest *req, size_t *len);
+/*
+ * The same with the request already packed (DATA, LEN bytes: a DecideRequest whose
+ * action is ACTION, which the caller packed itself): copied, never unpacked.
+ */
+int policy_permits_add_bytes(struct policy_permits *s, uint64_t id, const char *action,
+			     const uint8_t *data, size_t len);
 int policy_permits_add_packed(struct policy_permits *s, uint64_t id, const uint8_t *data,
 			      size_t len);
 
@@ -76,12 +82,28 @@ int policy_permits_find(struct policy_permits *s, uint64_t id, const char **acti
 int policy_permits_take(struct policy_permits *s, uint64_t id, Box__DecideRequest **out);
 
 /*
+ * Take permit ID out of the set without unpacking it: for a caller that still
+ * holds the DecideRequest it kept (box-policyd, a PolicyShip's record of a
+ * decision of the same ship). Errors as policy_permits_find.
+ */
+int policy_permits_drop(struct policy_permits *s, uint64_t id);
+
+/*
  * Take the oldest kept permit whose action is ACTION and whose input is exactly
  * IN (N fields, the same names, values and order as decided): *id its id.
  * 0, -ENOENT (none), -ENOMEM.
  */
 int policy_permits_take_match(struct policy_permits *s, const char *action,
 			      Box__PolicyField *const *in, size_t n, uint64_t *id);
+
+/*
+ * policy_permits_take_match for a caller that knows permit ID was decided with the
+ * input it is recording (its action ACTION): takes the oldest kept permit equal to
+ * that one (ID itself, or an older twin), without packing the input again: *id its id.
+ * 0, -ENOENT (ID is not kept, or its action is not ACTION), -ENOMEM.
+ */
+int policy_permits_take_like(struct policy_permits *s, uint64_t like, const char *action,
+			     uint64_t *id);
 
 /* Permits kept, and the bytes of their packed Decides. */
 size_t policy_permits_count(const struct policy_permits *s);

@@ -146,10 +146,13 @@ static const struct box_ipc_type policy_types[] = {
 	{ BOX__MSG_TYPE__MSG_POLICY_RELOAD_REPLY, "PolicyReloadReply",
 	  &box__policy_reload_reply__descriptor, box_validate_policy_reload_reply_row, NULL, 8192,
 	  0, 0, FROM(POLICYD), S(READY), SAME, NULL },
-	/* Up to 256 decisions made in process and outcomes, no reply: as DecideBatch. */
+	/*
+	 * Up to 256 decisions made in process and outcomes, no reply: as DecideBatch.
+	 * Decoded into one arena (box-policyd's handle_ship keeps no part of it).
+	 */
 	{ BOX__MSG_TYPE__MSG_POLICY_SHIP, "PolicyShip", &box__policy_ship__descriptor,
 	  box_validate_policy_ship_row, NULL, BOX_IPC_PAYLOAD_MAX, 0, 8u << 20, FROM(PEER),
-	  S(READY), SAME, NULL },
+	  S(READY), SAME, NULL, true },
 	/* fd: the new decisions.jsonl (O_APPEND). */
 	{ BOX__MSG_TYPE__MSG_POLICY_LOG_FD, "PolicyLogFd", &box__policy_log_fd__descriptor,
 	  box_validate_policy_log_fd_row, NULL, 64, 1, 0, FROM(BOXD), S(READY), SAME, NULL },

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "pbarena.h"
 #include "walk.h"
 
 struct cap_alloc {
@@ -157,18 +158,52 @@ box_proto_unpack(const struct box_ipc_type *t, const uint8_t *buf, size_t len,
 	return 0;
 }
 
+/*
+ * box_proto_unpack into an arena (t->arena): the same cap on the input and on what
+ * the decoder may allocate, the same checks; the tree is freed by box_msg_free.
+ */
+static int
+unpack_arena(const struct box_ipc_type *t, const uint8_t *buf, size_t len, ProtobufCMessage **ret)
+{
+	uint64_t cap = t->reasm_cap > t->max_size ? t->reasm_cap : t->max_size;
+	if (len > cap)
+		return -EMSGSIZE;
+	if (len > 0 && !buf)
+		return -EINVAL;
+	struct pb_arena *a;
+	ProtobufCAllocator alloc;
+	int r = pb_arena_new(BOX_PROTO_DECODE_FACTOR * len + BOX_PROTO_DECODE_SLACK, &a, &alloc);
+	if (r < 0)
+		return r;
+	pb_arena_mark(t->desc); /* (before the first such tree exists) */
+	ProtobufCMessage *m =
+		protobuf_c_message_unpack(t->desc, &alloc, len, buf ? buf : (const uint8_t *)"");
+	r = pb_arena_adopt(a, m);
+	if (r < 0) {
+		pb_arena_free(a);
+		return m || r != -EINVAL ? r : -EBADMSG;
+	}
+	if (!protobuf_c_message_check(m) || walk(m, 0) < 0) {
+		pb_arena_free_tree(m);
+		return -EBADMSG;
+	}
+	*ret = m;
+	return 0;
+}
+
 int
 box_proto_decode(const struct box_ipc_type *t, const uint8_t *buf, size_t len,
 		 ProtobufCMessage **ret)
 {
 	ProtobufCMessage *m = NULL;
-	int r = box_proto_unpack(t, buf, len, &m);
+	int r = t && t->desc && t->arena ? unpack_arena(t, buf, len, &m)
+					 : box_proto_unpack(t, buf, len, &m);
 	if (r < 0)
 		return r;
 	if (t->validate) {
 		r = t->validate(m);
 		if (r < 0) {
-			protobuf_c_message_free_unpacked(m, NULL);
+			box_msg_free(m);
 			return r;
 		}
 	}

@@ -14,7 +14,7 @@ COMPONENTS := common proto libboxpolicy libpolicyclient boxctl boxd box-trampoli
 	box-clientd box-recheck box-alias libshell box-sh box-shell box-mcpd harness docs layering
 
 TESTS_common := $(addprefix test/unit/test_,fdutil parse path peer privdrop spawn treewalk \
-		hostprobe elfinterp logchain) \
+		hostprobe elfinterp logchain pbarena) \
 	test/fuzz/replay_elfinterp
 TESTS_proto := $(addprefix test/unit/test_,ipc plan_validate policy_proto policy_fields \
 		policy_permits shell_validate proto_mcp proto_telemetry otlp_json) \

@@ -246,7 +246,8 @@ test_ship_logged(void)
 	struct pd pd;
 	struct req a, b;
 	char *echo[] = { (char *)"echo" }, *no_rm[] = { (char *)"no_rm" };
-	Box__PolicyShipItem it[3], *p[3] = { &it[0], &it[1], &it[2] };
+	Box__PolicyShipItem it[5], *p[5] = { &it[0], &it[1], &it[2], &it[3], &it[4] };
+	Box__RecordRequest rec2 = BOX__RECORD_REQUEST__INIT;
 	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
 	Box__PolicyField of = BOX__POLICY_FIELD__INIT;
 	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
@@ -256,7 +257,7 @@ test_ship_logged(void)
 	exec_req(&a, "echo");
 	exec_req(&b, "rm");
 	uint64_t id = pd.next_id;
-	pd.next_id += 2;
+	pd.next_id += 3;
 	claim(&it[0], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	box__policy_ship_item__init(&it[1]);
 	rec.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
@@ -270,7 +271,14 @@ test_ship_logged(void)
 	rec.n_output = 1;
 	it[1].record = &rec;
 	claim(&it[2], &b, false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN, no_rm);
-	CHECK_INT(ship(pd.fd[PD_SHELL], id, 1, p, 3), 0);
+	/* echo again (id + 2): its outcome in the next ship (the permit's own copy) */
+	claim(&it[3], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	CHECK_INT(ship(pd.fd[PD_SHELL], id, 1, p, 4), 0);
+	rec2 = rec;
+	rec2.decide_id = id + 2;
+	box__policy_ship_item__init(&it[4]);
+	it[4].record = &rec2;
+	CHECK_INT(ship(pd.fd[PD_SHELL], pd.next_id, 1, &p[4], 1), 0);
 	/* A Decide after it is answered: the ship was taken, nothing ended. */
 	Box__DecideReply *rep = NULL;
 	CHECK_INT(pd_send_line(&pd, PD_SHELL,
@@ -285,6 +293,14 @@ test_ship_logged(void)
 	const char *d2 = strstr(log, "\"program\":\"rm\"");
 	const char *d3 = strstr(log, "\"program\":\"ls\"");
 	CHECK(d1 && r1 && d2 && d3 && d1 < r1 && r1 < d2 && d2 < d3);
+	/* each outcome line is its decision's input (one of the same ship, one of an earlier) */
+	const char *rec_line = "\"record\":\"response\",\"action\":\"shell:exec\",\"input\":"
+			       "{\"command\":\"echo\",\"program\":\"echo\",\"arg_count\":0,"
+			       "\"cwd\":\"/\"},\"output\":{\"status\":0}";
+	const char *o1 = strstr(log, rec_line), *o2 = o1 ? strstr(o1 + 1, rec_line) : NULL;
+	CHECK(o1 == r1 && o2 && d2 < o2);
+	if (!o2)
+		printf("# log: %s\n", log);
 	CHECK(strstr(log, "\"rules\":[\"no_rm\"]") != NULL);
 	CHECK(strstr(log, "\"source\":\"box-shell\"") != NULL);
 	free(log);

@@ -687,6 +687,46 @@ out:
 	gw_ca_free(ca);
 }
 
+/* Roots whose parse was deferred are parsed by the first verification: the CA only there. */
+static void
+test_handshake_deferred(void)
+{
+	struct gw_ca *ca = NULL;
+	SSL_CTX *cctx = NULL;
+	struct tls_pair p = { .fds = { -1, -1 } };
+	char path[128], why[256];
+
+	CHECK_INT(gw_ca_new(2, &ca), 0);
+	if (!ca)
+		return;
+	snprintf(path, sizeof(path), "%s/deferred-roots.crt", tmpdir);
+	CHECK_INT(write_file(path, gw_ca_cert_pem(ca)), 0);
+	CHECK_INT(gw_tls_client_ctx_new_deferred(path, NULL, 0, &cctx, why, sizeof(why)), 0);
+	unlink(path);
+	if (!cctx)
+		goto out;
+	CHECK_INT(pair_new(&p, ca, cctx, "a.box.test", false, "a.box.test", false), 0);
+	CHECK_INT(pair_handshake(&p), 0);
+	CHECK_INT(gw_tls_client_verify_result(p.client), X509_V_OK);
+	pair_free(&p);
+	SSL_CTX_free(cctx);
+	cctx = NULL;
+	/* deferred roots that do not parse: no upstream connection is even prepared */
+	CHECK_INT(write_file(path, "no certificate here\n"), 0);
+	CHECK_INT(gw_tls_client_ctx_new_deferred(path, gw_ca_cert_pem(ca),
+						 strlen(gw_ca_cert_pem(ca)), &cctx, why, sizeof(why)),
+		  0);
+	unlink(path);
+	if (!cctx)
+		goto out;
+	CHECK_INT(pair_new(&p, ca, cctx, "a.box.test", false, "a.box.test", false), -EINVAL);
+	ERR_clear_error();
+out:
+	pair_free(&p);
+	SSL_CTX_free(cctx);
+	gw_ca_free(ca);
+}
+
 static void
 test_handshake_ip(void)
 {
@@ -1230,6 +1270,29 @@ test_extra_bundle_strict(void)
 	CHECK_INT(gw_tls_client_ctx_new_roots(path, NULL, 0, &ctx, why, sizeof(why)), 0);
 	SSL_CTX_free(ctx);
 	ctx = NULL;
+	/* deferred: read now, parsed by gw_tls_client_roots_load (once: then a no-op) */
+	CHECK_INT(gw_tls_client_ctx_new_deferred(path, NULL, 0, &ctx, why, sizeof(why)), 0);
+	unlink(path); /* (read already) */
+	CHECK_INT(gw_tls_client_roots_load(ctx, why, sizeof(why)), 0);
+	CHECK(ctx && gw_tls_client_store(ctx) != NULL);
+	CHECK_INT(gw_tls_client_roots_load(ctx, why, sizeof(why)), 0);
+	SSL_CTX_free(ctx);
+	ctx = NULL;
+	/* a deferred bundle without certificates: read fine, its parse fails, and stays failed */
+	CHECK_INT(write_file(path, "# nothing\n"), 0);
+	CHECK_INT(gw_tls_client_ctx_new_deferred(path, pem, strlen(pem), &ctx, why, sizeof(why)),
+		  0);
+	CHECK(ctx && gw_tls_client_store(ctx) == NULL);
+	why[0] = '\0';
+	CHECK_INT(gw_tls_client_roots_load(ctx, why, sizeof(why)), -EINVAL);
+	CHECK(strstr(why, path) && strstr(why, "no PEM certificate"));
+	CHECK_INT(gw_tls_client_roots_load(ctx, NULL, 0), -EINVAL);
+	SSL_CTX_free(ctx);
+	ctx = NULL;
+	/* a missing file is still an error at once */
+	CHECK_INT(gw_tls_client_ctx_new_deferred("/nonexistent/gwca-roots.crt", NULL, 0, &ctx, why,
+						 sizeof(why)),
+		  -ENOENT);
 	unlink(path);
 
 	/* through the default entry point (system roots) */
@@ -1430,6 +1493,7 @@ main(void)
 	RUN(test_leaves_verify);
 	RUN(test_openssl_cli_verifies);
 	RUN(test_handshake_name);
+	RUN(test_handshake_deferred);
 	RUN(test_handshake_ip);
 	RUN(test_system_roots_alone_refuse);
 	RUN(test_resumption);

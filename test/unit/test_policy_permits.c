@@ -11,7 +11,10 @@
  * a set full of equal permits (one request asked over and over, another
  * among them) keeps forgetting the oldest and still matches the oldest of
  * each, also after permits were taken from the middle of the chains; the
- * content table a first match makes grows with the set.
+ * content table a first match makes grows with the set. A permit dropped by id
+ * (box-policyd holding its Decide) is gone as a taken one; one added from the
+ * caller's own packed bytes is kept as any; a take "like" a known permit takes the
+ * oldest equal one, that permit or its older twin, and nothing of another action.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
@@ -295,6 +298,54 @@ test_match_then_grow(void)
 	policy_permits_free(s);
 }
 
+/* policy_permits_drop, policy_permits_add_bytes and policy_permits_take_like. */
+static void
+test_drop_and_like(void)
+{
+	struct policy_permits *s = policy_permits_new();
+	struct req a, b;
+	req_init(&a, "fs:read", "~/a", "read_content");
+	req_init(&b, "fs:read", "~/b", "read_content");
+	size_t len = 0;
+	uint8_t *packed = policy_permits_pack(&a.m, &len);
+	CHECK(packed != NULL);
+	CHECK_INT(policy_permits_add_bytes(s, 1, "fs:read", packed, len), 0);
+	CHECK_INT(policy_permits_add(s, 2, &b.m), 0);
+	CHECK_INT(policy_permits_add(s, 3, &a.m), 0);
+	CHECK_INT(policy_permits_add_bytes(s, 4, "fs:read", packed, len), 0);
+	CHECK_INT(policy_permits_add_bytes(s, 4, "fs:read", packed, len), -EEXIST);
+	free(packed);
+	const char *action = NULL;
+	CHECK_INT(policy_permits_find(s, 1, &action), 0);
+	CHECK_STR(action, "fs:read");
+	/* dropped: gone, as a taken one is */
+	CHECK_INT(policy_permits_drop(s, 2), 0);
+	CHECK_INT(policy_permits_drop(s, 2), -ENOENT);
+	CHECK_INT(policy_permits_find(s, 2, NULL), -ENOENT);
+	CHECK_INT(policy_permits_drop(s, 99), -ENOENT);
+	uint64_t id = 0;
+	/* like 4: the oldest equal one (1, packed by the caller), then 3, then 4 itself */
+	CHECK_INT(policy_permits_take_like(s, 4, "fs:write", &id), -ENOENT);
+	CHECK_INT(policy_permits_take_like(s, 4, "fs:read", &id), 0);
+	CHECK_INT(id, 1);
+	CHECK_INT(policy_permits_take_like(s, 4, "fs:read", &id), 0);
+	CHECK_INT(id, 3);
+	CHECK_INT(policy_permits_take_like(s, 4, "fs:read", &id), 0);
+	CHECK_INT(id, 4);
+	CHECK_INT(policy_permits_take_like(s, 4, "fs:read", &id), -ENOENT);
+	CHECK_INT(policy_permits_take_like(s, 2, "fs:read", &id), -ENOENT);
+	CHECK_INT(policy_permits_count(s), 0);
+	/* a twin added after the content table exists, another content beside it */
+	CHECK_INT(policy_permits_add(s, 5, &b.m), 0);
+	CHECK_INT(policy_permits_add(s, 6, &a.m), 0);
+	CHECK_INT(policy_permits_add(s, 7, &b.m), 0);
+	CHECK_INT(policy_permits_take_like(s, 7, "fs:read", &id), 0);
+	CHECK_INT(id, 5);
+	CHECK(take_is(s, &b, 7));
+	CHECK(take_is(s, &a, 6));
+	policy_permits_free(s);
+}
+
 int
 main(void)
 {
@@ -305,5 +356,6 @@ main(void)
 	RUN(test_match);
 	RUN(test_equal_past_bound);
 	RUN(test_match_then_grow);
+	RUN(test_drop_and_like);
 	return tap_done();
 }
