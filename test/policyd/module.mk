@@ -62,5 +62,6 @@ $(POLICYD_ASK_OBJS): private MODULE_CPPFLAGS := -Itest/unit -Itest/policyd -Ites
 $(BUILD)/test/policyd/test_ask: $(POLICYD_ASK_OBJS) $(BUILD)/test/policyd/harness.o $(BUILD)/test/playboxd/playboxd.o \
 		$(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
-$(BUILD)/test/policyd/test_ask: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson)
+$(BUILD)/test/policyd/test_ask: private MODULE_LDLIBS := $(call pkg_libs,libprotobuf-c jansson) \
+	$(BORINGSSL_CRYPTO_LIBS)
 CHECK_PROGRAMS += $(BUILD)/test/policyd/test_ask
