@@ -161,7 +161,8 @@ daemon_user=$(daemon_user box-gateway)
 users=root
 have_boxtest && users="root boxtest"
 for u in $users; do
-	mkini "svc-$u.ini" "gwb-svc-$u" ""
+	# a name of this run only: the service keeps each box's state in /var/lib/box/UID/NAME
+	mkini "svc-$u.ini" "gwb-svc-$u-$$" ""
 	if [ "$u" = root ]; then
 		"$RB/boxctl" run -q -c "svc-$u.ini" -- tunnel "echo.gwb.test:$eport" 3 >"svc-$u.out" 2>&1 &
 	else
@@ -183,5 +184,8 @@ for u in $users; do
 	wait "$bp"
 	check "service, $u's box: the tunnel through the gateway works" \
 		grep -qx 'echo=ping through the tunnel' "svc-$u.out"
+done
+for u in 0 "$(id -u boxtest 2>/dev/null)"; do
+	[ -n "$u" ] && rm -rf "/var/lib/box/$u/gwb-svc-root-$$" "/var/lib/box/$u/gwb-svc-boxtest-$$"
 done
 tap_done
