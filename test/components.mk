@@ -76,7 +76,8 @@ TESTS_box-mcpd := test/unit/test_mcp_% test/unit/test_policy_client test/unit/te
 TESTS_harness := test/harness/%
 # The documentation and the code's own structure.
 TESTS_docs := test/docs/%
-TESTS_layering := test/layering/%
+# each daemon's own seccomp allow-list, installed and crossed (test/unit/test_daemon_filters.c)
+TESTS_layering := test/layering/% test/unit/test_daemon_filters
 
 # Every test make check and make check-slow run, each spelled as TESTS_c spells it.
 CHECK_TESTS = $(patsubst $(BUILD)/%,%,$(CHECK_PROGRAMS)) $(CHECK_SCRIPTS) $(SLOW_SCRIPTS)
