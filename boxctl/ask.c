@@ -19,6 +19,7 @@
 #include "cleanup.h"
 #include "client.h"
 #include "commands.h"
+#include "parse.h"
 #include "termsafe.h"
 
 /* One boxd: 1 answered (*RES kept), 0 it runs no such box, negative errno. */
@@ -95,10 +96,8 @@ cmd_answer(int argc, char **argv, bool permit)
 	Box__AskRequest q = BOX__ASK_REQUEST__INIT;
 	q.box = (char *)box;
 	if (id) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(id, &end, 10);
-		if (errno || *end || end == id || v == 0 || id[0] == '-') {
+		uint64_t v;
+		if (parse_u64(id, UINT64_MAX, &v) < 0 || v == 0) {
 			fprintf(stderr, "boxctl: error: %s is not a decision number (see `boxctl %s "
 					"%s`)\n", id, permit ? "approve" : "deny", box);
 			return BOXCTL_EXIT_USAGE;
