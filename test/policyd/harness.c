@@ -483,8 +483,6 @@ pd_stop(struct pd *pd)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int pd_recv(struct pd *pd, int peer, struct box_ipc_msg *m, int timeout_ms);
-
 int
 pd_stop_sealed(struct pd *pd)
 {
@@ -543,7 +541,7 @@ pd_send_decide(struct pd *pd, int peer, const Box__DecideRequest *req, uint64_t 
  * The next message on PEER's channel; on boxd's, the chain heads policyd sends
  * (PolicyLogHead) are kept in pd->log_head* and read past.
  */
-static int
+int
 pd_recv(struct pd *pd, int peer, struct box_ipc_msg *m, int timeout_ms)
 {
 	for (;;) {

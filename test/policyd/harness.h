@@ -104,6 +104,11 @@ int pd_send_record(struct pd *pd, int peer, uint64_t decide_id, const char *acti
 		   const char *output_json);
 /* Send a DecideRequest without waiting (bench); then pd_wait_reply. */
 int pd_send_decide(struct pd *pd, int peer, const Box__DecideRequest *req, uint64_t *ret_id);
+/*
+ * The next message on PEER's channel (box_ipc_recv_wait's result); on boxd's, the chain
+ * heads box-policyd sends after its writes (PolicyLogHead) are kept and read past.
+ */
+int pd_recv(struct pd *pd, int peer, struct box_ipc_msg *m, int timeout_ms);
 int pd_wait_reply(struct pd *pd, int peer, Box__DecideReply **reply, uint64_t *ret_id,
 		  int timeout_ms);
 

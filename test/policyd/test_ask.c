@@ -117,7 +117,7 @@ ask_list(struct pd *pd, uint64_t *ids, char *first_rule, size_t len)
 			 rid, &l.base, NULL, 0) < 0)
 		return -1;
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	if (box_ipc_recv_wait(pd->chan[PD_BOXD], &m, 20000) <= 0)
+	if (pd_recv(pd, PD_BOXD, &m, 20000) <= 0)
 		return -1;
 	if (m.type != BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY || m.request_id != rid) {
 		box_ipc_msg_done(&m);
@@ -164,7 +164,7 @@ ask_answer(struct pd *pd, uint64_t ask_id, bool permit, bool for_box, uint32_t u
 			 rid, &a.base, NULL, 0) < 0)
 		return -1;
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	if (box_ipc_recv_wait(pd->chan[PD_BOXD], &m, 20000) <= 0)
+	if (pd_recv(pd, PD_BOXD, &m, 20000) <= 0)
 		return -1;
 	int r = m.type == BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER_REPLY && m.request_id == rid
 			? ((const Box__PolicyAskAnswerReply *)m.msg)->ok
