@@ -11,7 +11,9 @@
  * per stream. Where one side is a pipe, splice(2) moves the bytes without
  * copying them through boxctl (SPLICE_F_NONBLOCK keeps the pipe side from
  * blocking); EINVAL (a terminal, an O_APPEND file, /dev/null) falls back to
- * read/write for that stream.
+ * read/write for that stream. A regular file is never spliced into (run.c's
+ * stdio_pipes: a splice does not take the file offset's lock that write(2)
+ * takes, so it races the daemons writing to the same open file).
  * boxctl never sets O_NONBLOCK on its own fds 0-2: their file descriptions
  * are shared with the shell and with siblings (a make job's output pipe),
  * which would then see EAGAIN. It polls before each read or write instead,

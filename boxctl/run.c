@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -243,7 +244,15 @@ stdio_pipes(struct run *r)
 			stream_init(s, i == 1 ? "stdout" : "stderr", ours, i);
 			s->own_from = true;
 		}
-		s->splice = true;
+		/*
+		 * splice(2) moves the bytes without a copy, but into a regular file it writes at
+		 * the file's offset without the lock write(2) takes on a shared one: the box's
+		 * daemons write to the same file (boxctl's stderr, often the same open file as
+		 * its stdout: `>out 2>&1`), and a splice racing their write lands at the same
+		 * offset, one overwriting the other. Into a regular file, copy.
+		 */
+		struct stat st;
+		s->splice = i == 0 || fstat(i, &st) < 0 || !S_ISREG(st.st_mode);
 	}
 	return 0;
 }

@@ -5,7 +5,8 @@
 # -q, a deny mask, a sandbox setup failure (exit 1), the run lock, --detach
 # with agent.log, ps and stop, boxctl SIGKILLed (nothing survives, not even
 # a double-forked setsid daemon), [box] timeout (124), pids_max contained,
-# memory_max contained, SIGINT forwarded, a pty at a terminal, and the runtime dir removed.
+# memory_max contained, SIGINT forwarded, a pty at a terminal, and the runtime dir removed;
+# the agent's output into a file another process writes too loses no line.
 . test/lib.sh
 . test/integration/lib-run.sh
 set -u
@@ -33,6 +34,40 @@ mkini() {
 		printf '\n[agent.filesystem]\nread = %s/proj\ndeny = %s/proj/secret.txt\n' "$W" "$W"
 	} >"$name.ini"
 }
+
+cat >proj/flood.py <<'EOF'
+import os, time
+t0, i = time.time(), 0
+while time.time() - t0 < 3 and i < 400000:
+    os.write(1, b"A%08d line of the agent\n" % i)
+    i += 1
+os.write(1, b"END %d\n" % i)
+EOF
+cat >flood-writer.py <<'EOF'
+import os, sys, time
+t0, i = time.time(), 0
+while time.time() - t0 < 3.5:
+    os.write(1, b"W%08d line of another writer\n" % i)
+    i += 1
+open(sys.argv[1], "w").write(str(i))
+EOF
+
+# The agent's output into a file another process writes too (`>out 2>&1` shares one open
+# file with boxd and its daemons): boxctl copies into it under the offset lock write(2)
+# takes — a splice(2) there raced those writers, each overwriting the other's lines.
+mkini flood "/usr/bin/python3 flood.py"
+{
+	python3 flood-writer.py "$W/flood.count" &
+	"$RB/boxctl" run -q -c flood.ini
+	wait
+} >flood.out 2>&1
+agent_lines=$(grep -cE '^A[0-9]{8} line of the agent$' flood.out)
+agent_said=$(sed -n 's/^END \([0-9]*\)$/\1/p' flood.out)
+writer_lines=$(grep -cE '^W[0-9]{8} line of another writer$' flood.out)
+check "run: an output file shared with another writer keeps every agent line ($agent_lines of ${agent_said:-?})" \
+	test -n "$agent_said" -a "$agent_lines" = "${agent_said:-x}"
+check "run: … and every line of the other writer ($writer_lines of $(cat flood.count 2>/dev/null))" \
+	test "$writer_lines" = "$(cat flood.count 2>/dev/null)"
 
 # status and output
 mkini st0 "/bin/cat a.txt"
