@@ -498,6 +498,22 @@ on_policyd_close(struct box_ipc_event *e, int error, void *userdata)
 
 /* ---- sessions ----------------------------------------------------------------- */
 
+/*
+ * No room for one more session. The spare holds a place from the moment it
+ * is asked for: it answers the door without asking main, and main learns of
+ * the session it took (SHD_CTL_TAKEN) only later, so a place counted only
+ * then would let the spare run a shell past the cap (its command already
+ * run when main says no). Sessions plus the spare never pass the cap; with
+ * the last place the spare's, main refuses what it accepts itself.
+ */
+static bool
+sessions_full(void)
+{
+	return M.n_sessions + (M.spare_ctl >= 0 ? 1 : 0) >= SHD_SESSIONS_MAX;
+}
+
+static void spare_make(void);
+
 static void
 session_free(struct session *s)
 {
@@ -505,6 +521,7 @@ session_free(struct session *s)
 		if (*pp == s) {
 			*pp = s->next;
 			M.n_sessions--;
+			spare_make(); /* (one held back while the sessions were at the cap) */
 			break;
 		}
 	for (struct hostchan *hc = M.hosts; hc; hc = hc->next)
@@ -916,7 +933,7 @@ spare_took(int conn, int err_fd)
 	M.spare_pid = 0;
 	door_watch(true);
 
-	struct session *s = session_new(conn); /* (too many: ShellDenied, and the spare is killed) */
+	struct session *s = session_new(conn); /* (its place was held: only no memory fails) */
 	if (s && box_ipc_chan_set_state(box_ipc_event_chan(s->conn), BOX_SESSION_RUNNING) < 0) {
 		s->conn = box_ipc_event_free(s->conn);
 		session_maybe_free(s);
@@ -948,7 +965,6 @@ spare_took(int conn, int err_fd)
 	command_timer_arm(s);
 }
 
-static void spare_make(void);
 
 /*
  * The spare's control socket before a session takes it: its channel attach
@@ -1050,7 +1066,8 @@ static void
 spare_make(void)
 {
 	int sv[2];
-	if (M.spare_ctl >= 0 || !M.policyd || box_ipc_socketpair(sv, false) < 0)
+	if (M.spare_ctl >= 0 || !M.policyd || M.exiting || M.n_sessions >= SHD_SESSIONS_MAX ||
+	    box_ipc_socketpair(sv, false) < 0)
 		return;
 	ctl_passcred(sv[0]);
 	if (M.zyg_fd >= 0) {
@@ -1201,7 +1218,7 @@ on_session_close(struct box_ipc_event *e, int error, void *userdata)
 static struct session *
 session_new(int c)
 {
-	if (M.n_sessions >= SHD_SESSIONS_MAX) {
+	if (sessions_full()) {
 		char why[96];
 		(void)snprintf(why, sizeof(why), "box-shell: too many shells running at once (max %u)",
 			       SHD_SESSIONS_MAX);
@@ -1283,7 +1300,7 @@ attach_answer(uint64_t id, const int fds[2], const char *fmt, ...)
 static void
 shell_attach(const Box__ShellAttach *a)
 {
-	if (M.n_sessions >= SHD_SESSIONS_MAX) {
+	if (sessions_full()) {
 		attach_answer(a->attach_id, NULL, "too many shells running at once (max %u)",
 			      SHD_SESSIONS_MAX);
 		return;
