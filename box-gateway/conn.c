@@ -100,6 +100,7 @@ struct gw_conn {
 	size_t addr_i;
 	unsigned dial_failures, refusals;
 	bool dial_timed_out;
+	bool host_permitted; /* its net:connect {host, port} permitted, its record still owed */
 	char last_err[96];
 	char *refuse_msg;
 	bool decide; /* a Decide in flight (its owner: this) */
@@ -224,6 +225,8 @@ req_reset(struct gw_conn *c)
 	c->retried = false;
 }
 
+static void host_record(struct gw_conn *c, bool ok);
+
 static void
 conn_destroy(struct gw_conn *c)
 {
@@ -240,6 +243,8 @@ conn_destroy(struct gw_conn *c)
 	if (c->timer)
 		event_free(c->timer);
 	c->timer = NULL;
+	/* Gone while connecting: what was permitted did not happen. */
+	host_record(c, false);
 	req_reset(c);
 	free(c->addrs);
 	c->addrs = NULL;
@@ -311,6 +316,25 @@ static void reply(struct gw_conn *c, unsigned status, const char *reason, const 
 		  bool refused, bool close_after);
 static void fail_upstream(struct gw_conn *c, unsigned status, const char *why);
 static void mcp_timed_out(struct gw_conn *c);
+
+/*
+ * The outcome of the host decision (net:connect {host, port}): connected, or not — every
+ * permitted one gets one (an address refused, the name unresolved, the client gone while
+ * connecting), or box-policyd and the channel's client would keep its permit until their
+ * bound forgot it. The per-address decisions have none (proto/policy_permits.h).
+ */
+static void
+host_record(struct gw_conn *c, bool ok)
+{
+	if (!c->host_permitted)
+		return;
+	c->host_permitted = false;
+	struct policy_fields fs;
+	policy_fields_init(&fs);
+	policy_fields_str(&fs, "host", c->host);
+	policy_fields_long(&fs, "port", c->port);
+	gw_record(ok, "net:connect", &fs, NULL);
+}
 
 static void
 on_timer(evutil_socket_t fd, short what, void *arg)
@@ -935,11 +959,7 @@ estab_done(struct gw_conn *c)
 	c->addrs = NULL;
 	(void)snprintf(c->up_host, sizeof(c->up_host), "%s", c->host);
 	c->up_port = c->port;
-	struct policy_fields fs;
-	policy_fields_init(&fs);
-	policy_fields_str(&fs, "host", c->host);
-	policy_fields_long(&fs, "port", c->port);
-	gw_record(true, "net:connect", &fs, NULL);
+	host_record(c, true);
 
 	if (!c->is_connect) {
 		request_checks(c);
@@ -991,11 +1011,11 @@ estab_done(struct gw_conn *c)
 static void
 estab_fail(struct gw_conn *c)
 {
-	struct policy_fields fs;
 	char body[640];
 
 	free(c->addrs);
 	c->addrs = NULL;
+	host_record(c, false);
 	if (c->dial_failures == 0 && c->refusals > 0) {
 		/* Every address was refused (before policy, or by policy): a refusal. */
 		char *m = c->refuse_msg;
@@ -1004,10 +1024,6 @@ estab_fail(struct gw_conn *c)
 		free(m);
 		return;
 	}
-	policy_fields_init(&fs);
-	policy_fields_str(&fs, "host", c->host);
-	policy_fields_long(&fs, "port", c->port);
-	gw_record(false, "net:connect", &fs, NULL);
 	(void)snprintf(body, sizeof(body), "box-gateway: cannot connect to %s:%u: %s", c->host,
 		       c->port, c->last_err[0] ? c->last_err : "no address");
 	/* The last attempt timing out is a timeout (504); anything else a 502. */
@@ -1172,10 +1188,12 @@ on_host_decided(void *arg, const ProtobufCMessage *verdict)
 		refuse(c, message);
 		return;
 	}
+	c->host_permitted = true;
 	struct gw_addrs now;
 	struct gw_resolve *h = NULL;
 	int r = gw_resolve(c->host, c->is_ip, c->port, &now, on_resolved, c, &h);
 	if (r < 0) {
+		host_record(c, false);
 		reply(c, 502, NULL, "box-gateway: cannot resolve the host", false, true);
 		return;
 	}

@@ -841,7 +841,8 @@ static void
 permit_keep(struct peer *p, uint64_t id, const Box__DecideRequest *req, bool permit)
 {
 	if (!permit || !p->ev || !p->permits ||
-	    !(action_kind(req->action) & peer_actions[p->kind].record))
+	    !(action_kind(req->action) & peer_actions[p->kind].record) ||
+	    !policy_permits_outcome_owed(req))
 		return;
 	int r = policy_permits_add(p->permits, id, req);
 	if (r < 0)

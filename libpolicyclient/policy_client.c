@@ -27,6 +27,7 @@
 struct asked {
 	uint8_t *data; /* a DecideRequest, packed (event mode) */
 	size_t len;
+	bool owed; /* policy_permits_outcome_owed: kept once permitted */
 };
 
 struct pending {
@@ -141,7 +142,8 @@ settle(struct policy_client *c, const struct pending *p, const struct box_ipc_ms
 		return -EBADMSG;
 	}
 	for (size_t i = 0; !p->cancelled && i < n; i++) {
-		if (!policy_client_permitted(reps[i]))
+		if (!policy_client_permitted(reps[i]) ||
+		    !(p->borrowed ? policy_permits_outcome_owed(p->borrowed[i]) : p->asked[i].owed))
 			continue;
 		int r = p->borrowed ? policy_permits_add(c->permits, p->id + i, p->borrowed[i])
 				    : policy_permits_add_packed(c->permits, p->id + i,
@@ -176,6 +178,7 @@ pending_new(struct policy_client *c, uint32_t type, const ProtobufCMessage *msg,
 	}
 	for (size_t i = 0; !borrow && i < n; i++) {
 		p->asked[i].data = policy_permits_pack(reqs[i], &p->asked[i].len);
+		p->asked[i].owed = policy_permits_outcome_owed(reqs[i]);
 		if (!p->asked[i].data) {
 			pending_free(p);
 			return -ENOMEM;
@@ -626,7 +629,7 @@ policy_client_ship_decide(struct policy_client *c, const Box__DecideRequest *req
 	it.rules = verdict->rules;
 	it.n_rules = verdict->n_rules;
 	uint64_t id = c->next_id++;
-	bool keep = policy_client_permitted(verdict);
+	bool keep = policy_client_permitted(verdict) && policy_permits_outcome_owed(req);
 	size_t size = box__policy_ship_item__get_packed_size(&it);
 	int r;
 	if (1 + 10 + size + SHIP_TAIL > BOX_IPC_PAYLOAD_MAX) {

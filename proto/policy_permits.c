@@ -47,6 +47,17 @@ struct policy_permits {
 	bool have_forgotten;
 };
 
+bool
+policy_permits_outcome_owed(const Box__DecideRequest *req)
+{
+	if (!req->action || strcmp(req->action, "net:connect") != 0)
+		return true;
+	for (size_t i = 0; i < req->n_input; i++)
+		if (req->input[i] && req->input[i]->name && strcmp(req->input[i]->name, "ip") == 0)
+			return false;
+	return true;
+}
+
 #define BUCKETS_MIN 16u
 #define BUCKETS_MAX 65536u
 

@@ -25,6 +25,7 @@
 #ifndef BOX_POLICY_PERMITS_H
 #define BOX_POLICY_PERMITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,15 @@
 #define BOX_POLICY_PERMIT_BYTES_MAX (4u << 20)
 
 struct policy_permits;
+
+/*
+ * Whether a permitted REQ will have an outcome (a Record naming it), so is kept at all: every
+ * one but a per-address net:connect (an input field "ip"), one of the decisions box-gateway
+ * asks for each address of a connection whose outcome is its net:connect {host, port}'s
+ * (docs/box-policy.5.md, *Outcomes*). Both ends of a channel ask this, so neither keeps what
+ * no Record will name.
+ */
+bool policy_permits_outcome_owed(const Box__DecideRequest *req);
 
 /* An empty set (NULL: out of memory). */
 struct policy_permits *policy_permits_new(void);

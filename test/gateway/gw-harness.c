@@ -34,7 +34,8 @@
  *   {"kind":"schema","server":S,"ns":NS,"tools":{TOOL:{FIELD:"TYPE" or "TYPE?"}},"ok":B,
  *    "error":E}
  * stdin: "close SANDBOX" sends GatewayListenerClosed for that sandbox's
- * listener; "drop-policyd" shuts the policyd channel down (policyd lost); EOF closes fd 3 (boxd
+ * listener; "owed" logs {"kind":"owed","count":N}, the permits no Record named yet (each
+ * one box-policyd would keep until its bound); "drop-policyd" shuts the policyd channel down (policyd lost); EOF closes fd 3 (boxd
  * leaving) and waits for the gateway, whose status (exit code, or 128+signal) is the harness's.
  * Trusts: nothing the gateway sends (the protocol tables check it); it is
  * test code.
@@ -457,7 +458,8 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		log_line(o);
 		if (!permits)
 			permits = policy_permits_new();
-		if (permit && (!permits || policy_permits_add(permits, m->request_id, req) < 0))
+		if (permit && policy_permits_outcome_owed(req) &&
+		    (!permits || policy_permits_add(permits, m->request_id, req) < 0))
 			die("cannot keep a permit");
 		int ms = delay_for(req);
 		if (ms > 0) {
@@ -837,6 +839,15 @@ main(int argc, char **argv)
 						listen_open[i] = false;
 						close(listen_fd[i]);
 					}
+				} else if (strcmp(line, "owed") == 0) {
+					/* The permits still owed a Record (box-policyd keeps them). */
+					json_t *o = json_object();
+					json_object_set_new(o, "kind", json_string("owed"));
+					json_object_set_new(
+					    o, "count",
+					    json_integer(permits ? (json_int_t)policy_permits_count(permits)
+								 : 0));
+					log_line(o);
 				} else if (strcmp(line, "drop-policyd") == 0) {
 					/* policyd "dies": the gateway must end (exit 1). */
 					shutdown(px[0], SHUT_RDWR);

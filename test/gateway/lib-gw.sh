@@ -16,6 +16,8 @@
 #   gw_curl ARGS...      curl through the gateway trusting its CA (-sS, 10 s cap)
 #   gw_hosts NAME...     writes $SRV_DIR/hosts mapping each NAME to 127.0.0.1
 #   gw_dec_count JQ_FILTER   number of decision lines matching a python expression on `d`
+#   gw_owed              the number of permits no Record named yet (the harness's "owed"),
+#                        once it is 0 or after 5 s (a Record may still be on its way)
 # Trusts: nothing; it is test code.
 
 . "$(dirname "${BASH_SOURCE[0]}")/../servers/lib-servers.sh"
@@ -97,6 +99,22 @@ gw_hosts() {
 }
 
 # gw_dec_count 'EXPR': decision/record lines d (a dict) for which the python EXPR is true.
+gw_owed() {
+	local n k
+	for k in $(seq 50); do
+		gw_cmd owed
+		for _ in $(seq 40); do
+			n=$(grep -c '"kind": *"owed"' "$GW_DEC")
+			[ "$n" -ge "$k" ] && break
+			sleep 0.05
+		done
+		n=$(grep '"kind": *"owed"' "$GW_DEC" | tail -1 | sed 's/.*"count": *\([0-9]*\).*/\1/')
+		[ "$n" = 0 ] && break
+		sleep 0.1
+	done
+	echo "${n:-none}"
+}
+
 gw_dec_count() {
 	python3 - "$GW_DEC" "$1" <<'PY'
 import json, sys

@@ -207,6 +207,9 @@ check "connection refused upstream: 502 with a short reason" \
 	sh -c "echo \"\$1\" | head -1 | grep -q ' 502 ' && echo \"\$1\" | grep -q 'cannot connect to api.box.test:1'" _ "$resp"
 check "a failed connection is recorded as a net:connect error" \
 	test "$(gw_dec_count "d['kind']=='record' and d['action']=='net:connect' and d['event']=='error' and i['port']==1")" -ge 1
+owed=$(gw_owed)
+check "every permit got its Record: each address dialled or not, each request answered, refused or failed ($owed owed)" \
+	test "$owed" = 0
 
 # --- listener close: no new connections, open ones closed
 exec 5<>/dev/tcp/127.0.0.1/$GW_PORT

@@ -10,6 +10,7 @@
 #
 #   load-agent.py SECONDS WORKERS OK_URL DENIED_URL WORKSPACE
 #
+# LOAD_ONLY=shell or http in the environment: only that half (to tell which daemon grows).
 # Prints "quiet 1" / "quiet 2" at the pauses (the caller acknowledges by creating
 # WORKSPACE/go.1 / go.2; up to 60 s), then one line per kind of result:
 #   result shell ok=N failed=N timeout=N
@@ -74,13 +75,18 @@ def http_step(n):
         count("http_failed", "GET %s: %r" % (url, e))
 
 
+ONLY = os.environ.get("LOAD_ONLY", "")
+
+
 def worker(w, until):
     n = w
     while time.monotonic() < until:
-        shell_step(w, n)
+        if ONLY != "http":
+            shell_step(w, n)
         if time.monotonic() >= until:
             break
-        http_step(n)
+        if ONLY != "shell":
+            http_step(n)
         n += 1
 
 

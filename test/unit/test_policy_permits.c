@@ -346,6 +346,23 @@ test_drop_and_like(void)
 	policy_permits_free(s);
 }
 
+/* Only a per-address net:connect (an "ip" field) is decided without an outcome. */
+static void
+test_outcome_owed(void)
+{
+	struct req r;
+	req_init(&r, "fs:read", "/w/a", "read_content");
+	CHECK(policy_permits_outcome_owed(&r.m));
+	r.m.action = (char *)"net:connect";
+	r.f[0].name = (char *)"host";
+	r.f[1].name = (char *)"port";
+	CHECK(policy_permits_outcome_owed(&r.m)); /* {host, port}: the connection's */
+	r.f[1].name = (char *)"ip";
+	CHECK(!policy_permits_outcome_owed(&r.m)); /* {host, ip}: one address of it */
+	r.m.action = (char *)"http:request";
+	CHECK(policy_permits_outcome_owed(&r.m)); /* an "ip" field elsewhere means nothing */
+}
+
 int
 main(void)
 {
@@ -357,5 +374,6 @@ main(void)
 	RUN(test_equal_past_bound);
 	RUN(test_match_then_grow);
 	RUN(test_drop_and_like);
+	RUN(test_outcome_owed);
 	return tap_done();
 }
