@@ -41,7 +41,7 @@ TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck sta
 	test/integration/t-policyd.sh test/integration/t-gw-boxd.sh test/integration/t-gw-run.sh \
 	test/integration/t-mcp-boxd% test/integration/t-shell-boxd.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
-	test/integration/t-supervise% test/integration/t-log-verify.sh
+	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh
 TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view plan) \
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
@@ -51,9 +51,9 @@ TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history logchain
 	test/integration/t-policy-ask.sh \
 	test/integration/t-run-noblock-end.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
-	test/integration/t-supervise% test/integration/t-log-verify.sh
+	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh
 TESTS_box-gateway := test/unit/test_gw_% test/unit/test_policy_client test/fuzz/replay_gw_% test/gateway/% test/servers/% \
-	test/integration/t-gw-% bench/gateway/%
+	test/integration/t-gw-% bench/gateway/% test/integration/t-load.sh
 TESTS_box-clientd := test/unit/test_clientd test/fuzz/replay_clientd test/integration/t-clientd.sh
 TESTS_box-recheck := test/unit/test_recheck test/fuzz/replay_recheck_reply \
 	test/integration/t-run-noblock.sh
@@ -68,7 +68,7 @@ TESTS_box-sh := test/shell/cmdfile/t-boxsh.sh test/shell/decide/% test/shell/dif
 	test/layering/shell.sh
 TESTS_box-shell := test/unit/test_policy_client test/unit/test_shell_validate test/fuzz/replay_shell \
 	test/shell/daemon/% test/integration/t-shell-% test/integration/t-tramp-shell.sh \
-	bench/shell-box/% test/layering/shell.sh
+	bench/shell-box/% test/layering/shell.sh test/integration/t-load.sh
 TESTS_box-mcpd := test/unit/test_mcp_% test/unit/test_policy_client test/unit/test_proto_mcp test/fuzz/replay_mcp test/mcp/% \
 	test/policyd/test_mcp test/alias/t-alias-mcp.sh test/integration/t-mcp-% \
 	test/gateway/t-gw-mcp% bench/mcp/% test/integration/t-supervise-mcp.sh
