@@ -173,5 +173,32 @@ EOF
 	check "$u: decisions.jsonl: the refused .env (source supervisor)" \
 		sup_decision "$D/state/$name/decisions.jsonl" fs:read deny /proj/.env read_content
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
+
+	# A [tool.python3] of another python (the copy): the host python3 under an exec entry
+	# is refused (boxd: it would run with the agent's grants unsupervised), the table runs.
+	name=e2e-suppy-tb-$u-$$
+	cat >"$D/steps/tb.py" <<EOF
+[
+ ("tb_host", ["bash", "-c", "$host_python -c 'print(open(\".env\").read())'"]),
+ ("tb_table", ["bash", "-c", "$P/bin/python3 -c 'print(6*7)'"]),
+]
+EOF
+	sed -e "s/^name = .*/name = $name/" -e "s|^state_dir = .*|state_dir = $D/state/$name|" \
+		-e "s|steps/ex.py|steps/tb.py|" "$D/box-ex.ini" >"$D/box-tb.ini"
+	printf '\n[tool.python3]\ncommand = %s\n[tool.python3.filesystem]\nread = %s\n' \
+		"$P/bin/python3" "$P" >>"$D/box-tb.ini"
+	chown -R "$u:" "$D"
+	out=$D/tb.out err=$D/tb.err
+	box_run "$u" "$out" "$err" -c "$D/box-tb.ini"
+	rc=$?
+	check "$u: [tool.python3] of another python: the box runs to its end (rc $rc)" test "$rc" = 0
+	if [ "$rc" != 0 ]; then grep -v '^box:   ' "$err" | head -20 | sed 's/^/#   /'; fi
+	check_step "$u: … the host python3 under an exec entry is refused (126)" "$out" tb_host \
+		rc_is "$out" tb_host 126
+	check_step "$u: … boxd's message says why" "$out" tb_host \
+		bash -c "grep -q 'is the host python3, which runs with the agent.s grants only supervised' <<<\"\$1\"" _ "$(step_err "$out" tb_host)"
+	check_step "$u: … the table's python runs" "$out" tb_table out_is "$out" tb_table 42
+	check "$u: the secret never reached the output" bash -c "! grep -q SECRET '$out'"
+	check "$u: nothing of the box is left (box-shell)" no_shell_left
 done
 tap_done
