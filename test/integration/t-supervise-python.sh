@@ -8,7 +8,10 @@
 # both legs decided (a refused leg leaves the file); `python` and `python3` run as aliases
 # too; a python3 that is not the host's (a copy in the project) is still 126 with a message
 # naming both; the disclosure says what the python aliases run. Each decision is a line of
-# decisions.jsonl with source "supervisor".
+# decisions.jsonl with source "supervisor". With exec entries holding the host python3 and
+# /usr/bin/env, python3 (by name or path) still runs supervised and `env python3` (an exec
+# entry's program starting it) is refused; with a [tool.python3] of another python, the host
+# python3 under an exec entry is refused (126, boxd's message) and the table's runs.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
