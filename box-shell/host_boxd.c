@@ -7,10 +7,10 @@
  * and shell:spawn permitted it. The sandbox is chosen here, by the tables
  * ShellInit gave: the [tool.NAME] whose program is the same canonical file
  * and whose fixed arguments are a prefix of the invocation's arguments (the
- * longest prefix wins), else an agent exec entry the program lies under;
- * else, for the host python3 when the config has no [tool.python3]
- * (ShellInit.host_python), a supervised sandbox with the agent's grants
- * (SpawnRequest.python); else status 126 with a message naming the program
+ * longest prefix wins), else, for the host python3 when the config has no
+ * [tool.python3] (ShellInit.host_python), a supervised sandbox with the
+ * agent's grants (SpawnRequest.python), an exec entry holding it or not; else
+ * an agent exec entry the program lies under; else status 126 with a message naming the program
  * and the [tool.NAME] or exec line to add. boxd re-checks
  * the choice against its own config: this file names a table, it never
  * defines what the sandbox gets.
@@ -110,7 +110,7 @@ is_python(const char *name, const char *program_path)
 	       strncmp(pb, "python", 6) == 0;
 }
 
-/* The host python3, run supervised with the agent's grants (no [tool.python3], no exec entry)? */
+/* The host python3, run supervised with the agent's grants (no [tool.python3]; an exec entry or not)? */
 static bool
 host_python_match(const char *program_path)
 {
@@ -160,12 +160,12 @@ describe_host(const char *name, const char *path)
 	else if (with_args)
 		n = asprintf(&s, "%s is a box tool (tool.%s) when run as %s %s...: %s", name,
 			     with_args->name, name, with_args->fixed_args[0], path);
-	else if (shd_exec_entry_match(pp))
-		n = asprintf(&s, "%s is %s (a host program under an exec entry: the agent's grants)",
-			     name, path);
 	else if (host_python_match(pp))
 		n = asprintf(&s, "%s is %s (the host python3, supervised with the agent's grants: "
 				 "no [tool.python3])", name, path);
+	else if (shd_exec_entry_match(pp))
+		n = asprintf(&s, "%s is %s (a host program under an exec entry: the agent's grants)",
+			     name, path);
 	else
 		n = asprintf(&s, "%s is %s, which box does not run (no [tool] or exec entry)", name,
 			     path);
@@ -307,9 +307,11 @@ shd_host_run(struct sh_shell *sh, const struct sh_host_request *r)
 	uint64_t id = h->next_id++;
 	req.spawn_id = id;
 	req.tool = tool ? tool->name : NULL;
-	/* no table, no exec entry: the host python3, supervised (shd_host_check let it through) */
-	req.has_python = req.python = !tool && !shd_exec_entry_match(r->program_path) &&
-				      host_python_match(r->program_path);
+	/*
+	 * no table: the host python3, supervised (shd_host_check let it through), even
+	 * when an exec entry holds it: with the agent's grants it never runs unsupervised
+	 */
+	req.has_python = req.python = !tool && host_python_match(r->program_path);
 	req.program_path = (char *)r->program_path;
 	/* argv[0]: the name the program sees (as typed, or exec -a/-l's); boxd matches the path */
 	char *argv0_saved = r->argv[0];

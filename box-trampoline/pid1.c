@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,66 @@ signals_restore(const sigset_t *old)
 }
 
 /* The outer trampoline: wait for PID 1, forward signals, exit with its status. */
+/*
+ * The workload child's notifying filter, its listener handed to PID 1 over
+ * SOCK (an SCM_RIGHTS sendmsg). The filter traps sendmsg too, and its listener
+ * is not PID 1's yet: so a thread started before the filter (which binds only
+ * the thread installing it: no TSYNC) sends it, and is joined before anything
+ * else runs. On failure the listener is closed first, so that a trapped call
+ * after it (tramp_fail's report) gets ENOSYS instead of waiting for a listener
+ * no one has. 0, -EPIPE (the hand-off), or the install's negative errno.
+ */
+struct handoff {
+	int sock, pipe_r, err;
+};
+
+static void *
+handoff_thread(void *arg)
+{
+	struct handoff *h = arg;
+	int lfd;
+	ssize_t n;
+	do
+		n = read(h->pipe_r, &lfd, sizeof(lfd));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(lfd)) {
+		h->err = EPIPE; /* no filter (the main thread's failure) */
+		return NULL;
+	}
+	int r = status_send_fd(h->sock, "L", 1, lfd);
+	h->err = r < 0 ? EPIPE : 0;
+	return NULL;
+}
+
+static int
+listener_hand_off(int sock)
+{
+	int hp[2];
+	if (pipe2(hp, O_CLOEXEC) < 0)
+		return -EPIPE;
+	struct handoff h = {.sock = sock, .pipe_r = hp[0], .err = 0};
+	pthread_t th;
+	int e = pthread_create(&th, NULL, handoff_thread, &h);
+	if (e) {
+		close(hp[0]);
+		close(hp[1]);
+		return -EPIPE;
+	}
+	int lfd = supervise_filter_install();
+	ssize_t n = -1;
+	if (lfd >= 0)
+		do
+			n = write(hp[1], &lfd, sizeof(lfd));
+		while (n < 0 && errno == EINTR);
+	close(hp[1]); /* EOF: the thread ends if nothing was written */
+	pthread_join(th, NULL);
+	close(hp[0]);
+	if (lfd < 0)
+		return lfd;
+	close(lfd);
+	return n == (ssize_t)sizeof(lfd) && h.err == 0 ? 0 : -EPIPE;
+}
+
 static noreturn void
 outer_wait(struct tramp *t, pid_t pid1, int sfd)
 {
@@ -276,13 +337,11 @@ pid1_run(struct tramp *t, char **envp)
 			 */
 			if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
 				tramp_fail(t, STEP_SUPERVISE, errno, "PR_SET_DUMPABLE 1");
-			int lfd = supervise_filter_install();
-			if (lfd < 0)
-				tramp_fail(t, STEP_SUPERVISE, -lfd, "installing the notifying filter");
-			int r = status_send_fd(lsock[1], "L", 1, lfd);
+			int r = listener_hand_off(lsock[1]);
 			if (r < 0)
-				tramp_fail(t, STEP_SUPERVISE, -r, "handing the listener to PID 1");
-			close(lfd);
+				tramp_fail(t, STEP_SUPERVISE, -r, "%s",
+					   r == -EPIPE ? "handing the listener to PID 1" :
+							 "installing the notifying filter");
 			close(lsock[1]);
 		}
 		if (t->seccomp_ok) {

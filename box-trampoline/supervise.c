@@ -27,9 +27,10 @@
  *               swapped in since) re-canonicalizes and re-decides, at most 8
  *               times, then EACCES
  *   continued   metadata reads (stat family, access, readlink, get/list
- *               xattr), chdir, exec, connect/bind of an AF_UNIX path
- *               (do_sockaddr): decided, then the kernel performs the
- *               call (SECCOMP_USER_NOTIF_FLAG_CONTINUE). The race accepted:
+ *               xattr), chdir, exec, connect/bind of an AF_UNIX path and
+ *               sendto/sendmsg/sendmmsg to one (do_sockaddr): decided,
+ *               then the kernel performs the call
+ *               (SECCOMP_USER_NOTIF_FLAG_CONTINUE). The race accepted:
  *               the tracee may swap the path (or rewrite it in its memory)
  *               between the decision and the call; what it reaches then is
  *               only metadata, a cwd, a socket in the view, or a program
@@ -99,16 +100,19 @@ static const int trapped[] = {
 	__NR_link, __NR_linkat, __NR_symlink, __NR_symlinkat, __NR_mknod, __NR_mknodat,
 	__NR_setxattr, __NR_lsetxattr, __NR_getxattr, __NR_lgetxattr, __NR_listxattr,
 	__NR_llistxattr, __NR_removexattr, __NR_lremovexattr, __NR_inotify_add_watch,
-	__NR_execve, __NR_execveat, __NR_connect, __NR_bind,
+	__NR_execve, __NR_execveat, __NR_connect, __NR_bind, __NR_sendmsg, __NR_sendmmsg,
+	/* __NR_sendto: only with a destination address (its 5th argument), tested first */
 };
 
 #define N_TRAPPED (sizeof(trapped) / sizeof(trapped[0]))
+/* the filter's jumps are 8 bits: from sendto's test over the list to USER_NOTIF */
+_Static_assert(N_TRAPPED + 3 < 256, "the trapped list outgrows the filter's jumps");
 
 int
 supervise_filter_install(void)
 {
 	/* arch; x32 and other arches allowed here (box's own filter kills them) */
-	struct sock_filter f[6 + N_TRAPPED + 4];
+	struct sock_filter f[6 + 5 + N_TRAPPED + 4];
 	size_t n = 0;
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, arch));
@@ -121,6 +125,21 @@ supervise_filter_install(void)
 					      0, 1);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 					      SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+	/*
+	 * sendto: to the listener only with a destination address (all 64 bits
+	 * of the pointer tested), so send() on a socket costs nothing; the list
+	 * starts 4 further on, ALLOW is N_TRAPPED after it and USER_NOTIF one more
+	 */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 0, 4);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, args[4]));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0,
+					      (unsigned char)(N_TRAPPED + 3));
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, args[4]) + 4);
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0,
+					      (unsigned char)N_TRAPPED,
+					      (unsigned char)(N_TRAPPED + 1));
 	/* each trapped number jumps to the USER_NOTIF return after the list */
 	for (size_t i = 0; i < N_TRAPPED; i++)
 		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
@@ -691,45 +710,148 @@ do_continue(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum
 }
 
 /*
- * connect/bind of an AF_UNIX path (ADDR, LEN the tracee's sockaddr): fs:write
- * write_content of the socket file (the kernel asks write permission of a connect;
- * a bind makes the file), decided, then continued. Another family, an abstract or
- * unnamed address, and a connect to box's own sockets under /run/box (the shell
- * and MCP aliases') are continued undecided. The race accepted: the path may be
- * swapped between the decision and the call; what the program reaches then is a
- * socket the view let it reach anyway.
+ * connect/bind of an AF_UNIX path, and sendto/sendmsg/sendmmsg with one as the
+ * destination (ADDR, LEN the tracee's sockaddr): fs:write write_content of the
+ * socket file (the kernel asks write permission of a connect and of a datagram
+ * sent to a named socket; a bind makes the file), decided, then continued.
+ * Another family, an abstract or unnamed address, and a connect or send to
+ * box's own sockets under /run/box (the shell and MCP aliases') are continued
+ * undecided. The race accepted: the path may be swapped (or the address
+ * rewritten in the tracee's memory) between the decision and the call; what
+ * the program reaches then is a socket the view let it reach anyway.
  */
 static int read_mem(struct sup *s, unsigned long long addr, void *buf, size_t size);
+
+/*
+ * The decision of one address: 0 to continue (permitted, or nothing to decide),
+ * or the error. With SEEN (sendmmsg's): a socket file already in SEEN is not
+ * decided again, a new one is added (at most SUP_PENDING_MAX, then EACCES).
+ */
+struct seen {
+	char *path[SUP_PENDING_MAX];
+	unsigned n;
+};
+
+static int
+sockaddr_decide(struct sup *s, unsigned long long addr, int len, bool binds, struct seen *seen)
+{
+	struct sockaddr_un sun;
+	size_t off = offsetof(struct sockaddr_un, sun_path);
+	/* the kernel's own EINVAL (its addrlen is an int: the register's low 32 bits) */
+	if (!addr || len <= (int)off || len > (int)sizeof(struct sockaddr_storage))
+		return 0;
+	if ((size_t)len > sizeof(sun))
+		len = (int)sizeof(sun);
+	memset(&sun, 0, sizeof(sun));
+	int r = read_mem(s, addr, &sun, (size_t)len);
+	if (r < 0)
+		return r == -EFAULT ? -EFAULT : -EACCES;
+	if (sun.sun_family != AF_UNIX || sun.sun_path[0] == '\0')
+		return 0;
+	char path[sizeof(sun.sun_path) + 1];
+	memcpy(path, sun.sun_path, (size_t)len - off);
+	path[(size_t)len - off] = '\0';
+	_cleanup_free_ char *abs = NULL, *canon = NULL;
+	if ((r = absolute(s, AT_FDCWD, path, &abs)) < 0)
+		return r == -ESRCH ? -EACCES : r;
+	r = canonical(s, abs, !binds, 0, &canon);
+	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG || r == -ELOOP)
+		return 0; /* the kernel's error */
+	if (r < 0)
+		return r;
+	if (!binds && under(canon, "/run/box"))
+		return 0;
+	if (seen) {
+		for (unsigned i = 0; i < seen->n; i++)
+			if (strcmp(seen->path[i], canon) == 0)
+				return 0;
+		if (seen->n == SUP_PENDING_MAX)
+			return -EACCES;
+	}
+	if ((r = decide(s, A_WRITE, "write_content", canon)) < 0)
+		return r;
+	if (seen)
+		seen->path[seen->n++] = TAKE_PTR(canon);
+	return 0;
+}
 
 static int
 do_sockaddr(struct sup *s, unsigned long long addr, unsigned long long len, bool binds)
 {
-	struct sockaddr_un sun;
-	size_t off = offsetof(struct sockaddr_un, sun_path);
-	if (!addr || len <= off || len > sizeof(struct sockaddr_storage))
-		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* the kernel's EINVAL */
-	if (len > sizeof(sun))
-		len = sizeof(sun);
-	memset(&sun, 0, sizeof(sun));
-	int r = read_mem(s, addr, &sun, (size_t)len);
+	int r = sockaddr_decide(s, addr, (int)(uint32_t)len, binds, NULL);
+	return r < 0 ? reply(s, 0, r, 0) : reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+/*
+ * The destination of one struct msghdr the tracee gave: as the kernel reads it
+ * (a NULL msg_name is no address; a longer msg_namelen is cut to a
+ * sockaddr_storage, not refused).
+ */
+static int
+msghdr_decide(struct sup *s, const struct msghdr *mh, struct seen *seen)
+{
+	int len = (int)mh->msg_namelen;
+	if (!mh->msg_name || len == 0)
+		return 0;
+	if (len < 0)
+		return 0; /* the kernel's EINVAL */
+	if (len > (int)sizeof(struct sockaddr_storage))
+		len = (int)sizeof(struct sockaddr_storage);
+	return sockaddr_decide(s, (unsigned long long)(uintptr_t)mh->msg_name, len, false, seen);
+}
+
+/* sendmsg(fd, MSG, flags): its destination decided, then continued. */
+static int
+do_sendmsg(struct sup *s, unsigned long long msg)
+{
+	struct msghdr mh;
+	int r = read_mem(s, msg, &mh, sizeof(mh));
 	if (r < 0)
 		return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
-	if (sun.sun_family != AF_UNIX || sun.sun_path[0] == '\0')
+	r = msghdr_decide(s, &mh, NULL);
+	return r < 0 ? reply(s, 0, r, 0) : reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+/* The kernel's cap on sendmmsg's vlen (UIO_MAXIOV): more messages are not sent. */
+#define SUP_MMSG_MAX 1024
+
+/*
+ * sendmmsg(fd, MSGS, VLEN, flags): every message's destination decided (each
+ * socket file once); one refused refuses the whole call (the kernel would
+ * send the ones before it, and a continued call cannot be cut short). More
+ * distinct socket files than the permits one call may hold (SUP_PENDING_MAX,
+ * each awaiting its outcome) are refused too.
+ */
+static int
+do_sendmmsg(struct sup *s, unsigned long long msgs, unsigned long long vlen_arg)
+{
+	unsigned vlen = (unsigned)vlen_arg;
+	if (vlen > SUP_MMSG_MAX)
+		vlen = SUP_MMSG_MAX;
+	if (!vlen)
 		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-	char path[sizeof(sun.sun_path) + 1];
-	memcpy(path, sun.sun_path, (size_t)len - off);
-	path[len - off] = '\0';
-	_cleanup_free_ char *abs = NULL, *canon = NULL;
-	if ((r = absolute(s, AT_FDCWD, path, &abs)) < 0)
-		return reply(s, 0, r == -ESRCH ? -EACCES : r, 0);
-	r = canonical(s, abs, !binds, 0, &canon);
-	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG || r == -ELOOP)
-		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); /* the kernel's error */
+	_cleanup_free_ struct mmsghdr *v = calloc(vlen, sizeof(*v));
+	if (!v)
+		return reply(s, 0, -ENOMEM, 0);
+	int r = read_mem(s, msgs, v, vlen * sizeof(*v));
+	if (r == -EFAULT) {
+		/* a short array: the kernel sends the messages it can read; decide those */
+		unsigned k = 0;
+		while (k < vlen && read_mem(s, msgs + k * sizeof(*v), &v[k], sizeof(*v)) == 0)
+			k++;
+		if (!k)
+			return reply(s, 0, -EFAULT, 0);
+		vlen = k;
+		r = 0;
+	}
 	if (r < 0)
-		return reply(s, 0, r, 0);
-	if (!binds && under(canon, "/run/box"))
-		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-	if ((r = decide(s, A_WRITE, "write_content", canon)) < 0)
+		return reply(s, 0, -EACCES, 0);
+	struct seen seen = { .n = 0 };
+	for (unsigned i = 0; i < vlen && r == 0; i++)
+		r = msghdr_decide(s, &v[i].msg_hdr, &seen);
+	for (unsigned i = 0; i < seen.n; i++)
+		free(seen.path[i]);
+	if (r < 0)
 		return reply(s, 0, r, 0);
 	return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 }
@@ -971,6 +1093,9 @@ handle(struct sup *s)
 	case __NR_chdir: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "change_dir");
 	case __NR_connect: return do_sockaddr(s, a[1], a[2], false);
 	case __NR_bind: return do_sockaddr(s, a[1], a[2], true);
+	case __NR_sendto: return do_sockaddr(s, a[4], a[5], false);
+	case __NR_sendmsg: return do_sendmsg(s, a[1]);
+	case __NR_sendmmsg: return do_sendmmsg(s, a[1], a[2]);
 	case __NR_inotify_add_watch:
 		return do_continue(s, AT_FDCWD, a[1], true, A_READ, "read_metadata");
 	case __NR_execve: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "exec");

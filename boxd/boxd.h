@@ -322,8 +322,10 @@ struct box {
 	Box__Plan *agent_plan;    /* built before box-shell starts (its view), spawned after ready */
 	unsigned n_masks_made;    /* mask objects made in RUNTIME/masks: the next one's index */
 	Box__Plan **tool_plans;   /* per spec->tools[i], made at its first spawn (masks once) */
-	Box__Plan *exec_plan;     /* the agent's exec entries' tool sandbox, likewise */
+	Box__Plan *exec_plan;     /* the agent's exec entries' tool sandbox, likewise (host python3 masked) */
+	Box__Plan *python_plan;   /* the host python3's: the agent's grants, supervised (SpawnRequest.python) */
 	char *host_python;        /* no [tool.python3]: realpath of /usr/bin/python3 (ShellInit), or NULL */
+	char *host_python_file;   /* realpath of /usr/bin/python3 whatever the tables, or NULL (none) */
 	char **tool_prog;         /* parallel to spec->tools: rc.tool_programs' (not owned) */
 	Box__Plan **mcp_plans;    /* per spec->mcp[i], made at its first start (masks once) */
 };

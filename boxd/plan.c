@@ -1086,17 +1086,25 @@ tool_contained(const Box__CfgTool *t)
  */
 static int sandbox_base_plan(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
 			     const char *program, bool contained, const Box__CfgU64 *nofile,
-			     const Box__CfgU64 *nproc, Box__Plan **ret);
+			     const Box__CfgU64 *nproc, const char *masked, Box__Plan **ret);
 
+/*
+ * The agent's exec entries' sandbox (tool_idx -1, not PYTHON) masks the host
+ * python3 (docs/sandbox.md, "The python aliases"): its programs run
+ * unsupervised with the agent's grants, and the host python3 with those grants
+ * runs only supervised (PYTHON: the same grants, its own base plan); so no
+ * exec entry's program reaches it (`env python3`, a #! line, the ELF loader).
+ */
 static int
-tool_base_plan(struct boxd *d, struct box *b, int tool_idx, Box__Plan **ret)
+tool_base_plan(struct boxd *d, struct box *b, int tool_idx, bool python, Box__Plan **ret)
 {
 	const Box__CfgTool *t = tool_idx >= 0 ? b->spec->tools[tool_idx] : NULL;
 
 	return sandbox_base_plan(d, b, t ? t->filesystem : b->spec->agent->filesystem,
 				 t ? b->tool_prog[tool_idx] : NULL, tool_contained(t),
 				 t ? t->nofile : b->spec->agent->nofile,
-				 t ? t->nproc : b->spec->agent->nproc, ret);
+				 t ? t->nproc : b->spec->agent->nproc,
+				 !t && !python ? b->host_python_file : NULL, ret);
 }
 
 /*
@@ -1107,7 +1115,7 @@ tool_base_plan(struct boxd *d, struct box *b, int tool_idx, Box__Plan **ret)
 static int
 sandbox_base_plan(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
 		  const char *program, bool contained, const Box__CfgU64 *nofile,
-		  const Box__CfgU64 *nproc, Box__Plan **ret)
+		  const Box__CfgU64 *nproc, const char *masked, Box__Plan **ret)
 {
 	struct viewv view = { 0 };
 	Box__Plan *p = NULL;
@@ -1130,6 +1138,19 @@ sandbox_base_plan(struct boxd *d, struct box *b, const Box__CfgFilesystem *fs,
 	if (program && !granted(fs, program) &&
 	    (r = view_add(&view, program, BOX__VIEW_KIND__VIEW_EXEC, NULL)) < 0)
 		goto fail;
+	/* MASKED (a file): a grant or exec entry of that very file dropped, a mask over it */
+	if (masked && !under_view_mask(&view, masked)) {
+		size_t k = 0;
+		for (size_t i = 0; i < view.n; i++) {
+			if (strcmp(view.v[i]->path, masked) == 0)
+				box__view_entry__free_unpacked(view.v[i], NULL);
+			else
+				view.v[k++] = view.v[i];
+		}
+		view.n = k;
+		if ((r = view_mask(d, b, &view, &b->n_masks_made, masked, false)) < 0)
+			goto fail;
+	}
 	p->view = TAKE_PTR(view.v);
 	p->n_view = view.n;
 	view.n = 0;
@@ -1236,14 +1257,16 @@ plan_tool(struct boxd *d, struct box *b, int tool_idx, const Box__SpawnRequest *
 	const char *cwd = rq->cwd;
 	const Box__CfgTool *t = tool_idx >= 0 ? b->spec->tools[tool_idx] : NULL;
 	const Box__CfgFilesystem *fs = t ? t->filesystem : b->spec->agent->filesystem;
-	Box__Plan **base = tool_idx >= 0 ? &b->tool_plans[tool_idx] : &b->exec_plan;
+	Box__Plan **base = tool_idx >= 0 ? &b->tool_plans[tool_idx] :
+			   rq->python	 ? &b->python_plan :
+					   &b->exec_plan;
 	Box__Plan *p = NULL;
 	struct strv av = { 0 }, env = { 0 };
 	char why[256];
 	int r;
 
 	*err = NULL;
-	if (!*base && (r = tool_base_plan(d, b, tool_idx, base)) < 0)
+	if (!*base && (r = tool_base_plan(d, b, tool_idx, rq->python, base)) < 0)
 		goto fail;
 	if ((r = plan_copy(*base, &p)) < 0)
 		goto fail;
@@ -1356,7 +1379,7 @@ plan_mcp_server(struct boxd *d, struct box *b, size_t mcp_idx, Box__Plan **ret, 
 	Box__Plan **base = &b->mcp_plans[mcp_idx];
 	/* Its own grants only: never the agent's, never /run/box/bin or a socket of box's. */
 	if (!*base && (r = sandbox_base_plan(d, b, m->filesystem, program, mcp_contained(m), NULL,
-					     NULL, base)) < 0)
+					     NULL, NULL, base)) < 0)
 		goto fail;
 	if ((r = plan_copy(*base, &p)) < 0)
 		goto fail;
@@ -2041,7 +2064,8 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 		strv_add(&out, fmt("  %-11s python3 and python (no [tool.python3]): the host python3 "
 				   "(/usr/bin/python3) in a sandbox of the agent's grants, supervised: "
 				   "each of its file system calls is decided by policy (fs:*, source "
-				   "supervisor)",
+				   "supervisor), an exec entry holding it or not; masked in the exec "
+				   "entries' own sandbox",
 				   "python"));
 	if (p->runtime->mcp_sock)
 		strv_add(&out, fmt("  %-11s /run/box/bin/ALIAS for each stdio [mcp] server -> "

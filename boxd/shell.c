@@ -296,6 +296,20 @@ spawn_request(struct box *b, const Box__SpawnRequest *rq, const int fds[3])
 	if (b->shell->n_spawns >= BOXD_SPAWNS_MAX)
 		return spawn_refuse(b, rq->spawn_id, "too many tools running in this box (at most %u)",
 				    BOXD_SPAWNS_MAX);
+	/*
+	 * The host python3 with the agent's grants runs only supervised
+	 * (SpawnRequest.python, python_match): never as an exec entry's program,
+	 * whatever entry holds it (docs/sandbox.md, "The python aliases").
+	 */
+	if (!rq->python && !rq->tool && b->host_python_file &&
+	    strcmp(rq->program_path, b->host_python_file) == 0)
+		return spawn_refuse(b, rq->spawn_id,
+				    "boxd refuses the spawn: %s is the host python3, which runs with "
+				    "the agent's grants only supervised (%s)",
+				    rq->program_path,
+				    b->host_python ? "as the python aliases run it" :
+						     "the box's [tool.python3] runs another program: "
+						     "run python there");
 	idx = -1;
 	if (rq->python ? python_match(b->spec, b->tool_prog, b->host_python, rq->program_path, msg,
 				      sizeof(msg)) < 0 :
@@ -682,6 +696,9 @@ send_init(struct box *b, char **err)
 	free(b->host_python);
 	b->host_python = in.python_tool ? NULL : realpath(HOST_PYTHON, NULL);
 	in.host_python = b->host_python;
+	/* whatever the tables: never run unsupervised with the agent's grants (spawn_request) */
+	free(b->host_python_file);
+	b->host_python_file = realpath(HOST_PYTHON, NULL);
 	r = daemon_send(&b->shell->dm, BOX__MSG_TYPE__MSG_SHELL_INIT, &in.base, NULL, 0);
 	if (r < 0)
 		seterr(err, "cannot send ShellInit to box-shell: %s", strerror(-r));
@@ -789,8 +806,12 @@ shell_free(struct box *b)
 	b->tool_plans = NULL;
 	plan_free(b->exec_plan);
 	b->exec_plan = NULL;
+	plan_free(b->python_plan);
+	b->python_plan = NULL;
 	free(b->host_python);
 	b->host_python = NULL;
+	free(b->host_python_file);
+	b->host_python_file = NULL;
 	free(b->tool_prog);
 	b->tool_prog = NULL;
 }

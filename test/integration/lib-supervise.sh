@@ -3,7 +3,8 @@
 # after test/lib.sh:
 #   sup_fixture P POLICY    the project P the probes expect (test/integration/supervise-probe.py,
 #                           supervise-agent.py/.js): p.txt, .env, w/keep.txt, ro/ (with a
-#                           socket file ro/s.sock no one listens on), ls/{a,b}, …
+#                           socket file ro/s.sock no one listens on and a datagram socket
+#                           file ro/d.sock no one reads), ls/{a,b}, …
 #                           and POLICY: permit all, but forbid fs:read of *.env and
 #                           */secretdir/*, fs:write under */ro/, fs:move and fs:delete of
 #                           */keep.txt
@@ -27,6 +28,9 @@ sup_fixture() {
 	ln -s ../secretdir "$P/w/link"
 	# a socket file no one listens on (a connect the policy permits: ECONNREFUSED)
 	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$P/ro/s.sock"
+	# and a datagram socket file no one reads (a datagram the policy permits: ECONNREFUSED)
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' \
+		"$P/ro/d.sock"
 	cat >"$pol" <<'EOF'
 @id("all")
 permit (principal, action, resource);

@@ -164,6 +164,70 @@ attempt("unix_connect_refused", lambda: unix("connect", "ro/s.sock"))
 attempt("unix_connect_abstract", lambda: unix("connect", "\0box-test-no-such-abstract"))
 attempt("tcp_connect", tcp_refused)
 
+# Datagrams to named sockets: the destination decided as a connect's (fs:write of the file).
+import socket
+dg = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+dg.bind("w/dg.sock")
+dg.settimeout(10)
+
+
+class mmsghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+                ("iov", ctypes.c_void_p), ("iovlen", ctypes.c_size_t),
+                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int), ("pad", ctypes.c_int), ("len", ctypes.c_uint)]
+
+
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+def sendmmsg(path, payloads):
+    """sendmmsg(2) through libc (python has none): one datagram per payload to PATH."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    raw = path.encode()
+    addr = ctypes.create_string_buffer(b"\x01\x00" + raw, 2 + len(raw) + 1)  # AF_UNIX
+    bufs = [ctypes.create_string_buffer(p) for p in payloads]
+    iovs = (iovec * len(bufs))(*[iovec(ctypes.addressof(b), len(b.raw) - 1) for b in bufs])
+    msgs = (mmsghdr * len(bufs))()
+    for i in range(len(bufs)):
+        msgs[i].name = ctypes.addressof(addr)
+        msgs[i].namelen = 2 + len(raw) + 1
+        msgs[i].iov = ctypes.addressof(iovs) + i * ctypes.sizeof(iovec)
+        msgs[i].iovlen = 1
+    try:
+        n = libc.sendmmsg(s.fileno(), msgs, len(bufs), 0)
+        if n < 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+        return n
+    finally:
+        s.close()
+
+
+def dgram(how, path, payload=b"hello"):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        if how == "sendto":
+            s.sendto(payload, path)
+        else:
+            s.sendmsg([payload], [], 0, path)
+    finally:
+        s.close()
+    if path == "w/dg.sock":
+        return dg.recv(100).decode()
+
+
+attempt("dgram_sendto", lambda: dgram("sendto", "w/dg.sock"))
+attempt("dgram_sendmsg", lambda: dgram("sendmsg", "w/dg.sock", b"viamsg"))
+attempt("dgram_sendmmsg", lambda: "%d:%s" % (sendmmsg("w/dg.sock", [b"m1", b"m2"]),
+                                             dg.recv(100).decode() + dg.recv(100).decode()))
+attempt("dgram_sendto_refused", lambda: dgram("sendto", "ro/d.sock"))
+attempt("dgram_sendmsg_refused", lambda: dgram("sendmsg", "ro/d.sock"))
+attempt("dgram_sendmmsg_refused", lambda: sendmmsg("ro/d.sock", [b"x"]))
+attempt("dgram_abstract", lambda: dgram("sendto", "\0box-test-no-such-abstract-dgram"))
+
 
 def swapped():
     # the test swaps w/dd between a directory and a link to secretdir from outside the box
@@ -188,3 +252,5 @@ def nondumpable():
 
 
 attempt("nondumpable", nondumpable)
+# its memory unreadable now: a datagram to the permitted socket is refused, never passed
+attempt("nondumpable_sendto", lambda: dgram("sendto", "w/dg.sock"))

@@ -8,7 +8,10 @@
 # both legs decided (a refused leg leaves the file); `python` and `python3` run as aliases
 # too; a python3 that is not the host's (a copy in the project) is still 126 with a message
 # naming both; the disclosure says what the python aliases run. Each decision is a line of
-# decisions.jsonl with source "supervisor".
+# decisions.jsonl with source "supervisor". With exec entries holding the host python3 and
+# /usr/bin/env, python3 (by name or path) still runs supervised and `env python3` (an exec
+# entry's program starting it) is refused; with a [tool.python3] of another python, the host
+# python3 under an exec entry is refused (126, boxd's message) and the table's runs.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -113,6 +116,92 @@ EOF
 	check "$u: … fs:move of the source" sup_decision "$dec" fs:move permit /proj/w/new.txt rename
 	check "$u: … fs:move of the target" sup_decision "$dec" fs:move permit /proj/w/renamed.txt rename
 	check "$u: … the refused rename's source leg" sup_decision "$dec" fs:move deny /proj/w/keep.txt rename
+	check "$u: nothing of the box is left (box-shell)" no_shell_left
+
+	# An exec entry holding the host python3 (and /usr/bin/env): python3 still runs supervised,
+	# typed by name or by path, and an exec entry's program cannot start it unsupervised.
+	name=e2e-suppy-ex-$u-$$
+	cat >"$D/steps/ex.py" <<EOF
+[
+ ("ex_python3", ["python3", "-c", "print(open('.env').read())"]),
+ ("ex_path", ["bash", "-c", "$host_python -c 'print(open(\".env\").read())'"]),
+ ("ex_permitted", ["python3", "-c", "print(open('p.txt').read().strip())"]),
+ ("ex_env_python", ["bash", "-c", "/usr/bin/env python3 -c 'print(open(\".env\").read())'"]),
+ ("ex_env_true", ["bash", "-c", "/usr/bin/env true && echo env-ran"]),
+ ("ex_type", ["bash", "-c", "type python3"]),
+]
+EOF
+	cat >"$D/box-ex.ini" <<EOF
+[box]
+name = $name
+state_dir = $D/state/$name
+policy = sup.cedar
+timeout = 150s
+
+[agent]
+command = $W/agent.py $D/steps/ex.py
+workspace = $P
+
+[agent.env]
+$(agent_env)
+
+[agent.filesystem]
+write = $P
+read = $D/steps
+exec = $host_python
+exec = /usr/bin/env
+EOF
+	chown -R "$u:" "$D"
+	chmod 644 "$D/box-ex.ini"
+	out=$D/ex.out err=$D/ex.err
+	box_run "$u" "$out" "$err" -c "$D/box-ex.ini"
+	rc=$?
+	check "$u: exec entries: the box runs to its end (rc $rc)" test "$rc" = 0
+	if [ "$rc" != 0 ]; then grep -v '^box:   ' "$err" | head -20 | sed 's/^/#   /'; fi
+	refused() { # STEP: exit 1 with a PermissionError (the supervisor's EACCES)
+		[ "$(step_rc "$out" "$1")" = 1 ] && step_err "$out" "$1" | grep -q PermissionError
+	}
+	check_step "$u: python3 under an exec entry runs supervised: .env refused (rc $(step_rc "$out" ex_python3))" \
+		"$out" ex_python3 refused ex_python3
+	check_step "$u: … run by its path too (rc $(step_rc "$out" ex_path))" "$out" ex_path refused ex_path
+	check_step "$u: … and reads what the policy permits" "$out" ex_permitted \
+		out_is "$out" ex_permitted proj-content
+	check_step "$u: an exec entry's program (env) cannot start the host python3 (rc $(step_rc "$out" ex_env_python))" \
+		"$out" ex_env_python test "$(step_rc "$out" ex_env_python)" = 126
+	check_step "$u: … while env itself runs" "$out" ex_env_true out_is "$out" ex_env_true env-ran
+	check_step "$u: type python3 says it runs supervised" "$out" ex_type \
+		bash -c "grep -q 'the host python3, supervised' <<<\"\$1\"" _ "$(step_out "$out" ex_type)"
+	check "$u: the secret never reached the output" bash -c "! grep -q SECRET '$out'"
+	forget_default_state "$u" "$name"
+	check "$u: decisions.jsonl: the refused .env (source supervisor)" \
+		sup_decision "$D/state/$name/decisions.jsonl" fs:read deny /proj/.env read_content
+	check "$u: nothing of the box is left (box-shell)" no_shell_left
+
+	# A [tool.python3] of another python (the copy): the host python3 under an exec entry
+	# is refused (boxd: it would run with the agent's grants unsupervised), the table runs.
+	name=e2e-suppy-tb-$u-$$
+	cat >"$D/steps/tb.py" <<EOF
+[
+ ("tb_host", ["bash", "-c", "$host_python -c 'print(open(\".env\").read())'"]),
+ ("tb_table", ["bash", "-c", "$P/bin/python3 -c 'print(6*7)'"]),
+]
+EOF
+	sed -e "s/^name = .*/name = $name/" -e "s|^state_dir = .*|state_dir = $D/state/$name|" \
+		-e "s|steps/ex.py|steps/tb.py|" "$D/box-ex.ini" >"$D/box-tb.ini"
+	printf '\n[tool.python3]\ncommand = %s\n[tool.python3.filesystem]\nread = %s\n' \
+		"$P/bin/python3" "$P" >>"$D/box-tb.ini"
+	chown -R "$u:" "$D"
+	out=$D/tb.out err=$D/tb.err
+	box_run "$u" "$out" "$err" -c "$D/box-tb.ini"
+	rc=$?
+	check "$u: [tool.python3] of another python: the box runs to its end (rc $rc)" test "$rc" = 0
+	if [ "$rc" != 0 ]; then grep -v '^box:   ' "$err" | head -20 | sed 's/^/#   /'; fi
+	check_step "$u: … the host python3 under an exec entry is refused (126)" "$out" tb_host \
+		rc_is "$out" tb_host 126
+	check_step "$u: … boxd's message says why" "$out" tb_host \
+		bash -c "grep -q 'is the host python3, which runs with the agent.s grants only supervised' <<<\"\$1\"" _ "$(step_err "$out" tb_host)"
+	check_step "$u: … the table's python runs" "$out" tb_table out_is "$out" tb_table 42
+	check "$u: the secret never reached the output" bash -c "! grep -q SECRET '$out'"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
 done
 tap_done

@@ -10,7 +10,9 @@
 # mkfifo are decided and performed (a hard link or symlink to .env refused); opening a FIFO
 # with no writer does not hang the supervisor; bind and connect of AF_UNIX paths are decided
 # as fs:write (a refused connect is EACCES, not the kernel's ECONNREFUSED), an abstract
-# address and a TCP connect are not; a directory swapped for a link to a forbidden
+# address and a TCP connect are not; so are datagrams sent to a named socket (sendto, sendmsg,
+# sendmmsg: received where permitted, EACCES where a forbid names the socket, and from a
+# non-dumpable thread), a datagram to an abstract address is not; a directory swapped for a link to a forbidden
 # directory (from outside the box) during decided opens never yields its content; eight
 # threads opening at once are all answered; a child it starts is supervised too; the tracee's
 # O_CLOEXEC is kept; the supervisor's own /proc/1 entries are refused; a tracee that makes itself non-dumpable is refused; killing the
@@ -160,11 +162,22 @@ PY
 	is "an abstract address is not decided (the kernel's ECONNREFUSED)" unix_connect_abstract \
 		error-ECONNREFUSED
 	is "a TCP connect is not decided (the kernel's ECONNREFUSED)" tcp_connect error-ECONNREFUSED
+	is "sendto a named datagram socket the policy permits: received" dgram_sendto ok:hello
+	is "… sendmsg with the address: received" dgram_sendmsg ok:viamsg
+	is "… sendmmsg of two datagrams: both received" dgram_sendmmsg ok:2:m1m2
+	is "sendto a named socket the policy forbids: EACCES (not the kernel's ECONNREFUSED)" \
+		dgram_sendto_refused error-EACCES
+	is "… sendmsg: EACCES" dgram_sendmsg_refused error-EACCES
+	is "… sendmmsg: EACCES" dgram_sendmmsg_refused error-EACCES
+	is "a datagram to an abstract address is not decided (the kernel's ECONNREFUSED)" \
+		dgram_abstract error-ECONNREFUSED
 	is "mkfifo, permitted" mkfifo ok
 	is "opening a FIFO with no writer does not hang the supervisor" fifo_open_no_hang ok
 	check_step "$u: a directory swapped for a link during decided opens never yields the secret ($(kv swapped))" \
 		"$out" probe bash -c "case '$(kv swapped)' in ok:*SECRET*|'') exit 1;; ok:*) exit 0;; *) exit 1;; esac"
 	is "a tracee that made itself non-dumpable is refused" nondumpable error-EACCES
+	is "… and so is its datagram to a permitted socket (its address unreadable)" \
+		nondumpable_sendto error-EACCES
 	check "$u: the supervisor (PID 1) of a running program was killed" test -s "$D/killed-supervisor"
 	check_step "$u: … and the program died with it (fail closed: rc $(step_rc "$out" killed))" \
 		"$out" killed bash -c "[ '$(step_rc "$out" killed)' != 0 ] && [ '$(step_rc "$out" killed)' != timeout ] && ! grep -q survived <<<\"\$1\"" _ "$(step_out "$out" killed)"
@@ -185,8 +198,15 @@ PY
 	check "$u: … unlink as remove_file" sup_decision "$dec" fs:delete permit /proj/w/renamed.txt remove_file
 	check "$u: … bind of an AF_UNIX path as fs:write" sup_decision "$dec" fs:write permit /proj/w/p.sock write_content
 	check "$u: … the refused connect" sup_decision "$dec" fs:write deny /proj/ro/s.sock write_content
+	check "$u: … the permitted datagram's socket file as fs:write" \
+		sup_decision "$dec" fs:write permit /proj/w/dg.sock write_content
+	check "$u: … the refused datagram" sup_decision "$dec" fs:write deny /proj/ro/d.sock write_content
 	as_user "$u" "cd '$D' && '$RB/boxctl' log $name" >"$D/log" 2>&1
 	check "$u: boxctl log shows the supervisor's refusal" grep -qE "deny +fs:read +.*/proj/\.env" "$D/log"
+	as_user "$u" "cd '$D' && '$RB/boxctl' log $name --source supervisor --verdict deny" \
+		>"$D/log-sup" 2>&1
+	check "$u: … and the refused datagram's (--source supervisor)" \
+		grep -qE "deny +fs:write +.*/proj/ro/d\.sock" "$D/log-sup"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
 done
 tap_done
