@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ask.c — `boxctl approve NAME|ID [ID] [--box]` and `boxctl deny NAME|ID [ID] [--box]`
+ * ask.c — `boxctl approve NAME|ID [ID] [--box | --always]` and `boxctl deny NAME|ID [ID] [--box]`
  * (docs/boxctl.1.md): a person's answer to a decision the box holds for them (a forbid
  * annotated @ask, docs/box-policy.5.md). Without ID: list what waits (oldest first). With
  * ID: answer that one, once, or with --box for every equal request of this run. Asks the
@@ -129,7 +129,7 @@ cmd_answer(int argc, char **argv, bool permit)
 {
 	const char *box = NULL, *id = NULL;
 	bool for_box = false, always = false;
-	const char *usage = permit ? "usage: boxctl approve NAME|ID [DECISION] [--box|--always]\n"
+	const char *usage = permit ? "usage: boxctl approve NAME|ID [DECISION] [--box | --always]\n"
 				   : "usage: boxctl deny NAME|ID [DECISION] [--box]\n";
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
