@@ -233,7 +233,7 @@ struct peer {
 
 /*
  * A Decide held for a person (docs/box-policy.5.md, "Asking a person"): every rule that
- * forbade it is annotated @ask. Not answered until `boxctl approve|deny` (PolicyAskAnswer
+ * forbade it is annotated @ask, or ([box] ask = default) no rule matched it. Not answered until `boxctl approve|deny` (PolicyAskAnswer
  * from boxd) or its timer (a deny); its channel's other requests go on meanwhile.
  */
 struct ask {
@@ -1262,7 +1262,8 @@ on_ask_timeout(evutil_socket_t fd, short what, void *userdata)
 }
 
 /*
- * RES (a deny of REQ of P's Decide REQUEST_ID by @ask forbids alone): held (true; the
+ * RES (a deny of REQ of P's Decide REQUEST_ID by @ask forbids alone, or with [box] ask =
+ * default one no rule matched: then by_default, no rules): held (true; the
  * message is the queue's now), or false when it cannot be (too many wait already, no
  * memory): the caller answers the deny at once.
  */
@@ -1747,8 +1748,8 @@ local_actions(void)
 	S.local.n_actions = 0;
 	S.local_mask = 0;
 	/*
-	 * A decision held for a person is box-policyd's to hold: with an @ask rule, box-shell
-	 * decides nothing in process.
+	 * A decision held for a person is box-policyd's to hold: with an @ask rule, or with
+	 * [box] ask = default, box-shell decides nothing in process.
 	 */
 	bool ask = engine_has_ask(S.engine) || S.ask_default;
 	for (size_t i = 0; !ask && i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
