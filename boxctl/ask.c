@@ -538,7 +538,6 @@ print_diff(FILE *o, const char *file, const char *old, size_t olen, const char *
 	grow = calloc(lo.n + 1, sizeof(size_t));
 	if (!changed || !grow)
 		goto out;
-	size_t added = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t line = 0;
 		while (line < lo.n && lo.start[line + 1] <= e[i].at &&
@@ -549,10 +548,7 @@ print_diff(FILE *o, const char *file, const char *old, size_t olen, const char *
 		for (const char *c = e[i].text; *c; c++)
 			k += *c == '\n';
 		grow[line] += k;
-		added += k;
 	}
-	/* an old last line without '\n' that gained one: the counts above hold (it is changed) */
-	(void)added;
 	fprintf(o, "--- ");
 	put_safe(o, file);
 	fprintf(o, "\n+++ ");
@@ -566,6 +562,9 @@ print_diff(FILE *o, const char *file, const char *old, size_t olen, const char *
 		new_at[i] = nline;
 		nline += (i < lo.n ? 1 : 0) + grow[i];
 	}
+	/* Past the last old line: what was appended after a final line break (when the old text
+	 * has none, its last line took the insertion and the count above is one too many). */
+	new_at[lo.n] = ln.n - grow[lo.n];
 	new_at[lo.n + 1] = ln.n;
 	size_t i = 0;
 	while (i <= lo.n) {

@@ -36,6 +36,14 @@ listed() {
 	listed_lines "$1" "$2" | sed -n 's/^\([0-9][0-9]*\)  waiting .*/\1/p'
 }
 
+# diff_applies OUT BEFORE AFTER: the unified diff boxctl printed in OUT, applied by patch(1)
+# to a copy of BEFORE, gives AFTER.
+diff_applies() {
+	cp "$2" "$2.patched"
+	sed -n '/^---/,$p' "$1" | sed '/^box \|^decision /d' | patch -s "$2.patched" 2>/dev/null &&
+		cmp -s "$2.patched" "$3"
+}
+
 # wait_new U NAME NOT: the first waiting decision other than NOT (empty after the cap).
 wait_new() {
 	local id
@@ -54,6 +62,8 @@ for u in $(shell_users); do
 	uid=$(id -u "$u")
 	name=e2e-always-$u-$$
 	POL=$D/pol/p.cedar
+	# Two @ask forbids hold head (each gets its unless, in its own hunk); the file ends
+	# without a line break (the appended permit starts one).
 	cat >"$POL" <<'EOF'
 @id("fs")
 permit (principal, action in [Box::Action::"fs:read", Box::Action::"fs:write",
@@ -69,7 +79,18 @@ when { context.input.program == "head" };
 @id("no_tail")
 forbid (principal, action == Box::Action::"shell:exec", resource)
 when { context.input.program == "tail" };
+// (six lines apart)
+// .
+// .
+// .
+// .
+// .
+// .
+@id("ask_head2") @ask
+forbid (principal, action == Box::Action::"shell:exec", resource)
+when { context.input.program like "hea*" };
 EOF
+	printf '%s' "$(cat "$POL")" >"$POL.n" && mv "$POL.n" "$POL"
 	chown "$u" "$POL"
 	chmod 644 "$POL"
 	cp "$POL" "$D/p.orig"
@@ -151,14 +172,9 @@ EOF
 		not_ok "$u: approve --always $w1 (exit $rc)"
 		sed 's/^/#   /' "$D/w1.out" "$D/w1.err" | head -30
 	fi
-	# The diff is the change on disk: applied to the old file it gives the new one.
-	cp "$D/p.orig" "$D/p.patched"
-	if sed -n '/^---/,$p' "$D/w1.out" | sed '/^box \|^decision /d' | patch -s "$D/p.patched" 2>/dev/null &&
-		cmp -s "$D/p.patched" "$POL"; then
-		ok "$u: the printed diff applied to the old file gives the file on disk"
-	else
-		not_ok "$u: the diff does not give the file on disk"
-	fi
+	check "$u: the printed diff applied to the old file gives the file on disk" \
+		diff_applies "$D/w1.out" "$D/p.orig" "$POL"
+	cp "$POL" "$D/p.g2"
 	check "$u: the policy file still belongs to $u" test "$(stat -c %U "$POL")" = "$u"
 
 	# H1: an @ask forbid: held; --always adds an unless to it.
@@ -169,12 +185,17 @@ EOF
 	if [ "$rc" = 0 ] && grep -q '^+unless { context.input.command == "head -1" &&$' "$D/h1.out" &&
 		grep -q "^-when { context.input.program == \"head\" };" "$D/h1.out" &&
 		grep -q "^+when { context.input.program == \"head\" }$" "$D/h1.out" &&
-		grep -q "policy generation 3 in force" "$D/h1.out"; then
-		ok "$u: approve --always on an @ask forbid adds an unless to it (generation 3)"
+		grep -q "policy generation 3 in force" "$D/h1.out" &&
+		[ "$(grep -c '^+unless {' "$D/h1.out")" = 2 ] && [ "$(grep -c '^@@ ' "$D/h1.out")" = 2 ]; then
+		ok "$u: approve --always on @ask forbids adds an unless to each, one hunk each (generation 3)"
 	else
 		not_ok "$u: approve --always $h1 (exit $rc)"
 		sed 's/^/#   /' "$D/h1.out" "$D/h1.err" | head -30
 	fi
+
+	check "$u: the two-hunk diff applied to the file before gives the file on disk" \
+		diff_applies "$D/h1.out" "$D/p.g2" "$POL"
+	cp "$POL" "$D/p.g3"
 
 	# Q1: the odd file name, escaped.
 	q1=$(wait_new "$u" "$name" "$h1")
@@ -187,6 +208,9 @@ EOF
 		not_ok "$u: approve --always $q1 (exit $rc)"
 		sed 's/^/#   /' "$D/q1.out" "$D/q1.err" | head -30
 	fi
+
+	check "$u: the diff of the escaped rule applied to the file before gives the file on disk" \
+		diff_applies "$D/q1.out" "$D/p.g3" "$POL"
 
 	# Q3: another wc is still held: nothing was injected. Edits that cannot be made.
 	q3=$(wait_new "$u" "$name" "$q1")
