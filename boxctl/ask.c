@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -716,7 +717,7 @@ replace_policy(const char *path, const char *expect, size_t elen, const char *te
 	for (unsigned k = 0; k < 100 && fd < 0; k++) {
 		snprintf(tmp, sizeof(tmp), ".box-policy-%ld-%u.tmp", (long)getpid(), k);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    st.st_mode & 07777);
+			    st.st_mode & 0777);
 		if (fd < 0 && errno != EEXIST)
 			return -errno;
 	}
@@ -731,7 +732,7 @@ replace_policy(const char *path, const char *expect, size_t elen, const char *te
 		else if (k > 0)
 			w += (size_t)k;
 	}
-	if (r == 0 && fchmod(fd, st.st_mode & 07777) < 0)
+	if (r == 0 && fchmod(fd, st.st_mode & 0777) < 0)
 		r = -errno;
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
@@ -802,6 +803,29 @@ replace_policy_as(const char *path, const char *expect, size_t elen, const char 
 	return -WEXITSTATUS(ws);
 }
 
+/* The directory of PATH opened and locked (flock, exclusive: the --always answers editing a
+ * file in it wait for each other): the fd, or -errno. */
+static int
+lock_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return -EINVAL;
+	_cleanup_free_ char *dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			int e = -errno;
+			close(fd);
+			return e;
+		}
+	return fd;
+}
+
 static const char *
 replace_error(int r)
 {
@@ -826,37 +850,70 @@ ask_always(const char *box, uint64_t ask_id, FILE *out)
 	char *text = NULL, *ntext = NULL, *file = NULL, *err = NULL;
 	int code = BOXCTL_EXIT_FAILURE;
 	uint8_t sha[LOGCHAIN_HASH_LEN], want[LOGCHAIN_HASH_LEN];
+	_cleanup_close_ int lockfd = -1;
+	int r;
 
-	/* 1. What waits, the request itself and the policy the box runs. */
-	q.box = (char *)box;
-	int r = ask_call(box, &q, &m);
-	if (r != 1)
-		return r;
-	const Box__AskReply *rep = (const Box__AskReply *)m.msg;
+	/*
+	 * 1. What waits, the request itself and the policy the box runs. Listed twice: the
+	 * second time holding a lock on the file's directory, so that two answers editing one
+	 * file are made one after the other (the second edits the first's result).
+	 */
+	const Box__AskReply *rep = NULL;
 	const Box__AskEntry *a = NULL;
-	for (size_t i = 0; i < rep->n_asks && !a; i++)
-		if (rep->asks[i]->ask_id == ask_id)
-			a = rep->asks[i];
-	if (!a) {
-		fprintf(stderr, "boxctl: error: %s: no decision %" PRIu64 " waits (answered, timed "
-				"out, or its asker is gone)\n", box, ask_id);
-		goto out;
+	for (int pass = 0; pass < 2; pass++) {
+		box_ipc_msg_done(&m);
+		if (req)
+			box__decide_request__free_unpacked(req, NULL);
+		req = NULL;
+		a = NULL;
+		q.box = (char *)box;
+		r = ask_call(box, &q, &m);
+		if (r != 1) {
+			code = r;
+			goto out;
+		}
+		rep = (const Box__AskReply *)m.msg;
+		for (size_t i = 0; i < rep->n_asks && !a; i++)
+			if (rep->asks[i]->ask_id == ask_id)
+				a = rep->asks[i];
+		if (!a) {
+			fprintf(stderr, "boxctl: error: %s: no decision %" PRIu64 " waits (answered, "
+					"timed out, or its asker is gone)\n", box, ask_id);
+			goto out;
+		}
+		if (!a->has_request || !(req = box__decide_request__unpack(NULL, a->request.len,
+									    a->request.data))) {
+			fprintf(stderr, "boxctl: error: %s: boxd did not send decision %" PRIu64
+					"'s request\n", box, ask_id);
+			goto out;
+		}
+		if (!rep->policy_file || !rep->has_policy_sha256) {
+			fprintf(stderr, "boxctl: error: %s: the box runs no policy file to edit; "
+					"nothing changed, decision %" PRIu64 " still waits\n", box,
+				ask_id);
+			goto out;
+		}
+		memcpy(want, rep->policy_sha256.data, sizeof(want));
+		if (pass == 1) {
+			if (strcmp(file, rep->policy_file) != 0) {
+				fprintf(stderr, "boxctl: error: %s: its policy file changed meanwhile; "
+						"nothing changed, decision %" PRIu64 " still waits\n",
+					box, ask_id);
+				goto out;
+			}
+			break;
+		}
+		file = strdup(rep->policy_file);
+		if (!file)
+			goto oom;
+		lockfd = lock_dir_of(file);
+		if (lockfd < 0) {
+			fprintf(stderr, "boxctl: error: %s: cannot be edited: %s; nothing changed, "
+					"decision %" PRIu64 " still waits\n", file,
+				replace_error(lockfd), ask_id);
+			goto out;
+		}
 	}
-	if (!a->has_request || !(req = box__decide_request__unpack(NULL, a->request.len,
-								    a->request.data))) {
-		fprintf(stderr, "boxctl: error: %s: boxd did not send decision %" PRIu64 "'s request\n",
-			box, ask_id);
-		goto out;
-	}
-	if (!rep->policy_file || !rep->has_policy_sha256) {
-		fprintf(stderr, "boxctl: error: %s: the box runs no policy file to edit; nothing "
-				"changed, decision %" PRIu64 " still waits\n", box, ask_id);
-		goto out;
-	}
-	memcpy(want, rep->policy_sha256.data, sizeof(want));
-	file = strdup(rep->policy_file);
-	if (!file)
-		goto oom;
 
 	/* 2. The file as the box loaded it: read as the caller, never through a symlink. */
 	{
