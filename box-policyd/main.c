@@ -1328,6 +1328,7 @@ handle_ask_list(struct peer *p, struct box_ipc_msg *m)
 {
 	Box__PolicyAskListReply rep = BOX__POLICY_ASK_LIST_REPLY__INIT;
 	Box__PolicyAsk items[BOX_POLICY_ASKS_MAX], *ptrs[BOX_POLICY_ASKS_MAX];
+	char *json[BOX_POLICY_ASKS_MAX] = { NULL };
 	struct timespec now;
 
 	if (p->kind != PEER_SUPERVISOR || p->attached) {
@@ -1352,6 +1353,10 @@ handle_ask_list(struct peer *p, struct box_ipc_msg *m)
 		it->n_input = a->req->n_input;
 		it->has_by_default = a->by_default;
 		it->by_default = a->by_default;
+		/* boxd hands the fields to boxctl as JSON (boxctl speaks no policy protocol) */
+		json[rep.n_asks] = declog_input_json(a->req->input, a->req->n_input);
+		if (json[rep.n_asks] && strlen(json[rep.n_asks]) <= BOX_ASK_INPUT_MAX)
+			it->input_json = json[rep.n_asks];
 		ptrs[rep.n_asks++] = it;
 	}
 	rep.asks = ptrs;
@@ -1366,6 +1371,8 @@ handle_ask_list(struct peer *p, struct box_ipc_msg *m)
 	rep.policy_file = S.policy_file;
 	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY, m->request_id,
 				   &rep.base, NULL, 0);
+	for (size_t i = 0; i < BOX_POLICY_ASKS_MAX; i++)
+		free(json[i]);
 	if (r < 0)
 		fatal(r, "Cannot answer boxd's PolicyAskList");
 }

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <jansson.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -37,7 +38,6 @@
 #include "commands.h"
 #include "logchain.h"
 #include "parse.h"
-#include "policy.pb-c.h"
 #include "policy_reload.h"
 #include "privdrop.h"
 #include "termsafe.h"
@@ -205,51 +205,75 @@ struct edit {
 	char *text;
 };
 
-/* One value as a Cedar literal; ETYPE: an enumeration's entity type (the value its id). */
-static void
-put_value(FILE *o, const Box__PolicyValue *v, const char *etype)
+#define INPUT_DEPTH_MAX 8 /* nesting of sets and records (proto/policy_validate.h's) */
+
+/* A field or record key written bare into rule text: [A-Za-z_][A-Za-z0-9_]*, <= 128 bytes. */
+static bool
+plain_name(const char *s)
 {
-	switch (v->kind_case) {
-	case BOX__POLICY_VALUE__KIND_STR:
+	size_t n = strlen(s);
+	if (n == 0 || n > 128 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
+/*
+ * One value of the request's input (JSON, as the decision log writes it) as a Cedar
+ * literal; ETYPE: an enumeration's entity type (the value its id). 0, or -EINVAL for a
+ * value no request holds (a real number, null, too deep).
+ */
+static int
+put_value(FILE *o, json_t *v, const char *etype, int depth)
+{
+	if (depth > INPUT_DEPTH_MAX)
+		return -EINVAL;
+	if (json_is_string(v)) {
 		if (etype)
 			fprintf(o, "%s::", etype);
-		cedar_put_lit(o, v->str, false);
-		break;
-	case BOX__POLICY_VALUE__KIND_INTEGER:
+		cedar_put_lit(o, json_string_value(v), false);
+	} else if (json_is_integer(v)) {
+		json_int_t k = json_integer_value(v);
 		/* -9223372036854775808 is no literal: its magnitude is out of range */
-		if (v->integer == INT64_MIN)
+		if (k == INT64_MIN)
 			fputs("(-9223372036854775807 - 1)", o);
 		else
-			fprintf(o, "%" PRId64, v->integer);
-		break;
-	case BOX__POLICY_VALUE__KIND_BOOLEAN:
-		fputs(v->boolean ? "true" : "false", o);
-		break;
-	case BOX__POLICY_VALUE__KIND_SET:
+			fprintf(o, "%" PRId64, (int64_t)k);
+	} else if (json_is_boolean(v)) {
+		fputs(json_is_true(v) ? "true" : "false", o);
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *e;
 		fputc('[', o);
-		for (size_t i = 0; i < v->set->n_elems; i++) {
+		json_array_foreach(v, i, e) {
 			if (i)
 				fputs(", ", o);
-			put_value(o, v->set->elems[i], NULL);
+			if (put_value(o, e, NULL, depth + 1) < 0)
+				return -EINVAL;
 		}
 		fputc(']', o);
-		break;
-	case BOX__POLICY_VALUE__KIND_RECORD:
+	} else if (json_is_object(v)) {
+		const char *k;
+		json_t *e;
+		bool first = true;
 		fputc('{', o);
-		for (size_t i = 0; i < v->record->n_fields; i++) {
-			if (i)
+		json_object_foreach(v, k, e) {
+			if (!first)
 				fputs(", ", o);
-			cedar_put_lit(o, v->record->fields[i]->name, false);
+			first = false;
+			cedar_put_lit(o, k, false);
 			fputs(": ", o);
-			put_value(o, v->record->fields[i]->value, NULL);
+			if (put_value(o, e, NULL, depth + 1) < 0)
+				return -EINVAL;
 		}
 		fputc('}', o);
-		break;
-	case BOX__POLICY_VALUE__KIND__NOT_SET:
-	default:
-		fputs("false", o); /* (the validator lets no such value through) */
-		break;
+	} else {
+		return -EINVAL;
 	}
+	return 0;
 }
 
 /*
@@ -284,45 +308,62 @@ put_action(FILE *o, const char *action)
 }
 
 /*
- * The condition a request equal to REQ meets: each of its input fields equal to its value
- * (an optional one, or any of an MCP tool's, behind `has`), "true" with none. NULL on an
- * error (*why set).
+ * The condition a request of ACTION equal to INPUT (a JSON object: the request's fields,
+ * in its order) meets: each field equal to its value (an optional one, or any of an MCP
+ * tool's, behind `has`), "true" with none. NULL on an error (*why set).
  */
 static char *
-request_condition(const struct bp_schema *schema, const Box__DecideRequest *req,
+request_condition(const struct bp_schema *schema, const char *action, const char *input,
 		  const char **why)
 {
+	json_error_t je;
+	json_t *in = json_loads(input, JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_object(in)) {
+		json_decref(in);
+		*why = "its input is not a JSON object";
+		return NULL;
+	}
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *o = open_memstream(&buf, &len);
 	if (!o) {
+		json_decref(in);
 		*why = "out of memory";
 		return NULL;
 	}
-	bool box_action = strstr(req->action, "::Action::\"") == NULL;
-	for (size_t i = 0; i < req->n_input; i++) {
-		const Box__PolicyField *f = req->input[i];
+	bool box_action = strstr(action, "::Action::\"") == NULL;
+	const char *name;
+	json_t *v;
+	size_t i = 0;
+	*why = NULL;
+	json_object_foreach(in, name, v) {
 		bool optional = true;
 		const char *etype = NULL;
-		if (box_action &&
-		    bp_schema_box_field(schema, req->action, f->name, &optional, &etype) < 0) {
-			fclose(o);
-			free(buf);
-			*why = "the request has a field this boxctl does not know";
-			return NULL;
+		if (!plain_name(name)) {
+			*why = "its input has a field name no rule can spell";
+			break;
 		}
-		if (i)
+		if (box_action && bp_schema_box_field(schema, action, name, &optional, &etype) < 0) {
+			*why = "its input has a field this boxctl does not know";
+			break;
+		}
+		if (i++)
 			fputs(" &&\n         ", o);
 		if (optional)
-			fprintf(o, "context.input has %s && ", f->name);
-		fprintf(o, "context.input.%s == ", f->name);
-		put_value(o, f->value, etype);
+			fprintf(o, "context.input has %s && ", name);
+		fprintf(o, "context.input.%s == ", name);
+		if (put_value(o, v, etype, 1) < 0) {
+			*why = "its input has a value no rule can spell";
+			break;
+		}
 	}
-	if (req->n_input == 0)
+	if (i == 0)
 		fputs("true", o);
-	if (fclose(o) != 0) {
-		free(buf);
+	json_decref(in);
+	if (fclose(o) != 0 && !*why)
 		*why = "out of memory";
+	if (*why) {
+		free(buf);
 		return NULL;
 	}
 	return buf;
@@ -364,17 +405,17 @@ free_rule_id(const struct bp_policy *p, const char *action, uint64_t id)
 }
 
 /*
- * The edits for the answer "always" to held request A (REQ) of TEXT (loaded as P): before
+ * The edits for the answer "always" to held request A of TEXT (loaded as P): before
  * the `;` of each @ask forbid that held it, an `unless` clause; for a request no permit
  * matched, a permit at the end. 0 with *EDITS (*N), or an exit code after the error line.
  */
 static int
 always_edits(const char *file, const char *text, size_t len, const struct bp_policy *p,
-	     const struct bp_schema *schema, const Box__AskEntry *a, const Box__DecideRequest *req,
+	     const struct bp_schema *schema, const Box__AskEntry *a,
 	     struct edit **edits, size_t *n)
 {
 	const char *why = NULL;
-	_cleanup_free_ char *cond = request_condition(schema, req, &why);
+	_cleanup_free_ char *cond = request_condition(schema, a->action, a->input, &why);
 	char when[64], head[256];
 	if (!cond) {
 		fprintf(stderr, "boxctl: error: decision %" PRIu64 ": %s\n", a->ask_id, why);
@@ -389,7 +430,7 @@ always_edits(const char *file, const char *text, size_t len, const struct bp_pol
 	if (!*edits)
 		goto oom;
 	if (a->by_default) {
-		_cleanup_free_ char *id = free_rule_id(p, req->action, a->ask_id);
+		_cleanup_free_ char *id = free_rule_id(p, a->action, a->ask_id);
 		char *buf = NULL;
 		size_t blen = 0;
 		FILE *o = id ? open_memstream(&buf, &blen) : NULL;
@@ -399,11 +440,11 @@ always_edits(const char *file, const char *text, size_t len, const struct bp_pol
 		if (len > 0 && text[len - 1] != '\n')
 			fputc('\n', o);
 		fprintf(o, "\n%s\n// ", head);
-		cedar_put_comment(o, req->action);
+		cedar_put_comment(o, a->action);
 		fputc(' ', o);
 		cedar_put_comment(o, a->resource);
 		fprintf(o, "\n@id(\"%s\")\npermit (principal, ", id);
-		int r = put_action(o, req->action);
+		int r = put_action(o, a->action);
 		fprintf(o, ", resource)\nwhen { %s };\n", cond);
 		if (fclose(o) != 0 || r < 0) {
 			free(buf);
@@ -842,7 +883,6 @@ ask_always(const char *box, uint64_t ask_id, FILE *out)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT, rm = BOX_IPC_MSG_INIT;
 	Box__AskRequest q = BOX__ASK_REQUEST__INIT;
-	Box__DecideRequest *req = NULL;
 	struct bp_schema *schema = NULL;
 	struct bp_policy *p = NULL;
 	struct edit *edits = NULL;
@@ -862,9 +902,6 @@ ask_always(const char *box, uint64_t ask_id, FILE *out)
 	const Box__AskEntry *a = NULL;
 	for (int pass = 0; pass < 2; pass++) {
 		box_ipc_msg_done(&m);
-		if (req)
-			box__decide_request__free_unpacked(req, NULL);
-		req = NULL;
 		a = NULL;
 		q.box = (char *)box;
 		r = ask_call(box, &q, &m);
@@ -881,8 +918,7 @@ ask_always(const char *box, uint64_t ask_id, FILE *out)
 					"timed out, or its asker is gone)\n", box, ask_id);
 			goto out;
 		}
-		if (!a->has_request || !(req = box__decide_request__unpack(NULL, a->request.len,
-									    a->request.data))) {
+		if (!a->input) {
 			fprintf(stderr, "boxctl: error: %s: boxd did not send decision %" PRIu64
 					"'s request\n", box, ask_id);
 			goto out;
@@ -946,7 +982,7 @@ ask_always(const char *box, uint64_t ask_id, FILE *out)
 				"decision %" PRIu64 " still waits\n", file, strerror(-r), ask_id);
 		goto out;
 	}
-	code = always_edits(file, text, len, p, schema, a, req, &edits, &n_edits);
+	code = always_edits(file, text, len, p, schema, a, &edits, &n_edits);
 	if (code != 0) {
 		fprintf(stderr, "boxctl: nothing changed, decision %" PRIu64 " still waits\n", ask_id);
 		code = BOXCTL_EXIT_FAILURE;
@@ -1015,8 +1051,6 @@ oom:
 out:
 	box_ipc_msg_done(&m);
 	box_ipc_msg_done(&rm);
-	if (req)
-		box__decide_request__free_unpacked(req, NULL);
 	bp_policy_free(p);
 	bp_schema_free(schema);
 	edits_free(edits, n_edits);

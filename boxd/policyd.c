@@ -490,7 +490,6 @@ ask_answer_client(struct box *b, const struct box_ipc_msg *m)
 	struct policyd *p = b->policyd;
 	Box__AskReply rep = BOX__ASK_REPLY__INIT;
 	Box__AskEntry items[BOX_POLICY_ASKS_MAX], *ptrs[BOX_POLICY_ASKS_MAX];
-	uint8_t *packed[BOX_POLICY_ASKS_MAX] = { NULL };
 	char err[BOX_STR_MAX + 1];
 
 	if (p->n_ask_waits == 0)
@@ -525,18 +524,9 @@ ask_answer_client(struct box *b, const struct box_ipc_msg *m)
 			items[i].waited_ms = a->waited_ms;
 			items[i].has_by_default = a->by_default;
 			items[i].by_default = a->by_default;
-			/* The request as box-policyd holds it, for `boxctl approve --always`. */
-			Box__DecideRequest dr = BOX__DECIDE_REQUEST__INIT;
-			dr.action = a->action;
-			dr.input = a->input;
-			dr.n_input = a->n_input;
-			size_t len = box__decide_request__get_packed_size(&dr);
-			packed[i] = malloc(len ? len : 1);
-			if (packed[i]) {
-				items[i].has_request = true;
-				items[i].request.len = box__decide_request__pack(&dr, packed[i]);
-				items[i].request.data = packed[i];
-			}
+			/* The request's fields, for `boxctl approve --always` (JSON: boxctl speaks
+			 * no policy protocol). */
+			items[i].input = a->input_json;
 			ptrs[i] = &items[i];
 			rep.n_asks = i + 1;
 		}
@@ -554,8 +544,6 @@ ask_answer_client(struct box *b, const struct box_ipc_msg *m)
 	}
 	if (w.c)
 		(void)client_send(w.c, BOX__MSG_TYPE__MSG_ASK_REPLY, w.rid, &rep.base, NULL, 0);
-	for (size_t i = 0; i < BOX_POLICY_ASKS_MAX; i++)
-		free(packed[i]);
 }
 
 int

@@ -453,6 +453,13 @@ box_validate_policy_ask_list_reply(const Box__PolicyAskListReply *m)
 			REQUIRE(a->n_rules == 0, -EINVAL);
 		else
 			REQUIRE(a->n_rules >= 1 && a->n_rules <= BOX_POLICY_RULES_MAX, -EINVAL);
+		if (a->input_json) {
+			size_t n = strnlen(a->input_json, BOX_ASK_INPUT_MAX + 1);
+			REQUIRE(n >= 2 && n <= BOX_ASK_INPUT_MAX, -E2BIG);
+			REQUIRE(box_valid_utf8(a->input_json, n), -EINVAL);
+			for (size_t k = 0; k < n; k++)
+				REQUIRE((unsigned char)a->input_json[k] >= 0x20, -EINVAL);
+		}
 		for (size_t k = 0; k < a->n_rules; k++)
 			REQUIRE(a->rules[k] && value_str_ok(a->rules[k]) &&
 					strlen(a->rules[k]) <= BOX_POLICY_RULE_NAME_MAX,

@@ -9,8 +9,8 @@
  * again); a deny answer; no answer within ask_timeout is a deny; a request also forbidden by
  * a rule without @ask is denied at once; an answer for a decision that does not wait is
  * refused. [box] ask = default (PolicyInit.ask_default): a request no permit matches is held
- * (by_default, no rules), one a forbid without @ask forbids is not; the listing names the
- * policy in force (its SHA-256 and file), and a PolicyReload with expect_sha256 is refused
+ * (by_default, no rules, its input as JSON), one a forbid without @ask forbids is not; the
+ * listing names the policy in force (its SHA-256 and file), and a PolicyReload with expect_sha256 is refused
  * when the text in force is another (nothing changes) and put in force when it is that one.
  * Trusts: nothing; it is test code.
  */
@@ -300,6 +300,8 @@ reload_if(struct pd *pd, const char *text, const char *file, const uint8_t *expe
 }
 
 /* The listing's policy: its file and whether its SHA-256 is that of TEXT; the first entry. */
+static char first_input[256];
+
 static int
 list_policy(struct pd *pd, const char *text, char *file, size_t len, bool *by_default,
 	    size_t *n_rules)
@@ -323,6 +325,8 @@ list_policy(struct pd *pd, const char *text, char *file, size_t len, bool *by_de
 		if (rep->n_asks) {
 			*by_default = rep->asks[0]->by_default;
 			*n_rules = rep->asks[0]->n_rules;
+			(void)snprintf(first_input, sizeof(first_input), "%s",
+				       rep->asks[0]->input_json ? rep->asks[0]->input_json : "-");
 		}
 	}
 	box_ipc_msg_done(&m);
@@ -363,6 +367,8 @@ test_ask_default_and_policy_hash(void)
 	CHECK_INT(list_policy(&pd, policy_narrow, file, sizeof(file), &by_default, &n_rules), 1);
 	CHECK_STR(file, "/home/user/p/box.policy");
 	CHECK(by_default && n_rules == 0);
+	/* its input as the decision log writes it, for boxctl (which speaks no policy protocol) */
+	CHECK_STR(first_input, "{\"host\":\"new.example\",\"port\":443}");
 	/* A reload made from another text than the one in force: refused, nothing changes. */
 	uint8_t wrong[LOGCHAIN_HASH_LEN], right[LOGCHAIN_HASH_LEN];
 	logchain_sha256("something else", 14, wrong);
