@@ -173,6 +173,19 @@ line_end(struct jsonl *j, size_t start, char **buf, size_t *len, size_t *cap)
 	return line_done(j, start, buf, len, cap);
 }
 
+char *
+declog_input_json(Box__PolicyField *const *f, size_t n)
+{
+	struct jsonl j = { 0 };
+	fields_put(&j, f, n);
+	JSONL_LIT(&j, "\0");
+	if (j.bad) {
+		jsonl_free(&j);
+		return NULL;
+	}
+	return j.buf;
+}
+
 int
 declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap)
 {

@@ -75,6 +75,8 @@ struct declog_chain {
 
 /* Before the seccomp filter: jansson seeds its hash function from /dev/urandom once. */
 void declog_init(void);
+/* Input fields F[0..N) as the JSON object a line's "input" holds (malloc'd), or NULL. */
+char *declog_input_json(Box__PolicyField *const *f, size_t n);
 /* The JSON line with its "\n" (malloc'd). NULL on failure (errno set). */
 char *declog_format(const struct declog_entry *e, size_t *ret_len);
 /*

@@ -233,7 +233,7 @@ struct peer {
 
 /*
  * A Decide held for a person (docs/box-policy.5.md, "Asking a person"): every rule that
- * forbade it is annotated @ask. Not answered until `boxctl approve|deny` (PolicyAskAnswer
+ * forbade it is annotated @ask, or ([box] ask = default) no rule matched it. Not answered until `boxctl approve|deny` (PolicyAskAnswer
  * from boxd) or its timer (a deny); its channel's other requests go on meanwhile.
  */
 struct ask {
@@ -248,6 +248,7 @@ struct ask {
 	int64_t time_ns;        /* its event's time */
 	struct timespec since;  /* CLOCK_MONOTONIC when it was held */
 	struct event *timer;
+	bool by_default;        /* no permit matched ([box] ask = default): no rules */
 };
 
 /* A person's answer `for this box`: a later request equal to KEY is answered the same. */
@@ -338,6 +339,8 @@ static struct {
 	size_t n_asks;
 	uint64_t next_ask_id;
 	uint32_t ask_timeout_ms;
+	bool ask_default; /* [box] ask = default: a no_match is held too */
+	char *policy_file; /* the file the policy in force was read from (NULL: none named) */
 	struct approval *approvals;
 	size_t n_approvals;
 	/*
@@ -1260,7 +1263,8 @@ on_ask_timeout(evutil_socket_t fd, short what, void *userdata)
 }
 
 /*
- * RES (a deny of REQ of P's Decide REQUEST_ID by @ask forbids alone): held (true; the
+ * RES (a deny of REQ of P's Decide REQUEST_ID by @ask forbids alone, or with [box] ask =
+ * default one no rule matched: then by_default, no rules): held (true; the
  * message is the queue's now), or false when it cannot be (too many wait already, no
  * memory): the caller answers the deny at once.
  */
@@ -1276,7 +1280,8 @@ ask_hold(struct peer *p, uint64_t request_id, struct box_ipc_msg *m,
 	a->peer = p;
 	a->request_id = request_id;
 	a->time_ns = res->time_ns;
-	a->rules = calloc(res->n_rules, sizeof(char *));
+	a->by_default = !res->ask;
+	a->rules = calloc(res->n_rules ? res->n_rules : 1, sizeof(char *));
 	a->message = strdup(res->message);
 	a->resource = strdup(res->resource ? res->resource : "");
 	bool ok = a->rules && a->message && a->resource;
@@ -1324,6 +1329,7 @@ handle_ask_list(struct peer *p, struct box_ipc_msg *m)
 {
 	Box__PolicyAskListReply rep = BOX__POLICY_ASK_LIST_REPLY__INIT;
 	Box__PolicyAsk items[BOX_POLICY_ASKS_MAX], *ptrs[BOX_POLICY_ASKS_MAX];
+	char *json[BOX_POLICY_ASKS_MAX] = { NULL };
 	struct timespec now;
 
 	if (p->kind != PEER_SUPERVISOR || p->attached) {
@@ -1346,11 +1352,28 @@ handle_ask_list(struct peer *p, struct box_ipc_msg *m)
 		it->waited_ms = ms > 0 ? (uint64_t)ms : 0;
 		it->input = a->req->input;
 		it->n_input = a->req->n_input;
+		it->has_by_default = a->by_default;
+		it->by_default = a->by_default;
+		/* boxd hands the fields to boxctl as JSON (boxctl speaks no policy protocol) */
+		json[rep.n_asks] = declog_input_json(a->req->input, a->req->n_input);
+		if (json[rep.n_asks] && strlen(json[rep.n_asks]) <= BOX_ASK_INPUT_MAX)
+			it->input_json = json[rep.n_asks];
 		ptrs[rep.n_asks++] = it;
 	}
 	rep.asks = ptrs;
+	/* What `boxctl approve --always` edits must be the text in force (docs/boxctl.1.md). */
+	uint8_t sha[LOGCHAIN_HASH_LEN];
+	if (S.local.has_policy_text) {
+		logchain_sha256(S.local.policy_text.data, S.local.policy_text.len, sha);
+		rep.has_policy_sha256 = true;
+		rep.policy_sha256.data = sha;
+		rep.policy_sha256.len = sizeof(sha);
+	}
+	rep.policy_file = S.policy_file;
 	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY, m->request_id,
 				   &rep.base, NULL, 0);
+	for (size_t i = 0; i < BOX_POLICY_ASKS_MAX; i++)
+		free(json[i]);
 	if (r < 0)
 		fatal(r, "Cannot answer boxd's PolicyAskList");
 }
@@ -1421,7 +1444,9 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 			      "Cannot write the history; every decision is denied from now on");
 	}
 	S.n_decisions++;
-	if (res.ask) {
+	/* [box] ask = default: no permit matched, no forbid either — asked as an @ask forbid is. */
+	if (res.ask || (S.ask_default && !res.permit &&
+			res.cause == BOX__DECISION_CAUSE__CAUSE_NO_MATCH && res.history_error >= 0)) {
 		/* Forbidden by @ask rules alone: a person's answer kept for the box, or ask. */
 		const struct approval *ap = approval_find(req);
 		if (ap) {
@@ -1731,10 +1756,10 @@ local_actions(void)
 	S.local.n_actions = 0;
 	S.local_mask = 0;
 	/*
-	 * A decision held for a person is box-policyd's to hold: with an @ask rule, box-shell
-	 * decides nothing in process.
+	 * A decision held for a person is box-policyd's to hold: with an @ask rule, or with
+	 * [box] ask = default, box-shell decides nothing in process.
 	 */
-	bool ask = engine_has_ask(S.engine);
+	bool ask = engine_has_ask(S.engine) || S.ask_default;
 	for (size_t i = 0; !ask && i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
 		int r = engine_history_free(S.engine, shell_actions[i]);
 		if (r < 0)
@@ -1998,6 +2023,17 @@ log_reload(const struct declog_reload *c)
 	log_flush_soon();
 }
 
+/* The policy text in force hashes to SHA (32 bytes; no policy: never). */
+static bool
+policy_in_force_is(const uint8_t *sha)
+{
+	uint8_t h[LOGCHAIN_HASH_LEN];
+	if (!S.local.has_policy_text)
+		return false;
+	logchain_sha256(S.local.policy_text.data, S.local.policy_text.len, h);
+	return memcmp(h, sha, sizeof(h)) == 0;
+}
+
 /*
  * PolicyReload (boxd only, `boxctl policy reload`): the held decisions are answered
  * first (they were decided with the policy in force), then the text is loaded as the
@@ -2020,12 +2056,29 @@ handle_reload(struct peer *p, struct box_ipc_msg *m)
 	uint64_t before = engine_generation(S.engine);
 	unsigned mask = S.local_mask;
 	int64_t now = engine_now();
-	int r = engine_reload(S.engine,
-			      rl->has_policy_text ? (const char *)rl->policy_text.data : NULL,
-			      rl->has_policy_text ? rl->policy_text.len : 0, now, &res);
+	int r = 0;
+	if (rl->has_expect_sha256 && !policy_in_force_is(rl->expect_sha256.data)) {
+		/* `boxctl approve --always` edited a text that is no longer in force. */
+		struct engine_stats es;
+		engine_stats(S.engine, &es);
+		res = (struct engine_reload_result){
+			.ok = false, .generation = before, .rules = es.rules,
+			.temporal_rules = es.temporal_rules,
+			.error = "the policy in force is no longer the text this edit was made from "
+				 "(another reload came first)",
+		};
+	} else {
+		r = engine_reload(S.engine,
+				  rl->has_policy_text ? (const char *)rl->policy_text.data : NULL,
+				  rl->has_policy_text ? rl->policy_text.len : 0, now, &res);
+	}
 	if (r < 0)
 		fatal(r, "Cannot reload the policy");
 	if (res.ok) {
+		free(S.policy_file);
+		S.policy_file = NULL;
+		if (rl->policy_file && !(S.policy_file = strdup(rl->policy_file)))
+			fatal(-ENOMEM, "Cannot keep the policy file's name");
 		if (S.n_local_old == ENGINE_GENERATIONS_KEPT) {
 			memmove(S.local_old, S.local_old + 1,
 				(S.n_local_old - 1) * sizeof(S.local_old[0]));
@@ -2620,6 +2673,9 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd, int *ret_tel_fd)
 	S.ask_timeout_ms = init->has_ask_timeout_ms && init->ask_timeout_ms > 0
 				   ? init->ask_timeout_ms
 				   : POLICYD_ASK_TIMEOUT_MS;
+	S.ask_default = init->has_ask_default && init->ask_default;
+	if (init->policy_file && !(S.policy_file = strdup(init->policy_file)))
+		fatal(-ENOMEM, "Cannot keep the policy file's name");
 	(void)snprintf(S.box_id, sizeof(S.box_id), "%s", init->box_id);
 	return 1;
 }

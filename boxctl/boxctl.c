@@ -29,7 +29,7 @@ static const struct command commands[] = {
 	{ "run", cmd_run, "run [-c box.ini] [-q] [--timings] [--embedded] [--detach | --dry-run] [-- ARGS...]" },
 	{ "ps", cmd_ps, "ps" },
 	{ "stop", cmd_stop, "stop NAME|ID" },
-	{ "approve", cmd_approve, "approve NAME|ID [DECISION] [--box]" },
+	{ "approve", cmd_approve, "approve NAME|ID [DECISION] [--box | --always]" },
 	{ "deny", cmd_deny, "deny NAME|ID [DECISION] [--box]" },
 	{ "shell", cmd_shell, "shell NAME|ID" },
 	{ "log", cmd_log,

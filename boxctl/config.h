@@ -63,6 +63,12 @@ struct box_bool {
 };
 
 /* An enumerated value (one of the enums below). */
+/* [box] ask (docs/box.ini.5.md): what is held for a person besides @ask forbids. */
+enum box_ask {
+	BOX_ASK_NONE = 0,    /* only forbids annotated @ask */
+	BOX_ASK_DEFAULT = 1, /* also the default deny: a request no permit matches */
+};
+
 struct box_enum {
 	int value;
 	bool set;
@@ -179,6 +185,7 @@ struct box_box {
 	struct box_u64 ask_timeout_ms;       /* set == false: box-policyd's default (30 s) */
 	struct box_enum history_sync;        /* enum box_history_sync; AUTO until the policy is loaded */
 	struct box_bool show_policy;         /* the policy shown read-only instead of masked */
+	struct box_enum ask;                 /* enum box_ask: what a person is asked about */
 	struct box_src src;
 };
 

@@ -262,6 +262,8 @@ box_config_print(FILE *f, const struct box_config *cfg)
 		kv(&o, "history_sync", hs[cfg->box.history_sync.value]);
 	kv_ms(&o, "command_timeout", &cfg->box.command_timeout_ms, false);
 	kv_ms(&o, "ask_timeout", &cfg->box.ask_timeout_ms, false);
+	if (cfg->box.ask.set)
+		kv(&o, "ask", cfg->box.ask.value == BOX_ASK_DEFAULT ? "default" : "none");
 	kv_bool(&o, "show_policy", cfg->box.show_policy.value);
 
 	/* [agent] */

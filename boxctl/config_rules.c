@@ -28,7 +28,7 @@
 #include "proto/validate.h"
 
 static const char *const box_keys[] = { "name", "policy", "state_dir", "require", "timeout",
-					"history_sync", "command_timeout", "show_policy", "ask_timeout", NULL };
+					"history_sync", "command_timeout", "show_policy", "ask_timeout", "ask", NULL };
 static const char *const agent_keys[] = { "command", "workspace", "user", "memory_max",
 					  "pids_max", "nofile", "nproc", "exec_system", "supervise",
 					  NULL };
@@ -780,6 +780,9 @@ process_box(struct ctx *c)
 	get_bool(c, s, "show_policy", &b->show_policy, false);
 	/* A decision held for a person (@ask): 1 s to 1 h; the default is box-policyd's 30 s. */
 	get_num(c, s, "ask_timeout", NUM_DURATION, 3600ULL * 1000, &b->ask_timeout_ms, 0);
+	/* What else is asked: `default`, a request no permit matches (enum box_ask's order). */
+	static const char *const ask_names[] = { "none", "default", NULL };
+	get_enum(c, s, "ask", ask_names, &b->ask, BOX_ASK_NONE);
 	report_unknown(c, s, box_keys, NULL);
 }
 

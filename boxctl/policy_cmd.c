@@ -33,6 +33,7 @@
 #include "client.h"
 #include "commands.h"
 #include "policy_history.h"
+#include "policy_reload.h"
 #include "policy_replay.h"
 
 #define POLICY_FILE_MAX BP_MAX_POLICY_BYTES
@@ -695,6 +696,24 @@ usage:
  * are allowed: the box's own are checked there). 0 with the text, or an exit code
  * after the error lines (file:line:column).
  */
+int
+policy_text_check(const char *file, const char *text, size_t len)
+{
+	struct bp_schema *schema = NULL;
+	if (bp_schema_new(&schema) < 0)
+		return -ENOMEM;
+	struct bp_load_options o = { .home = default_home(), .schema = schema,
+				     .allow_unknown_namespaces = true };
+	struct bp_policy *p = NULL;
+	struct bp_diags *d = NULL;
+	int r = bp_policy_load(text, len, &o, &p, &d);
+	print_diags(file, d);
+	bp_diags_free(d);
+	bp_policy_free(p);
+	bp_schema_free(schema);
+	return r;
+}
+
 static int
 reload_read(const char *file, char **text, size_t *len)
 {
@@ -703,21 +722,7 @@ reload_read(const char *file, char **text, size_t *len)
 		fprintf(stderr, "boxctl: error: %s: %s\n", file, strerror(-r));
 		return BOXCTL_EXIT_FAILURE;
 	}
-	struct bp_schema *schema = NULL;
-	if (bp_schema_new(&schema) < 0) {
-		free(*text);
-		fprintf(stderr, "boxctl: error: out of memory\n");
-		return BOXCTL_EXIT_FAILURE;
-	}
-	struct bp_load_options o = { .home = default_home(), .schema = schema,
-				     .allow_unknown_namespaces = true };
-	struct bp_policy *p = NULL;
-	struct bp_diags *d = NULL;
-	r = bp_policy_load(*text, *len, &o, &p, &d);
-	print_diags(file, d);
-	bp_diags_free(d);
-	bp_policy_free(p);
-	bp_schema_free(schema);
+	r = policy_text_check(file, *text, *len);
 	if (r < 0) {
 		free(*text);
 		fprintf(stderr, "boxctl: error: %s: the policy does not load; the box's policy "
@@ -733,7 +738,7 @@ reload_read(const char *file, char **text, size_t *len)
  */
 static int
 reload_ask(const char *path, const char *box, const char *text, size_t len, const char *file,
-	   struct box_ipc_msg *res, char **err)
+	   const uint8_t *expect_sha256, struct box_ipc_msg *res, char **err)
 {
 	_cleanup_close_ int fd = client_connect(path);
 	if (fd < 0)
@@ -746,6 +751,11 @@ reload_ask(const char *path, const char *box, const char *text, size_t len, cons
 		q.policy_text.len = len;
 	}
 	q.policy_file = (char *)file;
+	if (expect_sha256) {
+		q.has_expect_sha256 = true;
+		q.expect_sha256.data = (uint8_t *)expect_sha256;
+		q.expect_sha256.len = 32;
+	}
 	/* A long history is replayed when a policy gains its first temporal rule. */
 	int r = client_call(fd, BOX__MSG_TYPE__MSG_POLICY_RELOAD_REQUEST, &q.base,
 			    BOX__MSG_TYPE__MSG_POLICY_RELOAD_RESULT, res, err, 120000);
@@ -760,16 +770,17 @@ reload_ask(const char *path, const char *box, const char *text, size_t len, cons
 }
 
 /* The service's boxd, then this user's embedded ones: the first that runs BOX. */
-static int
-reload_find(const char *box, const char *text, size_t len, const char *file,
-	    struct box_ipc_msg *res, char **err)
+int
+policy_reload_send(const char *box, const char *text, size_t len, const char *file,
+		   const uint8_t *expect_sha256, struct box_ipc_msg *res, char **err)
 {
-	int r = reload_ask(client_service_path(), box, text, len, file, res, err);
+	int r = reload_ask(client_service_path(), box, text, len, file, expect_sha256, res, err);
 	char **socks = NULL;
 	if (r == 0 && client_embedded_sockets(&socks) == 0) {
 		for (size_t i = 0; socks[i]; i++) {
 			if (r == 0)
-				r = reload_ask(socks[i], box, text, len, file, res, err);
+				r = reload_ask(socks[i], box, text, len, file, expect_sha256, res,
+					       err);
 			free(socks[i]);
 		}
 	}
@@ -805,7 +816,7 @@ cmd_policy_reload(int argc, char **argv)
 	int r, code = BOXCTL_EXIT_FAILURE;
 	if (!file) {
 		/* Which file the box started with: boxd names it (read here, as the caller). */
-		r = reload_find(box, NULL, 0, NULL, &m, &err);
+		r = policy_reload_send(box, NULL, 0, NULL, NULL, &m, &err);
 		if (r <= 0)
 			goto failed;
 		const Box__PolicyReloadResult *res = (const Box__PolicyReloadResult *)m.msg;
@@ -832,7 +843,7 @@ cmd_policy_reload(int argc, char **argv)
 		return code;
 	}
 	code = BOXCTL_EXIT_FAILURE;
-	r = reload_find(box, text, len, abs, &m, &err);
+	r = policy_reload_send(box, text, len, abs, NULL, &m, &err);
 	free(text);
 	if (r <= 0)
 		goto failed;

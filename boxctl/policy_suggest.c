@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cedar_text.h"
 #include "commands.h"
 #include "parse.h"
 #include "policy_history.h"
@@ -501,48 +502,6 @@ read_box(struct suggest *s, const char *what)
 
 /* ---- printing ---- */
 
-/* The body of S in a Cedar string literal; LIKE: in a `like` pattern (a literal star is \*). */
-static void
-put_lit_body(FILE *out, const char *s, bool like)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		unsigned c = *p;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '*' && like)
-			fputs("\\*", out);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c == '\r')
-			fputs("\\r", out);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u{%x}", c);
-		else
-			fputc((int)c, out);
-	}
-}
-
-static void
-put_lit(FILE *out, const char *s, bool like)
-{
-	fputc('"', out);
-	put_lit_body(out, s, like);
-	fputc('"', out);
-}
-
-/* S in a comment: printable ASCII only. */
-static void
-put_comment(FILE *out, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p >= 0x20 && *p < 0x7f)
-			fputc(*p, out);
-		else
-			fprintf(out, "\\x%02x", *p);
-}
-
 /* The deepest directory holding every path of SET ("" when they share none). */
 static char *
 common_dir(const struct strset *set)
@@ -575,21 +534,21 @@ put_path_cond(FILE *out, const char *field, const struct strset *paths)
 {
 	if (paths->n == 1) {
 		fprintf(out, "context.input.%s == ", field);
-		put_lit(out, paths->v[0], false);
+		cedar_put_lit(out, paths->v[0], false);
 		return;
 	}
 	char *dir = common_dir(paths);
 	if (dir && dir[0] && strcmp(dir, "/") != 0 && strcmp(dir, "~") != 0) {
 		/* the directory is literal, the final star the pattern's */
 		fprintf(out, "context.input.%s like \"", field);
-		put_lit_body(out, dir, true);
+		cedar_put_lit_body(out, dir, true);
 		fputs("/*\"", out);
 	} else {
 		fputc('[', out);
 		for (size_t i = 0; i < paths->n; i++) {
 			if (i)
 				fputs(", ", out);
-			put_lit(out, paths->v[i], false);
+			cedar_put_lit(out, paths->v[i], false);
 		}
 		fprintf(out, "].contains(context.input.%s)", field);
 	}
@@ -644,10 +603,10 @@ print_group(FILE *out, const struct group *g, size_t index)
 	if (distinct > 1)
 		fprintf(out, " (%lu distinct)", distinct);
 	fputs(": ", out);
-	put_comment(out, g->action);
+	cedar_put_comment(out, g->action);
 	for (size_t i = 0; i < g->resources.n; i++) {
 		fputs(i ? ", " : " ", out);
-		put_comment(out, g->resources.v[i]);
+		cedar_put_comment(out, g->resources.v[i]);
 	}
 	if (g->requests > g->resources.n && distinct > g->resources.n)
 		fputs(", ...", out);
@@ -656,19 +615,19 @@ print_group(FILE *out, const struct group *g, size_t index)
 	put_slug(out, g->action);
 	put_slug(out, g->kind == G_HTTP || g->kind == G_NET ? g->key : g->a);
 	fputs("\")\npermit (principal, action == Box::Action::", out);
-	put_lit(out, g->action, false);
+	cedar_put_lit(out, g->action, false);
 	fputs(", resource)\nwhen { ", out);
 	switch (g->kind) {
 	case G_FS:
 		put_path_cond(out, "path", &g->paths);
 		if (g->ops.n == 1) {
 			fprintf(out, " && context.input.operation == %s::", op_type(g->action));
-			put_lit(out, g->ops.v[0], false);
+			cedar_put_lit(out, g->ops.v[0], false);
 		} else {
 			fputs(" && context.input.operation in [", out);
 			for (size_t i = 0; i < g->ops.n; i++) {
 				fprintf(out, "%s%s::", i ? ", " : "", op_type(g->action));
-				put_lit(out, g->ops.v[i], false);
+				cedar_put_lit(out, g->ops.v[i], false);
 			}
 			fputc(']', out);
 		}
@@ -676,7 +635,7 @@ print_group(FILE *out, const struct group *g, size_t index)
 	case G_HTTP:
 	case G_NET:
 		fputs("context.input.host == ", out);
-		put_lit(out, g->a, false);
+		cedar_put_lit(out, g->a, false);
 		fprintf(out, " && context.input.port == %lld", g->port);
 		if (g->kind == G_NET)
 			break;
@@ -684,13 +643,13 @@ print_group(FILE *out, const struct group *g, size_t index)
 		put_path_cond(out, "path", &g->paths);
 		if (g->ops.n == 1) {
 			fputs(" && context.input.method == ", out);
-			put_lit(out, g->ops.v[0], false);
+			cedar_put_lit(out, g->ops.v[0], false);
 		} else {
 			fputs(" && [", out);
 			for (size_t i = 0; i < g->ops.n; i++) {
 				if (i)
 					fputs(", ", out);
-				put_lit(out, g->ops.v[i], false);
+				cedar_put_lit(out, g->ops.v[i], false);
 			}
 			fputs("].contains(context.input.method)", out);
 		}
@@ -698,18 +657,18 @@ print_group(FILE *out, const struct group *g, size_t index)
 	case G_EXEC:
 	case G_SPAWN:
 		fprintf(out, "context.input.%s == ", g->kind == G_EXEC ? "program" : "program_path");
-		put_lit(out, g->a, false);
+		cedar_put_lit(out, g->a, false);
 		break;
 	case G_MCP:
 	default:
 		fputs("context.input.server == ", out);
-		put_lit(out, g->a, false);
+		cedar_put_lit(out, g->a, false);
 		fputs(" && context.input.method == ", out);
-		put_lit(out, g->b, false);
+		cedar_put_lit(out, g->b, false);
 		if (g->opt_name) {
 			fprintf(out, " && context.input has %s && context.input.%s == ", g->opt_name,
 				g->opt_name);
-			put_lit(out, g->opt_val, false);
+			cedar_put_lit(out, g->opt_val, false);
 		}
 		break;
 	}
@@ -722,13 +681,13 @@ print_suggestion(FILE *out, const struct suggest *s)
 	fputs("// boxctl policy suggest: permits for the denials no permit matched (cause no_match) "
 	      "of ",
 	      out);
-	put_comment(out, s->source);
+	cedar_put_comment(out, s->source);
 	fputc('\n', out);
 	fprintf(out, "// %lu denied request%s, %zu rule%s", s->denials, s->denials == 1 ? "" : "s",
 		s->n, s->n == 1 ? "" : "s");
 	if (s->action_filter) {
 		fputs("; action ", out);
-		put_comment(out, s->action_filter);
+		cedar_put_comment(out, s->action_filter);
 	}
 	if (s->have_since)
 		fputs("; since the given time", out);
@@ -739,7 +698,7 @@ print_suggestion(FILE *out, const struct suggest *s)
 		for (size_t i = 0; i < s->forbid_rules.n; i++) {
 			if (i)
 				fputs(", ", out);
-			put_comment(out, s->forbid_rules.v[i]);
+			cedar_put_comment(out, s->forbid_rules.v[i]);
 		}
 		fputs("): a forbid overrides any permit; suggest never undoes one\n", out);
 	}
@@ -853,7 +812,7 @@ cmd_policy_suggest(int argc, char **argv)
 			for (size_t i = 0; i < s.forbid_rules.n; i++) {
 				if (i)
 					fputs(", ", stderr);
-				put_comment(stderr, s.forbid_rules.v[i]);
+				cedar_put_comment(stderr, s.forbid_rules.v[i]);
 			}
 			fputs("); no permit is proposed for them: a forbid overrides any permit\n",
 			      stderr);

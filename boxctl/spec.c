@@ -242,6 +242,11 @@ cfg_box(const struct box_config *cfg, bool *has_policy)
 	}
 	m->command_timeout_ms = opt_u64(&b->command_timeout_ms);
 	m->ask_timeout_ms = opt_u64(&b->ask_timeout_ms);
+	if (b->ask.set && b->ask.src.line) {
+		struct box_bool ask = { .value = b->ask.value == BOX_ASK_DEFAULT, .set = true,
+					.src = b->ask.src };
+		m->ask_default = opt_bool(&ask);
+	}
 	return m;
 }
 

@@ -522,10 +522,18 @@ ask_answer_client(struct box *b, const struct box_ipc_msg *m)
 			items[i].message = a->message;
 			items[i].source = a->source;
 			items[i].waited_ms = a->waited_ms;
+			items[i].has_by_default = a->by_default;
+			items[i].by_default = a->by_default;
+			/* The request's fields, for `boxctl approve --always` (JSON: boxctl speaks
+			 * no policy protocol). */
+			items[i].input = a->input_json;
 			ptrs[i] = &items[i];
 			rep.n_asks = i + 1;
 		}
 		rep.asks = ptrs;
+		rep.has_policy_sha256 = l->has_policy_sha256;
+		rep.policy_sha256 = l->policy_sha256;
+		rep.policy_file = l->policy_file;
 	} else {
 		const Box__PolicyAskAnswerReply *a = (const Box__PolicyAskAnswerReply *)m->msg;
 		rep.status = a->ok ? BOX__REPLY_STATUS__REPLY_OK : BOX__REPLY_STATUS__REPLY_NOT_FOUND;
@@ -654,6 +662,8 @@ policyd_reload(struct box *b, struct client *c, uint64_t rid, const Box__PolicyR
 	rl.policy_text = m->policy_text;
 	rl.policy_file = m->policy_file;
 	rl.uid = (uint32_t)c->cred.uid;
+	rl.has_expect_sha256 = m->has_expect_sha256;
+	rl.expect_sha256 = m->expect_sha256;
 	int r = daemon_send(&p->dm, BOX__MSG_TYPE__MSG_POLICY_RELOAD, &rl.base, NULL, 0);
 	if (r < 0) {
 		snprintf(err, err_len, "cannot reach box-policyd: %s", strerror(-r));
@@ -821,6 +831,10 @@ send_init(struct box *b, int dirfd, int tel_fd, char **err)
 	if (s->box->ask_timeout_ms) {
 		in.has_ask_timeout_ms = 1;
 		in.ask_timeout_ms = (uint32_t)s->box->ask_timeout_ms->value;
+	}
+	if (s->box->ask_default && s->box->ask_default->value) {
+		in.has_ask_default = 1;
+		in.ask_default = 1;
 	}
 	if (s->agent && s->agent->has_person_shell && s->agent->person_shell) {
 		in.has_person_session = 1;

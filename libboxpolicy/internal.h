@@ -403,6 +403,7 @@ struct rule {
 	bool forbid;
 	uint32_t line, col;
 	uint32_t n_clauses; /* in the padding: bp_decide's stride over rules stays small */
+	uint32_t text_start, text_end; /* its bytes in the text: first annotation .. past `;` */
 	size_t n_annot;
 	struct annotation *annot;
 	const char *id;   /* non-blank @id or NULL */

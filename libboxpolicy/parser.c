@@ -1379,6 +1379,7 @@ static bool
 parse_policy(struct parse_ctx *pc, struct rule *r, size_t index)
 {
 	size_t annot_cap = 0;
+	r->text_start = (uint32_t)(peek(pc)->p - pc->src);
 	while (peek(pc)->k == T_AT)
 		if (!parse_annotation(pc, r, &annot_cap))
 			return false;
@@ -1405,6 +1406,7 @@ parse_policy(struct parse_ctx *pc, struct rule *r, size_t index)
 	for (;;) {
 		const struct token *t = peek(pc);
 		if (t->k == T_SEMI) {
+			r->text_end = (uint32_t)(t->p - pc->src) + 1;
 			next(pc);
 			break;
 		}

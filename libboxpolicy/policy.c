@@ -302,6 +302,16 @@ bp_policy_rule_annotation(const struct bp_policy *p, size_t i, const char *key)
 	return NULL;
 }
 
+int
+bp_policy_rule_span(const struct bp_policy *p, size_t i, size_t *start, size_t *end)
+{
+	if (!p || i >= p->n_rules || p->rules[i].text_end <= p->rules[i].text_start)
+		return -ENOENT;
+	*start = p->rules[i].text_start;
+	*end = p->rules[i].text_end;
+	return 0;
+}
+
 size_t
 bp_policy_temporal_count(const struct bp_policy *p, size_t rule)
 {

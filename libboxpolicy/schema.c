@@ -627,3 +627,20 @@ schema_copy(const struct bp_schema *src, struct bp_schema *dst)
 	}
 	return 0;
 }
+
+int
+bp_schema_box_field(const struct bp_schema *s, const char *action, const char *field,
+		    bool *optional, const char **entity_type)
+{
+	const struct s_action *a = schema_find_action(s, "Box::Action", action, NULL);
+	if (!a)
+		return -ENOENT;
+	for (size_t i = 0; i < a->input.n; i++)
+		if (strcmp(a->input.attrs[i].name, field) == 0) {
+			*optional = a->input.attrs[i].optional;
+			*entity_type = a->input.attrs[i].ty.k == TY_ENTITY ? a->input.attrs[i].ty.etype
+									   : NULL;
+			return 0;
+		}
+	return -ENOENT;
+}

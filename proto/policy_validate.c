@@ -416,6 +416,8 @@ box_validate_policy_reload(const Box__PolicyReload *m)
 		REQUIRE(m->policy_text.len <= BOX_POLICY_TEXT_MAX, -E2BIG);
 	if (m->policy_file)
 		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
+	if (m->has_expect_sha256)
+		REQUIRE(m->expect_sha256.len == 32, -EINVAL);
 	return 0;
 }
 
@@ -446,12 +448,27 @@ box_validate_policy_ask_list_reply(const Box__PolicyAskListReply *m)
 		REQUIRE(value_str_ok(a->message) && strlen(a->message) <= BOX_POLICY_MESSAGE_MAX,
 			-EINVAL);
 		REQUIRE(text_ok(a->source, 1, 32), -EINVAL);
-		REQUIRE(a->n_rules >= 1 && a->n_rules <= BOX_POLICY_RULES_MAX, -EINVAL);
+		/* held by [box] ask = default: no rule forbade it; else the @ask rules */
+		if (a->by_default)
+			REQUIRE(a->n_rules == 0, -EINVAL);
+		else
+			REQUIRE(a->n_rules >= 1 && a->n_rules <= BOX_POLICY_RULES_MAX, -EINVAL);
+		if (a->input_json) {
+			size_t n = strnlen(a->input_json, BOX_ASK_INPUT_MAX + 1);
+			REQUIRE(n >= 2 && n <= BOX_ASK_INPUT_MAX, -E2BIG);
+			REQUIRE(box_valid_utf8(a->input_json, n), -EINVAL);
+			for (size_t k = 0; k < n; k++)
+				REQUIRE((unsigned char)a->input_json[k] >= 0x20, -EINVAL);
+		}
 		for (size_t k = 0; k < a->n_rules; k++)
 			REQUIRE(a->rules[k] && value_str_ok(a->rules[k]) &&
 					strlen(a->rules[k]) <= BOX_POLICY_RULE_NAME_MAX,
 				-EINVAL);
 	}
+	if (m->has_policy_sha256)
+		REQUIRE(m->policy_sha256.len == 32, -EINVAL);
+	if (m->policy_file)
+		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #define BOX_ID_LEN 12   /* lowercase hex */
 #define BOX_STR_MAX 4096 /* a generic string field */
 #define BOX_POLICY_TEXT_MAX (4u << 20) /* policy text in BoxSpec and PolicyInit */
+#define BOX_ASK_INPUT_MAX (1u << 20)   /* a held request's input as JSON (AskEntry, PolicyAsk) */
 /* [telemetry.NAME] kind = file targets per box: each is one more fd of RecheckReply and
  * PolicyInit, which carry at most BOX_IPC_MAX_FDS (8) with the state files. */
 #define BOX_TELEMETRY_FILES_MAX 2

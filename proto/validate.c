@@ -53,6 +53,18 @@ v_text(const char *s, size_t max)
 	return 0;
 }
 
+/* JSON text (control characters escaped, so none raw but DEL): UTF-8, within MAX bytes. */
+static int
+v_json_text(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max + 1);
+	REQUIRE(n >= 2 && n <= max, -E2BIG);
+	REQUIRE(box_valid_utf8(s, n), -EINVAL);
+	for (size_t i = 0; i < n; i++)
+		REQUIRE((unsigned char)s[i] >= 0x20, -EINVAL);
+	return 0;
+}
+
 static int
 v_opt_text(const char *s, size_t max)
 {
@@ -256,6 +268,7 @@ v_cfg_box(const struct vctx *x, const Box__CfgBox *v)
 	TRY(v_cfg_u64(x, v->command_timeout_ms, 1, YEAR_MS));
 	TRY(v_cfg_u64(x, v->ask_timeout_ms, 1, 3600ULL * 1000));
 	TRY(v_cfg_bool(x, v->show_policy));
+	TRY(v_cfg_bool(x, v->ask_default));
 	return 0;
 }
 
@@ -824,6 +837,8 @@ box_validate_policy_reload_request(const Box__PolicyReloadRequest *m)
 		REQUIRE(m->policy_text.len <= BOX_POLICY_TEXT_MAX, -E2BIG);
 	if (m->policy_file)
 		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
+	if (m->has_expect_sha256)
+		REQUIRE(m->expect_sha256.len == 32, -EINVAL);
 	return 0;
 }
 
@@ -871,10 +886,20 @@ box_validate_ask_reply(const Box__AskReply *m)
 		TRY(v_text(a->resource, BOX_STR_MAX));
 		TRY(v_text(a->message, BOX_STR_MAX));
 		TRY(v_text(a->source, 32));
-		REQUIRE(a->n_rules >= 1 && a->n_rules <= 64, -EINVAL);
+		/* held by [box] ask = default: no rule forbade it; else the @ask rules */
+		if (a->by_default)
+			REQUIRE(a->n_rules == 0, -EINVAL);
+		else
+			REQUIRE(a->n_rules >= 1 && a->n_rules <= 64, -EINVAL);
 		for (size_t k = 0; k < a->n_rules; k++)
 			TRY(v_text(a->rules[k], BOX_STR_MAX));
+		if (a->input)
+			TRY(v_json_text(a->input, BOX_ASK_INPUT_MAX));
 	}
+	if (m->has_policy_sha256)
+		REQUIRE(m->policy_sha256.len == 32, -EINVAL);
+	if (m->policy_file)
+		REQUIRE(box_valid_path(m->policy_file), -EINVAL);
 	return 0;
 }
 

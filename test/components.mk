@@ -48,7 +48,7 @@ TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view p
 	test/integration/t-supervise% bench/supervise/%
 TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history logchain) test/fuzz/replay_history \
 	test/policyd/% test/integration/t-policyd.sh test/integration/t-policy-reload.sh \
-	test/integration/t-policy-ask.sh \
+	test/integration/t-policy-ask% \
 	test/integration/t-run-noblock-end.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
 	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh

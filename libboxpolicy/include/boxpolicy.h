@@ -48,6 +48,13 @@ int bp_schema_add_action(struct bp_schema *s, const char *ns, const char *tool);
  */
 int bp_schema_add_field(struct bp_schema *s, const char *ns, const char *tool, const char *name,
 			const char *type, bool optional);
+/*
+ * Field FIELD of the input of Box action ACTION ("fs:read"): 0 with *OPTIONAL and
+ * *ENTITY_TYPE (an enumeration's entity type, "Box::FsReadOperation", or NULL for a plain
+ * value); -ENOENT: no such action or field.
+ */
+int bp_schema_box_field(const struct bp_schema *s, const char *action, const char *field,
+			bool *optional, const char **entity_type);
 /* Mark namespace NS as declared but pending: its tool schema is not known yet. */
 int bp_schema_add_pending(struct bp_schema *s, const char *ns);
 /*
@@ -103,6 +110,11 @@ const char *bp_policy_rule_name(const struct bp_policy *p, size_t i);
 bool bp_policy_rule_is_forbid(const struct bp_policy *p, size_t i);
 /* Rule I's annotation @KEY: its value ("" for `@KEY` without one), or NULL: none. */
 const char *bp_policy_rule_annotation(const struct bp_policy *p, size_t i, const char *key);
+/*
+ * Rule I's bytes in the text it was loaded from: [*START, *END), from its first annotation
+ * (or its effect) to just past its `;`. -ENOENT: no such rule (or one that did not parse).
+ */
+int bp_policy_rule_span(const struct bp_policy *p, size_t i, size_t *start, size_t *end);
 /* Temporal terms: count, and each term's source text between its braces. */
 size_t bp_policy_temporal_count(const struct bp_policy *p, size_t rule);
 int bp_policy_temporal_source(const struct bp_policy *p, size_t rule, size_t term,

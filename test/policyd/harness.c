@@ -423,6 +423,9 @@ pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready)
 		init.has_ask_timeout_ms = true;
 		init.ask_timeout_ms = o->ask_timeout_ms;
 	}
+	init.has_ask_default = o->ask_default;
+	init.ask_default = o->ask_default;
+	init.policy_file = (char *)o->policy_file;
 	int fds[3] = { dirfd, logfd, -1 };
 	unsigned n_fds = 2;
 	uint32_t otlp_include[1] = { 7 };

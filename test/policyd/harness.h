@@ -57,6 +57,8 @@ struct pd_opts {
 	 * carries the telemetry channel, whose other end is pd->tel_fd (the caller reads it). */
 	bool otlp_target;
 	uint32_t ask_timeout_ms;  /* PolicyInit.ask_timeout_ms (0: absent) */
+	bool ask_default;         /* PolicyInit.ask_default ([box] ask = default) */
+	const char *policy_file;  /* PolicyInit.policy_file (NULL: absent) */
 	/* PolicyInit.log_head: the chain goes on after seq log_head_seq (0: genesis) */
 	uint64_t log_head_seq;
 	uint8_t log_head[32];

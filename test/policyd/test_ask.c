@@ -8,7 +8,10 @@
  * again) or for the box (an equal request later is answered at once, a different one held
  * again); a deny answer; no answer within ask_timeout is a deny; a request also forbidden by
  * a rule without @ask is denied at once; an answer for a decision that does not wait is
- * refused.
+ * refused. [box] ask = default (PolicyInit.ask_default): a request no permit matches is held
+ * (by_default, no rules, its input as JSON), one a forbid without @ask forbids is not; the
+ * listing names the policy in force (its SHA-256 and file), and a PolicyReload with expect_sha256 is refused
+ * when the text in force is another (nothing changes) and put in force when it is that one.
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "logchain.h"
 #include "tap.h"
 
 static const char *bin;
@@ -264,6 +268,134 @@ test_timeout_denies(void)
 	free(log);
 }
 
+/* boxd's PolicyReload of TEXT from FILE, only if the text in force hashes to EXPECT: ok 1, 0. */
+static int
+reload_if(struct pd *pd, const char *text, const char *file, const uint8_t *expect,
+	  char *msg, size_t len)
+{
+	Box__PolicyReload rl = BOX__POLICY_RELOAD__INIT;
+	rl.has_policy_text = true;
+	rl.policy_text.data = (uint8_t *)text;
+	rl.policy_text.len = strlen(text);
+	rl.policy_file = (char *)file;
+	rl.uid = 1000;
+	rl.has_expect_sha256 = true;
+	rl.expect_sha256.data = (uint8_t *)expect;
+	rl.expect_sha256.len = LOGCHAIN_HASH_LEN;
+	uint64_t rid = pd->next_id++;
+	if (box_ipc_send(pd->fd[PD_BOXD], &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_RELOAD, rid,
+			 &rl.base, NULL, 0) < 0)
+		return -1;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	if (pd_recv(pd, PD_BOXD, &m, 20000) <= 0)
+		return -1;
+	int r = -1;
+	if (m.type == BOX__MSG_TYPE__MSG_POLICY_RELOAD_REPLY && m.request_id == rid) {
+		const Box__PolicyReloadReply *rep = (const Box__PolicyReloadReply *)m.msg;
+		r = rep->ok;
+		(void)snprintf(msg, len, "%s", rep->message ? rep->message : "");
+	}
+	box_ipc_msg_done(&m);
+	return r;
+}
+
+/* The listing's policy: its file and whether its SHA-256 is that of TEXT; the first entry. */
+static char first_input[256];
+
+static int
+list_policy(struct pd *pd, const char *text, char *file, size_t len, bool *by_default,
+	    size_t *n_rules)
+{
+	Box__PolicyAskList l = BOX__POLICY_ASK_LIST__INIT;
+	uint64_t rid = pd->next_id++;
+	if (box_ipc_send(pd->fd[PD_BOXD], &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_ASK_LIST,
+			 rid, &l.base, NULL, 0) < 0)
+		return -1;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	if (pd_recv(pd, PD_BOXD, &m, 20000) <= 0)
+		return -1;
+	int r = -1;
+	if (m.type == BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY && m.request_id == rid) {
+		const Box__PolicyAskListReply *rep = (const Box__PolicyAskListReply *)m.msg;
+		uint8_t h[LOGCHAIN_HASH_LEN];
+		logchain_sha256(text, strlen(text), h);
+		r = rep->has_policy_sha256 && rep->policy_sha256.len == sizeof(h) &&
+		    memcmp(rep->policy_sha256.data, h, sizeof(h)) == 0;
+		(void)snprintf(file, len, "%s", rep->policy_file ? rep->policy_file : "-");
+		if (rep->n_asks) {
+			*by_default = rep->asks[0]->by_default;
+			*n_rules = rep->asks[0]->n_rules;
+			(void)snprintf(first_input, sizeof(first_input), "%s",
+				       rep->asks[0]->input_json ? rep->asks[0]->input_json : "-");
+		}
+	}
+	box_ipc_msg_done(&m);
+	return r;
+}
+
+static const char *policy_narrow =
+	"permit (principal, action == Box::Action::\"net:connect\", resource)\n"
+	"when { context.input.host == \"ok.example\" };\n"
+	"@id(\"no_bad\")\n"
+	"forbid (principal, action == Box::Action::\"net:connect\", resource)\n"
+	"when { context.input.host == \"bad.example\" };\n";
+
+static void
+test_ask_default_and_policy_hash(void)
+{
+	struct pd pd;
+	uint64_t ids[8], got;
+	char file[4096], msg[512];
+	bool by_default = false;
+	size_t n_rules = 99;
+
+	fresh_state();
+	struct pd_opts o = opts(600000);
+	o.policy = policy_narrow;
+	o.ask_default = true;
+	o.policy_file = "/home/user/p/box.policy";
+	CHECK(pd_start(&o, &pd, NULL) == 0);
+	/* Permitted: at once. Forbidden by a rule without @ask: at once, not held. */
+	connect_to(&pd, "ok.example");
+	CHECK_INT(next_reply(&pd, &got, NULL, 0), 1);
+	connect_to(&pd, "bad.example");
+	CHECK_INT(next_reply(&pd, &got, NULL, 0), 0);
+	CHECK_INT(ask_list(&pd, ids, NULL, 0), 0);
+	/* No permit matches: held, by default, no rules; the listing names the policy. */
+	uint64_t held = connect_to(&pd, "new.example");
+	CHECK_INT(wait_asks(&pd, 1, ids), 1);
+	CHECK_INT(list_policy(&pd, policy_narrow, file, sizeof(file), &by_default, &n_rules), 1);
+	CHECK_STR(file, "/home/user/p/box.policy");
+	CHECK(by_default && n_rules == 0);
+	/* its input as the decision log writes it, for boxctl (which speaks no policy protocol) */
+	CHECK_STR(first_input, "{\"host\":\"new.example\",\"port\":443}");
+	/* A reload made from another text than the one in force: refused, nothing changes. */
+	uint8_t wrong[LOGCHAIN_HASH_LEN], right[LOGCHAIN_HASH_LEN];
+	logchain_sha256("something else", 14, wrong);
+	logchain_sha256(policy_narrow, strlen(policy_narrow), right);
+	const char *wider = "permit (principal, action, resource);\n";
+	CHECK_INT(reload_if(&pd, wider, "/home/user/p/other.policy", wrong, msg, sizeof(msg)), 0);
+	CHECK(strstr(msg, "no longer the text this edit was made from") != NULL);
+	CHECK_INT(list_policy(&pd, policy_narrow, file, sizeof(file), &by_default, &n_rules), 1);
+	CHECK_STR(file, "/home/user/p/box.policy");
+	/* From the text in force: in force; the listing names the new text and file. */
+	CHECK_INT(reload_if(&pd, wider, "/home/user/p/other.policy", right, msg, sizeof(msg)), 1);
+	CHECK_INT(list_policy(&pd, wider, file, sizeof(file), &by_default, &n_rules), 1);
+	CHECK_STR(file, "/home/user/p/other.policy");
+	/* The held one is still held (decided under the old policy) until answered. */
+	CHECK_INT(ask_answer(&pd, ids[0], true, false, 1000), 1);
+	CHECK_INT(next_reply(&pd, &got, NULL, 0), 1);
+	CHECK(got == held);
+	/* Equal requests now permitted by the policy itself. */
+	connect_to(&pd, "new.example");
+	CHECK_INT(next_reply(&pd, &got, NULL, 0), 1);
+	CHECK_INT(pd_stop(&pd), 0);
+	char *log = slurp("decisions.jsonl");
+	CHECK(strstr(log, "\"verdict\":\"permit\",\"cause\":\"permitted\",\"rules\":[]") != NULL);
+	CHECK(strstr(log, "\"source\":\"person\",\"asker\":\"box-gateway\",\"uid\":1000") != NULL);
+	free(log);
+}
+
 int
 main(void)
 {
@@ -276,6 +408,7 @@ main(void)
 	RUN(test_held_out_of_order_then_once);
 	RUN(test_for_box);
 	RUN(test_timeout_denies);
+	RUN(test_ask_default_and_policy_hash);
 	if (state) {
 		pd_rmtree(state);
 		free(state);
