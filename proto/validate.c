@@ -874,6 +874,14 @@ box_validate_ask_reply(const Box__AskReply *m)
 		REQUIRE(a->n_rules >= 1 && a->n_rules <= 64, -EINVAL);
 		for (size_t k = 0; k < a->n_rules; k++)
 			TRY(v_text(a->rules[k], BOX_STR_MAX));
+		REQUIRE(a->n_input <= BOX_ASK_FIELDS_MAX, -E2BIG);
+		for (size_t k = 0; k < a->n_input; k++) {
+			REQUIRE(a->input[k], -EINVAL);
+			TRY(v_text(a->input[k]->name, 128));
+			TRY(v_text(a->input[k]->value, BOX_ASK_FIELD_TEXT_MAX));
+			REQUIRE(box_valid_utf8(a->input[k]->value, strlen(a->input[k]->value)),
+				-EINVAL);
+		}
 	}
 	return 0;
 }
