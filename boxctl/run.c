@@ -30,7 +30,9 @@
  * output is lost. A terminal that goes away without a SIGHUP (read EOF or
  * EIO, POLLHUP: `tmux kill-session`) is a hang-up: SIGHUP is forwarded and,
  * if the agent has not ended 2 s later, boxctl leaves; boxd then kills the
- * box and its name is free again.
+ * box and its name is free again. With stdin and stdout the terminal, a
+ * decision the box holds for a person (@ask) is asked at it too (prompt.c:
+ * the relay paused, boxctl's own screen, the answer read from fd 0).
  * Trusts: nothing in box.ini (box_config_load checks it); boxd's replies
  * only after box_ipc_decode() validated them; nothing in the relayed bytes.
  */
