@@ -19,13 +19,17 @@
  * which would then see EAGAIN. It polls before each read or write instead,
  * and writes a terminal in chunks no larger than what POLLOUT promises room
  * for, so a write does not block for long.
- * Trusts: nothing in the bytes; they are copied, never interpreted.
+ * The screen stream's bytes are also watched (term_modes_feed) for the two terminal modes
+ * boxctl's prompt must put back after it drew (prompt.c); a stream is paused while the
+ * prompt holds the terminal.
+ * Trusts: nothing in the bytes; they are copied unchanged, and only watched for the modes.
  */
 #include <errno.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
@@ -70,6 +74,12 @@ stream_finished(const struct stream *s)
 	return s->done;
 }
 
+bool
+stream_holds(const struct stream *s)
+{
+	return !s->done && s->len > s->off;
+}
+
 /* `from` ended: what is buffered still goes out; then `to` is closed when it should be. */
 static void
 from_eof(struct stream *s)
@@ -97,6 +107,8 @@ stream_poll(struct stream *s, struct pollfd *p)
 	if (s->done)
 		return 0;
 	bool out = s->from < 0 || (s->splice ? s->wait_out : s->len > s->off);
+	if (s->paused && !out)
+		return 0;
 	s->polled_out = out;
 	if (out && s->to < 0) {
 		/* Nobody to write to (a terminal with no writable fd): drop it. */
@@ -116,6 +128,8 @@ do_read(struct stream *s)
 	}
 	ssize_t n = read(s->from, s->buf, RELAY_BUF);
 	if (n > 0) {
+		if (s->modes)
+			term_modes_feed(s->modes, s->buf, (size_t)n);
 		s->len = (size_t)n;
 		s->off = 0;
 		if (s->to < 0)
@@ -271,6 +285,100 @@ relay_winsize(int ws_fd, int master)
 	if (master >= 0 && ws_fd >= 0 && ioctl(ws_fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row &&
 	    ws.ws_col)
 		(void)ioctl(master, TIOCSWINSZ, &ws);
+}
+
+void
+relay_redraw(int ws_fd, int master)
+{
+	struct winsize ws, other;
+	if (master < 0 || ws_fd < 0 || ioctl(ws_fd, TIOCGWINSZ, &ws) < 0 || !ws.ws_row ||
+	    !ws.ws_col)
+		return;
+	other = ws;
+	other.ws_col = ws.ws_col > 1 ? ws.ws_col - 1 : ws.ws_col + 1;
+	(void)ioctl(master, TIOCSWINSZ, &other);
+	(void)ioctl(master, TIOCSWINSZ, &ws);
+}
+
+/* One CSI ? … h/l: the private modes it sets (SET) or resets. */
+static void
+modes_csi(struct term_modes *m, bool set)
+{
+	unsigned n = m->n < 8 ? m->n : 8;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned p = m->params[i];
+		if (p == 47 || p == 1047 || p == 1049)
+			m->alt = set;
+		else if (p == 25)
+			m->cursor_hidden = !set;
+	}
+}
+
+void
+term_modes_feed(struct term_modes *m, const char *buf, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)buf, *end = p + n;
+	while (p < end) {
+		unsigned c = *p;
+		switch (m->st) {
+		case 0: {
+			/* Text: straight to the next ESC. */
+			const unsigned char *e = memchr(p, 0x1b, (size_t)(end - p));
+			if (!e)
+				return;
+			p = e + 1;
+			m->st = 1;
+			continue;
+		}
+		case 1:
+			m->st = 0;
+			if (c == '[') {
+				m->st = 2;
+				m->priv = false;
+				m->n = m->cur = 0;
+			} else if (c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X') {
+				m->st = 3;
+			} else if (c == 'c') {
+				m->alt = m->cursor_hidden = false;
+			} else if (c == 0x1b) {
+				m->st = 1;
+			}
+			break;
+		case 2:
+			if (c >= '0' && c <= '9') {
+				m->cur = m->cur > 100000 ? m->cur : m->cur * 10 + (c - '0');
+			} else if (c == ';') {
+				if (m->n < 8)
+					m->params[m->n] = m->cur;
+				m->n++;
+				m->cur = 0;
+			} else if (c == '?' && m->n == 0 && m->cur == 0) {
+				m->priv = true;
+			} else if (c >= 0x40 && c <= 0x7e) {
+				if (m->n < 8)
+					m->params[m->n] = m->cur;
+				m->n++;
+				if (m->priv && (c == 'h' || c == 'l'))
+					modes_csi(m, c == 'h');
+				m->st = 0;
+			} else if (c == 0x1b) {
+				m->st = 1;
+			} else if (c == 0x18 || c == 0x1a) {
+				m->st = 0; /* CAN, SUB: the sequence is dropped */
+			}
+			break;
+		case 3:
+			if (c == 0x07)
+				m->st = 0;
+			else if (c == 0x1b)
+				m->st = 4;
+			break;
+		default:
+			m->st = c == '\\' ? 0 : c == 0x1b ? 4 : 3;
+			break;
+		}
+		p++;
+	}
 }
 
 void

@@ -30,7 +30,9 @@
  * output is lost. A terminal that goes away without a SIGHUP (read EOF or
  * EIO, POLLHUP: `tmux kill-session`) is a hang-up: SIGHUP is forwarded and,
  * if the agent has not ended 2 s later, boxctl leaves; boxd then kills the
- * box and its name is free again.
+ * box and its name is free again. With stdin and stdout the terminal, a
+ * decision the box holds for a person (@ask) is asked at it too (prompt.c:
+ * the relay paused, boxctl's own screen, the answer read from fd 0).
  * Trusts: nothing in box.ini (box_config_load checks it); boxd's replies
  * only after box_ipc_decode() validated them; nothing in the relayed bytes.
  */
@@ -55,6 +57,7 @@
 #include "client.h"
 #include "commands.h"
 #include "config.h"
+#include "prompt.h"
 #include "relay.h"
 #include "spec.h"
 #include "validate.h"
@@ -144,6 +147,8 @@ struct run {
 	int master;           /* the box's pty master (from RunReply), or -1 */
 	int box_end[3];       /* the pipe ends for the box, until sent */
 	struct stream st[S_N];
+	struct term_modes modes; /* what the agent set on the terminal (the screen stream's) */
+	struct prompt *prompt; /* at a terminal: boxctl's own question (prompt.c), or NULL */
 	bool relaying;        /* streams started (after RunReply OK) */
 	bool hup_sent;        /* SIGHUP forwarded (signal or hang-up) */
 	bool hung_up;         /* the caller's terminal went away */
@@ -262,9 +267,18 @@ static void
 relay_start(struct run *r)
 {
 	r->relaying = true;
-	if (r->master >= 0)
-		relay_pty_start(&r->st[S_KEYS], &r->st[S_SCREEN], (r->tty_mask & 1) ? 0 : -1,
-				r->master, r->term_fd, r->ws_fd);
+	if (r->master < 0)
+		return;
+	relay_pty_start(&r->st[S_KEYS], &r->st[S_SCREEN], (r->tty_mask & 1) ? 0 : -1,
+			r->master, r->term_fd, r->ws_fd);
+	/* stdin and stdout the terminal: a decision held for a person is asked here too. */
+	if ((r->tty_mask & 3) == 3 && r->term_fd == 1) {
+		r->st[S_SCREEN].modes = &r->modes;
+		r->prompt = prompt_new(r->fd, r->box_id, r->cfg->box.name.value, 0, 1, r->master,
+				       r->ws_fd, &r->st[S_KEYS], &r->st[S_SCREEN], &r->modes,
+				       r->cfg->box.ask_timeout_ms.set ?
+					       r->cfg->box.ask_timeout_ms.value : 0);
+	}
 }
 
 /* The caller's terminal went away: a hang-up (forwarded once), then a grace period. */
@@ -275,6 +289,8 @@ hang_up(struct run *r)
 		return;
 	r->hung_up = true;
 	clock_gettime(CLOCK_MONOTONIC, &r->hup_at);
+	if (r->prompt)
+		prompt_abandon(r->prompt);
 	relay_tty_restore();
 	/* Nothing goes to or comes from it any more. */
 	stream_stop(&r->st[S_KEYS]);
@@ -333,29 +349,43 @@ wait_message(struct run *r, struct box_ipc_chan *chan, struct box_ipc_msg *m)
 {
 	for (;;) {
 		int k = box_ipc_recv(chan, m);
+		if (k == 1 && r->prompt && prompt_msg(r->prompt, m)) {
+			box_ipc_msg_done(m);
+			continue;
+		}
 		if (k == 1)
 			return 1;
 		if (k == 0 || k == -EINTR)
 			continue;
 		if (k != -EAGAIN)
 			return k;
-		struct pollfd p[2 + S_N + 1] = { { .fd = r->fd, .events = POLLIN },
-						 { .fd = r->sfd, .events = POLLIN } };
+		struct pollfd p[2 + S_N + 1 + PROMPT_POLLFDS] = { { .fd = r->fd, .events = POLLIN },
+								  { .fd = r->sfd, .events = POLLIN } };
 		int idx[S_N + 1];
-		unsigned n = relay_poll(r, p + 2, idx);
+		unsigned n = relay_poll(r, p + 2, idx), np = 0;
 		int timeout = -1;
+		if (r->prompt) {
+			np = prompt_poll(r->prompt, p + 2 + n);
+			timeout = prompt_timeout(r->prompt);
+		}
 		if (r->hung_up) {
 			int64_t left = HANGUP_GRACE_MS - ms_since(&r->hup_at);
 			if (left <= 0)
 				return -ETIMEDOUT;
-			timeout = (int)left;
+			if (timeout < 0 || left < timeout)
+				timeout = (int)left;
 		}
-		if (poll(p, 2 + n, timeout) < 0) {
+		if (poll(p, 2 + n + np, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
 		relay_ready(r, p + 2, idx, n);
+		if (r->prompt) {
+			prompt_ready(r->prompt, p + 2 + n, np);
+			if (prompt_hung_up(r->prompt))
+				hang_up(r);
+		}
 		if (p[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(r->sfd, &si, sizeof(si)) != sizeof(si))
@@ -363,6 +393,8 @@ wait_message(struct run *r, struct box_ipc_chan *chan, struct box_ipc_msg *m)
 			int sig = (int)si.ssi_signo;
 			if (sig == SIGWINCH) {
 				relay_winsize(r->ws_fd, r->master);
+				if (r->prompt)
+					prompt_winch(r->prompt);
 			} else if (r->box_id[0]) {
 				/* At a terminal Ctrl-C is a byte; SIGINT from kill is still forwarded. */
 				if (sig == SIGHUP)
@@ -768,6 +800,8 @@ run_relay_until_exit(struct run *r, struct box_ipc_chan *chan)
 		return BOXCTL_EXIT_FAILURE;
 	}
 	/* Everything the agent wrote, before boxctl's own last words. */
+	if (r->prompt)
+		prompt_finish(r->prompt);
 	if (m.type == BOX__MSG_TYPE__MSG_RUN_EXIT)
 		relay_drain(r);
 	relay_tty_restore();
@@ -786,7 +820,8 @@ run_box(struct run *r)
 {
 	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *chan = NULL;
 	uint32_t allowed[] = { BOX__MSG_TYPE__MSG_RUN_STARTING, BOX__MSG_TYPE__MSG_RUN_REPLY,
-			       BOX__MSG_TYPE__MSG_RUN_EXIT, BOX__MSG_TYPE__MSG_ERROR_REPLY };
+			       BOX__MSG_TYPE__MSG_RUN_EXIT, BOX__MSG_TYPE__MSG_ERROR_REPLY,
+			       BOX__MSG_TYPE__MSG_ASK_REPLY };
 	int code = run_send_request(r);
 
 	if (code != RUN_GO_ON)
@@ -806,6 +841,8 @@ static void
 run_finish(struct run *r)
 {
 	relay_tty_restore();
+	prompt_free(r->prompt);
+	r->prompt = NULL;
 	relay_free(r);
 	if (r->fd >= 0)
 		close(r->fd);

@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "askfield.h"
 #include "boxd.h"
 #include "cleanup.h"
 #include "fdutil.h"
@@ -490,6 +491,7 @@ ask_answer_client(struct box *b, const struct box_ipc_msg *m)
 	struct policyd *p = b->policyd;
 	Box__AskReply rep = BOX__ASK_REPLY__INIT;
 	Box__AskEntry items[BOX_POLICY_ASKS_MAX], *ptrs[BOX_POLICY_ASKS_MAX];
+	struct ask_fields *fields = NULL;
 	char err[BOX_STR_MAX + 1];
 
 	if (p->n_ask_waits == 0)
@@ -504,6 +506,9 @@ ask_answer_client(struct box *b, const struct box_ipc_msg *m)
 	} else if (m->type == BOX__MSG_TYPE__MSG_POLICY_ASK_LIST_REPLY) {
 		const Box__PolicyAskListReply *l = (const Box__PolicyAskListReply *)m->msg;
 		rep.status = BOX__REPLY_STATUS__REPLY_OK;
+		/* The fields as text (askfield.c); without memory the listing goes without them. */
+		fields = l->n_asks ? calloc(l->n_asks < BOX_POLICY_ASKS_MAX ? l->n_asks :
+						   BOX_POLICY_ASKS_MAX, sizeof(*fields)) : NULL;
 		for (size_t i = 0; i < l->n_asks && i < BOX_POLICY_ASKS_MAX; i++) {
 			const Box__PolicyAsk *a = l->asks[i];
 			box__ask_entry__init(&items[i]);
@@ -527,6 +532,11 @@ ask_answer_client(struct box *b, const struct box_ipc_msg *m)
 			/* The request's fields, for `boxctl approve --always` (JSON: boxctl speaks
 			 * no policy protocol). */
 			items[i].input = a->input_json;
+			if (fields) {
+				ask_fields_render(&fields[i], a->input, a->n_input);
+				items[i].fields = fields[i].p;
+				items[i].n_fields = fields[i].n;
+			}
 			ptrs[i] = &items[i];
 			rep.n_asks = i + 1;
 		}
@@ -544,6 +554,7 @@ ask_answer_client(struct box *b, const struct box_ipc_msg *m)
 	}
 	if (w.c)
 		(void)client_send(w.c, BOX__MSG_TYPE__MSG_ASK_REPLY, w.rid, &rep.base, NULL, 0);
+	free(fields);
 }
 
 int

@@ -895,6 +895,14 @@ box_validate_ask_reply(const Box__AskReply *m)
 			TRY(v_text(a->rules[k], BOX_STR_MAX));
 		if (a->input)
 			TRY(v_json_text(a->input, BOX_ASK_INPUT_MAX));
+		REQUIRE(a->n_fields <= BOX_ASK_FIELDS_MAX, -E2BIG);
+		for (size_t k = 0; k < a->n_fields; k++) {
+			REQUIRE(a->fields[k], -EINVAL);
+			TRY(v_text(a->fields[k]->name, 128));
+			TRY(v_text(a->fields[k]->value, BOX_ASK_FIELD_TEXT_MAX));
+			REQUIRE(box_valid_utf8(a->fields[k]->value, strlen(a->fields[k]->value)),
+				-EINVAL);
+		}
 	}
 	if (m->has_policy_sha256)
 		REQUIRE(m->policy_sha256.len == 32, -EINVAL);

@@ -48,6 +48,8 @@
 #define BOX_MCP_CALL_TIMEOUT_MAX_MS (366ull * 86400 * 1000)
 #define BOX_LINE_MAX 100000000u    /* a 1-based source line */
 #define BOX_LIST_REPLY_MAX 4096    /* problems, disclosure lines, ps entries */
+#define BOX_ASK_FIELDS_MAX 16      /* AskEntry.fields: the fields of a held request shown */
+#define BOX_ASK_FIELD_TEXT_MAX 512 /* bytes of one AskField.value (boxd cuts it) */
 
 /*
  * Does a message of this kind agree with the number of fds that came with

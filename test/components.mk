@@ -32,7 +32,8 @@ TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec po
 	test/integration/t-doctor.sh \
 	test/integration/t-log-filters.sh test/integration/t-run% bench/replay/% \
 	test/integration/t-shell-attach.sh test/integration/t-log-verify.sh
-TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch child) \
+TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch child \
+	askfield) \
 	$(addprefix test/fuzz/replay_,request recheck_reply) \
 	test/config/check-vs-run.sh test/integration/t-run% test/integration/t-teardown-race.sh \
 	test/integration/t-faults.sh \
@@ -41,7 +42,8 @@ TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck sta
 	test/integration/t-policyd.sh test/integration/t-gw-boxd.sh test/integration/t-gw-run.sh \
 	test/integration/t-mcp-boxd% test/integration/t-shell-boxd.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
-	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh
+	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh \
+	test/integration/t-policy-prompt.sh
 TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view plan) \
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
