@@ -6,7 +6,7 @@ INTEGRATION_SLOW := test/integration/t-teardown-race.sh test/integration/t-log-f
 	test/integration/t-shell-agent.sh test/integration/t-faults.sh \
 	test/integration/t-supervise-agent.sh test/integration/t-supervise-python.sh \
 	test/integration/t-supervise-budget.sh test/integration/t-supervise-tools.sh \
-	test/integration/t-load.sh
+	test/integration/t-load.sh test/integration/t-policy-prompt.sh
 CHECK_SCRIPTS += $(filter-out $(INTEGRATION_SLOW),$(sort $(wildcard test/integration/t-*.sh)))
 SLOW_SCRIPTS  += $(INTEGRATION_SLOW)
 
