@@ -624,6 +624,12 @@ on_reaped(struct child *c, int status)
 	char why[96];
 
 	workload_status_text(status, why, sizeof(why));
+	/*
+	 * Its end can be seen before what it said last on its channel (another fd: the loop
+	 * picks either first): its ready message — a refusal with its reason — counts first.
+	 */
+	if (dm->starting && dm->ev)
+		(void)box_ipc_event_drain(dm->ev, 16);
 	if (dm->starting) {
 		if (!(dm->ops->start_failed && dm->ops->start_failed(dm)))
 			daemon_ready(dm, -ECHILD, "%s exited before it was ready (%s)", dm->desc->name,

@@ -275,6 +275,36 @@ on_read(evutil_socket_t fd, short what, void *arg)
 		destroy(e);
 }
 
+int
+box_ipc_event_drain(struct box_ipc_event *e, unsigned max)
+{
+	int n = 0;
+	if (!e)
+		return 0;
+	e->busy++;
+	/* Fragments count too (a packet each): the bound holds whatever the peer left. */
+	for (unsigned k = 0; (unsigned)n < max && k < max * BOX_IPC_EVENT_BURST && !e->dead &&
+			     !e->closed;
+	     k++) {
+		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+		int r = box_ipc_recv(e->chan, &m);
+		if (r == -EAGAIN)
+			break;
+		if (r == 0 || r == -EINTR)
+			continue;
+		if (r < 0) {
+			channel_end(e, r);
+			break;
+		}
+		e->on_msg(e, &m, e->userdata);
+		box_ipc_msg_done(&m);
+		n++;
+	}
+	if (--e->busy == 0 && e->dead)
+		destroy(e);
+	return n;
+}
+
 struct box_ipc_event *
 box_ipc_event_new(struct event_base *base, int fd, const struct box_ipc_protocol *proto,
 		  unsigned peer_role, box_ipc_msg_fn on_msg, box_ipc_close_fn on_close,

@@ -64,6 +64,14 @@ box_ipc_event_freep(struct box_ipc_event **e)
 	*e = box_ipc_event_free(*e);
 }
 
+/*
+ * Deliver now what the peer already sent (at most MAX messages, each to on_msg; an end to
+ * on_close), as the loop would later: for a caller that learns of the peer's exit on
+ * another fd first, so that what it said before it ended is not lost. E may be freed by
+ * the callbacks (as in the loop). Returns the number of messages delivered.
+ */
+int box_ipc_event_drain(struct box_ipc_event *e, unsigned max);
+
 /* The channel, e.g. for box_ipc_chan_allow() or box_ipc_chan_set_state(). */
 struct box_ipc_chan *box_ipc_event_chan(struct box_ipc_event *e);
 int box_ipc_event_fd(const struct box_ipc_event *e);

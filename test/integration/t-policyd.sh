@@ -187,7 +187,8 @@ else
 	rc=$?
 	check "corrupt history: exit 1" test "$rc" = 1
 	check "corrupt history: boxctl: error: <policyd's message>" \
-		grep -q "^boxctl: error: .*history 'policy/history' cannot be used" err ||
+		grep -q "^boxctl: error: .*history 'policy/history' cannot be used" err
+	grep -q "^boxctl: error: .*history 'policy/history' cannot be used" err ||
 		sed 's/^/#   boxctl said: /' err
 	check "corrupt history: no box-policyd remains" no_policyd
 fi

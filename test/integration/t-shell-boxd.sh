@@ -224,6 +224,8 @@ rc=$?
 check "ShellReady ok = false: the box does not start (exit 1, rc $rc)" test "$rc" = 1
 check "… boxctl: error: box-shell cannot serve the box: MESSAGE" \
 	grep -qx "boxctl: error: box-shell cannot serve the box: no seccomp filter here" "$W/r1.err"
+grep -qx "boxctl: error: box-shell cannot serve the box: no seccomp filter here" "$W/r1.err" ||
+	sed 's/^/#   boxctl said: /' "$W/r1.err"
 # agent_unanswered OUT: the agent's output holds nothing box-shell answered.
 agent_unanswered() {
 	! grep -vxE '== info|rc [1-9][0-9]*' "$1"
