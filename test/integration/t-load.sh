@@ -12,6 +12,8 @@
 # no more fds at the second than at the first (a small slack for a keep-alive pool) and an RSS
 # within LOAD_RSS_PCT percent (default 10); nothing of the boxes outlives them. LOAD_ONLY=shell
 # or http runs only that half (load-agent.py).
+# It loads the whole machine, so it runs alone (a test beside it would see its timing):
+# box-test: serial
 # Trusts: nothing; test code. Packets only to 127.0.0.1.
 . test/lib.sh
 . test/integration/lib-run.sh

@@ -16,6 +16,8 @@
 #     and the held command is denied when [box] ask_timeout runs out;
 #   - every answer is a decision line with source person and the answering uid.
 # Every wait is bounded and generous (a loaded machine is slow, not wrong).
+# It reads a terminal through bounded waits, so it runs alone, away from the heavy tests:
+# box-test: serial
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
