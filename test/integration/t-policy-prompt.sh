@@ -71,7 +71,9 @@ for t in ts:
     t.join()
 print(FAKE, end="", flush=True)
 print("fake-read=%s" % sys.stdin.readline().strip(), flush=True)
-t = threading.Thread(target=head, args=("fake",))
+# head -4: equal to none of the three, one of which is answered for the box (whichever
+# thread's decision comes third), so an approval for the box never covers this one
+t = threading.Thread(target=head, args=("fake", 4))
 t.start()
 time.sleep(1)
 print(FAKE, end="", flush=True)
