@@ -379,13 +379,16 @@ decide(struct sup *s, enum act a, const char *op, const char *path)
 		return -EACCES;
 	}
 	const Box__DecideReply *rep = (const Box__DecideReply *)m.msg;
-	bool ok = policy_client_permitted(rep) && rep->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	/* Read before the reply is freed (box_ipc_msg_done frees what REP points into). */
+	bool permitted = policy_client_permitted(rep);
+	bool ok = permitted && rep->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
 	box_ipc_msg_done(&m);
+	rep = NULL;
 	s->decided++;
 	if (!ok)
 		s->refused++;
 	/* the client keeps the permit: its outcome names it (outcomes_send) */
-	if (policy_client_permitted(rep) && s->n_pend < SUP_PENDING_MAX) {
+	if (permitted && s->n_pend < SUP_PENDING_MAX) {
 		char *kept = strdup(spelled ? spelled : path);
 		if (kept)
 			s->pend[s->n_pend++] = (struct pending){ .act = a, .op = op, .path = kept };
