@@ -243,20 +243,18 @@ on_later(evutil_socket_t fd, short what, void *arg)
 		destroy(e);
 }
 
-static void
-on_read(evutil_socket_t fd, short what, void *arg)
+/*
+ * Up to MAX_MSGS messages to on_msg (an end to on_close), reading at most
+ * MAX_PACKETS packets (fragments count: the bound holds whatever the peer
+ * left). E may be freed by the callbacks: it is destroyed here then.
+ */
+static int
+deliver(struct box_ipc_event *e, unsigned max_msgs, unsigned max_packets)
 {
-	struct box_ipc_event *e = arg;
-	(void)fd;
-	(void)what;
+	int n = 0;
 	e->busy++;
-	/*
-	 * One message per wakeup: the event is level-triggered, so the loop
-	 * comes back at once while packets wait, and a request/reply peer
-	 * costs no recvmsg that only says EAGAIN. Fragments of one message
-	 * are read in a row, at most BOX_IPC_EVENT_BURST packets per wakeup.
-	 */
-	for (unsigned n = 0; n < BOX_IPC_EVENT_BURST && !e->dead && !e->closed; n++) {
+	for (unsigned k = 0; (unsigned)n < max_msgs && k < max_packets && !e->dead && !e->closed;
+	     k++) {
 		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 		int r = box_ipc_recv(e->chan, &m);
 		if (r == -EAGAIN)
@@ -269,40 +267,31 @@ on_read(evutil_socket_t fd, short what, void *arg)
 		}
 		e->on_msg(e, &m, e->userdata);
 		box_ipc_msg_done(&m);
-		break;
-	}
-	if (--e->busy == 0 && e->dead)
-		destroy(e);
-}
-
-int
-box_ipc_event_drain(struct box_ipc_event *e, unsigned max)
-{
-	int n = 0;
-	if (!e)
-		return 0;
-	e->busy++;
-	/* Fragments count too (a packet each): the bound holds whatever the peer left. */
-	for (unsigned k = 0; (unsigned)n < max && k < max * BOX_IPC_EVENT_BURST && !e->dead &&
-			     !e->closed;
-	     k++) {
-		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-		int r = box_ipc_recv(e->chan, &m);
-		if (r == -EAGAIN)
-			break;
-		if (r == 0 || r == -EINTR)
-			continue;
-		if (r < 0) {
-			channel_end(e, r);
-			break;
-		}
-		e->on_msg(e, &m, e->userdata);
-		box_ipc_msg_done(&m);
 		n++;
 	}
 	if (--e->busy == 0 && e->dead)
 		destroy(e);
 	return n;
+}
+
+static void
+on_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	/*
+	 * One message per wakeup: the event is level-triggered, so the loop
+	 * comes back at once while packets wait, and a request/reply peer
+	 * costs no recvmsg that only says EAGAIN. Fragments of one message
+	 * are read in a row, at most BOX_IPC_EVENT_BURST packets per wakeup.
+	 */
+	(void)deliver(arg, 1, BOX_IPC_EVENT_BURST);
+}
+
+int
+box_ipc_event_drain(struct box_ipc_event *e, unsigned max)
+{
+	return e ? deliver(e, max, max * BOX_IPC_EVENT_BURST) : 0;
 }
 
 struct box_ipc_event *
