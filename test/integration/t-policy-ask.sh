@@ -90,10 +90,18 @@ EOF
 	runpid=$!
 
 	a=$(wait_new "$u" "$name")
-	if [ -n "$a" ] && as_user "$u" "'$RB/boxctl' deny '$name'" | grep -q "shell:exec head.*ask_head"; then
+	lst=$(as_user "$u" "'$RB/boxctl' deny '$name'")
+	if [ -n "$a" ] && printf '%s\n' "$lst" | grep -q "shell:exec head.*ask_head"; then
 		ok "$u: the command waits, listed with its action and rule"
 	else
 		not_ok "$u: nothing listed as waiting"
+	fi
+	if printf '%s\n' "$lst" | grep -qx "    field command = head -1" &&
+		printf '%s\n' "$lst" | grep -qx "    field program = head"; then
+		ok "$u: … with its input fields"
+	else
+		not_ok "$u: … with its input fields"
+		printf '%s\n' "$lst" | sed 's/^/#   /'
 	fi
 	for _ in $(seq 1 600); do
 		[ -e "$P/b-done" ] && break
