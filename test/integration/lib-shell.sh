@@ -51,6 +51,21 @@ agent_env() {
 	echo "E2E_BOX = 1"
 }
 
+# python_agent_ini FILE NAME STATE_DIR POLICY [KEY = VALUE ...]: a box.ini whose agent is
+# `python3 $D/agent.py` in the workspace $P, reading $D and writing $P (the caller's D and
+# P), with $(agent_env); each further argument is one more line of [box].
+python_agent_ini() {
+	local f=$1 name=$2 state=$3 policy=$4
+	shift 4
+	{
+		printf '[box]\nname = %s\nstate_dir = %s\npolicy = %s\n' "$name" "$state" "$policy"
+		[ $# -eq 0 ] || printf '%s\n' "$@"
+		printf '\n[agent]\ncommand = /usr/bin/python3 %s/agent.py\nworkspace = %s\n' "$D" "$P"
+		printf '\n[agent.env]\n%s\n' "$(agent_env)"
+		printf '\n[agent.filesystem]\nread = %s\nwrite = %s\n' "$D" "$P"
+	} >"$f"
+}
+
 shell_users() {
 	id -un
 	if [ "$(id -u)" -eq 0 ] && have_boxtest; then echo boxtest; fi

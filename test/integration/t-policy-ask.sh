@@ -65,25 +65,7 @@ for tag in ("C", "D", "E", "F"):
 print("done", flush=True)
 EOF
 	chmod 644 "$D/p.cedar" "$D/agent.py"
-	cat >"$D/box.ini" <<EOF
-[box]
-name = $name
-state_dir = $D/state/a
-policy = p.cedar
-timeout = 300s
-ask_timeout = 3s
-
-[agent]
-command = /usr/bin/python3 $D/agent.py
-workspace = $P
-
-[agent.env]
-$(agent_env)
-
-[agent.filesystem]
-read = $D
-write = $P
-EOF
+	python_agent_ini "$D/box.ini" "$name" "$D/state/a" "p.cedar" "timeout = 300s" "ask_timeout = 3s"
 	chown "$u" "$D/box.ini"
 	as_user "$u" "timeout -k 5 ${SHELL_BOX_TIMEOUT:-240} '$RB/boxctl' run -c '$D/box.ini'" \
 		>"$D/run.out" 2>"$D/run.err" &

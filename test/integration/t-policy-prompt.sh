@@ -140,25 +140,7 @@ permit (principal, action, resource);
 forbid (principal, action == Box::Action::"shell:exec", resource)
 when { context.input.program == "head" };
 EOF
-	cat >"$D/box.ini" <<EOF
-[box]
-name = $bname
-state_dir = $D/state/$bname
-policy = p.cedar
-timeout = 400s
-ask_timeout = 15s
-
-[agent]
-command = /usr/bin/python3 $D/agent.py
-workspace = $P
-
-[agent.env]
-$(agent_env)
-
-[agent.filesystem]
-read = $D
-write = $P
-EOF
+	python_agent_ini "$D/box.ini" "$bname" "$D/state/$bname" "p.cedar" "timeout = 400s" "ask_timeout = 15s"
 	cp "$W/agent.py.in" "$D/agent.py"
 	chown -R "$u:" "$D"
 	chmod 644 "$D/box.ini" "$D/p.cedar" "$D/agent.py"
