@@ -44,6 +44,13 @@ shell_built() {
 	return 1
 }
 
+# require_shell_built: shell_built, or the script ends there (its failures said).
+require_shell_built() {
+	shell_built && return 0
+	tap_done
+	exit 1
+}
+
 # agent_env: the [agent.env] lines every box here has. (In a sanitizer build boxd itself
 # gives the agent ASAN_OPTIONS=detect_leaks=0: the ASan alias runs under the box's seccomp
 # filter, where LeakSanitizer cannot work; setting it here too would be refused as twice.)

@@ -23,10 +23,7 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
+require_shell_built
 
 # listed U NAME: the lines of the decisions that wait.
 listed_lines() {

@@ -16,10 +16,7 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
+require_shell_built
 
 # listed U NAME: the numbers of the decisions that wait, one a line.
 listed() {

@@ -17,10 +17,7 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
+require_shell_built
 
 # POLICY NAME EDITED SECRET: a permit, a forbid of reads of SECRET, and two temporal rules
 # over `seq`: "kept" (the same text in both generations) and "edited" (its window differs).

@@ -28,13 +28,8 @@ trap run_cleanup EXIT
 probe_src=$PWD/test/integration/supervise-probe.py
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "supervised tools as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "supervised tools as boxtest" || :
 
 for u in $(shell_users); do
 	D=$(user_dir "$u")
