@@ -258,6 +258,29 @@ absolute(struct sup *s, int dirfd, const char *path, char **out)
 }
 
 /*
+ * True when absolute DIR is already its canonical path: spelled without `.`, `..` or an
+ * empty component, and a directory reached without following a symbolic link (one
+ * openat2, where realpath would readlink each component).
+ */
+static bool
+plain_dir(const char *dir)
+{
+	for (const char *p = dir; (p = strchr(p, '/')) != NULL; p++) {
+		const char *c = p + 1;
+		if (*c == '/' || (c[0] == '.' && (c[1] == '/' || c[1] == '\0')) ||
+		    (c[0] == '.' && c[1] == '.' && (c[2] == '/' || c[2] == '\0')))
+			return false;
+	}
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	if (fd < 0)
+		return false;
+	close((int)fd);
+	return true;
+}
+
+/*
  * The canonical path of absolute ABS: every directory resolved (realpath in
  * PID 1's view, the tracee's too), the last component too when FOLLOW and it
  * is a symbolic link (a dangling one is resolved through its target, for a
@@ -295,7 +318,7 @@ canonical(struct sup *s, const char *abs_in, bool follow, int depth, char **out)
 	_cleanup_free_ char *dir = strndup(abs, slash == abs ? 1 : (size_t)(slash - abs));
 	if (!dir)
 		return -ENOMEM;
-	_cleanup_free_ char *rdir = realpath(dir, NULL);
+	_cleanup_free_ char *rdir = plain_dir(dir) ? strdup(dir) : realpath(dir, NULL);
 	if (!rdir)
 		return -errno;
 	_cleanup_free_ char *joined = NULL;
