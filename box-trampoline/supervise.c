@@ -167,6 +167,7 @@ struct sup {
 	struct seccomp_notif_resp *resp;
 	size_t req_size, resp_size;
 	pid_t tid; /* the current notification's thread */
+	int runtime_fd[5]; /* runtime_dirs, opened O_PATH at start (-1: absent) */
 	unsigned long long decided, refused;
 	/* the current call's permits from box-policyd, each awaiting its outcome (outcomes_send) */
 	struct pending {
@@ -257,6 +258,29 @@ absolute(struct sup *s, int dirfd, const char *path, char **out)
 }
 
 /*
+ * True when absolute DIR is already its canonical path: spelled without `.`, `..` or an
+ * empty component, and a directory reached without following a symbolic link (one
+ * openat2, where realpath would readlink each component).
+ */
+static bool
+plain_dir(const char *dir)
+{
+	for (const char *p = dir; (p = strchr(p, '/')) != NULL; p++) {
+		const char *c = p + 1;
+		if (*c == '/' || (c[0] == '.' && (c[1] == '/' || c[1] == '\0')) ||
+		    (c[0] == '.' && c[1] == '.' && (c[2] == '/' || c[2] == '\0')))
+			return false;
+	}
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	if (fd < 0)
+		return false;
+	close((int)fd);
+	return true;
+}
+
+/*
  * The canonical path of absolute ABS: every directory resolved (realpath in
  * PID 1's view, the tracee's too), the last component too when FOLLOW and it
  * is a symbolic link (a dangling one is resolved through its target, for a
@@ -294,7 +318,7 @@ canonical(struct sup *s, const char *abs_in, bool follow, int depth, char **out)
 	_cleanup_free_ char *dir = strndup(abs, slash == abs ? 1 : (size_t)(slash - abs));
 	if (!dir)
 		return -ENOMEM;
-	_cleanup_free_ char *rdir = realpath(dir, NULL);
+	_cleanup_free_ char *rdir = plain_dir(dir) ? strdup(dir) : realpath(dir, NULL);
 	if (!rdir)
 		return -errno;
 	_cleanup_free_ char *joined = NULL;
@@ -336,6 +360,47 @@ runtime_path(const char *path)
 		if (under(path, dirs[i]))
 			return true;
 	return under(path, "/dev") && !under(path, "/dev/shm");
+}
+
+/*
+ * The system runtime's short way (the calls a program makes most: its interpreter's
+ * imports, its libraries). An absolute PATH below one of these directories is resolved
+ * beneath the directory itself — openat2 RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS from a
+ * directory fd PID 1 opened at start (supervise_start) — with no canonical walk and no
+ * decision: whatever that resolution reaches is inside the directory, so its canonical
+ * path is a runtime path, a read of which needs no decision (decide). Anything that would
+ * leave the directory (`..` above it, an absolute symbolic link, a relative one out of it)
+ * fails with EXDEV, a magic link with ELOOP: those, and every other error but the two
+ * the long way answers the same (a component missing, one not a directory), take the long
+ * way. /proc and /dev are not here: /proc/self names the tracee's, /dev/shm is written.
+ * The directories are read-only in every view, so nothing can be swapped in them between
+ * this and the kernel's own walk of a continued call.
+ */
+static const char *const runtime_dirs[] = { "/usr", "/lib", "/lib64", "/bin", "/sbin" };
+_Static_assert(sizeof(runtime_dirs) / sizeof(runtime_dirs[0]) ==
+		       sizeof(((struct sup *)0)->runtime_fd) / sizeof(int),
+	       "one fd per runtime directory");
+
+#define RUNTIME_LONG_WAY INT_MIN /* no fd, no errno */
+
+/* FLAGS: open(2)'s (O_CREAT, O_TRUNC and write access never come here). The fd, -ENOENT
+ * or -ENOTDIR, or RUNTIME_LONG_WAY. */
+static int
+runtime_open(const struct sup *s, const char *path, int flags)
+{
+	for (size_t i = 0; i < sizeof(runtime_dirs) / sizeof(runtime_dirs[0]); i++) {
+		size_t n = strlen(runtime_dirs[i]);
+		if (s->runtime_fd[i] < 0 || strncmp(path, runtime_dirs[i], n) != 0 ||
+		    path[n] != '/' || path[n + 1] == '\0')
+			continue;
+		struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC),
+					.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+		long fd = syscall(SYS_openat2, s->runtime_fd[i], path + n + 1, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		return errno == ENOENT || errno == ENOTDIR ? -errno : RUNTIME_LONG_WAY;
+	}
+	return RUNTIME_LONG_WAY;
 }
 
 enum act { A_READ, A_WRITE, A_DELETE, A_MOVE };
@@ -530,6 +595,8 @@ reply(struct sup *s, long long val, int error, unsigned flags)
 	return 0;
 }
 
+static int inject(struct sup *s, int fd, int flags);
+
 /* open/openat/creat, performed: the fd injected (or the error). */
 static int
 do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mode)
@@ -546,6 +613,14 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 	bool writes = acc != O_RDONLY || creates(flags) || (flags & O_TRUNC);
 	mode_t um = creates(flags) ? tracee_umask(s) : 0;
 	int fd = -ELOOP;
+	if (!writes && path[0] == '/') {
+		fd = runtime_open(s, path, (flags | O_NONBLOCK | O_NOCTTY) & ~O_CLOEXEC);
+		if (fd == -ENOENT || fd == -ENOTDIR)
+			return reply(s, 0, fd, 0);
+		if (fd >= 0)
+			return inject(s, fd, flags);
+		fd = -ELOOP;
+	}
 	for (int i = 0; i <= SUP_RETRIES; i++) {
 		_cleanup_free_ char *canon = NULL;
 		r = canonical(s, abs, follow, 0, &canon);
@@ -569,18 +644,13 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 			return reply(s, 0, r, 0);
 		/*
 		 * Always non-blocking (a FIFO, or a path swapped for one after the
-		 * stat, must not hang the supervisor), then blocking again unless
-		 * the tracee asked for O_NONBLOCK.
+		 * stat, must not hang the supervisor); inject makes it blocking again
+		 * unless the tracee asked for O_NONBLOCK.
 		 */
 		mode_t old = umask(um);
 		/* O_NOCTTY: a terminal never becomes PID 1's controlling one */
 		fd = open_resolved(canon, (flags | O_NONBLOCK | O_NOCTTY) & ~O_CLOEXEC, mode);
 		umask(old);
-		if (fd >= 0 && !(flags & (O_NONBLOCK | O_PATH)) &&
-		    fcntl(fd, F_SETFL, flags & ~(O_NONBLOCK | O_ACCMODE)) < 0) {
-			close(fd);
-			fd = -EIO;
-		}
 		if (!retry_error(fd) || (flags & O_NOFOLLOW))
 			break;
 		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
@@ -589,6 +659,18 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 	}
 	if (fd < 0)
 		return reply(s, 0, fd, 0);
+	return inject(s, fd, flags);
+}
+
+/* FD (opened O_NONBLOCK by PID 1) into the tracee as its open's answer, with its flags. */
+static int
+inject(struct sup *s, int fd, int flags)
+{
+	if (!(flags & (O_NONBLOCK | O_PATH)) &&
+	    fcntl(fd, F_SETFL, flags & ~(O_NONBLOCK | O_ACCMODE)) < 0) {
+		close(fd);
+		return reply(s, 0, -EIO, 0);
+	}
 	struct seccomp_notif_addfd add = {
 		.id = s->req->id,
 		.flags = SECCOMP_ADDFD_FLAG_SEND,
@@ -700,6 +782,18 @@ do_continue(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum
 	    const char *op)
 {
 	_cleanup_free_ char *canon = NULL;
+	if (a == A_READ) {
+		/* the system runtime's short way (runtime_open): continued undecided */
+		char path[SUP_PATH_MAX];
+		int k = read_string(s, addr, path);
+		if (k == 0 && path[0] == '/') {
+			k = runtime_open(s, path, O_PATH | (follow ? 0 : O_NOFOLLOW));
+			if (k >= 0)
+				close(k);
+			if (k != RUNTIME_LONG_WAY)
+				return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+		}
+	}
 	int r = path_arg(s, dirfd, addr, follow, &canon);
 	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG || r == -ELOOP) {
 		/* nothing there to decide about: the kernel says the same error */
@@ -1219,6 +1313,8 @@ supervise_start(int listener, int policyd_fd, const char *home)
 	struct seccomp_notif_sizes sz;
 
 	s->listener = listener;
+	for (size_t i = 0; i < sizeof(runtime_dirs) / sizeof(runtime_dirs[0]); i++)
+		s->runtime_fd[i] = open(runtime_dirs[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
 	s->home = home && home[0] == '/' && strcmp(home, "/") != 0 ? home : "";
 	s->home_len = strlen(s->home);
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)

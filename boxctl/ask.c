@@ -119,6 +119,12 @@ print_list(const Box__AskReply *rep)
 				fputc(',', stdout);
 			put_safe(stdout, a->rules[k]);
 		}
+		for (size_t k = 0; k < a->n_fields; k++) {
+			fputs("\n    field ", stdout);
+			put_safe(stdout, a->fields[k]->name);
+			fputs(" = ", stdout);
+			put_safe(stdout, a->fields[k]->value);
+		}
 		fputs("\n    ", stdout);
 		put_safe(stdout, a->message);
 		fputc('\n', stdout);

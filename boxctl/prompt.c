@@ -9,7 +9,9 @@
  * connection, the AskRequest listing `boxctl approve NAME` sends (one in flight at a time);
  * boxd answers it for the box's owner or root, as it answers approve (boxd/client.c). An
  * answer is the AskRequest `boxctl approve|deny NAME N [--box]` sends, on the same
- * connection: box-policyd logs it with source "person" and boxctl's uid.
+ * connection: box-policyd logs it with source "person" and boxctl's uid. The answer
+ * "always" is `boxctl approve NAME N --always` (boxctl/ask.c), run in a child as boxctl's
+ * user while the loop waits; its words are shown escaped, until Enter.
  *
  * The screen: once a decision waits, the relay's streams are paused (prompt_poll: the
  * keys no longer read the terminal, the screen no longer reads the pty), what the screen
@@ -39,15 +41,20 @@
  * character in them; escaped again on output); nothing the box wrote.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ask.h"
 #include "client.h"
 #include "prompt.h"
 #include "termsafe.h"
@@ -61,22 +68,27 @@
 #define PROMPT_LINE_MAX 32          /* what the person types */
 #define PROMPT_DONE_MAX 64          /* decisions not to ask again (answered here, not now) */
 #define PROMPT_TTY_CHUNK 256u       /* as relay.c: what a terminal that says POLLOUT takes */
+#define PROMPT_ALWAYS_OUT_MAX (64u << 10) /* what the answer "always" said, shown */
+#define PROMPT_ALWAYS_WAIT_MS 120000      /* its every boxd call has its own 10 s bound */
 
 /*
- * The answers a person gives here, one letter each. The "always" answer (a rule for good,
- * boxctl/ask.c) is one more row once AskRequest carries it: choice_request fills the
- * request from the row.
+ * The answers a person gives here, one letter each: choice_request fills the AskRequest
+ * from the row. "always" is not one request but `boxctl approve --always` (ask_always,
+ * boxctl/ask.c: the policy file edited, checked, written, reloaded, then the decision
+ * permitted), run in a child whose words are shown on the prompt's screen (answer_always).
  */
 static const struct choice {
 	char key;
 	const char *label; /* on the screen */
 	const char *done;  /* said once boxd took it */
-	bool permit, for_box;
+	bool permit, for_box, always;
 } choices[] = {
-	{ 'o', "permit it once", "permitted once", true, false },
+	{ 'o', "permit it once", "permitted once", true, false, false },
 	{ 'b', "permit it for the rest of this box", "permitted for the rest of this box", true,
-	  true },
-	{ 'd', "deny it", "denied", false, false },
+	  true, false },
+	{ 'a', "permit it always: add it to the policy file (the change is shown, checked and "
+	       "reloaded)", "permitted always", true, false, true },
+	{ 'd', "deny it", "denied", false, false, false },
 };
 
 static void
@@ -126,6 +138,7 @@ struct prompt {
 	const char *note;              /* said above the code on the next drawing */
 	char notice[512];
 	int64_t notice_until;
+	bool notice_key;               /* the notice stays until Enter (the answer "always") */
 	bool master_eof;
 
 	char *hold;
@@ -478,6 +491,118 @@ notice(struct prompt *p, const char *what)
 
 /* ---- the answer ------------------------------------------------------------------------ */
 
+/*
+ * `boxctl approve BOX ID --always` in a child, its stdout and stderr into *OUT (at most
+ * PROMPT_ALWAYS_OUT_MAX bytes kept, the rest read and dropped). The loop waits for it: the
+ * box's output is held meanwhile as while the prompt is up. Returns its exit code, or -1.
+ */
+static int
+run_always(const struct prompt *p, uint64_t id, char **out, size_t *len)
+{
+	int fds[2];
+	*out = NULL;
+	*len = 0;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* The child: never back into the loop; its exit runs no handler of boxctl run's. */
+		if (dup2(fds[1], STDOUT_FILENO) < 0 || dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(127);
+		signal(SIGPIPE, SIG_DFL);
+		int code = ask_always(p->box_id, id, stdout);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(code);
+	}
+	close(fds[1]);
+	char *buf = malloc(PROMPT_ALWAYS_OUT_MAX);
+	size_t n = 0;
+	int64_t end = now_ms() + PROMPT_ALWAYS_WAIT_MS;
+	for (;;) {
+		struct pollfd r = { .fd = fds[0], .events = POLLIN };
+		int64_t left = end - now_ms();
+		if (left <= 0 || (poll(&r, 1, (int)left) < 0 && errno != EINTR)) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		char tmp[4096];
+		ssize_t k = read(fds[0], tmp, sizeof(tmp));
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k <= 0)
+			break;
+		size_t take = buf && n < PROMPT_ALWAYS_OUT_MAX ? PROMPT_ALWAYS_OUT_MAX - n : 0;
+		if (take > (size_t)k)
+			take = (size_t)k;
+		memcpy(buf + n, tmp, take);
+		n += take;
+	}
+	close(fds[0]);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	*out = buf;
+	*len = buf ? n : 0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * The answer "always" to the decision shown: its words (the diff, the reload, the answer,
+ * or why nothing changed) on the prompt's screen, escaped line by line — they hold the
+ * request's values — until Enter. Done, it is not asked again; else it is shown again,
+ * to be answered otherwise.
+ */
+static void
+answer_always(struct prompt *p)
+{
+	uint64_t id = p->shown;
+	char *out = NULL, *text = NULL;
+	size_t len = 0, tlen = 0;
+	term_puts(p, "\r\n  editing the policy file ...");
+	int code = run_always(p, id, &out, &len);
+	if (code == 0)
+		mark_done(p, id);
+	FILE *f = open_memstream(&text, &tlen);
+	if (f) {
+		fputs("\033[0m\033[H\033[2J\033[1mbox: the answer \"always\"\033[0m (boxctl run, box ",
+		      f);
+		put_safe(f, p->name);
+		fputs(")\r\n\r\n", f);
+		for (size_t i = 0; i < len;) {
+			const char *nl = memchr(out + i, '\n', len - i);
+			size_t k = nl ? (size_t)(nl - (out + i)) : len - i;
+			char *line = strndup(out + i, k);
+			if (line) {
+				fputs("  ", f);
+				put_safe(f, line);
+				fputs("\r\n", f);
+				free(line);
+			}
+			i += k + 1;
+		}
+		if (code == 0)
+			fprintf(f, "\r\n  \033[1mDecision %" PRIu64 ": permitted always.\033[0m", id);
+		else
+			fprintf(f, "\r\n  \033[1mDecision %" PRIu64 ": nothing was answered (above); "
+				   "it still waits.\033[0m", id);
+		fputs("\r\n  Press Enter to go on.", f);
+		if (fclose(f) == 0)
+			term_puts(p, text);
+	}
+	free(text);
+	free(out);
+	flush_input(p);
+	p->st = P_NOTICE;
+	p->notice_key = true;
+}
+
 static void
 submit(struct prompt *p)
 {
@@ -499,6 +624,10 @@ submit(struct prompt *p)
 		/* Nothing answered; a new code, so that guessing gains nothing. */
 		p->note = "That was not the code and a letter: nothing was answered. A new code:";
 		show(p, find_ask(p, p->shown));
+		return;
+	}
+	if (c->always) {
+		answer_always(p);
 		return;
 	}
 	Box__AskRequest q = BOX__ASK_REQUEST__INIT;
@@ -597,6 +726,25 @@ read_keys(struct prompt *p)
 	keys_in(p, buf, (size_t)n);
 }
 
+/* A notice that stays until Enter: the keys are read for it alone, then dropped. */
+static void
+read_enter(struct prompt *p)
+{
+	unsigned char buf[256];
+	ssize_t n = read(p->in_fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		p->hangup = true;
+		return;
+	}
+	if (!memchr(buf, '\r', (size_t)n) && !memchr(buf, '\n', (size_t)n))
+		return;
+	p->notice_key = false;
+	flush_input(p);
+	next_or_leave(p);
+}
+
 /* The box's terminal output while the prompt is up, into the hold buffer (capped). */
 static void
 read_master(struct prompt *p)
@@ -674,7 +822,7 @@ prompt_timeout(const struct prompt *p)
 		at = p->list_sent + PROMPT_REPLY_WAIT_MS;
 	if (p->answer_rid && p->answer_sent + PROMPT_REPLY_WAIT_MS < at)
 		at = p->answer_sent + PROMPT_REPLY_WAIT_MS;
-	if (p->st == P_NOTICE && p->notice_until < at)
+	if (p->st == P_NOTICE && !p->notice_key && p->notice_until < at)
 		at = p->notice_until;
 	if (at == INT64_MAX)
 		return -1;
@@ -696,7 +844,7 @@ timers(struct prompt *p)
 	}
 	if (p->polling && !p->list_rid && now >= p->next_list)
 		send_list(p);
-	if (p->st == P_NOTICE && now >= p->notice_until && !p->answer_rid) {
+	if (p->st == P_NOTICE && !p->notice_key && now >= p->notice_until && !p->answer_rid) {
 		flush_input(p);
 		next_or_leave(p);
 	}
@@ -720,7 +868,12 @@ prompt_ready(struct prompt *p, const struct pollfd *pfd, unsigned n)
 		if (!pfd[i].revents)
 			continue;
 		if (pfd[i].fd == p->in_fd && (pfd[i].events & POLLIN)) {
-			if (p->st == P_NOTICE || p->answer_rid) {
+			if (p->st == P_NOTICE && p->notice_key) {
+				if (pfd[i].revents & POLLIN)
+					read_enter(p);
+				else
+					p->hangup = true;
+			} else if (p->st == P_NOTICE || p->answer_rid) {
 				/* not read as an answer: dropped when the next screen comes */
 				if (pfd[i].revents & (POLLHUP | POLLERR))
 					p->hangup = true;

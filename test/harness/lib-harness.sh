@@ -66,11 +66,7 @@ done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 users=$(id -un)
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="$users boxtest"
-else
-	skip "$AGENT as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "$AGENT as boxtest" && users="$users boxtest"
 
 # The projects live where no other user can write, as a user's own do: root's under /var/lib,
 # a user's under its own cache dir. Removed at exit with lib-run.sh's work dir.

@@ -52,6 +52,14 @@ have_boxtest() {
 	return 0
 }
 
+# boxtest_or_skip WHAT: true when root can run WHAT as the user boxtest (have_boxtest); else
+# WHAT is said skipped, with the reason, and false.
+boxtest_or_skip() {
+	[ "$(id -u)" -eq 0 ] && have_boxtest && return 0
+	skip "$1" "needs root to create and become the user boxtest"
+	return 1
+}
+
 # as_boxtest CMD: run a shell command line as boxtest in $W (no XDG dirs).
 as_boxtest() {
 	su -s /bin/sh boxtest -c "cd '$W' && env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME BOX_SOCKET='$BOX_SOCKET' $*"

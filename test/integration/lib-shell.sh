@@ -44,11 +44,33 @@ shell_built() {
 	return 1
 }
 
+# require_shell_built: shell_built, or the script ends there (its failures said).
+require_shell_built() {
+	shell_built && return 0
+	tap_done
+	exit 1
+}
+
 # agent_env: the [agent.env] lines every box here has. (In a sanitizer build boxd itself
 # gives the agent ASAN_OPTIONS=detect_leaks=0: the ASan alias runs under the box's seccomp
 # filter, where LeakSanitizer cannot work; setting it here too would be refused as twice.)
 agent_env() {
 	echo "E2E_BOX = 1"
+}
+
+# python_agent_ini FILE NAME STATE_DIR POLICY [KEY = VALUE ...]: a box.ini whose agent is
+# `python3 $D/agent.py` in the workspace $P, reading $D and writing $P (the caller's D and
+# P), with $(agent_env); each further argument is one more line of [box].
+python_agent_ini() {
+	local f=$1 name=$2 state=$3 policy=$4
+	shift 4
+	{
+		printf '[box]\nname = %s\nstate_dir = %s\npolicy = %s\n' "$name" "$state" "$policy"
+		[ $# -eq 0 ] || printf '%s\n' "$@"
+		printf '\n[agent]\ncommand = /usr/bin/python3 %s/agent.py\nworkspace = %s\n' "$D" "$P"
+		printf '\n[agent.env]\n%s\n' "$(agent_env)"
+		printf '\n[agent.filesystem]\nread = %s\nwrite = %s\n' "$D" "$P"
+	} >"$f"
 }
 
 shell_users() {

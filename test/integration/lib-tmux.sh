@@ -15,12 +15,21 @@
 #   tmux_resize ROWS COLS      resize the window (the pane's program gets SIGWINCH)
 #   tmux_wait_exit [SECS]      until CMD ended; prints its exit status ("timeout" if not)
 #   tmux_stop                  kill the server (an EXIT trap should call it)
+#   require_tmux               tmux is installed, or the script fails and ends
 # Trusts: nothing; test code.
 
 TMUX_SOCK=$W/tmux.sock
 TMUX_RC=$W/tmux.rc
 TMUX_SESSION=e2e
 _tmux() { env -u TMUX tmux -S "$TMUX_SOCK" "$@"; }
+
+# require_tmux: tmux is installed (make deps installs it), or the script fails there.
+require_tmux() {
+	command -v tmux >/dev/null && return 0
+	not_ok "tmux is installed (make deps)"
+	tap_done
+	exit 1
+}
 
 tmux_start() {
 	local rows=$1 cols=$2 cmd=$3

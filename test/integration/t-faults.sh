@@ -22,11 +22,7 @@ for p in box-mcpd box-shell; do
 done
 
 users=$(id -un)
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="$users boxtest"
-else
-	skip "faults in boxes of boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "faults in boxes of boxtest" && users="$users boxtest"
 
 # A stdio MCP server for box-mcpd (it reads requests until its stdin closes).
 cat >"$W/srv.py" <<'EOF'

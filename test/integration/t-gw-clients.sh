@@ -127,11 +127,7 @@ runas() {
 }
 
 users=root
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="root boxtest"
-else
-	skip "clients as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "clients as boxtest" && users="root boxtest"
 for u in $users; do
 	p=gwc-$u
 	mkdir -p "$W/clone-$u"

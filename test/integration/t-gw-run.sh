@@ -152,11 +152,7 @@ runas() {
 }
 
 users=root
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="root boxtest"
-else
-	skip "gateway boxes as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "gateway boxes as boxtest" && users="root boxtest"
 
 for u in $users; do
 	p=gwb-$u

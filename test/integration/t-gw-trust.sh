@@ -128,11 +128,7 @@ chmod 755 agent.py
 chmod 644 hosts upstream-ca.pem trust.cedar get.py
 
 users=root
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="root boxtest"
-else
-	skip "clients as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "clients as boxtest" && users="root boxtest"
 for u in $users; do
 	P=$W/proj-$u
 	mkdir -p "$P"

@@ -18,10 +18,7 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
+require_shell_built
 n=$$
 ROT=32768 # runs 1 and 2 stay below it (about 12 KiB each), run 3 goes over it again and again
 users=$(id -un)

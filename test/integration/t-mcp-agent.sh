@@ -58,11 +58,7 @@ chmod 644 "$W/mcp-test-server.py" "$W/mcp-harness.py"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 users=$(id -un)
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="$users boxtest"
-else
-	skip "MCP agent boxes as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "MCP agent boxes as boxtest" && users="$users boxtest"
 
 # A host listener on loopback: the servers' sandboxes must not reach it.
 python3 - "$W/hostport" <<'EOF' &

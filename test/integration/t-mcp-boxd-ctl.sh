@@ -30,11 +30,7 @@ chmod 755 "$RB/box-mcpd" "$RB/box-shell"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 users=$(id -un)
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="$users boxtest"
-else
-	skip "the control channel as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "the control channel as boxtest" && users="$users boxtest"
 
 # The agent waits (at most 30 s) until the stand-in has played its part.
 cat >"$W/agent.py" <<'EOF'

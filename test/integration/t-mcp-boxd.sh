@@ -40,11 +40,7 @@ done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 users=$(id -un)
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="$users boxtest"
-else
-	skip "MCP boxes as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "MCP boxes as boxtest" && users="$users boxtest"
 
 # A host listener on loopback: the server's sandbox must not reach it.
 python3 - "$W/hostport" <<'EOF' &

@@ -23,10 +23,7 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
+require_shell_built
 
 # listed U NAME: the lines of the decisions that wait.
 listed_lines() {
@@ -118,26 +115,7 @@ run("Q3", "echo x | wc -c")
 print("done", flush=True)
 EOF
 	chmod 644 "$D/agent.py"
-	cat >"$D/box.ini" <<EOF
-[box]
-name = $name
-state_dir = $D/state/a
-policy = pol/p.cedar
-timeout = 300s
-ask = default
-ask_timeout = 60s
-
-[agent]
-command = /usr/bin/python3 $D/agent.py
-workspace = $P
-
-[agent.env]
-$(agent_env)
-
-[agent.filesystem]
-read = $D
-write = $P
-EOF
+	python_agent_ini "$D/box.ini" "$name" "$D/state/a" "pol/p.cedar" "timeout = 300s" "ask = default" "ask_timeout = 60s"
 	chown "$u" "$D/box.ini"
 	if as_user "$u" "'$RB/boxctl' check -c '$D/box.ini'" 2>&1 | grep -qx "ask = default"; then
 		ok "$u: boxctl check prints ask = default"

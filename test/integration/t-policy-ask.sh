@@ -16,10 +16,7 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
+require_shell_built
 
 # listed U NAME: the numbers of the decisions that wait, one a line.
 listed() {
@@ -65,35 +62,25 @@ for tag in ("C", "D", "E", "F"):
 print("done", flush=True)
 EOF
 	chmod 644 "$D/p.cedar" "$D/agent.py"
-	cat >"$D/box.ini" <<EOF
-[box]
-name = $name
-state_dir = $D/state/a
-policy = p.cedar
-timeout = 300s
-ask_timeout = 3s
-
-[agent]
-command = /usr/bin/python3 $D/agent.py
-workspace = $P
-
-[agent.env]
-$(agent_env)
-
-[agent.filesystem]
-read = $D
-write = $P
-EOF
+	python_agent_ini "$D/box.ini" "$name" "$D/state/a" "p.cedar" "timeout = 300s" "ask_timeout = 3s"
 	chown "$u" "$D/box.ini"
 	as_user "$u" "timeout -k 5 ${SHELL_BOX_TIMEOUT:-240} '$RB/boxctl' run -c '$D/box.ini'" \
 		>"$D/run.out" 2>"$D/run.err" &
 	runpid=$!
 
 	a=$(wait_new "$u" "$name")
-	if [ -n "$a" ] && as_user "$u" "'$RB/boxctl' deny '$name'" | grep -q "shell:exec head.*ask_head"; then
+	lst=$(as_user "$u" "'$RB/boxctl' deny '$name'")
+	if [ -n "$a" ] && printf '%s\n' "$lst" | grep -q "shell:exec head.*ask_head"; then
 		ok "$u: the command waits, listed with its action and rule"
 	else
 		not_ok "$u: nothing listed as waiting"
+	fi
+	if printf '%s\n' "$lst" | grep -qx "    field command = head -1" &&
+		printf '%s\n' "$lst" | grep -qx "    field program = head"; then
+		ok "$u: … with its input fields"
+	else
+		not_ok "$u: … with its input fields"
+		printf '%s\n' "$lst" | sed 's/^/#   /'
 	fi
 	for _ in $(seq 1 600); do
 		[ -e "$P/b-done" ] && break

@@ -11,6 +11,8 @@
 #     permitted command of the agent goes on; the agent's output meanwhile is held and
 #     written once the prompt is gone;
 #   - keys typed ahead with an answer are not read as the next decision's answer;
+#   - the answer "always" (code + a) shows the policy file's change, writes and reloads it
+#     and permits the command; the same command later is permitted by the policy itself;
 #   - a fake prompt the agent draws gets the keys typed into it (the agent reads them):
 #     nothing is approved; typing its code into the real prompt answers nothing either,
 #     and the held command is denied when [box] ask_timeout runs out;
@@ -27,18 +29,9 @@ set -u
 trap 'tmux_stop; run_cleanup' EXIT
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if ! command -v tmux >/dev/null; then
-	not_ok "tmux is installed (make deps)"
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "the prompt as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+require_tmux
+boxtest_or_skip "the prompt as boxtest" || :
 
 cat >"$W/agent.py.in" <<'EOF'
 import os, signal, subprocess, sys, threading, time
@@ -69,6 +62,9 @@ open("other-done", "w").write("%d\n" % rc)
 print("other-printed-while-held", flush=True)
 for t in ts:
     t.join()
+wait_file("go-always")
+head("always", 5)
+head("again", 5)
 print(FAKE, end="", flush=True)
 print("fake-read=%s" % sys.stdin.readline().strip(), flush=True)
 # head -4: equal to none of the three, one of which is answered for the box (whichever
@@ -135,25 +131,7 @@ permit (principal, action, resource);
 forbid (principal, action == Box::Action::"shell:exec", resource)
 when { context.input.program == "head" };
 EOF
-	cat >"$D/box.ini" <<EOF
-[box]
-name = $bname
-state_dir = $D/state/$bname
-policy = p.cedar
-timeout = 400s
-ask_timeout = 15s
-
-[agent]
-command = /usr/bin/python3 $D/agent.py
-workspace = $P
-
-[agent.env]
-$(agent_env)
-
-[agent.filesystem]
-read = $D
-write = $P
-EOF
+	python_agent_ini "$D/box.ini" "$bname" "$D/state/$bname" "p.cedar" "timeout = 400s" "ask_timeout = 15s"
 	cp "$W/agent.py.in" "$D/agent.py"
 	chown -R "$u:" "$D"
 	chmod 644 "$D/box.ini" "$D/p.cedar" "$D/agent.py"
@@ -249,7 +227,33 @@ EOF
 	check "$u: … the output held meanwhile is written afterwards" \
 		tmux_wait other-printed-while-held 30
 
-	# 4. The agent's fake prompt: typed into, nothing is approved.
+	# 4. Always: the policy file gains an exception, shown on the prompt's screen.
+	touch "$P/go-always"
+	s7=$(wait_shown)
+	check "$u: always: the prompt for head -5" test -n "$s7"
+	if visible | grep -qF "field     command = head -5"; then
+		ok "$u: … showing its command"
+	else
+		not_ok "$u: … showing its command"
+	fi
+	tmux_type "${s7#* } a"
+	check "$u: … the code and a: the outcome is shown until Enter" tmux_wait "Press Enter to go on" 60
+	if visible | grep -qE '^  \+.*unless' && visible | grep -qF 'Decision '"${s7% *}"': permitted always.'; then
+		ok "$u: … as a diff adding an unless clause, and the decision permitted always"
+	else
+		not_ok "$u: … as a diff adding an unless clause, and the decision permitted always"
+		visible | grep -v '^$' | sed 's/^/#   /'
+	fi
+	check "$u: … the policy file holds the exception" grep -q "boxctl approve --always: decision ${s7% *}" "$D/p.cedar"
+	check "$u: … still owned by its owner" test "$(stat -c %U "$D/p.cedar")" = "$u"
+	check "$u: … the agent's output stays held until Enter" test "$(tmux_count always-permit)" -eq 0
+	tmux_keys Enter
+	check "$u: … after Enter the command ran" wait_result always
+	check "$u: … always-permit" grep -qx always-permit "$P/results"
+	check "$u: the same command again: permitted by the policy, with no prompt" wait_result again
+	check "$u: … again-permit" grep -qx again-permit "$P/results"
+
+	# 5. The agent's fake prompt: typed into, nothing is approved.
 	check "$u: the agent draws a fake prompt" tmux_wait "(boxctl run, box fake)" 60
 	tmux_type "1234o"
 	check "$u: … the keys typed into it went to the agent" tmux_wait "fake-read=1234o" 30
@@ -289,7 +293,8 @@ for k in sorted(n):
 PY
 	want="deny box-shell False True 1
 deny person True False 2
-permit person True False 3"
+permit box-shell False False 1
+permit person True False 4"
 	if [ "$(cat "$D/person")" = "$want" ]; then
 		ok "$u: each answer is a decision line with source person and the uid; the timeout's is box-shell's"
 	else

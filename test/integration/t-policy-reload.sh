@@ -17,10 +17,7 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
+require_shell_built
 
 # POLICY NAME EDITED SECRET: a permit, a forbid of reads of SECRET, and two temporal rules
 # over `seq`: "kept" (the same text in both generations) and "edited" (its window differs).
@@ -75,24 +72,7 @@ subprocess.call(["/run/box/bin/bash", "-c",
 print("done", flush=True)
 EOF
 	chmod 755 "$D/agent.py"
-	cat >"$D/box.ini" <<EOF
-[box]
-name = $name
-state_dir = $D/state/r
-policy = g1.cedar
-timeout = 300s
-
-[agent]
-command = /usr/bin/python3 $D/agent.py
-workspace = $P
-
-[agent.env]
-$(agent_env)
-
-[agent.filesystem]
-read = $D
-write = $P
-EOF
+	python_agent_ini "$D/box.ini" "$name" "$D/state/r" "g1.cedar" "timeout = 300s"
 	chown "$u" "$D/box.ini"
 	as_user "$u" "timeout -k 5 ${SHELL_BOX_TIMEOUT:-240} '$RB/boxctl' run -c '$D/box.ini'" \
 		>"$D/run.out" 2>"$D/run.err" &

@@ -39,13 +39,8 @@ views_cleanup() {
 trap views_cleanup EXIT
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "views as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "views as boxtest" || :
 git_author="GIT_AUTHOR_NAME = box
 GIT_AUTHOR_EMAIL = box@example.test
 GIT_COMMITTER_NAME = box

@@ -24,13 +24,8 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "the agent's day as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "the agent's day as boxtest" || :
 cc_path=$(readlink -f /usr/bin/cc)
 make_path=$(readlink -f /usr/bin/make)
 

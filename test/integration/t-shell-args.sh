@@ -17,13 +17,8 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "argument forms as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "argument forms as boxtest" || :
 
 for u in $(shell_users); do
 	D=$(user_dir "$u")

@@ -21,19 +21,9 @@ set -u
 trap 'tmux_stop; run_cleanup' EXIT
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if ! command -v tmux >/dev/null; then
-	not_ok "tmux is installed (make deps)"
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "boxctl shell as boxtest, and refused for another user" \
-		"needs root to create and become the user boxtest"
-fi
+require_shell_built
+require_tmux
+boxtest_or_skip "boxctl shell as boxtest, and refused for another user" || :
 
 # on SESSION CMD...: a lib-tmux.sh call for another tmux session of the same server.
 on() {

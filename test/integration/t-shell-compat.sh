@@ -29,13 +29,8 @@ cp test/integration/mcp-test-server.py "$W/mcp-test-server.py" && chmod 644 "$W/
 push_rule=$(awk '/^@id\("one_push_per_10m"\)/ { p = 1 } p { print } p && /};$/ { exit }' docs/box-policy.5.md)
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "shell compatibility as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "shell compatibility as boxtest" || :
 awk_path=$(readlink -f "$(command -v awk)")
 py_path=$(readlink -f /usr/bin/python3)
 

@@ -15,19 +15,14 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
+require_shell_built
 FORGE=$BOX_BIN/box-test-forge
 if [ ! -x "$FORGE" ]; then
 	not_ok "box-test-forge is built ($FORGE)"
 	tap_done
 	exit 1
 fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "private fds as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "private fds as boxtest" || :
 
 for u in $(shell_users); do
 	D=$(user_dir "$u")

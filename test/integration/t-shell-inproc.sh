@@ -14,10 +14,7 @@
 set -u
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
+require_shell_built
 
 u=$(id -un)
 D=$(user_dir "$u")

@@ -18,13 +18,8 @@ set -u
 trap 'stop_all; run_cleanup' EXIT
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "tool sandboxes as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "tool sandboxes as boxtest" || :
 make_ca ok.e2e.test no.e2e.test || { not_ok "test CA (mkca.sh)"; tap_done; exit 1; }
 chmod 644 "$SRV_CA"
 start_httpd --tls || { not_ok "httpd.py --tls starts"; tap_done; exit 1; }

@@ -15,18 +15,9 @@ set -u
 trap 'tmux_stop; run_cleanup' EXIT
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if ! command -v tmux >/dev/null; then
-	not_ok "tmux is installed (make deps)"
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "the interactive shell as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+require_tmux
+boxtest_or_skip "the interactive shell as boxtest" || :
 
 for u in $(shell_users); do
 	D=$(user_dir "$u")

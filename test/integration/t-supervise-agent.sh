@@ -18,13 +18,8 @@ trap run_cleanup EXIT
 SRC=$PWD
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "supervised agents as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "supervised agents as boxtest" || :
 have_node=1
 if ! command -v node >/dev/null 2>&1; then
 	have_node=

@@ -18,13 +18,8 @@ set -u
 trap run_cleanup EXIT
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "a write budget against supervised python as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "a write budget against supervised python as boxtest" || :
 
 # sup_record FILE KIND ACTION PATH_SUFFIX [RESULT]: an outcome line of source supervisor.
 sup_record() {

@@ -26,11 +26,7 @@ chmod 644 "$W/mcp-test-server.py" "$W/mcp-harness.py"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 users=$(id -un)
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="$users boxtest"
-else
-	skip "supervised MCP servers as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "supervised MCP servers as boxtest" && users="$users boxtest"
 
 cat >"$W/pol.cedar" <<'EOF'
 @id("all")

@@ -22,13 +22,8 @@ trap run_cleanup EXIT
 probe_src=$PWD/test/integration/supervise-probe.py
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "the supervised python aliases as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "the supervised python aliases as boxtest" || :
 host_python=$(realpath /usr/bin/python3)
 
 for u in $(shell_users); do

@@ -17,13 +17,8 @@ set -u
 trap run_cleanup EXIT
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "supervised tools as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "supervised tools as boxtest" || :
 missing=
 /usr/bin/python3 -c 'import setuptools, wheel, venv, pip' 2>/dev/null || missing="$missing python3-venv/pip/setuptools/wheel"
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || missing="$missing python3-pytest"

@@ -28,13 +28,8 @@ trap run_cleanup EXIT
 probe_src=$PWD/test/integration/supervise-probe.py
 cd "$W"
 
-if ! shell_built; then
-	tap_done
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ] || ! have_boxtest; then
-	skip "supervised tools as boxtest" "needs root to create and become the user boxtest"
-fi
+require_shell_built
+boxtest_or_skip "supervised tools as boxtest" || :
 
 for u in $(shell_users); do
 	D=$(user_dir "$u")
@@ -120,6 +115,11 @@ PY
 	is "… by its absolute path" read_env_abs error-EACCES
 	is "… through a symlink in the view" read_env_symlink error-EACCES
 	is "… through /proc/self/cwd" read_env_proc_cwd error-EACCES
+	is "… spelled from the system runtime (/usr/lib/../..)" read_env_via_usr error-EACCES
+	is "… its metadata, spelled so" stat_env_via_usr error-EACCES
+	is "the system runtime reads (undecided)" read_runtime ok:True
+	is "… through /lib" read_runtime_lib_link ok:True
+	is "… a missing runtime file: ENOENT" stat_runtime_missing error-ENOENT
 	is "… relative to a directory fd" read_env_dirfd error-EACCES
 	is "… relative after a chdir" read_env_after_chdir error-EACCES
 	is "… its metadata (stat)" stat_env error-EACCES

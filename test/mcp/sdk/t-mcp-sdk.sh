@@ -63,11 +63,7 @@ done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 users=$(id -un)
-if [ "$(id -u)" -eq 0 ] && have_boxtest; then
-	users="$users boxtest"
-else
-	skip "the SDK through box-mcpd as boxtest" "needs root to create and become the user boxtest"
-fi
+boxtest_or_skip "the SDK through box-mcpd as boxtest" && users="$users boxtest"
 
 # The SDK directory is granted read-only to the agent and to [mcp.sdk] in place (node resolves
 # @modelcontextprotocol/sdk from the scripts' directory upwards); when boxtest cannot read it
