@@ -511,7 +511,19 @@ int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int s
  * trampoline's fds 5.. (a SANDBOX_SHELL plan's pass_fds). The caller keeps its fds.
  */
 int spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
-			 const int *extra, unsigned n_extra, pid_t *pid, int *status_fd);
+			 const int *extra, unsigned n_extra, pid_t *pid, int *status_fd,
+			 const struct box *b, const char *label);
+
+/* ---- kernel.c ---- */
+/*
+ * Watch FD (taken), boxd's end of a sandbox's plan socket, for PID 1's kernel
+ * refusal reports: each to STATE/kernel.jsonl and, through box-policyd, to the
+ * telemetry targets that include `kernel`. SANDBOX names it ("agent",
+ * "tool.NAME", "mcp.NAME", "box-shell"). Negative errno (the fd closed).
+ */
+int kernel_watch_start(const struct box *b, int fd, const char *sandbox);
+/* The box of ID that is not gone, or NULL. */
+struct box *box_find_id(struct boxd *d, const char *id);
 
 /* ---- clientd.c ---- */
 /* Service mode: box-clientd and a user to run it as exist (checked at start-up). */
