@@ -548,6 +548,9 @@ int policyd_start(struct boxd *d, struct box *b, char **err);
 bool policyd_check_gone(struct box *b);
 /* A supervised program's box-policyd channel: FD (stays the caller's) attached as boxd's kind. */
 int policyd_attach_supervisor(struct box *b, int fd);
+/* A sandbox's kernel refusal report to box-policyd's telemetry (include `kernel`). */
+void policyd_kernel_refusal(struct box *b, const char *sandbox, const char *syscall_name,
+			    uint32_t err, uint32_t count, bool first);
 /*
  * The box ends: close its channel (policyd flushes its decision lines, syncs
  * the history and exits). Returns true when there is an exit to wait for:

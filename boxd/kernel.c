@@ -163,7 +163,8 @@ on_read(evutil_socket_t fd, short what, void *arg)
 		struct box *b = box_find_id(w->d, w->id);
 		if (w->dirfd >= 0)
 			line_write(w, &r);
-		(void)b; /* telemetry: next */
+		if (b)
+			policyd_kernel_refusal(b, w->sandbox, r.name, r.err, r.count, r.first);
 	}
 }
 
