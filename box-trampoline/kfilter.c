@@ -131,6 +131,9 @@ kfilter_run(const struct sock_filter *p, size_t n, const struct seccomp_data *d,
 				case BPF_JSET: t = (a & src) != 0; break;
 				default: return -EINVAL;
 				}
+				/* both branches in range, as the kernel's check */
+				if (i->jt >= n - pc - 1 || i->jf >= n - pc - 1)
+					return -EINVAL;
 				skip = t ? i->jt : i->jf;
 			}
 			if (skip >= n - pc - 1)
