@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * seccomp.c — step 11: the workload's seccomp filters, installed last,
- * just before execve (docs/sandbox.md).
+ * seccomp.c — step 11: box's refusing seccomp program, built in PID 1 before
+ * the workload exists (docs/sandbox.md). It is not loaded as it is: the
+ * workload installs the listener's copy, its refusals turned into USER_NOTIF
+ * (pid1.c, kfilter.c), and PID 1 answers each with the errno this program
+ * gives and reports it (kernel.c, "Kernel refusals").
  *
  * libseccomp, default allow, foreign architectures killed. libseccomp 2.5.4
  * refuses allow rules in a default-allow filter and two comparisons on one
  * argument, so the socket allow-list is one EPERM rule per disallowed family
  * (and family >= AF_MAX), and the personality allow-list is a small
- * hand-written BPF filter stacked after the libseccomp one. Every test on an
+ * hand-written BPF program chained after the libseccomp one. Every test on an
  * integer argument compares the low 32 bits (SCMP_CMP_MASKED_EQ with mask
  * 0xffffffff, or a mask within the low word), so high bits cannot slip past.
  * Syscalls libseccomp 2.5.4 cannot name come from common/compat/syscalls.h.
