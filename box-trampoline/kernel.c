@@ -15,7 +15,8 @@
  * keeps: the first of a kind (system call, errno, and the rule: the program's
  * returning instruction) at once, its repeats counted and sent every
  * BOX_KERNEL_WINDOW_S seconds; past BOX_KERNEL_KINDS_MAX kinds, one kind
- * "other" counts the rest. A report that cannot be sent (boxd's end full) is
+ * "other" counts the rest. libseccomp's probe of SECCOMP_FILTER_FLAG_NEW_LISTENER
+ * (no program) is answered but not reported. A report that cannot be sent (boxd's end full) is
  * counted again; a closed end ends reporting, never answering.
  * Trusts: nothing the workload says; its seccomp_data comes from the kernel.
  */
@@ -187,7 +188,12 @@ kernel_one(void)
 	K.resp->id = K.req->id;
 	K.resp->error = refusal ? -err : -EPERM; /* no refusal and no supervision: cannot be */
 	(void)ioctl(K.listener, SECCOMP_IOCTL_NOTIF_SEND, K.resp);
-	if (refusal)
+	/*
+	 * seccomp(SET_MODE_FILTER, NEW_LISTENER, NULL): libseccomp's probe of the flag
+	 * (it expects EFAULT) in every program that links it — answered, not reported.
+	 */
+	bool probe = K.req->data.nr == __NR_seccomp && K.req->data.args[2] == 0;
+	if (refusal && !probe)
 		refused(K.req->data.nr, err, pc);
 	return 0;
 }

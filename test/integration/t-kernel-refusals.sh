@@ -8,7 +8,7 @@
 # mount repeats counted in one line; `--json` gives the raw lines; a telemetry file
 # target with include = kernel gets box.kernel.refusal records for both, one with
 # include = deny none. The compatibility answers (clone3, openat2: ENOSYS) are not
-# reported. As boxtest (root only) the same box writes a kernel.jsonl of the owner's.
+# reported, nor libseccomp's probe of the listener flag. As boxtest (root only) the same box writes a kernel.jsonl of the owner's.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -74,6 +74,8 @@ check "log --kernel: the two repeated mounts counted in one line" \
 check "log --kernel: the unshare refusal" grep -Eq '^[0-9TZ:.-]+ agent unshare EPERM 1 \(first\)$' klog.out
 check "log --kernel: clone3 and openat2 (compatibility answers) are not reported" \
 	sh -c "! grep -Eq ' (clone3|openat2) ' klog.out"
+check "log --kernel: libseccomp's probe of the listener flag (box-shell's) is not reported" \
+	sh -c "! grep -q ' seccomp ' klog.out"
 check "log --kernel: no more than one first line per kind" \
 	test "$(grep -c ' agent mount EPERM 1 (first)$' klog.out)" -eq 1
 cat klog.out
