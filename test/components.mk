@@ -54,7 +54,8 @@ TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history logchain
 	test/integration/t-policy-ask% \
 	test/integration/t-run-noblock-end.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
-	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh
+	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh \
+	test/integration/t-kernel-refusals.sh
 TESTS_box-gateway := test/unit/test_gw_% test/unit/test_policy_client test/fuzz/replay_gw_% test/gateway/% test/servers/% \
 	test/integration/t-gw-% bench/gateway/% test/integration/t-load.sh
 TESTS_box-clientd := test/unit/test_clientd test/fuzz/replay_clientd test/integration/t-clientd.sh

@@ -8,7 +8,9 @@
 # mount repeats counted in one line; `--json` gives the raw lines; a telemetry file
 # target with include = kernel gets box.kernel.refusal records for both, one with
 # include = deny none. The compatibility answers (clone3, openat2: ENOSYS) are not
-# reported, nor libseccomp's probe of the listener flag. As boxtest (root only) the same box writes a kernel.jsonl of the owner's.
+# reported, nor libseccomp's probe of the listener flag. A running agent's repeats are
+# counted within the 10 s window, not only at its exit. As boxtest (root only) the same
+# box writes a kernel.jsonl of the owner's.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -112,6 +114,35 @@ check "telemetry include = kernel: nothing but kernel records" \
 	sh -c "! grep -v '^box.kernel.refusal ' tel-k.out"
 records "$W/$name-d.jsonl" >tel-d.out 2>&1
 check "telemetry include = deny: no kernel record" sh -c "! grep -q kernel tel-d.out"
+
+# The window: an agent that refuses mount three times and then waits (for the file
+# the test makes once it saw the count) gets its repeats reported while it runs.
+cat >proj/window.py <<'EOF'
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+for i in range(3):
+    libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)
+for i in range(600):
+    if os.path.exists("go"):
+        break
+    time.sleep(0.1)
+print("window-agent-done")
+EOF
+chmod 644 proj/window.py
+wname=kwin-$$
+ini "$wname"
+sed -i 's/agent.py/window.py/' "$W/$wname.ini"
+"$B" run -c "$W/$wname.ini" >wrun.out 2>wrun.err &
+wpid=$!
+_run_pids+=("$wpid")
+wkj=$W/state/box/$wname/kernel.jsonl
+check "window: the first mount at once" wait_line "$wkj" '"syscall":"mount".*"first":true'
+check "window: the two repeats counted within the window, while the agent runs" \
+	wait_line "$wkj" '"syscall":"mount".*"count":2}'
+check "window: the agent was still running then" sh -c "! grep -q window-agent-done wrun.out"
+touch proj/go
+wait "$wpid"
+check "window: the agent ended (rc $?)" grep -q window-agent-done wrun.out
 
 if [ "$(id -u)" -eq 0 ] && have_boxtest; then
 	bname=krefu-$$
