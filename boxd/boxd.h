@@ -265,6 +265,10 @@ struct box {
 	size_t n_cgroups;
 	bool nproc_fallback;      /* pids_max enforced by RLIMIT_NPROC */
 	uint32_t policy_rules;    /* rules box-policyd loaded (its PolicyReady), for the disclosure */
+	/* kernel.c: the kinds of kernel refusal reported (sandbox, syscall, errno hashed), capped */
+	uint64_t kernel_kinds[256];
+	unsigned n_kernel_kinds;
+	unsigned long kernel_over; /* reports of kinds past the cap, dropped */
 
 	int pty_master;           /* from fd 4 until RunReply OK hands it to boxctl */
 	char **disclosure;        /* start-up disclosure lines */

@@ -15,6 +15,8 @@
  * the owner's (a file boxd made as root is given to the owner), and written
  * with one write(); past KERNEL_FILE_MAX bytes lines are dropped and counted
  * in boxd's log.
+ * At most BOX_KERNEL_KINDS_MAX kinds (sandbox, syscall, errno) per box
+ * (kind_admit), besides each PID 1's own cap.
  * Trusts: nothing PID 1 sends (it is the box's, run as the owner): a packet
  * of any other size, or one box_kernel_report_check refuses, ends the watch;
  * at most KERNEL_READS_MAX packets a wakeup.
@@ -138,6 +140,37 @@ line_write(struct kernel_watch *w, const struct box_kernel_report *r)
 	jsonl_free(&j);
 }
 
+/*
+ * At most BOX_KERNEL_KINDS_MAX kinds (sandbox, syscall, errno) per box: each
+ * sandbox's PID 1 caps its own, boxd the box's. A report of a new kind past the cap
+ * is dropped (counted; boxd's log says so once).
+ */
+_Static_assert(sizeof(((struct box *)0)->kernel_kinds) / sizeof(uint64_t) == BOX_KERNEL_KINDS_MAX,
+	       "struct box holds BOX_KERNEL_KINDS_MAX kinds");
+
+static bool
+kind_admit(struct box *b, const char *sandbox, const struct box_kernel_report *r)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (const char *p = sandbox; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ 0xff) * 1099511628211ULL;
+	for (const char *p = r->name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ r->err) * 1099511628211ULL;
+	for (unsigned i = 0; i < b->n_kernel_kinds; i++)
+		if (b->kernel_kinds[i] == h)
+			return true;
+	if (b->n_kernel_kinds < BOX_KERNEL_KINDS_MAX) {
+		b->kernel_kinds[b->n_kernel_kinds++] = h;
+		return true;
+	}
+	if (!b->kernel_over++)
+		log_warn("box %s: more than %u kinds of kernel refusal; the reports of further "
+			 "kinds are dropped", b->name, BOX_KERNEL_KINDS_MAX);
+	return false;
+}
+
 static void
 on_read(evutil_socket_t fd, short what, void *arg)
 {
@@ -161,6 +194,8 @@ on_read(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		struct box *b = box_find_id(w->d, w->id);
+		if (b && !kind_admit(b, w->sandbox, &r))
+			continue;
 		if (w->dirfd >= 0)
 			line_write(w, &r);
 		if (b)
