@@ -10,7 +10,10 @@
  * signal N) — and when PID 1 exits the kernel kills everything left in the
  * namespace. PR_SET_PDEATHSIG(SIGKILL) is set after the last credential
  * change, followed by a parent check; PID 1 also watches a pipe from the
- * outer trampoline (EOF: it died).
+ * outer trampoline (EOF: it died). With seccomp, PID 1 serves the workload's
+ * one notifying filter (kernel.c: box's refusals answered and reported to boxd
+ * on fd 3; supervise.c: a supervised program's calls), built here before the
+ * workload is forked.
  * Trusts: the validated plan.
  */
 #include <errno.h>
@@ -130,8 +133,8 @@ listener_filter_install(bool supervised)
 
 /*
  * The workload child's notifying filter, its listener handed to PID 1 over
- * SOCK (an SCM_RIGHTS sendmsg). A supervised program's filter traps sendmsg too, and its listener
- * is not PID 1's yet: so a thread started before the filter (which binds only
+ * SOCK (an SCM_RIGHTS sendmsg). A supervised program's filter traps sendmsg
+ * too, and its listener is not PID 1's yet: so a thread started before the filter (which binds only
  * the thread installing it: no TSYNC) sends it, and is joined before anything
  * else runs. On failure the listener is closed first, so that a trapped call
  * after it (tramp_fail's report) gets ENOSYS instead of waiting for a listener
