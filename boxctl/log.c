@@ -2,7 +2,8 @@
 /*
  * log.c — `boxctl log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T]
  * [--source D]`: a box's decisions (docs/boxctl.1.md); `--verify` checks the
- * log's chain instead (log_verify.c).
+ * log's chain instead (log_verify.c); `--kernel` shows STATE/kernel.jsonl, the
+ * sandboxes' kernel refusals (show_kernel).
  *
  * A running box first: the boxd that runs it (the service at $BOX_SOCKET,
  * else /run/box/boxd.sock, then this user's embedded boxds) answers a
