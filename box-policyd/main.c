@@ -530,6 +530,7 @@ on_stop_signal(evutil_socket_t sig, short what, void *userdata)
 #define TEL_DENY 1u
 #define TEL_PERMIT 2u
 #define TEL_CONTROL 4u
+#define TEL_KERNEL 8u
 /* A batch is written once it holds this many records (or at the next flush). */
 #define TEL_BATCH_MAX 512u
 /* ... or this many bytes (an otlp target's: within one TelemetryRecords' cap). */
@@ -632,6 +633,31 @@ tel_control(const char *event, const char *message, const char *const *keys,
 		if (S.tel[i].include & TEL_CONTROL)
 			tel_added(&S.tel[i], otlplog_control(&S.tel[i].batch, now, event, message,
 							     keys, values, n));
+}
+
+/* A sandbox's kernel refusals (boxd's PolicyKernelRefusal) to the targets that include kernel. */
+static void
+tel_kernel(const Box__PolicyKernelRefusal *k)
+{
+	struct timespec ts;
+	char err[16], count[16];
+
+	if (!S.n_tel)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	const char *en = k->errno_value == EPERM ? "EPERM" : k->errno_value == EACCES ? "EACCES" : NULL;
+	if (!en) {
+		(void)snprintf(err, sizeof(err), "E%u", k->errno_value);
+		en = err;
+	}
+	(void)snprintf(count, sizeof(count), "%u", k->count);
+	const char *keys[] = { "box.kernel.syscall", "box.kernel.errno", "box.kernel.sandbox",
+			       "box.kernel.count", "box.kernel.first" };
+	const char *values[] = { k->syscall, en, k->sandbox, count, k->first ? "true" : "false" };
+	for (size_t i = 0; i < S.n_tel; i++)
+		if (S.tel[i].include & TEL_KERNEL)
+			tel_added(&S.tel[i], otlplog_kernel(&S.tel[i].batch, now, keys, values, 5));
 }
 
 static void
@@ -1376,6 +1402,17 @@ handle_ask_list(struct peer *p, struct box_ipc_msg *m)
 		free(json[i]);
 	if (r < 0)
 		fatal(r, "Cannot answer boxd's PolicyAskList");
+}
+
+/* PolicyKernelRefusal (boxd): a sandbox's kernel refusals, for telemetry alone. */
+static void
+handle_kernel_refusal(struct peer *p, struct box_ipc_msg *m)
+{
+	if (p->kind != PEER_SUPERVISOR || p->attached) {
+		(void)peer_refuse(p, "sent a PolicyKernelRefusal, which only boxd sends");
+		return;
+	}
+	tel_kernel((const Box__PolicyKernelRefusal *)m->msg);
 }
 
 /* PolicyAskAnswer (boxd): a person's answer to one held decision. */
@@ -2409,6 +2446,7 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	case BOX__MSG_TYPE__MSG_POLICY_RELOAD: handle_reload(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_ASK_LIST: handle_ask_list(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER: handle_ask_answer(p, m); break;
+	case BOX__MSG_TYPE__MSG_POLICY_KERNEL_REFUSAL: handle_kernel_refusal(p, m); break;
 	case BOX__MSG_TYPE__MSG_POLICY_LOG_FD:
 		if (p != &S.peers[0]) {
 			(void)peer_refuse(p, "sent PolicyLogFd (only boxd does)");

@@ -223,6 +223,21 @@ otlplog_control(struct otlplog_batch *b, int64_t time_ns, const char *event,
 }
 
 int
+otlplog_kernel(struct otlplog_batch *b, int64_t time_ns, const char *const *keys,
+	       const char *const *values, size_t n_attrs)
+{
+	struct jsonl *j = &b->j;
+	size_t start = record_begin(b, time_ns, true);
+	bool first = true;
+
+	JSONL_LIT(j, ",\"body\":{\"stringValue\":\"the sandbox refused a system call\"}");
+	JSONL_LIT(j, ",\"attributes\":[");
+	for (size_t i = 0; i < n_attrs; i++)
+		attr_str(j, &first, keys[i], values[i]);
+	return record_end(b, start, "box.kernel.refusal");
+}
+
+int
 otlplog_line(struct otlplog_batch *b, const char *box, const char *id, char **out, size_t *len)
 {
 	struct jsonl *l = &b->line;

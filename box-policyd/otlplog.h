@@ -34,6 +34,9 @@ int otlplog_decision(struct otlplog_batch *b, const struct declog_entry *e, uint
 int otlplog_control(struct otlplog_batch *b, int64_t time_ns, const char *event,
 		    const char *message, const char *const *keys, const char *const *values,
 		    size_t n_attrs);
+/* Append a kernel refusal record (event box.kernel.refusal, WARN): N_ATTRS string attributes. */
+int otlplog_kernel(struct otlplog_batch *b, int64_t time_ns, const char *const *keys,
+		   const char *const *values, size_t n_attrs);
 /*
  * The batch as one ExportLogsServiceRequest line ("\n" ended) for box BOX
  * (id ID): *OUT (*LEN bytes) is the batch's own buffer, valid until its next

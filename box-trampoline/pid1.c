@@ -10,7 +10,10 @@
  * signal N) — and when PID 1 exits the kernel kills everything left in the
  * namespace. PR_SET_PDEATHSIG(SIGKILL) is set after the last credential
  * change, followed by a parent check; PID 1 also watches a pipe from the
- * outer trampoline (EOF: it died).
+ * outer trampoline (EOF: it died). With seccomp, PID 1 serves the workload's
+ * one notifying filter (kernel.c: box's refusals answered and reported to boxd
+ * on fd 3; supervise.c: a supervised program's calls), built here before the
+ * workload is forked.
  * Trusts: the validated plan.
  */
 #include <errno.h>
@@ -27,7 +30,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+
 #include "cleanup.h"
+#include "kernel.h"
 #include "privdrop.h"
 #include "supervise.h"
 #include "trampoline.h"
@@ -82,11 +89,52 @@ signals_restore(const sigset_t *old)
 	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
-/* The outer trampoline: wait for PID 1, forward signals, exit with its status. */
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+/* PID 1's: box's refusing program as built, and the listener's (built before the fork). */
+static struct kprog refuse_prog, listen_prog;
+
+/*
+ * The listener's program: the refusing one with its refusals made USER_NOTIF,
+ * then, for a supervised program, the supervised calls' (kfilter_append).
+ */
+static void
+programs_build(struct tramp *t)
+{
+	char why[256];
+	int r = seccomp_programs_build(&refuse_prog, why, sizeof(why));
+	if (r < 0)
+		tramp_fail(t, STEP_SECCOMP, -r, "%s", why);
+	listen_prog = refuse_prog;
+	if (!kfilter_notify(&listen_prog))
+		tramp_fail(t, STEP_SECCOMP, EINVAL, "the filter has no refusal to report");
+	if (t->supervise_fd >= 0) {
+		struct sock_filter sup[SUPERVISE_INSNS_MAX];
+		size_t n = supervise_program(sup);
+		if ((r = kfilter_append(&listen_prog, sup, n)) < 0)
+			tramp_fail(t, STEP_SUPERVISE, -r, "the filter is longer than %d instructions",
+				   KFILTER_INSNS_MAX);
+	}
+}
+
+/* Workload child: the listener's filter; its listener fd (CLOEXEC) or negative errno. */
+static int
+listener_filter_install(bool supervised)
+{
+	struct sock_fprog prog = { .len = (unsigned short)listen_prog.n, .filter = listen_prog.f };
+	/* a supervised call PID 1 performs must not be restarted by a signal */
+	unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER |
+			      (supervised ? SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV : 0);
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	return fd < 0 ? -errno : (int)fd;
+}
+
 /*
  * The workload child's notifying filter, its listener handed to PID 1 over
- * SOCK (an SCM_RIGHTS sendmsg). The filter traps sendmsg too, and its listener
- * is not PID 1's yet: so a thread started before the filter (which binds only
+ * SOCK (an SCM_RIGHTS sendmsg). A supervised program's filter traps sendmsg
+ * too, and its listener is not PID 1's yet: so a thread started before the filter (which binds only
  * the thread installing it: no TSYNC) sends it, and is joined before anything
  * else runs. On failure the listener is closed first, so that a trapped call
  * after it (tramp_fail's report) gets ENOSYS instead of waiting for a listener
@@ -115,7 +163,7 @@ handoff_thread(void *arg)
 }
 
 static int
-listener_hand_off(int sock)
+listener_hand_off(int sock, bool supervised)
 {
 	int hp[2];
 	if (pipe2(hp, O_CLOEXEC) < 0)
@@ -128,7 +176,7 @@ listener_hand_off(int sock)
 		close(hp[1]);
 		return -EPIPE;
 	}
-	int lfd = supervise_filter_install();
+	int lfd = listener_filter_install(supervised);
 	ssize_t n = -1;
 	if (lfd >= 0)
 		do
@@ -260,8 +308,10 @@ pid1_fork(struct tramp *t)
 	}
 	close(t->status_fd);
 	t->status_fd = -1;
-	if (t->start_gate >= 0) /* PID 1's to wait on */
-		t->start_gate = safe_close(t->start_gate);
+	/* fd 3 (the start gate, then the reports) is PID 1's alone */
+	t->start_gate = -1;
+	if (t->report_fd >= 0)
+		t->report_fd = safe_close(t->report_fd);
 	/* The passed channels are box-shell's alone: their peers see its end as the only one. */
 	passed_fds_close(t);
 	if (t->supervise_fd >= 0)
@@ -285,15 +335,17 @@ pid1_run(struct tramp *t, char **envp)
 	int sfd = signals_take(&old);
 	if (sfd < 0)
 		tramp_fail(t, STEP_PID1, -sfd, "signalfd");
-	/* a supervised program: the workload hands its listener to PID 1 on this pair */
+	/* the workload hands its listener to PID 1 on this pair */
 	int lsock[2] = {-1, -1};
-	if (t->supervise_fd >= 0) {
-		if (!t->seccomp_ok)
-			tramp_fail(t, STEP_SUPERVISE, ENOSYS,
-				   "the program is supervised (supervise = fs) and the kernel "
-				   "offers no seccomp filter");
+	bool supervised = t->supervise_fd >= 0;
+	if (supervised && !t->seccomp_ok)
+		tramp_fail(t, STEP_SUPERVISE, ENOSYS,
+			   "the program is supervised (supervise = fs) and the kernel "
+			   "offers no seccomp filter");
+	if (t->seccomp_ok) {
+		programs_build(t);
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lsock) < 0)
-			tramp_fail(t, STEP_SUPERVISE, errno, "socketpair");
+			tramp_fail(t, STEP_SECCOMP, errno, "socketpair");
 	}
 	pid1_parent_check(t, STEP_PID1);
 	pid_t w = fork();
@@ -302,6 +354,8 @@ pid1_run(struct tramp *t, char **envp)
 	if (w == 0) {
 		close(sfd);
 		close(t->parent_pipe);
+		if (t->report_fd >= 0)
+			t->report_fd = safe_close(t->report_fd);
 		signals_restore(&old);
 		if (t->pty_slave >= 0) {
 			int r = terminal_attach(t->pty_slave, p->pty_fds);
@@ -325,30 +379,25 @@ pid1_run(struct tramp *t, char **envp)
 			tramp_fail(t, STEP_PID1, errno, "PR_SET_PDEATHSIG");
 		if (getppid() != 1)
 			tramp_fail(t, STEP_PID1, 0, "PID 1 went away");
-		if (t->supervise_fd >= 0) {
-			/* first, while box's filter does not yet refuse new listeners */
-			close(t->supervise_fd);
+		if (t->seccomp_ok) {
+			/* the one filter: box's refusals to PID 1, and the supervised calls */
+			if (supervised)
+				close(t->supervise_fd);
 			close(lsock[0]);
 			/*
-			 * PID 1 reads this process's memory for the calls it makes
-			 * until the exec (the exec itself is one); the exec would
+			 * PID 1 reads a supervised process's memory for the calls it
+			 * makes until the exec (the exec itself is one); the exec would
 			 * make it dumpable anyway, and it holds nothing the
 			 * program will not.
 			 */
-			if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+			if (supervised && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
 				tramp_fail(t, STEP_SUPERVISE, errno, "PR_SET_DUMPABLE 1");
-			int r = listener_hand_off(lsock[1]);
+			int r = listener_hand_off(lsock[1], supervised);
 			if (r < 0)
-				tramp_fail(t, STEP_SUPERVISE, -r, "%s",
+				tramp_fail(t, STEP_SECCOMP, -r, "%s",
 					   r == -EPIPE ? "handing the listener to PID 1" :
 							 "installing the notifying filter");
 			close(lsock[1]);
-		}
-		if (t->seccomp_ok) {
-			char why[256];
-			int r = seccomp_install(why, sizeof(why));
-			if (r < 0)
-				tramp_fail(t, STEP_SECCOMP, -r, "%s", why);
 		}
 		/* the file is argv[0]'s path; the workload may see another name (plan.argv0) */
 		if (p->argv0)
@@ -365,13 +414,16 @@ pid1_run(struct tramp *t, char **envp)
 	if (t->pty_slave >= 0)
 		t->pty_slave = safe_close(t->pty_slave);
 	int listener = -1;
-	if (t->supervise_fd >= 0) {
+	if (t->seccomp_ok) {
 		close(lsock[1]);
 		listener = listener_receive(lsock[0]);
 		close(lsock[0]);
 		/* no listener: the workload failed before its exec (its SIGCHLD ends us) */
-		if (listener >= 0 && supervise_start(listener, t->supervise_fd, p->owner->home) < 0)
+		if (listener >= 0 && supervised &&
+		    supervise_start(listener, t->supervise_fd, p->owner->home) < 0)
 			_exit(1); /* the workload is killed with us: fail closed */
+		if (listener >= 0 && kernel_start(listener, t->report_fd, &refuse_prog, supervised) < 0)
+			_exit(1);
 		t->supervise_fd = -1; /* taken by the supervisor */
 	}
 
@@ -381,7 +433,8 @@ pid1_run(struct tramp *t, char **envp)
 			{.fd = t->parent_pipe, .events = POLLIN},
 			{.fd = listener, .events = POLLIN},
 		};
-		if (poll(pfd, 3, -1) < 0) {
+		kernel_flush(false);
+		if (poll(pfd, 3, kernel_timeout_ms()) < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
@@ -389,8 +442,8 @@ pid1_run(struct tramp *t, char **envp)
 		if (pfd[1].revents)
 			_exit(128 + SIGKILL); /* the outer trampoline died: the box dies */
 		if (pfd[2].revents & POLLIN) {
-			if (supervise_one() < 0)
-				_exit(1); /* a supervisor that cannot go on: the program dies */
+			if (kernel_one() < 0)
+				_exit(1); /* a listener that cannot go on: the program dies */
 			continue;
 		}
 		if (pfd[2].revents & (POLLHUP | POLLERR))
@@ -410,8 +463,10 @@ pid1_run(struct tramp *t, char **envp)
 			pid_t r = waitpid(-1, &status, WNOHANG);
 			if (r <= 0)
 				break;
-			if (r == w)
+			if (r == w) {
+				kernel_flush(true);
 				_exit(exit_code(status)); /* everything else dies with us */
+			}
 		}
 	}
 }

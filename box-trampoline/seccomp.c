@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * seccomp.c — step 11: the workload's seccomp filters, installed last,
- * just before execve (docs/sandbox.md).
+ * seccomp.c — step 11: box's refusing seccomp program, built in PID 1 before
+ * the workload exists (docs/sandbox.md). It is not loaded as it is: the
+ * workload installs the listener's copy, its refusals turned into USER_NOTIF
+ * (pid1.c, kfilter.c), and PID 1 answers each with the errno this program
+ * gives and reports it (kernel.c, "Kernel refusals").
  *
  * libseccomp, default allow, foreign architectures killed. libseccomp 2.5.4
  * refuses allow rules in a default-allow filter and two comparisons on one
  * argument, so the socket allow-list is one EPERM rule per disallowed family
  * (and family >= AF_MAX), and the personality allow-list is a small
- * hand-written BPF filter stacked after the libseccomp one. Every test on an
+ * hand-written BPF program chained after the libseccomp one. Every test on an
  * integer argument compares the low 32 bits (SCMP_CMP_MASKED_EQ with mask
  * 0xffffffff, or a mask within the low word), so high bits cannot slip past.
  * Syscalls libseccomp 2.5.4 cannot name come from common/compat/syscalls.h.
@@ -42,6 +45,7 @@
 
 #include "cleanup.h"
 #include "compat/syscalls.h"
+#include "kfilter.h"
 #include "trampoline.h"
 
 #ifndef CLONE_NEWTIME
@@ -233,34 +237,63 @@ build_main(scmp_filter_ctx ctx, char *why, size_t why_len)
 /*
  * personality(2): allowed for 0, PER_LINUX|0x8 (UNAME26), ADDR_NO_RANDOMIZE
  * (0x20000), both, and 0xffffffff (query); else EPERM. Compares the low 32
- * bits of args[0] (little-endian: offset 16).
+ * bits of args[0] (little-endian: offset 16). Chained after libseccomp's
+ * program (its RET ALLOW jumps here: kfilter_append).
  */
+static const struct sock_filter personality_filter[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 9),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 0, 7),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8, 4, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20000, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20008, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
+/* libseccomp's program for CTX into OUT, through a pipe (32 KiB at most: within its buffer). */
 static int
-load_personality_filter(void)
+export_bpf(scmp_filter_ctx ctx, struct kprog *out)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 9),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 0, 7),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20000, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20008, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = (unsigned short)ELEMENTSOF(f), .filter = f};
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+	int p[2];
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
+	int r = seccomp_export_bpf(ctx, p[1]);
+	close(p[1]);
+	size_t got = 0;
+	while (r >= 0) {
+		ssize_t n = read(p[0], (char *)out->f + got, sizeof(out->f) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got == sizeof(out->f)) {
+			r = -E2BIG;
+			break;
+		}
+	}
+	close(p[0]);
+	if (r < 0)
+		return r;
+	if (got % sizeof(struct sock_filter) || !got)
+		return -EINVAL;
+	out->n = got / sizeof(struct sock_filter);
 	return 0;
 }
 
 int
-seccomp_install(char *why, size_t why_len)
+seccomp_programs_build(struct kprog *refuse, char *why, size_t why_len)
 {
+	static struct kprog lib;
 	_cleanup_(ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
 		snprintf(why, why_len, "seccomp_init");
@@ -269,14 +302,16 @@ seccomp_install(char *why, size_t why_len)
 	int r = build_main(ctx, why, why_len);
 	if (r < 0)
 		return r;
-	r = seccomp_load(ctx);
+	r = export_bpf(ctx, &lib);
 	if (r < 0) {
-		snprintf(why, why_len, "loading the filter");
+		snprintf(why, why_len, "exporting the filter");
 		return r;
 	}
-	r = load_personality_filter();
-	if (r < 0) {
-		snprintf(why, why_len, "loading the personality filter");
+	refuse->n = 0;
+	if ((r = kfilter_append(refuse, lib.f, lib.n)) < 0 ||
+	    (r = kfilter_append(refuse, personality_filter, ELEMENTSOF(personality_filter))) < 0) {
+		snprintf(why, why_len, "the filter is longer than %d instructions",
+			 KFILTER_INSNS_MAX);
 		return r;
 	}
 	return 0;

@@ -107,12 +107,12 @@ static const int trapped[] = {
 #define N_TRAPPED (sizeof(trapped) / sizeof(trapped[0]))
 /* the filter's jumps are 8 bits: from sendto's test over the list to USER_NOTIF */
 _Static_assert(N_TRAPPED + 3 < 256, "the trapped list outgrows the filter's jumps");
+_Static_assert(6 + 5 + N_TRAPPED + 2 <= SUPERVISE_INSNS_MAX, "SUPERVISE_INSNS_MAX is too small");
 
-int
-supervise_filter_install(void)
+size_t
+supervise_program(struct sock_filter *f)
 {
-	/* arch; x32 and other arches allowed here (box's own filter kills them) */
-	struct sock_filter f[6 + 5 + N_TRAPPED + 4];
+	/* arch; x32 and other arches allowed here (box's own program kills them first) */
 	size_t n = 0;
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, arch));
@@ -147,13 +147,7 @@ supervise_filter_install(void)
 						      (unsigned char)(N_TRAPPED - i), 0);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
-	struct sock_fprog prog = { .len = (unsigned short)n, .filter = f };
-	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-			  &prog);
-	if (fd < 0)
-		return -errno;
-	return (int)fd;
+	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1333,14 +1327,12 @@ supervise_start(int listener, int policyd_fd, const char *home)
 	return 0;
 }
 
-int
-supervise_one(void)
+void
+supervise_handle(const struct seccomp_notif *req, size_t size)
 {
 	struct sup *s = &S_sup;
 
 	memset(s->req, 0, s->req_size);
-	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, s->req) < 0)
-		return errno == EINTR || errno == ENOENT ? 0 : -errno;
+	memcpy(s->req, req, size < s->req_size ? size : s->req_size);
 	(void)handle(s);
-	return 0;
 }

@@ -8,11 +8,16 @@
 #ifndef BOX_TRAMPOLINE_SUPERVISE_H
 #define BOX_TRAMPOLINE_SUPERVISE_H
 
-/* Workload child: the notifying filter; its listener fd (CLOEXEC) or negative errno. */
-int supervise_filter_install(void);
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+
+/* The supervised calls' program into F (SUPERVISE_INSNS_MAX); its length. */
+#define SUPERVISE_INSNS_MAX 128
+size_t supervise_program(struct sock_filter *f);
 /* PID 1: serve LISTENER, asking box-policyd on POLICYD_FD (taken); HOME spells "~". */
 int supervise_start(int listener, int policyd_fd, const char *home);
-/* PID 1: receive and answer one notification (the listener is readable). Negative errno. */
-int supervise_one(void);
+/* PID 1: answer one notification received (kernel.c) that is not a kernel refusal. */
+void supervise_handle(const struct seccomp_notif *req, size_t size);
 
 #endif

@@ -21,6 +21,7 @@
  *                   moves out of the way as soon as the plan has come)
  *   terminal        pty master sent on fd 4
  *   start gate      with plan.start_gate: PID 1 waits for boxd's "go" on fd 3
+ *                   (fd 3 then stays PID 1's, for its kernel refusal reports)
  *   seccomp, exec   in the workload, then EOF on fd 4
  *
  * Trusts: nothing from its caller but fd 3's plan, and that only after
@@ -160,9 +161,9 @@ passed_fds_close(struct tramp *t)
 static void
 fds_close(struct tramp *t)
 {
-	int keep[4 + TRAMP_PASS_FDS_MAX] = {t->status_fd, t->parent_pipe, t->start_gate,
-					   t->supervise_fd};
-	unsigned n_keep = 4;
+	int keep[5 + TRAMP_PASS_FDS_MAX] = {t->status_fd, t->parent_pipe, t->start_gate,
+					   t->supervise_fd, t->report_fd};
+	unsigned n_keep = 5;
 	for (unsigned i = 0; i < t->n_pass; i++)
 		keep[n_keep++] = TRAMP_PASS_FD_FIRST + (int)i;
 	int r = fd_close_all_except(3, keep, n_keep);
@@ -196,8 +197,7 @@ start_gate_wait(struct tramp *t)
 		tramp_fail(t, STEP_GATE, errno, "waiting for boxd on fd 3");
 	if (n != 2 || memcmp(buf, "go", 2) != 0)
 		tramp_fail(t, STEP_GATE, 0, "boxd ended the start");
-	close(t->start_gate);
-	t->start_gate = -1;
+	t->start_gate = -1; /* the fd stays PID 1's report channel (t->report_fd) */
 }
 
 int
@@ -205,7 +205,7 @@ main(int argc, char **argv)
 {
 	struct tramp t = {.status_fd = -1, .parent_pipe = -1, .pty_slave = -1, .shell_alias_fd = -1,
 			  .memfd_sock = -1, .memfd_gate = {-1, -1}, .start_gate = -1,
-			  .supervise_fd = -1};
+			  .supervise_fd = -1, .report_fd = -1};
 
 	(void)argv;
 	t.boxd_pid = getppid();
@@ -227,8 +227,8 @@ main(int argc, char **argv)
 	t.plan = plan_receive(&t);
 	if (t.plan->start_gate)
 		t.start_gate = TRAMP_PLAN_FD; /* CLOEXEC: the workload never holds it */
-	else
-		close(TRAMP_PLAN_FD);
+	/* then PID 1's channel to boxd for its kernel refusal reports (kernel.c) */
+	t.report_fd = TRAMP_PLAN_FD;
 	passed_fds_take(&t);
 
 	layers_probe(&t);

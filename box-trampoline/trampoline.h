@@ -67,6 +67,8 @@ struct tramp {
 	int start_gate;	   /* plan.start_gate: fd 3, kept until boxd's "go"; else -1 */
 	/* plan.supervise: the supervisor's box-policyd channel (fd 5, CLOEXEC), else -1 */
 	int supervise_fd;
+	/* fd 3 after the plan (and the start gate): PID 1's kernel refusal reports, else -1 */
+	int report_fd;
 };
 
 /* Report a setup failure on fd 4 (stderr if fd 4 is gone) and _exit(1). */
@@ -121,7 +123,8 @@ void capabilities_drop(struct tramp *t, bool pid1);
 void terminal_setup(struct tramp *t);
 /* Workload side: make the slave the controlling terminal and the fds in mask FDS (bits 0-2). */
 int terminal_attach(int slave, uint32_t fds);
-/* seccomp.c: install the filters in the calling (workload) process. */
-int seccomp_install(char *why, size_t why_len);
+/* seccomp.c: box's refusing program (libseccomp's, then personality's) into REFUSE. */
+struct kprog;
+int seccomp_programs_build(struct kprog *refuse, char *why, size_t why_len);
 
 #endif

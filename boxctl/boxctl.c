@@ -33,7 +33,8 @@ static const struct command commands[] = {
 	{ "deny", cmd_deny, "deny NAME|ID [DECISION] [--box]" },
 	{ "shell", cmd_shell, "shell NAME|ID" },
 	{ "log", cmd_log,
-	  "log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T] [--source D]" },
+	  "log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T] [--source D] | "
+	  "log --kernel NAME|ID" },
 	{ "mcp", cmd_mcp, "mcp pins BOX | mcp accept BOX SERVER [TOOL]" },
 	{ "doctor", cmd_doctor, "doctor" },
 	{ "version", cmd_version, "version | --version" },

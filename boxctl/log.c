@@ -2,7 +2,8 @@
 /*
  * log.c — `boxctl log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T]
  * [--source D]`: a box's decisions (docs/boxctl.1.md); `--verify` checks the
- * log's chain instead (log_verify.c).
+ * log's chain instead (log_verify.c); `--kernel` shows STATE/kernel.jsonl, the
+ * sandboxes' kernel refusals (show_kernel).
  *
  * A running box first: the boxd that runs it (the service at $BOX_SOCKET,
  * else /run/box/boxd.sock, then this user's embedded boxds) answers a
@@ -752,11 +753,78 @@ boxlog_close(struct boxlog_files *f)
 	f->fd[1] = safe_close(f->fd[1]);
 }
 
+/*
+ * `log --kernel`: STATE/kernel.jsonl (boxd's, the sandboxes' kernel refusals:
+ * docs/boxctl.1.md), read as the calling user. One line a report:
+ * TIME SANDBOX SYSCALL ERRNO COUNT, COUNT "1 (first)" for the first of its
+ * kind, else the calls refused in its last 10 s window; --json the raw lines.
+ * Lines that are not reports are skipped with a warning.
+ */
+static int
+show_kernel(const struct logview *v, const char *dir)
+{
+	char path[PATH_MAX + 32];
+	(void)snprintf(path, sizeof(path), "%s/kernel.jsonl", dir);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	unsigned shown = 0, bad = 0;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if ((size_t)n > LOG_LINE_MAX) {
+			bad++;
+			continue;
+		}
+		json_t *o = json_loadb(line, (size_t)n, 0, NULL);
+		const char *sys = o ? json_string_value(json_object_get(o, "syscall")) : NULL;
+		if (!o || !sys || !json_is_integer(json_object_get(o, "count"))) {
+			bad++;
+			json_decref(o);
+			continue;
+		}
+		int64_t t;
+		const char *id = json_string_value(json_object_get(o, "id"));
+		if ((v->id && (!id || strcmp(id, v->id) != 0)) ||
+		    (v->have_since && (!line_time(o, &t) || t < v->since_ns))) {
+			json_decref(o);
+			continue;
+		}
+		shown++;
+		if (v->json) {
+			fwrite(line, 1, (size_t)n, stdout);
+			json_decref(o);
+			continue;
+		}
+		const char *sb = json_string_value(json_object_get(o, "sandbox"));
+		const char *en = json_string_value(json_object_get(o, "errno"));
+		const char *tm = json_string_value(json_object_get(o, "time"));
+		put_safe(stdout, tm ? tm : "-");
+		fputc(' ', stdout);
+		put_safe(stdout, sb ? sb : "-");
+		fputc(' ', stdout);
+		put_safe(stdout, sys);
+		fputc(' ', stdout);
+		put_safe(stdout, en ? en : "-");
+		printf(" %lld%s\n", (long long)json_integer_value(json_object_get(o, "count")),
+		       json_is_true(json_object_get(o, "first")) ? " (first)" : "");
+		json_decref(o);
+	}
+	if (bad)
+		fprintf(stderr, "boxctl: warning: %u lines of %s are not kernel refusal reports\n",
+			bad, path);
+	if (!shown && !v->json)
+		fprintf(stderr, "boxctl: no kernel refusals in %s\n", path);
+	return 0;
+}
+
 static int
 usage(FILE *f)
 {
 	fprintf(f, "usage: boxctl log NAME|ID [-f] [--json] [--verdict permit|deny] [--action A] "
 		   "[--since T] [--source D]\n"
+		   "       boxctl log --kernel NAME|ID [--json] [--since T]\n"
 		   "       boxctl log --verify NAME|ID\n");
 	return BOXCTL_EXIT_USAGE;
 }
@@ -821,7 +889,7 @@ cmd_log(int argc, char **argv)
 {
 	struct logview v = { 0 };
 	const char *what = NULL;
-	bool follow_mode = false, verify = false;
+	bool follow_mode = false, verify = false, kernel = false;
 	char path[PATH_MAX + 32];
 
 	for (int i = 1; i < argc; i++) {
@@ -830,6 +898,8 @@ cmd_log(int argc, char **argv)
 			follow_mode = true;
 		else if (strcmp(argv[i], "--verify") == 0)
 			verify = true;
+		else if (strcmp(argv[i], "--kernel") == 0)
+			kernel = true;
 		else if (strcmp(argv[i], "--json") == 0)
 			v.json = true;
 		else if (strcmp(argv[i], "--verdict") == 0 && has_arg) {
@@ -886,6 +956,29 @@ cmd_log(int argc, char **argv)
 	}
 	if (verify)
 		return log_verify(what);
+	if (kernel && (follow_mode || v.verdict || v.action || v.source)) {
+		fprintf(stderr, "boxctl: error: --kernel takes no -f, --verdict, --action or --source\n");
+		return BOXCTL_EXIT_USAGE;
+	}
+	if (kernel) {
+		_cleanup_free_ char *kdir = boxlog_state_dir(what);
+		if (!kdir) {
+			fprintf(stderr, "boxctl: error: no box '%s' (no state dir of this user "
+					"holds it)\n", what);
+			return BOXCTL_EXIT_FAILURE;
+		}
+		_cleanup_free_ char *byname = box_valid_name(what) ? find_state_dir(what, NULL) :
+									     NULL;
+		if (!byname && box_valid_box_id(what))
+			v.id = what; /* one run's lines */
+		int r = show_kernel(&v, kdir);
+		fflush(stdout);
+		if (r < 0) {
+			fprintf(stderr, "boxctl: error: log --kernel %s: %s\n", what, strerror(-r));
+			return BOXCTL_EXIT_FAILURE;
+		}
+		return BOXCTL_EXIT_OK;
+	}
 	/* A running box: its boxd opens the files (wherever its state dir is). */
 	struct boxd_log running = { .current = -1, .previous = -1 };
 	_cleanup_free_ char *from = NULL;

@@ -1332,6 +1332,9 @@ start_release(struct box *b)
 	do
 		n = send(b->gate_fd, "go", 2, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
+	/* then the agent's PID 1 reports its kernel refusals on it (kernel.c) */
+	if (n == 2)
+		(void)kernel_watch_start(b, TAKE_FD(b->gate_fd), "agent");
 	b->gate_fd = safe_close(b->gate_fd);
 	if (n != 2)
 		return start_abort(b, "box-trampoline went away at its start gate");

@@ -265,6 +265,10 @@ struct box {
 	size_t n_cgroups;
 	bool nproc_fallback;      /* pids_max enforced by RLIMIT_NPROC */
 	uint32_t policy_rules;    /* rules box-policyd loaded (its PolicyReady), for the disclosure */
+	/* kernel.c: the kinds of kernel refusal reported (sandbox, syscall, errno hashed), capped */
+	uint64_t kernel_kinds[256];
+	unsigned n_kernel_kinds;
+	unsigned long kernel_over; /* reports of kinds past the cap, dropped */
 
 	int pty_master;           /* from fd 4 until RunReply OK hands it to boxctl */
 	char **disclosure;        /* start-up disclosure lines */
@@ -511,7 +515,19 @@ int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int s
  * trampoline's fds 5.. (a SANDBOX_SHELL plan's pass_fds). The caller keeps its fds.
  */
 int spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
-			 const int *extra, unsigned n_extra, pid_t *pid, int *status_fd);
+			 const int *extra, unsigned n_extra, pid_t *pid, int *status_fd,
+			 const struct box *b, const char *label);
+
+/* ---- kernel.c ---- */
+/*
+ * Watch FD (taken), boxd's end of a sandbox's plan socket, for PID 1's kernel
+ * refusal reports: each to STATE/kernel.jsonl and, through box-policyd, to the
+ * telemetry targets that include `kernel`. SANDBOX names it ("agent",
+ * "tool.NAME", "mcp.NAME", "box-shell"). Negative errno (the fd closed).
+ */
+int kernel_watch_start(const struct box *b, int fd, const char *sandbox);
+/* The box of ID that is not gone, or NULL. */
+struct box *box_find_id(struct boxd *d, const char *id);
 
 /* ---- clientd.c ---- */
 /* Service mode: box-clientd and a user to run it as exist (checked at start-up). */
@@ -536,6 +552,9 @@ int policyd_start(struct boxd *d, struct box *b, char **err);
 bool policyd_check_gone(struct box *b);
 /* A supervised program's box-policyd channel: FD (stays the caller's) attached as boxd's kind. */
 int policyd_attach_supervisor(struct box *b, int fd);
+/* A sandbox's kernel refusal report to box-policyd's telemetry (include `kernel`). */
+void policyd_kernel_refusal(struct box *b, const char *sandbox, const char *syscall_name,
+			    uint32_t err, uint32_t count, bool first);
 /*
  * The box ends: close its channel (policyd flushes its decision lines, syncs
  * the history and exits). Returns true when there is an exit to wait for:

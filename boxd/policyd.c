@@ -557,6 +557,36 @@ ask_answer_client(struct box *b, const struct box_ipc_msg *m)
 	free(fields);
 }
 
+/*
+ * A sandbox's kernel refusal report (kernel.c) to box-policyd, for the telemetry
+ * targets that include `kernel` (bit 8); nothing when none does, or box-policyd is
+ * not serving (not ready yet, or gone: those reports reach kernel.jsonl alone).
+ */
+void
+policyd_kernel_refusal(struct box *b, const char *sandbox, const char *syscall_name,
+		       uint32_t err, uint32_t count, bool first)
+{
+	struct policyd *p = b->policyd;
+	const Box__BoxSpec *s = b->spec;
+	bool wanted = false;
+
+	for (size_t i = 0; s && i < s->n_telemetry; i++)
+		if (s->telemetry[i]->include & 8u)
+			wanted = true;
+	if (!wanted || !p || !p->dm.ev || p->dm.starting || p->dm.closing)
+		return;
+	Box__PolicyKernelRefusal m = BOX__POLICY_KERNEL_REFUSAL__INIT;
+	m.sandbox = (char *)sandbox;
+	m.syscall = (char *)syscall_name;
+	m.errno_value = err;
+	m.count = count;
+	m.has_first = first;
+	m.first = first;
+	int r = daemon_send(&p->dm, BOX__MSG_TYPE__MSG_POLICY_KERNEL_REFUSAL, &m.base, NULL, 0);
+	if (r < 0)
+		log_warn_errno(r, "box %s: a kernel refusal report to box-policyd", b->name);
+}
+
 int
 policyd_ask(struct box *b, struct client *c, uint64_t rid, const Box__AskRequest *m, char *err,
 	    size_t err_len)
@@ -864,8 +894,8 @@ send_init(struct box *b, int dirfd, int tel_fd, char **err)
 			       s->telemetry[i]->name);
 			goto out;
 		}
-		/* deny, permit and control are box-policyd's records (proto/policy.proto) */
-		include[n_tel] = s->telemetry[i]->include & 7u;
+		/* deny, permit, control and kernel are box-policyd's records (proto/policy.proto) */
+		include[n_tel] = s->telemetry[i]->include & 15u;
 		fds[2 + n_tel] = b->rc.telemetry_fds[n_tel];
 		n_tel++;
 	}
@@ -876,7 +906,7 @@ send_init(struct box *b, int dirfd, int tel_fd, char **err)
 	size_t n_otlp = 0;
 	for (size_t i = 0; i < s->n_telemetry && n_otlp < BOX_TELEMETRY_TARGETS_MAX; i++)
 		if (s->telemetry[i]->kind == BOX__TELEMETRY_KIND__TELEMETRY_KIND_OTLP)
-			otlp_include[n_otlp++] = s->telemetry[i]->include & 7u;
+			otlp_include[n_otlp++] = s->telemetry[i]->include & 15u;
 	unsigned n_fds = 2 + (unsigned)n_tel;
 	if (n_otlp) {
 		if (tel_fd < 0) {

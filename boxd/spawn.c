@@ -4,7 +4,7 @@
  * (docs/sandbox.md): 0-2 the pipe ends boxctl relays (/dev/null for a terminal's
  * fd: the workload puts the box's pty slave there; agent.log for --detach) —
  * for a tool the fds box-shell passed, for box-shell /dev/null and boxd's
- * stderr —, 3 the plan socket, 4 the status socket, 5.. the fds a
+ * stderr —, 3 the plan socket (then PID 1's kernel refusal reports: kernel.c), 4 the status socket, 5.. the fds a
  * SANDBOX_SHELL plan passes through (pass_fds), everything else closed, an empty
  * environment (only BOX_TEST_ABSENT / BOX_TEST_LANDLOCK_ABI from boxd's own
  * environment, which can only make a layer look absent). The trampoline is
@@ -69,27 +69,33 @@ spawn_helper_places(const struct boxd *d, const char *name, char *buf, size_t si
 
 static int trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 			    const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd,
-			    int *gate_fd);
+			    int *gate_fd, const struct box *kb, const char *label);
 
 int
 spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int supervise_fd,
 		 pid_t *pidp, int *status_fd, int *gate_fd)
 {
 	return trampoline_start(d, plan, b->stdio, supervise_fd >= 0 ? &supervise_fd : NULL,
-				supervise_fd >= 0 ? 1 : 0, pidp, status_fd, gate_fd);
+				supervise_fd >= 0 ? 1 : 0, pidp, status_fd, gate_fd, b, "agent");
 }
 
 int
 spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
-		     const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd)
+		     const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd,
+		     const struct box *b, const char *label)
 {
-	return trampoline_start(d, plan, stdio, extra, n_extra, pidp, status_fd, NULL);
+	return trampoline_start(d, plan, stdio, extra, n_extra, pidp, status_fd, NULL, b, label);
 }
 
-/* GATE_FD: with plan->start_gate, our end of fd 3 (the plan's socket) for the "go". */
+/*
+ * GATE_FD: with plan->start_gate, our end of fd 3 (the plan's socket) for the "go"
+ * (the caller hands it to kernel_watch_start after). Else that end is watched at once
+ * for PID 1's kernel refusal reports of sandbox LABEL of box KB (NULL: closed).
+ */
 static int
 trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3], const int *extra,
-		 unsigned n_extra, pid_t *pidp, int *status_fd, int *gate_fd)
+		 unsigned n_extra, pid_t *pidp, int *status_fd, int *gate_fd, const struct box *kb,
+		 const char *label)
 {
 	_cleanup_free_ char *tramp = NULL;
 	_cleanup_free_ uint8_t *buf = NULL;
@@ -162,6 +168,8 @@ trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3], cons
 		log_warn_errno(errno, "sending the plan");
 	if (gate_fd && plan->start_gate)
 		*gate_fd = psock[0];
+	else if (kb)
+		(void)kernel_watch_start(kb, psock[0], label); /* taken, closed on failure */
 	else
 		close(psock[0]);
 	*pidp = pid;

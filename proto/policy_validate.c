@@ -480,6 +480,21 @@ box_validate_policy_ask_answer(const Box__PolicyAskAnswer *m)
 }
 
 int
+box_validate_policy_kernel_refusal(const Box__PolicyKernelRefusal *m)
+{
+	REQUIRE(text_ok(m->sandbox, 1, 256), -EINVAL);
+	size_t n = strlen(m->syscall);
+	REQUIRE(n >= 1 && n <= 31, -EINVAL);
+	for (size_t i = 0; i < n; i++) {
+		char c = m->syscall[i];
+		REQUIRE((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_', -EINVAL);
+	}
+	REQUIRE(m->errno_value >= 1 && m->errno_value <= 4095, -EINVAL);
+	REQUIRE(m->count >= 1, -EINVAL);
+	return 0;
+}
+
+int
 box_validate_policy_ask_answer_reply(const Box__PolicyAskAnswerReply *m)
 {
 	REQUIRE(m->ok == (m->message == NULL), -EINVAL);
@@ -572,6 +587,8 @@ box_validate_policy_msg(const ProtobufCMessage *m)
 		return box_validate_policy_ask_list_reply((const Box__PolicyAskListReply *)m);
 	if (d == &box__policy_ask_answer__descriptor)
 		return box_validate_policy_ask_answer((const Box__PolicyAskAnswer *)m);
+	if (d == &box__policy_kernel_refusal__descriptor)
+		return box_validate_policy_kernel_refusal((const Box__PolicyKernelRefusal *)m);
 	if (d == &box__policy_ask_answer_reply__descriptor)
 		return box_validate_policy_ask_answer_reply((const Box__PolicyAskAnswerReply *)m);
 	if (d == &box__policy_reload__descriptor)

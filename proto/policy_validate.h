@@ -71,6 +71,7 @@ int box_validate_policy_ask_answer(const Box__PolicyAskAnswer *m);
 int box_validate_policy_ask_answer_reply(const Box__PolicyAskAnswerReply *m);
 int box_validate_policy_reload_reply(const Box__PolicyReloadReply *m);
 int box_validate_policy_ship(const Box__PolicyShip *m);
+int box_validate_policy_kernel_refusal(const Box__PolicyKernelRefusal *m);
 /* A normalized MCP namespace: 1..32 of [A-Za-z0-9_], not "Box". */
 bool box_valid_policy_namespace(const char *ns);
 /*

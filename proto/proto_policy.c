@@ -43,6 +43,7 @@ VALIDATOR(box_validate_policy_reload, Box__PolicyReload)
 VALIDATOR(box_validate_policy_ask_list_reply, Box__PolicyAskListReply)
 VALIDATOR(box_validate_policy_ask_answer, Box__PolicyAskAnswer)
 VALIDATOR(box_validate_policy_ask_answer_reply, Box__PolicyAskAnswerReply)
+VALIDATOR(box_validate_policy_kernel_refusal, Box__PolicyKernelRefusal)
 VALIDATOR(box_validate_policy_reload_reply, Box__PolicyReloadReply)
 
 /* A refusal (ok = false) leaves the channel starting: policyd exits next. */
@@ -140,6 +141,10 @@ static const struct box_ipc_type policy_types[] = {
 	{ BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER, "PolicyAskAnswer",
 	  &box__policy_ask_answer__descriptor, box_validate_policy_ask_answer_row, NULL, 64, 0, 0,
 	  FROM(BOXD), S(READY), SAME, NULL },
+	/* A sandbox's kernel refusals, for the telemetry targets that include `kernel`. */
+	{ BOX__MSG_TYPE__MSG_POLICY_KERNEL_REFUSAL, "PolicyKernelRefusal",
+	  &box__policy_kernel_refusal__descriptor, box_validate_policy_kernel_refusal_row, NULL,
+	  512, 0, 0, FROM(BOXD), S(READY), SAME, NULL },
 	{ BOX__MSG_TYPE__MSG_POLICY_ASK_ANSWER_REPLY, "PolicyAskAnswerReply",
 	  &box__policy_ask_answer_reply__descriptor, box_validate_policy_ask_answer_reply_row, NULL,
 	  8192, 0, 0, FROM(POLICYD), S(READY), SAME, NULL },

@@ -31,6 +31,7 @@ TESTS_boxctl := $(addprefix test/unit/test_,cmdline config init_template spec po
 	test/integration/t-install.sh test/integration/t-first-box.sh test/deb/% \
 	test/integration/t-doctor.sh \
 	test/integration/t-log-filters.sh test/integration/t-run% bench/replay/% \
+	test/integration/t-kernel-refusals.sh \
 	test/integration/t-shell-attach.sh test/integration/t-log-verify.sh
 TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck status_watch child \
 	askfield) \
@@ -43,8 +44,8 @@ TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck sta
 	test/integration/t-mcp-boxd% test/integration/t-shell-boxd.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
 	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh \
-	test/integration/t-policy-prompt.sh
-TESTS_box-trampoline := test/unit/test_view $(addprefix test/fuzz/replay_,view plan) \
+	test/integration/t-policy-prompt.sh test/integration/t-kernel-refusals.sh
+TESTS_box-trampoline := test/unit/test_view test/unit/test_kfilter test/integration/t-kernel-refusals.sh $(addprefix test/fuzz/replay_,view plan) \
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
 	test/integration/t-supervise% bench/supervise/%
@@ -53,7 +54,8 @@ TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history logchain
 	test/integration/t-policy-ask% \
 	test/integration/t-run-noblock-end.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
-	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh
+	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh \
+	test/integration/t-kernel-refusals.sh
 TESTS_box-gateway := test/unit/test_gw_% test/unit/test_policy_client test/fuzz/replay_gw_% test/gateway/% test/servers/% \
 	test/integration/t-gw-% bench/gateway/% test/integration/t-load.sh
 TESTS_box-clientd := test/unit/test_clientd test/fuzz/replay_clientd test/integration/t-clientd.sh

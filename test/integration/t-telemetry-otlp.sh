@@ -9,8 +9,10 @@
 # command (box-shell's decisions), POSTs a malformed body to its receiver (400, and it
 # goes on), a span in OTLP/JSON, and one span through the real OpenTelemetry JS SDK
 # (test/otel, pinned, installed by make deps) — all relayed to the json target with
-# box.source = agent; the control record policy.loaded arrives; the pb target gets
-# protobuf with the credential header and only the deny.
+# box.source = agent; the control record policy.loaded arrives; the agent's kernel
+# refusals of a mount and an unshare arrive as box.kernel.refusal records (docs/sandbox.md
+# "Kernel refusals"); the pb target gets protobuf with the credential header and only
+# the deny.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -32,6 +34,10 @@ EOF
 cat >proj/agent.py <<'EOF'
 import http.client, json, os, subprocess, sys, time
 subprocess.run(["sh", "-c", "echo otlp-agent-ran; rm -f nothing-here; true"])
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print("mount", libc.mount(b"none", b"/tmp", b"tmpfs", 0, None), ctypes.get_errno())
+print("unshare", libc.unshare(0x10000000), ctypes.get_errno())
 ep = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"]
 host, port = ep[len("http://"):].split(":")
 conn = http.client.HTTPConnection(host, int(port), timeout=60)
@@ -130,7 +136,7 @@ python3 - got.jsonl "$W/state/box/$name/decisions.jsonl" "$name" tok-$$ >sum.txt
 import json, sys
 got, declog, name, tok = sys.argv[1:5]
 want = [d for d in map(json.loads, open(declog)) if d.get("verdict")]  # outcomes have none
-seqs, controls, spans, pb = [], [], [], []
+seqs, controls, spans, pb, kernel = [], [], [], [], []
 for line in open(got):
     rec = json.loads(line)
     if rec["path"].startswith("/pb/"):
@@ -143,6 +149,9 @@ for line in open(got):
                 a = {x["key"]: x["value"] for x in lr["attributes"]}
                 if lr.get("eventName") == "box.policy.decision":
                     seqs.append((int(a["box.decision.seq"]["intValue"]), a["box.verdict"]["stringValue"]))
+                elif lr.get("eventName") == "box.kernel.refusal":
+                    kernel.append(" ".join(a[k]["stringValue"] for k in ("box.kernel.sandbox",
+                                  "box.kernel.syscall", "box.kernel.errno", "box.kernel.first")))
                 else:
                     controls.append(a["box.control.event"]["stringValue"])
     for rs in b.get("resourceSpans", []):
@@ -155,12 +164,15 @@ print("in order, once", [s for s, _ in seqs] == list(range(1, len(want) + 1)) an
       [v for _, v in seqs] == [w["verdict"] for w in want])
 print("verdicts", " ".join(sorted(set(v for _, v in seqs))))
 print("controls", " ".join(sorted(set(controls))))
+for k in kernel:
+    print("kernel", k)
 for s in spans:
     print("span", *s)
 print("pb requests", len(pb), "paths", " ".join(sorted(set(r["path"] for r in pb))))
 print("pb protobuf", all(r["type"] == "application/x-protobuf" for r in pb))
 print("pb credential", all(r["headers"].get("X-Token") == tok for r in pb))
-print("pb deny only", any("no_rm" in r["body"] for r in pb) and not any("builtins" in r["body"] for r in pb))
+print("pb deny only", any("no_rm" in r["body"] for r in pb) and not any("builtins" in r["body"] for r in pb)
+      and not any("box.kernel.refusal" in r["body"] for r in pb))
 EOF
 diag "$(cat sum.txt)"
 check "every decision arrived, in order, once, though the collector was down 10 s" \
@@ -168,6 +180,10 @@ check "every decision arrived, in order, once, though the collector was down 10 
 check "... at least a permit and a deny" grep -qx 'verdicts deny permit' sum.txt
 check "the control record policy.loaded" grep -q '^controls.*policy.loaded' sum.txt
 check "the control record box.stopped, sent as the box ended" grep -q '^controls.*box.stopped' sum.txt
+check "the agent's mount and unshare got EPERM" \
+	sh -c "grep -qx 'mount -1 1' run.out && grep -qx 'unshare -1 1' run.out"
+check "the kernel refusal of a mount: box.kernel.refusal" grep -qx 'kernel agent mount EPERM true' sum.txt
+check "the kernel refusal of an unshare: box.kernel.refusal" grep -qx 'kernel agent unshare EPERM true' sum.txt
 check "the agent's JSON span, box.source = agent, this box's name" grep -qx 'span json-span agent True' sum.txt
 check "the SDK's span, re-tagged the same (its forged box.name gone)" \
 	grep -qx 'span node-sdk-span agent True' sum.txt
