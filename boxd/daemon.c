@@ -57,6 +57,12 @@ static const struct daemon_env_hook gateway_env[] = {
 	{ NULL, false, 0, NULL },
 };
 
+/* The stand-in box-mcpd of t-mcp-boxd-ctl.sh reads its mode here (the real one reads none). */
+static const struct daemon_env_hook mcpd_env[] = {
+	{ "BOX_TEST_MCPD_", true, 256, NULL },
+	{ NULL, false, 0, NULL },
+};
+
 /*
  * Start order: box-policyd (every other daemon's decisions), then at once
  * box-gateway, box-shell, box-mcpd (only with a stdio [mcp]) and the agent's
@@ -130,6 +136,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.confined = true,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
 		       DAEMON_FD(DAEMON_FD_LISTEN),
+		.env = mcpd_env,
 		.ready_name = "McpReady",
 		.gates_agent = true,
 		.proto = &box_proto_mcpctl,
