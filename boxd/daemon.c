@@ -355,7 +355,11 @@ daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
 							   .gid = cs.gid };
 			req.clone_flags = CONFINE_CLONE_FLAGS(userns);
 		}
-		r = spawn_process(&req, pid);
+		/* BOX_TEST_DAEMON_NS_ABSENT: the kernel refusing the namespaces, as clone would. */
+		if (cs.confined && getenv("BOX_TEST_DAEMON_NS_ABSENT"))
+			r = -EPERM;
+		else
+			r = spawn_process(&req, pid);
 		if (r < 0 && cs.confined)
 			seterr(err, "cannot start %s in its own mount, PID and IPC namespaces with a "
 				    "minimal root (the box does not start without them): %s",

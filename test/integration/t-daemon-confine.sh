@@ -8,7 +8,8 @@
 # directory, nothing writable — and the box still works: the agent's HTTPS request through the
 # gateway is decided by policyd (denied, as the box has no policy, and logged), and the box ends
 # as its agent does. As root (boxd root: no user namespace) and as the ordinary user boxtest
-# (boxd unprivileged: a user namespace mapping only its own ids).
+# (boxd unprivileged: a user namespace mapping only its own ids). Fail closed: with the
+# namespaces refused (BOX_TEST_DAEMON_NS_ABSENT) the box does not start, saying why.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -154,4 +155,21 @@ for u in $users; do
 	check "$u: policyd logged the denied net:connect" \
 		grep -q '"example.invalid"' "$log"
 done
+
+# Fail closed: namespaces the kernel refuses (BOX_TEST_DAEMON_NS_ABSENT makes them look so) mean
+# no box — box-policyd, the first daemon, is never started unconfined.
+u=$(id -un)
+name="cnf-$$-absent"
+dir=$W/$name
+mkdir -p "$dir"
+cp "$W/agent.py" "$dir/agent.py"
+touch "$dir/go"
+printf '[box]\nname = %s\n\n[agent]\ncommand = /usr/bin/python3 %s/agent.py %s/go\nworkspace = %s\n\n[agent.filesystem]\nread = %s\n' \
+	"$name" "$dir" "$dir" "$dir" "$dir" >"$W/$name.ini"
+BOX_TEST_DAEMON_NS_ABSENT=1 timeout -k 5 120 "$RB/boxctl" run -q -c "$W/$name.ini" >"$W/$name.out" 2>"$W/$name.err"
+rc=$?
+check "no namespaces for the daemons: the box does not start (rc $rc)" test "$rc" != 0 -a "$rc" != 7
+check "… boxctl says box-policyd cannot start without them" \
+	grep -q "^boxctl: error: .*cannot start .*box-policyd in its own mount, PID and IPC namespaces with a minimal root (the box does not start without them): Operation not permitted" "$W/$name.err"
+check "… and the agent never ran" test ! -s "$W/$name.out"
 tap_done
