@@ -10,8 +10,10 @@
  * its init message, what its messages mean). Then the lifecycle the per-box
  * ones share:
  *
- *   daemon_spawn      fork+exec (or the trampoline, for box-shell) as the
- *                     table says: ids switched in the child before execve and
+ *   daemon_spawn      fork+exec (or the trampoline, for box-shell; a confined
+ *                     one: clone into its own namespaces and minimal root,
+ *                     confine.c) as the table says: ids switched in the child
+ *                     before execve and
  *                     read back, stderr and log level by one rule, an
  *                     environment of the test hooks boxd's own has and the
  *                     sanitizer's setting; our end of fd 3 returned
