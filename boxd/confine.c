@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "idmap.h"
 
 enum {
 	E_DIR = 1 << 0,      /* a directory (else a file) */
@@ -77,37 +78,13 @@ struct prepared {
 	char link[PATH_MAX];
 };
 
-static int
-write_self(const char *name, const char *text)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/self/%s", name);
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	size_t len = strlen(text);
-	ssize_t n = write(fd, text, len);
-	int e = errno;
-	close(fd);
-	if (n < 0)
-		return -e;
-	return (size_t)n == len ? 0 : -EIO;
-}
-
-/* Its ids map to themselves, nothing else (the sandbox's idmap, box-trampoline/idmap.c). */
+/* Its ids map to themselves, nothing else (as box-trampoline's sandboxes, common/idmap.c). */
 static int
 idmap_self(uid_t uid, gid_t gid)
 {
-	char line[64];
-	int r;
-
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
 		return -errno;
-	snprintf(line, sizeof(line), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if ((r = write_self("uid_map", line)) < 0 || (r = write_self("setgroups", "deny")) < 0)
-		return r;
-	snprintf(line, sizeof(line), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	return write_self("gid_map", line);
+	return idmap_write_self(uid, gid);
 }
 
 static int
