@@ -17,6 +17,7 @@
 #include <stdnoreturn.h>
 #include <sys/types.h>
 
+#include "idmap.h" /* idmap_write_self: this process's own uid_map, setgroups, gid_map */
 #include "plan.pb-c.h"
 
 #define TRAMP_PLAN_FD 3
@@ -82,8 +83,6 @@ void layers_probe(struct tramp *t);
 void cgroups_join(struct tramp *t);
 void credentials_switch(struct tramp *t);
 void namespaces_enter(struct tramp *t);
-/* idmap.c: write this process's own uid_map, setgroups and gid_map. */
-int idmap_write_self(uid_t uid, gid_t gid);
 
 /* trampoline.c: close this process's copies of the passed fds (outer trampoline, PID 1). */
 void passed_fds_close(struct tramp *t);

@@ -165,21 +165,27 @@ check_userns(void)
 		    "(systemctl enable --now boxd.socket), which runs as root", what);
 }
 
-/* Is the box-trampoline profile loaded (AppArmor lists its profiles to root only)? */
+/*
+ * Are both profiles of /etc/apparmor.d/box-trampoline loaded — box-trampoline's and boxd's
+ * (its confined daemons' user namespaces) — (AppArmor lists its profiles to root only)?
+ */
 static int
 apparmor_profile_loaded(void)
 {
 	FILE *f = fopen("/sys/kernel/security/apparmor/profiles", "re");
 	char line[512];
-	int found = 0;
+	int tramp = 0, boxd = 0;
 
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "box-trampoline ", 15) == 0)
-			found = 1;
+			tramp = 1;
+		if (strncmp(line, "boxd ", 5) == 0)
+			boxd = 1;
+	}
 	fclose(f);
-	return found;
+	return tramp && boxd;
 }
 
 static void
@@ -199,14 +205,14 @@ check_apparmor(void)
 	int loaded = apparmor_profile_loaded();
 	if (loaded == 1)
 		say("ok", "AppArmor userns", "kernel.apparmor_restrict_unprivileged_userns = %ld; "
-		    "the box-trampoline profile (userns) is loaded", aa);
+		    "the box-trampoline and boxd profiles (userns) are loaded", aa);
 	else if (loaded == 0)
 		say("missing", "AppArmor userns", "kernel.apparmor_restrict_unprivileged_userns = %ld "
-		    "and the box-trampoline profile is not loaded — fix: "
+		    "and the box-trampoline or boxd profile is not loaded — fix: "
 		    "apparmor_parser -r /etc/apparmor.d/box-trampoline", aa);
 	else
 		say("note", "AppArmor userns", "kernel.apparmor_restrict_unprivileged_userns = %ld; "
-		    "whether the box-trampoline profile is loaded is root's to see "
+		    "whether the box-trampoline and boxd profiles are loaded is root's to see "
 		    "(sudo boxctl doctor)", aa);
 }
 

@@ -27,6 +27,7 @@
 
 #include "boxd.h"
 #include "cleanup.h"
+#include "confine.h"
 #include "daemon.h"
 #include "fdutil.h"
 #include "ipc.h"
@@ -56,6 +57,12 @@ static const struct daemon_env_hook gateway_env[] = {
 	{ NULL, false, 0, NULL },
 };
 
+/* The stand-in box-mcpd of t-mcp-boxd-ctl.sh reads its mode here (the real one reads none). */
+static const struct daemon_env_hook mcpd_env[] = {
+	{ "BOX_TEST_MCPD_", true, 256, NULL },
+	{ NULL, false, 0, NULL },
+};
+
 /*
  * Start order: box-policyd (every other daemon's decisions), then at once
  * box-gateway, box-shell, box-mcpd (only with a stdio [mcp]) and the agent's
@@ -77,6 +84,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.user = DAEMON_USER_SERVICE,
 		.service_user = "box-policy",
 		.log = DAEMON_LOG_BOX,
+		.confined = true,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD),
 		.fds_optional = DAEMON_FD(POLICYD_FD_GATEWAY) | DAEMON_FD(POLICYD_FD_MCPD) |
 				DAEMON_FD(POLICYD_FD_SHELL),
@@ -95,6 +103,8 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.user = DAEMON_USER_SERVICE,
 		.service_user = "box-gateway",
 		.log = DAEMON_LOG_BOX,
+		.confined = true,
+		.net_files = true,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD),
 		.env = gateway_env,
 		.gates_agent = true,
@@ -123,8 +133,10 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.user = DAEMON_USER_SERVICE,
 		.service_user = "box-mcp",
 		.log = DAEMON_LOG_BOX,
+		.confined = true,
 		.fds = DAEMON_FD(DAEMON_FD_BOXD) | DAEMON_FD(DAEMON_FD_POLICYD) |
 		       DAEMON_FD(DAEMON_FD_LISTEN),
+		.env = mcpd_env,
 		.ready_name = "McpReady",
 		.gates_agent = true,
 		.proto = &box_proto_mcpctl,
@@ -212,6 +224,8 @@ struct child_setup_args {
 	uint64_t nofile;
 	uid_t uid;
 	gid_t gid;
+	bool confined;              /* confine_enter(&confine) first (a cloned child) */
+	struct confine_req confine;
 };
 
 /*
@@ -219,8 +233,11 @@ struct child_setup_args {
  * (raising the hard one needs root, so first), then its ids: a root boxd
  * empties the bounding set and switches them (no supplementary groups, gid, uid, each real = effective =
  * saved), and either way they are read back and uid 0 proven not
- * regainable. The daemon starts as what it runs as and only locks itself
- * down further (common/privdrop.c in its own main.c). Only syscalls here.
+ * regainable. A confined daemon (daemon_desc.confined) first gets its
+ * minimal root in its own namespaces (confine.c), before the switch, while
+ * a root boxd's child may still mount. The daemon starts as what it runs as
+ * and only locks itself down further (common/privdrop.c in its own main.c).
+ * Only syscalls here.
  */
 static int
 child_setup(void *userdata)
@@ -234,6 +251,9 @@ child_setup(void *userdata)
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 			return -errno;
 	}
+	int r;
+	if (a->confined && (r = confine_enter(&a->confine)) < 0)
+		return r;
 	bool root = geteuid() == 0;
 	/* The bounding set while root may (CAP_SETPCAP): nothing the daemon could regain. */
 	for (int cap = 0; root && cap < 64; cap++)
@@ -328,8 +348,24 @@ daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
 					 .userdata = &cs };
 		if (dd->user != DAEMON_USER_SERVICE)
 			req.setup = NULL;
-		r = spawn_process(&req, pid);
-		if (r < 0)
+		if (dd->confined && req.setup) {
+			bool userns = geteuid() != 0;
+			cs.confined = true;
+			cs.confine = (struct confine_req){ .exe = exe, .net_files = dd->net_files,
+							   .userns = userns, .uid = cs.uid,
+							   .gid = cs.gid };
+			req.clone_flags = CONFINE_CLONE_FLAGS(userns);
+		}
+		/* BOX_TEST_DAEMON_NS_ABSENT: the kernel refusing the namespaces, as clone would. */
+		if (cs.confined && getenv("BOX_TEST_DAEMON_NS_ABSENT"))
+			r = -EPERM;
+		else
+			r = spawn_process(&req, pid);
+		if (r < 0 && cs.confined)
+			seterr(err, "cannot start %s in its own mount, PID and IPC namespaces with a "
+				    "minimal root (the box does not start without them): %s",
+			       exe, strerror(-r));
+		else if (r < 0)
 			seterr(err, "cannot start %s: %s", exe, strerror(-r));
 	}
 	close(sv[1]);

@@ -10,8 +10,10 @@
  * its init message, what its messages mean). Then the lifecycle the per-box
  * ones share:
  *
- *   daemon_spawn      fork+exec (or the trampoline, for box-shell) as the
- *                     table says: ids switched in the child before execve and
+ *   daemon_spawn      fork+exec (or the trampoline, for box-shell; a confined
+ *                     one: clone into its own namespaces and minimal root,
+ *                     confine.c) as the table says: ids switched in the child
+ *                     before execve and
  *                     read back, stderr and log level by one rule, an
  *                     environment of the test hooks boxd's own has and the
  *                     sanitizer's setting; our end of fd 3 returned
@@ -93,6 +95,12 @@ struct daemon_desc {
 	 * box-daemon and nobody (packaging/sysusers.d/box.conf); NULL: the shared one first. */
 	const char *service_user;
 	enum daemon_log log;
+	/*
+	 * Confined (boxd/confine.c): its own mount, PID and IPC namespaces (and user
+	 * namespace when boxd is not root) with a minimal root; net_files adds what
+	 * box-gateway reads at start (resolver, trust roots). Never for a trampoline's.
+	 */
+	bool confined, net_files;
 	/* Its fds beyond 0-2, by number (common/daemon_fds.h): required ones, optional ones. */
 	unsigned fds, fds_optional;  /* bit N: fd N */
 	const struct daemon_env_hook *env; /* NULL-named end; NULL: none */

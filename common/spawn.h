@@ -3,7 +3,7 @@
  * spawn.h — the one way box starts a process: fork + execve with its
  * channels at fixed fds (HACKING.md convention 2).
  *
- * The child: every signal disposition back to default, then the signal mask
+ * The child (fork, or clone with req->clone_flags): every signal disposition back to default, then the signal mask
  * cleared; req->fds[i] placed at fd i (0, 1, 2, 3 = parent channel,
  * 4 = status, …; -1 leaves that number closed), every other fd closed
  * (close_range), the optional setup hook (cgroup placement, setsid,
@@ -30,6 +30,11 @@ struct spawn_req {
 	/* In the child, fds in place, before execve: 0 or negative errno (the spawn fails). */
 	int (*setup)(void *userdata);
 	void *userdata;
+	/*
+	 * 0: fork. Else the child is made by clone(2) with these flags (CLONE_NEW*: new
+	 * namespaces; with CLONE_NEWPID it is PID 1 of its own and *ret_pid its pid here).
+	 */
+	unsigned long clone_flags;
 };
 
 /* Start the process; *ret_pid its pid. -errno of the failing step (fork, dup, setup, exec). */

@@ -37,7 +37,7 @@ TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck sta
 	askfield) \
 	$(addprefix test/fuzz/replay_,request recheck_reply) \
 	test/config/check-vs-run.sh test/integration/t-run% test/integration/t-teardown-race.sh \
-	test/integration/t-faults.sh \
+	test/integration/t-faults.sh test/integration/t-daemon-confine.sh \
 	test/integration/t-mask-outside.sh test/integration/t-peer-pidns.sh \
 	test/integration/t-tty.sh test/integration/t-first-box.sh test/integration/t-clientd.sh \
 	test/integration/t-policyd.sh test/integration/t-gw-boxd.sh test/integration/t-gw-run.sh \
@@ -52,12 +52,13 @@ TESTS_box-trampoline := test/unit/test_view test/unit/test_kfilter test/integrat
 TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history logchain) test/fuzz/replay_history \
 	test/policyd/% test/integration/t-policyd.sh test/integration/t-policy-reload.sh \
 	test/integration/t-policy-ask% \
-	test/integration/t-run-noblock-end.sh \
+	test/integration/t-run-noblock-end.sh test/integration/t-daemon-confine.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
 	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh \
 	test/integration/t-kernel-refusals.sh
 TESTS_box-gateway := test/unit/test_gw_% test/unit/test_policy_client test/fuzz/replay_gw_% test/gateway/% test/servers/% \
-	test/integration/t-gw-% bench/gateway/% test/integration/t-load.sh
+	test/integration/t-gw-% bench/gateway/% test/integration/t-load.sh \
+	test/integration/t-daemon-confine.sh
 TESTS_box-clientd := test/unit/test_clientd test/fuzz/replay_clientd test/integration/t-clientd.sh
 TESTS_box-recheck := test/unit/test_recheck test/fuzz/replay_recheck_reply \
 	test/integration/t-run-noblock.sh
@@ -75,7 +76,8 @@ TESTS_box-shell := test/unit/test_policy_client test/unit/test_shell_validate te
 	bench/shell-box/% test/layering/shell.sh test/integration/t-load.sh
 TESTS_box-mcpd := test/unit/test_mcp_% test/unit/test_policy_client test/unit/test_proto_mcp test/fuzz/replay_mcp test/mcp/% \
 	test/policyd/test_mcp test/alias/t-alias-mcp.sh test/integration/t-mcp-% \
-	test/gateway/t-gw-mcp% bench/mcp/% test/integration/t-supervise-mcp.sh
+	test/gateway/t-gw-mcp% bench/mcp/% test/integration/t-supervise-mcp.sh \
+	test/integration/t-daemon-confine.sh
 # Real coding-agent harnesses in boxes: the whole product at once.
 TESTS_harness := test/harness/%
 # The documentation and the code's own structure.

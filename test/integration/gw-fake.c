@@ -6,8 +6,9 @@
  * boxd, fd 4 = its policyd channel. It reads GatewayInit, writes what it
  * received (names, destinations, placeholders, placements, sandboxes)
  * (and RLIMIT_NOFILE, fd 4; never a secret's bytes, only their count) to
- * the file BOX_TEST_GATEWAY_FAKE_OUT names, answers GatewayReady with the PEM in
- * BOX_TEST_GATEWAY_FAKE_PEM (a file), or ok=false with
+ * its stderr, each line prefixed "gwfake: " (boxd confines box-gateway to a
+ * minimal read-only root, docs/boxd.8.md: no file of the test's is there),
+ * answers GatewayReady with a fixed CA certificate (ca_pem below), or ok=false with
  * BOX_TEST_GATEWAY_FAKE_REFUSE as the message (BOX_TEST_GATEWAY_FAKE_EXIT: it
  * exits instead; BOX_TEST_GATEWAY_FAKE_DELAY_MS: it answers that late), then
  * counts GatewayListener
@@ -26,15 +27,25 @@
 #include "ipc.h"
 #include "proto_gateway.h"
 
-static FILE *out;
+/* A self-signed P-256 CA certificate (CN=gwb-fake, valid until 2126); boxd checks only its form. */
+static const char ca_pem[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIBfjCCASOgAwIBAgIUIGNEbR+bW4I+f6rx0SoIrs/cIMYwCgYIKoZIzj0EAwIw\n"
+	"EzERMA8GA1UEAwwIZ3diLWZha2UwIBcNMjYxMjA2MjM1OTE0WhgPMjEyNjExMTIy\n"
+	"MzU5MTRaMBMxETAPBgNVBAMMCGd3Yi1mYWtlMFkwEwYHKoZIzj0CAQYIKoZIzj0D\n"
+	"AQcDQgAEdTk0i4OXdYh46RIpvtlqQIwjcrX9DBZk9NJzxZ8NsPq4D8mjjezlp/5b\n"
+	"i908Af22RxnJbkr3oTV5POb22dhEQKNTMFEwHQYDVR0OBBYEFFhyoMykDl0r1UrX\n"
+	"vZgb3LUbW9G6MB8GA1UdIwQYMBaAFFhyoMykDl0r1UrXvZgb3LUbW9G6MA8GA1Ud\n"
+	"EwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSQAwRgIhAIWOgHkFfnYqBmdcZepDUlfD\n"
+	"HXllwnrFLbN5rpKJAWeYAiEAkuk52qQQ+/jXvwJRV2DGEoO6hacxPTJngVcYZA0M\n"
+	"QzM=\n"
+	"-----END CERTIFICATE-----\n";
 
 /* One line of what was received (literal formats: checked by the compiler). */
-#define note(fmt, a, n)                                                  \
-	do {                                                             \
-		if (out) {                                               \
-			fprintf(out, fmt, a, (unsigned long long)(n));  \
-			fflush(out);                                     \
-		}                                                        \
+#define note(fmt, a, n)                                                          \
+	do {                                                                     \
+		fprintf(stderr, "gwfake: " fmt, a, (unsigned long long)(n));     \
+		fflush(stderr);                                                  \
 	} while (0)
 
 int
@@ -42,13 +53,10 @@ main(void)
 {
 	struct box_ipc_chan *c = box_ipc_chan_new(3, &box_proto_gateway, BOX_GATEWAY_ROLE_BOXD);
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	const char *o = getenv("BOX_TEST_GATEWAY_FAKE_OUT");
 	struct rlimit rl;
 	int type = 0;
 	socklen_t tl = sizeof(type);
 
-	if (o)
-		out = fopen(o, "ae");
 	if (!c)
 		return 2;
 	getrlimit(RLIMIT_NOFILE, &rl);
@@ -103,20 +111,14 @@ main(void)
 	}
 	Box__GatewayReady r = BOX__GATEWAY_READY__INIT;
 	const char *refuse = getenv("BOX_TEST_GATEWAY_FAKE_REFUSE");
-	static uint8_t pem[65536];
 	if (refuse) {
 		r.ok = 0;
 		r.message = (char *)refuse;
 	} else {
-		const char *pf = getenv("BOX_TEST_GATEWAY_FAKE_PEM");
-		int fd = pf ? open(pf, O_RDONLY | O_CLOEXEC) : -1;
-		ssize_t n = fd >= 0 ? read(fd, pem, sizeof(pem)) : -1;
-		if (n <= 0)
-			return 4;
 		r.ok = 1;
 		r.has_ca_cert_pem = 1;
-		r.ca_cert_pem.data = pem;
-		r.ca_cert_pem.len = (size_t)n;
+		r.ca_cert_pem.data = (uint8_t *)ca_pem;
+		r.ca_cert_pem.len = sizeof(ca_pem) - 1;
 	}
 	if (box_ipc_chan_send(c, BOX__MSG_TYPE__MSG_GATEWAY_READY, 1, &r.base, NULL, 0) < 0)
 		return 5;

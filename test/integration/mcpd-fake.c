@@ -4,18 +4,20 @@
  * MCP control protocol (proto/mcp.proto, table mcpctl), for tests of boxd
  * alone (t-mcp-boxd-ctl.sh; never installed: the other MCP tests run the
  * real daemon). boxd starts it as box-mcpd: fd 3 = boxd, fd 4 = its
- * box-policyd channel, fd 5 = the mcp.sock listener. boxd gives it no
- * environment, so it reads what to do from mcpd-fake.conf beside its own
- * executable: line 1 the record directory, line 2 the mode:
+ * box-policyd channel, fd 5 = the mcp.sock listener, confined to a minimal
+ * read-only root (docs/boxd.8.md): no file of the test's is there, so what
+ * to do comes in BOX_TEST_MCPD_FAKE_MODE (boxd passes box-mcpd its
+ * BOX_TEST_MCPD_* variables) and every fact goes to its stderr, one a line,
+ * prefixed "mcpdfake: ". The mode:
  *   refuse MESSAGE  McpReady ok = false with MESSAGE
- *   serve SERVER    McpReady ok, then, writing one fact a line to RECORD/log:
+ *   serve SERVER    McpReady ok, then, one fact a line:
  *                   McpServerStart of "nosuch" (refused by boxd's re-check),
  *                   of SERVER on two pipes (the server's stdin gets a line,
  *                   its stdout is read to EOF, then its McpServerExit), of
  *                   SERVER again stopped at once with McpServerStop (its
- *                   exit), then RECORD/done
- * Either way it first writes what McpInit said and what the pins fd is to
- * RECORD/init, and it exits when boxd closes fd 3.
+ *                   exit), then "done"
+ * Either way it first writes what McpInit said and what the pins fd is, and
+ * it exits when boxd closes fd 3.
  * Trusts: boxd; it is test code.
  */
 #include <errno.h>
@@ -31,14 +33,12 @@
 #include "proto_mcp.h"
 
 static struct box_ipc_chan *ctl;
-static FILE *rec;
 
 /* One fact: "KEY=TEXT N". */
 static void
 fact(const char *key, const char *text, long n)
 {
-	fprintf(rec, "%s=%s %ld\n", key, text, n);
-	fflush(rec);
+	fprintf(stderr, "mcpdfake: %s=%s %ld\n", key, text, n);
 }
 
 /* The next control message of TYPE (others are logged and skipped). */
@@ -75,9 +75,8 @@ start(uint64_t id, const char *server, const int fds[3])
 	}
 	const Box__McpServerStarted *st = (const Box__McpServerStarted *)m.msg;
 	bool ok = st->ok;
-	fprintf(rec, "started %llu ok=%d error=%s\n", (unsigned long long)st->start_id, ok,
+	fprintf(stderr, "mcpdfake: started %llu ok=%d error=%s\n", (unsigned long long)st->start_id, ok,
 		st->error ? st->error : "");
-	fflush(rec);
 	box_ipc_msg_done(&m);
 	return ok;
 }
@@ -91,54 +90,43 @@ wait_exit(void)
 		return;
 	}
 	const Box__McpServerExit *x = (const Box__McpServerExit *)m.msg;
-	fprintf(rec, "exit %llu status=%d\n", (unsigned long long)x->start_id, x->status);
-	fflush(rec);
+	fprintf(stderr, "mcpdfake: exit %llu status=%d\n", (unsigned long long)x->start_id, x->status);
 	box_ipc_msg_done(&m);
 }
 
 static void
-record_init(const char *dir, const Box__McpInit *in, int pins_fd)
+record_init(const Box__McpInit *in, int pins_fd)
 {
-	char path[PATH_MAX + 16];
-	snprintf(path, sizeof(path), "%s/init", dir);
-	FILE *f = fopen(path, "we");
-	if (!f)
-		return;
-	fprintf(f, "box=%s\nhome=%s\nservers=%zu\n", in->box_name, in->home, in->n_servers);
+	FILE *f = stderr; /* unbuffered: one write a call, one line each */
+	fprintf(f, "mcpdfake: box=%s\n", in->box_name);
+	fprintf(f, "mcpdfake: home=%s\n", in->home);
+	fprintf(f, "mcpdfake: servers=%zu\n", in->n_servers);
 	for (size_t i = 0; i < in->n_servers; i++) {
 		const Box__McpServer *s = in->servers[i];
-		fprintf(f, "server=%s ns=%s alias=%s program=%s cwd=%s max_frame=%llu "
+		fprintf(f, "mcpdfake: server=%s ns=%s alias=%s program=%s cwd=%s max_frame=%llu "
 			   "call_timeout_ms=%llu allow=%d\n",
 			s->name, s->ns, s->alias, s->program_path, s->cwd,
 			(unsigned long long)s->max_frame, (unsigned long long)s->call_timeout_ms,
 			s->allow_tool_changes);
 		for (size_t k = 0; k < s->n_argv; k++)
-			fprintf(f, "argv %s %zu=%s\n", s->name, k, s->argv[k]);
+			fprintf(f, "mcpdfake: argv %s %zu=%s\n", s->name, k, s->argv[k]);
 	}
 	struct stat st;
 	int fl = fcntl(pins_fd, F_GETFL);
 	if (fstat(pins_fd, &st) == 0 && fl >= 0)
-		fprintf(f, "pins regular=%d uid=%u mode=%o rdwr=%d append=%d me=%u\n",
+		fprintf(f, "mcpdfake: pins regular=%d uid=%u mode=%o rdwr=%d append=%d me=%u\n",
 			S_ISREG(st.st_mode), (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
 			(fl & O_ACCMODE) == O_RDWR, !!(fl & O_APPEND), (unsigned)geteuid());
-	fclose(f);
 }
 
 int
 main(void)
 {
-	char exe[PATH_MAX], conf[PATH_MAX + 32], dir[PATH_MAX] = "", mode[1024] = "";
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	char mode[1024];
+	const char *m0 = getenv("BOX_TEST_MCPD_FAKE_MODE");
+	if (!m0 || strlen(m0) >= sizeof(mode))
 		return 1;
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
-	snprintf(conf, sizeof(conf), "%s/mcpd-fake.conf", exe);
-	FILE *cf = fopen(conf, "re");
-	if (!cf || !fgets(dir, sizeof(dir), cf) || !fgets(mode, sizeof(mode), cf))
-		return 1;
-	fclose(cf);
-	dir[strcspn(dir, "\n")] = mode[strcspn(mode, "\n")] = '\0';
+	strcpy(mode, m0);
 
 	ctl = box_ipc_chan_new(3, &box_proto_mcpctl, BOX_MCPCTL_ROLE_BOXD);
 	if (!ctl)
@@ -146,13 +134,7 @@ main(void)
 	struct box_ipc_msg im = BOX_IPC_MSG_INIT;
 	if (box_ipc_recv_wait(ctl, &im, 20000) < 0)
 		return 1;
-	record_init(dir, (const Box__McpInit *)im.msg, im.fds[0]);
-
-	char path[PATH_MAX + 16];
-	snprintf(path, sizeof(path), "%s/log", dir);
-	rec = fopen(path, "we");
-	if (!rec)
-		return 1;
+	record_init((const Box__McpInit *)im.msg, im.fds[0]);
 	Box__McpReady rep = BOX__MCP_READY__INIT;
 	if (strncmp(mode, "refuse ", 7) == 0) {
 		rep.ok = false;
@@ -201,10 +183,7 @@ main(void)
 			close(in[0]);
 			close(in[1]);
 		}
-		snprintf(path, sizeof(path), "%s/done", dir);
-		FILE *d = fopen(path, "we");
-		if (d)
-			fclose(d);
+		fprintf(stderr, "mcpdfake: done\n");
 	}
 	/* Until boxd closes the channel (the box ends). */
 	for (;;) {

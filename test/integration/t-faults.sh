@@ -45,37 +45,6 @@ mkini() {
 	chmod 644 "$1"
 }
 
-# descendants PID: PID's processes, all generations below it, outermost first (one snapshot
-# of the process table: "PID COMM" lines).
-descendants() {
-	ps -eo pid=,ppid=,comm= | awk -v top="$1" '
-		{ pid[NR] = $1; ppid[NR] = $2; comm[NR] = $3 }
-		END {
-			want[top] = 1
-			do {
-				more = 0
-				for (i = 1; i <= NR; i++)
-					if ((ppid[i] in want) && !(pid[i] in want)) {
-						want[pid[i]] = 1; more = 1; print pid[i], comm[i]
-					}
-			} while (more)
-		}'
-}
-
-# find_below PID COMM: the first process named COMM below PID (outermost first).
-find_below() {
-	descendants "$1" | awk -v c="$2" '$2 == c { print $1; found = 1; exit } END { exit !found }'
-}
-
-# wait_below PID COMM: find_below, waiting up to 60 s (only a hang takes that long).
-wait_below() {
-	for _ in $(seq 600); do
-		find_below "$1" "$2" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # gone PIDS...: none of PIDS is alive any more (after a grace of up to 30 s).
 gone() {
 	local p alive

@@ -75,6 +75,8 @@ check "no @VARIABLE@ is left in the units or the profile" \
 	sh -c "! grep -q '@[A-Z]*@' '$unit' '$dest/lib/systemd/system/boxd.socket' '$dest/etc/apparmor.d/box-trampoline'"
 check "the AppArmor profile names the installed trampoline" \
 	grep -qE '^profile box-trampoline /usr/libexec/box/box-trampoline ' "$dest/etc/apparmor.d/box-trampoline"
+check "… and the installed boxd (its confined daemons' user namespaces)" \
+	grep -qE '^profile boxd /usr/sbin/boxd flags=\(unconfined\) \{' "$dest/etc/apparmor.d/box-trampoline"
 # Units systemd accepts: verified in a copy of the DESTDIR root with the host's targets
 # (what the units are ordered against); the binary ExecStart names must be there.
 if command -v systemd-analyze >/dev/null 2>&1 && [ -e /lib/systemd/system/sockets.target ]; then

@@ -89,9 +89,17 @@ EOF
 	chown "$u:" "$D/box.ini"
 
 	# --- serve: McpInit, the re-check, a server on box-mcpd's fds, its exit, a stop ---
-	printf '%s\nserve zeta\n' "$D/rec" >"$RB/mcpd-fake.conf"
-	as_user "$u" "timeout -k 5 120 '$RB/boxctl' run -q -c '$D/box.ini'" >"$D/out" 2>"$D/err"
+	# The stand-in says what it saw on its stderr (boxctl's): "done" when it played its part,
+	# and then the agent is let go.
+	as_user "$u" "BOX_TEST_MCPD_FAKE_MODE='serve zeta' timeout -k 5 120 '$RB/boxctl' run -q -c '$D/box.ini'" >"$D/out" 2>"$D/err" &
+	bp=$!
+	_run_pids+=("$bp")
+	wait_for "$D/err" '^mcpdfake: done$'
+	touch "$D/rec/done"
+	wait "$bp"
 	rc=$?
+	sed -n 's/^mcpdfake: //p' "$D/err" >"$D/rec/init"
+	cp "$D/rec/init" "$D/rec/log"
 	check "$u: the box runs with the stand-in box-mcpd (rc $rc)" \
 		test "$rc" = 0 -a "$(cat "$D/out")" = "agent-done True"
 	[ "$rc" = 0 ] || sed 's/^/#   /' "$D/err" | tail -8
@@ -118,8 +126,7 @@ EOF
 
 	# --- refuse: McpReady ok = false ---
 	rm -f "$D/rec/"*
-	printf '%s\nrefuse the pins file is unreadable (test)\n' "$D/rec" >"$RB/mcpd-fake.conf"
-	as_user "$u" "timeout -k 5 120 '$RB/boxctl' run -q -c '$D/box.ini'" >"$D/out" 2>"$D/err"
+	as_user "$u" "BOX_TEST_MCPD_FAKE_MODE='refuse the pins file is unreadable (test)' timeout -k 5 120 '$RB/boxctl' run -q -c '$D/box.ini'" >"$D/out" 2>"$D/err"
 	rc=$?
 	check "$u: McpReady ok = false refuses the box: exit 1 (rc $rc)" test "$rc" = 1
 	check "$u: … with box-mcpd's message" \

@@ -39,6 +39,24 @@ out=$("$RB/boxctl" run -c a.ini --detach 2>err)
 check "service: run --detach through the socket" grep -qxE "[0-9a-f]{12}" <<<"$out"
 check "service: no embedded boxd was started" test "$(grep -c embedded err)" = 0
 rid=$out
+# A service box's daemons: each as its own user, in mount, PID and IPC namespaces of its own
+# (PID 1 there), boxd's user namespace (boxd is root), a root without /home or /var
+# (docs/boxd.8.md, step 4; t-daemon-confine.sh checks the rest for embedded boxes).
+for d in box-policyd:box-policy box-gateway:box-gateway; do
+	p=$(wait_below "$sp" "${d%%:*}")
+	ns_own=1
+	for ns in mnt pid ipc; do
+		[ -n "$p" ] && [ "$(readlink "/proc/$p/ns/$ns")" != "$(readlink "/proc/$sp/ns/$ns")" ] || ns_own=0
+	done
+	check "service: ${d%%:*} in mount, PID and IPC namespaces of its own" test -n "$p" -a "$ns_own" = 1
+	check "service: … PID 1 there, boxd's user namespace" \
+		test -n "$p" -a "$(awk '/^NSpid:/ { print $NF }' "/proc/$p/status" 2>/dev/null)" = 1 \
+		-a "$(readlink "/proc/$p/ns/user")" = "$(readlink "/proc/$sp/ns/user")"
+	check "service: … as $(daemon_user "${d#*:}")" \
+		test -n "$p" -a "$(stat -c %U "/proc/$p" 2>/dev/null)" = "$(daemon_user "${d#*:}")"
+	check "service: … its root holds no /home, no /var" \
+		test -n "$p" -a -d "/proc/$p/root/usr" -a ! -e "/proc/$p/root/home" -a ! -e "/proc/$p/root/var"
+done
 
 cat >echo.ini <<EOF
 [box]
@@ -56,6 +74,7 @@ if have_boxtest; then
 	uout=$(as_boxtest "'$RB/boxctl' run -q -c a.ini --detach" 2>uerr)
 	# same name, other owner: its own state dir, so no lock conflict
 	check "service: boxtest runs its own box" grep -qxE "[0-9a-f]{12}" <<<"$uout"
+	[ -n "$uout" ] || sed "s/^/#   uerr: /" uerr
 	as_boxtest "'$RB/boxctl' ps" >ups
 	check "ps as boxtest: its own box" grep -qP "^svc-a-$n\t$uout\trunning\t" ups
 	check "ps as boxtest: not root's box" test "$(grep -c "$rid" ups)" = 0

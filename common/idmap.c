@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * idmap.c — the trampoline writes its own user namespace maps (step 1):
- * owner uid -> same uid, owner gid -> same gid, setgroups = deny.
+ * idmap.c — a process writes its own user namespace maps (idmap.h): uid ->
+ * same uid, gid -> same gid, setgroups = deny. box-trampoline's step 1 (the
+ * owner's ids) and boxd's confined daemons (boxd/confine.c: boxd's ids).
+ * Library code: negative errno, never logs.
  *
  * The process must be dumpable (a uid change made it non-dumpable, and then
  * /proc/self/{uid_map,gid_map,setgroups} refuse the writes — measured).
- * Trusts: the ids of the validated plan.
+ * Trusts: its caller (the ids).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trampoline.h"
+#include "idmap.h"
 
 static int
 write_proc_self(const char *name, const char *text)
