@@ -1336,8 +1336,11 @@ start_release(struct box *b)
 	if (n == 2)
 		(void)kernel_watch_start(b, TAKE_FD(b->gate_fd), "agent");
 	b->gate_fd = safe_close(b->gate_fd);
-	if (n != 2)
+	if (n != 2) {
+		/* It went because its setup failed, most likely: what it said on fd 4 counts first. */
+		(void)status_watch_drain(&b->status);
 		return start_abort(b, "box-trampoline went away at its start gate");
+	}
 	box_mark(b, "agent released (its start gate opened)");
 	b->state = BOX_STARTING;
 }

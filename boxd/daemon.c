@@ -673,11 +673,16 @@ on_reaped(struct child *c, int status)
 				     why);
 	} else if (!dm->closing && !box_agent_reaped(b)) {
 		if (dm->lost_starting) {
-			/* Its channel went first, before it was ready: the start's words, now with how. */
-			free(dm->error);
-			if (asprintf(&dm->error, "%s exited before it was ready (%s)", dm->desc->name,
-				     why) < 0)
-				dm->error = NULL;
+			/*
+			 * Its channel went first, before it was ready: the start's words, now with
+			 * how — unless it said why itself (a ready message refusing the box).
+			 */
+			if (!dm->error || strstr(dm->error, "exited before it was ready")) {
+				free(dm->error);
+				if (asprintf(&dm->error, "%s exited before it was ready (%s)",
+					     dm->desc->name, why) < 0)
+					dm->error = NULL;
+			}
 		} else if (dm->lost)
 			set_error(dm, why); /* the channel went first: now we know how */
 		else
