@@ -67,6 +67,8 @@ struct tramp {
 	int start_gate;	   /* plan.start_gate: fd 3, kept until boxd's "go"; else -1 */
 	/* plan.supervise: the supervisor's box-policyd channel (fd 5, CLOEXEC), else -1 */
 	int supervise_fd;
+	/* plan.snapshot_root: the box's overlay (a detached mount, CLOEXEC), else -1 */
+	int snapshot_fd;
 };
 
 /* Report a setup failure on fd 4 (stderr if fd 4 is gone) and _exit(1). */

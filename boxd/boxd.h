@@ -295,6 +295,10 @@ struct box {
 	 * box-policyd (policyd.c), box-gateway (gateway.c), box-shell and its
 	 * tools (shell.c), box-mcpd and its MCP servers (mcpd.c).
 	 */
+	/* [box] snapshot = workspace (snapshot.c): the overlay's detached mount, its root */
+	int snapshot_fd;
+	char *snapshot_root;
+
 	struct recheck *recheck;
 	struct policyd *policyd;
 	struct gateway *gateway;
@@ -451,6 +455,10 @@ void own_paths_clear(struct own_paths *o);
 
 int plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err);
 void plan_free(Box__Plan *p);
+
+/* ---- snapshot.c ---- */
+/* [box] snapshot: the overlay made (b->snapshot_fd), or negative errno with *err. */
+int snapshot_start(struct box *b, char **err);
 /*
  * box-shell's SANDBOX_SHELL plan from the agent's (its view, Landlock
  * rights and shared runtime dirs; no /run/box, no gateway): argv and
@@ -511,7 +519,7 @@ int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int s
  * trampoline's fds 5.. (a SANDBOX_SHELL plan's pass_fds). The caller keeps its fds.
  */
 int spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
-			 const int *extra, unsigned n_extra, pid_t *pid, int *status_fd);
+			 const int *extra, unsigned n_extra, pid_t *pid, int *status_fd, int snap_fd);
 
 /* ---- clientd.c ---- */
 /* Service mode: box-clientd and a user to run it as exist (checked at start-up). */

@@ -520,6 +520,8 @@ plan_new(const struct box *b, Box__Plan **ret)
 	o->name = strdup(b->owner.name);
 	o->home = strdup(b->owner.home);
 	o->shell = strdup(b->owner.shell && b->owner.shell[0] == '/' ? b->owner.shell : "/bin/sh");
+	if (b->snapshot_root && !(p->snapshot_root = strdup(b->snapshot_root)))
+		return -ENOMEM;
 	return o->name && o->home && o->shell ? 0 : -ENOMEM;
 }
 

@@ -69,27 +69,27 @@ spawn_helper_places(const struct boxd *d, const char *name, char *buf, size_t si
 
 static int trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 			    const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd,
-			    int *gate_fd);
+			    int *gate_fd, int snap_fd);
 
 int
 spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int supervise_fd,
 		 pid_t *pidp, int *status_fd, int *gate_fd)
 {
 	return trampoline_start(d, plan, b->stdio, supervise_fd >= 0 ? &supervise_fd : NULL,
-				supervise_fd >= 0 ? 1 : 0, pidp, status_fd, gate_fd);
+				supervise_fd >= 0 ? 1 : 0, pidp, status_fd, gate_fd, b->snapshot_fd);
 }
 
 int
 spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
-		     const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd)
+		     const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd, int snap_fd)
 {
-	return trampoline_start(d, plan, stdio, extra, n_extra, pidp, status_fd, NULL);
+	return trampoline_start(d, plan, stdio, extra, n_extra, pidp, status_fd, NULL, snap_fd);
 }
 
 /* GATE_FD: with plan->start_gate, our end of fd 3 (the plan's socket) for the "go". */
 static int
 trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3], const int *extra,
-		 unsigned n_extra, pid_t *pidp, int *status_fd, int *gate_fd)
+		 unsigned n_extra, pid_t *pidp, int *status_fd, int *gate_fd, int snap_fd)
 {
 	_cleanup_free_ char *tramp = NULL;
 	_cleanup_free_ uint8_t *buf = NULL;
@@ -153,9 +153,25 @@ trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3], cons
 	close(ssock[1]);
 	psock[1] = ssock[1] = -1;
 
+	/* A plan with a snapshot_root carries the box's overlay mount (docs/snapshot.md). */
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	union {
+		char c[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (plan->snapshot_root && snap_fd >= 0) {
+		mh.msg_control = u.c;
+		mh.msg_controllen = sizeof(u.c);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &snap_fd, sizeof(int));
+	}
 	ssize_t n;
 	do
-		n = send(psock[0], buf, len, MSG_NOSIGNAL);
+		n = sendmsg(psock[0], &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	/* A failed send shows up as the trampoline's "no plan" error on fd 4. */
 	if (n != (ssize_t)len)

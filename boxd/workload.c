@@ -163,7 +163,7 @@ workload_start(struct workload *w, const Box__Plan *plan, const int fds[3])
 		sv[0] = safe_close(sv[0]);
 	}
 	int r = spawn_trampoline_fds(b->d, plan, fds, plan->supervise ? &sv[1] : NULL,
-				     plan->supervise ? 1 : 0, &pid, &sfd);
+				     plan->supervise ? 1 : 0, &pid, &sfd, b->snapshot_fd);
 	safe_close(sv[1]);
 	if (r < 0)
 		return r;
