@@ -839,11 +839,12 @@ interpret(struct ctx *c)
 
 	process_agent(c);
 	/* snapshot = workspace: the workspace must itself be an agent write grant (docs/snapshot.md). */
-	if (cfg->box.snapshot.set && cfg->box.snapshot.value == 1 && cfg->agent.proc.workspace.value) {
+	if (cfg->box.snapshot.set && cfg->box.snapshot.value == 1 && cfg->agent.proc.workspace.value &&
+	    !c->opts.offline) {
 		const struct box_grant_list *wl = &cfg->agent.proc.fs.lists[BOX_FS_WRITE];
 		bool found = false;
 		for (size_t i = 0; i < wl->n; i++)
-			if (wl->v[i].is_dir && strcmp(wl->v[i].path, cfg->agent.proc.workspace.value) == 0)
+			if (wl->v[i].path && strcmp(wl->v[i].path, cfg->agent.proc.workspace.value) == 0)
 				found = true;
 		if (!found)
 			err_at(c, cfg->box.snapshot.src.line, "box", "snapshot",

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# t-snapshot.sh — [box] snapshot = workspace (docs/snapshot.md), real boxes as
+# root and as boxtest: the agent writes, edits and deletes in its workspace,
+# the host tree stays as it was; `boxctl diff` lists and diffs; a partial
+# `apply` carries one file; a file changed on the host since is refused (and
+# applied with --force); a symlink planted on the host and a parent directory
+# swapped for a symlink are refused and nothing reaches where they point;
+# `discard` drops the rest.
+# Trusts: nothing; test code.
+. test/lib.sh
+. test/integration/lib-run.sh
+set -u
+cd "$W"
+
+# make_tree DIR NAME: DIR/p (the workspace) with files, and DIR/box.ini.
+make_tree() {
+	local d=$1
+	mkdir -p "$d/p/sub" "$d/outside"
+	echo orig >"$d/p/a.txt"
+	echo keep >"$d/p/b.txt"
+	echo sub >"$d/p/sub/c.txt"
+	echo untouched >"$d/outside/target"
+	cat >"$d/p/agent.py" <<'EOF'
+import os
+open("a.txt", "a").write("edited in the box\n")
+open("new.txt", "w").write("new file\n")
+open("new3.txt", "w").write("third\n")
+open("sub/new2.txt", "w").write("in sub\n")
+os.unlink("b.txt")
+os.symlink("a.txt", "link")
+print("inside", sorted(os.listdir(".")))
+print("a.txt", open("a.txt").read().replace("\n", "|"))
+EOF
+	cat >"$d/box.ini" <<EOF
+[box]
+name = $2
+snapshot = workspace
+
+[agent]
+command = /usr/bin/python3 $d/p/agent.py
+workspace = $d/p
+
+[agent.filesystem]
+write = $d/p
+EOF
+}
+
+# scenario LABEL USER DIR NAME: run the box as USER, then diff, apply, discard.
+scenario() {
+	local l=$1 u=$2 d=$3 n=$4
+	local bc="'$RB/boxctl'"
+	AS_USER_DIR=$d as_user "$u" "$bc run -q -c '$d/box.ini'" >"$d/run.out" 2>"$d/run.err"
+	check "$l: the box ran and saw its own writes" grep -q "^inside .*'new.txt'" "$d/run.out"
+	sed 's/^/#   /' "$d/run.err"
+	check "$l: the box saw its edit" grep -qx "a.txt orig|edited in the box|" "$d/run.out"
+	check "$l: the host file is unchanged" test "$(cat "$d/p/a.txt")" = orig
+	check "$l: the host file the box deleted is still there" test -e "$d/p/b.txt"
+	check "$l: nothing the box added is on the host" test ! -e "$d/p/new.txt" -a ! -e "$d/p/link"
+
+	AS_USER_DIR=$d as_user "$u" "$bc diff $n" >"$d/diff.out" 2>&1
+	check "$l: diff lists the edit" grep -q "^changed  a.txt" "$d/diff.out"
+	check "$l: diff lists the deletion" grep -q "^deleted  b.txt" "$d/diff.out"
+	check "$l: diff lists the new file" grep -q "^added    new.txt" "$d/diff.out"
+	check "$l: diff lists the new symbolic link" grep -q "^added    link  (symbolic link)" "$d/diff.out"
+	check "$l: diff shows a unified diff of the text" grep -qx "+edited in the box" "$d/diff.out"
+	sed 's/^/#   /' "$d/diff.out"
+
+	# A partial apply: one file.
+	AS_USER_DIR=$d as_user "$u" "$bc apply $n new.txt" >"$d/apply1.out" 2>&1
+	check "$l: apply NAME PATH carries that file" test "$(cat "$d/p/new.txt" 2>/dev/null)" = "new file"
+	check "$l: ... and nothing else" test "$(cat "$d/p/a.txt")" = orig -a -e "$d/p/b.txt"
+	check "$l: the applied file is owned by the owner" test "$(stat -c %U "$d/p/new.txt")" = "$u"
+	AS_USER_DIR=$d as_user "$u" "$bc diff $n" >"$d/diff2.out" 2>&1
+	check "$l: diff no longer lists the applied file" sh -c "! grep -q new.txt '$d/diff2.out'"
+
+	# A conflict: the host changed a.txt since the snapshot began.
+	echo "host edit" >>"$d/p/a.txt"
+	AS_USER_DIR=$d as_user "$u" "$bc apply $n a.txt" >"$d/apply2.out" 2>&1
+	check "$l: a file changed on the host is refused (exit 1)" test $? -eq 1
+	check "$l: ... saying so" grep -q "^refused  a.txt" "$d/apply2.out"
+	check "$l: ... and the host file keeps the host's edit" grep -qx "host edit" "$d/p/a.txt"
+
+	# A symbolic link planted on the host where the box added a file.
+	ln -s ../outside/target "$d/p/new3.txt"
+	[ "$u" = root ] || chown -h "$u" "$d/p/new3.txt"
+	AS_USER_DIR=$d as_user "$u" "$bc apply $n new3.txt" >"$d/apply3.out" 2>&1
+	check "$l: a planted symlink is refused" grep -q "^refused  new3.txt" "$d/apply3.out"
+	AS_USER_DIR=$d as_user "$u" "$bc apply $n --force new3.txt" >"$d/apply3f.out" 2>&1
+	check "$l: --force replaces the link itself, never what it points at" \
+		test "$(cat "$d/outside/target")" = untouched -a ! -L "$d/p/new3.txt"
+	check "$l: ... with the box's file" test "$(cat "$d/p/new3.txt")" = third
+
+	# A parent directory swapped for a symlink to elsewhere.
+	mv "$d/p/sub" "$d/p/sub.moved"
+	ln -s ../outside "$d/p/sub"
+	[ "$u" = root ] || chown -h "$u" "$d/p/sub"
+	AS_USER_DIR=$d as_user "$u" "$bc apply $n --force sub" >"$d/apply4.out" 2>&1
+	check "$l: a swapped parent directory is refused, even with --force" \
+		grep -q "^refused  sub" "$d/apply4.out"
+	check "$l: ... and nothing reached where it points" test ! -e "$d/outside/new2.txt"
+	sed 's/^/#   /' "$d/apply4.out"
+	rm "$d/p/sub"
+	mv "$d/p/sub.moved" "$d/p/sub"
+
+	# --force carries a conflicting file.
+	AS_USER_DIR=$d as_user "$u" "$bc apply $n --force a.txt" >"$d/apply5.out" 2>&1
+	check "$l: --force applies a file changed on the host" \
+		grep -qx "edited in the box" "$d/p/a.txt"
+
+	# discard drops the rest: the deletion never happens, the link is never made.
+	AS_USER_DIR=$d as_user "$u" "$bc discard $n" >"$d/discard.out" 2>&1
+	check "$l: discard succeeds" grep -q "discarded" "$d/discard.out"
+	AS_USER_DIR=$d as_user "$u" "$bc diff $n" >"$d/diff3.out" 2>&1
+	check "$l: after discard diff lists nothing" test ! -s "$d/diff3.out"
+	check "$l: the discarded deletion never reached the host" test -e "$d/p/b.txt" -a ! -e "$d/p/link"
+}
+
+make_tree "$W/sr" "snap-root-$$"
+chmod -R a+rX "$W/sr"
+scenario "root" root "$W/sr" "snap-root-$$"
+
+if have_boxtest; then
+	make_tree "$W/su" "snap-user-$$"
+	chown -R boxtest:boxtest "$W/su"
+	scenario "boxtest" boxtest "$W/su" "snap-user-$$"
+	rm -rf "$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-user-$$"
+else
+	skip "boxtest: snapshot" "cannot create the user boxtest (not root)"
+fi
+tap_done
