@@ -6,7 +6,8 @@
 # `apply` carries one file; a file changed on the host since is refused (and
 # applied with --force); a symlink planted on the host and a parent directory
 # swapped for a symlink are refused and nothing reaches where they point;
-# `discard` drops the rest.
+# `discard` drops the rest. A `git commit` by a [tool.git] (box-shell and the tool's sandbox
+# write into the same overlay) is applied and shows in the host's `git log`.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -116,15 +117,69 @@ scenario() {
 	check "$l: the discarded deletion never reached the host" test -e "$d/p/b.txt" -a ! -e "$d/p/link"
 }
 
+# git_scenario LABEL USER DIR NAME: the agent commits through box's shell and [tool.git].
+git_scenario() {
+	local l=$1 u=$2 d=$3 n=$4
+	local bc="'$RB/boxctl'"
+	mkdir -p "$d/g"
+	echo one >"$d/g/f.txt"
+	git -C "$d/g" init -q
+	git -C "$d/g" -c user.name=t -c user.email=t@e add f.txt
+	git -C "$d/g" -c user.name=t -c user.email=t@e commit -qm first
+	printf '@id("all")\npermit (principal, action, resource);\n' >"$d/policy.cedar"
+	cat >"$d/agent-git.py" <<'EOF'
+import subprocess
+open("f.txt", "a").write("two\n")
+r = subprocess.run(["bash", "-c", "git -c user.name=agent -c user.email=a@e commit -qam 'by the agent' && git log --oneline | wc -l"],
+                   capture_output=True, text=True)
+print("git rc", r.returncode, "commits", r.stdout.strip(), r.stderr.strip().replace("\n", "|"))
+EOF
+	cat >"$d/git.ini" <<EOF
+[box]
+name = $n
+snapshot = workspace
+policy = $d/policy.cedar
+
+[agent]
+command = /usr/bin/python3 $d/agent-git.py
+workspace = $d/g
+
+[agent.filesystem]
+write = $d/g
+read_file = $d/agent-git.py
+
+[tool.git]
+command = /usr/bin/git
+[tool.git.filesystem]
+write = $d/g
+EOF
+	[ "$u" = root ] || chown -R "$u:$u" "$d/g" "$d/git.ini" "$d/agent-git.py" "$d/policy.cedar"
+	AS_USER_DIR=$d as_user "$u" "$bc run -q -c '$d/git.ini'" >"$d/git.out" 2>"$d/git.err"
+	check "$l: git committed in the box (two commits there)" grep -q "^git rc 0 commits 2" "$d/git.out"
+	sed 's/^/#   /' "$d/git.out" "$d/git.err"
+	check "$l: the host repository still has one commit" \
+		test "$(git -c safe.directory='*' -C "$d/g" log --oneline | wc -l)" = 1
+	AS_USER_DIR=$d as_user "$u" "$bc apply $n" >"$d/git-apply.out" 2>&1
+	check "$l: apply of the commit succeeds" test $? -eq 0
+	grep -v "^added\|^changed" "$d/git-apply.out" | sed 's/^/#   /'
+	check "$l: the host's git log shows the agent's commit" \
+		sh -c "git -c safe.directory='*' -C '$d/g' log --format=%s | head -1 | grep -qx 'by the agent'"
+	check "$l: the host's work tree has the change, committed" \
+		sh -c "grep -qx two '$d/g/f.txt' && test -z \"\$(git -c safe.directory='*' -C '$d/g' status --porcelain)\""
+}
+
 make_tree "$W/sr" "snap-root-$$"
 chmod -R a+rX "$W/sr"
 scenario "root" root "$W/sr" "snap-root-$$"
+git_scenario "root" root "$W/sr" "snap-rgit-$$"
 
 if have_boxtest; then
 	make_tree "$W/su" "snap-user-$$"
 	chown -R boxtest:boxtest "$W/su"
 	scenario "boxtest" boxtest "$W/su" "snap-user-$$"
-	rm -rf "$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-user-$$"
+	git_scenario "boxtest" boxtest "$W/su" "snap-ugit-$$"
+	rm -rf "$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-user-$$" \
+		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-ugit-$$"
 else
 	skip "boxtest: snapshot" "cannot create the user boxtest (not root)"
 fi
