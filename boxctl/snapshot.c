@@ -13,8 +13,10 @@
  * symlink is replaced, never followed), copies symlinks as links, drops
  * setuid and setgid, and refuses an entry whose host file changed (ctime)
  * since the snapshot began (STATE/snapshot/since) unless --force. apply and
- * discard leave a running box's upper dir alone (they refuse: the box holds
- * the run lock).
+ * discard never change a running box's upper dir (it is mounted): apply then
+ * carries only files no process holds open for writing and records each in
+ * STATE/snapshot/applied (its new ctime, so a later apply does not take it
+ * for a host change); discard refuses.
  * Trusts: nothing in the upper dir or the host tree (both the owner's).
  */
 #include <dirent.h>
@@ -52,6 +54,9 @@ struct snap {
 	char **paths;	   /* apply: the selected paths, relative to root (none: all) */
 	size_t n_paths;
 	bool force, apply, diff_text;
+	bool running;	   /* apply on a running box: the upper dir is left as it is */
+	char *applied;	   /* STATE/snapshot/applied: "CTIME_NS PATH\n" lines, or NULL */
+	int snapd;	   /* O_PATH of STATE/snapshot */
 	unsigned n_applied, n_refused, n_listed;
 };
 
@@ -232,6 +237,88 @@ put_link(int pfd, const char *name, const char *target)
 
 static void walk(struct snap *s, int ufd, const char *prefix, unsigned depth);
 
+/* Did an apply on the running box write REL, leaving it with this ctime? */
+static bool
+applied_at(const struct snap *s, const char *rel, long long ct)
+{
+	char want[4300];
+	snprintf(want, sizeof(want), "%lld %s\n", ct, rel);
+	for (const char *p = s->applied; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
+		if (len == strlen(want) && memcmp(p, want, len) == 0)
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/* Record REL as applied to the running box's host tree, with its ctime now. */
+static void
+applied_add(struct snap *s, int pfd, const char *base, const char *rel)
+{
+	struct stat st;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	_cleanup_close_ int fd = openat(s->snapd, "applied", O_WRONLY | O_APPEND | O_CREAT |
+								O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	char line[4300];
+	int n = snprintf(line, sizeof(line), "%lld %s\n", ctime_ns(&st), rel);
+	if (n > 0 && (size_t)n < sizeof(line))
+		(void)fd_write_full(fd, line, (size_t)n);
+}
+
+/*
+ * Is PATH open for writing by any process we can see (the box's run as the
+ * owner; a sandbox's view shows the workspace at its host path, so its fds
+ * read as the host path)? Unreadable processes are not ours.
+ */
+static bool
+open_for_writing(const char *path)
+{
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return false;
+	bool busy = false;
+	struct dirent *pe;
+	while (!busy && (pe = readdir(proc))) {
+		if (pe->d_name[0] < '1' || pe->d_name[0] > '9')
+			continue;
+		char dir[300];
+		snprintf(dir, sizeof(dir), "/proc/%s/fd", pe->d_name);
+		DIR *fds = opendir(dir);
+		if (!fds)
+			continue;
+		struct dirent *fe;
+		while (!busy && (fe = readdir(fds))) {
+			if (fe->d_name[0] < '0' || fe->d_name[0] > '9')
+				continue;
+			char lp[600], target[4200];
+			snprintf(lp, sizeof(lp), "/proc/%s/fd/%s", pe->d_name, fe->d_name);
+			ssize_t n = readlink(lp, target, sizeof(target) - 1);
+			if (n < 0)
+				continue;
+			target[n] = '\0';
+			if (strcmp(target, path) != 0)
+				continue;
+			snprintf(lp, sizeof(lp), "/proc/%s/fdinfo/%s", pe->d_name, fe->d_name);
+			FILE *f = fopen(lp, "re");
+			char line[128];
+			while (f && fgets(line, sizeof(line), f))
+				if (strncmp(line, "flags:", 6) == 0 &&
+				    (strtoul(line + 6, NULL, 8) & O_ACCMODE) != O_RDONLY)
+					busy = true;
+			if (f)
+				fclose(f);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return busy;
+}
+
 /* One entry NAME of the upper dir UDIR at REL. Returns true when it was applied (and may go). */
 static bool
 entry(struct snap *s, int udir, const char *name, const char *rel, unsigned depth)
@@ -250,7 +337,8 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 	const char *why = NULL;
 	if (pfd >= 0 && fstatat(pfd, base, &hst, AT_SYMLINK_NOFOLLOW) == 0) {
 		host_exists = true;
-		if (ctime_ns(&hst) > s->since && !S_ISDIR(hst.st_mode))
+		if (ctime_ns(&hst) > s->since && !S_ISDIR(hst.st_mode) &&
+		    !applied_at(s, rel, ctime_ns(&hst)))
 			conflict = true;
 	} else if (pfd < 0 && pfd != -ENOENT) {
 		why = pfd == -ELOOP || pfd == -EXDEV || pfd == -ENOTDIR
@@ -308,7 +396,7 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 			}
 		}
 		walk(s, sub, rel, depth + 1);
-		if (s->apply && sel) {
+		if (s->apply && sel && !s->running) {
 			if (opaque)
 				(void)fremovexattr(sub, "user.overlay.opaque");
 			return true; /* removed from upper if empty */
@@ -385,6 +473,15 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 		s->n_refused++;
 		return false;
 	}
+	if (s->running && S_ISREG(ust.st_mode)) {
+		char hp[4300];
+		snprintf(hp, sizeof(hp), "%s/%s", s->root, rel);
+		if (open_for_writing(hp)) {
+			say(s, "refused", rel, "open for writing in the running box (apply it later)");
+			s->n_refused++;
+			return false;
+		}
+	}
 	int r;
 	if (S_ISLNK(ust.st_mode)) {
 		char target[4097];
@@ -403,6 +500,8 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 	}
 	say(s, host_exists ? "changed" : "added", rel, NULL);
 	s->n_applied++;
+	if (s->running)
+		applied_add(s, pfd, base, rel);
 	return true;
 }
 
@@ -444,7 +543,7 @@ walk(struct snap *s, int ufd, const char *prefix, unsigned depth)
 	for (size_t i = 0; i < n; i++) {
 		char rel[4200];
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", names[i]);
-		if (entry(s, ufd, names[i], rel, depth) && s->apply) {
+		if (entry(s, ufd, names[i], rel, depth) && s->apply && !s->running) {
 			struct stat st;
 			if (fstatat(ufd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
 				(void)unlinkat(ufd, names[i], AT_REMOVEDIR); /* when empty */
@@ -462,7 +561,7 @@ static int
 snap_open(struct snap *s, const char *name)
 {
 	s->name = name;
-	s->upper = s->host = -1;
+	s->upper = s->host = s->snapd = -1;
 	s->state = boxlog_state_dir(name);
 	if (!s->state) {
 		fprintf(stderr, "boxctl: error: no state dir of a box %s\n", name);
@@ -488,6 +587,8 @@ snap_open(struct snap *s, const char *name)
 	if (fd_read_file(snapd, "since", 64, &txt, &len) == 0)
 		s->since = atoll(txt);
 	free(txt);
+	(void)fd_read_file(snapd, "applied", 16 << 20, &s->applied, &len);
+	s->snapd = fcntl(snapd, F_DUPFD_CLOEXEC, 3);
 	s->upper = openat2_nofollow(snapd, "upper", O_RDONLY | O_DIRECTORY);
 	if (s->upper < 0) {
 		fprintf(stderr, "boxctl: error: %s/snapshot/upper: %s\n", s->state, strerror(-s->upper));
@@ -503,6 +604,8 @@ snap_close(struct snap *s)
 	free(s->root);
 	safe_close(s->upper);
 	safe_close(s->host);
+	safe_close(s->snapd);
+	free(s->applied);
 }
 
 /* Is the box running (its run lock held)? */
@@ -671,13 +774,7 @@ cmd_apply(int argc, char **argv)
 	s.paths = paths;
 	s.n_paths = np;
 	s.apply = true;
-	if (snap_running(&s)) {
-		fprintf(stderr, "boxctl: error: box %s is running: its snapshot is mounted; stop it "
-				"first\n", s.name);
-		free(paths);
-		snap_close(&s);
-		return 1;
-	}
+	s.running = snap_running(&s);
 	if ((r = become_owner(&s)) < 0) {
 		fprintf(stderr, "boxctl: error: cannot act as the owner of %s: %s\n", s.state,
 			strerror(-r));

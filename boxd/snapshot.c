@@ -169,6 +169,8 @@ prepare_as_owner(int state_dirfd, const char *root, uint64_t max)
 	int r = write_new(sd, "root", buf);
 	if (r < 0)
 		return -r;
+	if (empty)
+		(void)unlinkat(sd, "applied", 0); /* boxctl apply's records of the last snapshot */
 	if (empty || faccessat(sd, "since", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

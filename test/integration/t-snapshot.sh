@@ -7,7 +7,9 @@
 # applied with --force); a symlink planted on the host and a parent directory
 # swapped for a symlink are refused and nothing reaches where they point;
 # `discard` drops the rest. A `git commit` by a [tool.git] (box-shell and the tool's sandbox
-# write into the same overlay) is applied and shows in the host's `git log`.
+# write into the same overlay) is applied and shows in the host's `git log`. On a running
+# (detached) box apply carries only files no process holds open for writing and leaves the
+# mounted upper dir alone; discard refuses it.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -168,18 +170,83 @@ EOF
 		sh -c "grep -qx two '$d/g/f.txt' && test -z \"\$(git -c safe.directory='*' -C '$d/g' status --porcelain)\""
 }
 
+# running_scenario LABEL USER DIR NAME STATE: apply on a running box carries only files no
+# process holds open for writing, and leaves the upper dir alone; after the stop, the rest.
+running_scenario() {
+	local l=$1 u=$2 d=$3 n=$4 st=$5
+	local bc="'$RB/boxctl'"
+	mkdir -p "$d/r"
+	echo base >"$d/r/base.txt"
+	cat >"$d/agent-run.py" <<'EOF'
+import time
+open("done.txt", "w").write("done\n")
+f = open("busy.txt", "w")
+f.write("busy\n")
+f.flush()
+open("ready.txt", "w").write("ready\n")
+time.sleep(120)
+EOF
+	cat >"$d/run.ini" <<EOF
+[box]
+name = $n
+snapshot = workspace
+
+[agent]
+command = /usr/bin/python3 $d/agent-run.py
+workspace = $d/r
+
+[agent.filesystem]
+write = $d/r
+read_file = $d/agent-run.py
+EOF
+	[ "$u" = root ] || chown -R "$u:$u" "$d/r" "$d/run.ini" "$d/agent-run.py"
+	AS_USER_DIR=$d as_user "$u" "$bc run -q --detach -c '$d/run.ini'" >"$d/detach.out" 2>&1
+	local ok=0
+	for _ in $(seq 600); do
+		AS_USER_DIR=$d as_user "$u" "$bc diff $n" 2>/dev/null | grep -q "^added    ready.txt" && {
+			ok=1
+			break
+		}
+		sleep 0.1
+	done
+	check "$l: the detached box wrote its files" test $ok = 1
+	AS_USER_DIR=$d as_user "$u" "$bc apply $n" >"$d/run-apply.out" 2>&1
+	check "$l: apply on a running box carries a closed file" grep -qx done "$d/r/done.txt"
+	check "$l: ... refuses one open for writing in the box" \
+		grep -q "^refused  busy.txt  open for writing" "$d/run-apply.out"
+	check "$l: ... which stays off the host" test ! -e "$d/r/busy.txt"
+	check "$l: ... and the mounted upper dir is left as it was" test -e "$st/snapshot/upper/done.txt"
+	sed 's/^/#   /' "$d/run-apply.out"
+	AS_USER_DIR=$d as_user "$u" "$bc discard $n" >"$d/run-discard.out" 2>&1
+	check "$l: discard refuses a running box" grep -q "is running" "$d/run-discard.out"
+	AS_USER_DIR=$d as_user "$u" "$bc stop $n" >/dev/null 2>&1
+	for _ in $(seq 600); do
+		flock -n "$st/lock" true 2>/dev/null && break
+		sleep 0.1
+	done
+	AS_USER_DIR=$d as_user "$u" "$bc apply $n" >"$d/run-apply2.out" 2>&1
+	check "$l: after the stop apply carries the rest, without a conflict on its own apply" \
+		test $? -eq 0 -a "$(cat "$d/r/busy.txt" 2>/dev/null)" = busy
+	sed 's/^/#   /' "$d/run-apply2.out"
+	check "$l: ... and empties the upper dir" test -z "$(ls -A "$st/snapshot/upper")"
+}
+
 make_tree "$W/sr" "snap-root-$$"
 chmod -R a+rX "$W/sr"
 scenario "root" root "$W/sr" "snap-root-$$"
 git_scenario "root" root "$W/sr" "snap-rgit-$$"
+running_scenario "root" root "$W/sr" "snap-rrun-$$" "$XDG_STATE_HOME/box/snap-rrun-$$"
 
 if have_boxtest; then
 	make_tree "$W/su" "snap-user-$$"
 	chown -R boxtest:boxtest "$W/su"
 	scenario "boxtest" boxtest "$W/su" "snap-user-$$"
 	git_scenario "boxtest" boxtest "$W/su" "snap-ugit-$$"
+	running_scenario "boxtest" boxtest "$W/su" "snap-urun-$$" \
+		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-urun-$$"
 	rm -rf "$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-user-$$" \
-		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-ugit-$$"
+		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-ugit-$$" \
+		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-urun-$$"
 else
 	skip "boxtest: snapshot" "cannot create the user boxtest (not root)"
 fi
