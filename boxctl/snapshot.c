@@ -40,6 +40,7 @@
 #include "cleanup.h"
 #include "commands.h"
 #include "fdutil.h"
+#include "parse.h"
 #include "privdrop.h"
 
 #define DEPTH_MAX 256
@@ -307,9 +308,13 @@ open_for_writing(const char *path)
 			FILE *f = fopen(lp, "re");
 			char line[128];
 			while (f && fgets(line, sizeof(line), f))
-				if (strncmp(line, "flags:", 6) == 0 &&
-				    (strtoul(line + 6, NULL, 8) & O_ACCMODE) != O_RDONLY)
-					busy = true;
+				if (strncmp(line, "flags:", 6) == 0) {
+					/* octal; the access mode is its last digit's low bits */
+					size_t e = strcspn(line, "\n");
+					int last = e > 6 ? line[e - 1] - '0' : 0;
+					if ((last & O_ACCMODE) != O_RDONLY)
+						busy = true;
+				}
 			if (f)
 				fclose(f);
 		}
@@ -584,8 +589,12 @@ snap_open(struct snap *s, const char *name)
 	txt[strcspn(txt, "\n")] = '\0';
 	s->root = txt;
 	txt = NULL;
-	if (fd_read_file(snapd, "since", 64, &txt, &len) == 0)
-		s->since = atoll(txt);
+	int64_t since = 0;
+	if (fd_read_file(snapd, "since", 64, &txt, &len) == 0) {
+		txt[strcspn(txt, "\n")] = '\0';
+		if (parse_i64(txt, &since) == 0)
+			s->since = since;
+	}
 	free(txt);
 	(void)fd_read_file(snapd, "applied", 16 << 20, &s->applied, &len);
 	s->snapd = fcntl(snapd, F_DUPFD_CLOEXEC, 3);

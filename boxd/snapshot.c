@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "boxd.h"
+#include "child.h"
 #include "cleanup.h"
 #include "fdutil.h"
 #include "log.h"
@@ -259,16 +260,6 @@ recv_fd(int sock)
 	return fd;
 }
 
-static int
-wait_child(pid_t pid)
-{
-	int ws;
-	while (waitpid(pid, &ws, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : EINTR;
-}
-
 int
 snapshot_start(struct box *b, char **err)
 {
@@ -300,7 +291,7 @@ snapshot_start(struct box *b, char **err)
 		}
 		_exit(prepare_as_owner(b->rc.state_dirfd, root, max));
 	}
-	r = wait_child(pid);
+	r = child_wait_sync(pid);
 	if (r < 0)
 		return r;
 	if (r == 200)
@@ -374,7 +365,7 @@ snapshot_start(struct box *b, char **err)
 		close(sv[1]);
 		m = recv_fd(sv[0]);
 		close(sv[0]);
-		(void)wait_child(pid);
+		(void)child_wait_sync(pid);
 	}
 	if (m < 0)
 		return asprintf(err, "snapshot: cannot mount the overlay over %s: %s (overlayfs "
