@@ -2008,6 +2008,11 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				   cmd ? cmd : "?"));
 	else
 		strv_add(&out, fmt("agent: %s%s", cmd ? cmd : "?", how ? how : ""));
+	if (b->snapshot_root)
+		strv_add(&out, fmt("snapshot: every sandbox writes %s into %s/snapshot/upper; the "
+				   "host tree is untouched until boxctl apply %s (boxctl diff, "
+				   "boxctl discard)",
+				   b->snapshot_root, b->rc.state_dir, b->name));
 	for (size_t i = 0; i < p->n_view; i++) {
 		const Box__ViewEntry *e = p->view[i];
 		const char *note = "";

@@ -53,9 +53,11 @@ EOF
 scenario() {
 	local l=$1 u=$2 d=$3 n=$4
 	local bc="'$RB/boxctl'"
-	AS_USER_DIR=$d as_user "$u" "$bc run -q -c '$d/box.ini'" >"$d/run.out" 2>"$d/run.err"
+	AS_USER_DIR=$d as_user "$u" "$bc run -c '$d/box.ini'" >"$d/run.out" 2>"$d/run.err"
 	check "$l: the box ran and saw its own writes" grep -q "^inside .*'new.txt'" "$d/run.out"
-	sed 's/^/#   /' "$d/run.err"
+	check "$l: the disclosure names the snapshot" \
+		grep -q "^box: snapshot: every sandbox writes $d/p into .*/snapshot/upper" "$d/run.err"
+	grep -v "^box:  " "$d/run.err" | sed 's/^/#   /'
 	check "$l: the box saw its edit" grep -qx "a.txt orig|edited in the box|" "$d/run.out"
 	check "$l: the host file is unchanged" test "$(cat "$d/p/a.txt")" = orig
 	check "$l: the host file the box deleted is still there" test -e "$d/p/b.txt"
