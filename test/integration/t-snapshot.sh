@@ -7,7 +7,8 @@
 # applied with --force); a symlink planted on the host and a parent directory
 # swapped for a symlink are refused and nothing reaches where they point;
 # `discard` drops the rest. A `git commit` by a [tool.git] (box-shell and the tool's sandbox
-# write into the same overlay) is applied and shows in the host's `git log`. On a running
+# write into the same overlay; the tool's grant is the workspace's parent, so its sandbox binds
+# the workspace again from the overlay) is applied and shows in the host's `git log`. On a running
 # (detached) box apply carries only files no process holds open for writing and leaves the
 # mounted upper dir alone; discard refuses it.
 # Trusts: nothing; test code.
@@ -155,7 +156,7 @@ read_file = $d/agent-git.py
 [tool.git]
 command = /usr/bin/git
 [tool.git.filesystem]
-write = $d/g
+write = $d
 EOF
 	[ "$u" = root ] || chown -R "$u:$u" "$d/g" "$d/git.ini" "$d/agent-git.py" "$d/policy.cedar"
 	AS_USER_DIR=$d as_user "$u" "$bc run -q -c '$d/git.ini'" >"$d/git.out" 2>"$d/git.err"
