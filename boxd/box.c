@@ -464,6 +464,9 @@ box_free(struct box *b)
 	safe_close(b->gate_fd);
 	safe_close(b->supervise_fd);
 	safe_close(b->snapshot_fd);
+	safe_close(b->snapshot_upper_fd);
+	if (b->snapshot_ev)
+		event_free(b->snapshot_ev);
 	free(b->snapshot_root);
 	free(b->alias_exe);
 	status_watch_close(&b->status);
@@ -863,7 +866,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->ca_runtime_fd = b->shell_listen_fd = b->mcp_listen_fd = -1;
 	b->gate_fd = -1;
 	b->supervise_fd = -1;
-	b->snapshot_fd = -1;
+	b->snapshot_fd = b->snapshot_upper_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;

@@ -298,6 +298,8 @@ struct box {
 	/* [box] snapshot = workspace (snapshot.c): the overlay's detached mount, its root */
 	int snapshot_fd;
 	char *snapshot_root;
+	int snapshot_upper_fd;     /* O_PATH of STATE/snapshot/upper, for snapshot_max */
+	struct event *snapshot_ev; /* snapshot_max: the periodic size check */
 
 	struct recheck *recheck;
 	struct policyd *policyd;

@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "boxd.h"
 #include "child.h"
 #include "cleanup.h"
@@ -45,6 +47,9 @@
 #include "log.h"
 
 #define SNAP_DIR "snapshot"
+/* snapshot_max: the upper dir is summed every SIZE_CHECK_S, at most this many entries a walk */
+#define USAGE_ENTRIES_MAX 200000
+#define SIZE_CHECK_S 1
 
 static int
 openat2_beneath(int dfd, const char *path, int flags)
@@ -94,11 +99,11 @@ dir_empty(int dfd)
 	return empty;
 }
 
-/* Bytes the upper dir holds (blocks), walked through fds. */
+/* Bytes the upper dir holds (blocks), walked through fds; at most *budget entries. */
 static uint64_t
-dir_usage(int dfd, unsigned depth)
+dir_usage(int dfd, unsigned depth, unsigned *budget)
 {
-	if (depth > 256)
+	if (depth > 256 || !*budget)
 		return 0;
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -110,9 +115,10 @@ dir_usage(int dfd, unsigned depth)
 	}
 	uint64_t sum = 0;
 	struct dirent *de;
-	while ((de = readdir(d))) {
+	while ((de = readdir(d)) && *budget) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		(*budget)--;
 		struct stat st;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
@@ -121,7 +127,7 @@ dir_usage(int dfd, unsigned depth)
 			_cleanup_close_ int sub = openat(dirfd(d), de->d_name,
 							 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub >= 0)
-				sum += dir_usage(sub, depth + 1);
+				sum += dir_usage(sub, depth + 1, budget);
 		}
 	}
 	closedir(d);
@@ -163,7 +169,8 @@ prepare_as_owner(int state_dirfd, const char *root, uint64_t max)
 		if (!same)
 			return 200;
 	}
-	if (max && dir_usage(up, 0) > max)
+	unsigned budget = USAGE_ENTRIES_MAX;
+	if (max && dir_usage(up, 0, &budget) > max)
 		return 201;
 	char buf[4200];
 	snprintf(buf, sizeof(buf), "%s\n", root);
@@ -258,6 +265,29 @@ recv_fd(int sock)
 	int fd;
 	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	return fd;
+}
+
+/*
+ * snapshot_max while the box runs: the upper dir's blocks summed every
+ * SIZE_CHECK_S (through an O_PATH fd, nothing followed); over the cap, boxd
+ * stops the box as [box] timeout does, saying why.
+ */
+static void
+on_size_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+	uint64_t max = b->spec->box->snapshot_max->value;
+	unsigned budget = USAGE_ENTRIES_MAX;
+	if (dir_usage(b->snapshot_upper_fd, 0, &budget) > max) {
+		log_notice("box %s (%s): its snapshot outgrew snapshot_max (%llu bytes)", b->name,
+			   b->id, (unsigned long long)max);
+		if (!b->stopped)
+			b->stopped = "its snapshot outgrew [box] snapshot_max";
+		box_stop(b);
+		return;
+	}
+	struct timeval tv = { SIZE_CHECK_S, 0 };
+	evtimer_add(b->snapshot_ev, &tv);
 }
 
 int
@@ -374,5 +404,13 @@ snapshot_start(struct box *b, char **err)
 	b->snapshot_fd = m;
 	if (!(b->snapshot_root = strdup(root)))
 		return -ENOMEM;
+	if (max) {
+		b->snapshot_upper_fd = TAKE_FD(upper);
+		b->snapshot_ev = evtimer_new(b->d->base, on_size_check, b);
+		if (!b->snapshot_ev)
+			return -ENOMEM;
+		struct timeval tv = { SIZE_CHECK_S, 0 };
+		evtimer_add(b->snapshot_ev, &tv);
+	}
 	return 0;
 }

@@ -10,7 +10,8 @@
 # write into the same overlay; the tool's grant is the workspace's parent, so its sandbox binds
 # the workspace again from the overlay) is applied and shows in the host's `git log`. On a running
 # (detached) box apply carries only files no process holds open for writing and leaves the
-# mounted upper dir alone; discard refuses it.
+# mounted upper dir alone; discard refuses it. A snapshot outgrowing snapshot_max stops its box
+# and refuses the next start.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -234,11 +235,51 @@ EOF
 	check "$l: ... and empties the upper dir" test -z "$(ls -A "$st/snapshot/upper")"
 }
 
+# max_scenario LABEL USER DIR NAME: snapshot_max stops a box whose upper dir outgrows it,
+# and refuses the next start while the snapshot is that large.
+max_scenario() {
+	local l=$1 u=$2 d=$3 n=$4
+	local bc="'$RB/boxctl'"
+	mkdir -p "$d/m"
+	cat >"$d/agent-max.py" <<'EOF'
+import time
+open("big.bin", "wb").write(b"x" * (3 << 20))
+print("written", flush=True)
+time.sleep(120)
+EOF
+	cat >"$d/max.ini" <<EOF
+[box]
+name = $n
+snapshot = workspace
+snapshot_max = 1M
+
+[agent]
+command = /usr/bin/python3 $d/agent-max.py
+workspace = $d/m
+
+[agent.filesystem]
+write = $d/m
+read_file = $d/agent-max.py
+EOF
+	[ "$u" = root ] || chown -R "$u:$u" "$d/m" "$d/max.ini" "$d/agent-max.py"
+	AS_USER_DIR=$d as_user "$u" "$bc run -q -c '$d/max.ini'" >"$d/max.out" 2>"$d/max.err"
+	check "$l: a box whose snapshot outgrows snapshot_max is stopped" \
+		grep -q "was stopped: its snapshot outgrew \[box\] snapshot_max" "$d/max.err"
+	sed 's/^/#   /' "$d/max.err"
+	AS_USER_DIR=$d as_user "$u" "$bc run -q -c '$d/max.ini'" >"$d/max2.out" 2>"$d/max2.err"
+	check "$l: ... and its next start is refused until apply or discard" \
+		grep -q "holds more than snapshot_max" "$d/max2.err"
+	check "$l: ... the agent never ran again" test ! -s "$d/max2.out"
+	AS_USER_DIR=$d as_user "$u" "$bc discard $n" >/dev/null 2>&1
+	check "$l: the host never saw the big file" test ! -e "$d/m/big.bin"
+}
+
 make_tree "$W/sr" "snap-root-$$"
 chmod -R a+rX "$W/sr"
 scenario "root" root "$W/sr" "snap-root-$$"
 git_scenario "root" root "$W/sr" "snap-rgit-$$"
 running_scenario "root" root "$W/sr" "snap-rrun-$$" "$XDG_STATE_HOME/box/snap-rrun-$$"
+max_scenario "root" root "$W/sr" "snap-rmax-$$"
 
 if have_boxtest; then
 	make_tree "$W/su" "snap-user-$$"
@@ -247,9 +288,11 @@ if have_boxtest; then
 	git_scenario "boxtest" boxtest "$W/su" "snap-ugit-$$"
 	running_scenario "boxtest" boxtest "$W/su" "snap-urun-$$" \
 		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-urun-$$"
+	max_scenario "boxtest" boxtest "$W/su" "snap-umax-$$"
 	rm -rf "$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-user-$$" \
 		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-ugit-$$" \
-		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-urun-$$"
+		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-urun-$$" \
+		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-umax-$$"
 else
 	skip "boxtest: snapshot" "cannot create the user boxtest (not root)"
 fi
