@@ -158,20 +158,31 @@ ctime_ns(const struct stat *st)
 	return (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
 }
 
-/* `diff -u` of the host file and the upper one, labelled a/REL and b/REL. */
+/*
+ * `diff -u` of the host file and the upper one, labelled a/REL and b/REL:
+ * both opened here without following a link (the host one through its
+ * parent's fd, PFD; -1: none, /dev/null), and given to diff as /dev/fd/N.
+ */
 static void
-show_diff(const struct snap *s, const char *rel, bool host_exists)
+show_diff(const struct snap *s, int pfd, const char *base, int udir, const char *name,
+	  const char *rel)
 {
-	char a[4200], b[4200], la[4200], lb[4200];
-	snprintf(a, sizeof(a), "%s/%s", s->root, rel);
-	snprintf(b, sizeof(b), "%s/snapshot/upper/%s", s->state, rel);
+	char la[4200], lb[4200], fa[32], fb[32];
+	_cleanup_close_ int a = pfd < 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC)
+					 : openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int b = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (a < 0 || b < 0)
+		return;
 	snprintf(la, sizeof(la), "a/%s", rel);
 	snprintf(lb, sizeof(lb), "b/%s", rel);
+	snprintf(fa, sizeof(fa), "/dev/fd/%d", a);
+	snprintf(fb, sizeof(fb), "/dev/fd/%d", b);
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
-		execl("/usr/bin/diff", "diff", "-u", "--label", la, "--label", lb,
-		      host_exists ? a : "/dev/null", b, (char *)NULL);
+		if (fd_set_cloexec(a, false) < 0 || fd_set_cloexec(b, false) < 0)
+			_exit(127);
+		execl("/usr/bin/diff", "diff", "-u", "--label", la, "--label", lb, fa, fb, (char *)NULL);
 		_exit(127);
 	}
 	int ws;
@@ -441,7 +452,7 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 		if (!host_exists) {
 			say(s, "added", rel, S_ISLNK(ust.st_mode) ? "(symbolic link)" : NULL);
 			if (s->diff_text && S_ISREG(ust.st_mode))
-				show_diff(s, rel, false);
+				show_diff(s, -1, NULL, udir, name, rel);
 			return false;
 		}
 		if (S_ISREG(ust.st_mode) && S_ISREG(hst.st_mode)) {
@@ -463,7 +474,7 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 		}
 		say(s, "changed", rel, conflict ? "(changed on the host since: apply refuses it)" : NULL);
 		if (s->diff_text && S_ISREG(ust.st_mode) && S_ISREG(hst.st_mode))
-			show_diff(s, rel, true);
+			show_diff(s, pfd, base, udir, name, rel);
 		return false;
 	}
 	if (!sel)
