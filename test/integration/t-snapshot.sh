@@ -6,7 +6,7 @@
 # `apply` carries one file; a file changed on the host since is refused (and
 # applied with --force); a symlink planted on the host and a parent directory
 # swapped for a symlink are refused and nothing reaches where they point;
-# `discard` drops the rest. A `git commit` by a [tool.git] (box-shell and the tool's sandbox
+# `discard` drops the rest (as root, boxtest, and boxtest through a root service boxd). A `git commit` by a [tool.git] (box-shell and the tool's sandbox
 # write into the same overlay; the tool's grant is the workspace's parent, so its sandbox binds
 # the workspace again from the overlay) is applied and shows in the host's `git log`. On a running
 # (detached) box apply carries only files no process holds open for writing and leaves the
@@ -293,6 +293,19 @@ if have_boxtest; then
 		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-ugit-$$" \
 		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-urun-$$" \
 		"$(getent passwd boxtest | cut -d: -f6)/.local/state/box/snap-umax-$$"
+	# The same through a root service boxd: the overlay is root's, the layers given as fds.
+	svc_sock="$W/boxd.sock"
+	"$RB/boxd" --listen "$svc_sock" 2>"$W/svc-boxd.log" &
+	_run_pids+=("$!")
+	for _ in $(seq 100); do [ -S "$svc_sock" ] && break; sleep 0.1; done
+	chmod 666 "$svc_sock" # the test's stand-in for group box-clients
+	make_tree "$W/sv" "snap-svc-$$"
+	chown -R boxtest:boxtest "$W/sv"
+	BOX_SOCKET=$svc_sock scenario "boxtest, service boxd" boxtest "$W/sv" "snap-svc-$$"
+	svc_state="/var/lib/box/$(id -u boxtest)/snap-svc-$$"
+	check "boxtest, service boxd: the snapshot is in the service's state dir, the owner's" \
+		test "$(stat -c %U "$svc_state/snapshot/upper" 2>/dev/null)" = boxtest
+	rm -rf "$svc_state"
 else
 	skip "boxtest: snapshot" "cannot create the user boxtest (not root)"
 fi
