@@ -47,26 +47,26 @@
 
 struct snap {
 	const char *name;
-	char *state;	   /* the state dir */
-	char *root;	   /* the workspace the snapshot covers (host path) */
-	long long since;   /* ns: host files changed after this are conflicts */
-	int upper;	   /* O_RDONLY|O_DIRECTORY of STATE/snapshot/upper */
-	int host;	   /* O_PATH of root, opened without following symlinks */
-	char **paths;	   /* apply: the selected paths, relative to root (none: all) */
+	char *state;	 /* the state dir */
+	char *root;	 /* the workspace the snapshot covers (host path) */
+	long long since; /* ns: host files changed after this are conflicts */
+	int upper;	 /* O_RDONLY|O_DIRECTORY of STATE/snapshot/upper */
+	int host;	 /* O_PATH of root, opened without following symlinks */
+	char **paths;	 /* apply: the selected paths, relative to root (none: all) */
 	size_t n_paths;
 	bool force, apply, diff_text;
-	bool running;	   /* apply on a running box: the upper dir is left as it is */
-	char *applied;	   /* STATE/snapshot/applied: "CTIME_NS PATH\n" lines, or NULL */
-	int snapd;	   /* O_PATH of STATE/snapshot */
+	bool running;  /* apply on a running box: the upper dir is left as it is */
+	char *applied; /* STATE/snapshot/applied: "CTIME_NS PATH\n" lines, or NULL */
+	int snapd;     /* O_PATH of STATE/snapshot */
 	unsigned n_applied, n_refused, n_listed;
 };
 
 static int
 openat2_nofollow(int dfd, const char *path, int flags)
 {
-	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					   RESOLVE_NO_MAGICLINKS };
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+			       .resolve =
+				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 	return fd < 0 ? -errno : fd;
 }
@@ -169,7 +169,7 @@ show_diff(const struct snap *s, int pfd, const char *base, int udir, const char 
 {
 	char la[4200], lb[4200], fa[32], fb[32];
 	_cleanup_close_ int a = pfd < 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC)
-					 : openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+					: openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_close_ int b = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (a < 0 || b < 0)
 		return;
@@ -182,7 +182,8 @@ show_diff(const struct snap *s, int pfd, const char *base, int udir, const char 
 	if (pid == 0) {
 		if (fd_set_cloexec(a, false) < 0 || fd_set_cloexec(b, false) < 0)
 			_exit(127);
-		execl("/usr/bin/diff", "diff", "-u", "--label", la, "--label", lb, fa, fb, (char *)NULL);
+		execl("/usr/bin/diff", "diff", "-u", "--label", la, "--label", lb, fa, fb,
+		      (char *)NULL);
 		_exit(127);
 	}
 	int ws;
@@ -209,8 +210,8 @@ put_file(int pfd, const char *name, int ufd, mode_t mode)
 	_cleanup_close_ int real = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (real < 0)
 		return -errno;
-	_cleanup_close_ int out = openat(real, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-						       O_CLOEXEC, 0600);
+	_cleanup_close_ int out =
+	    openat(real, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -errno;
 	char buf[65536];
@@ -272,8 +273,8 @@ applied_add(struct snap *s, int pfd, const char *base, const char *rel)
 	struct stat st;
 	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
-	_cleanup_close_ int fd = openat(s->snapd, "applied", O_WRONLY | O_APPEND | O_CREAT |
-								O_NOFOLLOW | O_CLOEXEC, 0600);
+	_cleanup_close_ int fd = openat(
+	    s->snapd, "applied", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	char line[4300];
@@ -358,14 +359,14 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 			conflict = true;
 	} else if (pfd < 0 && pfd != -ENOENT) {
 		why = pfd == -ELOOP || pfd == -EXDEV || pfd == -ENOTDIR
-			      ? "a symbolic link or another tree on the host path"
-						    : strerror(-pfd);
+			  ? "a symbolic link or another tree on the host path"
+			  : strerror(-pfd);
 		conflict = true;
 	}
 
 	if (S_ISDIR(ust.st_mode)) {
-		_cleanup_close_ int sub = openat(udir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-							      O_CLOEXEC);
+		_cleanup_close_ int sub =
+		    openat(udir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			return false;
 		bool opaque = is_opaque(sub);
@@ -379,7 +380,8 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 			if (!host_exists)
 				say(s, "added", rel, "(directory)");
 			else if (opaque)
-				say(s, "replaced", rel, "(directory: what the host has beside it goes)");
+				say(s, "replaced", rel,
+				    "(directory: what the host has beside it goes)");
 		} else if (sel || anc) {
 			if (not_dir || (conflict && !s->force)) {
 				say(s, "refused", rel, why ? why : "changed on the host");
@@ -391,21 +393,27 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 				s->n_refused++;
 				return false;
 			}
-			_cleanup_close_ int real = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (!host_exists && (real < 0 || mkdirat(real, base, ust.st_mode & 0777) < 0)) {
+			_cleanup_close_ int real =
+			    openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (!host_exists &&
+			    (real < 0 || mkdirat(real, base, ust.st_mode & 0777) < 0)) {
 				say(s, "failed", rel, strerror(errno));
 				return false;
 			}
 			if (opaque && sel && host_exists) {
-				/* The box removed the directory and made it again: drop what it lacks. */
-				_cleanup_close_ int hd = openat2_nofollow(s->host, rel, O_RDONLY | O_DIRECTORY);
+				/* The box removed the directory and made it again: drop what it
+				 * lacks. */
+				_cleanup_close_ int hd =
+				    openat2_nofollow(s->host, rel, O_RDONLY | O_DIRECTORY);
 				DIR *d = hd >= 0 ? fdopendir(hd) : NULL;
 				if (d) {
 					hd = -1;
 					struct dirent *de;
 					while ((de = readdir(d)))
-						if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-						    faccessat(sub, de->d_name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+						if (strcmp(de->d_name, ".") &&
+						    strcmp(de->d_name, "..") &&
+						    faccessat(sub, de->d_name, F_OK,
+							      AT_SYMLINK_NOFOLLOW) < 0)
 							(void)remove_tree(dirfd(d), de->d_name, 0);
 					closedir(d);
 				}
@@ -429,7 +437,8 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 			return false;
 		}
 		if (conflict && !s->force) {
-			say(s, "refused", rel, why ? why : "changed on the host since the snapshot began");
+			say(s, "refused", rel,
+			    why ? why : "changed on the host since the snapshot began");
 			s->n_refused++;
 			return false;
 		}
@@ -457,8 +466,10 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 		}
 		if (S_ISREG(ust.st_mode) && S_ISREG(hst.st_mode)) {
 			/* Same content and mode: a copy-up without a change. */
-			_cleanup_close_ int a = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			_cleanup_close_ int b = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_close_ int a =
+			    openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_close_ int b =
+			    openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 			bool same = a >= 0 && b >= 0 && hst.st_size == ust.st_size &&
 				    (hst.st_mode & 07777) == (ust.st_mode & 07777);
 			char x[65536], y[65536];
@@ -472,7 +483,8 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 			if (same)
 				return false;
 		}
-		say(s, "changed", rel, conflict ? "(changed on the host since: apply refuses it)" : NULL);
+		say(s, "changed", rel,
+		    conflict ? "(changed on the host since: apply refuses it)" : NULL);
 		if (s->diff_text && S_ISREG(ust.st_mode) && S_ISREG(hst.st_mode))
 			show_diff(s, pfd, base, udir, name, rel);
 		return false;
@@ -485,7 +497,8 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 		return false;
 	}
 	if (conflict && !s->force) {
-		say(s, "refused", rel, "changed on the host since the snapshot began (--force applies it)");
+		say(s, "refused", rel,
+		    "changed on the host since the snapshot began (--force applies it)");
 		s->n_refused++;
 		return false;
 	}
@@ -493,7 +506,8 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 		char hp[4300];
 		snprintf(hp, sizeof(hp), "%s/%s", s->root, rel);
 		if (open_for_writing(hp)) {
-			say(s, "refused", rel, "open for writing in the running box (apply it later)");
+			say(s, "refused", rel,
+			    "open for writing in the running box (apply it later)");
 			s->n_refused++;
 			return false;
 		}
@@ -508,7 +522,8 @@ entry(struct snap *s, int udir, const char *name, const char *rel, unsigned dept
 		r = put_link(pfd, base, target);
 	} else {
 		_cleanup_close_ int ufd = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		r = ufd < 0 ? -errno : put_file(pfd, base, ufd, ust.st_mode & ~(mode_t)(S_ISUID | S_ISGID));
+		r = ufd < 0 ? -errno
+			    : put_file(pfd, base, ufd, ust.st_mode & ~(mode_t)(S_ISUID | S_ISGID));
 	}
 	if (r < 0) {
 		say(s, "failed", rel, strerror(-r));
@@ -561,7 +576,8 @@ walk(struct snap *s, int ufd, const char *prefix, unsigned depth)
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", names[i]);
 		if (entry(s, ufd, names[i], rel, depth) && s->apply && !s->running) {
 			struct stat st;
-			if (fstatat(ufd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+			if (fstatat(ufd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode))
 				(void)unlinkat(ufd, names[i], AT_REMOVEDIR); /* when empty */
 			else
 				(void)unlinkat(ufd, names[i], 0);
@@ -584,7 +600,8 @@ snap_open(struct snap *s, const char *name)
 		return 1;
 	}
 	_cleanup_close_ int sd = open(s->state, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_close_ int snapd = sd < 0 ? -errno : openat2_nofollow(sd, "snapshot", O_PATH | O_DIRECTORY);
+	_cleanup_close_ int snapd =
+	    sd < 0 ? -errno : openat2_nofollow(sd, "snapshot", O_PATH | O_DIRECTORY);
 	if (snapd < 0) {
 		fprintf(stderr, "boxctl: error: box %s has no snapshot (%s/snapshot: %s)\n", name,
 			s->state, strerror(-snapd));
@@ -594,7 +611,8 @@ snap_open(struct snap *s, const char *name)
 	unsigned long len = 0;
 	if (fd_read_file(snapd, "root", 4096, &txt, &len) < 0 || len < 2 || txt[0] != '/') {
 		free(txt);
-		fprintf(stderr, "boxctl: error: %s/snapshot/root is missing or damaged\n", s->state);
+		fprintf(stderr, "boxctl: error: %s/snapshot/root is missing or damaged\n",
+			s->state);
 		return 1;
 	}
 	txt[strcspn(txt, "\n")] = '\0';
@@ -611,7 +629,8 @@ snap_open(struct snap *s, const char *name)
 	s->snapd = fcntl(snapd, F_DUPFD_CLOEXEC, 3);
 	s->upper = openat2_nofollow(snapd, "upper", O_RDONLY | O_DIRECTORY);
 	if (s->upper < 0) {
-		fprintf(stderr, "boxctl: error: %s/snapshot/upper: %s\n", s->state, strerror(-s->upper));
+		fprintf(stderr, "boxctl: error: %s/snapshot/upper: %s\n", s->state,
+			strerror(-s->upper));
 		return 1;
 	}
 	return 0;
@@ -633,7 +652,8 @@ static bool
 snap_running(const struct snap *s)
 {
 	_cleanup_close_ int sd = open(s->state, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_close_ int fd = sd < 0 ? -1 : openat(sd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd =
+	    sd < 0 ? -1 : openat(sd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
@@ -660,8 +680,8 @@ become_owner(const struct snap *s)
 	int n = PRIVDROP_GROUPS_MAX;
 	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
 		n = 0;
-	struct privdrop pd = { .uid = pw->pw_uid, .gid = pw->pw_gid, .groups = groups,
-			       .n_groups = (size_t)n };
+	struct privdrop pd = {
+	    .uid = pw->pw_uid, .gid = pw->pw_gid, .groups = groups, .n_groups = (size_t)n};
 	return privdrop_switch_ids(&pd, NULL);
 }
 
@@ -677,7 +697,7 @@ cmd_diff(int argc, char **argv)
 {
 	if (argc != 2 || argv[1][0] == '-')
 		return usage("diff NAME");
-	struct snap s = { 0 };
+	struct snap s = {0};
 	int r = snap_open(&s, argv[1]);
 	if (r) {
 		snap_close(&s);
@@ -696,15 +716,17 @@ cmd_discard(int argc, char **argv)
 {
 	if (argc != 2 || argv[1][0] == '-')
 		return usage("discard NAME");
-	struct snap s = { 0 };
+	struct snap s = {0};
 	int r = snap_open(&s, argv[1]);
 	if (r) {
 		snap_close(&s);
 		return r;
 	}
 	if (snap_running(&s)) {
-		fprintf(stderr, "boxctl: error: box %s is running: its snapshot is mounted; stop it "
-				"first\n", s.name);
+		fprintf(stderr,
+			"boxctl: error: box %s is running: its snapshot is mounted; stop it "
+			"first\n",
+			s.name);
 		snap_close(&s);
 		return 1;
 	}
@@ -719,8 +741,8 @@ cmd_discard(int argc, char **argv)
 		while (d && (de = readdir(d)))
 			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
 			    (r = remove_tree(dirfd(d), de->d_name, 0)) < 0) {
-				fprintf(stderr, "boxctl: error: %s/snapshot/upper/%s: %s\n", s.state,
-					de->d_name, strerror(-r));
+				fprintf(stderr, "boxctl: error: %s/snapshot/upper/%s: %s\n",
+					s.state, de->d_name, strerror(-r));
 				rc = 1;
 			}
 		if (d)
@@ -735,7 +757,7 @@ cmd_discard(int argc, char **argv)
 int
 cmd_apply(int argc, char **argv)
 {
-	struct snap s = { 0 };
+	struct snap s = {0};
 	const char *name = NULL;
 	char **paths = calloc((size_t)argc, sizeof(char *));
 	size_t np = 0;
@@ -769,7 +791,8 @@ cmd_apply(int argc, char **argv)
 		size_t rl = strlen(s.root);
 		if (p[0] == '/') {
 			if (strncmp(p, s.root, rl) != 0 || (p[rl] != '/' && p[rl] != '\0')) {
-				fprintf(stderr, "boxctl: error: %s is not inside the snapshot's %s\n", p,
+				fprintf(stderr,
+					"boxctl: error: %s is not inside the snapshot's %s\n", p,
 					s.root);
 				rc = 2;
 			}
@@ -805,7 +828,8 @@ cmd_apply(int argc, char **argv)
 	_cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	s.host = openat2_nofollow(rootfd, s.root + 1, O_PATH | O_DIRECTORY);
 	if (s.host < 0) {
-		fprintf(stderr, "boxctl: error: cannot open %s without following a symbolic link: %s\n",
+		fprintf(stderr,
+			"boxctl: error: cannot open %s without following a symbolic link: %s\n",
 			s.root, strerror(-s.host));
 		free(paths);
 		snap_close(&s);

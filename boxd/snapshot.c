@@ -54,9 +54,9 @@
 static int
 openat2_beneath(int dfd, const char *path, int flags)
 {
-	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					   RESOLVE_NO_MAGICLINKS };
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+			       .resolve =
+				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 	return fd < 0 ? -errno : fd;
 }
@@ -68,8 +68,8 @@ write_new(int dfd, const char *name, const char *text)
 	char tmp[64];
 	snprintf(tmp, sizeof(tmp), ".%s.new", name);
 	(void)unlinkat(dfd, tmp, 0);
-	_cleanup_close_ int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-					0600);
+	_cleanup_close_ int fd =
+	    openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	int r = fd_write_full(fd, text, strlen(text));
@@ -124,8 +124,8 @@ dir_usage(int dfd, unsigned depth, unsigned *budget)
 			continue;
 		sum += (uint64_t)st.st_blocks * 512;
 		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sub = openat(dirfd(d), de->d_name,
-							 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_close_ int sub = openat(
+			    dirfd(d), de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub >= 0)
 				sum += dir_usage(sub, depth + 1, budget);
 		}
@@ -164,7 +164,8 @@ prepare_as_owner(int state_dirfd, const char *root, uint64_t max)
 	char *old = NULL;
 	unsigned long len = 0;
 	if (!empty && fd_read_file(sd, "root", 4096, &old, &len) == 0) {
-		bool same = strlen(old) == strlen(root) + 1 && strncmp(old, root, strlen(root)) == 0;
+		bool same =
+		    strlen(old) == strlen(root) + 1 && strncmp(old, root, strlen(root)) == 0;
 		free(old);
 		if (!same)
 			return 200;
@@ -211,11 +212,11 @@ overlay_make(int lower, int upper, int work, const char *const *paths)
 	if (fs < 0)
 		return -errno;
 	if ((paths ? (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", paths[0], 0) < 0 ||
-		     fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", paths[1], 0) < 0 ||
-		     fsconfig(fs, FSCONFIG_SET_STRING, "workdir", paths[2], 0) < 0)
-		  : (fsconfig(fs, FSCONFIG_SET_FD, "lowerdir+", NULL, lower) < 0 ||
-		     fsconfig(fs, FSCONFIG_SET_FD, "upperdir", NULL, upper) < 0 ||
-		     fsconfig(fs, FSCONFIG_SET_FD, "workdir", NULL, work) < 0)) ||
+		      fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", paths[1], 0) < 0 ||
+		      fsconfig(fs, FSCONFIG_SET_STRING, "workdir", paths[2], 0) < 0)
+		   : (fsconfig(fs, FSCONFIG_SET_FD, "lowerdir+", NULL, lower) < 0 ||
+		      fsconfig(fs, FSCONFIG_SET_FD, "upperdir", NULL, upper) < 0 ||
+		      fsconfig(fs, FSCONFIG_SET_FD, "workdir", NULL, work) < 0)) ||
 	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return -errno;
@@ -227,13 +228,13 @@ static int
 send_fd(int sock, int fd)
 {
 	char c = 0;
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			     .msg_controllen = sizeof(u.b) };
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
@@ -246,13 +247,13 @@ static int
 recv_fd(int sock)
 {
 	char c;
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			     .msg_controllen = sizeof(u.b) };
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
 	ssize_t n;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
@@ -286,7 +287,7 @@ on_size_check(evutil_socket_t fd, short what, void *arg)
 		box_stop(b);
 		return;
 	}
-	struct timeval tv = { SIZE_CHECK_S, 0 };
+	struct timeval tv = {SIZE_CHECK_S, 0};
 	evtimer_add(b->snapshot_ev, &tv);
 }
 
@@ -325,30 +326,42 @@ snapshot_start(struct box *b, char **err)
 	if (r < 0)
 		return r;
 	if (r == 200)
-		return asprintf(err, "%s/%s holds changes made over another workspace; "
-				"boxctl apply or discard them first", b->rc.state_dir, SNAP_DIR) < 0 ?
-			       -ENOMEM : -EEXIST;
+		return asprintf(err,
+				"%s/%s holds changes made over another workspace; "
+				"boxctl apply or discard them first",
+				b->rc.state_dir, SNAP_DIR) < 0
+			   ? -ENOMEM
+			   : -EEXIST;
 	if (r == 201)
-		return asprintf(err, "%s/%s/upper holds more than snapshot_max (%llu bytes); "
-				"boxctl apply or discard first", b->rc.state_dir, SNAP_DIR,
-				(unsigned long long)max) < 0 ? -ENOMEM : -EFBIG;
+		return asprintf(err,
+				"%s/%s/upper holds more than snapshot_max (%llu bytes); "
+				"boxctl apply or discard first",
+				b->rc.state_dir, SNAP_DIR, (unsigned long long)max) < 0
+			   ? -ENOMEM
+			   : -EFBIG;
 	if (r)
 		return asprintf(err, "cannot prepare %s/%s as %s: %s", b->rc.state_dir, SNAP_DIR,
-				b->owner.name, strerror(r)) < 0 ? -ENOMEM : -r;
+				b->owner.name, strerror(r)) < 0
+			   ? -ENOMEM
+			   : -r;
 
 	/* 2. The layers, opened without following a symlink. */
 	_cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_close_ int lower = rootfd < 0 ? -errno
-						: openat2_beneath(rootfd, root + 1, O_PATH | O_DIRECTORY);
-	_cleanup_close_ int upper = openat2_beneath(b->rc.state_dirfd, SNAP_DIR "/upper",
-						    O_PATH | O_DIRECTORY);
-	_cleanup_close_ int work = openat2_beneath(b->rc.state_dirfd, SNAP_DIR "/work",
-						   O_PATH | O_DIRECTORY);
+	_cleanup_close_ int lower =
+	    rootfd < 0 ? -errno : openat2_beneath(rootfd, root + 1, O_PATH | O_DIRECTORY);
+	_cleanup_close_ int upper =
+	    openat2_beneath(b->rc.state_dirfd, SNAP_DIR "/upper", O_PATH | O_DIRECTORY);
+	_cleanup_close_ int work =
+	    openat2_beneath(b->rc.state_dirfd, SNAP_DIR "/work", O_PATH | O_DIRECTORY);
 	if (lower < 0 || upper < 0 || work < 0) {
 		r = lower < 0 ? lower : upper < 0 ? upper : work;
 		return asprintf(err, "snapshot: cannot open %s: %s",
-				lower < 0 ? root : upper < 0 ? "snapshot/upper" : "snapshot/work",
-				strerror(-r)) < 0 ? -ENOMEM : r;
+				lower < 0   ? root
+				: upper < 0 ? "snapshot/upper"
+					    : "snapshot/work",
+				strerror(-r)) < 0
+			   ? -ENOMEM
+			   : r;
 	}
 
 	/* 3. The one overlay instance. */
@@ -383,7 +396,7 @@ snapshot_start(struct box *b, char **err)
 			char up[PATH_MAX], wk[PATH_MAX];
 			snprintf(up, sizeof(up), "%s/%s/upper", b->rc.state_dir, SNAP_DIR);
 			snprintf(wk, sizeof(wk), "%s/%s/work", b->rc.state_dir, SNAP_DIR);
-			const char *const paths[] = { root, up, wk };
+			const char *const paths[] = {root, up, wk};
 			int mfd = e ? -e : overlay_make(lower, upper, work, paths);
 			if (mfd < 0) {
 				char c = (char)(-mfd & 0x7f);
@@ -398,9 +411,12 @@ snapshot_start(struct box *b, char **err)
 		(void)child_wait_sync(pid);
 	}
 	if (m < 0)
-		return asprintf(err, "snapshot: cannot mount the overlay over %s: %s (overlayfs "
-				"with fd layers and userxattr needs Linux 6.13)", root, strerror(-m)) < 0 ?
-			       -ENOMEM : m;
+		return asprintf(err,
+				"snapshot: cannot mount the overlay over %s: %s (overlayfs "
+				"with fd layers and userxattr needs Linux 6.13)",
+				root, strerror(-m)) < 0
+			   ? -ENOMEM
+			   : m;
 	b->snapshot_fd = m;
 	if (!(b->snapshot_root = strdup(root)))
 		return -ENOMEM;
@@ -409,7 +425,7 @@ snapshot_start(struct box *b, char **err)
 		b->snapshot_ev = evtimer_new(b->d->base, on_size_check, b);
 		if (!b->snapshot_ev)
 			return -ENOMEM;
-		struct timeval tv = { SIZE_CHECK_S, 0 };
+		struct timeval tv = {SIZE_CHECK_S, 0};
 		evtimer_add(b->snapshot_ev, &tv);
 	}
 	return 0;
