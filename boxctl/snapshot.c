@@ -803,7 +803,16 @@ cmd_apply(int argc, char **argv)
 		size_t l = strlen(p);
 		while (l && p[l - 1] == '/')
 			p[--l] = '\0';
-		if (strstr(p, "..")) {
+		bool dotdot = false;
+		for (const char *c = p; *c;) {
+			size_t cl = strcspn(c, "/");
+			if (cl == 2 && c[0] == '.' && c[1] == '.')
+				dotdot = true;
+			c += cl;
+			while (*c == '/')
+				c++;
+		}
+		if (dotdot) {
 			fprintf(stderr, "boxctl: error: %s: a path with `..`\n", paths[i]);
 			rc = 2;
 		}

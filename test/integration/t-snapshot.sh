@@ -277,6 +277,14 @@ EOF
 make_tree "$W/sr" "snap-root-$$"
 chmod -R a+rX "$W/sr"
 scenario "root" root "$W/sr" "snap-root-$$"
+"$RB/boxctl" apply "snap-root-$$" /etc/passwd >"$W/bad1.out" 2>&1
+check "apply PATH outside the workspace: exit 2, named" \
+	sh -c "test $? = 2 && grep -q 'is not inside the snapshot' '$W/bad1.out'"
+"$RB/boxctl" apply "snap-root-$$" ../x >"$W/bad2.out" 2>&1
+check "apply PATH with ..: exit 2" sh -c "test $? = 2 && grep -q 'a path with' '$W/bad2.out'"
+"$RB/boxctl" diff "snap-none-$$" >"$W/bad3.out" 2>&1
+check "diff of an unknown box: exit 1, named" \
+	sh -c "test $? = 1 && grep -q 'snap-none-$$' '$W/bad3.out'"
 git_scenario "root" root "$W/sr" "snap-rgit-$$"
 running_scenario "root" root "$W/sr" "snap-rrun-$$" "$XDG_STATE_HOME/box/snap-rrun-$$"
 max_scenario "root" root "$W/sr" "snap-rmax-$$"
