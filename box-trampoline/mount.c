@@ -53,6 +53,17 @@ sys_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
 static int
 open_host(struct view *vw, const char *path)
 {
+	const char *root = vw->t->plan->snapshot_root;
+	if (root && vw->t->snapshot_fd >= 0 && path_is_under(path, root)) {
+		/* The snapshot (docs/snapshot.md): the same path in the box's overlay. */
+		const char *srel = path + strlen(root);
+		while (*srel == '/')
+			srel++;
+		int sfd = sys_openat2(vw->t->snapshot_fd, *srel ? srel : ".",
+				      O_PATH | O_CLOEXEC | O_NOFOLLOW,
+				      RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
+		return sfd < 0 ? -errno : sfd;
+	}
 	const char *rel = path[1] ? path + 1 : ".";
 	int fd = sys_openat2(vw->oldroot, rel, O_PATH | O_CLOEXEC | O_NOFOLLOW,
 			     RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
@@ -699,5 +710,6 @@ mount_view_build(struct tramp *t)
 	safe_close(vw.oldroot);
 	safe_close(vw.newroot);
 	safe_close(vw.masks);
+	t->snapshot_fd = safe_close(t->snapshot_fd);
 	view_entries_free(&vw);
 }

@@ -43,7 +43,7 @@
 #include "plan_validate.h"
 #include "trampoline.h"
 
-/* One packet from fd 3: the packed plan. No fds may come with it. */
+/* One packet from fd 3: the packed plan, with one fd exactly when it has a snapshot_root. */
 static Box__Plan *
 plan_receive(struct tramp *t)
 {
@@ -64,20 +64,23 @@ plan_receive(struct tramp *t)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		tramp_fail(t, STEP_PLAN, errno, "reading the plan on fd 3");
-	bool had_fds = false;
+	size_t n_fds = 0;
+	int snap = -1;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 			size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t i = 0; i < nfd; i++) {
+			for (size_t i = 0; i < nfd; i++, n_fds++) {
 				int fd;
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				close(fd);
+				if (snap < 0)
+					snap = fd;
+				else
+					close(fd);
 			}
-			had_fds = true;
 		}
 	}
-	if (had_fds || (mh.msg_flags & MSG_CTRUNC))
-		tramp_fail(t, STEP_PLAN, 0, "the plan came with file descriptors");
+	if (n_fds > 1 || (mh.msg_flags & MSG_CTRUNC))
+		tramp_fail(t, STEP_PLAN, 0, "the plan came with %zu file descriptors", n_fds);
 	if ((mh.msg_flags & MSG_TRUNC) || (size_t)n > BOX_PLAN_BYTES_MAX)
 		tramp_fail(t, STEP_PLAN, 0, "the plan is larger than %u bytes", BOX_PLAN_BYTES_MAX);
 	if (n == 0)
@@ -88,6 +91,10 @@ plan_receive(struct tramp *t)
 	int r = box_plan_decode(buf, (size_t)n, &p, why, sizeof(why));
 	if (r < 0)
 		tramp_fail(t, STEP_PLAN, 0, "%s", why);
+	if ((snap >= 0) != (p->snapshot_root != NULL))
+		tramp_fail(t, STEP_PLAN, 0, snap >= 0 ? "the plan came with a file descriptor"
+						     : "the plan's snapshot came without its mount");
+	t->snapshot_fd = snap;
 	return p;
 }
 
@@ -205,7 +212,7 @@ main(int argc, char **argv)
 {
 	struct tramp t = {.status_fd = -1, .parent_pipe = -1, .pty_slave = -1, .shell_alias_fd = -1,
 			  .memfd_sock = -1, .memfd_gate = {-1, -1}, .start_gate = -1,
-			  .supervise_fd = -1, .report_fd = -1};
+			  .supervise_fd = -1, .report_fd = -1, .snapshot_fd = -1};
 
 	(void)argv;
 	t.boxd_pid = getppid();

@@ -70,6 +70,8 @@ struct tramp {
 	int supervise_fd;
 	/* fd 3 after the plan (and the start gate): PID 1's kernel refusal reports, else -1 */
 	int report_fd;
+	/* plan.snapshot_root: the box's overlay (a detached mount, CLOEXEC), else -1 */
+	int snapshot_fd;
 };
 
 /* Report a setup failure on fd 4 (stderr if fd 4 is gone) and _exit(1). */

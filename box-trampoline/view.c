@@ -195,6 +195,28 @@ view_collect(struct view *vw)
 	}
 
 	/*
+	 * The snapshot (docs/snapshot.md): a grant that strictly contains its
+	 * root (a tool's `write = ~` around the agent's workspace) would show the
+	 * host's workspace; the root is bound again, from the box's overlay
+	 * (mount.c's open_host), with that grant's flags.
+	 */
+	if (p->snapshot_root) {
+		bool have = false;
+		for (size_t k = 0; k < vw->n; k++)
+			if (strcmp(vw->v[k].path, p->snapshot_root) == 0 &&
+			    vw->v[k].kind != BOX__VIEW_KIND__VIEW_DENY)
+				have = true;
+		const struct vent *g = have ? NULL : enclosing(vw, p->snapshot_root, true, false);
+		if (g && shows_host(g->kind) && g->kind != VK_SYSTEM && g->kind != VK_ETC) {
+			char *keep = strdup(p->snapshot_root);
+			if (!keep)
+				tramp_fail(t, STEP_MOUNT, ENOMEM, "out of memory");
+			vent_add(vw, keep, NULL, VK_SELF, 2, g->attr);
+			n_plan = vw->n;
+		}
+	}
+
+	/*
 	 * Masks: every directory between the innermost entry containing the
 	 * mask and the mask itself is bound onto itself (with that entry's
 	 * flags) so it cannot be renamed. The binds come from the host path,

@@ -36,6 +36,9 @@ static const struct command commands[] = {
 	  "log NAME|ID [-f] [--json] [--verdict V] [--action A] [--since T] [--source D] | "
 	  "log --kernel NAME|ID" },
 	{ "mcp", cmd_mcp, "mcp pins BOX | mcp accept BOX SERVER [TOOL]" },
+	{ "diff", cmd_diff, "diff NAME" },
+	{ "apply", cmd_apply, "apply NAME [--force] [PATH...]" },
+	{ "discard", cmd_discard, "discard NAME" },
 	{ "doctor", cmd_doctor, "doctor" },
 	{ "version", cmd_version, "version | --version" },
 	{ "help", NULL, "help" },

@@ -55,6 +55,10 @@ int cmd_shell(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 /* `boxctl mcp pins|accept` (mcp.c). */
 int cmd_mcp(int argc, char **argv);
+/* snapshot.c: [box] snapshot = workspace (docs/snapshot.md) */
+int cmd_diff(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_discard(int argc, char **argv);
 /* boxctl doctor: each layer box uses on this host (doctor.c). */
 int cmd_doctor(int argc, char **argv);
 

@@ -186,6 +186,8 @@ struct box_box {
 	struct box_enum history_sync;        /* enum box_history_sync; AUTO until the policy is loaded */
 	struct box_bool show_policy;         /* the policy shown read-only instead of masked */
 	struct box_enum ask;                 /* enum box_ask: what a person is asked about */
+	struct box_enum snapshot;            /* 0 none, 1 workspace (docs/snapshot.md) */
+	struct box_u64 snapshot_max;         /* set == false: no cap */
 	struct box_src src;
 };
 

@@ -838,6 +838,22 @@ interpret(struct ctx *c)
 			       "at most %d telemetry targets of kind = file", BOX_TELEMETRY_FILES_MAX);
 
 	process_agent(c);
+	/* snapshot = workspace: the workspace must itself be an agent write grant (docs/snapshot.md). */
+	if (cfg->box.snapshot.set && cfg->box.snapshot.value == 1 && cfg->agent.proc.workspace.value &&
+	    !c->opts.offline) {
+		const struct box_grant_list *wl = &cfg->agent.proc.fs.lists[BOX_FS_WRITE];
+		bool found = false;
+		for (size_t i = 0; i < wl->n; i++)
+			if (wl->v[i].path && strcmp(wl->v[i].path, cfg->agent.proc.workspace.value) == 0)
+				found = true;
+		if (!found)
+			err_at(c, cfg->box.snapshot.src.line, "box", "snapshot",
+			       "the workspace %s must be a `write` entry of [agent.filesystem] itself",
+			       cfg->agent.proc.workspace.value);
+	}
+	if (cfg->box.snapshot_max.set && !(cfg->box.snapshot.set && cfg->box.snapshot.value == 1))
+		err_at(c, cfg->box.snapshot_max.src.line, "box", "snapshot_max",
+		       "needs snapshot = workspace");
 	cfg->tools = xmalloc(c->n_tools * sizeof(*cfg->tools));
 	memset(cfg->tools, 0, c->n_tools * sizeof(*cfg->tools));
 	for (size_t i = 0; i < c->n_tools; i++, cfg->n_tools++)

@@ -265,6 +265,9 @@ box_config_print(FILE *f, const struct box_config *cfg)
 	if (cfg->box.ask.set)
 		kv(&o, "ask", cfg->box.ask.value == BOX_ASK_DEFAULT ? "default" : "none");
 	kv_bool(&o, "show_policy", cfg->box.show_policy.value);
+	if (cfg->box.snapshot.set && cfg->box.snapshot.value == 1)
+		kv(&o, "snapshot", "workspace");
+	kv_u64(&o, "snapshot_max", &cfg->box.snapshot_max, false);
 
 	/* [agent] */
 	const struct box_agent *a = &cfg->agent;

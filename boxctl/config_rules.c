@@ -28,7 +28,8 @@
 #include "proto/validate.h"
 
 static const char *const box_keys[] = { "name", "policy", "state_dir", "require", "timeout",
-					"history_sync", "command_timeout", "show_policy", "ask_timeout", "ask", NULL };
+					"history_sync", "command_timeout", "show_policy", "ask_timeout", "ask", "snapshot",
+					"snapshot_max", NULL };
 static const char *const agent_keys[] = { "command", "workspace", "user", "memory_max",
 					  "pids_max", "nofile", "nproc", "exec_system", "supervise",
 					  NULL };
@@ -783,6 +784,10 @@ process_box(struct ctx *c)
 	/* What else is asked: `default`, a request no permit matches (enum box_ask's order). */
 	static const char *const ask_names[] = { "none", "default", NULL };
 	get_enum(c, s, "ask", ask_names, &b->ask, BOX_ASK_NONE);
+	/* snapshot = workspace: the workspace's writes go to an overlay (docs/snapshot.md). */
+	static const char *const snap_names[] = { "none", "workspace", NULL };
+	get_enum(c, s, "snapshot", snap_names, &b->snapshot, 0);
+	get_num(c, s, "snapshot_max", NUM_SIZE, 1ULL << 50, &b->snapshot_max, 0);
 	report_unknown(c, s, box_keys, NULL);
 }
 

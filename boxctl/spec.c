@@ -247,6 +247,12 @@ cfg_box(const struct box_config *cfg, bool *has_policy)
 					.src = b->ask.src };
 		m->ask_default = opt_bool(&ask);
 	}
+	if (b->snapshot.set && b->snapshot.src.line) {
+		struct box_bool sn = { .value = b->snapshot.value == 1, .set = true,
+				       .src = b->snapshot.src };
+		m->snapshot = opt_bool(&sn);
+	}
+	m->snapshot_max = opt_u64(&b->snapshot_max);
 	return m;
 }
 

@@ -463,6 +463,11 @@ box_free(struct box *b)
 	plan_free(b->agent_plan);
 	safe_close(b->gate_fd);
 	safe_close(b->supervise_fd);
+	safe_close(b->snapshot_fd);
+	safe_close(b->snapshot_upper_fd);
+	if (b->snapshot_ev)
+		event_free(b->snapshot_ev);
+	free(b->snapshot_root);
 	free(b->alias_exe);
 	status_watch_close(&b->status);
 	if (b->timeout_ev)
@@ -861,6 +866,7 @@ box_new(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	b->ca_runtime_fd = b->shell_listen_fd = b->mcp_listen_fd = -1;
 	b->gate_fd = -1;
 	b->supervise_fd = -1;
+	b->snapshot_fd = b->snapshot_upper_fd = -1;
 	b->stdio[0] = b->stdio[1] = b->stdio[2] = -1;
 	b->rc.state_dirfd = b->rc.lock_fd = b->rc.log_fd = -1;
 	b->rc.policy_dirfd = b->rc.decisions_fd = b->rc.ca_fd = -1;
@@ -1124,6 +1130,10 @@ box_recheck_done(struct box *b, int r)
 	if (start_lock(b) < 0 || start_gateway_limits(b) < 0 || start_stdio(b) < 0 ||
 	    start_runtime_dir(b) < 0 || start_limits(b) < 0)
 		return;
+	_cleanup_free_ char *snap_err = NULL;
+	if ((r = snapshot_start(b, &snap_err)) < 0)
+		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
+				  snap_err ? snap_err : strerror(-r));
 	box_mark(b, "run lock, stdio, runtime dir and limits");
 	if (start_policyd(b) < 0)
 		return;

@@ -299,6 +299,12 @@ struct box {
 	 * box-policyd (policyd.c), box-gateway (gateway.c), box-shell and its
 	 * tools (shell.c), box-mcpd and its MCP servers (mcpd.c).
 	 */
+	/* [box] snapshot = workspace (snapshot.c): the overlay's detached mount, its root */
+	int snapshot_fd;
+	char *snapshot_root;
+	int snapshot_upper_fd;     /* O_PATH of STATE/snapshot/upper, for snapshot_max */
+	struct event *snapshot_ev; /* snapshot_max: the periodic size check */
+
 	struct recheck *recheck;
 	struct policyd *policyd;
 	struct gateway *gateway;
@@ -455,6 +461,10 @@ void own_paths_clear(struct own_paths *o);
 
 int plan_build(struct boxd *d, struct box *b, Box__Plan **ret, char **err);
 void plan_free(Box__Plan *p);
+
+/* ---- snapshot.c ---- */
+/* [box] snapshot: the overlay made (b->snapshot_fd), or negative errno with *err. */
+int snapshot_start(struct box *b, char **err);
 /*
  * box-shell's SANDBOX_SHELL plan from the agent's (its view, Landlock
  * rights and shared runtime dirs; no /run/box, no gateway): argv and
@@ -516,7 +526,7 @@ int spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int s
  */
 int spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 			 const int *extra, unsigned n_extra, pid_t *pid, int *status_fd,
-			 const struct box *b, const char *label);
+			 const struct box *b, const char *label, int snap_fd);
 
 /* ---- kernel.c ---- */
 /*

@@ -129,6 +129,16 @@ child_find(struct boxd *d, pid_t pid)
 	return NULL;
 }
 
+int
+child_wait_sync(pid_t pid)
+{
+	int ws;
+	while (waitpid(pid, &ws, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
 void
 child_reap_all(struct boxd *d)
 {

@@ -23,6 +23,8 @@
  *   child_stop_box  every child of one box killed and forgotten (a box
  *                   freed with something still tracked)
  *
+ *   child_wait_sync  a helper fork waited for at once, never tracked
+ *
  * The pid of a tracked child cannot be reused: only child_reap_all reaps,
  * and it untracks the child in the same step.
  * Trusts: the kernel's wait status; /proc only through the pidfd check.
@@ -87,5 +89,12 @@ void child_stop(struct child *c);
 void child_stop_box(struct boxd *d, struct box *b);
 /* The reaper: every exited child reaped and handed to its owner. */
 void child_reap_all(struct boxd *d);
+/*
+ * A short-lived fork of boxd's own (snapshot.c: a step as the owner, an
+ * overlay made in a user namespace), never tracked: wait for exactly that pid
+ * before returning to the loop, so child_reap_all never sees it. Its exit
+ * status (0-255), 128+N for signal N, or negative errno.
+ */
+int child_wait_sync(pid_t pid);
 
 #endif

@@ -321,7 +321,7 @@ daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
 			int pass[3] = { sv[1], args->fds[DAEMON_FD_BOXD + 1],
 					args->fds[DAEMON_FD_BOXD + 2] };
 			r = spawn_trampoline_fds(d, plan, stdio, pass, 3, pid, status_fd, b,
-						 dd->name);
+						 dd->name, b ? b->snapshot_fd : -1);
 			plan_free(plan);
 			if (r < 0)
 				seterr(err, "cannot start %s's trampoline: %s", dd->name,

@@ -520,6 +520,8 @@ plan_new(const struct box *b, Box__Plan **ret)
 	o->name = strdup(b->owner.name);
 	o->home = strdup(b->owner.home);
 	o->shell = strdup(b->owner.shell && b->owner.shell[0] == '/' ? b->owner.shell : "/bin/sh");
+	if (b->snapshot_root && !(p->snapshot_root = strdup(b->snapshot_root)))
+		return -ENOMEM;
 	return o->name && o->home && o->shell ? 0 : -ENOMEM;
 }
 
@@ -2006,6 +2008,11 @@ plan_disclosure(const struct box *b, const Box__Plan *p, char ***lines, size_t *
 				   cmd ? cmd : "?"));
 	else
 		strv_add(&out, fmt("agent: %s%s", cmd ? cmd : "?", how ? how : ""));
+	if (b->snapshot_root)
+		strv_add(&out, fmt("snapshot: every sandbox writes %s into %s/snapshot/upper; the "
+				   "host tree is untouched until boxctl apply %s (boxctl diff, "
+				   "boxctl discard)",
+				   b->snapshot_root, b->rc.state_dir, b->name));
 	for (size_t i = 0; i < p->n_view; i++) {
 		const Box__ViewEntry *e = p->view[i];
 		const char *note = "";

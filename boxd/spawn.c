@@ -69,22 +69,24 @@ spawn_helper_places(const struct boxd *d, const char *name, char *buf, size_t si
 
 static int trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 			    const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd,
-			    int *gate_fd, const struct box *kb, const char *label);
+			    int *gate_fd, const struct box *kb, const char *label, int snap_fd);
 
 int
 spawn_trampoline(struct boxd *d, struct box *b, const Box__Plan *plan, int supervise_fd,
 		 pid_t *pidp, int *status_fd, int *gate_fd)
 {
 	return trampoline_start(d, plan, b->stdio, supervise_fd >= 0 ? &supervise_fd : NULL,
-				supervise_fd >= 0 ? 1 : 0, pidp, status_fd, gate_fd, b, "agent");
+				supervise_fd >= 0 ? 1 : 0, pidp, status_fd, gate_fd, b, "agent",
+				b->snapshot_fd);
 }
 
 int
 spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 		     const int *extra, unsigned n_extra, pid_t *pidp, int *status_fd,
-		     const struct box *b, const char *label)
+		     const struct box *b, const char *label, int snap_fd)
 {
-	return trampoline_start(d, plan, stdio, extra, n_extra, pidp, status_fd, NULL, b, label);
+	return trampoline_start(d, plan, stdio, extra, n_extra, pidp, status_fd, NULL, b, label,
+				snap_fd);
 }
 
 /*
@@ -95,7 +97,7 @@ spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[3],
 static int
 trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3], const int *extra,
 		 unsigned n_extra, pid_t *pidp, int *status_fd, int *gate_fd, const struct box *kb,
-		 const char *label)
+		 const char *label, int snap_fd)
 {
 	_cleanup_free_ char *tramp = NULL;
 	_cleanup_free_ uint8_t *buf = NULL;
@@ -159,9 +161,25 @@ trampoline_start(struct boxd *d, const Box__Plan *plan, const int stdio[3], cons
 	close(ssock[1]);
 	psock[1] = ssock[1] = -1;
 
+	/* A plan with a snapshot_root carries the box's overlay mount (docs/snapshot.md). */
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	union {
+		char c[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (plan->snapshot_root && snap_fd >= 0) {
+		mh.msg_control = u.c;
+		mh.msg_controllen = sizeof(u.c);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &snap_fd, sizeof(int));
+	}
 	ssize_t n;
 	do
-		n = send(psock[0], buf, len, MSG_NOSIGNAL);
+		n = sendmsg(psock[0], &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	/* A failed send shows up as the trampoline's "no plan" error on fd 4. */
 	if (n != (ssize_t)len)

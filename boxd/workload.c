@@ -163,7 +163,8 @@ workload_start(struct workload *w, const Box__Plan *plan, const int fds[3])
 		sv[0] = safe_close(sv[0]);
 	}
 	int r = spawn_trampoline_fds(b->d, plan, fds, plan->supervise ? &sv[1] : NULL,
-				     plan->supervise ? 1 : 0, &pid, &sfd, b, w->gateway_tag);
+				     plan->supervise ? 1 : 0, &pid, &sfd, b, w->gateway_tag,
+				     b->snapshot_fd);
 	safe_close(sv[1]);
 	if (r < 0)
 		return r;

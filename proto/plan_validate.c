@@ -216,6 +216,8 @@ check_shell(const Box__Plan *p, char *why, size_t why_len)
 	if (p->supervise && p->kind != BOX__SANDBOX_KIND__SANDBOX_TOOL &&
 	    p->kind != BOX__SANDBOX_KIND__SANDBOX_AGENT)
 		return fail(why, why_len, -EINVAL, "supervise: for an agent's or a tool's plan only");
+	if (p->snapshot_root && (!is_path(p->snapshot_root) || strcmp(p->snapshot_root, "/") == 0))
+		return fail(why, why_len, -EINVAL, "snapshot_root is not absolute and clean");
 	if (!shell)
 		return 0;
 

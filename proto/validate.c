@@ -269,6 +269,8 @@ v_cfg_box(const struct vctx *x, const Box__CfgBox *v)
 	TRY(v_cfg_u64(x, v->ask_timeout_ms, 1, 3600ULL * 1000));
 	TRY(v_cfg_bool(x, v->show_policy));
 	TRY(v_cfg_bool(x, v->ask_default));
+	TRY(v_cfg_bool(x, v->snapshot));
+	TRY(v_cfg_u64(x, v->snapshot_max, 1, 1ULL << 50));
 	return 0;
 }
 

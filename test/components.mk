@@ -44,11 +44,12 @@ TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck sta
 	test/integration/t-mcp-boxd% test/integration/t-shell-boxd.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
 	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh \
-	test/integration/t-policy-prompt.sh test/integration/t-kernel-refusals.sh
+	test/integration/t-policy-prompt.sh test/integration/t-kernel-refusals.sh \
+	test/integration/t-snapshot.sh
 TESTS_box-trampoline := test/unit/test_view test/unit/test_kfilter test/integration/t-kernel-refusals.sh $(addprefix test/fuzz/replay_,view plan) \
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
-	test/integration/t-supervise% bench/supervise/%
+	test/integration/t-supervise% bench/supervise/% test/integration/t-snapshot.sh
 TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history logchain) test/fuzz/replay_history \
 	test/policyd/% test/integration/t-policyd.sh test/integration/t-policy-reload.sh \
 	test/integration/t-policy-ask% \

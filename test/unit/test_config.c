@@ -62,7 +62,7 @@ test_error_format(void)
 	char *t = errors_text(&errs);
 	CHECK_STR(t, "boxctl: t.ini:1: a key outside any section; start with a [section] header\n"
 		     "boxctl: t.ini:4: [box] nope: unknown key; accepted: name policy state_dir require "
-		     "timeout history_sync command_timeout show_policy ask_timeout ask\n"
+		     "timeout history_sync command_timeout show_policy ask_timeout ask snapshot snapshot_max\n"
 		     "boxctl: t.ini:6: [weird]: unknown section; accepted: [box] [agent] [agent.env] "
 		     "[agent.filesystem] [tool.NAME] [tool.NAME.env] [tool.NAME.filesystem] "
 		     "[tool.NAME.network] [egress.NAME] [mcp.NAME] [mcp.NAME.env] "

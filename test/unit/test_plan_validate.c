@@ -444,6 +444,25 @@ test_status(void)
 	CHECK(!box_plan_step_is_known("mount"));
 }
 
+/* snapshot_root (docs/snapshot.md): an absolute, clean path, never `/`, in any plan's kind. */
+static void
+test_snapshot_root(void)
+{
+	struct fixture f;
+	char why[256];
+	fixture_init(&f);
+	f.plan.snapshot_root = "/home/me/project";
+	CHECK_INT(validate(&f), 0);
+	static const char *const bad[] = {"relative", "/a/../b", "/a/", "/", "/a//b"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fixture_init(&f);
+		f.plan.snapshot_root = (char *)bad[i];
+		CHECK_INT(validate(&f), -EINVAL);
+		box_plan_validate(&f.plan, why, sizeof(why));
+		CHECK(strstr(why, "snapshot_root") != NULL);
+	}
+}
+
 int
 main(void)
 {
@@ -456,5 +475,6 @@ main(void)
 	RUN(test_shell);
 	RUN(test_decode_refusals);
 	RUN(test_status);
+	RUN(test_snapshot_root);
 	return tap_done();
 }
