@@ -26,8 +26,17 @@ export XDG_STATE_HOME="$W/state" # embedded boxes keep their state in the work d
 unset BOX_TEST_ABSENT BOX_TEST_LANDLOCK_ABI
 _run_pids=()
 
+# kill_tree PID: SIGKILL to PID and every process below it, children first named (a wrapper
+# such as as_user's runuser leaves its shell and boxctl behind when it alone is killed).
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
+	kill -9 "$1" 2>/dev/null
+	return 0
+}
+
 run_cleanup() {
-	for p in "${_run_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in "${_run_pids[@]}"; do kill_tree "$p"; done
 	rm -rf "$W"
 }
 trap run_cleanup EXIT

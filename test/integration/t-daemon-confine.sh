@@ -131,7 +131,7 @@ for u in $users; do
 	if [ -z "$agent" ]; then
 		not_ok "$u: the box runs (its agent waits)"
 		cat "$W/$name.err" >&2
-		kill -9 "$bp" 2>/dev/null
+		kill_tree "$bp"
 		continue
 	fi
 	for d in box-policyd box-gateway box-mcpd; do
@@ -140,7 +140,7 @@ for u in $users; do
 	touch "$dir/go"
 	# boxctl ends with its agent; a hang is killed after 60 s and fails the checks below.
 	for _ in $(seq 600); do kill -0 "$bp" 2>/dev/null || break; sleep 0.1; done
-	kill -9 "$bp" 2>/dev/null
+	kill_tree "$bp"
 	wait "$bp"
 	rc=$?
 	check "$u: the box ends as its agent does (exit 7, rc $rc)" test "$rc" = 7
