@@ -11,7 +11,7 @@ $(BUILD)/bench/telemetry/telemetry_bench: $(TELEMETRY_BENCH_OBJS) $(BUILD)/test/
 		$(BUILD)/test/playboxd/playboxd.o $(LIBPOLICYCLIENT) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BUILD)/bench/telemetry/telemetry_bench: private MODULE_LDLIBS := \
-	$(call pkg_libs,libprotobuf-c libevent jansson) -lpthread
+	$(call pkg_libs,libprotobuf-c libevent jansson) -lpthread $(BORINGSSL_CRYPTO_LIBS)
 
 bench: $(BUILD)/bench/telemetry/telemetry_bench
 BENCH_SCRIPTS += bench/telemetry/run.sh
