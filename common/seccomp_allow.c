@@ -61,7 +61,17 @@ seccomp_allow_new(const int *allowed, size_t n, scmp_filter_ctx *ret)
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	if (!ctx)
 		return -ENOMEM;
-	int r = allow_all(ctx, allowed, n);
+	/*
+	 * The kill is logged (an audit record, type SECCOMP, naming the call and the process;
+	 * the kernel's log when no audit daemon runs): SECCOMP_FILTER_FLAG_LOG, where a kernel
+	 * has it. The kernel logs kill actions by default (kernel.seccomp.actions_logged); the
+	 * flag says so in the filter itself. Nothing but a kill is logged: the rest is allowed.
+	 */
+	int r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_LOG, 1);
+	if (r == -EOPNOTSUPP || r == -EINVAL)
+		r = 0; /* a kernel or libseccomp without the flag: the default logging stays */
+	if (r == 0)
+		r = allow_all(ctx, allowed, n);
 #if SECCOMP_ALLOW_ASAN
 	if (r == 0)
 		r = allow_all(ctx, sanitizer_calls, sizeof(sanitizer_calls) / sizeof(*sanitizer_calls));
