@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fdutil.h"
 #include "compat/syscalls.h"
 #include "policy.pb-c.h"
 #include "policy_client.h"
@@ -265,12 +266,11 @@ plain_dir(const char *dir)
 		    (c[0] == '.' && c[1] == '.' && (c[2] == '/' || c[2] == '\0')))
 			return false;
 	}
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	long fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	int fd = fd_openat2(AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0,
+			    RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0)
 		return false;
-	close((int)fd);
+	close(fd);
 	return true;
 }
 
@@ -387,12 +387,9 @@ runtime_open(const struct sup *s, const char *path, int flags)
 		if (s->runtime_fd[i] < 0 || strncmp(path, runtime_dirs[i], n) != 0 ||
 		    path[n] != '/' || path[n + 1] == '\0')
 			continue;
-		struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC),
-					.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
-		long fd = syscall(SYS_openat2, s->runtime_fd[i], path + n + 1, &how, sizeof(how));
-		if (fd >= 0)
-			return (int)fd;
-		return errno == ENOENT || errno == ENOTDIR ? -errno : RUNTIME_LONG_WAY;
+		int fd = fd_openat2(s->runtime_fd[i], path + n + 1, flags, 0,
+				    RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+		return fd >= 0 || fd == -ENOENT || fd == -ENOTDIR ? fd : RUNTIME_LONG_WAY;
 	}
 	return RUNTIME_LONG_WAY;
 }
@@ -546,12 +543,7 @@ creates(int flags)
 static int
 open_resolved(const char *path, int flags, mode_t mode)
 {
-	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC), .mode = mode,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	if (!creates(flags))
-		how.mode = 0;
-	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	return fd < 0 ? -errno : (int)fd;
+	return fd_openat2(AT_FDCWD, path, flags, mode, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
 /* The directory of canonical PATH, opened O_PATH without following links; *LAST in PATH. */

@@ -61,14 +61,12 @@ struct snap {
 	unsigned n_applied, n_refused, n_listed;
 };
 
+/* PATH beneath DFD, no symbolic link anywhere on it (nor a magic link): the fd, or -errno. */
 static int
 openat2_nofollow(int dfd, const char *path, int flags)
 {
-	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-			       .resolve =
-				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
+	return fd_openat2(dfd, path, flags | O_NOFOLLOW, 0,
+			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
 static bool

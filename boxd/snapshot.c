@@ -51,14 +51,12 @@
 #define USAGE_ENTRIES_MAX 200000
 #define SIZE_CHECK_S 1
 
+/* PATH beneath DFD, no symbolic link anywhere on it (nor a magic link): the fd, or -errno. */
 static int
 openat2_beneath(int dfd, const char *path, int flags)
 {
-	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-			       .resolve =
-				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
+	return fd_openat2(dfd, path, flags | O_NOFOLLOW, 0,
+			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
 /* Write NAME in DFD anew (O_EXCL, then renamed over): never through a planted link. */

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/socket.h>
 #include <limits.h>
 #include <stdio.h>
@@ -276,4 +277,14 @@ fd_chmod_opath(int fd, mode_t mode)
 	char p[32];
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
 	return chmod(p, mode) < 0 ? -errno : 0;
+}
+
+int
+fd_openat2(int dfd, const char *path, int flags, mode_t mode, unsigned long long resolve)
+{
+	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC),
+				.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? mode : 0,
+				.resolve = resolve };
+	long fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
 }

@@ -40,6 +40,11 @@ int fd_write_full(int fd, const void *buf, unsigned long len);
  * with AT_EMPTY_PATH, or /proc/self/fd/N on a kernel without it (< 6.6).
  */
 int fd_chmod_opath(int fd, mode_t mode);
+/*
+ * openat2(2) of PATH at DFD with FLAGS | O_CLOEXEC, MODE (for a create) and RESOLVE (the
+ * RESOLVE_* restrictions): the fd, or negative errno (-ENOSYS before Linux 5.6).
+ */
+int fd_openat2(int dfd, const char *path, int flags, mode_t mode, unsigned long long resolve);
 /* Read a whole file up to max bytes (NUL-terminated). -EFBIG if larger. */
 int fd_read_file(int dirfd, const char *path, unsigned long max, char **ret, unsigned long *ret_len);
 
