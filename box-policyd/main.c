@@ -85,6 +85,11 @@
  * same BOX_POLICY_ATTACHED_MAX, dropped alone on a protocol error (its
  * program's file system calls are then refused), never a person's.
  *
+ * A supervised program's channel may ask PolicyLocal too (its fs:* actions only, no
+ * text, no page) and send DecideBatchRequests naming that generation (history_free):
+ * decided only while the generation is in force and each action qualifies, else a
+ * stale reply and nothing decided (history_free_batch). Its counts are logged at its end.
+ *
  * Live reload (PolicyReload, boxd only, on fd 3): held replies go first, then the
  * engine loads the text as the next generation or refuses it (engine_reload); either
  * way one control line and one reply. box-shell follows through the generation page

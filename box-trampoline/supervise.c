@@ -38,6 +38,14 @@
  *               permit's outcome is recorded before the next decision
  *               (outcomes_send), so temporal rules count what was done.
  *
+ * Threads: calls that wait together are received together (kernel.c, up to
+ * SUP_BATCH_MAX); those of actions box-policyd called history-free (PolicyLocal,
+ * asked at start and again after a stale answer) are decided in one
+ * DecideBatchRequest naming that generation (box-policyd decides it only while that
+ * generation is in force), then performed or continued in turn, their outcomes
+ * recorded after the batch: their verdicts and events touch no temporal rule. Every
+ * other call goes alone, after the batch, in arrival order, as above.
+ *
  * Reads (opens for reading, metadata reads) under the system runtime (/usr,
  * /lib, /lib64, /bin, /sbin) and under /dev and /proc are performed or
  * continued without a policy round trip. A tracee's own landlock_restrict_self
