@@ -216,7 +216,7 @@ int
 kernel_one(void)
 {
 	struct seccomp_notif *got[SUPERVISE_BATCH_MAX];
-	size_t n = 0;
+	size_t n = 0, seen = 0;
 	/*
 	 * Supervised calls of threads that wait together are received together (at most
 	 * SUPERVISE_BATCH_MAX) and answered as one batch (supervise_handle); refusals are
@@ -234,7 +234,9 @@ kernel_one(void)
 		}
 		if (kernel_take())
 			got[n++] = K.req;
-	} while (K.supervised && n < SUPERVISE_BATCH_MAX && more_waiting());
+		/* refusals are answered at once; a stream of them still ends the lot */
+	} while (K.supervised && n < SUPERVISE_BATCH_MAX && ++seen < 2 * SUPERVISE_BATCH_MAX &&
+		 more_waiting());
 	if (n)
 		supervise_handle((const struct seccomp_notif *const *)got, n, K.req_size);
 	return 0;

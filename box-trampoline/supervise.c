@@ -172,7 +172,7 @@ struct sup {
 	size_t req_size, resp_size;
 	pid_t tid; /* the current notification's thread */
 	int runtime_fd[5]; /* runtime_dirs, opened O_PATH at start (-1: absent) */
-	unsigned long long decided, refused, batches;
+	unsigned long long decided, refused;
 	/*
 	 * PolicyLocal's answer (local_ask): the generation and the actions (bits of enum act)
 	 * that are history-free in it, which calls arriving together may have decided in one
@@ -1590,7 +1590,6 @@ batch_decide(struct sup *s, struct prep *b, const unsigned *idx, unsigned k)
 	}
 	if (stale)
 		local_ask(s);
-	s->batches += !failed && !stale;
 	for (unsigned i = 0; i < k; i++) {
 		s->req = s->reqs[idx[i]];
 		s->tid = (pid_t)s->req->pid;
@@ -1615,6 +1614,7 @@ supervise_handle(const struct seccomp_notif *const *reqs, size_t n, size_t size)
 	struct prep b[SUP_BATCH_MAX];
 	unsigned idx[SUP_BATCH_MAX], alone[SUP_BATCH_MAX], k = 0, n_alone = 0;
 
+	memset(b, 0, sizeof(b));
 	if (n > SUP_BATCH_MAX)
 		n = SUP_BATCH_MAX; /* (kernel.c receives at most SUP_BATCH_MAX) */
 	for (size_t i = 0; i < n; i++) {
@@ -1633,8 +1633,10 @@ supervise_handle(const struct seccomp_notif *const *reqs, size_t n, size_t size)
 			alone[n_alone++] = (unsigned)i;
 			continue;
 		}
-		if (r != 1)
+		if (r != 1) {
+			prep_free(&b[k]); /* answered */
 			continue;
+		}
 		int v = decide_local(s, b[k].a, b[k].canon);
 		if (v <= 0) {
 			(void)finish(s, &b[k], v);
