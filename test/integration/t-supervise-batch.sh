@@ -8,6 +8,8 @@
 # (fs:read here) were decided in DecideBatchRequests (box-policyd's line at the channel's end,
 # with BOXD_DEBUG), and a temporal write budget still holds against eight threads writing at
 # once: fs:write is not history-free, so those go one by one and exactly three are written.
+# A reload that makes fs:read no longer history-free (a read budget) is followed: eight
+# threads reading at once after it get exactly three reads through.
 # Trusts: nothing; test code.
 . test/lib.sh
 . test/integration/lib-run.sh
@@ -184,6 +186,87 @@ EOF
 		test "${decided:-x}" = "$(sup_decisions "$dec")"
 	check "$u: … calls arriving together were decided in batches (${batched:-?} in \
 ${batches:-?})" test "${batches:-0}" -gt 0 -a "${batched:-0}" -gt "${batches:-0}"
+	check "$u: nothing of the box is left (box-shell)" no_shell_left
+
+	# A reload while the program runs: generation 1 makes fs:read history-free (its reads
+	# batched); generation 2 adds a budget on reads under rbudget/, so fs:read is not any
+	# more: eight threads reading at once after the reload get exactly three reads through
+	# (a batch naming generation 1 is stale; PID 1 asks again and decides them one by one).
+	name2=e2e-supbatch-rl-$u-$$
+	mkdir -p "$P/rbudget"
+	echo r >"$P/rbudget/f"
+	rm -f "$P/ready" "$P/go"
+	cp "$D/batch.cedar" "$D/g2.cedar"
+	cat >>"$D/g2.cedar" <<'EOF'
+
+@id("read_budget") @description("at most 3 reads under rbudget/ an hour")
+forbid (principal, action == Box::Action::"fs:read", resource)
+when { context.input.path like "*/rbudget/*" && temporal {
+    (count for (t: Timepoint). where formerly within 1h
+        (Box::Action::"fs:read"::response{ output.result: Box::FsResponseResult::"descriptor_issued" } && tp(t))) >= 3
+} };
+EOF
+	cat >"$D/reload.py" <<EOF
+import errno, os, threading, time
+def at_once(path, rounds):
+    res, lock, start = [], threading.Lock(), threading.Barrier(8)
+    def run():
+        start.wait()
+        for _ in range(rounds):
+            try:
+                open(path).read()
+                r = "ok"
+            except OSError as e:
+                r = errno.errorcode.get(e.errno, str(e.errno))
+            with lock:
+                res.append(r)
+    ts = [threading.Thread(target=run) for _ in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return "ok:%d,EACCES:%d" % (res.count("ok"), res.count("EACCES"))
+print("g1=" + at_once("p.txt", $N), flush=True)
+open("ready", "w").close()
+while not os.path.exists("go"):
+    time.sleep(0.1)
+print("g2=" + at_once("rbudget/f", 1), flush=True)
+EOF
+	cat >"$D/steps/r.py" <<EOF
+[
+ ("reload", ["python3", "$D/reload.py"]),
+]
+EOF
+	sed -e "s/^name = .*/name = $name2/" -e "s|^state_dir = .*|state_dir = $D/state/$name2|" \
+		-e "s|steps/b.py|steps/r.py|" -e "s|read_file = .*|read_file = $D/reload.py|" \
+		"$D/box.ini" >"$D/box2.ini"
+	chown -R "$u:" "$D"
+	chmod 644 "$D/box2.ini" "$D/g2.cedar"
+	out2=$D/r.out err2=$D/r.err
+	as_user "$u" "BOXD_DEBUG=1 timeout -k 5 ${SHELL_BOX_TIMEOUT:-240} '$RB/boxctl' run \
+		-c '$D/box2.ini'" >"$out2" 2>"$err2" &
+	runpid=$!
+	for _ in $(seq 1 1200); do
+		[ -e "$P/ready" ] && break
+		kill -0 "$runpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	check "$u: the program read under generation 1" test -e "$P/ready"
+	as_user "$u" "'$RB/boxctl' policy reload '$name2' '$D/g2.cedar'" >"$D/g2.out" 2>"$D/g2.err"
+	rc=$?
+	check "$u: the reload put generation 2 in force (rc $rc)" \
+		grep -q "policy generation 2 in force" "$D/g2.out"
+	touch "$P/go"
+	wait "$runpid"
+	rc=$?
+	check "$u: the box runs to its end (rc $rc)" test "$rc" = 0
+	if [ "$rc" != 0 ]; then grep -v '^box:   ' "$err2" | head -20 | sed 's/^/#   /'; fi
+	g1=$(step_kv "$out2" reload g1) g2=$(step_kv "$out2" reload g2)
+	check_step "$u: generation 1: every read of eight threads permitted ($g1)" "$out2" reload \
+		test "$g1" = "ok:$all,EACCES:0"
+	check_step "$u: generation 2: eight threads reading at once, the new budget lets three through ($g2)" \
+		"$out2" reload test "$g2" = "ok:3,EACCES:5"
+	echo "# $u: $(grep -o "A supervised program's channel closed: .*" "$err2" | tail -1)"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
 done
 tap_done
