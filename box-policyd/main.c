@@ -85,6 +85,11 @@
  * same BOX_POLICY_ATTACHED_MAX, dropped alone on a protocol error (its
  * program's file system calls are then refused), never a person's.
  *
+ * A supervised program's channel may ask PolicyLocal too (its fs:* actions only, no
+ * text, no page) and send DecideBatchRequests naming that generation (history_free):
+ * decided only while the generation is in force and each action qualifies, else a
+ * stale reply and nothing decided (history_free_batch). Its counts are logged at its end.
+ *
  * Live reload (PolicyReload, boxd only, on fd 3): held replies go first, then the
  * engine loads the text as the next generation or refuses it (engine_reload); either
  * way one control line and one reply. box-shell follows through the generation page
@@ -228,6 +233,8 @@ struct peer {
 	bool person;
 	/* box-shell: the generation its last PolicyLocal gave (0: it asked none on this channel) */
 	uint64_t local_gen;
+	/* a supervised program's channel: its decisions, those in history-free batches, stale ones */
+	unsigned long long n_decided, n_batched, n_batches, n_stale;
 	struct peer *next;
 };
 
@@ -1481,6 +1488,7 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
 			      "Cannot write the history; every decision is denied from now on");
 	}
 	S.n_decisions++;
+	p->n_decided++;
 	/* [box] ask = default: no permit matched, no forbid either — asked as an @ask forbid is. */
 	if (res.ask || (S.ask_default && !res.permit &&
 			res.cause == BOX__DECISION_CAUSE__CAUSE_NO_MATCH && res.history_error >= 0)) {
@@ -1547,6 +1555,10 @@ handle_decide(struct peer *p, struct box_ipc_msg *m)
  * waits for a group commit counts as a permit here; should that fsync fail,
  * it and every later reply of the batch become denials, cause error.)
  */
+static bool history_free_batch(const Box__DecideBatchRequest *b);
+static void release_held(struct peer *p);
+static void drop_peer(struct peer *p, int error);
+
 static void
 handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
 {
@@ -1564,6 +1576,24 @@ handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
 			return;
 	if (!decide_ids_ok(p, m->request_id, n))
 		return;
+	if (b->has_history_free && !history_free_batch(b)) {
+		/* a reload came between: nothing decided; the sender asks PolicyLocal again */
+		Box__DecideBatchReply rep = BOX__DECIDE_BATCH_REPLY__INIT;
+		rep.has_stale = rep.stale = true;
+		release_held(p);
+		p->n_stale++;
+		int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY,
+					   m->request_id, &rep.base, NULL, 0);
+		if (r < 0) {
+			log_err_errno(r, "Cannot answer %s", p->name);
+			drop_peer(p, r);
+		}
+		return;
+	}
+	if (b->has_history_free) {
+		p->n_batches++;
+		p->n_batched += n;
+	}
 	engine_defer_sync(S.engine, true);
 	for (size_t i = 0; i < n; i++) {
 		struct engine_result res;
@@ -1577,6 +1607,7 @@ handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
 				      "Cannot write the history; every decision is denied from now on");
 		}
 		S.n_decisions++;
+		p->n_decided++;
 		r = pending_fill(&local[i], p, m->request_id, b->requests[i], &res, res.wait_sync);
 		if (r < 0)
 			fatal(r, "Cannot queue a decision");
@@ -1846,16 +1877,49 @@ local_action_of(uint64_t gen, const char *action)
 	return false;
 }
 
-/* PolicyLocalRequest: box-shell's channels only. */
+/*
+ * A DecideBatchRequest with history_free: its generation is the one in force and each
+ * of its actions qualifies in it (PolicyLocal's), so deciding one before another's
+ * outcome is recorded changes no verdict.
+ */
+static bool
+history_free_batch(const Box__DecideBatchRequest *b)
+{
+	if (b->history_free != S.local.generation)
+		return false;
+	for (size_t i = 0; i < b->n_requests; i++)
+		if (!local_action(b->requests[i]->action))
+			return false;
+	return true;
+}
+
+/* PolicyLocalRequest: box-shell's channels, and a supervised program's (what it may batch). */
 static void
 handle_local_request(struct peer *p, struct box_ipc_msg *m)
 {
-	if (p->kind != PEER_SHELL) {
-		(void)peer_refuse(p, "sent a PolicyLocalRequest, which only box-shell sends");
+	bool supervisor = p->kind == PEER_SUPERVISOR && p->attached;
+	if (p->kind != PEER_SHELL && !supervisor) {
+		(void)peer_refuse(p, "sent a PolicyLocalRequest, which only box-shell and a "
+				     "supervised program's channel send");
 		return;
 	}
-	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
-				   &S.local.base, &S.gen_fd, S.gen_fd >= 0 ? 1 : 0);
+	int r;
+	if (supervisor) {
+		/* what it may batch (history_free): the qualifying fs:* actions, nothing else */
+		Box__PolicyLocal l = BOX__POLICY_LOCAL__INIT;
+		char *acts[4];
+		l.generation = S.local.generation;
+		l.home = S.local.home;
+		l.actions = acts;
+		for (size_t i = 0; i < S.local.n_actions; i++)
+			if (action_kind(S.local.actions[i]) & ACT_FS && l.n_actions < 4)
+				acts[l.n_actions++] = S.local.actions[i];
+		r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
+				       &l.base, NULL, 0);
+	} else {
+		r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
+				       &S.local.base, &S.gen_fd, S.gen_fd >= 0 ? 1 : 0);
+	}
 	p->local_gen = S.local.generation;
 	if (r < 0) {
 		log_err_errno(r, "Cannot answer %s", p->name);
@@ -1991,6 +2055,7 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 			if (r < 0)
 				fatal(r, "Cannot decide");
 			S.n_decisions++;
+			p->n_decided++;
 			permit_keep(p, id, it->decide, permit);
 			log_decision(p, it->decide, permit, cause, (const char *const *)it->rules,
 				     it->n_rules, msg, res.resource, res.time_ns);
@@ -2018,6 +2083,7 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 			return;
 		}
 		S.n_decisions++;
+		p->n_decided++;
 		permit_keep(p, id, it->decide, res.permit);
 		log_decision(p, it->decide, res.permit, res.cause, res.rules, res.n_rules,
 			     res.message, res.resource, res.time_ns);
@@ -2506,6 +2572,10 @@ on_close(struct box_ipc_event *e, int error, void *userdata)
 {
 	struct peer *p = userdata;
 
+	if (p->attached && p->kind == PEER_SUPERVISOR)
+		log_info("A supervised program's channel closed: %llu decisions, %llu of them in "
+			 "%llu history-free batches (%llu stale)", p->n_decided, p->n_batched,
+			 p->n_batches, p->n_stale);
 	if (p->attached) {
 		/* The end of a box-shell process; garbage costs that process only. */
 		if (error != -ECONNRESET && error != -EPROTO)

@@ -9,7 +9,9 @@
  * answered with exactly its errno — what the workload got before the listener
  * existed — and reported to boxd; anything else is a supervised call
  * (supervise_handle), or, with no supervision, refused with EPERM (it cannot
- * happen: fail closed).
+ * happen: fail closed). Supervised calls that wait together (the listener still
+ * readable after one is received) are received together, up to
+ * SUPERVISE_BATCH_MAX, and handed over as one lot (supervise.c batches them).
  *
  * Reports (common/kernel_report.h) go on the plan socket, fd 3, which PID 1
  * keeps: the first of a kind (system call, errno, and the rule: the program's
@@ -21,6 +23,7 @@
  * Trusts: nothing the workload says; its seccomp_data comes from the kernel.
  */
 #include <errno.h>
+#include <poll.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +49,8 @@ static struct {
 	int listener, report_fd;
 	const struct kprog *refuse;
 	bool supervised;
-	struct seccomp_notif *req;
+	struct seccomp_notif *req; /* the one being received: one of reqs */
+	struct seccomp_notif *reqs[SUPERVISE_BATCH_MAX];
 	struct seccomp_notif_resp *resp;
 	size_t req_size, resp_size;
 	struct kind kinds[BOX_KERNEL_KINDS_MAX + 1]; /* the last: "other" */
@@ -77,9 +81,12 @@ kernel_start(int listener, int report_fd, const struct kprog *refuse, bool super
 	K.req_size = sz.seccomp_notif > sizeof(*K.req) ? sz.seccomp_notif : sizeof(*K.req);
 	K.resp_size = sz.seccomp_notif_resp > sizeof(*K.resp) ? sz.seccomp_notif_resp :
 								  sizeof(*K.resp);
-	K.req = calloc(1, K.req_size);
+	for (size_t i = 0; i < SUPERVISE_BATCH_MAX; i++)
+		if (!(K.reqs[i] = calloc(1, K.req_size)))
+			return -ENOMEM;
+	K.req = K.reqs[0];
 	K.resp = calloc(1, K.resp_size);
-	return K.req && K.resp ? 0 : -ENOMEM;
+	return K.resp ? 0 : -ENOMEM;
 }
 
 /* Send one report; false when boxd's end is full (the count stays pending). */
@@ -169,21 +176,20 @@ kernel_timeout_ms(void)
 	return d <= 0 ? 0 : (int)(d / 1000000) + 1;
 }
 
-int
-kernel_one(void)
+/*
+ * One received notification in K.req: a refusal answered (and counted), or, supervised,
+ * true (the caller hands it to the supervisor).
+ */
+static bool
+kernel_take(void)
 {
-	memset(K.req, 0, K.req_size);
-	if (ioctl(K.listener, SECCOMP_IOCTL_NOTIF_RECV, K.req) < 0)
-		return errno == EINTR || errno == ENOENT ? 0 : -errno;
 	uint32_t action = 0;
 	size_t pc = 0;
 	int err = 0;
 	int r = kfilter_run(K.refuse->f, K.refuse->n, &K.req->data, &action, &pc);
 	bool refusal = r == 0 && kfilter_refusal(action, &err);
-	if (!refusal && K.supervised) {
-		supervise_handle(K.req, K.req_size);
-		return 0;
-	}
+	if (!refusal && K.supervised)
+		return true;
 	memset(K.resp, 0, K.resp_size);
 	K.resp->id = K.req->id;
 	K.resp->error = refusal ? -err : -EPERM; /* no refusal and no supervision: cannot be */
@@ -195,5 +201,43 @@ kernel_one(void)
 	bool probe = K.req->data.nr == __NR_seccomp && K.req->data.args[2] == 0;
 	if (refusal && !probe)
 		refused(K.req->data.nr, err, pc);
+	return false;
+}
+
+/* Another notification is waiting now (poll, no wait). */
+static bool
+more_waiting(void)
+{
+	struct pollfd p = { .fd = K.listener, .events = POLLIN };
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+int
+kernel_one(void)
+{
+	struct seccomp_notif *got[SUPERVISE_BATCH_MAX];
+	size_t n = 0, seen = 0;
+	/*
+	 * Supervised calls of threads that wait together are received together (at most
+	 * SUPERVISE_BATCH_MAX) and answered as one batch (supervise_handle); refusals are
+	 * answered as they come.
+	 */
+	do {
+		K.req = K.reqs[n];
+		memset(K.req, 0, K.req_size);
+		if (ioctl(K.listener, SECCOMP_IOCTL_NOTIF_RECV, K.req) < 0) {
+			if (errno == EINTR || errno == ENOENT)
+				break;
+			if (n)
+				break; /* those received are answered first */
+			return -errno;
+		}
+		if (kernel_take())
+			got[n++] = K.req;
+		/* refusals are answered at once; a stream of them still ends the lot */
+	} while (K.supervised && n < SUPERVISE_BATCH_MAX && ++seen < 2 * SUPERVISE_BATCH_MAX &&
+		 more_waiting());
+	if (n)
+		supervise_handle((const struct seccomp_notif *const *)got, n, K.req_size);
 	return 0;
 }

@@ -38,6 +38,14 @@
  *               permit's outcome is recorded before the next decision
  *               (outcomes_send), so temporal rules count what was done.
  *
+ * Threads: calls that wait together are received together (kernel.c, up to
+ * SUP_BATCH_MAX); those of actions box-policyd called history-free (PolicyLocal,
+ * asked at start and again after a stale answer) are decided in one
+ * DecideBatchRequest naming that generation (box-policyd decides it only while that
+ * generation is in force), then performed or continued in turn, their outcomes
+ * recorded after the batch: their verdicts and events touch no temporal rule. Every
+ * other call goes alone, after the batch, in arrival order, as above.
+ *
  * Reads (opens for reading, metadata reads) under the system runtime (/usr,
  * /lib, /lib64, /bin, /sbin) and under /dev and /proc are performed or
  * continued without a policy round trip. A tracee's own landlock_restrict_self
@@ -88,6 +96,8 @@
 #define SUP_LINK_DEPTH 40
 /* permits of one call awaiting their outcome: rename's 4 legs, each retry decided again */
 #define SUP_PENDING_MAX (4 * (SUP_RETRIES + 1) + 4)
+/* notifications received together and decided in one DecideBatchRequest, at most */
+#define SUP_BATCH_MAX SUPERVISE_BATCH_MAX
 
 /* The calls the listener gets (x86_64). */
 static const int trapped[] = {
@@ -164,6 +174,15 @@ struct sup {
 	pid_t tid; /* the current notification's thread */
 	int runtime_fd[5]; /* runtime_dirs, opened O_PATH at start (-1: absent) */
 	unsigned long long decided, refused;
+	/*
+	 * PolicyLocal's answer (local_ask): the generation and the actions (bits of enum act)
+	 * that are history-free in it, which calls arriving together may have decided in one
+	 * DecideBatchRequest (supervise_handle). hf_gen 0: unknown, nothing is batched.
+	 */
+	uint64_t hf_gen;
+	unsigned hf_mask;
+	/* the notifications received together (supervise_handle), each req_size bytes */
+	struct seccomp_notif *reqs[SUP_BATCH_MAX];
 	/* the current call's permits from box-policyd, each awaiting its outcome (outcomes_send) */
 	struct pending {
 		int act;
@@ -397,41 +416,83 @@ runtime_open(const struct sup *s, const char *path, int flags)
 enum act { A_READ, A_WRITE, A_DELETE, A_MOVE };
 static const char *const act_names[] = { "fs:read", "fs:write", "fs:delete", "fs:move" };
 
-/* Decide ACTION/OP of canonical PATH: 0 permitted, -EACCES refused (or no answer). */
+/* PATH as box-policyd gets it: under the owner's home spelled ~/… (*OUT NULL: as is). */
 static int
-decide(struct sup *s, enum act a, const char *op, const char *path)
+spelled(const struct sup *s, const char *path, char **out)
 {
-	/*
-	 * PID 1's own /proc entries: PID 1 performs opens with its own
-	 * credentials, and to itself its mem, environ and fds are open;
-	 * the tracee gets none of them, whatever the policy says.
-	 */
+	*out = NULL;
+	if (s->home_len > 1 && under(path, s->home) &&
+	    asprintf(out, "~%s", path + s->home_len) < 0) {
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * What needs no round trip: 0 permitted, -EACCES refused, 1 box-policyd decides.
+ * PID 1's own /proc entries: PID 1 performs opens with its own credentials, and to
+ * itself its mem, environ and fds are open; the tracee gets none of them, whatever
+ * the policy says.
+ */
+static int
+decide_local(const struct sup *s, enum act a, const char *path)
+{
 	if (under(path, "/proc/1"))
 		return -EACCES;
 	if (a == A_READ && runtime_path(path))
 		return 0;
-	if (!s->pc)
-		return -EACCES;
-	_cleanup_free_ char *spelled = NULL;
-	if (s->home_len > 1 && under(path, s->home)) {
-		const char *rest = path + s->home_len;
-		if (asprintf(&spelled, "~%s", rest) < 0)
-			return -EACCES;
+	return s->pc ? 1 : -EACCES;
+}
+
+/* box-policyd's verdict on A/OP of SPELLED: counted, a permit kept for its outcome. */
+static int
+decided(struct sup *s, enum act a, const char *op, const char *spelled_path, bool permitted,
+	bool ok)
+{
+	s->decided++;
+	if (!ok)
+		s->refused++;
+	/* the client keeps the permit: its outcome names it (outcomes_send) */
+	if (permitted && s->n_pend < SUP_PENDING_MAX) {
+		char *kept = strdup(spelled_path);
+		if (kept)
+			s->pend[s->n_pend++] = (struct pending){ .act = a, .op = op, .path = kept };
 	}
+	return ok ? 0 : -EACCES;
+}
+
+/* The channel is broken: every later decision refuses (fail closed). */
+static void
+pc_broken(struct sup *s)
+{
+	policy_client_free(s->pc);
+	s->pc = NULL;
+	s->hf_gen = 0;
+}
+
+/* Decide ACTION/OP of canonical PATH: 0 permitted, -EACCES refused (or no answer). */
+static int
+decide(struct sup *s, enum act a, const char *op, const char *path)
+{
+	int r = decide_local(s, a, path);
+	if (r <= 0)
+		return r;
+	_cleanup_free_ char *sp = NULL;
+	if (spelled(s, path, &sp) < 0)
+		return -EACCES;
 	struct policy_fields f;
 	policy_fields_init(&f);
-	policy_fields_str(&f, "path", spelled ? spelled : path);
+	policy_fields_str(&f, "path", sp ? sp : path);
 	policy_fields_str(&f, "operation", op);
 	Box__DecideRequest rq = BOX__DECIDE_REQUEST__INIT;
 	rq.action = (char *)act_names[a];
 	rq.input = f.p;
 	rq.n_input = f.n;
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
-	int r = policy_client_call(s->pc, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &rq.base, &m);
+	r = policy_client_call(s->pc, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &rq.base, &m);
 	if (r < 0) {
-		/* broken: every later decision refuses (fail closed) */
-		policy_client_free(s->pc);
-		s->pc = NULL;
+		pc_broken(s);
 		return -EACCES;
 	}
 	const Box__DecideReply *rep = (const Box__DecideReply *)m.msg;
@@ -439,17 +500,34 @@ decide(struct sup *s, enum act a, const char *op, const char *path)
 	bool permitted = policy_client_permitted(rep);
 	bool ok = permitted && rep->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
 	box_ipc_msg_done(&m);
-	rep = NULL;
-	s->decided++;
-	if (!ok)
-		s->refused++;
-	/* the client keeps the permit: its outcome names it (outcomes_send) */
-	if (permitted && s->n_pend < SUP_PENDING_MAX) {
-		char *kept = strdup(spelled ? spelled : path);
-		if (kept)
-			s->pend[s->n_pend++] = (struct pending){ .act = a, .op = op, .path = kept };
+	return decided(s, a, op, sp ? sp : path, permitted, ok);
+}
+
+/*
+ * Which of the supervisor's actions are history-free in the generation in force
+ * (PolicyLocal; docs/box-policy.5.md, "Decisions without a round trip"). Unknown
+ * (hf_gen 0) when it cannot be asked: then nothing is batched.
+ */
+static void
+local_ask(struct sup *s)
+{
+	s->hf_gen = 0;
+	s->hf_mask = 0;
+	if (!s->pc)
+		return;
+	Box__PolicyLocalRequest rq = BOX__POLICY_LOCAL_REQUEST__INIT;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	if (policy_client_call(s->pc, BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST, &rq.base, &m) < 0) {
+		pc_broken(s);
+		return;
 	}
-	return ok ? 0 : -EACCES;
+	const Box__PolicyLocal *l = (const Box__PolicyLocal *)m.msg;
+	for (size_t i = 0; i < l->n_actions; i++)
+		for (unsigned k = 0; k < sizeof(act_names) / sizeof(act_names[0]); k++)
+			if (strcmp(l->actions[i], act_names[k]) == 0)
+				s->hf_mask |= 1u << k;
+	s->hf_gen = l->generation;
+	box_ipc_msg_done(&m);
 }
 
 enum outcome { OUT_COMPLETED, OUT_DESCRIPTOR, OUT_INDETERMINATE, OUT_FAILED };
@@ -492,11 +570,8 @@ outcomes_send(struct sup *s, enum outcome k)
 							       .in = in[i], .n_in = 2,
 							       .out = out[i], .n_out = 1 };
 		}
-		if (policy_client_record(s->pc, o, n) < 0) {
-			/* broken: every later decision refuses (fail closed) */
-			policy_client_free(s->pc);
-			s->pc = NULL;
-		}
+		if (policy_client_record(s->pc, o, n) < 0)
+			pc_broken(s); /* every later decision refuses (fail closed) */
 	}
 	for (unsigned i = 0; i < n; i++)
 		free(s->pend[i].path);
@@ -583,61 +658,116 @@ reply(struct sup *s, long long val, int error, unsigned flags)
 
 static int inject(struct sup *s, int fd, int flags);
 
-/* open/openat/creat, performed: the fd injected (or the error). */
+/*
+ * A call up to its decision (prep_call): the open family, performed, and the calls
+ * decided then continued (cont_prep). What box-policyd is asked is A, OP of CANON;
+ * finish() does the rest with its verdict.
+ */
+struct prep {
+	enum { P_OPEN, P_CONT } kind;
+	enum act a;
+	const char *op;
+	char *canon;
+	/* P_OPEN */
+	char *abs;
+	int flags;
+	mode_t mode, um;
+	bool follow, writes;
+};
+
+static void
+prep_free(struct prep *p)
+{
+	free(p->canon);
+	free(p->abs);
+	p->canon = p->abs = NULL;
+}
+
+/* An open's action and operation on P->canon as it stands. */
+static void
+open_act(struct prep *p)
+{
+	struct stat st;
+	bool exists = stat(p->canon, &st) == 0;
+	if (p->flags & O_PATH) {
+		p->a = A_READ;
+		p->op = "read_metadata";
+	} else if (p->writes) {
+		p->a = A_WRITE;
+		p->op = "write_content";
+	} else {
+		p->a = A_READ;
+		p->op = exists && S_ISDIR(st.st_mode) ? "enumerate" : "read_content";
+	}
+}
+
+/* An open's action as its flags tell (before any path is read). */
+static enum act
+open_flags_act(int flags)
+{
+	bool writes = (flags & O_ACCMODE) != O_RDONLY || creates(flags) || (flags & O_TRUNC);
+	return (flags & O_PATH) || !writes ? A_READ : A_WRITE;
+}
+
+/*
+ * open/openat/creat up to its decision: 0 answered (an error, the runtime's short way),
+ * 1 P needs box-policyd's verdict on its canonical path (open_finish).
+ */
 static int
-do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mode)
+open_prep(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mode,
+	  struct prep *p)
 {
 	char path[SUP_PATH_MAX];
 	int r = read_string(s, addr, path);
 	if (r < 0)
 		return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
-	_cleanup_free_ char *abs = NULL;
-	if ((r = absolute(s, dirfd, path, &abs)) < 0)
+	*p = (struct prep){ .kind = P_OPEN, .flags = flags, .mode = mode };
+	if ((r = absolute(s, dirfd, path, &p->abs)) < 0)
 		return reply(s, 0, r == -ESRCH ? -EACCES : r, 0);
-	bool follow = !(flags & O_NOFOLLOW) && !((flags & O_CREAT) && (flags & O_EXCL));
-	int acc = flags & O_ACCMODE;
-	bool writes = acc != O_RDONLY || creates(flags) || (flags & O_TRUNC);
-	mode_t um = creates(flags) ? tracee_umask(s) : 0;
-	int fd = -ELOOP;
-	if (!writes && path[0] == '/') {
-		fd = runtime_open(s, path, (flags | O_NONBLOCK | O_NOCTTY) & ~O_CLOEXEC);
+	p->follow = !(flags & O_NOFOLLOW) && !((flags & O_CREAT) && (flags & O_EXCL));
+	p->writes = (flags & O_ACCMODE) != O_RDONLY || creates(flags) || (flags & O_TRUNC);
+	p->um = creates(flags) ? tracee_umask(s) : 0;
+	if (!p->writes && path[0] == '/') {
+		int fd = runtime_open(s, path, (flags | O_NONBLOCK | O_NOCTTY) & ~O_CLOEXEC);
 		if (fd == -ENOENT || fd == -ENOTDIR)
 			return reply(s, 0, fd, 0);
 		if (fd >= 0)
 			return inject(s, fd, flags);
-		fd = -ELOOP;
 	}
+	if ((r = canonical(s, p->abs, p->follow, 0, &p->canon)) < 0)
+		return reply(s, 0, r, 0);
+	open_act(p);
+	return 1;
+}
+
+/* The open of P, whose first decision was VERDICT: performed, the fd injected. */
+static int
+open_finish(struct sup *s, struct prep *p, int verdict)
+{
+	int fd = -ELOOP, r;
 	for (int i = 0; i <= SUP_RETRIES; i++) {
-		_cleanup_free_ char *canon = NULL;
-		r = canonical(s, abs, follow, 0, &canon);
-		if (r < 0)
-			return reply(s, 0, r, 0);
-		struct stat st;
-		bool exists = stat(canon, &st) == 0;
-		const char *op;
-		enum act a;
-		if (flags & O_PATH) {
-			a = A_READ;
-			op = "read_metadata";
-		} else if (writes) {
-			a = A_WRITE;
-			op = "write_content";
-		} else {
-			a = A_READ;
-			op = exists && S_ISDIR(st.st_mode) ? "enumerate" : "read_content";
+		if (i > 0) {
+			/* a link swapped in since: canonicalized and decided again */
+			free(p->canon);
+			p->canon = NULL;
+			if ((r = canonical(s, p->abs, p->follow, 0, &p->canon)) < 0)
+				return reply(s, 0, r, 0);
+			open_act(p);
+			verdict = decide(s, p->a, p->op, p->canon);
 		}
-		if ((r = decide(s, a, op, canon)) < 0)
-			return reply(s, 0, r, 0);
+		if (verdict < 0)
+			return reply(s, 0, verdict, 0);
 		/*
 		 * Always non-blocking (a FIFO, or a path swapped for one after the
 		 * stat, must not hang the supervisor); inject makes it blocking again
 		 * unless the tracee asked for O_NONBLOCK.
 		 */
-		mode_t old = umask(um);
+		mode_t old = umask(p->um);
 		/* O_NOCTTY: a terminal never becomes PID 1's controlling one */
-		fd = open_resolved(canon, (flags | O_NONBLOCK | O_NOCTTY) & ~O_CLOEXEC, mode);
+		fd = open_resolved(p->canon, (p->flags | O_NONBLOCK | O_NOCTTY) & ~O_CLOEXEC,
+				   p->mode);
 		umask(old);
-		if (!retry_error(fd) || (flags & O_NOFOLLOW))
+		if (!retry_error(fd) || (p->flags & O_NOFOLLOW))
 			break;
 		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */
 		if (i == SUP_RETRIES)
@@ -645,7 +775,7 @@ do_open(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t mod
 	}
 	if (fd < 0)
 		return reply(s, 0, fd, 0);
-	return inject(s, fd, flags);
+	return inject(s, fd, p->flags);
 }
 
 /* FD (opened O_NONBLOCK by PID 1) into the tracee as its open's answer, with its flags. */
@@ -762,12 +892,15 @@ do_rename(struct sup *s, int odir, unsigned long long oaddr, int ndir, unsigned 
 	return reply(s, 0, r, 0);
 }
 
-/* Decided, then the kernel performs it: (dirfd, path) as ACTION/OP. */
+/*
+ * Decided, then the kernel performs it: (dirfd, path) as ACTION/OP, up to its
+ * decision: 0 answered, 1 P needs box-policyd's verdict (cont_finish).
+ */
 static int
-do_continue(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum act a,
-	    const char *op)
+cont_prep(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum act a,
+	  const char *op, struct prep *p)
 {
-	_cleanup_free_ char *canon = NULL;
+	*p = (struct prep){ .kind = P_CONT, .a = a, .op = op };
 	if (a == A_READ) {
 		/* the system runtime's short way (runtime_open): continued undecided */
 		char path[SUP_PATH_MAX];
@@ -780,16 +913,30 @@ do_continue(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum
 				return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 		}
 	}
-	int r = path_arg(s, dirfd, addr, follow, &canon);
+	int r = path_arg(s, dirfd, addr, follow, &p->canon);
 	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG || r == -ELOOP) {
 		/* nothing there to decide about: the kernel says the same error */
 		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 	}
 	if (r < 0)
 		return reply(s, 0, r, 0);
-	if ((r = decide(s, a, op, canon)) < 0)
-		return reply(s, 0, r, 0);
+	return 1;
+}
+
+static int
+cont_finish(struct sup *s, struct prep *p, int verdict)
+{
+	(void)p;
+	if (verdict < 0)
+		return reply(s, 0, verdict, 0);
 	return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+/* P's call, its first decision VERDICT. */
+static int
+finish(struct sup *s, struct prep *p, int verdict)
+{
+	return p->kind == P_OPEN ? open_finish(s, p, verdict) : cont_finish(s, p, verdict);
 }
 
 /*
@@ -1129,20 +1276,107 @@ do_symlink(struct sup *s, unsigned long long taddr, int ndir, unsigned long long
 	return reply(s, 0, r, 0);
 }
 
+/* A history-free action (PolicyLocal): its calls may be decided in one batch. */
+static bool
+history_free(const struct sup *s, enum act a)
+{
+	return s->pc && s->hf_gen && (s->hf_mask & (1u << a));
+}
+
+/*
+ * The open family and the calls decided then continued, up to their decision:
+ * -ENOSYS another call (handle), 0 answered, 1 P needs box-policyd's verdict
+ * (finish). BATCHING: a call whose action is not history-free is left untouched
+ * (-EAGAIN: it goes alone).
+ */
+static int
+prep_call(struct sup *s, struct prep *p, bool batching)
+{
+	const struct seccomp_data *d = &s->req->data;
+	const unsigned long long *a = d->args;
+	int dfd = (int)a[0];
+	int dir = AT_FDCWD, flags = 0;
+	unsigned long long addr = a[0], atflags = 0;
+	mode_t mode = 0;
+	bool follow = true;
+	enum act act = A_READ;
+	const char *op = "read_metadata";
+
+	switch (d->nr) {
+	case __NR_open: flags = (int)a[1]; mode = (mode_t)a[2]; goto open;
+	case __NR_creat: flags = O_CREAT | O_WRONLY | O_TRUNC; mode = (mode_t)a[1]; goto open;
+	case __NR_openat:
+		dir = dfd;
+		addr = a[1];
+		flags = (int)a[2];
+		mode = (mode_t)a[3];
+	open:
+		if (batching && !history_free(s, open_flags_act(flags)))
+			return -EAGAIN;
+		return open_prep(s, dir, addr, flags, mode, p);
+	case __NR_stat:
+	case __NR_statfs:
+	case __NR_access:
+	case __NR_getxattr:
+	case __NR_listxattr:
+		break;
+	case __NR_inotify_add_watch: addr = a[1]; break;
+	case __NR_lstat:
+	case __NR_lgetxattr:
+	case __NR_llistxattr: follow = false; break;
+	case __NR_newfstatat:
+	case __NR_statx:
+		/* fstat(fd) through AT_EMPTY_PATH: the fd was decided when it was opened */
+		atflags = a[d->nr == __NR_statx ? 2 : 3];
+		if (empty_path(s, a[1], atflags))
+			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+		dir = dfd;
+		addr = a[1];
+		follow = !(atflags & AT_SYMLINK_NOFOLLOW);
+		break;
+	case __NR_faccessat: dir = dfd; addr = a[1]; break;
+	case BOX_NR_faccessat2:
+		dir = dfd;
+		addr = a[1];
+		follow = !(a[3] & AT_SYMLINK_NOFOLLOW);
+		break;
+	case __NR_readlink: follow = false; op = "read_link"; break;
+	case __NR_readlinkat: dir = dfd; addr = a[1]; follow = false; op = "read_link"; break;
+	case __NR_chdir: op = "change_dir"; break;
+	case __NR_execve: op = "exec"; break;
+	case __NR_execveat:
+		if (empty_path(s, a[1], a[4]))
+			return reply(s, 0, -EPERM, 0); /* box's filter refuses it too */
+		dir = dfd;
+		addr = a[1];
+		follow = !(a[4] & AT_SYMLINK_NOFOLLOW);
+		op = "exec";
+		break;
+	default:
+		return -ENOSYS;
+	}
+	if (batching && !history_free(s, act))
+		return -EAGAIN;
+	return cont_prep(s, dir, addr, follow, act, op, p);
+}
+
 static int
 handle(struct sup *s)
 {
 	const struct seccomp_data *d = &s->req->data;
 	const unsigned long long *a = d->args;
 	int dfd = (int)a[0];
-	bool nofollow_at;
 	s->tid = (pid_t)s->req->pid;
 
+	struct prep p = { .canon = NULL };
+	int k = prep_call(s, &p, false);
+	if (k != -ENOSYS) {
+		if (k == 1)
+			(void)finish(s, &p, decide(s, p.a, p.op, p.canon));
+		prep_free(&p);
+		return 0;
+	}
 	switch (d->nr) {
-	case __NR_open: return do_open(s, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2]);
-	case __NR_creat:
-		return do_open(s, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1]);
-	case __NR_openat: return do_open(s, dfd, a[1], (int)a[2], (mode_t)a[3]);
 	case __NR_mkdir: return do_dirop(s, AT_FDCWD, a[0], 0, (mode_t)a[1]);
 	case __NR_mkdirat: return do_dirop(s, dfd, a[1], 0, (mode_t)a[2]);
 	case __NR_unlink: return do_dirop(s, AT_FDCWD, a[0], 1, 0);
@@ -1154,38 +1388,11 @@ handle(struct sup *s)
 	case __NR_rename: return do_rename(s, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
 	case __NR_renameat: return do_rename(s, dfd, a[1], (int)a[2], a[3], 0);
 	case __NR_renameat2: return do_rename(s, dfd, a[1], (int)a[2], a[3], (unsigned)a[4]);
-	case __NR_stat:
-	case __NR_statfs:
-	case __NR_access:
-		return do_continue(s, AT_FDCWD, a[0], true, A_READ, "read_metadata");
-	case __NR_lstat: return do_continue(s, AT_FDCWD, a[0], false, A_READ, "read_metadata");
-	case __NR_newfstatat:
-	case __NR_statx:
-		/* fstat(fd) through AT_EMPTY_PATH: the fd was decided when it was opened */
-		if (empty_path(s, a[1], a[d->nr == __NR_statx ? 2 : 3]))
-			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-		nofollow_at = a[d->nr == __NR_statx ? 2 : 3] & AT_SYMLINK_NOFOLLOW;
-		return do_continue(s, dfd, a[1], !nofollow_at, A_READ, "read_metadata");
-	case __NR_faccessat:
-		return do_continue(s, dfd, a[1], true, A_READ, "read_metadata");
-	case BOX_NR_faccessat2:
-		return do_continue(s, dfd, a[1], !(a[3] & AT_SYMLINK_NOFOLLOW), A_READ,
-				   "read_metadata");
-	case __NR_readlink: return do_continue(s, AT_FDCWD, a[0], false, A_READ, "read_link");
-	case __NR_readlinkat: return do_continue(s, dfd, a[1], false, A_READ, "read_link");
-	case __NR_chdir: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "change_dir");
 	case __NR_connect: return do_sockaddr(s, a[1], a[2], false);
 	case __NR_bind: return do_sockaddr(s, a[1], a[2], true);
 	case __NR_sendto: return do_sockaddr(s, a[4], a[5], false);
 	case __NR_sendmsg: return do_sendmsg(s, a[1]);
 	case __NR_sendmmsg: return do_sendmmsg(s, a[1], a[2]);
-	case __NR_inotify_add_watch:
-		return do_continue(s, AT_FDCWD, a[1], true, A_READ, "read_metadata");
-	case __NR_execve: return do_continue(s, AT_FDCWD, a[0], true, A_READ, "exec");
-	case __NR_execveat:
-		if (empty_path(s, a[1], a[4]))
-			return reply(s, 0, -EPERM, 0); /* box's filter refuses it too */
-		return do_continue(s, dfd, a[1], !(a[4] & AT_SYMLINK_NOFOLLOW), A_READ, "exec");
 	case __NR_truncate: {
 		struct op o = { .kind = OP_TRUNCATE, .n1 = a[1] };
 		return do_perform(s, AT_FDCWD, a[0], true, A_WRITE, "write_content", &o);
@@ -1259,12 +1466,6 @@ handle(struct sup *s)
 		free(o.value);
 		return r;
 	}
-	case __NR_getxattr:
-	case __NR_listxattr:
-		return do_continue(s, AT_FDCWD, a[0], true, A_READ, "read_metadata");
-	case __NR_lgetxattr:
-	case __NR_llistxattr:
-		return do_continue(s, AT_FDCWD, a[0], false, A_READ, "read_metadata");
 	case __NR_mknod:
 	case __NR_mknodat: {
 		bool at = d->nr == __NR_mknodat;
@@ -1308,23 +1509,146 @@ supervise_start(int listener, int policyd_fd, const char *home)
 	s->req_size = sz.seccomp_notif > sizeof(*s->req) ? sz.seccomp_notif : sizeof(*s->req);
 	s->resp_size = sz.seccomp_notif_resp > sizeof(*s->resp) ? sz.seccomp_notif_resp :
 								    sizeof(*s->resp);
-	s->req = calloc(1, s->req_size);
+	for (size_t i = 0; i < SUP_BATCH_MAX; i++)
+		if (!(s->reqs[i] = calloc(1, s->req_size)))
+			return -ENOMEM;
+	s->req = s->reqs[0];
 	s->resp = calloc(1, s->resp_size);
-	if (!s->req || !s->resp)
+	if (!s->resp)
 		return -ENOMEM;
-	static const uint32_t replies[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY };
-	int r = policy_client_new_sync(policyd_fd, replies, 1, &s->pc);
+	static const uint32_t replies[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY,
+					    BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY,
+					    BOX__MSG_TYPE__MSG_POLICY_LOCAL };
+	int r = policy_client_new_sync(policyd_fd, replies, 3, &s->pc);
 	if (r < 0)
 		s->pc = NULL; /* every decision refuses */
+	local_ask(s);
 	return 0;
 }
 
+/*
+ * The K calls of B (their notifications S->reqs[IDX[i]]) decided in one
+ * DecideBatchRequest naming the generation whose PolicyLocal said each action is
+ * history-free; then each performed or continued, its outcome recorded, in turn.
+ * A stale answer (a reload came between): PolicyLocal asked again, each decided alone.
+ */
+static void
+batch_decide(struct sup *s, struct prep *b, const unsigned *idx, unsigned k)
+{
+	char *sp[SUP_BATCH_MAX] = { NULL };
+	struct policy_fields f[SUP_BATCH_MAX];
+	Box__DecideRequest rq[SUP_BATCH_MAX], *rqp[SUP_BATCH_MAX];
+	int verdict[SUP_BATCH_MAX];
+	bool permitted[SUP_BATCH_MAX];
+	bool stale = false, failed = !s->pc;
+
+	for (unsigned i = 0; i < k && !failed; i++) {
+		if (spelled(s, b[i].canon, &sp[i]) < 0)
+			failed = true;
+		policy_fields_init(&f[i]);
+		policy_fields_str(&f[i], "path", sp[i] ? sp[i] : b[i].canon);
+		policy_fields_str(&f[i], "operation", b[i].op);
+		box__decide_request__init(&rq[i]);
+		rq[i].action = (char *)act_names[b[i].a];
+		rq[i].input = f[i].p;
+		rq[i].n_input = f[i].n;
+		rqp[i] = &rq[i];
+	}
+	if (!failed) {
+		Box__DecideBatchRequest br = BOX__DECIDE_BATCH_REQUEST__INIT;
+		br.requests = rqp;
+		br.n_requests = k;
+		br.has_history_free = true;
+		br.history_free = s->hf_gen;
+		struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+		int r = policy_client_call(s->pc, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, &br.base,
+					   &m);
+		const Box__DecideBatchReply *rep = r < 0 ? NULL : (const Box__DecideBatchReply *)m.msg;
+		if (rep && rep->has_stale && rep->stale)
+			stale = true;
+		else if (!rep || rep->n_replies != k)
+			failed = true; /* (a short reply: fail closed) */
+		for (unsigned i = 0; rep && !stale && !failed && i < k; i++) {
+			permitted[i] = policy_client_permitted(rep->replies[i]);
+			verdict[i] = permitted[i] &&
+						     rep->replies[i]->cause ==
+							     BOX__DECISION_CAUSE__CAUSE_PERMITTED ?
+					     0 :
+					     -EACCES;
+		}
+		box_ipc_msg_done(&m);
+		if (failed)
+			pc_broken(s);
+	}
+	if (stale)
+		local_ask(s);
+	for (unsigned i = 0; i < k; i++) {
+		s->req = s->reqs[idx[i]];
+		s->tid = (pid_t)s->req->pid;
+		int v;
+		if (failed)
+			v = -EACCES;
+		else if (stale)
+			v = decide(s, b[i].a, b[i].op, b[i].canon);
+		else
+			v = decided(s, b[i].a, b[i].op, sp[i] ? sp[i] : b[i].canon, permitted[i],
+				    verdict[i] == 0);
+		(void)finish(s, &b[i], v);
+	}
+	for (unsigned i = 0; i < k; i++)
+		free(sp[i]);
+}
+
 void
-supervise_handle(const struct seccomp_notif *req, size_t size)
+supervise_handle(const struct seccomp_notif *const *reqs, size_t n, size_t size)
 {
 	struct sup *s = &S_sup;
+	struct prep b[SUP_BATCH_MAX];
+	unsigned idx[SUP_BATCH_MAX], alone[SUP_BATCH_MAX], k = 0, n_alone = 0;
 
-	memset(s->req, 0, s->req_size);
-	memcpy(s->req, req, size < s->req_size ? size : s->req_size);
-	(void)handle(s);
+	memset(b, 0, sizeof(b));
+	if (n > SUP_BATCH_MAX)
+		n = SUP_BATCH_MAX; /* (kernel.c receives at most SUP_BATCH_MAX) */
+	for (size_t i = 0; i < n; i++) {
+		memset(s->reqs[i], 0, s->req_size);
+		memcpy(s->reqs[i], reqs[i], size < s->req_size ? size : s->req_size);
+	}
+	/*
+	 * Each history-free call up to its decision (one needing none is answered here);
+	 * the others wait, untouched, to go alone after the batch, in arrival order.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		s->req = s->reqs[i];
+		s->tid = (pid_t)s->req->pid;
+		int r = n > 1 ? prep_call(s, &b[k], true) : -EAGAIN;
+		if (r == -EAGAIN || r == -ENOSYS) {
+			alone[n_alone++] = (unsigned)i;
+			continue;
+		}
+		if (r != 1) {
+			prep_free(&b[k]); /* answered */
+			continue;
+		}
+		int v = decide_local(s, b[k].a, b[k].canon);
+		if (v <= 0) {
+			(void)finish(s, &b[k], v);
+			prep_free(&b[k]);
+			continue;
+		}
+		idx[k++] = (unsigned)i;
+	}
+	if (k == 1) {
+		s->req = s->reqs[idx[0]];
+		s->tid = (pid_t)s->req->pid;
+		(void)finish(s, &b[0], decide(s, b[0].a, b[0].op, b[0].canon));
+	} else if (k > 1) {
+		batch_decide(s, b, idx, k);
+	}
+	for (unsigned i = 0; i < k; i++)
+		prep_free(&b[i]);
+	for (unsigned i = 0; i < n_alone; i++) {
+		s->req = s->reqs[alone[i]];
+		(void)handle(s);
+	}
+	s->req = s->reqs[0];
 }

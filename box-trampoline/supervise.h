@@ -17,7 +17,13 @@
 size_t supervise_program(struct sock_filter *f);
 /* PID 1: serve LISTENER, asking box-policyd on POLICYD_FD (taken); HOME spells "~". */
 int supervise_start(int listener, int policyd_fd, const char *home);
-/* PID 1: answer one notification received (kernel.c) that is not a kernel refusal. */
-void supervise_handle(const struct seccomp_notif *req, size_t size);
+/* Notifications PID 1 receives together and decides in one batch, at most. */
+#define SUPERVISE_BATCH_MAX 16
+/*
+ * PID 1: answer the N (<= SUPERVISE_BATCH_MAX) notifications received together
+ * (kernel.c), none a kernel refusal, each of SIZE bytes: the calls of history-free
+ * actions decided in one DecideBatchRequest, the others one by one.
+ */
+void supervise_handle(const struct seccomp_notif *const *reqs, size_t n, size_t size);
 
 #endif

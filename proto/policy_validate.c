@@ -229,6 +229,7 @@ box_validate_decide_batch_request(const Box__DecideBatchRequest *m)
 {
 	REQUIRE(m->n_requests >= 1, -EINVAL);
 	REQUIRE(m->n_requests <= BOX_POLICY_BATCH_MAX, -E2BIG);
+	REQUIRE(!m->has_history_free || m->history_free >= 1, -EINVAL);
 	for (size_t i = 0; i < m->n_requests; i++) {
 		REQUIRE(m->requests[i], -EINVAL);
 		TRY(box_validate_decide_request(m->requests[i]));
@@ -240,6 +241,7 @@ int
 box_validate_decide_batch_reply(const Box__DecideBatchReply *m)
 {
 	REQUIRE(m->n_replies <= BOX_POLICY_BATCH_MAX, -E2BIG);
+	REQUIRE(!(m->has_stale && m->stale) || m->n_replies == 0, -EINVAL); /* stale: none decided */
 	for (size_t i = 0; i < m->n_replies; i++) {
 		REQUIRE(m->replies[i], -EINVAL);
 		TRY(box_validate_decide_reply(m->replies[i]));

@@ -3,9 +3,11 @@
 # bench.py N OUT — bench/supervise's workload, run by a [tool] sandbox (supervised or not, the
 # same code): N open/close of a project file (decided when supervised), N open/close of a
 # system runtime file (never decided), N stat of a project file (decided), N stat of a runtime
-# file, and the start-up of `python3 -c 'import json, email, http.client'` (median of 5);
+# file, N open/close of a project file by 8 threads at once (wall time per open: calls that
+# arrive together are decided in one batch when supervised), and the start-up of
+# `python3 -c 'import json, email, http.client'` (median of 5);
 # writes "KEY MICROSECONDS" lines to OUT. Trusts: nothing; it is a benchmark.
-import os, statistics, subprocess, sys, time
+import os, statistics, subprocess, sys, threading, time
 
 n, out = int(sys.argv[1]), sys.argv[2]
 proj = os.path.join(os.path.dirname(os.path.abspath(out)), "data.txt")
@@ -24,11 +26,30 @@ def openclose(p):
     os.close(os.open(p, os.O_RDONLY))
 
 
+def threaded(fn, path, k=8):
+    go = threading.Barrier(k + 1)
+
+    def run():
+        go.wait()
+        for _ in range(n // k):
+            fn(path)
+
+    ts = [threading.Thread(target=run) for _ in range(k)]
+    for t in ts:
+        t.start()
+    go.wait()
+    t0 = time.perf_counter()
+    for t in ts:
+        t.join()
+    return (time.perf_counter() - t0) / (n // k * k) * 1e6
+
+
 r = {
     "open_decided": per_op(openclose, proj),
     "open_runtime": per_op(openclose, runtime),
     "stat_decided": per_op(os.stat, proj),
     "stat_runtime": per_op(os.stat, runtime),
+    "open_threads8": threaded(openclose, proj),
 }
 starts = []
 for _ in range(5):

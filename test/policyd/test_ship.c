@@ -388,6 +388,120 @@ test_forged_attached(void)
 	finish(&pd);
 }
 
+/*
+ * A DecideBatchRequest naming generation GEN (history_free) of the fs:* requests R[0..N) on
+ * the channel FD, first id ID: -1 no reply, else how many permits; *STALE its stale flag.
+ */
+static int
+batch_hf(int fd, uint64_t id, uint64_t gen, struct req *r, size_t n, bool *stale)
+{
+	Box__DecideRequest *p[4];
+	Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
+	for (size_t i = 0; i < n; i++)
+		p[i] = &r[i].d;
+	b.requests = p;
+	b.n_requests = n;
+	b.has_history_free = true;
+	b.history_free = gen;
+	if (box_ipc_send(fd, &box_proto_policy, BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, id,
+			 &b.base, NULL, 0) < 0)
+		return -1;
+	struct box_ipc_chan *c = box_ipc_chan_new(fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD);
+	(void)box_ipc_chan_set_state(c, BOX_POLICY_READY);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int ret = -1;
+	if (box_ipc_recv_wait(c, &m, 10000) > 0 &&
+	    m.type == BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY && m.request_id == id) {
+		const Box__DecideBatchReply *rep = (const Box__DecideBatchReply *)m.msg;
+		*stale = rep->has_stale && rep->stale;
+		ret = 0;
+		for (size_t i = 0; i < rep->n_replies; i++)
+			ret += rep->replies[i]->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT;
+		if (!*stale && rep->n_replies != n)
+			ret = -1;
+	}
+	box_ipc_msg_done(&m);
+	box_ipc_chan_free(c);
+	return ret;
+}
+
+/* `boxctl policy reload` of TEXT, as boxd sends it: 1 in force, else 0 or -1. */
+static int
+reload(struct pd *pd, const char *text)
+{
+	Box__PolicyReload rl = BOX__POLICY_RELOAD__INIT;
+	rl.has_policy_text = true;
+	rl.policy_text.data = (uint8_t *)text;
+	rl.policy_text.len = strlen(text);
+	rl.uid = 1000;
+	uint64_t rid = pd->next_id++;
+	if (box_ipc_send(pd->fd[PD_BOXD], &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_RELOAD, rid,
+			 &rl.base, NULL, 0) < 0)
+		return -1;
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	int r = -1;
+	if (pd_recv(pd, PD_BOXD, &m, 20000) > 0 &&
+	    m.type == BOX__MSG_TYPE__MSG_POLICY_RELOAD_REPLY && m.request_id == rid)
+		r = ((const Box__PolicyReloadReply *)m.msg)->ok;
+	box_ipc_msg_done(&m);
+	return r;
+}
+
+/*
+ * A supervised program's channel (boxd attaches it): PolicyLocal names its qualifying fs:*
+ * actions (no text, no page); a DecideBatchRequest naming that generation is decided and
+ * logged; one with an action that does not qualify, or after a reload moved the
+ * generation, is stale: nothing decided, no line. Asked again, the new generation batches.
+ */
+static void
+test_supervisor_batch(void)
+{
+	struct pd pd;
+	struct req r[2];
+	bool stale = false;
+
+	CHECK_INT(start(&pd, budget), 0);
+	int sv[2];
+	CHECK_INT(box_ipc_socketpair(sv, false), 0);
+	Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
+	CHECK_INT(box_ipc_send(pd.fd[PD_BOXD], &box_proto_policy,
+			       BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, pd.next_id++, &a.base,
+			       &sv[1], 1),
+		  0);
+	close(sv[1]);
+	Box__PolicyLocal *l = ask_local(sv[0], 1);
+	CHECK(l && l->generation == 1 && names(l, "fs:read") && names(l, "fs:delete") &&
+	      !names(l, "fs:write") && !names(l, "shell:exec") && !l->has_policy_text);
+	box_msg_free(l ? &l->base : NULL);
+	fs_req(&r[0], "fs:read", "/p/batched-a", "read_content");
+	fs_req(&r[1], "fs:read", "/p/batched-b", "read_metadata");
+	CHECK_INT(batch_hf(sv[0], 2, 1, r, 2, &stale), 2);
+	CHECK(!stale);
+	/* fs:write is read by the budget: never batched as history-free */
+	fs_req(&r[1], "fs:write", "/p/stale-write", "write_content");
+	CHECK_INT(batch_hf(sv[0], 10, 1, r, 2, &stale), 0);
+	CHECK(stale);
+	/* a reload moves the generation: generation 1's batch is stale */
+	CHECK_INT(reload(&pd, plain), 1);
+	fs_req(&r[0], "fs:read", "/p/stale-read", "read_content");
+	CHECK_INT(batch_hf(sv[0], 20, 1, r, 1, &stale), 0);
+	CHECK(stale);
+	l = ask_local(sv[0], 30);
+	CHECK(l && l->generation == 2 && names(l, "fs:write"));
+	box_msg_free(l ? &l->base : NULL);
+	fs_req(&r[0], "fs:write", "/p/gen2-write", "write_content");
+	fs_req(&r[1], "fs:read", "/p/gen2-read", "read_content");
+	CHECK_INT(batch_hf(sv[0], 31, 2, r, 2, &stale), 0); /* plain permits no fs:* */
+	CHECK(!stale);
+	char *log = log_with("gen2-read");
+	CHECK(strstr(log, "batched-a") && strstr(log, "batched-b") && strstr(log, "gen2-write"));
+	CHECK(!strstr(log, "stale-write") && !strstr(log, "stale-read"));
+	free(log);
+	close(sv[0]);
+	CHECK_INT(pd_stop(&pd), 0);
+	finish(&pd);
+}
+
 int
 main(void)
 {
@@ -396,5 +510,6 @@ main(void)
 	RUN(test_ship_logged);
 	RUN(test_forged_refused);
 	RUN(test_forged_attached);
+	RUN(test_supervisor_batch);
 	return tap_done();
 }

@@ -189,6 +189,35 @@ test_decide_reply(void)
 	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_REPLY, &m.base), -EINVAL);
 }
 
+/* A batch naming a generation (history_free, >= 1); a stale reply carries no verdict. */
+static void
+test_decide_batch_history_free(void)
+{
+	Box__DecideRequest d = BOX__DECIDE_REQUEST__INIT, *dp = &d;
+	d.action = "fs:read";
+	Box__DecideBatchRequest b = BOX__DECIDE_BATCH_REQUEST__INIT;
+	b.requests = &dp;
+	b.n_requests = 1;
+	b.has_history_free = true;
+	b.history_free = 1;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, &b.base), 0);
+	b.history_free = 0;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_BATCH_REQUEST, &b.base), -EINVAL);
+
+	Box__DecideReply r = BOX__DECIDE_REPLY__INIT, *rp = &r;
+	r.verdict = BOX__DECISION_VERDICT__VERDICT_DENY;
+	r.cause = BOX__DECISION_CAUSE__CAUSE_FORBIDDEN;
+	r.message = "denied";
+	Box__DecideBatchReply br = BOX__DECIDE_BATCH_REPLY__INIT;
+	br.has_stale = br.stale = true;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, &br.base), 0);
+	br.replies = &rp;
+	br.n_replies = 1;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, &br.base), -EINVAL);
+	br.stale = false;
+	CHECK_INT(decode(BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY, &br.base), 0);
+}
+
 static Box__PolicyTool *
 tool(const char *name, Box__PolicyToolField **fields, size_t n)
 {
@@ -508,6 +537,7 @@ main(void)
 {
 	RUN(test_decide_request);
 	RUN(test_decide_reply);
+	RUN(test_decide_batch_history_free);
 	RUN(test_record);
 	RUN(test_record_batch);
 	RUN(test_init_ready_logfd);
