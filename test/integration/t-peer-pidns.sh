@@ -54,6 +54,9 @@ if [ "$(id -u)" -eq 0 ]; then
 			check "service ($mode): boxtest in new user+PID namespaces is refused (exit 1)" \
 				test "$rc" = 1
 			check "service ($mode): boxtest is told why" grep -q "$refusal" ferr
+			if [ "$rc" != 1 ] || ! grep -q "$refusal" ferr; then
+				diag "boxtest's boxctl ps in new namespaces: exit $rc, stderr: $(tr '\n' ' ' <ferr)"
+			fi
 			as_boxtest "BOX_SOCKET='$sock' '$RB/boxctl' ps" >ps.out 2>&1
 			check "service ($mode): boxtest in boxd's namespace is served" test $? = 0
 		else
