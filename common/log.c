@@ -80,25 +80,46 @@ log_get_max_level(void)
 	return log_max_level;
 }
 
+/*
+ * One line, one write(2): stderr is often a file other processes write too (boxd's, its
+ * daemons', the agent's output relayed into `>out 2>&1`), and a line written in pieces
+ * lets another writer's line land inside it.
+ */
 static void __attribute__((format(printf, 4, 0)))
 log_emit(enum log_level level, int err, const char *func, const char *fmt, va_list ap)
 {
-	char msg[2048];
-	int saved = errno;
+	char msg[2048], line[2560];
+	int saved = errno, n;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	char prio[8] = "";
 	if (log_to_journal)
-		fprintf(stderr, "<%d>", (int)level);
+		snprintf(prio, sizeof(prio), "<%d>", (int)level);
+	char where[192];
 	if (log_with_function)
-		fprintf(stderr, "%s[%ld]: %s: ", log_title, (long)getpid(), func);
+		snprintf(where, sizeof(where), "%s[%ld]: %s: ", log_title, (long)getpid(), func);
 	else
-		fprintf(stderr, "%s: %s", log_title,
-			level == LOG_LEVEL_ERR ? "error: " :
-			level == LOG_LEVEL_WARNING ? "warning: " : "");
+		snprintf(where, sizeof(where), "%s: %s", log_title,
+			 level == LOG_LEVEL_ERR ? "error: " :
+			 level == LOG_LEVEL_WARNING ? "warning: " : "");
 	if (err)
-		fprintf(stderr, "%s: %s\n", msg, strerror(abs(err)));
+		n = snprintf(line, sizeof(line), "%s%s%s: %s\n", prio, where, msg, strerror(abs(err)));
 	else
-		fprintf(stderr, "%s\n", msg);
+		n = snprintf(line, sizeof(line), "%s%s%s\n", prio, where, msg);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n'; /* cut, but still a line */
+	}
+	for (size_t off = 0; off < (size_t)n;) {
+		ssize_t k = write(STDERR_FILENO, line + off, (size_t)n - off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
 	errno = saved;
 }
 
