@@ -8,6 +8,11 @@
 #                           and POLICY: permit all, but forbid fs:read of *.env and
 #                           */secretdir/*, fs:write under */ro/, fs:move and fs:delete of
 #                           */keep.txt
+#   sup_box_ini NAME POLICY STEP [LINE...]
+#                           $D/box.ini of box NAME (state under $D/state/NAME, 150 s): the
+#                           agent (the caller's $W/agent.py) runs the steps of
+#                           $D/steps/STEP in the workspace $P, which it may write, with
+#                           $D/steps readable; each LINE one more [agent.filesystem] line
 #   sup_decision FILE ACTION VERDICT PATH_SUFFIX [OPERATION]
 #                           a decision line of source "supervisor" in FILE (decisions.jsonl)
 # Trusts: nothing; test code.
@@ -47,6 +52,19 @@ when { context.input.path like "*/ro/*" };
 forbid (principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
 when { context.input.path like "*/keep.txt" };
 EOF
+}
+
+sup_box_ini() {
+	local name=$1 policy=$2 step=$3
+	shift 3
+	{
+		printf '[box]\nname = %s\nstate_dir = %s/state/%s\npolicy = %s\ntimeout = 150s\n' \
+			"$name" "$D" "$name" "$policy"
+		printf '\n[agent]\ncommand = %s/agent.py %s/steps/%s\nworkspace = %s\n' "$W" "$D" "$step" "$P"
+		printf '\n[agent.env]\n%s\n' "$(agent_env)"
+		printf '\n[agent.filesystem]\nwrite = %s\nread = %s/steps\n' "$P" "$D"
+		[ $# -eq 0 ] || printf '%s\n' "$@"
+	} >"$D/box.ini"
 }
 
 sup_decision() {

@@ -117,25 +117,7 @@ EOF
  ("batch", ["python3", "$D/batch.py"]),
 ]
 EOF
-	cat >"$D/box.ini" <<EOF
-[box]
-name = $name
-state_dir = $D/state/$name
-policy = batch.cedar
-timeout = 150s
-
-[agent]
-command = $W/agent.py $D/steps/b.py
-workspace = $P
-
-[agent.env]
-$(agent_env)
-
-[agent.filesystem]
-write = $P
-read = $D/steps
-read_file = $D/batch.py
-EOF
+	sup_box_ini "$name" batch.cedar b.py "read_file = $D/batch.py"
 	chown -R "$u:" "$D"
 	chmod 644 "$D/box.ini" "$D/batch.cedar"
 	out=$D/b.out err=$D/b.err

@@ -87,25 +87,7 @@ EOF
  ("budget", ["python3", "$D/budget.py"]),
 ]
 EOF
-	cat >"$D/box.ini" <<EOF
-[box]
-name = $name
-state_dir = $D/state/$name
-policy = budget.cedar
-timeout = 150s
-
-[agent]
-command = $W/agent.py $D/steps/b.py
-workspace = $P
-
-[agent.env]
-$(agent_env)
-
-[agent.filesystem]
-write = $P
-read = $D/steps
-read_file = $D/budget.py
-EOF
+	sup_box_ini "$name" budget.cedar b.py "read_file = $D/budget.py"
 	chown -R "$u:" "$D"
 	chmod 644 "$D/box.ini" "$D/budget.cedar"
 	out=$D/b.out err=$D/b.err

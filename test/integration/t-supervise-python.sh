@@ -42,25 +42,7 @@ for u in $(shell_users); do
  ("not_host", ["bash", "-c", "$P/bin/python3 -c 'print(1)'"]),
 ]
 EOF
-	cat >"$D/box.ini" <<EOF
-[box]
-name = $name
-state_dir = $D/state/$name
-policy = sup.cedar
-timeout = 150s
-
-[agent]
-command = $W/agent.py $D/steps/py.py
-workspace = $P
-
-[agent.env]
-$(agent_env)
-
-[agent.filesystem]
-write = $P
-read = $D/steps
-read = $D/probe.py
-EOF
+	sup_box_ini "$name" sup.cedar py.py "read = $D/probe.py"
 	chown -R "$u:" "$D"
 	chown -h "$u:" "$P/alias" "$P/w/link"
 	chmod 644 "$D/box.ini" "$D/sup.cedar"
