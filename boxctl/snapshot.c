@@ -112,16 +112,11 @@ remove_tree(int dfd, const char *name, unsigned depth)
 		return -errno;
 	if (depth > DEPTH_MAX)
 		return -ELOOP;
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
+	DIR *d = NULL;
+	int r = fd_opendir_at(dfd, name, &d);
+	if (r < 0)
+		return r;
 	struct dirent *de;
-	int r = 0;
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
 			int k = remove_tree(dirfd(d), de->d_name, depth + 1);
@@ -545,14 +540,9 @@ walk(struct snap *s, int ufd, const char *prefix, unsigned depth)
 {
 	if (depth > DEPTH_MAX)
 		return;
-	int fd = openat(ufd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	DIR *d = NULL;
+	if (fd_opendir_at(ufd, ".", &d) < 0)
 		return;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
 	char **names = NULL;
 	size_t n = 0;
 	struct dirent *de;
@@ -734,7 +724,12 @@ cmd_discard(int argc, char **argv)
 			strerror(-r));
 		rc = 1;
 	} else {
-		DIR *d = fdopendir(fcntl(s.upper, F_DUPFD_CLOEXEC, 3));
+		DIR *d = NULL;
+		if ((r = fd_opendir_at(s.upper, ".", &d)) < 0) {
+			fprintf(stderr, "boxctl: error: %s/snapshot/upper: %s\n", s.state,
+				strerror(-r));
+			rc = 1;
+		}
 		struct dirent *de;
 		while (d && (de = readdir(d)))
 			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&

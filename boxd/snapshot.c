@@ -80,14 +80,10 @@ write_new(int dfd, const char *name, const char *text)
 static int
 dir_empty(int dfd)
 {
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
+	DIR *d = NULL;
+	int r = fd_opendir_at(dfd, ".", &d);
+	if (r < 0)
+		return r;
 	struct dirent *de;
 	int empty = 1;
 	while ((de = readdir(d)))
@@ -103,14 +99,9 @@ dir_usage(int dfd, unsigned depth, unsigned *budget)
 {
 	if (depth > 256 || !*budget)
 		return 0;
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	DIR *d = NULL;
+	if (fd_opendir_at(dfd, ".", &d) < 0)
 		return 0;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return 0;
-	}
 	uint64_t sum = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) && *budget) {

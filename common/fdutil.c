@@ -288,3 +288,19 @@ fd_openat2(int dfd, const char *path, int flags, mode_t mode, unsigned long long
 	long fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 	return fd < 0 ? -errno : (int)fd;
 }
+
+int
+fd_opendir_at(int dfd, const char *name, DIR **ret)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	*ret = d;
+	return 0;
+}

@@ -10,6 +10,7 @@
 #ifndef BOX_FDUTIL_H
 #define BOX_FDUTIL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -45,6 +46,11 @@ int fd_chmod_opath(int fd, mode_t mode);
  * RESOLVE_* restrictions): the fd, or negative errno (-ENOSYS before Linux 5.6).
  */
 int fd_openat2(int dfd, const char *path, int flags, mode_t mode, unsigned long long resolve);
+/*
+ * The directory NAME at DFD for readdir, never through a symbolic link (O_NOFOLLOW,
+ * CLOEXEC): 0 with *RET (closedir frees it and its fd), or negative errno.
+ */
+int fd_opendir_at(int dfd, const char *name, DIR **ret);
 /* Read a whole file up to max bytes (NUL-terminated). -EFBIG if larger. */
 int fd_read_file(int dirfd, const char *path, unsigned long max, char **ret, unsigned long *ret_len);
 
