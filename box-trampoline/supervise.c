@@ -801,6 +801,17 @@ inject(struct sup *s, int fd, int flags)
 	return 0;
 }
 
+/* PATH (read from the tracee) at DIRFD resolved: the canonical path in *OUT. */
+static int
+path_resolve(struct sup *s, int dirfd, const char *path, bool follow, char **out)
+{
+	_cleanup_free_ char *abs = NULL;
+	int r = absolute(s, dirfd, path, &abs);
+	if (r < 0)
+		return r == -ESRCH ? -EACCES : r;
+	return canonical(s, abs, follow, 0, out);
+}
+
 /* One path argument resolved: the canonical path in *OUT. */
 static int
 path_arg(struct sup *s, int dirfd, unsigned long long addr, bool follow, char **out)
@@ -809,10 +820,7 @@ path_arg(struct sup *s, int dirfd, unsigned long long addr, bool follow, char **
 	int r = read_string(s, addr, path);
 	if (r < 0)
 		return r == -EFAULT ? -EFAULT : -EACCES;
-	_cleanup_free_ char *abs = NULL;
-	if ((r = absolute(s, dirfd, path, &abs)) < 0)
-		return r == -ESRCH ? -EACCES : r;
-	return canonical(s, abs, follow, 0, out);
+	return path_resolve(s, dirfd, path, follow, out);
 }
 
 /* mkdir(at), unlink(at), rmdir, performed in the canonical parent. */
@@ -901,19 +909,19 @@ cont_prep(struct sup *s, int dirfd, unsigned long long addr, bool follow, enum a
 	  const char *op, struct prep *p)
 {
 	*p = (struct prep){ .kind = P_CONT, .a = a, .op = op };
-	if (a == A_READ) {
+	char path[SUP_PATH_MAX];
+	int r = read_string(s, addr, path);
+	if (r < 0)
+		return reply(s, 0, r == -EFAULT ? -EFAULT : -EACCES, 0);
+	if (a == A_READ && path[0] == '/') {
 		/* the system runtime's short way (runtime_open): continued undecided */
-		char path[SUP_PATH_MAX];
-		int k = read_string(s, addr, path);
-		if (k == 0 && path[0] == '/') {
-			k = runtime_open(s, path, O_PATH | (follow ? 0 : O_NOFOLLOW));
-			if (k >= 0)
-				close(k);
-			if (k != RUNTIME_LONG_WAY)
-				return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-		}
+		int k = runtime_open(s, path, O_PATH | (follow ? 0 : O_NOFOLLOW));
+		if (k >= 0)
+			close(k);
+		if (k != RUNTIME_LONG_WAY)
+			return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 	}
-	int r = path_arg(s, dirfd, addr, follow, &p->canon);
+	r = path_resolve(s, dirfd, path, follow, &p->canon);
 	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG || r == -ELOOP) {
 		/* nothing there to decide about: the kernel says the same error */
 		return reply(s, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
