@@ -184,6 +184,9 @@ for u in $users; do
 	wait "$bp"
 	check "service, $u's box: the tunnel through the gateway works" \
 		grep -qx 'echo=ping through the tunnel' "svc-$u.out"
+	if ! grep -qx 'echo=ping through the tunnel' "svc-$u.out"; then
+		diag "$u's box said:" "$(head -c 2000 "svc-$u.out")" "boxd said:" "$(tail -c 2000 boxd.log)"
+	fi
 done
 for u in 0 "$(id -u boxtest 2>/dev/null)"; do
 	[ -n "$u" ] && rm -rf "/var/lib/box/$u/gwb-svc-root-$$" "/var/lib/box/$u/gwb-svc-boxtest-$$"
