@@ -5,7 +5,9 @@
  *
  * The error pipe is created O_CLOEXEC: a successful execve closes it and
  * the parent reads EOF; any failure before that writes the errno (an int)
- * and the child _exits. Between fork and execve the child only uses calls
+ * and the child _exits. The caller waits for that (spawn_process), or
+ * takes the pipe's read end and asks later (exec_fd, spawn_exec_result), so
+ * that a child's setup runs beside the caller's next steps. Between fork and execve the child only uses calls
  * that are safe there in a single-threaded process (boxd and boxctl are).
  * Trusts: its caller.
  */
@@ -105,6 +107,16 @@ spawn_process(const struct spawn_req *req, pid_t *ret_pid)
 		child_run(req, pipefd[1]);
 	}
 	close(pipefd[1]);
+	if (req->exec_fd) {
+		if (fcntl(pipefd[0], F_SETFL, O_NONBLOCK) < 0) {
+			/* Cannot leave it pending: wait for the exec here, as without exec_fd. */
+			*req->exec_fd = -1;
+		} else {
+			*req->exec_fd = pipefd[0];
+			*ret_pid = pid;
+			return 0;
+		}
+	}
 	int e = 0;
 	ssize_t n;
 	do
@@ -118,5 +130,21 @@ spawn_process(const struct spawn_req *req, pid_t *ret_pid)
 	/* The child failed before or in execve: reap it here, the caller never saw it. */
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	return n == (ssize_t)sizeof(e) && e > 0 ? -e : -EIO;
+}
+
+int
+spawn_exec_result(int exec_fd)
+{
+	int e = 0;
+	ssize_t n;
+
+	do
+		n = read(exec_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	if (n < 0)
+		return errno == EAGAIN ? -EAGAIN : -errno;
 	return n == (ssize_t)sizeof(e) && e > 0 ? -e : -EIO;
 }
