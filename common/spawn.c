@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -80,6 +81,45 @@ child_run(const struct spawn_req *req, int errfd)
 	_exit(127);
 }
 
+/*
+ * The plain case (no namespaces, no setup hook, the caller waits for the exec):
+ * the child shares our memory and we sleep until its execve (CLONE_VM |
+ * CLONE_VFORK, as posix_spawn does), so no page table is copied and none of
+ * our pages turns copy-on-write — each later write of ours would fault once.
+ * It runs on a stack of its own, with every signal blocked across the clone
+ * (no handler of ours may run in it); child_run then resets them. It only
+ * makes system calls and a calloc/free pair (fd_close_all_except), which
+ * leave our heap as it was; we are single-threaded (spawn.h's callers).
+ */
+struct vfork_args {
+	const struct spawn_req *req;
+	int errfd;
+};
+
+static int
+vfork_child(void *arg)
+{
+	struct vfork_args *a = arg;
+	child_run(a->req, a->errfd);
+}
+
+static pid_t
+spawn_vfork(const struct spawn_req *req, int pipefd[2])
+{
+	static char stack[64 * 1024] __attribute__((aligned(64)));
+	struct vfork_args a = { .req = req, .errfd = pipefd[1] };
+	sigset_t all, old;
+
+	sigfillset(&all);
+	if (sigprocmask(SIG_SETMASK, &all, &old) < 0)
+		return -1;
+	pid_t pid = clone(vfork_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+	int e = errno;
+	(void)sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return pid;
+}
+
 int
 spawn_process(const struct spawn_req *req, pid_t *ret_pid)
 {
@@ -91,11 +131,16 @@ spawn_process(const struct spawn_req *req, pid_t *ret_pid)
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
 	fflush(NULL);
-	/* A raw clone: the child only makes system calls until execve (glibc's fork
-	 * bookkeeping is not needed there). The arguments after the flags are all 0. */
-	pid_t pid = req->clone_flags ? (pid_t)syscall(SYS_clone, req->clone_flags | SIGCHLD, 0, 0,
-						       0, 0)
-				     : fork();
+	pid_t pid;
+	if (!req->clone_flags && !req->setup && !req->exec_fd) {
+		pid = spawn_vfork(req, pipefd);
+	} else {
+		/* A raw clone: the child only makes system calls until execve (glibc's fork
+		 * bookkeeping is not needed there). The arguments after the flags are all 0. */
+		pid = req->clone_flags ? (pid_t)syscall(SYS_clone, req->clone_flags | SIGCHLD, 0,
+							0, 0, 0)
+				       : fork();
+	}
 	if (pid < 0) {
 		int r = -errno;
 		close(pipefd[0]);

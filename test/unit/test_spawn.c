@@ -4,7 +4,8 @@
  * fds it was given at 0..n-1 (an open inheritable fd of the parent is not
  * there), no blocked and no ignored signal, the setup hook runs before exec
  * and its error comes back, an exec error comes back as its errno and leaves
- * no zombie, and a relative path is refused; with exec_fd the spawn returns
+ * no zombie, and a relative path is refused (the plain case runs the child
+ * in our memory until its exec: CLONE_VM | CLONE_VFORK); with exec_fd the spawn returns
  * before the child's setup and exec, and the fd tells how they went.
  * Trusts: nothing; test code (runs /bin/sh).
  */
