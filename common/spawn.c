@@ -91,6 +91,16 @@ child_run(const struct spawn_req *req, int errfd)
  * makes system calls and a calloc/free pair (fd_close_all_except), which
  * leave our heap as it was; we are single-threaded (spawn.h's callers).
  */
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+/* AddressSanitizer cannot follow a child on a stack of its own: sanitizer builds fork. */
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define SPAWN_VFORK 0
+#else
+#define SPAWN_VFORK 1
+#endif
+
 struct vfork_args {
 	const struct spawn_req *req;
 	int errfd;
@@ -132,7 +142,7 @@ spawn_process(const struct spawn_req *req, pid_t *ret_pid)
 		return -errno;
 	fflush(NULL);
 	pid_t pid;
-	if (!req->clone_flags && !req->setup && !req->exec_fd) {
+	if (SPAWN_VFORK && !req->clone_flags && !req->setup && !req->exec_fd) {
 		pid = spawn_vfork(req, pipefd);
 	} else {
 		/* A raw clone: the child only makes system calls until execve (glibc's fork
