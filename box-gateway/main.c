@@ -13,9 +13,12 @@
  * settings and bindings taken -> what needs files, before the filter (the
  * event loop, the system roots + upstream_ca, /etc/resolv.conf, the hosts
  * file; the system roots read, not parsed) -> the per-box CA -> GatewayReady (the
- * CA certificate; or ok=false with the reason, then exit 1) -> the system roots
- * parsed -> its seccomp allow-list -> both channels watched -> the event loop
- * (nothing from the agent or boxd is read before the filter is on).
+ * CA certificate; or ok=false with the reason, then exit 1) -> its seccomp
+ * allow-list -> both channels watched -> the event loop (nothing from the agent
+ * or boxd is read before the filter is on). The system roots are parsed at the
+ * first upstream TLS verification (ca.c, gw_tls_client_roots_load): ~150
+ * certificates cost milliseconds of CPU a box that never dials TLS, or its start,
+ * should not pay.
  *
  * Serving: GatewayListener gives a listening socket tagged with its sandbox;
  * GatewayListenerClosed stops it and closes its connections. boxd closing
@@ -263,23 +266,6 @@ ca_make(struct box_ipc_chan *chan, uint64_t rid)
 		start_fail(chan, rid, "cannot make the box's CA: %s", strerror(-r));
 }
 
-/*
- * Step 8: the system roots parsed, once ready: ~150 certificates are not on the way
- * to GatewayReady, which the agent's start waits for, and nothing is served before
- * the loop runs (a connection waits in the listener's backlog). Still before the
- * filter, which refuses what the parse needs (glibc's qsort asks sysinfo). After
- * GatewayReady a failure can only end the gateway (exit 1): boxd stops the box, as
- * for any daemon lost.
- */
-static void
-roots_parse(void)
-{
-	char why[512] = "";
-	int r = gw_tls_client_roots_load(G.client_ctx, why, sizeof(why));
-	if (r < 0)
-		fatal(r, "upstream TLS: %s", why[0] ? why : "the system roots do not parse");
-}
-
 /* Step 9: from here on only the allow-list. */
 static void
 seccomp_enter(void)
@@ -501,7 +487,6 @@ main(int argc, char **argv)
 	ca_make(chan, m.request_id);
 	ready_send(chan, m.request_id);
 	box_ipc_chan_free(chan);
-	roots_parse();
 	seccomp_enter();
 	channels_watch();
 	if (event_base_dispatch(G.base) < 0) /* step 11 */

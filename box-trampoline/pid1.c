@@ -96,6 +96,7 @@ signals_restore(const sigset_t *old)
 
 /* PID 1's: box's refusing program as built, and the listener's (built before the fork). */
 static struct kprog refuse_prog, listen_prog;
+static bool programs_built; /* pid1_prepare, before the start gate */
 
 /*
  * The listener's program: the refusing one with its refusals made USER_NOTIF,
@@ -104,6 +105,9 @@ static struct kprog refuse_prog, listen_prog;
 static void
 programs_build(struct tramp *t)
 {
+	if (programs_built)
+		return;
+	programs_built = true;
 	char why[256];
 	int r = seccomp_programs_build(&refuse_prog, why, sizeof(why));
 	if (r < 0)
@@ -341,6 +345,17 @@ pid1_fork(struct tramp *t)
 	outer_wait(t, pid, sfd);
 }
 
+void
+pid1_prepare(struct tramp *t)
+{
+	if (t->supervise_fd >= 0 && !t->seccomp_ok)
+		tramp_fail(t, STEP_SUPERVISE, ENOSYS,
+			   "the program is supervised (supervise = fs) and the kernel "
+			   "offers no seccomp filter");
+	if (t->seccomp_ok)
+		programs_build(t);
+}
+
 noreturn void
 pid1_run(struct tramp *t, char **envp)
 {
@@ -359,12 +374,8 @@ pid1_run(struct tramp *t, char **envp)
 	/* the workload hands its listener to PID 1 on this pair */
 	int lsock[2] = {-1, -1};
 	bool supervised = t->supervise_fd >= 0;
-	if (supervised && !t->seccomp_ok)
-		tramp_fail(t, STEP_SUPERVISE, ENOSYS,
-			   "the program is supervised (supervise = fs) and the kernel "
-			   "offers no seccomp filter");
+	pid1_prepare(t);
 	if (t->seccomp_ok) {
-		programs_build(t);
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lsock) < 0)
 			tramp_fail(t, STEP_SECCOMP, errno, "socketpair");
 	}

@@ -264,6 +264,7 @@ main(int argc, char **argv)
 	memfd_noexec_gate(&t);	 /* vm.memfd_noexec set before the workload exists */
 	fds_close(&t);		 /* 9 */
 	terminal_setup(&t);	 /* 10 */
+	pid1_prepare(&t);	 /* the seccomp programs, built while the gate is shut */
 	start_gate_wait(&t);	 /* held until boxd says go */
 	pid1_run(&t, envp);	 /* 11: seccomp and exec in the workload */
 }

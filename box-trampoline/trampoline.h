@@ -93,6 +93,11 @@ void passed_fds_close(struct tramp *t);
 void pid1_fork(struct tramp *t);
 /* pid1.c: PID 1 checks the outer trampoline is still there. */
 void pid1_parent_check(struct tramp *t, const char *step);
+/*
+ * pid1.c: in PID 1, before the start gate: the seccomp programs built (the CPU
+ * they take is not on the way from "go" to the exec). pid1_run does it when not.
+ */
+void pid1_prepare(struct tramp *t);
 /* pid1.c: fork the workload, close fd 4, reap and forward signals; never returns. */
 noreturn void pid1_run(struct tramp *t, char **envp);
 

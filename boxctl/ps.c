@@ -33,13 +33,32 @@ state_name(Box__BoxState s)
 	}
 }
 
-/* Ask one boxd; print its boxes not printed yet. Returns 0, or negative errno. */
+/*
+ * Is error R of a boxd that is simply not there — no socket, or nobody
+ * listening on it? An embedded boxd may also end (its box did) between the
+ * listing of its socket and our question: its connection reset or closed.
+ * Anything else (a timeout, a garbled reply, a socket we may not use) is a
+ * boxd that is there and did not answer: an error, said.
+ */
+static bool
+boxd_gone(int r, bool embedded)
+{
+	if (r == -ENOENT || r == -ECONNREFUSED)
+		return true;
+	return embedded && (r == -ECONNRESET || r == -EPIPE || r == -ENOTCONN);
+}
+
+/* Ask one boxd; print its boxes not printed yet. Returns 0, or negative errno (said). */
 static int
-ps_one(const char *path, char ***seen, size_t *n_seen)
+ps_one(const char *path, bool embedded, char ***seen, size_t *n_seen)
 {
 	_cleanup_close_ int fd = client_connect(path);
-	if (fd < 0)
+	if (fd < 0) {
+		if (!boxd_gone(fd, embedded))
+			fprintf(stderr, "boxctl: error: cannot reach boxd at %s: %s\n", path,
+				strerror(-fd));
 		return fd;
+	}
 	Box__PsRequest req = BOX__PS_REQUEST__INIT;
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	_cleanup_free_ char *err = NULL;
@@ -50,8 +69,12 @@ ps_one(const char *path, char ***seen, size_t *n_seen)
 		fprintf(stderr, "boxctl: error: boxd at %s: %s\n", path, err ? err : "refused");
 		return r;
 	}
-	if (r < 0)
+	if (r < 0) {
+		if (!boxd_gone(r, embedded))
+			fprintf(stderr, "boxctl: error: boxd at %s did not answer: %s\n", path,
+				strerror(-r));
 		return r;
+	}
 	const Box__PsReply *rep = (const Box__PsReply *)m.msg;
 	for (size_t i = 0; i < rep->n_boxes; i++) {
 		const Box__BoxInfo *b = rep->boxes[i];
@@ -78,23 +101,26 @@ cmd_ps(int argc, char **argv)
 {
 	char **seen = NULL, **socks = NULL;
 	size_t n_seen = 0;
-	bool refused = false;
+	bool failed = false;
+	int r;
 
 	if (argc > 1) {
 		fprintf(stderr, "usage: boxctl ps\n");
 		return BOXCTL_EXIT_USAGE;
 	}
 	printf("NAME\tID\tSTATE\tPID\tUPTIME\n");
-	/* A boxd that is not there is no error; one that refuses us is. */
-	refused |= ps_one(client_service_path(), &seen, &n_seen) == -EREMOTEIO;
+	/* A boxd that is not there is no error; one that refuses us or does not answer is. */
+	r = ps_one(client_service_path(), false, &seen, &n_seen);
+	failed |= r < 0 && !boxd_gone(r, false);
 	if (client_embedded_sockets(&socks) == 0)
 		for (size_t i = 0; socks[i]; i++) {
-			refused |= ps_one(socks[i], &seen, &n_seen) == -EREMOTEIO;
+			r = ps_one(socks[i], true, &seen, &n_seen);
+			failed |= r < 0 && !boxd_gone(r, true);
 			free(socks[i]);
 		}
 	free(socks);
 	for (size_t i = 0; i < n_seen; i++)
 		free(seen[i]);
 	free(seen);
-	return fflush(stdout) == 0 && !refused ? BOXCTL_EXIT_OK : BOXCTL_EXIT_FAILURE;
+	return fflush(stdout) == 0 && !failed ? BOXCTL_EXIT_OK : BOXCTL_EXIT_FAILURE;
 }

@@ -48,6 +48,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,7 +63,12 @@
 #include "spec.h"
 #include "validate.h"
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
 #define HANGUP_GRACE_MS 2000 /* a hung-up terminal: SIGHUP, then leave (boxd kills the box) */
+#define EMBEDDED_EXIT_WAIT_MS 3000 /* after RunExit: the embedded boxd's own exit */
 #define DRAIN_IDLE_MS 2000   /* after RunExit: a pipe that stays silent this long is given up */
 
 static int
@@ -837,6 +843,41 @@ run_box(struct run *r)
 	return run_relay_until_exit(r, chan);
 }
 
+/*
+ * The embedded boxd exits once its box is gone (it told us the end first):
+ * reap it, waiting at most EMBEDDED_EXIT_WAIT_MS, so no zombie is left behind.
+ * Its pidfd wakes us the moment it exits (a sleep-and-retry loop cost every
+ * `boxctl run` a 10 ms sleep: boxd is still tidying up when RunExit arrives).
+ */
+static void
+embedded_reap(pid_t pid)
+{
+	int st;
+	pid_t p;
+
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0) {
+		struct pollfd w = { .fd = pfd, .events = POLLIN };
+		int k;
+		do
+			k = poll(&w, 1, EMBEDDED_EXIT_WAIT_MS);
+		while (k < 0 && errno == EINTR);
+		close(pfd);
+		do
+			p = waitpid(pid, &st, WNOHANG);
+		while (p < 0 && errno == EINTR);
+		return;
+	}
+	/* No pidfd (a kernel before 5.3): poll its exit, 1 ms apart. */
+	for (int i = 0; i < EMBEDDED_EXIT_WAIT_MS; i++) {
+		p = waitpid(pid, &st, WNOHANG);
+		if (p == pid || (p < 0 && errno != EINTR))
+			return;
+		struct timespec ts = { 0, 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void
 run_finish(struct run *r)
 {
@@ -846,17 +887,8 @@ run_finish(struct run *r)
 	relay_free(r);
 	if (r->fd >= 0)
 		close(r->fd);
-	if (r->embedded_pid > 0 && !r->detach) {
-		/* The embedded boxd exits once its box is gone; do not leave a zombie behind. */
-		for (int i = 0; i < 300; i++) {
-			int st;
-			pid_t p = waitpid(r->embedded_pid, &st, WNOHANG);
-			if (p == r->embedded_pid || (p < 0 && errno != EINTR))
-				break;
-			struct timespec ts = { 0, 10 * 1000 * 1000 };
-			nanosleep(&ts, NULL);
-		}
-	}
+	if (r->embedded_pid > 0 && !r->detach)
+		embedded_reap(r->embedded_pid);
 	box_spec_free(r->spec);
 	box_config_free(r->cfg);
 	safe_close(r->sfd);

@@ -405,9 +405,14 @@ start_fail(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
 static void
 start_fail(struct box *b, Box__ReplyStatus status, const char *fmt, ...)
 {
+	char spawn_err[600];
+
 	b->end_status = status;
 	b->has_end_error = fmt != NULL;
-	if (fmt) {
+	if (fmt && daemons_spawn_failure(b, spawn_err, sizeof(spawn_err))) {
+		/* A confined daemon that could not start: the cause of what failed after it. */
+		snprintf(b->end_error, sizeof(b->end_error), "%s", spawn_err);
+	} else if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
 		vsnprintf(b->end_error, sizeof(b->end_error), fmt, ap);
@@ -1182,6 +1187,9 @@ start_trampoline(struct box *b, Box__Plan *plan)
 	}
 	b->supervise_fd = sv[0];
 	r = spawn_trampoline(b->d, b, plan, sv[1], &pid, &b->status.fd, &b->gate_fd);
+	/* Sent. box-shell's plan, made from this one next, has no gate (plan_validate). */
+	plan->has_start_gate = 0;
+	plan->start_gate = 0;
 	safe_close(sv[1]);
 	for (int i = 0; i < 3; i++)
 		b->stdio[i] = safe_close(b->stdio[i]);
@@ -1220,6 +1228,9 @@ start_watch(struct box *b)
 static void
 start_abort(struct box *b, const char *msg)
 {
+	char spawn_err[600];
+	if (daemons_spawn_failure(b, spawn_err, sizeof(spawn_err)))
+		msg = spawn_err; /* a confined daemon that could not start: the cause */
 	if (child_running(&b->agent)) {
 		if (!b->setup_error)
 			b->setup_error = strdup(msg);
@@ -1230,10 +1241,11 @@ start_abort(struct box *b, const char *msg)
 
 /*
  * After box-policyd's spawn, everything else at once: box-gateway, the
- * agent's plan, box-shell (its view is the agent's), box-mcpd (a stdio
- * [mcp] only), then the agent's trampoline, which builds the sandbox while
- * they start and waits at its gate. Each daemon's listening socket was made
- * and bound by boxd before (policyd's peer socketpairs, shell.sock,
+ * agent's plan, the agent's trampoline (it builds the sandbox while the
+ * others start and waits at its gate), box-shell (its view is the agent's),
+ * box-mcpd (a stdio [mcp] only). A confined daemon's namespaces and root are
+ * built in its own child while boxd goes on (daemon.c, exec_fd). Each
+ * daemon's listening socket was made and bound by boxd before (policyd's peer socketpairs, shell.sock,
  * mcp.sock; the agent's proxy listener comes from its trampoline and waits
  * here until the gateway serves), so a peer's connection waits in the
  * backlog, never for a readiness message. Their ready messages come as
@@ -1259,23 +1271,26 @@ start_daemons(struct box *b)
 	if (start_plan(b, &b->agent_plan) < 0)
 		return;
 	box_mark(b, "agent's plan built");
+	/*
+	 * The agent's sandbox takes longest to build: its trampoline goes before
+	 * box-shell and box-mcpd, which start beside it. From here a failure kills it
+	 * at its gate (start_abort); its reap ends the start with the message.
+	 */
+	if (!b->dry_run) {
+		if (start_trampoline(b, b->agent_plan) < 0)
+			return;
+		box_mark(b, "box-trampoline spawned");
+		start_watch(b);
+	}
 	if (shell_start(b->d, b, &err) < 0)
-		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-				  err ? err : "cannot start box-shell");
+		return start_abort(b, err ? err : "cannot start box-shell");
 	box_mark(b, "box-shell spawned");
 	if (mcpd_wanted(b->spec)) {
 		/* A stdio [mcp]: box-mcpd serves mcp.sock (bound here: a connection waits for it). */
 		if (mcpd_start(b->d, b, &err) < 0)
-			return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
-					  err ? err : "cannot start box-mcpd");
+			return start_abort(b, err ? err : "cannot start box-mcpd");
 		box_mark(b, "box-mcpd spawned");
 	}
-	if (b->dry_run)
-		return;
-	if (start_trampoline(b, b->agent_plan) < 0)
-		return;
-	box_mark(b, "box-trampoline spawned");
-	start_watch(b);
 }
 
 /* A dry run is over: boxctl gets RunReply OK with the disclosure, once the box is gone. */

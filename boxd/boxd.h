@@ -315,6 +315,7 @@ struct box {
 
 	/* What the sandboxes are made of (plan.c), shared by the modules that start them */
 	int ca_runtime_fd;        /* RUNTIME/ca.pem (boxd's, 0644), until the box is freed */
+	char spawn_failure[600];  /* the first confined daemon's failed spawn (daemon.c), or "" */
 	bool gateway_serving;     /* box-gateway spawned (it gates the agent): plans route through it */
 	struct gateway_placeholder *placeholders;
 	size_t n_placeholders;

@@ -231,6 +231,8 @@ confine_enter(const struct confine_req *c)
 	size_t n = 0;
 	int r;
 
+	if (c->refuse)
+		return -EPERM;
 	if (c->userns && (r = idmap_self(c->uid, c->gid)) < 0)
 		return r;
 	/* Nothing propagates back to the host. */

@@ -17,6 +17,7 @@ struct confine_req {
 	bool userns;       /* cloned with CLONE_NEWUSER (boxd not root): map uid, gid to themselves */
 	uid_t uid;
 	gid_t gid;
+	bool refuse;       /* BOX_TEST_DAEMON_NS_ABSENT: fail with EPERM, as a kernel without them */
 };
 
 /* The clone flags of a confined daemon's spawn: a user namespace too when boxd is not root. */

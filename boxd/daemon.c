@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -354,13 +355,19 @@ daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
 			cs.confine = (struct confine_req){ .exe = exe, .net_files = dd->net_files,
 							   .userns = userns, .uid = cs.uid,
 							   .gid = cs.gid };
+			/* BOX_TEST_DAEMON_NS_ABSENT: the child finds them refused, as clone would. */
+			cs.confine.refuse = getenv("BOX_TEST_DAEMON_NS_ABSENT") != NULL;
 			req.clone_flags = CONFINE_CLONE_FLAGS(userns);
+			/*
+			 * Its namespaces and minimal root are built in the child: boxd goes on
+			 * meanwhile (the next daemon, the agent's sandbox) and learns how it
+			 * went from exec_fd (confined_start_failed) or its ready message.
+			 */
+			struct box_daemon *dm = b ? b->daemons[id] : NULL;
+			if (dm && dm->exec_fd < 0)
+				req.exec_fd = &dm->exec_fd;
 		}
-		/* BOX_TEST_DAEMON_NS_ABSENT: the kernel refusing the namespaces, as clone would. */
-		if (cs.confined && getenv("BOX_TEST_DAEMON_NS_ABSENT"))
-			r = -EPERM;
-		else
-			r = spawn_process(&req, pid);
+		r = spawn_process(&req, pid);
 		if (r < 0 && cs.confined)
 			seterr(err, "cannot start %s in its own mount, PID and IPC namespaces with a "
 				    "minimal root (the box does not start without them): %s",
@@ -387,6 +394,7 @@ daemon_init(struct box_daemon *dm, const struct box_daemon_ops *ops, struct box 
 	dm->ops = ops;
 	dm->desc = &daemon_table[ops->id];
 	dm->b = b;
+	dm->exec_fd = -1;
 	b->daemons[ops->id] = dm;
 }
 
@@ -520,6 +528,7 @@ static void
 ready_outcome(struct box_daemon *dm, int r, const char *msg)
 {
 	ready_wait_end(dm);
+	dm->exec_fd = safe_close(dm->exec_fd); /* ready (it exec'd) or failed: no longer asked */
 	if (r >= 0)
 		log_info("box %s (%s): %s (pid %d) ready", dm->b->name, dm->b->id, dm->desc->name,
 			 (int)dm->child.pid);
@@ -567,6 +576,87 @@ daemon_lost(struct box_daemon *dm, const char *why)
 	box_kill(b);
 }
 
+/*
+ * A confined daemon whose spawn did not wait for its exec: did its setup or
+ * exec fail? Then its start fails with that (true), as a waited spawn's
+ * would have. Asked when its channel closes or it is reaped while starting,
+ * before any other reason is taken; once it is ready the pipe is dropped.
+ */
+static void spawn_failure_text(const struct box_daemon *dm, int r, char *buf, size_t len);
+static const char *spawn_failure_first(struct box *b, const struct box_daemon *known,
+				       int known_r, char *buf, size_t len);
+
+static bool
+confined_start_failed(struct box_daemon *dm)
+{
+	char msg[600];
+
+	if (dm->exec_fd < 0)
+		return false;
+	int r = spawn_exec_result(dm->exec_fd);
+	if (r == -EAGAIN)
+		return false;
+	dm->exec_fd = safe_close(dm->exec_fd);
+	if (r >= 0)
+		return false;
+	/* Each confined daemon's fails alike: the first one's (table order) is the reason. */
+	daemon_ready(dm, r, "%s", spawn_failure_first(dm->b, dm, r, msg, sizeof(msg)));
+	return true;
+}
+
+static void
+spawn_failure_text(const struct box_daemon *dm, int r, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "cannot start %s in its own mount, PID and IPC namespaces with a minimal root "
+		 "(the box does not start without them): %s",
+		 dm->desc->name, strerror(-r));
+}
+
+/* daemons_spawn_failure, where KNOWN (when not NULL) failed with KNOWN_R already. */
+static const char *
+spawn_failure_first(struct box *b, const struct box_daemon *known, int known_r, char *buf,
+		    size_t len)
+{
+	/* Found once, it stays the reason: the others' failures came after it. */
+	if (b->spawn_failure[0]) {
+		snprintf(buf, len, "%s", b->spawn_failure);
+		return buf;
+	}
+	for (int id = 0; id < DAEMON__N; id++) {
+		struct box_daemon *dm = b->daemons[id];
+		if (dm && dm == known) {
+			spawn_failure_text(dm, known_r, b->spawn_failure, sizeof(b->spawn_failure));
+			snprintf(buf, len, "%s", b->spawn_failure);
+			return buf;
+		}
+		if (!dm || dm->exec_fd < 0)
+			continue;
+		/* Its child is in its setup or exec, which end either way: wait for the word. */
+		struct pollfd p = { .fd = dm->exec_fd, .events = POLLIN };
+		int k;
+		do
+			k = poll(&p, 1, SPAWN_RESULT_WAIT_MS);
+		while (k < 0 && errno == EINTR);
+		int r = spawn_exec_result(dm->exec_fd);
+		if (r == -EAGAIN)
+			continue; /* still not known after the wait: its ready timer decides */
+		dm->exec_fd = safe_close(dm->exec_fd);
+		if (r < 0) {
+			spawn_failure_text(dm, r, b->spawn_failure, sizeof(b->spawn_failure));
+			snprintf(buf, len, "%s", b->spawn_failure);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+const char *
+daemons_spawn_failure(struct box *b, char *buf, size_t len)
+{
+	return spawn_failure_first(b, NULL, 0, buf, len);
+}
+
 static void
 on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
@@ -585,6 +675,8 @@ on_close(struct box_ipc_event *e, int error, void *userdata)
 		dm->ops->closing(dm);
 	if (dm->starting) {
 		/* Its sandbox's setup may have said why before the channel went. */
+		if (confined_start_failed(dm))
+			return;
 		if (dm->ops->start_failed && dm->ops->start_failed(dm))
 			return;
 		if (error == -ECONNRESET || error == -EPROTO)
@@ -667,7 +759,9 @@ on_reaped(struct child *c, int status)
 	 */
 	if (dm->starting && dm->ev)
 		(void)box_ipc_event_drain(dm->ev, 16);
-	if (dm->starting) {
+	if (dm->starting && confined_start_failed(dm)) {
+		/* its start's reason is kept */
+	} else if (dm->starting) {
 		if (!(dm->ops->start_failed && dm->ops->start_failed(dm)))
 			daemon_ready(dm, -ECHILD, "%s exited before it was ready (%s)", dm->desc->name,
 				     why);
@@ -760,6 +854,7 @@ daemon_stop(struct box_daemon *dm)
 	if (!dm->ops)
 		return;
 	channel_close(dm);
+	dm->exec_fd = safe_close(dm->exec_fd);
 	if (dm->exit_timer) {
 		event_free(dm->exit_timer);
 		dm->exit_timer = NULL;

@@ -178,6 +178,7 @@ struct box_daemon {
 	bool lost;                   /* it went away while the box ran */
 	bool lost_starting;          /* … before it was ready, the agent already started */
 	char *error;                 /* why the box was stopped (RunExit), or NULL */
+	int exec_fd;                 /* a confined daemon's spawn result, pending (-1: known) */
 };
 
 /* A daemon not started yet, listed in b->daemons[ops->id] (daemon_stop unlists it). */
@@ -188,6 +189,14 @@ void daemon_init(struct box_daemon *dm, const struct box_daemon_ops *ops, struct
  * that failed; NULL: none did.
  */
 const char *daemons_error(const struct box *b, bool lost_only);
+/*
+ * A start that fails while confined daemons' spawns are pending may have failed
+ * because of one (its init could not be sent: it is gone): the first of them,
+ * in table order, whose child's setup or exec failed — its message in BUF —,
+ * each pending one waited for up to SPAWN_RESULT_WAIT_MS; NULL: none did.
+ */
+#define SPAWN_RESULT_WAIT_MS 5000
+const char *daemons_spawn_failure(struct box *b, char *buf, size_t len);
 /* Is a daemon of B still on its way out (its exit wait armed)? */
 bool daemons_exiting(const struct box *b);
 /* PID is its process, tracked (child.h) from now on: the end kills it. */

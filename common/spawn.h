@@ -35,9 +35,23 @@ struct spawn_req {
 	 * namespaces; with CLONE_NEWPID it is PID 1 of its own and *ret_pid its pid here).
 	 */
 	unsigned long clone_flags;
+	/*
+	 * NULL: spawn_process waits until the child has exec'd (or failed to) and
+	 * returns its error. Else it returns once the child is made, with *exec_fd the
+	 * read end of the child's error pipe (CLOEXEC, non-blocking): the child's setup
+	 * and exec run beside the caller, who asks spawn_exec_result later. A child
+	 * that failed there exits 127 unreaped: the caller's reaper sees it.
+	 */
+	int *exec_fd;
 };
 
 /* Start the process; *ret_pid its pid. -errno of the failing step (fork, dup, setup, exec). */
 int spawn_process(const struct spawn_req *req, pid_t *ret_pid);
+/*
+ * What a child spawned with exec_fd came to, from that fd: 0 it exec'd (the
+ * pipe closed empty), -errno its setup or execve failed with that error,
+ * -EAGAIN not known yet (still in its setup).
+ */
+int spawn_exec_result(int exec_fd);
 
 #endif

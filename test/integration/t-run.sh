@@ -141,6 +141,23 @@ check "stop NAME: exit 0" test $? = 0
 "$RB/boxctl" ps >ps.out
 check "stop: the box is gone from ps" test "$(grep -cP "^det\t$id\t" ps.out)" = 0
 check "stop: the agent is gone" no_process "detached-out"
+# A boxd that is not there is no error; one that is there and does not answer is.
+python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX,socket.SOCK_SEQPACKET); s.bind(sys.argv[1]); s.listen(4); s.close()' "$W/stale.sock"
+BOX_SOCKET=$W/stale.sock "$RB/boxctl" ps >ps.out 2>ps.err
+check "ps: a service socket nobody listens on is no error (exit 0, nothing said)" \
+	test $? = 0 -a ! -s ps.err
+python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX,socket.SOCK_SEQPACKET); s.bind(sys.argv[1]); s.listen(4); c=s.accept(); time.sleep(30)' "$W/silent.sock" &
+silent=$!
+wait_for_socket() { for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.05; done; return 1; }
+wait_for_socket "$W/silent.sock"
+BOX_SOCKET=$W/silent.sock "$RB/boxctl" ps >ps.out 2>ps.err
+rc=$?
+check "ps: a boxd that does not answer: exit 1 (rc $rc)" test "$rc" = 1
+check "… says which, and why" \
+	grep -qx "boxctl: error: boxd at $W/silent.sock did not answer: Connection timed out" ps.err
+check "… and still prints the header" grep -qxP "NAME\tID\tSTATE\tPID\tUPTIME" ps.out
+kill "$silent" 2>/dev/null
+wait "$silent" 2>/dev/null
 "$RB/boxctl" stop det 2>err
 check "stop: an unknown box exits 1" test $? = 1
 id2=$("$RB/boxctl" run -q --detach -c det.ini 2>/dev/null)
