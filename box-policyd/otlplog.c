@@ -71,6 +71,24 @@ attr_str(struct jsonl *j, bool *first, const char *key, const char *value)
 	JSONL_LIT(j, "}}");
 }
 
+/* attr_str with a literal KEY (ASCII, nothing to escape): its head is one copy. */
+#define ATTR_LIT(j, first, key, value)                                                       \
+	attr_lit((j), (first), "{\"key\":\"" key "\",\"value\":{\"stringValue\":",              \
+		 sizeof("{\"key\":\"" key "\",\"value\":{\"stringValue\":") - 1, (value))
+
+static void
+attr_lit(struct jsonl *j, bool *first, const char *head, size_t head_len, const char *value)
+{
+	if (!value)
+		return;
+	if (!*first)
+		JSONL_LIT(j, ",");
+	*first = false;
+	jsonl_put(j, head, head_len);
+	jsonl_cstr(j, value, STRICT);
+	JSONL_LIT(j, "}}");
+}
+
 static void
 attr_int(struct jsonl *j, bool *first, const char *key, int64_t v)
 {
@@ -679,10 +697,10 @@ otlplog_decision(struct otlplog_batch *b, const struct declog_entry *e, uint64_t
 		JSONL_LIT(j, "}");
 	}
 	JSONL_LIT(j, ",\"attributes\":[");
-	attr_str(j, &first, "box.action", e->action);
-	attr_str(j, &first, "box.resource", e->resource);
-	attr_str(j, &first, "box.verdict", e->permit ? "permit" : "deny");
-	attr_str(j, &first, "box.cause", e->cause);
+	ATTR_LIT(j, &first, "box.action", e->action);
+	ATTR_LIT(j, &first, "box.resource", e->resource);
+	ATTR_LIT(j, &first, "box.verdict", e->permit ? "permit" : "deny");
+	ATTR_LIT(j, &first, "box.cause", e->cause);
 	if (e->n_rules) {
 		attr_begin(j, &first, "box.rules");
 		JSONL_LIT(j, "{\"stringValue\":\"");
@@ -699,8 +717,8 @@ otlplog_decision(struct otlplog_batch *b, const struct declog_entry *e, uint64_t
 		}
 		JSONL_LIT(j, "\"}}");
 	}
-	attr_str(j, &first, "box.source", e->source);
-	attr_str(j, &first, "box.session", e->session);
+	ATTR_LIT(j, &first, "box.source", e->source);
+	ATTR_LIT(j, &first, "box.session", e->session);
 	attr_int(j, &first, "box.decision.seq", (int64_t)seq);
 	for (size_t i = 0; i < e->n_input && !j->bad; i++) {
 		const Box__PolicyField *f = e->input[i];
@@ -708,8 +726,12 @@ otlplog_decision(struct otlplog_batch *b, const struct declog_entry *e, uint64_t
 			j->bad = true;
 			break;
 		}
+		/* "box.input." NAME, cut at 299 bytes (a name is at most 128: policy_validate.h) */
 		char key[300];
-		(void)snprintf(key, sizeof(key), "box.input.%s", f->name);
+		size_t n = strnlen(f->name, sizeof(key) - sizeof("box.input."));
+		memcpy(key, "box.input.", sizeof("box.input.") - 1);
+		memcpy(key + sizeof("box.input.") - 1, f->name, n);
+		key[sizeof("box.input.") - 1 + n] = '\0';
 		attr_begin(j, &first, key);
 		any_value(j, f->value);
 		JSONL_LIT(j, "}");
