@@ -15,7 +15,7 @@
  * on a CPU; /proc/PID/stat's ticks where that is missing), which a loaded
  * machine moves far less than the throughput: the figure to judge a change by.
  * Usage: telemetry_bench [quick] [runs=N] [only=plain|otlp]
- *   quick: 10x fewer decisions, for smoke tests; runs: pairs (default 5, quick 3);
+ *   quick: 10x fewer decisions, for smoke tests; runs: pairs (default 7, quick 3);
  *   only: one kind alone, N runs (to profile it: perf record -g -- telemetry_bench only=otlp)
  * Exit status 1 when a run fails (never for the ratio: a loaded machine moves it).
  * Trusts: nothing; it is benchmark code.
@@ -235,7 +235,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (!runs)
-		runs = quick ? 3 : 5;
+		runs = quick ? 3 : 7;
 	size_t n = quick ? 5000 : 50000;
 	double rate[2][RUNS_MAX], cpu[2][RUNS_MAX], pair[RUNS_MAX];
 	uint64_t bytes[2] = { 0, 0 };
