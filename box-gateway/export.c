@@ -714,7 +714,8 @@ on_tel_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 				r->logs.data, r->logs.len, &req);
 	if (rc == 0 && log_records(req) != r->records)
 		rc = -EBADMSG;
-	protobuf_c_message_free_unpacked(req, NULL);
+	if (req)
+		protobuf_c_message_free_unpacked(req, NULL);
 	if (rc < 0) {
 		t->dropped += r->records;
 		log_warn_errno(rc, "telemetry.%s: box-policyd's records do not decode", t->cfg->name);
