@@ -24,9 +24,12 @@
  * past 8 MiB queued for a target the oldest requests not in flight are dropped
  * and counted; after the next success the target gets a box.control record
  * telemetry.dropped (box.dropped: how many) and a log line says so.
- * Trusts: box-policyd's records only as far as the JSON parser's caps (they
- * are parsed as an agent's are); nothing from the collector but its status
- * line.
+ * box-policyd's records come as one ExportLogsServiceRequest in the binary
+ * encoding per TelemetryRecords, decoded here as an agent's binary body is and
+ * queued as they came.
+ * Trusts: box-policyd's records only as far as the binary decoder's caps
+ * (they are decoded as an agent's are); nothing from the collector but its
+ * status line.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -677,6 +680,18 @@ report_dropped(struct export_target *t)
 			       "box.dropped", (int64_t)n);
 }
 
+/* The log records in REQ (an ExportLogsServiceRequest). */
+static size_t
+log_records(const ProtobufCMessage *req)
+{
+	const Box__Otlp__ExportLogsServiceRequest *q = (const Box__Otlp__ExportLogsServiceRequest *)req;
+	size_t n = 0;
+	for (size_t i = 0; i < q->n_resource_logs; i++)
+		for (size_t k = 0; k < q->resource_logs[i]->n_scope_logs; k++)
+			n += q->resource_logs[i]->scope_logs[k]->n_log_records;
+	return n;
+}
+
 static void
 on_tel_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 {
@@ -689,23 +704,30 @@ on_tel_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 		return;
 	}
 	struct export_target *t = &targets[r->target];
+	/*
+	 * The request is checked as an agent's binary body is (bounded nesting and
+	 * memory, every field well-formed) and must hold the records it says; then
+	 * its bytes are queued as they came: what the collector gets.
+	 */
 	ProtobufCMessage *req = NULL;
-	int rc = otlp_json_parse(&box__otlp__export_logs_service_request__descriptor,
-				 (const char *)r->request.data, r->request.len,
-				 16 * r->request.len + (64u << 10), &req);
+	int rc = otlp_pb_unpack(&box__otlp__export_logs_service_request__descriptor,
+				r->logs.data, r->logs.len, &req);
+	if (rc == 0 && log_records(req) != r->records)
+		rc = -EBADMSG;
+	if (req)
+		protobuf_c_message_free_unpacked(req, NULL);
 	if (rc < 0) {
 		t->dropped += r->records;
-		log_warn_errno(rc, "telemetry.%s: box-policyd's records do not parse", t->cfg->name);
+		log_warn_errno(rc, "telemetry.%s: box-policyd's records do not decode", t->cfg->name);
 		return;
 	}
-	uint8_t *pb;
-	size_t len;
-	rc = pack(req, &pb, &len);
-	protobuf_c_message_free_unpacked(req, NULL);
-	if (rc < 0) {
+	uint8_t *pb = malloc(r->logs.len);
+	if (!pb) {
 		t->dropped += r->records;
 		return;
 	}
+	memcpy(pb, r->logs.data, r->logs.len);
+	size_t len = r->logs.len;
 	enqueue(t, GW_SIGNAL_LOGS, pb, len, r->records);
 }
 

@@ -351,9 +351,10 @@ static struct {
 	struct approval *approvals;
 	size_t n_approvals;
 	/*
-	 * [telemetry.NAME] targets (PolicyInit): OTLP-JSON lines, one batch each; a
-	 * file target's written to its fd, an otlp target's sent to box-gateway on
-	 * the telemetry channel (proto/telemetry.proto) as TelemetryRecords.
+	 * [telemetry.NAME] targets (PolicyInit), one batch each: a file target's
+	 * OTLP-JSON lines written to its fd, an otlp target's requests in the binary
+	 * encoding sent to box-gateway on the telemetry channel
+	 * (proto/telemetry.proto) as TelemetryRecords.
 	 */
 	struct tel_target {
 		int fd;           /* a file target's; -1 for an otlp target */
@@ -540,15 +541,19 @@ on_stop_signal(evutil_socket_t sig, short what, void *userdata)
 #define TEL_KERNEL 8u
 /* A batch is written once it holds this many records (or at the next flush). */
 #define TEL_BATCH_MAX 512u
-/* ... or this many bytes (an otlp target's: within one TelemetryRecords' cap). */
+/*
+ * ... or this many bytes; an otlp target's: one IPC packet, a TelemetryRecords
+ * that leaves in one sendmsg from the packed message, never fragmented and
+ * copied again (a record of over 16 KiB, rare, makes a fragmented one).
+ */
 #define TEL_BATCH_BYTES (4u << 20)
-#define TEL_OTLP_BATCH_BYTES (3u << 20)
+#define TEL_OTLP_BATCH_BYTES (48u << 10)
 /* boxd closed its channel: box-gateway's Records end within this (it ends beside us). */
 #define TEL_END_WAIT_MS 2000
 
-/* An otlp target's batch (LINE, LEN with its "\n") to box-gateway; 0 or negative errno. */
+/* An otlp target's batch (REQ, LEN bytes: otlplog_request's) to box-gateway; 0 or negative errno. */
 static int
-tel_send(struct tel_target *t, char *line, size_t len, size_t n_records)
+tel_send(struct tel_target *t, uint8_t *req, size_t len, size_t n_records)
 {
 	Box__TelemetryRecords m = BOX__TELEMETRY_RECORDS__INIT;
 
@@ -556,8 +561,8 @@ tel_send(struct tel_target *t, char *line, size_t len, size_t n_records)
 		return -EPIPE;
 	m.target = (uint32_t)t->otlp;
 	m.records = (uint32_t)n_records;
-	m.request.data = (uint8_t *)line;
-	m.request.len = len - 1;
+	m.logs.data = req;
+	m.logs.len = len;
 	int r = box_ipc_event_send(S.tel_chan, BOX__MSG_TYPE__MSG_TELEMETRY_RECORDS, 0, &m.base,
 				   NULL, 0);
 	if (r < 0)
@@ -565,7 +570,7 @@ tel_send(struct tel_target *t, char *line, size_t len, size_t n_records)
 	return r;
 }
 
-/* Each target's batch as one ExportLogsServiceRequest line, one write. */
+/* Each target's batch as one ExportLogsServiceRequest: a line, one write; or one message. */
 static void
 tel_flush(void)
 {
@@ -573,14 +578,20 @@ tel_flush(void)
 		struct tel_target *t = &S.tel[i];
 		char *line = NULL;
 		size_t len = 0, off = 0, n_records = t->batch.n;
-		int r = otlplog_line(&t->batch, S.box_name, S.box_id, &line, &len);
-		if (r == -ENODATA)
-			continue;
-		if (r == 0 && t->otlp >= 0) {
-			r = tel_send(t, line, len, n_records);
-			off = len;
+		int r;
+		if (t->otlp >= 0) {
+			uint8_t *req = NULL;
+			r = otlplog_request(&t->batch, S.box_name, S.box_id, &req, &len);
+			if (r == -ENODATA)
+				continue;
+			if (r == 0)
+				r = tel_send(t, req, len, n_records);
+		} else {
+			r = otlplog_line(&t->batch, S.box_name, S.box_id, &line, &len);
+			if (r == -ENODATA)
+				continue;
 		}
-		while (r == 0 && off < len) {
+		while (r == 0 && t->otlp < 0 && off < len) {
 			ssize_t n = write(t->fd, line + off, len - off);
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -609,7 +620,7 @@ tel_added(struct tel_target *t, int r)
 		return;
 	}
 	if (t->batch.n >= TEL_BATCH_MAX ||
-	    t->batch.j.len >= (t->otlp >= 0 ? TEL_OTLP_BATCH_BYTES : TEL_BATCH_BYTES))
+	    otlplog_batch_bytes(&t->batch) >= (t->otlp >= 0 ? TEL_OTLP_BATCH_BYTES : TEL_BATCH_BYTES))
 		tel_flush();
 	else
 		log_flush_soon();
@@ -2758,7 +2769,8 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd, int *ret_tel_fd)
 	for (size_t i = 0; i < init->n_otlp_include && i < BOX_TELEMETRY_TARGETS_MAX; i++)
 		S.tel[S.n_tel++] = (struct tel_target){ .fd = -1,
 							.otlp = (int)i,
-							.include = init->otlp_include[i] };
+							.include = init->otlp_include[i],
+							.batch.pb = true };
 	if (init->n_otlp_include) {
 		int cfd = m->fds[2 + init->n_telemetry_include];
 		int type = 0;

@@ -50,7 +50,7 @@ TESTS_box-trampoline := test/unit/test_view test/unit/test_kfilter test/integrat
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
 	test/integration/t-supervise% bench/supervise/% test/integration/t-snapshot.sh
-TESTS_box-policyd := $(addprefix test/unit/test_,declog policyd_history logchain) test/fuzz/replay_history \
+TESTS_box-policyd := $(addprefix test/unit/test_,declog otlplog policyd_history logchain) test/fuzz/replay_history \
 	test/policyd/% test/integration/t-policyd.sh test/integration/t-policy-reload.sh \
 	test/integration/t-policy-ask% \
 	test/integration/t-run-noblock-end.sh test/integration/t-daemon-confine.sh \

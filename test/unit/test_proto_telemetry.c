@@ -26,8 +26,8 @@ test_records(void)
 	Box__TelemetryRecords m = BOX__TELEMETRY_RECORDS__INIT;
 	m.target = 0;
 	m.records = 1;
-	m.request.data = (uint8_t *)"{}";
-	m.request.len = 2;
+	m.logs.data = (uint8_t *)"{}";
+	m.logs.len = 2;
 	CHECK_INT(box_validate_telemetry_records(&m), 0);
 	m.target = 15;
 	m.records = 512;
@@ -40,9 +40,9 @@ test_records(void)
 	m.records = 513;
 	CHECK_INT(box_validate_telemetry_records(&m), -ERANGE);
 	m.records = 1;
-	m.request.len = 1;
+	m.logs.len = 1;
 	CHECK_INT(box_validate_telemetry_records(&m), -E2BIG);
-	m.request.len = BOX_TELEMETRY_REQUEST_MAX + 1;
+	m.logs.len = BOX_TELEMETRY_REQUEST_MAX + 1;
 	CHECK_INT(box_validate_telemetry_records(&m), -E2BIG);
 }
 
@@ -206,8 +206,8 @@ test_table(void)
 	memset(req, 'x', big);
 	r.target = 3;
 	r.records = 512;
-	r.request.data = (uint8_t *)req;
-	r.request.len = big;
+	r.logs.data = (uint8_t *)req;
+	r.logs.len = big;
 
 	pair_open(&p);
 	CHECK_INT(box_ipc_chan_send(p.c[0], BOX__MSG_TYPE__MSG_TELEMETRY_RECORDS, 0, &r.base, NULL,
@@ -215,17 +215,17 @@ test_table(void)
 		  0);
 	CHECK_INT(box_ipc_recv_wait(p.c[1], &m, 2000), 1);
 	CHECK(m.type == BOX__MSG_TYPE__MSG_TELEMETRY_RECORDS && m.msg &&
-	      ((Box__TelemetryRecords *)m.msg)->request.len == big &&
+	      ((Box__TelemetryRecords *)m.msg)->logs.len == big &&
 	      ((Box__TelemetryRecords *)m.msg)->target == 3);
 	box_ipc_msg_done(&m);
 	/* The gateway sends nothing on it: box-policyd's end refuses what comes. */
-	r.request.len = 2;
+	r.logs.len = 2;
 	(void)box_ipc_chan_send(p.c[1], BOX__MSG_TYPE__MSG_TELEMETRY_RECORDS, 0, &r.base, NULL, 0);
 	CHECK_INT(box_ipc_recv_wait(p.c[0], &m, 2000), -EPERM);
 	box_ipc_msg_done(&m);
 	/* A record count the validator refuses is refused by the receiver. */
 	r.records = 513;
-	r.request.len = 2;
+	r.logs.len = 2;
 	(void)box_ipc_chan_send(p.c[0], BOX__MSG_TYPE__MSG_TELEMETRY_RECORDS, 0, &r.base, NULL, 0);
 	CHECK(box_ipc_recv_wait(p.c[1], &m, 2000) < 0);
 	box_ipc_msg_done(&m);
