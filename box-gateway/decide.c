@@ -123,7 +123,14 @@ gw_decide_start(int fd)
 	 * sendmmsg (seccomp.c allows it) instead of a sendmsg each, and one wakeup of
 	 * box-policyd fewer per request at many connections.
 	 */
-	if (r == 0)
+	if (r == 0) {
 		policy_client_records_later(G.policyd);
+		/*
+		 * And so do the Decides of the connections served in one loop pass: with
+		 * many connections one sendmmsg carries several, and box-policyd wakes once
+		 * for them (each still its own DecideRequest, decided and logged alone).
+		 */
+		policy_client_decides_later(G.policyd);
+	}
 	return r;
 }
