@@ -8,9 +8,10 @@
  * a slow decision holds up only the connection that asked. A connection that
  * goes away cancels what it asked (its object is the owner); the late reply is
  * then dropped. A Record names the permitted Decide it is the outcome of. The
- * PolicyToolSchemas of remote MCP servers (mcp.c) go the same way. Records leave
- * at the end of the loop pass or with the next request (policy_client_records_later),
- * never after a request asked later. Losing the
+ * PolicyToolSchemas of remote MCP servers (mcp.c) go the same way. Records and
+ * DecideRequests leave at the end of the loop pass, together and in the order made
+ * (policy_client_records_later, policy_client_decides_later); a PolicyToolSchema
+ * takes what waits with it. Nothing leaves after a request asked later. Losing the
  * channel, or a reply that matches nothing asked, ends the gateway: a
  * decision must never default to permit. This file logs; the client does not.
  * Trusts: policyd's replies, validated by the protocol table and matched by
