@@ -1319,16 +1319,57 @@ pump_request_body(struct gw_conn *c)
 	cli_read_update(c);
 }
 
+/* V in decimal at OUT (at least 5 bytes), unterminated: its length. */
+static size_t
+u16_text(char *out, unsigned v)
+{
+	char t[5];
+	size_t n = 0;
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < sizeof(t));
+	for (size_t i = 0; i < n; i++)
+		out[i] = t[n - 1 - i];
+	return n;
+}
+
+/* "NAME: VALUE\r\n" (no printf: a head's fields are copied once per exchange). */
+static void
+add_field(struct evbuffer *o, const char *name, const char *value)
+{
+	size_t nl = strlen(name), vl = strlen(value);
+	char line[512];
+	if (nl + vl + 4 > sizeof(line)) {
+		evbuffer_add(o, name, nl);
+		evbuffer_add(o, ": ", 2);
+		evbuffer_add(o, value, vl);
+		evbuffer_add(o, "\r\n", 2);
+		return;
+	}
+	memcpy(line, name, nl);
+	memcpy(line + nl, ": ", 2);
+	memcpy(line + nl + 2, value, vl);
+	memcpy(line + nl + 2 + vl, "\r\n", 2);
+	evbuffer_add(o, line, nl + vl + 4);
+}
+
 static void
 add_host_field(struct gw_conn *c, struct evbuffer *out)
 {
 	uint16_t dflt = c->mode == M_TLS ? 443 : 80;
 	bool v6 = strchr(c->host, ':') != NULL;
-	if (c->port == dflt)
-		evbuffer_add_printf(out, "Host: %s%s%s\r\n", v6 ? "[" : "", c->host, v6 ? "]" : "");
-	else
-		evbuffer_add_printf(out, "Host: %s%s%s:%u\r\n", v6 ? "[" : "", c->host,
-				    v6 ? "]" : "", c->port);
+	char port[8] = "";
+	if (c->port != dflt)
+		port[u16_text(port, c->port)] = 0;
+	evbuffer_add(out, v6 ? "Host: [" : "Host: ", v6 ? 7 : 6);
+	evbuffer_add(out, c->host, strlen(c->host));
+	if (v6)
+		evbuffer_add(out, "]", 1);
+	if (port[0]) {
+		evbuffer_add(out, ":", 1);
+		evbuffer_add(out, port, strlen(port));
+	}
+	evbuffer_add(out, "\r\n", 2);
 }
 
 static void
@@ -1340,7 +1381,10 @@ send_request(struct gw_conn *c)
 	const char *conn_v = ch ? ch->value : NULL;
 
 	c->phase = P_EXCHANGE;
-	evbuffer_add_printf(o, "%s %s HTTP/1.1\r\n", c->req.method, c->origin);
+	evbuffer_add(o, c->req.method, strlen(c->req.method));
+	evbuffer_add(o, " ", 1);
+	evbuffer_add(o, c->origin, strlen(c->origin));
+	evbuffer_add(o, " HTTP/1.1\r\n", 11);
 	add_host_field(c, o);
 	for (size_t i = 0; i < c->req.n_headers; i++) {
 		const struct http_header *h = &c->req.headers[i];
@@ -1349,7 +1393,7 @@ send_request(struct gw_conn *c)
 		    strcasecmp(h->name, "Content-Length") == 0 ||
 		    (c->mcp && strcasecmp(h->name, "Accept-Encoding") == 0))
 			continue;
-		evbuffer_add_printf(o, "%s: %s\r\n", h->name, h->value);
+		add_field(o, h->name, h->value);
 	}
 	/* A remote MCP server's replies are read as they pass (mcp.c): uncompressed. */
 	if (c->mcp)
@@ -1514,14 +1558,20 @@ write_response_head(struct gw_conn *c, bool upgrade)
 
 	if (c->redacting && r->reason)
 		(void)cred_redact_string(&r->reason, c->cred->spellings);
-	evbuffer_add_printf(o, "HTTP/1.1 %u %s\r\n", r->status, r->reason ? r->reason : "");
+	char st[16] = "HTTP/1.1 ";
+	size_t stl = 9 + u16_text(st + 9, r->status % 1000);
+	st[stl++] = ' ';
+	evbuffer_add(o, st, stl);
+	if (r->reason)
+		evbuffer_add(o, r->reason, strlen(r->reason));
+	evbuffer_add(o, "\r\n", 2);
 	for (size_t i = 0; i < r->n_headers; i++) {
 		struct http_header *h = &r->headers[i];
 		if (!upgrade && http_is_hop_by_hop(h->name, conn_v))
 			continue;
 		if (upgrade && (strcasecmp(h->name, "Connection") == 0 ||
 				strcasecmp(h->name, "Upgrade") == 0)) {
-			evbuffer_add_printf(o, "%s: %s\r\n", h->name, h->value);
+			add_field(o, h->name, h->value);
 			continue;
 		}
 		if (upgrade && http_is_hop_by_hop(h->name, conn_v))
@@ -1530,7 +1580,7 @@ write_response_head(struct gw_conn *c, bool upgrade)
 			continue;
 		if (c->redacting)
 			(void)cred_redact_string(&h->value, c->cred->spellings);
-		evbuffer_add_printf(o, "%s: %s\r\n", h->name, h->value);
+		add_field(o, h->name, h->value);
 	}
 	if (r->status >= 200 && !upgrade) {
 		if (c->chunk_out)

@@ -8,9 +8,10 @@
  * a slow decision holds up only the connection that asked. A connection that
  * goes away cancels what it asked (its object is the owner); the late reply is
  * then dropped. A Record names the permitted Decide it is the outcome of. The
- * PolicyToolSchemas of remote MCP servers (mcp.c) go the same way. Records leave
- * at the end of the loop pass or with the next request (policy_client_records_later),
- * never after a request asked later. Losing the
+ * PolicyToolSchemas of remote MCP servers (mcp.c) go the same way. Records and
+ * DecideRequests leave at the end of the loop pass, together and in the order made
+ * (policy_client_records_later, policy_client_decides_later); a PolicyToolSchema
+ * takes what waits with it. Nothing leaves after a request asked later. Losing the
  * channel, or a reply that matches nothing asked, ends the gateway: a
  * decision must never default to permit. This file logs; the client does not.
  * Trusts: policyd's replies, validated by the protocol table and matched by
@@ -123,7 +124,14 @@ gw_decide_start(int fd)
 	 * sendmmsg (seccomp.c allows it) instead of a sendmsg each, and one wakeup of
 	 * box-policyd fewer per request at many connections.
 	 */
-	if (r == 0)
+	if (r == 0) {
 		policy_client_records_later(G.policyd);
+		/*
+		 * And so do the Decides of the connections served in one loop pass: with
+		 * many connections one sendmmsg carries several, and box-policyd wakes once
+		 * for them (each still its own DecideRequest, decided and logged alone).
+		 */
+		policy_client_decides_later(G.policyd);
+	}
 	return r;
 }

@@ -548,23 +548,23 @@ http_find_header(const struct http_header *h, size_t n, const char *name)
 bool
 http_is_hop_by_hop(const char *name, const char *connection)
 {
-	static const char *const fixed[] = {
-	    "connection",
-	    "keep-alive",
-	    "proxy-connection",
-	    "proxy-authorization",
-	    "proxy-authenticate",
-	    "te",
-	    "trailer",
-	    "transfer-encoding",
-	    "upgrade",
+	static const struct {
+		const char *name;
+		size_t len;
+	} fixed[] = {
+#define F(s) { s, sizeof(s) - 1 }
+	    F("connection"),	     F("keep-alive"),	      F("proxy-connection"),
+	    F("proxy-authorization"), F("proxy-authenticate"), F("te"),
+	    F("trailer"),	     F("transfer-encoding"), F("upgrade"),
+#undef F
 	};
+	size_t name_len = strlen(name);
+	/* (a length first: every header of every message passes here) */
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		if (strcasecmp(name, fixed[i]) == 0)
+		if (fixed[i].len == name_len && strcasecmp(name, fixed[i].name) == 0)
 			return true;
 	if (!connection)
 		return false;
-	size_t name_len = strlen(name);
 	for (const char *p = connection; *p;) {
 		while (*p == ',' || is_ows(*p))
 			p++;

@@ -51,6 +51,7 @@ struct policy_client {
 	int fd;                    /* blocking mode's (owned) */
 	bool broken;               /* ended (event mode) or failed (blocking): -EPIPE */
 	bool records_later;        /* event mode: Records leave at the end of the loop pass */
+	bool decides_later;        /* event mode: so do DecideRequests */
 	struct policy_permits *permits;
 	uint64_t next_id;
 	struct pending *head, **tail;
@@ -194,8 +195,9 @@ pending_new(struct policy_client *c, uint32_t type, const ProtobufCMessage *msg,
 static int
 send_msg(struct policy_client *c, uint32_t type, uint64_t id, const ProtobufCMessage *msg)
 {
-	if (c->ev && c->records_later && (type == BOX__MSG_TYPE__MSG_RECORD_REQUEST ||
-					  type == BOX__MSG_TYPE__MSG_RECORD_BATCH))
+	if (c->ev && ((c->records_later && (type == BOX__MSG_TYPE__MSG_RECORD_REQUEST ||
+					    type == BOX__MSG_TYPE__MSG_RECORD_BATCH)) ||
+		      (c->decides_later && type == BOX__MSG_TYPE__MSG_DECIDE_REQUEST)))
 		return box_ipc_event_send_later(c->ev, type, id, msg, NULL, 0);
 	if (c->ev)
 		return box_ipc_event_send(c->ev, type, id, msg, NULL, 0);
@@ -370,6 +372,12 @@ void
 policy_client_records_later(struct policy_client *c)
 {
 	c->records_later = c->ev != NULL;
+}
+
+void
+policy_client_decides_later(struct policy_client *c)
+{
+	c->decides_later = c->ev != NULL;
 }
 
 int

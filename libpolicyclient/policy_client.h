@@ -91,6 +91,16 @@ void policy_client_free(struct policy_client *c);
  * reaches box-policyd before any request asked after it. Blocking mode: no effect.
  */
 void policy_client_records_later(struct policy_client *c);
+/*
+ * Event mode: from now on a lone DecideRequest (policy_client_decide, or
+ * policy_client_ask of one) leaves the same way, at the end of the loop pass or with
+ * the next request sent at once: the Decides of the connections served in one pass
+ * go out in one sendmmsg, in the order they were asked, ids increasing. The same
+ * messages in the same order as when each was sent at once: box-policyd decides and
+ * logs each exactly as before (a held @ask decision still holds only its own reply).
+ * It waits no longer than the rest of the pass. Blocking mode: no effect.
+ */
+void policy_client_decides_later(struct policy_client *c);
 int policy_client_fd(const struct policy_client *c);
 /*
  * The id the next request will take: what a peer that answers ahead of the

@@ -507,6 +507,74 @@ test_event_match_and_cancel(void)
 	event_base_free(base);
 }
 
+/*
+ * Decides and Records sent later (box-gateway's way): nothing leaves while the loop
+ * pass goes on; at its end everything asked in it leaves in the order asked, each
+ * Decide its own DecideRequest with its own id, and each reply reaches its asker.
+ */
+static void
+test_event_decides_later(void)
+{
+	struct event_base *base = event_base_new();
+	struct peer p;
+	int cfd;
+	struct policy_client *c = NULL;
+	struct seen end = { 0 }, a = { 0 }, b = { 0 };
+	CHECK_INT(peer_new(&p, &cfd), 0);
+	CHECK_INT(policy_client_new_event(base, cfd, decide_types, 2, on_end, &end, &c), 0);
+	if (!c)
+		return;
+	policy_client_records_later(c);
+	policy_client_decides_later(c);
+	struct input in;
+	Box__DecideRequest req;
+	decide_init(&req, &in, "/a");
+	CHECK_INT(policy_client_decide(c, "fs:read", req.input, 1, on_reply, &a, &a), 0);
+	CHECK(peer_idle(&p));
+	req.input[0]->value->str = "/b";
+	CHECK_INT(policy_client_decide(c, "fs:read", req.input, 1, on_reply, &b, &b), 0);
+	CHECK(peer_idle(&p));
+	CHECK_INT(policy_client_in_flight(c), 2);
+	flush(base);
+	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
+	const char *paths[] = { "/a", "/b" };
+	for (uint64_t id = 1; id <= 2; id++) {
+		CHECK_INT(peer_recv(&p, &m), 0);
+		CHECK_INT(m.type, BOX__MSG_TYPE__MSG_DECIDE_REQUEST);
+		CHECK_INT(m.request_id, id);
+		const Box__DecideRequest *got = (const Box__DecideRequest *)m.msg;
+		CHECK(got && got->n_input == 1 &&
+		      strcmp(got->input[0]->value->str, paths[id - 1]) == 0);
+		box_ipc_msg_done(&m);
+	}
+	CHECK(peer_idle(&p));
+	CHECK_INT(peer_decide_reply(&p, 1, true), 0);
+	CHECK_INT(peer_decide_reply(&p, 2, false), 0);
+	loop_until(base, &b.calls, 1);
+	CHECK_INT(a.calls, 1);
+	CHECK(a.permit);
+	CHECK_INT(b.calls, 1);
+	CHECK(!b.permit);
+	/* A Record and then a Decide asked in one pass leave in that order. */
+	CHECK_INT(record(c, true, "/a"), 1);
+	req.input[0]->value->str = "/c";
+	CHECK_INT(policy_client_decide(c, "fs:read", req.input, 1, on_reply, &b, &b), 0);
+	CHECK(peer_idle(&p));
+	flush(base);
+	CHECK_INT(peer_recv(&p, &m), 0);
+	CHECK_INT(m.type, BOX__MSG_TYPE__MSG_RECORD_REQUEST);
+	CHECK_INT(((const Box__RecordRequest *)m.msg)->decide_id, 1);
+	box_ipc_msg_done(&m);
+	CHECK_INT(peer_recv(&p, &m), 0);
+	CHECK_INT(m.type, BOX__MSG_TYPE__MSG_DECIDE_REQUEST);
+	CHECK_INT(m.request_id, 3);
+	box_ipc_msg_done(&m);
+	CHECK_INT(end.ended, 0);
+	policy_client_free(c);
+	peer_close(&p);
+	event_base_free(base);
+}
+
 /* The wrong type for an id, a closed peer, an oversize packet: each ends the channel once. */
 static void
 test_event_errors(void)
@@ -577,6 +645,7 @@ main(void)
 	RUN(test_sync_errors);
 	RUN(test_bad_use);
 	RUN(test_event_match_and_cancel);
+	RUN(test_event_decides_later);
 	RUN(test_event_errors);
 	return tap_done();
 }
