@@ -984,6 +984,8 @@ start_recheck(struct box *b)
 	return 0;
 }
 
+static int start_runtime_dir(struct box *b);
+
 void
 box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, int *fds,
 	unsigned n_fds)
@@ -993,6 +995,13 @@ box_run(struct boxd *d, struct client *c, uint64_t rid, Box__RunRequest *req, in
 	if (!b || start_admit(b) < 0 || start_owner(b) < 0 || start_recheck(b) < 0)
 		return;
 	log_debug("box %s (%s): re-checking as %s", b->name, b->id, b->owner.name);
+	/*
+	 * The runtime dir needs only the owner and the spec: made while box-recheck
+	 * works (a start it refuses removes it, as any failed start's teardown does).
+	 */
+	if (start_runtime_dir(b) < 0)
+		return;
+	box_mark(b, "runtime dir made (beside the re-check)");
 }
 
 /* ---- RecheckReply → policyd ---------------------------------------- */
@@ -1133,13 +1142,13 @@ box_recheck_done(struct box *b, int r)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_REFUSED, NULL);
 	box_mark(b, "re-checked as the owner");
 	if (start_lock(b) < 0 || start_gateway_limits(b) < 0 || start_stdio(b) < 0 ||
-	    start_runtime_dir(b) < 0 || start_limits(b) < 0)
+	    start_limits(b) < 0)
 		return;
 	_cleanup_free_ char *snap_err = NULL;
 	if ((r = snapshot_start(b, &snap_err)) < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  snap_err ? snap_err : strerror(-r));
-	box_mark(b, "run lock, stdio, runtime dir and limits");
+	box_mark(b, "run lock, stdio and limits");
 	if (start_policyd(b) < 0)
 		return;
 	box_mark(b, "box-policyd spawned");

@@ -485,6 +485,7 @@ shutdown_all(struct boxd *d)
 		box_free(d->boxes);
 	while (d->clients)
 		client_close(d->clients);
+	recheck_spare_stop();
 	if (d->listen_ev)
 		event_free(d->listen_ev);
 	safe_close(d->listen_fd);
@@ -513,6 +514,7 @@ main(int argc, char **argv)
 	setup_identity(&d);
 	test_start_delay();
 	setup_loop(&d);
+	recheck_spare_start(&d); /* its exec beside the wait for the first request */
 	if (d.embedded)
 		setup_embedded_channel(&d);
 	else

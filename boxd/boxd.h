@@ -410,6 +410,9 @@ void mcpd_free(struct box *b);
 int recheck_start(struct box *b, const char *exe, const char *state_dir);
 /* Stop waiting for it (killed when still running); idempotent. */
 void recheck_stop(struct box *b);
+/* The spare box-recheck, spawned ahead of the next start (boxd's start); stopped at its end. */
+void recheck_spare_start(struct boxd *d);
+void recheck_spare_stop(void);
 /* The module's handle (b->recheck), made with the box and freed with it. */
 int recheck_new(struct box *b);
 void recheck_free(struct box *b);

@@ -16,7 +16,8 @@
  * BOXD_RECHECK_TIMEOUT_MS fails the start. BOX_TEST_RECHECK_STALL_MS (with
  * BOX_TEST_RECHECK_STALL_NAME: only the box of that name) is passed on to
  * the helper, which sleeps that long before its first check: it slows the
- * step and changes nothing it checks.
+ * step and changes nothing it checks. A spare helper waits ahead of the next
+ * start (spare_take below), so that no start waits for its exec.
  * Its records are parsed by recheck_parse.c (linked alone by the fuzz
  * target and the unit tests).
  * Trusts: the reply only after box_ipc_decode() validated it, and
@@ -24,6 +25,7 @@
  * only, so whatever it reports the owner could reach itself.
  */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -144,7 +146,7 @@ on_recheck_reaped(struct child *c, int status)
  * names, when set).
  */
 static size_t
-recheck_env(const struct box *b, char env[3][96], char *envp[4])
+recheck_env(const char *box_name, char env[3][96], char *envp[4])
 {
 	const char *scan = getenv("BOX_TEST_SCAN_DELAY_MS");
 	const char *stall = getenv("BOX_TEST_RECHECK_STALL_MS");
@@ -156,7 +158,8 @@ recheck_env(const struct box *b, char env[3][96], char *envp[4])
 		envp[n] = env[n];
 		n++;
 	}
-	if (stall && strlen(stall) < 16 && (!stall_name || strcmp(stall_name, b->name) == 0)) {
+	if (stall && strlen(stall) < 16 && box_name &&
+	    (!stall_name || strcmp(stall_name, box_name) == 0)) {
 		snprintf(env[n], sizeof(env[n]), "BOX_TEST_RECHECK_STALL_MS=%s", stall);
 		envp[n] = env[n];
 		n++;
@@ -171,8 +174,9 @@ recheck_env(const struct box *b, char env[3][96], char *envp[4])
 	return n;
 }
 
+/* box-recheck spawned for the box named BOX_NAME (NULL: the spare); its pid and our end. */
 static int
-recheck_spawn(struct box *b, const char *exe, int *sock)
+helper_spawn(const char *exe, const char *box_name, pid_t *pid, int *sock)
 {
 	_cleanup_close_ int nullfd = -1;
 	char env[3][96];
@@ -183,23 +187,131 @@ recheck_spawn(struct box *b, const char *exe, int *sock)
 	nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (nullfd < 0)
 		return -errno;
-	recheck_env(b, env, envp);
+	recheck_env(box_name, env, envp);
 	if ((r = box_ipc_socketpair(sv, false)) < 0)
 		return r;
 	int errfd = fd_is_open(STDERR_FILENO) ? STDERR_FILENO : nullfd;
 	int fds[4] = { nullfd, nullfd, errfd, sv[1] };
 	char *argv[] = { (char *)"box-recheck", NULL };
 	struct spawn_req req = { .path = exe, .argv = argv, .envp = envp, .fds = fds, .n_fds = 4 };
-	pid_t pid = 0;
-	r = spawn_process(&req, &pid);
+	r = spawn_process(&req, pid);
 	close(sv[1]);
 	if (r < 0) {
 		close(sv[0]);
 		return r;
 	}
+	*sock = sv[0];
+	return 0;
+}
+
+/*
+ * The spare: one box-recheck spawned ahead — at boxd's start, and in a
+ * service boxd again shortly after a box took it — waiting on its channel,
+ * so that a start does not wait for the helper's exec. It knows nothing of
+ * any box until the RecheckRequest: spawned as boxd, with the environment a
+ * fresh one gets, it switches to the owner the request names, as a fresh one
+ * does. None while BOX_TEST_RECHECK_STALL_MS is set (that hook names a box).
+ * One boxd per process: the spare is this file's.
+ */
+#define RECHECK_SPARE_AFTER_MS 50 /* after a box took it: that start's CPU is not shared */
+static struct {
+	struct child child;
+	int sock;
+	struct event *later;
+} spare = { .sock = -1 };
+
+static void
+on_spare_reaped(struct child *c, int status)
+{
+	spare.sock = safe_close(spare.sock); /* the next start spawns its own */
+}
+
+static void
+spare_spawn(struct boxd *d)
+{
+	_cleanup_free_ char *exe = NULL;
+	pid_t pid = 0;
+
+	if (spare.sock >= 0 || d->quitting || getenv("BOX_TEST_RECHECK_STALL_MS") ||
+	    spawn_find_helper(d, "box-recheck", &exe) < 0 ||
+	    helper_spawn(exe, NULL, &pid, &spare.sock) < 0)
+		return; /* no spare: each start spawns its helper, as without one */
+	child_init(&spare.child, CHILD_RECHECK, NULL, on_spare_reaped, NULL);
+	child_track(d, &spare.child, pid);
+}
+
+static void
+on_spare_later(evutil_socket_t fd, short what, void *arg)
+{
+	spare_spawn(arg);
+}
+
+void
+recheck_spare_start(struct boxd *d)
+{
+	spare_spawn(d);
+}
+
+void
+recheck_spare_stop(void)
+{
+	if (spare.later) {
+		event_free(spare.later);
+		spare.later = NULL;
+	}
+	child_stop(&spare.child);
+	spare.sock = safe_close(spare.sock);
+}
+
+/* The spare for box B, when one waits and is alive: B's helper from now on. */
+static bool
+spare_take(struct box *b, int *sock)
+{
+	if (spare.sock < 0)
+		return false;
+	struct pollfd p = { .fd = spare.sock, .events = POLLIN };
+	if (!child_running(&spare.child) || poll(&p, 1, 0) != 0) {
+		/* It went (or said something unasked): not one to trust with a box. */
+		recheck_spare_stop();
+		return false;
+	}
+	pid_t pid = spare.child.pid;
+	child_forget(&spare.child); /* not reaped: the pid stays its own, now B's */
 	child_init(&b->recheck->child, CHILD_RECHECK, b, on_recheck_reaped, b);
 	child_track(b->d, &b->recheck->child, pid);
-	*sock = sv[0];
+	*sock = spare.sock;
+	spare.sock = -1;
+	return true;
+}
+
+/* A service boxd's next spare, once this start's CPU is not shared (embedded: one box only). */
+static void
+spare_later(struct boxd *d)
+{
+	struct timeval tv = { 0, RECHECK_SPARE_AFTER_MS * 1000 };
+
+	if (d->embedded)
+		return;
+	if (!spare.later)
+		spare.later = evtimer_new(d->base, on_spare_later, d);
+	if (spare.later)
+		evtimer_add(spare.later, &tv);
+}
+
+static int
+recheck_spawn(struct box *b, const char *exe, int *sock)
+{
+	pid_t pid = 0;
+	bool took = spare_take(b, sock);
+
+	spare_later(b->d); /* taken, or none was there (it died): the next one */
+	if (took)
+		return 0;
+	int r = helper_spawn(exe, b->name, &pid, sock);
+	if (r < 0)
+		return r;
+	child_init(&b->recheck->child, CHILD_RECHECK, b, on_recheck_reaped, b);
+	child_track(b->d, &b->recheck->child, pid);
 	return 0;
 }
 

@@ -96,6 +96,15 @@ wait_for() {
 	return 1
 }
 
+# wait_for_cmd CMD...: until CMD succeeds (up to 60 s, as wait_for).
+wait_for_cmd() {
+	for _ in $(seq 600); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # no_process PATTERN: nothing matching PATTERN runs (after a grace of up to 30 s, which only
 # a process that stays reaches). PATTERN must be this test's own: other tests and the
 # user's boxes run beside it.

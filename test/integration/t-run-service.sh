@@ -25,6 +25,10 @@ _run_pids+=("$sp")
 for _ in $(seq 50); do [ -S "$BOX_SOCKET" ] && break; sleep 0.1; done
 check "service: boxd listens on its socket" test -S "$BOX_SOCKET"
 chmod 666 "$BOX_SOCKET" # the test's stand-in for group box-clients
+# The spare box-recheck (boxd/recheck.c): one waits, a child of boxd, before any box.
+spare_of() { pgrep -P "$sp" -x box-recheck; }
+check "spare: a box-recheck waits before the first start" wait_for_cmd spare_of
+spare1=$(spare_of)
 
 cat >a.ini <<EOF
 [box]
@@ -39,6 +43,23 @@ out=$("$RB/boxctl" run -c a.ini --detach 2>err)
 check "service: run --detach through the socket" grep -qxE "[0-9a-f]{12}" <<<"$out"
 check "service: no embedded boxd was started" test "$(grep -c embedded err)" = 0
 rid=$out
+check "spare: the first start took it (its pid is not boxd's child any more, or is the box's)" \
+	test "$(spare_of)" != "$spare1"
+check "spare: another waits soon after" wait_for_cmd spare_of
+# A spare that died while waiting is not handed to a box: the next start spawns its own.
+kill -9 "$(spare_of)"
+cat >spare.ini <<EOF
+[box]
+name = svc-spare-$n
+
+[agent]
+command = /bin/echo spare-gone-ok
+workspace = $W
+EOF
+chmod 644 spare.ini
+check "spare: a start after the spare was killed runs" \
+	grep -qx spare-gone-ok <("$RB/boxctl" run -q -c spare.ini 2>&1)
+check "spare: and a new one waits after it" wait_for_cmd spare_of
 # A service box's daemons: each as its own user, in mount, PID and IPC namespaces of its own
 # (PID 1 there), boxd's user namespace (boxd is root), a root without /home or /var
 # (docs/boxd.8.md, step 4; t-daemon-confine.sh checks the rest for embedded boxes).

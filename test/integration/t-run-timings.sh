@@ -53,13 +53,14 @@ in_order() {
 
 # boxd's spawns, in the order it makes them, and the release of the agent after them.
 boxd_spawns="boxd request received
+boxd runtime dir made (beside the re-check)
 boxd re-checked as the owner
-boxd run lock, stdio, runtime dir and limits
+boxd run lock, stdio and limits
 boxd box-policyd spawned
 boxd box-gateway spawned
 boxd agent's plan built
-boxd box-shell spawned
 boxd box-trampoline spawned
+boxd box-shell spawned
 boxd agent released (its start gate opened)
 boxd agent started"
 boxd_ready="boxd box-policyd ready
