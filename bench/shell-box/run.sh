@@ -22,9 +22,9 @@
 #                      view of bench/spawn); target p50 <= 2x bwrap
 #   part 1's workloads (bench/shell) run by box-shell in the box, every decision through
 #                      box-policyd and logged, against bash + GNU tools outside: grep -rn
-#                      literal and -E over 10,000 files (target <= 3x GNU grep), find | xargs
-#                      wc -l, sed -n over 50 MB, the 100,000-iteration while loop (part 1's
-#                      targets, printed for reference)
+#                      literal and -E over 10,000 files (target <= 1.3x GNU grep), find |
+#                      xargs wc -l (<= 2x), the 100,000-iteration while loop of `[` (<= 1.5x
+#                      bash): issue 27's targets; sed -n over 50 MB (part 1's 1.5x)
 # The same timer (sbtime, fork+execve, no interpreter in between) measures both sides; inside
 # the box it is the agent. Outputs are compared (a different output is reported, not timed as
 # a pass). Prints every ratio with MET or MISSED; exits 0 (it reports, it does not gate).
@@ -280,7 +280,9 @@ for w in "${workloads[@]}"; do
 	b=$(field "$work/box.times" "$name" min_us) h=$(field "$work/host.times" "$name" min_us)
 	[ -n "$b" ] && [ -n "$h" ] || continue
 	case $name in
-	grep_*) target=3 ;; find_xargs_wc) target=2 ;; sed_50mb) target=1.5 ;; *) target=1 ;;
+	# issue 27's targets: grep -rn over 10,000 files 1.3x, find | xargs wc -l 2x, the
+	# 100,000-iteration [ loop 1.5x; sed has part 1's 1.5x
+	grep_*) target=1.3 ;; find_xargs_wc) target=2 ;; sed_50mb) target=1.5 ;; *) target=1.5 ;;
 	esac
 	r=$(ratio "$b" "$h")
 	v=$(met "$r" "$target")
