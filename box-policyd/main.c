@@ -759,19 +759,57 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 	log_entry(&e);
 }
 
+/*
+ * The "input" object of the last decision line written while handle_ship handles a
+ * ship (on), for the outcome line of that decision in the same ship: the same fields
+ * of the same message make the same bytes, so they are not formatted again. Keyed by
+ * the message's field array, which lives as long as the ship; the key goes with it.
+ */
+#define SHIP_INPUT_MAX (64u << 10)
+static struct {
+	bool on;
+	Box__PolicyField *const *key;
+	size_t n;
+	char *buf;
+	size_t len, cap;
+} ship_input;
+
+static void
+ship_input_keep(Box__PolicyField *const *key, size_t n, const char *json, size_t len)
+{
+	ship_input.key = NULL;
+	if (len > SHIP_INPUT_MAX)
+		return;
+	if (len > ship_input.cap) {
+		char *b = realloc(ship_input.buf, len);
+		if (!b)
+			return;
+		ship_input.buf = b;
+		ship_input.cap = len;
+	}
+	memcpy(ship_input.buf, json, len);
+	ship_input.len = len;
+	ship_input.key = key;
+	ship_input.n = n;
+}
+
 static void
 log_entry(const struct declog_entry *ep)
 {
-	const struct declog_entry e = *ep;
+	struct declog_entry e = *ep;
+	size_t span[2];
 	tel_decision(&e);
 	if (S.decisions_fd < 0)
 		return;
+	e.input_span = ship_input.on ? span : NULL;
 	if (log_held()) {
 		char *line = NULL;
 		size_t len = 0, cap = 0;
 		int r = declog_append(&e, &line, &len, &cap);
 		if (r < 0)
 			free(line);
+		else if (e.input_span)
+			ship_input_keep(e.input, e.n_input, line + span[0], span[1]);
 		log_hold(r, line, len, "Cannot format a decision line");
 		return;
 	}
@@ -785,6 +823,8 @@ log_entry(const struct declog_entry *ep)
 			log_warn_errno(r, "Cannot format a decision line");
 		return;
 	}
+	if (e.input_span)
+		ship_input_keep(e.input, e.n_input, S.logbuf + start + span[0], span[1]);
 	log_flush_soon();
 }
 
@@ -811,6 +851,11 @@ log_outcome(struct peer *p, const Box__RecordRequest *rec, int64_t time_ns)
 	};
 	if (S.decisions_fd < 0)
 		return;
+	if (ship_input.on && ship_input.key && ship_input.key == rec->input &&
+	    ship_input.n == rec->n_input) {
+		o.input_json = ship_input.buf;
+		o.input_json_len = ship_input.len;
+	}
 	if (log_held()) {
 		char *line = NULL;
 		size_t len = 0, cap = 0;
@@ -2032,8 +2077,20 @@ ship_permits_plan(const struct peer *p, uint64_t first, const Box__PolicyShip *b
  * checked), nothing after it counts, so no shipped line makes a permit, a line or
  * an event a Decide would not have made. No reply.
  */
+static void handle_ship_items(struct peer *p, struct box_ipc_msg *m);
+
 static void
 handle_ship(struct peer *p, struct box_ipc_msg *m)
+{
+	ship_input.on = true;
+	ship_input.key = NULL;
+	handle_ship_items(p, m);
+	ship_input.on = false;
+	ship_input.key = NULL; /* (the message's arena goes: its address may come again) */
+}
+
+static void
+handle_ship_items(struct peer *p, struct box_ipc_msg *m)
 {
 	const Box__PolicyShip *b = (const Box__PolicyShip *)m->msg;
 	char why[768];
