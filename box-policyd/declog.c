@@ -218,7 +218,12 @@ declog_append(const struct declog_entry *e, char **buf, size_t *len, size_t *cap
 		jsonl_long(&j, (int64_t)e->uid);
 	}
 	JSONL_LIT(&j, ",\"input\":");
+	size_t at = j.len;
 	fields_put(&j, e->input, e->n_input);
+	if (e->input_span) {
+		e->input_span[0] = at - start;
+		e->input_span[1] = j.len - at;
+	}
 	return line_end(&j, start, buf, len, cap);
 }
 
@@ -235,7 +240,10 @@ declog_append_outcome(const struct declog_outcome *o, char **buf, size_t *len, s
 		JSONL_LIT(&j, ",\"record\":\"response\",\"action\":");
 	jsonl_cstr(&j, o->action, STRICT);
 	JSONL_LIT(&j, ",\"input\":");
-	fields_put(&j, o->input, o->n_input);
+	if (o->input_json)
+		jsonl_put(&j, o->input_json, o->input_json_len);
+	else
+		fields_put(&j, o->input, o->n_input);
 	if (!o->error) {
 		JSONL_LIT(&j, ",\"output\":");
 		fields_put(&j, o->output, o->n_output);

@@ -33,6 +33,11 @@ struct declog_entry {
 	 */
 	const char *asker;
 	uint32_t uid;
+	/*
+	 * Not NULL: declog_append sets INPUT_SPAN[0] to where the line's "input" object
+	 * begins (from the line's start) and INPUT_SPAN[1] to its length.
+	 */
+	size_t *input_span;
 };
 
 /* A recorded outcome (RecordRequest): record "response" (with output) or "error". */
@@ -47,6 +52,12 @@ struct declog_outcome {
 	size_t n_input;
 	Box__PolicyField *const *output; /* response only */
 	size_t n_output;
+	/*
+	 * Not NULL: the "input" object as it was written for the same fields before
+	 * (INPUT_JSON_LEN bytes, a decision line's INPUT_SPAN), taken as is.
+	 */
+	const char *input_json;
+	size_t input_json_len;
 };
 
 /*

@@ -770,19 +770,57 @@ log_decision(struct peer *p, const Box__DecideRequest *req, bool permit, int cau
 	log_entry(&e);
 }
 
+/*
+ * The "input" object of the last decision line written while handle_ship handles a
+ * ship (on), for the outcome line of that decision in the same ship: the same fields
+ * of the same message make the same bytes, so they are not formatted again. Keyed by
+ * the message's field array, which lives as long as the ship; the key goes with it.
+ */
+#define SHIP_INPUT_MAX (64u << 10)
+static struct {
+	bool on;
+	Box__PolicyField *const *key;
+	size_t n;
+	char *buf;
+	size_t len, cap;
+} ship_input;
+
+static void
+ship_input_keep(Box__PolicyField *const *key, size_t n, const char *json, size_t len)
+{
+	ship_input.key = NULL;
+	if (len > SHIP_INPUT_MAX)
+		return;
+	if (len > ship_input.cap) {
+		char *b = realloc(ship_input.buf, len);
+		if (!b)
+			return;
+		ship_input.buf = b;
+		ship_input.cap = len;
+	}
+	memcpy(ship_input.buf, json, len);
+	ship_input.len = len;
+	ship_input.key = key;
+	ship_input.n = n;
+}
+
 static void
 log_entry(const struct declog_entry *ep)
 {
-	const struct declog_entry e = *ep;
+	struct declog_entry e = *ep;
+	size_t span[2];
 	tel_decision(&e);
 	if (S.decisions_fd < 0)
 		return;
+	e.input_span = ship_input.on ? span : NULL;
 	if (log_held()) {
 		char *line = NULL;
 		size_t len = 0, cap = 0;
 		int r = declog_append(&e, &line, &len, &cap);
 		if (r < 0)
 			free(line);
+		else if (e.input_span)
+			ship_input_keep(e.input, e.n_input, line + span[0], span[1]);
 		log_hold(r, line, len, "Cannot format a decision line");
 		return;
 	}
@@ -796,6 +834,8 @@ log_entry(const struct declog_entry *ep)
 			log_warn_errno(r, "Cannot format a decision line");
 		return;
 	}
+	if (e.input_span)
+		ship_input_keep(e.input, e.n_input, S.logbuf + start + span[0], span[1]);
 	log_flush_soon();
 }
 
@@ -822,6 +862,11 @@ log_outcome(struct peer *p, const Box__RecordRequest *rec, int64_t time_ns)
 	};
 	if (S.decisions_fd < 0)
 		return;
+	if (ship_input.on && ship_input.key && ship_input.key == rec->input &&
+	    ship_input.n == rec->n_input) {
+		o.input_json = ship_input.buf;
+		o.input_json_len = ship_input.len;
+	}
 	if (log_held()) {
 		char *line = NULL;
 		size_t len = 0, cap = 0;
@@ -884,12 +929,18 @@ send_reply(struct peer *p, uint64_t request_id, bool permit, int cause, const ch
  * Decide ID of P (REQ) was answered PERMIT: kept for the Record that may name it,
  * when P's kind records that action (the peer may be gone: nothing to keep).
  */
+static bool
+permit_kept(const struct peer *p, const Box__DecideRequest *req, bool permit)
+{
+	return permit && p->ev && p->permits &&
+	       (action_kind(req->action) & peer_actions[p->kind].record) &&
+	       policy_permits_outcome_owed(req);
+}
+
 static void
 permit_keep(struct peer *p, uint64_t id, const Box__DecideRequest *req, bool permit)
 {
-	if (!permit || !p->ev || !p->permits ||
-	    !(action_kind(req->action) & peer_actions[p->kind].record) ||
-	    !policy_permits_outcome_owed(req))
+	if (!permit_kept(p, req, permit))
 		return;
 	int r = policy_permits_add(p->permits, id, req);
 	if (r < 0)
@@ -1654,10 +1705,13 @@ handle_decide_batch(struct peer *p, struct box_ipc_msg *m)
 
 /*
  * Whether P may record REC: 0 yes (its permit is kept), 1 stale (the bound on
- * unrecorded permits forgot it), -1 no (WHY says what it sent).
+ * unrecorded permits forgot it), -1 no (WHY says what it sent). KEPT_ACTION: the
+ * action of REC's permit, kept by handle_ship outside the channel's set (NULL: look
+ * in the set).
  */
 static int
-record_check(struct peer *p, const Box__RecordRequest *rec, char *why, size_t size)
+record_check_kept(struct peer *p, const Box__RecordRequest *rec, const char *kept_action,
+		  char *why, size_t size)
 {
 	const char *decided;
 	unsigned long long id = (unsigned long long)rec->decide_id;
@@ -1667,16 +1721,20 @@ record_check(struct peer *p, const Box__RecordRequest *rec, char *why, size_t si
 			       rec->action, p->source);
 		return -1;
 	}
-	int r = policy_permits_find(p->permits, rec->decide_id, &decided);
-	if (r == -ESTALE)
-		return 1;
-	if (r < 0) {
-		(void)snprintf(why, size,
-			       "recorded an outcome of Decide %llu, which is no permit of its "
-			       "channel still without an outcome (unknown, denied or recorded "
-			       "already)",
-			       id);
-		return -1;
+	if (kept_action) {
+		decided = kept_action;
+	} else {
+		int r = policy_permits_find(p->permits, rec->decide_id, &decided);
+		if (r == -ESTALE)
+			return 1;
+		if (r < 0) {
+			(void)snprintf(why, size,
+				       "recorded an outcome of Decide %llu, which is no permit of its "
+				       "channel still without an outcome (unknown, denied or recorded "
+				       "already)",
+				       id);
+			return -1;
+		}
 	}
 	if (strcmp(decided, rec->action) != 0) {
 		(void)snprintf(why, size,
@@ -1685,6 +1743,12 @@ record_check(struct peer *p, const Box__RecordRequest *rec, char *why, size_t si
 		return -1;
 	}
 	return 0;
+}
+
+static int
+record_check(struct peer *p, const Box__RecordRequest *rec, char *why, size_t size)
+{
+	return record_check_kept(p, rec, NULL, why, size);
 }
 
 static void
@@ -1703,17 +1767,21 @@ record_stale(struct peer *p, const Box__RecordRequest *rec)
  * Decide's action and input (policyd's own copy) with REC's kind and output.
  * KEPT: the DecideRequest that permit was packed from, when policyd still holds
  * it (a decision of the same PolicyShip, decided here): the same bytes, not
- * unpacked again; NULL: the permit's own copy.
+ * unpacked again; NULL: the permit's own copy. IN_SET false: KEPT's permit was
+ * never put in the channel's set (handle_ship: its outcome came in the same ship),
+ * so there is nothing to take out.
  */
 static void
-record_one(struct peer *p, const Box__RecordRequest *rec, const Box__DecideRequest *kept)
+record_one(struct peer *p, const Box__RecordRequest *rec, const Box__DecideRequest *kept,
+	   bool in_set)
 {
 	int64_t now = engine_now(), t = now;
 	Box__DecideRequest *dec = NULL;
 	const Box__DecideRequest *d = kept;
 
-	int r = kept ? policy_permits_drop(p->permits, rec->decide_id)
-		     : policy_permits_take(p->permits, rec->decide_id, &dec);
+	int r = !in_set ? 0
+		: kept	? policy_permits_drop(p->permits, rec->decide_id)
+			: policy_permits_take(p->permits, rec->decide_id, &dec);
 	if (r < 0)
 		fatal(r, "Cannot take the permit a Record of %s names", p->name);
 	if (!kept)
@@ -1752,7 +1820,7 @@ handle_record(struct peer *p, struct box_ipc_msg *m)
 	else if (r > 0)
 		record_stale(p, rec);
 	else
-		record_one(p, rec, NULL);
+		record_one(p, rec, NULL, true);
 }
 
 /*
@@ -1787,7 +1855,7 @@ handle_record_batch(struct peer *p, struct box_ipc_msg *m)
 		if (state[i] > 0)
 			record_stale(p, b->records[i]);
 		else
-			record_one(p, b->records[i], NULL);
+			record_one(p, b->records[i], NULL, true);
 	}
 }
 
@@ -1961,6 +2029,54 @@ ship_matches(const Box__PolicyShipItem *it, const struct engine_result *res, cha
 	return same;
 }
 
+/* What handle_ship does with the permit of a decide item (by id - the ship's first). */
+enum {
+	SHIP_PERMIT_SET,   /* kept in the channel's set, as a Decide's (permit_keep) */
+	SHIP_PERMIT_OWED,  /* a later record item of the ship names it */
+	SHIP_PERMIT_HERE,  /* permitted, owed: kept by the ship alone until that record */
+	SHIP_PERMIT_TAKEN, /* its record came */
+};
+
+/*
+ * The permits B's own record items take (a built-in's status right after its
+ * permit: the usual case) are kept by the ship itself, not packed into the channel's
+ * set only to be taken out a few items later: HERE[k] says SHIP_PERMIT_OWED for
+ * each. Only when the set cannot reach a bound within this ship (every decision
+ * added, none taken), so that nothing the set would have forgotten is kept: what it
+ * holds after the ship, and what each record finds, are what they would have been.
+ */
+static void
+ship_permits_plan(const struct peer *p, uint64_t first, const Box__PolicyShip *b, bool stale,
+		  size_t n_dec, uint8_t *here)
+{
+	size_t k = 0, bytes = 0;
+	bool any = false;
+
+	memset(here, SHIP_PERMIT_SET, n_dec);
+	if (stale || !p->permits ||
+	    policy_permits_count(p->permits) + n_dec > BOX_POLICY_PERMITS_MAX)
+		return;
+	for (size_t i = 0; i < b->n_items; i++) {
+		const Box__PolicyShipItem *it = b->items[i];
+		if (it->decide) {
+			k++;
+			continue;
+		}
+		uint64_t did = it->record->decide_id;
+		if (did >= first && did - first < k && here[did - first] == SHIP_PERMIT_SET) {
+			here[did - first] = SHIP_PERMIT_OWED;
+			any = true;
+		}
+	}
+	if (!any)
+		return;
+	for (size_t i = 0; i < b->n_items; i++)
+		if (b->items[i]->decide)
+			bytes += protobuf_c_message_get_packed_size(&b->items[i]->decide->base);
+	if (policy_permits_bytes(p->permits) + bytes > BOX_POLICY_PERMIT_BYTES_MAX)
+		memset(here, SHIP_PERMIT_SET, n_dec);
+}
+
 /*
  * PolicyShip: box-shell's decisions made in process and their outcomes, in the
  * order it made them. Each decision is checked before it counts: its action must
@@ -1972,8 +2088,20 @@ ship_matches(const Box__PolicyShipItem *it, const struct engine_result *res, cha
  * checked), nothing after it counts, so no shipped line makes a permit, a line or
  * an event a Decide would not have made. No reply.
  */
+static void handle_ship_items(struct peer *p, struct box_ipc_msg *m);
+
 static void
 handle_ship(struct peer *p, struct box_ipc_msg *m)
+{
+	ship_input.on = true;
+	ship_input.key = NULL;
+	handle_ship_items(p, m);
+	ship_input.on = false;
+	ship_input.key = NULL; /* (the message's arena goes: its address may come again) */
+}
+
+static void
+handle_ship_items(struct peer *p, struct box_ipc_msg *m)
 {
 	const Box__PolicyShip *b = (const Box__PolicyShip *)m->msg;
 	char why[768];
@@ -2016,27 +2144,33 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 	const Box__DecideRequest *decided[BOX_POLICY_BATCH_MAX];
 	if (b->n_items > BOX_POLICY_BATCH_MAX) /* the validator's */
 		fatalx("%s sent a PolicyShip of %zu items", p->name, b->n_items);
+	uint8_t here[BOX_POLICY_BATCH_MAX];
+	ship_permits_plan(p, m->request_id, b, stale, n_dec, here);
 	engine_defer_sync(S.engine, true);
 	for (size_t i = 0; i < b->n_items; i++) {
 		const Box__PolicyShipItem *it = b->items[i];
 		if (it->record) {
-			int r = record_check(p, it->record, why, sizeof(why));
-			if (r < 0) {
-				engine_defer_sync(S.engine, false);
-				(void)peer_refuse(p, "%s", why);
-				return;
-			}
 			/*
 			 * The permit of a decision this ship made (its id in [first, id)) was
 			 * packed from that item's request, which this message still holds.
 			 */
 			uint64_t did = it->record->decide_id;
-			const Box__DecideRequest *kept =
-				did >= m->request_id && did < id ? decided[did - m->request_id] : NULL;
+			bool ours = did >= m->request_id && did < id;
+			const Box__DecideRequest *kept = ours ? decided[did - m->request_id] : NULL;
+			bool in_set = !ours || here[did - m->request_id] != SHIP_PERMIT_HERE;
+			int r = record_check_kept(p, it->record, in_set ? NULL : kept->action, why,
+						  sizeof(why));
+			if (r < 0) {
+				engine_defer_sync(S.engine, false);
+				(void)peer_refuse(p, "%s", why);
+				return;
+			}
+			if (!in_set)
+				here[did - m->request_id] = SHIP_PERMIT_TAKEN;
 			if (r > 0)
 				record_stale(p, it->record);
 			else
-				record_one(p, it->record, kept);
+				record_one(p, it->record, kept, in_set);
 			continue;
 		}
 		struct engine_result res;
@@ -2070,6 +2204,7 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 			permit_keep(p, id, it->decide, permit);
 			log_decision(p, it->decide, permit, cause, (const char *const *)it->rules,
 				     it->n_rules, msg, res.resource, res.time_ns);
+			decided[id - m->request_id] = it->decide;
 			id++;
 			continue;
 		}
@@ -2095,7 +2230,11 @@ handle_ship(struct peer *p, struct box_ipc_msg *m)
 		}
 		S.n_decisions++;
 		p->n_decided++;
-		permit_keep(p, id, it->decide, res.permit);
+		if (here[id - m->request_id] == SHIP_PERMIT_OWED &&
+		    permit_kept(p, it->decide, res.permit))
+			here[id - m->request_id] = SHIP_PERMIT_HERE; /* (its record, below, takes it) */
+		else
+			permit_keep(p, id, it->decide, res.permit);
 		log_decision(p, it->decide, res.permit, res.cause, res.rules, res.n_rules,
 			     res.message, res.resource, res.time_ns);
 		decided[id - m->request_id] = it->decide;

@@ -590,9 +590,12 @@ ship_exit_register(void)
  * Decide REQ in process (local_ok said its action needs no history): the same
  * engine box-policyd runs, on the same fields; the decision joins this channel's
  * next PolicyShip (policy_client_ship_decide keeps its permit for the outcome).
+ * FLUSH_DUE NULL: the ship leaves now when this decision must not wait; else
+ * *FLUSH_DUE is set for the caller, which sends it after its batch.
  */
 static int
-local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verdict *out)
+local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verdict *out,
+	     bool *flush_due)
 {
 	if (!d->req && bp_request_new(local.p, &d->req) < 0)
 		return -ENOMEM;
@@ -643,8 +646,14 @@ local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verd
 	 * (docs/box-policy.5.md).
 	 */
 	bool may_wait = permit && strcmp(req->action, "shell:exec") == 0;
-	if ((!may_wait || sh_decider_write_through || now - d->ship_since >= SHIP_NS) &&
-	    policy_client_ship_flush(d->pc) < 0) {
+	bool due = !may_wait || sh_decider_write_through || now - d->ship_since >= SHIP_NS;
+	/*
+	 * A batch's decisions (FLUSH_DUE given) go in one PolicyShip once all are made:
+	 * still before the caller acts on any of them.
+	 */
+	if (flush_due)
+		*flush_due = *flush_due || due;
+	else if (due && policy_client_ship_flush(d->pc) < 0) {
 		chan_drop(d);
 		return -EPIPE;
 	}
@@ -749,7 +758,7 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	}
 	if (d->stage < 0 && local.page && local_ok(action)) {
 		d->local_made = true;
-		return local_decide(d, &req, out);
+		return local_decide(d, &req, out, NULL);
 	}
 	if (d->stage >= 0)
 		rehearsal_permit(d, policy_client_next_id(d->pc));
@@ -943,9 +952,18 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 	for (size_t i = 0; local_all && i < n; i++)
 		local_all = local_ok(reqs[i].action);
 	if (local_all) {
-		/* Each in process, in order, as a DecideBatch decides them one by one. */
+		/*
+		 * Each in process, in order, as a DecideBatch decides them one by one; then
+		 * the ship with all of them leaves at once, before the caller acts on any
+		 * (one message for the batch, not one per file).
+		 */
+		bool flush = false;
 		for (size_t i = 0; k == 0 && i < n; i++)
-			k = local_decide(d, &reqs[i], &out[i]);
+			k = local_decide(d, &reqs[i], &out[i], &flush);
+		if (flush && d->pc && policy_client_ship_flush(d->pc) < 0) {
+			chan_drop(d);
+			k = k < 0 ? k : -EPIPE;
+		}
 		if (k < 0)
 			for (size_t i = 0; i < n; i++)
 				sh_verdict_clear(&out[i]);

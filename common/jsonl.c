@@ -60,18 +60,9 @@ grow(struct jsonl *j, size_t n)
 }
 
 bool
-jsonl_room(struct jsonl *j, size_t n)
+jsonl_grow(struct jsonl *j, size_t n)
 {
-	return (!j->bad && n <= j->cap - j->len) || grow(j, n);
-}
-
-void
-jsonl_put(struct jsonl *j, const char *s, size_t n)
-{
-	if (jsonl_room(j, n)) {
-		memcpy(j->buf + j->len, s, n);
-		j->len += n;
-	}
+	return grow(j, n);
 }
 
 /* Length of the valid UTF-8 sequence at p (n bytes left), 0 when invalid. */

@@ -37,9 +37,24 @@ struct jsonl {
 	bool oom;           /* ... and it was memory (else invalid UTF-8 in a strict string) */
 };
 
-/* Room for N more bytes (grows). False once bad. */
-bool jsonl_room(struct jsonl *j, size_t n);
-void jsonl_put(struct jsonl *j, const char *s, size_t n);
+/* Room for N more bytes (grows). False once bad. jsonl_grow: the growing part. */
+bool jsonl_grow(struct jsonl *j, size_t n);
+
+/* (inline: a decision line makes some forty of these calls, each of a few bytes) */
+static inline bool
+jsonl_room(struct jsonl *j, size_t n)
+{
+	return (!j->bad && n <= j->cap - j->len) || jsonl_grow(j, n);
+}
+
+static inline void
+jsonl_put(struct jsonl *j, const char *s, size_t n)
+{
+	if (jsonl_room(j, n)) {
+		__builtin_memcpy(j->buf + j->len, s, n);
+		j->len += n;
+	}
+}
 #define JSONL_LIT(j, lit) jsonl_put((j), (lit), sizeof(lit) - 1)
 /* S (N bytes; NULL: "") as a JSON string. */
 void jsonl_str(struct jsonl *j, const char *s, size_t n, enum jsonl_utf8 mode);

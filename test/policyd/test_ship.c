@@ -356,6 +356,122 @@ test_forged_refused(void)
 		"\"path\":\"/w/a\"");
 }
 
+/* SHIP's N items (first decide id ID) on fd 6: policyd exits 1 naming WHY; LOGGED the lines before. */
+static void
+refused_n(Box__PolicyShipItem **p, size_t n, size_t n_dec, const char *why, int logged)
+{
+	struct pd pd;
+	CHECK_INT(start(&pd, plain), 0);
+	uint64_t id = pd.next_id;
+	pd.next_id += n_dec;
+	for (size_t i = 0; i < n; i++)
+		if (p[i]->record)
+			p[i]->record->decide_id += id; /* (given relative to the first) */
+	CHECK_INT(ship(pd.fd[PD_SHELL], id, 1, p, n), 0);
+	int ex = pd_exited_within(&pd, 10000);
+	CHECK_INT(ex, 1);
+	if (ex != 1)
+		printf("# (%s) policyd did not end\n", why);
+	for (size_t i = 0; i < n; i++)
+		if (p[i]->record)
+			p[i]->record->decide_id -= id;
+	char *err = slurp("policyd.err");
+	CHECK(strstr(err, "Protocol error from shell") != NULL && strstr(err, why) != NULL);
+	if (!strstr(err, why))
+		printf("# policyd said: %s\n", err);
+	free(err);
+	char *log = slurp("decisions.jsonl");
+	int lines = 0;
+	for (const char *c = log; (c = strchr(c, '\n')); c++)
+		lines++;
+	/* (and the seal line policyd writes as it ends) */
+	CHECK_INT(lines - (strstr(log, "\"seal\"") != NULL), logged);
+	if (lines - (strstr(log, "\"seal\"") != NULL) != logged)
+		printf("# (%s) log: %s\n", why, log);
+	free(log);
+	finish(&pd);
+}
+
+/*
+ * Records of decisions of the same ship (policyd keeps those permits in the ship, not
+ * in the channel's set): each permit is taken once, only by a record after it, only
+ * for its own action, never a denial's; anything else is refused there as for a
+ * permit in the set.
+ */
+static void
+test_ship_records_in_ship(void)
+{
+	struct req a, b;
+	char *echo[] = { (char *)"echo" }, *no_rm[] = { (char *)"no_rm" };
+	Box__PolicyShipItem it[4], *p[4] = { &it[0], &it[1], &it[2], &it[3] };
+	Box__RecordRequest rec[2] = { BOX__RECORD_REQUEST__INIT, BOX__RECORD_REQUEST__INIT };
+	Box__PolicyField of = BOX__POLICY_FIELD__INIT;
+	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
+	Box__PolicyField *op[1] = { &of };
+
+	exec_req(&a, "echo");
+	exec_req(&b, "rm");
+	of.name = (char *)"status";
+	of.value = &ov;
+	ov.kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	for (int i = 0; i < 2; i++) {
+		rec[i].kind = BOX__EVENT_KIND__EVENT_RESPONSE;
+		rec[i].action = (char *)"shell:exec";
+		rec[i].output = op;
+		rec[i].n_output = 1;
+		box__policy_ship_item__init(&it[1 + i]);
+		it[1 + i].record = &rec[i];
+	}
+	/* echo's permit recorded twice in its ship: the second finds no permit */
+	claim(&it[0], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	refused_n(p, 3, 1, "which is no permit of its channel still without an outcome", 2);
+	/* an outcome of a denial of the same ship */
+	claim(&it[0], &b, false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN, no_rm);
+	refused_n(p, 2, 1, "which is no permit of its channel still without an outcome", 1);
+	/* an outcome before its decision (the record first) */
+	box__policy_ship_item__init(&it[0]);
+	it[0].record = &rec[0];
+	claim(&it[1], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	refused_n(p, 2, 1, "which is no permit of its channel still without an outcome", 0);
+	box__policy_ship_item__init(&it[1]);
+	it[1].record = &rec[1];
+	/* an outcome of another action than its permit's */
+	claim(&it[0], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	rec[1].action = (char *)"fs:read";
+	refused_n(p, 2, 1, "recorded an outcome of fs:read for Decide", 1);
+	rec[1].action = (char *)"shell:exec";
+	/* two permits, their outcomes in turn: all four lines, and the ship goes on */
+	claim(&it[0], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it[1], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	box__policy_ship_item__init(&it[2]);
+	box__policy_ship_item__init(&it[3]);
+	it[2].record = &rec[0];
+	it[3].record = &rec[1];
+	rec[0].decide_id = 1;
+	rec[1].decide_id = 0;
+	struct pd pd;
+	CHECK_INT(start(&pd, plain), 0);
+	uint64_t id = pd.next_id;
+	pd.next_id += 2;
+	rec[0].decide_id += id;
+	rec[1].decide_id += id;
+	CHECK_INT(ship(pd.fd[PD_SHELL], id, 1, p, 4), 0);
+	/* and a record of one of them again, in a later ship: no permit is left */
+	Box__PolicyShipItem *again = &it[2];
+	CHECK_INT(ship(pd.fd[PD_SHELL], pd.next_id, 1, &again, 1), 0);
+	CHECK_INT(pd_exited_within(&pd, 10000), 1);
+	char *err = slurp("policyd.err");
+	CHECK(strstr(err, "which is no permit of its channel still without an outcome") != NULL);
+	free(err);
+	char *log = slurp("decisions.jsonl");
+	int outcomes = 0;
+	for (const char *c = log; (c = strstr(c, "\"record\":\"response\"")); c++)
+		outcomes++;
+	CHECK_INT(outcomes, 2);
+	free(log);
+	finish(&pd);
+}
+
 /* On an attached channel, a forged ship closes that channel only. */
 static void
 test_forged_attached(void)
@@ -510,6 +626,7 @@ main(void)
 	RUN(test_ship_logged);
 	RUN(test_forged_refused);
 	RUN(test_forged_attached);
+	RUN(test_ship_records_in_ship);
 	RUN(test_supervisor_batch);
 	return tap_done();
 }
