@@ -12,6 +12,8 @@
 #                     performs or continues without asking)
 #   runtime open      10,000 open/close of a system runtime file (never decided); target:
 #                     supervised - unsupervised <= 8 µs
+#   runtime stat      10,000 stat of a system runtime file (continued undecided): what it
+#                     adds beside the kernel's bare "continue" round trip (no target)
 #   kernel floor      notif_floor.c, in the same run: a bare notification answered
 #                     "continue", and one answered with an injected fd (what a performed open
 #                     costs the kernel alone: its ADDFD waits for the tracee to take the fd)
@@ -139,6 +141,16 @@ if [ -n "$fl_addfd" ]; then
 	note="; of it the kernel's injected-fd round trip alone is $(f "$fl_addfd") µs, the supervisor's own $(f "$own") µs"
 fi
 say "runtime open (undecided): supervised $(f "$s") µs, unsupervised $(f "$p") µs, +$(f "$add") µs (target <= 8 µs): $(verdict "$add" 8)$note"
+# The same split for a continued call (no target of its own): what the supervisor adds
+# beyond the kernel's bare notification (its path read, ID_VALID, the beneath resolution).
+s=$(get sup stat_runtime) p=$(get plain stat_runtime)
+add=$(awk -v a="$s" -v b="$p" 'BEGIN { print a - b }')
+note=
+if [ -n "$fl_cont" ]; then
+	own=$(awk -v a="$add" -v b="$fl_cont" 'BEGIN { print a - b }')
+	note="; of it the kernel's continue round trip alone is $(f "$fl_cont") µs, the supervisor's own $(f "$own") µs"
+fi
+say "runtime stat (undecided, continued): supervised $(f "$s") µs, unsupervised $(f "$p") µs, +$(f "$add") µs (no target)$note"
 s=$(get sup startup) p=$(get plain startup)
 ratio=$(awk -v a="$s" -v b="$p" 'BEGIN { printf "%.2f", a / b }')
 say "start-up of python3 -c 'import json, email, http.client': supervised $(f "$s") µs, unsupervised $(f "$p") µs, ${ratio}x (target <= 1.3x): $(verdict "$ratio" 1.3)"
