@@ -16,7 +16,8 @@
 #                     adds beside the kernel's bare "continue" round trip (no target)
 #   kernel floor      notif_floor.c, in the same run: a bare notification answered
 #                     "continue", and one answered with an injected fd (what a performed open
-#                     costs the kernel alone: its ADDFD waits for the tracee to take the fd)
+#                     costs the kernel alone: its ADDFD waits for the tracee to take the fd);
+#                     then both pinned to one CPU and to two (every wake-up crossing CPUs)
 #   8 threads         10,000 open/close of a project file by 8 threads at once, wall time
 #                     per open: calls that arrive together are decided in one DecideBatch
 #                     (reported beside the one-thread figure; no target)
@@ -130,6 +131,12 @@ fi
 if [ -n "$fl_cont" ] && [ -n "$fl_addfd" ]; then
 	$smoke && ok "the kernel's floor measured (notif_floor)"
 	say "the kernel's floor on this machine: a notification answered continue $(f "$fl_cont") µs, with an injected fd $(f "$fl_addfd") µs"
+	# where the two processes run: one CPU, or every wake-up crossing CPUs (two CPUs allowed)
+	pl1=$(awk '$1 == "notif_continue_1cpu" { print $2 }' "$work/floor")
+	pl2=$(awk '$1 == "notif_continue_2cpu" { print $2 }' "$work/floor")
+	pla=$(awk '$1 == "notif_addfd_1cpu" { print $2 }' "$work/floor")
+	[ -n "$pl1" ] && [ -n "$pl2" ] && [ -n "$pla" ] &&
+		say "  placed: continue on one CPU $(f "$pl1") µs, across two CPUs $(f "$pl2") µs; injected fd on one CPU $(f "$pla") µs"
 else
 	$smoke && not_ok "the kernel's floor measured ($floor)"
 fi
