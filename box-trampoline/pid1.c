@@ -231,8 +231,11 @@ outer_wait(struct tramp *t, pid_t pid1, int sfd)
  * A trapped call waits for PID 1's answer: the kernel is asked to wake PID 1 on the
  * caller's CPU and to run it at once (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6), as
  * the caller only sleeps meanwhile. A notification's round trip between two CPUs of a
- * virtual machine costs some 45 µs, on one some 6 µs (bench/supervise). Speed alone: a
- * kernel without it says EINVAL or ENOTTY and nothing else changes.
+ * virtual machine costs some 45 µs (90-460 µs on the 2-vCPU test VM), on one some 6-9 µs
+ * (bench/supervise, notif_floor's "placed" line). The flag covers the notification and
+ * SECCOMP_IOCTL_NOTIF_SEND; the kernel wakes the caller of an injected fd (ADDFD) the
+ * ordinary way, which sends it to an idle CPU when there is one. Speed alone: a kernel
+ * without it says EINVAL or ENOTTY and nothing else changes.
  */
 static void
 listener_sync_wakeup(int listener)

@@ -175,6 +175,13 @@ struct sup {
 	int runtime_fd[5]; /* runtime_dirs, opened O_PATH at start (-1: absent) */
 	unsigned long long decided, refused;
 	/*
+	 * What canonical() last saw of the path it returned: its lstat, when it made one
+	 * (FOLLOW) and the object was no symbolic link, so that lstat is its stat too
+	 * (open_act reads it instead of a stat of its own). Reset by every canonical().
+	 */
+	struct stat last_st;
+	bool last_st_ok;
+	/*
 	 * PolicyLocal's answer (local_ask): the generation and the actions (bits of enum act)
 	 * that are history-free in it, which calls arriving together may have decided in one
 	 * DecideBatchRequest (supervise_handle). hf_gen 0: unknown, nothing is batched.
@@ -303,6 +310,7 @@ static int
 canonical(struct sup *s, const char *abs_in, bool follow, int depth, char **out)
 {
 	_cleanup_free_ char *abs = NULL;
+	s->last_st_ok = false;
 	if (depth > SUP_LINK_DEPTH)
 		return -ELOOP;
 	if (strncmp(abs_in, "/proc/self", 10) == 0 &&
@@ -338,7 +346,12 @@ canonical(struct sup *s, const char *abs_in, bool follow, int depth, char **out)
 	if (asprintf(&joined, "%s/%s", strcmp(rdir, "/") == 0 ? "" : rdir, last) < 0)
 		return -ENOMEM;
 	struct stat st;
-	if (!follow || lstat(joined, &st) < 0 || !S_ISLNK(st.st_mode)) {
+	int lr = follow ? lstat(joined, &st) : -1;
+	if (lr < 0 || !S_ISLNK(st.st_mode)) {
+		if (lr == 0) {
+			s->last_st = st; /* no link: its lstat is its stat (open_act) */
+			s->last_st_ok = true;
+		}
 		*out = TAKE_PTR(joined);
 		return 0;
 	}
@@ -683,12 +696,14 @@ prep_free(struct prep *p)
 	p->canon = p->abs = NULL;
 }
 
-/* An open's action and operation on P->canon as it stands. */
+/*
+ * An open's action and operation on P->canon as it stands (canonical() just made it):
+ * a read of a directory is an enumerate. Its stat is canonical()'s lstat when that
+ * found no link there (S->last_st), else one stat here; only a read asks.
+ */
 static void
-open_act(struct prep *p)
+open_act(const struct sup *s, struct prep *p)
 {
-	struct stat st;
-	bool exists = stat(p->canon, &st) == 0;
 	if (p->flags & O_PATH) {
 		p->a = A_READ;
 		p->op = "read_metadata";
@@ -696,8 +711,11 @@ open_act(struct prep *p)
 		p->a = A_WRITE;
 		p->op = "write_content";
 	} else {
+		struct stat st;
+		bool dir = s->last_st_ok ? S_ISDIR(s->last_st.st_mode) :
+					   stat(p->canon, &st) == 0 && S_ISDIR(st.st_mode);
 		p->a = A_READ;
-		p->op = exists && S_ISDIR(st.st_mode) ? "enumerate" : "read_content";
+		p->op = dir ? "enumerate" : "read_content";
 	}
 }
 
@@ -736,7 +754,7 @@ open_prep(struct sup *s, int dirfd, unsigned long long addr, int flags, mode_t m
 	}
 	if ((r = canonical(s, p->abs, p->follow, 0, &p->canon)) < 0)
 		return reply(s, 0, r, 0);
-	open_act(p);
+	open_act(s, p);
 	return 1;
 }
 
@@ -752,7 +770,7 @@ open_finish(struct sup *s, struct prep *p, int verdict)
 			p->canon = NULL;
 			if ((r = canonical(s, p->abs, p->follow, 0, &p->canon)) < 0)
 				return reply(s, 0, r, 0);
-			open_act(p);
+			open_act(s, p);
 			verdict = decide(s, p->a, p->op, p->canon);
 		}
 		if (verdict < 0)
@@ -762,11 +780,14 @@ open_finish(struct sup *s, struct prep *p, int verdict)
 		 * stat, must not hang the supervisor); inject makes it blocking again
 		 * unless the tracee asked for O_NONBLOCK.
 		 */
-		mode_t old = umask(p->um);
+		/* the tracee's umask for a create (PID 1's own is never asked otherwise) */
+		bool mk = creates(p->flags);
+		mode_t old = mk ? umask(p->um) : 0;
 		/* O_NOCTTY: a terminal never becomes PID 1's controlling one */
 		fd = open_resolved(p->canon, (p->flags | O_NONBLOCK | O_NOCTTY) & ~O_CLOEXEC,
 				   p->mode);
-		umask(old);
+		if (mk)
+			umask(old);
 		if (!retry_error(fd) || (p->flags & O_NOFOLLOW))
 			break;
 		outcomes_send(s, OUT_FAILED); /* this attempt's permits: decided again */

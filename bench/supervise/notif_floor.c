@@ -9,7 +9,12 @@
  *   addfd     SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND of an fd it holds
  *             (a performed open: the fd injected and the answer sent in one call).
  * Usage: notif_floor N — prints "notif_continue US" and "notif_addfd US" (µs per call, the
- * mean over N calls) and "plain_syscall US" (getppid without the filter).
+ * mean over N calls) and "plain_syscall US" (getppid without the filter). With two CPUs
+ * allowed, then the placement's share, each over N/10 calls: answered continue with both
+ * processes pinned to one CPU ("notif_continue_1cpu") and to two different ones
+ * ("notif_continue_2cpu": every wake-up crosses CPUs, as one to an idle CPU does), and
+ * answered with an injected fd on one CPU ("notif_addfd_1cpu": its wake of the tracee
+ * is an ordinary one, which the scheduler may send to another, idle, CPU).
  * Trusts: nothing; it is a benchmark.
  */
 #include <errno.h>
@@ -17,6 +22,8 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +42,48 @@
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
+
+/* The first two CPUs this process may run on (false: fewer than two). */
+static bool
+two_cpus(int cpu[2])
+{
+	cpu_set_t set;
+	int k = 0;
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return false;
+	for (int i = 0; i < CPU_SETSIZE && k < 2; i++)
+		if (CPU_ISSET(i, &set))
+			cpu[k++] = i;
+	return k == 2;
+}
+
+static void
+pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The placement phases after the first two: the child on cpu[CPU], the parent on cpu[0]. */
+static const struct {
+	const char *name;
+	int cpu;
+	bool addfd;
+} placed[] = {
+	{ "notif_continue_1cpu", 0, false },
+	{ "notif_continue_2cpu", 1, false },
+	{ "notif_addfd_1cpu", 0, true },
+};
+#define PLACED ((long)(sizeof(placed) / sizeof(placed[0])))
+
+/* Calls of each placement phase: N/10, at least 1. */
+static long
+placement_calls(long n)
+{
+	return n / 10 > 0 ? n / 10 : 1;
+}
 
 static double
 now_us(void)
@@ -108,6 +157,20 @@ traced(int sock, long n)
 		}
 		printf("%s %.2f\n", names[k], (now_us() - t0) / (double)n);
 	}
+	/* the placement's share: the parent sits on cpu[0] from its 2N-th notification on */
+	int cpu[2];
+	long m = placement_calls(n);
+	bool two = two_cpus(cpu);
+	for (int k = 0; k < PLACED && two; k++) {
+		pin(cpu[placed[k].cpu]);
+		t0 = now_us();
+		for (long i = 0; i < m; i++) {
+			long r = syscall(__NR_getppid);
+			if (placed[k].addfd && r > 2)
+				close((int)r);
+		}
+		printf("%s %.2f\n", placed[k].name, (now_us() - t0) / (double)m);
+	}
 	printf("plain_syscall %.3f\n", plain);
 	return fflush(stdout) == 0 ? 0 : 1; /* the child ends with _exit */
 }
@@ -132,15 +195,20 @@ main(int argc, char **argv)
 	int inject = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
-	for (long i = 0; i < 2 * n; i++) {
+	int cpu[2];
+	long m = placement_calls(n);
+	long total = 2 * n + (two_cpus(cpu) ? PLACED * m : 0);
+	for (long i = 0; i < total; i++) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		if (i == 2 * n)
+			pin(cpu[0]); /* (the child pins itself to cpu[0], then to cpu[1]) */
 		if (poll(&p, 1, 10000) <= 0)
 			break;
 		memset(&req, 0, sizeof(req));
 		if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 			break;
 		(void)ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id);
-		if (i < n) {
+		if (i < n || (i >= 2 * n && !placed[(i - 2 * n) / m].addfd)) {
 			memset(&resp, 0, sizeof(resp));
 			resp.id = req.id;
 			resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

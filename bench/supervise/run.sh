@@ -12,9 +12,12 @@
 #                     performs or continues without asking)
 #   runtime open      10,000 open/close of a system runtime file (never decided); target:
 #                     supervised - unsupervised <= 8 µs
+#   runtime stat      10,000 stat of a system runtime file (continued undecided): what it
+#                     adds beside the kernel's bare "continue" round trip (no target)
 #   kernel floor      notif_floor.c, in the same run: a bare notification answered
 #                     "continue", and one answered with an injected fd (what a performed open
-#                     costs the kernel alone: its ADDFD waits for the tracee to take the fd)
+#                     costs the kernel alone: its ADDFD waits for the tracee to take the fd);
+#                     then both pinned to one CPU and to two (every wake-up crossing CPUs)
 #   8 threads         10,000 open/close of a project file by 8 threads at once, wall time
 #                     per open: calls that arrive together are decided in one DecideBatch
 #                     (reported beside the one-thread figure; no target)
@@ -128,6 +131,12 @@ fi
 if [ -n "$fl_cont" ] && [ -n "$fl_addfd" ]; then
 	$smoke && ok "the kernel's floor measured (notif_floor)"
 	say "the kernel's floor on this machine: a notification answered continue $(f "$fl_cont") µs, with an injected fd $(f "$fl_addfd") µs"
+	# where the two processes run: one CPU, or every wake-up crossing CPUs (two CPUs allowed)
+	pl1=$(awk '$1 == "notif_continue_1cpu" { print $2 }' "$work/floor")
+	pl2=$(awk '$1 == "notif_continue_2cpu" { print $2 }' "$work/floor")
+	pla=$(awk '$1 == "notif_addfd_1cpu" { print $2 }' "$work/floor")
+	[ -n "$pl1" ] && [ -n "$pl2" ] && [ -n "$pla" ] &&
+		say "  placed: continue on one CPU $(f "$pl1") µs, across two CPUs $(f "$pl2") µs; injected fd on one CPU $(f "$pla") µs"
 else
 	$smoke && not_ok "the kernel's floor measured ($floor)"
 fi
@@ -139,6 +148,16 @@ if [ -n "$fl_addfd" ]; then
 	note="; of it the kernel's injected-fd round trip alone is $(f "$fl_addfd") µs, the supervisor's own $(f "$own") µs"
 fi
 say "runtime open (undecided): supervised $(f "$s") µs, unsupervised $(f "$p") µs, +$(f "$add") µs (target <= 8 µs): $(verdict "$add" 8)$note"
+# The same split for a continued call (no target of its own): what the supervisor adds
+# beyond the kernel's bare notification (its path read, ID_VALID, the beneath resolution).
+s=$(get sup stat_runtime) p=$(get plain stat_runtime)
+add=$(awk -v a="$s" -v b="$p" 'BEGIN { print a - b }')
+note=
+if [ -n "$fl_cont" ]; then
+	own=$(awk -v a="$add" -v b="$fl_cont" 'BEGIN { print a - b }')
+	note="; of it the kernel's continue round trip alone is $(f "$fl_cont") µs, the supervisor's own $(f "$own") µs"
+fi
+say "runtime stat (undecided, continued): supervised $(f "$s") µs, unsupervised $(f "$p") µs, +$(f "$add") µs (no target)$note"
 s=$(get sup startup) p=$(get plain startup)
 ratio=$(awk -v a="$s" -v b="$p" 'BEGIN { printf "%.2f", a / b }')
 say "start-up of python3 -c 'import json, email, http.client': supervised $(f "$s") µs, unsupervised $(f "$p") µs, ${ratio}x (target <= 1.3x): $(verdict "$ratio" 1.3)"
