@@ -18,110 +18,9 @@
 #include "box-policyd/declog.h"
 #include "jsonl.h"
 #include "cleanup.h"
+#include "rnd_policy.h"
 #include "tap.h"
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static uint32_t
-rnd(uint32_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % n);
-}
-
-/* A random valid UTF-8 string (caller frees). */
-static char *
-rnd_string(void)
-{
-	static const char *pieces[] = {
-		"a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\r", "\b", "\f", "\x01", "\x1f",
-		"\x7f", "é", "€", "😀", "\u202e", "~/p", "'", "rm -rf /", "%s", "{", "]",
-	};
-	size_t n = rnd(12);
-	char *s = calloc(1, n * 16 + 1);
-	for (size_t i = 0; s && i < n; i++)
-		strcat(s, pieces[rnd(sizeof(pieces) / sizeof(pieces[0]))]);
-	return s;
-}
-
-static void free_value(Box__PolicyValue *v);
-
-static Box__PolicyValue *
-rnd_value(int depth)
-{
-	Box__PolicyValue *v = calloc(1, sizeof(*v));
-	box__policy_value__init(v);
-	switch (depth > 2 ? rnd(3) : rnd(5)) {
-	case 0:
-		v->kind_case = BOX__POLICY_VALUE__KIND_STR;
-		v->str = rnd_string();
-		break;
-	case 1:
-		v->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
-		v->integer = rnd(2) ? (int64_t)rnd(1000) - 500 : (rnd(2) ? INT64_MAX : INT64_MIN);
-		break;
-	case 2:
-		v->kind_case = BOX__POLICY_VALUE__KIND_BOOLEAN;
-		v->boolean = rnd(2);
-		break;
-	case 3: {
-		v->kind_case = BOX__POLICY_VALUE__KIND_SET;
-		Box__PolicyValueSet *set = calloc(1, sizeof(*set));
-		box__policy_value_set__init(set);
-		set->n_elems = rnd(4);
-		set->elems = calloc(set->n_elems + 1, sizeof(*set->elems));
-		for (size_t i = 0; i < set->n_elems; i++)
-			set->elems[i] = rnd_value(depth + 1);
-		v->set = set;
-		break;
-	}
-	default: {
-		v->kind_case = BOX__POLICY_VALUE__KIND_RECORD;
-		Box__PolicyValueRecord *rec = calloc(1, sizeof(*rec));
-		box__policy_value_record__init(rec);
-		rec->n_fields = rnd(4);
-		rec->fields = calloc(rec->n_fields + 1, sizeof(*rec->fields));
-		for (size_t i = 0; i < rec->n_fields; i++) {
-			Box__PolicyField *f = calloc(1, sizeof(*f));
-			box__policy_field__init(f);
-			f->name = calloc(1, 32);
-			snprintf(f->name, 32, "f%zu", i); /* unique within the record */
-			f->value = rnd_value(depth + 1);
-			rec->fields[i] = f;
-		}
-		v->record = rec;
-		break;
-	}
-	}
-	return v;
-}
-
-static void
-free_value(Box__PolicyValue *v)
-{
-	if (!v)
-		return;
-	if (v->kind_case == BOX__POLICY_VALUE__KIND_STR)
-		free(v->str);
-	if (v->kind_case == BOX__POLICY_VALUE__KIND_SET) {
-		for (size_t i = 0; i < v->set->n_elems; i++)
-			free_value(v->set->elems[i]);
-		free(v->set->elems);
-		free(v->set);
-	}
-	if (v->kind_case == BOX__POLICY_VALUE__KIND_RECORD) {
-		for (size_t i = 0; i < v->record->n_fields; i++) {
-			free(v->record->fields[i]->name);
-			free_value(v->record->fields[i]->value);
-			free(v->record->fields[i]);
-		}
-		free(v->record->fields);
-		free(v->record);
-	}
-	free(v);
-}
 
 static void
 test_matches_jansson(void)
@@ -130,7 +29,7 @@ test_matches_jansson(void)
 	for (int iter = 0; iter < 2000; iter++) {
 		char *strs[6];
 		for (int i = 0; i < 6; i++)
-			strs[i] = rnd_string();
+			strs[i] = rnd_string(12);
 		const char *rules[3] = { strs[3], "policy_0", "no_rm_rf" };
 		size_t n_input = rnd(5);
 		Box__PolicyField **input = calloc(n_input + 1, sizeof(*input));
@@ -183,12 +82,10 @@ test_matches_jansson(void)
 		free(line);
 		for (size_t i = 0; i < n_input; i++) {
 			free(input[i]->name);
-			free_value(input[i]->value);
 			free(input[i]);
 		}
 		free(input);
-		for (int i = 0; i < 6; i++)
-			free(strs[i]);
+		pool_free(); /* the strings and the values */
 		if (tap_failed_checks)
 			break;
 	}

@@ -20,101 +20,9 @@
 
 #include "box-policyd/otlplog.h"
 #include "otlp_json.h"
+#include "rnd_policy.h"
 #include "tap.h"
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
-
-static uint32_t
-rnd(uint32_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % n);
-}
-
-/* Everything a test allocates, freed at once. */
-static void *pool[1 << 16];
-static size_t n_pool;
-
-static void *
-palloc(size_t n)
-{
-	void *p = calloc(1, n);
-	if (!p || n_pool >= sizeof(pool) / sizeof(pool[0]))
-		abort();
-	pool[n_pool++] = p;
-	return p;
-}
-
-static void
-pool_free(void)
-{
-	while (n_pool)
-		free(pool[--n_pool]);
-}
-
-/* A random valid UTF-8 string of up to MAX pieces. */
-static char *
-rnd_string(size_t max)
-{
-	static const char *pieces[] = {
-		"a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\r", "\b", "\f", "\x01", "\x1f",
-		"\x7f", "é", "€", "😀", "\u202e", "~/p", "'", "rm -rf /", "%s", "{", "]", ",",
-	};
-	size_t n = rnd((uint32_t)max + 1);
-	char *s = palloc(n * 16 + 1);
-	for (size_t i = 0; i < n; i++)
-		strcat(s, pieces[rnd(sizeof(pieces) / sizeof(pieces[0]))]);
-	return s;
-}
-
-static Box__PolicyValue *
-rnd_value(int depth)
-{
-	Box__PolicyValue *v = palloc(sizeof(*v));
-	box__policy_value__init(v);
-	switch (depth > 2 ? rnd(3) : rnd(5)) {
-	case 0:
-		v->kind_case = BOX__POLICY_VALUE__KIND_STR;
-		v->str = rnd_string(12);
-		break;
-	case 1:
-		v->kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
-		v->integer = rnd(2) ? (int64_t)rnd(100000) - 50000 : (rnd(2) ? INT64_MAX : INT64_MIN);
-		break;
-	case 2:
-		v->kind_case = BOX__POLICY_VALUE__KIND_BOOLEAN;
-		v->boolean = rnd(2);
-		break;
-	case 3: {
-		v->kind_case = BOX__POLICY_VALUE__KIND_SET;
-		v->set = palloc(sizeof(*v->set));
-		box__policy_value_set__init(v->set);
-		v->set->n_elems = rnd(4);
-		v->set->elems = palloc((v->set->n_elems + 1) * sizeof(*v->set->elems));
-		for (size_t i = 0; i < v->set->n_elems; i++)
-			v->set->elems[i] = rnd_value(depth + 1);
-		break;
-	}
-	default: {
-		v->kind_case = BOX__POLICY_VALUE__KIND_RECORD;
-		v->record = palloc(sizeof(*v->record));
-		box__policy_value_record__init(v->record);
-		v->record->n_fields = rnd(4);
-		v->record->fields = palloc((v->record->n_fields + 1) * sizeof(*v->record->fields));
-		for (size_t i = 0; i < v->record->n_fields; i++) {
-			Box__PolicyField *f = palloc(sizeof(*f));
-			box__policy_field__init(f);
-			f->name = rnd(2) ? rnd_string(3) : (char *)"é\"k";
-			f->value = rnd_value(depth + 1);
-			v->record->fields[i] = f;
-		}
-		break;
-	}
-	}
-	return v;
-}
 
 /* A random decision (BIG: one input field of ~20 KiB). */
 static void
@@ -435,6 +343,7 @@ test_decision_record(void)
 int
 main(void)
 {
+	rnd_seed(0x2545f4914f6cdd1dULL);
 	RUN(test_binary_is_the_json_packed);
 	RUN(test_long_box_name);
 	RUN(test_not_utf8);
