@@ -90,35 +90,35 @@ EOF
 	# Line editing: type, move left, insert.
 	tmux_keys 'echo edit-A' Left 'X'
 	tmux_keys Enter
-	check "$u: a line is edited (left-arrow, insert)" twait_line "edit-XA" 5
+	check "$u: a line is edited (left-arrow, insert)" twait_line "edit-XA"
 	# UTF-8 typed at the terminal, edited as characters: one Left goes over the é.
 	tmux_keys 'echo caf-é' Left 'X'
 	tmux_keys Enter
-	check "$u: UTF-8 is typed and edited by character (caf-Xé)" twait_line "caf-Xé" 5
+	check "$u: UTF-8 is typed and edited by character (caf-Xé)" twait_line "caf-Xé"
 
 	# Tab: a file name, a directory, a command name.
 	tmux_keys 'cat uniq' Tab
 	tmux_keys Enter
-	check "$u: Tab completes a file name (cat unique-file-qx.txt prints its data)" twait_line "data" 5
+	check "$u: Tab completes a file name (cat unique-file-qx.txt prints its data)" twait_line "data"
 	tmux_keys 'cd subd' Tab
 	tmux_keys Enter
 	tmux_type 'pwd'
-	check "$u: Tab completes a directory with its /" twait_line "$P/subdir-zq" 5
+	check "$u: Tab completes a directory with its /" twait_line "$P/subdir-zq"
 	tmux_type 'cd ..'
 	tmux_keys 'mkdi' Tab
 	tmux_keys 'newdir-kq && ls -d newdir-kq' Enter
-	check "$u: Tab completes a command name (mkdir)" twait_line "newdir-kq" 5
+	check "$u: Tab completes a command name (mkdir)" twait_line "newdir-kq"
 	tmux_keys 'ech' Tab
 	tmux_keys ' tabcmd-$((5*5))' Enter
-	check "$u: … a builtin (echo)" twait_line "tabcmd-25" 5
+	check "$u: … a builtin (echo)" twait_line "tabcmd-25"
 	tmux_keys 'ls ./' Tab Tab
-	check "$u: Tab twice lists the candidates" twait "subdir-zq/" 5
+	check "$u: Tab twice lists the candidates" twait "subdir-zq/"
 	tmux_keys C-u Enter
 
 	# Ctrl-C at the prompt abandons the line; the prompt comes back on a fresh line.
 	tmux_keys 'echo abandoned-line' C-c
 	tmux_type 'echo after-$((30+3))-prompt'
-	check "$u: Ctrl-C at the prompt abandons the line" twait_line "after-33-prompt" 5
+	check "$u: Ctrl-C at the prompt abandons the line" twait_line "after-33-prompt"
 	check "$u: … which never ran" test "$(tmux_count 'abandoned-line')" -le 1
 	tmux_type 'sleep 100; echo not-after-sleep'
 	sleep 1
@@ -132,9 +132,9 @@ EOF
 	# Jobs of the shell's own.
 	tmux_type 'sleep 100 &'
 	tmux_type 'jobs'
-	check "$u: sleep 100 & then jobs lists it" twait "[1]+  Running                 sleep 100 &" 5
+	check "$u: sleep 100 & then jobs lists it" twait "[1]+  Running                 sleep 100 &"
 	tmux_type 'kill %1; wait; jobs; echo killed-$((6*7))'
-	check "$u: kill %1 ends it" twait_line "killed-42" 5
+	check "$u: kill %1 ends it" twait_line "killed-42"
 	tmux_type '(sleep 1; echo bg-done) &'
 	tmux_type 'fg %1; echo fg-status-$?'
 	check "$u: fg %1 waits for the job in the foreground" twait_line "fg-status-0" 10
@@ -142,7 +142,7 @@ EOF
 
 	# A refused command: refused as for an agent, logged as a person's session.
 	tmux_type 'rmdir subdir-zq; echo rmdir-rc-$?'
-	check "$u: a command the policy refuses is refused (126)" twait_line "rmdir-rc-126" 5
+	check "$u: a command the policy refuses is refused (126)" twait_line "rmdir-rc-126"
 	check "$u: … with box-shell's message" twait "box-shell: rmdir subdir-zq: policy denied" 2
 
 	tmux_type 'exit 4'
