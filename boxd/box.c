@@ -575,8 +575,14 @@ box_agent_pid1_gone(struct box *b)
 		(void)shell_finish(b);
 	if (b->daemons[DAEMON_GATEWAY] &&
 	    (!b->timings || (b->daemons_ready & (1u << DAEMON_GATEWAY))) &&
-	    !box_spec_otlp_targets(b->spec))
+	    !box_spec_otlp_targets(b->spec)) {
+		/* The agent's listeners go first, as at the reap (the gateway's protocol). */
+		gateway_listener_closed(b, b->agent_listener_id);
+		b->agent_listener_id = 0;
+		gateway_listener_closed(b, b->agent_otlp_listener_id);
+		b->agent_otlp_listener_id = 0;
 		(void)gateway_finish(b);
+	}
 }
 
 /* The agent's trampoline was reaped (child.c's reaper): the box ends. */
