@@ -552,6 +552,39 @@ box_agent_reaped(const struct box *b)
 	return b->reaped;
 }
 
+/*
+ * The agent's PID 1 exited: every process of the agent's sandbox is being
+ * killed by the kernel, and the namespaces' teardown (milliseconds here)
+ * comes before its trampoline's reap. box-shell (its tools with it) and
+ * box-gateway are no longer needed by anything of the agent: they end now,
+ * beside that teardown, instead of after the reap (box_teardown then finds
+ * them gone or going). With --timings not one still starting (its ready
+ * message is a line of the timeline); else a starting one ends as the
+ * teardown would end it (its channel closed: no loss). Not box-mcpd (its servers run in sandboxes
+ * of their own), and not box-gateway when an otlp target's records go out
+ * through it: box-policyd's last ones (box.stopped) come after the reap.
+ * box-policyd always waits for the reap (box_teardown), so the supervised
+ * agent's last records and every daemon's reach it before its flush.
+ */
+void
+box_agent_pid1_gone(struct box *b)
+{
+	if (b->state != BOX_RUNNING && b->state != BOX_STOPPING)
+		return;
+	if (b->daemons[DAEMON_SHELL] && (!b->timings || (b->daemons_ready & (1u << DAEMON_SHELL))))
+		(void)shell_finish(b);
+	if (b->daemons[DAEMON_GATEWAY] &&
+	    (!b->timings || (b->daemons_ready & (1u << DAEMON_GATEWAY))) &&
+	    !box_spec_otlp_targets(b->spec)) {
+		/* The agent's listeners go first, as at the reap (the gateway's protocol). */
+		gateway_listener_closed(b, b->agent_listener_id);
+		b->agent_listener_id = 0;
+		gateway_listener_closed(b, b->agent_otlp_listener_id);
+		b->agent_otlp_listener_id = 0;
+		(void)gateway_finish(b);
+	}
+}
+
 /* The agent's trampoline was reaped (child.c's reaper): the box ends. */
 static void
 on_agent_reaped(struct child *c, int status)
@@ -1368,7 +1401,7 @@ start_release(struct box *b)
 	while (n < 0 && errno == EINTR);
 	/* then the agent's PID 1 reports its kernel refusals on it (kernel.c) */
 	if (n == 2)
-		(void)kernel_watch_start(b, TAKE_FD(b->gate_fd), "agent");
+		(void)kernel_watch_agent(b, TAKE_FD(b->gate_fd));
 	b->gate_fd = safe_close(b->gate_fd);
 	if (n != 2) {
 		/* It went because its setup failed, most likely: what it said on fd 4 counts first. */

@@ -364,6 +364,12 @@ void box_stop(struct box *b);
 void box_kill(struct box *b);
 /* The agent's trampoline was reaped (its wait status is the box's). */
 bool box_agent_reaped(const struct box *b);
+/*
+ * The agent's PID 1 is gone (its report channel closed, kernel.c): its sandbox is being
+ * torn down and its trampoline is reaped in a moment. box-shell and (without an otlp
+ * target) box-gateway, when ready, end now, beside that teardown.
+ */
+void box_agent_pid1_gone(struct box *b);
 /* The agent has exec'd (fd 4 EOF): a daemon's start that fails now stops a running box. */
 bool box_agent_started(const struct box *b);
 /* The attached client went away (a start not detached is abandoned). */
@@ -540,6 +546,8 @@ int spawn_trampoline_fds(struct boxd *d, const Box__Plan *plan, const int stdio[
  * "tool.NAME", "mcp.NAME", "box-shell"). Negative errno (the fd closed).
  */
 int kernel_watch_start(const struct box *b, int fd, const char *sandbox);
+/* The same for the agent's PID 1 ("agent"); its end also calls box_agent_pid1_gone. */
+int kernel_watch_agent(const struct box *b, int fd);
 /* The box of ID that is not gone, or NULL. */
 struct box *box_find_id(struct boxd *d, const char *id);
 

@@ -53,6 +53,7 @@ struct kernel_watch {
 	char id[BOXD_ID_LEN + 1];
 	char *box, *sandbox;
 	unsigned long dropped;
+	bool agent; /* the agent's PID 1 (its end: box_agent_pid1_gone) */
 };
 
 static void
@@ -185,7 +186,11 @@ on_read(evutil_socket_t fd, short what, void *arg)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n == 0 || n < 0) {
+			/* PID 1 exited: for the agent's sandbox, its box may end some daemons now. */
+			struct box *b = w->agent ? box_find_id(w->d, w->id) : NULL;
 			watch_free(w); /* the sandbox ended */
+			if (b)
+				box_agent_pid1_gone(b);
 			return;
 		}
 		if (n != (ssize_t)sizeof(r) || !box_kernel_report_check(&r)) {
@@ -213,8 +218,22 @@ box_find_id(struct boxd *d, const char *id)
 	return NULL;
 }
 
+static int watch_start(const struct box *b, int fd, const char *sandbox, bool agent);
+
 int
 kernel_watch_start(const struct box *b, int fd, const char *sandbox)
+{
+	return watch_start(b, fd, sandbox, false);
+}
+
+int
+kernel_watch_agent(const struct box *b, int fd)
+{
+	return watch_start(b, fd, "agent", true);
+}
+
+static int
+watch_start(const struct box *b, int fd, const char *sandbox, bool agent)
 {
 	struct kernel_watch *w = calloc(1, sizeof(*w));
 	if (!w) {
@@ -223,6 +242,7 @@ kernel_watch_start(const struct box *b, int fd, const char *sandbox)
 	}
 	w->d = b->d;
 	w->fd = fd;
+	w->agent = agent;
 	w->dirfd = b->rc.state_dirfd >= 0 ? fcntl(b->rc.state_dirfd, F_DUPFD_CLOEXEC, 3) : -1;
 	w->uid = b->owner.uid;
 	w->gid = b->owner.gid;
