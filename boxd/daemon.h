@@ -195,7 +195,7 @@ const char *daemons_error(const struct box *b, bool lost_only);
  * in table order, whose child's setup or exec failed — its message in BUF —,
  * each pending one waited for up to SPAWN_RESULT_WAIT_MS; NULL: none did.
  */
-#define SPAWN_RESULT_WAIT_MS 5000
+#define SPAWN_RESULT_WAIT_MS 1000 /* a child's setup takes milliseconds: boxd's loop waits */
 const char *daemons_spawn_failure(struct box *b, char *buf, size_t len);
 /* Is a daemon of B still on its way out (its exit wait armed)? */
 bool daemons_exiting(const struct box *b);

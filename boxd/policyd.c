@@ -100,16 +100,10 @@
 static int
 policy_dir_files_take(int dfd, uid_t from, uid_t uid, gid_t gid)
 {
-	int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (lfd < 0)
-		return -errno;
-	DIR *dir = fdopendir(lfd);
-	if (!dir) {
-		int r = -errno;
-		close(lfd);
+	DIR *dir;
+	int r = fd_opendir_at(dfd, ".", &dir);
+	if (r < 0)
 		return r;
-	}
-	int r = 0;
 	for (struct dirent *e; r == 0 && (e = readdir(dir));) {
 		struct stat st;
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
