@@ -93,6 +93,7 @@
 #include "fdutil.h"
 #include "ipc.h"
 #include "log.h"
+#include "parse.h"
 #include "path.h"
 #include "plan_validate.h"
 #include "validate.h"
@@ -276,6 +277,8 @@ state_dir_choose(struct box *b, char **ret)
  * So the client hears of the end only once policyd has flushed its
  * decision lines and the name can be run again, as when this was one call.
  */
+static void daemons_finished(struct box *b);
+
 static void
 box_teardown(struct box *b, void (*on_finished)(struct box *b))
 {
@@ -295,12 +298,17 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 	 * box-shell (its tools killed first) and the gateway end together; policyd
 	 * after both, so that their last Records reach it before its flush.
 	 */
-	bool mcpd_wait = mcpd_finish(b);
-	bool shell_wait = shell_finish(b);
-	bool gateway_wait = gateway_finish(b);
-	if (shell_wait || gateway_wait || mcpd_wait)
-		return; /* their reaps or exit timers: box_{shell,gateway,mcpd}_finished() */
-	box_gateway_finished(b);
+	(void)mcpd_finish(b);
+	(void)shell_finish(b);
+	(void)gateway_finish(b);
+	/*
+	 * Their reaps or exit timers come back through box_{shell,gateway,mcpd}_finished();
+	 * but policyd's turn may be now: with none of them on its way out, or, with an
+	 * otlp target, box-shell and box-mcpd gone already (the agent's early end,
+	 * box_agent_pid1_gone) while the gateway exports — policyd's last records must
+	 * reach it before its end timer, so policyd may not wait for the gateway's reap.
+	 */
+	daemons_finished(b);
 }
 
 /* Is daemon ID of box B on its way out (its exit timer armed)? */
@@ -479,6 +487,8 @@ box_free(struct box *b)
 		event_free(b->timeout_ev);
 	if (b->kill_ev)
 		event_free(b->kill_ev);
+	if (b->reap_delay_ev)
+		event_free(b->reap_delay_ev);
 	if (b->cgroup_timer)
 		event_free(b->cgroup_timer);
 	safe_close(b->pty_master);
@@ -585,12 +595,58 @@ box_agent_pid1_gone(struct box *b)
 	}
 }
 
+static void agent_reaped(struct box *b, int status);
+
+static void
+on_reap_delayed(evutil_socket_t fd, short what, void *arg)
+{
+	struct box *b = arg;
+	(void)fd;
+	(void)what;
+	if (b->state == BOX_FINISHING || b->state == BOX_GONE) {
+		b->reaped = true; /* torn down meanwhile (a daemon lost): the status is kept */
+		b->wait_status = b->reap_delay_status;
+		return;
+	}
+	agent_reaped(b, b->reap_delay_status);
+}
+
+/*
+ * The test hook BOX_TEST_AGENT_REAP_DELAY_MS (boxd's own environment; at most
+ * 2 s): boxd acts on the agent's reap that much later, so that what the
+ * agent's early end started (box_agent_pid1_gone: box-shell's exit) is done
+ * before the teardown, as on a loaded machine. It only slows a step. True: the
+ * reap waits for the timer.
+ */
+static bool
+reap_delayed(struct box *b, int status)
+{
+	const char *v = getenv("BOX_TEST_AGENT_REAP_DELAY_MS");
+	uint64_t ms;
+
+	if (!v || b->reap_delay_ev || parse_u64(v, 2000, &ms) < 0 || ms == 0)
+		return false;
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
+	b->reap_delay_ev = evtimer_new(b->d->base, on_reap_delayed, b);
+	if (!b->reap_delay_ev || evtimer_add(b->reap_delay_ev, &tv) < 0)
+		return false;
+	b->reap_delay_status = status;
+	return true;
+}
+
 /* The agent's trampoline was reaped (child.c's reaper): the box ends. */
 static void
 on_agent_reaped(struct child *c, int status)
 {
 	struct box *b = c->arg;
 
+	if (!reap_delayed(b, status))
+		agent_reaped(b, status);
+}
+
+static void
+agent_reaped(struct box *b, int status)
+{
 	b->reaped = true;
 	b->wait_status = status;
 	/* The agent's sandbox ended: its listener goes (the gateway's channel follows). */

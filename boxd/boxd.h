@@ -280,6 +280,8 @@ struct box {
 	const char *stopped;      /* boxd stopped it on its own: why (RunExit.stopped), static */
 	bool reaped;              /* the agent's trampoline was: wait_status is the box's */
 	int wait_status;
+	struct event *reap_delay_ev; /* BOX_TEST_AGENT_REAP_DELAY_MS (box.c) */
+	int reap_delay_status;
 	bool oom_killed;          /* read when reaped, before the cgroups go */
 
 	/* The end (BOX_FINISHING): what box_finished() sends once the teardown is done. */
