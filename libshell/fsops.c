@@ -177,6 +177,7 @@ static struct {
 	int root_fd;   /* the root fd found to be the process's root; -1: none yet */
 	bool off;      /* /proc/self/fd cannot be read: walk every time */
 	bool watched[WALKCACHE_N]; /* its path is watched: no readlink at each use */
+	bool watch_tried[WALKCACHE_N]; /* since it was held, or since the watches stopped */
 	int watch_fd;  /* the inotify instance (at WALKCACHE_FD_MIN and above); -1: none */
 	dev_t watch_dev; /* its fstat, for watch_stop's close */
 	ino_t watch_ino;
@@ -217,7 +218,7 @@ static void
 watch_stop(void)
 {
 	for (size_t k = 0; k < WALKCACHE_N; k++)
-		walkcache.watched[k] = false;
+		walkcache.watched[k] = walkcache.watch_tried[k] = false;
 	walkcache.n_seen = 0;
 	if (walkcache.watch_fd >= 0) {
 		struct stat st;
@@ -409,6 +410,20 @@ walkcache_put(const char *path, size_t len, int fd)
 		if (walkcache.path[i] && walkcache.len[i] == len &&
 		    memcmp(walkcache.path[i], path, len) == 0)
 			k = i;
+	if (k < WALKCACHE_N && walkcache.dev[k] == st.st_dev && walkcache.ino[k] == st.st_ino) {
+		/*
+		 * The directory held already (a stat's walk to a file's parent, once per
+		 * file): the held entry stays, with its watches; watched again only if an
+		 * event stopped them since, and then once.
+		 */
+		close(fd);
+		walkcache.used[k] = ++walkcache.clock;
+		if (!walkcache.watched[k] && !walkcache.watch_tried[k]) {
+			walkcache.watched[k] = walkcache_watch(walkcache.fd[k], path, len);
+			walkcache.watch_tried[k] = true;
+		}
+		return;
+	}
 	for (size_t i = 0; i < WALKCACHE_N && k == WALKCACHE_N; i++)
 		if (!walkcache.path[i])
 			k = i;
@@ -439,6 +454,7 @@ walkcache_put(const char *path, size_t len, int fd)
 	walkcache.ino[k] = st.st_ino;
 	walkcache.used[k] = ++walkcache.clock;
 	walkcache.watched[k] = walkcache_watch(hi, c, len);
+	walkcache.watch_tried[k] = true;
 }
 
 /*
