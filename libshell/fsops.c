@@ -46,6 +46,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -138,9 +140,31 @@ rel_of(const char *canon)
  * it is still the directory it was (a script's redirection may have taken
  * the number). The fds sit at WALKCACHE_FD_MIN and above, away from the
  * fds scripts redirect, and are CLOEXEC; a forked child inherits them.
+ *
+ * The check without a readlink per entry (walkcache_watch): when a directory
+ * is held, an inotify instance of the process watches it and every directory
+ * above it up to the root — each found through "..", the fd's own parent,
+ * never through a name — for IN_MOVE_SELF and IN_DELETE_SELF, and only then is
+ * its path checked once as above. From then on its path can change only by a
+ * rename of one of those directories, which the kernel queues as an event
+ * before the rename returns, or by the removal of the held one itself (the
+ * others are not empty), which an fd we hold keeps from being an event but
+ * leaves with no link; so at each use an empty queue (FIONREAD 0) and the fd
+ * still being that directory with a link (fstat) say what the readlink said.
+ * (A mount or unmount on the path is not seen this way; nothing in a box may
+ * mount, and the box's own mounts stay while it runs.) Any event, a full queue or an error stops every watch at
+ * once (the instance is closed; the held directories go back to the readlink
+ * check until held again). A walk up stops early at a directory an earlier
+ * complete walk watched (its own walk covered everything above it, and no
+ * event came since: else the instance would be gone). Events are never read,
+ * only counted, so a forked child that shares the instance sees what its
+ * parent sees. Where inotify cannot be had (its limits, a directory that may
+ * not be watched), the readlink check stays.
  */
 #define WALKCACHE_N 8
 #define WALKCACHE_FD_MIN 100
+#define WALKCACHE_SEEN_MAX 64
+#define WALKCACHE_WATCH_MASK (IN_MOVE_SELF | IN_DELETE_SELF | IN_ONLYDIR)
 
 static struct {
 	char *path[WALKCACHE_N]; /* canonical absolute; NULL: a free slot */
@@ -152,22 +176,163 @@ static struct {
 	uint64_t clock;
 	int root_fd;   /* the root fd found to be the process's root; -1: none yet */
 	bool off;      /* /proc/self/fd cannot be read: walk every time */
-} walkcache = { .root_fd = -1 };
+	bool watched[WALKCACHE_N]; /* its path is watched: no readlink at each use */
+	bool watch_tried[WALKCACHE_N]; /* since it was held, or since the watches stopped */
+	int watch_fd;  /* the inotify instance (at WALKCACHE_FD_MIN and above); -1: none */
+	dev_t watch_dev; /* its fstat, for watch_stop's close */
+	ino_t watch_ino;
+	bool watch_off; /* inotify is refused here (ENOSYS, EPERM): the readlink check only */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} seen[WALKCACHE_SEEN_MAX]; /* watched with everything above them */
+	size_t n_seen;
+} walkcache = { .root_fd = -1, .watch_fd = -1 };
 
-/* FD's path as the kernel has it now equals PATH (LEN bytes). */
-static bool
-fd_path_is(int fd, const char *path, size_t len)
+/* LINK = "/proc/self/fd/FD" (no snprintf: this runs once per file of a walk). */
+static void
+fd_link(int fd, char link[32])
 {
-	char link[32] = "/proc/self/fd/", digits[12], buf[PATH_MAX];
-	/* (no snprintf: this runs once per file of a walk) */
+	char digits[12];
 	size_t nd = 0, at = 14;
+	memcpy(link, "/proc/self/fd/", 14);
 	for (unsigned v = (unsigned)fd; nd == 0 || v; v /= 10)
 		digits[nd++] = (char)('0' + v % 10);
 	while (nd)
 		link[at++] = digits[--nd];
 	link[at] = '\0';
+}
+
+/* FD's path as the kernel has it now equals PATH (LEN bytes). */
+static bool
+fd_path_is(int fd, const char *path, size_t len)
+{
+	char link[32], buf[PATH_MAX];
+	fd_link(fd, link);
 	ssize_t n = readlink(link, buf, sizeof(buf));
 	return n >= 0 && (size_t)n == len && memcmp(buf, path, len) == 0;
+}
+
+/* Every watch stops: the instance is closed, and no held directory counts as watched. */
+static void
+watch_stop(void)
+{
+	for (size_t k = 0; k < WALKCACHE_N; k++)
+		walkcache.watched[k] = walkcache.watch_tried[k] = false;
+	walkcache.n_seen = 0;
+	if (walkcache.watch_fd >= 0) {
+		struct stat st;
+		/* Still the instance's anonymous inode (not a file a redirection put there)? */
+		if (fstat(walkcache.watch_fd, &st) == 0 && (st.st_mode & S_IFMT) == 0 &&
+		    st.st_dev == walkcache.watch_dev && st.st_ino == walkcache.watch_ino)
+			close(walkcache.watch_fd);
+		walkcache.watch_fd = -1;
+	}
+}
+
+/* No watched directory moved or went since it was watched (else every watch stops). */
+static bool
+watch_quiet(void)
+{
+	int queued = -1;
+	if (walkcache.watch_fd < 0)
+		return false;
+	if (ioctl(walkcache.watch_fd, FIONREAD, &queued) == 0 && queued == 0)
+		return true;
+	watch_stop(); /* an event, an overflow, or the fd is not the instance any more */
+	return false;
+}
+
+static bool
+seen_has(dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < walkcache.n_seen; i++)
+		if (walkcache.seen[i].dev == dev && walkcache.seen[i].ino == ino)
+			return true;
+	return false;
+}
+
+/*
+ * Watch directory FD, held at canonical PATH (LEN bytes), and every directory
+ * above it (see the comment above the cache); true when its path is then
+ * what the kernel says it is. False leaves it to the readlink check.
+ */
+static bool
+walkcache_watch(int fd, const char *path, size_t len)
+{
+	if (walkcache.watch_off)
+		return false;
+	if (walkcache.watch_fd >= 0)
+		(void)watch_quiet(); /* an event since: start again, with a new instance */
+	if (walkcache.watch_fd < 0) {
+		int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (in < 0) {
+			if (errno == ENOSYS || errno == EPERM)
+				walkcache.watch_off = true;
+			return false;
+		}
+		int hi = in >= WALKCACHE_FD_MIN ? in : fcntl(in, F_DUPFD_CLOEXEC, WALKCACHE_FD_MIN);
+		if (hi != in)
+			close(in);
+		struct stat st;
+		if (hi >= 0 && fstat(hi, &st) < 0) {
+			close(hi);
+			hi = -1;
+		}
+		if (hi < 0)
+			return false;
+		walkcache.watch_fd = hi;
+		walkcache.watch_dev = st.st_dev;
+		walkcache.watch_ino = st.st_ino;
+		walkcache.n_seen = 0;
+	}
+	/* Up from FD through "..": each directory watched, until a seen one or the root. */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} walked[WALKCACHE_SEEN_MAX];
+	size_t n_walked = 0;
+	bool complete = false;
+	int cur = fd;
+	for (unsigned depth = 0; depth < PATH_MAX / 2; depth++) {
+		struct stat st, up_st;
+		char link[32];
+		if (fstat(cur, &st) < 0 || !S_ISDIR(st.st_mode))
+			break;
+		if (seen_has(st.st_dev, st.st_ino)) {
+			complete = true;
+			break;
+		}
+		fd_link(cur, link);
+		if (inotify_add_watch(walkcache.watch_fd, link, WALKCACHE_WATCH_MASK) < 0)
+			break;
+		if (n_walked < WALKCACHE_SEEN_MAX)
+			walked[n_walked++] = (typeof(walked[0])){ st.st_dev, st.st_ino };
+		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			break;
+		if (fstat(up, &up_st) < 0) {
+			close(up);
+			break;
+		}
+		if (cur != fd)
+			close(cur);
+		cur = up;
+		if (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino) {
+			complete = true; /* ".." of the root is the root */
+			break;
+		}
+	}
+	if (cur != fd)
+		close(cur);
+	if (!complete || !fd_path_is(fd, path, len))
+		return false;
+	for (size_t i = 0; i < n_walked && walkcache.n_seen < WALKCACHE_SEEN_MAX; i++) {
+		walkcache.seen[walkcache.n_seen].dev = walked[i].dev;
+		walkcache.seen[walkcache.n_seen].ino = walked[i].ino;
+		walkcache.n_seen++;
+	}
+	return true;
 }
 
 static bool
@@ -198,6 +363,7 @@ walkcache_drop(size_t k)
 		close(walkcache.fd[k]);
 	free(walkcache.path[k]);
 	walkcache.path[k] = NULL;
+	walkcache.watched[k] = false;
 }
 
 /*
@@ -211,7 +377,13 @@ walkcache_get(const char *path, size_t len)
 		if (!walkcache.path[k] || walkcache.len[k] != len ||
 		    memcmp(walkcache.path[k], path, len) != 0)
 			continue;
-		if (!fd_path_is(walkcache.fd[k], path, len)) {
+		struct stat st;
+		/* (fstat(2) itself: glibc's fstat is an fstatat of "", a path lookup more) */
+		bool same = walkcache.watched[k] && watch_quiet() &&
+			    syscall(SYS_fstat, walkcache.fd[k], &st) == 0 &&
+			    st.st_dev == walkcache.dev[k] &&
+			    st.st_ino == walkcache.ino[k] && st.st_nlink > 0;
+		if (!same && !fd_path_is(walkcache.fd[k], path, len)) {
 			walkcache_drop(k);
 			return -1;
 		}
@@ -238,6 +410,20 @@ walkcache_put(const char *path, size_t len, int fd)
 		if (walkcache.path[i] && walkcache.len[i] == len &&
 		    memcmp(walkcache.path[i], path, len) == 0)
 			k = i;
+	if (k < WALKCACHE_N && walkcache.dev[k] == st.st_dev && walkcache.ino[k] == st.st_ino) {
+		/*
+		 * The directory held already (a stat's walk to a file's parent, once per
+		 * file): the held entry stays, with its watches; watched again only if an
+		 * event stopped them since, and then once.
+		 */
+		close(fd);
+		walkcache.used[k] = ++walkcache.clock;
+		if (!walkcache.watched[k] && !walkcache.watch_tried[k]) {
+			walkcache.watched[k] = walkcache_watch(walkcache.fd[k], path, len);
+			walkcache.watch_tried[k] = true;
+		}
+		return;
+	}
 	for (size_t i = 0; i < WALKCACHE_N && k == WALKCACHE_N; i++)
 		if (!walkcache.path[i])
 			k = i;
@@ -267,6 +453,8 @@ walkcache_put(const char *path, size_t len, int fd)
 	walkcache.dev[k] = st.st_dev;
 	walkcache.ino[k] = st.st_ino;
 	walkcache.used[k] = ++walkcache.clock;
+	walkcache.watched[k] = walkcache_watch(hi, c, len);
+	walkcache.watch_tried[k] = true;
 }
 
 /*

@@ -838,6 +838,74 @@ test_walk_held_dir_moved(void)
 	(void)err_text();
 }
 
+/* The fd at 100 and above of fsops's inotify instance, or -1. */
+static int
+watch_instance(void)
+{
+	char link[64], got[128];
+	for (int fd = 100; fd < 1024; fd++) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t l = readlink(link, got, sizeof(got) - 1);
+		if (l < 0)
+			continue;
+		got[l] = '\0';
+		if (strcmp(got, "anon_inode:inotify") == 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* The instance FD watches the inode of base/REL (its fdinfo names each watch's inode). */
+static bool
+watches(int fd, const char *rel)
+{
+	char p[8192], want[64], line[512];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	if (stat(p, &st) < 0)
+		return false;
+	snprintf(want, sizeof(want), " ino:%lx ", (unsigned long)st.st_ino);
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(p, "re");
+	bool found = false;
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strncmp(line, "inotify wd:", 11) == 0 && strstr(line, want) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A held directory is watched, with every directory above it, so that its
+ * entries cost no readlink each; a directory above it renamed (the held one
+ * itself untouched) is seen at the next open, and a new directory at the old
+ * path is the one opened.
+ */
+static void
+test_walk_held_watched(void)
+{
+	sh("cd %s && mkdir -p anc/mid/d && echo old > anc/mid/d/f", base);
+	reset();
+	CHECK_STR(read_via_fs("anc/mid/d/f"), "old\n");
+	int in = watch_instance();
+	CHECK(in >= 100);
+	if (in < 0)
+		return;
+	CHECK(watches(in, "anc/mid/d"));
+	CHECK(watches(in, "anc/mid"));
+	CHECK(watches(in, "anc"));
+	CHECK(watches(in, "."));
+	sh("cd %s && mv anc anc2 && mkdir -p anc/mid/d && echo new > anc/mid/d/f", base);
+	CHECK_STR(read_via_fs("anc/mid/d/f"), "new\n");
+	CHECK_STR(read_via_fs("anc2/mid/d/f"), "old\n");
+	/* the held directory removed and a link put at its path: the link is decided */
+	sh("cd %s && rm -rf anc/mid/d && ln -s ../../forbidden anc/mid/d", base);
+	reset();
+	CHECK_STR(read_via_fs("anc/mid/d/s.txt"), "(Permission denied)");
+	CHECK(strstr(D.log, "fs:read read_content @/forbidden/s.txt\n") != NULL);
+	(void)err_text();
+}
+
 /*
  * A script's redirection takes a held fd's number (`exec 105<dir`): the
  * directory it now names is never used for the held path, and evicting the
@@ -949,6 +1017,7 @@ main(void)
 		abort();
 	ALL_TESTS(RUN_WALK);
 	RUN_WALK(test_walk_held_dir_moved);
+	RUN_WALK(test_walk_held_watched);
 	RUN_WALK(test_walk_held_fd_taken);
 	sh("rm -rf %s", base);
 	return tap_done();
