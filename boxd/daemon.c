@@ -725,13 +725,44 @@ daemon_watch(struct box_daemon *dm, pid_t pid, int fd, char **err)
 	return 0;
 }
 
+/*
+ * The test hook BOX_TEST_DAEMON_INIT_DELAY_MS (boxd's own environment; at most
+ * 2 s): boxd waits this long before it sends a daemon its init message, so
+ * that a daemon whose start fails at once is gone by then (t-run). It only
+ * slows a step.
+ */
+void
+daemon_init_delay(void)
+{
+	const char *v = getenv("BOX_TEST_DAEMON_INIT_DELAY_MS");
+	uint64_t ms;
+
+	if (v && parse_u64(v, 2000, &ms) == 0 && ms > 0)
+		(void)nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000 }, NULL);
+}
+
+int
+daemon_send_request(struct box_daemon *dm, uint32_t type, uint64_t request_id,
+		    const ProtobufCMessage *m, const int *fds, unsigned n_fds)
+{
+	if (!dm->ev)
+		return -ENOTCONN;
+	int r = box_ipc_event_send(dm->ev, type, request_id, m, fds, n_fds);
+	/*
+	 * Gone while starting (its trampoline's sandbox setup, or its confinement,
+	 * failed and it exited): its channel's close, read next, says why
+	 * (start_failed, the trampoline's status, the exec pipe), not this EPIPE.
+	 */
+	if (r == -EPIPE && dm->starting)
+		return 0;
+	return r;
+}
+
 int
 daemon_send(struct box_daemon *dm, uint32_t type, const ProtobufCMessage *m, const int *fds,
 	    unsigned n_fds)
 {
-	if (!dm->ev)
-		return -ENOTCONN;
-	return box_ipc_event_send(dm->ev, type, 0, m, fds, n_fds);
+	return daemon_send_request(dm, type, 0, m, fds, n_fds);
 }
 
 static void

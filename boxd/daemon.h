@@ -203,9 +203,17 @@ bool daemons_exiting(const struct box *b);
 void daemon_track(struct box_daemon *dm, pid_t pid);
 /* Track PID and watch its channel FD (taken, even on failure); arm the ready timer. */
 int daemon_watch(struct box_daemon *dm, pid_t pid, int fd, char **err);
-/* Send on its channel; -ENOTCONN without one. */
+/*
+ * Send on its channel; -ENOTCONN without one. While it starts, a send that
+ * finds it gone returns 0: its channel's close, read next, tells why.
+ */
 int daemon_send(struct box_daemon *dm, uint32_t type, const ProtobufCMessage *m, const int *fds,
 		unsigned n_fds);
+/* BOX_TEST_DAEMON_INIT_DELAY_MS: the pause before each init message (test hook). */
+void daemon_init_delay(void);
+/* The same with a request id (an init message's). */
+int daemon_send_request(struct box_daemon *dm, uint32_t type, uint64_t request_id,
+			const ProtobufCMessage *m, const int *fds, unsigned n_fds);
 /* The start's outcome: r 0 with fmt NULL (ready), or r < 0 and the message. */
 void daemon_ready(struct box_daemon *dm, int r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

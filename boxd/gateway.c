@@ -978,8 +978,9 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		}
 		init_fds[n_fds++] = tel_chan;
 	}
-	r = box_ipc_event_send(b->gateway->dm.ev, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base,
-			       init_fds, n_fds);
+	daemon_init_delay();
+	r = daemon_send_request(&b->gateway->dm, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &in->base,
+				init_fds, n_fds);
 	safe_close(tel_chan); /* the gateway's own copy travelled */
 	in->telemetry_files = NULL; /* the spec's, not init_free's */
 	in->n_telemetry_files = 0;

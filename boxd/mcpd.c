@@ -466,6 +466,7 @@ send_init(struct box *b, int pins_fd, char **err)
 		seterr(err, "boxd's own McpInit does not validate (%s)", strerror(-r));
 		goto out;
 	}
+	daemon_init_delay();
 	r = daemon_send(&b->mcpd->dm, BOX__MSG_TYPE__MSG_MCP_INIT, &in.base, &pins_fd, 1);
 	if (r < 0)
 		seterr(err, "cannot send McpInit to box-mcpd: %s", strerror(-r));

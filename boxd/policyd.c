@@ -924,8 +924,9 @@ send_init(struct box *b, int dirfd, int tel_fd, char **err)
 		head.head.len = sizeof(b->policyd->chain.head.head);
 		in.log_head = &head;
 	}
-	r = box_ipc_event_send(b->policyd->dm.ev, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds,
-			       n_fds);
+	daemon_init_delay();
+	r = daemon_send_request(&b->policyd->dm, BOX__MSG_TYPE__MSG_POLICY_INIT, 1, &in.base, fds,
+				n_fds);
 	if (r < 0)
 		seterr(err, "cannot send PolicyInit to box-policyd: %s", strerror(-r));
 out:

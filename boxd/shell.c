@@ -699,6 +699,7 @@ send_init(struct box *b, char **err)
 	/* whatever the tables: never run unsupervised with the agent's grants (spawn_request) */
 	free(b->host_python_file);
 	b->host_python_file = realpath(HOST_PYTHON, NULL);
+	daemon_init_delay();
 	r = daemon_send(&b->shell->dm, BOX__MSG_TYPE__MSG_SHELL_INIT, &in.base, NULL, 0);
 	if (r < 0)
 		seterr(err, "cannot send ShellInit to box-shell: %s", strerror(-r));

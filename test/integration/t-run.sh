@@ -115,6 +115,14 @@ rc=$?
 check "setup failure: exit 1" test "$rc" = 1
 check "setup failure: 'sandbox setup failed at landlock: …'" \
 	grep -q "^boxctl: error: sandbox setup failed at landlock: " err
+# the same when box-shell's sandbox failed and went before boxd sent its ShellInit (boxd waits
+# 300 ms before each init): the send's EPIPE is not the reason, the setup step is
+BOX_TEST_DAEMON_INIT_DELAY_MS=300 BOX_TEST_ABSENT=landlock "$RB/boxctl" run -q -c st0.ini >/dev/null 2>err
+rc=$?
+check "setup failure, the daemons gone before their init: exit 1" test "$rc" = 1
+check "... still 'sandbox setup failed at landlock: …', not a send's broken pipe" \
+	grep -q "^boxctl: error: sandbox setup failed at landlock: " err
+grep "^boxctl: error" err | head -2 | while read -r l; do diag "$l"; done
 mkini noll "/bin/cat a.txt" "box:require = userns mountns netns seccomp"
 out=$(BOX_TEST_ABSENT=landlock "$RB/boxctl" run -c noll.ini 2>err)
 check "require without landlock: runs, with a warning" \
