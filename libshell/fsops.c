@@ -166,6 +166,11 @@ rel_of(const char *canon)
 #define WALKCACHE_SEEN_MAX 64
 #define WALKCACHE_WATCH_MASK (IN_MOVE_SELF | IN_DELETE_SELF | IN_ONLYDIR)
 
+struct dev_ino {
+	dev_t dev;
+	ino_t ino;
+};
+
 static struct {
 	char *path[WALKCACHE_N]; /* canonical absolute; NULL: a free slot */
 	size_t len[WALKCACHE_N];
@@ -182,10 +187,7 @@ static struct {
 	dev_t watch_dev; /* its fstat, for watch_stop's close */
 	ino_t watch_ino;
 	bool watch_off; /* inotify is refused here (ENOSYS, EPERM): the readlink check only */
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} seen[WALKCACHE_SEEN_MAX]; /* watched with everything above them */
+	struct dev_ino seen[WALKCACHE_SEEN_MAX]; /* watched with everything above them */
 	size_t n_seen;
 } walkcache = { .root_fd = -1, .watch_fd = -1 };
 
@@ -287,10 +289,7 @@ walkcache_watch(int fd, const char *path, size_t len)
 		walkcache.n_seen = 0;
 	}
 	/* Up from FD through "..": each directory watched, until a seen one or the root. */
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} walked[WALKCACHE_SEEN_MAX];
+	struct dev_ino walked[WALKCACHE_SEEN_MAX];
 	size_t n_walked = 0;
 	bool complete = false;
 	int cur = fd;
@@ -307,7 +306,7 @@ walkcache_watch(int fd, const char *path, size_t len)
 		if (inotify_add_watch(walkcache.watch_fd, link, WALKCACHE_WATCH_MASK) < 0)
 			break;
 		if (n_walked < WALKCACHE_SEEN_MAX)
-			walked[n_walked++] = (typeof(walked[0])){ st.st_dev, st.st_ino };
+			walked[n_walked++] = (struct dev_ino){ st.st_dev, st.st_ino };
 		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (up < 0)
 			break;
@@ -327,11 +326,8 @@ walkcache_watch(int fd, const char *path, size_t len)
 		close(cur);
 	if (!complete || !fd_path_is(fd, path, len))
 		return false;
-	for (size_t i = 0; i < n_walked && walkcache.n_seen < WALKCACHE_SEEN_MAX; i++) {
-		walkcache.seen[walkcache.n_seen].dev = walked[i].dev;
-		walkcache.seen[walkcache.n_seen].ino = walked[i].ino;
-		walkcache.n_seen++;
-	}
+	for (size_t i = 0; i < n_walked && walkcache.n_seen < WALKCACHE_SEEN_MAX; i++)
+		walkcache.seen[walkcache.n_seen++] = walked[i];
 	return true;
 }
 
