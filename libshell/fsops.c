@@ -159,11 +159,15 @@ rel_of(const char *canon)
  * event came since: else the instance would be gone). Events are never read,
  * only counted, so a forked child that shares the instance sees what its
  * parent sees. Where inotify cannot be had (its limits, a directory that may
- * not be watched), the readlink check stays.
+ * not be watched), the readlink check stays. A watch pins its directory's
+ * inode: an instance that added WALKCACHE_WATCHES_MAX of them is closed and
+ * a new one made, so a walk of a large tree holds no more than that.
  */
 #define WALKCACHE_N 8
 #define WALKCACHE_FD_MIN 100
 #define WALKCACHE_SEEN_MAX 64
+/* Watches one instance may add (each pins its inode in the kernel): then it starts afresh. */
+#define WALKCACHE_WATCHES_MAX 4096
 #define WALKCACHE_WATCH_MASK (IN_MOVE_SELF | IN_DELETE_SELF | IN_ONLYDIR)
 
 struct dev_ino {
@@ -189,6 +193,7 @@ static struct {
 	bool watch_off; /* inotify is refused here (ENOSYS, EPERM): the readlink check only */
 	struct dev_ino seen[WALKCACHE_SEEN_MAX]; /* watched with everything above them */
 	size_t n_seen;
+	size_t n_watches; /* inotify_add_watch calls on this instance */
 } walkcache = { .root_fd = -1, .watch_fd = -1 };
 
 /* LINK = "/proc/self/fd/FD" (no snprintf: this runs once per file of a walk). */
@@ -222,6 +227,7 @@ watch_stop(void)
 	for (size_t k = 0; k < WALKCACHE_N; k++)
 		walkcache.watched[k] = walkcache.watch_tried[k] = false;
 	walkcache.n_seen = 0;
+	walkcache.n_watches = 0;
 	if (walkcache.watch_fd >= 0) {
 		struct stat st;
 		/* Still the instance's anonymous inode (not a file a redirection put there)? */
@@ -266,6 +272,8 @@ walkcache_watch(int fd, const char *path, size_t len)
 		return false;
 	if (walkcache.watch_fd >= 0)
 		(void)watch_quiet(); /* an event since: start again, with a new instance */
+	if (walkcache.watch_fd >= 0 && walkcache.n_watches >= WALKCACHE_WATCHES_MAX)
+		watch_stop(); /* a long walk: its watches go, what is held now is watched anew */
 	if (walkcache.watch_fd < 0) {
 		int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (in < 0) {
@@ -305,6 +313,7 @@ walkcache_watch(int fd, const char *path, size_t len)
 		fd_link(cur, link);
 		if (inotify_add_watch(walkcache.watch_fd, link, WALKCACHE_WATCH_MASK) < 0)
 			break;
+		walkcache.n_watches++;
 		if (n_walked < WALKCACHE_SEEN_MAX)
 			walked[n_walked++] = (struct dev_ino){ st.st_dev, st.st_ino };
 		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);

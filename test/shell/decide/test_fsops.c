@@ -906,6 +906,70 @@ test_walk_held_watched(void)
 	(void)err_text();
 }
 
+/* The watches of the instance FD (its fdinfo's "inotify wd:" lines). */
+static int
+watch_count(int fd)
+{
+	char p[64], line[512];
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(p, "re");
+	int n = 0;
+	while (f && fgets(line, sizeof(line), f))
+		n += strncmp(line, "inotify wd:", 11) == 0;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * A walk of many directories: each watch pins an inode in the kernel, so an
+ * instance holds at most 4,096 (fsops's WALKCACHE_WATCHES_MAX) before a new
+ * one takes over; every file is still read through a checked directory.
+ */
+static void
+test_walk_watch_cap(void)
+{
+	char dir[8192];
+	snprintf(dir, sizeof(dir), "%s/wide", base);
+	CHECK(mkdir(dir, 0755) == 0);
+	for (int i = 1; i <= 4300; i++) {
+		char p[8300], text[16];
+		snprintf(p, sizeof(p), "%s/wide/d%d", base, i);
+		int n = snprintf(text, sizeof(text), "%d\n", i);
+		int fd = -1;
+		if (mkdir(p, 0755) == 0 && strlen(p) + 2 < sizeof(p)) {
+			strcat(p, "/f");
+			fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		}
+		if (fd < 0 || write(fd, text, (size_t)n) != n)
+			printf("#   setup failed: %s\n", p);
+		if (fd >= 0)
+			close(fd);
+	}
+	reset();
+	bool all = true;
+	for (int i = 1; i <= 4300; i++) {
+		char f[64], want[16];
+		snprintf(f, sizeof(f), "wide/d%d/f", i);
+		snprintf(want, sizeof(want), "%d\n", i);
+		const char *got = read_via_fs(f);
+		if (strcmp(got, want) != 0 && all) {
+			printf("#   %s: %s\n", f, got);
+			all = false;
+		}
+	}
+	CHECK(all);
+	int in = watch_instance();
+	CHECK(in >= 100);
+	if (in >= 0) {
+		int n = watch_count(in);
+		CHECK(n > 0 && n <= 4096 + 64);
+		if (n <= 0 || n > 4096 + 64)
+			printf("#   watches: %d\n", n);
+	}
+	sh("rm -rf %s/wide", base);
+}
+
 /*
  * A script's redirection takes a held fd's number (`exec 105<dir`): the
  * directory it now names is never used for the held path, and evicting the
@@ -1018,6 +1082,7 @@ main(void)
 	ALL_TESTS(RUN_WALK);
 	RUN_WALK(test_walk_held_dir_moved);
 	RUN_WALK(test_walk_held_watched);
+	RUN_WALK(test_walk_watch_cap);
 	RUN_WALK(test_walk_held_fd_taken);
 	sh("rm -rf %s", base);
 	return tap_done();
