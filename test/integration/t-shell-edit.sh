@@ -115,8 +115,15 @@ EOF
 	check "$u: Tab twice lists the candidates" twait "subdir-zq/"
 	tmux_keys C-u Enter
 
-	# Ctrl-C at the prompt abandons the line; the prompt comes back on a fresh line.
+	# Ctrl-C at the prompt abandons the line; the prompt comes back on a fresh line. The next
+	# line is typed once that prompt shows: the terminal flushes its input at ^C (ISIG without
+	# NOFLSH), so keys that reach it in the same burst are lost, for a person too.
+	bare=$(tmux_screen | grep -cx 'ed-prompt>')
 	tmux_keys 'echo abandoned-line' C-c
+	for _ in $(seq 150); do
+		[ "$(tmux_screen | grep -cx 'ed-prompt>')" -gt "$bare" ] && break
+		sleep 0.1
+	done
 	tmux_type 'echo after-$((30+3))-prompt'
 	check "$u: Ctrl-C at the prompt abandons the line" twait_line "after-33-prompt"
 	check "$u: … which never ran" test "$(tmux_count 'abandoned-line')" -le 1
