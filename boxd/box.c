@@ -562,6 +562,16 @@ box_agent_reaped(const struct box *b)
 	return b->reaped;
 }
 
+/* The gateway's listeners in the agent's sandbox (HTTP, OTLP) are closed, once. */
+static void
+agent_listeners_close(struct box *b)
+{
+	gateway_listener_closed(b, b->agent_listener_id);
+	b->agent_listener_id = 0;
+	gateway_listener_closed(b, b->agent_otlp_listener_id);
+	b->agent_otlp_listener_id = 0;
+}
+
 /*
  * The agent's PID 1 exited: every process of the agent's sandbox is being
  * killed by the kernel, and the namespaces' teardown (milliseconds here)
@@ -587,10 +597,7 @@ box_agent_pid1_gone(struct box *b)
 	    (!b->timings || (b->daemons_ready & (1u << DAEMON_GATEWAY))) &&
 	    !box_spec_otlp_targets(b->spec)) {
 		/* The agent's listeners go first, as at the reap (the gateway's protocol). */
-		gateway_listener_closed(b, b->agent_listener_id);
-		b->agent_listener_id = 0;
-		gateway_listener_closed(b, b->agent_otlp_listener_id);
-		b->agent_otlp_listener_id = 0;
+		agent_listeners_close(b);
 		(void)gateway_finish(b);
 	}
 }
@@ -650,10 +657,7 @@ agent_reaped(struct box *b, int status)
 	b->reaped = true;
 	b->wait_status = status;
 	/* The agent's sandbox ended: its listener goes (the gateway's channel follows). */
-	gateway_listener_closed(b, b->agent_listener_id);
-	b->agent_listener_id = 0;
-	gateway_listener_closed(b, b->agent_otlp_listener_id);
-	b->agent_otlp_listener_id = 0;
+	agent_listeners_close(b);
 	if (b->state == BOX_STARTING || b->state == BOX_DAEMONS)
 		(void)status_watch_drain(&b->status); /* what the trampoline still has on fd 4 */
 

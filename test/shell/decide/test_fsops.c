@@ -795,12 +795,11 @@ read_via_fs(const char *file)
 	return buf;
 }
 
-/* The fds at 100 and above whose path is base/REL (the walk's held directories). */
+/* The fds at 100 and above (fsops's own) whose /proc/self/fd link reads WANT: up to MAX. */
 static int
-held_fds(const char *rel, int *fds, int max)
+own_fds_linking(const char *want, int *fds, int max)
 {
-	char want[8192], link[64], got[8192];
-	snprintf(want, sizeof(want), "%s/%s", base, rel);
+	char link[64], got[8192];
 	int n = 0;
 	for (int fd = 100; fd < 1024 && n < max; fd++) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -812,6 +811,15 @@ held_fds(const char *rel, int *fds, int max)
 			fds[n++] = fd;
 	}
 	return n;
+}
+
+/* The fds at 100 and above whose path is base/REL (the walk's held directories). */
+static int
+held_fds(const char *rel, int *fds, int max)
+{
+	char want[8192];
+	snprintf(want, sizeof(want), "%s/%s", base, rel);
+	return own_fds_linking(want, fds, max);
 }
 
 /*
@@ -842,17 +850,8 @@ test_walk_held_dir_moved(void)
 static int
 watch_instance(void)
 {
-	char link[64], got[128];
-	for (int fd = 100; fd < 1024; fd++) {
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		ssize_t l = readlink(link, got, sizeof(got) - 1);
-		if (l < 0)
-			continue;
-		got[l] = '\0';
-		if (strcmp(got, "anon_inode:inotify") == 0)
-			return fd;
-	}
-	return -1;
+	int fd;
+	return own_fds_linking("anon_inode:inotify", &fd, 1) == 1 ? fd : -1;
 }
 
 /* The instance FD watches the inode of base/REL (its fdinfo names each watch's inode). */
