@@ -7,9 +7,10 @@
  *
  * boxd starts it through common/spawn.c already running as its target
  * uid/gid with RLIMIT_NOFILE = 2*max_connections+256 and nothing else open.
- * main() is the start-up, one named step a line: the fds -> GatewayInit
- * from boxd (blocking, validated by the protocol table) -> privilege lock
- * down (no_new_privs, no capabilities: it never needs privilege) -> the
+ * main() is the start-up, one named step a line: the fds -> privilege lock
+ * down (no_new_privs, no capabilities: it never needs privilege) -> GatewayInit
+ * from boxd (blocking, validated by the protocol table; a service boxd's spare,
+ * -w, spawned ahead of its box, waits for it without a limit) -> the
  * settings and bindings taken -> what needs files, before the filter (the
  * event loop, the system roots + upstream_ca, /etc/resolv.conf, the hosts
  * file; the system roots read, not parsed) -> the per-box CA -> GatewayReady (the
@@ -96,11 +97,14 @@ channels_check(void)
 		fatal(r, "fd %d is not %s (started by boxd)", want[bad].fd, want[bad].what);
 }
 
-/* Step 2: GatewayInit, the first message. Returns false if boxd gave up first. */
+/*
+ * Step 3: GatewayInit, the first message (a spare, -w, waits for it without a
+ * limit: boxd/spares.c). Returns false if boxd gave up first.
+ */
 static bool
-init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
+init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m, bool spare)
 {
-	int r = daemon_init_receive(chan, m, GW_INIT_TIMEOUT_MS);
+	int r = daemon_init_receive(chan, m, spare ? -1 : GW_INIT_TIMEOUT_MS);
 	if (r < 0)
 		fatal(r, "No valid GatewayInit from boxd");
 	return r > 0;
@@ -135,7 +139,7 @@ telemetry_take(struct box_ipc_chan *chan, struct box_ipc_msg *m, const Box__Gate
 	}
 }
 
-/* Step 3: the ids it runs as (boxd chose them), then no capabilities, no_new_privs. */
+/* Step 2: the ids it runs as (boxd chose them), then no capabilities, no_new_privs. */
 static void
 privileges_lock_down(void)
 {
@@ -467,19 +471,23 @@ main(int argc, char **argv)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 
+	bool spare;
+
 	log_init("box-gateway", 1);
-	if (log_daemon_args(argc, argv) < 0) {
-		fprintf(stderr, "usage: box-gateway [-n|-q]  (started by boxd, fds 3-4)\n");
+	if (daemon_args(argc, argv, &spare) < 0) {
+		fprintf(stderr, "usage: box-gateway [-n|-q] [-w]  (started by boxd, fds 3-4)\n");
 		return 2;
 	}
 	channels_check();
+	privileges_lock_down();
 	struct box_ipc_chan *chan =
 	    box_ipc_chan_new(DAEMON_FD_BOXD, &box_proto_gateway, BOX_GATEWAY_ROLE_BOXD);
 	if (!chan)
 		fatal(-ENOMEM, "Cannot allocate the boxd channel");
-	if (!init_receive(chan, &m))
+	if (!init_receive(chan, &m, spare))
 		return 0; /* boxd gave up before we started */
-	privileges_lock_down();
+	if (spare)
+		daemon_spare_taken(argc, argv);
 	const Box__GatewayInit *init = (const Box__GatewayInit *)m.msg;
 	config_take(chan, m.request_id, init);
 	telemetry_take(chan, &m, init);

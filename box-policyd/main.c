@@ -366,6 +366,7 @@ static struct {
 	size_t n_tel;
 	struct box_ipc_event *tel_chan; /* to box-gateway, with an otlp target */
 	bool ending;                    /* boxd closed: waiting for box-gateway's Records to end */
+	bool spare;                     /* -w: spawned ahead, PolicyInit may come at any time */
 	uint64_t tel_dropped;           /* records the channel could not take */
 } S = {
 	.peers = {
@@ -2784,17 +2785,20 @@ printable(char *s)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: box-policyd [-u UID] [-g GID] [-q]  (started by boxd, fds 3-6)\n");
+	fprintf(stderr, "usage: box-policyd [-u UID] [-g GID] [-q] [-w]  (started by boxd, fds 3-6)\n");
 	exit(2);
 }
 
-/* Step 1: the command line: -u UID, -g GID (default: the ids we run as), -q. */
+/*
+ * Step 1: the command line: -u UID, -g GID (default: the ids we run as), -q,
+ * -w (a service boxd's spare, boxd/spares.c: PolicyInit may come at any time).
+ */
 static void
 args_parse(int argc, char **argv, struct privdrop *pd)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "u:g:nq")) >= 0) {
+	while ((opt = getopt(argc, argv, "u:g:nqw")) >= 0) {
 		uint64_t v;
 		switch (opt) {
 		case 'u':
@@ -2806,6 +2810,9 @@ args_parse(int argc, char **argv, struct privdrop *pd)
 			if (parse_u64(optarg, (gid_t)-2, &v) < 0)
 				usage();
 			pd->gid = (gid_t)v;
+			break;
+		case 'w':
+			S.spare = true;
 			break;
 		case 'n':
 		case 'q':
@@ -2876,7 +2883,7 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd, int *ret_tel_fd)
 	chan = box_ipc_chan_new(DAEMON_FD_BOXD, &box_proto_policy, BOX_POLICY_ROLE_BOXD);
 	if (!chan)
 		fatal(-ENOMEM, "Cannot allocate the boxd channel");
-	int r = box_ipc_recv_wait(chan, m, POLICYD_INIT_TIMEOUT_MS);
+	int r = box_ipc_recv_wait(chan, m, S.spare ? -1 : POLICYD_INIT_TIMEOUT_MS);
 	if (r == -ECONNRESET)
 		return 0; /* boxd gave up before we started */
 	if (r < 0)
@@ -3290,6 +3297,8 @@ main(int argc, char **argv)
 	privileges_drop(&pd);
 	if (policy_init_receive(&m, &dirfd, &tel_fd) == 0)
 		return 0;
+	if (S.spare)
+		daemon_spare_taken(argc, argv);
 	loop_prepare();
 	seccomp_enter(dirfd);
 	if (!engine_start(&m, dirfd))

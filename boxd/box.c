@@ -469,6 +469,7 @@ box_free(struct box *b)
 	recheck_free(b);
 	mcpd_free(b);
 	shell_free(b);
+	spares_box_gone(b);
 	gateway_free(b);
 	policyd_free(b);
 	/* The agent's trampoline, and anything a module left tracked, dies with the box. */
@@ -1243,8 +1244,7 @@ box_recheck_done(struct box *b, int r)
 				  snap_err ? snap_err : strerror(-r));
 	box_mark(b, "run lock, stdio and limits");
 	if (start_policyd(b) < 0)
-		return;
-	box_mark(b, "box-policyd spawned");
+		return; /* box-policyd's step is marked there: spawned, or taken from the spares */
 	b->state = BOX_DAEMONS;
 	start_daemons(b);
 }
@@ -1368,7 +1368,6 @@ start_daemons(struct box *b)
 	if (r < 0)
 		return start_fail(b, BOX__REPLY_STATUS__REPLY_FAILED, "%s",
 				  err ? err : "cannot start box-gateway");
-	box_mark(b, "box-gateway spawned");
 	/* The agent's plan first: box-shell's view is the agent's (its masks made once). */
 	if (start_plan(b, &b->agent_plan) < 0)
 		return;

@@ -486,6 +486,7 @@ shutdown_all(struct boxd *d)
 	while (d->clients)
 		client_close(d->clients);
 	recheck_spare_stop();
+	spares_stop();
 	if (d->listen_ev)
 		event_free(d->listen_ev);
 	safe_close(d->listen_fd);
@@ -515,6 +516,7 @@ main(int argc, char **argv)
 	test_start_delay();
 	setup_loop(&d);
 	recheck_spare_start(&d); /* its exec beside the wait for the first request */
+	spares_start(&d);        /* a service boxd's: box-policyd and box-gateway, likewise */
 	if (d.embedded)
 		setup_embedded_channel(&d);
 	else

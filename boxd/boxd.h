@@ -426,6 +426,31 @@ int recheck_new(struct box *b);
 void recheck_free(struct box *b);
 void recheck_result_clear(struct recheck_result *res);
 
+/* ---- spares.c ---- */
+/*
+ * A service boxd's spare box-policyd and box-gateway: a connected pair spawned
+ * ahead (confined, exec'd, waiting for its init), taken by the next box whose
+ * spawns they would equal. Started at boxd's start, again after each take.
+ */
+void spares_start(struct boxd *d);
+void spares_stop(void);
+/* A spare given to a box: its pid (now the box's to track), boxd's end of its fd 3, its exec pipe. */
+struct spare_taken {
+	pid_t pid;
+	int ctl;
+	int exec_fd; /* -1: its exec is known to have succeeded */
+};
+/*
+ * The pair's box-policyd for B, when the pair fits B and is alive: true with
+ * *t and PEER_FD[] (boxd's ends of its box-shell and box-mcpd channels; its
+ * box-gateway channel is the pair's gateway's, which B takes next).
+ */
+bool spares_take_policyd(struct box *b, struct spare_taken *t, int peer_fd[DAEMON__N]);
+/* The pair's box-gateway, for the box that took its box-policyd (in the same loop turn). */
+bool spares_take_gateway(struct box *b, struct spare_taken *t);
+/* B is freed: a gateway it reserved and never took is killed. */
+void spares_box_gone(struct box *b);
+
 /* ---- runtime.c ---- */
 /* The runtime base for this boxd (verified or created 0700, owner and mode checked). */
 int runtime_base_prepare(bool service, char **ret);
@@ -630,11 +655,19 @@ gateway_port(const struct box *b)
  */
 uint16_t otlp_port(const struct box *b);
 /* The gateway's RLIMIT_NOFILE, soft and hard: 2 × max_connections (default 1024) + 256. */
+#define BOXD_GATEWAY_DEFAULT_MAX_CONNECTIONS 1024
 static inline uint64_t
 gateway_nofile(const struct box *b)
 {
 	const Box__CfgGateway *g = b->spec->gateway;
-	return 2 * (g && g->max_connections ? g->max_connections->value : 1024) + 256;
+	return 2 * (g && g->max_connections ? g->max_connections->value
+					    : BOXD_GATEWAY_DEFAULT_MAX_CONNECTIONS) + 256;
+}
+/* … with the default max_connections (a spare's: spares.c). */
+static inline uint64_t
+gateway_nofile_default(void)
+{
+	return 2 * BOXD_GATEWAY_DEFAULT_MAX_CONNECTIONS + 256;
 }
 /* Can this boxd give the gateway its file limit? <0 with *err: the box cannot start. */
 int gateway_nofile_check(const struct box *b, char **err);

@@ -221,6 +221,20 @@ env_build(const struct daemon_desc *dd, const struct box *b,
 	envp[n] = NULL;
 }
 
+bool
+daemon_env_boxless(const struct box *b, enum daemon_id id)
+{
+	char *with[DAEMON_ENV_HOOKS_MAX + 2], *without[DAEMON_ENV_HOOKS_MAX + 2];
+	size_t i;
+
+	env_build(&daemon_table[id], b, with);
+	env_build(&daemon_table[id], NULL, without);
+	for (i = 0; with[i] && without[i]; i++)
+		if (with[i] != without[i])
+			return false;
+	return !with[i] && !without[i];
+}
+
 struct child_setup_args {
 	uint64_t nofile;
 	uid_t uid;
@@ -364,7 +378,9 @@ daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
 			 * went from exec_fd (confined_start_failed) or its ready message.
 			 */
 			struct box_daemon *dm = b ? b->daemons[id] : NULL;
-			if (dm && dm->exec_fd < 0)
+			if (args->exec_fd)
+				req.exec_fd = args->exec_fd;
+			else if (dm && dm->exec_fd < 0)
 				req.exec_fd = &dm->exec_fd;
 		}
 		r = spawn_process(&req, pid);

@@ -129,6 +129,11 @@ struct daemon_spawn_args {
 	int fds[DAEMON_FDS_MAX];
 	const char *const *args;     /* more arguments after the level argument, or NULL */
 	uint64_t nofile;             /* RLIMIT_NOFILE soft and hard, set in the child; 0: boxd's */
+	/*
+	 * A confined daemon's exec pipe (spawn.c: its setup's or exec's outcome) goes
+	 * here when not NULL (a spare: spares.c), else to its box's daemon entry.
+	 */
+	int *exec_fd;
 	/* A trampoline's daemon: its plan from the program and the level argument (*err on failure). */
 	int (*plan)(const struct box *b, const char *exe, const char *level_arg, Box__Plan **ret,
 		    char **err);
@@ -142,6 +147,12 @@ struct daemon_spawn_args {
 int daemon_spawn(struct boxd *d, const struct box *b, enum daemon_id id,
 		 const struct daemon_spawn_args *args, pid_t *pid, int *ctl, int *status_fd,
 		 char **err);
+/*
+ * Would daemon ID get the same environment for box B as for no box (no hook of
+ * boxd's environment that names a box applies to B)? A spare (spares.c) is
+ * spawned for no box.
+ */
+bool daemon_env_boxless(const struct box *b, enum daemon_id id);
 /* The ids daemon ID runs as (DAEMON_USER_SERVICE's rule); -ESRCH: no such user. */
 int daemon_ids(const struct boxd *d, enum daemon_id id, uid_t *uid, gid_t *gid);
 /* UID is the daemon's now, or the shared box-daemon's it ran as before it had its own. */

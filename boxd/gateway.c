@@ -459,7 +459,8 @@ init_build(struct box *b, Box__GatewayInit **ret, uint32_t *line, const char **w
 	in->port = gateway_port(b);
 	in->connect_timeout_ms = g && g->connect_timeout_ms ? g->connect_timeout_ms->value : 10000;
 	in->idle_timeout_ms = g && g->idle_timeout_ms ? g->idle_timeout_ms->value : 300000;
-	in->max_connections = g && g->max_connections ? g->max_connections->value : 1024;
+	in->max_connections = g && g->max_connections ? g->max_connections->value
+							  : BOXD_GATEWAY_DEFAULT_MAX_CONNECTIONS;
 	in->max_request_body = g && g->max_request_body ? g->max_request_body->value : 64ull << 20;
 	in->allow_host_loopback = g && g->allow_host_loopback && g->allow_host_loopback->value;
 	if (g && g->has_upstream_ca_pem && g->upstream_ca_pem.len) {
@@ -918,10 +919,6 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 	*bad_key = NULL;
 	_cleanup_close_ int policyd_fd = policyd_take_peer(b, DAEMON_GATEWAY);
 	daemon_init(&b->gateway->dm, &gateway_ops, b);
-	if (policyd_fd < 0) {
-		seterr(err, "box-policyd's channel for box-gateway is not open");
-		return -EBADF;
-	}
 	if ((r = init_build(b, &in, bad_line, bad_key)) < 0) {
 		if (r == -EINVAL && *bad_line)
 			seterr(err, "a %s entry box-gateway cannot take", *bad_key);
@@ -933,12 +930,27 @@ gateway_start(struct boxd *d, struct box *b, uint32_t *bad_line, const char **ba
 		seterr(err, "out of memory");
 		goto out;
 	}
-	args.fds[DAEMON_FD_POLICYD] = policyd_fd;
-	r = daemon_spawn(d, b, DAEMON_GATEWAY, &args, &pid, &ctl, NULL, err);
-	/* Its policyd channel is the gateway's now (or nobody's). */
-	policyd_fd = safe_close(policyd_fd);
-	if (r < 0)
-		goto out;
+	struct spare_taken spare;
+	if (spares_take_gateway(b, &spare)) {
+		/* The spare's fd 4 is this box's policyd's gateway channel already. */
+		pid = spare.pid;
+		ctl = spare.ctl;
+		b->gateway->dm.exec_fd = spare.exec_fd;
+		box_mark(b, "box-gateway taken (spawned ahead)");
+	} else {
+		if (policyd_fd < 0) {
+			seterr(err, "box-policyd's channel for box-gateway is not open");
+			r = -EBADF;
+			goto out;
+		}
+		args.fds[DAEMON_FD_POLICYD] = policyd_fd;
+		r = daemon_spawn(d, b, DAEMON_GATEWAY, &args, &pid, &ctl, NULL, err);
+		/* Its policyd channel is the gateway's now (or nobody's). */
+		policyd_fd = safe_close(policyd_fd);
+		if (r < 0)
+			goto out;
+		box_mark(b, "box-gateway spawned");
+	}
 	if ((r = daemon_watch(&b->gateway->dm, pid, ctl, err)) < 0)
 		goto out;
 	/*

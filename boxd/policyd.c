@@ -965,29 +965,46 @@ policyd_start(struct boxd *d, struct box *b, char **err)
 				       strerror(-r));
 		return r;
 	}
-	/* One channel per peer; box-mcpd's only with a stdio [mcp] (else nothing would speak on it). */
-	if ((r = box_ipc_socketpair(gw, false)) < 0 || (r = box_ipc_socketpair(sh, false)) < 0 ||
-	    (mcpd_wanted(b->spec) && (r = box_ipc_socketpair(mc, false)) < 0)) {
-		seterr(err, "cannot make box-policyd's peer channels: %s", strerror(-r));
-		goto out;
-	}
 	/* The telemetry channel to box-gateway, with a [telemetry.NAME] kind = otlp target. */
 	if (box_spec_otlp_targets(b->spec) && (r = box_ipc_socketpair(tel, false)) < 0) {
 		seterr(err, "cannot make box-policyd's telemetry channel: %s", strerror(-r));
 		goto out;
 	}
-	args.fds[POLICYD_FD_GATEWAY] = gw[1];
-	args.fds[POLICYD_FD_MCPD] = mc[1];
-	args.fds[POLICYD_FD_SHELL] = sh[1];
-	r = daemon_spawn(d, b, DAEMON_POLICYD, &args, &pid, &ctl, NULL, err);
-	/* The other ends wait here until each peer is spawned (and takes its own). */
-	peers_close(p);
-	p->peer_fd[DAEMON_GATEWAY] = TAKE_FD(gw[0]);
-	p->peer_fd[DAEMON_MCPD] = TAKE_FD(mc[0]);
-	p->peer_fd[DAEMON_SHELL] = TAKE_FD(sh[0]);
-	p->tel_fd = TAKE_FD(tel[0]);
-	if (r < 0)
-		goto out;
+	struct spare_taken spare;
+	int spare_peers[DAEMON__N];
+	if (spares_take_policyd(b, &spare, spare_peers)) {
+		/* Spawned ahead with every peer channel; its gateway's is the spare gateway's. */
+		pid = spare.pid;
+		ctl = spare.ctl;
+		p->dm.exec_fd = spare.exec_fd;
+		peers_close(p);
+		for (int i = 0; i < DAEMON__N; i++)
+			p->peer_fd[i] = spare_peers[i];
+		if (!mcpd_wanted(b->spec)) /* nothing will speak on it: policyd reads the close */
+			p->peer_fd[DAEMON_MCPD] = safe_close(p->peer_fd[DAEMON_MCPD]);
+		p->tel_fd = TAKE_FD(tel[0]);
+		box_mark(b, "box-policyd taken (spawned ahead)");
+	} else {
+		/* One channel per peer; box-mcpd's only with a stdio [mcp] (else nothing would speak on it). */
+		if ((r = box_ipc_socketpair(gw, false)) < 0 || (r = box_ipc_socketpair(sh, false)) < 0 ||
+		    (mcpd_wanted(b->spec) && (r = box_ipc_socketpair(mc, false)) < 0)) {
+			seterr(err, "cannot make box-policyd's peer channels: %s", strerror(-r));
+			goto out;
+		}
+		args.fds[POLICYD_FD_GATEWAY] = gw[1];
+		args.fds[POLICYD_FD_MCPD] = mc[1];
+		args.fds[POLICYD_FD_SHELL] = sh[1];
+		r = daemon_spawn(d, b, DAEMON_POLICYD, &args, &pid, &ctl, NULL, err);
+		/* The other ends wait here until each peer is spawned (and takes its own). */
+		peers_close(p);
+		p->peer_fd[DAEMON_GATEWAY] = TAKE_FD(gw[0]);
+		p->peer_fd[DAEMON_MCPD] = TAKE_FD(mc[0]);
+		p->peer_fd[DAEMON_SHELL] = TAKE_FD(sh[0]);
+		p->tel_fd = TAKE_FD(tel[0]);
+		if (r < 0)
+			goto out;
+		box_mark(b, "box-policyd spawned");
+	}
 	if ((r = daemon_watch(&p->dm, pid, ctl, err)) >= 0)
 		r = send_init(b, dirfd, tel[1], err);
 out:

@@ -6,10 +6,12 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "daemon_start.h"
 #include "fdutil.h"
+#include "log.h"
 #include "privdrop.h"
 
 int
@@ -46,9 +48,32 @@ daemon_lock_down(uid_t uid, gid_t gid, const char **failed)
 }
 
 int
-daemon_init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m, unsigned timeout_ms)
+daemon_args(int argc, char **argv, bool *spare)
 {
-	int r = box_ipc_recv_wait(chan, m, timeout_ms);
+	*spare = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-w") == 0 && !*spare)
+			*spare = true;
+		else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "-n") == 0)
+			log_set_max_level(argv[i][1] == 'q' ? LOG_LEVEL_WARNING : LOG_LEVEL_NOTICE);
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
+void
+daemon_spare_taken(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-w") == 0)
+			memset(argv[i], 0, strlen(argv[i]));
+}
+
+int
+daemon_init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m, int timeout_ms)
+{
+	int r = box_ipc_recv_wait(chan, m, timeout_ms < 0 ? -1 : timeout_ms);
 	if (r == -ECONNRESET)
 		return 0;
 	return r < 0 ? r : 1;

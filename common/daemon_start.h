@@ -54,10 +54,25 @@ int daemon_fds_take(const struct daemon_fd_want *want, size_t n, bool *present, 
 int daemon_lock_down(uid_t uid, gid_t gid, const char **failed);
 
 /*
- * Step 3: the first message on CHAN (its protocol table's init state)
- * within TIMEOUT_MS: 1 with *m, 0 when boxd gave up first (its channel
- * closed before anything came), negative errno (nothing valid in time).
+ * Step 0: the command line boxd gives box-gateway, box-mcpd and the like:
+ * -n or -q (an embedded box's log level, common/log.c), and -w (spawned
+ * ahead as a service boxd's spare, boxd/spares.c: its init message may
+ * come at any time). 0, or -EINVAL for anything else.
  */
-int daemon_init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m, unsigned timeout_ms);
+int daemon_args(int argc, char **argv, bool *spare);
+
+/*
+ * A spare's init message came: -w leaves its command line (/proc/PID/cmdline
+ * reads it from our memory), so that ps tells a waiting spare from a box's daemon.
+ */
+void daemon_spare_taken(int argc, char **argv);
+
+/*
+ * Step 3: the first message on CHAN (its protocol table's init state)
+ * within TIMEOUT_MS (negative: no limit, a spare's wait): 1 with *m, 0
+ * when boxd gave up first (its channel closed before anything came),
+ * negative errno (nothing valid in time).
+ */
+int daemon_init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m, int timeout_ms);
 
 #endif

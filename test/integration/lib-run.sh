@@ -86,6 +86,18 @@ as_user() {
 	fi
 }
 
+# daemon_pids NAME: the NAME processes (box-policyd, box-gateway, …) of this test's
+# binaries ($RB), without a service boxd's spares waiting for a box (their command line
+# holds -w until a box takes them: docs/boxd.8.md, "Spares").
+daemon_pids() {
+	local p
+	for p in $(pgrep -x "$1"); do
+		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/$1" ] || continue
+		[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" = "$1 -w " ] && continue
+		echo "$p"
+	done
+}
+
 # wait_for FILE PATTERN: until PATTERN shows up in FILE (up to 60 s: only a hang takes that
 # long, not a loaded machine running other tests beside this one).
 wait_for() {

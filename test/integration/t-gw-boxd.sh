@@ -148,12 +148,7 @@ check "… boxctl: error: box-gateway exited before it was ready" \
 check "… the agent never ran" test ! -s env4
 
 # box-policyd lost while boxd waits for GatewayReady: the start fails with policyd's error.
-policyd_of_box() {
-	local p
-	for p in $(pgrep -x box-policyd); do
-		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-policyd" ] && echo "$p"
-	done
-}
+policyd_of_box() { daemon_pids box-policyd; }
 run_fake g5 env5 BOX_TEST_GATEWAY_FAKE_DELAY_MS=3000 &
 bp=$!
 for _ in $(seq 100); do grep -q '^gwfake: delaying' env5.err 2>/dev/null && break; sleep 0.05; done
@@ -169,9 +164,7 @@ check "… boxctl: error: box-policyd … (no policy, no box)" \
 check "… the agent never ran" test ! -s env5
 gone=1
 for _ in $(seq 50); do
-	[ -z "$(pgrep -x box-gateway | while read -r p; do
-		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-gateway" ] && echo "$p"
-	done)" ] && { gone=0; break; }
+	[ -z "$(daemon_pids box-gateway)" ] && { gone=0; break; }
 	sleep 0.1
 done
 check "… and the gateway is gone" test "$gone" = 0

@@ -172,9 +172,8 @@ for u in $users; do
 	bp=$!
 	gp=
 	for _ in $(seq 100); do
-		for p in $(pgrep -x box-gateway); do
-			[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-gateway" ] &&
-				[ "$(readlink "/proc/$(ps -o ppid= -p "$p" | tr -d ' ')/exe")" = "$RB/boxd" ] && gp=$p
+		for p in $(daemon_pids box-gateway); do
+			[ "$(readlink "/proc/$(ps -o ppid= -p "$p" | tr -d ' ')/exe")" = "$RB/boxd" ] && gp=$p
 		done
 		[ -n "$gp" ] && break
 		sleep 0.05

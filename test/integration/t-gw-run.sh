@@ -28,12 +28,7 @@ cp "$BOX_BIN/box-gateway" "$RB/box-gateway" 2>/dev/null
 chmod 755 "$RB/box-gateway"
 
 # gateway_pids: the box-gateway processes of this test's binaries.
-gateway_pids() {
-	local p
-	for p in $(pgrep -x box-gateway); do
-		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-gateway" ] && echo "$p"
-	done
-}
+gateway_pids() { daemon_pids box-gateway; }
 wait_gateway() {
 	local p
 	for _ in $(seq 100); do

@@ -18,12 +18,7 @@ mkdir proj
 chmod 755 proj
 
 # policyd_pids: the box-policyd processes of this test's binaries.
-policyd_pids() {
-	local p
-	for p in $(pgrep -x box-policyd); do
-		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-policyd" ] && echo "$p"
-	done
-}
+policyd_pids() { daemon_pids box-policyd; }
 # wait_policyd: up to 10 s for one to show up; prints its pid.
 wait_policyd() {
 	local p

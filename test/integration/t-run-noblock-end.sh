@@ -54,12 +54,7 @@ start_boxd() {
 	chmod 666 "$BOX_SOCKET" 2>/dev/null # the test's stand-in for group box-clients
 }
 # policyds: the box-policyd processes of this test's binaries (alive, not zombies).
-policyds() {
-	local p
-	for p in $(pgrep -x box-policyd); do
-		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/box-policyd" ] && echo "$p"
-	done
-}
+policyds() { daemon_pids box-policyd; }
 
 cat >j2-fin.ini <<INI
 [box]
