@@ -13,7 +13,7 @@
  * the start-up, one named step a line: arguments → fds → privilege drop to
  * UID:GID (default, and what boxd starts it as: box-daemon's ids, else
  * nobody's; never 0) → buffers → seccomp
- * allow-list → relay → exit.
+ * allow-list → (a spare, -w: the client handed over, client_take) → relay → exit.
  *
  * The relay: every packet from the client goes through clientd_forward()
  * (forward.c: decode, validate, pack again) and only the canonical
@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +74,7 @@ static struct {
 	struct queue to_boxd, to_client;
 	bool client_open, boxd_open;
 	long client_pid; /* for log lines only (boxd's SO_PEERCRED) */
+	bool spare;      /* -w: fd 4 hands over the client's connection (client_take) */
 	uint8_t *buf;    /* one packet: BOX_IPC_MAX + 1, so one byte too many is seen */
 	int exit_code;
 } S = { .client_open = true, .boxd_open = true, .client_pid = -1 };
@@ -373,21 +375,22 @@ relay(void)
 static noreturn void
 usage(void)
 {
-	fprintf(stderr, "usage: box-clientd [-u UID] [-g GID] [-p CLIENT_PID]  (started by boxd, "
+	fprintf(stderr, "usage: box-clientd [-u UID] [-g GID] [-p CLIENT_PID | -w]  (started by boxd, "
 			"fds 3-4)\n");
 	exit(2);
 }
 
 /*
  * Step 1: -u UID and -g GID (default: the ids it runs as; boxd switches to
- * the unprivileged user before the exec), -p CLIENT_PID.
+ * the unprivileged user before the exec), -p CLIENT_PID, or -w: a spare (fd 4
+ * is then the handover socket, client_take below).
  */
 static void
 args_parse(int argc, char **argv, struct privdrop *pd)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "u:g:p:")) >= 0) {
+	while ((opt = getopt(argc, argv, "u:g:p:w")) >= 0) {
 		uint64_t v;
 		switch (opt) {
 		case 'u':
@@ -404,6 +407,9 @@ args_parse(int argc, char **argv, struct privdrop *pd)
 			if (parse_u64(optarg, INT32_MAX, &v) < 0)
 				usage();
 			S.client_pid = (long)v;
+			break;
+		case 'w':
+			S.spare = true;
 			break;
 		default: usage();
 		}
@@ -458,6 +464,54 @@ buffers_prepare(void)
 	(void)box_now_ms(); /* the vDSO clock is mapped now, not under the filter */
 }
 
+/*
+ * Step 6 of a spare (-w, spawned ahead by a service boxd: boxd/clientd.c): fd 4
+ * is a SOCK_SEQPACKET socket on which boxd hands over one client's connection
+ * when it comes: one packet of 4 bytes, the client's pid (for log lines), with
+ * its fd. That fd becomes fd 4 in place of the handover socket, and the relay
+ * starts as for a box-clientd spawned with it. Under the filter already (recvmsg,
+ * close, fcntl, fstat): the spare did everything else before a client came.
+ * Anything else on fd 4 ends the spare (exit 1); its close (boxd's end) exits 0.
+ */
+static void
+client_take(void)
+{
+	struct pollfd p = { .fd = DAEMON_FD_CLIENT, .events = POLLIN };
+	int fds[BOX_IPC_MAX_FDS];
+	unsigned n_fds = 0;
+	int32_t pid;
+	struct stat st;
+	ssize_t n;
+
+	for (;;) {
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			fatal(-errno, "Cannot wait for a client on fd %d", DAEMON_FD_CLIENT);
+		n = packet_recv(DAEMON_FD_CLIENT, fds, &n_fds);
+		if (n != -EAGAIN && n != -EINTR)
+			break;
+	}
+	if (n == 0)
+		exit(0); /* boxd ended before a client came */
+	if (n < 0)
+		fatal((int)n, "No client handed over on fd %d", DAEMON_FD_CLIENT);
+	if (n != (ssize_t)sizeof(pid) || n_fds != 1 || fstat(fds[0], &st) < 0 ||
+	    !S_ISSOCK(st.st_mode))
+		fatalx("fd %d: a handover of %zd bytes and %u fds, not a client's pid and socket",
+		       DAEMON_FD_CLIENT, n, n_fds);
+	memcpy(&pid, S.buf, sizeof(pid));
+	S.client_pid = pid;
+	/* The connection takes fd 4's number: the lowest free from 4 once the handover is closed. */
+	close(DAEMON_FD_CLIENT);
+	int fd = fcntl(fds[0], F_DUPFD_CLOEXEC, DAEMON_FD_CLIENT);
+	if (fd != DAEMON_FD_CLIENT)
+		fatal(fd < 0 ? -errno : -EBADF, "Cannot put the client's connection at fd %d",
+		      DAEMON_FD_CLIENT);
+	close(fds[0]);
+	int r = fd_set_nonblock(DAEMON_FD_CLIENT, true);
+	if (r < 0)
+		fatal(r, "fd %d", DAEMON_FD_CLIENT);
+}
+
 /* Step 5: from here on nothing but the allow-list. */
 static void
 seccomp_enter(void)
@@ -478,6 +532,10 @@ main(int argc, char **argv)
 	privileges_drop(&pd);
 	buffers_prepare();
 	seccomp_enter();
+	if (S.spare) {
+		client_take();
+		daemon_spare_taken(argc, argv);
+	}
 	relay();
 	/* Step 7: exit; the kernel closes both sockets. */
 	queue_drop(&S.to_boxd);

@@ -487,6 +487,7 @@ shutdown_all(struct boxd *d)
 		client_close(d->clients);
 	recheck_spare_stop();
 	spares_stop();
+	client_spare_stop();
 	if (d->listen_ev)
 		event_free(d->listen_ev);
 	safe_close(d->listen_fd);
@@ -517,6 +518,7 @@ main(int argc, char **argv)
 	setup_loop(&d);
 	recheck_spare_start(&d); /* its exec beside the wait for the first request */
 	spares_start(&d);        /* a service boxd's: box-policyd and box-gateway, likewise */
+	client_spare_start(&d);  /* and box-clientd, ahead of the first client */
 	if (d.embedded)
 		setup_embedded_channel(&d);
 	else

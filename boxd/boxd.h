@@ -588,6 +588,9 @@ int client_child_check(const struct boxd *d);
  * errno (logged): *fd is still the caller's.
  */
 int client_child_start(struct boxd *d, const struct ucred *cred, int *fd);
+/* Service mode: the spare box-clientd, spawned ahead of the next client; stopped at boxd's end. */
+void client_spare_start(struct boxd *d);
+void client_spare_stop(void);
 
 /* ---- policyd.c ---- */
 /*

@@ -23,11 +23,23 @@
  * boxd: as box-daemon (else nobody), switched in the child before execve,
  * fd 3 = boxd's end of the channel, fd 4 = the client (common/daemon_fds.h),
  * stderr boxd's.
+ * The spare: one box-clientd spawned ahead (from boxd's start, and again
+ * CLIENTD_SPARE_AFTER_MS after a client took it or found none), its ids
+ * switched, its privileges dropped and its filter on, waiting on fd 4 — one
+ * end of a socketpair whose other end boxd keeps — for a connection: the
+ * client's pid (4 bytes, for its log lines) with the connection's fd
+ * (box-clientd/main.c client_take), and boxd keeps no copy, as for a fresh
+ * one. So a client does not wait for box-clientd's exec. It knows nothing of
+ * any client before the handover and serves exactly one. A spare that exited,
+ * or whose channel or handover socket shows anything (it said something, or
+ * closed), or whose handover cannot be sent, is not used: the client gets a
+ * fresh one. None while BOX_TEST_DAEMON_SPARES_ABSENT is set.
  * Trusts: its own executable's directory (spawn_find_helper), the password
  * database for box-daemon's ids.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +59,7 @@
 #define CLIENTD_EXIT_REFUSED 3
 /* Children outlive their client for a moment (they exit when boxd closes its end). */
 #define CLIENTD_CHILDREN_MAX (2 * BOXD_CLIENTS_MAX)
+#define CLIENTD_SPARE_AFTER_MS 50 /* after a client took it: that client's CPU is not shared */
 
 /* A live child, tracked (child.h) for the one log line about its death. */
 struct clientd_child {
@@ -56,6 +69,26 @@ struct clientd_child {
 };
 static unsigned n_children; /* one boxd per process */
 
+static struct {
+	struct clientd_child *c; /* the waiting spare, or NULL */
+	int ctl;                 /* boxd's end of its fd 3 */
+	int handover;            /* boxd's end of its fd 4 */
+	struct event *later;
+} spare = { .ctl = -1, .handover = -1 };
+
+static void
+spare_drop(void)
+{
+	if (spare.c) {
+		child_stop(&spare.c->child); /* killed and forgotten: no reap comes back here */
+		n_children--;
+		free(spare.c);
+		spare.c = NULL;
+	}
+	spare.ctl = safe_close(spare.ctl);
+	spare.handover = safe_close(spare.handover);
+}
+
 /* Reaped (child.c): its death logged once, unless it exited cleanly or refused. */
 static void
 on_reaped(struct child *ch, int status)
@@ -64,6 +97,15 @@ on_reaped(struct child *ch, int status)
 	pid_t pid = ch->pid;
 
 	n_children--;
+	if (c == spare.c) {
+		/* The spare died while it waited: the next client spawns its own. */
+		log_warn("the spare %s pid %d exited while it waited (status 0x%x)", CLIENTD_NAME,
+			 (int)pid, (unsigned)status);
+		spare.c = NULL;
+		spare_drop();
+		free(c);
+		return;
+	}
 	if (WIFSIGNALED(status))
 		log_warn("%s pid %d (client pid %d uid %u) was killed by signal %d (%s); "
 			 "that client was disconnected",
@@ -95,6 +137,106 @@ client_child_check(const struct boxd *d)
 	return 0;
 }
 
+static void
+spare_spawn(struct boxd *d)
+{
+	static const char *const spare_args[] = { "-w", NULL };
+	struct daemon_spawn_args args = { .fds = { -1, -1, -1, -1, -1, -1, -1 },
+					  .args = spare_args };
+	_cleanup_free_ char *err = NULL;
+	struct clientd_child *c;
+	int hv[2] = { -1, -1 }, ctl = -1;
+	pid_t pid = 0;
+
+	if (spare.c || d->embedded || d->quitting || n_children >= CLIENTD_CHILDREN_MAX ||
+	    getenv("BOX_TEST_DAEMON_SPARES_ABSENT"))
+		return;
+	if (box_ipc_socketpair(hv, false) < 0)
+		return; /* no spare: each client gets a fresh one, as without spares */
+	args.fds[DAEMON_FD_CLIENT] = hv[1];
+	if (!(c = calloc(1, sizeof(*c))) ||
+	    daemon_spawn(d, NULL, DAEMON_CLIENTD, &args, &pid, &ctl, NULL, &err) < 0) {
+		free(c);
+		close(hv[0]);
+		close(hv[1]);
+		return;
+	}
+	close(hv[1]);
+	c->client_pid = -1;
+	child_init(&c->child, CHILD_CLIENTD, NULL, on_reaped, c);
+	child_track(d, &c->child, pid);
+	n_children++;
+	spare.c = c;
+	spare.ctl = ctl;
+	spare.handover = hv[0];
+}
+
+static void
+on_spare_later(evutil_socket_t fd, short what, void *arg)
+{
+	spare_spawn(arg);
+}
+
+static void
+spare_later(struct boxd *d)
+{
+	struct timeval tv = { 0, CLIENTD_SPARE_AFTER_MS * 1000 };
+
+	if (d->embedded)
+		return;
+	if (!spare.later)
+		spare.later = evtimer_new(d->base, on_spare_later, d);
+	if (spare.later)
+		evtimer_add(spare.later, &tv);
+}
+
+void
+client_spare_start(struct boxd *d)
+{
+	spare_spawn(d);
+}
+
+void
+client_spare_stop(void)
+{
+	if (spare.later) {
+		event_free(spare.later);
+		spare.later = NULL;
+	}
+	spare_drop();
+}
+
+/* The spare for the client CRED on *fd, when one waits and is fit: *fd is its channel then. */
+static bool
+spare_take(struct boxd *d, const struct ucred *cred, int *fd)
+{
+	struct pollfd p[2] = { { .fd = spare.ctl, .events = POLLIN },
+			       { .fd = spare.handover, .events = POLLIN } };
+	int32_t client_pid = (int32_t)cred->pid;
+
+	spare_later(d); /* the next one, after this client's start */
+	if (!spare.c)
+		return false;
+	/* Alive, and silent on both sockets (it said nothing, closed nothing). */
+	if (!child_running(&spare.c->child) || poll(p, 2, 0) != 0 ||
+	    box_ipc_send_packet(spare.handover, (const uint8_t *)&client_pid, sizeof(client_pid),
+				fd, 1, 0) < 0) {
+		spare_drop();
+		return false;
+	}
+	struct clientd_child *c = spare.c;
+	c->client_pid = cred->pid;
+	c->client_uid = cred->uid;
+	log_debug("client pid %d uid %u: served by the spare %s pid %d", (int)cred->pid,
+		  (unsigned)cred->uid, CLIENTD_NAME, (int)c->child.pid);
+	/* Root keeps no copy of the client's socket: the child's death closes it. */
+	close(*fd);
+	*fd = TAKE_FD(spare.ctl);
+	spare.handover = safe_close(spare.handover);
+	spare.c = NULL;
+	return true;
+}
+
 int
 client_child_start(struct boxd *d, const struct ucred *cred, int *fd)
 {
@@ -107,6 +249,8 @@ client_child_start(struct boxd *d, const struct ucred *cred, int *fd)
 
 	if (d->embedded)
 		return 0; /* the caller's own boxd: it decodes for itself */
+	if (spare_take(d, cred, fd))
+		return 0;
 	if (n_children >= CLIENTD_CHILDREN_MAX)
 		return log_warn_errno(EAGAIN, "too many %s children; refusing client pid %d",
 				      CLIENTD_NAME, (int)cred->pid);

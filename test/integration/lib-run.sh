@@ -86,15 +86,24 @@ as_user() {
 	fi
 }
 
+# is_spare PID NAME: PID is a service boxd's spare NAME still waiting (its command line
+# holds -w until a box or a client takes it: docs/boxd.8.md, "Spares").
+is_spare() { [ "$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)" = "$2 -w " ]; }
+# waiting_spare BOXD NAME: BOXD's child NAME that waits as a spare, when one does.
+waiting_spare() {
+	local p
+	for p in $(pgrep -P "$1" -x "$2"); do
+		is_spare "$p" "$2" && { echo "$p"; return 0; }
+	done
+	return 1
+}
 # daemon_pids NAME: the NAME processes (box-policyd, box-gateway, …) of this test's
-# binaries ($RB), without a service boxd's spares waiting for a box (their command line
-# holds -w until a box takes them: docs/boxd.8.md, "Spares").
+# binaries ($RB), without a service boxd's spares waiting.
 daemon_pids() {
 	local p
 	for p in $(pgrep -x "$1"); do
 		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RB/$1" ] || continue
-		[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" = "$1 -w " ] && continue
-		echo "$p"
+		is_spare "$p" "$1" || echo "$p"
 	done
 }
 

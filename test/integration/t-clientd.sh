@@ -35,8 +35,13 @@ du=box-daemon
 id box-daemon >/dev/null 2>&1 || du=nobody
 duid=$(id -u "$du")
 
-# children: the box-clientd processes of this boxd.
-children() { pgrep -P "$sp" -x box-clientd; }
+# children: the box-clientd processes of this boxd serving a client (not the spare waiting).
+children() {
+	local p
+	for p in $(pgrep -P "$sp" -x box-clientd); do
+		is_spare "$p" box-clientd || echo "$p"
+	done
+}
 # wait_children N: up to 5 s for exactly N of them.
 wait_children() {
 	for _ in $(seq 50); do
@@ -90,15 +95,30 @@ EOF
 	chmod 644 "$1"
 }
 
-check "no client: no box-clientd" wait_children 0
+check "no client: no box-clientd serves" wait_children 0
+# The spare (boxd/clientd.c): one waits before any client, as box-daemon, its filter on.
+check "a spare box-clientd waits before the first client" wait_for_cmd waiting_spare "$sp" box-clientd
+s1=$(waiting_spare "$sp" box-clientd)
+check "… as $du, under its seccomp filter already, holding fds 0-4 only" \
+	test -n "$s1" -a "$(stat -c %U "/proc/${s1:-1}" 2>/dev/null)" = "$du" \
+	-a "$(status_field "${s1:-1}" Seccomp 2>/dev/null)" = 2 \
+	-a "$(ls "/proc/${s1:-1}/fd" 2>/dev/null | sort -n | tr '\n' ' ')" = "0 1 2 3 4 "
 "$RB/boxctl" ps >ps.out 2>ps.err
 check "ps as root is served (through a box-clientd)" test $? = 0 -a "$(head -1 ps.out | cut -f1)" = NAME
+# new_spare OLD: a spare waits, not OLD.
+new_spare() { local p; p=$(waiting_spare "$sp" box-clientd) && [ "$p" != "$1" ]; }
+check "… by the spare: it served that client and ended with it; a new spare waits" \
+	eval 'wait_for_cmd test ! -e "/proc/$s1" && wait_for_cmd new_spare "$s1"'
+s2=$(waiting_spare "$sp" box-clientd)
 
 # A: attached until the test creates $W/ws/i4-go, then exit 7.
 box_ini a.ini i4-cd-a "/usr/bin/python3 -c \"import os, sys, time; [time.sleep(0.1) for _ in iter(lambda: os.path.exists('$W/ws/i4-go'), True)]; sys.exit(7)\""
 "$RB/boxctl" run -q -c a.ini >a.out 2>a.err &
 ap=$!
 _run_pids+=("$ap")
+# Its connection, the only one yet, takes the spare that waits.
+taken() { [ -e "/proc/$1" ] && ! is_spare "$1" box-clientd; }
+wait_for_cmd taken "$s2"
 if running i4-cd-a; then
 	ok "an attached run through box-clientd starts"
 else
@@ -107,6 +127,8 @@ else
 fi
 check "one connection open: one box-clientd" wait_children 1
 ac=$(children | head -1)
+check "… the spare that waited, now serving: -w left its command line" \
+	test -n "$ac" -a "$ac" = "$s2" -a "$(tr -d '\0' <"/proc/${ac:-1}/cmdline" 2>/dev/null)" = box-clientd
 if [ -n "$ac" ]; then
 	check "box-clientd's parent is boxd" test "$(status_field "$ac" PPid)" = "$sp"
 	check "box-clientd runs as $du ($duid): real, effective, saved, fs uid" \
@@ -194,6 +216,16 @@ kill_case() {
 	"$RB/boxctl" ps >ps.out 2>&1
 	check "$sig: a new client is served" test $? = 0 -a "$(head -1 ps.out | cut -f1)" = NAME
 }
+# The spare killed while it waits: boxd says so once, the next client gets a fresh one,
+# and a spare waits again after it.
+wait_for_cmd waiting_spare "$sp" box-clientd
+s3=$(waiting_spare "$sp" box-clientd)
+kill -9 "$s3"
+check "the spare killed while it waits: boxd says so" \
+	wait_for boxd.log "the spare box-clientd pid $s3 exited while it waited"
+"$RB/boxctl" ps >ps.out 2>&1
+check "… the next client is served" test $? = 0 -a "$(head -1 ps.out | cut -f1)" = NAME
+check "… and a new spare waits" wait_for_cmd new_spare "$s3"
 kill_case KILL i4-cd-k
 kill_case SEGV i4-cd-s
 
@@ -204,7 +236,8 @@ wait "$ap"
 check "A's client was not affected: its box's status comes back (7)" test $? = 7
 check "every client gone: no box-clientd left" wait_children 0
 check "boxd logged no other box-clientd death" \
-	test "$(grep -c "box-clientd pid .* was killed\|box-clientd pid .* exited" boxd.log)" = 2
+	test "$(grep -v "the spare box-clientd" boxd.log |
+		grep -c "box-clientd pid .* was killed\|box-clientd pid .* exited")" = 2
 kill -TERM "$sp"
 wait "$sp"
 check "boxd exits on SIGTERM" test $? = 0

@@ -35,17 +35,8 @@ service() {
 	export BOX_SOCKET="$W/$name.sock"
 }
 
-# spare_pid NAME: boxd $sp's child NAME started with -w (the spare), when one waits.
-spare_pid() {
-	local p
-	for p in $(pgrep -P "$sp" -x "$1"); do
-		if [ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" = "$1 -w " ]; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
-}
+# spare_pid NAME: boxd $sp's spare NAME, when one waits.
+spare_pid() { waiting_spare "$sp" "$1"; }
 pair_waits() { spare_pid box-policyd >/dev/null && spare_pid box-gateway >/dev/null; }
 no_spare() { ! spare_pid box-policyd >/dev/null && ! spare_pid box-gateway >/dev/null; }
 wait_no_spare() {
@@ -190,6 +181,7 @@ service absent BOX_TEST_DAEMON_SPARES_ABSENT=1
 "$RB/boxctl" run --timings -c other.ini 2>absent.err
 check "BOX_TEST_DAEMON_SPARES_ABSENT: no spare, the box spawns its own" \
 	eval 'no_spare && spawned absent.err'
+check "… and no spare box-clientd either" eval '! waiting_spare "$sp" box-clientd'
 kill "$sp"
 wait "$sp" 2>/dev/null
 
