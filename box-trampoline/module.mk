@@ -7,10 +7,25 @@ TRAMPOLINE_OBJS := $(TRAMPOLINE_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS        += $(TRAMPOLINE_OBJS)
 LIBEXEC_PROGRAMS += $(BIN)/box-trampoline
 
-$(TRAMPOLINE_OBJS): private MODULE_CPPFLAGS := -Iproto -Ilibpolicyclient \
+$(TRAMPOLINE_OBJS): private MODULE_CPPFLAGS := -Iproto -Ilibpolicyclient -I$(BUILD)/box-trampoline \
 	$(call pkg_cflags,libprotobuf-c libseccomp libcap libevent)
 
-$(BIN)/box-trampoline: $(TRAMPOLINE_OBJS) $(LIBPOLICYCLIENT) $(LIBPROTO) $(LIBCOMMON)
+# The refusing seccomp program, compiled by libseccomp once at build time
+# (gen/refuse_gen.c prints it; refuse_baked.c compiles it in; test_kfilter
+# checks it against libseccomp's build at test time).
+REFUSE_GEN := $(BUILD)/box-trampoline/gen/refuse_gen
+ALL_OBJS   += $(REFUSE_GEN).o
+$(REFUSE_GEN).o: private MODULE_CPPFLAGS := -Ibox-trampoline $(call pkg_cflags,libseccomp)
+$(REFUSE_GEN): $(REFUSE_GEN).o $(BUILD)/box-trampoline/seccomp.o $(BUILD)/box-trampoline/kfilter.o
+	$(link_program)
+$(REFUSE_GEN): private MODULE_LDLIBS := $(call pkg_libs,libseccomp)
+$(BUILD)/box-trampoline/refuse_prog.h: $(REFUSE_GEN)
+	ASAN_OPTIONS=detect_leaks=0 $(REFUSE_GEN) >$@.tmp && mv $@.tmp $@
+$(BUILD)/box-trampoline/refuse_baked.o: $(BUILD)/box-trampoline/refuse_prog.h
+
+# seccomp.c is the build tool's (gen/refuse_gen.c): no sandbox compiles the program.
+$(BIN)/box-trampoline: $(filter-out $(BUILD)/box-trampoline/seccomp.o,$(TRAMPOLINE_OBJS)) \
+	$(LIBPOLICYCLIENT) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 # Static (static-pie: still randomized) outside sanitizer builds: it is exec'd for
 # every sandbox (the agent's, box-shell's, each tool's, each MCP server's), and the

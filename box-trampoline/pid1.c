@@ -108,10 +108,11 @@ programs_build(struct tramp *t)
 	if (programs_built)
 		return;
 	programs_built = true;
-	char why[256];
-	int r = seccomp_programs_build(&refuse_prog, why, sizeof(why));
+	/* Compiled at build time (refuse_baked.c): no libseccomp compile per sandbox. */
+	int r = seccomp_programs_baked(&refuse_prog);
 	if (r < 0)
-		tramp_fail(t, STEP_SECCOMP, -r, "%s", why);
+		tramp_fail(t, STEP_SECCOMP, -r, "the filter is longer than %d instructions",
+			   KFILTER_INSNS_MAX);
 	listen_prog = refuse_prog;
 	if (!kfilter_notify(&listen_prog))
 		tramp_fail(t, STEP_SECCOMP, EINVAL, "the filter has no refusal to report");

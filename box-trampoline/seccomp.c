@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * seccomp.c — step 11: box's refusing seccomp program, built in PID 1 before
- * the workload exists (docs/sandbox.md). It is not loaded as it is: the
+ * seccomp.c — step 11: box's refusing seccomp program, built by libseccomp
+ * at build time (gen/refuse_gen.c; refuse_baked.c holds the result PID 1 takes
+ * before the workload exists; docs/sandbox.md). It is not loaded as it is: the
  * workload installs the listener's copy, its refusals turned into USER_NOTIF
  * (pid1.c, kfilter.c), and PID 1 answers each with the errno this program
  * gives and reports it (kernel.c, "Kernel refusals").

@@ -132,5 +132,7 @@ int terminal_attach(int slave, uint32_t fds);
 /* seccomp.c: box's refusing program (libseccomp's, then personality's) into REFUSE. */
 struct kprog;
 int seccomp_programs_build(struct kprog *refuse, char *why, size_t why_len);
+/* refuse_baked.c: the same program, built at build time (gen/refuse_gen.c). */
+int seccomp_programs_baked(struct kprog *refuse);
 
 #endif

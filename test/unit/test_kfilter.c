@@ -65,6 +65,21 @@ build(void)
 	listen_prog = refuse;
 }
 
+/*
+ * The program a sandbox's PID 1 uses was compiled at build time
+ * (refuse_baked.c): it is the one libseccomp builds now, every instruction.
+ */
+static void
+test_baked_is_libseccomps(void)
+{
+	static struct kprog baked;
+	build();
+	CHECK_INT(seccomp_programs_baked(&baked), 0);
+	CHECK_INT((int)baked.n, (int)refuse.n);
+	CHECK(baked.n == refuse.n &&
+	      memcmp(baked.f, refuse.f, refuse.n * sizeof(refuse.f[0])) == 0);
+}
+
 static void
 test_refusing_program(void)
 {
@@ -204,6 +219,7 @@ test_malformed(void)
 int
 main(void)
 {
+	RUN(test_baked_is_libseccomps);
 	RUN(test_refusing_program);
 	RUN(test_listener_program);
 	RUN(test_kernel_agrees);
