@@ -392,10 +392,14 @@ box_cgroups_removed(struct box *b)
 {
 	if (b->state != BOX_FINISHING)
 		return;
-	runtime_dir_remove(b->d, b);
 	runtime_unlock(b);
+	/*
+	 * The reply, then the runtime dir (BASE/ID, this box's alone): boxctl ends while
+	 * it goes, and no other client is answered before it is gone (one loop turn).
+	 */
 	if (b->on_finished)
 		b->on_finished(b);
+	runtime_dir_remove(b->d, b);
 	box_end(b);
 }
 
