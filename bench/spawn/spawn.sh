@@ -120,9 +120,9 @@ if "boxctl run (embedded)" in cmds and os.geteuid() == 0:
     else:
         print("spawn: the service boxd did not listen on %s; no service row" % sock)
 def spares_wait():
-    # A service boxd spawns its next spare box-policyd and box-gateway 50 ms after a box took
-    # them (docs/boxd.8.md, "Spares"): wait for them (at most 1 s), outside any timing, so
-    # that their start never lands on the next command measured, box or peer.
+    # A service boxd spawns its next spare box-policyd, box-gateway and box-clientd 50 ms
+    # after a box (a client) took them (docs/boxd.8.md): wait for them (at most 1 s), outside
+    # any timing, so that their start never lands on the next command measured, box or peer.
     for _ in range(100):
         try:
             kids = open("/proc/%d/task/%d/children" % (service.pid, service.pid)).read().split()
@@ -134,7 +134,7 @@ def spares_wait():
                 waiting.add(open("/proc/%s/cmdline" % pid).read().replace("\0", " ").strip())
             except OSError:
                 pass
-        if {"box-policyd -w", "box-gateway -w"} <= waiting:
+        if {"box-policyd -w", "box-gateway -w", "box-clientd -w"} <= waiting:
             return
         time.sleep(0.01)
 times = {k: [] for k in cmds}
