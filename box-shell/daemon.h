@@ -226,7 +226,12 @@ _Noreturn void shd_zygote_run(int fd);
  */
 int shd_child_begin(int ctl, int also_keep);
 
-/* daemon_seccomp.c */
+/* daemon_seccomp.c: the allow-list, built (by the build-time generator and the tests) */
+#include <seccomp.h>
+int shd_seccomp_build(scmp_filter_ctx *ret);
+/* daemon_seccomp_baked.c: the same program compiled in, loaded; and its instructions */
+struct sock_filter;
 int shd_seccomp(void);
+const struct sock_filter *shd_seccomp_baked(unsigned short *n);
 
 #endif

@@ -9,6 +9,12 @@
  * Trusts: its caller.
  */
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "seccomp_allow.h"
 
@@ -82,6 +88,58 @@ seccomp_allow_new(const int *allowed, size_t n, scmp_filter_ctx *ret)
 	}
 	*ret = ctx;
 	return 0;
+}
+
+int
+seccomp_allow_load_prog(const struct sock_filter *prog, unsigned short n)
+{
+	struct sock_fprog fp = { .len = n, .filter = (struct sock_filter *)prog };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_LOG, &fp) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	/* A kernel without the flag (before 4.14): the default logging stays, as libseccomp does. */
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) == 0 ? 0 : -errno;
+}
+
+int
+seccomp_allow_print_c(FILE *out, scmp_filter_ctx ctx, const char *name, const char *origin)
+{
+	struct sock_filter f[BPF_MAXINSNS];
+	int p[2];
+	size_t got = 0;
+
+	if (pipe(p) < 0)
+		return -errno;
+	int r = seccomp_export_bpf(ctx, p[1]);
+	close(p[1]);
+	while (r >= 0) {
+		ssize_t k = read(p[0], (char *)f + got, sizeof(f) - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			r = -errno;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		if (got == sizeof(f))
+			r = -E2BIG;
+	}
+	close(p[0]);
+	if (r < 0)
+		return r;
+	if (!got || got % sizeof(f[0]))
+		return -EINVAL;
+	fprintf(out, "/* Generated at build time by %s: do not edit. */\n", origin);
+	fprintf(out, "static const struct sock_filter %s[] = {\n", name);
+	for (size_t i = 0; i < got / sizeof(f[0]); i++)
+		fprintf(out, "\t{ 0x%04x, %u, %u, 0x%08xu },\n", (unsigned)f[i].code, (unsigned)f[i].jt,
+		       (unsigned)f[i].jf, (unsigned)f[i].k);
+	fprintf(out, "};\n");
+	return fflush(out) == 0 && !ferror(out) ? 0 : -EIO;
 }
 
 int

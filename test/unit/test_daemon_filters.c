@@ -12,6 +12,7 @@
  * Trusts: nothing; it is test code.
  */
 #include <errno.h>
+#include <linux/filter.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -34,6 +35,8 @@ int policyd_seccomp(int dirfd);
 int recheck_seccomp(void);
 int gw_seccomp(void);
 int shd_seccomp(void);
+int shd_seccomp_build(scmp_filter_ctx *ret);
+const struct sock_filter *shd_seccomp_baked(unsigned short *n);
 int clientd_seccomp(void);
 int mcpd_seccomp(void);
 
@@ -198,6 +201,32 @@ test_mcpd(void)
 	check_daemon("box-mcpd", off, seccomp_allow_sanitized() ? 1 : 3);
 }
 
+/*
+ * box-shell loads the program compiled at build time (daemon_seccomp_baked.c): it is
+ * the one libseccomp builds now from daemon_seccomp.c, every instruction.
+ */
+static void
+test_shell_baked(void)
+{
+	static struct sock_filter now[BPF_MAXINSNS];
+	scmp_filter_ctx ctx;
+	unsigned short n = 0;
+	const struct sock_filter *baked = shd_seccomp_baked(&n);
+	size_t got = 0;
+	int p[2];
+
+	CHECK_INT(shd_seccomp_build(&ctx), 0);
+	CHECK_INT(pipe(p), 0);
+	CHECK_INT(seccomp_export_bpf(ctx, p[1]), 0);
+	close(p[1]);
+	seccomp_release(ctx);
+	for (ssize_t k; (k = read(p[0], (char *)now + got, sizeof(now) - got)) > 0;)
+		got += (size_t)k;
+	close(p[0]);
+	CHECK_INT((int)(got / sizeof(now[0])), (int)n);
+	CHECK(n > 0 && got == n * sizeof(now[0]) && memcmp(now, baked, got) == 0);
+}
+
 int
 main(void)
 {
@@ -206,6 +235,7 @@ main(void)
 	RUN(test_recheck);
 	RUN(test_gateway);
 	RUN(test_shell);
+	RUN(test_shell_baked);
 	RUN(test_clientd);
 	RUN(test_mcpd);
 	return tap_done();
