@@ -428,6 +428,21 @@ void recheck_result_clear(struct recheck_result *res);
 
 /* ---- spares.c ---- */
 /*
+ * The next spare of a service boxd (box-recheck's, box-clientd's, the daemon
+ * pair's): SPAWN(d) runs MS after spare_timer_arm, once the start (or client)
+ * that took the last one no longer shares the CPU with it. Nothing in an
+ * embedded boxd (one box only). The timer is made once and kept until
+ * spare_timer_stop.
+ */
+struct spare_timer {
+	struct event *ev;
+	struct boxd *d;
+	void (*spawn)(struct boxd *d);
+};
+void spare_timer_arm(struct spare_timer *t, struct boxd *d, void (*spawn)(struct boxd *d),
+		     unsigned ms);
+void spare_timer_stop(struct spare_timer *t);
+/*
  * A service boxd's spare box-policyd and box-gateway: a connected pair spawned
  * ahead (confined, exec'd, waiting for its init), taken by the next box whose
  * spawns they would equal. Started at boxd's start, again after each take.

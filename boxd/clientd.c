@@ -73,7 +73,7 @@ static struct {
 	struct clientd_child *c; /* the waiting spare, or NULL */
 	int ctl;                 /* boxd's end of its fd 3 */
 	int handover;            /* boxd's end of its fd 4 */
-	struct event *later;
+	struct spare_timer later;
 } spare = { .ctl = -1, .handover = -1 };
 
 static void
@@ -172,22 +172,9 @@ spare_spawn(struct boxd *d)
 }
 
 static void
-on_spare_later(evutil_socket_t fd, short what, void *arg)
-{
-	spare_spawn(arg);
-}
-
-static void
 spare_later(struct boxd *d)
 {
-	struct timeval tv = { 0, CLIENTD_SPARE_AFTER_MS * 1000 };
-
-	if (d->embedded)
-		return;
-	if (!spare.later)
-		spare.later = evtimer_new(d->base, on_spare_later, d);
-	if (spare.later)
-		evtimer_add(spare.later, &tv);
+	spare_timer_arm(&spare.later, d, spare_spawn, CLIENTD_SPARE_AFTER_MS);
 }
 
 void
@@ -199,10 +186,7 @@ client_spare_start(struct boxd *d)
 void
 client_spare_stop(void)
 {
-	if (spare.later) {
-		event_free(spare.later);
-		spare.later = NULL;
-	}
+	spare_timer_stop(&spare.later);
 	spare_drop();
 }
 

@@ -217,7 +217,7 @@ helper_spawn(const char *exe, const char *box_name, pid_t *pid, int *sock)
 static struct {
 	struct child child;
 	int sock;
-	struct event *later;
+	struct spare_timer later;
 } spare = { .sock = -1 };
 
 static void
@@ -240,12 +240,6 @@ spare_spawn(struct boxd *d)
 	child_track(d, &spare.child, pid);
 }
 
-static void
-on_spare_later(evutil_socket_t fd, short what, void *arg)
-{
-	spare_spawn(arg);
-}
-
 void
 recheck_spare_start(struct boxd *d)
 {
@@ -255,10 +249,7 @@ recheck_spare_start(struct boxd *d)
 void
 recheck_spare_stop(void)
 {
-	if (spare.later) {
-		event_free(spare.later);
-		spare.later = NULL;
-	}
+	spare_timer_stop(&spare.later);
 	child_stop(&spare.child);
 	spare.sock = safe_close(spare.sock);
 }
@@ -288,14 +279,7 @@ spare_take(struct box *b, int *sock)
 static void
 spare_later(struct boxd *d)
 {
-	struct timeval tv = { 0, RECHECK_SPARE_AFTER_MS * 1000 };
-
-	if (d->embedded)
-		return;
-	if (!spare.later)
-		spare.later = evtimer_new(d->base, on_spare_later, d);
-	if (spare.later)
-		evtimer_add(spare.later, &tv);
+	spare_timer_arm(&spare.later, d, spare_spawn, RECHECK_SPARE_AFTER_MS);
 }
 
 static int

@@ -59,8 +59,7 @@ static struct {
 	int peer_fd[DAEMON__N];      /* boxd's ends of box-policyd's box-shell and box-mcpd channels */
 	uint64_t gateway_nofile;
 	struct box *reserved;        /* took box-policyd: box-gateway is its, in this loop turn */
-	struct event *later;
-	struct boxd *d;
+	struct spare_timer later;
 } S = {
 	.ctl = { -1, -1 },
 	.exec_fd = { -1, -1 },
@@ -99,7 +98,6 @@ pair_spawn(struct boxd *d)
 	if (S.ctl[SPARE_POLICYD] >= 0 || d->embedded || d->quitting ||
 	    getenv("BOX_TEST_DAEMON_SPARES_ABSENT"))
 		return;
-	S.d = d;
 	for (int i = 0; i < SPARE__N; i++)
 		if (daemon_ids(d, spare_ids[i], &S.uid[i], &S.gid[i]) < 0)
 			return;
@@ -141,9 +139,34 @@ out:
 }
 
 static void
-on_later(evutil_socket_t fd, short what, void *arg)
+on_spare_timer(evutil_socket_t fd, short what, void *arg)
 {
-	pair_spawn(arg);
+	struct spare_timer *t = arg;
+	t->spawn(t->d);
+}
+
+void
+spare_timer_arm(struct spare_timer *t, struct boxd *d, void (*spawn)(struct boxd *d), unsigned ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
+
+	if (d->embedded)
+		return;
+	t->d = d;
+	t->spawn = spawn;
+	if (!t->ev)
+		t->ev = evtimer_new(d->base, on_spare_timer, t);
+	if (t->ev)
+		evtimer_add(t->ev, &tv);
+}
+
+void
+spare_timer_stop(struct spare_timer *t)
+{
+	if (t->ev) {
+		event_free(t->ev);
+		t->ev = NULL;
+	}
 }
 
 void
@@ -155,24 +178,14 @@ spares_start(struct boxd *d)
 void
 spares_stop(void)
 {
-	if (S.later) {
-		event_free(S.later);
-		S.later = NULL;
-	}
+	spare_timer_stop(&S.later);
 	pair_drop();
 }
 
 static void
 pair_later(struct boxd *d)
 {
-	if (d->embedded)
-		return;
-	struct timeval tv = { 0, SPARES_AFTER_MS * 1000 };
-
-	if (!S.later)
-		S.later = evtimer_new(d->base, on_later, d);
-	if (S.later)
-		evtimer_add(S.later, &tv);
+	spare_timer_arm(&S.later, d, pair_spawn, SPARES_AFTER_MS);
 }
 
 /* Spare I is alive, has said nothing, and its setup and exec did not fail (so far). */

@@ -69,6 +69,15 @@ boxtest_or_skip() {
 	return 1
 }
 
+# root_or_end WHAT [WHY]: a test that needs root (its own service boxd) goes on as root; else
+# WHAT is said skipped (WHY, default "needs root") and the test ends there.
+root_or_end() {
+	[ "$(id -u)" -eq 0 ] && return 0
+	skip "$1" "${2:-needs root}"
+	tap_done
+	exit 0
+}
+
 # as_boxtest CMD: run a shell command line as boxtest in $W (no XDG dirs).
 as_boxtest() {
 	su -s /bin/sh boxtest -c "cd '$W' && env -u XDG_RUNTIME_DIR -u XDG_STATE_HOME BOX_SOCKET='$BOX_SOCKET' $*"

@@ -16,11 +16,7 @@
 . test/integration/lib-run.sh
 set -u
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip "box-clientd" "needs root (a service boxd)"
-	tap_done
-	exit 0
-fi
+root_or_end "box-clientd" "needs root (a service boxd)"
 seeds=$PWD/test/fuzz/corpus/clientd
 cd "$W"
 mkdir -m 755 ws

@@ -14,11 +14,7 @@
 . test/integration/lib-run.sh
 set -u
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip "no-blocking boxd" "needs root"
-	tap_done
-	exit 0
-fi
+root_or_end "no-blocking boxd"
 if ! have_boxtest; then
 	skip "no-blocking boxd" "no boxtest user"
 	tap_done

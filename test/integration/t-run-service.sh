@@ -9,11 +9,7 @@
 . test/integration/lib-run.sh
 set -u
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip "service boxd" "needs root"
-	tap_done
-	exit 0
-fi
+root_or_end "service boxd"
 cd "$W"
 # Box names of this run only: the service keeps state per name in /var/lib/box, and
 # `boxctl ps` as root also lists every other box of the host (other tests', the user's).

@@ -15,11 +15,7 @@
 . test/servers/lib-servers.sh
 set -u
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip "service boxd spares" "needs root"
-	tap_done
-	exit 0
-fi
+root_or_end "service boxd spares"
 cd "$W"
 n=$$
 
