@@ -6,6 +6,10 @@
 # the decision's message, a denied host is refused at CONNECT, `boxctl log`
 # shows those decisions, and the demo stops its server and removes its files.
 # Trusts: nothing; test code. Packets only to 127.0.0.1.
+# Serial: both demo tests run examples/demo.sh, whose box is named "demo"; `boxctl log demo`
+# asks a running box of that name first, so the other demo's box, running beside it, would
+# answer (its lines, not this run's).
+# box-test: serial
 . test/lib.sh
 set -u
 

@@ -12,6 +12,10 @@
 # message) — and `boxctl log demo` shows the server's shell:spawn, each mcp:call and the
 # refinements of read_note. (t-gw-demo.sh checks the gateway part of the same script.)
 # Trusts: nothing; test code. Packets only to 127.0.0.1.
+# Serial: both demo tests run examples/demo.sh, whose box is named "demo"; `boxctl log demo`
+# asks a running box of that name first, so the other demo's box, running beside it, would
+# answer (its lines, not this run's).
+# box-test: serial
 . test/lib.sh
 set -u
 
