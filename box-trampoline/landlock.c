@@ -20,6 +20,9 @@
  * table of docs/sandbox.md; `deny` entries get none (their masks do the work).
  * Paths are opened in the view after pivot_root, without following
  * symlinks; a path the view lacks (an optional runtime file) is skipped.
+ * A rule on a read-only mount also grants TRUNCATE, which no file there can
+ * use (ineffective_truncate below): Landlock checks TRUNCATE at every open,
+ * and a rule without it sent each open's walk up to the real root.
  * Trusts: the validated plan and the view mount.c built.
  */
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -50,6 +54,33 @@ struct ll {
 	uint64_t handled;
 };
 
+/*
+ * Whether a rule at PATH (in the view, after pivot_root) on a mount with
+ * statvfs flags MNT_FLAGS may also grant TRUNCATE without granting anything.
+ *
+ * Landlock asks for TRUNCATE at every open (to fix the opened file's rights
+ * for a later ftruncate), and its walk up from the file ends only at a rule
+ * that grants everything asked; a rule on a read-only grant without it sent
+ * every open there (each library, each file of a grep -r) up through every
+ * mount to the real root. Where the mount is read-only, TRUNCATE cannot be
+ * used: truncate(2) fails EROFS before Landlock is asked (mnt_want_write comes
+ * first), an O_TRUNC open or an ftruncate needs a file opened for writing,
+ * which a read-only mount refuses (EROFS), and nothing in the sandbox can
+ * remount it (no capabilities; seccomp refuses the mount calls). The rule also
+ * covers mounts below it: each of those is a grant (a write grant has TRUNCATE
+ * in its own rule), a mask or the box's /tmp, /var/tmp, /dev/shm (rights of
+ * their own, TRUNCATE included) — except what is below "/" , /dev and /proc
+ * (devices and proc files without TRUNCATE in their rules), so a rule at or
+ * above either never gets it.
+ */
+bool
+landlock_ineffective_truncate(const char *path, unsigned long mnt_flags)
+{
+	if (!(mnt_flags & ST_RDONLY) || !path || path[0] != '/' || strcmp(path, "/") == 0)
+		return false;
+	return !path_is_under("/dev", path) && !path_is_under("/proc", path);
+}
+
 /* Add one rule on the object open at `fd` (O_PATH), named `path` in messages. */
 static void
 rule_fd(struct ll *ll, int fd, const char *path, uint64_t rights)
@@ -61,6 +92,11 @@ rule_fd(struct ll *ll, int fd, const char *path, uint64_t rights)
 		return; /* a copied symlink: its target has its own rule */
 	if (!S_ISDIR(st.st_mode))
 		rights &= R_FILE_ONLY;
+	/* (the mount as the kernel has it now, not as the plan meant it: fstatvfs of this fd) */
+	struct statvfs sv;
+	if ((rights & BOX_LL_FS_READ_FILE) && fstatvfs(fd, &sv) == 0 &&
+	    landlock_ineffective_truncate(path, sv.f_flag))
+		rights |= BOX_LL_FS_TRUNCATE;
 	rights &= ll->handled;
 	if (!rights)
 		return;

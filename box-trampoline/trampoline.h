@@ -121,6 +121,8 @@ void network_setup(struct tramp *t);
 void mount_view_build(struct tramp *t);
 /* landlock.c */
 void landlock_apply(struct tramp *t);
+/* A rule at PATH on a mount with statvfs flags MNT_FLAGS may grant TRUNCATE, to no effect. */
+bool landlock_ineffective_truncate(const char *path, unsigned long mnt_flags);
 /* rlimit.c */
 void limits_apply(struct tramp *t);
 /* caps.c */

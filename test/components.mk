@@ -46,7 +46,7 @@ TESTS_boxd := $(addprefix test/unit/test_,plan cgroup_end tool_match recheck sta
 	test/integration/t-supervise% test/integration/t-log-verify.sh test/integration/t-load.sh \
 	test/integration/t-policy-prompt.sh test/integration/t-kernel-refusals.sh \
 	test/integration/t-snapshot.sh
-TESTS_box-trampoline := test/unit/test_view test/unit/test_kfilter test/integration/t-kernel-refusals.sh $(addprefix test/fuzz/replay_,view plan) \
+TESTS_box-trampoline := test/unit/test_view test/unit/test_kfilter test/unit/test_landlock test/integration/t-kernel-refusals.sh $(addprefix test/fuzz/replay_,view plan) \
 	test/escape/% test/integration/t-tramp-shell.sh test/integration/t-run-views.sh \
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
 	test/integration/t-supervise% bench/supervise/% test/integration/t-snapshot.sh

@@ -540,6 +540,29 @@ main(int argc, char **argv)
 		EXPECT_ERRNO(open(a3, O_WRONLY), EROFS, a3);
 		snprintf(p, sizeof(p), "%s.new", a3);
 		EXPECT_ERRNO(open(p, O_WRONLY | O_CREAT, 0644), EROFS, p);
+		/*
+		 * Landlock grants TRUNCATE on a read-only mount (box-trampoline/landlock.c):
+		 * it must buy nothing — no truncate(2), no O_TRUNC, no ftruncate of a
+		 * descriptor opened for reading — here or in the system runtime.
+		 */
+		EXPECT_ERRNO(truncate(a3, 0), EROFS, "truncate of a file in a read grant");
+		EXPECT_ERRNO(open(a3, O_RDONLY | O_TRUNC), EROFS, "O_TRUNC of a file in a read grant");
+		int rfd = open(a3, O_RDONLY | O_CLOEXEC);
+		CONTROL(rfd >= 0, "open for reading of a file in a read grant");
+		errno = 0;
+		if (ftruncate(rfd, 0) == 0)
+			result(1, "ftruncate of a descriptor opened for reading succeeded");
+		if (errno != EINVAL && errno != EBADF)
+			result(1, "ftruncate of a descriptor opened for reading: %s", strerror(errno));
+		close(rfd);
+		/* (root's file: an owner other than root may be refused by its mode first) */
+		errno = 0;
+		if (truncate("/usr/bin/env", 0) == 0)
+			result(1, "truncate in the system runtime succeeded");
+		if (errno != EROFS && !(errno == EACCES && geteuid() != 0))
+			result(1, "truncate in the system runtime: %s", strerror(errno));
+		struct stat st;
+		CONTROL(stat(a3, &st) == 0 && st.st_size > 0, "the read grant's file kept its bytes");
 		result(0, "write into a read grant: EROFS");
 	} else if (!strcmp(c, "deny")) { /* a2: plain file, a3: masked file, a4: masked dir */
 		char tmp[4096], tmp2[4096];
