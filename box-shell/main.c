@@ -43,7 +43,9 @@
  * dying too (exit 1): no session's end could be told; every session's
  * processes are killed first (their aliases see the connection close
  * without ShellExit: 125).
- * Environment: none read (no BOX_TEST_* hook).
+ * Environment: only the test hooks BOX_TEST_SHELL_SPARE_DELAY_MS and
+ * BOX_TEST_SHELL_OPEN_ENTRIES_DELAY_MS (each only slows a step; boxd passes
+ * BOX_TEST_SHELL_* through, docs/box-shell.8.md).
  * Trusts: boxd for ShellInit and the fds (fd kinds re-checked); nothing from
  * an alias or a session process beyond what the tables validated; a spare's
  * SHD_CTL_KNOCK and SHD_CTL_TAKEN only on its own socket, from its pid (the
@@ -1593,6 +1595,16 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid)
 		M.spare_delay_ev = evtimer_new(M.base, on_spare_delayed, NULL);
 		if (!M.spare_delay_ev)
 			start_fail(chan, rid, "cannot create a timer");
+	}
+	const char *open_delay = getenv("BOX_TEST_SHELL_OPEN_ENTRIES_DELAY_MS");
+	if (open_delay) {
+		uint64_t ms;
+		if (parse_u64(open_delay, 10000, &ms) < 0)
+			start_fail(chan, rid,
+				   "BOX_TEST_SHELL_OPEN_ENTRIES_DELAY_MS=%s: not a number of ms up to "
+				   "10000",
+				   open_delay);
+		sh_fs_test_open_entries_delay_ms = (unsigned)ms;
 	}
 	static const int sigs[2] = { SIGTERM, SIGINT };
 	for (int i = 0; i < 2; i++) {

@@ -371,6 +371,33 @@ walkcache_drop(size_t k)
 	walkcache.watched[k] = false;
 }
 
+/* The slot holding canonical PATH (LEN bytes), unchecked; -1: none. */
+static int
+walkcache_find(const char *path, size_t len)
+{
+	for (size_t k = 0; k < WALKCACHE_N; k++)
+		if (walkcache.path[k] && walkcache.len[k] == len &&
+		    memcmp(walkcache.path[k], path, len) == 0)
+			return (int)k;
+	return -1;
+}
+
+/* Slot K's fd is still the directory at its canonical path, as the comment above the cache
+ * says; a slot that fails the check is dropped. */
+static bool
+walkcache_still(size_t k)
+{
+	struct stat st;
+	/* (fstat(2) itself: glibc's fstat is an fstatat of "", a path lookup more) */
+	bool same = walkcache.watched[k] && watch_quiet() &&
+		    syscall(SYS_fstat, walkcache.fd[k], &st) == 0 && st.st_dev == walkcache.dev[k] &&
+		    st.st_ino == walkcache.ino[k] && st.st_nlink > 0;
+	if (same || fd_path_is(walkcache.fd[k], walkcache.path[k], walkcache.len[k]))
+		return true;
+	walkcache_drop(k);
+	return false;
+}
+
 /*
  * The held directory at canonical PATH (LEN bytes), checked as above; -1:
  * none (a slot that fails the check is dropped).
@@ -378,24 +405,11 @@ walkcache_drop(size_t k)
 static int
 walkcache_get(const char *path, size_t len)
 {
-	for (size_t k = 0; k < WALKCACHE_N; k++) {
-		if (!walkcache.path[k] || walkcache.len[k] != len ||
-		    memcmp(walkcache.path[k], path, len) != 0)
-			continue;
-		struct stat st;
-		/* (fstat(2) itself: glibc's fstat is an fstatat of "", a path lookup more) */
-		bool same = walkcache.watched[k] && watch_quiet() &&
-			    syscall(SYS_fstat, walkcache.fd[k], &st) == 0 &&
-			    st.st_dev == walkcache.dev[k] &&
-			    st.st_ino == walkcache.ino[k] && st.st_nlink > 0;
-		if (!same && !fd_path_is(walkcache.fd[k], path, len)) {
-			walkcache_drop(k);
-			return -1;
-		}
-		walkcache.used[k] = ++walkcache.clock;
-		return walkcache.fd[k];
-	}
-	return -1;
+	int k = walkcache_find(path, len);
+	if (k < 0 || !walkcache_still((size_t)k))
+		return -1;
+	walkcache.used[k] = ++walkcache.clock;
+	return walkcache.fd[k];
 }
 
 /* Hold FD (a directory at canonical PATH, LEN bytes): taken over, or closed. */
@@ -1832,4 +1846,114 @@ out:
 	free(nolink);
 	free(v);
 	return r;
+}
+
+/*
+ * sh_fs_open_read_entries (fsops.h): the opens of a walk's files in one go,
+ * from the held directory, checked once before and once after them all.
+ *
+ * Each file is what sh_fs_open(dir/name, O_RDONLY) would open from the same
+ * held directory (open_walk_beneath's last step): the batch's verdict for
+ * exactly dir/name decided as no link, then openat(held, name, O_NOFOLLOW).
+ * What sh_fs_open checks before each open — the held directory is still at
+ * its canonical path (no move or removal queued on the watches, the fd still
+ * that directory and linked) — is checked here before the first and again
+ * after the last, and nothing is recorded nor returned before the second
+ * check: a move during the opens makes each an attempt that failed (-EXDEV,
+ * recorded as run_op records a race) and each is opened alone, decided
+ * again. Anything else this cannot take as sh_fs_open would — no verdict
+ * kept, a symlink swapped in (ELOOP: recorded, then alone), a name that is
+ * not one component, no held and watched directory — is left to sh_fs_open.
+ */
+unsigned sh_fs_test_open_entries_delay_ms;
+
+int
+sh_fs_open_read_entries(struct sh_fs *fs, const char *dir_path, char *const *names, size_t n,
+			int *fds)
+{
+	for (size_t i = 0; i < n; i++)
+		fds[i] = SH_FS_OPEN_ALONE;
+	if (n > SH_FS_OPEN_ENTRIES_MAX)
+		return -E2BIG;
+	if (n == 0 || pre.n == 0 || !walkcache_usable(fs->root_fd))
+		return 0;
+	char *cdir = NULL;
+	if (canon_full(fs, dir_path, false, true, &cdir) < 0)
+		return 0; /* each alone: they fail there as the system call would */
+	size_t cdir_len = strlen(cdir);
+	int k = walkcache_find(cdir, cdir_len);
+	if (k < 0 || !walkcache_still((size_t)k)) {
+		free(cdir);
+		return 0;
+	}
+	walkcache.used[k] = ++walkcache.clock;
+	int dfd = walkcache.fd[k];
+	char *paths[SH_FS_OPEN_ENTRIES_MAX] = { 0 };
+	int got[SH_FS_OPEN_ENTRIES_MAX];
+	bool denied[SH_FS_OPEN_ENTRIES_MAX] = { 0 };
+	/* The verdicts first (each kept one is taken: never asked for again)... */
+	for (size_t i = 0; i < n; i++) {
+		const char *name = names[i];
+		got[i] = SH_FS_OPEN_ALONE;
+		if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		struct str b = { 0 };
+		str_add(&b, cdir, cdir_len);
+		if (cdir_len > 1)
+			str_add(&b, "/", 1);
+		str_add(&b, name, strlen(name));
+		struct pre pv;
+		if (b.oom || own_stream_fd(b.s) >= 0 ||
+		    !pre_take(fs->decider, b.s, SH_FS_READ, SH_OP_READ_CONTENT, true, &pv)) {
+			free(b.s);
+			continue;
+		}
+		paths[i] = b.s;
+		if (!pv.permit) {
+			/* (the caller passes permitted entries; a verdict taken is never asked again) */
+			print_denial(fs, pv.message ? pv.message : "policy denied this operation.");
+			denied[i] = true;
+		}
+		free(pv.path);
+		free(pv.message);
+	}
+	if (sh_fs_test_open_entries_delay_ms) {
+		struct timespec ts = { sh_fs_test_open_entries_delay_ms / 1000,
+				       (long)(sh_fs_test_open_entries_delay_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	/* ...then the opens, from the held directory, as open_walk_beneath's last step. */
+	for (size_t i = 0; i < n; i++) {
+		if (!paths[i] || denied[i])
+			continue;
+		int fd;
+		do
+			fd = openat(dfd, names[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		while (fd < 0 && errno == EINTR);
+		got[i] = fd < 0 ? -errno : fd;
+	}
+	bool still = walkcache_still((size_t)k);
+	for (size_t i = 0; i < n; i++) {
+		if (!paths[i])
+			continue;
+		const struct leg leg = { SH_FS_READ, SH_OP_READ_CONTENT, paths[i] };
+		if (denied[i]) {
+			fds[i] = -EACCES; /* a denial: no outcome, as run_op */
+		} else if (!still) {
+			if (got[i] >= 0)
+				close(got[i]);
+			record_legs(fs, &leg, 1, -EXDEV, SH_FS_COMPLETED);
+		} else if (got[i] == -ELOOP) {
+			record_legs(fs, &leg, 1, -ELOOP, SH_FS_COMPLETED);
+		} else {
+			record_legs(fs, &leg, 1, got[i] < 0 ? got[i] : 0, SH_FS_DESCRIPTOR_ISSUED);
+			fds[i] = got[i];
+		}
+		free(paths[i]);
+	}
+	if (!still)
+		dircache_clear();
+	free(cdir);
+	return 0;
 }

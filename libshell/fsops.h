@@ -123,6 +123,24 @@ int sh_fs_decide_entries(struct sh_fs *fs, const char *dir_path, char *const *na
 int sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *names,
 			       const unsigned char *types, size_t n, enum sh_fs_action action,
 			       enum sh_fs_op op, bool *permitted);
+/*
+ * The read opens (O_RDONLY, as sh_fs_open) of N entries of directory DIR_PATH
+ * that sh_fs_decide_entries(_typed) found permitted as read_content, in one go:
+ * fds[i] is then the open file, a negative errno (the open failed: the outcome
+ * is recorded, say it as for sh_fs_open), or SH_FS_OPEN_ALONE — open that one
+ * with sh_fs_open(DIR_PATH/name) yourself (no verdict kept for it, a symlink
+ * swapped in, the directory moved meanwhile, no held directory). The same
+ * decisions, the same objects opened and the same outcomes as N sh_fs_open
+ * calls; the held directory's check is made once before and once after them
+ * all, not before each. Returns 0, or -E2BIG above SH_FS_OPEN_ENTRIES_MAX.
+ */
+#define SH_FS_OPEN_ENTRIES_MAX 64
+#define SH_FS_OPEN_ALONE (-100000)
+int sh_fs_open_read_entries(struct sh_fs *fs, const char *dir_path, char *const *names,
+			    size_t n, int *fds);
+/* Test hook (box-shell reads BOX_TEST_SHELL_OPEN_ENTRIES_DELAY_MS, at most 10 s): how long
+ * sh_fs_open_read_entries waits between its first check and its opens; it only slows. */
+extern unsigned sh_fs_test_open_entries_delay_ms;
 /* Drop every verdict batches left unused (a command ended; they also expire after 2 s, so
  * a later command decides again). */
 void sh_fs_batch_forget(void);

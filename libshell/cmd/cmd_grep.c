@@ -662,6 +662,21 @@ file_excluded(const struct grep *g, const char *name)
 	return false;
 }
 
+/* Grep FD, opened as DISPLAY (closed after when OWNED). */
+static void
+grep_opened(struct grep *g, int fd, bool owned, const char *display)
+{
+	g->name = display;
+	int e = grep_fd(g, fd);
+	if (owned)
+		close(fd);
+	if (e < 0) {
+		file_error(g, display, -e);
+		return;
+	}
+	file_done(g);
+}
+
 static void
 grep_open_file(struct grep *g, const char *path, const char *display)
 {
@@ -671,15 +686,7 @@ grep_open_file(struct grep *g, const char *path, const char *display)
 		file_error(g, display, -r);
 		return;
 	}
-	g->name = display;
-	int e = grep_fd(g, fd);
-	if (r)
-		close(fd);
-	if (e < 0) {
-		file_error(g, display, -e);
-		return;
-	}
-	file_done(g);
+	grep_opened(g, fd, r != 0, display);
 }
 
 static char *
@@ -697,6 +704,49 @@ join_path(const char *dir, const char *name)
 		s[dl] = '/';
 	memcpy(s + dl + slash, name, nl + 1);
 	return s;
+}
+
+/*
+ * The run of permitted files of a walk's directory from entry I on (up to the
+ * next subdirectory or refused file), opened together (sh_fs_open_read_entries:
+ * the same decisions, opens and outcomes as one sh_fs_open each) and grepped
+ * in order; returns the entry after the run.
+ */
+static size_t
+grep_file_run(struct grep *g, const char *path, const char *display, const struct strv *names,
+	      const bool *want, const bool *is_dir, const bool *permitted, size_t i)
+{
+	char *run[SH_FS_OPEN_ENTRIES_MAX];
+	int fds[SH_FS_OPEN_ENTRIES_MAX];
+	size_t m = 0, j = i;
+	for (; j < names->n && m < SH_FS_OPEN_ENTRIES_MAX; j++) {
+		if (!want[j] && !is_dir[j])
+			continue;
+		if (is_dir[j] || !permitted[j])
+			break;
+		run[m++] = names->v[j];
+	}
+	if (sh_fs_open_read_entries(g->c->fs, path, run, m, fds) < 0)
+		for (size_t t = 0; t < m; t++)
+			fds[t] = SH_FS_OPEN_ALONE;
+	for (size_t t = 0; t < m; t++) {
+		_cleanup_free_ char *shown = NULL;
+		if (g->stop_all || sh_cmd_stopped(g->c) || !(shown = join_path(display, run[t]))) {
+			if (fds[t] >= 0)
+				close(fds[t]); /* (opened, recorded, never read: as a stopped walk's) */
+			continue;
+		}
+		if (fds[t] >= 0) {
+			grep_opened(g, fds[t], true, shown);
+		} else if (fds[t] != SH_FS_OPEN_ALONE) {
+			file_error(g, shown, -fds[t]);
+		} else {
+			_cleanup_free_ char *full = join_path(path, run[t]);
+			if (full)
+				grep_open_file(g, full, shown);
+		}
+	}
+	return j;
 }
 
 /* Walk a directory: its entries decided in batches (read_content for the
@@ -782,20 +832,28 @@ grep_dir(struct grep *g, const char *path, const char *display, int depth)
 		free(perm_f);
 		free(ftypes);
 	}
-	for (size_t i = 0; i < names.n && !g->stop_all && !sh_cmd_stopped(g->c); i++) {
-		if (!want[i] && !is_dir[i])
+	for (size_t i = 0; i < names.n && !g->stop_all && !sh_cmd_stopped(g->c);) {
+		if (!want[i] && !is_dir[i]) {
+			i++;
 			continue;
+		}
+		if (want[i] && permitted[i]) {
+			i = grep_file_run(g, path, display, &names, want, is_dir, permitted, i);
+			continue;
+		}
 		_cleanup_free_ char *full = join_path(path, names.v[i]);
 		_cleanup_free_ char *shown = join_path(display, names.v[i]);
 		if (!full || !shown)
 			break;
 		if (is_dir[i]) {
 			grep_dir(g, full, shown, depth + 1);
+			i++;
 			continue;
 		}
 		/* A denied entry (!permitted[i]) is opened too: fsops fails it with
 		 * EACCES and prints the policy message, as for a single refused open. */
 		grep_open_file(g, full, shown);
+		i++;
 	}
 out:
 	free(is_dir);
