@@ -752,8 +752,9 @@ record(struct sh_decider *d, const char *action, const struct fields *fs, bool s
 
 int
 sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
-	     enum sh_fs_result result)
+	     enum sh_fs_result result, uint64_t decide_id)
 {
+	(void)decide_id; /* (no channel: nothing is kept by id) */
 	static const char *const results[] = { "completed", "descriptor_issued", "indeterminate" };
 	struct fields fs;
 	if (!fs_request_ok(r) || (unsigned)result > SH_FS_INDETERMINATE)

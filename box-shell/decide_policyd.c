@@ -86,6 +86,7 @@ struct sh_decider {
 		uint8_t action, op, result;
 		bool failed;
 		char *path;        /* spelled ("~/..."), owned */
+		uint64_t like;     /* the decision's id, when the caller knew it; 0: none */
 	} held[HOLD_MAX];
 	unsigned n_held;
 	int64_t held_since;        /* CLOCK_MONOTONIC of the oldest held */
@@ -537,6 +538,7 @@ held_release(struct sh_decider *d)
 		out[i][0] = &f[i][2];
 		/* Decided with {path, operation}, as fs_fields does; the result only when done. */
 		o[i] = (struct policy_client_outcome){ .ok = !h->failed,
+						       .like = h->like,
 						       .action = fs_actions[h->action],
 						       .in = in[i], .n_in = 2,
 						       .out = out[i], .n_out = 1 };
@@ -629,14 +631,18 @@ local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verd
 		chan_drop(d);
 		return r;
 	}
+	uint64_t id = policy_client_next_id(d->pc) - 1; /* (the one ship_decide took) */
 	(void)pthread_once(&ship_exit_once, ship_exit_register);
 	ship_owner = d;
 	/*
 	 * A process that may be killed with no catchable signal first (decide.h) keeps
 	 * nothing waiting: its line would never be written. It still waits for no reply.
 	 */
-	int64_t now = now_ns();
-	if (policy_client_shipping(d->pc) == 1)
+	bool may_wait = permit && strcmp(req->action, "shell:exec") == 0;
+	/* (the clock only where it is read: a ship's first decision, one that may wait) */
+	bool first = policy_client_shipping(d->pc) == 1;
+	int64_t now = first || (may_wait && !sh_decider_write_through) ? now_ns() : 0;
+	if (first)
 		d->ship_since = now;
 	/*
 	 * Only a permitted shell:exec waits (a built-in or own command: its own effects are
@@ -645,7 +651,6 @@ local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verd
 	 * leave before the effect they allow, so no kill can take them out of the log
 	 * (docs/box-policy.5.md).
 	 */
-	bool may_wait = permit && strcmp(req->action, "shell:exec") == 0;
 	bool due = !may_wait || sh_decider_write_through || now - d->ship_since >= SHIP_NS;
 	/*
 	 * A batch's decisions (FLUSH_DUE given) go in one PolicyShip once all are made:
@@ -658,6 +663,7 @@ local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verd
 		return -EPIPE;
 	}
 	out->permit = permit && claim.cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	out->decide_id = id;
 	if (!out->permit && !(out->message = strdup(bp_decision_message(d->dec))))
 		return -ENOMEM;
 	return 0;
@@ -1039,7 +1045,7 @@ sh_decide_spawn(struct sh_decider *d, const struct sh_exec_request *r, const cha
 
 int
 sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
-	     enum sh_fs_result result)
+	     enum sh_fs_result result, uint64_t decide_id)
 {
 	if ((unsigned)result > SH_FS_INDETERMINATE || (unsigned)r->action > SH_FS_MOVE ||
 	    (unsigned)r->op > SH_OP_RENAME || !r->path || r->path[0] != '/')
@@ -1063,7 +1069,7 @@ sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
 	if (d->n_held == 0)
 		d->held_since = now;
 	d->held[d->n_held++] = (struct held){ (uint8_t)r->action, (uint8_t)r->op,
-					      (uint8_t)result, failed, path };
+					      (uint8_t)result, failed, path, decide_id };
 	held_owner = d;
 	sh_decide_before_output = release_before_output;
 	if (d->n_held >= HOLD_MAX || now - d->held_since >= HOLD_NS)

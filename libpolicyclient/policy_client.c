@@ -736,9 +736,17 @@ policy_client_record(struct policy_client *c, const struct policy_client_outcome
 	for (size_t i = 0; i < n; i++) {
 		Box__RecordRequest *rec = &recs[k];
 		uint64_t id;
-		/* The permit it is the outcome of: decided with the same action and input. */
-		if (policy_permits_take_match(c->permits, o[i].action, o[i].in, o[i].n_in, &id) <
-		    0)
+		/*
+		 * The permit it is the outcome of: decided with the same action and input —
+		 * the oldest equal to LIKE when the caller named one (no packing), else found
+		 * by packing the input.
+		 */
+		int t = o[i].like ? policy_permits_take_like(c->permits, o[i].like, o[i].action, &id)
+				  : -ENOENT;
+		if (t == -ENOENT)
+			t = policy_permits_take_match(c->permits, o[i].action, o[i].in, o[i].n_in,
+						      &id);
+		if (t < 0)
 			continue;
 		record_fill(rec, &o[i], id);
 		if (recp)

@@ -166,6 +166,9 @@ policy_client_permitted(const Box__DecideReply *r)
 /* The outcome of a permitted Decide: decided as ACTION with IN; OUT is sent only when OK. */
 struct policy_client_outcome {
 	bool ok;
+	/* the permit's id when the caller knows it (as policy_client_record_like's LIKE), else
+	 * 0: the permit is then found by the action and input */
+	uint64_t like;
 	const char *action;
 	Box__PolicyField *const *in;
 	size_t n_in;

@@ -48,6 +48,9 @@ enum sh_fs_result { SH_FS_COMPLETED, SH_FS_DESCRIPTOR_ISSUED, SH_FS_INDETERMINAT
 struct sh_verdict {
 	bool permit;
 	char *message;       /* malloc'd decision message (deny), or NULL */
+	/* the decision's id on the decider's channel, where it keeps the permit for the
+	 * outcome (0: none known); sh_record_fs names it back */
+	uint64_t decide_id;
 };
 void sh_verdict_clear(struct sh_verdict *v);
 
@@ -87,8 +90,10 @@ int sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int st
 /* The outcome of a permitted shell:spawn (same fields as its decision). */
 int sh_record_spawn(struct sh_decider *d, const struct sh_exec_request *r,
 		    const char *program_path, int status);
+/* DECIDE_ID: the verdict's decide_id when the caller kept it (the outcome then names that
+ * permit without the decider packing the request again to find it), else 0. */
 int sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
-		 enum sh_fs_result result);
+		 enum sh_fs_result result, uint64_t decide_id);
 
 /* Whether outcomes are kept (a decisions log, a monitor): a permitted host
  * program must then be waited for, its status recorded. d may be NULL. */

@@ -872,6 +872,7 @@ struct pre {
 	bool permit;
 	bool no_symlink; /* the last component was no symlink when decided */
 	char *message;
+	uint64_t decide_id; /* the verdict's (sh_verdict), named by the outcome */
 	int64_t at_ns;   /* CLOCK_MONOTONIC when decided */
 	int next;        /* the next slot in its hash bucket, -1 at the end */
 };
@@ -921,7 +922,7 @@ pre_pop(void)
 
 static void
 pre_add(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum sh_fs_op op,
-	bool permit, char *message, bool no_symlink)
+	bool permit, char *message, bool no_symlink, uint64_t decide_id, int64_t at_ns)
 {
 	if (pre.n == PRE_N)
 		pre_pop();
@@ -939,21 +940,22 @@ pre_add(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum 
 	p->permit = permit;
 	p->message = message;
 	p->no_symlink = no_symlink;
-	p->at_ns = mono_ns();
+	p->decide_id = decide_id;
+	p->at_ns = at_ns;
 	int *b = &pre.bucket[p->hash & (PRE_BUCKETS - 1)];
 	p->next = *b;
 	*b = (int)k + 1;
 	pre.n++;
 }
 
-/* The stored verdict for exactly this request, removed from the table; false if none. */
+/* The stored verdict for exactly this request, removed from the table; false if none.
+ * NOW: CLOCK_MONOTONIC (mono_ns), read once by a caller that takes many. */
 static bool
 pre_take(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum sh_fs_op op,
-	 bool need_no_symlink, struct pre *ret)
+	 bool need_no_symlink, struct pre *ret, int64_t now)
 {
 	if (pre.n == 0)
 		return false;
-	int64_t now = mono_ns();
 	/* Used and expired verdicts leave from the oldest end. */
 	while (pre.n > 0 && (!pre.e[pre.head].path || now - pre.e[pre.head].at_ns > PRE_TTL_NS))
 		pre_pop();
@@ -1039,14 +1041,16 @@ decide_legs(struct sh_fs *fs, const struct leg *legs, size_t n, struct pre *pre_
 	return 0;
 }
 
+/* PRE_ID: the decide_id of a batch's verdict used for the single leg (0: none). */
 static void
-record_legs(struct sh_fs *fs, const struct leg *legs, size_t n, int r, enum sh_fs_result ok)
+record_legs(struct sh_fs *fs, const struct leg *legs, size_t n, int r, enum sh_fs_result ok,
+	    uint64_t pre_id)
 {
 	bool failed = r < 0 && r != -EIO && r != -EINTR;
 	enum sh_fs_result res = r < 0 ? SH_FS_INDETERMINATE : ok;
 	for (size_t i = 0; i < n; i++) {
 		struct sh_fs_request rq = { legs[i].action, legs[i].op, legs[i].path };
-		(void)sh_record_fs(fs->decider, &rq, failed, res);
+		(void)sh_record_fs(fs->decider, &rq, failed, res, n == 1 ? pre_id : 0);
 	}
 }
 
@@ -1428,7 +1432,7 @@ run_op(struct sh_fs *fs, struct op *o)
 				size_t pn = 0;
 				if (make_legs(fs, &probe, pl, &pn) == 0 && pn == 1)
 					have_pre = pre_take(fs->decider, lex, pl[0].action, pl[0].op,
-							    true, &pv);
+							    true, &pv, mono_ns());
 				if (have_pre)
 					o->c1 = lex;
 				else
@@ -1444,7 +1448,7 @@ run_op(struct sh_fs *fs, struct op *o)
 				size_t pn = 0;
 				if (make_legs(fs, o, pl, &pn) == 0 && pn == 1)
 					have_pre = pre_take(fs->decider, o->c1, pl[0].action,
-							    pl[0].op, false, &pv);
+							    pl[0].op, false, &pv, mono_ns());
 			}
 		}
 		if (o->path2) {
@@ -1477,6 +1481,7 @@ run_op(struct sh_fs *fs, struct op *o)
 			return r;
 		}
 		r = decide_legs(fs, legs, n, have_pre ? &pv : NULL, &n_ok);
+		uint64_t pre_id = have_pre ? pv.decide_id : 0;
 		free(pv.path);
 		free(pv.message);
 		if (r < 0) {
@@ -1489,17 +1494,17 @@ run_op(struct sh_fs *fs, struct op *o)
 		else if (r == -EXDEV && o->cross_device)
 			o->cross_device = false; /* a real failure: recorded and returned below */
 		else if (r == -ELOOP || r == -EXDEV) {
-			record_legs(fs, legs, n, r, SH_FS_COMPLETED);
+			record_legs(fs, legs, n, r, SH_FS_COMPLETED, pre_id);
 			use_cache = false;
 			dircache_clear();
 			continue;
 		}
 		if (mutates_dirs(o->kind))
 			dircache_clear();
-		record_legs(fs, legs, n,
-			    r >= 0 ? 0 : r,
+		record_legs(fs, legs, n, r >= 0 ? 0 : r,
 			    o->kind == OP_OPEN || o->kind == OP_OPENDIR ? SH_FS_DESCRIPTOR_ISSUED
-									 : SH_FS_COMPLETED);
+									 : SH_FS_COMPLETED,
+			    pre_id);
 		if (r >= 0 && o->kind == OP_CHDIR && o->text_out) {
 			*o->text_out = o->c1;
 			o->c1 = NULL;
@@ -1825,6 +1830,7 @@ sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *
 			}
 			goto out;
 		}
+		int64_t at = mono_ns();
 		for (size_t i = 0; i < m; i++) {
 			permitted[base + i] = v[i].permit;
 			/*
@@ -1832,7 +1838,7 @@ sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *
 			 * also the lexical dir/name the command passes next (no_symlink).
 			 */
 			pre_add(fs->decider, paths[i], action, op, v[i].permit, v[i].message,
-				nolink[i]);
+				nolink[i], v[i].decide_id, at);
 			v[i].message = NULL;
 			free(paths[i]);
 			paths[i] = NULL;
@@ -1891,7 +1897,9 @@ sh_fs_open_read_entries(struct sh_fs *fs, const char *dir_path, char *const *nam
 	char *paths[SH_FS_OPEN_ENTRIES_MAX] = { 0 };
 	int got[SH_FS_OPEN_ENTRIES_MAX];
 	bool denied[SH_FS_OPEN_ENTRIES_MAX] = { 0 };
+	uint64_t ids[SH_FS_OPEN_ENTRIES_MAX] = { 0 };
 	/* The verdicts first (each kept one is taken: never asked for again)... */
+	int64_t now = mono_ns();
 	for (size_t i = 0; i < n; i++) {
 		const char *name = names[i];
 		got[i] = SH_FS_OPEN_ALONE;
@@ -1904,11 +1912,12 @@ sh_fs_open_read_entries(struct sh_fs *fs, const char *dir_path, char *const *nam
 		str_add(&b, name, strlen(name));
 		struct pre pv;
 		if (b.oom || own_stream_fd(b.s) >= 0 ||
-		    !pre_take(fs->decider, b.s, SH_FS_READ, SH_OP_READ_CONTENT, true, &pv)) {
+		    !pre_take(fs->decider, b.s, SH_FS_READ, SH_OP_READ_CONTENT, true, &pv, now)) {
 			free(b.s);
 			continue;
 		}
 		paths[i] = b.s;
+		ids[i] = pv.decide_id;
 		if (!pv.permit) {
 			/* (the caller passes permitted entries; a verdict taken is never asked again) */
 			print_denial(fs, pv.message ? pv.message : "policy denied this operation.");
@@ -1943,11 +1952,12 @@ sh_fs_open_read_entries(struct sh_fs *fs, const char *dir_path, char *const *nam
 		} else if (!still) {
 			if (got[i] >= 0)
 				close(got[i]);
-			record_legs(fs, &leg, 1, -EXDEV, SH_FS_COMPLETED);
+			record_legs(fs, &leg, 1, -EXDEV, SH_FS_COMPLETED, ids[i]);
 		} else if (got[i] == -ELOOP) {
-			record_legs(fs, &leg, 1, -ELOOP, SH_FS_COMPLETED);
+			record_legs(fs, &leg, 1, -ELOOP, SH_FS_COMPLETED, ids[i]);
 		} else {
-			record_legs(fs, &leg, 1, got[i] < 0 ? got[i] : 0, SH_FS_DESCRIPTOR_ISSUED);
+			record_legs(fs, &leg, 1, got[i] < 0 ? got[i] : 0, SH_FS_DESCRIPTOR_ISSUED,
+				    ids[i]);
 			fds[i] = got[i];
 		}
 		free(paths[i]);

@@ -86,8 +86,9 @@ sh_record_exec(struct sh_decider *d, const struct sh_exec_request *r, int status
 
 int
 sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
-	     enum sh_fs_result result)
+	     enum sh_fs_result result, uint64_t decide_id)
 {
+	(void)decide_id;
 	return 0;
 }
 

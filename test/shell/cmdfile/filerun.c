@@ -69,8 +69,9 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 
 int
 sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
-	     enum sh_fs_result result)
+	     enum sh_fs_result result, uint64_t decide_id)
 {
+	(void)decide_id;
 	return 0;
 }
 

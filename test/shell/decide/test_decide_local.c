@@ -197,7 +197,7 @@ test_temporal(void)
 	for (int i = 0; i < 3; i++) {
 		CHECK_INT(sh_decide_fs(d, &w, &v), 0);
 		CHECK(v.permit);
-		CHECK_INT(sh_record_fs(d, &w, false, SH_FS_COMPLETED), 0);
+		CHECK_INT(sh_record_fs(d, &w, false, SH_FS_COMPLETED, 0), 0);
 	}
 	struct sh_fs_request rd = { SH_FS_READ, SH_OP_READ_CONTENT, "/home/u/f" };
 	CHECK_INT(sh_decide_fs(d, &rd, &v), 0);
@@ -229,7 +229,7 @@ test_log_lines(void)
 	CHECK_INT(sh_record_exec(d, &e, 1), 0);
 	struct sh_fs_request w = { SH_FS_WRITE, SH_OP_WRITE_CONTENT, "/home/u/bad\xff" };
 	CHECK_INT(sh_decide_fs(d, &w, &v), 0);
-	CHECK_INT(sh_record_fs(d, &w, true, SH_FS_COMPLETED), 0);
+	CHECK_INT(sh_record_fs(d, &w, true, SH_FS_COMPLETED, 0), 0);
 	sh_decider_local_free(d); /* flushes */
 	close(fd);
 

@@ -120,8 +120,9 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 
 int
 sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
-	     enum sh_fs_result result)
+	     enum sh_fs_result result, uint64_t decide_id)
 {
+	(void)decide_id;
 	dlog(d, "  %s %s %s -> %s\n", A[r->action], OPS[r->op], r->path,
 	     failed ? "error" : RES[result]);
 	return 0;
