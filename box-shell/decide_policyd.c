@@ -72,7 +72,7 @@
  * fs outcome records held back (see sh_record_fs): at most HOLD_MAX of them,
  * none older than HOLD_NS when the next one comes.
  */
-#define HOLD_MAX 64
+#define HOLD_MAX 128
 #define HOLD_NS 1000000LL
 /* decisions made in process: sent when the oldest waiting is this old as another comes */
 #define SHIP_NS 1000000LL
@@ -506,10 +506,12 @@ static const char *const fs_results[] = { "completed", "descriptor_issued", "ind
 /*
  * The held outcomes as one RecordBatch (one RecordRequest when alone), in
  * order, before anything else leaves this process; those whose permit this
- * channel does not keep are not sent (policy_client_record).
+ * channel does not keep are not sent (policy_client_record). QUEUE (the caller
+ * is about to add decisions made in process and flush them: held_queue): in the
+ * PolicyShip being filled instead, ahead of those decisions, in the same message.
  */
 static void
-held_release(struct sh_decider *d)
+held_send(struct sh_decider *d, bool queue)
 {
 	unsigned n = d->n_held;
 	if (n == 0)
@@ -543,19 +545,37 @@ held_release(struct sh_decider *d)
 						       .in = in[i], .n_in = 2,
 						       .out = out[i], .n_out = 1 };
 	}
-	int r = policy_client_record(d->pc, o, n);
+	if (queue)
+		policy_client_ship_generation(d->pc, local.generation);
+	int r = queue ? policy_client_record_queued(d->pc, o, n) : policy_client_record(d->pc, o, n);
 	/*
 	 * An outcome of an action box-policyd decides (temporal rules may read it) does
-	 * not wait behind decisions made in process: all go now, in order.
+	 * not wait behind decisions made in process: all go now, in order (queued ones
+	 * leave with the caller's flush, before anything it does with its decisions).
 	 */
 	bool now = false;
 	for (unsigned i = 0; i < n; i++)
 		now = now || !local_ok(fs_actions[d->held[i].action]);
-	if (r >= 0 && now)
+	if (r >= 0 && now && !queue)
 		r = policy_client_ship_flush(d->pc);
 	held_clear(d);
 	if (r < 0)
 		chan_drop(d);
+}
+
+static void
+held_release(struct sh_decider *d)
+{
+	held_send(d, false);
+}
+
+/* The held outcomes into the PolicyShip the caller fills next and flushes: held_send. */
+static bool
+held_queue(struct sh_decider *d)
+{
+	bool any = d->n_held > 0;
+	held_send(d, true);
+	return any;
 }
 
 /* The held outcomes, then the decisions made in process waiting for their PolicyShip. */
@@ -949,21 +969,30 @@ sh_decide_fs_batch(struct sh_decider *d, const struct sh_fs_request *r, size_t n
 	}
 	if (k == 0)
 		k = chan_ready(d);
-	if (k == 0) {
-		held_release(d); /* the outcomes so far come before what this process asks next */
-		if (!d->pc)
-			k = -EPIPE;
-	}
 	bool local_all = k == 0 && d->stage < 0;
 	for (size_t i = 0; local_all && i < n; i++)
 		local_all = local_ok(reqs[i].action);
+	bool queued = false;
+	if (k == 0) {
+		/*
+		 * The outcomes so far come before what this process asks next: with decisions
+		 * made in process, ahead of them in the same PolicyShip.
+		 */
+		if (local_all)
+			queued = held_queue(d);
+		else
+			held_release(d);
+		if (!d->pc)
+			k = -EPIPE;
+	}
+	local_all = local_all && k == 0;
 	if (local_all) {
 		/*
 		 * Each in process, in order, as a DecideBatch decides them one by one; then
 		 * the ship with all of them leaves at once, before the caller acts on any
 		 * (one message for the batch, not one per file).
 		 */
-		bool flush = false;
+		bool flush = queued;
 		for (size_t i = 0; k == 0 && i < n; i++)
 			k = local_decide(d, &reqs[i], &out[i], &flush);
 		if (flush && d->pc && policy_client_ship_flush(d->pc) < 0) {

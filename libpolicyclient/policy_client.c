@@ -716,8 +716,27 @@ policy_client_record_like(struct policy_client *c, uint64_t like,
 	return 1;
 }
 
+static int record_send(struct policy_client *c, const struct policy_client_outcome *o, size_t n,
+		       bool queue);
+
 int
 policy_client_record(struct policy_client *c, const struct policy_client_outcome *o, size_t n)
+{
+	return record_send(c, o, n, false);
+}
+
+int
+policy_client_record_queued(struct policy_client *c, const struct policy_client_outcome *o,
+			    size_t n)
+{
+	if (c->ev || c->ship_gen == 0)
+		return -EINVAL;
+	return record_send(c, o, n, true);
+}
+
+/* policy_client_record (QUEUE false) and policy_client_record_queued (true). */
+static int
+record_send(struct policy_client *c, const struct policy_client_outcome *o, size_t n, bool queue)
 {
 	if (n > POLICY_CLIENT_RECORDS_MAX)
 		return -E2BIG;
@@ -754,7 +773,7 @@ policy_client_record(struct policy_client *c, const struct policy_client_outcome
 		k++;
 	}
 	int r = 0;
-	if (c->ship_n > 0) {
+	if (c->ship_n > 0 || queue) {
 		/* Behind the decisions made in process: the outcomes keep their place. */
 		for (size_t i = 0; r == 0 && i < k; i++) {
 			Box__PolicyShipItem it = BOX__POLICY_SHIP_ITEM__INIT;

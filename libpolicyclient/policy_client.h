@@ -184,6 +184,15 @@ struct policy_client_outcome {
 int policy_client_record(struct policy_client *c, const struct policy_client_outcome *o,
 			 size_t n);
 /*
+ * The same outcomes queued in the PolicyShip being filled (policy_client_ship_generation
+ * set), in order, behind what waits there: they leave with its next flush, which is the
+ * caller's to make (after the decisions it is about to add: one message for both).
+ * Returns how many were queued, -EINVAL with no ship generation, or a send's errno (a
+ * full ship leaves on its own).
+ */
+int policy_client_record_queued(struct policy_client *c, const struct policy_client_outcome *o,
+				size_t n);
+/*
  * The same for one outcome whose permit the caller knows: permit LIKE was decided
  * with O's action and input (O's IN is not read). It names the oldest kept permit
  * equal to LIKE, exactly the one policy_client_record would find, without packing
