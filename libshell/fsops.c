@@ -382,17 +382,24 @@ walkcache_find(const char *path, size_t len)
 	return -1;
 }
 
+/* Slot K is watched and nothing moved or went since its path was checked: the two cheap
+ * calls of the comment above the cache. */
+static bool
+walkcache_quiet(size_t k)
+{
+	struct stat st;
+	/* (fstat(2) itself: glibc's fstat is an fstatat of "", a path lookup more) */
+	return walkcache.watched[k] && watch_quiet() &&
+	       syscall(SYS_fstat, walkcache.fd[k], &st) == 0 && st.st_dev == walkcache.dev[k] &&
+	       st.st_ino == walkcache.ino[k] && st.st_nlink > 0;
+}
+
 /* Slot K's fd is still the directory at its canonical path, as the comment above the cache
  * says; a slot that fails the check is dropped. */
 static bool
 walkcache_still(size_t k)
 {
-	struct stat st;
-	/* (fstat(2) itself: glibc's fstat is an fstatat of "", a path lookup more) */
-	bool same = walkcache.watched[k] && watch_quiet() &&
-		    syscall(SYS_fstat, walkcache.fd[k], &st) == 0 && st.st_dev == walkcache.dev[k] &&
-		    st.st_ino == walkcache.ino[k] && st.st_nlink > 0;
-	if (same || fd_path_is(walkcache.fd[k], walkcache.path[k], walkcache.len[k]))
+	if (walkcache_quiet(k) || fd_path_is(walkcache.fd[k], walkcache.path[k], walkcache.len[k]))
 		return true;
 	walkcache_drop(k);
 	return false;
@@ -1887,8 +1894,12 @@ sh_fs_open_read_entries(struct sh_fs *fs, const char *dir_path, char *const *nam
 	if (canon_full(fs, dir_path, false, true, &cdir) < 0)
 		return 0; /* each alone: they fail there as the system call would */
 	size_t cdir_len = strlen(cdir);
+	/*
+	 * Watched only: the check after the opens must see any move since the first one, a
+	 * move and a move back included (a readlink then would not: each file opens alone).
+	 */
 	int k = walkcache_find(cdir, cdir_len);
-	if (k < 0 || !walkcache_still((size_t)k)) {
+	if (k < 0 || !walkcache.watched[k] || !walkcache_quiet((size_t)k)) {
 		free(cdir);
 		return 0;
 	}
@@ -1942,7 +1953,9 @@ sh_fs_open_read_entries(struct sh_fs *fs, const char *dir_path, char *const *nam
 		while (fd < 0 && errno == EINTR);
 		got[i] = fd < 0 ? -errno : fd;
 	}
-	bool still = walkcache_still((size_t)k);
+	bool still = walkcache_quiet((size_t)k);
+	if (!still)
+		walkcache_drop((size_t)k); /* (the next use checks its path from the root again) */
 	for (size_t i = 0; i < n; i++) {
 		if (!paths[i])
 			continue;
