@@ -1556,6 +1556,18 @@ init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
 }
 
 /* Step 4: everything that reads a file or needs a call the filter refuses. */
+/* Test hook NAME from box-shell's own environment: ms up to 10 s, 0 when unset; anything
+ * else refuses the start. */
+static unsigned
+test_hook_ms(struct box_ipc_chan *chan, uint64_t rid, const char *name)
+{
+	const char *v = getenv(name);
+	uint64_t ms = 0;
+	if (v && parse_u64(v, 10000, &ms) < 0)
+		start_fail(chan, rid, "%s=%s: not a number of ms up to 10000", name, v);
+	return (unsigned)ms;
+}
+
 static void
 loop_prepare(struct box_ipc_chan *chan, uint64_t rid)
 {
@@ -1584,28 +1596,14 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid)
 	M.sigchld_ev = evsignal_new(M.base, SIGCHLD, on_sigchld, NULL);
 	if (!M.sigchld_ev || evsignal_add(M.sigchld_ev, NULL) < 0)
 		start_fail(chan, rid, "cannot watch SIGCHLD");
-	const char *delay = getenv("BOX_TEST_SHELL_SPARE_DELAY_MS");
-	if (delay) {
-		uint64_t ms;
-		if (parse_u64(delay, 10000, &ms) < 0)
-			start_fail(chan, rid,
-				   "BOX_TEST_SHELL_SPARE_DELAY_MS=%s: not a number of ms up to 10000",
-				   delay);
-		M.spare_delay_ms = (unsigned)ms;
+	M.spare_delay_ms = test_hook_ms(chan, rid, "BOX_TEST_SHELL_SPARE_DELAY_MS");
+	if (M.spare_delay_ms) {
 		M.spare_delay_ev = evtimer_new(M.base, on_spare_delayed, NULL);
 		if (!M.spare_delay_ev)
 			start_fail(chan, rid, "cannot create a timer");
 	}
-	const char *open_delay = getenv("BOX_TEST_SHELL_OPEN_ENTRIES_DELAY_MS");
-	if (open_delay) {
-		uint64_t ms;
-		if (parse_u64(open_delay, 10000, &ms) < 0)
-			start_fail(chan, rid,
-				   "BOX_TEST_SHELL_OPEN_ENTRIES_DELAY_MS=%s: not a number of ms up to "
-				   "10000",
-				   open_delay);
-		sh_fs_test_open_entries_delay_ms = (unsigned)ms;
-	}
+	sh_fs_test_open_entries_delay_ms =
+	    test_hook_ms(chan, rid, "BOX_TEST_SHELL_OPEN_ENTRIES_DELAY_MS");
 	static const int sigs[2] = { SIGTERM, SIGINT };
 	for (int i = 0; i < 2; i++) {
 		M.stop_ev[i] = evsignal_new(M.base, sigs[i], on_stop_signal, NULL);

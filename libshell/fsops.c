@@ -106,6 +106,31 @@ str_add(struct str *b, const char *s, size_t n)
 	b->s[b->len] = '\0';
 }
 
+/* NAME is one component of a path: not empty, no '/', neither "." nor "..". */
+static bool
+one_component(const char *name)
+{
+	return name && name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
+}
+
+/* Canonical directory DIR (LEN bytes) and one component NAME: "DIR/NAME" ("/NAME" under
+ * the root), malloc'd; NULL when out of memory. */
+static char *
+entry_path(const char *dir, size_t len, const char *name)
+{
+	struct str b = { 0 };
+	str_add(&b, dir, len);
+	if (len > 1)
+		str_add(&b, "/", 1);
+	str_add(&b, name, strlen(name));
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
 static uint64_t
 hash_bytes(const char *s, size_t n)
 {
@@ -1613,14 +1638,7 @@ sh_fs_stat(struct sh_fs *fs, const char *path, struct stat *st, bool follow)
 int
 sh_fs_stat_at(struct sh_fs *fs, int dirfd, const char *path, const char *name, struct stat *st)
 {
-	struct op o = { .kind = OP_STAT, .path = path, .st = st, .follow = false, .entry = true };
-	if (dirfd >= 0 && name && *name && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
-	    strcmp(name, "..") != 0) {
-		o.have_at = true;
-		o.at_fd = dirfd;
-		o.at_name = name;
-	}
-	return run_op(fs, &o);
+	return sh_fs_stat_at_type(fs, dirfd, path, name, DT_UNKNOWN, st);
 }
 
 int
@@ -1628,8 +1646,7 @@ sh_fs_stat_at_type(struct sh_fs *fs, int dirfd, const char *path, const char *na
 		   unsigned char d_type, struct stat *st)
 {
 	struct op o = { .kind = OP_STAT, .path = path, .st = st, .follow = false, .entry = true };
-	if (dirfd >= 0 && name && *name && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
-	    strcmp(name, "..") != 0) {
+	if (dirfd >= 0 && one_component(name)) {
 		o.have_at = true;
 		o.at_fd = dirfd;
 		o.at_name = name;
@@ -1785,22 +1802,13 @@ sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *
 		size_t m = n - base < SH_DECIDE_BATCH_MAX ? n - base : SH_DECIDE_BATCH_MAX;
 		for (size_t i = 0; i < m; i++) {
 			const char *name = names[base + i];
-			bool simple = name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 &&
-				      strcmp(name, "..") != 0;
 			char *p = NULL;
 			nolink[i] = false;
-			if (simple) {
-				struct str b = { 0 };
-				str_add(&b, cdir, cdir_len);
-				if (!(cdir_len == 1))
-					str_add(&b, "/", 1);
-				str_add(&b, name, strlen(name));
-				if (b.oom) {
-					free(b.s);
+			if (one_component(name)) {
+				if (!(p = entry_path(cdir, cdir_len, name))) {
 					r = -ENOMEM;
 					goto out;
 				}
-				p = b.s;
 				struct stat st;
 				unsigned char t = types ? types[base + i] : DT_UNKNOWN;
 				if (is_entry || (t != DT_UNKNOWN && t != DT_LNK))
@@ -1914,20 +1922,14 @@ sh_fs_open_read_entries(struct sh_fs *fs, const char *dir_path, char *const *nam
 	for (size_t i = 0; i < n; i++) {
 		const char *name = names[i];
 		got[i] = SH_FS_OPEN_ALONE;
-		if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-			continue;
-		struct str b = { 0 };
-		str_add(&b, cdir, cdir_len);
-		if (cdir_len > 1)
-			str_add(&b, "/", 1);
-		str_add(&b, name, strlen(name));
+		char *p = one_component(name) ? entry_path(cdir, cdir_len, name) : NULL;
 		struct pre pv;
-		if (b.oom || own_stream_fd(b.s) >= 0 ||
-		    !pre_take(fs->decider, b.s, SH_FS_READ, SH_OP_READ_CONTENT, true, &pv, now)) {
-			free(b.s);
+		if (!p || own_stream_fd(p) >= 0 ||
+		    !pre_take(fs->decider, p, SH_FS_READ, SH_OP_READ_CONTENT, true, &pv, now)) {
+			free(p);
 			continue;
 		}
-		paths[i] = b.s;
+		paths[i] = p;
 		ids[i] = pv.decide_id;
 		if (!pv.permit) {
 			/* (the caller passes permitted entries; a verdict taken is never asked again) */
