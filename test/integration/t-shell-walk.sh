@@ -10,8 +10,12 @@
 #     outcome; for the refused one a deny and no outcome;
 #   - a directory moved while its files are being opened (the test hook
 #     BOX_TEST_SHELL_OPEN_ENTRIES_DELAY_MS holds the opens back 3 s after the first check;
-#     the agent, told by inotify that the directory was opened to be listed, renames it then): nothing opened from it is read — each open is recorded as
-#     an attempt that failed and is made again alone, where the old path now leads to nothing.
+#     the agent, told by inotify that the directory was opened to be listed, renames it
+#     then): nothing opened from it is read — each open is recorded as an attempt that
+#     failed and is made again alone, where the old path now leads to nothing;
+#   - a symlink to a refused file swapped in for a listed file in that window: its open
+#     fails (O_NOFOLLOW), is recorded so, and is made again alone, decided on the target:
+#     refused, nothing of it read.
 # Root and boxtest each run both boxes.
 # Trusts: nothing; test code.
 . test/lib.sh
@@ -25,7 +29,7 @@ require_shell_built
 for u in $(shell_users); do
 	D=$(user_dir "$u")
 	P=$D/proj
-	mkdir -p "$P/big/sub" "$P/race/pub" "$D/out"
+	mkdir -p "$P/big/sub" "$P/race/pub" "$P/race/swap" "$D/out"
 	python3 - "$P" <<'PY'
 import os, sys
 p = sys.argv[1]
@@ -41,6 +45,8 @@ os.symlink("f003.c", os.path.join(p, "big", "link.c"))
 for i in range(5):
     with open(os.path.join(p, "race", "pub", "r%d.txt" % i), "w") as f:
         f.write("needle_race %d\n" % i)
+with open(os.path.join(p, "race", "swap", "x.txt"), "w") as f:
+    f.write("needle_race swap\n")
 PY
 	chmod -R a+rwX "$D"
 	chown -R "$u" "$D" 2>/dev/null
@@ -61,18 +67,35 @@ if mode == "walk":
     open(out + "/walk.stderr", "w").write(r.stderr)
     open(out + "/walk.rc", "w").write("%d\n" % r.returncode)
 else:
-    # Told when box's shell opens race/pub to list it (inotify IN_OPEN): its files are then
-    # decided and the opens held back 3 s after the first check; the rename comes in there.
-    import ctypes
+    # Told when box's shell opens race/pub or race/swap to list it (inotify IN_OPEN): its
+    # files are then decided and the opens held back 3 s after the first check; the agent
+    # acts in there: race/pub is renamed, race/swap/x.txt becomes a symlink to the refused
+    # big/secret.c.
+    import ctypes, struct
     libc = ctypes.CDLL(None, use_errno=True)
     ino = libc.inotify_init1(os.O_CLOEXEC)
-    if ino < 0 or libc.inotify_add_watch(ino, b"$P/race/pub", 0x20) < 0:
+    wd = {libc.inotify_add_watch(ino, ("$P/race/" + d).encode(), 0x20): d for d in ("pub", "swap")}
+    if ino < 0 or -1 in wd:
         sys.exit("inotify: %s" % os.strerror(ctypes.get_errno()))
-    g = subprocess.Popen(["/run/box/bin/bash", "-c", "grep -rn needle_race race"], cwd="$P",
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    os.read(ino, 4096)
-    time.sleep(0.5)
-    os.rename("$P/race/pub", "$P/race/moved")
+    g = subprocess.Popen(["/run/box/bin/bash", "-c", "grep -rnE 'needle_race|needle_walk' race"],
+                         cwd="$P", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    todo = set(wd.values())
+    while todo:
+        buf = os.read(ino, 4096)
+        at = 0
+        while at < len(buf):
+            w, mask, cookie, n = struct.unpack_from("iIII", buf, at)
+            at += 16 + n
+            d = wd.get(w)
+            if d not in todo:
+                continue
+            todo.discard(d)
+            time.sleep(0.5)
+            if d == "pub":
+                os.rename("$P/race/pub", "$P/race/moved")
+            else:
+                os.rename("$P/race/swap/x.txt", "$P/race/swap/x.old")
+                os.symlink("$P/big/secret.c", "$P/race/swap/x.txt")
     so, se = g.communicate()
     open(out + "/race.stdout", "w").write(so)
     open(out + "/race.stderr", "w").write(se)
@@ -152,22 +175,24 @@ PY
 		not_ok "$u: the race box ran (boxctl $rc)"
 		sed 's/^/#   /' "$D/race.out" "$D/race.err" | head -20
 	fi
-	if [ -f "$D/out/race.stdout" ] && ! grep -q needle_race "$D/out/race.stdout"; then
-		ok "$u: nothing opened from the moved directory was read"
+	if [ -f "$D/out/race.stdout" ] && ! grep -q needle "$D/out/race.stdout"; then
+		ok "$u: nothing opened from the moved directory, nor the swapped-in secret, was read"
 	else
 		not_ok "$u: grep read files opened from the moved directory"
 		sed 's/^/#   /' "$D/out/race.stdout" | head -5
 	fi
 	check "$u: each file opened again alone: No such file or directory" \
 		grep -q "race/pub/r0.txt: No such file or directory" "$D/out/race.stderr"
-	python3 - "$D/state/race/decisions.jsonl" "$P/race/pub" >"$D/race.log-check" 2>&1 <<'PY'
+	check "$u: a symlink swapped in: opened alone, decided on its target, Permission denied" \
+		grep -q "race/swap/x.txt: Permission denied" "$D/out/race.stderr"
+	python3 - "$D/state/race/decisions.jsonl" "$P/race/pub" "$P" >"$D/race.log-check" 2>&1 <<'PY'
 import json, sys
-log, pub = sys.argv[1], sys.argv[2]
+log, pub, proj = sys.argv[1], sys.argv[2], sys.argv[3]
 dec, rec = {}, {}
 for line in open(log):
     o = json.loads(line)
     path = o.get("input", {}).get("path", "")
-    if o.get("action") != "fs:read" or not path.startswith(pub + "/"):
+    if o.get("action") != "fs:read" or not path.startswith(proj + "/"):
         continue
     if o.get("record"):
         rec.setdefault(path, []).append(o["output"]["result"] if "output" in o else o["record"])
@@ -178,10 +203,15 @@ for i in range(5):
     f = "%s/r%d.txt" % (pub, i)
     if dec.get(f) != ["permit"] or rec.get(f) != ["error"]:
         bad.append("%s: decisions %s, outcomes %s" % (f, dec.get(f), rec.get(f)))
+x, secret = proj + "/race/swap/x.txt", proj + "/big/secret.c"
+if dec.get(x) != ["permit"] or rec.get(x) != ["error"]:
+    bad.append("%s: decisions %s, outcomes %s" % (x, dec.get(x), rec.get(x)))
+if "deny" not in dec.get(secret, []) or secret in rec:
+    bad.append("%s: decisions %s, outcomes %s" % (secret, dec.get(secret), rec.get(secret)))
 print("\n".join(bad) if bad else "ok")
 PY
 	if grep -qx ok "$D/race.log-check"; then
-		ok "$u: the log: each file's permit, then its open recorded as an attempt that failed (an error outcome)"
+		ok "$u: the log: each file's permit, then its open recorded as an attempt that failed (an error outcome); the swapped link's target denied"
 	else
 		not_ok "$u: the race's log lines"
 		sed 's/^/#   /' "$D/race.log-check" | head -10
