@@ -413,6 +413,12 @@ policyd_check_gone(struct box *b)
 	struct pollfd pfd = { .fd = box_ipc_event_fd(dm->ev), .events = POLLRDHUP };
 	if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)))
 		return false;
+	/*
+	 * What it said before it hung up counts first, as on_reaped reads it: a ready
+	 * message refusing the box (a corrupt history) is the start's reason.
+	 */
+	if (dm->starting)
+		(void)box_ipc_event_drain(dm->ev, 16);
 	daemon_lost(dm, "its channel closed");
 	return true;
 }
