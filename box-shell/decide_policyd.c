@@ -621,8 +621,12 @@ local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verd
 {
 	if (!d->req && bp_request_new(local.p, &d->req) < 0)
 		return -ENOMEM;
-	if (!d->dec && bp_decision_new(&d->dec) < 0)
-		return -ENOMEM;
+	if (!d->dec) {
+		if (bp_decision_new(&d->dec) < 0)
+			return -ENOMEM;
+		/* (a permit's message is never shown nor shipped: only a denial's is kept) */
+		bp_decision_skip_permit_message(d->dec, true);
+	}
 	bp_request_reset(d->req);
 	int r = bp_request_fill_proto(d->req, req->action, req->input, req->n_input);
 	if (r == 0)
@@ -769,7 +773,6 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	int r = chan_ready(d);
 	if (r < 0)
 		return r;
-	held_release(d); /* the outcomes so far come before what this process asks next */
 	if (!d->pc)
 		return -EPIPE;
 	Box__DecideRequest req = BOX__DECIDE_REQUEST__INIT;
@@ -778,14 +781,33 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	req.n_input = fs->in.n;
 	if (d->stage < 0 && local.p && local.page &&
 	    __atomic_load_n(local.page, __ATOMIC_ACQUIRE) != local.generation) {
-		local_refresh(d);
+		held_release(d);
+		if (d->pc)
+			local_refresh(d);
 		if (!d->pc)
 			return -EPIPE;
 	}
+	/*
+	 * The outcomes so far come before what this process asks next: ahead of a
+	 * decision made in process in its PolicyShip, which then leaves at once (as
+	 * they would have), else sent before the Decide.
+	 */
 	if (d->stage < 0 && local.page && local_ok(action)) {
 		d->local_made = true;
-		return local_decide(d, &req, out, NULL);
+		bool flush = held_queue(d);
+		if (!d->pc)
+			return -EPIPE;
+		r = local_decide(d, &req, out, &flush);
+		if (flush && d->pc && policy_client_ship_flush(d->pc) < 0) {
+			chan_drop(d);
+			sh_verdict_clear(out);
+			r = -EPIPE;
+		}
+		return r;
 	}
+	held_release(d);
+	if (!d->pc)
+		return -EPIPE;
 	if (d->stage >= 0)
 		rehearsal_permit(d, policy_client_next_id(d->pc));
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;

@@ -790,6 +790,10 @@ bp_decide(const struct bp_policy *p, const struct bp_request *req,
 	}
 	if (src)
 		memcpy(d->rules, src, d->n_rules * sizeof(*src));
+	if (d->skip_permit_message && d->cause == BP_CAUSE_PERMITTED) {
+		d->msg[0] = 0;
+		return 0;
+	}
 	return format_message(p, req, d);
 }
 
@@ -853,6 +857,12 @@ const char *
 bp_decision_message(const struct bp_decision *d)
 {
 	return d->msg;
+}
+
+void
+bp_decision_skip_permit_message(struct bp_decision *d, bool skip)
+{
+	d->skip_permit_message = skip;
 }
 
 size_t

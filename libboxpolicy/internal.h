@@ -660,6 +660,7 @@ struct bp_decision {
 	uint32_t *cand;	  /* the index's candidates, file order (cap_work) */
 	uint64_t *marks;  /* candidates as bits, when many lists hit (cap_work / 64 + 1 words) */
 	size_t n_evaluated; /* rules the last decision evaluated */
+	bool skip_permit_message; /* bp_decision_skip_permit_message */
 };
 
 int format_message(const struct bp_policy *p, const struct bp_request *req,

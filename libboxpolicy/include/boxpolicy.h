@@ -227,6 +227,12 @@ size_t bp_decision_rule_index(const struct bp_decision *d, size_t i);
 const char *bp_decision_rule_name(const struct bp_decision *d, size_t i);
 /* The message of docs/box-policy.5.md (NUL-terminated, at most 4096 bytes). */
 const char *bp_decision_message(const struct bp_decision *d);
+/*
+ * From now on a decision into D permitted by a matching permit (cause permitted)
+ * gets no message (""): for a caller that shows only a denial's (box-shell's
+ * decisions in process, one per file of a walk). Every other decision still gets it.
+ */
+void bp_decision_skip_permit_message(struct bp_decision *d, bool skip);
 /* How many rules the last bp_decide evaluated (the rule index's candidates). */
 size_t bp_decision_rules_evaluated(const struct bp_decision *d);
 

@@ -143,6 +143,41 @@ test_decide(void)
 	bp_policy_free(p);
 }
 
+/* A decision that skips a permit's message: only a permit by a permit rule loses it. */
+static void
+test_skip_permit_message(void)
+{
+	struct bp_policy *p = load(policy_text, NULL, true);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	struct bp_request *r;
+	struct bp_decision *d;
+	CHECK_INT(bp_request_new(p, &r), 0);
+	CHECK_INT(bp_decision_new(&d), 0);
+	static const char *const paths[] = { "~/p/a", "~/p/secret", "/etc" };
+	for (int skip = 0; skip < 2; skip++) {
+		bp_decision_skip_permit_message(d, skip);
+		for (int i = 0; i < 3; i++) {
+			bp_request_reset(r);
+			CHECK_INT(bp_request_set_action(r, "fs:read"), 0);
+			CHECK_INT(bp_request_set_string(r, "path", paths[i], strlen(paths[i])), 0);
+			CHECK_INT(bp_request_set_string(r, "operation", "read_content", 12), 0);
+			CHECK_INT(bp_decide(p, r, NULL, d), 0);
+			const char *m = bp_decision_message(d);
+			if (i == 0 && skip) {
+				CHECK_STR(m, "");
+			} else {
+				CHECK(strstr(m, i == 0 ? "policy permitted" : "policy denied") == m);
+				CHECK(strstr(m, paths[i]) != NULL);
+			}
+		}
+	}
+	bp_decision_free(d);
+	bp_request_free(r);
+	bp_policy_free(p);
+}
+
 static const char refine_text[] =
 	"@id(\"small\")\n"
 	"permit (principal, action == demo::Action::\"search\", resource)\n"
@@ -416,6 +451,7 @@ main(void)
 {
 	RUN(test_load_errors);
 	RUN(test_decide);
+	RUN(test_skip_permit_message);
 	RUN(test_refinement);
 	RUN(test_probe);
 	RUN(test_threads);
