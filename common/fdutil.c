@@ -84,6 +84,31 @@ fd_in(int fd, const int *list, unsigned n)
 	return 0;
 }
 
+void
+fd_close_list(int *fds, unsigned n)
+{
+	/* insertion sort: a batch is at most a few dozen fds, mostly in order already */
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			int t = fds[j];
+			fds[j] = fds[j - 1];
+			fds[j - 1] = t;
+		}
+	for (unsigned i = 0; i < n;) {
+		if (fds[i] < 0) {
+			i++;
+			continue;
+		}
+		unsigned j = i + 1;
+		while (j < n && fds[j] == fds[j - 1] + 1)
+			j++;
+		if (j - i == 1 || syscall(SYS_close_range, (unsigned)fds[i], (unsigned)fds[j - 1], 0) < 0)
+			for (unsigned k = i; k < j; k++)
+				(void)close(fds[k]); /* (one fd, or no close_range: each alone) */
+		i = j;
+	}
+}
+
 int
 fd_close_all_except(int lowfd, const int *keep, unsigned n_keep)
 {

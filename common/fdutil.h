@@ -22,6 +22,13 @@ int fd_dup_cloexec(int fd, int minfd);
 /* Close every fd >= lowfd except those listed (sorted or not). */
 int fd_close_all_except(int lowfd, const int *keep, unsigned n_keep);
 /*
+ * Close the N fds listed (each one the caller's; negative entries are skipped):
+ * one close_range per run of consecutive numbers, so a batch opened together
+ * (lowest free numbers, hence mostly one run) costs one system call. FDS is
+ * sorted in place. Errors of close are not reported (the fds are gone either way).
+ */
+void fd_close_list(int *fds, unsigned n);
+/*
  * Arrange fds for exec: fds[i] ends up at number target[i] without CLOEXEC,
  * for i < n, even if sources and targets overlap. All other fds are left
  * alone (callers then close the rest with fd_close_all_except).

@@ -29,6 +29,7 @@
 #include "cmd.h"
 #include "cmd_text.h"
 #include "cmdutil.h"
+#include "fdutil.h"
 
 enum grep_mode { MODE_BRE, MODE_ERE, MODE_FIXED };
 enum binary_mode { BIN_BINARY, BIN_TEXT, BIN_WITHOUT_MATCH };
@@ -90,10 +91,14 @@ struct grep {
 	size_t *fixed_len;
 	const char *prefilter;  /* a literal every match contains, or NULL */
 	size_t prefilter_len;
+	/* with a prefilter: every literal run a match contains, in order (required_runs) */
+	char *runs;
+	size_t *run_off, *run_len, n_runs;
 	bool utf8;
 	/* per run */
 	char *buf, *lower;
 	size_t cap, lower_cap;
+	bool short_read_eof; /* the file being read: a short read is its end (grep_file_run) */
 	bool any_selected, error, stop_all;
 	bool recursive, deref;
 	/* per file */
@@ -235,6 +240,20 @@ line_matches(struct grep *g, const char *line, size_t len)
  * end (after its '\n', or end). Candidates come from memmem (fixed strings,
  * the prefilter) or from one regexec over the rest of the buffer.
  */
+/* Whether LINE holds the regex's literal runs in their order (a match needs that). */
+static bool
+runs_in_order(const struct grep *g, const char *line, size_t len)
+{
+	size_t at = 0;
+	for (size_t k = 0; k < g->n_runs; k++) {
+		const char *m = memmem(line + at, len - at, g->runs + g->run_off[k], g->run_len[k]);
+		if (!m)
+			return false;
+		at = (size_t)(m - line) + g->run_len[k];
+	}
+	return true;
+}
+
 static bool
 find_matching_line(struct grep *g, const char *buf, size_t p, size_t end, size_t *ls, size_t *le)
 {
@@ -269,7 +288,7 @@ find_matching_line(struct grep *g, const char *buf, size_t p, size_t end, size_t
 		const char *nle = cand < end ? memchr(buf + cand, '\n', end - cand) : NULL;
 		size_t e = nle ? (size_t)(nle - buf) + 1 : end;
 		size_t body = e - s - (nle ? 1 : 0);
-		if (line_matches(g, buf + s, body)) {
+		if ((!g->prefilter || runs_in_order(g, buf + s, body)) && line_matches(g, buf + s, body)) {
 			*ls = s;
 			*le = e;
 			return true;
@@ -477,18 +496,6 @@ other_line(struct grep *g, const char *line, size_t len, uint64_t lineno, uint64
 
 /* ---- one file ---- */
 
-static uint64_t
-count_nl(const char *p, size_t n)
-{
-	uint64_t k = 0;
-	const char *e = p + n;
-	while ((p = memchr(p, '\n', (size_t)(e - p)))) {
-		k++;
-		p++;
-	}
-	return k;
-}
-
 /* Process buf[0..end) (whole lines, the last maybe without '\n' at EOF).
  * lineno/offset: of buf[0]. Returns false to stop reading the file. */
 static bool
@@ -501,12 +508,12 @@ process_lines(struct grep *g, const char *buf, size_t end, uint64_t *lineno, uin
 			size_t ls, le;
 			if (!find_matching_line(g, buf, p, end, &ls, &le)) {
 				if (g->number)
-					*lineno += count_nl(buf + p, end - p);
+					*lineno += sh_count_newlines(buf + p, end - p);
 				*offset += end - p;
 				return true;
 			}
 			if (g->number)
-				*lineno += count_nl(buf + p, ls - p);
+				*lineno += sh_count_newlines(buf + p, ls - p);
 			*offset += ls - p;
 			size_t body = le - ls - (buf[le - 1] == '\n');
 			(*lineno)++;
@@ -577,17 +584,20 @@ grep_fd(struct grep *g, int fd)
 			g->buf = nb;
 			g->cap = nc;
 		}
-		ssize_t r = read(fd, g->buf + len, g->cap - len);
+		size_t want = g->cap - len;
+		ssize_t r = read(fd, g->buf + len, want);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
 		size_t old = len;
-		if (r == 0)
+		/* (a walk's file on a local file system: a short read is its end, and the
+		 * read that would say 0 is not made; sh_fd_short_read_is_eof) */
+		if (r == 0 || (g->short_read_eof && (size_t)r < want))
 			eof = true;
 		len += (size_t)r;
-		if (!eof && g->binary != BIN_TEXT && memchr(g->buf + old, '\0', (size_t)r)) {
+		if (r > 0 && g->binary != BIN_TEXT && memchr(g->buf + old, '\0', (size_t)r)) {
 			if (first && g->binary == BIN_WITHOUT_MATCH)
 				return 0;
 			g->is_binary = true;
@@ -729,15 +739,23 @@ grep_file_run(struct grep *g, const char *path, const char *display, const struc
 	if (sh_fs_open_read_entries(g->c->fs, path, run, m, fds) < 0)
 		for (size_t t = 0; t < m; t++)
 			fds[t] = SH_FS_OPEN_ALONE;
+	/* The run's files are regular ones on one file system (each opened O_NOFOLLOW
+	 * from its directory, whose entry said so): one fstatfs for all of them. A
+	 * file swapped for a FIFO since is read as far as one read goes. */
+	bool local_fs = false;
+	for (size_t t = 0; t < m; t++)
+		if (fds[t] >= 0) {
+			local_fs = sh_fd_short_read_is_eof(fds[t]);
+			break;
+		}
 	for (size_t t = 0; t < m; t++) {
 		_cleanup_free_ char *shown = NULL;
-		if (g->stop_all || sh_cmd_stopped(g->c) || !(shown = join_path(display, run[t]))) {
-			if (fds[t] >= 0)
-				close(fds[t]); /* (opened, recorded, never read: as a stopped walk's) */
-			continue;
-		}
+		if (g->stop_all || sh_cmd_stopped(g->c) || !(shown = join_path(display, run[t])))
+			continue; /* (an opened one is closed below unread: as a stopped walk's) */
 		if (fds[t] >= 0) {
-			grep_opened(g, fds[t], true, shown);
+			g->short_read_eof = local_fs;
+			grep_opened(g, fds[t], false, shown);
+			g->short_read_eof = false;
 		} else if (fds[t] != SH_FS_OPEN_ALONE) {
 			file_error(g, shown, -fds[t]);
 		} else {
@@ -746,6 +764,7 @@ grep_file_run(struct grep *g, const char *path, const char *display, const struc
 				grep_open_file(g, full, shown);
 		}
 	}
+	fd_close_list(fds, (unsigned)m); /* (one close_range for the run, mostly) */
 	return j;
 }
 
@@ -918,14 +937,20 @@ add_patterns(struct grep *g, const char *text, size_t len)
 	return 0;
 }
 
-/* The longest run of characters every match of an ERE/BRE must contain (no
- * alternation, not in a group or bracket, not under a quantifier). */
-char *
-sh_regex_required_literal(const char *pat, bool ere)
+/*
+ * The runs of characters every match of an ERE/BRE must contain, in the order
+ * they appear in every match (no alternation, not in a group or bracket, not
+ * under a quantifier): packed into one malloc'd buffer, run k being
+ * buf[off[k]..off[k]+len[k]). Returns the buffer (*N runs, at most strlen(PAT)),
+ * or NULL (alternation, no memory).
+ */
+static char *
+required_runs(const char *pat, bool ere, size_t *off, size_t *len, size_t *nruns)
 {
 	size_t n = strlen(pat);
-	char *best = NULL, *cur = malloc(n + 1);
-	size_t best_len = 0, cur_len = 0;
+	char *cur = malloc(n + 1);
+	size_t cur_len = 0, start = 0;
+	*nruns = 0;
 	if (!cur)
 		return NULL;
 	int depth = 0;
@@ -945,7 +970,6 @@ sh_regex_required_literal(const char *pat, bool ere)
 				depth += nx == '(' ? 1 : -1;
 			} else if (nx == '|') {
 				free(cur);
-				free(best);
 				return NULL;
 			} else if (strchr(".[]*^$\\/-", nx) || (ere && strchr("+?{}()|", nx))) {
 				lit = nx;
@@ -953,7 +977,6 @@ sh_regex_required_literal(const char *pat, bool ere)
 			}
 		} else if (ere && ch == '|') {
 			free(cur);
-			free(best);
 			return NULL;
 		} else if (ere && (ch == '(' || ch == ')')) {
 			depth += ch == '(' ? 1 : -1;
@@ -993,24 +1016,34 @@ sh_regex_required_literal(const char *pat, bool ere)
 			cur[cur_len++] = lit;
 			continue;
 		}
-		if (cur_len > best_len) {
-			free(best);
-			best = strndup(cur, cur_len);
-			best_len = cur_len;
+		if (cur_len > start) {
+			off[*nruns] = start;
+			len[(*nruns)++] = cur_len - start;
+			start = cur_len;
 		}
-		cur_len = 0;
 	}
-	if (cur_len > best_len) {
-		free(best);
-		best = strndup(cur, cur_len);
-		best_len = cur_len;
+	if (cur_len > start) {
+		off[*nruns] = start;
+		len[(*nruns)++] = cur_len - start;
 	}
-	free(cur);
-	if (best && best_len < 2) {
-		free(best);
-		best = NULL;
-	}
-	return best;
+	return cur;
+}
+
+/* The longest of required_runs's runs, when of 2 bytes or more (cmd_text.h). */
+char *
+sh_regex_required_literal(const char *pat, bool ere)
+{
+	size_t n = strlen(pat), nruns = 0, best = SIZE_MAX;
+	size_t *off = calloc(n + 1, sizeof(size_t)), *len = calloc(n + 1, sizeof(size_t));
+	char *runs = off && len ? required_runs(pat, ere, off, len, &nruns) : NULL;
+	for (size_t k = 0; runs && k < nruns; k++)
+		if (len[k] >= 2 && (best == SIZE_MAX || len[k] > len[best]))
+			best = k;
+	char *lit = best != SIZE_MAX ? strndup(runs + off[best], len[best]) : NULL;
+	free(runs);
+	free(off);
+	free(len);
+	return lit;
 }
 
 /* GNU's ERE leniency that glibc's regcomp lacks: a '*' at the start of the
@@ -1172,8 +1205,16 @@ compile(struct grep *g)
 	}
 	if (n == 1 && !g->icase)
 		g->prefilter = sh_regex_required_literal(g->pats.v[0], ere);
-	if (g->prefilter)
+	if (g->prefilter) {
 		g->prefilter_len = strlen(g->prefilter);
+		size_t pl = strlen(g->pats.v[0]) + 1;
+		g->run_off = calloc(pl, sizeof(size_t));
+		g->run_len = calloc(pl, sizeof(size_t));
+		if (g->run_off && g->run_len)
+			g->runs = required_runs(g->pats.v[0], ere, g->run_off, g->run_len, &g->n_runs);
+		if (!g->runs) /* (no memory: the prefilter alone, one run) */
+			g->n_runs = 0;
+	}
 	return 0;
 }
 
@@ -1239,6 +1280,9 @@ grep_free(struct grep *g)
 	free(g->fixed);
 	free(g->fixed_len);
 	free((char *)g->prefilter);
+	free(g->runs);
+	free(g->run_off);
+	free(g->run_len);
 	free(g->buf);
 	free(g->lower);
 	if (g->ring) {

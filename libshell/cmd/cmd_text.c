@@ -701,8 +701,7 @@ wc_fd(struct sh_cmd *c, int fd, struct wc_counts *w, bool need_words, bool utf8)
 	while ((n = sh_in_read(&in, &d)) > 0) {
 		w->bytes += (uint64_t)n;
 		if (!need_words) {
-			for (char *p = d, *e = d + n; (p = memchr(p, '\n', (size_t)(e - p))); p++)
-				w->lines++;
+			w->lines += sh_count_newlines(d, (size_t)n);
 			if (utf8)
 				for (ssize_t i = 0; i < n; i++)
 					w->chars += ((unsigned char)d[i] & 0xc0) != 0x80;

@@ -21,7 +21,11 @@
 #include <stdlib.h>
 #include <regex.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "cmd.h"
 #include "cmdutil.h"
@@ -597,6 +601,51 @@ sh_cmd_open_input(struct sh_cmd *c, const char *name, int *fd)
 		return r;
 	*fd = r;
 	return 1;
+}
+
+uint64_t
+sh_count_newlines(const char *buf, size_t n)
+{
+	uint64_t k = 0;
+	size_t i = 0;
+#if defined(__SSE2__) && defined(__x86_64__)
+	/* Each byte lane counts its matches (cmpeq gives -1), at most 255 blocks before
+	 * the lanes are summed (psadbw), so no lane overflows. */
+	const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+	while (n - i >= 16) {
+		size_t blocks = (n - i) / 16;
+		if (blocks > 255)
+			blocks = 255;
+		__m128i lanes = zero;
+		for (size_t b = 0; b < blocks; b++, i += 16)
+			lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(buf + i)), nl));
+		__m128i sums = _mm_sad_epu8(lanes, zero);
+		k += (uint64_t)_mm_cvtsi128_si64(sums) + (uint64_t)_mm_extract_epi16(sums, 4);
+	}
+#endif
+	for (; i < n; i++)
+		k += buf[i] == '\n';
+	return k;
+}
+
+bool
+sh_fd_short_read_is_eof(int fd)
+{
+	static const unsigned long local[] = {
+		0xEF53,     /* ext2/3/4 */
+		0x58465342, /* xfs */
+		0x9123683E, /* btrfs */
+		0xF2F52010, /* f2fs */
+		0x01021994, /* tmpfs */
+		0x794c7630, /* overlayfs (its reads are the layer's) */
+	};
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if ((unsigned long)sf.f_type == local[i])
+			return true;
+	return false;
 }
 
 bool

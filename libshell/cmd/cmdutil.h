@@ -86,6 +86,17 @@ ssize_t sh_in_getline(struct sh_in *in, char **line);
 ssize_t sh_in_read(struct sh_in *in, char **data);
 /* All of fd into a malloc'd NUL-terminated buffer. */
 int sh_read_fd_all(int fd, volatile sig_atomic_t *interrupted, char **data, size_t *len);
+/* How many '\n' bytes buf[0..n) holds (16 bytes a step where SSE2 is there). */
+uint64_t sh_count_newlines(const char *buf, size_t n);
+/*
+ * A read of FD that returns fewer bytes than asked has reached the end of the
+ * file: FD's file system is a local disk or memory one (ext4, xfs, btrfs, f2fs,
+ * tmpfs, overlayfs), whose reads of a regular file come short only at its end
+ * (as it is at that moment), unlike /proc, sysfs, FUSE or NFS. One fstatfs.
+ * For a caller that opened FD from a directory entry of a regular file and would
+ * otherwise read again only to be told 0.
+ */
+bool sh_fd_short_read_is_eof(int fd);
 
 /* "-" = c->in (returns 0: do not close), else sh_fs_open O_RDONLY (returns
  * 1: close it); -errno on failure. */

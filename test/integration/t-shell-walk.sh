@@ -3,9 +3,10 @@
 # t-shell-walk.sh — grep -r through box's shell in a real box opens a directory's run of
 # permitted files together (libshell/fsops.c sh_fs_open_read_entries; docs/box-shell.8.md),
 # with the same decisions, opens and outcomes as one open each:
-#   - over 150 files in one directory (three runs of at most 64), a subdirectory and a refused
-#     file amid them and a symlink (not followed by -r), its output is GNU grep's but for the
-#     refused file, which gets the policy's message and "Permission denied";
+#   - over 150 files in one directory (three runs of at most 64; one of 700 KB, read in
+#     several reads), a subdirectory and a refused file amid them and a symlink (not followed
+#     by -r), its output is GNU grep's but for the refused file, which gets the policy's
+#     message and "Permission denied";
 #   - the log holds, per permitted file, exactly one permit and one descriptor_issued
 #     outcome; for the refused one a deny and no outcome;
 #   - a directory moved while its files are being opened (the test hook
@@ -35,7 +36,9 @@ import os, sys
 p = sys.argv[1]
 for i in range(150):
     with open(os.path.join(p, "big", "f%03d.c" % i), "w") as f:
-        f.write("int x%d;\n%s\nreturn;\n" % (i, "needle_walk here %d" % i if i % 10 == 3 else "plain"))
+        # f073.c: 700 KB, so read in several reads, its match's line number past them all
+        pad = "plain\n" * 120000 if i == 73 else ""
+        f.write("int x%d;\n%s%s\nreturn;\n" % (i, pad, "needle_walk here %d" % i if i % 10 == 3 else "plain"))
 with open(os.path.join(p, "big", "secret.c"), "w") as f:
     f.write("needle_walk in the secret\n")
 for i in range(3):

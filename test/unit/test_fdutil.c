@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_fdutil.c — fd helpers: CLOEXEC, fixed-number moves, close-all, file reads, socket
- * kinds (a daemon's channel, a listener).
+ * test_fdutil.c — fd helpers: CLOEXEC, fixed-number moves, close-all, closing a list,
+ * file reads, socket kinds (a daemon's channel, a listener).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -153,11 +153,38 @@ test_socket_kinds(void)
 	close(p[1]);
 }
 
+/* fd_close_list closes exactly the fds listed, in runs or alone, whatever their order. */
+static void
+test_close_list(void)
+{
+	int fds[12], keep[3];
+	for (int i = 0; i < 12; i++)
+		CHECK((fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0);
+	/* 3 fds not in the list, one inside a run (so the run is two) */
+	keep[0] = fds[2], keep[1] = fds[7], keep[2] = fds[11];
+	int list[11];
+	unsigned n = 0;
+	for (int i = 11; i >= 0; i--) /* backwards: the sort makes the runs */
+		if (i != 2 && i != 7 && i != 11)
+			list[n++] = fds[i];
+	list[n++] = -1; /* (skipped) */
+	list[n++] = -EBADF;
+	fd_close_list(list, n);
+	for (int i = 0; i < 12; i++) {
+		bool kept = i == 2 || i == 7 || i == 11;
+		CHECK_INT(fd_is_open(fds[i]), kept); /* (listed: closed; not listed: open) */
+	}
+	for (int i = 0; i < 3; i++)
+		close(keep[i]);
+	fd_close_list(list, 0);
+}
+
 int
 main(void)
 {
 	RUN(test_cloexec);
 	RUN(test_move_and_close);
+	RUN(test_close_list);
 	RUN(test_read_file);
 	RUN(test_chmod_opath);
 	RUN(test_socket_kinds);

@@ -58,6 +58,15 @@ seq 1 2000 >big
 printf 's/a/A/g\n# a comment\n/eta/{\n  s/$/ <-/\n  p\n}\n$a\\\nthe end\n' >sedscript
 printf '2p\n' >sedscript2
 printf 'x' >'we\ird'
+# line counts over more than one read and more than 255 16-byte blocks of '\n' (the
+# counter's lanes), in a directory walked by grep -r
+mkdir -p lines
+head -c 10000 /dev/zero | tr '\0' '\n' >lines/nl
+printf 'needle at 10001\n' >>lines/nl
+{ seq 1 150000; echo needle; seq 1 70000; echo 'needle last'; } >lines/two-reads
+printf 'needle\n%.0s' 1 2 3 >lines/small
+# a regex's literal runs, each required and in order: lines with them all, in and out of order
+printf 'foo_12x\nfor size_t next\nx_fo0_\nfo0_3x end\nabef\nabcdef\nefab\nab ef\naab\na.b*c\n' >runs
 base64 greek >b64
 base64 -w 7 a.txt >b64w
 printf 'YQ=x' >badb
