@@ -584,7 +584,9 @@ grep_fd(struct grep *g, int fd)
 			g->buf = nb;
 			g->cap = nc;
 		}
-		size_t want = g->cap - len;
+		/* (one byte kept for a NUL after the data: regexec's REG_STARTEND bounds
+		 * it, but a sanitizer's interceptor of it reads to a NUL) */
+		size_t want = g->cap - len - 1;
 		ssize_t r = read(fd, g->buf + len, want);
 		if (r < 0) {
 			if (errno == EINTR)
@@ -597,6 +599,7 @@ grep_fd(struct grep *g, int fd)
 		if (r == 0 || (g->short_read_eof && (size_t)r < want))
 			eof = true;
 		len += (size_t)r;
+		g->buf[len] = 0;
 		if (r > 0 && g->binary != BIN_TEXT && memchr(g->buf + old, '\0', (size_t)r)) {
 			if (first && g->binary == BIN_WITHOUT_MATCH)
 				return 0;
