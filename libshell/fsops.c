@@ -952,19 +952,16 @@ pre_pop(void)
 	pre.n--;
 }
 
+/* PATH and MESSAGE (malloc'd) are the table's from here on. */
 static void
-pre_add(const struct sh_decider *d, const char *path, enum sh_fs_action a, enum sh_fs_op op,
+pre_add(const struct sh_decider *d, char *path, enum sh_fs_action a, enum sh_fs_op op,
 	bool permit, char *message, bool no_symlink, uint64_t decide_id, int64_t at_ns)
 {
 	if (pre.n == PRE_N)
 		pre_pop();
 	size_t k = (pre.head + pre.n) % PRE_N;
 	struct pre *p = &pre.e[k];
-	p->path = strdup(path);
-	if (!p->path) {
-		free(message);
-		return;
-	}
+	p->path = path;
 	p->hash = hash_bytes(path, strlen(path));
 	p->d = d;
 	p->action = a;
@@ -1855,8 +1852,7 @@ sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *
 			pre_add(fs->decider, paths[i], action, op, v[i].permit, v[i].message,
 				nolink[i], v[i].decide_id, at);
 			v[i].message = NULL;
-			free(paths[i]);
-			paths[i] = NULL;
+			paths[i] = NULL; /* (the table's now) */
 		}
 	}
 	r = 0;

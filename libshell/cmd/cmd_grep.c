@@ -99,6 +99,8 @@ struct grep {
 	char *buf, *lower;
 	size_t cap, lower_cap;
 	bool short_read_eof; /* the file being read: a short read is its end (grep_file_run) */
+	char *shown;         /* a walk's file as its lines name it (shown_name), reused */
+	size_t shown_cap;
 	bool any_selected, error, stop_all;
 	bool recursive, deref;
 	/* per file */
@@ -719,6 +721,27 @@ join_path(const char *dir, const char *name)
 	return s;
 }
 
+/* DIR/NAME (NAME alone when DIR is "") in g->shown, valid until the next call; NULL: no memory. */
+static const char *
+shown_name(struct grep *g, const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	bool slash = dl > 0 && dir[dl - 1] != '/';
+	size_t need = dl + slash + nl + 1;
+	if (need > g->shown_cap) {
+		char *b = realloc(g->shown, need * 2);
+		if (!b)
+			return NULL;
+		g->shown = b;
+		g->shown_cap = need * 2;
+	}
+	memcpy(g->shown, dir, dl);
+	if (slash)
+		g->shown[dl] = '/';
+	memcpy(g->shown + dl + slash, name, nl + 1);
+	return g->shown;
+}
+
 /*
  * The run of permitted files of a walk's directory from entry I on (up to the
  * next subdirectory or refused file), opened together (sh_fs_open_read_entries:
@@ -752,8 +775,8 @@ grep_file_run(struct grep *g, const char *path, const char *display, const struc
 			break;
 		}
 	for (size_t t = 0; t < m; t++) {
-		_cleanup_free_ char *shown = NULL;
-		if (g->stop_all || sh_cmd_stopped(g->c) || !(shown = join_path(display, run[t])))
+		const char *shown = NULL; /* (one buffer for every file of the walk: no malloc each) */
+		if (g->stop_all || sh_cmd_stopped(g->c) || !(shown = shown_name(g, display, run[t])))
 			continue; /* (an opened one is closed below unread: as a stopped walk's) */
 		if (fds[t] >= 0) {
 			g->short_read_eof = local_fs;
@@ -1283,6 +1306,7 @@ grep_free(struct grep *g)
 	free(g->fixed);
 	free(g->fixed_len);
 	free((char *)g->prefilter);
+	free(g->shown);
 	free(g->runs);
 	free(g->run_off);
 	free(g->run_len);
