@@ -651,6 +651,12 @@ run_send_request(struct run *r)
 	/* A dry run starts no agent: no streams, no terminal. */
 	if (!r->detach && !r->dry_run && (k = run_stdio(r, &req, stdio, &n_stdio)) != RUN_GO_ON)
 		return k;
+	/*
+	 * Stamped as the send starts: boxd may receive it and stamp its own first step
+	 * before this process runs again, and --timings takes a first step of boxd's
+	 * earlier than this for another clock's and shifts boxd's steps (print_timings).
+	 */
+	uint64_t t_send = usec_now();
 	k = box_ipc_send(r->fd, &box_proto_client, BOX__MSG_TYPE__MSG_RUN_REQUEST, 1, &req.base,
 			 stdio, n_stdio);
 	/* boxd has its own copies now: the box's ends must not stay open here (EOF). */
@@ -660,7 +666,7 @@ run_send_request(struct run *r)
 		fprintf(stderr, "boxctl: error: sending the request to boxd: %s\n", strerror(-k));
 		return BOXCTL_EXIT_FAILURE;
 	}
-	r->t_sent = usec_now();
+	r->t_sent = t_send;
 	return RUN_GO_ON;
 }
 
