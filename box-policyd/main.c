@@ -152,6 +152,7 @@
 #include "policy_validate.h"
 #include "proto_policy.h"
 #include "proto_telemetry.h"
+#include "testhook.h"
 #include "validate.h" /* BOX_TELEMETRY_TARGETS_MAX */
 #include "text.h"
 
@@ -428,27 +429,17 @@ test_clock_init(void)
 static void
 test_sync_delay_init(void)
 {
-	const char *v = getenv("BOX_TEST_POLICYD_SYNC_DELAY_MS");
 	uint64_t ms;
 
-	if (!v || !*v)
-		return;
-	if (parse_u64(v, 10000, &ms) < 0)
-		fatalx("BOX_TEST_POLICYD_SYNC_DELAY_MS: expected 0 to 10000 ms, got '%s'", v);
+	if (box_test_ms("BOX_TEST_POLICYD_SYNC_DELAY_MS", 10000, &ms) < 0)
+		fatalx("BOX_TEST_POLICYD_SYNC_DELAY_MS: expected 0 to 10000 ms, got '%s'",
+		       getenv("BOX_TEST_POLICYD_SYNC_DELAY_MS"));
 	S.sync_delay_ms = (unsigned)ms;
 	if (ms)
 		log_warn("every group fsync is delayed by %u ms (BOX_TEST_POLICYD_SYNC_DELAY_MS)",
 			 S.sync_delay_ms);
 }
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = (time_t)(ms / 1000),
-			       .tv_nsec = (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 /* ---- replies and the decision log ---------------------------------------- */
 
@@ -1096,7 +1087,7 @@ group_commit(void)
 	static bool said;
 
 	if (S.sync_delay_ms && (S.n_pending || engine_needs_sync(S.engine)))
-		sleep_ms(S.sync_delay_ms);
+		box_sleep_ms(S.sync_delay_ms);
 	int r = engine_sync(S.engine);
 	if (r < 0 && !said) {
 		said = true;
@@ -3274,14 +3265,13 @@ shutdown_flush(int dirfd)
 static void
 test_exit_delay(void)
 {
-	const char *v = getenv("BOX_TEST_POLICYD_EXIT_DELAY_MS");
 	uint64_t ms;
 
-	if (!v || parse_u64(v, 60000, &ms) < 0 || ms == 0)
+	if (box_test_ms("BOX_TEST_POLICYD_EXIT_DELAY_MS", 60000, &ms) < 0 || ms == 0)
 		return;
 	log_warn("flushed; exiting in %llu ms (BOX_TEST_POLICYD_EXIT_DELAY_MS)",
 		 (unsigned long long)ms);
-	sleep_ms((unsigned)ms);
+	box_sleep_ms(ms);
 }
 
 int

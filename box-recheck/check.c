@@ -32,6 +32,7 @@
 #include "elfinterp.h"
 #include "path.h"
 #include "recheck.h"
+#include "testhook.h"
 #include "treewalk.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -582,11 +583,8 @@ socket_visit(void *user, const char *path, const struct stat *st)
 	struct child *c = user;
 	if (hidden_alias(c, path, st))
 		return 0;
-	if (c->scan_delay_ms) {
-		struct timespec ts = { .tv_sec = c->scan_delay_ms / 1000,
-				       .tv_nsec = (long)(c->scan_delay_ms % 1000) * 1000000L };
-		nanosleep(&ts, NULL);
-	}
+	if (c->scan_delay_ms)
+		box_sleep_ms(c->scan_delay_ms);
 	if (!S_ISSOCK(st->st_mode))
 		return 0;
 	/*

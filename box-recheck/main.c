@@ -53,6 +53,7 @@
 #include "proto_recheck.h"
 #include "recheck.h"
 #include "recheck_shared.h"
+#include "testhook.h"
 
 #define RECHECK_REQUEST_WAIT_MS 20000
 
@@ -91,24 +92,12 @@ read_request(struct box_ipc_msg *m)
 	return (const Box__RecheckRequest *)m->msg;
 }
 
-/* A BOX_TEST_* delay in milliseconds from our environment (1..max), or 0. */
+/* A BOX_TEST_* delay in milliseconds from our environment (1..max), or 0 (a bad one too). */
 static unsigned
 test_delay_ms(const char *name, uint64_t max)
 {
-	const char *v = getenv(name);
 	uint64_t ms;
-
-	if (!v || parse_u64(v, max, &ms) < 0)
-		return 0;
-	return (unsigned)ms;
-}
-
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	return box_test_ms(name, max, &ms) == 0 ? (unsigned)ms : 0;
 }
 
 static void
@@ -357,7 +346,7 @@ main(int argc, char **argv)
 	stat_boxd_sockets(&c, q);
 	become_owner(q);
 	install_seccomp();
-	sleep_ms(test_delay_ms("BOX_TEST_RECHECK_STALL_MS", 60000));
+	box_sleep_ms(test_delay_ms("BOX_TEST_RECHECK_STALL_MS", 60000));
 	check_grants(&c);
 	check_workspace(&c, q);
 	check_command(&c, q);

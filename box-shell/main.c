@@ -80,6 +80,7 @@
 #include "proto_policy.h"
 #include "proto_shell.h"
 #include "sh.h"
+#include "testhook.h"
 
 #define SHD_INIT_TIMEOUT_MS 30000
 
@@ -1561,10 +1562,9 @@ init_receive(struct box_ipc_chan *chan, struct box_ipc_msg *m)
 static unsigned
 test_hook_ms(struct box_ipc_chan *chan, uint64_t rid, const char *name)
 {
-	const char *v = getenv(name);
-	uint64_t ms = 0;
-	if (v && parse_u64(v, 10000, &ms) < 0)
-		start_fail(chan, rid, "%s=%s: not a number of ms up to 10000", name, v);
+	uint64_t ms;
+	if (box_test_ms(name, 10000, &ms) < 0)
+		start_fail(chan, rid, "%s=%s: not a number of ms up to 10000", name, getenv(name));
 	return (unsigned)ms;
 }
 

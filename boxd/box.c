@@ -96,6 +96,7 @@
 #include "parse.h"
 #include "path.h"
 #include "plan_validate.h"
+#include "testhook.h"
 #include "validate.h"
 
 uint64_t
@@ -633,10 +634,10 @@ on_reap_delayed(evutil_socket_t fd, short what, void *arg)
 static bool
 reap_delayed(struct box *b, int status)
 {
-	const char *v = getenv("BOX_TEST_AGENT_REAP_DELAY_MS");
 	uint64_t ms;
 
-	if (!v || b->reap_delay_ev || parse_u64(v, 2000, &ms) < 0 || ms == 0)
+	if (b->reap_delay_ev || box_test_ms("BOX_TEST_AGENT_REAP_DELAY_MS", 2000, &ms) < 0 ||
+	    ms == 0)
 		return false;
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
 	b->reap_delay_ev = evtimer_new(b->d->base, on_reap_delayed, b);

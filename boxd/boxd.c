@@ -41,6 +41,7 @@
 #include "parse.h"
 #include "path.h"
 #include "peer.h"
+#include "testhook.h"
 #include "validate.h"
 
 /* Give queued replies (RunExit…) a moment to leave, then leave the loop. */
@@ -396,11 +397,10 @@ setup_identity(struct boxd *d)
 static void
 test_start_delay(void)
 {
-	const char *s = getenv("BOX_TEST_BOXD_START_DELAY_MS");
 	uint64_t ms;
 
-	if (s && parse_u64(s, 10000, &ms) == 0 && ms > 0)
-		(void)nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000 }, NULL);
+	if (box_test_ms("BOX_TEST_BOXD_START_DELAY_MS", 10000, &ms) == 0 && ms > 0)
+		box_sleep_ms(ms);
 }
 
 static void

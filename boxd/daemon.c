@@ -39,6 +39,7 @@
 #include "proto_policy.h"
 #include "proto_shell.h"
 #include "spawn.h"
+#include "testhook.h"
 
 extern char **environ;
 
@@ -496,15 +497,14 @@ on_ready_delayed(evutil_socket_t fd, short what, void *arg)
 static bool
 ready_delayed(struct box_daemon *dm)
 {
-	const char *ms = getenv("BOX_TEST_READY_DELAY_MS");
 	const char *who = getenv("BOX_TEST_READY_DELAY_DAEMON");
 	const char *only = getenv("BOX_TEST_READY_DELAY_NAME");
 	uint64_t v;
 
-	if (!ms || !who || strcmp(who, dm->desc->name) != 0 || dm->ready_delay ||
+	if (!who || strcmp(who, dm->desc->name) != 0 || dm->ready_delay ||
 	    (only && strcmp(only, dm->b->name) != 0))
 		return false;
-	if (parse_u64(ms, 60000, &v) < 0 || v == 0)
+	if (box_test_ms("BOX_TEST_READY_DELAY_MS", 60000, &v) < 0 || v == 0)
 		return false;
 	struct timeval tv = { (time_t)(v / 1000), (suseconds_t)((v % 1000) * 1000) };
 	dm->ready_delay = evtimer_new(dm->b->d->base, on_ready_delayed, dm);
@@ -750,11 +750,10 @@ daemon_watch(struct box_daemon *dm, pid_t pid, int fd, char **err)
 void
 daemon_init_delay(void)
 {
-	const char *v = getenv("BOX_TEST_DAEMON_INIT_DELAY_MS");
 	uint64_t ms;
 
-	if (v && parse_u64(v, 2000, &ms) == 0 && ms > 0)
-		(void)nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000 }, NULL);
+	if (box_test_ms("BOX_TEST_DAEMON_INIT_DELAY_MS", 2000, &ms) == 0 && ms > 0)
+		box_sleep_ms(ms);
 }
 
 int

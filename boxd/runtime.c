@@ -47,6 +47,7 @@
 #include "parse.h"
 #include "path.h"
 #include "proto_mcp.h"
+#include "testhook.h"
 
 static const char *const managed[] = { "tmp", "var_tmp", "dev_shm", "home" };
 
@@ -350,16 +351,11 @@ runtime_mask_create(const struct boxd *d, struct box *b, unsigned idx, bool is_d
 static void
 teardown_test_delay(void)
 {
-	const char *v = getenv("BOX_TEST_TEARDOWN_DELAY_MS");
 	uint64_t ms;
 	/* Capped at 5 s; anything but digits is no delay. */
-	if (!v || parse_u64(v, UINT64_MAX, &ms) < 0 || ms == 0)
+	if (box_test_ms("BOX_TEST_TEARDOWN_DELAY_MS", UINT64_MAX, &ms) < 0 || ms == 0)
 		return;
-	if (ms > 5000)
-		ms = 5000;
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
-	}
+	box_sleep_ms(ms > 5000 ? 5000 : ms);
 }
 
 /*

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_parse.c — the checked parsers of common/parse.c.
+ * test_parse.c — the checked parsers of common/parse.c, and common/testhook.c's reading of a
+ * BOX_TEST_*_MS hook.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "parse.h"
 #include "tap.h"
+#include "testhook.h"
 
 static void
 test_u64(void)
@@ -147,6 +151,32 @@ test_list_next_word(void)
 	CHECK(!list_next_word(&p, &w, &l));
 }
 
+/* BOX_TEST_*_MS hooks: unset and empty are 0, digits up to the bound, anything else refused. */
+static void
+test_hook_ms(void)
+{
+	uint64_t ms = 7;
+	unsetenv("BOX_TEST_UNIT_HOOK_MS");
+	CHECK_INT(box_test_ms("BOX_TEST_UNIT_HOOK_MS", 100, &ms), 0);
+	CHECK_INT(ms, 0);
+	static const struct { const char *v; int r; uint64_t ms; } cases[] = {
+		{ "", 0, 0 }, { "0", 0, 0 }, { "100", 0, 100 }, { "101", -ERANGE, 0 },
+		{ "5ms", -EINVAL, 0 }, { "-1", -EINVAL, 0 }, { " 5", -EINVAL, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ms = 7;
+		setenv("BOX_TEST_UNIT_HOOK_MS", cases[i].v, 1);
+		CHECK_INT(box_test_ms("BOX_TEST_UNIT_HOOK_MS", 100, &ms), cases[i].r);
+		CHECK_INT(ms, cases[i].ms);
+	}
+	unsetenv("BOX_TEST_UNIT_HOOK_MS");
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	box_sleep_ms(20);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	CHECK((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) >= 20000000LL);
+}
+
 int
 main(void)
 {
@@ -158,5 +188,6 @@ main(void)
 	RUN(test_port_count);
 	RUN(test_list_has_word);
 	RUN(test_list_next_word);
+	RUN(test_hook_ms);
 	return tap_done();
 }
