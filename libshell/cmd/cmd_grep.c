@@ -237,11 +237,6 @@ line_matches(struct grep *g, const char *line, size_t len)
 	return match_in_line(g, line, len, 0, &so, &eo);
 }
 
-/*
- * The first line in buf[p..end) that matches (the fast path): its start and
- * end (after its '\n', or end). Candidates come from memmem (fixed strings,
- * the prefilter) or from one regexec over the rest of the buffer.
- */
 /* Whether LINE holds the regex's literal runs in their order (a match needs that). */
 static bool
 runs_in_order(const struct grep *g, const char *line, size_t len)
@@ -256,6 +251,11 @@ runs_in_order(const struct grep *g, const char *line, size_t len)
 	return true;
 }
 
+/*
+ * The first line in buf[p..end) that matches (the fast path): its start and
+ * end (after its '\n', or end). Candidates come from memmem (fixed strings,
+ * the prefilter) or from one regexec over the rest of the buffer.
+ */
 static bool
 find_matching_line(struct grep *g, const char *buf, size_t p, size_t end, size_t *ls, size_t *le)
 {
@@ -1055,17 +1055,25 @@ required_runs(const char *pat, bool ere, size_t *off, size_t *len, size_t *nruns
 	return cur;
 }
 
+/* The longest of N runs (the first of equals), when of 2 bytes or more: a copy, or NULL. */
+static char *
+longest_run(const char *runs, const size_t *off, const size_t *len, size_t n)
+{
+	size_t best = SIZE_MAX;
+	for (size_t k = 0; runs && k < n; k++)
+		if (len[k] >= 2 && (best == SIZE_MAX || len[k] > len[best]))
+			best = k;
+	return best != SIZE_MAX ? strndup(runs + off[best], len[best]) : NULL;
+}
+
 /* The longest of required_runs's runs, when of 2 bytes or more (cmd_text.h). */
 char *
 sh_regex_required_literal(const char *pat, bool ere)
 {
-	size_t n = strlen(pat), nruns = 0, best = SIZE_MAX;
+	size_t n = strlen(pat), nruns = 0;
 	size_t *off = calloc(n + 1, sizeof(size_t)), *len = calloc(n + 1, sizeof(size_t));
 	char *runs = off && len ? required_runs(pat, ere, off, len, &nruns) : NULL;
-	for (size_t k = 0; runs && k < nruns; k++)
-		if (len[k] >= 2 && (best == SIZE_MAX || len[k] > len[best]))
-			best = k;
-	char *lit = best != SIZE_MAX ? strndup(runs + off[best], len[best]) : NULL;
+	char *lit = longest_run(runs, off, len, nruns);
 	free(runs);
 	free(off);
 	free(len);
@@ -1229,18 +1237,19 @@ compile(struct grep *g)
 		}
 		g->nres = i + 1;
 	}
-	if (n == 1 && !g->icase)
-		g->prefilter = sh_regex_required_literal(g->pats.v[0], ere);
-	if (g->prefilter) {
-		g->prefilter_len = strlen(g->prefilter);
+	if (n == 1 && !g->icase) {
+		/* The runs once: the longest is the prefilter, all of them the line's check. */
 		size_t pl = strlen(g->pats.v[0]) + 1;
 		g->run_off = calloc(pl, sizeof(size_t));
 		g->run_len = calloc(pl, sizeof(size_t));
 		if (g->run_off && g->run_len)
 			g->runs = required_runs(g->pats.v[0], ere, g->run_off, g->run_len, &g->n_runs);
-		if (!g->runs) /* (no memory: the prefilter alone, one run) */
-			g->n_runs = 0;
+		g->prefilter = longest_run(g->runs, g->run_off, g->run_len, g->n_runs);
 	}
+	if (g->prefilter)
+		g->prefilter_len = strlen(g->prefilter);
+	if (!g->prefilter || g->n_runs < 2)
+		g->n_runs = 0; /* (the prefilter's memmem has found the only run, or none is checked) */
 	return 0;
 }
 
