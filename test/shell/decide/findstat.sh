@@ -32,7 +32,9 @@ run() {
 		-c "$1" > "$tmp/out" 2>&1)
 }
 metadata() { grep -c '"record":"response","action":"fs:read","input":{"path":"[^"]*","operation":"read_metadata"}' "$tmp/log.jsonl"; }
-stats() { grep -c 'stat' "$tmp/st"; }
+# (one line per call: strace -f splits a call another process interrupts into an
+# "<unfinished ...>" line and a "<... resumed>" one, which is not counted again)
+stats() { grep 'stat' "$tmp/st" | grep -vc 'resumed>'; }
 
 if ! command -v strace > /dev/null 2>&1; then
 	skip "find -name stats no entry" "no strace on this host"
