@@ -3,7 +3,7 @@
 # box-gateway/README.md). Every file but main.c goes into libgateway.a, which
 # the unit tests and fuzz targets link; main.c is the daemon's start-up.
 # Links common/, proto/ (gateway + policy tables), libpolicyclient/ (its box-policyd
-# channel), libevent (core, extra for
+# channel), libboxpolicy/ (the decisions it makes in process), libevent (core, extra for
 # evdns), BoringSSL, jansson (remote MCP) and libseccomp — never
 # OpenSSL or libevent_openssl — and box-mcpd's libmcpd.a for jsonrpc.o alone:
 # the one JSON-RPC classifier (what is a request, a notification, an id-less
@@ -29,6 +29,6 @@ $(LIBGATEWAY): $(GATEWAY_LIB_OBJS)
 
 # (libmcpd.a by its path: box-mcpd/lib.mk, which names it, is read after this file.)
 $(BIN)/box-gateway: $(GATEWAY_MAIN_OBJ) $(LIBGATEWAY) $(BUILD)/box-mcpd/libmcpd.a \
-		$(LIBPOLICYCLIENT) $(LIBPROTO) $(LIBCOMMON)
+		$(LIBPOLICYCLIENT) $(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 $(BIN)/box-gateway: private MODULE_LDLIBS := $(GATEWAY_LIBS)

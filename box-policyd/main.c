@@ -173,6 +173,9 @@ enum {
 	ACT_TOOL = 1u << 6,        /* NS::Action::"TOOL", a per-tool refinement */
 };
 
+/* The actions decided in process by some peer, at most (local_capable). */
+#define LOCAL_NAMES_MAX 8
+
 enum peer_kind { PEER_SUPERVISOR, PEER_GATEWAY, PEER_MCPD, PEER_SHELL };
 
 static const struct {
@@ -323,13 +326,14 @@ static struct {
 	struct peer *attached, *dead;
 	size_t n_attached;
 	/*
-	 * What box-shell may decide in process (PolicyLocal, built once at start): the
-	 * policy as loaded, and its actions bp_history_free says need no history.
+	 * What box-shell and box-gateway may decide in process (PolicyLocal, built at start
+	 * and at each reload): the policy as loaded, and the actions of local_capable that
+	 * bp_history_free says need no history. Each peer is sent its own of them.
 	 */
 	Box__PolicyLocal local;
-	char *local_names[8];
+	char *local_names[LOCAL_NAMES_MAX];
 	bool local_probe; /* the engine keeps a history: shipped items are probed first */
-	/* The qualifying actions (bits of shell_actions) of the generations engine.c keeps. */
+	/* The qualifying actions (bits of local_capable) of the generations engine.c keeps. */
 	struct {
 		uint64_t generation;
 		unsigned mask;
@@ -1853,7 +1857,7 @@ handle_record_batch(struct peer *p, struct box_ipc_msg *m)
 
 /* ---- decisions without a round trip (docs/box-policy.5.md) ------------------ */
 
-/* ACTION is one of PolicyLocal's: box-shell may decide it in process. */
+/* ACTION is one of PolicyLocal's: its peer may decide it in process. */
 static bool
 local_action(const char *action)
 {
@@ -1863,8 +1867,18 @@ local_action(const char *action)
 	return false;
 }
 
-static const char *const shell_actions[] = { "fs:read",  "fs:write",   "fs:delete",
-					     "fs:move",  "shell:exec", "shell:spawn" };
+/*
+ * The actions a peer may decide in process when they qualify: box-shell's, and
+ * box-gateway's connections and requests (its mcp:call and per-tool actions are
+ * refined by tool schemas it registers: always asked). Which peer raises which is
+ * peer_actions' (decide_ok checks every shipped decision against it).
+ */
+static const char *const local_capable[] = { "fs:read",    "fs:write",    "fs:delete",
+					     "fs:move",    "shell:exec",  "shell:spawn",
+					     "net:connect", "http:request" };
+_Static_assert(sizeof(local_capable) / sizeof(local_capable[0]) <= LOCAL_NAMES_MAX &&
+		       sizeof(local_capable) / sizeof(local_capable[0]) <= sizeof(unsigned) * 8,
+	       "local_names and a generation's mask have room for every action of local_capable");
 
 /* PolicyLocal's policy text: TEXT (LEN bytes), or none. */
 static void
@@ -1883,7 +1897,7 @@ local_text_set(bool has, const uint8_t *text, size_t len)
 	S.local.policy_text.len = len;
 }
 
-/* The generation in force, what of box-shell's it decides in process, and the page. */
+/* The generation in force, what its peers decide in process, and the page. */
 static void
 local_actions(void)
 {
@@ -1896,26 +1910,27 @@ local_actions(void)
 	S.local_mask = 0;
 	/*
 	 * A decision held for a person is box-policyd's to hold: with an @ask rule, or with
-	 * [box] ask = default, box-shell decides nothing in process.
+	 * [box] ask = default, no peer decides anything in process.
 	 */
 	bool ask = engine_has_ask(S.engine) || S.ask_default;
-	for (size_t i = 0; !ask && i < sizeof(shell_actions) / sizeof(shell_actions[0]); i++) {
-		int r = engine_history_free(S.engine, shell_actions[i]);
+	for (size_t i = 0; !ask && i < sizeof(local_capable) / sizeof(local_capable[0]); i++) {
+		int r = engine_history_free(S.engine, local_capable[i]);
 		if (r < 0)
-			fatal(r, "Cannot tell whether %s needs the history", shell_actions[i]);
+			fatal(r, "Cannot tell whether %s needs the history", local_capable[i]);
 		if (r > 0) {
-			S.local_names[S.local.n_actions++] = (char *)shell_actions[i];
+			S.local_names[S.local.n_actions++] = (char *)local_capable[i];
 			S.local_mask |= 1u << i;
 		}
 	}
 	if (S.gen_page)
 		__atomic_store_n(S.gen_page, S.local.generation, __ATOMIC_RELEASE);
-	log_info("box-shell decides in process: %zu of its %zu actions (policy generation %llu)",
-		 S.local.n_actions, sizeof(shell_actions) / sizeof(shell_actions[0]),
+	log_info("Decided in process: %zu of the %zu actions box-shell and box-gateway may "
+		 "decide there (policy generation %llu)",
+		 S.local.n_actions, sizeof(local_capable) / sizeof(local_capable[0]),
 		 (unsigned long long)S.local.generation);
 }
 
-/* Step 7b: which of box-shell's actions qualify, and the policy to send with them. */
+/* Step 7b: which of the peers' actions qualify, and the policy to send with them. */
 static void
 local_prepare(const Box__PolicyInit *init)
 {
@@ -1934,15 +1949,15 @@ local_prepare(const Box__PolicyInit *init)
 	local_actions();
 }
 
-/* ACTION qualified in generation GEN (kept): box-shell decided it in process then. */
+/* ACTION qualified in generation GEN (kept): its peer decided it in process then. */
 static bool
 local_action_of(uint64_t gen, const char *action)
 {
 	for (size_t i = 0; i < S.n_local_old; i++) {
 		if (S.local_old[i].generation != gen)
 			continue;
-		for (size_t k = 0; k < sizeof(shell_actions) / sizeof(shell_actions[0]); k++)
-			if (strcmp(shell_actions[k], action) == 0)
+		for (size_t k = 0; k < sizeof(local_capable) / sizeof(local_capable[0]); k++)
+			if (strcmp(local_capable[k], action) == 0)
 				return S.local_old[i].mask & (1u << k);
 	}
 	return false;
@@ -1964,18 +1979,31 @@ history_free_batch(const Box__DecideBatchRequest *b)
 	return true;
 }
 
-/* PolicyLocalRequest: box-shell's channels, and a supervised program's (what it may batch). */
+/*
+ * PolicyLocalRequest: box-shell's channels and box-gateway's (each told only the
+ * qualifying actions it raises), and a supervised program's (what it may batch).
+ */
 static void
 handle_local_request(struct peer *p, struct box_ipc_msg *m)
 {
 	bool supervisor = p->kind == PEER_SUPERVISOR && p->attached;
-	if (p->kind != PEER_SHELL && !supervisor) {
-		(void)peer_refuse(p, "sent a PolicyLocalRequest, which only box-shell and a "
-				     "supervised program's channel send");
+	if (p->kind != PEER_SHELL && p->kind != PEER_GATEWAY && !supervisor) {
+		(void)peer_refuse(p, "sent a PolicyLocalRequest, which only box-shell, "
+				     "box-gateway and a supervised program's channel send");
 		return;
 	}
 	int r;
-	if (supervisor) {
+	if (!supervisor) {
+		Box__PolicyLocal l = S.local;
+		char *acts[LOCAL_NAMES_MAX];
+		l.actions = acts;
+		l.n_actions = 0;
+		for (size_t i = 0; i < S.local.n_actions; i++)
+			if (action_kind(S.local.actions[i]) & peer_actions[p->kind].decide)
+				acts[l.n_actions++] = S.local.actions[i];
+		r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
+				       &l.base, &S.gen_fd, S.gen_fd >= 0 ? 1 : 0);
+	} else {
 		/* what it may batch (history_free): the qualifying fs:* actions, nothing else */
 		Box__PolicyLocal l = BOX__POLICY_LOCAL__INIT;
 		char *acts[4];
@@ -1987,9 +2015,6 @@ handle_local_request(struct peer *p, struct box_ipc_msg *m)
 				acts[l.n_actions++] = S.local.actions[i];
 		r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
 				       &l.base, NULL, 0);
-	} else {
-		r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
-				       &S.local.base, &S.gen_fd, S.gen_fd >= 0 ? 1 : 0);
 	}
 	p->local_gen = S.local.generation;
 	if (r < 0) {
@@ -2099,8 +2124,9 @@ handle_ship_items(struct peer *p, struct box_ipc_msg *m)
 	char why[768];
 	size_t n_dec = 0;
 
-	if (p->kind != PEER_SHELL) {
-		(void)peer_refuse(p, "sent a PolicyShip, which only box-shell sends");
+	if (p->kind != PEER_SHELL && p->kind != PEER_GATEWAY) {
+		(void)peer_refuse(p, "sent a PolicyShip, which only box-shell and box-gateway "
+				     "send");
 		return;
 	}
 	uint64_t cur = engine_generation(S.engine);

@@ -61,6 +61,7 @@
 #include "ipc.h"
 #include "policy_client.h"
 #include "policy_fields.h"
+#include "policy_local.h"
 #include "policy_validate.h"
 #include "proto_policy.h"
 
@@ -100,8 +101,7 @@ struct sh_decider {
 	 */
 	int stage;
 	/* decisions in process: this decider's request and decision (made at first use) */
-	struct bp_request *req;
-	struct bp_decision *dec;
+	struct policy_local_verdict lv;
 	int64_t ship_since; /* CLOCK_MONOTONIC of the oldest decision waiting for its PolicyShip */
 	/*
 	 * The last shell:exec this process decided in process and permitted: its
@@ -128,88 +128,41 @@ struct sh_decider {
  */
 static const char *const local_names[] = { "fs:read",  "fs:write",   "fs:delete",
 					   "fs:move",  "shell:exec", "shell:spawn" };
-static struct {
-	struct bp_schema *schema;
-	struct bp_policy *p;
-	uint64_t generation;
-	bool qualifies[sizeof(local_names) / sizeof(local_names[0])];
-	/*
-	 * box-policyd's generation page (read-only, shared by every process): when it
-	 * no longer says `generation`, a reload put a new policy in force, and this
-	 * process asks for it (local_refresh) before it decides anything in process.
-	 */
-	const uint64_t *page;
-} local;
+/*
+ * Loaded in main before any fork (every process shares it, read-only); the page
+ * (box-policyd's, read-only, shared by every process) says when a reload put a new
+ * policy in force: this process then asks for it (local_refresh) before it decides
+ * anything in process.
+ */
+static struct policy_local local;
+static pthread_once_t local_once = PTHREAD_ONCE_INIT;
 
-_Static_assert((int)BP_CAUSE_NOT_REFINED == (int)BOX__DECISION_CAUSE__CAUSE_NOT_REFINED &&
-		       (int)BP_CAUSE_ERROR == (int)BOX__DECISION_CAUSE__CAUSE_ERROR &&
-		       (int)BP_CAUSE_NO_MATCH == (int)BOX__DECISION_CAUSE__CAUSE_NO_MATCH &&
-		       (int)BP_CAUSE_FORBIDDEN == (int)BOX__DECISION_CAUSE__CAUSE_FORBIDDEN &&
-		       (int)BP_CAUSE_PERMITTED == (int)BOX__DECISION_CAUSE__CAUSE_PERMITTED,
-	       "libboxpolicy's causes are policy.proto's");
-
-/* Load M's policy as the one decided in process (replacing any earlier one). */
-static int
-local_set(const Box__PolicyLocal *m, char *why, size_t why_len)
+static void
+local_init(void)
 {
-	struct bp_load_options lo = { 0 };
-	struct bp_schema *schema = NULL;
-	struct bp_policy *p = NULL;
-	int r = bp_schema_new(&schema);
-	for (size_t i = 0; r == 0 && i < m->n_mcp_namespaces; i++)
-		r = bp_schema_add_pending(schema, m->mcp_namespaces[i]);
-	if (r < 0) {
-		bp_schema_free(schema);
-		(void)snprintf(why, why_len, "cannot declare the MCP namespaces: %s", strerror(-r));
-		return r;
-	}
-	lo.home = m->home;
-	lo.schema = schema;
-	r = bp_policy_load(m->has_policy_text ? (const char *)m->policy_text.data : "",
-			   m->has_policy_text ? m->policy_text.len : 0, &lo, &p, NULL);
-	if (r < 0) {
-		bp_schema_free(schema);
-		/* box-policyd loaded this text with the same engine: it cannot differ */
-		(void)snprintf(why, why_len, "the policy box-policyd sent does not load: %s",
-			       strerror(-r));
-		return r;
-	}
-	bp_policy_free(local.p);
-	bp_schema_free(local.schema);
-	local.p = p;
-	local.schema = schema;
-	local.generation = m->generation;
-	for (size_t k = 0; k < sizeof(local_names) / sizeof(local_names[0]); k++)
-		local.qualifies[k] = false;
-	for (size_t i = 0; i < m->n_actions; i++)
-		for (size_t k = 0; k < sizeof(local_names) / sizeof(local_names[0]); k++)
-			if (strcmp(m->actions[i], local_names[k]) == 0)
-				local.qualifies[k] = true;
-	return 0;
+	policy_local_init(&local, local_names, sizeof(local_names) / sizeof(local_names[0]));
 }
 
 int
 shd_local_load(const Box__PolicyLocal *m, int page_fd, char *why, size_t why_len)
 {
+	(void)pthread_once(&local_once, local_init);
 	/*
 	 * No page (box-policyd could not seal one): nothing is decided in process, since
 	 * nothing would say when the policy changed.
 	 */
 	if (page_fd < 0)
 		return 0;
-	void *pg = mmap(NULL, sizeof(uint64_t), PROT_READ, MAP_SHARED, page_fd, 0);
-	if (pg == MAP_FAILED) {
-		(void)snprintf(why, why_len, "cannot map box-policyd's generation page: %s",
-			       strerror(errno));
-		return -errno;
-	}
-	int r = local_set(m, why, why_len);
-	if (r < 0) {
-		munmap(pg, sizeof(uint64_t));
+	int r = policy_local_set(&local, m, why, why_len);
+	if (r < 0)
 		return r;
+	r = policy_local_map(&local, page_fd);
+	if (r < 0) {
+		policy_local_drop(&local);
+		(void)snprintf(why, why_len, "cannot map box-policyd's generation page: %s",
+			       strerror(-r));
 	}
-	local.page = pg;
-	return 0;
+	return r;
 }
 
 /*
@@ -232,26 +185,18 @@ local_refresh(struct sh_decider *d)
 		chan_drop(d);
 		return;
 	}
-	if (local_set((const Box__PolicyLocal *)m.msg, why, sizeof(why)) < 0) {
-		bp_policy_free(local.p);
-		local.p = NULL; /* local_ok says no from here on */
-	}
+	if (policy_local_set(&local, (const Box__PolicyLocal *)m.msg, why, sizeof(why)) < 0)
+		policy_local_drop(&local); /* local_ok says no from here on */
 	box_ipc_msg_done(&m);
 	/* The request scratch was made for the policy before. */
-	bp_request_free(d->req);
-	d->req = NULL;
+	policy_local_verdict_reset(&d->lv);
 }
 
 /* ACTION is decided in process (one of PolicyLocal's). */
 static bool
 local_ok(const char *action)
 {
-	if (!local.p)
-		return false;
-	for (size_t k = 0; k < sizeof(local_names) / sizeof(local_names[0]); k++)
-		if (strcmp(action, local_names[k]) == 0)
-			return local.qualifies[k];
-	return false;
+	return policy_local_ok(&local, action);
 }
 
 /* One request's input fields (the strings are borrowed or in `own`). */
@@ -619,38 +564,13 @@ static int
 local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verdict *out,
 	     bool *flush_due)
 {
-	if (!d->req && bp_request_new(local.p, &d->req) < 0)
-		return -ENOMEM;
-	if (!d->dec) {
-		if (bp_decision_new(&d->dec) < 0)
-			return -ENOMEM;
-		/* (a permit's message is never shown nor shipped: only a denial's is kept) */
-		bp_decision_skip_permit_message(d->dec, true);
-	}
-	bp_request_reset(d->req);
-	int r = bp_request_fill_proto(d->req, req->action, req->input, req->n_input);
-	if (r == 0)
-		r = bp_decide(local.p, d->req, NULL, d->dec);
+	int r = policy_local_decide(&local, &d->lv, req);
 	if (r < 0)
 		return r;
-	size_t n = bp_decision_rule_count(d->dec);
-	char *stack[16], **rules = n <= 16 ? stack : calloc(n, sizeof(*rules));
-	if (!rules)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		rules[i] = (char *)bp_decision_rule_name(d->dec, i);
-	bool permit = bp_decision_verdict(d->dec) == BP_PERMIT;
-	Box__DecideReply claim = BOX__DECIDE_REPLY__INIT;
-	claim.verdict = permit ? BOX__DECISION_VERDICT__VERDICT_PERMIT
-			       : BOX__DECISION_VERDICT__VERDICT_DENY;
-	claim.cause = (Box__DecisionCause)bp_decision_cause(d->dec);
-	claim.rules = rules;
-	claim.n_rules = n;
-	claim.message = (char *)"";
+	const Box__DecideReply *claim = &d->lv.claim;
+	bool permit = policy_client_permitted(claim);
 	policy_client_ship_generation(d->pc, local.generation);
-	r = policy_client_ship_decide(d->pc, req, &claim);
-	if (rules != stack)
-		free(rules);
+	r = policy_client_ship_decide(d->pc, req, claim);
 	if (r < 0) {
 		chan_drop(d);
 		return r;
@@ -686,9 +606,9 @@ local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verd
 		chan_drop(d);
 		return -EPIPE;
 	}
-	out->permit = permit && claim.cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	out->permit = permit && claim->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
 	out->decide_id = id;
-	if (!out->permit && !(out->message = strdup(bp_decision_message(d->dec))))
+	if (!out->permit && !(out->message = strdup(policy_local_message(&d->lv))))
 		return -ENOMEM;
 	return 0;
 }
@@ -779,8 +699,7 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	req.action = (char *)action;
 	req.input = (Box__PolicyField **)fs->in.p;
 	req.n_input = fs->in.n;
-	if (d->stage < 0 && local.p && local.page &&
-	    __atomic_load_n(local.page, __ATOMIC_ACQUIRE) != local.generation) {
+	if (d->stage < 0 && policy_local_moved(&local)) {
 		held_release(d);
 		if (d->pc)
 			local_refresh(d);
@@ -792,7 +711,7 @@ send_decide(struct sh_decider *d, const char *action, const struct fields *fs,
 	 * decision made in process in its PolicyShip, which then leaves at once (as
 	 * they would have), else sent before the Decide.
 	 */
-	if (d->stage < 0 && local.page && local_ok(action)) {
+	if (d->stage < 0 && local_ok(action)) {
 		d->local_made = true;
 		bool flush = held_queue(d);
 		if (!d->pc)
@@ -890,8 +809,7 @@ sh_decider_policyd_free(struct sh_decider *d)
 	if (ship_owner == d)
 		ship_owner = NULL;
 	chan_drop(d);
-	bp_request_free(d->req);
-	bp_decision_free(d->dec);
+	policy_local_verdict_free(&d->lv);
 	free(d->last_req);
 	safe_close(d->stage);
 	free(d->home);

@@ -569,3 +569,41 @@ box_ipc_event_send_later(struct box_ipc_event *e, uint32_t type, uint64_t reques
 		event_active(e->later, EV_TIMEOUT, 1);
 	return 0;
 }
+
+int
+box_ipc_event_send_body(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
+			uint8_t *body, size_t len)
+{
+	if (e->closed || e->dead)
+		return -EPIPE;
+	if (e->queued >= BOX_IPC_EVENT_QUEUE_MAX)
+		return -ENOBUFS;
+	if (len > BOX_IPC_PAYLOAD_MAX)
+		return -EMSGSIZE;
+	int r = box_ipc_chan_may_send(e->chan, type);
+	if (r < 0)
+		return r;
+	uint8_t h[BOX_IPC_HEADER_MAX];
+	size_t hl = box_ipc_header(h, type, request_id, len);
+	uint8_t *pkt = body - hl;
+	memcpy(pkt, h, hl);
+	box_ipc_chan_sent(e->chan, type, NULL);
+	if (!e->head) {
+		r = box_ipc_send_packet(e->fd, pkt, hl + len, NULL, 0, 0);
+		if (r == 0)
+			return 0;
+		if (r != -EAGAIN)
+			return r == -EPIPE || r == -ECONNRESET ? -EPIPE : r;
+	}
+	int err = 0;
+	struct ipc_packet *p = packet_new(pkt, hl + len, NULL, 0, &err);
+	if (!p)
+		return err;
+	*e->tail = p;
+	e->tail = &p->next;
+	e->queued += p->len;
+	r = flush(e);
+	if (r < 0)
+		return r == -EPIPE || r == -ECONNRESET ? -EPIPE : r;
+	return 0;
+}

@@ -100,6 +100,16 @@ int box_ipc_event_send(struct box_ipc_event *e, uint32_t type, uint64_t request_
  */
 int box_ipc_event_send_later(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
 			     const ProtobufCMessage *msg, const int *fds, unsigned n_fds);
+/*
+ * Send a message packed by the caller: BODY (LEN bytes, at most BOX_IPC_PAYLOAD_MAX:
+ * one packet, no fds) with BOX_IPC_HEADER_MAX bytes of room before it, where the
+ * header is written. Now, behind what is queued (as box_ipc_event_send). For a
+ * message built up in place (libpolicyclient's PolicyShip) of a type whose state move
+ * does not read the message. Errors as
+ * box_ipc_event_send, and -EMSGSIZE when LEN is over one packet.
+ */
+int box_ipc_event_send_body(struct box_ipc_event *e, uint32_t type, uint64_t request_id,
+			    uint8_t *body, size_t len);
 /* Bytes waiting in the write queue. */
 size_t box_ipc_event_queued(const struct box_ipc_event *e);
 

@@ -57,8 +57,10 @@ struct policy_client {
 	struct pending *head, **tail;
 	size_t in_flight;
 	/*
-	 * Blocking mode: decisions made in process and outcomes, packed PolicyShipItems
-	 * in order, waiting for one PolicyShip (ship_first: its first decision's id).
+	 * Decisions made in process and outcomes, packed PolicyShipItems in order,
+	 * waiting for one PolicyShip (ship_first: its first decision's id). Blocking
+	 * mode: sent when the caller flushes; event mode: at the end of the loop pass
+	 * (ship_ev), or before anything asked later.
 	 */
 	uint64_t ship_gen, ship_first;
 	size_t ship_n, ship_decides;
@@ -68,6 +70,9 @@ struct policy_client {
 	 */
 	uint8_t *ship_buf; /* BOX_IPC_HEADER_MAX + BOX_IPC_PAYLOAD_MAX bytes, made at first use */
 	size_t ship_len;   /* bytes after the header's room */
+	struct event_base *base; /* event mode */
+	struct event *ship_ev;    /* event mode: sends the PolicyShip (made at first use) */
+	struct box_ipc_msg *delivering; /* event mode: the reply being delivered */
 	policy_client_end_fn on_end;
 	void *arg;
 };
@@ -246,9 +251,23 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 		end(c, r, why);
 		return;
 	}
-	if (!p->cancelled)
+	if (!p->cancelled) {
+		c->delivering = m;
 		p->fn(p->arg, m->msg);
+		c->delivering = NULL;
+	}
 	pending_free(p);
+}
+
+int
+policy_client_reply_take_fd(struct policy_client *c)
+{
+	struct box_ipc_msg *m = c->delivering;
+	if (!m || m->n_fds == 0 || m->fds[0] < 0)
+		return -1;
+	int fd = m->fds[0];
+	m->fds[0] = -1;
+	return fd;
 }
 
 static void
@@ -311,6 +330,7 @@ policy_client_new_event(struct event_base *base, int fd, const uint32_t *reply_t
 		return r;
 	c->on_end = on_end;
 	c->arg = arg;
+	c->base = base;
 	c->ev = box_ipc_event_new(base, fd, &box_proto_policy, BOX_POLICY_ROLE_POLICYD, on_msg,
 				  on_close, c);
 	if (!c->ev) {
@@ -346,6 +366,8 @@ policy_client_free(struct policy_client *c)
 		c->head = p->next;
 		pending_free(p);
 	}
+	if (c->ship_ev)
+		event_free(c->ship_ev);
 	if (c->ev)
 		box_ipc_event_free(c->ev);
 	else
@@ -410,8 +432,12 @@ policy_client_ask(struct policy_client *c, uint32_t type, const ProtobufCMessage
 {
 	if (!c->ev || !fn)
 		return c->broken ? -EPIPE : -EINVAL;
+	/* What was decided in process reaches box-policyd before anything asked now. */
+	int r = policy_client_ship_flush(c);
+	if (r < 0)
+		return r;
 	struct pending *p;
-	int r = pending_new(c, type, msg, false, &p);
+	r = pending_new(c, type, msg, false, &p);
 	if (r < 0)
 		return r;
 	p->fn = fn;
@@ -484,7 +510,7 @@ policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMessag
 	return 0;
 }
 
-/* ---- decisions made in process (blocking mode) ----------------------------------- */
+/* ---- decisions made in process ---------------------------------------------------- */
 
 void
 policy_client_ship_generation(struct policy_client *c, uint64_t generation)
@@ -525,15 +551,45 @@ policy_client_ship_flush(struct policy_client *c)
 	size_t len = c->ship_len;
 	body[len++] = (1 << 3) | 0; /* generation, varint */
 	len += put_varint(body + len, c->ship_gen);
-	uint8_t h[BOX_IPC_HEADER_MAX];
-	size_t hl = box_ipc_header(h, BOX__MSG_TYPE__MSG_POLICY_SHIP, c->ship_first, len);
-	memcpy(body - hl, h, hl);
-	int r = box_ipc_send_packet(c->fd, body - hl, hl + len, NULL, 0, BOX_IPC_SEND_TIMEOUT_MS);
+	int r;
+	if (c->ev) {
+		r = box_ipc_event_send_body(c->ev, BOX__MSG_TYPE__MSG_POLICY_SHIP, c->ship_first,
+					    body, len);
+	} else {
+		uint8_t h[BOX_IPC_HEADER_MAX];
+		size_t hl = box_ipc_header(h, BOX__MSG_TYPE__MSG_POLICY_SHIP, c->ship_first, len);
+		memcpy(body - hl, h, hl);
+		r = box_ipc_send_packet(c->fd, body - hl, hl + len, NULL, 0,
+					BOX_IPC_SEND_TIMEOUT_MS);
+	}
 	c->ship_n = c->ship_decides = 0;
 	c->ship_len = 0;
-	if (r < 0)
+	if (r < 0 && c->ev)
+		end(c, r, "cannot send a PolicyShip"); /* (the owner ends: fail closed) */
+	else if (r < 0)
 		c->broken = true; /* a decision made in process that never reached the log */
 	return r;
+}
+
+static void
+on_ship_due(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)policy_client_ship_flush(arg);
+}
+
+/* Event mode: the items waiting leave at the end of this loop pass (or earlier). */
+static int
+ship_schedule(struct policy_client *c)
+{
+	if (!c->ev)
+		return 0;
+	if (!c->ship_ev && !(c->ship_ev = event_new(c->base, -1, 0, on_ship_due, c)))
+		return -ENOMEM;
+	/* (activating an active event again changes nothing) */
+	event_active(c->ship_ev, EV_TIMEOUT, 1);
+	return 0;
 }
 
 /* The varint at P (at most N bytes) in *v: its length, or 0 when it does not end there. */
@@ -587,7 +643,7 @@ ship_commit(struct policy_client *c, size_t size, uint64_t id)
 		vl++;
 	c->ship_len += 1 + vl + size; /* (the tag, the length's varint, the item) */
 	c->ship_n++;
-	return c->ship_n == BOX_POLICY_BATCH_MAX ? policy_client_ship_flush(c) : 0;
+	return c->ship_n == BOX_POLICY_BATCH_MAX ? policy_client_ship_flush(c) : ship_schedule(c);
 }
 
 /*
@@ -625,7 +681,7 @@ int
 policy_client_ship_decide(struct policy_client *c, const Box__DecideRequest *req,
 			  const Box__DecideReply *verdict)
 {
-	if (c->ev || c->ship_gen == 0)
+	if (c->ship_gen == 0)
 		return -EINVAL;
 	if (c->broken || !c->chan)
 		return -EPIPE;

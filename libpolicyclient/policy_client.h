@@ -138,16 +138,20 @@ int policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMe
 
 /*
  * Decisions made in process (docs/box-policy.5.md, "Decisions without a round
- * trip"; blocking mode only). box-shell decides the actions box-policyd's
- * PolicyLocal named with the same policy and hands each decision here: it takes
+ * trip"; policy_local.h). box-shell and box-gateway decide the actions box-policyd's
+ * PolicyLocal named with the same policy and hand each decision here: it takes
  * the next id, its permit is kept (so an outcome names it as any permit), and it
  * waits, in order with the outcomes recorded after it, for one PolicyShip (no
  * reply) that leaves when 256 items are queued, before any request
- * policy_client_call sends, or at policy_client_ship_flush. Outcomes recorded while
- * anything waits queue behind it. GENERATION: PolicyLocal's, set once before the
- * first decision (0: none, and policy_client_ship_decide fails -EINVAL).
+ * policy_client_call or policy_client_ask sends, at policy_client_ship_flush, and
+ * in event mode at the end of the loop pass in which the first of them was queued
+ * (an event activated then: it runs before events activated after it). Outcomes
+ * recorded while anything waits queue behind it. GENERATION: PolicyLocal's, set
+ * before the first decision and again, with nothing waiting, when another comes (0:
+ * none, and policy_client_ship_decide fails -EINVAL).
  * ship_decide: VERDICT's verdict, cause and rules (its message is not shipped);
- * 0, -EINVAL, -ENOMEM, -EPIPE or a send's error (the client is then broken).
+ * 0, -EINVAL, -ENOMEM, -EPIPE or a send's error (blocking mode: the client is then
+ * broken; event mode: the channel ends, on_end).
  */
 void policy_client_ship_generation(struct policy_client *c, uint64_t generation);
 int policy_client_ship_decide(struct policy_client *c, const Box__DecideRequest *req,
@@ -155,6 +159,12 @@ int policy_client_ship_decide(struct policy_client *c, const Box__DecideRequest 
 int policy_client_ship_flush(struct policy_client *c);
 /* Items waiting for their PolicyShip. */
 size_t policy_client_shipping(const struct policy_client *c);
+
+/*
+ * Inside a reply callback (event mode): the first fd that came with the reply, now
+ * the caller's to close; -1 when none (or outside a callback).
+ */
+int policy_client_reply_take_fd(struct policy_client *c);
 
 /* A DecideReply's verdict: permitted (verdict PERMIT). */
 static inline bool

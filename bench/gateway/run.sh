@@ -176,9 +176,12 @@ json.dump({"box_name": "gwtest-bench", "upstream_ca_pem_file": ca, "hosts_file_p
                             "placeholder": "box_" + "0" * 64, "placement": "header",
                             "inject": "always"}]}, open(out, "w"))
 EOF
-	# The harness exits when its stdin closes: hold a pipe open until the end.
+	# The harness exits when its stdin closes: hold a pipe open until the end. --local: it
+	# answers PolicyLocal as box-policyd does (this policy has no temporal rule, so the
+	# gateway decides net:connect and http:request in process and ships them; the harness
+	# decides every shipped line again).
 	mkfifo "$T/gw/stdin"
-	"$HARNESS" --gateway "$GATEWAY" --policy "$T/gw/policy.dw" --init "$T/gw/init.json" \
+	"$HARNESS" --gateway "$GATEWAY" --policy "$T/gw/policy.dw" --init "$T/gw/init.json" --local \
 		--listen agent --ready-file "$T/gw/ready" <"$T/gw/stdin" >"$T/gw/out" 2>&1 &
 	GW_HARNESS_PID=$!
 	_srv_pids+=("$GW_HARNESS_PID")

@@ -5,7 +5,8 @@
  *
  *   gw-harness --gateway PATH --policy FILE.dw --init INIT.json --listen SANDBOX
  *              [--listen SANDBOX2 ...] --ready-file F [--decisions OUT.jsonl]
- *              [--decide-delay HOST=MS ...] [--nofile N]
+ *              [--decide-delay HOST=MS ...] [--nofile N] [--local]
+ *              [--local-policy FILE]
  *
  * It spawns the gateway with the two socketpairs at fds 3/4 (nothing else
  * open; RLIMIT_NOFILE 2*max_connections+256 as boxd sets it; an environment
@@ -23,7 +24,15 @@
  * A refused start (ok=false) prints "gw-harness: not ready: MESSAGE" on
  * stderr and returns the gateway's status.
  * Decides are answered by evaluating the policy with the engine box-policyd
- * uses (box-policyd/engine.c over libboxpolicy); --decide-delay holds the
+ * uses (box-policyd/engine.c over libboxpolicy). A PolicyLocalRequest is answered
+ * with the policy and, with --local, the gateway's actions that need no history and
+ * a generation page (it never moves: no reloads here), so the gateway decides those
+ * in process and ships them; without it, with none (every decision is asked). A
+ * PolicyShip's decisions are decided again and must agree (else a "bad_ship" line and
+ * the channel is shut down, as box-policyd's protocol error); their decide lines say
+ * "shipped": true. --local-policy FILE: --local, but PolicyLocal carries FILE's text
+ * (a gateway deciding with another policy than this one's: its ships disagree).
+ * --decide-delay holds the
  * reply to a decision whose input host is HOST for MS ms (replies may then
  * come out of order: the gateway matches request ids). Each Decide and
  * Record is one JSON line of --decisions:
@@ -49,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -81,7 +91,14 @@ static struct {
 } delays[MAX_DELAY];
 static int n_delays;
 static unsigned long opt_nofile;
+static bool opt_local;
+static const char *opt_local_policy;
 static FILE *declog;
+/* PolicyLocal's: the policy text and the MCP namespaces the engine was made with */
+static char *policy_text;
+static size_t policy_len;
+static char **mcp_nss;
+static size_t n_mcp_nss;
 
 /*
  * A sanitizer build: the harness keeps the policy engine, the init tree and
@@ -433,34 +450,140 @@ static uint64_t decide_count;
 /* The permits without an outcome, as box-policyd keeps them: a Record names one. */
 static struct policy_permits *permits;
 
+/*
+ * One decision, as box-policyd makes it: decided, logged, its permit kept. ID: its
+ * request id. CLAIM: a shipped decision's (PolicyShip) verdict, cause and rules, which
+ * must be the policy's (false, logged as "bad_ship", when not); NULL for a Decide.
+ */
+static bool
+decide_one(struct engine *eng, uint64_t id, const Box__DecideRequest *req,
+	   const Box__PolicyShipItem *claim, bool *permit_out, int *cause_out,
+	   const char **message_out)
+{
+	struct engine_result res;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int r = engine_decide(eng, req, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, &res);
+	bool permit = r == 0 && res.permit;
+	int cause = r == 0 ? res.cause : BOX__DECISION_CAUSE__CAUSE_ERROR;
+	const char *message = r == 0 ? res.message : "harness: the engine failed";
+	if (claim) {
+		bool same = (claim->verdict == BOX__DECISION_VERDICT__VERDICT_PERMIT) == permit &&
+			    (int)claim->cause == cause && r == 0 && claim->n_rules == res.n_rules;
+		for (size_t i = 0; same && i < res.n_rules; i++)
+			same = strcmp(claim->rules[i], res.rules[i]) == 0;
+		if (!same) {
+			json_t *o = json_object();
+			json_object_set_new(o, "kind", json_string("bad_ship"));
+			json_object_set_new(o, "id", json_integer((json_int_t)id));
+			json_object_set_new(o, "action", json_string(req->action));
+			log_line(o);
+			return false;
+		}
+	}
+	decide_count++;
+	json_t *o = json_object();
+	json_object_set_new(o, "kind", json_string("decide"));
+	json_object_set_new(o, "id", json_integer((json_int_t)id));
+	json_object_set_new(o, "action", json_string(req->action));
+	json_object_set_new(o, "input", fields_json(req->input, req->n_input));
+	json_object_set_new(o, "verdict", json_string(permit ? "permit" : "deny"));
+	json_object_set_new(o, "cause", json_integer(cause));
+	json_object_set_new(o, "message", json_string(message));
+	if (claim)
+		json_object_set_new(o, "shipped", json_true());
+	log_line(o);
+	if (!permits)
+		permits = policy_permits_new();
+	if (permit && policy_permits_outcome_owed(req) &&
+	    (!permits || policy_permits_add(permits, id, req) < 0))
+		die("cannot keep a permit");
+	*permit_out = permit;
+	*cause_out = cause;
+	*message_out = message;
+	return true;
+}
+
+static void record_one(struct engine *eng, const Box__RecordRequest *rec);
+
+/*
+ * PolicyLocalRequest: with --local, the policy, its generation, which of the gateway's
+ * actions need no history, and a page that says the generation (no reload here: it
+ * never moves); else no actions and no page (every decision is asked).
+ */
 static void
+answer_local(struct box_ipc_chan *pc, struct engine *eng, const char *text, size_t len,
+	     char **nss, size_t n_nss, uint64_t id)
+{
+	static const char *const names[] = { "net:connect", "http:request" };
+	static int page = -1;
+	char *acts[2];
+	Box__PolicyLocal l = BOX__POLICY_LOCAL__INIT;
+	l.generation = engine_generation(eng);
+	l.has_policy_text = true;
+	l.policy_text.data = (uint8_t *)text;
+	l.policy_text.len = len;
+	l.home = (char *)"/root";
+	l.mcp_namespaces = nss;
+	l.n_mcp_namespaces = n_nss;
+	l.actions = acts;
+	for (size_t i = 0; opt_local && i < 2; i++)
+		if (engine_history_free(eng, names[i]) > 0)
+			acts[l.n_actions++] = (char *)names[i];
+	if (opt_local && page < 0) {
+		page = memfd_create("gw-harness-generation", MFD_CLOEXEC);
+		uint64_t g = l.generation;
+		if (page < 0 || write(page, &g, sizeof(g)) != (ssize_t)sizeof(g))
+			die("cannot make the generation page");
+	}
+	int r = box_ipc_chan_send(pc, BOX__MSG_TYPE__MSG_POLICY_LOCAL, id, &l.base, &page,
+				  opt_local ? 1 : 0);
+	if (r < 0 && r != -EPIPE)
+		fprintf(stderr, "gw-harness: cannot send PolicyLocal: %s\n", strerror(-r));
+}
+
+/* PolicyShip: each item as box-policyd takes it; false (the channel ends) on a bad claim. */
+static bool
+take_ship(struct engine *eng, const Box__PolicyShip *b, uint64_t first)
+{
+	uint64_t id = first;
+	if (b->generation != engine_generation(eng)) {
+		json_t *o = json_object();
+		json_object_set_new(o, "kind", json_string("bad_ship"));
+		json_object_set_new(o, "generation", json_integer((json_int_t)b->generation));
+		log_line(o);
+		return false;
+	}
+	for (size_t i = 0; i < b->n_items; i++) {
+		const Box__PolicyShipItem *it = b->items[i];
+		if (it->record) {
+			record_one(eng, it->record);
+			continue;
+		}
+		bool permit;
+		int cause;
+		const char *message;
+		if (!decide_one(eng, id++, it->decide, it, &permit, &cause, &message))
+			return false;
+	}
+	return true;
+}
+
+static bool
 on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m)
 {
+	if (m->type == BOX__MSG_TYPE__MSG_POLICY_SHIP)
+		return take_ship(eng, (const Box__PolicyShip *)m->msg, m->request_id);
+	if (m->type == BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST) {
+		answer_local(pc, eng, policy_text, policy_len, mcp_nss, n_mcp_nss, m->request_id);
+		return true;
+	}
 	if (m->type == BOX__MSG_TYPE__MSG_DECIDE_REQUEST) {
 		const Box__DecideRequest *req = (const Box__DecideRequest *)m->msg;
-		struct engine_result res;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		int r =
-		    engine_decide(eng, req, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, &res);
-		bool permit = r == 0 && res.permit;
-		int cause = r == 0 ? res.cause : BOX__DECISION_CAUSE__CAUSE_ERROR;
-		const char *message = r == 0 ? res.message : "harness: the engine failed";
-		decide_count++;
-		json_t *o = json_object();
-		json_object_set_new(o, "kind", json_string("decide"));
-		json_object_set_new(o, "id", json_integer((json_int_t)m->request_id));
-		json_object_set_new(o, "action", json_string(req->action));
-		json_object_set_new(o, "input", fields_json(req->input, req->n_input));
-		json_object_set_new(o, "verdict", json_string(permit ? "permit" : "deny"));
-		json_object_set_new(o, "cause", json_integer(cause));
-		json_object_set_new(o, "message", json_string(message));
-		log_line(o);
-		if (!permits)
-			permits = policy_permits_new();
-		if (permit && policy_permits_outcome_owed(req) &&
-		    (!permits || policy_permits_add(permits, m->request_id, req) < 0))
-			die("cannot keep a permit");
+		bool permit;
+		int cause;
+		const char *message;
+		(void)decide_one(eng, m->request_id, req, NULL, &permit, &cause, &message);
 		int ms = delay_for(req);
 		if (ms > 0) {
 			struct later *l = calloc(1, sizeof(*l));
@@ -471,10 +594,10 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 					    .message = strdup(message),
 					    .next = laters};
 			laters = l;
-			return;
+			return true;
 		}
 		send_reply(pc, m->request_id, permit, cause, message);
-		return;
+		return true;
 	}
 	if (m->type == BOX__MSG_TYPE__MSG_POLICY_TOOL_SCHEMA) {
 		const Box__PolicyToolSchema *ts = (const Box__PolicyToolSchema *)m->msg;
@@ -508,10 +631,19 @@ on_policy_msg(struct box_ipc_chan *pc, struct engine *eng, struct box_ipc_msg *m
 		if (r < 0 && r != -EPIPE)
 			fprintf(stderr, "gw-harness: cannot send PolicyToolSchemaReply: %s\n",
 				strerror(-r));
-		return;
+		return true;
 	}
-	if (m->type == BOX__MSG_TYPE__MSG_RECORD_REQUEST) {
-		Box__RecordRequest ev = *(const Box__RecordRequest *)m->msg;
+	if (m->type == BOX__MSG_TYPE__MSG_RECORD_REQUEST)
+		record_one(eng, (const Box__RecordRequest *)m->msg);
+	return true;
+}
+
+/* An outcome, as box-policyd takes it: it must name a permitted decision not recorded yet. */
+static void
+record_one(struct engine *eng, const Box__RecordRequest *rec_in)
+{
+	{
+		Box__RecordRequest ev = *rec_in;
 		const Box__RecordRequest *rec = &ev;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -600,7 +732,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: gw-harness --gateway PATH --policy FILE --init INIT.json "
 			"--listen SANDBOX... --ready-file F [--decisions OUT] "
-			"[--decide-delay HOST=MS] [--nofile N]\n");
+			"[--decide-delay HOST=MS] [--nofile N] [--local] [--local-policy FILE]\n");
 	exit(2);
 }
 
@@ -616,6 +748,8 @@ main(int argc, char **argv)
 	    {"decisions", 1, NULL, 'd'},
 	    {"decide-delay", 1, NULL, 'D'},
 	    {"nofile", 1, NULL, 'n'},
+	    {"local", 0, NULL, 'L'},
+	    {"local-policy", 1, NULL, 'P'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -653,6 +787,13 @@ main(int argc, char **argv)
 		}
 		case 'n':
 			opt_nofile = strtoul(optarg, NULL, 10);
+			break;
+		case 'L':
+			opt_local = true;
+			break;
+		case 'P':
+			opt_local = true;
+			opt_local_policy = optarg;
 			break;
 		default:
 			usage();
@@ -695,6 +836,12 @@ main(int argc, char **argv)
 	char why[1024] = "";
 	if (engine_new(&eo, &eng, why, sizeof(why)) < 0)
 		die("the policy %s does not load: %s", opt_policy, why);
+	policy_text = ptext;
+	policy_len = plen;
+	if (opt_local_policy)
+		policy_text = read_file(opt_local_policy, &policy_len);
+	mcp_nss = nss;
+	n_mcp_nss = init.n_mcp_servers;
 
 	int bx[2], px[2];
 	if (box_ipc_socketpair(bx, false) < 0 || box_ipc_socketpair(px, false) < 0)
@@ -795,7 +942,9 @@ main(int argc, char **argv)
 		if (pfd[1].revents) {
 			r = box_ipc_recv(pc, &m);
 			if (r == 1) {
-				on_policy_msg(pc, eng, &m);
+				/* a bad PolicyShip: box-policyd ends the channel (a protocol error) */
+				if (!on_policy_msg(pc, eng, &m))
+					shutdown(px[0], SHUT_RDWR);
 				box_ipc_msg_done(&m);
 			} else if (r < 0 && r != -EAGAIN) {
 				if (r != -ECONNRESET)
@@ -870,7 +1019,8 @@ main(int argc, char **argv)
 	for (;;) {
 		r = box_ipc_recv_wait(pc, &m, 5000);
 		if (r == 1) {
-			on_policy_msg(pc, eng, &m);
+			if (!on_policy_msg(pc, eng, &m))
+				shutdown(px[0], SHUT_RDWR);
 			box_ipc_msg_done(&m);
 			continue;
 		}

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # test/gateway/ — box-gateway alone: gw-harness plays boxd (fd 3) and box-policyd (fd 4,
 # the policy evaluated by box-policyd's engine over libboxpolicy); the t-*.sh scripts drive
-# it with the loopback servers of test/servers/. The harness may link libboxpolicy; the
-# gateway never does (test/layering/symbols.sh).
+# it with the loopback servers of test/servers/. The harness links box-policyd's engine;
+# the gateway links only libboxpolicy's evaluator, for the decisions it makes in process
+# (test/layering/symbols.sh).
 GW_HARNESS     := $(BUILD)/test/gateway/gw-harness
 GW_HARNESS_OBJ := $(BUILD)/test/gateway/gw-harness.o
 ALL_OBJS       += $(GW_HARNESS_OBJ)

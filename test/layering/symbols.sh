@@ -35,8 +35,13 @@ recheck='box_proto_recheck box__recheck_request__descriptor box__recheck_reply__
 # box-gateway speaks the gateway protocol with boxd and the policy protocol as a peer.
 gateway='box_proto_gateway box__gateway_init__descriptor box__gateway_ready__descriptor
 	box__gateway_listener__descriptor box_validate_gateway_init box_validate_gateway_ready'
-# The policy engine: the gateway and the broker ask, they never evaluate.
+# The policy engine: the broker and the trampoline ask, they never evaluate.
 engine='bp_policy_load bp_decide bp_request_new engine_decide'
+# box-policyd's own deciding core (engine.c: the history, the monitor, the log): only its own.
+policyd_core='engine_decide engine_record bp_monitor_new bp_monitor_decide'
+# What a peer that decides in process links (docs/box-policy.5.md "Decisions without a round
+# trip"): the engine's evaluator on the request bp_request_fill_proto builds.
+local_engine='bp_decide bp_request_fill_proto'
 
 # check PROGRAM "SPEAKS" "MUST NOT": every symbol of SPEAKS present, none of MUST NOT.
 check() {
@@ -74,15 +79,16 @@ check box-policyd "$policy" "$client $plan $recheck $gateway"
 check box-trampoline "$plan $policy" "$client $recheck $gateway $engine"
 check box-clientd "$client" "$policy $plan box_proto_recheck $gateway"
 check box-recheck "$recheck" "$policy $plan box_proto_client $gateway"
-check box-gateway "$gateway $policy" "$client $plan $recheck $engine box_proto_mcpsession box_proto_mcpctl"
+# box-gateway decides net:connect and http:request in process when they need no history, as
+# box-shell does its actions (below), and never links box-policyd's deciding core.
+check box-gateway "$gateway $policy $local_engine" "$client $plan $recheck $policyd_core box_proto_mcpsession box_proto_mcpctl"
 # box-shell speaks the shell protocols and the policy protocol as a peer. It evaluates the
 # actions box-policyd's PolicyLocal says need no history with the same engine (libboxpolicy:
 # bp_decide on the request built by bp_request_fill_proto, docs/box-policy.5.md "Decisions
 # without a round trip"), so it must link those; box-policyd's own deciding core (engine.c:
 # the history, the monitor, the log) stays box-policyd's, and box-shell never builds a monitor.
 shell='box_proto_shell box_proto_session box__shell_init__descriptor box__spawn_request__descriptor
-	box_validate_shell_init box_validate_spawn_request bp_decide bp_request_fill_proto'
-policyd_core='engine_decide engine_record bp_monitor_new bp_monitor_decide'
+	box_validate_shell_init box_validate_spawn_request '"$local_engine"
 # box-mcpd speaks the MCP session and control protocols and the policy protocol as a peer;
 # it never evaluates, and it never links the shell's, the gateway's or the client's messages.
 mcp='box_proto_mcpsession box_proto_mcpctl box__mcp_init__descriptor box__mcp_open__descriptor

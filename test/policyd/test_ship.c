@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_ship.c — decisions without a round trip (docs/box-policy.5.md): box-policyd's
- * PolicyLocal names the box-shell actions no temporal rule can touch, and every
- * PolicyShip box-shell sends is decided again and logged exactly as a Decide; a
+ * PolicyLocal names the box-shell actions (to box-shell) and the box-gateway actions
+ * (to box-gateway) no temporal rule can touch, and every PolicyShip either sends is
+ * decided again and logged exactly as a Decide; a
  * shipped decision that does not agree (verdict, rules), of an action that does not
  * qualify, or of another generation is a protocol error: fd 6 ends the daemon (exit
  * 1), an attached channel is closed, and the forged line is never logged.
@@ -44,6 +45,19 @@ static const char *previous =
 	"when { context.input has path || context.input has command };\n"
 	"@id(\"prev\") forbid (principal, action == Box::Action::\"fs:delete\", resource)\n"
 	"when temporal { previous within 1m Box::Action::\"fs:read\"::request{} };\n";
+
+/* http:request is read by a temporal rule (a request budget): only net:connect qualifies. */
+static const char *http_budget =
+	"@id(\"api\") permit (principal, action in [Box::Action::\"net:connect\", "
+	"Box::Action::\"http:request\"], resource) when { context.input.host == \"api.test\" };\n"
+	"@id(\"cap\") forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when temporal { (count for (t: Timepoint). where formerly within 1h\n"
+	"  (Box::Action::\"http:request\"::request{} && tp(t))) > 2 };\n";
+
+/* The gateway's: its requests to one host. */
+static const char *http_plain =
+	"@id(\"api\") permit (principal, action in [Box::Action::\"net:connect\", "
+	"Box::Action::\"http:request\"], resource) when { context.input.host == \"api.test\" };\n";
 
 static char *dir;
 
@@ -164,11 +178,11 @@ fs_req(struct req *r, const char *action, const char *path, const char *op)
 
 /* A decide item claiming PERMIT (or deny) with CAUSE and RULE (NULL: none). */
 static void
-claim(Box__PolicyShipItem *it, struct req *r, bool permit, Box__DecisionCause cause,
+claim(Box__PolicyShipItem *it, Box__DecideRequest *d, bool permit, Box__DecisionCause cause,
       char **rule)
 {
 	box__policy_ship_item__init(it);
-	it->decide = &r->d;
+	it->decide = d;
 	it->has_verdict = it->has_cause = true;
 	it->verdict = permit ? BOX__DECISION_VERDICT__VERDICT_PERMIT
 			     : BOX__DECISION_VERDICT__VERDICT_DENY;
@@ -213,14 +227,27 @@ test_local_actions(void)
 	      names(l, "fs:write") && names(l, "shell:spawn"));
 	CHECK(l && l->has_policy_text && l->policy_text.len == strlen(plain) &&
 	      memcmp(l->policy_text.data, plain, strlen(plain)) == 0);
+	CHECK(l && !names(l, "http:request") && !names(l, "net:connect"));
 	box_msg_free(l ? &l->base : NULL);
-	/* The gateway asking is a protocol error: only box-shell decides in process. */
+	/* The gateway is told its own: no rule reads its connections or requests. */
+	l = ask_local(pd.fd[PD_GATEWAY], pd.next_id++);
+	CHECK(l && l->generation == 1 && l->n_actions == 2 && names(l, "http:request") &&
+	      names(l, "net:connect"));
+	box_msg_free(l ? &l->base : NULL);
+	/* box-mcpd's channel asking is a protocol error: it decides nothing in process. */
 	Box__PolicyLocalRequest q = BOX__POLICY_LOCAL_REQUEST__INIT;
-	CHECK_INT(box_ipc_send(pd.fd[PD_GATEWAY], &box_proto_policy,
+	CHECK_INT(box_ipc_send(pd.fd[PD_MCPD], &box_proto_policy,
 			       BOX__MSG_TYPE__MSG_POLICY_LOCAL_REQUEST, pd.next_id++, &q.base, NULL,
 			       0),
 		  0);
 	CHECK_INT(pd_exited_within(&pd, 10000), 1);
+	finish(&pd);
+
+	CHECK_INT(start(&pd, http_budget), 0);
+	l = ask_local(pd.fd[PD_GATEWAY], pd.next_id++);
+	CHECK(l && l->n_actions == 1 && names(l, "net:connect") && !names(l, "http:request"));
+	box_msg_free(l ? &l->base : NULL);
+	CHECK_INT(pd_stop(&pd), 0);
 	finish(&pd);
 
 	CHECK_INT(start(&pd, budget), 0);
@@ -258,7 +285,7 @@ test_ship_logged(void)
 	exec_req(&b, "rm");
 	uint64_t id = pd.next_id;
 	pd.next_id += 3;
-	claim(&it[0], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it[0], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	box__policy_ship_item__init(&it[1]);
 	rec.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
 	rec.action = (char *)"shell:exec";
@@ -270,9 +297,9 @@ test_ship_logged(void)
 	rec.output = op;
 	rec.n_output = 1;
 	it[1].record = &rec;
-	claim(&it[2], &b, false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN, no_rm);
+	claim(&it[2], &b.d, false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN, no_rm);
 	/* echo again (id + 2): its outcome in the next ship (the permit's own copy) */
-	claim(&it[3], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it[3], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	CHECK_INT(ship(pd.fd[PD_SHELL], id, 1, p, 4), 0);
 	rec2 = rec;
 	rec2.decide_id = id + 2;
@@ -339,21 +366,153 @@ test_forged_refused(void)
 
 	/* A permit the policy does not give (rm is forbidden). */
 	exec_req(&r, "rm");
-	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it, &r.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	refused(plain, &it, 1, "shipped a permit (cause permitted) of shell:exec where the policy "
 			       "says deny", "\"program\":\"rm\"");
 	/* The right verdict, other rules. */
 	exec_req(&r, "echo");
-	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, other);
+	claim(&it, &r.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, other);
 	refused(plain, &it, 1, "naming other rules", "\"program\":\"echo\"");
 	/* A decision of another generation. */
-	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it, &r.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	refused(plain, &it, 2, "generation 2", "\"program\":\"echo\"");
 	/* fs:write is read by a temporal rule: even its true decision is refused. */
 	fs_req(&r, "fs:write", "/w/a", "write_content");
-	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, all);
+	claim(&it, &r.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, all);
 	refused(budget, &it, 1, "shipped a decision of fs:write, which needs box-policyd",
 		"\"path\":\"/w/a\"");
+}
+
+/* One http:request as box-gateway asks it: host, port, method, path, body_bytes, intercepted. */
+struct http_req {
+	Box__DecideRequest d;
+	Box__PolicyField f[6];
+	Box__PolicyValue v[6];
+	Box__PolicyField *p[6];
+};
+
+static void
+http_req(struct http_req *r, const char *host, const char *path)
+{
+	const char *n[6] = { "host", "port", "method", "path", "body_bytes", "intercepted" };
+	const char *v[6] = { host, NULL, "GET", path, NULL, NULL };
+	box__decide_request__init(&r->d);
+	for (int i = 0; i < 6; i++) {
+		box__policy_field__init(&r->f[i]);
+		box__policy_value__init(&r->v[i]);
+		r->f[i].name = (char *)n[i];
+		r->f[i].value = &r->v[i];
+		r->p[i] = &r->f[i];
+		r->v[i].kind_case = BOX__POLICY_VALUE__KIND_STR;
+		r->v[i].str = (char *)v[i];
+	}
+	r->v[1].kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	r->v[1].integer = 443;
+	r->v[4].kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	r->v[4].integer = 0;
+	r->v[5].kind_case = BOX__POLICY_VALUE__KIND_BOOLEAN;
+	r->v[5].boolean = true;
+	r->d.action = (char *)"http:request";
+	r->d.input = r->p;
+	r->d.n_input = 6;
+}
+
+/*
+ * box-gateway's ships: a true one is logged as its Decides would be (source
+ * box-gateway) with its outcome; a forged permit, a decision of an action it does not
+ * raise, or one a temporal rule reads ends box-policyd (the gateway's channel is one
+ * of its own), and the forged line is never logged.
+ */
+static void
+test_gateway_ship(void)
+{
+	struct pd pd;
+	struct http_req a, b;
+	struct req e;
+	char *api[] = { (char *)"api" };
+	Box__PolicyShipItem it[3], *p[3] = { &it[0], &it[1], &it[2] };
+	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
+	Box__PolicyField of = BOX__POLICY_FIELD__INIT;
+	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
+	Box__PolicyField *op[1] = { &of };
+
+	CHECK_INT(start(&pd, http_plain), 0);
+	http_req(&a, "api.test", "/v1/ok");
+	http_req(&b, "evil.test", "/v1/denied");
+	uint64_t id = pd.next_id;
+	pd.next_id += 2;
+	claim(&it[0], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, api);
+	box__policy_ship_item__init(&it[1]);
+	rec.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
+	rec.action = (char *)"http:request";
+	rec.decide_id = id;
+	of.name = (char *)"status";
+	of.value = &ov;
+	ov.kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	ov.integer = 200;
+	rec.output = op;
+	rec.n_output = 1;
+	it[1].record = &rec;
+	claim(&it[2], &b.d, false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH, NULL);
+	CHECK_INT(ship(pd.fd[PD_GATEWAY], id, 1, p, 3), 0);
+	char *log = log_with("/v1/denied");
+	const char *d1 = strstr(log, "\"path\":\"/v1/ok\"");
+	const char *r1 = strstr(log, "\"record\":\"response\"");
+	const char *d2 = strstr(log, "\"path\":\"/v1/denied\"");
+	CHECK(d1 && r1 && d2 && d1 < r1 && r1 < d2);
+	CHECK(strstr(log, "\"source\":\"box-gateway\"") != NULL);
+	CHECK(strstr(log, "\"output\":{\"status\":200}") != NULL);
+	if (!(d1 && r1 && d2))
+		printf("# log: %s\n", log);
+	free(log);
+	CHECK_INT(pd_stop(&pd), 0);
+	finish(&pd);
+
+	/* A permit of a host the policy does not name. */
+	CHECK_INT(start(&pd, http_plain), 0);
+	claim(&it[0], &b.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, api);
+	CHECK_INT(ship(pd.fd[PD_GATEWAY], pd.next_id++, 1, p, 1), 0);
+	CHECK_INT(pd_exited_within(&pd, 10000), 1);
+	char *err = slurp("policyd.err");
+	CHECK(strstr(err, "Protocol error from gateway") != NULL &&
+	      strstr(err, "shipped a permit (cause permitted) of http:request where the policy "
+			  "says deny") != NULL);
+	if (!strstr(err, "Protocol error from gateway"))
+		printf("# policyd said: %s\n", err);
+	free(err);
+	log = slurp("decisions.jsonl");
+	CHECK(strstr(log, "evil.test") == NULL);
+	free(log);
+	finish(&pd);
+
+	/* A decision of box-shell's. */
+	CHECK_INT(start(&pd, plain), 0);
+	exec_req(&e, "echo");
+	char *echo[] = { (char *)"echo" };
+	claim(&it[0], &e.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	CHECK_INT(ship(pd.fd[PD_GATEWAY], pd.next_id++, 1, p, 1), 0);
+	CHECK_INT(pd_exited_within(&pd, 10000), 1);
+	err = slurp("policyd.err");
+	CHECK(strstr(err, "Protocol error from gateway") != NULL);
+	free(err);
+	log = slurp("decisions.jsonl");
+	CHECK(strstr(log, "\"program\":\"echo\"") == NULL);
+	free(log);
+	finish(&pd);
+
+	/* http:request under a request budget: even its true decision is refused. */
+	CHECK_INT(start(&pd, http_budget), 0);
+	http_req(&a, "api.test", "/v1/budgeted");
+	claim(&it[0], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, api);
+	CHECK_INT(ship(pd.fd[PD_GATEWAY], pd.next_id++, 1, p, 1), 0);
+	CHECK_INT(pd_exited_within(&pd, 10000), 1);
+	err = slurp("policyd.err");
+	CHECK(strstr(err, "shipped a decision of http:request, which needs box-policyd") != NULL);
+	free(err);
+	log = slurp("decisions.jsonl");
+	CHECK(strstr(log, "/v1/budgeted") == NULL);
+	free(log);
+	finish(&pd);
 }
 
 /* SHIP's N items (first decide id ID) on fd 6: policyd exits 1 naming WHY; LOGGED the lines before. */
@@ -423,26 +582,26 @@ test_ship_records_in_ship(void)
 		it[1 + i].record = &rec[i];
 	}
 	/* echo's permit recorded twice in its ship: the second finds no permit */
-	claim(&it[0], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it[0], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	refused_n(p, 3, 1, "which is no permit of its channel still without an outcome", 2);
 	/* an outcome of a denial of the same ship */
-	claim(&it[0], &b, false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN, no_rm);
+	claim(&it[0], &b.d, false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN, no_rm);
 	refused_n(p, 2, 1, "which is no permit of its channel still without an outcome", 1);
 	/* an outcome before its decision (the record first) */
 	box__policy_ship_item__init(&it[0]);
 	it[0].record = &rec[0];
-	claim(&it[1], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it[1], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	refused_n(p, 2, 1, "which is no permit of its channel still without an outcome", 0);
 	box__policy_ship_item__init(&it[1]);
 	it[1].record = &rec[1];
 	/* an outcome of another action than its permit's */
-	claim(&it[0], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it[0], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	rec[1].action = (char *)"fs:read";
 	refused_n(p, 2, 1, "recorded an outcome of fs:read for Decide", 1);
 	rec[1].action = (char *)"shell:exec";
 	/* two permits, their outcomes in turn: all four lines, and the ship goes on */
-	claim(&it[0], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
-	claim(&it[1], &a, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it[0], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it[1], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	box__policy_ship_item__init(&it[2]);
 	box__policy_ship_item__init(&it[3]);
 	it[2].record = &rec[0];
@@ -490,7 +649,7 @@ test_forged_attached(void)
 		  0);
 	close(sv[1]);
 	exec_req(&r, "rm");
-	claim(&it, &r, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
+	claim(&it, &r.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	CHECK_INT(ship(sv[0], 1, 1, &p, 1), 0);
 	struct pollfd pf = { sv[0], POLLIN, 0 };
 	char b[8];
@@ -628,5 +787,6 @@ main(void)
 	RUN(test_forged_attached);
 	RUN(test_ship_records_in_ship);
 	RUN(test_supervisor_batch);
+	RUN(test_gateway_ship);
 	return tap_done();
 }
