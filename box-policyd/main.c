@@ -1924,10 +1924,18 @@ local_actions(void)
 	}
 	if (S.gen_page)
 		__atomic_store_n(S.gen_page, S.local.generation, __ATOMIC_RELEASE);
-	log_info("Decided in process: %zu of the %zu actions box-shell and box-gateway may "
-		 "decide there (policy generation %llu)",
-		 S.local.n_actions, sizeof(local_capable) / sizeof(local_capable[0]),
-		 (unsigned long long)S.local.generation);
+	size_t shell_n = 0, shell_of = 0, gw_n = 0, gw_of = 0;
+	for (size_t i = 0; i < sizeof(local_capable) / sizeof(local_capable[0]); i++) {
+		bool shell = action_kind(local_capable[i]) & peer_actions[PEER_SHELL].decide;
+		bool in = S.local_mask & (1u << i);
+		shell_of += shell;
+		shell_n += shell && in;
+		gw_of += !shell;
+		gw_n += !shell && in;
+	}
+	log_info("box-shell decides in process: %zu of its %zu actions; box-gateway: %zu of its "
+		 "%zu (policy generation %llu)",
+		 shell_n, shell_of, gw_n, gw_of, (unsigned long long)S.local.generation);
 }
 
 /* Step 7b: which of the peers' actions qualify, and the policy to send with them. */

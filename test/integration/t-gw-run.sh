@@ -103,6 +103,20 @@ elif what == "connect":
 elif what == "sleep":
     print("sleeping", flush=True)
     time.sleep(float(args[0]))
+elif what == "reload":
+    # GETs of URL: one, then (after the test's reload: the file GO appears) two more.
+    def get(tag):
+        r = subprocess.run(["/usr/bin/curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                            "--max-time", "20", args[0]], capture_output=True, text=True)
+        print("%s=%s" % (tag, r.stdout), flush=True)
+    get("before")
+    print("waiting", flush=True)
+    for _ in range(600):
+        if os.path.exists(args[1]):
+            break
+        time.sleep(0.1)
+    get("after1")
+    get("after2")
 EOF
 chmod 755 agent.py
 chmod 644 hosts upstream-ca.pem bad-ca.pem gw.cedar
@@ -290,6 +304,45 @@ for u in $users; do
 		grep -q "^boxctl: error: box-gateway cannot serve the box: " "$p.baderr"
 	check "$u: … the agent never ran" test ! -s "$p.bad"
 done
+
+# --- a reload while the box runs: the gateway's decisions made in process follow it ---
+# (box-gateway decides GETs to ok.gwb.test in process: no temporal rule. After the reload
+# the page has moved: the next request is asked, the one after decided with the new policy.)
+cat >gw-post-only.cedar <<'EOF'
+@id("ok_connect")
+permit (principal, action == Box::Action::"net:connect", resource)
+when { context.input.host == "ok.gwb.test" };
+
+@id("ok_post")
+permit (principal, action == Box::Action::"http:request", resource)
+when { context.input.host == "ok.gwb.test" && context.input.method == "POST" };
+EOF
+chmod 644 gw-post-only.cedar
+rm -f reload-go
+mkini reload.ini gwb-reload-$$ ""
+runas root "'$RB/boxctl' run -q -c reload.ini -- reload https://ok.gwb.test:$port/echo $W/reload-go" \
+	>reload.out 2>reload.err &
+bp=$!
+wait_for reload.out waiting
+check "reload: the GET is permitted under the first policy" grep -qx before=200 reload.out
+runas root "'$RB/boxctl' policy reload gwb-reload-$$ gw-post-only.cedar" >reload.rl 2>&1
+check "reload: generation 2 in force" grep -q "policy generation 2 in force" reload.rl
+touch reload-go
+wait "$bp"
+check "reload: the next GET is refused (403) under generation 2" grep -qx after1=403 reload.out
+check "reload: and the one after it (decided in process with generation 2's policy)" \
+	grep -qx after2=403 reload.out
+grep -qx after2=403 reload.out || sed 's/^/#   /' reload.out reload.err reload.rl | tail -20
+python3 - "$XDG_STATE_HOME/box/gwb-reload-$$/decisions.jsonl" >reload.lines <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    if d.get("action") == "http:request" and "verdict" in d:
+        print(d["verdict"], ",".join(d.get("rules", [])))
+PY
+check "reload: decisions.jsonl: the three GETs, permitted by ok_get then denied twice" \
+	test "$(tr '\n' ' ' <reload.lines)" = "permit ok_get deny  deny  "
+grep -q "^permit ok_get" reload.lines || sed 's/^/#   /' reload.lines
 
 # --- RLIMIT_NOFILE: 2 x max_connections + 256; 10000 connections need 20256 fds ---
 mkini big.ini gwb-big "max_connections = 10000"
