@@ -157,8 +157,15 @@ static int
 local_decide(const char *action, Box__PolicyField **in, size_t n, gw_decide_fn fn, void *owner)
 {
 	if (policy_local_moved(&local)) {
-		/* A reload: nothing in process until box-policyd says what the new policy allows. */
+		/*
+		 * A reload: nothing in process until box-policyd says what the new policy
+		 * allows. What waits leaves under the old generation; outcomes go as
+		 * RecordRequests meanwhile (a ship of the old one would be refused once we ask).
+		 */
 		policy_local_drop(&local);
+		if (policy_client_ship_flush(G.policyd) < 0)
+			return -EPIPE;
+		policy_client_ship_generation(G.policyd, 0);
 		local_ask();
 	}
 	if (!policy_local_ok(&local, action))

@@ -563,6 +563,7 @@ policy_client_ship_flush(struct policy_client *c)
 					BOX_IPC_SEND_TIMEOUT_MS);
 	}
 	c->ship_n = c->ship_decides = 0;
+	c->ship_first = 0; /* (a ship of outcomes alone names no decision) */
 	c->ship_len = 0;
 	if (r < 0 && c->ev)
 		end(c, r, "cannot send a PolicyShip"); /* (the owner ends: fail closed) */
@@ -728,6 +729,17 @@ policy_client_ship_decide(struct policy_client *c, const Box__DecideRequest *req
 	return ship_commit(c, size, id);
 }
 
+/*
+ * An outcome goes in the PolicyShip: behind decisions made in process that wait (it keeps
+ * its place), and in event mode whenever a generation is set — it would leave at the end
+ * of the loop pass anyway, and one PolicyShip then carries a pass's decisions and outcomes.
+ */
+static bool
+ship_records(const struct policy_client *c)
+{
+	return c->ship_n > 0 || (c->ev && c->ship_gen != 0);
+}
+
 /* REC's fields from O (the strings borrowed), naming the permit DECIDE_ID. */
 static void
 record_fill(Box__RecordRequest *rec, const struct policy_client_outcome *o, uint64_t decide_id)
@@ -756,7 +768,7 @@ policy_client_record_like(struct policy_client *c, uint64_t like,
 		return r;
 	Box__RecordRequest rec;
 	record_fill(&rec, o, id);
-	if (c->ship_n > 0) {
+	if (ship_records(c)) {
 		/* Behind the decisions made in process: the outcome keeps its place. */
 		Box__PolicyShipItem it = BOX__POLICY_SHIP_ITEM__INIT;
 		it.record = &rec;
@@ -829,7 +841,7 @@ record_send(struct policy_client *c, const struct policy_client_outcome *o, size
 		k++;
 	}
 	int r = 0;
-	if (c->ship_n > 0 || queue) {
+	if (ship_records(c) || queue) {
 		/* Behind the decisions made in process: the outcomes keep their place. */
 		for (size_t i = 0; r == 0 && i < k; i++) {
 			Box__PolicyShipItem it = BOX__POLICY_SHIP_ITEM__INIT;

@@ -146,9 +146,10 @@ int policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMe
  * policy_client_call or policy_client_ask sends, at policy_client_ship_flush, and
  * in event mode at the end of the loop pass in which the first of them was queued
  * (an event activated then: it runs before events activated after it). Outcomes
- * recorded while anything waits queue behind it. GENERATION: PolicyLocal's, set
+ * recorded while anything waits queue behind it, and in event mode every outcome
+ * recorded while a generation is set goes in the ship. GENERATION: PolicyLocal's, set
  * before the first decision and again, with nothing waiting, when another comes (0:
- * none, and policy_client_ship_decide fails -EINVAL).
+ * none: policy_client_ship_decide fails -EINVAL, outcomes go as RecordRequests).
  * ship_decide: VERDICT's verdict, cause and rules (its message is not shipped);
  * 0, -EINVAL, -ENOMEM, -EPIPE or a send's error (blocking mode: the client is then
  * broken; event mode: the channel ends, on_end).

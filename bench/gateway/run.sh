@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # run.sh — `make bench` entry for box-gateway (ISSUE 11 item 11): the same workloads direct,
-# through box-gateway (driven by the standalone harness build/test/gateway/gw-harness) and
+# through box-gateway (driven by the standalone harness build/test/gateway/gw-harness, with
+# the real box-policyd deciding: gw-harness --policyd) and
 # through mitmdump (Debian's mitmproxy), all driven by build/bench/gateway/loadgen:
 #   - one 100 MB HTTPS download from nginx (MB/s), and the proxy's CPU-seconds per GB relayed
 #     (utime+stime from /proc/PID/stat across the download);
@@ -18,7 +19,7 @@
 #     the load average beside it: the target is on the median and the lowest of the 5 (the
 #     table's row is the single run above); the
 #     gateway's requests per CPU-second (utime+stime of box-gateway across its runs), and
-#     the harness's (it plays box-policyd: a Decide and a Record per request).
+#     box-policyd's (its decisions and outcomes, each logged to decisions.jsonl).
 #   BENCH_QUICK=1       fewer requests, 1,000 idle connections (a few seconds per proxy)
 #   BENCH_GATEWAY_GETS_ONLY=1   only the 5 pairs of 64-connection GETs (nginx and box-gateway)
 #   run.sh --smoke      the make-check mode: TAP lines proving loadgen works directly, through
@@ -145,8 +146,8 @@ start_mitmdump() {
 	return 1
 }
 
-# ---- box-gateway through the standalone harness (plays boxd and box-policyd)
-GW_PID="" GW_PORT="" GW_STATUS="" GW_HARNESS_PID=""
+# ---- box-gateway through the standalone harness (plays boxd; box-policyd is the real one)
+GW_PID="" GW_PORT="" GW_STATUS="" GW_HARNESS_PID="" PD_PID=""
 start_gateway() {
 	if [ ! -x "$HARNESS" ]; then GW_STATUS="harness missing ($HARNESS)"; return 1; fi
 	if [ ! -x "$GATEWAY" ]; then GW_STATUS="box-gateway missing ($GATEWAY)"; return 1; fi
@@ -176,12 +177,14 @@ json.dump({"box_name": "gwtest-bench", "upstream_ca_pem_file": ca, "hosts_file_p
                             "placeholder": "box_" + "0" * 64, "placement": "header",
                             "inject": "always"}]}, open(out, "w"))
 EOF
-	# The harness exits when its stdin closes: hold a pipe open until the end. --local: it
-	# answers PolicyLocal as box-policyd does (this policy has no temporal rule, so the
-	# gateway decides net:connect and http:request in process and ships them; the harness
-	# decides every shipped line again).
+	# The harness exits when its stdin closes: hold a pipe open until the end. --policyd: the
+	# gateway's box-policyd is the real one (this policy has no temporal rule, so it tells
+	# the gateway to decide net:connect and http:request in process, decides every shipped
+	# line again and logs it to $T/gw/policyd/decisions.jsonl).
 	mkfifo "$T/gw/stdin"
-	"$HARNESS" --gateway "$GATEWAY" --policy "$T/gw/policy.dw" --init "$T/gw/init.json" --local \
+	mkdir -p "$T/gw/policyd"
+	"$HARNESS" --gateway "$GATEWAY" --policy "$T/gw/policy.dw" --init "$T/gw/init.json" \
+		--policyd "$T/gw/policyd" \
 		--listen agent --ready-file "$T/gw/ready" <"$T/gw/stdin" >"$T/gw/out" 2>&1 &
 	GW_HARNESS_PID=$!
 	_srv_pids+=("$GW_HARNESS_PID")
@@ -204,6 +207,9 @@ EOF
 			fi
 			[ -n "$GW_PID" ] || { GW_STATUS="box-gateway process not found"; return 1; }
 			_srv_pids+=("$GW_PID")
+			PD_PID=$(awk '$1 == "policyd" { print $2; exit }' "$T/gw/ready")
+			[ -n "$PD_PID" ] || { GW_STATUS="box-policyd process not found"; return 1; }
+			_srv_pids+=("$PD_PID")
 			return 0
 		fi
 		sleep 0.05
@@ -260,7 +266,7 @@ fi
 # ================= the benchmark
 # gets64_pairs N REQUESTS: N pairs of 64-connection GETs, direct then through box-gateway,
 # each ratio printed with the load average; sets PAIRS_MEDIAN, PAIRS_MIN, PAIRS_GW_RPCS (the
-# gateway's requests per CPU-second over its N runs) and PAIRS_H_RPCS (the harness's).
+# gateway's requests per CPU-second over its N runs) and PAIRS_H_RPCS (box-policyd's).
 gets64_pairs() {
 	local n=$1 reqs=$2 k out d g ratios="" gcpu=0 hcpu=0 greq=0 c0 c1 h0 h1 n0 n1 nd ng
 	for k in $(seq "$n"); do
@@ -269,17 +275,17 @@ gets64_pairs() {
 			--requests "$reqs") || fail "direct: gets 64 failed"
 		n1=$(cpu_ticks "$NGINX_PID")
 		d=$(echo "$out" | field rps) nd=$((n1 - n0))
-		c0=$(cpu_ticks "$GW_PID") h0=$(cpu_ticks "$GW_HARNESS_PID") n0=$(cpu_ticks "$NGINX_PID")
+		c0=$(cpu_ticks "$GW_PID") h0=$(cpu_ticks "$PD_PID") n0=$(cpu_ticks "$NGINX_PID")
 		out=$(lg gw --timeout 600 gets "https://api.box.test:$NGINX_PORT/small" --conns 64 \
 			--requests "$reqs") || fail "gw: gets 64 failed"
-		c1=$(cpu_ticks "$GW_PID") h1=$(cpu_ticks "$GW_HARNESS_PID") n1=$(cpu_ticks "$NGINX_PID")
+		c1=$(cpu_ticks "$GW_PID") h1=$(cpu_ticks "$PD_PID") n1=$(cpu_ticks "$NGINX_PID")
 		g=$(echo "$out" | field rps) ng=$((n1 - n0))
 		gcpu=$((gcpu + c1 - c0)) hcpu=$((hcpu + h1 - h0)) greq=$((greq + reqs))
 		ratios="$ratios $(ratio "$g" "$d")"
 		say "GETs at 64 conns, pair $k: direct $d req/s, box-gateway $g req/s:" \
 			"$(ratio "$g" "$d")x (load $(cut -d' ' -f1-3 /proc/loadavg)); CPU us per request:" \
 			"nginx $(per_req "$nd" "$reqs") direct, $(per_req "$ng" "$reqs") via gw;" \
-			"box-gateway $(per_req $((c1 - c0)) "$reqs"), gw-harness $(per_req $((h1 - h0)) "$reqs")"
+			"box-gateway $(per_req $((c1 - c0)) "$reqs"), box-policyd $(per_req $((h1 - h0)) "$reqs")"
 	done
 	PAIRS_MEDIAN=$(echo "$ratios" | tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 }
 		END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
@@ -287,7 +293,7 @@ gets64_pairs() {
 	PAIRS_GW_RPCS=$(awk -v r="$greq" -v c="$gcpu" -v t="$tck" 'BEGIN { if (c > 0) printf "%.0f", r / (c / t); else print "-" }')
 	PAIRS_H_RPCS=$(awk -v r="$greq" -v c="$hcpu" -v t="$tck" 'BEGIN { if (c > 0) printf "%.0f", r / (c / t); else print "-" }')
 	say "GETs at 64 conns, $n pairs: median $PAIRS_MEDIAN x, lowest $PAIRS_MIN x of direct;" \
-		"box-gateway $PAIRS_GW_RPCS requests per CPU-second, gw-harness (plays box-policyd)" \
+		"box-gateway $PAIRS_GW_RPCS requests per CPU-second, box-policyd" \
 		"$PAIRS_H_RPCS"
 }
 ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
@@ -378,17 +384,17 @@ for p in "${proxies[@]}"; do
 	out=$(lg "$p" --timeout 600 gets "https://$h:$NGINX_PORT/small" --conns 1 --requests "${n1[$i]}") || fail "$p: gets 1 failed"
 	R[rps1_$p]=$(echo "$out" | field rps) R[p50_1_$p]=$(echo "$out" | field p50_ms) R[p99_1_$p]=$(echo "$out" | field p99_ms)
 	say "$p: $out"
-	# Where the CPU goes at 64 connections: the proxy, the harness playing box-policyd (its
-	# Decides and Records), nginx; all share the machine's cores with the load generator.
-	cp0=$(cpu_ticks "${pid:-$$}") ch0=$(cpu_ticks "${GW_HARNESS_PID:-$$}") cn0=$(cpu_ticks "$NGINX_PID")
+	# Where the CPU goes at 64 connections: the proxy, box-policyd (its decisions and
+	# outcomes), nginx; all share the machine's cores with the load generator.
+	cp0=$(cpu_ticks "${pid:-$$}") ch0=$(cpu_ticks "${PD_PID:-$$}") cn0=$(cpu_ticks "$NGINX_PID")
 	out=$(lg "$p" --timeout 600 gets "https://$h:$NGINX_PORT/small" --conns 64 --requests "${n64[$i]}") || fail "$p: gets 64 failed"
-	cp1=$(cpu_ticks "${pid:-$$}") ch1=$(cpu_ticks "${GW_HARNESS_PID:-$$}") cn1=$(cpu_ticks "$NGINX_PID")
+	cp1=$(cpu_ticks "${pid:-$$}") ch1=$(cpu_ticks "${PD_PID:-$$}") cn1=$(cpu_ticks "$NGINX_PID")
 	R[rps64_$p]=$(echo "$out" | field rps) R[p50_64_$p]=$(echo "$out" | field p50_ms) R[p99_64_$p]=$(echo "$out" | field p99_ms)
 	say "$p: $out"
 	secs=$(echo "$out" | field seconds)
 	cpu_line="nginx $(awk -v a="$cn0" -v b="$cn1" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }') s"
 	[ -n "$pid" ] && cpu_line="$p $(awk -v a="$cp0" -v b="$cp1" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }') s, $cpu_line"
-	[ "$p" = gw ] && cpu_line="$cpu_line, gw-harness (plays box-policyd) $(awk -v a="$ch0" -v b="$ch1" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }') s"
+	[ "$p" = gw ] && cpu_line="$cpu_line, box-policyd $(awk -v a="$ch0" -v b="$ch1" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }') s"
 	say "$p: CPU during the 64-connection GETs ($secs s of wall time): $cpu_line"
 	out=$(lg "$p" --timeout 600 sse "https://$h:$SSE_PORT/sse?events=2&interval_ms=100" --requests 10) || fail "$p: sse failed"
 	R[sse_$p]=$(echo "$out" | field first_event_p50_ms)

@@ -6,7 +6,7 @@
  *   gw-harness --gateway PATH --policy FILE.dw --init INIT.json --listen SANDBOX
  *              [--listen SANDBOX2 ...] --ready-file F [--decisions OUT.jsonl]
  *              [--decide-delay HOST=MS ...] [--nofile N] [--local]
- *              [--local-policy FILE]
+ *              [--local-policy FILE] [--policyd DIR]
  *
  * It spawns the gateway with the two socketpairs at fds 3/4 (nothing else
  * open; RLIMIT_NOFILE 2*max_connections+256 as boxd sets it; an environment
@@ -32,6 +32,11 @@
  * the channel is shut down, as box-policyd's protocol error); their decide lines say
  * "shipped": true. --local-policy FILE: --local, but PolicyLocal carries FILE's text
  * (a gateway deciding with another policy than this one's: its ships disagree).
+ * --policyd DIR: the real box-policyd (test/policyd/harness.h starts it, DIR its state
+ * directory: decisions.jsonl, policyd.err) is the gateway's box-policyd instead, with
+ * the same policy and namespaces; the ready file then also says "policyd PID", and the
+ * harness answers nothing itself (--decisions, --local, --decide-delay and the "owed"
+ * and "drop-policyd" commands have no effect).
  * --decide-delay holds the
  * reply to a decision whose input host is HOST for MS ms (replies may then
  * come out of order: the gateway matches request ids). Each Decide and
@@ -69,6 +74,7 @@
 #include <jansson.h>
 
 #include "engine.h"
+#include "harness.h"
 #include "fdutil.h"
 #include "policy_permits.h"
 #include "ipc.h"
@@ -93,6 +99,7 @@ static int n_delays;
 static unsigned long opt_nofile;
 static bool opt_local;
 static const char *opt_local_policy;
+static const char *opt_policyd;
 static FILE *declog;
 /* PolicyLocal's: the policy text and the MCP namespaces the engine was made with */
 static char *policy_text;
@@ -732,7 +739,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: gw-harness --gateway PATH --policy FILE --init INIT.json "
 			"--listen SANDBOX... --ready-file F [--decisions OUT] "
-			"[--decide-delay HOST=MS] [--nofile N] [--local] [--local-policy FILE]\n");
+			"[--decide-delay HOST=MS] [--nofile N] [--local] [--local-policy FILE] "
+			"[--policyd DIR]\n");
 	exit(2);
 }
 
@@ -750,6 +758,7 @@ main(int argc, char **argv)
 	    {"nofile", 1, NULL, 'n'},
 	    {"local", 0, NULL, 'L'},
 	    {"local-policy", 1, NULL, 'P'},
+	    {"policyd", 1, NULL, 'Y'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -794,6 +803,9 @@ main(int argc, char **argv)
 		case 'P':
 			opt_local = true;
 			opt_local_policy = optarg;
+			break;
+		case 'Y':
+			opt_policyd = optarg;
 			break;
 		default:
 			usage();
@@ -846,6 +858,25 @@ main(int argc, char **argv)
 	int bx[2], px[2];
 	if (box_ipc_socketpair(bx, false) < 0 || box_ipc_socketpair(px, false) < 0)
 		die("socketpair: %s", strerror(errno));
+	struct pd pd = {.pid = -1};
+	if (opt_policyd) {
+		/* The gateway's fd 4 is box-policyd's gateway channel; px is not used. */
+		char *text = malloc(plen + 1), err[4200];
+		memcpy(text, ptext, plen);
+		text[plen] = '\0';
+		(void)snprintf(err, sizeof(err), "%s/policyd.err", opt_policyd);
+		struct pd_opts po = {.binary = pd_binary(), .state_dir = opt_policyd,
+				     .policy = text, .stderr_path = err,
+				     .mcp_namespaces = (const char *const *)nss,
+				     .n_mcp_namespaces = init.n_mcp_servers,
+				     .box_name = "gwtest", .home = "/root"};
+		int r0 = pd_start(&po, &pd, NULL);
+		if (r0 < 0)
+			die("box-policyd did not start: %s (see %s)", strerror(-r0), err);
+		close(px[1]);
+		px[1] = pd.fd[PD_GATEWAY];
+		pd.fd[PD_GATEWAY] = -1;
+	}
 	int theirs[2] = {bx[1], px[1]};
 	struct gw_limits lim = {opt_nofile ? opt_nofile : 2 * init.max_connections + 256};
 	/* As boxd: only BOX_TEST_* hooks, and no LeakSanitizer (its ptrace is refused by the
@@ -862,10 +893,15 @@ main(int argc, char **argv)
 		die("fork: %s", strerror((int)-pid));
 	close(bx[1]);
 	close(px[1]);
+	if (opt_policyd) {
+		close(px[0]);
+		px[0] = -1;
+	}
 	struct box_ipc_chan *bc =
 	    box_ipc_chan_new(bx[0], &box_proto_gateway, BOX_GATEWAY_ROLE_GATEWAY);
-	struct box_ipc_chan *pc = box_ipc_chan_new(px[0], &box_proto_policy, BOX_POLICY_ROLE_PEER);
-	if (!bc || !pc || box_ipc_chan_set_state(pc, BOX_POLICY_READY) < 0)
+	struct box_ipc_chan *pc =
+	    opt_policyd ? NULL : box_ipc_chan_new(px[0], &box_proto_policy, BOX_POLICY_ROLE_PEER);
+	if (!bc || (!opt_policyd && (!pc || box_ipc_chan_set_state(pc, BOX_POLICY_READY) < 0)))
 		die("cannot set up the channels");
 	/* Sent here, not by pb_init: t-gw-mcp.sh looks for this refusal of the sender's checks. */
 	int r = box_ipc_chan_send(bc, BOX__MSG_TYPE__MSG_GATEWAY_INIT, 1, &init.base, NULL, 0);
@@ -913,6 +949,8 @@ main(int argc, char **argv)
 	if (!f)
 		die("cannot write %s", tmp);
 	fprintf(f, "pid %d\nca %s\n", (int)pid, capath);
+	if (opt_policyd)
+		fprintf(f, "policyd %d\n", (int)pd.pid);
 	for (int i = 0; i < n_listen; i++)
 		fprintf(f, "listener %s %d\n", listen_sb[i], listen_port[i]);
 	if (fclose(f) != 0 || rename(tmp, opt_ready) < 0)
@@ -1016,7 +1054,7 @@ main(int argc, char **argv)
 	close(bx[0]);
 	box_ipc_chan_free(bc);
 	/* Keep serving decisions until the gateway closes its policyd channel. */
-	for (;;) {
+	for (; !opt_policyd;) {
 		r = box_ipc_recv_wait(pc, &m, 5000);
 		if (r == 1) {
 			if (!on_policy_msg(pc, eng, &m))
@@ -1028,5 +1066,11 @@ main(int argc, char **argv)
 	}
 	if (waitpid(pid, &st, 0) < 0)
 		die("waitpid: %s", strerror(errno));
+	if (opt_policyd) {
+		int ps = pd_stop(&pd);
+		if (ps != 0)
+			fprintf(stderr, "gw-harness: box-policyd exited %d (see %s/policyd.err)\n",
+				ps, opt_policyd);
+	}
 	return status_of(st);
 }
