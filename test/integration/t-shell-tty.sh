@@ -59,6 +59,15 @@ EOF
 	# No prompt at all: the checks below fail at once instead of each waiting its time out.
 	alive=true
 	twait() { $alive && tmux_wait "$@"; }
+	last_line() { # the screen's last line that is not blank is $1 (5 s at most)
+		local i
+		$alive || return 1
+		for i in $(seq 50); do
+			[ "$(tmux_screen | sed 's/ *$//' | grep -v '^$' | tail -1)" = "$1" ] && return 0
+			sleep 0.1
+		done
+		return 1
+	}
 	twait_line() { # a whole screen line, for output that the typed text also contains
 		local i
 		$alive || return 1
@@ -91,8 +100,12 @@ EOF
 	tmux_type 'end"'
 	check "$u: … and runs as one when complete (multi-10, multi-20)" twait "multi-20" 10
 	check "$u: … an open quote continues it too (a line 'end' alone)" twait_line "end" 5
+	# (each key only once the shell waits at the prompt it is meant for: a Ctrl-C that
+	# comes while the line before it is still being read interrupts that, not PS2)
 	tmux_type 'if true; then'
+	check "$u: an unfinished if waits at PS2" last_line "e2e-cont>"
 	tmux_keys C-c
+	check "$u: Ctrl-C there brings back PS1" last_line "e2e-prompt>"
 	tmux_type 'echo after-$((60+1))-drop'
 	check "$u: Ctrl-C at PS2 drops the unfinished command" twait "after-61-drop" 10
 
