@@ -42,9 +42,12 @@ when { context.input.path like "/echo/secret*" };
 EOF2
 
 # The same requests, through a gateway that asks (no --local) and one that decides in process.
+# requests TAG: the denials' bodies and x-box-reason headers go to $SRV_DIR/denied.TAG.
 requests() {
 	gw_curl -o /dev/null -w '%{http_code}\n' "https://api.box.test:$TP/echo?n=1"
-	gw_curl -o /dev/null -w '%{http_code}\n' "https://api.box.test:$TP/echo/secret/b"
+	gw_curl -D "$SRV_DIR/denied.$1" -o "$SRV_DIR/denied.$1.body" -w '%{http_code}\n' \
+		"https://api.box.test:$TP/echo/secret/b"
+	grep -i '^x-box-reason:' "$SRV_DIR/denied.$1" >>"$SRV_DIR/denied.$1.body"
 	gw_curl -o /dev/null -w '%{http_code}\n' "http://plain.box.test:$PP/echo?n=3"
 	gw_curl -o /dev/null -w '%{http_code}\n' "http://plain.box.test:$PP/other"
 	printf 'CONNECT other.box.test:%s HTTP/1.1\r\nHost: other.box.test\r\n\r\n' "$TP" |
@@ -77,7 +80,7 @@ if ! gw_start "$SRV_DIR/init.json" "$SRV_DIR/policy.dw"; then
 	tap_done
 	exit
 fi
-asked_codes=$(requests)
+asked_codes=$(requests asked)
 n_asked=$(gw_dec_count "d['kind'] in ('decide', 'record')")
 gw_stop
 lines "$GW_DEC" >"$SRV_DIR/asked.lines"
@@ -88,11 +91,14 @@ if ! gw_start "$SRV_DIR/init.json" "$SRV_DIR/policy.dw" --listen agent --local; 
 	tap_done
 	exit
 fi
-local_codes=$(requests)
+local_codes=$(requests local)
 check "the same answers to the same requests ($(echo $local_codes))" \
 	test "$local_codes" = "$asked_codes"
 check "the answers are the policy's (200, 403 by a forbid, 200, 403 unmatched, CONNECT 403)" \
 	test "$(echo $local_codes)" = "200 403 200 403 403"
+check "a denial's body and x-box-reason are the asking gateway's (the policy's message)" \
+	sh -c 'grep -q "no secrets here" "$1" && cmp -s "$1" "$2"' _ "$SRV_DIR/denied.asked.body" \
+	"$SRV_DIR/denied.local.body"
 wait_lines "$n_asked"
 check "every decision was made in the gateway and shipped" \
 	test "$(gw_dec_count "d['kind'] == 'decide' and not d.get('shipped')")" -eq 0
