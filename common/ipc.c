@@ -788,6 +788,21 @@ recv_packet(struct box_ipc_chan *c, struct box_ipc_msg *ret, int flags)
 	bool bad_cmsg = false;
 
 	ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | flags);
+	/*
+	 * A peer that closed with a packet of ours unread resets us, and the kernel reports
+	 * that before the packets it sent first (the error is cleared once reported): those
+	 * are read now — a refusal's last word, e.g. box-shell's ShellDenied to a ShellOpen
+	 * that came after it drained. With nothing queued the reset stands.
+	 */
+	if (n < 0 && errno == ECONNRESET) {
+		mh.msg_controllen = sizeof(cm.buf);
+		mh.msg_flags = 0;
+		n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n <= 0) {
+			errno = ECONNRESET;
+			n = -1;
+		}
+	}
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return -EAGAIN;

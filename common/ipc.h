@@ -26,7 +26,8 @@
  *   -EPROTONOSUPPORT  another protocol version
  *   -ENOBUFS    too many open fragment streams, or over the channel budget
  *   -EINVAL/-ERANGE/-E2BIG  the message validator refused a field
- *   -ECONNRESET the peer closed (between messages)
+ *   -ECONNRESET the peer closed (between messages); what it sent before closing is read
+ *               first, even when its close reset the channel (a packet of ours unread)
  *   -EPROTO     the peer closed in the middle of a fragmented message
  * Library code: never logs.
  * Trusts: nothing that arrives on a socket.

@@ -1369,6 +1369,24 @@ test_peer_close(void)
 	CHECK_INT(box_ipc_recv(c, &got), -ECONNRESET);
 	close(sv[1]);
 
+	/*
+	 * A peer that sends its last word and closes with ours unread resets us: its word is
+	 * still read first, then the reset (the kernel reports the reset before the packet).
+	 */
+	CHECK_INT(box_ipc_socketpair(sv, false), 0);
+	_cleanup_(box_ipc_chan_freep) struct box_ipc_chan *c2 = box_ipc_chan_new(sv[1], ALL, 0);
+	Box__StopRequest st;
+	box__stop_request__init(&st);
+	st.box = "demo";
+	CHECK_INT(send_all(sv[0], BOX__MSG_TYPE__MSG_STOP_REQUEST, 7, &st.base, NULL, 0), 0);
+	CHECK_INT(send_all(sv[1], BOX__MSG_TYPE__MSG_STOP_REQUEST, 8, &st.base, NULL, 0), 0);
+	close(sv[0]);
+	CHECK_INT(box_ipc_recv(c2, &got), 1);
+	CHECK_INT(got.request_id, 7);
+	box_ipc_msg_done(&got);
+	CHECK_INT(box_ipc_recv(c2, &got), -ECONNRESET);
+	close(sv[1]);
+
 	struct ucred uc;
 	CHECK_INT(box_ipc_socketpair(sv, false), 0);
 	CHECK_INT(box_ipc_peercred(sv[0], &uc), 0);

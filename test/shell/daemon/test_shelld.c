@@ -599,6 +599,10 @@ sess_pump(struct sess *x, int ms)
 	if (pf[0].revents && !x->done) {
 		uint8_t pkt[BOX_IPC_MAX];
 		ssize_t n = recv(x->conn, pkt, sizeof(pkt), 0);
+		/* box-shell closed with our ShellOpen unread: its ShellDenied is still queued,
+		 * behind the reset the kernel reports first (common/ipc.c reads it the same way) */
+		if (n < 0 && errno == ECONNRESET)
+			n = recv(x->conn, pkt, sizeof(pkt), MSG_DONTWAIT);
 		x->done = true;
 		if (n > 0) {
 			struct box_ipc_chan *c = box_ipc_chan_new(x->conn, &box_proto_session,
