@@ -15,6 +15,12 @@
 #                        stdin open and gw_stop would wait forever); sets GW_BG_PID
 #   gw_curl ARGS...      curl through the gateway trusting its CA (-sS, 10 s cap)
 #   gw_hosts NAME...     writes $SRV_DIR/hosts mapping each NAME to 127.0.0.1
+#   gw_servers [EXTRA]   the loopback servers most tests use: the test CA (api.box.test,
+#                        *.box.test, localhost), httpd.py over TLS (TP, TLOG) and plain (PP,
+#                        PLOG), a resolver that answers nothing (no query leaves loopback),
+#                        hosts for api/other/plain.box.test, and $SRV_DIR/init.json naming
+#                        them with allow_host_loopback (EXTRA: more JSON keys); a failure
+#                        ends the test (not ok)
 #   gw_dec_count JQ_FILTER   number of decision lines matching a python expression on `d`
 #   gw_owed              the number of permits no Record named yet (the harness's "owed"),
 #                        once it is 0 or after 5 s (a Record may still be on its way)
@@ -96,6 +102,21 @@ gw_hosts() {
 	: >"$SRV_DIR/hosts"
 	local n
 	for n in "$@"; do echo "127.0.0.1 $n" >>"$SRV_DIR/hosts"; done
+}
+
+gw_servers() {
+	make_ca api.box.test '*.box.test' localhost >/dev/null || { not_ok "test CA"; tap_done; exit; }
+	start_httpd --tls || { not_ok "httpd --tls"; tap_done; exit; }
+	TP=$HTTPD_PORT TLOG=$HTTPD_LOG
+	start_httpd || { not_ok "httpd"; tap_done; exit; }
+	PP=$HTTPD_PORT PLOG=$HTTPD_LOG
+	echo '{}' >"$SRV_DIR/zone.json"
+	start_dnsd "$SRV_DIR/zone.json" || { not_ok "dnsd"; tap_done; exit; }
+	gw_hosts api.box.test other.box.test plain.box.test
+	cat >"$SRV_DIR/init.json" <<EOF
+{"upstream_ca_pem_file": "$SRV_CA", "hosts_file_path": "$SRV_DIR/hosts",
+ "resolver": "127.0.0.1:$DNSD_PORT", "allow_host_loopback": true${1:+, $1}}
+EOF
 }
 
 # gw_dec_count 'EXPR': decision/record lines d (a dict) for which the python EXPR is true.

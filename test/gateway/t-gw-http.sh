@@ -15,18 +15,7 @@ cd "$(dirname "$0")/../.."
 . test/gateway/lib-gw.sh
 CL="python3 test/servers/client.py"
 
-make_ca api.box.test '*.box.test' localhost >/dev/null || { not_ok "test CA"; tap_done; exit; }
-start_httpd --tls || { not_ok "httpd --tls"; tap_done; exit; }
-TP=$HTTPD_PORT TLOG=$HTTPD_LOG
-start_httpd || { not_ok "httpd"; tap_done; exit; }
-PP=$HTTPD_PORT PLOG=$HTTPD_LOG
-echo '{}' >"$SRV_DIR/zone.json"
-start_dnsd "$SRV_DIR/zone.json" || { not_ok "dnsd"; tap_done; exit; }
-gw_hosts api.box.test other.box.test plain.box.test
-cat >"$SRV_DIR/init.json" <<EOF
-{"upstream_ca_pem_file": "$SRV_CA", "hosts_file_path": "$SRV_DIR/hosts",
- "resolver": "127.0.0.1:$DNSD_PORT", "allow_host_loopback": true, "max_request_body": 100000}
-EOF
+gw_servers '"max_request_body": 100000'
 cat >"$SRV_DIR/policy.dw" <<'EOF'
 @id("conn")
 permit (principal, action == Box::Action::"net:connect", resource);

@@ -14,18 +14,7 @@ cd "$(dirname "$0")/../.."
 . test/gateway/lib-gw.sh
 CL="python3 test/servers/client.py"
 
-make_ca api.box.test '*.box.test' localhost >/dev/null || { not_ok "test CA"; tap_done; exit; }
-start_httpd --tls || { not_ok "httpd --tls"; tap_done; exit; }
-TP=$HTTPD_PORT
-start_httpd || { not_ok "httpd"; tap_done; exit; }
-PP=$HTTPD_PORT
-echo '{}' >"$SRV_DIR/zone.json"
-start_dnsd "$SRV_DIR/zone.json" || { not_ok "dnsd"; tap_done; exit; }
-gw_hosts api.box.test other.box.test plain.box.test
-cat >"$SRV_DIR/init.json" <<EOF2
-{"upstream_ca_pem_file": "$SRV_CA", "hosts_file_path": "$SRV_DIR/hosts",
- "resolver": "127.0.0.1:$DNSD_PORT", "allow_host_loopback": true}
-EOF2
+gw_servers
 cat >"$SRV_DIR/policy.dw" <<'EOF2'
 @id("conn")
 permit (principal, action == Box::Action::"net:connect", resource)

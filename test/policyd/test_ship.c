@@ -266,6 +266,35 @@ test_local_actions(void)
 	finish(&pd);
 }
 
+/* An outcome item: ACTION's response {status: STATUS}, naming the permit DECIDE_ID. */
+struct status_rec {
+	Box__RecordRequest rec;
+	Box__PolicyField f;
+	Box__PolicyValue v;
+	Box__PolicyField *p[1];
+};
+
+static void
+status_record(struct status_rec *r, Box__PolicyShipItem *it, const char *action,
+	      uint64_t decide_id, int64_t status)
+{
+	box__record_request__init(&r->rec);
+	box__policy_field__init(&r->f);
+	box__policy_value__init(&r->v);
+	r->rec.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
+	r->rec.action = (char *)action;
+	r->rec.decide_id = decide_id;
+	r->f.name = (char *)"status";
+	r->f.value = &r->v;
+	r->v.kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
+	r->v.integer = status;
+	r->p[0] = &r->f;
+	r->rec.output = r->p;
+	r->rec.n_output = 1;
+	box__policy_ship_item__init(it);
+	it->record = &r->rec;
+}
+
 /* A true ship: each decision logged as a Decide's, its permit recorded, in order. */
 static void
 test_ship_logged(void)
@@ -275,10 +304,7 @@ test_ship_logged(void)
 	char *echo[] = { (char *)"echo" }, *no_rm[] = { (char *)"no_rm" };
 	Box__PolicyShipItem it[5], *p[5] = { &it[0], &it[1], &it[2], &it[3], &it[4] };
 	Box__RecordRequest rec2 = BOX__RECORD_REQUEST__INIT;
-	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
-	Box__PolicyField of = BOX__POLICY_FIELD__INIT;
-	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
-	Box__PolicyField *op[1] = { &of };
+	struct status_rec r;
 
 	CHECK_INT(start(&pd, plain), 0);
 	exec_req(&a, "echo");
@@ -286,22 +312,12 @@ test_ship_logged(void)
 	uint64_t id = pd.next_id;
 	pd.next_id += 3;
 	claim(&it[0], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
-	box__policy_ship_item__init(&it[1]);
-	rec.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
-	rec.action = (char *)"shell:exec";
-	rec.decide_id = id;
-	of.name = (char *)"status";
-	of.value = &ov;
-	ov.kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
-	ov.integer = 0;
-	rec.output = op;
-	rec.n_output = 1;
-	it[1].record = &rec;
+	status_record(&r, &it[1], "shell:exec", id, 0);
 	claim(&it[2], &b.d, false, BOX__DECISION_CAUSE__CAUSE_FORBIDDEN, no_rm);
 	/* echo again (id + 2): its outcome in the next ship (the permit's own copy) */
 	claim(&it[3], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
 	CHECK_INT(ship(pd.fd[PD_SHELL], id, 1, p, 4), 0);
-	rec2 = rec;
+	rec2 = r.rec;
 	rec2.decide_id = id + 2;
 	box__policy_ship_item__init(&it[4]);
 	it[4].record = &rec2;
@@ -431,10 +447,7 @@ test_gateway_ship(void)
 	struct req e;
 	char *api[] = { (char *)"api" };
 	Box__PolicyShipItem it[3], *p[3] = { &it[0], &it[1], &it[2] };
-	Box__RecordRequest rec = BOX__RECORD_REQUEST__INIT;
-	Box__PolicyField of = BOX__POLICY_FIELD__INIT;
-	Box__PolicyValue ov = BOX__POLICY_VALUE__INIT;
-	Box__PolicyField *op[1] = { &of };
+	struct status_rec r;
 
 	CHECK_INT(start(&pd, http_plain), 0);
 	http_req(&a, "api.test", "/v1/ok");
@@ -442,17 +455,7 @@ test_gateway_ship(void)
 	uint64_t id = pd.next_id;
 	pd.next_id += 2;
 	claim(&it[0], &a.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, api);
-	box__policy_ship_item__init(&it[1]);
-	rec.kind = BOX__EVENT_KIND__EVENT_RESPONSE;
-	rec.action = (char *)"http:request";
-	rec.decide_id = id;
-	of.name = (char *)"status";
-	of.value = &ov;
-	ov.kind_case = BOX__POLICY_VALUE__KIND_INTEGER;
-	ov.integer = 200;
-	rec.output = op;
-	rec.n_output = 1;
-	it[1].record = &rec;
+	status_record(&r, &it[1], "http:request", id, 200);
 	claim(&it[2], &b.d, false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH, NULL);
 	CHECK_INT(ship(pd.fd[PD_GATEWAY], id, 1, p, 3), 0);
 	char *log = log_with("/v1/denied");
