@@ -237,8 +237,11 @@ struct peer {
 	bool person;
 	/* box-shell: the generation its last PolicyLocal gave (0: it asked none on this channel) */
 	uint64_t local_gen;
-	/* a supervised program's channel: its decisions, those in history-free batches, stale ones */
-	unsigned long long n_decided, n_batched, n_batches, n_stale;
+	/*
+	 * a supervised program's channel: its decisions, those in history-free batches, stale
+	 * ones, and those it made in process and shipped (in how many PolicyShips)
+	 */
+	unsigned long long n_decided, n_batched, n_batches, n_stale, n_shipped, n_ships;
 	struct peer *next;
 };
 
@@ -1201,7 +1204,8 @@ peer_refuse(struct peer *p, const char *why, ...)
 	(void)vsnprintf(msg, sizeof(msg), why, ap);
 	va_end(ap);
 	if (p->attached) {
-		log_warn("An attached box-shell channel %s; dropped it", msg);
+		log_warn("An attached %s channel %s; dropped it",
+			 p->kind == PEER_SUPERVISOR ? "supervised program's" : "box-shell", msg);
 		drop_peer(p, -EPROTO);
 		attached_reap();
 		return false;
@@ -1924,18 +1928,22 @@ local_actions(void)
 	}
 	if (S.gen_page)
 		__atomic_store_n(S.gen_page, S.local.generation, __ATOMIC_RELEASE);
-	size_t shell_n = 0, shell_of = 0, gw_n = 0, gw_of = 0;
+	size_t shell_n = 0, shell_of = 0, gw_n = 0, gw_of = 0, sup_n = 0, sup_of = 0;
 	for (size_t i = 0; i < sizeof(local_capable) / sizeof(local_capable[0]); i++) {
 		bool shell = action_kind(local_capable[i]) & peer_actions[PEER_SHELL].decide;
+		bool sup = action_kind(local_capable[i]) & peer_actions[PEER_SUPERVISOR].decide;
 		bool in = S.local_mask & (1u << i);
 		shell_of += shell;
 		shell_n += shell && in;
 		gw_of += !shell;
 		gw_n += !shell && in;
+		sup_of += sup;
+		sup_n += sup && in;
 	}
 	log_info("box-shell decides in process: %zu of its %zu actions; box-gateway: %zu of its "
-		 "%zu (policy generation %llu)",
-		 shell_n, shell_of, gw_n, gw_of, (unsigned long long)S.local.generation);
+		 "%zu; a supervised program: %zu of its %zu (policy generation %llu)",
+		 shell_n, shell_of, gw_n, gw_of, sup_n, sup_of,
+		 (unsigned long long)S.local.generation);
 }
 
 /* Step 7b: which of the peers' actions qualify, and the policy to send with them. */
@@ -1988,8 +1996,8 @@ history_free_batch(const Box__DecideBatchRequest *b)
 }
 
 /*
- * PolicyLocalRequest: box-shell's channels and box-gateway's (each told only the
- * qualifying actions it raises), and a supervised program's (what it may batch).
+ * PolicyLocalRequest: box-shell's channels, box-gateway's and a supervised program's
+ * (each told only the qualifying actions it raises, with the text and the page).
  */
 static void
 handle_local_request(struct peer *p, struct box_ipc_msg *m)
@@ -2000,30 +2008,15 @@ handle_local_request(struct peer *p, struct box_ipc_msg *m)
 				     "box-gateway and a supervised program's channel send");
 		return;
 	}
-	int r;
-	if (!supervisor) {
-		Box__PolicyLocal l = S.local;
-		char *acts[LOCAL_NAMES_MAX];
-		l.actions = acts;
-		l.n_actions = 0;
-		for (size_t i = 0; i < S.local.n_actions; i++)
-			if (action_kind(S.local.actions[i]) & peer_actions[p->kind].decide)
-				acts[l.n_actions++] = S.local.actions[i];
-		r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
-				       &l.base, &S.gen_fd, S.gen_fd >= 0 ? 1 : 0);
-	} else {
-		/* what it may batch (history_free): the qualifying fs:* actions, nothing else */
-		Box__PolicyLocal l = BOX__POLICY_LOCAL__INIT;
-		char *acts[4];
-		l.generation = S.local.generation;
-		l.home = S.local.home;
-		l.actions = acts;
-		for (size_t i = 0; i < S.local.n_actions; i++)
-			if (action_kind(S.local.actions[i]) & ACT_FS && l.n_actions < 4)
-				acts[l.n_actions++] = S.local.actions[i];
-		r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id,
-				       &l.base, NULL, 0);
-	}
+	Box__PolicyLocal l = S.local;
+	char *acts[LOCAL_NAMES_MAX];
+	l.actions = acts;
+	l.n_actions = 0;
+	for (size_t i = 0; i < S.local.n_actions; i++)
+		if (action_kind(S.local.actions[i]) & peer_actions[p->kind].decide)
+			acts[l.n_actions++] = S.local.actions[i];
+	int r = box_ipc_event_send(p->ev, BOX__MSG_TYPE__MSG_POLICY_LOCAL, m->request_id, &l.base,
+				   &S.gen_fd, S.gen_fd >= 0 ? 1 : 0);
 	p->local_gen = S.local.generation;
 	if (r < 0) {
 		log_err_errno(r, "Cannot answer %s", p->name);
@@ -2132,9 +2125,10 @@ handle_ship_items(struct peer *p, struct box_ipc_msg *m)
 	char why[768];
 	size_t n_dec = 0;
 
-	if (p->kind != PEER_SHELL && p->kind != PEER_GATEWAY) {
-		(void)peer_refuse(p, "sent a PolicyShip, which only box-shell and box-gateway "
-				     "send");
+	if (p->kind != PEER_SHELL && p->kind != PEER_GATEWAY &&
+	    !(p->kind == PEER_SUPERVISOR && p->attached)) {
+		(void)peer_refuse(p, "sent a PolicyShip, which only box-shell, box-gateway and a "
+				     "supervised program's channel send");
 		return;
 	}
 	uint64_t cur = engine_generation(S.engine);
@@ -2268,6 +2262,10 @@ handle_ship_items(struct peer *p, struct box_ipc_msg *m)
 		(void)engine_maybe_compact(S.engine, now, false);
 	}
 	engine_defer_sync(S.engine, false);
+	if (n_dec && p->kind == PEER_SUPERVISOR) {
+		p->n_shipped += n_dec;
+		p->n_ships++;
+	}
 	/* The events join the next group commit: nothing waits for them (they are read by no rule). */
 	if (engine_needs_sync(S.engine))
 		group_sync_schedule();
@@ -2750,8 +2748,10 @@ on_close(struct box_ipc_event *e, int error, void *userdata)
 
 	if (p->attached && p->kind == PEER_SUPERVISOR)
 		log_info("A supervised program's channel closed: %llu decisions, %llu of them in "
-			 "%llu history-free batches (%llu stale)", p->n_decided, p->n_batched,
-			 p->n_batches, p->n_stale);
+			 "%llu history-free batches (%llu stale), %llu made in process and shipped in "
+			 "%llu PolicyShips",
+			 p->n_decided, p->n_batched, p->n_batches, p->n_stale, p->n_shipped,
+			 p->n_ships);
 	if (p->attached) {
 		/* The end of a box-shell process; garbage costs that process only. */
 		if (error != -ECONNRESET && error != -EPROTO)

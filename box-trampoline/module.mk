@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # box-trampoline/ — builds every sandbox from boxd's plan (docs/sandbox.md).
 # Links only common/, proto/ (+ libprotobuf-c), libpolicyclient/ (a supervised
-# program's PID 1 asks box-policyd: supervise.c), libseccomp and libcap.
+# program's PID 1 asks box-policyd: supervise.c), libboxpolicy/ (the decisions that
+# PID 1 makes in process and ships), libseccomp and libcap.
 TRAMPOLINE_SRCS := $(wildcard box-trampoline/*.c)
 TRAMPOLINE_OBJS := $(TRAMPOLINE_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS        += $(TRAMPOLINE_OBJS)
@@ -25,7 +26,7 @@ $(BUILD)/box-trampoline/refuse_baked.o: $(BUILD)/box-trampoline/refuse_prog.h
 
 # seccomp.c is the build tool's (gen/refuse_gen.c): no sandbox compiles the program.
 $(BIN)/box-trampoline: $(filter-out $(BUILD)/box-trampoline/seccomp.o,$(TRAMPOLINE_OBJS)) \
-	$(LIBPOLICYCLIENT) $(LIBPROTO) $(LIBCOMMON)
+	$(LIBPOLICYCLIENT) $(LIBBOXPOLICY) $(LIBPROTO) $(LIBCOMMON)
 	$(link_program)
 # Static (static-pie: still randomized) outside sanitizer builds: it is exec'd for
 # every sandbox (the agent's, box-shell's, each tool's, each MCP server's), and the

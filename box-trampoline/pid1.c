@@ -472,7 +472,12 @@ pid1_run(struct tramp *t, char **envp)
 			{.fd = listener, .events = POLLIN},
 		};
 		kernel_flush(false);
-		if (poll(pfd, 3, kernel_timeout_ms()) < 0) {
+		if (supervised)
+			supervise_flush(false);
+		int timeout = kernel_timeout_ms(), ship = supervised ? supervise_timeout_ms() : -1;
+		if (ship >= 0 && (timeout < 0 || ship < timeout))
+			timeout = ship;
+		if (poll(pfd, 3, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
@@ -503,6 +508,8 @@ pid1_run(struct tramp *t, char **envp)
 				break;
 			if (r == w) {
 				kernel_flush(true);
+				if (supervised)
+					supervise_flush(true);
 				_exit(exit_code(status)); /* everything else dies with us */
 			}
 		}

@@ -14,8 +14,8 @@
  * the tracee (process_vm_readv, then SECCOMP_IOCTL_NOTIF_ID_VALID: the memory
  * and /proc links read belong to the thread that made the call), resolves them
  * against the tracee's cwd or dirfd (/proc/TID/cwd, /proc/TID/fd/N),
- * canonicalizes them (symbolic links resolved in PID 1's view), asks
- * box-policyd on the channel boxd attached (source "supervisor"), and answers:
+ * canonicalizes them (symbolic links resolved in PID 1's view), decides them
+ * (source "supervisor") and answers:
  *
  *   refused     EACCES (so does a tracee whose memory cannot be read)
  *   performed   opens (the fd injected with SECCOMP_IOCTL_NOTIF_ADDFD and
@@ -38,13 +38,24 @@
  *               permit's outcome is recorded before the next decision
  *               (outcomes_send), so temporal rules count what was done.
  *
+ * Decided where (docs/box-policy.5.md, "Decisions without a round trip"): PID 1
+ * asks box-policyd for the policy in force at start (PolicyLocal, on the channel boxd
+ * attached), with its generation page, and decides the calls whose action needs no
+ * history (history-free: no temporal rule about it) here, with the same engine
+ * (libpolicyclient/policy_local.c), shipping each decision (PolicyShip) before the
+ * call takes effect; box-policyd decides it again, logs it and closes the channel on
+ * a disagreement. The page is read before each decision (after a reload: what waits
+ * ships under its generation, PolicyLocal is asked again). Every other call is asked
+ * (Decide) on that channel.
+ *
  * Threads: calls that wait together are received together (kernel.c, up to
- * SUP_BATCH_MAX); those of actions box-policyd called history-free (PolicyLocal,
- * asked at start and again after a stale answer) are decided in one
- * DecideBatchRequest naming that generation (box-policyd decides it only while that
- * generation is in force), then performed or continued in turn, their outcomes
- * recorded after the batch: their verdicts and events touch no temporal rule. Every
- * other call goes alone, after the batch, in arrival order, as above.
+ * SUP_BATCH_MAX); those of history-free actions are decided together, then
+ * performed or continued in turn, their outcomes recorded after the batch: their
+ * verdicts and events touch no temporal rule. Here, they are shipped in one
+ * PolicyShip; holding no policy (no page), PID 1 asks for them in one
+ * DecideBatchRequest naming the generation (box-policyd decides it only while that
+ * generation is in force). Every other call goes alone, after the batch, in arrival
+ * order, as above.
  *
  * Reads (opens for reading, metadata reads) under the system runtime (/usr,
  * /lib, /lib64, /bin, /sbin) and under /dev and /proc are performed or
@@ -57,7 +68,10 @@
  * Fail closed: the supervisor is PID 1, and its death kills every process of
  * the sandbox. A failed Decide (box-policyd gone, a broken channel) refuses.
  * Trusts: nothing the tracee says (paths are read, resolved and re-checked
- * here); box-policyd's replies after libpolicyclient's matching.
+ * here); box-policyd's replies after libpolicyclient's matching, and its
+ * PolicyLocal (the text it loaded; the page read-only). Deciding here gives PID 1
+ * no new power: it performs what it permits itself, within the program's view and
+ * Landlock domain, and box-policyd re-decides every shipped verdict.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +91,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -85,6 +100,7 @@
 #include "policy.pb-c.h"
 #include "policy_client.h"
 #include "policy_fields.h"
+#include "policy_local.h"
 #include "supervise.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
@@ -188,6 +204,15 @@ struct sup {
 	 */
 	uint64_t hf_gen;
 	unsigned hf_mask;
+	/*
+	 * The same answer's policy text and generation page, when both came: the
+	 * qualifying actions are then decided here, with the same engine, and shipped
+	 * (decide_here). local.p NULL: every decision is box-policyd's.
+	 */
+	struct policy_local local;
+	struct policy_local_verdict lv;
+	/* CLOCK_MONOTONIC when outcomes began to wait for a PolicyShip (0: none waits) */
+	int64_t ship_since;
 	/* the notifications received together (supervise_handle), each req_size bytes */
 	struct seccomp_notif *reqs[SUP_BATCH_MAX];
 	/* the current call's permits from box-policyd, each awaiting its outcome (outcomes_send) */
@@ -482,9 +507,25 @@ pc_broken(struct sup *s)
 	policy_client_free(s->pc);
 	s->pc = NULL;
 	s->hf_gen = 0;
+	policy_local_drop(&s->local);
 }
 
-/* Decide ACTION/OP of canonical PATH: 0 permitted, -EACCES refused (or no answer). */
+static int64_t
+mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static bool local_ready(struct sup *s, enum act a);
+static int decide_here(struct sup *s, const Box__DecideRequest *rq, bool *permitted, bool *ok);
+static bool ship_now(struct sup *s);
+
+/*
+ * Decide ACTION/OP of canonical PATH: 0 permitted, -EACCES refused (or no answer).
+ * Here when its action qualifies (local_ready), else by box-policyd.
+ */
 static int
 decide(struct sup *s, enum act a, const char *op, const char *path)
 {
@@ -502,6 +543,14 @@ decide(struct sup *s, enum act a, const char *op, const char *path)
 	rq.action = (char *)act_names[a];
 	rq.input = f.p;
 	rq.n_input = f.n;
+	if (local_ready(s, a)) {
+		bool permitted = false, ok = false;
+		r = decide_here(s, &rq, &permitted, &ok);
+		if (r == 0 && ship_now(s)) /* its line before the effect it allows */
+			return decided(s, a, op, sp ? sp : path, permitted, ok);
+		if (r != -EAGAIN)
+			return -EACCES;
+	}
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 	r = policy_client_call(s->pc, BOX__MSG_TYPE__MSG_DECIDE_REQUEST, &rq.base, &m);
 	if (r < 0) {
@@ -540,7 +589,67 @@ local_ask(struct sup *s)
 			if (strcmp(l->actions[i], act_names[k]) == 0)
 				s->hf_mask |= 1u << k;
 	s->hf_gen = l->generation;
+	/*
+	 * Decided here only with the page (nothing else would say when a reload put
+	 * another policy in force) and the text; anything that fails leaves every
+	 * decision to box-policyd.
+	 */
+	char why[256];
+	policy_local_drop(&s->local);
+	policy_local_verdict_reset(&s->lv);
+	if (m.n_fds == 1 && l->has_policy_text &&
+	    policy_local_set(&s->local, l, why, sizeof(why)) == 0 &&
+	    policy_local_map(&s->local, m.fds[0]) < 0)
+		policy_local_drop(&s->local);
 	box_ipc_msg_done(&m);
+}
+
+/*
+ * A may be decided here: its action qualifies in the policy this process holds,
+ * and that policy is still in force (after a reload: what waits is shipped under
+ * its own generation, and PolicyLocal asked again first).
+ */
+static bool
+local_ready(struct sup *s, enum act a)
+{
+	if (!s->pc)
+		return false;
+	if (policy_local_moved(&s->local))
+		local_ask(s);
+	return policy_local_ok(&s->local, act_names[a]);
+}
+
+/*
+ * Decide RQ here (local_ready said its action qualifies): the engine box-policyd
+ * runs, on the same fields; the decision joins the channel's next PolicyShip, which
+ * the caller flushes before any effect it permits (policy_client_ship_decide keeps
+ * its permit for the outcome). 0 decided; -EAGAIN the engine failed (ask instead);
+ * -EPIPE the channel broke (refuse).
+ */
+static int
+decide_here(struct sup *s, const Box__DecideRequest *rq, bool *permitted, bool *ok)
+{
+	if (policy_local_decide(&s->local, &s->lv, rq) < 0)
+		return -EAGAIN;
+	const Box__DecideReply *claim = &s->lv.claim;
+	policy_client_ship_generation(s->pc, s->local.generation);
+	if (policy_client_ship_decide(s->pc, rq, claim) < 0) {
+		pc_broken(s);
+		return -EPIPE;
+	}
+	*permitted = policy_client_permitted(claim);
+	*ok = *permitted && claim->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
+	return 0;
+}
+
+/* What waits for its PolicyShip leaves now (false: the channel broke; refuse). */
+static bool
+ship_now(struct sup *s)
+{
+	if (s->pc && policy_client_shipping(s->pc) && policy_client_ship_flush(s->pc) < 0)
+		pc_broken(s);
+	s->ship_since = 0;
+	return s->pc != NULL;
 }
 
 enum outcome { OUT_COMPLETED, OUT_DESCRIPTOR, OUT_INDETERMINATE, OUT_FAILED };
@@ -583,8 +692,24 @@ outcomes_send(struct sup *s, enum outcome k)
 							       .in = in[i], .n_in = 2,
 							       .out = out[i], .n_out = 1 };
 		}
-		if (policy_client_record(s->pc, o, n) < 0)
+		/*
+		 * Outcomes of actions decided here feed no temporal rule: they wait for the
+		 * next decision's PolicyShip (or supervise_flush: 1 ms idle, the exit). Any
+		 * other goes now, with whatever waits before it, as before.
+		 */
+		bool later = true;
+		for (unsigned i = 0; i < n && later; i++)
+			later = policy_local_ok(&s->local, act_names[s->pend[i].act]);
+		int r = later ? policy_client_record_queued(s->pc, o, n) : -EINVAL;
+		if (r == -EINVAL) {
+			r = policy_client_record(s->pc, o, n);
+			if (r >= 0 && !ship_now(s))
+				r = -EPIPE;
+		}
+		if (r < 0 && s->pc)
 			pc_broken(s); /* every later decision refuses (fail closed) */
+		if (r >= 0 && later && !s->ship_since)
+			s->ship_since = mono_ns();
 	}
 	for (unsigned i = 0; i < n; i++)
 		free(s->pend[i].path);
@@ -1522,6 +1647,27 @@ handle(struct sup *s)
 
 static struct sup S_sup;
 
+/* Outcomes wait at most this long for the next decision's PolicyShip. */
+#define SUP_SHIP_WAIT_NS 1000000
+
+int
+supervise_timeout_ms(void)
+{
+	const struct sup *s = &S_sup;
+	if (!s->ship_since)
+		return -1;
+	int64_t d = s->ship_since + SUP_SHIP_WAIT_NS - mono_ns();
+	return d <= 0 ? 0 : (int)((d + 999999) / 1000000);
+}
+
+void
+supervise_flush(bool all)
+{
+	struct sup *s = &S_sup;
+	if (s->ship_since && (all || mono_ns() - s->ship_since >= SUP_SHIP_WAIT_NS))
+		(void)ship_now(s);
+}
+
 int
 supervise_start(int listener, int policyd_fd, const char *home)
 {
@@ -1545,6 +1691,8 @@ supervise_start(int listener, int policyd_fd, const char *home)
 	s->resp = calloc(1, s->resp_size);
 	if (!s->resp)
 		return -ENOMEM;
+	policy_local_init(&s->local, act_names, sizeof(act_names) / sizeof(act_names[0]));
+	policy_local_verdict_init(&s->lv);
 	static const uint32_t replies[] = { BOX__MSG_TYPE__MSG_DECIDE_REPLY,
 					    BOX__MSG_TYPE__MSG_DECIDE_BATCH_REPLY,
 					    BOX__MSG_TYPE__MSG_POLICY_LOCAL };
@@ -1582,6 +1730,30 @@ batch_decide(struct sup *s, struct prep *b, const unsigned *idx, unsigned k)
 		rq[i].input = f[i].p;
 		rq[i].n_input = f[i].n;
 		rqp[i] = &rq[i];
+	}
+	bool here = !failed;
+	for (unsigned i = 0; i < k && here; i++)
+		here = local_ready(s, b[i].a);
+	if (here) {
+		/* decided here, shipped together before any of them takes effect */
+		bool asked[SUP_BATCH_MAX], ok[SUP_BATCH_MAX];
+		for (unsigned i = 0; i < k; i++) {
+			permitted[i] = ok[i] = false;
+			asked[i] = s->pc && decide_here(s, &rq[i], &permitted[i], &ok[i]) == -EAGAIN;
+		}
+		bool live = ship_now(s);
+		for (unsigned i = 0; i < k; i++) {
+			s->req = s->reqs[idx[i]];
+			s->tid = (pid_t)s->req->pid;
+			int v = !live	 ? -EACCES :
+				asked[i] ? decide(s, b[i].a, b[i].op, b[i].canon) :
+					   decided(s, b[i].a, b[i].op, sp[i] ? sp[i] : b[i].canon,
+						   permitted[i], ok[i]);
+			(void)finish(s, &b[i], v);
+		}
+		for (unsigned i = 0; i < k; i++)
+			free(sp[i]);
+		return;
 	}
 	if (!failed) {
 		Box__DecideBatchRequest br = BOX__DECIDE_BATCH_REQUEST__INIT;

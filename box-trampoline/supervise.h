@@ -17,6 +17,13 @@
 size_t supervise_program(struct sock_filter *f);
 /* PID 1: serve LISTENER, asking box-policyd on POLICYD_FD (taken); HOME spells "~". */
 int supervise_start(int listener, int policyd_fd, const char *home);
+/*
+ * PID 1's loop: the outcomes waiting for the next decision's PolicyShip leave when
+ * they have waited 1 ms, or now (ALL: before PID 1 exits); supervise_timeout_ms is
+ * how long until then (-1: nothing waits).
+ */
+void supervise_flush(bool all);
+int supervise_timeout_ms(void);
 /* Notifications PID 1 receives together and decides in one batch, at most. */
 #define SUPERVISE_BATCH_MAX 16
 /*

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 # bench.py N OUT — bench/supervise's workload, run by a [tool] sandbox (supervised or not, the
-# same code): N open/close of a project file (decided when supervised), N open/close of a
-# system runtime file (never decided), N stat of a project file (decided), N stat of a runtime
+# same code): N open/close of a project file (decided when supervised: in process, since
+# run.sh's policy has no temporal rule about fs:read), N open/close of the same file for
+# writing (decided by box-policyd when supervised: run.sh's policy has a temporal rule about
+# fs:write, so each is a Decide round trip), N open/close of a system runtime file (never
+# decided), N stat of a project file (decided), N stat of a runtime
 # file, N open/close of a project file by 8 threads at once (wall time per open: calls that
 # arrive together are decided in one batch when supervised), and the start-up of
 # `python3 -c 'import json, email, http.client'` (median of 5);
@@ -26,6 +29,10 @@ def openclose(p):
     os.close(os.open(p, os.O_RDONLY))
 
 
+def openwrite(p):
+    os.close(os.open(p, os.O_WRONLY))
+
+
 def threaded(fn, path, k=8):
     go = threading.Barrier(k + 1)
 
@@ -46,6 +53,7 @@ def threaded(fn, path, k=8):
 
 r = {
     "open_decided": per_op(openclose, proj),
+    "open_asked": per_op(openwrite, proj),
     "open_runtime": per_op(openclose, runtime),
     "stat_decided": per_op(os.stat, proj),
     "stat_runtime": per_op(os.stat, runtime),

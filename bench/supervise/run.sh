@@ -4,12 +4,14 @@
 # box-trampoline/supervise.c): one real box whose agent runs bench/supervise/bench.py twice
 # through box's shell, once in a supervised [tool.sup] and once in an unsupervised
 # [tool.plain] of the same grants, and compares:
-#   decided call      10,000 open/close and 10,000 stat of a project file: every one is a
-#                     box-policyd Decide when supervised; target: supervised - unsupervised
-#                     <= the Decide round trip + 10 µs
-#   Decide round trip measured in the same run, inside the supervised program: a decided
-#                     call minus the same call on a system runtime file (which the supervisor
-#                     performs or continues without asking)
+#   decided call      10,000 open/close and 10,000 stat of a project file: every one is
+#                     decided when supervised, in process (fs:read qualifies: docs/box-policy.5.md,
+#                     "Decisions without a round trip") and shipped to box-policyd; target:
+#                     supervised - unsupervised <= the Decide round trip + 10 µs
+#   Decide round trip measured in the same run, inside the supervised program: an open of the
+#                     same file for writing, which box-policyd decides (the policy's temporal
+#                     rule about fs:write, never reached, keeps fs:write from qualifying), minus
+#                     an open of a system runtime file (performed without a decision)
 #   runtime open      10,000 open/close of a system runtime file (never decided); target:
 #                     supervised - unsupervised <= 8 µs
 #   runtime stat      10,000 stat of a system runtime file (continued undecided): what it
@@ -58,11 +60,22 @@ for side in ("plain", "sup"):
                           "python3 $b/%s/bench.py $n $b/%s/out" % (side, side)])
     print("%s rc %d" % (side, rc), flush=True)
 EOF
-printf 'permit (principal, action, resource);\n' >"$b/allow.cedar"
+cat >"$b/allow.cedar" <<'EOF'
+permit (principal, action, resource);
+
+@id("asked_writes") @description("never reached: fs:write is box-policyd's to decide")
+forbid (principal, action == Box::Action::"fs:write", resource)
+when { context.input.path like "*/never/*" && temporal {
+    (count for (t: Timepoint). where formerly within 1h
+        (Box::Action::"mcp:call"::request{} && tp(t))) >= 1000000000
+} };
+EOF
 cat >"$b/box.ini" <<EOF
 [box]
 name = bench-supervise
 policy = allow.cedar
+# (the temporal rule alone would make it always: an fsync before each answer, not the round trip)
+history_sync = off
 timeout = 1200s
 
 [agent]
@@ -96,7 +109,7 @@ $smoke && ok "the box ran both sides (boxctl exit 0)"
 get() { awk -v k="$2" '$1 == k { print $2 }' "$b/$1/out"; }
 missing=
 for side in sup plain; do
-	for k in open_decided open_runtime stat_decided stat_runtime open_threads8 startup; do
+	for k in open_decided open_asked open_runtime stat_decided stat_runtime open_threads8 startup; do
 		[ -n "$(get $side $k)" ] || missing="$missing $side.$k"
 	done
 done
@@ -109,14 +122,14 @@ $smoke && ok "both sides reported every figure"
 # verdict VALUE LIMIT: MET when VALUE <= LIMIT.
 verdict() { awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l) ? "MET" : "MISSED" }'; }
 f() { awk -v v="$1" 'BEGIN { printf "%.1f", v }'; }
-rt=$(awk -v a="$(get sup open_decided)" -v b="$(get sup open_runtime)" 'BEGIN { print a - b }')
-rt_stat=$(awk -v a="$(get sup stat_decided)" -v b="$(get sup stat_runtime)" 'BEGIN { print a - b }')
-say "Decide round trip (in the supervised program: decided - runtime): open $(f "$rt") µs, stat $(f "$rt_stat") µs"
+rt=$(awk -v a="$(get sup open_asked)" -v b="$(get sup open_runtime)" 'BEGIN { print a - b }')
+s=$(get sup open_asked) p=$(get plain open_asked)
+say "asked open (for writing; box-policyd decides): supervised $(f "$s") µs, unsupervised $(f "$p") µs"
+say "Decide round trip (in the supervised program: asked open - runtime open): $(f "$rt") µs"
 for k in open stat; do
 	s=$(get sup ${k}_decided) p=$(get plain ${k}_decided)
 	add=$(awk -v a="$s" -v b="$p" 'BEGIN { print a - b }')
-	r=$([ $k = open ] && echo "$rt" || echo "$rt_stat")
-	lim=$(awk -v r="$r" 'BEGIN { print r + 10 }')
+	lim=$(awk -v r="$rt" 'BEGIN { print r + 10 }')
 	say "decided $k: supervised $(f "$s") µs, unsupervised $(f "$p") µs, +$(f "$add") µs (target <= round trip + 10 = $(f "$lim") µs): $(verdict "$add" "$lim")"
 done
 s=$(get sup open_threads8) p=$(get plain open_threads8)

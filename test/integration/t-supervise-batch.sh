@@ -5,8 +5,9 @@
 # opening and stat-ing permitted and forbidden files at once get every answer right (the
 # forbidden ones EACCES), every decision is a line of decisions.jsonl with source supervisor
 # (as many as box-policyd counted on the program's channel), the calls of history-free actions
-# (fs:read here) were decided in DecideBatchRequests (box-policyd's line at the channel's end,
-# with BOXD_DEBUG), and a temporal write budget still holds against eight threads writing at
+# (fs:read here) were decided in PID 1's process and those arriving together shipped together
+# (box-policyd's line at the channel's end, with BOXD_DEBUG: more decisions than PolicyShips),
+# and a temporal write budget still holds against eight threads writing at
 # once: fs:write is not history-free, so those go one by one and exactly three are written.
 # A reload that makes fs:read no longer history-free (a read budget) is followed: eight
 # threads reading at once after it get exactly three reads through.
@@ -41,6 +42,26 @@ for l in open(path).read().splitlines():
             i.get("operation") == op:
         n += 1
 print(n)
+PY
+}
+# sup_outcomes FILE: "PERMITS RECORDS": the permits of source supervisor, and the outcome lines
+# (response or error) of that source.
+sup_outcomes() {
+	python3 - "$1" <<'PY'
+import json, sys
+permits = records = 0
+for l in open(sys.argv[1]).read().splitlines():
+    try:
+        d = json.loads(l)
+    except ValueError:
+        continue
+    if d.get("source") != "supervisor":
+        continue
+    if d.get("record") in ("response", "error"):
+        records += 1
+    elif d.get("verdict") == "permit":
+        permits += 1
+print(permits, records)
 PY
 }
 # sup_decisions FILE: every decision line of source supervisor.
@@ -159,15 +180,24 @@ EOF
 	check "$u: … the budget: three permits, five denials ($wp, $wd)" \
 		test "$wp:$wd" = 3:5
 	# box-policyd's line as the program's channel ended: how many it decided, how many of
-	# them in history-free batches.
+	# them in history-free batches, how many PID 1 decided in process and shipped.
 	line=$(grep -o "A supervised program's channel closed: [0-9]* decisions, [0-9]* of them in \
-[0-9]* history-free batches" "$err" | tail -1)
-	read -r decided batched batches <<<"$(echo "$line" | tr -cs '0-9' ' ')"
+[0-9]* history-free batches ([0-9]* stale), [0-9]* made in process and shipped in [0-9]* \
+PolicyShips" "$err" | tail -1)
+	read -r decided batched batches stale shipped ships <<<"$(echo "$line" | tr -cs '0-9' ' ')"
 	check "$u: box-policyd counted the program's decisions ($line)" test -n "$line"
 	check "$u: … every one of them is a line of decisions.jsonl (${decided:-?})" \
 		test "${decided:-x}" = "$(sup_decisions "$dec")"
-	check "$u: … calls arriving together were decided in batches (${batched:-?} in \
-${batches:-?})" test "${batches:-0}" -gt 0 -a "${batched:-0}" -gt "${batches:-0}"
+	# every permit's outcome is in the log (those of decisions made in process wait for the
+	# next PolicyShip, at most 1 ms idle, and PID 1 sends what waits before it exits)
+	read -r permits records <<<"$(sup_outcomes "$dec")"
+	check "$u: … every permit has its outcome line ($permits permits, $records outcomes)" \
+		test "${permits:-0}" -gt "$((2 * all))" -a "${permits:-x}" = "${records:-y}"
+	# fs:read qualifies: every read and stat (4 per round and thread) was decided in process
+	check "$u: … the reads were decided in process (${shipped:-?} of ${decided:-?})" \
+		test "${shipped:-0}" -ge "$((4 * all))"
+	check "$u: … calls arriving together were shipped together (${shipped:-?} in \
+${ships:-?} PolicyShips)" test "${ships:-0}" -gt 0 -a "${shipped:-0}" -gt "${ships:-0}"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
 
 	# A reload while the program runs: generation 1 makes fs:read history-free (its reads

@@ -35,7 +35,7 @@ recheck='box_proto_recheck box__recheck_request__descriptor box__recheck_reply__
 # box-gateway speaks the gateway protocol with boxd and the policy protocol as a peer.
 gateway='box_proto_gateway box__gateway_init__descriptor box__gateway_ready__descriptor
 	box__gateway_listener__descriptor box_validate_gateway_init box_validate_gateway_ready'
-# The policy engine: the broker and the trampoline ask, they never evaluate.
+# The policy engine: the broker asks, it never evaluates.
 engine='bp_policy_load bp_decide bp_request_new engine_decide'
 # box-policyd's own deciding core (engine.c: the history, the monitor, the log): only its own.
 policyd_core='engine_decide engine_record bp_monitor_new bp_monitor_decide'
@@ -75,8 +75,10 @@ check() {
 
 check boxctl "$client" "$policy $plan box_proto_recheck box_proto_gateway"
 check box-policyd "$policy" "$client $plan $recheck $gateway"
-# box-trampoline's PID 1 supervises a program (supervise = fs): it asks box-policyd as a peer.
-check box-trampoline "$plan $policy" "$client $recheck $gateway $engine"
+# box-trampoline's PID 1 supervises a program (supervise = fs): it asks box-policyd as a peer,
+# and decides the fs:* actions that need no history in process as box-shell does (below), so it
+# links the engine's evaluator and never box-policyd's deciding core.
+check box-trampoline "$plan $policy $local_engine" "$client $recheck $gateway $policyd_core"
 check box-clientd "$client" "$policy $plan box_proto_recheck $gateway"
 check box-recheck "$recheck" "$policy $plan box_proto_client $gateway"
 # box-gateway decides net:connect and http:request in process when they need no history, as

@@ -940,3 +940,22 @@ pd_send_raw(struct pd *pd, int peer, uint32_t type, const void *payload, size_t 
 	free(pkt);
 	return k == (ssize_t)n ? 0 : k < 0 ? -errno : -EIO;
 }
+
+int
+pd_attach_new(int over, bool person)
+{
+	int sv[2];
+	if (box_ipc_socketpair(sv, false) < 0)
+		return -1;
+	Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
+	a.has_person = person;
+	a.person = person;
+	int r = box_ipc_send(over, &box_proto_policy, BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, 0,
+			     &a.base, &sv[1], 1);
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		return -1;
+	}
+	return sv[0];
+}

@@ -149,6 +149,12 @@ int pd_send_raw(struct pd *pd, int peer, uint32_t type, const void *payload, siz
 /* A temporary directory (mkdtemp under $TMPDIR or /tmp); rm -rf with pd_rmtree. */
 char *pd_tmpdir(const char *tag);
 /*
+ * A new channel attached over OVER (PolicyChannelAttach on that peer's channel: box-shell's
+ * for its processes, boxd's for a supervised program; PERSON: a person's session): our end,
+ * or -1.
+ */
+int pd_attach_new(int over, bool person);
+/*
  * TEXT (decisions.jsonl lines) with each line's chain suffix ,"seq":N,"prev":"HEX"
  * taken off and the seal lines left out (malloc'd), after checking the chain in
  * it: each seq one more than the line before, each prev that line's SHA-256 (the

@@ -86,16 +86,7 @@ attach_on(int s, int fd)
 static int
 new_channel_as(int s, bool person)
 {
-	int sv[2];
-	if (box_ipc_socketpair(sv, false) < 0)
-		return -1;
-	int r = attach_as(s, sv[1], person);
-	close(sv[1]);
-	if (r < 0) {
-		close(sv[0]);
-		return -1;
-	}
-	return sv[0];
+	return pd_attach_new(s, person);
 }
 
 static int

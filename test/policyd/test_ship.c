@@ -634,6 +634,22 @@ test_ship_records_in_ship(void)
 	finish(&pd);
 }
 
+/* A channel boxd attached for a supervised program (PolicyChannelAttach on boxd's channel). */
+static int
+attach_supervisor(struct pd *pd)
+{
+	return pd_attach_new(pd->fd[PD_BOXD], false);
+}
+
+/* The channel FD was closed by box-policyd (within 10 s). */
+static bool
+closed_by_policyd(int fd)
+{
+	struct pollfd pf = { fd, POLLIN, 0 };
+	char b[8];
+	return poll(&pf, 1, 10000) == 1 && recv(fd, b, sizeof(b), MSG_DONTWAIT) <= 0;
+}
+
 /* On an attached channel, a forged ship closes that channel only. */
 static void
 test_forged_attached(void)
@@ -644,20 +660,13 @@ test_forged_attached(void)
 	char *echo[] = { (char *)"echo" };
 
 	CHECK_INT(start(&pd, plain), 0);
-	int sv[2];
-	CHECK_INT(box_ipc_socketpair(sv, false), 0);
-	Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
-	CHECK_INT(box_ipc_send(pd.fd[PD_SHELL], &box_proto_policy,
-			       BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, 0, &a.base, &sv[1], 1),
-		  0);
-	close(sv[1]);
+	int fd = pd_attach_new(pd.fd[PD_SHELL], false);
+	CHECK(fd >= 0);
 	exec_req(&r, "rm");
 	claim(&it, &r.d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, echo);
-	CHECK_INT(ship(sv[0], 1, 1, &p, 1), 0);
-	struct pollfd pf = { sv[0], POLLIN, 0 };
-	char b[8];
-	CHECK(poll(&pf, 1, 10000) == 1 && recv(sv[0], b, sizeof(b), MSG_DONTWAIT) == 0);
-	close(sv[0]);
+	CHECK_INT(ship(fd, 1, 1, &p, 1), 0);
+	CHECK(closed_by_policyd(fd));
+	close(fd);
 	CHECK_INT(pd_exited_within(&pd, 200), -1);
 	char *log = slurp("decisions.jsonl");
 	CHECK(strstr(log, "\"program\":\"rm\"") == NULL);
@@ -727,7 +736,7 @@ reload(struct pd *pd, const char *text)
 
 /*
  * A supervised program's channel (boxd attaches it): PolicyLocal names its qualifying fs:*
- * actions (no text, no page); a DecideBatchRequest naming that generation is decided and
+ * actions, with the text and the page; a DecideBatchRequest naming that generation is decided and
  * logged; one with an action that does not qualify, or after a reload moved the
  * generation, is stale: nothing decided, no line. Asked again, the new generation batches.
  */
@@ -739,43 +748,117 @@ test_supervisor_batch(void)
 	bool stale = false;
 
 	CHECK_INT(start(&pd, budget), 0);
-	int sv[2];
-	CHECK_INT(box_ipc_socketpair(sv, false), 0);
-	Box__PolicyChannelAttach a = BOX__POLICY_CHANNEL_ATTACH__INIT;
-	CHECK_INT(box_ipc_send(pd.fd[PD_BOXD], &box_proto_policy,
-			       BOX__MSG_TYPE__MSG_POLICY_CHANNEL_ATTACH, pd.next_id++, &a.base,
-			       &sv[1], 1),
-		  0);
-	close(sv[1]);
-	Box__PolicyLocal *l = ask_local(sv[0], 1);
+	int fd = attach_supervisor(&pd);
+	CHECK(fd >= 0);
+	Box__PolicyLocal *l = ask_local(fd, 1);
 	CHECK(l && l->generation == 1 && names(l, "fs:read") && names(l, "fs:delete") &&
-	      !names(l, "fs:write") && !names(l, "shell:exec") && !l->has_policy_text);
+	      !names(l, "fs:write") && !names(l, "shell:exec") && l->has_policy_text);
 	box_msg_free(l ? &l->base : NULL);
 	fs_req(&r[0], "fs:read", "/p/batched-a", "read_content");
 	fs_req(&r[1], "fs:read", "/p/batched-b", "read_metadata");
-	CHECK_INT(batch_hf(sv[0], 2, 1, r, 2, &stale), 2);
+	CHECK_INT(batch_hf(fd, 2, 1, r, 2, &stale), 2);
 	CHECK(!stale);
 	/* fs:write is read by the budget: never batched as history-free */
 	fs_req(&r[1], "fs:write", "/p/stale-write", "write_content");
-	CHECK_INT(batch_hf(sv[0], 10, 1, r, 2, &stale), 0);
+	CHECK_INT(batch_hf(fd, 10, 1, r, 2, &stale), 0);
 	CHECK(stale);
 	/* a reload moves the generation: generation 1's batch is stale */
 	CHECK_INT(reload(&pd, plain), 1);
 	fs_req(&r[0], "fs:read", "/p/stale-read", "read_content");
-	CHECK_INT(batch_hf(sv[0], 20, 1, r, 1, &stale), 0);
+	CHECK_INT(batch_hf(fd, 20, 1, r, 1, &stale), 0);
 	CHECK(stale);
-	l = ask_local(sv[0], 30);
+	l = ask_local(fd, 30);
 	CHECK(l && l->generation == 2 && names(l, "fs:write"));
 	box_msg_free(l ? &l->base : NULL);
 	fs_req(&r[0], "fs:write", "/p/gen2-write", "write_content");
 	fs_req(&r[1], "fs:read", "/p/gen2-read", "read_content");
-	CHECK_INT(batch_hf(sv[0], 31, 2, r, 2, &stale), 0); /* plain permits no fs:* */
+	CHECK_INT(batch_hf(fd, 31, 2, r, 2, &stale), 0); /* plain permits no fs:* */
 	CHECK(!stale);
 	char *log = log_with("gen2-read");
 	CHECK(strstr(log, "batched-a") && strstr(log, "batched-b") && strstr(log, "gen2-write"));
 	CHECK(!strstr(log, "stale-write") && !strstr(log, "stale-read"));
 	free(log);
-	close(sv[0]);
+	close(fd);
+	CHECK_INT(pd_stop(&pd), 0);
+	finish(&pd);
+}
+
+/*
+ * A supervised program's decisions made in process (box-trampoline/supervise.c): a true
+ * ship is logged with source supervisor; a forged permit, an action the program does not
+ * raise (shell:exec) and fs:write under a temporal rule each close that program's channel
+ * only (no line), and box-policyd goes on.
+ */
+static void
+test_supervisor_ship(void)
+{
+	struct pd pd;
+	struct req r[2];
+	Box__PolicyShipItem it[2], *p[2] = { &it[0], &it[1] };
+	char *all[] = { (char *)"all" };
+
+	CHECK_INT(start(&pd, budget), 0);
+	int fd = attach_supervisor(&pd);
+	CHECK(fd >= 0);
+	Box__PolicyLocal *l = ask_local(fd, 1);
+	CHECK(l && l->generation == 1 && names(l, "fs:read") && !names(l, "fs:write") &&
+	      !names(l, "shell:exec") && l->has_policy_text);
+	box_msg_free(l ? &l->base : NULL);
+	fs_req(&r[0], "fs:read", "/p/shipped-a", "read_content");
+	fs_req(&r[1], "fs:read", "/p/shipped-b", "read_metadata");
+	claim(&it[0], &r[0].d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, all);
+	claim(&it[1], &r[1].d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, all);
+	CHECK_INT(ship(fd, 2, 1, p, 2), 0);
+	char *log = log_with("shipped-b");
+	const char *a = strstr(log, "shipped-a"), *b = strstr(log, "shipped-b");
+	CHECK(a && b && a < b);
+	/* each line's source (the line holding the path) */
+	const char *line = a;
+	while (line > log && line[-1] != '\n')
+		line--;
+	CHECK(strstr(line, "\"source\":\"supervisor\"") && strstr(line, "\"source\":\"supervisor\"") < a + 200);
+	free(log);
+
+	/* refused: each closes the program's channel, never the box */
+	static const struct {
+		const char *action, *path;
+		bool permit;
+	} forged[] = {
+		{ "fs:delete", "/p/forged-delete", true }, /* budget permits no fs:delete */
+		{ "fs:write", "/p/forged-write", true },   /* read by the budget: not in process */
+	};
+	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		int f2 = attach_supervisor(&pd);
+		CHECK(f2 >= 0);
+		box_msg_free((l = ask_local(f2, 1)) ? &l->base : NULL);
+		fs_req(&r[0], forged[i].action, forged[i].path, "write_content");
+		claim(&it[0], &r[0].d, forged[i].permit, BOX__DECISION_CAUSE__CAUSE_PERMITTED, all);
+		CHECK_INT(ship(f2, 2, 1, p, 1), 0);
+		CHECK(closed_by_policyd(f2));
+		close(f2);
+	}
+	int f3 = attach_supervisor(&pd);
+	CHECK(f3 >= 0);
+	box_msg_free((l = ask_local(f3, 1)) ? &l->base : NULL);
+	exec_req(&r[0], "echo");
+	claim(&it[0], &r[0].d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, all);
+	CHECK_INT(ship(f3, 2, 1, p, 1), 0);
+	CHECK(closed_by_policyd(f3));
+	close(f3);
+	CHECK_INT(pd_exited_within(&pd, 200), -1);
+	/* the first channel still decides: a true ship after the refusals is logged */
+	fs_req(&r[0], "fs:read", "/p/after-refusals", "read_content");
+	claim(&it[0], &r[0].d, true, BOX__DECISION_CAUSE__CAUSE_PERMITTED, all);
+	CHECK_INT(ship(fd, 4, 1, p, 1), 0);
+	log = log_with("after-refusals");
+	CHECK(strstr(log, "after-refusals") != NULL);
+	CHECK(!strstr(log, "forged-delete") && !strstr(log, "forged-write") &&
+	      !strstr(log, "\"program\":\"echo\""));
+	free(log);
+	char *err = slurp("policyd.err");
+	CHECK(strstr(err, "An attached supervised program's channel") != NULL);
+	free(err);
+	close(fd);
 	CHECK_INT(pd_stop(&pd), 0);
 	finish(&pd);
 }
@@ -790,6 +873,7 @@ main(void)
 	RUN(test_forged_attached);
 	RUN(test_ship_records_in_ship);
 	RUN(test_supervisor_batch);
+	RUN(test_supervisor_ship);
 	RUN(test_gateway_ship);
 	return tap_done();
 }
