@@ -85,8 +85,9 @@
  * same BOX_POLICY_ATTACHED_MAX, dropped alone on a protocol error (its
  * program's file system calls are then refused), never a person's.
  *
- * A supervised program's channel may ask PolicyLocal too (its fs:* actions only, no
- * text, no page) and send DecideBatchRequests naming that generation (history_free):
+ * A supervised program's channel may ask PolicyLocal too (its fs:* actions, with the
+ * text and the page) and ship what its PID 1 decides in process, as box-shell does.
+ * Without the page it sends DecideBatchRequests naming that generation (history_free):
  * decided only while the generation is in force and each action qualifies, else a
  * stale reply and nothing decided (history_free_batch). Its counts are logged at its end.
  *
@@ -112,7 +113,9 @@
  * flush: it slows the end of a box, it changes nothing that is written.
  * BOX_TEST_POLICYD_SYNC_DELAY_MS=N (tests only, same source, N up to 10000)
  * sleeps N ms before each group commit's fsync: it slows that step (the
- * replies it covers wait longer), it skips nothing.
+ * replies it covers wait longer), it skips nothing. BOX_TEST_POLICYD_NO_GEN_PAGE
+ * (tests only, same source) makes no generation page, as a kernel without
+ * F_SEAL_FUTURE_WRITE: no peer decides in process, every decision is asked.
  * Trusts: nothing from its peers; boxd for the fds and ids it gives.
  */
 #include <errno.h>
@@ -2976,25 +2979,30 @@ policy_init_receive(struct box_ipc_msg *m, int *ret_dirfd, int *ret_tel_fd)
  * memfd of one page, mapped here read-write, then sealed (no write, no new writable
  * mapping, no resize, no more seals) before its fd goes to anyone, so box-shell's
  * mapping can only read it. A kernel without F_SEAL_FUTURE_WRITE: no page, and
- * box-shell decides nothing in process (it asks every time).
+ * no peer decides anything in process (each asks every time).
  */
 static void
 gen_page_make(void)
 {
+	if (getenv("BOX_TEST_POLICYD_NO_GEN_PAGE")) {
+		log_warn("No generation page (BOX_TEST_POLICYD_NO_GEN_PAGE): nothing is decided "
+			 "in process");
+		return;
+	}
 	_cleanup_close_ int fd = memfd_create("box-policy-generation",
 					      MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0 || ftruncate(fd, 4096) < 0) {
-		log_warn_errno(-errno, "No generation page (box-shell asks for every decision)");
+		log_warn_errno(-errno, "No generation page (nothing is decided in process)");
 		return;
 	}
 	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
-		log_warn_errno(-errno, "No generation page (box-shell asks for every decision)");
+		log_warn_errno(-errno, "No generation page (nothing is decided in process)");
 		return;
 	}
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
 					  F_SEAL_SEAL) < 0) {
-		log_warn_errno(-errno, "No generation page (box-shell asks for every decision)");
+		log_warn_errno(-errno, "No generation page (nothing is decided in process)");
 		munmap(p, 4096);
 		return;
 	}

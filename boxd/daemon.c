@@ -51,6 +51,9 @@ static const struct daemon_env_hook policyd_env[] = {
 	{ "BOX_TEST_CLOCK", false, sizeof("BOX_TEST_CLOCK=") - 1 + 64, NULL },
 	{ "BOX_TEST_POLICYD_EXIT_DELAY_MS", false, sizeof("BOX_TEST_POLICYD_EXIT_DELAY_MS=") - 1 + 16,
 	  "BOX_TEST_POLICYD_EXIT_DELAY_NAME" },
+	/* no generation page, as on a kernel without the seal: every decision is asked */
+	{ "BOX_TEST_POLICYD_NO_GEN_PAGE", false, sizeof("BOX_TEST_POLICYD_NO_GEN_PAGE=") - 1 + 4,
+	  NULL },
 	{ NULL, false, 0, NULL },
 };
 

@@ -9,6 +9,8 @@
 # (box-policyd's line at the channel's end, with BOXD_DEBUG: more decisions than PolicyShips),
 # and a temporal write budget still holds against eight threads writing at
 # once: fs:write is not history-free, so those go one by one and exactly three are written.
+# Without box-policyd's generation page (BOX_TEST_POLICYD_NO_GEN_PAGE) nothing is decided in
+# process, and the reads of threads arriving together go as DecideBatchRequests instead.
 # A reload that makes fs:read no longer history-free (a read budget) is followed: eight
 # threads reading at once after it get exactly three reads through.
 # Trusts: nothing; test code.
@@ -96,8 +98,9 @@ when { context.input.path like "*/budget/*" && temporal {
 } };
 EOF
 	cat >"$D/batch.py" <<EOF
-import errno, os, threading
+import errno, os, sys, threading
 N = $N
+ONLY_READS = sys.argv[1:] == ["reads"]
 def run_all(fn):
     res, lock = {}, threading.Lock()
     start = threading.Barrier(8)
@@ -129,9 +132,13 @@ def writes(k):
         with open("budget/f%d" % k, "w") as f:
             f.write("x")
     yield "write", outcome(w)
-for (key, val), n in sorted(run_all(reads).items()) + sorted(run_all(writes).items()):
+got = sorted(run_all(reads).items())
+if not ONLY_READS:
+    got += sorted(run_all(writes).items())
+for (key, val), n in got:
     print("%s=%s:%d" % (key, val, n), flush=True)
-print("files=%d" % len(os.listdir("budget")), flush=True)
+if not ONLY_READS:
+    print("files=%d" % len(os.listdir("budget")), flush=True)
 EOF
 	cat >"$D/steps/b.py" <<EOF
 [
@@ -199,6 +206,40 @@ PolicyShips" "$err" | tail -1)
 	check "$u: … calls arriving together were shipped together (${shipped:-?} in \
 ${ships:-?} PolicyShips)" test "${ships:-0}" -gt 0 -a "${shipped:-0}" -gt "${ships:-0}"
 	check "$u: nothing of the box is left (box-shell)" no_shell_left
+
+	# Without box-policyd's generation page (a kernel without the seal, made to look so by
+	# BOX_TEST_POLICYD_NO_GEN_PAGE) PID 1 decides nothing in process: the reads of threads
+	# arriving together go as DecideBatchRequests naming the generation, with the same answers.
+	name3=e2e-supbatch-np-$u-$$
+	cat >"$D/steps/n.py" <<EOF
+[
+ ("batch", ["python3", "$D/batch.py", "reads"]),
+]
+EOF
+	sed -e "s/^name = .*/name = $name3/" -e "s|^state_dir = .*|state_dir = $D/state/$name3|" \
+		-e "s|steps/b.py|steps/n.py|" "$D/box.ini" >"$D/box3.ini"
+	chown -R "$u:" "$D"
+	chmod 644 "$D/box3.ini"
+	out3=$D/n.out err3=$D/n.err
+	as_user "$u" "BOXD_DEBUG=1 BOX_TEST_POLICYD_NO_GEN_PAGE=1 timeout -k 5 \
+		${SHELL_BOX_TIMEOUT:-240} '$RB/boxctl' run -c '$D/box3.ini'" >"$out3" 2>"$err3"
+	rc=$?
+	check "$u: no generation page: the box runs to its end (rc $rc)" test "$rc" = 0
+	if [ "$rc" != 0 ]; then grep -v '^box:   ' "$err3" | head -20 | sed 's/^/#   /'; fi
+	for kv in "read ok:$all" "env EACCES:$all" "stat ok:$all" "secret EACCES:$all"; do
+		set -- $kv
+		check_step "$u: … the same answers ($1=$(step_kv "$out3" batch "$1"))" "$out3" batch \
+			test "$(step_kv "$out3" batch "$1")" = "$2"
+	done
+	line=$(grep -o "A supervised program's channel closed: [0-9]* decisions, [0-9]* of them in \
+[0-9]* history-free batches ([0-9]* stale), [0-9]* made in process and shipped in [0-9]* \
+PolicyShips" "$err3" | tail -1)
+	read -r decided batched batches stale shipped ships <<<"$(echo "$line" | tr -cs '0-9' ' ')"
+	check "$u: … nothing decided in process, calls arriving together decided in batches \
+(${batched:-?} in ${batches:-?}; ${shipped:-?} shipped)" \
+		test "${batches:-0}" -gt 0 -a "${batched:-0}" -gt "${batches:-0}" -a "${shipped:-x}" = 0
+	check "$u: … every decision is a line of decisions.jsonl (${decided:-?})" \
+		test "${decided:-x}" = "$(sup_decisions "$D/state/$name3/decisions.jsonl")"
 
 	# A reload while the program runs: generation 1 makes fs:read history-free (its reads
 	# batched); generation 2 adds a budget on reads under rbudget/, so fs:read is not any
