@@ -138,7 +138,8 @@ int policy_client_call(struct policy_client *c, uint32_t type, const ProtobufCMe
 
 /*
  * Decisions made in process (docs/box-policy.5.md, "Decisions without a round
- * trip"; policy_local.h). box-shell and box-gateway decide the actions box-policyd's
+ * trip"; policy_local.h). box-shell, box-gateway and a supervised program's PID 1
+ * (box-trampoline/supervise.c) decide the actions box-policyd's
  * PolicyLocal named with the same policy and hand each decision here: it takes
  * the next id, its permit is kept (so an outcome names it as any permit), and it
  * waits, in order with the outcomes recorded after it, for one PolicyShip (no

@@ -6,7 +6,8 @@
  * says the generation in force. The peer decides those actions here with the same
  * engine (libboxpolicy) on the same fields, and ships each decision in a PolicyShip
  * (policy_client.h), where box-policyd decides it again and logs it; a decision it
- * does not agree with ends the channel. box-shell and box-gateway use it.
+ * does not agree with ends the channel. box-shell, box-gateway and a supervised
+ * program's PID 1 (box-trampoline/supervise.c) use it.
  * Library code: negative errno, never logs.
  * Trusts: box-policyd's PolicyLocal (validated by the protocol table; the text is the
  * one box-policyd loaded) and its page (read-only here: a changed page can only make
