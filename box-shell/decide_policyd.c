@@ -55,6 +55,7 @@
 #include <boxpolicy_proto.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "daemon.h"
 #include "decide.h"
 #include "fdutil.h"
@@ -438,14 +439,6 @@ chan_ready(struct sh_decider *d)
 	return chan_attach(d);
 }
 
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static const char *const fs_results[] = { "completed", "descriptor_issued", "indeterminate" };
 
 /*
@@ -585,7 +578,7 @@ local_decide(struct sh_decider *d, const Box__DecideRequest *req, struct sh_verd
 	bool may_wait = permit && strcmp(req->action, "shell:exec") == 0;
 	/* (the clock only where it is read: a ship's first decision, one that may wait) */
 	bool first = policy_client_shipping(d->pc) == 1;
-	int64_t now = first || (may_wait && !sh_decider_write_through) ? now_ns() : 0;
+	int64_t now = first || (may_wait && !sh_decider_write_through) ? box_now_ns() : 0;
 	if (first)
 		d->ship_since = now;
 	/*
@@ -1034,7 +1027,7 @@ sh_record_fs(struct sh_decider *d, const struct sh_fs_request *r, bool failed,
 	char *path = spell(d, r->path);
 	if (!path)
 		return -ENOMEM;
-	int64_t now = now_ns();
+	int64_t now = box_now_ns();
 	if (d->n_held == 0)
 		d->held_since = now;
 	d->held[d->n_held++] = (struct held){ (uint8_t)r->action, (uint8_t)r->op,

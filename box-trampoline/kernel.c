@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "kernel.h"
 #include "kernel_report.h"
 #include "supervise.h"
@@ -58,14 +59,6 @@ static struct {
 	bool other_seen;
 	int64_t flush_at; /* monotonic ns of the next window's end; 0: nothing pending */
 } K = { .listener = -1, .report_fd = -1 };
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int
 kernel_start(int listener, int report_fd, const struct kprog *refuse, bool supervised)
@@ -142,13 +135,13 @@ refused(int32_t nr, int err, size_t pc)
 		return;
 	k->pending++;
 	if (!K.flush_at)
-		K.flush_at = now_ns() + (int64_t)BOX_KERNEL_WINDOW_S * 1000000000;
+		K.flush_at = box_now_ns() + (int64_t)BOX_KERNEL_WINDOW_S * 1000000000;
 }
 
 void
 kernel_flush(bool all)
 {
-	if (!K.flush_at || (!all && now_ns() < K.flush_at))
+	if (!K.flush_at || (!all && box_now_ns() < K.flush_at))
 		return;
 	K.flush_at = 0;
 	bool left = false;
@@ -164,7 +157,7 @@ kernel_flush(bool all)
 			left = true;
 	}
 	if (left)
-		K.flush_at = now_ns() + (int64_t)BOX_KERNEL_WINDOW_S * 1000000000;
+		K.flush_at = box_now_ns() + (int64_t)BOX_KERNEL_WINDOW_S * 1000000000;
 }
 
 int
@@ -172,7 +165,7 @@ kernel_timeout_ms(void)
 {
 	if (!K.flush_at)
 		return -1;
-	int64_t d = K.flush_at - now_ns();
+	int64_t d = K.flush_at - box_now_ns();
 	return d <= 0 ? 0 : (int)(d / 1000000) + 1;
 }
 

@@ -91,10 +91,10 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "fdutil.h"
 #include "compat/syscalls.h"
 #include "policy.pb-c.h"
@@ -510,14 +510,6 @@ pc_broken(struct sup *s)
 	policy_local_drop(&s->local);
 }
 
-static int64_t
-mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 static bool local_ready(struct sup *s, enum act a);
 static int decide_here(struct sup *s, const Box__DecideRequest *rq, bool *permitted, bool *ok);
 static bool ship_now(struct sup *s);
@@ -709,7 +701,7 @@ outcomes_send(struct sup *s, enum outcome k)
 		if (r < 0 && s->pc)
 			pc_broken(s); /* every later decision refuses (fail closed) */
 		if (r >= 0 && later && !s->ship_since)
-			s->ship_since = mono_ns();
+			s->ship_since = box_now_ns();
 	}
 	for (unsigned i = 0; i < n; i++)
 		free(s->pend[i].path);
@@ -1656,7 +1648,7 @@ supervise_timeout_ms(void)
 	const struct sup *s = &S_sup;
 	if (!s->ship_since)
 		return -1;
-	int64_t d = s->ship_since + SUP_SHIP_WAIT_NS - mono_ns();
+	int64_t d = s->ship_since + SUP_SHIP_WAIT_NS - box_now_ns();
 	return d <= 0 ? 0 : (int)((d + 999999) / 1000000);
 }
 
@@ -1664,7 +1656,7 @@ void
 supervise_flush(bool all)
 {
 	struct sup *s = &S_sup;
-	if (s->ship_since && (all || mono_ns() - s->ship_since >= SUP_SHIP_WAIT_NS))
+	if (s->ship_since && (all || box_now_ns() - s->ship_since >= SUP_SHIP_WAIT_NS))
 		(void)ship_now(s);
 }
 
@@ -1704,10 +1696,11 @@ supervise_start(int listener, int policyd_fd, const char *home)
 }
 
 /*
- * The K calls of B (their notifications S->reqs[IDX[i]]) decided in one
- * DecideBatchRequest naming the generation whose PolicyLocal said each action is
- * history-free; then each performed or continued, its outcome recorded, in turn.
- * A stale answer (a reload came between): PolicyLocal asked again, each decided alone.
+ * The K calls of B (their notifications S->reqs[IDX[i]]) decided together: here
+ * and shipped in one PolicyShip, or, holding no policy, in one DecideBatchRequest
+ * naming the generation whose PolicyLocal said each action is history-free; then
+ * each performed or continued, its outcome recorded, in turn. A stale answer (a
+ * reload came between): PolicyLocal asked again, each decided alone.
  */
 static void
 batch_decide(struct sup *s, struct prep *b, const unsigned *idx, unsigned k)
@@ -1715,8 +1708,8 @@ batch_decide(struct sup *s, struct prep *b, const unsigned *idx, unsigned k)
 	char *sp[SUP_BATCH_MAX] = { NULL };
 	struct policy_fields f[SUP_BATCH_MAX];
 	Box__DecideRequest rq[SUP_BATCH_MAX], *rqp[SUP_BATCH_MAX];
-	int verdict[SUP_BATCH_MAX];
-	bool permitted[SUP_BATCH_MAX];
+	/* each call's verdict (PERMITTED, OK), or ASKED: it goes alone (decide) */
+	bool permitted[SUP_BATCH_MAX], ok[SUP_BATCH_MAX], asked[SUP_BATCH_MAX] = { false };
 	bool stale = false, failed = !s->pc;
 
 	for (unsigned i = 0; i < k && !failed; i++) {
@@ -1736,26 +1729,12 @@ batch_decide(struct sup *s, struct prep *b, const unsigned *idx, unsigned k)
 		here = local_ready(s, b[i].a);
 	if (here) {
 		/* decided here, shipped together before any of them takes effect */
-		bool asked[SUP_BATCH_MAX], ok[SUP_BATCH_MAX];
 		for (unsigned i = 0; i < k; i++) {
 			permitted[i] = ok[i] = false;
 			asked[i] = s->pc && decide_here(s, &rq[i], &permitted[i], &ok[i]) == -EAGAIN;
 		}
-		bool live = ship_now(s);
-		for (unsigned i = 0; i < k; i++) {
-			s->req = s->reqs[idx[i]];
-			s->tid = (pid_t)s->req->pid;
-			int v = !live	 ? -EACCES :
-				asked[i] ? decide(s, b[i].a, b[i].op, b[i].canon) :
-					   decided(s, b[i].a, b[i].op, sp[i] ? sp[i] : b[i].canon,
-						   permitted[i], ok[i]);
-			(void)finish(s, &b[i], v);
-		}
-		for (unsigned i = 0; i < k; i++)
-			free(sp[i]);
-		return;
-	}
-	if (!failed) {
+		failed = !ship_now(s);
+	} else if (!failed) {
 		Box__DecideBatchRequest br = BOX__DECIDE_BATCH_REQUEST__INIT;
 		br.requests = rqp;
 		br.n_requests = k;
@@ -1771,29 +1750,25 @@ batch_decide(struct sup *s, struct prep *b, const unsigned *idx, unsigned k)
 			failed = true; /* (a short reply: fail closed) */
 		for (unsigned i = 0; rep && !stale && !failed && i < k; i++) {
 			permitted[i] = policy_client_permitted(rep->replies[i]);
-			verdict[i] = permitted[i] &&
-						     rep->replies[i]->cause ==
-							     BOX__DECISION_CAUSE__CAUSE_PERMITTED ?
-					     0 :
-					     -EACCES;
+			ok[i] = permitted[i] &&
+				rep->replies[i]->cause == BOX__DECISION_CAUSE__CAUSE_PERMITTED;
 		}
 		box_ipc_msg_done(&m);
 		if (failed)
 			pc_broken(s);
 	}
-	if (stale)
+	if (stale) {
 		local_ask(s);
+		for (unsigned i = 0; i < k; i++)
+			asked[i] = true;
+	}
 	for (unsigned i = 0; i < k; i++) {
 		s->req = s->reqs[idx[i]];
 		s->tid = (pid_t)s->req->pid;
-		int v;
-		if (failed)
-			v = -EACCES;
-		else if (stale)
-			v = decide(s, b[i].a, b[i].op, b[i].canon);
-		else
-			v = decided(s, b[i].a, b[i].op, sp[i] ? sp[i] : b[i].canon, permitted[i],
-				    verdict[i] == 0);
+		int v = failed	 ? -EACCES :
+			asked[i] ? decide(s, b[i].a, b[i].op, b[i].canon) :
+				   decided(s, b[i].a, b[i].op, sp[i] ? sp[i] : b[i].canon,
+					   permitted[i], ok[i]);
 		(void)finish(s, &b[i], v);
 	}
 	for (unsigned i = 0; i < k; i++)

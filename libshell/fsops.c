@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fsops.h"
 
 #ifndef SYS_fchmodat2
@@ -887,14 +888,6 @@ lexical(const struct sh_fs *fs, const char *p)
  * differently later): the command that asked for it is still walking that directory. */
 #define PRE_TTL_NS (2LL * 1000000000LL)
 
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 struct pre {
 	uint64_t hash;
 	char *path;      /* NULL: a free slot */
@@ -1461,7 +1454,7 @@ run_op(struct sh_fs *fs, struct op *o)
 				size_t pn = 0;
 				if (make_legs(fs, &probe, pl, &pn) == 0 && pn == 1)
 					have_pre = pre_take(fs->decider, lex, pl[0].action, pl[0].op,
-							    true, &pv, mono_ns());
+							    true, &pv, box_now_ns());
 				if (have_pre)
 					o->c1 = lex;
 				else
@@ -1477,7 +1470,7 @@ run_op(struct sh_fs *fs, struct op *o)
 				size_t pn = 0;
 				if (make_legs(fs, o, pl, &pn) == 0 && pn == 1)
 					have_pre = pre_take(fs->decider, o->c1, pl[0].action,
-							    pl[0].op, false, &pv, mono_ns());
+							    pl[0].op, false, &pv, box_now_ns());
 			}
 		}
 		if (o->path2) {
@@ -1842,7 +1835,7 @@ sh_fs_decide_entries_typed(struct sh_fs *fs, const char *dir_path, char *const *
 			}
 			goto out;
 		}
-		int64_t at = mono_ns();
+		int64_t at = box_now_ns();
 		for (size_t i = 0; i < m; i++) {
 			permitted[base + i] = v[i].permit;
 			/*
@@ -1914,7 +1907,7 @@ sh_fs_open_read_entries(struct sh_fs *fs, const char *dir_path, char *const *nam
 	bool denied[SH_FS_OPEN_ENTRIES_MAX] = { 0 };
 	uint64_t ids[SH_FS_OPEN_ENTRIES_MAX] = { 0 };
 	/* The verdicts first (each kept one is taken: never asked for again)... */
-	int64_t now = mono_ns();
+	int64_t now = box_now_ns();
 	for (size_t i = 0; i < n; i++) {
 		const char *name = names[i];
 		got[i] = SH_FS_OPEN_ALONE;
