@@ -30,7 +30,9 @@
  * decisions.jsonl. Record:
  * an outcome event, no reply; it is fsynced by the next group commit.
  * RecordBatch: up to 256 Records, recorded in order as one by one.
- * boxd closing its channel ends policyd (exit 0); a protocol error from any
+ * boxd closing its channel ends policyd (exit 0) once every peer's channel has
+ * closed as well (at most POLICYD_PEERS_END_WAIT_MS): boxd closes it as it tells
+ * the peers to end, and their last records come first; a protocol error from any
  * peer is fatal (exit 1): they are internal peers. The exit logs how many
  * decisions and history fsyncs there were.
  *
@@ -376,7 +378,7 @@ static struct {
 	} tel[BOX_TELEMETRY_FILES_MAX + BOX_TELEMETRY_TARGETS_MAX];
 	size_t n_tel;
 	struct box_ipc_event *tel_chan; /* to box-gateway, with an otlp target */
-	bool ending;                    /* boxd closed: waiting for box-gateway's Records to end */
+	bool ending;                    /* boxd closed: waiting for the peers' channels to close */
 	bool spare;                     /* -w: spawned ahead, PolicyInit may come at any time */
 	uint64_t tel_dropped;           /* records the channel could not take */
 } S = {
@@ -550,7 +552,7 @@ on_stop_signal(evutil_socket_t sig, short what, void *userdata)
  */
 #define TEL_BATCH_BYTES (4u << 20)
 #define TEL_OTLP_BATCH_BYTES (48u << 10)
-/* boxd closed its channel: box-gateway's Records end within this (it ends beside us). */
+/* The end: box.stopped (and what else is queued) goes out to box-gateway within this. */
 #define TEL_END_WAIT_MS 2000
 
 /* An otlp target's batch (REQ, LEN bytes: otlplog_request's) to box-gateway; 0 or negative errno. */
@@ -2704,6 +2706,16 @@ on_msg(struct box_ipc_event *e, struct box_ipc_msg *m, void *userdata)
 	}
 }
 
+/* A peer whose channel is still open: box-gateway, box-mcpd, box-shell, an attached one. */
+static bool
+peers_open(void)
+{
+	for (int i = 1; i < POLICYD_N_PEERS; i++)
+		if (S.peers[i].ev)
+			return true;
+	return S.attached != NULL;
+}
+
 static void
 drop_peer(struct peer *p, int error)
 {
@@ -2721,17 +2733,20 @@ drop_peer(struct peer *p, int error)
 				S.dead = p;
 				break;
 			}
+		if (S.ending && !peers_open())
+			event_base_loopexit(S.base, NULL);
 		return; /* freed by attached_reap, once no held reply points to it */
 	}
 	if (p == &S.peers[0]) {
-		/* boxd went away: the box is over. */
-		if (S.tel_chan && S.peers[PEER_GATEWAY].ev) {
-			/*
-			 * With an otlp target boxd ends us beside box-gateway (boxd/box.c):
-			 * its last Records first — its channel's close follows them — then
-			 * our last records go out through it. At most TEL_END_WAIT_MS.
-			 */
-			struct timeval tv = { TEL_END_WAIT_MS / 1000, (TEL_END_WAIT_MS % 1000) * 1000 };
+		/*
+		 * boxd went away: the box is over once every peer has said its last
+		 * (boxd/box.c tells them to end as it closes us; a peer's channel closes
+		 * after what it sent, and data a dead peer left is still read). With an
+		 * otlp target our last records go out through box-gateway after that.
+		 */
+		if (peers_open()) {
+			struct timeval tv = { POLICYD_PEERS_END_WAIT_MS / 1000,
+					      (POLICYD_PEERS_END_WAIT_MS % 1000) * 1000 };
 			S.ending = true;
 			event_base_loopexit(S.base, &tv);
 			return;
@@ -2739,7 +2754,7 @@ drop_peer(struct peer *p, int error)
 		event_base_loopexit(S.base, NULL);
 		return;
 	}
-	if (p == &S.peers[PEER_GATEWAY] && S.ending)
+	if (S.ending && !peers_open())
 		event_base_loopexit(S.base, NULL);
 	(void)error;
 }

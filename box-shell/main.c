@@ -153,6 +153,7 @@ static struct {
 	 * a spare can take a session, run it and end first (spare_drain).
 	 */
 	unsigned spare_delay_ms;
+	unsigned ready_delay_ms; /* BOX_TEST_SHELL_READY_DELAY_MS: a slow start (test hook) */
 	struct event *spare_delay_ev;
 	/* The zygote (zygote.c): forks the spares, reports their ends. */
 	pid_t zyg_pid;
@@ -1597,6 +1598,7 @@ loop_prepare(struct box_ipc_chan *chan, uint64_t rid)
 	if (!M.sigchld_ev || evsignal_add(M.sigchld_ev, NULL) < 0)
 		start_fail(chan, rid, "cannot watch SIGCHLD");
 	M.spare_delay_ms = test_hook_ms(chan, rid, "BOX_TEST_SHELL_SPARE_DELAY_MS");
+	M.ready_delay_ms = test_hook_ms(chan, rid, "BOX_TEST_SHELL_READY_DELAY_MS");
 	if (M.spare_delay_ms) {
 		M.spare_delay_ev = evtimer_new(M.base, on_spare_delayed, NULL);
 		if (!M.spare_delay_ev)
@@ -1718,6 +1720,8 @@ main(int argc, char **argv)
 		return 0; /* boxd gave up before we started */
 	loop_prepare(chan, m.request_id);
 	local_fetch(chan, m.request_id);
+	if (M.ready_delay_ms)
+		box_sleep_ms(M.ready_delay_ms); /* a start this much slower: it only slows a step */
 	seccomp_enter(chan, m.request_id);
 	ready_send(chan, m.request_id);
 	box_ipc_chan_free(chan);

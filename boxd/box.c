@@ -296,54 +296,27 @@ box_teardown(struct box *b, void (*on_finished)(struct box *b))
 	if (b->kill_ev)
 		event_del(b->kill_ev);
 	/*
-	 * box-shell (its tools killed first) and the gateway end together; policyd
-	 * after both, so that their last Records reach it before its flush.
+	 * All end together: box-shell (its tools killed first), the gateway, box-mcpd,
+	 * and policyd, which reads on until each of their channels has closed, so that
+	 * their last Records reach it before its flush (POLICYD_PEERS_END_WAIT_MS);
+	 * with an otlp target its own last records then go out through the gateway,
+	 * which exports them before it exits. Their reaps or exit timers come back
+	 * through box_{shell,gateway,mcpd,policyd}_finished().
 	 */
 	(void)mcpd_finish(b);
 	(void)shell_finish(b);
 	(void)gateway_finish(b);
-	/*
-	 * Their reaps or exit timers come back through box_{shell,gateway,mcpd}_finished();
-	 * but policyd's turn may be now: with none of them on its way out, or, with an
-	 * otlp target, box-shell and box-mcpd gone already (the agent's early end,
-	 * box_agent_pid1_gone) while the gateway exports — policyd's last records must
-	 * reach it before its end timer, so policyd may not wait for the gateway's reap.
-	 */
 	daemons_finished(b);
 }
 
-/* Is daemon ID of box B on its way out (its exit timer armed)? */
-static bool
-daemon_exiting(const struct box *b, enum daemon_id id)
-{
-	return b->daemons[id] && b->daemons[id]->exit_timer;
-}
-
-/*
- * box-shell and box-gateway have both exited (or were killed): policyd's turn.
- * With a [telemetry.NAME] kind = otlp target policyd ends beside the gateway
- * instead, once box-shell and box-mcpd are gone: its last records (box.stopped
- * among them) go out through the gateway, which exports what it holds before it
- * exits; policyd waits for the gateway's Records to end first (its channel's
- * close), and the box goes on once both have exited.
- */
+/* One of the daemons exited (or was killed): the box goes on once all have. */
 static void
 daemons_finished(struct box *b)
 {
 	if (b->state != BOX_FINISHING)
 		return;
-	if (box_spec_otlp_targets(b->spec)) {
-		if (daemon_exiting(b, DAEMON_SHELL) || daemon_exiting(b, DAEMON_MCPD))
-			return;
-		if (policyd_finish(b) || daemons_exiting(b))
-			return; /* the last of their reaps or exit timers comes back here */
-		box_policyd_finished(b);
-		return;
-	}
-	if (daemons_exiting(b))
-		return; /* another one is still on its way out (policyd's wait is not armed yet) */
-	if (policyd_finish(b))
-		return; /* its reap or the exit timer: box_policyd_finished() */
+	if (policyd_finish(b) || daemons_exiting(b))
+		return; /* the last of their reaps or exit timers comes back here */
 	box_policyd_finished(b);
 }
 
@@ -370,8 +343,8 @@ box_policyd_finished(struct box *b)
 {
 	if (b->state != BOX_FINISHING)
 		return;
-	if (box_spec_otlp_targets(b->spec) && daemons_exiting(b))
-		return; /* the gateway still exports: its exit comes back through daemons_finished */
+	if (daemons_exiting(b))
+		return; /* another one is still on its way out: its exit comes back through daemons_finished */
 	if (cgroup_cleanup(b))
 		return; /* the rmdir timer: box_cgroups_removed() */
 	box_cgroups_removed(b);

@@ -53,6 +53,7 @@
 #include "boxd.pb-c.h"
 #include "child.h"
 #include "daemon.h"
+#include "daemon_fds.h"
 #include "workload.h"
 #include "ipc_event.h"
 #include "plan.pb-c.h"
@@ -78,7 +79,8 @@
 #define BOXD_BOXES_MAX 1024
 #define BOXD_GROUPS_MAX 256
 #define BOXD_POLICYD_READY_TIMEOUT_MS 20000 /* PolicyInit → PolicyReady */
-#define BOXD_POLICYD_EXIT_WAIT_MS 3000      /* fd 3 closed → policyd gone, else SIGKILL */
+/* fd 3 closed → policyd gone, else SIGKILL: its peers' ends first (common/daemon_fds.h) */
+#define BOXD_POLICYD_EXIT_WAIT_MS (POLICYD_PEERS_END_WAIT_MS + 3000)
 #define BOXD_CGROUP_RMDIR_EVERY_MS 10       /* a busy cgroup: the next rmdir after */
 #define BOXD_CGROUP_RMDIR_TRIES 100         /* ... this many times (1 s), then left */
 #define BOXD_DECISIONS_ROTATE_BYTES (64ull << 20)

@@ -875,6 +875,16 @@ daemon_finish(struct box_daemon *dm)
 
 	if (!dm->ops)
 		return false;
+	/*
+	 * One that never said it was ready has served nothing: box-shell and box-mcpd
+	 * say it before they watch their listener (a ready already on the channel
+	 * counts: read first). Ending the box before that, it is killed, not waited
+	 * for: its start could only end in its exit. box-policyd (half_close) always
+	 * ends by its own flush.
+	 */
+	if (dm->starting && dm->ev && !dm->desc->half_close)
+		(void)box_ipc_event_drain(dm->ev, 16);
+	bool unready = dm->starting && !dm->ready_delay && !dm->desc->half_close;
 	if (dm->desc->half_close && dm->ev && child_running(&dm->child)) {
 		/* It sees its end close and may still answer (half_close): read until it exits. */
 		dm->closing = true;
@@ -884,6 +894,9 @@ daemon_finish(struct box_daemon *dm)
 	} else {
 		channel_close(dm);
 	}
+	if (unready && child_kill(&dm->child, SIGKILL) == 0) /* its reap ends the wait below */
+		log_info("box %s (%s): %s (pid %d) was not ready yet: killed, not waited for",
+			 dm->b->name, dm->b->id, dm->desc->name, (int)dm->child.pid);
 	if (!child_running(&dm->child) || dm->exit_timer)
 		return dm->exit_timer != NULL;
 	dm->exit_timer = evtimer_new(dm->b->d->base, on_exit_timeout, dm);

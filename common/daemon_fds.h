@@ -29,6 +29,14 @@
 #define POLICYD_FD_MCPD 5
 #define POLICYD_FD_SHELL 6
 
+/*
+ * The box's end: boxd closes box-policyd's channel as it tells the peers to end,
+ * and box-policyd reads on until every peer's channel has closed too (their last
+ * records are in), at most this long — longer than boxd waits for a peer to exit
+ * before it kills it (boxd.h), so that what a killed peer sent is still read.
+ */
+#define POLICYD_PEERS_END_WAIT_MS 4000
+
 /* The most fds a daemon is started with (0-2 and its channels). */
 #define DAEMON_FDS_MAX 7
 

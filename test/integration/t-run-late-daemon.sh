@@ -10,7 +10,8 @@
 # which the test kills box-shell (its ready deadline is off while the hook holds an answer
 # that came in time). With --timings the same box's reply still comes (the
 # RunReply that waited for box-shell), then the error. Also: with box-shell's ready held
-# and not killed, the agent runs to its end before box-shell is ready; the box ends 0.
+# and not killed, the agent runs to its end before box-shell is ready; the box ends 0. And a
+# box-shell slow to start (its own hook) is killed, not waited for, when the agent ends first.
 # As root (the embedded boxd inherits the hook from boxctl's environment).
 # Trusts: nothing; test code.
 . test/lib.sh
@@ -103,5 +104,25 @@ rc=$?
 sed 's/^/#   /' "$n.err"
 check "held: the box ends 0 (rc $rc)" test "$rc" = 0
 check "held: … its agent ran to its end" test -e "$mark.2"
+
+# Slow, and never needed: box-shell takes 8 s to say it is ready (its own hook
+# BOX_TEST_SHELL_READY_DELAY_MS); the agent ends at once. A box-shell not ready has served
+# nothing: boxd kills it rather than wait for it (before, the box waited out box-shell's
+# 3 s exit wait), and the box ends 0 with nothing of it left (BOXD_DEBUG: boxd says so).
+n=slow-$$
+mark=$W/proj/$n
+box_ini "$n" "$W/agent.py $mark 0"
+t0=$(date +%s%N)
+BOXD_DEBUG=1 BOX_TEST_SHELL_READY_DELAY_MS=8000 "$RB/boxctl" run -c "$n.ini" >"$n.out" 2>"$n.err"
+rc=$?
+t1=$(date +%s%N)
+ms=$(((t1 - t0) / 1000000))
+sed 's/^/#   /' "$n.err"
+check "slow shell: the box ends 0 (rc $rc)" test "$rc" = 0
+check "slow shell: … its agent ran to its end" test -e "$mark.2"
+check "slow shell: … box-shell was killed, not waited for" \
+	grep -q "box-shell (pid [0-9]*) was not ready yet: killed, not waited for" "$n.err"
+check "slow shell: … boxctl returned before box-shell's 3 s exit wait ($ms ms)" test "$ms" -lt 3000
+check "slow shell: … no box-shell of ours is left" test -z "$(shell_pids)"
 
 tap_done

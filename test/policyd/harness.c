@@ -491,9 +491,15 @@ pd_stop_sealed(struct pd *pd)
 {
 	struct box_ipc_msg m = BOX_IPC_MSG_INIT;
 
-	if (pd->fd[PD_BOXD] >= 0 && shutdown(pd->fd[PD_BOXD], SHUT_WR) == 0)
+	if (pd->fd[PD_BOXD] >= 0 && shutdown(pd->fd[PD_BOXD], SHUT_WR) == 0) {
+		/* The peers end beside it (boxd/box.c): box-policyd ends once they have. */
+		for (int i = PD_BOXD + 1; i < PD_N; i++) {
+			box_ipc_chan_freep(&pd->chan[i]);
+			pd->fd[i] = safe_close(pd->fd[i]);
+		}
 		while (pd_recv(pd, PD_BOXD, &m, 20000) == 0)
 			box_ipc_msg_done(&m); /* nothing else is expected: the close ends it */
+	}
 	return pd_stop(pd);
 }
 

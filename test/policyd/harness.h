@@ -76,8 +76,9 @@ int pd_start(const struct pd_opts *o, struct pd *pd, Box__PolicyReady **ready);
 /* Close the boxd channel (and the others) and wait: the exit status (0..255, 128+sig). */
 int pd_stop(struct pd *pd);
 /*
- * End it as boxd does: half-close the boxd channel (shutdown SHUT_WR), read what
- * it still sends (the sealed PolicyLogHead: pd->log_head*), then close and wait.
+ * End it as boxd does: half-close the boxd channel (shutdown SHUT_WR) and close the
+ * peers' (box-policyd ends once every peer's channel has closed), read what it
+ * still sends (the sealed PolicyLogHead: pd->log_head*), then close and wait.
  */
 int pd_stop_sealed(struct pd *pd);
 /* Kill it (SIGKILL) and reap. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "daemon_fds.h"
 #include "harness.h"
 #include "proto/policy_permits.h"
 #include "proto/policy_validate.h"
@@ -645,13 +646,50 @@ test_peer_close(void)
 	box_ipc_chan_freep(&pd.chan[PD_SHELL]);
 	pd.fd[PD_SHELL] = safe_close(pd.fd[PD_SHELL]);
 	CHECK(decide(&pd, PD_BOXD, W("~/a"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
-	/* ...boxd going away does (exit 0), with the other peers still open. */
+	/*
+	 * ...boxd going away does (exit 0), once the peers still open have said their
+	 * last (boxd ends them beside it): the gateway is still answered meanwhile.
+	 */
 	box_ipc_chan_freep(&pd.chan[PD_BOXD]);
 	pd.fd[PD_BOXD] = safe_close(pd.fd[PD_BOXD]);
-	int status = 0;
-	CHECK_INT(waitpid(pd.pid, &status, 0), pd.pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	pd.pid = -1;
+	CHECK_INT(pd_exited_within(&pd, 200), -1);
+	CHECK(decide(&pd, PD_GATEWAY,
+		     "{\"action\":\"net:connect\",\"input\":{\"host\":\"after.example\",\"port\":80}}",
+		     false, BOX__DECISION_CAUSE__CAUSE_NO_MATCH));
+	box_ipc_chan_freep(&pd.chan[PD_GATEWAY]);
+	pd.fd[PD_GATEWAY] = safe_close(pd.fd[PD_GATEWAY]);
+	CHECK_INT(pd_exited_within(&pd, 200), -1); /* box-mcpd's channel is still open */
+	box_ipc_chan_freep(&pd.chan[PD_MCPD]);
+	pd.fd[PD_MCPD] = safe_close(pd.fd[PD_MCPD]);
+	/* well inside its 4 s bound: the last peer's close ended it */
+	CHECK_INT(pd_exited_within(&pd, 3000), 0);
+	_cleanup_free_ char *log = slurp("decisions.jsonl");
+	CHECK(strstr(log, "\"after.example\"") != NULL);
+	pd_stop(&pd);
+}
+
+/* boxd gone and a peer that never closes: box-policyd ends anyway, after its bound. */
+static void
+test_peers_end_bound(void)
+{
+	struct pd pd;
+	fresh_state();
+	struct pd_opts o = opts(basic_policy, NULL);
+	CHECK_INT(pd_start(&o, &pd, NULL), 0);
+	CHECK(decide(&pd, PD_SHELL, W("~/kept"), true, BOX__DECISION_CAUSE__CAUSE_PERMITTED));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	box_ipc_chan_freep(&pd.chan[PD_BOXD]);
+	pd.fd[PD_BOXD] = safe_close(pd.fd[PD_BOXD]);
+	CHECK_INT(pd_exited_within(&pd, 20000), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	CHECK(ms >= POLICYD_PEERS_END_WAIT_MS - 50);
+	if (ms < POLICYD_PEERS_END_WAIT_MS - 50)
+		printf("#   ended %ld ms after boxd's close, before its %d ms bound\n", ms,
+		       POLICYD_PEERS_END_WAIT_MS);
+	_cleanup_free_ char *log = slurp("decisions.jsonl");
+	CHECK(strstr(log, "\"~/kept\"") != NULL);
 	pd_stop(&pd);
 }
 
@@ -2046,6 +2084,7 @@ main(void)
 	RUN(test_no_policy);
 	RUN(test_bad_policy_refuses);
 	RUN(test_peer_close);
+	RUN(test_peers_end_bound);
 	RUN(test_protocol_error_is_fatal);
 	RUN(test_many_forbids);
 	RUN(test_history_survives_restart);
