@@ -150,6 +150,12 @@ if [ -n "$fl_cont" ] && [ -n "$fl_addfd" ]; then
 	pla=$(awk '$1 == "notif_addfd_1cpu" { print $2 }' "$work/floor")
 	[ -n "$pl1" ] && [ -n "$pl2" ] && [ -n "$pla" ] &&
 		say "  placed: continue on one CPU $(f "$pl1") µs, across two CPUs $(f "$pl2") µs; injected fd on one CPU $(f "$pla") µs"
+	# Why crossing CPUs costs so much here: a guest whose idle vCPUs halt at once makes every
+	# wake-up of an idle CPU a VM exit (the kernel's injected fd wakes the other side with a
+	# plain wake-up, not on the waker's CPU as a continue's is). Read only, never changed.
+	hp=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+	[ -r "$hp" ] &&
+		say "  this guest's cpuidle haltpoll: guest_halt_poll_ns = $(cat "$hp") (0: an idle vCPU halts at once, and waking it is a VM exit)"
 else
 	$smoke && not_ok "the kernel's floor measured ($floor)"
 fi
