@@ -749,7 +749,10 @@ box_started(struct box *b)
 	b->agent_started = true;
 	box_mark(b, "agent started");
 	log_info("box %s (%s) running, trampoline pid %d", b->name, b->id, (int)b->agent.pid);
-	/* --timings: the timeline names every step, so the reply waits for the daemons' last. */
+	/*
+	 * --timings: the timeline names every step, so the reply waits for the daemons' last
+	 * (or for the box's end, when it comes first: box-shell's step then says it was killed).
+	 */
 	if (b->timings && !daemons_all_ready(b, false)) {
 		b->reply_deferred = true;
 		return;

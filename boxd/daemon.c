@@ -132,6 +132,7 @@ const struct daemon_desc daemon_table[DAEMON__N] = {
 		.peer_role = BOX_SHELL_ROLE_SHELL,
 		.ready_timeout_ms = BOXD_SHELL_READY_TIMEOUT_MS,
 		.exit_wait_ms = BOXD_SHELL_EXIT_WAIT_MS,
+		.unready_step = "box-shell not ready when the box ended (killed)",
 	},
 	[DAEMON_MCPD] = {
 		.name = "box-mcpd",
@@ -894,9 +895,12 @@ daemon_finish(struct box_daemon *dm)
 	} else {
 		channel_close(dm);
 	}
-	if (unready && child_kill(&dm->child, SIGKILL) == 0) /* its reap ends the wait below */
+	if (unready && child_kill(&dm->child, SIGKILL) == 0) { /* its reap ends the wait below */
 		log_info("box %s (%s): %s (pid %d) was not ready yet: killed, not waited for",
 			 dm->b->name, dm->b->id, dm->desc->name, (int)dm->child.pid);
+		if (dm->desc->unready_step)
+			box_mark(dm->b, dm->desc->unready_step);
+	}
 	if (!child_running(&dm->child) || dm->exit_timer)
 		return dm->exit_timer != NULL;
 	dm->exit_timer = evtimer_new(dm->b->d->base, on_exit_timeout, dm);

@@ -117,6 +117,8 @@ struct daemon_desc {
 	 * it exits; boxd goes on reading until then.
 	 */
 	bool half_close;
+	/* --timings: the step when the box ended before it was ready (daemon_finish killed it) */
+	const char *unready_step;
 };
 
 #define DAEMON_FD(n) (1u << (n))

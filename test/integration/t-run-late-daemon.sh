@@ -124,5 +124,13 @@ check "slow shell: … box-shell was killed, not waited for" \
 	grep -q "box-shell (pid [0-9]*) was not ready yet: killed, not waited for" "$n.err"
 check "slow shell: … boxctl returned before box-shell's 3 s exit wait ($ms ms)" test "$ms" -lt 3000
 check "slow shell: … no box-shell of ours is left" test -z "$(shell_pids)"
+# --timings: the reply waits for box-shell's step, which says it was killed
+BOX_TEST_SHELL_READY_DELAY_MS=8000 "$RB/boxctl" run -q --timings -c "$n.ini" >"$n.out" 2>"$n.err"
+rc=$?
+sed 's/^/#   /' "$n.err"
+check "slow shell, timings: the box ends 0 (rc $rc)" test "$rc" = 0
+check "slow shell, timings: … its step says box-shell was killed before it was ready" \
+	grep -q "boxd    box-shell not ready when the box ended (killed)" "$n.err"
+check "slow shell, timings: … no box-shell of ours is left" test -z "$(shell_pids)"
 
 tap_done
