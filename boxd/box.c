@@ -344,7 +344,7 @@ box_policyd_finished(struct box *b)
 	if (b->state != BOX_FINISHING)
 		return;
 	if (daemons_exiting(b))
-		return; /* another one is still on its way out: its exit comes back through daemons_finished */
+		return; /* another one is on its way out: its exit comes back (daemons_finished) */
 	if (cgroup_cleanup(b))
 		return; /* the rmdir timer: box_cgroups_removed() */
 	box_cgroups_removed(b);

@@ -95,6 +95,11 @@
 #define BOXD_MCPD_READY_TIMEOUT_MS 20000    /* McpInit → McpReady */
 #define BOXD_MCPD_EXIT_WAIT_MS 3000         /* fd 3 closed → box-mcpd gone, else SIGKILL */
 #define BOXD_MCP_SERVERS_MAX 256            /* live MCP server sandboxes per box */
+/* box-policyd reads on past boxd's wait for each peer, so that what a killed peer sent is read */
+_Static_assert(POLICYD_PEERS_END_WAIT_MS > BOXD_SHELL_EXIT_WAIT_MS &&
+		       POLICYD_PEERS_END_WAIT_MS > BOXD_GATEWAY_EXIT_WAIT_MS &&
+		       POLICYD_PEERS_END_WAIT_MS > BOXD_MCPD_EXIT_WAIT_MS,
+	       "box-policyd would end before boxd gives up on a peer");
 
 struct box;
 struct client;

@@ -883,9 +883,10 @@ daemon_finish(struct box_daemon *dm)
 	 * for: its start could only end in its exit. box-policyd (half_close) always
 	 * ends by its own flush.
 	 */
-	if (dm->starting && dm->ev && !dm->desc->half_close)
+	bool may_kill = !dm->desc->half_close;
+	if (may_kill && dm->starting && dm->ev)
 		(void)box_ipc_event_drain(dm->ev, 16);
-	bool unready = dm->starting && !dm->ready_delay && !dm->desc->half_close;
+	bool unready = may_kill && dm->starting && !dm->ready_delay;
 	if (dm->desc->half_close && dm->ev && child_running(&dm->child)) {
 		/* It sees its end close and may still answer (half_close): read until it exits. */
 		dm->closing = true;
