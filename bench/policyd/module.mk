@@ -15,3 +15,7 @@ $(BUILD)/bench/policyd/policyd_bench: private MODULE_LDLIBS := \
 
 bench: $(BUILD)/bench/policyd/policyd_bench
 BENCH_SCRIPTS += bench/policyd/run.sh
+
+# make check runs the smoke mode (run.sh --smoke), which needs the benchmark built.
+CHECK_DEPS    += $(BUILD)/bench/policyd/policyd_bench
+CHECK_SCRIPTS += bench/policyd/smoke.sh

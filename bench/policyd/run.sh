@@ -9,8 +9,44 @@
 # temporal events 1 ms apart. BENCH_QUICK=1 runs a tenth of it;
 # BENCH_POLICYD_ROUND_TRIPS_ONLY=1 stops after the round trips;
 # BENCH_POLICYD_EVENTS and BENCH_POLICYD_MAX_S bound the million-event run.
+# --smoke (make check, through smoke.sh): the quick run with 20,000 events (the
+# RSS window never fills: nothing is gated on memory, which a sanitizer build
+# grows), as TAP lines: it ends 0 and prints each of its rows; no figure is gated.
+# Trusts: nothing; it is benchmark code.
 set -eu
-BOX_BUILD=${BOX_BUILD:-build}
-BOX_BIN=${BOX_BIN:-$BOX_BUILD/bin}
+BENCH_NAME=policyd
+# shellcheck source=bench/lib-smoke.sh
+. "$(dirname "$0")/../lib-smoke.sh"
 export BOX_BIN
-exec "$BOX_BUILD/bench/policyd/policyd_bench" ${BENCH_QUICK:+quick}
+bench=$BOX_BUILD/bench/policyd/policyd_bench
+if ! $smoke; then
+	exec "$bench" ${BENCH_QUICK:+quick}
+fi
+
+[ -x "$bench" ] || { not_ok "policyd_bench is built ($bench)"; finish; }
+out=$(BENCH_POLICYD_EVENTS=20000 "$bench" quick 2>&1) && rc=0 || rc=$?
+printf '%s\n' "$out" | grep '^policyd:' | sed 's/^/# /'
+if [ "$rc" = 0 ]; then
+	ok "policyd_bench quick ends 0"
+else
+	not_ok "policyd_bench quick ends 0 (exit $rc)"
+	printf '%s\n' "$out" | grep -v '^policyd:' | tail -5 | sed 's/^/# /'
+fi
+# Each row of the run, by the words that start it.
+for row in "Decide, 1 peer, any CPU" "Decide, 4 peers, any CPU" \
+	"Decide, temporal, history_sync=off, 1 in flight" \
+	"Decide, temporal, history_sync=batch, 64 in flight" "group commit: batch at 64" \
+	"20000 of 20000 events"; do
+	if printf '%s\n' "$out" | grep -q "^policyd: $row"; then
+		ok "prints \"$row\""
+	else
+		not_ok "prints \"$row\""
+	fi
+done
+# The pinned pass: its row, or the line that says this host cannot pin.
+if printf '%s\n' "$out" | grep -q '^policyd: \(Decide, 1 peer, one CPU\|cannot pin to one CPU\)'; then
+	ok "prints the one-CPU pass (or why it could not pin)"
+else
+	not_ok "prints the one-CPU pass (or why it could not pin)"
+fi
+finish
