@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +52,29 @@ sh_utf8_locale(struct sh_shell *sh)
  */
 #define SH_STACK_RESERVE (512u << 10)
 
+/*
+ * The lowest address the main thread's stack may grow to, when FRAME is on it, without
+ * /proc/self/maps (glibc's pthread_getattr_np reads and parses it for the main thread:
+ * a tenth of `box-sh -c true`). The kernel puts the executable's name (AT_EXECFN) at the
+ * top of that stack, so the stack ends on the page boundary right above it; the stack
+ * may grow to RLIMIT_STACK below its end. 0: not known here (no AT_EXECFN, an unlimited
+ * stack, FRAME on another thread's stack or a sanitizer's fake one).
+ */
+static uintptr_t
+main_stack_bottom(uintptr_t frame)
+{
+	const char *name = (const char *)getauxval(AT_EXECFN);
+	uintptr_t page = getauxval(AT_PAGESZ);
+	struct rlimit rl;
+	if (!name || !page || (page & (page - 1)) || getrlimit(RLIMIT_STACK, &rl) < 0 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	uintptr_t end = ((uintptr_t)name + strlen(name) + 1 + page - 1) & ~(page - 1);
+	if (rl.rlim_cur >= end || frame >= end || frame < end - rl.rlim_cur)
+		return 0;
+	return end - rl.rlim_cur;
+}
+
 bool
 sh_stack_low(void)
 {
@@ -59,7 +84,10 @@ sh_stack_low(void)
 		void *lo = NULL;
 		size_t size = 0;
 		floor_ = 1;
-		if (pthread_getattr_np(pthread_self(), &at) == 0) {
+		uintptr_t bottom = main_stack_bottom((uintptr_t)__builtin_frame_address(0));
+		if (bottom) {
+			floor_ = bottom + SH_STACK_RESERVE;
+		} else if (pthread_getattr_np(pthread_self(), &at) == 0) {
 			if (pthread_attr_getstack(&at, &lo, &size) == 0 && size > 2 * SH_STACK_RESERVE)
 				floor_ = (uintptr_t)lo + SH_STACK_RESERVE;
 			pthread_attr_destroy(&at);

@@ -138,6 +138,21 @@ else
 	not_ok "recursion through compound commands: status $rc"
 	head -c 400 err | sed 's/^/#   /'
 fi
+# the same on a small main-thread stack with a big environment above it (the floor was glibc's
+# pthread_getattr_np's, which reads /proc/self/maps and let box-sh run past the stack's end:
+# SIGSEGV with 240 KB of environment under a 1100 KiB stack)
+big=$(head -c 60000 /dev/zero | tr '\0' x)
+(ulimit -s 1100 && A1=$big A2=$big A3=$big A4=$big "$BOX_SH" --policy "$tmp/allow.cedar" \
+	-c 'h() { case 1 in 1) if true; then while true; do { h; }; break; done; fi;; esac; }; h') \
+	>out 2>err
+rc=$?
+if [ "$rc" -le 1 ] && grep -Eq 'maximum (function nesting level exceeded \(1000\)|nesting level exceeded: the stack is used up)' err; then
+	ok "recursion on a 1100 KiB stack under 240 KB of environment: an error, not SIGSEGV"
+else
+	not_ok "recursion on a 1100 KiB stack under 240 KB of environment: status $rc"
+	head -c 400 err | sed 's/^/#   /'
+fi
+unset big
 python3 -c "print('echo /' + 'a/' * 30000 + 'b*')" >globdeep.sh
 expect "a glob of 30,000 components matches nothing" 0 '' -- bsh globdeep.sh
 rm -f globdeep.sh
