@@ -51,7 +51,7 @@ TESTS_box-trampoline := test/unit/test_view test/unit/test_kfilter test/unit/tes
 	test/integration/t-run-masks.sh test/integration/t-mask-outside.sh \
 	test/integration/t-supervise% bench/supervise/% test/integration/t-snapshot.sh
 TESTS_box-policyd := $(addprefix test/unit/test_,declog otlplog policyd_history logchain) test/fuzz/replay_history \
-	test/policyd/% test/integration/t-policyd.sh test/integration/t-policy-reload.sh \
+	test/policyd/% bench/policyd/% test/integration/t-policyd.sh test/integration/t-policy-reload.sh \
 	test/integration/t-policy-ask% \
 	test/integration/t-run-noblock-end.sh test/integration/t-daemon-confine.sh \
 	test/integration/t-shell-attach.sh test/integration/t-telemetry-% \
