@@ -129,30 +129,30 @@ expect "function nesting cap" 1 'maximum (function nesting level exceeded \(1000
 # a level's stack depends on what it nests: checked against the stack itself
 # (which cap comes first depends on the stack's size: 1 for the stack, 0
 # for the call cap, whose failure the loop's break then clears)
-bsh -c 'h() { case 1 in 1) if true; then while true; do { h; }; break; done; fi;; esac; }; h' \
-	>out 2>err
-rc=$?
-if [ "$rc" -le 1 ] && grep -Eq 'maximum (function nesting level exceeded \(1000\)|nesting level exceeded: the stack is used up)' err; then
-	ok "recursion through compound commands: an error, not SIGSEGV"
-else
-	not_ok "recursion through compound commands: status $rc"
-	head -c 400 err | sed 's/^/#   /'
-fi
+deep='h() { case 1 in 1) if true; then while true; do { h; }; break; done; fi;; esac; }; h'
+# nesting_refused WHAT CMD...: CMD ends 0 or 1 with one of the two nesting errors, not SIGSEGV
+nesting_refused() {
+	local what=$1 rc
+	shift
+	"$@" >out 2>err
+	rc=$?
+	if [ "$rc" -le 1 ] && grep -Eq 'maximum (function nesting level exceeded \(1000\)|nesting level exceeded: the stack is used up)' err; then
+		ok "$what: an error, not SIGSEGV"
+	else
+		not_ok "$what: status $rc"
+		head -c 400 err | sed 's/^/#   /'
+	fi
+}
+nesting_refused "recursion through compound commands" bsh -c "$deep"
 # the same on a small main-thread stack with a big environment above it (the floor was glibc's
 # pthread_getattr_np's, which reads /proc/self/maps and let box-sh run past the stack's end:
 # SIGSEGV with 240 KB of environment under a 1100 KiB stack)
-big=$(head -c 60000 /dev/zero | tr '\0' x)
-(ulimit -s 1100 && A1=$big A2=$big A3=$big A4=$big "$BOX_SH" --policy "$tmp/allow.cedar" \
-	-c 'h() { case 1 in 1) if true; then while true; do { h; }; break; done; fi;; esac; }; h') \
-	>out 2>err
-rc=$?
-if [ "$rc" -le 1 ] && grep -Eq 'maximum (function nesting level exceeded \(1000\)|nesting level exceeded: the stack is used up)' err; then
-	ok "recursion on a 1100 KiB stack under 240 KB of environment: an error, not SIGSEGV"
-else
-	not_ok "recursion on a 1100 KiB stack under 240 KB of environment: status $rc"
-	head -c 400 err | sed 's/^/#   /'
-fi
-unset big
+small_stack() {
+	local big
+	big=$(head -c 60000 /dev/zero | tr '\0' x)
+	(ulimit -s 1100 && A1=$big A2=$big A3=$big A4=$big "$@")
+}
+nesting_refused "recursion on a 1100 KiB stack under 240 KB of environment" small_stack bsh -c "$deep"
 python3 -c "print('echo /' + 'a/' * 30000 + 'b*')" >globdeep.sh
 expect "a glob of 30,000 components matches nothing" 0 '' -- bsh globdeep.sh
 rm -f globdeep.sh
