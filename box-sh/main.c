@@ -15,9 +15,9 @@
  * Trusts: the operator's command line and policy file; nothing in the
  * script (docs/box-sh.1.md lists the caps).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>

@@ -53,26 +53,28 @@ sh_utf8_locale(struct sh_shell *sh)
 #define SH_STACK_RESERVE (512u << 10)
 
 /*
- * The lowest address the main thread's stack may grow to, when FRAME is on it, without
- * /proc/self/maps (glibc's pthread_getattr_np reads and parses it for the main thread:
- * a tenth of `box-sh -c true`). The kernel puts the executable's name (AT_EXECFN) at the
- * top of that stack, so the stack ends on the page boundary right above it; the stack
- * may grow to RLIMIT_STACK below its end. 0: not known here (no AT_EXECFN, an unlimited
- * stack, FRAME on another thread's stack or a sanitizer's fake one).
+ * The main thread's stack, when FRAME is on it, without /proc/self/maps (glibc's
+ * pthread_getattr_np reads and parses it for the main thread: a tenth of `box-sh -c
+ * true`): *LO, the lowest address it may grow to, and *SIZE. The kernel puts the
+ * executable's name (AT_EXECFN) at the top of that stack, so the stack ends on the page
+ * boundary right above it, and it may grow to RLIMIT_STACK below its end. False: not
+ * known here (no AT_EXECFN, an unlimited stack, FRAME on another thread's stack).
  */
-static uintptr_t
-main_stack_bottom(uintptr_t frame)
+static bool
+main_stack(uintptr_t frame, uintptr_t *lo, size_t *size)
 {
 	const char *name = (const char *)getauxval(AT_EXECFN);
 	uintptr_t page = getauxval(AT_PAGESZ);
 	struct rlimit rl;
 	if (!name || !page || (page & (page - 1)) || getrlimit(RLIMIT_STACK, &rl) < 0 ||
 	    rl.rlim_cur == RLIM_INFINITY)
-		return 0;
+		return false;
 	uintptr_t end = ((uintptr_t)name + strlen(name) + 1 + page - 1) & ~(page - 1);
 	if (rl.rlim_cur >= end || frame >= end || frame < end - rl.rlim_cur)
-		return 0;
-	return end - rl.rlim_cur;
+		return false;
+	*lo = end - rl.rlim_cur;
+	*size = rl.rlim_cur;
+	return true;
 }
 
 bool
@@ -80,18 +82,23 @@ sh_stack_low(void)
 {
 	static __thread uintptr_t floor_; /* lowest address a check accepts; 1: unknown */
 	if (!floor_) {
-		pthread_attr_t at;
-		void *lo = NULL;
+		uintptr_t lo = 0;
 		size_t size = 0;
 		floor_ = 1;
-		uintptr_t bottom = main_stack_bottom((uintptr_t)__builtin_frame_address(0));
-		if (bottom) {
-			floor_ = bottom + SH_STACK_RESERVE;
-		} else if (pthread_getattr_np(pthread_self(), &at) == 0) {
-			if (pthread_attr_getstack(&at, &lo, &size) == 0 && size > 2 * SH_STACK_RESERVE)
-				floor_ = (uintptr_t)lo + SH_STACK_RESERVE;
-			pthread_attr_destroy(&at);
+		if (!main_stack((uintptr_t)__builtin_frame_address(0), &lo, &size)) {
+			/* another thread's stack (or an unlimited one): glibc knows it */
+			pthread_attr_t at;
+			void *p = NULL;
+			if (pthread_getattr_np(pthread_self(), &at) == 0) {
+				if (pthread_attr_getstack(&at, &p, &size) == 0)
+					lo = (uintptr_t)p;
+				else
+					size = 0;
+				pthread_attr_destroy(&at);
+			}
 		}
+		if (size > 2 * SH_STACK_RESERVE)
+			floor_ = lo + SH_STACK_RESERVE;
 	}
 	/* the frame itself: a sanitizer's fake stack may hold the locals */
 	return (uintptr_t)__builtin_frame_address(0) < floor_;
